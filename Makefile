@@ -1,0 +1,82 @@
+# trove's two commands, on a fresh Debian 12 machine:
+#   make demo    installs what is missing, builds, runs trove's main job on the sample trace
+#   make check   installs what is missing, builds, runs every test (plain and ASan+UBSan)
+# and two long ones that stay out of `make check`:
+#   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
+#   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
+
+SHARED_DATA  ?= $(abspath ../shared/data)
+SAMPLE       := $(SHARED_DATA)/chrome-trace-dom.json.zst
+JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 300
+SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+# Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why).
+DEB_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev \
+                libdeflate-dev zlib1g-dev libzstd-dev liblz4-dev zstd python3
+
+BUILD      := build
+BUILD_ASAN := build-asan
+BUILD_FUZZ := build-fuzz
+TROVE      := $(BUILD)/trove
+
+.PHONY: all deps build build-asan check check-plain check-asan demo bench fuzz clean
+
+all: build
+
+# Install only what is missing; apt-get update first, as a fresh machine has no lists.
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA)
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTROVE_SANITIZE=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
+	cmake --build $(BUILD_ASAN) -j $(JOBS)
+
+check-plain: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+check-asan: build-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+
+check: check-plain check-asan
+
+demo: build
+	@test -f $(SAMPLE) || { echo "make demo: the sample trace $(SAMPLE) is missing"; exit 1; }
+	@mkdir -p $(BUILD)/demo
+	zstd -dqf $(SAMPLE) -o $(BUILD)/demo/trace.json
+	$(TROVE) convert $(BUILD)/demo/trace.json $(BUILD)/demo/trace.packed --to packed
+	$(TROVE) convert $(BUILD)/demo/trace.packed $(BUILD)/demo/trace.deflate --to deflate
+	$(TROVE) cat $(BUILD)/demo/trace.deflate --limit 5
+	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
+
+bench: build
+	@mkdir -p $(BUILD)/demo
+	zstd -dqf $(SAMPLE) -o $(BUILD)/demo/trace.json
+	$(TROVE) bench wire
+	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
+
+fuzz: deps
+	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
+	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined"
+	cmake --build $(BUILD_FUZZ) -j $(JOBS)
+	@for f in fuzz/fuzz_*.c; do t=$$(basename $$f .c); \
+	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
+	  echo "== $$t for $(FUZZ_SECONDS) s (new inputs in $(BUILD_FUZZ)/corpus/$$t)"; \
+	  $(BUILD_FUZZ)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    $(BUILD_FUZZ)/corpus/$$t fuzz/corpus/$$t || exit 1; \
+	done
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

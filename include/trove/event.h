@@ -1,0 +1,118 @@
+/*
+ * trove/event.h: the event record and the names that give it meaning.
+ *
+ * An event is a fixed 32-byte record, little-endian on the wire and on disk:
+ *
+ *   offset  0: start_ns u64   nanoseconds on the capture's clock
+ *   offset  8: dur_ns   u64   duration in nanoseconds (0 for instants)
+ *   offset 16: pid      u32
+ *   offset 20: tid      u32
+ *   offset 24: kind     u8    enum trove_kind
+ *   offset 25: depth    u8    nesting depth on its thread (0 = outermost)
+ *   offset 26: extra    u8    kind-specific byte (instant scope, category, ...)
+ *   offset 27: pad      u8    always 0
+ *   offset 28: name_id  u32   key into the capture's names table
+ *
+ * The in-memory struct has exactly this layout on a little-endian host, so raw frames
+ * decode with a memcpy. A capture also carries names: name_id -> UTF-8 event name,
+ * (pid, tid) -> thread name and pid -> process name, kept in a struct trove_names and
+ * sent on the wire as names frames (see trove/wire.h and docs/formats/wire.md).
+ */
+#ifndef TROVE_EVENT_H
+#define TROVE_EVENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct trove_event {
+    uint64_t start_ns;
+    uint64_t dur_ns;
+    uint32_t pid;
+    uint32_t tid;
+    uint8_t kind;
+    uint8_t depth;
+    uint8_t extra;
+    uint8_t pad;
+    uint32_t name_id;
+};
+
+#define TROVE_EVENT_SIZE 32
+_Static_assert(sizeof(struct trove_event) == TROVE_EVENT_SIZE, "event record must be 32 bytes");
+
+/* Default events per batch (the capture pass drains producers about every 5 ms). */
+#define TROVE_BATCH_DEFAULT 2048
+
+/* Event kinds. Values are part of the wire and bundle formats: never renumber. */
+enum trove_kind {
+    TROVE_KIND_ZONE = 0,          /* a timed zone: Chrome X, or a matched B/E pair */
+    TROVE_KIND_INSTANT = 1,       /* a zero-duration mark: Chrome I or i; extra = scope */
+    TROVE_KIND_ASYNC_INSTANT = 2, /* Chrome n (async instant) */
+    TROVE_KIND_FRAME = 3,         /* a frame boundary zone (gen model) */
+    TROVE_KIND_LOCK = 4,          /* a lock wait zone (gen model) */
+    TROVE_KIND_COUNT_ = 5
+};
+
+/* extra for instants: the Chrome scope. */
+enum trove_scope { TROVE_SCOPE_THREAD = 0, TROVE_SCOPE_PROCESS = 1, TROVE_SCOPE_GLOBAL = 2 };
+
+/* A short lowercase name for a kind ("zone", "instant", ...), or "other" if unknown. */
+const char *trove_kind_name(uint8_t kind);
+
+/*
+ * The names of a capture. Three maps, each from an id to a UTF-8 string:
+ *   TROVE_NAME_EVENT   name_id      -> event name
+ *   TROVE_NAME_THREAD  (pid, tid)   -> thread name
+ *   TROVE_NAME_PROCESS pid          -> process name
+ * Setting an id again replaces its string. Entries are kept in insertion order (a
+ * replaced entry keeps its place), which is the order they are written in names frames.
+ * Not thread-safe; one writer or many readers.
+ */
+enum trove_name_type { TROVE_NAME_EVENT = 1, TROVE_NAME_THREAD = 2, TROVE_NAME_PROCESS = 3 };
+
+/* Longest name trove stores or accepts from outside, in bytes. */
+#define TROVE_NAME_MAX 65535
+
+struct trove_names;
+
+struct trove_name_entry {
+    uint8_t type;   /* enum trove_name_type */
+    uint32_t a;     /* name_id, or pid */
+    uint32_t b;     /* tid for TROVE_NAME_THREAD, else 0 */
+    const char *str;/* borrowed; valid until the next set or free; NUL-terminated */
+    size_t len;
+};
+
+/* Create an empty table. Returns TROVE_OK or TROVE_ERR_NOMEM. */
+int trove_names_new(struct trove_names **out);
+void trove_names_free(struct trove_names *names);
+
+/*
+ * Set a name. `b` is ignored (stored as 0) unless type is TROVE_NAME_THREAD.
+ * Errors: TROVE_ERR_INVALID (unknown type, len > TROVE_NAME_MAX), TROVE_ERR_NOMEM.
+ * The string is copied; it need not be NUL-terminated.
+ */
+int trove_names_set(struct trove_names *names, int type, uint32_t a, uint32_t b,
+                    const char *str, size_t len);
+
+/* Look a name up. Returns a borrowed NUL-terminated string (valid until the next set or
+ * free) and its length in *len_out (may be NULL), or NULL when the id has no name. */
+const char *trove_names_get(const struct trove_names *names, int type, uint32_t a, uint32_t b,
+                            size_t *len_out);
+
+/* Number of entries, and the i-th in insertion order (0 <= i < count). */
+size_t trove_names_count(const struct trove_names *names);
+void trove_names_entry(const struct trove_names *names, size_t i, struct trove_name_entry *out);
+
+/* Copy every entry of src into dst (replacing names dst already has). */
+int trove_names_merge(struct trove_names *dst, const struct trove_names *src);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,102 @@
+/*
+ * trove/import.h: ways events enter trove from outside — the Chrome trace JSON importer and
+ * the synthetic capture generator (trove gen).
+ */
+#ifndef TROVE_IMPORT_H
+#define TROVE_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "trove/common.h"
+#include "trove/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A growable array of events. A zeroed struct is empty; free with trove_events_free. */
+struct trove_events {
+    struct trove_event *ev;
+    size_t len;
+    size_t cap;
+};
+
+int trove_events_push(struct trove_events *a, const struct trove_event *e);
+void trove_events_free(struct trove_events *a);
+
+/* ---- Chrome trace JSON ------------------------------------------------------------ */
+
+struct trove_chrome_options {
+    int strict;           /* nonzero: an unmatched B or E is TROVE_ERR_UNMATCHED;
+                             zero: it is dropped and counted in the stats */
+    uint64_t max_input;   /* refuse inputs larger than this many bytes (0: 4 GiB) */
+};
+
+struct trove_chrome_stats {
+    uint64_t input_bytes;
+    uint64_t trace_events;    /* objects in the traceEvents array */
+    uint64_t complete;        /* ph X */
+    uint64_t begin_end_pairs; /* B/E matched into zones */
+    uint64_t instants;        /* ph I, i, n */
+    uint64_t metadata;        /* ph M used (thread_name, process_name) */
+    uint64_t unmatched_begin; /* B left open at the end (dropped unless strict) */
+    uint64_t unmatched_end;   /* E with no open B (dropped unless strict) */
+    uint64_t skipped;         /* other phases (flows, async, counters, ...) and other M */
+    uint32_t threads;         /* distinct (pid, tid) among imported events */
+    uint32_t names;           /* distinct event names */
+};
+
+/*
+ * Import a Chrome trace JSON document (the array form, or an object with "traceEvents";
+ * the array's closing bracket may be missing, as Chrome allows) read from `in`.
+ *
+ * Appends events to *events sorted by start time (ties: thread, then outer zone first) and
+ * their names to names. name_ids are assigned by descending frequency (the most frequent
+ * name is 0). Microsecond decimals become nanoseconds exactly from the decimal text;
+ * digits past nanoseconds are rounded half away from zero. depth is the zone's nesting on
+ * its thread (capped at 255). Memory stays within a small multiple of the event count, not
+ * the input size: the input is streamed.
+ *
+ * Errors: TROVE_ERR_JSON (with the byte offset), TROVE_ERR_TRACE (a field of the wrong
+ * type), TROVE_ERR_UNMATCHED (strict only), TROVE_ERR_NEGATIVE (end before start, negative
+ * ts or dur), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM, -errno. On error, events and names are
+ * left as they were on entry (nothing partial is appended).
+ */
+int trove_chrome_import(FILE *in, const struct trove_chrome_options *opt,
+                        struct trove_events *events, struct trove_names *names,
+                        struct trove_chrome_stats *stats, struct trove_diag *diag);
+
+/* Same, from a buffer in memory. */
+int trove_chrome_import_mem(const uint8_t *buf, size_t len, const struct trove_chrome_options *opt,
+                            struct trove_events *events, struct trove_names *names,
+                            struct trove_chrome_stats *stats, struct trove_diag *diag);
+
+/* ---- trove gen: the synthetic capture model (docs/gen.md) -------------------------- */
+
+struct trove_gen_options {
+    uint64_t seed;          /* default 1 */
+    uint64_t events;        /* default 1,034,313 */
+    uint32_t processes;     /* P, default 4 */
+    uint32_t threads;       /* T per process, default 8 */
+    uint32_t names;         /* distinct name ids (Zipf support), default 65,536 */
+    double zipf_s;          /* Zipf exponent, default 1.0 */
+};
+
+/* Fill opt with the documented defaults. */
+void trove_gen_defaults(struct trove_gen_options *opt);
+
+/*
+ * Generate opt->events events of the model, sorted by start time, appended to *events;
+ * thread, process and event names for what was used go to names (may be NULL).
+ * Deterministic: the same options give the same events on every run.
+ * Errors: TROVE_ERR_INVALID (zero processes/threads/names, names > 65,536), TROVE_ERR_NOMEM.
+ */
+int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
+              struct trove_names *names);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

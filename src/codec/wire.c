@@ -1,0 +1,412 @@
+/*
+ * wire.c: wire frames — the header, the raw and deflate formats, the encoder and decoder
+ * objects, and reading frames from a stream. The packed payload is in wire_packed.c and
+ * the names payload in wire_names.c.
+ *
+ *   frame := header payload
+ *   header (16 bytes, little-endian):
+ *     0  magic    'T' 'V'
+ *     2  format   u8   1 raw, 2 packed, 3 deflate, 4 names
+ *     3  version  u8   1
+ *     4  count    u32  events (raw, packed, deflate) or entries (names)
+ *     8  payload  u32  bytes that follow the header
+ *    12  raw_len  u32  deflate: the inflated packed payload's size; 0 for the others
+ *
+ *   raw payload     := event[count], 32 bytes each (trove/event.h)
+ *   packed payload  := see wire_packed.c
+ *   deflate payload := raw deflate (RFC 1951, level 1) of a packed payload of raw_len bytes
+ *   names payload   := see wire_names.c
+ *
+ * Every size in a header is checked against a hard limit and against the count before any
+ * allocation: count <= TROVE_WIRE_MAX_EVENTS, payload <= TROVE_WIRE_MAX_PAYLOAD, raw payload
+ * == 32 * count, packed and inflated sizes <= trove_wire_packed_bound(count). A deflate
+ * stream is inflated into exactly raw_len bytes, so one that would inflate further fails
+ * as a bomb without writing past its buffer.
+ */
+#include "wire_internal.h"
+
+#include <errno.h>
+#include <libdeflate.h>
+#include <stdlib.h>
+
+#define WIRE_MAGIC0 'T'
+#define WIRE_MAGIC1 'V'
+
+struct trove_wire_encoder {
+    struct trove__thread_map map;
+    struct trove_bytes scratch; /* the packed payload before deflate */
+    struct libdeflate_compressor *deflate;
+};
+
+struct trove_wire_decoder {
+    struct libdeflate_decompressor *inflate;
+    uint8_t *scratch; /* inflated payload */
+    size_t scratch_cap;
+    uint64_t *threads; /* thread table, up to TROVE_WIRE_MAX_EVENTS entries */
+};
+
+int trove_wire_format_parse(const char *name)
+{
+    if (!name)
+        return 0;
+    if (!strcmp(name, "raw"))
+        return TROVE_WIRE_RAW;
+    if (!strcmp(name, "packed"))
+        return TROVE_WIRE_PACKED;
+    if (!strcmp(name, "deflate") || !strcmp(name, "packed+deflate") ||
+        !strcmp(name, "packed_deflate"))
+        return TROVE_WIRE_DEFLATE;
+    if (!strcmp(name, "names"))
+        return TROVE_WIRE_NAMES;
+    return 0;
+}
+
+const char *trove_wire_format_name(int format)
+{
+    switch (format) {
+    case TROVE_WIRE_RAW: return "raw";
+    case TROVE_WIRE_PACKED: return "packed";
+    case TROVE_WIRE_DEFLATE: return "deflate";
+    case TROVE_WIRE_NAMES: return "names";
+    default: return "unknown";
+    }
+}
+
+size_t trove_wire_packed_bound(size_t n)
+{
+    /* thread count varint + a table entry per event at most + the events */
+    return 5 + n * (TROVE_PACKED_THREAD_MAX + TROVE_PACKED_EVENT_MAX);
+}
+
+void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,
+                            uint32_t raw_len)
+{
+    p[0] = WIRE_MAGIC0;
+    p[1] = WIRE_MAGIC1;
+    p[2] = (uint8_t)format;
+    p[3] = TROVE_WIRE_VERSION;
+    trove__put_le32(p + 4, count);
+    trove__put_le32(p + 8, payload_len);
+    trove__put_le32(p + 12, raw_len);
+}
+
+int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_header *h,
+                            struct trove_diag *diag)
+{
+    if (len < TROVE_WIRE_HEADER_SIZE)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, 0,
+                              "frame header truncated: %zu of 16 bytes", len);
+    if (buf[0] != WIRE_MAGIC0 || buf[1] != WIRE_MAGIC1)
+        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
+                              "not a trove wire frame (magic %02x %02x, expected 54 56)", buf[0],
+                              buf[1]);
+    h->format = buf[2];
+    h->version = buf[3];
+    h->count = trove__get_le32(buf + 4);
+    h->payload_len = trove__get_le32(buf + 8);
+    h->raw_len = trove__get_le32(buf + 12);
+    if (h->version != TROVE_WIRE_VERSION)
+        return trove_diag_set(diag, TROVE_ERR_VERSION, 3,
+                              "wire frame version %u; this build reads version %u", h->version,
+                              TROVE_WIRE_VERSION);
+    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_NAMES)
+        return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
+    if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "frame payload of %u bytes over the %u limit",
+                              h->payload_len, TROVE_WIRE_MAX_PAYLOAD);
+    if (h->format == TROVE_WIRE_NAMES) {
+        if (h->count > TROVE_WIRE_MAX_NAMES)
+            return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "names frame of %u entries over the %u limit",
+                                  h->count, TROVE_WIRE_MAX_NAMES);
+        if (h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12, "names frame with nonzero raw_len");
+        return TROVE_OK;
+    }
+    if (h->count > TROVE_WIRE_MAX_EVENTS)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "frame of %u events over the %u limit",
+                              h->count, TROVE_WIRE_MAX_EVENTS);
+    switch (h->format) {
+    case TROVE_WIRE_RAW:
+        if (h->payload_len != (uint64_t)h->count * TROVE_EVENT_SIZE || h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "raw frame of %u events with a %u-byte payload", h->count,
+                                  h->payload_len);
+        break;
+    case TROVE_WIRE_PACKED:
+        if (h->payload_len > trove_wire_packed_bound(h->count) || h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "packed frame of %u events with a %u-byte payload", h->count,
+                                  h->payload_len);
+        break;
+    case TROVE_WIRE_DEFLATE:
+        if (h->raw_len > trove_wire_packed_bound(h->count) || h->raw_len > TROVE_WIRE_MAX_PAYLOAD)
+            return trove_diag_set(diag, TROVE_ERR_BOMB, 12,
+                                  "deflate frame declares %u inflated bytes for %u events "
+                                  "(limit %zu)",
+                                  h->raw_len, h->count, trove_wire_packed_bound(h->count));
+        break;
+    }
+    return TROVE_OK;
+}
+
+int trove_wire_encoder_new(struct trove_wire_encoder **out)
+{
+    struct trove_wire_encoder *enc = calloc(1, sizeof *enc);
+    if (!enc)
+        return TROVE_ERR_NOMEM;
+    *out = enc;
+    return TROVE_OK;
+}
+
+void trove_wire_encoder_free(struct trove_wire_encoder *enc)
+{
+    if (!enc)
+        return;
+    trove__thread_map_free(&enc->map);
+    trove_bytes_free(&enc->scratch);
+    if (enc->deflate)
+        libdeflate_free_compressor(enc->deflate);
+    free(enc);
+}
+
+static int encode_raw(const struct trove_event *ev, size_t n, uint8_t *p)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].pad != 0)
+            return TROVE_ERR_INVALID;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, ev, n * TROVE_EVENT_SIZE);
+#else
+    for (size_t i = 0; i < n; i++, p += TROVE_EVENT_SIZE) {
+        trove__put_le64(p, ev[i].start_ns);
+        trove__put_le64(p + 8, ev[i].dur_ns);
+        trove__put_le32(p + 16, ev[i].pid);
+        trove__put_le32(p + 20, ev[i].tid);
+        p[24] = ev[i].kind;
+        p[25] = ev[i].depth;
+        p[26] = ev[i].extra;
+        p[27] = 0;
+        trove__put_le32(p + 28, ev[i].name_id);
+    }
+#endif
+    return TROVE_OK;
+}
+
+int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct trove_event *ev,
+                      size_t n, struct trove_bytes *out)
+{
+    uint8_t *hdr;
+    size_t payload = 0, packed_len;
+    int rc;
+
+    if (n > TROVE_WIRE_MAX_EVENTS || (n && !ev))
+        return TROVE_ERR_INVALID;
+    switch (format) {
+    case TROVE_WIRE_RAW:
+        if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + n * TROVE_EVENT_SIZE)) != TROVE_OK)
+            return rc;
+        hdr = out->ptr + out->len;
+        if ((rc = encode_raw(ev, n, hdr + TROVE_WIRE_HEADER_SIZE)) != TROVE_OK)
+            return rc;
+        payload = n * TROVE_EVENT_SIZE;
+        trove__wire_put_header(hdr, format, (uint32_t)n, (uint32_t)payload, 0);
+        break;
+    case TROVE_WIRE_PACKED:
+        if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + trove_wire_packed_bound(n))) != TROVE_OK)
+            return rc;
+        hdr = out->ptr + out->len;
+        payload = trove__packed_encode(&enc->map, ev, n, hdr + TROVE_WIRE_HEADER_SIZE, &rc);
+        if (rc != TROVE_OK)
+            return rc;
+        trove__wire_put_header(hdr, format, (uint32_t)n, (uint32_t)payload, 0);
+        break;
+    case TROVE_WIRE_DEFLATE:
+        if (!enc->deflate && !(enc->deflate = libdeflate_alloc_compressor(1)))
+            return TROVE_ERR_NOMEM;
+        enc->scratch.len = 0;
+        if ((rc = trove_bytes_reserve(&enc->scratch, trove_wire_packed_bound(n))) != TROVE_OK)
+            return rc;
+        packed_len = trove__packed_encode(&enc->map, ev, n, enc->scratch.ptr, &rc);
+        if (rc != TROVE_OK)
+            return rc;
+        {
+            size_t bound = libdeflate_deflate_compress_bound(enc->deflate, packed_len);
+            if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + bound)) != TROVE_OK)
+                return rc;
+            hdr = out->ptr + out->len;
+            payload = libdeflate_deflate_compress(enc->deflate, enc->scratch.ptr, packed_len,
+                                                  hdr + TROVE_WIRE_HEADER_SIZE, bound);
+            if (payload == 0 && packed_len != 0)
+                return TROVE_ERR_NOMEM; /* cannot happen with a bound-sized buffer */
+        }
+        trove__wire_put_header(hdr, format, (uint32_t)n, (uint32_t)payload, (uint32_t)packed_len);
+        break;
+    default:
+        return TROVE_ERR_INVALID;
+    }
+    out->len += TROVE_WIRE_HEADER_SIZE + payload;
+    return TROVE_OK;
+}
+
+int trove_wire_decoder_new(struct trove_wire_decoder **out)
+{
+    struct trove_wire_decoder *dec = calloc(1, sizeof *dec);
+    if (!dec)
+        return TROVE_ERR_NOMEM;
+    *out = dec;
+    return TROVE_OK;
+}
+
+void trove_wire_decoder_free(struct trove_wire_decoder *dec)
+{
+    if (!dec)
+        return;
+    if (dec->inflate)
+        libdeflate_free_decompressor(dec->inflate);
+    free(dec->scratch);
+    free(dec->threads);
+    free(dec);
+}
+
+static void decode_raw(const uint8_t *p, uint32_t n, struct trove_event *ev)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(ev, p, (size_t)n * TROVE_EVENT_SIZE);
+#else
+    for (uint32_t i = 0; i < n; i++, p += TROVE_EVENT_SIZE) {
+        ev[i].start_ns = trove__get_le64(p);
+        ev[i].dur_ns = trove__get_le64(p + 8);
+        ev[i].pid = trove__get_le32(p + 16);
+        ev[i].tid = trove__get_le32(p + 20);
+        ev[i].kind = p[24];
+        ev[i].depth = p[25];
+        ev[i].extra = p[26];
+        ev[i].pad = p[27];
+        ev[i].name_id = trove__get_le32(p + 28);
+    }
+#endif
+}
+
+/* Inflate a deflate frame's payload into the decoder's scratch; exactly raw_len bytes. */
+static int inflate_payload(struct trove_wire_decoder *dec, const uint8_t *p,
+                           const struct trove_wire_header *h, struct trove_diag *diag)
+{
+    size_t got = 0;
+    enum libdeflate_result r;
+
+    if (!dec->inflate && !(dec->inflate = libdeflate_alloc_decompressor()))
+        return TROVE_ERR_NOMEM;
+    if (h->raw_len > dec->scratch_cap) {
+        uint8_t *s = realloc(dec->scratch, h->raw_len);
+        if (!s)
+            return TROVE_ERR_NOMEM;
+        dec->scratch = s;
+        dec->scratch_cap = h->raw_len;
+    }
+    r = libdeflate_deflate_decompress(dec->inflate, p, h->payload_len, dec->scratch, h->raw_len,
+                                      &got);
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+        return trove_diag_set(diag, TROVE_ERR_BOMB, TROVE_WIRE_HEADER_SIZE,
+                              "deflate frame inflates past its declared %u bytes", h->raw_len);
+    if (r != LIBDEFLATE_SUCCESS)
+        return trove_diag_set(diag, TROVE_ERR_INFLATE, TROVE_WIRE_HEADER_SIZE,
+                              "deflate frame: malformed deflate stream");
+    if (got != h->raw_len)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE,
+                              "deflate frame inflates to %zu bytes, header says %u", got,
+                              h->raw_len);
+    return TROVE_OK;
+}
+
+int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t len,
+                      struct trove_event *events, size_t cap, struct trove_names *names,
+                      struct trove_wire_frame *out, struct trove_diag *diag)
+{
+    struct trove_wire_header h;
+    const uint8_t *payload = buf + TROVE_WIRE_HEADER_SIZE;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    if ((rc = trove_wire_parse_header(buf, len, &h, diag)) != TROVE_OK)
+        return rc;
+    if (len - TROVE_WIRE_HEADER_SIZE < h.payload_len)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                              "%s frame truncated: payload of %u bytes, %zu present",
+                              trove_wire_format_name(h.format), h.payload_len,
+                              len - TROVE_WIRE_HEADER_SIZE);
+    out->format = h.format;
+    out->frame_len = TROVE_WIRE_HEADER_SIZE + (size_t)h.payload_len;
+    if (h.format == TROVE_WIRE_NAMES) {
+        rc = trove__names_decode(payload, h.payload_len, h.count, names, TROVE_WIRE_HEADER_SIZE,
+                                 diag);
+        if (rc == TROVE_OK)
+            out->n_names = h.count;
+        return rc;
+    }
+    if (h.count > cap)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 4,
+                              "frame of %u events is larger than the caller's %zu-event buffer",
+                              h.count, cap);
+    if (h.format == TROVE_WIRE_RAW) {
+        decode_raw(payload, h.count, events);
+        out->n_events = h.count;
+        return TROVE_OK;
+    }
+    if (!dec->threads && !(dec->threads = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *dec->threads)))
+        return TROVE_ERR_NOMEM;
+    if (h.format == TROVE_WIRE_DEFLATE) {
+        if ((rc = inflate_payload(dec, payload, &h, diag)) != TROVE_OK)
+            return rc;
+        /* Offsets inside the inflated payload have no place in buf; report the payload's. */
+        rc = trove__packed_decode(dec->scratch, h.raw_len, h.count, events, dec->threads,
+                                  TROVE_WIRE_HEADER_SIZE, diag);
+        if (rc != TROVE_OK && diag)
+            diag->offset = TROVE_WIRE_HEADER_SIZE;
+    } else {
+        rc = trove__packed_decode(payload, h.payload_len, h.count, events, dec->threads,
+                                  TROVE_WIRE_HEADER_SIZE, diag);
+    }
+    if (rc == TROVE_OK)
+        out->n_events = h.count;
+    return rc;
+}
+
+int trove_wire_read_frame(FILE *f, struct trove_bytes *frame, uint64_t *offset,
+                          struct trove_diag *diag)
+{
+    struct trove_wire_header h;
+    uint64_t at = offset ? *offset : 0;
+    size_t got;
+    int rc;
+
+    frame->len = 0;
+    if ((rc = trove_bytes_reserve(frame, TROVE_WIRE_HEADER_SIZE)) != TROVE_OK)
+        return rc;
+    got = fread(frame->ptr, 1, TROVE_WIRE_HEADER_SIZE, f);
+    if (got == 0 && !ferror(f))
+        return 0;
+    if (ferror(f))
+        return trove_diag_set(diag, errno ? -errno : -EIO, at, "read error");
+    if ((rc = trove_wire_parse_header(frame->ptr, got, &h, diag)) != TROVE_OK) {
+        if (diag)
+            diag->offset += at;
+        if (rc == TROVE_ERR_TRUNCATED && diag)
+            snprintf(diag->msg, sizeof diag->msg,
+                     "stream ends inside a frame header (%zu of 16 bytes)", got);
+        return rc;
+    }
+    frame->len = TROVE_WIRE_HEADER_SIZE;
+    if ((rc = trove_bytes_reserve(frame, h.payload_len)) != TROVE_OK)
+        return rc;
+    got = fread(frame->ptr + frame->len, 1, h.payload_len, f);
+    if (ferror(f))
+        return trove_diag_set(diag, errno ? -errno : -EIO, at, "read error");
+    if (got != h.payload_len)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, at + TROVE_WIRE_HEADER_SIZE + got,
+                              "stream ends inside a %s frame: %zu of %u payload bytes",
+                              trove_wire_format_name(h.format), got, h.payload_len);
+    frame->len += got;
+    if (offset)
+        *offset = at + frame->len;
+    return 1;
+}

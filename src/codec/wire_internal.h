@@ -1,0 +1,80 @@
+/*
+ * wire_internal.h (internal to src/codec): the pieces of the wire codec shared between
+ * wire.c (frames, raw, deflate, stream reading), wire_packed.c and wire_names.c.
+ */
+#ifndef TROVE_WIRE_INTERNAL_H
+#define TROVE_WIRE_INTERNAL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "trove/wire.h"
+
+/* Most bytes one packed event can take: index byte + escape varint (5) + start delta (10)
+ * + duration (10) + name id (5) + kind, depth, extra. */
+#define TROVE_PACKED_EVENT_MAX (1 + 5 + 10 + 10 + 5 + 3)
+/* Most bytes one thread table entry can take: pid and tid varints. */
+#define TROVE_PACKED_THREAD_MAX (5 + 5)
+/* Thread indices below this are one byte; index byte 255 escapes to a varint when the
+ * table has more than 256 entries. */
+#define TROVE_PACKED_DIRECT 255
+
+static inline void trove__put_le32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static inline uint32_t trove__get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void trove__put_le64(uint8_t *p, uint64_t v)
+{
+    trove__put_le32(p, (uint32_t)v);
+    trove__put_le32(p + 4, (uint32_t)(v >> 32));
+}
+
+static inline uint64_t trove__get_le64(const uint8_t *p)
+{
+    return (uint64_t)trove__get_le32(p) | (uint64_t)trove__get_le32(p + 4) << 32;
+}
+
+/* Write a 16-byte frame header at p. */
+void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,
+                            uint32_t raw_len);
+
+/* Thread-table scratch owned by an encoder: an open-addressing map (pid, tid) -> index,
+ * cleared in O(1) per batch by a generation stamp. */
+struct trove__thread_map {
+    uint64_t *keys;
+    uint32_t *idx;
+    uint32_t *gen;
+    uint32_t cap;  /* power of two */
+    uint32_t cur;  /* the current batch's generation */
+    uint64_t *table; /* the batch's threads in index order, pid << 32 | tid */
+    uint32_t *ev_idx; /* per event: its thread index */
+    uint32_t table_cap;
+};
+
+void trove__thread_map_free(struct trove__thread_map *m);
+
+/* Encode events[0..n) as a packed payload at out (room for trove_wire_packed_bound(n)).
+ * Returns the payload length, or 0 with *rc set on failure (TROVE_ERR_NOMEM, INVALID). */
+size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_event *events,
+                            size_t n, uint8_t *out, int *rc);
+
+/* Decode a packed payload p[0..len) holding exactly `count` events into out. `threads` is
+ * scratch for count entries. base is the payload's offset in the caller's buffer, for diag. */
+int trove__packed_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_event *out,
+                         uint64_t *threads, uint64_t base, struct trove_diag *diag);
+
+/* Names payload encode/decode (wire_names.c). decode validates all of p[0..len) before it
+ * touches names (which may be NULL: validate only). */
+int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_names *names,
+                        uint64_t base, struct trove_diag *diag);
+
+#endif

@@ -1,0 +1,136 @@
+/*
+ * wire_names.c: the names frame — how a capture's names travel in a stream.
+ *
+ *   payload := entry * count
+ *   entry   := type:u8  a:varint  [b:varint if type == 2]  len:varint  utf8[len]
+ *   type 1: event name    a = name_id
+ *   type 2: thread name   a = pid, b = tid
+ *   type 3: process name  a = pid
+ *
+ * ids are u32 varints (at most 5 bytes), len is at most TROVE_NAME_MAX, and the bytes must be
+ * well-formed UTF-8. A stream sends a names frame before the event frames that use its ids;
+ * later frames may add names or replace them (the latest wins). Decoding validates the
+ * whole payload before it changes the caller's table.
+ */
+#include "wire_internal.h"
+
+#include <assert.h>
+
+#include "common/utf8.h"
+#include "common/varint.h"
+
+int trove_wire_encode_names(const struct trove_names *names, size_t from, size_t to,
+                            struct trove_bytes *out)
+{
+    size_t total = trove_names_count(names), payload = 0, start = out->len;
+    struct trove_name_entry e;
+    uint8_t *p;
+    int rc;
+
+    if (to > total)
+        to = total;
+    if (from > to)
+        from = to;
+    if (to - from > TROVE_WIRE_MAX_NAMES)
+        return TROVE_ERR_LIMIT;
+    for (size_t i = from; i < to; i++) {
+        trove_names_entry(names, i, &e);
+        payload += 1 + trove_varint_len(e.a) + trove_varint_len(e.len) + e.len +
+                   (e.type == TROVE_NAME_THREAD ? trove_varint_len(e.b) : 0);
+    }
+    if (payload > TROVE_WIRE_MAX_PAYLOAD)
+        return TROVE_ERR_LIMIT;
+    if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + payload)) != TROVE_OK)
+        return rc;
+    p = out->ptr + start + TROVE_WIRE_HEADER_SIZE;
+    for (size_t i = from; i < to; i++) {
+        trove_names_entry(names, i, &e);
+        *p++ = e.type;
+        p = trove_put_varint(p, e.a);
+        if (e.type == TROVE_NAME_THREAD)
+            p = trove_put_varint(p, e.b);
+        p = trove_put_varint(p, e.len);
+        memcpy(p, e.str, e.len);
+        p += e.len;
+    }
+    assert(p == out->ptr + start + TROVE_WIRE_HEADER_SIZE + payload);
+    trove__wire_put_header(out->ptr + start, TROVE_WIRE_NAMES, (uint32_t)(to - from),
+                           (uint32_t)payload, 0);
+    out->len = start + TROVE_WIRE_HEADER_SIZE + payload;
+    return TROVE_OK;
+}
+
+/* Walk the payload; with names == NULL only validate. */
+static int walk(const uint8_t *p0, size_t len, uint32_t count, struct trove_names *names,
+                uint64_t base, struct trove_diag *diag)
+{
+    const uint8_t *p = p0, *end = p0 + len, *at = p0;
+    uint64_t a = 0, b = 0, n = 0;
+    int why = 0, rc = TROVE_OK;
+    const char *what = "";
+    uint32_t i;
+
+    for (i = 0; i < count; i++) {
+        uint8_t type;
+        at = p;
+        if (p >= end) {
+            rc = TROVE_ERR_TRUNCATED;
+            what = "payload ends before the entry";
+            goto fail;
+        }
+        type = *p++;
+        if (type < TROVE_NAME_EVENT || type > TROVE_NAME_PROCESS) {
+            rc = TROVE_ERR_CORRUPT;
+            what = "unknown entry type";
+            goto fail;
+        }
+        b = 0;
+        if (!(p = trove_get_varint(p, end, 32, &a, &why)) ||
+            (type == TROVE_NAME_THREAD && !(p = trove_get_varint(p, end, 32, &b, &why))) ||
+            !(p = trove_get_varint(p, end, 32, &n, &why))) {
+            rc = why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT;
+            what = why == 1 ? "payload ends inside an entry" : "varint longer or wider than its field";
+            goto fail;
+        }
+        if (n > TROVE_NAME_MAX) {
+            rc = TROVE_ERR_LIMIT;
+            what = "name longer than 65535 bytes";
+            goto fail;
+        }
+        if (n > (uint64_t)(end - p)) {
+            rc = TROVE_ERR_OVERRUN;
+            what = "name length past the end of the payload";
+            goto fail;
+        }
+        if (trove__utf8_valid_prefix(p, (size_t)n) != n) {
+            rc = TROVE_ERR_CORRUPT;
+            what = "name is not valid UTF-8";
+            goto fail;
+        }
+        if (names && (rc = trove_names_set(names, type, (uint32_t)a, (uint32_t)b, (const char *)p,
+                                           (size_t)n)) != TROVE_OK) {
+            what = "out of memory";
+            goto fail;
+        }
+        p += n;
+    }
+    if (p != end) {
+        at = p;
+        rc = TROVE_ERR_CORRUPT;
+        what = "trailing bytes after the last entry";
+        goto fail;
+    }
+    return TROVE_OK;
+fail:
+    return trove_diag_set(diag, rc, base + (uint64_t)(at - p0), "names frame: %s (entry %u of %u)",
+                          what, i, count);
+}
+
+int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_names *names,
+                        uint64_t base, struct trove_diag *diag)
+{
+    int rc = walk(p, len, count, NULL, base, diag);
+    if (rc == TROVE_OK && names)
+        rc = walk(p, len, count, names, base, diag);
+    return rc;
+}

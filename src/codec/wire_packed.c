@@ -1,0 +1,315 @@
+/*
+ * wire_packed.c: the packed batch payload — send what changed.
+ *
+ * A capture is a long run of nearly identical records whose one fast-moving field is a
+ * start time that advances by a few thousand nanoseconds. Packed writes each start as the
+ * zigzag varint of its difference from the previous event's start (an out-of-order event
+ * costs a sign bit), moves the few distinct (pid, tid) pairs into a table at the head of
+ * the batch so that each event carries a one-byte index, and writes the duration and name
+ * id as plain varints:
+ *
+ *   payload := n_threads:varint  { pid:varint tid:varint } * n_threads  event * count
+ *   event   := index:u8 [escape:varint]  start_delta:zigzag-varint  dur:varint
+ *              name_id:varint  kind:u8  depth:u8  extra:u8
+ *
+ * The first event's delta is taken from 0. Thread indices are in order of first appearance.
+ * When the table has at most 256 entries the index byte is the index. When it has more,
+ * bytes 0..254 are direct and byte 255 is followed by a varint holding index - 255, so any
+ * number of threads encodes in one batch. pad is not carried (it is always 0).
+ *
+ * The decoder checks every byte against the payload end. While at least one worst-case
+ * event (TROVE_PACKED_EVENT_MAX bytes) remains it runs a variant without the per-byte end
+ * checks, which is the same code specialised by the compiler; the tail runs checked.
+ */
+#include "wire_internal.h"
+
+#include <stdlib.h>
+
+#include "common/varint.h"
+
+void trove__thread_map_free(struct trove__thread_map *m)
+{
+    free(m->keys);
+    free(m->idx);
+    free(m->gen);
+    free(m->table);
+    free(m->ev_idx);
+    memset(m, 0, sizeof *m);
+}
+
+static inline uint32_t map_hash(uint64_t key, uint32_t cap)
+{
+    return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);
+}
+
+/* Make the map hold at least 2 * n slots and the per-event and table arrays n entries. */
+static int map_prepare(struct trove__thread_map *m, size_t n)
+{
+    uint32_t want = 1024;
+    while (want < 2 * n)
+        want *= 2;
+    if (want > m->cap) {
+        uint64_t *k = malloc(want * sizeof *k);
+        uint32_t *ix = malloc(want * sizeof *ix);
+        uint32_t *g = calloc(want, sizeof *g);
+        if (!k || !ix || !g) {
+            free(k);
+            free(ix);
+            free(g);
+            return TROVE_ERR_NOMEM;
+        }
+        free(m->keys);
+        free(m->idx);
+        free(m->gen);
+        m->keys = k;
+        m->idx = ix;
+        m->gen = g;
+        m->cap = want;
+        m->cur = 0;
+    }
+    if (n > m->table_cap) {
+        uint64_t *t = malloc(n * sizeof *t);
+        uint32_t *e = malloc(n * sizeof *e);
+        if (!t || !e) {
+            free(t);
+            free(e);
+            return TROVE_ERR_NOMEM;
+        }
+        free(m->table);
+        free(m->ev_idx);
+        m->table = t;
+        m->ev_idx = e;
+        m->table_cap = (uint32_t)n;
+    }
+    if (++m->cur == 0) { /* generation wrapped: clear the stamps once */
+        memset(m->gen, 0, m->cap * sizeof *m->gen);
+        m->cur = 1;
+    }
+    return TROVE_OK;
+}
+
+size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_event *ev, size_t n,
+                            uint8_t *out, int *rc)
+{
+    uint8_t *p = out;
+    uint32_t nthreads = 0, cap, cur;
+    uint64_t prev = 0, last_key = ~(uint64_t)0;
+    uint32_t last_idx = 0;
+
+    if ((*rc = map_prepare(m, n)) != TROVE_OK)
+        return 0;
+    cap = m->cap;
+    cur = m->cur;
+    /* Pass 1: the thread table, and each event's index. Runs of one thread skip the map. */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = (uint64_t)ev[i].pid << 32 | ev[i].tid;
+        if (key != last_key) {
+            uint32_t h = map_hash(key, cap);
+            while (m->gen[h] == cur && m->keys[h] != key)
+                h = (h + 1) & (cap - 1);
+            if (m->gen[h] != cur) {
+                m->gen[h] = cur;
+                m->keys[h] = key;
+                m->idx[h] = nthreads;
+                m->table[nthreads++] = key;
+            }
+            last_key = key;
+            last_idx = m->idx[h];
+        }
+        m->ev_idx[i] = last_idx;
+    }
+    p = trove_put_varint(p, nthreads);
+    for (uint32_t t = 0; t < nthreads; t++) {
+        p = trove_put_varint(p, m->table[t] >> 32);
+        p = trove_put_varint(p, (uint32_t)m->table[t]);
+    }
+    /* Pass 2: the events. */
+    for (size_t i = 0; i < n; i++) {
+        const struct trove_event *e = &ev[i];
+        uint32_t ix = m->ev_idx[i];
+        if (e->pad != 0) {
+            *rc = TROVE_ERR_INVALID;
+            return 0;
+        }
+        if (nthreads <= 256 || ix < TROVE_PACKED_DIRECT) {
+            *p++ = (uint8_t)ix;
+        } else {
+            *p++ = TROVE_PACKED_DIRECT;
+            p = trove_put_varint(p, ix - TROVE_PACKED_DIRECT);
+        }
+        p = trove_put_varint(p, trove_zigzag64((int64_t)(e->start_ns - prev)));
+        prev = e->start_ns;
+        p = trove_put_varint(p, e->dur_ns);
+        p = trove_put_varint(p, e->name_id);
+        p[0] = e->kind;
+        p[1] = e->depth;
+        p[2] = e->extra;
+        p += 3;
+    }
+    *rc = TROVE_OK;
+    return (size_t)(p - out);
+}
+
+/*
+ * Read a varint of at most max_bytes bytes whose last byte may carry only `top_bits` bits.
+ * With checked == 0 the caller guarantees max_bytes readable bytes at p. Returns NULL on
+ * any failure; the caller classifies it with the checked reader in varint.h.
+ */
+static inline __attribute__((always_inline)) const uint8_t *
+rd_varint(const uint8_t *p, const uint8_t *end, unsigned max_bytes, unsigned top_bits, uint64_t *v,
+          const int checked)
+{
+    uint64_t b, r;
+    if (checked && p >= end)
+        return NULL;
+    b = *p++;
+    if (b < 0x80) {
+        *v = b;
+        return p;
+    }
+    r = b & 0x7f;
+    for (unsigned i = 1; i < max_bytes; i++) {
+        if (checked && p >= end)
+            return NULL;
+        b = *p++;
+        r |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+            if (i == max_bytes - 1 && (b >> top_bits) != 0)
+                return NULL;
+            *v = r;
+            return p;
+        }
+    }
+    return NULL;
+}
+
+#define RD64(p, v) rd_varint((p), end, 10, 1, (v), checked)
+#define RD32(p, v) rd_varint((p), end, 5, 4, (v), checked)
+
+/* Decode one event at *pp; returns 0 or a negative code, leaving *pp at the failure. */
+static inline __attribute__((always_inline)) int
+decode_event(const uint8_t **pp, const uint8_t *end, const uint64_t *threads, uint32_t nthreads,
+             uint64_t *prev, struct trove_event *e, const int checked)
+{
+    const uint8_t *p = *pp, *q;
+    uint64_t ix, delta, dur, name, key;
+
+    if (checked && p >= end)
+        return TROVE_ERR_TRUNCATED;
+    ix = *p++;
+    if (ix == TROVE_PACKED_DIRECT && nthreads > 256) {
+        if (!(q = RD32(p, &ix)))
+            goto bad_varint;
+        p = q;
+        ix += TROVE_PACKED_DIRECT;
+    }
+    if (ix >= nthreads)
+        return TROVE_ERR_THREAD;
+    if (!(q = RD64(p, &delta)))
+        goto bad_varint;
+    p = q;
+    if (!(q = RD64(p, &dur)))
+        goto bad_varint;
+    p = q;
+    if (!(q = RD32(p, &name)))
+        goto bad_varint;
+    p = q;
+    if (checked && end - p < 3)
+        return TROVE_ERR_TRUNCATED;
+    key = threads[ix];
+    *prev += (uint64_t)trove_unzigzag64(delta);
+    e->start_ns = *prev;
+    e->dur_ns = dur;
+    e->pid = (uint32_t)(key >> 32);
+    e->tid = (uint32_t)key;
+    e->kind = p[0];
+    e->depth = p[1];
+    e->extra = p[2];
+    e->pad = 0;
+    e->name_id = (uint32_t)name;
+    *pp = p + 3;
+    return TROVE_OK;
+bad_varint:
+    *pp = p;
+    return TROVE_ERR_VARINT;
+}
+
+/* After a fast or checked event decode failed on a varint: did the payload end inside it
+ * (TROVE_ERR_TRUNCATED), or is it too long or too wide (TROVE_ERR_VARINT)? */
+static int classify_varint_failure(const uint8_t *ev, const uint8_t *end, uint32_t nthreads)
+{
+    static const unsigned bits[3] = {64, 64, 32}; /* start delta, duration, name id */
+    const uint8_t *q = ev + 1;
+    uint64_t v;
+    int why = 2;
+
+    if (nthreads > 256 && *ev == TROVE_PACKED_DIRECT && !(q = trove_get_varint(q, end, 32, &v, &why)))
+        return why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT;
+    for (int f = 0; f < 3; f++)
+        if (!(q = trove_get_varint(q, end, bits[f], &v, &why)))
+            return why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT;
+    return TROVE_ERR_VARINT;
+}
+
+int trove__packed_decode(const uint8_t *p0, size_t len, uint32_t count, struct trove_event *out,
+                         uint64_t *threads, uint64_t base, struct trove_diag *diag)
+{
+    const uint8_t *p = p0, *end = p0 + len, *at = p0;
+    uint64_t v, pid, tid, prev = 0;
+    uint32_t nthreads = 0;
+    int why = 0, rc = TROVE_OK;
+    const char *what = "";
+    size_t i = 0;
+
+    if (!(p = trove_get_varint(p, end, 32, &v, &why)))
+        goto table_fail;
+    if (v > count) {
+        rc = TROVE_ERR_CORRUPT;
+        what = "thread table larger than the event count";
+        goto fail;
+    }
+    nthreads = (uint32_t)v;
+    for (uint32_t t = 0; t < nthreads; t++) {
+        at = p;
+        if (!(p = trove_get_varint(p, end, 32, &pid, &why)) ||
+            !(p = trove_get_varint(p, end, 32, &tid, &why)))
+            goto table_fail;
+        threads[t] = pid << 32 | tid;
+    }
+    /* Fast loop: a whole worst-case event is in bounds, so skip the per-byte checks. */
+    while (i < count && (size_t)(end - p) >= TROVE_PACKED_EVENT_MAX) {
+        at = p;
+        if ((rc = decode_event(&p, end, threads, nthreads, &prev, &out[i], 0)) != TROVE_OK)
+            goto event_fail;
+        i++;
+    }
+    while (i < count) {
+        at = p;
+        if ((rc = decode_event(&p, end, threads, nthreads, &prev, &out[i], 1)) != TROVE_OK)
+            goto event_fail;
+        i++;
+    }
+    if (p != end) {
+        at = p;
+        rc = TROVE_ERR_CORRUPT;
+        what = "trailing bytes after the last event";
+        goto fail;
+    }
+    return TROVE_OK;
+
+table_fail:
+    rc = why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT;
+    what = why == 1 ? "payload ends inside the thread table"
+                    : "thread table varint longer or wider than its field";
+    goto fail;
+event_fail:
+    if (rc == TROVE_ERR_VARINT)
+        rc = classify_varint_failure(at, end, nthreads);
+    what = rc == TROVE_ERR_THREAD      ? "thread index past the thread table"
+           : rc == TROVE_ERR_TRUNCATED ? "payload ends inside an event"
+                                       : "varint longer or wider than its field";
+fail:
+    return trove_diag_set(diag, rc, base + (uint64_t)(at - p0),
+                          "packed frame: %s (event %zu of %u, %u threads)", what, i, count,
+                          nthreads);
+}

@@ -1,0 +1,443 @@
+/*
+ * test_wire.c: the wire codecs — round trips of random and edge-case batches in every
+ * format, the golden vectors in tests/vectors/, names frames, and every class of bad input
+ * the decoder must refuse with its own error code.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "trove/wire.h"
+
+static struct trove_wire_encoder *enc;
+static struct trove_wire_decoder *dec;
+static struct trove_event out_ev[TROVE_WIRE_MAX_EVENTS];
+
+static const int formats[3] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+
+/* Encode ev[0..n) in every format, decode each, and compare. */
+static void roundtrip(const struct trove_event *ev, size_t n, const char *what)
+{
+    for (int f = 0; f < 3; f++) {
+        struct trove_bytes b = {0};
+        struct trove_wire_frame fr;
+        struct trove_diag diag = {0};
+        int rc = trove_wire_encode(enc, formats[f], ev, n, &b);
+        CHECK_EQ_INT(rc, TROVE_OK);
+        rc = trove_wire_decode(dec, b.ptr, b.len, out_ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, &diag);
+        if (rc != TROVE_OK)
+            fprintf(stderr, "%s/%s: %s\n", what, trove_wire_format_name(formats[f]), diag.msg);
+        CHECK_EQ_INT(rc, TROVE_OK);
+        CHECK_EQ_INT(fr.n_events, n);
+        CHECK_EQ_INT(fr.frame_len, b.len);
+        CHECK_EQ_INT(fr.format, formats[f]);
+        if (n)
+            CHECK(memcmp(out_ev, ev, n * sizeof *ev) == 0);
+        trove_bytes_free(&b);
+    }
+}
+
+static void random_batch(struct trove_event *ev, size_t n, uint64_t *seed, uint32_t threads,
+                         int wild)
+{
+    uint64_t t = 400000000000000ULL;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = test_rand(seed);
+        uint32_t th = (uint32_t)(r % threads);
+        t += test_rand(seed) % 20000;
+        ev[i].start_ns = wild && r % 7 == 0 ? t - test_rand(seed) % 100000 : t; /* out of order */
+        ev[i].dur_ns = r % 5 == 0 ? 0 : test_rand(seed) % 3000000;
+        ev[i].pid = 1000 + th / 8;
+        ev[i].tid = 5000 + th;
+        ev[i].kind = (uint8_t)(r >> 8) % 5;
+        ev[i].depth = (uint8_t)(r >> 16) % 12;
+        ev[i].extra = (uint8_t)(r >> 24);
+        ev[i].pad = 0;
+        ev[i].name_id = (uint32_t)(r >> 32) % 65536;
+        if (wild && r % 11 == 0) { /* extremes */
+            ev[i].start_ns = UINT64_MAX - (r % 3);
+            ev[i].dur_ns = UINT64_MAX;
+            ev[i].pid = UINT32_MAX;
+            ev[i].tid = UINT32_MAX - th;
+            ev[i].name_id = UINT32_MAX;
+            ev[i].kind = ev[i].depth = ev[i].extra = 255;
+        }
+    }
+}
+
+static void test_roundtrips(void)
+{
+    static struct trove_event ev[TROVE_WIRE_MAX_EVENTS];
+    uint64_t seed = 42;
+    struct trove_event one = {123456789, 0, 1, 2, 0, 0, 0, 0, 7};
+
+    roundtrip(ev, 0, "empty");
+    roundtrip(&one, 1, "one");
+    random_batch(ev, 2048, &seed, 12, 0);
+    roundtrip(ev, 2048, "2048 events, 12 threads");
+    random_batch(ev, 2048, &seed, 12, 1);
+    roundtrip(ev, 2048, "2048 events, extremes and out-of-order starts");
+    random_batch(ev, 2048, &seed, 300, 1);
+    roundtrip(ev, 2048, "300 threads");
+    random_batch(ev, 5000, &seed, 1000, 0);
+    roundtrip(ev, 5000, "1000 threads");
+    random_batch(ev, TROVE_WIRE_MAX_EVENTS, &seed, 70000, 1);
+    roundtrip(ev, TROVE_WIRE_MAX_EVENTS, "max events, every event its own thread");
+    /* exactly 256 and 257 threads: the edge of the escape */
+    for (uint32_t th = 255; th <= 258; th++) {
+        for (size_t i = 0; i < 1024; i++) {
+            ev[i] = (struct trove_event){1000 * i, i, 7, (uint32_t)(i % th), 0, 0, 0, 0, (uint32_t)i};
+        }
+        roundtrip(ev, 1024, "255..258 threads");
+    }
+    /* A start that goes backwards costs a sign bit: one event 1 ns before the previous. */
+    {
+        struct trove_event two[2] = {{1000, 0, 1, 1, 0, 0, 0, 0, 0}, {999, 0, 1, 1, 0, 0, 0, 0, 0}};
+        struct trove_bytes b = {0};
+        CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_PACKED, two, 2, &b), TROVE_OK);
+        /* header 16 + table (1 + 1 + 1) + event 1 (1 + 2 + 1 + 1 + 3) + event 2 (1 + 1 + ...) */
+        CHECK_EQ_INT(b.len, 16 + 3 + 8 + 7);
+        roundtrip(two, 2, "backwards");
+        trove_bytes_free(&b);
+    }
+}
+
+/* The fixed small batch behind the golden vectors (docs/formats/wire.md shows it). */
+static const struct trove_event golden[5] = {
+    {1000000000000ULL, 5000, 100, 101, TROVE_KIND_ZONE, 0, 0, 0, 0},
+    {1000000002500ULL, 1200, 100, 101, TROVE_KIND_ZONE, 1, 0, 0, 1},
+    {1000000004000ULL, 0, 100, 102, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_THREAD, 0, 2},
+    {1000000003000ULL, 300, 200, 201, TROVE_KIND_ZONE, 0, 0, 0, 300},
+    {1000000010000ULL, 70000, 100, 101, TROVE_KIND_ZONE, 0, 3, 0, 0},
+};
+
+static int golden_names(struct trove_names **out)
+{
+    struct trove_names *n;
+    if (trove_names_new(&n) != TROVE_OK)
+        return -1;
+    trove_names_set(n, TROVE_NAME_EVENT, 0, 0, "frame", 5);
+    trove_names_set(n, TROVE_NAME_EVENT, 1, 0, "layout", 6);
+    trove_names_set(n, TROVE_NAME_EVENT, 2, 0, "mark", 4);
+    trove_names_set(n, TROVE_NAME_EVENT, 300, 0, "gc \xc3\xa9", 5);
+    trove_names_set(n, TROVE_NAME_THREAD, 100, 101, "main", 4);
+    trove_names_set(n, TROVE_NAME_PROCESS, 100, 0, "app", 3);
+    *out = n;
+    return 0;
+}
+
+/* Compare b with tests/vectors/<file>; with TROVE_REGEN_VECTORS set, write it instead. */
+static void check_vector(const char *file, const struct trove_bytes *b)
+{
+    char path[1024];
+    size_t len = 0;
+    uint8_t *want;
+    snprintf(path, sizeof path, "%s/tests/vectors/%s", TROVE_SOURCE_DIR, file);
+    if (getenv("TROVE_REGEN_VECTORS")) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(b->ptr, 1, b->len, f) == b->len);
+        if (f)
+            fclose(f);
+        return;
+    }
+    want = test_read_file(path, &len);
+    CHECK(want != NULL);
+    if (!want)
+        return;
+    CHECK_EQ_INT(len, b->len);
+    CHECK(len == b->len && memcmp(want, b->ptr, len) == 0);
+    free(want);
+}
+
+static void test_golden(void)
+{
+    static const char *files[3] = {"wire_raw.bin", "wire_packed.bin", "wire_deflate.bin"};
+    struct trove_names *names = NULL, *got = NULL;
+    struct trove_bytes b = {0};
+    struct trove_wire_frame fr;
+    struct trove_diag diag;
+
+    for (int f = 0; f < 3; f++) {
+        char path[1024];
+        size_t len = 0;
+        uint8_t *want;
+        b.len = 0;
+        CHECK_EQ_INT(trove_wire_encode(enc, formats[f], golden, 5, &b), TROVE_OK);
+        if (formats[f] != TROVE_WIRE_DEFLATE || getenv("TROVE_REGEN_VECTORS"))
+            check_vector(files[f], &b);
+        /* Every vector decodes to the batch. The deflate vector's exact bytes depend on the
+         * compressor; what is frozen is that it decodes, and that its inflated payload is the
+         * packed vector's payload (checked through the decode). */
+        snprintf(path, sizeof path, "%s/tests/vectors/%s", TROVE_SOURCE_DIR, files[f]);
+        want = test_read_file(path, &len);
+        CHECK(want != NULL);
+        if (!want)
+            continue;
+        CHECK_EQ_INT(trove_wire_decode(dec, want, len, out_ev, 16, NULL, &fr, &diag), TROVE_OK);
+        CHECK_EQ_INT(fr.n_events, 5);
+        CHECK(memcmp(out_ev, golden, sizeof golden) == 0);
+        free(want);
+    }
+    CHECK_EQ_INT(golden_names(&names), 0);
+    b.len = 0;
+    CHECK_EQ_INT(trove_wire_encode_names(names, 0, 100, &b), TROVE_OK);
+    check_vector("wire_names.bin", &b);
+    CHECK_EQ_INT(trove_names_new(&got), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 16, got, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(fr.n_names, 6);
+    CHECK_EQ_INT(trove_names_count(got), 6);
+    CHECK(strcmp(trove_names_get(got, TROVE_NAME_EVENT, 300, 0, NULL), "gc \xc3\xa9") == 0);
+    CHECK(strcmp(trove_names_get(got, TROVE_NAME_THREAD, 100, 101, NULL), "main") == 0);
+    CHECK(strcmp(trove_names_get(got, TROVE_NAME_PROCESS, 100, 0, NULL), "app") == 0);
+    CHECK(trove_names_get(got, TROVE_NAME_THREAD, 100, 102, NULL) == NULL);
+    /* incremental: entries [4, 6) only */
+    b.len = 0;
+    CHECK_EQ_INT(trove_wire_encode_names(names, 4, 6, &b), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 16, NULL, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(fr.n_names, 2);
+    trove_names_free(names);
+    trove_names_free(got);
+    trove_bytes_free(&b);
+}
+
+/* Decode buf and expect the error `want`; also check the event buffer is the only output. */
+static void expect_err(const uint8_t *buf, size_t len, int want, const char *what)
+{
+    struct trove_wire_frame fr;
+    struct trove_diag diag = {0};
+    struct trove_names *names = NULL;
+    int rc;
+    trove_names_new(&names);
+    rc = trove_wire_decode(dec, buf, len, out_ev, TROVE_WIRE_MAX_EVENTS, names, &fr, &diag);
+    if (rc != want)
+        fprintf(stderr, "%s: got %d (%s) want %d\n", what, rc, diag.msg, want);
+    CHECK_EQ_INT(rc, want);
+    CHECK(diag.msg[0] != 0);
+    CHECK_EQ_INT(fr.n_events, 0);
+    CHECK_EQ_INT(trove_names_count(names), 0);
+    trove_names_free(names);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
+}
+
+static void test_bad_input(void)
+{
+    struct trove_bytes b = {0};
+    uint8_t buf[4096];
+    size_t len;
+
+    /* Truncated frames: every proper prefix of every format fails, never reads past. */
+    for (int f = 0; f < 3; f++) {
+        b.len = 0;
+        trove_wire_encode(enc, formats[f], golden, 5, &b);
+        for (size_t cut = 0; cut < b.len; cut++) {
+            uint8_t *copy = malloc(cut ? cut : 1); /* exact size, so ASan sees any overread */
+            memcpy(copy, b.ptr, cut);
+            expect_err(copy, cut, TROVE_ERR_TRUNCATED, "truncated");
+            free(copy);
+        }
+    }
+    /* Header checks. */
+    b.len = 0;
+    trove_wire_encode(enc, TROVE_WIRE_PACKED, golden, 5, &b);
+    memcpy(buf, b.ptr, b.len);
+    len = b.len;
+    buf[0] = 'X';
+    expect_err(buf, len, TROVE_ERR_MAGIC, "magic");
+    buf[0] = 'T';
+    buf[3] = 2;
+    expect_err(buf, len, TROVE_ERR_VERSION, "version");
+    buf[3] = 1;
+    buf[2] = 9;
+    expect_err(buf, len, TROVE_ERR_FORMAT, "format");
+    buf[2] = TROVE_WIRE_PACKED;
+    put32(buf + 4, TROVE_WIRE_MAX_EVENTS + 1);
+    expect_err(buf, len, TROVE_ERR_LIMIT, "count over the limit");
+    put32(buf + 4, 5);
+    put32(buf + 8, TROVE_WIRE_MAX_PAYLOAD + 1);
+    expect_err(buf, len, TROVE_ERR_LIMIT, "payload over the limit");
+    put32(buf + 8, (uint32_t)(len - 16));
+
+    /* Thread index past the table: golden's packed payload has 3 threads; event 0's index
+     * byte follows the table (1 + 3 * 4 bytes: pids and tids are 1-2 byte varints). */
+    {
+        size_t table_end = 16 + 1;
+        for (int t = 0; t < 3; t++) {
+            while (buf[table_end] & 0x80)
+                table_end++;
+            table_end++;
+            while (buf[table_end] & 0x80)
+                table_end++;
+            table_end++;
+        }
+        buf[table_end] = 3;
+        expect_err(buf, len, TROVE_ERR_THREAD, "thread index");
+        buf[table_end] = 0;
+        /* Varint over 10 bytes: the start delta made of 11 continuation bytes. */
+        {
+            uint8_t big[64];
+            memcpy(big, buf, table_end + 1);
+            memset(big + table_end + 1, 0x80, 11);
+            big[table_end + 12] = 0;
+            memset(big + table_end + 13, 0, 20);
+            put32(big + 4, 3);
+            put32(big + 8, (uint32_t)(table_end + 33 - 16));
+            expect_err(big, table_end + 33, TROVE_ERR_VARINT, "varint over 10 bytes");
+            /* A 10-byte varint whose last byte carries more than u64's top bit. */
+            memset(big + table_end + 1, 0xff, 9);
+            big[table_end + 10] = 0x02;
+            expect_err(big, table_end + 33, TROVE_ERR_VARINT, "varint over 64 bits");
+        }
+        /* Trailing bytes after the last event. */
+        memcpy(buf + len, "\0", 1);
+        put32(buf + 8, (uint32_t)(len + 1 - 16));
+        expect_err(buf, len + 1, TROVE_ERR_CORRUPT, "trailing byte");
+    }
+
+    /* Raw: payload must be exactly 32 per event. */
+    b.len = 0;
+    trove_wire_encode(enc, TROVE_WIRE_RAW, golden, 5, &b);
+    memcpy(buf, b.ptr, b.len);
+    put32(buf + 4, 4);
+    expect_err(buf, b.len, TROVE_ERR_CORRUPT, "raw count mismatch");
+
+    /* Deflate bombs: a declared size over the bound, and a stream inflating past it. */
+    b.len = 0;
+    trove_wire_encode(enc, TROVE_WIRE_DEFLATE, golden, 5, &b);
+    memcpy(buf, b.ptr, b.len);
+    put32(buf + 12, (uint32_t)trove_wire_packed_bound(5) + 1);
+    expect_err(buf, b.len, TROVE_ERR_BOMB, "declared size over the limit");
+    put32(buf + 12, 10); /* the stream holds more than 10 bytes */
+    expect_err(buf, b.len, TROVE_ERR_BOMB, "inflates past the declared size");
+    {
+        /* A real bomb: 64 KiB of zeros deflated, declared as a 2-event frame. */
+        struct trove_bytes z = {0};
+        static struct trove_event zeros[2048];
+        trove_wire_encode(enc, TROVE_WIRE_DEFLATE, zeros, 2048, &z);
+        put32(z.ptr + 4, 2);
+        put32(z.ptr + 12, (uint32_t)trove_wire_packed_bound(2));
+        expect_err(z.ptr, z.len, TROVE_ERR_BOMB, "zero bomb");
+        trove_bytes_free(&z);
+    }
+    put32(buf + 12, (uint32_t)trove_wire_packed_bound(5));
+    memset(buf + 16, 0xff, 4); /* garbage deflate block header */
+    expect_err(buf, b.len, TROVE_ERR_INFLATE, "malformed deflate");
+
+    /* Names frames: a length past the end, bad UTF-8, unknown type. */
+    {
+        uint8_t nf[64] = {'T', 'V', TROVE_WIRE_NAMES, 1};
+        put32(nf + 4, 1);
+        nf[16] = TROVE_NAME_EVENT, nf[17] = 5, nf[18] = 40, memcpy(nf + 19, "abc", 3);
+        put32(nf + 8, 6);
+        expect_err(nf, 22, TROVE_ERR_OVERRUN, "name length past the end");
+        nf[18] = 3, nf[19] = 0xc3, nf[20] = 0x28;
+        expect_err(nf, 22, TROVE_ERR_CORRUPT, "bad utf-8");
+        nf[16] = 9;
+        expect_err(nf, 22, TROVE_ERR_CORRUPT, "unknown names type");
+        /* two entries, the second broken: the first must not be applied */
+        put32(nf + 4, 2);
+        nf[16] = TROVE_NAME_EVENT, nf[17] = 5, nf[18] = 3, memcpy(nf + 19, "abc", 3);
+        nf[22] = TROVE_NAME_PROCESS, nf[23] = 1, nf[24] = 9, nf[25] = 'x';
+        put32(nf + 8, 10);
+        expect_err(nf, 26, TROVE_ERR_OVERRUN, "second entry broken");
+    }
+    /* The caller's buffer too small is a clean error, not an overflow. */
+    {
+        struct trove_wire_frame fr;
+        b.len = 0;
+        trove_wire_encode(enc, TROVE_WIRE_RAW, golden, 5, &b);
+        CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 4, NULL, &fr, NULL), TROVE_ERR_LIMIT);
+    }
+    /* Encoder contract: nonzero pad and unknown format are refused, output untouched. */
+    {
+        struct trove_event e = golden[0];
+        e.pad = 1;
+        b.len = 0;
+        CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_PACKED, &e, 1, &b), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_RAW, &e, 1, &b), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_wire_encode(enc, 7, golden, 1, &b), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(b.len, 0);
+    }
+    trove_bytes_free(&b);
+}
+
+/* A stream of frames read back through trove_wire_read_frame, and a stream cut short. */
+static void test_stream(void)
+{
+    struct trove_bytes s = {0}, frame = {0};
+    struct trove_diag diag;
+    uint64_t off = 0;
+    FILE *f;
+    int frames = 0, rc;
+
+    trove_wire_encode(enc, TROVE_WIRE_RAW, golden, 5, &s);
+    trove_wire_encode(enc, TROVE_WIRE_PACKED, golden, 5, &s);
+    trove_wire_encode(enc, TROVE_WIRE_DEFLATE, golden, 5, &s);
+    f = tmpfile();
+    fwrite(s.ptr, 1, s.len, f);
+    rewind(f);
+    while ((rc = trove_wire_read_frame(f, &frame, &off, &diag)) == 1) {
+        struct trove_wire_frame fr;
+        CHECK_EQ_INT(trove_wire_decode(dec, frame.ptr, frame.len, out_ev, 16, NULL, &fr, &diag), TROVE_OK);
+        CHECK(memcmp(out_ev, golden, sizeof golden) == 0);
+        frames++;
+    }
+    CHECK_EQ_INT(rc, 0);
+    CHECK_EQ_INT(frames, 3);
+    CHECK_EQ_INT(off, s.len);
+    fclose(f);
+    /* Cut inside the last frame's payload: the first two frames read, then TRUNCATED. */
+    f = tmpfile();
+    fwrite(s.ptr, 1, s.len - 3, f);
+    rewind(f);
+    off = 0;
+    frames = 0;
+    while ((rc = trove_wire_read_frame(f, &frame, &off, &diag)) == 1)
+        frames++;
+    CHECK_EQ_INT(rc, TROVE_ERR_TRUNCATED);
+    CHECK_EQ_INT(frames, 2);
+    fclose(f);
+    /* Cut inside the first header. */
+    f = tmpfile();
+    fwrite(s.ptr, 1, 7, f);
+    rewind(f);
+    off = 0;
+    CHECK_EQ_INT(trove_wire_read_frame(f, &frame, &off, &diag), TROVE_ERR_TRUNCATED);
+    fclose(f);
+    trove_bytes_free(&s);
+    trove_bytes_free(&frame);
+}
+
+/* Packed is the size the format promises on a batch that looks like a capture. */
+static void test_sizes(void)
+{
+    static struct trove_event ev[2048];
+    struct trove_bytes b = {0};
+    for (size_t i = 0; i < 2048; i++)
+        ev[i] = (struct trove_event){400000000000000ULL + 3000 * i, 50000, 4242, 4242 + (uint32_t)(i % 8),
+                                     0, (uint8_t)(i % 4), 0, 0, (uint32_t)(i % 100)};
+    trove_wire_encode(enc, TROVE_WIRE_PACKED, ev, 2048, &b);
+    /* per event: index 1 + delta zigzag(3000) 2 + dur(50000) 3 + name 1 + 3 = 10 bytes;
+     * plus header 16, table 1 + 8 * (2 + 2), and the first event's delta (from 0: zigzag of
+     * 4e14 is 8e14 < 2^56) is 8 bytes wide, not 2 */
+    CHECK_EQ_INT(b.len, 16 + 1 + 8 * 4 + 2048 * 10 + 6);
+    trove_bytes_free(&b);
+}
+
+int main(void)
+{
+    if (trove_wire_encoder_new(&enc) != TROVE_OK || trove_wire_decoder_new(&dec) != TROVE_OK)
+        return 1;
+    test_roundtrips();
+    test_golden();
+    test_bad_input();
+    test_stream();
+    test_sizes();
+    trove_wire_encoder_free(enc);
+    trove_wire_decoder_free(dec);
+    return test_done();
+}

@@ -1,0 +1,60 @@
+/* testutil.c: see testutil.h. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int test_passed, test_failed;
+
+void test_fail(const char *file, int line, const char *what)
+{
+    test_failed++;
+    fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+}
+
+void test_fail_int(const char *file, int line, const char *what, long long a, long long b)
+{
+    test_failed++;
+    fprintf(stderr, "%s:%d: check failed: %s (%lld vs %lld)\n", file, line, what, a, b);
+}
+
+int test_done(void)
+{
+    printf("%d passed, %d failed\n", test_passed, test_failed);
+    return test_failed ? 1 : 0;
+}
+
+void test_skip(const char *why)
+{
+    printf("skipped: %s\n", why);
+    exit(77);
+}
+
+uint8_t *test_read_file(const char *path, size_t *len_out)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf = NULL;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+        goto out;
+    buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    if (buf)
+        *len_out = (size_t)n;
+out:
+    fclose(f);
+    return buf;
+}
+
+uint64_t test_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}

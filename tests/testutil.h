@@ -1,0 +1,42 @@
+/*
+ * testutil.h: the tiny test harness. CHECK records a failure with file and line and goes
+ * on; a test's main returns test_done(), which prints "N passed, N failed" and exits
+ * non-zero if anything failed. test_skip() exits 77, which ctest reports as skipped.
+ */
+#ifndef TROVE_TESTUTIL_H
+#define TROVE_TESTUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+extern int test_passed, test_failed;
+
+#define CHECK(cond)                                                                       \
+    do {                                                                                  \
+        if (cond)                                                                         \
+            test_passed++;                                                                \
+        else                                                                              \
+            test_fail(__FILE__, __LINE__, #cond);                                         \
+    } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                                \
+    do {                                                                                  \
+        long long a_ = (long long)(a), b_ = (long long)(b);                               \
+        if (a_ == b_)                                                                     \
+            test_passed++;                                                                \
+        else                                                                              \
+            test_fail_int(__FILE__, __LINE__, #a " == " #b, a_, b_);                      \
+    } while (0)
+
+void test_fail(const char *file, int line, const char *what);
+void test_fail_int(const char *file, int line, const char *what, long long a, long long b);
+int test_done(void);
+void test_skip(const char *why);
+
+/* Read a whole file into a malloc'd buffer. Returns NULL on error. */
+uint8_t *test_read_file(const char *path, size_t *len_out);
+
+/* A deterministic PRNG (splitmix64) for randomized tests. */
+uint64_t test_rand(uint64_t *state);
+
+#endif

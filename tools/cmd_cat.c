@@ -1,0 +1,134 @@
+/*
+ * cmd_cat.c: `trove cat FILE [--json]` — a capture's events as text, one per line, or as
+ * JSON lines, with event, thread and process names resolved from the names table.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+static void cat_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove cat FILE [--json] [--limit N] [--input-format auto|chrome-json|wire]\n"
+            "\n"
+            "Print the events of a wire stream or Chrome trace JSON (FILE, '-' for stdin).\n"
+            "  --json      one JSON object per line instead of text columns\n"
+            "  --limit N   stop after N events\n"
+            "Text columns: start_ns dur_ns pid tid kind depth extra name [thread]\n");
+}
+
+/* Write s as a JSON string literal (quotes included). */
+static void json_string(FILE *o, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    putc('"', o);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            putc('\\', o);
+            putc(c, o);
+        } else if (c < 0x20) {
+            fputs("\\u00", o);
+            putc(hex[c >> 4], o);
+            putc(hex[c & 15], o);
+        } else {
+            putc(c, o);
+        }
+    }
+    putc('"', o);
+}
+
+static void print_event(FILE *o, const struct trove_event *e, const struct trove_names *names, int json)
+{
+    size_t nl = 0, tl = 0, pl = 0;
+    const char *name = trove_names_get(names, TROVE_NAME_EVENT, e->name_id, 0, &nl);
+    const char *thread = trove_names_get(names, TROVE_NAME_THREAD, e->pid, e->tid, &tl);
+    const char *proc = trove_names_get(names, TROVE_NAME_PROCESS, e->pid, 0, &pl);
+
+    if (!json) {
+        fprintf(o, "%llu %llu %u %u %s %u %u ", (unsigned long long)e->start_ns,
+                (unsigned long long)e->dur_ns, e->pid, e->tid, trove_kind_name(e->kind), e->depth,
+                e->extra);
+        if (name)
+            fwrite(name, 1, nl, o);
+        else
+            fprintf(o, "#%u", e->name_id);
+        if (thread) {
+            fputs(" [", o);
+            fwrite(thread, 1, tl, o);
+            putc(']', o);
+        }
+        putc('\n', o);
+        return;
+    }
+    fprintf(o, "{\"start_ns\":%llu,\"dur_ns\":%llu,\"pid\":%u,\"tid\":%u,\"kind\":\"%s\",\"depth\":%u,"
+               "\"extra\":%u,\"name_id\":%u",
+            (unsigned long long)e->start_ns, (unsigned long long)e->dur_ns, e->pid, e->tid,
+            trove_kind_name(e->kind), e->depth, e->extra, e->name_id);
+    if (name) {
+        fputs(",\"name\":", o);
+        json_string(o, name, nl);
+    }
+    if (thread) {
+        fputs(",\"thread\":", o);
+        json_string(o, thread, tl);
+    }
+    if (proc) {
+        fputs(",\"process\":", o);
+        json_string(o, proc, pl);
+    }
+    fputs("}\n", o);
+}
+
+int cmd_cat(int argc, char **argv)
+{
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    const char *in = NULL;
+    int json = 0, status = 1;
+    uint64_t limit = UINT64_MAX;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            cat_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--limit") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &limit))
+                return cli_error("cat", "--limit: '%s' is not a count", argv[i]);
+        } else if (!strcmp(a, "--input-format") && i + 1 < argc) {
+            if ((lo.format = cli_input_format_parse(argv[++i])) < 0)
+                return cli_error("cat", "--input-format: '%s' is not auto, chrome-json or wire", argv[i]);
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("cat", "unknown option '%s'; see `trove cat --help`", a);
+        } else if (!in) {
+            in = a;
+        } else {
+            return cli_error("cat", "unexpected argument '%s'", a);
+        }
+    }
+    if (!in) {
+        cat_usage(stderr);
+        return 2;
+    }
+    if (trove_names_new(&names) != TROVE_OK) {
+        cli_error("cat", "out of memory");
+        goto out;
+    }
+    if (cli_load("cat", in, &lo, &ev, names) != 0)
+        goto out;
+    for (size_t i = 0; i < ev.len && i < limit; i++)
+        print_event(stdout, &ev.ev[i], names, json);
+    if (fflush(stdout) != 0) {
+        cli_error("cat", "writing stdout failed");
+        goto out;
+    }
+    status = 0;
+out:
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return status;
+}

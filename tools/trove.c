@@ -1,0 +1,50 @@
+/*
+ * trove.c: the one trove binary. Git-style: `trove <command> [args]`, each command in its
+ * own file under tools/ (benchmarks under bench/), each with --help.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command commands[] = {
+    {"convert", cmd_convert, "convert a Chrome JSON trace or wire stream to a wire stream"},
+    {"cat", cmd_cat, "print the events of a trace or wire stream as text or JSON lines"},
+    {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
+    {"bench", cmd_bench, "run a benchmark: trove bench wire"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trove <command> [options]\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n`trove <command> --help` describes a command. trove %s\n", trove_version());
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("trove %s\n", trove_version());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0)
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "trove: '%s' is not a trove command; see `trove --help`\n", argv[1]);
+    return 2;
+}
