@@ -91,6 +91,14 @@ static void test_roundtrips(void)
         }
         roundtrip(ev, 1024, "255..258 threads");
     }
+    /* The largest (pid, tid) key first in a batch (a fuzzer find: it once matched the
+     * encoder's "no previous thread" sentinel and skipped the thread table). */
+    {
+        struct trove_event m[2] = {{5, 1, UINT32_MAX, UINT32_MAX, 0, 0, 0, 0, 1},
+                                   {6, 1, 1, 2, 0, 0, 0, 0, 1}};
+        roundtrip(m, 2, "max thread key first");
+        roundtrip(m, 1, "max thread key alone");
+    }
     /* A start that goes backwards costs a sign bit: one event 1 ns before the previous. */
     {
         struct trove_event two[2] = {{1000, 0, 1, 1, 0, 0, 0, 0, 0}, {999, 0, 1, 1, 0, 0, 0, 0, 0}};

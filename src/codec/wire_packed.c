@@ -93,13 +93,15 @@ size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_even
 {
     uint8_t *p = out;
     uint32_t nthreads = 0, cap, cur;
-    uint64_t prev = 0, last_key = ~(uint64_t)0;
+    uint64_t prev = 0, last_key;
     uint32_t last_idx = 0;
 
     if ((*rc = map_prepare(m, n)) != TROVE_OK)
         return 0;
     cap = m->cap;
     cur = m->cur;
+    /* A key no event of the batch can match first, so event 0 always goes through the map. */
+    last_key = n ? ((uint64_t)ev[0].pid << 32 | ev[0].tid) ^ 1 : 0;
     /* Pass 1: the thread table, and each event's index. Runs of one thread skip the map. */
     for (size_t i = 0; i < n; i++) {
         uint64_t key = (uint64_t)ev[i].pid << 32 | ev[i].tid;
