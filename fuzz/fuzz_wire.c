@@ -3,10 +3,13 @@
  * frames). The input is treated as a wire stream: frames are decoded one after another
  * until one fails. Every frame that decodes is re-encoded in all three formats and decoded
  * again, which must give the same events (a round-trip oracle, not only a crash check).
+ * Each frame is also decoded by the packed decoder's generic path, which must agree with
+ * the default (BMI2) path on the result code and the events.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/wire_internal.h"
 #include "trove/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -26,8 +29,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (trove_wire_encoder_new(&enc) || trove_wire_decoder_new(&dec) || trove_names_new(&names))
         goto out;
     while (at < size) {
-        if (trove_wire_decode(dec, data + at, size - at, ev, TROVE_WIRE_MAX_EVENTS, names, &fr,
-                              &diag) != TROVE_OK)
+        int rc, rc2;
+        trove__packed_force_generic = 1;
+        rc2 = trove_wire_decode(dec, data + at, size - at, back, TROVE_WIRE_MAX_EVENTS, NULL, &fr2,
+                                &diag);
+        trove__packed_force_generic = 0;
+        rc = trove_wire_decode(dec, data + at, size - at, ev, TROVE_WIRE_MAX_EVENTS, names, &fr,
+                               &diag);
+        if (rc != rc2 || (rc == TROVE_OK && (fr.n_events != fr2.n_events ||
+                                             memcmp(ev, back, fr.n_events * sizeof *ev) != 0)))
+            abort();
+        if (rc != TROVE_OK)
             break;
         if (fr.frame_len == 0 || fr.frame_len > size - at)
             abort();

@@ -77,4 +77,8 @@ int trove__packed_decode(const uint8_t *p, size_t len, uint32_t count, struct tr
 int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_names *names,
                         uint64_t base, struct trove_diag *diag);
 
+/* Tests only: nonzero makes the packed decoder skip its BMI2 path (where it has one), so
+ * that a machine with BMI2 tests both paths. */
+extern int trove__packed_force_generic;
+
 #endif

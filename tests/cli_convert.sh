@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# cli_convert.sh: `trove convert` and `trove cat` end to end — every format round-trips to
+# the same events, bad input fails with a one-line error and leaves no output file, and the
+# sample trace converts with the expected event count.
+# usage: cli_convert.sh TROVE SOURCE_DIR SHARED_DATA_DIR
+set -u
+trove=$1 src=$2 data=$3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+check() { if "$@"; then ok; else bad "$*"; fi; }
+
+cat > "$tmp/t.json" <<'JSON'
+{"traceEvents":[
+{"ph":"M","name":"thread_name","pid":1,"tid":2,"args":{"name":"main \"thread\""}},
+{"ph":"M","name":"process_name","pid":1,"tid":2,"args":{"name":"app"}},
+{"ph":"X","name":"outer","pid":1,"tid":2,"ts":100,"dur":50},
+{"ph":"X","name":"inner","pid":1,"tid":2,"ts":110.5,"dur":10.25},
+{"ph":"B","name":"be","pid":1,"tid":3,"ts":120},
+{"ph":"E","pid":1,"tid":3,"ts":130},
+{"ph":"i","name":"mark","pid":1,"tid":2,"ts":115,"s":"g"}
+]}
+JSON
+
+for f in raw packed deflate; do
+  check "$trove" convert "$tmp/t.json" "$tmp/t.$f" --to $f --quiet
+  "$trove" cat "$tmp/t.$f" > "$tmp/t.$f.txt" || bad "cat $f"
+done
+check cmp -s "$tmp/t.raw.txt" "$tmp/t.packed.txt"
+check cmp -s "$tmp/t.raw.txt" "$tmp/t.deflate.txt"
+"$trove" cat "$tmp/t.json" > "$tmp/t.json.txt" || bad "cat json"
+check cmp -s "$tmp/t.raw.txt" "$tmp/t.json.txt"
+check test "$(wc -l < "$tmp/t.raw.txt")" -eq 4
+# wire -> wire keeps everything, names included
+check "$trove" convert "$tmp/t.deflate" "$tmp/t2.raw" --to raw --quiet
+check cmp -s "$tmp/t.raw" "$tmp/t2.raw"
+# the exact text of one event: 110.5 us -> 110500 ns, depth 1, thread name resolved
+check grep -qx '110500 10250 1 2 zone 1 0 inner \[main "thread"\]' "$tmp/t.raw.txt"
+# JSON lines parse and carry the names
+"$trove" cat "$tmp/t.packed" --json > "$tmp/t.jsonl" || bad "cat --json"
+check python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 4, rows
+assert rows[0]["name"] == "outer" and rows[0]["thread"] == "main \"thread\"" and rows[0]["process"] == "app", rows[0]
+assert rows[2]["kind"] == "instant" and rows[2]["extra"] == 2 and rows[2]["dur_ns"] == 0, rows[2]
+assert rows[3]["name"] == "be" and rows[3]["dur_ns"] == 10000, rows[3]
+' "$tmp/t.jsonl"
+
+# bad input: a one-line error, a non-zero exit, and no output file (nor its temp file)
+printf '{"traceEvents":[{"ph":"X","ts":1,' > "$tmp/bad.json"
+if "$trove" convert "$tmp/bad.json" "$tmp/bad.out" 2> "$tmp/err"; then bad "malformed JSON accepted"; else ok; fi
+check test ! -e "$tmp/bad.out" -a ! -e "$tmp/bad.out.tmp"
+check grep -q 'bad.json' "$tmp/err"
+check test "$(wc -l < "$tmp/err")" -eq 1
+head -c 100 "$tmp/t.packed" > "$tmp/trunc.packed"
+if "$trove" cat "$tmp/trunc.packed" > /dev/null 2> "$tmp/err"; then bad "truncated stream accepted"; else ok; fi
+check grep -q 'ends inside' "$tmp/err"
+# B without E: a warning by default, an error with --strict
+printf '[{"ph":"B","name":"open","pid":1,"tid":1,"ts":5},{"ph":"X","name":"x","pid":1,"tid":1,"ts":6,"dur":1}]' > "$tmp/open.json"
+check "$trove" convert "$tmp/open.json" "$tmp/open.out" 2> "$tmp/err"
+check grep -q 'warning' "$tmp/err"
+if "$trove" convert "$tmp/open.json" "$tmp/open2.out" --strict 2> /dev/null; then bad "--strict accepted B without E"; else ok; fi
+check test ! -e "$tmp/open2.out"
+# usage errors and --help
+check "$trove" convert --help > /dev/null
+check "$trove" cat --help > /dev/null
+if "$trove" convert "$tmp/t.json" "$tmp/x" --to zip 2> /dev/null; then bad "--to zip accepted"; else ok; fi
+if "$trove" nosuchcommand 2> /dev/null; then bad "unknown command accepted"; else ok; fi
+
+# the sample trace: complete events + matched B/E pairs + instants (see tests/test_chrome.c)
+if [ -f "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null; then
+  zstd -dc "$data/chrome-trace-dom.json.zst" > "$tmp/s.json"
+  check "$trove" convert "$tmp/s.json" "$tmp/s.deflate" --to deflate --quiet
+  check test "$("$trove" cat "$tmp/s.deflate" | wc -l)" -eq 304757
+  check "$trove" convert "$tmp/s.deflate" "$tmp/s.packed" --to packed --quiet
+  # packed is at most a third of raw on the sample (the issue's target: <= 0.33 x raw)
+  check "$trove" convert "$tmp/s.packed" "$tmp/s.raw" --to raw --quiet
+  check python3 -c 'import os,sys; p,r=os.path.getsize(sys.argv[1]),os.path.getsize(sys.argv[2]); assert p <= 0.33*r, (p, r)' "$tmp/s.packed" "$tmp/s.raw"
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
