@@ -1,0 +1,190 @@
+#!/bin/bash
+# cli_bench.sh: end-to-end test of `trove bench wire`, and of `trove gen` feeding it.
+#
+#   bash tests/cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>
+#
+# Checks the --json object (exactly the documented keys, in order, with sane values), that
+# the same events give the same sizes whether generated in the bench or read back from a
+# `trove gen` file, the human table, gen's determinism and atomic output, and one-line
+# errors with a non-zero exit. No timing is asserted: only sizes and correctness.
+# Prints "N passed, N failed"; exits 1 if anything failed, 77 (skip) without python3.
+set -u
+
+TROVE=${1:?usage: cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>}
+DATA=${3:-}
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+check() { if "$@"; then ok; else bad "$*"; fi; }
+
+if ! command -v python3 >/dev/null 2>&1; then
+    echo "skipped: python3 not found"
+    exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# Validate a bench --json object: validate_json FILE EVENTS BATCHES
+validate_json() {
+    python3 - "$1" "$2" "$3" <<'EOF'
+import json, math, sys
+path, events, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+text = open(path).read()
+errors = []
+try:
+    d = json.loads(text)
+except ValueError as e:
+    print("not JSON: %s: %r" % (e, text[:200])); sys.exit(1)
+if text.count("\n") != 1 or not text.endswith("}\n"):
+    errors.append("stdout is not exactly one JSON line")
+if list(d) != ["events", "batches", "formats"]:
+    errors.append("top-level keys %r" % list(d))
+if d.get("events") != events:
+    errors.append("events %r, want %d" % (d.get("events"), events))
+if d.get("batches") != batches:
+    errors.append("batches %r, want %d" % (d.get("batches"), batches))
+want = ["raw", "packed", "packed_deflate", "protobuf_varint", "zlib6_message",
+        "zlib6_stream", "zstd1", "zstd3", "lz4"]
+f = d.get("formats", {})
+if list(f) != want:
+    errors.append("format keys %r" % list(f))
+for k in want:
+    v = f.get(k)
+    if not isinstance(v, dict) or list(v) != ["bytes_per_event", "encode_us", "decode_us"]:
+        errors.append("%s: keys %r" % (k, v and list(v)))
+        continue
+    for m in ("bytes_per_event", "encode_us", "decode_us"):
+        x = v[m]
+        if not isinstance(x, (int, float)) or isinstance(x, bool) or not math.isfinite(x) or x <= 0:
+            errors.append("%s.%s = %r is not a positive number" % (k, m, x))
+if not errors:
+    bpe = {k: f[k]["bytes_per_event"] for k in want}
+    # raw is the 32-byte record plus a 16-byte header per frame (batch): 32.0078 at the
+    # default batch of 2048.
+    raw = 32 + 16 * batches / events
+    if abs(bpe["raw"] - raw) > 1e-4:
+        errors.append("raw bytes/event %r, want 32 + headers = %.4f" % (bpe["raw"], raw))
+    if not bpe["packed"] < bpe["raw"]:
+        errors.append("packed %r not smaller than raw" % bpe["packed"])
+    if not bpe["packed_deflate"] < bpe["packed"]:
+        errors.append("packed_deflate %r not smaller than packed" % bpe["packed_deflate"])
+    if not bpe["packed"] < bpe["protobuf_varint"] < bpe["raw"]:
+        errors.append("protobuf_varint %r not between packed and raw" % bpe["protobuf_varint"])
+    for k in want[4:]:
+        if not bpe[k] < 32.0:
+            errors.append("%s %r does not compress the raw records" % (k, bpe[k]))
+for e in errors:
+    print(e)
+sys.exit(1 if errors else 0)
+EOF
+}
+
+# 1. The JSON object on generated data.
+"$TROVE" bench wire --events 20000 --json >"$tmp/gen.json" 2>"$tmp/gen.err"
+check [ $? -eq 0 ]
+check validate_json "$tmp/gen.json" 20000 10
+check [ ! -s "$tmp/gen.err" ]
+
+# 2. trove gen writes the same events to a file (atomically) and the bench reads them back:
+#    the same sizes as when the bench generated them itself.
+"$TROVE" gen -o "$tmp/g.trove" --events 20000 --to deflate --quiet
+check [ $? -eq 0 ]
+check [ -s "$tmp/g.trove" ]
+check [ ! -e "$tmp/g.trove.tmp" ]
+"$TROVE" bench wire --input "$tmp/g.trove" --input-format raw --repeat 1 --json >"$tmp/file.json"
+check [ $? -eq 0 ]
+check validate_json "$tmp/file.json" 20000 10
+check python3 -c '
+import json, sys
+a, b = (json.load(open(p))["formats"] for p in sys.argv[1:3])
+sys.exit(any(a[k]["bytes_per_event"] != b[k]["bytes_per_event"] for k in a))' \
+    "$tmp/gen.json" "$tmp/file.json"
+
+# 3. --events with --input takes a prefix; --batch changes the batch count.
+"$TROVE" bench wire --input "$tmp/g.trove" --events 5000 --batch 1000 --repeat 1 --json >"$tmp/p.json"
+check [ $? -eq 0 ]
+check validate_json "$tmp/p.json" 5000 5
+
+# 4. gen is deterministic; the seed matters; stdout works when it is not a terminal.
+"$TROVE" gen --events 20000 --to deflate -q >"$tmp/g2.trove"
+check [ $? -eq 0 ]
+check cmp -s "$tmp/g.trove" "$tmp/g2.trove"
+"$TROVE" gen --events 20000 --seed 2 --to deflate -q -o "$tmp/g3.trove"
+check [ $? -eq 0 ]
+check [ -s "$tmp/g3.trove" ]
+differ() { ! cmp -s "$1" "$2"; }
+check differ "$tmp/g.trove" "$tmp/g3.trove"
+"$TROVE" gen --events 3000 --processes 2 --threads 3 --names 100 --zipf 1.5 --to raw --batch 500 \
+    -q -o "$tmp/raw.trove"
+check [ $? -eq 0 ]
+# 3000 raw events in 6 frames of 16 + 500*32 bytes, after one names frame.
+check python3 -c '
+import os, struct, sys
+b = open(sys.argv[1], "rb").read()
+off, frames = 0, []
+while off < len(b):
+    magic, fmt, ver, count, payload, raw = struct.unpack_from("<2sBBIII", b, off)
+    assert magic == b"TV", magic
+    frames.append((fmt, count)); off += 16 + payload
+assert off == len(b)
+assert frames[0][0] == 4, frames
+assert frames[1:] == [(1, 500)] * 6, frames' "$tmp/raw.trove"
+
+# 5. The human table names every format.
+"$TROVE" bench wire --events 5000 --repeat 1 >"$tmp/table.txt"
+check [ $? -eq 0 ]
+for k in raw packed packed_deflate protobuf_varint zlib6_message zlib6_stream zstd1 zstd3 lz4; do
+    check grep -q "^$k " "$tmp/table.txt"
+done
+
+# 6. Help and errors: exit status, one line on stderr, nothing on stdout.
+"$TROVE" bench wire --help >"$tmp/help.txt"
+check [ $? -eq 0 ]
+check grep -q -- "--input-format" "$tmp/help.txt"
+"$TROVE" gen --help >"$tmp/help.txt"
+check [ $? -eq 0 ]
+check grep -q -- "--zipf" "$tmp/help.txt"
+"$TROVE" bench --help >"$tmp/help.txt"
+check [ $? -eq 0 ]
+check grep -q "wire" "$tmp/help.txt"
+expect_error() { # expect_error ARGS...: non-zero exit, one stderr line naming the command
+    "$TROVE" "$@" >"$tmp/e.out" 2>"$tmp/e.err"
+    local rc=$?
+    if [ $rc -ne 0 ] && [ ! -s "$tmp/e.out" ] && [ "$(wc -l <"$tmp/e.err")" -eq 1 ] &&
+        grep -q "^trove " "$tmp/e.err"; then
+        ok
+    else
+        bad "trove $* (rc $rc, stderr: $(cat "$tmp/e.err"))"
+    fi
+}
+expect_error bench wire --batch 0
+expect_error bench wire --batch 70000
+expect_error bench wire --events
+expect_error bench wire --repeat x
+expect_error bench wire --bogus
+expect_error bench wire --input "$tmp/does-not-exist.json"
+expect_error bench wire --input-format chrome-json
+expect_error bench nosuch
+expect_error gen --events 12x -o "$tmp/x.trove"
+expect_error gen --names 65537 -o "$tmp/x.trove"
+expect_error gen --zipf -1 -o "$tmp/x.trove"
+expect_error gen --to names -o "$tmp/x.trove"
+expect_error gen --processes 4096 --threads 4096 -o "$tmp/x.trove"
+expect_error gen --events 10 -o "$tmp/no-such-dir/x.trove"
+check [ ! -e "$tmp/x.trove" ]
+printf 'TVxx' >"$tmp/bad.trove"
+expect_error bench wire --input "$tmp/bad.trove"
+
+# 7. The real Chrome trace, if the sample and zstd are there (a prefix, one pass).
+if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd >/dev/null 2>&1; then
+    zstd -dcq "$DATA/chrome-trace-dom.json.zst" >"$tmp/trace.json"
+    "$TROVE" bench wire --input "$tmp/trace.json" --input-format chrome-json --events 30000 \
+        --repeat 1 --json >"$tmp/trace.out"
+    check [ $? -eq 0 ]
+    check validate_json "$tmp/trace.out" 30000 15
+fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

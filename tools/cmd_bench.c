@@ -1,0 +1,43 @@
+/*
+ * cmd_bench.c: `trove bench <name> ...` — dispatch to a benchmark in bench/. Benchmarks are
+ * subcommands so a user can run them on their own data (DESIGN.md, "How performance is
+ * shown").
+ */
+#include <string.h>
+
+#include "bench.h"
+#include "cli.h"
+
+struct bench_entry {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct bench_entry benches[] = {
+    {"wire", bench_wire, "wire formats vs protobuf varints, zlib, zstd, lz4: size and CPU"},
+};
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f, "usage: trove bench <benchmark> [options]\n\nbenchmarks:\n");
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        fprintf(f, "  %-6s %s\n", benches[i].name, benches[i].summary);
+    fprintf(f, "\n`trove bench <benchmark> --help` describes a benchmark's options.\n");
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    if (argc < 2) {
+        bench_usage(stderr);
+        return 2;
+    }
+    if (cli_is_help(argv[1]) || !strcmp(argv[1], "help")) {
+        bench_usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
+        if (!strcmp(argv[1], benches[i].name))
+            return benches[i].fn(argc - 1, argv + 1);
+    return cli_error("bench", "'%s' is not a benchmark; see `trove bench --help`", argv[1]);
+}

@@ -1,0 +1,228 @@
+/*
+ * cmd_gen.c: `trove gen` — write a synthetic capture (the model in docs/gen.md) as a wire
+ * stream: one names frame, then frames of --batch events in the chosen format.
+ *
+ * The events are generated in memory (trove_gen is one call), then encoded and written a
+ * frame at a time so the output never has to fit in memory twice. A file output is
+ * written to FILE.tmp and renamed over FILE only once complete and flushed, so a failure
+ * (disk full, interrupted run) leaves no file that looks finished.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static void gen_usage(FILE *f)
+{
+    struct trove_gen_options d;
+    trove_gen_defaults(&d);
+    fprintf(f,
+            "usage: trove gen [-o FILE] [--events N] [--seed S] [--processes P] [--threads T]\n"
+            "                 [--names N] [--zipf S] [--to raw|packed|deflate] [--batch N]\n"
+            "\n"
+            "Generate a synthetic profiler capture (P processes x T threads of nested zones;\n"
+            "the model is described in docs/gen.md) and write it as a trove wire stream: a\n"
+            "names frame, then frames of N events. The same options give the same bytes.\n"
+            "  -o FILE          output file (written as FILE.tmp, renamed when complete);\n"
+            "                   '-' or no -o writes to stdout, which must not be a terminal\n"
+            "  --events N       events to generate (default %llu; k/M/G suffixes allowed)\n"
+            "  --seed S         PRNG seed (default %llu)\n"
+            "  --processes P    processes, 1..4096 (default %u)\n"
+            "  --threads T      threads per process, 1..4096, P*T <= 65536 (default %u)\n"
+            "  --names N        distinct event names (Zipf support), 1..65536 (default %u)\n"
+            "  --zipf S         Zipf exponent of name frequencies, 0..10 (default %.1f)\n"
+            "  --to FORMAT      raw (32-byte records), packed (default), deflate\n"
+            "  --batch N        events per frame, 1..65536 (default %u)\n"
+            "  -q, --quiet      no summary line on stderr\n",
+            (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
+            d.names, d.zipf_s, (unsigned)TROVE_BATCH_DEFAULT);
+}
+
+static int is_value_option(const char *a)
+{
+    static const char *const opts[] = {"-o",      "--output", "--events", "--seed", "--processes",
+                                       "--threads", "--names", "--zipf",  "--to",   "--batch"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(a, opts[i]))
+            return 1;
+    return 0;
+}
+
+/* Parse a u32 option value in [lo, hi]. */
+static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
+{
+    uint64_t v;
+    if (cli_parse_u64(s, &v) || v < lo || v > hi)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* Encode names + events frame by frame into f. Returns TROVE_OK, a trove error or -errno. */
+static int write_stream(FILE *f, const struct trove_events *ev, const struct trove_names *names,
+                        int format, size_t batch, uint64_t *bytes_out)
+{
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0};
+    struct cli_progress prog;
+    uint64_t bytes = 0;
+    int rc;
+
+    cli_progress_begin(&prog, "writing", ev->len);
+    if ((rc = trove_wire_encoder_new(&enc)) != TROVE_OK)
+        goto out;
+    if ((rc = trove_wire_encode_names(names, 0, trove_names_count(names), &buf)) != TROVE_OK)
+        goto out;
+    for (size_t i = 0; i <= ev->len; i += batch) {
+        if (i < ev->len) {
+            size_t n = ev->len - i < batch ? ev->len - i : batch;
+            if ((rc = trove_wire_encode(enc, format, ev->ev + i, n, &buf)) != TROVE_OK)
+                goto out;
+        }
+        /* Write in chunks of about a megabyte (and at the end). */
+        if (buf.len >= (1u << 20) || i + batch > ev->len) {
+            if (fwrite(buf.ptr, 1, buf.len, f) != buf.len) {
+                rc = errno ? -errno : -EIO;
+                goto out;
+            }
+            bytes += buf.len;
+            buf.len = 0;
+        }
+        cli_progress_update(&prog, i);
+    }
+    rc = TROVE_OK;
+out:
+    cli_progress_end(&prog);
+    *bytes_out = bytes;
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+    return rc;
+}
+
+int cmd_gen(int argc, char **argv)
+{
+    struct trove_gen_options o;
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    const char *outp = NULL;
+    char tmp[4096];
+    FILE *f = NULL;
+    int format = TROVE_WIRE_PACKED, quiet = 0, status = 1, rc, tmp_made = 0;
+    uint64_t batch = TROVE_BATCH_DEFAULT, bytes = 0;
+    double t0;
+
+    trove_gen_defaults(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            gen_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (is_value_option(a) && !v) {
+            return cli_error("gen", "%s needs a value; see `trove gen --help`", a);
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            outp = argv[++i];
+        } else if (!strcmp(a, "--events")) {
+            if (cli_parse_u64(argv[++i], &o.events) || o.events > (1ull << 32))
+                return cli_error("gen", "--events: '%s' is not a count up to 4G", argv[i]);
+        } else if (!strcmp(a, "--seed")) {
+            if (cli_parse_u64(argv[++i], &o.seed))
+                return cli_error("gen", "--seed: '%s' is not an unsigned integer", argv[i]);
+        } else if (!strcmp(a, "--processes")) {
+            if (parse_u32(argv[++i], 1, 4096, &o.processes))
+                return cli_error("gen", "--processes: '%s' is not in 1..4096", argv[i]);
+        } else if (!strcmp(a, "--threads")) {
+            if (parse_u32(argv[++i], 1, 4096, &o.threads))
+                return cli_error("gen", "--threads: '%s' is not in 1..4096", argv[i]);
+        } else if (!strcmp(a, "--names")) {
+            if (parse_u32(argv[++i], 1, 65536, &o.names))
+                return cli_error("gen", "--names: '%s' is not in 1..65536", argv[i]);
+        } else if (!strcmp(a, "--zipf")) {
+            char *end;
+            errno = 0;
+            o.zipf_s = strtod(argv[++i], &end);
+            if (errno || end == argv[i] || *end || !(o.zipf_s >= 0.0 && o.zipf_s <= 10.0))
+                return cli_error("gen", "--zipf: '%s' is not a number in 0..10", argv[i]);
+        } else if (!strcmp(a, "--to")) {
+            format = trove_wire_format_parse(argv[++i]);
+            if (format < TROVE_WIRE_RAW || format > TROVE_WIRE_DEFLATE)
+                return cli_error("gen", "--to: '%s' is not raw, packed or deflate", argv[i]);
+        } else if (!strcmp(a, "--batch")) {
+            if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
+                return cli_error("gen", "--batch: '%s' is not a count in 1..65536", argv[i]);
+        } else {
+            return cli_error("gen", "unexpected argument '%s'; see `trove gen --help`", a);
+        }
+    }
+    if ((uint64_t)o.processes * o.threads > 65536)
+        return cli_error("gen", "--processes x --threads is %llu; at most 65536 threads",
+                         (unsigned long long)o.processes * o.threads);
+    if (outp && !strcmp(outp, "-"))
+        outp = NULL;
+    if (!outp && isatty(STDOUT_FILENO))
+        return cli_error("gen", "refusing to write a binary stream to a terminal; use -o FILE or "
+                                "redirect stdout");
+
+    t0 = cli_now();
+    if (trove_names_new(&names) != TROVE_OK) {
+        cli_error("gen", "out of memory");
+        goto out;
+    }
+    if ((rc = trove_gen(&o, &ev, names)) != TROVE_OK) {
+        cli_error("gen", "generating %llu events: %s", (unsigned long long)o.events,
+                  trove_strerror(rc));
+        goto out;
+    }
+    if (outp) {
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", outp) >= sizeof tmp) {
+            cli_error("gen", "output path too long: %s", outp);
+            goto out;
+        }
+        if (!(f = fopen(tmp, "wb"))) {
+            cli_error("gen", "cannot create %s: %s", tmp, strerror(errno));
+            goto out;
+        }
+        tmp_made = 1;
+    } else {
+        f = stdout;
+    }
+    errno = 0;
+    rc = write_stream(f, &ev, names, format, (size_t)batch, &bytes);
+    if (rc == TROVE_OK && fflush(f) != 0)
+        rc = -errno;
+    if (rc == TROVE_OK && outp && fsync(fileno(f)) != 0)
+        rc = -errno;
+    if (outp) {
+        if (fclose(f) != 0 && rc == TROVE_OK)
+            rc = -errno;
+        f = NULL;
+    }
+    if (rc != TROVE_OK) {
+        cli_error("gen", "writing %s: %s", outp ? outp : "stdout", trove_strerror(rc));
+        goto out;
+    }
+    if (outp && rename(tmp, outp) != 0) {
+        cli_error("gen", "renaming %s to %s: %s", tmp, outp, strerror(errno));
+        goto out;
+    }
+    tmp_made = 0;
+    if (!quiet)
+        fprintf(stderr, "trove gen: %zu events, %zu names -> %s (%s, batches of %llu): %llu bytes, "
+                        "%.2f bytes/event, %.2f s\n",
+                ev.len, trove_names_count(names), outp ? outp : "stdout",
+                trove_wire_format_name(format), (unsigned long long)batch,
+                (unsigned long long)bytes, ev.len ? (double)bytes / (double)ev.len : 0.0,
+                cli_now() - t0);
+    status = 0;
+out:
+    if (f && f != stdout)
+        fclose(f);
+    if (tmp_made)
+        unlink(tmp);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return status;
+}
