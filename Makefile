@@ -69,13 +69,14 @@ bench: build
 
 fuzz: deps
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
-	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined"
+	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 	cmake --build $(BUILD_FUZZ) -j $(JOBS)
 	@for f in fuzz/fuzz_*.c; do t=$$(basename $$f .c); \
 	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
 	  echo "== $$t for $(FUZZ_SECONDS) s (new inputs in $(BUILD_FUZZ)/corpus/$$t)"; \
-	  $(BUILD_FUZZ)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
-	    $(BUILD_FUZZ)/corpus/$$t fuzz/corpus/$$t || exit 1; \
+	  dict=""; [ -f fuzz/$$t.dict ] && dict="-dict=fuzz/$$t.dict"; \
+	  $(BUILD_FUZZ)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
+	    -artifact_prefix=$(BUILD_FUZZ)/ $(BUILD_FUZZ)/corpus/$$t fuzz/corpus/$$t || exit 1; \
 	done
 
 clean:

@@ -62,7 +62,11 @@ struct trove_chrome_stats {
  * Errors: TROVE_ERR_JSON (with the byte offset), TROVE_ERR_TRACE (a field of the wrong
  * type), TROVE_ERR_UNMATCHED (strict only), TROVE_ERR_NEGATIVE (end before start, negative
  * ts or dur), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM, -errno. On error, events and names are
- * left as they were on entry (nothing partial is appended).
+ * left as they were on entry (nothing partial is appended; the one exception is an
+ * allocation failure while the finished names are merged, which can leave names partly
+ * merged). names may be NULL; event name ids start at 0 and replace event names 0..k-1 of a
+ * table that has them. stats (may be NULL) counts what was read up to the end or the error.
+ * docs/formats/chrome-json.md describes the mapping.
  */
 int trove_chrome_import(FILE *in, const struct trove_chrome_options *opt,
                         struct trove_events *events, struct trove_names *names,
@@ -91,7 +95,9 @@ void trove_gen_defaults(struct trove_gen_options *opt);
  * Generate opt->events events of the model, sorted by start time, appended to *events;
  * thread, process and event names for what was used go to names (may be NULL).
  * Deterministic: the same options give the same events on every run.
- * Errors: TROVE_ERR_INVALID (zero processes/threads/names, names > 65,536), TROVE_ERR_NOMEM.
+ * Errors: TROVE_ERR_INVALID (zero processes, threads or names; names > 65,536; more than
+ * 4,096 processes or threads per process or 65,536 threads in all; a Zipf exponent outside
+ * [0, 10]), TROVE_ERR_NOMEM. Only threads and processes that have events are named.
  */
 int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
               struct trove_names *names);

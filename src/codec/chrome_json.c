@@ -1,0 +1,1757 @@
+/*
+ * chrome_json.c: the Chrome trace JSON importer (trove_chrome_import, trove_chrome_import_mem).
+ *
+ * Chrome writes a trace as one JSON document, either a bare array of event objects or an
+ * object whose "traceEvents" member is that array (other members, such as "metadata", may
+ * come before or after it). A real trace is tens of megabytes, almost all of it strings
+ * and args we throw away, so the importer never builds a document tree and never holds the
+ * input: it is a hand-written streaming tokenizer over a window of at most one chunk
+ * (1 MiB) refilled from the FILE*, driving a fixed-shape parser:
+ *
+ *   document := BOM? ( '[' events ']'? | '{' (member (',' member)*)? '}' )
+ *   member   := "traceEvents" ':' '[' events ']'  |  key ':' value   (skipped)
+ *   events   := event (',' event)*          (the bare array may stop at EOF, even after a ',')
+ *   event    := '{' (key ':' value)* '}'    (keys we use are decoded; other values skipped)
+ *
+ * Values that are not used (args, cat, id2, metadata, ...) go through skip_value(), an
+ * iterative validator with an explicit stack of open brackets, so nesting costs one byte
+ * per level and is capped at MAX_DEPTH. Strings are decoded (escapes, \uXXXX, surrogate
+ * pairs; a lone surrogate becomes U+FFFD) only into small bounded buffers; skipped strings
+ * are validated and discarded. Numbers are never converted through a double: their first
+ * significant digits and the position of the decimal point are kept, and a microsecond
+ * time becomes nanoseconds exactly, digits past the nanosecond rounded half away from zero.
+ *
+ * Each event object is collected into a flat set of fields and evaluated when its '}' is
+ * read, because JSON does not order keys (the sample puts "args" before "ph"). An event
+ * that is imported becomes a struct rec in a growable array; B events wait on a per-thread
+ * stack until their E. Names are interned with first-appearance ids and counted. At the
+ * end: sort per thread to compute depth (a min-heap of open end times), sort into output
+ * order, renumber names by descending frequency, and only then touch the caller's events
+ * and names, so a failure leaves them as they were (the one exception: an allocation failure
+ * inside the final trove_names_merge() can leave names partly merged; events stay intact).
+ *
+ * Memory: one chunk, two name buffers of TROVE_NAME_MAX bytes, about 40 bytes per imported
+ * event while parsing plus the 32-byte output records and qsort's scratch, and the distinct
+ * names. Nothing is proportional to the input size. See docs/formats/chrome-json.md for
+ * the mapping of phases onto trove events.
+ */
+#include "chrome_json.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_DEFAULT ((size_t)1 << 20)
+#define MAX_DEPTH 512                       /* open brackets, the top-level one included */
+#define MAX_EVENTS ((uint64_t)1 << 28)      /* imported events plus open B events */
+#define INPUT_DEFAULT ((uint64_t)4 << 30)   /* max_input when the caller passes 0 */
+#define NUM_DIGITS 24                       /* significant digits a number keeps */
+#define EXP_CAP 1000000000                  /* |exponent| saturates here */
+#define KEY_CAP 16                          /* longest key we need to recognize, plus slack */
+#define SHORT_CAP 4                         /* "ph" and "s" values */
+#define NO_NAME UINT32_MAX
+
+enum { J_NONE = 0, J_STRING, J_NUMBER, J_OTHER };
+
+/* ---- input window ------------------------------------------------------------------- */
+
+struct src {
+    FILE *f;                 /* NULL: the whole input is the window */
+    const uint8_t *start;    /* window, input offset `base` */
+    const uint8_t *p;        /* next byte */
+    const uint8_t *end;
+    uint8_t *buf;            /* chunk storage when reading a FILE */
+    size_t chunk;
+    uint64_t base;
+    uint64_t limit;          /* max_input */
+    int eof;
+    int err;                 /* sticky read error: -errno or TROVE_ERR_LIMIT */
+};
+
+static uint64_t src_pos(const struct src *s) { return s->base + (uint64_t)(s->p - s->start); }
+
+/* Make at least one byte available. Returns 1, or 0 at end of input or on a read error
+ * (then s->err is set). */
+static int src_fill(struct src *s)
+{
+    size_t want, n;
+
+    if (s->p < s->end)
+        return 1;
+    if (!s->f || s->eof || s->err)
+        return 0;
+    s->base += (uint64_t)(s->end - s->start);
+    assert(s->base <= s->limit);
+    s->start = s->p = s->end = s->buf;
+    want = s->chunk;
+    if (s->limit - s->base < (uint64_t)want) /* read one byte past the limit to detect it */
+        want = (size_t)(s->limit - s->base) + 1;
+    errno = 0;
+    n = fread(s->buf, 1, want, s->f);
+    if (n < want) {
+        if (ferror(s->f)) {
+            s->err = errno ? -errno : -EIO;
+            return 0;
+        }
+        s->eof = 1;
+    }
+    if (n == 0)
+        return 0;
+    if (s->base + n > s->limit) {
+        s->err = TROVE_ERR_LIMIT;
+        return 0;
+    }
+    s->end = s->buf + n;
+    return 1;
+}
+
+/* The next byte without consuming it, or -1 at end of input. */
+static inline int src_peek(struct src *s)
+{
+    if (s->p == s->end && !src_fill(s))
+        return -1;
+    return *s->p;
+}
+
+/* ---- parsed values ------------------------------------------------------------------ */
+
+/* A bounded decoded string: the first `cap` bytes are kept, `over` says more existed. */
+struct sbuf {
+    uint8_t *ptr;
+    size_t len, cap;
+    int over;
+};
+
+/*
+ * A JSON number as digits: value = 0.d[0]d[1]... * 10^point, with leading zeros dropped.
+ * Only the first NUM_DIGITS significant digits are kept; no time or id needs more (a u64
+ * nanosecond count has 20, and the rounding digit is the 21st).
+ */
+struct num {
+    uint8_t neg, is_int, nd;
+    uint8_t d[NUM_DIGITS];
+    int64_t point;
+};
+
+struct field {
+    uint8_t type;            /* J_* */
+    uint64_t off;            /* byte offset of the value */
+};
+
+/* The fields of the event being read. */
+struct evf {
+    uint64_t off;
+    struct field ph, name, ts, dur, pid, tid, s, args_name;
+    struct num ts_n, dur_n, pid_n, tid_n;
+};
+
+/* ---- state -------------------------------------------------------------------------- */
+
+struct rec {
+    uint64_t start, dur;
+    uint32_t pid, tid, name, seq;
+    uint8_t kind, extra, depth;
+};
+
+struct iname {
+    uint64_t off;            /* into the arena */
+    uint32_t len, hash, count;
+};
+
+struct open_b {
+    uint64_t ts, off;
+    uint32_t name;           /* provisional name id, or NO_NAME */
+};
+
+struct bthread {
+    uint32_t pid, tid;
+    struct open_b *stk;
+    size_t n, cap;
+};
+
+struct parser {
+    struct src src;
+    struct trove_diag *diag;
+    int strict;
+    struct trove_chrome_stats st;
+    struct evf ev;
+
+    uint8_t key_store[KEY_CAP], ph_store[SHORT_CAP], s_store[SHORT_CAP];
+    struct sbuf key, ph, scope, name, args_name;
+    struct trove_bytes fix;      /* UTF-8 repair output */
+
+    struct rec *rec;
+    size_t nrec, rec_cap;
+    uint64_t open_total;         /* B events waiting for their E */
+
+    struct trove_bytes arena;    /* interned names, back to back */
+    struct iname *nm;
+    uint32_t nnm, nm_cap;
+    uint32_t *nm_index;          /* id + 1, 0 = free; power-of-two size */
+    uint32_t nm_mask;
+
+    struct bthread *thr;
+    uint32_t nthr, thr_cap;
+    uint32_t *thr_index;
+    uint32_t thr_mask;
+
+    struct trove_names *tmp_names;
+};
+
+/* ---- errors ------------------------------------------------------------------------- */
+
+static const char *char_desc(int c, char buf[16])
+{
+    if (c < 0)
+        return "end of input";
+    if (c >= 0x21 && c < 0x7f)
+        snprintf(buf, 16, "'%c'", c);
+    else
+        snprintf(buf, 16, "byte 0x%02x", (unsigned)c);
+    return buf;
+}
+
+/* The error for input that ended (or could not be read) while `what` was incomplete. */
+static int eof_error(struct parser *ps, const char *what)
+{
+    struct src *s = &ps->src;
+    if (s->err == TROVE_ERR_LIMIT)
+        return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, src_pos(s),
+                              "input is larger than max_input (%llu bytes); raise the limit "
+                              "to import it",
+                              (unsigned long long)s->limit);
+    if (s->err)
+        return trove_diag_set(ps->diag, s->err, src_pos(s), "reading the trace failed: %s",
+                              trove_strerror(s->err));
+    return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+                          "unexpected end of input inside %s; the trace is truncated", what);
+}
+
+/* "expected X, got Y" at the current byte. */
+static int unexpected(struct parser *ps, int c, const char *expected, const char *where)
+{
+    char buf[16];
+    if (c < 0)
+        return eof_error(ps, where);
+    return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(&ps->src), "expected %s in %s, got %s",
+                          expected, where, char_desc(c, buf));
+}
+
+/* Copy a name into out for a message: at most 60 bytes, control bytes as '?'. */
+static const char *show_name(const struct parser *ps, uint32_t id, char out[72])
+{
+    const uint8_t *p;
+    size_t len, n = 0;
+    if (id == NO_NAME)
+        return "(unnamed)";
+    p = ps->arena.ptr + ps->nm[id].off;
+    len = ps->nm[id].len;
+    if (len > 60) {
+        len = 60;
+        while (len > 0 && (p[len] & 0xC0) == 0x80)
+            len--;
+    }
+    for (size_t i = 0; i < len; i++)
+        out[n++] = (char)(p[i] < 0x20 || p[i] == 0x7f ? '?' : p[i]);
+    if (len < ps->nm[id].len) {
+        memcpy(out + n, "...", 3);
+        n += 3;
+    }
+    out[n] = 0;
+    return out;
+}
+
+/* ns as a microsecond decimal for messages, e.g. "12.345 us". */
+static const char *show_us(uint64_t ns, char out[40])
+{
+    snprintf(out, 40, "%llu.%03llu us", (unsigned long long)(ns / 1000),
+             (unsigned long long)(ns % 1000));
+    return out;
+}
+
+/* ---- tokenizer ---------------------------------------------------------------------- */
+
+/* Skip whitespace; return the next byte without consuming it, or -1 at end of input. */
+static inline int peek_ws(struct parser *ps)
+{
+    struct src *s = &ps->src;
+    for (;;) {
+        while (s->p < s->end) {
+            uint8_t c = *s->p;
+            if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+                return c;
+            s->p++;
+        }
+        if (!src_fill(s))
+            return -1;
+    }
+}
+
+static void sbuf_put(struct sbuf *b, const uint8_t *p, size_t n)
+{
+    size_t room;
+    if (!b)
+        return;
+    room = b->cap - b->len;
+    if (n > room) {
+        n = room;
+        b->over = 1;
+    }
+    memcpy(b->ptr + b->len, p, n);
+    b->len += n;
+}
+
+static void sbuf_put_cp(struct sbuf *b, uint32_t cp)
+{
+    uint8_t u[4];
+    size_t n;
+    if (!b)
+        return;
+    if (cp < 0x80) {
+        u[0] = (uint8_t)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (uint8_t)(0xC0 | cp >> 6);
+        u[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (uint8_t)(0xE0 | cp >> 12);
+        u[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+        u[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 3;
+    } else {
+        u[0] = (uint8_t)(0xF0 | cp >> 18);
+        u[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
+        u[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+        u[3] = (uint8_t)(0x80 | (cp & 0x3F));
+        n = 4;
+    }
+    sbuf_put(b, u, n);
+}
+
+static int hex_val(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* 1 for the bytes that end a plain run inside a string: '"', '\\' and controls. */
+static const uint8_t str_special[256] = {
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+};
+
+/*
+ * Read the string whose opening quote is the next byte. Decoded bytes go to out (which may
+ * be NULL to validate and discard). A high surrogate waits in `hi` for its low half; if
+ * anything else follows, or a low half comes alone, it becomes U+FFFD.
+ */
+static int read_string(struct parser *ps, struct sbuf *out)
+{
+    struct src *s = &ps->src;
+    uint32_t hi = 0;
+
+    if (out) {
+        out->len = 0;
+        out->over = 0;
+    }
+    s->p++;
+    for (;;) {
+        const uint8_t *q;
+        uint64_t esc_off;
+        int c;
+
+        if (s->p == s->end && !src_fill(s))
+            return eof_error(ps, "a string");
+        q = s->p;
+        while (q < s->end && !str_special[*q])
+            q++;
+        if (q > s->p) {
+            if (hi) {
+                sbuf_put_cp(out, 0xFFFD);
+                hi = 0;
+            }
+            sbuf_put(out, s->p, (size_t)(q - s->p));
+            s->p = q;
+            continue;
+        }
+        c = *q;
+        if (c == '"') {
+            if (hi)
+                sbuf_put_cp(out, 0xFFFD);
+            s->p++;
+            return TROVE_OK;
+        }
+        if (c < 0x20)
+            return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+                                  "control byte 0x%02x inside a string (JSON requires it to be "
+                                  "escaped)",
+                                  (unsigned)c);
+        esc_off = src_pos(s);
+        s->p++;
+        if ((c = src_peek(s)) < 0)
+            return eof_error(ps, "a string escape");
+        s->p++;
+        if (c == 'u') {
+            uint32_t cp = 0;
+            for (int i = 0; i < 4; i++) {
+                int h = src_peek(s);
+                if (h < 0)
+                    return eof_error(ps, "a \\u escape");
+                if ((h = hex_val(h)) < 0)
+                    return trove_diag_set(ps->diag, TROVE_ERR_JSON, esc_off,
+                                          "\\u escape needs four hex digits");
+                s->p++;
+                cp = cp << 4 | (uint32_t)h;
+            }
+            if (hi) {
+                if (cp >= 0xDC00 && cp <= 0xDFFF) {
+                    sbuf_put_cp(out, 0x10000 + ((hi - 0xD800) << 10) + (cp - 0xDC00));
+                    hi = 0;
+                    continue;
+                }
+                sbuf_put_cp(out, 0xFFFD);
+                hi = 0;
+            }
+            if (cp >= 0xD800 && cp <= 0xDBFF) {
+                hi = cp;
+                continue;
+            }
+            sbuf_put_cp(out, cp >= 0xDC00 && cp <= 0xDFFF ? 0xFFFD : cp);
+            continue;
+        }
+        if (hi) {
+            sbuf_put_cp(out, 0xFFFD);
+            hi = 0;
+        }
+        switch (c) {
+        case '"': case '\\': case '/': break;
+        case 'b': c = '\b'; break;
+        case 'f': c = '\f'; break;
+        case 'n': c = '\n'; break;
+        case 'r': c = '\r'; break;
+        case 't': c = '\t'; break;
+        default: {
+            char buf[16];
+            return trove_diag_set(ps->diag, TROVE_ERR_JSON, esc_off,
+                                  "invalid escape: backslash followed by %s", char_desc(c, buf));
+        }
+        }
+        {
+            uint8_t b = (uint8_t)c;
+            sbuf_put(out, &b, 1);
+        }
+    }
+}
+
+static void num_digit(struct num *n, int d, int int_part)
+{
+    if (n->nd == 0 && d == 0) {
+        if (!int_part)
+            n->point--;
+        return;
+    }
+    if (n->nd < NUM_DIGITS)
+        n->d[n->nd++] = (uint8_t)d;
+    if (int_part)
+        n->point++;
+}
+
+/* Read a JSON number (the next byte is '-' or a digit) into n, checking its grammar. */
+static int read_number(struct parser *ps, struct num *n)
+{
+    struct src *s = &ps->src;
+    int c = src_peek(s);
+    int64_t exp = 0;
+    int exp_neg = 0;
+
+    n->neg = 0;
+    n->is_int = 1;
+    n->nd = 0;
+    n->point = 0;
+    if (c == '-') {
+        n->neg = 1;
+        s->p++;
+        c = src_peek(s);
+    }
+    if (c < '0' || c > '9')
+        return unexpected(ps, c, "a digit", "a number");
+    s->p++;
+    if (c == '0') {
+        c = src_peek(s);
+        if (c >= '0' && c <= '9')
+            return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+                                  "number with a leading zero");
+    } else {
+        num_digit(n, c - '0', 1);
+        for (;;) {
+            /* the fast path stays inside the window */
+            while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
+                num_digit(n, *s->p++ - '0', 1);
+            c = src_peek(s);
+            if (c < '0' || c > '9')
+                break;
+        }
+    }
+    if (c == '.') {
+        n->is_int = 0;
+        s->p++;
+        c = src_peek(s);
+        if (c < '0' || c > '9')
+            return unexpected(ps, c, "a digit after '.'", "a number");
+        while (c >= '0' && c <= '9') {
+            num_digit(n, c - '0', 0);
+            s->p++;
+            c = src_peek(s);
+        }
+    }
+    if (c == 'e' || c == 'E') {
+        n->is_int = 0;
+        s->p++;
+        c = src_peek(s);
+        if (c == '+' || c == '-') {
+            exp_neg = c == '-';
+            s->p++;
+            c = src_peek(s);
+        }
+        if (c < '0' || c > '9')
+            return unexpected(ps, c, "a digit in the exponent", "a number");
+        while (c >= '0' && c <= '9') {
+            exp = exp * 10 + (c - '0');
+            if (exp > EXP_CAP)
+                exp = EXP_CAP;
+            s->p++;
+            c = src_peek(s);
+        }
+        n->point += exp_neg ? -exp : exp;
+    }
+    return TROVE_OK;
+}
+
+/*
+ * Microseconds -> nanoseconds, exactly. Returns TROVE_OK, TROVE_ERR_NEGATIVE or
+ * TROVE_ERR_LIMIT (the result does not fit in a u64).
+ */
+static int num_to_ns(const struct num *n, uint64_t *out)
+{
+    int64_t q;
+    uint64_t v = 0;
+
+    *out = 0;
+    if (n->nd == 0)
+        return TROVE_OK;           /* zero, including -0 */
+    if (n->neg)
+        return TROVE_ERR_NEGATIVE;
+    q = n->point + 3;              /* digits before the nanosecond point */
+    if (q > 20)
+        return TROVE_ERR_LIMIT;
+    for (int64_t i = 0; i < q; i++) {
+        unsigned d = i < n->nd ? n->d[i] : 0;
+        if (v > (UINT64_MAX - d) / 10)
+            return TROVE_ERR_LIMIT;
+        v = v * 10 + d;
+    }
+    if (q >= 0 && q < n->nd && n->d[q] >= 5) {
+        if (v == UINT64_MAX)
+            return TROVE_ERR_LIMIT;
+        v++;
+    }
+    *out = v;
+    return TROVE_OK;
+}
+
+/* A pid or tid: an integer in [INT32_MIN, UINT32_MAX], negatives stored two's complement. */
+static int num_to_id(const struct num *n, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (!n->is_int)
+        return TROVE_ERR_TRACE;
+    if (n->nd == 0) {
+        *out = 0;
+        return TROVE_OK;
+    }
+    if (n->point > 10)
+        return TROVE_ERR_LIMIT;
+    for (int64_t i = 0; i < n->point; i++)
+        v = v * 10 + n->d[i];
+    if (n->neg ? v > (uint64_t)1 << 31 : v > UINT32_MAX)
+        return TROVE_ERR_LIMIT;
+    *out = n->neg ? (uint32_t)(0 - v) : (uint32_t)v;
+    return TROVE_OK;
+}
+
+static int read_literal(struct parser *ps, const char *lit)
+{
+    struct src *s = &ps->src;
+    uint64_t off = src_pos(s);
+    for (const char *l = lit; *l; l++) {
+        int c = src_peek(s);
+        if (c < 0)
+            return eof_error(ps, "a literal");
+        if (c != *l)
+            return trove_diag_set(ps->diag, TROVE_ERR_JSON, off,
+                                  "invalid literal (expected %s, true, false or null)",
+                                  *lit == 'n' ? "null" : *lit == 't' ? "true" : "false");
+        s->p++;
+    }
+    return TROVE_OK;
+}
+
+/* Read `"key" :`; the key goes to ps->key (bounded). */
+static int read_key(struct parser *ps, const char *where)
+{
+    int c = peek_ws(ps), rc;
+    if (c != '"')
+        return unexpected(ps, c, "a string key", where);
+    if ((rc = read_string(ps, &ps->key)) != TROVE_OK)
+        return rc;
+    c = peek_ws(ps);
+    if (c != ':')
+        return unexpected(ps, c, "':' after a key", where);
+    ps->src.p++;
+    return TROVE_OK;
+}
+
+static int key_is(const struct parser *ps, const char *k)
+{
+    size_t n = strlen(k);
+    return !ps->key.over && ps->key.len == n && memcmp(ps->key.ptr, k, n) == 0;
+}
+
+/*
+ * Validate and discard one JSON value; `depth` brackets are already open around it. An
+ * explicit stack of the brackets this call opened replaces recursion.
+ */
+static int skip_value(struct parser *ps, int depth)
+{
+    struct src *s = &ps->src;
+    char stack[MAX_DEPTH];
+    int top = 0, rc, c;
+    struct num tmp;
+
+    for (;;) {
+        /* a value starts here */
+        c = peek_ws(ps);
+        switch (c) {
+        case '{':
+        case '[':
+            if (depth + top + 1 > MAX_DEPTH)
+                return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, src_pos(s),
+                                      "JSON nested deeper than %d levels", MAX_DEPTH);
+            stack[top++] = (char)c;
+            s->p++;
+            c = peek_ws(ps);
+            if (c == (stack[top - 1] == '{' ? '}' : ']')) {
+                s->p++;
+                top--;
+                break;
+            }
+            if (stack[top - 1] == '{' && (rc = read_key(ps, "an object")) != TROVE_OK)
+                return rc;
+            continue;
+        case '"':
+            if ((rc = read_string(ps, NULL)) != TROVE_OK)
+                return rc;
+            break;
+        case 't':
+            if ((rc = read_literal(ps, "true")) != TROVE_OK)
+                return rc;
+            break;
+        case 'f':
+            if ((rc = read_literal(ps, "false")) != TROVE_OK)
+                return rc;
+            break;
+        case 'n':
+            if ((rc = read_literal(ps, "null")) != TROVE_OK)
+                return rc;
+            break;
+        case '-': case '0': case '1': case '2': case '3': case '4':
+        case '5': case '6': case '7': case '8': case '9':
+            if ((rc = read_number(ps, &tmp)) != TROVE_OK)
+                return rc;
+            break;
+        default:
+            return unexpected(ps, c, "a value",
+                              !top ? "a value" : stack[top - 1] == '{' ? "an object" : "an array");
+        }
+        /* after a value: close brackets until a ',' asks for the next value */
+        for (;;) {
+            char close;
+            if (top == 0)
+                return TROVE_OK;
+            close = stack[top - 1] == '{' ? '}' : ']';
+            c = peek_ws(ps);
+            if (c == ',') {
+                s->p++;
+                if (stack[top - 1] == '{' && (rc = read_key(ps, "an object")) != TROVE_OK)
+                    return rc;
+                break;
+            }
+            if (c != close)
+                return unexpected(ps, c, close == '}' ? "',' or '}'" : "',' or ']'",
+                                  close == '}' ? "an object" : "an array");
+            s->p++;
+            top--;
+        }
+    }
+}
+
+/*
+ * Read one value of an event field: strings into str (NULL: discard), numbers into num
+ * (NULL: discard), anything else validated and discarded. Records the type and offset.
+ */
+static int read_field(struct parser *ps, struct field *f, struct sbuf *str, struct num *num,
+                      int depth)
+{
+    int c = peek_ws(ps);
+    struct num tmp;
+    f->off = src_pos(&ps->src);
+    if (c == '"') {
+        f->type = J_STRING;
+        return read_string(ps, str);
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        f->type = J_NUMBER;
+        return read_number(ps, num ? num : &tmp);
+    }
+    f->type = J_OTHER;
+    return skip_value(ps, depth);
+}
+
+/* The "args" object of an event (the next byte is '{'): only args.name is kept. */
+static int read_args(struct parser *ps)
+{
+    struct src *s = &ps->src;
+    int c, rc;
+
+    ps->ev.args_name.type = J_NONE;
+    s->p++;
+    c = peek_ws(ps);
+    if (c == '}') {
+        s->p++;
+        return TROVE_OK;
+    }
+    for (;;) {
+        if ((rc = read_key(ps, "args")) != TROVE_OK)
+            return rc;
+        if (key_is(ps, "name"))
+            rc = read_field(ps, &ps->ev.args_name, &ps->args_name, NULL, 3);
+        else
+            rc = skip_value(ps, 3);
+        if (rc != TROVE_OK)
+            return rc;
+        c = peek_ws(ps);
+        if (c == ',') {
+            s->p++;
+            continue;
+        }
+        if (c != '}')
+            return unexpected(ps, c, "',' or '}'", "args");
+        s->p++;
+        return TROVE_OK;
+    }
+}
+
+/* ---- names and threads -------------------------------------------------------------- */
+
+static uint32_t hash_bytes(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 29;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        uint64_t w = 0;
+        memcpy(&w, p, n);
+        h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    }
+    h ^= h >> 32;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 29;
+    return (uint32_t)h;
+}
+
+/* Replace an open-addressing index with an empty one twice the size (64 at first). */
+static int grow_u32_index(uint32_t **index, uint32_t *mask)
+{
+    uint32_t cap = *index ? (*mask + 1) * 2 : 64;
+    uint32_t *p = calloc(cap, sizeof *p);
+    if (!p)
+        return TROVE_ERR_NOMEM;
+    free(*index);
+    *index = p;
+    *mask = cap - 1;
+    return TROVE_OK;
+}
+
+/* Rebuild the names index at twice the size. */
+static int names_rehash(struct parser *ps)
+{
+    int rc = grow_u32_index(&ps->nm_index, &ps->nm_mask);
+    if (rc != TROVE_OK)
+        return rc;
+    for (uint32_t i = 0; i < ps->nnm; i++) {
+        uint32_t j = ps->nm[i].hash & ps->nm_mask;
+        while (ps->nm_index[j])
+            j = (j + 1) & ps->nm_mask;
+        ps->nm_index[j] = i + 1;
+    }
+    return TROVE_OK;
+}
+
+/* Find or add a name; its provisional id (first-appearance order) goes to *id. */
+static int intern(struct parser *ps, const uint8_t *p, size_t len, uint32_t *id)
+{
+    uint32_t h = hash_bytes(p, len), j;
+    int rc;
+
+    if (!ps->nm_index || (uint64_t)(ps->nnm + 1) * 2 > (uint64_t)ps->nm_mask + 1) {
+        if ((rc = names_rehash(ps)) != TROVE_OK)
+            return rc;
+    }
+    for (j = h & ps->nm_mask; ps->nm_index[j]; j = (j + 1) & ps->nm_mask) {
+        const struct iname *e = &ps->nm[ps->nm_index[j] - 1];
+        if (e->hash == h && e->len == len && memcmp(ps->arena.ptr + e->off, p, len) == 0) {
+            *id = ps->nm_index[j] - 1;
+            return TROVE_OK;
+        }
+    }
+    if (ps->nnm == ps->nm_cap) {
+        uint32_t cap = ps->nm_cap ? ps->nm_cap * 2 : 256;
+        struct iname *n = realloc(ps->nm, cap * sizeof *n);
+        if (!n)
+            return TROVE_ERR_NOMEM;
+        ps->nm = n;
+        ps->nm_cap = cap;
+    }
+    if ((rc = trove_bytes_append(&ps->arena, p, len)) != TROVE_OK)
+        return rc;
+    ps->nm[ps->nnm] = (struct iname){ps->arena.len - len, (uint32_t)len, h, 0};
+    ps->nm_index[j] = ++ps->nnm;
+    *id = ps->nnm - 1;
+    return TROVE_OK;
+}
+
+static int threads_rehash(struct parser *ps)
+{
+    int rc = grow_u32_index(&ps->thr_index, &ps->thr_mask);
+    if (rc != TROVE_OK)
+        return rc;
+    for (uint32_t i = 0; i < ps->nthr; i++) {
+        uint32_t j = hash_bytes((const uint8_t *)&ps->thr[i], 8) & ps->thr_mask;
+        while (ps->thr_index[j])
+            j = (j + 1) & ps->thr_mask;
+        ps->thr_index[j] = i + 1;
+    }
+    return TROVE_OK;
+}
+
+/* The B/E state of thread (pid, tid); created when `create`, else NULL if absent. */
+static int find_thread(struct parser *ps, uint32_t pid, uint32_t tid, int create,
+                       struct bthread **out)
+{
+    uint32_t key[2] = {pid, tid}, j;
+    int rc;
+
+    *out = NULL;
+    if (!ps->thr_index || (uint64_t)(ps->nthr + 1) * 2 > (uint64_t)ps->thr_mask + 1) {
+        if ((rc = threads_rehash(ps)) != TROVE_OK)
+            return rc;
+    }
+    for (j = hash_bytes((const uint8_t *)key, 8) & ps->thr_mask; ps->thr_index[j];
+         j = (j + 1) & ps->thr_mask) {
+        struct bthread *t = &ps->thr[ps->thr_index[j] - 1];
+        if (t->pid == pid && t->tid == tid) {
+            *out = t;
+            return TROVE_OK;
+        }
+    }
+    if (!create)
+        return TROVE_OK;
+    if (ps->nthr == ps->thr_cap) {
+        uint32_t cap = ps->thr_cap ? ps->thr_cap * 2 : 16;
+        struct bthread *n = realloc(ps->thr, cap * sizeof *n);
+        if (!n)
+            return TROVE_ERR_NOMEM;
+        ps->thr = n;
+        ps->thr_cap = cap;
+    }
+    ps->thr[ps->nthr] = (struct bthread){pid, tid, NULL, 0, 0};
+    ps->thr_index[j] = ++ps->nthr;
+    *out = &ps->thr[ps->nthr - 1];
+    return TROVE_OK;
+}
+
+/* ---- UTF-8 -------------------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p[0..n), or 0 if it is not one. */
+static size_t utf8_seq(const uint8_t *p, size_t n)
+{
+    uint8_t c = p[0];
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        return n >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        uint8_t lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+        return n >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        uint8_t lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 &&
+                       (p[3] & 0xC0) == 0x80
+                   ? 4
+                   : 0;
+    }
+    return 0;
+}
+
+/*
+ * Make a decoded string valid UTF-8 (each byte that starts no valid sequence becomes
+ * U+FFFD) and check its length. *out points into b or into ps->fix.
+ */
+static int clean_string(struct parser *ps, const struct sbuf *b, const struct field *f,
+                        const char *what, const uint8_t **out, size_t *out_len)
+{
+    size_t i = 0, k;
+    int rc;
+
+    if (b->over)
+        goto too_long;
+    while (i < b->len && (k = utf8_seq(b->ptr + i, b->len - i)) != 0)
+        i += k;
+    if (i == b->len) {
+        *out = b->ptr;
+        *out_len = b->len;
+        return TROVE_OK;
+    }
+    ps->fix.len = 0;
+    if ((rc = trove_bytes_append(&ps->fix, b->ptr, i)) != TROVE_OK)
+        return rc;
+    while (i < b->len) {
+        k = utf8_seq(b->ptr + i, b->len - i);
+        if (k)
+            rc = trove_bytes_append(&ps->fix, b->ptr + i, k);
+        else
+            rc = trove_bytes_append(&ps->fix, "\xEF\xBF\xBD", 3);
+        if (rc != TROVE_OK)
+            return rc;
+        i += k ? k : 1;
+    }
+    if (ps->fix.len > TROVE_NAME_MAX)
+        goto too_long;
+    *out = ps->fix.ptr;
+    *out_len = ps->fix.len;
+    return TROVE_OK;
+too_long:
+    return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, f->off,
+                          "%s is longer than %d bytes, the longest name trove stores", what,
+                          TROVE_NAME_MAX);
+}
+
+/* ---- events ------------------------------------------------------------------------- */
+
+static int trace_error(struct parser *ps, uint64_t off, const char *msg, const char *field)
+{
+    return trove_diag_set(ps->diag, TROVE_ERR_TRACE, off, msg, field);
+}
+
+/* A time field in ns. `required`: absence is an error; else absent means 0. */
+static int get_time(struct parser *ps, const struct field *f, const struct num *n,
+                    const char *what, int required, uint64_t *out)
+{
+    int rc;
+    *out = 0;
+    if (f->type == J_NONE) {
+        if (!required)
+            return TROVE_OK;
+        return trace_error(ps, ps->ev.off, "trace event has no \"%s\" field", what);
+    }
+    if (f->type != J_NUMBER)
+        return trace_error(ps, f->off, "\"%s\" must be a number of microseconds", what);
+    rc = num_to_ns(n, out);
+    if (rc == TROVE_ERR_NEGATIVE)
+        return trove_diag_set(ps->diag, rc, f->off,
+                              "negative \"%s\"; trove times are unsigned nanoseconds", what);
+    if (rc != TROVE_OK)
+        return trove_diag_set(ps->diag, rc, f->off,
+                              "\"%s\" does not fit in 64-bit nanoseconds", what);
+    return TROVE_OK;
+}
+
+static int get_id(struct parser *ps, const struct field *f, const struct num *n,
+                  const char *what, uint32_t *out)
+{
+    int rc;
+    *out = 0;
+    if (f->type == J_NONE)
+        return TROVE_OK;
+    if (f->type != J_NUMBER)
+        return trace_error(ps, f->off, "\"%s\" must be an integer", what);
+    rc = num_to_id(n, out);
+    if (rc == TROVE_ERR_TRACE)
+        return trace_error(ps, f->off,
+                           "\"%s\" must be an integer (no fraction or exponent)", what);
+    if (rc != TROVE_OK)
+        return trace_error(ps, f->off,
+                           "\"%s\" is outside -2147483648..4294967295", what);
+    return TROVE_OK;
+}
+
+static int get_thread(struct parser *ps, uint32_t *pid, uint32_t *tid)
+{
+    int rc = get_id(ps, &ps->ev.pid, &ps->ev.pid_n, "pid", pid);
+    if (rc == TROVE_OK)
+        rc = get_id(ps, &ps->ev.tid, &ps->ev.tid_n, "tid", tid);
+    return rc;
+}
+
+/* The event's name, interned; a missing name is the empty name unless `optional`, when it
+ * is NO_NAME. */
+static int get_name(struct parser *ps, int optional, uint32_t *id)
+{
+    const uint8_t *p;
+    size_t len;
+    int rc;
+
+    *id = NO_NAME;
+    if (ps->ev.name.type == J_NONE)
+        return optional ? TROVE_OK : intern(ps, (const uint8_t *)"", 0, id);
+    if (ps->ev.name.type != J_STRING)
+        return trace_error(ps, ps->ev.name.off, "\"%s\" must be a string", "name");
+    if ((rc = clean_string(ps, &ps->name, &ps->ev.name, "event name", &p, &len)) != TROVE_OK)
+        return rc;
+    return intern(ps, p, len, id);
+}
+
+static int check_count(struct parser *ps)
+{
+    if ((uint64_t)ps->nrec + ps->open_total >= MAX_EVENTS)
+        return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, ps->ev.off,
+                              "more than %llu events; split the trace to import it",
+                              (unsigned long long)MAX_EVENTS);
+    return TROVE_OK;
+}
+
+static int push_rec(struct parser *ps, uint64_t start, uint64_t dur, uint32_t pid, uint32_t tid,
+                    uint8_t kind, uint8_t extra, uint32_t name)
+{
+    int rc = check_count(ps);
+    if (rc != TROVE_OK)
+        return rc;
+    if (ps->nrec == ps->rec_cap) {
+        size_t cap = ps->rec_cap ? ps->rec_cap * 2 : 4096;
+        struct rec *n = realloc(ps->rec, cap * sizeof *n);
+        if (!n)
+            return TROVE_ERR_NOMEM;
+        ps->rec = n;
+        ps->rec_cap = cap;
+    }
+    ps->rec[ps->nrec] =
+        (struct rec){start, dur, pid, tid, name, (uint32_t)ps->nrec, kind, extra, 0};
+    ps->nrec++;
+    ps->nm[name].count++;
+    return TROVE_OK;
+}
+
+static int ev_complete(struct parser *ps)
+{
+    uint64_t ts, dur;
+    uint32_t pid, tid, name;
+    int rc;
+
+    if ((rc = get_time(ps, &ps->ev.ts, &ps->ev.ts_n, "ts", 1, &ts)) != TROVE_OK ||
+        (rc = get_time(ps, &ps->ev.dur, &ps->ev.dur_n, "dur", 0, &dur)) != TROVE_OK ||
+        (rc = get_thread(ps, &pid, &tid)) != TROVE_OK)
+        return rc;
+    if (dur > UINT64_MAX - ts)
+        return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, ps->ev.dur.off,
+                              "ts + dur does not fit in 64-bit nanoseconds");
+    if ((rc = get_name(ps, 0, &name)) != TROVE_OK)
+        return rc;
+    ps->st.complete++;
+    return push_rec(ps, ts, dur, pid, tid, TROVE_KIND_ZONE, 0, name);
+}
+
+static int ev_begin(struct parser *ps)
+{
+    struct bthread *t;
+    uint64_t ts;
+    uint32_t pid, tid, name;
+    int rc;
+
+    if ((rc = get_time(ps, &ps->ev.ts, &ps->ev.ts_n, "ts", 1, &ts)) != TROVE_OK ||
+        (rc = get_thread(ps, &pid, &tid)) != TROVE_OK ||
+        (rc = get_name(ps, 1, &name)) != TROVE_OK || (rc = check_count(ps)) != TROVE_OK ||
+        (rc = find_thread(ps, pid, tid, 1, &t)) != TROVE_OK)
+        return rc;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 16;
+        struct open_b *n = realloc(t->stk, cap * sizeof *n);
+        if (!n)
+            return TROVE_ERR_NOMEM;
+        t->stk = n;
+        t->cap = cap;
+    }
+    t->stk[t->n++] = (struct open_b){ts, ps->ev.off, name};
+    ps->open_total++;
+    return TROVE_OK;
+}
+
+static int ev_end(struct parser *ps)
+{
+    struct bthread *t;
+    struct open_b b;
+    uint64_t ts;
+    uint32_t pid, tid, name;
+    char nbuf[72], t1[40], t2[40];
+    int rc;
+
+    if ((rc = get_time(ps, &ps->ev.ts, &ps->ev.ts_n, "ts", 1, &ts)) != TROVE_OK ||
+        (rc = get_thread(ps, &pid, &tid)) != TROVE_OK ||
+        (rc = get_name(ps, 1, &name)) != TROVE_OK ||
+        (rc = find_thread(ps, pid, tid, 0, &t)) != TROVE_OK)
+        return rc;
+    if (!t || t->n == 0) {
+        if (ps->strict)
+            return trove_diag_set(ps->diag, TROVE_ERR_UNMATCHED, ps->ev.off,
+                                  "E event \"%s\" on pid %u tid %u at ts %s has no open B "
+                                  "event on its thread",
+                                  show_name(ps, name, nbuf), pid, tid, show_us(ts, t1));
+        ps->st.unmatched_end++;
+        return TROVE_OK;
+    }
+    b = t->stk[t->n - 1];
+    if (ts < b.ts)
+        return trove_diag_set(ps->diag, TROVE_ERR_NEGATIVE, ps->ev.off,
+                              "end before start: E at ts %s closes the B \"%s\" at ts %s (byte "
+                              "%llu) on pid %u tid %u",
+                              show_us(ts, t1),
+                              show_name(ps, b.name != NO_NAME ? b.name : name, nbuf),
+                              show_us(b.ts, t2), (unsigned long long)b.off, pid, tid);
+    if (b.name != NO_NAME)
+        name = b.name;
+    else if (name == NO_NAME && (rc = intern(ps, (const uint8_t *)"", 0, &name)) != TROVE_OK)
+        return rc;
+    assert(ps->open_total > 0);
+    t->n--;
+    ps->open_total--;
+    ps->st.begin_end_pairs++;
+    return push_rec(ps, b.ts, ts - b.ts, pid, tid, TROVE_KIND_ZONE, 0, name);
+}
+
+static int ev_instant(struct parser *ps, uint8_t kind)
+{
+    uint64_t ts;
+    uint32_t pid, tid, name;
+    uint8_t scope = TROVE_SCOPE_THREAD;
+    int rc;
+
+    if ((rc = get_time(ps, &ps->ev.ts, &ps->ev.ts_n, "ts", 1, &ts)) != TROVE_OK ||
+        (rc = get_thread(ps, &pid, &tid)) != TROVE_OK)
+        return rc;
+    if (kind == TROVE_KIND_INSTANT && ps->ev.s.type != J_NONE) {
+        int c = ps->scope.len == 1 && !ps->scope.over ? ps->scope.ptr[0] : 0;
+        if (ps->ev.s.type != J_STRING)
+            return trace_error(ps, ps->ev.s.off, "\"%s\" (instant scope) must be a string", "s");
+        if (c == 'p')
+            scope = TROVE_SCOPE_PROCESS;
+        else if (c == 'g')
+            scope = TROVE_SCOPE_GLOBAL;
+        else if (c != 't')
+            return trace_error(ps, ps->ev.s.off,
+                               "\"%s\" (instant scope) must be \"t\", \"p\" or \"g\"", "s");
+    }
+    if ((rc = get_name(ps, 0, &name)) != TROVE_OK)
+        return rc;
+    ps->st.instants++;
+    return push_rec(ps, ts, 0, pid, tid, kind, scope, name);
+}
+
+static int ev_metadata(struct parser *ps)
+{
+    const uint8_t *p;
+    size_t len;
+    uint32_t pid, tid;
+    int type, rc;
+
+    if (ps->ev.name.type == J_NONE) {
+        ps->st.skipped++;
+        return TROVE_OK;
+    }
+    if (ps->ev.name.type != J_STRING)
+        return trace_error(ps, ps->ev.name.off, "\"%s\" must be a string", "name");
+    if (!ps->name.over && ps->name.len == 11 && !memcmp(ps->name.ptr, "thread_name", 11))
+        type = TROVE_NAME_THREAD;
+    else if (!ps->name.over && ps->name.len == 12 && !memcmp(ps->name.ptr, "process_name", 12))
+        type = TROVE_NAME_PROCESS;
+    else {
+        ps->st.skipped++;
+        return TROVE_OK;
+    }
+    if (ps->ev.args_name.type == J_NONE) {
+        ps->st.skipped++;
+        return TROVE_OK;
+    }
+    if (ps->ev.args_name.type != J_STRING)
+        return trace_error(ps, ps->ev.args_name.off, "\"%s\" of a metadata event must be a string",
+                           "args.name");
+    if ((rc = get_thread(ps, &pid, &tid)) != TROVE_OK ||
+        (rc = clean_string(ps, &ps->args_name, &ps->ev.args_name,
+                           type == TROVE_NAME_THREAD ? "thread name" : "process name", &p,
+                           &len)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_names_set(ps->tmp_names, type, pid, tid, (const char *)p, len)) != TROVE_OK)
+        return rc;
+    ps->st.metadata++;
+    return TROVE_OK;
+}
+
+/* Read one event object and act on it. */
+static int parse_event(struct parser *ps)
+{
+    struct src *s = &ps->src;
+    struct evf *ev = &ps->ev;
+    int c = peek_ws(ps), rc;
+
+    if (c != '{') {
+        if (c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
+            c == 'n')
+            return trove_diag_set(ps->diag, TROVE_ERR_TRACE, src_pos(s),
+                                  "trace event %llu is not a JSON object",
+                                  (unsigned long long)ps->st.trace_events + 1);
+        return unexpected(ps, c, "a trace event object", "the event array");
+    }
+    ev->off = src_pos(s);
+    ev->ph.type = ev->name.type = ev->ts.type = ev->dur.type = J_NONE;
+    ev->pid.type = ev->tid.type = ev->s.type = ev->args_name.type = J_NONE;
+    s->p++;
+    c = peek_ws(ps);
+    if (c == '}') {
+        s->p++;
+    } else {
+        for (;;) {
+            if ((rc = read_key(ps, "a trace event")) != TROVE_OK)
+                return rc;
+            c = peek_ws(ps);
+            switch (ps->key.over ? 0 : ps->key.len) {
+            case 1:
+                if (ps->key.ptr[0] == 's') {
+                    rc = read_field(ps, &ev->s, &ps->scope, NULL, 2);
+                    goto next;
+                }
+                break;
+            case 2:
+                if (key_is(ps, "ph")) {
+                    rc = read_field(ps, &ev->ph, &ps->ph, NULL, 2);
+                    goto next;
+                }
+                if (key_is(ps, "ts")) {
+                    rc = read_field(ps, &ev->ts, NULL, &ev->ts_n, 2);
+                    goto next;
+                }
+                break;
+            case 3:
+                if (key_is(ps, "pid")) {
+                    rc = read_field(ps, &ev->pid, NULL, &ev->pid_n, 2);
+                    goto next;
+                }
+                if (key_is(ps, "tid")) {
+                    rc = read_field(ps, &ev->tid, NULL, &ev->tid_n, 2);
+                    goto next;
+                }
+                if (key_is(ps, "dur")) {
+                    rc = read_field(ps, &ev->dur, NULL, &ev->dur_n, 2);
+                    goto next;
+                }
+                break;
+            case 4:
+                if (key_is(ps, "name")) {
+                    rc = read_field(ps, &ev->name, &ps->name, NULL, 2);
+                    goto next;
+                }
+                if (key_is(ps, "args") && c == '{') {
+                    rc = read_args(ps);
+                    goto next;
+                }
+                break;
+            }
+            rc = skip_value(ps, 2);
+        next:
+            if (rc != TROVE_OK)
+                return rc;
+            c = peek_ws(ps);
+            if (c == ',') {
+                s->p++;
+                continue;
+            }
+            if (c != '}')
+                return unexpected(ps, c, "',' or '}'", "a trace event");
+            s->p++;
+            break;
+        }
+    }
+
+    ps->st.trace_events++;
+    if (ev->ph.type == J_NONE)
+        return trace_error(ps, ev->off, "trace event has no \"%s\" field", "ph");
+    if (ev->ph.type != J_STRING)
+        return trace_error(ps, ev->ph.off, "\"%s\" must be a string", "ph");
+    if (ps->ph.len != 1 || ps->ph.over) {
+        ps->st.skipped++;
+        return TROVE_OK;
+    }
+    switch (ps->ph.ptr[0]) {
+    case 'X': return ev_complete(ps);
+    case 'B': return ev_begin(ps);
+    case 'E': return ev_end(ps);
+    case 'I':
+    case 'i': return ev_instant(ps, TROVE_KIND_INSTANT);
+    case 'n': return ev_instant(ps, TROVE_KIND_ASYNC_INSTANT);
+    case 'M': return ev_metadata(ps);
+    default: ps->st.skipped++; return TROVE_OK;
+    }
+}
+
+/* The event array after its '['. `bare`: the document is this array, whose ']' (and a
+ * trailing ',' before EOF) may be missing. */
+static int parse_events(struct parser *ps, int bare)
+{
+    struct src *s = &ps->src;
+    int c = peek_ws(ps), rc;
+
+    if (c == ']') {
+        s->p++;
+        return TROVE_OK;
+    }
+    if (c < 0)
+        return bare && !s->err ? TROVE_OK : eof_error(ps, "the event array");
+    for (;;) {
+        if ((rc = parse_event(ps)) != TROVE_OK)
+            return rc;
+        c = peek_ws(ps);
+        if (c == ',') {
+            s->p++;
+            c = peek_ws(ps);
+            if (c < 0 && bare && !s->err)
+                return TROVE_OK;
+            if (c == ']')
+                return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+                                      "trailing ',' before ']' in the event array");
+            continue;
+        }
+        if (c == ']') {
+            s->p++;
+            return TROVE_OK;
+        }
+        if (c < 0 && bare && !s->err)
+            return TROVE_OK;
+        return unexpected(ps, c, "',' or ']' after a trace event", "the event array");
+    }
+}
+
+static int parse_document(struct parser *ps)
+{
+    struct src *s = &ps->src;
+    int c = src_peek(s), rc, found = 0;
+
+    if (c == 0xEF) { /* UTF-8 byte order mark */
+        static const uint8_t bom[3] = {0xEF, 0xBB, 0xBF};
+        for (int i = 0; i < 3; i++) {
+            if (src_peek(s) != bom[i])
+                return unexpected(ps, src_peek(s), "a UTF-8 byte order mark", "the document");
+            s->p++;
+        }
+    }
+    c = peek_ws(ps);
+    if (c == '[') {
+        s->p++;
+        if ((rc = parse_events(ps, 1)) != TROVE_OK)
+            return rc;
+    } else if (c == '{') {
+        s->p++;
+        c = peek_ws(ps);
+        if (c == '}')
+            s->p++;
+        while (c != '}') {
+            if ((rc = read_key(ps, "the top-level object")) != TROVE_OK)
+                return rc;
+            if (key_is(ps, "traceEvents")) {
+                c = peek_ws(ps);
+                if (c != '[') {
+                    if (c < 0)
+                        return eof_error(ps, "the top-level object");
+                    return trove_diag_set(ps->diag, TROVE_ERR_TRACE, src_pos(s),
+                                          "\"traceEvents\" must be an array");
+                }
+                s->p++;
+                if ((rc = parse_events(ps, 0)) != TROVE_OK)
+                    return rc;
+                found = 1;
+            } else if ((rc = skip_value(ps, 1)) != TROVE_OK) {
+                return rc;
+            }
+            c = peek_ws(ps);
+            if (c == ',') {
+                s->p++;
+                continue;
+            }
+            if (c != '}')
+                return unexpected(ps, c, "',' or '}'", "the top-level object");
+            s->p++;
+        }
+        if (!found)
+            return trove_diag_set(ps->diag, TROVE_ERR_TRACE, 0,
+                                  "the top-level object has no \"traceEvents\" array; is this "
+                                  "a Chrome trace?");
+    } else if (c < 0) {
+        if (s->err)
+            return eof_error(ps, "the document");
+        return trove_diag_set(ps->diag, TROVE_ERR_JSON, 0, "empty input: no JSON document");
+    } else if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
+               c == 'n') {
+        return trove_diag_set(ps->diag, TROVE_ERR_TRACE, src_pos(s),
+                              "a Chrome trace is an array of events or an object with "
+                              "\"traceEvents\", not a scalar");
+    } else {
+        return unexpected(ps, c, "'[' or '{'", "the document");
+    }
+    c = peek_ws(ps);
+    if (c >= 0)
+        return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+                              "unexpected data after the end of the trace");
+    if (s->err)
+        return eof_error(ps, "the document");
+    return TROVE_OK;
+}
+
+/* ---- after parsing ------------------------------------------------------------------ */
+
+/* Unclosed B events: an error when strict (naming the earliest), else counted. */
+static int check_open(struct parser *ps)
+{
+    const struct bthread *worst = NULL;
+    char nbuf[72], t1[40];
+
+    for (uint32_t i = 0; i < ps->nthr; i++) {
+        const struct bthread *t = &ps->thr[i];
+        if (t->n == 0)
+            continue;
+        ps->st.unmatched_begin += t->n;
+        if (!worst || t->stk[0].off < worst->stk[0].off)
+            worst = t;
+    }
+    if (worst && ps->strict)
+        return trove_diag_set(ps->diag, TROVE_ERR_UNMATCHED, worst->stk[0].off,
+                              "B event \"%s\" on pid %u tid %u at ts %s is never closed by an E "
+                              "(%llu B events are open at the end)",
+                              show_name(ps, worst->stk[0].name, nbuf), worst->pid, worst->tid,
+                              show_us(worst->stk[0].ts, t1),
+                              (unsigned long long)ps->st.unmatched_begin);
+    return TROVE_OK;
+}
+
+static int cmp_thread_order(const void *pa, const void *pb)
+{
+    const struct rec *a = pa, *b = pb;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->dur != b->dur)
+        return a->dur > b->dur ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static int cmp_output_order(const void *pa, const void *pb)
+{
+    const struct rec *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void heap_push(uint64_t *h, size_t *n, uint64_t v)
+{
+    size_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static void heap_pop(uint64_t *h, size_t *n)
+{
+    uint64_t v = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n)
+            break;
+        if (c + 1 < *n && h[c + 1] < h[c])
+            c++;
+        if (h[c] >= v)
+            break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n)
+        h[i] = v;
+}
+
+/*
+ * Depth of every record: per thread, in (start, longer first, input order), the number of
+ * earlier zones whose [start, end) contains this start, found with a min-heap of the end
+ * times of zones not yet ended. Also counts the threads.
+ */
+static int compute_depth(struct parser *ps)
+{
+    uint64_t *heap;
+    size_t hn = 0;
+
+    if (ps->nrec == 0)
+        return TROVE_OK;
+    qsort(ps->rec, ps->nrec, sizeof *ps->rec, cmp_thread_order);
+    heap = malloc(ps->nrec * sizeof *heap);
+    if (!heap)
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < ps->nrec; i++) {
+        struct rec *r = &ps->rec[i];
+        if (i == 0 || r->pid != r[-1].pid || r->tid != r[-1].tid) {
+            hn = 0;
+            ps->st.threads++;
+        }
+        while (hn && heap[0] <= r->start)
+            heap_pop(heap, &hn);
+        r->depth = hn > 255 ? 255 : (uint8_t)hn;
+        if (r->dur)
+            heap_push(heap, &hn, r->start + r->dur);
+    }
+    free(heap);
+    qsort(ps->rec, ps->nrec, sizeof *ps->rec, cmp_output_order);
+    return TROVE_OK;
+}
+
+struct name_order {
+    uint32_t count, id;
+};
+
+static int cmp_name_order(const void *pa, const void *pb)
+{
+    const struct name_order *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Final ids by descending frequency; event names into tmp_names; map[provisional] = id. */
+static int assign_names(struct parser *ps, uint32_t **map_out)
+{
+    struct name_order *ord = NULL;
+    uint32_t *map = NULL, n = 0;
+    int rc = TROVE_ERR_NOMEM;
+
+    map = malloc((ps->nnm ? ps->nnm : 1) * sizeof *map);
+    ord = malloc((ps->nnm ? ps->nnm : 1) * sizeof *ord);
+    if (!map || !ord)
+        goto out;
+    for (uint32_t i = 0; i < ps->nnm; i++)
+        if (ps->nm[i].count)
+            ord[n++] = (struct name_order){ps->nm[i].count, i};
+    qsort(ord, n, sizeof *ord, cmp_name_order);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct iname *e = &ps->nm[ord[i].id];
+        map[ord[i].id] = i;
+        rc = trove_names_set(ps->tmp_names, TROVE_NAME_EVENT, i, 0,
+                             (const char *)ps->arena.ptr + e->off, e->len);
+        if (rc != TROVE_OK)
+            goto out;
+    }
+    ps->st.names = n;
+    *map_out = map;
+    map = NULL;
+    rc = TROVE_OK;
+out:
+    free(map);
+    free(ord);
+    return rc;
+}
+
+/* Hand the result to the caller: reserve, then names, then events (which cannot fail). */
+static int commit(struct parser *ps, struct trove_events *events, struct trove_names *names)
+{
+    uint32_t *map = NULL;
+    int rc;
+
+    if ((rc = compute_depth(ps)) != TROVE_OK || (rc = assign_names(ps, &map)) != TROVE_OK)
+        goto out;
+    if (events->cap - events->len < ps->nrec) {
+        size_t cap = events->len + ps->nrec;
+        struct trove_event *p;
+        if (cap < events->len || cap > SIZE_MAX / sizeof *p) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        p = realloc(events->ev, cap * sizeof *p);
+        if (!p) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        events->ev = p;
+        events->cap = cap;
+    }
+    if (names && (rc = trove_names_merge(names, ps->tmp_names)) != TROVE_OK)
+        goto out;
+    for (size_t i = 0; i < ps->nrec; i++) {
+        const struct rec *r = &ps->rec[i];
+        events->ev[events->len + i] = (struct trove_event){
+            r->start, r->dur, r->pid, r->tid, r->kind, r->depth, r->extra, 0, map[r->name]};
+    }
+    events->len += ps->nrec;
+out:
+    free(map);
+    return rc;
+}
+
+static void parser_free(struct parser *ps)
+{
+    free(ps->src.buf);
+    free(ps->name.ptr);
+    free(ps->args_name.ptr);
+    trove_bytes_free(&ps->fix);
+    free(ps->rec);
+    trove_bytes_free(&ps->arena);
+    free(ps->nm);
+    free(ps->nm_index);
+    for (uint32_t i = 0; i < ps->nthr; i++)
+        free(ps->thr[i].stk);
+    free(ps->thr);
+    free(ps->thr_index);
+    trove_names_free(ps->tmp_names);
+}
+
+/* The importer over a source set up by the caller (FILE or memory). */
+static int run(struct parser *ps, const struct trove_chrome_options *opt,
+               struct trove_events *events, struct trove_names *names,
+               struct trove_chrome_stats *stats)
+{
+    int rc;
+
+    ps->strict = opt && opt->strict;
+    ps->key = (struct sbuf){ps->key_store, 0, KEY_CAP, 0};
+    ps->ph = (struct sbuf){ps->ph_store, 0, SHORT_CAP, 0};
+    ps->scope = (struct sbuf){ps->s_store, 0, SHORT_CAP, 0};
+    ps->name = (struct sbuf){malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
+    ps->args_name = (struct sbuf){malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
+    if (!ps->name.ptr || !ps->args_name.ptr) {
+        rc = trove_diag_set(ps->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    /* the arena is never NULL, so that name offsets (even of "") always point into it */
+    if ((rc = trove_bytes_reserve(&ps->arena, 4096)) != TROVE_OK ||
+        (rc = trove_names_new(&ps->tmp_names)) != TROVE_OK) {
+        trove_diag_set(ps->diag, rc, 0, "out of memory");
+        goto out;
+    }
+    rc = parse_document(ps);
+    if (rc == TROVE_OK)
+        rc = check_open(ps);
+    if (rc == TROVE_OK)
+        rc = commit(ps, events, names);
+    if (rc == TROVE_ERR_NOMEM) /* allocation sites return the code without a message */
+        trove_diag_set(ps->diag, rc, src_pos(&ps->src),
+                       "out of memory after %zu events; the trace is too large for this machine",
+                       ps->nrec);
+out:
+    ps->st.input_bytes = src_pos(&ps->src);
+    if (stats)
+        *stats = ps->st;
+    parser_free(ps);
+    return rc;
+}
+
+/*
+ * Internal: trove_chrome_import with a chosen read size, so that tests and the fuzzer can
+ * put chunk boundaries inside every token. Not part of the public API.
+ */
+int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chrome_options *opt,
+                                 struct trove_events *events, struct trove_names *names,
+                                 struct trove_chrome_stats *stats, struct trove_diag *diag)
+{
+    struct parser ps;
+
+    if (!in || !events || chunk == 0) {
+        if (stats)
+            memset(stats, 0, sizeof *stats);
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no input stream or events array");
+    }
+    memset(&ps, 0, sizeof ps);
+    ps.diag = diag;
+    ps.src.f = in;
+    ps.src.chunk = chunk;
+    ps.src.limit = opt && opt->max_input ? opt->max_input : INPUT_DEFAULT;
+    ps.src.buf = malloc(chunk);
+    if (!ps.src.buf) {
+        if (stats)
+            memset(stats, 0, sizeof *stats);
+        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    }
+    ps.src.start = ps.src.p = ps.src.end = ps.src.buf;
+    return run(&ps, opt, events, names, stats);
+}
+
+int trove_chrome_import(FILE *in, const struct trove_chrome_options *opt,
+                        struct trove_events *events, struct trove_names *names,
+                        struct trove_chrome_stats *stats, struct trove_diag *diag)
+{
+    return trove__chrome_import_chunked(in, CHUNK_DEFAULT, opt, events, names, stats, diag);
+}
+
+int trove_chrome_import_mem(const uint8_t *buf, size_t len, const struct trove_chrome_options *opt,
+                            struct trove_events *events, struct trove_names *names,
+                            struct trove_chrome_stats *stats, struct trove_diag *diag)
+{
+    struct parser ps;
+    uint64_t limit = opt && opt->max_input ? opt->max_input : INPUT_DEFAULT;
+
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if ((!buf && len) || !events)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no input buffer or events array");
+    if ((uint64_t)len > limit)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, limit,
+                              "input is larger than max_input (%llu bytes); raise the limit to "
+                              "import it",
+                              (unsigned long long)limit);
+    memset(&ps, 0, sizeof ps);
+    ps.diag = diag;
+    ps.src.limit = limit;
+    ps.src.start = ps.src.p = buf ? buf : (const uint8_t *)"";
+    ps.src.end = ps.src.p + len;
+    ps.src.eof = 1;
+    return run(&ps, opt, events, names, stats);
+}
