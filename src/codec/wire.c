@@ -322,7 +322,7 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
                       struct trove_event *events, size_t cap, struct trove_names *names,
                       struct trove_wire_frame *out, struct trove_diag *diag)
 {
-    struct trove_wire_header h;
+    struct trove_wire_header h = {0};
     const uint8_t *payload = buf + TROVE_WIRE_HEADER_SIZE;
     int rc;
 
@@ -374,7 +374,7 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
 int trove_wire_read_frame(FILE *f, struct trove_bytes *frame, uint64_t *offset,
                           struct trove_diag *diag)
 {
-    struct trove_wire_header h;
+    struct trove_wire_header h = {0};
     uint64_t at = offset ? *offset : 0;
     size_t got;
     int rc;
