@@ -392,6 +392,35 @@ static void test_call_trees(void)
     trove_events_free(&ev);
 }
 
+/* --tick: every time a multiple of the tick, order and nesting kept, same shape otherwise. */
+static void test_tick(void)
+{
+    struct trove_gen_options o;
+    struct trove_events a = {0}, b = {0};
+    size_t bad = 0, coarser = 0;
+
+    trove_gen_defaults(&o);
+    CHECK_EQ_INT(o.tick_ns, 1);
+    o.events = 20000;
+    CHECK_EQ_INT(gen(&o, &a, NULL), TROVE_OK);
+    o.tick_ns = 1000;
+    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+    CHECK_EQ_INT(b.len, a.len);
+    for (size_t i = 0; i < b.len && i < a.len; i++) {
+        const struct trove_event *x = &a.ev[i], *y = &b.ev[i];
+        bad += y->start_ns % 1000 != 0 || y->dur_ns % 1000 != 0 || y->start_ns > x->start_ns ||
+               x->start_ns - y->start_ns >= 1000 || y->name_id != x->name_id || y->tid != x->tid ||
+               (i > 0 && y->start_ns < b.ev[i - 1].start_ns);
+        coarser += y->start_ns != x->start_ns;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(coarser > b.len / 2);
+    o.tick_ns = 0;
+    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_ERR_INVALID);
+    trove_events_free(&a);
+    trove_events_free(&b);
+}
+
 int main(void)
 {
     test_defaults();
@@ -401,5 +430,6 @@ int main(void)
     test_model_default();
     test_model_shapes();
     test_call_trees();
+    test_tick();
     return test_done();
 }

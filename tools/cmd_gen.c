@@ -20,7 +20,8 @@ static void gen_usage(FILE *f)
     trove_gen_defaults(&d);
     fprintf(f,
             "usage: trove gen [-o FILE] [--events N] [--seed S] [--processes P] [--threads T]\n"
-            "                 [--names N] [--zipf S] [--to raw|packed|deflate] [--batch N]\n"
+            "                 [--names N] [--zipf S] [--tick NS] [--to raw|packed|deflate]\n"
+            "                 [--batch N]\n"
             "\n"
             "Generate a synthetic profiler capture (P processes x T threads of nested zones;\n"
             "the model is described in docs/gen.md) and write it as a trove wire stream: a\n"
@@ -33,17 +34,19 @@ static void gen_usage(FILE *f)
             "  --threads T      threads per process, 1..4096, P*T <= 65536 (default %u)\n"
             "  --names N        distinct event names (Zipf support), 1..65536 (default %u)\n"
             "  --zipf S         Zipf exponent of name frequencies, 0..10 (default %.1f)\n"
+            "  --tick NS        clock resolution: times are multiples of NS (default %llu)\n"
             "  --to FORMAT      raw (32-byte records), packed (default), deflate\n"
             "  --batch N        events per frame, 1..65536 (default %u)\n"
             "  -q, --quiet      no summary line on stderr\n",
             (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
-            d.names, d.zipf_s, (unsigned)TROVE_BATCH_DEFAULT);
+            d.names, d.zipf_s, (unsigned long long)d.tick_ns, (unsigned)TROVE_BATCH_DEFAULT);
 }
 
 static int is_value_option(const char *a)
 {
     static const char *const opts[] = {"-o",      "--output", "--events", "--seed", "--processes",
-                                       "--threads", "--names", "--zipf",  "--to",   "--batch"};
+                                       "--threads", "--names", "--zipf",  "--to",   "--batch",
+                                       "--tick"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
@@ -146,6 +149,9 @@ int cmd_gen(int argc, char **argv)
             o.zipf_s = strtod(argv[++i], &end);
             if (errno || end == argv[i] || *end || !(o.zipf_s >= 0.0 && o.zipf_s <= 10.0))
                 return cli_error("gen", "--zipf: '%s' is not a number in 0..10", argv[i]);
+        } else if (!strcmp(a, "--tick")) {
+            if (cli_parse_u64(argv[++i], &o.tick_ns) || o.tick_ns < 1 || o.tick_ns > 1000000000)
+                return cli_error("gen", "--tick: '%s' is not a count of ns in 1..1000000000", argv[i]);
         } else if (!strcmp(a, "--to")) {
             format = trove_wire_format_parse(argv[++i]);
             if (format < TROVE_WIRE_RAW || format > TROVE_WIRE_DEFLATE)

@@ -86,6 +86,8 @@ struct trove_gen_options {
     uint32_t threads;       /* T per process, default 8 */
     uint32_t names;         /* distinct name ids (Zipf support), default 65,536 */
     double zipf_s;          /* Zipf exponent, default 1.0 */
+    uint64_t tick_ns;       /* clock resolution: starts and ends round down to multiples
+                               of it, default 1 (1 .. 1e9) */
 };
 
 /* Fill opt with the documented defaults. */
@@ -97,7 +99,7 @@ void trove_gen_defaults(struct trove_gen_options *opt);
  * Deterministic: the same options give the same events on every run.
  * Errors: TROVE_ERR_INVALID (zero processes, threads or names; names > 65,536; more than
  * 4,096 processes or threads per process or 65,536 threads in all; a Zipf exponent outside
- * [0, 10]), TROVE_ERR_NOMEM. Only threads and processes that have events are named.
+ * [0, 10]; tick_ns outside 1 .. 1e9), TROVE_ERR_NOMEM. Only threads and processes that have events are named.
  */
 int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
               struct trove_names *names);

@@ -461,6 +461,7 @@ void trove_gen_defaults(struct trove_gen_options *opt)
     opt->threads = 8;
     opt->names = GEN_MAX_NAMES;
     opt->zipf_s = 1.0;
+    opt->tick_ns = 1;
 }
 
 static int set_names(struct trove_names *names, const struct thread_gen *th, uint32_t nthreads,
@@ -519,7 +520,8 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
         opt->names > GEN_MAX_NAMES || opt->processes > GEN_MAX_PROCESSES ||
         opt->threads > GEN_MAX_THREADS ||
         (uint64_t)opt->processes * opt->threads > GEN_MAX_TOTAL_THREADS ||
-        !(opt->zipf_s >= 0.0 && opt->zipf_s <= 10.0) ||
+        !(opt->zipf_s >= 0.0 && opt->zipf_s <= 10.0) || opt->tick_ns < 1 ||
+        opt->tick_ns > 1000000000 ||
         opt->events > (SIZE_MAX / sizeof(struct trove_event)) / 2 - events->len)
         return TROVE_ERR_INVALID;
     if (opt->events == 0)
@@ -605,7 +607,17 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
         assert(heap_n > 0);
         t = &th[heap[0]];
         assert(t->ev[t->head].start_ns < horizon);
-        events->ev[out_len++] = t->ev[t->head];
+        events->ev[out_len] = t->ev[t->head];
+        if (opt->tick_ns > 1) {
+            /* A coarser clock: round start and end down. Rounding is monotonic, so order
+             * and nesting survive (equal starts may appear). */
+            struct trove_event *e = &events->ev[out_len];
+            uint64_t s0 = e->start_ns - e->start_ns % opt->tick_ns;
+            uint64_t e0 = e->start_ns + e->dur_ns - (e->start_ns + e->dur_ns) % opt->tick_ns;
+            e->start_ns = s0;
+            e->dur_ns = e0 - s0;
+        }
+        out_len++;
         used[t->ev[t->head].name_id] = 1;
         t->used++;
         if (++t->head == t->n)
