@@ -49,6 +49,36 @@ assert rows[2]["kind"] == "instant" and rows[2]["extra"] == 2 and rows[2]["dur_n
 assert rows[3]["name"] == "be" and rows[3]["dur_ns"] == 10000, rows[3]
 ' "$tmp/t.jsonl"
 
+# A stream whose names change midway: a names frame, 3 events of name 0 = "a", a names frame
+# renaming 0 to "b", 2 more events. Events keep the name in force where they stand, through
+# cat and through a re-batching convert (which must not move the second names frame).
+python3 - "$tmp/renamed.raw" <<'PY'
+import struct, sys
+def frame(fmt, count, payload):
+    return b"TV" + bytes([fmt, 1]) + struct.pack("<III", count, len(payload), 0) + payload
+def names(nid, s):
+    return frame(4, 1, bytes([1, nid, len(s)]) + s)
+def events(starts):
+    return frame(1, len(starts), b"".join(struct.pack("<QQIIBBBBI", t, 5, 1, 1, 0, 0, 0, 0, 0) for t in starts))
+open(sys.argv[1], "wb").write(names(0, b"a") + events([10, 20, 30]) + names(0, b"b") + events([40, 50]))
+PY
+"$trove" cat "$tmp/renamed.raw" | awk '{print $1, $8}' > "$tmp/renamed.txt" || bad "cat renamed"
+check test "$(tr '\n' ' ' < "$tmp/renamed.txt")" = "10 a 20 a 30 a 40 b 50 b "
+check "$trove" convert "$tmp/renamed.raw" "$tmp/renamed.packed" --batch 2 --quiet
+"$trove" cat "$tmp/renamed.packed" | awk '{print $1, $8}' > "$tmp/renamed2.txt" || bad "cat renamed.packed"
+check cmp -s "$tmp/renamed.txt" "$tmp/renamed2.txt"
+# --batch 2 gives frames of 2, 1 (cut by the names frame), 2 events: 5 frames with the names
+check test "$(python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read(); i = 0; n = []
+while i < len(b):
+    c, p = struct.unpack("<II", b[i + 4:i + 12]); n.append((b[i + 2], c)); i += 16 + p
+print(n)' "$tmp/renamed.packed")" = "[(4, 1), (2, 2), (2, 1), (4, 1), (2, 2)]"
+check test "$("$trove" cat "$tmp/renamed.packed" --limit 2 | wc -l)" -eq 2
+# a stream through stdin and stdout
+check sh -c "\"$trove\" convert - - --to deflate --quiet < \"$tmp/t.raw\" > \"$tmp/t.pipe\""
+check cmp -s "$tmp/t.pipe" "$tmp/t.deflate"
+
 # bad input: a one-line error, a non-zero exit, and no output file (nor its temp file)
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$tmp/bad.json"
 if "$trove" convert "$tmp/bad.json" "$tmp/bad.out" 2> "$tmp/err"; then bad "malformed JSON accepted"; else ok; fi

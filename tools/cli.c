@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -97,20 +98,22 @@ void cli_progress_end(struct cli_progress *p)
     p->active = 0;
 }
 
-static int load_wire(const char *cmd, const char *path, FILE *f, struct trove_events *events,
-                     struct trove_names *names)
+/* Stream a wire file frame by frame into sink. */
+static int read_wire(const char *cmd, const char *path, FILE *f, const struct cli_sink *sink,
+                     struct trove_names *names_all)
 {
     struct trove_wire_decoder *dec = NULL;
+    struct trove_names *added = NULL;
     struct trove_event *buf = NULL;
     struct trove_bytes frame = {0};
     struct trove_diag diag = {0};
     struct trove_wire_frame fr;
     struct cli_progress prog;
+    struct stat st;
     uint64_t offset = 0, frame_at;
-    size_t start_len = events->len;
     int rc, status = 1;
 
-    cli_progress_begin(&prog, "reading", 0);
+    cli_progress_begin(&prog, "reading", fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
     if (trove_wire_decoder_new(&dec) != TROVE_OK ||
         !(buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *buf))) {
         cli_error(cmd, "%s: out of memory", path);
@@ -125,47 +128,67 @@ static int load_wire(const char *cmd, const char *path, FILE *f, struct trove_ev
             cli_error(cmd, "%s: at byte %llu: %s", path, (unsigned long long)diag.offset, diag.msg);
             goto out;
         }
-        rc = trove_wire_decode(dec, frame.ptr, frame.len, buf, TROVE_WIRE_MAX_EVENTS, names, &fr, &diag);
+        trove_names_free(added);
+        added = NULL;
+        if (trove_names_new(&added) != TROVE_OK) {
+            cli_error(cmd, "%s: out of memory", path);
+            goto out;
+        }
+        rc = trove_wire_decode(dec, frame.ptr, frame.len, buf, TROVE_WIRE_MAX_EVENTS, added, &fr, &diag);
         if (rc != TROVE_OK) {
             cli_error(cmd, "%s: frame at byte %llu: %s", path, (unsigned long long)frame_at,
                       diag.msg);
             goto out;
         }
-        for (size_t i = 0; i < fr.n_events; i++)
-            if (trove_events_push(events, &buf[i]) != TROVE_OK) {
+        if (fr.format == TROVE_WIRE_NAMES) {
+            if (names_all && trove_names_merge(names_all, added) != TROVE_OK) {
                 cli_error(cmd, "%s: out of memory", path);
                 goto out;
             }
-        cli_progress_update(&prog, events->len - start_len);
+            if (sink->names && sink->names(sink->ctx, added) != 0)
+                goto out;
+        } else if (sink->events && fr.n_events &&
+                   sink->events(sink->ctx, buf, fr.n_events, names_all) != 0) {
+            goto out;
+        }
+        cli_progress_update(&prog, offset);
     }
     status = 0;
 out:
     cli_progress_end(&prog);
-    if (status)
-        events->len = start_len;
+    trove_names_free(added);
     trove_bytes_free(&frame);
     free(buf);
     trove_wire_decoder_free(dec);
     return status;
 }
 
-static int load_chrome(const char *cmd, const char *path, FILE *f, const struct cli_load_options *opt,
-                       struct trove_events *events, struct trove_names *names)
+/* Import a Chrome trace whole, then hand its names and its events (in runs) to sink. */
+static int read_chrome(const char *cmd, const char *path, FILE *f, const struct cli_load_options *opt,
+                       const struct cli_sink *sink, struct trove_names *names_all)
 {
     struct trove_chrome_options co = {0};
     struct trove_chrome_stats st;
     struct trove_diag diag = {0};
-    int rc;
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    int rc, status = 1;
 
     co.strict = opt->strict;
-    rc = trove_chrome_import(f, &co, events, names, &st, &diag);
+    if (trove_names_new(&names) != TROVE_OK) {
+        cli_error(cmd, "%s: out of memory", path);
+        goto out;
+    }
+    rc = trove_chrome_import(f, &co, &ev, names, &st, &diag);
     if (rc != TROVE_OK) {
         if (rc == TROVE_ERR_UNMATCHED)
-            return cli_error(cmd, "%s: at byte %llu: %s (without --strict, unmatched events are "
-                             "dropped with a warning)",
-                             path, (unsigned long long)diag.offset, diag.msg);
-        return cli_error(cmd, "%s: at byte %llu: %s", path, (unsigned long long)diag.offset,
-                         diag.msg[0] ? diag.msg : trove_strerror(rc));
+            cli_error(cmd, "%s: at byte %llu: %s (without --strict, unmatched events are "
+                           "dropped with a warning)",
+                      path, (unsigned long long)diag.offset, diag.msg);
+        else
+            cli_error(cmd, "%s: at byte %llu: %s", path, (unsigned long long)diag.offset,
+                      diag.msg[0] ? diag.msg : trove_strerror(rc));
+        goto out;
     }
     if (!opt->quiet && (st.unmatched_begin || st.unmatched_end))
         fprintf(stderr,
@@ -173,11 +196,26 @@ static int load_chrome(const char *cmd, const char *path, FILE *f, const struct 
                 "never begun (--strict makes this an error)\n",
                 cmd, path, (unsigned long long)st.unmatched_begin,
                 (unsigned long long)st.unmatched_end);
-    return 0;
+    if (names_all && trove_names_merge(names_all, names) != TROVE_OK) {
+        cli_error(cmd, "%s: out of memory", path);
+        goto out;
+    }
+    if (sink->names && sink->names(sink->ctx, names) != 0)
+        goto out;
+    for (size_t i = 0; sink->events && i < ev.len; i += TROVE_WIRE_MAX_EVENTS) {
+        size_t n = ev.len - i < TROVE_WIRE_MAX_EVENTS ? ev.len - i : TROVE_WIRE_MAX_EVENTS;
+        if (sink->events(sink->ctx, ev.ev + i, n, names_all ? names_all : names) != 0)
+            goto out;
+    }
+    status = 0;
+out:
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return status;
 }
 
-int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
-             struct trove_events *events, struct trove_names *names)
+int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
+             const struct cli_sink *sink, struct trove_names *names_all)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     int format = opt->format, status;
@@ -193,12 +231,38 @@ int cli_load(const char *cmd, const char *path, const struct cli_load_options *o
             ungetc(c, f);
     }
     if (format == CLI_INPUT_WIRE)
-        status = load_wire(cmd, path, f, events, names);
-    else if (format == CLI_INPUT_CHROME_JSON)
-        status = load_chrome(cmd, path, f, opt, events, names);
+        status = read_wire(cmd, path, f, sink, names_all);
     else
-        status = cli_error(cmd, "%s: cannot detect the input format; pass --input-format", path);
+        status = read_chrome(cmd, path, f, opt, sink, names_all);
     if (f != stdin)
         fclose(f);
+    return status;
+}
+
+struct load_ctx {
+    const char *cmd, *path;
+    struct trove_events *events;
+};
+
+static int load_events(void *ctx, const struct trove_event *ev, size_t n,
+                       const struct trove_names *names)
+{
+    struct load_ctx *c = ctx;
+    (void)names;
+    for (size_t i = 0; i < n; i++)
+        if (trove_events_push(c->events, &ev[i]) != TROVE_OK)
+            return cli_error(c->cmd, "%s: out of memory", c->path);
+    return 0;
+}
+
+int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
+             struct trove_events *events, struct trove_names *names)
+{
+    struct load_ctx c = {cmd, path, events};
+    struct cli_sink sink = {load_events, NULL, &c};
+    size_t start = events->len;
+    int status = cli_read(cmd, path, opt, &sink, names);
+    if (status)
+        events->len = start;
     return status;
 }

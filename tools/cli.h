@@ -39,8 +39,22 @@ enum cli_input_format { CLI_INPUT_AUTO = 0, CLI_INPUT_CHROME_JSON = 1, CLI_INPUT
 int cli_input_format_parse(const char *s);
 
 /*
- * Load a whole capture from path ("-" for stdin) into events and names. AUTO detects a
- * wire stream by its magic and otherwise treats the input as Chrome JSON. Prints a
+ * Where a reader hands a capture, in stream order. Either callback may be NULL. A callback
+ * returns 0 to go on, nonzero to stop the read (it has reported its own error).
+ */
+struct cli_sink {
+    /* A run of events. `names` holds every name read so far. */
+    int (*events)(void *ctx, const struct trove_event *ev, size_t n, const struct trove_names *names);
+    /* Names that arrived: a names frame, or a Chrome trace's whole table before its events. */
+    int (*names)(void *ctx, const struct trove_names *added);
+    void *ctx;
+};
+
+/*
+ * Read a capture from path ("-" for stdin) and hand it to sink. AUTO detects a wire stream
+ * by its magic and otherwise reads Chrome JSON. A wire stream is streamed frame by frame
+ * (memory stays one frame); a Chrome trace is imported whole (its events must be sorted)
+ * and then handed out in runs. names_all (may be NULL) receives every name. Prints a
  * one-line error naming the input and returns nonzero on failure.
  */
 struct cli_load_options {
@@ -48,6 +62,10 @@ struct cli_load_options {
     int strict;          /* Chrome JSON: unmatched B/E is an error */
     int quiet;           /* no warnings */
 };
+int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
+             const struct cli_sink *sink, struct trove_names *names_all);
+
+/* cli_read into memory: every event appended to events (unchanged on failure). */
 int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
              struct trove_events *events, struct trove_names *names);
 

@@ -1,6 +1,7 @@
 /*
  * cmd_cat.c: `trove cat FILE [--json]` — a capture's events as text, one per line, or as
- * JSON lines, with event, thread and process names resolved from the names table.
+ * JSON lines, with event, thread and process names resolved from the names table. A wire
+ * stream is printed as it is read, in constant memory.
  */
 #include <string.h>
 
@@ -80,11 +81,28 @@ static void print_event(FILE *o, const struct trove_event *e, const struct trove
     fputs("}\n", o);
 }
 
+struct cat_ctx {
+    int json;
+    uint64_t left; /* events still to print */
+};
+
+static int cat_events(void *ctx, const struct trove_event *ev, size_t n, const struct trove_names *names)
+{
+    struct cat_ctx *c = ctx;
+    for (size_t i = 0; i < n && c->left > 0; i++, c->left--)
+        print_event(stdout, &ev[i], names, c->json);
+    if (ferror(stdout))
+        return cli_error("cat", "writing stdout failed");
+    /* --limit reached: stop reading (a nonzero return ends the read; not an error). */
+    return c->left == 0 ? -1 : 0;
+}
+
 int cmd_cat(int argc, char **argv)
 {
     struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
-    struct trove_events ev = {0};
     struct trove_names *names = NULL;
+    struct cat_ctx c;
+    struct cli_sink sink = {cat_events, NULL, &c};
     const char *in = NULL;
     int json = 0, status = 1;
     uint64_t limit = UINT64_MAX;
@@ -118,17 +136,16 @@ int cmd_cat(int argc, char **argv)
         cli_error("cat", "out of memory");
         goto out;
     }
-    if (cli_load("cat", in, &lo, &ev, names) != 0)
+    c.json = json;
+    c.left = limit;
+    if (limit > 0 && cli_read("cat", in, &lo, &sink, names) != 0 && c.left > 0)
         goto out;
-    for (size_t i = 0; i < ev.len && i < limit; i++)
-        print_event(stdout, &ev.ev[i], names, json);
     if (fflush(stdout) != 0) {
         cli_error("cat", "writing stdout failed");
         goto out;
     }
     status = 0;
 out:
-    trove_events_free(&ev);
     trove_names_free(names);
     return status;
 }

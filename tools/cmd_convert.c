@@ -1,8 +1,9 @@
 /*
  * cmd_convert.c: `trove convert IN OUT --to raw|packed|deflate` — a Chrome JSON trace or any
- * wire stream in, a wire stream out: one names frame, then frames of --batch events.
- * The output is written to OUT.tmp and renamed over OUT only when complete, so a failure
- * never leaves a file that looks finished.
+ * wire stream in, a wire stream out: names frames, then frames of --batch events. A wire
+ * input is converted frame by frame in constant memory; a Chrome trace is imported whole
+ * first, since its events must be sorted. The output is written to OUT.tmp and renamed
+ * over OUT only when complete, so a failure never leaves a file that looks finished.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,59 +27,81 @@ static void convert_usage(FILE *f)
             "  --quiet            no summary or warnings on stderr\n");
 }
 
-/* Encode the whole capture into one buffer: names frame, then event frames. */
-static int encode_stream(const struct trove_events *ev, const struct trove_names *names, int format,
-                         size_t batch, struct trove_bytes *out)
+/*
+ * The conversion as a cli_sink: events are re-batched into frames of `batch`, each names
+ * frame is re-encoded where it arrived, and every frame is written out as it is made.
+ */
+struct conv {
+    const char *out_path;
+    FILE *out;
+    struct trove_wire_encoder *enc;
+    struct trove_bytes frame;
+    struct trove_event *pending; /* up to batch events not yet encoded */
+    size_t npending, batch;
+    int format;
+    uint64_t events, bytes;
+};
+
+static int put_frame(struct conv *c)
 {
-    struct trove_wire_encoder *enc = NULL;
-    int rc = trove_wire_encoder_new(&enc);
-    if (rc == TROVE_OK)
-        rc = trove_wire_encode_names(names, 0, trove_names_count(names), out);
-    for (size_t i = 0; rc == TROVE_OK && i < ev->len; i += batch) {
-        size_t n = ev->len - i < batch ? ev->len - i : batch;
-        rc = trove_wire_encode(enc, format, ev->ev + i, n, out);
-    }
-    trove_wire_encoder_free(enc);
-    return rc;
+    if (fwrite(c->frame.ptr, 1, c->frame.len, c->out) != c->frame.len)
+        return cli_error("convert", "writing %s: %s", c->out_path, strerror(errno));
+    c->bytes += c->frame.len;
+    c->frame.len = 0;
+    return 0;
 }
 
-/* Write buf to path atomically (path.tmp, fsync, rename), or to stdout for "-". */
-static int write_output(const char *cmd, const char *path, const struct trove_bytes *buf)
+static int flush_pending(struct conv *c)
 {
-    char tmp[4096];
-    FILE *f;
-    int ok;
-
-    if (!strcmp(path, "-")) {
-        if (isatty(STDOUT_FILENO))
-            return cli_error(cmd, "refusing to write a binary stream to a terminal; give OUT or "
-                                  "redirect stdout");
-        if (fwrite(buf->ptr, 1, buf->len, stdout) != buf->len || fflush(stdout) != 0)
-            return cli_error(cmd, "writing stdout: %s", strerror(errno));
+    int rc;
+    if (c->npending == 0)
         return 0;
-    }
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return cli_error(cmd, "output path too long: %s", path);
-    if (!(f = fopen(tmp, "wb")))
-        return cli_error(cmd, "cannot create %s: %s", tmp, strerror(errno));
-    ok = fwrite(buf->ptr, 1, buf->len, f) == buf->len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return cli_error(cmd, "writing %s: %s", path, strerror(e));
+    if ((rc = trove_wire_encode(c->enc, c->format, c->pending, c->npending, &c->frame)) != TROVE_OK)
+        return cli_error("convert", "encoding: %s%s", trove_strerror(rc),
+                         rc == TROVE_ERR_INVALID ? " (an event's pad byte is not 0)" : "");
+    c->events += c->npending;
+    c->npending = 0;
+    return put_frame(c);
+}
+
+static int conv_events(void *ctx, const struct trove_event *ev, size_t n,
+                       const struct trove_names *names)
+{
+    struct conv *c = ctx;
+    (void)names;
+    while (n > 0) {
+        size_t k = c->batch - c->npending < n ? c->batch - c->npending : n;
+        memcpy(c->pending + c->npending, ev, k * sizeof *ev);
+        c->npending += k;
+        ev += k;
+        n -= k;
+        if (c->npending == c->batch && flush_pending(c) != 0)
+            return 1;
     }
     return 0;
+}
+
+static int conv_names(void *ctx, const struct trove_names *added)
+{
+    struct conv *c = ctx;
+    int rc;
+    /* Events read before these names go out before them: a later names frame may replace
+     * a name, and the events before it keep the old one. */
+    if (flush_pending(c) != 0)
+        return 1;
+    if ((rc = trove_wire_encode_names(added, 0, trove_names_count(added), &c->frame)) != TROVE_OK)
+        return cli_error("convert", "encoding names: %s", trove_strerror(rc));
+    return put_frame(c);
 }
 
 int cmd_convert(int argc, char **argv)
 {
     struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
-    struct trove_events ev = {0};
-    struct trove_names *names = NULL;
-    struct trove_bytes out = {0};
+    struct conv c;
+    struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;
-    int format = TROVE_WIRE_PACKED, status = 1, rc;
+    char tmp[4096] = "";
+    int format = TROVE_WIRE_PACKED, status = 1, ok;
     uint64_t batch = TROVE_BATCH_DEFAULT;
 
     for (int i = 1; i < argc; i++) {
@@ -115,26 +138,55 @@ int cmd_convert(int argc, char **argv)
         convert_usage(stderr);
         return 2;
     }
-    if (trove_names_new(&names) != TROVE_OK) {
+    memset(&c, 0, sizeof c);
+    c.out_path = outp;
+    c.format = format;
+    c.batch = (size_t)batch;
+    if (!strcmp(outp, "-")) {
+        if (isatty(STDOUT_FILENO))
+            return cli_error("convert", "refusing to write a binary stream to a terminal; give "
+                                        "OUT or redirect stdout");
+        c.out = stdout;
+    } else {
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", outp) >= sizeof tmp)
+            return cli_error("convert", "output path too long: %s", outp);
+        if (!(c.out = fopen(tmp, "wb")))
+            return cli_error("convert", "cannot create %s: %s", tmp, strerror(errno));
+    }
+    if (trove_wire_encoder_new(&c.enc) != TROVE_OK ||
+        !(c.pending = malloc(c.batch * sizeof *c.pending))) {
         cli_error("convert", "out of memory");
         goto out;
     }
-    if (cli_load("convert", in, &lo, &ev, names) != 0)
+    if (cli_read("convert", in, &lo, &sink, NULL) != 0 || flush_pending(&c) != 0)
         goto out;
-    if ((rc = encode_stream(&ev, names, format, (size_t)batch, &out)) != TROVE_OK) {
-        cli_error("convert", "encoding %s: %s", in, trove_strerror(rc));
-        goto out;
+    if (c.out == stdout) {
+        if (fflush(stdout) != 0) {
+            cli_error("convert", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    } else {
+        ok = fflush(c.out) == 0 && fsync(fileno(c.out)) == 0;
+        ok = fclose(c.out) == 0 && ok;
+        c.out = NULL;
+        if (!ok || rename(tmp, outp) != 0) {
+            cli_error("convert", "writing %s: %s", outp, strerror(errno));
+            goto out;
+        }
+        tmp[0] = 0;
     }
-    if (write_output("convert", outp, &out) != 0)
-        goto out;
     if (!lo.quiet)
-        fprintf(stderr, "trove convert: %zu events, %zu names -> %s (%s): %zu bytes, %.2f bytes/event\n",
-                ev.len, trove_names_count(names), outp, trove_wire_format_name(format), out.len,
-                ev.len ? (double)out.len / (double)ev.len : 0.0);
+        fprintf(stderr, "trove convert: %llu events -> %s (%s): %llu bytes, %.2f bytes/event\n",
+                (unsigned long long)c.events, outp, trove_wire_format_name(format),
+                (unsigned long long)c.bytes, c.events ? (double)c.bytes / (double)c.events : 0.0);
     status = 0;
 out:
-    trove_bytes_free(&out);
-    trove_events_free(&ev);
-    trove_names_free(names);
+    if (c.out && c.out != stdout)
+        fclose(c.out);
+    if (tmp[0])
+        unlink(tmp);
+    trove_bytes_free(&c.frame);
+    free(c.pending);
+    trove_wire_encoder_free(c.enc);
     return status;
 }
