@@ -55,20 +55,6 @@ static void run_free(struct run *r)
     trove_names_free(r->names);
 }
 
-static int same_names(const struct trove_names *a, const struct trove_names *b)
-{
-    if (trove_names_count(a) != trove_names_count(b))
-        return 0;
-    for (size_t i = 0; i < trove_names_count(a); i++) {
-        struct trove_name_entry x, y;
-        trove_names_entry(a, i, &x);
-        trove_names_entry(b, i, &y);
-        if (x.type != y.type || x.a != y.a || x.b != y.b || x.len != y.len ||
-            memcmp(x.str, y.str, x.len))
-            return 0;
-    }
-    return 1;
-}
 
 static int same_events(const struct run *a, const struct run *b)
 {
@@ -154,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(b.rc == a.rc);
         CHECK(!memcmp(&b.st, &a.st, sizeof a.st));
         CHECK(same_events(&a, &b));
-        CHECK(same_names(a.names, b.names));
+        CHECK(trove_names_equal(a.names, b.names));
         if (a.rc != TROVE_OK)
             CHECK(b.diag.offset == a.diag.offset && !strcmp(b.diag.msg, a.diag.msg));
         run_free(&b);
@@ -170,7 +156,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         CHECK(c.rc == TROVE_OK);
         CHECK(same_events(&a, &c));
-        CHECK(same_names(a.names, c.names));
+        CHECK(trove_names_equal(a.names, c.names));
     }
     run_free(&c);
     run_free(&a);

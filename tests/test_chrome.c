@@ -84,20 +84,6 @@ static int same_events(const struct trove_events *a, const struct trove_events *
     return a->len == b->len && (a->len == 0 || !memcmp(a->ev, b->ev, a->len * sizeof *a->ev));
 }
 
-static int same_names(const struct trove_names *a, const struct trove_names *b)
-{
-    if (trove_names_count(a) != trove_names_count(b))
-        return 0;
-    for (size_t i = 0; i < trove_names_count(a); i++) {
-        struct trove_name_entry x, y;
-        trove_names_entry(a, i, &x);
-        trove_names_entry(b, i, &y);
-        if (x.type != y.type || x.a != y.a || x.b != y.b || x.len != y.len ||
-            memcmp(x.str, y.str, x.len))
-            return 0;
-    }
-    return 1;
-}
 
 /* The same bytes through a FILE read `chunk` bytes at a time must give the same result. */
 static void check_chunked(const char *buf, size_t len, int strict, const struct result *want)
@@ -116,7 +102,7 @@ static void check_chunked(const char *buf, size_t len, int strict, const struct 
         fclose(f);
         CHECK_EQ_INT(r.rc, want->rc);
         CHECK(same_events(&r.ev, &want->ev));
-        CHECK(same_names(r.names, want->names));
+        CHECK(trove_names_equal(r.names, want->names));
         CHECK(!memcmp(&r.st, &want->st, sizeof r.st));
         if (want->rc != TROVE_OK) {
             CHECK_EQ_INT(r.diag.offset, want->diag.offset);
@@ -889,7 +875,7 @@ static void test_sample(void)
     import_buf(all, all_len, 0, &m);
     CHECK_EQ_INT(m.rc, TROVE_OK);
     CHECK(same_events(&m.ev, &r.ev));
-    CHECK(same_names(m.names, r.names));
+    CHECK(trove_names_equal(m.names, r.names));
     result_free(&m);
 
     /* 4: strict refuses the 52 open B events */

@@ -109,6 +109,9 @@ const char *trove_names_get(const struct trove_names *names, int type, uint32_t 
 size_t trove_names_count(const struct trove_names *names);
 void trove_names_entry(const struct trove_names *names, size_t i, struct trove_name_entry *out);
 
+/* Nonzero when a and b hold the same entries, in the same order, with the same strings. */
+int trove_names_equal(const struct trove_names *a, const struct trove_names *b);
+
 /* Copy every entry of src into dst (replacing names dst already has). */
 int trove_names_merge(struct trove_names *dst, const struct trove_names *src);
 

@@ -173,6 +173,19 @@ void trove_names_entry(const struct trove_names *t, size_t i, struct trove_name_
     out->len = e->len;
 }
 
+int trove_names_equal(const struct trove_names *a, const struct trove_names *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const struct name_slot *x = &a->ent[i], *y = &b->ent[i];
+        if (x->type != y->type || x->a != y->a || x->b != y->b || x->len != y->len ||
+            memcmp(a->arena.ptr + x->off, b->arena.ptr + y->off, x->len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 int trove_names_merge(struct trove_names *dst, const struct trove_names *src)
 {
     for (size_t i = 0; i < src->n; i++) {
