@@ -50,7 +50,7 @@
 #define SELF_SIGMA 1.2                   /* ... mean 10.3 us, 1% above 81 us */
 #define LOCK_MEDIAN_NS 3000.0            /* a lock wait: median 3 us, long tail */
 #define LOCK_SIGMA 1.6
-#define JITTER_SIGMA 0.77                /* one call site's spread, of SELF_SIGMA's total */
+#define JITTER_SIGMA 0.51                /* one call site's spread, of SELF_SIGMA's total */
 
 #define P_NEW_TREE 0.12                  /* a top-level zone runs a call tree not seen before */
 #define TREE_ZIPF_S 1.0                  /* popularity of a thread's known call trees */
