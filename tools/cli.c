@@ -128,11 +128,13 @@ static int read_wire(const char *cmd, const char *path, FILE *f, const struct cl
             cli_error(cmd, "%s: at byte %llu: %s", path, (unsigned long long)diag.offset, diag.msg);
             goto out;
         }
-        trove_names_free(added);
-        added = NULL;
-        if (trove_names_new(&added) != TROVE_OK) {
-            cli_error(cmd, "%s: out of memory", path);
-            goto out;
+        if (frame.ptr[2] == TROVE_WIRE_NAMES) { /* a fresh table for what this frame adds */
+            trove_names_free(added);
+            added = NULL;
+            if (trove_names_new(&added) != TROVE_OK) {
+                cli_error(cmd, "%s: out of memory", path);
+                goto out;
+            }
         }
         rc = trove_wire_decode(dec, frame.ptr, frame.len, buf, TROVE_WIRE_MAX_EVENTS, added, &fr, &diag);
         if (rc != TROVE_OK) {
