@@ -288,6 +288,18 @@ static inline int peek_ws(struct parser *ps)
     }
 }
 
+/* After a member of an object: 1 if a ',' follows (consumed: another member comes), 0 if
+ * the closing '}' does (consumed), or the error for anything else. */
+static int after_member(struct parser *ps, const char *where)
+{
+    int c = peek_ws(ps);
+    if (c == ',' || c == '}') {
+        ps->src.p++;
+        return c == ',';
+    }
+    return unexpected(ps, c, "',' or '}'", where);
+}
+
 static void sbuf_put(struct sbuf *b, const uint8_t *p, size_t n)
 {
     size_t room;
@@ -750,15 +762,8 @@ static int read_args(struct parser *ps)
             rc = skip_value(ps, 3);
         if (rc != TROVE_OK)
             return rc;
-        c = peek_ws(ps);
-        if (c == ',') {
-            s->p++;
-            continue;
-        }
-        if (c != '}')
-            return unexpected(ps, c, "',' or '}'", "args");
-        s->p++;
-        return TROVE_OK;
+        if ((rc = after_member(ps, "args")) <= 0)
+            return rc;
     }
 }
 
@@ -1295,15 +1300,10 @@ static int parse_event(struct parser *ps)
         next:
             if (rc != TROVE_OK)
                 return rc;
-            c = peek_ws(ps);
-            if (c == ',') {
-                s->p++;
-                continue;
-            }
-            if (c != '}')
-                return unexpected(ps, c, "',' or '}'", "a trace event");
-            s->p++;
-            break;
+            if ((rc = after_member(ps, "a trace event")) < 0)
+                return rc;
+            if (rc == 0)
+                break;
         }
     }
 
@@ -1406,14 +1406,10 @@ static int parse_document(struct parser *ps)
             } else if ((rc = skip_value(ps, 1)) != TROVE_OK) {
                 return rc;
             }
-            c = peek_ws(ps);
-            if (c == ',') {
-                s->p++;
-                continue;
-            }
-            if (c != '}')
-                return unexpected(ps, c, "',' or '}'", "the top-level object");
-            s->p++;
+            if ((rc = after_member(ps, "the top-level object")) < 0)
+                return rc;
+            if (rc == 0)
+                break;
         }
         if (!found)
             return trove_diag_set(ps->diag, TROVE_ERR_TRACE, 0,
