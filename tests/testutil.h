@@ -1,7 +1,8 @@
 /*
  * testutil.h: the tiny test harness. CHECK records a failure with file and line and goes
  * on; a test's main returns test_done(), which prints "N passed, N failed" and exits
- * non-zero if anything failed. test_skip() exits 77, which ctest reports as skipped.
+ * non-zero if anything failed. test_skip() exits 77, which ctest reports as skipped, unless
+ * a check already failed (then it exits as test_done() does).
  */
 #ifndef TROVE_TESTUTIL_H
 #define TROVE_TESTUTIL_H
