@@ -332,6 +332,25 @@ static void test_bad_input(void)
         expect_err(z.ptr, z.len, TROVE_ERR_BOMB, "zero bomb");
         trove_bytes_free(&z);
     }
+    /* An empty deflate stream (a final fixed-Huffman block holding only its end code) with
+     * raw_len 0 and junk after it: a libFuzzer find, which once reached the packed decoder
+     * with a NULL buffer. Junk after the stream is refused. */
+    {
+        uint8_t e[40] = {'T', 'V', TROVE_WIRE_DEFLATE, 1};
+        put32(e + 4, 5);
+        put32(e + 8, 8);
+        put32(e + 12, 0);
+        e[16] = 0x03, e[17] = 0x00; /* the empty final block */
+        memset(e + 18, 0x64, 6);
+        expect_err(e, 24, TROVE_ERR_CORRUPT, "junk after the deflate stream");
+        put32(e + 8, 2);
+        expect_err(e, 18, TROVE_ERR_TRUNCATED, "empty inflated payload for 5 events");
+        put32(e + 4, 0);
+        {
+            struct trove_wire_frame fr;
+            CHECK_EQ_INT(trove_wire_decode(dec, e, 18, out_ev, 1, NULL, &fr, NULL), TROVE_ERR_TRUNCATED);
+        }
+    }
     put32(buf + 12, (uint32_t)trove_wire_packed_bound(5));
     memset(buf + 16, 0xff, 4); /* garbage deflate block header */
     expect_err(buf, b.len, TROVE_ERR_INFLATE, "malformed deflate");

@@ -21,7 +21,7 @@
  * allocation: count <= TROVE_WIRE_MAX_EVENTS, payload <= TROVE_WIRE_MAX_PAYLOAD, raw payload
  * == 32 * count, packed and inflated sizes <= trove_wire_packed_bound(count). A deflate
  * stream is inflated into exactly raw_len bytes, so one that would inflate further fails
- * as a bomb without writing past its buffer.
+ * as a bomb without writing past its buffer; it must also end exactly at the payload's end.
  */
 #include "wire_internal.h"
 
@@ -291,20 +291,22 @@ static void decode_raw(const uint8_t *p, uint32_t n, struct trove_event *ev)
 static int inflate_payload(struct trove_wire_decoder *dec, const uint8_t *p,
                            const struct trove_wire_header *h, struct trove_diag *diag)
 {
-    size_t got = 0;
+    size_t got = 0, used = 0;
     enum libdeflate_result r;
 
     if (!dec->inflate && !(dec->inflate = libdeflate_alloc_decompressor()))
         return TROVE_ERR_NOMEM;
-    if (h->raw_len > dec->scratch_cap) {
-        uint8_t *s = realloc(dec->scratch, h->raw_len);
+    /* At least one byte, so that an empty payload still has a real buffer behind it. */
+    if (h->raw_len > dec->scratch_cap || !dec->scratch) {
+        size_t cap = h->raw_len ? h->raw_len : 1;
+        uint8_t *s = realloc(dec->scratch, cap);
         if (!s)
             return TROVE_ERR_NOMEM;
         dec->scratch = s;
-        dec->scratch_cap = h->raw_len;
+        dec->scratch_cap = cap;
     }
-    r = libdeflate_deflate_decompress(dec->inflate, p, h->payload_len, dec->scratch, h->raw_len,
-                                      &got);
+    r = libdeflate_deflate_decompress_ex(dec->inflate, p, h->payload_len, dec->scratch, h->raw_len,
+                                         &used, &got);
     if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
         return trove_diag_set(diag, TROVE_ERR_BOMB, TROVE_WIRE_HEADER_SIZE,
                               "deflate frame inflates past its declared %u bytes", h->raw_len);
@@ -315,6 +317,10 @@ static int inflate_payload(struct trove_wire_decoder *dec, const uint8_t *p,
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE,
                               "deflate frame inflates to %zu bytes, header says %u", got,
                               h->raw_len);
+    if (used != h->payload_len)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE + used,
+                              "deflate frame: %zu bytes after the end of the deflate stream",
+                              h->payload_len - used);
     return TROVE_OK;
 }
 
