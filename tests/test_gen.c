@@ -416,7 +416,8 @@ static void test_tick(void)
     CHECK_EQ_INT(bad, 0);
     CHECK(coarser > b.len / 2);
     o.tick_ns = 0;
-    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_gen(&o, &b, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, a.len); /* unchanged */
     trove_events_free(&a);
     trove_events_free(&b);
 }
