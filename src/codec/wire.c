@@ -43,6 +43,7 @@ struct trove_wire_decoder {
     uint8_t *scratch; /* inflated payload */
     size_t scratch_cap;
     uint64_t *threads; /* thread table, up to TROVE_WIRE_MAX_EVENTS entries */
+    int generic;       /* TROVE_WIRE_GENERIC was set: the portable packed decoder only */
 };
 
 int trove_wire_format_parse(const char *name)
@@ -253,6 +254,7 @@ int trove_wire_decoder_new(struct trove_wire_decoder **out)
     struct trove_wire_decoder *dec = calloc(1, sizeof *dec);
     if (!dec)
         return TROVE_ERR_NOMEM;
+    dec->generic = getenv("TROVE_WIRE_GENERIC") != NULL;
     *out = dec;
     return TROVE_OK;
 }
@@ -365,12 +367,12 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
             return rc;
         /* Offsets inside the inflated payload have no place in buf; report the payload's. */
         rc = trove__packed_decode(dec->scratch, h.raw_len, h.count, events, dec->threads,
-                                  TROVE_WIRE_HEADER_SIZE, diag);
+                                  TROVE_WIRE_HEADER_SIZE, dec->generic, diag);
         if (rc != TROVE_OK && diag)
             diag->offset = TROVE_WIRE_HEADER_SIZE;
     } else {
         rc = trove__packed_decode(payload, h.payload_len, h.count, events, dec->threads,
-                                  TROVE_WIRE_HEADER_SIZE, diag);
+                                  TROVE_WIRE_HEADER_SIZE, dec->generic, diag);
     }
     if (rc == TROVE_OK)
         out->n_events = h.count;

@@ -68,9 +68,10 @@ size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_even
                             size_t n, uint8_t *out, int *rc);
 
 /* Decode a packed payload p[0..len) holding exactly `count` events into out. `threads` is
- * scratch for count entries. base is the payload's offset in the caller's buffer, for diag. */
+ * scratch for count entries. base is the payload's offset in the caller's buffer, for diag.
+ * generic != 0 keeps to the portable decoder (no BMI2 path). */
 int trove__packed_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_event *out,
-                         uint64_t *threads, uint64_t base, struct trove_diag *diag);
+                         uint64_t *threads, uint64_t base, int generic, struct trove_diag *diag);
 
 /* Names payload encode/decode (wire_names.c). decode validates all of p[0..len) before it
  * touches names (which may be NULL: validate only). */
@@ -78,7 +79,8 @@ int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct tro
                         uint64_t base, struct trove_diag *diag);
 
 /* Tests only: nonzero makes the packed decoder skip its BMI2 path (where it has one), so
- * that a machine with BMI2 tests both paths. */
+ * that a machine with BMI2 tests both paths. Users get the same with the environment
+ * variable TROVE_WIRE_GENERIC, read when a decoder is created. */
 extern int trove__packed_force_generic;
 
 #endif

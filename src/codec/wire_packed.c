@@ -371,7 +371,7 @@ static int classify_varint_failure(const uint8_t *ev, const uint8_t *end, uint32
 }
 
 int trove__packed_decode(const uint8_t *p0, size_t len, uint32_t count, struct trove_event *out,
-                         uint64_t *threads, uint64_t base, struct trove_diag *diag)
+                         uint64_t *threads, uint64_t base, int generic, struct trove_diag *diag)
 {
     const uint8_t *p = p0, *end = p0 + len, *at = p0;
     uint64_t v, pid, tid, prev = 0;
@@ -396,8 +396,9 @@ int trove__packed_decode(const uint8_t *p0, size_t len, uint32_t count, struct t
         threads[t] = pid << 32 | tid;
     }
     /* Fast loop: a whole worst-case event is in bounds, so skip the per-byte checks. */
+    (void)generic; /* used only where there is a BMI2 path */
 #ifdef HAVE_PEXT_PATH
-    if (use_pext_path())
+    if (!generic && use_pext_path())
         i = fast_pext(&p, end, threads, nthreads, &prev, out, i, count, &rc);
     else
 #endif
