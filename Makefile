@@ -11,22 +11,24 @@ JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-# Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why).
-DEB_PACKAGES := build-essential cmake pkg-config clang libclang-rt-14-dev \
-                libdeflate-dev zlib1g-dev libzstd-dev liblz4-dev zstd python3
+# Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why),
+# and the ones only `make fuzz` needs.
+DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
+                 liblz4-dev zstd python3
+FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_FUZZ := build-fuzz
 TROVE      := $(BUILD)/trove
 
-.PHONY: all deps build build-asan check check-plain check-asan demo bench fuzz clean
+.PHONY: all deps deps-fuzz build build-asan check check-plain check-asan demo bench fuzz clean
 
 all: build
 
 # Install only what is missing; apt-get update first, as a fresh machine has no lists.
-deps:
-	@missing=""; for p in $(DEB_PACKAGES); do \
+define install_missing
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -34,6 +36,13 @@ deps:
 	  $(SUDO) apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(DEB_PACKAGES))
+
+deps-fuzz: deps
+	$(call install_missing,$(FUZZ_PACKAGES))
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA)
@@ -67,7 +76,7 @@ bench: build
 	$(TROVE) bench wire
 	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
 
-fuzz: deps
+fuzz: deps-fuzz
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
 	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 	cmake --build $(BUILD_FUZZ) -j $(JOBS)
