@@ -113,7 +113,9 @@ static int read_wire(const char *cmd, const char *path, FILE *f, const struct cl
     uint64_t offset = 0, frame_at;
     int rc, status = 1;
 
-    cli_progress_begin(&prog, "reading", fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
+    /* Progress counts bytes of a regular file; of a pipe, there is no total to show. */
+    cli_progress_begin(&prog, "reading",
+                       fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0);
     if (trove_wire_decoder_new(&dec) != TROVE_OK ||
         !(buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *buf))) {
         cli_error(cmd, "%s: out of memory", path);
@@ -138,8 +140,9 @@ static int read_wire(const char *cmd, const char *path, FILE *f, const struct cl
         }
         rc = trove_wire_decode(dec, frame.ptr, frame.len, buf, TROVE_WIRE_MAX_EVENTS, added, &fr, &diag);
         if (rc != TROVE_OK) {
-            cli_error(cmd, "%s: frame at byte %llu: %s", path, (unsigned long long)frame_at,
-                      diag.msg);
+            cli_error(cmd, "%s: frame at byte %llu: %s (at byte %llu)", path,
+                      (unsigned long long)frame_at, diag.msg,
+                      (unsigned long long)(frame_at + diag.offset));
             goto out;
         }
         if (fr.format == TROVE_WIRE_NAMES) {
