@@ -123,7 +123,7 @@ static void check_output(const struct run *r)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct trove_chrome_options loose = {0, 0}, strict = {1, 0};
+    struct trove_chrome_options loose = {.strict = 0}, strict = {.strict = 1};
     struct run a, b, c;
 
     run_init(&a);

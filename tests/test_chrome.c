@@ -38,7 +38,7 @@ static void result_free(struct result *r)
 
 static void import_buf(const char *buf, size_t len, int strict, struct result *r)
 {
-    struct trove_chrome_options opt = {strict, 0};
+    struct trove_chrome_options opt = {.strict = strict};
     memset(r, 0, sizeof *r);
     if (trove_names_new(&r->names) != TROVE_OK)
         abort();
@@ -90,7 +90,7 @@ static void check_chunked(const char *buf, size_t len, int strict, const struct 
 {
     static const size_t chunks[] = {1, 2, 3, 7, 64};
     for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
-        struct trove_chrome_options opt = {strict, 0};
+        struct trove_chrome_options opt = {.strict = strict};
         struct result r;
         FILE *f = tmpfile();
         memset(&r, 0, sizeof r);
@@ -445,7 +445,7 @@ struct bad {
 
 static void check_bad(const struct bad *b)
 {
-    struct trove_chrome_options opt = {b->strict, 0};
+    struct trove_chrome_options opt = {.strict = b->strict};
     struct trove_events ev = {0};
     struct trove_names *names;
     struct trove_chrome_stats st;
@@ -632,7 +632,7 @@ static void test_unmatched_nonstrict(void)
 
 static void test_limits(void)
 {
-    struct trove_chrome_options opt = {0, 0};
+    struct trove_chrome_options opt = {.strict = 0};
     struct trove_events ev = {0};
     struct trove_diag diag;
     struct trove_chrome_stats st;
@@ -787,7 +787,7 @@ static void test_sample(void)
 {
     static const char *path = TROVE_SHARED_DATA "/chrome-trace-dom.json.zst";
     static struct phase_count pc;
-    struct trove_chrome_options opt = {0, 0};
+    struct trove_chrome_options opt = {.strict = 0};
     struct result r, m;
     char cmd[1024], *all = NULL;
     size_t all_len = 0, all_cap = 0, n;
@@ -889,6 +889,42 @@ static void test_sample(void)
     result_free(&r);
 }
 
+/* The progress callback sees every chunk, in order, ending at the input's size. */
+struct prog_seen {
+    uint64_t calls, last, backwards;
+};
+
+static void on_progress(void *ctx, uint64_t bytes)
+{
+    struct prog_seen *p = ctx;
+    p->backwards += bytes <= p->last;
+    p->last = bytes;
+    p->calls++;
+}
+
+static void test_progress(void)
+{
+    struct trove_chrome_options opt = {.strict = 0};
+    struct prog_seen seen = {0, 0, 0};
+    struct trove_events ev = {0};
+    size_t len = 0;
+    uint8_t *text = test_read_file(DATA "chrome_nest_x.json", &len);
+    FILE *f = fopen(DATA "chrome_nest_x.json", "rb");
+    CHECK(text != NULL && f != NULL);
+    if (!text || !f)
+        return;
+    opt.progress = on_progress;
+    opt.progress_ctx = &seen;
+    CHECK_EQ_INT(trove__chrome_import_chunked(f, 64, &opt, &ev, NULL, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(seen.last, len);
+    CHECK_EQ_INT(seen.calls, (len + 63) / 64);
+    CHECK_EQ_INT(seen.backwards, 0);
+    CHECK(ev.len > 0);
+    fclose(f);
+    free(text);
+    trove_events_free(&ev);
+}
+
 int main(void)
 {
     test_nest_x();
@@ -903,6 +939,7 @@ int main(void)
     test_unmatched_nonstrict();
     test_limits();
     test_append();
+    test_progress();
     test_sample();
     return test_done();
 }

@@ -168,23 +168,32 @@ out:
     return status;
 }
 
+static void chrome_progress(void *ctx, uint64_t bytes) { cli_progress_update(ctx, bytes); }
+
 /* Import a Chrome trace whole, then hand its names and its events (in runs) to sink. */
 static int read_chrome(const char *cmd, const char *path, FILE *f, const struct cli_load_options *opt,
                        const struct cli_sink *sink, struct trove_names *names_all)
 {
     struct trove_chrome_options co = {0};
     struct trove_chrome_stats st;
+    struct cli_progress prog;
+    struct stat fst;
     struct trove_diag diag = {0};
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     int rc, status = 1;
 
     co.strict = opt->strict;
+    co.progress = chrome_progress;
+    co.progress_ctx = &prog;
+    cli_progress_begin(&prog, "importing",
+                       fstat(fileno(f), &fst) == 0 && S_ISREG(fst.st_mode) ? (uint64_t)fst.st_size : 0);
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error(cmd, "%s: out of memory", path);
         goto out;
     }
     rc = trove_chrome_import(f, &co, &ev, names, &st, &diag);
+    cli_progress_end(&prog);
     if (rc != TROVE_OK) {
         if (rc == TROVE_ERR_UNMATCHED)
             cli_error(cmd, "%s: at byte %llu: %s (without --strict, unmatched events are "
@@ -214,6 +223,7 @@ static int read_chrome(const char *cmd, const char *path, FILE *f, const struct 
     }
     status = 0;
 out:
+    cli_progress_end(&prog);
     trove_events_free(&ev);
     trove_names_free(names);
     return status;

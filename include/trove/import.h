@@ -32,6 +32,10 @@ struct trove_chrome_options {
     int strict;           /* nonzero: an unmatched B or E is TROVE_ERR_UNMATCHED;
                              zero: it is dropped and counted in the stats */
     uint64_t max_input;   /* refuse inputs larger than this many bytes (0: 4 GiB) */
+    /* Called after each read from a FILE (about every MiB) with the bytes read so far, for
+     * a progress display; may be NULL. Not called by trove_chrome_import_mem. */
+    void (*progress)(void *ctx, uint64_t bytes);
+    void *progress_ctx;
 };
 
 struct trove_chrome_stats {

@@ -67,6 +67,8 @@ struct src {
     uint64_t limit;          /* max_input */
     int eof;
     int err;                 /* sticky read error: -errno or TROVE_ERR_LIMIT */
+    void (*progress)(void *ctx, uint64_t bytes); /* after each chunk read; may be NULL */
+    void *progress_ctx;
 };
 
 static uint64_t src_pos(const struct src *s) { return s->base + (uint64_t)(s->p - s->start); }
@@ -103,6 +105,8 @@ static int src_fill(struct src *s)
         return 0;
     }
     s->end = s->buf + n;
+    if (s->progress)
+        s->progress(s->progress_ctx, s->base + n);
     return 1;
 }
 
@@ -1710,6 +1714,10 @@ int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chro
     ps.src.f = in;
     ps.src.chunk = chunk;
     ps.src.limit = opt && opt->max_input ? opt->max_input : INPUT_DEFAULT;
+    if (opt) {
+        ps.src.progress = opt->progress;
+        ps.src.progress_ctx = opt->progress_ctx;
+    }
     ps.src.buf = malloc(chunk);
     if (!ps.src.buf) {
         if (stats)
