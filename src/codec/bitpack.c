@@ -1,0 +1,72 @@
+/*
+ * bitpack.c: FastLanes bit-packing of 1024 uint32 values (include/trove/bitpack.h).
+ *
+ *   lane l (0..31) holds rows r = 0..31, value i = r * 32 + l
+ *   packed words of lane l:  out[0 * 32 + l], out[1 * 32 + l], ..., out[(w - 1) * 32 + l]
+ *   row r occupies bits [r * w, r * w + w) of its lane's bit string, LSB first, so it sits
+ *   in word r * w / 32 at shift r * w % 32 and spills into the next word when it must
+ *
+ * The kernels themselves are generated (gen_bitpack.py): one straight-line function per
+ * width and direction, every shift a constant, a loop over the 32 independent lanes that
+ * the compiler vectorizes. The same source is compiled for the baseline ISA here and with
+ * AVX2 in bitpack_avx2.c; the first call picks one for the CPU.
+ */
+#include "trove/bitpack.h"
+
+#include <assert.h>
+
+#include "bitpack_internal.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "trove's bit-packed formats need a little-endian host"
+#endif
+
+#define KNAME(x) generic_##x
+#include "bitpack_kernels.h"
+
+int trove__bitpack_force_generic;
+
+static int have_avx2(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    return !trove__bitpack_force_generic && __builtin_cpu_supports("avx2");
+#else
+    return 0;
+#endif
+}
+
+const char *trove_bitpack_kernel(void) { return have_avx2() ? "avx2" : "generic"; }
+
+unsigned trove_bitpack_width(uint32_t v) { return v ? 32u - (unsigned)__builtin_clz(v) : 0u; }
+
+void trove_bitpack_pack(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base)
+{
+    assert(w <= 32);
+    if (have_avx2())
+        trove__bitpack_pack_avx2(in, out, w, base);
+    else
+        generic_pack_table[w](in, out, base);
+}
+
+void trove_bitpack_unpack(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base)
+{
+    assert(w <= 32);
+    if (have_avx2())
+        trove__bitpack_unpack_avx2(in, out, w, base);
+    else
+        generic_unpack_table[w](in, out, base);
+}
+
+uint32_t trove_bitpack_get(const uint32_t *in, unsigned w, uint32_t base, unsigned i)
+{
+    unsigned l = i % 32, bit = i / 32 * w, k = bit / 32, s = bit % 32;
+    uint64_t v;
+
+    assert(w <= 32 && i < TROVE_BITPACK_BLOCK);
+    if (w == 0)
+        return base;
+    v = in[k * 32 + l] >> s;
+    if (s + w > 32)
+        v |= (uint64_t)in[(k + 1) * 32 + l] << (32 - s);
+    return (uint32_t)(v & (((uint64_t)1 << w) - 1)) + base;
+}

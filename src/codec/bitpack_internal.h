@@ -1,0 +1,16 @@
+/*
+ * bitpack_internal.h (internal to src/codec): the AVX2 build of the generated kernels,
+ * compiled from bitpack_avx2.c with -mavx2 and chosen at run time by bitpack.c.
+ */
+#ifndef TROVE_BITPACK_INTERNAL_H
+#define TROVE_BITPACK_INTERNAL_H
+
+#include <stdint.h>
+
+void trove__bitpack_pack_avx2(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base);
+void trove__bitpack_unpack_avx2(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base);
+
+/* Tests only: nonzero keeps trove_bitpack_pack/unpack on the baseline build. */
+extern int trove__bitpack_force_generic;
+
+#endif
