@@ -48,6 +48,15 @@ void trove_bitpack_pack(const uint32_t *in, uint32_t *out, unsigned w, uint32_t 
  * base 1024 times. in and out must not overlap. Thread-safe. */
 void trove_bitpack_unpack(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base);
 
+/*
+ * Unpack nblocks consecutive blocks of width w (block b at in + b * w * 32) into
+ * out[0 .. nblocks * 1024). For outputs of 8 MiB and more into a 32-byte aligned out, the
+ * AVX2 build writes with non-temporal stores (no read of the destination first, as memcpy
+ * does for large copies), so the output is not left in cache. Thread-safe.
+ */
+void trove_bitpack_unpack_blocks(const uint32_t *in, uint32_t *out, size_t nblocks, unsigned w,
+                                 uint32_t base);
+
 /* Value i (0..1023) of a packed block, without unpacking the rest. */
 uint32_t trove_bitpack_get(const uint32_t *in, unsigned w, uint32_t base, unsigned i);
 

@@ -57,6 +57,24 @@ void trove_bitpack_unpack(const uint32_t *in, uint32_t *out, unsigned w, uint32_
         generic_unpack_table[w](in, out, base);
 }
 
+/* Outputs at least this large go through non-temporal stores (bigger than a core's L2). */
+#define STREAM_MIN_BYTES ((size_t)8 << 20)
+
+void trove_bitpack_unpack_blocks(const uint32_t *in, uint32_t *out, size_t nblocks, unsigned w,
+                                 uint32_t base)
+{
+    assert(w <= 32);
+#if defined(TROVE_HAVE_AVX2_BUILD)
+    if (nblocks * TROVE_BITPACK_BLOCK * sizeof *out >= STREAM_MIN_BYTES && !((uintptr_t)out & 31) &&
+        have_avx2()) {
+        trove__bitpack_unpack_stream_avx2(in, out, nblocks, w, base);
+        return;
+    }
+#endif
+    for (size_t b = 0; b < nblocks; b++)
+        trove_bitpack_unpack(in + b * w * 32, out + b * TROVE_BITPACK_BLOCK, w, base);
+}
+
 uint32_t trove_bitpack_get(const uint32_t *in, unsigned w, uint32_t base, unsigned i)
 {
     unsigned l = i % 32, bit = i / 32 * w, k = bit / 32, s = bit % 32;

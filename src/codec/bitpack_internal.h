@@ -10,6 +10,13 @@
 void trove__bitpack_pack_avx2(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base);
 void trove__bitpack_unpack_avx2(const uint32_t *in, uint32_t *out, unsigned w, uint32_t base);
 
+#include <stddef.h>
+
+/* nblocks blocks of width w with non-temporal stores; out 32-byte aligned. Defined only
+ * where bitpack_avx2.c is built with AVX2 (TROVE_HAVE_AVX2_BUILD). */
+void trove__bitpack_unpack_stream_avx2(const uint32_t *in, uint32_t *out, size_t nblocks,
+                                       unsigned w, uint32_t base);
+
 /* Tests only: nonzero keeps trove_bitpack_pack/unpack on the baseline build. */
 extern int trove__bitpack_force_generic;
 
