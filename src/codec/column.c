@@ -205,7 +205,9 @@ int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
         const uint8_t *d;
         unsigned byte_len, want;
         if (off != prev_end || off % 4)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, dir_offset, "column: block %u at offset %u, expected %llu "
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT,
+                                  c.dir_kind == DIR_EXPLICIT ? dir_offset + 4 * (uint64_t)b : dir_offset,
+                                  "column: block %u at offset %u, expected %llu "
                                   "(offsets out of order, overlapping or with gaps)",
                                   b, off, (unsigned long long)prev_end);
         if ((uint64_t)off + TROVE_COLUMN_DESC_SIZE > dir_offset)
