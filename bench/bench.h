@@ -9,4 +9,7 @@
 /* `trove bench wire`: the seed's wire table (bench/bench_wire.c). */
 int bench_wire(int argc, char **argv);
 
+/* `trove bench bitpack`: the seed's bit-packing kernel table (bench/bench_bitpack.c). */
+int bench_bitpack(int argc, char **argv);
+
 #endif

@@ -16,13 +16,14 @@ struct bench_entry {
 
 static const struct bench_entry benches[] = {
     {"wire", bench_wire, "wire formats vs protobuf varints, zlib, zstd, lz4: size and CPU"},
+    {"bitpack", bench_bitpack, "bit packing, widths 1..32: vs memcpy, a naive packer, Stream VByte"},
 };
 
 static void bench_usage(FILE *f)
 {
     fprintf(f, "usage: trove bench <benchmark> [options]\n\nbenchmarks:\n");
     for (size_t i = 0; i < sizeof benches / sizeof benches[0]; i++)
-        fprintf(f, "  %-6s %s\n", benches[i].name, benches[i].summary);
+        fprintf(f, "  %-7s %s\n", benches[i].name, benches[i].summary);
     fprintf(f, "\n`trove bench <benchmark> --help` describes a benchmark's options.\n");
 }
 
