@@ -739,7 +739,7 @@ static void test_handmade(void)
     uint64_t seed = 3;
     struct trove_column c;
     uint32_t x;
-    size_t len, m;
+    size_t len = 0, m = 0;
     uint8_t *p;
 
     /* Explicit directory over equal-size blocks. */
