@@ -75,6 +75,7 @@ bench: build
 	zstd -dqf $(SAMPLE) -o $(BUILD)/demo/trace.json
 	$(TROVE) bench wire
 	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
+	$(TROVE) bench bitpack
 
 fuzz: deps-fuzz
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
