@@ -896,31 +896,6 @@ static void test_limit(void)
 
 /* ---- golden vectors ------------------------------------------------------------------- */
 
-/* Compare b with tests/vectors/<file>; with TROVE_REGEN_VECTORS set, write it instead. */
-static void check_vector(const char *file, const uint8_t *ptr, size_t n)
-{
-    char path[1024];
-    size_t len = 0;
-    uint8_t *want;
-    snprintf(path, sizeof path, "%s/tests/vectors/%s", TROVE_SOURCE_DIR, file);
-    if (getenv("TROVE_REGEN_VECTORS")) {
-        FILE *f = fopen(path, "wb");
-        CHECK(f && fwrite(ptr, 1, n, f) == n);
-        if (f)
-            fclose(f);
-        return;
-    }
-    want = test_read_file(path, &len);
-    CHECK(want != NULL);
-    if (!want)
-        return;
-    CHECK_EQ_INT(len, n);
-    if (len != n || memcmp(want, ptr, len) != 0)
-        fprintf(stderr, "%s: differs from a fresh encoding\n", file);
-    CHECK(len == n && memcmp(want, ptr, len) == 0);
-    free(want);
-}
-
 /* Read tests/vectors/<file> into an exact-size malloc'd buffer. */
 static uint8_t *read_vector(const char *file, size_t *len_out)
 {
@@ -977,7 +952,7 @@ static void test_golden(void)
     CHECK_EQ_INT(packed[0], 0x04008000u);
     CHECK_EQ_INT(packed[1], (1u | 33u << 10 | 65u << 20 | 1u << 30));
     CHECK_EQ_INT(packed[32], 96u >> 2 | 128u << 8 | 160u << 18 | (192u & 15) << 28);
-    check_vector("bitpack_w10.bin", (const uint8_t *)packed, sizeof packed);
+    test_check_vector("bitpack_w10.bin", (const uint8_t *)packed, sizeof packed);
     file = read_vector("bitpack_w10.bin", &len);
     CHECK_EQ_INT(len, 1280);
     if (file && len == 1280) {
@@ -991,7 +966,7 @@ static void test_golden(void)
     golden_mixed(back);
     CHECK_EQ_INT(trove_column_encode(back, 2500, &b), TROVE_OK);
     CHECK_EQ_INT(b.len, 444);
-    check_vector("column_mixed.bin", b.ptr, b.len);
+    test_check_vector("column_mixed.bin", b.ptr, b.len);
     file = read_vector("column_mixed.bin", &len);
     if (file && open_ok(file, len, &c, "column_mixed.bin") == 0) {
         static const struct trove_block_info want[3] = {

@@ -136,29 +136,6 @@ static int golden_names(struct trove_names **out)
     return 0;
 }
 
-/* Compare b with tests/vectors/<file>; with TROVE_REGEN_VECTORS set, write it instead. */
-static void check_vector(const char *file, const struct trove_bytes *b)
-{
-    char path[1024];
-    size_t len = 0;
-    uint8_t *want;
-    snprintf(path, sizeof path, "%s/tests/vectors/%s", TROVE_SOURCE_DIR, file);
-    if (getenv("TROVE_REGEN_VECTORS")) {
-        FILE *f = fopen(path, "wb");
-        CHECK(f && fwrite(b->ptr, 1, b->len, f) == b->len);
-        if (f)
-            fclose(f);
-        return;
-    }
-    want = test_read_file(path, &len);
-    CHECK(want != NULL);
-    if (!want)
-        return;
-    CHECK_EQ_INT(len, b->len);
-    CHECK(len == b->len && memcmp(want, b->ptr, len) == 0);
-    free(want);
-}
-
 static void test_golden(void)
 {
     static const char *files[3] = {"wire_raw.bin", "wire_packed.bin", "wire_deflate.bin"};
@@ -174,7 +151,7 @@ static void test_golden(void)
         b.len = 0;
         CHECK_EQ_INT(trove_wire_encode(enc, formats[f], golden, 5, &b), TROVE_OK);
         if (formats[f] != TROVE_WIRE_DEFLATE || getenv("TROVE_REGEN_VECTORS"))
-            check_vector(files[f], &b);
+            test_check_vector(files[f], b.ptr, b.len);
         /* Every vector decodes to the batch. The deflate vector's exact bytes depend on the
          * compressor; what is frozen is that it decodes, and that its inflated payload is the
          * packed vector's payload (checked through the decode). */
@@ -191,7 +168,7 @@ static void test_golden(void)
     CHECK_EQ_INT(golden_names(&names), 0);
     b.len = 0;
     CHECK_EQ_INT(trove_wire_encode_names(names, 0, 100, &b), TROVE_OK);
-    check_vector("wire_names.bin", &b);
+    test_check_vector("wire_names.bin", b.ptr, b.len);
     CHECK_EQ_INT(trove_names_new(&got), TROVE_OK);
     CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 16, got, &fr, &diag), TROVE_OK);
     CHECK_EQ_INT(fr.n_names, 6);

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int test_passed, test_failed;
 
@@ -60,4 +61,28 @@ uint64_t test_rand(uint64_t *s)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+void test_check_vector(const char *file, const void *ptr, size_t n)
+{
+    char path[1024];
+    size_t len = 0;
+    uint8_t *want;
+    snprintf(path, sizeof path, "%s/tests/vectors/%s", TROVE_SOURCE_DIR, file);
+    if (getenv("TROVE_REGEN_VECTORS")) {
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(ptr, 1, n, f) == n);
+        if (f)
+            fclose(f);
+        return;
+    }
+    want = test_read_file(path, &len);
+    CHECK(want != NULL);
+    if (!want)
+        return;
+    CHECK_EQ_INT(len, n);
+    if (len != n || memcmp(want, ptr, len) != 0)
+        fprintf(stderr, "%s: differs from a fresh encoding\n", file);
+    CHECK(len == n && memcmp(want, ptr, len) == 0);
+    free(want);
 }

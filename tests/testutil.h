@@ -37,6 +37,10 @@ void test_skip(const char *why);
 /* Read a whole file into a malloc'd buffer. Returns NULL on error. */
 uint8_t *test_read_file(const char *path, size_t *len_out);
 
+/* Compare ptr[0..n) with the golden file tests/vectors/<file> (a CHECK each); with the
+ * environment variable TROVE_REGEN_VECTORS set, write the file instead. */
+void test_check_vector(const char *file, const void *ptr, size_t n);
+
 /* A deterministic PRNG (splitmix64) for randomized tests. */
 uint64_t test_rand(uint64_t *state);
 
