@@ -12,19 +12,8 @@ set -u
 
 TROVE=${1:?usage: cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>}
 DATA=${3:-}
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if "$@"; then ok; else bad "$*"; fi; }
-
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "skipped: python3 not found"
-    exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib_cli.sh"
+need_python3
 
 # Validate a bench --json object: validate_json FILE EVENTS BATCHES
 validate_json() {
@@ -186,5 +175,4 @@ if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd
     check validate_json "$tmp/trace.out" 30000 15
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

@@ -13,19 +13,8 @@
 set -u
 
 TROVE=${1:?usage: cli_bench_bitpack.sh <trove-binary> <source-dir> <shared-data-dir>}
-pass=0
-fail=0
-
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if "$@"; then ok; else bad "$*"; fi; }
-
-if ! command -v python3 >/dev/null 2>&1; then
-    echo "skipped: python3 not found"
-    exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib_cli.sh"
+need_python3
 
 # validate_json FILE VALUES CACHE_VALUES
 validate_json() {
@@ -140,5 +129,4 @@ expect_error bench bitpack --repeat 0
 expect_error bench bitpack --repeat x
 expect_error bench bitpack --json extra
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish

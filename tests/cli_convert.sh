@@ -5,12 +5,8 @@
 # usage: cli_convert.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$1 src=$2 data=$3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if "$@"; then ok; else bad "$*"; fi; }
+. "$(dirname "$0")/lib_cli.sh"
+need_python3
 
 cat > "$tmp/t.json" <<'JSON'
 {"traceEvents":[
@@ -115,5 +111,4 @@ if [ -f "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null; then
   check python3 -c 'import os,sys; p,r=os.path.getsize(sys.argv[1]),os.path.getsize(sys.argv[2]); assert p <= 0.33*r, (p, r)' "$tmp/s.packed" "$tmp/s.raw"
 fi
 
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish
