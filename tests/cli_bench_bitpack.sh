@@ -129,4 +129,9 @@ expect_error bench bitpack --repeat 0
 expect_error bench bitpack --repeat x
 expect_error bench bitpack --json extra
 
+# TROVE_BITPACK_GENERIC selects the baseline kernels, which the bench verifies like the others
+TROVE_BITPACK_GENERIC=1 "$TROVE" bench bitpack --values 65536 --cache-values 65536 --repeat 1 > "$tmp/generic.txt" 2>&1
+check test $? -eq 0
+check grep -q 'FastLanes kernels (generic)' "$tmp/generic.txt"
+
 finish

@@ -60,8 +60,8 @@ void trove_bitpack_unpack_blocks(const uint32_t *in, uint32_t *out, size_t nbloc
 /* Value i (0..1023) of a packed block, without unpacking the rest. */
 uint32_t trove_bitpack_get(const uint32_t *in, unsigned w, uint32_t base, unsigned i);
 
-/* Which kernel build runs: "avx2" where the CPU has AVX2, else "generic" (checked per call;
- * the check is a load of a flag the C runtime set at start-up). */
+/* Which kernel build runs: "avx2" where the CPU has AVX2, else "generic". Decided on first
+ * use; the environment variable TROVE_BITPACK_GENERIC selects the baseline build. */
 const char *trove_bitpack_kernel(void);
 
 /* ---- columns -------------------------------------------------------------------------- */

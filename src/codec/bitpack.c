@@ -14,6 +14,8 @@
 #include "trove/bitpack.h"
 
 #include <assert.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 
 #include "bitpack_internal.h"
 
@@ -26,10 +28,19 @@
 
 int trove__bitpack_force_generic;
 
+/* 1: the AVX2 build, 0: the baseline one, -1: not decided yet. Decided once (the CPU and
+ * the environment do not change); a relaxed atomic, since racing threads store the same. */
+static _Atomic int avx2_choice = -1;
+
 static int have_avx2(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    return !trove__bitpack_force_generic && __builtin_cpu_supports("avx2");
+    int c = atomic_load_explicit(&avx2_choice, memory_order_relaxed);
+    if (c < 0) {
+        c = __builtin_cpu_supports("avx2") && !getenv("TROVE_BITPACK_GENERIC");
+        atomic_store_explicit(&avx2_choice, c, memory_order_relaxed);
+    }
+    return c && !trove__bitpack_force_generic;
 #else
     return 0;
 #endif
