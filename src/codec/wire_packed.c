@@ -293,17 +293,20 @@ decode_event_pext(const uint8_t **pp, const uint64_t *threads, uint32_t nthreads
         return 0;
     key = threads[ix];
     *prev += (uint64_t)trove_unzigzag64(varint_pext(p + 1, e1 + 1));
-    e->start_ns = *prev;
-    e->dur_ns = varint_pext(p + 2 + e1, e2 - e1);
-    e->pid = (uint32_t)(key >> 32);
-    e->tid = (uint32_t)key;
-    e->name_id = (uint32_t)varint_pext(p + 2 + e2, e3 - e2);
-    p += 2 + e3;
-    e->kind = p[0];
-    e->depth = p[1];
-    e->extra = p[2];
-    e->pad = 0;
-    *pp = p + 3;
+    {
+        /* The record in two 16-byte stores: (start, dur) and (pid, tid, kind depth extra
+         * pad, name_id). The 4-byte load of kind, depth, extra reads one byte past the
+         * event, inside the caller's guaranteed TROVE_PACKED_EVENT_MAX (this shape of
+         * event is at most 24 bytes). */
+        uint32_t kde, name = (uint32_t)varint_pext(p + 2 + e2, e3 - e2);
+        uint64_t dur = varint_pext(p + 2 + e1, e2 - e1);
+        memcpy(&kde, p + 2 + e3, 4);
+        _mm_storeu_si128((__m128i *)(void *)e, _mm_set_epi64x((long long)dur, (long long)*prev));
+        _mm_storeu_si128((__m128i *)(void *)&e->pid,
+                         _mm_set_epi32((int)name, (int)(kde & 0xffffff), (int)(uint32_t)key,
+                                       (int)(uint32_t)(key >> 32)));
+    }
+    *pp = p + 5 + e3;
     return 1;
 }
 #endif
