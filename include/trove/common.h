@@ -38,7 +38,9 @@ enum trove_error {
     TROVE_ERR_NEGATIVE = -1016,    /* an end before its start, or a negative time */
     TROVE_ERR_TRACE = -1017,       /* well-formed JSON that is not a valid trace event */
     TROVE_ERR_MISMATCH = -1018,    /* a round trip or comparison found different data */
-    TROVE_ERR_LAST = -1019
+    TROVE_ERR_NOTFOUND = -1019,    /* no such object, volume or name */
+    TROVE_ERR_CHECKSUM = -1020,    /* stored bytes do not match their checksum */
+    TROVE_ERR_LAST = -1021
 };
 
 /* A short, static, human-readable name for an error code (library or -errno). */

@@ -38,6 +38,8 @@ const char *trove_strerror(int err)
     case TROVE_ERR_NEGATIVE: return "end before start or negative time";
     case TROVE_ERR_TRACE: return "invalid trace event";
     case TROVE_ERR_MISMATCH: return "data mismatch";
+    case TROVE_ERR_NOTFOUND: return "not found";
+    case TROVE_ERR_CHECKSUM: return "checksum mismatch";
     default: break;
     }
     if (err < 0 && err > -1000)

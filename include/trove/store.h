@@ -1,0 +1,90 @@
+/*
+ * trove/store.h: the content-addressed store's lowest layer — object digests and object
+ * backends. An object is an immutable byte string named by the xxh3-128 digest of its
+ * bytes; a backend keeps objects and knows nothing of volumes or recipes. The interface
+ * asks only for what an S3-like service gives cheaply: put-if-absent, get, delete and a
+ * list, and never relies on a cheap stat. docs/formats/store.md describes the layout.
+ */
+#ifndef TROVE_STORE_H
+#define TROVE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An xxh3-128 digest in canonical (big-endian) byte order. All zero means "no object". */
+struct trove_digest {
+    uint8_t b[16];
+};
+
+/* The digest of len bytes at data. Never all zero for real data in practice; callers that
+ * reserve the zero digest for "empty" treat a zero result as a hash collision to report. */
+void trove_digest_of(const void *data, size_t len, struct trove_digest *out);
+/* 32 lowercase hex digits and a NUL. */
+void trove_digest_hex(const struct trove_digest *d, char out[33]);
+/* Parse 32 hex digits (either case, nothing else). Returns TROVE_OK or TROVE_ERR_INVALID. */
+int trove_digest_parse(const char *hex, struct trove_digest *out);
+int trove_digest_is_zero(const struct trove_digest *d);
+int trove_digest_equal(const struct trove_digest *a, const struct trove_digest *b);
+/* The xxh3-64 checksum of len bytes (recipes, manifests). */
+uint64_t trove_checksum64(const void *data, size_t len);
+
+/* ---- object backends ------------------------------------------------------------------ */
+
+struct trove_backend;
+
+/*
+ * The local filesystem backend: objects under dir/objects/<first 2 hex digits>/<32 hex
+ * digits>, each written as a temp file in dir/tmp, fsync'd, linked into place (link never
+ * overwrites), the temp unlinked and the directory fsync'd, so an object either is complete
+ * and durable or is not there. An object is never overwritten. dir is created if missing
+ * (with dir/objects and dir/tmp); opening removes temp files left by dead processes.
+ * Errors: -errno from the filesystem, TROVE_ERR_NOMEM. Thread-safety: one handle may be
+ * used from several threads for put/get/delete on different or equal digests.
+ */
+int trove_backend_fs_open(const char *dir, struct trove_backend **out);
+void trove_backend_close(struct trove_backend *be);
+
+/*
+ * Store len bytes under digest d if no object has that digest yet. The caller computed d
+ * from the bytes (trove_digest_of); the backend does not rehash. *created_out (may be NULL)
+ * is 1 if the object was written, 0 if it already existed. Durable on return.
+ * Errors: TROVE_ERR_INVALID (the zero digest), -errno.
+ */
+int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, const void *data,
+                      size_t len, int *created_out);
+
+/*
+ * Read object d into out (replacing its content; out->len is 0 after an error). Objects
+ * larger than max_len are refused with TROVE_ERR_LIMIT before anything is read into memory.
+ * Errors: TROVE_ERR_INVALID (the zero digest), TROVE_ERR_NOTFOUND, TROVE_ERR_LIMIT,
+ * TROVE_ERR_CORRUPT (not a regular file), TROVE_ERR_TRUNCATED (shorter than its size),
+ * TROVE_ERR_NOMEM, -errno.
+ */
+int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
+                      struct trove_bytes *out, size_t max_len);
+
+/* The size of object d in *len_out (a stat on fs; a HEAD on S3). Errors as for get. */
+int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out);
+
+/* Delete object d; durable on return (the directory is fsync'd). Deleting an object that
+ * is not there is TROVE_ERR_NOTFOUND; the zero digest is TROVE_ERR_INVALID. */
+int trove_backend_delete(struct trove_backend *be, const struct trove_digest *d);
+
+/*
+ * Call fn once for every object, in no particular order; fn returns 0 to go on, or a
+ * positive value to stop (that value is returned). Files that are not well-named objects
+ * (temp files, strangers) are skipped. Errors: TROVE_ERR_INVALID (fn NULL), -errno.
+ */
+int trove_backend_list(struct trove_backend *be,
+                       int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

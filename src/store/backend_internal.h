@@ -1,0 +1,36 @@
+/*
+ * backend_internal.h: the object backend's internal vtable. struct trove_backend is the
+ * common head of every backend; a backend embeds it as its first member and sets ops, and
+ * the public functions in backend.c check their arguments once and dispatch through ops.
+ * A new backend (S3, an in-memory test double) is one .c file with one ops table and one
+ * open function; nothing above store.h changes.
+ *
+ * The ops receive arguments already validated by backend.c: be and d are non-NULL, d is
+ * not the zero digest, data is non-NULL when len > 0, out and fn are non-NULL. They return
+ * what the matching public function documents in include/trove/store.h.
+ */
+#ifndef TROVE_STORE_BACKEND_INTERNAL_H
+#define TROVE_STORE_BACKEND_INTERNAL_H
+
+#include "trove/store.h"
+
+struct trove_backend_ops {
+    const char *name; /* "fs", "s3", ... for messages */
+    int (*put)(struct trove_backend *be, const struct trove_digest *d, const void *data,
+               size_t len, int *created_out);
+    /* out->len is 0 on entry; get appends the object's bytes. */
+    int (*get)(struct trove_backend *be, const struct trove_digest *d, struct trove_bytes *out,
+               size_t max_len);
+    int (*size)(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out);
+    int (*del)(struct trove_backend *be, const struct trove_digest *d);
+    int (*list)(struct trove_backend *be, int (*fn)(void *ctx, const struct trove_digest *d),
+                void *ctx);
+    /* Release everything, including be itself. */
+    void (*close)(struct trove_backend *be);
+};
+
+struct trove_backend {
+    const struct trove_backend_ops *ops;
+};
+
+#endif

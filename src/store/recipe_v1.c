@@ -1,0 +1,257 @@
+/*
+ * recipe_v1.c: recipe format v1 — a volume's slot -> digest map as one flat file
+ * (include/trove/recipe.h, docs/formats/store.md).
+ *
+ *    0                   8         12         16                  24         28      32
+ *   +-------------------+---------+----------+-------------------+----------+-------+
+ *   | magic "TROVRCP1"  | version | digest   | slot_count    u64 | block    | flags |
+ *   |                   | u32 = 1 | width=16 |                   | size u32 | u32   |
+ *   +-------------------+---------+----------+-------------------+----------+-------+
+ *   32                  40                  48                  56
+ *   +-------------------+-------------------+-------------------+--------------------- - -
+ *   | volume_size   u64 | generation    u64 | reserved  u64 = 0 | entry[0] entry[1] ...
+ *   +-------------------+-------------------+-------------------+--------------------- - -
+ *   56 + 16n            64 + 16n
+ *   +-------------------+
+ *   | checksum      u64 |   xxh3-64 of the entry area, bytes [56, 56 + 16n)
+ *   +-------------------+
+ *
+ *   Integers are little-endian. entry[i] is slot i's xxh3-128 digest in canonical byte
+ *   order (16 bytes); all zero means the slot is empty. flags bit 0: read-only (e.g. a
+ *   snapshot). slot_count n = ceil(volume_size / block_size); block_size is a power of
+ *   two from 4 KiB to 1 GiB; n <= TROVE_RECIPE_MAX_SLOTS (2^32). The file is 64 + 16n bytes.
+ *
+ * The layout is one fixed-width entry per slot, so a decode is a header check, a length
+ * check and one checksum pass; the entries are not copied (the decoded recipe borrows
+ * them from the caller's buffer) and a slot lookup is a 16-byte copy at 56 + 16 i. The
+ * decoder trusts nothing it reads: the block size is bounded before it divides, the slot
+ * count is bounded (TROVE_RECIPE_MAX_SLOTS) before it multiplies, and the file length is
+ * compared in 64-bit arithmetic that cannot overflow (16 * 2^32 + 64 < 2^37), so it never
+ * reads past buf[len). The encoder applies the same rules to its arguments, so everything
+ * it writes decodes, and appends to the caller's buffer only after everything checked.
+ */
+#include "trove/recipe.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <string.h>
+
+#define RECIPE_MAGIC "TROVRCP1"
+#define RECIPE_VERSION 1u
+#define RECIPE_DIGEST_WIDTH 16u
+#define RECIPE_MIN_BLOCK 4096u
+#define RECIPE_MAX_BLOCK (1u << 30)
+#define RECIPE_TRAILER 8u
+
+_Static_assert(sizeof(struct trove_digest) == RECIPE_DIGEST_WIDTH, "a digest is 16 bytes");
+_Static_assert(sizeof RECIPE_MAGIC - 1 == 8, "the magic is 8 bytes");
+
+static uint32_t get_le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_le64(const uint8_t *p)
+{
+    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static int block_size_ok(uint32_t bs)
+{
+    return bs >= RECIPE_MIN_BLOCK && bs <= RECIPE_MAX_BLOCK && (bs & (bs - 1)) == 0;
+}
+
+/* ceil(volume_size / block_size) without overflow; block_size is nonzero. */
+static uint64_t slots_for(uint64_t volume_size, uint32_t block_size)
+{
+    return volume_size / block_size + (volume_size % block_size != 0);
+}
+
+/* The file's length for n slots; n <= TROVE_RECIPE_MAX_SLOTS, so it fits in 37 bits. */
+static uint64_t file_len(uint64_t n)
+{
+    assert(n <= TROVE_RECIPE_MAX_SLOTS);
+    return TROVE_RECIPE_V1_HEADER + RECIPE_DIGEST_WIDTH * n + RECIPE_TRAILER;
+}
+
+int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
+                           uint64_t generation, const struct trove_digest *slots,
+                           uint64_t slot_count, struct trove_bytes *out)
+{
+    uint64_t total;
+    size_t entry_bytes;
+    uint8_t *p;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !block_size_ok(block_size) || (flags & ~TROVE_RECIPE_FLAG_READONLY) != 0 ||
+        slot_count > TROVE_RECIPE_MAX_SLOTS || slot_count != slots_for(volume_size, block_size) ||
+        (slot_count > 0 && !slots))
+        goto out;
+    total = file_len(slot_count);
+    if (total > SIZE_MAX - out->len) {
+        rc = TROVE_ERR_NOMEM; /* cannot be addressed on this host */
+        goto out;
+    }
+    entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count);
+    rc = trove_bytes_reserve(out, (size_t)total);
+    if (rc != TROVE_OK)
+        goto out;
+
+    p = out->ptr + out->len;
+    memcpy(p, RECIPE_MAGIC, 8);
+    put_le32(p + 8, RECIPE_VERSION);
+    put_le32(p + 12, RECIPE_DIGEST_WIDTH);
+    put_le64(p + 16, slot_count);
+    put_le32(p + 24, block_size);
+    put_le32(p + 28, flags);
+    put_le64(p + 32, volume_size);
+    put_le64(p + 40, generation);
+    put_le64(p + 48, 0);
+    if (entry_bytes)
+        memcpy(p + TROVE_RECIPE_V1_HEADER, slots, entry_bytes);
+    put_le64(p + TROVE_RECIPE_V1_HEADER + entry_bytes,
+             trove_checksum64(p + TROVE_RECIPE_V1_HEADER, entry_bytes));
+    out->len += (size_t)total;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v1 *out,
+                           struct trove_diag *diag)
+{
+    uint32_t version, width, block_size, flags;
+    uint64_t slot_count, volume_size, reserved, want, stored, computed;
+    size_t entry_bytes;
+    int rc;
+
+    if (!out || (!buf && len > 0)) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe decode called without a buffer or an output");
+        goto out;
+    }
+    if (len < TROVE_RECIPE_V1_HEADER) {
+        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                            "recipe is %zu bytes, shorter than its %d-byte header; the file "
+                            "was cut short",
+                            len, TROVE_RECIPE_V1_HEADER);
+        goto out;
+    }
+    if (memcmp(buf, RECIPE_MAGIC, 8) != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
+                            "not a trove recipe (the file does not start with \"TROVRCP1\")");
+        goto out;
+    }
+    version = get_le32(buf + 8);
+    if (version != RECIPE_VERSION) {
+        if (version > RECIPE_VERSION)
+            rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
+                                "recipe version %" PRIu32 " was written by a newer trove; this "
+                                "build reads version 1 — upgrade trove to read it",
+                                version);
+        else
+            rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
+                                "recipe version %" PRIu32 " is not a trove recipe version; this "
+                                "build reads version 1",
+                                version);
+        goto out;
+    }
+    width = get_le32(buf + 12);
+    if (width != RECIPE_DIGEST_WIDTH) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                            "recipe digest width is %" PRIu32 " bytes; version 1 has 16 "
+                            "(xxh3-128)",
+                            width);
+        goto out;
+    }
+    slot_count = get_le64(buf + 16);
+    block_size = get_le32(buf + 24);
+    flags = get_le32(buf + 28);
+    volume_size = get_le64(buf + 32);
+    reserved = get_le64(buf + 48);
+    if (!block_size_ok(block_size)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
+                            "recipe block size %" PRIu32 " is not a power of two from 4096 to "
+                            "2^30; the header is damaged",
+                            block_size);
+        goto out;
+    }
+    if ((flags & ~TROVE_RECIPE_FLAG_READONLY) != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 28,
+                            "recipe flags 0x%" PRIx32 " set unknown bits (only bit 0 is defined)",
+                            flags);
+        goto out;
+    }
+    if (reserved != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 48,
+                            "recipe reserved field is 0x%" PRIx64 ", must be 0", reserved);
+        goto out;
+    }
+    if (slot_count > TROVE_RECIPE_MAX_SLOTS) {
+        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 16,
+                            "recipe has %" PRIu64 " slots, over the limit of %llu",
+                            slot_count, (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
+        goto out;
+    }
+    if (slot_count != slots_for(volume_size, block_size)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 16,
+                            "recipe slot count disagrees with the size: %" PRIu64 " slots, but "
+                            "a volume of %" PRIu64 " bytes at %" PRIu32 "-byte blocks has %" PRIu64,
+                            slot_count, volume_size, block_size,
+                            slots_for(volume_size, block_size));
+        goto out;
+    }
+    want = file_len(slot_count);
+    if ((uint64_t)len != want) {
+        if ((uint64_t)len < want)
+            rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                "recipe is %zu bytes but its %" PRIu64 " slots need %" PRIu64
+                                "; the file was cut short",
+                                len, slot_count, want);
+        else
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
+                                "recipe is %zu bytes but its %" PRIu64 " slots need %" PRIu64
+                                "; %" PRIu64 " stray bytes follow the checksum",
+                                len, slot_count, want, (uint64_t)len - want);
+        goto out;
+    }
+    entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count); /* < len: fits */
+    stored = get_le64(buf + TROVE_RECIPE_V1_HEADER + entry_bytes);
+    computed = trove_checksum64(buf + TROVE_RECIPE_V1_HEADER, entry_bytes);
+    if (stored != computed) {
+        rc = trove_diag_set(diag, TROVE_ERR_CHECKSUM, TROVE_RECIPE_V1_HEADER + entry_bytes,
+                            "recipe entries do not match their checksum (stored %016" PRIx64
+                            ", computed %016" PRIx64 "); the file is damaged — restore it "
+                            "from a replica",
+                            stored, computed);
+        goto out;
+    }
+
+    out->slot_count = slot_count;
+    out->block_size = block_size;
+    out->flags = flags;
+    out->volume_size = volume_size;
+    out->generation = get_le64(buf + 40);
+    out->entries = buf + TROVE_RECIPE_V1_HEADER;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+void trove_recipe_v1_slot(const struct trove_recipe_v1 *r, uint64_t i, struct trove_digest *out)
+{
+    assert(r && out && i < r->slot_count);
+    memcpy(out->b, r->entries + (size_t)i * RECIPE_DIGEST_WIDTH, RECIPE_DIGEST_WIDTH);
+}
