@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "codec/bitpack_internal.h"
+#include "common/endian.h"
 #include "testutil.h"
 #include "trove/bitpack.h"
 
@@ -32,32 +33,6 @@
 static uint16_t get16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-    put32(p, (uint32_t)v);
-    put32(p + 4, (uint32_t)(v >> 32));
 }
 
 static uint32_t mask_of(unsigned w)
@@ -376,9 +351,9 @@ static void check_column(const struct col *cl, const uint32_t *v, uint64_t n, co
     CHECK_EQ_INT(p[4], 1);
     CHECK_EQ_INT(p[5], c->dir_kind);
     CHECK_EQ_INT(get16(p + 6), 0);
-    CHECK_EQ_INT(get64(p + 8), n);
-    CHECK_EQ_INT(get32(p + 16), nblocks);
-    CHECK_EQ_INT(get32(p + 20), c->dir_offset);
+    CHECK_EQ_INT(trove__get_le64(p + 8), n);
+    CHECK_EQ_INT(trove__get_le32(p + 16), nblocks);
+    CHECK_EQ_INT(trove__get_le32(p + 20), c->dir_offset);
 
     for (uint32_t b = 0; b < nblocks; b++) {
         size_t m = b + 1 < nblocks ? BLOCK : (size_t)(n - (uint64_t)b * BLOCK);
@@ -402,7 +377,7 @@ static void check_column(const struct col *cl, const uint32_t *v, uint64_t n, co
         CHECK_EQ_INT(p[info.offset], info.scheme);
         CHECK_EQ_INT(p[info.offset + 1], info.width);
         CHECK_EQ_INT(get16(p + info.offset + 2), info.byte_len);
-        CHECK_EQ_INT(get32(p + info.offset + 4), info.base);
+        CHECK_EQ_INT(trove__get_le32(p + info.offset + 4), info.base);
         if (info.scheme == TROVE_SCHEME_BITPACK && info.width == e.width) {
             /* payload: the reference packing of the block, padded with base */
             for (size_t j = 0; j < BLOCK; j++)
@@ -432,8 +407,8 @@ static void check_column(const struct col *cl, const uint32_t *v, uint64_t n, co
         CHECK_EQ_INT(cl->len, (size_t)c->dir_offset + 8);
         if (cl->len == (size_t)c->dir_offset + 8) {
             if (nblocks > 0) {
-                CHECK_EQ_INT(get32(p + c->dir_offset), HDR);
-                CHECK_EQ_INT(get32(p + c->dir_offset + 4), first_len);
+                CHECK_EQ_INT(trove__get_le32(p + c->dir_offset), HDR);
+                CHECK_EQ_INT(trove__get_le32(p + c->dir_offset + 4), first_len);
             }
         }
     } else {
@@ -442,7 +417,7 @@ static void check_column(const struct col *cl, const uint32_t *v, uint64_t n, co
         if (cl->len == (size_t)c->dir_offset + 4 * nblocks) {
             uint32_t off = HDR;
             for (uint32_t b = 0; b < nblocks; b++) {
-                CHECK_EQ_INT(get32(p + c->dir_offset + 4 * b), off);
+                CHECK_EQ_INT(trove__get_le32(p + c->dir_offset + 4 * b), off);
                 if (trove_column_block_info(c, b, &info) != TROVE_OK)
                     break;
                 off += info.byte_len;
@@ -696,24 +671,24 @@ static uint8_t *build(const struct hblock *bl, uint32_t nb, uint64_t n, int dir_
     memcpy(p, "TBPC", 4);
     p[4] = 1;
     p[5] = (uint8_t)dir_kind;
-    put64(p + 8, n);
-    put32(p + 16, nb);
+    trove__put_le64(p + 8, n);
+    trove__put_le32(p + 16, nb);
     for (uint32_t b = 0; b < nb; b++) {
         size_t pl = bl[b].scheme == TROVE_SCHEME_BITPACK ? (size_t)bl[b].width * 128 : 0;
         p[off] = bl[b].scheme;
         p[off + 1] = bl[b].width;
-        put16(p + off + 2, (uint16_t)(8 + pl));
-        put32(p + off + 4, bl[b].base);
+        trove__put_le16(p + off + 2, (uint16_t)(8 + pl));
+        trove__put_le32(p + off + 4, bl[b].base);
         if (pl && bl[b].payload)
             memcpy(p + off + 8, bl[b].payload, pl);
         if (!dir_kind)
-            put32(p + len - 4 * (size_t)nb + 4 * b, (uint32_t)off);
+            trove__put_le32(p + len - 4 * (size_t)nb + 4 * b, (uint32_t)off);
         off += 8 + pl;
     }
-    put32(p + 20, (uint32_t)off);
+    trove__put_le32(p + 20, (uint32_t)off);
     if (dir_kind) {
-        put32(p + off, HDR);
-        put32(p + off + 4, nb ? (uint32_t)(8 + (bl[0].scheme == TROVE_SCHEME_BITPACK ?
+        trove__put_le32(p + off, HDR);
+        trove__put_le32(p + off + 4, nb ? (uint32_t)(8 + (bl[0].scheme == TROVE_SCHEME_BITPACK ?
                                                      (size_t)bl[0].width * 128 : 0))
                               : 0);
     }
@@ -787,7 +762,7 @@ static void test_handmade(void)
         p = build(&full, 1, 1024, 1, &len);
         if (open_ok(p, len, &c, "identity to 2^32 - 1") == 0)
             CHECK(trove_column_get(&c, 1023, &x) == TROVE_OK && x == 0xFFFFFFFFu);
-        put32(p + HDR + 4, 0xFFFFFC01u);
+        trove__put_le32(p + HDR + 4, 0xFFFFFC01u);
         CHECK_EQ_INT(trove_column_open(p, len, &c, &diag), TROVE_ERR_CORRUPT);
         free(p);
         p = build(&shrt, 1, 452, 0, &len);
@@ -795,7 +770,7 @@ static void test_handmade(void)
             CHECK_EQ_INT(trove_column_block(&c, 0, vals, &m), TROVE_OK);
             CHECK(m == 452 && vals[0] == 0xFFFFFFFFu - 451 && vals[451] == 0xFFFFFFFFu);
         }
-        put32(p + HDR + 4, 0xFFFFFFFFu - 450);
+        trove__put_le32(p + HDR + 4, 0xFFFFFFFFu - 450);
         CHECK_EQ_INT(trove_column_open(p, len, &c, &diag), TROVE_ERR_CORRUPT);
         free(p);
         /* one value at 2^32 - 1 as IDENTITY is fine (base + n - 1 = base) */
@@ -1066,8 +1041,8 @@ static void test_bad_input(void)
     alen = b.len;
     a = exact_copy(b.ptr, b.len);
     t = malloc(4096);
-    if (!g || !a || !t || glen != 444 || alen != 56 || get32(g + 20) != 432 ||
-        get32(a + 20) != 48) {
+    if (!g || !a || !t || glen != 444 || alen != 56 || trove__get_le32(g + 20) != 432 ||
+        trove__get_le32(a + 20) != 48) {
         CHECK(!"bad-input fixtures are not the expected columns");
         goto out;
     }
@@ -1113,40 +1088,40 @@ static void test_bad_input(void)
     expect_err(t, glen, TROVE_ERR_CORRUPT, "dir_kind 2");
     RESET_G(), t[5] = 1; /* directory read as first 24, stride 32: 4 bytes trailing */
     expect_err(t, glen, TROVE_ERR_CORRUPT, "explicit directory read as arithmetic");
-    RESET_G(), put16(t + 6, 1);
+    RESET_G(), trove__put_le16(t + 6, 1);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "reserved not 0");
-    RESET_G(), put64(t + 8, 2048);
+    RESET_G(), trove__put_le64(t + 8, 2048);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "value count 2048 with 3 blocks");
-    RESET_G(), put64(t + 8, 3073);
+    RESET_G(), trove__put_le64(t + 8, 3073);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "value count 3073 with 3 blocks");
-    RESET_G(), put64(t + 8, 0);
+    RESET_G(), trove__put_le64(t + 8, 0);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "value count 0 with 3 blocks");
-    RESET_A(), put32(t + 16, 2);
+    RESET_A(), trove__put_le32(t + 16, 2);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "block count 2 for 3000 values");
-    RESET_A(), put32(t + 16, 4);
+    RESET_A(), trove__put_le32(t + 16, 4);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "block count 4 for 3000 values");
     /* a count over the limit, even where ceil(n / 1024) wraps to the block count */
-    RESET_G(), put64(t + 8, UINT64_MAX), put32(t + 16, 0), put32(t + 20, HDR);
+    RESET_G(), trove__put_le64(t + 8, UINT64_MAX), trove__put_le32(t + 16, 0), trove__put_le32(t + 20, HDR);
     expect_err(t, HDR, TROVE_ERR_LIMIT, "value count 2^64 - 1, 0 blocks");
-    RESET_G(), put64(t + 8, UINT64_MAX - 1000), put32(t + 16, 0), put32(t + 20, HDR);
+    RESET_G(), trove__put_le64(t + 8, UINT64_MAX - 1000), trove__put_le32(t + 16, 0), trove__put_le32(t + 20, HDR);
     expect_err(t, HDR, TROVE_ERR_LIMIT, "value count 2^64 - 1001, 0 blocks");
     /* dir_offset: inside the header, before the last block's end, unaligned */
-    RESET_G(), put32(t + 20, 16);
+    RESET_G(), trove__put_le32(t + 20, 16);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "dir_offset 16");
-    RESET_G(), put32(t + 20, 428);
+    RESET_G(), trove__put_le32(t + 20, 428);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "dir_offset inside the last block");
-    RESET_G(), put32(t + 20, 431);
+    RESET_G(), trove__put_le32(t + 20, 431);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "dir_offset unaligned");
-    RESET_G(), put32(t + 20, 0xFFFFFFF8u);
+    RESET_G(), trove__put_le32(t + 20, 0xFFFFFFF8u);
     expect_err2(t, glen, TROVE_ERR_CORRUPT, TROVE_ERR_TRUNCATED, "dir_offset 2^32 - 8");
-    RESET_A(), put32(t + 20, 0xFFFFFFFCu);
+    RESET_A(), trove__put_le32(t + 20, 0xFFFFFFFCu);
     expect_err2(t, alen, TROVE_ERR_CORRUPT, TROVE_ERR_TRUNCATED,
                 "dir_offset 2^32 - 4, arithmetic");
 
     /* descriptors: width, scheme, byte_len */
     RESET_G(), t[41] = 33;
     expect_err(t, glen, TROVE_ERR_CORRUPT, "width 33, byte_len unchanged");
-    RESET_G(), t[41] = 33, put16(t + 42, 8 + 33 * 128);
+    RESET_G(), t[41] = 33, trove__put_le16(t + 42, 8 + 33 * 128);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "width 33, byte_len to match");
     RESET_G(), t[41] = 255;
     expect_err(t, glen, TROVE_ERR_CORRUPT, "width 255");
@@ -1162,101 +1137,101 @@ static void test_bad_input(void)
         snprintf(w, sizeof w, "scheme %d", s);
         expect_err(t, glen, TROVE_ERR_CORRUPT, w);
     }
-    RESET_G(), put16(t + 26, 16);
+    RESET_G(), trove__put_le16(t + 26, 16);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "IDENTITY byte_len 16");
-    RESET_G(), put16(t + 26, 0);
+    RESET_G(), trove__put_le16(t + 26, 0);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "IDENTITY byte_len 0");
-    RESET_G(), put16(t + 34, 4);
+    RESET_G(), trove__put_le16(t + 34, 4);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "CONSTANT byte_len 4");
-    RESET_G(), put16(t + 42, 392 - 128);
+    RESET_G(), trove__put_le16(t + 42, 392 - 128);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "BITPACK byte_len one width short");
-    RESET_G(), put16(t + 42, 392 + 4);
+    RESET_G(), trove__put_le16(t + 42, 392 + 4);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "BITPACK byte_len 4 over");
-    RESET_G(), put16(t + 42, 0xFFFF);
+    RESET_G(), trove__put_le16(t + 42, 0xFFFF);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "BITPACK byte_len 65535");
-    RESET_G(), t[41] = 4, put16(t + 42, 8 + 4 * 128);
+    RESET_G(), t[41] = 4, trove__put_le16(t + 42, 8 + 4 * 128);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "BITPACK block running past the directory");
-    RESET_G(), t[32] = TROVE_SCHEME_BITPACK, t[33] = 1, put16(t + 34, 8 + 128);
+    RESET_G(), t[32] = TROVE_SCHEME_BITPACK, t[33] = 1, trove__put_le16(t + 34, 8 + 128);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "BITPACK block overlapping the next block");
     /* IDENTITY base overflow (block 0 holds 1024 values) */
-    RESET_G(), put32(t + 28, 0xFFFFFFFFu);
+    RESET_G(), trove__put_le32(t + 28, 0xFFFFFFFFu);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "IDENTITY base 2^32 - 1");
-    RESET_G(), put32(t + 28, 0xFFFFFC01u);
+    RESET_G(), trove__put_le32(t + 28, 0xFFFFFC01u);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "IDENTITY base + 1023 = 2^32");
-    RESET_G(), put32(t + 28, 0xFFFFFC00u);
+    RESET_G(), trove__put_le32(t + 28, 0xFFFFFC00u);
     expect_err(t, glen, TROVE_OK, "IDENTITY base + 1023 = 2^32 - 1");
 
     /* explicit directory entries */
-    RESET_G(), put32(t + 432, 32), put32(t + 436, 24);
+    RESET_G(), trove__put_le32(t + 432, 32), trove__put_le32(t + 436, 24);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "directory out of order");
-    RESET_G(), put32(t + 436, 24);
+    RESET_G(), trove__put_le32(t + 436, 24);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "directory entry repeated");
-    RESET_G(), put32(t + 440, 36);
+    RESET_G(), trove__put_le32(t + 440, 36);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block 2 overlapping block 1");
-    RESET_G(), put32(t + 440, 432);
+    RESET_G(), trove__put_le32(t + 440, 432);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block at the directory");
-    RESET_G(), put32(t + 440, 440);
+    RESET_G(), trove__put_le32(t + 440, 440);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block inside the directory");
-    RESET_G(), put32(t + 440, 0xFFFFFFF8u);
+    RESET_G(), trove__put_le32(t + 440, 0xFFFFFFF8u);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block past the end");
-    RESET_G(), put32(t + 432, 0);
+    RESET_G(), trove__put_le32(t + 432, 0);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block at 0");
-    RESET_G(), put32(t + 432, 16);
+    RESET_G(), trove__put_le32(t + 432, 16);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block inside the header");
     /* unaligned: two CONSTANT blocks at 24 and 34 (in order, inside [24, dir_offset), not
      * overlapping, but 34 is not a multiple of 4), directory at 44 */
     {
         uint8_t u[52] = {'T', 'B', 'P', 'C', 1, 0, 0, 0, 0x00, 0x08};
-        put32(u + 16, 2), put32(u + 20, 44);
-        u[24] = TROVE_SCHEME_CONSTANT, put16(u + 26, 8), put32(u + 28, 5);
-        u[34] = TROVE_SCHEME_CONSTANT, put16(u + 36, 8), put32(u + 38, 6);
-        put32(u + 44, 24), put32(u + 48, 34);
+        trove__put_le32(u + 16, 2), trove__put_le32(u + 20, 44);
+        u[24] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 26, 8), trove__put_le32(u + 28, 5);
+        u[34] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 36, 8), trove__put_le32(u + 38, 6);
+        trove__put_le32(u + 44, 24), trove__put_le32(u + 48, 34);
         expect_err(u, sizeof u, TROVE_ERR_CORRUPT, "block offset unaligned");
         /* blocks tile [24, dir_offset): a gap before the first block, between two blocks,
          * or before the directory is corrupt too (all 4-byte aligned here) */
         memset(u + 24, 0, 28);
-        u[28] = TROVE_SCHEME_CONSTANT, put16(u + 30, 8);
-        u[36] = TROVE_SCHEME_CONSTANT, put16(u + 38, 8);
-        put32(u + 44, 28), put32(u + 48, 36);
+        u[28] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 30, 8);
+        u[36] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 38, 8);
+        trove__put_le32(u + 44, 28), trove__put_le32(u + 48, 36);
         expect_err(u, sizeof u, TROVE_ERR_CORRUPT, "gap before the first block");
         memset(u + 24, 0, 28);
-        u[24] = TROVE_SCHEME_CONSTANT, put16(u + 26, 8);
-        u[36] = TROVE_SCHEME_CONSTANT, put16(u + 38, 8);
-        put32(u + 44, 24), put32(u + 48, 36);
+        u[24] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 26, 8);
+        u[36] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 38, 8);
+        trove__put_le32(u + 44, 24), trove__put_le32(u + 48, 36);
         expect_err(u, sizeof u, TROVE_ERR_CORRUPT, "gap between blocks");
         memset(u + 24, 0, 28);
-        u[24] = TROVE_SCHEME_CONSTANT, put16(u + 26, 8);
-        u[32] = TROVE_SCHEME_CONSTANT, put16(u + 34, 8);
-        put32(u + 44, 24), put32(u + 48, 32);
+        u[24] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 26, 8);
+        u[32] = TROVE_SCHEME_CONSTANT, trove__put_le16(u + 34, 8);
+        trove__put_le32(u + 44, 24), trove__put_le32(u + 48, 32);
         expect_err(u, sizeof u, TROVE_ERR_CORRUPT, "gap before the directory");
-        put32(u + 20, 40), memmove(u + 40, u + 44, 8);
+        trove__put_le32(u + 20, 40), memmove(u + 40, u + 44, 8);
         expect_err(u, 48, TROVE_OK, "the same blocks without the gap");
     }
-    RESET_G(), put32(t + 432, 26);
+    RESET_G(), trove__put_le32(t + 432, 26);
     expect_err(t, glen, TROVE_ERR_CORRUPT, "block 0 at 26");
 
     /* arithmetic directory: first and stride at 48 and 52 */
-    RESET_A(), put32(t + 52, 0);
+    RESET_A(), trove__put_le32(t + 52, 0);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "stride 0");
-    RESET_A(), put32(t + 52, 4);
+    RESET_A(), trove__put_le32(t + 52, 4);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "stride 4 (overlapping blocks)");
-    RESET_A(), put32(t + 52, 12);
+    RESET_A(), trove__put_le32(t + 52, 12);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "stride 12 (last block past the directory)");
-    RESET_A(), put32(t + 48, 28);
+    RESET_A(), trove__put_le32(t + 48, 28);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "first 28 (last block past the directory)");
-    RESET_A(), put32(t + 48, 20);
+    RESET_A(), trove__put_le32(t + 48, 20);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "first 20 (inside the header)");
-    RESET_A(), put32(t + 48, 26), put32(t + 52, 6);
+    RESET_A(), trove__put_le32(t + 48, 26), trove__put_le32(t + 52, 6);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "first 26, stride 6 (unaligned)");
     /* block 1 far away, block 2 back at 32 after 32-bit wraparound */
-    RESET_A(), put32(t + 52, 0x80000004u);
+    RESET_A(), trove__put_le32(t + 52, 0x80000004u);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "stride 2^31 + 4 (wraps)");
-    RESET_A(), put32(t + 48, 0xFFFFFFF8u), put32(t + 52, 16);
+    RESET_A(), trove__put_le32(t + 48, 0xFFFFFFF8u), trove__put_le32(t + 52, 16);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "first 2^32 - 8 (wraps)");
-    RESET_A(), put32(t + 48, 0xFFFFFFF0u), put32(t + 52, 8);
+    RESET_A(), trove__put_le32(t + 48, 0xFFFFFFF0u), trove__put_le32(t + 52, 8);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "first 2^32 - 16, stride 8");
     /* a block longer than the stride (block 1 made BITPACK at width 1, 136 bytes) */
-    RESET_A(), t[32] = TROVE_SCHEME_BITPACK, t[33] = 1, put16(t + 34, 8 + 128);
+    RESET_A(), t[32] = TROVE_SCHEME_BITPACK, t[33] = 1, trove__put_le16(t + 34, 8 + 128);
     expect_err(t, alen, TROVE_ERR_CORRUPT, "arithmetic block longer than the stride");
 
     /* an unaligned buffer */

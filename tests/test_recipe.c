@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/endian.h"
 #include "testutil.h"
 #include "trove/recipe.h"
 
@@ -28,18 +29,6 @@ static void corpus_write(const char *name, const uint8_t *buf, size_t len)
     CHECK(f && fwrite(buf, 1, len, f) == len);
     if (f)
         fclose(f);
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* Encode after a 3-byte prefix (so the decoder sees an unaligned buffer and the encoder
@@ -261,37 +250,37 @@ static void test_bad_input(void)
     expect_bad(work, n, TROVE_ERR_MAGIC, 0, NULL, "magic");
     corpus_write("bad-magic.bin", work, n);
 
-    put_le32(mutant(&g) + 8, 2);
+    trove__put_le32(mutant(&g) + 8, 2);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 2");
     corpus_write("version-2.bin", work, n);
-    put_le32(mutant(&g) + 8, 0);
+    trove__put_le32(mutant(&g) + 8, 0);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "version 1", "version 0");
-    put_le32(mutant(&g) + 8, UINT32_MAX);
+    trove__put_le32(mutant(&g) + 8, UINT32_MAX);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 2^32-1");
 
-    put_le32(mutant(&g) + 12, 20);
+    trove__put_le32(mutant(&g) + 12, 20);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, NULL, "digest width 20");
     corpus_write("width-20.bin", work, n);
 
     {
         static const uint32_t bad_bs[] = {3000, 1u << 31, 0, 2048, 3 * 4096, UINT32_MAX};
         for (size_t i = 0; i < sizeof bad_bs / sizeof bad_bs[0]; i++) {
-            put_le32(mutant(&g) + 24, bad_bs[i]);
+            trove__put_le32(mutant(&g) + 24, bad_bs[i]);
             expect_bad(work, n, TROVE_ERR_CORRUPT, 24, NULL, "block size");
         }
-        put_le32(mutant(&g) + 24, 3000);
+        trove__put_le32(mutant(&g) + 24, 3000);
         corpus_write("block-3000.bin", work, n);
     }
 
-    put_le32(mutant(&g) + 28, 2);
+    trove__put_le32(mutant(&g) + 28, 2);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 28, NULL, "flags bit 1");
     corpus_write("flags-bit1.bin", work, n);
-    put_le32(mutant(&g) + 28, 0x80000001u);
+    trove__put_le32(mutant(&g) + 28, 0x80000001u);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 28, NULL, "flags bit 31");
     {
         /* Bit 0 is read-only and valid; the checksum covers only the entries. */
         struct trove_recipe_v1 r;
-        put_le32(mutant(&g) + 28, TROVE_RECIPE_FLAG_READONLY);
+        trove__put_le32(mutant(&g) + 28, TROVE_RECIPE_FLAG_READONLY);
         CHECK_EQ_INT(trove_recipe_v1_decode(work, n, &r, NULL), TROVE_OK);
         CHECK_EQ_INT(r.flags, TROVE_RECIPE_FLAG_READONLY);
         corpus_write("readonly.bin", work, n);
@@ -301,28 +290,28 @@ static void test_bad_input(void)
     expect_bad(work, n, TROVE_ERR_CORRUPT, 48, NULL, "reserved");
     corpus_write("reserved.bin", work, n);
 
-    put_le64(mutant(&g) + 16, 4);
+    trove__put_le64(mutant(&g) + 16, 4);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 16, "disagrees", "one slot more");
     corpus_write("slots-4.bin", work, n);
-    put_le64(mutant(&g) + 16, 2);
+    trove__put_le64(mutant(&g) + 16, 2);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 16, "disagrees", "one slot less");
-    put_le64(mutant(&g) + 32, 6 * MiB + 1); /* size says 4 slots */
+    trove__put_le64(mutant(&g) + 32, 6 * MiB + 1); /* size says 4 slots */
     expect_bad(work, n, TROVE_ERR_CORRUPT, 16, "disagrees", "size one slot more");
-    put_le64(mutant(&g) + 32, UINT64_MAX); /* ceil must not overflow */
+    trove__put_le64(mutant(&g) + 32, UINT64_MAX); /* ceil must not overflow */
     expect_bad(work, n, TROVE_ERR_CORRUPT, 16, "disagrees", "size 2^64-1");
 
     /* Slot counts over the limit, even when they agree with the size. */
     mutant(&g);
-    put_le64(work + 16, TROVE_RECIPE_MAX_SLOTS + 1);
-    put_le32(work + 24, 4096);
-    put_le64(work + 32, (TROVE_RECIPE_MAX_SLOTS + 1) * 4096);
+    trove__put_le64(work + 16, TROVE_RECIPE_MAX_SLOTS + 1);
+    trove__put_le32(work + 24, 4096);
+    trove__put_le64(work + 32, (TROVE_RECIPE_MAX_SLOTS + 1) * 4096);
     expect_bad(work, n, TROVE_ERR_LIMIT, 16, NULL, "2^32 + 1 slots");
     corpus_write("over-limit.bin", work, n);
-    put_le64(work + 16, UINT64_MAX);
+    trove__put_le64(work + 16, UINT64_MAX);
     expect_bad(work, n, TROVE_ERR_LIMIT, 16, NULL, "2^64-1 slots");
     /* Exactly at the limit is allowed by the header and then short: no overflow. */
-    put_le64(work + 16, TROVE_RECIPE_MAX_SLOTS);
-    put_le64(work + 32, TROVE_RECIPE_MAX_SLOTS * 4096);
+    trove__put_le64(work + 16, TROVE_RECIPE_MAX_SLOTS);
+    trove__put_le64(work + 32, TROVE_RECIPE_MAX_SLOTS * 4096);
     expect_bad(work, n, TROVE_ERR_TRUNCATED, n, NULL, "2^32 slots, 112 bytes");
 
     mutant(&g)[n] = 0;

@@ -20,20 +20,14 @@
  */
 #include "trove/bitpack.h"
 
+#include "common/endian.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #define COLUMN_VERSION 1
 #define DIR_EXPLICIT 0
 #define DIR_ARITHMETIC 1
-
-static void put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); } /* little-endian host */
-static uint32_t get32(const uint8_t *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return v;
-}
 
 /* Encode block b's m values at p (room for 8 + 4096 bytes); return its byte length. */
 static size_t encode_block(const uint32_t *v, size_t m, uint8_t *p)
@@ -52,12 +46,12 @@ static size_t encode_block(const uint32_t *v, size_t m, uint8_t *p)
     p[3] = 0;
     if (lo == hi) {
         p[0] = TROVE_SCHEME_CONSTANT;
-        put32(p + 4, lo);
+        trove__put_le32(p + 4, lo);
         return TROVE_COLUMN_DESC_SIZE;
     }
     if (identity) {
         p[0] = TROVE_SCHEME_IDENTITY;
-        put32(p + 4, v[0]);
+        trove__put_le32(p + 4, v[0]);
         return TROVE_COLUMN_DESC_SIZE;
     }
     w = trove_bitpack_width(hi - lo);
@@ -68,7 +62,7 @@ static size_t encode_block(const uint32_t *v, size_t m, uint8_t *p)
     p[1] = (uint8_t)w;
     p[2] = (uint8_t)((TROVE_COLUMN_DESC_SIZE + w * 128) & 0xff);
     p[3] = (uint8_t)((TROVE_COLUMN_DESC_SIZE + w * 128) >> 8);
-    put32(p + 4, lo);
+    trove__put_le32(p + 4, lo);
     /* the payload is 4-byte aligned in the buffer (offsets are multiples of 4), but out's
      * storage may move later; pack into a local copy of the words, then store them */
     {
@@ -112,22 +106,22 @@ int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *
     if ((rc = trove_bytes_reserve(out, arithmetic ? 8 : 4 * blocks)) != TROVE_OK)
         goto fail;
     if (arithmetic) {
-        put32(out->ptr + out->len, TROVE_COLUMN_HEADER_SIZE);
-        put32(out->ptr + out->len + 4, stride);
+        trove__put_le32(out->ptr + out->len, TROVE_COLUMN_HEADER_SIZE);
+        trove__put_le32(out->ptr + out->len + 4, stride);
         out->len += 8;
     } else {
         for (size_t b = 0; b < blocks; b++, out->len += 4)
-            put32(out->ptr + out->len, offs[b]);
+            trove__put_le32(out->ptr + out->len, offs[b]);
     }
     h = out->ptr + start;
     memcpy(h, "TBPC", 4);
     h[4] = COLUMN_VERSION;
     h[5] = arithmetic ? DIR_ARITHMETIC : DIR_EXPLICIT;
     h[6] = h[7] = 0;
-    put32(h + 8, (uint32_t)n);
-    put32(h + 12, (uint32_t)(n >> 32));
-    put32(h + 16, (uint32_t)blocks);
-    put32(h + 20, (uint32_t)pos);
+    trove__put_le32(h + 8, (uint32_t)n);
+    trove__put_le32(h + 12, (uint32_t)(n >> 32));
+    trove__put_le32(h + 16, (uint32_t)blocks);
+    trove__put_le32(h + 20, (uint32_t)pos);
     free(offs);
     return TROVE_OK;
 fail:
@@ -141,8 +135,8 @@ static uint32_t block_offset(const struct trove_column *c, uint32_t b)
 {
     const uint8_t *d = c->buf + c->dir_offset;
     if (c->dir_kind == DIR_ARITHMETIC)
-        return get32(d) + b * get32(d + 4);
-    return get32(d + 4 * (size_t)b);
+        return trove__get_le32(d) + b * trove__get_le32(d + 4);
+    return trove__get_le32(d + 4 * (size_t)b);
 }
 
 static size_t block_values(const struct trove_column *c, uint32_t b)
@@ -170,9 +164,9 @@ int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
     if (buf[5] > DIR_ARITHMETIC || buf[6] || buf[7])
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 5, "column: unknown directory kind %u or nonzero reserved bytes",
                               buf[5]);
-    n = (uint64_t)get32(buf + 8) | (uint64_t)get32(buf + 12) << 32;
-    blocks = get32(buf + 16);
-    dir_offset = get32(buf + 20);
+    n = (uint64_t)trove__get_le32(buf + 8) | (uint64_t)trove__get_le32(buf + 12) << 32;
+    blocks = trove__get_le32(buf + 16);
+    dir_offset = trove__get_le32(buf + 20);
     if (n > TROVE_COLUMN_MAX_VALUES)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "column of %llu values over the %llu limit",
                               (unsigned long long)n, (unsigned long long)TROVE_COLUMN_MAX_VALUES);
@@ -197,7 +191,7 @@ int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
     c.dir_offset = dir_offset;
     c.dir_kind = buf[5];
     if (c.dir_kind == DIR_ARITHMETIC && blocks &&
-        (uint64_t)get32(buf + dir_offset) + (uint64_t)(blocks - 1) * get32(buf + dir_offset + 4) > dir_offset)
+        (uint64_t)trove__get_le32(buf + dir_offset) + (uint64_t)(blocks - 1) * trove__get_le32(buf + dir_offset + 4) > dir_offset)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, dir_offset, "column: directory runs past the blocks");
     /* Blocks tile [24, dir_offset) in order, each with a descriptor that fits its scheme. */
     for (b = 0; b < blocks; b++) {
@@ -222,9 +216,9 @@ int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
                                       b, d[1]);
             want = TROVE_COLUMN_DESC_SIZE;
             if (d[0] == TROVE_SCHEME_IDENTITY &&
-                (uint64_t)get32(d + 4) + block_values(&c, b) - 1 > UINT32_MAX)
+                (uint64_t)trove__get_le32(d + 4) + block_values(&c, b) - 1 > UINT32_MAX)
                 return trove_diag_set(diag, TROVE_ERR_CORRUPT, off + 4, "column: block %u: identity run from %u overflows",
-                                      b, get32(d + 4));
+                                      b, trove__get_le32(d + 4));
             break;
         case TROVE_SCHEME_BITPACK:
             if (d[1] > 32)
@@ -259,7 +253,7 @@ int trove_column_block_info(const struct trove_column *col, uint32_t b, struct t
     out->scheme = d[0];
     out->width = d[1];
     out->byte_len = (uint16_t)(d[2] | d[3] << 8);
-    out->base = get32(d + 4);
+    out->base = trove__get_le32(d + 4);
     return TROVE_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/endian.h"
 #include "trove/wire.h"
 
 /* Most bytes one packed event can take: index byte + escape varint (5) + start delta (10)
@@ -18,30 +19,6 @@
 /* Thread indices below this are one byte; index byte 255 escapes to a varint when the
  * table has more than 256 entries. */
 #define TROVE_PACKED_DIRECT 255
-
-static inline void trove__put_le32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-static inline uint32_t trove__get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline void trove__put_le64(uint8_t *p, uint64_t v)
-{
-    trove__put_le32(p, (uint32_t)v);
-    trove__put_le32(p + 4, (uint32_t)(v >> 32));
-}
-
-static inline uint64_t trove__get_le64(const uint8_t *p)
-{
-    return (uint64_t)trove__get_le32(p) | (uint64_t)trove__get_le32(p + 4) << 32;
-}
 
 /* Write a 16-byte frame header at p. */
 void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,

@@ -32,6 +32,8 @@
  */
 #include "trove/recipe.h"
 
+#include "common/endian.h"
+
 #include <assert.h>
 #include <inttypes.h>
 #include <string.h>
@@ -45,28 +47,6 @@
 
 _Static_assert(sizeof(struct trove_digest) == RECIPE_DIGEST_WIDTH, "a digest is 16 bytes");
 _Static_assert(sizeof RECIPE_MAGIC - 1 == 8, "the magic is 8 bytes");
-
-static uint32_t get_le32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_le64(const uint8_t *p)
-{
-    return (uint64_t)get_le32(p) | (uint64_t)get_le32(p + 4) << 32;
-}
-
-static void put_le32(uint8_t *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
 
 static int block_size_ok(uint32_t bs)
 {
@@ -111,17 +91,17 @@ int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
 
     p = out->ptr + out->len;
     memcpy(p, RECIPE_MAGIC, 8);
-    put_le32(p + 8, RECIPE_VERSION);
-    put_le32(p + 12, RECIPE_DIGEST_WIDTH);
-    put_le64(p + 16, slot_count);
-    put_le32(p + 24, block_size);
-    put_le32(p + 28, flags);
-    put_le64(p + 32, volume_size);
-    put_le64(p + 40, generation);
-    put_le64(p + 48, 0);
+    trove__put_le32(p + 8, RECIPE_VERSION);
+    trove__put_le32(p + 12, RECIPE_DIGEST_WIDTH);
+    trove__put_le64(p + 16, slot_count);
+    trove__put_le32(p + 24, block_size);
+    trove__put_le32(p + 28, flags);
+    trove__put_le64(p + 32, volume_size);
+    trove__put_le64(p + 40, generation);
+    trove__put_le64(p + 48, 0);
     if (entry_bytes)
         memcpy(p + TROVE_RECIPE_V1_HEADER, slots, entry_bytes);
-    put_le64(p + TROVE_RECIPE_V1_HEADER + entry_bytes,
+    trove__put_le64(p + TROVE_RECIPE_V1_HEADER + entry_bytes,
              trove_checksum64(p + TROVE_RECIPE_V1_HEADER, entry_bytes));
     out->len += (size_t)total;
     rc = TROVE_OK;
@@ -154,7 +134,7 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                             "not a trove recipe (the file does not start with \"TROVRCP1\")");
         goto out;
     }
-    version = get_le32(buf + 8);
+    version = trove__get_le32(buf + 8);
     if (version != RECIPE_VERSION) {
         if (version > RECIPE_VERSION)
             rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
@@ -168,7 +148,7 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                                 version);
         goto out;
     }
-    width = get_le32(buf + 12);
+    width = trove__get_le32(buf + 12);
     if (width != RECIPE_DIGEST_WIDTH) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
                             "recipe digest width is %" PRIu32 " bytes; version 1 has 16 "
@@ -176,11 +156,11 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                             width);
         goto out;
     }
-    slot_count = get_le64(buf + 16);
-    block_size = get_le32(buf + 24);
-    flags = get_le32(buf + 28);
-    volume_size = get_le64(buf + 32);
-    reserved = get_le64(buf + 48);
+    slot_count = trove__get_le64(buf + 16);
+    block_size = trove__get_le32(buf + 24);
+    flags = trove__get_le32(buf + 28);
+    volume_size = trove__get_le64(buf + 32);
+    reserved = trove__get_le64(buf + 48);
     if (!block_size_ok(block_size)) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
                             "recipe block size %" PRIu32 " is not a power of two from 4096 to "
@@ -228,7 +208,7 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
         goto out;
     }
     entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count); /* < len: fits */
-    stored = get_le64(buf + TROVE_RECIPE_V1_HEADER + entry_bytes);
+    stored = trove__get_le64(buf + TROVE_RECIPE_V1_HEADER + entry_bytes);
     computed = trove_checksum64(buf + TROVE_RECIPE_V1_HEADER, entry_bytes);
     if (stored != computed) {
         rc = trove_diag_set(diag, TROVE_ERR_CHECKSUM, TROVE_RECIPE_V1_HEADER + entry_bytes,
@@ -243,7 +223,7 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     out->block_size = block_size;
     out->flags = flags;
     out->volume_size = volume_size;
-    out->generation = get_le64(buf + 40);
+    out->generation = trove__get_le64(buf + 40);
     out->entries = buf + TROVE_RECIPE_V1_HEADER;
     rc = TROVE_OK;
 out:
