@@ -37,6 +37,8 @@
  */
 #include "chrome_json.h"
 
+#include "common/hex.h"
+
 #include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -346,17 +348,6 @@ static void sbuf_put_cp(struct sbuf *b, uint32_t cp)
     sbuf_put(b, u, n);
 }
 
-static int hex_val(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* 1 for the bytes that end a plain run inside a string: '"', '\\' and controls. */
 static const uint8_t str_special[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
@@ -424,7 +415,7 @@ static int read_string(struct parser *ps, struct sbuf *out)
                 int h = src_peek(s);
                 if (h < 0)
                     return eof_error(ps, "a \\u escape");
-                if ((h = hex_val(h)) < 0)
+                if ((h = trove__hex_value(h)) < 0)
                     return trove_diag_set(ps->diag, TROVE_ERR_JSON, esc_off,
                                           "\\u escape needs four hex digits");
                 s->p++;

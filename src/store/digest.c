@@ -8,6 +8,8 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "common/hex.h"
+
 void trove_digest_of(const void *data, size_t len, struct trove_digest *out)
 {
     XXH128_canonical_t c;
@@ -27,22 +29,11 @@ void trove_digest_hex(const struct trove_digest *d, char out[33])
     out[32] = 0;
 }
 
-static int nibble(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 int trove_digest_parse(const char *hex, struct trove_digest *out)
 {
     struct trove_digest d;
     for (int i = 0; i < 16; i++) {
-        int hi = nibble(hex[2 * i]), lo = hi < 0 ? -1 : nibble(hex[2 * i + 1]);
+        int hi = trove__hex_value(hex[2 * i]), lo = hi < 0 ? -1 : trove__hex_value(hex[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return TROVE_ERR_INVALID;
         d.b[i] = (uint8_t)(hi << 4 | lo);
