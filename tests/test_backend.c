@@ -23,30 +23,6 @@
 
 static char root[64];
 
-/* rm -rf path (no symlinks followed). */
-static void rm_rf(const char *path)
-{
-    struct stat st;
-    DIR *dp;
-    struct dirent *de;
-    char sub[4096];
-
-    if (lstat(path, &st) != 0)
-        return;
-    if (S_ISDIR(st.st_mode) && (dp = opendir(path)) != NULL) {
-        while ((de = readdir(dp)) != NULL) {
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                continue;
-            snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-            rm_rf(sub);
-        }
-        closedir(dp);
-        rmdir(path);
-    } else {
-        unlink(path);
-    }
-}
-
 static void fill_random(uint8_t *p, size_t n, uint64_t *seed)
 {
     for (size_t i = 0; i < n; i++)
@@ -557,6 +533,6 @@ int main(void)
     test_tmp_cleaning(dir);
     snprintf(dir, sizeof dir, "%s/concurrent", root);
     test_concurrent(dir);
-    rm_rf(root);
+    test_rm_rf(root);
     return test_done();
 }

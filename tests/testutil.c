@@ -5,6 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 int test_passed, test_failed;
 
 void test_fail(const char *file, int line, const char *what)
@@ -85,4 +89,27 @@ void test_check_vector(const char *file, const void *ptr, size_t n)
         fprintf(stderr, "%s: differs from a fresh encoding\n", file);
     CHECK(len == n && memcmp(want, ptr, len) == 0);
     free(want);
+}
+
+void test_rm_rf(const char *path)
+{
+    struct stat st;
+    DIR *dp;
+    struct dirent *de;
+    char sub[4096];
+
+    if (lstat(path, &st) != 0)
+        return;
+    if (S_ISDIR(st.st_mode) && (dp = opendir(path)) != NULL) {
+        while ((de = readdir(dp)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+            test_rm_rf(sub);
+        }
+        closedir(dp);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
 }

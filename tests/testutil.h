@@ -41,6 +41,9 @@ uint8_t *test_read_file(const char *path, size_t *len_out);
  * environment variable TROVE_REGEN_VECTORS set, write the file instead. */
 void test_check_vector(const char *file, const void *ptr, size_t n);
 
+/* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
+void test_rm_rf(const char *path);
+
 /* A deterministic PRNG (splitmix64) for randomized tests. */
 uint64_t test_rand(uint64_t *state);
 

@@ -40,7 +40,10 @@ enum trove_error {
     TROVE_ERR_MISMATCH = -1018,    /* a round trip or comparison found different data */
     TROVE_ERR_NOTFOUND = -1019,    /* no such object, volume or name */
     TROVE_ERR_CHECKSUM = -1020,    /* stored bytes do not match their checksum */
-    TROVE_ERR_LAST = -1021
+    TROVE_ERR_EXISTS = -1021,      /* a volume or name that must be new already exists */
+    TROVE_ERR_READONLY = -1022,    /* a write to a snapshot or a store opened read-only */
+    TROVE_ERR_BUSY = -1023,        /* the volume is open, or the store is locked elsewhere */
+    TROVE_ERR_LAST = -1024
 };
 
 /* A short, static, human-readable name for an error code (library or -errno). */

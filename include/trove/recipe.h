@@ -54,6 +54,18 @@ int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
                            uint64_t slot_count, struct trove_bytes *out);
 
 /*
+ * Seal a recipe image in place: img holds 64 + 16 * slot_count bytes whose entry area
+ * (bytes [56, 56 + 16n)) the caller filled; write the header and the trailing checksum.
+ * For a caller that keeps a volume's recipe as its file image, so that a commit writes it
+ * without a copy. The arguments must satisfy trove_recipe_v1_encode's rules (asserted).
+ */
+void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_size,
+                          uint32_t flags, uint64_t generation, uint64_t slot_count);
+
+/* The v1 file length for slot_count slots (<= TROVE_RECIPE_MAX_SLOTS): 64 + 16 * n. */
+#define TROVE_RECIPE_V1_LEN(n) ((uint64_t)TROVE_RECIPE_V1_HEADER + 16u * (uint64_t)(n) + 8u)
+
+/*
  * Validate a v1 recipe in buf[0..len) and describe it in out (entries point into buf).
  * Errors, each with the offset and a message in diag: TROVE_ERR_TRUNCATED (short file),
  * TROVE_ERR_MAGIC, TROVE_ERR_VERSION (unknown or newer version), TROVE_ERR_CORRUPT (digest

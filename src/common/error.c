@@ -40,6 +40,9 @@ const char *trove_strerror(int err)
     case TROVE_ERR_MISMATCH: return "data mismatch";
     case TROVE_ERR_NOTFOUND: return "not found";
     case TROVE_ERR_CHECKSUM: return "checksum mismatch";
+    case TROVE_ERR_EXISTS: return "already exists";
+    case TROVE_ERR_READONLY: return "read-only";
+    case TROVE_ERR_BUSY: return "in use";
     default: break;
     }
     if (err < 0 && err > -1000)

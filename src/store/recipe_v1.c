@@ -90,23 +90,32 @@ int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
         goto out;
 
     p = out->ptr + out->len;
-    memcpy(p, RECIPE_MAGIC, 8);
-    trove__put_le32(p + 8, RECIPE_VERSION);
-    trove__put_le32(p + 12, RECIPE_DIGEST_WIDTH);
-    trove__put_le64(p + 16, slot_count);
-    trove__put_le32(p + 24, block_size);
-    trove__put_le32(p + 28, flags);
-    trove__put_le64(p + 32, volume_size);
-    trove__put_le64(p + 40, generation);
-    trove__put_le64(p + 48, 0);
     if (entry_bytes)
         memcpy(p + TROVE_RECIPE_V1_HEADER, slots, entry_bytes);
-    trove__put_le64(p + TROVE_RECIPE_V1_HEADER + entry_bytes,
-             trove_checksum64(p + TROVE_RECIPE_V1_HEADER, entry_bytes));
+    trove_recipe_v1_seal(p, volume_size, block_size, flags, generation, slot_count);
     out->len += (size_t)total;
     rc = TROVE_OK;
 out:
     return rc;
+}
+
+void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_size,
+                          uint32_t flags, uint64_t generation, uint64_t slot_count)
+{
+    size_t entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count);
+
+    assert(block_size_ok(block_size) && slot_count == slots_for(volume_size, block_size));
+    memcpy(img, RECIPE_MAGIC, 8);
+    trove__put_le32(img + 8, RECIPE_VERSION);
+    trove__put_le32(img + 12, RECIPE_DIGEST_WIDTH);
+    trove__put_le64(img + 16, slot_count);
+    trove__put_le32(img + 24, block_size);
+    trove__put_le32(img + 28, flags);
+    trove__put_le64(img + 32, volume_size);
+    trove__put_le64(img + 40, generation);
+    trove__put_le64(img + 48, 0);
+    trove__put_le64(img + TROVE_RECIPE_V1_HEADER + entry_bytes,
+                    trove_checksum64(img + TROVE_RECIPE_V1_HEADER, entry_bytes));
 }
 
 int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v1 *out,
