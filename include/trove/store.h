@@ -48,6 +48,9 @@ struct trove_backend;
  * used from several threads for put/get/delete on different or equal digests.
  */
 int trove_backend_fs_open(const char *dir, struct trove_backend **out);
+/* The same backend, read-only: creates and cleans nothing (dir/objects must exist, else
+ * TROVE_ERR_NOTFOUND); put and delete return TROVE_ERR_READONLY. */
+int trove_backend_fs_open_readonly(const char *dir, struct trove_backend **out);
 void trove_backend_close(struct trove_backend *be);
 
 /*

@@ -49,7 +49,8 @@
 struct fs_backend {
     struct trove_backend base; /* first: backend.c sees only this */
     int objects_fd;            /* dir/objects */
-    int tmp_fd;                /* dir/tmp */
+    int tmp_fd;                /* dir/tmp, or -1 when read-only */
+    int readonly;              /* put and delete refused */
 };
 
 static atomic_uint_fast64_t tmp_counter;
@@ -197,6 +198,8 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     struct stat st;
     int fd = -1, have_tmp = 0, rc = TROVE_OK;
 
+    if (be->readonly)
+        return TROVE_ERR_READONLY;
     object_name(d, fan, rel);
     *created_out = 0;
     /* Fast path for deduplicated data: the object is there, skip writing it. The fsync
@@ -310,6 +313,8 @@ static int fs_delete(struct trove_backend *base, const struct trove_digest *d)
     struct fs_backend *be = (struct fs_backend *)base;
     char fan[3], rel[36];
 
+    if (be->readonly)
+        return TROVE_ERR_READONLY;
     object_name(d, fan, rel);
     if (unlinkat(be->objects_fd, rel, 0) != 0)
         return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
@@ -457,10 +462,10 @@ static const struct trove_backend_ops fs_ops = {
     .close = fs_close,
 };
 
-int trove_backend_fs_open(const char *dir, struct trove_backend **out)
+static int fs_open(const char *dir, int readonly, struct trove_backend **out)
 {
     struct fs_backend *be = NULL;
-    int root = -1, rc;
+    int root = -1, rc = TROVE_OK;
     size_t len;
 
     if (!out)
@@ -471,16 +476,15 @@ int trove_backend_fs_open(const char *dir, struct trove_backend **out)
     len = strnlen(dir, FS_PATH_MAX + 1);
     if (len > FS_PATH_MAX)
         return -ENAMETOOLONG;
-    rc = mkdir_p(dir, len);
-    if (rc != TROVE_OK)
+    if (!readonly && (rc = mkdir_p(dir, len)) != TROVE_OK)
         goto out;
     root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (root < 0) {
-        rc = -errno;
+        rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         goto out;
     }
-    if ((rc = ensure_dir_at(root, "objects")) != TROVE_OK ||
-        (rc = ensure_dir_at(root, "tmp")) != TROVE_OK)
+    if (!readonly && ((rc = ensure_dir_at(root, "objects")) != TROVE_OK ||
+                      (rc = ensure_dir_at(root, "tmp")) != TROVE_OK))
         goto out;
     be = calloc(1, sizeof *be);
     if (!be) {
@@ -488,13 +492,21 @@ int trove_backend_fs_open(const char *dir, struct trove_backend **out)
         goto out;
     }
     be->base.ops = &fs_ops;
+    be->readonly = readonly;
+    be->tmp_fd = -1;
     be->objects_fd = openat(root, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    be->tmp_fd = be->objects_fd < 0 ? -1 : openat(root, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (be->objects_fd < 0 || be->tmp_fd < 0) {
-        rc = -errno;
+    if (be->objects_fd < 0) {
+        rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         goto out;
     }
-    clean_tmp(be->tmp_fd);
+    if (!readonly) {
+        be->tmp_fd = openat(root, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (be->tmp_fd < 0) {
+            rc = -errno;
+            goto out;
+        }
+        clean_tmp(be->tmp_fd);
+    }
     *out = &be->base;
     be = NULL;
 out:
@@ -503,4 +515,14 @@ out:
     if (root >= 0)
         close(root);
     return rc;
+}
+
+int trove_backend_fs_open(const char *dir, struct trove_backend **out)
+{
+    return fs_open(dir, 0, out);
+}
+
+int trove_backend_fs_open_readonly(const char *dir, struct trove_backend **out)
+{
+    return fs_open(dir, 1, out);
 }

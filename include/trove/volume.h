@@ -1,0 +1,235 @@
+/*
+ * trove/volume.h: the store and its volumes.
+ *
+ * A store is a directory holding an object backend (trove/store.h), one committed recipe
+ * per volume, a reference-count table and a lock file:
+ *
+ *   DIR/objects/..          objects, named by digest (the fs backend)
+ *   DIR/tmp/                temp files of writes under way
+ *   DIR/volumes/NAME.recipe each volume's committed recipe (format v1, trove/recipe.h)
+ *   DIR/refs                committed reference counts (digest -> {refcount, dict_index})
+ *   DIR/lock                flock'd by every process that opens the store
+ *
+ * A volume is an array of slots of block_size bytes, each empty or naming one object. Writes
+ * change an in-memory copy of the recipe; trove_volume_commit makes it durable atomically.
+ * Objects are durable before the recipe that names them, so a crash leaves every volume at
+ * its old or its new committed state and never a recipe naming a missing object.
+ *
+ * Reference counts. For every digest named by some slot the store keeps {live, committed,
+ * dict_index}: `live` counts the slots of the in-memory state of every volume (changed on
+ * every slot change), `committed` the slots of the committed recipes (changed by commit,
+ * snapshot and remove, and persisted in DIR/refs), and dict_index is the digest's stable
+ * position in insertion order (freed and reused when both counts reach zero). gc deletes
+ * exactly the objects with no entry. DIR/refs records which recipe state it was counted
+ * from; when a crash left it behind the recipes, open recounts from the recipes.
+ *
+ * Concurrency: a store handle and its volumes are used by one thread at a time. Several
+ * processes may open one store: a writable open takes an exclusive lock on DIR/lock and a
+ * read-only open a shared one, waiting for the other side to finish.
+ *
+ * docs/formats/store.md describes the layout, the commit protocol and the crash story.
+ */
+#ifndef TROVE_VOLUME_H
+#define TROVE_VOLUME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+#include "trove/store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TROVE_BLOCK_SIZE_DEFAULT ((uint32_t)2 << 20) /* 2 MiB */
+#define TROVE_VOLUME_NAME_MAX 128                      /* bytes, without the NUL */
+
+struct trove_store;
+struct trove_volume;
+
+/* trove_store_open flags. */
+#define TROVE_STORE_CREATE 1u   /* create DIR (and its parents) if it does not exist */
+#define TROVE_STORE_READONLY 2u /* shared lock; every change returns TROVE_ERR_READONLY */
+
+/*
+ * Open the store at dir. Loads DIR/refs and checks it against the committed recipes; if a
+ * crash left it stale (or it is missing or corrupt) the counts are rebuilt from the recipes
+ * (and, unless read-only, written back). A recipe that cannot be read does not stop the
+ * open: that volume is reported by trove_volume_open and verify, and its objects are kept
+ * (gc refuses to run while any recipe is unreadable).
+ * Errors: TROVE_ERR_NOTFOUND (dir missing, no CREATE), TROVE_ERR_INVALID, TROVE_ERR_NOMEM,
+ * -errno; diag (may be NULL) gets a message naming the file.
+ */
+int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
+                     struct trove_diag *diag);
+
+/* Close the store. Open volumes must be closed first (their uncommitted changes are lost). */
+void trove_store_close(struct trove_store *s);
+
+/* The store's object backend (borrowed; valid until trove_store_close). */
+struct trove_backend *trove_store_backend(struct trove_store *s);
+
+/*
+ * A volume or snapshot name: 1..128 bytes of [A-Za-z0-9._-], not starting with '.' or '-'.
+ * Returns TROVE_OK or TROVE_ERR_INVALID (with a message in diag saying which rule failed).
+ */
+int trove_volume_name_check(const char *name, struct trove_diag *diag);
+
+/*
+ * Create volume `name` of `size` bytes (all slots empty) and commit it. block_size 0 means
+ * TROVE_BLOCK_SIZE_DEFAULT; otherwise a power of two from 4 KiB to 1 GiB. The volume is
+ * returned open in *out (may be NULL: then it is closed). Errors: TROVE_ERR_INVALID (name,
+ * block size, more than TROVE_RECIPE_MAX_SLOTS slots), TROVE_ERR_EXISTS, TROVE_ERR_READONLY,
+ * TROVE_ERR_NOMEM, -errno.
+ */
+int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
+                        uint32_t block_size, struct trove_volume **out, struct trove_diag *diag);
+
+/*
+ * Open volume or snapshot `name` at its committed state. A volume can be open once at a
+ * time per store handle. Errors: TROVE_ERR_INVALID (name), TROVE_ERR_NOTFOUND, TROVE_ERR_BUSY
+ * (already open), the recipe decoder's errors (diag names the recipe file), TROVE_ERR_NOMEM,
+ * -errno.
+ */
+int trove_volume_open(struct trove_store *s, const char *name, struct trove_volume **out,
+                      struct trove_diag *diag);
+
+/* Close a volume. Uncommitted changes are dropped (the reference counts roll back). */
+void trove_volume_close(struct trove_volume *v);
+
+struct trove_volume_info {
+    uint64_t size;           /* logical bytes */
+    uint32_t block_size;
+    uint64_t slots;
+    uint64_t used_slots;     /* non-empty slots */
+    uint64_t unique_objects; /* distinct digests among the slots */
+    uint64_t stored_bytes;   /* bytes of those distinct objects (each counted once) */
+    uint64_t recipe_bytes;   /* size of the committed recipe file */
+    uint64_t generation;     /* of the committed recipe: create writes 1, each commit adds 1,
+                                a snapshot keeps its source's */
+    int readonly;            /* a snapshot */
+    int dirty;               /* uncommitted changes */
+};
+
+/* Describe v's in-memory state (recipe_bytes and generation: the committed file's). */
+int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out);
+
+/*
+ * Write len bytes at offset. Partial blocks are read, modified and rewritten; every touched
+ * block is hashed and, when its digest differs from the slot's, stored (an object that
+ * exists already is not written again) and the slot updated; an all-zero block empties its
+ * slot. New objects are written on worker threads while the caller goes on; they, and
+ * the recipe naming them, are durable when trove_volume_commit returns.
+ * Errors: TROVE_ERR_INVALID (past the end: offset + len > size), TROVE_ERR_READONLY,
+ * TROVE_ERR_CORRUPT / TROVE_ERR_NOTFOUND (a block to modify is missing or has the wrong
+ * length), TROVE_ERR_NOMEM, -errno.
+ */
+int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf, size_t len);
+
+/*
+ * Read len bytes at offset into buf; empty slots read as zeros. Errors: TROVE_ERR_INVALID
+ * (past the end), TROVE_ERR_NOTFOUND (a named object is missing), TROVE_ERR_CORRUPT (an
+ * object has the wrong length), TROVE_ERR_NOMEM, -errno.
+ */
+int trove_volume_read(struct trove_volume *v, uint64_t offset, void *buf, size_t len);
+
+/*
+ * Change the volume's size. Growing adds empty slots (the old partial last block grows with
+ * zeros); shrinking drops slots and cuts the new last block. Errors as for write.
+ */
+int trove_volume_resize(struct trove_volume *v, uint64_t new_size);
+
+/*
+ * Make v's in-memory state durable: write the recipe as a new file, fsync it, rename it over
+ * the old one, fsync the directory; then the same for DIR/refs. A no-op when nothing
+ * changed. Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM, -errno (v stays dirty and a later
+ * commit may be retried).
+ */
+int trove_volume_commit(struct trove_volume *v);
+
+/*
+ * Snapshot volume `src`'s committed state as the read-only volume `name` (sharing every
+ * object: committed counts go up). src may be open (its uncommitted changes are not in the
+ * snapshot). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOTFOUND, TROVE_ERR_EXISTS,
+ * TROVE_ERR_READONLY (store), recipe errors, TROVE_ERR_NOMEM, -errno.
+ */
+int trove_snapshot_create(struct trove_store *s, const char *src, const char *name,
+                          struct trove_diag *diag);
+
+/*
+ * Remove volume or snapshot `name`: its recipe is deleted durably and its references
+ * dropped (the objects stay until gc). Errors: TROVE_ERR_NOTFOUND, TROVE_ERR_BUSY (open),
+ * TROVE_ERR_READONLY (store), -errno. An unreadable (corrupt) recipe can be removed.
+ */
+int trove_volume_remove(struct trove_store *s, const char *name, struct trove_diag *diag);
+
+/* One entry of trove_volume_list. */
+struct trove_volume_entry {
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    int error;            /* TROVE_OK, or why the recipe could not be read (then the rest is 0) */
+    int readonly;         /* a snapshot */
+    uint64_t size;
+    uint32_t block_size;
+    uint64_t slots;
+    uint64_t generation;
+    uint64_t recipe_bytes;
+};
+
+/*
+ * List the committed volumes and snapshots, sorted by name, into a malloc'd array (*out,
+ * freed by the caller with free(); NULL when there are none) of *count_out entries.
+ * Errors: TROVE_ERR_NOMEM, -errno.
+ */
+int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, size_t *count_out);
+
+/* Progress for long store operations: done of total units (bytes or objects). */
+typedef void (*trove_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+#define TROVE_VERIFY_DEEP 1u   /* read and rehash every object */
+#define TROVE_VERIFY_REPAIR 2u /* rewrite DIR/refs from the recipes if it disagrees */
+
+/* What verify found. Counts are store-wide. */
+struct trove_verify_report {
+    uint64_t volumes;            /* recipes checked */
+    uint64_t bad_recipes;        /* recipes that could not be read */
+    uint64_t slots;              /* non-empty slots checked */
+    uint64_t objects;            /* distinct objects checked */
+    uint64_t missing_objects;    /* named by a recipe but absent */
+    uint64_t bad_length;         /* present with a length other than its slot's */
+    uint64_t bad_hash;           /* --deep: bytes that do not hash to the name */
+    uint64_t refcount_mismatches; /* DIR/refs entries that disagree with the recipes */
+    int refs_repaired;           /* DIR/refs was rewritten */
+    /* The first problem found, for a message ("" if none). */
+    char first_problem[256];
+};
+
+/*
+ * Check every committed recipe: each slot's object exists with its slot's length (DEEP: and
+ * hashes to its name), and the committed reference counts equal a recount from the
+ * recipes (REPAIR: rewrite DIR/refs when they do not). Returns TROVE_OK when the store is
+ * clean (after repair), TROVE_ERR_CORRUPT when a problem remains (see the report), or an
+ * error that stopped the check. progress (may be NULL) is called with objects done.
+ */
+int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
+                       trove_progress_fn progress, void *progress_ctx);
+
+struct trove_gc_report {
+    uint64_t objects_seen;
+    uint64_t objects_deleted;
+    uint64_t bytes_deleted;
+};
+
+/*
+ * Delete every object that no slot of any volume names, committed or in memory. Crash-safe:
+ * only unreferenced objects are deleted, each durably, in any order. Refuses to run
+ * (TROVE_ERR_CORRUPT) while a recipe is unreadable, since its objects cannot be told apart.
+ * Errors: TROVE_ERR_READONLY, TROVE_ERR_CORRUPT, TROVE_ERR_NOMEM, -errno.
+ */
+int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_progress_fn progress,
+                   void *progress_ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

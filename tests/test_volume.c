@@ -1,0 +1,748 @@
+/*
+ * test_volume.c: the store and its volumes (include/trove/volume.h) — random writes at
+ * random offsets against an in-memory model, through commit and reopen; dedup (one object
+ * for identical blocks) and zero blocks as empty slots; rewriting identical bytes changes
+ * nothing; uncommitted changes dropped at close and their objects collected by gc; resize
+ * both ways around a partial last block; snapshots sharing objects and staying read-only;
+ * reference counts and dict indices; a stale, missing or lying refs file; corrupt recipes
+ * (named in the error, other volumes still usable, gc refusing, removal allowed); verify
+ * finding missing, truncated and altered objects; names; a read-only store; and the 10 TiB
+ * sparse volume whose v1 recipe is 83,886,144 bytes.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "trove/recipe.h"
+#include "trove/volume.h"
+
+#include "store/refs.h"
+
+#define BS 4096u
+
+static char root[64];
+static char sdir[128];
+static int store_seq;
+
+static void fill_random(uint8_t *p, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(test_rand(seed) >> 24);
+}
+
+/* A fresh store directory for one test. */
+static struct trove_store *fresh_store(void)
+{
+    struct trove_store *s = NULL;
+    snprintf(sdir, sizeof sdir, "%s/s%d", root, store_seq++);
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_CREATE, &s, NULL), TROVE_OK);
+    return s;
+}
+
+static struct trove_store *reopen(struct trove_store *s, unsigned flags)
+{
+    struct trove_store *t = NULL;
+    trove_store_close(s);
+    CHECK_EQ_INT(trove_store_open(sdir, flags, &t, NULL), TROVE_OK);
+    return t;
+}
+
+static int count_objects_cb(void *ctx, const struct trove_digest *d)
+{
+    (void)d;
+    (*(uint64_t *)ctx)++;
+    return 0;
+}
+
+static uint64_t count_objects(struct trove_store *s)
+{
+    uint64_t n = 0;
+    CHECK_EQ_INT(trove_backend_list(trove_store_backend(s), count_objects_cb, &n), TROVE_OK);
+    return n;
+}
+
+static int volume_equals(struct trove_volume *v, const uint8_t *model, uint64_t size)
+{
+    struct trove_volume_info in;
+    uint8_t *buf = malloc(size ? size : 1);
+    int ok;
+
+    if (trove_volume_info(v, &in) != TROVE_OK || in.size != size) {
+        free(buf);
+        return 0;
+    }
+    ok = trove_volume_read(v, 0, buf, size) == TROVE_OK && memcmp(buf, model, size) == 0;
+    free(buf);
+    return ok;
+}
+
+static int verify_clean(struct trove_store *s, unsigned flags)
+{
+    struct trove_verify_report rep;
+    int rc = trove_store_verify(s, flags, &rep, NULL, NULL);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "verify: %s (%s)\n", trove_strerror(rc), rep.first_problem);
+    return rc == TROVE_OK;
+}
+
+static void test_random_writes(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    const uint64_t size = 10 * BS + 123; /* a partial last block */
+    uint8_t *model = calloc(size, 1), *data = malloc(3 * BS);
+    uint64_t seed = 42;
+
+    CHECK_EQ_INT(trove_volume_create(s, "r", size, BS, &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, model, size));
+    for (int round = 0; round < 300; round++) {
+        uint64_t off = test_rand(&seed) % size;
+        size_t len = (size_t)(test_rand(&seed) % (3 * BS));
+        if (len > size - off)
+            len = (size_t)(size - off);
+        switch (test_rand(&seed) % 4) {
+        case 0: memset(data, 0, len); break;                              /* zeros */
+        case 1: memcpy(data, model + (test_rand(&seed) % (size - len + 1)), len); break;
+        default: fill_random(data, len, &seed); break;
+        }
+        CHECK_EQ_INT(trove_volume_write(v, off, data, len), TROVE_OK);
+        memcpy(model + off, data, len);
+        if (round % 50 == 49) {
+            CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+            trove_volume_close(v);
+            s = reopen(s, 0);
+            CHECK_EQ_INT(trove_volume_open(s, "r", &v, NULL), TROVE_OK);
+        }
+        if (round % 10 == 0)
+            CHECK(volume_equals(v, model, size));
+    }
+    CHECK(volume_equals(v, model, size));
+    /* Reads at unaligned offsets across blocks, and past the end refused. */
+    {
+        uint8_t buf[BS + 7];
+        CHECK_EQ_INT(trove_volume_read(v, BS - 3, buf, sizeof buf), TROVE_OK);
+        CHECK(memcmp(buf, model + BS - 3, sizeof buf) == 0);
+        CHECK_EQ_INT(trove_volume_read(v, size - 1, buf, 2), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_volume_write(v, size, buf, 1), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_volume_read(v, size, buf, 0), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+    free(model);
+    free(data);
+}
+
+static void test_dedup_and_zero(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    uint8_t *img = calloc(4 * BS, 1);
+    uint64_t seed = 7, gen;
+
+    fill_random(img, BS, &seed);
+    memcpy(img + 2 * BS, img, BS); /* slot 2 = slot 0; slot 1 zeros; slot 3 other */
+    fill_random(img + 3 * BS, BS, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "d", 4 * BS, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, img, 4 * BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.slots, 4);
+    CHECK_EQ_INT(in.used_slots, 3);
+    CHECK_EQ_INT(in.unique_objects, 2);
+    CHECK_EQ_INT(in.stored_bytes, 2 * BS);
+    CHECK(in.dirty);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK); /* puts in flight are durable now */
+    CHECK_EQ_INT(count_objects(s), 2);              /* the zero block is no object */
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.generation, 2);
+    CHECK(!in.dirty);
+    CHECK_EQ_INT(in.recipe_bytes, 64 + 16 * 4);
+    gen = in.generation;
+    /* The same bytes again: nothing changes, commit is a no-op. */
+    CHECK_EQ_INT(trove_volume_write(v, 0, img, 4 * BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK(!in.dirty);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.generation, gen);
+    /* Zeroing a block empties its slot. */
+    memset(img, 0, BS);
+    CHECK_EQ_INT(trove_volume_write(v, 0, img, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.used_slots, 2);
+    CHECK_EQ_INT(in.unique_objects, 2);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    /* A second volume with the same content stores no new object. */
+    {
+        struct trove_volume *w = NULL;
+        CHECK_EQ_INT(trove_volume_create(s, "d2", 4 * BS, BS, &w, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_write(w, 0, img, 4 * BS), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_commit(w), TROVE_OK);
+        CHECK_EQ_INT(count_objects(s), 2);
+        CHECK(volume_equals(w, img, 4 * BS));
+        trove_volume_close(w);
+    }
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+    free(img);
+}
+
+static void test_uncommitted_dropped(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_gc_report gc;
+    uint8_t a[BS], b[BS];
+    uint64_t seed = 9;
+
+    fill_random(a, BS, &seed);
+    fill_random(b, BS, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "u", 2 * BS, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, a, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, b, BS), TROVE_OK); /* replaces a in memory */
+    {
+        uint8_t back[BS]; /* a read waits for the puts in flight */
+        CHECK_EQ_INT(trove_volume_read(v, 0, back, BS), TROVE_OK);
+        CHECK(memcmp(back, b, BS) == 0);
+    }
+    CHECK_EQ_INT(count_objects(s), 2);
+    /* gc with the change pending keeps both: a is committed, b is live. */
+    CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(gc.objects_deleted, 0);
+    trove_volume_close(v); /* drops b */
+    CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(gc.objects_seen, 2);
+    CHECK_EQ_INT(gc.objects_deleted, 1);
+    CHECK_EQ_INT(gc.bytes_deleted, BS);
+    CHECK_EQ_INT(trove_volume_open(s, "u", &v, NULL), TROVE_OK);
+    {
+        uint8_t want[2 * BS];
+        memcpy(want, a, BS);
+        memset(want + BS, 0, BS);
+        CHECK(volume_equals(v, want, 2 * BS));
+    }
+    /* Open twice is refused; remove while open is refused. */
+    {
+        struct trove_volume *w = NULL;
+        CHECK_EQ_INT(trove_volume_open(s, "u", &w, NULL), TROVE_ERR_BUSY);
+        CHECK_EQ_INT(trove_volume_remove(s, "u", NULL), TROVE_ERR_BUSY);
+    }
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+}
+
+static void test_resize(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    uint64_t seed = 11, size = 3 * BS + 100;
+    uint8_t *model = calloc(8 * BS, 1);
+    static const uint64_t sizes[] = {5 * BS + 7, 2 * BS + 1, 2 * BS, 6 * BS - 1, 1, 0,
+                                     4 * BS + 4095, 3 * BS};
+
+    fill_random(model, size, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "z", size, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, model, size), TROVE_OK);
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint64_t ns = sizes[k];
+        CHECK_EQ_INT(trove_volume_resize(v, ns), TROVE_OK);
+        if (ns > size)
+            memset(model + size, 0, ns - size);
+        size = ns;
+        CHECK(volume_equals(v, model, size));
+        /* Fill the new end with data so the next cut has something to keep. */
+        if (size > 10) {
+            fill_random(model + size - 10, 10, &seed);
+            CHECK_EQ_INT(trove_volume_write(v, size - 10, model + size - 10, 10), TROVE_OK);
+        }
+        if (k % 2 == 1) {
+            CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+            trove_volume_close(v);
+            s = reopen(s, 0);
+            CHECK_EQ_INT(trove_volume_open(s, "z", &v, NULL), TROVE_OK);
+            CHECK(volume_equals(v, model, size));
+        }
+        CHECK(verify_clean(s, 0));
+    }
+    /* A resize that is dropped uncommitted leaves the committed size. */
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_resize(v, 7 * BS), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_open(s, "z", &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, model, size));
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+    free(model);
+}
+
+static void test_snapshots(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL, *snap = NULL;
+    struct trove_gc_report gc;
+    struct trove_volume_info in;
+    uint8_t a[2 * BS], b[2 * BS];
+    uint64_t seed = 13;
+
+    fill_random(a, sizeof a, &seed);
+    fill_random(b, sizeof b, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "src", sizeof a, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, a, sizeof a), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_snapshot_create(s, "src", "snap", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_snapshot_create(s, "src", "snap", NULL), TROVE_ERR_EXISTS);
+    CHECK_EQ_INT(trove_snapshot_create(s, "nope", "snap2", NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(count_objects(s), 2);
+    CHECK_EQ_INT(trove_volume_write(v, 0, b, sizeof b), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_open(s, "snap", &snap, NULL), TROVE_OK);
+    CHECK(volume_equals(snap, a, sizeof a));
+    CHECK_EQ_INT(trove_volume_info(snap, &in), TROVE_OK);
+    CHECK(in.readonly);
+    CHECK_EQ_INT(in.generation, 2);
+    CHECK_EQ_INT(trove_volume_write(snap, 0, b, 1), TROVE_ERR_READONLY);
+    CHECK_EQ_INT(trove_volume_resize(snap, BS), TROVE_ERR_READONLY);
+    trove_volume_close(snap);
+    /* Removing the source keeps the snapshot's objects; removing both frees everything. */
+    CHECK_EQ_INT(trove_volume_remove(s, "src", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_remove(s, "src", NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(gc.objects_deleted, 2); /* b's two blocks */
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "snap", &snap, NULL), TROVE_OK);
+    CHECK(volume_equals(snap, a, sizeof a));
+    trove_volume_close(snap);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    CHECK_EQ_INT(trove_volume_remove(s, "snap", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(gc.objects_deleted, 2);
+    CHECK_EQ_INT(count_objects(s), 0);
+    trove_store_close(s);
+}
+
+static void refs_path(char *out, size_t n)
+{
+    snprintf(out, n, "%s/refs", sdir);
+}
+
+static void test_refs_file(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_verify_report rep;
+    struct trove_bytes out = {0};
+    struct trove__refs_view view;
+    struct trove__refs_entry ents[4];
+    uint8_t data[3 * BS], *file;
+    char path[256];
+    size_t len;
+    uint64_t seed = 17;
+
+    fill_random(data, sizeof data, &seed);
+    memcpy(data + 2 * BS, data, BS);
+    CHECK_EQ_INT(trove_volume_create(s, "x", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    trove_store_close(s);
+    /* The refs file: two entries, counts 2 and 1, dict indices 0 and 1, basis "x" gen 2. */
+    refs_path(path, sizeof path);
+    file = test_read_file(path, &len);
+    CHECK(file != NULL);
+    if (!file)
+        return;
+    CHECK_EQ_INT(trove__refs_decode(file, len, &view, NULL), TROVE_OK);
+    CHECK_EQ_INT(view.volume_count, 1);
+    CHECK_EQ_INT(view.entry_count, 2);
+    CHECK_EQ_INT(view.dict_size, 2);
+    {
+        struct trove__refs_basis b;
+        uint64_t total = 0, idx_mask = 0;
+        trove__refs_basis_at(&view, 0, &b);
+        CHECK(strcmp(b.name, "x") == 0);
+        CHECK_EQ_INT(b.generation, 2);
+        for (uint64_t i = 0; i < view.entry_count && i < 4; i++) {
+            trove__refs_entry_at(&view, i, &ents[i]);
+            total += ents[i].committed;
+            idx_mask |= 1ull << ents[i].dict_index;
+        }
+        CHECK_EQ_INT(total, 3);
+        CHECK_EQ_INT(idx_mask, 3);
+    }
+    /* A refs file that lies (valid checksum, wrong count) is caught by verify and repaired. */
+    ents[0].committed += 5;
+    {
+        struct trove__refs_basis b;
+        trove__refs_basis_at(&view, 0, &b);
+        CHECK_EQ_INT(trove__refs_encode(&b, 1, ents, 2, 2, &out), TROVE_OK);
+    }
+    {
+        FILE *f = fopen(path, "wb");
+        CHECK(f && fwrite(out.ptr, 1, out.len, f) == out.len);
+        if (f)
+            fclose(f);
+    }
+    CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+    CHECK_EQ_INT(rep.refcount_mismatches, 1);
+    {
+        struct trove_gc_report gc;
+        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_ERR_CORRUPT);
+    }
+    CHECK_EQ_INT(trove_store_verify(s, TROVE_VERIFY_REPAIR, &rep, NULL, NULL), TROVE_OK);
+    CHECK(rep.refs_repaired);
+    s = reopen(s, 0);
+    CHECK(verify_clean(s, 0));
+    trove_store_close(s);
+    /* Missing or damaged refs: open recounts, and writes it back. */
+    unlink(path);
+    CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    CHECK(access(path, F_OK) == 0);
+    trove_store_close(s);
+    {
+        int fd = open(path, O_WRONLY);
+        CHECK(fd >= 0 && pwrite(fd, "XX", 2, 0) == 2);
+        if (fd >= 0)
+            close(fd);
+    }
+    CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(s, "x", &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, data, sizeof data));
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+    free(file);
+    trove_bytes_free(&out);
+}
+
+static void test_corrupt_recipe(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_diag diag = {0};
+    struct trove_verify_report rep;
+    struct trove_gc_report gc;
+    uint8_t data[2 * BS];
+    char path[256];
+    uint64_t seed = 19;
+    int fd;
+
+    fill_random(data, sizeof data, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "good", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_create(s, "bad", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data + BS, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    trove_store_close(s);
+    snprintf(path, sizeof path, "%s/volumes/bad.recipe", sdir);
+    static const struct {
+        off_t at;
+        const char *bytes;
+        int len;
+        int err;
+    } cases[] = {
+        {0, "X", 1, TROVE_ERR_MAGIC},
+        {8, "\x02", 1, TROVE_ERR_VERSION},
+        {60, "\xff", 1, TROVE_ERR_CHECKSUM},
+        {32, "\x00\x00\x10", 3, TROVE_ERR_CORRUPT}, /* size disagrees with the slot count */
+        {-1, NULL, 0, TROVE_ERR_TRUNCATED},         /* cut short */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        uint8_t *orig;
+        size_t olen;
+        orig = test_read_file(path, &olen);
+        CHECK(orig != NULL);
+        if (!orig)
+            return;
+        fd = open(path, O_WRONLY);
+        if (cases[k].at >= 0)
+            CHECK(pwrite(fd, cases[k].bytes, (size_t)cases[k].len, cases[k].at) == cases[k].len);
+        else
+            CHECK(ftruncate(fd, (off_t)olen - 9) == 0);
+        close(fd);
+        CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_volume_open(s, "bad", &v, &diag), cases[k].err);
+        CHECK(strstr(diag.msg, path) != NULL);
+        if (cases[k].err == TROVE_ERR_VERSION)
+            CHECK(strstr(diag.msg, "newer") != NULL);
+        /* The other volume is fine; verify reports the bad one; gc refuses. */
+        CHECK_EQ_INT(trove_volume_open(s, "good", &v, NULL), TROVE_OK);
+        CHECK(volume_equals(v, data, sizeof data));
+        trove_volume_close(v);
+        CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+        CHECK_EQ_INT(rep.bad_recipes, 1);
+        CHECK(strstr(rep.first_problem, "bad.recipe") != NULL);
+        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_ERR_CORRUPT);
+        {
+            struct trove_volume_entry *ents = NULL;
+            size_t n = 0;
+            CHECK_EQ_INT(trove_volume_list(s, &ents, &n), TROVE_OK);
+            CHECK_EQ_INT(n, 2);
+            if (n == 2) {
+                CHECK(strcmp(ents[0].name, "bad") == 0 && ents[0].error == cases[k].err);
+                CHECK(strcmp(ents[1].name, "good") == 0 && ents[1].error == TROVE_OK);
+                CHECK_EQ_INT(ents[1].slots, 2);
+            }
+            free(ents);
+        }
+        trove_store_close(s);
+        {
+            FILE *f = fopen(path, "wb");
+            CHECK(f && fwrite(orig, 1, olen, f) == olen);
+            if (f)
+                fclose(f);
+        }
+        free(orig);
+    }
+    /* A corrupt volume can be removed; then gc runs and frees its object. */
+    fd = open(path, O_WRONLY);
+    CHECK(pwrite(fd, "X", 1, 0) == 1);
+    close(fd);
+    CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_remove(s, "bad", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(gc.objects_deleted, 0); /* bad's block is good's slot 1 */
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+}
+
+static int delete_first(void *ctx, const struct trove_digest *d)
+{
+    *(struct trove_digest *)ctx = *d;
+    return 1;
+}
+
+static void test_verify_finds(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_verify_report rep;
+    struct trove_digest d;
+    uint8_t data[2 * BS];
+    char path[512], hex[33];
+    uint64_t seed = 23;
+    int fd;
+
+    fill_random(data, sizeof data, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "v", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_backend_list(trove_store_backend(s), delete_first, &d), 1);
+    trove_digest_hex(&d, hex);
+    snprintf(path, sizeof path, "%s/objects/%.2s/%s", sdir, hex, hex);
+    /* Same length, other bytes: only --deep sees it. */
+    fd = open(path, O_WRONLY);
+    CHECK(fd >= 0 && pwrite(fd, "!", 1, 5) == 1);
+    close(fd);
+    CHECK(verify_clean(s, 0));
+    CHECK_EQ_INT(trove_store_verify(s, TROVE_VERIFY_DEEP, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+    CHECK_EQ_INT(rep.bad_hash, 1);
+    CHECK_EQ_INT(rep.objects, 2);
+    CHECK_EQ_INT(rep.slots, 2);
+    CHECK(strstr(rep.first_problem, hex) != NULL);
+    /* Shorter: the shallow check sees it. */
+    CHECK(truncate(path, 100) == 0);
+    CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+    CHECK_EQ_INT(rep.bad_length, 1);
+    /* Gone. */
+    CHECK(unlink(path) == 0);
+    CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+    CHECK_EQ_INT(rep.missing_objects, 1);
+    CHECK_EQ_INT(trove_volume_open(s, "v", &v, NULL), TROVE_OK);
+    {
+        uint8_t buf[sizeof data];
+        CHECK(trove_volume_read(v, 0, buf, sizeof buf) == TROVE_ERR_NOTFOUND);
+    }
+    trove_volume_close(v);
+    /* The same bytes written into another volume bring the object back. */
+    CHECK_EQ_INT(trove_volume_create(s, "w", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    CHECK_EQ_INT(count_objects(s), 2);
+    trove_store_close(s);
+}
+
+static void test_names_and_modes(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_diag diag = {0};
+    static const char *bad[] = {"", ".", "..", "../x", "a/b", ".hidden", "-x", "a b"};
+    char path[256];
+
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        CHECK_EQ_INT(trove_volume_create(s, bad[k], BS, BS, &v, &diag), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_volume_open(s, bad[k], &v, NULL), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_snapshot_create(s, "a", bad[k], NULL), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_volume_remove(s, bad[k], NULL), TROVE_ERR_INVALID);
+    }
+    snprintf(path, sizeof path, "%s/x.recipe", root);
+    CHECK(access(path, F_OK) != 0);
+    CHECK_EQ_INT(trove_volume_create(s, "a", 3 * BS, 1000, NULL, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_volume_create(s, "a", 3 * BS, 0, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create(s, "a", 3 * BS, 0, NULL, &diag), TROVE_ERR_EXISTS);
+    CHECK_EQ_INT(trove_volume_open(s, "a", &v, NULL), TROVE_OK);
+    {
+        struct trove_volume_info in;
+        CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+        CHECK_EQ_INT(in.block_size, TROVE_BLOCK_SIZE_DEFAULT);
+        CHECK_EQ_INT(in.slots, 1);
+        CHECK_EQ_INT(in.generation, 1);
+    }
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_open(s, "missing", &v, &diag), TROVE_ERR_NOTFOUND);
+    /* A read-only store reads and refuses every change. */
+    s = reopen(s, TROVE_STORE_READONLY);
+    CHECK_EQ_INT(trove_volume_open(s, "a", &v, NULL), TROVE_OK);
+    {
+        uint8_t b[16] = {1};
+        CHECK_EQ_INT(trove_volume_read(v, 0, b, sizeof b), TROVE_OK);
+        CHECK(b[0] == 0);
+        CHECK_EQ_INT(trove_volume_write(v, 0, b, sizeof b), TROVE_ERR_READONLY);
+    }
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_create(s, "b", BS, BS, NULL, NULL), TROVE_ERR_READONLY);
+    CHECK_EQ_INT(trove_snapshot_create(s, "a", "c", NULL), TROVE_ERR_READONLY);
+    CHECK_EQ_INT(trove_volume_remove(s, "a", NULL), TROVE_ERR_READONLY);
+    {
+        struct trove_gc_report gc;
+        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_ERR_READONLY);
+    }
+    trove_store_close(s);
+    /* A missing store is not created without the flag; a directory that is not a store is
+     * left exactly as it was, read-only or not. */
+    snprintf(path, sizeof path, "%s/none", root);
+    CHECK_EQ_INT(trove_store_open(path, 0, &s, &diag), TROVE_ERR_NOTFOUND);
+    CHECK(strstr(diag.msg, path) != NULL);
+    CHECK(mkdir(path, 0755) == 0);
+    CHECK_EQ_INT(trove_store_open(path, 0, &s, &diag), TROVE_ERR_NOTFOUND);
+    CHECK(strstr(diag.msg, "not a trove store") != NULL);
+    CHECK_EQ_INT(trove_store_open(path, TROVE_STORE_READONLY, &s, NULL), TROVE_ERR_NOTFOUND);
+    CHECK(rmdir(path) == 0); /* still empty */
+}
+
+/* Dict indices: stable, in first-use order, and reused after their digest goes away. */
+static void test_dict_index(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    uint8_t blk[3][BS];
+    uint64_t seed = 29;
+
+    for (int i = 0; i < 3; i++)
+        fill_random(blk[i], BS, &seed);
+    CHECK_EQ_INT(trove_volume_create(s, "i", 3 * BS, BS, &v, NULL), TROVE_OK);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(trove_volume_write(v, (uint64_t)i * BS, blk[i], BS), TROVE_OK);
+    {
+        /* Replace block 1 with zeros, commit: its index (1) is free; a new digest takes it. */
+        memset(blk[1], 0, BS);
+        CHECK_EQ_INT(trove_volume_write(v, BS, blk[1], BS), TROVE_OK);
+        fill_random(blk[1], BS, &seed);
+        CHECK_EQ_INT(trove_volume_write(v, BS, blk[1], BS), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    }
+    trove_volume_close(v);
+    trove_store_close(s);
+    {
+        char path[256];
+        uint8_t *file;
+        size_t len;
+        struct trove__refs_view view;
+        refs_path(path, sizeof path);
+        file = test_read_file(path, &len);
+        CHECK(file && trove__refs_decode(file, len, &view, NULL) == TROVE_OK);
+        if (file && trove__refs_decode(file, len, &view, NULL) == TROVE_OK) {
+            uint64_t mask = 0;
+            CHECK_EQ_INT(view.dict_size, 3);
+            for (uint64_t i = 0; i < view.entry_count; i++) {
+                struct trove__refs_entry e;
+                trove__refs_entry_at(&view, i, &e);
+                mask |= 1ull << e.dict_index;
+            }
+            CHECK_EQ_INT(mask, 7);
+        }
+        free(file);
+    }
+}
+
+static void test_sparse_10tib(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    const uint64_t size = 10ull << 40;
+    uint8_t one[4] = {1, 2, 3, 4}, back[4];
+    struct stat st;
+    char path[256];
+
+    CHECK_EQ_INT(trove_volume_create(s, "big", size, 0, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.slots, 5242880);
+    CHECK_EQ_INT(in.recipe_bytes, 83886144);
+    CHECK_EQ_INT(in.used_slots, 0);
+    /* One write near the end, commit, reopen. */
+    CHECK_EQ_INT(trove_volume_write(v, size - 4, one, 4), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "big", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.slots, 5242880);
+    CHECK_EQ_INT(in.used_slots, 1);
+    CHECK_EQ_INT(in.size, size);
+    CHECK_EQ_INT(in.unique_objects, 1);
+    CHECK_EQ_INT(trove_volume_read(v, size - 4, back, 4), TROVE_OK);
+    CHECK(memcmp(back, one, 4) == 0);
+    CHECK_EQ_INT(trove_volume_read(v, 5ull << 40, back, 4), TROVE_OK);
+    CHECK(back[0] == 0 && back[3] == 0);
+    trove_volume_close(v);
+    snprintf(path, sizeof path, "%s/volumes/big.recipe", sdir);
+    CHECK(stat(path, &st) == 0 && st.st_size == 83886144);
+    CHECK(verify_clean(s, 0));
+    trove_store_close(s);
+}
+
+int main(void)
+{
+    snprintf(root, sizeof root, "/tmp/trove-volume-XXXXXX");
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_random_writes();
+    test_dedup_and_zero();
+    test_uncommitted_dropped();
+    test_resize();
+    test_snapshots();
+    test_refs_file();
+    test_corrupt_recipe();
+    test_verify_finds();
+    test_names_and_modes();
+    test_dict_index();
+    test_sparse_10tib();
+    if (test_failed == 0)
+        test_rm_rf(root);
+    else
+        fprintf(stderr, "left %s for inspection\n", root);
+    return test_done();
+}
