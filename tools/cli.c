@@ -3,10 +3,13 @@
  */
 #include "cli.h"
 
+#include <assert.h>
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -96,6 +99,212 @@ void cli_progress_end(struct cli_progress *p)
     if (p->active && p->last > 0)
         fprintf(stderr, "\r\033[K");
     p->active = 0;
+}
+
+void cli_json_string(FILE *o, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    putc('"', o);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '"' || c == '\\') {
+            putc('\\', o);
+            putc(c, o);
+        } else if (c < 0x20) {
+            fputs("\\u00", o);
+            putc(hex[c >> 4], o);
+            putc(hex[c & 15], o);
+        } else {
+            putc(c, o);
+        }
+    }
+    putc('"', o);
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+    static const char units[] = "KMGTP";
+    const char *unit;
+    char *end;
+    unsigned long long v;
+    unsigned shift = 0;
+
+    if (!s || *s < '0' || *s > '9') /* strtoull would take a sign or leading space */
+        return -1;
+    errno = 0;
+    v = strtoull(s, &end, 10);
+    if (errno)
+        return -1;
+    if (*end) {
+        if (!(unit = strchr(units, toupper((unsigned char)*end))))
+            return -1;
+        shift = 10 * (unsigned)(unit - units + 1);
+        end++;
+        if (*end && strcasecmp(end, "iB") != 0)
+            return -1;
+    }
+    if (v > (UINT64_MAX >> shift))
+        return -1;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+const char *cli_diag_msg(const struct trove_diag *diag, int rc)
+{
+    return diag && diag->msg[0] ? diag->msg : trove_strerror(rc);
+}
+
+/* The options of the store commands: what each sets, and whether it takes a value. */
+static const struct {
+    const char *name;
+    unsigned opt; /* 0: --store, which every store command takes */
+    int takes_value;
+} store_options[] = {
+    {"--store", 0, 1},
+    {"--size", CLI_OPT_SIZE, 1},
+    {"--block-size", CLI_OPT_BLOCK_SIZE, 1},
+    {"--offset", CLI_OPT_OFFSET, 1},
+    {"--length", CLI_OPT_LENGTH, 1},
+    {"--json", CLI_OPT_JSON, 0},
+    {"--verbose", CLI_OPT_VERBOSE, 0},
+    {"-v", CLI_OPT_VERBOSE, 0},
+    {"--deep", CLI_OPT_DEEP, 0},
+    {"--repair", CLI_OPT_REPAIR, 0},
+};
+
+/* Set option opt of a from its value text. 0, or 2 after a usage error. */
+static int store_option_value(const char *cmd, const char *name, unsigned opt, const char *val,
+                              struct cli_store_args *a)
+{
+    uint64_t v;
+    if (opt == 0) {
+        if (!*val)
+            goto bad;
+        a->store = val;
+        return 0;
+    }
+    if (cli_parse_size(val, &v) != 0)
+        goto bad;
+    if (opt == CLI_OPT_BLOCK_SIZE && (v < 4096 || v > (1u << 30) || (v & (v - 1)))) {
+        cli_error(cmd, "%s: '%s' is not a power of two from 4K to 1G", name, val);
+        return 2;
+    }
+    if (opt == CLI_OPT_SIZE)
+        a->size = v;
+    else if (opt == CLI_OPT_BLOCK_SIZE)
+        a->block_size = v;
+    else if (opt == CLI_OPT_OFFSET)
+        a->offset = v;
+    else
+        a->length = v;
+    return 0;
+bad:
+    if (opt == 0)
+        cli_error(cmd, "%s needs a directory", name);
+    else
+        cli_error(cmd, "%s: '%s' is not a byte count (digits, optionally with K, M, G, T or P: "
+                       "powers of 1024, up to 16 EiB)",
+                  name, val);
+    return 2;
+}
+
+int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cli_store_usage *u,
+                         struct cli_store_args *out)
+{
+    const char *env;
+    int only_args = 0;
+
+    assert(u->max_args <= 3);
+    memset(out, 0, sizeof *out);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = NULL, *eq;
+        size_t k, nlen;
+
+        if (only_args || a[0] != '-' || !a[1]) {
+            if (out->nargs >= u->max_args) {
+                cli_error(cmd, "unexpected argument '%s'; see `trove %s --help`", a, cmd);
+                return 2;
+            }
+            out->arg[out->nargs++] = a;
+            continue;
+        }
+        if (cli_is_help(a)) {
+            fputs(u->usage, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--")) {
+            only_args = 1;
+            continue;
+        }
+        eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+        nlen = eq ? (size_t)(eq - a) : strlen(a);
+        for (k = 0; k < sizeof store_options / sizeof store_options[0]; k++)
+            if (strlen(store_options[k].name) == nlen && !strncmp(a, store_options[k].name, nlen) &&
+                (store_options[k].opt == 0 || (u->accepted & store_options[k].opt)))
+                break;
+        if (k == sizeof store_options / sizeof store_options[0]) {
+            cli_error(cmd, "unknown option '%.*s'; see `trove %s --help`", (int)nlen, a, cmd);
+            return 2;
+        }
+        if (!store_options[k].takes_value) {
+            if (eq) {
+                cli_error(cmd, "%.*s takes no value", (int)nlen, a);
+                return 2;
+            }
+            out->given |= store_options[k].opt;
+            continue;
+        }
+        if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        } else {
+            cli_error(cmd, "%s needs a value; see `trove %s --help`", a, cmd);
+            return 2;
+        }
+        if (store_option_value(cmd, store_options[k].name, store_options[k].opt, val, out) != 0)
+            return 2;
+        out->given |= store_options[k].opt;
+    }
+    for (size_t k = 0; k < sizeof store_options / sizeof store_options[0]; k++)
+        if ((u->required & store_options[k].opt) && !(out->given & store_options[k].opt)) {
+            cli_error(cmd, "%s is required; see `trove %s --help`", store_options[k].name, cmd);
+            return 2;
+        }
+    if (out->nargs < u->min_args) {
+        fputs(u->usage, stderr);
+        return 2;
+    }
+    if (!out->store)
+        out->store = (env = getenv("TROVE_STORE")) && *env ? env : "./trove-data";
+    return -1;
+}
+
+int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out)
+{
+    struct trove_diag diag = {0};
+    struct stat st;
+    char volumes[4096];
+    int rc;
+
+    *out = NULL;
+    /* Opening makes the store's subdirectories; without CREATE, a directory that has no
+     * volumes/ is not a store, and is left as it is. */
+    if (!(flags & TROVE_STORE_CREATE) &&
+        (size_t)snprintf(volumes, sizeof volumes, "%s/volumes", dir) < sizeof volumes &&
+        stat(volumes, &st) != 0 && errno == ENOENT)
+        rc = TROVE_ERR_NOTFOUND;
+    else
+        rc = trove_store_open(dir, flags, out, &diag);
+    if (rc == TROVE_OK)
+        return 0;
+    *out = NULL;
+    if (!(flags & TROVE_STORE_CREATE) && (rc == TROVE_ERR_NOTFOUND || rc == -ENOENT))
+        return cli_error(cmd, "no store at %s; create one with `trove volume create` or pass --store",
+                         dir);
+    if (diag.msg[0]) /* it names the store */
+        return cli_error(cmd, "%s", diag.msg);
+    return cli_error(cmd, "opening the store at %s: %s", dir, trove_strerror(rc));
 }
 
 /* Stream a wire file frame by frame into sink. */

@@ -1,7 +1,8 @@
 /*
  * cli.h: what the trove subcommands share — the command table, error reporting, input
- * loading (Chrome JSON or a wire stream, detected from the first bytes), and a progress
- * line on a terminal for long work. Tools use only the public API in include/trove/.
+ * loading (Chrome JSON or a wire stream, detected from the first bytes), a progress line on
+ * a terminal for long work, and the options and store opening of the store commands
+ * (volume, snapshot, verify, gc). Tools use only the public API in include/trove/.
  */
 #ifndef TROVE_CLI_H
 #define TROVE_CLI_H
@@ -12,6 +13,7 @@
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/import.h"
+#include "trove/volume.h"
 #include "trove/wire.h"
 
 /* Subcommands: argv[0] is the subcommand name. Return the process exit status. */
@@ -19,6 +21,10 @@ int cmd_gen(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_volume(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_gc(int argc, char **argv);
 
 /* Print "trove <cmd>: <message>" to stderr. Returns 1 (the exit status for errors). */
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -83,5 +89,66 @@ void cli_progress_end(struct cli_progress *p);
 
 /* Monotonic seconds. */
 double cli_now(void);
+
+/* Write s[0..len) as a JSON string literal (quotes included, control bytes escaped). */
+void cli_json_string(FILE *o, const char *s, size_t len);
+
+/* ---- the store commands ---------------------------------------------------------------- */
+
+/*
+ * Parse a byte size: decimal digits, optionally followed by a binary suffix K, M, G, T or P
+ * (or KiB, MiB, GiB, TiB, PiB), in any case: 10G and 10gib are 10 x 2^30. Nothing else (no
+ * sign, space or fraction). 0 on success; -1 if malformed or over UINT64_MAX.
+ */
+int cli_parse_size(const char *s, uint64_t *out);
+
+/* The message for a failed call: diag's when it has one (diag may be NULL), else
+ * trove_strerror(rc). */
+const char *cli_diag_msg(const struct trove_diag *diag, int rc);
+
+/* The options the store commands take; each command accepts some of them. */
+enum cli_store_option {
+    CLI_OPT_SIZE = 1 << 0,       /* --size SIZE */
+    CLI_OPT_BLOCK_SIZE = 1 << 1, /* --block-size SIZE: a power of two from 4K to 1G */
+    CLI_OPT_OFFSET = 1 << 2,     /* --offset N */
+    CLI_OPT_LENGTH = 1 << 3,     /* --length N */
+    CLI_OPT_JSON = 1 << 4,       /* --json */
+    CLI_OPT_VERBOSE = 1 << 5,    /* --verbose, -v */
+    CLI_OPT_DEEP = 1 << 6,       /* --deep */
+    CLI_OPT_REPAIR = 1 << 7      /* --repair */
+};
+
+/* What a store command accepts: its --help text and its options and arguments. */
+struct cli_store_usage {
+    const char *usage;  /* printed by --help (stdout) and after a usage error (stderr) */
+    unsigned accepted;  /* CLI_OPT_* besides --store, which every store command takes */
+    unsigned required;  /* CLI_OPT_* that must be given */
+    int min_args, max_args; /* positional arguments, at most 3 */
+};
+
+/* A store command's parsed command line. Sizes and offsets take cli_parse_size suffixes. */
+struct cli_store_args {
+    const char *store;   /* --store DIR, else $TROVE_STORE if set and not empty, else ./trove-data */
+    const char *arg[3];  /* positional arguments in order ("-" is one); nargs of them */
+    int nargs;
+    unsigned given;      /* CLI_OPT_* given */
+    uint64_t size, block_size, offset, length;
+};
+
+/*
+ * Parse argv[1..argc) of store command cmd (e.g. "volume create") against u. Options may be
+ * written `--opt VALUE` or `--opt=VALUE`; after `--` every argument is positional. Returns
+ * -1 when the command should run, else the exit status to return at once: 0 after --help
+ * (usage printed on stdout), 2 after a usage error (a message, or the usage, on stderr).
+ */
+int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cli_store_usage *u,
+                         struct cli_store_args *out);
+
+/*
+ * Open the store at dir with TROVE_STORE_* flags. Without TROVE_STORE_CREATE, a directory
+ * that is missing or has no volumes/ is reported as "no store at DIR; create one with ..."
+ * and not touched. Returns 0, or 1 after printing one line "trove <cmd>: ...".
+ */
+int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out);
 
 #endif

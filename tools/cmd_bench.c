@@ -17,6 +17,7 @@ struct bench_entry {
 static const struct bench_entry benches[] = {
     {"wire", bench_wire, "wire formats vs protobuf varints, zlib, zstd, lz4: size and CPU"},
     {"bitpack", bench_bitpack, "bit packing, widths 1..32: vs memcpy, a naive packer, Stream VByte"},
+    {"put", bench_put, "trove volume put vs cp + sync on the same disk; dedup of a second put"},
 };
 
 static void bench_usage(FILE *f)

@@ -18,27 +18,6 @@ static void cat_usage(FILE *f)
             "Text columns: start_ns dur_ns pid tid kind depth extra name [thread]\n");
 }
 
-/* Write s as a JSON string literal (quotes included). */
-static void json_string(FILE *o, const char *s, size_t len)
-{
-    static const char hex[] = "0123456789abcdef";
-    putc('"', o);
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            putc('\\', o);
-            putc(c, o);
-        } else if (c < 0x20) {
-            fputs("\\u00", o);
-            putc(hex[c >> 4], o);
-            putc(hex[c & 15], o);
-        } else {
-            putc(c, o);
-        }
-    }
-    putc('"', o);
-}
-
 static void print_event(FILE *o, const struct trove_event *e, const struct trove_names *names, int json)
 {
     size_t nl = 0, tl = 0, pl = 0;
@@ -68,15 +47,15 @@ static void print_event(FILE *o, const struct trove_event *e, const struct trove
             trove_kind_name(e->kind), e->depth, e->extra, e->name_id);
     if (name) {
         fputs(",\"name\":", o);
-        json_string(o, name, nl);
+        cli_json_string(o, name, nl);
     }
     if (thread) {
         fputs(",\"thread\":", o);
-        json_string(o, thread, tl);
+        cli_json_string(o, thread, tl);
     }
     if (proc) {
         fputs(",\"process\":", o);
-        json_string(o, proc, pl);
+        cli_json_string(o, proc, pl);
     }
     fputs("}\n", o);
 }

@@ -18,6 +18,10 @@ static const struct command commands[] = {
     {"cat", cmd_cat, "print the events of a trace or wire stream as text or JSON lines"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
     {"bench", cmd_bench, "run a benchmark: trove bench wire"},
+    {"volume", cmd_volume, "create, write, read and list volumes in a deduplicating store"},
+    {"snapshot", cmd_snapshot, "snapshot a volume: a read-only copy sharing its blocks"},
+    {"verify", cmd_verify, "check a store: every block present (--deep: rehashed), counts right"},
+    {"gc", cmd_gc, "delete the objects no volume or snapshot names"},
 };
 
 static void usage(FILE *f)

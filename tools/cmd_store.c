@@ -1,0 +1,195 @@
+/*
+ * cmd_store.c: the store-wide commands — `trove snapshot VOLUME NAME`, `trove verify` and
+ * `trove gc` (include/trove/volume.h). The volume commands are in cmd_volume.c.
+ *
+ * verify opens the store read-only unless it is asked to repair, so it can run beside
+ * readers; gc needs the store to itself (a writable open waits for every reader). Both
+ * report on stdout (text or one JSON object) and show progress on a terminal.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define STORE_HELP                                                                               \
+    "  --store DIR   the store (default: $TROVE_STORE if set, else ./trove-data)\n"
+
+static const struct cli_store_usage snapshot_usage = {
+    "usage: trove snapshot VOLUME NAME [--store DIR]\n"
+    "\n"
+    "Snapshot the committed state of VOLUME as NAME: a read-only volume that shares every\n"
+    "block with VOLUME, so it costs only its recipe. Later writes to VOLUME do not change\n"
+    "it; `trove volume rm NAME` removes it.\n" STORE_HELP,
+    0, 0, 2, 2};
+
+static const struct cli_store_usage verify_usage = {
+    "usage: trove verify [--deep] [--repair] [--json] [--store DIR]\n"
+    "\n"
+    "Check every volume and snapshot of the store: each block's object is present with the\n"
+    "right length, and the reference counts agree with the recipes. Exits 0 when the store\n"
+    "is clean, 1 when a problem remains.\n"
+    "  --deep        also read every object and check that it hashes to its name\n"
+    "  --repair      rewrite the reference counts from the recipes if they disagree\n"
+    "  --json        one JSON object: volumes, bad_recipes, slots, objects, missing_objects,\n"
+    "                bad_length, bad_hash, refcount_mismatches, refs_repaired, ok,\n"
+    "                first_problem\n" STORE_HELP,
+    CLI_OPT_DEEP | CLI_OPT_REPAIR | CLI_OPT_JSON, 0, 0, 0};
+
+static const struct cli_store_usage gc_usage = {
+    "usage: trove gc [--json] [--store DIR]\n"
+    "\n"
+    "Delete every object that no volume or snapshot names (what `trove volume rm` and\n"
+    "overwrites leave behind) and print how many and how many bytes.\n"
+    "  --json        one JSON object: objects_seen, objects_deleted, bytes_deleted\n" STORE_HELP,
+    CLI_OPT_JSON, 0, 0, 0};
+
+static void store_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct cli_progress *p = ctx;
+    p->total = total;
+    cli_progress_update(p, done);
+}
+
+int cmd_snapshot(int argc, char **argv)
+{
+    struct cli_store_args a;
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc, status = 1;
+
+    if ((rc = cli_store_args_parse("snapshot", argc, argv, &snapshot_usage, &a)) >= 0)
+        return rc;
+    for (int i = 0; i < 2; i++)
+        if ((rc = trove_volume_name_check(a.arg[i], &diag)) != TROVE_OK) /* names the rule */
+            return cli_error("snapshot", "%s", cli_diag_msg(&diag, rc));
+    if (cli_store_open("snapshot", a.store, 0, &s))
+        goto out;
+    rc = trove_snapshot_create(s, a.arg[0], a.arg[1], &diag);
+    if (rc == TROVE_ERR_NOTFOUND) {
+        cli_error("snapshot", "no volume named '%s' in %s; `trove volume ls --store %s` lists them",
+                  a.arg[0], a.store, a.store);
+        goto out;
+    }
+    if (rc == TROVE_ERR_EXISTS) {
+        cli_error("snapshot", "%s already exists in %s; pick another name or `trove volume rm` it",
+                  a.arg[1], a.store);
+        goto out;
+    }
+    if (rc != TROVE_OK) {
+        cli_error("snapshot", "snapshotting %s as %s: %s", a.arg[0], a.arg[1],
+                  cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    status = 0;
+out:
+    trove_store_close(s);
+    return status;
+}
+
+int cmd_verify(int argc, char **argv)
+{
+    struct cli_store_args a;
+    struct trove_store *s = NULL;
+    struct trove_verify_report r;
+    struct cli_progress prog;
+    unsigned flags = 0;
+    int rc, status = 1, ok;
+
+    if ((rc = cli_store_args_parse("verify", argc, argv, &verify_usage, &a)) >= 0)
+        return rc;
+    if (a.given & CLI_OPT_DEEP)
+        flags |= TROVE_VERIFY_DEEP;
+    if (a.given & CLI_OPT_REPAIR)
+        flags |= TROVE_VERIFY_REPAIR;
+    if (cli_store_open("verify", a.store, flags & TROVE_VERIFY_REPAIR ? 0 : TROVE_STORE_READONLY, &s))
+        return 1;
+    memset(&r, 0, sizeof r);
+    cli_progress_begin(&prog, "verifying", 0);
+    rc = trove_store_verify(s, flags, &r, store_progress, &prog);
+    cli_progress_end(&prog);
+    if (rc != TROVE_OK && rc != TROVE_ERR_CORRUPT) {
+        cli_error("verify", "checking %s stopped: %s", a.store, trove_strerror(rc));
+        goto out;
+    }
+    ok = rc == TROVE_OK;
+    if (a.given & CLI_OPT_JSON) {
+        printf("{\"volumes\":%llu,\"bad_recipes\":%llu,\"slots\":%llu,\"objects\":%llu,"
+               "\"missing_objects\":%llu,\"bad_length\":%llu,\"bad_hash\":%llu,"
+               "\"refcount_mismatches\":%llu,\"refs_repaired\":%s,\"ok\":%s,\"first_problem\":",
+               (unsigned long long)r.volumes, (unsigned long long)r.bad_recipes,
+               (unsigned long long)r.slots, (unsigned long long)r.objects,
+               (unsigned long long)r.missing_objects, (unsigned long long)r.bad_length,
+               (unsigned long long)r.bad_hash, (unsigned long long)r.refcount_mismatches,
+               r.refs_repaired ? "true" : "false", ok ? "true" : "false");
+        cli_json_string(stdout, r.first_problem, strlen(r.first_problem));
+        puts("}");
+    } else {
+        printf("%llu volumes, %llu slots, %llu objects checked%s: %llu missing, %llu wrong length, "
+               "%llu bad hash, %llu unreadable recipes, %llu reference counts wrong%s\n",
+               (unsigned long long)r.volumes, (unsigned long long)r.slots,
+               (unsigned long long)r.objects, flags & TROVE_VERIFY_DEEP ? " (deep)" : "",
+               (unsigned long long)r.missing_objects, (unsigned long long)r.bad_length,
+               (unsigned long long)r.bad_hash, (unsigned long long)r.bad_recipes,
+               (unsigned long long)r.refcount_mismatches,
+               r.refs_repaired ? " (repaired)" : "");
+    }
+    if (fflush(stdout) != 0) {
+        cli_error("verify", "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    if (!ok) {
+        cli_error("verify", "%s is damaged: %s", a.store,
+                  r.first_problem[0] ? r.first_problem : "see the counts above");
+        goto out;
+    }
+    status = 0;
+out:
+    trove_store_close(s);
+    return status;
+}
+
+int cmd_gc(int argc, char **argv)
+{
+    struct cli_store_args a;
+    struct trove_store *s = NULL;
+    struct trove_gc_report r;
+    struct cli_progress prog;
+    int rc, status = 1;
+
+    if ((rc = cli_store_args_parse("gc", argc, argv, &gc_usage, &a)) >= 0)
+        return rc;
+    if (cli_store_open("gc", a.store, 0, &s))
+        return 1;
+    memset(&r, 0, sizeof r);
+    cli_progress_begin(&prog, "collecting", 0);
+    rc = trove_store_gc(s, &r, store_progress, &prog);
+    cli_progress_end(&prog);
+    if (rc == TROVE_ERR_CORRUPT) {
+        cli_error("gc", "%s has a recipe that cannot be read or reference counts that disagree "
+                        "with the recipes, so no object can be called unused; `trove verify` "
+                        "says which",
+                  a.store);
+        goto out;
+    }
+    if (rc != TROVE_OK) {
+        cli_error("gc", "collecting %s: %s (after deleting %llu objects)", a.store,
+                  trove_strerror(rc), (unsigned long long)r.objects_deleted);
+        goto out;
+    }
+    if (a.given & CLI_OPT_JSON)
+        printf("{\"objects_seen\":%llu,\"objects_deleted\":%llu,\"bytes_deleted\":%llu}\n",
+               (unsigned long long)r.objects_seen, (unsigned long long)r.objects_deleted,
+               (unsigned long long)r.bytes_deleted);
+    else
+        printf("%llu objects seen, %llu deleted, %llu bytes freed\n",
+               (unsigned long long)r.objects_seen, (unsigned long long)r.objects_deleted,
+               (unsigned long long)r.bytes_deleted);
+    if (fflush(stdout) != 0) {
+        cli_error("gc", "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    status = 0;
+out:
+    trove_store_close(s);
+    return status;
+}
