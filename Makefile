@@ -1,6 +1,7 @@
 # trove's two commands, on a fresh Debian 12 machine:
 #   make demo    installs what is missing, builds, runs trove's main job on the sample trace
-#   make check   installs what is missing, builds, runs every test (plain and ASan+UBSan)
+#   make check   installs what is missing, builds, runs every test (plain and ASan+UBSan,
+#                and the threaded store tests under TSan)
 # and two long ones that stay out of `make check`:
 #   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
 #   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
@@ -19,10 +20,14 @@ FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build
 BUILD_ASAN := build-asan
+BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
+# The tests that run threaded code (the store's put pool), also run under TSan.
+TSAN_TESTS := test_volume|test_crash|cli_store
 TROVE      := $(BUILD)/trove
 
-.PHONY: all deps deps-fuzz build build-asan check check-plain check-asan demo bench fuzz clean
+.PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
+        demo bench fuzz clean
 
 all: build
 
@@ -52,6 +57,10 @@ build-asan: deps
 	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTROVE_SANITIZE=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
 	cmake --build $(BUILD_ASAN) -j $(JOBS)
 
+build-tsan: deps
+	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash
+
 check-plain: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
@@ -59,7 +68,11 @@ check-asan: build-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
-check: check-plain check-asan
+check-tsan: build-tsan
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	  ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) -R '^($(TSAN_TESTS))$$'
+
+check: check-plain check-asan check-tsan
 
 demo: build
 	@test -f $(SAMPLE) || { echo "make demo: the sample trace $(SAMPLE) is missing"; exit 1; }
@@ -69,6 +82,10 @@ demo: build
 	$(TROVE) convert $(BUILD)/demo/trace.packed $(BUILD)/demo/trace.deflate --to deflate
 	$(TROVE) cat $(BUILD)/demo/trace.deflate --limit 5
 	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
+	$(TROVE) volume put trace.json $(BUILD)/demo/trace.json --block-size 64K --store $(BUILD)/demo/store
+	$(TROVE) volume put trace.packed $(BUILD)/demo/trace.packed --block-size 64K --store $(BUILD)/demo/store
+	$(TROVE) volume info trace.json --store $(BUILD)/demo/store
+	$(TROVE) verify --deep --store $(BUILD)/demo/store
 
 bench: build
 	@mkdir -p $(BUILD)/demo
@@ -76,6 +93,7 @@ bench: build
 	$(TROVE) bench wire
 	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
 	$(TROVE) bench bitpack
+	$(TROVE) bench put
 
 fuzz: deps-fuzz
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
@@ -90,4 +108,4 @@ fuzz: deps-fuzz
 	done
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ)

@@ -12,4 +12,8 @@ int bench_wire(int argc, char **argv);
 /* `trove bench bitpack`: the seed's bit-packing kernel table (bench/bench_bitpack.c). */
 int bench_bitpack(int argc, char **argv);
 
+/* `trove bench put`: volume put against cp + sync, and dedup of a second put
+ * (bench/bench_store.c). */
+int bench_put(int argc, char **argv);
+
 #endif

@@ -1,0 +1,319 @@
+/*
+ * bench_store.c: `trove bench put` — issue 4's store targets, measured side by side in one
+ * run: `trove volume put` of a file against `cp FILE DIR && sync` on the same disk, and
+ * what a second put of the same file into another volume stores.
+ *
+ * Input. --file FILE, or by default a file of --size bytes (default 1 GiB) of splitmix64
+ * output written into --dir first: incompressible, and with no two blocks alike, so the
+ * first put stores every block (the worst case for a put: all I/O, no dedup).
+ *
+ * Method. Each round runs, in turn:
+ *   cp    `sh -c 'cp FILE DIR/copy && sync'` — a child process, as a user would type it;
+ *   put   `trove volume put NAME FILE --store DIR/store-N` into a fresh store — the same
+ *         binary as a child process (/proc/self/exe), so both sides pay a process start.
+ * Both timed with CLOCK_MONOTONIC around the child's whole life. Between measurements the
+ * copy and the store are deleted and `sync` runs, untimed, so every measurement starts with
+ * no dirty pages of the other's. Both read FILE from the page cache (round 0 is a warm-up
+ * that is not counted). The result is the median of each over the rounds, and the ratio of
+ * the medians put / cp, the number the issue bounds by 2.
+ *
+ * Dedup. After the timed rounds, the last store gets a second put of the same file under a
+ * second name; the bench counts the files and bytes under the store's objects/ directory
+ * before and after (a walk of the directory tree), and the recipe sizes. A second put that
+ * stores nothing new shows 0 new objects and 0 new object bytes; the store grows by the
+ * second recipe (and the refs file's basis record).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "cli.h"
+
+#define PUT_ROUNDS_DEFAULT 5
+#define GEN_CHUNK ((size_t)1 << 20)
+
+static int run(char *const argv[], double *secs)
+{
+    double t0 = cli_now();
+    pid_t pid = fork();
+    int status;
+
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            close(fd);
+        }
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -errno;
+    if (secs)
+        *secs = cli_now() - t0;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+static int sh(const char *cmd, double *secs)
+{
+    char *argv[] = {"sh", "-c", (char *)cmd, NULL};
+    return run(argv, secs);
+}
+
+/* Quote s for sh -c (single quotes; s has no single quote: checked by the caller). */
+static int has_quote(const char *s) { return strchr(s, '\'') != NULL; }
+
+static int gen_file(const char *path, uint64_t size)
+{
+    uint64_t z = 0x5eed, *buf = malloc(GEN_CHUNK);
+    FILE *f = fopen(path, "wb");
+    int rc = 0;
+
+    if (!buf || !f) {
+        rc = -1;
+        goto out;
+    }
+    for (uint64_t done = 0; done < size;) {
+        size_t n = size - done < GEN_CHUNK ? (size_t)(size - done) : GEN_CHUNK;
+        for (size_t i = 0; i < GEN_CHUNK / 8; i++) {
+            uint64_t x = (z += 0x9e3779b97f4a7c15ULL);
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+            buf[i] = x ^ (x >> 31);
+        }
+        if (fwrite(buf, 1, n, f) != n) {
+            rc = -1;
+            goto out;
+        }
+        done += n;
+    }
+out:
+    if (f && fclose(f) != 0)
+        rc = -1;
+    free(buf);
+    return rc;
+}
+
+/* Files and bytes under dir (recursive). */
+static void tree_usage(const char *dir, uint64_t *files, uint64_t *bytes)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *de;
+    char sub[4096];
+    struct stat st;
+
+    if (!dp)
+        return;
+    while ((de = readdir(dp)) != NULL) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name);
+        if (lstat(sub, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            tree_usage(sub, files, bytes);
+        } else if (S_ISREG(st.st_mode)) {
+            (*files)++;
+            *bytes += (uint64_t)st.st_size;
+        }
+    }
+    closedir(dp);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove bench put [--file FILE | --size SIZE] [--dir DIR] [--rounds N] [--json]\n"
+            "\n"
+            "`trove volume put` of a file against `cp FILE DIR && sync` on the same disk, side\n"
+            "by side, medians of N rounds after a warm-up; then a second put of the same file\n"
+            "into another volume of the same store, and what it added to objects/.\n"
+            "\n"
+            "  --file FILE   the file to put (default: generate --size bytes of random data)\n"
+            "  --size SIZE   generated file size, e.g. 256M, 1G (default 1G)\n"
+            "  --dir DIR     where the copies and stores go (default: a new directory\n"
+            "                trove-bench-put.XXXXXX under $TMPDIR or /tmp, removed at the end)\n"
+            "  --rounds N    timed rounds (default %d)\n"
+            "  --json        one JSON object on stdout instead of the table\n",
+            PUT_ROUNDS_DEFAULT);
+}
+
+int bench_put(int argc, char **argv)
+{
+    const char *file = NULL, *dir = NULL, *tmpdir = getenv("TMPDIR");
+    uint64_t size = (uint64_t)1 << 30, rounds = PUT_ROUNDS_DEFAULT;
+    uint64_t obj_files0 = 0, obj_bytes0 = 0, obj_files1 = 0, obj_bytes1 = 0;
+    double *tcp = NULL, *tput = NULL, t2 = 0, mcp, mput;
+    char base[4096], src[4200], cmd[16384], store[4200], objects[4300], self[4096];
+    int json = 0, status = 1, own_dir = 0;
+    struct stat st;
+    ssize_t sl;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (cli_is_help(a)) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--file") && has_value) {
+            file = argv[++i];
+        } else if (!strcmp(a, "--dir") && has_value) {
+            dir = argv[++i];
+        } else if (!strcmp(a, "--size") && has_value) {
+            if (cli_parse_size(argv[++i], &size) != 0 || size == 0)
+                return cli_error("bench put", "--size: '%s' is not a size like 256M or 1G",
+                                 argv[i]);
+        } else if (!strcmp(a, "--rounds") && has_value) {
+            if (cli_parse_u64(argv[++i], &rounds) != 0 || rounds < 1 || rounds > 100)
+                return cli_error("bench put", "--rounds: '%s' is not a count in 1..100",
+                                 argv[i]);
+        } else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        return cli_error("bench put", "cannot find the trove binary (/proc/self/exe)");
+    self[sl] = 0;
+    if (dir) {
+        snprintf(base, sizeof base, "%s", dir);
+    } else {
+        snprintf(base, sizeof base, "%s/trove-bench-put.XXXXXX", tmpdir ? tmpdir : "/tmp");
+        if (!mkdtemp(base))
+            return cli_error("bench put", "cannot create a directory under %s: %s",
+                             tmpdir ? tmpdir : "/tmp", strerror(errno));
+        own_dir = 1;
+    }
+    if (file) {
+        snprintf(src, sizeof src, "%s", file);
+        if (stat(src, &st) != 0) {
+            cli_error("bench put", "cannot read %s: %s", src, strerror(errno));
+            goto out;
+        }
+        size = (uint64_t)st.st_size;
+    } else {
+        snprintf(src, sizeof src, "%s/input.bin", base);
+        if (!json)
+            fprintf(stderr, "writing %llu bytes of random data to %s\n",
+                    (unsigned long long)size, src);
+        if (gen_file(src, size) != 0) {
+            cli_error("bench put", "cannot write %s: %s", src, strerror(errno));
+            goto out;
+        }
+    }
+    if (has_quote(src) || has_quote(base) || has_quote(self)) {
+        cli_error("bench put", "paths with a single quote are not supported");
+        goto out;
+    }
+    if (!(tcp = calloc(rounds, sizeof *tcp)) || !(tput = calloc(rounds, sizeof *tput))) {
+        cli_error("bench put", "out of memory");
+        goto out;
+    }
+    for (uint64_t r = 0; r <= rounds; r++) {
+        double t;
+        char *put[] = {self, "volume", "put", "bench", src, "--store", store, NULL};
+        snprintf(store, sizeof store, "%s/store-%llu", base, (unsigned long long)r);
+        snprintf(cmd, sizeof cmd, "rm -rf '%s/store-%llu' '%s/copy' && sync", base,
+                 (unsigned long long)r, base);
+        sh(cmd, NULL);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/copy' && sync", src, base);
+        if (sh(cmd, &t) != 0) {
+            cli_error("bench put", "`%s` failed", cmd);
+            goto out;
+        }
+        if (r > 0)
+            tcp[r - 1] = t;
+        snprintf(cmd, sizeof cmd, "rm -f '%s/copy' && sync", base);
+        sh(cmd, NULL);
+        if (run(put, &t) != 0) {
+            cli_error("bench put", "`trove volume put bench %s --store %s` failed", src, store);
+            goto out;
+        }
+        if (r > 0)
+            tput[r - 1] = t;
+        if (r < rounds) {
+            snprintf(cmd, sizeof cmd, "rm -rf '%s' && sync", store);
+            sh(cmd, NULL);
+        }
+        if (!json)
+            fprintf(stderr, "round %llu%s: cp+sync %.3f s, put %.3f s\n",
+                    (unsigned long long)r, r ? "" : " (warm-up)", r ? tcp[r - 1] : 0.0,
+                    r ? tput[r - 1] : t);
+    }
+    /* The last store still holds "bench": put the file again under another name. */
+    snprintf(objects, sizeof objects, "%s/objects", store);
+    tree_usage(objects, &obj_files0, &obj_bytes0);
+    {
+        char *put2[] = {self, "volume", "put", "bench2", src, "--store", store, NULL};
+        if (run(put2, &t2) != 0) {
+            cli_error("bench put", "the second put failed");
+            goto out;
+        }
+    }
+    tree_usage(objects, &obj_files1, &obj_bytes1);
+    {
+        char recipe[4400];
+        snprintf(recipe, sizeof recipe, "%s/volumes/bench2.recipe", store);
+        if (stat(recipe, &st) != 0)
+            st.st_size = -1;
+    }
+    mcp = median(tcp, (unsigned)rounds);
+    mput = median(tput, (unsigned)rounds);
+    if (json) {
+        printf("{\"bytes\":%llu,\"rounds\":%llu,\"cp_sync_s\":%.4f,\"put_s\":%.4f,"
+               "\"put_over_cp\":%.3f,\"second_put_s\":%.4f,\"objects\":%llu,"
+               "\"object_bytes\":%llu,\"second_put_new_objects\":%llu,"
+               "\"second_put_new_object_bytes\":%llu,\"second_recipe_bytes\":%lld}\n",
+               (unsigned long long)size, (unsigned long long)rounds, mcp, mput, mput / mcp, t2,
+               (unsigned long long)obj_files0, (unsigned long long)obj_bytes0,
+               (unsigned long long)(obj_files1 - obj_files0),
+               (unsigned long long)(obj_bytes1 - obj_bytes0), (long long)st.st_size);
+    } else {
+        printf("trove bench put: %llu bytes, medians of %llu rounds after a warm-up\n",
+               (unsigned long long)size, (unsigned long long)rounds);
+        printf("  cp FILE DIR && sync     %8.3f s  %7.1f MB/s\n", mcp, size / mcp / 1e6);
+        printf("  trove volume put        %8.3f s  %7.1f MB/s   put / cp = %.2f\n", mput,
+               size / mput / 1e6, mput / mcp);
+        printf("second put of the same file into another volume: %.3f s\n", t2);
+        printf("  objects/ before: %llu files, %llu bytes; new: %llu files, %llu bytes\n",
+               (unsigned long long)obj_files0, (unsigned long long)obj_bytes0,
+               (unsigned long long)(obj_files1 - obj_files0),
+               (unsigned long long)(obj_bytes1 - obj_bytes0));
+        printf("  the second volume's recipe: %lld bytes\n", (long long)st.st_size);
+    }
+    status = 0;
+out:
+    if (own_dir) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+        sh(cmd, NULL);
+    }
+    free(tcp);
+    free(tput);
+    return status;
+}
