@@ -45,20 +45,6 @@ static int write_file(const char *path, const char *text)
     return fclose(f);
 }
 
-static int count_dir(const char *path)
-{
-    DIR *dp = opendir(path);
-    struct dirent *de;
-    int n = 0;
-    if (!dp)
-        return -1;
-    while ((de = readdir(dp)) != NULL)
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-            n++;
-    closedir(dp);
-    return n;
-}
-
 /* ---- digests ------------------------------------------------------------------------- */
 
 static void check_digest_hex(const char *input, size_t len, const char *want)
@@ -274,7 +260,7 @@ static void test_basic(const char *dir)
 
     /* Nothing is left in dir/tmp by successful puts. */
     snprintf(path, sizeof path, "%s/tmp", dir);
-    CHECK_EQ_INT(count_dir(path), 0);
+    CHECK_EQ_INT(test_count_dir(path), 0);
 
     trove_bytes_free(&got);
     trove_backend_close(be);
@@ -413,13 +399,13 @@ static void test_tmp_cleaning(const char *dir)
     CHECK(write_file(path, "x") == 0);
     snprintf(live, sizeof live, "%s/%ld-1-0123456789abcdef.tmp", tmp, (long)getpid());
     CHECK(write_file(live, "x") == 0);
-    CHECK_EQ_INT(count_dir(tmp), 4);
+    CHECK_EQ_INT(test_count_dir(tmp), 4);
 
     /* Reopening removes the orphans but spares a put in flight in a live process. */
     CHECK_EQ_INT(trove_backend_fs_open(dir, &be), TROVE_OK);
     trove_backend_close(be);
     be = NULL;
-    CHECK_EQ_INT(count_dir(tmp), 1);
+    CHECK_EQ_INT(test_count_dir(tmp), 1);
     CHECK(access(live, F_OK) == 0);
 
     /* ... unless it is more than a day old. */
@@ -428,7 +414,7 @@ static void test_tmp_cleaning(const char *dir)
     CHECK(utimensat(AT_FDCWD, live, old, 0) == 0);
     CHECK_EQ_INT(trove_backend_fs_open(dir, &be), TROVE_OK);
     trove_backend_close(be);
-    CHECK_EQ_INT(count_dir(tmp), 0);
+    CHECK_EQ_INT(test_count_dir(tmp), 0);
 }
 
 /* ---- concurrent puts ----------------------------------------------------------------- */
@@ -511,7 +497,7 @@ static void test_concurrent(const char *dir)
     }
     check_list(be, want, SHARED_N);
     snprintf(tmp, sizeof tmp, "%s/tmp", dir);
-    CHECK_EQ_INT(count_dir(tmp), 0);
+    CHECK_EQ_INT(test_count_dir(tmp), 0);
     trove_backend_close(be);
 }
 

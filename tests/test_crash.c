@@ -880,20 +880,6 @@ static int recipe_digests(const char *store_dir, const struct vstate *st, size_t
     return 0;
 }
 
-static int count_dir(const char *path)
-{
-    DIR *dp = opendir(path);
-    struct dirent *de;
-    int n = 0;
-    if (!dp)
-        return -1;
-    while ((de = readdir(dp)) != NULL)
-        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-            n++;
-    closedir(dp);
-    return n;
-}
-
 /*
  * gc in the parent, with no volume open: afterwards verify is clean, every volume still
  * reads back its state, the objects are exactly those the recipes name, and a second gc
@@ -974,9 +960,9 @@ static void check_leftovers(const char *store_dir, struct journal *j)
 
     CHECK_EQ_INT(trove_store_open(store_dir, 0, &s, NULL), TROVE_OK);
     snprintf(path, sizeof path, "%s/tmp", store_dir);
-    CHECK_EQ_INT(count_dir(path), 0);
+    CHECK_EQ_INT(test_count_dir(path), 0);
     snprintf(path, sizeof path, "%s/volumes", store_dir);
-    CHECK_EQ_INT(count_dir(path), j->n);
+    CHECK_EQ_INT(test_count_dir(path), j->n);
     if ((dp = opendir(path)) != NULL) {
         while ((de = readdir(dp)) != NULL) {
             char name[TROVE_VOLUME_NAME_MAX + 1];

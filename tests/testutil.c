@@ -113,3 +113,18 @@ void test_rm_rf(const char *path)
         unlink(path);
     }
 }
+
+int test_count_dir(const char *path)
+{
+    DIR *dp = opendir(path);
+    struct dirent *de;
+    int n = 0;
+
+    if (!dp)
+        return -1;
+    while ((de = readdir(dp)) != NULL)
+        if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+            n++;
+    closedir(dp);
+    return n;
+}

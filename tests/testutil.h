@@ -44,6 +44,9 @@ void test_check_vector(const char *file, const void *ptr, size_t n);
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
 
+/* Entries in directory path, not counting . and ..; -1 if it cannot be read. */
+int test_count_dir(const char *path);
+
 /* A deterministic PRNG (splitmix64) for randomized tests. */
 uint64_t test_rand(uint64_t *state);
 
