@@ -78,6 +78,121 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
 /* Slot i's digest from a decoded recipe (i < slot_count). */
 void trove_recipe_v1_slot(const struct trove_recipe_v1 *r, uint64_t i, struct trove_digest *out);
 
+
+/* ---- recipe format v3 ------------------------------------------------------------------
+ *
+ * A volume's recipe as a dictionary of its distinct digests plus a column of dictionary
+ * indices, cut into content-addressed objects so that a commit rewrites what changed:
+ *
+ *   manifest (the recipe file)  header + page_count page digests + checksum
+ *   page object                 up to 8 section records {digest, kind, encoding}
+ *   dictionary chunk object     up to 1024 digests (index 0 of chunk 0: the empty slot)
+ *   column segment object       1024 slots' dictionary indices (the last may be short),
+ *                               packed (one FastLanes block) or raw (v1-style digests)
+ *
+ * Sections are numbered column segments first (nsegments = ceil(slot_count / 1024)), then
+ * dictionary chunks (nchunks = ceil(dict_count / 1024)), so that a growing dictionary
+ * appends sections and pages instead of shifting every segment's; page i lists sections
+ * [8 i, 8 i + 8). Every object is named by the xxh3-128 of its bytes, which is also its
+ * checksum. Every encoding is canonical (one content has exactly one encoding), so equal
+ * segments, chunks and pages are one object. docs/formats/recipe-v3.md has the layouts.
+ */
+#define TROVE_RECIPE_V3_HEADER 72
+#define TROVE_RECIPE_V3_SEGMENT_SLOTS 1024u /* slots per column segment */
+#define TROVE_RECIPE_V3_CHUNK_ENTRIES 1024u /* digests per dictionary chunk */
+#define TROVE_RECIPE_V3_PAGE_SECTIONS 8u    /* section records per page */
+#define TROVE_RECIPE_V3_OBJECT_HEADER 8     /* every page, chunk and segment starts so */
+
+/* Section kinds and segment encodings, as stored in page records and object headers. */
+#define TROVE_V3_KIND_DICT 'D'
+#define TROVE_V3_KIND_COLUMN 'S'
+#define TROVE_V3_KIND_PAGE 'P'
+#define TROVE_V3_ENC_NONE 0   /* dictionary chunks and pages */
+#define TROVE_V3_ENC_RAW 1    /* a segment of 16-byte digests, as v1 entries */
+#define TROVE_V3_ENC_PACKED 2 /* a segment of bit-packed dictionary indices */
+
+/* The version field of a recipe file (any version): checks the magic and a header-sized
+ * length, and returns 1 or 3 in *version_out. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC,
+ * TROVE_ERR_VERSION (any other version; a newer one says so). */
+int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
+                         struct trove_diag *diag);
+
+struct trove_recipe_v3 {
+    uint64_t slot_count;
+    uint32_t block_size;
+    uint32_t flags;
+    uint64_t volume_size;
+    uint64_t generation;
+    uint32_t dict_count; /* dictionary entries, index 0 (the empty slot) included: >= 1 */
+    uint32_t page_count;
+    uint64_t nchunks;    /* ceil(dict_count / 1024) */
+    uint64_t nsegments;  /* ceil(slot_count / 1024) */
+    const uint8_t *pages; /* borrowed: page_count digests of 16 bytes */
+};
+
+/* Sections and pages for a recipe of slot_count slots and dict_count entries. */
+uint64_t trove_recipe_v3_sections(uint64_t slot_count, uint32_t dict_count);
+uint64_t trove_recipe_v3_pages(uint64_t slot_count, uint32_t dict_count);
+
+/* Encode a v3 manifest (appended to out). page_count must equal trove_recipe_v3_pages().
+ * Errors: TROVE_ERR_INVALID (rules as for v1, dict_count 0, page count), TROVE_ERR_NOMEM. */
+int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
+                           uint64_t generation, uint32_t dict_count,
+                           const struct trove_digest *pages, uint32_t page_count,
+                           struct trove_bytes *out);
+
+/* Validate a v3 manifest and describe it (pages borrowed from buf). Errors as for v1 (with
+ * offsets and messages in diag), plus TROVE_ERR_CORRUPT for dict_count 0, fixed fields
+ * (segment_slots, chunk_entries, page_sections) other than this build's, a page count that
+ * disagrees with the slot and dictionary counts, and nonzero reserved bytes. */
+int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v3 *out,
+                           struct trove_diag *diag);
+
+/* Page i's digest (i < page_count). */
+void trove_recipe_v3_page(const struct trove_recipe_v3 *m, uint32_t i, struct trove_digest *out);
+
+/* One section record of a page. */
+struct trove_v3_section {
+    struct trove_digest d; /* never zero */
+    uint8_t kind;          /* TROVE_V3_KIND_DICT or _COLUMN */
+    uint8_t encoding;      /* NONE for DICT; RAW or PACKED for COLUMN */
+};
+
+/* A page object of n (1..8) records. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove_recipe_v3_page_encode(const struct trove_v3_section *sec, uint32_t n,
+                                struct trove_bytes *out);
+/* Decode a page object into out[0..8); *n_out records. Errors: TROVE_ERR_TRUNCATED,
+ * TROVE_ERR_MAGIC, TROVE_ERR_CORRUPT (kind, encoding, count, length, reserved bytes). */
+int trove_recipe_v3_page_decode(const uint8_t *buf, size_t len, struct trove_v3_section *out,
+                                uint32_t *n_out, struct trove_diag *diag);
+
+/* A dictionary chunk object of n (1..1024) digests (zero digests: free entries, and the
+ * reserved entry 0). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove_recipe_v3_chunk_encode(const struct trove_digest *d, uint32_t n,
+                                 struct trove_bytes *out);
+/* Decode a chunk object that must hold exactly n digests into out[0..n). */
+int trove_recipe_v3_chunk_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                 struct trove_digest *out, struct trove_diag *diag);
+
+/* A packed column segment of n (1..1024) dictionary indices (0: empty slot), canonical:
+ * CONSTANT if all are equal, else IDENTITY if idx[i] = idx[0] + i, else BITPACK with base =
+ * min and the least width. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove_bytes *out);
+/* A raw column segment of n (1..1024) digests (zero: empty slot), as v1 entries. */
+int trove_recipe_v3_segment_encode_raw(const struct trove_digest *d, uint32_t n,
+                                       struct trove_bytes *out);
+/*
+ * Decode a segment that must hold exactly n slots. A packed one fills idx[0..n) (each
+ * below dict_count) and sets *encoding_out = TROVE_V3_ENC_PACKED; a raw one fills
+ * digests[0..n) (digests may be NULL only if the caller refuses raw segments: then
+ * TROVE_ERR_INVALID) and sets TROVE_V3_ENC_RAW. Only canonical encodings are accepted.
+ * Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_CORRUPT (with offsets in diag).
+ */
+int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                   uint32_t dict_count, uint32_t *idx,
+                                   struct trove_digest *digests, uint8_t *encoding_out,
+                                   struct trove_diag *diag);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,948 @@
+/*
+ * recipe_v3.c: recipe format v3 — a volume's slot -> digest map as a dictionary of its
+ * distinct digests plus a column of dictionary indices, cut into content-addressed objects
+ * (include/trove/recipe.h, docs/formats/recipe-v3.md). Also the version gate that tells a
+ * recipe file's versions apart.
+ *
+ * The manifest (the recipe file, published by rename like v1):
+ *
+ *    0                   8         12         16                  24         28      32
+ *   +-------------------+---------+----------+-------------------+----------+-------+
+ *   | magic "TROVRCP1"  | version | digest   | slot_count    u64 | block    | flags |
+ *   |                   | u32 = 3 | width=16 |                   | size u32 | u32   |
+ *   +-------------------+---------+----------+-------------------+----------+-------+
+ *   32                  40                  48         52         56         60
+ *   +-------------------+-------------------+----------+----------+----------+----------+
+ *   | volume_size   u64 | generation    u64 | dict     | segment  | chunk    | page     |
+ *   |                   |                   | count u32| slots    | entries  | sections |
+ *   |                   |                   | >= 1     | u32=1024 | u32=1024 | u32 = 8  |
+ *   +-------------------+-------------------+----------+----------+----------+----------+
+ *   64         68         72                                      72 + 16P       80 + 16P
+ *   +----------+----------+----------------------------------- - -+-------------+
+ *   | page     | reserved | page digest[0] ... page digest[P-1]   | checksum    |  xxh3-64 of
+ *   | count P  | u32 = 0  | 16 bytes each, never zero             | u64         |  [0, 72+16P)
+ *   +----------+----------+----------------------------------- - -+-------------+
+ *
+ * Sections are numbered column segments first (S = ceil(slot_count / 1024)), then dictionary
+ * chunks (C = ceil(dict_count / 1024)), so that a growing dictionary appends sections
+ * instead of moving every segment; P = ceil((S + C) / 8) and page i lists sections
+ * [8i, min(8i + 8, C + S)). Pages, chunks and segments are objects in the store, each named
+ * by the xxh3-128 of its bytes and each starting with the same 8-byte header:
+ *
+ *    0    1    2    3    4        5          6               8
+ *   +----+----+----+----+--------+----------+---------------+------------------- - -
+ *   | 'T'| 'R'| 'V'| '3'| kind   | encoding | count     u16 | payload
+ *   +----+----+----+----+--------+----------+---------------+------------------- - -
+ *
+ *   page      kind 'P', encoding 0, count 1..8:     count records of 20 bytes
+ *             digest[16] (nonzero) | kind u8 'D'/'S' | encoding u8 | reserved u16 = 0
+ *   chunk     kind 'D', encoding 0, count 1..1024:  count digests of 16 bytes (zero allowed)
+ *   segment   kind 'S', encoding 1 (RAW), count 1..1024: count digests (zero: empty slot)
+ *             kind 'S', encoding 2 (PACKED), count 1..1024: an 8-byte descriptor
+ *             scheme u8 (1 IDENTITY, 2 CONSTANT, 3 BITPACK) | width u8 | reserved u16 = 0 |
+ *             base u32, then for BITPACK width * 128 bytes of FastLanes-packed idx - base
+ *             (trove_bitpack_pack of 1024 values, slots past count padded with base)
+ *
+ * Integers are little-endian. Every object has exactly one encoding per content, and the
+ * decoders refuse every other one: a packed segment is CONSTANT iff its values are all
+ * equal, else IDENTITY iff idx[i] = idx[0] + i, else BITPACK with base = min, the least
+ * width and padding that unpacks to base. So equal contents are equal bytes, are one object,
+ * and an all-empty segment is the same object in every volume and snapshot.
+ *
+ * The decoders trust nothing: every count is bounded before it multiplies, every length is
+ * compared in 64-bit arithmetic that cannot overflow (the largest object is 16,392 bytes,
+ * the largest manifest 72 + 16 * 2^20 + 8), nothing is read past buf[len), packed payloads
+ * (which may sit at any alignment) are copied into aligned words before they are unpacked,
+ * and outputs are written only after every check passed. The encoders apply the same rules
+ * to their arguments, so everything they write decodes back to the same bytes.
+ */
+#include "trove/recipe.h"
+
+#include "common/endian.h"
+#include "trove/bitpack.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <string.h>
+
+#define RECIPE_MAGIC "TROVRCP1"
+#define RECIPE_V1 1u
+#define RECIPE_V3 3u
+#define DIGEST_WIDTH 16u
+#define MIN_BLOCK 4096u
+#define MAX_BLOCK (1u << 30)
+#define TRAILER 8u
+
+#define OBJ_MAGIC "TRV3"
+#define PAGE_RECORD 20u
+#define DESC_SIZE 8u
+#define PACKED_HEADER (TROVE_RECIPE_V3_OBJECT_HEADER + DESC_SIZE) /* 16 */
+#define SEG_MAX TROVE_RECIPE_V3_SEGMENT_SLOTS
+
+/* Manifest field offsets. */
+#define M_VERSION 8
+#define M_WIDTH 12
+#define M_SLOTS 16
+#define M_BLOCK 24
+#define M_FLAGS 28
+#define M_VOLSIZE 32
+#define M_GEN 40
+#define M_DICT 48
+#define M_SEGSLOTS 52
+#define M_CHUNKENT 56
+#define M_PAGESEC 60
+#define M_PAGES 64
+#define M_RESERVED 68
+
+_Static_assert(sizeof(struct trove_digest) == DIGEST_WIDTH, "a digest is 16 bytes");
+_Static_assert(sizeof RECIPE_MAGIC - 1 == 8 && sizeof OBJ_MAGIC - 1 == 4, "magic sizes");
+_Static_assert(M_RESERVED + 4 == TROVE_RECIPE_V3_HEADER, "the manifest header is 72 bytes");
+_Static_assert(TROVE_RECIPE_V3_SEGMENT_SLOTS == TROVE_BITPACK_BLOCK, "a segment is one block");
+_Static_assert(TROVE_RECIPE_V3_CHUNK_ENTRIES <= UINT16_MAX, "counts fit the u16 field");
+
+/* ---- shared rules ------------------------------------------------------------------------ */
+
+static int block_size_ok(uint32_t bs)
+{
+    return bs >= MIN_BLOCK && bs <= MAX_BLOCK && (bs & (bs - 1)) == 0;
+}
+
+/* ceil(a / b) without overflow; b is nonzero. */
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+uint64_t trove_recipe_v3_sections(uint64_t slot_count, uint32_t dict_count)
+{
+    return ceil_div(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES) +
+           ceil_div(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
+}
+
+uint64_t trove_recipe_v3_pages(uint64_t slot_count, uint32_t dict_count)
+{
+    return ceil_div(trove_recipe_v3_sections(slot_count, dict_count),
+                    TROVE_RECIPE_V3_PAGE_SECTIONS);
+}
+
+static const char *kind_name(uint8_t kind)
+{
+    switch (kind) {
+    case TROVE_V3_KIND_PAGE:
+        return "page";
+    case TROVE_V3_KIND_DICT:
+        return "dictionary chunk";
+    case TROVE_V3_KIND_COLUMN:
+        return "column segment";
+    default:
+        return "object of unknown kind";
+    }
+}
+
+/* Is this a valid (kind, encoding) pair for a page record? */
+static int section_kind_ok(uint8_t kind, uint8_t encoding)
+{
+    return (kind == TROVE_V3_KIND_DICT && encoding == TROVE_V3_ENC_NONE) ||
+           (kind == TROVE_V3_KIND_COLUMN &&
+            (encoding == TROVE_V3_ENC_RAW || encoding == TROVE_V3_ENC_PACKED));
+}
+
+static void put_object_header(uint8_t *p, uint8_t kind, uint8_t encoding, uint32_t count)
+{
+    assert(count >= 1 && count <= UINT16_MAX);
+    memcpy(p, OBJ_MAGIC, 4);
+    p[4] = kind;
+    p[5] = encoding;
+    trove__put_le16(p + 6, (uint16_t)count);
+}
+
+/*
+ * Check an object header: length, magic, kind, count in 1..max and, when want_count is not
+ * 0, equal to it. The encoding byte is the caller's to check (its rule depends on the kind);
+ * it is returned in *encoding_out, the count in *count_out.
+ */
+static int check_object_header(const uint8_t *buf, size_t len, uint8_t kind, uint32_t max,
+                               uint32_t want_count, uint8_t *encoding_out,
+                               uint32_t *count_out, struct trove_diag *diag)
+{
+    const char *what = kind_name(kind);
+    uint32_t count;
+    int rc;
+
+    if (len < TROVE_RECIPE_V3_OBJECT_HEADER) {
+        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                            "recipe %s is %zu bytes, shorter than its %d-byte header; the "
+                            "object was cut short",
+                            what, len, TROVE_RECIPE_V3_OBJECT_HEADER);
+        goto out;
+    }
+    if (memcmp(buf, OBJ_MAGIC, 4) != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
+                            "not a recipe v3 %s (the object does not start with \"TRV3\")",
+                            what);
+        goto out;
+    }
+    if (buf[4] != kind) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 4,
+                            "recipe object has kind 0x%02x (a %s) where a %s ('%c') belongs",
+                            (unsigned)buf[4], kind_name(buf[4]), what, kind);
+        goto out;
+    }
+    count = trove__get_le16(buf + 6);
+    if (count == 0 || count > max) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 6,
+                            "recipe %s holds %" PRIu32 " entries; it must hold 1 to %" PRIu32,
+                            what, count, max);
+        goto out;
+    }
+    if (want_count != 0 && count != want_count) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 6,
+                            "recipe %s holds %" PRIu32 " entries, but its place in the recipe "
+                            "needs %" PRIu32,
+                            what, count, want_count);
+        goto out;
+    }
+    *encoding_out = buf[5];
+    *count_out = count;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+/* Require len == want, the length the header's counts give: shorter is TRUNCATED at len,
+ * longer CORRUPT at want. */
+static int check_length(size_t len, uint64_t want, const char *what, struct trove_diag *diag)
+{
+    if ((uint64_t)len < want)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                              "recipe %s is %zu bytes but its header's counts need %" PRIu64
+                              "; it was cut short",
+                              what, len, want);
+    if ((uint64_t)len > want)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
+                              "recipe %s is %zu bytes but its header's counts need %" PRIu64
+                              "; %" PRIu64 " stray bytes follow",
+                              what, len, want, (uint64_t)len - want);
+    return TROVE_OK;
+}
+
+/* ---- the version gate -------------------------------------------------------------------- */
+
+int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
+                         struct trove_diag *diag)
+{
+    uint32_t version;
+    int rc;
+
+    if (!version_out || (!buf && len > 0)) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe version called without a buffer or an output");
+        goto out;
+    }
+    /* The shortest header of any version (v1's); every recipe file is longer. */
+    if (len < TROVE_RECIPE_V1_HEADER) {
+        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                            "recipe is %zu bytes, shorter than any recipe header (%d bytes); "
+                            "the file was cut short",
+                            len, TROVE_RECIPE_V1_HEADER);
+        goto out;
+    }
+    if (memcmp(buf, RECIPE_MAGIC, 8) != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
+                            "not a trove recipe (the file does not start with \"TROVRCP1\")");
+        goto out;
+    }
+    version = trove__get_le32(buf + M_VERSION);
+    if (version != RECIPE_V1 && version != RECIPE_V3) {
+        if (version > RECIPE_V3)
+            rc = trove_diag_set(diag, TROVE_ERR_VERSION, M_VERSION,
+                                "recipe version %" PRIu32 " was written by a newer trove; this "
+                                "build reads versions 1 and 3 — upgrade trove to read it",
+                                version);
+        else
+            rc = trove_diag_set(diag, TROVE_ERR_VERSION, M_VERSION,
+                                "recipe version %" PRIu32 " is unknown (not a trove recipe "
+                                "version); this build reads versions 1 and 3",
+                                version);
+        goto out;
+    }
+    *version_out = version;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+/* ---- the manifest ------------------------------------------------------------------------ */
+
+/* The manifest's length for P pages; P < 2^32, so it fits in 37 bits. */
+static uint64_t manifest_len(uint64_t pages)
+{
+    return TROVE_RECIPE_V3_HEADER + DIGEST_WIDTH * pages + TRAILER;
+}
+
+int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
+                           uint64_t generation, uint32_t dict_count,
+                           const struct trove_digest *pages, uint32_t page_count,
+                           struct trove_bytes *out)
+{
+    uint64_t slot_count, total;
+    uint8_t *p;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !pages || !block_size_ok(block_size) ||
+        (flags & ~TROVE_RECIPE_FLAG_READONLY) != 0 || dict_count == 0)
+        goto out;
+    slot_count = ceil_div(volume_size, block_size);
+    if (slot_count > TROVE_RECIPE_MAX_SLOTS ||
+        page_count != trove_recipe_v3_pages(slot_count, dict_count))
+        goto out;
+    for (uint32_t i = 0; i < page_count; i++) {
+        if (trove_digest_is_zero(&pages[i]))
+            goto out;
+    }
+    total = manifest_len(page_count); /* page_count <= 2^20 here: under 17 MB */
+    rc = trove_bytes_reserve(out, (size_t)total);
+    if (rc != TROVE_OK)
+        goto out;
+
+    p = out->ptr + out->len;
+    memcpy(p, RECIPE_MAGIC, 8);
+    trove__put_le32(p + M_VERSION, RECIPE_V3);
+    trove__put_le32(p + M_WIDTH, DIGEST_WIDTH);
+    trove__put_le64(p + M_SLOTS, slot_count);
+    trove__put_le32(p + M_BLOCK, block_size);
+    trove__put_le32(p + M_FLAGS, flags);
+    trove__put_le64(p + M_VOLSIZE, volume_size);
+    trove__put_le64(p + M_GEN, generation);
+    trove__put_le32(p + M_DICT, dict_count);
+    trove__put_le32(p + M_SEGSLOTS, TROVE_RECIPE_V3_SEGMENT_SLOTS);
+    trove__put_le32(p + M_CHUNKENT, TROVE_RECIPE_V3_CHUNK_ENTRIES);
+    trove__put_le32(p + M_PAGESEC, TROVE_RECIPE_V3_PAGE_SECTIONS);
+    trove__put_le32(p + M_PAGES, page_count);
+    trove__put_le32(p + M_RESERVED, 0);
+    memcpy(p + TROVE_RECIPE_V3_HEADER, pages, (size_t)DIGEST_WIDTH * page_count);
+    trove__put_le64(p + total - TRAILER, trove_checksum64(p, (size_t)total - TRAILER));
+    out->len += (size_t)total;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+/* One of the fixed layout fields (segment_slots, chunk_entries, page_sections). */
+static int check_fixed(const uint8_t *buf, unsigned at, uint32_t want, const char *name,
+                       struct trove_diag *diag)
+{
+    uint32_t v = trove__get_le32(buf + at);
+    if (v == want)
+        return TROVE_OK;
+    return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                          "recipe %s is %" PRIu32 "; version 3 fixes it at %" PRIu32
+                          " — the header is damaged",
+                          name, v, want);
+}
+
+int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v3 *out,
+                           struct trove_diag *diag)
+{
+    uint32_t version, width, block_size, flags, dict_count, page_count, reserved;
+    uint64_t slot_count, volume_size, want_pages, want, stored, computed;
+    int rc;
+
+    if (!out || (!buf && len > 0)) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe decode called without a buffer or an output");
+        goto out;
+    }
+    if (len < TROVE_RECIPE_V3_HEADER) {
+        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                            "recipe is %zu bytes, shorter than its %d-byte version 3 header; "
+                            "the file was cut short",
+                            len, TROVE_RECIPE_V3_HEADER);
+        goto out;
+    }
+    rc = trove_recipe_version(buf, len, &version, diag); /* magic, unknown and newer */
+    if (rc != TROVE_OK)
+        goto out;
+    if (version != RECIPE_V3) {
+        rc = trove_diag_set(diag, TROVE_ERR_VERSION, M_VERSION,
+                            "recipe version %" PRIu32 " given to the version 3 decoder; "
+                            "trove_recipe_version picks the decoder",
+                            version);
+        goto out;
+    }
+    width = trove__get_le32(buf + M_WIDTH);
+    if (width != DIGEST_WIDTH) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_WIDTH,
+                            "recipe digest width is %" PRIu32 " bytes; version 3 has 16 "
+                            "(xxh3-128)",
+                            width);
+        goto out;
+    }
+    slot_count = trove__get_le64(buf + M_SLOTS);
+    block_size = trove__get_le32(buf + M_BLOCK);
+    flags = trove__get_le32(buf + M_FLAGS);
+    volume_size = trove__get_le64(buf + M_VOLSIZE);
+    dict_count = trove__get_le32(buf + M_DICT);
+    page_count = trove__get_le32(buf + M_PAGES);
+    reserved = trove__get_le32(buf + M_RESERVED);
+    if (!block_size_ok(block_size)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_BLOCK,
+                            "recipe block size %" PRIu32 " is not a power of two from 4096 to "
+                            "2^30; the header is damaged",
+                            block_size);
+        goto out;
+    }
+    if ((flags & ~TROVE_RECIPE_FLAG_READONLY) != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_FLAGS,
+                            "recipe flags 0x%" PRIx32 " set unknown bits (only bit 0 is defined)",
+                            flags);
+        goto out;
+    }
+    if (reserved != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_RESERVED,
+                            "recipe reserved field is 0x%" PRIx32 ", must be 0", reserved);
+        goto out;
+    }
+    rc = check_fixed(buf, M_SEGSLOTS, TROVE_RECIPE_V3_SEGMENT_SLOTS, "segment_slots", diag);
+    if (rc == TROVE_OK)
+        rc = check_fixed(buf, M_CHUNKENT, TROVE_RECIPE_V3_CHUNK_ENTRIES, "chunk_entries", diag);
+    if (rc == TROVE_OK)
+        rc = check_fixed(buf, M_PAGESEC, TROVE_RECIPE_V3_PAGE_SECTIONS, "page_sections", diag);
+    if (rc != TROVE_OK)
+        goto out;
+    if (slot_count > TROVE_RECIPE_MAX_SLOTS) {
+        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, M_SLOTS,
+                            "recipe has %" PRIu64 " slots, over the limit of %llu",
+                            slot_count, (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
+        goto out;
+    }
+    if (slot_count != ceil_div(volume_size, block_size)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_SLOTS,
+                            "recipe slot count disagrees with the size: %" PRIu64 " slots, but "
+                            "a volume of %" PRIu64 " bytes at %" PRIu32 "-byte blocks has %" PRIu64,
+                            slot_count, volume_size, block_size,
+                            ceil_div(volume_size, block_size));
+        goto out;
+    }
+    if (dict_count == 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_DICT,
+                            "recipe dictionary count is 0; it always holds entry 0, the empty "
+                            "slot");
+        goto out;
+    }
+    want_pages = trove_recipe_v3_pages(slot_count, dict_count);
+    if (page_count != want_pages) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_PAGES,
+                            "recipe lists %" PRIu32 " pages, but %" PRIu64 " slots and %" PRIu32
+                            " dictionary entries make %" PRIu64 " sections in %" PRIu64 " pages",
+                            page_count, slot_count, dict_count,
+                            trove_recipe_v3_sections(slot_count, dict_count), want_pages);
+        goto out;
+    }
+    want = manifest_len(page_count);
+    rc = check_length(len, want, "manifest", diag);
+    if (rc != TROVE_OK)
+        goto out;
+    stored = trove__get_le64(buf + len - TRAILER);
+    computed = trove_checksum64(buf, len - TRAILER);
+    if (stored != computed) {
+        rc = trove_diag_set(diag, TROVE_ERR_CHECKSUM, len - TRAILER,
+                            "recipe does not match its checksum (stored %016" PRIx64
+                            ", computed %016" PRIx64 "); the file is damaged — restore it "
+                            "from a replica",
+                            stored, computed);
+        goto out;
+    }
+    for (uint32_t i = 0; i < page_count; i++) {
+        struct trove_digest d;
+        size_t at = TROVE_RECIPE_V3_HEADER + (size_t)DIGEST_WIDTH * i;
+        memcpy(d.b, buf + at, DIGEST_WIDTH);
+        if (trove_digest_is_zero(&d)) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                                "recipe page %" PRIu32 " has the zero digest, which names no "
+                                "object",
+                                i);
+            goto out;
+        }
+    }
+
+    out->slot_count = slot_count;
+    out->block_size = block_size;
+    out->flags = flags;
+    out->volume_size = volume_size;
+    out->generation = trove__get_le64(buf + M_GEN);
+    out->dict_count = dict_count;
+    out->page_count = page_count;
+    out->nchunks = ceil_div(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES);
+    out->nsegments = ceil_div(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
+    out->pages = buf + TROVE_RECIPE_V3_HEADER;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+void trove_recipe_v3_page(const struct trove_recipe_v3 *m, uint32_t i, struct trove_digest *out)
+{
+    assert(m && out && i < m->page_count);
+    memcpy(out->b, m->pages + (size_t)i * DIGEST_WIDTH, DIGEST_WIDTH);
+}
+
+/* ---- pages ------------------------------------------------------------------------------- */
+
+int trove_recipe_v3_page_encode(const struct trove_v3_section *sec, uint32_t n,
+                                struct trove_bytes *out)
+{
+    size_t total;
+    uint8_t *p;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !sec || n == 0 || n > TROVE_RECIPE_V3_PAGE_SECTIONS)
+        goto out;
+    total = TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)PAGE_RECORD * n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (trove_digest_is_zero(&sec[i].d) || !section_kind_ok(sec[i].kind, sec[i].encoding) ||
+            (i > 0 && sec[i].kind == TROVE_V3_KIND_COLUMN && sec[i - 1].kind != TROVE_V3_KIND_COLUMN))
+            goto out;
+    }
+    rc = trove_bytes_reserve(out, total);
+    if (rc != TROVE_OK)
+        goto out;
+
+    p = out->ptr + out->len;
+    put_object_header(p, TROVE_V3_KIND_PAGE, TROVE_V3_ENC_NONE, n);
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t *r = p + TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)PAGE_RECORD * i;
+        memcpy(r, sec[i].d.b, DIGEST_WIDTH);
+        r[16] = sec[i].kind;
+        r[17] = sec[i].encoding;
+        trove__put_le16(r + 18, 0);
+    }
+    out->len += total;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+int trove_recipe_v3_page_decode(const uint8_t *buf, size_t len, struct trove_v3_section *out,
+                                uint32_t *n_out, struct trove_diag *diag)
+{
+    struct trove_v3_section sec[TROVE_RECIPE_V3_PAGE_SECTIONS];
+    uint32_t count = 0;
+    uint8_t encoding = 0;
+    int rc;
+
+    if (!out || !n_out || (!buf && len > 0)) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe page decode called without a buffer or an output");
+        goto out;
+    }
+    rc = check_object_header(buf, len, TROVE_V3_KIND_PAGE, TROVE_RECIPE_V3_PAGE_SECTIONS, 0,
+                             &encoding, &count, diag);
+    if (rc != TROVE_OK)
+        goto out;
+    if (encoding != TROVE_V3_ENC_NONE) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
+                            "recipe page has encoding %u; pages have encoding 0",
+                            (unsigned)encoding);
+        goto out;
+    }
+    rc = check_length(len, TROVE_RECIPE_V3_OBJECT_HEADER + (uint64_t)PAGE_RECORD * count,
+                      "page", diag);
+    if (rc != TROVE_OK)
+        goto out;
+    for (uint32_t i = 0; i < count; i++) {
+        size_t at = TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)PAGE_RECORD * i;
+        const uint8_t *r = buf + at;
+        uint16_t reserved = trove__get_le16(r + 18);
+
+        memcpy(sec[i].d.b, r, DIGEST_WIDTH);
+        sec[i].kind = r[16];
+        sec[i].encoding = r[17];
+        if (trove_digest_is_zero(&sec[i].d)) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                                "recipe page record %" PRIu32 " has the zero digest, which "
+                                "names no object",
+                                i);
+            goto out;
+        }
+        if (sec[i].kind != TROVE_V3_KIND_DICT && sec[i].kind != TROVE_V3_KIND_COLUMN) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 16,
+                                "recipe page record %" PRIu32 " has kind 0x%02x; a section is "
+                                "a dictionary chunk ('D') or a column segment ('S')",
+                                i, (unsigned)sec[i].kind);
+            goto out;
+        }
+        if (i > 0 && sec[i].kind == TROVE_V3_KIND_COLUMN &&
+            sec[i - 1].kind != TROVE_V3_KIND_COLUMN) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 16,
+                                "recipe page record %" PRIu32 " is a column segment after a "
+                                "dictionary chunk; segments are numbered first",
+                                i);
+            goto out;
+        }
+        if (!section_kind_ok(sec[i].kind, sec[i].encoding)) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 17,
+                                "recipe page record %" PRIu32 " (a %s) has encoding %u; %s",
+                                i, kind_name(sec[i].kind), (unsigned)sec[i].encoding,
+                                sec[i].kind == TROVE_V3_KIND_DICT
+                                    ? "dictionary chunks have encoding 0"
+                                    : "segments are raw (1) or packed (2)");
+            goto out;
+        }
+        if (reserved != 0) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 18,
+                                "recipe page record %" PRIu32 " reserved field is 0x%04x, must "
+                                "be 0",
+                                i, (unsigned)reserved);
+            goto out;
+        }
+    }
+    memcpy(out, sec, count * sizeof *sec);
+    *n_out = count;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+/* ---- dictionary chunks and raw segments -------------------------------------------------- */
+
+/* Append an object of n digests (a chunk or a raw segment). */
+static int encode_digests(uint8_t kind, uint8_t encoding, const struct trove_digest *d,
+                          uint32_t n, struct trove_bytes *out)
+{
+    size_t total;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !d || n == 0 || n > TROVE_RECIPE_V3_CHUNK_ENTRIES)
+        goto out;
+    total = TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)DIGEST_WIDTH * n;
+    rc = trove_bytes_reserve(out, total);
+    if (rc != TROVE_OK)
+        goto out;
+    put_object_header(out->ptr + out->len, kind, encoding, n);
+    memcpy(out->ptr + out->len + TROVE_RECIPE_V3_OBJECT_HEADER, d, (size_t)DIGEST_WIDTH * n);
+    out->len += total;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+_Static_assert(TROVE_RECIPE_V3_CHUNK_ENTRIES == TROVE_RECIPE_V3_SEGMENT_SLOTS,
+               "chunks and raw segments share one limit");
+
+int trove_recipe_v3_chunk_encode(const struct trove_digest *d, uint32_t n,
+                                 struct trove_bytes *out)
+{
+    return encode_digests(TROVE_V3_KIND_DICT, TROVE_V3_ENC_NONE, d, n, out);
+}
+
+int trove_recipe_v3_segment_encode_raw(const struct trove_digest *d, uint32_t n,
+                                       struct trove_bytes *out)
+{
+    return encode_digests(TROVE_V3_KIND_COLUMN, TROVE_V3_ENC_RAW, d, n, out);
+}
+
+int trove_recipe_v3_chunk_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                 struct trove_digest *out, struct trove_diag *diag)
+{
+    uint32_t count = 0;
+    uint8_t encoding = 0;
+    int rc;
+
+    if (!out || (!buf && len > 0) || n == 0 || n > TROVE_RECIPE_V3_CHUNK_ENTRIES) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe chunk decode called without a buffer or an output, or for "
+                            "%" PRIu32 " entries (1 to 1024)",
+                            n);
+        goto out;
+    }
+    rc = check_object_header(buf, len, TROVE_V3_KIND_DICT, TROVE_RECIPE_V3_CHUNK_ENTRIES, n,
+                             &encoding, &count, diag);
+    if (rc != TROVE_OK)
+        goto out;
+    if (encoding != TROVE_V3_ENC_NONE) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
+                            "recipe dictionary chunk has encoding %u; chunks have encoding 0",
+                            (unsigned)encoding);
+        goto out;
+    }
+    rc = check_length(len, TROVE_RECIPE_V3_OBJECT_HEADER + (uint64_t)DIGEST_WIDTH * count,
+                      "dictionary chunk", diag);
+    if (rc != TROVE_OK)
+        goto out;
+    memcpy(out, buf + TROVE_RECIPE_V3_OBJECT_HEADER, (size_t)DIGEST_WIDTH * count);
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+/* ---- packed segments --------------------------------------------------------------------- */
+
+int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove_bytes *out)
+{
+    uint32_t vals[SEG_MAX], words[SEG_MAX], lo, hi;
+    unsigned w = 0;
+    uint8_t scheme;
+    int identity = 1, rc = TROVE_ERR_INVALID;
+    size_t total;
+    uint8_t *p;
+
+    if (!out || !idx || n == 0 || n > SEG_MAX)
+        goto out;
+    lo = hi = idx[0];
+    for (uint32_t i = 1; i < n; i++) {
+        lo = idx[i] < lo ? idx[i] : lo;
+        hi = idx[i] > hi ? idx[i] : hi;
+        identity &= (uint64_t)idx[i] == (uint64_t)idx[0] + i;
+    }
+    if (lo == hi) {
+        scheme = TROVE_SCHEME_CONSTANT;
+    } else if (identity) {
+        scheme = TROVE_SCHEME_IDENTITY;
+        lo = idx[0];
+    } else {
+        scheme = TROVE_SCHEME_BITPACK;
+        w = trove_bitpack_width(hi - lo);
+    }
+    total = PACKED_HEADER + (size_t)w * 128;
+    rc = trove_bytes_reserve(out, total);
+    if (rc != TROVE_OK)
+        goto out;
+
+    p = out->ptr + out->len;
+    put_object_header(p, TROVE_V3_KIND_COLUMN, TROVE_V3_ENC_PACKED, n);
+    p[8] = scheme;
+    p[9] = (uint8_t)w;
+    trove__put_le16(p + 10, 0);
+    trove__put_le32(p + 12, lo);
+    if (scheme == TROVE_SCHEME_BITPACK) {
+        memcpy(vals, idx, (size_t)n * sizeof *vals);
+        for (uint32_t i = n; i < SEG_MAX; i++)
+            vals[i] = lo; /* padding packs as 0 */
+        trove_bitpack_pack(vals, words, w, lo);
+        memcpy(p + PACKED_HEADER, words, (size_t)w * 128);
+    }
+    out->len += total;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+/* Where value i of a packed block of width w starts: the byte of its (first) word. */
+static uint64_t value_offset(uint32_t i, unsigned w)
+{
+    uint32_t lane = i % TROVE_BITPACK_LANES, row = i / TROVE_BITPACK_LANES;
+    return PACKED_HEADER + 4 * ((uint64_t)(row * w / 32) * TROVE_BITPACK_LANES + lane);
+}
+
+/*
+ * Check a BITPACK payload of count values at width w (1..32) with base and unpack it into
+ * vals[0..1024): padding unpacks to base, base is the least value, the values are not all
+ * equal (CONSTANT) nor consecutive (IDENTITY), w is the least width and every value is below
+ * dict_count. buf holds PACKED_HEADER + w * 128 bytes.
+ */
+static int unpack_canonical(const uint8_t *buf, uint32_t count, unsigned w, uint32_t base,
+                            uint32_t dict_count, uint32_t vals[SEG_MAX],
+                            struct trove_diag *diag)
+{
+    uint32_t words[SEG_MAX], lo, hi, v0, diff = 0;
+    const uint32_t *src = words;
+    int identity;
+
+    assert(w >= 1 && w <= 32 && count >= 1 && count <= SEG_MAX);
+    if (((uintptr_t)(buf + PACKED_HEADER) & 3) == 0)
+        src = (const uint32_t *)(const void *)(buf + PACKED_HEADER); /* aligned: read in place */
+    else
+        memcpy(words, buf + PACKED_HEADER, (size_t)w * 128);
+    trove_bitpack_unpack(src, vals, w, base);
+    for (uint32_t i = count; i < SEG_MAX; i++) {
+        if (vals[i] != base)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
+                                  "packed segment padding slot %" PRIu32 " unpacks to %" PRIu32
+                                  ", not the base %" PRIu32 "; slots past the count must "
+                                  "pack as 0",
+                                  i, vals[i], base);
+    }
+    /* Branch-free reductions the compiler vectorizes; the slow paths run only on failure. */
+    lo = hi = v0 = vals[0];
+    for (uint32_t i = 1; i < count; i++) {
+        lo = vals[i] < lo ? vals[i] : lo;
+        hi = vals[i] > hi ? vals[i] : hi;
+        diff |= vals[i] ^ (v0 + i);
+    }
+    identity = diff == 0 && (uint64_t)v0 + count - 1 <= UINT32_MAX;
+    if (lo != base)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                              "packed segment base %" PRIu32 " is not its least index %" PRIu32
+                              " (or a value wraps past 2^32 - 1); the encoding is not canonical",
+                              base, lo);
+    if (lo == hi)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                              "packed segment is BITPACK but all %" PRIu32 " indices are %" PRIu32
+                              "; the canonical encoding is CONSTANT",
+                              count, lo);
+    if (identity)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                              "packed segment is BITPACK but its indices run %" PRIu32
+                              ", %" PRIu32 ", ...; the canonical encoding is IDENTITY",
+                              vals[0], vals[0] + 1);
+    if (w != trove_bitpack_width(hi - lo))
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 9,
+                              "packed segment width is %u bits but its range %" PRIu32
+                              " needs %u; the encoding is not canonical",
+                              w, hi - lo, trove_bitpack_width(hi - lo));
+    for (uint32_t i = 0; hi >= dict_count && i < count; i++) {
+        if (vals[i] >= dict_count)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
+                                  "packed segment slot %" PRIu32 " names dictionary index %" PRIu32
+                                  ", past the dictionary's %" PRIu32 " entries",
+                                  i, vals[i], dict_count);
+    }
+    return TROVE_OK;
+}
+
+/* Decode a packed segment of count slots (header checked) into vals[0..count). */
+static int decode_packed(const uint8_t *buf, size_t len, uint32_t count, uint32_t dict_count,
+                         uint32_t vals[SEG_MAX], struct trove_diag *diag)
+{
+    uint8_t scheme, w;
+    uint16_t reserved;
+    uint32_t base;
+    int rc;
+
+    if (len < PACKED_HEADER) {
+        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                            "packed segment is %zu bytes, shorter than its header and "
+                            "descriptor (%u bytes); it was cut short",
+                            len, PACKED_HEADER);
+        goto out;
+    }
+    scheme = buf[8];
+    w = buf[9];
+    reserved = trove__get_le16(buf + 10);
+    base = trove__get_le32(buf + 12);
+    if (scheme < TROVE_SCHEME_IDENTITY || scheme > TROVE_SCHEME_BITPACK) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                            "packed segment has scheme %u; the schemes are 1 IDENTITY, "
+                            "2 CONSTANT, 3 BITPACK",
+                            (unsigned)scheme);
+        goto out;
+    }
+    if (reserved != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 10,
+                            "packed segment descriptor reserved field is 0x%04x, must be 0",
+                            (unsigned)reserved);
+        goto out;
+    }
+    if (scheme != TROVE_SCHEME_BITPACK && w != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 9,
+                            "packed segment is %s with width %u; that scheme has width 0",
+                            scheme == TROVE_SCHEME_IDENTITY ? "IDENTITY" : "CONSTANT",
+                            (unsigned)w);
+        goto out;
+    }
+    if (scheme == TROVE_SCHEME_BITPACK && (w == 0 || w > 32)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 9,
+                            "packed segment is BITPACK with width %u; BITPACK widths are 1 to "
+                            "32 (one value is CONSTANT)",
+                            (unsigned)w);
+        goto out;
+    }
+    rc = check_length(len, PACKED_HEADER + 128 * (uint64_t)w, "packed segment", diag);
+    if (rc != TROVE_OK)
+        goto out;
+    switch (scheme) {
+    case TROVE_SCHEME_CONSTANT:
+        if (base >= dict_count) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                                "packed segment is CONSTANT at dictionary index %" PRIu32
+                                ", past the dictionary's %" PRIu32 " entries",
+                                base, dict_count);
+            goto out;
+        }
+        for (uint32_t i = 0; i < count; i++)
+            vals[i] = base;
+        break;
+    case TROVE_SCHEME_IDENTITY:
+        if (count == 1) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                "packed segment of one slot is IDENTITY; the canonical "
+                                "encoding of one value is CONSTANT");
+            goto out;
+        }
+        if ((uint64_t)base + count - 1 >= dict_count) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                                "packed segment is IDENTITY from %" PRIu32 " over %" PRIu32
+                                " slots, past the dictionary's %" PRIu32 " entries",
+                                base, count, dict_count);
+            goto out;
+        }
+        for (uint32_t i = 0; i < count; i++)
+            vals[i] = base + i;
+        break;
+    default:
+        rc = unpack_canonical(buf, count, w, base, dict_count, vals, diag);
+        if (rc != TROVE_OK)
+            goto out;
+        break;
+    }
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                   uint32_t dict_count, uint32_t *idx,
+                                   struct trove_digest *digests, uint8_t *encoding_out,
+                                   struct trove_diag *diag)
+{
+    uint32_t vals[SEG_MAX], count = 0;
+    uint8_t encoding = 0;
+    int rc;
+
+    if ((!buf && len > 0) || (!idx && !digests) || n == 0 || n > SEG_MAX) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe segment decode called without a buffer or an output, or "
+                            "for %" PRIu32 " slots (1 to 1024)",
+                            n);
+        goto out;
+    }
+    rc = check_object_header(buf, len, TROVE_V3_KIND_COLUMN, SEG_MAX, n, &encoding, &count,
+                             diag);
+    if (rc != TROVE_OK)
+        goto out;
+    if (encoding == TROVE_V3_ENC_RAW) {
+        rc = check_length(len, TROVE_RECIPE_V3_OBJECT_HEADER + (uint64_t)DIGEST_WIDTH * count,
+                          "raw segment", diag);
+        if (rc != TROVE_OK)
+            goto out;
+        if (!digests) {
+            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 5,
+                                "recipe segment is raw, and the caller takes packed segments "
+                                "only");
+            goto out;
+        }
+        memcpy(digests, buf + TROVE_RECIPE_V3_OBJECT_HEADER, (size_t)DIGEST_WIDTH * count);
+    } else if (encoding == TROVE_V3_ENC_PACKED) {
+        rc = decode_packed(buf, len, count, dict_count, vals, diag);
+        if (rc != TROVE_OK)
+            goto out;
+        if (!idx) {
+            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 5,
+                                "recipe segment is packed, and the caller takes raw segments "
+                                "only");
+            goto out;
+        }
+        memcpy(idx, vals, (size_t)count * sizeof *vals);
+    } else {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
+                            "recipe segment has encoding %u; segments are raw (1) or packed (2)",
+                            (unsigned)encoding);
+        goto out;
+    }
+    if (encoding_out)
+        *encoding_out = encoding;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
