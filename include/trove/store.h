@@ -51,6 +51,10 @@ int trove_backend_fs_open(const char *dir, struct trove_backend **out);
 /* The same backend, read-only: creates and cleans nothing (dir/objects must exist, else
  * TROVE_ERR_NOTFOUND); put and delete return TROVE_ERR_READONLY. */
 int trove_backend_fs_open_readonly(const char *dir, struct trove_backend **out);
+
+#define TROVE_BACKEND_READONLY 1u /* as trove_backend_fs_open_readonly */
+#define TROVE_BACKEND_NOSYNC 2u   /* no fsync or syncfs at all: benchmarks, scratch stores */
+int trove_backend_fs_open_flags(const char *dir, unsigned flags, struct trove_backend **out);
 void trove_backend_close(struct trove_backend *be);
 
 /*
@@ -74,6 +78,18 @@ int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
 
 /* The size of object d in *len_out (a stat on fs; a HEAD on S3). Errors as for get. */
 int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out);
+
+/*
+ * Batched puts. trove_backend_stage writes object d (if absent) without making it durable
+ * or visible; trove_backend_publish makes every staged object durable and then visible
+ * under its name, with a constant number of filesystem syncs for the whole batch (fs: one
+ * syncfs, the links, another syncfs). A name still never appears before its bytes are
+ * durable. Staged objects cannot be read before publish. Not thread-safe against other
+ * stage/publish calls on the same handle. Errors: as for put.
+ */
+int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, const void *data,
+                        size_t len);
+int trove_backend_publish(struct trove_backend *be);
 
 /* Delete object d; durable on return (the directory is fsync'd). Deleting an object that
  * is not there is TROVE_ERR_NOTFOUND; the zero digest is TROVE_ERR_INVALID. */

@@ -73,3 +73,20 @@ int trove_backend_list(struct trove_backend *be,
         return TROVE_ERR_INVALID;
     return be->ops->list(be, fn, ctx);
 }
+
+int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, const void *data,
+                        size_t len)
+{
+    if (!be || !d || trove_digest_is_zero(d) || (!data && len > 0))
+        return TROVE_ERR_INVALID;
+    if (!be->ops->stage)
+        return be->ops->put(be, d, data, len, &(int){0});
+    return be->ops->stage(be, d, data, len);
+}
+
+int trove_backend_publish(struct trove_backend *be)
+{
+    if (!be)
+        return TROVE_ERR_INVALID;
+    return be->ops->publish ? be->ops->publish(be) : TROVE_OK;
+}

@@ -22,13 +22,16 @@
  * files whose writer pid is alive (and younger than a day), so opening a store does not
  * break a put under way in another process on the same host.
  */
-#define _DEFAULT_SOURCE /* d_type and DT_* in struct dirent */
+#define _GNU_SOURCE /* d_type and DT_* in struct dirent; syncfs */
 
 #include "backend_internal.h"
+#include "pack.h"
+#include "refmap.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -51,6 +54,25 @@ struct fs_backend {
     int objects_fd;            /* dir/objects */
     int tmp_fd;                /* dir/tmp, or -1 when read-only */
     int readonly;              /* put and delete refused */
+    int nosync;                /* TROVE_BACKEND_NOSYNC: no fsync at all */
+    int packs_fd;              /* dir/objects/packs, or -1 (read-only, none yet) */
+    /* Packed objects: committed = offset in the pack, len = length, dict_index = pack
+     * number (an index into packs). Guarded by mu: the put pool's threads look objects up
+     * while the owner stages and deletes. */
+    pthread_mutex_t mu;
+    struct refmap packed;
+    struct fs_pack *packs;
+    size_t npacks, cap_packs;
+    /* Staged objects: bytes back to back in one buffer, written as one pack by publish. */
+    struct trove_bytes stage_buf;
+    struct trove__pack_entry *stage_e;
+    size_t nstage, cap_stage;
+    struct refmap stage_set;
+};
+
+struct fs_pack {
+    char name[48]; /* <32 hex>.pack */
+    uint64_t live, live_bytes, total_bytes;
 };
 
 static atomic_uint_fast64_t tmp_counter;
@@ -205,7 +227,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     /* Fast path for deduplicated data: the object is there, skip writing it. The fsync
      * makes "durable on return" hold even if a concurrent put linked it a moment ago. */
     if (fstatat(be->objects_fd, rel, &st, 0) == 0) {
-        rc = fsync_dir_at(be->objects_fd, fan);
+        rc = be->nosync ? TROVE_OK : fsync_dir_at(be->objects_fd, fan);
         goto out;
     }
     if (errno != ENOENT) {
@@ -229,7 +251,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     rc = write_all(fd, data, len);
     if (rc != TROVE_OK)
         goto out;
-    if (fsync(fd) != 0) {
+    if (!be->nosync && fsync(fd) != 0) {
         rc = -errno;
         goto out;
     }
@@ -248,12 +270,231 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     }
     unlinkat(be->tmp_fd, tmp, 0); /* if this fails, the next open removes it */
     have_tmp = 0;
-    rc = fsync_dir_at(be->objects_fd, fan);
+    rc = be->nosync ? TROVE_OK : fsync_dir_at(be->objects_fd, fan);
 out:
     if (fd >= 0)
         close(fd);
     if (have_tmp)
         unlinkat(be->tmp_fd, tmp, 0);
+    return rc;
+}
+
+static void dead_name(const char *pack, char out[64]);
+
+/* The pack entry of d, under mu; 0 if d is not packed. */
+static int packed_find(struct fs_backend *be, const struct trove_digest *d, uint32_t *pack,
+                       uint64_t *off, uint64_t *len)
+{
+    const struct ref_entry *e;
+    int found = 0;
+
+    pthread_mutex_lock(&be->mu);
+    if ((e = trove__refmap_find(&be->packed, d)) != NULL) {
+        *pack = e->dict_index;
+        *off = e->committed;
+        *len = e->len;
+        found = 1;
+    }
+    pthread_mutex_unlock(&be->mu);
+    return found;
+}
+
+/* Add pack number p's entries to the map (an object already known keeps its place). */
+static int packed_add(struct fs_backend *be, uint32_t p, const struct trove__pack_entry *e,
+                      size_t n)
+{
+    int rc = TROVE_OK;
+
+    pthread_mutex_lock(&be->mu);
+    for (size_t k = 0; k < n; k++) {
+        int created;
+        struct ref_entry *x = trove__refmap_insert(&be->packed, &e[k].d, &created);
+        if (!x) {
+            rc = TROVE_ERR_NOMEM;
+            break;
+        }
+        if (!created)
+            continue;
+        x->dict_index = p;
+        x->committed = e[k].offset;
+        x->len = e[k].len;
+        be->packs[p].live++;
+        be->packs[p].live_bytes += e[k].len;
+    }
+    pthread_mutex_unlock(&be->mu);
+    return rc;
+}
+
+static int new_pack_slot(struct fs_backend *be, const char *name, uint64_t total, uint32_t *out)
+{
+    if (be->npacks == be->cap_packs) {
+        size_t cap = be->cap_packs ? be->cap_packs * 2 : 16;
+        struct fs_pack *p = realloc(be->packs, cap * sizeof *p);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        be->packs = p;
+        be->cap_packs = cap;
+    }
+    memset(&be->packs[be->npacks], 0, sizeof be->packs[0]);
+    snprintf(be->packs[be->npacks].name, sizeof be->packs[0].name, "%s", name);
+    be->packs[be->npacks].total_bytes = total;
+    *out = (uint32_t)be->npacks++;
+    return TROVE_OK;
+}
+
+/*
+ * Staged puts: the bytes are kept in memory; publish writes them all as one pack file —
+ * a temp file in dir/tmp, fsync'd, linked into dir/objects/packs under a name made from
+ * its index's digest, the directory fsync'd — so that a batch of small objects costs one
+ * file and two fsyncs. A name still appears only after its bytes are durable.
+ */
+static int fs_stage(struct trove_backend *base, const struct trove_digest *d, const void *data,
+                    size_t len)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    char fan[3], rel[36];
+    struct stat st;
+    uint32_t pk;
+    uint64_t off, plen;
+    int created, rc;
+
+    if (be->readonly)
+        return TROVE_ERR_READONLY;
+    object_name(d, fan, rel);
+    if (packed_find(be, d, &pk, &off, &plen) || fstatat(be->objects_fd, rel, &st, 0) == 0)
+        return TROVE_OK; /* already stored */
+    if (!trove__refmap_insert(&be->stage_set, d, &created))
+        return TROVE_ERR_NOMEM;
+    if (!created)
+        return TROVE_OK;
+    if (be->nstage == be->cap_stage) {
+        size_t cap = be->cap_stage ? be->cap_stage * 2 : 256;
+        struct trove__pack_entry *p = realloc(be->stage_e, cap * sizeof *p);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        be->stage_e = p;
+        be->cap_stage = cap;
+    }
+    be->stage_e[be->nstage].d = *d;
+    be->stage_e[be->nstage].offset = be->stage_buf.len;
+    be->stage_e[be->nstage].len = len;
+    if ((rc = trove_bytes_append(&be->stage_buf, data, len)) != TROVE_OK)
+        return rc;
+    be->nstage++;
+    return TROVE_OK;
+}
+
+static void stage_reset(struct fs_backend *be)
+{
+    be->stage_buf.len = 0;
+    be->nstage = 0;
+    trove__refmap_free(&be->stage_set);
+}
+
+static int ensure_packs_dir(struct fs_backend *be)
+{
+    int rc;
+
+    if (be->packs_fd >= 0)
+        return TROVE_OK;
+    if ((rc = ensure_dir_at(be->objects_fd, "packs")) != TROVE_OK)
+        return rc;
+    be->packs_fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    return be->packs_fd < 0 ? -errno : TROVE_OK;
+}
+
+/* Write buf as a new pack file holding entries e[0..n) (its index is appended here). */
+static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
+                      const struct trove__pack_entry *e, size_t n)
+{
+    struct trove_digest name_d;
+    char tmp[64], name[48], hex[33];
+    uint64_t index_off = buf->len;
+    uint32_t p;
+    int fd = -1, rc;
+
+    if ((rc = ensure_packs_dir(be)) != TROVE_OK || (rc = trove__pack_finish(buf, e, n)))
+        return rc;
+    trove_digest_of(buf->ptr + index_off, buf->len - index_off, &name_d);
+    trove_digest_hex(&name_d, hex);
+    snprintf(name, sizeof name, "%s.pack", hex);
+    for (int tries = 1;; tries++) {
+        temp_name(tmp);
+        fd = openat(be->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
+        if (fd >= 0)
+            break;
+        if (errno != EEXIST || tries >= FS_TMP_TRIES)
+            return -errno;
+    }
+    rc = write_all(fd, buf->ptr, buf->len);
+    if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
+        rc = -errno;
+    if (close(fd) != 0 && rc == TROVE_OK)
+        rc = -errno;
+    if (rc == TROVE_OK) {
+        /* A pack of these very bytes may exist, with deletes in its dead list: the objects
+         * are live again, so the list goes (before the new name, after the bytes). */
+        char dead[64];
+        dead_name(name, dead);
+        if (unlinkat(be->packs_fd, dead, 0) != 0 && errno != ENOENT)
+            rc = -errno;
+    }
+    if (rc == TROVE_OK && linkat(be->tmp_fd, tmp, be->packs_fd, name, 0) != 0 &&
+        errno != EEXIST)
+        rc = -errno;
+    unlinkat(be->tmp_fd, tmp, 0);
+    if (rc == TROVE_OK && !be->nosync)
+        rc = fsync_dir_fd(be->packs_fd);
+    if (rc == TROVE_OK) {
+        pthread_mutex_lock(&be->mu);
+        rc = new_pack_slot(be, name, buf->len, &p);
+        pthread_mutex_unlock(&be->mu);
+    }
+    if (rc == TROVE_OK)
+        rc = packed_add(be, p, e, n);
+    buf->len = index_off;
+    return rc;
+}
+
+static int fs_publish(struct trove_backend *base)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    int rc = TROVE_OK;
+
+    if (be->nstage > 0)
+        rc = write_pack(be, &be->stage_buf, be->stage_e, be->nstage);
+    stage_reset(be);
+    return rc;
+}
+
+/* Read len bytes at off of pack p into out (appended). */
+static int pack_read(struct fs_backend *be, uint32_t p, uint64_t off, uint64_t len,
+                     struct trove_bytes *out)
+{
+    char name[48];
+    int fd, rc = TROVE_OK;
+    size_t got = 0;
+
+    pthread_mutex_lock(&be->mu);
+    snprintf(name, sizeof name, "%s", be->packs[p].name);
+    pthread_mutex_unlock(&be->mu);
+    if ((fd = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+    if ((rc = trove_bytes_reserve(out, (size_t)len)) != TROVE_OK)
+        goto out;
+    while (got < len) {
+        ssize_t r = pread(fd, out->ptr + out->len + got, (size_t)(len - got), (off_t)(off + got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            rc = r < 0 ? -errno : TROVE_ERR_TRUNCATED;
+            goto out;
+        }
+        got += (size_t)r;
+    }
+    out->len += got;
+out:
+    close(fd);
     return rc;
 }
 
@@ -268,7 +509,11 @@ static int fs_get(struct trove_backend *base, const struct trove_digest *d,
     object_name(d, fan, rel);
     fd = openat(be->objects_fd, rel, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
+        uint32_t p;
+        uint64_t off, len;
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+        if (rc == TROVE_ERR_NOTFOUND && packed_find(be, d, &p, &off, &len))
+            rc = len > (uint64_t)max_len ? TROVE_ERR_LIMIT : pack_read(be, p, off, len, out);
         goto out;
     }
     if (fstat(fd, &st) != 0) {
@@ -299,13 +544,126 @@ static int fs_size(struct trove_backend *base, const struct trove_digest *d, uin
     char fan[3], rel[36];
     struct stat st;
 
+    uint32_t p;
+    uint64_t off;
+
     object_name(d, fan, rel);
-    if (fstatat(be->objects_fd, rel, &st, 0) != 0)
+    if (fstatat(be->objects_fd, rel, &st, 0) != 0) {
+        if (errno == ENOENT && packed_find(be, d, &p, &off, len_out))
+            return TROVE_OK;
         return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+    }
     if (!S_ISREG(st.st_mode) || st.st_size < 0)
         return TROVE_ERR_CORRUPT;
     *len_out = (uint64_t)st.st_size;
     return TROVE_OK;
+}
+
+/* "<32 hex>.dead" for pack "<32 hex>.pack". */
+static void dead_name(const char *pack, char out[64])
+{
+    snprintf(out, 64, "%.32s.dead", pack);
+}
+
+/* Append d to pack p's dead list, durably. */
+static int dead_append(struct fs_backend *be, uint32_t p, const struct trove_digest *d)
+{
+    char name[64];
+    int fd, rc = TROVE_OK;
+
+    dead_name(be->packs[p].name, name);
+    fd = openat(be->packs_fd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, FS_FILE_MODE);
+    if (fd < 0)
+        return -errno;
+    rc = write_all(fd, d->b, sizeof d->b);
+    if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
+        rc = -errno;
+    close(fd);
+    return rc;
+}
+
+/*
+ * Delete a packed object: it leaves the index at once; its bytes go with its pack. A pack
+ * with no live object left is unlinked; one whose live objects are under half its bytes is
+ * rewritten — its live objects into a new pack, made durable, then the old one unlinked —
+ * so garbage in packs stays bounded. Each delete is first appended to the pack's dead list
+ * (packs/<hex>.dead, fsync'd), which open applies, so a delete is durable on return. A
+ * crash during a repack leaves an object in two packs, which is harmless (either copy
+ * serves, and the old pack's dead list still applies to it).
+ */
+static int packed_delete(struct fs_backend *be, const struct trove_digest *d)
+{
+    struct ref_entry *e;
+    struct trove_bytes buf = {0};
+    struct trove__pack_entry *live = NULL;
+    size_t nlive = 0;
+    uint32_t p;
+    int rc = TROVE_OK, unlink_pack = 0, repack = 0;
+
+    pthread_mutex_lock(&be->mu);
+    if (!(e = trove__refmap_find(&be->packed, d))) {
+        pthread_mutex_unlock(&be->mu);
+        return TROVE_ERR_NOTFOUND;
+    }
+    p = e->dict_index;
+    be->packs[p].live--;
+    be->packs[p].live_bytes -= e->len;
+    trove__refmap_remove(&be->packed, e);
+    unlink_pack = be->packs[p].live == 0;
+    repack = !unlink_pack && be->packs[p].live_bytes * 2 < be->packs[p].total_bytes;
+    if (repack && !(live = malloc(be->packs[p].live * sizeof *live)))
+        repack = 0; /* no memory to repack now: the garbage waits for the next delete */
+    if (repack) /* the live objects of p, from the index */
+        for (size_t k = 0; k < be->packed.cap; k++)
+            if (be->packed.tab[k].used && be->packed.tab[k].dict_index == p) {
+                live[nlive].d = be->packed.tab[k].d;
+                live[nlive].offset = be->packed.tab[k].committed;
+                live[nlive].len = be->packed.tab[k].len;
+                nlive++;
+            }
+    pthread_mutex_unlock(&be->mu);
+    /* The delete is durable before it is acted on: the digest joins the pack's dead list,
+     * which open reads back. Repacking or unlinking the pack makes the list moot. */
+    if (!unlink_pack && (rc = dead_append(be, p, d)) != TROVE_OK) {
+        free(live);
+        return rc;
+    }
+    if (repack) {
+        /* Copy them into a new pack, then move their index entries there. */
+        struct trove__pack_entry *moved = malloc(nlive * sizeof *moved + 1);
+        for (size_t k = 0; moved && k < nlive && rc == TROVE_OK; k++) {
+            moved[k] = live[k];
+            moved[k].offset = buf.len;
+            rc = pack_read(be, p, live[k].offset, live[k].len, &buf);
+        }
+        if (moved && rc == TROVE_OK) {
+            pthread_mutex_lock(&be->mu);
+            for (size_t k = 0; k < nlive; k++) /* write_pack adds them back, elsewhere */
+                if ((e = trove__refmap_find(&be->packed, &live[k].d)) != NULL)
+                    trove__refmap_remove(&be->packed, e);
+            be->packs[p].live = 0;
+            be->packs[p].live_bytes = 0;
+            pthread_mutex_unlock(&be->mu);
+            if (write_pack(be, &buf, moved, nlive) == TROVE_OK)
+                unlink_pack = 1;
+            else if (packed_add(be, p, live, nlive) != TROVE_OK) /* back where they are */
+                unlink_pack = 0;
+        }
+        free(moved);
+        rc = TROVE_OK; /* a failed repack leaves the garbage in place: still correct */
+    }
+    if (unlink_pack) {
+        char dead[64];
+        dead_name(be->packs[p].name, dead);
+        if (unlinkat(be->packs_fd, be->packs[p].name, 0) != 0 && errno != ENOENT)
+            rc = -errno;
+        unlinkat(be->packs_fd, dead, 0); /* a dead list without its pack is also removed at open */
+        if (rc == TROVE_OK && !be->nosync)
+            rc = fsync_dir_fd(be->packs_fd);
+    }
+    free(live);
+    trove_bytes_free(&buf);
+    return rc;
 }
 
 static int fs_delete(struct trove_backend *base, const struct trove_digest *d)
@@ -316,9 +674,12 @@ static int fs_delete(struct trove_backend *base, const struct trove_digest *d)
     if (be->readonly)
         return TROVE_ERR_READONLY;
     object_name(d, fan, rel);
-    if (unlinkat(be->objects_fd, rel, 0) != 0)
-        return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
-    return fsync_dir_at(be->objects_fd, fan);
+    if (unlinkat(be->objects_fd, rel, 0) != 0) {
+        if (errno == ENOENT)
+            return packed_delete(be, d);
+        return -errno;
+    }
+    return be->nosync ? TROVE_OK : fsync_dir_at(be->objects_fd, fan);
 }
 
 /* Is name (in fan-out directory fan) a well-formed object name? Exactly 32 lowercase hex
@@ -396,9 +757,116 @@ static int fs_list(struct trove_backend *base,
         closedir(dp);
         dp = NULL;
     }
+    /* Then the packed objects, from a copy of the index taken under the lock. */
+    {
+        struct trove_digest *all = NULL;
+        size_t n = 0;
+        pthread_mutex_lock(&be->mu);
+        if (be->packed.count > 0 && !(all = malloc(be->packed.count * sizeof *all)))
+            rc = TROVE_ERR_NOMEM;
+        for (size_t k = 0; all && k < be->packed.cap; k++)
+            if (be->packed.tab[k].used)
+                all[n++] = be->packed.tab[k].d;
+        pthread_mutex_unlock(&be->mu);
+        for (size_t k = 0; rc == TROVE_OK && k < n; k++) {
+            char fan[3], rel[36];
+            struct stat st;
+            object_name(&all[k], fan, rel);
+            if (fstatat(be->objects_fd, rel, &st, 0) == 0)
+                continue; /* also loose: listed already */
+            rc = fn(ctx, &all[k]);
+        }
+        free(all);
+    }
 out:
     if (dp)
         closedir(dp);
+    return rc;
+}
+
+/* Remove from e[0..n) the entries pack's dead list names; the new count. A partial last
+ * record (a crash mid-append) is ignored: that delete did not return. */
+static uint64_t drop_dead(struct fs_backend *be, const char *pack, struct trove__pack_entry *e,
+                          uint64_t n)
+{
+    char name[64];
+    struct stat st;
+    uint8_t *dead = NULL;
+    size_t nd;
+    int fd;
+
+    dead_name(pack, name);
+    if ((fd = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
+        return n;
+    if (fstat(fd, &st) == 0 && st.st_size >= 16 && (uint64_t)st.st_size <= 32 * n + 16 &&
+        (dead = malloc((size_t)st.st_size)) != NULL &&
+        pread(fd, dead, (size_t)st.st_size, 0) == st.st_size) {
+        nd = (size_t)st.st_size / 16;
+        for (uint64_t k = 0; k < n;) {
+            int gone = 0;
+            for (size_t j = 0; j < nd && !gone; j++)
+                gone = memcmp(dead + 16 * j, e[k].d.b, 16) == 0;
+            if (gone)
+                e[k] = e[--n];
+            else
+                k++;
+        }
+    }
+    free(dead);
+    close(fd);
+    return n;
+}
+
+/* Load the index of every pack in dir/objects/packs. A pack that fails its checks is
+ * skipped: its objects are absent, which verify reports for any recipe naming them. */
+static int load_packs(struct fs_backend *be)
+{
+    DIR *dp;
+    struct dirent *de;
+    int fd, rc = TROVE_OK;
+
+    if ((fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return errno == ENOENT ? TROVE_OK : -errno;
+    be->packs_fd = fd;
+    if ((fd = openat(be->packs_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        return -errno;
+    if (!(dp = fdopendir(fd))) {
+        close(fd);
+        return -errno;
+    }
+    while (rc == TROVE_OK && (de = readdir(dp)) != NULL) {
+        uint8_t foot[TROVE__PACK_FOOTER], *tail = NULL;
+        struct trove__pack_entry *e = NULL;
+        uint64_t count, index;
+        struct stat st;
+        size_t len = strlen(de->d_name), tl;
+        uint32_t p;
+        int pf;
+        if (len != 37 || strcmp(de->d_name + 32, ".pack") != 0)
+            continue;
+        if ((pf = openat(be->packs_fd, de->d_name, O_RDONLY | O_CLOEXEC)) < 0)
+            continue;
+        if (fstat(pf, &st) != 0 || st.st_size < TROVE__PACK_FOOTER ||
+            pread(pf, foot, sizeof foot, st.st_size - TROVE__PACK_FOOTER) != (ssize_t)sizeof foot ||
+            trove__pack_footer(foot, (uint64_t)st.st_size, &count, &index, NULL) != TROVE_OK)
+            goto next;
+        tl = (size_t)(count * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
+        if (!(tail = malloc(tl)) || !(e = malloc(count * sizeof *e + 1))) {
+            rc = TROVE_ERR_NOMEM;
+            goto next;
+        }
+        if (pread(pf, tail, tl, (off_t)index) != (ssize_t)tl ||
+            trove__pack_index(tail, count, index, e, NULL) != TROVE_OK)
+            goto next;
+        count = drop_dead(be, de->d_name, e, count);
+        if ((rc = new_pack_slot(be, de->d_name, (uint64_t)st.st_size, &p)) == TROVE_OK)
+            rc = packed_add(be, p, e, (size_t)count);
+    next:
+        free(tail);
+        free(e);
+        close(pf);
+    }
+    closedir(dp);
     return rc;
 }
 
@@ -445,6 +913,15 @@ static void clean_tmp(int tmp_fd)
 static void fs_close(struct trove_backend *base)
 {
     struct fs_backend *be = (struct fs_backend *)base;
+    /* Staged and never published: dropped (they were only in memory). */
+    trove_bytes_free(&be->stage_buf);
+    free(be->stage_e);
+    trove__refmap_free(&be->stage_set);
+    trove__refmap_free(&be->packed);
+    free(be->packs);
+    if (be->packs_fd >= 0)
+        close(be->packs_fd);
+    pthread_mutex_destroy(&be->mu);
     if (be->objects_fd >= 0)
         close(be->objects_fd);
     if (be->tmp_fd >= 0)
@@ -459,16 +936,18 @@ static const struct trove_backend_ops fs_ops = {
     .size = fs_size,
     .del = fs_delete,
     .list = fs_list,
+    .stage = fs_stage,
+    .publish = fs_publish,
     .close = fs_close,
 };
 
-static int fs_open(const char *dir, int readonly, struct trove_backend **out)
+static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
 {
     struct fs_backend *be = NULL;
-    int root = -1, rc = TROVE_OK;
+    int root = -1, rc = TROVE_OK, readonly = (flags & TROVE_BACKEND_READONLY) != 0;
     size_t len;
 
-    if (!out)
+    if (!out || (flags & ~(TROVE_BACKEND_READONLY | TROVE_BACKEND_NOSYNC)))
         return TROVE_ERR_INVALID;
     *out = NULL;
     if (!dir || !*dir)
@@ -492,7 +971,10 @@ static int fs_open(const char *dir, int readonly, struct trove_backend **out)
         goto out;
     }
     be->base.ops = &fs_ops;
+    be->packs_fd = -1;
+    pthread_mutex_init(&be->mu, NULL);
     be->readonly = readonly;
+    be->nosync = (flags & TROVE_BACKEND_NOSYNC) != 0;
     be->tmp_fd = -1;
     be->objects_fd = openat(root, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (be->objects_fd < 0) {
@@ -507,6 +989,8 @@ static int fs_open(const char *dir, int readonly, struct trove_backend **out)
         }
         clean_tmp(be->tmp_fd);
     }
+    if ((rc = load_packs(be)) != TROVE_OK)
+        goto out;
     *out = &be->base;
     be = NULL;
 out:
@@ -524,5 +1008,10 @@ int trove_backend_fs_open(const char *dir, struct trove_backend **out)
 
 int trove_backend_fs_open_readonly(const char *dir, struct trove_backend **out)
 {
-    return fs_open(dir, 1, out);
+    return fs_open(dir, TROVE_BACKEND_READONLY, out);
+}
+
+int trove_backend_fs_open_flags(const char *dir, unsigned flags, struct trove_backend **out)
+{
+    return fs_open(dir, flags, out);
 }

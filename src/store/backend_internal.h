@@ -25,6 +25,10 @@ struct trove_backend_ops {
     int (*del)(struct trove_backend *be, const struct trove_digest *d);
     int (*list)(struct trove_backend *be, int (*fn)(void *ctx, const struct trove_digest *d),
                 void *ctx);
+    /* Optional (NULL: backend.c puts at once and publish does nothing). */
+    int (*stage)(struct trove_backend *be, const struct trove_digest *d, const void *data,
+                 size_t len);
+    int (*publish)(struct trove_backend *be);
     /* Release everything, including be itself. */
     void (*close)(struct trove_backend *be);
 };

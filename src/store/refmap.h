@@ -1,0 +1,43 @@
+/*
+ * refmap.h: an open-addressing hash table keyed by digest (linear probing, backward-shift
+ * deletion). Its hash is the digest's low 8 bytes, which xxh3 already spreads uniformly.
+ * The store keeps its reference counts in one (an entry exists exactly while live > 0 or
+ * committed > 0; its dict_index is allocated when it appears and freed when it goes); the
+ * fs backend keeps its pack index in another (see backend_fs.c for what the fields hold).
+ */
+#ifndef TROVE_STORE_REFMAP_H
+#define TROVE_STORE_REFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/store.h"
+
+struct ref_entry {
+    struct trove_digest d;
+    uint64_t live;      /* slots of in-memory volume states naming d */
+    uint64_t committed; /* slots of committed recipes naming d */
+    uint64_t len;       /* verify's recount: the slot length d must have (0: unknown) */
+    uint32_t dict_index;
+    uint32_t used; /* 1: a table slot in use */
+};
+
+struct refmap {
+    struct ref_entry *tab;
+    size_t cap; /* a power of two, or 0 */
+    size_t count;
+};
+
+struct ref_entry *trove__refmap_find(const struct refmap *m, const struct trove_digest *d);
+/* Find d or add a zeroed entry for it (*created_out = 1). NULL when out of memory. The
+ * returned pointer is valid until the next insert or remove. */
+struct ref_entry *trove__refmap_insert(struct refmap *m, const struct trove_digest *d,
+                                       int *created_out);
+void trove__refmap_remove(struct refmap *m, struct ref_entry *e);
+/* Size the table for n more entries at once. Inserting many keys into a table that doubles
+ * as it goes, in the order of a bigger table's slots (as a saved table comes back), makes
+ * long probe runs; a table sized up front does not. Errors: TROVE_ERR_NOMEM. */
+int trove__refmap_reserve(struct refmap *m, size_t n);
+void trove__refmap_free(struct refmap *m);
+
+#endif
