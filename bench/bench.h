@@ -16,4 +16,8 @@ int bench_bitpack(int argc, char **argv);
  * (bench/bench_store.c). */
 int bench_put(int argc, char **argv);
 
+/* `trove bench recipe`: recipe format v1 against v3, the seed's size table, serialize and
+ * load against a memcpy, and commits of 1,000 dirty slots (bench/bench_recipe.c). */
+int bench_recipe(int argc, char **argv);
+
 #endif

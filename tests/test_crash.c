@@ -411,7 +411,12 @@ static void op_create(struct child *c, struct cvol *cv)
     uint64_t size = random_size(&c->rng, bs);
     jlog(c, "begin create\n");
     jlog_pending(c, cv->name, size, c->zeros, 0);
-    CHILD_TRY(c, K_CREATE, trove_volume_create(c->s, cv->name, size, bs, &cv->v, NULL));
+    /* Both recipe formats, so that the crash story holds for each. */
+    CHILD_TRY(c, K_CREATE,
+              trove_volume_create_format(c->s, cv->name, size, bs,
+                                         (test_rand(&c->rng) & 1) ? TROVE_RECIPE_FORMAT_V1
+                                                                  : TROVE_RECIPE_FORMAT_V3,
+                                         &cv->v, NULL));
     cv->size = cv->com_size = size;
     jlog(c, "end\n");
     if (rnd(&c->rng, 3) == 0) /* full volumes too, so that resizes cut through data */
@@ -846,9 +851,84 @@ static void digests_sort_unique(struct digests *ds)
     ds->n = k;
 }
 
-/* The digests the committed recipes name, read from DIR/volumes/NAME.recipe. */
-static int recipe_digests(const char *store_dir, const struct vstate *st, size_t n,
-                          struct digests *ds)
+/* Read object d through the store's backend (loose or packed; NULL if absent). */
+static uint8_t *read_object(struct trove_backend *be, const struct trove_digest *d, size_t *len)
+{
+    struct trove_bytes b = {0};
+
+    if (trove_backend_get(be, d, &b, (size_t)1 << 20) != TROVE_OK) {
+        trove_bytes_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.ptr;
+}
+
+/* The digests a v3 manifest names: its pages, their sections, and the data digests of its
+ * dictionary chunks and raw segments. */
+static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, struct digests *ds)
+{
+    struct trove_recipe_v3 m;
+    struct trove_digest *tmp = malloc(TROVE_RECIPE_V3_SEGMENT_SLOTS * sizeof *tmp);
+    uint32_t *idx = malloc(TROVE_RECIPE_V3_SEGMENT_SLOTS * sizeof *idx);
+    uint64_t sec_no = 0;
+    int rc = TROVE_ERR_NOMEM;
+
+    if (!tmp || !idx)
+        goto out;
+    if ((rc = trove_recipe_v3_decode(buf, len, &m, NULL)) != TROVE_OK)
+        goto out;
+    for (uint32_t p = 0; p < m.page_count; p++) {
+        struct trove_v3_section sec[TROVE_RECIPE_V3_PAGE_SECTIONS];
+        struct trove_digest pd;
+        uint32_t n = 0;
+        size_t plen = 0;
+        uint8_t *page;
+        trove_recipe_v3_page(&m, p, &pd);
+        if (digests_add(ds, &pd) != 0 || !(page = read_object(be, &pd, &plen))) {
+            rc = TROVE_ERR_NOTFOUND;
+            goto out;
+        }
+        rc = trove_recipe_v3_page_decode(page, plen, sec, &n, NULL);
+        free(page);
+        for (uint32_t k = 0; rc == TROVE_OK && k < n; k++, sec_no++) {
+            size_t olen = 0;
+            uint8_t *obj, enc = 0;
+            uint32_t cnt;
+            if (digests_add(ds, &sec[k].d) != 0 || !(obj = read_object(be, &sec[k].d, &olen))) {
+                rc = TROVE_ERR_NOTFOUND;
+                break;
+            }
+            if (sec_no < m.nsegments) {
+                uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
+                cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
+                rc = trove_recipe_v3_segment_decode(obj, olen, cnt, m.dict_count, idx, tmp, &enc,
+                                                    NULL);
+            } else {
+                uint64_t left = m.dict_count - (sec_no - m.nsegments) * TROVE_RECIPE_V3_CHUNK_ENTRIES;
+                cnt = (uint32_t)(left < TROVE_RECIPE_V3_CHUNK_ENTRIES ? left : TROVE_RECIPE_V3_CHUNK_ENTRIES);
+                rc = trove_recipe_v3_chunk_decode(obj, olen, cnt, tmp, NULL);
+                enc = TROVE_V3_ENC_RAW; /* digests, as a raw segment's */
+            }
+            free(obj);
+            for (uint32_t i = 0; rc == TROVE_OK && enc == TROVE_V3_ENC_RAW && i < cnt; i++)
+                if (!trove_digest_is_zero(&tmp[i]) && digests_add(ds, &tmp[i]) != 0)
+                    rc = TROVE_ERR_NOMEM;
+        }
+        if (rc != TROVE_OK)
+            goto out;
+    }
+    rc = TROVE_OK;
+out:
+    free(tmp);
+    free(idx);
+    return rc;
+}
+
+/* The digests the committed recipes name, read from DIR/volumes/NAME.recipe (v1 entries,
+ * or a v3 manifest's objects and the data digests they hold). */
+static int recipe_digests(const char *store_dir, struct trove_backend *be,
+                          const struct vstate *st, size_t n, struct digests *ds)
 {
     for (size_t i = 0; i < n; i++) {
         char path[1024];
@@ -856,6 +936,7 @@ static int recipe_digests(const char *store_dir, const struct vstate *st, size_t
         uint8_t *buf;
         struct trove_recipe_v1 r;
         struct trove_digest d;
+        uint32_t version = 0;
         int rc;
 
         snprintf(path, sizeof path, "%s/volumes/%s.recipe", store_dir, st[i].name);
@@ -864,11 +945,16 @@ static int recipe_digests(const char *store_dir, const struct vstate *st, size_t
             fprintf(stderr, "%s: cannot read\n", path);
             return -1;
         }
-        rc = trove_recipe_v1_decode(buf, len, &r, NULL);
-        for (uint64_t k = 0; rc == TROVE_OK && k < r.slot_count; k++) {
-            trove_recipe_v1_slot(&r, k, &d);
-            if (!trove_digest_is_zero(&d) && digests_add(ds, &d) != 0)
-                rc = TROVE_ERR_NOMEM;
+        rc = trove_recipe_version(buf, len, &version, NULL);
+        if (rc == TROVE_OK && version == 3) {
+            rc = v3_digests(be, buf, len, ds);
+        } else if (rc == TROVE_OK) {
+            rc = trove_recipe_v1_decode(buf, len, &r, NULL);
+            for (uint64_t k = 0; rc == TROVE_OK && k < r.slot_count; k++) {
+                trove_recipe_v1_slot(&r, k, &d);
+                if (!trove_digest_is_zero(&d) && digests_add(ds, &d) != 0)
+                    rc = TROVE_ERR_NOMEM;
+            }
         }
         free(buf);
         if (rc != TROVE_OK) {
@@ -923,7 +1009,7 @@ static int gc_and_check(const char *store_dir, struct journal *j, struct stats *
     bad |= rc != TROVE_OK || n != j->n;
 
     /* Objects == the digests the recipes name. */
-    CHECK_EQ_INT(recipe_digests(store_dir, j->st, j->n, &named), 0);
+    CHECK_EQ_INT(recipe_digests(store_dir, trove_store_backend(s), j->st, j->n, &named), 0);
     rc = trove_backend_list(trove_store_backend(s), collect_fn, &stored);
     CHECK_EQ_INT(rc, 0);
     digests_sort_unique(&stored);

@@ -9,6 +9,7 @@
  * finding missing, truncated and altered objects; names; a read-only store; and the 10 TiB
  * sparse volume whose v1 recipe is 83,886,144 bytes.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,10 @@
 static char root[64];
 static char sdir[128];
 static int store_seq;
+static int fmt; /* the recipe format the format-independent tests run with */
+
+#define V1 TROVE_RECIPE_FORMAT_V1
+#define V3 TROVE_RECIPE_FORMAT_V3
 
 static void fill_random(uint8_t *p, size_t n, uint64_t *seed)
 {
@@ -51,18 +56,40 @@ static struct trove_store *reopen(struct trove_store *s, unsigned flags)
     return t;
 }
 
+struct count_ctx {
+    struct trove_backend *be;
+    uint64_t data, recipe;
+};
+
+/* Recipe objects (v3 pages, chunks, segments) start with "TRV3"; test data never does. */
 static int count_objects_cb(void *ctx, const struct trove_digest *d)
 {
-    (void)d;
-    (*(uint64_t *)ctx)++;
+    struct count_ctx *c = ctx;
+    struct trove_bytes b = {0};
+
+    if (trove_backend_get(c->be, d, &b, 1u << 30) == TROVE_OK && b.len >= 4 &&
+        memcmp(b.ptr, "TRV3", 4) == 0)
+        c->recipe++;
+    else
+        c->data++;
+    trove_bytes_free(&b);
     return 0;
 }
 
+/* Data objects in the store (recipe objects not counted). */
 static uint64_t count_objects(struct trove_store *s)
 {
-    uint64_t n = 0;
-    CHECK_EQ_INT(trove_backend_list(trove_store_backend(s), count_objects_cb, &n), TROVE_OK);
-    return n;
+    struct count_ctx c = {trove_store_backend(s), 0, 0};
+    CHECK_EQ_INT(trove_backend_list(c.be, count_objects_cb, &c), TROVE_OK);
+    return c.data;
+}
+
+/* Recipe objects in the store. */
+static uint64_t count_recipe_objects(struct trove_store *s)
+{
+    struct count_ctx c = {trove_store_backend(s), 0, 0};
+    CHECK_EQ_INT(trove_backend_list(c.be, count_objects_cb, &c), TROVE_OK);
+    return c.recipe;
 }
 
 static int volume_equals(struct trove_volume *v, const uint8_t *model, uint64_t size)
@@ -97,7 +124,7 @@ static void test_random_writes(void)
     uint8_t *model = calloc(size, 1), *data = malloc(3 * BS);
     uint64_t seed = 42;
 
-    CHECK_EQ_INT(trove_volume_create(s, "r", size, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "r", size, BS, fmt, &v, NULL), TROVE_OK);
     CHECK(volume_equals(v, model, size));
     for (int round = 0; round < 300; round++) {
         uint64_t off = test_rand(&seed) % size;
@@ -149,7 +176,7 @@ static void test_dedup_and_zero(void)
     fill_random(img, BS, &seed);
     memcpy(img + 2 * BS, img, BS); /* slot 2 = slot 0; slot 1 zeros; slot 3 other */
     fill_random(img + 3 * BS, BS, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "d", 4 * BS, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "d", 4 * BS, BS, fmt, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, img, 4 * BS), TROVE_OK);
     CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
     CHECK_EQ_INT(in.slots, 4);
@@ -162,7 +189,8 @@ static void test_dedup_and_zero(void)
     CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
     CHECK_EQ_INT(in.generation, 2);
     CHECK(!in.dirty);
-    CHECK_EQ_INT(in.recipe_bytes, 64 + 16 * 4);
+    if (fmt == V1)
+        CHECK_EQ_INT(in.recipe_bytes, 64 + 16 * 4);
     gen = in.generation;
     /* The same bytes again: nothing changes, commit is a no-op. */
     CHECK_EQ_INT(trove_volume_write(v, 0, img, 4 * BS), TROVE_OK);
@@ -181,7 +209,7 @@ static void test_dedup_and_zero(void)
     /* A second volume with the same content stores no new object. */
     {
         struct trove_volume *w = NULL;
-        CHECK_EQ_INT(trove_volume_create(s, "d2", 4 * BS, BS, &w, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_create_format(s, "d2", 4 * BS, BS, fmt, &w, NULL), TROVE_OK);
         CHECK_EQ_INT(trove_volume_write(w, 0, img, 4 * BS), TROVE_OK);
         CHECK_EQ_INT(trove_volume_commit(w), TROVE_OK);
         CHECK_EQ_INT(count_objects(s), 2);
@@ -204,7 +232,7 @@ static void test_uncommitted_dropped(void)
 
     fill_random(a, BS, &seed);
     fill_random(b, BS, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "u", 2 * BS, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "u", 2 * BS, BS, fmt, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, a, BS), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, b, BS), TROVE_OK); /* replaces a in memory */
@@ -216,12 +244,15 @@ static void test_uncommitted_dropped(void)
     CHECK_EQ_INT(count_objects(s), 2);
     /* gc with the change pending keeps both: a is committed, b is live. */
     CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
-    CHECK_EQ_INT(gc.objects_deleted, 0);
+    CHECK_EQ_INT(count_objects(s), 2);
     trove_volume_close(v); /* drops b */
     CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
-    CHECK_EQ_INT(gc.objects_seen, 2);
-    CHECK_EQ_INT(gc.objects_deleted, 1);
-    CHECK_EQ_INT(gc.bytes_deleted, BS);
+    CHECK_EQ_INT(count_objects(s), 1);
+    if (fmt == V1) {
+        CHECK_EQ_INT(gc.objects_seen, 2);
+        CHECK_EQ_INT(gc.objects_deleted, 1);
+        CHECK_EQ_INT(gc.bytes_deleted, BS);
+    }
     CHECK_EQ_INT(trove_volume_open(s, "u", &v, NULL), TROVE_OK);
     {
         uint8_t want[2 * BS];
@@ -250,7 +281,7 @@ static void test_resize(void)
                                      4 * BS + 4095, 3 * BS};
 
     fill_random(model, size, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "z", size, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "z", size, BS, fmt, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, model, size), TROVE_OK);
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         uint64_t ns = sizes[k];
@@ -296,7 +327,7 @@ static void test_snapshots(void)
 
     fill_random(a, sizeof a, &seed);
     fill_random(b, sizeof b, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "src", sizeof a, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "src", sizeof a, BS, fmt, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, a, sizeof a), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     CHECK_EQ_INT(trove_snapshot_create(s, "src", "snap", NULL), TROVE_OK);
@@ -318,7 +349,7 @@ static void test_snapshots(void)
     CHECK_EQ_INT(trove_volume_remove(s, "src", NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_remove(s, "src", NULL), TROVE_ERR_NOTFOUND);
     CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
-    CHECK_EQ_INT(gc.objects_deleted, 2); /* b's two blocks */
+    CHECK_EQ_INT(count_objects(s), 2); /* b's two blocks went; a's stay */
     s = reopen(s, 0);
     CHECK_EQ_INT(trove_volume_open(s, "snap", &snap, NULL), TROVE_OK);
     CHECK(volume_equals(snap, a, sizeof a));
@@ -326,8 +357,8 @@ static void test_snapshots(void)
     CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
     CHECK_EQ_INT(trove_volume_remove(s, "snap", NULL), TROVE_OK);
     CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
-    CHECK_EQ_INT(gc.objects_deleted, 2);
     CHECK_EQ_INT(count_objects(s), 0);
+    CHECK_EQ_INT(count_recipe_objects(s), 0); /* nothing names any recipe object now */
     trove_store_close(s);
 }
 
@@ -351,7 +382,7 @@ static void test_refs_file(void)
 
     fill_random(data, sizeof data, &seed);
     memcpy(data + 2 * BS, data, BS);
-    CHECK_EQ_INT(trove_volume_create(s, "x", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "x", sizeof data, BS, V1, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     trove_volume_close(v);
@@ -440,11 +471,11 @@ static void test_corrupt_recipe(void)
     int fd;
 
     fill_random(data, sizeof data, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "good", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "good", sizeof data, BS, V1, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     trove_volume_close(v);
-    CHECK_EQ_INT(trove_volume_create(s, "bad", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "bad", sizeof data, BS, V1, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, data + BS, BS), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     trove_volume_close(v);
@@ -457,7 +488,7 @@ static void test_corrupt_recipe(void)
         int err;
     } cases[] = {
         {0, "X", 1, TROVE_ERR_MAGIC},
-        {8, "\x02", 1, TROVE_ERR_VERSION},
+        {8, "\x04", 1, TROVE_ERR_VERSION},
         {60, "\xff", 1, TROVE_ERR_CHECKSUM},
         {32, "\x00\x00\x10", 3, TROVE_ERR_CORRUPT}, /* size disagrees with the slot count */
         {-1, NULL, 0, TROVE_ERR_TRUNCATED},         /* cut short */
@@ -540,7 +571,7 @@ static void test_verify_finds(void)
     int fd;
 
     fill_random(data, sizeof data, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "v", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "v", sizeof data, BS, V1, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     trove_volume_close(v);
@@ -572,7 +603,7 @@ static void test_verify_finds(void)
     }
     trove_volume_close(v);
     /* The same bytes written into another volume bring the object back. */
-    CHECK_EQ_INT(trove_volume_create(s, "w", sizeof data, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "w", sizeof data, BS, V1, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     trove_volume_close(v);
@@ -650,7 +681,7 @@ static void test_dict_index(void)
 
     for (int i = 0; i < 3; i++)
         fill_random(blk[i], BS, &seed);
-    CHECK_EQ_INT(trove_volume_create(s, "i", 3 * BS, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "i", 3 * BS, BS, V1, &v, NULL), TROVE_OK);
     for (int i = 0; i < 3; i++)
         CHECK_EQ_INT(trove_volume_write(v, (uint64_t)i * BS, blk[i], BS), TROVE_OK);
     {
@@ -695,7 +726,7 @@ static void test_sparse_10tib(void)
     struct stat st;
     char path[256];
 
-    CHECK_EQ_INT(trove_volume_create(s, "big", size, 0, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create_format(s, "big", size, 0, V1, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
     CHECK_EQ_INT(in.slots, 5242880);
     CHECK_EQ_INT(in.recipe_bytes, 83886144);
@@ -722,6 +753,325 @@ static void test_sparse_10tib(void)
     trove_store_close(s);
 }
 
+/* ---- recipe v3 ------------------------------------------------------------------------ */
+
+static void synth_digest(uint64_t x, struct trove_digest *d)
+{
+    uint64_t a = x * 0x9e3779b97f4a7c15ULL + 1, b = ~x;
+    memcpy(d->b, &a, 8);
+    memcpy(d->b + 8, &b, 8);
+}
+
+/* A commit writes what changed: one slot of 5,000 costs its segment, its chunk and a page. */
+static void test_v3_commit_cost(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    const uint64_t n = 5000;
+    struct trove_digest *d = calloc(n, sizeof *d), one;
+
+    for (uint64_t i = 0; i < n; i++)
+        synth_digest(i, &d[i]);
+    CHECK_EQ_INT(trove_volume_create_format(s, "c", n * BS, BS, V3, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_set_slots_unchecked(v, 0, d, n), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.recipe_format, V3);
+    CHECK_EQ_INT(in.unique_objects, n);
+    /* 5 segments, 5 chunks (5001 entries), 2 pages, all new. */
+    CHECK_EQ_INT(in.last_commit_objects, 12);
+    synth_digest(n + 7, &one);
+    CHECK_EQ_INT(trove_volume_set_slots_unchecked(v, 2100, &one, 1), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    /* The new digest takes the index the old one freed (2101, in chunk 2), so segment 2's
+     * bytes do not change: the commit writes chunk 2 and the page listing it. */
+    CHECK_EQ_INT(in.last_commit_objects, 2);
+    CHECK(in.last_commit_bytes < 24000);                /* v1 would write 80,064 */
+    CHECK(in.recipe_bytes == 72 + 16 * 2 + 8);
+    /* Nothing changed: nothing written. */
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.last_commit_objects, 2);
+    trove_volume_close(v);
+    /* Reopen: 4 bytes per slot and at most 40 per distinct digest (plus a fixed few
+     * hundred); the same slots, converted to v1 to compare every entry. */
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "c", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK(in.resident_recipe_bytes <= 4 * n + 40 * n + 512);
+    CHECK_EQ_INT(trove_volume_set_format(v, V1), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    {
+        char path[256];
+        size_t len;
+        uint8_t *f;
+        struct trove_recipe_v1 r;
+        snprintf(path, sizeof path, "%s/volumes/c.recipe", sdir);
+        f = test_read_file(path, &len);
+        CHECK(f && trove_recipe_v1_decode(f, len, &r, NULL) == TROVE_OK);
+        if (f && trove_recipe_v1_decode(f, len, &r, NULL) == TROVE_OK) {
+            int same = r.slot_count == n;
+            d[2100] = one;
+            for (uint64_t i = 0; same && i < n; i++)
+                same = memcmp(r.entries + 16 * i, d[i].b, 16) == 0;
+            CHECK(same);
+        }
+        free(f);
+    }
+    trove_store_close(s);
+    free(d);
+}
+
+static void test_v3_sparse(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    const uint64_t size = 10ull << 40;
+    uint8_t one[4] = {9, 8, 7, 6}, back[4];
+
+    CHECK_EQ_INT(trove_volume_create_format(s, "big", size, 0, V3, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.slots, 5242880);
+    /* 5,120 empty segments are one object; 641 pages, most of them alike. */
+    CHECK_EQ_INT(in.recipe_bytes, 72 + 16 * 641 + 8);
+    CHECK(in.last_commit_objects <= 4);
+    CHECK(in.resident_recipe_bytes <= 4 * 5242880 + 40 + 512);
+    CHECK_EQ_INT(trove_volume_write(v, size - 4, one, 4), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    /* The last segment, chunk 0, and the two pages listing them. */
+    CHECK_EQ_INT(in.last_commit_objects, 4);
+    trove_volume_close(v);
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "big", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_read(v, size - 4, back, 4), TROVE_OK);
+    CHECK(memcmp(back, one, 4) == 0);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.used_slots, 1);
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    CHECK(count_recipe_objects(s) <= 8);
+    trove_store_close(s);
+}
+
+struct find_kind {
+    struct trove_backend *be;
+    uint8_t kind;
+    struct trove_digest found;
+    int n;
+};
+
+static int find_kind_cb(void *ctx, const struct trove_digest *d)
+{
+    struct find_kind *f = ctx;
+    struct trove_bytes b = {0};
+
+    if (trove_backend_get(f->be, d, &b, 1u << 20) == TROVE_OK && b.len >= 8 &&
+        memcmp(b.ptr, "TRV3", 4) == 0 && b.ptr[4] == f->kind && f->n++ == 0)
+        f->found = *d;
+    trove_bytes_free(&b);
+    return 0;
+}
+
+/* Find bytes p[0..n) in a pack file of the current store: its path and offset (-1: not found). */
+static int find_in_packs(const uint8_t *p, size_t n, char *path, size_t psize, off_t *at)
+{
+    char dir[256];
+    DIR *dp;
+    struct dirent *de;
+
+    *at = -1;
+    snprintf(dir, sizeof dir, "%s/objects/packs", sdir);
+    if (!(dp = opendir(dir)))
+        return -1;
+    while (*at < 0 && (de = readdir(dp)) != NULL) {
+        size_t len = 0;
+        uint8_t *f;
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, psize, "%s/%s", dir, de->d_name);
+        if (!(f = test_read_file(path, &len)))
+            continue;
+        for (size_t i = 0; n <= len && i <= len - n; i++)
+            if (memcmp(f + i, p, n) == 0) {
+                *at = (off_t)i;
+                break;
+            }
+        free(f);
+    }
+    closedir(dp);
+    return *at < 0 ? -1 : 0;
+}
+
+/* A damaged v3 object: the error names the volume and the object; other volumes open. */
+static void test_v3_corrupt_objects(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_diag diag;
+    struct trove_verify_report rep;
+    uint8_t data[3 * BS], other[BS];
+    uint64_t seed = 31;
+    static const uint8_t kinds[] = {'S', 'D', 'P'};
+
+    fill_random(data, sizeof data, &seed);
+    fill_random(other, sizeof other, &seed);
+    CHECK_EQ_INT(trove_volume_create_format(s, "a", sizeof data, BS, V3, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_create_format(s, "b", 2 * BS, BS, V1, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, other, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    {
+        struct trove_gc_report gc; /* the create commit's recipe objects are garbage now */
+        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    }
+    for (size_t k = 0; k < sizeof kinds; k++) {
+        struct find_kind f = {trove_store_backend(s), kinds[k], {{0}}, 0};
+        struct trove_bytes orig = {0};
+        char hex[33], pack[512];
+        off_t at = -1;
+        int fd;
+        CHECK_EQ_INT(trove_backend_list(f.be, find_kind_cb, &f), TROVE_OK);
+        CHECK_EQ_INT(f.n, 1);
+        trove_digest_hex(&f.found, hex);
+        CHECK_EQ_INT(trove_backend_get(f.be, &f.found, &orig, 1u << 20), TROVE_OK);
+        /* Recipe objects live in pack files: find this one's bytes in a pack. */
+        CHECK(find_in_packs(orig.ptr, orig.len, pack, sizeof pack, &at) == 0);
+        if (at < 0) {
+            trove_bytes_free(&orig);
+            continue;
+        }
+        /* A flipped byte: the object no longer hashes to its name. */
+        fd = open(pack, O_WRONLY);
+        CHECK(fd >= 0 && pwrite(fd, "\xff", 1, at + (off_t)orig.len - 1) == 1);
+        close(fd);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_volume_open(s, "a", &v, &diag), TROVE_ERR_CHECKSUM);
+        CHECK(strstr(diag.msg, "volume 'a'") != NULL && strstr(diag.msg, hex) != NULL);
+        CHECK(strstr(diag.msg, kinds[k] == 'S' ? "segment"
+                              : kinds[k] == 'D' ? "dictionary chunk" : "page") != NULL);
+        CHECK_EQ_INT(trove_volume_open(s, "b", &v, NULL), TROVE_OK);
+        trove_volume_close(v);
+        CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+        CHECK_EQ_INT(rep.bad_recipes, 1);
+        fd = open(pack, O_WRONLY);
+        CHECK(fd >= 0 && pwrite(fd, orig.ptr + orig.len - 1, 1, at + (off_t)orig.len - 1) == 1);
+        close(fd);
+        /* Missing altogether (deleted behind the store's back), then put back. */
+        CHECK_EQ_INT(trove_backend_delete(f.be, &f.found), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_open(s, "a", &v, &diag), TROVE_ERR_NOTFOUND);
+        CHECK(strstr(diag.msg, "missing") != NULL && strstr(diag.msg, hex) != NULL);
+        CHECK_EQ_INT(trove_backend_put(f.be, &f.found, orig.ptr, orig.len, NULL), TROVE_OK);
+        trove_bytes_free(&orig);
+        CHECK_EQ_INT(trove_volume_open(s, "a", &v, NULL), TROVE_OK);
+        CHECK(volume_equals(v, data, sizeof data));
+        trove_volume_close(v);
+    }
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+}
+
+/* v1 <-> v3 in place, and snapshots sharing every recipe object. */
+static void test_v3_convert_and_share(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    uint8_t data[5 * BS + 9];
+    uint64_t seed = 37, before;
+
+    fill_random(data, sizeof data, &seed);
+    memcpy(data + 3 * BS, data, BS);
+    CHECK_EQ_INT(trove_volume_create_format(s, "m", sizeof data, BS, V1, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_set_format(v, V3), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "m", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.recipe_format, V3);
+    CHECK_EQ_INT(in.unique_objects, 5);
+    CHECK(volume_equals(v, data, sizeof data));
+    trove_volume_close(v);
+    before = count_recipe_objects(s);
+    CHECK(before >= 3);
+    CHECK_EQ_INT(trove_snapshot_create(s, "m", "m-snap", NULL), TROVE_OK);
+    CHECK_EQ_INT(count_recipe_objects(s), before); /* the snapshot shares them all */
+    CHECK_EQ_INT(trove_volume_open(s, "m-snap", &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, data, sizeof data));
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK(in.readonly);
+    trove_volume_close(v);
+    /* Back to v1 for the source; the snapshot stays v3 and intact after gc. */
+    CHECK_EQ_INT(trove_volume_open(s, "m", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_set_format(v, V1), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.recipe_bytes, 64 + 16 * 6);
+    trove_volume_close(v);
+    {
+        struct trove_gc_report gc;
+        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+        CHECK_EQ_INT(gc.objects_deleted, 0);
+    }
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    CHECK_EQ_INT(trove_volume_remove(s, "m-snap", NULL), TROVE_OK);
+    {
+        struct trove_gc_report gc;
+        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    }
+    CHECK_EQ_INT(count_recipe_objects(s), 0);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+}
+
+/* compact renumbers in slot order and rewrites every recipe object; a snapshot taken
+ * before keeps reading its own. */
+static void test_v3_compact(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    struct trove_gc_report gc;
+    uint8_t data[6 * BS];
+    uint64_t seed = 41;
+
+    fill_random(data, sizeof data, &seed);
+    CHECK_EQ_INT(trove_volume_create_format(s, "k", sizeof data, BS, V3, &v, NULL), TROVE_OK);
+    /* Written back to front, so the dictionary's insertion order is the reverse. */
+    for (int b = 5; b >= 0; b--)
+        CHECK_EQ_INT(trove_volume_write(v, (uint64_t)b * BS, data + b * BS, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_snapshot_create(s, "k", "k-before", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_compact(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    /* Segment 0 is now the identity 1..6, chunk 0 the digests in slot order, one page. */
+    CHECK_EQ_INT(in.last_commit_objects, 3);
+    CHECK(volume_equals(v, data, sizeof data));
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "k", &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, data, sizeof data));
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_open(s, "k-before", &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, data, sizeof data));
+    CHECK_EQ_INT(trove_volume_compact(v), TROVE_ERR_READONLY);
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/trove-volume-XXXXXX");
@@ -729,17 +1079,24 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    test_random_writes();
-    test_dedup_and_zero();
-    test_uncommitted_dropped();
-    test_resize();
-    test_snapshots();
+    for (fmt = V1; fmt <= V3; fmt += V3 - V1) {
+        test_random_writes();
+        test_dedup_and_zero();
+        test_uncommitted_dropped();
+        test_resize();
+        test_snapshots();
+    }
     test_refs_file();
     test_corrupt_recipe();
     test_verify_finds();
     test_names_and_modes();
     test_dict_index();
     test_sparse_10tib();
+    test_v3_commit_cost();
+    test_v3_sparse();
+    test_v3_corrupt_objects();
+    test_v3_convert_and_share();
+    test_v3_compact();
     if (test_failed == 0)
         test_rm_rf(root);
     else

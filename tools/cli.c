@@ -170,6 +170,7 @@ static const struct {
     {"-v", CLI_OPT_VERBOSE, 0},
     {"--deep", CLI_OPT_DEEP, 0},
     {"--repair", CLI_OPT_REPAIR, 0},
+    {"--recipe-format", CLI_OPT_FORMAT, 1},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */
@@ -181,6 +182,17 @@ static int store_option_value(const char *cmd, const char *name, unsigned opt, c
         if (!*val)
             goto bad;
         a->store = val;
+        return 0;
+    }
+    if (opt == CLI_OPT_FORMAT) {
+        if (!strcmp(val, "v1") || !strcmp(val, "1"))
+            a->recipe_format = TROVE_RECIPE_FORMAT_V1;
+        else if (!strcmp(val, "v3") || !strcmp(val, "3"))
+            a->recipe_format = TROVE_RECIPE_FORMAT_V3;
+        else {
+            cli_error(cmd, "%s: '%s' is not v1 or v3", name, val);
+            return 2;
+        }
         return 0;
     }
     if (cli_parse_size(val, &v) != 0)
@@ -277,6 +289,11 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
     }
     if (!out->store)
         out->store = (env = getenv("TROVE_STORE")) && *env ? env : "./trove-data";
+    /* The recipe format of new volumes: --recipe-format, else $TROVE_RECIPE_FORMAT. */
+    if ((u->accepted & CLI_OPT_FORMAT) && !out->recipe_format &&
+        (env = getenv("TROVE_RECIPE_FORMAT")) && *env &&
+        store_option_value(cmd, "$TROVE_RECIPE_FORMAT", CLI_OPT_FORMAT, env, out) != 0)
+        return 2;
     return -1;
 }
 

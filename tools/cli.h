@@ -115,7 +115,8 @@ enum cli_store_option {
     CLI_OPT_JSON = 1 << 4,       /* --json */
     CLI_OPT_VERBOSE = 1 << 5,    /* --verbose, -v */
     CLI_OPT_DEEP = 1 << 6,       /* --deep */
-    CLI_OPT_REPAIR = 1 << 7      /* --repair */
+    CLI_OPT_REPAIR = 1 << 7,     /* --repair */
+    CLI_OPT_FORMAT = 1 << 8      /* --recipe-format v1|v3 */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */
@@ -133,6 +134,8 @@ struct cli_store_args {
     int nargs;
     unsigned given;      /* CLI_OPT_* given */
     uint64_t size, block_size, offset, length;
+    int recipe_format;   /* --recipe-format, else $TROVE_RECIPE_FORMAT: TROVE_RECIPE_FORMAT_V1
+                            or _V3; 0 if neither (the library's default) */
 };
 
 /*

@@ -214,8 +214,8 @@ static int commit(struct volume_run *r)
 static int volume_create(struct volume_run *r)
 {
     struct trove_diag diag = {0};
-    int rc = trove_volume_create(r->s, r->name, r->a->size, (uint32_t)r->a->block_size, NULL,
-                                 &diag);
+    int rc = trove_volume_create_format(r->s, r->name, r->a->size, (uint32_t)r->a->block_size,
+                                        r->a->recipe_format, NULL, &diag);
     if (rc == TROVE_ERR_EXISTS)
         return cli_error(r->cmd, "%s already exists in %s; `trove volume resize` changes its "
                                  "size, `trove volume rm` removes it",
@@ -279,7 +279,8 @@ static int volume_put(struct volume_run *r)
     rc = trove_volume_open(r->s, r->name, &r->v, &diag);
     if (rc == TROVE_ERR_NOTFOUND) {
         memset(&diag, 0, sizeof diag);
-        rc = trove_volume_create(r->s, r->name, size, (uint32_t)r->a->block_size, &r->v, &diag);
+        rc = trove_volume_create_format(r->s, r->name, size, (uint32_t)r->a->block_size,
+                                        r->a->recipe_format, &r->v, &diag);
         created = rc == TROVE_OK;
     }
     if (rc != TROVE_OK) {
@@ -296,6 +297,10 @@ static int volume_put(struct volume_run *r)
         cli_error(r->cmd, "%s exists with blocks of %u bytes, not %llu; drop --block-size, or "
                           "`trove volume rm` it first",
                   r->name, (unsigned)r->info.block_size, (unsigned long long)r->a->block_size);
+        goto out;
+    }
+    if (r->a->recipe_format && (rc = trove_volume_set_format(r->v, r->a->recipe_format))) {
+        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
         goto out;
     }
     if (r->in_size >= 0 && r->info.size != size) {
@@ -436,6 +441,23 @@ static int volume_resize(struct volume_run *r)
     return commit(r);
 }
 
+static int volume_compact(struct volume_run *r)
+{
+    int rc;
+
+    if (check_writable(r))
+        return 1;
+    if ((rc = trove_volume_compact(r->v)) != TROVE_OK)
+        return cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+    if (r->a->recipe_format && (rc = trove_volume_set_format(r->v, r->a->recipe_format)))
+        return cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+    fprintf(stderr,
+            "trove %s: %s renumbered; snapshots taken before no longer share its recipe "
+            "objects (their blocks are still shared)\n",
+            r->cmd, r->name);
+    return commit(r);
+}
+
 static int volume_info(struct volume_run *r)
 {
     const struct trove_volume_info *in = &r->info;
@@ -443,23 +465,27 @@ static int volume_info(struct volume_run *r)
 
     if (r->a->given & CLI_OPT_JSON)
         printf("{\"slots\":%llu,\"used_slots\":%llu,\"unique_objects\":%llu,\"logical_bytes\":%llu,"
-               "\"stored_bytes\":%llu,\"recipe_bytes\":%llu,\"recipe_format\":\"v1\"}\n",
+               "\"stored_bytes\":%llu,\"recipe_bytes\":%llu,\"recipe_format\":\"v%d\","
+               "\"resident_recipe_bytes\":%llu}\n",
                (unsigned long long)in->slots, (unsigned long long)in->used_slots,
                (unsigned long long)in->unique_objects, (unsigned long long)in->size,
-               (unsigned long long)in->stored_bytes, (unsigned long long)in->recipe_bytes);
+               (unsigned long long)in->stored_bytes, (unsigned long long)in->recipe_bytes,
+               in->recipe_format, (unsigned long long)in->resident_recipe_bytes);
     else
         printf("%s: %s\n"
                "  size            %llu bytes (%s)\n"
                "  block size      %s\n"
                "  slots           %llu, %llu used\n"
                "  unique objects  %llu, %llu bytes stored (%s)\n"
-               "  recipe          format v1, %llu bytes, generation %llu\n",
+               "  recipe          format v%d, %llu bytes on disk, %llu in memory, generation "
+               "%llu\n",
                r->name, in->readonly ? "snapshot (read-only)" : "volume",
                (unsigned long long)in->size, human_size(in->size, h1),
                human_size(in->block_size, h2), (unsigned long long)in->slots,
                (unsigned long long)in->used_slots, (unsigned long long)in->unique_objects,
                (unsigned long long)in->stored_bytes, human_size(in->stored_bytes, h3),
-               (unsigned long long)in->recipe_bytes, (unsigned long long)in->generation);
+               in->recipe_format, (unsigned long long)in->recipe_bytes,
+               (unsigned long long)in->resident_recipe_bytes, (unsigned long long)in->generation);
     if (fflush(stdout) != 0)
         return cli_error(r->cmd, "writing stdout: %s", strerror(errno));
     return 0;
@@ -468,18 +494,25 @@ static int volume_info(struct volume_run *r)
 static const struct volume_command volume_commands[] = {
     {"create", volume_create, "create an empty volume of a given size",
      TROVE_STORE_CREATE, 0, 0,
-     {"usage: trove volume create NAME --size SIZE [--block-size SIZE] [--store DIR]\n"
+     {"usage: trove volume create NAME --size SIZE [--block-size SIZE] [--recipe-format F]\n"
+      "                           [--store DIR]\n"
       "\n"
       "Create volume NAME of SIZE bytes, every block empty (reads as zeros). NAME is 1..128\n"
       "bytes of letters, digits, '.', '_' and '-', not starting with '.' or '-'. The store is\n"
       "created if it does not exist.\n"
       "  --size SIZE        the volume's size in bytes\n"
       "  --block-size SIZE  bytes per block: a power of two from 4K to 1G (default 2M);\n"
-      "                     the unit of deduplication\n" STORE_HELP SIZE_HELP,
-      CLI_OPT_SIZE | CLI_OPT_BLOCK_SIZE, CLI_OPT_SIZE, 1, 1}},
+      "                     the unit of deduplication\n"
+      "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
+      "                     bit-packed column, in objects"
+" a commit rewrites only where\n"
+      "                     they changed) or v1 (one file, one digest per slot, for older\n"
+      "                     readers)\n" STORE_HELP SIZE_HELP,
+      CLI_OPT_SIZE | CLI_OPT_BLOCK_SIZE | CLI_OPT_FORMAT, CLI_OPT_SIZE, 1, 1}},
     {"put", volume_put, "store a whole file as a volume (created or resized to fit)",
      TROVE_STORE_CREATE, 0, 1,
-     {"usage: trove volume put NAME FILE [--block-size SIZE] [--verbose] [--store DIR]\n"
+     {"usage: trove volume put NAME FILE [--block-size SIZE] [--recipe-format F] [--verbose]\n"
+      "                        [--store DIR]\n"
       "\n"
       "Make volume NAME hold exactly the bytes of FILE ('-' for stdin): it is created with\n"
       "the file's size if it does not exist, else resized to it, then written block by block\n"
@@ -487,8 +520,13 @@ static const struct volume_command volume_commands[] = {
       "if it does not exist.\n"
       "  --block-size SIZE  bytes per block of a new volume: a power of two from 4K to 1G\n"
       "                     (default 2M)\n"
-      "  -v, --verbose      print a summary on stderr\n" STORE_HELP SIZE_HELP,
-      CLI_OPT_BLOCK_SIZE | CLI_OPT_VERBOSE, 0, 2, 2}},
+      "  -v, --verbose      print a summary on stderr\n"
+      "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
+      "                     bit-packed column, in objects"
+" a commit rewrites only where\n"
+      "                     they changed) or v1 (one file, one digest per slot, for older\n"
+      "                     readers)\n"      "                     (given for an existing volume: converts it)\n" STORE_HELP SIZE_HELP,
+      CLI_OPT_BLOCK_SIZE | CLI_OPT_VERBOSE | CLI_OPT_FORMAT, 0, 2, 2}},
     {"write", volume_write, "write a file's bytes into a volume at an offset",
      0, 1, 1,
      {"usage: trove volume write NAME --offset N FILE [--store DIR]\n"
@@ -529,7 +567,8 @@ static const struct volume_command volume_commands[] = {
       "Describe volume or snapshot NAME: size, block size, slots (used), distinct objects and\n"
       "their bytes, recipe size and generation.\n"
       "  --json             one JSON object: slots, used_slots, unique_objects, logical_bytes,\n"
-      "                     stored_bytes, recipe_bytes, recipe_format\n" STORE_HELP,
+      "                     stored_bytes, recipe_bytes, recipe_format, resident_recipe_bytes\n"
+      STORE_HELP,
       CLI_OPT_JSON, 0, 1, 1}},
     {"resize", volume_resize, "grow or shrink a volume",
      0, 1, 0,
@@ -539,6 +578,21 @@ static const struct volume_command volume_commands[] = {
       "shrinking drops the bytes past the new end.\n"
       "  --size SIZE        the new size in bytes\n" STORE_HELP SIZE_HELP,
       CLI_OPT_SIZE, CLI_OPT_SIZE, 1, 1}},
+    {"compact", volume_compact, "renumber a volume's recipe dictionary (unshares snapshots)",
+     0, 1, 0,
+     {"usage: trove volume compact NAME [--recipe-format F] [--store DIR]\n"
+      "\n"
+      "Renumber the dictionary of volume NAME's recipe in slot order and commit, rewriting\n"
+      "every column segment and dictionary chunk: freed dictionary entries go, and a volume\n"
+      "without duplicate blocks gets an identity column again. Snapshots taken before keep\n"
+      "their own recipe objects, so they no longer share the volume's (their blocks are still\n"
+      "shared). Never done implicitly.\n"
+      "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
+      "                     bit-packed column, in objects"
+" a commit rewrites only where\n"
+      "                     they changed) or v1 (one file, one digest per slot, for older\n"
+      "                     readers)\n" STORE_HELP,
+      CLI_OPT_FORMAT, 0, 1, 1}},
     {"rm", volume_rm, "remove a volume or snapshot (`trove gc` frees its blocks)",
      0, 0, 0,
      {"usage: trove volume rm NAME [--store DIR]\n"

@@ -51,6 +51,8 @@ struct trove_volume;
 /* trove_store_open flags. */
 #define TROVE_STORE_CREATE 1u   /* create DIR (and its parents) if it does not exist */
 #define TROVE_STORE_READONLY 2u /* shared lock; every change returns TROVE_ERR_READONLY */
+#define TROVE_STORE_NOSYNC 4u   /* no fsync anywhere: for benchmarks and scratch stores only;
+                                   a crash may then lose or corrupt anything */
 
 /*
  * Open the store at dir. Loads DIR/refs and checks it against the committed recipes; if a
@@ -86,6 +88,38 @@ int trove_volume_name_check(const char *name, struct trove_diag *diag);
 int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
                         uint32_t block_size, struct trove_volume **out, struct trove_diag *diag);
 
+/* Recipe formats a commit can write (trove/recipe.h). */
+#define TROVE_RECIPE_FORMAT_V1 1
+#define TROVE_RECIPE_FORMAT_V3 3
+#define TROVE_RECIPE_FORMAT_DEFAULT TROVE_RECIPE_FORMAT_V3
+
+/* trove_volume_create with the recipe format its commits write (0: the default). */
+int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t size,
+                               uint32_t block_size, int recipe_format,
+                               struct trove_volume **out, struct trove_diag *diag);
+
+/* The format v's next commits write (a v1 volume stays v1 until asked). Marks v dirty when
+ * the format changes. Errors: TROVE_ERR_INVALID, TROVE_ERR_READONLY. */
+int trove_volume_set_format(struct trove_volume *v, int recipe_format);
+
+/*
+ * Renumber v's dictionary in slot order (first use first), so that a volume written without
+ * dedup has an identity column again and freed indices are gone; the next commit rewrites
+ * every column segment and dictionary chunk. Snapshots taken before keep the old objects,
+ * so they no longer share the volume's recipe objects (their data stays shared). Never done
+ * implicitly. Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM.
+ */
+int trove_volume_compact(struct trove_volume *v);
+
+/*
+ * For benchmarks only: point slots [first, first + n) at the digests d[0..n) (zero: empty)
+ * without storing or checking any object. A store used so names objects it does not hold,
+ * and verify says so; use a throwaway store. Errors: TROVE_ERR_INVALID (range),
+ * TROVE_ERR_READONLY, TROVE_ERR_NOMEM.
+ */
+int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
+                                     const struct trove_digest *d, size_t n);
+
 /*
  * Open volume or snapshot `name` at its committed state. A volume can be open once at a
  * time per store handle. Errors: TROVE_ERR_INVALID (name), TROVE_ERR_NOTFOUND, TROVE_ERR_BUSY
@@ -110,6 +144,11 @@ struct trove_volume_info {
                                 a snapshot keeps its source's */
     int readonly;            /* a snapshot */
     int dirty;               /* uncommitted changes */
+    int recipe_format;       /* TROVE_RECIPE_FORMAT_V1 or _V3: what the next commit writes */
+    uint64_t resident_recipe_bytes; /* memory the in-memory recipe takes */
+    uint64_t last_commit_bytes;     /* bytes the last commit of this handle wrote (recipe,
+                                       segments, chunks, pages; not data objects) */
+    uint64_t last_commit_objects;   /* recipe objects it wrote (v3) */
 };
 
 /* Describe v's in-memory state (recipe_bytes and generation: the committed file's). */
@@ -141,10 +180,12 @@ int trove_volume_read(struct trove_volume *v, uint64_t offset, void *buf, size_t
 int trove_volume_resize(struct trove_volume *v, uint64_t new_size);
 
 /*
- * Make v's in-memory state durable: write the recipe as a new file, fsync it, rename it over
- * the old one, fsync the directory; then the same for DIR/refs. A no-op when nothing
- * changed. Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM, -errno (v stays dirty and a later
- * commit may be retried).
+ * Make v's in-memory state durable in its recipe format: for v3, first the recipe objects
+ * that changed (one pack file, fsync'd); then the recipe file is written new, fsync'd,
+ * renamed over the old one and the directory fsync'd. DIR/refs is written when the store is
+ * closed (a crash before that makes the next open recount). A no-op when nothing changed.
+ * Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM, -errno (v stays dirty and a later commit may
+ * be retried).
  */
 int trove_volume_commit(struct trove_volume *v);
 
@@ -174,6 +215,7 @@ struct trove_volume_entry {
     uint64_t slots;
     uint64_t generation;
     uint64_t recipe_bytes;
+    int recipe_format;    /* 1 or 3 */
 };
 
 /*

@@ -14,26 +14,13 @@
 #include "trove/store.h"
 #include "trove/volume.h"
 
+#include "dict.h"
 #include "putpool.h"
+#include "refmap.h"
 #include "refs.h"
 
 #include <stddef.h>
 #include <stdint.h>
-
-struct ref_entry {
-    struct trove_digest d;
-    uint64_t live;      /* slots of in-memory volume states naming d */
-    uint64_t committed; /* slots of committed recipes naming d */
-    uint64_t len;       /* verify's recount: the slot length d must have (0: unknown) */
-    uint32_t dict_index;
-    uint32_t used; /* 1: a table slot in use */
-};
-
-struct refmap {
-    struct ref_entry *tab;
-    size_t cap; /* a power of two, or 0 */
-    size_t count;
-};
 
 struct trove_store {
     char *dir;     /* as given, for messages */
@@ -50,6 +37,7 @@ struct trove_store {
     size_t nbasis, cap_basis;
     struct trove_volume *open; /* open volumes, linked through next */
     struct trove__putpool *pool; /* puts in flight; started by the first large write */
+    int refs_dirty; /* the counts or basis changed since DIR/refs was written */
     int sticky; /* an error that left the in-memory counts unreliable: every change fails */
 };
 
@@ -62,38 +50,62 @@ struct trove_volume {
     struct trove_store *s;
     struct trove_volume *next;
     char name[TROVE_VOLUME_NAME_MAX + 1];
-    /* The recipe's file image: header, slot_count entries, checksum (sealed at commit). */
-    struct trove_bytes img;
     uint64_t size;
     uint32_t block_size;
     uint32_t flags;
     uint64_t slot_count;
     uint64_t generation;   /* committed */
-    uint64_t recipe_bytes; /* committed file's length */
+    uint64_t recipe_bytes; /* committed recipe file's length */
+    uint64_t recipe_sum;   /* its trailing checksum (the refs file's basis records it) */
     int dirty;
+    int format;           /* TROVE_RECIPE_FORMAT_*: what the next commit writes */
+    int committed_format; /* the committed recipe's */
+    /* The recipe in memory: a dictionary index per slot (0: empty) and the dictionary. */
+    uint32_t *idx;
+    uint64_t cap_slots;
+    struct trove__dict dict;
     /* Slots changed since the commit, each logged once with its committed digest. */
-    uint8_t *dirty_bits;   /* one bit per slot; cap_bits slots */
+    uint8_t *dirty_bits; /* one bit per slot; cap_bits slots */
     uint64_t cap_bits;
     struct undo_entry *undo;
     size_t nundo, cap_undo;
-    uint8_t *block;        /* block_size scratch for read-modify-write */
+    uint8_t *seg_dirty;  /* one bit per 1024-slot column segment changed since the commit */
+    uint64_t seg_cap;    /* bits */
+    /* The committed v3 structure (none when the committed recipe is v1): sections in store
+     * order — the column segments, then the dictionary chunks — and the pages. */
+    struct trove_v3_section *sec;
+    uint64_t nsec, nsec_seg;
+    struct trove_digest *pages;
+    uint64_t npages;
+    uint64_t last_commit_bytes, last_commit_objects;
+    int rewrite_all;          /* the next v3 commit re-encodes every section (compact) */
+    uint8_t *block;           /* block_size scratch for read-modify-write */
     struct trove_bytes cache; /* the last object read */
     struct trove_digest cache_d;
 };
 
-static inline struct trove_digest *vol_slots(struct trove_volume *v)
+static inline const struct trove_digest *vol_digest(const struct trove_volume *v, uint64_t i)
 {
-    return (struct trove_digest *)(void *)(v->img.ptr + TROVE_RECIPE_V1_HEADER);
+    return &v->dict.digests[v->idx[i]];
 }
 
+/* ---- loading and writing recipes (recipe_io.c) ---- */
+/* Load volume name's committed recipe (v1 or v3; v3 objects are fetched and rehashed) as a
+ * volume that is not on the store's open list. diag names the volume and the file or
+ * object at fault. */
+int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
+                       struct trove_diag *diag);
+void trove__volume_free(struct trove_volume *v);
+/* Write v's recipe in its format, publish it, and move the committed counts. */
+int trove__volume_write_recipe(struct trove_volume *v);
+/* Count v's committed recipe objects (v3 pages and sections) in the store: +1 or -1 to
+ * both counts of each. */
+int trove__volume_meta_refs(struct trove_volume *v, int delta);
+/* Mark segment s dirty (grows the bitmap). */
+int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg);
+
 /* ---- reference map (store.c) ---- */
-struct ref_entry *trove__refmap_find(const struct refmap *m, const struct trove_digest *d);
-/* Find d or add a zeroed entry for it (*created_out = 1). NULL when out of memory. The
- * returned pointer is valid until the next insert or remove. */
-struct ref_entry *trove__refmap_insert(struct refmap *m, const struct trove_digest *d,
-                                       int *created_out);
-void trove__refmap_remove(struct refmap *m, struct ref_entry *e);
-void trove__refmap_free(struct refmap *m);
+
 /* Add dlive and dcommitted to d's counts, creating or dropping its entry (and dict index).
  * Errors: TROVE_ERR_NOMEM (nothing changed), TROVE_ERR_CORRUPT (a count would go negative). */
 int trove__ref_add(struct trove_store *s, const struct trove_digest *d, int64_t dlive,
@@ -105,12 +117,13 @@ void trove__recipe_path(const struct trove_store *s, const char *name, char *out
 /* Read and decode volume name's committed recipe into img (replacing its content). */
 /* 1 if volume name has a committed recipe file, 0 if not, or -errno. */
 int trove__recipe_exists(struct trove_store *s, const char *name);
-int trove__recipe_load(struct trove_store *s, const char *name, struct trove_bytes *img,
-                       struct trove_recipe_v1 *r, struct trove_diag *diag);
+/* Read volume name's recipe file (any version) into buf; diag names it on failure. */
+int trove__recipe_read(struct trove_store *s, const char *name, struct trove_bytes *buf,
+                       struct trove_diag *diag);
 /* Publish len bytes as volume name's recipe: temp file, fsync, rename, fsync dir. */
 int trove__recipe_publish(struct trove_store *s, const char *name, const void *data,
                           size_t len);
-/* Record name's new committed recipe in the basis and persist the counts (DIR/refs). */
+/* Record name's new committed recipe in the basis (DIR/refs is written at close). */
 int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,
                      uint64_t checksum);
 int trove__store_save_refs(struct trove_store *s);

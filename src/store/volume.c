@@ -1,27 +1,28 @@
 /*
- * volume.c: a volume's slots — create, open, write, read, resize, commit and close
- * (include/trove/volume.h).
+ * volume.c: a volume's slots — create, open, write, read, resize and close
+ * (include/trove/volume.h). Loading and committing recipes is recipe_io.c.
  *
- * An open volume keeps its recipe as the v1 file image (header, one 16-byte digest per
- * slot, checksum) in one buffer, so a commit seals the header and checksum in place and
- * writes the buffer as it is: no per-slot copy, no encode pass. Writes change the image's
- * entries and the store's live reference counts at once; the first change of a slot since
- * the last commit also logs the slot's committed digest (a bitmap says which slots are
- * logged). That undo log is what commit turns into committed-count changes, and what close
- * rolls back when a volume is dropped uncommitted, both in O(changed slots).
+ * In memory a volume's recipe is a dictionary index per slot (4 bytes; 0 is the empty
+ * slot) and the volume's dictionary (dict.h: each distinct digest once, with the count of
+ * slots naming it), whatever format it is stored in. A slot's digest is one dictionary
+ * lookup away. Writes change the indices, the dictionary and the store's live reference
+ * counts at once; the first change of a slot since the last commit also logs the slot's
+ * committed digest (a bitmap says which slots are logged), and marks its 1024-slot column
+ * segment dirty. The undo log is what commit turns into committed-count changes and what
+ * close rolls back when a volume is dropped uncommitted, both in O(changed slots); the
+ * dirty segments (and the dictionary's dirty chunks) are what a v3 commit rewrites.
  *
  * Every block is stored with exactly its slot's length: block_size, except that the last
  * slot holds only the volume's remainder. A write hashes each touched block (after a
  * read-modify-write of a partial one); a block equal to the slot's current digest changes
  * nothing, an all-zero block empties the slot, and any other block is stored unless the
  * reference map already knows its digest and the object is there (a stat: then an object
- * with those bytes is durable, or queued). Stores go through the store's put pool (putpool.h), so the caller hashes the
- * next block while earlier ones are fsync'd; commit, and any read of an object, drain it
- * first, so a recipe never names an object that is not durable.
+ * with those bytes is durable, or queued). Stores go through the store's put pool
+ * (putpool.h), so the caller hashes the next block while earlier ones are fsync'd; commit,
+ * and any read of an object, drain it first, so a recipe never names an object that is
+ * not durable.
  */
 #include "store_internal.h"
-
-#include "common/endian.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@
 
 #define BLOCK_MIN 4096u
 #define BLOCK_MAX (1u << 30)
+#define SEG TROVE_RECIPE_V3_SEGMENT_SLOTS
 
 static uint64_t slots_for(uint64_t size, uint32_t bs)
 {
@@ -69,43 +71,9 @@ static int volume_writable(const struct trove_volume *v)
     return TROVE_OK;
 }
 
-static void volume_free(struct trove_volume *v)
+static int format_ok(int f)
 {
-    if (!v)
-        return;
-    trove_bytes_free(&v->img);
-    trove_bytes_free(&v->cache);
-    free(v->dirty_bits);
-    free(v->undo);
-    free(v->block);
-    free(v);
-}
-
-/* Adopt a decoded recipe image (taking img's storage) as an open volume. */
-static int volume_adopt(struct trove_store *s, const char *name, struct trove_bytes *img,
-                        const struct trove_recipe_v1 *r, struct trove_volume **out)
-{
-    struct trove_volume *v = calloc(1, sizeof *v);
-    int rc = TROVE_ERR_NOMEM;
-
-    if (!v)
-        goto out;
-    v->s = s;
-    snprintf(v->name, sizeof v->name, "%s", name);
-    v->size = r->volume_size;
-    v->block_size = r->block_size;
-    v->flags = r->flags;
-    v->slot_count = r->slot_count;
-    v->generation = r->generation;
-    v->recipe_bytes = img->len;
-    v->img = *img;
-    memset(img, 0, sizeof *img);
-    v->next = s->open;
-    s->open = v;
-    *out = v;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return f == TROVE_RECIPE_FORMAT_V1 || f == TROVE_RECIPE_FORMAT_V3;
 }
 
 static struct trove_volume *find_open(struct trove_store *s, const char *name)
@@ -116,20 +84,43 @@ static struct trove_volume *find_open(struct trove_store *s, const char *name)
     return NULL;
 }
 
-int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
-                        uint32_t block_size, struct trove_volume **out, struct trove_diag *diag)
+int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg)
 {
-    struct trove_bytes img = {0};
-    struct trove_recipe_v1 r;
+    if (seg >= v->seg_cap) {
+        uint64_t cap = v->seg_cap ? v->seg_cap : 64;
+        uint8_t *p;
+        while (cap <= seg)
+            cap *= 2;
+        if (!(p = realloc(v->seg_dirty, (size_t)(cap / 8))))
+            return TROVE_ERR_NOMEM;
+        memset(p + v->seg_cap / 8, 0, (size_t)((cap - v->seg_cap) / 8));
+        v->seg_dirty = p;
+        v->seg_cap = cap;
+    }
+    v->seg_dirty[seg / 8] |= (uint8_t)(1u << (seg % 8));
+    return TROVE_OK;
+}
+
+int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t size,
+                               uint32_t block_size, int recipe_format,
+                               struct trove_volume **out, struct trove_diag *diag)
+{
     struct trove_volume *v = NULL;
     char path[4096];
-    uint64_t n, len;
+    uint64_t n;
     int rc;
 
     if (out)
         *out = NULL;
     if (!s) {
         rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store");
+        goto out;
+    }
+    if (recipe_format == 0)
+        recipe_format = TROVE_RECIPE_FORMAT_DEFAULT;
+    if (!format_ok(recipe_format)) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "recipe format %d is not 1 or 3",
+                            recipe_format);
         goto out;
     }
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
@@ -161,48 +152,46 @@ int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
             trove_diag_set(diag, rc, 0, "cannot check %s: %s", path, trove_strerror(rc));
         goto out;
     }
-    len = TROVE_RECIPE_V1_LEN(n);
-    if (len > SIZE_MAX) {
+    if (!(v = calloc(1, sizeof *v)) || (n > 0 && !(v->idx = calloc((size_t)n, 4)))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    img.len = 0;
-    if ((rc = trove_bytes_reserve(&img, (size_t)len)) != TROVE_OK)
+    if ((rc = trove__dict_init(&v->dict)) != TROVE_OK)
         goto out;
-    memset(img.ptr, 0, (size_t)len);
-    img.len = (size_t)len;
-    trove_recipe_v1_seal(img.ptr, size, block_size, 0, 1, n);
-    if ((rc = trove__recipe_publish(s, name, img.ptr, img.len)) != TROVE_OK) {
+    v->s = s;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    v->size = size;
+    v->block_size = block_size;
+    v->slot_count = v->cap_slots = n;
+    v->format = recipe_format;
+    v->committed_format = 0; /* nothing committed yet: commit writes every section */
+    v->generation = 0;
+    v->dirty = 1;
+    if ((rc = trove__volume_write_recipe(v)) != TROVE_OK) {
         trove_diag_set(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
         goto out;
     }
-    rc = trove__basis_set(s, name, 1, trove__get_le64(img.ptr + img.len - 8));
-    if (rc != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot record the new volume in %s/refs: %s", s->dir,
-                       trove_strerror(rc));
-        goto out;
-    }
     if (out) {
-        r.slot_count = n;
-        r.block_size = block_size;
-        r.flags = 0;
-        r.volume_size = size;
-        r.generation = 1;
-        if ((rc = volume_adopt(s, name, &img, &r, &v)) != TROVE_OK)
-            goto out;
+        v->next = s->open;
+        s->open = v;
         *out = v;
+        v = NULL;
     }
     rc = TROVE_OK;
 out:
-    trove_bytes_free(&img);
+    trove__volume_free(v);
     return rc;
+}
+
+int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
+                        uint32_t block_size, struct trove_volume **out, struct trove_diag *diag)
+{
+    return trove_volume_create_format(s, name, size, block_size, 0, out, diag);
 }
 
 int trove_volume_open(struct trove_store *s, const char *name, struct trove_volume **out,
                       struct trove_diag *diag)
 {
-    struct trove_bytes img = {0};
-    struct trove_recipe_v1 r;
     int rc;
 
     if (out)
@@ -217,27 +206,41 @@ int trove_volume_open(struct trove_store *s, const char *name, struct trove_volu
         rc = trove_diag_set(diag, TROVE_ERR_BUSY, 0, "volume '%s' is already open", name);
         goto out;
     }
-    if ((rc = trove__recipe_load(s, name, &img, &r, diag)) != TROVE_OK)
+    if ((rc = trove__volume_load(s, name, out, diag)) != TROVE_OK)
         goto out;
-    rc = volume_adopt(s, name, &img, &r, out);
+    (*out)->next = s->open;
+    s->open = *out;
 out:
-    trove_bytes_free(&img);
     return rc;
 }
 
-/* Undo every uncommitted slot change in the live counts (the image is about to go). */
+/* Undo every uncommitted slot change in the live counts (the volume is about to go). */
 static void rollback_live(struct trove_volume *v)
 {
-    const struct trove_digest *slots = vol_slots(v);
-
     for (size_t k = 0; k < v->nundo; k++) {
         const struct undo_entry *u = &v->undo[k];
-        if (u->slot < v->slot_count && !trove_digest_is_zero(&slots[u->slot]))
-            trove__ref_add(v->s, &slots[u->slot], -1, 0);
+        if (u->slot < v->slot_count && v->idx[u->slot] != 0)
+            trove__ref_add(v->s, vol_digest(v, u->slot), -1, 0);
         if (!trove_digest_is_zero(&u->old))
             trove__ref_add(v->s, &u->old, +1, 0);
     }
     v->nundo = 0;
+}
+
+void trove__volume_free(struct trove_volume *v)
+{
+    if (!v)
+        return;
+    free(v->idx);
+    trove__dict_free(&v->dict);
+    free(v->dirty_bits);
+    free(v->undo);
+    free(v->seg_dirty);
+    free(v->sec);
+    free(v->pages);
+    free(v->block);
+    trove_bytes_free(&v->cache);
+    free(v);
 }
 
 void trove_volume_close(struct trove_volume *v)
@@ -252,14 +255,12 @@ void trove_volume_close(struct trove_volume *v)
             *pp = v->next;
             break;
         }
-    volume_free(v);
+    trove__volume_free(v);
 }
 
 int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
 {
-    const struct trove_digest *slots;
-    struct refmap seen = {0};
-    int rc = TROVE_OK;
+    uint8_t *seen = NULL;
 
     if (!v || !out)
         return TROVE_ERR_INVALID;
@@ -271,25 +272,26 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
     out->generation = v->generation;
     out->readonly = (v->flags & TROVE_RECIPE_FLAG_READONLY) != 0;
     out->dirty = v->dirty;
-    slots = vol_slots(v);
-    /* Distinct digests, with the store's table code in a private map. */
+    out->recipe_format = v->format;
+    out->unique_objects = v->dict.live;
+    out->last_commit_bytes = v->last_commit_bytes;
+    out->last_commit_objects = v->last_commit_objects;
+    out->resident_recipe_bytes = v->cap_slots * 4 + trove__dict_resident(&v->dict);
+    /* Each distinct object's bytes once: its first slot's length. */
+    if (!(seen = calloc((size_t)v->dict.len / 8 + 1, 1)))
+        return TROVE_ERR_NOMEM;
     for (uint64_t i = 0; i < v->slot_count; i++) {
-        int created;
-        if (trove_digest_is_zero(&slots[i]))
+        uint32_t x = v->idx[i];
+        if (x == 0)
             continue;
         out->used_slots++;
-        if (!trove__refmap_insert(&seen, &slots[i], &created)) {
-            rc = TROVE_ERR_NOMEM;
-            goto out;
-        }
-        if (created) {
-            out->unique_objects++;
+        if (!(seen[x / 8] & (1u << (x % 8)))) {
+            seen[x / 8] |= (uint8_t)(1u << (x % 8));
             out->stored_bytes += slot_len(v->size, v->block_size, i);
         }
     }
-out:
-    trove__refmap_free(&seen);
-    return rc;
+    free(seen);
+    return TROVE_OK;
 }
 
 /* Log slot i's committed digest the first time it changes after a commit. */
@@ -318,27 +320,48 @@ static int log_slot(struct trove_volume *v, uint64_t i)
         v->cap_undo = cap;
     }
     v->undo[v->nundo].slot = i;
-    v->undo[v->nundo].old = vol_slots(v)[i];
+    v->undo[v->nundo].old = *vol_digest(v, i);
     v->nundo++;
     v->dirty_bits[i / 8] |= (uint8_t)(1u << (i % 8));
     return TROVE_OK;
 }
 
-/* Point slot i at d (zero: empty), keeping the live counts and the undo log. */
+/* Point slot i at d (zero: empty), keeping the counts, the undo log and the dirty bits.
+ * The old index is released before the new digest is interned, so that a digest replacing
+ * the last use of another takes its index back, in a chunk that is dirty already. */
 static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_digest *d)
 {
-    struct trove_digest *slot = &vol_slots(v)[i];
-    int rc;
+    uint32_t old = v->idx[i], nx = 0;
+    struct trove_digest old_d = v->dict.digests[old];
+    int created, rc;
 
-    if (trove_digest_equal(slot, d))
+    if (trove_digest_equal(&old_d, d))
         return TROVE_OK;
-    if ((rc = log_slot(v, i)) != TROVE_OK)
+    if ((rc = log_slot(v, i)) != TROVE_OK || (rc = trove__volume_seg_dirty(v, i / SEG)))
         return rc;
     if (!trove_digest_is_zero(d) && (rc = trove__ref_add(v->s, d, +1, 0)) != TROVE_OK)
         return rc;
-    if (!trove_digest_is_zero(slot))
-        trove__ref_add(v->s, slot, -1, 0);
-    *slot = *d;
+    if (old != 0)
+        trove__dict_unref(&v->dict, old);
+    if (!trove_digest_is_zero(d)) {
+        rc = trove__dict_intern(&v->dict, d, &nx, &created);
+        if (rc != TROVE_OK) {
+            /* Put the slot back as it was; if even that fails, this handle is unusable. */
+            trove__ref_add(v->s, d, -1, 0);
+            if (old != 0) {
+                if (trove__dict_intern(&v->dict, &old_d, &nx, &created) == TROVE_OK &&
+                    nx == old)
+                    trove__dict_ref(&v->dict, nx);
+                else
+                    v->s->sticky = rc;
+            }
+            return rc;
+        }
+        trove__dict_ref(&v->dict, nx);
+    }
+    if (old != 0)
+        trove__ref_add(v->s, &old_d, -1, 0);
+    v->idx[i] = nx;
     v->dirty = 1;
     return TROVE_OK;
 }
@@ -369,14 +392,13 @@ static int load_object(struct trove_volume *v, const struct trove_digest *d, siz
 /* Copy slot i's current bytes [0, len) into dst (zeros for an empty slot). */
 static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *dst)
 {
-    const struct trove_digest *d = &vol_slots(v)[i];
     int rc;
 
-    if (trove_digest_is_zero(d)) {
+    if (v->idx[i] == 0) {
         memset(dst, 0, len);
         return TROVE_OK;
     }
-    if ((rc = load_object(v, d, len)) != TROVE_OK)
+    if ((rc = load_object(v, vol_digest(v, i), len)) != TROVE_OK)
         return rc;
     memcpy(dst, v->cache.ptr, len);
     return TROVE_OK;
@@ -387,7 +409,7 @@ static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, 
 {
     struct trove_digest d;
     const struct ref_entry *e;
-    int rc;
+    int rc = TROVE_OK;
 
     if (all_zero(data, len)) {
         memset(&d, 0, sizeof d);
@@ -396,7 +418,7 @@ static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, 
     trove_digest_of(data, len, &d);
     if (trove_digest_is_zero(&d))
         return TROVE_ERR_CORRUPT; /* a block hashing to the empty digest: report, never store */
-    if (trove_digest_equal(&d, &vol_slots(v)[i]))
+    if (trove_digest_equal(&d, vol_digest(v, i)))
         return TROVE_OK;
     /* A known digest needs no put, unless its object went missing behind the store's back
      * (then writing the same bytes again restores it). Checking costs a stat, not a write. */
@@ -457,6 +479,78 @@ int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf,
     return TROVE_OK;
 }
 
+int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
+                                     const struct trove_digest *d, size_t n)
+{
+    int rc;
+
+    if (!v || (!d && n > 0) || first > v->slot_count || n > v->slot_count - first)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    for (size_t k = 0; k < n; k++)
+        if ((rc = set_slot(v, first + k, &d[k])) != TROVE_OK)
+            return rc;
+    return TROVE_OK;
+}
+
+int trove_volume_compact(struct trove_volume *v)
+{
+    struct trove__dict nd;
+    uint32_t *nidx = NULL;
+    int rc;
+
+    if (!v)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    if ((rc = trove__dict_init(&nd)) != TROVE_OK)
+        return rc;
+    if (v->slot_count > 0 && !(nidx = malloc((size_t)v->slot_count * 4))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (uint64_t i = 0; i < v->slot_count; i++) {
+        int created;
+        nidx[i] = 0;
+        if (v->idx[i] == 0)
+            continue;
+        if ((rc = trove__dict_intern(&nd, vol_digest(v, i), &nidx[i], &created)) != TROVE_OK)
+            goto out;
+        trove__dict_ref(&nd, nidx[i]);
+    }
+    /* The same digests with the same counts: the store's reference counts do not move. */
+    trove__dict_free(&v->dict);
+    v->dict = nd;
+    memset(&nd, 0, sizeof nd);
+    free(v->idx);
+    v->idx = nidx;
+    nidx = NULL;
+    v->cap_slots = v->slot_count;
+    v->rewrite_all = 1;
+    v->dirty = 1;
+    rc = TROVE_OK;
+out:
+    free(nidx);
+    trove__dict_free(&nd);
+    return rc;
+}
+
+int trove_volume_set_format(struct trove_volume *v, int recipe_format)
+{
+    int rc;
+
+    if (!v || !format_ok(recipe_format))
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    if (recipe_format != v->format) {
+        v->format = recipe_format;
+        v->dirty = 1;
+    }
+    return TROVE_OK;
+}
+
 int trove_volume_read(struct trove_volume *v, uint64_t offset, void *buf, size_t len)
 {
     uint8_t *dst = buf;
@@ -470,15 +564,14 @@ int trove_volume_read(struct trove_volume *v, uint64_t offset, void *buf, size_t
     end = offset + len;
     while (offset < end) {
         uint64_t i = offset / v->block_size;
-        const struct trove_digest *d = &vol_slots(v)[i];
         size_t slen = slot_len(v->size, v->block_size, i);
         size_t within = (size_t)(offset - i * v->block_size);
         size_t n = (size_t)(end - offset < slen - within ? end - offset : slen - within);
 
-        if (trove_digest_is_zero(d)) {
+        if (v->idx[i] == 0) {
             memset(dst, 0, n);
         } else {
-            if ((rc = load_object(v, d, slen)) != TROVE_OK)
+            if ((rc = load_object(v, vol_digest(v, i), slen)) != TROVE_OK)
                 return rc;
             memcpy(dst, v->cache.ptr + within, n);
         }
@@ -503,7 +596,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
         return TROVE_OK;
     n = slots_for(new_size, v->block_size);
     old_n = v->slot_count;
-    if (n > TROVE_RECIPE_MAX_SLOTS || TROVE_RECIPE_V1_LEN(n) > SIZE_MAX)
+    if (n > TROVE_RECIPE_MAX_SLOTS || n > SIZE_MAX / 4)
         return TROVE_ERR_INVALID;
     if ((rc = ensure_block(v)) != TROVE_OK)
         return rc;
@@ -512,7 +605,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
      * becomes zeros. It is a slot of both the old and the new volume. */
     edge = new_size < v->size ? new_size : v->size;
     edge_slot = edge / v->block_size;
-    if (edge % v->block_size != 0 && !trove_digest_is_zero(&vol_slots(v)[edge_slot])) {
+    if (edge % v->block_size != 0 && v->idx[edge_slot] != 0) {
         keep_len = (size_t)(edge % v->block_size);
         rc = load_block(v, edge_slot, slot_len(v->size, v->block_size, edge_slot), v->block);
         if (rc != TROVE_OK)
@@ -522,14 +615,22 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
     for (uint64_t i = n; i < old_n; i++)
         if ((rc = set_slot(v, i, &zero)) != TROVE_OK)
             return rc;
-    if (n > old_n) {
-        rc = trove_bytes_reserve(&v->img, (size_t)(TROVE_RECIPE_V1_LEN(n) - v->img.len));
-        if (rc != TROVE_OK)
-            return rc;
-        memset(v->img.ptr + TROVE_RECIPE_V1_HEADER + 16 * old_n, 0,
-               (size_t)(16 * (n - old_n)) + 8);
+    if (n > v->cap_slots) {
+        uint32_t *p = realloc(v->idx, (size_t)n * 4);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        v->idx = p;
+        v->cap_slots = n;
     }
-    v->img.len = (size_t)TROVE_RECIPE_V1_LEN(n);
+    if (n > old_n)
+        memset(v->idx + old_n, 0, (size_t)(n - old_n) * 4);
+    /* The segments whose slot count changes, or that appear, are rewritten. */
+    {
+        uint64_t lo = (n < old_n ? n : old_n), hi = (n > old_n ? n : old_n);
+        for (uint64_t sg = lo / SEG; sg <= (hi - 1) / SEG; sg++)
+            if ((rc = trove__volume_seg_dirty(v, sg)) != TROVE_OK)
+                return rc;
+    }
     v->slot_count = n;
     v->size = new_size;
     v->dirty = 1;
@@ -543,9 +644,6 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
 
 int trove_volume_commit(struct trove_volume *v)
 {
-    struct trove_store *s;
-    const struct trove_digest *slots;
-    uint64_t gen;
     int rc;
 
     if (!v)
@@ -554,32 +652,5 @@ int trove_volume_commit(struct trove_volume *v)
         return rc;
     if (!v->dirty)
         return TROVE_OK;
-    s = v->s;
-    /* Objects are durable before the recipe that names them. */
-    if ((rc = trove__store_drain(s)) != TROVE_OK)
-        return rc;
-    gen = v->generation + 1;
-    trove_recipe_v1_seal(v->img.ptr, v->size, v->block_size, v->flags, gen, v->slot_count);
-    /* Every object a slot names was made durable by the write that named it. */
-    if ((rc = trove__recipe_publish(s, v->name, v->img.ptr, v->img.len)) != TROVE_OK)
-        return rc;
-    v->generation = gen;
-    v->recipe_bytes = v->img.len;
-    v->dirty = 0;
-    /* The committed state moved: move the committed counts the same way. Adding before
-     * dropping keeps each entry (and its dict index) alive across the move. */
-    slots = vol_slots(v);
-    for (size_t k = 0; k < v->nundo; k++) {
-        const struct undo_entry *u = &v->undo[k];
-        /* The slot's digest is live, so its entry exists: the add allocates nothing. */
-        if (u->slot < v->slot_count && !trove_digest_is_zero(&slots[u->slot])) {
-            rc = trove__ref_add(s, &slots[u->slot], 0, +1);
-            assert(rc == TROVE_OK);
-        }
-        if (!trove_digest_is_zero(&u->old))
-            trove__ref_add(s, &u->old, 0, -1);
-        v->dirty_bits[u->slot / 8] &= (uint8_t)~(1u << (u->slot % 8));
-    }
-    v->nundo = 0;
-    return trove__basis_set(s, v->name, gen, trove__get_le64(v->img.ptr + v->img.len - 8));
+    return trove__volume_write_recipe(v);
 }

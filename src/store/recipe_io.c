@@ -1,0 +1,529 @@
+/*
+ * recipe_io.c: a volume's recipe between memory and the store — loading a committed
+ * recipe (v1 or v3) into the in-memory form (dictionary indices plus a dictionary), and
+ * committing that form in the volume's format.
+ *
+ * v1 is one file: the commit gathers each slot's digest from the dictionary into the file
+ * image, seals it and publishes it by rename. v3 is a manifest naming pages that name
+ * column segments and dictionary chunks, each a content-addressed object
+ * (docs/formats/recipe-v3.md). The store orders a v3 volume's sections column segments
+ * first, then dictionary chunks, so that a growing dictionary appends sections and pages
+ * at the end instead of moving every segment. A commit re-encodes only the segments with
+ * a changed slot, the chunks with a changed entry and the pages with a changed record;
+ * identical objects (every all-empty segment, say) are one object and written once.
+ *
+ * Durability of a v3 commit: the data objects are already durable (the put pool is
+ * drained first); the new recipe objects are staged — written unsynced — and published
+ * together with one filesystem sync before their names appear and one after
+ * (trove_backend_publish), and only then is the manifest published by write, fsync,
+ * rename, fsync of the directory. A crash leaves the old manifest naming old objects, or
+ * the new one naming durable new ones; staged objects that never got a manifest are
+ * garbage for gc. Loading fetches every page, chunk and segment and rehashes it: an object
+ * whose bytes do not hash to its name is reported, never decoded.
+ */
+#include "store_internal.h"
+
+#include "common/endian.h"
+#include "pack.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEG TROVE_RECIPE_V3_SEGMENT_SLOTS
+#define CHUNK TROVE_RECIPE_V3_CHUNK_ENTRIES
+#define PAGE TROVE_RECIPE_V3_PAGE_SECTIONS
+#define OBJ_HDR TROVE_RECIPE_V3_OBJECT_HEADER
+#define SEG_MAX_BYTES (OBJ_HDR + 16 * SEG) /* a raw segment; packed ones are smaller */
+#define CHUNK_MAX_BYTES (OBJ_HDR + 16 * CHUNK)
+#define PAGE_MAX_BYTES (OBJ_HDR + 20 * PAGE)
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return a / b + (a % b != 0);
+}
+
+static struct trove_volume *volume_new(struct trove_store *s, const char *name)
+{
+    struct trove_volume *v = calloc(1, sizeof *v);
+
+    if (!v)
+        return NULL;
+    if (trove__dict_init(&v->dict) != TROVE_OK) {
+        free(v);
+        return NULL;
+    }
+    v->s = s;
+    snprintf(v->name, sizeof v->name, "%s", name);
+    return v;
+}
+
+/* Fetch recipe object d (at most max bytes) into buf and check that it hashes to d. */
+static int fetch(struct trove_volume *v, const struct trove_digest *d, size_t max,
+                 struct trove_bytes *buf, const char *what, uint64_t no,
+                 struct trove_diag *diag)
+{
+    struct trove_digest got;
+    char hex[33];
+    int rc;
+
+    trove_digest_hex(d, hex);
+    rc = trove_backend_get(v->s->be, d, buf, max);
+    if (rc == TROVE_ERR_NOTFOUND)
+        return trove_diag_set(diag, rc, 0, "volume '%s': %s %llu (object %s) is missing",
+                              v->name, what, (unsigned long long)no, hex);
+    if (rc == TROVE_ERR_LIMIT)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                              "volume '%s': %s %llu (object %s) is larger than any %s",
+                              v->name, what, (unsigned long long)no, hex, what);
+    if (rc != TROVE_OK)
+        return trove_diag_set(diag, rc, 0, "volume '%s': cannot read %s %llu (object %s): %s",
+                              v->name, what, (unsigned long long)no, hex, trove_strerror(rc));
+    trove_digest_of(buf->ptr, buf->len, &got);
+    if (!trove_digest_equal(&got, d))
+        return trove_diag_set(diag, TROVE_ERR_CHECKSUM, 0,
+                              "volume '%s': %s %llu (object %s) does not hash to its name",
+                              v->name, what, (unsigned long long)no, hex);
+    return TROVE_OK;
+}
+
+/* Prefix a decoder's message with the volume, the object kind and number. */
+static int reword(struct trove_volume *v, struct trove_diag *diag, int rc, const char *what,
+                  uint64_t no, const struct trove_digest *d)
+{
+    char hex[33], msg[sizeof diag->msg];
+
+    if (!diag)
+        return rc;
+    trove_digest_hex(d, hex);
+    snprintf(msg, sizeof msg, "%s", diag->msg);
+    return trove_diag_set(diag, rc, diag->offset, "volume '%s': %s %llu (object %s): %s",
+                          v->name, what, (unsigned long long)no, hex, msg);
+}
+
+/* Count slot i as naming dictionary index x (> 0) in the volume being loaded. */
+static int load_slot(struct trove_volume *v, uint64_t i, uint32_t x)
+{
+    v->idx[i] = x;
+    if (x != 0)
+        trove__dict_ref(&v->dict, x);
+    return TROVE_OK;
+}
+
+static int load_v1(struct trove_volume *v, const uint8_t *buf, size_t len,
+                   struct trove_diag *diag)
+{
+    struct trove_recipe_v1 r;
+    const struct trove_digest *e;
+    int rc;
+
+    if ((rc = trove_recipe_v1_decode(buf, len, &r, diag)) != TROVE_OK)
+        return rc;
+    v->size = r.volume_size;
+    v->block_size = r.block_size;
+    v->flags = r.flags;
+    v->generation = r.generation;
+    v->slot_count = v->cap_slots = r.slot_count;
+    v->format = v->committed_format = TROVE_RECIPE_FORMAT_V1;
+    if (r.slot_count > 0 && !(v->idx = calloc((size_t)r.slot_count, 4)))
+        return TROVE_ERR_NOMEM;
+    e = (const struct trove_digest *)(const void *)r.entries;
+    for (uint64_t i = 0; i < r.slot_count; i++) {
+        uint32_t x;
+        int created;
+        if (trove_digest_is_zero(&e[i]))
+            continue;
+        if ((rc = trove__dict_intern(&v->dict, &e[i], &x, &created)) != TROVE_OK)
+            return rc;
+        load_slot(v, i, x);
+    }
+    trove__dict_clear_dirty(&v->dict);
+    return trove__dict_finish_load(&v->dict);
+}
+
+static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
+                   struct trove_diag *diag)
+{
+    struct trove_recipe_v3 m;
+    struct trove_bytes obj = {0};
+    struct trove_digest *raw = NULL;
+    uint32_t *seg = NULL;
+    uint64_t total;
+    int rc;
+
+    if ((rc = trove_recipe_v3_decode(buf, len, &m, diag)) != TROVE_OK)
+        goto out;
+    v->size = m.volume_size;
+    v->block_size = m.block_size;
+    v->flags = m.flags;
+    v->generation = m.generation;
+    v->slot_count = v->cap_slots = m.slot_count;
+    v->format = v->committed_format = TROVE_RECIPE_FORMAT_V3;
+    total = m.nsegments + m.nchunks;
+    v->nsec_seg = m.nsegments;
+    if (!(v->sec = calloc((size_t)total + 1, sizeof *v->sec)) ||
+        !(v->pages = calloc((size_t)m.page_count + 1, sizeof *v->pages)) ||
+        (m.slot_count > 0 && !(v->idx = calloc((size_t)m.slot_count, 4))) ||
+        !(seg = malloc(SEG * sizeof *seg)) || !(raw = malloc(SEG * sizeof *raw))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    v->npages = m.page_count;
+    /* Pages: the section table. Segments must come first, then chunks. */
+    for (uint32_t p = 0; p < m.page_count; p++) {
+        uint32_t n;
+        trove_recipe_v3_page(&m, p, &v->pages[p]);
+        if ((rc = fetch(v, &v->pages[p], PAGE_MAX_BYTES, &obj, "page", p, diag)) != TROVE_OK)
+            goto out;
+        rc = trove_recipe_v3_page_decode(obj.ptr, obj.len, v->sec + v->nsec, &n, diag);
+        if (rc == TROVE_OK && n != (total - v->nsec < PAGE ? total - v->nsec : PAGE))
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "holds %u sections, not %llu", n,
+                                (unsigned long long)(total - v->nsec < PAGE ? total - v->nsec
+                                                                            : PAGE));
+        if (rc != TROVE_OK) {
+            rc = reword(v, diag, rc, "page", p, &v->pages[p]);
+            goto out;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            uint8_t want = v->nsec + k < m.nsegments ? TROVE_V3_KIND_COLUMN : TROVE_V3_KIND_DICT;
+            if (v->sec[v->nsec + k].kind != want) {
+                rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                    "section %llu is kind '%c'; column segments come first, "
+                                    "then dictionary chunks",
+                                    (unsigned long long)(v->nsec + k),
+                                    v->sec[v->nsec + k].kind);
+                rc = reword(v, diag, rc, "page", p, &v->pages[p]);
+                goto out;
+            }
+        }
+        v->nsec += n;
+    }
+    /* The dictionary, at its stored indices. */
+    for (uint64_t c = 0; c < m.nchunks; c++) {
+        const struct trove_v3_section *sc = &v->sec[m.nsegments + c];
+        uint32_t n = (uint32_t)(m.dict_count - c * CHUNK < CHUNK ? m.dict_count - c * CHUNK
+                                                                 : CHUNK);
+        if ((rc = fetch(v, &sc->d, CHUNK_MAX_BYTES, &obj, "dictionary chunk", c, diag)))
+            goto out;
+        if ((rc = trove_recipe_v3_chunk_decode(obj.ptr, obj.len, n, raw, diag)) != TROVE_OK) {
+            rc = reword(v, diag, rc, "dictionary chunk", c, &sc->d);
+            goto out;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            rc = trove__dict_load_entry(&v->dict, (uint32_t)(c * CHUNK + k), &raw[k]);
+            if (rc == TROVE_ERR_CORRUPT)
+                rc = trove_diag_set(diag, rc, 0,
+                                    "volume '%s': dictionary entry %llu repeats a digest, or "
+                                    "entry 0 is not empty",
+                                    v->name, (unsigned long long)(c * CHUNK + k));
+            if (rc != TROVE_OK)
+                goto out;
+        }
+    }
+    /* The column. Raw segments name digests; they join the dictionary. */
+    for (uint64_t sg = 0; sg < m.nsegments; sg++) {
+        const struct trove_v3_section *sc = &v->sec[sg];
+        uint32_t n = (uint32_t)(m.slot_count - sg * SEG < SEG ? m.slot_count - sg * SEG : SEG);
+        uint8_t enc;
+        if ((rc = fetch(v, &sc->d, SEG_MAX_BYTES, &obj, "segment", sg, diag)) != TROVE_OK)
+            goto out;
+        rc = trove_recipe_v3_segment_decode(obj.ptr, obj.len, n, m.dict_count, seg, raw, &enc,
+                                            diag);
+        if (rc == TROVE_OK && enc != sc->encoding)
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                "encoding %u disagrees with its page's %u", enc, sc->encoding);
+        if (rc != TROVE_OK) {
+            rc = reword(v, diag, rc, "segment", sg, &sc->d);
+            goto out;
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            uint64_t i = sg * SEG + k;
+            uint32_t x = 0;
+            int created;
+            if (enc == TROVE_V3_ENC_RAW) {
+                if ((rc = trove__dict_intern(&v->dict, &raw[k], &x, &created)) != TROVE_OK)
+                    goto out;
+            } else {
+                x = seg[k];
+                if (x != 0 && trove_digest_is_zero(&v->dict.digests[x])) {
+                    rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                        "slot %u names dictionary entry %u, which is free", k,
+                                        x);
+                    rc = reword(v, diag, rc, "segment", sg, &sc->d);
+                    goto out;
+                }
+            }
+            load_slot(v, i, x);
+        }
+    }
+    if ((rc = trove__dict_finish_load(&v->dict)) != TROVE_OK)
+        goto out;
+    /* What loading itself changed (entries no slot names, raw digests) is already marked;
+     * the chunks as stored are clean. */
+    rc = TROVE_OK;
+out:
+    trove_bytes_free(&obj);
+    free(seg);
+    free(raw);
+    return rc;
+}
+
+int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
+                       struct trove_diag *diag)
+{
+    struct trove_bytes buf = {0};
+    struct trove_volume *v = NULL;
+    char path[4096];
+    uint32_t version;
+    int rc;
+
+    *out = NULL;
+    if ((rc = trove__recipe_read(s, name, &buf, diag)) != TROVE_OK)
+        goto out;
+    if (!(v = volume_new(s, name))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    trove__recipe_path(s, name, path, sizeof path);
+    rc = trove_recipe_version(buf.ptr, buf.len, &version, diag);
+    if (rc == TROVE_OK)
+        rc = version == 1 ? load_v1(v, buf.ptr, buf.len, diag) : load_v3(v, buf.ptr, buf.len, diag);
+    if (rc != TROVE_OK) {
+        if (diag && rc != TROVE_ERR_NOMEM && strncmp(diag->msg, "volume '", 8) != 0) {
+            char msg[sizeof diag->msg];
+            snprintf(msg, sizeof msg, "%s", diag->msg);
+            trove_diag_set(diag, rc, diag->offset, "%s: %s (at byte %llu)", path, msg,
+                           (unsigned long long)diag->offset);
+        }
+        goto out;
+    }
+    v->recipe_bytes = buf.len;
+    v->recipe_sum = trove__get_le64(buf.ptr + buf.len - 8);
+    *out = v;
+    v = NULL;
+out:
+    trove__volume_free(v);
+    trove_bytes_free(&buf);
+    return rc;
+}
+
+int trove__volume_meta_refs(struct trove_volume *v, int delta)
+{
+    int rc;
+
+    for (uint64_t k = 0; k < v->nsec; k++)
+        if ((rc = trove__ref_add(v->s, &v->sec[k].d, delta, delta)) != TROVE_OK)
+            return rc;
+    for (uint64_t k = 0; k < v->npages; k++)
+        if ((rc = trove__ref_add(v->s, &v->pages[k], delta, delta)) != TROVE_OK)
+            return rc;
+    return TROVE_OK;
+}
+
+/* ---- committing ---------------------------------------------------------------------- */
+
+struct commit_ctx {
+    struct trove_volume *v;
+    struct refmap staged; /* digests staged by this commit */
+    struct trove_bytes buf;
+    uint64_t bytes, objects;
+};
+
+/* Name buf's bytes and stage them unless the store has or this commit staged them. */
+static int stage(struct commit_ctx *c, struct trove_digest *d_out)
+{
+    struct trove_store *s = c->v->s;
+    int created;
+
+    trove_digest_of(c->buf.ptr, c->buf.len, d_out);
+    if (trove__refmap_find(&s->refs, d_out))
+        return TROVE_OK; /* a committed recipe names it: durable */
+    if (!trove__refmap_insert(&c->staged, d_out, &created))
+        return TROVE_ERR_NOMEM;
+    if (!created)
+        return TROVE_OK;
+    c->bytes += c->buf.len;
+    c->objects++;
+    return trove_backend_stage(s->be, d_out, c->buf.ptr, c->buf.len);
+}
+
+static int same_section(const struct trove_v3_section *a, const struct trove_v3_section *b)
+{
+    return trove_digest_equal(&a->d, &b->d) && a->kind == b->kind && a->encoding == b->encoding;
+}
+
+static int seg_is_dirty(const struct trove_volume *v, uint64_t sg)
+{
+    return sg < v->seg_cap && (v->seg_dirty[sg / 8] & (1u << (sg % 8)));
+}
+
+/* Write the v3 objects that changed; fill the new section and page tables. */
+static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_out,
+                            uint64_t *nseg_out, uint64_t *nsec_out,
+                            struct trove_digest **pages_out, uint64_t *npages_out)
+{
+    struct trove_volume *v = c->v;
+    int was_v3 = v->committed_format == TROVE_RECIPE_FORMAT_V3 && !v->rewrite_all;
+    uint64_t nseg = ceil_div(v->slot_count, SEG), nch = ceil_div(v->dict.len, CHUNK);
+    uint64_t total = nseg + nch, npages = ceil_div(total, PAGE);
+    uint64_t old_nch = was_v3 ? v->nsec - v->nsec_seg : 0;
+    struct trove_v3_section *sec = calloc((size_t)total + 1, sizeof *sec);
+    struct trove_digest *pages = calloc((size_t)npages + 1, sizeof *pages);
+    int rc = TROVE_ERR_NOMEM;
+
+    if (!sec || !pages)
+        goto out;
+    for (uint64_t sg = 0; sg < nseg; sg++) {
+        uint32_t n = (uint32_t)(v->slot_count - sg * SEG < SEG ? v->slot_count - sg * SEG : SEG);
+        if (was_v3 && sg < v->nsec_seg && !seg_is_dirty(v, sg)) {
+            sec[sg] = v->sec[sg];
+            continue;
+        }
+        c->buf.len = 0;
+        if ((rc = trove_recipe_v3_segment_encode(v->idx + sg * SEG, n, &c->buf)) != TROVE_OK ||
+            (rc = stage(c, &sec[sg].d)) != TROVE_OK)
+            goto out;
+        sec[sg].kind = TROVE_V3_KIND_COLUMN;
+        sec[sg].encoding = TROVE_V3_ENC_PACKED;
+    }
+    for (uint64_t ch = 0; ch < nch; ch++) {
+        uint32_t n = (uint32_t)(v->dict.len - ch * CHUNK < CHUNK ? v->dict.len - ch * CHUNK
+                                                                 : CHUNK);
+        struct trove_v3_section *x = &sec[nseg + ch];
+        if (was_v3 && ch < old_nch && !trove__dict_chunk_dirty(&v->dict, (uint32_t)ch)) {
+            *x = v->sec[v->nsec_seg + ch];
+            continue;
+        }
+        c->buf.len = 0;
+        rc = trove_recipe_v3_chunk_encode(v->dict.digests + ch * CHUNK, n, &c->buf);
+        if (rc != TROVE_OK || (rc = stage(c, &x->d)) != TROVE_OK)
+            goto out;
+        x->kind = TROVE_V3_KIND_DICT;
+        x->encoding = TROVE_V3_ENC_NONE;
+    }
+    for (uint64_t p = 0; p < npages; p++) {
+        uint64_t first = p * PAGE, n = total - first < PAGE ? total - first : PAGE;
+        int same = was_v3 && p < v->npages;
+        /* The old page p listed the old table's sections [first, first + PAGE): it still
+         * serves if the new table holds the same records at the same positions. */
+        for (uint64_t k = 0; same && k < PAGE; k++) {
+            uint64_t j = first + k;
+            int old_has = j < v->nsec, new_has = k < n;
+            if (old_has != new_has || (new_has && !same_section(&v->sec[j], &sec[j])))
+                same = 0;
+        }
+        if (same) {
+            pages[p] = v->pages[p];
+            continue;
+        }
+        c->buf.len = 0;
+        if ((rc = trove_recipe_v3_page_encode(sec + first, (uint32_t)n, &c->buf)) != TROVE_OK ||
+            (rc = stage(c, &pages[p])) != TROVE_OK)
+            goto out;
+    }
+    *sec_out = sec;
+    *nseg_out = nseg;
+    *nsec_out = total;
+    *pages_out = pages;
+    *npages_out = npages;
+    sec = NULL;
+    pages = NULL;
+    rc = TROVE_OK;
+out:
+    free(sec);
+    free(pages);
+    return rc;
+}
+
+int trove__volume_write_recipe(struct trove_volume *v)
+{
+    struct trove_store *s = v->s;
+    struct commit_ctx c;
+    struct trove_v3_section *sec = NULL;
+    struct trove_digest *pages = NULL;
+    uint64_t nseg = 0, nsec = 0, npages = 0, gen = v->generation + 1, sum;
+    int rc;
+
+    memset(&c, 0, sizeof c);
+    c.v = v;
+    /* Objects are durable before the recipe that names them. */
+    if ((rc = trove__store_drain(s)) != TROVE_OK)
+        goto out;
+    if (v->format == TROVE_RECIPE_FORMAT_V1) {
+        uint64_t len = TROVE_RECIPE_V1_LEN(v->slot_count);
+        if (len > SIZE_MAX || (rc = trove_bytes_reserve(&c.buf, (size_t)len)) != TROVE_OK) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        for (uint64_t i = 0; i < v->slot_count; i++)
+            memcpy(c.buf.ptr + TROVE_RECIPE_V1_HEADER + 16 * i, vol_digest(v, i), 16);
+        trove_recipe_v1_seal(c.buf.ptr, v->size, v->block_size, v->flags, gen, v->slot_count);
+        c.buf.len = (size_t)len;
+    } else {
+        rc = write_v3_objects(&c, &sec, &nseg, &nsec, &pages, &npages);
+        if (rc == TROVE_OK)
+            rc = trove_backend_publish(s->be);
+        if (rc != TROVE_OK)
+            goto out;
+        c.buf.len = 0;
+        rc = trove_recipe_v3_encode(v->size, v->block_size, v->flags, gen, v->dict.len, pages,
+                                    (uint32_t)npages, &c.buf);
+        if (rc != TROVE_OK)
+            goto out;
+    }
+    if ((rc = trove__recipe_publish(s, v->name, c.buf.ptr, c.buf.len)) != TROVE_OK)
+        goto out;
+    /* Committed. Move the counts: the data slots by the undo log (adding before dropping
+     * keeps a surviving entry alive), the recipe objects by the old and new tables. */
+    for (size_t k = 0; k < v->nundo; k++) {
+        const struct undo_entry *u = &v->undo[k];
+        if (u->slot < v->slot_count && v->idx[u->slot] != 0)
+            trove__ref_add(s, vol_digest(v, u->slot), 0, +1); /* live: cannot allocate */
+        if (!trove_digest_is_zero(&u->old))
+            trove__ref_add(s, &u->old, 0, -1);
+        v->dirty_bits[u->slot / 8] &= (uint8_t)~(1u << (u->slot % 8));
+    }
+    v->nundo = 0;
+    {
+        struct trove_volume next = *v; /* the new tables, counted before the old drop */
+        next.sec = sec;
+        next.nsec = nsec;
+        next.pages = pages;
+        next.npages = npages;
+        if ((rc = trove__volume_meta_refs(&next, +1)) != TROVE_OK) {
+            s->sticky = rc;
+            goto out;
+        }
+        trove__volume_meta_refs(v, -1);
+    }
+    free(v->sec);
+    free(v->pages);
+    v->sec = sec;
+    v->nsec = nsec;
+    v->nsec_seg = nseg;
+    v->pages = pages;
+    v->npages = npages;
+    sec = NULL;
+    pages = NULL;
+    if (v->seg_dirty)
+        memset(v->seg_dirty, 0, (size_t)(v->seg_cap / 8));
+    trove__dict_clear_dirty(&v->dict);
+    v->committed_format = v->format;
+    v->rewrite_all = 0;
+    v->generation = gen;
+    v->recipe_bytes = c.buf.len;
+    v->dirty = 0;
+    /* The objects, their pack's index and footer (the fs backend's), and the recipe file. */
+    v->last_commit_bytes = c.bytes + c.buf.len +
+                           (c.objects ? TROVE__PACK_ENTRY * c.objects + TROVE__PACK_FOOTER : 0);
+    v->last_commit_objects = c.objects;
+    sum = trove__get_le64(c.buf.ptr + c.buf.len - 8);
+    v->recipe_sum = sum;
+    rc = trove__basis_set(s, v->name, gen, sum);
+out:
+    free(sec);
+    free(pages);
+    trove__refmap_free(&c.staged);
+    trove_bytes_free(&c.buf);
+    return rc;
+}
