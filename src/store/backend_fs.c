@@ -352,17 +352,16 @@ static int fs_stage(struct trove_backend *base, const struct trove_digest *d, co
                     size_t len)
 {
     struct fs_backend *be = (struct fs_backend *)base;
-    char fan[3], rel[36];
-    struct stat st;
     uint32_t pk;
     uint64_t off, plen;
     int created, rc;
 
     if (be->readonly)
         return TROVE_ERR_READONLY;
-    object_name(d, fan, rel);
-    if (packed_find(be, d, &pk, &off, &plen) || fstatat(be->objects_fd, rel, &st, 0) == 0)
-        return TROVE_OK; /* already stored */
+    /* Already packed: nothing to do. (A loose copy is not looked for: that would cost a
+     * stat per object, and a second copy in a pack is harmless.) */
+    if (packed_find(be, d, &pk, &off, &plen))
+        return TROVE_OK;
     if (!trove__refmap_insert(&be->stage_set, d, &created))
         return TROVE_ERR_NOMEM;
     if (!created)

@@ -435,6 +435,38 @@ out:
     return rc;
 }
 
+/* The digest of record k of a section or page table (rec_size says which). */
+static const struct trove_digest *rec_digest(const void *tab, uint64_t k, size_t rec_size)
+{
+    return (const struct trove_digest *)(const void *)((const uint8_t *)tab + k * rec_size);
+}
+
+/*
+ * Move the recipe-object counts from the old table to the new: +1 for each new record whose
+ * digest differs from the old one at its position, then -1 for each old one so replaced
+ * (or gone). Adding first keeps an object that moved position alive throughout.
+ */
+static int move_meta_refs(struct trove_store *s, const void *old_tab, uint64_t nold,
+                          const void *new_tab, uint64_t nnew, size_t rec_size)
+{
+    int rc;
+
+    for (uint64_t k = 0; k < nnew; k++) {
+        const struct trove_digest *d = rec_digest(new_tab, k, rec_size);
+        if (k < nold && trove_digest_equal(d, rec_digest(old_tab, k, rec_size)))
+            continue;
+        if ((rc = trove__ref_add(s, d, +1, +1)) != TROVE_OK)
+            return rc;
+    }
+    for (uint64_t k = 0; k < nold; k++) {
+        const struct trove_digest *d = rec_digest(old_tab, k, rec_size);
+        if (k < nnew && trove_digest_equal(d, rec_digest(new_tab, k, rec_size)))
+            continue;
+        trove__ref_add(s, d, -1, -1);
+    }
+    return TROVE_OK;
+}
+
 int trove__volume_write_recipe(struct trove_volume *v)
 {
     struct trove_store *s = v->s;
@@ -484,17 +516,11 @@ int trove__volume_write_recipe(struct trove_volume *v)
         v->dirty_bits[u->slot / 8] &= (uint8_t)~(1u << (u->slot % 8));
     }
     v->nundo = 0;
-    {
-        struct trove_volume next = *v; /* the new tables, counted before the old drop */
-        next.sec = sec;
-        next.nsec = nsec;
-        next.pages = pages;
-        next.npages = npages;
-        if ((rc = trove__volume_meta_refs(&next, +1)) != TROVE_OK) {
-            s->sticky = rc;
-            goto out;
-        }
-        trove__volume_meta_refs(v, -1);
+    /* Only the table positions that changed move a count: O(changed), not O(sections). */
+    if ((rc = move_meta_refs(s, v->sec, v->nsec, sec, nsec, sizeof *sec)) != TROVE_OK ||
+        (rc = move_meta_refs(s, v->pages, v->npages, pages, npages, sizeof *pages)) != TROVE_OK) {
+        s->sticky = rc;
+        goto out;
     }
     free(v->sec);
     free(v->pages);
