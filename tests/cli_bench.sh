@@ -138,33 +138,23 @@ check grep -q -- "--zipf" "$tmp/help.txt"
 "$TROVE" bench --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q "wire" "$tmp/help.txt"
-expect_error() { # expect_error ARGS...: non-zero exit, one stderr line naming the command
-    "$TROVE" "$@" >"$tmp/e.out" 2>"$tmp/e.err"
-    local rc=$?
-    if [ $rc -ne 0 ] && [ ! -s "$tmp/e.out" ] && [ "$(wc -l <"$tmp/e.err")" -eq 1 ] &&
-        grep -q "^trove " "$tmp/e.err"; then
-        ok
-    else
-        bad "trove $* (rc $rc, stderr: $(cat "$tmp/e.err"))"
-    fi
-}
-expect_error bench wire --batch 0
-expect_error bench wire --batch 70000
-expect_error bench wire --events
-expect_error bench wire --repeat x
-expect_error bench wire --bogus
-expect_error bench wire --input "$tmp/does-not-exist.json"
-expect_error bench wire --input-format chrome-json
-expect_error bench nosuch
-expect_error gen --events 12x -o "$tmp/x.trove"
-expect_error gen --names 65537 -o "$tmp/x.trove"
-expect_error gen --zipf -1 -o "$tmp/x.trove"
-expect_error gen --to names -o "$tmp/x.trove"
-expect_error gen --processes 4096 --threads 4096 -o "$tmp/x.trove"
-expect_error gen --events 10 -o "$tmp/no-such-dir/x.trove"
+expect_error "bench wire" bench wire --batch 0
+expect_error "bench wire" bench wire --batch 70000
+expect_error "bench wire" bench wire --events
+expect_error "bench wire" bench wire --repeat x
+expect_error "bench wire" bench wire --bogus
+expect_error "bench wire" bench wire --input "$tmp/does-not-exist.json"
+expect_error "bench wire" bench wire --input-format chrome-json
+expect_error bench bench nosuch
+expect_error gen gen --events 12x -o "$tmp/x.trove"
+expect_error gen gen --names 65537 -o "$tmp/x.trove"
+expect_error gen gen --zipf -1 -o "$tmp/x.trove"
+expect_error gen gen --to names -o "$tmp/x.trove"
+expect_error gen gen --processes 4096 --threads 4096 -o "$tmp/x.trove"
+expect_error gen gen --events 10 -o "$tmp/no-such-dir/x.trove"
 check [ ! -e "$tmp/x.trove" ]
 printf 'TVxx' >"$tmp/bad.trove"
-expect_error bench wire --input "$tmp/bad.trove"
+expect_error "bench wire" bench wire --input "$tmp/bad.trove"
 
 # 7. The real Chrome trace, if the sample and zstd are there (a prefix, one pass).
 if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd >/dev/null 2>&1; then

@@ -107,27 +107,17 @@ check grep -q -- "--cache-values" "$tmp/help.txt"
 "$TROVE" bench --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q "bitpack" "$tmp/help.txt"
-expect_error() { # expect_error ARGS...
-    "$TROVE" "$@" >"$tmp/e.out" 2>"$tmp/e.err"
-    local rc=$?
-    if [ $rc -ne 0 ] && [ ! -s "$tmp/e.out" ] && [ "$(wc -l <"$tmp/e.err")" -eq 1 ] &&
-        grep -q "^trove bench bitpack: " "$tmp/e.err"; then
-        ok
-    else
-        bad "trove $* (rc $rc, stdout: $(head -c 200 "$tmp/e.out"), stderr: $(cat "$tmp/e.err"))"
-    fi
-}
-expect_error bench bitpack --bogus
-expect_error bench bitpack --values 1000
-expect_error bench bitpack --values 0
-expect_error bench bitpack --values 26M
-expect_error bench bitpack --values 1099511627776
-expect_error bench bitpack --values
-expect_error bench bitpack --cache-values 1025
-expect_error bench bitpack --cache-values -1024
-expect_error bench bitpack --repeat 0
-expect_error bench bitpack --repeat x
-expect_error bench bitpack --json extra
+expect_error "bench bitpack" bench bitpack --bogus
+expect_error "bench bitpack" bench bitpack --values 1000
+expect_error "bench bitpack" bench bitpack --values 0
+expect_error "bench bitpack" bench bitpack --values 26M
+expect_error "bench bitpack" bench bitpack --values 1099511627776
+expect_error "bench bitpack" bench bitpack --values
+expect_error "bench bitpack" bench bitpack --cache-values 1025
+expect_error "bench bitpack" bench bitpack --cache-values -1024
+expect_error "bench bitpack" bench bitpack --repeat 0
+expect_error "bench bitpack" bench bitpack --repeat x
+expect_error "bench bitpack" bench bitpack --json extra
 
 # TROVE_BITPACK_GENERIC selects the baseline kernels, which the bench verifies like the others
 TROVE_BITPACK_GENERIC=1 "$TROVE" bench bitpack --values 65536 --cache-values 65536 --repeat 1 > "$tmp/generic.txt" 2>&1

@@ -164,25 +164,15 @@ check grep -q -- "--slots" "$tmp/help.txt"
 "$TROVE" bench --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q "recipe" "$tmp/help.txt"
-expect_error() { # expect_error ARGS...
-    "$TROVE" "$@" >"$tmp/e.out" 2>"$tmp/e.err"
-    local rc=$?
-    if [ $rc -ne 0 ] && [ ! -s "$tmp/e.out" ] && [ "$(wc -l <"$tmp/e.err")" -eq 1 ] &&
-        grep -q "^trove bench recipe: " "$tmp/e.err"; then
-        ok
-    else
-        bad "trove $* (rc $rc, stdout: $(head -c 200 "$tmp/e.out"), stderr: $(cat "$tmp/e.err"))"
-    fi
-}
-expect_error bench recipe --bogus
-expect_error bench recipe --slots 1000
-expect_error bench recipe --slots 0
-expect_error bench recipe --slots x
-expect_error bench recipe --slots 1099511627776
-expect_error bench recipe --slots
-expect_error bench recipe --rounds 0
-expect_error bench recipe --rounds 101
-expect_error bench recipe --json extra
-expect_error bench recipe --slots 1024 --rounds 1 --dir "$tmp/no-such-dir"
+expect_error "bench recipe" bench recipe --bogus
+expect_error "bench recipe" bench recipe --slots 1000
+expect_error "bench recipe" bench recipe --slots 0
+expect_error "bench recipe" bench recipe --slots x
+expect_error "bench recipe" bench recipe --slots 1099511627776
+expect_error "bench recipe" bench recipe --slots
+expect_error "bench recipe" bench recipe --rounds 0
+expect_error "bench recipe" bench recipe --rounds 101
+expect_error "bench recipe" bench recipe --json extra
+expect_error "bench recipe" bench recipe --slots 1024 --rounds 1 --dir "$tmp/no-such-dir"
 
 finish

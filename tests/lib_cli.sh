@@ -17,5 +17,19 @@ finish() {
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
+# expect_error NAME ARGS...: `$TROVE ARGS` fails with nothing on stdout and exactly one
+# line on stderr that starts "trove NAME: " (the CLI's error form).
+expect_error() {
+    local name=$1 rc
+    shift
+    "$TROVE" "$@" >"$tmp/e.out" 2>"$tmp/e.err"
+    rc=$?
+    if [ $rc -ne 0 ] && [ ! -s "$tmp/e.out" ] && [ "$(wc -l <"$tmp/e.err")" -eq 1 ] &&
+        grep -q "^trove $name: " "$tmp/e.err"; then
+        ok
+    else
+        bad "trove $* (rc $rc, stdout: $(head -c 200 "$tmp/e.out"), stderr: $(cat "$tmp/e.err"))"
+    fi
+}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -2,13 +2,12 @@
  * dict.c: a volume's digest dictionary (dict.h).
  *
  * The table stores indices, not digests; a probe compares the probed index's digest. Its
- * hash is the digest's low 8 bytes, which xxh3 already spreads. The table is kept at most
+ * hash is trove__digest_hash (refmap.h). The table is kept at most
  * half full. Chunk bits mark every index whose entry changed (added, freed, reused), which
  * is what a v3 commit rewrites.
  */
 #include "dict.h"
-
-#include "common/endian.h"
+#include "refmap.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -16,10 +15,6 @@
 
 #define CHUNK 1024u
 
-static size_t hash_of(const struct trove_digest *d)
-{
-    return (size_t)trove__get_le64(d->b + 8);
-}
 
 static void mark_chunk(struct trove__dict *t, uint32_t idx)
 {
@@ -68,7 +63,7 @@ static int grow_entries(struct trove__dict *t, uint32_t need)
 static void table_put(uint32_t *tab, size_t cap, const struct trove__dict *t, uint32_t idx)
 {
     size_t i;
-    for (i = hash_of(&t->digests[idx]) & (cap - 1); tab[i]; i = (i + 1) & (cap - 1))
+    for (i = trove__digest_hash(&t->digests[idx]) & (cap - 1); tab[i]; i = (i + 1) & (cap - 1))
         ;
     tab[i] = idx;
 }
@@ -97,8 +92,8 @@ static int grow_table(struct trove__dict *t)
 static size_t table_slot(const struct trove__dict *t, const struct trove_digest *d)
 {
     size_t i, mask = t->table_cap - 1;
-    for (i = hash_of(d) & mask; t->table[i]; i = (i + 1) & mask)
-        if (trove_digest_equal(&t->digests[t->table[i]], d))
+    for (i = trove__digest_hash(d) & mask; t->table[i]; i = (i + 1) & mask)
+        if (trove__digest_same(&t->digests[t->table[i]], d))
             return i;
     return i; /* the empty slot where d would go */
 }
@@ -113,7 +108,7 @@ static void table_remove(struct trove__dict *t, uint32_t idx)
         i = (i + 1) & mask;
         if (!t->table[i])
             break;
-        home = hash_of(&t->digests[t->table[i]]) & mask;
+        home = trove__digest_hash(&t->digests[t->table[i]]) & mask;
         if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
             t->table[hole] = t->table[i];
             hole = i;

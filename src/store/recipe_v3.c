@@ -689,11 +689,16 @@ int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove
 
     if (!out || !idx || n == 0 || n > SEG_MAX)
         goto out;
-    lo = hi = idx[0];
-    for (uint32_t i = 1; i < n; i++) {
-        lo = idx[i] < lo ? idx[i] : lo;
-        hi = idx[i] > hi ? idx[i] : hi;
-        identity &= (uint64_t)idx[i] == (uint64_t)idx[0] + i;
+    /* Branch-free reductions the compiler vectorizes. */
+    {
+        uint32_t v0 = idx[0], diff = 0;
+        lo = hi = v0;
+        for (uint32_t i = 1; i < n; i++) {
+            lo = idx[i] < lo ? idx[i] : lo;
+            hi = idx[i] > hi ? idx[i] : hi;
+            diff |= idx[i] ^ (v0 + i);
+        }
+        identity = diff == 0 && (uint64_t)v0 + n - 1 <= UINT32_MAX;
     }
     if (lo == hi) {
         scheme = TROVE_SCHEME_CONSTANT;
@@ -716,11 +721,19 @@ int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove
     trove__put_le16(p + 10, 0);
     trove__put_le32(p + 12, lo);
     if (scheme == TROVE_SCHEME_BITPACK) {
-        memcpy(vals, idx, (size_t)n * sizeof *vals);
-        for (uint32_t i = n; i < SEG_MAX; i++)
-            vals[i] = lo; /* padding packs as 0 */
-        trove_bitpack_pack(vals, words, w, lo);
-        memcpy(p + PACKED_HEADER, words, (size_t)w * 128);
+        const uint32_t *src = idx;
+        if (n < SEG_MAX) { /* padding packs as 0 */
+            memcpy(vals, idx, (size_t)n * sizeof *vals);
+            for (uint32_t i = n; i < SEG_MAX; i++)
+                vals[i] = lo;
+            src = vals;
+        }
+        if (((uintptr_t)(p + PACKED_HEADER) & 3) == 0) {
+            trove_bitpack_pack(src, (uint32_t *)(void *)(p + PACKED_HEADER), w, lo);
+        } else {
+            trove_bitpack_pack(src, words, w, lo);
+            memcpy(p + PACKED_HEADER, words, (size_t)w * 128);
+        }
     }
     out->len += total;
     rc = TROVE_OK;

@@ -4,15 +4,9 @@
  */
 #include "refmap.h"
 
-#include "common/endian.h"
-
 #include <stdlib.h>
 #include <string.h>
 
-static size_t digest_hash(const struct trove_digest *d)
-{
-    return (size_t)trove__get_le64(d->b + 8);
-}
 
 struct ref_entry *trove__refmap_find(const struct refmap *m, const struct trove_digest *d)
 {
@@ -21,8 +15,8 @@ struct ref_entry *trove__refmap_find(const struct refmap *m, const struct trove_
     if (m->cap == 0)
         return NULL;
     mask = m->cap - 1;
-    for (i = digest_hash(d) & mask; m->tab[i].used; i = (i + 1) & mask)
-        if (trove_digest_equal(&m->tab[i].d, d))
+    for (i = trove__digest_hash(d) & mask; m->tab[i].used; i = (i + 1) & mask)
+        if (trove__digest_same(&m->tab[i].d, d))
             return &m->tab[i];
     return NULL;
 }
@@ -38,7 +32,7 @@ static int refmap_rehash(struct refmap *m, size_t cap)
         size_t i;
         if (!m->tab[k].used)
             continue;
-        for (i = digest_hash(&m->tab[k].d) & (cap - 1); tab[i].used; i = (i + 1) & (cap - 1))
+        for (i = trove__digest_hash(&m->tab[k].d) & (cap - 1); tab[i].used; i = (i + 1) & (cap - 1))
             ;
         tab[i] = m->tab[k];
     }
@@ -77,7 +71,7 @@ struct ref_entry *trove__refmap_insert(struct refmap *m, const struct trove_dige
     /* Load factor at most 3/4. */
     if ((m->count + 1) * 4 > m->cap * 3 && refmap_grow(m) != TROVE_OK)
         return NULL;
-    for (i = digest_hash(d) & (m->cap - 1); m->tab[i].used; i = (i + 1) & (m->cap - 1))
+    for (i = trove__digest_hash(d) & (m->cap - 1); m->tab[i].used; i = (i + 1) & (m->cap - 1))
         ;
     memset(&m->tab[i], 0, sizeof m->tab[i]);
     m->tab[i].d = *d;
@@ -97,7 +91,7 @@ void trove__refmap_remove(struct refmap *m, struct ref_entry *e)
         i = (i + 1) & mask;
         if (!m->tab[i].used)
             break;
-        home = digest_hash(&m->tab[i].d) & mask;
+        home = trove__digest_hash(&m->tab[i].d) & mask;
         /* Move i into the hole unless its home lies cyclically in (hole, i]. */
         if ((i > hole && (home <= hole || home > i)) || (i < hole && home <= hole && home > i)) {
             m->tab[hole] = m->tab[i];

@@ -1,6 +1,6 @@
 /*
  * refmap.h: an open-addressing hash table keyed by digest (linear probing, backward-shift
- * deletion). Its hash is the digest's low 8 bytes, which xxh3 already spreads uniformly.
+ * deletion), hashed by trove__digest_hash.
  * The store keeps its reference counts in one (an entry exists exactly while live > 0 or
  * committed > 0; its dict_index is allocated when it appears and freed when it goes); the
  * fs backend keeps its pack index in another (see backend_fs.c for what the fields hold).
@@ -10,8 +10,25 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "trove/store.h"
+
+/* The tables' hash of a digest: both halves mixed (a multiply and a shift), so that digests
+ * that are not xxh3 output (synthetic ones, say) spread as well as real ones do. */
+static inline size_t trove__digest_hash(const struct trove_digest *d)
+{
+    uint64_t a, b, h;
+    memcpy(&a, d->b, 8);
+    memcpy(&b, d->b + 8, 8);
+    h = (a ^ b) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static inline int trove__digest_same(const struct trove_digest *x, const struct trove_digest *y)
+{
+    return memcmp(x->b, y->b, sizeof x->b) == 0;
+}
 
 struct ref_entry {
     struct trove_digest d;

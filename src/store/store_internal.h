@@ -2,10 +2,9 @@
  * store_internal.h: what store.c (the store: lock, reference counts, recipes on disk,
  * snapshots, verify, gc) and volume.c (a volume's slots: write, read, resize, commit) share.
  *
- * The reference map is an open-addressing hash table (linear probing, backward-shift
- * deletion) keyed by digest. Its hash is the digest's low 8 bytes, which xxh3 already
- * spreads uniformly. An entry exists exactly while live > 0 or committed > 0; its
- * dict_index is allocated when it appears and returned to the free list when it goes.
+ * The reference map is an open-addressing hash table keyed by digest (refmap.h). An entry
+ * exists exactly while live > 0 or committed > 0; its dict_index is allocated when it
+ * appears and returned to the free list when it goes.
  */
 #ifndef TROVE_STORE_INTERNAL_H
 #define TROVE_STORE_INTERNAL_H
