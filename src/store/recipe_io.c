@@ -161,7 +161,9 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->format = v->committed_format = TROVE_RECIPE_FORMAT_V3;
     total = m.nsegments + m.nchunks;
     v->nsec_seg = m.nsegments;
-    if (!(v->sec = calloc((size_t)total + 1, sizeof *v->sec)) ||
+    /* Room for a whole page past the last section: a page decodes up to 8 records before
+     * its count is checked against what the manifest leaves for it. */
+    if (!(v->sec = calloc((size_t)total + PAGE, sizeof *v->sec)) ||
         !(v->pages = calloc((size_t)m.page_count + 1, sizeof *v->pages)) ||
         (m.slot_count > 0 && !(v->idx = calloc((size_t)m.slot_count, 4))) ||
         !(seg = malloc(SEG * sizeof *seg)) || !(raw = malloc(SEG * sizeof *raw))) {
