@@ -107,6 +107,10 @@ static void expect_bad(int sel, const uint8_t *buf, size_t len, uint32_t n, uint
         fprintf(stderr, "%s: message \"%s\" lacks \"%s\"\n", what, diag.msg, needle);
         CHECK(0);
     }
+    /* Outputs untouched, except that a full packed segment may be unpacked into idx before
+     * a check fails (recipe.h says so). */
+    if (sel == SEL_SEGMENT && n == TROVE_RECIPE_V3_SEGMENT_SLOTS)
+        memcpy(got.idx, sentinel.idx, sizeof got.idx);
     CHECK(memcmp(&got, &sentinel, sizeof got) == 0);
     CHECK_EQ_INT(decode_any(sel, copy, len, n, dict_count, &got, NULL), want);
     free(copy);

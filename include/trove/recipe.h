@@ -186,6 +186,8 @@ int trove_recipe_v3_segment_encode_raw(const struct trove_digest *d, uint32_t n,
  * below dict_count) and sets *encoding_out = TROVE_V3_ENC_PACKED; a raw one fills
  * digests[0..n) (digests may be NULL only if the caller refuses raw segments: then
  * TROVE_ERR_INVALID) and sets TROVE_V3_ENC_RAW. Only canonical encodings are accepted.
+ * On failure digests are untouched, and so is idx except that a full (1024-slot) packed
+ * segment may have been unpacked into it before a check failed.
  * Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_CORRUPT (with offsets in diag).
  */
 int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,

@@ -937,16 +937,23 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
         }
         memcpy(digests, buf + TROVE_RECIPE_V3_OBJECT_HEADER, (size_t)DIGEST_WIDTH * count);
     } else if (encoding == TROVE_V3_ENC_PACKED) {
-        rc = decode_packed(buf, len, count, dict_count, vals, diag);
-        if (rc != TROVE_OK)
-            goto out;
         if (!idx) {
             rc = trove_diag_set(diag, TROVE_ERR_INVALID, 5,
                                 "recipe segment is packed, and the caller takes raw segments "
                                 "only");
             goto out;
         }
-        memcpy(idx, vals, (size_t)count * sizeof *vals);
+        /* A full segment unpacks straight into the caller's array (which then holds
+         * garbage if a check fails); a short one through a local block of 1024. */
+        if (count == SEG_MAX) {
+            rc = decode_packed(buf, len, count, dict_count, idx, diag);
+        } else {
+            rc = decode_packed(buf, len, count, dict_count, vals, diag);
+            if (rc == TROVE_OK)
+                memcpy(idx, vals, (size_t)count * sizeof *vals);
+        }
+        if (rc != TROVE_OK)
+            goto out;
     } else {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
                             "recipe segment has encoding %u; segments are raw (1) or packed (2)",
