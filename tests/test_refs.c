@@ -334,43 +334,16 @@ static void test_golden(void)
     trove_bytes_free(&b);
 }
 
-/* Decode an exact-size heap copy of buf[0..len) (so ASan sees any overread) and require
- * `want` at want_off (UINT64_MAX: any), a message containing needle, and an untouched
- * output. */
+/* The decoder under test, for test_expect_decode_error. */
+static int decode_refs(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
+{
+    return trove__refs_decode(buf, len, out, diag);
+}
+
 static void expect_bad(const uint8_t *buf, size_t len, int want, uint64_t want_off,
                        const char *needle, const char *what)
 {
-    uint8_t *copy = malloc(len ? len : 1);
-    struct trove__refs_view v, sentinel;
-    struct trove_diag diag = {0};
-    int rc;
-
-    CHECK(copy != NULL);
-    if (!copy)
-        return;
-    if (len)
-        memcpy(copy, buf, len);
-    memset(&sentinel, 0xA5, sizeof sentinel);
-    v = sentinel;
-    rc = trove__refs_decode(copy, len, &v, &diag);
-    if (rc != want)
-        fprintf(stderr, "%s: got %d (%s) want %d\n", what, rc, diag.msg, want);
-    CHECK_EQ_INT(rc, want);
-    CHECK_EQ_INT(diag.code, want);
-    CHECK(diag.msg[0] != 0);
-    if (want_off != UINT64_MAX && diag.offset != want_off)
-        fprintf(stderr, "%s: offset %llu want %llu\n", what, (unsigned long long)diag.offset,
-                (unsigned long long)want_off);
-    if (want_off != UINT64_MAX)
-        CHECK_EQ_INT(diag.offset, want_off);
-    if (needle && !strstr(diag.msg, needle)) {
-        fprintf(stderr, "%s: message \"%s\" lacks \"%s\"\n", what, diag.msg, needle);
-        CHECK(0);
-    }
-    CHECK(memcmp(&v, &sentinel, sizeof v) == 0);
-    /* A NULL diag gives the same answer. */
-    CHECK_EQ_INT(trove__refs_decode(copy, len, &v, NULL), want);
-    free(copy);
+    test_expect_decode_error(decode_refs, sizeof(struct trove__refs_view), buf, len, want, want_off, needle, what);
 }
 
 /* A fresh copy of the golden file in work[] to break one field of. */

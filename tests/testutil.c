@@ -128,3 +128,40 @@ int test_count_dir(const char *path)
     closedir(dp);
     return n;
 }
+
+void test_expect_decode_error(test_decode_fn dec, size_t out_size, const uint8_t *buf, size_t len,
+                              int want, uint64_t want_off, const char *needle, const char *what)
+{
+    _Alignas(16) uint8_t out[256];
+    uint8_t *copy = malloc(len ? len : 1), sentinel[256];
+    struct trove_diag diag = {0};
+    int rc;
+
+    CHECK(copy != NULL && out_size <= sizeof out);
+    if (!copy || out_size > sizeof out) {
+        free(copy);
+        return;
+    }
+    if (len)
+        memcpy(copy, buf, len);
+    memset(sentinel, 0xA5, sizeof sentinel);
+    memcpy(out, sentinel, sizeof out);
+    rc = dec(copy, len, out, &diag);
+    if (rc != want)
+        fprintf(stderr, "%s: got %d (%s) want %d\n", what, rc, diag.msg, want);
+    CHECK_EQ_INT(rc, want);
+    CHECK_EQ_INT(diag.code, want);
+    CHECK(diag.msg[0] != 0);
+    if (want_off != UINT64_MAX && diag.offset != want_off)
+        fprintf(stderr, "%s: offset %llu want %llu\n", what, (unsigned long long)diag.offset,
+                (unsigned long long)want_off);
+    if (want_off != UINT64_MAX)
+        CHECK_EQ_INT(diag.offset, want_off);
+    if (needle && !strstr(diag.msg, needle)) {
+        fprintf(stderr, "%s: message \"%s\" lacks \"%s\"\n", what, diag.msg, needle);
+        CHECK(0);
+    }
+    CHECK(memcmp(out, sentinel, out_size) == 0);
+    CHECK_EQ_INT(dec(copy, len, out, NULL), want);
+    free(copy);
+}

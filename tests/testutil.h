@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trove/common.h"
+
 extern int test_passed, test_failed;
 
 #define CHECK(cond)                                                                       \
@@ -46,6 +48,18 @@ void test_rm_rf(const char *path);
 
 /* Entries in directory path, not counting . and ..; -1 if it cannot be read. */
 int test_count_dir(const char *path);
+
+/* A decoder under test: decode buf[0..len) into out (a caller-known struct). */
+typedef int (*test_decode_fn)(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag);
+
+/*
+ * Decode an exact-size heap copy of buf[0..len) (so ASan sees any overread) into an out of
+ * out_size bytes (at most 256) and require: the error want, in diag.code too, at want_off
+ * (UINT64_MAX: any offset), a message that contains needle (NULL: any message), the output
+ * untouched, and the same answer with a NULL diag. what names the case in failures.
+ */
+void test_expect_decode_error(test_decode_fn dec, size_t out_size, const uint8_t *buf, size_t len,
+                              int want, uint64_t want_off, const char *needle, const char *what);
 
 /* A deterministic PRNG (splitmix64) for randomized tests. */
 uint64_t test_rand(uint64_t *state);
