@@ -42,10 +42,13 @@ struct trove_backend;
  * The local filesystem backend: objects under dir/objects/<first 2 hex digits>/<32 hex
  * digits>, each written as a temp file in dir/tmp, fsync'd, linked into place (link never
  * overwrites), the temp unlinked and the directory fsync'd, so an object either is complete
- * and durable or is not there. An object is never overwritten. dir is created if missing
- * (with dir/objects and dir/tmp); opening removes temp files left by dead processes.
- * Errors: -errno from the filesystem, TROVE_ERR_NOMEM. Thread-safety: one handle may be
- * used from several threads for put/get/delete on different or equal digests.
+ * and durable or is not there. An object is never overwritten. Objects written as a batch
+ * (trove_backend_stage) go into pack files under dir/objects/packs, whose indexes are read
+ * at open. dir is created if missing (with dir/objects and dir/tmp); opening removes temp
+ * files left by dead processes. Errors: -errno from the filesystem, TROVE_ERR_NOMEM.
+ * Thread-safety: one handle may be used from several threads for put, get, size and list
+ * on different or equal digests; stage, publish and delete are for one thread at a time
+ * (with puts from others still allowed).
  */
 int trove_backend_fs_open(const char *dir, struct trove_backend **out);
 /* The same backend, read-only: creates and cleans nothing (dir/objects must exist, else
@@ -91,14 +94,17 @@ int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, 
                         size_t len);
 int trove_backend_publish(struct trove_backend *be);
 
-/* Delete object d; durable on return (the directory is fsync'd). Deleting an object that
- * is not there is TROVE_ERR_NOTFOUND; the zero digest is TROVE_ERR_INVALID. */
+/* Delete object d; durable on return (fs: a loose object's directory is fsync'd; a packed
+ * object's delete goes to its pack's fsync'd dead list, and the pack is unlinked when empty
+ * or rewritten when under half live). Deleting an object that is not there is
+ * TROVE_ERR_NOTFOUND; the zero digest is TROVE_ERR_INVALID. */
 int trove_backend_delete(struct trove_backend *be, const struct trove_digest *d);
 
 /*
  * Call fn once for every object, in no particular order; fn returns 0 to go on, or a
- * positive value to stop (that value is returned). Files that are not well-named objects
- * (temp files, strangers) are skipped. Errors: TROVE_ERR_INVALID (fn NULL), -errno.
+ * positive value to stop (that value is returned). Loose and packed objects are listed
+ * alike (an object in both, once). Files that are not well-named objects (temp files,
+ * strangers) are skipped. Errors: TROVE_ERR_INVALID (fn NULL), -errno.
  */
 int trove_backend_list(struct trove_backend *be,
                        int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
