@@ -228,10 +228,14 @@ static void test_bad_input(void)
     corpus_write("bad-magic.bin", work, n);
 
     trove__put_le32(mutant(&g) + 8, 2);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 2");
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "unknown", "version 2");
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "version 1", "version 0");
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "unknown", "version 0");
+    trove__put_le32(mutant(&g) + 8, 3); /* a v3 recipe is this build's, not the v1 decoder's */
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "trove_recipe_version", "version 3");
+    trove__put_le32(mutant(&g) + 8, 4);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 4");
     trove__put_le32(mutant(&g) + 8, UINT32_MAX);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 2^32-1");
 

@@ -33,6 +33,7 @@
 #include "trove/recipe.h"
 
 #include "common/endian.h"
+#include "recipe_head.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -41,23 +42,10 @@
 #define RECIPE_MAGIC "TROVRCP1"
 #define RECIPE_VERSION 1u
 #define RECIPE_DIGEST_WIDTH 16u
-#define RECIPE_MIN_BLOCK 4096u
-#define RECIPE_MAX_BLOCK (1u << 30)
 #define RECIPE_TRAILER 8u
 
 _Static_assert(sizeof(struct trove_digest) == RECIPE_DIGEST_WIDTH, "a digest is 16 bytes");
 _Static_assert(sizeof RECIPE_MAGIC - 1 == 8, "the magic is 8 bytes");
-
-static int block_size_ok(uint32_t bs)
-{
-    return bs >= RECIPE_MIN_BLOCK && bs <= RECIPE_MAX_BLOCK && (bs & (bs - 1)) == 0;
-}
-
-/* ceil(volume_size / block_size) without overflow; block_size is nonzero. */
-static uint64_t slots_for(uint64_t volume_size, uint32_t block_size)
-{
-    return volume_size / block_size + (volume_size % block_size != 0);
-}
 
 /* The file's length for n slots; n <= TROVE_RECIPE_MAX_SLOTS, so it fits in 37 bits. */
 static uint64_t file_len(uint64_t n)
@@ -75,8 +63,8 @@ int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     uint8_t *p;
     int rc = TROVE_ERR_INVALID;
 
-    if (!out || !block_size_ok(block_size) || (flags & ~TROVE_RECIPE_FLAG_READONLY) != 0 ||
-        slot_count > TROVE_RECIPE_MAX_SLOTS || slot_count != slots_for(volume_size, block_size) ||
+    if (!out || !trove__recipe_block_size_ok(block_size) || (flags & ~TROVE_RECIPE_FLAG_READONLY) != 0 ||
+        slot_count > TROVE_RECIPE_MAX_SLOTS || slot_count != trove__recipe_slots_for(volume_size, block_size) ||
         (slot_count > 0 && !slots))
         goto out;
     total = file_len(slot_count);
@@ -104,7 +92,7 @@ void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_siz
 {
     size_t entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count);
 
-    assert(block_size_ok(block_size) && slot_count == slots_for(volume_size, block_size));
+    assert(trove__recipe_block_size_ok(block_size) && slot_count == trove__recipe_slots_for(volume_size, block_size));
     memcpy(img, RECIPE_MAGIC, 8);
     trove__put_le32(img + 8, RECIPE_VERSION);
     trove__put_le32(img + 12, RECIPE_DIGEST_WIDTH);
@@ -121,8 +109,8 @@ void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_siz
 int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v1 *out,
                            struct trove_diag *diag)
 {
-    uint32_t version, width, block_size, flags;
-    uint64_t slot_count, volume_size, reserved, want, stored, computed;
+    struct trove__recipe_head h;
+    uint64_t slot_count, reserved, want, stored, computed;
     size_t entry_bytes;
     int rc;
 
@@ -131,75 +119,14 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                             "recipe decode called without a buffer or an output");
         goto out;
     }
-    if (len < TROVE_RECIPE_V1_HEADER) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "recipe is %zu bytes, shorter than its %d-byte header; the file "
-                            "was cut short",
-                            len, TROVE_RECIPE_V1_HEADER);
+    rc = trove__recipe_head(buf, len, TROVE_RECIPE_V1_HEADER, RECIPE_VERSION, &h, diag);
+    if (rc != TROVE_OK)
         goto out;
-    }
-    if (memcmp(buf, RECIPE_MAGIC, 8) != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
-                            "not a trove recipe (the file does not start with \"TROVRCP1\")");
-        goto out;
-    }
-    version = trove__get_le32(buf + 8);
-    if (version != RECIPE_VERSION) {
-        if (version > RECIPE_VERSION)
-            rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
-                                "recipe version %" PRIu32 " was written by a newer trove; this "
-                                "build reads version 1 — upgrade trove to read it",
-                                version);
-        else
-            rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
-                                "recipe version %" PRIu32 " is not a trove recipe version; this "
-                                "build reads version 1",
-                                version);
-        goto out;
-    }
-    width = trove__get_le32(buf + 12);
-    if (width != RECIPE_DIGEST_WIDTH) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
-                            "recipe digest width is %" PRIu32 " bytes; version 1 has 16 "
-                            "(xxh3-128)",
-                            width);
-        goto out;
-    }
-    slot_count = trove__get_le64(buf + 16);
-    block_size = trove__get_le32(buf + 24);
-    flags = trove__get_le32(buf + 28);
-    volume_size = trove__get_le64(buf + 32);
+    slot_count = h.slot_count;
     reserved = trove__get_le64(buf + 48);
-    if (!block_size_ok(block_size)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
-                            "recipe block size %" PRIu32 " is not a power of two from 4096 to "
-                            "2^30; the header is damaged",
-                            block_size);
-        goto out;
-    }
-    if ((flags & ~TROVE_RECIPE_FLAG_READONLY) != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 28,
-                            "recipe flags 0x%" PRIx32 " set unknown bits (only bit 0 is defined)",
-                            flags);
-        goto out;
-    }
     if (reserved != 0) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 48,
                             "recipe reserved field is 0x%" PRIx64 ", must be 0", reserved);
-        goto out;
-    }
-    if (slot_count > TROVE_RECIPE_MAX_SLOTS) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 16,
-                            "recipe has %" PRIu64 " slots, over the limit of %llu",
-                            slot_count, (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
-        goto out;
-    }
-    if (slot_count != slots_for(volume_size, block_size)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 16,
-                            "recipe slot count disagrees with the size: %" PRIu64 " slots, but "
-                            "a volume of %" PRIu64 " bytes at %" PRIu32 "-byte blocks has %" PRIu64,
-                            slot_count, volume_size, block_size,
-                            slots_for(volume_size, block_size));
         goto out;
     }
     want = file_len(slot_count);
@@ -229,10 +156,10 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     }
 
     out->slot_count = slot_count;
-    out->block_size = block_size;
-    out->flags = flags;
-    out->volume_size = volume_size;
-    out->generation = trove__get_le64(buf + 40);
+    out->block_size = h.block_size;
+    out->flags = h.flags;
+    out->volume_size = h.volume_size;
+    out->generation = h.generation;
     out->entries = buf + TROVE_RECIPE_V1_HEADER;
     rc = TROVE_OK;
 out:

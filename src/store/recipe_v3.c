@@ -59,6 +59,7 @@
 #include "trove/recipe.h"
 
 #include "common/endian.h"
+#include "recipe_head.h"
 #include "trove/bitpack.h"
 
 #include <assert.h>
@@ -69,8 +70,6 @@
 #define RECIPE_V1 1u
 #define RECIPE_V3 3u
 #define DIGEST_WIDTH 16u
-#define MIN_BLOCK 4096u
-#define MAX_BLOCK (1u << 30)
 #define TRAILER 8u
 
 #define OBJ_MAGIC "TRV3"
@@ -102,10 +101,6 @@ _Static_assert(TROVE_RECIPE_V3_CHUNK_ENTRIES <= UINT16_MAX, "counts fit the u16 
 
 /* ---- shared rules ------------------------------------------------------------------------ */
 
-static int block_size_ok(uint32_t bs)
-{
-    return bs >= MIN_BLOCK && bs <= MAX_BLOCK && (bs & (bs - 1)) == 0;
-}
 
 /* ceil(a / b) without overflow; b is nonzero. */
 static uint64_t ceil_div(uint64_t a, uint64_t b)
@@ -289,7 +284,7 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     uint8_t *p;
     int rc = TROVE_ERR_INVALID;
 
-    if (!out || !pages || !block_size_ok(block_size) ||
+    if (!out || !pages || !trove__recipe_block_size_ok(block_size) ||
         (flags & ~TROVE_RECIPE_FLAG_READONLY) != 0 || dict_count == 0)
         goto out;
     slot_count = ceil_div(volume_size, block_size);
@@ -344,8 +339,9 @@ static int check_fixed(const uint8_t *buf, unsigned at, uint32_t want, const cha
 int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v3 *out,
                            struct trove_diag *diag)
 {
-    uint32_t version, width, block_size, flags, dict_count, page_count, reserved;
-    uint64_t slot_count, volume_size, want_pages, want, stored, computed;
+    struct trove__recipe_head h;
+    uint32_t dict_count, page_count, reserved;
+    uint64_t slot_count, want_pages, want, stored, computed;
     int rc;
 
     if (!out || (!buf && len > 0)) {
@@ -353,51 +349,13 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                             "recipe decode called without a buffer or an output");
         goto out;
     }
-    if (len < TROVE_RECIPE_V3_HEADER) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "recipe is %zu bytes, shorter than its %d-byte version 3 header; "
-                            "the file was cut short",
-                            len, TROVE_RECIPE_V3_HEADER);
-        goto out;
-    }
-    rc = trove_recipe_version(buf, len, &version, diag); /* magic, unknown and newer */
+    rc = trove__recipe_head(buf, len, TROVE_RECIPE_V3_HEADER, RECIPE_V3, &h, diag);
     if (rc != TROVE_OK)
         goto out;
-    if (version != RECIPE_V3) {
-        rc = trove_diag_set(diag, TROVE_ERR_VERSION, M_VERSION,
-                            "recipe version %" PRIu32 " given to the version 3 decoder; "
-                            "trove_recipe_version picks the decoder",
-                            version);
-        goto out;
-    }
-    width = trove__get_le32(buf + M_WIDTH);
-    if (width != DIGEST_WIDTH) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_WIDTH,
-                            "recipe digest width is %" PRIu32 " bytes; version 3 has 16 "
-                            "(xxh3-128)",
-                            width);
-        goto out;
-    }
-    slot_count = trove__get_le64(buf + M_SLOTS);
-    block_size = trove__get_le32(buf + M_BLOCK);
-    flags = trove__get_le32(buf + M_FLAGS);
-    volume_size = trove__get_le64(buf + M_VOLSIZE);
+    slot_count = h.slot_count;
     dict_count = trove__get_le32(buf + M_DICT);
     page_count = trove__get_le32(buf + M_PAGES);
     reserved = trove__get_le32(buf + M_RESERVED);
-    if (!block_size_ok(block_size)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_BLOCK,
-                            "recipe block size %" PRIu32 " is not a power of two from 4096 to "
-                            "2^30; the header is damaged",
-                            block_size);
-        goto out;
-    }
-    if ((flags & ~TROVE_RECIPE_FLAG_READONLY) != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_FLAGS,
-                            "recipe flags 0x%" PRIx32 " set unknown bits (only bit 0 is defined)",
-                            flags);
-        goto out;
-    }
     if (reserved != 0) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_RESERVED,
                             "recipe reserved field is 0x%" PRIx32 ", must be 0", reserved);
@@ -410,20 +368,6 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
         rc = check_fixed(buf, M_PAGESEC, TROVE_RECIPE_V3_PAGE_SECTIONS, "page_sections", diag);
     if (rc != TROVE_OK)
         goto out;
-    if (slot_count > TROVE_RECIPE_MAX_SLOTS) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, M_SLOTS,
-                            "recipe has %" PRIu64 " slots, over the limit of %llu",
-                            slot_count, (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
-        goto out;
-    }
-    if (slot_count != ceil_div(volume_size, block_size)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_SLOTS,
-                            "recipe slot count disagrees with the size: %" PRIu64 " slots, but "
-                            "a volume of %" PRIu64 " bytes at %" PRIu32 "-byte blocks has %" PRIu64,
-                            slot_count, volume_size, block_size,
-                            ceil_div(volume_size, block_size));
-        goto out;
-    }
     if (dict_count == 0) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_DICT,
                             "recipe dictionary count is 0; it always holds entry 0, the empty "
@@ -467,10 +411,10 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     }
 
     out->slot_count = slot_count;
-    out->block_size = block_size;
-    out->flags = flags;
-    out->volume_size = volume_size;
-    out->generation = trove__get_le64(buf + M_GEN);
+    out->block_size = h.block_size;
+    out->flags = h.flags;
+    out->volume_size = h.volume_size;
+    out->generation = h.generation;
     out->dict_count = dict_count;
     out->page_count = page_count;
     out->nchunks = ceil_div(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES);

@@ -1,0 +1,83 @@
+/*
+ * recipe_head.c: the checks of the header fields every recipe version shares
+ * (recipe_head.h), so that the v1 and v3 decoders refuse a damaged header alike, with the
+ * same offsets and messages.
+ */
+#include "recipe_head.h"
+
+#include "common/endian.h"
+#include "trove/recipe.h"
+
+#include <inttypes.h>
+
+#define DIGEST_WIDTH 16u
+#define MIN_BLOCK 4096u
+#define MAX_BLOCK (1u << 30)
+
+int trove__recipe_block_size_ok(uint32_t bs)
+{
+    return bs >= MIN_BLOCK && bs <= MAX_BLOCK && (bs & (bs - 1)) == 0;
+}
+
+uint64_t trove__recipe_slots_for(uint64_t volume_size, uint32_t block_size)
+{
+    return volume_size / block_size + (volume_size % block_size != 0);
+}
+
+int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32_t version,
+                       struct trove__recipe_head *h, struct trove_diag *diag)
+{
+    uint32_t got, width, block_size, flags;
+    uint64_t slot_count, volume_size;
+    int rc;
+
+    if (len < header_len)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                              "recipe is %zu bytes, shorter than its %zu-byte version %" PRIu32
+                              " header; the file was cut short",
+                              len, header_len, version);
+    if ((rc = trove_recipe_version(buf, len, &got, diag)) != TROVE_OK)
+        return rc; /* bad magic, an unknown or a newer version */
+    if (got != version)
+        return trove_diag_set(diag, TROVE_ERR_VERSION, 8,
+                              "recipe version %" PRIu32 " given to the version %" PRIu32
+                              " decoder; trove_recipe_version picks the decoder",
+                              got, version);
+    width = trove__get_le32(buf + 12);
+    if (width != DIGEST_WIDTH)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                              "recipe digest width is %" PRIu32 " bytes; version %" PRIu32
+                              " has 16 (xxh3-128)",
+                              width, version);
+    slot_count = trove__get_le64(buf + 16);
+    block_size = trove__get_le32(buf + 24);
+    flags = trove__get_le32(buf + 28);
+    volume_size = trove__get_le64(buf + 32);
+    if (!trove__recipe_block_size_ok(block_size))
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
+                              "recipe block size %" PRIu32 " is not a power of two from 4096 "
+                              "to 2^30; the header is damaged",
+                              block_size);
+    if ((flags & ~TROVE_RECIPE_FLAG_READONLY) != 0)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 28,
+                              "recipe flags 0x%" PRIx32 " set unknown bits (only bit 0 is "
+                              "defined)",
+                              flags);
+    if (slot_count > TROVE_RECIPE_MAX_SLOTS)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 16,
+                              "recipe has %" PRIu64 " slots, over the limit of %llu",
+                              slot_count, (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
+    if (slot_count != trove__recipe_slots_for(volume_size, block_size))
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 16,
+                              "recipe slot count disagrees with the size: %" PRIu64 " slots, "
+                              "but a volume of %" PRIu64 " bytes at %" PRIu32 "-byte blocks "
+                              "has %" PRIu64,
+                              slot_count, volume_size, block_size,
+                              trove__recipe_slots_for(volume_size, block_size));
+    h->slot_count = slot_count;
+    h->block_size = block_size;
+    h->flags = flags;
+    h->volume_size = volume_size;
+    h->generation = trove__get_le64(buf + 40);
+    return TROVE_OK;
+}
