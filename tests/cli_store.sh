@@ -319,4 +319,17 @@ check grep -q '^y ' "$tmp/ls.txt"
 TROVE_STORE="$tmp/env" "$trove" volume ls --store "$tmp/cwd/trove-data" > "$tmp/ls.txt" || bad "--store over TROVE_STORE"
 check grep -q '^x ' "$tmp/ls.txt"
 
+# trove bench put, small: the issue's targets as its bench measures them — a second put of
+# the same file stores nothing new, and the 10 TiB sparse volume has 5,242,880 slots and a
+# v1 recipe of 83,886,144 bytes (the v3 manifest: 72 + 16 * 641 pages + 8).
+"$trove" bench put --size 8M --rounds 1 --json --dir "$tmp" > "$tmp/bp.json" 2> "$tmp/bp.err" || bad "bench put"
+check python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["bytes"] == 8 << 20 and j["second_put_new_objects"] == 0, j
+assert j["second_put_new_object_bytes"] == 0 and j["objects"] >= 4, j
+assert j["sparse_slots"] == 5242880 and j["sparse_v1_recipe_bytes"] == 83886144, j
+assert j["sparse_v3_recipe_bytes"] == 72 + 16 * 641 + 8, j
+assert j["put_s"] > 0 and j["cp_sync_s"] > 0, j
+' "$tmp/bp.json"
 finish
