@@ -9,6 +9,7 @@
 #include "trove/recipe.h"
 
 #include <inttypes.h>
+#include <string.h>
 
 #define DIGEST_WIDTH 16u
 #define MIN_BLOCK 4096u
@@ -22,6 +23,18 @@ int trove__recipe_block_size_ok(uint32_t bs)
 uint64_t trove__recipe_slots_for(uint64_t volume_size, uint32_t block_size)
 {
     return volume_size / block_size + (volume_size % block_size != 0);
+}
+
+void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__recipe_head *h)
+{
+    memcpy(buf, "TROVRCP1", 8);
+    trove__put_le32(buf + 8, version);
+    trove__put_le32(buf + 12, DIGEST_WIDTH);
+    trove__put_le64(buf + 16, h->slot_count);
+    trove__put_le32(buf + 24, h->block_size);
+    trove__put_le32(buf + 28, h->flags);
+    trove__put_le64(buf + 32, h->volume_size);
+    trove__put_le64(buf + 40, h->generation);
 }
 
 int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32_t version,

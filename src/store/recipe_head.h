@@ -28,6 +28,9 @@ int trove__recipe_block_size_ok(uint32_t bs);
 /* ceil(volume_size / block_size) without overflow; block_size is nonzero. */
 uint64_t trove__recipe_slots_for(uint64_t volume_size, uint32_t block_size);
 
+/* Write the shared 48 bytes of a version `version` header from h. */
+void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__recipe_head *h);
+
 /*
  * Check, in this order, and stop at the first failure with the offset and a message in
  * diag: at least header_len bytes (TROVE_ERR_TRUNCATED), the magic and a known version

@@ -91,17 +91,12 @@ void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_siz
                           uint32_t flags, uint64_t generation, uint64_t slot_count)
 {
     size_t entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count);
+    struct trove__recipe_head h = {slot_count, block_size, flags, volume_size, generation};
 
-    assert(trove__recipe_block_size_ok(block_size) && slot_count == trove__recipe_slots_for(volume_size, block_size));
-    memcpy(img, RECIPE_MAGIC, 8);
-    trove__put_le32(img + 8, RECIPE_VERSION);
-    trove__put_le32(img + 12, RECIPE_DIGEST_WIDTH);
-    trove__put_le64(img + 16, slot_count);
-    trove__put_le32(img + 24, block_size);
-    trove__put_le32(img + 28, flags);
-    trove__put_le64(img + 32, volume_size);
-    trove__put_le64(img + 40, generation);
-    trove__put_le64(img + 48, 0);
+    assert(trove__recipe_block_size_ok(block_size) &&
+           slot_count == trove__recipe_slots_for(volume_size, block_size));
+    trove__recipe_head_put(img, RECIPE_VERSION, &h);
+    trove__put_le64(img + 48, 0); /* reserved */
     trove__put_le64(img + TROVE_RECIPE_V1_HEADER + entry_bytes,
                     trove_checksum64(img + TROVE_RECIPE_V1_HEADER, entry_bytes));
 }

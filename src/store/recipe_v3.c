@@ -301,14 +301,10 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
         goto out;
 
     p = out->ptr + out->len;
-    memcpy(p, RECIPE_MAGIC, 8);
-    trove__put_le32(p + M_VERSION, RECIPE_V3);
-    trove__put_le32(p + M_WIDTH, DIGEST_WIDTH);
-    trove__put_le64(p + M_SLOTS, slot_count);
-    trove__put_le32(p + M_BLOCK, block_size);
-    trove__put_le32(p + M_FLAGS, flags);
-    trove__put_le64(p + M_VOLSIZE, volume_size);
-    trove__put_le64(p + M_GEN, generation);
+    {
+        struct trove__recipe_head h = {slot_count, block_size, flags, volume_size, generation};
+        trove__recipe_head_put(p, RECIPE_V3, &h);
+    }
     trove__put_le32(p + M_DICT, dict_count);
     trove__put_le32(p + M_SEGSLOTS, TROVE_RECIPE_V3_SEGMENT_SLOTS);
     trove__put_le32(p + M_CHUNKENT, TROVE_RECIPE_V3_CHUNK_ENTRIES);
