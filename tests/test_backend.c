@@ -551,9 +551,14 @@ static void test_packs(const char *dir)
         CHECK_EQ_INT(trove_backend_stage(be, &d[i], buf, n), TROVE_OK); /* once only */
     }
     CHECK_EQ_INT(count_packs(dir), -1); /* nothing written before publish */
-    CHECK_EQ_INT(trove_backend_publish(be), TROVE_OK);
-    CHECK_EQ_INT(count_packs(dir), 1);
-    CHECK_EQ_INT(trove_backend_publish(be), TROVE_OK); /* nothing staged: nothing written */
+    {
+        uint64_t overhead = 0;
+        CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK);
+        CHECK_EQ_INT(overhead, 32 * N + 32); /* the index and the footer */
+        CHECK_EQ_INT(count_packs(dir), 1);
+        CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK); /* nothing staged */
+        CHECK_EQ_INT(overhead, 0);
+    }
     CHECK_EQ_INT(count_packs(dir), 1);
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < N; i++) {
@@ -606,7 +611,7 @@ static void test_packs(const char *dir)
         size_t n = pack_obj(i, buf);
         CHECK_EQ_INT(trove_backend_stage(be, &d[i], buf, n), TROVE_OK);
     }
-    CHECK_EQ_INT(trove_backend_publish(be), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_publish(be, NULL), TROVE_OK);
     trove_backend_close(be);
     be = NULL;
     {

@@ -88,11 +88,12 @@ int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, u
  * under its name, with a constant number of filesystem syncs for the whole batch (fs: one
  * syncfs, the links, another syncfs). A name still never appears before its bytes are
  * durable. Staged objects cannot be read before publish. Not thread-safe against other
- * stage/publish calls on the same handle. Errors: as for put.
+ * stage/publish calls on the same handle. *overhead_out (may be NULL) gets the bytes publish
+ * wrote besides the objects' own (fs: the pack's index and footer). Errors: as for put.
  */
 int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, const void *data,
                         size_t len);
-int trove_backend_publish(struct trove_backend *be);
+int trove_backend_publish(struct trove_backend *be, uint64_t *overhead_out);
 
 /* Delete object d; durable on return (fs: a loose object's directory is fsync'd; a packed
  * object's delete goes to its pack's fsync'd dead list, and the pack is unlinked when empty

@@ -84,9 +84,15 @@ int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, 
     return be->ops->stage(be, d, data, len);
 }
 
-int trove_backend_publish(struct trove_backend *be)
+int trove_backend_publish(struct trove_backend *be, uint64_t *overhead_out)
 {
+    uint64_t overhead = 0;
+    int rc;
+
     if (!be)
         return TROVE_ERR_INVALID;
-    return be->ops->publish ? be->ops->publish(be) : TROVE_OK;
+    rc = be->ops->publish ? be->ops->publish(be, &overhead) : TROVE_OK;
+    if (overhead_out)
+        *overhead_out = overhead;
+    return rc;
 }

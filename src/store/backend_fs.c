@@ -455,13 +455,15 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
     return rc;
 }
 
-static int fs_publish(struct trove_backend *base)
+static int fs_publish(struct trove_backend *base, uint64_t *overhead_out)
 {
     struct fs_backend *be = (struct fs_backend *)base;
     int rc = TROVE_OK;
 
-    if (be->nstage > 0)
+    if (be->nstage > 0) {
         rc = write_pack(be, &be->stage_buf, be->stage_e, be->nstage);
+        *overhead_out = TROVE__PACK_ENTRY * (uint64_t)be->nstage + TROVE__PACK_FOOTER;
+    }
     stage_reset(be);
     return rc;
 }

@@ -28,7 +28,7 @@ struct trove_backend_ops {
     /* Optional (NULL: backend.c puts at once and publish does nothing). */
     int (*stage)(struct trove_backend *be, const struct trove_digest *d, const void *data,
                  size_t len);
-    int (*publish)(struct trove_backend *be);
+    int (*publish)(struct trove_backend *be, uint64_t *overhead_out);
     /* Release everything, including be itself. */
     void (*close)(struct trove_backend *be);
 };

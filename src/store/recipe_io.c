@@ -24,7 +24,6 @@
 #include "store_internal.h"
 
 #include "common/endian.h"
-#include "pack.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -329,6 +328,7 @@ struct commit_ctx {
     struct refmap staged; /* digests staged by this commit */
     struct trove_bytes buf;
     uint64_t bytes, objects;
+    uint64_t overhead; /* what publishing the batch wrote besides the objects */
 };
 
 /* Name buf's bytes and stage them unless the store has or this commit staged them. */
@@ -496,7 +496,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
     } else {
         rc = write_v3_objects(&c, &sec, &nseg, &nsec, &pages, &npages);
         if (rc == TROVE_OK)
-            rc = trove_backend_publish(s->be);
+            rc = trove_backend_publish(s->be, &c.overhead);
         if (rc != TROVE_OK)
             goto out;
         c.buf.len = 0;
@@ -541,9 +541,8 @@ int trove__volume_write_recipe(struct trove_volume *v)
     v->generation = gen;
     v->recipe_bytes = c.buf.len;
     v->dirty = 0;
-    /* The objects, their pack's index and footer (the fs backend's), and the recipe file. */
-    v->last_commit_bytes = c.bytes + c.buf.len +
-                           (c.objects ? TROVE__PACK_ENTRY * c.objects + TROVE__PACK_FOOTER : 0);
+    /* The objects, what the backend wrote around them, and the recipe file. */
+    v->last_commit_bytes = c.bytes + c.overhead + c.buf.len;
     v->last_commit_objects = c.objects;
     sum = trove__get_le64(c.buf.ptr + c.buf.len - 8);
     v->recipe_sum = sum;
