@@ -740,8 +740,10 @@ int bench_wire(int argc, char **argv)
                       trove_strerror(rc));
             goto out;
         }
-        snprintf(source, sizeof source, "trove gen (seed %llu, %u x %u threads, %u names, zipf %.2f)",
-                 (unsigned long long)go.seed, go.processes, go.threads, go.names, go.zipf_s);
+        snprintf(source, sizeof source,
+                 "trove gen (seed %llu, %u x %u threads, %u names, zipf %.2f, tick %llu ns)",
+                 (unsigned long long)go.seed, go.processes, go.threads, go.names, go.zipf_s,
+                 (unsigned long long)go.tick_ns);
     }
     if (ev.len == 0) {
         cli_error("bench wire", "%s: no events to measure", input ? input : "gen");

@@ -121,14 +121,42 @@ assert off == len(b)
 assert frames[0][0] == 4, frames
 assert frames[1:] == [(1, 500)] * 6, frames' "$tmp/raw.trove"
 
-# 5. The human table names every format.
+# 5. Issue 2's size targets on the default gen capture (sizes are deterministic): packed
+#    <= 11.1 and packed+deflate <= 7.1 bytes an event, counting event frames with their
+#    headers as the bench does. The 1 ns clock stays above 7.1 (docs/BENCHMARKS.md), which
+#    shows the check measures what the clock changes.
+event_bytes() {
+    python3 -c '
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+off, nbytes, events = 0, 0, 0
+while off < len(b):
+    magic, fmt, ver, count, payload, raw = struct.unpack_from("<2sBBIII", b, off)
+    assert magic == b"TV", magic
+    if fmt != 4:
+        nbytes += 16 + payload; events += count
+    off += 16 + payload
+assert off == len(b) and events == 1034313, (off, events)
+lo, hi = float(sys.argv[2]), float(sys.argv[3])
+print("%s: %.3f bytes/event" % (sys.argv[1].rsplit("/", 1)[-1], nbytes / events), file=sys.stderr)
+sys.exit(0 if lo < nbytes / events <= hi else 1)' "$@"
+}
+"$TROVE" gen --to packed -q -o "$tmp/full.packed"
+check event_bytes "$tmp/full.packed" 0 11.1
+"$TROVE" gen --to deflate -q -o "$tmp/full.deflate"
+check event_bytes "$tmp/full.deflate" 0 7.1
+"$TROVE" gen --to deflate --tick 1 -q -o "$tmp/full1.deflate"
+check event_bytes "$tmp/full1.deflate" 7.1 11.1
+rm -f "$tmp"/full*
+
+# 6. The human table names every format.
 "$TROVE" bench wire --events 5000 --repeat 1 >"$tmp/table.txt"
 check [ $? -eq 0 ]
 for k in raw packed packed_deflate protobuf_varint zlib6_message zlib6_stream zstd1 zstd3 lz4; do
     check grep -q "^$k " "$tmp/table.txt"
 done
 
-# 6. Help and errors: exit status, one line on stderr, nothing on stdout.
+# 7. Help and errors: exit status, one line on stderr, nothing on stdout.
 "$TROVE" bench wire --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q -- "--input-format" "$tmp/help.txt"
@@ -156,7 +184,7 @@ check [ ! -e "$tmp/x.trove" ]
 printf 'TVxx' >"$tmp/bad.trove"
 expect_error "bench wire" bench wire --input "$tmp/bad.trove"
 
-# 7. The real Chrome trace, if the sample and zstd are there (a prefix, one pass).
+# 8. The real Chrome trace, if the sample and zstd are there (a prefix, one pass).
 if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd >/dev/null 2>&1; then
     zstd -dcq "$DATA/chrome-trace-dom.json.zst" >"$tmp/trace.json"
     "$TROVE" bench wire --input "$tmp/trace.json" --input-format chrome-json --events 30000 \

@@ -91,7 +91,7 @@ struct trove_gen_options {
     uint32_t names;         /* distinct name ids (Zipf support), default 65,536 */
     double zipf_s;          /* Zipf exponent, default 1.0 */
     uint64_t tick_ns;       /* clock resolution: starts and ends round down to multiples
-                               of it, default 1 (1 .. 1e9) */
+                               of it, default 1000 (1 .. 1e9) */
 };
 
 /* Fill opt with the documented defaults. */

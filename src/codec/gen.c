@@ -461,7 +461,7 @@ void trove_gen_defaults(struct trove_gen_options *opt)
     opt->threads = 8;
     opt->names = GEN_MAX_NAMES;
     opt->zipf_s = 1.0;
-    opt->tick_ns = 1;
+    opt->tick_ns = 1000;
 }
 
 static int set_names(struct trove_names *names, const struct thread_gen *th, uint32_t nthreads,
