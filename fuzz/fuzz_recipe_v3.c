@@ -1,10 +1,11 @@
 /*
  * fuzz_recipe_v3.c: libFuzzer target for the recipe v3 decoders (src/store/recipe_v3.c):
- * the manifest, pages, dictionary chunks and column segments, and the version gate.
+ * the manifest, pages, dictionary chunks, column segments and patches, and the version gate.
  *
  *   input := selector u8, then
- *            0 (mod 4): a manifest                      1: a page
+ *            0 (mod 5): a manifest                      1: a page
  *            2: n u16, dict_count u32, a chunk          3: n u16, dict_count u32, a segment
+ *            4: n u16, dict_count u32, a patch
  *
  * The oracles: decoding with and without a diag agrees, and a failed decode leaves every
  * output untouched and sets diag.code. Every object a decoder accepts is re-encoded from
@@ -14,7 +15,10 @@
  * refused with max; a chunk or segment is refused for any other n; nothing is written past
  * n. A manifest refused only for its checksum gets the right checksum written in and must
  * then decode, or fail only the page-digest check, so mutated headers reach the field
- * checks and the success path too; a manifest that decodes is version 3 to the gate.
+ * checks and the success path too; a manifest that decodes is version 3 to the gate. A
+ * patch that decodes has increasing slots below n and indices below dict_count, re-encodes
+ * to its input, and applied to a base either changes exactly its slots (handing back the
+ * base's indices) or, where an entry repeats the base, is refused and changes nothing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +202,55 @@ static void fuzz_segment(const uint8_t *buf, size_t size, uint32_t n, uint32_t d
     trove_bytes_free(&b);
 }
 
+static void fuzz_patch(const uint8_t *buf, size_t size, uint32_t n, uint32_t dict_count)
+{
+    struct trove_v3_patch p, sentinel, tmp;
+    struct trove_diag diag;
+    struct trove_bytes b = {0};
+    uint32_t base_out[TROVE_RECIPE_V3_PATCH_MAX];
+    int rc, repeats = 0;
+
+    memset(&p, 0x5A, sizeof p);
+    sentinel = p;
+    rc = trove_recipe_v3_patch_decode(buf, size, n, dict_count, &p, &diag);
+    if (rc != trove_recipe_v3_patch_decode(buf, size, n, dict_count, &tmp, NULL))
+        abort();
+    if (rc != TROVE_OK) {
+        if (diag.code != rc || memcmp(&p, &sentinel, sizeof p) != 0)
+            abort();
+        return;
+    }
+    if (p.k < 1 || p.k > TROVE_RECIPE_V3_PATCH_MAX ||
+        trove_recipe_v3_patch_encode(&p, n, &b) != TROVE_OK || b.len != size ||
+        memcmp(b.ptr, buf, size) != 0)
+        abort();
+    trove_bytes_free(&b);
+    /* A base of slot numbers (mod dict_count): some entries may repeat it. */
+    for (uint32_t i = 0; i <= SEG; i++)
+        idx[i] = idx_sentinel[i] = i % dict_count;
+    for (uint32_t j = 0; j < p.k; j++) {
+        if (p.off[j] >= n || (j > 0 && p.off[j] <= p.off[j - 1]) || p.idx[j] >= dict_count)
+            abort();
+        repeats += idx[p.off[j]] == p.idx[j];
+    }
+    rc = trove_recipe_v3_patch_apply(&p, idx, base_out, &diag);
+    if (repeats) {
+        if (rc != TROVE_ERR_CORRUPT || diag.code != rc ||
+            memcmp(idx, idx_sentinel, sizeof idx) != 0)
+            abort();
+        return;
+    }
+    if (rc != TROVE_OK)
+        abort();
+    for (uint32_t j = 0; j < p.k; j++) {
+        if (idx[p.off[j]] != p.idx[j] || base_out[j] != idx_sentinel[p.off[j]])
+            abort();
+        idx[p.off[j]] = idx_sentinel[p.off[j]];
+    }
+    if (memcmp(idx, idx_sentinel, sizeof idx) != 0)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     uint8_t *obj;
@@ -207,7 +260,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (size < 1)
         return 0;
-    sel = data[0] & 3;
+    sel = data[0] % 5;
     data++;
     size--;
     if (sel >= 2) {
@@ -236,6 +289,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         break;
     case 2:
         fuzz_chunk(obj, len, n);
+        break;
+    case 4:
+        fuzz_patch(obj, len, n, dict_count);
         break;
     default:
         fuzz_segment(obj, len, n, dict_count);

@@ -24,7 +24,7 @@
 
 /* The fuzz target's input: a selector byte, then for chunks and segments n (u16) and
  * dict_count (u32), then the object (fuzz/fuzz_recipe_v3.c). */
-enum { SEL_MANIFEST = 0, SEL_PAGE = 1, SEL_CHUNK = 2, SEL_SEGMENT = 3 };
+enum { SEL_MANIFEST = 0, SEL_PAGE = 1, SEL_CHUNK = 2, SEL_SEGMENT = 3, SEL_PATCH = 4 };
 
 static void corpus_write(const char *name, int sel, uint32_t n, uint32_t dict_count,
                          const uint8_t *buf, size_t len)
@@ -37,7 +37,7 @@ static void corpus_write(const char *name, int sel, uint32_t n, uint32_t dict_co
     if (!dir)
         return;
     prefix[0] = (uint8_t)sel;
-    if (sel == SEL_CHUNK || sel == SEL_SEGMENT) {
+    if (sel == SEL_CHUNK || sel == SEL_SEGMENT || sel == SEL_PATCH) {
         trove__put_le16(prefix + 1, (uint16_t)n);
         trove__put_le32(prefix + 3, dict_count);
         plen = 7;
@@ -57,6 +57,7 @@ struct outs {
     struct trove_digest d[SEG];
     uint32_t idx[SEG];
     uint8_t enc;
+    struct trove_v3_patch patch;
 };
 
 static struct outs got, sentinel;
@@ -71,6 +72,8 @@ static int decode_any(int sel, const uint8_t *buf, size_t len, uint32_t n, uint3
         return trove_recipe_v3_page_decode(buf, len, o->sec, &o->nsec, diag);
     case SEL_CHUNK:
         return trove_recipe_v3_chunk_decode(buf, len, n, o->d, diag);
+    case SEL_PATCH:
+        return trove_recipe_v3_patch_decode(buf, len, n, dict_count, &o->patch, diag);
     default:
         return trove_recipe_v3_segment_decode(buf, len, n, dict_count, o->idx, o->d, &o->enc,
                                               diag);
@@ -168,7 +171,7 @@ static struct trove_digest digest_fill(uint8_t x)
 struct golden {
     struct trove_digest dict[5];
     uint32_t seg2[952];
-    struct trove_bytes chunk, seg[3], page, manifest, identity, raw;
+    struct trove_bytes chunk, seg[3], page, manifest, identity, raw, patch;
     struct trove_digest chunk_d, seg_d[3], page_d;
 };
 
@@ -217,6 +220,12 @@ static void golden_build(struct golden *g)
     raw[1] = g->dict[0];
     raw[2] = g->dict[3];
     CHECK_EQ_INT(trove_recipe_v3_segment_encode_raw(raw, 3, &g->raw), TROVE_OK);
+    {
+        /* Segment 2 after a small commit: slot 0 (2048) holds the 0xAB block, slot 951
+         * (2999) is emptied. */
+        struct trove_v3_patch p = {.base = g->seg_d[2], .k = 2, .off = {0, 951}, .idx = {3, 0}};
+        CHECK_EQ_INT(trove_recipe_v3_patch_encode(&p, 952, &g->patch), TROVE_OK);
+    }
 }
 
 static void golden_free(struct golden *g)
@@ -228,6 +237,7 @@ static void golden_free(struct golden *g)
     trove_bytes_free(&g->manifest);
     trove_bytes_free(&g->identity);
     trove_bytes_free(&g->raw);
+    trove_bytes_free(&g->patch);
 }
 
 static void test_golden(void)
@@ -252,6 +262,9 @@ static void test_golden(void)
     test_check_vector("recipe_v3_seg_bitpack.bin", g.seg[2].ptr, g.seg[2].len);
     test_check_vector("recipe_v3_seg_identity.bin", g.identity.ptr, g.identity.len);
     test_check_vector("recipe_v3_seg_raw.bin", g.raw.ptr, g.raw.len);
+    CHECK_EQ_INT(g.patch.len, 28 + 2 * 6);
+    test_check_vector("recipe_v3_seg_patch.bin", g.patch.ptr, g.patch.len);
+    corpus_write("patch-golden", SEL_PATCH, 952, 5, g.patch.ptr, g.patch.len);
     corpus_write("manifest-golden", SEL_MANIFEST, 0, 0, g.manifest.ptr, g.manifest.len);
     corpus_write("page-golden", SEL_PAGE, 0, 0, g.page.ptr, g.page.len);
     corpus_write("chunk-golden", SEL_CHUNK, 5, 0, g.chunk.ptr, g.chunk.len);
@@ -1031,11 +1044,13 @@ static void test_page_errors(const struct golden *g)
     mutant(p)[8 + 20 * 3 + 17] = 1;
     expect_bad(SEL_PAGE, work, n, 0, 0, TROVE_ERR_CORRUPT, 85, "encoding 0", "chunk raw");
     mutant(p)[8 + 20 + 17] = 0;
-    expect_bad(SEL_PAGE, work, n, 0, 0, TROVE_ERR_CORRUPT, 45, "raw (1) or packed (2)",
+    expect_bad(SEL_PAGE, work, n, 0, 0, TROVE_ERR_CORRUPT, 45, "raw (1), packed (2) or patches",
                "segment encoding 0");
-    mutant(p)[8 + 20 + 17] = 3;
-    expect_bad(SEL_PAGE, work, n, 0, 0, TROVE_ERR_CORRUPT, 45, "raw (1) or packed (2)",
-               "segment encoding 3");
+    mutant(p)[8 + 20 + 17] = 4;
+    expect_bad(SEL_PAGE, work, n, 0, 0, TROVE_ERR_CORRUPT, 45, "raw (1), packed (2) or patches",
+               "segment encoding 4");
+    mutant(p)[8 + 20 + 17] = TROVE_V3_ENC_PATCH; /* a patch record is valid */
+    CHECK_EQ_INT(expect_ok(SEL_PAGE, work, n, 0, 0, "patch record"), TROVE_OK);
     mutant(p)[8 + 20 * 3 + 19] = 0x80;
     expect_bad(SEL_PAGE, work, n, 0, 0, TROVE_ERR_CORRUPT, 86, "reserved", "record reserved");
     /* Valid variants: a raw segment record; segments only; chunks only. */
@@ -1086,8 +1101,10 @@ static void test_segment_errors(const struct golden *g)
     header_errors(SEL_SEGMENT, r, 3, 5, 'D', "dictionary chunk", 0xFF, SEG, "raw header");
     corpus_write("seg-short", SEL_SEGMENT, 952, 5, s->ptr, 100);
     mutant(s)[5] = 3;
-    expect_bad(SEL_SEGMENT, work, n, 952, 5, TROVE_ERR_CORRUPT, 5, "encoding", "encoding 3");
+    expect_bad(SEL_SEGMENT, work, n, 952, 5, TROVE_ERR_CORRUPT, 5, "is a patch", "encoding 3");
     corpus_write("seg-encoding-3", SEL_SEGMENT, 952, 5, work, n);
+    mutant(s)[5] = 4;
+    expect_bad(SEL_SEGMENT, work, n, 952, 5, TROVE_ERR_CORRUPT, 5, "encoding 4", "encoding 4");
     mutant(s)[5] = TROVE_V3_ENC_RAW; /* now a raw segment of 952 slots: far too short */
     expect_bad(SEL_SEGMENT, work, n, 952, 5, TROVE_ERR_TRUNCATED, n, "cut short", "as raw");
     trove__put_le16(mutant(s) + 6, UINT16_MAX);
@@ -1462,6 +1479,100 @@ static void test_decode_invalid(const struct golden *g)
     CHECK_EQ_INT(trove_recipe_v3_chunk_decode(NULL, 0, 5, d, NULL), TROVE_ERR_TRUNCATED);
 }
 
+/* Patches: the golden one decodes and applies; every check of the decoder, apply and the
+ * encoder. */
+static void test_patch(const struct golden *g)
+{
+    const struct trove_bytes *pb = &g->patch;
+    uint32_t seg[SEG], base_out[TROVE_RECIPE_V3_PATCH_MAX];
+    struct trove_v3_patch p, q;
+    struct trove_bytes b = {0};
+    size_t n = pb->len;
+    struct trove_diag diag;
+
+    CHECK_EQ_INT(expect_ok(SEL_PATCH, pb->ptr, n, 952, 5, "golden patch"), TROVE_OK);
+    p = got.patch;
+    CHECK(trove_digest_equal(&p.base, &g->seg_d[2]));
+    CHECK_EQ_INT(p.k, 2);
+    CHECK(p.off[0] == 0 && p.off[1] == 951 && p.idx[0] == 3 && p.idx[1] == 0);
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&p, 952, &b), TROVE_OK);
+    CHECK(b.len == n && memcmp(b.ptr, pb->ptr, n) == 0);
+    /* Apply to the base's indices: the two slots change, the base's values come out. */
+    memcpy(seg, g->seg2, sizeof g->seg2);
+    CHECK_EQ_INT(trove_recipe_v3_patch_apply(&p, seg, base_out, NULL), TROVE_OK);
+    CHECK(seg[0] == 3 && seg[951] == 0 && base_out[0] == 1 && base_out[1] == 1);
+    CHECK(memcmp(seg + 1, g->seg2 + 1, 950 * sizeof *seg) == 0);
+    /* Applying it again repeats the base: not canonical, and nothing changes. */
+    CHECK_EQ_INT(trove_recipe_v3_patch_apply(&p, seg, base_out, &diag), TROVE_ERR_CORRUPT);
+    CHECK(diag.offset == 28 + 2 * 2 && strstr(diag.msg, "not canonical") != NULL);
+    CHECK(seg[0] == 3 && seg[951] == 0 && seg[1] == g->seg2[1]);
+    CHECK_EQ_INT(trove_recipe_v3_patch_apply(&p, seg, NULL, NULL), TROVE_ERR_CORRUPT);
+
+    /* The header (every prefix); the length; the encoding. */
+    header_errors(SEL_PATCH, pb, 952, 5, 'D', "dictionary chunk", 0, SEG, "patch header");
+    corpus_write("patch-short", SEL_PATCH, 952, 5, pb->ptr, 30);
+    mutant(pb)[5] = TROVE_V3_ENC_PACKED;
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 5, "where a patch (3)",
+               "patch as packed");
+    expect_bad(SEL_SEGMENT, pb->ptr, n, 952, 5, TROVE_ERR_CORRUPT, 5, "is a patch",
+               "patch to the segment decoder");
+    /* Base, count, reserved. */
+    memset(mutant(pb) + 8, 0, 16);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 8, "zero digest", "zero base");
+    trove__put_le16(mutant(pb) + 24, 0);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 24, "1 to 64", "k 0");
+    trove__put_le16(mutant(pb) + 24, 65);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 24, "1 to 64", "k 65");
+    corpus_write("patch-k65", SEL_PATCH, 952, 5, work, n);
+    trove__put_le16(mutant(pb) + 24, 1);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 28 + 6, "stray", "k 1");
+    trove__put_le16(mutant(pb) + 26, 1);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 26, "reserved", "patch reserved");
+    /* Entries: order, range, dictionary bound. */
+    trove__put_le16(mutant(pb) + 30, 0);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 30, "not after", "same slot");
+    corpus_write("patch-same-slot", SEL_PATCH, 952, 5, work, n);
+    trove__put_le16(mutant(pb) + 30, 952);
+    expect_bad(SEL_PATCH, work, n, 952, 5, TROVE_ERR_CORRUPT, 30, "past the segment",
+               "slot 952");
+    expect_bad(SEL_PATCH, pb->ptr, n, 952, 3, TROVE_ERR_CORRUPT, 32, "past the dictionary",
+               "index 3 of 3");
+    expect_bad(SEL_PATCH, pb->ptr, n, 1024, 5, TROVE_ERR_CORRUPT, 6, "needs 1024",
+               "patch for 1024 slots");
+    CHECK_EQ_INT(expect_ok(SEL_PATCH, pb->ptr, n, 952, 4, "index 3 of 4"), TROVE_OK);
+
+    /* The encoder refuses what the decoder would. */
+    q = p;
+    q.k = 0;
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&q, 952, &b), TROVE_ERR_INVALID);
+    q.k = TROVE_RECIPE_V3_PATCH_MAX + 1;
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&q, 952, &b), TROVE_ERR_INVALID);
+    q = p;
+    memset(&q.base, 0, sizeof q.base);
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&q, 952, &b), TROVE_ERR_INVALID);
+    q = p;
+    q.off[1] = 0;
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&q, 952, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&p, 951, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&p, 0, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(NULL, 952, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, n); /* unchanged by every refusal */
+    /* The largest patch: 64 entries over a full segment. */
+    q = p;
+    q.k = TROVE_RECIPE_V3_PATCH_MAX;
+    for (uint32_t j = 0; j < q.k; j++) {
+        q.off[j] = (uint16_t)(j * 16 + 15);
+        q.idx[j] = j % 5;
+    }
+    b.len = 0;
+    CHECK_EQ_INT(trove_recipe_v3_patch_encode(&q, SEG, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, TROVE_RECIPE_V3_PATCH_LEN(64));
+    CHECK_EQ_INT(expect_ok(SEL_PATCH, b.ptr, b.len, SEG, 5, "64 entries"), TROVE_OK);
+    CHECK(memcmp(&got.patch, &q, sizeof q) == 0);
+    corpus_write("patch-64", SEL_PATCH, SEG, 5, b.ptr, b.len);
+    trove_bytes_free(&b);
+}
+
 int main(void)
 {
     static struct golden g;
@@ -1484,6 +1595,7 @@ int main(void)
     test_seed_sizes();
     test_encode_invalid();
     test_decode_invalid(&g);
+    test_patch(&g);
     golden_free(&g);
     return test_done();
 }

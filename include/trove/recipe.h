@@ -88,7 +88,9 @@ void trove_recipe_v1_slot(const struct trove_recipe_v1 *r, uint64_t i, struct tr
  *   page object                 up to 8 section records {digest, kind, encoding}
  *   dictionary chunk object     up to 1024 digests (index 0 of chunk 0: the empty slot)
  *   column segment object       1024 slots' dictionary indices (the last may be short),
- *                               packed (one FastLanes block) or raw (v1-style digests)
+ *                               packed (one FastLanes block) or raw (v1-style digests),
+ *                               or a patch: a packed segment's digest and up to 64 slots
+ *                               that differ from it (what a small commit writes)
  *
  * Sections are numbered column segments first (nsegments = ceil(slot_count / 1024)), then
  * dictionary chunks (nchunks = ceil(dict_count / 1024)), so that a growing dictionary
@@ -110,6 +112,8 @@ void trove_recipe_v1_slot(const struct trove_recipe_v1 *r, uint64_t i, struct tr
 #define TROVE_V3_ENC_NONE 0   /* dictionary chunks and pages */
 #define TROVE_V3_ENC_RAW 1    /* a segment of 16-byte digests, as v1 entries */
 #define TROVE_V3_ENC_PACKED 2 /* a segment of bit-packed dictionary indices */
+#define TROVE_V3_ENC_PATCH 3  /* a packed base segment's digest plus the slots that differ */
+#define TROVE_RECIPE_V3_PATCH_MAX 64u /* entries in a patch */
 
 /* The version field of a recipe file (any version): checks the magic and a header-sized
  * length, and returns 1 or 3 in *version_out. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC,
@@ -155,7 +159,7 @@ void trove_recipe_v3_page(const struct trove_recipe_v3 *m, uint32_t i, struct tr
 struct trove_v3_section {
     struct trove_digest d; /* never zero */
     uint8_t kind;          /* TROVE_V3_KIND_DICT or _COLUMN */
-    uint8_t encoding;      /* NONE for DICT; RAW or PACKED for COLUMN */
+    uint8_t encoding;      /* NONE for DICT; RAW, PACKED or PATCH for COLUMN */
 };
 
 /* A page object of n (1..8) records. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
@@ -194,6 +198,40 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
                                    uint32_t dict_count, uint32_t *idx,
                                    struct trove_digest *digests, uint8_t *encoding_out,
                                    struct trove_diag *diag);
+
+/*
+ * A patch segment: the segment is its base — a packed segment of the same slot count,
+ * named by digest — with k (1..64) slots replaced. off[] strictly increases and stays below
+ * the slot count; every idx[] is below dict_count and differs from the base's index at
+ * that slot (checked by trove_recipe_v3_patch_apply, which has the base). A patch of a
+ * patch does not exist: the base is always a full segment, so loading any segment reads
+ * at most two objects.
+ */
+struct trove_v3_patch {
+    struct trove_digest base; /* never zero */
+    uint32_t k;
+    uint16_t off[TROVE_RECIPE_V3_PATCH_MAX];
+    uint32_t idx[TROVE_RECIPE_V3_PATCH_MAX];
+};
+
+/* The byte length of a patch of k entries: 28 + 6 k. */
+#define TROVE_RECIPE_V3_PATCH_LEN(k) (28u + 6u * (k))
+
+/* Encode a patch of a segment of n (1..1024) slots. Errors: TROVE_ERR_INVALID (n, k, zero
+ * base, offsets not increasing or not below n), TROVE_ERR_NOMEM. */
+int trove_recipe_v3_patch_encode(const struct trove_v3_patch *p, uint32_t n,
+                                 struct trove_bytes *out);
+/* Decode a patch object of a segment that must hold exactly n slots, with every index
+ * below dict_count. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_CORRUPT (with
+ * offsets in diag); a full segment handed here is CORRUPT. */
+int trove_recipe_v3_patch_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                 uint32_t dict_count, struct trove_v3_patch *out,
+                                 struct trove_diag *diag);
+/* Apply a decoded patch to its base's indices idx[0..n) (n as decoded). Each base index
+ * it replaces goes to base_out[j] (base_out may be NULL). Errors: TROVE_ERR_CORRUPT (an
+ * entry that repeats the base's index: not canonical); idx is then unchanged. */
+int trove_recipe_v3_patch_apply(const struct trove_v3_patch *p, uint32_t *idx,
+                                uint32_t *base_out, struct trove_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -124,6 +124,7 @@ static int load_v1(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->generation = r.generation;
     v->slot_count = v->cap_slots = r.slot_count;
     v->format = v->committed_format = TROVE_RECIPE_FORMAT_V1;
+    v->committed_slots = r.slot_count;
     if (r.slot_count > 0 && !(v->idx = calloc((size_t)r.slot_count, 4)))
         return TROVE_ERR_NOMEM;
     e = (const struct trove_digest *)(const void *)r.entries;
@@ -140,10 +141,76 @@ static int load_v1(struct trove_volume *v, const uint8_t *buf, size_t len,
     return trove__dict_finish_load(&v->dict);
 }
 
+/*
+ * Load column segment sg, a patch: fetch and decode the patch, then its base (a packed
+ * segment of the same slot count) into seg[0..n), apply the patch there and keep what the
+ * next commit needs (the base's digest and its indices at the patched slots). *last holds
+ * the previous patch's base and indices, so that patches of one base (the all-empty
+ * segment, say) fetch it once.
+ */
+struct patch_cache {
+    struct trove_digest d; /* zero: nothing cached */
+    uint32_t n;
+    uint32_t idx[SEG];
+};
+
+static int load_patch(struct trove_volume *v, uint64_t sg, uint32_t n, uint32_t dict_count,
+                      struct trove_bytes *obj, uint32_t *seg, struct patch_cache *last,
+                      struct trove_diag *diag)
+{
+    const struct trove_v3_section *sc = &v->sec[sg];
+    struct trove_v3_patch p;
+    struct seg_patch *sp = NULL;
+    uint8_t enc = 0;
+    int rc;
+
+    if ((rc = fetch(v, &sc->d, SEG_MAX_BYTES, obj, "segment", sg, diag)) != TROVE_OK)
+        goto out;
+    if ((rc = trove_recipe_v3_patch_decode(obj->ptr, obj->len, n, dict_count, &p, diag))) {
+        rc = reword(v, diag, rc, "segment", sg, &sc->d);
+        goto out;
+    }
+    if (!(trove_digest_equal(&last->d, &p.base) && last->n == n)) {
+        memset(&last->d, 0, sizeof last->d);
+        if ((rc = fetch(v, &p.base, SEG_MAX_BYTES, obj, "segment base of", sg, diag)))
+            goto out;
+        rc = trove_recipe_v3_segment_decode(obj->ptr, obj->len, n, dict_count, last->idx,
+                                            NULL, &enc, diag);
+        if (rc != TROVE_OK) {
+            rc = reword(v, diag, rc, "segment base of", sg, &p.base);
+            goto out;
+        }
+        last->d = p.base;
+        last->n = n;
+    }
+    memcpy(seg, last->idx, n * sizeof *seg);
+    if (!v->patch && !(v->patch = calloc((size_t)v->nsec_seg, sizeof *v->patch))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (!(sp = calloc(1, sizeof *sp))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = trove_recipe_v3_patch_apply(&p, seg, sp->bval, diag)) != TROVE_OK) {
+        rc = reword(v, diag, rc, "segment", sg, &sc->d);
+        goto out;
+    }
+    sp->base = p.base;
+    sp->k = p.k;
+    memcpy(sp->off, p.off, p.k * sizeof *p.off);
+    v->patch[sg] = sp;
+    sp = NULL;
+out:
+    free(sp);
+    return rc;
+}
+
 static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
                    struct trove_diag *diag)
 {
     struct trove_recipe_v3 m;
+    struct patch_cache patch;
     struct trove_bytes obj = {0};
     struct trove_digest *raw = NULL;
     uint32_t *seg = NULL;
@@ -158,6 +225,9 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->generation = m.generation;
     v->slot_count = v->cap_slots = m.slot_count;
     v->format = v->committed_format = TROVE_RECIPE_FORMAT_V3;
+    v->committed_slots = m.slot_count;
+    memset(&patch.d, 0, sizeof patch.d);
+    patch.n = 0;
     total = m.nsegments + m.nchunks;
     v->nsec_seg = m.nsegments;
     /* Room for a whole page past the last section: a page decodes up to 8 records before
@@ -221,21 +291,30 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
                 goto out;
         }
     }
-    /* The column. Raw segments name digests; they join the dictionary. */
+    /* The column. Raw segments name digests; they join the dictionary. A patch is its base
+     * segment (fetched and checked like any other) with a few slots replaced. */
     for (uint64_t sg = 0; sg < m.nsegments; sg++) {
         const struct trove_v3_section *sc = &v->sec[sg];
         uint32_t n = (uint32_t)(m.slot_count - sg * SEG < SEG ? m.slot_count - sg * SEG : SEG);
         uint8_t enc;
-        if ((rc = fetch(v, &sc->d, SEG_MAX_BYTES, &obj, "segment", sg, diag)) != TROVE_OK)
-            goto out;
-        rc = trove_recipe_v3_segment_decode(obj.ptr, obj.len, n, m.dict_count, seg, raw, &enc,
-                                            diag);
-        if (rc == TROVE_OK && enc != sc->encoding)
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                "encoding %u disagrees with its page's %u", enc, sc->encoding);
-        if (rc != TROVE_OK) {
-            rc = reword(v, diag, rc, "segment", sg, &sc->d);
-            goto out;
+        if (sc->encoding == TROVE_V3_ENC_PATCH) {
+            rc = load_patch(v, sg, n, m.dict_count, &obj, seg, &patch, diag);
+            if (rc != TROVE_OK)
+                goto out;
+            enc = TROVE_V3_ENC_PACKED;
+        } else {
+            if ((rc = fetch(v, &sc->d, SEG_MAX_BYTES, &obj, "segment", sg, diag)) != TROVE_OK)
+                goto out;
+            rc = trove_recipe_v3_segment_decode(obj.ptr, obj.len, n, m.dict_count, seg, raw,
+                                                &enc, diag);
+            if (rc == TROVE_OK && enc != sc->encoding)
+                rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                    "encoding %u disagrees with its page's %u", enc,
+                                    sc->encoding);
+            if (rc != TROVE_OK) {
+                rc = reword(v, diag, rc, "segment", sg, &sc->d);
+                goto out;
+            }
         }
         for (uint32_t k = 0; k < n; k++) {
             uint64_t i = sg * SEG + k;
@@ -318,7 +397,17 @@ int trove__volume_meta_refs(struct trove_volume *v, int delta)
     for (uint64_t k = 0; k < v->npages; k++)
         if ((rc = trove__ref_add(v->s, &v->pages[k], delta, delta)) != TROVE_OK)
             return rc;
+    for (uint64_t k = 0; v->patch && k < v->nsec_seg; k++)
+        if (v->patch[k] && (rc = trove__ref_add(v->s, &v->patch[k]->base, delta, delta)))
+            return rc;
     return TROVE_OK;
+}
+
+void trove__volume_free_patches(struct seg_patch **patch, uint64_t n)
+{
+    for (uint64_t k = 0; patch && k < n; k++)
+        free(patch[k]);
+    free(patch);
 }
 
 /* ---- committing ---------------------------------------------------------------------- */
@@ -359,10 +448,152 @@ static int seg_is_dirty(const struct trove_volume *v, uint64_t sg)
     return sg < v->seg_cap && (v->seg_dirty[sg / 8] & (1u << (sg % 8)));
 }
 
-/* Write the v3 objects that changed; fill the new section and page tables. */
+/*
+ * The slots of each patchable column segment that changed since the commit, with their
+ * committed indices: for segment sg, entries [start[sg], start[sg + 1]) of ent. Only the
+ * segments that were full (1024 slots) in the committed recipe and have at most
+ * PATCH_MAX changed slots get entries; the rest need a full segment anyway.
+ */
+struct dirty_ent {
+    uint16_t off;
+    uint32_t old_idx;
+};
+
+struct dirty_index {
+    uint64_t nseg;
+    uint32_t *start; /* nseg + 1 */
+    uint8_t *many;   /* nseg: more than PATCH_MAX slots changed (no entries kept) */
+    struct dirty_ent *ent;
+};
+
+static int dirty_index_build(const struct trove_volume *v, struct dirty_index *di)
+{
+    uint64_t nseg = v->committed_slots / SEG; /* the full committed segments */
+    uint32_t *cnt = NULL;
+    uint64_t sum = 0;
+    int rc = TROVE_ERR_NOMEM;
+
+    memset(di, 0, sizeof *di);
+    if (nseg > v->nsec_seg)
+        nseg = v->nsec_seg;
+    di->nseg = nseg;
+    if (!(di->start = calloc((size_t)nseg + 1, sizeof *di->start)) ||
+        !(di->many = calloc((size_t)nseg + 1, 1)) ||
+        !(cnt = calloc((size_t)nseg + 1, sizeof *cnt)))
+        goto out;
+    for (size_t k = 0; k < v->nundo; k++) {
+        uint64_t sg = v->undo[k].slot / SEG;
+        if (sg < nseg && cnt[sg] <= TROVE_RECIPE_V3_PATCH_MAX)
+            cnt[sg]++;
+    }
+    for (uint64_t sg = 0; sg < nseg; sg++) {
+        di->start[sg] = (uint32_t)sum;
+        di->many[sg] = cnt[sg] > TROVE_RECIPE_V3_PATCH_MAX;
+        sum += di->many[sg] ? 0 : cnt[sg];
+        cnt[sg] = di->start[sg]; /* now the next free entry */
+    }
+    di->start[nseg] = (uint32_t)sum;
+    if (sum > 0 && !(di->ent = malloc((size_t)sum * sizeof *di->ent)))
+        goto out;
+    for (size_t k = 0; k < v->nundo; k++) {
+        uint64_t sg = v->undo[k].slot / SEG;
+        if (sg >= nseg || di->start[sg + 1] - di->start[sg] == 0)
+            continue;
+        di->ent[cnt[sg]].off = (uint16_t)(v->undo[k].slot % SEG);
+        di->ent[cnt[sg]].old_idx = v->undo[k].old_idx;
+        cnt[sg]++;
+    }
+    rc = TROVE_OK;
+out:
+    free(cnt);
+    return rc;
+}
+
+static void dirty_index_free(struct dirty_index *di)
+{
+    free(di->start);
+    free(di->many);
+    free(di->ent);
+}
+
+/* Free a patch table of n entries and the patches in it that other[0..nother) does not
+ * hold at the same position (a commit's new table shares the unchanged ones). */
+static void free_patches_unshared(struct seg_patch **tab, uint64_t n, struct seg_patch **other,
+                                  uint64_t nother)
+{
+    for (uint64_t k = 0; tab && k < n; k++)
+        if (tab[k] && !(other && k < nother && other[k] == tab[k]))
+            free(tab[k]);
+    free(tab);
+}
+
+/*
+ * Segment sg changed: the patch against its base that gives its current slots, if one can
+ * be written. The base is the committed segment itself when that is a packed one, or the
+ * committed patch's base. A slot differs from the base if it is patched now and still
+ * differs from the base's index there, or changed since the commit (from the committed
+ * index, which is the base's unless the slot is patched). Returns 1 with *p filled (p->k
+ * may be 0: the segment equals its base again), 0 if no patch applies (too many slots, not
+ * a full segment, or no packed base).
+ */
+static int make_patch(const struct trove_volume *v, const struct dirty_index *di, uint64_t sg,
+                      struct trove_v3_patch *p, uint32_t *bval)
+{
+    const struct seg_patch *old = v->patch && sg < v->nsec_seg ? v->patch[sg] : NULL;
+    const uint32_t *cur = v->idx + sg * SEG;
+    struct dirty_ent d[TROVE_RECIPE_V3_PATCH_MAX];
+    uint32_t nd, i = 0, j = 0, ok = 1;
+
+    if (sg >= di->nseg || di->many[sg] || (!old && v->sec[sg].encoding != TROVE_V3_ENC_PACKED) ||
+        (uint64_t)(sg + 1) * SEG > v->slot_count)
+        return 0;
+    nd = di->start[sg + 1] - di->start[sg];
+    if (nd == 0 && !old)
+        return 0; /* dirty without a logged slot: cannot tell what changed */
+    memcpy(d, di->ent + di->start[sg], nd * sizeof *d);
+    for (uint32_t a = 1; a < nd; a++) { /* insertion sort by slot: at most 64 */
+        struct dirty_ent x = d[a];
+        uint32_t b = a;
+        for (; b > 0 && d[b - 1].off > x.off; b--)
+            d[b] = d[b - 1];
+        d[b] = x;
+    }
+    p->base = old ? old->base : v->sec[sg].d;
+    p->k = 0;
+    /* Merge the patched slots (base index known) with the changed ones. */
+    while (ok && (i < (old ? old->k : 0) || j < nd)) {
+        uint16_t off;
+        uint32_t base_idx;
+        if (old && i < old->k && (j >= nd || old->off[i] <= d[j].off)) {
+            off = old->off[i];
+            base_idx = old->bval[i];
+            if (j < nd && d[j].off == off)
+                j++;
+            i++;
+        } else {
+            off = d[j].off;
+            base_idx = d[j].old_idx;
+            j++;
+        }
+        if (cur[off] == base_idx)
+            continue;
+        if (p->k == TROVE_RECIPE_V3_PATCH_MAX) {
+            ok = 0;
+            break;
+        }
+        p->off[p->k] = off;
+        p->idx[p->k] = cur[off];
+        bval[p->k] = base_idx;
+        p->k++;
+    }
+    return ok;
+}
+
+/* Write the v3 objects that changed; fill the new section, patch and page tables. */
 static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_out,
-                            uint64_t *nseg_out, uint64_t *nsec_out,
-                            struct trove_digest **pages_out, uint64_t *npages_out)
+                            struct seg_patch ***patch_out, uint64_t *nseg_out,
+                            uint64_t *nsec_out, struct trove_digest **pages_out,
+                            uint64_t *npages_out)
 {
     struct trove_volume *v = c->v;
     int was_v3 = v->committed_format == TROVE_RECIPE_FORMAT_V3 && !v->rewrite_all;
@@ -371,22 +602,60 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
     uint64_t old_nch = was_v3 ? v->nsec - v->nsec_seg : 0;
     struct trove_v3_section *sec = calloc((size_t)total + 1, sizeof *sec);
     struct trove_digest *pages = calloc((size_t)npages + 1, sizeof *pages);
+    struct seg_patch **patch = NULL;
+    struct dirty_index di = {0};
+    struct trove_v3_patch pt;
+    uint32_t bval[TROVE_RECIPE_V3_PATCH_MAX];
     int rc = TROVE_ERR_NOMEM;
 
     if (!sec || !pages)
         goto out;
+    if (was_v3 && (rc = dirty_index_build(v, &di)) != TROVE_OK)
+        goto out;
     for (uint64_t sg = 0; sg < nseg; sg++) {
         uint32_t n = (uint32_t)(v->slot_count - sg * SEG < SEG ? v->slot_count - sg * SEG : SEG);
+        int patched = 0;
         if (was_v3 && sg < v->nsec_seg && !seg_is_dirty(v, sg)) {
             sec[sg] = v->sec[sg];
+            if (v->patch && v->patch[sg]) { /* the same patch, shared until the swap */
+                if (!patch && !(patch = calloc((size_t)nseg, sizeof *patch))) {
+                    rc = TROVE_ERR_NOMEM;
+                    goto out;
+                }
+                patch[sg] = v->patch[sg];
+            }
             continue;
         }
-        c->buf.len = 0;
-        if ((rc = trove_recipe_v3_segment_encode(v->idx + sg * SEG, n, &c->buf)) != TROVE_OK ||
-            (rc = stage(c, &sec[sg].d)) != TROVE_OK)
-            goto out;
         sec[sg].kind = TROVE_V3_KIND_COLUMN;
         sec[sg].encoding = TROVE_V3_ENC_PACKED;
+        c->buf.len = 0;
+        if ((rc = trove_recipe_v3_segment_encode(v->idx + sg * SEG, n, &c->buf)) != TROVE_OK)
+            goto out;
+        if (was_v3 && make_patch(v, &di, sg, &pt, bval)) {
+            if (pt.k == 0) { /* back to its base, which is durable: a committed recipe names it */
+                sec[sg].d = pt.base;
+                continue;
+            }
+            patched = c->buf.len > TROVE_RECIPE_V3_PATCH_LEN(pt.k);
+        }
+        if (patched) {
+            struct seg_patch *sp;
+            if ((!patch && !(patch = calloc((size_t)nseg, sizeof *patch))) ||
+                !(sp = patch[sg] = malloc(sizeof *sp))) {
+                rc = TROVE_ERR_NOMEM;
+                goto out;
+            }
+            sp->base = pt.base;
+            sp->k = pt.k;
+            memcpy(sp->off, pt.off, pt.k * sizeof *pt.off);
+            memcpy(sp->bval, bval, pt.k * sizeof *bval);
+            c->buf.len = 0;
+            if ((rc = trove_recipe_v3_patch_encode(&pt, n, &c->buf)) != TROVE_OK)
+                goto out;
+            sec[sg].encoding = TROVE_V3_ENC_PATCH;
+        }
+        if ((rc = stage(c, &sec[sg].d)) != TROVE_OK)
+            goto out;
     }
     for (uint64_t ch = 0; ch < nch; ch++) {
         uint32_t n = (uint32_t)(v->dict.len - ch * CHUNK < CHUNK ? v->dict.len - ch * CHUNK
@@ -424,14 +693,18 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
             goto out;
     }
     *sec_out = sec;
+    *patch_out = patch;
     *nseg_out = nseg;
     *nsec_out = total;
     *pages_out = pages;
     *npages_out = npages;
     sec = NULL;
     pages = NULL;
+    patch = NULL;
     rc = TROVE_OK;
 out:
+    dirty_index_free(&di);
+    free_patches_unshared(patch, nseg, v->patch, v->nsec_seg);
     free(sec);
     free(pages);
     return rc;
@@ -443,28 +716,41 @@ static const struct trove_digest *rec_digest(const void *tab, uint64_t k, size_t
     return (const struct trove_digest *)(const void *)((const uint8_t *)tab + k * rec_size);
 }
 
+/* The base digest of patch table entry k, or NULL. */
+static const struct trove_digest *patch_base(struct seg_patch *const *tab, uint64_t n,
+                                             uint64_t k)
+{
+    return tab && k < n && tab[k] ? &tab[k]->base : NULL;
+}
+
 /*
- * Move the recipe-object counts from the old table to the new: +1 for each new record whose
- * digest differs from the old one at its position, then -1 for each old one so replaced
- * (or gone). Adding first keeps an object that moved position alive throughout.
+ * Move the recipe-object counts from the old tables to the new, by position: phase +1 adds
+ * one for each new record whose digest differs from the old one at its position; phase -1
+ * drops one for each old record so replaced (or gone). Every table's adds run before any
+ * drop, so that an object that moves — a segment that becomes a patch's base, a base that
+ * becomes a segment again — stays counted throughout. For a table of records, rec_size is
+ * the record's size; for a patch table (tab is struct seg_patch **), rec_size is 0.
  */
 static int move_meta_refs(struct trove_store *s, const void *old_tab, uint64_t nold,
-                          const void *new_tab, uint64_t nnew, size_t rec_size)
+                          const void *new_tab, uint64_t nnew, size_t rec_size, int phase)
 {
+    const void *tab = phase > 0 ? new_tab : old_tab, *other = phase > 0 ? old_tab : new_tab;
+    uint64_t n = phase > 0 ? nnew : nold, nother = phase > 0 ? nold : nnew;
     int rc;
 
-    for (uint64_t k = 0; k < nnew; k++) {
-        const struct trove_digest *d = rec_digest(new_tab, k, rec_size);
-        if (k < nold && trove_digest_equal(d, rec_digest(old_tab, k, rec_size)))
+    for (uint64_t k = 0; k < n; k++) {
+        const struct trove_digest *d, *o;
+        if (rec_size) {
+            d = rec_digest(tab, k, rec_size);
+            o = k < nother ? rec_digest(other, k, rec_size) : NULL;
+        } else {
+            d = patch_base(tab, n, k);
+            o = patch_base(other, nother, k);
+        }
+        if (!d || (o && trove_digest_equal(d, o)))
             continue;
-        if ((rc = trove__ref_add(s, d, +1, +1)) != TROVE_OK)
+        if ((rc = trove__ref_add(s, d, phase, phase)) != TROVE_OK && phase > 0)
             return rc;
-    }
-    for (uint64_t k = 0; k < nold; k++) {
-        const struct trove_digest *d = rec_digest(old_tab, k, rec_size);
-        if (k < nnew && trove_digest_equal(d, rec_digest(new_tab, k, rec_size)))
-            continue;
-        trove__ref_add(s, d, -1, -1);
     }
     return TROVE_OK;
 }
@@ -474,6 +760,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
     struct trove_store *s = v->s;
     struct commit_ctx c;
     struct trove_v3_section *sec = NULL;
+    struct seg_patch **patch = NULL;
     struct trove_digest *pages = NULL;
     uint64_t nseg = 0, nsec = 0, npages = 0, gen = v->generation + 1, sum;
     int rc;
@@ -494,7 +781,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
         trove_recipe_v1_seal(c.buf.ptr, v->size, v->block_size, v->flags, gen, v->slot_count);
         c.buf.len = (size_t)len;
     } else {
-        rc = write_v3_objects(&c, &sec, &nseg, &nsec, &pages, &npages);
+        rc = write_v3_objects(&c, &sec, &patch, &nseg, &nsec, &pages, &npages);
         if (rc == TROVE_OK)
             rc = trove_backend_publish(s->be, &c.overhead);
         if (rc != TROVE_OK)
@@ -519,19 +806,27 @@ int trove__volume_write_recipe(struct trove_volume *v)
     }
     v->nundo = 0;
     /* Only the table positions that changed move a count: O(changed), not O(sections). */
-    if ((rc = move_meta_refs(s, v->sec, v->nsec, sec, nsec, sizeof *sec)) != TROVE_OK ||
-        (rc = move_meta_refs(s, v->pages, v->npages, pages, npages, sizeof *pages)) != TROVE_OK) {
-        s->sticky = rc;
-        goto out;
+    for (int phase = +1; phase >= -1; phase -= 2) {
+        if ((rc = move_meta_refs(s, v->sec, v->nsec, sec, nsec, sizeof *sec, phase)) ||
+            (rc = move_meta_refs(s, v->patch, v->nsec_seg, patch, nseg, 0, phase)) ||
+            (rc = move_meta_refs(s, v->pages, v->npages, pages, npages, sizeof *pages,
+                                 phase))) {
+            s->sticky = rc;
+            goto out;
+        }
     }
+    free_patches_unshared(v->patch, v->nsec_seg, patch, nseg);
     free(v->sec);
     free(v->pages);
     v->sec = sec;
     v->nsec = nsec;
     v->nsec_seg = nseg;
+    v->patch = patch;
     v->pages = pages;
     v->npages = npages;
+    v->committed_slots = v->slot_count;
     sec = NULL;
+    patch = NULL;
     pages = NULL;
     if (v->seg_dirty)
         memset(v->seg_dirty, 0, (size_t)(v->seg_cap / 8));
@@ -548,6 +843,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
     v->recipe_sum = sum;
     rc = trove__basis_set(s, v->name, gen, sum);
 out:
+    free_patches_unshared(patch, nseg, v->patch, v->nsec_seg);
     free(sec);
     free(pages);
     trove__refmap_free(&c.staged);

@@ -139,7 +139,8 @@ static int section_kind_ok(uint8_t kind, uint8_t encoding)
 {
     return (kind == TROVE_V3_KIND_DICT && encoding == TROVE_V3_ENC_NONE) ||
            (kind == TROVE_V3_KIND_COLUMN &&
-            (encoding == TROVE_V3_ENC_RAW || encoding == TROVE_V3_ENC_PACKED));
+            (encoding == TROVE_V3_ENC_RAW || encoding == TROVE_V3_ENC_PACKED ||
+             encoding == TROVE_V3_ENC_PATCH));
 }
 
 static void put_object_header(uint8_t *p, uint8_t kind, uint8_t encoding, uint32_t count)
@@ -526,7 +527,7 @@ int trove_recipe_v3_page_decode(const uint8_t *buf, size_t len, struct trove_v3_
                                 i, kind_name(sec[i].kind), (unsigned)sec[i].encoding,
                                 sec[i].kind == TROVE_V3_KIND_DICT
                                     ? "dictionary chunks have encoding 0"
-                                    : "segments are raw (1) or packed (2)");
+                                    : "segments are raw (1), packed (2) or patches (3)");
             goto out;
         }
         if (reserved != 0) {
@@ -894,9 +895,15 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
         }
         if (rc != TROVE_OK)
             goto out;
+    } else if (encoding == TROVE_V3_ENC_PATCH) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
+                            "recipe segment is a patch (encoding 3) where a full segment (raw or "
+                            "packed) belongs");
+        goto out;
     } else {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
-                            "recipe segment has encoding %u; segments are raw (1) or packed (2)",
+                            "recipe segment has encoding %u; segments are raw (1), packed (2) "
+                            "or patches (3)",
                             (unsigned)encoding);
         goto out;
     }
@@ -905,4 +912,150 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
     rc = TROVE_OK;
 out:
     return rc;
+}
+
+/* ---- patch segments ---------------------------------------------------------------------- */
+
+#define PATCH_BASE 8u   /* base digest */
+#define PATCH_K 24u     /* entry count u16, reserved u16 */
+#define PATCH_OFFS 28u  /* k offsets u16, then k indices u32 */
+_Static_assert(TROVE_RECIPE_V3_PATCH_LEN(0) == PATCH_OFFS, "patch header");
+
+/* Offsets strictly increasing and below n. */
+static int patch_offsets_ok(const uint16_t *off, uint32_t k, uint32_t n, uint32_t *bad)
+{
+    for (uint32_t j = 0; j < k; j++)
+        if (off[j] >= n || (j > 0 && off[j] <= off[j - 1])) {
+            *bad = j;
+            return 0;
+        }
+    return 1;
+}
+
+int trove_recipe_v3_patch_encode(const struct trove_v3_patch *p, uint32_t n,
+                                 struct trove_bytes *out)
+{
+    uint32_t bad;
+    uint8_t *q;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!p || !out || n == 0 || n > SEG_MAX || p->k == 0 || p->k > TROVE_RECIPE_V3_PATCH_MAX ||
+        trove_digest_is_zero(&p->base) || !patch_offsets_ok(p->off, p->k, n, &bad))
+        goto out;
+    if ((rc = trove_bytes_reserve(out, TROVE_RECIPE_V3_PATCH_LEN(p->k))) != TROVE_OK)
+        goto out;
+    q = out->ptr + out->len;
+    put_object_header(q, TROVE_V3_KIND_COLUMN, TROVE_V3_ENC_PATCH, n);
+    memcpy(q + PATCH_BASE, p->base.b, DIGEST_WIDTH);
+    trove__put_le16(q + PATCH_K, (uint16_t)p->k);
+    trove__put_le16(q + PATCH_K + 2, 0);
+    for (uint32_t j = 0; j < p->k; j++) {
+        trove__put_le16(q + PATCH_OFFS + 2 * j, p->off[j]);
+        trove__put_le32(q + PATCH_OFFS + 2 * p->k + 4 * j, p->idx[j]);
+    }
+    out->len += TROVE_RECIPE_V3_PATCH_LEN(p->k);
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+int trove_recipe_v3_patch_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                 uint32_t dict_count, struct trove_v3_patch *out,
+                                 struct trove_diag *diag)
+{
+    struct trove_v3_patch p;
+    uint32_t count = 0, bad = 0;
+    uint16_t reserved;
+    uint8_t encoding = 0;
+    int rc;
+
+    if ((!buf && len > 0) || !out || n == 0 || n > SEG_MAX) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "recipe patch decode called without a buffer or an output, or for "
+                            "%" PRIu32 " slots (1 to 1024)",
+                            n);
+        goto out;
+    }
+    rc = check_object_header(buf, len, TROVE_V3_KIND_COLUMN, SEG_MAX, n, &encoding, &count,
+                             diag);
+    if (rc != TROVE_OK)
+        goto out;
+    if (encoding != TROVE_V3_ENC_PATCH) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
+                            "recipe segment has encoding %u where a patch (3) belongs",
+                            (unsigned)encoding);
+        goto out;
+    }
+    if (len < PATCH_OFFS) {
+        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                            "recipe patch is %zu bytes, shorter than its %u-byte header; it "
+                            "was cut short",
+                            len, PATCH_OFFS);
+        goto out;
+    }
+    memcpy(p.base.b, buf + PATCH_BASE, DIGEST_WIDTH);
+    p.k = trove__get_le16(buf + PATCH_K);
+    reserved = trove__get_le16(buf + PATCH_K + 2);
+    if (trove_digest_is_zero(&p.base)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_BASE,
+                            "recipe patch names the zero digest as its base");
+        goto out;
+    }
+    if (p.k == 0 || p.k > TROVE_RECIPE_V3_PATCH_MAX) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_K,
+                            "recipe patch holds %" PRIu32 " entries; a patch holds 1 to %u",
+                            p.k, TROVE_RECIPE_V3_PATCH_MAX);
+        goto out;
+    }
+    if (reserved != 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_K + 2,
+                            "recipe patch reserved field is 0x%04x, must be 0",
+                            (unsigned)reserved);
+        goto out;
+    }
+    if ((rc = check_length(len, TROVE_RECIPE_V3_PATCH_LEN(p.k), "patch", diag)) != TROVE_OK)
+        goto out;
+    for (uint32_t j = 0; j < p.k; j++) {
+        p.off[j] = trove__get_le16(buf + PATCH_OFFS + 2 * j);
+        p.idx[j] = trove__get_le32(buf + PATCH_OFFS + 2 * p.k + 4 * j);
+    }
+    if (!patch_offsets_ok(p.off, p.k, n, &bad)) {
+        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * bad,
+                            "recipe patch entry %" PRIu32 " is for slot %u, %s", bad,
+                            (unsigned)p.off[bad],
+                            p.off[bad] >= n ? "past the segment's slots"
+                                            : "not after the previous entry's slot");
+        goto out;
+    }
+    for (uint32_t j = 0; j < p.k; j++)
+        if (p.idx[j] >= dict_count) {
+            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * p.k + 4 * j,
+                                "recipe patch sets slot %u to dictionary index %" PRIu32
+                                ", past the dictionary's %" PRIu32 " entries",
+                                (unsigned)p.off[j], p.idx[j], dict_count);
+            goto out;
+        }
+    *out = p;
+    rc = TROVE_OK;
+out:
+    return rc;
+}
+
+int trove_recipe_v3_patch_apply(const struct trove_v3_patch *p, uint32_t *idx,
+                                uint32_t *base_out, struct trove_diag *diag)
+{
+    if (!p || !idx || p->k > TROVE_RECIPE_V3_PATCH_MAX)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "recipe patch apply: bad arguments");
+    for (uint32_t j = 0; j < p->k; j++)
+        if (idx[p->off[j]] == p->idx[j])
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * p->k + 4 * j,
+                                  "recipe patch sets slot %u to dictionary index %" PRIu32
+                                  ", which its base already holds; the patch is not canonical",
+                                  (unsigned)p->off[j], p->idx[j]);
+    for (uint32_t j = 0; j < p->k; j++) {
+        if (base_out)
+            base_out[j] = idx[p->off[j]];
+        idx[p->off[j]] = p->idx[j];
+    }
+    return TROVE_OK;
 }

@@ -537,6 +537,9 @@ static int recount(struct trove_store *s, struct recount *out)
         for (uint64_t j = 0; j < v->npages; j++)
             if ((rc = recount_add(out, &v->pages[j], 0)) != TROVE_OK)
                 goto out;
+        for (uint64_t j = 0; v->patch && j < v->nsec_seg; j++)
+            if (v->patch[j] && (rc = recount_add(out, &v->patch[j]->base, 0)) != TROVE_OK)
+                goto out;
         trove__volume_free(v);
         v = NULL;
     }

@@ -43,6 +43,17 @@ struct trove_store {
 struct undo_entry {
     uint64_t slot;
     struct trove_digest old; /* the slot's committed digest */
+    uint32_t old_idx;        /* and its committed dictionary index */
+};
+
+/* A committed column segment that is a patch: its base segment's digest, and for each
+ * patched slot (offsets increasing) the index the base holds there. The slots' current
+ * indices are in the volume's column; a commit needs the base's to write the next patch. */
+struct seg_patch {
+    struct trove_digest base;
+    uint32_t k;
+    uint16_t off[TROVE_RECIPE_V3_PATCH_MAX];
+    uint32_t bval[TROVE_RECIPE_V3_PATCH_MAX];
 };
 
 struct trove_volume {
@@ -74,8 +85,10 @@ struct trove_volume {
      * order — the column segments, then the dictionary chunks — and the pages. */
     struct trove_v3_section *sec;
     uint64_t nsec, nsec_seg;
+    struct seg_patch **patch; /* nsec_seg entries (NULL: no patch), or NULL if none is */
     struct trove_digest *pages;
     uint64_t npages;
+    uint64_t committed_slots; /* the committed recipe's slot count */
     uint64_t last_commit_bytes, last_commit_objects;
     int rewrite_all;          /* the next v3 commit re-encodes every section (compact) */
     uint8_t *block;           /* block_size scratch for read-modify-write */
@@ -100,6 +113,8 @@ int trove__volume_write_recipe(struct trove_volume *v);
 /* Count v's committed recipe objects (v3 pages and sections) in the store: +1 or -1 to
  * both counts of each. */
 int trove__volume_meta_refs(struct trove_volume *v, int delta);
+/* Free a per-segment patch table of n entries (and the patches it holds). */
+void trove__volume_free_patches(struct seg_patch **patch, uint64_t n);
 /* Mark segment s dirty (grows the bitmap). */
 int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg);
 

@@ -236,6 +236,7 @@ void trove__volume_free(struct trove_volume *v)
     free(v->dirty_bits);
     free(v->undo);
     free(v->seg_dirty);
+    trove__volume_free_patches(v->patch, v->nsec_seg);
     free(v->sec);
     free(v->pages);
     free(v->block);
@@ -277,6 +278,11 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
     out->last_commit_bytes = v->last_commit_bytes;
     out->last_commit_objects = v->last_commit_objects;
     out->resident_recipe_bytes = v->cap_slots * 4 + trove__dict_resident(&v->dict);
+    if (v->patch) {
+        out->resident_recipe_bytes += v->nsec_seg * sizeof *v->patch;
+        for (uint64_t sg = 0; sg < v->nsec_seg; sg++)
+            out->resident_recipe_bytes += v->patch[sg] ? sizeof **v->patch : 0;
+    }
     /* Each distinct object's bytes once: its first slot's length. */
     if (!(seen = calloc((size_t)v->dict.len / 8 + 1, 1)))
         return TROVE_ERR_NOMEM;
@@ -321,6 +327,7 @@ static int log_slot(struct trove_volume *v, uint64_t i)
     }
     v->undo[v->nundo].slot = i;
     v->undo[v->nundo].old = *vol_digest(v, i);
+    v->undo[v->nundo].old_idx = v->idx[i];
     v->nundo++;
     v->dirty_bits[i / 8] |= (uint8_t)(1u << (i % 8));
     return TROVE_OK;
