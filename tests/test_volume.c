@@ -1237,6 +1237,85 @@ out:
     free(orig);
 }
 
+/* Random small commits over a volume of 2.3 segments, with blocks from a pool of 6 (so a
+ * slot often goes back to its base's block), snapshots along the way and gc: after every
+ * reopen verify --deep is clean (the recount, patch bases included, equals the counts kept
+ * commit by commit) and the volume and each snapshot read back their models. */
+static void test_v3_patch_rounds(void)
+{
+    enum { POOL = 6, N = 2 * SEG_SLOTS + 300, ROUNDS = 60, SNAPS = 3 };
+    static const uint32_t sizes[] = {1, 2, 5, 30, 70};
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    uint8_t *pool = malloc((size_t)(POOL + 1) * BS), *model = malloc((size_t)N * BS);
+    uint8_t *snap[SNAPS] = {0};
+    int snap_no[SNAPS] = {0}, nsnap = 0, patched = 0;
+    uint64_t seed = 4242;
+    char name[32];
+
+    if (!pool || !model) {
+        CHECK(0);
+        goto out;
+    }
+    fill_random(pool, (size_t)POOL * BS, &seed);
+    memset(pool + (size_t)POOL * BS, 0, BS); /* block POOL: zeros, an empty slot */
+    CHECK_EQ_INT(trove_volume_create_format(s, "r", (uint64_t)N * BS, BS, V3, &v, NULL), TROVE_OK);
+    for (uint64_t i = 0; i < N; i++)
+        put_block(v, model, pool, i, (uint32_t)(test_rand(&seed) % (POOL + 1)));
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    for (int r = 0; r < ROUNDS; r++) {
+        uint32_t k = sizes[test_rand(&seed) % (sizeof sizes / sizeof sizes[0])];
+        uint64_t first = test_rand(&seed) % N;
+        struct trove_v3_section sec;
+        struct trove_digest base;
+        for (uint32_t j = 0; j < k; j++) /* clustered: a few segments at a time */
+            put_block(v, model, pool, (first + j * 7) % N,
+                      (uint32_t)(test_rand(&seed) % (POOL + 1)));
+        CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+        patched += section_of(s, "r", first / SEG_SLOTS, &sec, &base) == TROVE_V3_ENC_PATCH;
+        if (r % 10 == 9) {
+            if (nsnap == SNAPS) { /* the oldest goes */
+                snprintf(name, sizeof name, "r-snap-%d", snap_no[0]);
+                CHECK_EQ_INT(trove_volume_remove(s, name, NULL), TROVE_OK);
+                free(snap[0]);
+                memmove(snap, snap + 1, (SNAPS - 1) * sizeof *snap);
+                memmove(snap_no, snap_no + 1, (SNAPS - 1) * sizeof *snap_no);
+                nsnap--;
+            }
+            snprintf(name, sizeof name, "r-snap-%d", r / 10);
+            CHECK_EQ_INT(trove_snapshot_create(s, "r", name, NULL), TROVE_OK);
+            if ((snap[nsnap] = malloc((size_t)N * BS)) != NULL) {
+                memcpy(snap[nsnap], model, (size_t)N * BS);
+                snap_no[nsnap++] = r / 10;
+            }
+        }
+        if (r % 15 == 14) {
+            struct trove_gc_report gc;
+            trove_volume_close(v);
+            CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_OK);
+            s = reopen(s, 0);
+            CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+            CHECK_EQ_INT(trove_volume_open(s, "r", &v, NULL), TROVE_OK);
+            CHECK(volume_equals(v, model, (uint64_t)N * BS));
+            for (int q = 0; q < nsnap; q++) {
+                struct trove_volume *w = NULL;
+                snprintf(name, sizeof name, "r-snap-%d", snap_no[q]);
+                CHECK_EQ_INT(trove_volume_open(s, name, &w, NULL), TROVE_OK);
+                CHECK(w && volume_equals(w, snap[q], (uint64_t)N * BS));
+                trove_volume_close(w);
+            }
+        }
+    }
+    CHECK(patched > ROUNDS / 3); /* most small commits leave their first segment a patch */
+    trove_volume_close(v);
+out:
+    trove_store_close(s);
+    for (int q = 0; q < nsnap; q++)
+        free(snap[q]);
+    free(pool);
+    free(model);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/trove-volume-XXXXXX");
@@ -1263,6 +1342,7 @@ int main(void)
     test_v3_convert_and_share();
     test_v3_compact();
     test_v3_patches();
+    test_v3_patch_rounds();
     if (test_failed == 0)
         test_rm_rf(root);
     else
