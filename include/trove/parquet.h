@@ -1,0 +1,143 @@
+/*
+ * trove/parquet.h: trove's own Parquet writer and reader, limited to what a capture needs
+ * (docs/formats/bundle.md has the subset, the tables and the bundle around them).
+ *
+ * Columns are required (no nulls, no nesting) and of three kinds: INT32 and INT64 (signed,
+ * or unsigned through the logical type INTEGER(bits, false)) and STRING (BYTE_ARRAY with
+ * the logical type STRING). The writer encodes each column PLAIN, RLE_DICTIONARY (a PLAIN
+ * dictionary page and RLE/bit-packed hybrid indices; it falls back to PLAIN for a column
+ * chunk whose dictionary would be too large) or DELTA_BINARY_PACKED (integers), in data
+ * pages v1, with min/max statistics and column orders, uncompressed or through zstd or
+ * gzip, in row groups of a configurable number of rows. The reader takes that and what
+ * DuckDB writes by default with the codecs trove links (none, zstd, gzip): PLAIN,
+ * PLAIN_DICTIONARY, RLE_DICTIONARY and DELTA_BINARY_PACKED in data pages v1 and v2.
+ *
+ * Files are whole buffers in memory. The reader checks every length and count from the
+ * file against the buffer and against the limits below before it allocates or reads.
+ */
+#ifndef TROVE_PARQUET_H
+#define TROVE_PARQUET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum trove_pq_type {
+    TROVE_PQ_INT32 = 1, /* Parquet INT32 */
+    TROVE_PQ_INT64 = 2, /* Parquet INT64 */
+    TROVE_PQ_STRING = 6 /* Parquet BYTE_ARRAY, logical type STRING (UTF-8) */
+};
+
+enum trove_pq_encoding {
+    TROVE_PQ_ENC_PLAIN = 0,
+    TROVE_PQ_ENC_DICT = 1,  /* RLE_DICTIONARY */
+    TROVE_PQ_ENC_DELTA = 2  /* DELTA_BINARY_PACKED (integers only) */
+};
+
+enum trove_pq_codec {
+    TROVE_PQ_CODEC_NONE = 0,
+    TROVE_PQ_CODEC_ZSTD = 1,
+    TROVE_PQ_CODEC_GZIP = 2
+};
+
+#define TROVE_PQ_MAX_COLUMNS 64u
+#define TROVE_PQ_MAX_NAME 64u            /* bytes of a column name */
+#define TROVE_PQ_MAX_ROWS (1ull << 32)   /* rows in a file */
+#define TROVE_PQ_MAX_FOOTER (64u << 20)  /* footer bytes */
+#define TROVE_PQ_MAX_PAGE (256u << 20)   /* a page, compressed or not */
+#define TROVE_PQ_MAX_STRING (16u << 20)  /* one string value */
+#define TROVE_PQ_DEFAULT_ROW_GROUP 1048576u
+
+/* One column of a table to write. */
+struct trove_pq_column_def {
+    const char *name;  /* 1 .. TROVE_PQ_MAX_NAME bytes, unique within the table */
+    int type;          /* enum trove_pq_type */
+    int bits;          /* integers: the logical type's width, 8, 16, 32 or 64 (<= physical) */
+    int is_unsigned;   /* integers: logical INTEGER(bits, false) */
+    int encoding;      /* enum trove_pq_encoding; DELTA only for integers */
+};
+
+/* One column's values for rows [0, nrows) of a trove_pq_writer_add call. Integers of an
+ * unsigned column are their bit patterns in the signed physical type. */
+struct trove_pq_column_data {
+    const int32_t *i32;       /* TROVE_PQ_INT32 */
+    const int64_t *i64;       /* TROVE_PQ_INT64 */
+    const char *const *str;   /* TROVE_PQ_STRING: pointers ... */
+    const uint32_t *str_len;  /* ... and lengths (each <= TROVE_PQ_MAX_STRING) */
+};
+
+struct trove_pq_writer;
+
+/* A writer for a table of ncols (1 .. TROVE_PQ_MAX_COLUMNS) columns. row_group_rows 0 means
+ * TROVE_PQ_DEFAULT_ROW_GROUP. The definitions are copied. Errors: TROVE_ERR_INVALID,
+ * TROVE_ERR_NOMEM. */
+int trove_pq_writer_new(const struct trove_pq_column_def *cols, size_t ncols, int codec,
+                        uint64_t row_group_rows, struct trove_pq_writer **out);
+/* Append nrows rows (cols[i] for column i); full row groups are encoded as they fill.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_LIMIT (rows), TROVE_ERR_NOMEM; the writer is then
+ * unusable. */
+int trove_pq_writer_add(struct trove_pq_writer *w, const struct trove_pq_column_data *cols,
+                        size_t nrows);
+/* Encode the last row group and the footer, and append the whole file to out. A table of
+ * no rows is a valid file of no row groups. */
+int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out);
+void trove_pq_writer_free(struct trove_pq_writer *w);
+
+/* A parsed file: the footer, checked, over the caller's buffer (which must outlive it). */
+struct trove_pq_file;
+
+/* Parse buf[0..len): magic at both ends, footer length, the Thrift footer, the schema
+ * (flat, required or optional leaf columns of the types above; other types are reported
+ * by name), row groups and column chunks against the buffer. Errors, with an offset and a
+ * message in diag: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_CORRUPT,
+ * TROVE_ERR_LIMIT, TROVE_ERR_FORMAT (a feature outside the subset), TROVE_ERR_NOMEM. */
+int trove_pq_open(const uint8_t *buf, size_t len, struct trove_pq_file **out,
+                  struct trove_diag *diag);
+void trove_pq_close(struct trove_pq_file *f);
+
+uint64_t trove_pq_rows(const struct trove_pq_file *f);
+size_t trove_pq_columns(const struct trove_pq_file *f);
+/* Column i's name, type (enum trove_pq_type) and logical width and signedness. */
+const char *trove_pq_column_name(const struct trove_pq_file *f, size_t i);
+int trove_pq_column_type(const struct trove_pq_file *f, size_t i);
+int trove_pq_column_unsigned(const struct trove_pq_file *f, size_t i);
+/* The index of the column named name, or -1. */
+int trove_pq_find(const struct trove_pq_file *f, const char *name);
+
+/*
+ * Read all rows of integer column i into out[0 .. trove_pq_rows(f)), widened to 64 bits
+ * (INT32 sign-extended, or zero-extended if unsigned). Optional columns must have no null.
+ * Errors, with the column, row group and page in diag: TROVE_ERR_CORRUPT (a page or
+ * encoding that breaks the format: a dictionary index past the dictionary, a delta width
+ * over 64, counts that disagree), TROVE_ERR_TRUNCATED, TROVE_ERR_FORMAT (an encoding or codec
+ * outside the subset), TROVE_ERR_BOMB (a page that declares or decompresses past
+ * TROVE_PQ_MAX_PAGE), TROVE_ERR_INVALID (not an integer column), TROVE_ERR_NOMEM.
+ */
+int trove_pq_read_int(struct trove_pq_file *f, size_t i, int64_t *out, struct trove_diag *diag);
+
+/* The values of a string column: value k is bytes[off[k] .. off[k + 1]). */
+struct trove_pq_strings {
+    uint64_t n;
+    uint64_t *off;     /* n + 1 entries */
+    uint8_t *bytes;
+};
+/* Read all rows of string column i (errors as for trove_pq_read_int). out is replaced;
+ * free it with trove_pq_strings_free. */
+int trove_pq_read_strings(struct trove_pq_file *f, size_t i, struct trove_pq_strings *out,
+                          struct trove_diag *diag);
+void trove_pq_strings_free(struct trove_pq_strings *s);
+
+/* What the writer chose for column i of a file (for tests and the bench): the encodings
+ * of its first row group's data pages (enum trove_pq_encoding), and the codec. */
+int trove_pq_column_encoding(const struct trove_pq_file *f, size_t i);
+int trove_pq_codec(const struct trove_pq_file *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
