@@ -32,9 +32,11 @@
  *       checksum) — then the manifest (trove_recipe_v3_encode), all into one buffer. Load:
  *       decode the manifest; look each page up by its digest, rehash it against its name,
  *       decode it; the same for each section's segment (into the indices) or chunk (into
- *       the dictionary). The lookup stands in for the store's object directory: a hash
- *       table from digest to the object's place in the buffer (one cache line per probe),
- *       built untimed after each serialize.
+ *       the dictionary). Segments are decoded with trove_recipe_v3_segment_decode_stream
+ *       (and one trove_recipe_v3_stream_end at the end), as the load fills the whole index
+ *       array and does not read it back. The lookup stands in for the store's object
+ *       directory: a hash table from digest to the object's place in the buffer (one cache
+ *       line per probe), built untimed after each serialize.
  *   Equal objects are one object: v3_bytes counts each distinct object once (manifest,
  *   pages, chunks and segments), v3_dict_bytes the distinct chunks, v3_column_bytes the
  *   distinct segments.
@@ -494,8 +496,8 @@ static int v3_load(struct bench *b)
                 rc = trove_recipe_v3_chunk_decode(buf, o->len, (uint32_t)cnt, b->l.dict + i * CHUNK,
                                                   &b->diag);
             else
-                rc = trove_recipe_v3_segment_decode(buf, o->len, (uint32_t)cnt, m.dict_count,
-                                                    b->l.idx + i * SEG, NULL, &enc, &b->diag);
+                rc = trove_recipe_v3_segment_decode_stream(buf, o->len, (uint32_t)cnt, m.dict_count,
+                                                           b->l.idx + i * SEG, NULL, &enc, &b->diag);
             if (rc == TROVE_OK && !chunk && enc != TROVE_V3_ENC_PACKED)
                 rc = TROVE_ERR_CORRUPT;
             if (rc != TROVE_OK) {
@@ -505,6 +507,7 @@ static int v3_load(struct bench *b)
             }
         }
     }
+    trove_recipe_v3_stream_end();
     if (g != m.nchunks + m.nsegments) {
         snprintf(b->err, sizeof b->err, "v3 load: the pages list %" PRIu64 " sections, the manifest "
                  "has %" PRIu64, g, m.nchunks + m.nsegments);

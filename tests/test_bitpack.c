@@ -12,8 +12,11 @@
  * access against the full decode, short last blocks, n = 0 and 1, the 26,214,400-value
  * identity column that must stay under 250,000 bytes, the 2^30 value limit, golden vectors
  * in tests/vectors/, and every class of bad input with its own error code, each on an
- * exact-size malloc'd copy so that ASan sees any read past the end. Everything but the big
- * columns runs twice: on the AVX2 kernels (where the CPU has them) and on the generic ones.
+ * exact-size malloc'd copy so that ASan sees any read past the end. trove_bitpack_range
+ * against a scalar reference (random, all equal, consecutive with and without a wrap past
+ * 2^32 - 1, nearly consecutive, the extremes 0 and UINT32_MAX, every n the vector loops split
+ * differently, every 4-byte alignment). Everything but the big columns runs twice: on the
+ * AVX2 kernels (where the CPU has them) and on the generic ones.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -253,6 +256,153 @@ out:
     free(vals);
     free(packed);
     free(outbuf);
+}
+
+/* ---- trove_bitpack_range --------------------------------------------------------------- */
+
+/* The reference: unsigned min and max one by one, and consecutive in 64-bit arithmetic
+ * (in[i] == in[0] + i as integers, so a run that would pass 2^32 - 1 is not). */
+static void ref_range(const uint32_t *in, uint32_t n, uint32_t *lo, uint32_t *hi, int *cons)
+{
+    *lo = *hi = in[0];
+    *cons = 1;
+    for (uint32_t i = 0; i < n; i++) {
+        *lo = in[i] < *lo ? in[i] : *lo;
+        *hi = in[i] > *hi ? in[i] : *hi;
+        if ((uint64_t)in[i] != (uint64_t)in[0] + i)
+            *cons = 0;
+    }
+}
+
+/* trove_bitpack_range(in, n) against the reference; the outputs are poisoned first. */
+static void check_range(const uint32_t *in, uint32_t n, const char *what)
+{
+    uint32_t lo = 0xDEAD, hi = 0xBEEF, rlo, rhi;
+    int cons = -7, rcons;
+
+    ref_range(in, n, &rlo, &rhi, &rcons);
+    trove_bitpack_range(in, n, &lo, &hi, &cons);
+    if (lo != rlo || hi != rhi || cons != rcons)
+        fprintf(stderr, "range %s n=%u (%s): got lo %u hi %u consecutive %d, want %u %u %d\n",
+                what, n, trove_bitpack_kernel(), lo, hi, cons, rlo, rhi, rcons);
+    CHECK_EQ_INT(lo, rlo);
+    CHECK_EQ_INT(hi, rhi);
+    CHECK_EQ_INT(cons, rcons);
+}
+
+/*
+ * Every n the vector loops split differently (1..40, around 1024's multiples of 8 and 16,
+ * 1024), at every word offset within 32 bytes (in needs only 4-byte alignment), over: random
+ * values (full range and narrow), all equal (0, UINT32_MAX, other), consecutive (from 0, up
+ * to exactly UINT32_MAX, and wrapping past it), consecutive but for one value (at the start,
+ * in the vector part, in the tail; off by one either way, or two values swapped so that min,
+ * max and span still look consecutive), the extremes 0 and UINT32_MAX alone and mixed, and a
+ * run descending instead of ascending.
+ */
+static void test_range(void)
+{
+    static _Alignas(64) uint32_t buf[BLOCK + 16];
+    static const uint32_t ns[] = {1,   2,   3,   7,   8,   9,    15,   16,  17,  23, 24, 25,
+                                  31,  32,  33,  40,  63,  64,   65,   127, 128, 129, 255, 256,
+                                  257, 511, 512, 513, 1000, 1015, 1016, 1017, 1022, 1023, 1024};
+    static const uint32_t starts[] = {0,           1,           77,         0x7FFFFFFFu,
+                                      0xFFFFFC00u, 0xFFFFFFF0u, 0xFFFFFFFFu};
+    uint64_t seed = 11;
+    char what[96];
+
+    for (unsigned off = 0; off < 8; off++) {
+        uint32_t *in = buf + off;
+        for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+            uint32_t n = ns[k];
+            for (uint32_t i = 0; i < n; i++)
+                in[i] = (uint32_t)test_rand(&seed);
+            check_range(in, n, "random");
+            for (uint32_t i = 0; i < n; i++)
+                in[i] = 5000 + (uint32_t)(test_rand(&seed) % 3000);
+            check_range(in, n, "narrow random");
+            for (uint32_t i = 0; i < n; i++)
+                in[i] = i % 2 ? UINT32_MAX : 0;
+            check_range(in, n, "0 and UINT32_MAX alternating");
+            for (int e = 0; e < 3; e++) {
+                uint32_t v = e == 0 ? 0 : e == 1 ? UINT32_MAX : 0x12345678u;
+                for (uint32_t i = 0; i < n; i++)
+                    in[i] = v;
+                check_range(in, n, "all equal");
+                if (n > 1) {
+                    in[n - 1] = v ^ 1;
+                    check_range(in, n, "all equal but the last");
+                    in[n - 1] = v;
+                    in[n / 2] = e == 0 ? UINT32_MAX : 0;
+                    check_range(in, n, "all equal but one extreme");
+                }
+            }
+            for (size_t b = 0; b < sizeof starts / sizeof *starts; b++) {
+                uint32_t v0 = starts[b];
+                for (uint32_t i = 0; i < n; i++)
+                    in[i] = v0 + i; /* wraps past 2^32 - 1 for the high starts */
+                snprintf(what, sizeof what, "consecutive from %u", v0);
+                check_range(in, n, what);
+                if (n < 2)
+                    continue;
+                /* One value off by one (either way) at the start, the middle, the end. */
+                for (int pos = 0; pos < 3; pos++) {
+                    uint32_t at = pos == 0 ? 0 : pos == 1 ? n / 2 : n - 1;
+                    for (int d = -1; d <= 1; d += 2) {
+                        in[at] += (uint32_t)d;
+                        snprintf(what, sizeof what, "consecutive from %u, slot %u off by %d", v0,
+                                 at, d);
+                        check_range(in, n, what);
+                        in[at] -= (uint32_t)d;
+                    }
+                }
+                /* Two swapped: same min, max and span; not consecutive. */
+                {
+                    uint32_t a = n > 2 ? 1 + (uint32_t)(test_rand(&seed) % (n - 2)) : 0,
+                             c = n - 1, t = in[a];
+                    in[a] = in[c];
+                    in[c] = t;
+                    snprintf(what, sizeof what, "consecutive from %u, %u and %u swapped", v0, a,
+                             c);
+                    check_range(in, n, what);
+                }
+                /* Descending. */
+                for (uint32_t i = 0; i < n; i++)
+                    in[i] = v0 - i;
+                snprintf(what, sizeof what, "descending from %u", v0);
+                check_range(in, n, what);
+            }
+        }
+    }
+    /* The wrap boundary exactly: n values ending at UINT32_MAX are consecutive, one more
+     * start is not (the run would pass 2^32 - 1). */
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+        uint32_t n = ns[k], lo, hi;
+        int cons;
+        for (uint32_t i = 0; i < n; i++)
+            buf[i] = UINT32_MAX - (n - 1) + i;
+        trove_bitpack_range(buf, n, &lo, &hi, &cons);
+        CHECK_EQ_INT(cons, 1);
+        CHECK_EQ_INT(lo, UINT32_MAX - (n - 1));
+        CHECK_EQ_INT(hi, UINT32_MAX);
+        check_range(buf, n, "consecutive up to UINT32_MAX");
+        if (n > 1) {
+            for (uint32_t i = 0; i < n; i++)
+                buf[i] = UINT32_MAX - (n - 2) + i;
+            trove_bitpack_range(buf, n, &lo, &hi, &cons);
+            CHECK_EQ_INT(cons, 0);
+            CHECK_EQ_INT(lo, 0);
+            CHECK_EQ_INT(hi, UINT32_MAX);
+            check_range(buf, n, "consecutive one past UINT32_MAX");
+        }
+    }
+    /* Random blocks of random length, a few thousand, and a block the encoder would pack. */
+    for (int r = 0; r < 3000; r++) {
+        uint32_t n = 1 + (uint32_t)(test_rand(&seed) % BLOCK), base = (uint32_t)test_rand(&seed);
+        unsigned w = (unsigned)(test_rand(&seed) % 33), off = (unsigned)(test_rand(&seed) % 8);
+        for (uint32_t i = 0; i < n; i++)
+            buf[off + i] = base + ((uint32_t)test_rand(&seed) & mask_of(w));
+        check_range(buf + off, n, "random width");
+    }
 }
 
 /* ---- columns: building, checking ------------------------------------------------------ */
@@ -1270,6 +1420,7 @@ int main(void)
         test_width();
         test_kernels();
         test_unpack_blocks();
+        test_range();
         test_columns();
         test_handmade();
         test_golden();

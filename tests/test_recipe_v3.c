@@ -6,7 +6,9 @@
  * code and offset, including each non-canonical encoding; every truncation and byte flip of
  * the golden objects; the version gate; the golden vectors tests/vectors/recipe_v3_*.bin;
  * the sizes docs/formats/recipe-v3.md gives for the seed's 26,214,400-slot cases; and the
- * encoders' argument checks. With TROVE_RECIPE_V3_CORPUS=<dir> set, the valid and broken
+ * encoders' argument checks. Every segment decode is repeated with
+ * trove_recipe_v3_segment_decode_stream, which must agree on everything and leave idx
+ * untouched on failure; the segment tests run on both bit-packing builds (AVX2, generic). With TROVE_RECIPE_V3_CORPUS=<dir> set, the valid and broken
  * objects built here are also written to <dir>, with the fuzz target's selector prefix, as
  * its seed corpus (fuzz/corpus/fuzz_recipe_v3/).
  */
@@ -14,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec/bitpack_internal.h"
 #include "common/endian.h"
 #include "testutil.h"
 #include "trove/bitpack.h"
@@ -62,9 +65,55 @@ struct outs {
 
 static struct outs got, sentinel;
 
+/*
+ * trove_recipe_v3_segment_decode_stream agrees with the plain decode that just ran (rc,
+ * diag, and the outputs `after`, which were `before`): same result, code, offset and message,
+ * the same outputs on success, and on failure untouched outputs, idx included (the plain
+ * decode may leave a full segment's values there). At each 4-byte offset of idx within 16
+ * bytes (the non-temporal stores' head and tail), with guard words around it.
+ */
+static void stream_agrees(const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
+                          const struct outs *before, const struct outs *after, int rc,
+                          const struct trove_diag *diag)
+{
+    static _Alignas(64) uint32_t idx[SEG + 8];
+    static struct trove_digest d[SEG];
+
+    for (unsigned off = 0; off < 4; off++) {
+        struct trove_diag sd = {0};
+        uint8_t enc = before->enc;
+        int src, guards = 1;
+
+        memset(idx, 0x5C, sizeof idx);
+        memcpy(idx + off, before->idx, sizeof before->idx);
+        memcpy(d, before->d, sizeof d);
+        src = trove_recipe_v3_segment_decode_stream(buf, len, n, dict_count, idx + off, d, &enc,
+                                                    diag ? &sd : NULL);
+        trove_recipe_v3_stream_end();
+        CHECK_EQ_INT(src, rc);
+        if (diag) {
+            CHECK_EQ_INT(sd.code, diag->code);
+            CHECK_EQ_INT(sd.offset, diag->offset);
+            CHECK(strcmp(sd.msg, diag->msg) == 0);
+        }
+        CHECK_EQ_INT(enc, after->enc);
+        CHECK(memcmp(d, after->d, sizeof d) == 0);
+        CHECK(memcmp(idx + off, rc == TROVE_OK ? after->idx : before->idx, sizeof after->idx) ==
+              0);
+        for (unsigned i = 0; i < off; i++)
+            guards &= idx[i] == 0x5C5C5C5Cu;
+        for (unsigned i = off + SEG; i < SEG + 8; i++)
+            guards &= idx[i] == 0x5C5C5C5Cu;
+        CHECK(guards);
+    }
+}
+
 static int decode_any(int sel, const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
                       struct outs *o, struct trove_diag *diag)
 {
+    static struct outs before;
+    int rc;
+
     switch (sel) {
     case SEL_MANIFEST:
         return trove_recipe_v3_decode(buf, len, &o->m, diag);
@@ -75,8 +124,11 @@ static int decode_any(int sel, const uint8_t *buf, size_t len, uint32_t n, uint3
     case SEL_PATCH:
         return trove_recipe_v3_patch_decode(buf, len, n, dict_count, &o->patch, diag);
     default:
-        return trove_recipe_v3_segment_decode(buf, len, n, dict_count, o->idx, o->d, &o->enc,
-                                              diag);
+        before = *o;
+        rc = trove_recipe_v3_segment_decode(buf, len, n, dict_count, o->idx, o->d, &o->enc,
+                                            diag);
+        stream_agrees(buf, len, n, dict_count, &before, o, rc, diag);
+        return rc;
     }
 }
 
@@ -1138,35 +1190,29 @@ static void test_segment_errors(const struct golden *g)
     mutant(s)[n] = 0;
     expect_bad(SEL_SEGMENT, work, n + 128, 952, 5, TROVE_ERR_CORRUPT, n, "stray", "w 1 long");
 
-    /* A caller that takes only one encoding. */
-    {
+    /* A caller that takes only one encoding, and bad arguments; plain and streaming. */
+    for (int v = 0; v < 2; v++) {
+        int (*dec)(const uint8_t *, size_t, uint32_t, uint32_t, uint32_t *,
+                   struct trove_digest *, uint8_t *, struct trove_diag *) =
+            v ? trove_recipe_v3_segment_decode_stream : trove_recipe_v3_segment_decode;
         struct trove_diag diag = {0};
         uint32_t idx[SEG];
         struct trove_digest d[3];
         uint8_t enc = 0x77;
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(r->ptr, rn, 3, 5, idx, NULL, &enc, &diag),
-                     TROVE_ERR_INVALID);
+        CHECK_EQ_INT(dec(r->ptr, rn, 3, 5, idx, NULL, &enc, &diag), TROVE_ERR_INVALID);
         CHECK_EQ_INT(diag.offset, 5);
         CHECK(strstr(diag.msg, "raw") != NULL);
         CHECK_EQ_INT(enc, 0x77);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(s->ptr, n, 952, 5, NULL, d, &enc, &diag),
-                     TROVE_ERR_INVALID);
+        CHECK_EQ_INT(dec(s->ptr, n, 952, 5, NULL, d, &enc, &diag), TROVE_ERR_INVALID);
         CHECK_EQ_INT(diag.offset, 5);
         CHECK_EQ_INT(enc, 0x77);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(r->ptr, rn, 3, 5, NULL, d, NULL, &diag),
-                     TROVE_OK);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(s->ptr, n, 952, 5, idx, NULL, NULL, &diag),
-                     TROVE_OK);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(s->ptr, n, 952, 5, NULL, NULL, &enc, &diag),
-                     TROVE_ERR_INVALID);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(s->ptr, n, 0, 5, idx, d, &enc, &diag),
-                     TROVE_ERR_INVALID);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(s->ptr, n, 1025, 5, idx, d, &enc, &diag),
-                     TROVE_ERR_INVALID);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(NULL, 1, 952, 5, idx, d, &enc, &diag),
-                     TROVE_ERR_INVALID);
-        CHECK_EQ_INT(trove_recipe_v3_segment_decode(NULL, 0, 952, 5, idx, d, &enc, &diag),
-                     TROVE_ERR_TRUNCATED);
+        CHECK_EQ_INT(dec(r->ptr, rn, 3, 5, NULL, d, NULL, &diag), TROVE_OK);
+        CHECK_EQ_INT(dec(s->ptr, n, 952, 5, idx, NULL, NULL, &diag), TROVE_OK);
+        CHECK_EQ_INT(dec(s->ptr, n, 952, 5, NULL, NULL, &enc, &diag), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(dec(s->ptr, n, 0, 5, idx, d, &enc, &diag), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(dec(s->ptr, n, 1025, 5, idx, d, &enc, &diag), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(dec(NULL, 1, 952, 5, idx, d, &enc, &diag), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(dec(NULL, 0, 952, 5, idx, d, &enc, &diag), TROVE_ERR_TRUNCATED);
     }
 }
 
@@ -1582,15 +1628,25 @@ int main(void)
     test_manifest_roundtrips();
     test_page_roundtrips();
     test_digest_objects();
-    test_schemes();
-    test_equal_bytes();
-    test_noncanonical();
+    /* What runs through trove_bitpack_pack/unpack/range, on the AVX2 build (where the CPU
+     * has it) and on the generic one. */
+    for (int generic = 0; generic < 2; generic++) {
+        trove__bitpack_force_generic = generic;
+        test_schemes();
+        test_equal_bytes();
+        test_noncanonical();
+    }
+    trove__bitpack_force_generic = 0;
     golden_build(&g);
     test_manifest_errors(&g);
     test_page_errors(&g);
     test_chunk_errors(&g);
-    test_segment_errors(&g);
-    test_flips(&g);
+    for (int generic = 0; generic < 2; generic++) {
+        trove__bitpack_force_generic = generic;
+        test_segment_errors(&g);
+        test_flips(&g);
+    }
+    trove__bitpack_force_generic = 0;
     test_version(&g);
     test_seed_sizes();
     test_encode_invalid();

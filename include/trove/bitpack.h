@@ -60,6 +60,18 @@ void trove_bitpack_unpack_blocks(const uint32_t *in, uint32_t *out, size_t nbloc
 /* Value i (0..1023) of a packed block, without unpacking the rest. */
 uint32_t trove_bitpack_get(const uint32_t *in, unsigned w, uint32_t base, unsigned i);
 
+/*
+ * The range of in[0..n), n 1..1024 (a block or part of one), in one pass: *lo_out and
+ * *hi_out get the least and greatest value (unsigned), *consecutive_out 1 if in[i] ==
+ * in[0] + i for every i without passing 2^32 - 1 (in[0] + n - 1 <= UINT32_MAX), else 0.
+ * That is what picking a block's scheme needs (CONSTANT iff lo == hi, else IDENTITY iff
+ * consecutive, else BITPACK at width trove_bitpack_width(hi - lo)) and what checking a
+ * decoded block needs. in needs only 4-byte alignment. Dispatched like pack and unpack (the
+ * AVX2 build has unsigned 32-bit min and max, the baseline SSE2 does not). Thread-safe.
+ */
+void trove_bitpack_range(const uint32_t *in, uint32_t n, uint32_t *lo_out, uint32_t *hi_out,
+                         int *consecutive_out);
+
 /* Which kernel build runs: "avx2" where the CPU has AVX2, else "generic". Decided on first
  * use; the environment variable TROVE_BITPACK_GENERIC selects the baseline build. */
 const char *trove_bitpack_kernel(void);

@@ -198,6 +198,26 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
                                    uint32_t dict_count, uint32_t *idx,
                                    struct trove_digest *digests, uint8_t *encoding_out,
                                    struct trove_diag *diag);
+/*
+ * trove_recipe_v3_segment_decode for a caller that fills a large index array and does not
+ * read it back right away (a whole recipe loaded into memory, idx one segment of it): a
+ * full packed segment is unpacked and checked in a local block, then written to idx with
+ * non-temporal stores on x86-64, which skip reading each destination line before writing
+ * it (as memcpy does for large copies) and leave it out of cache. Everything else is as
+ * trove_recipe_v3_segment_decode: arguments, checks, errors and messages; and on failure idx
+ * is untouched. The calling thread reads idx as usual, but those stores are not ordered
+ * with its later ones: call trove_recipe_v3_stream_end after the last of a load, before
+ * another thread may read idx. Not for decoding into one small buffer that is read at
+ * once: these stores would push it out of cache each time.
+ */
+int trove_recipe_v3_segment_decode_stream(const uint8_t *buf, size_t len, uint32_t n,
+                                          uint32_t dict_count, uint32_t *idx,
+                                          struct trove_digest *digests, uint8_t *encoding_out,
+                                          struct trove_diag *diag);
+/* Order every store of the trove_recipe_v3_segment_decode_stream calls before it (an
+ * sfence on x86-64; nothing elsewhere), so that a release store or unlock after it
+ * publishes the indices they wrote. */
+void trove_recipe_v3_stream_end(void);
 
 /*
  * A patch segment: the segment is its base — a packed segment of the same slot count,

@@ -86,6 +86,40 @@ void trove_bitpack_unpack_blocks(const uint32_t *in, uint32_t *out, size_t nbloc
         trove_bitpack_unpack(in + b * w * 32, out + b * TROVE_BITPACK_BLOCK, w, base);
 }
 
+/* The baseline build, a loop the compiler vectorizes (SSE2 has no unsigned 32-bit min or
+ * max, so it emulates them; the AVX2 build is several times faster). Consecutive values
+ * span exactly n - 1 from in[0] up, so only then is each in[i] compared with in[0] + i
+ * (a second pass, which also rules out a wrap past 2^32 - 1: hi = in[0] + n - 1). */
+static void generic_range(const uint32_t *in, uint32_t n, uint32_t *lo_out, uint32_t *hi_out,
+                          int *consecutive_out)
+{
+    uint32_t v0 = in[0], lo = v0, hi = v0, diff = 0;
+
+    for (uint32_t i = 1; i < n; i++) {
+        lo = in[i] < lo ? in[i] : lo;
+        hi = in[i] > hi ? in[i] : hi;
+    }
+    if (lo == v0 && hi - lo == n - 1)
+        for (uint32_t i = 1; i < n; i++)
+            diff |= in[i] ^ (v0 + i);
+    *lo_out = lo;
+    *hi_out = hi;
+    *consecutive_out = lo == v0 && hi - lo == n - 1 && diff == 0;
+}
+
+void trove_bitpack_range(const uint32_t *in, uint32_t n, uint32_t *lo_out, uint32_t *hi_out,
+                         int *consecutive_out)
+{
+    assert(n >= 1 && n <= TROVE_BITPACK_BLOCK);
+#if defined(TROVE_HAVE_AVX2_BUILD)
+    if (have_avx2()) {
+        trove__bitpack_range_avx2(in, n, lo_out, hi_out, consecutive_out);
+        return;
+    }
+#endif
+    generic_range(in, n, lo_out, hi_out, consecutive_out);
+}
+
 uint32_t trove_bitpack_get(const uint32_t *in, unsigned w, uint32_t base, unsigned i)
 {
     unsigned l = i % 32, bit = i / 32 * w, k = bit / 32, s = bit % 32;

@@ -1,6 +1,7 @@
 /*
- * bitpack_internal.h (internal to src/codec): the AVX2 build of the generated kernels,
- * compiled from bitpack_avx2.c with -mavx2 and chosen at run time by bitpack.c.
+ * bitpack_internal.h (internal to src/codec): the AVX2 build of the generated kernels and
+ * of trove_bitpack_range, compiled from bitpack_avx2.c with -mavx2 and chosen at run time
+ * by bitpack.c.
  */
 #ifndef TROVE_BITPACK_INTERNAL_H
 #define TROVE_BITPACK_INTERNAL_H
@@ -17,7 +18,12 @@ void trove__bitpack_unpack_avx2(const uint32_t *in, uint32_t *out, unsigned w, u
 void trove__bitpack_unpack_stream_avx2(const uint32_t *in, uint32_t *out, size_t nblocks,
                                        unsigned w, uint32_t base);
 
-/* Tests only: nonzero keeps trove_bitpack_pack/unpack on the baseline build. */
+/* trove_bitpack_range with AVX2 (unsigned 32-bit min and max). Defined only where
+ * bitpack_avx2.c is built with AVX2 (TROVE_HAVE_AVX2_BUILD). */
+void trove__bitpack_range_avx2(const uint32_t *in, uint32_t n, uint32_t *lo_out,
+                               uint32_t *hi_out, int *consecutive_out);
+
+/* Tests only: nonzero keeps trove_bitpack_pack/unpack/range on the baseline build. */
 extern int trove__bitpack_force_generic;
 
 #endif

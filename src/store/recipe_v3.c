@@ -65,6 +65,9 @@
 #include <assert.h>
 #include <inttypes.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define RECIPE_MAGIC "TROVRCP1"
 #define RECIPE_V1 1u
@@ -630,17 +633,7 @@ int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove
 
     if (!out || !idx || n == 0 || n > SEG_MAX)
         goto out;
-    /* Branch-free reductions the compiler vectorizes. */
-    {
-        uint32_t v0 = idx[0], diff = 0;
-        lo = hi = v0;
-        for (uint32_t i = 1; i < n; i++) {
-            lo = idx[i] < lo ? idx[i] : lo;
-            hi = idx[i] > hi ? idx[i] : hi;
-            diff |= idx[i] ^ (v0 + i);
-        }
-        identity = diff == 0 && (uint64_t)v0 + n - 1 <= UINT32_MAX;
-    }
+    trove_bitpack_range(idx, n, &lo, &hi, &identity);
     if (lo == hi) {
         scheme = TROVE_SCHEME_CONSTANT;
     } else if (identity) {
@@ -699,7 +692,7 @@ static int unpack_canonical(const uint8_t *buf, uint32_t count, unsigned w, uint
                             uint32_t dict_count, uint32_t vals[SEG_MAX],
                             struct trove_diag *diag)
 {
-    uint32_t words[SEG_MAX], lo, hi, v0, diff = 0;
+    uint32_t words[SEG_MAX], lo, hi;
     const uint32_t *src = words;
     int identity;
 
@@ -709,22 +702,20 @@ static int unpack_canonical(const uint8_t *buf, uint32_t count, unsigned w, uint
     else
         memcpy(words, buf + PACKED_HEADER, (size_t)w * 128);
     trove_bitpack_unpack(src, vals, w, base);
-    for (uint32_t i = count; i < SEG_MAX; i++) {
-        if (vals[i] != base)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
-                                  "packed segment padding slot %" PRIu32 " unpacks to %" PRIu32
-                                  ", not the base %" PRIu32 "; slots past the count must "
-                                  "pack as 0",
-                                  i, vals[i], base);
+    /* One vectorized pass each over the padding and the values (trove_bitpack_range); the
+     * loops that find the slot to name run only when a check failed. */
+    if (count < SEG_MAX) {
+        trove_bitpack_range(vals + count, SEG_MAX - count, &lo, &hi, &identity);
+        for (uint32_t i = count; (lo != base || hi != base) && i < SEG_MAX; i++) {
+            if (vals[i] != base)
+                return trove_diag_set(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
+                                      "packed segment padding slot %" PRIu32 " unpacks to %" PRIu32
+                                      ", not the base %" PRIu32 "; slots past the count must "
+                                      "pack as 0",
+                                      i, vals[i], base);
+        }
     }
-    /* Branch-free reductions the compiler vectorizes; the slow paths run only on failure. */
-    lo = hi = v0 = vals[0];
-    for (uint32_t i = 1; i < count; i++) {
-        lo = vals[i] < lo ? vals[i] : lo;
-        hi = vals[i] > hi ? vals[i] : hi;
-        diff |= vals[i] ^ (v0 + i);
-    }
-    identity = diff == 0 && (uint64_t)v0 + count - 1 <= UINT32_MAX;
+    trove_bitpack_range(vals, count, &lo, &hi, &identity);
     if (lo != base)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
                               "packed segment base %" PRIu32 " is not its least index %" PRIu32
@@ -845,10 +836,46 @@ out:
     return rc;
 }
 
-int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
-                                   uint32_t dict_count, uint32_t *idx,
-                                   struct trove_digest *digests, uint8_t *encoding_out,
-                                   struct trove_diag *diag)
+/*
+ * Copy a checked block of 1024 indices to idx, where a whole recipe is being loaded: with
+ * non-temporal stores on x86-64 (SSE2, the baseline), which write whole lines without
+ * reading them first (as memcpy does for large copies; a plain store to a line that is not
+ * in cache reads it first) and leave them out of cache. They are not ordered with later
+ * stores: trove_recipe_v3_stream_end fences them once for the whole load (an sfence here,
+ * per segment, cost about a tenth of the load). idx needs only 4-byte alignment: the words
+ * before its first 16-byte boundary and after its last are stored plainly. Elsewhere a
+ * memcpy.
+ */
+static void stream_block(uint32_t *idx, const uint32_t vals[SEG_MAX])
+{
+#if defined(__SSE2__)
+    uint32_t i = 0, head = (uint32_t)((16 - ((uintptr_t)idx & 15)) & 15) / 4, end;
+
+    for (; i < head; i++)
+        idx[i] = vals[i];
+    end = head + (SEG_MAX - head) / 4 * 4;
+    for (; i < end; i += 4)
+        _mm_stream_si128((__m128i *)(void *)(idx + i),
+                         _mm_loadu_si128((const __m128i *)(const void *)(vals + i)));
+    for (; i < SEG_MAX; i++)
+        idx[i] = vals[i];
+#else
+    memcpy(idx, vals, SEG_MAX * sizeof *vals);
+#endif
+}
+
+void trove_recipe_v3_stream_end(void)
+{
+#if defined(__SSE2__)
+    _mm_sfence();
+#endif
+}
+
+/* trove_recipe_v3_segment_decode and _decode_stream; stream: full packed segments go
+ * through a local block and stream_block. */
+static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
+                          uint32_t *idx, struct trove_digest *digests, uint8_t *encoding_out,
+                          int stream, struct trove_diag *diag)
 {
     uint32_t vals[SEG_MAX], count = 0;
     uint8_t encoding = 0;
@@ -885,12 +912,15 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
             goto out;
         }
         /* A full segment unpacks straight into the caller's array (which then holds
-         * garbage if a check fails); a short one through a local block of 1024. */
-        if (count == SEG_MAX) {
+         * garbage if a check fails) unless it is streamed; a short one, and a streamed
+         * one, through a local block of 1024 that is copied out once every check passed. */
+        if (count == SEG_MAX && !stream) {
             rc = decode_packed(buf, len, count, dict_count, idx, diag);
         } else {
             rc = decode_packed(buf, len, count, dict_count, vals, diag);
-            if (rc == TROVE_OK)
+            if (rc == TROVE_OK && count == SEG_MAX)
+                stream_block(idx, vals);
+            else if (rc == TROVE_OK)
                 memcpy(idx, vals, (size_t)count * sizeof *vals);
         }
         if (rc != TROVE_OK)
@@ -1058,4 +1088,20 @@ int trove_recipe_v3_patch_apply(const struct trove_v3_patch *p, uint32_t *idx,
         idx[p->off[j]] = p->idx[j];
     }
     return TROVE_OK;
+}
+
+int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                   uint32_t dict_count, uint32_t *idx,
+                                   struct trove_digest *digests, uint8_t *encoding_out,
+                                   struct trove_diag *diag)
+{
+    return segment_decode(buf, len, n, dict_count, idx, digests, encoding_out, 0, diag);
+}
+
+int trove_recipe_v3_segment_decode_stream(const uint8_t *buf, size_t len, uint32_t n,
+                                          uint32_t dict_count, uint32_t *idx,
+                                          struct trove_digest *digests, uint8_t *encoding_out,
+                                          struct trove_diag *diag)
+{
+    return segment_decode(buf, len, n, dict_count, idx, digests, encoding_out, 1, diag);
 }
