@@ -15,7 +15,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why),
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
-                 liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev zstd python3
+                 liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build
@@ -27,7 +27,7 @@ TSAN_TESTS := test_volume|test_crash|cli_store
 TROVE      := $(BUILD)/trove
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
-        demo bench fuzz clean
+        demo bench fuzz clean deps-npm deps-node
 
 all: build
 
@@ -49,6 +49,24 @@ deps:
 deps-fuzz: deps
 	$(call install_missing,$(FUZZ_PACKAGES))
 
+# Node (Debian's nodejs and npm, only if node or npm is missing) and, from the committed
+# lockfile, DuckDB: the independent Parquet reader and writer of the interop tests and the
+# parquet benchmark (tools/duckdb/README.md). npm ci reruns only when the lockfile changes.
+DUCKDB_STAMP := tools/duckdb/node_modules/.stamp
+
+deps-npm: $(DUCKDB_STAMP)
+
+$(DUCKDB_STAMP): tools/duckdb/package-lock.json tools/duckdb/package.json | deps-node
+	npm ci --prefix tools/duckdb --no-audit --no-fund
+	@touch $@
+
+deps-node: deps
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+	  echo "installing: nodejs npm"; \
+	  $(SUDO) apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -q --no-install-recommends nodejs npm; \
+	fi
+
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA)
 	cmake --build $(BUILD) -j $(JOBS)
@@ -61,10 +79,10 @@ build-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
 	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash
 
-check-plain: build
+check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-check-asan: build-asan
+check-asan: build-asan deps-npm
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
@@ -86,14 +104,18 @@ demo: build
 	$(TROVE) volume put trace.packed $(BUILD)/demo/trace.packed --block-size 64K --store $(BUILD)/demo/store
 	$(TROVE) volume info trace.json --store $(BUILD)/demo/store
 	$(TROVE) verify --deep --store $(BUILD)/demo/store
+	$(TROVE) export $(BUILD)/demo/trace.json -o $(BUILD)/demo/trace.bundle
+	$(TROVE) import $(BUILD)/demo/trace.bundle -o $(BUILD)/demo/trace.imported --to packed
 
-bench: build
+bench: build deps-npm
 	@mkdir -p $(BUILD)/demo
 	zstd -dqf $(SAMPLE) -o $(BUILD)/demo/trace.json
 	$(TROVE) bench wire
 	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
 	$(TROVE) bench bitpack
 	$(TROVE) bench put
+	$(TROVE) bench recipe
+	$(TROVE) bench parquet
 
 fuzz: deps-fuzz
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \

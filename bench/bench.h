@@ -20,4 +20,8 @@ int bench_put(int argc, char **argv);
  * load against a memcpy, and commits of 1,000 dirty slots (bench/bench_recipe.c). */
 int bench_recipe(int argc, char **argv);
 
+/* `trove bench parquet`: the events table as Parquet, trove's encodings and codecs against
+ * DuckDB's writer and reader (bench/bench_parquet.c). */
+int bench_parquet(int argc, char **argv);
+
 #endif

@@ -20,6 +20,8 @@
 int cmd_gen(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_volume(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);

@@ -16,8 +16,10 @@ struct command {
 static const struct command commands[] = {
     {"convert", cmd_convert, "convert a Chrome JSON trace or wire stream to a wire stream"},
     {"cat", cmd_cat, "print the events of a trace or wire stream as text or JSON lines"},
+    {"export", cmd_export, "export a capture as Parquet: a bundle, a directory, or one table"},
+    {"import", cmd_import, "import a bundle or Parquet file into a wire stream"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
-    {"bench", cmd_bench, "run a benchmark: trove bench wire"},
+    {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet"},
     {"volume", cmd_volume, "create, write, read and list volumes in a deduplicating store"},
     {"snapshot", cmd_snapshot, "snapshot a volume: a read-only copy sharing its blocks"},
     {"verify", cmd_verify, "check a store: every block present (--deep: rehashed), counts right"},

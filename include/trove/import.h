@@ -24,6 +24,8 @@ struct trove_events {
 };
 
 int trove_events_push(struct trove_events *a, const struct trove_event *e);
+/* Make room for extra more events past len (one allocation). TROVE_OK or TROVE_ERR_NOMEM. */
+int trove_events_reserve(struct trove_events *a, size_t extra);
 void trove_events_free(struct trove_events *a);
 
 /* ---- Chrome trace JSON ------------------------------------------------------------ */

@@ -87,6 +87,10 @@ int trove_pq_writer_add(struct trove_pq_writer *w, const struct trove_pq_column_
  * no rows is a valid file of no row groups. */
 int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out);
 void trove_pq_writer_free(struct trove_pq_writer *w);
+/* Cap a data page at about bytes (1 .. TROVE_PQ_MAX_PAGE / 2) of PLAIN-size values (default
+ * 1 MiB); takes effect for row groups encoded after the call. For tests that want many
+ * pages from few rows. Errors: TROVE_ERR_INVALID. */
+int trove_pq_writer_set_page_bytes(struct trove_pq_writer *w, size_t bytes);
 
 /* A parsed file: the footer, checked, over the caller's buffer (which must outlive it). */
 struct trove_pq_file;
@@ -106,6 +110,9 @@ size_t trove_pq_columns(const struct trove_pq_file *f);
 const char *trove_pq_column_name(const struct trove_pq_file *f, size_t i);
 int trove_pq_column_type(const struct trove_pq_file *f, size_t i);
 int trove_pq_column_unsigned(const struct trove_pq_file *f, size_t i);
+/* Integer column i's logical width (8, 16, 32 or 64; the physical width without a logical
+ * type); 0 for a string column. */
+int trove_pq_column_bits(const struct trove_pq_file *f, size_t i);
 /* The index of the column named name, or -1. */
 int trove_pq_find(const struct trove_pq_file *f, const char *name);
 

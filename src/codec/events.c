@@ -4,6 +4,7 @@
  */
 #include "trove/import.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 int trove_events_push(struct trove_events *a, const struct trove_event *e)
@@ -17,6 +18,23 @@ int trove_events_push(struct trove_events *a, const struct trove_event *e)
         a->cap = cap;
     }
     a->ev[a->len++] = *e;
+    return TROVE_OK;
+}
+
+int trove_events_reserve(struct trove_events *a, size_t extra)
+{
+    size_t cap;
+    struct trove_event *p;
+
+    if (extra <= a->cap - a->len)
+        return TROVE_OK;
+    if (extra > SIZE_MAX / sizeof *p - a->len)
+        return TROVE_ERR_NOMEM;
+    cap = a->len + extra;
+    if (!(p = realloc(a->ev, cap * sizeof *p)))
+        return TROVE_ERR_NOMEM;
+    a->ev = p;
+    a->cap = cap;
     return TROVE_OK;
 }
 

@@ -1,0 +1,163 @@
+/*
+ * trove/bundle.h: the capture bundle, a zip archive holding a capture's Parquet tables
+ * (events.parquet, names.parquet, threads.parquet, samples.parquet, frames.parquet) and
+ * manifest.json, which says what the bundle is and what it holds.
+ *
+ * The container is plain zip (libzip), so any unzip tool or DuckDB user can open it, with
+ * only STORED and DEFLATED entries. trove writes it deterministically: the same entries in
+ * the same order give the same bytes (every entry dated 1980-01-01 00:00:00, the DOS
+ * epoch, in any time zone; fixed attributes; no comments). Entry names follow one rule,
+ * checked on write and, for every entry, on open (trove_bundle_name_check); a zip that
+ * breaks it anywhere is refused as a whole, before anything is read from it.
+ *
+ * A bundle handle is not thread-safe: use one per thread, or lock around it.
+ */
+#ifndef TROVE_BUNDLE_H
+#define TROVE_BUNDLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TROVE_BUNDLE_MAX_ENTRIES 1024u            /* entries in a bundle */
+#define TROVE_BUNDLE_MAX_NAME 255u                /* bytes of an entry name */
+#define TROVE_BUNDLE_MAX_TOTAL (16ull << 30)      /* declared uncompressed bytes, all entries */
+#define TROVE_BUNDLE_MAX_MANIFEST (1u << 20)      /* bytes of manifest.json */
+#define TROVE_BUNDLE_FORMAT_VERSION 1u            /* the manifest's format_version */
+#define TROVE_BUNDLE_MANIFEST_NAME "manifest.json"
+
+/* One entry to write: name (NUL-terminated, see trove_bundle_name_check) and its bytes. */
+struct trove_bundle_entry {
+    const char *name;
+    const uint8_t *data; /* may be NULL when len is 0 */
+    size_t len;
+};
+
+/*
+ * Check one entry name: 1 .. TROVE_BUNDLE_MAX_NAME bytes of valid UTF-8; relative ('/'
+ * separates components, none of them empty, "." or ".."; so no leading or trailing '/');
+ * no '\\', no ':' (a drive letter), no control character, no DEL and no space (libzip
+ * reads a NUL byte in a stored name as a space, so refusing the space is how a stored NUL
+ * is refused). Returns TROVE_OK or TROVE_ERR_INVALID; *why_out (if not NULL) is then a
+ * static phrase saying which rule failed.
+ */
+int trove_bundle_name_check(const char *name, size_t len, const char **why_out);
+
+/*
+ * Write the n entries, in order, as the bundle at path: into path.tmp (same directory,
+ * replaced if present), fsync'd, renamed over path, and the directory fsync'd. Entries are
+ * STORED, or DEFLATED (zlib level 6) when deflate is non-zero. The entry data are
+ * not copied and must stay valid for the call.
+ *
+ * Errors: TROVE_ERR_INVALID (n of 0 or over TROVE_BUNDLE_MAX_ENTRIES, a name that breaks
+ * the rule or repeats, a NULL data with a length), TROVE_ERR_LIMIT (total over
+ * TROVE_BUNDLE_MAX_TOTAL), TROVE_ERR_NOMEM, -errno or TROVE_ERR_CORRUPT for what libzip
+ * reports; diag (may be NULL) says which entry or step. On error path is untouched (an
+ * earlier file there stays as it was) and path.tmp is removed; the one exception is a
+ * failed fsync of the directory after the rename, reported as -errno with path already
+ * holding the complete new bundle (not yet known to be durable).
+ */
+int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, size_t n,
+                       int deflate, struct trove_diag *diag);
+
+/* An open bundle (opaque). */
+struct trove_bundle;
+
+/*
+ * Open the bundle at path, or in buf[0..len) (which must stay valid and unchanged until
+ * trove_bundle_close), and check its directory: libzip's consistency checks (each local
+ * header against the central directory), at most TROVE_BUNDLE_MAX_ENTRIES entries, every
+ * name by the rule above and unique, and the declared sizes summing to at most
+ * TROVE_BUNDLE_MAX_TOTAL. Nothing is decompressed yet.
+ *
+ * Errors, with a message in diag: TROVE_ERR_MAGIC (not a zip), TROVE_ERR_CORRUPT (an
+ * inconsistent or truncated archive, or a bad or repeated entry name, named in the
+ * message), TROVE_ERR_LIMIT (too many entries or bytes), TROVE_ERR_NOMEM, -errno (path
+ * cannot be opened or read). *out is set only on success.
+ */
+int trove_bundle_open_file(const char *path, struct trove_bundle **out, struct trove_diag *diag);
+int trove_bundle_open_mem(const uint8_t *buf, size_t len, struct trove_bundle **out,
+                          struct trove_diag *diag);
+
+/* The number of entries, and entry i's name (i < count; valid until close), in archive
+ * order. */
+size_t trove_bundle_count(const struct trove_bundle *b);
+const char *trove_bundle_name(const struct trove_bundle *b, size_t i);
+
+/* The index of the entry named name in *index_out (may be NULL). Returns TROVE_OK or
+ * TROVE_ERR_NOTFOUND. */
+int trove_bundle_find(const struct trove_bundle *b, const char *name, size_t *index_out);
+
+/*
+ * Read the entry named name whole and append it to out. The entry's declared size is
+ * checked before anything is allocated, and the data as they are read: never more than
+ * the declared size, and the CRC-32 at the end.
+ *
+ * Errors, with the entry's name and the byte offset within the entry in diag:
+ * TROVE_ERR_NOTFOUND; TROVE_ERR_FORMAT (a compression method other than STORED and
+ * DEFLATED, or encryption); TROVE_ERR_LIMIT (declared size over max, or over SIZE_MAX);
+ * TROVE_ERR_BOMB (a DEFLATED entry that declares more than deflate can expand its
+ * compressed size to, or that inflates past its declared size); TROVE_ERR_CORRUPT (a
+ * STORED entry whose two sizes differ, data that end early, other archive damage);
+ * TROVE_ERR_INFLATE (a malformed deflate stream); TROVE_ERR_CHECKSUM (CRC-32 mismatch);
+ * TROVE_ERR_NOMEM; -errno (read errors). On error out's content is unchanged.
+ */
+int trove_bundle_read(struct trove_bundle *b, const char *name, uint64_t max,
+                      struct trove_bytes *out, struct trove_diag *diag);
+
+/* Close the bundle (NULL is fine). */
+void trove_bundle_close(struct trove_bundle *b);
+
+/* manifest.json, decoded. Strings are NUL-terminated UTF-8. */
+struct trove_bundle_manifest {
+    uint32_t format_version;   /* TROVE_BUNDLE_FORMAT_VERSION */
+    char capture[256];         /* the capture's name, free text */
+    uint64_t start_ns, end_ns; /* the time range of its events, start <= end */
+    uint64_t events, names, threads, samples, frames; /* rows of each table */
+    char tables[8][64];        /* the Parquet entries present, each a valid entry name */
+    size_t ntables;
+    char trove_version[32];    /* the trove that wrote it, e.g. "0.1.0" */
+};
+
+/*
+ * Encode m as pretty-printed JSON (two-space indent, keys in the fixed order below, one
+ * trailing newline) and append it to out:
+ *
+ *   {"format": "trove-bundle", "format_version": 1, "capture": "...",
+ *    "time_range_ns": [start, end],
+ *    "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N},
+ *    "tables": ["events.parquet", ...], "trove_version": "0.1.0"}
+ *
+ * Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
+ * TROVE_BUNDLE_FORMAT_VERSION, a number of 2^63 or more, end_ns < start_ns, ntables over
+ * 8, a string that is not NUL-terminated within its array or not UTF-8, a table name
+ * that breaks the entry rule), TROVE_ERR_NOMEM. On error out is unchanged.
+ */
+int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct trove_bytes *out);
+
+/*
+ * Decode manifest.json from buf[0..len) into *m, strictly: a JSON object of at most
+ * TROVE_BUNDLE_MAX_MANIFEST bytes, no duplicate keys, no NUL in strings; "format" is
+ * "trove-bundle"; "format_version" is checked before any other key; every key above
+ * present with its type (integers non-negative and exact, no reals); unknown keys ignored.
+ *
+ * Errors, with a message naming the key: TROVE_ERR_LIMIT (input over
+ * TROVE_BUNDLE_MAX_MANIFEST, a string longer than its field, more than 8 tables),
+ * TROVE_ERR_JSON (malformed JSON, with its offset; an integer of 2^63 or more),
+ * TROVE_ERR_MAGIC ("format" missing or not "trove-bundle"), TROVE_ERR_VERSION
+ * (format_version newer than this build reads), TROVE_ERR_CORRUPT (a key missing or of
+ * the wrong type, a version of 0, a table name that breaks the entry rule),
+ * TROVE_ERR_NEGATIVE (end before start), TROVE_ERR_NOMEM. On error *m is unchanged.
+ */
+int trove_bundle_manifest_decode(const uint8_t *buf, size_t len, struct trove_bundle_manifest *m,
+                                 struct trove_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,85 @@
+/*
+ * trove/tables.h: a capture as Parquet tables (docs/formats/bundle.md):
+ *
+ *   events   start_ns u64, dur_ns u64, pid u32, tid u32, kind u8, depth u8, extra u8,
+ *            name_id u32                                   one row per event, in order
+ *   names    name_id u32, name string                      the event names
+ *   threads  pid u32, tid u32, thread_name string, process_name string
+ *   samples  time_ns u64, pid u32, tid u32, stack_id u32   (empty until trove samples)
+ *   frames   stack_id u32, depth u32, address u64, function string          (empty too)
+ *
+ * Unsigned columns are Parquet INT32/INT64 with the logical type INTEGER(bits, false), so
+ * DuckDB reads them as UTINYINT, UINTEGER and UBIGINT. Encodings by mode: "delta-dict" (the
+ * default) puts DELTA_BINARY_PACKED on the nanosecond columns and on the names table's
+ * name_id (a run of ids) and RLE_DICTIONARY on every other column; "dict" puts
+ * RLE_DICTIONARY everywhere; "plain" PLAIN everywhere.
+ */
+#ifndef TROVE_TABLES_H
+#define TROVE_TABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+#include "trove/event.h"
+#include "trove/import.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum trove_tables_mode {
+    TROVE_TABLES_PLAIN = 0,
+    TROVE_TABLES_DICT = 1,
+    TROVE_TABLES_DELTA_DICT = 2
+};
+
+struct trove_tables_options {
+    int mode;                /* enum trove_tables_mode */
+    int codec;               /* enum trove_pq_codec */
+    uint64_t row_group_rows; /* 0: the writer's default */
+};
+
+/* Defaults: delta-dict, no codec, the writer's row groups. */
+void trove_tables_defaults(struct trove_tables_options *o);
+
+enum trove_table {
+    TROVE_TABLE_EVENTS = 0,
+    TROVE_TABLE_NAMES = 1,
+    TROVE_TABLE_THREADS = 2,
+    TROVE_TABLE_SAMPLES = 3,
+    TROVE_TABLE_FRAMES = 4,
+    TROVE_TABLE_COUNT_ = 5
+};
+
+/* "events", "names", ...; NULL past the last. */
+const char *trove_table_name(int table);
+
+/*
+ * Write one table of the capture (events and names) as a Parquet file appended to out;
+ * *rows_out (may be NULL) gets its row count. The threads table has a row per thread name
+ * in names, in their order, with its process's name (empty if none), then a row with tid 0
+ * and an empty thread_name for each process name whose pid has no named thread.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
+ */
+int trove_tables_write(int table, const struct trove_events *ev, const struct trove_names *names,
+                       const struct trove_tables_options *o, struct trove_bytes *out,
+                       uint64_t *rows_out);
+
+/*
+ * Read a table from a Parquet file in buf[0..len) into the capture: events are appended to
+ * ev, names set in names (events: TROVE_NAME_EVENT; threads: TROVE_NAME_THREAD for each
+ * row with a thread_name, TROVE_NAME_PROCESS for each nonempty process_name). Columns are
+ * found by name; extra columns are ignored; a missing column, a value out of its range
+ * (a kind over 255, a pid over 2^32 - 1) or a string over TROVE_NAME_MAX is an error naming
+ * the table, column and row. samples and frames must be empty for now (TROVE_ERR_FORMAT
+ * otherwise). Errors: those of trove_pq_open and trove_pq_read_*, TROVE_ERR_CORRUPT,
+ * TROVE_ERR_FORMAT, TROVE_ERR_NOMEM; on error ev's length and names are unchanged.
+ */
+int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_events *ev,
+                      struct trove_names *names, struct trove_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1030 @@
+/*
+ * pq_encoding.c: Parquet's value encodings (pq_encoding.h; Encodings.md of
+ * apache/parquet-format) — the RLE / bit-packing hybrid of dictionary indices, the
+ * DELTA_BINARY_PACKED integers, PLAIN byte arrays, and the dictionary builders.
+ *
+ * RLE / bit-packing hybrid at bit width w (0..32), no length prefix:
+ *
+ *   run := ULEB128 header, then
+ *          header = (count << 1) | 0: an RLE run: count copies of one value, stored in
+ *                                     ceil(w / 8) bytes little-endian
+ *          header = (groups << 1) | 1: a bit-packed run: groups * 8 values, groups * w bytes
+ *
+ *   bit-packing is LSB first: value i occupies bits [i * w, i * w + w) of the run's bytes
+ *   read as one little-endian number. The 8 values 0..7 at w = 3:
+ *
+ *      byte 0      byte 1      byte 2
+ *     +----------+----------+----------+
+ *     | 10001000 | 11000110 | 11111010 |      = 88 c6 fa, after the header 03
+ *     | CCBBBAAA | FEEEDDDC | HHHGGGFF |      (A = value 0 ... H = value 7, bit 7 on the left)
+ *     +----------+----------+----------+
+ *
+ * DELTA_BINARY_PACKED:
+ *
+ *   header := ULEB block_size (128k) | ULEB miniblocks (m; block_size / m = 32j) |
+ *             ULEB total count | zigzag ULEB first value
+ *   block  := zigzag ULEB min delta | m width bytes | m miniblocks of block_size / m values
+ *             of (delta - min delta), each bit-packed LSB first at its width
+ *
+ *   A block holds block_size deltas (value[i] - value[i-1], wrapping: in 32 bits for INT32,
+ *   64 for INT64); the last block stops after the last miniblock that holds a delta (that
+ *   miniblock is padded to full length; later ones have no bytes, whatever their width).
+ *   This encoder writes block 128 and 4 miniblocks of 32, zero padding and zero widths.
+ *
+ * PLAIN BYTE_ARRAY: u32 length little-endian, then the bytes, per value.
+ *
+ * Why it is built this way: bit-unpacking is done 32 values at a time by a kernel per width
+ * (one 64-bit little-endian load, a shift and a mask per value, fully unrolled with the width
+ * a compile-time constant), since 32 values at any width are a whole number of bytes (4w):
+ * the delta miniblocks and long bit-packed runs decompose into such units; short runs use an
+ * 8-value kernel per width. A kernel reads up to 7 bytes past its unit, so a unit within 8
+ * bytes of the buffer's end is first copied into a zeroed scratch buffer. Packing is the
+ * mirror image (a 64-bit accumulator flushed 32 bits at a time, unrolled per width). Each decoder walks its input twice: once only to check every header
+ * and bound (cheap: a few bytes per run or per 128 values), then again to write the outputs,
+ * so a failed decode leaves its outputs untouched. All delta arithmetic is in unsigned types
+ * (wrapping is the format's rule, and signed overflow would be undefined).
+ *
+ * Thread safety: no state; every function is safe to call concurrently on distinct outputs.
+ */
+#include "pq_encoding.h"
+
+#include "common/endian.h"
+#include "common/varint.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+/* The largest delta block this decoder accepts (values); the format has no limit, writers
+ * use 128 (parquet-mr, Arrow) to a few thousand. */
+#define DELTA_MAX_BLOCK (1u << 20)
+/* Run lengths are at most 2^31 - 1 (Encodings.md, note 3 of the RLE section). */
+#define RLE_MAX_RUN 0x7fffffffu
+/* The encoder's delta layout. */
+#define DELTA_BLOCK 128u
+#define DELTA_MINIBLOCKS 4u
+#define DELTA_MINI (DELTA_BLOCK / DELTA_MINIBLOCKS)
+
+/* What a decoder reads instead of a NULL buffer of length 0. */
+static const uint8_t no_bytes[1];
+
+#if defined(__GNUC__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
+/* ---- bit-packing kernels ----------------------------------------------------------------- */
+
+static ALWAYS_INLINE uint64_t load64(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+#else
+    return trove__get_le64(p);
+#endif
+}
+
+static ALWAYS_INLINE void store64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8);
+#else
+    trove__put_le64(p, v);
+#endif
+}
+
+/* The kernels below are written for one width at a time and fully unrolled, so that every
+ * shift and byte offset is a constant. */
+#if defined(__GNUC__)
+#define UNROLL _Pragma("GCC unroll 32")
+#else
+#define UNROLL
+#endif
+
+/* Unpack count (8 or 32) values of width w (1..32) from in[0 .. count * w / 8); reads up to
+ * 7 bytes past them. */
+static ALWAYS_INLINE void unpack_k(const uint8_t *in, uint32_t *out, unsigned w, unsigned count)
+{
+    const uint64_t mask = ((uint64_t)1 << w) - 1;
+    UNROLL
+    for (unsigned i = 0; i < count; i++) {
+        unsigned bit = i * w;
+        out[i] = (uint32_t)((load64(in + (bit >> 3)) >> (bit & 7)) & mask);
+    }
+}
+
+/* Unpack 32 values of width w (33..64) into 64-bit values. A value spans at most 9 bytes;
+ * reads up to 7 bytes past in[4w). */
+static ALWAYS_INLINE void unpack_wide_k(const uint8_t *in, uint64_t *out, unsigned w)
+{
+    const uint64_t mask = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
+    UNROLL
+    for (unsigned i = 0; i < 32; i++) {
+        unsigned bit = i * w, sh = bit & 7;
+        uint64_t x = load64(in + (bit >> 3)) >> sh;
+        if (sh + w > 64)
+            x |= (uint64_t)in[(bit >> 3) + 8] << (64 - sh);
+        out[i] = x & mask;
+    }
+}
+
+/* Pack 32 values (each below 2^w) at width w (1..32) into out[0 .. 4w). */
+static ALWAYS_INLINE void pack_k(const uint32_t *v, uint8_t *out, unsigned w)
+{
+    uint64_t acc = 0;
+    unsigned nb = 0;
+    UNROLL
+    for (unsigned i = 0; i < 32; i++) {
+        acc |= (uint64_t)v[i] << nb;
+        nb += w;
+        if (nb >= 32) {
+            trove__put_le32(out, (uint32_t)acc);
+            out += 4;
+            acc >>= 32;
+            nb -= 32;
+        }
+    }
+}
+
+typedef void (*unpack_fn)(const uint8_t *in, uint32_t *out);
+typedef void (*unpack_wide_fn)(const uint8_t *in, uint64_t *out);
+typedef void (*pack_fn)(const uint32_t *v, uint8_t *out);
+
+static void unpack32_w0(const uint8_t *in, uint32_t *out)
+{
+    (void)in;
+    memset(out, 0, 32 * sizeof *out);
+}
+
+static void unpack8_w0(const uint8_t *in, uint32_t *out)
+{
+    (void)in;
+    memset(out, 0, 8 * sizeof *out);
+}
+
+static void pack32_w0(const uint32_t *v, uint8_t *out)
+{
+    (void)v;
+    (void)out;
+}
+
+#define WIDTHS_1_32(X)                                                                        \
+    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)   \
+    X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30)     \
+    X(31) X(32)
+#define WIDTHS_33_64(X)                                                                       \
+    X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46)     \
+    X(47) X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60)     \
+    X(61) X(62) X(63) X(64)
+
+#define DEF_W(W)                                                                              \
+    static void unpack32_w##W(const uint8_t *in, uint32_t *out) { unpack_k(in, out, W, 32); } \
+    static void unpack8_w##W(const uint8_t *in, uint32_t *out) { unpack_k(in, out, W, 8); }   \
+    static void pack32_w##W(const uint32_t *v, uint8_t *out) { pack_k(v, out, W); }
+#define DEF_WIDE_W(W)                                                                         \
+    static void unpack32_w##W(const uint8_t *in, uint64_t *out) { unpack_wide_k(in, out, W); }
+WIDTHS_1_32(DEF_W)
+WIDTHS_33_64(DEF_WIDE_W)
+
+#define REF_UNPACK32(W) unpack32_w##W,
+#define REF_UNPACK8(W) unpack8_w##W,
+#define REF_PACK32(W) pack32_w##W,
+/* Indexed by width: 0..32, and 33..64 at w - 33. */
+static const unpack_fn unpack32_tab[33] = {unpack32_w0, WIDTHS_1_32(REF_UNPACK32)};
+static const unpack_fn unpack8_tab[33] = {unpack8_w0, WIDTHS_1_32(REF_UNPACK8)};
+static const pack_fn pack32_tab[33] = {pack32_w0, WIDTHS_1_32(REF_PACK32)};
+static const unpack_wide_fn unpack32_wide_tab[32] = {WIDTHS_33_64(REF_UNPACK32)};
+
+/* Unpack 32 values of width w (0..32) from the nbytes (<= 4w) at in, of which avail bytes
+ * (>= nbytes) may be read; bytes past nbytes count as zero bits. */
+static void unpack32(const uint8_t *in, size_t nbytes, size_t avail, uint32_t *out, unsigned w)
+{
+    uint8_t tmp[4 * 32 + 8];
+
+    assert(w <= 32 && nbytes <= 4 * w && nbytes <= avail);
+    if (nbytes == 4 * w && avail >= 4 * w + 8) {
+        unpack32_tab[w](in, out);
+        return;
+    }
+    memset(tmp, 0, sizeof tmp);
+    if (nbytes)
+        memcpy(tmp, in, nbytes);
+    unpack32_tab[w](tmp, out);
+}
+
+/* The same for widths 0..64 into 64-bit values. */
+static void unpack32_64(const uint8_t *in, size_t nbytes, size_t avail, uint64_t *out,
+                        unsigned w)
+{
+    uint8_t tmp[4 * 64 + 8];
+    uint32_t v32[32];
+
+    assert(w <= 64 && nbytes <= 4 * w && nbytes <= avail);
+    if (w <= 32) {
+        unpack32(in, nbytes, avail, v32, w);
+        for (unsigned i = 0; i < 32; i++)
+            out[i] = v32[i];
+        return;
+    }
+    if (nbytes == 4 * w && avail >= 4 * w + 8) {
+        unpack32_wide_tab[w - 33](in, out);
+        return;
+    }
+    memset(tmp, 0, sizeof tmp);
+    memcpy(tmp, in, nbytes);
+    unpack32_wide_tab[w - 33](tmp, out);
+}
+
+/* Pack m values (m a multiple of 8; each below 2^w) at width w (0..32) into m * w / 8
+ * bytes at p; return the byte after them. */
+static uint8_t *pack_u32(const uint32_t *v, size_t m, unsigned w, uint8_t *p)
+{
+    uint64_t acc = 0;
+    unsigned nb = 0;
+
+    size_t i = 0;
+
+    assert(m % 8 == 0 && w <= 32);
+    if (w == 0)
+        return p;
+    for (; m - i >= 32; i += 32, p += 4 * w)
+        pack32_tab[w](v + i, p);
+    for (; i < m; i++) {
+        acc |= (uint64_t)v[i] << nb;
+        nb += w;
+        if (nb >= 32) {
+            trove__put_le32(p, (uint32_t)acc);
+            p += 4;
+            acc >>= 32;
+            nb -= 32;
+        }
+    }
+    /* m * w is a multiple of 8: nb is 0, 8, 16 or 24. */
+    for (; nb; nb -= 8, acc >>= 8)
+        *p++ = (uint8_t)acc;
+    return p;
+}
+
+/* Pack 32 values (each below 2^w) at width w (0..64) into 4w bytes at p. */
+static uint8_t *pack32_u64(const uint64_t *v, unsigned w, uint8_t *p)
+{
+    uint64_t acc = 0;
+    unsigned nb = 0;
+
+    assert(w <= 64);
+    if (w == 0)
+        return p;
+    for (unsigned i = 0; i < 32; i++) {
+        uint64_t x = v[i];
+        acc |= x << nb;
+        if (nb + w >= 64) {
+            unsigned used = 64 - nb;
+            store64(p, acc);
+            p += 8;
+            acc = used < 64 ? x >> used : 0;
+            nb = nb + w - 64;
+        } else {
+            nb += w;
+        }
+    }
+    for (; nb; nb -= 8, acc >>= 8)
+        *p++ = (uint8_t)acc;
+    return p;
+}
+
+static unsigned width64(uint64_t v) { return v ? 64 - (unsigned)__builtin_clzll(v) : 0; }
+
+/* ---- RLE / bit-packing hybrid ------------------------------------------------------------ */
+
+/* Append an RLE run of count copies of value (count >= 1). */
+static int rle_put_run(uint32_t value, size_t count, unsigned w, struct trove_bytes *out)
+{
+    unsigned vbytes = (w + 7) / 8;
+    int rc = TROVE_OK;
+
+    while (count > 0) {
+        size_t c = count > RLE_MAX_RUN ? RLE_MAX_RUN : count;
+        uint8_t *p;
+        rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + 4);
+        if (rc != TROVE_OK)
+            goto out;
+        p = trove_put_varint(out->ptr + out->len, (uint64_t)c << 1);
+        for (unsigned b = 0; b < vbytes; b++)
+            *p++ = (uint8_t)(value >> (8 * b));
+        out->len = (size_t)(p - out->ptr);
+        count -= c;
+    }
+out:
+    return rc;
+}
+
+/* Append v[0..m) (m >= 1) as bit-packed runs; a last partial group is padded with zeros. */
+static int rle_put_literals(const uint32_t *v, size_t m, unsigned w, struct trove_bytes *out)
+{
+    const uint64_t max_vals = (uint64_t)RLE_MAX_RUN * 8;
+    int rc = TROVE_OK;
+
+    while (m > 0) {
+        size_t c = (uint64_t)m > max_vals ? (size_t)max_vals : m;
+        size_t groups = c / 8 + (c % 8 != 0), full = c & ~(size_t)7;
+        uint8_t *p;
+        if (groups > (SIZE_MAX - TROVE_VARINT32_MAX) / (w ? w : 1)) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + groups * w);
+        if (rc != TROVE_OK)
+            goto out;
+        p = trove_put_varint(out->ptr + out->len, (uint64_t)groups << 1 | 1);
+        p = pack_u32(v, full, w, p);
+        if (c > full) {
+            uint32_t last[8] = {0};
+            memcpy(last, v + full, (c - full) * sizeof *v);
+            p = pack_u32(last, 8, w, p);
+        }
+        out->len = (size_t)(p - out->ptr);
+        v += c;
+        m -= c;
+    }
+out:
+    return rc;
+}
+
+int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out)
+{
+    size_t old_len = out ? out->len : 0, lit = 0, i = 0;
+    uint32_t all = 0;
+    int rc = TROVE_OK;
+
+    if (!out || w > 32 || (n > 0 && !v)) {
+        rc = TROVE_ERR_INVALID;
+        goto fail;
+    }
+    for (size_t k = 0; k < n; k++)
+        all |= v[k];
+    if (w < 32 && (all >> w) != 0) {
+        rc = TROVE_ERR_INVALID;
+        goto fail;
+    }
+    /*
+     * Greedy: a repeat of 8 or more becomes an RLE run, except that the pending literals
+     * before it must be whole groups of 8, so the run's first values fill the last group;
+     * what is left of the run is RLE'd if still 8 or more, else stays literal.
+     */
+    while (i < n) {
+        size_t j = i + 1;
+        while (j < n && v[j] == v[i])
+            j++;
+        if (j - i >= 8) {
+            size_t pending = i - lit, fill = (8 - pending % 8) % 8;
+            if (j - i - fill >= 8) {
+                if (pending + fill > 0) {
+                    rc = rle_put_literals(v + lit, pending + fill, w, out);
+                    if (rc != TROVE_OK)
+                        goto fail;
+                }
+                rc = rle_put_run(v[i], j - i - fill, w, out);
+                if (rc != TROVE_OK)
+                    goto fail;
+                lit = j;
+            }
+        }
+        i = j;
+    }
+    if (n > lit) {
+        rc = rle_put_literals(v + lit, n - lit, w, out);
+        if (rc != TROVE_OK)
+            goto fail;
+    }
+    return TROVE_OK;
+fail:
+    if (out)
+        out->len = old_len;
+    return rc;
+}
+
+/* Copy the first take (<= 8 * groups) values of a bit-packed run at p (groups * w bytes;
+ * avail bytes readable from p) into out. */
+static void rle_unpack_run(const uint8_t *p, size_t avail, size_t run_bytes, unsigned w,
+                           uint32_t *out, size_t take)
+{
+    const size_t unit = 4 * (size_t)w;
+    uint32_t tmp[32];
+    size_t i = 0;
+
+    while (take - i >= 32 && avail >= unit + 8) {
+        unpack32_tab[w](p, out + i);
+        p += unit;
+        avail -= unit;
+        run_bytes -= unit;
+        i += 32;
+    }
+    /* Whole groups of 8 (short runs, or a long run's last groups). */
+    while (take - i >= 8 && avail >= w + 8) {
+        unpack8_tab[w](p, out + i);
+        p += w;
+        avail -= w;
+        run_bytes -= w;
+        i += 8;
+    }
+    while (i < take) {
+        size_t nb = run_bytes < unit ? run_bytes : unit, c = take - i < 32 ? take - i : 32;
+        unpack32(p, nb, avail, tmp, w);
+        memcpy(out + i, tmp, c * sizeof *tmp);
+        p += nb;
+        avail -= nb;
+        run_bytes -= nb;
+        i += c;
+    }
+}
+
+/* Walk the runs of n values: check every one and, when out is not NULL, write the values. */
+static int rle_walk(const uint8_t *buf, size_t len, unsigned w, uint32_t *out, size_t n,
+                    size_t *used_out, struct trove_diag *diag)
+{
+    const uint8_t *p = buf, *end = buf + len;
+    const unsigned vbytes = (w + 7) / 8;
+    size_t pos = 0;
+
+    while (pos < n) {
+        size_t at = (size_t)(p - buf), left, take;
+        uint64_t h;
+        int why = 0;
+        const uint8_t *q = trove_get_varint(p, end, 32, &h, &why);
+        if (!q) {
+            if (why == 1)
+                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                      "RLE data ends inside the run header at byte %zu after "
+                                      "%zu of %zu values; the page was cut short",
+                                      at, pos, n);
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                                  "RLE run header at byte %zu is a varint longer than 5 bytes "
+                                  "or over 32 bits",
+                                  at);
+        }
+        p = q;
+        left = (size_t)(end - p);
+        if (h >> 1 == 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                                  "%s run at byte %zu has length 0; runs hold at least 1 "
+                                  "value",
+                                  h & 1 ? "bit-packed" : "RLE", at);
+        if (h & 1) {
+            uint64_t groups = h >> 1, nbytes = groups * w;
+            if (nbytes > left)
+                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                      "bit-packed run at byte %zu of %" PRIu64 " values needs "
+                                      "%" PRIu64 " bytes, only %zu left; the page was cut short",
+                                      at, groups * 8, nbytes, left);
+            take = groups * 8 < n - pos ? (size_t)(groups * 8) : n - pos;
+            if (out)
+                rle_unpack_run(p, left, (size_t)nbytes, w, out + pos, take);
+            p += nbytes;
+        } else {
+            uint32_t value = 0;
+            if (vbytes > left)
+                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                      "RLE run at byte %zu ends inside its %u-byte value; the "
+                                      "page was cut short",
+                                      at, vbytes);
+            for (unsigned b = 0; b < vbytes; b++)
+                value |= (uint32_t)p[b] << (8 * b);
+            if (w < 32 && (value >> w) != 0)
+                return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(p - buf),
+                                      "RLE run value %" PRIu32 " at byte %zu is wider than the "
+                                      "bit width %u",
+                                      value, (size_t)(p - buf), w);
+            take = (h >> 1) < n - pos ? (size_t)(h >> 1) : n - pos;
+            if (out)
+                for (size_t k = 0; k < take; k++)
+                    out[pos + k] = value;
+            p += vbytes;
+        }
+        pos += take;
+    }
+    if (used_out)
+        *used_out = (size_t)(p - buf);
+    return TROVE_OK;
+}
+
+int trove__pq_rle_decode(const uint8_t *buf, size_t len, unsigned w, uint32_t *out, size_t n,
+                         size_t *used_out, struct trove_diag *diag)
+{
+    size_t used = 0;
+    int rc;
+
+    if (w > 32)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "RLE bit width %u is over 32", w);
+    if ((!buf && len > 0) || (!out && n > 0))
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "RLE decode called without a buffer or an output");
+    if (!buf)
+        buf = no_bytes; /* len is 0; NULL + 0 is undefined */
+    rc = rle_walk(buf, len, w, NULL, n, &used, diag);
+    if (rc == TROVE_OK && n > 0) {
+        rc = rle_walk(buf, len, w, out, n, &used, NULL);
+        assert(rc == TROVE_OK);
+    }
+    if (rc == TROVE_OK && used_out)
+        *used_out = used;
+    return rc;
+}
+
+/* ---- DELTA_BINARY_PACKED ----------------------------------------------------------------- */
+
+int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_bytes *out)
+{
+    size_t old_len = out ? out->len : 0;
+    uint64_t rel[DELTA_BLOCK];
+    uint8_t *p;
+    int rc = TROVE_OK;
+
+    if (!out || (n > 0 && !v)) {
+        rc = TROVE_ERR_INVALID;
+        goto fail;
+    }
+    if (is32)
+        for (size_t i = 0; i < n; i++)
+            if (v[i] < INT32_MIN || v[i] > INT32_MAX) {
+                rc = TROVE_ERR_INVALID;
+                goto fail;
+            }
+    rc = trove_bytes_reserve(out, 4 + 2 * TROVE_VARINT64_MAX);
+    if (rc != TROVE_OK)
+        goto fail;
+    p = out->ptr + out->len;
+    p = trove_put_varint(p, DELTA_BLOCK);
+    p = trove_put_varint(p, DELTA_MINIBLOCKS);
+    p = trove_put_varint(p, (uint64_t)n);
+    p = trove_put_varint(p, trove_zigzag64(n > 0 ? v[0] : 0));
+    out->len = (size_t)(p - out->ptr);
+
+    for (size_t b = 1; b < n; b += DELTA_BLOCK) {
+        size_t k = n - b < DELTA_BLOCK ? n - b : DELTA_BLOCK, bytes = TROVE_VARINT64_MAX +
+                                                                      DELTA_MINIBLOCKS;
+        unsigned width[DELTA_MINIBLOCKS];
+        int64_t min;
+        /* Deltas as signed values of the column's width (wrapping), then relative to min. */
+        for (size_t i = 0; i < k; i++) {
+            uint64_t d = (uint64_t)v[b + i] - (uint64_t)v[b + i - 1];
+            rel[i] = is32 ? (uint64_t)(int64_t)(int32_t)(uint32_t)d : d;
+        }
+        min = (int64_t)rel[0];
+        for (size_t i = 1; i < k; i++)
+            if ((int64_t)rel[i] < min)
+                min = (int64_t)rel[i];
+        for (size_t i = 0; i < k; i++)
+            rel[i] -= (uint64_t)min;
+        for (size_t i = k; i < DELTA_BLOCK; i++)
+            rel[i] = 0;
+        for (unsigned m = 0; m < DELTA_MINIBLOCKS; m++) {
+            uint64_t any = 0;
+            if ((size_t)m * DELTA_MINI < k)
+                for (unsigned i = 0; i < DELTA_MINI; i++)
+                    any |= rel[m * DELTA_MINI + i];
+            width[m] = width64(any);
+            assert(!is32 || width[m] <= 32);
+            bytes += 4 * width[m];
+        }
+        rc = trove_bytes_reserve(out, bytes);
+        if (rc != TROVE_OK)
+            goto fail;
+        p = out->ptr + out->len;
+        p = trove_put_varint(p, trove_zigzag64(min));
+        for (unsigned m = 0; m < DELTA_MINIBLOCKS; m++)
+            *p++ = (uint8_t)width[m];
+        for (unsigned m = 0; m < DELTA_MINIBLOCKS && (size_t)m * DELTA_MINI < k; m++) {
+            if (width[m] <= 32) {
+                uint32_t r32[DELTA_MINI];
+                for (unsigned i = 0; i < DELTA_MINI; i++)
+                    r32[i] = (uint32_t)rel[m * DELTA_MINI + i];
+                pack32_tab[width[m]](r32, p);
+                p += 4 * width[m];
+            } else {
+                p = pack32_u64(rel + m * DELTA_MINI, width[m], p);
+            }
+        }
+        out->len = (size_t)(p - out->ptr);
+    }
+    return TROVE_OK;
+fail:
+    if (out)
+        out->len = old_len;
+    return rc;
+}
+
+/* Read a ULEB128 of up to 64 bits at *pp for the delta decoder; on failure set diag. */
+static int delta_varint(const uint8_t *buf, size_t len, const uint8_t **pp, uint64_t *v_out,
+                        const char *what, struct trove_diag *diag)
+{
+    int why = 0;
+    const uint8_t *q = trove_get_varint(*pp, buf + len, 64, v_out, &why);
+    size_t at = (size_t)(*pp - buf);
+
+    if (!q) {
+        if (why == 1)
+            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                  "DELTA_BINARY_PACKED data ends inside the %s at byte %zu; "
+                                  "the page was cut short",
+                                  what, at);
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                              "DELTA_BINARY_PACKED %s at byte %zu is a varint longer than 10 "
+                              "bytes or over 64 bits",
+                              what, at);
+    }
+    *pp = q;
+    return TROVE_OK;
+}
+
+/* Walk a DELTA_BINARY_PACKED stream of n values: check everything and, when out is not
+ * NULL, write the values. */
+static int delta_walk(const uint8_t *buf, size_t len, size_t n, int is32, int64_t *out,
+                      size_t *used_out, struct trove_diag *diag)
+{
+    const uint8_t *p = buf, *end = buf + len, *field;
+    const unsigned max_w = is32 ? 32 : 64;
+    uint64_t block, mini, count, first, cur, rel[32];
+    size_t per_mini, pos;
+    int rc;
+
+    field = p;
+    rc = delta_varint(buf, len, &p, &block, "block size", diag);
+    if (rc != TROVE_OK)
+        return rc;
+    if (block == 0 || block % 128 != 0)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
+                              "DELTA_BINARY_PACKED block size %" PRIu64 " is not a positive "
+                              "multiple of 128",
+                              block);
+    if (block > DELTA_MAX_BLOCK)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, (size_t)(field - buf),
+                              "DELTA_BINARY_PACKED block size %" PRIu64 " is over this "
+                              "reader's limit of %u values",
+                              block, DELTA_MAX_BLOCK);
+    field = p;
+    rc = delta_varint(buf, len, &p, &mini, "miniblock count", diag);
+    if (rc != TROVE_OK)
+        return rc;
+    if (mini == 0 || block % mini != 0 || (block / mini) % 32 != 0)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
+                              "DELTA_BINARY_PACKED block of %" PRIu64 " values cannot have %"
+                              PRIu64 " miniblocks (each must hold a multiple of 32 values)",
+                              block, mini);
+    per_mini = (size_t)(block / mini);
+    field = p;
+    rc = delta_varint(buf, len, &p, &count, "value count", diag);
+    if (rc != TROVE_OK)
+        return rc;
+    if (count != (uint64_t)n)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
+                              "DELTA_BINARY_PACKED header counts %" PRIu64 " values where the "
+                              "page has %zu",
+                              count, n);
+    rc = delta_varint(buf, len, &p, &first, "first value", diag);
+    if (rc != TROVE_OK)
+        return rc;
+    cur = (uint64_t)trove_unzigzag64(first);
+    if (out && n > 0)
+        out[0] = is32 ? (int64_t)(int32_t)(uint32_t)cur : (int64_t)cur;
+
+    for (pos = n > 0 ? 1 : 0; pos < n;) {
+        const uint8_t *widths;
+        uint64_t zmin, min;
+        rc = delta_varint(buf, len, &p, &zmin, "min delta", diag);
+        if (rc != TROVE_OK)
+            return rc;
+        min = (uint64_t)trove_unzigzag64(zmin);
+        if ((uint64_t)(end - p) < mini)
+            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                  "DELTA_BINARY_PACKED data ends inside the %" PRIu64
+                                  " miniblock widths at byte %zu; the page was cut short",
+                                  mini, (size_t)(p - buf));
+        widths = p;
+        p += mini;
+        for (size_t m = 0; m < mini && pos < n; m++) {
+            const unsigned w = widths[m];
+            size_t nbytes = per_mini / 8 * w, take = n - pos < per_mini ? n - pos : per_mini;
+            if (w > max_w)
+                return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(widths + m - buf),
+                                      "DELTA_BINARY_PACKED miniblock width %u at byte %zu is "
+                                      "over %u bits, the widest an %s delta can need",
+                                      w, (size_t)(widths + m - buf), max_w,
+                                      is32 ? "INT32" : "INT64");
+            if (nbytes > (size_t)(end - p))
+                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                      "DELTA_BINARY_PACKED miniblock at byte %zu needs %zu "
+                                      "bytes, only %zu left; the page was cut short",
+                                      (size_t)(p - buf), nbytes, (size_t)(end - p));
+            if (out) {
+                const uint8_t *q = p;
+                for (size_t done = 0; done < take; done += 32, q += 4 * w) {
+                    size_t c = take - done < 32 ? take - done : 32;
+                    unpack32_64(q, 4 * (size_t)w, (size_t)(end - q), rel, w);
+                    if (is32) {
+                        uint32_t c32 = (uint32_t)cur, m32 = (uint32_t)min;
+                        for (size_t i = 0; i < c; i++) {
+                            c32 += m32 + (uint32_t)rel[i];
+                            out[pos + done + i] = (int64_t)(int32_t)c32;
+                        }
+                        cur = c32;
+                    } else {
+                        for (size_t i = 0; i < c; i++) {
+                            cur += min + rel[i];
+                            out[pos + done + i] = (int64_t)cur;
+                        }
+                    }
+                }
+            }
+            p += nbytes;
+            pos += take;
+        }
+    }
+    if (used_out)
+        *used_out = (size_t)(p - buf);
+    return TROVE_OK;
+}
+
+int trove__pq_delta_decode(const uint8_t *buf, size_t len, size_t n, int is32, int64_t *out,
+                           size_t *used_out, struct trove_diag *diag)
+{
+    size_t used = 0;
+    int rc;
+
+    if ((!buf && len > 0) || (!out && n > 0))
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "delta decode called without a buffer or an output");
+    if (!buf)
+        buf = no_bytes;
+    rc = delta_walk(buf, len, n, is32, NULL, &used, diag);
+    if (rc == TROVE_OK && n > 0) {
+        rc = delta_walk(buf, len, n, is32, out, &used, NULL);
+        assert(rc == TROVE_OK);
+    }
+    if (rc == TROVE_OK && used_out)
+        *used_out = used;
+    return rc;
+}
+
+/* ---- PLAIN byte arrays ------------------------------------------------------------------- */
+
+int trove__pq_plain_encode_strings(const char *const *str, const uint32_t *len, size_t n,
+                                   struct trove_bytes *out)
+{
+    size_t total = 0;
+    uint8_t *p;
+    int rc;
+
+    if (!out || (n > 0 && (!str || !len)))
+        return TROVE_ERR_INVALID;
+    for (size_t i = 0; i < n; i++) {
+        if (len[i] > 0 && !str[i])
+            return TROVE_ERR_INVALID;
+        if (total > SIZE_MAX - 4 - len[i])
+            return TROVE_ERR_NOMEM;
+        total += 4 + (size_t)len[i];
+    }
+    if (n == 0)
+        return TROVE_OK;
+    rc = trove_bytes_reserve(out, total);
+    if (rc != TROVE_OK)
+        return rc;
+    p = out->ptr + out->len;
+    for (size_t i = 0; i < n; i++) {
+        trove__put_le32(p, len[i]);
+        if (len[i] > 0)
+            memcpy(p + 4, str[i], len[i]);
+        p += 4 + (size_t)len[i];
+    }
+    out->len += total;
+    return TROVE_OK;
+}
+
+int trove__pq_plain_decode_strings(const uint8_t *buf, size_t len, size_t n, uint32_t max_len,
+                                   uint64_t *start, uint32_t *vlen, size_t *used_out,
+                                   struct trove_diag *diag)
+{
+    size_t at = 0;
+
+    if ((!buf && len > 0) || (n > 0 && (!start || !vlen)))
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "PLAIN strings decode called without a buffer or an output");
+    /* First check every length, then write: a failed decode leaves the outputs as they were. */
+    for (size_t k = 0; k < n; k++) {
+        uint32_t l;
+        if (len - at < 4)
+            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                  "PLAIN data ends inside the length of value %zu of %zu at "
+                                  "byte %zu; the page was cut short",
+                                  k, n, at);
+        l = trove__get_le32(buf + at);
+        if (l > max_len)
+            return trove_diag_set(diag, TROVE_ERR_LIMIT, at,
+                                  "PLAIN value %zu at byte %zu is %" PRIu32 " bytes, over the "
+                                  "limit of %" PRIu32,
+                                  k, at, l, max_len);
+        if (len - at - 4 < l)
+            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                  "PLAIN value %zu at byte %zu is %" PRIu32 " bytes but only "
+                                  "%zu are left; the page was cut short",
+                                  k, at, l, len - at - 4);
+        at += 4 + (size_t)l;
+    }
+    at = 0;
+    for (size_t k = 0; k < n; k++) {
+        vlen[k] = trove__get_le32(buf + at);
+        start[k] = at + 4;
+        at += 4 + (size_t)vlen[k];
+    }
+    if (used_out)
+        *used_out = at;
+    return TROVE_OK;
+}
+
+/* ---- dictionary builders ----------------------------------------------------------------- */
+
+/*
+ * Open addressing with linear probing, at most half full, the size a power of two, the home
+ * slot the top bits of key * 2^64/phi (Fibonacci hashing). A slot holds a 64-bit key — the
+ * value itself for ints, its XXH3 hash for strings — and its entry's index + 1 (0: empty);
+ * for strings also the entry's bytes and length, so that a probe compares within the slot
+ * and reads only the entry's own bytes, not the caller's arrays at a far row. Entries are
+ * kept as the row of their first appearance. Growing rehashes from the slots alone.
+ */
+struct dict_slot {
+    uint64_t key;
+    const char *str;
+    uint32_t len;
+    uint32_t idx1;
+};
+
+struct dict {
+    struct dict_slot *tab;
+    size_t size;     /* slots, a power of two */
+    unsigned shift;  /* 64 - log2(size) */
+    size_t *first;   /* first[k]: the row where entry k first appears */
+    size_t cap, nd, limit;
+};
+
+static size_t dict_home(const struct dict *d, uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> d->shift);
+}
+
+static int dict_init(struct dict *d, size_t max_distinct)
+{
+    memset(d, 0, sizeof *d);
+    d->size = 64;
+    d->shift = 64 - 6;
+    /* Indices are uint32. */
+    d->limit = max_distinct < (size_t)UINT32_MAX ? max_distinct : (size_t)UINT32_MAX;
+    d->cap = 16;
+    d->tab = calloc(d->size, sizeof *d->tab);
+    d->first = malloc(d->cap * sizeof *d->first);
+    return d->tab && d->first ? TROVE_OK : TROVE_ERR_NOMEM;
+}
+
+static void dict_free(struct dict *d)
+{
+    free(d->tab);
+    free(d->first);
+}
+
+/* Make row the next entry, with key, in the empty slot s; grow past half full. Returns
+ * TROVE_OK, TROVE_ERR_LIMIT (no room under the limit) or TROVE_ERR_NOMEM. */
+static int dict_add(struct dict *d, size_t s, uint64_t key, const char *str, uint32_t len,
+                    size_t row)
+{
+    struct dict_slot *big;
+
+    assert(d->tab[s].idx1 == 0);
+    if (d->nd >= d->limit)
+        return TROVE_ERR_LIMIT;
+    if (d->nd == d->cap) {
+        size_t *p = NULL;
+        if (d->cap <= SIZE_MAX / 2 / sizeof *p)
+            p = realloc(d->first, 2 * d->cap * sizeof *p);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        d->first = p;
+        d->cap *= 2;
+    }
+    d->first[d->nd] = row;
+    d->tab[s].key = key;
+    d->tab[s].str = str;
+    d->tab[s].len = len;
+    d->tab[s].idx1 = (uint32_t)++d->nd;
+    if (d->nd * 2 <= d->size)
+        return TROVE_OK;
+    big = calloc(d->size * 2, sizeof *big);
+    if (!big)
+        return TROVE_ERR_NOMEM;
+    d->shift--;
+    for (size_t k = 0; k < d->size; k++) {
+        size_t t;
+        if (d->tab[k].idx1 == 0)
+            continue;
+        t = dict_home(d, d->tab[k].key);
+        while (big[t].idx1 != 0)
+            t = (t + 1) & (d->size * 2 - 1);
+        big[t] = d->tab[k];
+    }
+    free(d->tab);
+    d->tab = big;
+    d->size *= 2;
+    return TROVE_OK;
+}
+
+int trove__pq_dict_build_int(const int64_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
+                             int64_t **values_out, size_t *ndistinct_out)
+{
+    struct dict d = {0};
+    int64_t *vals = NULL;
+    int rc;
+
+    if (!values_out || !ndistinct_out || (n > 0 && (!v || !idx_out))) {
+        rc = TROVE_ERR_INVALID;
+        goto out;
+    }
+    rc = dict_init(&d, max_distinct);
+    if (rc != TROVE_OK)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t key = (uint64_t)v[i];
+        size_t s = dict_home(&d, key);
+        while (d.tab[s].idx1 != 0 && d.tab[s].key != key)
+            s = (s + 1) & (d.size - 1);
+        if (d.tab[s].idx1 == 0) {
+            rc = dict_add(&d, s, key, NULL, 0, i);
+            if (rc != TROVE_OK)
+                goto out;
+            idx_out[i] = (uint32_t)(d.nd - 1);
+        } else {
+            idx_out[i] = d.tab[s].idx1 - 1;
+        }
+    }
+    vals = malloc((d.nd ? d.nd : 1) * sizeof *vals);
+    if (!vals) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t k = 0; k < d.nd; k++)
+        vals[k] = v[d.first[k]];
+    *values_out = vals;
+    *ndistinct_out = d.nd;
+    rc = TROVE_OK;
+out:
+    dict_free(&d);
+    return rc;
+}
+
+int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t n,
+                             size_t max_distinct, uint32_t *idx_out, size_t **first_out,
+                             size_t *ndistinct_out)
+{
+    struct dict d = {0};
+    int rc;
+
+    if (!first_out || !ndistinct_out || (n > 0 && (!str || !len || !idx_out))) {
+        rc = TROVE_ERR_INVALID;
+        goto out;
+    }
+    rc = dict_init(&d, max_distinct);
+    if (rc != TROVE_OK)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = str[i];
+        const uint32_t l = len[i];
+        uint64_t h;
+        size_t s;
+        if (l > 0 && !p) {
+            rc = TROVE_ERR_INVALID;
+            goto out;
+        }
+        h = XXH3_64bits(l ? p : "", l);
+        for (s = dict_home(&d, h); d.tab[s].idx1 != 0; s = (s + 1) & (d.size - 1))
+            if (d.tab[s].key == h && d.tab[s].len == l &&
+                (l == 0 || memcmp(d.tab[s].str, p, l) == 0))
+                break;
+        if (d.tab[s].idx1 == 0) {
+            rc = dict_add(&d, s, h, p, l, i);
+            if (rc != TROVE_OK)
+                goto out;
+            idx_out[i] = (uint32_t)(d.nd - 1);
+        } else {
+            idx_out[i] = d.tab[s].idx1 - 1;
+        }
+    }
+    *first_out = d.first;
+    *ndistinct_out = d.nd;
+    d.first = NULL;
+    rc = TROVE_OK;
+out:
+    dict_free(&d);
+    return rc;
+}

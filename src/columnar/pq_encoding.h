@@ -1,0 +1,93 @@
+/*
+ * pq_encoding.h (internal to src/columnar): Parquet's value encodings, as the writer and
+ * reader use them (Encodings.md in apache/parquet-format):
+ *
+ *   RLE / bit-packing hybrid   dictionary indices (and levels): runs of one value, or
+ *                              groups of 8 values bit-packed LSB first at width w
+ *   DELTA_BINARY_PACKED        integers: a header (block size 128, 4 miniblocks, count,
+ *                              first value), then per block a zigzag min delta, 4 widths
+ *                              and 4 miniblocks of 32 bit-packed (delta - min delta)
+ *   PLAIN                      integers little-endian; byte arrays as u32 length + bytes
+ *
+ * and the dictionary builders behind RLE_DICTIONARY. Decoders check every bound against
+ * their buffer, never read past it, never write past n outputs, and on failure leave every
+ * output untouched (they check the whole input before writing). Encoders append to out and
+ * on failure leave out->len as it was. No state: all functions are thread-safe.
+ */
+#ifndef TROVE_PQ_ENCODING_H
+#define TROVE_PQ_ENCODING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+/* Append the RLE/bit-packed hybrid encoding of v[0..n) at bit width w (0..32; every value
+ * must fit) to out, with no length prefix. Repeats of 8 or more become RLE runs (after the
+ * pending literals are filled up to a whole group of 8); the rest is bit-packed, the last
+ * group padded with zeros. n = 0 appends nothing; any n >= 1 (also at w = 0) gets at least
+ * one run header. Errors: TROVE_ERR_INVALID (w > 32, a value of more than w bits),
+ * TROVE_ERR_NOMEM. */
+int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out);
+
+/* Decode exactly n values of width w (0..32) from buf[0..len) (no length prefix) into
+ * out[0..n). Bit-packed groups may run past n (padding) but not past len. Runs after the
+ * one that completes n are not read. *used_out (may be NULL) gets the bytes consumed (up to
+ * the end of that run). Errors: TROVE_ERR_TRUNCATED (runs end before n values),
+ * TROVE_ERR_CORRUPT (a run header varint over 5 bytes or 32 bits, a run of length 0 — RLE
+ * or bit-packed —, an RLE value wider than w), TROVE_ERR_INVALID (w > 32). */
+int trove__pq_rle_decode(const uint8_t *buf, size_t len, unsigned w, uint32_t *out, size_t n,
+                         size_t *used_out, struct trove_diag *diag);
+
+/* Append DELTA_BINARY_PACKED of v[0..n) to out (block size 128, 4 miniblocks of 32). is32:
+ * the column is INT32 (every v[i] fits in int32), so deltas wrap in 32 bits and widths stay
+ * <= 32; else 64. The encoding of n = 0 is a header with count 0 and first value 0, of
+ * n = 1 a header alone. Unused miniblocks of the last block get width 0 (and no bytes); the
+ * last miniblock with values is padded with zeros to 32. Errors: TROVE_ERR_INVALID (is32
+ * and a value outside int32), TROVE_ERR_NOMEM. */
+int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_bytes *out);
+
+/* Decode DELTA_BINARY_PACKED from buf[0..len) into out[0..n): the header's count must equal
+ * n. Any block size (a multiple of 128, at most 2^20) and miniblock count (dividing it into
+ * multiples of 32) is read. is32: values are INT32 (wrapping arithmetic in 32 bits, the first
+ * value and min deltas taken mod 2^32, results sign-extended; widths over 32 refused); else
+ * 64 (widths over 64 refused). Widths are checked for miniblocks that hold values; those
+ * after the last value (in the last block) have no bytes and any width. *used_out (may be
+ * NULL) gets the bytes consumed (the reader of a v2 page needs it): to the end of the last
+ * miniblock holding a value, or of the header for n <= 1. Errors: TROVE_ERR_TRUNCATED,
+ * TROVE_ERR_CORRUPT (block size not a positive multiple of 128, miniblocks not dividing it
+ * into multiples of 32, count mismatch, a width over the limit, a varint over 10 bytes or
+ * 64 bits), TROVE_ERR_LIMIT (block size over 2^20), TROVE_ERR_INVALID (NULL buffer or
+ * output with len or n nonzero). */
+int trove__pq_delta_decode(const uint8_t *buf, size_t len, size_t n, int is32, int64_t *out,
+                           size_t *used_out, struct trove_diag *diag);
+
+/* PLAIN byte arrays: append n values (u32 length, bytes); str[i] may be NULL if len[i] is 0.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove__pq_plain_encode_strings(const char *const *str, const uint32_t *len, size_t n,
+                                   struct trove_bytes *out);
+/* Decode n PLAIN byte arrays from buf[0..len): value k is buf[start[k] .. start[k] + vlen[k]).
+ * Each length is checked against the buffer and against max_len. *used_out (may be NULL)
+ * gets the bytes consumed. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_LIMIT (a length over
+ * max_len, reported before a truncation of the same value). */
+int trove__pq_plain_decode_strings(const uint8_t *buf, size_t len, size_t n, uint32_t max_len,
+                                   uint64_t *start, uint32_t *vlen, size_t *used_out,
+                                   struct trove_diag *diag);
+
+/*
+ * Dictionary builders: the distinct values of v[0..n) in order of first appearance and each
+ * row's index into them. Give up with TROVE_ERR_LIMIT once there are more than max_distinct
+ * values (the writer then falls back to PLAIN; max_distinct over UINT32_MAX counts as
+ * UINT32_MAX, as indices are uint32). *values_out is malloc'd (free it; never NULL on
+ * success, also for n = 0); idx_out is the caller's (n entries). On failure *values_out and
+ * *ndistinct_out are untouched and idx_out[] holds garbage. Errors: TROVE_ERR_LIMIT,
+ * TROVE_ERR_NOMEM, TROVE_ERR_INVALID (NULL arguments; for strings, NULL with a length > 0).
+ */
+int trove__pq_dict_build_int(const int64_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
+                             int64_t **values_out, size_t *ndistinct_out);
+/* Strings: the distinct values are returned as indices of their first row in *first_out. */
+int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t n,
+                             size_t max_distinct, uint32_t *idx_out, size_t **first_out,
+                             size_t *ndistinct_out);
+
+#endif

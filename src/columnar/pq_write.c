@@ -1,0 +1,680 @@
+/*
+ * pq_write.c: trove's Parquet writer (include/trove/parquet.h). Rows are buffered per
+ * column until a row group is full; each row group is then encoded column by column:
+ *
+ *   column chunk   [dictionary page: PLAIN values] data page ... data page
+ *   data page v1   PageHeader | body (compressed as a whole by the file's codec)
+ *   body           PLAIN values, or DELTA_BINARY_PACKED, or 1 byte bit width + RLE/bit-packed
+ *                  hybrid dictionary indices (RLE_DICTIONARY); required columns have no
+ *                  levels
+ *
+ * Pages hold at most page_bytes (1 MiB by default) of values (PLAIN size), so a large row
+ * group still has many pages. A dictionary is given up for PLAIN when a chunk has more than
+ * TROVE_PQ_DICT_MAX_ENTRIES distinct values or their PLAIN size passes
+ * TROVE_PQ_DICT_MAX_BYTES. zstd runs at level 3, gzip (a gzip wrapper, as Parquet wants)
+ * at level 1 (level 6 is 5x slower for a few percent). The output depends only on the input: no time or randomness goes in.
+ */
+#include "trove/parquet.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+#include <zstd.h>
+
+#include "columnar/pq_encoding.h"
+#include "columnar/pq_meta.h"
+#include "common/endian.h"
+
+#define TROVE_PQ_PAGE_BYTES (1u << 20)
+#define TROVE_PQ_DICT_MAX_ENTRIES 65536u
+#define TROVE_PQ_DICT_MAX_BYTES (1u << 20)
+#define TROVE_PQ_ZSTD_LEVEL 3
+#define TROVE_PQ_GZIP_LEVEL 1
+#define TROVE_PQ_STATS_MAX 4096u /* string statistics longer than this are left out */
+
+struct wcol {
+    struct trove_pq_column_def def;
+    char name[TROVE_PQ_MAX_NAME + 1];
+    int64_t *iv;            /* integers: n values (INT32 sign-extended) */
+    struct trove_bytes sb;  /* strings: bytes ... */
+    uint64_t *soff;         /* ... and n + 1 offsets */
+    size_t cap;
+};
+
+struct trove_pq_writer {
+    size_t ncols;
+    struct wcol *cols;
+    int codec;
+    uint64_t rg_rows;
+    size_t page_bytes;
+    size_t nbuf;            /* rows buffered */
+    uint64_t rows;          /* rows in the file */
+    struct trove_bytes body;
+    struct trove__pq_row_group *rgs;
+    uint32_t nrgs, rgcap;
+    struct trove_bytes page, comp, hdr;
+    uint32_t *idx;
+    size_t idxcap;
+    const char **sptr;      /* strings of a chunk as pointers and lengths */
+    uint32_t *slen;
+    size_t scap;
+    ZSTD_CCtx *zc;
+    z_stream zs;
+    int zs_ready;
+    int broken;
+};
+
+int trove_pq_writer_set_page_bytes(struct trove_pq_writer *w, size_t bytes)
+{
+    if (!w || bytes < 1 || bytes > TROVE_PQ_MAX_PAGE / 2)
+        return TROVE_ERR_INVALID;
+    w->page_bytes = bytes;
+    return TROVE_OK;
+}
+
+int trove_pq_writer_new(const struct trove_pq_column_def *cols, size_t ncols, int codec,
+                        uint64_t row_group_rows, struct trove_pq_writer **out)
+{
+    struct trove_pq_writer *w = NULL;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !cols || ncols < 1 || ncols > TROVE_PQ_MAX_COLUMNS ||
+        (codec != TROVE_PQ_CODEC_NONE && codec != TROVE_PQ_CODEC_ZSTD &&
+         codec != TROVE_PQ_CODEC_GZIP) ||
+        row_group_rows > TROVE_PQ_MAX_ROWS)
+        return TROVE_ERR_INVALID;
+    for (size_t i = 0; i < ncols; i++) {
+        const struct trove_pq_column_def *d = &cols[i];
+        size_t len = d->name ? strlen(d->name) : 0;
+        if (len < 1 || len > TROVE_PQ_MAX_NAME)
+            return TROVE_ERR_INVALID;
+        for (size_t k = 0; k < i; k++)
+            if (strcmp(cols[k].name, d->name) == 0)
+                return TROVE_ERR_INVALID;
+        if (d->encoding != TROVE_PQ_ENC_PLAIN && d->encoding != TROVE_PQ_ENC_DICT &&
+            d->encoding != TROVE_PQ_ENC_DELTA)
+            return TROVE_ERR_INVALID;
+        if (d->type == TROVE_PQ_STRING) {
+            if (d->encoding == TROVE_PQ_ENC_DELTA)
+                return TROVE_ERR_INVALID;
+        } else if (d->type == TROVE_PQ_INT32 || d->type == TROVE_PQ_INT64) {
+            int phys = d->type == TROVE_PQ_INT32 ? 32 : 64;
+            if ((d->bits != 8 && d->bits != 16 && d->bits != 32 && d->bits != 64) ||
+                d->bits > phys)
+                return TROVE_ERR_INVALID;
+        } else {
+            return TROVE_ERR_INVALID;
+        }
+    }
+    rc = TROVE_ERR_NOMEM;
+    if (!(w = calloc(1, sizeof *w)) || !(w->cols = calloc(ncols, sizeof *w->cols)))
+        goto fail;
+    w->ncols = ncols;
+    for (size_t i = 0; i < ncols; i++) {
+        w->cols[i].def = cols[i];
+        memcpy(w->cols[i].name, cols[i].name, strlen(cols[i].name) + 1);
+        w->cols[i].def.name = w->cols[i].name;
+        w->cols[i].def.is_unsigned = cols[i].type != TROVE_PQ_STRING && cols[i].is_unsigned;
+    }
+    w->codec = codec;
+    w->rg_rows = row_group_rows ? row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
+    w->page_bytes = TROVE_PQ_PAGE_BYTES;
+    if (trove_bytes_append(&w->body, "PAR1", 4) != TROVE_OK)
+        goto fail;
+    *out = w;
+    return TROVE_OK;
+fail:
+    trove_pq_writer_free(w);
+    return rc;
+}
+
+void trove_pq_writer_free(struct trove_pq_writer *w)
+{
+    if (!w)
+        return;
+    for (size_t i = 0; w->cols && i < w->ncols; i++) {
+        free(w->cols[i].iv);
+        free(w->cols[i].soff);
+        trove_bytes_free(&w->cols[i].sb);
+    }
+    free(w->cols);
+    for (uint32_t g = 0; g < w->nrgs; g++) {
+        for (uint32_t c = 0; c < w->rgs[g].ncolumns; c++)
+            if (w->rgs[g].columns[c].meta.has_stats)
+                free((void *)(uintptr_t)w->rgs[g].columns[c].meta.stats.min);
+        free(w->rgs[g].columns);
+    }
+    free(w->rgs);
+    trove_bytes_free(&w->body);
+    trove_bytes_free(&w->page);
+    trove_bytes_free(&w->comp);
+    trove_bytes_free(&w->hdr);
+    free(w->idx);
+    free(w->sptr);
+    free(w->slen);
+    ZSTD_freeCCtx(w->zc);
+    if (w->zs_ready)
+        deflateEnd(&w->zs);
+    free(w);
+}
+
+/* Whether v fits column d's logical width. */
+static int fits(const struct trove_pq_column_def *d, int64_t v)
+{
+    int phys = d->type == TROVE_PQ_INT32 ? 32 : 64;
+    if (d->bits >= phys)
+        return 1;
+    if (d->is_unsigned)
+        return v >= 0 && (uint64_t)v < (1ull << d->bits);
+    return v >= -(1ll << (d->bits - 1)) && v < (1ll << (d->bits - 1));
+}
+
+static int grow_col(struct wcol *c, size_t need)
+{
+    size_t ncap;
+    void *p;
+    if (need <= c->cap)
+        return TROVE_OK;
+    ncap = c->cap ? c->cap : 1024;
+    while (ncap < need)
+        ncap *= 2;
+    if (c->def.type == TROVE_PQ_STRING) {
+        if (!(p = realloc(c->soff, (ncap + 1) * sizeof *c->soff)))
+            return TROVE_ERR_NOMEM;
+        c->soff = p;
+    } else {
+        if (!(p = realloc(c->iv, ncap * sizeof *c->iv)))
+            return TROVE_ERR_NOMEM;
+        c->iv = p;
+    }
+    c->cap = ncap;
+    return TROVE_OK;
+}
+
+/* Buffer rows [from, from + k) of the caller's columns. */
+static int buffer_rows(struct trove_pq_writer *w, const struct trove_pq_column_data *cols,
+                       size_t from, size_t k)
+{
+    int rc;
+    for (size_t i = 0; i < w->ncols; i++) {
+        struct wcol *c = &w->cols[i];
+        const struct trove_pq_column_data *d = &cols[i];
+        if ((rc = grow_col(c, w->nbuf + k)) != TROVE_OK)
+            return rc;
+        if (c->def.type == TROVE_PQ_STRING) {
+            if (w->nbuf == 0)
+                c->soff[0] = 0;
+            for (size_t r = from; r < from + k; r++) {
+                if (d->str_len[r] > TROVE_PQ_MAX_STRING || (d->str_len[r] && !d->str[r]))
+                    return TROVE_ERR_INVALID;
+                if ((rc = trove_bytes_append(&c->sb, d->str[r], d->str_len[r])) != TROVE_OK)
+                    return rc;
+                c->soff[w->nbuf + (r - from) + 1] = c->sb.len;
+            }
+        } else if (c->def.type == TROVE_PQ_INT32) {
+            for (size_t r = from; r < from + k; r++) {
+                if (!fits(&c->def, d->i32[r]))
+                    return TROVE_ERR_INVALID;
+                c->iv[w->nbuf + (r - from)] = d->i32[r];
+            }
+        } else {
+            for (size_t r = from; r < from + k; r++) {
+                if (!fits(&c->def, d->i64[r]))
+                    return TROVE_ERR_INVALID;
+                c->iv[w->nbuf + (r - from)] = d->i64[r];
+            }
+        }
+    }
+    w->nbuf += k;
+    return TROVE_OK;
+}
+
+/* Compress w->page into w->comp (or point at it) and append header + body to the file. */
+static int put_page(struct trove_pq_writer *w, struct trove__pq_page_header *h,
+                    struct trove__pq_column_meta *m)
+{
+    const uint8_t *body = w->page.ptr;
+    size_t clen = w->page.len;
+    int rc;
+
+    if (w->page.len > TROVE_PQ_MAX_PAGE)
+        return TROVE_ERR_LIMIT;
+    if (w->codec == TROVE_PQ_CODEC_ZSTD) {
+        size_t bound = ZSTD_compressBound(w->page.len), r;
+        w->comp.len = 0;
+        if (!w->zc && !(w->zc = ZSTD_createCCtx()))
+            return TROVE_ERR_NOMEM;
+        if ((rc = trove_bytes_reserve(&w->comp, bound)) != TROVE_OK)
+            return rc;
+        r = ZSTD_compressCCtx(w->zc, w->comp.ptr, bound, w->page.ptr, w->page.len,
+                              TROVE_PQ_ZSTD_LEVEL);
+        if (ZSTD_isError(r))
+            return TROVE_ERR_NOMEM;
+        body = w->comp.ptr;
+        clen = r;
+    } else if (w->codec == TROVE_PQ_CODEC_GZIP) {
+        size_t bound;
+        if (!w->zs_ready) {
+            memset(&w->zs, 0, sizeof w->zs);
+            if (deflateInit2(&w->zs, TROVE_PQ_GZIP_LEVEL, Z_DEFLATED, 31, 8,
+                             Z_DEFAULT_STRATEGY) != Z_OK)
+                return TROVE_ERR_NOMEM;
+            w->zs_ready = 1;
+        } else if (deflateReset(&w->zs) != Z_OK) {
+            return TROVE_ERR_NOMEM;
+        }
+        bound = deflateBound(&w->zs, (uLong)w->page.len) + 32;
+        w->comp.len = 0;
+        if ((rc = trove_bytes_reserve(&w->comp, bound)) != TROVE_OK)
+            return rc;
+        w->zs.next_in = w->page.ptr;
+        w->zs.avail_in = (uInt)w->page.len;
+        w->zs.next_out = w->comp.ptr;
+        w->zs.avail_out = (uInt)bound;
+        if (deflate(&w->zs, Z_FINISH) != Z_STREAM_END)
+            return TROVE_ERR_NOMEM;
+        body = w->comp.ptr;
+        clen = bound - w->zs.avail_out;
+    }
+    if (clen > TROVE_PQ_MAX_PAGE)
+        return TROVE_ERR_LIMIT;
+    h->uncompressed_page_size = (int32_t)w->page.len;
+    h->compressed_page_size = (int32_t)clen;
+    w->hdr.len = 0;
+    if ((rc = trove__pq_page_header_encode(h, &w->hdr)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_bytes_reserve(&w->body, w->hdr.len + clen)) != TROVE_OK)
+        return rc;
+    trove_bytes_append(&w->body, w->hdr.ptr, w->hdr.len);
+    trove_bytes_append(&w->body, body, clen);
+    m->total_uncompressed_size += (int64_t)(w->hdr.len + w->page.len);
+    m->total_compressed_size += (int64_t)(w->hdr.len + clen);
+    return TROVE_OK;
+}
+
+static void put_plain_int(struct trove_bytes *b, int64_t v, int is32)
+{
+    uint8_t tmp[8];
+    if (is32)
+        trove__put_le32(tmp, (uint32_t)v);
+    else
+        trove__put_le64(tmp, (uint64_t)v);
+    memcpy(b->ptr + b->len, tmp, is32 ? 4 : 8);
+    b->len += is32 ? 4 : 8;
+}
+
+/* Min and max under the column's order; they are stored PLAIN (strings without a length). */
+static int chunk_stats(const struct wcol *c, size_t n, struct trove__pq_stats *s)
+{
+    uint8_t *blk;
+    memset(s, 0, sizeof *s);
+    s->null_count = 0;
+    if (n == 0)
+        return TROVE_OK;
+    if (c->def.type == TROVE_PQ_STRING) {
+        size_t mi = 0, ma = 0;
+        const uint8_t *base = c->sb.ptr ? c->sb.ptr : (const uint8_t *)"";
+        for (size_t r = 1; r < n; r++) {
+            const uint8_t *p = base + c->soff[r];
+            size_t len = c->soff[r + 1] - c->soff[r];
+            size_t lmi = c->soff[mi + 1] - c->soff[mi], lma = c->soff[ma + 1] - c->soff[ma];
+            int k = memcmp(p, base + c->soff[mi], len < lmi ? len : lmi);
+            if (k < 0 || (k == 0 && len < lmi))
+                mi = r;
+            k = memcmp(p, base + c->soff[ma], len < lma ? len : lma);
+            if (k > 0 || (k == 0 && len > lma))
+                ma = r;
+        }
+        s->min_len = (uint32_t)(c->soff[mi + 1] - c->soff[mi]);
+        s->max_len = (uint32_t)(c->soff[ma + 1] - c->soff[ma]);
+        if (s->min_len > TROVE_PQ_STATS_MAX || s->max_len > TROVE_PQ_STATS_MAX)
+            return 1; /* no statistics */
+        if (!(blk = malloc((size_t)s->min_len + s->max_len + 1)))
+            return TROVE_ERR_NOMEM;
+        if (s->min_len)
+            memcpy(blk, base + c->soff[mi], s->min_len);
+        if (s->max_len)
+            memcpy(blk + s->min_len, base + c->soff[ma], s->max_len);
+    } else {
+        int is32 = c->def.type == TROVE_PQ_INT32;
+        int64_t mi = c->iv[0], ma = c->iv[0];
+        if (c->def.is_unsigned) {
+            uint64_t mask = is32 ? 0xFFFFFFFFull : ~0ull, umi = (uint64_t)mi & mask, uma = umi;
+            for (size_t r = 1; r < n; r++) {
+                uint64_t u = (uint64_t)c->iv[r] & mask;
+                if (u < umi)
+                    umi = u;
+                if (u > uma)
+                    uma = u;
+            }
+            mi = (int64_t)umi;
+            ma = (int64_t)uma;
+        } else {
+            for (size_t r = 1; r < n; r++) {
+                if (c->iv[r] < mi)
+                    mi = c->iv[r];
+                if (c->iv[r] > ma)
+                    ma = c->iv[r];
+            }
+        }
+        s->min_len = s->max_len = is32 ? 4 : 8;
+        if (!(blk = malloc(16)))
+            return TROVE_ERR_NOMEM;
+        if (is32) {
+            trove__put_le32(blk, (uint32_t)mi);
+            trove__put_le32(blk + 4, (uint32_t)ma);
+        } else {
+            trove__put_le64(blk, (uint64_t)mi);
+            trove__put_le64(blk + 8, (uint64_t)ma);
+        }
+    }
+    s->min = blk;
+    s->max = blk + s->min_len;
+    s->has_min = s->has_max = 1;
+    return TROVE_OK;
+}
+
+static int reserve_scratch(struct trove_pq_writer *w, size_t n)
+{
+    void *p;
+    if (n <= w->scap)
+        return TROVE_OK;
+    if (!(p = realloc(w->idx, n * sizeof *w->idx)))
+        return TROVE_ERR_NOMEM;
+    w->idx = p;
+    if (!(p = realloc(w->sptr, n * sizeof *w->sptr)))
+        return TROVE_ERR_NOMEM;
+    w->sptr = p;
+    if (!(p = realloc(w->slen, n * sizeof *w->slen)))
+        return TROVE_ERR_NOMEM;
+    w->slen = p;
+    w->scap = n;
+    return TROVE_OK;
+}
+
+/* Encode column c's n buffered rows as one column chunk into the file. */
+static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
+                        struct trove__pq_column_chunk *cc)
+{
+    struct trove__pq_column_meta *m = &cc->meta;
+    struct trove__pq_page_header h;
+    int is_str = c->def.type == TROVE_PQ_STRING, is32 = c->def.type == TROVE_PQ_INT32;
+    int enc = c->def.encoding, rc;
+    size_t nd = 0, *first = NULL, width = is32 ? 4 : 8, per_page;
+    int64_t *dvals = NULL;
+    unsigned bw = 0;
+
+    memset(cc, 0, sizeof *cc);
+    m->type = is_str ? TROVE_PQT_BYTE_ARRAY : is32 ? TROVE_PQT_INT32 : TROVE_PQT_INT64;
+    m->codec = w->codec == TROVE_PQ_CODEC_ZSTD   ? TROVE_PQC_ZSTD
+               : w->codec == TROVE_PQ_CODEC_GZIP ? TROVE_PQC_GZIP
+                                                 : TROVE_PQC_UNCOMPRESSED;
+    m->path = (const uint8_t *)c->name;
+    m->path_len = (uint32_t)strlen(c->name);
+    m->npath = 1;
+    m->num_values = (int64_t)n;
+    m->dictionary_page_offset = -1;
+    if ((rc = chunk_stats(c, n, &m->stats)) < 0)
+        goto out;
+    m->has_stats = rc == TROVE_OK;
+    if ((rc = reserve_scratch(w, n ? n : 1)) != TROVE_OK)
+        goto out;
+    if (is_str)
+        for (size_t r = 0; r < n; r++) {
+            w->sptr[r] = (c->sb.ptr ? (const char *)c->sb.ptr : "") + c->soff[r];
+            w->slen[r] = (uint32_t)(c->soff[r + 1] - c->soff[r]);
+        }
+
+    if (enc == TROVE_PQ_ENC_DICT) {
+        size_t bytes = 0;
+        rc = is_str ? trove__pq_dict_build_str(w->sptr, w->slen, n, TROVE_PQ_DICT_MAX_ENTRIES,
+                                               w->idx, &first, &nd)
+                    : trove__pq_dict_build_int(c->iv, n, TROVE_PQ_DICT_MAX_ENTRIES, w->idx,
+                                               &dvals, &nd);
+        if (rc == TROVE_ERR_LIMIT) {
+            enc = TROVE_PQ_ENC_PLAIN;
+        } else if (rc != TROVE_OK) {
+            goto out;
+        } else {
+            if (is_str)
+                for (size_t k = 0; k < nd; k++)
+                    bytes += 4 + w->slen[first[k]];
+            else
+                bytes = nd * width;
+            if (bytes > TROVE_PQ_DICT_MAX_BYTES)
+                enc = TROVE_PQ_ENC_PLAIN;
+        }
+    }
+
+    if (enc == TROVE_PQ_ENC_DICT) {
+        /* The dictionary page: PLAIN values in order of first appearance. */
+        m->dictionary_page_offset = (int64_t)w->body.len;
+        w->page.len = 0;
+        if (is_str) {
+            for (size_t k = 0; k < nd; k++) {
+                const char *p = w->sptr[first[k]];
+                uint32_t len = w->slen[first[k]];
+                if ((rc = trove__pq_plain_encode_strings(&p, &len, 1, &w->page)) != TROVE_OK)
+                    goto out;
+            }
+        } else {
+            if ((rc = trove_bytes_reserve(&w->page, nd * width)) != TROVE_OK)
+                goto out;
+            for (size_t k = 0; k < nd; k++)
+                put_plain_int(&w->page, dvals[k], is32);
+        }
+        memset(&h, 0, sizeof h);
+        h.type = TROVE_PQP_DICTIONARY_PAGE;
+        h.num_values = (int32_t)nd;
+        h.encoding = TROVE_PQE_PLAIN;
+        h.dict_sorted = -1;
+        if ((rc = put_page(w, &h, m)) != TROVE_OK)
+            goto out;
+        while (nd > 1 && (1ull << bw) < nd)
+            bw++;
+        m->encodings[m->nencodings++] = TROVE_PQE_PLAIN;
+        m->encodings[m->nencodings++] = TROVE_PQE_RLE_DICTIONARY;
+    } else {
+        m->encodings[m->nencodings++] =
+            enc == TROVE_PQ_ENC_DELTA ? TROVE_PQE_DELTA_BINARY_PACKED : TROVE_PQE_PLAIN;
+    }
+    m->data_page_offset = (int64_t)w->body.len;
+
+    per_page = w->page_bytes / (enc == TROVE_PQ_ENC_DICT ? 4 : width);
+    if (per_page < 1)
+        per_page = 1;
+    for (size_t at = 0; at < n;) {
+        size_t cnt = n - at < per_page ? n - at : per_page;
+        if (is_str && enc == TROVE_PQ_ENC_PLAIN) {
+            size_t bytes = 0;
+            cnt = 0;
+            while (at + cnt < n && (cnt == 0 || bytes + 4 + w->slen[at + cnt] <= w->page_bytes)) {
+                bytes += 4 + w->slen[at + cnt];
+                cnt++;
+            }
+        }
+        w->page.len = 0;
+        if (enc == TROVE_PQ_ENC_DICT) {
+            uint8_t b = (uint8_t)bw;
+            if ((rc = trove_bytes_append(&w->page, &b, 1)) != TROVE_OK ||
+                (rc = trove__pq_rle_encode(w->idx + at, cnt, bw, &w->page)) != TROVE_OK)
+                goto out;
+        } else if (enc == TROVE_PQ_ENC_DELTA) {
+            if ((rc = trove__pq_delta_encode(c->iv + at, cnt, is32, &w->page)) != TROVE_OK)
+                goto out;
+        } else if (is_str) {
+            if ((rc = trove__pq_plain_encode_strings(w->sptr + at, w->slen + at, cnt,
+                                                     &w->page)) != TROVE_OK)
+                goto out;
+        } else {
+            if ((rc = trove_bytes_reserve(&w->page, cnt * width)) != TROVE_OK)
+                goto out;
+            for (size_t r = at; r < at + cnt; r++)
+                put_plain_int(&w->page, c->iv[r], is32);
+        }
+        memset(&h, 0, sizeof h);
+        h.type = TROVE_PQP_DATA_PAGE;
+        h.num_values = (int32_t)cnt;
+        h.encoding = enc == TROVE_PQ_ENC_DICT    ? TROVE_PQE_RLE_DICTIONARY
+                     : enc == TROVE_PQ_ENC_DELTA ? TROVE_PQE_DELTA_BINARY_PACKED
+                                                 : TROVE_PQE_PLAIN;
+        h.def_encoding = h.rep_encoding = TROVE_PQE_RLE;
+        if ((rc = put_page(w, &h, m)) != TROVE_OK)
+            goto out;
+        at += cnt;
+    }
+    rc = TROVE_OK;
+out:
+    free(first);
+    free(dvals);
+    return rc;
+}
+
+static int flush_row_group(struct trove_pq_writer *w)
+{
+    struct trove__pq_row_group *rg;
+    int rc;
+
+    if (w->nbuf == 0)
+        return TROVE_OK;
+    if (w->nrgs == w->rgcap) {
+        uint32_t ncap = w->rgcap ? w->rgcap * 2 : 4;
+        void *p;
+        if (w->rgcap >= TROVE_PQ_META_MAX_ROW_GROUPS)
+            return TROVE_ERR_LIMIT;
+        if (!(p = realloc(w->rgs, ncap * sizeof *w->rgs)))
+            return TROVE_ERR_NOMEM;
+        w->rgs = p;
+        w->rgcap = ncap;
+    }
+    rg = &w->rgs[w->nrgs];
+    memset(rg, 0, sizeof *rg);
+    if (!(rg->columns = calloc(w->ncols, sizeof *rg->columns)))
+        return TROVE_ERR_NOMEM;
+    w->nrgs++;
+    rg->num_rows = (int64_t)w->nbuf;
+    rg->file_offset = (int64_t)w->body.len;
+    rg->ordinal = (int32_t)(w->nrgs - 1);
+    for (size_t i = 0; i < w->ncols; i++) {
+        rc = encode_chunk(w, &w->cols[i], w->nbuf, &rg->columns[i]);
+        rg->ncolumns = (uint32_t)i + 1;
+        if (rc != TROVE_OK)
+            return rc;
+        rg->total_byte_size += rg->columns[i].meta.total_uncompressed_size;
+        rg->total_compressed_size += rg->columns[i].meta.total_compressed_size;
+    }
+    for (size_t i = 0; i < w->ncols; i++)
+        w->cols[i].sb.len = 0;
+    w->nbuf = 0;
+    return TROVE_OK;
+}
+
+int trove_pq_writer_add(struct trove_pq_writer *w, const struct trove_pq_column_data *cols,
+                        size_t nrows)
+{
+    size_t done = 0;
+    int rc = TROVE_OK;
+
+    if (!w || w->broken || (nrows && !cols))
+        return TROVE_ERR_INVALID;
+    if (nrows > TROVE_PQ_MAX_ROWS - w->rows) {
+        rc = TROVE_ERR_LIMIT;
+        goto out;
+    }
+    for (size_t i = 0; i < w->ncols && nrows; i++) {
+        const struct trove_pq_column_data *d = &cols[i];
+        int t = w->cols[i].def.type;
+        if ((t == TROVE_PQ_INT32 && !d->i32) || (t == TROVE_PQ_INT64 && !d->i64) ||
+            (t == TROVE_PQ_STRING && (!d->str || !d->str_len))) {
+            rc = TROVE_ERR_INVALID;
+            goto out;
+        }
+    }
+    while (done < nrows) {
+        size_t k = nrows - done;
+        if (k > w->rg_rows - w->nbuf)
+            k = (size_t)(w->rg_rows - w->nbuf);
+        if ((rc = buffer_rows(w, cols, done, k)) != TROVE_OK)
+            goto out;
+        done += k;
+        if (w->nbuf == w->rg_rows && (rc = flush_row_group(w)) != TROVE_OK)
+            goto out;
+    }
+    w->rows += nrows;
+out:
+    if (rc != TROVE_OK)
+        w->broken = 1;
+    return rc;
+}
+
+int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out)
+{
+    struct trove__pq_file_meta fm;
+    struct trove__pq_schema *schema = NULL;
+    char created_by[64];
+    size_t footer_at;
+    uint8_t tail[8];
+    int rc;
+
+    if (!w || w->broken || !out)
+        return TROVE_ERR_INVALID;
+    if ((rc = flush_row_group(w)) != TROVE_OK)
+        goto out;
+    rc = TROVE_ERR_NOMEM;
+    if (!(schema = calloc(w->ncols + 1, sizeof *schema)))
+        goto out;
+    schema[0].type = schema[0].repetition = schema[0].converted_type = -1;
+    schema[0].name = (const uint8_t *)"schema";
+    schema[0].name_len = 6;
+    schema[0].num_children = (int32_t)w->ncols;
+    for (size_t i = 0; i < w->ncols; i++) {
+        const struct trove_pq_column_def *d = &w->cols[i].def;
+        struct trove__pq_schema *s = &schema[i + 1];
+        s->repetition = TROVE_PQR_REQUIRED;
+        s->name = (const uint8_t *)w->cols[i].name;
+        s->name_len = (uint32_t)strlen(w->cols[i].name);
+        s->num_children = -1;
+        if (d->type == TROVE_PQ_STRING) {
+            s->type = TROVE_PQT_BYTE_ARRAY;
+            s->converted_type = TROVE_PQCT_UTF8;
+            s->logical = TROVE_PQL_STRING;
+        } else {
+            int lg = d->bits == 8 ? 0 : d->bits == 16 ? 1 : d->bits == 32 ? 2 : 3;
+            s->type = d->type == TROVE_PQ_INT32 ? TROVE_PQT_INT32 : TROVE_PQT_INT64;
+            s->converted_type = (d->is_unsigned ? TROVE_PQCT_UINT_8 : TROVE_PQCT_INT_8) + lg;
+            s->logical = TROVE_PQL_INTEGER;
+            s->int_bits = d->bits;
+            s->int_signed = !d->is_unsigned;
+        }
+    }
+    memset(&fm, 0, sizeof fm);
+    fm.version = 1;
+    fm.schema = schema;
+    fm.nschema = (uint32_t)w->ncols + 1;
+    fm.num_rows = (int64_t)w->rows;
+    fm.row_groups = w->rgs;
+    fm.nrow_groups = w->nrgs;
+    snprintf(created_by, sizeof created_by, "trove %s", trove_version());
+    fm.created_by = (const uint8_t *)created_by;
+    fm.created_by_len = (uint32_t)strlen(created_by);
+    fm.has_created_by = 1;
+    footer_at = w->body.len;
+    if ((rc = trove__pq_file_meta_encode(&fm, 1, &w->body)) != TROVE_OK)
+        goto out;
+    if (w->body.len - footer_at > TROVE_PQ_MAX_FOOTER) {
+        rc = TROVE_ERR_LIMIT;
+        goto out;
+    }
+    trove__put_le32(tail, (uint32_t)(w->body.len - footer_at));
+    memcpy(tail + 4, "PAR1", 4);
+    if ((rc = trove_bytes_append(&w->body, tail, 8)) != TROVE_OK ||
+        (rc = trove_bytes_append(out, w->body.ptr, w->body.len)) != TROVE_OK)
+        goto out;
+    rc = TROVE_OK;
+out:
+    free(schema);
+    w->broken = 1; /* finished (or failed): no more rows */
+    return rc;
+}

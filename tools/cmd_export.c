@@ -1,0 +1,524 @@
+/*
+ * cmd_export.c: `trove export IN -o OUT` — a capture (a Chrome JSON trace or a wire stream)
+ * out as Parquet: a bundle (a zip of the tables and manifest.json), the events table alone
+ * (--format parquet), or the bundle's files in a directory (--format dir); and
+ * `trove import IN -o OUT` — a bundle, a directory of one, or a Parquet events file back
+ * into a wire stream. docs/formats/bundle.md describes the tables and the bundle.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trove/bundle.h"
+#include "trove/parquet.h"
+#include "trove/tables.h"
+#include "trove/wire.h"
+
+#define MAX_TABLE_BYTES (8ull << 30) /* one table read from a bundle or directory */
+
+enum { FMT_BUNDLE, FMT_PARQUET, FMT_DIR };
+
+static void export_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove export IN -o OUT [--format bundle|parquet|dir] [--codec none|zstd|gzip]\n"
+            "                    [--encoding plain|dict|delta-dict] [--zip-deflate] [--name NAME]\n"
+            "                    [--row-group N] [--input-format auto|chrome-json|wire] [--quiet]\n"
+            "\n"
+            "Export a capture — a Chrome JSON trace or a trove wire stream (IN, '-' for stdin) —\n"
+            "as Parquet tables that DuckDB, pyarrow and Spark read (docs/formats/bundle.md).\n"
+            "  -o OUT             the output; written complete or not at all\n"
+            "  --format F         bundle (default): a zip of events, names, threads, samples and\n"
+            "                     frames tables and manifest.json; parquet: the events table\n"
+            "                     alone; dir: the bundle's files in the new directory OUT\n"
+            "  --codec C          none (default), zstd or gzip, for every column\n"
+            "  --encoding E       delta-dict (default: DELTA_BINARY_PACKED on the nanosecond\n"
+            "                     columns, RLE_DICTIONARY on the others), dict, or plain\n"
+            "  --zip-deflate      deflate the bundle's entries (default: stored)\n"
+            "  --name NAME        the capture's name in manifest.json (default: IN's base name)\n"
+            "  --row-group N      rows per row group (default 1048576)\n"
+            "  --input-format F   auto (default), chrome-json, or wire\n"
+            "  --quiet            no summary on stderr\n");
+}
+
+static void import_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove import IN -o OUT [--to raw|packed|deflate] [--batch N] [--quiet]\n"
+            "\n"
+            "Import a bundle (a zip written by `trove export`, or one edited elsewhere), a\n"
+            "directory holding a bundle's files, or a Parquet file of the events table alone,\n"
+            "into a trove wire stream (OUT, '-' for stdout): a names frame, then frames of N\n"
+            "events. Columns are found by name; values out of range are errors.\n"
+            "  --to FORMAT        raw, packed (default) or deflate\n"
+            "  --batch N          events per frame, 1..65536 (default 2048)\n"
+            "  --quiet            no summary on stderr\n");
+}
+
+/* Write len bytes to path through path.tmp, fsync and rename. */
+static int write_file(const char *cmd, const char *path, const void *data, size_t len)
+{
+    char tmp[4096];
+    FILE *f;
+    int ok;
+
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+        return cli_error(cmd, "%s: path too long", path);
+    if (!(f = fopen(tmp, "wb")))
+        return cli_error(cmd, "cannot create %s: %s", tmp, strerror(errno));
+    ok = fwrite(data, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return cli_error(cmd, "writing %s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+/* The capture's name: IN's base name without its extensions. */
+static void base_name(const char *in, char *out, size_t n)
+{
+    const char *b = strrchr(in, '/');
+    char *dot;
+    snprintf(out, n, "%s", b ? b + 1 : in);
+    if (!strcmp(out, "-") || !out[0])
+        snprintf(out, n, "capture");
+    if ((dot = strchr(out, '.')) != NULL && dot != out)
+        *dot = 0;
+}
+
+static int parse_choice(const char *s, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+int cmd_export(int argc, char **argv)
+{
+    static const char *const formats[] = {"bundle", "parquet", "dir"};
+    static const char *const codecs[] = {"none", "zstd", "gzip"};
+    static const char *const modes[] = {"plain", "dict", "delta-dict"};
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
+    struct trove_tables_options topt;
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_bytes tab[TROVE_TABLE_COUNT_], man = {0};
+    struct trove_bundle_manifest m;
+    struct trove_bundle_entry ent[TROVE_TABLE_COUNT_ + 1];
+    struct trove_diag diag = {0};
+    struct cli_progress prog;
+    const char *in = NULL, *out = NULL, *name = NULL;
+    char entry_names[TROVE_TABLE_COUNT_][64];
+    uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0;
+    int format = FMT_BUNDLE, deflate = 0, quiet = 0, status = 1, rc, dir_made = 0;
+
+    memset(tab, 0, sizeof tab);
+    trove_tables_defaults(&topt);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (cli_is_help(a)) {
+            export_usage(stdout);
+            return 0;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--format") && has_value) {
+            if ((format = parse_choice(argv[++i], formats, 3)) < 0)
+                return cli_error("export", "--format: '%s' is not bundle, parquet or dir", argv[i]);
+        } else if (!strcmp(a, "--codec") && has_value) {
+            if ((topt.codec = parse_choice(argv[++i], codecs, 3)) < 0)
+                return cli_error("export", "--codec: '%s' is not none, zstd or gzip", argv[i]);
+        } else if (!strcmp(a, "--encoding") && has_value) {
+            if ((topt.mode = parse_choice(argv[++i], modes, 3)) < 0)
+                return cli_error("export", "--encoding: '%s' is not plain, dict or delta-dict",
+                                 argv[i]);
+        } else if (!strcmp(a, "--row-group") && has_value) {
+            if (cli_parse_u64(argv[++i], &topt.row_group_rows) || topt.row_group_rows < 1 ||
+                topt.row_group_rows > (1ull << 32))
+                return cli_error("export", "--row-group: '%s' is not a count in 1..4G", argv[i]);
+        } else if (!strcmp(a, "--name") && has_value) {
+            name = argv[++i];
+        } else if (!strcmp(a, "--input-format") && has_value) {
+            if ((lo.format = cli_input_format_parse(argv[++i])) < 0)
+                return cli_error("export", "--input-format: '%s' is not chrome-json or wire",
+                                 argv[i]);
+        } else if (!strcmp(a, "--zip-deflate")) {
+            deflate = 1;
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1] && !has_value) {
+            return cli_error("export", "%s: unknown option or missing value; see `trove export "
+                                       "--help`", a);
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("export", "unknown option '%s'; see `trove export --help`", a);
+        } else if (!in) {
+            in = a;
+        } else {
+            return cli_error("export", "unexpected argument '%s'; see `trove export --help`", a);
+        }
+    }
+    if (!in || !out)
+        return cli_error("export", "needs IN and -o OUT; see `trove export --help`");
+    if (deflate && format != FMT_BUNDLE)
+        return cli_error("export", "--zip-deflate applies to --format bundle only");
+    if (name && strlen(name) >= sizeof m.capture)
+        return cli_error("export", "--name: longer than %zu bytes", sizeof m.capture - 1);
+    if (format == FMT_DIR && mkdir(out, 0777) != 0)
+        return cli_error("export", "cannot create directory %s: %s%s", out, strerror(errno),
+                         errno == EEXIST ? " (export makes a new directory)" : "");
+    dir_made = format == FMT_DIR;
+
+    lo.quiet = quiet;
+    if (trove_names_new(&names) != TROVE_OK) {
+        cli_error("export", "out of memory");
+        goto out;
+    }
+    if (cli_load("export", in, &lo, &ev, names) != 0)
+        goto out;
+
+    cli_progress_begin(&prog, "export", TROVE_TABLE_COUNT_);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+        if (format == FMT_PARQUET && t != TROVE_TABLE_EVENTS)
+            continue;
+        if ((rc = trove_tables_write(t, &ev, names, &topt, &tab[t], &rows[t])) != TROVE_OK) {
+            cli_progress_end(&prog);
+            cli_error("export", "writing the %s table: %s", trove_table_name(t),
+                      trove_strerror(rc));
+            goto out;
+        }
+        total += tab[t].len;
+        cli_progress_update(&prog, (uint64_t)t + 1);
+    }
+    cli_progress_end(&prog);
+
+    if (format == FMT_PARQUET) {
+        if (write_file("export", out, tab[TROVE_TABLE_EVENTS].ptr, tab[TROVE_TABLE_EVENTS].len))
+            goto out;
+    } else {
+        memset(&m, 0, sizeof m);
+        m.format_version = TROVE_BUNDLE_FORMAT_VERSION;
+        if (name)
+            snprintf(m.capture, sizeof m.capture, "%s", name);
+        else
+            base_name(in, m.capture, sizeof m.capture);
+        for (size_t i = 0; i < ev.len; i++) {
+            uint64_t s = ev.ev[i].start_ns, e = s + ev.ev[i].dur_ns;
+            if (i == 0 || s < m.start_ns)
+                m.start_ns = s;
+            if (i == 0 || e > m.end_ns)
+                m.end_ns = e < s ? UINT64_MAX : e;
+        }
+        m.events = rows[TROVE_TABLE_EVENTS];
+        m.names = rows[TROVE_TABLE_NAMES];
+        m.threads = rows[TROVE_TABLE_THREADS];
+        m.samples = rows[TROVE_TABLE_SAMPLES];
+        m.frames = rows[TROVE_TABLE_FRAMES];
+        for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+            snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
+            snprintf(m.tables[t], sizeof m.tables[t], "%.63s", entry_names[t]);
+            ent[t + 1].name = entry_names[t];
+            ent[t + 1].data = tab[t].ptr;
+            ent[t + 1].len = tab[t].len;
+        }
+        m.ntables = TROVE_TABLE_COUNT_;
+        snprintf(m.trove_version, sizeof m.trove_version, "%s", trove_version());
+        if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
+            cli_error("export", "manifest.json: %s", trove_strerror(rc));
+            goto out;
+        }
+        ent[0].name = TROVE_BUNDLE_MANIFEST_NAME;
+        ent[0].data = man.ptr;
+        ent[0].len = man.len;
+        total += man.len;
+        if (format == FMT_BUNDLE) {
+            if ((rc = trove_bundle_write(out, ent, TROVE_TABLE_COUNT_ + 1, deflate, &diag))) {
+                cli_error("export", "%s: %s", out, cli_diag_msg(&diag, rc));
+                goto out;
+            }
+        } else {
+            for (int k = 0; k <= TROVE_TABLE_COUNT_; k++) {
+                char path[4096];
+                if ((size_t)snprintf(path, sizeof path, "%s/%s", out, ent[k].name) >= sizeof path) {
+                    cli_error("export", "%s: path too long", out);
+                    goto out;
+                }
+                if (write_file("export", path, ent[k].data, ent[k].len))
+                    goto out;
+            }
+        }
+    }
+    if (!quiet) {
+        struct stat st;
+        uint64_t size = stat(out, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : total;
+        fprintf(stderr, "trove export: %zu events -> %s (%s, %s, %s): %llu bytes, %.2f bytes/event\n",
+                ev.len, out, formats[format], modes[topt.mode], codecs[topt.codec],
+                (unsigned long long)size, ev.len ? (double)size / (double)ev.len : 0.0);
+    }
+    status = 0;
+    dir_made = 0;
+out:
+    if (dir_made) { /* a directory export that failed leaves nothing behind */
+        for (int k = 0; k <= TROVE_TABLE_COUNT_; k++) {
+            char path[4096];
+            const char *n = k == 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
+            if (k > 0)
+                snprintf(entry_names[k - 1], sizeof entry_names[k - 1], "%s.parquet",
+                         trove_table_name(k - 1));
+            snprintf(path, sizeof path, "%s/%s", out, n ? n : entry_names[k - 1]);
+            unlink(path);
+        }
+        rmdir(out);
+    }
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        trove_bytes_free(&tab[t]);
+    trove_bytes_free(&man);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return status;
+}
+
+/* ---- import -------------------------------------------------------------------------- */
+
+/* Read a whole regular file (at most max bytes). */
+static int read_file(const char *cmd, const char *path, uint64_t max, struct trove_bytes *out)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    int rc = 1;
+
+    if (!f)
+        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        cli_error(cmd, "%s: not a regular file", path);
+        goto out;
+    }
+    if ((uint64_t)st.st_size > max || (uint64_t)st.st_size > SIZE_MAX) {
+        cli_error(cmd, "%s: %llu bytes, over the %llu a table may have", path,
+                  (unsigned long long)st.st_size, (unsigned long long)max);
+        goto out;
+    }
+    out->len = 0;
+    if (trove_bytes_reserve(out, (size_t)st.st_size + 1) != TROVE_OK) {
+        cli_error(cmd, "%s: out of memory", path);
+        goto out;
+    }
+    out->len = fread(out->ptr, 1, (size_t)st.st_size, f);
+    if (out->len != (size_t)st.st_size) {
+        cli_error(cmd, "reading %s: %s", path, ferror(f) ? strerror(errno) : "file shrank");
+        goto out;
+    }
+    rc = 0;
+out:
+    fclose(f);
+    return rc;
+}
+
+/* Read table t (its bytes in buf) into the capture, naming where it came from on error. */
+static int import_table(int t, const struct trove_bytes *buf, const char *where,
+                        struct trove_events *ev, struct trove_names *names, uint64_t want_rows)
+{
+    struct trove_diag diag = {0};
+    size_t before = ev->len;
+    int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
+    if (rc != TROVE_OK)
+        return cli_error("import", "%s: %s", where, cli_diag_msg(&diag, rc));
+    if (t == TROVE_TABLE_EVENTS && want_rows != UINT64_MAX && ev->len - before != want_rows)
+        return cli_error("import", "%s: %zu events, but manifest.json says %llu", where,
+                         ev->len - before, (unsigned long long)want_rows);
+    return 0;
+}
+
+/* A bundle (zip) or a directory: manifest.json, then the tables. */
+static int import_bundle(const char *in, int is_dir, struct trove_events *ev,
+                         struct trove_names *names)
+{
+    struct trove_bundle *b = NULL;
+    struct trove_bundle_manifest m;
+    struct trove_bytes buf = {0};
+    struct trove_diag diag = {0};
+    char where[4200], path[4096];
+    int rc, status = 1;
+
+    if (!is_dir && (rc = trove_bundle_open_file(in, &b, &diag)) != TROVE_OK)
+        return cli_error("import", "%s: %s", in, cli_diag_msg(&diag, rc));
+    for (int t = -1; t < TROVE_TABLE_COUNT_; t++) {
+        const char *entry = t < 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
+        char ename[64];
+        if (t >= 0) {
+            snprintf(ename, sizeof ename, "%s.parquet", trove_table_name(t));
+            entry = ename;
+        }
+        snprintf(where, sizeof where, "%s: %s", in, entry);
+        buf.len = 0;
+        if (is_dir) {
+            snprintf(path, sizeof path, "%s/%s", in, entry);
+            if (access(path, F_OK) != 0 && t >= TROVE_TABLE_SAMPLES)
+                continue; /* samples and frames may be left out */
+            if (read_file("import", path, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
+                          &buf))
+                goto out;
+        } else {
+            if (t >= TROVE_TABLE_SAMPLES && trove_bundle_find(b, entry, NULL) != TROVE_OK)
+                continue;
+            rc = trove_bundle_read(b, entry, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
+                                   &buf, &diag);
+            if (rc != TROVE_OK) {
+                cli_error("import", "%s: %s", where, cli_diag_msg(&diag, rc));
+                goto out;
+            }
+        }
+        if (t < 0) {
+            if ((rc = trove_bundle_manifest_decode(buf.ptr, buf.len, &m, &diag)) != TROVE_OK) {
+                cli_error("import", "%s: %s", where, cli_diag_msg(&diag, rc));
+                goto out;
+            }
+            continue;
+        }
+        if (import_table(t, &buf, where, ev, names,
+                         t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX))
+            goto out;
+    }
+    status = 0;
+out:
+    trove_bytes_free(&buf);
+    trove_bundle_close(b);
+    return status;
+}
+
+int cmd_import(int argc, char **argv)
+{
+    static const char *const tos[] = {"raw", "packed", "deflate"};
+    static const int wire_fmt[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0}, frame = {0};
+    const char *in = NULL, *out = NULL;
+    char tmp[4096] = "";
+    uint64_t batch = TROVE_BATCH_DEFAULT;
+    int to = 1, quiet = 0, status = 1, rc;
+    FILE *o = NULL;
+    struct stat st;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (cli_is_help(a)) {
+            import_usage(stdout);
+            return 0;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--to") && has_value) {
+            if ((to = parse_choice(argv[++i], tos, 3)) < 0)
+                return cli_error("import", "--to: '%s' is not raw, packed or deflate", argv[i]);
+        } else if (!strcmp(a, "--batch") && has_value) {
+            if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
+                return cli_error("import", "--batch: '%s' is not a count in 1..65536", argv[i]);
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("import", "unknown option or missing value '%s'; see `trove import "
+                                       "--help`", a);
+        } else if (!in) {
+            in = a;
+        } else {
+            return cli_error("import", "unexpected argument '%s'; see `trove import --help`", a);
+        }
+    }
+    if (!in || !out)
+        return cli_error("import", "needs IN and -o OUT; see `trove import --help`");
+    if (!strcmp(out, "-") && isatty(STDOUT_FILENO))
+        return cli_error("import", "will not write a binary stream to a terminal; use -o FILE");
+    if (trove_names_new(&names) != TROVE_OK || trove_wire_encoder_new(&enc) != TROVE_OK) {
+        cli_error("import", "out of memory");
+        goto out;
+    }
+    if (stat(in, &st) != 0) {
+        cli_error("import", "%s: %s", in, strerror(errno));
+        goto out;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (import_bundle(in, 1, &ev, names))
+            goto out;
+    } else {
+        if (read_file("import", in, MAX_TABLE_BYTES, &buf))
+            goto out;
+        if (buf.len >= 4 && !memcmp(buf.ptr, "PK\003\004", 4)) {
+            if (import_bundle(in, 0, &ev, names))
+                goto out;
+        } else if (buf.len >= 4 && !memcmp(buf.ptr, "PAR1", 4)) {
+            if (import_table(TROVE_TABLE_EVENTS, &buf, in, &ev, names, UINT64_MAX))
+                goto out;
+        } else {
+            cli_error("import", "%s: neither a bundle (zip) nor a Parquet file", in);
+            goto out;
+        }
+    }
+
+    /* The wire stream: the names, then the events in frames of batch. */
+    if (!strcmp(out, "-")) {
+        o = stdout;
+    } else {
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", out) >= sizeof tmp) {
+            tmp[0] = 0;
+            cli_error("import", "%s: path too long", out);
+            goto out;
+        }
+        if (!(o = fopen(tmp, "wb"))) {
+            cli_error("import", "cannot create %s: %s", tmp, strerror(errno));
+            tmp[0] = 0;
+            goto out;
+        }
+    }
+    rc = trove_wire_encode_names(names, 0, trove_names_count(names), &frame);
+    for (size_t i = 0; rc == TROVE_OK && i < ev.len; i += (size_t)batch) {
+        size_t n = ev.len - i < batch ? ev.len - i : (size_t)batch;
+        if (frame.len > (16u << 20)) {
+            if (fwrite(frame.ptr, 1, frame.len, o) != frame.len)
+                break;
+            frame.len = 0;
+        }
+        rc = trove_wire_encode(enc, wire_fmt[to], ev.ev + i, n, &frame);
+    }
+    if (rc != TROVE_OK) {
+        cli_error("import", "encoding: %s", trove_strerror(rc));
+        goto out;
+    }
+    if (fwrite(frame.ptr, 1, frame.len, o) != frame.len || fflush(o) != 0 ||
+        (o != stdout && fsync(fileno(o)) != 0)) {
+        cli_error("import", "writing %s: %s", out, strerror(errno));
+        goto out;
+    }
+    if (o != stdout) {
+        int ok = fclose(o) == 0;
+        o = NULL;
+        if (!ok || rename(tmp, out) != 0) {
+            cli_error("import", "writing %s: %s", out, strerror(errno));
+            goto out;
+        }
+        tmp[0] = 0;
+    }
+    if (!quiet)
+        fprintf(stderr, "trove import: %zu events, %zu names -> %s (%s)\n", ev.len,
+                trove_names_count(names), out, tos[to]);
+    status = 0;
+out:
+    if (o && o != stdout)
+        fclose(o);
+    if (tmp[0])
+        unlink(tmp);
+    trove_bytes_free(&buf);
+    trove_bytes_free(&frame);
+    trove_wire_encoder_free(enc);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return status;
+}
