@@ -17,7 +17,9 @@
  * then decode, or fail only the page-digest check, so mutated headers reach the field
  * checks and the success path too; a manifest that decodes is version 3 to the gate. Every
  * segment is also decoded with trove_recipe_v3_segment_decode_stream, which must agree with
- * the plain decode on the result, the diag and the outputs, and touch nothing on failure. A
+ * the plain decode on the result, the diag and the outputs, and touch nothing on failure;
+ * every chunk and packed segment that decodes is also re-encoded with the streaming
+ * encoders, which must give the same bytes at any output alignment and their digest. A
  * patch that decodes has increasing slots below n and indices below dict_count, re-encodes
  * to its input, and applied to a base either changes exactly its slots (handing back the
  * base's indices) or, where an entry repeats the base, is refused and changes nothing.
@@ -127,6 +129,33 @@ static void fuzz_page(const uint8_t *buf, size_t size)
     trove_bytes_free(&b);
 }
 
+/*
+ * The streaming encoders agree with the plain one that just gave back buf[0..size) from
+ * dig (a chunk) or idx (a packed segment): after a prefix of size % 17 bytes (so at every
+ * output alignment) they append the same bytes, keep the prefix and name the object with
+ * trove_digest_of.
+ */
+static void check_stream_encode(const uint8_t *buf, size_t size, uint32_t n, int chunk)
+{
+    struct trove_bytes b = {0};
+    struct trove_digest d, want;
+    uint8_t fill[16];
+    size_t pre = size % 17;
+    int rc;
+
+    memset(fill, 0x5A, sizeof fill);
+    if (trove_bytes_append(&b, fill, pre) != TROVE_OK)
+        abort();
+    rc = chunk ? trove_recipe_v3_chunk_encode_stream(dig, n, &b, &d)
+               : trove_recipe_v3_segment_encode_stream(idx, n, &b, &d);
+    trove_recipe_v3_stream_end();
+    trove_digest_of(buf, size, &want);
+    if (rc != TROVE_OK || b.len != pre + size || memcmp(b.ptr, fill, pre) != 0 ||
+        memcmp(b.ptr + pre, buf, size) != 0 || !trove_digest_equal(&d, &want))
+        abort();
+    trove_bytes_free(&b);
+}
+
 static void fuzz_chunk(const uint8_t *buf, size_t size, uint32_t n)
 {
     struct trove_diag diag;
@@ -149,6 +178,7 @@ static void fuzz_chunk(const uint8_t *buf, size_t size, uint32_t n)
         memcmp(b.ptr, buf, size) != 0)
         abort();
     trove_bytes_free(&b);
+    check_stream_encode(buf, size, n, 1);
 }
 
 /*
@@ -235,6 +265,8 @@ static void fuzz_segment(const uint8_t *buf, size_t size, uint32_t n, uint32_t d
     if (b.len != size || memcmp(b.ptr, buf, size) != 0)
         abort();
     trove_bytes_free(&b);
+    if (enc == TROVE_V3_ENC_PACKED)
+        check_stream_encode(buf, size, n, 0);
 }
 
 static void fuzz_patch(const uint8_t *buf, size_t size, uint32_t n, uint32_t dict_count)

@@ -550,6 +550,14 @@ out:
 
 /* ---- dictionary chunks and raw segments -------------------------------------------------- */
 
+/* Write an object of n (1..1024) digests at p: a chunk or a raw segment. */
+static void digests_put(uint8_t kind, uint8_t encoding, const struct trove_digest *d, uint32_t n,
+                        uint8_t *p)
+{
+    put_object_header(p, kind, encoding, n);
+    memcpy(p + TROVE_RECIPE_V3_OBJECT_HEADER, d, (size_t)DIGEST_WIDTH * n);
+}
+
 /* Append an object of n digests (a chunk or a raw segment). */
 static int encode_digests(uint8_t kind, uint8_t encoding, const struct trove_digest *d,
                           uint32_t n, struct trove_bytes *out)
@@ -563,8 +571,7 @@ static int encode_digests(uint8_t kind, uint8_t encoding, const struct trove_dig
     rc = trove_bytes_reserve(out, total);
     if (rc != TROVE_OK)
         goto out;
-    put_object_header(out->ptr + out->len, kind, encoding, n);
-    memcpy(out->ptr + out->len + TROVE_RECIPE_V3_OBJECT_HEADER, d, (size_t)DIGEST_WIDTH * n);
+    digests_put(kind, encoding, d, n, out->ptr + out->len);
     out->len += total;
     rc = TROVE_OK;
 out:
@@ -622,53 +629,75 @@ out:
 
 /* ---- packed segments --------------------------------------------------------------------- */
 
-int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove_bytes *out)
-{
-    uint32_t vals[SEG_MAX], words[SEG_MAX], lo, hi;
-    unsigned w = 0;
+/* A packed segment's canonical form: its scheme, base and width. */
+struct seg_form {
     uint8_t scheme;
-    int identity = 1, rc = TROVE_ERR_INVALID;
-    size_t total;
-    uint8_t *p;
+    unsigned w;
+    uint32_t base;
+};
 
-    if (!out || !idx || n == 0 || n > SEG_MAX)
-        goto out;
+/* The canonical form of idx[0..n) (n 1..1024); returns the object's length. */
+static size_t segment_form(const uint32_t *idx, uint32_t n, struct seg_form *f)
+{
+    uint32_t lo, hi;
+    int identity = 1;
+
+    assert(n >= 1 && n <= SEG_MAX);
     trove_bitpack_range(idx, n, &lo, &hi, &identity);
+    f->w = 0;
     if (lo == hi) {
-        scheme = TROVE_SCHEME_CONSTANT;
+        f->scheme = TROVE_SCHEME_CONSTANT;
     } else if (identity) {
-        scheme = TROVE_SCHEME_IDENTITY;
+        f->scheme = TROVE_SCHEME_IDENTITY;
         lo = idx[0];
     } else {
-        scheme = TROVE_SCHEME_BITPACK;
-        w = trove_bitpack_width(hi - lo);
+        f->scheme = TROVE_SCHEME_BITPACK;
+        f->w = trove_bitpack_width(hi - lo);
     }
-    total = PACKED_HEADER + (size_t)w * 128;
-    rc = trove_bytes_reserve(out, total);
-    if (rc != TROVE_OK)
-        goto out;
+    f->base = lo;
+    return PACKED_HEADER + (size_t)f->w * 128;
+}
 
-    p = out->ptr + out->len;
+/* Write the segment of idx[0..n) in form f at p (any alignment). */
+static void segment_put(const uint32_t *idx, uint32_t n, const struct seg_form *f, uint8_t *p)
+{
+    uint32_t vals[SEG_MAX], words[SEG_MAX];
+
     put_object_header(p, TROVE_V3_KIND_COLUMN, TROVE_V3_ENC_PACKED, n);
-    p[8] = scheme;
-    p[9] = (uint8_t)w;
+    p[8] = f->scheme;
+    p[9] = (uint8_t)f->w;
     trove__put_le16(p + 10, 0);
-    trove__put_le32(p + 12, lo);
-    if (scheme == TROVE_SCHEME_BITPACK) {
+    trove__put_le32(p + 12, f->base);
+    if (f->scheme == TROVE_SCHEME_BITPACK) {
         const uint32_t *src = idx;
         if (n < SEG_MAX) { /* padding packs as 0 */
             memcpy(vals, idx, (size_t)n * sizeof *vals);
             for (uint32_t i = n; i < SEG_MAX; i++)
-                vals[i] = lo;
+                vals[i] = f->base;
             src = vals;
         }
         if (((uintptr_t)(p + PACKED_HEADER) & 3) == 0) {
-            trove_bitpack_pack(src, (uint32_t *)(void *)(p + PACKED_HEADER), w, lo);
+            trove_bitpack_pack(src, (uint32_t *)(void *)(p + PACKED_HEADER), f->w, f->base);
         } else {
-            trove_bitpack_pack(src, words, w, lo);
-            memcpy(p + PACKED_HEADER, words, (size_t)w * 128);
+            trove_bitpack_pack(src, words, f->w, f->base);
+            memcpy(p + PACKED_HEADER, words, (size_t)f->w * 128);
         }
     }
+}
+
+int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove_bytes *out)
+{
+    struct seg_form f;
+    size_t total;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !idx || n == 0 || n > SEG_MAX)
+        goto out;
+    total = segment_form(idx, n, &f);
+    rc = trove_bytes_reserve(out, total);
+    if (rc != TROVE_OK)
+        goto out;
+    segment_put(idx, n, &f, out->ptr + out->len);
     out->len += total;
     rc = TROVE_OK;
 out:
@@ -869,6 +898,105 @@ void trove_recipe_v3_stream_end(void)
 #if defined(__SSE2__)
     _mm_sfence();
 #endif
+}
+
+/* ---- streaming encoders ------------------------------------------------------------------ */
+
+/* The largest packed segment (4,112 bytes) and dictionary chunk (16,392). */
+#define PACKED_MAX (PACKED_HEADER + 32 * 128)
+#define CHUNK_MAX (TROVE_RECIPE_V3_OBJECT_HEADER + DIGEST_WIDTH * TROVE_RECIPE_V3_CHUNK_ENTRIES)
+
+/*
+ * Copy len bytes from src to dst, where a large output is being filled: whole 16-byte
+ * blocks of dst with non-temporal stores on x86-64 (SSE2), plain stores for the bytes
+ * before dst's first 16-byte boundary and after its last, as stream_block does. Elsewhere
+ * a memcpy.
+ */
+static void stream_bytes(uint8_t *dst, const uint8_t *src, size_t len)
+{
+#if defined(__SSE2__)
+    size_t i = (16 - ((uintptr_t)dst & 15)) & 15;
+
+    if (i > len)
+        i = len;
+    memcpy(dst, src, i);
+    for (; len - i >= 16; i += 16)
+        _mm_stream_si128((__m128i *)(void *)(dst + i),
+                         _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
+    memcpy(dst + i, src + i, len - i);
+#else
+    memcpy(dst, src, len);
+#endif
+}
+
+/* Name the object obj[0..len) (in the caller's cache-resident block) into *d_out and
+ * append it to out with stream_bytes. Errors: TROVE_ERR_NOMEM (out and *d_out unchanged). */
+static int stream_object(const uint8_t *obj, size_t len, struct trove_bytes *out,
+                         struct trove_digest *d_out)
+{
+    int rc = trove_bytes_reserve(out, len);
+
+    if (rc != TROVE_OK)
+        goto out;
+    trove_digest_of(obj, len, d_out);
+    stream_bytes(out->ptr + out->len, obj, len);
+    out->len += len;
+out:
+    return rc;
+}
+
+/*
+ * Ask for the 4 KiB after a full segment's indices, which a caller encoding its array in
+ * order hands over next: a segment's indices are one 4 KiB page, and the hardware prefetcher
+ * does not cross pages, so each segment would otherwise start with a wait on memory (about
+ * a tenth of a serialize). A prefetch never faults, past the array's end too; the address
+ * is computed as an integer, as it may lie outside the array.
+ */
+static void prefetch_next(const uint32_t *end)
+{
+#if defined(__SSE2__)
+    uintptr_t p = (uintptr_t)end;
+
+    for (unsigned i = 0; i < SEG_MAX * sizeof *end; i += 64)
+        _mm_prefetch((const char *)(p + i), _MM_HINT_T0);
+#else
+    (void)end;
+#endif
+}
+
+int trove_recipe_v3_segment_encode_stream(const uint32_t *idx, uint32_t n,
+                                          struct trove_bytes *out, struct trove_digest *d_out)
+{
+    _Alignas(64) uint8_t obj[PACKED_MAX];
+    struct seg_form f;
+    size_t total;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !idx || !d_out || n == 0 || n > SEG_MAX)
+        goto out;
+    if (n == SEG_MAX)
+        prefetch_next(idx + n);
+    total = segment_form(idx, n, &f);
+    assert(total <= sizeof obj);
+    segment_put(idx, n, &f, obj);
+    rc = stream_object(obj, total, out, d_out);
+out:
+    return rc;
+}
+
+int trove_recipe_v3_chunk_encode_stream(const struct trove_digest *d, uint32_t n,
+                                        struct trove_bytes *out, struct trove_digest *d_out)
+{
+    _Alignas(64) uint8_t obj[CHUNK_MAX];
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || !d || !d_out || n == 0 || n > TROVE_RECIPE_V3_CHUNK_ENTRIES)
+        goto out;
+    digests_put(TROVE_V3_KIND_DICT, TROVE_V3_ENC_NONE, d, n, obj);
+    rc = stream_object(obj, TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)DIGEST_WIDTH * n, out,
+                       d_out);
+out:
+    return rc;
 }
 
 /* trove_recipe_v3_segment_decode and _decode_stream; stream: full packed segments go
