@@ -115,13 +115,6 @@ struct results {
 static const unsigned naive_widths[2] = {10, 25};
 #define SVB_WIDTH 25
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static uint64_t splitmix64(uint64_t *s)
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -288,9 +281,9 @@ static int run_decoder(struct bench *b, void (*dec)(struct bench *), struct meas
     double t0, t1;
 
     memset(b->dec, 0xa5, b->n * sizeof *b->dec); /* a decoder that skips writes fails */
-    t0 = now_s();
+    t0 = bench_now();
     dec(b);
-    t1 = now_s();
+    t1 = bench_now();
     record(m, t1 - t0);
     if (b->svb_len == SIZE_MAX) {
         snprintf(b->err, sizeof b->err, "%s at width %u over %zu values: read a different byte count "
@@ -312,9 +305,9 @@ static int run_codec(struct bench *b, int c, struct codec_meas *m, unsigned repe
     char what[64];
 
     if (cd->enc) {
-        double t0 = now_s(), t1;
+        double t0 = bench_now(), t1;
         cd->enc(b);
-        t1 = now_s();
+        t1 = bench_now();
         if (m && wants_more(&m->enc, repeat))
             record(&m->enc, t1 - t0);
     }

@@ -57,25 +57,6 @@ struct result {
     double write_s, read_s;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* One write and one read of row r; the read compared with the events. The file and the
  * events read back go into the caller's buffers, reused from round to round as a consumer
  * reading file after file would. */
@@ -91,14 +72,14 @@ static int run_row(int r, const struct trove_events *ev, const struct trove_name
     o.mode = rows[r].mode;
     o.codec = rows[r].codec;
     file->len = 0;
-    t0 = now_s();
+    t0 = bench_now();
     rc = trove_tables_write(TROVE_TABLE_EVENTS, ev, names, &o, file, NULL);
-    t1 = now_s();
+    t1 = bench_now();
     if (rc != TROVE_OK)
         return cli_error(CMD, "%s: writing the events table: %s", rows[r].key, trove_strerror(rc));
     back->len = 0;
     rc = trove_tables_read(TROVE_TABLE_EVENTS, file->ptr, file->len, back, NULL, &diag);
-    t2 = now_s();
+    t2 = bench_now();
     if (rc != TROVE_OK)
         return cli_error(CMD, "%s: reading the events table back: %s", rows[r].key,
                          cli_diag_msg(&diag, rc));
@@ -355,8 +336,8 @@ int bench_parquet(int argc, char **argv)
     }
     for (int r = 0; r < R_TROVE; r++) {
         res[r].have = 1;
-        res[r].write_s = median(wt + r * rounds, (unsigned)rounds);
-        res[r].read_s = median(rt + r * rounds, (unsigned)rounds);
+        res[r].write_s = bench_median(wt + r * rounds, (unsigned)rounds);
+        res[r].read_s = bench_median(rt + r * rounds, (unsigned)rounds);
     }
     if (!no_duck) {
         /* DuckDB gets trove's delta + dictionary file: the same events, in a file it reads. */

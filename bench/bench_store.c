@@ -137,18 +137,6 @@ static void tree_usage(const char *dir, uint64_t *files, uint64_t *bytes)
     closedir(dp);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 struct sparse {
     uint64_t slots, recipe_bytes;
     double create_s, reopen_s;
@@ -336,8 +324,8 @@ int bench_put(int argc, char **argv)
     if (sparse_volume(store, TROVE_RECIPE_FORMAT_V1, &sp[0]) ||
         sparse_volume(store, TROVE_RECIPE_FORMAT_V3, &sp[1]))
         goto out;
-    mcp = median(tcp, (unsigned)rounds);
-    mput = median(tput, (unsigned)rounds);
+    mcp = bench_median(tcp, (unsigned)rounds);
+    mput = bench_median(tput, (unsigned)rounds);
     if (json) {
         printf("{\"bytes\":%llu,\"rounds\":%llu,\"cp_sync_s\":%.4f,\"put_s\":%.4f,"
                "\"put_over_cp\":%.3f,\"second_put_s\":%.4f,\"objects\":%llu,"

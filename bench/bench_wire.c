@@ -70,13 +70,6 @@ static size_t batch_len(const struct bench *b, size_t k)
     return b->n - first < b->batch ? b->n - first : b->batch;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static int fail(struct bench *b, const char *fmt, size_t k, const char *why)
 {
     snprintf(b->err, sizeof b->err, "%s: batch %zu: %s", fmt, k, why);
@@ -414,18 +407,6 @@ struct result {
     unsigned enc_passes, dec_passes;
 };
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Should another timed pass run? Fixed --repeat, or the time budget. */
 static int more(unsigned done, unsigned repeat, double spent)
 {
@@ -460,10 +441,10 @@ static int one_pass(struct bench *b, int f, int dir, uint64_t *bytes, double *us
     double t0, t1;
     if (dir == 0) {
         assert(bytes);
-        t0 = now_s();
+        t0 = bench_now();
         if (fm->enc(b) != 0)
             return -1;
-        t1 = now_s();
+        t1 = bench_now();
         if (*bytes == UINT64_MAX) {
             *bytes = b->out.len;
         } else if (b->out.len != *bytes) {
@@ -472,10 +453,10 @@ static int one_pass(struct bench *b, int f, int dir, uint64_t *bytes, double *us
         }
     } else {
         memset(b->dec, 0xa5, b->n * sizeof *b->dec); /* a decoder that skips writes fails */
-        t0 = now_s();
+        t0 = bench_now();
         if (fm->dec(b) != 0)
             return -1;
-        t1 = now_s();
+        t1 = bench_now();
         if (verify(b, fm->key) != 0)
             return -1;
     }
@@ -525,8 +506,8 @@ static int run_all(struct bench *b, unsigned repeat, double *enc_t, double *dec_
     }
     cli_progress_end(&prog);
     for (int f = 0; f < F_COUNT; f++) {
-        res[f].enc_us = median(enc_t + f * stride, res[f].enc_passes);
-        res[f].dec_us = median(dec_t + f * stride, res[f].dec_passes);
+        res[f].enc_us = bench_median(enc_t + f * stride, res[f].enc_passes);
+        res[f].dec_us = bench_median(dec_t + f * stride, res[f].dec_passes);
     }
     return 0;
 fail:
