@@ -89,6 +89,11 @@ static void table_free(struct table *t)
     free(t->len);
 }
 
+/* How write_table adds rows: 0 in uneven batches through trove_pq_writer_add, 1 all at once
+ * through trove_pq_writer_add_groups, 2 a batch through _add and the rest through
+ * _add_groups. */
+static int add_mode;
+
 /* Write t with every kind at encoding enc (strings: PLAIN for DELTA). */
 static int write_table(const struct table *t, int enc, int codec, uint64_t rg_rows,
                        size_t page_bytes, struct trove_bytes *out)
@@ -120,7 +125,8 @@ static int write_table(const struct table *t, int enc, int codec, uint64_t rg_ro
         trove_pq_writer_set_page_bytes(w, page_bytes);
     /* Add in uneven batches. */
     for (size_t at = 0; at < t->n && rc == TROVE_OK;) {
-        size_t k = t->n - at < 77 ? t->n - at : 77;
+        size_t k = add_mode == 1 ? t->n : add_mode == 2 && at ? t->n - at
+                 : t->n - at < 77 ? t->n - at : 77;
         struct trove_pq_column_data d[NKINDS];
         for (size_t c = 0; c < NKINDS; c++) {
             d[c] = data[c];
@@ -133,7 +139,8 @@ static int write_table(const struct table *t, int enc, int codec, uint64_t rg_ro
                 d[c].str_len += at;
             }
         }
-        rc = trove_pq_writer_add(w, d, k);
+        rc = add_mode == 0 || (add_mode == 2 && at == 0) ? trove_pq_writer_add(w, d, k)
+                                                          : trove_pq_writer_add_groups(w, d, k);
         at += k;
     }
     if (rc == TROVE_OK)
@@ -243,6 +250,63 @@ static void test_round_trips(void)
         trove_bytes_free(&b);
         table_free(&t);
     }
+}
+
+/* trove_pq_writer_add_groups makes the same file as batched adds; the cursor reads what
+ * trove_pq_read_int does. */
+static void test_add_groups_cursor(void)
+{
+    static const size_t sizes[] = {0, 1, 299, 300, 1000};
+    for (size_t si = 0; si < 5; si++)
+        for (int enc = 0; enc < 3; enc++) {
+            struct table t;
+            struct trove_bytes b = {0}, b2 = {0}, b3 = {0};
+            struct trove_pq_file *f = NULL;
+            table_make(&t, sizes[si], si % 2 ? 5 : 0, 11 + si);
+            add_mode = 0;
+            CHECK_EQ_INT(write_table(&t, enc, TROVE_PQ_CODEC_NONE, 300, 256, &b), TROVE_OK);
+            add_mode = 1;
+            CHECK_EQ_INT(write_table(&t, enc, TROVE_PQ_CODEC_NONE, 300, 256, &b2), TROVE_OK);
+            CHECK(b2.len == b.len && memcmp(b.ptr, b2.ptr, b.len) == 0);
+            add_mode = 2;
+            CHECK_EQ_INT(write_table(&t, enc, TROVE_PQ_CODEC_NONE, 300, 256, &b3), TROVE_OK);
+            check_table(&t, b3.ptr, b3.len, enc, TROVE_PQ_CODEC_NONE);
+            add_mode = 0;
+            CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
+            for (size_t k = 0; f && k < NKINDS; k++) {
+                struct trove_pq_cursor *c = NULL;
+                int64_t *v = malloc((t.n ? t.n : 1) * sizeof *v);
+                size_t at = 0, bad = 0;
+                if (kinds[k].type == TROVE_PQ_STRING) {
+                    CHECK_EQ_INT(trove_pq_cursor_new(f, k, &c, NULL), TROVE_ERR_INVALID);
+                    free(v);
+                    continue;
+                }
+                CHECK_EQ_INT(trove_pq_read_int(f, k, v, NULL), TROVE_OK);
+                CHECK_EQ_INT(trove_pq_cursor_new(f, k, &c, NULL), TROVE_OK);
+                for (;;) {
+                    const int64_t *p;
+                    size_t n = 0, take;
+                    CHECK_EQ_INT(trove_pq_cursor_peek(c, &p, &n, NULL), TROVE_OK);
+                    if (n == 0)
+                        break;
+                    take = n < 7 ? n : 7; /* take a few at a time, across pages */
+                    for (size_t i = 0; i < take && at + i < t.n; i++)
+                        bad += p[i] != v[at + i];
+                    trove_pq_cursor_advance(c, take);
+                    at += take;
+                }
+                CHECK_EQ_INT(at, t.n);
+                CHECK_EQ_INT(bad, 0);
+                trove_pq_cursor_free(c);
+                free(v);
+            }
+            trove_pq_close(f);
+            trove_bytes_free(&b);
+            trove_bytes_free(&b2);
+            trove_bytes_free(&b3);
+            table_free(&t);
+        }
 }
 
 /* Decode the footer of a file (for checks of what the writer recorded). */
@@ -405,6 +469,26 @@ static void test_writer_args(void)
     /* 300 does not fit INT(8). */
     CHECK_EQ_INT(trove_pq_writer_add(w, &data, 2), TROVE_ERR_INVALID);
     trove_pq_writer_free(w);
+    /* Nor through _add_groups, for signed and unsigned widths. */
+    {
+        static const struct {
+            int bits, is_unsigned;
+            int32_t bad;
+        } cases[] = {{8, 0, 300}, {8, 0, -129}, {8, 1, 256}, {8, 1, -1}, {16, 1, -1}};
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            int32_t vals[3] = {1, cases[i].bad, 2};
+            d.bits = cases[i].bits;
+            d.is_unsigned = cases[i].is_unsigned;
+            data.i32 = vals;
+            CHECK_EQ_INT(trove_pq_writer_new(&d, 1, 0, 0, &w), TROVE_OK);
+            CHECK_EQ_INT(trove_pq_writer_add_groups(w, &data, 3), TROVE_ERR_INVALID);
+            CHECK_EQ_INT(trove_pq_writer_add_groups(w, &data, 1), TROVE_ERR_INVALID); /* broken */
+            trove_pq_writer_free(w);
+        }
+        d.bits = 8;
+        d.is_unsigned = 0;
+        data.i32 = v;
+    }
 }
 
 /* ---- golden file and damaged copies ---- */
@@ -1027,6 +1111,7 @@ int main(void)
     test_thrift();
     test_writer_args();
     test_round_trips();
+    test_add_groups_cursor();
     test_footer();
     test_dict_fallback();
     test_golden();

@@ -1066,6 +1066,57 @@ static void test_dict_int(void)
     }
 }
 
+/* Small ranges go through a direct table, wide ones through hashing, INT32 values through
+ * their own builder: all give the same indices and values. */
+static void test_dict_direct(void)
+{
+    const size_t n = 50000;
+    int64_t *x = malloc(n * sizeof *x), *wide = malloc(n * sizeof *wide);
+    int32_t *x32 = malloc(n * sizeof *x32);
+    uint32_t *ia = malloc(n * sizeof *ia), *ib = malloc(n * sizeof *ib), *ic = malloc(n * sizeof *ic);
+    uint64_t rng = 99;
+    int64_t *va = NULL, *vb = NULL, *vc = NULL;
+    size_t na = 0, nb = 0, nc = 0;
+    static const int32_t neg[] = {-3, -1, -3, 2, -1, 0};
+    static const uint32_t neg_idx[] = {0, 1, 0, 2, 1, 3};
+    uint32_t idx[6];
+
+    if (!x || !wide || !x32 || !ia || !ib || !ic)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (int64_t)(test_rand(&rng) % 3000) - 1000; /* range 3000: direct */
+        wide[i] = x[i] * 1000000007;                      /* same pattern, hashed */
+        x32[i] = (int32_t)x[i];
+    }
+    CHECK_EQ_INT(trove__pq_dict_build_int(x, n, 65536, ia, &va, &na), TROVE_OK);
+    CHECK_EQ_INT(trove__pq_dict_build_int(wide, n, 65536, ib, &vb, &nb), TROVE_OK);
+    CHECK_EQ_INT(trove__pq_dict_build_i32(x32, n, 65536, ic, &vc, &nc), TROVE_OK);
+    CHECK(na == nb && na == nc && na > 2900);
+    CHECK(memcmp(ia, ib, n * sizeof *ia) == 0 && memcmp(ia, ic, n * sizeof *ia) == 0);
+    for (size_t k = 0; va && vb && vc && k < na; k++)
+        CHECK(va[k] * 1000000007 == vb[k] && va[k] == vc[k]);
+    free(va);
+    free(vb);
+    free(vc);
+    /* The limit holds on the direct path too. */
+    va = NULL;
+    CHECK_EQ_INT(trove__pq_dict_build_int(x, n, na - 1, ia, &va, &na), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(trove__pq_dict_build_i32(x32, n, 0, ia, &va, &na), TROVE_ERR_LIMIT);
+    CHECK(va == NULL);
+    /* Negative INT32 values widen by sign. */
+    CHECK_EQ_INT(trove__pq_dict_build_i32(neg, 6, 10, idx, &va, &na), TROVE_OK);
+    CHECK_EQ_INT(na, 4);
+    CHECK(memcmp(idx, neg_idx, sizeof idx) == 0);
+    CHECK(va && va[0] == -3 && va[1] == -1 && va[2] == 2 && va[3] == 0);
+    free(va);
+    free(x);
+    free(wide);
+    free(x32);
+    free(ia);
+    free(ib);
+    free(ic);
+}
+
 static void test_dict_str(void)
 {
     const char *s[8] = {"a", "", "bb", "a", NULL, "b", "bb", "ab"};
@@ -1141,6 +1192,7 @@ int main(void)
     test_delta_large();
     test_strings();
     test_dict_int();
+    test_dict_direct();
     test_dict_str();
     return test_done();
 }

@@ -83,8 +83,28 @@ int trove_pq_writer_new(const struct trove_pq_column_def *cols, size_t ncols, in
  * unusable. */
 int trove_pq_writer_add(struct trove_pq_writer *w, const struct trove_pq_column_data *cols,
                         size_t nrows);
-/* Encode the last row group and the footer, and append the whole file to out. A table of
- * no rows is a valid file of no row groups. */
+/* Append nrows rows as trove_pq_writer_add does, but encoded straight from the caller's
+ * arrays instead of copied first: the rows buffered so far end as a row group of their own,
+ * then these rows become row groups of row_group_rows (the last one shorter, and ended
+ * here). Adding all of a table's rows in one call makes the same file as one
+ * trove_pq_writer_add, faster. Errors as for trove_pq_writer_add. */
+int trove_pq_writer_add_groups(struct trove_pq_writer *w,
+                               const struct trove_pq_column_data *cols, size_t nrows);
+/* Where trove_pq_writer_add_fetch gets the values of column col for rows [from, from + n)
+ * of its call: it fills out (as for trove_pq_writer_add, n values) with arrays that stay
+ * valid until it is called again or the add returns, so a reused scratch array will do.
+ * It returns TROVE_OK, or an error that the add then returns. */
+typedef int (*trove_pq_fetch_fn)(void *ctx, size_t col, uint64_t from, size_t n,
+                                 struct trove_pq_column_data *out);
+/* trove_pq_writer_add_groups with the values fetched a column chunk at a time (columns in
+ * order, rows in order), for a caller whose rows are not in column arrays: it needs room
+ * for one row group's values of one column, not the whole table's. Errors as for
+ * trove_pq_writer_add, and the fetch's. */
+int trove_pq_writer_add_fetch(struct trove_pq_writer *w, size_t nrows, trove_pq_fetch_fn fetch,
+                              void *ctx);
+/* Encode the last row group and the footer, and append the whole file to out (an empty out
+ * takes the writer's buffer, which saves a copy; as with any append, out's buffer may be
+ * replaced). A table of no rows is a valid file of no row groups. */
 int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out);
 void trove_pq_writer_free(struct trove_pq_writer *w);
 /* Cap a data page at about bytes (1 .. TROVE_PQ_MAX_PAGE / 2) of PLAIN-size values (default
@@ -126,6 +146,25 @@ int trove_pq_find(const struct trove_pq_file *f, const char *name);
  * TROVE_PQ_MAX_PAGE), TROVE_ERR_INVALID (not an integer column), TROVE_ERR_NOMEM.
  */
 int trove_pq_read_int(struct trove_pq_file *f, size_t i, int64_t *out, struct trove_diag *diag);
+
+/*
+ * A cursor reads integer column i a page at a time, for a reader that combines columns row
+ * by row without holding any of them whole. trove_pq_cursor_peek points *vals_out at the
+ * next *n_out values (those left of the current page, widened as by trove_pq_read_int),
+ * valid until the next peek, advance or free; *n_out is 0 past the last row. Peeking does
+ * not consume: trove_pq_cursor_advance(c, k) takes the first k (<= *n_out) of them. A
+ * cursor uses f (which must outlive it) and does not change it; distinct cursors of one
+ * file may be used together from one thread. Errors of peek: those of trove_pq_read_int,
+ * with diag; after one the cursor can only be freed. trove_pq_cursor_new:
+ * TROVE_ERR_INVALID (no such integer column), TROVE_ERR_NOMEM.
+ */
+struct trove_pq_cursor;
+int trove_pq_cursor_new(struct trove_pq_file *f, size_t i, struct trove_pq_cursor **out,
+                        struct trove_diag *diag);
+int trove_pq_cursor_peek(struct trove_pq_cursor *c, const int64_t **vals_out, size_t *n_out,
+                         struct trove_diag *diag);
+void trove_pq_cursor_advance(struct trove_pq_cursor *c, size_t k);
+void trove_pq_cursor_free(struct trove_pq_cursor *c);
 
 /* The values of a string column: value k is bytes[off[k] .. off[k + 1]). */
 struct trove_pq_strings {

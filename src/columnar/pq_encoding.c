@@ -357,7 +357,7 @@ out:
 
 int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out)
 {
-    size_t old_len = out ? out->len : 0, lit = 0, i = 0;
+    size_t old_len = out ? out->len : 0, lit = 0;
     uint32_t all = 0;
     int rc = TROVE_OK;
 
@@ -375,10 +375,20 @@ int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_b
      * Greedy: a repeat of 8 or more becomes an RLE run, except that the pending literals
      * before it must be whole groups of 8, so the run's first values fill the last group;
      * what is left of the run is RLE'd if still 8 or more, else stays literal.
+     *
+     * Finding the repeats: one of 8 or more covers some [k, k + 4] with k a multiple of 4,
+     * so only such windows are tested (branch-free, one branch per 4 values); a window of
+     * equal values is widened to its whole repeat [i, j), whose start is not before the
+     * end of the previous repeat found (a repeat boundary).
      */
-    while (i < n) {
-        size_t j = i + 1;
-        while (j < n && v[j] == v[i])
+    for (size_t k = 0, bound = 0; k + 4 < n; k += 4) {
+        const uint32_t x = v[k];
+        size_t i, j;
+        if (((x ^ v[k + 1]) | (x ^ v[k + 2]) | (x ^ v[k + 3]) | (x ^ v[k + 4])) != 0)
+            continue;
+        for (i = k; i > bound && v[i - 1] == x;)
+            i--;
+        for (j = k + 5; j < n && v[j] == x;)
             j++;
         if (j - i >= 8) {
             size_t pending = i - lit, fill = (8 - pending % 8) % 8;
@@ -388,13 +398,14 @@ int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_b
                     if (rc != TROVE_OK)
                         goto fail;
                 }
-                rc = rle_put_run(v[i], j - i - fill, w, out);
+                rc = rle_put_run(x, j - i - fill, w, out);
                 if (rc != TROVE_OK)
                     goto fail;
                 lit = j;
             }
         }
-        i = j;
+        bound = j;
+        k = (j + 3) / 4 * 4 - 4; /* the next window starts at or after j */
     }
     if (n > lit) {
         rc = rle_put_literals(v + lit, n - lit, w, out);
@@ -940,22 +951,66 @@ static int dict_add(struct dict *d, size_t s, uint64_t key, const char *str, uin
     return TROVE_OK;
 }
 
-int trove__pq_dict_build_int(const int64_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
-                             int64_t **values_out, size_t *ndistinct_out)
+/* The widest value range (max - min) given a direct table (4 bytes a slot) instead of hashing. */
+#define DICT_DIRECT_RANGE (1u << 20)
+
+/* Integers whose range is small (kind, depth, ids): a table indexed by value - min, each slot
+ * 0 or the entry's index + 1; first appearance order as with hashing. Returns
+ * TROVE_ERR_LIMIT past limit entries. */
+#define DICT_DIRECT_LOOP(V)                                                                   \
+    for (size_t i = 0; i < n; i++) {                                                          \
+        const size_t k = (size_t)((uint64_t)(int64_t)(V)[i] - (uint64_t)min);                 \
+        uint32_t e = map[k];                                                                  \
+        if (e == 0) {                                                                         \
+            if (nd >= limit) {                                                                \
+                rc = TROVE_ERR_LIMIT;                                                         \
+                goto out;                                                                     \
+            }                                                                                 \
+            vals[nd] = (int64_t)(V)[i];                                                       \
+            e = map[k] = (uint32_t)++nd;                                                      \
+        }                                                                                     \
+        idx_out[i] = e - 1;                                                                   \
+    }
+
+static int dict_direct(const int64_t *v64, const int32_t *v32, size_t n, int64_t min,
+                       size_t range, size_t limit, uint32_t *idx_out, int64_t **values_out,
+                       size_t *ndistinct_out)
+{
+    size_t nd = 0, cap = range + 1 < n ? range + 1 : n;
+    uint32_t *map = calloc(range + 1, sizeof *map);
+    int64_t *vals = malloc((cap ? cap : 1) * sizeof *vals);
+    int rc = TROVE_ERR_NOMEM;
+
+    if (!map || !vals)
+        goto out;
+    rc = TROVE_OK;
+    if (v64) {
+        DICT_DIRECT_LOOP(v64)
+    } else {
+        DICT_DIRECT_LOOP(v32)
+    }
+    *values_out = vals;
+    *ndistinct_out = nd;
+    vals = NULL;
+out:
+    free(map);
+    free(vals);
+    return rc;
+}
+
+/* Hashing, for values spread wide. */
+static int dict_hashed(const int64_t *v64, const int32_t *v32, size_t n, size_t max_distinct,
+                       uint32_t *idx_out, int64_t **values_out, size_t *ndistinct_out)
 {
     struct dict d = {0};
     int64_t *vals = NULL;
     int rc;
 
-    if (!values_out || !ndistinct_out || (n > 0 && (!v || !idx_out))) {
-        rc = TROVE_ERR_INVALID;
-        goto out;
-    }
     rc = dict_init(&d, max_distinct);
     if (rc != TROVE_OK)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        const uint64_t key = (uint64_t)v[i];
+        const uint64_t key = v64 ? (uint64_t)v64[i] : (uint64_t)(int64_t)v32[i];
         size_t s = dict_home(&d, key);
         while (d.tab[s].idx1 != 0 && d.tab[s].key != key)
             s = (s + 1) & (d.size - 1);
@@ -974,13 +1029,58 @@ int trove__pq_dict_build_int(const int64_t *v, size_t n, size_t max_distinct, ui
         goto out;
     }
     for (size_t k = 0; k < d.nd; k++)
-        vals[k] = v[d.first[k]];
+        vals[k] = v64 ? v64[d.first[k]] : (int64_t)v32[d.first[k]];
     *values_out = vals;
     *ndistinct_out = d.nd;
     rc = TROVE_OK;
 out:
     dict_free(&d);
     return rc;
+}
+
+static int dict_build_ints(const int64_t *v64, const int32_t *v32, size_t n,
+                           size_t max_distinct, uint32_t *idx_out, int64_t **values_out,
+                           size_t *ndistinct_out)
+{
+    size_t limit = max_distinct < (size_t)UINT32_MAX ? max_distinct : (size_t)UINT32_MAX;
+    int64_t min = 0, max = 0;
+
+    if (!values_out || !ndistinct_out || (n > 0 && (!(v64 || v32) || !idx_out)))
+        return TROVE_ERR_INVALID;
+    if (n > 0) {
+        if (v64) {
+            min = max = v64[0];
+            for (size_t i = 1; i < n; i++) {
+                min = v64[i] < min ? v64[i] : min;
+                max = v64[i] > max ? v64[i] : max;
+            }
+        } else {
+            int32_t mi = v32[0], ma = v32[0];
+            for (size_t i = 1; i < n; i++) {
+                mi = v32[i] < mi ? v32[i] : mi;
+                ma = v32[i] > ma ? v32[i] : ma;
+            }
+            min = mi;
+            max = ma;
+        }
+        if ((uint64_t)max - (uint64_t)min < DICT_DIRECT_RANGE &&
+            (uint64_t)max - (uint64_t)min <= 2 * (uint64_t)n + 4096)
+            return dict_direct(v64, v32, n, min, (size_t)((uint64_t)max - (uint64_t)min),
+                               limit, idx_out, values_out, ndistinct_out);
+    }
+    return dict_hashed(v64, v32, n, max_distinct, idx_out, values_out, ndistinct_out);
+}
+
+int trove__pq_dict_build_int(const int64_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
+                             int64_t **values_out, size_t *ndistinct_out)
+{
+    return dict_build_ints(v, NULL, n, max_distinct, idx_out, values_out, ndistinct_out);
+}
+
+int trove__pq_dict_build_i32(const int32_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
+                             int64_t **values_out, size_t *ndistinct_out)
+{
+    return dict_build_ints(NULL, v, n, max_distinct, idx_out, values_out, ndistinct_out);
 }
 
 int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t n,

@@ -85,6 +85,10 @@ int trove__pq_plain_decode_strings(const uint8_t *buf, size_t len, size_t n, uin
  */
 int trove__pq_dict_build_int(const int64_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
                              int64_t **values_out, size_t *ndistinct_out);
+/* The same for INT32 values (widened to int64 in *values_out). Integers whose range
+ * (max - min) is small go through a direct table instead of a hash table: same results. */
+int trove__pq_dict_build_i32(const int32_t *v, size_t n, size_t max_distinct, uint32_t *idx_out,
+                             int64_t **values_out, size_t *ndistinct_out);
 /* Strings: the distinct values are returned as indices of their first row in *first_out. */
 int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t n,
                              size_t max_distinct, uint32_t *idx_out, size_t **first_out,

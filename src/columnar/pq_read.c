@@ -11,9 +11,14 @@
  * dictionary page first, then data pages v1 or v2, each size checked against the chunk and
  * TROVE_PQ_MAX_PAGE before anything is allocated or decompressed, and decompression
  * bounded by the declared size. Every error names the column, row group and page.
+ *
+ * The page walk (next_page) stops after each data page, so that a cursor can hand out a
+ * column page by page: its values go to a page-sized scratch, and a dictionary page's are
+ * looked up from the checked indices a window at a time, when asked for.
  */
 #include "trove/parquet.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,6 +341,9 @@ int trove_pq_codec(const struct trove_pq_file *f)
 
 /* ---- column readers ---- */
 
+/* Values of a dictionary page a cursor looks up at a time. */
+#define CURSOR_WINDOW 4096u
+
 struct rd {
     struct trove_pq_file *f;
     const struct rcol *c;
@@ -358,6 +366,14 @@ struct rd {
     uint64_t *pstart;
     uint32_t *plen;
     size_t pcap;
+    /* where the walk is: row group g's chunk from pos to end, done of its want values */
+    int in_chunk;
+    uint64_t pos, end;
+    size_t done, want;
+    /* a cursor (trove_pq_cursor_*): each data page is decoded to iout[0 ..), except that a
+     * dictionary page's indices stay in idx (lazy) and are looked up a window at a time */
+    int cursor, lazy;
+    size_t ocap;
     /* outputs */
     int64_t *iout;
     struct trove_pq_strings *sout;
@@ -585,15 +601,32 @@ static int read_values(struct rd *x, int enc, const uint8_t *p, size_t len, size
             return perr(x, TROVE_ERR_CORRUPT, at, "dictionary index bit width %u over 32", bw);
         if ((rc = trove__pq_rle_decode(p + 1, len - 1, bw, x->idx, n, NULL, &ld)) != TROVE_OK)
             return sub_err(x, rc, at + 1, &ld);
+        {
+            /* Check every index first (a max, which vectorizes), then gather without a
+             * branch. */
+            uint32_t top = 0;
+            for (size_t k = 0; k < n; k++)
+                top = x->idx[k] > top ? x->idx[k] : top;
+            if (top >= x->nd)
+                return perr(x, TROVE_ERR_CORRUPT, at,
+                            "dictionary index %u past the dictionary of %zu values", top, x->nd);
+        }
+        if (!is_str && x->cursor) {
+            x->lazy = 1;
+            return TROVE_OK;
+        }
+        if (!is_str) {
+            const int64_t *dict = x->dint;
+            const uint32_t *idx = x->idx;
+            int64_t *o = x->iout + row;
+            for (size_t k = 0; k < n; k++)
+                o[k] = dict[idx[k]];
+            return TROVE_OK;
+        }
         for (size_t k = 0; k < n; k++) {
             uint32_t v = x->idx[k];
-            if (v >= x->nd)
-                return perr(x, TROVE_ERR_CORRUPT, at,
-                            "dictionary index %u past the dictionary of %zu values", v, x->nd);
-            if (!is_str)
-                x->iout[row + k] = x->dint[v];
-            else if ((rc = put_string(x, x->dbase + x->dstart[v], x->dlen[v], row + k, at)) !=
-                     TROVE_OK)
+            if ((rc = put_string(x, x->dbase + x->dstart[v], x->dlen[v], row + k, at)) !=
+                TROVE_OK)
                 return rc;
         }
         return TROVE_OK;
@@ -627,28 +660,52 @@ static int check_levels(struct rd *x, const uint8_t *p, size_t len, size_t n, ui
     return TROVE_OK;
 }
 
-static int read_chunk(struct rd *x)
+/* Walk the column's pages on from where the last call stopped, to the next data page, and
+ * decode it: to rows [row0 + done ..) of the outputs, or for a cursor to iout[0 ..). *n_out
+ * gets its values, 0 at the end of the column. */
+static int next_page(struct rd *x, size_t *n_out)
 {
-    const struct trove__pq_row_group *rg = &x->f->fm.row_groups[x->g];
-    const struct trove__pq_column_meta *m = &rg->columns[x->col].meta;
-    uint64_t start = m->dictionary_page_offset > 0 ? (uint64_t)m->dictionary_page_offset
-                                                   : (uint64_t)m->data_page_offset;
-    uint64_t end = start + (uint64_t)m->total_compressed_size, pos = start;
-    size_t want = (size_t)rg->num_rows, done = 0, row0 = x->row0;
+    const struct trove__pq_row_group *rg;
+    const struct trove__pq_column_meta *m;
     int rc;
 
-    x->codec = m->codec;
-    x->has_dict = 0;
-    x->nd = 0;
-    for (x->page = 0; done < want; x->page++) {
+    *n_out = 0;
+    for (;;) {
         struct trove__pq_page_header h;
         struct trove_diag ld = {0};
-        size_t hlen, body;
+        size_t hlen, body, row;
+        uint64_t pos;
         const uint8_t *data;
-        if (pos >= end)
+        if (!x->in_chunk) {
+            uint64_t start;
+            if (x->g >= x->f->fm.nrow_groups)
+                return TROVE_OK;
+            rg = &x->f->fm.row_groups[x->g];
+            m = &rg->columns[x->col].meta;
+            start = m->dictionary_page_offset > 0 ? (uint64_t)m->dictionary_page_offset
+                                                  : (uint64_t)m->data_page_offset;
+            x->pos = start;
+            x->end = start + (uint64_t)m->total_compressed_size;
+            x->want = (size_t)rg->num_rows;
+            x->done = 0;
+            x->codec = m->codec;
+            x->has_dict = 0;
+            x->nd = 0;
+            x->page = 0;
+            x->in_chunk = 1;
+        }
+        if (x->done == x->want) {
+            x->row0 += x->want;
+            x->g++;
+            x->in_chunk = 0;
+            continue;
+        }
+        pos = x->pos;
+        row = x->cursor ? 0 : x->row0 + x->done;
+        if (pos >= x->end)
             return perr(x, TROVE_ERR_CORRUPT, pos,
-                        "the column chunk ends after %zu of its %zu values", done, want);
-        if ((rc = trove__pq_page_header_decode(x->f->buf + pos, (size_t)(end - pos), pos, &h,
+                        "the column chunk ends after %zu of its %zu values", x->done, x->want);
+        if ((rc = trove__pq_page_header_decode(x->f->buf + pos, (size_t)(x->end - pos), pos, &h,
                                                &hlen, &ld)) != TROVE_OK)
             return sub_err(x, rc, 0, &ld);
         body = (size_t)pos + hlen;
@@ -657,10 +714,28 @@ static int read_chunk(struct rd *x)
             return perr(x, TROVE_ERR_BOMB, pos, "a page of %d bytes (%d compressed) is over "
                         "the limit of %u", h.uncompressed_page_size, h.compressed_page_size,
                         TROVE_PQ_MAX_PAGE);
-        if ((uint64_t)h.compressed_page_size > end - body)
+        if ((uint64_t)h.compressed_page_size > x->end - body)
             return perr(x, TROVE_ERR_TRUNCATED, pos,
                         "a page of %d bytes past the end of its column chunk",
                         h.compressed_page_size);
+        if ((h.type == TROVE_PQP_DATA_PAGE || h.type == TROVE_PQP_DATA_PAGE_V2) &&
+            (size_t)h.num_values > x->want - x->done)
+            return perr(x, TROVE_ERR_CORRUPT, pos, "a page of %zu values past the chunk's "
+                        "%zu", (size_t)h.num_values, x->want);
+        if ((h.type == TROVE_PQP_DATA_PAGE || h.type == TROVE_PQP_DATA_PAGE_V2) && x->cursor) {
+            size_t need = (size_t)h.num_values;
+            if ((h.encoding == TROVE_PQE_RLE_DICTIONARY ||
+                 h.encoding == TROVE_PQE_PLAIN_DICTIONARY) && need > CURSOR_WINDOW)
+                need = CURSOR_WINDOW;
+            if (need > x->ocap) {
+                void *q = realloc(x->iout, need * sizeof *x->iout);
+                if (!q)
+                    return perr(x, TROVE_ERR_NOMEM, pos, "out of memory");
+                x->iout = q;
+                x->ocap = need;
+            }
+            x->lazy = 0;
+        }
         if (h.type == TROVE_PQP_DICTIONARY_PAGE) {
             if (x->page != 0 || x->has_dict)
                 return perr(x, TROVE_ERR_CORRUPT, pos,
@@ -673,9 +748,6 @@ static int read_chunk(struct rd *x)
                 return rc;
         } else if (h.type == TROVE_PQP_DATA_PAGE) {
             size_t n = (size_t)h.num_values, len = (size_t)h.uncompressed_page_size;
-            if (n > want - done)
-                return perr(x, TROVE_ERR_CORRUPT, pos, "a page of %zu values past the chunk's "
-                            "%zu", n, want);
             if ((rc = decompress(x, x->f->buf + body, (size_t)h.compressed_page_size, len, pos,
                                  &x->dec, &data)) != TROVE_OK)
                 return rc;
@@ -692,16 +764,14 @@ static int read_chunk(struct rd *x)
                 data += 4 + llen;
                 len -= 4 + (size_t)llen;
             }
-            if ((rc = read_values(x, h.encoding, data, len, n, row0 + done, pos)) != TROVE_OK)
+            if ((rc = read_values(x, h.encoding, data, len, n, row, pos)) != TROVE_OK)
                 return rc;
-            done += n;
+            x->done += n;
+            *n_out = n;
         } else if (h.type == TROVE_PQP_DATA_PAGE_V2) {
             size_t n = (size_t)h.num_values, lv = (size_t)h.def_len + (size_t)h.rep_len;
             size_t clen = (size_t)h.compressed_page_size, ulen = (size_t)h.uncompressed_page_size;
             int codec = x->codec;
-            if (n > want - done)
-                return perr(x, TROVE_ERR_CORRUPT, pos, "a page of %zu values past the chunk's "
-                            "%zu", n, want);
             if (h.num_nulls != 0)
                 return perr(x, TROVE_ERR_FORMAT, pos, "nulls are not supported (%d in the page)",
                             h.num_nulls);
@@ -720,15 +790,17 @@ static int read_chunk(struct rd *x)
             x->codec = codec;
             if (rc != TROVE_OK)
                 return rc;
-            if ((rc = read_values(x, h.encoding, data, ulen - lv, n, row0 + done, pos)) !=
-                TROVE_OK)
+            if ((rc = read_values(x, h.encoding, data, ulen - lv, n, row, pos)) != TROVE_OK)
                 return rc;
-            done += n;
+            x->done += n;
+            *n_out = n;
         }
         /* Other pages (index pages) are skipped. */
-        pos = body + (size_t)h.compressed_page_size;
+        x->pos = body + (size_t)h.compressed_page_size;
+        x->page++;
+        if (*n_out > 0)
+            return TROVE_OK;
     }
-    return TROVE_OK;
 }
 
 static void rd_free(struct rd *x)
@@ -743,6 +815,8 @@ static void rd_free(struct rd *x)
     free(x->pstart);
     free(x->plen);
     trove_bytes_free(&x->sbytes);
+    if (x->cursor)
+        free(x->iout);
 }
 
 static int read_column(struct trove_pq_file *f, size_t i, int64_t *iout,
@@ -764,10 +838,12 @@ static int read_column(struct trove_pq_file *f, size_t i, int64_t *iout,
     }
     if (sout)
         sout->off[0] = 0;
-    for (x.g = 0; x.g < f->fm.nrow_groups; x.g++) {
-        if ((rc = read_chunk(&x)) != TROVE_OK)
+    for (;;) {
+        size_t n;
+        if ((rc = next_page(&x, &n)) != TROVE_OK)
             goto out;
-        x.row0 += (size_t)f->fm.row_groups[x.g].num_rows;
+        if (n == 0)
+            break;
     }
     if (sout) {
         sout->n = (uint64_t)f->fm.num_rows;
@@ -820,4 +896,84 @@ void trove_pq_strings_free(struct trove_pq_strings *s)
     free(s->off);
     free(s->bytes);
     memset(s, 0, sizeof *s);
+}
+
+struct trove_pq_cursor {
+    struct rd x;
+    size_t n, at;            /* the current page's values and how many were taken */
+    size_t w0, w1;           /* a lazy page: values [w0, w1) are looked up in x.iout */
+    int broken;
+};
+
+int trove_pq_cursor_new(struct trove_pq_file *f, size_t i, struct trove_pq_cursor **out,
+                        struct trove_diag *diag)
+{
+    struct trove_pq_cursor *c;
+
+    if (!f || i >= f->ncols || !out)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
+    if (f->cols[i].type == TROVE_PQ_STRING)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column %s is not an integer column",
+                              f->cols[i].name);
+    if (!(c = calloc(1, sizeof *c)))
+        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    c->x.f = f;
+    c->x.col = i;
+    c->x.c = &f->cols[i];
+    c->x.cursor = 1;
+    *out = c;
+    return TROVE_OK;
+}
+
+int trove_pq_cursor_peek(struct trove_pq_cursor *c, const int64_t **vals_out, size_t *n_out,
+                         struct trove_diag *diag)
+{
+    int rc;
+
+    if (!c || c->broken || !vals_out || !n_out)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_pq_cursor_peek");
+    if (c->at == c->n) {
+        c->x.diag = diag;
+        c->n = c->at = 0;
+        rc = next_page(&c->x, &c->n);
+        c->x.diag = NULL;
+        if (rc != TROVE_OK) {
+            c->n = 0;
+            c->broken = 1;
+            return rc;
+        }
+        c->w0 = c->w1 = 0;
+    }
+    if (!c->x.lazy) {
+        *vals_out = c->x.iout + c->at;
+        *n_out = c->n - c->at;
+        return TROVE_OK;
+    }
+    if (c->at >= c->w1) {
+        /* The indices were checked against the dictionary when the page was decoded. */
+        const int64_t *dict = c->x.dint;
+        const uint32_t *idx = c->x.idx + c->at;
+        size_t k = c->n - c->at < CURSOR_WINDOW ? c->n - c->at : CURSOR_WINDOW;
+        for (size_t i = 0; i < k; i++)
+            c->x.iout[i] = dict[idx[i]];
+        c->w0 = c->at;
+        c->w1 = c->at + k;
+    }
+    *vals_out = c->x.iout + (c->at - c->w0);
+    *n_out = c->w1 - c->at;
+    return TROVE_OK;
+}
+
+void trove_pq_cursor_advance(struct trove_pq_cursor *c, size_t k)
+{
+    assert(c && k <= c->n - c->at);
+    c->at += k;
+}
+
+void trove_pq_cursor_free(struct trove_pq_cursor *c)
+{
+    if (!c)
+        return;
+    rd_free(&c->x);
+    free(c);
 }

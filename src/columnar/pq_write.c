@@ -8,6 +8,10 @@
  *                  hybrid dictionary indices (RLE_DICTIONARY); required columns have no
  *                  levels
  *
+ * trove_pq_writer_add_groups and _add_fetch skip the buffers: each row group is encoded
+ * straight from the caller's arrays (or what its fetch gives, a column at a time), which
+ * saves a copy and the buffers' memory; the bytes are the same.
+ *
  * Pages hold at most page_bytes (1 MiB by default) of values (PLAIN size), so a large row
  * group still has many pages. A dictionary is given up for PLAIN when a chunk has more than
  * TROVE_PQ_DICT_MAX_ENTRIES distinct values or their PLAIN size passes
@@ -60,6 +64,8 @@ struct trove_pq_writer {
     const char **sptr;      /* strings of a chunk as pointers and lengths */
     uint32_t *slen;
     size_t scap;
+    int64_t *wide;          /* an INT32 column's values widened, for the delta encoder */
+    size_t widecap;
     ZSTD_CCtx *zc;
     z_stream zs;
     int zs_ready;
@@ -154,6 +160,7 @@ void trove_pq_writer_free(struct trove_pq_writer *w)
     free(w->idx);
     free(w->sptr);
     free(w->slen);
+    free(w->wide);
     ZSTD_freeCCtx(w->zc);
     if (w->zs_ready)
         deflateEnd(&w->zs);
@@ -305,8 +312,63 @@ static void put_plain_int(struct trove_bytes *b, int64_t v, int is32)
     b->len += is32 ? 4 : 8;
 }
 
-/* Min and max under the column's order; they are stored PLAIN (strings without a length). */
-static int chunk_stats(const struct wcol *c, size_t n, struct trove__pq_stats *s)
+/* The values of a column chunk: the writer's buffers, or the caller's arrays (for
+ * trove_pq_writer_add_groups). Integers come as i64 (INT32 columns sign-extended) or i32;
+ * strings as pointers and lengths. */
+struct src {
+    const int64_t *i64;
+    const int32_t *i32;
+    const char *const *str;
+    const uint32_t *len;
+};
+
+/* The min and max of integers v->i64 or v->i32 [0..n), n >= 1: signed, or unsigned under
+ * mask (the physical width). */
+static void int_range(const struct src *v, size_t n, int is_unsigned, uint64_t mask,
+                      int64_t *min_out, int64_t *max_out)
+{
+    if (v->i64 && is_unsigned) {
+        uint64_t mi = UINT64_MAX, ma = 0;
+        for (size_t r = 0; r < n; r++) {
+            uint64_t u = (uint64_t)v->i64[r] & mask;
+            mi = u < mi ? u : mi;
+            ma = u > ma ? u : ma;
+        }
+        *min_out = (int64_t)mi;
+        *max_out = (int64_t)ma;
+    } else if (v->i64) {
+        int64_t mi = INT64_MAX, ma = INT64_MIN;
+        for (size_t r = 0; r < n; r++) {
+            mi = v->i64[r] < mi ? v->i64[r] : mi;
+            ma = v->i64[r] > ma ? v->i64[r] : ma;
+        }
+        *min_out = mi;
+        *max_out = ma;
+    } else if (is_unsigned) {
+        uint32_t mi = UINT32_MAX, ma = 0;
+        for (size_t r = 0; r < n; r++) {
+            uint32_t u = (uint32_t)v->i32[r];
+            mi = u < mi ? u : mi;
+            ma = u > ma ? u : ma;
+        }
+        *min_out = (int64_t)(mi & mask);
+        *max_out = (int64_t)(ma & mask);
+    } else {
+        int32_t mi = INT32_MAX, ma = INT32_MIN;
+        for (size_t r = 0; r < n; r++) {
+            mi = v->i32[r] < mi ? v->i32[r] : mi;
+            ma = v->i32[r] > ma ? v->i32[r] : ma;
+        }
+        *min_out = mi;
+        *max_out = ma;
+    }
+}
+
+/* Min and max under the column's order; they are stored PLAIN (strings without a length).
+ * check: also refuse (TROVE_ERR_INVALID) a value outside the column's logical width or a
+ * string that is too long or NULL, as buffer_rows does for buffered rows. */
+static int chunk_stats(const struct wcol *c, const struct src *v, size_t n, int check,
+                       struct trove__pq_stats *s)
 {
     uint8_t *blk;
     memset(s, 0, sizeof *s);
@@ -315,50 +377,38 @@ static int chunk_stats(const struct wcol *c, size_t n, struct trove__pq_stats *s
         return TROVE_OK;
     if (c->def.type == TROVE_PQ_STRING) {
         size_t mi = 0, ma = 0;
-        const uint8_t *base = c->sb.ptr ? c->sb.ptr : (const uint8_t *)"";
+        if (check)
+            for (size_t r = 0; r < n; r++)
+                if (v->len[r] > TROVE_PQ_MAX_STRING || (v->len[r] && !v->str[r]))
+                    return TROVE_ERR_INVALID;
         for (size_t r = 1; r < n; r++) {
-            const uint8_t *p = base + c->soff[r];
-            size_t len = c->soff[r + 1] - c->soff[r];
-            size_t lmi = c->soff[mi + 1] - c->soff[mi], lma = c->soff[ma + 1] - c->soff[ma];
-            int k = memcmp(p, base + c->soff[mi], len < lmi ? len : lmi);
+            const char *p = v->str[r];
+            size_t len = v->len[r], lmi = v->len[mi], lma = v->len[ma];
+            int k = len && lmi ? memcmp(p, v->str[mi], len < lmi ? len : lmi) : 0;
             if (k < 0 || (k == 0 && len < lmi))
                 mi = r;
-            k = memcmp(p, base + c->soff[ma], len < lma ? len : lma);
+            k = len && lma ? memcmp(p, v->str[ma], len < lma ? len : lma) : 0;
             if (k > 0 || (k == 0 && len > lma))
                 ma = r;
         }
-        s->min_len = (uint32_t)(c->soff[mi + 1] - c->soff[mi]);
-        s->max_len = (uint32_t)(c->soff[ma + 1] - c->soff[ma]);
+        s->min_len = v->len[mi];
+        s->max_len = v->len[ma];
         if (s->min_len > TROVE_PQ_STATS_MAX || s->max_len > TROVE_PQ_STATS_MAX)
             return 1; /* no statistics */
         if (!(blk = malloc((size_t)s->min_len + s->max_len + 1)))
             return TROVE_ERR_NOMEM;
         if (s->min_len)
-            memcpy(blk, base + c->soff[mi], s->min_len);
+            memcpy(blk, v->str[mi], s->min_len);
         if (s->max_len)
-            memcpy(blk + s->min_len, base + c->soff[ma], s->max_len);
+            memcpy(blk + s->min_len, v->str[ma], s->max_len);
     } else {
         int is32 = c->def.type == TROVE_PQ_INT32;
-        int64_t mi = c->iv[0], ma = c->iv[0];
-        if (c->def.is_unsigned) {
-            uint64_t mask = is32 ? 0xFFFFFFFFull : ~0ull, umi = (uint64_t)mi & mask, uma = umi;
-            for (size_t r = 1; r < n; r++) {
-                uint64_t u = (uint64_t)c->iv[r] & mask;
-                if (u < umi)
-                    umi = u;
-                if (u > uma)
-                    uma = u;
-            }
-            mi = (int64_t)umi;
-            ma = (int64_t)uma;
-        } else {
-            for (size_t r = 1; r < n; r++) {
-                if (c->iv[r] < mi)
-                    mi = c->iv[r];
-                if (c->iv[r] > ma)
-                    ma = c->iv[r];
-            }
-        }
+        int64_t mi, ma;
+        /* Under the column's order: for an unsigned column the min and max unsigned, and
+         * those are also what decides whether every value fits the logical width. */
+        int_range(v, n, c->def.is_unsigned, is32 ? 0xFFFFFFFFull : ~0ull, &mi, &ma);
+        if (check && (!fits(&c->def, mi) || !fits(&c->def, ma)))
+            return TROVE_ERR_INVALID;
         s->min_len = s->max_len = is32 ? 4 : 8;
         if (!(blk = malloc(16)))
             return TROVE_ERR_NOMEM;
@@ -394,10 +444,12 @@ static int reserve_scratch(struct trove_pq_writer *w, size_t n)
     return TROVE_OK;
 }
 
-/* Encode column c's n buffered rows as one column chunk into the file. */
-static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
+/* Encode rows [0, n) of column c as one column chunk into the file: from the writer's
+ * buffers (v NULL), or from the caller's arrays v, then checked as buffer_rows would. */
+static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct src *v, size_t n,
                         struct trove__pq_column_chunk *cc)
 {
+    struct src buffered;
     struct trove__pq_column_meta *m = &cc->meta;
     struct trove__pq_page_header h;
     int is_str = c->def.type == TROVE_PQ_STRING, is32 = c->def.type == TROVE_PQ_INT32;
@@ -416,23 +468,32 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
     m->npath = 1;
     m->num_values = (int64_t)n;
     m->dictionary_page_offset = -1;
-    if ((rc = chunk_stats(c, n, &m->stats)) < 0)
-        goto out;
-    m->has_stats = rc == TROVE_OK;
     if ((rc = reserve_scratch(w, n ? n : 1)) != TROVE_OK)
         goto out;
-    if (is_str)
-        for (size_t r = 0; r < n; r++) {
-            w->sptr[r] = (c->sb.ptr ? (const char *)c->sb.ptr : "") + c->soff[r];
-            w->slen[r] = (uint32_t)(c->soff[r + 1] - c->soff[r]);
-        }
+    if (!v) {
+        memset(&buffered, 0, sizeof buffered);
+        buffered.i64 = c->iv;
+        if (is_str)
+            for (size_t r = 0; r < n; r++) {
+                w->sptr[r] = (c->sb.ptr ? (const char *)c->sb.ptr : "") + c->soff[r];
+                w->slen[r] = (uint32_t)(c->soff[r + 1] - c->soff[r]);
+            }
+        buffered.str = w->sptr;
+        buffered.len = w->slen;
+        v = &buffered;
+    }
+    if ((rc = chunk_stats(c, v, n, v != &buffered, &m->stats)) < 0)
+        goto out;
+    m->has_stats = rc == TROVE_OK;
 
     if (enc == TROVE_PQ_ENC_DICT) {
         size_t bytes = 0;
-        rc = is_str ? trove__pq_dict_build_str(w->sptr, w->slen, n, TROVE_PQ_DICT_MAX_ENTRIES,
-                                               w->idx, &first, &nd)
-                    : trove__pq_dict_build_int(c->iv, n, TROVE_PQ_DICT_MAX_ENTRIES, w->idx,
-                                               &dvals, &nd);
+        rc = is_str  ? trove__pq_dict_build_str(v->str, v->len, n, TROVE_PQ_DICT_MAX_ENTRIES,
+                                                w->idx, &first, &nd)
+             : v->i64 ? trove__pq_dict_build_int(v->i64, n, TROVE_PQ_DICT_MAX_ENTRIES, w->idx,
+                                                &dvals, &nd)
+                      : trove__pq_dict_build_i32(v->i32, n, TROVE_PQ_DICT_MAX_ENTRIES, w->idx,
+                                                &dvals, &nd);
         if (rc == TROVE_ERR_LIMIT) {
             enc = TROVE_PQ_ENC_PLAIN;
         } else if (rc != TROVE_OK) {
@@ -440,7 +501,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
         } else {
             if (is_str)
                 for (size_t k = 0; k < nd; k++)
-                    bytes += 4 + w->slen[first[k]];
+                    bytes += 4 + v->len[first[k]];
             else
                 bytes = nd * width;
             if (bytes > TROVE_PQ_DICT_MAX_BYTES)
@@ -454,8 +515,8 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
         w->page.len = 0;
         if (is_str) {
             for (size_t k = 0; k < nd; k++) {
-                const char *p = w->sptr[first[k]];
-                uint32_t len = w->slen[first[k]];
+                const char *p = v->str[first[k]];
+                uint32_t len = v->len[first[k]];
                 if ((rc = trove__pq_plain_encode_strings(&p, &len, 1, &w->page)) != TROVE_OK)
                     goto out;
             }
@@ -481,6 +542,20 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
             enc == TROVE_PQ_ENC_DELTA ? TROVE_PQE_DELTA_BINARY_PACKED : TROVE_PQE_PLAIN;
     }
     m->data_page_offset = (int64_t)w->body.len;
+    if (enc == TROVE_PQ_ENC_DELTA && !v->i64) {
+        /* The delta encoder takes 64-bit values. */
+        if (n > w->widecap) {
+            int64_t *p = realloc(w->wide, n * sizeof *p);
+            if (!p) {
+                rc = TROVE_ERR_NOMEM;
+                goto out;
+            }
+            w->wide = p;
+            w->widecap = n;
+        }
+        for (size_t r = 0; r < n; r++)
+            w->wide[r] = v->i32[r];
+    }
 
     per_page = w->page_bytes / (enc == TROVE_PQ_ENC_DICT ? 4 : width);
     if (per_page < 1)
@@ -490,8 +565,8 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
         if (is_str && enc == TROVE_PQ_ENC_PLAIN) {
             size_t bytes = 0;
             cnt = 0;
-            while (at + cnt < n && (cnt == 0 || bytes + 4 + w->slen[at + cnt] <= w->page_bytes)) {
-                bytes += 4 + w->slen[at + cnt];
+            while (at + cnt < n && (cnt == 0 || bytes + 4 + v->len[at + cnt] <= w->page_bytes)) {
+                bytes += 4 + v->len[at + cnt];
                 cnt++;
             }
         }
@@ -502,17 +577,22 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, size_t n,
                 (rc = trove__pq_rle_encode(w->idx + at, cnt, bw, &w->page)) != TROVE_OK)
                 goto out;
         } else if (enc == TROVE_PQ_ENC_DELTA) {
-            if ((rc = trove__pq_delta_encode(c->iv + at, cnt, is32, &w->page)) != TROVE_OK)
+            if ((rc = trove__pq_delta_encode((v->i64 ? v->i64 : w->wide) + at, cnt, is32,
+                                             &w->page)) != TROVE_OK)
                 goto out;
         } else if (is_str) {
-            if ((rc = trove__pq_plain_encode_strings(w->sptr + at, w->slen + at, cnt,
+            if ((rc = trove__pq_plain_encode_strings(v->str + at, v->len + at, cnt,
                                                      &w->page)) != TROVE_OK)
                 goto out;
         } else {
             if ((rc = trove_bytes_reserve(&w->page, cnt * width)) != TROVE_OK)
                 goto out;
-            for (size_t r = at; r < at + cnt; r++)
-                put_plain_int(&w->page, c->iv[r], is32);
+            if (v->i64)
+                for (size_t r = at; r < at + cnt; r++)
+                    put_plain_int(&w->page, v->i64[r], is32);
+            else
+                for (size_t r = at; r < at + cnt; r++)
+                    put_plain_int(&w->page, v->i32[r], is32);
         }
         memset(&h, 0, sizeof h);
         h.type = TROVE_PQP_DATA_PAGE;
@@ -532,12 +612,16 @@ out:
     return rc;
 }
 
-static int flush_row_group(struct trove_pq_writer *w)
+/* Encode a row group: the nbuf buffered rows (fetch NULL), or the caller's rows
+ * [from, from + nrows) as fetch gives them. */
+static int put_row_group(struct trove_pq_writer *w, trove_pq_fetch_fn fetch, void *ctx,
+                         uint64_t from, size_t nrows)
 {
     struct trove__pq_row_group *rg;
+    size_t n = fetch ? nrows : w->nbuf;
     int rc;
 
-    if (w->nbuf == 0)
+    if (n == 0)
         return TROVE_OK;
     if (w->nrgs == w->rgcap) {
         uint32_t ncap = w->rgcap ? w->rgcap * 2 : 4;
@@ -554,21 +638,114 @@ static int flush_row_group(struct trove_pq_writer *w)
     if (!(rg->columns = calloc(w->ncols, sizeof *rg->columns)))
         return TROVE_ERR_NOMEM;
     w->nrgs++;
-    rg->num_rows = (int64_t)w->nbuf;
+    rg->num_rows = (int64_t)n;
     rg->file_offset = (int64_t)w->body.len;
     rg->ordinal = (int32_t)(w->nrgs - 1);
     for (size_t i = 0; i < w->ncols; i++) {
-        rc = encode_chunk(w, &w->cols[i], w->nbuf, &rg->columns[i]);
+        struct src v;
+        rc = TROVE_OK;
+        if (fetch) {
+            struct trove_pq_column_data d;
+            int t = w->cols[i].def.type;
+            memset(&d, 0, sizeof d);
+            memset(&v, 0, sizeof v);
+            if ((rc = fetch(ctx, i, from, n, &d)) == TROVE_OK &&
+                ((t == TROVE_PQ_INT32 && !d.i32) || (t == TROVE_PQ_INT64 && !d.i64) ||
+                 (t == TROVE_PQ_STRING && (!d.str || !d.str_len))))
+                rc = TROVE_ERR_INVALID;
+            v.i64 = t == TROVE_PQ_INT64 ? d.i64 : NULL;
+            v.i32 = t == TROVE_PQ_INT32 ? d.i32 : NULL;
+            v.str = t == TROVE_PQ_STRING ? d.str : NULL;
+            v.len = t == TROVE_PQ_STRING ? d.str_len : NULL;
+        }
+        if (rc == TROVE_OK)
+            rc = encode_chunk(w, &w->cols[i], fetch ? &v : NULL, n, &rg->columns[i]);
         rg->ncolumns = (uint32_t)i + 1;
         if (rc != TROVE_OK)
             return rc;
         rg->total_byte_size += rg->columns[i].meta.total_uncompressed_size;
         rg->total_compressed_size += rg->columns[i].meta.total_compressed_size;
     }
-    for (size_t i = 0; i < w->ncols; i++)
-        w->cols[i].sb.len = 0;
-    w->nbuf = 0;
+    if (!fetch) {
+        for (size_t i = 0; i < w->ncols; i++)
+            w->cols[i].sb.len = 0;
+        w->nbuf = 0;
+    }
     return TROVE_OK;
+}
+
+static int flush_row_group(struct trove_pq_writer *w)
+{
+    return put_row_group(w, NULL, NULL, 0, 0);
+}
+
+/* The checks of trove_pq_writer_add and _add_groups before any row is taken. */
+static int check_add(const struct trove_pq_writer *w, const struct trove_pq_column_data *cols,
+                     size_t nrows)
+{
+    if (nrows > TROVE_PQ_MAX_ROWS - w->rows)
+        return TROVE_ERR_LIMIT;
+    for (size_t i = 0; i < w->ncols && nrows; i++) {
+        const struct trove_pq_column_data *d = &cols[i];
+        int t = w->cols[i].def.type;
+        if ((t == TROVE_PQ_INT32 && !d->i32) || (t == TROVE_PQ_INT64 && !d->i64) ||
+            (t == TROVE_PQ_STRING && (!d->str || !d->str_len)))
+            return TROVE_ERR_INVALID;
+    }
+    return TROVE_OK;
+}
+
+int trove_pq_writer_add_fetch(struct trove_pq_writer *w, size_t nrows, trove_pq_fetch_fn fetch,
+                              void *ctx)
+{
+    int rc;
+
+    if (!w || w->broken || (nrows && !fetch))
+        return TROVE_ERR_INVALID;
+    if (nrows > TROVE_PQ_MAX_ROWS - w->rows) {
+        rc = TROVE_ERR_LIMIT;
+        goto out;
+    }
+    if ((rc = flush_row_group(w)) != TROVE_OK)
+        goto out;
+    for (size_t done = 0; done < nrows;) {
+        size_t k = nrows - done < w->rg_rows ? nrows - done : (size_t)w->rg_rows;
+        if ((rc = put_row_group(w, fetch, ctx, done, k)) != TROVE_OK)
+            goto out;
+        done += k;
+    }
+    w->rows += nrows;
+out:
+    if (rc != TROVE_OK)
+        w->broken = 1;
+    return rc;
+}
+
+/* trove_pq_writer_add_groups's fetch: the caller's arrays from row from on. */
+static int fetch_arrays(void *ctx, size_t col, uint64_t from, size_t n,
+                        struct trove_pq_column_data *out)
+{
+    const struct trove_pq_column_data *d = (const struct trove_pq_column_data *)ctx + col;
+    (void)n;
+    out->i32 = d->i32 ? d->i32 + from : NULL;
+    out->i64 = d->i64 ? d->i64 + from : NULL;
+    out->str = d->str ? d->str + from : NULL;
+    out->str_len = d->str_len ? d->str_len + from : NULL;
+    return TROVE_OK;
+}
+
+int trove_pq_writer_add_groups(struct trove_pq_writer *w,
+                               const struct trove_pq_column_data *cols, size_t nrows)
+{
+    int rc;
+
+    if (!w || w->broken || (nrows && !cols))
+        return TROVE_ERR_INVALID;
+    if ((rc = check_add(w, cols, nrows)) != TROVE_OK) {
+        w->broken = 1;
+        return rc;
+    }
+    return trove_pq_writer_add_fetch(w, nrows, fetch_arrays, (void *)(uintptr_t)cols);
 }
 
 int trove_pq_writer_add(struct trove_pq_writer *w, const struct trove_pq_column_data *cols,
@@ -579,19 +756,8 @@ int trove_pq_writer_add(struct trove_pq_writer *w, const struct trove_pq_column_
 
     if (!w || w->broken || (nrows && !cols))
         return TROVE_ERR_INVALID;
-    if (nrows > TROVE_PQ_MAX_ROWS - w->rows) {
-        rc = TROVE_ERR_LIMIT;
+    if ((rc = check_add(w, cols, nrows)) != TROVE_OK)
         goto out;
-    }
-    for (size_t i = 0; i < w->ncols && nrows; i++) {
-        const struct trove_pq_column_data *d = &cols[i];
-        int t = w->cols[i].def.type;
-        if ((t == TROVE_PQ_INT32 && !d->i32) || (t == TROVE_PQ_INT64 && !d->i64) ||
-            (t == TROVE_PQ_STRING && (!d->str || !d->str_len))) {
-            rc = TROVE_ERR_INVALID;
-            goto out;
-        }
-    }
     while (done < nrows) {
         size_t k = nrows - done;
         if (k > w->rg_rows - w->nbuf)
@@ -669,9 +835,17 @@ int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out)
     }
     trove__put_le32(tail, (uint32_t)(w->body.len - footer_at));
     memcpy(tail + 4, "PAR1", 4);
-    if ((rc = trove_bytes_append(&w->body, tail, 8)) != TROVE_OK ||
-        (rc = trove_bytes_append(out, w->body.ptr, w->body.len)) != TROVE_OK)
+    if ((rc = trove_bytes_append(&w->body, tail, 8)) != TROVE_OK)
         goto out;
+    if (out->len == 0) {
+        /* Nothing to append to: hand over the file's buffer instead of copying it (the
+         * writer frees out's old buffer). */
+        struct trove_bytes old = *out;
+        *out = w->body;
+        w->body = old;
+    } else if ((rc = trove_bytes_append(out, w->body.ptr, w->body.len)) != TROVE_OK) {
+        goto out;
+    }
     rc = TROVE_OK;
 out:
     free(schema);

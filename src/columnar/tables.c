@@ -6,6 +6,7 @@
 
 #include "trove/parquet.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,22 +125,45 @@ static void set_str(struct cols *c, size_t k, size_t row, const char *s, size_t 
     c->len[k][row] = (uint32_t)len;
 }
 
-static int fill_events(struct cols *c, const struct trove_events *ev)
+/* The events table goes to the writer straight from the events, through one scratch array
+ * of 24 bytes a row of a row group: the two 64-bit columns are filled in one pass over the
+ * events (when the writer asks for the first), then the same memory takes the six 32-bit
+ * columns in a second pass. Two passes over the events, and a scratch smaller than whole
+ * column arrays (less memory to fault in, each time). */
+struct ev_fetch {
+    const struct trove_events *ev;
+    void *buf;
+};
+
+static int fetch_events(void *ctx, size_t col, uint64_t from, size_t n,
+                        struct trove_pq_column_data *out)
 {
-    int rc = cols_alloc(c, &tables[TROVE_TABLE_EVENTS], ev ? ev->len : 0);
-    if (rc != TROVE_OK)
-        return rc;
-    for (size_t i = 0; i < c->n; i++) {
-        const struct trove_event *e = &ev->ev[i];
-        c->i64[0][i] = (int64_t)e->start_ns;
-        c->i64[1][i] = (int64_t)e->dur_ns;
-        set_u32(c, 2, i, e->pid);
-        set_u32(c, 3, i, e->tid);
-        set_u32(c, 4, i, e->kind);
-        set_u32(c, 5, i, e->depth);
-        set_u32(c, 6, i, e->extra);
-        set_u32(c, 7, i, e->name_id);
+    struct ev_fetch *x = ctx;
+    const struct trove_event *e = x->ev->ev + from;
+    int64_t *i64 = x->buf;
+    int32_t *i32 = x->buf;
+
+    if (col == 0) {
+        for (size_t i = 0; i < n; i++) {
+            i64[i] = (int64_t)e[i].start_ns;
+            i64[n + i] = (int64_t)e[i].dur_ns;
+        }
+    } else if (col == 2) {
+        for (size_t i = 0; i < n; i++) {
+            i32[i] = (int32_t)e[i].pid;
+            i32[n + i] = (int32_t)e[i].tid;
+            i32[2 * n + i] = e[i].kind;
+            i32[3 * n + i] = e[i].depth;
+            i32[4 * n + i] = e[i].extra;
+            i32[5 * n + i] = (int32_t)e[i].name_id;
+        }
+    } else if (col > 7) {
+        return TROVE_ERR_INVALID;
     }
+    if (col < 2)
+        out->i64 = i64 + col * n;
+    else
+        out->i32 = i32 + (col - 2) * n;
     return TROVE_OK;
 }
 
@@ -232,6 +256,7 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
     struct trove_pq_column_data data[MAX_COLS];
     struct trove_tables_options dflt;
     struct trove_pq_writer *w = NULL;
+    struct ev_fetch fetch = {0};
     struct cols c;
     const struct table_def *t;
     int rc;
@@ -246,7 +271,15 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
     t = &tables[table];
     switch (table) {
     case TROVE_TABLE_EVENTS:
-        rc = fill_events(&c, ev);
+        rc = cols_alloc(&c, t, 0);
+        c.n = ev ? ev->len : 0;
+        if (rc == TROVE_OK && c.n > 0) {
+            uint64_t rg = o->row_group_rows ? o->row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
+            size_t m = c.n < rg ? c.n : (size_t)rg;
+            if (m > SIZE_MAX / 24 || !(fetch.buf = malloc(m * 24)))
+                rc = TROVE_ERR_NOMEM;
+            fetch.ev = ev;
+        }
         break;
     case TROVE_TABLE_NAMES:
         rc = fill_names(&c, names);
@@ -273,7 +306,11 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
     }
     if ((rc = trove_pq_writer_new(defs, t->ncols, o->codec, o->row_group_rows, &w)) != TROVE_OK)
         goto out;
-    if (c.n > 0 && (rc = trove_pq_writer_add(w, data, c.n)) != TROVE_OK)
+    if (c.n > 0 && table == TROVE_TABLE_EVENTS &&
+        (rc = trove_pq_writer_add_fetch(w, c.n, fetch_events, &fetch)) != TROVE_OK)
+        goto out;
+    if (c.n > 0 && table != TROVE_TABLE_EVENTS &&
+        (rc = trove_pq_writer_add_groups(w, data, c.n)) != TROVE_OK)
         goto out;
     if ((rc = trove_pq_writer_finish(w, out)) != TROVE_OK)
         goto out;
@@ -281,20 +318,19 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
         *rows_out = c.n;
 out:
     trove_pq_writer_free(w);
+    free(fetch.buf);
     cols_free(&c);
     return rc;
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
 
-/* Find column k of table t in f and read it (integers into vals, strings into s). */
-static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k, int64_t *vals,
-                    struct trove_pq_strings *s, struct trove_diag *diag)
+/* Find column k of table t in f: its index in *i_out. */
+static int find_col(struct trove_pq_file *f, const struct table_def *t, size_t k, int *i_out,
+                    struct trove_diag *diag)
 {
     const struct col *c = &t->cols[k];
     int i = trove_pq_find(f, c->name), type;
-    uint64_t max = c->bits >= 64 ? UINT64_MAX : (1ull << c->bits) - 1;
-    int rc;
 
     if (i < 0)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "table %s has no column %s", t->name,
@@ -305,6 +341,40 @@ static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k
                               "table %s: column %s is %s, not %s", t->name, c->name,
                               type == TROVE_PQ_STRING ? "a string" : "an integer",
                               c->type == TROVE_PQ_STRING ? "a string" : "an integer");
+    *i_out = i;
+    return TROVE_OK;
+}
+
+/* Check rows [row0, row0 + n) of integer column k of table t (values vals[0..n)) against
+ * its width. */
+static int check_range(const struct table_def *t, size_t k, const int64_t *vals, uint64_t row0,
+                       size_t n, struct trove_diag *diag)
+{
+    const struct col *c = &t->cols[k];
+    uint64_t max = c->bits >= 64 ? UINT64_MAX : (1ull << c->bits) - 1, hi = 0;
+
+    if (c->bits >= 64)
+        return TROVE_OK;
+    for (size_t r = 0; r < n; r++) /* vectorizes; the slow search only on failure */
+        hi |= (uint64_t)vals[r] & ~max;
+    for (size_t r = 0; hi != 0 && r < n; r++)
+        if ((uint64_t)vals[r] > max)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                  "table %s: column %s row %" PRIu64 " holds %" PRId64
+                                  ", outside its %d bits",
+                                  t->name, c->name, row0 + r, vals[r], c->bits);
+    return TROVE_OK;
+}
+
+/* Find column k of table t in f and read it (integers into vals, strings into s). */
+static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k, int64_t *vals,
+                    struct trove_pq_strings *s, struct trove_diag *diag)
+{
+    const struct col *c = &t->cols[k];
+    int i, rc;
+
+    if ((rc = find_col(f, t, k, &i, diag)) != TROVE_OK)
+        return rc;
     if (c->type == TROVE_PQ_STRING) {
         if ((rc = trove_pq_read_strings(f, (size_t)i, s, diag)) != TROVE_OK)
             return rc;
@@ -319,18 +389,99 @@ static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k
     }
     if ((rc = trove_pq_read_int(f, (size_t)i, vals, diag)) != TROVE_OK)
         return rc;
-    if (c->bits < 64) {
-        uint64_t rows = trove_pq_rows(f), hi = 0;
-        for (uint64_t r = 0; r < rows; r++) /* vectorizes; the slow search only on failure */
-            hi |= (uint64_t)vals[r] & ~max;
-        for (uint64_t r = 0; hi != 0 && r < rows; r++)
-            if ((uint64_t)vals[r] > max)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                      "table %s: column %s row %" PRIu64 " holds %" PRId64
-                                      ", outside its %d bits",
-                                      t->name, c->name, r, vals[r], c->bits);
+    return check_range(t, k, vals, 0, (size_t)trove_pq_rows(f), diag);
+}
+
+/* The events table: a cursor per column, the events built a run of rows at a time as the
+ * columns' pages come, so that no column is held whole. The events go to ev's spare room;
+ * ev->len moves only on success. */
+static int read_events(struct trove_pq_file *f, struct trove_events *ev, struct trove_diag *diag)
+{
+    const struct table_def *t = &tables[TROVE_TABLE_EVENTS];
+    struct trove_pq_cursor *cur[MAX_COLS] = {0};
+    uint64_t rows = trove_pq_rows(f);
+    struct trove_event *e;
+    int rc;
+
+    /* The widths the loop below checks. */
+    assert(t->ncols == 8 && t->cols[2].bits == 32 && t->cols[3].bits == 32 &&
+           t->cols[4].bits == 8 && t->cols[5].bits == 8 && t->cols[6].bits == 8 &&
+           t->cols[7].bits == 32);
+    if ((rc = trove_events_reserve(ev, (size_t)rows)) != TROVE_OK)
+        goto out;
+    for (size_t k = 0; k < t->ncols; k++) {
+        int i;
+        if ((rc = find_col(f, t, k, &i, diag)) != TROVE_OK ||
+            (rc = trove_pq_cursor_new(f, (size_t)i, &cur[k], diag)) != TROVE_OK)
+            goto out;
     }
-    return TROVE_OK;
+    e = ev->ev + ev->len;
+    for (uint64_t r = 0; r < rows;) {
+        const int64_t *v[MAX_COLS];
+        size_t m = rows - r < SIZE_MAX ? (size_t)(rows - r) : SIZE_MAX;
+        for (size_t k = 0; k < t->ncols; k++) {
+            size_t got = 0;
+            if ((rc = trove_pq_cursor_peek(cur[k], &v[k], &got, diag)) != TROVE_OK)
+                goto out;
+            if (got == 0) {
+                rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                    "table %s: column %s ends at row %" PRIu64 " of %" PRIu64,
+                                    t->name, t->cols[k].name, r, rows);
+                goto out;
+            }
+            m = got < m ? got : m;
+        }
+        {
+            /* The events, and the bits past each narrow column's width in one pass; the
+             * rows at fault are searched for only when some are set. */
+            const int64_t *v0 = v[0], *v1 = v[1], *v2 = v[2], *v3 = v[3], *v4 = v[4];
+            const int64_t *v5 = v[5], *v6 = v[6], *v7 = v[7];
+            uint64_t h32 = 0, h8 = 0, any;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* The event as four 64-bit words (struct trove_event's layout, little-endian):
+             * whole-word stores, no byte stores to merge. */
+            for (size_t i = 0; i < m; i++, e++) {
+                uint8_t *p = (uint8_t *)e;
+                const uint64_t w2 = (uint64_t)(uint32_t)v2[i] | (uint64_t)v3[i] << 32;
+                const uint64_t w3 = ((uint64_t)v4[i] & 0xFF) | ((uint64_t)v5[i] & 0xFF) << 8 |
+                                    ((uint64_t)v6[i] & 0xFF) << 16 | (uint64_t)v7[i] << 32;
+                memcpy(p, &v0[i], 8);
+                memcpy(p + 8, &v1[i], 8);
+                memcpy(p + 16, &w2, 8);
+                memcpy(p + 24, &w3, 8);
+                h32 |= (uint64_t)v2[i] | (uint64_t)v3[i] | (uint64_t)v7[i];
+                h8 |= (uint64_t)v4[i] | (uint64_t)v5[i] | (uint64_t)v6[i];
+            }
+#else
+            for (size_t i = 0; i < m; i++, e++) {
+                e->start_ns = (uint64_t)v0[i];
+                e->dur_ns = (uint64_t)v1[i];
+                e->pid = (uint32_t)v2[i];
+                e->tid = (uint32_t)v3[i];
+                e->kind = (uint8_t)v4[i];
+                e->depth = (uint8_t)v5[i];
+                e->extra = (uint8_t)v6[i];
+                e->pad = 0;
+                e->name_id = (uint32_t)v7[i];
+                h32 |= (uint64_t)v2[i] | (uint64_t)v3[i] | (uint64_t)v7[i];
+                h8 |= (uint64_t)v4[i] | (uint64_t)v5[i] | (uint64_t)v6[i];
+            }
+#endif
+            any = (h32 >> 32) | (h8 >> 8);
+            for (size_t k = 0; any && k < t->ncols; k++)
+                if ((rc = check_range(t, k, v[k], r, m, diag)) != TROVE_OK)
+                    goto out;
+        }
+        for (size_t k = 0; k < t->ncols; k++)
+            trove_pq_cursor_advance(cur[k], m);
+        r += m;
+    }
+    ev->len += (size_t)rows;
+    rc = TROVE_OK;
+out:
+    for (size_t k = 0; k < MAX_COLS; k++)
+        trove_pq_cursor_free(cur[k]);
+    return rc;
 }
 
 int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_events *ev,
@@ -364,32 +515,7 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
         goto out;
     }
     if (table == TROVE_TABLE_EVENTS) {
-        /* Every column whole, then the events in one pass over them. */
-        struct trove_event *e;
-        if ((rc = trove_events_reserve(ev, (size_t)rows)) != TROVE_OK)
-            goto out;
-        for (size_t k = 0; k < t->ncols; k++) {
-            if (!(v[k] = malloc((size_t)(rows ? rows : 1) * sizeof(int64_t)))) {
-                rc = TROVE_ERR_NOMEM;
-                goto out;
-            }
-            if ((rc = read_col(f, t, k, v[k], NULL, diag)) != TROVE_OK)
-                goto out;
-        }
-        e = ev->ev + ev->len;
-        for (uint64_t r = 0; r < rows; r++, e++) {
-            e->start_ns = (uint64_t)v[0][r];
-            e->dur_ns = (uint64_t)v[1][r];
-            e->pid = (uint32_t)v[2][r];
-            e->tid = (uint32_t)v[3][r];
-            e->kind = (uint8_t)v[4][r];
-            e->depth = (uint8_t)v[5][r];
-            e->extra = (uint8_t)v[6][r];
-            e->pad = 0;
-            e->name_id = (uint32_t)v[7][r];
-        }
-        ev->len += (size_t)rows;
-        rc = TROVE_OK;
+        rc = read_events(f, ev, diag);
         goto out;
     }
     for (size_t k = 0; k < t->ncols; k++) {
