@@ -90,6 +90,9 @@ static int run_row(int r, const struct trove_events *ev, const struct trove_name
     return 0;
 }
 
+/* The DuckDB rows' keys, in the order of R_DUCK_DEFAULT and R_DUCK_NONE. */
+static const char *const duck_keys[2] = {"duckdb_default", "duckdb_uncompressed"};
+
 /* The DuckDB tool: --duckdb, $TROVE_DUCKDB_TOOL, or the source tree's. */
 static const char *duckdb_tool(const char *opt)
 {
@@ -111,7 +114,6 @@ static int run_duckdb(const char *tool, const char *file, unsigned rounds, struc
     json_error_t jerr;
     FILE *p;
     int status, rc = 1;
-    static const char *const keys[2] = {"duckdb_default", "duckdb_uncompressed"};
 
     if (access(tool, R_OK) != 0)
         return cli_error(CMD, "DuckDB tool %s: %s (run `make deps-npm`, or pass --no-duckdb)",
@@ -141,11 +143,11 @@ static int run_duckdb(const char *tool, const char *file, unsigned rounds, struc
         goto out;
     }
     for (int k = 0; k < 2; k++) {
-        json_t *o = json_object_get(root, keys[k]);
+        json_t *o = json_object_get(root, duck_keys[k]);
         json_t *b = json_object_get(o, "bytes"), *w = json_object_get(o, "write_s"),
                *r = json_object_get(o, "read_s");
         if (!json_is_integer(b) || !json_is_number(w) || !json_is_number(r)) {
-            cli_error(CMD, "DuckDB tool: %s lacks bytes, write_s or read_s", keys[k]);
+            cli_error(CMD, "DuckDB tool: %s lacks bytes, write_s or read_s", duck_keys[k]);
             goto out;
         }
         res[R_DUCK_DEFAULT + k].have = 1;
@@ -190,7 +192,6 @@ static void parquet_usage(FILE *f)
 
 static void print_json(size_t n, const struct result *res)
 {
-    static const char *const duck_keys[2] = {"duckdb_default", "duckdb_uncompressed"};
     printf("{\"events\":%zu,\"rows\":{", n);
     for (int r = 0; r < R_COUNT; r++) {
         const char *key = r < R_TROVE ? rows[r].key : duck_keys[r - R_TROVE];
@@ -215,9 +216,7 @@ static void print_table(size_t n, const char *source, unsigned rounds, const str
     printf("%-20s %9s %8s %9s %9s %8s %8s\n", "row", "MB", "/plain", "write s", "read s",
            "B/event", "");
     for (int r = 0; r < R_COUNT; r++) {
-        const char *key = r < R_TROVE ? (r < R_TROVE ? rows[r].key : "")
-                                      : (r == R_DUCK_DEFAULT ? "duckdb_default"
-                                                             : "duckdb_uncompressed");
+        const char *key = r < R_TROVE ? rows[r].key : duck_keys[r - R_TROVE];
         const char *what = r < R_TROVE ? rows[r].what : duck_what[r - R_TROVE];
         if (!res[r].have) {
             printf("%-20s %9s   (not run: --no-duckdb)\n", key, "-");
