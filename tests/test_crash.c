@@ -5,7 +5,8 @@
  * writes (random bytes, zeros, copies of other blocks so that objects are shared), reads
  * checked against its model, whole puts (resize + write + commit), resizes, commits,
  * snapshots (at most SNAP_KEEP, the oldest removed first), removal and re-creation of a
- * volume, dropping uncommitted changes by reopening, and gc — on three small volumes. The
+ * volume, dropping uncommitted changes by reopening, and gc — on two small volumes and a big
+ * sparse v3 one, whose small commits write patch segments (no puts or resizes there). The
  * parent kills it with SIGKILL after a random delay (at least TROVE_CRASH_KILLS times,
  * default 100), then reopens the store in-process and checks: `verify --deep` is clean,
  * every volume and snapshot reads back exactly its last committed state, and nothing is
@@ -56,8 +57,11 @@
 
 #define KILLS_DEFAULT 100
 #define SEED_DEFAULT 0x7a0e5eedULL
-#define VOL_MIN (64u << 10)  /* volume sizes: VOL_MIN .. VOL_MAX bytes */
-#define VOL_MAX (512u << 10)
+#define VOL_MIN (64u << 10)  /* volume sizes: VOL_MIN .. SMALL_MAX bytes */
+#define SMALL_MAX (512u << 10)
+#define BIG_SLOTS 1100u      /* a big sparse v3 volume: past one 1024-slot recipe segment, */
+#define BIG_BS 4096u         /* so that its small commits write patch segments */
+#define VOL_MAX (BIG_SLOTS * BIG_BS) /* the largest volume: every model buffer's size */
 #define MAX_SLOTS 64         /* ... and at most this many blocks */
 #define NVOLS 3
 #define SNAP_KEEP 3          /* snapshots kept; the oldest is removed first */
@@ -94,12 +98,12 @@ static void fill_random(uint8_t *p, size_t n, uint64_t *rng)
     }
 }
 
-/* A volume size: any byte count from VOL_MIN to VOL_MAX or MAX_SLOTS blocks, whichever is
+/* A volume size: any byte count from VOL_MIN to SMALL_MAX or MAX_SLOTS blocks, whichever is
  * less (so that a put stays short next to the kill delays), a block multiple half the time. */
 static uint64_t random_size(uint64_t *rng, uint32_t block_size)
 {
-    uint64_t max = (uint64_t)block_size * MAX_SLOTS < VOL_MAX ? (uint64_t)block_size * MAX_SLOTS
-                                                               : VOL_MAX;
+    uint64_t max = (uint64_t)block_size * MAX_SLOTS < SMALL_MAX ? (uint64_t)block_size * MAX_SLOTS
+                                                                 : SMALL_MAX;
     uint64_t n = VOL_MIN + rnd(rng, max - VOL_MIN + 1);
     if (rnd(rng, 2))
         n -= n % block_size; /* VOL_MIN is a multiple of every block size used */
@@ -409,6 +413,19 @@ static void op_create(struct child *c, struct cvol *cv)
 {
     uint32_t bs = rnd(&c->rng, 4) ? 16384 : 4096;
     uint64_t size = random_size(&c->rng, bs);
+
+    if (cv == &c->vol[NVOLS - 1]) {
+        /* The last volume is big and sparse, in v3: writes land in one or two of its 1100
+         * slots, so each commit writes patches of its recipe's full segment. */
+        size = (uint64_t)BIG_SLOTS * BIG_BS;
+        jlog(c, "begin create\n");
+        jlog_pending(c, cv->name, size, c->zeros, 0);
+        CHILD_TRY(c, K_CREATE, trove_volume_create_format(c->s, cv->name, size, BIG_BS,
+                                                          TROVE_RECIPE_FORMAT_V3, &cv->v, NULL));
+        cv->size = cv->com_size = size;
+        jlog(c, "end\n");
+        return;
+    }
     jlog(c, "begin create\n");
     jlog_pending(c, cv->name, size, c->zeros, 0);
     /* Both recipe formats, so that the crash story holds for each. */
@@ -440,6 +457,8 @@ static void child_step(struct child *c)
         op_create(c, cv);
         return;
     }
+    if (cv == &c->vol[NVOLS - 1] && ((r >= 40 && r < 52) || (r >= 72 && r < 78)))
+        r = r < 52 ? r - 40 : r - 72 + 12; /* the big volume: no puts or resizes (writes) */
     if (r < 30)
         op_write(c, cv);
     else if (r < 40)
@@ -864,8 +883,8 @@ static uint8_t *read_object(struct trove_backend *be, const struct trove_digest 
     return b.ptr;
 }
 
-/* The digests a v3 manifest names: its pages, their sections, and the data digests of its
- * dictionary chunks and raw segments. */
+/* The digests a v3 manifest names: its pages, their sections (and each patch's base), and
+ * the data digests of its dictionary chunks and raw segments. */
 static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, struct digests *ds)
 {
     struct trove_recipe_v3 m;
@@ -899,7 +918,16 @@ static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, 
                 rc = TROVE_ERR_NOTFOUND;
                 break;
             }
-            if (sec_no < m.nsegments) {
+            if (sec_no < m.nsegments && sec[k].encoding == TROVE_V3_ENC_PATCH) {
+                /* A patch names its base segment, which names no data. */
+                struct trove_v3_patch pt;
+                uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
+                cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
+                rc = trove_recipe_v3_patch_decode(obj, olen, cnt, m.dict_count, &pt, NULL);
+                if (rc == TROVE_OK && digests_add(ds, &pt.base) != 0)
+                    rc = TROVE_ERR_NOMEM;
+                enc = TROVE_V3_ENC_PATCH;
+            } else if (sec_no < m.nsegments) {
                 uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
                 cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
                 rc = trove_recipe_v3_segment_decode(obj, olen, cnt, m.dict_count, idx, tmp, &enc,
