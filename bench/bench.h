@@ -6,6 +6,12 @@
 #ifndef TROVE_BENCH_H
 #define TROVE_BENCH_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "trove/import.h"
+
 /* `trove bench wire`: the seed's wire table (bench/bench_wire.c). */
 int bench_wire(int argc, char **argv);
 
@@ -28,5 +34,24 @@ int bench_parquet(int argc, char **argv);
  * (bench/bench_util.c). */
 double bench_now(void);
 double bench_median(double *v, unsigned n);
+
+/*
+ * The capture a benchmark measures: --input FILE (--input-format, --events N: its first N)
+ * or `trove gen` data (--events, --seed). bench_source_arg takes argv[*i] if it is one of
+ * those options (and its value, advancing *i): 1 if taken, 0 if not one of them, -1 after
+ * printing the error. bench_source_load loads or generates the events (names too; quiet:
+ * no import warnings) and describes them in desc; 0, or nonzero after printing the error.
+ */
+struct bench_source {
+    struct cli_load_options lo;
+    struct trove_gen_options go;
+    const char *input;
+    uint64_t events;
+    int have_events;
+};
+void bench_source_init(struct bench_source *s);
+int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **argv, int *i);
+int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct trove_events *ev,
+                      struct trove_names *names, char *desc, size_t desc_len);
 
 #endif

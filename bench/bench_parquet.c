@@ -170,7 +170,7 @@ static void parquet_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove bench parquet [--input FILE [--input-format chrome-json|raw]]\n"
-            "                           [--events N] [--rounds R] [--duckdb TOOL | --no-duckdb]\n"
+            "                           [--events N] [--seed S] [--rounds R] [--duckdb TOOL | --no-duckdb]\n"
             "                           [--json]\n"
             "\n"
             "The events table as Parquet, written and read by trove — plain, dictionary,\n"
@@ -181,6 +181,7 @@ static void parquet_usage(FILE *f)
             "                      `trove gen` data of 1,034,313 events (docs/gen.md)\n"
             "  --input-format F    auto (default), chrome-json, or raw/wire\n"
             "  --events N          gen: events to generate; --input: the first N\n"
+            "  --seed S            gen: the seed (default 1)\n"
             "  --rounds R          timed rounds, 1..100 (default %u)\n"
             "  --duckdb TOOL       the DuckDB tool (default $TROVE_DUCKDB_TOOL, else\n"
             "                      %s/tools/duckdb/duckdb_tool.mjs); needs node and\n"
@@ -238,83 +239,51 @@ static void print_table(size_t n, const char *source, unsigned rounds, const str
 
 int bench_parquet(int argc, char **argv)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
-    struct trove_gen_options go;
+    struct bench_source src;
     struct trove_events ev = {0}, back = {0};
     struct trove_names *names = NULL;
     struct trove_bytes file = {0};
     struct result res[R_COUNT];
-    const char *input = NULL, *tool_opt = NULL;
+    const char *tool_opt = NULL;
     char source[4200], tmpl[64] = "", path[128] = "", version[64] = "";
-    uint64_t events = 0, rounds = DEFAULT_ROUNDS;
-    int json = 0, have_events = 0, no_duck = 0, status = 1, fd = -1;
+    uint64_t rounds = DEFAULT_ROUNDS;
+    int json = 0, no_duck = 0, status = 1, fd = -1, taken;
     double *wt = NULL, *rt = NULL;
 
     memset(res, 0, sizeof res);
-    trove_gen_defaults(&go);
+    bench_source_init(&src);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
-        if (cli_is_help(a)) {
+        if ((taken = bench_source_arg(CMD, &src, argc, argv, &i)) != 0) {
+            if (taken < 0)
+                return 1;
+        } else if (cli_is_help(a)) {
             parquet_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--no-duckdb")) {
             no_duck = 1;
-        } else if (!strcmp(a, "--input") && has_value) {
-            input = argv[++i];
         } else if (!strcmp(a, "--duckdb") && has_value) {
             tool_opt = argv[++i];
-        } else if (!strcmp(a, "--input-format") && has_value) {
-            if ((lo.format = cli_input_format_parse(argv[++i])) < 0)
-                return cli_error(CMD, "--input-format: '%s' is not chrome-json or raw", argv[i]);
-        } else if (!strcmp(a, "--events") && has_value) {
-            if (cli_parse_u64(argv[++i], &events) || events < 1 || events > (1ull << 32))
-                return cli_error(CMD, "--events: '%s' is not a count in 1..4G", argv[i]);
-            have_events = 1;
         } else if (!strcmp(a, "--rounds") && has_value) {
             if (cli_parse_u64(argv[++i], &rounds) || rounds < 1 || rounds > 100)
                 return cli_error(CMD, "--rounds: '%s' is not a count in 1..100", argv[i]);
-        } else if (!strcmp(a, "--input") || !strcmp(a, "--input-format") ||
-                   !strcmp(a, "--events") || !strcmp(a, "--rounds") || !strcmp(a, "--duckdb")) {
+        } else if (!strcmp(a, "--rounds") || !strcmp(a, "--duckdb")) {
             return cli_error(CMD, "%s needs a value; see `trove bench parquet --help`", a);
         } else {
             return cli_error(CMD, "unexpected argument '%s'; see `trove bench parquet --help`", a);
         }
     }
-    if (!input && lo.format != CLI_INPUT_AUTO)
-        return cli_error(CMD, "--input-format needs --input FILE");
     if (no_duck && tool_opt)
         return cli_error(CMD, "--duckdb and --no-duckdb contradict each other");
-
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error(CMD, "out of memory");
         goto out;
     }
-    if (input) {
-        lo.quiet = json;
-        if (cli_load(CMD, input, &lo, &ev, names) != 0)
-            goto out;
-        if (have_events && ev.len > events)
-            ev.len = (size_t)events;
-        snprintf(source, sizeof source, "%s", input);
-    } else {
-        int rc;
-        if (have_events)
-            go.events = events;
-        if ((rc = trove_gen(&go, &ev, names)) != TROVE_OK) {
-            cli_error(CMD, "generating %llu events: %s", (unsigned long long)go.events,
-                      trove_strerror(rc));
-            goto out;
-        }
-        snprintf(source, sizeof source, "trove gen (seed %llu, tick %llu ns)",
-                 (unsigned long long)go.seed, (unsigned long long)go.tick_ns);
-    }
-    if (ev.len == 0) {
-        cli_error(CMD, "%s: no events to measure", input ? input : "gen");
+    if (bench_source_load(CMD, &src, json, &ev, names, source, sizeof source) != 0)
         goto out;
-    }
     if (!(wt = calloc((size_t)rounds * R_TROVE, sizeof *wt)) ||
         !(rt = calloc((size_t)rounds * R_TROVE, sizeof *rt))) {
         cli_error(CMD, "out of memory");

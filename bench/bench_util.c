@@ -1,8 +1,10 @@
 /*
- * bench_util.c: what the benchmarks share — a monotonic clock and the median of a run of
- * timings (bench.h).
+ * bench_util.c: what the benchmarks share — a monotonic clock, the median of a run of
+ * timings, and the capture a benchmark measures (--input or `trove gen`) (bench.h).
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "bench.h"
@@ -24,4 +26,74 @@ double bench_median(double *v, unsigned n)
 {
     qsort(v, n, sizeof *v, cmp_double);
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void bench_source_init(struct bench_source *s)
+{
+    memset(s, 0, sizeof *s);
+    s->lo.format = CLI_INPUT_AUTO;
+    trove_gen_defaults(&s->go);
+}
+
+int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i];
+    int is_source = !strcmp(a, "--input") || !strcmp(a, "--input-format") ||
+                    !strcmp(a, "--events") || !strcmp(a, "--seed");
+
+    if (!is_source)
+        return 0;
+    if (*i + 1 >= argc) {
+        cli_error(cmd, "%s needs a value; see `trove %s --help`", a, cmd);
+        return -1;
+    }
+    ++*i;
+    if (!strcmp(a, "--input")) {
+        s->input = argv[*i];
+    } else if (!strcmp(a, "--input-format")) {
+        if ((s->lo.format = cli_input_format_parse(argv[*i])) < 0) {
+            cli_error(cmd, "--input-format: '%s' is not chrome-json or raw", argv[*i]);
+            return -1;
+        }
+    } else if (!strcmp(a, "--events")) {
+        if (cli_parse_u64(argv[*i], &s->events) || s->events < 1 || s->events > (1ull << 32)) {
+            cli_error(cmd, "--events: '%s' is not a count in 1..4G", argv[*i]);
+            return -1;
+        }
+        s->have_events = 1;
+    } else if (cli_parse_u64(argv[*i], &s->go.seed)) {
+        cli_error(cmd, "--seed: '%s' is not an unsigned integer", argv[*i]);
+        return -1;
+    }
+    return 1;
+}
+
+int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct trove_events *ev,
+                      struct trove_names *names, char *desc, size_t desc_len)
+{
+    int rc;
+
+    if (!s->input && s->lo.format != CLI_INPUT_AUTO)
+        return cli_error(cmd, "--input-format needs --input FILE");
+    if (s->input) {
+        s->lo.quiet = quiet;
+        if (cli_load(cmd, s->input, &s->lo, ev, names) != 0)
+            return 1;
+        if (s->have_events && ev->len > s->events)
+            ev->len = (size_t)s->events;
+        snprintf(desc, desc_len, "%s", s->input);
+    } else {
+        if (s->have_events)
+            s->go.events = s->events;
+        if ((rc = trove_gen(&s->go, ev, names)) != TROVE_OK)
+            return cli_error(cmd, "generating %llu events: %s", (unsigned long long)s->go.events,
+                             trove_strerror(rc));
+        snprintf(desc, desc_len,
+                 "trove gen (seed %llu, %u x %u threads, %u names, zipf %.2f, tick %llu ns)",
+                 (unsigned long long)s->go.seed, s->go.processes, s->go.threads, s->go.names,
+                 s->go.zipf_s, (unsigned long long)s->go.tick_ns);
+    }
+    if (ev->len == 0)
+        return cli_error(cmd, "%s: no events to measure", s->input ? s->input : "gen");
+    return 0;
 }

@@ -648,88 +648,49 @@ static void wire_usage(FILE *f)
 
 int bench_wire(int argc, char **argv)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
-    struct trove_gen_options go;
+    struct bench_source src;
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct bench b;
     struct result res[F_COUNT];
-    const char *input = NULL;
     char source[4200];
-    uint64_t events = 0, batch = TROVE_BATCH_DEFAULT, repeat = 0;
-    int json = 0, have_events = 0, status = 1;
+    uint64_t batch = TROVE_BATCH_DEFAULT, repeat = 0;
+    int json = 0, status = 1, taken;
     unsigned stride;
     double *enc_t = NULL, *dec_t = NULL;
 
     memset(&b, 0, sizeof b);
     memset(res, 0, sizeof res);
-    trove_gen_defaults(&go);
+    bench_source_init(&src);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
-        if (cli_is_help(a)) {
+        if ((taken = bench_source_arg("bench wire", &src, argc, argv, &i)) != 0) {
+            if (taken < 0)
+                return 1;
+        } else if (cli_is_help(a)) {
             wire_usage(stdout);
             return 0;
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--input") && has_value) {
-            input = argv[++i];
-        } else if (!strcmp(a, "--input-format") && has_value) {
-            if ((lo.format = cli_input_format_parse(argv[++i])) < 0)
-                return cli_error("bench wire", "--input-format: '%s' is not chrome-json or raw",
-                                 argv[i]);
-        } else if (!strcmp(a, "--events") && has_value) {
-            if (cli_parse_u64(argv[++i], &events) || events < 1 || events > (1ull << 32))
-                return cli_error("bench wire", "--events: '%s' is not a count in 1..4G", argv[i]);
-            have_events = 1;
-        } else if (!strcmp(a, "--seed") && has_value) {
-            if (cli_parse_u64(argv[++i], &go.seed))
-                return cli_error("bench wire", "--seed: '%s' is not an unsigned integer", argv[i]);
         } else if (!strcmp(a, "--batch") && has_value) {
             if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
                 return cli_error("bench wire", "--batch: '%s' is not a count in 1..65536", argv[i]);
         } else if (!strcmp(a, "--repeat") && has_value) {
             if (cli_parse_u64(argv[++i], &repeat) || repeat < 1 || repeat > 1000)
                 return cli_error("bench wire", "--repeat: '%s' is not a count in 1..1000", argv[i]);
-        } else if (!strcmp(a, "--input") || !strcmp(a, "--input-format") || !strcmp(a, "--events") ||
-                   !strcmp(a, "--seed") || !strcmp(a, "--batch") || !strcmp(a, "--repeat")) {
+        } else if (!strcmp(a, "--batch") || !strcmp(a, "--repeat")) {
             return cli_error("bench wire", "%s needs a value; see `trove bench wire --help`", a);
         } else {
             return cli_error("bench wire", "unexpected argument '%s'; see `trove bench wire --help`", a);
         }
     }
-    if (!input && lo.format != CLI_INPUT_AUTO)
-        return cli_error("bench wire", "--input-format needs --input FILE");
-
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error("bench wire", "out of memory");
         goto out;
     }
-    if (input) {
-        lo.quiet = json;
-        if (cli_load("bench wire", input, &lo, &ev, names) != 0)
-            goto out;
-        if (have_events && ev.len > events)
-            ev.len = (size_t)events;
-        snprintf(source, sizeof source, "%s", input);
-    } else {
-        int rc;
-        if (have_events)
-            go.events = events;
-        if ((rc = trove_gen(&go, &ev, NULL)) != TROVE_OK) {
-            cli_error("bench wire", "generating %llu events: %s", (unsigned long long)go.events,
-                      trove_strerror(rc));
-            goto out;
-        }
-        snprintf(source, sizeof source,
-                 "trove gen (seed %llu, %u x %u threads, %u names, zipf %.2f, tick %llu ns)",
-                 (unsigned long long)go.seed, go.processes, go.threads, go.names, go.zipf_s,
-                 (unsigned long long)go.tick_ns);
-    }
-    if (ev.len == 0) {
-        cli_error("bench wire", "%s: no events to measure", input ? input : "gen");
+    if (bench_source_load("bench wire", &src, json, &ev, names, source, sizeof source) != 0)
         goto out;
-    }
     for (size_t i = 0; i < ev.len; i++)
         if (ev.ev[i].pad != 0) {
             cli_error("bench wire", "%s: event %zu has a nonzero pad byte; not a valid record", source, i);
