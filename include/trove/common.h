@@ -43,7 +43,10 @@ enum trove_error {
     TROVE_ERR_EXISTS = -1021,      /* a volume or name that must be new already exists */
     TROVE_ERR_READONLY = -1022,    /* a write to a snapshot or a store opened read-only */
     TROVE_ERR_BUSY = -1023,        /* the volume is open, or the store is locked elsewhere */
-    TROVE_ERR_LAST = -1024
+    TROVE_ERR_CANCELLED = -1024,   /* the request was cancelled */
+    TROVE_ERR_SEND = -1025,        /* a sink failed to send (the first failure is sticky) */
+    TROVE_ERR_TIMEOUT = -1026,     /* a wait ended before the work did */
+    TROVE_ERR_LAST = -1027
 };
 
 /* A short, static, human-readable name for an error code (library or -errno). */

@@ -33,6 +33,8 @@ extern "C" {
 
 #define TROVE_RECIPE_V1_HEADER 56
 #define TROVE_RECIPE_FLAG_READONLY 1u
+#define TROVE_RECIPE_FLAG_OBJECTS 2u /* slots hold whole objects of 1..block_size bytes */
+#define TROVE_RECIPE_FLAGS_KNOWN (TROVE_RECIPE_FLAG_READONLY | TROVE_RECIPE_FLAG_OBJECTS)
 #define TROVE_RECIPE_MAX_SLOTS (1ull << 32) /* 8 PiB at 2 MiB blocks; 64 GiB of entries */
 
 struct trove_recipe_v1 {

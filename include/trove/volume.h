@@ -149,6 +149,7 @@ struct trove_volume_info {
     uint64_t last_commit_bytes;     /* bytes the last commit of this handle wrote (recipe,
                                        segments, chunks, pages; not data objects) */
     uint64_t last_commit_objects;   /* recipe objects it wrote (v3) */
+    int objects;                    /* an object volume (trove_volume_create_objects) */
 };
 
 /* Describe v's in-memory state (recipe_bytes and generation: the committed file's). */
@@ -216,6 +217,7 @@ struct trove_volume_entry {
     uint64_t generation;
     uint64_t recipe_bytes;
     int recipe_format;    /* 1 or 3 */
+    int objects;          /* an object volume */
 };
 
 /*
@@ -270,6 +272,44 @@ struct trove_gc_report {
  */
 int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_progress_fn progress,
                    void *progress_ctx);
+
+/* ---- object volumes ---------------------------------------------------------------------
+ *
+ * An object volume keeps a whole object of 1 .. block_size bytes in each slot instead of a
+ * fixed-size block: a capture is one, with one encoded segment per slot. Its size is
+ * slots * block_size; verify checks that each object is at most block_size bytes (rather
+ * than exactly a block); trove_volume_read and trove_volume_write refuse it
+ * (TROVE_ERR_INVALID) and trove_volume_resize takes slots * block_size. Everything else —
+ * dedup, counts, commits, snapshots, gc — is the same. The recipe says so with
+ * TROVE_RECIPE_FLAG_OBJECTS.
+ */
+
+/* Create object volume `name` of `slots` empty slots whose objects are at most max_object
+ * bytes (a power of two from 4 KiB to 1 GiB), in the default recipe format, and commit it.
+ * Errors as trove_volume_create. */
+int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_t slots,
+                                uint32_t max_object, struct trove_volume **out,
+                                struct trove_diag *diag);
+
+/* 1 if v is an object volume, else 0. */
+int trove_volume_is_objects(const struct trove_volume *v);
+
+/* Point slot at an object holding data[0..len) (stored if new; len 0 empties the slot).
+ * Durable with the next commit, as trove_volume_write. Errors: TROVE_ERR_INVALID (not an
+ * object volume, slot past the end, len over block_size), TROVE_ERR_READONLY,
+ * TROVE_ERR_NOMEM, -errno. */
+int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *data, size_t len);
+
+/* Read slot's object into out (replacing its content; out->len 0 for an empty slot).
+ * Errors: TROVE_ERR_INVALID (slot past the end), TROVE_ERR_NOTFOUND, TROVE_ERR_LIMIT (over
+ * block_size), -errno. */
+int trove_volume_get_object(struct trove_volume *v, uint64_t slot, struct trove_bytes *out);
+
+/* Copy the digests of slots [first, first + n) of v's in-memory state to out[0..n) (zero
+ * for an empty slot). For either kind of volume: what a trove_stream_run walks. Errors:
+ * TROVE_ERR_INVALID (range). */
+int trove_volume_slot_digests(const struct trove_volume *v, uint64_t first, uint64_t n,
+                              struct trove_digest *out);
 
 #ifdef __cplusplus
 }

@@ -43,6 +43,9 @@ const char *trove_strerror(int err)
     case TROVE_ERR_EXISTS: return "already exists";
     case TROVE_ERR_READONLY: return "read-only";
     case TROVE_ERR_BUSY: return "in use";
+    case TROVE_ERR_CANCELLED: return "cancelled";
+    case TROVE_ERR_SEND: return "send failed";
+    case TROVE_ERR_TIMEOUT: return "timed out";
     default: break;
     }
     if (err < 0 && err > -1000)

@@ -1,0 +1,131 @@
+/*
+ * trove/capture.h: captures in the store.
+ *
+ * A capture is an object volume (trove/volume.h) named after it:
+ *
+ *   slot 0     the capture header: counts, time range, and one index entry per segment
+ *   slot 1     the names: a wire stream of names frames (trove/wire.h)
+ *   slot 2+k   segment k: packed+deflate wire frames back to back, about segment_bytes of
+ *              32-byte events (1 MiB by default, 32,768 events), in the input's order
+ *
+ * Every object is a deterministic function of the events and names, so importing the same
+ * input again stores no new object. docs/formats/capture.md has the byte layouts.
+ * Replay walks the names and the segments that overlap a time range through a
+ * trove_stream (trove/stream.h) and hands the sink wire frames.
+ */
+#ifndef TROVE_CAPTURE_H
+#define TROVE_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+#include "trove/event.h"
+#include "trove/stream.h"
+#include "trove/volume.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT ((uint64_t)1 << 20) /* of 32-byte events */
+#define TROVE_CAPTURE_FRAME_EVENTS_DEFAULT 2048u
+#define TROVE_CAPTURE_MAX_OBJECT ((uint32_t)16 << 20) /* the volume's block size */
+#define TROVE_CAPTURE_MAX_SEGMENTS ((uint64_t)1 << 24)
+
+struct trove_capture_options {
+    uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32, at
+                               least 32); 0: the default */
+    uint32_t frame_events;  /* events per frame, 1 .. TROVE_WIRE_MAX_EVENTS; 0: 2048 */
+    /* Called after each segment with segments done and the total; may be NULL. */
+    void (*progress)(void *ctx, uint64_t done, uint64_t total);
+    void *progress_ctx;
+};
+
+struct trove_capture_info {
+    uint64_t events;
+    uint64_t segments;
+    uint64_t first_ns;     /* the smallest start (0 with no events) */
+    uint64_t end_ns;       /* the largest start + dur (0 with no events) */
+    uint64_t names;        /* names entries */
+    uint64_t raw_bytes;    /* events * 32 */
+    uint64_t stored_bytes; /* bytes of the header, names and segment objects */
+    uint64_t new_objects;  /* trove_capture_write: objects the store did not have */
+};
+
+/*
+ * Write events[0..n) and names (may be NULL) as capture `name` in s, replacing a capture of
+ * that name, and commit. Errors: TROVE_ERR_INVALID (name, options), TROVE_ERR_EXISTS (name
+ * is a volume that is not a capture), TROVE_ERR_LIMIT (more than MAX_SEGMENTS segments),
+ * the store's errors; diag says which.
+ */
+int trove_capture_write(struct trove_store *s, const char *name, const struct trove_event *events,
+                        size_t n, const struct trove_names *names,
+                        const struct trove_capture_options *opt, struct trove_capture_info *info,
+                        struct trove_diag *diag);
+
+/* Describe capture `name` (reads its header). Errors: TROVE_ERR_NOTFOUND (no such
+ * capture; a volume that is not one is TROVE_ERR_INVALID), header decode errors. */
+int trove_capture_info(struct trove_store *s, const char *name, struct trove_capture_info *out,
+                       struct trove_diag *diag);
+
+struct trove_capture_entry {
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    int error; /* TROVE_OK, or why its header could not be read (the rest is then 0) */
+    struct trove_capture_info info;
+};
+
+/* The captures of s sorted by name, in a malloc'd array (free()); volumes that are not
+ * captures are skipped. Errors: TROVE_ERR_NOMEM, -errno. */
+int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, size_t *count_out);
+
+struct trove_capture_replay_options {
+    uint64_t from_ns;       /* events that start at or after ... */
+    uint64_t to_ns;         /* ... and before this (exclusive; UINT64_MAX: to the end) */
+    int wire;               /* TROVE_WIRE_RAW, _PACKED or _DEFLATE: the frames the sink gets */
+    uint32_t frame_events;  /* events per frame re-encoded (0: as stored) */
+};
+
+/*
+ * Stream capture `name` to sink through st: first the names frames, then the events of
+ * every segment that overlaps [from_ns, to_ns), in stored order, as frames of opt->wire.
+ * Each batch is one whole frame. Stored frames that need no change (DEFLATE, wholly inside
+ * the range) are sent as they are, aliasing the object. Errors: trove_stream_run's,
+ * TROVE_ERR_NOTFOUND (no such capture), decode errors (diag names the segment).
+ */
+int trove_capture_replay(struct trove_store *s, const char *name, struct trove_stream *st,
+                         const struct trove_capture_replay_options *opt,
+                         const struct trove_stream_sink *sink, struct trove_stream_stats *stats,
+                         struct trove_diag *diag);
+
+/* ---- the header object (slot 0) ---- */
+
+struct trove_capture_segment {
+    uint64_t min_start_ns;
+    uint64_t max_start_ns;
+    uint64_t max_end_ns;
+    uint32_t events;
+    uint32_t frames;
+};
+
+struct trove_capture_header {
+    struct trove_capture_info info;       /* events, segments, first_ns, end_ns, names,
+                                             raw_bytes (stored_bytes and new_objects 0) */
+    uint64_t segment_bytes;
+    uint32_t frame_events;
+    struct trove_capture_segment *seg;    /* info.segments entries; malloc'd by decode */
+};
+
+/* Append the header's encoding to out. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove_capture_header_encode(const struct trove_capture_header *h, struct trove_bytes *out);
+/* Decode buf[0..len) into h (h->seg malloc'd; free with trove_capture_header_free). Every
+ * bound is checked. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_VERSION,
+ * TROVE_ERR_LIMIT, TROVE_ERR_CHECKSUM, TROVE_ERR_CORRUPT, TROVE_ERR_NOMEM. */
+int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_capture_header *h,
+                                struct trove_diag *diag);
+void trove_capture_header_free(struct trove_capture_header *h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
