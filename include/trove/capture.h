@@ -31,11 +31,15 @@ extern "C" {
 #define TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT ((uint64_t)1 << 20) /* of 32-byte events */
 #define TROVE_CAPTURE_FRAME_EVENTS_DEFAULT 2048u
 #define TROVE_CAPTURE_MAX_OBJECT ((uint32_t)16 << 20) /* the volume's block size */
-#define TROVE_CAPTURE_MAX_SEGMENTS ((uint64_t)1 << 24)
+/* The header is one object: 2^18 index entries of 40 bytes (10 MiB) fit in MAX_OBJECT. */
+#define TROVE_CAPTURE_MAX_SEGMENTS ((uint64_t)1 << 18)
+/* A segment of 8 MiB of events packs and deflates to at most 44/32 of that (the packed
+ * worst case), so it always fits in MAX_OBJECT. */
+#define TROVE_CAPTURE_MAX_SEGMENT_BYTES ((uint64_t)8 << 20)
 
 struct trove_capture_options {
-    uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32, at
-                               least 32); 0: the default */
+    uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
+                               32 to MAX_SEGMENT_BYTES); 0: the default */
     uint32_t frame_events;  /* events per frame, 1 .. TROVE_WIRE_MAX_EVENTS; 0: 2048 */
     /* Called after each segment with segments done and the total; may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -103,20 +107,29 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
 struct trove_capture_segment {
     uint64_t min_start_ns;
     uint64_t max_start_ns;
-    uint64_t max_end_ns;
+    uint64_t max_end_ns;   /* the largest start + dur (UINT64_MAX if that overflows) */
     uint32_t events;
     uint32_t frames;
+    uint32_t bytes;        /* the segment object's length */
 };
 
 struct trove_capture_header {
     struct trove_capture_info info;       /* events, segments, first_ns, end_ns, names,
-                                             raw_bytes (stored_bytes and new_objects 0) */
+                                             raw_bytes; decode derives stored_bytes (this
+                                             header's length + names_bytes + every segment's
+                                             bytes), encode ignores it; new_objects 0 */
     uint64_t segment_bytes;
     uint32_t frame_events;
+    uint64_t names_bytes;                 /* the names object's length */
     struct trove_capture_segment *seg;    /* info.segments entries; malloc'd by decode */
 };
 
-/* Append the header's encoding to out. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+/* The encoded length of a header of `segments` entries (<= MAX_SEGMENTS). */
+size_t trove_capture_header_size(uint64_t segments);
+
+/* Append the header's encoding to out. The header must obey every rule the decoder checks
+ * (docs/formats/capture.md), else TROVE_ERR_INVALID and out is unchanged.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_LIMIT (segments), TROVE_ERR_NOMEM. */
 int trove_capture_header_encode(const struct trove_capture_header *h, struct trove_bytes *out);
 /* Decode buf[0..len) into h (h->seg malloc'd; free with trove_capture_header_free). Every
  * bound is checked. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_VERSION,

@@ -1,0 +1,355 @@
+/*
+ * capture_header.c: the capture header, format v1 — the object in slot 0 of a capture's
+ * volume (include/trove/capture.h, docs/formats/capture.md): the counts, the time range and
+ * one index entry per segment, which is all replay needs to pick the segments of a range.
+ *
+ *    0                8         12        16             24             32
+ *   +----------------+---------+---------+--------------+--------------+
+ *   | magic          | version | flags   | events   u64 | segments u64 |
+ *   | "TROVCAP1"     | u32 = 1 | u32 = 0 | N            | S            |
+ *   +----------------+---------+---------+--------------+--------------+
+ *   32             40             48             56             64
+ *   +--------------+--------------+--------------+--------------+
+ *   | first_ns u64 | end_ns   u64 | names    u64 | raw_bytes u64|
+ *   +--------------+--------------+--------------+--------------+
+ *   64             72                 80                84          88
+ *   +--------------+------------------+------------------+-----------+
+ *   | names_bytes  | segment_bytes u64| frame_events u32 | reserved  |
+ *   | u64          | B                | F                | u32 = 0   |
+ *   +--------------+------------------+------------------+-----------+
+ *   88                                      88 + 40S        96 + 40S
+ *   +------------------------------------ - +---------------+
+ *   | entry[0] entry[1] ... entry[S-1]       | checksum u64  |  xxh3-64 of every byte
+ *   +------------------------------------ - +---------------+  before it
+ *
+ *   segment entry, 40 bytes
+ *   0              8              16             24         28         32        36      40
+ *   +--------------+--------------+--------------+----------+----------+---------+--------+
+ *   | min_start_ns | max_start_ns | max_end_ns   | events   | frames   | bytes   |reserved|
+ *   | u64          | u64          | u64          | u32      | u32      | u32     |u32 = 0 |
+ *   +--------------+--------------+--------------+----------+----------+---------+--------+
+ *
+ * Integers are little-endian. With E = B / 32 events per segment, segment k holds events
+ * [kE, kE + E) of the capture, so every count follows from N, B and F: S = ceil(N / E);
+ * every segment but the last holds E events and the last the rest (1 .. E); a segment of n
+ * events is ceil(n / F) frames; raw_bytes = 32N. min_start_ns <= max_start_ns <= max_end_ns
+ * per segment; first_ns is the least min_start_ns and end_ns the greatest max_end_ns (both 0
+ * with no events). B is a multiple of 32 from 32 to 8 MiB, F is 1 .. 65536, S <= 2^18, a
+ * segment object's bytes are at least 16 per frame and at most 16 MiB, the names object's
+ * 16 .. 16 MiB bytes, and `names` at most (names_bytes - 16) / 3 (an entry is 3 bytes at
+ * least). The header is exactly 96 + 40S bytes, at most 10 MiB: one object.
+ *
+ * One checker serves both directions: the decoder runs it over the input, and the encoder
+ * writes the bytes past out->len and runs it over them before it counts them, so whatever
+ * encodes decodes and a header that breaks a rule is refused rather than written. The
+ * checker reads the fixed part, bounds S before it multiplies, requires the exact length,
+ * verifies the checksum, and only then checks the fields, so it never reads past buf[len)
+ * and a bit flip is reported as one. It allocates nothing; the decoder allocates the entry
+ * array after it passed, so the allocation is bounded by the input's length.
+ */
+#include "capture/capture_internal.h"
+
+#include "common/endian.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trove/wire.h"
+
+_Static_assert(sizeof TROVE__CAPTURE_MAGIC - 1 == 8, "the magic is 8 bytes");
+_Static_assert(TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * TROVE_CAPTURE_MAX_SEGMENTS +
+                       TROVE__CAPTURE_TRAILER <= TROVE_CAPTURE_MAX_OBJECT,
+               "the largest header fits in one object");
+
+size_t trove_capture_header_size(uint64_t segments)
+{
+    assert(segments <= TROVE_CAPTURE_MAX_SEGMENTS);
+    return TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)segments + TROVE__CAPTURE_TRAILER;
+}
+
+/* The fields of the fixed part, as read by check(). */
+struct fixed {
+    uint64_t events, segments, first_ns, end_ns, names, raw_bytes, names_bytes, segment_bytes;
+    uint32_t frame_events;
+};
+
+static void read_fixed(const uint8_t *buf, struct fixed *f)
+{
+    f->events = trove__get_le64(buf + 16);
+    f->segments = trove__get_le64(buf + 24);
+    f->first_ns = trove__get_le64(buf + 32);
+    f->end_ns = trove__get_le64(buf + 40);
+    f->names = trove__get_le64(buf + 48);
+    f->raw_bytes = trove__get_le64(buf + 56);
+    f->names_bytes = trove__get_le64(buf + 64);
+    f->segment_bytes = trove__get_le64(buf + 72);
+    f->frame_events = trove__get_le32(buf + 80);
+}
+
+/* Check segment entry k (at buf + at) of a header whose fixed part is f. */
+static int check_entry(const uint8_t *p, uint64_t k, uint64_t at, const struct fixed *f,
+                       struct trove_diag *diag)
+{
+    uint64_t per = f->segment_bytes / TROVE_EVENT_SIZE;
+    uint64_t want = k + 1 < f->segments ? per : f->events - (f->segments - 1) * per;
+    uint64_t min_start = trove__get_le64(p), max_start = trove__get_le64(p + 8);
+    uint64_t max_end = trove__get_le64(p + 16);
+    uint32_t events = trove__get_le32(p + 24), frames = trove__get_le32(p + 28);
+    uint32_t bytes = trove__get_le32(p + 32), reserved = trove__get_le32(p + 36);
+    uint64_t want_frames;
+
+    if (events != want)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 24,
+                              "capture header: segment %" PRIu64 " says %" PRIu32 " events; "
+                              "%" PRIu64 " events in segments of %" PRIu64 " give it %" PRIu64,
+                              k, events, f->events, per, want);
+    want_frames = trove__capture_div_up(events, f->frame_events);
+    if (frames != want_frames)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 28,
+                              "capture header: segment %" PRIu64 " says %" PRIu32 " frames; its "
+                              "%" PRIu32 " events in frames of %" PRIu32 " make %" PRIu64,
+                              k, frames, events, f->frame_events, want_frames);
+    if (bytes < (uint64_t)TROVE_WIRE_HEADER_SIZE * frames || bytes > TROVE_CAPTURE_MAX_OBJECT)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 32,
+                              "capture header: segment %" PRIu64 " says its object is %" PRIu32
+                              " bytes; %" PRIu32 " frames need %u to %" PRIu32,
+                              k, bytes, frames, TROVE_WIRE_HEADER_SIZE * frames,
+                              TROVE_CAPTURE_MAX_OBJECT);
+    if (reserved != 0)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 36,
+                              "capture header: segment %" PRIu64 " reserved field is 0x%" PRIx32
+                              ", must be 0",
+                              k, reserved);
+    if (min_start > max_start || max_start > max_end)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
+                              "capture header: segment %" PRIu64 " times are out of order "
+                              "(min start %" PRIu64 ", max start %" PRIu64 ", max end %" PRIu64
+                              "); they must not decrease",
+                              k, min_start, max_start, max_end);
+    return TROVE_OK;
+}
+
+/* Every rule of the format over buf[0..len); allocates nothing. */
+static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
+{
+    struct fixed f;
+    uint64_t want, stored, computed, per, min_start = UINT64_MAX, max_end = 0;
+    uint32_t version, flags, reserved;
+    int rc;
+
+    if (len < TROVE__CAPTURE_FIXED + TROVE__CAPTURE_TRAILER)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                              "capture header is %zu bytes, shorter than its %u-byte fixed part "
+                              "and checksum; the object was cut short",
+                              len, TROVE__CAPTURE_FIXED + TROVE__CAPTURE_TRAILER);
+    if (memcmp(buf, TROVE__CAPTURE_MAGIC, 8) != 0)
+        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
+                              "not a capture header (it does not start with \"TROVCAP1\")");
+    version = trove__get_le32(buf + 8);
+    if (version != TROVE__CAPTURE_VERSION)
+        return trove_diag_set(diag, TROVE_ERR_VERSION, 8,
+                              version > TROVE__CAPTURE_VERSION
+                                  ? "capture header version %" PRIu32 " was written by a newer "
+                                    "trove; this build reads version 1 — upgrade trove to read it"
+                                  : "capture header version %" PRIu32 " is not a capture header "
+                                    "version; this build reads version 1",
+                              version);
+    flags = trove__get_le32(buf + 12);
+    if (flags != 0)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                              "capture header flags are 0x%" PRIx32 "; version 1 defines none",
+                              flags);
+    reserved = trove__get_le32(buf + 84);
+    if (reserved != 0)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 84,
+                              "capture header reserved field is 0x%" PRIx32 ", must be 0",
+                              reserved);
+    read_fixed(buf, &f);
+    if (f.segments > TROVE_CAPTURE_MAX_SEGMENTS)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 24,
+                              "capture header lists %" PRIu64 " segments, over the limit of %"
+                              PRIu64,
+                              f.segments, TROVE_CAPTURE_MAX_SEGMENTS);
+    want = trove_capture_header_size(f.segments);
+    if ((uint64_t)len != want) {
+        if ((uint64_t)len < want)
+            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+                                  "capture header is %zu bytes but its %" PRIu64 " segments need "
+                                  "%" PRIu64 "; the object was cut short",
+                                  len, f.segments, want);
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
+                              "capture header is %zu bytes but its %" PRIu64 " segments need %"
+                              PRIu64 "; %" PRIu64 " stray bytes follow the checksum",
+                              len, f.segments, want, (uint64_t)len - want);
+    }
+    stored = trove__get_le64(buf + len - TROVE__CAPTURE_TRAILER);
+    computed = trove_checksum64(buf, len - TROVE__CAPTURE_TRAILER);
+    if (stored != computed)
+        return trove_diag_set(diag, TROVE_ERR_CHECKSUM, len - TROVE__CAPTURE_TRAILER,
+                              "capture header does not match its checksum (stored %016" PRIx64
+                              ", computed %016" PRIx64 "); the object is damaged",
+                              stored, computed);
+
+    /* The fields, now that the bytes are known to be what was written. */
+    if (f.segment_bytes < TROVE_EVENT_SIZE || f.segment_bytes % TROVE_EVENT_SIZE != 0 ||
+        f.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 72,
+                              "capture header segment_bytes is %" PRIu64 "; it must be a multiple "
+                              "of 32 from 32 to %" PRIu64,
+                              f.segment_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
+    if (f.frame_events < 1 || f.frame_events > TROVE_WIRE_MAX_EVENTS)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 80,
+                              "capture header frame_events is %" PRIu32 "; it must be 1 to %u",
+                              f.frame_events, TROVE_WIRE_MAX_EVENTS);
+    per = f.segment_bytes / TROVE_EVENT_SIZE;
+    if (f.segments != trove__capture_div_up(f.events, per))
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
+                              "capture header says %" PRIu64 " segments; %" PRIu64 " events in "
+                              "segments of %" PRIu64 " make %" PRIu64,
+                              f.segments, f.events, per, trove__capture_div_up(f.events, per));
+    /* events <= segments * per <= 2^36 now, so 32 * events cannot overflow. */
+    if (f.raw_bytes != f.events * TROVE_EVENT_SIZE)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 56,
+                              "capture header raw_bytes is %" PRIu64 "; %" PRIu64 " events are %"
+                              PRIu64 " bytes",
+                              f.raw_bytes, f.events, f.events * TROVE_EVENT_SIZE);
+    if (f.names_bytes < TROVE_WIRE_HEADER_SIZE || f.names_bytes > TROVE_CAPTURE_MAX_OBJECT)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 64,
+                              "capture header says the names object is %" PRIu64 " bytes; it "
+                              "must be %u to %" PRIu32,
+                              f.names_bytes, TROVE_WIRE_HEADER_SIZE, TROVE_CAPTURE_MAX_OBJECT);
+    if (f.names > (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 48,
+                              "capture header says %" PRIu64 " names; a names object of %" PRIu64
+                              " bytes holds at most %" PRIu64,
+                              f.names, f.names_bytes, (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3);
+    for (uint64_t k = 0; k < f.segments; k++) {
+        uint64_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * k;
+        if ((rc = check_entry(buf + at, k, at, &f, diag)) != TROVE_OK)
+            return rc;
+        if (trove__get_le64(buf + at) < min_start)
+            min_start = trove__get_le64(buf + at);
+        if (trove__get_le64(buf + at + 16) > max_end)
+            max_end = trove__get_le64(buf + at + 16);
+    }
+    if (f.segments == 0)
+        min_start = 0;
+    if (f.first_ns != min_start)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 32,
+                              "capture header first_ns is %" PRIu64 " but the least segment "
+                              "start is %" PRIu64,
+                              f.first_ns, min_start);
+    if (f.end_ns != max_end)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 40,
+                              "capture header end_ns is %" PRIu64 " but the greatest segment "
+                              "end is %" PRIu64,
+                              f.end_ns, max_end);
+    return TROVE_OK;
+}
+
+int trove_capture_header_encode(const struct trove_capture_header *h, struct trove_bytes *out)
+{
+    const struct trove_capture_info *in;
+    uint64_t segments;
+    size_t total;
+    uint8_t *p, *q;
+    int rc;
+
+    if (!h || !out)
+        return TROVE_ERR_INVALID;
+    in = &h->info;
+    segments = in->segments;
+    if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
+        return TROVE_ERR_LIMIT;
+    if (segments > 0 && !h->seg)
+        return TROVE_ERR_INVALID;
+    total = trove_capture_header_size(segments);
+    if ((rc = trove_bytes_reserve(out, total)) != TROVE_OK)
+        return rc;
+
+    p = q = out->ptr + out->len;
+    memcpy(q, TROVE__CAPTURE_MAGIC, 8);
+    trove__put_le32(q + 8, TROVE__CAPTURE_VERSION);
+    trove__put_le32(q + 12, 0);
+    trove__put_le64(q + 16, in->events);
+    trove__put_le64(q + 24, segments);
+    trove__put_le64(q + 32, in->first_ns);
+    trove__put_le64(q + 40, in->end_ns);
+    trove__put_le64(q + 48, in->names);
+    trove__put_le64(q + 56, in->raw_bytes);
+    trove__put_le64(q + 64, h->names_bytes);
+    trove__put_le64(q + 72, h->segment_bytes);
+    trove__put_le32(q + 80, h->frame_events);
+    trove__put_le32(q + 84, 0);
+    q += TROVE__CAPTURE_FIXED;
+    for (uint64_t k = 0; k < segments; k++, q += TROVE__CAPTURE_ENTRY) {
+        const struct trove_capture_segment *s = &h->seg[k];
+        trove__put_le64(q, s->min_start_ns);
+        trove__put_le64(q + 8, s->max_start_ns);
+        trove__put_le64(q + 16, s->max_end_ns);
+        trove__put_le32(q + 24, s->events);
+        trove__put_le32(q + 28, s->frames);
+        trove__put_le32(q + 32, s->bytes);
+        trove__put_le32(q + 36, 0);
+    }
+    trove__put_le64(q, trove_checksum64(p, total - TROVE__CAPTURE_TRAILER));
+    assert(q + TROVE__CAPTURE_TRAILER == p + total);
+    /* Counted only if it obeys every rule the decoder checks. */
+    if (check(p, total, NULL) != TROVE_OK)
+        return TROVE_ERR_INVALID;
+    out->len += total;
+    return TROVE_OK;
+}
+
+int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_capture_header *h,
+                                struct trove_diag *diag)
+{
+    struct trove_capture_header r;
+    struct fixed f;
+    int rc;
+
+    if (!h || (!buf && len > 0))
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "capture header decode called without a buffer or an output");
+    if ((rc = check(buf, len, diag)) != TROVE_OK)
+        return rc;
+    read_fixed(buf, &f);
+    memset(&r, 0, sizeof r);
+    r.info.events = f.events;
+    r.info.segments = f.segments;
+    r.info.first_ns = f.first_ns;
+    r.info.end_ns = f.end_ns;
+    r.info.names = f.names;
+    r.info.raw_bytes = f.raw_bytes;
+    r.info.stored_bytes = len + f.names_bytes;
+    r.segment_bytes = f.segment_bytes;
+    r.frame_events = f.frame_events;
+    r.names_bytes = f.names_bytes;
+    /* segments <= 2^18, and the length was checked against it: a bounded allocation. */
+    if (f.segments > 0 && !(r.seg = malloc((size_t)f.segments * sizeof *r.seg)))
+        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0,
+                              "out of memory for %" PRIu64 " capture segment entries", f.segments);
+    for (uint64_t k = 0; k < f.segments; k++) {
+        const uint8_t *p = buf + TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * k;
+        struct trove_capture_segment *s = &r.seg[k];
+        s->min_start_ns = trove__get_le64(p);
+        s->max_start_ns = trove__get_le64(p + 8);
+        s->max_end_ns = trove__get_le64(p + 16);
+        s->events = trove__get_le32(p + 24);
+        s->frames = trove__get_le32(p + 28);
+        s->bytes = trove__get_le32(p + 32);
+        r.info.stored_bytes += s->bytes;
+    }
+    *h = r;
+    return TROVE_OK;
+}
+
+void trove_capture_header_free(struct trove_capture_header *h)
+{
+    if (!h)
+        return;
+    free(h->seg);
+    h->seg = NULL;
+}
