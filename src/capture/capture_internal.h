@@ -32,4 +32,52 @@ static inline uint64_t trove__capture_div_up(uint64_t a, uint64_t b)
     return a / b + (a % b != 0);
 }
 
+/* Read and decode the header of capture volume v (named `name`, for messages). Errors:
+ * TROVE_ERR_INVALID (not an object volume, or no header in slot 0), the volume's errors,
+ * the header decoder's; diag names the capture. */
+int trove__capture_read_header(struct trove_volume *v, const char *name,
+                               struct trove_capture_header *h, struct trove_diag *diag);
+
+/*
+ * Replay's walk over one object at a time, apart from the stream so that the fuzz target
+ * can drive it: batches go to emit(ctx, batch), which takes b->owned over whatever it
+ * returns (as trove_stream_emit does). Not thread-safe; one walk per replay.
+ */
+typedef int (*trove__capture_emit_fn)(void *ctx, const struct trove_stream_batch *b);
+
+struct trove__capture_walk {
+    const char *name;                    /* the capture, for messages */
+    const struct trove_capture_header *h;
+    uint64_t from_ns, to_ns;             /* to_ns UINT64_MAX: no end */
+    int wire;                            /* RAW, PACKED or DEFLATE */
+    uint32_t frame_events;               /* events per re-encoded frame (not 0) */
+    struct trove_wire_decoder *dec;
+    struct trove_wire_encoder *enc;
+    struct trove_event *ev;              /* TROVE_WIRE_MAX_EVENTS: one stored frame */
+    struct trove_event *out;             /* frame_events: the frame being filled */
+};
+
+/* Set w up for header h and the options (checked: TROVE_ERR_INVALID), or TROVE_ERR_NOMEM. */
+int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
+                             const struct trove_capture_header *h,
+                             const struct trove_capture_replay_options *opt,
+                             struct trove_diag *diag);
+void trove__capture_walk_free(struct trove__capture_walk *w);
+
+/* Does segment k overlap the range (one of its events may start in it)? Is it wholly
+ * inside (every event starts in it)? */
+int trove__capture_segment_overlaps(const struct trove__capture_walk *w, uint64_t k);
+
+/* Emit the names object data[0..len) (d: its digest, for messages) frame by frame. */
+int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_digest *d,
+                              const uint8_t *data, size_t len, trove__capture_emit_fn emit,
+                              void *ctx, struct trove_diag *diag);
+
+/* Emit the events of segment k (its object data[0..len), digest d) that start in the range,
+ * as frames of w->wire. Errors: TROVE_ERR_CORRUPT and the wire decoder's (diag names the
+ * segment and its digest), emit's. */
+int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
+                                const struct trove_digest *d, const uint8_t *data, size_t len,
+                                trove__capture_emit_fn emit, void *ctx, struct trove_diag *diag);
+
 #endif

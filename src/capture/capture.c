@@ -1,0 +1,455 @@
+/*
+ * capture.c: writing, describing and listing captures (include/trove/capture.h). A capture
+ * is an object volume: slot 0 the header (capture_header.c), slot 1 the names as names
+ * frames, slot 2+k segment k as packed+deflate frames. docs/formats/capture.md has the
+ * layouts; replay is replay.c.
+ *
+ * Every object is a function of the events, the names and the two sizes alone (no time,
+ * no name, no random seed), so writing the same capture again makes the same objects and
+ * the store keeps them once. A write streams: each segment is encoded, put and dropped
+ * before the next, so memory stays one segment (plus the names and the header index)
+ * whatever the capture's size. The volume is committed once, after every object is in, so
+ * a capture is replaced whole or not at all: a failed write leaves the previous capture of
+ * that name (or, for a new name, nothing).
+ */
+#include "capture/capture_internal.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trove/wire.h"
+
+/* ---- reading the header ---------------------------------------------------------------- */
+
+/* diag's message, prefixed: "capture NAME: <what>: <diag's message>". */
+static int prefix_diag(struct trove_diag *diag, int rc, const char *name, const char *what)
+{
+    char msg[sizeof diag->msg];
+    if (!diag)
+        return rc;
+    memcpy(msg, diag->msg, sizeof msg);
+    msg[sizeof msg - 1] = '\0';
+    return trove_diag_set(diag, rc, diag->offset, "capture %s: %s: %s", name, what,
+                          msg[0] ? msg : trove_strerror(rc));
+}
+
+int trove__capture_read_header(struct trove_volume *v, const char *name,
+                               struct trove_capture_header *h, struct trove_diag *diag)
+{
+    struct trove_bytes b = {0};
+    int rc;
+
+    if (!trove_volume_is_objects(v)) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "%s is a block volume, not a capture; `trove volume` reads it", name);
+        goto out;
+    }
+    if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_HEADER, &b)) != TROVE_OK) {
+        trove_diag_set(diag, rc, 0, "reading its header object: %s", trove_strerror(rc));
+        rc = prefix_diag(diag, rc, name, "slot 0");
+        goto out;
+    }
+    if (b.len == 0) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "%s is an object volume with no capture header in slot 0 (not a "
+                            "capture, or a write that never committed)",
+                            name);
+        goto out;
+    }
+    if ((rc = trove_capture_header_decode(b.ptr, b.len, h, diag)) != TROVE_OK)
+        rc = prefix_diag(diag, rc, name, "header (slot 0)");
+out:
+    trove_bytes_free(&b);
+    return rc;
+}
+
+/* Open capture `name` and read its header. The volume stays open in *v_out. */
+static int open_capture(struct trove_store *s, const char *name, struct trove_volume **v_out,
+                        struct trove_capture_header *h, struct trove_diag *diag)
+{
+    struct trove_volume *v = NULL;
+    int rc;
+
+    *v_out = NULL;
+    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
+        return rc;
+    rc = trove_volume_open(s, name, &v, diag);
+    if (rc == TROVE_ERR_NOTFOUND)
+        return trove_diag_set(diag, rc, 0, "no capture named %s in the store", name);
+    if (rc != TROVE_OK)
+        return rc;
+    if ((rc = trove__capture_read_header(v, name, h, diag)) != TROVE_OK) {
+        trove_volume_close(v);
+        return rc;
+    }
+    *v_out = v;
+    return TROVE_OK;
+}
+
+int trove_capture_info(struct trove_store *s, const char *name, struct trove_capture_info *out,
+                       struct trove_diag *diag)
+{
+    struct trove_capture_header h;
+    struct trove_volume *v = NULL;
+    int rc;
+
+    if (!s || !out)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "capture info needs a store and an output");
+    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+        return rc;
+    *out = h.info;
+    out->new_objects = 0;
+    trove_capture_header_free(&h);
+    trove_volume_close(v);
+    return TROVE_OK;
+}
+
+static int entry_cmp(const void *a, const void *b)
+{
+    return strcmp(((const struct trove_capture_entry *)a)->name,
+                  ((const struct trove_capture_entry *)b)->name);
+}
+
+int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, size_t *count_out)
+{
+    struct trove_volume_entry *ve = NULL;
+    struct trove_capture_entry *ce = NULL;
+    size_t nv = 0, n = 0;
+    int rc;
+
+    if (!s || !out || !count_out)
+        return TROVE_ERR_INVALID;
+    *out = NULL;
+    *count_out = 0;
+    if ((rc = trove_volume_list(s, &ve, &nv)) != TROVE_OK)
+        goto out;
+    if (nv > 0 && !(ce = calloc(nv, sizeof *ce))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nv; i++) {
+        struct trove_capture_entry *e = &ce[n];
+        /* A recipe that cannot be read does not say what it holds: not listed. */
+        if (ve[i].error != TROVE_OK || !ve[i].objects)
+            continue;
+        snprintf(e->name, sizeof e->name, "%s", ve[i].name);
+        e->error = trove_capture_info(s, ve[i].name, &e->info, NULL);
+        if (e->error == TROVE_ERR_NOMEM) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        if (e->error != TROVE_OK)
+            memset(&e->info, 0, sizeof e->info);
+        n++;
+    }
+    qsort(ce, n, sizeof *ce, entry_cmp); /* the volume list is sorted already; keep it so */
+    *out = n > 0 ? ce : NULL;
+    *count_out = n;
+    if (n > 0)
+        ce = NULL;
+    rc = TROVE_OK;
+out:
+    free(ce);
+    free(ve);
+    return rc;
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+/* A write under way. */
+struct writer {
+    struct trove_store *s;
+    struct trove_volume *v;
+    const char *name;
+    uint32_t block;               /* the volume's object limit */
+    struct trove_digest *fresh;   /* digests the store did not have when they were put */
+    size_t nfresh, capfresh;
+    uint64_t stored;              /* bytes of every object put */
+};
+
+static int digest_cmp(const void *a, const void *b)
+{
+    return memcmp(a, b, sizeof(struct trove_digest));
+}
+
+/* Put data[0..len) into slot, noting whether the store had the object before. */
+static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
+               struct trove_diag *diag)
+{
+    struct trove_digest d;
+    uint64_t size;
+    int rc;
+
+    if (len > w->block)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
+                              "capture %s: slot %" PRIu64 " would be %zu bytes, over the "
+                              "volume's %" PRIu32 "-byte objects",
+                              w->name, slot, len, w->block);
+    trove_digest_of(data, len, &d);
+    rc = trove_backend_size(trove_store_backend(w->s), &d, &size);
+    if (rc == TROVE_ERR_NOTFOUND) {
+        if (w->nfresh == w->capfresh) {
+            size_t cap = w->capfresh ? 2 * w->capfresh : 64;
+            struct trove_digest *p = realloc(w->fresh, cap * sizeof *p);
+            if (!p)
+                return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+            w->fresh = p;
+            w->capfresh = cap;
+        }
+        w->fresh[w->nfresh++] = d;
+    } else if (rc != TROVE_OK) {
+        return trove_diag_set(diag, rc, 0, "capture %s: looking up slot %" PRIu64 "'s object: %s",
+                              w->name, slot, trove_strerror(rc));
+    }
+    if ((rc = trove_volume_put_object(w->v, slot, data, len)) != TROVE_OK)
+        return trove_diag_set(diag, rc, 0, "capture %s: storing slot %" PRIu64 ": %s", w->name,
+                              slot, trove_strerror(rc));
+    w->stored += len;
+    return TROVE_OK;
+}
+
+/* Distinct digests among the fresh ones: an object repeated inside the capture is one. */
+static uint64_t count_fresh(struct writer *w)
+{
+    uint64_t n = 0;
+    if (w->nfresh == 0)
+        return 0;
+    qsort(w->fresh, w->nfresh, sizeof *w->fresh, digest_cmp);
+    for (size_t i = 0; i < w->nfresh; i++)
+        n += i == 0 || !trove_digest_equal(&w->fresh[i - 1], &w->fresh[i]);
+    return n;
+}
+
+/*
+ * The names object: names frames of at most NAMES_FRAME_ENTRIES entries, each filled while
+ * its payload stays within NAMES_FRAME_BYTES (an upper estimate per entry: its string and
+ * 16 bytes of type and varints). At least one frame, so a replay always starts with names.
+ */
+static int encode_names(const struct trove_names *names, struct trove_bytes *out)
+{
+    size_t count = names ? trove_names_count(names) : 0, from = 0;
+    int rc;
+
+    if (count == 0) {
+        struct trove_names *none = NULL;
+        if ((rc = trove_names_new(&none)) != TROVE_OK)
+            return rc;
+        rc = trove_wire_encode_names(none, 0, 0, out);
+        trove_names_free(none);
+        return rc;
+    }
+    while (from < count) {
+        size_t to = from;
+        uint64_t bytes = 0;
+        while (to < count && to - from < TROVE__CAPTURE_NAMES_FRAME_ENTRIES) {
+            struct trove_name_entry e;
+            trove_names_entry(names, to, &e);
+            if (to > from && bytes + 16 + e.len > TROVE__CAPTURE_NAMES_FRAME_BYTES)
+                break;
+            bytes += 16 + e.len;
+            to++;
+        }
+        if ((rc = trove_wire_encode_names(names, from, to, out)) != TROVE_OK)
+            return rc;
+        from = to;
+    }
+    return TROVE_OK;
+}
+
+/* Open volume `name` for a capture write: an existing capture (or an object volume no write
+ * ever filled), resized to `slots`; or a new object volume. */
+static int open_for_write(struct writer *w, uint64_t slots, int *created, struct trove_diag *diag)
+{
+    struct trove_volume_info vi;
+    struct trove_capture_header h;
+    struct trove_diag why = {0};
+    int rc;
+
+    *created = 0;
+    rc = trove_volume_open(w->s, w->name, &w->v, diag);
+    if (rc == TROVE_ERR_NOTFOUND) {
+        rc = trove_volume_create_objects(w->s, w->name, slots, TROVE_CAPTURE_MAX_OBJECT, &w->v,
+                                         diag);
+        if (rc != TROVE_OK)
+            return rc;
+        *created = 1;
+        w->block = TROVE_CAPTURE_MAX_OBJECT;
+        return TROVE_OK;
+    }
+    if (rc != TROVE_OK)
+        return rc;
+    if ((rc = trove_volume_info(w->v, &vi)) != TROVE_OK)
+        return trove_diag_set(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc));
+    if (!vi.objects)
+        return trove_diag_set(diag, TROVE_ERR_EXISTS, 0,
+                              "%s exists and is a block volume, not a capture; pick another "
+                              "name or remove it with `trove volume rm`",
+                              w->name);
+    if (vi.readonly)
+        return trove_diag_set(diag, TROVE_ERR_READONLY, 0,
+                              "%s is a snapshot, which cannot be rewritten; pick another name",
+                              w->name);
+    if (vi.used_slots > 0) {
+        rc = trove__capture_read_header(w->v, w->name, &h, &why);
+        if (rc != TROVE_OK)
+            return trove_diag_set(diag, TROVE_ERR_EXISTS, 0,
+                                  "%s exists and is not a capture (%s); pick another name or "
+                                  "remove it with `trove volume rm`",
+                                  w->name, why.msg);
+        trove_capture_header_free(&h);
+    }
+    w->block = vi.block_size;
+    if (slots > UINT64_MAX / w->block)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
+    if ((rc = trove_volume_resize(w->v, slots * w->block)) != TROVE_OK)
+        return trove_diag_set(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
+                              w->name, slots, trove_strerror(rc));
+    return TROVE_OK;
+}
+
+int trove_capture_write(struct trove_store *s, const char *name, const struct trove_event *events,
+                        size_t n, const struct trove_names *names,
+                        const struct trove_capture_options *opt, struct trove_capture_info *info,
+                        struct trove_diag *diag)
+{
+    struct writer w;
+    struct trove_capture_header h;
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0}, names_obj = {0};
+    uint64_t seg_bytes, per, segments;
+    uint32_t fe;
+    int rc, created = 0, committed = 0;
+
+    memset(&w, 0, sizeof w);
+    memset(&h, 0, sizeof h);
+    if (!s || (!events && n > 0))
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "capture write needs a store and the events");
+    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
+        return rc;
+    seg_bytes = opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
+    fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
+    if (seg_bytes < TROVE_EVENT_SIZE || seg_bytes % TROVE_EVENT_SIZE != 0 ||
+        seg_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "segment size %" PRIu64 " is not a multiple of 32 bytes from 32 "
+                              "to %" PRIu64,
+                              seg_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
+    if (fe > TROVE_WIRE_MAX_EVENTS)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "%" PRIu32 " events per frame is over the wire limit of %u", fe,
+                              TROVE_WIRE_MAX_EVENTS);
+    per = seg_bytes / TROVE_EVENT_SIZE;
+    segments = trove__capture_div_up(n, per);
+    if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
+                              "%zu events in segments of %" PRIu64 " bytes make %" PRIu64
+                              " segments, over the limit of %" PRIu64 "; use larger segments",
+                              n, seg_bytes, segments, TROVE_CAPTURE_MAX_SEGMENTS);
+    for (size_t i = 0; i < n; i++)
+        if (events[i].pad != 0)
+            return trove_diag_set(diag, TROVE_ERR_INVALID, i * TROVE_EVENT_SIZE + 27,
+                                  "event %zu has pad byte 0x%02x; it must be 0", i,
+                                  (unsigned)events[i].pad);
+
+    w.s = s;
+    w.name = name;
+    if ((rc = trove_wire_encoder_new(&enc)) != TROVE_OK ||
+        (segments > 0 && !(h.seg = calloc((size_t)segments, sizeof *h.seg)))) {
+        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    if ((rc = encode_names(names, &names_obj)) != TROVE_OK) {
+        rc = trove_diag_set(diag, rc, 0, "capture %s: encoding %zu names: %s", name,
+                            names ? trove_names_count(names) : 0, trove_strerror(rc));
+        goto out;
+    }
+    if (names_obj.len > TROVE_CAPTURE_MAX_OBJECT) {
+        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
+                            "capture %s: the names take %zu bytes, over the %" PRIu32
+                            "-byte limit of an object",
+                            name, names_obj.len, TROVE_CAPTURE_MAX_OBJECT);
+        goto out;
+    }
+    if ((rc = open_for_write(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, &created, diag)) !=
+        TROVE_OK)
+        goto out;
+
+    for (uint64_t k = 0; k < segments; k++) {
+        struct trove_capture_segment *g = &h.seg[k];
+        size_t first = (size_t)(k * per), end = n - first < per ? n : first + (size_t)per;
+        buf.len = 0;
+        for (size_t i = first; i < end; i += fe) {
+            size_t cnt = end - i < fe ? end - i : fe;
+            if ((rc = trove_wire_encode(enc, TROVE_WIRE_DEFLATE, events + i, cnt, &buf)) !=
+                TROVE_OK) {
+                rc = trove_diag_set(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s",
+                                    name, k, trove_strerror(rc));
+                goto out;
+            }
+            g->frames++;
+        }
+        g->events = (uint32_t)(end - first);
+        g->bytes = (uint32_t)(buf.len <= UINT32_MAX ? buf.len : UINT32_MAX);
+        g->min_start_ns = UINT64_MAX;
+        for (size_t i = first; i < end; i++) {
+            uint64_t st = events[i].start_ns, e = st + events[i].dur_ns;
+            if (e < st)
+                e = UINT64_MAX; /* an end past 2^64 - 1 ns saturates */
+            if (st < g->min_start_ns)
+                g->min_start_ns = st;
+            if (st > g->max_start_ns)
+                g->max_start_ns = st;
+            if (e > g->max_end_ns)
+                g->max_end_ns = e;
+        }
+        if (k == 0 || g->min_start_ns < h.info.first_ns)
+            h.info.first_ns = g->min_start_ns;
+        if (g->max_end_ns > h.info.end_ns)
+            h.info.end_ns = g->max_end_ns;
+        if ((rc = put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + k, buf.ptr, buf.len, diag)) != TROVE_OK)
+            goto out;
+        if (opt && opt->progress)
+            opt->progress(opt->progress_ctx, k + 1, segments);
+    }
+    if ((rc = put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len, diag)) != TROVE_OK)
+        goto out;
+
+    h.info.events = n;
+    h.info.segments = segments;
+    h.info.names = names ? trove_names_count(names) : 0;
+    h.info.raw_bytes = (uint64_t)n * TROVE_EVENT_SIZE;
+    h.segment_bytes = seg_bytes;
+    h.frame_events = fe;
+    h.names_bytes = names_obj.len;
+    buf.len = 0;
+    if ((rc = trove_capture_header_encode(&h, &buf)) != TROVE_OK) {
+        rc = trove_diag_set(diag, rc, 0, "capture %s: encoding the header: %s", name,
+                            trove_strerror(rc));
+        goto out;
+    }
+    if ((rc = put(&w, TROVE__CAPTURE_SLOT_HEADER, buf.ptr, buf.len, diag)) != TROVE_OK)
+        goto out;
+    if ((rc = trove_volume_commit(w.v)) != TROVE_OK) {
+        rc = trove_diag_set(diag, rc, 0, "capture %s: committing: %s", name, trove_strerror(rc));
+        goto out;
+    }
+    committed = 1;
+    if (info) {
+        *info = h.info;
+        info->stored_bytes = w.stored;
+        info->new_objects = count_fresh(&w);
+    }
+    rc = TROVE_OK;
+out:
+    trove_volume_close(w.v); /* uncommitted puts roll back */
+    if (created && !committed)
+        trove_volume_remove(s, name, NULL); /* a new name leaves nothing behind */
+    free(w.fresh);
+    free(h.seg);
+    trove_bytes_free(&buf);
+    trove_bytes_free(&names_obj);
+    trove_wire_encoder_free(enc);
+    return rc;
+}

@@ -1,0 +1,392 @@
+/*
+ * replay.c: streaming a capture out of the store (trove_capture_replay, include/trove/
+ * capture.h): the names object, then every segment that overlaps [from_ns, to_ns), through a
+ * trove_stream, one wire frame a batch.
+ *
+ * The header (slot 0) is read first and is the whole index: a segment overlaps the range if
+ * its max_start_ns >= from_ns and its min_start_ns < to_ns, so picking segments costs no
+ * object read, and the digests of the names and the picked segments are all the stream
+ * needs (the volume is closed before the stream starts). Each object is then handled on the
+ * stream's walker thread by one walk (trove__capture_walk_*), which owns one wire decoder and
+ * one encoder:
+ *
+ *   names         each names frame is validated (decoded with no table) and sent as it is,
+ *                 aliasing the object;
+ *   fast path     a segment wholly inside the range, asked for as DEFLATE frames of the size
+ *                 it was written with, is sent frame by frame as it is stored, aliasing the
+ *                 object: only each frame's header is parsed, to cut the object into frames
+ *                 and to check the frame and event counts against the capture header;
+ *   re-encode     otherwise each frame is decoded, its events are checked against the
+ *                 segment's entry and filtered to those that start in the range, and they go
+ *                 out as frames of the wanted format and size, each a fresh allocation the
+ *                 stream frees once it is sent. A segment's last frame is flushed at its end,
+ *                 so the frames are the same whatever other segments were picked.
+ *
+ * Any object that disagrees with the header (length, frame count, event count, an event
+ * outside its segment's times) or fails to decode stops the replay with TROVE_ERR_CORRUPT or
+ * the decoder's error, and diag names the capture, the segment and its object's digest.
+ */
+#include "capture/capture_internal.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trove/wire.h"
+
+int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
+                             const struct trove_capture_header *h,
+                             const struct trove_capture_replay_options *opt,
+                             struct trove_diag *diag)
+{
+    memset(w, 0, sizeof *w);
+    if (!h || !opt)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "replay needs a header and options");
+    if (opt->wire != TROVE_WIRE_RAW && opt->wire != TROVE_WIRE_PACKED &&
+        opt->wire != TROVE_WIRE_DEFLATE)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "replay wire format %d is not raw, packed or deflate", opt->wire);
+    if (opt->frame_events > TROVE_WIRE_MAX_EVENTS)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "%" PRIu32 " events per frame is over the wire limit of %u",
+                              opt->frame_events, TROVE_WIRE_MAX_EVENTS);
+    if (opt->to_ns != UINT64_MAX && opt->from_ns > opt->to_ns)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "replay range starts at %" PRIu64 " ns, after its end at %" PRIu64
+                              " ns",
+                              opt->from_ns, opt->to_ns);
+    w->name = name ? name : "?";
+    w->h = h;
+    w->from_ns = opt->from_ns;
+    w->to_ns = opt->to_ns;
+    w->wire = opt->wire;
+    w->frame_events = opt->frame_events ? opt->frame_events : h->frame_events;
+    if (trove_wire_decoder_new(&w->dec) != TROVE_OK || trove_wire_encoder_new(&w->enc) != TROVE_OK ||
+        !(w->ev = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *w->ev)) ||
+        !(w->out = malloc(w->frame_events * sizeof *w->out))) {
+        trove__capture_walk_free(w);
+        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    }
+    return TROVE_OK;
+}
+
+void trove__capture_walk_free(struct trove__capture_walk *w)
+{
+    trove_wire_decoder_free(w->dec);
+    trove_wire_encoder_free(w->enc);
+    free(w->ev);
+    free(w->out);
+    memset(w, 0, sizeof *w);
+}
+
+static int starts_in(const struct trove__capture_walk *w, uint64_t start)
+{
+    return start >= w->from_ns && (w->to_ns == UINT64_MAX || start < w->to_ns);
+}
+
+int trove__capture_segment_overlaps(const struct trove__capture_walk *w, uint64_t k)
+{
+    const struct trove_capture_segment *g = &w->h->seg[k];
+    return g->max_start_ns >= w->from_ns && (w->to_ns == UINT64_MAX || g->min_start_ns < w->to_ns);
+}
+
+static int segment_inside(const struct trove__capture_walk *w, uint64_t k)
+{
+    const struct trove_capture_segment *g = &w->h->seg[k];
+    return starts_in(w, g->min_start_ns) && starts_in(w, g->max_start_ns);
+}
+
+/* Fill diag with "capture NAME: WHAT (object HEX): <message>" at offset; return code. */
+static int fail(const struct trove__capture_walk *w, struct trove_diag *diag, int code,
+                uint64_t offset, const char *what, const struct trove_digest *d, const char *fmt,
+                ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 7, 8)))
+#endif
+    ;
+
+static int fail(const struct trove__capture_walk *w, struct trove_diag *diag, int code,
+                uint64_t offset, const char *what, const struct trove_digest *d, const char *fmt,
+                ...)
+{
+    char msg[sizeof diag->msg], hex[33] = "none";
+    va_list ap;
+    if (!diag)
+        return code;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (d && !trove_digest_is_zero(d))
+        trove_digest_hex(d, hex);
+    return trove_diag_set(diag, code, offset, "capture %s: %s (object %s): %s", w->name, what, hex,
+                          msg);
+}
+
+int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_digest *d,
+                              const uint8_t *data, size_t len, trove__capture_emit_fn emit,
+                              void *ctx, struct trove_diag *diag)
+{
+    struct trove_wire_frame fr;
+    struct trove_wire_header wh;
+    struct trove_diag why = {0};
+    uint64_t entries = 0;
+    size_t at = 0;
+    int rc;
+
+    if (!data || len == 0)
+        return fail(w, diag, TROVE_ERR_CORRUPT, 0, "names (slot 1)", d,
+                    "the slot is empty; a capture always has a names object");
+    if (len != w->h->names_bytes)
+        return fail(w, diag, TROVE_ERR_CORRUPT, 0, "names (slot 1)", d,
+                    "the object is %zu bytes; the header says %" PRIu64, len, w->h->names_bytes);
+    while (at < len) {
+        struct trove_stream_batch b;
+        rc = trove_wire_decode(w->dec, data + at, len - at, w->ev, TROVE_WIRE_MAX_EVENTS, NULL,
+                               &fr, &why);
+        if (rc != TROVE_OK)
+            return fail(w, diag, rc, at + why.offset, "names (slot 1)", d,
+                        "frame at byte %zu: %s", at, why.msg[0] ? why.msg : trove_strerror(rc));
+        if (fr.format != TROVE_WIRE_NAMES)
+            return fail(w, diag, TROVE_ERR_CORRUPT, at, "names (slot 1)", d,
+                        "frame at byte %zu is a %s frame, not names", at,
+                        trove_wire_format_name(fr.format));
+        (void)trove_wire_parse_header(data + at, len - at, &wh, NULL); /* decoded: valid */
+        entries += wh.count;
+        memset(&b, 0, sizeof b);
+        b.data = data + at;
+        b.len = fr.frame_len;
+        if ((rc = emit(ctx, &b)) != TROVE_OK)
+            return rc;
+        at += fr.frame_len;
+    }
+    if (entries != w->h->info.names)
+        return fail(w, diag, TROVE_ERR_CORRUPT, len, "names (slot 1)", d,
+                    "the frames hold %" PRIu64 " entries; the header says %" PRIu64, entries,
+                    w->h->info.names);
+    return TROVE_OK;
+}
+
+/* Encode the n events of w->out as one frame of w->wire and emit it. */
+static int flush(struct trove__capture_walk *w, size_t n, trove__capture_emit_fn emit, void *ctx,
+                 struct trove_diag *diag)
+{
+    struct trove_bytes out = {0};
+    struct trove_stream_batch b;
+    int rc;
+
+    if (n == 0)
+        return TROVE_OK;
+    if ((rc = trove_wire_encode(w->enc, w->wire, w->out, n, &out)) != TROVE_OK) {
+        trove_bytes_free(&out);
+        return trove_diag_set(diag, rc, 0, "capture %s: re-encoding %zu events: %s", w->name, n,
+                              trove_strerror(rc));
+    }
+    memset(&b, 0, sizeof b);
+    b.data = out.ptr;
+    b.len = out.len;
+    b.events = n;
+    b.owned = out.ptr; /* emit takes it over, whatever it returns */
+    return emit(ctx, &b);
+}
+
+int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
+                                const struct trove_digest *d, const uint8_t *data, size_t len,
+                                trove__capture_emit_fn emit, void *ctx, struct trove_diag *diag)
+{
+    const struct trove_capture_segment *g = &w->h->seg[k];
+    const int as_is = w->wire == TROVE_WIRE_DEFLATE && w->frame_events == w->h->frame_events &&
+                      segment_inside(w, k);
+    struct trove_diag why = {0};
+    uint64_t events = 0, frames = 0;
+    size_t at = 0, nout = 0;
+    char what[64];
+    int rc;
+
+    snprintf(what, sizeof what, "segment %" PRIu64 " (slot %" PRIu64 ")", k,
+             k + TROVE__CAPTURE_SLOT_SEGMENT0);
+    if (!data || len == 0)
+        return fail(w, diag, TROVE_ERR_CORRUPT, 0, what, d, "the slot is empty");
+    if (len != g->bytes)
+        return fail(w, diag, TROVE_ERR_CORRUPT, 0, what, d,
+                    "the object is %zu bytes; the header says %" PRIu32, len, g->bytes);
+    while (at < len) {
+        size_t flen, cnt;
+        if (frames == g->frames)
+            return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
+                        "bytes follow its %" PRIu32 " frames at byte %zu", g->frames, at);
+        if (as_is) {
+            struct trove_wire_header wh;
+            struct trove_stream_batch b;
+            if ((rc = trove_wire_parse_header(data + at, len - at, &wh, &why)) != TROVE_OK)
+                return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
+                            why.msg[0] ? why.msg : trove_strerror(rc));
+            if (wh.format != TROVE_WIRE_DEFLATE)
+                return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
+                            "frame at byte %zu is %s, not deflate", at,
+                            trove_wire_format_name(wh.format));
+            flen = TROVE_WIRE_HEADER_SIZE + (size_t)wh.payload_len;
+            if (flen > len - at)
+                return fail(w, diag, TROVE_ERR_TRUNCATED, len, what, d,
+                            "frame at byte %zu needs %zu bytes; the object has %zu left", at,
+                            flen, len - at);
+            cnt = wh.count;
+            if (cnt == 0 || cnt > w->h->frame_events || events + cnt > g->events)
+                return fail(w, diag, TROVE_ERR_CORRUPT, at + 4, what, d,
+                            "frame at byte %zu holds %zu events; the header allows 1 to %" PRIu32
+                            " a frame and %" PRIu32 " in the segment",
+                            at, cnt, w->h->frame_events, g->events);
+            memset(&b, 0, sizeof b);
+            b.data = data + at;
+            b.len = flen;
+            b.events = cnt;
+            if ((rc = emit(ctx, &b)) != TROVE_OK)
+                return rc;
+        } else {
+            struct trove_wire_frame fr;
+            rc = trove_wire_decode(w->dec, data + at, len - at, w->ev, TROVE_WIRE_MAX_EVENTS,
+                                   NULL, &fr, &why);
+            if (rc != TROVE_OK)
+                return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
+                            why.msg[0] ? why.msg : trove_strerror(rc));
+            if (fr.format != TROVE_WIRE_DEFLATE)
+                return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
+                            "frame at byte %zu is %s, not deflate", at,
+                            trove_wire_format_name(fr.format));
+            flen = fr.frame_len;
+            cnt = fr.n_events;
+            if (cnt == 0 || cnt > w->h->frame_events || events + cnt > g->events)
+                return fail(w, diag, TROVE_ERR_CORRUPT, at + 4, what, d,
+                            "frame at byte %zu holds %zu events; the header allows 1 to %" PRIu32
+                            " a frame and %" PRIu32 " in the segment",
+                            at, cnt, w->h->frame_events, g->events);
+            for (size_t i = 0; i < cnt; i++) {
+                const struct trove_event *e = &w->ev[i];
+                uint64_t end = e->start_ns + e->dur_ns;
+                if (end < e->start_ns)
+                    end = UINT64_MAX;
+                if (e->start_ns < g->min_start_ns || e->start_ns > g->max_start_ns ||
+                    end > g->max_end_ns)
+                    return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
+                                "event %" PRIu64 " (start %" PRIu64 ", end %" PRIu64 ") lies "
+                                "outside the segment's times in the header",
+                                events + i, e->start_ns, end);
+                if (!starts_in(w, e->start_ns))
+                    continue;
+                w->out[nout++] = *e;
+                if (nout == w->frame_events) {
+                    if ((rc = flush(w, nout, emit, ctx, diag)) != TROVE_OK)
+                        return rc;
+                    nout = 0;
+                }
+            }
+        }
+        events += cnt;
+        frames++;
+        at += flen;
+    }
+    if (events != g->events || frames != g->frames)
+        return fail(w, diag, TROVE_ERR_CORRUPT, len, what, d,
+                    "the object holds %" PRIu64 " events in %" PRIu64 " frames; the header "
+                    "says %" PRIu32 " in %" PRIu32,
+                    events, frames, g->events, g->frames);
+    return flush(w, nout, emit, ctx, diag);
+}
+
+/* ---- the stream's decoder ---------------------------------------------------------------- */
+
+struct replay {
+    struct trove__capture_walk w;
+    const uint64_t *seg; /* item i > 0 is segment seg[i - 1] */
+};
+
+static int stream_emit(void *ctx, const struct trove_stream_batch *b)
+{
+    return trove_stream_emit(ctx, b);
+}
+
+static int replay_decode(void *ctx, const struct trove_stream_object *obj,
+                         struct trove_stream_emitter *em, struct trove_diag *diag)
+{
+    struct replay *r = ctx;
+    if (obj->item == 0)
+        return trove__capture_walk_names(&r->w, obj->digest, obj->data, obj->len, stream_emit, em,
+                                         diag);
+    return trove__capture_walk_segment(&r->w, r->seg[obj->item - 1], obj->digest, obj->data,
+                                       obj->len, stream_emit, em, diag);
+}
+
+int trove_capture_replay(struct trove_store *s, const char *name, struct trove_stream *st,
+                         const struct trove_capture_replay_options *opt,
+                         const struct trove_stream_sink *sink, struct trove_stream_stats *stats,
+                         struct trove_diag *diag)
+{
+    struct trove_capture_header h;
+    struct trove_volume *v = NULL;
+    struct trove_digest *dig = NULL;
+    struct trove_stream_decoder dec;
+    struct replay r;
+    uint64_t *seg = NULL, n = 0, segments;
+    int rc;
+
+    memset(&h, 0, sizeof h);
+    memset(&r, 0, sizeof r);
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if (!s || !st || !opt || !sink || !sink->send) {
+        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                            "replay needs a store, a stream, options and a sink");
+        goto out;
+    }
+    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
+        goto out;
+    rc = trove_volume_open(s, name, &v, diag);
+    if (rc == TROVE_ERR_NOTFOUND) {
+        rc = trove_diag_set(diag, rc, 0, "no capture named %s in the store", name);
+        goto out;
+    }
+    if (rc != TROVE_OK)
+        goto out;
+    if ((rc = trove__capture_read_header(v, name, &h, diag)) != TROVE_OK)
+        goto out;
+    if ((rc = trove__capture_walk_init(&r.w, name, &h, opt, diag)) != TROVE_OK)
+        goto out;
+
+    /* The digests of the names and of every segment, then only the picked ones kept. */
+    segments = h.info.segments;
+    if (!(dig = malloc((size_t)(1 + segments) * sizeof *dig)) ||
+        (segments > 0 && !(seg = malloc((size_t)segments * sizeof *seg)))) {
+        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    if ((rc = trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_NAMES, 1 + segments, dig)) !=
+        TROVE_OK) {
+        rc = trove_diag_set(diag, rc, 0,
+                            "capture %s: its volume has fewer slots than its %" PRIu64
+                            " segments need",
+                            name, segments);
+        goto out;
+    }
+    n = 1;
+    for (uint64_t k = 0; k < segments; k++) {
+        if (!trove__capture_segment_overlaps(&r.w, k))
+            continue;
+        seg[n - 1] = k;
+        dig[n++] = dig[1 + k];
+    }
+    trove_volume_close(v);
+    v = NULL;
+
+    r.seg = seg;
+    dec.decode = replay_decode;
+    dec.ctx = &r;
+    rc = trove_stream_run(st, dig, TROVE__CAPTURE_SLOT_NAMES, n, &dec, sink, stats, diag);
+out:
+    trove_volume_close(v);
+    trove__capture_walk_free(&r.w);
+    trove_capture_header_free(&h);
+    free(dig);
+    free(seg);
+    return rc;
+}
