@@ -253,8 +253,8 @@ static void test_bad_input(void)
         corpus_write("block-3000.bin", work, n);
     }
 
-    trove__put_le32(mutant(&g) + 28, 2);
-    expect_bad(work, n, TROVE_ERR_CORRUPT, 28, NULL, "flags bit 1");
+    trove__put_le32(mutant(&g) + 28, 4);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, 28, NULL, "flags bit 2");
     corpus_write("flags-bit1.bin", work, n);
     trove__put_le32(mutant(&g) + 28, 0x80000001u);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 28, NULL, "flags bit 31");
@@ -265,6 +265,10 @@ static void test_bad_input(void)
         CHECK_EQ_INT(trove_recipe_v1_decode(work, n, &r, NULL), TROVE_OK);
         CHECK_EQ_INT(r.flags, TROVE_RECIPE_FLAG_READONLY);
         corpus_write("readonly.bin", work, n);
+        /* Bit 1 marks an object volume: valid too. */
+        trove__put_le32(mutant(&g) + 28, TROVE_RECIPE_FLAG_OBJECTS);
+        CHECK_EQ_INT(trove_recipe_v1_decode(work, n, &r, NULL), TROVE_OK);
+        CHECK_EQ_INT(r.flags, TROVE_RECIPE_FLAG_OBJECTS);
     }
 
     mutant(&g)[55] = 1;
@@ -364,7 +368,7 @@ static void test_encode_invalid(void)
     expect_invalid(4096, 2048, 0, s, 2, "block size 2048");
     expect_invalid(1ull << 31, 1u << 31, 0, s, 1, "block size 2^31");
     expect_invalid(0, 0, 0, NULL, 0, "block size 0");
-    expect_invalid(4096, 4096, 2, s, 1, "flags bit 1");
+    expect_invalid(4096, 4096, 4, s, 1, "flags bit 2");
     expect_invalid(4096, 4096, 0x80000000u, s, 1, "flags bit 31");
     expect_invalid(4096, 4096, 0, s, 2, "one slot more");
     expect_invalid(8193, 4096, 0, s, 2, "one slot less");

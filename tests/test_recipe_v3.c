@@ -1004,8 +1004,8 @@ static void test_manifest_errors(const struct golden *g)
                        "block size");
         }
     }
-    trove__put_le32(mutant(m) + 28, 2);
-    expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_CORRUPT, 28, "flags", "flags bit 1");
+    trove__put_le32(mutant(m) + 28, 4);
+    expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_CORRUPT, 28, "flags", "flags bit 2");
     trove__put_le32(mutant(m) + 28, 0x80000000u);
     expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_CORRUPT, 28, "flags", "flags bit 31");
     mutant(m)[71] = 1;
@@ -1494,8 +1494,8 @@ static void test_encode_invalid(void)
                     "block size 3000");
     check_unchanged(trove_recipe_v3_encode(4096, 1u << 31, 0, 0, 1, pg, 1, &b), &b, ptr, cap,
                     "block size 2^31");
-    check_unchanged(trove_recipe_v3_encode(4096, 4096, 2, 0, 1, pg, 1, &b), &b, ptr, cap,
-                    "flags bit 1");
+    check_unchanged(trove_recipe_v3_encode(4096, 4096, 4, 0, 1, pg, 1, &b), &b, ptr, cap,
+                    "flags bit 2");
     check_unchanged(trove_recipe_v3_encode(4096, 4096, 0, 0, 0, pg, 1, &b), &b, ptr, cap,
                     "dict_count 0");
     check_unchanged(trove_recipe_v3_encode(4096, 4096, 0, 0, 1, pg, 2, &b), &b, ptr, cap,

@@ -138,6 +138,20 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
                                 struct trove_diag *diag);
 void trove_capture_header_free(struct trove_capture_header *h);
 
+/* ---- the last-used marker -------------------------------------------------------------
+ *
+ * Bookkeeping beside the store: DIR/markers/NAME.last-used holds the time of a capture's
+ * last replay (decimal Unix nanoseconds and a newline), replaced by a rename and not
+ * fsync'd. Replay does not write it: a caller runs trove_capture_mark_used off the request's
+ * critical path (trove_bg_start), since it must never delay the first batch.
+ */
+
+/* Record that capture `name` of the store at store_dir was used at unix_ns. Errors:
+ * TROVE_ERR_INVALID (name), TROVE_ERR_LIMIT (path too long), -errno. */
+int trove_capture_mark_used(const char *store_dir, const char *name, uint64_t unix_ns);
+/* Read it back: TROVE_OK, TROVE_ERR_NOTFOUND (never marked), TROVE_ERR_CORRUPT, -errno. */
+int trove_capture_last_used(const char *store_dir, const char *name, uint64_t *unix_ns_out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,7 +6,8 @@
  *          12  digest_width u32 = 16 (xxh3-128)
  *          16  slot_count   u64
  *          24  block_size   u32 (bytes per slot; a power of two, 4 KiB .. 1 GiB)
- *          28  flags        u32 (bit 0: read-only, e.g. a snapshot; others 0)
+ *          28  flags        u32 (bit 0: read-only, e.g. a snapshot; bit 1: an object volume;
+ *                                others 0)
  *          32  volume_size  u64 (logical bytes; slot_count = ceil(volume_size / block_size))
  *          40  generation   u64 (commit counter)
  *          48  reserved     u64 = 0

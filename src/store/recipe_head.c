@@ -71,9 +71,9 @@ int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32
                               "recipe block size %" PRIu32 " is not a power of two from 4096 "
                               "to 2^30; the header is damaged",
                               block_size);
-    if ((flags & ~TROVE_RECIPE_FLAG_READONLY) != 0)
+    if ((flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 28,
-                              "recipe flags 0x%" PRIx32 " set unknown bits (only bit 0 is "
+                              "recipe flags 0x%" PRIx32 " set unknown bits (only bits 0 and 1 are "
                               "defined)",
                               flags);
     if (slot_count > TROVE_RECIPE_MAX_SLOTS)

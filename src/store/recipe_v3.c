@@ -289,7 +289,7 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     int rc = TROVE_ERR_INVALID;
 
     if (!out || !pages || !trove__recipe_block_size_ok(block_size) ||
-        (flags & ~TROVE_RECIPE_FLAG_READONLY) != 0 || dict_count == 0)
+        (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 || dict_count == 0)
         goto out;
     slot_count = ceil_div(volume_size, block_size);
     if (slot_count > TROVE_RECIPE_MAX_SLOTS ||

@@ -475,7 +475,9 @@ static void recount_free(struct recount *rc)
     memset(rc, 0, sizeof *rc);
 }
 
-/* Count one reference to d in a recount; len is the slot's length (0: a recipe object). */
+/* Count one reference to d in a recount; len is the slot's length (0: a recipe object or
+ * an object volume's slot, whose length no recipe states). The first stated length is the
+ * one verify checks; a different one is a conflict. */
 static int recount_add(struct recount *out, const struct trove_digest *d, uint64_t len)
 {
     struct ref_entry *e;
@@ -486,7 +488,9 @@ static int recount_add(struct recount *out, const struct trove_digest *d, uint64
     if (created) {
         e->dict_index = (uint32_t)(out->map.count - 1);
         e->len = len;
-    } else if (e->len != len) {
+    } else if (len != 0 && e->len == 0) {
+        e->len = len;
+    } else if (len != 0 && e->len != len) {
         out->length_conflicts++;
     }
     e->committed++;
@@ -527,7 +531,11 @@ static int recount(struct trove_store *s, struct recount *out)
             if (v->idx[i] == 0)
                 continue;
             out->slots++;
-            rc = recount_add(out, vol_digest(v, i), left < v->block_size ? left : v->block_size);
+            if (v->flags & TROVE_RECIPE_FLAG_OBJECTS)
+                left = 0; /* any length up to the block size */
+            else if (left > v->block_size)
+                left = v->block_size;
+            rc = recount_add(out, vol_digest(v, i), left);
             if (rc != TROVE_OK)
                 goto out;
         }
@@ -1088,6 +1096,7 @@ int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, si
             continue;
         }
         ents[k].readonly = (r3.flags & TROVE_RECIPE_FLAG_READONLY) != 0;
+        ents[k].objects = (r3.flags & TROVE_RECIPE_FLAG_OBJECTS) != 0;
         ents[k].size = r3.volume_size;
         ents[k].block_size = r3.block_size;
         ents[k].slots = r3.slot_count;

@@ -13,7 +13,9 @@
  * dirty segments (and the dictionary's dirty chunks) are what a v3 commit rewrites.
  *
  * Every block is stored with exactly its slot's length: block_size, except that the last
- * slot holds only the volume's remainder. A write hashes each touched block (after a
+ * slot holds only the volume's remainder. An object volume (TROVE_RECIPE_FLAG_OBJECTS: a
+ * capture's segments) instead names a whole object of 1 .. block_size bytes per slot, put
+ * and got whole; it shares everything else (dedup, counts, commits) with block volumes. A write hashes each touched block (after a
  * read-modify-write of a partial one); a block equal to the slot's current digest changes
  * nothing, an all-zero block empties the slot, and any other block is stored unless the
  * reference map already knows its digest and the object is there (a stat: then an object
@@ -101,9 +103,9 @@ int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg)
     return TROVE_OK;
 }
 
-int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t size,
-                               uint32_t block_size, int recipe_format,
-                               struct trove_volume **out, struct trove_diag *diag)
+static int create_volume(struct trove_store *s, const char *name, uint64_t size,
+                         uint32_t block_size, int recipe_format, uint32_t flags,
+                         struct trove_volume **out, struct trove_diag *diag)
 {
     struct trove_volume *v = NULL;
     char path[4096];
@@ -162,6 +164,7 @@ int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t
     snprintf(v->name, sizeof v->name, "%s", name);
     v->size = size;
     v->block_size = block_size;
+    v->flags = flags;
     v->slot_count = v->cap_slots = n;
     v->format = recipe_format;
     v->committed_format = 0; /* nothing committed yet: commit writes every section */
@@ -183,10 +186,37 @@ out:
     return rc;
 }
 
+int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t size,
+                               uint32_t block_size, int recipe_format,
+                               struct trove_volume **out, struct trove_diag *diag)
+{
+    return create_volume(s, name, size, block_size, recipe_format, 0, out, diag);
+}
+
 int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
                         uint32_t block_size, struct trove_volume **out, struct trove_diag *diag)
 {
-    return trove_volume_create_format(s, name, size, block_size, 0, out, diag);
+    return create_volume(s, name, size, block_size, 0, 0, out, diag);
+}
+
+int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_t slots,
+                                uint32_t max_object, struct trove_volume **out,
+                                struct trove_diag *diag)
+{
+    if (max_object != 0 && slots > UINT64_MAX / max_object) {
+        if (out)
+            *out = NULL;
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "%llu slots of %u bytes overflow",
+                              (unsigned long long)slots, max_object);
+    }
+    /* A block size of 0 is refused by create_volume (as is any other bad one). */
+    return create_volume(s, name, slots * (max_object ? max_object : 1),
+                         max_object ? max_object : 1, 0, TROVE_RECIPE_FLAG_OBJECTS, out, diag);
+}
+
+int trove_volume_is_objects(const struct trove_volume *v)
+{
+    return v && (v->flags & TROVE_RECIPE_FLAG_OBJECTS) != 0;
 }
 
 int trove_volume_open(struct trove_store *s, const char *name, struct trove_volume **out,
@@ -262,6 +292,7 @@ void trove_volume_close(struct trove_volume *v)
 int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
 {
     uint8_t *seen = NULL;
+    int rc;
 
     if (!v || !out)
         return TROVE_ERR_INVALID;
@@ -272,6 +303,7 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
     out->recipe_bytes = v->recipe_bytes;
     out->generation = v->generation;
     out->readonly = (v->flags & TROVE_RECIPE_FLAG_READONLY) != 0;
+    out->objects = (v->flags & TROVE_RECIPE_FLAG_OBJECTS) != 0;
     out->dirty = v->dirty;
     out->recipe_format = v->format;
     out->unique_objects = v->dict.live;
@@ -288,16 +320,27 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
         return TROVE_ERR_NOMEM;
     for (uint64_t i = 0; i < v->slot_count; i++) {
         uint32_t x = v->idx[i];
+        uint64_t len;
         if (x == 0)
             continue;
         out->used_slots++;
-        if (!(seen[x / 8] & (1u << (x % 8)))) {
-            seen[x / 8] |= (uint8_t)(1u << (x % 8));
+        if (seen[x / 8] & (1u << (x % 8)))
+            continue;
+        seen[x / 8] |= (uint8_t)(1u << (x % 8));
+        if (!out->objects) {
             out->stored_bytes += slot_len(v->size, v->block_size, i);
+            continue;
         }
+        /* An object's length is not in the recipe: ask the backend (after any put). */
+        if ((rc = trove__store_drain(v->s)) != TROVE_OK ||
+            (rc = trove_backend_size(v->s->be, vol_digest(v, i), &len)) != TROVE_OK)
+            goto out;
+        out->stored_bytes += len;
     }
+    rc = TROVE_OK;
+out:
     free(seen);
-    return TROVE_OK;
+    return rc;
 }
 
 /* Log slot i's committed digest the first time it changes after a commit. */
@@ -411,17 +454,14 @@ static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *d
     return TROVE_OK;
 }
 
-/* Store len bytes as slot i's block: hash, compare, put if new, point the slot. */
-static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
+/* Store len bytes (at least one) as slot i's object: hash, compare, put if new, point the
+ * slot. */
+static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
 {
     struct trove_digest d;
     const struct ref_entry *e;
     int rc = TROVE_OK;
 
-    if (all_zero(data, len)) {
-        memset(&d, 0, sizeof d);
-        return set_slot(v, i, &d);
-    }
     trove_digest_of(data, len, &d);
     if (trove_digest_is_zero(&d))
         return TROVE_ERR_CORRUPT; /* a block hashing to the empty digest: report, never store */
@@ -443,6 +483,55 @@ static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, 
     return set_slot(v, i, &d);
 }
 
+/* Store len bytes as slot i's block; an all-zero block empties the slot. */
+static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
+{
+    static const struct trove_digest zero;
+
+    if (all_zero(data, len))
+        return set_slot(v, i, &zero);
+    return store_object(v, i, data, len);
+}
+
+int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *data, size_t len)
+{
+    static const struct trove_digest zero;
+    int rc;
+
+    if (!v || (!data && len > 0) || !(v->flags & TROVE_RECIPE_FLAG_OBJECTS) ||
+        slot >= v->slot_count || len > v->block_size)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    if (len == 0)
+        return set_slot(v, slot, &zero);
+    return store_object(v, slot, data, len);
+}
+
+int trove_volume_get_object(struct trove_volume *v, uint64_t slot, struct trove_bytes *out)
+{
+    int rc;
+
+    if (!v || !out || slot >= v->slot_count)
+        return TROVE_ERR_INVALID;
+    out->len = 0;
+    if (v->idx[slot] == 0)
+        return TROVE_OK;
+    if ((rc = trove__store_drain(v->s)) != TROVE_OK) /* it may be a put in flight */
+        return rc;
+    return trove_backend_get(v->s->be, vol_digest(v, slot), out, v->block_size);
+}
+
+int trove_volume_slot_digests(const struct trove_volume *v, uint64_t first, uint64_t n,
+                              struct trove_digest *out)
+{
+    if (!v || (!out && n > 0) || first > v->slot_count || n > v->slot_count - first)
+        return TROVE_ERR_INVALID;
+    for (uint64_t k = 0; k < n; k++)
+        out[k] = *vol_digest(v, first + k);
+    return TROVE_OK;
+}
+
 static int ensure_block(struct trove_volume *v)
 {
     if (!v->block && !(v->block = malloc(v->block_size)))
@@ -456,7 +545,7 @@ int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf,
     uint64_t end;
     int rc;
 
-    if (!v || (!buf && len > 0))
+    if (!v || (!buf && len > 0) || (v->flags & TROVE_RECIPE_FLAG_OBJECTS))
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
@@ -564,7 +653,7 @@ int trove_volume_read(struct trove_volume *v, uint64_t offset, void *buf, size_t
     uint64_t end;
     int rc;
 
-    if (!v || (!buf && len > 0))
+    if (!v || (!buf && len > 0) || (v->flags & TROVE_RECIPE_FLAG_OBJECTS))
         return TROVE_ERR_INVALID;
     if (offset > v->size || len > v->size - offset)
         return TROVE_ERR_INVALID;
@@ -599,6 +688,8 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
+    if ((v->flags & TROVE_RECIPE_FLAG_OBJECTS) && new_size % v->block_size != 0)
+        return TROVE_ERR_INVALID; /* an object volume is whole slots */
     if (new_size == v->size)
         return TROVE_OK;
     n = slots_for(new_size, v->block_size);
