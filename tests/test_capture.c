@@ -12,11 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "capture/capture_internal.h"
 #include "common/endian.h"
 #include "testutil.h"
 #include "trove/capture.h"
+#include "trove/import.h"
+#include "trove/stream.h"
 #include "trove/wire.h"
 
 #define FIXED TROVE__CAPTURE_FIXED
@@ -470,6 +473,622 @@ static void test_encode_invalid(void)
     }
 }
 
+/* ---- captures in a store ---------------------------------------------------------------- */
+
+static char root[] = "/tmp/trove_test_capture_XXXXXX";
+static char sdir[512];
+
+static struct trove_store *open_store(unsigned flags)
+{
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc = trove_store_open(sdir, flags | TROVE_STORE_NOSYNC, &s, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "store open: %s\n", diag.msg);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    return s;
+}
+
+static int count_object(void *ctx, const struct trove_digest *d)
+{
+    (void)d;
+    (*(uint64_t *)ctx)++;
+    return 0;
+}
+
+static uint64_t store_objects(struct trove_store *s)
+{
+    uint64_t n = 0;
+    CHECK_EQ_INT(trove_backend_list(trove_store_backend(s), count_object, &n), TROVE_OK);
+    return n;
+}
+
+/* A generated capture of n events (sorted by start, as gen makes them). */
+static void gen_capture(uint64_t n, uint64_t seed, struct trove_events *ev, struct trove_names **names)
+{
+    struct trove_gen_options g;
+    trove_gen_defaults(&g);
+    g.events = n;
+    g.seed = seed;
+    g.names = 500;
+    CHECK_EQ_INT(trove_names_new(names), TROVE_OK);
+    CHECK_EQ_INT(trove_gen(&g, ev, *names), TROVE_OK);
+    CHECK_EQ_INT(ev->len, n);
+}
+
+static void progress(void *ctx, uint64_t done, uint64_t total)
+{
+    uint64_t *p = ctx;
+    CHECK(done == p[0] + 1 && done <= total);
+    p[0] = done;
+    p[1] = total;
+}
+
+static int write_capture(struct trove_store *s, const char *name, const struct trove_events *ev,
+                         const struct trove_names *names, uint64_t seg_bytes, uint32_t fe,
+                         struct trove_capture_info *info)
+{
+    struct trove_capture_options o;
+    struct trove_diag diag = {0};
+    uint64_t prog[2] = {0, 0};
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.segment_bytes = seg_bytes;
+    o.frame_events = fe;
+    o.progress = progress;
+    o.progress_ctx = prog;
+    rc = trove_capture_write(s, name, ev->ev, ev->len, names, &o, info, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "write %s: %s\n", name, diag.msg);
+    else
+        CHECK(prog[0] == info->segments && (info->segments == 0 || prog[1] == info->segments));
+    return rc;
+}
+
+static int same_info(const struct trove_capture_info *a, const struct trove_capture_info *b)
+{
+    return a->events == b->events && a->segments == b->segments && a->first_ns == b->first_ns &&
+           a->end_ns == b->end_ns && a->names == b->names && a->raw_bytes == b->raw_bytes &&
+           a->stored_bytes == b->stored_bytes;
+}
+
+/* The volume's objects, read back by hand, are what docs/formats/capture.md says. */
+static void check_layout(struct trove_store *s, const char *name, const struct trove_events *ev,
+                         const struct trove_names *names, uint64_t per, uint32_t fe)
+{
+    struct trove_volume *v = NULL;
+    struct trove_wire_decoder *dec = NULL;
+    struct trove_names *back = NULL;
+    struct trove_bytes obj = {0};
+    struct trove_event *buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *buf);
+    struct trove_capture_header h;
+    uint64_t segs = (ev->len + per - 1) / per;
+
+    CHECK(buf != NULL);
+    CHECK_EQ_INT(trove_volume_open(s, name, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decoder_new(&dec), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+    if (!v || !buf)
+        goto out;
+    CHECK(trove_volume_is_objects(v));
+    CHECK_EQ_INT(trove_volume_get_object(v, 0, &obj), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_header_decode(obj.ptr, obj.len, &h, NULL), TROVE_OK);
+    CHECK_EQ_INT(h.info.segments, segs);
+    CHECK_EQ_INT(h.frame_events, fe);
+    CHECK_EQ_INT(h.segment_bytes, 32 * per);
+    CHECK_EQ_INT(trove_volume_get_object(v, 1, &obj), TROVE_OK);
+    CHECK_EQ_INT(obj.len, h.names_bytes);
+    for (size_t at = 0; at < obj.len;) {
+        struct trove_wire_frame fr;
+        if (trove_wire_decode(dec, obj.ptr + at, obj.len - at, buf, 0, back, &fr, NULL) != TROVE_OK) {
+            CHECK(0);
+            break;
+        }
+        CHECK_EQ_INT(fr.format, TROVE_WIRE_NAMES);
+        at += fr.frame_len;
+    }
+    CHECK(trove_names_equal(names, back));
+    for (uint64_t k = 0; k < segs; k++) {
+        size_t first = (size_t)(k * per), at = 0, got = 0, frames = 0;
+        CHECK_EQ_INT(trove_volume_get_object(v, 2 + k, &obj), TROVE_OK);
+        CHECK_EQ_INT(obj.len, h.seg[k].bytes);
+        while (at < obj.len) {
+            struct trove_wire_frame fr;
+            if (trove_wire_decode(dec, obj.ptr + at, obj.len - at, buf, TROVE_WIRE_MAX_EVENTS,
+                                  NULL, &fr, NULL) != TROVE_OK) {
+                CHECK(0);
+                break;
+            }
+            CHECK_EQ_INT(fr.format, TROVE_WIRE_DEFLATE);
+            CHECK(fr.n_events >= 1 && fr.n_events <= fe);
+            CHECK(first + got + fr.n_events <= ev->len &&
+                  memcmp(buf, ev->ev + first + got, fr.n_events * sizeof *buf) == 0);
+            got += fr.n_events;
+            at += fr.frame_len;
+            frames++;
+        }
+        CHECK_EQ_INT(got, h.seg[k].events);
+        CHECK_EQ_INT(frames, h.seg[k].frames);
+        CHECK_EQ_INT(got, k + 1 < segs ? per : ev->len - first);
+    }
+    CHECK_EQ_INT(trove_volume_slot_digests(v, 2 + segs, 1, NULL), TROVE_ERR_INVALID);
+    trove_capture_header_free(&h);
+out:
+    trove_volume_close(v);
+    trove_bytes_free(&obj);
+    trove_names_free(back);
+    trove_wire_decoder_free(dec);
+    free(buf);
+}
+
+static void test_write(void)
+{
+    struct trove_store *s = open_store(TROVE_STORE_CREATE);
+    struct trove_events ev = {0}, small = {0}, bad = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info info, again, got;
+    struct trove_capture_entry *list = NULL;
+    struct trove_volume *v = NULL;
+    struct trove_capture_options o;
+    struct trove_diag diag = {0};
+    size_t count = 0;
+    uint64_t objects;
+
+    if (!s)
+        return;
+    gen_capture(100000, 3, &ev, &names);
+    /* 2048 events a segment, 500 a frame: 49 segments of 5 frames (the last of 1696 events). */
+    CHECK_EQ_INT(write_capture(s, "cap", &ev, names, 65536, 500, &info), TROVE_OK);
+    CHECK_EQ_INT(info.events, 100000);
+    CHECK_EQ_INT(info.segments, 49);
+    CHECK_EQ_INT(info.raw_bytes, 3200000);
+    CHECK_EQ_INT(info.names, trove_names_count(names));
+    CHECK_EQ_INT(info.first_ns, ev.ev[0].start_ns);
+    CHECK(info.end_ns >= ev.ev[ev.len - 1].start_ns);
+    CHECK_EQ_INT(info.new_objects, 51);
+    CHECK(info.stored_bytes > 0 && info.stored_bytes < info.raw_bytes);
+    objects = store_objects(s);
+    check_layout(s, "cap", &ev, names, 2048, 500);
+
+    memset(&got, 0, sizeof got);
+    CHECK_EQ_INT(trove_capture_info(s, "cap", &got, &diag), TROVE_OK);
+    CHECK(same_info(&info, &got) && got.new_objects == 0);
+
+    /* Written again, the same objects: nothing new in the store. And under another name,
+     * the same bytes: only its recipe is new. */
+    CHECK_EQ_INT(write_capture(s, "cap", &ev, names, 65536, 500, &again), TROVE_OK);
+    CHECK(same_info(&info, &again));
+    CHECK_EQ_INT(again.new_objects, 0);
+    CHECK_EQ_INT(store_objects(s), objects);
+    CHECK_EQ_INT(write_capture(s, "cap2", &ev, names, 65536, 500, &again), TROVE_OK);
+    CHECK_EQ_INT(again.new_objects, 0);
+    CHECK_EQ_INT(store_objects(s), objects);
+
+    /* Another shape replaces the capture whole: fewer segments, then more. */
+    for (size_t i = 0; i < 5000; i++)
+        CHECK_EQ_INT(trove_events_push(&small, &ev.ev[i]), TROVE_OK);
+    CHECK_EQ_INT(write_capture(s, "cap2", &small, names, 65536, 500, &again), TROVE_OK);
+    CHECK_EQ_INT(again.segments, 3);
+    CHECK_EQ_INT(again.new_objects, 2); /* the last segment and the header */
+    check_layout(s, "cap2", &small, names, 2048, 500);
+    CHECK_EQ_INT(write_capture(s, "cap2", &ev, names, 32768 * 32, 0, &again), TROVE_OK);
+    CHECK_EQ_INT(again.segments, 4);
+    check_layout(s, "cap2", &ev, names, 32768, TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+
+    /* No events, no names: a header and one empty names frame. */
+    memset(&o, 0, sizeof o);
+    CHECK_EQ_INT(trove_capture_write(s, "empty", NULL, 0, NULL, &o, &again, &diag), TROVE_OK);
+    CHECK(again.events == 0 && again.segments == 0 && again.first_ns == 0 && again.end_ns == 0);
+    CHECK_EQ_INT(again.stored_bytes, 96 + 16);
+    CHECK_EQ_INT(trove_capture_info(s, "empty", &got, NULL), TROVE_OK);
+    CHECK(same_info(&again, &got));
+
+    /* One event per segment and per frame. */
+    CHECK_EQ_INT(write_capture(s, "tiny", &small, names, 32, 1, &again), TROVE_OK);
+    CHECK_EQ_INT(again.segments, 5000);
+
+    /* Names the store holds otherwise. */
+    CHECK_EQ_INT(trove_volume_create(s, "blocks", 1 << 20, 0, NULL, NULL), TROVE_OK);
+    memset(&diag, 0, sizeof diag);
+    CHECK_EQ_INT(write_capture(s, "blocks", &small, names, 0, 0, &again), TROVE_ERR_EXISTS);
+    CHECK_EQ_INT(trove_capture_write(s, "blocks", small.ev, small.len, names, NULL, &again, &diag),
+                 TROVE_ERR_EXISTS);
+    CHECK(strstr(diag.msg, "blocks") && strstr(diag.msg, "block volume"));
+    CHECK_EQ_INT(trove_capture_info(s, "blocks", &got, &diag), TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "not a capture") != NULL);
+    /* An object volume with something else in slot 0 is not a capture either ... */
+    CHECK_EQ_INT(trove_volume_create_objects(s, "objs", 3, 4096, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_put_object(v, 0, "not a header", 12), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_capture_write(s, "objs", small.ev, small.len, names, NULL, &again, &diag),
+                 TROVE_ERR_EXISTS);
+    CHECK(strstr(diag.msg, "not a capture") && strstr(diag.msg, "cut short"));
+    CHECK_EQ_INT(trove_capture_info(s, "objs", &got, &diag), TROVE_ERR_TRUNCATED);
+    CHECK(strstr(diag.msg, "capture objs: header (slot 0)") != NULL);
+    /* ... but one that no write filled (a crash before the commit) is taken over. */
+    CHECK_EQ_INT(trove_volume_create_objects(s, "unfinished", 7, 1 << 20, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "unfinished", &got, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(write_capture(s, "unfinished", &small, names, 0, 0, &again), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "unfinished", &got, NULL), TROVE_OK);
+    CHECK_EQ_INT(got.events, 5000);
+
+    CHECK_EQ_INT(trove_capture_info(s, "nothing", &got, &diag), TROVE_ERR_NOTFOUND);
+    CHECK(strstr(diag.msg, "nothing") != NULL);
+
+    /* The list: captures sorted, block volumes left out, a bad header listed with its error. */
+    CHECK_EQ_INT(trove_capture_list(s, &list, &count), TROVE_OK);
+    CHECK_EQ_INT(count, 6);
+    if (count == 6) {
+        static const char *const want[] = {"cap", "cap2", "empty", "objs", "tiny", "unfinished"};
+        for (size_t i = 0; i < 6; i++)
+            CHECK(strcmp(list[i].name, want[i]) == 0);
+        CHECK(list[0].error == TROVE_OK && same_info(&list[0].info, &info));
+        CHECK(list[3].error == TROVE_ERR_TRUNCATED && list[3].info.events == 0);
+        CHECK(list[4].error == TROVE_OK && list[4].info.segments == 5000);
+    }
+    free(list);
+
+    /* Bad arguments change nothing. */
+    objects = store_objects(s);
+    memset(&o, 0, sizeof o);
+    CHECK_EQ_INT(trove_capture_write(s, "a/b", small.ev, small.len, names, &o, &again, &diag),
+                 TROVE_ERR_INVALID);
+    o.segment_bytes = 33;
+    CHECK_EQ_INT(trove_capture_write(s, "x", small.ev, small.len, names, &o, &again, &diag),
+                 TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "multiple of 32") != NULL);
+    o.segment_bytes = TROVE_CAPTURE_MAX_SEGMENT_BYTES + 32;
+    CHECK_EQ_INT(trove_capture_write(s, "x", small.ev, small.len, names, &o, &again, &diag),
+                 TROVE_ERR_INVALID);
+    o.segment_bytes = 0;
+    o.frame_events = TROVE_WIRE_MAX_EVENTS + 1;
+    CHECK_EQ_INT(trove_capture_write(s, "x", small.ev, small.len, names, &o, &again, &diag),
+                 TROVE_ERR_INVALID);
+    o.frame_events = 0;
+    CHECK_EQ_INT(trove_capture_write(s, "x", NULL, 5, names, &o, &again, &diag), TROVE_ERR_INVALID);
+    small.ev[4321].pad = 1;
+    CHECK_EQ_INT(trove_capture_write(s, "x", small.ev, small.len, names, &o, &again, &diag),
+                 TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "event 4321") != NULL);
+    small.ev[4321].pad = 0;
+    /* 2^18 + 1 segments of one event: over the limit, refused before anything is stored. */
+    CHECK_EQ_INT(trove_events_reserve(&bad, TROVE_CAPTURE_MAX_SEGMENTS + 1), TROVE_OK);
+    if (bad.ev) {
+        memset(bad.ev, 0, (size_t)(TROVE_CAPTURE_MAX_SEGMENTS + 1) * sizeof *bad.ev);
+        o.segment_bytes = 32;
+        CHECK_EQ_INT(trove_capture_write(s, "x", bad.ev, (size_t)TROVE_CAPTURE_MAX_SEGMENTS + 1,
+                                         names, &o, &again, &diag),
+                     TROVE_ERR_LIMIT);
+        CHECK(strstr(diag.msg, "use larger segments") != NULL);
+    }
+    CHECK_EQ_INT(trove_capture_info(s, "x", &got, NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(store_objects(s), objects);
+
+    trove_store_close(s);
+    /* A read-only store describes and lists captures. */
+    s = open_store(TROVE_STORE_READONLY);
+    CHECK_EQ_INT(trove_capture_info(s, "cap", &got, NULL), TROVE_OK);
+    CHECK(same_info(&info, &got));
+    CHECK_EQ_INT(trove_capture_list(s, &list, &count), TROVE_OK);
+    CHECK_EQ_INT(count, 6);
+    free(list);
+    CHECK_EQ_INT(trove_capture_write(s, "cap", small.ev, small.len, names, NULL, &again, &diag),
+                 TROVE_ERR_READONLY);
+    trove_store_close(s);
+    trove_events_free(&ev);
+    trove_events_free(&small);
+    trove_events_free(&bad);
+    trove_names_free(names);
+}
+
+/* ---- replay ---------------------------------------------------------------------------- */
+
+/* What a replay's sink saw: every batch decoded, checked to be one whole frame. */
+struct collect {
+    struct trove_wire_decoder *dec;
+    struct trove_event *buf;
+    struct trove_events ev;
+    struct trove_names *names;
+    int wire;
+    uint32_t max_frame;
+    uint64_t batches, name_batches, bad, last_item;
+    struct trove_bytes item_bytes[64]; /* the bytes of items 0..63, for the fast path */
+};
+
+static int collect_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct collect *c = ctx;
+    struct trove_wire_frame fr;
+    if (trove_wire_decode(c->dec, b->data, b->len, c->buf, TROVE_WIRE_MAX_EVENTS, c->names, &fr,
+                          NULL) != TROVE_OK ||
+        fr.frame_len != b->len || b->item < c->last_item) {
+        c->bad++;
+        return 0;
+    }
+    c->last_item = b->item;
+    if (b->item < 64)
+        trove_bytes_append(&c->item_bytes[b->item], b->data, b->len);
+    c->batches++;
+    if (fr.format == TROVE_WIRE_NAMES) {
+        c->name_batches++;
+        if (b->events != 0 || c->ev.len > 0) /* names come first */
+            c->bad++;
+        return 0;
+    }
+    if (fr.format != c->wire || fr.n_events != b->events || fr.n_events == 0 ||
+        fr.n_events > c->max_frame)
+        c->bad++;
+    for (size_t i = 0; i < fr.n_events; i++)
+        trove_events_push(&c->ev, &c->buf[i]);
+    return 0;
+}
+
+static void collect_init(struct collect *c, int wire, uint32_t max_frame)
+{
+    memset(c, 0, sizeof *c);
+    CHECK_EQ_INT(trove_wire_decoder_new(&c->dec), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&c->names), TROVE_OK);
+    c->buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *c->buf);
+    CHECK(c->buf != NULL);
+    c->wire = wire;
+    c->max_frame = max_frame;
+}
+
+static void collect_free(struct collect *c)
+{
+    trove_wire_decoder_free(c->dec);
+    trove_names_free(c->names);
+    free(c->buf);
+    trove_events_free(&c->ev);
+    for (int i = 0; i < 64; i++)
+        trove_bytes_free(&c->item_bytes[i]);
+}
+
+static int replay(struct trove_store *s, const char *name, uint64_t from, uint64_t to, int wire,
+                  uint32_t fe, struct collect *c, struct trove_stream_stats *stats,
+                  struct trove_diag *diag)
+{
+    struct trove_capture_replay_options ro;
+    struct trove_stream_options so;
+    struct trove_stream *st = NULL;
+    struct trove_stream_sink sink;
+    int rc;
+
+    trove_stream_options_default(&so);
+    so.retries = 1;
+    so.backoff_ms = 1;
+    CHECK_EQ_INT(trove_stream_new(trove_store_backend(s), &so, &st), TROVE_OK);
+    memset(&ro, 0, sizeof ro);
+    ro.from_ns = from;
+    ro.to_ns = to;
+    ro.wire = wire;
+    ro.frame_events = fe;
+    memset(&sink, 0, sizeof sink);
+    sink.send = collect_send;
+    sink.ctx = c;
+    rc = trove_capture_replay(s, name, st, &ro, &sink, stats, diag);
+    trove_stream_free(st);
+    return rc;
+}
+
+/* Replay [from, to) and require exactly the input's events that start in it, in order. */
+static void expect_range(struct trove_store *s, const char *name, const struct trove_events *ev,
+                         const struct trove_names *names, uint64_t from, uint64_t to, int wire,
+                         uint32_t fe, uint32_t stored_fe)
+{
+    struct collect c;
+    struct trove_stream_stats stats;
+    struct trove_diag diag = {0};
+    size_t want = 0, i, j = 0;
+    int rc;
+
+    collect_init(&c, wire, fe ? fe : stored_fe);
+    rc = replay(s, name, from, to, wire, fe, &c, &stats, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "replay %s: %s\n", name, diag.msg);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(c.bad, 0);
+    CHECK(c.name_batches >= 1);
+    CHECK(trove_names_equal(names, c.names));
+    for (i = 0; i < ev->len; i++) {
+        if (ev->ev[i].start_ns < from || (to != UINT64_MAX && ev->ev[i].start_ns >= to))
+            continue;
+        want++;
+        if (j < c.ev.len && memcmp(&ev->ev[i], &c.ev.ev[j], sizeof ev->ev[i]) == 0)
+            j++;
+    }
+    CHECK_EQ_INT(c.ev.len, want);
+    CHECK_EQ_INT(j, want);
+    CHECK_EQ_INT(stats.events, want);
+    CHECK_EQ_INT(stats.batches, c.batches);
+    collect_free(&c);
+}
+
+/* Replace object d's bytes (the backend does not rehash: a damaged object). */
+static void damage(struct trove_store *s, const struct trove_digest *d, const void *bytes,
+                   size_t len)
+{
+    struct trove_backend *be = trove_store_backend(s);
+    CHECK_EQ_INT(trove_backend_delete(be, d), TROVE_OK);
+    if (len)
+        CHECK_EQ_INT(trove_backend_put(be, d, bytes, len, NULL), TROVE_OK);
+}
+
+static void slot_digest(struct trove_store *s, const char *name, uint64_t slot,
+                        struct trove_digest *d)
+{
+    struct trove_volume *v = NULL;
+    CHECK_EQ_INT(trove_volume_open(s, name, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_slot_digests(v, slot, 1, d), TROVE_OK);
+    trove_volume_close(v);
+}
+
+static void expect_replay_error(struct trove_store *s, const char *name, int wire, int want,
+                                const char *needle1, const char *needle2, const char *what)
+{
+    struct collect c;
+    struct trove_diag diag = {0};
+    int rc;
+    collect_init(&c, wire, TROVE_WIRE_MAX_EVENTS);
+    rc = replay(s, name, 0, UINT64_MAX, wire, 0, &c, NULL, &diag);
+    if (rc != want || (needle1 && !strstr(diag.msg, needle1)) ||
+        (needle2 && !strstr(diag.msg, needle2)))
+        fprintf(stderr, "%s: got %d (%s)\n", what, rc, diag.msg);
+    CHECK_EQ_INT(rc, want);
+    CHECK(!needle1 || strstr(diag.msg, needle1));
+    CHECK(!needle2 || strstr(diag.msg, needle2));
+    collect_free(&c);
+}
+
+static void test_replay(void)
+{
+    static const int wires[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+    struct trove_store *s = open_store(TROVE_STORE_CREATE);
+    struct trove_events ev = {0}, shuf = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info info;
+    struct trove_digest d;
+    struct trove_bytes obj = {0};
+    struct collect c;
+    char hex[33], bad[64];
+    uint64_t a, b, seed = 5;
+
+    if (!s)
+        return;
+    gen_capture(100000, 9, &ev, &names);
+    CHECK_EQ_INT(write_capture(s, "r", &ev, names, 65536, 500, &info), TROVE_OK);
+    CHECK_EQ_INT(info.segments, 49);
+    a = ev.ev[ev.len / 3].start_ns;
+    b = ev.ev[2 * ev.len / 3].start_ns;
+    for (int w = 0; w < 3; w++) {
+        expect_range(s, "r", &ev, names, 0, UINT64_MAX, wires[w], 0, 500);
+        expect_range(s, "r", &ev, names, 0, UINT64_MAX, wires[w], 77, 500);
+        expect_range(s, "r", &ev, names, a, b, wires[w], 0, 500);
+        expect_range(s, "r", &ev, names, a + 1, b + 1, wires[w], 4096, 500);
+    }
+    /* Edges: nothing before the first event or from the end on; one nanosecond; a range
+     * ending exactly at a start leaves that event out. */
+    expect_range(s, "r", &ev, names, 0, info.first_ns, TROVE_WIRE_DEFLATE, 0, 500);
+    expect_range(s, "r", &ev, names, ev.ev[ev.len - 1].start_ns + 1, UINT64_MAX,
+                 TROVE_WIRE_PACKED, 0, 500);
+    expect_range(s, "r", &ev, names, a, a + 1, TROVE_WIRE_RAW, 0, 500);
+    expect_range(s, "r", &ev, names, a, a, TROVE_WIRE_RAW, 0, 500);
+    expect_range(s, "r", &ev, names, ev.ev[ev.len - 1].start_ns, UINT64_MAX, TROVE_WIRE_RAW, 1,
+                 500);
+
+    /* The fast path: a whole replay in the stored form sends each segment's bytes as they
+     * are stored. */
+    collect_init(&c, TROVE_WIRE_DEFLATE, 500);
+    CHECK_EQ_INT(replay(s, "r", 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, &c, NULL, NULL), TROVE_OK);
+    {
+        struct trove_volume *v = NULL;
+        CHECK_EQ_INT(trove_volume_open(s, "r", &v, NULL), TROVE_OK);
+        for (uint64_t i = 0; i < 50 && v; i++) {
+            CHECK_EQ_INT(trove_volume_get_object(v, 1 + i, &obj), TROVE_OK);
+            CHECK(obj.len == c.item_bytes[i].len &&
+                  memcmp(obj.ptr, c.item_bytes[i].ptr, obj.len) == 0);
+        }
+        trove_volume_close(v);
+    }
+    collect_free(&c);
+
+    /* Unsorted input: segments overlap in time, and a range picks events from several. */
+    for (size_t i = 0; i < ev.len; i++)
+        CHECK_EQ_INT(trove_events_push(&shuf, &ev.ev[i]), TROVE_OK);
+    for (size_t i = shuf.len - 1; i > 0; i--) {
+        size_t j = (size_t)(test_rand(&seed) % (i + 1));
+        struct trove_event t = shuf.ev[i];
+        shuf.ev[i] = shuf.ev[j];
+        shuf.ev[j] = t;
+    }
+    CHECK_EQ_INT(write_capture(s, "shuffled", &shuf, names, 32 * 3000, 700, &info), TROVE_OK);
+    for (int w = 0; w < 3; w++)
+        expect_range(s, "shuffled", &shuf, names, a, b, wires[w], 0, 700);
+    expect_range(s, "shuffled", &shuf, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, 700);
+
+    /* The empty capture: one names frame, nothing else. */
+    CHECK_EQ_INT(trove_capture_write(s, "empty", NULL, 0, NULL, NULL, &info, NULL), TROVE_OK);
+    {
+        struct trove_names *none = NULL;
+        struct trove_events no = {0};
+        CHECK_EQ_INT(trove_names_new(&none), TROVE_OK);
+        expect_range(s, "empty", &no, none, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, 2048);
+        trove_names_free(none);
+    }
+
+    /* A read-only store replays. */
+    trove_store_close(s);
+    s = open_store(TROVE_STORE_READONLY);
+    expect_range(s, "r", &ev, names, a, b, TROVE_WIRE_PACKED, 0, 500);
+    trove_store_close(s);
+    s = open_store(0);
+
+    /* Bad requests. */
+    expect_replay_error(s, "none", TROVE_WIRE_RAW, TROVE_ERR_NOTFOUND, "none", NULL, "missing");
+    CHECK_EQ_INT(trove_volume_create(s, "blocks", 1 << 20, 0, NULL, NULL), TROVE_OK);
+    expect_replay_error(s, "blocks", TROVE_WIRE_RAW, TROVE_ERR_INVALID, "not a capture", NULL,
+                        "a block volume");
+    expect_replay_error(s, "r", 9, TROVE_ERR_INVALID, "wire format", NULL, "wire 9");
+    collect_init(&c, TROVE_WIRE_RAW, 500);
+    CHECK_EQ_INT(replay(s, "r", 10, 9, TROVE_WIRE_RAW, 0, &c, NULL, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(c.batches, 0);
+    collect_free(&c);
+
+    /* Damaged objects, named in the error with the segment and the digest. */
+    slot_digest(s, "r", 2 + 7, &d);
+    trove_digest_hex(&d, hex);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    obj.ptr[obj.len / 2] ^= 0x55; /* inside the deflate stream of a frame */
+    damage(s, &d, obj.ptr, obj.len);
+    for (int w = 0; w < 2; w++)
+        expect_replay_error(s, "r", wires[w], TROVE_ERR_INFLATE, "segment 7 (slot 9)", hex,
+                            "a flipped byte");
+    expect_replay_error(s, "r", TROVE_WIRE_DEFLATE, TROVE_OK, NULL, NULL,
+                        "the fast path does not inflate");
+    memset(obj.ptr, 0xee, obj.len); /* frame headers gone: the fast path sees it too */
+    damage(s, &d, obj.ptr, obj.len);
+    expect_replay_error(s, "r", TROVE_WIRE_DEFLATE, TROVE_ERR_MAGIC, "segment 7", hex, "garbage");
+    expect_replay_error(s, "r", TROVE_WIRE_RAW, TROVE_ERR_MAGIC, "segment 7", hex, "garbage");
+    damage(s, &d, obj.ptr, obj.len - 1);
+    expect_replay_error(s, "r", TROVE_WIRE_PACKED, TROVE_ERR_CORRUPT, "the header says", hex,
+                        "a short object");
+    /* Another segment's object in its place: the counts or the times give it away. */
+    slot_digest(s, "r", 2 + 48, &d);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    slot_digest(s, "r", 2 + 7, &d);
+    damage(s, &d, obj.ptr, obj.len);
+    expect_replay_error(s, "r", TROVE_WIRE_RAW, TROVE_ERR_CORRUPT, "segment 7", NULL, "swapped");
+    /* A missing object. */
+    damage(s, &d, NULL, 0);
+    snprintf(bad, sizeof bad, "%s", hex);
+    expect_replay_error(s, "r", TROVE_WIRE_RAW, TROVE_ERR_NOTFOUND, NULL, NULL, "missing object");
+    /* The names object. */
+    slot_digest(s, "r", 1, &d);
+    trove_digest_hex(&d, hex);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    obj.ptr[0] = 'X';
+    damage(s, &d, obj.ptr, obj.len);
+    expect_replay_error(s, "r", TROVE_WIRE_DEFLATE, TROVE_ERR_MAGIC, "names (slot 1)", hex,
+                        "names");
+    /* The header: replay refuses before it sends anything. */
+    slot_digest(s, "r", 0, &d);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    obj.ptr[20] ^= 1;
+    damage(s, &d, obj.ptr, obj.len);
+    collect_init(&c, TROVE_WIRE_RAW, 500);
+    CHECK_EQ_INT(replay(s, "r", 0, UINT64_MAX, TROVE_WIRE_RAW, 0, &c, NULL, NULL),
+                 TROVE_ERR_CHECKSUM);
+    CHECK_EQ_INT(c.batches, 0);
+    collect_free(&c);
+
+    trove_store_close(s);
+    trove_bytes_free(&obj);
+    trove_events_free(&ev);
+    trove_events_free(&shuf);
+    trove_names_free(names);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -477,5 +1096,16 @@ int main(void)
     test_bad_header();
     test_empty();
     test_encode_invalid();
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(sdir, sizeof sdir, "%s/store", root);
+    test_write();
+    test_rm_rf(root);
+    CHECK(mkdtemp(strcpy(root, "/tmp/trove_test_capture_XXXXXX")) != NULL);
+    snprintf(sdir, sizeof sdir, "%s/store", root);
+    test_replay();
+    test_rm_rf(root);
     return test_done();
 }
