@@ -1089,6 +1089,58 @@ static void test_replay(void)
     trove_names_free(names);
 }
 
+/* Seeds for the walk of fuzz_capture: a segment and the names of a small capture, behind the
+ * target's parameter blocks (see fuzz/fuzz_capture.c). */
+static void seed(const char *file, const uint8_t *params, size_t np, const struct trove_bytes *obj)
+{
+    struct trove_bytes b = {0};
+    CHECK_EQ_INT(trove_bytes_append(&b, params, np), TROVE_OK);
+    CHECK_EQ_INT(trove_bytes_append(&b, obj->ptr, obj->len), TROVE_OK);
+    corpus_write(file, b.ptr, b.len);
+    trove_bytes_free(&b);
+}
+
+static void test_corpus_seeds(void)
+{
+    struct trove_store *s;
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info info;
+    struct trove_volume *v = NULL;
+    struct trove_bytes seg = {0}, nm = {0};
+    /* 'S' wire, stored frame_events - 1, replay frame_events, range, events, frames */
+    uint8_t p[13] = {'S', 3, 49, 0, 0, 0, 0, 64, 0, 0, 0, 2, 0};
+
+    if (!getenv("TROVE_CAPTURE_CORPUS"))
+        return;
+    s = open_store(TROVE_STORE_CREATE);
+    gen_capture(300, 1, &ev, &names);
+    CHECK_EQ_INT(write_capture(s, "seed", &ev, names, 64 * 32, 50, &info), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(s, "seed", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 2, &seg), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 1, &nm), TROVE_OK);
+    trove_volume_close(v);
+    seed("seg-deflate-whole.bin", p, sizeof p, &seg);
+    p[1] = 1;
+    p[6] = 1; /* [0, 2^r) holds half of the segment's events */
+    while (p[6] < 63 && ((uint64_t)1 << p[6]) <= ev.ev[32].start_ns)
+        p[6]++;
+    seed("seg-raw-window.bin", p, sizeof p, &seg);
+    p[1] = 2;
+    p[4] = 7;
+    p[6] = 0;
+    seed("seg-packed-7.bin", p, sizeof p, &seg);
+    p[0] = 'N';
+    p[1] = (uint8_t)info.names;
+    p[2] = (uint8_t)(info.names >> 8);
+    seed("names.bin", p, 3, &nm);
+    trove_bytes_free(&seg);
+    trove_bytes_free(&nm);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -1106,6 +1158,7 @@ int main(void)
     CHECK(mkdtemp(strcpy(root, "/tmp/trove_test_capture_XXXXXX")) != NULL);
     snprintf(sdir, sizeof sdir, "%s/store", root);
     test_replay();
+    test_corpus_seeds();
     test_rm_rf(root);
     return test_done();
 }
