@@ -1,8 +1,10 @@
 /*
  * cli.h: what the trove subcommands share — the command table, error reporting, input
- * loading (Chrome JSON or a wire stream, detected from the first bytes), a progress line on
- * a terminal for long work, and the options and store opening of the store commands
- * (volume, snapshot, verify, gc). Tools use only the public API in include/trove/.
+ * loading (Chrome JSON or a wire stream, detected from the first bytes; and, for import,
+ * bundles and Parquet files), printing an event as `trove cat` does, a progress line on a
+ * terminal for long work, and the options and store opening of the store commands
+ * (volume, snapshot, verify, gc, ls, replay). Tools use only the public API in
+ * include/trove/.
  */
 #ifndef TROVE_CLI_H
 #define TROVE_CLI_H
@@ -27,6 +29,8 @@ int cmd_volume(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 /* Print "trove <cmd>: <message>" to stderr. Returns 1 (the exit status for errors). */
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -77,6 +81,13 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
              struct trove_events *events, struct trove_names *names);
 
+/*
+ * cli_load, and also a bundle (a zip, or a directory of its files) or a Parquet events file,
+ * told apart by the first bytes (implemented in cmd_export.c beside the bundle reader).
+ */
+int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
+                     struct trove_events *events, struct trove_names *names);
+
 /* A progress line on stderr, only when stderr is a terminal and the work is long. */
 struct cli_progress {
     const char *what;
@@ -94,6 +105,11 @@ double cli_now(void);
 
 /* Write s[0..len) as a JSON string literal (quotes included, control bytes escaped). */
 void cli_json_string(FILE *o, const char *s, size_t len);
+
+/* Print one event as `trove cat` does: a text line (start_ns dur_ns pid tid kind depth extra
+ * name [thread]) or, with json, one JSON object a line; names resolve the ids. */
+void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_names *names,
+                     int json);
 
 /* ---- the store commands ---------------------------------------------------------------- */
 
@@ -155,5 +171,21 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
  * and not touched. Returns 0, or 1 after printing one line "trove <cmd>: ...".
  */
 int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out);
+
+/* ---- captures (cmd_capture.c) ----------------------------------------------------------- */
+
+/* `trove import IN --store DIR`: what cmd_import parsed. */
+struct cli_capture_import {
+    int to_store;            /* --store, --name, --segment-bytes or --json was given (or
+                                no -o: the default store) */
+    const char *in;
+    const char *store;       /* NULL: $TROVE_STORE, else ./trove-data */
+    const char *name;        /* NULL: IN's base name */
+    uint64_t segment_bytes;  /* 0: the default */
+    int json, quiet;
+};
+
+/* Read ci->in (cli_load_capture) and store it as a capture. Returns the exit status. */
+int cli_capture_import(const struct cli_capture_import *ci);
 
 #endif

@@ -18,48 +18,6 @@ static void cat_usage(FILE *f)
             "Text columns: start_ns dur_ns pid tid kind depth extra name [thread]\n");
 }
 
-static void print_event(FILE *o, const struct trove_event *e, const struct trove_names *names, int json)
-{
-    size_t nl = 0, tl = 0, pl = 0;
-    const char *name = trove_names_get(names, TROVE_NAME_EVENT, e->name_id, 0, &nl);
-    const char *thread = trove_names_get(names, TROVE_NAME_THREAD, e->pid, e->tid, &tl);
-    const char *proc = trove_names_get(names, TROVE_NAME_PROCESS, e->pid, 0, &pl);
-
-    if (!json) {
-        fprintf(o, "%llu %llu %u %u %s %u %u ", (unsigned long long)e->start_ns,
-                (unsigned long long)e->dur_ns, e->pid, e->tid, trove_kind_name(e->kind), e->depth,
-                e->extra);
-        if (name)
-            fwrite(name, 1, nl, o);
-        else
-            fprintf(o, "#%u", e->name_id);
-        if (thread) {
-            fputs(" [", o);
-            fwrite(thread, 1, tl, o);
-            putc(']', o);
-        }
-        putc('\n', o);
-        return;
-    }
-    fprintf(o, "{\"start_ns\":%llu,\"dur_ns\":%llu,\"pid\":%u,\"tid\":%u,\"kind\":\"%s\",\"depth\":%u,"
-               "\"extra\":%u,\"name_id\":%u",
-            (unsigned long long)e->start_ns, (unsigned long long)e->dur_ns, e->pid, e->tid,
-            trove_kind_name(e->kind), e->depth, e->extra, e->name_id);
-    if (name) {
-        fputs(",\"name\":", o);
-        cli_json_string(o, name, nl);
-    }
-    if (thread) {
-        fputs(",\"thread\":", o);
-        cli_json_string(o, thread, tl);
-    }
-    if (proc) {
-        fputs(",\"process\":", o);
-        cli_json_string(o, proc, pl);
-    }
-    fputs("}\n", o);
-}
-
 struct cat_ctx {
     int json;
     uint64_t left; /* events still to print */
@@ -69,7 +27,7 @@ static int cat_events(void *ctx, const struct trove_event *ev, size_t n, const s
 {
     struct cat_ctx *c = ctx;
     for (size_t i = 0; i < n && c->left > 0; i++, c->left--)
-        print_event(stdout, &ev[i], names, c->json);
+        cli_print_event(stdout, &ev[i], names, c->json);
     if (ferror(stdout))
         return cli_error("cat", "writing stdout failed");
     /* --limit reached: stop reading (a nonzero return ends the read; not an error). */

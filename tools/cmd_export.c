@@ -4,6 +4,8 @@
  * (--format parquet), or the bundle's files in a directory (--format dir); and
  * `trove import IN -o OUT` — a bundle, a directory of one, or a Parquet events file back
  * into a wire stream. docs/formats/bundle.md describes the tables and the bundle.
+ * `trove import IN --store DIR` reads any capture (cli_load_capture, here beside the bundle
+ * reader) into the store as a capture (cmd_capture.c writes it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,7 @@
 
 #include "cli.h"
 #include "trove/bundle.h"
+#include "trove/capture.h"
 #include "trove/parquet.h"
 #include "trove/tables.h"
 #include "trove/wire.h"
@@ -50,13 +53,30 @@ static void import_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove import IN -o OUT [--to raw|packed|deflate] [--batch N] [--quiet]\n"
+            "       trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE] [--json]\n"
+            "                       [--quiet]\n"
             "\n"
-            "Import a bundle (a zip written by `trove export`, or one edited elsewhere), a\n"
-            "directory holding a bundle's files, or a Parquet file of the events table alone,\n"
+            "With -o: import a bundle (a zip written by `trove export`, or one edited elsewhere),\n"
+            "a directory holding a bundle's files, or a Parquet file of the events table alone,\n"
             "into a trove wire stream (OUT, '-' for stdout): a names frame, then frames of N\n"
             "events. Columns are found by name; values out of range are errors.\n"
             "  --to FORMAT        raw, packed (default) or deflate\n"
             "  --batch N          events per frame, 1..65536 (default 2048)\n"
+            "\n"
+            "Without -o: store IN — a Chrome JSON trace, a wire stream, a bundle or a\n"
+            "Parquet events file — as capture NAME, replacing a capture of that name. The capture\n"
+            "is cut into segments stored as deduplicated objects, so importing the same events\n"
+            "again stores nothing new (docs/formats/capture.md). `trove ls` lists captures and\n"
+            "`trove replay` streams them back.\n"
+            "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data);\n"
+            "                     created if missing\n"
+            "  --name NAME        the capture's name (default: IN's base name)\n"
+            "  --segment-bytes S  32-byte events per segment, in bytes: a multiple of 32 up to\n"
+            "                     8M (K, M suffixes: powers of 1024; default 1M)\n"
+            "  --json             print the result as one JSON object on stdout: name, events,\n"
+            "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
+            "                     new_objects\n"
+            "\n"
             "  --quiet            no summary on stderr\n");
 }
 
@@ -322,22 +342,22 @@ out:
 }
 
 /* Read table t (its bytes in buf) into the capture, naming where it came from on error. */
-static int import_table(int t, const struct trove_bytes *buf, const char *where,
+static int import_table(const char *cmd, int t, const struct trove_bytes *buf, const char *where,
                         struct trove_events *ev, struct trove_names *names, uint64_t want_rows)
 {
     struct trove_diag diag = {0};
     size_t before = ev->len;
     int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
     if (rc != TROVE_OK)
-        return cli_error("import", "%s: %s", where, cli_diag_msg(&diag, rc));
+        return cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
     if (t == TROVE_TABLE_EVENTS && want_rows != UINT64_MAX && ev->len - before != want_rows)
-        return cli_error("import", "%s: %zu events, but manifest.json says %llu", where,
+        return cli_error(cmd, "%s: %zu events, but manifest.json says %llu", where,
                          ev->len - before, (unsigned long long)want_rows);
     return 0;
 }
 
 /* A bundle (zip) or a directory: manifest.json, then the tables. */
-static int import_bundle(const char *in, int is_dir, struct trove_events *ev,
+static int import_bundle(const char *cmd, const char *in, int is_dir, struct trove_events *ev,
                          struct trove_names *names)
 {
     struct trove_bundle *b = NULL;
@@ -348,7 +368,7 @@ static int import_bundle(const char *in, int is_dir, struct trove_events *ev,
     int rc, status = 1;
 
     if (!is_dir && (rc = trove_bundle_open_file(in, &b, &diag)) != TROVE_OK)
-        return cli_error("import", "%s: %s", in, cli_diag_msg(&diag, rc));
+        return cli_error(cmd, "%s: %s", in, cli_diag_msg(&diag, rc));
     for (int t = -1; t < TROVE_TABLE_COUNT_; t++) {
         const char *entry = t < 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
         char ename[64];
@@ -362,7 +382,7 @@ static int import_bundle(const char *in, int is_dir, struct trove_events *ev,
             snprintf(path, sizeof path, "%s/%s", in, entry);
             if (access(path, F_OK) != 0 && t >= TROVE_TABLE_SAMPLES)
                 continue; /* samples and frames may be left out */
-            if (read_file("import", path, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
+            if (read_file(cmd, path, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
                           &buf))
                 goto out;
         } else {
@@ -371,18 +391,18 @@ static int import_bundle(const char *in, int is_dir, struct trove_events *ev,
             rc = trove_bundle_read(b, entry, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
                                    &buf, &diag);
             if (rc != TROVE_OK) {
-                cli_error("import", "%s: %s", where, cli_diag_msg(&diag, rc));
+                cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
                 goto out;
             }
         }
         if (t < 0) {
             if ((rc = trove_bundle_manifest_decode(buf.ptr, buf.len, &m, &diag)) != TROVE_OK) {
-                cli_error("import", "%s: %s", where, cli_diag_msg(&diag, rc));
+                cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
                 goto out;
             }
             continue;
         }
-        if (import_table(t, &buf, where, ev, names,
+        if (import_table(cmd, t, &buf, where, ev, names,
                          t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX))
             goto out;
     }
@@ -390,6 +410,43 @@ static int import_bundle(const char *in, int is_dir, struct trove_events *ev,
 out:
     trove_bytes_free(&buf);
     trove_bundle_close(b);
+    return status;
+}
+
+int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
+                     struct trove_events *events, struct trove_names *names)
+{
+    struct trove_bytes buf = {0};
+    uint8_t magic[4] = {0};
+    struct stat st;
+    size_t start = events->len;
+    FILE *f;
+    int status = 1;
+
+    if (!strcmp(path, "-"))
+        return cli_load(cmd, path, opt, events, names);
+    if (stat(path, &st) != 0)
+        return cli_error(cmd, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        status = import_bundle(cmd, path, 1, events, names);
+        goto out;
+    }
+    if (!(f = fopen(path, "rb")))
+        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    if (fread(magic, 1, sizeof magic, f) != sizeof magic)
+        memset(magic, 0, sizeof magic); /* short: neither zip nor Parquet */
+    fclose(f);
+    if (!memcmp(magic, "PK\003\004", 4))
+        status = import_bundle(cmd, path, 0, events, names);
+    else if (!memcmp(magic, "PAR1", 4))
+        status = read_file(cmd, path, MAX_TABLE_BYTES, &buf) ||
+                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, events, names, UINT64_MAX);
+    else
+        return cli_load(cmd, path, opt, events, names);
+out:
+    if (status)
+        events->len = start;
+    trove_bytes_free(&buf);
     return status;
 }
 
@@ -401,12 +458,15 @@ int cmd_import(int argc, char **argv)
     struct trove_names *names = NULL;
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0}, frame = {0};
+    struct cli_capture_import ci;
     const char *in = NULL, *out = NULL;
     char tmp[4096] = "";
     uint64_t batch = TROVE_BATCH_DEFAULT;
-    int to = 1, quiet = 0, status = 1, rc;
+    int to = 1, quiet = 0, status = 1, rc, wire_opts = 0;
     FILE *o = NULL;
     struct stat st;
+
+    memset(&ci, 0, sizeof ci);
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -419,9 +479,27 @@ int cmd_import(int argc, char **argv)
         } else if (!strcmp(a, "--to") && has_value) {
             if ((to = parse_choice(argv[++i], tos, 3)) < 0)
                 return cli_error("import", "--to: '%s' is not raw, packed or deflate", argv[i]);
+            wire_opts = 1;
         } else if (!strcmp(a, "--batch") && has_value) {
             if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
                 return cli_error("import", "--batch: '%s' is not a count in 1..65536", argv[i]);
+            wire_opts = 1;
+        } else if (!strcmp(a, "--store") && has_value) {
+            if (!*(ci.store = argv[++i]))
+                return cli_error("import", "--store needs a directory");
+            ci.to_store = 1;
+        } else if (!strcmp(a, "--name") && has_value) {
+            ci.name = argv[++i];
+            ci.to_store = 1;
+        } else if (!strcmp(a, "--segment-bytes") && has_value) {
+            if (cli_parse_size(argv[++i], &ci.segment_bytes) || ci.segment_bytes < 32 ||
+                ci.segment_bytes % 32 || ci.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
+                return cli_error("import", "--segment-bytes: '%s' is not a multiple of 32 bytes "
+                                           "from 32 to 8M", argv[i]);
+            ci.to_store = 1;
+        } else if (!strcmp(a, "--json")) {
+            ci.json = 1;
+            ci.to_store = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1]) {
@@ -433,8 +511,23 @@ int cmd_import(int argc, char **argv)
             return cli_error("import", "unexpected argument '%s'; see `trove import --help`", a);
         }
     }
+    if (ci.to_store || (!out && !wire_opts)) { /* without -o, into the store */
+        if (out || wire_opts)
+            return cli_error("import", "-o, --to and --batch write a wire stream; --store, --name, "
+                                       "--segment-bytes and --json store a capture: not both");
+        if (!in)
+            return cli_error("import", "needs IN; see `trove import --help`");
+        ci.in = in;
+        ci.quiet = quiet;
+        if (!ci.name) {
+            base_name(in, tmp, sizeof tmp);
+            ci.name = tmp;
+        }
+        return cli_capture_import(&ci);
+    }
     if (!in || !out)
-        return cli_error("import", "needs IN and -o OUT; see `trove import --help`");
+        return cli_error("import", "needs IN and -o OUT (or --store DIR); see `trove import "
+                                   "--help`");
     if (!strcmp(out, "-") && isatty(STDOUT_FILENO))
         return cli_error("import", "will not write a binary stream to a terminal; use -o FILE");
     if (trove_names_new(&names) != TROVE_OK || trove_wire_encoder_new(&enc) != TROVE_OK) {
@@ -446,16 +539,16 @@ int cmd_import(int argc, char **argv)
         goto out;
     }
     if (S_ISDIR(st.st_mode)) {
-        if (import_bundle(in, 1, &ev, names))
+        if (import_bundle("import", in, 1, &ev, names))
             goto out;
     } else {
         if (read_file("import", in, MAX_TABLE_BYTES, &buf))
             goto out;
         if (buf.len >= 4 && !memcmp(buf.ptr, "PK\003\004", 4)) {
-            if (import_bundle(in, 0, &ev, names))
+            if (import_bundle("import", in, 0, &ev, names))
                 goto out;
         } else if (buf.len >= 4 && !memcmp(buf.ptr, "PAR1", 4)) {
-            if (import_table(TROVE_TABLE_EVENTS, &buf, in, &ev, names, UINT64_MAX))
+            if (import_table("import", TROVE_TABLE_EVENTS, &buf, in, &ev, names, UINT64_MAX))
                 goto out;
         } else {
             cli_error("import", "%s: neither a bundle (zip) nor a Parquet file", in);

@@ -17,7 +17,10 @@ static const struct command commands[] = {
     {"convert", cmd_convert, "convert a Chrome JSON trace or wire stream to a wire stream"},
     {"cat", cmd_cat, "print the events of a trace or wire stream as text or JSON lines"},
     {"export", cmd_export, "export a capture as Parquet: a bundle, a directory, or one table"},
-    {"import", cmd_import, "import a bundle or Parquet file into a wire stream"},
+    {"import", cmd_import, "import a capture into the store, or a bundle or Parquet file into a "
+                           "wire stream"},
+    {"ls", cmd_ls, "list the captures in the store: events, segments, time range, bytes"},
+    {"replay", cmd_replay, "stream a capture (or a time range of it) out of the store"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
     {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet"},
     {"volume", cmd_volume, "create, write, read and list volumes in a deduplicating store"},

@@ -1,0 +1,232 @@
+#!/usr/bin/env bash
+# cli_capture.sh: captures in the store end to end (`trove import --store`, `trove ls`,
+# `trove replay`) — a gen stream and the sample Chrome trace come back from the store byte
+# for byte as trove's own converter writes them; importing again stores no new object; a
+# time range gives exactly the events that start in it; bundles and Parquet files import; a
+# terminal gets `trove cat` text; Ctrl-C stops a replay with exit 130; every command has
+# --help and fails with one line naming what is wrong; the store defaults to $TROVE_STORE,
+# then ./trove-data.
+# usage: cli_capture.sh TROVE SOURCE_DIR SHARED_DATA_DIR
+set -u
+trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+data=${3:-}
+TROVE=$trove
+. "$(dirname "$0")/lib_cli.sh"
+need_python3
+unset TROVE_STORE
+
+s=$tmp/s
+t() { "$trove" "$@" --store "$s"; }
+# exits N CMD...: CMD exits with status N (its stdout in $tmp/out, stderr in $tmp/err).
+exits() {
+  local want=$1 got
+  shift
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, not $want: $* ($(head -c 300 "$tmp/err"))"; fi
+}
+# json FILE EXPR: python3 asserts EXPR about the JSON in FILE (as j).
+json() { check python3 -c "import json, sys; j = json.load(open(sys.argv[1])); assert $2, j" "$1"; }
+objects() { find "$s/objects" -type f | wc -l; }
+# range FULL_TXT FROM TO: the lines of a `trove cat` text whose start is in [FROM, TO).
+range() { awk -v a="$2" -v b="$3" '$1 >= a && $1 < b' "$1"; }
+
+# ---- usage and errors -----------------------------------------------------------------
+for c in import ls replay; do exits 0 "$trove" "$c" --help; done
+exits 0 "$trove" import --help
+check grep -q -- '--store DIR' "$tmp/out"
+exits 0 "$trove" --help
+check grep -q '^  replay ' "$tmp/out"
+check grep -q '^  ls ' "$tmp/out"
+exits 2 "$trove" replay
+expect_error ls ls --store "$tmp/nostore"
+check grep -q "no store at" "$tmp/e.err"
+expect_error ls ls --frob
+expect_error import import "$tmp/missing.json" --store "$s"
+check grep -q "missing.json" "$tmp/e.err"
+check test ! -e "$s"                    # a failed import creates no store
+
+"$trove" gen -o "$tmp/g.wire" --events 200000 --seed 4 --names 1000 --quiet || bad "gen"
+expect_error import import "$tmp/g.wire" --store "$s" -o "$tmp/x.wire"
+expect_error import import "$tmp/g.wire" --store "$s" --name 'a/b'
+expect_error import import "$tmp/g.wire" --store "$s" --segment-bytes 33
+expect_error import import "$tmp/g.wire" --store "$s" --segment-bytes 16M
+expect_error import import --store "$s"
+echo '{"traceEvents":[{]}' > "$tmp/bad.json"
+expect_error import import "$tmp/bad.json" --store "$s" --name bad
+check grep -q "bad.json" "$tmp/e.err"
+
+# ---- a gen stream ------------------------------------------------------------------------
+# 64 KiB segments are 2048 events, the frame size: 98 segments, 100 objects with the header
+# and the names.
+t import "$tmp/g.wire" --name gen --segment-bytes 64K --json > "$tmp/i1.json" 2> "$tmp/err" ||
+  bad "import gen: $(cat "$tmp/err")"
+json "$tmp/i1.json" 'j["name"] == "gen" and j["events"] == 200000 and j["segments"] == 98 and j["new_objects"] == 100 and j["raw_bytes"] == 6400000 and 0 < j["stored_bytes"] < j["raw_bytes"]'
+check grep -q "capture gen in $s: 200000 events" "$tmp/err"
+n1=$(objects)
+t import "$tmp/g.wire" --name gen --segment-bytes 64K --json > "$tmp/i2.json" 2> /dev/null || bad "import gen again"
+json "$tmp/i2.json" 'j["new_objects"] == 0 and j["events"] == 200000'
+check test "$(objects)" -eq "$n1"
+# The same events under another name cost a recipe and no object.
+t import "$tmp/g.wire" --name gen2 --segment-bytes 64K --json --quiet > "$tmp/i3.json" || bad "import gen2"
+json "$tmp/i3.json" 'j["new_objects"] == 0'
+check test "$(objects)" -eq "$n1"
+exits 0 t verify
+
+t ls --json > "$tmp/ls.json" || bad "ls --json"
+json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"] and j[0]["events"] == 200000 and j[0]["segments"] == 98 and j[0]["stored_bytes"] == json.load(open(sys.argv[1].replace("ls.json", "i1.json")))["stored_bytes"] and j[0]["first_ns"] <= j[0]["end_ns"]'
+exits 0 t ls
+check grep -q '^gen  *200000 events  98 segments' "$tmp/out"
+
+# Replayed as raw frames of the stored size, the stream is byte for byte what gen writes.
+"$trove" gen -o "$tmp/g.raw" --events 200000 --seed 4 --names 1000 --to raw --quiet || bad "gen raw"
+exits 0 t replay gen --wire raw -o "$tmp/r.raw"
+check cmp -s "$tmp/g.raw" "$tmp/r.raw"
+check grep -q "200000 events" "$tmp/err"
+exits 0 t replay gen --wire packed --frame-events 1000 -o "$tmp/r.packed" --no-sender --depth 0
+"$trove" cat "$tmp/g.raw" > "$tmp/g.txt" || bad "cat g.raw"
+"$trove" cat "$tmp/r.packed" > "$tmp/r.txt" || bad "cat r.packed"
+check cmp -s "$tmp/g.txt" "$tmp/r.txt"
+# The default: deflate to stdout (not a terminal), as stored.
+t replay gen > "$tmp/r.deflate" 2> /dev/null || bad "replay to stdout"
+"$trove" cat "$tmp/r.deflate" > "$tmp/r.txt" || bad "cat r.deflate"
+check cmp -s "$tmp/g.txt" "$tmp/r.txt"
+"$trove" convert "$tmp/r.deflate" "$tmp/r2.raw" --to raw --quiet || bad "convert r.deflate"
+check cmp -s "$tmp/g.raw" "$tmp/r2.raw"
+
+# A time range: exactly the events that start in it, in order.
+a=$(sed -n '50000p' "$tmp/g.txt" | cut -d' ' -f1)
+b=$(sed -n '120000p' "$tmp/g.txt" | cut -d' ' -f1)
+exits 0 t replay gen --from-ns "$a" --to-ns "$b" -o "$tmp/rr.wire" --budget 1M --depth 8
+"$trove" cat "$tmp/rr.wire" > "$tmp/rr.txt" || bad "cat rr"
+range "$tmp/g.txt" "$a" "$b" > "$tmp/want.txt"
+check cmp -s "$tmp/want.txt" "$tmp/rr.txt"
+check test "$(wc -l < "$tmp/rr.txt")" -gt 60000
+exits 0 t replay gen --from-ns "$a" --to-ns "$a" -o "$tmp/empty.wire"
+check test "$("$trove" cat "$tmp/empty.wire" | wc -l)" -eq 0
+exits 0 t replay gen --from-ns "$b" --wire raw -o "$tmp/tail.wire"
+"$trove" cat "$tmp/tail.wire" > "$tmp/tail.txt"
+range "$tmp/g.txt" "$b" 18446744073709551615 > "$tmp/want.txt"
+check cmp -s "$tmp/want.txt" "$tmp/tail.txt"
+
+# Replay errors: one line, no output file left.
+expect_error replay replay nosuch --store "$s" -o "$tmp/no.wire"
+check grep -q "no capture named nosuch" "$tmp/e.err"
+check test ! -e "$tmp/no.wire"
+check test ! -e "$tmp/no.wire.tmp"
+expect_error replay replay gen --store "$s" --wire zip
+expect_error replay replay gen --store "$s" --from-ns 10 --to-ns 5
+expect_error replay replay gen --store "$tmp/nostore"
+"$trove" volume create blk --size 1M --store "$s" 2> /dev/null || bad "volume create"
+expect_error replay replay blk --store "$s"
+check grep -q "not a capture" "$tmp/e.err"
+expect_error import import "$tmp/g.wire" --store "$s" --name blk
+check grep -q "block volume" "$tmp/e.err"
+t ls --json > "$tmp/ls.json" || bad "ls"
+json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"]'
+
+# A damaged segment: replay names the segment and its object.
+seg=$(python3 - "$s" <<'EOF'
+import os, sys
+# the first loose object holding deflate frames ("TV", format 3): a segment
+for root, _, files in sorted(os.walk(os.path.join(sys.argv[1], "objects"))):
+    for f in sorted(files):
+        p = os.path.join(root, f)
+        if len(f) == 32 and open(p, "rb").read(3) == b"TV\x03":
+            print(p)
+            sys.exit(0)
+EOF
+)
+if [ -n "$seg" ]; then
+  cp "$seg" "$tmp/seg.bak"
+  chmod u+w "$seg"
+  python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(0); f.write(b"XX")' "$seg"
+  expect_error replay replay gen --store "$s" -o "$tmp/bad.wire"
+  check grep -q "segment [0-9]* (slot [0-9]*) (object $(basename "$seg"))" "$tmp/e.err"
+  check test ! -e "$tmp/bad.wire"
+  cp "$tmp/seg.bak" "$seg"
+else
+  bad "no loose segment object found"
+fi
+
+# ---- bundles and Parquet ---------------------------------------------------------------
+"$trove" export "$tmp/g.wire" -o "$tmp/g.zip" --quiet || bad "export bundle"
+"$trove" export "$tmp/g.wire" -o "$tmp/g.parquet" --format parquet --quiet || bad "export parquet"
+exits 0 t import "$tmp/g.zip" --name fromzip
+exits 0 t replay fromzip -o "$tmp/z.wire"
+"$trove" cat "$tmp/z.wire" > "$tmp/z.txt"
+check cmp -s "$tmp/g.txt" "$tmp/z.txt"
+exits 0 t import "$tmp/g.parquet" --name frompq --json
+json "$tmp/out" 'j["events"] == 200000 and j["names"] == 0'
+# Without --store, import still writes a wire stream from a bundle.
+exits 0 "$trove" import "$tmp/g.zip" -o "$tmp/zz.wire" --to raw
+"$trove" cat "$tmp/zz.wire" > "$tmp/zz.txt"
+check cmp -s "$tmp/g.txt" "$tmp/zz.txt"
+
+# ---- the default store -----------------------------------------------------------------
+mkdir "$tmp/cwd"
+(cd "$tmp/cwd" && "$trove" import "$tmp/g.wire" --quiet) || bad "import into ./trove-data"
+check test -d "$tmp/cwd/trove-data/volumes"
+(cd "$tmp/cwd" && "$trove" ls) > "$tmp/out" || bad "ls ./trove-data"
+check grep -q '^g ' "$tmp/out"            # the name defaults to IN's base name
+TROVE_STORE=$s "$trove" ls > "$tmp/out" || bad "ls \$TROVE_STORE"
+check grep -q '^gen2 ' "$tmp/out"
+
+# ---- a terminal gets text ----------------------------------------------------------------
+if command -v script > /dev/null 2>&1; then
+  script -qec "$trove replay gen --store $s --from-ns $a --to-ns $b" /dev/null 2> /dev/null |
+    tr -d '\r' > "$tmp/tty.txt"
+  range "$tmp/g.txt" "$a" "$b" > "$tmp/want.txt"
+  check cmp -s "$tmp/want.txt" "$tmp/tty.txt"
+fi
+
+# ---- Ctrl-C and SIGTERM ---------------------------------------------------------------------
+# The reader opens the pipe at once but reads only after a second, so the replay is under
+# way (blocked in a write) when the signal comes; it must stop, say so, and exit 128 + the
+# signal. (A background job of a script ignores SIGINT, and replay keeps it ignored, so
+# SIGINT is sent to a job that restored its default first.)
+mkfifo "$tmp/fifo"
+for sig in TERM INT; do
+  (exec 3< "$tmp/fifo"; sleep 1; cat <&3 > /dev/null) &
+  reader=$!
+  if [ $sig = INT ]; then
+    python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+      "$trove" replay gen --wire raw --store "$s" > "$tmp/fifo" 2> "$tmp/int.err" &
+  else
+    "$trove" replay gen --wire raw --store "$s" > "$tmp/fifo" 2> "$tmp/int.err" &
+  fi
+  pid=$!
+  sleep 0.5
+  kill -$sig "$pid"
+  wait "$pid"
+  rc=$?
+  wait "$reader"
+  if [ $sig = INT ]; then check test $rc -eq 130; else check test $rc -eq 143; fi
+  check grep -q "^trove replay: interrupted (SIG$sig)" "$tmp/int.err"
+done
+
+# ---- the sample trace ----------------------------------------------------------------------
+if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
+  zstd -dcq "$data/chrome-trace-dom.json.zst" > "$tmp/trace.json"
+  exits 0 t import "$tmp/trace.json" --name sample --json --quiet
+  json "$tmp/out" 'j["events"] == 304757 and j["segments"] == 10 and j["new_objects"] == 12'
+  exits 0 t import "$tmp/trace.json" --name sample --json --quiet
+  json "$tmp/out" 'j["new_objects"] == 0'
+  "$trove" convert "$tmp/trace.json" "$tmp/trace.raw" --to raw --quiet || bad "convert sample"
+  exits 0 t replay sample --wire raw -o "$tmp/sample.raw"
+  check cmp -s "$tmp/trace.raw" "$tmp/sample.raw"
+  "$trove" cat "$tmp/trace.json" > "$tmp/trace.txt" 2> /dev/null
+  exits 0 t replay sample -o "$tmp/sample.deflate"
+  "$trove" cat "$tmp/sample.deflate" > "$tmp/sample.txt"
+  check cmp -s "$tmp/trace.txt" "$tmp/sample.txt"
+  a=$(sed -n '100000p' "$tmp/trace.txt" | cut -d' ' -f1)
+  b=$(sed -n '100500p' "$tmp/trace.txt" | cut -d' ' -f1)
+  exits 0 t replay sample --from-ns "$a" --to-ns "$b" -o "$tmp/sr.wire"
+  "$trove" cat "$tmp/sr.wire" > "$tmp/sr.txt"
+  range "$tmp/trace.txt" "$a" "$b" > "$tmp/want.txt"
+  check cmp -s "$tmp/want.txt" "$tmp/sr.txt"
+  check test "$(wc -l < "$tmp/sr.txt")" -ge 400
+  exits 0 t verify --deep
+fi
+
+finish

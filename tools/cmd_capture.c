@@ -1,0 +1,525 @@
+/*
+ * cmd_capture.c: captures in the store (include/trove/capture.h) — `trove import IN --store
+ * DIR` (cmd_import parses it and calls cli_capture_import), `trove ls` and `trove replay`.
+ *
+ * replay streams through a trove_stream: the prefetcher downloads segments ahead and the
+ * sender thread writes one frame while the next is decoded. Its sink writes the frames to
+ * -o FILE (through FILE.tmp, renamed when complete) or to stdout; on a terminal, without -o,
+ * it prints the events as `trove cat` does instead. Ctrl-C (or SIGTERM) cancels the stream:
+ * the handler only writes a byte to a pipe, and a watcher thread reading the pipe calls
+ * trove_stream_cancel (which takes a lock, so it cannot run in the handler); the run then
+ * ends, every thread joined, and the command exits 130 with the partial output removed.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trove/capture.h"
+#include "trove/stream.h"
+
+#define STORE_HELP                                                                               \
+    "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data)\n"
+
+/* --store's default, as every store command has it. */
+static const char *default_store(const char *given)
+{
+    const char *env;
+    if (given)
+        return given;
+    return (env = getenv("TROVE_STORE")) && *env ? env : "./trove-data";
+}
+
+/* ---- import ------------------------------------------------------------------------------ */
+
+static void import_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct cli_progress *p = ctx;
+    p->total = total;
+    cli_progress_update(p, done);
+}
+
+static void print_info_json(FILE *o, const char *name, const struct trove_capture_info *i,
+                            int new_objects)
+{
+    fputs("{\"name\":", o);
+    cli_json_string(o, name, strlen(name));
+    fprintf(o, ",\"events\":%llu,\"segments\":%llu,\"names\":%llu,\"first_ns\":%llu,"
+               "\"end_ns\":%llu,\"raw_bytes\":%llu,\"stored_bytes\":%llu",
+            (unsigned long long)i->events, (unsigned long long)i->segments,
+            (unsigned long long)i->names, (unsigned long long)i->first_ns,
+            (unsigned long long)i->end_ns, (unsigned long long)i->raw_bytes,
+            (unsigned long long)i->stored_bytes);
+    if (new_objects)
+        fprintf(o, ",\"new_objects\":%llu", (unsigned long long)i->new_objects);
+    putc('}', o);
+}
+
+int cli_capture_import(const struct cli_capture_import *ci)
+{
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
+    struct trove_capture_options opt;
+    struct trove_capture_info info;
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    struct cli_progress prog;
+    const char *store = default_store(ci->store);
+    int rc, status = 1;
+
+    if (trove_volume_name_check(ci->name, &diag) != TROVE_OK)
+        return cli_error("import", "%s is not a capture name: %s%s", ci->name, diag.msg,
+                         ci->store || !ci->in ? "" : "; give one with --name");
+    lo.quiet = ci->quiet;
+    if (trove_names_new(&names) != TROVE_OK) {
+        cli_error("import", "out of memory");
+        goto out;
+    }
+    if (cli_load_capture("import", ci->in, &lo, &ev, names) != 0)
+        goto out;
+    if (cli_store_open("import", store, TROVE_STORE_CREATE, &s))
+        goto out;
+    memset(&opt, 0, sizeof opt);
+    opt.segment_bytes = ci->segment_bytes;
+    opt.progress = import_progress;
+    opt.progress_ctx = &prog;
+    cli_progress_begin(&prog, "storing", 0);
+    rc = trove_capture_write(s, ci->name, ev.ev, ev.len, names, &opt, &info, &diag);
+    cli_progress_end(&prog);
+    if (rc != TROVE_OK) {
+        cli_error("import", "%s -> capture %s in %s: %s", ci->in, ci->name, store,
+                  cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    if (ci->json) {
+        print_info_json(stdout, ci->name, &info, 1);
+        putchar('\n');
+        if (fflush(stdout) != 0) {
+            cli_error("import", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    }
+    if (!ci->quiet)
+        fprintf(stderr,
+                "trove import: %s -> capture %s in %s: %llu events, %llu names, %llu segments, "
+                "%llu bytes stored for %llu raw (%llu new objects)\n",
+                ci->in, ci->name, store, (unsigned long long)info.events,
+                (unsigned long long)info.names, (unsigned long long)info.segments,
+                (unsigned long long)info.stored_bytes, (unsigned long long)info.raw_bytes,
+                (unsigned long long)info.new_objects);
+    status = 0;
+out:
+    trove_store_close(s);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return status;
+}
+
+/* ---- ls ---------------------------------------------------------------------------------- */
+
+static const struct cli_store_usage ls_usage = {
+    "usage: trove ls [--json] [--store DIR]\n"
+    "\n"
+    "List the captures of the store by name, one a line: events, segments, the time range\n"
+    "(the first start .. the last end, in nanoseconds) and the bytes stored. A capture whose\n"
+    "header cannot be read is listed with the reason. Volumes that are not captures are left\n"
+    "out (`trove volume ls` lists every volume).\n"
+    "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
+    "                     end_ns, raw_bytes, stored_bytes}, or {name, error}\n" STORE_HELP,
+    CLI_OPT_JSON, 0, 0, 0};
+
+int cmd_ls(int argc, char **argv)
+{
+    struct cli_store_args a;
+    struct trove_store *s = NULL;
+    struct trove_capture_entry *e = NULL;
+    size_t n = 0, width = 4;
+    int json, rc, status = 1;
+
+    if ((rc = cli_store_args_parse("ls", argc, argv, &ls_usage, &a)) >= 0)
+        return rc;
+    json = (a.given & CLI_OPT_JSON) != 0;
+    if (cli_store_open("ls", a.store, TROVE_STORE_READONLY, &s))
+        return 1;
+    if ((rc = trove_capture_list(s, &e, &n)) != TROVE_OK) {
+        cli_error("ls", "listing %s: %s", a.store, trove_strerror(rc));
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strlen(e[i].name) > width)
+            width = strlen(e[i].name);
+    if (json)
+        putchar('[');
+    for (size_t i = 0; i < n; i++) {
+        struct trove_diag diag = {0};
+        const char *msg = "";
+        if (e[i].error != TROVE_OK) {
+            /* The list has the code; asking again gives the message. */
+            struct trove_capture_info info;
+            rc = trove_capture_info(s, e[i].name, &info, &diag);
+            msg = cli_diag_msg(&diag, rc != TROVE_OK ? rc : e[i].error);
+        }
+        if (json) {
+            if (i)
+                putchar(',');
+            if (e[i].error == TROVE_OK) {
+                print_info_json(stdout, e[i].name, &e[i].info, 0);
+                continue;
+            }
+            fputs("{\"name\":", stdout);
+            cli_json_string(stdout, e[i].name, strlen(e[i].name));
+            fputs(",\"error\":", stdout);
+            cli_json_string(stdout, msg, strlen(msg));
+            putchar('}');
+        } else if (e[i].error != TROVE_OK) {
+            printf("%-*s unreadable: %s\n", (int)width, e[i].name, msg);
+        } else {
+            const struct trove_capture_info *c = &e[i].info;
+            printf("%-*s %llu events  %llu segments  %llu .. %llu ns  %llu bytes stored\n",
+                   (int)width, e[i].name, (unsigned long long)c->events,
+                   (unsigned long long)c->segments, (unsigned long long)c->first_ns,
+                   (unsigned long long)c->end_ns, (unsigned long long)c->stored_bytes);
+        }
+    }
+    if (json)
+        puts("]");
+    if (fflush(stdout) != 0) {
+        cli_error("ls", "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    status = 0;
+out:
+    free(e);
+    trove_store_close(s);
+    return status;
+}
+
+/* ---- replay ------------------------------------------------------------------------------ */
+
+static void replay_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove replay NAME [--from-ns A] [--to-ns B] [--wire raw|packed|deflate]\n"
+            "                    [--frame-events N] [-o FILE] [--depth N] [--budget SIZE]\n"
+            "                    [--no-sender] [--quiet] [--store DIR]\n"
+            "\n"
+            "Stream capture NAME out of the store as a wire stream: its names, then the events\n"
+            "that start in [A, B), in stored order. A stored frame that needs no change is sent\n"
+            "as it is. On a terminal, without -o, the events are printed as `trove cat` prints\n"
+            "them. Ctrl-C (or SIGTERM) stops the replay (exit 130, or 143) and leaves no partial\n"
+            "-o FILE; a second one ends it at once (a write blocked on a full pipe cannot\n"
+            "see the first).\n"
+            "  --from-ns A        events that start at or after A ns (default 0)\n"
+            "  --to-ns B          ... and before B ns (default: to the end)\n"
+            "  --wire W           raw, packed or deflate (default) frames\n"
+            "  --frame-events N   events per frame, 1..65536 (default: as stored)\n"
+            "  -o FILE            write to FILE (complete or not at all); default stdout\n"
+            "  --depth N          segments downloaded ahead (default 4, at most 32; 0: none)\n"
+            "  --budget SIZE      bytes they may hold at most (default 64M)\n"
+            "  --no-sender        write from the walker's thread instead of a sender thread\n"
+            "  --quiet            no summary on stderr\n" STORE_HELP);
+}
+
+/* The sink: frames to a file, or events as text. */
+struct replay_out {
+    FILE *f;
+    int text;
+    int err; /* errno of the first failed write */
+    struct trove_wire_decoder *dec;
+    struct trove_event *ev;
+    struct trove_names *names;
+};
+
+static int replay_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct replay_out *o = ctx;
+    struct trove_wire_frame fr;
+    int rc;
+
+    if (!o->text) {
+        if (fwrite(b->data, 1, b->len, o->f) != b->len) {
+            o->err = errno ? errno : EIO;
+            return -o->err;
+        }
+        return 0;
+    }
+    rc = trove_wire_decode(o->dec, b->data, b->len, o->ev, TROVE_WIRE_MAX_EVENTS, o->names, &fr,
+                           NULL);
+    if (rc != TROVE_OK)
+        return rc;
+    for (size_t i = 0; i < fr.n_events; i++)
+        cli_print_event(o->f, &o->ev[i], o->names, 0);
+    if (ferror(o->f)) {
+        o->err = errno ? errno : EIO;
+        return -o->err;
+    }
+    return 0;
+}
+
+/* Ctrl-C: the handler writes a byte, the watcher cancels the stream. */
+static int sig_pipe[2] = {-1, -1};
+
+static void on_signal(int sig)
+{
+    int e = errno;
+    char c = (char)sig;
+    ssize_t r = write(sig_pipe[1], &c, 1);
+    (void)r;
+    errno = e;
+}
+
+struct watcher {
+    struct trove_stream *st;
+    int fired; /* the signal that cancelled the run, or 0 */
+};
+
+static void *watch(void *arg)
+{
+    struct watcher *w = arg;
+    char c;
+    ssize_t r;
+    while ((r = read(sig_pipe[0], &c, 1)) < 0 && errno == EINTR)
+        ;
+    if (r == 1 && c != 0) { /* a signal's number; 0 is stop_watching's "the run is over" */
+        w->fired = (unsigned char)c;
+        trove_stream_cancel(w->st);
+    }
+    return NULL;
+}
+
+/* Route SIGINT and SIGTERM to the pipe, once: SA_RESETHAND gives a second Ctrl-C its
+ * default action, so a sink stuck in a write (a pipe nobody reads) can still be ended. A
+ * signal the process inherited as ignored (a background job of a script) stays ignored.
+ * Returns 1 if the handlers are in place. */
+static void catch_one(int sig, struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(sig, &sa, old) == 0 && old->sa_handler == SIG_IGN)
+        sigaction(sig, old, NULL);
+}
+
+static int catch_signals(struct sigaction *old_int, struct sigaction *old_term)
+{
+    if (pipe(sig_pipe) != 0) {
+        sig_pipe[0] = sig_pipe[1] = -1;
+        return 0; /* Ctrl-C keeps its default action: the process ends */
+    }
+    catch_one(SIGINT, old_int);
+    catch_one(SIGTERM, old_term);
+    return 1;
+}
+
+static void release_signals(const struct sigaction *old_int, const struct sigaction *old_term)
+{
+    sigaction(SIGINT, old_int, NULL);
+    sigaction(SIGTERM, old_term, NULL);
+    close(sig_pipe[0]);
+    close(sig_pipe[1]);
+    sig_pipe[0] = sig_pipe[1] = -1;
+}
+
+/* End the watcher: a byte it has not read means a signal came; else wake it with one. */
+static void stop_watching(pthread_t *watcher, int watching)
+{
+    static const char done = 0;
+    ssize_t r;
+    if (!watching)
+        return;
+    r = write(sig_pipe[1], &done, 1);
+    (void)r;
+    pthread_join(*watcher, NULL);
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    struct trove_capture_replay_options ro;
+    struct trove_stream_options so;
+    struct trove_stream_stats stats;
+    struct trove_capture_info info;
+    struct trove_stream_sink sink;
+    struct trove_stream *st = NULL;
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    struct replay_out o;
+    struct watcher w = {NULL, 0};
+    struct sigaction old_int, old_term;
+    pthread_t watcher;
+    const char *name = NULL, *out = NULL, *store = NULL;
+    char tmp[4096] = "";
+    uint64_t v;
+    int rc, status = 1, quiet = 0, watching = 0, handled = 0;
+
+    memset(&ro, 0, sizeof ro);
+    memset(&o, 0, sizeof o);
+    ro.to_ns = UINT64_MAX;
+    ro.wire = TROVE_WIRE_DEFLATE;
+    trove_stream_options_default(&so);
+    so.max_object = TROVE_CAPTURE_MAX_OBJECT;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (cli_is_help(a)) {
+            replay_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--from-ns") && has_value) {
+            if (cli_parse_u64(argv[++i], &ro.from_ns))
+                return cli_error("replay", "--from-ns: '%s' is not a count of nanoseconds", argv[i]);
+        } else if (!strcmp(a, "--to-ns") && has_value) {
+            if (cli_parse_u64(argv[++i], &ro.to_ns))
+                return cli_error("replay", "--to-ns: '%s' is not a count of nanoseconds", argv[i]);
+        } else if (!strcmp(a, "--wire") && has_value) {
+            ro.wire = trove_wire_format_parse(argv[++i]);
+            if (ro.wire < TROVE_WIRE_RAW || ro.wire > TROVE_WIRE_DEFLATE)
+                return cli_error("replay", "--wire: '%s' is not raw, packed or deflate", argv[i]);
+        } else if (!strcmp(a, "--frame-events") && has_value) {
+            if (cli_parse_u64(argv[++i], &v) || v < 1 || v > TROVE_WIRE_MAX_EVENTS)
+                return cli_error("replay", "--frame-events: '%s' is not a count in 1..65536",
+                                 argv[i]);
+            ro.frame_events = (uint32_t)v;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--depth") && has_value) {
+            if (cli_parse_u64(argv[++i], &v) || v > TROVE_STREAM_DEPTH_MAX)
+                return cli_error("replay", "--depth: '%s' is not a count in 0..%u", argv[i],
+                                 TROVE_STREAM_DEPTH_MAX);
+            so.depth = (uint32_t)v;
+        } else if (!strcmp(a, "--budget") && has_value) {
+            if (cli_parse_size(argv[++i], &so.budget))
+                return cli_error("replay", "--budget: '%s' is not a byte count (K, M, G: powers "
+                                           "of 1024)", argv[i]);
+        } else if (!strcmp(a, "--no-sender")) {
+            so.send_mode = TROVE_STREAM_SEND_INLINE;
+        } else if (!strcmp(a, "--store") && has_value) {
+            if (!*(store = argv[++i]))
+                return cli_error("replay", "--store needs a directory");
+        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("replay", "unknown option or missing value '%s'; see `trove replay "
+                                       "--help`", a);
+        } else if (!name) {
+            name = a;
+        } else {
+            return cli_error("replay", "unexpected argument '%s'; see `trove replay --help`", a);
+        }
+    }
+    if (!name) {
+        replay_usage(stderr);
+        return 2;
+    }
+    if (ro.to_ns != UINT64_MAX && ro.from_ns > ro.to_ns)
+        return cli_error("replay", "--from-ns %llu is after --to-ns %llu",
+                         (unsigned long long)ro.from_ns, (unsigned long long)ro.to_ns);
+    if (trove_volume_name_check(name, &diag) != TROVE_OK)
+        return cli_error("replay", "%s", diag.msg);
+    store = default_store(store);
+
+    /* Ctrl-C and SIGTERM cancel the run from here on: a signal that comes before the
+     * watcher starts waits in the pipe. */
+    handled = catch_signals(&old_int, &old_term);
+
+    /* Where the frames go: FILE.tmp, stdout, or text on a terminal. */
+    if (out && strcmp(out, "-")) {
+        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", out) >= sizeof tmp) {
+            tmp[0] = 0;
+            cli_error("replay", "%s: path too long", out);
+            goto out;
+        }
+        if (!(o.f = fopen(tmp, "wb"))) {
+            cli_error("replay", "cannot create %s: %s", tmp, strerror(errno));
+            tmp[0] = 0;
+            goto out;
+        }
+    } else {
+        o.f = stdout;
+        o.text = !out && isatty(STDOUT_FILENO);
+    }
+    if (o.text) {
+        ro.wire = TROVE_WIRE_RAW; /* decoded right away: the cheapest frames */
+        if (trove_wire_decoder_new(&o.dec) != TROVE_OK || trove_names_new(&o.names) != TROVE_OK ||
+            !(o.ev = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *o.ev))) {
+            cli_error("replay", "out of memory");
+            goto out;
+        }
+    }
+    if (cli_store_open("replay", store, TROVE_STORE_READONLY, &s))
+        goto out;
+    if ((rc = trove_capture_info(s, name, &info, &diag)) != TROVE_OK) {
+        if (rc == TROVE_ERR_NOTFOUND)
+            cli_error("replay", "no capture named %s in %s; `trove ls --store %s` lists them",
+                      name, store, store);
+        else
+            cli_error("replay", "%s", cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    if ((rc = trove_stream_new(trove_store_backend(s), &so, &st)) != TROVE_OK) {
+        cli_error("replay", "starting the stream: %s", trove_strerror(rc));
+        goto out;
+    }
+
+    w.st = st;
+    if (sig_pipe[0] >= 0 && pthread_create(&watcher, NULL, watch, &w) == 0)
+        watching = 1;
+    memset(&sink, 0, sizeof sink);
+    sink.send = replay_send;
+    sink.ctx = &o;
+    rc = trove_capture_replay(s, name, st, &ro, &sink, &stats, &diag);
+    stop_watching(&watcher, watching);
+    watching = 0;
+    if (rc == TROVE_ERR_CANCELLED && w.fired) {
+        cli_error("replay", "interrupted (%s) after %llu events",
+                  w.fired == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)stats.events);
+        status = 128 + w.fired; /* as a shell reports a death by that signal */
+        goto out;
+    }
+    if (rc == TROVE_ERR_SEND) {
+        cli_error("replay", "writing %s: %s", out && strcmp(out, "-") ? out : "stdout",
+                  o.err ? strerror(o.err) : trove_strerror(stats.send_error));
+        goto out;
+    }
+    if (rc != TROVE_OK) {
+        cli_error("replay", "%s", cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    if (fflush(o.f) != 0 || (o.f != stdout && fsync(fileno(o.f)) != 0)) {
+        cli_error("replay", "writing %s: %s", o.f == stdout ? "stdout" : out, strerror(errno));
+        goto out;
+    }
+    if (o.f != stdout) {
+        int ok = fclose(o.f) == 0;
+        o.f = NULL;
+        if (!ok || rename(tmp, out) != 0) {
+            cli_error("replay", "writing %s: %s", out, strerror(errno));
+            goto out;
+        }
+        tmp[0] = 0;
+    }
+    if (!quiet && !o.text)
+        fprintf(stderr, "trove replay: %s -> %s (%s): %llu events in %llu frames, %llu bytes\n",
+                name, out && strcmp(out, "-") ? out : "stdout", trove_wire_format_name(ro.wire),
+                (unsigned long long)stats.events, (unsigned long long)stats.batches,
+                (unsigned long long)stats.bytes_sent);
+    status = 0;
+out:
+    stop_watching(&watcher, watching);
+    if (o.f && o.f != stdout)
+        fclose(o.f);
+    if (tmp[0])
+        unlink(tmp);
+    if (handled)
+        release_signals(&old_int, &old_term);
+    trove_stream_free(st);
+    trove_store_close(s);
+    trove_wire_decoder_free(o.dec);
+    trove_names_free(o.names);
+    free(o.ev);
+    return status;
+}
