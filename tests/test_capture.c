@@ -690,7 +690,6 @@ static void test_write(void)
     /* Names the store holds otherwise. */
     CHECK_EQ_INT(trove_volume_create(s, "blocks", 1 << 20, 0, NULL, NULL), TROVE_OK);
     memset(&diag, 0, sizeof diag);
-    CHECK_EQ_INT(write_capture(s, "blocks", &small, names, 0, 0, &again), TROVE_ERR_EXISTS);
     CHECK_EQ_INT(trove_capture_write(s, "blocks", small.ev, small.len, names, NULL, &again, &diag),
                  TROVE_ERR_EXISTS);
     CHECK(strstr(diag.msg, "blocks") && strstr(diag.msg, "block volume"));
@@ -713,19 +712,29 @@ static void test_write(void)
     CHECK_EQ_INT(trove_capture_info(s, "unfinished", &got, NULL), TROVE_OK);
     CHECK_EQ_INT(got.events, 5000);
 
+    /* A snapshot of a capture is a capture, read-only. */
+    CHECK_EQ_INT(trove_snapshot_create(s, "cap2", "cap2.snap", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "cap2.snap", &got, NULL), TROVE_OK);
+    CHECK_EQ_INT(got.events, 100000);
+    CHECK_EQ_INT(trove_capture_write(s, "cap2.snap", small.ev, small.len, names, NULL, &again,
+                                     &diag),
+                 TROVE_ERR_READONLY);
+    CHECK(strstr(diag.msg, "snapshot") != NULL);
+
     CHECK_EQ_INT(trove_capture_info(s, "nothing", &got, &diag), TROVE_ERR_NOTFOUND);
     CHECK(strstr(diag.msg, "nothing") != NULL);
 
     /* The list: captures sorted, block volumes left out, a bad header listed with its error. */
     CHECK_EQ_INT(trove_capture_list(s, &list, &count), TROVE_OK);
-    CHECK_EQ_INT(count, 6);
-    if (count == 6) {
-        static const char *const want[] = {"cap", "cap2", "empty", "objs", "tiny", "unfinished"};
-        for (size_t i = 0; i < 6; i++)
+    CHECK_EQ_INT(count, 7);
+    if (count == 7) {
+        static const char *const want[] = {"cap", "cap2", "cap2.snap", "empty", "objs", "tiny",
+                                           "unfinished"};
+        for (size_t i = 0; i < 7; i++)
             CHECK(strcmp(list[i].name, want[i]) == 0);
         CHECK(list[0].error == TROVE_OK && same_info(&list[0].info, &info));
-        CHECK(list[3].error == TROVE_ERR_TRUNCATED && list[3].info.events == 0);
-        CHECK(list[4].error == TROVE_OK && list[4].info.segments == 5000);
+        CHECK(list[4].error == TROVE_ERR_TRUNCATED && list[4].info.events == 0);
+        CHECK(list[5].error == TROVE_OK && list[5].info.segments == 5000);
     }
     free(list);
 
@@ -771,7 +780,7 @@ static void test_write(void)
     CHECK_EQ_INT(trove_capture_info(s, "cap", &got, NULL), TROVE_OK);
     CHECK(same_info(&info, &got));
     CHECK_EQ_INT(trove_capture_list(s, &list, &count), TROVE_OK);
-    CHECK_EQ_INT(count, 6);
+    CHECK_EQ_INT(count, 7);
     free(list);
     CHECK_EQ_INT(trove_capture_write(s, "cap", small.ev, small.len, names, NULL, &again, &diag),
                  TROVE_ERR_READONLY);

@@ -12,6 +12,10 @@
  * input again stores no new object. docs/formats/capture.md has the byte layouts.
  * Replay walks the names and the segments that overlap a time range through a
  * trove_stream (trove/stream.h) and hands the sink wire frames.
+ *
+ * Thread-safety: as the store's (trove/volume.h): one thread at a time per store handle.
+ * During a replay the store is not used after the digests are taken; the objects are read
+ * through the stream's backend and decoded on its walker thread.
  */
 #ifndef TROVE_CAPTURE_H
 #define TROVE_CAPTURE_H
@@ -59,17 +63,23 @@ struct trove_capture_info {
 
 /*
  * Write events[0..n) and names (may be NULL) as capture `name` in s, replacing a capture of
- * that name, and commit. Errors: TROVE_ERR_INVALID (name, options), TROVE_ERR_EXISTS (name
- * is a volume that is not a capture), TROVE_ERR_LIMIT (more than MAX_SEGMENTS segments),
- * the store's errors; diag says which.
+ * that name, and commit: the capture is replaced whole or not at all. An object volume with
+ * no object in any slot (a write that crashed before its commit) is taken over. info (may be
+ * NULL) gets the counts, stored_bytes (every object's bytes) and new_objects (distinct
+ * objects the store did not have before). Memory: one segment's encoding at a time.
+ * Errors: TROVE_ERR_INVALID (name, options, an event's pad not 0), TROVE_ERR_EXISTS (name is
+ * a volume that is not a capture), TROVE_ERR_READONLY (a snapshot, or a read-only store),
+ * TROVE_ERR_LIMIT (more than MAX_SEGMENTS segments; names over MAX_OBJECT bytes), the
+ * store's errors; diag says which.
  */
 int trove_capture_write(struct trove_store *s, const char *name, const struct trove_event *events,
                         size_t n, const struct trove_names *names,
                         const struct trove_capture_options *opt, struct trove_capture_info *info,
                         struct trove_diag *diag);
 
-/* Describe capture `name` (reads its header). Errors: TROVE_ERR_NOTFOUND (no such
- * capture; a volume that is not one is TROVE_ERR_INVALID), header decode errors. */
+/* Describe capture `name` (reads its header; stored_bytes derived from it, new_objects 0).
+ * Errors: TROVE_ERR_NOTFOUND (no such capture; a volume that is not one is
+ * TROVE_ERR_INVALID), header decode errors. */
 int trove_capture_info(struct trove_store *s, const char *name, struct trove_capture_info *out,
                        struct trove_diag *diag);
 
@@ -93,9 +103,16 @@ struct trove_capture_replay_options {
 /*
  * Stream capture `name` to sink through st: first the names frames, then the events of
  * every segment that overlaps [from_ns, to_ns), in stored order, as frames of opt->wire.
- * Each batch is one whole frame. Stored frames that need no change (DEFLATE, wholly inside
- * the range) are sent as they are, aliasing the object. Errors: trove_stream_run's,
- * TROVE_ERR_NOTFOUND (no such capture), decode errors (diag names the segment).
+ * Each batch is one whole frame. Stored frames that need no change (DEFLATE at the stored
+ * frame size, the segment wholly inside the range) are sent as they are, aliasing the
+ * object, after a check of their headers only; others are decoded, filtered to the events
+ * that start in the range and re-encoded. st must stream from trove_store_backend(s); s may
+ * be read-only. Item 0 of the run is the names object and item i the i-th picked segment
+ * (the stream's slot numbers are first_slot 1 + item). Errors: trove_stream_run's,
+ * TROVE_ERR_NOTFOUND (no such capture), TROVE_ERR_INVALID (not a capture, options, from_ns
+ * after to_ns), header decode errors, and for an object that disagrees with the header or
+ * does not decode TROVE_ERR_CORRUPT or the wire decoder's error (diag names the segment and
+ * its object's digest).
  */
 int trove_capture_replay(struct trove_store *s, const char *name, struct trove_stream *st,
                          const struct trove_capture_replay_options *opt,
