@@ -180,7 +180,8 @@ struct cli_capture_import {
                                 no -o: the default store) */
     const char *in;
     const char *store;       /* NULL: $TROVE_STORE, else ./trove-data */
-    const char *name;        /* NULL: IN's base name */
+    const char *name;
+    int name_defaulted;      /* name is IN's base name: no --name was given */
     uint64_t segment_bytes;  /* 0: the default */
     int json, quiet;
 };

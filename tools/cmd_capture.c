@@ -72,8 +72,9 @@ int cli_capture_import(const struct cli_capture_import *ci)
     int rc, status = 1;
 
     if (trove_volume_name_check(ci->name, &diag) != TROVE_OK)
-        return cli_error("import", "%s is not a capture name: %s%s", ci->name, diag.msg,
-                         ci->store || !ci->in ? "" : "; give one with --name");
+        return cli_error("import", "'%s' is not a capture name: %s%s", ci->name, diag.msg,
+                         ci->name_defaulted ? " (it comes from IN's name; give one with --name)"
+                                            : "");
     lo.quiet = ci->quiet;
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error("import", "out of memory");

@@ -522,6 +522,7 @@ int cmd_import(int argc, char **argv)
         if (!ci.name) {
             base_name(in, tmp, sizeof tmp);
             ci.name = tmp;
+            ci.name_defaulted = 1;
         }
         return cli_capture_import(&ci);
     }
