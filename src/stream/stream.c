@@ -304,14 +304,19 @@ out:
     trove__sender_stop(snd, &s); /* no sink call runs after this: obj may go */
     trove__prefetch_stop(pf, &s);
     trove_bytes_free(&obj);
-    if (rc == TROVE_ERR_SEND)
+    if (rc == TROVE_ERR_SEND && s.send_error > 0)
+        trove_diag_set(diag, rc, i,
+                       "item %" PRIu64 " (slot %" PRIu64 "): the sink returned %d, which is not "
+                       "an error code (a fault in the sink); nothing was sent after it",
+                       i, first_slot + i, s.send_error);
+    else if (rc == TROVE_ERR_SEND && s.send_error < 0)
         trove_diag_set(diag, rc, i,
                        "item %" PRIu64 " (slot %" PRIu64 "): the sink failed with %d (%s); "
                        "nothing was sent after it",
                        i, first_slot + i, s.send_error, trove_strerror(s.send_error));
     else if (rc == TROVE_ERR_CANCELLED)
         trove_diag_set(diag, rc, i, "cancelled at item %" PRIu64 " of %" PRIu64, i, n);
-    else if (failed_decoding && diag && diag->code != rc)
+    else if ((failed_decoding || rc == TROVE_ERR_SEND) && diag && diag->code != rc)
         trove_diag_set(diag, rc, i, "item %" PRIu64 " (slot %" PRIu64 "): the decoder failed: %s",
                        i, first_slot + i, trove_strerror(rc));
     pthread_mutex_lock(&st->mu);
