@@ -22,8 +22,8 @@ BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
-# The tests that run threaded code (the store's put pool), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|cli_store
+# The tests that run threaded code (the store's put pool, streaming), also run under TSan.
+TSAN_TESTS := test_volume|test_crash|test_stream|cli_store
 TROVE      := $(BUILD)/trove
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
@@ -77,7 +77,7 @@ build-asan: deps
 
 build-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

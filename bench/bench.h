@@ -34,6 +34,12 @@ int bench_parquet(int argc, char **argv);
  * (bench/bench_util.c). */
 double bench_now(void);
 double bench_median(double *v, unsigned n);
+/* rm -rf path (a benchmark's scratch directory), in a child process. */
+void bench_remove_tree(const char *path);
+
+/* `trove bench stream`: replaying a stored capture through a store with injected latency,
+ * serial against prefetch and prefetch + sender (bench/bench_stream.c). */
+int bench_stream(int argc, char **argv);
 
 /*
  * The capture a benchmark measures: --input FILE (--input-format, --events N: its first N)

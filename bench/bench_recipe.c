@@ -884,20 +884,6 @@ out:
     return status;
 }
 
-static void remove_tree(const char *path)
-{
-    pid_t pid = fork();
-    int st;
-
-    if (pid == 0) {
-        execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
-        _exit(127);
-    }
-    if (pid > 0)
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-            ;
-}
-
 static void close_all(struct trove_store **s, struct trove_volume *vol[2])
 {
     for (int f = V1; f <= V3; f++) {
@@ -987,7 +973,7 @@ static int commit_store(const struct recipe_case *c, const char *dir, unsigned f
     status = 0;
 out:
     close_all(&s, vol);
-    remove_tree(dir);
+    bench_remove_tree(dir);
     return status;
 }
 
@@ -1307,6 +1293,6 @@ out:
     for (int i = 0; i < 5; i++)
         free(b.t[i]);
     free(r);
-    remove_tree(base);
+    bench_remove_tree(base);
     return status;
 }

@@ -1,11 +1,14 @@
 /*
  * bench_util.c: what the benchmarks share — a monotonic clock, the median of a run of
- * timings, and the capture a benchmark measures (--input or `trove gen`) (bench.h).
+ * timings, removing a scratch directory, and the capture a benchmark measures (--input or `trove gen`) (bench.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
 
@@ -14,6 +17,20 @@ double bench_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void bench_remove_tree(const char *path)
+{
+    pid_t pid = fork();
+    int st;
+
+    if (pid == 0) {
+        execlp("rm", "rm", "-rf", "--", path, (char *)NULL);
+        _exit(127);
+    }
+    if (pid > 0)
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/stream.h"
 
 /* What the dispatcher opened for a subcommand (NULL, or unset, where it needs none). */
 struct volume_run {
@@ -83,9 +84,21 @@ static int check_stdout(const char *cmd)
     return 0;
 }
 
-/* Refuse to change a snapshot. 0, or 1 after printing why. */
+/* Refuse byte reads and writes of an object volume (a capture). 0, or 1 after printing why. */
+static int check_blocks(const struct volume_run *r)
+{
+    if (r->info.objects)
+        return cli_error(r->cmd, "%s holds whole objects (a capture), not bytes; `trove replay "
+                                 "%s` streams a capture",
+                         r->name, r->name);
+    return 0;
+}
+
+/* Refuse to change a snapshot or a capture's bytes. 0, or 1 after printing why. */
 static int check_writable(const struct volume_run *r)
 {
+    if (check_blocks(r))
+        return 1;
     if (r->info.readonly)
         return cli_error(r->cmd, "%s is a snapshot, which cannot be changed; `trove volume ls` "
                                  "shows which names are volumes",
@@ -93,37 +106,118 @@ static int check_writable(const struct volume_run *r)
     return 0;
 }
 
-/* Copy len bytes of r->v from offset to stdout in block-aligned chunks. 0, or 1 (reported). */
+/*
+ * Reading goes through the streaming pipeline (trove/stream.h): the slots' objects are
+ * downloaded ahead within the default depth and byte budget, and a sender thread writes
+ * one block to stdout while the walker takes the next. A batch is the wanted part of one
+ * slot, aliasing the object buffer (or a static block of zeros for an empty slot).
+ */
+struct copy_job {
+    struct volume_run *r;
+    uint64_t offset, len;   /* the byte range */
+    uint64_t first_slot;
+    struct cli_progress prog;
+    uint64_t done;          /* bytes of finished slots, for the progress bar */
+    int write_errno;        /* stdout's error, for the message */
+};
+
+static const uint8_t zero_block[1u << 16];
+
+static int copy_decode(void *ctx, const struct trove_stream_object *obj,
+                       struct trove_stream_emitter *em, struct trove_diag *diag)
+{
+    struct copy_job *j = ctx;
+    uint32_t bs = j->r->info.block_size;
+    uint64_t start = obj->slot * bs, size = j->r->info.size;
+    size_t slen = (size_t)(size - start < bs ? size - start : bs);
+    uint64_t lo = j->offset > start ? j->offset - start : 0;
+    uint64_t hi = j->offset + j->len - start < slen ? j->offset + j->len - start : slen;
+    struct trove_stream_batch b = {0};
+    char hex[33];
+    int rc;
+
+    if (obj->data && obj->len != slen) {
+        trove_digest_hex(obj->digest, hex);
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                              "block %llu (object %s) is %zu bytes, not %zu",
+                              (unsigned long long)obj->slot, hex, obj->len, slen);
+    }
+    if (obj->data) {
+        b.data = obj->data + lo;
+        b.len = (size_t)(hi - lo);
+        return trove_stream_emit(em, &b);
+    }
+    for (uint64_t at = lo; at < hi; at += b.len) { /* an empty slot reads as zeros */
+        b.data = zero_block;
+        b.len = (size_t)(hi - at < sizeof zero_block ? hi - at : sizeof zero_block);
+        if ((rc = trove_stream_emit(em, &b)) != TROVE_OK)
+            return rc;
+    }
+    return TROVE_OK;
+}
+
+static int copy_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct copy_job *j = ctx;
+
+    if (fwrite(b->data, 1, b->len, stdout) != b->len) {
+        j->write_errno = errno;
+        return -EIO;
+    }
+    return TROVE_OK;
+}
+
+static void copy_item_done(void *ctx, uint64_t item)
+{
+    struct copy_job *j = ctx;
+    uint32_t bs = j->r->info.block_size;
+    uint64_t end = (j->first_slot + item + 1) * bs;
+
+    j->done = (end < j->offset + j->len ? end : j->offset + j->len) - j->offset;
+    cli_progress_update(&j->prog, j->done);
+}
+
+/* Copy len bytes of r->v from offset to stdout. 0, or 1 (reported). */
 static int copy_out(struct volume_run *r, uint64_t offset, uint64_t len, int progress)
 {
-    struct cli_progress prog;
+    struct copy_job j;
+    struct trove_stream_options opt;
+    struct trove_stream *st = NULL;
+    struct trove_stream_stats stats;
+    struct trove_diag diag = {0};
+    struct trove_digest *d = NULL;
     uint32_t bs = r->info.block_size;
-    uint8_t *buf = malloc(bs);
-    uint64_t done = 0;
+    uint64_t n = len ? (offset + len - 1) / bs - offset / bs + 1 : 0;
+    struct trove_stream_decoder dec = {copy_decode, &j};
+    struct trove_stream_sink sink = {copy_send, copy_item_done, &j};
     int rc, status = 1;
 
-    cli_progress_begin(&prog, "reading", len);
-    prog.active = prog.active && progress;
-    if (!buf) {
-        cli_error(r->cmd, "out of memory for a block of %u bytes", (unsigned)bs);
+    memset(&j, 0, sizeof j);
+    j.r = r;
+    j.offset = offset;
+    j.len = len;
+    j.first_slot = offset / bs;
+    cli_progress_begin(&j.prog, "reading", len);
+    j.prog.active = j.prog.active && progress;
+    if (n > SIZE_MAX / sizeof *d || (n > 0 && !(d = malloc((size_t)n * sizeof *d)))) {
+        cli_error(r->cmd, "out of memory for the digests of %llu blocks", (unsigned long long)n);
         goto out;
     }
-    while (done < len) {
-        uint64_t pos = offset + done;
-        size_t n = (size_t)(bs - pos % bs);
-        if (n > len - done)
-            n = (size_t)(len - done);
-        if ((rc = trove_volume_read(r->v, pos, buf, n)) != TROVE_OK) {
-            cli_error(r->cmd, "%s: reading %zu bytes at offset %llu: %s%s", r->name, n,
-                      (unsigned long long)pos, trove_strerror(rc), data_hint(rc));
-            goto out;
-        }
-        if (fwrite(buf, 1, n, stdout) != n) {
-            cli_error(r->cmd, "writing stdout: %s", strerror(errno));
-            goto out;
-        }
-        done += n;
-        cli_progress_update(&prog, done);
+    trove_stream_options_default(&opt);
+    opt.max_object = bs;
+    if ((rc = trove_volume_slot_digests(r->v, j.first_slot, n, d)) != TROVE_OK ||
+        (rc = trove_stream_new(trove_store_backend(r->s), &opt, &st)) != TROVE_OK) {
+        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        goto out;
+    }
+    rc = trove_stream_run(st, d, j.first_slot, n, &dec, &sink, &stats, &diag);
+    if (rc == TROVE_ERR_SEND) {
+        cli_error(r->cmd, "writing stdout: %s", strerror(j.write_errno ? j.write_errno : EIO));
+        goto out;
+    }
+    if (rc != TROVE_OK) {
+        cli_error(r->cmd, "%s: %s%s", r->name, cli_diag_msg(&diag, rc), data_hint(rc));
+        goto out;
     }
     if (fflush(stdout) != 0) {
         cli_error(r->cmd, "writing stdout: %s", strerror(errno));
@@ -131,8 +225,9 @@ static int copy_out(struct volume_run *r, uint64_t offset, uint64_t len, int pro
     }
     status = 0;
 out:
-    cli_progress_end(&prog);
-    free(buf);
+    cli_progress_end(&j.prog);
+    trove_stream_free(st);
+    free(d);
     return status;
 }
 
@@ -255,12 +350,12 @@ static int volume_read(struct volume_run *r)
         return cli_error(r->cmd, "%llu bytes at offset %llu run past the end of %s (%llu bytes)",
                          (unsigned long long)len, (unsigned long long)off, r->name,
                          (unsigned long long)size);
-    return check_stdout(r->cmd) || copy_out(r, off, len, 0);
+    return check_blocks(r) || check_stdout(r->cmd) || copy_out(r, off, len, 0);
 }
 
 static int volume_cat(struct volume_run *r)
 {
-    return check_stdout(r->cmd) || copy_out(r, 0, r->info.size, 1);
+    return check_blocks(r) || check_stdout(r->cmd) || copy_out(r, 0, r->info.size, 1);
 }
 
 /*
@@ -388,18 +483,20 @@ static int volume_ls(struct volume_run *r)
                 putchar('}');
                 continue;
             }
-            printf(",\"kind\":\"%s\",\"size\":%llu,\"block_size\":%u,\"slots\":%llu,"
-                   "\"generation\":%llu,\"recipe_bytes\":%llu}",
-                   e[i].readonly ? "snapshot" : "volume", (unsigned long long)e[i].size,
-                   (unsigned)e[i].block_size, (unsigned long long)e[i].slots,
-                   (unsigned long long)e[i].generation, (unsigned long long)e[i].recipe_bytes);
+            printf(",\"kind\":\"%s\",\"objects\":%s,\"size\":%llu,\"block_size\":%u,"
+                   "\"slots\":%llu,\"generation\":%llu,\"recipe_bytes\":%llu}",
+                   e[i].readonly ? "snapshot" : "volume", e[i].objects ? "true" : "false",
+                   (unsigned long long)e[i].size, (unsigned)e[i].block_size,
+                   (unsigned long long)e[i].slots, (unsigned long long)e[i].generation,
+                   (unsigned long long)e[i].recipe_bytes);
         } else if (e[i].error != TROVE_OK) {
             printf("%-*s unreadable: %s\n", (int)width, e[i].name, msg);
         } else {
-            printf("%-*s %-8s size %llu  block %u  slots %llu  generation %llu\n", (int)width,
+            printf("%-*s %-8s size %llu  block %u  slots %llu  generation %llu%s\n", (int)width,
                    e[i].name, e[i].readonly ? "snapshot" : "volume", (unsigned long long)e[i].size,
                    (unsigned)e[i].block_size, (unsigned long long)e[i].slots,
-                   (unsigned long long)e[i].generation);
+                   (unsigned long long)e[i].generation,
+                   e[i].objects ? "  objects (a capture: `trove ls`)" : "");
         }
     }
     if (json)
@@ -557,8 +654,8 @@ static const struct volume_command volume_commands[] = {
       "List the volumes and snapshots of the store by name, one a line: kind (volume or\n"
       "snapshot), size, block size, slots and generation (commits). A volume whose recipe\n"
       "cannot be read is listed with the reason.\n"
-      "  --json             one JSON array of objects {name, kind, size, block_size, slots,\n"
-      "                     generation, recipe_bytes}, or {name, error}\n" STORE_HELP,
+      "  --json             one JSON array of objects {name, kind, objects, size, block_size,\n"
+      "                     slots, generation, recipe_bytes}, or {name, error}\n" STORE_HELP,
       CLI_OPT_JSON, 0, 0, 0}},
     {"info", volume_info, "describe a volume: slots, objects, bytes stored",
      TROVE_STORE_READONLY, 1, 0,

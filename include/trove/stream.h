@@ -98,8 +98,10 @@ struct trove_stream_batch {
 struct trove_stream_emitter;
 
 /* Hand a batch to the sink (inline, to the sender thread, or into its queue). Returns
- * TROVE_OK, TROVE_ERR_CANCELLED, or the sticky send error: a decoder stops at the first
- * error and returns it. b->owned is taken over whatever the result. */
+ * TROVE_OK, TROVE_ERR_CANCELLED, or the sticky send error (TROVE_ERR_SEND; the sink's own
+ * code is in stats->send_error): a decoder stops at the first error and returns it.
+ * TROVE_ERR_INVALID for em or b NULL, or data NULL with len > 0. b->owned is taken over
+ * whatever the result. Only from the decoder, during its decode call. */
 int trove_stream_emit(struct trove_stream_emitter *em, const struct trove_stream_batch *b);
 
 struct trove_stream_decoder {
@@ -131,7 +133,7 @@ struct trove_stream_stats {
     uint64_t share_overflows;  /* downloads over their share, left to the walker */
     uint64_t download_errors;  /* downloads that failed otherwise (missing, I/O) */
     int prefetch_off;          /* a file over the whole budget turned prefetching off */
-    uint32_t depth;            /* the depth used (after the cap) */
+    uint32_t depth;            /* the depth used (after the cap; 0: prefetching off) */
     uint32_t max_in_flight;    /* downloads held at once, at most */
     uint64_t peak_held_bytes;  /* the prefetcher's reservations and held bytes, at most */
     uint64_t final_estimate;   /* the estimate at the end */
@@ -155,7 +157,8 @@ int trove_stream_new(struct trove_backend *be, const struct trove_stream_options
  * sink's code in stats->send_error); the decoder's error; TROVE_ERR_NOTFOUND when an object
  * stayed missing through the retries; the backend's errors (diag names the item and the
  * digest). Every thread the call started has ended, and every byte it held is freed, when
- * it returns. One run at a time per stream; stats (may be NULL) is filled in either way.
+ * it returns. One run at a time per stream (a second one at once is TROVE_ERR_INVALID);
+ * stats (may be NULL) is filled in either way.
  */
 int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests,
                      uint64_t first_slot, uint64_t n, const struct trove_stream_decoder *dec,
@@ -163,7 +166,9 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
                      struct trove_diag *diag);
 
 /* Stop the run under way (or the next one) as soon as possible: waits end, no new download
- * starts, nothing more is sent. Thread-safe; may be called from the sink or the decoder. */
+ * starts, nothing more is sent. The run it stops consumes it (every run clears it when it
+ * returns), so the stream can run again. Thread-safe; may be called from the sink or the
+ * decoder, not from the probe. */
 void trove_stream_cancel(struct trove_stream *st);
 
 /* Free the stream (no run may be under way). */
