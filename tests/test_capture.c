@@ -854,6 +854,11 @@ static void collect_free(struct collect *c)
         trove_bytes_free(&c->item_bytes[i]);
 }
 
+/* The stream replays run through: the store's backend unless replay_be is set, a
+ * rendezvous sender unless replay_mode is set. */
+static struct trove_backend *replay_be;
+static int replay_mode = TROVE_STREAM_SEND_RENDEZVOUS;
+
 static int replay(struct trove_store *s, const char *name, uint64_t from, uint64_t to, int wire,
                   uint32_t fe, struct collect *c, struct trove_stream_stats *stats,
                   struct trove_diag *diag)
@@ -867,7 +872,11 @@ static int replay(struct trove_store *s, const char *name, uint64_t from, uint64
     trove_stream_options_default(&so);
     so.retries = 1;
     so.backoff_ms = 1;
-    CHECK_EQ_INT(trove_stream_new(trove_store_backend(s), &so, &st), TROVE_OK);
+    so.send_mode = replay_mode;
+    so.depth = 8;
+    so.budget = 256 << 10; /* a few segments at a time */
+    CHECK_EQ_INT(trove_stream_new(replay_be ? replay_be : trove_store_backend(s), &so, &st),
+                 TROVE_OK);
     memset(&ro, 0, sizeof ro);
     ro.from_ns = from;
     ro.to_ns = to;
@@ -985,6 +994,22 @@ static void test_replay(void)
     expect_range(s, "r", &ev, names, a, a, TROVE_WIRE_RAW, 0, 500);
     expect_range(s, "r", &ev, names, ev.ev[ev.len - 1].start_ns, UINT64_MAX, TROVE_WIRE_RAW, 1,
                  500);
+
+    /* Every send mode, and a slow backend whose downloads finish out of order. */
+    {
+        struct trove_fault_options fo;
+        memset(&fo, 0, sizeof fo);
+        fo.latency_us = 300;
+        CHECK_EQ_INT(trove_backend_fault_wrap(trove_store_backend(s), &fo, &replay_be), TROVE_OK);
+        for (replay_mode = TROVE_STREAM_SEND_INLINE; replay_mode <= TROVE_STREAM_SEND_BUFFERED;
+             replay_mode++) {
+            expect_range(s, "r", &ev, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, 500);
+            expect_range(s, "r", &ev, names, a, b, TROVE_WIRE_PACKED, 300, 500);
+        }
+        trove_backend_close(replay_be);
+        replay_be = NULL;
+        replay_mode = TROVE_STREAM_SEND_RENDEZVOUS;
+    }
 
     /* The fast path: a whole replay in the stored form sends each segment's bytes as they
      * are stored. */
