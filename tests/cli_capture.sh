@@ -71,6 +71,12 @@ check test "$(objects)" -eq "$n1"
 t import "$tmp/g.wire" --name gen2 --segment-bytes 64K --json --quiet > "$tmp/i3.json" || bad "import gen2"
 json "$tmp/i3.json" 'j["new_objects"] == 0'
 check test "$(objects)" -eq "$n1"
+# A pipe and stdin are read as they stream (no peeking at a pipe): the same objects again.
+t import <(cat "$tmp/g.wire") --name piped --segment-bytes 64K --json --quiet > "$tmp/out" || bad "import a pipe"
+json "$tmp/out" 'j["new_objects"] == 0 and j["events"] == 200000'
+t import - --name stdin --segment-bytes 64K --json --quiet < "$tmp/g.wire" > "$tmp/out" || bad "import stdin"
+json "$tmp/out" 'j["new_objects"] == 0 and j["events"] == 200000'
+"$trove" volume rm piped --store "$s" && "$trove" volume rm stdin --store "$s" || bad "volume rm"
 exits 0 t verify
 
 t ls --json > "$tmp/ls.json" || bad "ls --json"

@@ -413,41 +413,60 @@ out:
     return status;
 }
 
-int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
-                     struct trove_events *events, struct trove_names *names)
+/*
+ * Read path into the capture if it is a bundle (a directory, or a zip) or a Parquet events
+ * file, told apart by the first bytes; anything else (another regular file, a pipe) is left
+ * unread with *other set. Returns 0, or 1 after printing an error naming path.
+ */
+static int load_tables(const char *cmd, const char *path, struct trove_events *ev,
+                       struct trove_names *names, int *other)
 {
     struct trove_bytes buf = {0};
     uint8_t magic[4] = {0};
     struct stat st;
-    size_t start = events->len;
+    size_t start = ev->len;
     FILE *f;
     int status = 1;
 
-    if (!strcmp(path, "-"))
-        return cli_load(cmd, path, opt, events, names);
+    *other = 0;
     if (stat(path, &st) != 0)
         return cli_error(cmd, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) {
-        status = import_bundle(cmd, path, 1, events, names);
+        status = import_bundle(cmd, path, 1, ev, names);
         goto out;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a pipe cannot be peeked at and read again */
+        *other = 1;
+        return 0;
     }
     if (!(f = fopen(path, "rb")))
         return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
     if (fread(magic, 1, sizeof magic, f) != sizeof magic)
         memset(magic, 0, sizeof magic); /* short: neither zip nor Parquet */
     fclose(f);
-    if (!memcmp(magic, "PK\003\004", 4))
-        status = import_bundle(cmd, path, 0, events, names);
-    else if (!memcmp(magic, "PAR1", 4))
+    if (!memcmp(magic, "PK\003\004", 4)) {
+        status = import_bundle(cmd, path, 0, ev, names);
+    } else if (!memcmp(magic, "PAR1", 4)) {
         status = read_file(cmd, path, MAX_TABLE_BYTES, &buf) ||
-                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, events, names, UINT64_MAX);
-    else
-        return cli_load(cmd, path, opt, events, names);
+                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, ev, names, UINT64_MAX);
+    } else {
+        *other = 1;
+        status = 0;
+    }
 out:
     if (status)
-        events->len = start;
+        ev->len = start;
     trove_bytes_free(&buf);
     return status;
+}
+
+int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
+                     struct trove_events *events, struct trove_names *names)
+{
+    int other = 1;
+    if (strcmp(path, "-") && load_tables(cmd, path, events, names, &other))
+        return 1;
+    return other ? cli_load(cmd, path, opt, events, names) : 0;
 }
 
 int cmd_import(int argc, char **argv)
@@ -457,14 +476,13 @@ int cmd_import(int argc, char **argv)
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_wire_encoder *enc = NULL;
-    struct trove_bytes buf = {0}, frame = {0};
+    struct trove_bytes frame = {0};
     struct cli_capture_import ci;
     const char *in = NULL, *out = NULL;
     char tmp[4096] = "";
     uint64_t batch = TROVE_BATCH_DEFAULT;
-    int to = 1, quiet = 0, status = 1, rc, wire_opts = 0;
+    int to = 1, quiet = 0, status = 1, rc, wire_opts = 0, other;
     FILE *o = NULL;
-    struct stat st;
 
     memset(&ci, 0, sizeof ci);
 
@@ -535,26 +553,12 @@ int cmd_import(int argc, char **argv)
         cli_error("import", "out of memory");
         goto out;
     }
-    if (stat(in, &st) != 0) {
-        cli_error("import", "%s: %s", in, strerror(errno));
+    if (load_tables("import", in, &ev, names, &other))
         goto out;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        if (import_bundle("import", in, 1, &ev, names))
-            goto out;
-    } else {
-        if (read_file("import", in, MAX_TABLE_BYTES, &buf))
-            goto out;
-        if (buf.len >= 4 && !memcmp(buf.ptr, "PK\003\004", 4)) {
-            if (import_bundle("import", in, 0, &ev, names))
-                goto out;
-        } else if (buf.len >= 4 && !memcmp(buf.ptr, "PAR1", 4)) {
-            if (import_table("import", TROVE_TABLE_EVENTS, &buf, in, &ev, names, UINT64_MAX))
-                goto out;
-        } else {
-            cli_error("import", "%s: neither a bundle (zip) nor a Parquet file", in);
-            goto out;
-        }
+    if (other) {
+        cli_error("import", "%s: neither a bundle (zip or directory) nor a Parquet file; "
+                            "without -o, import reads traces and wire streams too", in);
+        goto out;
     }
 
     /* The wire stream: the names, then the events in frames of batch. */
@@ -609,7 +613,6 @@ out:
         fclose(o);
     if (tmp[0])
         unlink(tmp);
-    trove_bytes_free(&buf);
     trove_bytes_free(&frame);
     trove_wire_encoder_free(enc);
     trove_events_free(&ev);
