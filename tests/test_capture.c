@@ -805,13 +805,16 @@ struct collect {
     struct trove_bytes item_bytes[64]; /* the bytes of items 0..63, for the fast path */
 };
 
+/* A batch is whole frames: one names frame, or event frames of one format holding at most
+ * TROVE_CAPTURE_BATCH_EVENTS events (more only as a single frame). */
 static int collect_send(void *ctx, const struct trove_stream_batch *b)
 {
     struct collect *c = ctx;
     struct trove_wire_frame fr;
-    if (trove_wire_decode(c->dec, b->data, b->len, c->buf, TROVE_WIRE_MAX_EVENTS, c->names, &fr,
-                          NULL) != TROVE_OK ||
-        fr.frame_len != b->len || b->item < c->last_item) {
+    uint64_t events = 0, frames = 0;
+    int names = 0;
+
+    if (b->item < c->last_item || b->len == 0) {
         c->bad++;
         return 0;
     }
@@ -819,17 +822,30 @@ static int collect_send(void *ctx, const struct trove_stream_batch *b)
     if (b->item < 64)
         trove_bytes_append(&c->item_bytes[b->item], b->data, b->len);
     c->batches++;
-    if (fr.format == TROVE_WIRE_NAMES) {
-        c->name_batches++;
-        if (b->events != 0 || c->ev.len > 0) /* names come first */
+    for (size_t at = 0; at < b->len; at += fr.frame_len, frames++) {
+        if (trove_wire_decode(c->dec, (const uint8_t *)b->data + at, b->len - at, c->buf,
+                              TROVE_WIRE_MAX_EVENTS, c->names, &fr, NULL) != TROVE_OK) {
             c->bad++;
+            return 0;
+        }
+        if (fr.format == TROVE_WIRE_NAMES) {
+            names = 1;
+            if (at != 0 || fr.frame_len != b->len || b->events != 0 || c->ev.len > 0)
+                c->bad++; /* names come first, one frame a batch */
+            continue;
+        }
+        if (fr.format != c->wire || fr.n_events == 0 || fr.n_events > c->max_frame)
+            c->bad++;
+        events += fr.n_events;
+        for (size_t i = 0; i < fr.n_events; i++)
+            trove_events_push(&c->ev, &c->buf[i]);
+    }
+    if (names) {
+        c->name_batches++;
         return 0;
     }
-    if (fr.format != c->wire || fr.n_events != b->events || fr.n_events == 0 ||
-        fr.n_events > c->max_frame)
+    if (events != b->events || (frames > 1 && events > TROVE_CAPTURE_BATCH_EVENTS))
         c->bad++;
-    for (size_t i = 0; i < fr.n_events; i++)
-        trove_events_push(&c->ev, &c->buf[i]);
     return 0;
 }
 

@@ -20,6 +20,7 @@ static const struct bench_entry benches[] = {
     {"put", bench_put, "trove volume put vs cp + sync on the same disk; dedup of a second put"},
     {"recipe", bench_recipe, "recipe v1 vs v3: size, serialize and load vs memcpy, 1,000-slot commits"},
     {"parquet", bench_parquet, "the events table as Parquet: trove's encodings and codecs vs DuckDB"},
+    {"stream", bench_stream, "replay from a slow store: serial vs prefetch vs prefetch + sender"},
 };
 
 static void bench_usage(FILE *f)

@@ -248,12 +248,14 @@ static int replay_send(void *ctx, const struct trove_stream_batch *b)
         }
         return 0;
     }
-    rc = trove_wire_decode(o->dec, b->data, b->len, o->ev, TROVE_WIRE_MAX_EVENTS, o->names, &fr,
-                           NULL);
-    if (rc != TROVE_OK)
-        return rc;
-    for (size_t i = 0; i < fr.n_events; i++)
-        cli_print_event(o->f, &o->ev[i], o->names, 0);
+    for (size_t at = 0; at < b->len; at += fr.frame_len) { /* a batch is whole frames */
+        rc = trove_wire_decode(o->dec, (const uint8_t *)b->data + at, b->len - at, o->ev,
+                               TROVE_WIRE_MAX_EVENTS, o->names, &fr, NULL);
+        if (rc != TROVE_OK)
+            return rc;
+        for (size_t i = 0; i < fr.n_events; i++)
+            cli_print_event(o->f, &o->ev[i], o->names, 0);
+    }
     if (ferror(o->f)) {
         o->err = errno ? errno : EIO;
         return -o->err;

@@ -22,7 +22,7 @@ static const struct command commands[] = {
     {"ls", cmd_ls, "list the captures in the store: events, segments, time range, bytes"},
     {"replay", cmd_replay, "stream a capture (or a time range of it) out of the store"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
-    {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet"},
+    {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet|stream"},
     {"volume", cmd_volume, "create, write, read and list volumes in a deduplicating store"},
     {"snapshot", cmd_snapshot, "snapshot a volume: a read-only copy sharing its blocks"},
     {"verify", cmd_verify, "check a store: every block present (--deep: rehashed), counts right"},

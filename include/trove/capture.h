@@ -34,6 +34,7 @@ extern "C" {
 
 #define TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT ((uint64_t)1 << 20) /* of 32-byte events */
 #define TROVE_CAPTURE_FRAME_EVENTS_DEFAULT 2048u
+#define TROVE_CAPTURE_BATCH_EVENTS 16384u /* events a replay batch holds at most */
 #define TROVE_CAPTURE_MAX_OBJECT ((uint32_t)16 << 20) /* the volume's block size */
 /* The header is one object: 2^18 index entries of 40 bytes (10 MiB) fit in MAX_OBJECT. */
 #define TROVE_CAPTURE_MAX_SEGMENTS ((uint64_t)1 << 18)
@@ -103,7 +104,10 @@ struct trove_capture_replay_options {
 /*
  * Stream capture `name` to sink through st: first the names frames, then the events of
  * every segment that overlaps [from_ns, to_ns), in stored order, as frames of opt->wire.
- * Each batch is one whole frame. Stored frames that need no change (DEFLATE at the stored
+ * Each batch is whole frames back to back: the names frames one a batch, then runs of a
+ * segment's frames holding at most TROVE_CAPTURE_BATCH_EVENTS events (a single larger
+ * frame is a batch of its own), so a sender thread's handoff is paid a few times a segment
+ * rather than once a frame; no batch spans two segments. Stored frames that need no change (DEFLATE at the stored
  * frame size, the segment wholly inside the range) are sent as they are, aliasing the
  * object, after a check of their headers only; others are decoded, filtered to the events
  * that start in the range and re-encoded. st must stream from trove_store_backend(s); s may

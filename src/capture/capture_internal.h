@@ -55,6 +55,8 @@ struct trove__capture_walk {
     struct trove_wire_encoder *enc;
     struct trove_event *ev;              /* TROVE_WIRE_MAX_EVENTS: one stored frame */
     struct trove_event *out;             /* frame_events: the frame being filled */
+    struct trove_bytes pend;             /* re-encoded frames not yet emitted */
+    uint64_t pend_events;
 };
 
 /* Set w up for header h and the options (checked: TROVE_ERR_INVALID), or TROVE_ERR_NOMEM. */

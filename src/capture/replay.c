@@ -1,7 +1,7 @@
 /*
  * replay.c: streaming a capture out of the store (trove_capture_replay, include/trove/
  * capture.h): the names object, then every segment that overlaps [from_ns, to_ns), through a
- * trove_stream, one wire frame a batch.
+ * trove_stream, a batch being whole frames of at most TROVE_CAPTURE_BATCH_EVENTS events.
  *
  * The header (slot 0) is read first and is the whole index: a segment overlaps the range if
  * its max_start_ns >= from_ns and its min_start_ns < to_ns, so picking segments costs no
@@ -74,6 +74,7 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
 
 void trove__capture_walk_free(struct trove__capture_walk *w)
 {
+    trove_bytes_free(&w->pend);
     trove_wire_decoder_free(w->dec);
     trove_wire_encoder_free(w->enc);
     free(w->ev);
@@ -168,26 +169,55 @@ int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_
     return TROVE_OK;
 }
 
-/* Encode the n events of w->out as one frame of w->wire and emit it. */
+/* Emit the re-encoded frames waiting in w->pend as one batch (none: nothing). */
+static int emit_pending(struct trove__capture_walk *w, trove__capture_emit_fn emit, void *ctx)
+{
+    struct trove_stream_batch b;
+
+    if (w->pend.len == 0)
+        return TROVE_OK;
+    memset(&b, 0, sizeof b);
+    b.data = w->pend.ptr;
+    b.len = w->pend.len;
+    b.events = w->pend_events;
+    b.owned = w->pend.ptr; /* emit takes it over, whatever it returns */
+    memset(&w->pend, 0, sizeof w->pend);
+    w->pend_events = 0;
+    return emit(ctx, &b);
+}
+
+/* Encode the n events of w->out as one frame of w->wire, after the pending frames (emitted
+ * first if the frame would take their batch past TROVE_CAPTURE_BATCH_EVENTS). */
 static int flush(struct trove__capture_walk *w, size_t n, trove__capture_emit_fn emit, void *ctx,
                  struct trove_diag *diag)
 {
-    struct trove_bytes out = {0};
-    struct trove_stream_batch b;
     int rc;
 
     if (n == 0)
         return TROVE_OK;
-    if ((rc = trove_wire_encode(w->enc, w->wire, w->out, n, &out)) != TROVE_OK) {
-        trove_bytes_free(&out);
+    if (w->pend_events > 0 && w->pend_events + n > TROVE_CAPTURE_BATCH_EVENTS &&
+        (rc = emit_pending(w, emit, ctx)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_wire_encode(w->enc, w->wire, w->out, n, &w->pend)) != TROVE_OK)
         return trove_diag_set(diag, rc, 0, "capture %s: re-encoding %zu events: %s", w->name, n,
                               trove_strerror(rc));
-    }
+    w->pend_events += n;
+    return TROVE_OK;
+}
+
+/* Emit the stored frames data[from, to) holding n events as one batch, aliasing the object
+ * (none: nothing). */
+static int emit_run(const uint8_t *data, size_t from, size_t to, uint64_t n,
+                    trove__capture_emit_fn emit, void *ctx)
+{
+    struct trove_stream_batch b;
+
+    if (to == from)
+        return TROVE_OK;
     memset(&b, 0, sizeof b);
-    b.data = out.ptr;
-    b.len = out.len;
+    b.data = data + from;
+    b.len = to - from;
     b.events = n;
-    b.owned = out.ptr; /* emit takes it over, whatever it returns */
     return emit(ctx, &b);
 }
 
@@ -199,13 +229,15 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
     const int as_is = w->wire == TROVE_WIRE_DEFLATE && w->frame_events == w->h->frame_events &&
                       segment_inside(w, k);
     struct trove_diag why = {0};
-    uint64_t events = 0, frames = 0;
-    size_t at = 0, nout = 0;
+    uint64_t events = 0, frames = 0, run_events = 0;
+    size_t at = 0, nout = 0, run_at = 0; /* as_is: the frames [run_at, at) not yet emitted */
     char what[64];
     int rc;
 
     snprintf(what, sizeof what, "segment %" PRIu64 " (slot %" PRIu64 ")", k,
              k + TROVE__CAPTURE_SLOT_SEGMENT0);
+    w->pend.len = 0; /* a failed walk may have left frames */
+    w->pend_events = 0;
     if (!data || len == 0)
         return fail(w, diag, TROVE_ERR_CORRUPT, 0, what, d, "the slot is empty");
     if (len != g->bytes)
@@ -218,7 +250,6 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
                         "bytes follow its %" PRIu32 " frames at byte %zu", g->frames, at);
         if (as_is) {
             struct trove_wire_header wh;
-            struct trove_stream_batch b;
             if ((rc = trove_wire_parse_header(data + at, len - at, &wh, &why)) != TROVE_OK)
                 return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
                             why.msg[0] ? why.msg : trove_strerror(rc));
@@ -237,12 +268,13 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
                             "frame at byte %zu holds %zu events; the header allows 1 to %" PRIu32
                             " a frame and %" PRIu32 " in the segment",
                             at, cnt, w->h->frame_events, g->events);
-            memset(&b, 0, sizeof b);
-            b.data = data + at;
-            b.len = flen;
-            b.events = cnt;
-            if ((rc = emit(ctx, &b)) != TROVE_OK)
-                return rc;
+            if (run_events > 0 && run_events + cnt > TROVE_CAPTURE_BATCH_EVENTS) {
+                if ((rc = emit_run(data, run_at, at, run_events, emit, ctx)) != TROVE_OK)
+                    return rc;
+                run_at = at;
+                run_events = 0;
+            }
+            run_events += cnt;
         } else {
             struct trove_wire_frame fr;
             rc = trove_wire_decode(w->dec, data + at, len - at, w->ev, TROVE_WIRE_MAX_EVENTS,
@@ -291,7 +323,11 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
                     "the object holds %" PRIu64 " events in %" PRIu64 " frames; the header "
                     "says %" PRIu32 " in %" PRIu32,
                     events, frames, g->events, g->frames);
-    return flush(w, nout, emit, ctx, diag);
+    if (as_is)
+        return emit_run(data, run_at, at, run_events, emit, ctx);
+    if ((rc = flush(w, nout, emit, ctx, diag)) != TROVE_OK)
+        return rc;
+    return emit_pending(w, emit, ctx);
 }
 
 /* ---- the stream's decoder ---------------------------------------------------------------- */
