@@ -1,7 +1,7 @@
 # trove's two commands, on a fresh Debian 12 machine:
 #   make demo    installs what is missing, builds, runs trove's main job on the sample trace
 #   make check   installs what is missing, builds, runs every test (plain and ASan+UBSan,
-#                and the threaded store tests under TSan)
+#                and the threaded store, stream and capture tests under TSan)
 # and two long ones that stay out of `make check`:
 #   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
 #   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
@@ -23,7 +23,7 @@ BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool, streaming), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_stream|cli_store
+TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|cli_store|cli_capture
 TROVE      := $(BUILD)/trove
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
@@ -77,7 +77,7 @@ build-asan: deps
 
 build-tsan: deps
 	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream
+	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream test_capture
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -106,6 +106,14 @@ demo: build
 	$(TROVE) verify --deep --store $(BUILD)/demo/store
 	$(TROVE) export $(BUILD)/demo/trace.json -o $(BUILD)/demo/trace.bundle
 	$(TROVE) import $(BUILD)/demo/trace.bundle -o $(BUILD)/demo/trace.imported --to packed
+	$(TROVE) import $(BUILD)/demo/trace.json --name trace --store $(BUILD)/demo/store
+	$(TROVE) import $(BUILD)/demo/trace.bundle --name trace --store $(BUILD)/demo/store
+	$(TROVE) ls --store $(BUILD)/demo/store
+	$(TROVE) replay trace --wire packed -o $(BUILD)/demo/trace.replayed --store $(BUILD)/demo/store
+	$(TROVE) cat $(BUILD)/demo/trace.json > $(BUILD)/demo/trace.txt 2> /dev/null
+	$(TROVE) cat $(BUILD)/demo/trace.replayed > $(BUILD)/demo/trace.replayed.txt
+	cmp $(BUILD)/demo/trace.txt $(BUILD)/demo/trace.replayed.txt && echo "replay: every event and name of the trace came back out of the store"
+	$(TROVE) bench stream --segments 16 --segment-mib 1 --rounds 1
 
 bench: build deps-npm
 	@mkdir -p $(BUILD)/demo
@@ -116,6 +124,9 @@ bench: build deps-npm
 	$(TROVE) bench put
 	$(TROVE) bench recipe
 	$(TROVE) bench parquet
+	$(TROVE) bench stream
+	$(TROVE) bench stream --depth 8
+	$(TROVE) bench stream --latency-ms 0
 
 fuzz: deps-fuzz
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \

@@ -80,15 +80,25 @@ json "$tmp/out" 'j["new_objects"] == 0 and j["events"] == 200000'
 exits 0 t verify
 
 t ls --json > "$tmp/ls.json" || bad "ls --json"
-json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"] and j[0]["events"] == 200000 and j[0]["segments"] == 98 and j[0]["stored_bytes"] == json.load(open(sys.argv[1].replace("ls.json", "i1.json")))["stored_bytes"] and j[0]["first_ns"] <= j[0]["end_ns"]'
+json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"] and j[0]["events"] == 200000 and j[0]["segments"] == 98 and j[0]["stored_bytes"] == json.load(open(sys.argv[1].replace("ls.json", "i1.json")))["stored_bytes"] and j[0]["first_ns"] <= j[0]["end_ns"] and j[0]["last_used_ns"] is None'
 exits 0 t ls
-check grep -q '^gen  *200000 events  98 segments' "$tmp/out"
+check grep -q '^gen  *200000 events  98 segments.*last used never$' "$tmp/out"
 
 # Replayed as raw frames of the stored size, the stream is byte for byte what gen writes.
 "$trove" gen -o "$tmp/g.raw" --events 200000 --seed 4 --names 1000 --to raw --quiet || bad "gen raw"
+before=$(date +%s)
 exits 0 t replay gen --wire raw -o "$tmp/r.raw"
 check cmp -s "$tmp/g.raw" "$tmp/r.raw"
 check grep -q "200000 events" "$tmp/err"
+# The last-used marker is written in the background: poll for it (up to 10 s), never
+# expect it the moment replay returns.
+for _ in $(seq 100); do [ -s "$s/markers/gen.last-used" ] && break; sleep 0.1; done
+check test -s "$s/markers/gen.last-used"
+t ls --json > "$tmp/ls.json" || bad "ls after replay"
+json "$tmp/ls.json" "isinstance(j[0]['last_used_ns'], int) and j[0]['last_used_ns'] // 10**9 >= $before - 1 and j[1]['last_used_ns'] is None"
+exits 0 t ls
+check grep -q '^gen .*last used 20[0-9-]* [0-9:]* UTC$' "$tmp/out"
+exits 0 t verify
 exits 0 t replay gen --wire packed --frame-events 1000 -o "$tmp/r.packed" --no-sender --depth 0
 "$trove" cat "$tmp/g.raw" > "$tmp/g.txt" || bad "cat g.raw"
 "$trove" cat "$tmp/r.packed" > "$tmp/r.txt" || bad "cat r.packed"

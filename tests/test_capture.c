@@ -1191,6 +1191,39 @@ static void test_corpus_seeds(void)
     trove_store_close(s);
 }
 
+/* The last-used marker: a round trip, a replacement, and every way a read can fail. */
+static void test_marker(void)
+{
+    char path[600];
+    uint64_t ns = 1;
+    FILE *f;
+
+    CHECK_EQ_INT(trove_capture_last_used(root, "cap", &ns), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(ns, 0);
+    CHECK_EQ_INT(trove_capture_mark_used(root, "cap", 1234567890123456789ull), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_last_used(root, "cap", &ns), TROVE_OK);
+    CHECK(ns == 1234567890123456789ull);
+    CHECK_EQ_INT(trove_capture_mark_used(root, "cap", UINT64_MAX), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_last_used(root, "cap", &ns), TROVE_OK);
+    CHECK(ns == UINT64_MAX);
+    CHECK_EQ_INT(test_count_dir(strcat(strcpy(path, root), "/markers")), 1); /* no temp left */
+    CHECK_EQ_INT(trove_capture_mark_used(root, "../x", 1), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_last_used(root, ".x", &ns), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_last_used(root, "cap", NULL), TROVE_ERR_INVALID);
+    snprintf(path, sizeof path, "%s/markers/cap.last-used", root);
+    static const char *const bad[] = {"", "\n", "12", "12x\n", "-1\n", " 1\n", "1\n\n",
+                                      "18446744073709551616\n",
+                                      "123456789012345678901234567890123\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK((f = fopen(path, "w")) != NULL);
+        if (!f)
+            return;
+        fputs(bad[i], f);
+        fclose(f);
+        CHECK_EQ_INT(trove_capture_last_used(root, "cap", &ns), TROVE_ERR_CORRUPT);
+    }
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -1204,6 +1237,7 @@ int main(void)
     }
     snprintf(sdir, sizeof sdir, "%s/store", root);
     test_write();
+    test_marker();
     test_rm_rf(root);
     CHECK(mkdtemp(strcpy(root, "/tmp/trove_test_capture_XXXXXX")) != NULL);
     snprintf(sdir, sizeof sdir, "%s/store", root);

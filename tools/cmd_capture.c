@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -55,7 +56,6 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
             (unsigned long long)i->stored_bytes);
     if (new_objects)
         fprintf(o, ",\"new_objects\":%llu", (unsigned long long)i->new_objects);
-    putc('}', o);
 }
 
 int cli_capture_import(const struct cli_capture_import *ci)
@@ -98,6 +98,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
     }
     if (ci->json) {
         print_info_json(stdout, ci->name, &info, 1);
+        putchar('}');
         putchar('\n');
         if (fflush(stdout) != 0) {
             cli_error("import", "writing stdout: %s", strerror(errno));
@@ -126,11 +127,12 @@ static const struct cli_store_usage ls_usage = {
     "usage: trove ls [--json] [--store DIR]\n"
     "\n"
     "List the captures of the store by name, one a line: events, segments, the time range\n"
-    "(the first start .. the last end, in nanoseconds) and the bytes stored. A capture whose\n"
-    "header cannot be read is listed with the reason. Volumes that are not captures are left\n"
-    "out (`trove volume ls` lists every volume).\n"
+    "(the first start .. the last end, in nanoseconds), the bytes stored and when it was last\n"
+    "replayed. A capture whose header cannot be read is listed with the reason. Volumes that\n"
+    "are not captures are left out (`trove volume ls` lists every volume).\n"
     "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
-    "                     end_ns, raw_bytes, stored_bytes}, or {name, error}\n" STORE_HELP,
+    "                     end_ns, raw_bytes, stored_bytes, last_used_ns (Unix ns, or null)},\n"
+    "                     or {name, error}\n" STORE_HELP,
     CLI_OPT_JSON, 0, 0, 0};
 
 int cmd_ls(int argc, char **argv)
@@ -158,6 +160,9 @@ int cmd_ls(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         struct trove_diag diag = {0};
         const char *msg = "";
+        uint64_t used = 0;
+        /* The marker is bookkeeping: a missing or damaged one reads as never used. */
+        int have_used = trove_capture_last_used(a.store, e[i].name, &used) == TROVE_OK;
         if (e[i].error != TROVE_OK) {
             /* The list has the code; asking again gives the message. */
             struct trove_capture_info info;
@@ -169,6 +174,10 @@ int cmd_ls(int argc, char **argv)
                 putchar(',');
             if (e[i].error == TROVE_OK) {
                 print_info_json(stdout, e[i].name, &e[i].info, 0);
+                if (have_used)
+                    printf(",\"last_used_ns\":%llu}", (unsigned long long)used);
+                else
+                    fputs(",\"last_used_ns\":null}", stdout);
                 continue;
             }
             fputs("{\"name\":", stdout);
@@ -180,10 +189,18 @@ int cmd_ls(int argc, char **argv)
             printf("%-*s unreadable: %s\n", (int)width, e[i].name, msg);
         } else {
             const struct trove_capture_info *c = &e[i].info;
-            printf("%-*s %llu events  %llu segments  %llu .. %llu ns  %llu bytes stored\n",
+            char when[64] = "never";
+            if (have_used) {
+                time_t t = (time_t)(used / 1000000000u);
+                struct tm tm;
+                if (gmtime_r(&t, &tm))
+                    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+            }
+            printf("%-*s %llu events  %llu segments  %llu .. %llu ns  %llu bytes stored  last "
+                   "used %s\n",
                    (int)width, e[i].name, (unsigned long long)c->events,
                    (unsigned long long)c->segments, (unsigned long long)c->first_ns,
-                   (unsigned long long)c->end_ns, (unsigned long long)c->stored_bytes);
+                   (unsigned long long)c->end_ns, (unsigned long long)c->stored_bytes, when);
         }
     }
     if (json)
@@ -341,6 +358,67 @@ static void stop_watching(pthread_t *watcher, int watching)
     pthread_join(*watcher, NULL);
 }
 
+/*
+ * The last-used marker is bookkeeping that must not delay the replay: it is written on a
+ * background thread started before the stream (trove_bg_start), and the command waits for
+ * it only on its way out of a replay that finished, at most TROVE_BG_TIMEOUT_MS_DEFAULT
+ * (30 s; a hanging filesystem costs a warning, not the data). A cancelled or failed replay
+ * does not wait: the process exits and the write goes with it.
+ */
+struct mark_job {
+    char *store;
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    uint64_t unix_ns;
+};
+
+static int mark_run(void *ctx)
+{
+    const struct mark_job *j = ctx;
+    return trove_capture_mark_used(j->store, j->name, j->unix_ns);
+}
+
+static void mark_free(void *ctx)
+{
+    struct mark_job *j = ctx;
+    free(j->store);
+    free(j);
+}
+
+/* Start writing name's marker in the background; NULL (after a warning) if it cannot. */
+static struct trove_bg *mark_start(const char *store, const char *name)
+{
+    struct mark_job *j = calloc(1, sizeof *j);
+    struct trove_bg *bg = NULL;
+    struct timespec now;
+
+    if (!j || !(j->store = strdup(store))) {
+        free(j);
+        fprintf(stderr, "trove replay: warning: no memory to record %s's last use\n", name);
+        return NULL;
+    }
+    snprintf(j->name, sizeof j->name, "%s", name);
+    clock_gettime(CLOCK_REALTIME, &now);
+    j->unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    if (trove_bg_start(mark_run, mark_free, j, &bg) != TROVE_OK) { /* mark_free ran */
+        fprintf(stderr, "trove replay: warning: cannot record %s's last use\n", name);
+        return NULL;
+    }
+    return bg;
+}
+
+/* Wait (bounded) for the marker of a replay that finished, then let the task go. */
+static void mark_finish(struct trove_bg *bg, const char *name, int wait)
+{
+    int rc;
+
+    if (!bg)
+        return;
+    if (wait && (rc = trove_bg_wait(bg, TROVE_BG_TIMEOUT_MS_DEFAULT)) != TROVE_OK)
+        fprintf(stderr, "trove replay: warning: %s's last-used marker was not written: %s\n",
+                name, trove_strerror(rc));
+    trove_bg_release(bg);
+}
+
 int cmd_replay(int argc, char **argv)
 {
     struct trove_capture_replay_options ro;
@@ -350,6 +428,7 @@ int cmd_replay(int argc, char **argv)
     struct trove_stream_sink sink;
     struct trove_stream *st = NULL;
     struct trove_store *s = NULL;
+    struct trove_bg *mark = NULL;
     struct trove_diag diag = {0};
     struct replay_out o;
     struct watcher w = {NULL, 0};
@@ -467,6 +546,7 @@ int cmd_replay(int argc, char **argv)
         cli_error("replay", "starting the stream: %s", trove_strerror(rc));
         goto out;
     }
+    mark = mark_start(store, name);
 
     w.st = st;
     if (sig_pipe[0] >= 0 && pthread_create(&watcher, NULL, watch, &w) == 0)
@@ -506,12 +586,13 @@ int cmd_replay(int argc, char **argv)
         tmp[0] = 0;
     }
     if (!quiet && !o.text)
-        fprintf(stderr, "trove replay: %s -> %s (%s): %llu events in %llu frames, %llu bytes\n",
+        fprintf(stderr, "trove replay: %s -> %s (%s): %llu events in %llu batches, %llu bytes\n",
                 name, out && strcmp(out, "-") ? out : "stdout", trove_wire_format_name(ro.wire),
                 (unsigned long long)stats.events, (unsigned long long)stats.batches,
                 (unsigned long long)stats.bytes_sent);
     status = 0;
 out:
+    mark_finish(mark, name, status == 0);
     stop_watching(&watcher, watching);
     if (o.f && o.f != stdout)
         fclose(o.f);
