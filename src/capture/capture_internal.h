@@ -32,6 +32,10 @@ static inline uint64_t trove__capture_div_up(uint64_t a, uint64_t b)
     return a / b + (a % b != 0);
 }
 
+/* Parse a last-used marker's bytes (marker.c): 1..20 decimal digits and a newline, at most
+ * 32 bytes, no overflow. TROVE_OK, or TROVE_ERR_CORRUPT (*unix_ns_out is then 0). */
+int trove__capture_marker_parse(const uint8_t *buf, size_t len, uint64_t *unix_ns_out);
+
 /* Read and decode the header of capture volume v (named `name`, for messages). Errors:
  * TROVE_ERR_INVALID (not an object volume, or no header in slot 0), the volume's errors,
  * the header decoder's; diag names the capture. */

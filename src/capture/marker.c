@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trove/capture.h"
+#include "capture/capture_internal.h"
 
 #define MARKER_MAX 32 /* bytes a marker file may hold: 20 digits and a newline, with room */
 
@@ -75,10 +75,28 @@ out:
     return rc;
 }
 
+int trove__capture_marker_parse(const uint8_t *buf, size_t len, uint64_t *unix_ns_out)
+{
+    uint64_t v = 0;
+
+    *unix_ns_out = 0;
+    /* 1..20 digits and one newline, nothing else; no sign, no space, no overflow. */
+    if (len < 2 || len > MARKER_MAX || buf[len - 1] != '\n')
+        return TROVE_ERR_CORRUPT;
+    for (size_t i = 0; i + 1 < len; i++) {
+        unsigned d = (unsigned)buf[i] - '0';
+        if (d > 9 || v > (UINT64_MAX - d) / 10)
+            return TROVE_ERR_CORRUPT;
+        v = v * 10 + d;
+    }
+    *unix_ns_out = v;
+    return TROVE_OK;
+}
+
 int trove_capture_last_used(const char *store_dir, const char *name, uint64_t *unix_ns_out)
 {
-    char path[4096], text[MARKER_MAX + 1], *end;
-    unsigned long long v;
+    char path[4096];
+    uint8_t text[MARKER_MAX + 1];
     ssize_t n;
     int fd = -1, rc;
 
@@ -93,20 +111,11 @@ int trove_capture_last_used(const char *store_dir, const char *name, uint64_t *u
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         goto out;
     }
-    if ((n = read(fd, text, sizeof text)) < 0) {
+    if ((n = read(fd, text, sizeof text)) < 0) { /* one byte more than a marker: too long */
         rc = -errno;
         goto out;
     }
-    text[n] = '\0';
-    errno = 0;
-    v = strtoull(text, &end, 10);
-    if (n > MARKER_MAX || n < 2 || end == text || errno || strcmp(end, "\n") != 0 ||
-        text[0] < '0' || text[0] > '9') {
-        rc = TROVE_ERR_CORRUPT;
-        goto out;
-    }
-    *unix_ns_out = (uint64_t)v;
-    rc = TROVE_OK;
+    rc = trove__capture_marker_parse(text, (size_t)n, unix_ns_out);
 out:
     if (fd >= 0)
         close(fd);
