@@ -20,8 +20,10 @@
  *               The walker takes an item by waiting for its download or by reading it itself.
  *   sender      one thread behind a rendezvous channel (or a bounded queue), so one batch is
  *               sent while the next is decoded. The first send error is sticky: nothing is
- *               sent after it and the request returns it. The walker drains the sender before
- *               it reports an item done, so the order of batches is the order of items.
+ *               sent after it and the request returns it. An item is reported done once
+ *               its batches were sent and before any batch of the next reaches the sender
+ *               (whose last send overlaps the next item's first decode), so the order of
+ *               batches is the order of items.
  *   walker      reads what the prefetcher does not hold, retrying a missing object with
  *               exponential backoff, and checks for cancellation between every step.
  *
@@ -117,7 +119,8 @@ struct trove_stream_sink {
      * a sink that broke its contract, is a send error). Runs on the sender thread unless
      * the mode is INLINE, one call at a time, in order. */
     int (*send)(void *ctx, const struct trove_stream_batch *b);
-    /* Optional: item done, after every one of its batches was sent. Walker's thread. */
+    /* Optional: item done, after every one of its batches was sent and before any batch of
+     * the next item is handed to the sender. Walker's thread. */
     void (*item_done)(void *ctx, uint64_t item);
     void *ctx;
 };

@@ -10,8 +10,10 @@
  *   BUFFERED    cap send_queue, and emit returns as soon as the batch is in the ring.
  *
  * Sequence numbers order everything: queued_seq counts batches accepted, taken_seq those
- * the thread took off the ring, done_seq those whose send returned; a rendezvous emit waits
- * for taken_seq to reach its batch, a drain for done_seq to reach queued_seq. The thread
+ * the thread took off the ring, done_seq those whose send returned (ok_seq those that
+ * succeeded); a rendezvous emit waits for taken_seq to reach its batch, a drain for
+ * done_seq to reach queued_seq, and a pending item's completion for ok_seq to reach the
+ * mark taken after its last emit. The thread
  * sends one batch at a time in ring order, so the sink sees batches in emit order.
  *
  * `status` is sticky and the first of two ends wins: TROVE_ERR_SEND when the sink returns
@@ -36,7 +38,9 @@ struct trove__sender {
     struct trove_stream_batch *ring;
     uint32_t cap, head, count;
     uint64_t queued_seq, taken_seq, done_seq;
+    uint64_t ok_seq; /* sends that succeeded: done_seq, less one after a failed send */
     int status;   /* 0, or sticky TROVE_ERR_SEND / TROVE_ERR_CANCELLED */
+    int sending;  /* the thread is in a sink call */
     int stopping; /* trove__sender_stop: the thread ends */
     int has_thread;
     pthread_t thread;
@@ -68,12 +72,14 @@ static void end(struct trove__sender *snd, int status)
 /* Account for one send that returned rc. Under mu. */
 static void sent(struct trove__sender *snd, const struct trove_stream_batch *b, int rc)
 {
+    snd->done_seq++;
     if (rc != 0) {
         if (snd->send_error == 0)
             snd->send_error = rc;
         end(snd, TROVE_ERR_SEND);
         return;
     }
+    snd->ok_seq++;
     snd->batches++;
     snd->events += b->events;
     snd->bytes += b->len;
@@ -95,12 +101,13 @@ static void *sender_main(void *arg)
         snd->head = (snd->head + 1) % snd->cap;
         snd->count--;
         snd->taken_seq++;
+        snd->sending = 1;
         pthread_cond_broadcast(&snd->taken);
         pthread_mutex_unlock(&snd->mu);
         rc = snd->sink.send(snd->sink.ctx, &b);
         free(b.owned);
         pthread_mutex_lock(&snd->mu);
-        snd->done_seq++;
+        snd->sending = 0;
         sent(snd, &b, rc);
         pthread_cond_broadcast(&snd->taken);
     }
@@ -163,11 +170,17 @@ int trove_stream_emit(struct trove_stream_emitter *em, const struct trove_stream
     }
     copy.item = em->item;
     snd = em->snd;
+    /* The previous item is done before this item's first batch goes to the sender. */
+    if (em->pend && em->pend->have && (rc = trove__pending_complete(snd, em->pend))) {
+        free(copy.owned);
+        return rc;
+    }
     pthread_mutex_lock(&snd->mu);
     if ((rc = snd->status) != TROVE_OK)
         goto out;
     if (snd->mode == TROVE_STREAM_SEND_INLINE) {
         /* The walker is the only caller: no other send can be under way. */
+        snd->queued_seq++;
         pthread_mutex_unlock(&snd->mu);
         rc = snd->sink.send(snd->sink.ctx, &copy);
         free(copy.owned);
@@ -194,6 +207,49 @@ int trove_stream_emit(struct trove_stream_emitter *em, const struct trove_stream
     }
 out:
     free(copy.owned); /* NULL unless the batch went nowhere */
+    pthread_mutex_unlock(&snd->mu);
+    return rc;
+}
+
+uint64_t trove__sender_mark(struct trove__sender *snd)
+{
+    uint64_t seq;
+
+    pthread_mutex_lock(&snd->mu);
+    seq = snd->queued_seq;
+    pthread_mutex_unlock(&snd->mu);
+    return seq;
+}
+
+int trove__pending_complete(struct trove__sender *snd, struct trove__pending *p)
+{
+    int rc;
+
+    if (!p->have)
+        return TROVE_OK;
+    /* A send under way when an end came still finishes: wait for it, so that an item
+     * whose every batch did go out is reported done whatever stopped the run after it. */
+    pthread_mutex_lock(&snd->mu);
+    while (snd->ok_seq < p->mark && (snd->status == TROVE_OK || snd->sending))
+        pthread_cond_wait(&snd->taken, &snd->mu);
+    rc = snd->ok_seq >= p->mark ? TROVE_OK : snd->status;
+    pthread_mutex_unlock(&snd->mu);
+    if (rc != TROVE_OK)
+        return rc;
+    p->have = 0;
+    if (p->sink->item_done)
+        p->sink->item_done(p->sink->ctx, p->item);
+    p->items_done++;
+    trove_bytes_free(&p->obj);
+    return TROVE_OK;
+}
+
+int trove__sender_status(struct trove__sender *snd)
+{
+    int rc;
+
+    pthread_mutex_lock(&snd->mu);
+    rc = snd->status;
     pthread_mutex_unlock(&snd->mu);
     return rc;
 }

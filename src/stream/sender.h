@@ -10,11 +10,40 @@
 
 struct trove__sender;
 
-/* What trove_stream_emit needs: the sender and the item being decoded. */
+/*
+ * The item before the one being decoded, when its last batches may still be sending
+ * (RENDEZVOUS): its send mark, its object (which those batches may alias) and the sink to
+ * report it done to. The walker fills it in after a decode; trove__pending_complete, called
+ * by the next item's first emit (or by the walker after that decode), waits for its sends,
+ * reports it done and frees its object. So item_done(i) still comes after every batch of
+ * i was sent and before any batch of i + 1 is handed to the sender, while the decoder
+ * builds i + 1's first batch during i's last send. Walker's thread only.
+ */
+struct trove__pending {
+    int have;
+    uint64_t item, mark;
+    struct trove_bytes obj;
+    const struct trove_stream_sink *sink;
+    uint64_t items_done; /* items reported done */
+};
+
+/* What trove_stream_emit needs: the sender, the item being decoded, and the item before it
+ * if it is still pending (NULL: none is ever left pending). */
 struct trove_stream_emitter {
     struct trove__sender *snd;
     uint64_t item;
+    struct trove__pending *pend;
 };
+
+/* Complete p's item if it has one (see struct trove__pending): TROVE_OK, or the sender's
+ * TROVE_ERR_SEND / TROVE_ERR_CANCELLED if its batches were not all sent. */
+int trove__pending_complete(struct trove__sender *snd, struct trove__pending *p);
+
+/* A mark for "every batch emitted so far" (walker's thread). */
+uint64_t trove__sender_mark(struct trove__sender *snd);
+
+/* TROVE_OK, or the sticky TROVE_ERR_SEND / TROVE_ERR_CANCELLED. */
+int trove__sender_status(struct trove__sender *snd);
 
 /* Start a sender for sink (borrowed until stop) in mode (enum trove_stream_send_mode;
  * queue is the BUFFERED capacity, already checked). Errors: TROVE_ERR_NOMEM, -errno. */

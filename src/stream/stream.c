@@ -9,9 +9,11 @@
  *      `retries` times with exponential backoff, each wait a timed condvar wait that a
  *      cancel ends at once;
  *   2. calls the decoder, whose batches go to the sender through trove_stream_emit;
- *   3. drains the sender: every batch of the item has been sent before item_done is called
- *      and the object's buffer is freed, so batches may alias the buffer and the sink sees
- *      the items in order;
+ *   3. waits for the sender: every batch of the item has been sent before item_done is
+ *      called and the object's buffer is freed, so batches may alias the buffer and the
+ *      sink sees the items in order. With a rendezvous sender the wait is put off until the
+ *      next item's first emit (struct trove__pending), so the last send of one item
+ *      overlaps the first decode of the next;
  *
  * and checks for cancellation between every step. The run's sender and prefetcher are
  * published in the stream under its mutex for trove_stream_cancel, which may come from any
@@ -219,7 +221,8 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
     struct trove__sender *snd = NULL;
     struct trove__prefetch *pf = NULL;
     struct trove_bytes obj = {0};
-    int prefetching, busy, rc, failed_decoding = 0;
+    struct trove__pending pend = {0};
+    int prefetching, busy, rc, failed_decoding = 0, overlap;
     uint64_t i = 0;
 
     memset(&s, 0, sizeof s);
@@ -263,9 +266,15 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
     }
     pthread_mutex_unlock(&st->mu);
 
+    /* With a rendezvous sender, an item's last send overlaps the next item's first decode
+     * (struct trove__pending); inline there is nothing to overlap, and a buffered queue
+     * is drained at each item's end so that a cancel never drops a finished item's
+     * batches. */
+    overlap = st->opt.send_mode == TROVE_STREAM_SEND_RENDEZVOUS;
+    pend.sink = sink;
     for (i = 0; i < n; i++) {
         struct trove_stream_object view;
-        struct trove_stream_emitter em = {snd, i};
+        struct trove_stream_emitter em = {snd, i, &pend};
 
         if (is_cancelled(st)) {
             rc = TROVE_ERR_CANCELLED;
@@ -289,13 +298,24 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
             failed_decoding = rc != TROVE_ERR_SEND && rc != TROVE_ERR_CANCELLED;
             break;
         }
-        if ((rc = trove__sender_drain(snd)) != TROVE_OK)
+        /* Item i - 1 if this decode emitted nothing; and item i, whose batches were all
+         * handed over only if the run is still whole (a decoder may have gone on past a
+         * failed emit). Then item i is pending, or done at once. */
+        if ((rc = trove__pending_complete(snd, &pend)) != TROVE_OK ||
+            (rc = trove__sender_status(snd)) != TROVE_OK)
             break;
-        if (sink->item_done)
-            sink->item_done(sink->ctx, i);
-        s.items++;
-        trove_bytes_free(&obj);
+        pend.have = 1;
+        pend.item = i;
+        pend.mark = trove__sender_mark(snd);
+        pend.obj = obj;
+        memset(&obj, 0, sizeof obj);
+        if (!overlap && (rc = trove__pending_complete(snd, &pend)) != TROVE_OK)
+            break;
     }
+    if (rc == TROVE_OK) /* the last item */
+        rc = trove__pending_complete(snd, &pend);
+    else if (rc != TROVE_ERR_SEND && rc != TROVE_ERR_CANCELLED)
+        trove__pending_complete(snd, &pend); /* a whole item before a fetch or decode error */
 out:
     pthread_mutex_lock(&st->mu);
     st->snd = NULL;
@@ -304,6 +324,8 @@ out:
     trove__sender_stop(snd, &s); /* no sink call runs after this: obj may go */
     trove__prefetch_stop(pf, &s);
     trove_bytes_free(&obj);
+    trove_bytes_free(&pend.obj);
+    s.items = pend.items_done;
     if (rc == TROVE_ERR_SEND && s.send_error > 0)
         trove_diag_set(diag, rc, i,
                        "item %" PRIu64 " (slot %" PRIu64 "): the sink returned %d, which is not "
