@@ -113,6 +113,7 @@ demo: build
 	$(TROVE) cat $(BUILD)/demo/trace.json > $(BUILD)/demo/trace.txt 2> /dev/null
 	$(TROVE) cat $(BUILD)/demo/trace.replayed > $(BUILD)/demo/trace.replayed.txt
 	cmp $(BUILD)/demo/trace.txt $(BUILD)/demo/trace.replayed.txt && echo "replay: every event and name of the trace came back out of the store"
+	$(TROVE) ls --store $(BUILD)/demo/store
 	$(TROVE) bench stream --segments 16 --segment-mib 1 --rounds 1
 
 bench: build deps-npm

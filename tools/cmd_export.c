@@ -76,7 +76,6 @@ static void import_usage(FILE *f)
             "  --json             print the result as one JSON object on stdout: name, events,\n"
             "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
             "                     new_objects\n"
-            "\n"
             "  --quiet            no summary on stderr\n");
 }
 
