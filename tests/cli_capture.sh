@@ -103,6 +103,11 @@ exits 0 t replay gen --wire packed --frame-events 1000 -o "$tmp/r.packed" --no-s
 "$trove" cat "$tmp/g.raw" > "$tmp/g.txt" || bad "cat g.raw"
 "$trove" cat "$tmp/r.packed" > "$tmp/r.txt" || bad "cat r.packed"
 check cmp -s "$tmp/g.txt" "$tmp/r.txt"
+# A buffered sender: the same stream.
+exits 0 t replay gen --wire raw -o "$tmp/r.buffered" --send-queue 3
+check cmp -s "$tmp/g.raw" "$tmp/r.buffered"
+expect_error replay replay gen --store "$s" --send-queue 0
+expect_error replay replay gen --store "$s" --send-queue 1025
 # The default: deflate to stdout (not a terminal), as stored.
 t replay gen > "$tmp/r.deflate" 2> /dev/null || bad "replay to stdout"
 "$trove" cat "$tmp/r.deflate" > "$tmp/r.txt" || bad "cat r.deflate"

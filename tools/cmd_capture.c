@@ -223,7 +223,7 @@ static void replay_usage(FILE *f)
     fprintf(f,
             "usage: trove replay NAME [--from-ns A] [--to-ns B] [--wire raw|packed|deflate]\n"
             "                    [--frame-events N] [-o FILE] [--depth N] [--budget SIZE]\n"
-            "                    [--no-sender] [--quiet] [--store DIR]\n"
+            "                    [--no-sender | --send-queue N] [--quiet] [--store DIR]\n"
             "\n"
             "Stream capture NAME out of the store as a wire stream: its names, then the events\n"
             "that start in [A, B), in stored order. A stored frame that needs no change is sent\n"
@@ -240,6 +240,8 @@ static void replay_usage(FILE *f)
             "  --depth N          segments downloaded ahead (default 4, at most 32; 0: none)\n"
             "  --budget SIZE      bytes they may hold at most (default 64M)\n"
             "  --no-sender        write from the walker's thread instead of a sender thread\n"
+            "  --send-queue N     let the sender thread queue N batches (1..1024) instead of\n"
+            "                     taking one at a time (the default)\n"
             "  --quiet            no summary on stderr\n" STORE_HELP);
 }
 
@@ -480,6 +482,12 @@ int cmd_replay(int argc, char **argv)
                                            "of 1024)", argv[i]);
         } else if (!strcmp(a, "--no-sender")) {
             so.send_mode = TROVE_STREAM_SEND_INLINE;
+        } else if (!strcmp(a, "--send-queue") && has_value) {
+            if (cli_parse_u64(argv[++i], &v) || v < 1 || v > TROVE_STREAM_SEND_QUEUE_MAX)
+                return cli_error("replay", "--send-queue: '%s' is not a count in 1..%u", argv[i],
+                                 TROVE_STREAM_SEND_QUEUE_MAX);
+            so.send_mode = TROVE_STREAM_SEND_BUFFERED;
+            so.send_queue = (uint32_t)v;
         } else if (!strcmp(a, "--store") && has_value) {
             if (!*(store = argv[++i]))
                 return cli_error("replay", "--store needs a directory");
