@@ -33,6 +33,8 @@
 #include "trove/store.h"
 #include "trove/stream.h"
 
+#include "stream/bufpool.h"
+
 #define REPS 20
 #define MAXN 1100
 
@@ -1292,6 +1294,46 @@ static void test_bg(void)
     trove_bg_release(NULL);
 }
 
+/* The buffer pool: a taken buffer fits the caller's limit and is the largest that does; the
+ * pool keeps at most TROVE__BUFPOOL_MAX buffers and TROVE__BUFPOOL_BYTES of capacity. */
+static void test_bufpool(void)
+{
+    struct trove__bufpool p;
+    struct trove_bytes b = {0};
+    static const size_t caps[3] = {1000, 50000, 8000};
+
+    trove__bufpool_init(&p);
+    trove__bufpool_take(&p, SIZE_MAX, &b);
+    CHECK(b.ptr == NULL); /* empty pool: stays empty */
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(trove_bytes_reserve(&b, caps[i]), TROVE_OK);
+        b.len = 7;
+        trove__bufpool_give(&p, &b);
+        CHECK(b.ptr == NULL && b.len == 0 && b.cap == 0);
+    }
+    CHECK_EQ_INT(p.n, 3);
+    trove__bufpool_take(&p, 999, &b);
+    CHECK(b.ptr == NULL); /* nothing fits */
+    trove__bufpool_take(&p, 10000, &b);
+    CHECK(b.ptr != NULL && b.cap >= 8000 && b.cap <= 10000 && b.len == 0);
+    CHECK_EQ_INT(p.n, 2);
+    trove__bufpool_give(&p, &b);
+    /* Past the count: freed, not kept. */
+    for (int i = 0; i < TROVE__BUFPOOL_MAX + 2; i++) {
+        CHECK_EQ_INT(trove_bytes_reserve(&b, 100), TROVE_OK);
+        trove__bufpool_give(&p, &b);
+    }
+    CHECK_EQ_INT(p.n, TROVE__BUFPOOL_MAX);
+    trove__bufpool_destroy(&p);
+    /* Past the bytes: one buffer larger than the pool's capacity is freed. */
+    trove__bufpool_init(&p);
+    CHECK_EQ_INT(trove_bytes_reserve(&b, TROVE__BUFPOOL_BYTES + 1), TROVE_OK);
+    trove__bufpool_give(&p, &b);
+    CHECK_EQ_INT(p.n, 0);
+    CHECK_EQ_INT(p.bytes, 0);
+    trove__bufpool_destroy(&p);
+}
+
 int main(void)
 {
     char dir[128];
@@ -1308,6 +1350,7 @@ int main(void)
         return test_done();
     }
     test_options();
+    test_bufpool();
     for (int rep = 0; rep < REPS; rep++) {
         test_fault_backend(rep);
         test_fault_concurrent(rep);

@@ -27,8 +27,8 @@
  *   walker      reads what the prefetcher does not hold, retrying a missing object with
  *               exponential backoff, and checks for cancellation between every step.
  *
- * Zero copy: every object is read into a fresh allocation that nothing else reads; a batch
- * may alias it (owned == NULL), and such a batch is valid until its item is reported done
+ * Zero copy: every object is read into a buffer that nothing else reads until its item is
+ * done (buffers of finished items are recycled, never shared); a batch may alias it (owned == NULL), and such a batch is valid until its item is reported done
  * (after the sink returned for every batch of the item).
  */
 #ifndef TROVE_STREAM_H
@@ -75,8 +75,8 @@ struct trove_stream_options {
  * a rendezvous sender, a queue of 8 for BUFFERED. */
 void trove_stream_options_default(struct trove_stream_options *opt);
 
-/* One object handed to the decoder. data is a fresh allocation nothing else reads, owned by
- * the stream and valid until the item is reported done; NULL with len 0 for an empty slot. */
+/* One object handed to the decoder. data is a buffer nothing else reads, owned by the
+ * stream and valid until the item is reported done; NULL with len 0 for an empty slot. */
 struct trove_stream_object {
     uint64_t item;   /* 0 .. n-1 */
     uint64_t slot;   /* first_slot + item */

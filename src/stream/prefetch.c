@@ -194,11 +194,13 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&pf->mu);
 
         max_len = to_size(share < c->max_object ? share : c->max_object);
+        /* A recycled buffer no larger than the share: held memory stays within it. */
+        trove__bufpool_take(c->pool, max_len, &buf);
         rc = trove_backend_get(c->be, &c->digests[item], &buf, max_len);
 
         pthread_mutex_lock(&pf->mu);
         finish(pf, s, max_len, rc, &buf);
-        trove_bytes_free(&buf); /* empty unless nobody wanted it */
+        trove__bufpool_give(c->pool, &buf); /* empty unless nobody wanted it */
     }
     pthread_mutex_unlock(&pf->mu);
     return NULL;
@@ -313,7 +315,7 @@ void trove__prefetch_stop(struct trove__prefetch *pf, struct trove_stream_stats 
     for (size_t i = 0; i < pf->nslots; i++) {
         if (pf->slots[i].state == SLOT_DONE) {
             pf->held -= pf->slots[i].data.len;
-            trove_bytes_free(&pf->slots[i].data);
+            trove__bufpool_give(pf->cfg.pool, &pf->slots[i].data);
         }
     }
     assert(pf->reserved == 0 && pf->held == 0);

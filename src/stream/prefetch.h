@@ -5,6 +5,7 @@
 #ifndef TROVE_STREAM_PREFETCH_H
 #define TROVE_STREAM_PREFETCH_H
 
+#include "bufpool.h"
 #include "trove/stream.h"
 
 struct trove__prefetch;
@@ -18,6 +19,7 @@ struct trove__prefetch_config {
     uint64_t max_object; /* no download reads more than this */
     void (*probe)(void *ctx, uint64_t held, uint64_t budget);
     void *probe_ctx;
+    struct trove__bufpool *pool; /* buffers to read into and to give back */
 };
 
 /* Start the workers (min(depth, n - 1) threads; n >= 2); the walker is at item 0.

@@ -240,7 +240,7 @@ int trove__pending_complete(struct trove__sender *snd, struct trove__pending *p)
     if (p->sink->item_done)
         p->sink->item_done(p->sink->ctx, p->item);
     p->items_done++;
-    trove_bytes_free(&p->obj);
+    trove__bufpool_give(p->pool, &p->obj);
     return TROVE_OK;
 }
 

@@ -6,6 +6,7 @@
 #ifndef TROVE_STREAM_SENDER_H
 #define TROVE_STREAM_SENDER_H
 
+#include "bufpool.h"
 #include "trove/stream.h"
 
 struct trove__sender;
@@ -24,6 +25,7 @@ struct trove__pending {
     uint64_t item, mark;
     struct trove_bytes obj;
     const struct trove_stream_sink *sink;
+    struct trove__bufpool *pool; /* where a done item's object buffer goes */
     uint64_t items_done; /* items reported done */
 };
 

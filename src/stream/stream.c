@@ -26,6 +26,7 @@
  * A cancel applies to the run under way, or, if none is, to the next run; a run clears it
  * when it returns, so a cancelled stream can run again.
  */
+#include "bufpool.h"
 #include "prefetch.h"
 #include "sender.h"
 
@@ -46,6 +47,7 @@ struct trove_stream {
     int running;          /* under mu */
     struct trove__sender *snd;   /* the run's, under mu, for cancel */
     struct trove__prefetch *pf;  /* the run's (or NULL), under mu, for cancel */
+    struct trove__bufpool pool;  /* object buffers of finished items, for the next reads */
 };
 
 void trove_stream_options_default(struct trove_stream_options *opt)
@@ -104,6 +106,7 @@ int trove_stream_new(struct trove_backend *be, const struct trove_stream_options
         return -rc;
     }
     pthread_mutex_init(&st->mu, NULL);
+    trove__bufpool_init(&st->pool);
     *out = st;
     return TROVE_OK;
 }
@@ -126,6 +129,7 @@ void trove_stream_free(struct trove_stream *st)
 {
     if (!st)
         return;
+    trove__bufpool_destroy(&st->pool);
     pthread_cond_destroy(&st->wake);
     pthread_mutex_destroy(&st->mu);
     free(st);
@@ -169,6 +173,7 @@ static int walker_read(struct trove_stream *st, const struct trove_digest *d,
     for (uint32_t attempt = 0;; attempt++) {
         if (is_cancelled(st))
             return TROVE_ERR_CANCELLED;
+        trove__bufpool_take(&st->pool, max_len, obj);
         rc = trove_backend_get(st->be, d, obj, max_len);
         if (rc != TROVE_ERR_NOTFOUND || attempt >= o->retries)
             return rc;
@@ -247,7 +252,7 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
         struct trove__prefetch_config cfg = {
             .be = st->be, .digests = digests, .n = n, .depth = st->opt.depth,
             .budget = st->opt.budget, .max_object = st->opt.max_object,
-            .probe = st->opt.probe, .probe_ctx = st->opt.probe_ctx,
+            .probe = st->opt.probe, .probe_ctx = st->opt.probe_ctx, .pool = &st->pool,
         };
         rc = trove__prefetch_start(&cfg, &pf);
     }
@@ -272,6 +277,7 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
      * batches. */
     overlap = st->opt.send_mode == TROVE_STREAM_SEND_RENDEZVOUS;
     pend.sink = sink;
+    pend.pool = &st->pool;
     for (i = 0; i < n; i++) {
         struct trove_stream_object view;
         struct trove_stream_emitter em = {snd, i, &pend};
@@ -323,8 +329,8 @@ out:
     pthread_mutex_unlock(&st->mu);
     trove__sender_stop(snd, &s); /* no sink call runs after this: obj may go */
     trove__prefetch_stop(pf, &s);
-    trove_bytes_free(&obj);
-    trove_bytes_free(&pend.obj);
+    trove__bufpool_give(&st->pool, &obj);
+    trove__bufpool_give(&st->pool, &pend.obj);
     s.items = pend.items_done;
     if (rc == TROVE_ERR_SEND && s.send_error > 0)
         trove_diag_set(diag, rc, i,
