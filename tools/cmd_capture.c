@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -230,8 +231,10 @@ static void replay_usage(FILE *f)
             "as it is. On a terminal, without -o, the events are printed as `trove cat` prints\n"
             "them. Ctrl-C (or SIGTERM) stops the replay (exit 130, or 143) and leaves no partial\n"
             "-o FILE; a second one ends it at once (a write blocked on a full pipe cannot\n"
-            "see the first). The capture's last use (`trove ls`) is recorded in the background\n"
-            "and waited for, at most 30 s, only once the replay has finished.\n"
+            "see the first). A replay of over a second shows its progress on stderr when that is\n"
+            "a terminal and the events go elsewhere. The capture's last use (`trove ls`) is\n"
+            "recorded in the background and waited for, at most 30 s, only once the replay\n"
+            "has finished.\n"
             "  --from-ns A        events that start at or after A ns (default 0)\n"
             "  --to-ns B          ... and before B ns (default: to the end)\n"
             "  --wire W           raw, packed or deflate (default) frames\n"
@@ -253,13 +256,26 @@ struct replay_out {
     struct trove_wire_decoder *dec;
     struct trove_event *ev;
     struct trove_names *names;
+    atomic_uint_fast64_t events; /* sent (the sender thread counts, the walker reads) */
+    struct cli_progress prog;    /* the walker's, at each item done */
 };
+
+/* Progress on a terminal's stderr while the output goes elsewhere: events sent so far. */
+static void replay_item_done(void *ctx, uint64_t item)
+{
+    struct replay_out *o = ctx;
+
+    (void)item;
+    cli_progress_update(&o->prog, atomic_load(&o->events));
+}
 
 static int replay_send(void *ctx, const struct trove_stream_batch *b)
 {
     struct replay_out *o = ctx;
     struct trove_wire_frame fr;
     int rc;
+
+    atomic_fetch_add(&o->events, b->events);
 
     if (!o->text) {
         if (fwrite(b->data, 1, b->len, o->f) != b->len) {
@@ -444,6 +460,7 @@ int cmd_replay(int argc, char **argv)
 
     memset(&ro, 0, sizeof ro);
     memset(&o, 0, sizeof o);
+    atomic_init(&o.events, 0);
     ro.to_ns = UINT64_MAX;
     ro.wire = TROVE_WIRE_DEFLATE;
     trove_stream_options_default(&so);
@@ -562,8 +579,14 @@ int cmd_replay(int argc, char **argv)
         watching = 1;
     memset(&sink, 0, sizeof sink);
     sink.send = replay_send;
+    sink.item_done = replay_item_done;
     sink.ctx = &o;
+    /* The whole capture's events as the total, unless a range picks fewer. */
+    cli_progress_begin(&o.prog, "replaying",
+                       ro.from_ns == 0 && ro.to_ns == UINT64_MAX ? info.events : 0);
+    o.prog.active = o.prog.active && !o.text && !quiet;
     rc = trove_capture_replay(s, name, st, &ro, &sink, &stats, &diag);
+    cli_progress_end(&o.prog);
     stop_watching(&watcher, watching);
     watching = 0;
     if (rc == TROVE_ERR_CANCELLED && w.fired) {
