@@ -27,16 +27,7 @@
 
 static void corpus_write(const char *name, const uint8_t *buf, size_t len)
 {
-    const char *dir = getenv("TROVE_CAPTURE_CORPUS");
-    char path[1024];
-    FILE *f;
-    if (!dir)
-        return;
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "wb");
-    CHECK(f && fwrite(buf, 1, len, f) == len);
-    if (f)
-        fclose(f);
+    test_corpus_write("TROVE_CAPTURE_CORPUS", name, NULL, 0, buf, len);
 }
 
 static void fix_checksum(uint8_t *buf, size_t len)

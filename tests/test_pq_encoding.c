@@ -27,20 +27,12 @@ enum { SEL_RLE = 0, SEL_DELTA32 = 1, SEL_DELTA64 = 2, SEL_STR = 3 };
 static void corpus_write(const char *name, int sel, unsigned param, size_t n, const uint8_t *buf,
                          size_t len)
 {
-    const char *dir = getenv("TROVE_PQ_ENCODING_CORPUS");
     uint8_t prefix[4];
-    char path[1024];
-    FILE *f;
-    if (!dir)
-        return;
+
     prefix[0] = (uint8_t)sel;
     prefix[1] = (uint8_t)param;
     trove__put_le16(prefix + 2, (uint16_t)n);
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "wb");
-    CHECK(f && fwrite(prefix, 1, 4, f) == 4 && (len == 0 || fwrite(buf, 1, len, f) == len));
-    if (f)
-        fclose(f);
+    test_corpus_write("TROVE_PQ_ENCODING_CORPUS", name, prefix, sizeof prefix, buf, len);
 }
 
 /* ---- decoding harness ------------------------------------------------------------------ */

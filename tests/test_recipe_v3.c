@@ -35,24 +35,16 @@ enum { SEL_MANIFEST = 0, SEL_PAGE = 1, SEL_CHUNK = 2, SEL_SEGMENT = 3, SEL_PATCH
 static void corpus_write(const char *name, int sel, uint32_t n, uint32_t dict_count,
                          const uint8_t *buf, size_t len)
 {
-    const char *dir = getenv("TROVE_RECIPE_V3_CORPUS");
     uint8_t prefix[7];
     size_t plen = 1;
-    char path[1024];
-    FILE *f;
-    if (!dir)
-        return;
+
     prefix[0] = (uint8_t)sel;
     if (sel == SEL_CHUNK || sel == SEL_SEGMENT || sel == SEL_PATCH) {
         trove__put_le16(prefix + 1, (uint16_t)n);
         trove__put_le32(prefix + 3, dict_count);
         plen = 7;
     }
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    f = fopen(path, "wb");
-    CHECK(f && fwrite(prefix, 1, plen, f) == plen && fwrite(buf, 1, len, f) == len);
-    if (f)
-        fclose(f);
+    test_corpus_write("TROVE_RECIPE_V3_CORPUS", name, prefix, plen, buf, len);
 }
 
 /* Every decoder's outputs, so one helper can compare them against a sentinel. */

@@ -165,3 +165,20 @@ void test_expect_decode_error(test_decode_fn dec, size_t out_size, const uint8_t
     CHECK_EQ_INT(dec(copy, len, out, NULL), want);
     free(copy);
 }
+
+void test_corpus_write(const char *env, const char *name, const void *prefix, size_t plen,
+                       const void *buf, size_t len)
+{
+    const char *dir = getenv(env);
+    char path[1024];
+    FILE *f;
+
+    if (!dir)
+        return;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "wb");
+    CHECK(f && (plen == 0 || fwrite(prefix, 1, plen, f) == plen) &&
+          (len == 0 || fwrite(buf, 1, len, f) == len));
+    if (f)
+        fclose(f);
+}

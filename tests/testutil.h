@@ -43,6 +43,12 @@ uint8_t *test_read_file(const char *path, size_t *len_out);
  * environment variable TROVE_REGEN_VECTORS set, write the file instead. */
 void test_check_vector(const char *file, const void *ptr, size_t n);
 
+/* A fuzz seed: when the environment variable `env` names a directory, write prefix[0..plen)
+ * then buf[0..len) to <dir>/<name> (a CHECK that it worked); otherwise do nothing. Tests
+ * that build inputs for a decoder's error cases save them this way as corpus seeds. */
+void test_corpus_write(const char *env, const char *name, const void *prefix, size_t plen,
+                       const void *buf, size_t len);
+
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
 
