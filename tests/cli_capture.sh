@@ -17,16 +17,6 @@ unset TROVE_STORE
 
 s=$tmp/s
 t() { "$trove" "$@" --store "$s"; }
-# exits N CMD...: CMD exits with status N (its stdout in $tmp/out, stderr in $tmp/err).
-exits() {
-  local want=$1 got
-  shift
-  "$@" > "$tmp/out" 2> "$tmp/err"
-  got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, not $want: $* ($(head -c 300 "$tmp/err"))"; fi
-}
-# json FILE EXPR: python3 asserts EXPR about the JSON in FILE (as j).
-json() { check python3 -c "import json, sys; j = json.load(open(sys.argv[1])); assert $2, j" "$1"; }
 objects() { find "$s/objects" -type f | wc -l; }
 # range FULL_TXT FROM TO: the lines of a `trove cat` text whose start is in [FROM, TO).
 range() { awk -v a="$2" -v b="$3" '$1 >= a && $1 < b' "$1"; }

@@ -17,18 +17,8 @@ export TROVE_RECIPE_FORMAT=v1
 
 s=$tmp/s
 t() { "$trove" "$@" --store "$s"; }
-# exits N CMD...: CMD exits with status N (its stderr is kept in $tmp/err).
-exits() {
-  local want=$1 got
-  shift
-  "$@" > "$tmp/out" 2> "$tmp/err"
-  got=$?
-  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, not $want: $* ($(head -c 300 "$tmp/err"))"; fi
-}
 # one_line: the last command's stderr is one line.
 one_line() { check test "$(wc -l < "$tmp/err")" -eq 1; }
-# json FILE EXPR: python3 asserts EXPR about the JSON in FILE (as j).
-json() { check python3 -c "import json, sys; j = json.load(open(sys.argv[1])); assert $2, j" "$1"; }
 # objects STORE: the count and total bytes of the files under STORE/objects.
 objects() { find "$1/objects" -type f -printf '%s\n' | awk '{ n++; b += $1 } END { print n + 0, b + 0 }'; }
 

@@ -1,6 +1,7 @@
 # lib_cli.sh: what the CLI tests (tests/cli_*.sh) share, sourced by each: pass and fail
 # counters, check CMD... (a passed or failed check), a temp dir removed at exit, a skip
-# (exit 77) without python3, and finish, which prints "N passed, N failed" and sets the
+# (exit 77) without python3, exits and json (an exit status; a Python assertion about a
+# JSON file), and finish, which prints "N passed, N failed" and sets the
 # exit status. Not a test itself (ctest globs tests/cli_*.sh).
 pass=0
 fail=0
@@ -31,5 +32,15 @@ expect_error() {
         bad "trove $* (rc $rc, stdout: $(head -c 200 "$tmp/e.out"), stderr: $(cat "$tmp/e.err"))"
     fi
 }
+# exits N CMD...: CMD exits with status N (its stdout in $tmp/out, stderr in $tmp/err).
+exits() {
+  local want=$1 got
+  shift
+  "$@" > "$tmp/out" 2> "$tmp/err"
+  got=$?
+  if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, not $want: $* ($(head -c 300 "$tmp/err"))"; fi
+}
+# json FILE EXPR: python3 asserts EXPR about the JSON in FILE (as j).
+json() { check python3 -c "import json, sys; j = json.load(open(sys.argv[1])); assert $2, j" "$1"; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
