@@ -244,30 +244,42 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
         return fail(w, diag, TROVE_ERR_CORRUPT, 0, what, d,
                     "the object is %zu bytes; the header says %" PRIu32, len, g->bytes);
     while (at < len) {
+        struct trove_wire_frame fr = {0};
         size_t flen, cnt;
         if (frames == g->frames)
             return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
                         "bytes follow its %" PRIu32 " frames at byte %zu", g->frames, at);
+        /* The fast path reads only the frame's header; the other decodes the frame. */
         if (as_is) {
             struct trove_wire_header wh;
-            if ((rc = trove_wire_parse_header(data + at, len - at, &wh, &why)) != TROVE_OK)
-                return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
-                            why.msg[0] ? why.msg : trove_strerror(rc));
-            if (wh.format != TROVE_WIRE_DEFLATE)
-                return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
-                            "frame at byte %zu is %s, not deflate", at,
-                            trove_wire_format_name(wh.format));
-            flen = TROVE_WIRE_HEADER_SIZE + (size_t)wh.payload_len;
-            if (flen > len - at)
-                return fail(w, diag, TROVE_ERR_TRUNCATED, len, what, d,
-                            "frame at byte %zu needs %zu bytes; the object has %zu left", at,
-                            flen, len - at);
-            cnt = wh.count;
-            if (cnt == 0 || cnt > w->h->frame_events || events + cnt > g->events)
-                return fail(w, diag, TROVE_ERR_CORRUPT, at + 4, what, d,
-                            "frame at byte %zu holds %zu events; the header allows 1 to %" PRIu32
-                            " a frame and %" PRIu32 " in the segment",
-                            at, cnt, w->h->frame_events, g->events);
+            if ((rc = trove_wire_parse_header(data + at, len - at, &wh, &why)) == TROVE_OK) {
+                fr.format = wh.format;
+                fr.n_events = wh.count;
+                fr.frame_len = TROVE_WIRE_HEADER_SIZE + (size_t)wh.payload_len;
+            }
+        } else {
+            rc = trove_wire_decode(w->dec, data + at, len - at, w->ev, TROVE_WIRE_MAX_EVENTS,
+                                   NULL, &fr, &why);
+        }
+        if (rc != TROVE_OK)
+            return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
+                        why.msg[0] ? why.msg : trove_strerror(rc));
+        if (fr.format != TROVE_WIRE_DEFLATE)
+            return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
+                        "frame at byte %zu is %s, not deflate", at,
+                        trove_wire_format_name(fr.format));
+        flen = fr.frame_len;
+        cnt = fr.n_events;
+        if (flen > len - at)
+            return fail(w, diag, TROVE_ERR_TRUNCATED, len, what, d,
+                        "frame at byte %zu needs %zu bytes; the object has %zu left", at, flen,
+                        len - at);
+        if (cnt == 0 || cnt > w->h->frame_events || events + cnt > g->events)
+            return fail(w, diag, TROVE_ERR_CORRUPT, at + 4, what, d,
+                        "frame at byte %zu holds %zu events; the header allows 1 to %" PRIu32
+                        " a frame and %" PRIu32 " in the segment",
+                        at, cnt, w->h->frame_events, g->events);
+        if (as_is) {
             if (run_events > 0 && run_events + cnt > TROVE_CAPTURE_BATCH_EVENTS) {
                 if ((rc = emit_run(data, run_at, at, run_events, emit, ctx)) != TROVE_OK)
                     return rc;
@@ -276,23 +288,6 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
             }
             run_events += cnt;
         } else {
-            struct trove_wire_frame fr;
-            rc = trove_wire_decode(w->dec, data + at, len - at, w->ev, TROVE_WIRE_MAX_EVENTS,
-                                   NULL, &fr, &why);
-            if (rc != TROVE_OK)
-                return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
-                            why.msg[0] ? why.msg : trove_strerror(rc));
-            if (fr.format != TROVE_WIRE_DEFLATE)
-                return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
-                            "frame at byte %zu is %s, not deflate", at,
-                            trove_wire_format_name(fr.format));
-            flen = fr.frame_len;
-            cnt = fr.n_events;
-            if (cnt == 0 || cnt > w->h->frame_events || events + cnt > g->events)
-                return fail(w, diag, TROVE_ERR_CORRUPT, at + 4, what, d,
-                            "frame at byte %zu holds %zu events; the header allows 1 to %" PRIu32
-                            " a frame and %" PRIu32 " in the segment",
-                            at, cnt, w->h->frame_events, g->events);
             for (size_t i = 0; i < cnt; i++) {
                 const struct trove_event *e = &w->ev[i];
                 uint64_t end = e->start_ns + e->dur_ns;
