@@ -11,9 +11,8 @@
  *
  * Sequence numbers order everything: queued_seq counts batches accepted, taken_seq those
  * the thread took off the ring, done_seq those whose send returned (ok_seq those that
- * succeeded); a rendezvous emit waits for taken_seq to reach its batch, a drain for
- * done_seq to reach queued_seq, and a pending item's completion for ok_seq to reach the
- * mark taken after its last emit. The thread
+ * succeeded); a rendezvous emit waits for taken_seq to reach its batch, and a pending item's
+ * completion for ok_seq to reach the mark taken after its last emit. The thread
  * sends one batch at a time in ring order, so the sink sees batches in emit order.
  *
  * `status` is sticky and the first of two ends wins: TROVE_ERR_SEND when the sink returns
@@ -33,7 +32,7 @@ struct trove__sender {
     int mode;
     struct trove_stream_sink sink;
     pthread_mutex_t mu;
-    pthread_cond_t taken; /* emit and drain wait: a batch was taken or sent, or an end */
+    pthread_cond_t taken; /* emit and item completion wait: a batch was taken or sent, or an end */
     pthread_cond_t work;  /* the thread waits: a batch was queued, or an end */
     struct trove_stream_batch *ring;
     uint32_t cap, head, count;
@@ -249,18 +248,6 @@ int trove__sender_status(struct trove__sender *snd)
     int rc;
 
     pthread_mutex_lock(&snd->mu);
-    rc = snd->status;
-    pthread_mutex_unlock(&snd->mu);
-    return rc;
-}
-
-int trove__sender_drain(struct trove__sender *snd)
-{
-    int rc;
-
-    pthread_mutex_lock(&snd->mu);
-    while (snd->done_seq < snd->queued_seq && snd->status == TROVE_OK)
-        pthread_cond_wait(&snd->taken, &snd->mu);
     rc = snd->status;
     pthread_mutex_unlock(&snd->mu);
     return rc;

@@ -52,12 +52,8 @@ int trove__sender_status(struct trove__sender *snd);
 int trove__sender_start(int mode, uint32_t queue, const struct trove_stream_sink *sink,
                         struct trove__sender **out);
 
-/* Wait until every batch emitted so far has been sent. Returns TROVE_OK, TROVE_ERR_SEND
- * (the sink failed: sticky) or TROVE_ERR_CANCELLED. Walker's thread. */
-int trove__sender_drain(struct trove__sender *snd);
-
-/* Nothing more is sent: queued batches are dropped, waits in emit and drain end with
- * TROVE_ERR_CANCELLED. Any thread; idempotent. */
+/* Nothing more is sent: queued batches are dropped, and waits in emit and in an item's
+ * completion end with TROVE_ERR_CANCELLED. Any thread; idempotent. */
 void trove__sender_cancel(struct trove__sender *snd);
 
 /* Drop whatever is still queued, wait for a send under way to return, end the thread, add
