@@ -208,6 +208,20 @@ out:
     return rc;
 }
 
+/* The start of a chunk, segment or patch decode: the arguments (a buffer, an output, n in
+ * 1..max) and then the object header of `kind` for n entries. */
+static int open_object(const char *what, const char *unit, int kind, uint32_t max,
+                       const uint8_t *buf, size_t len, int has_out, uint32_t n,
+                       uint8_t *encoding, uint32_t *count, struct trove_diag *diag)
+{
+    if ((!buf && len > 0) || !has_out || n == 0 || n > max)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
+                              "recipe %s decode called without a buffer or an output, or for "
+                              "%" PRIu32 " %s (1 to %" PRIu32 ")",
+                              what, n, unit, max);
+    return check_object_header(buf, len, kind, max, n, encoding, count, diag);
+}
+
 /* Require len == want, the length the header's counts give: shorter is TRUNCATED at len,
  * longer CORRUPT at want. */
 static int check_length(size_t len, uint64_t want, const char *what, struct trove_diag *diag)
@@ -600,15 +614,8 @@ int trove_recipe_v3_chunk_decode(const uint8_t *buf, size_t len, uint32_t n,
     uint8_t encoding = 0;
     int rc;
 
-    if (!out || (!buf && len > 0) || n == 0 || n > TROVE_RECIPE_V3_CHUNK_ENTRIES) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe chunk decode called without a buffer or an output, or for "
-                            "%" PRIu32 " entries (1 to 1024)",
-                            n);
-        goto out;
-    }
-    rc = check_object_header(buf, len, TROVE_V3_KIND_DICT, TROVE_RECIPE_V3_CHUNK_ENTRIES, n,
-                             &encoding, &count, diag);
+    rc = open_object("chunk", "entries", TROVE_V3_KIND_DICT, TROVE_RECIPE_V3_CHUNK_ENTRIES, buf,
+                     len, out != NULL, n, &encoding, &count, diag);
     if (rc != TROVE_OK)
         goto out;
     if (encoding != TROVE_V3_ENC_NONE) {
@@ -1009,15 +1016,8 @@ static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t d
     uint8_t encoding = 0;
     int rc;
 
-    if ((!buf && len > 0) || (!idx && !digests) || n == 0 || n > SEG_MAX) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe segment decode called without a buffer or an output, or "
-                            "for %" PRIu32 " slots (1 to 1024)",
-                            n);
-        goto out;
-    }
-    rc = check_object_header(buf, len, TROVE_V3_KIND_COLUMN, SEG_MAX, n, &encoding, &count,
-                             diag);
+    rc = open_object("segment", "slots", TROVE_V3_KIND_COLUMN, SEG_MAX, buf, len,
+                     idx != NULL || digests != NULL, n, &encoding, &count, diag);
     if (rc != TROVE_OK)
         goto out;
     if (encoding == TROVE_V3_ENC_RAW) {
@@ -1127,15 +1127,8 @@ int trove_recipe_v3_patch_decode(const uint8_t *buf, size_t len, uint32_t n,
     uint8_t encoding = 0;
     int rc;
 
-    if ((!buf && len > 0) || !out || n == 0 || n > SEG_MAX) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe patch decode called without a buffer or an output, or for "
-                            "%" PRIu32 " slots (1 to 1024)",
-                            n);
-        goto out;
-    }
-    rc = check_object_header(buf, len, TROVE_V3_KIND_COLUMN, SEG_MAX, n, &encoding, &count,
-                             diag);
+    rc = open_object("patch", "slots", TROVE_V3_KIND_COLUMN, SEG_MAX, buf, len, out != NULL, n,
+                     &encoding, &count, diag);
     if (rc != TROVE_OK)
         goto out;
     if (encoding != TROVE_V3_ENC_PATCH) {
