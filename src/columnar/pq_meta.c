@@ -164,6 +164,16 @@ int trove__pq_page_header_encode(const struct trove__pq_page_header *h, struct t
 #define FIELD_LOOP(r, last, type, id, rc)                                                 \
     while (((rc) = trove__tr_field((r), &(last), &(type), &(id))) == 1)
 
+/* The end of a struct's FIELD_LOOP: rc is the loop's last result, 0 at the stop field or
+ * an error, which is returned as it is; at the stop the struct is left. */
+static int struct_end(struct trove__tr *r, int rc)
+{
+    if (rc != 0)
+        return rc;
+    trove__tr_leave(r);
+    return TROVE_OK;
+}
+
 static int missing(struct trove__tr *r, const char *st, const char *field)
 {
     return trove__tr_fail(r, TROVE_ERR_CORRUPT, "%s lacks its required field %s", st, field);
@@ -243,9 +253,8 @@ static int decode_logical(struct trove__tr *r, struct trove__pq_schema *s)
                 if (rc != TROVE_OK)
                     return rc;
             }
-            if (rc != 0)
+            if ((rc = struct_end(r, rc)) != TROVE_OK)
                 return rc;
-            trove__tr_leave(r);
             if (have != 3)
                 return missing(r, "IntType", have & 1 ? "isSigned" : "bitWidth");
             s->int_bits = bits;
@@ -253,10 +262,7 @@ static int decode_logical(struct trove__tr *r, struct trove__pq_schema *s)
             return rc;
         }
     }
-    if (rc != 0)
-        return rc;
-    trove__tr_leave(r);
-    return TROVE_OK;
+    return struct_end(r, rc);
 }
 
 static int decode_schema(struct trove__tr *r, struct trove__pq_schema *s)
@@ -298,9 +304,8 @@ static int decode_schema(struct trove__tr *r, struct trove__pq_schema *s)
         if (v32 == 5) s->num_children = v;
         if (v32 == 6) s->converted_type = v;
     }
-    if (rc != 0)
+    if ((rc = struct_end(r, rc)) != TROVE_OK)
         return rc;
-    trove__tr_leave(r);
     if (!have_name)
         return missing(r, "SchemaElement", "name");
     return TROVE_OK;
@@ -381,9 +386,8 @@ static int decode_column_meta(struct trove__tr *r, struct trove__pq_column_meta 
         if (id >= 1 && id <= 9)
             have |= 1u << id;
     }
-    if (rc != 0)
+    if ((rc = struct_end(r, rc)) != TROVE_OK)
         return rc;
-    trove__tr_leave(r);
     {
         static const char *const req[] = {NULL, "type", "encodings", "path_in_schema", "codec",
                                           "num_values", "total_uncompressed_size",
@@ -427,10 +431,7 @@ static int decode_column_chunk(struct trove__tr *r, struct trove__pq_column_chun
         if (rc != TROVE_OK)
             return rc;
     }
-    if (rc != 0)
-        return rc;
-    trove__tr_leave(r);
-    return TROVE_OK;
+    return struct_end(r, rc);
 }
 
 static int decode_row_group(struct trove__tr *r, struct trove__pq_row_group *g)
@@ -482,9 +483,8 @@ static int decode_row_group(struct trove__tr *r, struct trove__pq_row_group *g)
         if (id >= 1 && id <= 3)
             have |= 1u << id;
     }
-    if (rc != 0)
+    if ((rc = struct_end(r, rc)) != TROVE_OK)
         return rc;
-    trove__tr_leave(r);
     if (!(have & 2))
         return missing(r, "RowGroup", "columns");
     if (!(have & 4))
@@ -526,9 +526,8 @@ static int decode_column_orders(struct trove__tr *r, int type, struct trove__pq_
             if ((rc = trove__tr_skip(r, ft)) != TROVE_OK)
                 return rc;
         }
-        if (rc != 0)
+        if ((rc = struct_end(r, rc)) != TROVE_OK)
             return rc;
-        trove__tr_leave(r);
         fm->ntype_orders += kind == 1;
     }
     return TROVE_OK;
@@ -702,9 +701,8 @@ static int decode_sub_page(struct trove__tr *r, int kind, struct trove__pq_page_
         if (rc != TROVE_OK)
             return rc;
     }
-    if (rc != 0)
+    if ((rc = struct_end(r, rc)) != TROVE_OK)
         return rc;
-    trove__tr_leave(r);
     {
         unsigned want = kind == TROVE_PQP_DATA_PAGE_V2 ? 0x7e : kind == TROVE_PQP_DATA_PAGE ? 0x1e : 0x6;
         if ((have & want) != want)
