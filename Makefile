@@ -126,7 +126,7 @@ bench: build deps-npm
 	$(TROVE) bench recipe
 	$(TROVE) bench parquet
 	$(TROVE) bench stream
-	$(TROVE) bench stream --depth 8
+	$(TROVE) bench stream --depth 4
 	$(TROVE) bench stream --latency-ms 0
 
 fuzz: deps-fuzz
