@@ -607,7 +607,12 @@ static void m_offset_past(struct trove__pq_file_meta *fm)
 {
     fm->row_groups[1].columns[0].meta.data_page_offset = 1 << 30;
 }
-static void m_snappy(struct trove__pq_file_meta *fm) { fm->row_groups[0].columns[2].meta.codec = 1; }
+static void m_lz4(struct trove__pq_file_meta *fm) { fm->row_groups[0].columns[2].meta.codec = 5; }
+/* SNAPPY on pages that were never compressed: read as Snappy blocks, they are not ones. */
+static void m_snappy(struct trove__pq_file_meta *fm)
+{
+    fm->row_groups[0].columns[2].meta.codec = TROVE_PQC_SNAPPY;
+}
 static void m_double(struct trove__pq_file_meta *fm)
 {
     fm->schema[4].type = TROVE_PQT_DOUBLE;
@@ -719,8 +724,10 @@ static void test_golden(void)
     expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "negative", "negative total_compressed_size");
     refooter(&g, m_offset_past, &b);
     expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "outside", "data page past the end");
+    refooter(&g, m_lz4, &b);
+    expect(b.ptr, b.len, TROVE_ERR_FORMAT, "codec LZ4 is not supported", "lz4 codec");
     refooter(&g, m_snappy, &b);
-    expect(b.ptr, b.len, TROVE_ERR_FORMAT, "SNAPPY", "snappy codec");
+    expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "snappy: ", "uncompressed pages called snappy");
     refooter(&g, m_double, &b);
     expect(b.ptr, b.len, TROVE_ERR_FORMAT, "DOUBLE", "double column");
     refooter(&g, m_nested, &b);
@@ -972,6 +979,54 @@ static void test_pages(void)
         trove__put_le32(lv, 200);
         make_file(TROVE_PQT_INT32, TROVE_PQR_OPTIONAL, 0, pg, 1, 3, &b);
         expect(b.ptr, b.len, TROVE_ERR_TRUNCATED, "definition levels", "level length");
+    }
+    /* SNAPPY (DuckDB's default): a dictionary page and a data page, each a Snappy block
+     * built by hand; the data page's values are 8 fives and a seven, PLAIN: a 4-byte
+     * literal, a 2-byte-offset copy of 28 from 4 back, and a 4-byte literal. */
+    {
+        static const uint8_t sdict[] = {0x08, 0x1c, 7, 0, 0, 0, 0xf7, 0xff, 0xff, 0xff};
+        static const uint8_t sdata[] = {0x24, 0x0c, 5, 0, 0, 0, 0x6e, 0x04, 0x00,
+                                        0x0c, 7,    0, 0, 0};
+        static const uint8_t sidx[] = {0x03, 0x08, 0x01, 0x03, 0x07};
+        uint8_t bad[sizeof sdata];
+        pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, sdata, sizeof sdata);
+        pg[0].h.uncompressed_page_size = 36;
+        make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
+        if (f) {
+            int64_t w[9];
+            CHECK_EQ_INT(trove_pq_codec(f), TROVE_PQ_CODEC_SNAPPY);
+            CHECK_EQ_INT(trove_pq_read_int(f, 0, w, NULL), TROVE_OK);
+            for (int i = 0; i < 9; i++)
+                CHECK_EQ_INT(w[i], i < 8 ? 5 : 7);
+            trove_pq_close(f);
+        }
+        /* Dictionary {7, -9}, then indices 1, 1, 1, 0: width 1, one bit-packed group
+         * (header 0x03, bits 0111), as a 3-byte literal. */
+        pg[0] = page(TROVE_PQP_DICTIONARY_PAGE, TROVE_PQE_PLAIN, 2, sdict, sizeof sdict);
+        pg[0].h.uncompressed_page_size = 8;
+        pg[1] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_RLE_DICTIONARY, 4, sidx, sizeof sidx);
+        pg[1].h.uncompressed_page_size = 3;
+        make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 2, 4, &b);
+        CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
+        if (f) {
+            CHECK_EQ_INT(trove_pq_read_int(f, 0, v, NULL), TROVE_OK);
+            CHECK(v[0] == -9 && v[1] == -9 && v[2] == -9 && v[3] == 7);
+            trove_pq_close(f);
+        }
+        /* The copy reaches 5 back with 4 bytes decoded; the block declares 35 bytes. */
+        memcpy(bad, sdata, sizeof bad);
+        bad[7] = 5;
+        pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, bad, sizeof bad);
+        pg[0].h.uncompressed_page_size = 36;
+        make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "snappy: a copy from 5 bytes back",
+               "snappy offset");
+        pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, sdata, sizeof sdata);
+        pg[0].h.uncompressed_page_size = 35;
+        make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "a block of 36 bytes where 35 are declared",
+               "snappy size");
     }
     /* Data page v2, optional, zstd values after uncompressed levels; strings PLAIN. */
     {

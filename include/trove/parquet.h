@@ -9,8 +9,9 @@
  * chunk whose dictionary would be too large) or DELTA_BINARY_PACKED (integers), in data
  * pages v1, with min/max statistics and column orders, uncompressed or through zstd or
  * gzip, in row groups of a configurable number of rows. The reader takes that and what
- * DuckDB writes by default with the codecs trove links (none, zstd, gzip): PLAIN,
- * PLAIN_DICTIONARY, RLE_DICTIONARY and DELTA_BINARY_PACKED in data pages v1 and v2.
+ * DuckDB writes, by default (Snappy, which trove decodes itself) or with zstd, gzip or no
+ * codec: PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY and DELTA_BINARY_PACKED in data pages v1
+ * and v2.
  *
  * Files are whole buffers in memory. The reader checks every length and count from the
  * file against the buffer and against the limits below before it allocates or reads.
@@ -42,7 +43,8 @@ enum trove_pq_encoding {
 enum trove_pq_codec {
     TROVE_PQ_CODEC_NONE = 0,
     TROVE_PQ_CODEC_ZSTD = 1,
-    TROVE_PQ_CODEC_GZIP = 2
+    TROVE_PQ_CODEC_GZIP = 2,
+    TROVE_PQ_CODEC_SNAPPY = 3 /* read only (DuckDB's default): the writer refuses it */
 };
 
 #define TROVE_PQ_MAX_COLUMNS 64u

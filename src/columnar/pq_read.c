@@ -29,6 +29,7 @@
 
 #include "columnar/pq_encoding.h"
 #include "columnar/pq_meta.h"
+#include "columnar/snappy.h"
 #include "common/endian.h"
 
 #define TROVE_PQ_MAX_STRING_BYTES (1ull << 34) /* bytes of one string column read */
@@ -158,10 +159,11 @@ static int check_chunk(const struct trove_pq_file *f, size_t g, size_t i,
                               "column %s, row group %zu: path_in_schema names another column",
                               c->name, g);
     if (m->codec != TROVE_PQC_UNCOMPRESSED && m->codec != TROVE_PQC_ZSTD &&
-        m->codec != TROVE_PQC_GZIP)
+        m->codec != TROVE_PQC_GZIP && m->codec != TROVE_PQC_SNAPPY)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
                               "column %s, row group %zu: codec %s is not supported (only "
-                              "UNCOMPRESSED, ZSTD, GZIP)", c->name, g, codec_name(m->codec));
+                              "UNCOMPRESSED, SNAPPY, ZSTD, GZIP)", c->name, g,
+                              codec_name(m->codec));
     if (m->num_values != rg->num_rows)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
                               "column %s, row group %zu: %lld values in a row group of %lld "
@@ -335,8 +337,10 @@ int trove_pq_codec(const struct trove_pq_file *f)
     if (f->fm.nrow_groups == 0)
         return TROVE_PQ_CODEC_NONE;
     c = f->fm.row_groups[0].columns[0].meta.codec;
-    return c == TROVE_PQC_ZSTD ? TROVE_PQ_CODEC_ZSTD
-           : c == TROVE_PQC_GZIP ? TROVE_PQ_CODEC_GZIP : TROVE_PQ_CODEC_NONE;
+    return c == TROVE_PQC_ZSTD     ? TROVE_PQ_CODEC_ZSTD
+           : c == TROVE_PQC_GZIP   ? TROVE_PQ_CODEC_GZIP
+           : c == TROVE_PQC_SNAPPY ? TROVE_PQ_CODEC_SNAPPY
+                                   : TROVE_PQ_CODEC_NONE;
 }
 
 /* ---- column readers ---- */
@@ -434,6 +438,10 @@ static int decompress(struct rd *x, const uint8_t *src, size_t slen, size_t ulen
         if (r != ulen)
             return perr(x, TROVE_ERR_CORRUPT, at, "zstd page of %zu bytes declares %zu", r,
                         ulen);
+    } else if (x->codec == TROVE_PQC_SNAPPY) {
+        struct trove_diag ld = {0};
+        if ((rc = trove__snappy_decode(src, slen, dst->ptr, ulen, &ld)) != TROVE_OK)
+            return sub_err(x, rc, at, &ld);
     } else {
         z_stream zs;
         int zr;
