@@ -159,6 +159,11 @@ duck copy "$tmp/tiny.parquet" "$tmp/c-default.parquet" >/dev/null
 check [ $? -eq 0 ]
 duck info "$tmp/c-default.parquet" >"$tmp/c-default.json"
 check validate_info "$tmp/c-default.json" 10 ZSTD
+# --select: the select list (here two columns of gen's, one of them computed).
+duck copy "$tmp/tiny.parquet" "$tmp/c-select.parquet" --select "id, id * 2 AS twice" >/dev/null
+check [ $? -eq 0 ]
+duck info "$tmp/c-select.parquet" >"$tmp/c-select.json"
+check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [c["name"] for c in d["columns"]] == ["id", "twice"] and d["columns"][1]["sum"] == "90", d' "$tmp/c-select.json"
 
 # 3. bench --repeat 1: the documented keys, sane values, uncompressed the larger file.
 duck bench "$tmp/g.parquet" --repeat 1 >"$tmp/bench.json"

@@ -12,7 +12,8 @@
 #    computes from the raw wire stream trove imports; parquet_metadata() shows
 #    DELTA_BINARY_PACKED on the nanosecond columns and RLE_DICTIONARY on the others.
 # 3. DuckDB rewrites every table (zstd, uncompressed, and snappy: its default) and
-#    `trove import` of its files gives exactly what trove's own files give.
+#    `trove import` of its files gives exactly what trove's own files give, also with
+#    columns of other types added to the events table in DuckDB.
 # 4. The sample trace, if ../shared/data has it, round-trips exactly, and through DuckDB.
 # 5. `trove bench parquet --json` prints exactly the documented keys.
 # 6. Errors: bad options, garbage, a zip-slip entry, a truncated Parquet file, a manifest
@@ -179,6 +180,26 @@ if [ $have_duck = 1 ]; then
     # DuckDB's default codec really is what those files hold (trove decodes it itself).
     duck info "$tmp/dd-snappy/events.parquet" >"$tmp/dd-snappy.info"
     check grep -q '"compression":"SNAPPY"' "$tmp/dd-snappy.info"
+    # A table edited in DuckDB: columns of types trove does not read (DOUBLE, BOOLEAN)
+    # added; trove imports the capture around them. One of trove's columns turned into a
+    # DOUBLE is a clear error, and no output.
+    mkdir -p "$tmp/dd-edit"
+    cp "$tmp/dd-snappy/"* "$tmp/dd-edit/"
+    duck copy "$tmp/gdir/events.parquet" "$tmp/dd-edit/events.parquet" --compression snappy \
+        --select "*, dur_ns / 1000.0 AS dur_us, kind = 3 AS is_zone" >/dev/null
+    check [ $? -eq 0 ]
+    duck info "$tmp/dd-edit/events.parquet" >"$tmp/dd-edit.info"
+    check grep -q '"name":"dur_us","type":"DOUBLE"' "$tmp/dd-edit.info"
+    "$TROVE" import "$tmp/dd-edit" -o "$tmp/dd-edit.tv" --to raw -q
+    check [ $? -eq 0 ]
+    check cmp -s "$tmp/gdir.tv" "$tmp/dd-edit.tv"
+    duck copy "$tmp/gdir/events.parquet" "$tmp/dd-edit/events.parquet" --compression snappy \
+        --select "* REPLACE (CAST(start_ns AS DOUBLE) AS start_ns)" >/dev/null
+    "$TROVE" import "$tmp/dd-edit" -o "$tmp/dd-edit2.tv" --to raw -q 2>"$tmp/dd-edit2.err"
+    check [ $? -ne 0 ]
+    check grep -q "start_ns is of a type trove does not read" "$tmp/dd-edit2.err"
+    check [ "$(wc -l <"$tmp/dd-edit2.err")" -eq 1 ]
+    check [ ! -e "$tmp/dd-edit2.tv" ]
 fi
 
 # ---- 4. the sample trace -------------------------------------------------------------------

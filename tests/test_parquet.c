@@ -613,11 +613,16 @@ static void m_snappy(struct trove__pq_file_meta *fm)
 {
     fm->row_groups[0].columns[2].meta.codec = TROVE_PQC_SNAPPY;
 }
+/* Column v becomes DOUBLE in the schema and every chunk (its pages stay INT32 PLAIN). */
 static void m_double(struct trove__pq_file_meta *fm)
 {
     fm->schema[4].type = TROVE_PQT_DOUBLE;
-    fm->row_groups[0].columns[3].meta.type = TROVE_PQT_DOUBLE;
+    for (uint32_t g = 0; g < fm->nrow_groups; g++)
+        fm->row_groups[g].columns[3].meta.type = TROVE_PQT_DOUBLE;
 }
+/* ... and in the schema alone. */
+static void m_double_schema(struct trove__pq_file_meta *fm) { fm->schema[4].type = TROVE_PQT_DOUBLE; }
+static void m_type_9(struct trove__pq_file_meta *fm) { fm->schema[4].type = 9; }
 static void m_nested(struct trove__pq_file_meta *fm) { fm->schema[0].num_children = 2; }
 static void m_repeated(struct trove__pq_file_meta *fm) { fm->schema[1].repetition = TROVE_PQR_REPEATED; }
 static void m_values(struct trove__pq_file_meta *fm)
@@ -729,7 +734,36 @@ static void test_golden(void)
     refooter(&g, m_snappy, &b);
     expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "snappy: ", "uncompressed pages called snappy");
     refooter(&g, m_double, &b);
-    expect(b.ptr, b.len, TROVE_ERR_FORMAT, "DOUBLE", "double column");
+    expect(b.ptr, b.len, TROVE_ERR_FORMAT, "column v has type DOUBLE, which trove does not read",
+           "double column");
+    {
+        /* A column of another type opens and is listed; the others read; it does not. */
+        struct trove_pq_file *f = NULL;
+        CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
+        if (f) {
+            int64_t v[10];
+            struct trove_pq_strings sv = {0};
+            struct trove_pq_cursor *cur = NULL;
+            struct trove_diag d;
+            CHECK_EQ_INT(trove_pq_columns(f), 4);
+            CHECK_EQ_INT(trove_pq_column_type(f, 3), TROVE_PQ_OTHER);
+            CHECK_EQ_INT(trove_pq_column_bits(f, 3), 0);
+            CHECK_EQ_INT(trove_pq_find(f, "v"), 3);
+            CHECK_EQ_INT(trove_pq_read_int(f, 0, v, NULL), TROVE_OK);
+            CHECK(v[3] == 1009);
+            CHECK_EQ_INT(trove_pq_read_int(f, 3, v, &d), TROVE_ERR_FORMAT);
+            CHECK(strstr(d.msg, "DOUBLE") != NULL);
+            CHECK_EQ_INT(trove_pq_read_strings(f, 3, &sv, NULL), TROVE_ERR_FORMAT);
+            CHECK_EQ_INT(trove_pq_cursor_new(f, 3, &cur, NULL), TROVE_ERR_FORMAT);
+            CHECK(cur == NULL);
+            trove_pq_close(f);
+        }
+    }
+    refooter(&g, m_double_schema, &b);
+    expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "chunk of type INT32 in a DOUBLE column",
+           "double schema, int32 chunks");
+    refooter(&g, m_type_9, &b);
+    expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "physical type 9", "type 9");
     refooter(&g, m_nested, &b);
     expect(b.ptr, b.len, TROVE_ERR_FORMAT, NULL, "nested schema");
     refooter(&g, m_repeated, &b);
@@ -1027,6 +1061,21 @@ static void test_pages(void)
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
         expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "a block of 36 bytes where 35 are declared",
                "snappy size");
+    }
+    /* A BOOLEAN column in LZ4 pages: neither is read, so the file opens; reading says so. */
+    {
+        static const uint8_t bits[] = {0x05};
+        struct trove_diag d;
+        pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 3, bits, sizeof bits);
+        make_file(TROVE_PQT_BOOLEAN, TROVE_PQR_REQUIRED, 5, pg, 1, 3, &b);
+        CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
+        if (f) {
+            CHECK_EQ_INT(trove_pq_rows(f), 3);
+            CHECK_EQ_INT(trove_pq_column_type(f, 0), TROVE_PQ_OTHER);
+            CHECK_EQ_INT(trove_pq_read_int(f, 0, v, &d), TROVE_ERR_FORMAT);
+            CHECK(strstr(d.msg, "column c has type BOOLEAN") != NULL);
+            trove_pq_close(f);
+        }
     }
     /* Data page v2, optional, zstd values after uncompressed levels; strings PLAIN. */
     {

@@ -31,7 +31,10 @@ extern "C" {
 enum trove_pq_type {
     TROVE_PQ_INT32 = 1, /* Parquet INT32 */
     TROVE_PQ_INT64 = 2, /* Parquet INT64 */
-    TROVE_PQ_STRING = 6 /* Parquet BYTE_ARRAY, logical type STRING (UTF-8) */
+    TROVE_PQ_STRING = 6, /* Parquet BYTE_ARRAY, logical type STRING (UTF-8) */
+    TROVE_PQ_OTHER = 7   /* read only: a flat column of another physical type (BOOLEAN,
+                          * INT96, FLOAT, DOUBLE, FIXED_LEN_BYTE_ARRAY), such as one added
+                          * to a table in DuckDB; listed, checked, never decoded */
 };
 
 enum trove_pq_encoding {
@@ -118,8 +121,9 @@ int trove_pq_writer_set_page_bytes(struct trove_pq_writer *w, size_t bytes);
 struct trove_pq_file;
 
 /* Parse buf[0..len): magic at both ends, footer length, the Thrift footer, the schema
- * (flat, required or optional leaf columns of the types above; other types are reported
- * by name), row groups and column chunks against the buffer. Errors, with an offset and a
+ * (flat, required or optional leaf columns of the types above; a column of another
+ * physical type opens as TROVE_PQ_OTHER, and only reading it is an error, which names the
+ * type), row groups and column chunks against the buffer. Errors, with an offset and a
  * message in diag: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_CORRUPT,
  * TROVE_ERR_LIMIT, TROVE_ERR_FORMAT (a feature outside the subset), TROVE_ERR_NOMEM. */
 int trove_pq_open(const uint8_t *buf, size_t len, struct trove_pq_file **out,

@@ -37,6 +37,7 @@
 struct rcol {
     char name[TROVE_PQ_MAX_NAME + 1];
     int type;      /* enum trove_pq_type */
+    int phys;      /* TROVE_PQT_*: the schema's physical type */
     int bits;
     int is_unsigned;
     int optional;
@@ -101,14 +102,18 @@ static int check_leaf(struct trove_pq_file *f, size_t i, const struct trove__pq_
         return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
                               "column %s is repeated: only required and optional columns are "
                               "supported", c->name);
+    c->phys = s->type;
     if (s->type == TROVE_PQT_BYTE_ARRAY) {
         c->type = TROVE_PQ_STRING;
         return TROVE_OK;
     }
-    if (s->type != TROVE_PQT_INT32 && s->type != TROVE_PQT_INT64)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
-                              "column %s has type %s: only INT32, INT64 and BYTE_ARRAY are "
-                              "supported", c->name, type_name(s->type));
+    if (s->type > TROVE_PQT_FIXED)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off, "column %s: physical type %d",
+                              c->name, s->type);
+    if (s->type != TROVE_PQT_INT32 && s->type != TROVE_PQT_INT64) {
+        c->type = TROVE_PQ_OTHER; /* listed; reading it is the error (readable) */
+        return TROVE_OK;
+    }
     c->type = s->type == TROVE_PQT_INT32 ? TROVE_PQ_INT32 : TROVE_PQ_INT64;
     phys = s->type == TROVE_PQT_INT32 ? 32 : 64;
     c->bits = phys;
@@ -139,8 +144,6 @@ static int check_chunk(const struct trove_pq_file *f, size_t g, size_t i,
     const struct trove__pq_column_chunk *cc = &rg->columns[i];
     const struct trove__pq_column_meta *m = &cc->meta;
     const struct rcol *c = &f->cols[i];
-    int want = c->type == TROVE_PQ_STRING ? TROVE_PQT_BYTE_ARRAY
-               : c->type == TROVE_PQ_INT32 ? TROVE_PQT_INT32 : TROVE_PQT_INT64;
     uint64_t start, size;
 
     if (cc->has_file_path)
@@ -149,17 +152,17 @@ static int check_chunk(const struct trove_pq_file *f, size_t g, size_t i,
     if (!cc->has_meta)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
                               "column %s, row group %zu: no column metadata", c->name, g);
-    if (m->type != want)
+    if (m->type != c->phys)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
                               "column %s, row group %zu: chunk of type %s in a %s column",
-                              c->name, g, type_name(m->type), type_name(want));
+                              c->name, g, type_name(m->type), type_name(c->phys));
     if (m->npath != 1 || m->path_len != strlen(c->name) ||
         memcmp(m->path, c->name, m->path_len) != 0)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
                               "column %s, row group %zu: path_in_schema names another column",
                               c->name, g);
-    if (m->codec != TROVE_PQC_UNCOMPRESSED && m->codec != TROVE_PQC_ZSTD &&
-        m->codec != TROVE_PQC_GZIP && m->codec != TROVE_PQC_SNAPPY)
+    if (c->type != TROVE_PQ_OTHER && m->codec != TROVE_PQC_UNCOMPRESSED &&
+        m->codec != TROVE_PQC_ZSTD && m->codec != TROVE_PQC_GZIP && m->codec != TROVE_PQC_SNAPPY)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
                               "column %s, row group %zu: codec %s is not supported (only "
                               "UNCOMPRESSED, SNAPPY, ZSTD, GZIP)", c->name, g,
@@ -302,7 +305,9 @@ int trove_pq_column_unsigned(const struct trove_pq_file *f, size_t i)
 
 int trove_pq_column_bits(const struct trove_pq_file *f, size_t i)
 {
-    return i < f->ncols && f->cols[i].type != TROVE_PQ_STRING ? f->cols[i].bits : 0;
+    if (i >= f->ncols || (f->cols[i].type != TROVE_PQ_INT32 && f->cols[i].type != TROVE_PQ_INT64))
+        return 0;
+    return f->cols[i].bits;
 }
 
 int trove_pq_find(const struct trove_pq_file *f, const char *name)
@@ -867,13 +872,28 @@ out:
     return rc;
 }
 
+/* May column i be read as a string column (want_string) or an integer column? */
+static int readable(const struct trove_pq_file *f, size_t i, int want_string,
+                    struct trove_diag *diag)
+{
+    const struct rcol *c = &f->cols[i];
+    if (c->type == TROVE_PQ_OTHER)
+        return trove_diag_set(diag, TROVE_ERR_FORMAT, 0,
+                              "column %s has type %s, which trove does not read (only INT32, "
+                              "INT64 and BYTE_ARRAY)", c->name, type_name(c->phys));
+    if ((c->type == TROVE_PQ_STRING) != want_string)
+        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column %s is not %s column", c->name,
+                              want_string ? "a string" : "an integer");
+    return TROVE_OK;
+}
+
 int trove_pq_read_int(struct trove_pq_file *f, size_t i, int64_t *out, struct trove_diag *diag)
 {
+    int rc;
     if (!f || i >= f->ncols || (!out && f->fm.num_rows > 0))
         return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
-    if (f->cols[i].type == TROVE_PQ_STRING)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column %s is not an integer column",
-                              f->cols[i].name);
+    if ((rc = readable(f, i, 0, diag)) != TROVE_OK)
+        return rc;
     return read_column(f, i, out, NULL, diag);
 }
 
@@ -884,9 +904,8 @@ int trove_pq_read_strings(struct trove_pq_file *f, size_t i, struct trove_pq_str
     int rc;
     if (!f || i >= f->ncols || !out)
         return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
-    if (f->cols[i].type != TROVE_PQ_STRING)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column %s is not a string column",
-                              f->cols[i].name);
+    if ((rc = readable(f, i, 1, diag)) != TROVE_OK)
+        return rc;
     rc = read_column(f, i, NULL, &s, diag);
     if (rc != TROVE_OK) {
         trove_pq_strings_free(&s);
@@ -917,12 +936,12 @@ int trove_pq_cursor_new(struct trove_pq_file *f, size_t i, struct trove_pq_curso
                         struct trove_diag *diag)
 {
     struct trove_pq_cursor *c;
+    int rc;
 
     if (!f || i >= f->ncols || !out)
         return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
-    if (f->cols[i].type == TROVE_PQ_STRING)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column %s is not an integer column",
-                              f->cols[i].name);
+    if ((rc = readable(f, i, 0, diag)) != TROVE_OK)
+        return rc;
     if (!(c = calloc(1, sizeof *c)))
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     c->x.f = f;

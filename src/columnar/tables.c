@@ -336,6 +336,11 @@ static int find_col(struct trove_pq_file *f, const struct table_def *t, size_t k
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "table %s has no column %s", t->name,
                               c->name);
     type = trove_pq_column_type(f, (size_t)i);
+    if (type == TROVE_PQ_OTHER)
+        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                              "table %s: column %s is of a type trove does not read, not %s",
+                              t->name, c->name,
+                              c->type == TROVE_PQ_STRING ? "a string" : "an integer");
     if ((c->type == TROVE_PQ_STRING) != (type == TROVE_PQ_STRING))
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
                               "table %s: column %s is %s, not %s", t->name, c->name,

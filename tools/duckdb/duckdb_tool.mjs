@@ -4,6 +4,7 @@
 //
 //   node tools/duckdb/duckdb_tool.mjs info FILE.parquet
 //   node tools/duckdb/duckdb_tool.mjs copy IN.parquet OUT.parquet [--compression C] [--row-group-size N]
+//                                         [--select LIST]
 //   node tools/duckdb/duckdb_tool.mjs gen OUT.parquet N [--compression C] [--row-group-size N]
 //   node tools/duckdb/duckdb_tool.mjs bench IN.parquet [--repeat R] [--threads N]
 //
@@ -35,7 +36,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const USAGE = 'usage: duckdb_tool.mjs info FILE | copy IN OUT [--compression C] [--row-group-size N] | ' +
+const USAGE = 'usage: duckdb_tool.mjs info FILE | copy IN OUT [--compression C] [--row-group-size N] [--select LIST] | ' +
     'gen OUT N [--compression C] [--row-group-size N] | bench IN [--repeat R] [--threads N]';
 const COMPRESSIONS = ['uncompressed', 'snappy', 'zstd'];
 const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT',
@@ -271,11 +272,13 @@ async function rowCount(conn, file) {
 }
 
 async function cmdCopy(conn, args) {
-    const { pos, opts } = parseArgs(args, 2, ['compression', 'row-group-size']);
+    const { pos, opts } = parseArgs(args, 2, ['compression', 'row-group-size', 'select']);
     const [input, output] = pos;
     mustExist(input);
     const options = copyOptions(opts);
-    await conn.run(`COPY (SELECT * FROM read_parquet(${lit(input)})) TO ${lit(output)} (${options})`);
+    // --select: the select list, as a user editing the table in DuckDB would write it.
+    const list = opts.select ?? '*';
+    await conn.run(`COPY (SELECT ${list} FROM read_parquet(${lit(input)})) TO ${lit(output)} (${options})`);
     return { rows: await rowCount(conn, output) };
 }
 
