@@ -2,7 +2,9 @@
  * fuzz_bundle.c: libFuzzer target for the capture bundle reader (src/columnar/bundle.c).
  * The input is one zip archive, opened from memory. Oracles: opening with and without a
  * diag agrees, and a failure sets diag.code and leaves the output pointer alone; every
- * name of an opened bundle passes the name rule and is found at its own index; each entry
+ * name of an opened bundle passes the name rule (a directory's without its trailing '/');
+ * a directory is never found; a file in the bundle's folder (if any: it then holds the
+ * manifest) is found at its own index by its name in the folder; each such entry
  * is read with a 1 MiB cap, and a read that succeeds appended exactly one entry whose
  * length a cap one byte smaller refuses with TROVE_ERR_LIMIT, leaving the buffer as it
  * was; a failed read sets diag.code and leaves the buffer as it was. An entry named
@@ -48,6 +50,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct trove_bundle *b = (struct trove_bundle *)&b, *sentinel = b, *b2 = sentinel;
     struct trove_bytes out = {0};
     struct trove_diag diag;
+    const char *folder;
+    size_t flen;
     int rc, rc2;
 
     rc = trove_bundle_open_mem(data, size, &b, &diag);
@@ -63,11 +67,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (trove_bundle_count(b) == 0 || trove_bundle_count(b) > TROVE_BUNDLE_MAX_ENTRIES)
         abort();
+    folder = trove_bundle_folder(b);
+    flen = strlen(folder);
+    if (flen > 0 && (folder[flen - 1] != '/' || trove_bundle_find(b, TROVE_BUNDLE_MANIFEST_NAME,
+                                                                  NULL) != TROVE_OK))
+        abort();
     for (size_t i = 0; i < trove_bundle_count(b); i++) {
         const char *name = trove_bundle_name(b, i);
-        size_t idx, before;
-        if (!name || trove_bundle_name_check(name, strlen(name), NULL) != TROVE_OK ||
-            trove_bundle_find(b, name, &idx) != TROVE_OK || idx != i)
+        size_t idx, before, len = name ? strlen(name) : 0;
+        int is_dir = len > 1 && name[len - 1] == '/';
+        if (!name || trove_bundle_name_check(name, len - (size_t)is_dir, NULL) != TROVE_OK)
+            abort();
+        if (is_dir) { /* listed, never found */
+            if (trove_bundle_find(b, name, NULL) != TROVE_ERR_NOTFOUND)
+                abort();
+            continue;
+        }
+        if (strncmp(name, folder, flen) != 0) /* outside the bundle's folder */
+            continue;
+        name += flen;
+        if (trove_bundle_find(b, name, &idx) != TROVE_OK || idx != i)
             abort();
         /* out holds one marker byte, which no read may disturb */
         out.len = 0;

@@ -4,9 +4,10 @@
 #   bash tests/cli_parquet.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # 1. Round trips: a capture exported (bundle, stored and deflated; a directory; the events
-#    table alone; every encoding and codec) and imported again gives the same events and
-#    names (`trove cat --json` of both is identical); the bundle's entries are stored
-#    unless --zip-deflate; export is deterministic.
+#    table alone; every encoding and codec; a bundle unzipped and zipped again as a folder)
+#    and imported again gives the same events and names (`trove cat --json` of both is
+#    identical); the bundle's entries are stored unless --zip-deflate; export is
+#    deterministic.
 # 2. DuckDB (tools/duckdb/duckdb_tool.mjs) reads every table: its row counts equal the
 #    manifest's; the events table's per-column sums and checksums equal what python3
 #    computes from the raw wire stream trove imports; parquet_metadata() shows
@@ -135,6 +136,19 @@ z = zipfile.ZipFile(sys.argv[1])
 assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in z.infolist())
 assert z.testzip() is None' "$tmp/gd.bundle"
 check [ "$(stat -c %s "$tmp/gd.bundle")" -lt "$(stat -c %s "$tmp/g.bundle")" ]
+# Unzipped and zipped again as a folder, as zip tools do (a directory entry, deflated
+# files under "cap/", macOS's __MACOSX junk beside them): the same capture.
+python3 -c '
+import zipfile, sys
+src = zipfile.ZipFile(sys.argv[1])
+with zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as z:
+    z.writestr("cap/", b"")
+    for n in reversed(src.namelist()):
+        z.writestr("cap/" + n, src.read(n))
+    z.writestr("__MACOSX/cap/._manifest.json", b"junk")' "$tmp/g.bundle" "$tmp/gf.bundle"
+"$TROVE" import "$tmp/gf.bundle" -o "$tmp/gf.tv" --to raw -q
+check [ $? -eq 0 ]
+check same_capture "$tmp/g.tv" "$tmp/gf.tv"
 for enc in plain dict delta-dict; do
     for codec in none zstd gzip; do
         "$TROVE" export "$tmp/g.tv" -o "$tmp/e.bundle" --encoding $enc --codec $codec --row-group 7000 -q &&

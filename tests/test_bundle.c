@@ -3,12 +3,13 @@
  * stored and deflated bundles from a file and from memory; byte-identical output for the
  * same entries, in several time zones; the name rule at write and at open (zips crafted
  * here byte by byte with each bad name, a NUL, a duplicate, too many entries, too many
- * declared bytes); every read check: a declared size over max, a deflate bomb by ratio, a
- * header that lies short or long, a flipped data byte (CRC), an unsupported method; every
- * truncation and every byte flip of a small bundle; the manifest's exact encoding, round
- * trips at the integer limits and every encode and decode error. With
- * TROVE_BUNDLE_CORPUS=<dir> set, the bundles built here are also written to <dir> as the
- * fuzz target's seed corpus (fuzz/corpus/fuzz_bundle/).
+ * declared bytes); a bundle zipped again as a folder, with directory entries and junk beside
+ * it, and the errors that come with folders; every read check: a declared size over max, a
+ * deflate bomb by ratio, a header that lies short or long, a flipped data byte (CRC), an
+ * unsupported method; every truncation and every byte flip of a small bundle; the
+ * manifest's exact encoding, round trips at the integer limits and every encode and decode
+ * error. With TROVE_BUNDLE_CORPUS=<dir> set, the bundles built here are also written to
+ * <dir> as the fuzz target's seed corpus (fuzz/corpus/fuzz_bundle/).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -504,6 +505,85 @@ static void test_open_errors(void)
     trove_bytes_free(&z);
 }
 
+/* Read name from b and require exactly want[0..n). */
+static void expect_entry(struct trove_bundle *b, const char *name, const char *want, size_t n)
+{
+    struct trove_bytes out = {0};
+    CHECK_EQ_INT(trove_bundle_read(b, name, 1000, &out, NULL), TROVE_OK);
+    CHECK(out.len == n && memcmp(out.ptr, want, n) == 0);
+    trove_bytes_free(&out);
+}
+
+/* A bundle unzipped and zipped again by a zip tool: directory entries, and the files in
+ * one folder (with the junk some tools add beside it). */
+static void test_folders(void)
+{
+    struct trove_bytes z = {0};
+    struct trove_bundle *b = NULL;
+    struct zent e[6];
+    size_t i = 99;
+
+    e[0] = stored("cap/", "", 0);
+    e[1] = stored("cap/manifest.json", manifest_json, sizeof manifest_json - 1);
+    e[2] = stored("cap/events.parquet", "EV", 2);
+    e[3] = stored("__MACOSX/", "", 0);
+    e[4] = stored("__MACOSX/cap/._manifest.json", "junk", 4);
+    e[5] = stored("events.parquet", "top", 3);
+    build_zip(e, 5, &z);
+    corpus_write("folder.zip", z.ptr, z.len);
+    CHECK_EQ_INT(trove_bundle_open_mem(z.ptr, z.len, &b, NULL), TROVE_OK);
+    if (b) {
+        CHECK_EQ_INT(trove_bundle_count(b), 5);
+        CHECK(strcmp(trove_bundle_name(b, 0), "cap/") == 0);
+        CHECK(strcmp(trove_bundle_folder(b), "cap/") == 0);
+        CHECK_EQ_INT(trove_bundle_find(b, "manifest.json", &i), TROVE_OK);
+        CHECK_EQ_INT(i, 1);
+        expect_entry(b, "manifest.json", manifest_json, sizeof manifest_json - 1);
+        expect_entry(b, "events.parquet", "EV", 2);
+        /* names are relative to the folder; directories are never found */
+        CHECK_EQ_INT(trove_bundle_find(b, "cap/events.parquet", NULL), TROVE_ERR_NOTFOUND);
+        CHECK_EQ_INT(trove_bundle_find(b, "", NULL), TROVE_ERR_NOTFOUND);
+        trove_bundle_close(b);
+        b = NULL;
+    }
+    expect_read_error(z.ptr, z.len, "cap/", 1000, TROVE_ERR_NOTFOUND, "read a directory");
+    /* A manifest at the top wins: the bundle is the top, the folder is an extra. */
+    e[3] = stored("manifest.json", "{}", 2);
+    build_zip(e, 6, &z);
+    CHECK_EQ_INT(trove_bundle_open_mem(z.ptr, z.len, &b, NULL), TROVE_OK);
+    if (b) {
+        CHECK(strcmp(trove_bundle_folder(b), "") == 0);
+        expect_entry(b, "manifest.json", "{}", 2);
+        expect_entry(b, "events.parquet", "top", 3);
+        trove_bundle_close(b);
+        b = NULL;
+    }
+    /* Two folders with a manifest: which is the bundle? */
+    e[3] = stored("dup/manifest.json", "{}", 2);
+    build_zip(e, 4, &z);
+    expect_open_error(z.ptr, z.len, TROVE_ERR_CORRUPT,
+                      "no manifest.json at the top, and one in both \"cap/manifest.json\" and "
+                      "\"dup/manifest.json\"", "two folders");
+    /* A directory entry that holds bytes, or breaks the name rule. */
+    e[0] = stored("cap/", "x", 1);
+    build_zip(e, 3, &z);
+    expect_open_error(z.ptr, z.len, TROVE_ERR_CORRUPT, "entry 0: directory \"cap/\" holds 1 bytes",
+                      "directory with data");
+    corpus_write("folder_dir_data.zip", z.ptr, z.len);
+    e[0] = stored("cap//", "", 0);
+    build_zip(e, 3, &z);
+    expect_open_error(z.ptr, z.len, TROVE_ERR_CORRUPT, "entry 0: empty path component",
+                      "directory a//");
+    e[0] = stored("../", "", 0);
+    build_zip(e, 3, &z);
+    expect_open_error(z.ptr, z.len, TROVE_ERR_CORRUPT, "entry 0: \"..\" component",
+                      "directory ../");
+    e[0] = stored("/", "", 0);
+    build_zip(e, 3, &z);
+    expect_open_error(z.ptr, z.len, TROVE_ERR_CORRUPT, "entry 0: absolute path", "directory /");
+    trove_bytes_free(&z);
+}
+
 /* Reading: lies in the headers, a flipped byte, methods, a real bomb. */
 static void test_read_errors(void)
 {
@@ -944,6 +1024,7 @@ int main(void)
     test_determinism();
     test_write_errors();
     test_open_errors();
+    test_folders();
     test_read_errors();
     test_truncations_and_flips();
     test_manifest();

@@ -75,6 +75,13 @@ struct trove_bundle;
  * name by the rule above and unique, and the declared sizes summing to at most
  * TROVE_BUNDLE_MAX_TOTAL. Nothing is decompressed yet.
  *
+ * What zip tools write when a user unzips a bundle and zips it again is accepted: a
+ * directory entry ("x/": the rule holds for the name without its one trailing '/', and it
+ * must hold no bytes) is listed but never found or read; and when manifest.json is not at
+ * the top but exactly one FOLDER/manifest.json is, the bundle is that folder: find and
+ * read take names relative to it ("events.parquet" is FOLDER/events.parquet). Two such
+ * folders are TROVE_ERR_CORRUPT.
+ *
  * Errors, with a message in diag: TROVE_ERR_MAGIC (not a zip), TROVE_ERR_CORRUPT (an
  * inconsistent or truncated archive, or a bad or repeated entry name, named in the
  * message), TROVE_ERR_LIMIT (too many entries or bytes), TROVE_ERR_NOMEM, -errno (path
@@ -85,12 +92,16 @@ int trove_bundle_open_mem(const uint8_t *buf, size_t len, struct trove_bundle **
                           struct trove_diag *diag);
 
 /* The number of entries, and entry i's name (i < count; valid until close), in archive
- * order. */
+ * order: every entry as the zip names it, directories and any FOLDER/ too. */
 size_t trove_bundle_count(const struct trove_bundle *b);
 const char *trove_bundle_name(const struct trove_bundle *b, size_t i);
 
-/* The index of the entry named name in *index_out (may be NULL). Returns TROVE_OK or
- * TROVE_ERR_NOTFOUND. */
+/* The bundle's folder: "" when manifest.json is at the top (or nowhere), else "FOLDER/".
+ * Valid until close. */
+const char *trove_bundle_folder(const struct trove_bundle *b);
+
+/* The index of the file entry named name (relative to the bundle's folder, if any) in
+ * *index_out (may be NULL). Returns TROVE_OK or TROVE_ERR_NOTFOUND. */
 int trove_bundle_find(const struct trove_bundle *b, const char *name, size_t *index_out);
 
 /*

@@ -58,8 +58,11 @@ struct bundle_ent {
 struct trove_bundle {
     zip_t *za;
     size_t n;
-    struct bundle_ent *ents;   /* archive order */
-    struct bundle_ent **sorted; /* by name, for find */
+    struct bundle_ent *ents;    /* archive order, directory entries too */
+    size_t nfiles;
+    struct bundle_ent **sorted; /* the files (not directories) by name, for find */
+    char prefix[TROVE_BUNDLE_MAX_NAME + 1]; /* "" or "FOLDER/": where manifest.json is */
+    size_t prefix_len;
 };
 
 int trove_bundle_name_check(const char *name, size_t len, const char **why_out)
@@ -357,6 +360,56 @@ static int cmp_ent_ptr(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* The file entry named exactly name[0..len) (not NUL-terminated), or NULL. */
+static const struct bundle_ent *find_exact(const struct trove_bundle *b, const char *name,
+                                           size_t len)
+{
+    size_t lo = 0, hi = b->nfiles;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *m = b->sorted[mid]->name;
+        int c = strncmp(m, name, len);
+        if (c == 0)
+            c = m[len] != 0; /* m is longer: after name */
+        if (c == 0)
+            return b->sorted[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Where the bundle's files are: at the root when manifest.json is there; else in the one
+ * folder FOLDER with a FOLDER/manifest.json (a bundle unzipped and zipped again as a
+ * folder), whose entries are then found under their names without "FOLDER/". */
+static int find_prefix(struct trove_bundle *b, struct trove_diag *diag)
+{
+    static const char m[] = TROVE_BUNDLE_MANIFEST_NAME;
+    const size_t mlen = sizeof m - 1;
+    const struct bundle_ent *found = NULL;
+
+    if (find_exact(b, m, mlen))
+        return TROVE_OK;
+    for (size_t i = 0; i < b->nfiles; i++) {
+        const char *name = b->sorted[i]->name, *slash = strchr(name, '/');
+        if (!slash || strcmp(slash + 1, m) != 0)
+            continue;
+        if (found)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                  "no %s at the top, and one in both \"%s\" and \"%s\"", m,
+                                  found->name, name);
+        found = b->sorted[i];
+    }
+    if (found) {
+        b->prefix_len = (size_t)(strchr(found->name, '/') - found->name) + 1;
+        memcpy(b->prefix, found->name, b->prefix_len);
+        b->prefix[b->prefix_len] = 0;
+    }
+    return TROVE_OK;
+}
+
 /* Check the directory of the freshly opened archive and fill b's entry tables. */
 static int check_directory(struct trove_bundle *b, struct trove_diag *diag)
 {
@@ -377,15 +430,25 @@ static int check_directory(struct trove_bundle *b, struct trove_diag *diag)
     for (i = 0; i < b->n; i++) {
         zip_stat_t st;
         const char *name = zip_get_name(b->za, i, ZIP_FL_ENC_RAW), *why;
+        size_t len;
+        int is_dir;
         if (!name)
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry %zu: %s", i,
                                   zip_strerror(b->za));
-        if (trove_bundle_name_check(name, strlen(name), &why) != TROVE_OK)
+        /* A directory entry ("x/", as zip tools write for a folder) follows the rule
+         * without its one trailing '/', and holds nothing. */
+        len = strlen(name);
+        is_dir = len > 1 && name[len - 1] == '/';
+        if (trove_bundle_name_check(name, len - (size_t)is_dir, &why) != TROVE_OK)
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry %zu: %s: \"%.200s\"", i,
                                   why, name);
         zip_stat_init(&st);
         if (zip_stat_index(b->za, i, ZIP_FL_UNCHANGED, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\": no size", name);
+        if (is_dir && st.size != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
+                                  "entry %zu: directory \"%.200s\" holds %llu bytes", i, name,
+                                  (unsigned long long)st.size);
         if (st.size > TROVE_BUNDLE_MAX_TOTAL - total)
             return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
                                   "entries declare more than %llu bytes in all, at \"%s\"",
@@ -393,14 +456,15 @@ static int check_directory(struct trove_bundle *b, struct trove_diag *diag)
         total += st.size;
         b->ents[i].name = name;
         b->ents[i].index = i;
-        b->sorted[i] = &b->ents[i];
+        if (!is_dir)
+            b->sorted[b->nfiles++] = &b->ents[i];
     }
-    qsort(b->sorted, b->n, sizeof *b->sorted, cmp_ent_ptr);
-    for (i = 1; i < b->n; i++)
+    qsort(b->sorted, b->nfiles, sizeof *b->sorted, cmp_ent_ptr);
+    for (i = 1; i < b->nfiles; i++)
         if (strcmp(b->sorted[i - 1]->name, b->sorted[i]->name) == 0)
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\" appears twice",
                                   b->sorted[i]->name);
-    return TROVE_OK;
+    return find_prefix(b, diag);
 }
 
 /* Open the archive behind src (consumed, on failure too) as a bundle. */
@@ -498,6 +562,8 @@ int trove_bundle_open_mem(const uint8_t *buf, size_t len, struct trove_bundle **
 
 size_t trove_bundle_count(const struct trove_bundle *b) { return b->n; }
 
+const char *trove_bundle_folder(const struct trove_bundle *b) { return b->prefix; }
+
 const char *trove_bundle_name(const struct trove_bundle *b, size_t i)
 {
     return i < b->n ? b->ents[i].name : NULL;
@@ -505,23 +571,20 @@ const char *trove_bundle_name(const struct trove_bundle *b, size_t i)
 
 int trove_bundle_find(const struct trove_bundle *b, const char *name, size_t *index_out)
 {
-    size_t lo = 0, hi = b->n;
-    if (!name)
+    char key[2 * TROVE_BUNDLE_MAX_NAME + 2];
+    const struct bundle_ent *e;
+    size_t len = name ? strlen(name) : 0;
+
+    if (!name || len > TROVE_BUNDLE_MAX_NAME)
         return TROVE_ERR_NOTFOUND;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(b->sorted[mid]->name, name);
-        if (c == 0) {
-            if (index_out)
-                *index_out = (size_t)(b->sorted[mid] - b->ents);
-            return TROVE_OK;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return TROVE_ERR_NOTFOUND;
+    memcpy(key, b->prefix, b->prefix_len);
+    memcpy(key + b->prefix_len, name, len);
+    e = find_exact(b, key, b->prefix_len + len);
+    if (!e)
+        return TROVE_ERR_NOTFOUND;
+    if (index_out)
+        *index_out = (size_t)(e - b->ents);
+    return TROVE_OK;
 }
 
 /* Check entry i's declared method and sizes against max before anything is allocated. */
