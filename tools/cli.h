@@ -73,6 +73,8 @@ struct cli_load_options {
     int format;          /* enum cli_input_format */
     int strict;          /* Chrome JSON: unmatched B/E is an error */
     int quiet;           /* no warnings */
+    int edited;          /* a bundle's tables were edited after export: an event count that
+                            differs from manifest.json's is a warning, not an error */
 };
 int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
              const struct cli_sink *sink, struct trove_names *names_all);
@@ -184,6 +186,7 @@ struct cli_capture_import {
     int name_defaulted;      /* name is IN's base name: no --name was given */
     uint64_t segment_bytes;  /* 0: the default */
     int json, quiet;
+    int edited;              /* --edited: see cli_load_options */
 };
 
 /* Read ci->in (cli_load_capture) and store it as a capture. Returns the exit status. */

@@ -61,7 +61,7 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
 
 int cli_capture_import(const struct cli_capture_import *ci)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, ci->quiet, ci->edited};
     struct trove_capture_options opt;
     struct trove_capture_info info;
     struct trove_events ev = {0};

@@ -52,9 +52,10 @@ static void export_usage(FILE *f)
 static void import_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove import IN -o OUT [--to raw|packed|deflate] [--batch N] [--quiet]\n"
-            "       trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE] [--json]\n"
+            "usage: trove import IN -o OUT [--to raw|packed|deflate] [--batch N] [--edited]\n"
             "                       [--quiet]\n"
+            "       trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE] [--json]\n"
+            "                       [--edited] [--quiet]\n"
             "\n"
             "With -o: import a bundle (a zip written by `trove export`, or one edited elsewhere),\n"
             "a directory holding a bundle's files, or a Parquet file of the events table alone,\n"
@@ -76,7 +77,12 @@ static void import_usage(FILE *f)
             "  --json             print the result as one JSON object on stdout: name, events,\n"
             "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
             "                     new_objects\n"
-            "  --quiet            no summary on stderr\n");
+            "\n"
+            "  --edited           IN is a bundle whose tables were edited after export (rows\n"
+            "                     added or dropped, in DuckDB say): take the events table as\n"
+            "                     it is, with a warning where its count differs from\n"
+            "                     manifest.json's, which is otherwise an error\n"
+            "  --quiet            no summary or warnings on stderr\n");
 }
 
 /* Write len bytes to path through path.tmp, fsync and rename. */
@@ -125,7 +131,7 @@ int cmd_export(int argc, char **argv)
     static const char *const formats[] = {"bundle", "parquet", "dir"};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
     static const char *const modes[] = {"plain", "dict", "delta-dict"};
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0};
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
     struct trove_tables_options topt;
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
@@ -340,24 +346,39 @@ out:
     return rc;
 }
 
-/* Read table t (its bytes in buf) into the capture, naming where it came from on error. */
+/* How a bundle's tables are taken (cli_load_options). */
+struct table_opts {
+    int edited, quiet;
+};
+
+/* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
+ * event count other than the manifest's (want_rows; UINT64_MAX: none) is an error, or with
+ * edited a warning. */
 static int import_table(const char *cmd, int t, const struct trove_bytes *buf, const char *where,
-                        struct trove_events *ev, struct trove_names *names, uint64_t want_rows)
+                        struct trove_events *ev, struct trove_names *names, uint64_t want_rows,
+                        const struct table_opts *to)
 {
     struct trove_diag diag = {0};
     size_t before = ev->len;
     int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
     if (rc != TROVE_OK)
         return cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
-    if (t == TROVE_TABLE_EVENTS && want_rows != UINT64_MAX && ev->len - before != want_rows)
-        return cli_error(cmd, "%s: %zu events, but manifest.json says %llu", where,
-                         ev->len - before, (unsigned long long)want_rows);
+    if (t != TROVE_TABLE_EVENTS || want_rows == UINT64_MAX || ev->len - before == want_rows)
+        return 0;
+    if (!to->edited)
+        return cli_error(cmd, "%s: %zu events, but manifest.json says %llu (if the table was "
+                              "edited, `trove import --edited` takes it as it is)",
+                         where, ev->len - before, (unsigned long long)want_rows);
+    if (!to->quiet)
+        fprintf(stderr, "trove %s: warning: %s: %zu events where manifest.json says %llu; "
+                        "taking the edited table's\n",
+                cmd, where, ev->len - before, (unsigned long long)want_rows);
     return 0;
 }
 
 /* A bundle (zip) or a directory: manifest.json, then the tables. */
 static int import_bundle(const char *cmd, const char *in, int is_dir, struct trove_events *ev,
-                         struct trove_names *names)
+                         struct trove_names *names, const struct table_opts *to)
 {
     struct trove_bundle *b = NULL;
     struct trove_bundle_manifest m;
@@ -402,7 +423,7 @@ static int import_bundle(const char *cmd, const char *in, int is_dir, struct tro
             continue;
         }
         if (import_table(cmd, t, &buf, where, ev, names,
-                         t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX))
+                         t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX, to))
             goto out;
     }
     status = 0;
@@ -417,8 +438,8 @@ out:
  * file, told apart by the first bytes; anything else (another regular file, a pipe) is left
  * unread with *other set. Returns 0, or 1 after printing an error naming path.
  */
-static int load_tables(const char *cmd, const char *path, struct trove_events *ev,
-                       struct trove_names *names, int *other)
+static int load_tables(const char *cmd, const char *path, const struct table_opts *to,
+                       struct trove_events *ev, struct trove_names *names, int *other)
 {
     struct trove_bytes buf = {0};
     uint8_t magic[4] = {0};
@@ -431,7 +452,7 @@ static int load_tables(const char *cmd, const char *path, struct trove_events *e
     if (stat(path, &st) != 0)
         return cli_error(cmd, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode)) {
-        status = import_bundle(cmd, path, 1, ev, names);
+        status = import_bundle(cmd, path, 1, ev, names, to);
         goto out;
     }
     if (!S_ISREG(st.st_mode)) { /* a pipe cannot be peeked at and read again */
@@ -444,10 +465,10 @@ static int load_tables(const char *cmd, const char *path, struct trove_events *e
         memset(magic, 0, sizeof magic); /* short: neither zip nor Parquet */
     fclose(f);
     if (!memcmp(magic, "PK\003\004", 4)) {
-        status = import_bundle(cmd, path, 0, ev, names);
+        status = import_bundle(cmd, path, 0, ev, names, to);
     } else if (!memcmp(magic, "PAR1", 4)) {
         status = read_file(cmd, path, MAX_TABLE_BYTES, &buf) ||
-                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, ev, names, UINT64_MAX);
+                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, ev, names, UINT64_MAX, to);
     } else {
         *other = 1;
         status = 0;
@@ -462,8 +483,9 @@ out:
 int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
                      struct trove_events *events, struct trove_names *names)
 {
+    const struct table_opts to = {opt->edited, opt->quiet};
     int other = 1;
-    if (strcmp(path, "-") && load_tables(cmd, path, events, names, &other))
+    if (strcmp(path, "-") && load_tables(cmd, path, &to, events, names, &other))
         return 1;
     return other ? cli_load(cmd, path, opt, events, names) : 0;
 }
@@ -480,7 +502,8 @@ int cmd_import(int argc, char **argv)
     const char *in = NULL, *out = NULL;
     char tmp[4096] = "";
     uint64_t batch = TROVE_BATCH_DEFAULT;
-    int to = 1, quiet = 0, status = 1, rc, wire_opts = 0, other;
+    int to = 1, quiet = 0, edited = 0, status = 1, rc, wire_opts = 0, other;
+    struct table_opts topts;
     FILE *o = NULL;
 
     memset(&ci, 0, sizeof ci);
@@ -519,6 +542,8 @@ int cmd_import(int argc, char **argv)
             ci.to_store = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
+        } else if (!strcmp(a, "--edited")) {
+            edited = 1;
         } else if (a[0] == '-' && a[1]) {
             return cli_error("import", "unknown option or missing value '%s'; see `trove import "
                                        "--help`", a);
@@ -536,6 +561,7 @@ int cmd_import(int argc, char **argv)
             return cli_error("import", "needs IN; see `trove import --help`");
         ci.in = in;
         ci.quiet = quiet;
+        ci.edited = edited;
         if (!ci.name) {
             base_name(in, tmp, sizeof tmp);
             ci.name = tmp;
@@ -546,13 +572,15 @@ int cmd_import(int argc, char **argv)
     if (!in || !out)
         return cli_error("import", "needs IN and -o OUT (or --store DIR); see `trove import "
                                    "--help`");
+    topts.edited = edited;
+    topts.quiet = quiet;
     if (!strcmp(out, "-") && isatty(STDOUT_FILENO))
         return cli_error("import", "will not write a binary stream to a terminal; use -o FILE");
     if (trove_names_new(&names) != TROVE_OK || trove_wire_encoder_new(&enc) != TROVE_OK) {
         cli_error("import", "out of memory");
         goto out;
     }
-    if (load_tables("import", in, &ev, names, &other))
+    if (load_tables("import", in, &topts, &ev, names, &other))
         goto out;
     if (other) {
         cli_error("import", "%s: neither a bundle (zip or directory) nor a Parquet file; "

@@ -4,7 +4,7 @@
 //
 //   node tools/duckdb/duckdb_tool.mjs info FILE.parquet
 //   node tools/duckdb/duckdb_tool.mjs copy IN.parquet OUT.parquet [--compression C] [--row-group-size N]
-//                                         [--select LIST]
+//                                         [--select LIST] [--where COND]
 //   node tools/duckdb/duckdb_tool.mjs gen OUT.parquet N [--compression C] [--row-group-size N]
 //   node tools/duckdb/duckdb_tool.mjs bench IN.parquet [--repeat R] [--threads N]
 //
@@ -36,7 +36,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const USAGE = 'usage: duckdb_tool.mjs info FILE | copy IN OUT [--compression C] [--row-group-size N] [--select LIST] | ' +
+const USAGE = 'usage: duckdb_tool.mjs info FILE | copy IN OUT [--compression C] [--row-group-size N] [--select LIST] [--where COND] | ' +
     'gen OUT N [--compression C] [--row-group-size N] | bench IN [--repeat R] [--threads N]';
 const COMPRESSIONS = ['uncompressed', 'snappy', 'zstd'];
 const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT',
@@ -272,13 +272,14 @@ async function rowCount(conn, file) {
 }
 
 async function cmdCopy(conn, args) {
-    const { pos, opts } = parseArgs(args, 2, ['compression', 'row-group-size', 'select']);
+    const { pos, opts } = parseArgs(args, 2, ['compression', 'row-group-size', 'select', 'where']);
     const [input, output] = pos;
     mustExist(input);
     const options = copyOptions(opts);
-    // --select: the select list, as a user editing the table in DuckDB would write it.
+    // --select and --where: SQL, as a user editing the table in DuckDB would write it.
     const list = opts.select ?? '*';
-    await conn.run(`COPY (SELECT ${list} FROM read_parquet(${lit(input)})) TO ${lit(output)} (${options})`);
+    const where = opts.where !== undefined ? ` WHERE ${opts.where}` : '';
+    await conn.run(`COPY (SELECT ${list} FROM read_parquet(${lit(input)})${where}) TO ${lit(output)} (${options})`);
     return { rows: await rowCount(conn, output) };
 }
 
