@@ -149,6 +149,11 @@ with zipfile.ZipFile(sys.argv[2], "w", zipfile.ZIP_DEFLATED) as z:
 "$TROVE" import "$tmp/gf.bundle" -o "$tmp/gf.tv" --to raw -q
 check [ $? -eq 0 ]
 check same_capture "$tmp/g.tv" "$tmp/gf.tv"
+# A bundle exported again, with another codec and encoding: the same capture.
+"$TROVE" export "$tmp/g.bundle" -o "$tmp/gz.bundle" --codec zstd --encoding dict -q
+check [ $? -eq 0 ]
+"$TROVE" import "$tmp/gz.bundle" -o "$tmp/gz.tv" --to raw -q
+check same_capture "$tmp/g.tv" "$tmp/gz.tv"
 for enc in plain dict delta-dict; do
     for codec in none zstd gzip; do
         "$TROVE" export "$tmp/g.tv" -o "$tmp/e.bundle" --encoding $enc --codec $codec --row-group 7000 -q &&
@@ -223,7 +228,7 @@ if [ $have_duck = 1 ]; then
     check [ "$kept" -gt 0 ] && [ "$kept" -lt 30000 ]
     "$TROVE" import "$tmp/dd-edit" -o "$tmp/dd-edit3.tv" --to raw -q 2>"$tmp/dd-edit3.err"
     check [ $? -ne 0 ]
-    check grep -q "events.parquet: $kept events, but manifest.json says 30000 (if the table was edited, \`trove import --edited\` takes it as it is)" "$tmp/dd-edit3.err"
+    check grep -q "events.parquet: $kept events, but manifest.json says 30000 (if the table was edited, --edited takes it as it is)" "$tmp/dd-edit3.err"
     check [ ! -e "$tmp/dd-edit3.tv" ]
     "$TROVE" import "$tmp/dd-edit" -o "$tmp/dd-edit3.tv" --to raw --edited 2>"$tmp/dd-edit3.err"
     check [ $? -eq 0 ]
@@ -233,6 +238,15 @@ if [ $have_duck = 1 ]; then
     check [ $? -eq 0 ]
     check [ ! -s "$tmp/dd-edit4.err" ]
     check cmp -s "$tmp/dd-edit3.tv" "$tmp/dd-edit4.tv"
+    # Exported again with --edited: a bundle with a manifest of its own, which imports as is.
+    "$TROVE" export "$tmp/dd-edit" -o "$tmp/dd-fixed.bundle" -q
+    check [ $? -ne 0 ]
+    check [ ! -e "$tmp/dd-fixed.bundle" ]
+    "$TROVE" export "$tmp/dd-edit" -o "$tmp/dd-fixed.bundle" --edited -q
+    check [ $? -eq 0 ]
+    "$TROVE" import "$tmp/dd-fixed.bundle" -o "$tmp/dd-fixed.tv" --to raw -q
+    check [ $? -eq 0 ]
+    check same_capture "$tmp/dd-edit3.tv" "$tmp/dd-fixed.tv"
     "$TROVE" import "$tmp/dd-edit" --store "$tmp/dd-store" --name edited --edited -q
     check [ $? -eq 0 ]
     check [ "$("$TROVE" ls --json --store "$tmp/dd-store" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["events"])')" = "$kept" ]

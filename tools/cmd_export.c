@@ -31,10 +31,12 @@ static void export_usage(FILE *f)
     fprintf(f,
             "usage: trove export IN -o OUT [--format bundle|parquet|dir] [--codec none|zstd|gzip]\n"
             "                    [--encoding plain|dict|delta-dict] [--zip-deflate] [--name NAME]\n"
-            "                    [--row-group N] [--input-format auto|chrome-json|wire] [--quiet]\n"
+            "                    [--row-group N] [--input-format auto|chrome-json|wire] [--edited]\n"
+            "                    [--quiet]\n"
             "\n"
-            "Export a capture — a Chrome JSON trace or a trove wire stream (IN, '-' for stdin) —\n"
-            "as Parquet tables that DuckDB, pyarrow and Spark read (docs/formats/bundle.md).\n"
+            "Export a capture — a Chrome JSON trace or a trove wire stream (IN, '-' for stdin),\n"
+            "or a bundle or Parquet events file — as Parquet tables that DuckDB, pyarrow and\n"
+            "Spark read (docs/formats/bundle.md), with a manifest.json of its own.\n"
             "  -o OUT             the output; written complete or not at all\n"
             "  --format F         bundle (default): a zip of events, names, threads, samples and\n"
             "                     frames tables and manifest.json; parquet: the events table\n"
@@ -45,8 +47,11 @@ static void export_usage(FILE *f)
             "  --zip-deflate      deflate the bundle's entries (default: stored)\n"
             "  --name NAME        the capture's name in manifest.json (default: IN's base name)\n"
             "  --row-group N      rows per row group (default 1048576)\n"
-            "  --input-format F   auto (default), chrome-json, or wire\n"
-            "  --quiet            no summary on stderr\n");
+            "  --input-format F   auto (default: also a bundle or a Parquet file), chrome-json,\n"
+            "                     or wire\n"
+            "  --edited           IN is a bundle whose events table was edited after export:\n"
+            "                     take it as it is (see `trove import --help`)\n"
+            "  --quiet            no summary or warnings on stderr\n");
 }
 
 static void import_usage(FILE *f)
@@ -177,6 +182,8 @@ int cmd_export(int argc, char **argv)
                                  argv[i]);
         } else if (!strcmp(a, "--zip-deflate")) {
             deflate = 1;
+        } else if (!strcmp(a, "--edited")) {
+            lo.edited = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1] && !has_value) {
@@ -206,7 +213,10 @@ int cmd_export(int argc, char **argv)
         cli_error("export", "out of memory");
         goto out;
     }
-    if (cli_load("export", in, &lo, &ev, names) != 0)
+    /* A bundle or a Parquet file is told apart by its first bytes, unless the format of a
+     * trace was given. */
+    if ((lo.format == CLI_INPUT_AUTO ? cli_load_capture("export", in, &lo, &ev, names)
+                                     : cli_load("export", in, &lo, &ev, names)) != 0)
         goto out;
 
     cli_progress_begin(&prog, "export", TROVE_TABLE_COUNT_);
@@ -367,7 +377,7 @@ static int import_table(const char *cmd, int t, const struct trove_bytes *buf, c
         return 0;
     if (!to->edited)
         return cli_error(cmd, "%s: %zu events, but manifest.json says %llu (if the table was "
-                              "edited, `trove import --edited` takes it as it is)",
+                              "edited, --edited takes it as it is)",
                          where, ev->len - before, (unsigned long long)want_rows);
     if (!to->quiet)
         fprintf(stderr, "trove %s: warning: %s: %zu events where manifest.json says %llu; "
