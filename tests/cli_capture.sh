@@ -2,7 +2,8 @@
 # cli_capture.sh: captures in the store end to end (`trove import --store`, `trove ls`,
 # `trove replay`) — a gen stream and the sample Chrome trace come back from the store byte
 # for byte as trove's own converter writes them; importing again stores no new object; a
-# time range gives exactly the events that start in it; bundles and Parquet files import; a
+# time range gives exactly the events that start in it; bundles and Parquet files import;
+# `trove export --capture` writes the bundle the capture's stream exports to; a
 # terminal gets `trove cat` text; Ctrl-C stops a replay with exit 130; every command has
 # --help and fails with one line naming what is wrong; the store defaults to $TROVE_STORE,
 # then ./trove-data.
@@ -169,6 +170,24 @@ exits 0 t replay fromzip -o "$tmp/z.wire"
 check cmp -s "$tmp/g.txt" "$tmp/z.txt"
 exits 0 t import "$tmp/g.parquet" --name frompq --json
 json "$tmp/out" 'j["events"] == 200000 and j["names"] == 0'
+# Export straight from the store, through the pipeline: the same bundle as exporting the
+# stream the capture came from (the manifest named alike), and a time range of it.
+exits 0 "$trove" export --capture gen --store "$s" -o "$tmp/cap.zip" --name g --quiet
+check cmp -s "$tmp/g.zip" "$tmp/cap.zip"
+exits 0 "$trove" export --capture gen --store "$s" --from-ns "$a" --to-ns "$b" -o "$tmp/cr.zip"
+exits 0 "$trove" import "$tmp/cr.zip" -o "$tmp/cr.wire"
+"$trove" cat "$tmp/cr.wire" > "$tmp/cr.txt"
+range "$tmp/g.txt" "$a" "$b" > "$tmp/want.txt"
+check cmp -s "$tmp/want.txt" "$tmp/cr.txt"
+python3 -c 'import zipfile, json, sys; m = json.loads(zipfile.ZipFile(sys.argv[1]).read("manifest.json")); assert m["capture"] == "gen" and m["counts"]["events"] == int(sys.argv[2]), m' \
+  "$tmp/cr.zip" "$(wc -l < "$tmp/want.txt")" || bad "manifest of a range export"
+expect_error export export --capture nosuch --store "$s" -o "$tmp/no.zip"
+check grep -q "no capture named nosuch" "$tmp/e.err"
+check test ! -e "$tmp/no.zip"
+expect_error export export "$tmp/g.wire" --capture gen --store "$s" -o "$tmp/no.zip"
+expect_error export export "$tmp/g.wire" --store "$s" -o "$tmp/no.zip"
+expect_error export export --capture gen --store "$s" --from-ns 10 --to-ns 5 -o "$tmp/no.zip"
+check test ! -e "$tmp/no.zip"
 # Without --store, import still writes a wire stream from a bundle.
 exits 0 "$trove" import "$tmp/g.zip" -o "$tmp/zz.wire" --to raw
 "$trove" cat "$tmp/zz.wire" > "$tmp/zz.txt"

@@ -192,4 +192,12 @@ struct cli_capture_import {
 /* Read ci->in (cli_load_capture) and store it as a capture. Returns the exit status. */
 int cli_capture_import(const struct cli_capture_import *ci);
 
+/* Read capture `name` of the store at `store` (NULL: $TROVE_STORE, else ./trove-data)
+ * through the streaming pipeline into events and names (names may hold names already): the
+ * events that start in [from_ns, to_ns), in stored order. Records the capture's last use,
+ * as replay does. Returns 0, or 1 after printing an error (events unchanged). */
+int cli_capture_load(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                     uint64_t to_ns, int quiet, struct trove_events *events,
+                     struct trove_names *names);
+
 #endif

@@ -438,6 +438,123 @@ static void mark_finish(struct trove_bg *bg, const char *name, int wait)
     trove_bg_release(bg);
 }
 
+/* ---- a capture into memory, for export --------------------------------------------------- */
+
+/* The sink of cli_capture_load: raw frames decoded into events and names. */
+struct load_out {
+    struct trove_wire_decoder *dec;
+    struct trove_events *events;
+    struct trove_names *names;
+    atomic_uint_fast64_t done; /* events appended (the sender thread counts, the walker reads) */
+    struct cli_progress prog;
+};
+
+static int load_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct load_out *o = ctx;
+    struct trove_wire_frame fr;
+    int rc;
+
+    for (size_t at = 0; at < b->len; at += fr.frame_len) { /* a batch is whole frames */
+        if ((rc = trove_events_reserve(o->events, TROVE_WIRE_MAX_EVENTS)) != TROVE_OK)
+            return rc;
+        rc = trove_wire_decode(o->dec, (const uint8_t *)b->data + at, b->len - at,
+                               o->events->ev + o->events->len, TROVE_WIRE_MAX_EVENTS, o->names,
+                               &fr, NULL);
+        if (rc != TROVE_OK)
+            return rc;
+        o->events->len += fr.n_events;
+    }
+    atomic_fetch_add(&o->done, b->events);
+    return 0;
+}
+
+static void load_item_done(void *ctx, uint64_t item)
+{
+    struct load_out *o = ctx;
+
+    (void)item;
+    cli_progress_update(&o->prog, atomic_load(&o->done));
+}
+
+int cli_capture_load(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                     uint64_t to_ns, int quiet, struct trove_events *events,
+                     struct trove_names *names)
+{
+    struct trove_capture_replay_options ro;
+    struct trove_stream_options so;
+    struct trove_stream_stats stats;
+    struct trove_capture_info info;
+    struct trove_stream_sink sink;
+    struct trove_stream *st = NULL;
+    struct trove_store *s = NULL;
+    struct trove_bg *mark = NULL;
+    struct trove_diag diag = {0};
+    struct load_out o;
+    size_t start = events->len;
+    int rc, status = 1;
+
+    memset(&o, 0, sizeof o);
+    atomic_init(&o.done, 0);
+    o.events = events;
+    o.names = names;
+    store = default_store(store);
+    if (trove_volume_name_check(name, &diag) != TROVE_OK)
+        return cli_error(cmd, "%s", diag.msg);
+    if (to_ns != UINT64_MAX && from_ns > to_ns)
+        return cli_error(cmd, "--from-ns %llu is after --to-ns %llu",
+                         (unsigned long long)from_ns, (unsigned long long)to_ns);
+    if (trove_wire_decoder_new(&o.dec) != TROVE_OK) {
+        cli_error(cmd, "out of memory");
+        goto out;
+    }
+    if (cli_store_open(cmd, store, TROVE_STORE_READONLY, &s))
+        goto out;
+    if ((rc = trove_capture_info(s, name, &info, &diag)) != TROVE_OK) {
+        if (rc == TROVE_ERR_NOTFOUND)
+            cli_error(cmd, "no capture named %s in %s; `trove ls --store %s` lists them", name,
+                      store, store);
+        else
+            cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    trove_stream_options_default(&so);
+    so.max_object = TROVE_CAPTURE_MAX_OBJECT;
+    if ((rc = trove_stream_new(trove_store_backend(s), &so, &st)) != TROVE_OK) {
+        cli_error(cmd, "starting the stream: %s", trove_strerror(rc));
+        goto out;
+    }
+    mark = mark_start(store, name);
+    memset(&ro, 0, sizeof ro);
+    ro.from_ns = from_ns;
+    ro.to_ns = to_ns;
+    ro.wire = TROVE_WIRE_RAW; /* decoded right away: the cheapest frames */
+    memset(&sink, 0, sizeof sink);
+    sink.send = load_send;
+    sink.item_done = load_item_done;
+    sink.ctx = &o;
+    cli_progress_begin(&o.prog, "reading the capture",
+                       from_ns == 0 && to_ns == UINT64_MAX ? info.events : 0);
+    o.prog.active = o.prog.active && !quiet;
+    rc = trove_capture_replay(s, name, st, &ro, &sink, &stats, &diag);
+    cli_progress_end(&o.prog);
+    if (rc == TROVE_ERR_SEND)
+        rc = stats.send_error;
+    if (rc != TROVE_OK) {
+        cli_error(cmd, "capture %s: %s", name, cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    status = 0;
+out:
+    mark_finish(mark, name, status == 0);
+    if (status)
+        events->len = start;
+    trove_stream_free(st);
+    trove_store_close(s);
+    trove_wire_decoder_free(o.dec);
+    return status;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     struct trove_capture_replay_options ro;

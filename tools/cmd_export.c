@@ -33,10 +33,13 @@ static void export_usage(FILE *f)
             "                    [--encoding plain|dict|delta-dict] [--zip-deflate] [--name NAME]\n"
             "                    [--row-group N] [--input-format auto|chrome-json|wire] [--edited]\n"
             "                    [--quiet]\n"
+            "       trove export --capture NAME [--store DIR] [--from-ns A] [--to-ns B] -o OUT\n"
+            "                    [the options above]\n"
             "\n"
             "Export a capture — a Chrome JSON trace or a trove wire stream (IN, '-' for stdin),\n"
-            "or a bundle or Parquet events file — as Parquet tables that DuckDB, pyarrow and\n"
-            "Spark read (docs/formats/bundle.md), with a manifest.json of its own.\n"
+            "a bundle or Parquet events file, or a capture in the store — as Parquet tables that\n"
+            "DuckDB, pyarrow and Spark read (docs/formats/bundle.md), with a manifest.json of\n"
+            "its own.\n"
             "  -o OUT             the output; written complete or not at all\n"
             "  --format F         bundle (default): a zip of events, names, threads, samples and\n"
             "                     frames tables and manifest.json; parquet: the events table\n"
@@ -50,7 +53,12 @@ static void export_usage(FILE *f)
             "  --input-format F   auto (default: also a bundle or a Parquet file), chrome-json,\n"
             "                     or wire\n"
             "  --edited           IN is a bundle whose events table was edited after export:\n"
-            "                     take it as it is (see `trove import --help`)\n"
+            "                     take it as it is (see `trove import --help`)\n"            "  --capture NAME     export capture NAME of the store (`trove ls` lists them),\n"
+            "                     read through the prefetching pipeline as `trove replay` reads\n"
+            "                     it; its name is the manifest's unless --name is given\n"
+            "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data)\n"
+            "  --from-ns A        with --capture: the events that start at or after A ns ...\n"
+            "  --to-ns B          ... and before B ns (default: all of them)\n"
             "  --quiet            no summary or warnings on stderr\n");
 }
 
@@ -145,7 +153,9 @@ int cmd_export(int argc, char **argv)
     struct trove_bundle_entry ent[TROVE_TABLE_COUNT_ + 1];
     struct trove_diag diag = {0};
     struct cli_progress prog;
-    const char *in = NULL, *out = NULL, *name = NULL;
+    const char *in = NULL, *out = NULL, *name = NULL, *capture = NULL, *store = NULL;
+    uint64_t from_ns = 0, to_ns = UINT64_MAX;
+    int ranged = 0;
     char entry_names[TROVE_TABLE_COUNT_][64];
     uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0;
     int format = FMT_BUNDLE, deflate = 0, quiet = 0, status = 1, rc, dir_made = 0;
@@ -184,6 +194,19 @@ int cmd_export(int argc, char **argv)
             deflate = 1;
         } else if (!strcmp(a, "--edited")) {
             lo.edited = 1;
+        } else if (!strcmp(a, "--capture") && has_value) {
+            capture = argv[++i];
+        } else if (!strcmp(a, "--store") && has_value) {
+            if (!*(store = argv[++i]))
+                return cli_error("export", "--store needs a directory");
+        } else if (!strcmp(a, "--from-ns") && has_value) {
+            if (cli_parse_u64(argv[++i], &from_ns))
+                return cli_error("export", "--from-ns: '%s' is not a count of nanoseconds", argv[i]);
+            ranged = 1;
+        } else if (!strcmp(a, "--to-ns") && has_value) {
+            if (cli_parse_u64(argv[++i], &to_ns))
+                return cli_error("export", "--to-ns: '%s' is not a count of nanoseconds", argv[i]);
+            ranged = 1;
         } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             quiet = 1;
         } else if (a[0] == '-' && a[1] && !has_value) {
@@ -197,8 +220,13 @@ int cmd_export(int argc, char **argv)
             return cli_error("export", "unexpected argument '%s'; see `trove export --help`", a);
         }
     }
-    if (!in || !out)
-        return cli_error("export", "needs IN and -o OUT; see `trove export --help`");
+    if (capture && in)
+        return cli_error("export", "IN and --capture both name what to export: give one");
+    if (!capture && (store || ranged))
+        return cli_error("export", "--store, --from-ns and --to-ns go with --capture NAME");
+    if ((!in && !capture) || !out)
+        return cli_error("export", "needs IN (or --capture NAME) and -o OUT; see `trove export "
+                                   "--help`");
     if (deflate && format != FMT_BUNDLE)
         return cli_error("export", "--zip-deflate applies to --format bundle only");
     if (name && strlen(name) >= sizeof m.capture)
@@ -215,9 +243,13 @@ int cmd_export(int argc, char **argv)
     }
     /* A bundle or a Parquet file is told apart by its first bytes, unless the format of a
      * trace was given. */
-    if ((lo.format == CLI_INPUT_AUTO ? cli_load_capture("export", in, &lo, &ev, names)
-                                     : cli_load("export", in, &lo, &ev, names)) != 0)
+    if (capture) {
+        if (cli_capture_load("export", store, capture, from_ns, to_ns, quiet, &ev, names))
+            goto out;
+    } else if ((lo.format == CLI_INPUT_AUTO ? cli_load_capture("export", in, &lo, &ev, names)
+                                            : cli_load("export", in, &lo, &ev, names)) != 0) {
         goto out;
+    }
 
     cli_progress_begin(&prog, "export", TROVE_TABLE_COUNT_);
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
@@ -240,8 +272,8 @@ int cmd_export(int argc, char **argv)
     } else {
         memset(&m, 0, sizeof m);
         m.format_version = TROVE_BUNDLE_FORMAT_VERSION;
-        if (name)
-            snprintf(m.capture, sizeof m.capture, "%s", name);
+        if (name || capture)
+            snprintf(m.capture, sizeof m.capture, "%s", name ? name : capture);
         else
             base_name(in, m.capture, sizeof m.capture);
         for (size_t i = 0; i < ev.len; i++) {
