@@ -438,6 +438,29 @@ static void mark_finish(struct trove_bg *bg, const char *name, int wait)
     trove_bg_release(bg);
 }
 
+/* Open the store at `store` read-only, check that capture `name` is there (*info), and
+ * start a stream over the store's backend. Returns 0, or 1 after printing an error (*s and
+ * *st, set as far as they got, are the caller's to free). */
+static int capture_open(const char *cmd, const char *store, const char *name,
+                        const struct trove_stream_options *so, struct trove_store **s,
+                        struct trove_capture_info *info, struct trove_stream **st)
+{
+    struct trove_diag diag = {0};
+    int rc;
+
+    if (cli_store_open(cmd, store, TROVE_STORE_READONLY, s))
+        return 1;
+    if ((rc = trove_capture_info(*s, name, info, &diag)) != TROVE_OK) {
+        if (rc == TROVE_ERR_NOTFOUND)
+            return cli_error(cmd, "no capture named %s in %s; `trove ls --store %s` lists them",
+                             name, store, store);
+        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+    }
+    if ((rc = trove_stream_new(trove_store_backend(*s), so, st)) != TROVE_OK)
+        return cli_error(cmd, "starting the stream: %s", trove_strerror(rc));
+    return 0;
+}
+
 /* ---- a capture into memory, for export --------------------------------------------------- */
 
 /* The sink of cli_capture_load: raw frames decoded into events and names. */
@@ -508,22 +531,10 @@ int cli_capture_load(const char *cmd, const char *store, const char *name, uint6
         cli_error(cmd, "out of memory");
         goto out;
     }
-    if (cli_store_open(cmd, store, TROVE_STORE_READONLY, &s))
-        goto out;
-    if ((rc = trove_capture_info(s, name, &info, &diag)) != TROVE_OK) {
-        if (rc == TROVE_ERR_NOTFOUND)
-            cli_error(cmd, "no capture named %s in %s; `trove ls --store %s` lists them", name,
-                      store, store);
-        else
-            cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
-        goto out;
-    }
     trove_stream_options_default(&so);
     so.max_object = TROVE_CAPTURE_MAX_OBJECT;
-    if ((rc = trove_stream_new(trove_store_backend(s), &so, &st)) != TROVE_OK) {
-        cli_error(cmd, "starting the stream: %s", trove_strerror(rc));
+    if (capture_open(cmd, store, name, &so, &s, &info, &st))
         goto out;
-    }
     mark = mark_start(store, name);
     memset(&ro, 0, sizeof ro);
     ro.from_ns = from_ns;
@@ -675,20 +686,8 @@ int cmd_replay(int argc, char **argv)
             goto out;
         }
     }
-    if (cli_store_open("replay", store, TROVE_STORE_READONLY, &s))
+    if (capture_open("replay", store, name, &so, &s, &info, &st))
         goto out;
-    if ((rc = trove_capture_info(s, name, &info, &diag)) != TROVE_OK) {
-        if (rc == TROVE_ERR_NOTFOUND)
-            cli_error("replay", "no capture named %s in %s; `trove ls --store %s` lists them",
-                      name, store, store);
-        else
-            cli_error("replay", "%s", cli_diag_msg(&diag, rc));
-        goto out;
-    }
-    if ((rc = trove_stream_new(trove_store_backend(s), &so, &st)) != TROVE_OK) {
-        cli_error("replay", "starting the stream: %s", trove_strerror(rc));
-        goto out;
-    }
     mark = mark_start(store, name);
 
     w.st = st;
