@@ -333,24 +333,31 @@ static void test_rle_golden(void)
     /* 1, 2, 3 then thirteen 7s at width 4: five 7s fill the first group, 8 are a run. */
     uint32_t mixed[16] = {1, 2, 3};
     static const uint8_t mixed_b[] = {0x03, 0x21, 0x73, 0x77, 0x77, 0x10, 0x07};
-    /* 1, 2, 3 then ten 7s: only five would be left for a run, so all 13 are bit-packed. */
-    static const uint8_t mixed13_b[] = {0x05, 0x21, 0x73, 0x77, 0x77, 0x77, 0x77, 0x07, 0x00};
+    /* 1, 2, 3 then ten 7s: five 7s fill the group and the other five are still a run
+     * (header 5 << 1 and a value byte: 2 bytes, against 4 for a second packed group). */
+    static const uint8_t mixed13_b[] = {0x03, 0x21, 0x73, 0x77, 0x77, 0x0a, 0x07};
     /* Nine 0xdeadbeef at width 32: the value in 4 bytes little-endian. */
     uint32_t beef[9];
     static const uint8_t beef_b[] = {0x12, 0xef, 0xbe, 0xad, 0xde};
     /* 300 at width 9 repeated 20 times: 2 value bytes. */
     uint32_t w9[20];
     static const uint8_t w9_b[] = {0x28, 0x2c, 0x01};
-    /* A one-value dictionary: width 0. Three rows are one (empty) bit-packed group; 100 rows
-     * an RLE run of 100 (header 200 = c8 01) with no value bytes. At width 1, three zeros are
-     * one group of one byte; 300 zeros a run, header 600 = d8 04, value 00. */
+    /* A one-value dictionary: width 0, RLE runs only. Three rows are a run of 3 (header 06);
+     * 100 rows a run of 100 (header 200 = c8 01), with no value bytes. At width 1, three
+     * zeros are a run with a value byte (06 00; one padded group would also take 2 bytes);
+     * 300 zeros a run, header 600 = d8 04, value 00. */
     static const uint32_t zeros[300] = {0};
-    static const uint8_t z3w0_b[] = {0x03}, z100w0_b[] = {0xc8, 0x01};
-    static const uint8_t z3w1_b[] = {0x03, 0x00}, z300w1_b[] = {0xd8, 0x04, 0x00};
-    /* A bit-packed group then a run then a short tail, width 1: 1,0,1,0,1,0,1,0 / 16 ones /
-     * 0,1 — the tail is one padded group. */
+    static const uint8_t z3w0_b[] = {0x06}, z100w0_b[] = {0xc8, 0x01};
+    static const uint8_t z3w1_b[] = {0x06, 0x00}, z300w1_b[] = {0xd8, 0x04, 0x00};
+    /* Width 1: 1,0,1,0,1,0,1,0 / 16 ones / 0,1. A run of the 16 ones would take 2 bytes and a
+     * second header for the tail; two more packed bytes do it in one run of 4 groups. */
     uint32_t alt[26];
-    static const uint8_t alt_b[] = {0x03, 0x55, 0x20, 0x01, 0x03, 0x02};
+    static const uint8_t alt_b[] = {0x09, 0x55, 0xff, 0xff, 0x02};
+    /* Width 8: 0..7, twenty 9s, 1, 2: a packed group, a run of 20 (28 09), then the tail 1,
+     * 2 as two runs of one (02 01, 02 02: 4 bytes, where a padded group would take 9). */
+    uint32_t w8[30];
+    static const uint8_t w8_b[] = {0x03, 0,    1,    2,    3,    4,    5,   6,
+                                   7,    0x28, 0x09, 0x02, 0x01, 0x02, 0x02};
 
     for (int i = 3; i < 16; i++)
         mixed[i] = 7;
@@ -360,6 +367,8 @@ static void test_rle_golden(void)
         w9[i] = 300;
     for (int i = 0; i < 26; i++)
         alt[i] = i < 8 ? (i % 2 == 0) : i < 24 ? 1 : (uint32_t)(i - 24);
+    for (int i = 0; i < 30; i++)
+        w8[i] = i < 8 ? (uint32_t)i : i < 28 ? 9 : (uint32_t)(i - 27);
 
     rle_golden(seq8, 8, 3, seq8_b, sizeof seq8_b, "spec example 0..7 w3");
     rle_golden(fives, 8, 3, fives_b, sizeof fives_b, "eight 5s w3");
@@ -371,7 +380,8 @@ static void test_rle_golden(void)
     rle_golden(zeros, 100, 0, z100w0_b, sizeof z100w0_b, "100 rows w0");
     rle_golden(zeros, 3, 1, z3w1_b, sizeof z3w1_b, "3 zeros w1");
     rle_golden(zeros, 300, 1, z300w1_b, sizeof z300w1_b, "300 zeros w1");
-    rle_golden(alt, 26, 1, alt_b, sizeof alt_b, "group, run, tail w1");
+    rle_golden(alt, 26, 1, alt_b, sizeof alt_b, "group, ones, tail w1");
+    rle_golden(w8, 30, 8, w8_b, sizeof w8_b, "group, run, tail w8");
     rle_golden(NULL, 0, 5, NULL, 0, "n = 0");
 
     corpus_write("rle_spec_w3", SEL_RLE, 3, 8, seq8_b, sizeof seq8_b);
@@ -430,8 +440,8 @@ static void test_rle_roundtrips(void)
                     CHECK_EQ_INT(b.len - 3, 2 + (w + 7) / 8); /* one run, header d0 0f */
                 if (n == 1000 && pattern == 0 && w >= 16) /* no repeats of 8: all bit-packed */
                     CHECK_EQ_INT(b.len - 3, 2 + 125 * w);
-                if (n > 0 && n < 8) /* too short for a run: one padded group */
-                    CHECK_EQ_INT(b.len - 3, 1 + w);
+                if (n > 0 && n < 8) /* one padded group at most */
+                    CHECK(b.len - 3 <= 1 + w);
                 if (n == 1000 && w == 5 && pattern == 1)
                     corpus_write("rle_runs_w5", SEL_RLE, w, n, b.ptr, b.len - 3);
                 if (n == 9 && w == 17 && pattern == 0)
@@ -456,6 +466,73 @@ static void test_rle_roundtrips(void)
             }
     free(v);
     free(ref);
+}
+
+/* The fewest bytes any hybrid encoding of v[0..n) (n <= 64) at width w can take, found run
+ * by run from the back: best[i] is the cheapest encoding of v[i..n) as whole runs, each an
+ * RLE run of a repeat's prefix or a bit-packed run of g groups (the last one padded). At
+ * w = 0 the encoder writes RLE runs only, so only those are counted. */
+static size_t rle_fewest_bytes(const uint32_t *v, size_t n, unsigned w)
+{
+    size_t best[65];
+    const size_t vb = (w + 7) / 8;
+
+    if (n > 64)
+        abort();
+    best[n] = 0;
+    for (size_t i = n; i-- > 0;) {
+        best[i] = SIZE_MAX;
+        for (size_t len = 1; i + len <= n && v[i + len - 1] == v[i]; len++) {
+            size_t c = (len < 64 ? 1 : 2) + vb + best[i + len];
+            if (c < best[i])
+                best[i] = c;
+        }
+        for (size_t g = 1; w > 0 && i + 8 * (g - 1) < n; g++) {
+            size_t end = i + 8 * g < n ? i + 8 * g : n;
+            size_t c = 1 + g * w + best[end];
+            if (c < best[i])
+                best[i] = c;
+        }
+    }
+    return best[0];
+}
+
+/* The encoder's output is the shortest there is, on small inputs with many repeats. */
+static void test_rle_shortest(void)
+{
+    static const unsigned ws[] = {0, 1, 2, 3, 5, 8, 9, 17, 32};
+    uint64_t rng = 11;
+    uint32_t v[64];
+    char what[96];
+
+    for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++)
+        for (int trial = 0; trial < 400; trial++) {
+            const unsigned w = ws[wi];
+            const size_t n = 1 + test_rand(&rng) % 64;
+            const uint32_t alphabet = w == 0 ? 1 : 1 + (uint32_t)(test_rand(&rng) % 3);
+            struct trove_bytes b = {0};
+            struct dec d = {SEL_RLE, w, n, 0};
+            struct outs o;
+
+            for (size_t i = 0; i < n;) {
+                uint32_t x = (uint32_t)(test_rand(&rng) % alphabet);
+                size_t run = 1 + test_rand(&rng) % (trial % 2 ? 20 : 4);
+                if (w < 32)
+                    x &= (uint32_t)((1ull << w) - 1);
+                for (size_t k = 0; k < run && i < n; k++)
+                    v[i++] = x;
+            }
+            snprintf(what, sizeof what, "shortest w%u n%zu trial %d", w, n, trial);
+            CHECK_EQ_INT(trove__pq_rle_encode(v, n, w, &b), TROVE_OK);
+            if (b.len != rle_fewest_bytes(v, n, w))
+                fprintf(stderr, "%s: %zu bytes, the fewest %zu\n", what, b.len,
+                        rle_fewest_bytes(v, n, w));
+            CHECK_EQ_INT(b.len, rle_fewest_bytes(v, n, w));
+            if (expect_ok(&d, b.ptr, b.len, b.len, &o, what) == TROVE_OK)
+                CHECK(memcmp(o.u32, v, n * sizeof *v) == 0);
+            outs_free(&o);
+            trove_bytes_free(&b);
+        }
 }
 
 /* Long inputs: runs longer than one varint byte, 100k values through the word kernels. */
@@ -1175,6 +1252,7 @@ int main(void)
 {
     test_rle_golden();
     test_rle_roundtrips();
+    test_rle_shortest();
     test_rle_large();
     test_rle_errors();
     test_delta_golden();

@@ -355,67 +355,143 @@ out:
     return rc;
 }
 
+/*
+ * The shortest parse. Runs and bit-packed groups can be cut in many ways (a repeat may be
+ * an RLE run, or partly fill the last group of the bit-packed values before it, or stay
+ * bit-packed when w is small), so a dynamic program over the positions picks the cheapest:
+ *
+ *   a[j]  the fewest bytes for v[0..j) ending where a run ends
+ *   b[j]  the same, ending in a bit-packed group [j - 8, j) of a run that may go on
+ *   a[j] = min(b[j], min over i of a[i] + header(j - i) + ceil(w / 8))   v[i..j) all equal
+ *   b[j] = min(a[j - 8] + 1, b[j - 8]) + w                               (8 values, w bytes)
+ *
+ * The first term of a[j] ranges over the i in v[j-1]'s repeat, through a running minimum
+ * (on ties the latest i, the shorter run). A bit-packed run's header is counted as one
+ * byte: a run of 64 groups or more takes one more, which this leaves out (counting it along
+ * the path made the program cut long runs every 63 groups, which costs more). The last
+ * group may be partial (padded). At w = 0 only RLE runs are written (a
+ * bit-packed run of nothing saves a byte at most, and is where readers are least tested).
+ * O(n) time, about 40 bytes a value of scratch.
+ */
+struct rle_step {
+    size_t from;  /* a: the run's start, or SIZE_MAX when a[j] = b[j] */
+    uint8_t open; /* b: 1 if the group opens a bit-packed run after a[j - 8] */
+};
+
 int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out)
 {
-    size_t old_len = out ? out->len : 0, lit = 0;
+    const uint64_t inf = UINT64_MAX / 2;
+    const unsigned vb = (w + 7) / 8;
+    size_t old_len = out ? out->len : 0, nseg = 0, tail_from = SIZE_MAX;
+    uint64_t *a = NULL, *b = NULL, best, end_cost;
+    struct rle_step *st = NULL;
+    size_t *seg = NULL; /* pairs (start, end) from the back; end | top bit: bit-packed */
+    const size_t packed = (size_t)1 << (sizeof(size_t) * 8 - 1);
     uint32_t all = 0;
     int rc = TROVE_OK;
 
     if (!out || w > 32 || (n > 0 && !v)) {
         rc = TROVE_ERR_INVALID;
-        goto fail;
+        goto out;
     }
     for (size_t k = 0; k < n; k++)
         all |= v[k];
     if (w < 32 && (all >> w) != 0) {
         rc = TROVE_ERR_INVALID;
-        goto fail;
+        goto out;
     }
-    /*
-     * Greedy: a repeat of 8 or more becomes an RLE run, except that the pending literals
-     * before it must be whole groups of 8, so the run's first values fill the last group;
-     * what is left of the run is RLE'd if still 8 or more, else stays literal.
-     *
-     * Finding the repeats: one of 8 or more covers some [k, k + 4] with k a multiple of 4,
-     * so only such windows are tested (branch-free, one branch per 4 values); a window of
-     * equal values is widened to its whole repeat [i, j), whose start is not before the
-     * end of the previous repeat found (a repeat boundary).
-     */
-    for (size_t k = 0, bound = 0; k + 4 < n; k += 4) {
-        const uint32_t x = v[k];
-        size_t i, j;
-        if (((x ^ v[k + 1]) | (x ^ v[k + 2]) | (x ^ v[k + 3]) | (x ^ v[k + 4])) != 0)
-            continue;
-        for (i = k; i > bound && v[i - 1] == x;)
-            i--;
-        for (j = k + 5; j < n && v[j] == x;)
-            j++;
-        if (j - i >= 8) {
-            size_t pending = i - lit, fill = (8 - pending % 8) % 8;
-            if (j - i - fill >= 8) {
-                if (pending + fill > 0) {
-                    rc = rle_put_literals(v + lit, pending + fill, w, out);
-                    if (rc != TROVE_OK)
-                        goto fail;
-                }
-                rc = rle_put_run(x, j - i - fill, w, out);
-                if (rc != TROVE_OK)
-                    goto fail;
-                lit = j;
+    if (n == 0)
+        goto out;
+    if (n >= SIZE_MAX / 64 || !(a = malloc((n + 1) * sizeof *a)) ||
+        !(b = malloc((n + 1) * sizeof *b)) || !(st = malloc((n + 1) * sizeof *st)) ||
+        !(seg = malloc(2 * (n + 1) * sizeof *seg))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    a[0] = 0;
+    b[0] = inf;
+    best = inf;
+    for (size_t j = 1, bi = 0; j <= n; j++) {
+        if (j == 1 || v[j - 1] != v[j - 2] || a[j - 1] <= best) {
+            best = a[j - 1];
+            bi = j - 1;
+        }
+        b[j] = inf;
+        st[j].open = 0;
+        if (j >= 8 && w > 0) {
+            uint64_t o = a[j - 8] + 1 + w, c = b[j - 8] + w;
+            b[j] = o <= c ? o : c;
+            st[j].open = o <= c;
+        }
+        a[j] = b[j];
+        st[j].from = SIZE_MAX;
+        if (best < inf) {
+            uint64_t r = best + trove_varint_len((uint64_t)(j - bi) << 1) + vb;
+            if (r < a[j]) {
+                a[j] = r;
+                st[j].from = bi;
             }
         }
-        bound = j;
-        k = (j + 3) / 4 * 4 - 4; /* the next window starts at or after j */
     }
-    if (n > lit) {
-        rc = rle_put_literals(v + lit, n - lit, w, out);
+    /* A last partial group [i, n), padded: after a run (a new header) or in one (b). */
+    end_cost = a[n];
+    for (size_t i = n > 7 ? n - 7 : 0; i < n && w > 0; i++) {
+        uint64_t o = a[i] + 1 + w, c = b[i] + w;
+        if ((o < c ? o : c) < end_cost) {
+            end_cost = o < c ? o : c;
+            tail_from = i;
+        }
+    }
+
+    /* Walk back: runs as (start, end) pairs, bit-packed groups merged into one run. */
+    {
+        size_t j = n, lit_end = 0;
+        int in_b = 0;
+        if (tail_from != SIZE_MAX) {
+            lit_end = n;
+            j = tail_from;
+            in_b = a[j] + 1 + w > b[j] + w;
+            if (!in_b) {
+                seg[2 * nseg] = j;
+                seg[2 * nseg + 1] = lit_end | packed;
+                nseg++;
+            }
+        }
+        while (j > 0) {
+            if (in_b) {
+                int open = st[j].open;
+                j -= 8;
+                if (open) {
+                    seg[2 * nseg] = j;
+                    seg[2 * nseg + 1] = lit_end | packed;
+                    nseg++;
+                    in_b = 0;
+                }
+            } else if (st[j].from == SIZE_MAX) {
+                in_b = 1;
+                lit_end = j;
+            } else {
+                seg[2 * nseg] = st[j].from;
+                seg[2 * nseg + 1] = j;
+                nseg++;
+                j = st[j].from;
+            }
+        }
+    }
+    while (nseg-- > 0) {
+        size_t s = seg[2 * nseg], e = seg[2 * nseg + 1];
+        rc = e & packed ? rle_put_literals(v + s, (e & ~packed) - s, w, out)
+                        : rle_put_run(v[s], e - s, w, out);
         if (rc != TROVE_OK)
-            goto fail;
+            goto out;
     }
-    return TROVE_OK;
-fail:
-    if (out)
+out:
+    if (rc != TROVE_OK && out)
         out->len = old_len;
+    free(a);
+    free(b);
+    free(st);
+    free(seg);
     return rc;
 }
 

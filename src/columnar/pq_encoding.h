@@ -23,11 +23,11 @@
 #include "trove/common.h"
 
 /* Append the RLE/bit-packed hybrid encoding of v[0..n) at bit width w (0..32; every value
- * must fit) to out, with no length prefix. Repeats of 8 or more become RLE runs (after the
- * pending literals are filled up to a whole group of 8); the rest is bit-packed, the last
- * group padded with zeros. n = 0 appends nothing; any n >= 1 (also at w = 0) gets at least
- * one run header. Errors: TROVE_ERR_INVALID (w > 32, a value of more than w bits),
- * TROVE_ERR_NOMEM. */
+ * must fit) to out, with no length prefix: the shortest split into RLE runs and bit-packed
+ * groups of 8 (a dynamic program, which counts a bit-packed run's header as one byte), the
+ * last group padded with zeros; at w = 0 RLE runs only. n = 0 appends nothing; any n >= 1
+ * (also at w = 0) gets at least one run header. Errors: TROVE_ERR_INVALID (w > 32, a value
+ * of more than w bits), TROVE_ERR_NOMEM. */
 int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out);
 
 /* Decode exactly n values of width w (0..32) from buf[0..len) (no length prefix) into
