@@ -565,6 +565,40 @@ static void test_rle_large(void)
     free(v);
 }
 
+/* Past 2^20 values the encoder goes block by block: the blocks' runs join into one valid
+ * stream, and no run crosses a block. */
+static void test_rle_blocks(void)
+{
+    const size_t n = ((size_t)1 << 20) + 1001;
+    uint32_t *v = malloc(n * sizeof *v);
+    uint64_t rng = 9;
+    static const unsigned ws[] = {1, 5, 13};
+
+    if (!v)
+        abort();
+    for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++)
+        for (int pattern = 0; pattern < 2; pattern++) {
+            struct trove_bytes b = {0}, whole = {0};
+            struct dec d = {SEL_RLE, ws[wi], n, 0};
+            struct outs o;
+            rle_fill(v, n, ws[wi], pattern, &rng);
+            CHECK_EQ_INT(trove__pq_rle_encode(v, n, ws[wi], &b), TROVE_OK);
+            if (expect_ok(&d, b.ptr, b.len, b.len, &o, "rle blocks") == TROVE_OK)
+                CHECK(memcmp(o.u32, v, n * sizeof *v) == 0);
+            outs_free(&o);
+            /* So it is the first 2^20 values' encoding followed by the rest's (here: as the
+             * first block ends at a whole group, a padded last group never pays there). */
+            CHECK_EQ_INT(trove__pq_rle_encode(v, (size_t)1 << 20, ws[wi], &whole), TROVE_OK);
+            CHECK_EQ_INT(trove__pq_rle_encode(v + ((size_t)1 << 20), 1001, ws[wi], &whole),
+                         TROVE_OK);
+            CHECK_EQ_INT(b.len, whole.len);
+            CHECK(memcmp(b.ptr, whole.ptr, b.len) == 0);
+            trove_bytes_free(&b);
+            trove_bytes_free(&whole);
+        }
+    free(v);
+}
+
 static void test_rle_errors(void)
 {
     uint32_t v[40];
@@ -1254,6 +1288,7 @@ int main(void)
     test_rle_roundtrips();
     test_rle_shortest();
     test_rle_large();
+    test_rle_blocks();
     test_rle_errors();
     test_delta_golden();
     test_delta_roundtrips();

@@ -369,24 +369,111 @@ out:
  * (on ties the latest i, the shorter run). A bit-packed run's header is counted as one
  * byte: a run of 64 groups or more takes one more, which this leaves out (counting it along
  * the path made the program cut long runs every 63 groups, which costs more). The last
- * group may be partial (padded). At w = 0 only RLE runs are written (a
- * bit-packed run of nothing saves a byte at most, and is where readers are least tested).
- * O(n) time, about 40 bytes a value of scratch.
+ * group may be partial (padded). At w = 0 only RLE runs are written (a bit-packed run of
+ * nothing saves a byte at most, and is where readers are least tested).
+ *
+ * Values go through in blocks of RLE_DP_BLOCK (a multiple of 8; runs do not cross a block,
+ * only the last block may end in a padded group), so costs fit in 32 bits and the scratch
+ * (13 bytes a value: a, b, the way back, the open flags) stays bounded. O(n) time.
  */
-struct rle_step {
-    size_t from;  /* a: the run's start, or SIZE_MAX when a[j] = b[j] */
-    uint8_t open; /* b: 1 if the group opens a bit-packed run after a[j - 8] */
+#define RLE_DP_BLOCK ((size_t)1 << 20)
+
+struct rle_dp {
+    uint32_t *a, *b;
+    uint32_t *back; /* a[j]'s way: 0 if a[j] = b[j], else the length of the RLE run ending at j */
+    uint8_t *open;  /* b[j]'s way: 1 if the group [j - 8, j) opens a bit-packed run */
 };
+
+/* Encode v[0..n) (n <= RLE_DP_BLOCK), the last block if last (else n % 8 == 0). */
+static int rle_dp_block(struct rle_dp *s, const uint32_t *v, size_t n, unsigned w, int last,
+                        struct trove_bytes *out)
+{
+    const uint32_t inf = UINT32_MAX / 2, vb = (w + 7) / 8;
+    uint32_t *a = s->a, *b = s->b, *back = s->back, best = inf, prev = 0, end_cost;
+    uint8_t *open = s->open;
+    size_t tail_from = SIZE_MAX, nseg = 0, j;
+    int in_b, rc = TROVE_OK;
+
+    a[0] = 0;
+    b[0] = inf;
+    /* Written to compile to conditional moves: which way a value goes is data. */
+    for (size_t k = 1, bi = 0; k <= n; k++) {
+        /* prev is a[k - 1], kept in a register (the loop's chain runs through it). */
+        /* A new repeat starts at k - 1 (at k = 1, prev <= best holds), or a cheaper start. */
+        const unsigned reset = (v[k - 1] != v[k - 1 - (k > 1)]) | (prev <= best);
+        uint32_t bk = inf, r;
+        uint8_t op = 0;
+        best = reset ? prev : best;
+        bi = reset ? k - 1 : bi;
+        if (k >= 8 && w > 0) {
+            const uint32_t o = a[k - 8] + 1 + w, c = b[k - 8] + w;
+            op = o <= c;
+            bk = op ? o : c;
+        }
+        b[k] = bk;
+        open[k] = op;
+        r = best + vb + (k - bi < 64 ? 1 : trove_varint_len((uint64_t)(k - bi) << 1));
+        back[k] = r < bk ? (uint32_t)(k - bi) : 0;
+        prev = r < bk ? r : bk;
+        a[k] = prev;
+    }
+    /* A last partial group [i, n), padded: after a run (a new header) or in one (b). */
+    end_cost = a[n];
+    for (size_t i = n > 7 ? n - 7 : 0; last && w > 0 && i < n; i++) {
+        uint32_t o = a[i] + 1 + w, c = b[i] + w;
+        if ((o < c ? o : c) < end_cost) {
+            end_cost = o < c ? o : c;
+            tail_from = i;
+        }
+    }
+    in_b = tail_from != SIZE_MAX && a[tail_from] + 1 + w > b[tail_from] + w;
+
+    /* Walk back, keeping the k-th run found as a[k] (start) and b[k] (end; top bit:
+     * bit-packed): the walk reads only back[] and open[]. */
+    j = n;
+    {
+        size_t lit_end = 0;
+        if (tail_from != SIZE_MAX) {
+            lit_end = n;
+            j = tail_from;
+            if (!in_b) {
+                a[nseg] = (uint32_t)j;
+                b[nseg++] = (uint32_t)lit_end | 0x80000000u;
+            }
+        }
+        while (j > 0) {
+            if (in_b) {
+                int opened = open[j];
+                j -= 8;
+                if (opened) {
+                    a[nseg] = (uint32_t)j;
+                    b[nseg++] = (uint32_t)lit_end | 0x80000000u;
+                    in_b = 0;
+                }
+            } else if (back[j] == 0) {
+                in_b = 1;
+                lit_end = j;
+            } else {
+                a[nseg] = (uint32_t)(j - back[j]);
+                b[nseg++] = (uint32_t)j;
+                j -= back[j];
+            }
+        }
+    }
+    while (nseg-- > 0) {
+        size_t st = a[nseg], e = b[nseg] & 0x7fffffffu;
+        rc = b[nseg] >> 31 ? rle_put_literals(v + st, e - st, w, out)
+                           : rle_put_run(v[st], e - st, w, out);
+        if (rc != TROVE_OK)
+            break;
+    }
+    return rc;
+}
 
 int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out)
 {
-    const uint64_t inf = UINT64_MAX / 2;
-    const unsigned vb = (w + 7) / 8;
-    size_t old_len = out ? out->len : 0, nseg = 0, tail_from = SIZE_MAX;
-    uint64_t *a = NULL, *b = NULL, best, end_cost;
-    struct rle_step *st = NULL;
-    size_t *seg = NULL; /* pairs (start, end) from the back; end | top bit: bit-packed */
-    const size_t packed = (size_t)1 << (sizeof(size_t) * 8 - 1);
+    size_t old_len = out ? out->len : 0, m = n < RLE_DP_BLOCK ? n : RLE_DP_BLOCK;
+    struct rle_dp s = {NULL, NULL, NULL, NULL};
     uint32_t all = 0;
     int rc = TROVE_OK;
 
@@ -402,96 +489,22 @@ int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_b
     }
     if (n == 0)
         goto out;
-    if (n >= SIZE_MAX / 64 || !(a = malloc((n + 1) * sizeof *a)) ||
-        !(b = malloc((n + 1) * sizeof *b)) || !(st = malloc((n + 1) * sizeof *st)) ||
-        !(seg = malloc(2 * (n + 1) * sizeof *seg))) {
+    if (!(s.a = malloc((m + 1) * sizeof *s.a)) || !(s.b = malloc((m + 1) * sizeof *s.b)) ||
+        !(s.back = malloc((m + 1) * sizeof *s.back)) || !(s.open = malloc(m + 1))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    a[0] = 0;
-    b[0] = inf;
-    best = inf;
-    for (size_t j = 1, bi = 0; j <= n; j++) {
-        if (j == 1 || v[j - 1] != v[j - 2] || a[j - 1] <= best) {
-            best = a[j - 1];
-            bi = j - 1;
-        }
-        b[j] = inf;
-        st[j].open = 0;
-        if (j >= 8 && w > 0) {
-            uint64_t o = a[j - 8] + 1 + w, c = b[j - 8] + w;
-            b[j] = o <= c ? o : c;
-            st[j].open = o <= c;
-        }
-        a[j] = b[j];
-        st[j].from = SIZE_MAX;
-        if (best < inf) {
-            uint64_t r = best + trove_varint_len((uint64_t)(j - bi) << 1) + vb;
-            if (r < a[j]) {
-                a[j] = r;
-                st[j].from = bi;
-            }
-        }
-    }
-    /* A last partial group [i, n), padded: after a run (a new header) or in one (b). */
-    end_cost = a[n];
-    for (size_t i = n > 7 ? n - 7 : 0; i < n && w > 0; i++) {
-        uint64_t o = a[i] + 1 + w, c = b[i] + w;
-        if ((o < c ? o : c) < end_cost) {
-            end_cost = o < c ? o : c;
-            tail_from = i;
-        }
-    }
-
-    /* Walk back: runs as (start, end) pairs, bit-packed groups merged into one run. */
-    {
-        size_t j = n, lit_end = 0;
-        int in_b = 0;
-        if (tail_from != SIZE_MAX) {
-            lit_end = n;
-            j = tail_from;
-            in_b = a[j] + 1 + w > b[j] + w;
-            if (!in_b) {
-                seg[2 * nseg] = j;
-                seg[2 * nseg + 1] = lit_end | packed;
-                nseg++;
-            }
-        }
-        while (j > 0) {
-            if (in_b) {
-                int open = st[j].open;
-                j -= 8;
-                if (open) {
-                    seg[2 * nseg] = j;
-                    seg[2 * nseg + 1] = lit_end | packed;
-                    nseg++;
-                    in_b = 0;
-                }
-            } else if (st[j].from == SIZE_MAX) {
-                in_b = 1;
-                lit_end = j;
-            } else {
-                seg[2 * nseg] = st[j].from;
-                seg[2 * nseg + 1] = j;
-                nseg++;
-                j = st[j].from;
-            }
-        }
-    }
-    while (nseg-- > 0) {
-        size_t s = seg[2 * nseg], e = seg[2 * nseg + 1];
-        rc = e & packed ? rle_put_literals(v + s, (e & ~packed) - s, w, out)
-                        : rle_put_run(v[s], e - s, w, out);
-        if (rc != TROVE_OK)
-            goto out;
+    for (size_t at = 0; at < n && rc == TROVE_OK; at += m) {
+        size_t k = n - at < m ? n - at : m;
+        rc = rle_dp_block(&s, v + at, k, w, at + k == n, out);
     }
 out:
     if (rc != TROVE_OK && out)
         out->len = old_len;
-    free(a);
-    free(b);
-    free(st);
-    free(seg);
+    free(s.a);
+    free(s.b);
+    free(s.back);
+    free(s.open);
     return rc;
 }
 
@@ -1202,5 +1215,190 @@ int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t
     rc = TROVE_OK;
 out:
     dict_free(&d);
+    return rc;
+}
+
+/* ---- the pages of a dictionary-encoded column chunk ------------------------------------- */
+
+/*
+ * Every data page states the bit width of its indices, so a page need only be as wide as
+ * its largest index. A dynamic program over units of 8 rows (what a bit-packed group holds,
+ * u of them, the last one maybe partial) finds where to cut:
+ *
+ *   d[u][w]  the fewest bytes for units 0..u with unit u in a page of width w (w at least
+ *            the width of unit u's largest index; +inf below): w bytes for the unit, plus
+ *            either d[u - 1][w] (the same page goes on) or min over x of d[u - 1][x] +
+ *            page_cost (a new page starts at u)
+ *
+ * counting a unit at w bytes (8 values at w bits) as if bit-packed: runs make some units
+ * cheaper, at any width, so the cut points stand. O(u * (W + 1)) time; the way back is one
+ * bit per (unit, width) and the best width before each unit.
+ */
+#ifndef LAYOUT_UNIT
+#define LAYOUT_UNIT 8
+#endif
+struct layout_dp {
+    uint64_t *cont;  /* cont[u] bit w: unit u's page of width w went on from unit u - 1 */
+    uint8_t *before; /* before[u]: the width of the page that ended at unit u - 1 */
+};
+
+static uint64_t layout_cost(const uint8_t *uw, size_t nu, unsigned wmax, uint64_t page_cost,
+                            struct layout_dp *way, unsigned *last_w)
+{
+    const uint64_t inf = UINT64_MAX / 4;
+    uint64_t d[33] = {0}, best = 0;
+    unsigned best_w = 0;
+
+    for (size_t u = 0; u < nu; u++) {
+        const uint64_t fresh = best + page_cost;
+        const unsigned lo = uw[u];
+        uint64_t cont = 0, nb = inf;
+        unsigned nbw = wmax;
+        if (way)
+            way->before[u] = (uint8_t)best_w;
+        for (unsigned w = 0; w <= wmax; w++) {
+            const uint64_t on = u > 0 && d[w] <= fresh;
+            const uint64_t x = (on ? d[w] : fresh) + w * (LAYOUT_UNIT / 8);
+            const uint64_t y = w < lo ? inf : x;
+            d[w] = y;
+            cont |= on << w;
+            nbw = y < nb ? w : nbw;
+            nb = y < nb ? y : nb;
+        }
+        if (way)
+            way->cont[u] = cont;
+        best = nb;
+        best_w = nbw;
+    }
+    if (last_w)
+        *last_w = best_w;
+    return best;
+}
+
+/* The width of each unit's largest index under rank (NULL: as the indices are). */
+static void unit_widths(const uint32_t *idx, size_t n, const uint32_t *rank, uint8_t *uw)
+{
+    for (size_t s = 0, u = 0; s < n; s += LAYOUT_UNIT, u++) {
+        uint32_t m = 0;
+        for (size_t r = s; r < n && r < s + LAYOUT_UNIT; r++) {
+            uint32_t x = rank ? rank[idx[r]] : idx[r];
+            m = x > m ? x : m;
+        }
+        uw[u] = (uint8_t)width64(m);
+    }
+}
+
+struct by_count {
+    size_t count;
+    uint32_t k;
+};
+
+static int by_count_cmp(const void *pa, const void *pb)
+{
+    const struct by_count *a = pa, *b = pb;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return a->k < b->k ? -1 : a->k > b->k;
+}
+
+int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, size_t page_cost,
+                          uint32_t *order_out, struct trove__pq_dict_page **pages_out,
+                          size_t *npages_out)
+{
+    const size_t nu = n / LAYOUT_UNIT + (n % LAYOUT_UNIT != 0);
+    struct by_count *bc = NULL;
+    uint32_t *rank = NULL;
+    uint8_t *uw = NULL;
+    struct layout_dp way = {NULL, NULL};
+    struct trove__pq_dict_page *pages = NULL;
+    size_t npages = 0, cap = 0, rows_max = max_rows / 8 * 8;
+    unsigned wmax = nd > 1 ? width64(nd - 1) : 0, w;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!pages_out || !npages_out || (nd > 0 && !order_out) || (n > 0 && !idx) ||
+        nd > (size_t)UINT32_MAX + 1 || rows_max == 0)
+        goto out;
+    for (size_t r = 0; r < n; r++)
+        if (idx[r] >= nd)
+            goto out;
+    rc = TROVE_ERR_NOMEM;
+    if (!(bc = malloc((nd ? nd : 1) * sizeof *bc)) || !(rank = calloc(nd ? nd : 1, sizeof *rank)) ||
+        !(uw = calloc(nu ? nu : 1, 1)) || !(way.cont = malloc((nu ? nu : 1) * sizeof *way.cont)) ||
+        !(way.before = malloc(nu ? nu : 1)))
+        goto out;
+
+    /* The order: first appearance (as the indices are) or descending count, ties by first
+     * appearance; whichever the pages make smaller. */
+    for (size_t k = 0; k < nd; k++) {
+        bc[k].count = 0;
+        bc[k].k = (uint32_t)k;
+    }
+    for (size_t r = 0; r < n; r++)
+        bc[idx[r]].count++;
+    qsort(bc, nd, sizeof *bc, by_count_cmp);
+    for (size_t k = 0; k < nd; k++)
+        rank[bc[k].k] = (uint32_t)k;
+    if (nu > 0) {
+        uint64_t as_built, by_count;
+        unit_widths(idx, n, NULL, uw);
+        as_built = layout_cost(uw, nu, wmax, page_cost, NULL, NULL);
+        unit_widths(idx, n, rank, uw);
+        by_count = layout_cost(uw, nu, wmax, page_cost, NULL, NULL);
+        if (by_count >= as_built) {
+            for (size_t k = 0; k < nd; k++)
+                rank[k] = (uint32_t)k;
+            unit_widths(idx, n, NULL, uw);
+        }
+    }
+
+    /* The cuts, from the back (a page over rows_max rows becomes pieces of rows_max and
+     * what is left, at its width); then the list is turned around. */
+    if (nu > 0) {
+        size_t end = n;
+        layout_cost(uw, nu, wmax, page_cost, &way, &w);
+        for (size_t u = nu; u-- > 0;) {
+            size_t len, full;
+            if (u > 0 && (way.cont[u] >> w & 1))
+                continue;
+            len = end - u * LAYOUT_UNIT;
+            full = len / rows_max;
+            if (npages + full + 1 > cap) {
+                size_t ncap = 2 * cap + full + 16;
+                void *p = ncap < SIZE_MAX / sizeof *pages ? realloc(pages, ncap * sizeof *pages)
+                                                          : NULL;
+                if (!p)
+                    goto out;
+                pages = p;
+                cap = ncap;
+            }
+            if (len % rows_max)
+                pages[npages++] = (struct trove__pq_dict_page){len % rows_max, w};
+            for (size_t k = 0; k < full; k++)
+                pages[npages++] = (struct trove__pq_dict_page){rows_max, w};
+            end = u * LAYOUT_UNIT;
+            if (u > 0)
+                w = way.before[u];
+        }
+        for (size_t i = 0; i < npages / 2; i++) {
+            struct trove__pq_dict_page t = pages[i];
+            pages[i] = pages[npages - 1 - i];
+            pages[npages - 1 - i] = t;
+        }
+    }
+    for (size_t r = 0; r < n; r++)
+        idx[r] = rank[idx[r]];
+    for (size_t k = 0; k < nd; k++)
+        order_out[rank[k]] = (uint32_t)k;
+    *pages_out = pages;
+    *npages_out = npages;
+    pages = NULL;
+    rc = TROVE_OK;
+out:
+    free(bc);
+    free(rank);
+    free(uw);
+    free(way.cont);
+    free(way.before);
+    free(pages);
     return rc;
 }

@@ -94,4 +94,25 @@ int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t
                              size_t max_distinct, uint32_t *idx_out, size_t **first_out,
                              size_t *ndistinct_out);
 
+/*
+ * The data pages of a dictionary-encoded column chunk. Each page states the bit width of
+ * its indices, so it need only be as wide as its largest one: the dictionary is put in the
+ * order — first appearance (as built) or descending count, ties by first appearance — whose
+ * pages come out smaller, and the rows are cut into pages where a narrower width saves more
+ * than page_cost bytes (a page header and its width byte), by a dynamic program over groups
+ * of 8 rows. No page has more than max_rows rows (rounded down to a multiple of 8, at least
+ * 8). On success idx[0..n) is rewritten in the new order, order_out[k] (nd entries) is the
+ * old index of new entry k, and *pages_out (malloc'd; NULL for n = 0) holds *npages_out
+ * pages covering the rows in order. On failure idx[] and the outputs are untouched.
+ * Errors: TROVE_ERR_INVALID (NULL arguments, an index >= nd, max_rows < 8),
+ * TROVE_ERR_NOMEM.
+ */
+struct trove__pq_dict_page {
+    size_t rows;
+    unsigned width;
+};
+int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, size_t page_cost,
+                          uint32_t *order_out, struct trove__pq_dict_page **pages_out,
+                          size_t *npages_out);
+
 #endif

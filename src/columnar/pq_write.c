@@ -12,8 +12,11 @@
  * straight from the caller's arrays (or what its fetch gives, a column at a time), which
  * saves a copy and the buffers' memory; the bytes are the same.
  *
- * Pages hold at most page_bytes (1 MiB by default) of values (PLAIN size), so a large row
- * group still has many pages. A dictionary is given up for PLAIN when a chunk has more than
+ * Pages hold at most page_bytes (1 MiB by default) of values (PLAIN size; a dictionary
+ * index counts 4 bytes, and such a page has at least 8 rows), so a large row group still has
+ * many pages. The pages of a dictionary-encoded chunk are also cut where a narrower bit
+ * width pays for a page header, with the dictionary in the order that makes them smallest
+ * (trove__pq_dict_layout). A dictionary is given up for PLAIN when a chunk has more than
  * TROVE_PQ_DICT_MAX_ENTRIES distinct values or their PLAIN size passes
  * TROVE_PQ_DICT_MAX_BYTES. zstd runs at level 3, gzip (a gzip wrapper, as Parquet wants)
  * at level 1 (level 6 is 5x slower for a few percent). The output depends only on the input: no time or randomness goes in.
@@ -37,6 +40,9 @@
 #define TROVE_PQ_ZSTD_LEVEL 3
 #define TROVE_PQ_GZIP_LEVEL 1
 #define TROVE_PQ_STATS_MAX 4096u /* string statistics longer than this are left out */
+/* What starting a data page costs, for the cuts of dictionary-encoded chunks: a v1 page
+ * header (about 20 bytes of Thrift), the width byte and a run header. */
+#define PQ_PAGE_COST 24u
 
 struct wcol {
     struct trove_pq_column_def def;
@@ -236,6 +242,12 @@ static int buffer_rows(struct trove_pq_writer *w, const struct trove_pq_column_d
     }
     w->nbuf += k;
     return TROVE_OK;
+}
+
+/* The most rows of a dictionary-encoded data page. */
+static size_t per_index_page(const struct trove_pq_writer *w)
+{
+    return w->page_bytes / 4 < 8 ? 8 : w->page_bytes / 4;
 }
 
 /* Compress w->page into w->comp (or point at it) and append header + body to the file. */
@@ -456,7 +468,9 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     int enc = c->def.encoding, rc;
     size_t nd = 0, *first = NULL, width = is32 ? 4 : 8, per_page;
     int64_t *dvals = NULL;
-    unsigned bw = 0;
+    uint32_t *order = NULL;
+    struct trove__pq_dict_page *pages = NULL;
+    size_t npages = 0;
 
     memset(cc, 0, sizeof *cc);
     m->type = is_str ? TROVE_PQT_BYTE_ARRAY : is32 ? TROVE_PQT_INT32 : TROVE_PQT_INT64;
@@ -510,13 +524,20 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     }
 
     if (enc == TROVE_PQ_ENC_DICT) {
-        /* The dictionary page: PLAIN values in order of first appearance. */
+        /* The dictionary page: PLAIN values in the order the layout chose. */
+        if (!(order = malloc((nd ? nd : 1) * sizeof *order))) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        if ((rc = trove__pq_dict_layout(w->idx, n, nd, per_index_page(w), PQ_PAGE_COST, order,
+                                        &pages, &npages)) != TROVE_OK)
+            goto out;
         m->dictionary_page_offset = (int64_t)w->body.len;
         w->page.len = 0;
         if (is_str) {
             for (size_t k = 0; k < nd; k++) {
-                const char *p = v->str[first[k]];
-                uint32_t len = v->len[first[k]];
+                const char *p = v->str[first[order[k]]];
+                uint32_t len = v->len[first[order[k]]];
                 if ((rc = trove__pq_plain_encode_strings(&p, &len, 1, &w->page)) != TROVE_OK)
                     goto out;
             }
@@ -524,7 +545,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
             if ((rc = trove_bytes_reserve(&w->page, nd * width)) != TROVE_OK)
                 goto out;
             for (size_t k = 0; k < nd; k++)
-                put_plain_int(&w->page, dvals[k], is32);
+                put_plain_int(&w->page, dvals[order[k]], is32);
         }
         memset(&h, 0, sizeof h);
         h.type = TROVE_PQP_DICTIONARY_PAGE;
@@ -533,8 +554,6 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         h.dict_sorted = -1;
         if ((rc = put_page(w, &h, m)) != TROVE_OK)
             goto out;
-        while (nd > 1 && (1ull << bw) < nd)
-            bw++;
         m->encodings[m->nencodings++] = TROVE_PQE_PLAIN;
         m->encodings[m->nencodings++] = TROVE_PQE_RLE_DICTIONARY;
     } else {
@@ -560,8 +579,10 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     per_page = w->page_bytes / (enc == TROVE_PQ_ENC_DICT ? 4 : width);
     if (per_page < 1)
         per_page = 1;
-    for (size_t at = 0; at < n;) {
-        size_t cnt = n - at < per_page ? n - at : per_page;
+    for (size_t at = 0, pi = 0; at < n; pi++) {
+        size_t cnt = enc == TROVE_PQ_ENC_DICT ? pages[pi].rows
+                     : n - at < per_page      ? n - at
+                                              : per_page;
         if (is_str && enc == TROVE_PQ_ENC_PLAIN) {
             size_t bytes = 0;
             cnt = 0;
@@ -572,7 +593,8 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         }
         w->page.len = 0;
         if (enc == TROVE_PQ_ENC_DICT) {
-            uint8_t b = (uint8_t)bw;
+            uint8_t b = (uint8_t)pages[pi].width;
+            unsigned bw = pages[pi].width;
             if ((rc = trove_bytes_append(&w->page, &b, 1)) != TROVE_OK ||
                 (rc = trove__pq_rle_encode(w->idx + at, cnt, bw, &w->page)) != TROVE_OK)
                 goto out;
@@ -609,6 +631,8 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
 out:
     free(first);
     free(dvals);
+    free(order);
+    free(pages);
     return rc;
 }
 
