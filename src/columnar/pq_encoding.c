@@ -53,6 +53,8 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -60,8 +62,6 @@
 /* The largest delta block this decoder accepts (values); the format has no limit, writers
  * use 128 (parquet-mr, Arrow) to a few thousand. */
 #define DELTA_MAX_BLOCK (1u << 20)
-/* Run lengths are at most 2^31 - 1 (Encodings.md, note 3 of the RLE section). */
-#define RLE_MAX_RUN 0x7fffffffu
 /* The encoder's delta layout. */
 #define DELTA_BLOCK 128u
 #define DELTA_MINIBLOCKS 4u
@@ -301,60 +301,6 @@ static unsigned width64(uint64_t v) { return v ? 64 - (unsigned)__builtin_clzll(
 
 /* ---- RLE / bit-packing hybrid ------------------------------------------------------------ */
 
-/* Append an RLE run of count copies of value (count >= 1). */
-static int rle_put_run(uint32_t value, size_t count, unsigned w, struct trove_bytes *out)
-{
-    unsigned vbytes = (w + 7) / 8;
-    int rc = TROVE_OK;
-
-    while (count > 0) {
-        size_t c = count > RLE_MAX_RUN ? RLE_MAX_RUN : count;
-        uint8_t *p;
-        rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + 4);
-        if (rc != TROVE_OK)
-            goto out;
-        p = trove_put_varint(out->ptr + out->len, (uint64_t)c << 1);
-        for (unsigned b = 0; b < vbytes; b++)
-            *p++ = (uint8_t)(value >> (8 * b));
-        out->len = (size_t)(p - out->ptr);
-        count -= c;
-    }
-out:
-    return rc;
-}
-
-/* Append v[0..m) (m >= 1) as bit-packed runs; a last partial group is padded with zeros. */
-static int rle_put_literals(const uint32_t *v, size_t m, unsigned w, struct trove_bytes *out)
-{
-    const uint64_t max_vals = (uint64_t)RLE_MAX_RUN * 8;
-    int rc = TROVE_OK;
-
-    while (m > 0) {
-        size_t c = (uint64_t)m > max_vals ? (size_t)max_vals : m;
-        size_t groups = c / 8 + (c % 8 != 0), full = c & ~(size_t)7;
-        uint8_t *p;
-        if (groups > (SIZE_MAX - TROVE_VARINT32_MAX) / (w ? w : 1)) {
-            rc = TROVE_ERR_NOMEM;
-            goto out;
-        }
-        rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + groups * w);
-        if (rc != TROVE_OK)
-            goto out;
-        p = trove_put_varint(out->ptr + out->len, (uint64_t)groups << 1 | 1);
-        p = pack_u32(v, full, w, p);
-        if (c > full) {
-            uint32_t last[8] = {0};
-            memcpy(last, v + full, (c - full) * sizeof *v);
-            p = pack_u32(last, 8, w, p);
-        }
-        out->len = (size_t)(p - out->ptr);
-        v += c;
-        m -= c;
-    }
-out:
-    return rc;
-}
-
 /*
  * The shortest parse. Runs and bit-packed groups can be cut in many ways (a repeat may be
  * an RLE run, or partly fill the last group of the bit-packed values before it, or stay
@@ -374,14 +320,23 @@ out:
  *
  * Values go through in blocks of RLE_DP_BLOCK (a multiple of 8; runs do not cross a block,
  * only the last block may end in a padded group), so costs fit in 32 bits and the scratch
- * (13 bytes a value: a, b, the way back, the open flags) stays bounded. O(n) time.
+ * (9 bytes a value: a, b and the way back) stays small enough to stay in cache (a cut
+ * between blocks costs a header at most). O(n) time.
  */
-#define RLE_DP_BLOCK ((size_t)1 << 20)
+#define RLE_DP_BLOCK ((size_t)1 << 16)
+
+/* The way back (flags[k]), and the runs it finds. */
+enum {
+    RLE_A_RUN = 1,   /* a[k] is an RLE run ending at k (else a[k] = b[k]) */
+    RLE_B_OPEN = 2,  /* b[k]'s group [k - 8, k) opens a bit-packed run (else goes on) */
+    RLE_AT_RUN = 4,  /* an RLE run starts at k */
+    RLE_AT_PACK = 8, /* a bit-packed run starts at k */
+};
 
 struct rle_dp {
     uint32_t *a, *b;
-    uint32_t *back; /* a[j]'s way: 0 if a[j] = b[j], else the length of the RLE run ending at j */
-    uint8_t *open;  /* b[j]'s way: 1 if the group [j - 8, j) opens a bit-packed run */
+    uint8_t *flags;
+    size_t cap; /* values a block may have */
 };
 
 /* Encode v[0..n) (n <= RLE_DP_BLOCK), the last block if last (else n % 8 == 0). */
@@ -389,34 +344,34 @@ static int rle_dp_block(struct rle_dp *s, const uint32_t *v, size_t n, unsigned 
                         struct trove_bytes *out)
 {
     const uint32_t inf = UINT32_MAX / 2, vb = (w + 7) / 8;
-    uint32_t *a = s->a, *b = s->b, *back = s->back, best = inf, prev = 0, end_cost;
-    uint8_t *open = s->open;
-    size_t tail_from = SIZE_MAX, nseg = 0, j;
+    uint32_t *a = s->a, *b = s->b, best = inf, prev = 0, end_cost;
+    uint8_t *flags = s->flags;
+    size_t tail_from = SIZE_MAX, j = n, run = 0, nseg = 0;
     int in_b, rc = TROVE_OK;
 
+    /* best: the least a[i] over the i in v[k - 1]'s repeat so far; run: that repeat's
+     * length, which bounds the run's header (the walk back finds the i). Written to compile
+     * to conditional moves: which way a value goes is data. prev is a[k - 1]. */
     a[0] = 0;
     b[0] = inf;
-    /* Written to compile to conditional moves: which way a value goes is data. */
-    for (size_t k = 1, bi = 0; k <= n; k++) {
-        /* prev is a[k - 1], kept in a register (the loop's chain runs through it). */
-        /* A new repeat starts at k - 1 (at k = 1, prev <= best holds), or a cheaper start. */
-        const unsigned reset = (v[k - 1] != v[k - 1 - (k > 1)]) | (prev <= best);
-        uint32_t bk = inf, r;
-        uint8_t op = 0;
-        best = reset ? prev : best;
-        bi = reset ? k - 1 : bi;
-        if (k >= 8 && w > 0) {
-            const uint32_t o = a[k - 8] + 1 + w, c = b[k - 8] + w;
-            op = o <= c;
-            bk = op ? o : c;
-        }
+    for (size_t k = 1; k <= n; k++) {
+        const int same = k > 1 && v[k - 1] == v[k - 2];
+        const uint32_t m = prev < best ? prev : best;
+        /* Before the first whole group (or at w = 0) b is out of reach. */
+        const uint32_t o = k >= 8 && w > 0 ? a[k - 8] + 1 + w : inf,
+                       c = k >= 8 && w > 0 ? b[k - 8] + w : inf;
+        const uint32_t bk = o <= c ? o : c;
+        uint32_t r;
+        best = same ? m : prev;
+        run = same ? run + 1 : 1;
         b[k] = bk;
-        open[k] = op;
-        r = best + vb + (k - bi < 64 ? 1 : trove_varint_len((uint64_t)(k - bi) << 1));
-        back[k] = r < bk ? (uint32_t)(k - bi) : 0;
+        /* The header: the varint of run << 1 (run <= RLE_DP_BLOCK < 2^20). */
+        r = best + vb + 1 + (run >= 64) + (run >= 8192);
+        flags[k] = (uint8_t)((o <= c && o < inf ? RLE_B_OPEN : 0) | (r < bk ? RLE_A_RUN : 0));
         prev = r < bk ? r : bk;
         a[k] = prev;
     }
+    flags[0] = 0;
     /* A last partial group [i, n), padded: after a run (a new header) or in one (b). */
     end_cost = a[n];
     for (size_t i = n > 7 ? n - 7 : 0; last && w > 0 && i < n; i++) {
@@ -426,54 +381,102 @@ static int rle_dp_block(struct rle_dp *s, const uint32_t *v, size_t n, unsigned 
             tail_from = i;
         }
     }
-    in_b = tail_from != SIZE_MAX && a[tail_from] + 1 + w > b[tail_from] + w;
 
-    /* Walk back, keeping the k-th run found as a[k] (start) and b[k] (end; top bit:
-     * bit-packed): the walk reads only back[] and open[]. */
-    j = n;
-    {
-        size_t lit_end = 0;
-        if (tail_from != SIZE_MAX) {
-            lit_end = n;
-            j = tail_from;
-            if (!in_b) {
-                a[nseg] = (uint32_t)j;
-                b[nseg++] = (uint32_t)lit_end | 0x80000000u;
-            }
-        }
-        while (j > 0) {
-            if (in_b) {
-                int opened = open[j];
-                j -= 8;
-                if (opened) {
-                    a[nseg] = (uint32_t)j;
-                    b[nseg++] = (uint32_t)lit_end | 0x80000000u;
-                    in_b = 0;
-                }
-            } else if (back[j] == 0) {
-                in_b = 1;
-                lit_end = j;
-            } else {
-                a[nseg] = (uint32_t)(j - back[j]);
-                b[nseg++] = (uint32_t)j;
-                j -= back[j];
-            }
+    /* Walk back, marking the kind of each run at its start and keeping the starts, last
+     * run first, in b[] (which the walk no longer reads). */
+    in_b = 0;
+    if (tail_from != SIZE_MAX) {
+        j = tail_from;
+        in_b = a[j] + 1 + w > b[j] + w;
+        if (!in_b) {
+            flags[j] |= RLE_AT_PACK;
+            b[nseg++] = (uint32_t)j;
         }
     }
+    while (j > 0) {
+        if (in_b) {
+            const int opened = flags[j] & RLE_B_OPEN;
+            j -= 8;
+            if (opened) {
+                flags[j] |= RLE_AT_PACK;
+                b[nseg++] = (uint32_t)j;
+                in_b = 0;
+            }
+        } else if (!(flags[j] & RLE_A_RUN)) {
+            in_b = 1;
+        } else {
+            /* The run's start: the latest i in v[j - 1]'s repeat with the least a[i]. */
+            size_t i = j - 1, at = j - 1;
+            while (i > 0 && v[i - 1] == v[j - 1]) {
+                i--;
+                at = a[i] < a[at] ? i : at;
+            }
+            flags[at] |= RLE_AT_RUN;
+            b[nseg++] = (uint32_t)at;
+            j = at;
+        }
+    }
+    /* Emit, making room only when a run might not fit (short runs are many). */
     while (nseg-- > 0) {
-        size_t st = a[nseg], e = b[nseg] & 0x7fffffffu;
-        rc = b[nseg] >> 31 ? rle_put_literals(v + st, e - st, w, out)
-                           : rle_put_run(v[st], e - st, w, out);
-        if (rc != TROVE_OK)
-            break;
+        const size_t st = b[nseg], e = nseg > 0 ? b[nseg - 1] : n;
+        const size_t need = TROVE_VARINT32_MAX + 4 + (e - st + 7) / 8 * w;
+        uint8_t *p;
+        if (out->cap - out->len < need &&
+            (rc = trove_bytes_reserve(out, need + (out->len >> 2))) != TROVE_OK)
+            return rc;
+        p = out->ptr + out->len;
+        if (flags[st] & RLE_AT_RUN) {
+            p = trove_put_varint(p, (uint64_t)(e - st) << 1);
+            for (unsigned k = 0; k < vb; k++)
+                *p++ = (uint8_t)(v[st] >> (8 * k));
+        } else {
+            /* A bit-packed run; only the block's last one may end in a padded group. */
+            const size_t full = (e - st) & ~(size_t)7, groups = (e - st + 7) / 8;
+            p = trove_put_varint(p, (uint64_t)groups << 1 | 1);
+            p = pack_u32(v + st, full, w, p);
+            if (e - st > full) {
+                uint32_t lastg[8] = {0};
+                memcpy(lastg, v + st + full, (e - st - full) * sizeof *v);
+                p = pack_u32(lastg, 8, w, p);
+            }
+        }
+        out->len = (size_t)(p - out->ptr);
     }
     return rc;
 }
 
-int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out)
+/* Make s hold blocks of m values (it keeps what it has if that is enough). */
+static int rle_dp_reserve(struct rle_dp *s, size_t m)
+{
+    uint32_t *a, *b;
+    uint8_t *f;
+    if (m <= s->cap)
+        return TROVE_OK;
+    if (!(a = realloc(s->a, (m + 1) * sizeof *a)))
+        return TROVE_ERR_NOMEM;
+    s->a = a;
+    if (!(b = realloc(s->b, (m + 1) * sizeof *b)))
+        return TROVE_ERR_NOMEM;
+    s->b = b;
+    if (!(f = realloc(s->flags, m + 1)))
+        return TROVE_ERR_NOMEM;
+    s->flags = f;
+    s->cap = m;
+    return TROVE_OK;
+}
+
+static void rle_dp_free(struct rle_dp *s)
+{
+    free(s->a);
+    free(s->b);
+    free(s->flags);
+}
+
+/* trove__pq_rle_encode with the caller's scratch (kept for the next call). */
+static int rle_encode_with(struct rle_dp *s, const uint32_t *v, size_t n, unsigned w,
+                           struct trove_bytes *out)
 {
     size_t old_len = out ? out->len : 0, m = n < RLE_DP_BLOCK ? n : RLE_DP_BLOCK;
-    struct rle_dp s = {NULL, NULL, NULL, NULL};
     uint32_t all = 0;
     int rc = TROVE_OK;
 
@@ -489,22 +492,23 @@ int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_b
     }
     if (n == 0)
         goto out;
-    if (!(s.a = malloc((m + 1) * sizeof *s.a)) || !(s.b = malloc((m + 1) * sizeof *s.b)) ||
-        !(s.back = malloc((m + 1) * sizeof *s.back)) || !(s.open = malloc(m + 1))) {
-        rc = TROVE_ERR_NOMEM;
+    if ((rc = rle_dp_reserve(s, m)) != TROVE_OK)
         goto out;
-    }
     for (size_t at = 0; at < n && rc == TROVE_OK; at += m) {
         size_t k = n - at < m ? n - at : m;
-        rc = rle_dp_block(&s, v + at, k, w, at + k == n, out);
+        rc = rle_dp_block(s, v + at, k, w, at + k == n, out);
     }
 out:
     if (rc != TROVE_OK && out)
         out->len = old_len;
-    free(s.a);
-    free(s.b);
-    free(s.back);
-    free(s.open);
+    return rc;
+}
+
+int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out)
+{
+    struct rle_dp s = {NULL, NULL, NULL, 0};
+    int rc = rle_encode_with(&s, v, n, w, out);
+    rle_dp_free(&s);
     return rc;
 }
 
@@ -1247,8 +1251,9 @@ static uint64_t layout_cost(const uint8_t *uw, size_t nu, unsigned wmax, uint64_
 {
     const uint64_t inf = UINT64_MAX / 4;
     uint64_t d[33] = {0}, best = 0;
-    unsigned best_w = 0;
+    unsigned best_w = 0, plo = 0;
 
+    /* d[w] holds for w >= plo, the previous unit's width; below it a page cannot be. */
     for (size_t u = 0; u < nu; u++) {
         const uint64_t fresh = best + page_cost;
         const unsigned lo = uw[u];
@@ -1256,106 +1261,224 @@ static uint64_t layout_cost(const uint8_t *uw, size_t nu, unsigned wmax, uint64_
         unsigned nbw = wmax;
         if (way)
             way->before[u] = (uint8_t)best_w;
-        for (unsigned w = 0; w <= wmax; w++) {
-            const uint64_t on = u > 0 && d[w] <= fresh;
+        for (unsigned w = lo; w <= wmax; w++) {
+            const uint64_t on = u > 0 && w >= plo && d[w] <= fresh;
             const uint64_t x = (on ? d[w] : fresh) + w * (LAYOUT_UNIT / 8);
-            const uint64_t y = w < lo ? inf : x;
-            d[w] = y;
+            d[w] = x;
             cont |= on << w;
-            nbw = y < nb ? w : nbw;
-            nb = y < nb ? y : nb;
+            nbw = x < nb ? w : nbw;
+            nb = x < nb ? x : nb;
         }
         if (way)
             way->cont[u] = cont;
         best = nb;
         best_w = nbw;
+        plo = lo;
     }
     if (last_w)
         *last_w = best_w;
     return best;
 }
 
-/* The width of each unit's largest index under rank (NULL: as the indices are). */
+/* The width of each unit's largest index (the width of their bitwise or), the indices
+ * mapped through rank if not NULL. */
 static void unit_widths(const uint32_t *idx, size_t n, const uint32_t *rank, uint8_t *uw)
 {
-    for (size_t s = 0, u = 0; s < n; s += LAYOUT_UNIT, u++) {
-        uint32_t m = 0;
-        for (size_t r = s; r < n && r < s + LAYOUT_UNIT; r++) {
-            uint32_t x = rank ? rank[idx[r]] : idx[r];
-            m = x > m ? x : m;
+    size_t u = 0, s = 0;
+
+    if (rank) {
+        for (; s + LAYOUT_UNIT <= n; s += LAYOUT_UNIT, u++) {
+            uint32_t m = 0;
+            for (size_t r = s; r < s + LAYOUT_UNIT; r++)
+                m |= rank[idx[r]];
+            uw[u] = (uint8_t)width64(m);
         }
+    } else {
+        for (; s + LAYOUT_UNIT <= n; s += LAYOUT_UNIT, u++) {
+            uint32_t m = 0;
+            for (size_t r = s; r < s + LAYOUT_UNIT; r++)
+                m |= idx[r];
+            uw[u] = (uint8_t)width64(m);
+        }
+    }
+    if (s < n) {
+        uint32_t m = 0;
+        for (; s < n; s++)
+            m |= rank ? rank[idx[s]] : idx[s];
         uw[u] = (uint8_t)width64(m);
     }
 }
 
+/* ---- a second thread for the large steps ---------------------------------------------- */
+
+/* Chunks of at least this many rows have their two halves of work done side by side. */
+#define SIDE_BY_SIDE_ROWS 65536u
+
+struct side_job {
+    void (*fn)(void *);
+    void *arg;
+    pthread_t thread;
+    int started;
+};
+
+static void *side_main(void *p)
+{
+    struct side_job *j = p;
+    j->fn(j->arg);
+    return NULL;
+}
+
+/* Run fn(arg) on a new thread, or here and now if none can be started (or side is 0). */
+static void side_start(struct side_job *j, void (*fn)(void *), void *arg, int side)
+{
+    j->fn = fn;
+    j->arg = arg;
+    j->started = side && pthread_create(&j->thread, NULL, side_main, j) == 0;
+    if (!j->started)
+        fn(arg);
+}
+
+static void side_join(struct side_job *j)
+{
+    if (j->started)
+        pthread_join(j->thread, NULL);
+}
+
+/* One order's unit widths and page layout. */
+struct order_eval {
+    const uint32_t *idx, *rank;
+    size_t n, nu;
+    uint8_t *uw;
+    unsigned wmax, last_w;
+    uint64_t page_cost, cost;
+    struct layout_dp *way;
+};
+
+static void order_eval_run(void *p)
+{
+    struct order_eval *e = p;
+    unit_widths(e->idx, e->n, e->rank, e->uw);
+    e->cost = layout_cost(e->uw, e->nu, e->wmax, e->page_cost, e->way, &e->last_w);
+}
+
 struct by_count {
-    size_t count;
+    uint32_t count;
     uint32_t k;
 };
 
-static int by_count_cmp(const void *pa, const void *pb)
+/* Dictionaries up to this size are counted in 4 interleaved tables (a run of one value would
+ * otherwise wait on its own increments). */
+#define COUNT_SPLIT_MAX 4096u
+
+/* Count the uses of each entry into bc[0..nd) (zeroed by the caller; checks every index is
+ * below nd) and set rank[k] to entry k's place by descending count, ties by k: a stable
+ * radix sort of the counts' complements, 16 bits at a time. */
+static int count_order(const uint32_t *idx, size_t n, size_t nd, struct by_count *bc,
+                       uint32_t *rank)
 {
-    const struct by_count *a = pa, *b = pb;
-    if (a->count != b->count)
-        return a->count > b->count ? -1 : 1;
-    return a->k < b->k ? -1 : a->k > b->k;
+    const size_t ways = nd <= COUNT_SPLIT_MAX ? 4 : 1;
+    uint32_t *cnt = calloc(ways * (nd ? nd : 1), sizeof *cnt);
+    struct by_count *tmp = malloc((nd ? nd : 1) * sizeof *tmp);
+    size_t *hist = malloc(65536 * sizeof *hist);
+    int rc = TROVE_ERR_NOMEM;
+
+    if (!cnt || !tmp || !hist)
+        goto out;
+    rc = TROVE_ERR_INVALID;
+    for (size_t r = 0; r < n; r++) {
+        if (idx[r] >= nd)
+            goto out;
+        cnt[(r & (ways - 1)) * nd + idx[r]]++;
+    }
+    for (size_t k = 0; k < nd; k++) {
+        bc[k].k = (uint32_t)k;
+        for (size_t t = 0; t < ways; t++)
+            bc[k].count += cnt[t * nd + k];
+    }
+    for (unsigned shift = 0; shift < 32; shift += 16) {
+        struct by_count *from = shift ? tmp : bc, *to = shift ? bc : tmp;
+        size_t sum = 0;
+        memset(hist, 0, 65536 * sizeof *hist);
+        for (size_t k = 0; k < nd; k++)
+            hist[(~from[k].count >> shift) & 0xffff]++;
+        for (size_t d = 0; d < 65536; d++) {
+            size_t c = hist[d];
+            hist[d] = sum;
+            sum += c;
+        }
+        for (size_t k = 0; k < nd; k++)
+            to[hist[(~from[k].count >> shift) & 0xffff]++] = from[k];
+    }
+    for (size_t k = 0; k < nd; k++)
+        rank[bc[k].k] = (uint32_t)k;
+    rc = TROVE_OK;
+out:
+    free(cnt);
+    free(tmp);
+    free(hist);
+    return rc;
 }
 
 int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, size_t page_cost,
                           uint32_t *order_out, struct trove__pq_dict_page **pages_out,
                           size_t *npages_out)
 {
-    const size_t nu = n / LAYOUT_UNIT + (n % LAYOUT_UNIT != 0);
+    const size_t nu = n / LAYOUT_UNIT + (n % LAYOUT_UNIT != 0), nu1 = nu ? nu : 1;
     struct by_count *bc = NULL;
     uint32_t *rank = NULL;
-    uint8_t *uw = NULL;
-    struct layout_dp way = {NULL, NULL};
+    uint8_t *uw = NULL, *uw_count = NULL;
+    struct layout_dp way = {NULL, NULL}, way_count = {NULL, NULL};
     struct trove__pq_dict_page *pages = NULL;
     size_t npages = 0, cap = 0, rows_max = max_rows / 8 * 8;
-    unsigned wmax = nd > 1 ? width64(nd - 1) : 0, w;
-    int rc = TROVE_ERR_INVALID;
+    unsigned wmax = nd > 1 ? width64(nd - 1) : 0, w = 0, w_count = 0;
+    int rc = TROVE_ERR_INVALID, by_count = 0;
 
     if (!pages_out || !npages_out || (nd > 0 && !order_out) || (n > 0 && !idx) ||
         nd > (size_t)UINT32_MAX + 1 || rows_max == 0)
         goto out;
-    for (size_t r = 0; r < n; r++)
-        if (idx[r] >= nd)
-            goto out;
     rc = TROVE_ERR_NOMEM;
-    if (!(bc = malloc((nd ? nd : 1) * sizeof *bc)) || !(rank = calloc(nd ? nd : 1, sizeof *rank)) ||
-        !(uw = calloc(nu ? nu : 1, 1)) || !(way.cont = malloc((nu ? nu : 1) * sizeof *way.cont)) ||
-        !(way.before = malloc(nu ? nu : 1)))
+    if (!(bc = calloc(nd ? nd : 1, sizeof *bc)) || !(rank = calloc(nd ? nd : 1, sizeof *rank)) ||
+        !(uw = calloc(nu1, 1)) || !(uw_count = calloc(nu1, 1)) ||
+        !(way.cont = malloc(nu1 * sizeof *way.cont)) || !(way.before = malloc(nu1)) ||
+        !(way_count.cont = malloc(nu1 * sizeof *way.cont)) || !(way_count.before = malloc(nu1)))
         goto out;
 
     /* The order: first appearance (as the indices are) or descending count, ties by first
      * appearance; whichever the pages make smaller. */
-    for (size_t k = 0; k < nd; k++) {
-        bc[k].count = 0;
-        bc[k].k = (uint32_t)k;
-    }
-    for (size_t r = 0; r < n; r++)
-        bc[idx[r]].count++;
-    qsort(bc, nd, sizeof *bc, by_count_cmp);
-    for (size_t k = 0; k < nd; k++)
-        rank[bc[k].k] = (uint32_t)k;
+    if ((rc = count_order(idx, n, nd, bc, rank)) != TROVE_OK)
+        goto out;
+    rc = TROVE_ERR_NOMEM;
     if (nu > 0) {
-        uint64_t as_built, by_count;
-        unit_widths(idx, n, NULL, uw);
-        as_built = layout_cost(uw, nu, wmax, page_cost, NULL, NULL);
-        unit_widths(idx, n, rank, uw);
-        by_count = layout_cost(uw, nu, wmax, page_cost, NULL, NULL);
-        if (by_count >= as_built) {
-            for (size_t k = 0; k < nd; k++)
-                rank[k] = (uint32_t)k;
-            unit_widths(idx, n, NULL, uw);
-        }
+        struct order_eval built = {idx, NULL, n, nu, uw, wmax, 0, page_cost, 0, &way};
+        struct order_eval counted = {idx, rank, n, nu, uw_count, wmax, 0, page_cost, 0,
+                                     &way_count};
+        struct side_job job;
+        int same = 1;
+        for (size_t k = 0; k < nd && same; k++)
+            same = rank[k] == k;
+        if (!same)
+            side_start(&job, order_eval_run, &counted, n >= SIDE_BY_SIDE_ROWS);
+        order_eval_run(&built);
+        if (!same)
+            side_join(&job);
+        by_count = !same && counted.cost < built.cost;
+        w = built.last_w;
+        w_count = counted.last_w;
+    }
+    if (by_count) {
+        struct layout_dp t = way;
+        way = way_count;
+        way_count = t;
+        w = w_count;
+    } else {
+        for (size_t k = 0; k < nd; k++)
+            rank[k] = (uint32_t)k;
     }
 
     /* The cuts, from the back (a page over rows_max rows becomes pieces of rows_max and
      * what is left, at its width); then the list is turned around. */
     if (nu > 0) {
         size_t end = n;
-        layout_cost(uw, nu, wmax, page_cost, &way, &w);
         for (size_t u = nu; u-- > 0;) {
             size_t len, full;
             if (u > 0 && (way.cont[u] >> w & 1))
@@ -1385,8 +1508,9 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
             pages[npages - 1 - i] = t;
         }
     }
-    for (size_t r = 0; r < n; r++)
-        idx[r] = rank[idx[r]];
+    if (by_count)
+        for (size_t r = 0; r < n; r++)
+            idx[r] = rank[idx[r]];
     for (size_t k = 0; k < nd; k++)
         order_out[rank[k]] = (uint32_t)k;
     *pages_out = pages;
@@ -1397,8 +1521,105 @@ out:
     free(bc);
     free(rank);
     free(uw);
+    free(uw_count);
     free(way.cont);
     free(way.before);
+    free(way_count.cont);
+    free(way_count.before);
     free(pages);
+    return rc;
+}
+
+/* The pages go to whichever of the two threads is free next (sizes vary a lot), each into
+ * its own buffer; the bodies are then put together in page order. */
+struct pages_job {
+    const uint32_t *idx;
+    const struct trove__pq_dict_page *pages;
+    const size_t *start; /* start[q]: page q's first row */
+    size_t npages;
+    atomic_size_t *next; /* the next page nobody took */
+    size_t *off, *len;   /* page q's bytes in the buffer of who[q] */
+    uint8_t *who;
+    uint8_t me;
+    struct trove_bytes body;
+    struct rle_dp dp;
+    int rc;
+};
+
+static void pages_job_run(void *p)
+{
+    struct pages_job *j = p;
+    size_t q;
+    j->rc = TROVE_OK;
+    while (j->rc == TROVE_OK && (q = atomic_fetch_add(j->next, 1)) < j->npages) {
+        const uint8_t width = (uint8_t)j->pages[q].width;
+        j->who[q] = j->me;
+        j->off[q] = j->body.len;
+        if ((j->rc = trove_bytes_append(&j->body, &width, 1)) == TROVE_OK)
+            j->rc = rle_encode_with(&j->dp, j->idx + j->start[q], j->pages[q].rows, width,
+                                    &j->body);
+        j->len[q] = j->body.len - j->off[q];
+    }
+}
+
+int trove__pq_dict_pages_encode(const uint32_t *idx, const struct trove__pq_dict_page *pages,
+                                size_t npages, struct trove_bytes *out, size_t *off)
+{
+    struct pages_job job[2];
+    struct side_job side;
+    atomic_size_t next;
+    size_t n = 0, old_len, *start = NULL, *len = NULL, *at = NULL;
+    uint8_t *who = NULL;
+    int rc = TROVE_ERR_INVALID;
+
+    if (!out || (npages > 0 && (!idx || !pages || !off)))
+        return TROVE_ERR_INVALID;
+    old_len = out->len;
+    memset(job, 0, sizeof job);
+    for (size_t q = 0; q < npages; q++)
+        if (pages[q].width > 32)
+            goto out;
+    rc = TROVE_ERR_NOMEM;
+    if (!(start = malloc((npages + 1) * sizeof *start)) ||
+        !(len = malloc((npages + 1) * sizeof *len)) || !(at = malloc((npages + 1) * sizeof *at)) ||
+        !(who = malloc(npages + 1)))
+        goto out;
+    for (size_t q = 0; q < npages; q++) {
+        start[q] = n;
+        n += pages[q].rows;
+    }
+    atomic_init(&next, 0);
+    for (uint8_t k = 0; k < 2; k++) {
+        job[k].idx = idx;
+        job[k].pages = pages;
+        job[k].start = start;
+        job[k].npages = npages;
+        job[k].next = &next;
+        job[k].off = at;
+        job[k].len = len;
+        job[k].who = who;
+        job[k].me = k;
+    }
+    side_start(&side, pages_job_run, &job[1], n >= SIDE_BY_SIDE_ROWS && npages > 1);
+    pages_job_run(&job[0]);
+    side_join(&side);
+    rc = job[0].rc != TROVE_OK ? job[0].rc : job[1].rc;
+    for (size_t q = 0; q < npages && rc == TROVE_OK; q++) {
+        off[q] = out->len;
+        rc = trove_bytes_append(out, job[who[q]].body.ptr + at[q], len[q]);
+    }
+    if (rc == TROVE_OK)
+        off[npages] = out->len;
+out:
+    if (rc != TROVE_OK)
+        out->len = old_len;
+    for (int k = 0; k < 2; k++) {
+        trove_bytes_free(&job[k].body);
+        rle_dp_free(&job[k].dp);
+    }
+    free(start);
+    free(len);
+    free(at);
+    free(who);
     return rc;
 }

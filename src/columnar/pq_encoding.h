@@ -24,8 +24,8 @@
 
 /* Append the RLE/bit-packed hybrid encoding of v[0..n) at bit width w (0..32; every value
  * must fit) to out, with no length prefix: the shortest split into RLE runs and bit-packed
- * groups of 8 (a dynamic program, which counts a bit-packed run's header as one byte), the
- * last group padded with zeros; at w = 0 RLE runs only. n = 0 appends nothing; any n >= 1
+ * groups of 8 (a dynamic program, which counts a bit-packed run's header as one byte, over
+ * blocks of 64 Ki values that runs do not cross), the last group padded with zeros; at w = 0 RLE runs only. n = 0 appends nothing; any n >= 1
  * (also at w = 0) gets at least one run header. Errors: TROVE_ERR_INVALID (w > 32, a value
  * of more than w bits), TROVE_ERR_NOMEM. */
 int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_bytes *out);
@@ -114,5 +114,15 @@ struct trove__pq_dict_page {
 int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, size_t page_cost,
                           uint32_t *order_out, struct trove__pq_dict_page **pages_out,
                           size_t *npages_out);
+
+/* Encode the data pages of a dictionary-encoded chunk as trove__pq_dict_layout laid them
+ * out (idx already in its order): page p's body — its width byte, then its rows' indices in
+ * the hybrid (trove__pq_rle_encode) — is appended to out as out->ptr[off[p] .. off[p + 1])
+ * (off has npages + 1 entries). For chunks of 64 Ki rows or more the second half of the
+ * pages is encoded on a second thread. On failure out->len is as it was. Errors:
+ * TROVE_ERR_INVALID (NULL arguments, a width over 32, an index wider than its page),
+ * TROVE_ERR_NOMEM. */
+int trove__pq_dict_pages_encode(const uint32_t *idx, const struct trove__pq_dict_page *pages,
+                                size_t npages, struct trove_bytes *out, size_t *off);
 
 #endif

@@ -65,6 +65,7 @@ struct trove_pq_writer {
     struct trove__pq_row_group *rgs;
     uint32_t nrgs, rgcap;
     struct trove_bytes page, comp, hdr;
+    struct trove_bytes bodies; /* a dictionary-encoded chunk's data page bodies */
     uint32_t *idx;
     size_t idxcap;
     const char **sptr;      /* strings of a chunk as pointers and lengths */
@@ -161,6 +162,7 @@ void trove_pq_writer_free(struct trove_pq_writer *w)
     free(w->rgs);
     trove_bytes_free(&w->body);
     trove_bytes_free(&w->page);
+    trove_bytes_free(&w->bodies);
     trove_bytes_free(&w->comp);
     trove_bytes_free(&w->hdr);
     free(w->idx);
@@ -470,7 +472,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     int64_t *dvals = NULL;
     uint32_t *order = NULL;
     struct trove__pq_dict_page *pages = NULL;
-    size_t npages = 0;
+    size_t npages = 0, *off = NULL;
 
     memset(cc, 0, sizeof *cc);
     m->type = is_str ? TROVE_PQT_BYTE_ARRAY : is32 ? TROVE_PQT_INT32 : TROVE_PQT_INT64;
@@ -524,13 +526,22 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     }
 
     if (enc == TROVE_PQ_ENC_DICT) {
-        /* The dictionary page: PLAIN values in the order the layout chose. */
+        /* The dictionary page: PLAIN values in the order the layout chose; the data pages'
+         * bodies are encoded now, all together, and written after it. */
         if (!(order = malloc((nd ? nd : 1) * sizeof *order))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
         if ((rc = trove__pq_dict_layout(w->idx, n, nd, per_index_page(w), PQ_PAGE_COST, order,
                                         &pages, &npages)) != TROVE_OK)
+            goto out;
+        if (!(off = malloc((npages + 1) * sizeof *off))) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        w->bodies.len = 0;
+        if ((rc = trove__pq_dict_pages_encode(w->idx, pages, npages, &w->bodies, off)) !=
+            TROVE_OK)
             goto out;
         m->dictionary_page_offset = (int64_t)w->body.len;
         w->page.len = 0;
@@ -593,10 +604,8 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         }
         w->page.len = 0;
         if (enc == TROVE_PQ_ENC_DICT) {
-            uint8_t b = (uint8_t)pages[pi].width;
-            unsigned bw = pages[pi].width;
-            if ((rc = trove_bytes_append(&w->page, &b, 1)) != TROVE_OK ||
-                (rc = trove__pq_rle_encode(w->idx + at, cnt, bw, &w->page)) != TROVE_OK)
+            if ((rc = trove_bytes_append(&w->page, w->bodies.ptr + off[pi],
+                                         off[pi + 1] - off[pi])) != TROVE_OK)
                 goto out;
         } else if (enc == TROVE_PQ_ENC_DELTA) {
             if ((rc = trove__pq_delta_encode((v->i64 ? v->i64 : w->wide) + at, cnt, is32,
@@ -633,6 +642,7 @@ out:
     free(dvals);
     free(order);
     free(pages);
+    free(off);
     return rc;
 }
 
