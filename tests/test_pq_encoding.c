@@ -523,7 +523,7 @@ static void test_rle_shortest(void)
                     v[i++] = x;
             }
             snprintf(what, sizeof what, "shortest w%u n%zu trial %d", w, n, trial);
-            CHECK_EQ_INT(trove__pq_rle_encode(v, n, w, &b), TROVE_OK);
+            CHECK_EQ_INT(trove__pq_rle_encode_shortest(v, n, w, &b), TROVE_OK);
             if (b.len != rle_fewest_bytes(v, n, w))
                 fprintf(stderr, "%s: %zu bytes, the fewest %zu\n", what, b.len,
                         rle_fewest_bytes(v, n, w));
@@ -532,7 +532,61 @@ static void test_rle_shortest(void)
                 CHECK(memcmp(o.u32, v, n * sizeof *v) == 0);
             outs_free(&o);
             trove_bytes_free(&b);
+
+            /* The encoder's own choice: valid, never longer than all bit-packed (a header
+             * and the groups), and the shortest where it says so (w >= 3, 1 in 4 repeats). */
+            {
+                size_t repeats = 0;
+                for (size_t i = 1; i < n; i++)
+                    repeats += v[i] == v[i - 1];
+                CHECK_EQ_INT(trove__pq_rle_encode(v, n, w, &b), TROVE_OK);
+                if (expect_ok(&d, b.ptr, b.len, b.len, &o, what) == TROVE_OK)
+                    CHECK(memcmp(o.u32, v, n * sizeof *v) == 0);
+                outs_free(&o);
+                if (w > 0)
+                    CHECK(b.len <= 1 + (n + 7) / 8 * w);
+                if (w >= 3 && repeats >= n / 4)
+                    CHECK_EQ_INT(b.len, rle_fewest_bytes(v, n, w));
+                trove_bytes_free(&b);
+            }
         }
+}
+
+/* The narrow-width split (runs between anchors of 32 / w values) on the cases it decides:
+ * a gap of few repeats goes as runs, a gap of many as one bit-packed run filled from the
+ * anchor's head. */
+static void test_rle_anchored(void)
+{
+    uint32_t v[96];
+    struct trove_bytes b = {0};
+    struct dec d = {SEL_RLE, 2, 0, 0};
+    struct outs o;
+    /* Width 2: 20 zeros (an anchor of 16 or more), 3, 3, 20 ones: runs 28 00, 04 03, 28 01. */
+    static const uint8_t runs_b[] = {0x28, 0x00, 0x04, 0x03, 0x28, 0x01};
+    /* Width 2: 1 2 3 1 2 3 1 2 3 1 (ten values, ten repeats: 20 bytes as runs), then 30
+     * twos: the gap packs with 6 twos from the anchor (2 groups: 05, then 1 2 3 1 = 79,
+     * 2 3 1 2 = 9e, 3 1 2 2 = a7, 2 2 2 2 = aa), the other 24 twos a run (30 02). */
+    static const uint8_t packed_b[] = {0x05, 0x79, 0x9e, 0xa7, 0xaa, 0x30, 0x02};
+
+    for (int i = 0; i < 43; i++)
+        v[i] = i < 20 ? 0 : i < 22 ? 3 : 1;
+    d.n = 42;
+    CHECK_EQ_INT(trove__pq_rle_encode(v, 42, 2, &b), TROVE_OK);
+    check_bytes(&b, runs_b, sizeof runs_b, "anchored: runs between anchors");
+    if (expect_ok(&d, b.ptr, b.len, b.len, &o, "anchored runs") == TROVE_OK)
+        CHECK(memcmp(o.u32, v, 42 * sizeof *v) == 0);
+    outs_free(&o);
+    trove_bytes_free(&b);
+
+    for (int i = 0; i < 40; i++)
+        v[i] = i < 10 ? (uint32_t)(i % 3 + 1) : 2;
+    d.n = 40;
+    CHECK_EQ_INT(trove__pq_rle_encode(v, 40, 2, &b), TROVE_OK);
+    check_bytes(&b, packed_b, sizeof packed_b, "anchored: packed gap, filled");
+    if (expect_ok(&d, b.ptr, b.len, b.len, &o, "anchored packed") == TROVE_OK)
+        CHECK(memcmp(o.u32, v, 40 * sizeof *v) == 0);
+    outs_free(&o);
+    trove_bytes_free(&b);
 }
 
 /* Long inputs: runs longer than one varint byte, 100k values through the word kernels. */
@@ -565,11 +619,43 @@ static void test_rle_large(void)
     free(v);
 }
 
-/* Past 2^16 values the encoder goes block by block: the blocks' runs join into one valid
- * stream, and no run crosses a block. */
+/* Whether two RLE runs in a row of buf[0..len) (a valid encoding at width w) hold the same
+ * value: a repeat split in two, which the encoder's cuts never do. */
+static int rle_split_repeat(const uint8_t *buf, size_t len, unsigned w)
+{
+    const size_t vb = (w + 7) / 8;
+    int prev_rle = 0;
+    uint32_t prev = 0;
+    for (size_t at = 0; at < len;) {
+        uint64_t h = 0;
+        unsigned shift = 0;
+        while (buf[at] & 0x80) {
+            h |= (uint64_t)(buf[at++] & 0x7f) << shift;
+            shift += 7;
+        }
+        h |= (uint64_t)buf[at++] << shift;
+        if (h & 1) {
+            at += (size_t)(h >> 1) * w;
+            prev_rle = 0;
+        } else {
+            uint32_t x = 0;
+            for (size_t k = 0; k < vb; k++)
+                x |= (uint32_t)buf[at + k] << (8 * k);
+            at += vb;
+            if (prev_rle && x == prev)
+                return 1;
+            prev_rle = 1;
+            prev = x;
+        }
+    }
+    return 0;
+}
+
+/* Past 2^16 values the encoder goes block by block, and a block of 256 or more as two
+ * halves: the pieces join into one valid stream, cut only where the value changes. */
 static void test_rle_blocks(void)
 {
-    const size_t block = (size_t)1 << 16, n = 3 * block + 1001;
+    const size_t n = ((size_t)3 << 16) + 1001;
     uint32_t *v = malloc(n * sizeof *v);
     uint64_t rng = 9;
     static const unsigned ws[] = {1, 5, 13};
@@ -577,25 +663,22 @@ static void test_rle_blocks(void)
     if (!v)
         abort();
     for (size_t wi = 0; wi < sizeof ws / sizeof ws[0]; wi++)
-        for (int pattern = 0; pattern < 2; pattern++) {
-            struct trove_bytes b = {0}, whole = {0};
+        for (int pattern = 0; pattern < 3; pattern++) {
+            struct trove_bytes b = {0};
             struct dec d = {SEL_RLE, ws[wi], n, 0};
             struct outs o;
-            rle_fill(v, n, ws[wi], pattern, &rng);
+            rle_fill(v, n, ws[wi], pattern == 2 ? 1 : pattern, &rng);
+            if (pattern == 2) /* long repeats across every block and half */
+                for (size_t i = 0; i < n; i++)
+                    v[i] = (uint32_t)(i / 40000 % 2);
             CHECK_EQ_INT(trove__pq_rle_encode(v, n, ws[wi], &b), TROVE_OK);
             if (expect_ok(&d, b.ptr, b.len, b.len, &o, "rle blocks") == TROVE_OK)
                 CHECK(memcmp(o.u32, v, n * sizeof *v) == 0);
             outs_free(&o);
-            /* So it is the blocks' encodings one after another (here: as a block ends at a
-             * whole group, a padded last group never pays there). */
-            for (size_t at = 0; at < n; at += block)
-                CHECK_EQ_INT(trove__pq_rle_encode(v + at, n - at < block ? n - at : block,
-                                                  ws[wi], &whole),
-                             TROVE_OK);
-            CHECK_EQ_INT(b.len, whole.len);
-            CHECK(memcmp(b.ptr, whole.ptr, b.len) == 0);
+            CHECK(!rle_split_repeat(b.ptr, b.len, ws[wi]));
+            if (pattern == 2) /* a run per repeat: header (3 bytes) and value, 5 repeats */
+                CHECK_EQ_INT(b.len, (n + 39999) / 40000 * (3 + (ws[wi] + 7) / 8));
             trove_bytes_free(&b);
-            trove_bytes_free(&whole);
         }
     free(v);
 }
@@ -1283,11 +1366,158 @@ static void test_dict_str(void)
     }
 }
 
+/* ---- the pages of a dictionary-encoded chunk ---------------------------------------------- */
+
+static unsigned width_of(uint32_t x) { return x ? 32 - (unsigned)__builtin_clz(x) : 0; }
+
+/* Lay out idx[0..n) of an nd-entry dictionary and check what every layout must give: pages
+ * covering the rows in order, none over max_rows, each exactly as wide as its largest index;
+ * order_out a permutation with every row still naming its entry; the bodies decoding back.
+ * Returns the pages (caller frees) and their count in *np. */
+static struct trove__pq_dict_page *layout_checked(uint32_t *idx, size_t n, size_t nd,
+                                                  size_t max_rows, size_t *np,
+                                                  uint32_t *order, const char *what)
+{
+    uint32_t *was = malloc((n ? n : 1) * sizeof *was), *seen = calloc(nd ? nd : 1, 4);
+    struct trove__pq_dict_page *pages = NULL;
+    struct trove_bytes body = {0};
+    size_t *off, at = 0;
+
+    if (!was || !seen)
+        abort();
+    memcpy(was, idx, n * sizeof *idx);
+    CHECK_EQ_INT(trove__pq_dict_layout(idx, n, nd, max_rows, 24, order, &pages, np), TROVE_OK);
+    for (size_t k = 0; k < nd; k++) {
+        CHECK(order[k] < nd && !seen[order[k]]);
+        if (order[k] < nd)
+            seen[order[k]] = 1;
+    }
+    for (size_t r = 0; r < n; r++)
+        CHECK(idx[r] < nd && order[idx[r]] == was[r]);
+    if (!(off = malloc((*np + 1) * sizeof *off)))
+        abort();
+    CHECK_EQ_INT(trove__pq_dict_pages_encode(idx, pages, *np, &body, off), TROVE_OK);
+    for (size_t q = 0; q < *np; q++) {
+        uint32_t top = 0;
+        struct dec d = {SEL_RLE, pages[q].width, pages[q].rows, 0};
+        struct outs o;
+        CHECK(pages[q].rows >= 1 && pages[q].rows <= max_rows / 8 * 8);
+        for (size_t r = at; r < at + pages[q].rows && r < n; r++)
+            top = idx[r] > top ? idx[r] : top;
+        if (pages[q].width != width_of(top))
+            fprintf(stderr, "%s: page %zu is %u bits wide, its largest index %u\n", what, q,
+                    pages[q].width, top);
+        CHECK_EQ_INT(pages[q].width, width_of(top));
+        CHECK_EQ_INT(body.ptr[off[q]], pages[q].width);
+        if (at + pages[q].rows <= n) {
+            if (expect_ok(&d, body.ptr + off[q] + 1, off[q + 1] - off[q] - 1,
+                          off[q + 1] - off[q] - 1, &o, what) == TROVE_OK)
+                CHECK(memcmp(o.u32, idx + at, pages[q].rows * sizeof *idx) == 0);
+            outs_free(&o);
+        }
+        at += pages[q].rows;
+    }
+    CHECK_EQ_INT(at, n);
+    trove_bytes_free(&body);
+    free(off);
+    free(was);
+    free(seen);
+    return pages;
+}
+
+static void test_dict_layout(void)
+{
+    const size_t n = 40000;
+    uint32_t *idx = malloc(n * sizeof *idx), order[1024];
+    struct trove__pq_dict_page *pages;
+    size_t np;
+    uint64_t rng = 5;
+
+    if (!idx)
+        abort();
+    /* 1000 entries: the first half of the rows uses only 0..7, the second 512..999: two
+     * pages, 3 bits then 10; the order is kept (over 256 entries). */
+    for (size_t r = 0; r < n; r++)
+        idx[r] = r < n / 2 ? (uint32_t)(test_rand(&rng) % 8)
+                           : 512 + (uint32_t)(test_rand(&rng) % 488);
+    pages = layout_checked(idx, n, 1000, 1 << 20, &np, order, "two halves");
+    CHECK_EQ_INT(np, 2);
+    if (np == 2) {
+        CHECK_EQ_INT(pages[0].rows, n / 2);
+        CHECK_EQ_INT(pages[0].width, 3);
+        CHECK_EQ_INT(pages[1].width, 10);
+    }
+    for (uint32_t k = 0; k < 1000; k++)
+        CHECK_EQ_INT(order[k], k);
+    free(pages);
+
+    /* Wide values everywhere: one page, however long; max_rows splits it at its width. */
+    for (size_t r = 0; r < n; r++)
+        idx[r] = 512 + (uint32_t)(test_rand(&rng) % 488);
+    pages = layout_checked(idx, n, 1000, 1 << 20, &np, order, "uniform");
+    CHECK_EQ_INT(np, 1);
+    free(pages);
+    pages = layout_checked(idx, n, 1000, 12345, &np, order, "uniform, split");
+    CHECK_EQ_INT(np, (n + 12343) / 12344); /* 12345 rounds down to 12344 */
+    free(pages);
+
+    /* A short narrow stretch does not pay for two page headers: 16 rows of 0..1 in the
+     * middle of 0..999 stay in the one page. */
+    for (size_t r = 20000; r < 20016; r++)
+        idx[r] = (uint32_t)(r % 2);
+    pages = layout_checked(idx, n, 1000, 1 << 20, &np, order, "short stretch");
+    CHECK_EQ_INT(np, 1);
+    free(pages);
+
+    /* 16 entries in order of first appearance, but entry 15 the most common: by count it
+     * becomes index 0, and the stretch of only 15s a page of width 0 between two of 4. */
+    for (size_t r = 0; r < n; r++)
+        idx[r] = r >= 16 && r < 30000 ? 15 : (uint32_t)(r % 16);
+    pages = layout_checked(idx, n, 16, 1 << 20, &np, order, "by count");
+    CHECK_EQ_INT(order[0], 15);
+    CHECK_EQ_INT(np, 3);
+    if (np == 3)
+        CHECK(pages[0].width == 4 && pages[1].width == 0 && pages[2].width == 4);
+    free(pages);
+
+    /* Up to 3 bits, one width: 8 entries, the first half only 0 and 1. */
+    for (size_t r = 0; r < n; r++)
+        idx[r] = r < n / 2 ? (uint32_t)(r % 2) : (uint32_t)(r % 8);
+    pages = layout_checked(idx, n, 8, 1 << 20, &np, order, "3 bits");
+    CHECK_EQ_INT(np, 1);
+    free(pages);
+
+    /* Edges: no rows; one entry (width 0); and the errors, which leave the outputs alone. */
+    pages = layout_checked(idx, 0, 0, 64, &np, order, "empty");
+    CHECK_EQ_INT(np, 0);
+    free(pages);
+    for (size_t r = 0; r < 100; r++)
+        idx[r] = 0;
+    pages = layout_checked(idx, 100, 1, 64, &np, order, "one entry");
+    CHECK_EQ_INT(np, 2);
+    if (np == 2)
+        CHECK(pages[0].width == 0 && pages[0].rows == 64 && pages[1].rows == 36);
+    free(pages);
+    pages = NULL;
+    np = 77;
+    idx[50] = 1;
+    CHECK_EQ_INT(trove__pq_dict_layout(idx, 100, 1, 64, 24, order, &pages, &np),
+                 TROVE_ERR_INVALID);
+    idx[50] = 700; /* over 256 entries: checked without counting */
+    CHECK_EQ_INT(trove__pq_dict_layout(idx, 100, 600, 64, 24, order, &pages, &np),
+                 TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove__pq_dict_layout(idx, 100, 1000, 7, 24, order, &pages, &np),
+                 TROVE_ERR_INVALID);
+    CHECK(pages == NULL && np == 77);
+    free(idx);
+}
+
 int main(void)
 {
     test_rle_golden();
     test_rle_roundtrips();
     test_rle_shortest();
+    test_rle_anchored();
     test_rle_large();
     test_rle_blocks();
     test_rle_errors();
@@ -1300,5 +1530,6 @@ int main(void)
     test_dict_int();
     test_dict_direct();
     test_dict_str();
+    test_dict_layout();
     return test_done();
 }

@@ -252,24 +252,25 @@ static size_t per_index_page(const struct trove_pq_writer *w)
     return w->page_bytes / 4 < 8 ? 8 : w->page_bytes / 4;
 }
 
-/* Compress w->page into w->comp (or point at it) and append header + body to the file. */
-static int put_page(struct trove_pq_writer *w, struct trove__pq_page_header *h,
-                    struct trove__pq_column_meta *m)
+/* Compress the page data[0..len) into w->comp (or point at it) and append header + body to
+ * the file. */
+static int put_page(struct trove_pq_writer *w, const uint8_t *data, size_t len,
+                    struct trove__pq_page_header *h, struct trove__pq_column_meta *m)
 {
-    const uint8_t *body = w->page.ptr;
-    size_t clen = w->page.len;
+    const uint8_t *body = data;
+    size_t clen = len;
     int rc;
 
-    if (w->page.len > TROVE_PQ_MAX_PAGE)
+    if (len > TROVE_PQ_MAX_PAGE)
         return TROVE_ERR_LIMIT;
     if (w->codec == TROVE_PQ_CODEC_ZSTD) {
-        size_t bound = ZSTD_compressBound(w->page.len), r;
+        size_t bound = ZSTD_compressBound(len), r;
         w->comp.len = 0;
         if (!w->zc && !(w->zc = ZSTD_createCCtx()))
             return TROVE_ERR_NOMEM;
         if ((rc = trove_bytes_reserve(&w->comp, bound)) != TROVE_OK)
             return rc;
-        r = ZSTD_compressCCtx(w->zc, w->comp.ptr, bound, w->page.ptr, w->page.len,
+        r = ZSTD_compressCCtx(w->zc, w->comp.ptr, bound, data, len,
                               TROVE_PQ_ZSTD_LEVEL);
         if (ZSTD_isError(r))
             return TROVE_ERR_NOMEM;
@@ -286,12 +287,12 @@ static int put_page(struct trove_pq_writer *w, struct trove__pq_page_header *h,
         } else if (deflateReset(&w->zs) != Z_OK) {
             return TROVE_ERR_NOMEM;
         }
-        bound = deflateBound(&w->zs, (uLong)w->page.len) + 32;
+        bound = deflateBound(&w->zs, (uLong)len) + 32;
         w->comp.len = 0;
         if ((rc = trove_bytes_reserve(&w->comp, bound)) != TROVE_OK)
             return rc;
-        w->zs.next_in = w->page.ptr;
-        w->zs.avail_in = (uInt)w->page.len;
+        w->zs.next_in = (Bytef *)(uintptr_t)data; /* zlib does not write it */
+        w->zs.avail_in = (uInt)len;
         w->zs.next_out = w->comp.ptr;
         w->zs.avail_out = (uInt)bound;
         if (deflate(&w->zs, Z_FINISH) != Z_STREAM_END)
@@ -301,7 +302,7 @@ static int put_page(struct trove_pq_writer *w, struct trove__pq_page_header *h,
     }
     if (clen > TROVE_PQ_MAX_PAGE)
         return TROVE_ERR_LIMIT;
-    h->uncompressed_page_size = (int32_t)w->page.len;
+    h->uncompressed_page_size = (int32_t)len;
     h->compressed_page_size = (int32_t)clen;
     w->hdr.len = 0;
     if ((rc = trove__pq_page_header_encode(h, &w->hdr)) != TROVE_OK)
@@ -310,7 +311,7 @@ static int put_page(struct trove_pq_writer *w, struct trove__pq_page_header *h,
         return rc;
     trove_bytes_append(&w->body, w->hdr.ptr, w->hdr.len);
     trove_bytes_append(&w->body, body, clen);
-    m->total_uncompressed_size += (int64_t)(w->hdr.len + w->page.len);
+    m->total_uncompressed_size += (int64_t)(w->hdr.len + len);
     m->total_compressed_size += (int64_t)(w->hdr.len + clen);
     return TROVE_OK;
 }
@@ -467,7 +468,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     struct trove__pq_column_meta *m = &cc->meta;
     struct trove__pq_page_header h;
     int is_str = c->def.type == TROVE_PQ_STRING, is32 = c->def.type == TROVE_PQ_INT32;
-    int enc = c->def.encoding, rc;
+    int enc = c->def.encoding, rc, stats_later;
     size_t nd = 0, *first = NULL, width = is32 ? 4 : 8, per_page;
     int64_t *dvals = NULL;
     uint32_t *order = NULL;
@@ -498,9 +499,14 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         buffered.len = w->slen;
         v = &buffered;
     }
-    if ((rc = chunk_stats(c, v, n, v != &buffered, &m->stats)) < 0)
-        goto out;
-    m->has_stats = rc == TROVE_OK;
+    /* An integer dictionary holds every value once: its statistics (and the check that the
+     * values fit) come from the dictionary, after it is built. */
+    stats_later = enc == TROVE_PQ_ENC_DICT && !is_str;
+    if (!stats_later) {
+        if ((rc = chunk_stats(c, v, n, v != &buffered, &m->stats)) < 0)
+            goto out;
+        m->has_stats = rc == TROVE_OK;
+    }
 
     if (enc == TROVE_PQ_ENC_DICT) {
         size_t bytes = 0;
@@ -523,6 +529,16 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
             if (bytes > TROVE_PQ_DICT_MAX_BYTES)
                 enc = TROVE_PQ_ENC_PLAIN;
         }
+    }
+    if (stats_later) {
+        struct src d;
+        memset(&d, 0, sizeof d);
+        d.i64 = dvals;
+        rc = enc == TROVE_PQ_ENC_DICT ? chunk_stats(c, &d, nd, v != &buffered, &m->stats)
+                                      : chunk_stats(c, v, n, v != &buffered, &m->stats);
+        if (rc < 0)
+            goto out;
+        m->has_stats = rc == TROVE_OK;
     }
 
     if (enc == TROVE_PQ_ENC_DICT) {
@@ -563,7 +579,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         h.num_values = (int32_t)nd;
         h.encoding = TROVE_PQE_PLAIN;
         h.dict_sorted = -1;
-        if ((rc = put_page(w, &h, m)) != TROVE_OK)
+        if ((rc = put_page(w, w->page.ptr, w->page.len, &h, m)) != TROVE_OK)
             goto out;
         m->encodings[m->nencodings++] = TROVE_PQE_PLAIN;
         m->encodings[m->nencodings++] = TROVE_PQE_RLE_DICTIONARY;
@@ -604,9 +620,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         }
         w->page.len = 0;
         if (enc == TROVE_PQ_ENC_DICT) {
-            if ((rc = trove_bytes_append(&w->page, w->bodies.ptr + off[pi],
-                                         off[pi + 1] - off[pi])) != TROVE_OK)
-                goto out;
+            /* Encoded already, in w->bodies. */
         } else if (enc == TROVE_PQ_ENC_DELTA) {
             if ((rc = trove__pq_delta_encode((v->i64 ? v->i64 : w->wide) + at, cnt, is32,
                                              &w->page)) != TROVE_OK)
@@ -632,7 +646,10 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
                      : enc == TROVE_PQ_ENC_DELTA ? TROVE_PQE_DELTA_BINARY_PACKED
                                                  : TROVE_PQE_PLAIN;
         h.def_encoding = h.rep_encoding = TROVE_PQE_RLE;
-        if ((rc = put_page(w, &h, m)) != TROVE_OK)
+        rc = enc == TROVE_PQ_ENC_DICT
+                 ? put_page(w, w->bodies.ptr + off[pi], off[pi + 1] - off[pi], &h, m)
+                 : put_page(w, w->page.ptr, w->page.len, &h, m);
+        if (rc != TROVE_OK)
             goto out;
         at += cnt;
     }
