@@ -13,8 +13,9 @@
  * from just the bytes it consumed. RLE values fit the width; INT32 deltas give INT32 values;
  * a delta stream is refused for any other n. The decoded values, encoded again, decode to
  * the same values using every byte, and encoding those gives the same bytes again (the
- * encoders are deterministic). PLAIN is canonical: the strings re-encode to exactly the
- * bytes consumed.
+ * encoders are deterministic); so does their shortest split. As dictionary indices, they
+ * lay out in pages each exactly as wide as its largest index, whose bodies decode back.
+ * PLAIN is canonical: the strings re-encode to exactly the bytes consumed.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,48 @@ static int untouched(const void *p, size_t bytes)
         if (b[i] != SENT)
             return 0;
     return 1;
+}
+
+/* The decoded values u32a[0..n) as dictionary indices (of as many entries as the largest
+ * needs): laid out in pages, each as wide as its largest index, whose bodies decode back to
+ * the indices in the new order, each naming its old entry. */
+static void fuzz_layout(size_t n)
+{
+    static uint32_t idx[NMAX], order[NMAX + 1];
+    struct trove__pq_dict_page *pages = NULL;
+    struct trove_bytes body = {0};
+    size_t np = 0, *off = NULL, at = 0, nd = 0;
+
+    for (size_t r = 0; r < n; r++)
+        nd = u32a[r] >= nd ? (size_t)u32a[r] + 1 : nd;
+    if (nd > NMAX)
+        return;
+    memcpy(idx, u32a, n * sizeof *idx);
+    if (trove__pq_dict_layout(idx, n, nd, 8 + n % 300, 24, order, &pages, &np) != TROVE_OK ||
+        !(off = malloc((np + 1) * sizeof *off)) ||
+        trove__pq_dict_pages_encode(idx, pages, np, &body, off) != TROVE_OK)
+        abort();
+    for (size_t r = 0; r < n; r++)
+        if (idx[r] >= nd || order[idx[r]] != u32a[r])
+            abort();
+    for (size_t q = 0; q < np; q++) {
+        uint32_t top = 0;
+        size_t used;
+        for (size_t r = at; r < at + pages[q].rows; r++)
+            top = idx[r] > top ? idx[r] : top;
+        if (at + pages[q].rows > n || pages[q].width != (top ? 32u - (unsigned)__builtin_clz(top) : 0u) ||
+            body.ptr[off[q]] != pages[q].width ||
+            trove__pq_rle_decode(body.ptr + off[q] + 1, off[q + 1] - off[q] - 1, pages[q].width,
+                                 u32b, pages[q].rows, &used, NULL) != TROVE_OK ||
+            memcmp(u32b, idx + at, pages[q].rows * sizeof *idx) != 0)
+            abort();
+        at += pages[q].rows;
+    }
+    if (at != n)
+        abort();
+    free(pages);
+    free(off);
+    trove_bytes_free(&body);
 }
 
 static void fuzz_rle(const uint8_t *buf, size_t len, unsigned w, size_t n)
@@ -77,8 +120,15 @@ static void fuzz_rle(const uint8_t *buf, size_t len, unsigned w, size_t n)
         trove__pq_rle_encode(u32b, n, w, &b2) != TROVE_OK || b2.len != b.len ||
         (b.len && memcmp(b.ptr, b2.ptr, b.len) != 0))
         abort();
+    /* The shortest split of the same values decodes to them too. */
+    b2.len = 0;
+    if (trove__pq_rle_encode_shortest(u32a, n, w, &b2) != TROVE_OK ||
+        trove__pq_rle_decode(b2.ptr, b2.len, w, u32b, n, &used2, NULL) != TROVE_OK ||
+        used2 != b2.len || memcmp(u32a, u32b, n * sizeof *u32a) != 0)
+        abort();
     trove_bytes_free(&b);
     trove_bytes_free(&b2);
+    fuzz_layout(n);
 }
 
 static void fuzz_delta(const uint8_t *buf, size_t len, int is32, size_t n)

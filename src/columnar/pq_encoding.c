@@ -1711,6 +1711,14 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
                 pw = way.before[u];
         }
     }
+    /* Each page exactly as wide as its largest index: a piece of a page split at rows_max,
+     * or a page of a chunk not cut, may need fewer bits than the width it was given. */
+    for (size_t q = 0, at = 0; q < npages; at += pages[q++].rows) {
+        uint32_t m = 0;
+        for (size_t r = at; r < at + pages[q].rows; r++)
+            m |= idx[r];
+        pages[q].width = width64(m);
+    }
     for (size_t k = 0; k < nd; k++)
         order_out[rank[k]] = (uint32_t)k;
     *pages_out = pages;

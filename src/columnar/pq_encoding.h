@@ -115,7 +115,8 @@ int trove__pq_dict_build_str(const char *const *str, const uint32_t *len, size_t
  *   - The cuts, for 4 bits or more (at 3 or fewer a narrower page needs a stretch using at
  *     most half the entries): a dynamic program over groups of 8 rows cuts a page where a
  *     narrower width saves more than page_cost bytes (a page header and its width byte).
- * No page has more than max_rows rows (rounded down to a multiple of 8, at least 8). On
+ * No page has more than max_rows rows (rounded down to a multiple of 8, at least 8), and
+ * each is exactly as wide as its largest index (so a page of one value has width 0). On
  * success idx[0..n) is rewritten in the new order, order_out[k] (nd entries) is the old
  * index of new entry k, and *pages_out (malloc'd) holds *npages_out pages covering the rows
  * in order. On failure the outputs are untouched (idx[] may be in the new order). Errors:
