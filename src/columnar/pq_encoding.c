@@ -423,8 +423,7 @@ static int rle_gap(const uint32_t *v, size_t from, size_t to, size_t nruns, unsi
                    int final, size_t *fill, struct trove_bytes *out)
 {
     const size_t g = to - from, vb = (w + 7) / 8;
-    /* A gap's repeats are shorter than an anchor (under 64: one header byte each), or an
-     * anchor a fill would have swallowed (8 at most). */
+    /* A gap's repeats are shorter than an anchor (under 32: one header byte each). */
     const size_t as_runs = nruns * (1 + vb);
     int rc = TROVE_OK;
 
@@ -440,6 +439,7 @@ static int rle_gap(const uint32_t *v, size_t from, size_t to, size_t nruns, unsi
         for (size_t i = from, j; i < to; i = j) {
             for (j = i + 1; j < to && v[j] == v[i];)
                 j++;
+            assert(j - i < 64);
             *p++ = (uint8_t)((j - i) << 1);
             for (size_t k = 0; k < vb; k++)
                 *p++ = (uint8_t)(v[i] >> (8 * k));
@@ -549,14 +549,17 @@ static void rle_chain_init(struct rle_chain *c, const uint32_t *v, uint32_t *a, 
 
 /* Step k (>= 1) of a chain, without branches on the data (which way a value goes is data),
  * so that two chains interleaved keep the core busy while each waits on its own a[k - 1]. */
-static ALWAYS_INLINE void rle_chain_step(struct rle_chain *c, size_t k, uint32_t w, uint32_t vb)
+static ALWAYS_INLINE void rle_chain_step(struct rle_chain *c, size_t k, uint32_t w, uint32_t vb,
+                                          int full)
 {
+    /* full: k >= 8 and w > 0 (a constant where it is inlined, so the checks go away). */
     const uint32_t inf = UINT32_MAX / 2;
-    const uint32_t same = (uint32_t)(k > 1) & (uint32_t)(c->v[k - 1] == c->v[k - 1 - (k > 1)]);
+    const uint32_t same = full ? (uint32_t)(c->v[k - 1] == c->v[k - 2])
+                               : (uint32_t)(k > 1) & (uint32_t)(c->v[k - 1] == c->v[k - 1 - (k > 1)]);
     const uint32_t held = c->best | (same - 1u), prev = c->prev;
     /* Before the first whole group (or at w = 0) b is out of reach. */
-    const uint32_t o = k >= 8 && w > 0 ? c->a[k - 8] + 1 + w : inf,
-                   q = k >= 8 && w > 0 ? c->b[k - 8] + w : inf;
+    const int reach = full || (k >= 8 && w > 0);
+    const uint32_t o = reach ? c->a[k - 8] + 1 + w : inf, q = reach ? c->b[k - 8] + w : inf;
     const uint32_t bk = o <= q ? o : q;
     uint32_t r;
     c->best = prev < held ? prev : held;
@@ -564,7 +567,7 @@ static ALWAYS_INLINE void rle_chain_step(struct rle_chain *c, size_t k, uint32_t
     c->b[k] = bk;
     /* The header: the varint of run << 1 (run <= RLE_DP_BLOCK < 2^20). */
     r = c->best + vb + 1 + (c->run >= 64) + (c->run >= 8192);
-    c->flags[k] = (uint8_t)((o <= q && o < inf ? RLE_B_OPEN : 0) | (r < bk ? RLE_A_RUN : 0));
+    c->flags[k] = (uint8_t)((reach && o <= q ? RLE_B_OPEN : 0) | (r < bk ? RLE_A_RUN : 0));
     c->prev = r < bk ? r : bk;
     c->a[k] = c->prev;
 }
@@ -599,20 +602,31 @@ static int rle_dp_block(struct rle_dp *s, const uint32_t *v, size_t n, unsigned 
 
     rle_chain_init(&c0, v, s->a, s->b, s->flags);
     if (h == 0) {
-        for (size_t k = 1; k <= n; k++)
-            rle_chain_step(&c0, k, w, vb);
+        size_t k = 1;
+        for (; k <= n && (k < 8 || w == 0); k++)
+            rle_chain_step(&c0, k, w, vb, 0);
+        for (; k <= n; k++)
+            rle_chain_step(&c0, k, w, vb, 1);
         return rle_dp_finish(&c0, n, w, last, out);
     }
     /* Two independent halves, cut where the value changes (which costs a header at most). */
     rle_chain_init(&c1, v + h, s->a + h + 1, s->b + h + 1, s->flags + h + 1);
-    for (size_t k = 1; k <= h && k <= n - h; k++) {
-        rle_chain_step(&c0, k, w, vb);
-        rle_chain_step(&c1, k, w, vb);
+    {
+        const size_t both = h < n - h ? h : n - h, head = w == 0 ? both : both < 7 ? both : 7;
+        size_t k = 1;
+        for (; k <= head; k++) {
+            rle_chain_step(&c0, k, w, vb, 0);
+            rle_chain_step(&c1, k, w, vb, 0);
+        }
+        for (; k <= both; k++) {
+            rle_chain_step(&c0, k, w, vb, 1);
+            rle_chain_step(&c1, k, w, vb, 1);
+        }
+        for (size_t j = k; j <= h; j++)
+            rle_chain_step(&c0, j, w, vb, w > 0 && j >= 8);
+        for (size_t j = k; j <= n - h; j++)
+            rle_chain_step(&c1, j, w, vb, w > 0 && j >= 8);
     }
-    for (size_t k = n - h + 1; k <= h; k++)
-        rle_chain_step(&c0, k, w, vb);
-    for (size_t k = h + 1; k <= n - h; k++)
-        rle_chain_step(&c1, k, w, vb);
     if ((rc = rle_dp_finish(&c0, h, w, 0, out)) != TROVE_OK)
         return rc;
     return rle_dp_finish(&c1, n - h, w, last, out);
@@ -1523,9 +1537,7 @@ out:
  * cheaper, at any width, so the cut points stand. O(u * (W + 1)) time; the way back is one
  * bit per (unit, width) and the best width before each unit.
  */
-#ifndef LAYOUT_UNIT
 #define LAYOUT_UNIT 8
-#endif
 struct layout_dp {
     uint64_t *cont;  /* cont[u] bit w: unit u's page of width w went on from unit u - 1 */
     uint8_t *before; /* before[u]: the width of the page that ended at unit u - 1 */

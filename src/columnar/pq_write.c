@@ -15,7 +15,7 @@
  * Pages hold at most page_bytes (1 MiB by default) of values (PLAIN size; a dictionary
  * index counts 4 bytes, and such a page has at least 8 rows), so a large row group still has
  * many pages. The pages of a dictionary-encoded chunk are also cut where a narrower bit
- * width pays for a page header, with the dictionary in the order that makes them smallest
+ * width pays for a page header, and the dictionary ordered to make them narrow
  * (trove__pq_dict_layout). A dictionary is given up for PLAIN when a chunk has more than
  * TROVE_PQ_DICT_MAX_ENTRIES distinct values or their PLAIN size passes
  * TROVE_PQ_DICT_MAX_BYTES. zstd runs at level 3, gzip (a gzip wrapper, as Parquet wants)
