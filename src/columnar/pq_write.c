@@ -43,6 +43,9 @@
 /* What starting a data page costs, for the cuts of dictionary-encoded chunks: a v1 page
  * header (about 20 bytes of Thrift), the width byte and a run header. */
 #define PQ_PAGE_COST 24u
+/* With a codec, each page is compressed alone: a cut also costs what the codec would have
+ * found across it, so pages are cut only for a large saving. */
+#define PQ_PAGE_COST_CODEC 4096u
 
 struct wcol {
     struct trove_pq_column_def def;
@@ -548,8 +551,10 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
-        if ((rc = trove__pq_dict_layout(w->idx, n, nd, per_index_page(w), PQ_PAGE_COST, order,
-                                        &pages, &npages)) != TROVE_OK)
+        if ((rc = trove__pq_dict_layout(w->idx, n, nd, per_index_page(w),
+                                        w->codec == TROVE_PQ_CODEC_NONE ? PQ_PAGE_COST
+                                                                        : PQ_PAGE_COST_CODEC,
+                                        order, &pages, &npages)) != TROVE_OK)
             goto out;
         if (!(off = malloc((npages + 1) * sizeof *off))) {
             rc = TROVE_ERR_NOMEM;
