@@ -353,11 +353,15 @@ static void test_rle_golden(void)
      * second header for the tail; two more packed bytes do it in one run of 4 groups. */
     uint32_t alt[26];
     static const uint8_t alt_b[] = {0x09, 0x55, 0xff, 0xff, 0x02};
-    /* Width 8: 0..7, twenty 9s, 1, 2: a packed group, a run of 20 (28 09), then the tail 1,
-     * 2 as two runs of one (02 01, 02 02: 4 bytes, where a padded group would take 9). */
+    /* Width 8: 0..7, twenty 9s, 1, 2. The shortest split: a packed group, a run of 20 (28
+     * 09), then the tail 1, 2 as two runs of one (02 01, 02 02: 4 bytes, where a padded
+     * group would take 9). The encoder's own, greedy over 5 bits: the tail is one padded
+     * group (03 01 02 and six zero bytes). */
     uint32_t w8[30];
     static const uint8_t w8_b[] = {0x03, 0,    1,    2,    3,    4,    5,   6,
                                    7,    0x28, 0x09, 0x02, 0x01, 0x02, 0x02};
+    static const uint8_t w8g_b[] = {0x03, 0,    1,    2, 3, 4, 5, 6, 7, 0x28,
+                                    0x09, 0x03, 0x01, 0x02, 0, 0, 0, 0, 0, 0};
 
     for (int i = 3; i < 16; i++)
         mixed[i] = 7;
@@ -381,7 +385,13 @@ static void test_rle_golden(void)
     rle_golden(zeros, 3, 1, z3w1_b, sizeof z3w1_b, "3 zeros w1");
     rle_golden(zeros, 300, 1, z300w1_b, sizeof z300w1_b, "300 zeros w1");
     rle_golden(alt, 26, 1, alt_b, sizeof alt_b, "group, ones, tail w1");
-    rle_golden(w8, 30, 8, w8_b, sizeof w8_b, "group, run, tail w8");
+    rle_golden(w8, 30, 8, w8g_b, sizeof w8g_b, "group, run, tail w8 (greedy)");
+    {
+        struct trove_bytes b = {0};
+        CHECK_EQ_INT(trove__pq_rle_encode_shortest(w8, 30, 8, &b), TROVE_OK);
+        check_bytes(&b, w8_b, sizeof w8_b, "group, run, tail w8 (shortest)");
+        trove_bytes_free(&b);
+    }
     rle_golden(NULL, 0, 5, NULL, 0, "n = 0");
 
     corpus_write("rle_spec_w3", SEL_RLE, 3, 8, seq8_b, sizeof seq8_b);
@@ -534,7 +544,8 @@ static void test_rle_shortest(void)
             trove_bytes_free(&b);
 
             /* The encoder's own choice: valid, never longer than all bit-packed (a header
-             * and the groups), and the shortest where it says so (w >= 3, 1 in 4 repeats). */
+             * and the groups), and the shortest where it says so (w 3 to 5, 1 in 4
+             * repeats). */
             {
                 size_t repeats = 0;
                 for (size_t i = 1; i < n; i++)
@@ -545,7 +556,7 @@ static void test_rle_shortest(void)
                 outs_free(&o);
                 if (w > 0)
                     CHECK(b.len <= 1 + (n + 7) / 8 * w);
-                if (w >= 3 && repeats >= n / 4)
+                if (w >= 3 && w <= 5 && repeats >= n / 4)
                     CHECK_EQ_INT(b.len, rle_fewest_bytes(v, n, w));
                 trove_bytes_free(&b);
             }

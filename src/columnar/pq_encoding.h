@@ -25,11 +25,11 @@
 /* Append the RLE/bit-packed hybrid encoding of v[0..n) at bit width w (0..32; every value
  * must fit) to out, with no length prefix, the last bit-packed group padded with zeros. How
  * the values are split into RLE runs and bit-packed groups of 8 depends on them:
- *   - fewer than 1 in 4 values equal the one before: greedily (a repeat of 8 or more is a
- *     run, after its head fills the last pending group);
+ *   - fewer than 1 in 4 values equal the one before, or w over 5: greedily (a repeat of 8
+ *     or more is a run, after its head fills the last pending group);
  *   - else at w 1 or 2: repeats of 32 / w or more are runs, the values between two of them
  *     one bit-packed run or a run per repeat, whichever is shorter;
- *   - else the shortest split (trove__pq_rle_encode_shortest).
+ *   - else (w 0, or 3 to 5) the shortest split (trove__pq_rle_encode_shortest).
  * At w = 0 only RLE runs are written. n = 0 appends nothing; any n >= 1 gets at least one
  * run header. Errors: TROVE_ERR_INVALID (w > 32, a value of more than w bits),
  * TROVE_ERR_NOMEM. */
