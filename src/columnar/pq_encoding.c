@@ -301,25 +301,44 @@ static unsigned width64(uint64_t v) { return v ? 64 - (unsigned)__builtin_clzll(
 
 /* ---- RLE / bit-packing hybrid ------------------------------------------------------------ */
 
+/* Write an RLE run of count (1 .. RLE_MAX_RUN) copies of value, vb value bytes, at p (room
+ * made by the caller: TROVE_VARINT32_MAX + 4); return the byte after it. */
+static uint8_t *put_run_at(uint8_t *p, uint32_t value, size_t count, unsigned vb)
+{
+    p = trove_put_varint(p, (uint64_t)count << 1);
+    for (unsigned b = 0; b < vb; b++)
+        *p++ = (uint8_t)(value >> (8 * b));
+    return p;
+}
+
+/* Write v[0..m) (1 .. RLE_MAX_RUN * 8 values) as one bit-packed run at width w at p (room
+ * made by the caller: TROVE_VARINT32_MAX + ceil(m / 8) * w), a last partial group padded
+ * with zeros; return the byte after it. */
+static uint8_t *put_packed_at(uint8_t *p, const uint32_t *v, size_t m, unsigned w)
+{
+    const size_t full = m & ~(size_t)7;
+    p = trove_put_varint(p, (uint64_t)(m / 8 + (m % 8 != 0)) << 1 | 1);
+    p = pack_u32(v, full, w, p);
+    if (m > full) {
+        uint32_t last[8] = {0};
+        memcpy(last, v + full, (m - full) * sizeof *v);
+        p = pack_u32(last, 8, w, p);
+    }
+    return p;
+}
+
 /* Append an RLE run of count copies of value (count >= 1). */
 static int rle_put_run(uint32_t value, size_t count, unsigned w, struct trove_bytes *out)
 {
-    unsigned vbytes = (w + 7) / 8;
     int rc = TROVE_OK;
 
-    while (count > 0) {
+    while (count > 0 && rc == TROVE_OK) {
         size_t c = count > RLE_MAX_RUN ? RLE_MAX_RUN : count;
-        uint8_t *p;
-        rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + 4);
-        if (rc != TROVE_OK)
-            goto out;
-        p = trove_put_varint(out->ptr + out->len, (uint64_t)c << 1);
-        for (unsigned b = 0; b < vbytes; b++)
-            *p++ = (uint8_t)(value >> (8 * b));
-        out->len = (size_t)(p - out->ptr);
+        if ((rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + 4)) == TROVE_OK)
+            out->len = (size_t)(put_run_at(out->ptr + out->len, value, c, (w + 7) / 8) -
+                                out->ptr);
         count -= c;
     }
-out:
     return rc;
 }
 
@@ -329,29 +348,16 @@ static int rle_put_literals(const uint32_t *v, size_t m, unsigned w, struct trov
     const uint64_t max_vals = (uint64_t)RLE_MAX_RUN * 8;
     int rc = TROVE_OK;
 
-    while (m > 0) {
+    while (m > 0 && rc == TROVE_OK) {
         size_t c = (uint64_t)m > max_vals ? (size_t)max_vals : m;
-        size_t groups = c / 8 + (c % 8 != 0), full = c & ~(size_t)7;
-        uint8_t *p;
-        if (groups > (SIZE_MAX - TROVE_VARINT32_MAX) / (w ? w : 1)) {
-            rc = TROVE_ERR_NOMEM;
-            goto out;
-        }
-        rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + groups * w);
-        if (rc != TROVE_OK)
-            goto out;
-        p = trove_put_varint(out->ptr + out->len, (uint64_t)groups << 1 | 1);
-        p = pack_u32(v, full, w, p);
-        if (c > full) {
-            uint32_t last[8] = {0};
-            memcpy(last, v + full, (c - full) * sizeof *v);
-            p = pack_u32(last, 8, w, p);
-        }
-        out->len = (size_t)(p - out->ptr);
+        size_t groups = c / 8 + (c % 8 != 0);
+        if (groups > (SIZE_MAX - TROVE_VARINT32_MAX) / (w ? w : 1))
+            return TROVE_ERR_NOMEM;
+        if ((rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + groups * w)) == TROVE_OK)
+            out->len = (size_t)(put_packed_at(out->ptr + out->len, v, c, w) - out->ptr);
         v += c;
         m -= c;
     }
-out:
     return rc;
 }
 
@@ -440,9 +446,7 @@ static int rle_gap(const uint32_t *v, size_t from, size_t to, size_t nruns, unsi
             for (j = i + 1; j < to && v[j] == v[i];)
                 j++;
             assert(j - i < 64);
-            *p++ = (uint8_t)((j - i) << 1);
-            for (size_t k = 0; k < vb; k++)
-                *p++ = (uint8_t)(v[i] >> (8 * k));
+            p = put_run_at(p, v[i], j - i, (unsigned)vb);
         }
         out->len = (size_t)(p - out->ptr);
         return TROVE_OK;
@@ -700,22 +704,10 @@ static int rle_dp_finish(const struct rle_chain *ch, size_t n, unsigned w, int l
         if (out->cap - out->len < need &&
             (rc = trove_bytes_reserve(out, need + (out->len >> 2))) != TROVE_OK)
             return rc;
+        /* Only the block's last bit-packed run may end in a padded group. */
         p = out->ptr + out->len;
-        if (flags[st] & RLE_AT_RUN) {
-            p = trove_put_varint(p, (uint64_t)(e - st) << 1);
-            for (unsigned k = 0; k < vb; k++)
-                *p++ = (uint8_t)(v[st] >> (8 * k));
-        } else {
-            /* A bit-packed run; only the block's last one may end in a padded group. */
-            const size_t full = (e - st) & ~(size_t)7, groups = (e - st + 7) / 8;
-            p = trove_put_varint(p, (uint64_t)groups << 1 | 1);
-            p = pack_u32(v + st, full, w, p);
-            if (e - st > full) {
-                uint32_t lastg[8] = {0};
-                memcpy(lastg, v + st + full, (e - st - full) * sizeof *v);
-                p = pack_u32(lastg, 8, w, p);
-            }
-        }
+        p = flags[st] & RLE_AT_RUN ? put_run_at(p, v[st], e - st, vb)
+                                   : put_packed_at(p, v + st, e - st, w);
         out->len = (size_t)(p - out->ptr);
     }
     return rc;
@@ -1602,7 +1594,7 @@ static void unit_widths(const uint32_t *idx, size_t n, uint8_t *uw)
 }
 
 struct by_count {
-    uint32_t count;
+    size_t count;
     uint32_t k;
 };
 
@@ -1626,7 +1618,7 @@ static int by_count_cmp(const void *pa, const void *pb)
 static int count_order(const uint32_t *idx, size_t n, size_t nd, struct by_count *bc,
                        uint32_t *rank)
 {
-    uint32_t cnt[4][LAYOUT_COUNT_MAX];
+    size_t cnt[4][LAYOUT_COUNT_MAX];
 
     memset(cnt, 0, sizeof cnt);
     for (size_t r = 0; r < n; r++) {
@@ -1703,7 +1695,8 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
         goto out;
     }
     rc = TROVE_ERR_NOMEM;
-    if (!(bc = calloc(nd ? nd : 1, sizeof *bc)) || !(rank = calloc(nd ? nd : 1, sizeof *rank)) ||
+    if (!(bc = calloc(by_count ? nd : 1, sizeof *bc)) ||
+        !(rank = calloc(nd ? nd : 1, sizeof *rank)) ||
         !(uw = calloc(nu1, 1)) || !(way.cont = malloc(nu1 * sizeof *way.cont)) ||
         !(way.before = calloc(nu1, 1)))
         goto out;
