@@ -12,7 +12,7 @@
  * a capture is replaced whole or not at all: a failed write leaves the previous capture of
  * that name (or, for a new name, nothing).
  */
-#include "capture/capture_internal.h"
+#include "capture_internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

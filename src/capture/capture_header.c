@@ -47,7 +47,7 @@
  * and a bit flip is reported as one. It allocates nothing; the decoder allocates the entry
  * array after it passed, so the allocation is bounded by the input's length.
  */
-#include "capture/capture_internal.h"
+#include "capture_internal.h"
 
 #include "common/endian.h"
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture/capture_internal.h"
+#include "capture_internal.h"
 
 #define MARKER_MAX 32 /* bytes a marker file may hold: 20 digits and a newline, with room */
 

@@ -26,7 +26,7 @@
  * outside its segment's times) or fails to decode stops the replay with TROVE_ERR_CORRUPT or
  * the decoder's error, and diag names the capture, the segment and its object's digest.
  */
-#include "capture/capture_internal.h"
+#include "capture_internal.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -4,12 +4,12 @@
  * known field id is read with its expected wire type (another type is corrupt), an unknown
  * one is skipped, and the fields parquet.thrift requires are checked at the stop byte.
  */
-#include "columnar/pq_meta.h"
+#include "pq_meta.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "columnar/thrift.h"
+#include "thrift.h"
 
 /* ---- encoders ---- */
 

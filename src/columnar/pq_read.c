@@ -27,9 +27,9 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "columnar/pq_encoding.h"
-#include "columnar/pq_meta.h"
-#include "columnar/snappy.h"
+#include "pq_encoding.h"
+#include "pq_meta.h"
+#include "snappy.h"
 #include "common/endian.h"
 
 #define TROVE_PQ_MAX_STRING_BYTES (1ull << 34) /* bytes of one string column read */

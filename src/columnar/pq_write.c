@@ -30,8 +30,8 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#include "columnar/pq_encoding.h"
-#include "columnar/pq_meta.h"
+#include "pq_encoding.h"
+#include "pq_meta.h"
 #include "common/endian.h"
 
 #define TROVE_PQ_PAGE_BYTES (1u << 20)

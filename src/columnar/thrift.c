@@ -3,7 +3,7 @@
  * trove_bytes with a sticky error; the reader is a cursor over a bounded buffer that never
  * reads past len, limits nesting to TROVE_THRIFT_MAX_DEPTH and checks wire types.
  */
-#include "columnar/thrift.h"
+#include "thrift.h"
 
 #include <stdarg.h>
 #include <stdio.h>

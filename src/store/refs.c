@@ -48,7 +48,7 @@
  * the basis against the sorted volume list. The encoder applies the same rules to its
  * arguments, so everything it writes decodes, and appends only after everything checked.
  */
-#include "store/refs.h"
+#include "refs.h"
 
 #include "common/endian.h"
 

@@ -1,11 +1,11 @@
 /*
  * digest.c: object digests (xxh3-128, canonical big-endian bytes) and xxh3-64 checksums,
- * the two hashes of the store (include/trove/store.h). xxHash's canonical form is used so
+ * the two hashes of every trove format (include/trove/digest.h). xxHash's canonical form is used so
  * that a digest's bytes, and so its hex name, are the same on every host. On a CPU with AVX2
  * the hashes run from an AVX2 build of the same functions (digest_avx2.c); the choice is
  * made once, on first use.
  */
-#include "trove/store.h"
+#include "trove/digest.h"
 
 #include <stdatomic.h>
 #include <string.h>
