@@ -13,6 +13,7 @@
  * that name (or, for a new name, nothing).
  */
 #include "capture_internal.h"
+#include "common/alloc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -124,7 +125,7 @@ int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, 
     *count_out = 0;
     if ((rc = trove_volume_list(s, &ve, &nv)) != TROVE_OK)
         goto out;
-    if (nv > 0 && !(ce = calloc(nv, sizeof *ce))) {
+    if (nv > 0 && !(ce = trove__calloc(nv, sizeof *ce))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -191,7 +192,7 @@ static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
     if (rc == TROVE_ERR_NOTFOUND) {
         if (w->nfresh == w->capfresh) {
             size_t cap = w->capfresh ? 2 * w->capfresh : 64;
-            struct trove_digest *p = realloc(w->fresh, cap * sizeof *p);
+            struct trove_digest *p = trove__realloc(w->fresh, cap * sizeof *p);
             if (!p)
                 return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
             w->fresh = p;
@@ -356,7 +357,7 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
     w.s = s;
     w.name = name;
     if ((rc = trove_wire_encoder_new(&enc)) != TROVE_OK ||
-        (segments > 0 && !(h.seg = calloc((size_t)segments, sizeof *h.seg)))) {
+        (segments > 0 && !(h.seg = trove__calloc((size_t)segments, sizeof *h.seg)))) {
         rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }

@@ -48,6 +48,7 @@
  * array after it passed, so the allocation is bounded by the input's length.
  */
 #include "capture_internal.h"
+#include "common/alloc.h"
 
 #include "common/endian.h"
 
@@ -328,7 +329,7 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.frame_events = f.frame_events;
     r.names_bytes = f.names_bytes;
     /* segments <= 2^18, and the length was checked against it: a bounded allocation. */
-    if (f.segments > 0 && !(r.seg = malloc((size_t)f.segments * sizeof *r.seg)))
+    if (f.segments > 0 && !(r.seg = trove__malloc((size_t)f.segments * sizeof *r.seg)))
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0,
                               "out of memory for %" PRIu64 " capture segment entries", f.segments);
     for (uint64_t k = 0; k < f.segments; k++) {

@@ -27,6 +27,7 @@
  * the decoder's error, and diag names the capture, the segment and its object's digest.
  */
 #include "capture_internal.h"
+#include "common/alloc.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -64,8 +65,8 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
     w->wire = opt->wire;
     w->frame_events = opt->frame_events ? opt->frame_events : h->frame_events;
     if (trove_wire_decoder_new(&w->dec) != TROVE_OK || trove_wire_encoder_new(&w->enc) != TROVE_OK ||
-        !(w->ev = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *w->ev)) ||
-        !(w->out = malloc(w->frame_events * sizeof *w->out))) {
+        !(w->ev = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *w->ev)) ||
+        !(w->out = trove__malloc(w->frame_events * sizeof *w->out))) {
         trove__capture_walk_free(w);
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     }
@@ -386,8 +387,8 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
 
     /* The digests of the names and of every segment, then only the picked ones kept. */
     segments = h.info.segments;
-    if (!(dig = malloc((size_t)(1 + segments) * sizeof *dig)) ||
-        (segments > 0 && !(seg = malloc((size_t)segments * sizeof *seg)))) {
+    if (!(dig = trove__malloc((size_t)(1 + segments) * sizeof *dig)) ||
+        (segments > 0 && !(seg = trove__malloc((size_t)segments * sizeof *seg)))) {
         rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }

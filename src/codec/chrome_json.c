@@ -36,6 +36,7 @@
  * the mapping of phases onto trove events.
  */
 #include "chrome_json.h"
+#include "common/alloc.h"
 
 #include "common/hex.h"
 
@@ -790,7 +791,7 @@ static uint32_t hash_bytes(const uint8_t *p, size_t n)
 static int grow_u32_index(uint32_t **index, uint32_t *mask)
 {
     uint32_t cap = *index ? (*mask + 1) * 2 : 64;
-    uint32_t *p = calloc(cap, sizeof *p);
+    uint32_t *p = trove__calloc(cap, sizeof *p);
     if (!p)
         return TROVE_ERR_NOMEM;
     free(*index);
@@ -833,7 +834,7 @@ static int intern(struct parser *ps, const uint8_t *p, size_t len, uint32_t *id)
     }
     if (ps->nnm == ps->nm_cap) {
         uint32_t cap = ps->nm_cap ? ps->nm_cap * 2 : 256;
-        struct iname *n = realloc(ps->nm, cap * sizeof *n);
+        struct iname *n = trove__realloc(ps->nm, cap * sizeof *n);
         if (!n)
             return TROVE_ERR_NOMEM;
         ps->nm = n;
@@ -885,7 +886,7 @@ static int find_thread(struct parser *ps, uint32_t pid, uint32_t tid, int create
         return TROVE_OK;
     if (ps->nthr == ps->thr_cap) {
         uint32_t cap = ps->thr_cap ? ps->thr_cap * 2 : 16;
-        struct bthread *n = realloc(ps->thr, cap * sizeof *n);
+        struct bthread *n = trove__realloc(ps->thr, cap * sizeof *n);
         if (!n)
             return TROVE_ERR_NOMEM;
         ps->thr = n;
@@ -1056,7 +1057,7 @@ static int push_rec(struct parser *ps, uint64_t start, uint64_t dur, uint32_t pi
         return rc;
     if (ps->nrec == ps->rec_cap) {
         size_t cap = ps->rec_cap ? ps->rec_cap * 2 : 4096;
-        struct rec *n = realloc(ps->rec, cap * sizeof *n);
+        struct rec *n = trove__realloc(ps->rec, cap * sizeof *n);
         if (!n)
             return TROVE_ERR_NOMEM;
         ps->rec = n;
@@ -1102,7 +1103,7 @@ static int ev_begin(struct parser *ps)
         return rc;
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 16;
-        struct open_b *n = realloc(t->stk, cap * sizeof *n);
+        struct open_b *n = trove__realloc(t->stk, cap * sizeof *n);
         if (!n)
             return TROVE_ERR_NOMEM;
         t->stk = n;
@@ -1527,7 +1528,7 @@ static int compute_depth(struct parser *ps)
     if (ps->nrec == 0)
         return TROVE_OK;
     qsort(ps->rec, ps->nrec, sizeof *ps->rec, cmp_thread_order);
-    heap = malloc(ps->nrec * sizeof *heap);
+    heap = trove__malloc(ps->nrec * sizeof *heap);
     if (!heap)
         return TROVE_ERR_NOMEM;
     for (size_t i = 0; i < ps->nrec; i++) {
@@ -1566,8 +1567,8 @@ static int assign_names(struct parser *ps, uint32_t **map_out)
     uint32_t *map = NULL, n = 0;
     int rc = TROVE_ERR_NOMEM;
 
-    map = malloc((ps->nnm ? ps->nnm : 1) * sizeof *map);
-    ord = malloc((ps->nnm ? ps->nnm : 1) * sizeof *ord);
+    map = trove__malloc((ps->nnm ? ps->nnm : 1) * sizeof *map);
+    ord = trove__malloc((ps->nnm ? ps->nnm : 1) * sizeof *ord);
     if (!map || !ord)
         goto out;
     for (uint32_t i = 0; i < ps->nnm; i++)
@@ -1607,7 +1608,7 @@ static int commit(struct parser *ps, struct trove_events *events, struct trove_n
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
-        p = realloc(events->ev, cap * sizeof *p);
+        p = trove__realloc(events->ev, cap * sizeof *p);
         if (!p) {
             rc = TROVE_ERR_NOMEM;
             goto out;
@@ -1656,8 +1657,8 @@ static int run(struct parser *ps, const struct trove_chrome_options *opt,
     ps->key = (struct sbuf){ps->key_store, 0, KEY_CAP, 0};
     ps->ph = (struct sbuf){ps->ph_store, 0, SHORT_CAP, 0};
     ps->scope = (struct sbuf){ps->s_store, 0, SHORT_CAP, 0};
-    ps->name = (struct sbuf){malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
-    ps->args_name = (struct sbuf){malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
+    ps->name = (struct sbuf){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
+    ps->args_name = (struct sbuf){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
     if (!ps->name.ptr || !ps->args_name.ptr) {
         rc = trove_diag_set(ps->diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
@@ -1709,7 +1710,7 @@ int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chro
         ps.src.progress = opt->progress;
         ps.src.progress_ctx = opt->progress_ctx;
     }
-    ps.src.buf = malloc(chunk);
+    ps.src.buf = trove__malloc(chunk);
     if (!ps.src.buf) {
         if (stats)
             memset(stats, 0, sizeof *stats);

@@ -19,6 +19,7 @@
  * read after it stays inside the buffer without further checks.
  */
 #include "trove/bitpack.h"
+#include "common/alloc.h"
 
 #include "common/endian.h"
 
@@ -83,7 +84,7 @@ int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *
     if (n > TROVE_COLUMN_MAX_VALUES || (n && !values))
         return TROVE_ERR_INVALID;
     blocks = (size_t)((n + TROVE_BITPACK_BLOCK - 1) / TROVE_BITPACK_BLOCK);
-    if (blocks && !(offs = malloc(blocks * sizeof *offs)))
+    if (blocks && !(offs = trove__malloc(blocks * sizeof *offs)))
         return TROVE_ERR_NOMEM;
     if ((rc = trove_bytes_reserve(out, TROVE_COLUMN_HEADER_SIZE)) != TROVE_OK)
         goto fail;

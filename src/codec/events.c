@@ -3,6 +3,7 @@
  * capture in memory before it is batched.
  */
 #include "trove/import.h"
+#include "common/alloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,7 +12,7 @@ int trove_events_push(struct trove_events *a, const struct trove_event *e)
 {
     if (a->len == a->cap) {
         size_t cap = a->cap ? a->cap * 2 : 1024;
-        struct trove_event *p = realloc(a->ev, cap * sizeof *p);
+        struct trove_event *p = trove__realloc(a->ev, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         a->ev = p;
@@ -31,7 +32,7 @@ int trove_events_reserve(struct trove_events *a, size_t extra)
     if (extra > SIZE_MAX / sizeof *p - a->len)
         return TROVE_ERR_NOMEM;
     cap = a->len + extra;
-    if (!(p = realloc(a->ev, cap * sizeof *p)))
+    if (!(p = trove__realloc(a->ev, cap * sizeof *p)))
         return TROVE_ERR_NOMEM;
     a->ev = p;
     a->cap = cap;

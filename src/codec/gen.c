@@ -27,6 +27,7 @@
  * draw and so the bytes; the model's statistics do not depend on it.
  */
 #include "trove/import.h"
+#include "common/alloc.h"
 
 #include <assert.h>
 #include <math.h>
@@ -164,7 +165,7 @@ static int zipf_init(struct zipf *z, uint32_t n, double s)
 {
     double sum = 0;
     z->n = n;
-    z->cdf = malloc((size_t)n * sizeof *z->cdf);
+    z->cdf = trove__malloc((size_t)n * sizeof *z->cdf);
     if (!z->cdf)
         return TROVE_ERR_NOMEM;
     for (uint32_t i = 0; i < n; i++) {
@@ -234,7 +235,7 @@ static int push(struct thread_gen *t, const struct trove_event *e)
 {
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 4096;
-        struct trove_event *p = realloc(t->ev, cap * sizeof *p);
+        struct trove_event *p = trove__realloc(t->ev, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         t->ev = p;
@@ -248,7 +249,7 @@ static int push_node(struct thread_gen *t, const struct tnode *n)
 {
     if (t->nnodes == t->nodes_cap) {
         size_t cap = t->nodes_cap ? t->nodes_cap * 2 : 1024;
-        struct tnode *p = realloc(t->nodes, cap * sizeof *p);
+        struct tnode *p = trove__realloc(t->nodes, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         t->nodes = p;
@@ -528,7 +529,7 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
         return TROVE_OK;
     if (events->cap - events->len < opt->events) {
         size_t cap = events->len + (size_t)opt->events;
-        struct trove_event *p = realloc(events->ev, cap * sizeof *p);
+        struct trove_event *p = trove__realloc(events->ev, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         events->ev = p;
@@ -541,9 +542,9 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
         goto out;
     for (unsigned d = 0; d <= MAX_DEPTH; d++)
         m.child_p[d] = CHILD_P0 * pow(CHILD_DECAY, (double)d);
-    th = calloc(nthreads, sizeof *th);
-    heap = malloc(nthreads * sizeof *heap);
-    used = calloc(opt->names, 1);
+    th = trove__calloc(nthreads, sizeof *th);
+    heap = trove__malloc(nthreads * sizeof *heap);
+    used = trove__calloc(opt->names, 1);
     if (!th || !heap || !used) {
         rc = TROVE_ERR_NOMEM;
         goto out;

@@ -7,6 +7,7 @@
  * the old bytes in the arena: names change rarely, and the arena is freed whole.
  */
 #include "trove/event.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,7 @@ static int grow_index(struct trove_names *t)
     size_t cap = t->index_cap ? t->index_cap * 2 : 64;
     uint32_t *old = t->index;
     size_t old_cap = t->index_cap;
-    t->index = calloc(cap, sizeof *t->index);
+    t->index = trove__calloc(cap, sizeof *t->index);
     if (!t->index) {
         t->index = old;
         return TROVE_ERR_NOMEM;
@@ -80,7 +81,7 @@ static int grow_index(struct trove_names *t)
 
 int trove_names_new(struct trove_names **out)
 {
-    struct trove_names *t = calloc(1, sizeof *t);
+    struct trove_names *t = trove__calloc(1, sizeof *t);
     if (!t)
         return TROVE_ERR_NOMEM;
     if (grow_index(t) != TROVE_OK) {
@@ -116,7 +117,7 @@ int trove_names_set(struct trove_names *t, int type, uint32_t a, uint32_t b, con
         return rc;
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 64;
-        struct name_slot *p = realloc(t->ent, cap * sizeof *p);
+        struct name_slot *p = trove__realloc(t->ent, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         t->ent = p;

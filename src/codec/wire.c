@@ -24,6 +24,7 @@
  * as a bomb without writing past its buffer; it must also end exactly at the payload's end.
  */
 #include "wire_internal.h"
+#include "common/alloc.h"
 
 #include <errno.h>
 #include <libdeflate.h>
@@ -152,7 +153,7 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
 
 int trove_wire_encoder_new(struct trove_wire_encoder **out)
 {
-    struct trove_wire_encoder *enc = calloc(1, sizeof *enc);
+    struct trove_wire_encoder *enc = trove__calloc(1, sizeof *enc);
     if (!enc)
         return TROVE_ERR_NOMEM;
     *out = enc;
@@ -251,7 +252,7 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
 
 int trove_wire_decoder_new(struct trove_wire_decoder **out)
 {
-    struct trove_wire_decoder *dec = calloc(1, sizeof *dec);
+    struct trove_wire_decoder *dec = trove__calloc(1, sizeof *dec);
     if (!dec)
         return TROVE_ERR_NOMEM;
     dec->generic = getenv("TROVE_WIRE_GENERIC") != NULL;
@@ -301,7 +302,7 @@ static int inflate_payload(struct trove_wire_decoder *dec, const uint8_t *p,
     /* At least one byte, so that an empty payload still has a real buffer behind it. */
     if (h->raw_len > dec->scratch_cap || !dec->scratch) {
         size_t cap = h->raw_len ? h->raw_len : 1;
-        uint8_t *s = realloc(dec->scratch, cap);
+        uint8_t *s = trove__realloc(dec->scratch, cap);
         if (!s)
             return TROVE_ERR_NOMEM;
         dec->scratch = s;
@@ -360,7 +361,7 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
         out->n_events = h.count;
         return TROVE_OK;
     }
-    if (!dec->threads && !(dec->threads = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *dec->threads)))
+    if (!dec->threads && !(dec->threads = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *dec->threads)))
         return TROVE_ERR_NOMEM;
     if (h.format == TROVE_WIRE_DEFLATE) {
         if ((rc = inflate_payload(dec, payload, &h, diag)) != TROVE_OK)

@@ -26,6 +26,7 @@
  * speed there (measured with `trove bench wire` on trove gen data).
  */
 #include "wire_internal.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 
@@ -53,9 +54,9 @@ static int map_prepare(struct trove__thread_map *m, size_t n)
     while (want < 2 * n)
         want *= 2;
     if (want > m->cap) {
-        uint64_t *k = malloc(want * sizeof *k);
-        uint32_t *ix = malloc(want * sizeof *ix);
-        uint32_t *g = calloc(want, sizeof *g);
+        uint64_t *k = trove__malloc(want * sizeof *k);
+        uint32_t *ix = trove__malloc(want * sizeof *ix);
+        uint32_t *g = trove__calloc(want, sizeof *g);
         if (!k || !ix || !g) {
             free(k);
             free(ix);
@@ -72,8 +73,8 @@ static int map_prepare(struct trove__thread_map *m, size_t n)
         m->cur = 0;
     }
     if (n > m->table_cap) {
-        uint64_t *t = malloc(n * sizeof *t);
-        uint32_t *e = malloc(n * sizeof *e);
+        uint64_t *t = trove__malloc(n * sizeof *t);
+        uint32_t *e = trove__malloc(n * sizeof *e);
         if (!t || !e) {
             free(t);
             free(e);

@@ -33,6 +33,7 @@
  *   object in the documented order; decoding rejects duplicate keys and NUL in strings.
  */
 #include "trove/bundle.h"
+#include "common/alloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -171,10 +172,10 @@ static int fsync_parent(const char *path)
     int fd = -1, rc = TROVE_OK;
 
     if (!slash) {
-        dir = strdup(".");
+        dir = trove__strdup(".");
     } else {
         size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = malloc(n + 1);
+        dir = trove__malloc(n + 1);
         if (dir) {
             memcpy(dir, path, n);
             dir[n] = 0;
@@ -212,7 +213,7 @@ static int check_entries(const struct trove_bundle_entry *e, size_t n, struct tr
                             TROVE_BUNDLE_MAX_ENTRIES, n);
         goto out;
     }
-    names = malloc(n * sizeof *names);
+    names = trove__malloc(n * sizeof *names);
     if (!names) {
         rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
@@ -303,7 +304,7 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
     if (rc != TROVE_OK)
         goto out;
     plen = strlen(path);
-    tmp = malloc(plen + 5);
+    tmp = trove__malloc(plen + 5);
     if (!tmp) {
         rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
@@ -423,8 +424,8 @@ static int check_directory(struct trove_bundle *b, struct trove_diag *diag)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "%lld entries, more than %u",
                               (long long)count, TROVE_BUNDLE_MAX_ENTRIES);
     b->n = (size_t)count;
-    b->ents = calloc(b->n ? b->n : 1, sizeof *b->ents);
-    b->sorted = calloc(b->n ? b->n : 1, sizeof *b->sorted);
+    b->ents = trove__calloc(b->n ? b->n : 1, sizeof *b->ents);
+    b->sorted = trove__calloc(b->n ? b->n : 1, sizeof *b->sorted);
     if (!b->ents || !b->sorted)
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     for (i = 0; i < b->n; i++) {
@@ -476,7 +477,7 @@ static int open_source(zip_source_t *src, const char *what, int is_file,
     int rc;
 
     zip_error_init(&ze);
-    b = calloc(1, sizeof *b);
+    b = trove__calloc(1, sizeof *b);
     if (!b) {
         zip_source_free(src);
         rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");

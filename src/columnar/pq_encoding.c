@@ -47,6 +47,7 @@
  * Thread safety: no state; every function is safe to call concurrently on distinct outputs.
  */
 #include "pq_encoding.h"
+#include "common/alloc.h"
 
 #include "common/endian.h"
 #include "common/varint.h"
@@ -721,13 +722,13 @@ static int rle_dp_reserve(struct rle_dp *s, size_t m)
     if (m <= s->cap)
         return TROVE_OK;
     /* m + 2: two chains of h + 1 and m - h + 1 entries. */
-    if (!(a = realloc(s->a, (m + 2) * sizeof *a)))
+    if (!(a = trove__realloc(s->a, (m + 2) * sizeof *a)))
         return TROVE_ERR_NOMEM;
     s->a = a;
-    if (!(b = realloc(s->b, (m + 2) * sizeof *b)))
+    if (!(b = trove__realloc(s->b, (m + 2) * sizeof *b)))
         return TROVE_ERR_NOMEM;
     s->b = b;
-    if (!(f = realloc(s->flags, m + 2)))
+    if (!(f = trove__realloc(s->flags, m + 2)))
         return TROVE_ERR_NOMEM;
     s->flags = f;
     s->cap = m;
@@ -1284,8 +1285,8 @@ static int dict_init(struct dict *d, size_t max_distinct)
     /* Indices are uint32. */
     d->limit = max_distinct < (size_t)UINT32_MAX ? max_distinct : (size_t)UINT32_MAX;
     d->cap = 16;
-    d->tab = calloc(d->size, sizeof *d->tab);
-    d->first = malloc(d->cap * sizeof *d->first);
+    d->tab = trove__calloc(d->size, sizeof *d->tab);
+    d->first = trove__malloc(d->cap * sizeof *d->first);
     return d->tab && d->first ? TROVE_OK : TROVE_ERR_NOMEM;
 }
 
@@ -1308,7 +1309,7 @@ static int dict_add(struct dict *d, size_t s, uint64_t key, const char *str, uin
     if (d->nd == d->cap) {
         size_t *p = NULL;
         if (d->cap <= SIZE_MAX / 2 / sizeof *p)
-            p = realloc(d->first, 2 * d->cap * sizeof *p);
+            p = trove__realloc(d->first, 2 * d->cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         d->first = p;
@@ -1321,7 +1322,7 @@ static int dict_add(struct dict *d, size_t s, uint64_t key, const char *str, uin
     d->tab[s].idx1 = (uint32_t)++d->nd;
     if (d->nd * 2 <= d->size)
         return TROVE_OK;
-    big = calloc(d->size * 2, sizeof *big);
+    big = trove__calloc(d->size * 2, sizeof *big);
     if (!big)
         return TROVE_ERR_NOMEM;
     d->shift--;
@@ -1366,8 +1367,8 @@ static int dict_direct(const int64_t *v64, const int32_t *v32, size_t n, int64_t
                        size_t *ndistinct_out)
 {
     size_t nd = 0, cap = range + 1 < n ? range + 1 : n;
-    uint32_t *map = calloc(range + 1, sizeof *map);
-    int64_t *vals = malloc((cap ? cap : 1) * sizeof *vals);
+    uint32_t *map = trove__calloc(range + 1, sizeof *map);
+    int64_t *vals = trove__malloc((cap ? cap : 1) * sizeof *vals);
     int rc = TROVE_ERR_NOMEM;
 
     if (!map || !vals)
@@ -1412,7 +1413,7 @@ static int dict_hashed(const int64_t *v64, const int32_t *v32, size_t n, size_t 
             idx_out[i] = d.tab[s].idx1 - 1;
         }
     }
-    vals = malloc((d.nd ? d.nd : 1) * sizeof *vals);
+    vals = trove__malloc((d.nd ? d.nd : 1) * sizeof *vals);
     if (!vals) {
         rc = TROVE_ERR_NOMEM;
         goto out;
@@ -1643,7 +1644,7 @@ static int layout_uncut(const uint32_t *idx, size_t n, size_t nd, size_t rows_ma
                         size_t *npages_out)
 {
     const size_t npages = n / rows_max + (n % rows_max != 0);
-    struct trove__pq_dict_page *pages = malloc((npages ? npages : 1) * sizeof *pages);
+    struct trove__pq_dict_page *pages = trove__malloc((npages ? npages : 1) * sizeof *pages);
     uint32_t top = 0;
 
     if (!pages)
@@ -1695,10 +1696,10 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
         goto out;
     }
     rc = TROVE_ERR_NOMEM;
-    if (!(bc = calloc(by_count ? nd : 1, sizeof *bc)) ||
-        !(rank = calloc(nd ? nd : 1, sizeof *rank)) ||
-        !(uw = calloc(nu1, 1)) || !(way.cont = malloc(nu1 * sizeof *way.cont)) ||
-        !(way.before = calloc(nu1, 1)))
+    if (!(bc = trove__calloc(by_count ? nd : 1, sizeof *bc)) ||
+        !(rank = trove__calloc(nd ? nd : 1, sizeof *rank)) ||
+        !(uw = trove__calloc(nu1, 1)) || !(way.cont = trove__malloc(nu1 * sizeof *way.cont)) ||
+        !(way.before = trove__calloc(nu1, 1)))
         goto out;
 
     /* The order: a small dictionary (threads, kinds, depths) is used all along, so by
@@ -1733,7 +1734,7 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
     for (int fill = 0; fill < 2; fill++) {
         size_t end = n, at = npages;
         unsigned pw = w;
-        if (fill && !(pages = malloc((npages ? npages : 1) * sizeof *pages))) {
+        if (fill && !(pages = trove__malloc((npages ? npages : 1) * sizeof *pages))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }

@@ -5,6 +5,7 @@
  * one is skipped, and the fields parquet.thrift requires are checked at the stop byte.
  */
 #include "pq_meta.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -457,7 +458,7 @@ static int decode_row_group(struct trove__tr *r, struct trove__pq_row_group *g)
                 rc = trove__tr_fail(r, TROVE_ERR_LIMIT, "a row group of %u columns", n);
                 break;
             }
-            g->columns = calloc(n ? n : 1, sizeof *g->columns);
+            g->columns = trove__calloc(n ? n : 1, sizeof *g->columns);
             if (!g->columns) {
                 rc = trove__tr_fail(r, TROVE_ERR_NOMEM, "out of memory");
                 break;
@@ -563,7 +564,7 @@ int trove__pq_file_meta_decode(const uint8_t *buf, size_t len, uint64_t base,
                 rc = trove__tr_fail(&r, TROVE_ERR_LIMIT, "a schema of %u elements", n);
                 break;
             }
-            fm.schema = calloc(n ? n : 1, sizeof *fm.schema);
+            fm.schema = trove__calloc(n ? n : 1, sizeof *fm.schema);
             if (!fm.schema) {
                 rc = trove__tr_fail(&r, TROVE_ERR_NOMEM, "out of memory");
                 break;
@@ -595,7 +596,7 @@ int trove__pq_file_meta_decode(const uint8_t *buf, size_t len, uint64_t base,
             for (uint32_t i = 0; i < n && rc == TROVE_OK; i++) {
                 if (i == cap) {
                     uint32_t ncap = cap ? cap * 2 : 8;
-                    void *p = realloc(fm.row_groups, (size_t)ncap * sizeof *fm.row_groups);
+                    void *p = trove__realloc(fm.row_groups, (size_t)ncap * sizeof *fm.row_groups);
                     if (!p) {
                         rc = trove__tr_fail(&r, TROVE_ERR_NOMEM, "out of memory");
                         break;
@@ -611,7 +612,7 @@ int trove__pq_file_meta_decode(const uint8_t *buf, size_t len, uint64_t base,
                 rc = decode_row_group(&r, &fm.row_groups[i]);
             }
             if (rc == TROVE_OK && !fm.row_groups) {
-                fm.row_groups = calloc(1, sizeof *fm.row_groups);
+                fm.row_groups = trove__calloc(1, sizeof *fm.row_groups);
                 if (!fm.row_groups)
                     rc = trove__tr_fail(&r, TROVE_ERR_NOMEM, "out of memory");
             }

@@ -17,6 +17,7 @@
  * looked up from the checked indices a window at a time, when asked for.
  */
 #include "trove/parquet.h"
+#include "common/alloc.h"
 
 #include <assert.h>
 #include <stdarg.h>
@@ -212,7 +213,7 @@ int trove_pq_open(const uint8_t *buf, size_t len, struct trove_pq_file **out,
         return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len - 8,
                               "footer length %u past the start of the file of %zu bytes", flen,
                               len);
-    if (!(f = calloc(1, sizeof *f)))
+    if (!(f = trove__calloc(1, sizeof *f)))
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     f->buf = buf;
     f->len = len;
@@ -484,13 +485,13 @@ static int grow_scratch(struct rd *x, size_t n)
     void *p;
     if (n <= x->pcap)
         return TROVE_OK;
-    if (!(p = realloc(x->idx, n * sizeof *x->idx)))
+    if (!(p = trove__realloc(x->idx, n * sizeof *x->idx)))
         return TROVE_ERR_NOMEM;
     x->idx = p;
-    if (!(p = realloc(x->pstart, n * sizeof *x->pstart)))
+    if (!(p = trove__realloc(x->pstart, n * sizeof *x->pstart)))
         return TROVE_ERR_NOMEM;
     x->pstart = p;
-    if (!(p = realloc(x->plen, n * sizeof *x->plen)))
+    if (!(p = trove__realloc(x->plen, n * sizeof *x->plen)))
         return TROVE_ERR_NOMEM;
     x->plen = p;
     x->pcap = n;
@@ -518,13 +519,13 @@ static int read_dict(struct rd *x, const struct trove__pq_page_header *h, const 
     if (n > len / (x->c->type == TROVE_PQ_STRING ? 4 : x->c->type == TROVE_PQ_INT32 ? 4 : 8))
         return perr(x, TROVE_ERR_CORRUPT, at, "dictionary of %zu values in %zu bytes", n, len);
     if (n > x->dcap) {
-        if (!(q = realloc(x->dint, (n ? n : 1) * sizeof *x->dint)))
+        if (!(q = trove__realloc(x->dint, (n ? n : 1) * sizeof *x->dint)))
             return perr(x, TROVE_ERR_NOMEM, at, "out of memory");
         x->dint = q;
-        if (!(q = realloc(x->dstart, (n ? n : 1) * sizeof *x->dstart)))
+        if (!(q = trove__realloc(x->dstart, (n ? n : 1) * sizeof *x->dstart)))
             return perr(x, TROVE_ERR_NOMEM, at, "out of memory");
         x->dstart = q;
-        if (!(q = realloc(x->dlen, (n ? n : 1) * sizeof *x->dlen)))
+        if (!(q = trove__realloc(x->dlen, (n ? n : 1) * sizeof *x->dlen)))
             return perr(x, TROVE_ERR_NOMEM, at, "out of memory");
         x->dlen = q;
         x->dcap = n;
@@ -554,7 +555,7 @@ static int put_strings_cap(struct rd *x, size_t need)
     ncap = x->offcap ? x->offcap : 1024;
     while (ncap < need)
         ncap *= 2;
-    if (!(p = realloc(x->sout->off, ncap * sizeof *x->sout->off)))
+    if (!(p = trove__realloc(x->sout->off, ncap * sizeof *x->sout->off)))
         return TROVE_ERR_NOMEM;
     x->sout->off = p;
     x->offcap = ncap;
@@ -741,7 +742,7 @@ static int next_page(struct rd *x, size_t *n_out)
                  h.encoding == TROVE_PQE_PLAIN_DICTIONARY) && need > CURSOR_WINDOW)
                 need = CURSOR_WINDOW;
             if (need > x->ocap) {
-                void *q = realloc(x->iout, need * sizeof *x->iout);
+                void *q = trove__realloc(x->iout, need * sizeof *x->iout);
                 if (!q)
                     return perr(x, TROVE_ERR_NOMEM, pos, "out of memory");
                 x->iout = q;
@@ -861,7 +862,7 @@ static int read_column(struct trove_pq_file *f, size_t i, int64_t *iout,
     if (sout) {
         sout->n = (uint64_t)f->fm.num_rows;
         sout->bytes = x.sbytes.ptr;
-        if (!sout->bytes && !(sout->bytes = malloc(1))) {
+        if (!sout->bytes && !(sout->bytes = trove__malloc(1))) {
             rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
             goto out;
         }
@@ -942,7 +943,7 @@ int trove_pq_cursor_new(struct trove_pq_file *f, size_t i, struct trove_pq_curso
         return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
     if ((rc = readable(f, i, 0, diag)) != TROVE_OK)
         return rc;
-    if (!(c = calloc(1, sizeof *c)))
+    if (!(c = trove__calloc(1, sizeof *c)))
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     c->x.f = f;
     c->x.col = i;

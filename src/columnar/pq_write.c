@@ -22,6 +22,7 @@
  * at level 1 (level 6 is 5x slower for a few percent). The output depends only on the input: no time or randomness goes in.
  */
 #include "trove/parquet.h"
+#include "common/alloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -125,7 +126,7 @@ int trove_pq_writer_new(const struct trove_pq_column_def *cols, size_t ncols, in
         }
     }
     rc = TROVE_ERR_NOMEM;
-    if (!(w = calloc(1, sizeof *w)) || !(w->cols = calloc(ncols, sizeof *w->cols)))
+    if (!(w = trove__calloc(1, sizeof *w)) || !(w->cols = trove__calloc(ncols, sizeof *w->cols)))
         goto fail;
     w->ncols = ncols;
     for (size_t i = 0; i < ncols; i++) {
@@ -199,11 +200,11 @@ static int grow_col(struct wcol *c, size_t need)
     while (ncap < need)
         ncap *= 2;
     if (c->def.type == TROVE_PQ_STRING) {
-        if (!(p = realloc(c->soff, (ncap + 1) * sizeof *c->soff)))
+        if (!(p = trove__realloc(c->soff, (ncap + 1) * sizeof *c->soff)))
             return TROVE_ERR_NOMEM;
         c->soff = p;
     } else {
-        if (!(p = realloc(c->iv, ncap * sizeof *c->iv)))
+        if (!(p = trove__realloc(c->iv, ncap * sizeof *c->iv)))
             return TROVE_ERR_NOMEM;
         c->iv = p;
     }
@@ -413,7 +414,7 @@ static int chunk_stats(const struct wcol *c, const struct src *v, size_t n, int 
         s->max_len = v->len[ma];
         if (s->min_len > TROVE_PQ_STATS_MAX || s->max_len > TROVE_PQ_STATS_MAX)
             return 1; /* no statistics */
-        if (!(blk = malloc((size_t)s->min_len + s->max_len + 1)))
+        if (!(blk = trove__malloc((size_t)s->min_len + s->max_len + 1)))
             return TROVE_ERR_NOMEM;
         if (s->min_len)
             memcpy(blk, v->str[mi], s->min_len);
@@ -428,7 +429,7 @@ static int chunk_stats(const struct wcol *c, const struct src *v, size_t n, int 
         if (check && (!fits(&c->def, mi) || !fits(&c->def, ma)))
             return TROVE_ERR_INVALID;
         s->min_len = s->max_len = is32 ? 4 : 8;
-        if (!(blk = malloc(16)))
+        if (!(blk = trove__malloc(16)))
             return TROVE_ERR_NOMEM;
         if (is32) {
             trove__put_le32(blk, (uint32_t)mi);
@@ -449,13 +450,13 @@ static int reserve_scratch(struct trove_pq_writer *w, size_t n)
     void *p;
     if (n <= w->scap)
         return TROVE_OK;
-    if (!(p = realloc(w->idx, n * sizeof *w->idx)))
+    if (!(p = trove__realloc(w->idx, n * sizeof *w->idx)))
         return TROVE_ERR_NOMEM;
     w->idx = p;
-    if (!(p = realloc(w->sptr, n * sizeof *w->sptr)))
+    if (!(p = trove__realloc(w->sptr, n * sizeof *w->sptr)))
         return TROVE_ERR_NOMEM;
     w->sptr = p;
-    if (!(p = realloc(w->slen, n * sizeof *w->slen)))
+    if (!(p = trove__realloc(w->slen, n * sizeof *w->slen)))
         return TROVE_ERR_NOMEM;
     w->slen = p;
     w->scap = n;
@@ -547,7 +548,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     if (enc == TROVE_PQ_ENC_DICT) {
         /* The dictionary page: PLAIN values in the order the layout chose; the data pages'
          * bodies are encoded now, all together, and written after it. */
-        if (!(order = malloc((nd ? nd : 1) * sizeof *order))) {
+        if (!(order = trove__malloc((nd ? nd : 1) * sizeof *order))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
@@ -556,7 +557,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
                                                                         : PQ_PAGE_COST_CODEC,
                                         order, &pages, &npages)) != TROVE_OK)
             goto out;
-        if (!(off = malloc((npages + 1) * sizeof *off))) {
+        if (!(off = trove__malloc((npages + 1) * sizeof *off))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
@@ -596,7 +597,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
     if (enc == TROVE_PQ_ENC_DELTA && !v->i64) {
         /* The delta encoder takes 64-bit values. */
         if (n > w->widecap) {
-            int64_t *p = realloc(w->wide, n * sizeof *p);
+            int64_t *p = trove__realloc(w->wide, n * sizeof *p);
             if (!p) {
                 rc = TROVE_ERR_NOMEM;
                 goto out;
@@ -684,14 +685,14 @@ static int put_row_group(struct trove_pq_writer *w, trove_pq_fetch_fn fetch, voi
         void *p;
         if (w->rgcap >= TROVE_PQ_META_MAX_ROW_GROUPS)
             return TROVE_ERR_LIMIT;
-        if (!(p = realloc(w->rgs, ncap * sizeof *w->rgs)))
+        if (!(p = trove__realloc(w->rgs, ncap * sizeof *w->rgs)))
             return TROVE_ERR_NOMEM;
         w->rgs = p;
         w->rgcap = ncap;
     }
     rg = &w->rgs[w->nrgs];
     memset(rg, 0, sizeof *rg);
-    if (!(rg->columns = calloc(w->ncols, sizeof *rg->columns)))
+    if (!(rg->columns = trove__calloc(w->ncols, sizeof *rg->columns)))
         return TROVE_ERR_NOMEM;
     w->nrgs++;
     rg->num_rows = (int64_t)n;
@@ -845,7 +846,7 @@ int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out)
     if ((rc = flush_row_group(w)) != TROVE_OK)
         goto out;
     rc = TROVE_ERR_NOMEM;
-    if (!(schema = calloc(w->ncols + 1, sizeof *schema)))
+    if (!(schema = trove__calloc(w->ncols + 1, sizeof *schema)))
         goto out;
     schema[0].type = schema[0].repetition = schema[0].converted_type = -1;
     schema[0].name = (const uint8_t *)"schema";

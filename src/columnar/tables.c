@@ -3,6 +3,7 @@
  * (include/trove/tables.h, docs/formats/bundle.md).
  */
 #include "trove/tables.h"
+#include "common/alloc.h"
 
 #include "trove/parquet.h"
 
@@ -100,12 +101,12 @@ static int cols_alloc(struct cols *c, const struct table_def *t, size_t n)
     for (size_t k = 0; k < t->ncols; k++) {
         int ok = 1;
         if (t->cols[k].type == TROVE_PQ_INT64)
-            ok = (c->i64[k] = malloc(m * sizeof(int64_t))) != NULL;
+            ok = (c->i64[k] = trove__malloc(m * sizeof(int64_t))) != NULL;
         else if (t->cols[k].type == TROVE_PQ_INT32)
-            ok = (c->i32[k] = malloc(m * sizeof(int32_t))) != NULL;
+            ok = (c->i32[k] = trove__malloc(m * sizeof(int32_t))) != NULL;
         else
-            ok = (c->str[k] = malloc(m * sizeof(char *))) != NULL &&
-                 (c->len[k] = malloc(m * sizeof(uint32_t))) != NULL;
+            ok = (c->str[k] = trove__malloc(m * sizeof(char *))) != NULL &&
+                 (c->len[k] = trove__malloc(m * sizeof(uint32_t))) != NULL;
         if (!ok) {
             cols_free(c);
             return TROVE_ERR_NOMEM;
@@ -276,7 +277,7 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
         if (rc == TROVE_OK && c.n > 0) {
             uint64_t rg = o->row_group_rows ? o->row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
             size_t m = c.n < rg ? c.n : (size_t)rg;
-            if (m > SIZE_MAX / 24 || !(fetch.buf = malloc(m * 24)))
+            if (m > SIZE_MAX / 24 || !(fetch.buf = trove__malloc(m * 24)))
                 rc = TROVE_ERR_NOMEM;
             fetch.ev = ev;
         }
@@ -525,7 +526,7 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
     }
     for (size_t k = 0; k < t->ncols; k++) {
         if (t->cols[k].type != TROVE_PQ_STRING &&
-            !(v[k] = malloc((size_t)(rows ? rows : 1) * sizeof(int64_t)))) {
+            !(v[k] = trove__malloc((size_t)(rows ? rows : 1) * sizeof(int64_t)))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }

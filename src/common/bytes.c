@@ -3,6 +3,7 @@
  * appending n bytes one at a time costs O(n); a failed growth leaves the buffer as it was.
  */
 #include "trove/common.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ int trove_bytes_reserve(struct trove_bytes *b, size_t extra)
     cap = b->cap ? b->cap : 256;
     while (cap < need)
         cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    p = realloc(b->ptr, cap);
+    p = trove__realloc(b->ptr, cap);
     if (!p)
         return TROVE_ERR_NOMEM;
     b->ptr = p;

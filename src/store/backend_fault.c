@@ -16,6 +16,7 @@
  * the wrapper only.
  */
 #include "backend_internal.h"
+#include "common/alloc.h"
 #include "refmap.h"
 
 #include <errno.h>
@@ -148,7 +149,7 @@ int trove_backend_fault_wrap(struct trove_backend *inner, const struct trove_fau
     *out = NULL;
     if (!inner || !opt)
         return TROVE_ERR_INVALID;
-    fb = calloc(1, sizeof *fb);
+    fb = trove__calloc(1, sizeof *fb);
     if (!fb)
         return TROVE_ERR_NOMEM;
     fb->base.ops = &fault_ops;

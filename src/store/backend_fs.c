@@ -25,6 +25,7 @@
 #define _GNU_SOURCE /* d_type and DT_* in struct dirent; syncfs */
 
 #include "backend_internal.h"
+#include "common/alloc.h"
 #include "pack.h"
 #include "refmap.h"
 
@@ -154,7 +155,7 @@ static int fsync_parent(char *p, size_t n)
 /* mkdir -p dir (len bytes), fsync'ing the parent of each directory it creates. */
 static int mkdir_p(const char *dir, size_t len)
 {
-    char *p = malloc(len + 1);
+    char *p = trove__malloc(len + 1);
     int rc = TROVE_OK;
 
     if (!p)
@@ -329,7 +330,7 @@ static int new_pack_slot(struct fs_backend *be, const char *name, uint64_t total
 {
     if (be->npacks == be->cap_packs) {
         size_t cap = be->cap_packs ? be->cap_packs * 2 : 16;
-        struct fs_pack *p = realloc(be->packs, cap * sizeof *p);
+        struct fs_pack *p = trove__realloc(be->packs, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         be->packs = p;
@@ -368,7 +369,7 @@ static int fs_stage(struct trove_backend *base, const struct trove_digest *d, co
         return TROVE_OK;
     if (be->nstage == be->cap_stage) {
         size_t cap = be->cap_stage ? be->cap_stage * 2 : 256;
-        struct trove__pack_entry *p = realloc(be->stage_e, cap * sizeof *p);
+        struct trove__pack_entry *p = trove__realloc(be->stage_e, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         be->stage_e = p;
@@ -612,7 +613,7 @@ static int packed_delete(struct fs_backend *be, const struct trove_digest *d)
     trove__refmap_remove(&be->packed, e);
     unlink_pack = be->packs[p].live == 0;
     repack = !unlink_pack && be->packs[p].live_bytes * 2 < be->packs[p].total_bytes;
-    if (repack && !(live = malloc(be->packs[p].live * sizeof *live)))
+    if (repack && !(live = trove__malloc(be->packs[p].live * sizeof *live)))
         repack = 0; /* no memory to repack now: the garbage waits for the next delete */
     if (repack) /* the live objects of p, from the index */
         for (size_t k = 0; k < be->packed.cap; k++)
@@ -631,7 +632,7 @@ static int packed_delete(struct fs_backend *be, const struct trove_digest *d)
     }
     if (repack) {
         /* Copy them into a new pack, then move their index entries there. */
-        struct trove__pack_entry *moved = malloc(nlive * sizeof *moved + 1);
+        struct trove__pack_entry *moved = trove__malloc(nlive * sizeof *moved + 1);
         for (size_t k = 0; moved && k < nlive && rc == TROVE_OK; k++) {
             moved[k] = live[k];
             moved[k].offset = buf.len;
@@ -763,7 +764,7 @@ static int fs_list(struct trove_backend *base,
         struct trove_digest *all = NULL;
         size_t n = 0;
         pthread_mutex_lock(&be->mu);
-        if (be->packed.count > 0 && !(all = malloc(be->packed.count * sizeof *all)))
+        if (be->packed.count > 0 && !(all = trove__malloc(be->packed.count * sizeof *all)))
             rc = TROVE_ERR_NOMEM;
         for (size_t k = 0; all && k < be->packed.cap; k++)
             if (be->packed.tab[k].used)
@@ -800,7 +801,7 @@ static uint64_t drop_dead(struct fs_backend *be, const char *pack, struct trove_
     if ((fd = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
         return n;
     if (fstat(fd, &st) == 0 && st.st_size >= 16 && (uint64_t)st.st_size <= 32 * n + 16 &&
-        (dead = malloc((size_t)st.st_size)) != NULL &&
+        (dead = trove__malloc((size_t)st.st_size)) != NULL &&
         pread(fd, dead, (size_t)st.st_size, 0) == st.st_size) {
         nd = (size_t)st.st_size / 16;
         for (uint64_t k = 0; k < n;) {
@@ -852,7 +853,7 @@ static int load_packs(struct fs_backend *be)
             trove__pack_footer(foot, (uint64_t)st.st_size, &count, &index, NULL) != TROVE_OK)
             goto next;
         tl = (size_t)(count * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
-        if (!(tail = malloc(tl)) || !(e = malloc(count * sizeof *e + 1))) {
+        if (!(tail = trove__malloc(tl)) || !(e = trove__malloc(count * sizeof *e + 1))) {
             rc = TROVE_ERR_NOMEM;
             goto next;
         }
@@ -966,7 +967,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     if (!readonly && ((rc = ensure_dir_at(root, "objects")) != TROVE_OK ||
                       (rc = ensure_dir_at(root, "tmp")) != TROVE_OK))
         goto out;
-    be = calloc(1, sizeof *be);
+    be = trove__calloc(1, sizeof *be);
     if (!be) {
         rc = TROVE_ERR_NOMEM;
         goto out;

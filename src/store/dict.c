@@ -7,6 +7,7 @@
  * is what a v3 commit rewrites.
  */
 #include "dict.h"
+#include "common/alloc.h"
 #include "refmap.h"
 
 #include <assert.h>
@@ -32,7 +33,7 @@ static int grow_chunks(struct trove__dict *t, uint32_t idx)
         return TROVE_OK;
     while (cap < need)
         cap *= 2;
-    if (!(p = realloc(t->chunk_dirty, cap / 8)))
+    if (!(p = trove__realloc(t->chunk_dirty, cap / 8)))
         return TROVE_ERR_NOMEM;
     memset(p + t->chunk_cap / 8, 0, (cap - t->chunk_cap) / 8);
     t->chunk_dirty = p;
@@ -50,10 +51,10 @@ static int grow_entries(struct trove__dict *t, uint32_t need)
         return TROVE_OK;
     while (cap < need)
         cap = cap > TROVE__DICT_MAX / 2 ? TROVE__DICT_MAX : cap * 2;
-    if (!(d = realloc(t->digests, (size_t)cap * sizeof *d)))
+    if (!(d = trove__realloc(t->digests, (size_t)cap * sizeof *d)))
         return TROVE_ERR_NOMEM;
     t->digests = d;
-    if (!(r = realloc(t->refc, (size_t)cap * sizeof *r)))
+    if (!(r = trove__realloc(t->refc, (size_t)cap * sizeof *r)))
         return TROVE_ERR_NOMEM;
     t->refc = r;
     t->cap = cap;
@@ -71,7 +72,7 @@ static void table_put(uint32_t *tab, size_t cap, const struct trove__dict *t, ui
 /* Rebuild the table with cap slots (a power of two above 2 * live). */
 static int rebuild_table(struct trove__dict *t, size_t cap)
 {
-    uint32_t *tab = calloc(cap, sizeof *tab);
+    uint32_t *tab = trove__calloc(cap, sizeof *tab);
 
     if (!tab)
         return TROVE_ERR_NOMEM;
@@ -152,7 +153,7 @@ static int push_free(struct trove__dict *t, uint32_t idx)
 {
     if (t->nfree == t->cap_free) {
         size_t cap = t->cap_free ? t->cap_free * 2 : 64;
-        uint32_t *p = realloc(t->free_idx, cap * sizeof *p);
+        uint32_t *p = trove__realloc(t->free_idx, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         t->free_idx = p;
@@ -277,9 +278,9 @@ static void trim(struct trove__dict *t)
     if (cap < t->table_cap)
         rebuild_table(t, cap); /* on failure the bigger table stays: still correct */
     if (t->len < t->cap) {
-        if ((d = realloc(t->digests, (size_t)t->len * sizeof *d)) != NULL)
+        if ((d = trove__realloc(t->digests, (size_t)t->len * sizeof *d)) != NULL)
             t->digests = d;
-        if ((r = realloc(t->refc, (size_t)t->len * sizeof *r)) != NULL)
+        if ((r = trove__realloc(t->refc, (size_t)t->len * sizeof *r)) != NULL)
             t->refc = r;
         t->cap = t->len; /* either way both arrays hold at least len entries */
     }

@@ -9,6 +9,7 @@
  * puts, and the submitter copies into a job it has taken off the free stack, unlocked.
  */
 #include "putpool.h"
+#include "common/alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -72,7 +73,7 @@ static void *worker(void *arg)
 int trove__putpool_start(struct trove_backend *be, unsigned threads,
                          struct trove__putpool **out)
 {
-    struct trove__putpool *p = calloc(1, sizeof *p);
+    struct trove__putpool *p = trove__calloc(1, sizeof *p);
     int rc = TROVE_ERR_NOMEM;
 
     *out = NULL;
@@ -80,10 +81,10 @@ int trove__putpool_start(struct trove_backend *be, unsigned threads,
         return rc;
     p->be = be;
     p->njobs = 2 * (size_t)threads;
-    p->jobs = calloc(p->njobs, sizeof *p->jobs);
-    p->free_stack = calloc(p->njobs, sizeof *p->free_stack);
-    p->queue = calloc(p->njobs, sizeof *p->queue);
-    p->threads = calloc(threads, sizeof *p->threads);
+    p->jobs = trove__calloc(p->njobs, sizeof *p->jobs);
+    p->free_stack = trove__calloc(p->njobs, sizeof *p->free_stack);
+    p->queue = trove__calloc(p->njobs, sizeof *p->queue);
+    p->threads = trove__calloc(threads, sizeof *p->threads);
     if (!p->jobs || !p->free_stack || !p->queue || !p->threads) {
         free(p->jobs);
         free(p->free_stack);
@@ -125,7 +126,7 @@ int trove__putpool_submit(struct trove__putpool *p, const struct trove_digest *d
     pthread_mutex_unlock(&p->mu);
     /* The job is ours until it is queued: no worker sees it. */
     if (j->cap < len) {
-        uint8_t *b = realloc(j->buf, len);
+        uint8_t *b = trove__realloc(j->buf, len);
         if (b) {
             j->buf = b;
             j->cap = len;

@@ -22,6 +22,7 @@
  * whose bytes do not hash to its name is reported, never decoded.
  */
 #include "store_internal.h"
+#include "common/alloc.h"
 
 #include "common/endian.h"
 
@@ -44,7 +45,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 
 static struct trove_volume *volume_new(struct trove_store *s, const char *name)
 {
-    struct trove_volume *v = calloc(1, sizeof *v);
+    struct trove_volume *v = trove__calloc(1, sizeof *v);
 
     if (!v)
         return NULL;
@@ -125,7 +126,7 @@ static int load_v1(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->slot_count = v->cap_slots = r.slot_count;
     v->format = v->committed_format = TROVE_RECIPE_FORMAT_V1;
     v->committed_slots = r.slot_count;
-    if (r.slot_count > 0 && !(v->idx = calloc((size_t)r.slot_count, 4)))
+    if (r.slot_count > 0 && !(v->idx = trove__calloc((size_t)r.slot_count, 4)))
         return TROVE_ERR_NOMEM;
     e = (const struct trove_digest *)(const void *)r.entries;
     for (uint64_t i = 0; i < r.slot_count; i++) {
@@ -184,11 +185,11 @@ static int load_patch(struct trove_volume *v, uint64_t sg, uint32_t n, uint32_t 
         last->n = n;
     }
     memcpy(seg, last->idx, n * sizeof *seg);
-    if (!v->patch && !(v->patch = calloc((size_t)v->nsec_seg, sizeof *v->patch))) {
+    if (!v->patch && !(v->patch = trove__calloc((size_t)v->nsec_seg, sizeof *v->patch))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    if (!(sp = calloc(1, sizeof *sp))) {
+    if (!(sp = trove__calloc(1, sizeof *sp))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -232,10 +233,10 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->nsec_seg = m.nsegments;
     /* Room for a whole page past the last section: a page decodes up to 8 records before
      * its count is checked against what the manifest leaves for it. */
-    if (!(v->sec = calloc((size_t)total + PAGE, sizeof *v->sec)) ||
-        !(v->pages = calloc((size_t)m.page_count + 1, sizeof *v->pages)) ||
-        (m.slot_count > 0 && !(v->idx = calloc((size_t)m.slot_count, 4))) ||
-        !(seg = malloc(SEG * sizeof *seg)) || !(raw = malloc(SEG * sizeof *raw))) {
+    if (!(v->sec = trove__calloc((size_t)total + PAGE, sizeof *v->sec)) ||
+        !(v->pages = trove__calloc((size_t)m.page_count + 1, sizeof *v->pages)) ||
+        (m.slot_count > 0 && !(v->idx = trove__calloc((size_t)m.slot_count, 4))) ||
+        !(seg = trove__malloc(SEG * sizeof *seg)) || !(raw = trove__malloc(SEG * sizeof *raw))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -477,9 +478,9 @@ static int dirty_index_build(const struct trove_volume *v, struct dirty_index *d
     if (nseg > v->nsec_seg)
         nseg = v->nsec_seg;
     di->nseg = nseg;
-    if (!(di->start = calloc((size_t)nseg + 1, sizeof *di->start)) ||
-        !(di->many = calloc((size_t)nseg + 1, 1)) ||
-        !(cnt = calloc((size_t)nseg + 1, sizeof *cnt)))
+    if (!(di->start = trove__calloc((size_t)nseg + 1, sizeof *di->start)) ||
+        !(di->many = trove__calloc((size_t)nseg + 1, 1)) ||
+        !(cnt = trove__calloc((size_t)nseg + 1, sizeof *cnt)))
         goto out;
     for (size_t k = 0; k < v->nundo; k++) {
         uint64_t sg = v->undo[k].slot / SEG;
@@ -493,7 +494,7 @@ static int dirty_index_build(const struct trove_volume *v, struct dirty_index *d
         cnt[sg] = di->start[sg]; /* now the next free entry */
     }
     di->start[nseg] = (uint32_t)sum;
-    if (sum > 0 && !(di->ent = malloc((size_t)sum * sizeof *di->ent)))
+    if (sum > 0 && !(di->ent = trove__malloc((size_t)sum * sizeof *di->ent)))
         goto out;
     for (size_t k = 0; k < v->nundo; k++) {
         uint64_t sg = v->undo[k].slot / SEG;
@@ -600,8 +601,8 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
     uint64_t nseg = ceil_div(v->slot_count, SEG), nch = ceil_div(v->dict.len, CHUNK);
     uint64_t total = nseg + nch, npages = ceil_div(total, PAGE);
     uint64_t old_nch = was_v3 ? v->nsec - v->nsec_seg : 0;
-    struct trove_v3_section *sec = calloc((size_t)total + 1, sizeof *sec);
-    struct trove_digest *pages = calloc((size_t)npages + 1, sizeof *pages);
+    struct trove_v3_section *sec = trove__calloc((size_t)total + 1, sizeof *sec);
+    struct trove_digest *pages = trove__calloc((size_t)npages + 1, sizeof *pages);
     struct seg_patch **patch = NULL;
     struct dirty_index di = {0};
     struct trove_v3_patch pt;
@@ -618,7 +619,7 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
         if (was_v3 && sg < v->nsec_seg && !seg_is_dirty(v, sg)) {
             sec[sg] = v->sec[sg];
             if (v->patch && v->patch[sg]) { /* the same patch, shared until the swap */
-                if (!patch && !(patch = calloc((size_t)nseg, sizeof *patch))) {
+                if (!patch && !(patch = trove__calloc((size_t)nseg, sizeof *patch))) {
                     rc = TROVE_ERR_NOMEM;
                     goto out;
                 }
@@ -640,8 +641,8 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
         }
         if (patched) {
             struct seg_patch *sp;
-            if ((!patch && !(patch = calloc((size_t)nseg, sizeof *patch))) ||
-                !(sp = patch[sg] = malloc(sizeof *sp))) {
+            if ((!patch && !(patch = trove__calloc((size_t)nseg, sizeof *patch))) ||
+                !(sp = patch[sg] = trove__malloc(sizeof *sp))) {
                 rc = TROVE_ERR_NOMEM;
                 goto out;
             }

@@ -3,6 +3,7 @@
  * and the fs backend's pack index (refmap.h).
  */
 #include "refmap.h"
+#include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +25,7 @@ struct ref_entry *trove__refmap_find(const struct refmap *m, const struct trove_
 /* Rehash into a table of cap slots (a power of two above the count). */
 static int refmap_rehash(struct refmap *m, size_t cap)
 {
-    struct ref_entry *tab = calloc(cap, sizeof *tab);
+    struct ref_entry *tab = trove__calloc(cap, sizeof *tab);
 
     if (!tab)
         return TROVE_ERR_NOMEM;

@@ -19,6 +19,7 @@
  * never a recipe naming a missing one.
  */
 #include "store_internal.h"
+#include "common/alloc.h"
 
 #include "common/endian.h"
 
@@ -59,7 +60,7 @@ static int dict_release(struct trove_store *s, uint32_t idx)
 {
     if (s->nfree == s->cap_free) {
         size_t cap = s->cap_free ? s->cap_free * 2 : 64;
-        uint32_t *p = realloc(s->free_idx, cap * sizeof *p);
+        uint32_t *p = trove__realloc(s->free_idx, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         s->free_idx = p;
@@ -311,7 +312,7 @@ int trove__store_save_refs(struct trove_store *s)
     size_t n = 0;
     int rc;
 
-    if (s->refs.count > 0 && !(ents = malloc(s->refs.count * sizeof *ents))) {
+    if (s->refs.count > 0 && !(ents = trove__malloc(s->refs.count * sizeof *ents))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -344,7 +345,7 @@ static int basis_put(struct trove_store *s, const char *name, uint64_t gen, uint
     if (!found) {
         if (s->nbasis == s->cap_basis) {
             size_t cap = s->cap_basis ? s->cap_basis * 2 : 16;
-            struct trove__refs_basis *p = realloc(s->basis, cap * sizeof *p);
+            struct trove__refs_basis *p = trove__realloc(s->basis, cap * sizeof *p);
             if (!p)
                 return TROVE_ERR_NOMEM;
             s->basis = p;
@@ -428,7 +429,7 @@ static int scan_names(struct trove_store *s, char ***out, size_t *count_out)
             continue;
         if (n == cap) {
             size_t c = cap ? cap * 2 : 16;
-            char **p = realloc(names, c * sizeof *p);
+            char **p = trove__realloc(names, c * sizeof *p);
             if (!p) {
                 rc = TROVE_ERR_NOMEM;
                 goto out;
@@ -436,7 +437,7 @@ static int scan_names(struct trove_store *s, char ***out, size_t *count_out)
             names = p;
             cap = c;
         }
-        if (!(names[n] = strdup(name))) {
+        if (!(names[n] = trove__strdup(name))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
@@ -507,7 +508,7 @@ static int recount(struct trove_store *s, struct recount *out)
     memset(out, 0, sizeof *out);
     if ((rc = scan_names(s, &names, &n)) != TROVE_OK)
         goto out;
-    if (n > 0 && !(out->basis = calloc(n, sizeof *out->basis))) {
+    if (n > 0 && !(out->basis = trove__calloc(n, sizeof *out->basis))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -675,12 +676,12 @@ static int refs_load(struct trove_store *s, int *usable)
         goto out;
     if (view.dict_size > view.entry_count + DICT_SLACK)
         goto out; /* would cost a large free list for nothing: recount and renumber */
-    if (view.dict_size > 0 && !(seen = calloc((size_t)view.dict_size / 8 + 1, 1))) {
+    if (view.dict_size > 0 && !(seen = trove__calloc((size_t)view.dict_size / 8 + 1, 1))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
     if (view.volume_count > 0 &&
-        !(s->basis = calloc((size_t)view.volume_count, sizeof *s->basis))) {
+        !(s->basis = trove__calloc((size_t)view.volume_count, sizeof *s->basis))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -800,14 +801,14 @@ int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
         rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "store open: bad arguments");
         goto out;
     }
-    if (!(s = calloc(1, sizeof *s)) || !(s->dir = strdup(dir))) {
+    if (!(s = trove__calloc(1, sizeof *s)) || !(s->dir = trove__strdup(dir))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
     s->flags = flags;
     s->dir_fd = s->vol_fd = s->lock_fd = -1;
     if ((flags & TROVE_STORE_CREATE) && !(flags & TROVE_STORE_READONLY)) {
-        if (!(path = strdup(dir))) {
+        if (!(path = trove__strdup(dir))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
@@ -1066,7 +1067,7 @@ int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, si
     *count_out = 0;
     if ((rc = scan_names(s, &names, &n)) != TROVE_OK)
         goto out;
-    if (n > 0 && !(ents = calloc(n, sizeof *ents))) {
+    if (n > 0 && !(ents = trove__calloc(n, sizeof *ents))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -1241,7 +1242,7 @@ static int collect(void *ctx, const struct trove_digest *d)
 
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 256;
-        struct trove_digest *p = realloc(v->d, cap * sizeof *p);
+        struct trove_digest *p = trove__realloc(v->d, cap * sizeof *p);
         if (!p)
             return 1; /* stop: reported as out of memory */
         v->d = p;

@@ -25,6 +25,7 @@
  * not durable.
  */
 #include "store_internal.h"
+#include "common/alloc.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -93,7 +94,7 @@ int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg)
         uint8_t *p;
         while (cap <= seg)
             cap *= 2;
-        if (!(p = realloc(v->seg_dirty, (size_t)(cap / 8))))
+        if (!(p = trove__realloc(v->seg_dirty, (size_t)(cap / 8))))
             return TROVE_ERR_NOMEM;
         memset(p + v->seg_cap / 8, 0, (size_t)((cap - v->seg_cap) / 8));
         v->seg_dirty = p;
@@ -154,7 +155,7 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
             trove_diag_set(diag, rc, 0, "cannot check %s: %s", path, trove_strerror(rc));
         goto out;
     }
-    if (!(v = calloc(1, sizeof *v)) || (n > 0 && !(v->idx = calloc((size_t)n, 4)))) {
+    if (!(v = trove__calloc(1, sizeof *v)) || (n > 0 && !(v->idx = trove__calloc((size_t)n, 4)))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -316,7 +317,7 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
             out->resident_recipe_bytes += v->patch[sg] ? sizeof **v->patch : 0;
     }
     /* Each distinct object's bytes once: its first slot's length. */
-    if (!(seen = calloc((size_t)v->dict.len / 8 + 1, 1)))
+    if (!(seen = trove__calloc((size_t)v->dict.len / 8 + 1, 1)))
         return TROVE_ERR_NOMEM;
     for (uint64_t i = 0; i < v->slot_count; i++) {
         uint32_t x = v->idx[i];
@@ -351,7 +352,7 @@ static int log_slot(struct trove_volume *v, uint64_t i)
         uint8_t *p;
         while (cap <= i)
             cap *= 2;
-        p = realloc(v->dirty_bits, (size_t)(cap / 8));
+        p = trove__realloc(v->dirty_bits, (size_t)(cap / 8));
         if (!p)
             return TROVE_ERR_NOMEM;
         memset(p + v->cap_bits / 8, 0, (size_t)((cap - v->cap_bits) / 8));
@@ -362,7 +363,7 @@ static int log_slot(struct trove_volume *v, uint64_t i)
         return TROVE_OK;
     if (v->nundo == v->cap_undo) {
         size_t cap = v->cap_undo ? v->cap_undo * 2 : 64;
-        struct undo_entry *p = realloc(v->undo, cap * sizeof *p);
+        struct undo_entry *p = trove__realloc(v->undo, cap * sizeof *p);
         if (!p)
             return TROVE_ERR_NOMEM;
         v->undo = p;
@@ -534,7 +535,7 @@ int trove_volume_slot_digests(const struct trove_volume *v, uint64_t first, uint
 
 static int ensure_block(struct trove_volume *v)
 {
-    if (!v->block && !(v->block = malloc(v->block_size)))
+    if (!v->block && !(v->block = trove__malloc(v->block_size)))
         return TROVE_ERR_NOMEM;
     return TROVE_OK;
 }
@@ -602,7 +603,7 @@ int trove_volume_compact(struct trove_volume *v)
         return rc;
     if ((rc = trove__dict_init(&nd)) != TROVE_OK)
         return rc;
-    if (v->slot_count > 0 && !(nidx = malloc((size_t)v->slot_count * 4))) {
+    if (v->slot_count > 0 && !(nidx = trove__malloc((size_t)v->slot_count * 4))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -714,7 +715,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
         if ((rc = set_slot(v, i, &zero)) != TROVE_OK)
             return rc;
     if (n > v->cap_slots) {
-        uint32_t *p = realloc(v->idx, (size_t)n * 4);
+        uint32_t *p = trove__realloc(v->idx, (size_t)n * 4);
         if (!p)
             return TROVE_ERR_NOMEM;
         v->idx = p;

@@ -9,6 +9,7 @@
  * to exit waits a bounded time however the wall clock moves.
  */
 #include "trove/stream.h"
+#include "common/alloc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -75,7 +76,7 @@ int trove_bg_start(int (*fn)(void *ctx), void (*cleanup)(void *ctx), void *ctx,
     if (!fn || !out)
         goto fail;
     rc = TROVE_ERR_NOMEM;
-    if (!(t = calloc(1, sizeof *t)))
+    if (!(t = trove__calloc(1, sizeof *t)))
         goto fail;
     t->fn = fn;
     t->cleanup = cleanup;

@@ -39,6 +39,7 @@
  * and frees whatever DONE slots remain, so every download is freed exactly once.
  */
 #include "prefetch.h"
+#include "common/alloc.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -215,14 +216,14 @@ int trove__prefetch_start(const struct trove__prefetch_config *cfg, struct trove
     *out = NULL;
     if (cfg->depth < 1 || cfg->depth > TROVE_STREAM_DEPTH_MAX || cfg->budget == 0 || cfg->n < 2)
         return TROVE_ERR_INVALID;
-    pf = calloc(1, sizeof *pf);
+    pf = trove__calloc(1, sizeof *pf);
     if (!pf)
         return rc;
     pf->cfg = *cfg;
     pf->nslots = (size_t)cfg->depth + 1;
     want = cfg->n - 1 < cfg->depth ? (unsigned)(cfg->n - 1) : cfg->depth;
-    pf->slots = calloc(pf->nslots, sizeof *pf->slots);
-    pf->threads = calloc(want, sizeof *pf->threads);
+    pf->slots = trove__calloc(pf->nslots, sizeof *pf->slots);
+    pf->threads = trove__calloc(want, sizeof *pf->threads);
     if (!pf->slots || !pf->threads) {
         free(pf->slots);
         free(pf->threads);

@@ -24,6 +24,7 @@
  * is freed exactly once, whichever way the request ends.
  */
 #include "sender.h"
+#include "common/alloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -118,7 +119,7 @@ static void *sender_main(void *arg)
 int trove__sender_start(int mode, uint32_t queue, const struct trove_stream_sink *sink,
                         struct trove__sender **out)
 {
-    struct trove__sender *snd = calloc(1, sizeof *snd);
+    struct trove__sender *snd = trove__calloc(1, sizeof *snd);
     int rc = TROVE_ERR_NOMEM;
 
     *out = NULL;
@@ -127,7 +128,7 @@ int trove__sender_start(int mode, uint32_t queue, const struct trove_stream_sink
     snd->mode = mode;
     snd->sink = *sink;
     snd->cap = mode == TROVE_STREAM_SEND_BUFFERED ? queue : 1;
-    snd->ring = calloc(snd->cap, sizeof *snd->ring);
+    snd->ring = trove__calloc(snd->cap, sizeof *snd->ring);
     if (!snd->ring)
         goto fail;
     pthread_mutex_init(&snd->mu, NULL);

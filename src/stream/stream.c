@@ -27,6 +27,7 @@
  * when it returns, so a cancelled stream can run again.
  */
 #include "bufpool.h"
+#include "common/alloc.h"
 #include "prefetch.h"
 #include "sender.h"
 
@@ -87,7 +88,7 @@ int trove_stream_new(struct trove_backend *be, const struct trove_stream_options
         return TROVE_ERR_INVALID;
     if (o.depth > TROVE_STREAM_DEPTH_MAX)
         o.depth = TROVE_STREAM_DEPTH_MAX;
-    st = calloc(1, sizeof *st);
+    st = trove__calloc(1, sizeof *st);
     if (!st)
         return TROVE_ERR_NOMEM;
     st->be = be;
