@@ -33,21 +33,18 @@
  *
  * PLAIN BYTE_ARRAY: u32 length little-endian, then the bytes, per value.
  *
- * Why it is built this way: bit-unpacking is done 32 values at a time by a kernel per width
- * (one 64-bit little-endian load, a shift and a mask per value, fully unrolled with the width
- * a compile-time constant), since 32 values at any width are a whole number of bytes (4w):
- * the delta miniblocks and long bit-packed runs decompose into such units; short runs use an
- * 8-value kernel per width. A kernel reads up to 7 bytes past its unit, so a unit within 8
- * bytes of the buffer's end is first copied into a zeroed scratch buffer. Packing is the
- * mirror image (a 64-bit accumulator flushed 32 bits at a time, unrolled per width). Each decoder walks its input twice: once only to check every header
- * and bound (cheap: a few bytes per run or per 128 values), then again to write the outputs,
- * so a failed decode leaves its outputs untouched. All delta arithmetic is in unsigned types
+ * Why it is built this way: the bit-packing kernels are pq_bitpack.c's (32 values at a time,
+ * a kernel per width; 8 at a time for short runs). Each decoder walks its input twice: once
+ * only to check every header and bound (cheap: a few bytes per run or per 128 values), then
+ * again to write the outputs, so a failed decode leaves its outputs untouched. All delta arithmetic is in unsigned types
  * (wrapping is the format's rule, and signed overflow would be undefined).
  *
  * Thread safety: no state; every function is safe to call concurrently on distinct outputs.
  */
 #include "pq_encoding.h"
 #include "common/alloc.h"
+
+#include "pq_bitpack.h"
 
 #include "common/endian.h"
 #include "common/varint.h"
@@ -71,235 +68,6 @@
 /* What a decoder reads instead of a NULL buffer of length 0. */
 static const uint8_t no_bytes[1];
 
-#if defined(__GNUC__)
-#define ALWAYS_INLINE inline __attribute__((always_inline))
-#else
-#define ALWAYS_INLINE inline
-#endif
-
-/* ---- bit-packing kernels ----------------------------------------------------------------- */
-
-static ALWAYS_INLINE uint64_t load64(const uint8_t *p)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return v;
-#else
-    return trove__get_le64(p);
-#endif
-}
-
-static ALWAYS_INLINE void store64(uint8_t *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &v, 8);
-#else
-    trove__put_le64(p, v);
-#endif
-}
-
-/* The kernels below are written for one width at a time and fully unrolled, so that every
- * shift and byte offset is a constant. */
-#if defined(__GNUC__)
-#define UNROLL _Pragma("GCC unroll 32")
-#else
-#define UNROLL
-#endif
-
-/* Unpack count (8 or 32) values of width w (1..32) from in[0 .. count * w / 8); reads up to
- * 7 bytes past them. */
-static ALWAYS_INLINE void unpack_k(const uint8_t *in, uint32_t *out, unsigned w, unsigned count)
-{
-    const uint64_t mask = ((uint64_t)1 << w) - 1;
-    UNROLL
-    for (unsigned i = 0; i < count; i++) {
-        unsigned bit = i * w;
-        out[i] = (uint32_t)((load64(in + (bit >> 3)) >> (bit & 7)) & mask);
-    }
-}
-
-/* Unpack 32 values of width w (33..64) into 64-bit values. A value spans at most 9 bytes;
- * reads up to 7 bytes past in[4w). */
-static ALWAYS_INLINE void unpack_wide_k(const uint8_t *in, uint64_t *out, unsigned w)
-{
-    const uint64_t mask = w == 64 ? ~(uint64_t)0 : ((uint64_t)1 << w) - 1;
-    UNROLL
-    for (unsigned i = 0; i < 32; i++) {
-        unsigned bit = i * w, sh = bit & 7;
-        uint64_t x = load64(in + (bit >> 3)) >> sh;
-        if (sh + w > 64)
-            x |= (uint64_t)in[(bit >> 3) + 8] << (64 - sh);
-        out[i] = x & mask;
-    }
-}
-
-/* Pack 32 values (each below 2^w) at width w (1..32) into out[0 .. 4w). */
-static ALWAYS_INLINE void pack_k(const uint32_t *v, uint8_t *out, unsigned w)
-{
-    uint64_t acc = 0;
-    unsigned nb = 0;
-    UNROLL
-    for (unsigned i = 0; i < 32; i++) {
-        acc |= (uint64_t)v[i] << nb;
-        nb += w;
-        if (nb >= 32) {
-            trove__put_le32(out, (uint32_t)acc);
-            out += 4;
-            acc >>= 32;
-            nb -= 32;
-        }
-    }
-}
-
-typedef void (*unpack_fn)(const uint8_t *in, uint32_t *out);
-typedef void (*unpack_wide_fn)(const uint8_t *in, uint64_t *out);
-typedef void (*pack_fn)(const uint32_t *v, uint8_t *out);
-
-static void unpack32_w0(const uint8_t *in, uint32_t *out)
-{
-    (void)in;
-    memset(out, 0, 32 * sizeof *out);
-}
-
-static void unpack8_w0(const uint8_t *in, uint32_t *out)
-{
-    (void)in;
-    memset(out, 0, 8 * sizeof *out);
-}
-
-static void pack32_w0(const uint32_t *v, uint8_t *out)
-{
-    (void)v;
-    (void)out;
-}
-
-#define WIDTHS_1_32(X)                                                                        \
-    X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16)   \
-    X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30)     \
-    X(31) X(32)
-#define WIDTHS_33_64(X)                                                                       \
-    X(33) X(34) X(35) X(36) X(37) X(38) X(39) X(40) X(41) X(42) X(43) X(44) X(45) X(46)     \
-    X(47) X(48) X(49) X(50) X(51) X(52) X(53) X(54) X(55) X(56) X(57) X(58) X(59) X(60)     \
-    X(61) X(62) X(63) X(64)
-
-#define DEF_W(W)                                                                              \
-    static void unpack32_w##W(const uint8_t *in, uint32_t *out) { unpack_k(in, out, W, 32); } \
-    static void unpack8_w##W(const uint8_t *in, uint32_t *out) { unpack_k(in, out, W, 8); }   \
-    static void pack32_w##W(const uint32_t *v, uint8_t *out) { pack_k(v, out, W); }
-#define DEF_WIDE_W(W)                                                                         \
-    static void unpack32_w##W(const uint8_t *in, uint64_t *out) { unpack_wide_k(in, out, W); }
-WIDTHS_1_32(DEF_W)
-WIDTHS_33_64(DEF_WIDE_W)
-
-#define REF_UNPACK32(W) unpack32_w##W,
-#define REF_UNPACK8(W) unpack8_w##W,
-#define REF_PACK32(W) pack32_w##W,
-/* Indexed by width: 0..32, and 33..64 at w - 33. */
-static const unpack_fn unpack32_tab[33] = {unpack32_w0, WIDTHS_1_32(REF_UNPACK32)};
-static const unpack_fn unpack8_tab[33] = {unpack8_w0, WIDTHS_1_32(REF_UNPACK8)};
-static const pack_fn pack32_tab[33] = {pack32_w0, WIDTHS_1_32(REF_PACK32)};
-static const unpack_wide_fn unpack32_wide_tab[32] = {WIDTHS_33_64(REF_UNPACK32)};
-
-/* Unpack 32 values of width w (0..32) from the nbytes (<= 4w) at in, of which avail bytes
- * (>= nbytes) may be read; bytes past nbytes count as zero bits. */
-static void unpack32(const uint8_t *in, size_t nbytes, size_t avail, uint32_t *out, unsigned w)
-{
-    uint8_t tmp[4 * 32 + 8];
-
-    assert(w <= 32 && nbytes <= 4 * w && nbytes <= avail);
-    if (nbytes == 4 * w && avail >= 4 * w + 8) {
-        unpack32_tab[w](in, out);
-        return;
-    }
-    memset(tmp, 0, sizeof tmp);
-    if (nbytes)
-        memcpy(tmp, in, nbytes);
-    unpack32_tab[w](tmp, out);
-}
-
-/* The same for widths 0..64 into 64-bit values. */
-static void unpack32_64(const uint8_t *in, size_t nbytes, size_t avail, uint64_t *out,
-                        unsigned w)
-{
-    uint8_t tmp[4 * 64 + 8];
-    uint32_t v32[32];
-
-    assert(w <= 64 && nbytes <= 4 * w && nbytes <= avail);
-    if (w <= 32) {
-        unpack32(in, nbytes, avail, v32, w);
-        for (unsigned i = 0; i < 32; i++)
-            out[i] = v32[i];
-        return;
-    }
-    if (nbytes == 4 * w && avail >= 4 * w + 8) {
-        unpack32_wide_tab[w - 33](in, out);
-        return;
-    }
-    memset(tmp, 0, sizeof tmp);
-    memcpy(tmp, in, nbytes);
-    unpack32_wide_tab[w - 33](tmp, out);
-}
-
-/* Pack m values (m a multiple of 8; each below 2^w) at width w (0..32) into m * w / 8
- * bytes at p; return the byte after them. */
-static uint8_t *pack_u32(const uint32_t *v, size_t m, unsigned w, uint8_t *p)
-{
-    uint64_t acc = 0;
-    unsigned nb = 0;
-
-    size_t i = 0;
-
-    assert(m % 8 == 0 && w <= 32);
-    if (w == 0)
-        return p;
-    for (; m - i >= 32; i += 32, p += 4 * w)
-        pack32_tab[w](v + i, p);
-    for (; i < m; i++) {
-        acc |= (uint64_t)v[i] << nb;
-        nb += w;
-        if (nb >= 32) {
-            trove__put_le32(p, (uint32_t)acc);
-            p += 4;
-            acc >>= 32;
-            nb -= 32;
-        }
-    }
-    /* m * w is a multiple of 8: nb is 0, 8, 16 or 24. */
-    for (; nb; nb -= 8, acc >>= 8)
-        *p++ = (uint8_t)acc;
-    return p;
-}
-
-/* Pack 32 values (each below 2^w) at width w (0..64) into 4w bytes at p. */
-static uint8_t *pack32_u64(const uint64_t *v, unsigned w, uint8_t *p)
-{
-    uint64_t acc = 0;
-    unsigned nb = 0;
-
-    assert(w <= 64);
-    if (w == 0)
-        return p;
-    for (unsigned i = 0; i < 32; i++) {
-        uint64_t x = v[i];
-        acc |= x << nb;
-        if (nb + w >= 64) {
-            unsigned used = 64 - nb;
-            store64(p, acc);
-            p += 8;
-            acc = used < 64 ? x >> used : 0;
-            nb = nb + w - 64;
-        } else {
-            nb += w;
-        }
-    }
-    for (; nb; nb -= 8, acc >>= 8)
-        *p++ = (uint8_t)acc;
-    return p;
-}
-
-static unsigned width64(uint64_t v) { return v ? 64 - (unsigned)__builtin_clzll(v) : 0; }
-
 /* ---- RLE / bit-packing hybrid ------------------------------------------------------------ */
 
 /* Write an RLE run of count (1 .. RLE_MAX_RUN) copies of value, vb value bytes, at p (room
@@ -319,11 +87,11 @@ static uint8_t *put_packed_at(uint8_t *p, const uint32_t *v, size_t m, unsigned 
 {
     const size_t full = m & ~(size_t)7;
     p = trove_put_varint(p, (uint64_t)(m / 8 + (m % 8 != 0)) << 1 | 1);
-    p = pack_u32(v, full, w, p);
+    p = trove__pq_pack_u32(v, full, w, p);
     if (m > full) {
         uint32_t last[8] = {0};
         memcpy(last, v + full, (m - full) * sizeof *v);
-        p = pack_u32(last, 8, w, p);
+        p = trove__pq_pack_u32(last, 8, w, p);
     }
     return p;
 }
@@ -559,8 +327,8 @@ static void rle_chain_init(struct rle_chain *c, const uint32_t *v, uint32_t *a, 
 
 /* Step k (>= 1) of a chain, without branches on the data (which way a value goes is data),
  * so that two chains interleaved keep the core busy while each waits on its own a[k - 1]. */
-static ALWAYS_INLINE void rle_chain_step(struct rle_chain *c, size_t k, uint32_t w, uint32_t vb,
-                                          int full)
+static TROVE__ALWAYS_INLINE void rle_chain_step(struct rle_chain *c, size_t k, uint32_t w,
+                                                 uint32_t vb, int full)
 {
     /* full: k >= 8 and w > 0 (a constant where it is inlined, so the checks go away). */
     const uint32_t inf = UINT32_MAX / 2;
@@ -819,7 +587,7 @@ static void rle_unpack_run(const uint8_t *p, size_t avail, size_t run_bytes, uns
     size_t i = 0;
 
     while (take - i >= 32 && avail >= unit + 8) {
-        unpack32_tab[w](p, out + i);
+        trove__pq_unpack32_tab[w](p, out + i);
         p += unit;
         avail -= unit;
         run_bytes -= unit;
@@ -827,7 +595,7 @@ static void rle_unpack_run(const uint8_t *p, size_t avail, size_t run_bytes, uns
     }
     /* Whole groups of 8 (short runs, or a long run's last groups). */
     while (take - i >= 8 && avail >= w + 8) {
-        unpack8_tab[w](p, out + i);
+        trove__pq_unpack8_tab[w](p, out + i);
         p += w;
         avail -= w;
         run_bytes -= w;
@@ -835,7 +603,7 @@ static void rle_unpack_run(const uint8_t *p, size_t avail, size_t run_bytes, uns
     }
     while (i < take) {
         size_t nb = run_bytes < unit ? run_bytes : unit, c = take - i < 32 ? take - i : 32;
-        unpack32(p, nb, avail, tmp, w);
+        trove__pq_unpack32(p, nb, avail, tmp, w);
         memcpy(out + i, tmp, c * sizeof *tmp);
         p += nb;
         avail -= nb;
@@ -989,7 +757,7 @@ int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_by
             if ((size_t)m * DELTA_MINI < k)
                 for (unsigned i = 0; i < DELTA_MINI; i++)
                     any |= rel[m * DELTA_MINI + i];
-            width[m] = width64(any);
+            width[m] = trove__pq_width64(any);
             assert(!is32 || width[m] <= 32);
             bytes += 4 * width[m];
         }
@@ -1005,10 +773,10 @@ int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_by
                 uint32_t r32[DELTA_MINI];
                 for (unsigned i = 0; i < DELTA_MINI; i++)
                     r32[i] = (uint32_t)rel[m * DELTA_MINI + i];
-                pack32_tab[width[m]](r32, p);
+                trove__pq_pack32_tab[width[m]](r32, p);
                 p += 4 * width[m];
             } else {
-                p = pack32_u64(rel + m * DELTA_MINI, width[m], p);
+                p = trove__pq_pack32_u64(rel + m * DELTA_MINI, width[m], p);
             }
         }
         out->len = (size_t)(p - out->ptr);
@@ -1126,7 +894,7 @@ static int delta_walk(const uint8_t *buf, size_t len, size_t n, int is32, int64_
                 const uint8_t *q = p;
                 for (size_t done = 0; done < take; done += 32, q += 4 * w) {
                     size_t c = take - done < 32 ? take - done : 32;
-                    unpack32_64(q, 4 * (size_t)w, (size_t)(end - q), rel, w);
+                    trove__pq_unpack32_64(q, 4 * (size_t)w, (size_t)(end - q), rel, w);
                     if (is32) {
                         uint32_t c32 = (uint32_t)cur, m32 = (uint32_t)min;
                         for (size_t i = 0; i < c; i++) {
@@ -1585,12 +1353,12 @@ static void unit_widths(const uint32_t *idx, size_t n, uint8_t *uw)
         m = 0;
         for (size_t r = s; r < s + LAYOUT_UNIT; r++)
             m |= idx[r];
-        uw[u] = (uint8_t)width64(m);
+        uw[u] = (uint8_t)trove__pq_width64(m);
     }
     if (s < n) {
         for (m = 0; s < n; s++)
             m |= idx[s];
-        uw[u] = (uint8_t)width64(m);
+        uw[u] = (uint8_t)trove__pq_width64(m);
     }
 }
 
@@ -1657,7 +1425,7 @@ static int layout_uncut(const uint32_t *idx, size_t n, size_t nd, size_t rows_ma
             top = idx[r] > top ? idx[r] : top;
         }
         pages[q].rows = rows;
-        pages[q].width = width64(m);
+        pages[q].width = trove__pq_width64(m);
     }
     if (n > 0 && top >= nd) {
         free(pages);
@@ -1675,7 +1443,7 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
                           size_t *npages_out)
 {
     const size_t nu = n / LAYOUT_UNIT + (n % LAYOUT_UNIT != 0), nu1 = nu ? nu : 1;
-    const unsigned wmax = nd > 1 ? width64(nd - 1) : 0;
+    const unsigned wmax = nd > 1 ? trove__pq_width64(nd - 1) : 0;
     /* Pages are cut for 4 bits or more: at 3 or fewer a narrower page needs a stretch with
      * at most half the entries, and the gen events' 3-bit extra column has none. */
     const int cut = wmax > 3, by_count = cut && nd <= LAYOUT_COUNT_MAX;
