@@ -41,6 +41,21 @@ int trove__pq_rle_encode(const uint32_t *v, size_t n, unsigned w, struct trove_b
 int trove__pq_rle_encode_shortest(const uint32_t *v, size_t n, unsigned w,
                                   struct trove_bytes *out);
 
+/* The scratch of the shortest split (the dynamic program's arrays), kept from one call to
+ * the next so that the pages of a chunk do not each allocate it: zero it before the first
+ * call (TROVE__PQ_RLE_SCRATCH_INIT), free it with trove__pq_rle_scratch_free. One caller at
+ * a time. */
+struct trove__pq_rle_scratch {
+    uint32_t *a, *b;
+    uint8_t *flags;
+    size_t cap; /* values a block may have */
+};
+#define TROVE__PQ_RLE_SCRATCH_INIT {NULL, NULL, NULL, 0}
+/* trove__pq_rle_encode with s's scratch (grown as needed, kept for the next call). */
+int trove__pq_rle_encode_with(struct trove__pq_rle_scratch *s, const uint32_t *v, size_t n,
+                              unsigned w, struct trove_bytes *out);
+void trove__pq_rle_scratch_free(struct trove__pq_rle_scratch *s);
+
 /* Decode exactly n values of width w (0..32) from buf[0..len) (no length prefix) into
  * out[0..n). Bit-packed groups may run past n (padding) but not past len. Runs after the
  * one that completes n are not read. *used_out (may be NULL) gets the bytes consumed (up to
