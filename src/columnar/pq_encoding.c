@@ -1,9 +1,8 @@
 /*
  * pq_encoding.c: Parquet's value encodings (pq_encoding.h; Encodings.md of
- * apache/parquet-format) — PLAIN byte arrays, and the dictionary builders (the RLE /
- * bit-packing hybrid is pq_rle.c, DELTA_BINARY_PACKED pq_delta.c).
- *
- * PLAIN BYTE_ARRAY: u32 length little-endian, then the bytes, per value.
+ * apache/parquet-format) — the dictionary builders and the pages of a dictionary-encoded
+ * chunk (the RLE / bit-packing hybrid is pq_rle.c, DELTA_BINARY_PACKED pq_delta.c, PLAIN
+ * pq_plain.c).
  *
  * Thread safety: no state; every function is safe to call concurrently on distinct outputs.
  */
@@ -12,89 +11,10 @@
 
 #include "pq_bitpack.h"
 
-#include "common/endian.h"
-#include "common/varint.h"
-
 #include <assert.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-
-/* ---- PLAIN byte arrays ------------------------------------------------------------------- */
-
-int trove__pq_plain_encode_strings(const char *const *str, const uint32_t *len, size_t n,
-                                   struct trove_bytes *out)
-{
-    size_t total = 0;
-    uint8_t *p;
-    int rc;
-
-    if (!out || (n > 0 && (!str || !len)))
-        return TROVE_ERR_INVALID;
-    for (size_t i = 0; i < n; i++) {
-        if (len[i] > 0 && !str[i])
-            return TROVE_ERR_INVALID;
-        if (total > SIZE_MAX - 4 - len[i])
-            return TROVE_ERR_NOMEM;
-        total += 4 + (size_t)len[i];
-    }
-    if (n == 0)
-        return TROVE_OK;
-    rc = trove_bytes_reserve(out, total);
-    if (rc != TROVE_OK)
-        return rc;
-    p = out->ptr + out->len;
-    for (size_t i = 0; i < n; i++) {
-        trove__put_le32(p, len[i]);
-        if (len[i] > 0)
-            memcpy(p + 4, str[i], len[i]);
-        p += 4 + (size_t)len[i];
-    }
-    out->len += total;
-    return TROVE_OK;
-}
-
-int trove__pq_plain_decode_strings(const uint8_t *buf, size_t len, size_t n, uint32_t max_len,
-                                   uint64_t *start, uint32_t *vlen, size_t *used_out,
-                                   struct trove_diag *diag)
-{
-    size_t at = 0;
-
-    if ((!buf && len > 0) || (n > 0 && (!start || !vlen)))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "PLAIN strings decode called without a buffer or an output");
-    /* First check every length, then write: a failed decode leaves the outputs as they were. */
-    for (size_t k = 0; k < n; k++) {
-        uint32_t l;
-        if (len - at < 4)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "PLAIN data ends inside the length of value %zu of %zu at "
-                                  "byte %zu; the page was cut short",
-                                  k, n, at);
-        l = trove__get_le32(buf + at);
-        if (l > max_len)
-            return trove_diag_set(diag, TROVE_ERR_LIMIT, at,
-                                  "PLAIN value %zu at byte %zu is %" PRIu32 " bytes, over the "
-                                  "limit of %" PRIu32,
-                                  k, at, l, max_len);
-        if (len - at - 4 < l)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "PLAIN value %zu at byte %zu is %" PRIu32 " bytes but only "
-                                  "%zu are left; the page was cut short",
-                                  k, at, l, len - at - 4);
-        at += 4 + (size_t)l;
-    }
-    at = 0;
-    for (size_t k = 0; k < n; k++) {
-        vlen[k] = trove__get_le32(buf + at);
-        start[k] = at + 4;
-        at += 4 + (size_t)vlen[k];
-    }
-    if (used_out)
-        *used_out = at;
-    return TROVE_OK;
-}
 
 /* ---- dictionary builders ----------------------------------------------------------------- */
 
