@@ -9,10 +9,13 @@
  *                              and 4 miniblocks of 32 bit-packed (delta - min delta)
  *   PLAIN                      integers little-endian; byte arrays as u32 length + bytes
  *
- * and the dictionary builders behind RLE_DICTIONARY. Decoders check every bound against
- * their buffer, never read past it, never write past n outputs, and on failure leave every
- * output untouched (they check the whole input before writing). Encoders append to out and
- * on failure leave out->len as it was. No state: all functions are thread-safe.
+ * and the dictionary builders behind RLE_DICTIONARY. One header for the encodings, one file
+ * for each: pq_rle.c, pq_delta.c, pq_plain.c, pq_dict.c (the builders) and pq_dict_layout.c
+ * (the order and pages of a dictionary chunk), over pq_bitpack.c's kernels. Decoders check
+ * every bound against their buffer, never read past it, never write past n outputs, and on
+ * failure leave every output untouched (they check the whole input before writing).
+ * Encoders append to out and on failure leave out->len as it was. No state: all functions
+ * are thread-safe.
  */
 #ifndef TROVE_PQ_ENCODING_H
 #define TROVE_PQ_ENCODING_H

@@ -1,8 +1,14 @@
 /*
- * pq_encoding.c: Parquet's value encodings (pq_encoding.h; Encodings.md of
- * apache/parquet-format) — the dictionary builders (the RLE / bit-packing hybrid is
- * pq_rle.c, DELTA_BINARY_PACKED pq_delta.c, PLAIN pq_plain.c, the pages of a dictionary
- * chunk pq_dict_layout.c).
+ * pq_dict.c: the dictionary builders behind RLE_DICTIONARY (pq_encoding.h): the distinct
+ * values of a column chunk in order of first appearance, and each row's index into them.
+ * pq_dict_layout.c then orders the dictionary and lays out its pages.
+ *
+ * Why it is built this way: building the dictionary is on the writer's path for every row
+ * of every dictionary column, so integers of a small range (kinds, depths, ids) go through a
+ * direct table indexed by value - min, and everything else through an open-addressing hash
+ * table (described below) whose slots carry what a probe compares, so a probe stays within
+ * the table. A builder gives up as soon as the dictionary outgrows max_distinct, and the
+ * writer falls back to PLAIN.
  *
  * Thread safety: no state; every function is safe to call concurrently on distinct outputs.
  */
@@ -13,8 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
-
-/* ---- dictionary builders ----------------------------------------------------------------- */
 
 /*
  * Open addressing with linear probing, at most half full, the size a power of two, the home
