@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "common/utf8.h"
+#include "common/fail.h"
 
 #define MAX_TABLES 8u
 
@@ -134,8 +135,8 @@ static int get_u64(json_t *obj, const char *in, const char *key, uint64_t *v,
 {
     json_t *j = json_object_get(obj, key);
     if (!json_is_integer(j) || json_integer_value(j) < 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "manifest: %s\"%s\" must be a non-negative integer", in, key);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "manifest: %s\"%s\" must be a non-negative integer", in, key);
     *v = (uint64_t)json_integer_value(j);
     return TROVE_OK;
 }
@@ -145,11 +146,11 @@ static int get_str(json_t *j, const char *what, char *dst, size_t cap, struct tr
 {
     size_t len;
     if (!json_is_string(j))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "manifest: %s must be a string", what);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "manifest: %s must be a string", what);
     len = json_string_length(j);
     if (len >= cap)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                              "manifest: %s is %zu bytes, more than %zu", what, len, cap - 1);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "manifest: %s is %zu bytes, more than %zu", what, len, cap - 1);
     memcpy(dst, json_string_value(j), len);
     dst[len] = 0;
     return TROVE_OK;
@@ -164,16 +165,16 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
 
     if (!json_is_string(j) || strcmp(json_string_value(j), "trove-bundle") != 0 ||
         json_string_length(j) != strlen("trove-bundle"))
-        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
-                              "manifest: \"format\" is not \"trove-bundle\"");
+        return TROVE_FAIL(diag, TROVE_ERR_MAGIC, 0,
+                          "manifest: \"format\" is not \"trove-bundle\"");
     if ((rc = get_u64(root, "", "format_version", &v, diag)) != TROVE_OK)
         return rc;
     if (v > TROVE_BUNDLE_FORMAT_VERSION)
-        return trove_diag_set(diag, TROVE_ERR_VERSION, 0,
-                              "manifest: format_version %llu, this build reads %u",
-                              (unsigned long long)v, TROVE_BUNDLE_FORMAT_VERSION);
+        return TROVE_FAIL(diag, TROVE_ERR_VERSION, 0,
+                          "manifest: format_version %llu, this build reads %u",
+                          (unsigned long long)v, TROVE_BUNDLE_FORMAT_VERSION);
     if (v == 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "manifest: format_version 0");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "manifest: format_version 0");
     m->format_version = (uint32_t)v;
     if ((rc = get_str(json_object_get(root, "capture"), "\"capture\"", m->capture,
                       sizeof m->capture, diag)) != TROVE_OK)
@@ -183,17 +184,17 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
         !json_is_integer(json_array_get(range, 0)) || !json_is_integer(json_array_get(range, 1)) ||
         json_integer_value(json_array_get(range, 0)) < 0 ||
         json_integer_value(json_array_get(range, 1)) < 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "manifest: \"time_range_ns\" must be [start, end], non-negative "
-                              "integers");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "manifest: \"time_range_ns\" must be [start, end], non-negative "
+                          "integers");
     m->start_ns = (uint64_t)json_integer_value(json_array_get(range, 0));
     m->end_ns = (uint64_t)json_integer_value(json_array_get(range, 1));
     if (m->end_ns < m->start_ns)
-        return trove_diag_set(diag, TROVE_ERR_NEGATIVE, 0,
-                              "manifest: \"time_range_ns\" ends before it starts");
+        return TROVE_FAIL(diag, TROVE_ERR_NEGATIVE, 0,
+                          "manifest: \"time_range_ns\" ends before it starts");
     counts = json_object_get(root, "counts");
     if (!json_is_object(counts))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "manifest: \"counts\" must be an object");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "manifest: \"counts\" must be an object");
     if ((rc = get_u64(counts, "counts.", "events", &m->events, diag)) ||
         (rc = get_u64(counts, "counts.", "names", &m->names, diag)) ||
         (rc = get_u64(counts, "counts.", "threads", &m->threads, diag)) ||
@@ -202,10 +203,10 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
         return rc;
     tables = json_object_get(root, "tables");
     if (!json_is_array(tables))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "manifest: \"tables\" must be an array");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "manifest: \"tables\" must be an array");
     if (json_array_size(tables) > MAX_TABLES)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "manifest: %zu tables, more than %u",
-                              json_array_size(tables), MAX_TABLES);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "manifest: %zu tables, more than %u",
+                          json_array_size(tables), MAX_TABLES);
     m->ntables = json_array_size(tables);
     for (size_t i = 0; i < m->ntables; i++) {
         const char *why;
@@ -215,7 +216,7 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
                           diag)) != TROVE_OK)
             return rc;
         if (trove_bundle_name_check(m->tables[i], strlen(m->tables[i]), &why) != TROVE_OK)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "manifest: %s: %s", what, why);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "manifest: %s: %s", what, why);
     }
     return get_str(json_object_get(root, "trove_version"), "\"trove_version\"", m->trove_version,
                    sizeof m->trove_version, diag);
@@ -230,22 +231,22 @@ int trove_bundle_manifest_decode(const uint8_t *buf, size_t len, struct trove_bu
     int rc;
 
     if ((!buf && len) || !m) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no input or output");
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no input or output");
         goto out;
     }
     if (len > TROVE_BUNDLE_MAX_MANIFEST) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "manifest of %zu bytes, more than %u", len,
-                            TROVE_BUNDLE_MAX_MANIFEST);
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "manifest of %zu bytes, more than %u", len,
+                        TROVE_BUNDLE_MAX_MANIFEST);
         goto out;
     }
     root = json_loadb(len ? (const char *)buf : "", len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        rc = trove_diag_set(diag, TROVE_ERR_JSON, (uint64_t)(jerr.position > 0 ? jerr.position : 0),
-                            "manifest: %s", jerr.text);
+        rc = TROVE_FAIL(diag, TROVE_ERR_JSON, (uint64_t)(jerr.position > 0 ? jerr.position : 0),
+                        "manifest: %s", jerr.text);
         goto out;
     }
     if (!json_is_object(root)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "manifest: not a JSON object");
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "manifest: not a JSON object");
         goto out;
     }
     memset(&tmp, 0, sizeof tmp);

@@ -34,6 +34,7 @@
  */
 #include "trove/bundle.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -166,30 +167,30 @@ static int check_entries(const struct trove_bundle_entry *e, size_t n, struct tr
     int rc = TROVE_OK;
 
     if (n == 0 || n > TROVE_BUNDLE_MAX_ENTRIES || !e) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "a bundle holds 1 to %u entries, not %zu",
-                            TROVE_BUNDLE_MAX_ENTRIES, n);
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "a bundle holds 1 to %u entries, not %zu",
+                        TROVE_BUNDLE_MAX_ENTRIES, n);
         goto out;
     }
     names = trove__malloc(n * sizeof *names);
     if (!names) {
-        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
     for (i = 0; i < n; i++) {
         size_t len = e[i].name ? strlen(e[i].name) : 0;
         if (trove_bundle_name_check(e[i].name, len, &why) != TROVE_OK) {
-            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "entry %zu: %s: \"%.200s\"", i, why,
-                                e[i].name ? e[i].name : "");
+            rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "entry %zu: %s: \"%.200s\"", i, why,
+                            e[i].name ? e[i].name : "");
             goto out;
         }
         if (!e[i].data && e[i].len) {
-            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "entry \"%s\": no data", e[i].name);
+            rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "entry \"%s\": no data", e[i].name);
             goto out;
         }
         if ((uint64_t)e[i].len > TROVE_BUNDLE_MAX_TOTAL - total) {
-            rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                                "entries total more than %llu bytes at \"%s\"",
-                                (unsigned long long)TROVE_BUNDLE_MAX_TOTAL, e[i].name);
+            rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                            "entries total more than %llu bytes at \"%s\"",
+                            (unsigned long long)TROVE_BUNDLE_MAX_TOTAL, e[i].name);
             goto out;
         }
         total += e[i].len;
@@ -198,8 +199,8 @@ static int check_entries(const struct trove_bundle_entry *e, size_t n, struct tr
     qsort(names, n, sizeof *names, cmp_name_ptr);
     for (i = 1; i < n; i++) {
         if (strcmp(names[i - 1], names[i]) == 0) {
-            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "entry \"%s\" appears twice",
-                                names[i]);
+            rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "entry \"%s\" appears twice",
+                            names[i]);
             goto out;
         }
     }
@@ -211,8 +212,8 @@ out:
 /* Record libzip's last error on za in diag. */
 static int zip_fail(zip_t *za, const char *what, struct trove_diag *diag)
 {
-    return trove_diag_set(diag, zip_err_code(zip_get_error(za), TROVE_ERR_CORRUPT), 0,
-                          "writing %s: %s", what, zip_strerror(za));
+    return TROVE_FAIL(diag, zip_err_code(zip_get_error(za), TROVE_ERR_CORRUPT), 0,
+                      "writing %s: %s", what, zip_strerror(za));
 }
 
 /* Add the entries to za, each with the method, date and attributes that make the output
@@ -254,7 +255,7 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
 
     zip_error_init(&ze);
     if (!path || !*path) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no path");
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no path");
         goto out;
     }
     rc = check_entries(e, n, diag);
@@ -263,7 +264,7 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
     plen = strlen(path);
     tmp = trove__malloc(plen + 5);
     if (!tmp) {
-        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
     memcpy(tmp, path, plen);
@@ -272,8 +273,8 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
     za = zip_open(tmp, ZIP_CREATE | ZIP_TRUNCATE, &zerr);
     if (!za) {
         zip_error_init_with_code(&ze, zerr);
-        rc = trove_diag_set(diag, zip_err_code(&ze, TROVE_ERR_CORRUPT), 0, "%s: %s", tmp,
-                            zip_error_strerror(&ze));
+        rc = TROVE_FAIL(diag, zip_err_code(&ze, TROVE_ERR_CORRUPT), 0, "%s: %s", tmp,
+                        zip_error_strerror(&ze));
         goto out;
     }
     rc = add_entries(za, tmp, e, n, deflate, diag);
@@ -286,16 +287,16 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
     za = NULL;
     fd = open(tmp, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fsync(fd) != 0) {
-        rc = trove_diag_set(diag, -errno, 0, "%s: %s", tmp, strerror(errno));
+        rc = TROVE_FAIL(diag, -errno, 0, "%s: %s", tmp, strerror(errno));
         goto out;
     }
     if (rename(tmp, path) != 0) {
-        rc = trove_diag_set(diag, -errno, 0, "rename %s: %s", tmp, strerror(errno));
+        rc = TROVE_FAIL(diag, -errno, 0, "rename %s: %s", tmp, strerror(errno));
         goto out;
     }
     rc = fsync_parent(path);
     if (rc != TROVE_OK)
-        trove_diag_set(diag, rc, 0, "fsync of the directory of %s: %s", path, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "fsync of the directory of %s: %s", path, trove_strerror(rc));
 out:
     if (fd >= 0)
         close(fd);
@@ -355,9 +356,9 @@ static int find_prefix(struct trove_bundle *b, struct trove_diag *diag)
         if (!slash || strcmp(slash + 1, m) != 0)
             continue;
         if (found)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                  "no %s at the top, and one in both \"%s\" and \"%s\"", m,
-                                  found->name, name);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                              "no %s at the top, and one in both \"%s\" and \"%s\"", m,
+                              found->name, name);
         found = b->sorted[i];
     }
     if (found) {
@@ -376,41 +377,41 @@ static int check_directory(struct trove_bundle *b, struct trove_diag *diag)
     size_t i;
 
     if (count == 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "a bundle with no entries");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "a bundle with no entries");
     if (count < 0 || (uint64_t)count > TROVE_BUNDLE_MAX_ENTRIES)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "%lld entries, more than %u",
-                              (long long)count, TROVE_BUNDLE_MAX_ENTRIES);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "%lld entries, more than %u",
+                          (long long)count, TROVE_BUNDLE_MAX_ENTRIES);
     b->n = (size_t)count;
     b->ents = trove__calloc(b->n ? b->n : 1, sizeof *b->ents);
     b->sorted = trove__calloc(b->n ? b->n : 1, sizeof *b->sorted);
     if (!b->ents || !b->sorted)
-        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     for (i = 0; i < b->n; i++) {
         zip_stat_t st;
         const char *name = zip_get_name(b->za, i, ZIP_FL_ENC_RAW), *why;
         size_t len;
         int is_dir;
         if (!name)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry %zu: %s", i,
-                                  zip_strerror(b->za));
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "entry %zu: %s", i,
+                              zip_strerror(b->za));
         /* A directory entry ("x/", as zip tools write for a folder) follows the rule
          * without its one trailing '/', and holds nothing. */
         len = strlen(name);
         is_dir = len > 1 && name[len - 1] == '/';
         if (trove_bundle_name_check(name, len - (size_t)is_dir, &why) != TROVE_OK)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry %zu: %s: \"%.200s\"", i,
-                                  why, name);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "entry %zu: %s: \"%.200s\"", i,
+                              why, name);
         zip_stat_init(&st);
         if (zip_stat_index(b->za, i, ZIP_FL_UNCHANGED, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\": no size", name);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\": no size", name);
         if (is_dir && st.size != 0)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                  "entry %zu: directory \"%.200s\" holds %llu bytes", i, name,
-                                  (unsigned long long)st.size);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                              "entry %zu: directory \"%.200s\" holds %llu bytes", i, name,
+                              (unsigned long long)st.size);
         if (st.size > TROVE_BUNDLE_MAX_TOTAL - total)
-            return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                                  "entries declare more than %llu bytes in all, at \"%s\"",
-                                  (unsigned long long)TROVE_BUNDLE_MAX_TOTAL, name);
+            return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                              "entries declare more than %llu bytes in all, at \"%s\"",
+                              (unsigned long long)TROVE_BUNDLE_MAX_TOTAL, name);
         total += st.size;
         b->ents[i].name = name;
         b->ents[i].index = i;
@@ -420,8 +421,8 @@ static int check_directory(struct trove_bundle *b, struct trove_diag *diag)
     qsort(b->sorted, b->nfiles, sizeof *b->sorted, cmp_ent_ptr);
     for (i = 1; i < b->nfiles; i++)
         if (strcmp(b->sorted[i - 1]->name, b->sorted[i]->name) == 0)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\" appears twice",
-                                  b->sorted[i]->name);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\" appears twice",
+                              b->sorted[i]->name);
     return find_prefix(b, diag);
 }
 
@@ -437,7 +438,7 @@ static int open_source(zip_source_t *src, const char *what, int is_file,
     b = trove__calloc(1, sizeof *b);
     if (!b) {
         zip_source_free(src);
-        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
     b->za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
@@ -445,14 +446,14 @@ static int open_source(zip_source_t *src, const char *what, int is_file,
         /* libzip's duplicate-name check does not say which name: open again without the
          * consistency checks (which tolerates duplicates) to find it. The archive is
          * refused either way. src is still ours after a failed open. */
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "%s: a repeated entry name", what);
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "%s: a repeated entry name", what);
         zip_error_fini(&ze);
         zip_error_init(&ze);
         b->za = zip_open_from_source(src, ZIP_RDONLY, &ze);
         if (!b->za)
             zip_source_free(src);
         else if (check_directory(b, diag) == TROVE_OK)
-            trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "%s: a repeated entry name", what);
+            TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "%s: a repeated entry name", what);
         else if (diag)
             diag->code = TROVE_ERR_CORRUPT;
         goto out;
@@ -463,7 +464,7 @@ static int open_source(zip_source_t *src, const char *what, int is_file,
         /* a missing zip64 record is reported as NOENT */
         if (rc == -ENOENT && !is_file)
             rc = TROVE_ERR_CORRUPT;
-        trove_diag_set(diag, rc, 0, "%s: %s", what, zip_error_strerror(&ze));
+        TROVE_FAIL(diag, rc, 0, "%s: %s", what, zip_error_strerror(&ze));
         goto out;
     }
     rc = check_directory(b, diag);
@@ -484,12 +485,12 @@ int trove_bundle_open_file(const char *path, struct trove_bundle **out, struct t
     int rc;
 
     if (!path || !out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no path or output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no path or output");
     zip_error_init(&ze);
     src = zip_source_file_create(path, 0, -1, &ze);
     if (!src) {
         rc = zip_err_code(&ze, TROVE_ERR_CORRUPT);
-        trove_diag_set(diag, rc, 0, "%s: %s", path, zip_error_strerror(&ze));
+        TROVE_FAIL(diag, rc, 0, "%s: %s", path, zip_error_strerror(&ze));
     } else {
         rc = open_source(src, path, 1, out, diag);
     }
@@ -505,12 +506,12 @@ int trove_bundle_open_mem(const uint8_t *buf, size_t len, struct trove_bundle **
     int rc;
 
     if ((!buf && len) || !out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no buffer or output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no buffer or output");
     zip_error_init(&ze);
     src = zip_source_buffer_create(len ? buf : (const uint8_t *)"", len, 0, &ze);
     if (!src) {
-        rc = trove_diag_set(diag, zip_err_code(&ze, TROVE_ERR_NOMEM), 0, "bundle: %s",
-                            zip_error_strerror(&ze));
+        rc = TROVE_FAIL(diag, zip_err_code(&ze, TROVE_ERR_NOMEM), 0, "bundle: %s",
+                        zip_error_strerror(&ze));
     } else {
         rc = open_source(src, "bundle", 0, out, diag);
     }
@@ -552,31 +553,31 @@ static int check_entry_stat(struct trove_bundle *b, size_t i, uint64_t max, zip_
     const char *name = b->ents[i].name;
     zip_stat_init(st);
     if (zip_stat_index(b->za, b->ents[i].index, 0, st) != 0)
-        return trove_diag_set(diag, zip_err_code(zip_get_error(b->za), TROVE_ERR_CORRUPT), 0,
-                              "entry \"%s\": %s", name, zip_strerror(b->za));
+        return TROVE_FAIL(diag, zip_err_code(zip_get_error(b->za), TROVE_ERR_CORRUPT), 0,
+                          "entry \"%s\": %s", name, zip_strerror(b->za));
     if ((st->valid & (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD)) !=
         (ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\": sizes unknown", name);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "entry \"%s\": sizes unknown", name);
     if ((st->valid & ZIP_STAT_ENCRYPTION_METHOD) && st->encryption_method != ZIP_EM_NONE)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, 0, "entry \"%s\" is encrypted", name);
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, 0, "entry \"%s\" is encrypted", name);
     if (st->comp_method != ZIP_CM_STORE && st->comp_method != ZIP_CM_DEFLATE)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, 0,
-                              "entry \"%s\": compression method %d (only stored and deflated)",
-                              name, (int)st->comp_method);
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, 0,
+                          "entry \"%s\": compression method %d (only stored and deflated)",
+                          name, (int)st->comp_method);
     if (st->size > max || st->size > SIZE_MAX - 1)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                              "entry \"%s\" declares %llu bytes, more than the limit %llu", name,
-                              (unsigned long long)st->size, (unsigned long long)max);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "entry \"%s\" declares %llu bytes, more than the limit %llu", name,
+                          (unsigned long long)st->size, (unsigned long long)max);
     if (st->comp_method == ZIP_CM_STORE && st->size != st->comp_size)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "stored entry \"%s\" declares %llu bytes but holds %llu", name,
-                              (unsigned long long)st->size, (unsigned long long)st->comp_size);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "stored entry \"%s\" declares %llu bytes but holds %llu", name,
+                          (unsigned long long)st->size, (unsigned long long)st->comp_size);
     if (st->comp_method == ZIP_CM_DEFLATE &&
         st->size / DEFLATE_MAX_RATIO > st->comp_size)
-        return trove_diag_set(diag, TROVE_ERR_BOMB, 0,
-                              "entry \"%s\" declares %llu bytes from %llu compressed, more than "
-                              "deflate can produce", name, (unsigned long long)st->size,
-                              (unsigned long long)st->comp_size);
+        return TROVE_FAIL(diag, TROVE_ERR_BOMB, 0,
+                          "entry \"%s\" declares %llu bytes from %llu compressed, more than "
+                          "deflate can produce", name, (unsigned long long)st->size,
+                          (unsigned long long)st->comp_size);
     return TROVE_OK;
 }
 
@@ -592,10 +593,10 @@ int trove_bundle_read(struct trove_bundle *b, const char *name, uint64_t max,
     int rc;
 
     if (!b || !out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no bundle or output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no bundle or output");
     if (trove_bundle_find(b, name, &i) != TROVE_OK) {
-        rc = trove_diag_set(diag, TROVE_ERR_NOTFOUND, 0, "no entry \"%.255s\"",
-                            name ? name : "");
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOTFOUND, 0, "no entry \"%.255s\"",
+                        name ? name : "");
         goto out;
     }
     rc = check_entry_stat(b, i, max, &st, diag);
@@ -603,27 +604,27 @@ int trove_bundle_read(struct trove_bundle *b, const char *name, uint64_t max,
         goto out;
     rc = trove_bytes_reserve(out, (size_t)st.size);
     if (rc != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "entry \"%s\": out of memory for %llu bytes", name,
-                       (unsigned long long)st.size);
+        TROVE_FAIL(diag, rc, 0, "entry \"%s\": out of memory for %llu bytes", name,
+                   (unsigned long long)st.size);
         goto out;
     }
     zf = zip_fopen_index(b->za, b->ents[i].index, 0);
     if (!zf) {
-        rc = trove_diag_set(diag, zip_err_code(zip_get_error(b->za), TROVE_ERR_CORRUPT), 0,
-                            "entry \"%s\": %s", name, zip_strerror(b->za));
+        rc = TROVE_FAIL(diag, zip_err_code(zip_get_error(b->za), TROVE_ERR_CORRUPT), 0,
+                        "entry \"%s\": %s", name, zip_strerror(b->za));
         goto out;
     }
     while (got < st.size) {
         r = zip_fread(zf, out->ptr + out->len + got, st.size - got);
         if (r < 0) {
-            rc = trove_diag_set(diag, zip_err_code(zip_file_get_error(zf), TROVE_ERR_CORRUPT),
-                                got, "entry \"%s\": %s", name, zip_file_strerror(zf));
+            rc = TROVE_FAIL(diag, zip_err_code(zip_file_get_error(zf), TROVE_ERR_CORRUPT),
+                            got, "entry \"%s\": %s", name, zip_file_strerror(zf));
             goto out;
         }
         if (r == 0) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, got,
-                                "entry \"%s\" ends after %llu of its %llu bytes", name,
-                                (unsigned long long)got, (unsigned long long)st.size);
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, got,
+                            "entry \"%s\" ends after %llu of its %llu bytes", name,
+                            (unsigned long long)got, (unsigned long long)st.size);
             goto out;
         }
         got += (uint64_t)r;
@@ -631,15 +632,15 @@ int trove_bundle_read(struct trove_bundle *b, const char *name, uint64_t max,
     /* One byte more must be the end; reaching it is what makes libzip check the CRC. */
     r = zip_fread(zf, &probe, 1);
     if (r < 0) {
-        rc = trove_diag_set(diag, zip_err_code(zip_file_get_error(zf), TROVE_ERR_CORRUPT), got,
-                            "entry \"%s\": %s", name, zip_file_strerror(zf));
+        rc = TROVE_FAIL(diag, zip_err_code(zip_file_get_error(zf), TROVE_ERR_CORRUPT), got,
+                        "entry \"%s\": %s", name, zip_file_strerror(zf));
         goto out;
     }
     if (r > 0) {
-        rc = trove_diag_set(diag, st.comp_method == ZIP_CM_DEFLATE ? TROVE_ERR_BOMB
-                                                                   : TROVE_ERR_CORRUPT,
-                            got, "entry \"%s\" holds more than its declared %llu bytes", name,
-                            (unsigned long long)st.size);
+        rc = TROVE_FAIL(diag, st.comp_method == ZIP_CM_DEFLATE ? TROVE_ERR_BOMB
+                                                               : TROVE_ERR_CORRUPT,
+                        got, "entry \"%s\" holds more than its declared %llu bytes", name,
+                        (unsigned long long)st.size);
         goto out;
     }
     out->len += (size_t)st.size;

@@ -29,6 +29,7 @@
 #include "pq_bitpack.h"
 
 #include "common/varint.h"
+#include "common/fail.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -53,17 +54,17 @@ int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_by
 
     if (!out || (n > 0 && !v)) {
         rc = TROVE_ERR_INVALID;
-        goto fail;
+        goto out;
     }
     if (is32)
         for (size_t i = 0; i < n; i++)
             if (v[i] < INT32_MIN || v[i] > INT32_MAX) {
                 rc = TROVE_ERR_INVALID;
-                goto fail;
+                goto out;
             }
     rc = trove_bytes_reserve(out, 4 + 2 * TROVE_VARINT64_MAX);
     if (rc != TROVE_OK)
-        goto fail;
+        goto out;
     p = out->ptr + out->len;
     p = trove_put_varint(p, DELTA_BLOCK);
     p = trove_put_varint(p, DELTA_MINIBLOCKS);
@@ -100,7 +101,7 @@ int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_by
         }
         rc = trove_bytes_reserve(out, bytes);
         if (rc != TROVE_OK)
-            goto fail;
+            goto out;
         p = out->ptr + out->len;
         p = trove_put_varint(p, trove_zigzag64(min));
         for (unsigned m = 0; m < DELTA_MINIBLOCKS; m++)
@@ -118,10 +119,12 @@ int trove__pq_delta_encode(const int64_t *v, size_t n, int is32, struct trove_by
         }
         out->len = (size_t)(p - out->ptr);
     }
-    return TROVE_OK;
-fail:
-    if (out)
-        out->len = old_len;
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK) {
+        if (out)
+            out->len = old_len;
+    }
     return rc;
 }
 
@@ -135,14 +138,14 @@ static int delta_varint(const uint8_t *buf, size_t len, const uint8_t **pp, uint
 
     if (!q) {
         if (why == 1)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "DELTA_BINARY_PACKED data ends inside the %s at byte %zu; "
-                                  "the page was cut short",
-                                  what, at);
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                              "DELTA_BINARY_PACKED %s at byte %zu is a varint longer than 10 "
-                              "bytes or over 64 bits",
+            return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                              "DELTA_BINARY_PACKED data ends inside the %s at byte %zu; "
+                              "the page was cut short",
                               what, at);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "DELTA_BINARY_PACKED %s at byte %zu is a varint longer than 10 "
+                          "bytes or over 64 bits",
+                          what, at);
     }
     *pp = q;
     return TROVE_OK;
@@ -164,34 +167,34 @@ static int delta_walk(const uint8_t *buf, size_t len, size_t n, int is32, int64_
     if (rc != TROVE_OK)
         return rc;
     if (block == 0 || block % 128 != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
-                              "DELTA_BINARY_PACKED block size %" PRIu64 " is not a positive "
-                              "multiple of 128",
-                              block);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
+                          "DELTA_BINARY_PACKED block size %" PRIu64 " is not a positive "
+                          "multiple of 128",
+                          block);
     if (block > DELTA_MAX_BLOCK)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, (size_t)(field - buf),
-                              "DELTA_BINARY_PACKED block size %" PRIu64 " is over this "
-                              "reader's limit of %u values",
-                              block, DELTA_MAX_BLOCK);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, (size_t)(field - buf),
+                          "DELTA_BINARY_PACKED block size %" PRIu64 " is over this "
+                          "reader's limit of %u values",
+                          block, DELTA_MAX_BLOCK);
     field = p;
     rc = delta_varint(buf, len, &p, &mini, "miniblock count", diag);
     if (rc != TROVE_OK)
         return rc;
     if (mini == 0 || block % mini != 0 || (block / mini) % 32 != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
-                              "DELTA_BINARY_PACKED block of %" PRIu64 " values cannot have %"
-                              PRIu64 " miniblocks (each must hold a multiple of 32 values)",
-                              block, mini);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
+                          "DELTA_BINARY_PACKED block of %" PRIu64 " values cannot have %"
+                          PRIu64 " miniblocks (each must hold a multiple of 32 values)",
+                          block, mini);
     per_mini = (size_t)(block / mini);
     field = p;
     rc = delta_varint(buf, len, &p, &count, "value count", diag);
     if (rc != TROVE_OK)
         return rc;
     if (count != (uint64_t)n)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
-                              "DELTA_BINARY_PACKED header counts %" PRIu64 " values where the "
-                              "page has %zu",
-                              count, n);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, (size_t)(field - buf),
+                          "DELTA_BINARY_PACKED header counts %" PRIu64 " values where the "
+                          "page has %zu",
+                          count, n);
     rc = delta_varint(buf, len, &p, &first, "first value", diag);
     if (rc != TROVE_OK)
         return rc;
@@ -207,26 +210,26 @@ static int delta_walk(const uint8_t *buf, size_t len, size_t n, int is32, int64_
             return rc;
         min = (uint64_t)trove_unzigzag64(zmin);
         if ((uint64_t)(end - p) < mini)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "DELTA_BINARY_PACKED data ends inside the %" PRIu64
-                                  " miniblock widths at byte %zu; the page was cut short",
-                                  mini, (size_t)(p - buf));
+            return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                              "DELTA_BINARY_PACKED data ends inside the %" PRIu64
+                              " miniblock widths at byte %zu; the page was cut short",
+                              mini, (size_t)(p - buf));
         widths = p;
         p += mini;
         for (size_t m = 0; m < mini && pos < n; m++) {
             const unsigned w = widths[m];
             size_t nbytes = per_mini / 8 * w, take = n - pos < per_mini ? n - pos : per_mini;
             if (w > max_w)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(widths + m - buf),
-                                      "DELTA_BINARY_PACKED miniblock width %u at byte %zu is "
-                                      "over %u bits, the widest an %s delta can need",
-                                      w, (size_t)(widths + m - buf), max_w,
-                                      is32 ? "INT32" : "INT64");
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, (size_t)(widths + m - buf),
+                                  "DELTA_BINARY_PACKED miniblock width %u at byte %zu is "
+                                  "over %u bits, the widest an %s delta can need",
+                                  w, (size_t)(widths + m - buf), max_w,
+                                  is32 ? "INT32" : "INT64");
             if (nbytes > (size_t)(end - p))
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                      "DELTA_BINARY_PACKED miniblock at byte %zu needs %zu "
-                                      "bytes, only %zu left; the page was cut short",
-                                      (size_t)(p - buf), nbytes, (size_t)(end - p));
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                                  "DELTA_BINARY_PACKED miniblock at byte %zu needs %zu "
+                                  "bytes, only %zu left; the page was cut short",
+                                  (size_t)(p - buf), nbytes, (size_t)(end - p));
             if (out) {
                 const uint8_t *q = p;
                 for (size_t done = 0; done < take; done += 32, q += 4 * w) {
@@ -263,8 +266,8 @@ int trove__pq_delta_decode(const uint8_t *buf, size_t len, size_t n, int is32, i
     int rc;
 
     if ((!buf && len > 0) || (!out && n > 0))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "delta decode called without a buffer or an output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "delta decode called without a buffer or an output");
     if (!buf)
         buf = no_bytes;
     rc = delta_walk(buf, len, n, is32, NULL, &used, diag);

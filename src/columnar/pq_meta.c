@@ -547,7 +547,7 @@ int trove__pq_file_meta_decode(const uint8_t *buf, size_t len, uint64_t base,
     memset(&fm, 0, sizeof fm);
     trove__tr_init(&r, buf, len, base, "footer", diag);
     if ((rc = trove__tr_enter(&r)) != TROVE_OK)
-        goto fail;
+        goto out;
     FIELD_LOOP(&r, last, type, id, rc) {
         switch (id) {
         case 1: rc = trove__tr_i32(&r, type, "FileMetaData.version", &fm.version); break;
@@ -631,12 +631,12 @@ int trove__pq_file_meta_decode(const uint8_t *buf, size_t len, uint64_t base,
         default: rc = trove__tr_skip(&r, type); break;
         }
         if (rc != TROVE_OK)
-            goto fail;
+            goto out;
         if (id >= 1 && id <= 4)
             have |= 1u << id;
     }
     if (rc != 0)
-        goto fail;
+        goto out;
     trove__tr_leave(&r);
     if (!(have & 2))
         rc = missing(&r, "FileMetaData", "version");
@@ -649,11 +649,12 @@ int trove__pq_file_meta_decode(const uint8_t *buf, size_t len, uint64_t base,
     else if (fm.num_rows < 0)
         rc = trove__tr_fail(&r, TROVE_ERR_CORRUPT, "FileMetaData.num_rows is negative");
     if (rc != TROVE_OK)
-        goto fail;
+        goto out;
     *out = fm;
-    return TROVE_OK;
-fail:
-    trove__pq_file_meta_free(&fm);
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK)
+        trove__pq_file_meta_free(&fm);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include "pq_encoding.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -58,27 +59,27 @@ int trove__pq_plain_decode_strings(const uint8_t *buf, size_t len, size_t n, uin
     size_t at = 0;
 
     if ((!buf && len > 0) || (n > 0 && (!start || !vlen)))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "PLAIN strings decode called without a buffer or an output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "PLAIN strings decode called without a buffer or an output");
     /* First check every length, then write: a failed decode leaves the outputs as they were. */
     for (size_t k = 0; k < n; k++) {
         uint32_t l;
         if (len - at < 4)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "PLAIN data ends inside the length of value %zu of %zu at "
-                                  "byte %zu; the page was cut short",
-                                  k, n, at);
+            return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                              "PLAIN data ends inside the length of value %zu of %zu at "
+                              "byte %zu; the page was cut short",
+                              k, n, at);
         l = trove__get_le32(buf + at);
         if (l > max_len)
-            return trove_diag_set(diag, TROVE_ERR_LIMIT, at,
-                                  "PLAIN value %zu at byte %zu is %" PRIu32 " bytes, over the "
-                                  "limit of %" PRIu32,
-                                  k, at, l, max_len);
+            return TROVE_FAIL(diag, TROVE_ERR_LIMIT, at,
+                              "PLAIN value %zu at byte %zu is %" PRIu32 " bytes, over the "
+                              "limit of %" PRIu32,
+                              k, at, l, max_len);
         if (len - at - 4 < l)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "PLAIN value %zu at byte %zu is %" PRIu32 " bytes but only "
-                                  "%zu are left; the page was cut short",
-                                  k, at, l, len - at - 4);
+            return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                              "PLAIN value %zu at byte %zu is %" PRIu32 " bytes but only "
+                              "%zu are left; the page was cut short",
+                              k, at, l, len - at - 4);
         at += 4 + (size_t)l;
     }
     at = 0;

@@ -32,6 +32,7 @@
 #include "pq_meta.h"
 #include "snappy.h"
 #include "common/endian.h"
+#include "common/fail.h"
 
 #define TROVE_PQ_MAX_STRING_BYTES (1ull << 34) /* bytes of one string column read */
 
@@ -85,32 +86,32 @@ static int check_leaf(struct trove_pq_file *f, size_t i, const struct trove__pq_
     int phys;
 
     if (s->name_len < 1 || s->name_len > TROVE_PQ_MAX_NAME || memchr(s->name, 0, s->name_len))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                              "column %zu: a name of %u bytes (1 to %u, no NUL)", i,
-                              s->name_len, TROVE_PQ_MAX_NAME);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                          "column %zu: a name of %u bytes (1 to %u, no NUL)", i,
+                          s->name_len, TROVE_PQ_MAX_NAME);
     memcpy(c->name, s->name, s->name_len);
     c->name[s->name_len] = 0;
     for (size_t k = 0; k < i; k++)
         if (strcmp(f->cols[k].name, c->name) == 0)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off, "column name %s given twice",
-                                  c->name);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off, "column name %s given twice",
+                              c->name);
     if (s->num_children > 0 || s->type < 0)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
-                              "column %s is a group: nested schemas are not supported", c->name);
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, off,
+                          "column %s is a group: nested schemas are not supported", c->name);
     if (s->repetition == TROVE_PQR_OPTIONAL)
         c->optional = 1;
     else if (s->repetition != TROVE_PQR_REQUIRED)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
-                              "column %s is repeated: only required and optional columns are "
-                              "supported", c->name);
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, off,
+                          "column %s is repeated: only required and optional columns are "
+                          "supported", c->name);
     c->phys = s->type;
     if (s->type == TROVE_PQT_BYTE_ARRAY) {
         c->type = TROVE_PQ_STRING;
         return TROVE_OK;
     }
     if (s->type > TROVE_PQT_FIXED)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off, "column %s: physical type %d",
-                              c->name, s->type);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off, "column %s: physical type %d",
+                          c->name, s->type);
     if (s->type != TROVE_PQT_INT32 && s->type != TROVE_PQT_INT64) {
         c->type = TROVE_PQ_OTHER; /* listed; reading it is the error (readable) */
         return TROVE_OK;
@@ -121,9 +122,9 @@ static int check_leaf(struct trove_pq_file *f, size_t i, const struct trove__pq_
     if (s->logical == TROVE_PQL_INTEGER) {
         if ((s->int_bits != 8 && s->int_bits != 16 && s->int_bits != 32 && s->int_bits != 64) ||
             s->int_bits > phys)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                                  "column %s: INTEGER(%d) on a %d-bit type", c->name,
-                                  s->int_bits, phys);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                              "column %s: INTEGER(%d) on a %d-bit type", c->name,
+                              s->int_bits, phys);
         c->bits = s->int_bits;
         c->is_unsigned = !s->int_signed;
     } else if (s->converted_type >= TROVE_PQCT_UINT_8 && s->converted_type <= TROVE_PQCT_INT_64) {
@@ -131,9 +132,9 @@ static int check_leaf(struct trove_pq_file *f, size_t i, const struct trove__pq_
         c->bits = 8 << (k % 4);
         c->is_unsigned = k < 4;
         if (c->bits > phys)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                                  "column %s: a %d-bit converted type on a %d-bit type", c->name,
-                                  c->bits, phys);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                              "column %s: a %d-bit converted type on a %d-bit type", c->name,
+                              c->bits, phys);
     }
     return TROVE_OK;
 }
@@ -148,42 +149,42 @@ static int check_chunk(const struct trove_pq_file *f, size_t g, size_t i,
     uint64_t start, size;
 
     if (cc->has_file_path)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
-                              "column %s, row group %zu: data in another file", c->name, g);
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, off,
+                          "column %s, row group %zu: data in another file", c->name, g);
     if (!cc->has_meta)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
-                              "column %s, row group %zu: no column metadata", c->name, g);
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, off,
+                          "column %s, row group %zu: no column metadata", c->name, g);
     if (m->type != c->phys)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                              "column %s, row group %zu: chunk of type %s in a %s column",
-                              c->name, g, type_name(m->type), type_name(c->phys));
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                          "column %s, row group %zu: chunk of type %s in a %s column",
+                          c->name, g, type_name(m->type), type_name(c->phys));
     if (m->npath != 1 || m->path_len != strlen(c->name) ||
         memcmp(m->path, c->name, m->path_len) != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                              "column %s, row group %zu: path_in_schema names another column",
-                              c->name, g);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                          "column %s, row group %zu: path_in_schema names another column",
+                          c->name, g);
     if (c->type != TROVE_PQ_OTHER && m->codec != TROVE_PQC_UNCOMPRESSED &&
         m->codec != TROVE_PQC_ZSTD && m->codec != TROVE_PQC_GZIP && m->codec != TROVE_PQC_SNAPPY)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, off,
-                              "column %s, row group %zu: codec %s is not supported (only "
-                              "UNCOMPRESSED, SNAPPY, ZSTD, GZIP)", c->name, g,
-                              codec_name(m->codec));
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, off,
+                          "column %s, row group %zu: codec %s is not supported (only "
+                          "UNCOMPRESSED, SNAPPY, ZSTD, GZIP)", c->name, g,
+                          codec_name(m->codec));
     if (m->num_values != rg->num_rows)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                              "column %s, row group %zu: %lld values in a row group of %lld "
-                              "rows", c->name, g, (long long)m->num_values,
-                              (long long)rg->num_rows);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                          "column %s, row group %zu: %lld values in a row group of %lld "
+                          "rows", c->name, g, (long long)m->num_values,
+                          (long long)rg->num_rows);
     start = m->dictionary_page_offset > 0 ? (uint64_t)m->dictionary_page_offset
                                           : (uint64_t)m->data_page_offset;
     size = (uint64_t)m->total_compressed_size;
     if (start < 4 || start > f->footer_at || size > f->footer_at - start ||
         (uint64_t)m->data_page_offset < start ||
         (rg->num_rows > 0 && (uint64_t)m->data_page_offset >= start + size))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                              "column %s, row group %zu: pages at %llu (%llu bytes, data at "
-                              "%lld) outside the file's data [4, %zu)", c->name, g,
-                              (unsigned long long)start, (unsigned long long)size,
-                              (long long)m->data_page_offset, f->footer_at);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                          "column %s, row group %zu: pages at %llu (%llu bytes, data at "
+                          "%lld) outside the file's data [4, %zu)", c->name, g,
+                          (unsigned long long)start, (unsigned long long)size,
+                          (long long)m->data_page_offset, f->footer_at);
     return TROVE_OK;
 }
 
@@ -196,85 +197,86 @@ int trove_pq_open(const uint8_t *buf, size_t len, struct trove_pq_file **out,
     int rc;
 
     if (!out || (!buf && len))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no buffer");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no buffer");
     if (len < 12)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                              "%zu bytes: too short for a Parquet file", len);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "%zu bytes: too short for a Parquet file", len);
     if (memcmp(buf, "PAR1", 4) != 0)
-        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0, "no PAR1 magic at the start");
+        return TROVE_FAIL(diag, TROVE_ERR_MAGIC, 0, "no PAR1 magic at the start");
     if (memcmp(buf + len - 4, "PAR1", 4) != 0)
-        return trove_diag_set(diag, TROVE_ERR_MAGIC, len - 4,
-                              "no PAR1 magic at the end (an encrypted footer, or truncated)");
+        return TROVE_FAIL(diag, TROVE_ERR_MAGIC, len - 4,
+                          "no PAR1 magic at the end (an encrypted footer, or truncated)");
     flen = trove__get_le32(buf + len - 8);
     if (flen > TROVE_PQ_MAX_FOOTER)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, len - 8,
-                              "a footer of %u bytes (at most %u)", flen, TROVE_PQ_MAX_FOOTER);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, len - 8,
+                          "a footer of %u bytes (at most %u)", flen, TROVE_PQ_MAX_FOOTER);
     if (flen > len - 12)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len - 8,
-                              "footer length %u past the start of the file of %zu bytes", flen,
-                              len);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len - 8,
+                          "footer length %u past the start of the file of %zu bytes", flen,
+                          len);
     if (!(f = trove__calloc(1, sizeof *f)))
-        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     f->buf = buf;
     f->len = len;
     f->footer_at = len - 8 - flen;
     off = f->footer_at;
     if ((rc = trove__pq_file_meta_decode(buf + f->footer_at, flen, f->footer_at, &f->fm,
                                          diag)) != TROVE_OK)
-        goto fail;
+        goto out;
     if (f->fm.encrypted) {
-        rc = trove_diag_set(diag, TROVE_ERR_FORMAT, off, "encrypted files are not supported");
-        goto fail;
+        rc = TROVE_FAIL(diag, TROVE_ERR_FORMAT, off, "encrypted files are not supported");
+        goto out;
     }
     if (f->fm.nschema < 2 || f->fm.schema[0].num_children != (int32_t)(f->fm.nschema - 1)) {
-        rc = trove_diag_set(diag, f->fm.nschema < 2 ? TROVE_ERR_CORRUPT : TROVE_ERR_FORMAT, off,
-                            "schema of %u elements is not a root and its %u leaf columns",
-                            f->fm.nschema, f->fm.nschema ? f->fm.nschema - 1 : 0);
-        goto fail;
+        rc = TROVE_FAIL(diag, f->fm.nschema < 2 ? TROVE_ERR_CORRUPT : TROVE_ERR_FORMAT, off,
+                        "schema of %u elements is not a root and its %u leaf columns",
+                        f->fm.nschema, f->fm.nschema ? f->fm.nschema - 1 : 0);
+        goto out;
     }
     if (f->fm.nschema - 1 > TROVE_PQ_MAX_COLUMNS) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, off, "%u columns (at most %u)",
-                            f->fm.nschema - 1, TROVE_PQ_MAX_COLUMNS);
-        goto fail;
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, off, "%u columns (at most %u)",
+                        f->fm.nschema - 1, TROVE_PQ_MAX_COLUMNS);
+        goto out;
     }
     f->ncols = f->fm.nschema - 1;
     for (size_t i = 0; i < f->ncols; i++)
         if ((rc = check_leaf(f, i, &f->fm.schema[i + 1], off, diag)) != TROVE_OK)
-            goto fail;
+            goto out;
     if ((uint64_t)f->fm.num_rows > TROVE_PQ_MAX_ROWS) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, off, "%lld rows (at most %llu)",
-                            (long long)f->fm.num_rows, (unsigned long long)TROVE_PQ_MAX_ROWS);
-        goto fail;
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, off, "%lld rows (at most %llu)",
+                        (long long)f->fm.num_rows, (unsigned long long)TROVE_PQ_MAX_ROWS);
+        goto out;
     }
     for (size_t g = 0; g < f->fm.nrow_groups; g++) {
         const struct trove__pq_row_group *rg = &f->fm.row_groups[g];
         if (rg->ncolumns != f->ncols) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                                "row group %zu has %u column chunks for %zu columns", g,
-                                rg->ncolumns, f->ncols);
-            goto fail;
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                            "row group %zu has %u column chunks for %zu columns", g,
+                            rg->ncolumns, f->ncols);
+            goto out;
         }
         if ((uint64_t)rg->num_rows > TROVE_PQ_MAX_ROWS - rows) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                                "row groups hold more rows than the file's %lld",
-                                (long long)f->fm.num_rows);
-            goto fail;
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                            "row groups hold more rows than the file's %lld",
+                            (long long)f->fm.num_rows);
+            goto out;
         }
         rows += (uint64_t)rg->num_rows;
         for (size_t i = 0; i < f->ncols; i++)
             if ((rc = check_chunk(f, g, i, rg, off, diag)) != TROVE_OK)
-                goto fail;
+                goto out;
     }
     if (rows != (uint64_t)f->fm.num_rows) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, off,
-                            "row groups hold %llu rows, the file says %lld",
-                            (unsigned long long)rows, (long long)f->fm.num_rows);
-        goto fail;
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
+                        "row groups hold %llu rows, the file says %lld",
+                        (unsigned long long)rows, (long long)f->fm.num_rows);
+        goto out;
     }
     *out = f;
-    return TROVE_OK;
-fail:
-    trove_pq_close(f);
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK)
+        trove_pq_close(f);
     return rc;
 }
 
@@ -404,8 +406,8 @@ static int perr(struct rd *x, int code, uint64_t off, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return trove_diag_set(x->diag, code, off, "column %s, row group %zu, page %zu: %s",
-                          x->c->name, x->g, x->page, msg);
+    return TROVE_FAIL(x->diag, code, off, "column %s, row group %zu, page %zu: %s",
+                      x->c->name, x->g, x->page, msg);
 }
 
 /* A sub-decoder failed with rc and its own diag ld: restate it with our context. */
@@ -847,7 +849,7 @@ static int read_column(struct trove_pq_file *f, size_t i, int64_t *iout,
     x.iout = iout;
     x.sout = sout;
     if (sout && (rc = put_strings_cap(&x, 1)) != TROVE_OK) {
-        rc = trove_diag_set(diag, rc, 0, "out of memory");
+        rc = TROVE_FAIL(diag, rc, 0, "out of memory");
         goto out;
     }
     if (sout)
@@ -863,7 +865,7 @@ static int read_column(struct trove_pq_file *f, size_t i, int64_t *iout,
         sout->n = (uint64_t)f->fm.num_rows;
         sout->bytes = x.sbytes.ptr;
         if (!sout->bytes && !(sout->bytes = trove__malloc(1))) {
-            rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+            rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
             goto out;
         }
         x.sbytes.ptr = NULL;
@@ -879,12 +881,12 @@ static int readable(const struct trove_pq_file *f, size_t i, int want_string,
 {
     const struct rcol *c = &f->cols[i];
     if (c->type == TROVE_PQ_OTHER)
-        return trove_diag_set(diag, TROVE_ERR_FORMAT, 0,
-                              "column %s has type %s, which trove does not read (only INT32, "
-                              "INT64 and BYTE_ARRAY)", c->name, type_name(c->phys));
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, 0,
+                          "column %s has type %s, which trove does not read (only INT32, "
+                          "INT64 and BYTE_ARRAY)", c->name, type_name(c->phys));
     if ((c->type == TROVE_PQ_STRING) != want_string)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column %s is not %s column", c->name,
-                              want_string ? "a string" : "an integer");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "column %s is not %s column", c->name,
+                          want_string ? "a string" : "an integer");
     return TROVE_OK;
 }
 
@@ -892,7 +894,7 @@ int trove_pq_read_int(struct trove_pq_file *f, size_t i, int64_t *out, struct tr
 {
     int rc;
     if (!f || i >= f->ncols || (!out && f->fm.num_rows > 0))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
     if ((rc = readable(f, i, 0, diag)) != TROVE_OK)
         return rc;
     return read_column(f, i, out, NULL, diag);
@@ -904,7 +906,7 @@ int trove_pq_read_strings(struct trove_pq_file *f, size_t i, struct trove_pq_str
     struct trove_pq_strings s = {0};
     int rc;
     if (!f || i >= f->ncols || !out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
     if ((rc = readable(f, i, 1, diag)) != TROVE_OK)
         return rc;
     rc = read_column(f, i, NULL, &s, diag);
@@ -940,11 +942,11 @@ int trove_pq_cursor_new(struct trove_pq_file *f, size_t i, struct trove_pq_curso
     int rc;
 
     if (!f || i >= f->ncols || !out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no such column %zu", i);
     if ((rc = readable(f, i, 0, diag)) != TROVE_OK)
         return rc;
     if (!(c = trove__calloc(1, sizeof *c)))
-        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     c->x.f = f;
     c->x.col = i;
     c->x.c = &f->cols[i];
@@ -959,7 +961,7 @@ int trove_pq_cursor_peek(struct trove_pq_cursor *c, const int64_t **vals_out, si
     int rc;
 
     if (!c || c->broken || !vals_out || !n_out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_pq_cursor_peek");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_pq_cursor_peek");
     if (c->at == c->n) {
         c->x.diag = diag;
         c->n = c->at = 0;

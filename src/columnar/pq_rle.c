@@ -37,6 +37,7 @@
 #include "pq_bitpack.h"
 
 #include "common/varint.h"
+#include "common/fail.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -140,11 +141,11 @@ static int rle_greedy(const uint32_t *v, size_t n, unsigned w, struct trove_byte
                 if (pending + fill > 0) {
                     rc = rle_put_literals(v + lit, pending + fill, w, out);
                     if (rc != TROVE_OK)
-                        goto fail;
+                        goto out;
                 }
                 rc = rle_put_run(x, j - i - fill, w, out);
                 if (rc != TROVE_OK)
-                    goto fail;
+                    goto out;
                 lit = j;
             }
         }
@@ -154,11 +155,12 @@ static int rle_greedy(const uint32_t *v, size_t n, unsigned w, struct trove_byte
     if (n > lit) {
         rc = rle_put_literals(v + lit, n - lit, w, out);
         if (rc != TROVE_OK)
-            goto fail;
+            goto out;
     }
-    return TROVE_OK;
-fail:
-    out->len = old_len;
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK)
+        out->len = old_len;
     return rc;
 }
 
@@ -606,29 +608,29 @@ static int rle_walk(const uint8_t *buf, size_t len, unsigned w, uint32_t *out, s
         const uint8_t *q = trove_get_varint(p, end, 32, &h, &why);
         if (!q) {
             if (why == 1)
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                      "RLE data ends inside the run header at byte %zu after "
-                                      "%zu of %zu values; the page was cut short",
-                                      at, pos, n);
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                  "RLE run header at byte %zu is a varint longer than 5 bytes "
-                                  "or over 32 bits",
-                                  at);
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                                  "RLE data ends inside the run header at byte %zu after "
+                                  "%zu of %zu values; the page was cut short",
+                                  at, pos, n);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "RLE run header at byte %zu is a varint longer than 5 bytes "
+                              "or over 32 bits",
+                              at);
         }
         p = q;
         left = (size_t)(end - p);
         if (h >> 1 == 0)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                  "%s run at byte %zu has length 0; runs hold at least 1 "
-                                  "value",
-                                  h & 1 ? "bit-packed" : "RLE", at);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "%s run at byte %zu has length 0; runs hold at least 1 "
+                              "value",
+                              h & 1 ? "bit-packed" : "RLE", at);
         if (h & 1) {
             uint64_t groups = h >> 1, nbytes = groups * w;
             if (nbytes > left)
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                      "bit-packed run at byte %zu of %" PRIu64 " values needs "
-                                      "%" PRIu64 " bytes, only %zu left; the page was cut short",
-                                      at, groups * 8, nbytes, left);
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                                  "bit-packed run at byte %zu of %" PRIu64 " values needs "
+                                  "%" PRIu64 " bytes, only %zu left; the page was cut short",
+                                  at, groups * 8, nbytes, left);
             take = groups * 8 < n - pos ? (size_t)(groups * 8) : n - pos;
             if (out)
                 rle_unpack_run(p, left, (size_t)nbytes, w, out + pos, take);
@@ -636,17 +638,17 @@ static int rle_walk(const uint8_t *buf, size_t len, unsigned w, uint32_t *out, s
         } else {
             uint32_t value = 0;
             if (vbytes > left)
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                      "RLE run at byte %zu ends inside its %u-byte value; the "
-                                      "page was cut short",
-                                      at, vbytes);
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                                  "RLE run at byte %zu ends inside its %u-byte value; the "
+                                  "page was cut short",
+                                  at, vbytes);
             for (unsigned b = 0; b < vbytes; b++)
                 value |= (uint32_t)p[b] << (8 * b);
             if (w < 32 && (value >> w) != 0)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, (size_t)(p - buf),
-                                      "RLE run value %" PRIu32 " at byte %zu is wider than the "
-                                      "bit width %u",
-                                      value, (size_t)(p - buf), w);
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, (size_t)(p - buf),
+                                  "RLE run value %" PRIu32 " at byte %zu is wider than the "
+                                  "bit width %u",
+                                  value, (size_t)(p - buf), w);
             take = (h >> 1) < n - pos ? (size_t)(h >> 1) : n - pos;
             if (out)
                 for (size_t k = 0; k < take; k++)
@@ -667,11 +669,11 @@ int trove__pq_rle_decode(const uint8_t *buf, size_t len, unsigned w, uint32_t *o
     int rc;
 
     if (w > 32)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "RLE bit width %u is over 32", w);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "RLE bit width %u is over 32", w);
     if ((!buf && len > 0) || (!out && n > 0))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "RLE decode called without a buffer or an output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "RLE decode called without a buffer or an output");
     if (!buf)
         buf = no_bytes; /* len is 0; NULL + 0 is undefined */
     rc = rle_walk(buf, len, w, NULL, n, &used, diag);

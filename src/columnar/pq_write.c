@@ -127,7 +127,7 @@ int trove_pq_writer_new(const struct trove_pq_column_def *cols, size_t ncols, in
     }
     rc = TROVE_ERR_NOMEM;
     if (!(w = trove__calloc(1, sizeof *w)) || !(w->cols = trove__calloc(ncols, sizeof *w->cols)))
-        goto fail;
+        goto out;
     w->ncols = ncols;
     for (size_t i = 0; i < ncols; i++) {
         w->cols[i].def = cols[i];
@@ -139,11 +139,12 @@ int trove_pq_writer_new(const struct trove_pq_column_def *cols, size_t ncols, in
     w->rg_rows = row_group_rows ? row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
     w->page_bytes = TROVE_PQ_PAGE_BYTES;
     if (trove_bytes_append(&w->body, "PAR1", 4) != TROVE_OK)
-        goto fail;
+        goto out;
     *out = w;
-    return TROVE_OK;
-fail:
-    trove_pq_writer_free(w);
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK)
+        trove_pq_writer_free(w);
     return rc;
 }
 

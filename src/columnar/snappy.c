@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/endian.h"
+#include "common/fail.h"
 
 /* Copy len bytes from off bytes back (1 <= off <= bytes already written before d). The
  * source and destination overlap when off < len: each pass copies the whole pattern
@@ -32,20 +33,20 @@ int trove__snappy_decode(const uint8_t *src, size_t slen, uint8_t *dst, size_t d
     for (unsigned shift = 0;; shift += 7) {
         uint8_t b;
         if (p == end)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, (uint64_t)(p - src),
-                                  "snappy: the block ends inside its length");
+            return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, (uint64_t)(p - src),
+                              "snappy: the block ends inside its length");
         b = *p++;
         if (shift == 28 && b > 0x0f)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, (uint64_t)(p - 1 - src),
-                                  "snappy: a block length of more than 32 bits");
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, (uint64_t)(p - 1 - src),
+                              "snappy: a block length of more than 32 bits");
         n |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80))
             break;
     }
     if (n != dlen)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "snappy: a block of %llu bytes where %zu are declared",
-                              (unsigned long long)n, dlen);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "snappy: a block of %llu bytes where %zu are declared",
+                          (unsigned long long)n, dlen);
     while (p < end) {
         const size_t at = (size_t)(p - src);
         const uint8_t tag = *p++;
@@ -56,8 +57,8 @@ int trove__snappy_decode(const uint8_t *src, size_t slen, uint8_t *dst, size_t d
             if (len >= 60) {
                 const size_t nb = len - 59;
                 if ((size_t)(end - p) < nb)
-                    return trove_diag_set(diag, TROVE_ERR_TRUNCATED, at,
-                                          "snappy: the block ends inside a literal's length");
+                    return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, at,
+                                      "snappy: the block ends inside a literal's length");
                 len = 0;
                 for (size_t b = 0; b < nb; b++)
                     len |= (size_t)p[b] << (8 * b);
@@ -65,13 +66,13 @@ int trove__snappy_decode(const uint8_t *src, size_t slen, uint8_t *dst, size_t d
             }
             len += 1;
             if (len > (size_t)(end - p))
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, at,
-                                      "snappy: a literal of %zu bytes with %zu left in the "
-                                      "block", len, (size_t)(end - p));
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, at,
+                                  "snappy: a literal of %zu bytes with %zu left in the "
+                                  "block", len, (size_t)(end - p));
             if (len > dlen - o)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                      "snappy: a literal of %zu bytes past the %zu declared",
-                                      len, dlen);
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                                  "snappy: a literal of %zu bytes past the %zu declared",
+                                  len, dlen);
             memcpy(dst + o, p, len);
             p += len;
             o += len;
@@ -79,33 +80,33 @@ int trove__snappy_decode(const uint8_t *src, size_t slen, uint8_t *dst, size_t d
         }
         if ((tag & 3) == 1) {
             if (p == end)
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, at,
-                                      "snappy: the block ends inside a copy");
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, at,
+                                  "snappy: the block ends inside a copy");
             len = 4 + ((tag >> 2) & 7);
             off = (size_t)(tag >> 5) << 8 | *p++;
         } else {
             const size_t nb = (tag & 3) == 2 ? 2 : 4;
             if ((size_t)(end - p) < nb)
-                return trove_diag_set(diag, TROVE_ERR_TRUNCATED, at,
-                                      "snappy: the block ends inside a copy");
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, at,
+                                  "snappy: the block ends inside a copy");
             len = 1 + (size_t)(tag >> 2);
             off = nb == 2 ? trove__get_le16(p) : trove__get_le32(p);
             p += nb;
         }
         if (off == 0 || off > o)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                  "snappy: a copy from %zu bytes back at output byte %zu", off,
-                                  o);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "snappy: a copy from %zu bytes back at output byte %zu", off,
+                              o);
         if (len > dlen - o)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                  "snappy: a copy of %zu bytes past the %zu declared", len,
-                                  dlen);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "snappy: a copy of %zu bytes past the %zu declared", len,
+                              dlen);
         copy_back(dst + o, off, len);
         o += len;
     }
     if (o != dlen)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, slen,
-                              "snappy: the block decodes to %zu of its declared %zu bytes", o,
-                              dlen);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, slen,
+                          "snappy: the block decodes to %zu of its declared %zu bytes", o,
+                          dlen);
     return TROVE_OK;
 }

@@ -4,6 +4,7 @@
  */
 #include "trove/tables.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include "trove/parquet.h"
 
@@ -334,19 +335,19 @@ static int find_col(struct trove_pq_file *f, const struct table_def *t, size_t k
     int i = trove_pq_find(f, c->name), type;
 
     if (i < 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "table %s has no column %s", t->name,
-                              c->name);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "table %s has no column %s", t->name,
+                          c->name);
     type = trove_pq_column_type(f, (size_t)i);
     if (type == TROVE_PQ_OTHER)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "table %s: column %s is of a type trove does not read, not %s",
-                              t->name, c->name,
-                              c->type == TROVE_PQ_STRING ? "a string" : "an integer");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "table %s: column %s is of a type trove does not read, not %s",
+                          t->name, c->name,
+                          c->type == TROVE_PQ_STRING ? "a string" : "an integer");
     if ((c->type == TROVE_PQ_STRING) != (type == TROVE_PQ_STRING))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "table %s: column %s is %s, not %s", t->name, c->name,
-                              type == TROVE_PQ_STRING ? "a string" : "an integer",
-                              c->type == TROVE_PQ_STRING ? "a string" : "an integer");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "table %s: column %s is %s, not %s", t->name, c->name,
+                          type == TROVE_PQ_STRING ? "a string" : "an integer",
+                          c->type == TROVE_PQ_STRING ? "a string" : "an integer");
     *i_out = i;
     return TROVE_OK;
 }
@@ -365,10 +366,10 @@ static int check_range(const struct table_def *t, size_t k, const int64_t *vals,
         hi |= (uint64_t)vals[r] & ~max;
     for (size_t r = 0; hi != 0 && r < n; r++)
         if ((uint64_t)vals[r] > max)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                  "table %s: column %s row %" PRIu64 " holds %" PRId64
-                                  ", outside its %d bits",
-                                  t->name, c->name, row0 + r, vals[r], c->bits);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                              "table %s: column %s row %" PRIu64 " holds %" PRId64
+                              ", outside its %d bits",
+                              t->name, c->name, row0 + r, vals[r], c->bits);
     return TROVE_OK;
 }
 
@@ -386,11 +387,11 @@ static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k
             return rc;
         for (uint64_t r = 0; r < s->n; r++)
             if (s->off[r + 1] - s->off[r] > TROVE_NAME_MAX)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                      "table %s: column %s row %" PRIu64
-                                      " is %" PRIu64 " bytes, over the %u a name may have",
-                                      t->name, c->name, r, s->off[r + 1] - s->off[r],
-                                      TROVE_NAME_MAX);
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                  "table %s: column %s row %" PRIu64
+                                  " is %" PRIu64 " bytes, over the %u a name may have",
+                                  t->name, c->name, r, s->off[r + 1] - s->off[r],
+                                  TROVE_NAME_MAX);
         return TROVE_OK;
     }
     if ((rc = trove_pq_read_int(f, (size_t)i, vals, diag)) != TROVE_OK)
@@ -430,9 +431,9 @@ static int read_events(struct trove_pq_file *f, struct trove_events *ev, struct 
             if ((rc = trove_pq_cursor_peek(cur[k], &v[k], &got, diag)) != TROVE_OK)
                 goto out;
             if (got == 0) {
-                rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                    "table %s: column %s ends at row %" PRIu64 " of %" PRIu64,
-                                    t->name, t->cols[k].name, r, rows);
+                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                "table %s: column %s ends at row %" PRIu64 " of %" PRIu64,
+                                t->name, t->cols[k].name, r, rows);
                 goto out;
             }
             m = got < m ? got : m;
@@ -505,19 +506,19 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
     memset(s, 0, sizeof s);
     if (table < 0 || table >= TROVE_TABLE_COUNT_ || (table == TROVE_TABLE_EVENTS && !ev) ||
         ((table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS) && !names))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_tables_read");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_tables_read");
     t = &tables[table];
     if ((rc = trove_pq_open(buf, len, &f, diag)) != TROVE_OK)
         goto out;
     rows = trove_pq_rows(f);
     if ((table == TROVE_TABLE_SAMPLES || table == TROVE_TABLE_FRAMES) && rows > 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_FORMAT, 0,
-                            "table %s has %" PRIu64 " rows; this trove reads no samples yet",
-                            t->name, rows);
+        rc = TROVE_FAIL(diag, TROVE_ERR_FORMAT, 0,
+                        "table %s has %" PRIu64 " rows; this trove reads no samples yet",
+                        t->name, rows);
         goto out;
     }
     if (rows > SIZE_MAX / sizeof(int64_t)) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "table %s: %" PRIu64 " rows", t->name, rows);
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "table %s: %" PRIu64 " rows", t->name, rows);
         goto out;
     }
     if (table == TROVE_TABLE_EVENTS) {

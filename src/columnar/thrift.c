@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/varint.h"
+#include "common/fail.h"
 
 /* ---- writer ---- */
 
@@ -164,7 +165,7 @@ int trove__tr_fail(struct trove__tr *r, int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return trove_diag_set(r->diag, code, r->base + r->pos, "%s: %s", r->what, msg);
+    return TROVE_FAIL(r->diag, code, r->base + r->pos, "%s: %s", r->what, msg);
 }
 
 static int get_varint(struct trove__tr *r, unsigned bits, uint64_t *v)
