@@ -19,6 +19,7 @@
  */
 #include "pq_encoding.h"
 #include "common/alloc.h"
+#include "common/sealed.h"
 
 #include "pq_bitpack.h"
 
@@ -147,7 +148,7 @@ static int layout_uncut(const uint32_t *idx, size_t n, size_t nd, size_t rows_ma
                         uint32_t *order_out, struct trove__pq_dict_page **pages_out,
                         size_t *npages_out)
 {
-    const size_t npages = n / rows_max + (n % rows_max != 0);
+    const size_t npages = (size_t)trove__div_up(n, rows_max);
     struct trove__pq_dict_page *pages = trove__malloc((npages ? npages : 1) * sizeof *pages);
     uint32_t top = 0;
 
@@ -178,7 +179,7 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
                           uint32_t *order_out, struct trove__pq_dict_page **pages_out,
                           size_t *npages_out)
 {
-    const size_t nu = n / LAYOUT_UNIT + (n % LAYOUT_UNIT != 0), nu1 = nu ? nu : 1;
+    const size_t nu = (size_t)trove__div_up(n, LAYOUT_UNIT), nu1 = nu ? nu : 1;
     const unsigned wmax = nd > 1 ? trove__pq_width64(nd - 1) : 0;
     /* Pages are cut for 4 bits or more: at 3 or fewer a narrower page needs a stretch with
      * at most half the entries, and the gen events' 3-bit extra column has none. */
@@ -263,7 +264,7 @@ int trove__pq_dict_layout(uint32_t *idx, size_t n, size_t nd, size_t max_rows, s
      * the last hold whole units). */
     for (size_t q = 0, u = 0; q < npages; q++) {
         unsigned m = 0;
-        for (size_t e = u + (pages[q].rows + LAYOUT_UNIT - 1) / LAYOUT_UNIT; u < e; u++)
+        for (size_t e = u + (size_t)trove__div_up(pages[q].rows, LAYOUT_UNIT); u < e; u++)
             m = uw[u] > m ? uw[u] : m;
         pages[q].width = m;
     }

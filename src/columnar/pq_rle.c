@@ -38,6 +38,7 @@
 
 #include "common/varint.h"
 #include "common/fail.h"
+#include "common/sealed.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -66,7 +67,7 @@ static uint8_t *put_run_at(uint8_t *p, uint32_t value, size_t count, unsigned vb
 static uint8_t *put_packed_at(uint8_t *p, const uint32_t *v, size_t m, unsigned w)
 {
     const size_t full = m & ~(size_t)7;
-    p = trove_put_varint(p, (uint64_t)(m / 8 + (m % 8 != 0)) << 1 | 1);
+    p = trove_put_varint(p, trove__div_up(m, 8) << 1 | 1);
     p = trove__pq_pack_u32(v, full, w, p);
     if (m > full) {
         uint32_t last[8] = {0};
@@ -84,7 +85,8 @@ static int rle_put_run(uint32_t value, size_t count, unsigned w, struct trove_by
     while (count > 0 && rc == TROVE_OK) {
         size_t c = count > RLE_MAX_RUN ? RLE_MAX_RUN : count;
         if ((rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + 4)) == TROVE_OK)
-            out->len = (size_t)(put_run_at(out->ptr + out->len, value, c, (w + 7) / 8) -
+            out->len = (size_t)(put_run_at(out->ptr + out->len, value, c,
+                                           (unsigned)trove__div_up(w, 8)) -
                                 out->ptr);
         count -= c;
     }
@@ -99,7 +101,7 @@ static int rle_put_literals(const uint32_t *v, size_t m, unsigned w, struct trov
 
     while (m > 0 && rc == TROVE_OK) {
         size_t c = (uint64_t)m > max_vals ? (size_t)max_vals : m;
-        size_t groups = c / 8 + (c % 8 != 0);
+        size_t groups = (size_t)trove__div_up(c, 8);
         if (groups > (SIZE_MAX - TROVE_VARINT32_MAX) / (w ? w : 1))
             return TROVE_ERR_NOMEM;
         if ((rc = trove_bytes_reserve(out, TROVE_VARINT32_MAX + groups * w)) == TROVE_OK)
@@ -178,7 +180,8 @@ out:
 static int rle_gap(const uint32_t *v, size_t from, size_t to, size_t nruns, unsigned w,
                    int final, size_t *fill, struct trove_bytes *out)
 {
-    const size_t g = to - from, vb = (w + 7) / 8;
+    const size_t g = to - from, vb = (size_t)trove__div_up(w, 8);
+    const size_t groups = (size_t)trove__div_up(g, 8);
     /* A gap's repeats are shorter than an anchor (under 32: one header byte each). */
     const size_t as_runs = nruns * (1 + vb);
     int rc = TROVE_OK;
@@ -186,7 +189,7 @@ static int rle_gap(const uint32_t *v, size_t from, size_t to, size_t nruns, unsi
     *fill = 0;
     if (g == 0)
         return TROVE_OK;
-    if (as_runs <= trove_varint_len((uint64_t)(g + 7) / 8 << 1 | 1) + (g + 7) / 8 * w) {
+    if (as_runs <= trove_varint_len((uint64_t)groups << 1 | 1) + groups * w) {
         uint8_t *p;
         /* Room for them all at once: short runs are many. */
         if ((rc = trove_bytes_reserve(out, as_runs)) != TROVE_OK)
@@ -348,7 +351,7 @@ static int rle_dp_finish(const struct rle_chain *ch, size_t n, unsigned w, int l
 static int rle_dp_block(struct trove__pq_rle_scratch *s, const uint32_t *v, size_t n,
                         unsigned w, int last, struct trove_bytes *out)
 {
-    const uint32_t vb = (w + 7) / 8;
+    const uint32_t vb = (uint32_t)trove__div_up(w, 8);
     struct rle_chain c0, c1;
     size_t h = n >= RLE_DP_TWO ? rle_cut(v, n, n / 2, n / 4) : 0;
     int rc;
@@ -389,7 +392,7 @@ static int rle_dp_block(struct trove__pq_rle_scratch *s, const uint32_t *v, size
 static int rle_dp_finish(const struct rle_chain *ch, size_t n, unsigned w, int last,
                          struct trove_bytes *out)
 {
-    const uint32_t vb = (w + 7) / 8;
+    const uint32_t vb = (uint32_t)trove__div_up(w, 8);
     const uint32_t *v = ch->v;
     uint32_t *a = ch->a, *b = ch->b, end_cost;
     uint8_t *flags = ch->flags;
@@ -443,7 +446,7 @@ static int rle_dp_finish(const struct rle_chain *ch, size_t n, unsigned w, int l
     /* Emit, making room only when a run might not fit (short runs are many). */
     while (nseg-- > 0) {
         const size_t st = b[nseg], e = nseg > 0 ? b[nseg - 1] : n;
-        const size_t need = TROVE_VARINT32_MAX + 4 + (e - st + 7) / 8 * w;
+        const size_t need = TROVE_VARINT32_MAX + 4 + (size_t)trove__div_up(e - st, 8) * w;
         uint8_t *p;
         if (out->cap - out->len < need &&
             (rc = trove_bytes_reserve(out, need + (out->len >> 2))) != TROVE_OK)
@@ -598,7 +601,7 @@ static int rle_walk(const uint8_t *buf, size_t len, unsigned w, uint32_t *out, s
                     size_t *used_out, struct trove_diag *diag)
 {
     const uint8_t *p = buf, *end = buf + len;
-    const unsigned vbytes = (w + 7) / 8;
+    const unsigned vbytes = (unsigned)trove__div_up(w, 8);
     size_t pos = 0;
 
     while (pos < n) {
