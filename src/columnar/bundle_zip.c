@@ -121,39 +121,36 @@ static time_t dos_epoch(void)
     return t == (time_t)-1 ? (time_t)315532800 : t;
 }
 
-/* fsync the directory holding path; filesystems that refuse fsync on directories with
- * EINVAL are fine. */
-static int fsync_parent(const char *path)
+/* The directory holding path, as a new string ("." for a bare name); NULL when out of
+ * memory. The writer takes it before it writes anything, so that nothing after the rename
+ * can fail for want of memory. */
+static char *parent_dir(const char *path)
 {
     const char *slash = strrchr(path, '/');
-    char *dir = NULL;
-    int fd = -1, rc = TROVE_OK;
+    size_t n;
+    char *dir;
 
-    if (!slash) {
-        dir = trove__strdup(".");
-    } else {
-        size_t n = slash == path ? 1 : (size_t)(slash - path);
-        dir = trove__malloc(n + 1);
-        if (dir) {
-            memcpy(dir, path, n);
-            dir[n] = 0;
-        }
+    if (!slash)
+        return trove__strdup(".");
+    n = slash == path ? 1 : (size_t)(slash - path);
+    dir = trove__malloc(n + 1);
+    if (dir) {
+        memcpy(dir, path, n);
+        dir[n] = 0;
     }
-    if (!dir) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) {
-        rc = -errno;
-        goto out;
-    }
+    return dir;
+}
+
+/* fsync directory dir; filesystems that refuse fsync on directories with EINVAL are fine. */
+static int fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = TROVE_OK;
+
+    if (fd < 0)
+        return -errno;
     if (fsync(fd) != 0 && errno != EINVAL)
         rc = -errno;
-out:
-    if (fd >= 0)
-        close(fd);
-    free(dir);
+    close(fd);
     return rc;
 }
 
@@ -249,7 +246,7 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
 {
     zip_t *za = NULL;
     zip_error_t ze;
-    char *tmp = NULL;
+    char *tmp = NULL, *dir = NULL;
     size_t plen;
     int rc, fd = -1, zerr = 0;
 
@@ -263,7 +260,8 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
         goto out;
     plen = strlen(path);
     tmp = trove__malloc(plen + 5);
-    if (!tmp) {
+    dir = parent_dir(path);
+    if (!tmp || !dir) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
@@ -294,7 +292,7 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
         rc = TROVE_FAIL(diag, -errno, 0, "rename %s: %s", tmp, strerror(errno));
         goto out;
     }
-    rc = fsync_parent(path);
+    rc = fsync_dir(dir);
     if (rc != TROVE_OK)
         TROVE_FAIL(diag, rc, 0, "fsync of the directory of %s: %s", path, trove_strerror(rc));
 out:
@@ -308,6 +306,7 @@ out:
     if (tmp && rc != TROVE_OK)
         unlink(tmp);
     free(tmp);
+    free(dir);
     zip_error_fini(&ze);
     return rc;
 }
