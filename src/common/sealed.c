@@ -35,7 +35,8 @@ int trove__sealed_version(uint32_t version, uint64_t off, const uint32_t *known,
                               "reads %s — upgrade trove to read it",
                               what, version, reads);
     return trove_diag_set(diag, TROVE_ERR_VERSION, off,
-                          "%s version %" PRIu32 " is not a trove %s version; this build reads %s",
+                          "%s version %" PRIu32 " is unknown (not a trove %s version); this build "
+                          "reads %s",
                           what, version, what, reads);
 }
 

@@ -1,16 +1,23 @@
 /*
- * recipe_head.c: the checks of the header fields every recipe version shares
- * (recipe_head.h), so that the v1 and v3 decoders refuse a damaged header alike, with the
- * same offsets and messages.
+ * recipe_head.c: what every recipe version shares (recipe_head.h) — the magic, the version
+ * gate that picks the decoder, and the header fields at bytes 12 to 48 — checked and
+ * written in one place, so that the v1 and v3 decoders refuse a damaged header alike, with
+ * the same offsets and messages, and a reader of either version says "written by a newer
+ * trove" of the next one. The magic and the version gate are the sealed-object checks of
+ * common/sealed.h; this file only names the recipe's versions.
  */
 #include "recipe_head.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
+#include "common/sealed.h"
 #include "trove/recipe.h"
 
 #include <inttypes.h>
 #include <string.h>
 
+#define RECIPE_MAGIC "TROVRCP1"
+#define VERSION_AT 8
 #define DIGEST_WIDTH 16u
 #define MIN_BLOCK 4096u
 #define MAX_BLOCK (1u << 30)
@@ -22,13 +29,42 @@ int trove__recipe_block_size_ok(uint32_t bs)
 
 uint64_t trove__recipe_slots_for(uint64_t volume_size, uint32_t block_size)
 {
-    return volume_size / block_size + (volume_size % block_size != 0);
+    return trove__div_up(volume_size, block_size);
+}
+
+/* The versions this build reads, ascending (trove__sealed_version). */
+static const uint32_t known_versions[] = {1, 3};
+
+int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
+                         struct trove_diag *diag)
+{
+    uint32_t version;
+    int rc;
+
+    if (!version_out || (!buf && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "recipe version called without a buffer or an output");
+    /* The shortest header of any version (v1's); every recipe file is longer. */
+    if (len < TROVE_RECIPE_V1_HEADER)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "recipe is %zu bytes, shorter than any recipe header (%d bytes); the "
+                          "file was cut short",
+                          len, TROVE_RECIPE_V1_HEADER);
+    if ((rc = trove__sealed_magic(buf, len, RECIPE_MAGIC, "recipe", diag)) != TROVE_OK)
+        return rc;
+    version = trove__get_le32(buf + VERSION_AT);
+    if ((rc = trove__sealed_version(version, VERSION_AT, known_versions,
+                                    sizeof known_versions / sizeof known_versions[0], "recipe",
+                                    "versions 1 and 3", diag)) != TROVE_OK)
+        return rc;
+    *version_out = version;
+    return TROVE_OK;
 }
 
 void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__recipe_head *h)
 {
-    memcpy(buf, "TROVRCP1", 8);
-    trove__put_le32(buf + 8, version);
+    memcpy(buf, RECIPE_MAGIC, 8);
+    trove__put_le32(buf + VERSION_AT, version);
     trove__put_le32(buf + 12, DIGEST_WIDTH);
     trove__put_le64(buf + 16, h->slot_count);
     trove__put_le32(buf + 24, h->block_size);
@@ -40,25 +76,25 @@ void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__
 int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32_t version,
                        struct trove__recipe_head *h, struct trove_diag *diag)
 {
-    uint32_t got, width, block_size, flags;
+    uint32_t got = 0, width, block_size, flags;
     uint64_t slot_count, volume_size;
     int rc;
 
     if (len < header_len)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
                               "recipe is %zu bytes, shorter than its %zu-byte version %" PRIu32
                               " header; the file was cut short",
                               len, header_len, version);
     if ((rc = trove_recipe_version(buf, len, &got, diag)) != TROVE_OK)
         return rc; /* bad magic, an unknown or a newer version */
     if (got != version)
-        return trove_diag_set(diag, TROVE_ERR_VERSION, 8,
+        return TROVE_FAIL(diag, TROVE_ERR_VERSION, VERSION_AT,
                               "recipe version %" PRIu32 " given to the version %" PRIu32
                               " decoder; trove_recipe_version picks the decoder",
                               got, version);
     width = trove__get_le32(buf + 12);
     if (width != DIGEST_WIDTH)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                               "recipe digest width is %" PRIu32 " bytes; version %" PRIu32
                               " has 16 (xxh3-128)",
                               width, version);
@@ -67,21 +103,21 @@ int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32
     flags = trove__get_le32(buf + 28);
     volume_size = trove__get_le64(buf + 32);
     if (!trove__recipe_block_size_ok(block_size))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 24,
                               "recipe block size %" PRIu32 " is not a power of two from 4096 "
                               "to 2^30; the header is damaged",
                               block_size);
     if ((flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 28,
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 28,
                               "recipe flags 0x%" PRIx32 " set unknown bits (only bits 0 and 1 are "
                               "defined)",
                               flags);
     if (slot_count > TROVE_RECIPE_MAX_SLOTS)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 16,
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 16,
                               "recipe has %" PRIu64 " slots, over the limit of %llu",
                               slot_count, (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
     if (slot_count != trove__recipe_slots_for(volume_size, block_size))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 16,
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 16,
                               "recipe slot count disagrees with the size: %" PRIu64 " slots, "
                               "but a volume of %" PRIu64 " bytes at %" PRIu32 "-byte blocks "
                               "has %" PRIu64,

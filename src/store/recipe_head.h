@@ -1,5 +1,7 @@
 /*
- * recipe_head.h: the header fields every recipe version shares, checked in one place.
+ * recipe_head.h: the header fields every recipe version shares, checked in one place (the
+ * magic and the version gate, trove_recipe_version, are declared in trove/recipe.h and
+ * implemented in recipe_head.c too).
  *
  *   0  magic "TROVRCP1"   8  version u32   12  digest_width u32 = 16   16  slot_count u64
  *   24 block_size u32     28 flags u32     32  volume_size u64         40  generation u64

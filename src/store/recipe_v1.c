@@ -39,13 +39,11 @@
 #include <inttypes.h>
 #include <string.h>
 
-#define RECIPE_MAGIC "TROVRCP1"
 #define RECIPE_VERSION 1u
 #define RECIPE_DIGEST_WIDTH 16u
 #define RECIPE_TRAILER 8u
 
 _Static_assert(sizeof(struct trove_digest) == RECIPE_DIGEST_WIDTH, "a digest is 16 bytes");
-_Static_assert(sizeof RECIPE_MAGIC - 1 == 8, "the magic is 8 bytes");
 
 /* The file's length for n slots; n <= TROVE_RECIPE_MAX_SLOTS, so it fits in 37 bits. */
 static uint64_t file_len(uint64_t n)

@@ -1,8 +1,8 @@
 /*
  * recipe_v3.c: recipe format v3 — a volume's slot -> digest map as a dictionary of its
  * distinct digests plus a column of dictionary indices, cut into content-addressed objects
- * (include/trove/recipe.h, docs/formats/recipe-v3.md). Also the version gate that tells a
- * recipe file's versions apart.
+ * (include/trove/recipe.h, docs/formats/recipe-v3.md). The header fields v1 and v3 share,
+ * and the version gate that tells them apart, are recipe_head.c's.
  *
  * The manifest (the recipe file, published by rename like v1):
  *
@@ -69,8 +69,6 @@
 #include <emmintrin.h>
 #endif
 
-#define RECIPE_MAGIC "TROVRCP1"
-#define RECIPE_V1 1u
 #define RECIPE_V3 3u
 #define DIGEST_WIDTH 16u
 #define TRAILER 8u
@@ -97,7 +95,7 @@
 #define M_RESERVED 68
 
 _Static_assert(sizeof(struct trove_digest) == DIGEST_WIDTH, "a digest is 16 bytes");
-_Static_assert(sizeof RECIPE_MAGIC - 1 == 8 && sizeof OBJ_MAGIC - 1 == 4, "magic sizes");
+_Static_assert(sizeof OBJ_MAGIC - 1 == 4, "the object magic is 4 bytes");
 _Static_assert(M_RESERVED + 4 == TROVE_RECIPE_V3_HEADER, "the manifest header is 72 bytes");
 _Static_assert(TROVE_RECIPE_V3_SEGMENT_SLOTS == TROVE_BITPACK_BLOCK, "a segment is one block");
 _Static_assert(TROVE_RECIPE_V3_CHUNK_ENTRIES <= UINT16_MAX, "counts fit the u16 field");
@@ -237,52 +235,6 @@ static int check_length(size_t len, uint64_t want, const char *what, struct trov
                               "; %" PRIu64 " stray bytes follow",
                               what, len, want, (uint64_t)len - want);
     return TROVE_OK;
-}
-
-/* ---- the version gate -------------------------------------------------------------------- */
-
-int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
-                         struct trove_diag *diag)
-{
-    uint32_t version;
-    int rc;
-
-    if (!version_out || (!buf && len > 0)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe version called without a buffer or an output");
-        goto out;
-    }
-    /* The shortest header of any version (v1's); every recipe file is longer. */
-    if (len < TROVE_RECIPE_V1_HEADER) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "recipe is %zu bytes, shorter than any recipe header (%d bytes); "
-                            "the file was cut short",
-                            len, TROVE_RECIPE_V1_HEADER);
-        goto out;
-    }
-    if (memcmp(buf, RECIPE_MAGIC, 8) != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
-                            "not a trove recipe (the file does not start with \"TROVRCP1\")");
-        goto out;
-    }
-    version = trove__get_le32(buf + M_VERSION);
-    if (version != RECIPE_V1 && version != RECIPE_V3) {
-        if (version > RECIPE_V3)
-            rc = trove_diag_set(diag, TROVE_ERR_VERSION, M_VERSION,
-                                "recipe version %" PRIu32 " was written by a newer trove; this "
-                                "build reads versions 1 and 3 — upgrade trove to read it",
-                                version);
-        else
-            rc = trove_diag_set(diag, TROVE_ERR_VERSION, M_VERSION,
-                                "recipe version %" PRIu32 " is unknown (not a trove recipe "
-                                "version); this build reads versions 1 and 3",
-                                version);
-        goto out;
-    }
-    *version_out = version;
-    rc = TROVE_OK;
-out:
-    return rc;
 }
 
 /* ---- the manifest ------------------------------------------------------------------------ */

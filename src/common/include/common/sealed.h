@@ -30,7 +30,7 @@ int trove__sealed_magic(const uint8_t *buf, size_t len, const char magic[8], con
 /*
  * The version gate: version (read at offset `off`) must be one of known[0..n) (ascending).
  * A version above the last is "written by a newer trove ... upgrade trove to read it";
- * any other unknown one is "not a trove WHAT version". Both are TROVE_ERR_VERSION at `off`;
+ * any other is "unknown (not a trove WHAT version)". Both are TROVE_ERR_VERSION at `off`;
  * `reads` completes "this build reads ..." ("version 1", "versions 1 and 3").
  */
 int trove__sealed_version(uint32_t version, uint64_t off, const uint32_t *known, size_t n,
