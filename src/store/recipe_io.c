@@ -25,6 +25,7 @@
 #include "common/alloc.h"
 
 #include "common/endian.h"
+#include "common/sealed.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,11 +38,6 @@
 #define SEG_MAX_BYTES (OBJ_HDR + 16 * SEG) /* a raw segment; packed ones are smaller */
 #define CHUNK_MAX_BYTES (OBJ_HDR + 16 * CHUNK)
 #define PAGE_MAX_BYTES (OBJ_HDR + 20 * PAGE)
-
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
 
 static struct trove_volume *volume_new(struct trove_store *s, const char *name)
 {
@@ -598,8 +594,8 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
 {
     struct trove_volume *v = c->v;
     int was_v3 = v->committed_format == TROVE_RECIPE_FORMAT_V3 && !v->rewrite_all;
-    uint64_t nseg = ceil_div(v->slot_count, SEG), nch = ceil_div(v->dict.len, CHUNK);
-    uint64_t total = nseg + nch, npages = ceil_div(total, PAGE);
+    uint64_t nseg = trove__div_up(v->slot_count, SEG), nch = trove__div_up(v->dict.len, CHUNK);
+    uint64_t total = nseg + nch, npages = trove__div_up(total, PAGE);
     uint64_t old_nch = was_v3 ? v->nsec - v->nsec_seg : 0;
     struct trove_v3_section *sec = trove__calloc((size_t)total + 1, sizeof *sec);
     struct trove_digest *pages = trove__calloc((size_t)npages + 1, sizeof *pages);

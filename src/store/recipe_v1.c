@@ -33,6 +33,7 @@
 #include "trove/recipe.h"
 
 #include "common/endian.h"
+#include "common/sealed.h"
 #include "recipe_head.h"
 
 #include <assert.h>
@@ -41,7 +42,7 @@
 
 #define RECIPE_VERSION 1u
 #define RECIPE_DIGEST_WIDTH 16u
-#define RECIPE_TRAILER 8u
+#define RECIPE_TRAILER TROVE__SEALED_TRAILER
 
 _Static_assert(sizeof(struct trove_digest) == RECIPE_DIGEST_WIDTH, "a digest is 16 bytes");
 
@@ -95,16 +96,14 @@ void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_siz
            slot_count == trove__recipe_slots_for(volume_size, block_size));
     trove__recipe_head_put(img, RECIPE_VERSION, &h);
     trove__put_le64(img + 48, 0); /* reserved */
-    trove__put_le64(img + TROVE_RECIPE_V1_HEADER + entry_bytes,
-                    trove_checksum64(img + TROVE_RECIPE_V1_HEADER, entry_bytes));
+    trove__sealed_seal(img + TROVE_RECIPE_V1_HEADER, entry_bytes + RECIPE_TRAILER);
 }
 
 int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v1 *out,
                            struct trove_diag *diag)
 {
     struct trove__recipe_head h;
-    uint64_t slot_count, reserved, want, stored, computed;
-    size_t entry_bytes;
+    uint64_t slot_count, reserved, want;
     int rc;
 
     if (!out || (!buf && len > 0)) {
@@ -136,17 +135,11 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                                 len, slot_count, want, (uint64_t)len - want);
         goto out;
     }
-    entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count); /* < len: fits */
-    stored = trove__get_le64(buf + TROVE_RECIPE_V1_HEADER + entry_bytes);
-    computed = trove_checksum64(buf + TROVE_RECIPE_V1_HEADER, entry_bytes);
-    if (stored != computed) {
-        rc = trove_diag_set(diag, TROVE_ERR_CHECKSUM, TROVE_RECIPE_V1_HEADER + entry_bytes,
-                            "recipe entries do not match their checksum (stored %016" PRIx64
-                            ", computed %016" PRIx64 "); the file is damaged — restore it "
-                            "from a replica",
-                            stored, computed);
+    /* The checksum covers the entry area only: the sealed part starts at the entries. */
+    rc = trove__sealed_trailer_at(buf + TROVE_RECIPE_V1_HEADER, len - TROVE_RECIPE_V1_HEADER,
+                                  TROVE_RECIPE_V1_HEADER, "recipe entries", diag);
+    if (rc != TROVE_OK)
         goto out;
-    }
 
     out->slot_count = slot_count;
     out->block_size = h.block_size;

@@ -59,11 +59,13 @@
 #include "trove/recipe.h"
 
 #include "common/endian.h"
+#include "common/sealed.h"
 #include "recipe_head.h"
 #include "trove/bitpack.h"
 
 #include <assert.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -71,7 +73,7 @@
 
 #define RECIPE_V3 3u
 #define DIGEST_WIDTH 16u
-#define TRAILER 8u
+#define TRAILER TROVE__SEALED_TRAILER
 
 #define OBJ_MAGIC "TRV3"
 #define PAGE_RECORD 20u
@@ -102,22 +104,15 @@ _Static_assert(TROVE_RECIPE_V3_CHUNK_ENTRIES <= UINT16_MAX, "counts fit the u16 
 
 /* ---- shared rules ------------------------------------------------------------------------ */
 
-
-/* ceil(a / b) without overflow; b is nonzero. */
-static uint64_t ceil_div(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
-
 uint64_t trove_recipe_v3_sections(uint64_t slot_count, uint32_t dict_count)
 {
-    return ceil_div(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES) +
-           ceil_div(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
+    return trove__div_up(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES) +
+           trove__div_up(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
 }
 
 uint64_t trove_recipe_v3_pages(uint64_t slot_count, uint32_t dict_count)
 {
-    return ceil_div(trove_recipe_v3_sections(slot_count, dict_count),
+    return trove__div_up(trove_recipe_v3_sections(slot_count, dict_count),
                     TROVE_RECIPE_V3_PAGE_SECTIONS);
 }
 
@@ -163,6 +158,7 @@ static int check_object_header(const uint8_t *buf, size_t len, uint8_t kind, uin
                                uint32_t *count_out, struct trove_diag *diag)
 {
     const char *what = kind_name(kind);
+    char object[40];
     uint32_t count;
     int rc;
 
@@ -173,12 +169,9 @@ static int check_object_header(const uint8_t *buf, size_t len, uint8_t kind, uin
                             what, len, TROVE_RECIPE_V3_OBJECT_HEADER);
         goto out;
     }
-    if (memcmp(buf, OBJ_MAGIC, 4) != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
-                            "not a recipe v3 %s (the object does not start with \"TRV3\")",
-                            what);
+    snprintf(object, sizeof object, "recipe v3 %s", what);
+    if ((rc = trove__sealed_magic_at(buf, len, OBJ_MAGIC, 4, 0, object, diag)) != TROVE_OK)
         goto out;
-    }
     if (buf[4] != kind) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 4,
                             "recipe object has kind 0x%02x (a %s) where a %s ('%c') belongs",
@@ -257,7 +250,7 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     if (!out || !pages || !trove__recipe_block_size_ok(block_size) ||
         (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 || dict_count == 0)
         goto out;
-    slot_count = ceil_div(volume_size, block_size);
+    slot_count = trove__recipe_slots_for(volume_size, block_size);
     if (slot_count > TROVE_RECIPE_MAX_SLOTS ||
         page_count != trove_recipe_v3_pages(slot_count, dict_count))
         goto out;
@@ -282,7 +275,7 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     trove__put_le32(p + M_PAGES, page_count);
     trove__put_le32(p + M_RESERVED, 0);
     memcpy(p + TROVE_RECIPE_V3_HEADER, pages, (size_t)DIGEST_WIDTH * page_count);
-    trove__put_le64(p + total - TRAILER, trove_checksum64(p, (size_t)total - TRAILER));
+    trove__sealed_seal(p, (size_t)total);
     out->len += (size_t)total;
     rc = TROVE_OK;
 out:
@@ -307,7 +300,7 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
 {
     struct trove__recipe_head h;
     uint32_t dict_count, page_count, reserved;
-    uint64_t slot_count, want_pages, want, stored, computed;
+    uint64_t slot_count, want_pages, want;
     int rc;
 
     if (!out || (!buf && len > 0)) {
@@ -353,16 +346,8 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     rc = check_length(len, want, "manifest", diag);
     if (rc != TROVE_OK)
         goto out;
-    stored = trove__get_le64(buf + len - TRAILER);
-    computed = trove_checksum64(buf, len - TRAILER);
-    if (stored != computed) {
-        rc = trove_diag_set(diag, TROVE_ERR_CHECKSUM, len - TRAILER,
-                            "recipe does not match its checksum (stored %016" PRIx64
-                            ", computed %016" PRIx64 "); the file is damaged — restore it "
-                            "from a replica",
-                            stored, computed);
+    if ((rc = trove__sealed_trailer(buf, len, "recipe", diag)) != TROVE_OK)
         goto out;
-    }
     for (uint32_t i = 0; i < page_count; i++) {
         struct trove_digest d;
         size_t at = TROVE_RECIPE_V3_HEADER + (size_t)DIGEST_WIDTH * i;
@@ -383,8 +368,8 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     out->generation = h.generation;
     out->dict_count = dict_count;
     out->page_count = page_count;
-    out->nchunks = ceil_div(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES);
-    out->nsegments = ceil_div(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
+    out->nchunks = trove__div_up(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES);
+    out->nsegments = trove__div_up(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
     out->pages = buf + TROVE_RECIPE_V3_HEADER;
     rc = TROVE_OK;
 out:

@@ -26,20 +26,14 @@
  */
 #include "store_internal.h"
 #include "common/alloc.h"
+#include "recipe_head.h"
 
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK_MIN 4096u
-#define BLOCK_MAX (1u << 30)
 #define SEG TROVE_RECIPE_V3_SEGMENT_SLOTS
-
-static uint64_t slots_for(uint64_t size, uint32_t bs)
-{
-    return size / bs + (size % bs != 0);
-}
 
 /* Bytes slot i holds in a volume of `size` bytes. */
 static size_t slot_len(uint64_t size, uint32_t bs, uint64_t i)
@@ -131,13 +125,13 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
         goto out;
     if (block_size == 0)
         block_size = TROVE_BLOCK_SIZE_DEFAULT;
-    if (block_size < BLOCK_MIN || block_size > BLOCK_MAX || (block_size & (block_size - 1))) {
+    if (!trove__recipe_block_size_ok(block_size)) {
         rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
                             "block size %u is not a power of two from 4 KiB to 1 GiB",
                             block_size);
         goto out;
     }
-    n = slots_for(size, block_size);
+    n = trove__recipe_slots_for(size, block_size);
     if (n > TROVE_RECIPE_MAX_SLOTS) {
         rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
                             "a volume of %llu bytes needs %llu slots of %u bytes, over the "
@@ -693,7 +687,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
         return TROVE_ERR_INVALID; /* an object volume is whole slots */
     if (new_size == v->size)
         return TROVE_OK;
-    n = slots_for(new_size, v->block_size);
+    n = trove__recipe_slots_for(new_size, v->block_size);
     old_n = v->slot_count;
     if (n > TROVE_RECIPE_MAX_SLOTS || n > SIZE_MAX / 4)
         return TROVE_ERR_INVALID;

@@ -44,4 +44,16 @@ int trove__sealed_trailer(const uint8_t *buf, size_t len, const char *what,
 /* Write the trailing checksum of buf[0 .. len-8) into its last 8 bytes (len >= 8). */
 void trove__sealed_seal(uint8_t *buf, size_t len);
 
+/*
+ * The same checks for a sealed part of a file that is not the whole of it: buf[0..len) sits
+ * at offset `at` of its file, and the offsets in diag are the file's. The magic is its first
+ * n bytes (a 4-byte object magic, or a footer's at the end of a file); the trailer covers
+ * buf[0 .. len-8) (the entry area of a recipe v1, a pack's index). With n = 8 and at = 0
+ * they are trove__sealed_magic and trove__sealed_trailer.
+ */
+int trove__sealed_magic_at(const uint8_t *buf, size_t len, const char *magic, size_t n,
+                           uint64_t at, const char *what, struct trove_diag *diag);
+int trove__sealed_trailer_at(const uint8_t *buf, size_t len, uint64_t at, const char *what,
+                             struct trove_diag *diag);
+
 #endif
