@@ -7,6 +7,7 @@
 #include "pack.h"
 
 #include "common/endian.h"
+#include "common/sealed.h"
 
 #include <string.h>
 
@@ -35,7 +36,7 @@ int trove__pack_finish(struct trove_bytes *pack, const struct trove__pack_entry 
     memcpy(p, PACK_MAGIC, 8);
     trove__put_le64(p + 8, n);
     trove__put_le64(p + 16, base);
-    trove__put_le64(p + 24, trove_checksum64(pack->ptr + base, need - 8));
+    trove__sealed_seal(pack->ptr + base, need);
     pack->len = base + need;
     return TROVE_OK;
 }
@@ -44,14 +45,15 @@ int trove__pack_footer(const uint8_t footer[TROVE__PACK_FOOTER], uint64_t file_s
                        uint64_t *count_out, uint64_t *index_out, struct trove_diag *diag)
 {
     uint64_t count, index;
+    int rc;
 
     if (file_size < TROVE__PACK_FOOTER)
         return trove_diag_set(diag, TROVE_ERR_TRUNCATED, file_size,
                               "pack is %llu bytes, shorter than its footer",
                               (unsigned long long)file_size);
-    if (memcmp(footer, PACK_MAGIC, 8) != 0)
-        return trove_diag_set(diag, TROVE_ERR_MAGIC, file_size - TROVE__PACK_FOOTER,
-                              "not a trove pack (no \"TRVPACK1\" footer)");
+    if ((rc = trove__sealed_magic_at(footer, TROVE__PACK_FOOTER, PACK_MAGIC, 8,
+                                     file_size - TROVE__PACK_FOOTER, "pack footer", diag)))
+        return rc;
     count = trove__get_le64(footer + 8);
     index = trove__get_le64(footer + 16);
     /* count is bounded by the file size before it is multiplied. */
@@ -71,10 +73,10 @@ int trove__pack_index(const uint8_t *tail, uint64_t count, uint64_t index_off,
                       struct trove__pack_entry *out, struct trove_diag *diag)
 {
     size_t len = (size_t)(count * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
+    int rc;
 
-    if (trove_checksum64(tail, len - 8) != trove__get_le64(tail + len - 8))
-        return trove_diag_set(diag, TROVE_ERR_CHECKSUM, index_off + len - 8,
-                              "pack index checksum mismatch");
+    if ((rc = trove__sealed_trailer_at(tail, len, index_off, "pack index", diag)) != TROVE_OK)
+        return rc;
     for (uint64_t k = 0; k < count; k++) {
         const uint8_t *p = tail + k * TROVE__PACK_ENTRY;
         struct trove__pack_entry *e = &out[k];

@@ -51,6 +51,7 @@
 #include "refs.h"
 
 #include "common/endian.h"
+#include "common/sealed.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -58,10 +59,12 @@
 
 #define REFS_MAGIC "TROVREFS"
 #define REFS_VERSION 1u
-#define REFS_TRAILER 8u
+#define REFS_TRAILER TROVE__SEALED_TRAILER
 #define REFS_NAME_BYTES TROVE_VOLUME_NAME_MAX
 
 _Static_assert(sizeof REFS_MAGIC - 1 == 8, "the magic is 8 bytes");
+
+static const uint32_t known_version = REFS_VERSION;
 _Static_assert(sizeof(struct trove_digest) == 16, "a digest is 16 bytes");
 _Static_assert(REFS_NAME_BYTES + 16 == TROVE__REFS_BASIS_BYTES, "name, generation, checksum");
 _Static_assert(16 + 8 + 4 + 4 == TROVE__REFS_ENTRY_BYTES, "digest, committed, index, reserved");
@@ -139,7 +142,7 @@ int trove__refs_encode(const struct trove__refs_basis *basis, size_t nbasis,
         trove__put_le32(p + 24, entries[i].dict_index);
         trove__put_le32(p + 28, 0);
     }
-    trove__put_le64(p, trove_checksum64(out->ptr + out->len, (size_t)total - REFS_TRAILER));
+    trove__sealed_seal(out->ptr + out->len, (size_t)total);
     out->len += (size_t)total;
     rc = TROVE_OK;
 out:
@@ -236,7 +239,7 @@ int trove__refs_decode(const uint8_t *buf, size_t len, struct trove__refs_view *
 {
     char names[2][REFS_NAME_BYTES + 1];
     uint32_t version, flags, dict_size, reserved;
-    uint64_t volumes, entries, want, stored, computed, at;
+    uint64_t volumes, entries, want, at;
     int rc;
 
     if (!out || (!buf && len > 0)) {
@@ -251,25 +254,12 @@ int trove__refs_decode(const uint8_t *buf, size_t len, struct trove__refs_view *
                             len, TROVE__REFS_HEADER + REFS_TRAILER);
         goto out;
     }
-    if (memcmp(buf, REFS_MAGIC, 8) != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
-                            "not a trove refs file (it does not start with \"TROVREFS\")");
+    if ((rc = trove__sealed_magic(buf, len, REFS_MAGIC, "refs file", diag)) != TROVE_OK)
         goto out;
-    }
     version = trove__get_le32(buf + 8);
-    if (version != REFS_VERSION) {
-        if (version > REFS_VERSION)
-            rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
-                                "refs version %" PRIu32 " was written by a newer trove; this "
-                                "build reads version 1 — upgrade trove to read it",
-                                version);
-        else
-            rc = trove_diag_set(diag, TROVE_ERR_VERSION, 8,
-                                "refs version %" PRIu32 " is not a trove refs version; this "
-                                "build reads version 1",
-                                version);
+    rc = trove__sealed_version(version, 8, &known_version, 1, "refs", "version 1", diag);
+    if (rc != TROVE_OK)
         goto out;
-    }
     flags = trove__get_le32(buf + 12);
     if (flags != 0) {
         rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
@@ -312,16 +302,8 @@ int trove__refs_decode(const uint8_t *buf, size_t len, struct trove__refs_view *
                                 len, volumes, entries, want, (uint64_t)len - want);
         goto out;
     }
-    stored = trove__get_le64(buf + len - REFS_TRAILER);
-    computed = trove_checksum64(buf, len - REFS_TRAILER);
-    if (stored != computed) {
-        rc = trove_diag_set(diag, TROVE_ERR_CHECKSUM, len - REFS_TRAILER,
-                            "refs file does not match its checksum (stored %016" PRIx64
-                            ", computed %016" PRIx64 "); the file is damaged — the store "
-                            "recounts from the recipes",
-                            stored, computed);
+    if ((rc = trove__sealed_trailer(buf, len, "refs file", diag)) != TROVE_OK)
         goto out;
-    }
 
     at = TROVE__REFS_HEADER;
     for (uint64_t i = 0; i < volumes; i++, at += TROVE__REFS_BASIS_BYTES) {
