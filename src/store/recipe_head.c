@@ -18,6 +18,8 @@
 
 #define RECIPE_MAGIC "TROVRCP1"
 #define VERSION_AT 8
+#define FLAGS_AT 28
+#define GENERATION_AT 40
 #define DIGEST_WIDTH 16u
 #define MIN_BLOCK 4096u
 #define MAX_BLOCK (1u << 30)
@@ -61,6 +63,29 @@ int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
     return TROVE_OK;
 }
 
+uint64_t trove__recipe_generation(const uint8_t *buf)
+{
+    return trove__get_le64(buf + GENERATION_AT);
+}
+
+uint64_t trove__recipe_checksum(const uint8_t *buf, size_t len)
+{
+    return trove__get_le64(buf + len - TROVE__SEALED_TRAILER);
+}
+
+int trove__recipe_set_readonly(uint8_t *buf, size_t len)
+{
+    uint32_t version = 0;
+    int rc;
+
+    if ((rc = trove_recipe_version(buf, len, &version, NULL)) != TROVE_OK)
+        return rc;
+    trove__put_le32(buf + FLAGS_AT, trove__get_le32(buf + FLAGS_AT) | TROVE_RECIPE_FLAG_READONLY);
+    if (version != 1) /* v1's checksum covers the entries only */
+        trove__sealed_seal(buf, len);
+    return TROVE_OK;
+}
+
 void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__recipe_head *h)
 {
     memcpy(buf, RECIPE_MAGIC, 8);
@@ -68,9 +93,9 @@ void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__
     trove__put_le32(buf + 12, DIGEST_WIDTH);
     trove__put_le64(buf + 16, h->slot_count);
     trove__put_le32(buf + 24, h->block_size);
-    trove__put_le32(buf + 28, h->flags);
+    trove__put_le32(buf + FLAGS_AT, h->flags);
     trove__put_le64(buf + 32, h->volume_size);
-    trove__put_le64(buf + 40, h->generation);
+    trove__put_le64(buf + GENERATION_AT, h->generation);
 }
 
 int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32_t version,
@@ -100,7 +125,7 @@ int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32
                               width, version);
     slot_count = trove__get_le64(buf + 16);
     block_size = trove__get_le32(buf + 24);
-    flags = trove__get_le32(buf + 28);
+    flags = trove__get_le32(buf + FLAGS_AT);
     volume_size = trove__get_le64(buf + 32);
     if (!trove__recipe_block_size_ok(block_size))
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 24,
@@ -108,7 +133,7 @@ int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32
                               "to 2^30; the header is damaged",
                               block_size);
     if ((flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0)
-        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 28,
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FLAGS_AT,
                               "recipe flags 0x%" PRIx32 " set unknown bits (only bits 0 and 1 are "
                               "defined)",
                               flags);
@@ -127,6 +152,6 @@ int trove__recipe_head(const uint8_t *buf, size_t len, size_t header_len, uint32
     h->block_size = block_size;
     h->flags = flags;
     h->volume_size = volume_size;
-    h->generation = trove__get_le64(buf + 40);
+    h->generation = trove__get_le64(buf + GENERATION_AT);
     return TROVE_OK;
 }

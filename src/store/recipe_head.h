@@ -33,6 +33,17 @@ uint64_t trove__recipe_slots_for(uint64_t volume_size, uint32_t block_size);
 /* Write the shared 48 bytes of a version `version` header from h. */
 void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__recipe_head *h);
 
+/* What the store reads of a committed recipe file of any version without decoding it: the
+ * generation (bytes 40..48 of buf, which holds at least the 48 shared bytes) and the
+ * trailing checksum (the last 8 of len >= 8 bytes). The refs file's basis records both. */
+uint64_t trove__recipe_generation(const uint8_t *buf);
+uint64_t trove__recipe_checksum(const uint8_t *buf, size_t len);
+
+/* Set the read-only flag in a recipe file's bytes (v1 or v3, as trove_recipe_version
+ * reads them) and seal them again: v3's checksum covers the header, v1's only the
+ * entries. Errors: those of trove_recipe_version (buf unchanged). */
+int trove__recipe_set_readonly(uint8_t *buf, size_t len);
+
 /*
  * Check, in this order, and stop at the first failure with the offset and a message in
  * diag: at least header_len bytes (TROVE_ERR_TRUNCATED), the magic and a known version

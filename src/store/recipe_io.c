@@ -23,9 +23,8 @@
  */
 #include "store_internal.h"
 #include "common/alloc.h"
-
-#include "common/endian.h"
 #include "common/sealed.h"
+#include "recipe_head.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -375,7 +374,7 @@ int trove__volume_load(struct trove_store *s, const char *name, struct trove_vol
         goto out;
     }
     v->recipe_bytes = buf.len;
-    v->recipe_sum = trove__get_le64(buf.ptr + buf.len - 8);
+    v->recipe_sum = trove__recipe_checksum(buf.ptr, buf.len);
     *out = v;
     v = NULL;
 out:
@@ -836,7 +835,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
     /* The objects, what the backend wrote around them, and the recipe file. */
     v->last_commit_bytes = c.bytes + c.overhead + c.buf.len;
     v->last_commit_objects = c.objects;
-    sum = trove__get_le64(c.buf.ptr + c.buf.len - 8);
+    sum = trove__recipe_checksum(c.buf.ptr, c.buf.len);
     v->recipe_sum = sum;
     rc = trove__basis_set(s, v->name, gen, sum);
 out:

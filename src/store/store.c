@@ -20,8 +20,7 @@
  */
 #include "store_internal.h"
 #include "common/alloc.h"
-
-#include "common/endian.h"
+#include "recipe_head.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -645,8 +644,8 @@ static int basis_current(struct trove_store *s, int *current)
             goto out;
         }
         close(fd);
-        if (trove__get_le64(head + 40) != s->basis[k].generation ||
-            trove__get_le64(tail) != s->basis[k].checksum)
+        if (trove__recipe_generation(head) != s->basis[k].generation ||
+            trove__recipe_checksum(tail, sizeof tail) != s->basis[k].checksum)
             goto out;
     }
     *current = 1;
@@ -928,22 +927,6 @@ static int volume_refs(struct trove_store *s, struct trove_volume *v, int delta)
     return trove__volume_meta_refs(v, delta);
 }
 
-/* Set the read-only flag of a recipe file's bytes (any version) and fix its checksum. */
-static int mark_readonly(struct trove_bytes *b)
-{
-    uint32_t version, flags;
-    int rc;
-
-    if ((rc = trove_recipe_version(b->ptr, b->len, &version, NULL)) != TROVE_OK)
-        return rc;
-    flags = trove__get_le32(b->ptr + 28) | TROVE_RECIPE_FLAG_READONLY;
-    trove__put_le32(b->ptr + 28, flags);
-    if (version == 1) /* the checksum covers the entries only */
-        return TROVE_OK;
-    trove__put_le64(b->ptr + b->len - 8, trove_checksum64(b->ptr, b->len - 8));
-    return TROVE_OK;
-}
-
 int trove_snapshot_create(struct trove_store *s, const char *src, const char *name,
                           struct trove_diag *diag)
 {
@@ -973,7 +956,7 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
     if ((rc = trove__volume_load(s, src, &v, diag)) != TROVE_OK ||
         (rc = trove__recipe_read(s, src, &raw, diag)) != TROVE_OK)
         goto out;
-    if ((rc = mark_readonly(&raw)) != TROVE_OK ||
+    if ((rc = trove__recipe_set_readonly(raw.ptr, raw.len)) != TROVE_OK ||
         (rc = trove__recipe_publish(s, name, raw.ptr, raw.len)) != TROVE_OK) {
         trove_diag_set(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
         goto out;
@@ -982,7 +965,7 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
         s->sticky = rc; /* the snapshot is committed; this handle's counts are not */
         goto out;
     }
-    rc = trove__basis_set(s, name, v->generation, trove__get_le64(raw.ptr + raw.len - 8));
+    rc = trove__basis_set(s, name, v->generation, trove__recipe_checksum(raw.ptr, raw.len));
 out:
     trove__volume_free(v);
     trove_bytes_free(&raw);
