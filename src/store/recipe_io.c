@@ -1,7 +1,9 @@
 /*
  * recipe_io.c: a volume's recipe between memory and the store — loading a committed
  * recipe (v1 or v3) into the in-memory form (dictionary indices plus a dictionary), and
- * committing that form in the volume's format.
+ * committing that form in the volume's format. The in-memory volume is made and freed here
+ * too (trove__volume_new, trove__volume_free), so that this file calls only the store's
+ * low level (store.c) below it, and volume.c and the store's high level call it.
  *
  * v1 is one file: the commit gathers each slot's digest from the dictionary into the file
  * image, seals it and publishes it by rename. v3 is a manifest naming pages that name
@@ -38,7 +40,7 @@
 #define CHUNK_MAX_BYTES (OBJ_HDR + 16 * CHUNK)
 #define PAGE_MAX_BYTES (OBJ_HDR + 20 * PAGE)
 
-static struct trove_volume *volume_new(struct trove_store *s, const char *name)
+struct trove_volume *trove__volume_new(struct trove_store *s, const char *name)
 {
     struct trove_volume *v = trove__calloc(1, sizeof *v);
 
@@ -51,6 +53,31 @@ static struct trove_volume *volume_new(struct trove_store *s, const char *name)
     v->s = s;
     snprintf(v->name, sizeof v->name, "%s", name);
     return v;
+}
+
+/* Free a per-segment patch table of n entries (and the patches it holds). */
+static void free_patches(struct seg_patch **patch, uint64_t n)
+{
+    for (uint64_t k = 0; patch && k < n; k++)
+        free(patch[k]);
+    free(patch);
+}
+
+void trove__volume_free(struct trove_volume *v)
+{
+    if (!v)
+        return;
+    free(v->idx);
+    trove__dict_free(&v->dict);
+    free(v->dirty_bits);
+    free(v->undo);
+    free(v->seg_dirty);
+    free_patches(v->patch, v->nsec_seg);
+    free(v->sec);
+    free(v->pages);
+    free(v->block);
+    trove_bytes_free(&v->cache);
+    free(v);
 }
 
 /* Fetch recipe object d (at most max bytes) into buf and check that it hashes to d. */
@@ -356,7 +383,7 @@ int trove__volume_load(struct trove_store *s, const char *name, struct trove_vol
     *out = NULL;
     if ((rc = trove__recipe_read(s, name, &buf, diag)) != TROVE_OK)
         goto out;
-    if (!(v = volume_new(s, name))) {
+    if (!(v = trove__volume_new(s, name))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
@@ -397,13 +424,6 @@ int trove__volume_meta_refs(struct trove_volume *v, int delta)
         if (v->patch[k] && (rc = trove__ref_add(v->s, &v->patch[k]->base, delta, delta)))
             return rc;
     return TROVE_OK;
-}
-
-void trove__volume_free_patches(struct seg_patch **patch, uint64_t n)
-{
-    for (uint64_t k = 0; patch && k < n; k++)
-        free(patch[k]);
-    free(patch);
 }
 
 /* ---- committing ---------------------------------------------------------------------- */

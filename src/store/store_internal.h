@@ -102,21 +102,21 @@ static inline const struct trove_digest *vol_digest(const struct trove_volume *v
 }
 
 /* ---- loading and writing recipes (recipe_io.c) ---- */
+/* A volume named name of store s with nothing in it (an empty dictionary, no slots), not
+ * on the store's open list; NULL when out of memory. */
+struct trove_volume *trove__volume_new(struct trove_store *s, const char *name);
+/* Free a volume made by trove__volume_new or trove__volume_load (NULL is fine). */
+void trove__volume_free(struct trove_volume *v);
 /* Load volume name's committed recipe (v1 or v3; v3 objects are fetched and rehashed) as a
  * volume that is not on the store's open list. diag names the volume and the file or
  * object at fault. */
 int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
                        struct trove_diag *diag);
-void trove__volume_free(struct trove_volume *v);
 /* Write v's recipe in its format, publish it, and move the committed counts. */
 int trove__volume_write_recipe(struct trove_volume *v);
 /* Count v's committed recipe objects (v3 pages and sections) in the store: +1 or -1 to
  * both counts of each. */
 int trove__volume_meta_refs(struct trove_volume *v, int delta);
-/* Free a per-segment patch table of n entries (and the patches it holds). */
-void trove__volume_free_patches(struct seg_patch **patch, uint64_t n);
-/* Mark segment s dirty (grows the bitmap). */
-int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg);
 
 /* ---- reference map (store.c) ---- */
 

@@ -81,7 +81,8 @@ static struct trove_volume *find_open(struct trove_store *s, const char *name)
     return NULL;
 }
 
-int trove__volume_seg_dirty(struct trove_volume *v, uint64_t seg)
+/* Mark column segment seg dirty (grows the bitmap). */
+static int seg_dirty(struct trove_volume *v, uint64_t seg)
 {
     if (seg >= v->seg_cap) {
         uint64_t cap = v->seg_cap ? v->seg_cap : 64;
@@ -149,14 +150,11 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
             trove_diag_set(diag, rc, 0, "cannot check %s: %s", path, trove_strerror(rc));
         goto out;
     }
-    if (!(v = trove__calloc(1, sizeof *v)) || (n > 0 && !(v->idx = trove__calloc((size_t)n, 4)))) {
+    if (!(v = trove__volume_new(s, name)) ||
+        (n > 0 && !(v->idx = trove__calloc((size_t)n, 4)))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    if ((rc = trove__dict_init(&v->dict)) != TROVE_OK)
-        goto out;
-    v->s = s;
-    snprintf(v->name, sizeof v->name, "%s", name);
     v->size = size;
     v->block_size = block_size;
     v->flags = flags;
@@ -250,23 +248,6 @@ static void rollback_live(struct trove_volume *v)
             trove__ref_add(v->s, &u->old, +1, 0);
     }
     v->nundo = 0;
-}
-
-void trove__volume_free(struct trove_volume *v)
-{
-    if (!v)
-        return;
-    free(v->idx);
-    trove__dict_free(&v->dict);
-    free(v->dirty_bits);
-    free(v->undo);
-    free(v->seg_dirty);
-    trove__volume_free_patches(v->patch, v->nsec_seg);
-    free(v->sec);
-    free(v->pages);
-    free(v->block);
-    trove_bytes_free(&v->cache);
-    free(v);
 }
 
 void trove_volume_close(struct trove_volume *v)
@@ -382,7 +363,7 @@ static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_diges
 
     if (trove_digest_equal(&old_d, d))
         return TROVE_OK;
-    if ((rc = log_slot(v, i)) != TROVE_OK || (rc = trove__volume_seg_dirty(v, i / SEG)))
+    if ((rc = log_slot(v, i)) != TROVE_OK || (rc = seg_dirty(v, i / SEG)))
         return rc;
     if (!trove_digest_is_zero(d) && (rc = trove__ref_add(v->s, d, +1, 0)) != TROVE_OK)
         return rc;
@@ -721,7 +702,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
     {
         uint64_t lo = (n < old_n ? n : old_n), hi = (n > old_n ? n : old_n);
         for (uint64_t sg = lo / SEG; sg <= (hi - 1) / SEG; sg++)
-            if ((rc = trove__volume_seg_dirty(v, sg)) != TROVE_OK)
+            if ((rc = seg_dirty(v, sg)) != TROVE_OK)
                 return rc;
     }
     v->slot_count = n;
