@@ -1,31 +1,32 @@
 /*
- * store.c: the store — its directory and lock, the reference counts and their file, the
- * committed recipes on disk, snapshots, removal, verify and gc (include/trove/volume.h).
+ * store.c: the store's low level — its directory and lock, the reference counts and their
+ * file DIR/refs, and the committed recipe files: reading, publishing, removing and listing
+ * them (include/trove/volume.h). recipe_io.c and volume.c build on it; the operations on
+ * the store as a whole (open and close, recount, snapshot, remove, verify, gc) are the
+ * store's high level, store_*.c, above both. Nothing here loads a volume, so this file
+ * calls nothing of theirs.
  *
  * Ground truth is the set of committed recipes in DIR/volumes. Everything else is derived
  * from them and may be rebuilt: DIR/refs persists the committed reference counts so that an
  * open does not read every recipe, and it names the recipe states it was counted from (the
- * basis: each recipe's name, generation and entry checksum). Open compares the basis with
- * the recipe headers (two small reads per recipe); any difference — a crash between a
+ * basis: each recipe's name, generation and trailing checksum). Open compares the basis with
+ * the recipe files (two small reads per recipe); any difference — a crash between a
  * recipe's rename and the refs file's, a refs file that is missing or fails its checks —
- * means the counts are recounted from the recipes. So a crash can leave the refs file
- * stale but never wrong in a way that is trusted.
+ * means the counts are recounted from the recipes (store_recount.c). So a crash can leave
+ * the refs file stale but never wrong in a way that is trusted.
  *
  * Files are published by write-new-then-rename: a temp file in the same directory (names
  * starting with ".tmp-", which no volume name may), fsync, rename over the old name, fsync
  * of the directory. Objects are made durable by the backend before any recipe names them.
- * gc deletes only objects with no reference-map entry, after recounting the recipes and
- * checking that the counts agree, so a crash during gc leaves fewer unreferenced objects,
- * never a recipe naming a missing one.
  */
 #include "store_internal.h"
 #include "common/alloc.h"
 #include "recipe_head.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -282,6 +283,17 @@ int trove__recipe_publish(struct trove_store *s, const char *name, const void *d
     return publish_at(s->vol_fd, file, tmp, data, len, !(s->flags & TROVE_STORE_NOSYNC));
 }
 
+int trove__recipe_remove(struct trove_store *s, const char *name)
+{
+    char file[TROVE_VOLUME_NAME_MAX + 16];
+
+    recipe_file(name, file);
+    if (unlinkat(s->vol_fd, file, 0) != 0 ||
+        (!(s->flags & TROVE_STORE_NOSYNC) && fsync(s->vol_fd) != 0))
+        return -errno;
+    return TROVE_OK;
+}
+
 /* ---- the basis and DIR/refs -------------------------------------------------------- */
 
 static size_t basis_find(const struct trove_store *s, const char *name, int *found)
@@ -360,7 +372,7 @@ static int basis_put(struct trove_store *s, const char *name, uint64_t gen, uint
     return TROVE_OK;
 }
 
-static void basis_drop(struct trove_store *s, const char *name)
+void trove__basis_drop(struct trove_store *s, const char *name)
 {
     int found;
     size_t i = basis_find(s, name, &found);
@@ -369,6 +381,7 @@ static void basis_drop(struct trove_store *s, const char *name)
         memmove(&s->basis[i], &s->basis[i + 1], (s->nbasis - i - 1) * sizeof *s->basis);
         s->nbasis--;
     }
+    s->refs_dirty = 1;
 }
 
 int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,
@@ -389,15 +402,14 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static void names_free(char **names, size_t n)
+void trove__names_free(char **names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
 }
 
-/* The volume names with a recipe file, sorted. Strangers and temp files are skipped. */
-static int scan_names(struct trove_store *s, char ***out, size_t *count_out)
+int trove__recipe_names(struct trove_store *s, char ***out, size_t *count_out)
 {
     char **names = NULL;
     size_t n = 0, cap = 0;
@@ -448,7 +460,7 @@ out:
     if (dp)
         closedir(dp);
     if (rc != TROVE_OK) {
-        names_free(names, n);
+        trove__names_free(names, n);
         return rc;
     }
     if (n > 1)
@@ -458,154 +470,9 @@ out:
     return TROVE_OK;
 }
 
-/* ---- recounting from the recipes --------------------------------------------------- */
+/* ---- open volumes ------------------------------------------------------------------ */
 
-struct recount {
-    struct refmap map; /* committed counts; dict_index in first-seen order; len */
-    struct trove__refs_basis *basis;
-    size_t nbasis;
-    uint64_t volumes, bad_recipes, slots, length_conflicts;
-    char first_bad[256];
-};
-
-static void recount_free(struct recount *rc)
-{
-    trove__refmap_free(&rc->map);
-    free(rc->basis);
-    memset(rc, 0, sizeof *rc);
-}
-
-/* Count one reference to d in a recount; len is the slot's length (0: a recipe object or
- * an object volume's slot, whose length no recipe states). The first stated length is the
- * one verify checks; a different one is a conflict. */
-static int recount_add(struct recount *out, const struct trove_digest *d, uint64_t len)
-{
-    struct ref_entry *e;
-    int created;
-
-    if (!(e = trove__refmap_insert(&out->map, d, &created)))
-        return TROVE_ERR_NOMEM;
-    if (created) {
-        e->dict_index = (uint32_t)(out->map.count - 1);
-        e->len = len;
-    } else if (len != 0 && e->len == 0) {
-        e->len = len;
-    } else if (len != 0 && e->len != len) {
-        out->length_conflicts++;
-    }
-    e->committed++;
-    return TROVE_OK;
-}
-
-static int recount(struct trove_store *s, struct recount *out)
-{
-    struct trove_volume *v = NULL;
-    char **names = NULL;
-    size_t n = 0;
-    int rc;
-
-    memset(out, 0, sizeof *out);
-    if ((rc = scan_names(s, &names, &n)) != TROVE_OK)
-        goto out;
-    if (n > 0 && !(out->basis = trove__calloc(n, sizeof *out->basis))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t k = 0; k < n; k++) {
-        struct trove_diag diag = {0};
-        out->volumes++;
-        rc = trove__volume_load(s, names[k], &v, &diag);
-        if (rc == TROVE_ERR_NOMEM)
-            goto out;
-        if (rc != TROVE_OK) {
-            if (out->bad_recipes++ == 0)
-                snprintf(out->first_bad, sizeof out->first_bad, "%s", diag.msg);
-            continue;
-        }
-        snprintf(out->basis[out->nbasis].name, sizeof out->basis[0].name, "%s", names[k]);
-        out->basis[out->nbasis].generation = v->generation;
-        out->basis[out->nbasis].checksum = v->recipe_sum;
-        out->nbasis++;
-        for (uint64_t i = 0; i < v->slot_count; i++) {
-            uint64_t left = v->size - i * v->block_size;
-            if (v->idx[i] == 0)
-                continue;
-            out->slots++;
-            if (v->flags & TROVE_RECIPE_FLAG_OBJECTS)
-                left = 0; /* any length up to the block size */
-            else if (left > v->block_size)
-                left = v->block_size;
-            rc = recount_add(out, vol_digest(v, i), left);
-            if (rc != TROVE_OK)
-                goto out;
-        }
-        for (uint64_t j = 0; j < v->nsec; j++)
-            if ((rc = recount_add(out, &v->sec[j].d, 0)) != TROVE_OK)
-                goto out;
-        for (uint64_t j = 0; j < v->npages; j++)
-            if ((rc = recount_add(out, &v->pages[j], 0)) != TROVE_OK)
-                goto out;
-        for (uint64_t j = 0; v->patch && j < v->nsec_seg; j++)
-            if (v->patch[j] && (rc = recount_add(out, &v->patch[j]->base, 0)) != TROVE_OK)
-                goto out;
-        trove__volume_free(v);
-        v = NULL;
-    }
-    rc = TROVE_OK;
-out:
-    trove__volume_free(v);
-    names_free(names, n);
-    if (rc != TROVE_OK)
-        recount_free(out);
-    return rc;
-}
-
-/* Replace the store's counts with a recount (live = committed: nothing may be dirty). */
-static void adopt_recount(struct trove_store *s, struct recount *rc)
-{
-    trove__refmap_free(&s->refs);
-    s->refs = rc->map;
-    memset(&rc->map, 0, sizeof rc->map);
-    for (size_t k = 0; k < s->refs.cap; k++)
-        if (s->refs.tab[k].used) {
-            s->refs.tab[k].live = s->refs.tab[k].committed;
-            s->refs.tab[k].len = 0;
-        }
-    s->dict_size = (uint32_t)s->refs.count;
-    s->nfree = 0;
-    free(s->basis);
-    s->basis = rc->basis;
-    s->nbasis = rc->nbasis;
-    s->cap_basis = rc->nbasis;
-    rc->basis = NULL;
-    rc->nbasis = 0;
-}
-
-/* Entries whose committed count differs between the store's map and a recount. */
-static uint64_t count_mismatches(const struct trove_store *s, const struct recount *rc)
-{
-    uint64_t bad = 0;
-
-    for (size_t k = 0; k < s->refs.cap; k++) {
-        const struct ref_entry *e = &s->refs.tab[k], *f;
-        if (!e->used || e->committed == 0)
-            continue;
-        f = trove__refmap_find(&rc->map, &e->d);
-        if (!f || f->committed != e->committed)
-            bad++;
-    }
-    for (size_t k = 0; k < rc->map.cap; k++) {
-        const struct ref_entry *e = &rc->map.tab[k], *f;
-        if (!e->used)
-            continue;
-        f = trove__refmap_find(&s->refs, &e->d);
-        if (!f || f->committed == 0)
-            bad++;
-    }
-    return bad;
-}
-
-static int any_dirty(const struct trove_store *s)
+int trove__store_any_dirty(const struct trove_store *s)
 {
     for (const struct trove_volume *v = s->open; v; v = v->next)
         if (v->dirty || v->nundo > 0)
@@ -623,7 +490,7 @@ static int basis_current(struct trove_store *s, int *current)
     int rc;
 
     *current = 0;
-    if ((rc = scan_names(s, &names, &n)) != TROVE_OK)
+    if ((rc = trove__recipe_names(s, &names, &n)) != TROVE_OK)
         return rc;
     if (n != s->nbasis)
         goto out;
@@ -650,7 +517,7 @@ static int basis_current(struct trove_store *s, int *current)
     }
     *current = 1;
 out:
-    names_free(names, n);
+    trove__names_free(names, n);
     return TROVE_OK;
 }
 
@@ -727,7 +594,7 @@ static void store_reset_counts(struct trove_store *s)
     s->nfree = 0;
 }
 
-/* ---- open and close ---------------------------------------------------------------- */
+/* ---- the directory and the lock: the low halves of open and close ------------------- */
 
 static int mkdir_p(char *path)
 {
@@ -786,20 +653,15 @@ static int take_lock(struct trove_store *s)
     return TROVE_OK;
 }
 
-int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
-                     struct trove_diag *diag)
+int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **out,
+                          int *stale_out, struct trove_diag *diag)
 {
     struct trove_store *s = NULL;
-    struct recount rcnt;
     char *path = NULL;
     int rc, usable = 0, current = 0;
 
-    if (out)
-        *out = NULL;
-    if (!dir || !*dir || !out || (flags & ~(TROVE_STORE_CREATE | TROVE_STORE_READONLY | TROVE_STORE_NOSYNC))) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "store open: bad arguments");
-        goto out;
-    }
+    *out = NULL;
+    *stale_out = 0;
     if (!(s = trove__calloc(1, sizeof *s)) || !(s->dir = trove__strdup(dir))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
@@ -859,36 +721,25 @@ int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
     if ((rc = refs_load(s, &usable)) != TROVE_OK ||
         (usable && (rc = basis_current(s, &current)) != TROVE_OK))
         goto out;
+    /* DIR/refs is missing, damaged or behind the recipes: the caller counts again. */
     if (!usable || !current) {
-        /* DIR/refs is missing, damaged or behind the recipes: count again. */
         store_reset_counts(s);
-        if ((rc = recount(s, &rcnt)) != TROVE_OK) {
-            trove_diag_set(diag, rc, 0, "cannot recount the references of %s: %s", dir,
-                           trove_strerror(rc));
-            goto out;
-        }
-        adopt_recount(s, &rcnt);
-        recount_free(&rcnt);
-        if (!(flags & TROVE_STORE_READONLY) && (rc = trove__store_save_refs(s)) != TROVE_OK) {
-            trove_diag_set(diag, rc, 0, "cannot write %s/refs: %s", dir, trove_strerror(rc));
-            goto out;
-        }
+        *stale_out = 1;
     }
     *out = s;
     s = NULL;
     rc = TROVE_OK;
 out:
     free(path);
-    trove_store_close(s);
+    trove__store_release(s);
     return rc;
 }
 
-void trove_store_close(struct trove_store *s)
+void trove__store_release(struct trove_store *s)
 {
     if (!s)
         return;
-    while (s->open)
-        trove_volume_close(s->open);
+    assert(!s->open); /* the volumes are closed first (trove_store_close) */
     trove__putpool_stop(s->pool); /* waits for puts in flight */
     /* Persist the counts the commits changed; if this fails (or the process died before),
      * the next open finds DIR/refs behind the recipes and recounts. */
@@ -911,378 +762,4 @@ void trove_store_close(struct trove_store *s)
 struct trove_backend *trove_store_backend(struct trove_store *s)
 {
     return s ? s->be : NULL;
-}
-
-/* ---- snapshots, removal, listing --------------------------------------------------- */
-
-/* Count every reference of a loaded volume's committed recipe: its slots and its recipe
- * objects, delta (+1 or -1) to both the live and the committed counts. */
-static int volume_refs(struct trove_store *s, struct trove_volume *v, int delta)
-{
-    int rc;
-
-    for (uint64_t i = 0; i < v->slot_count; i++)
-        if (v->idx[i] != 0 && (rc = trove__ref_add(s, vol_digest(v, i), delta, delta)))
-            return rc;
-    return trove__volume_meta_refs(v, delta);
-}
-
-int trove_snapshot_create(struct trove_store *s, const char *src, const char *name,
-                          struct trove_diag *diag)
-{
-    struct trove_bytes raw = {0};
-    struct trove_volume *v = NULL;
-    char path[4096];
-    int rc;
-
-    if (!s) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store");
-        goto out;
-    }
-    if ((rc = trove_volume_name_check(src, diag)) != TROVE_OK ||
-        (rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
-        (rc = trove__store_writable(s, diag)) != TROVE_OK)
-        goto out;
-    trove__recipe_path(s, name, path, sizeof path);
-    if ((rc = trove__recipe_exists(s, name)) != 0) {
-        if (rc > 0)
-            rc = trove_diag_set(diag, TROVE_ERR_EXISTS, 0, "'%s' already exists (%s)", name,
-                                path);
-        goto out;
-    }
-    /* The source's committed recipe, loaded (which checks it and every object it names)
-     * and as bytes: a snapshot is the same recipe with the read-only flag, naming the same
-     * objects, so it shares every segment, chunk and page. */
-    if ((rc = trove__volume_load(s, src, &v, diag)) != TROVE_OK ||
-        (rc = trove__recipe_read(s, src, &raw, diag)) != TROVE_OK)
-        goto out;
-    if ((rc = trove__recipe_set_readonly(raw.ptr, raw.len)) != TROVE_OK ||
-        (rc = trove__recipe_publish(s, name, raw.ptr, raw.len)) != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
-        goto out;
-    }
-    if ((rc = volume_refs(s, v, +1)) != TROVE_OK) {
-        s->sticky = rc; /* the snapshot is committed; this handle's counts are not */
-        goto out;
-    }
-    rc = trove__basis_set(s, name, v->generation, trove__recipe_checksum(raw.ptr, raw.len));
-out:
-    trove__volume_free(v);
-    trove_bytes_free(&raw);
-    return rc;
-}
-
-int trove_volume_remove(struct trove_store *s, const char *name, struct trove_diag *diag)
-{
-    struct trove_volume *v = NULL;
-    struct recount rcnt;
-    char file[TROVE_VOLUME_NAME_MAX + 16], path[4096];
-    int rc;
-
-    if (!s) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store");
-        goto out;
-    }
-    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
-        (rc = trove__store_writable(s, diag)) != TROVE_OK)
-        goto out;
-    for (const struct trove_volume *o = s->open; o; o = o->next)
-        if (strcmp(o->name, name) == 0) {
-            rc = trove_diag_set(diag, TROVE_ERR_BUSY, 0, "volume '%s' is open; close it first",
-                                name);
-            goto out;
-        }
-    trove__recipe_path(s, name, path, sizeof path);
-    rc = trove__volume_load(s, name, &v, NULL);
-    if (rc == TROVE_ERR_NOTFOUND && trove__recipe_exists(s, name) == 0) {
-        trove_diag_set(diag, rc, 0, "no volume '%s' in the store %s", name, s->dir);
-        goto out;
-    }
-    if (rc == TROVE_ERR_NOMEM)
-        goto out;
-    if (rc != TROVE_OK && any_dirty(s)) {
-        rc = trove_diag_set(diag, TROVE_ERR_BUSY, 0,
-                            "%s is unreadable, so removing it means recounting every recipe; "
-                            "commit or close the open volumes first",
-                            path);
-        goto out;
-    }
-    recipe_file(name, file);
-    if (unlinkat(s->vol_fd, file, 0) != 0 ||
-        (!(s->flags & TROVE_STORE_NOSYNC) && fsync(s->vol_fd) != 0)) {
-        rc = -errno;
-        trove_diag_set(diag, rc, 0, "cannot remove %s: %s", path, trove_strerror(rc));
-        goto out;
-    }
-    basis_drop(s, name);
-    s->refs_dirty = 1;
-    if (v) {
-        if ((rc = volume_refs(s, v, -1)) != TROVE_OK) {
-            s->sticky = rc;
-            goto out;
-        }
-    } else {
-        /* Its references cannot be read: count the remaining recipes again. */
-        if ((rc = recount(s, &rcnt)) != TROVE_OK) {
-            s->sticky = rc;
-            goto out;
-        }
-        adopt_recount(s, &rcnt);
-        recount_free(&rcnt);
-    }
-    rc = TROVE_OK;
-out:
-    trove__volume_free(v);
-    return rc;
-}
-
-int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, size_t *count_out)
-{
-    struct trove_volume_entry *ents = NULL;
-    struct trove_bytes img = {0};
-    char **names = NULL;
-    size_t n = 0;
-    int rc;
-
-    if (!s || !out || !count_out)
-        return TROVE_ERR_INVALID;
-    *out = NULL;
-    *count_out = 0;
-    if ((rc = scan_names(s, &names, &n)) != TROVE_OK)
-        goto out;
-    if (n > 0 && !(ents = trove__calloc(n, sizeof *ents))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t k = 0; k < n; k++) {
-        struct trove_recipe_v1 r1;
-        struct trove_recipe_v3 r3;
-        uint32_t version = 0;
-        snprintf(ents[k].name, sizeof ents[k].name, "%s", names[k]);
-        /* The recipe file only (a v3 manifest's objects are not fetched): what it says. */
-        rc = trove__recipe_read(s, names[k], &img, NULL);
-        if (rc == TROVE_OK)
-            rc = trove_recipe_version(img.ptr, img.len, &version, NULL);
-        if (rc == TROVE_OK && version == 1 &&
-            (rc = trove_recipe_v1_decode(img.ptr, img.len, &r1, NULL)) == TROVE_OK) {
-            r3.flags = r1.flags;
-            r3.volume_size = r1.volume_size;
-            r3.block_size = r1.block_size;
-            r3.slot_count = r1.slot_count;
-            r3.generation = r1.generation;
-        } else if (rc == TROVE_OK && version == 3) {
-            rc = trove_recipe_v3_decode(img.ptr, img.len, &r3, NULL);
-        }
-        if (rc == TROVE_ERR_NOMEM)
-            goto out;
-        if (rc != TROVE_OK) {
-            ents[k].error = rc;
-            continue;
-        }
-        ents[k].readonly = (r3.flags & TROVE_RECIPE_FLAG_READONLY) != 0;
-        ents[k].objects = (r3.flags & TROVE_RECIPE_FLAG_OBJECTS) != 0;
-        ents[k].size = r3.volume_size;
-        ents[k].block_size = r3.block_size;
-        ents[k].slots = r3.slot_count;
-        ents[k].generation = r3.generation;
-        ents[k].recipe_bytes = img.len;
-        ents[k].recipe_format = (int)version;
-    }
-    *out = ents;
-    *count_out = n;
-    ents = NULL;
-    rc = TROVE_OK;
-out:
-    free(ents);
-    names_free(names, n);
-    trove_bytes_free(&img);
-    return rc;
-}
-
-/* ---- verify and gc ----------------------------------------------------------------- */
-
-/* Keep the first problem's description for the report. */
-static void problem(struct trove_verify_report *rep, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void problem(struct trove_verify_report *rep, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (rep->first_problem[0] != 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(rep->first_problem, sizeof rep->first_problem, fmt, ap);
-    va_end(ap);
-}
-
-int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
-                       trove_progress_fn progress, void *progress_ctx)
-{
-    struct recount rcnt;
-    struct trove_bytes obj = {0};
-    uint64_t done = 0;
-    int rc, have_count = 0;
-
-    if (!s || !rep || (flags & ~(TROVE_VERIFY_DEEP | TROVE_VERIFY_REPAIR)))
-        return TROVE_ERR_INVALID;
-    memset(rep, 0, sizeof *rep);
-    if ((flags & TROVE_VERIFY_REPAIR) && (rc = trove__store_writable(s, NULL)) != TROVE_OK)
-        return rc;
-    trove__store_drain(s); /* verify reads the committed state; a failed put shows there */
-    if ((rc = recount(s, &rcnt)) != TROVE_OK)
-        goto out;
-    have_count = 1;
-    rep->volumes = rcnt.volumes;
-    rep->bad_recipes = rcnt.bad_recipes;
-    rep->slots = rcnt.slots;
-    rep->bad_length = rcnt.length_conflicts;
-    if (rcnt.bad_recipes)
-        snprintf(rep->first_problem, sizeof rep->first_problem, "%s", rcnt.first_bad);
-    if (rcnt.length_conflicts)
-        problem(rep, "%llu slots name an object that other slots name with another length",
-                (unsigned long long)rcnt.length_conflicts);
-    for (size_t k = 0; k < rcnt.map.cap; k++) {
-        const struct ref_entry *e = &rcnt.map.tab[k];
-        char hex[33];
-        uint64_t len;
-        if (!e->used)
-            continue;
-        rep->objects++;
-        trove_digest_hex(&e->d, hex);
-        rc = trove_backend_size(s->be, &e->d, &len);
-        if (rc == TROVE_ERR_NOTFOUND) {
-            rep->missing_objects++;
-            problem(rep, "object %s is missing (named by %llu slot%s)", hex,
-                    (unsigned long long)e->committed, e->committed == 1 ? "" : "s");
-        } else if (rc != TROVE_OK) {
-            goto out;
-        } else if (e->len != 0 && len != e->len) { /* len 0: a recipe object, checked at load */
-            rep->bad_length++;
-            problem(rep, "object %s is %llu bytes, its slots hold %llu", hex,
-                    (unsigned long long)len, (unsigned long long)e->len);
-        } else if (flags & TROVE_VERIFY_DEEP) {
-            struct trove_digest d;
-            rc = trove_backend_get(s->be, &e->d, &obj, (size_t)len);
-            if (rc == TROVE_ERR_NOTFOUND) {
-                rep->missing_objects++;
-                problem(rep, "object %s disappeared during verify", hex);
-            } else if (rc == TROVE_ERR_LIMIT || rc == TROVE_ERR_TRUNCATED) {
-                rep->bad_length++;
-                problem(rep, "object %s changed length during verify", hex);
-            } else if (rc != TROVE_OK) {
-                goto out;
-            } else {
-                trove_digest_of(obj.ptr, obj.len, &d);
-                if (!trove_digest_equal(&d, &e->d)) {
-                    rep->bad_hash++;
-                    problem(rep, "object %s does not hash to its name (%zu bytes)", hex,
-                            obj.len);
-                }
-            }
-        }
-        if (progress)
-            progress(progress_ctx, ++done, rcnt.map.count);
-    }
-    /* With a recipe unreadable the recount lacks its references, and every one of them would
-     * look like a mismatch: compare only a complete recount. */
-    rep->refcount_mismatches = rcnt.bad_recipes ? 0 : count_mismatches(s, &rcnt);
-    if (rep->refcount_mismatches)
-        problem(rep, "%llu reference counts in %s/refs disagree with the recipes%s",
-                (unsigned long long)rep->refcount_mismatches, s->dir,
-                (flags & TROVE_VERIFY_REPAIR) ? "" : " (run verify --repair)");
-    if (rep->refcount_mismatches && (flags & TROVE_VERIFY_REPAIR) && !rcnt.bad_recipes) {
-        if (any_dirty(s)) {
-            rc = TROVE_ERR_BUSY;
-            goto out;
-        }
-        adopt_recount(s, &rcnt);
-        if ((rc = trove__store_save_refs(s)) != TROVE_OK)
-            goto out;
-        rep->refs_repaired = 1;
-    }
-    rc = (rep->bad_recipes || rep->missing_objects || rep->bad_length || rep->bad_hash ||
-          (rep->refcount_mismatches && !rep->refs_repaired))
-             ? TROVE_ERR_CORRUPT
-             : TROVE_OK;
-out:
-    if (have_count)
-        recount_free(&rcnt);
-    trove_bytes_free(&obj);
-    return rc;
-}
-
-struct digest_vec {
-    struct trove_digest *d;
-    size_t n, cap;
-};
-
-static int collect(void *ctx, const struct trove_digest *d)
-{
-    struct digest_vec *v = ctx;
-
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 256;
-        struct trove_digest *p = trove__realloc(v->d, cap * sizeof *p);
-        if (!p)
-            return 1; /* stop: reported as out of memory */
-        v->d = p;
-        v->cap = cap;
-    }
-    v->d[v->n++] = *d;
-    return 0;
-}
-
-int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_progress_fn progress,
-                   void *progress_ctx)
-{
-    struct recount rcnt;
-    struct digest_vec all = {0};
-    int rc, have_count = 0;
-
-    if (!s || !rep)
-        return TROVE_ERR_INVALID;
-    memset(rep, 0, sizeof *rep);
-    if ((rc = trove__store_writable(s, NULL)) != TROVE_OK ||
-        (rc = trove__store_drain(s)) != TROVE_OK)
-        return rc;
-    /* Trust nothing but the recipes: recount, and refuse when the counts disagree. */
-    if ((rc = recount(s, &rcnt)) != TROVE_OK)
-        goto out;
-    have_count = 1;
-    if (rcnt.bad_recipes || count_mismatches(s, &rcnt)) {
-        rc = TROVE_ERR_CORRUPT;
-        goto out;
-    }
-    rc = trove_backend_list(s->be, collect, &all);
-    if (rc > 0)
-        rc = TROVE_ERR_NOMEM;
-    if (rc != TROVE_OK)
-        goto out;
-    rep->objects_seen = all.n;
-    for (size_t k = 0; k < all.n; k++) {
-        uint64_t len = 0;
-        if (trove__refmap_find(&s->refs, &all.d[k]))
-            goto next;
-        if (trove_backend_size(s->be, &all.d[k], &len) != TROVE_OK)
-            len = 0;
-        rc = trove_backend_delete(s->be, &all.d[k]);
-        if (rc == TROVE_OK) {
-            rep->objects_deleted++;
-            rep->bytes_deleted += len;
-        } else if (rc != TROVE_ERR_NOTFOUND) {
-            goto out;
-        }
-    next:
-        if (progress)
-            progress(progress_ctx, k + 1, all.n);
-    }
-    rc = TROVE_OK;
-out:
-    if (have_count)
-        recount_free(&rcnt);
-    free(all.d);
-    return rc;
 }

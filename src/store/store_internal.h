@@ -1,6 +1,10 @@
 /*
- * store_internal.h: what store.c (the store: lock, reference counts, recipes on disk,
- * snapshots, verify, gc) and volume.c (a volume's slots: write, read, resize, commit) share.
+ * store_internal.h: what the files of the store and its volumes share — the store and
+ * volume structures and the calls between the levels, each declared under the file that
+ * implements it. From the bottom: store.c (directory, lock, reference counts, DIR/refs,
+ * recipe files), recipe_io.c (a volume's recipe loaded and committed), volume.c (a
+ * volume's slots: write, read, resize, commit) and the store's high level, store_open.c,
+ * store_recount.c, store_volumes.c and store_verify.c. A file calls only those below it.
  *
  * The reference map is an open-addressing hash table keyed by digest (refmap.h). An entry
  * exists exactly while live > 0 or committed > 0; its dict_index is allocated when it
@@ -25,7 +29,7 @@ struct trove_store {
     char *dir;     /* as given, for messages */
     unsigned flags;
     int dir_fd;    /* DIR */
-    int vol_fd;    /* DIR/volumes, or -1 (read-only store without one) */
+    int vol_fd;    /* DIR/volumes (open fails without it) */
     int lock_fd;   /* DIR/lock, or -1 */
     struct trove_backend *be;
     struct refmap refs;
@@ -118,6 +122,20 @@ int trove__volume_write_recipe(struct trove_volume *v);
  * both counts of each. */
 int trove__volume_meta_refs(struct trove_volume *v, int delta);
 
+/* ---- the directory and the lock (store.c) ---- */
+/* The low half of trove_store_open, for valid arguments: make (CREATE) and open dir and
+ * DIR/volumes, take the lock, open the objects, remove a dead writer's temp files, and
+ * load DIR/refs. *stale_out = 1 when DIR/refs is missing, damaged or behind the recipes:
+ * the counts are then empty and the caller recounts. diag says what failed. */
+int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **out,
+                          int *stale_out, struct trove_diag *diag);
+/* The low half of trove_store_close, once no volume is open: wait for the puts in flight,
+ * write DIR/refs if the counts changed, release the lock and free s (NULL is fine). */
+void trove__store_release(struct trove_store *s);
+/* 1 if an open volume of s has changes since its commit (its live counts differ from the
+ * committed ones), else 0. */
+int trove__store_any_dirty(const struct trove_store *s);
+
 /* ---- reference map (store.c) ---- */
 
 /* Add dlive and dcommitted to d's counts, creating or dropping its entry (and dict index).
@@ -128,7 +146,6 @@ int trove__ref_add(struct trove_store *s, const struct trove_digest *d, int64_t 
 /* ---- files (store.c) ---- */
 /* "<dir>/volumes/<name>.recipe" into out (always NUL-terminated). */
 void trove__recipe_path(const struct trove_store *s, const char *name, char *out, size_t n);
-/* Read and decode volume name's committed recipe into img (replacing its content). */
 /* 1 if volume name has a committed recipe file, 0 if not, or -errno. */
 int trove__recipe_exists(struct trove_store *s, const char *name);
 /* Read volume name's recipe file (any version) into buf; diag names it on failure. */
@@ -137,9 +154,18 @@ int trove__recipe_read(struct trove_store *s, const char *name, struct trove_byt
 /* Publish len bytes as volume name's recipe: temp file, fsync, rename, fsync dir. */
 int trove__recipe_publish(struct trove_store *s, const char *name, const void *data,
                           size_t len);
+/* Delete volume name's recipe file durably (unlink, fsync of DIR/volumes). Returns -errno. */
+int trove__recipe_remove(struct trove_store *s, const char *name);
+/* The volume names with a recipe file, sorted, into *out (free with trove__names_free);
+ * files that are no recipe of a valid volume name, and temp files, are skipped. */
+int trove__recipe_names(struct trove_store *s, char ***out, size_t *count_out);
+void trove__names_free(char **names, size_t n);
 /* Record name's new committed recipe in the basis (DIR/refs is written at close). */
 int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,
                      uint64_t checksum);
+/* Drop name from the basis (its recipe was removed). */
+void trove__basis_drop(struct trove_store *s, const char *name);
+/* Write DIR/refs from the committed counts and the basis (temp file, fsync, rename). */
 int trove__store_save_refs(struct trove_store *s);
 
 /* Store an object: queued on the put pool (started on first use), or put inline when it is

@@ -1,0 +1,203 @@
+/*
+ * store_verify.c: verify and gc (include/trove/volume.h), the two operations that trust
+ * nothing but the recipes. Both recount the references from every committed recipe
+ * (store_recount.c) and compare the recount with the store's counts. Verify then checks
+ * that every object the recipes name exists with its slots' length (DEEP: and hashes to
+ * its name), and with REPAIR adopts the recount and rewrites DIR/refs when the counts
+ * disagree. gc refuses to run unless every recipe is readable and the counts agree, and
+ * then deletes only objects with no reference-map entry, so a crash during gc leaves
+ * fewer unreferenced objects, never a recipe naming a missing one.
+ */
+#include "store_recount.h"
+#include "common/alloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Keep the first problem's description for the report. */
+static void problem(struct trove_verify_report *rep, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void problem(struct trove_verify_report *rep, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (rep->first_problem[0] != 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(rep->first_problem, sizeof rep->first_problem, fmt, ap);
+    va_end(ap);
+}
+
+int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
+                       trove_progress_fn progress, void *progress_ctx)
+{
+    struct recount rcnt;
+    struct trove_bytes obj = {0};
+    uint64_t done = 0;
+    int rc, have_count = 0;
+
+    if (!s || !rep || (flags & ~(TROVE_VERIFY_DEEP | TROVE_VERIFY_REPAIR)))
+        return TROVE_ERR_INVALID;
+    memset(rep, 0, sizeof *rep);
+    if ((flags & TROVE_VERIFY_REPAIR) && (rc = trove__store_writable(s, NULL)) != TROVE_OK)
+        return rc;
+    trove__store_drain(s); /* verify reads the committed state; a failed put shows there */
+    if ((rc = trove__recount(s, &rcnt)) != TROVE_OK)
+        goto out;
+    have_count = 1;
+    rep->volumes = rcnt.volumes;
+    rep->bad_recipes = rcnt.bad_recipes;
+    rep->slots = rcnt.slots;
+    rep->bad_length = rcnt.length_conflicts;
+    if (rcnt.bad_recipes)
+        snprintf(rep->first_problem, sizeof rep->first_problem, "%s", rcnt.first_bad);
+    if (rcnt.length_conflicts)
+        problem(rep, "%llu slots name an object that other slots name with another length",
+                (unsigned long long)rcnt.length_conflicts);
+    for (size_t k = 0; k < rcnt.map.cap; k++) {
+        const struct ref_entry *e = &rcnt.map.tab[k];
+        char hex[33];
+        uint64_t len;
+        if (!e->used)
+            continue;
+        rep->objects++;
+        trove_digest_hex(&e->d, hex);
+        rc = trove_backend_size(s->be, &e->d, &len);
+        if (rc == TROVE_ERR_NOTFOUND) {
+            rep->missing_objects++;
+            problem(rep, "object %s is missing (named by %llu slot%s)", hex,
+                    (unsigned long long)e->committed, e->committed == 1 ? "" : "s");
+        } else if (rc != TROVE_OK) {
+            goto out;
+        } else if (e->len != 0 && len != e->len) { /* len 0: a recipe object, checked at load */
+            rep->bad_length++;
+            problem(rep, "object %s is %llu bytes, its slots hold %llu", hex,
+                    (unsigned long long)len, (unsigned long long)e->len);
+        } else if (flags & TROVE_VERIFY_DEEP) {
+            struct trove_digest d;
+            rc = trove_backend_get(s->be, &e->d, &obj, (size_t)len);
+            if (rc == TROVE_ERR_NOTFOUND) {
+                rep->missing_objects++;
+                problem(rep, "object %s disappeared during verify", hex);
+            } else if (rc == TROVE_ERR_LIMIT || rc == TROVE_ERR_TRUNCATED) {
+                rep->bad_length++;
+                problem(rep, "object %s changed length during verify", hex);
+            } else if (rc != TROVE_OK) {
+                goto out;
+            } else {
+                trove_digest_of(obj.ptr, obj.len, &d);
+                if (!trove_digest_equal(&d, &e->d)) {
+                    rep->bad_hash++;
+                    problem(rep, "object %s does not hash to its name (%zu bytes)", hex,
+                            obj.len);
+                }
+            }
+        }
+        if (progress)
+            progress(progress_ctx, ++done, rcnt.map.count);
+    }
+    /* With a recipe unreadable the recount lacks its references, and every one of them would
+     * look like a mismatch: compare only a complete recount. */
+    rep->refcount_mismatches = rcnt.bad_recipes ? 0 : trove__recount_mismatches(s, &rcnt);
+    if (rep->refcount_mismatches)
+        problem(rep, "%llu reference counts in %s/refs disagree with the recipes%s",
+                (unsigned long long)rep->refcount_mismatches, s->dir,
+                (flags & TROVE_VERIFY_REPAIR) ? "" : " (run verify --repair)");
+    if (rep->refcount_mismatches && (flags & TROVE_VERIFY_REPAIR) && !rcnt.bad_recipes) {
+        if (trove__store_any_dirty(s)) {
+            rc = TROVE_ERR_BUSY;
+            goto out;
+        }
+        trove__recount_adopt(s, &rcnt);
+        if ((rc = trove__store_save_refs(s)) != TROVE_OK)
+            goto out;
+        rep->refs_repaired = 1;
+    }
+    rc = (rep->bad_recipes || rep->missing_objects || rep->bad_length || rep->bad_hash ||
+          (rep->refcount_mismatches && !rep->refs_repaired))
+             ? TROVE_ERR_CORRUPT
+             : TROVE_OK;
+out:
+    if (have_count)
+        trove__recount_free(&rcnt);
+    trove_bytes_free(&obj);
+    return rc;
+}
+
+struct digest_vec {
+    struct trove_digest *d;
+    size_t n, cap;
+};
+
+static int collect(void *ctx, const struct trove_digest *d)
+{
+    struct digest_vec *v = ctx;
+
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 256;
+        struct trove_digest *p = trove__realloc(v->d, cap * sizeof *p);
+        if (!p)
+            return 1; /* stop: reported as out of memory */
+        v->d = p;
+        v->cap = cap;
+    }
+    v->d[v->n++] = *d;
+    return 0;
+}
+
+int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_progress_fn progress,
+                   void *progress_ctx)
+{
+    struct recount rcnt;
+    struct digest_vec all = {0};
+    int rc, have_count = 0;
+
+    if (!s || !rep)
+        return TROVE_ERR_INVALID;
+    memset(rep, 0, sizeof *rep);
+    if ((rc = trove__store_writable(s, NULL)) != TROVE_OK ||
+        (rc = trove__store_drain(s)) != TROVE_OK)
+        return rc;
+    /* Trust nothing but the recipes: recount, and refuse when the counts disagree. */
+    if ((rc = trove__recount(s, &rcnt)) != TROVE_OK)
+        goto out;
+    have_count = 1;
+    if (rcnt.bad_recipes || trove__recount_mismatches(s, &rcnt)) {
+        rc = TROVE_ERR_CORRUPT;
+        goto out;
+    }
+    rc = trove_backend_list(s->be, collect, &all);
+    if (rc > 0)
+        rc = TROVE_ERR_NOMEM;
+    if (rc != TROVE_OK)
+        goto out;
+    rep->objects_seen = all.n;
+    for (size_t k = 0; k < all.n; k++) {
+        uint64_t len = 0;
+        if (trove__refmap_find(&s->refs, &all.d[k]))
+            goto next;
+        if (trove_backend_size(s->be, &all.d[k], &len) != TROVE_OK)
+            len = 0;
+        rc = trove_backend_delete(s->be, &all.d[k]);
+        if (rc == TROVE_OK) {
+            rep->objects_deleted++;
+            rep->bytes_deleted += len;
+        } else if (rc != TROVE_ERR_NOTFOUND) {
+            goto out;
+        }
+    next:
+        if (progress)
+            progress(progress_ctx, k + 1, all.n);
+    }
+    rc = TROVE_OK;
+out:
+    if (have_count)
+        trove__recount_free(&rcnt);
+    free(all.d);
+    return rc;
+}
