@@ -13,6 +13,8 @@
  */
 #include "trove/volume.h"
 
+#include "common/fail.h"
+
 #include <string.h>
 
 /* Bytes of the name quoted in a message; the rest is shown as "...". */
@@ -57,51 +59,39 @@ int trove_volume_name_check(const char *name, struct trove_diag *diag)
 {
     char q[4 * QUOTE_MAX + 4];
     size_t len;
-    int rc = TROVE_ERR_INVALID;
 
-    if (!name) {
-        trove_diag_set(diag, rc, 0, "no volume name given (NULL)");
-        goto out;
-    }
+    if (!name)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no volume name given (NULL)");
     len = strlen(name);
     quote(name, len, q);
-    if (len == 0) {
-        trove_diag_set(diag, rc, 0,
-                       "volume name is empty; a name is 1 to %d bytes of A-Z a-z 0-9 . _ -",
-                       TROVE_VOLUME_NAME_MAX);
-        goto out;
-    }
-    if (len > TROVE_VOLUME_NAME_MAX) {
-        trove_diag_set(diag, rc, TROVE_VOLUME_NAME_MAX,
-                       "volume name \"%s\" is %zu bytes, over the limit of %d; choose a "
-                       "shorter name",
-                       q, len, TROVE_VOLUME_NAME_MAX);
-        goto out;
-    }
-    if (name[0] == '.' || name[0] == '-') {
-        trove_diag_set(diag, rc, 0,
-                       "volume name \"%s\" starts with '%c'; a name may not start with '.' "
-                       "or '-'",
-                       q, name[0]);
-        goto out;
-    }
+    if (len == 0)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "volume name is empty; a name is 1 to %d bytes of A-Z a-z 0-9 . _ -",
+                          TROVE_VOLUME_NAME_MAX);
+    if (len > TROVE_VOLUME_NAME_MAX)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, TROVE_VOLUME_NAME_MAX,
+                          "volume name \"%s\" is %zu bytes, over the limit of %d; choose a "
+                          "shorter name",
+                          q, len, TROVE_VOLUME_NAME_MAX);
+    if (name[0] == '.' || name[0] == '-')
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "volume name \"%s\" starts with '%c'; a name may not start with '.' "
+                          "or '-'",
+                          q, name[0]);
     for (size_t i = 0; i < len; i++) {
         unsigned char c = (unsigned char)name[i];
         if (name_byte_ok(c))
             continue;
         if (c >= 0x21 && c <= 0x7e)
-            trove_diag_set(diag, rc, i,
-                           "volume name \"%s\" has '%c' at byte %zu; a name may contain only "
-                           "A-Z a-z 0-9 . _ -",
-                           q, (char)c, i);
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
+                              "volume name \"%s\" has '%c' at byte %zu; a name may contain only "
+                              "A-Z a-z 0-9 . _ -",
+                              q, (char)c, i);
         else
-            trove_diag_set(diag, rc, i,
-                           "volume name \"%s\" has byte 0x%02x at byte %zu; a name may "
-                           "contain only A-Z a-z 0-9 . _ -",
-                           q, (unsigned)c, i);
-        goto out;
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
+                              "volume name \"%s\" has byte 0x%02x at byte %zu; a name may "
+                              "contain only A-Z a-z 0-9 . _ -",
+                              q, (unsigned)c, i);
     }
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }

@@ -7,6 +7,7 @@
 #include "pack.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
 #include "common/sealed.h"
 
 #include <string.h>
@@ -48,9 +49,9 @@ int trove__pack_footer(const uint8_t footer[TROVE__PACK_FOOTER], uint64_t file_s
     int rc;
 
     if (file_size < TROVE__PACK_FOOTER)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, file_size,
-                              "pack is %llu bytes, shorter than its footer",
-                              (unsigned long long)file_size);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, file_size,
+                          "pack is %llu bytes, shorter than its footer",
+                          (unsigned long long)file_size);
     if ((rc = trove__sealed_magic_at(footer, TROVE__PACK_FOOTER, PACK_MAGIC, 8,
                                      file_size - TROVE__PACK_FOOTER, "pack footer", diag)))
         return rc;
@@ -59,11 +60,11 @@ int trove__pack_footer(const uint8_t footer[TROVE__PACK_FOOTER], uint64_t file_s
     /* count is bounded by the file size before it is multiplied. */
     if (count > (file_size - TROVE__PACK_FOOTER) / TROVE__PACK_ENTRY ||
         index != file_size - TROVE__PACK_FOOTER - count * TROVE__PACK_ENTRY)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, file_size - TROVE__PACK_FOOTER + 8,
-                              "pack footer: %llu entries at offset %llu do not end the %llu-byte "
-                              "file",
-                              (unsigned long long)count, (unsigned long long)index,
-                              (unsigned long long)file_size);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, file_size - TROVE__PACK_FOOTER + 8,
+                          "pack footer: %llu entries at offset %llu do not end the %llu-byte "
+                          "file",
+                          (unsigned long long)count, (unsigned long long)index,
+                          (unsigned long long)file_size);
     *count_out = count;
     *index_out = index;
     return TROVE_OK;
@@ -85,9 +86,9 @@ int trove__pack_index(const uint8_t *tail, uint64_t count, uint64_t index_off,
         e->len = trove__get_le64(p + 24);
         if (trove_digest_is_zero(&e->d) || e->offset > index_off ||
             e->len > index_off - e->offset)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, index_off + k * TROVE__PACK_ENTRY,
-                                  "pack entry %llu is empty or points past the objects",
-                                  (unsigned long long)k);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, index_off + k * TROVE__PACK_ENTRY,
+                              "pack entry %llu is empty or points past the objects",
+                              (unsigned long long)k);
     }
     return TROVE_OK;
 }

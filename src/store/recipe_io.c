@@ -25,6 +25,7 @@
  */
 #include "store_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "common/sealed.h"
 #include "recipe_head.h"
 
@@ -92,20 +93,20 @@ static int fetch(struct trove_volume *v, const struct trove_digest *d, size_t ma
     trove_digest_hex(d, hex);
     rc = trove_backend_get(v->s->be, d, buf, max);
     if (rc == TROVE_ERR_NOTFOUND)
-        return trove_diag_set(diag, rc, 0, "volume '%s': %s %llu (object %s) is missing",
-                              v->name, what, (unsigned long long)no, hex);
+        return TROVE_FAIL(diag, rc, 0, "volume '%s': %s %llu (object %s) is missing",
+                          v->name, what, (unsigned long long)no, hex);
     if (rc == TROVE_ERR_LIMIT)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                              "volume '%s': %s %llu (object %s) is larger than any %s",
-                              v->name, what, (unsigned long long)no, hex, what);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "volume '%s': %s %llu (object %s) is larger than any %s",
+                          v->name, what, (unsigned long long)no, hex, what);
     if (rc != TROVE_OK)
-        return trove_diag_set(diag, rc, 0, "volume '%s': cannot read %s %llu (object %s): %s",
-                              v->name, what, (unsigned long long)no, hex, trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "volume '%s': cannot read %s %llu (object %s): %s",
+                          v->name, what, (unsigned long long)no, hex, trove_strerror(rc));
     trove_digest_of(buf->ptr, buf->len, &got);
     if (!trove_digest_equal(&got, d))
-        return trove_diag_set(diag, TROVE_ERR_CHECKSUM, 0,
-                              "volume '%s': %s %llu (object %s) does not hash to its name",
-                              v->name, what, (unsigned long long)no, hex);
+        return TROVE_FAIL(diag, TROVE_ERR_CHECKSUM, 0,
+                          "volume '%s': %s %llu (object %s) does not hash to its name",
+                          v->name, what, (unsigned long long)no, hex);
     return TROVE_OK;
 }
 
@@ -119,8 +120,8 @@ static int reword(struct trove_volume *v, struct trove_diag *diag, int rc, const
         return rc;
     trove_digest_hex(d, hex);
     snprintf(msg, sizeof msg, "%s", diag->msg);
-    return trove_diag_set(diag, rc, diag->offset, "volume '%s': %s %llu (object %s): %s",
-                          v->name, what, (unsigned long long)no, hex, msg);
+    return TROVE_FAIL(diag, rc, diag->offset, "volume '%s': %s %llu (object %s): %s",
+                      v->name, what, (unsigned long long)no, hex, msg);
 }
 
 /* Count slot i as naming dictionary index x (> 0) in the volume being loaded. */
@@ -271,9 +272,9 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
             goto out;
         rc = trove_recipe_v3_page_decode(obj.ptr, obj.len, v->sec + v->nsec, &n, diag);
         if (rc == TROVE_OK && n != (total - v->nsec < PAGE ? total - v->nsec : PAGE))
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0, "holds %u sections, not %llu", n,
-                                (unsigned long long)(total - v->nsec < PAGE ? total - v->nsec
-                                                                            : PAGE));
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "holds %u sections, not %llu", n,
+                            (unsigned long long)(total - v->nsec < PAGE ? total - v->nsec
+                                                                        : PAGE));
         if (rc != TROVE_OK) {
             rc = reword(v, diag, rc, "page", p, &v->pages[p]);
             goto out;
@@ -281,11 +282,11 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
         for (uint32_t k = 0; k < n; k++) {
             uint8_t want = v->nsec + k < m.nsegments ? TROVE_V3_KIND_COLUMN : TROVE_V3_KIND_DICT;
             if (v->sec[v->nsec + k].kind != want) {
-                rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                    "section %llu is kind '%c'; column segments come first, "
-                                    "then dictionary chunks",
-                                    (unsigned long long)(v->nsec + k),
-                                    v->sec[v->nsec + k].kind);
+                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                "section %llu is kind '%c'; column segments come first, "
+                                "then dictionary chunks",
+                                (unsigned long long)(v->nsec + k),
+                                v->sec[v->nsec + k].kind);
                 rc = reword(v, diag, rc, "page", p, &v->pages[p]);
                 goto out;
             }
@@ -306,10 +307,10 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
         for (uint32_t k = 0; k < n; k++) {
             rc = trove__dict_load_entry(&v->dict, (uint32_t)(c * CHUNK + k), &raw[k]);
             if (rc == TROVE_ERR_CORRUPT)
-                rc = trove_diag_set(diag, rc, 0,
-                                    "volume '%s': dictionary entry %llu repeats a digest, or "
-                                    "entry 0 is not empty",
-                                    v->name, (unsigned long long)(c * CHUNK + k));
+                rc = TROVE_FAIL(diag, rc, 0,
+                                "volume '%s': dictionary entry %llu repeats a digest, or "
+                                "entry 0 is not empty",
+                                v->name, (unsigned long long)(c * CHUNK + k));
             if (rc != TROVE_OK)
                 goto out;
         }
@@ -331,9 +332,9 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
             rc = trove_recipe_v3_segment_decode(obj.ptr, obj.len, n, m.dict_count, seg, raw,
                                                 &enc, diag);
             if (rc == TROVE_OK && enc != sc->encoding)
-                rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                    "encoding %u disagrees with its page's %u", enc,
-                                    sc->encoding);
+                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                "encoding %u disagrees with its page's %u", enc,
+                                sc->encoding);
             if (rc != TROVE_OK) {
                 rc = reword(v, diag, rc, "segment", sg, &sc->d);
                 goto out;
@@ -349,9 +350,9 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
             } else {
                 x = seg[k];
                 if (x != 0 && trove_digest_is_zero(&v->dict.digests[x])) {
-                    rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 0,
-                                        "slot %u names dictionary entry %u, which is free", k,
-                                        x);
+                    rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                    "slot %u names dictionary entry %u, which is free", k,
+                                    x);
                     rc = reword(v, diag, rc, "segment", sg, &sc->d);
                     goto out;
                 }
@@ -395,8 +396,8 @@ int trove__volume_load(struct trove_store *s, const char *name, struct trove_vol
         if (diag && rc != TROVE_ERR_NOMEM && strncmp(diag->msg, "volume '", 8) != 0) {
             char msg[sizeof diag->msg];
             snprintf(msg, sizeof msg, "%s", diag->msg);
-            trove_diag_set(diag, rc, diag->offset, "%s: %s (at byte %llu)", path, msg,
-                           (unsigned long long)diag->offset);
+            TROVE_FAIL(diag, rc, diag->offset, "%s: %s (at byte %llu)", path, msg,
+                       (unsigned long long)diag->offset);
         }
         goto out;
     }

@@ -33,6 +33,7 @@
 #include "trove/recipe.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
 #include "common/sealed.h"
 #include "recipe_head.h"
 
@@ -60,30 +61,26 @@ int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     uint64_t total;
     size_t entry_bytes;
     uint8_t *p;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!out || !trove__recipe_block_size_ok(block_size) || (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 ||
         slot_count > TROVE_RECIPE_MAX_SLOTS || slot_count != trove__recipe_slots_for(volume_size, block_size) ||
         (slot_count > 0 && !slots))
-        goto out;
+        return TROVE_ERR_INVALID;
     total = file_len(slot_count);
-    if (total > SIZE_MAX - out->len) {
-        rc = TROVE_ERR_NOMEM; /* cannot be addressed on this host */
-        goto out;
-    }
+    if (total > SIZE_MAX - out->len)
+        return TROVE_ERR_NOMEM; /* cannot be addressed on this host */
     entry_bytes = (size_t)(RECIPE_DIGEST_WIDTH * slot_count);
     rc = trove_bytes_reserve(out, (size_t)total);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
 
     p = out->ptr + out->len;
     if (entry_bytes)
         memcpy(p + TROVE_RECIPE_V1_HEADER, slots, entry_bytes);
     trove_recipe_v1_seal(p, volume_size, block_size, flags, generation, slot_count);
     out->len += (size_t)total;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 void trove_recipe_v1_seal(uint8_t *img, uint64_t volume_size, uint32_t block_size,
@@ -106,40 +103,33 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     uint64_t slot_count, reserved, want;
     int rc;
 
-    if (!out || (!buf && len > 0)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe decode called without a buffer or an output");
-        goto out;
-    }
+    if (!out || (!buf && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "recipe decode called without a buffer or an output");
     rc = trove__recipe_head(buf, len, TROVE_RECIPE_V1_HEADER, RECIPE_VERSION, &h, diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     slot_count = h.slot_count;
     reserved = trove__get_le64(buf + 48);
-    if (reserved != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 48,
-                            "recipe reserved field is 0x%" PRIx64 ", must be 0", reserved);
-        goto out;
-    }
+    if (reserved != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 48,
+                          "recipe reserved field is 0x%" PRIx64 ", must be 0", reserved);
     want = file_len(slot_count);
-    if ((uint64_t)len != want) {
-        if ((uint64_t)len < want)
-            rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                "recipe is %zu bytes but its %" PRIu64 " slots need %" PRIu64
-                                "; the file was cut short",
-                                len, slot_count, want);
-        else
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
-                                "recipe is %zu bytes but its %" PRIu64 " slots need %" PRIu64
-                                "; %" PRIu64 " stray bytes follow the checksum",
-                                len, slot_count, want, (uint64_t)len - want);
-        goto out;
-    }
+    if ((uint64_t)len < want)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "recipe is %zu bytes but its %" PRIu64 " slots need %" PRIu64
+                          "; the file was cut short",
+                          len, slot_count, want);
+    if ((uint64_t)len > want)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, want,
+                          "recipe is %zu bytes but its %" PRIu64 " slots need %" PRIu64
+                          "; %" PRIu64 " stray bytes follow the checksum",
+                          len, slot_count, want, (uint64_t)len - want);
     /* The checksum covers the entry area only: the sealed part starts at the entries. */
     rc = trove__sealed_trailer_at(buf + TROVE_RECIPE_V1_HEADER, len - TROVE_RECIPE_V1_HEADER,
                                   TROVE_RECIPE_V1_HEADER, "recipe entries", diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
 
     out->slot_count = slot_count;
     out->block_size = h.block_size;
@@ -147,9 +137,7 @@ int trove_recipe_v1_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     out->volume_size = h.volume_size;
     out->generation = h.generation;
     out->entries = buf + TROVE_RECIPE_V1_HEADER;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 void trove_recipe_v1_slot(const struct trove_recipe_v1 *r, uint64_t i, struct trove_digest *out)

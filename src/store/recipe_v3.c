@@ -59,6 +59,7 @@
 #include "trove/recipe.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
 #include "common/sealed.h"
 #include "recipe_head.h"
 #include "trove/bitpack.h"
@@ -162,41 +163,31 @@ static int check_object_header(const uint8_t *buf, size_t len, uint8_t kind, uin
     uint32_t count;
     int rc;
 
-    if (len < TROVE_RECIPE_V3_OBJECT_HEADER) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "recipe %s is %zu bytes, shorter than its %d-byte header; the "
-                            "object was cut short",
-                            what, len, TROVE_RECIPE_V3_OBJECT_HEADER);
-        goto out;
-    }
+    if (len < TROVE_RECIPE_V3_OBJECT_HEADER)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "recipe %s is %zu bytes, shorter than its %d-byte header; the "
+                          "object was cut short",
+                          what, len, TROVE_RECIPE_V3_OBJECT_HEADER);
     snprintf(object, sizeof object, "recipe v3 %s", what);
     if ((rc = trove__sealed_magic_at(buf, len, OBJ_MAGIC, 4, 0, object, diag)) != TROVE_OK)
-        goto out;
-    if (buf[4] != kind) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 4,
-                            "recipe object has kind 0x%02x (a %s) where a %s ('%c') belongs",
-                            (unsigned)buf[4], kind_name(buf[4]), what, kind);
-        goto out;
-    }
+        return rc;
+    if (buf[4] != kind)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 4,
+                          "recipe object has kind 0x%02x (a %s) where a %s ('%c') belongs",
+                          (unsigned)buf[4], kind_name(buf[4]), what, kind);
     count = trove__get_le16(buf + 6);
-    if (count == 0 || count > max) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 6,
-                            "recipe %s holds %" PRIu32 " entries; it must hold 1 to %" PRIu32,
-                            what, count, max);
-        goto out;
-    }
-    if (want_count != 0 && count != want_count) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 6,
-                            "recipe %s holds %" PRIu32 " entries, but its place in the recipe "
-                            "needs %" PRIu32,
-                            what, count, want_count);
-        goto out;
-    }
+    if (count == 0 || count > max)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 6,
+                          "recipe %s holds %" PRIu32 " entries; it must hold 1 to %" PRIu32,
+                          what, count, max);
+    if (want_count != 0 && count != want_count)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 6,
+                          "recipe %s holds %" PRIu32 " entries, but its place in the recipe "
+                          "needs %" PRIu32,
+                          what, count, want_count);
     *encoding_out = buf[5];
     *count_out = count;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* The start of a chunk, segment or patch decode: the arguments (a buffer, an output, n in
@@ -206,10 +197,10 @@ static int open_object(const char *what, const char *unit, int kind, uint32_t ma
                        uint8_t *encoding, uint32_t *count, struct trove_diag *diag)
 {
     if ((!buf && len > 0) || !has_out || n == 0 || n > max)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "recipe %s decode called without a buffer or an output, or for "
-                              "%" PRIu32 " %s (1 to %" PRIu32 ")",
-                              what, n, unit, max);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "recipe %s decode called without a buffer or an output, or for "
+                          "%" PRIu32 " %s (1 to %" PRIu32 ")",
+                          what, n, unit, max);
     return check_object_header(buf, len, kind, max, n, encoding, count, diag);
 }
 
@@ -218,15 +209,15 @@ static int open_object(const char *what, const char *unit, int kind, uint32_t ma
 static int check_length(size_t len, uint64_t want, const char *what, struct trove_diag *diag)
 {
     if ((uint64_t)len < want)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                              "recipe %s is %zu bytes but its header's counts need %" PRIu64
-                              "; it was cut short",
-                              what, len, want);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "recipe %s is %zu bytes but its header's counts need %" PRIu64
+                          "; it was cut short",
+                          what, len, want);
     if ((uint64_t)len > want)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
-                              "recipe %s is %zu bytes but its header's counts need %" PRIu64
-                              "; %" PRIu64 " stray bytes follow",
-                              what, len, want, (uint64_t)len - want);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, want,
+                          "recipe %s is %zu bytes but its header's counts need %" PRIu64
+                          "; %" PRIu64 " stray bytes follow",
+                          what, len, want, (uint64_t)len - want);
     return TROVE_OK;
 }
 
@@ -245,23 +236,23 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
 {
     uint64_t slot_count, total;
     uint8_t *p;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!out || !pages || !trove__recipe_block_size_ok(block_size) ||
         (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 || dict_count == 0)
-        goto out;
+        return TROVE_ERR_INVALID;
     slot_count = trove__recipe_slots_for(volume_size, block_size);
     if (slot_count > TROVE_RECIPE_MAX_SLOTS ||
         page_count != trove_recipe_v3_pages(slot_count, dict_count))
-        goto out;
+        return TROVE_ERR_INVALID;
     for (uint32_t i = 0; i < page_count; i++) {
         if (trove_digest_is_zero(&pages[i]))
-            goto out;
+            return TROVE_ERR_INVALID;
     }
     total = manifest_len(page_count); /* page_count <= 2^20 here: under 17 MB */
     rc = trove_bytes_reserve(out, (size_t)total);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
 
     p = out->ptr + out->len;
     {
@@ -277,9 +268,7 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     memcpy(p + TROVE_RECIPE_V3_HEADER, pages, (size_t)DIGEST_WIDTH * page_count);
     trove__sealed_seal(p, (size_t)total);
     out->len += (size_t)total;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* One of the fixed layout fields (segment_slots, chunk_entries, page_sections). */
@@ -289,10 +278,10 @@ static int check_fixed(const uint8_t *buf, unsigned at, uint32_t want, const cha
     uint32_t v = trove__get_le32(buf + at);
     if (v == want)
         return TROVE_OK;
-    return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                          "recipe %s is %" PRIu32 "; version 3 fixes it at %" PRIu32
-                          " — the header is damaged",
-                          name, v, want);
+    return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                      "recipe %s is %" PRIu32 "; version 3 fixes it at %" PRIu32
+                      " — the header is damaged",
+                      name, v, want);
 }
 
 int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v3 *out,
@@ -303,62 +292,52 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     uint64_t slot_count, want_pages, want;
     int rc;
 
-    if (!out || (!buf && len > 0)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe decode called without a buffer or an output");
-        goto out;
-    }
+    if (!out || (!buf && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "recipe decode called without a buffer or an output");
     rc = trove__recipe_head(buf, len, TROVE_RECIPE_V3_HEADER, RECIPE_V3, &h, diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     slot_count = h.slot_count;
     dict_count = trove__get_le32(buf + M_DICT);
     page_count = trove__get_le32(buf + M_PAGES);
     reserved = trove__get_le32(buf + M_RESERVED);
-    if (reserved != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_RESERVED,
-                            "recipe reserved field is 0x%" PRIx32 ", must be 0", reserved);
-        goto out;
-    }
+    if (reserved != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_RESERVED,
+                          "recipe reserved field is 0x%" PRIx32 ", must be 0", reserved);
     rc = check_fixed(buf, M_SEGSLOTS, TROVE_RECIPE_V3_SEGMENT_SLOTS, "segment_slots", diag);
     if (rc == TROVE_OK)
         rc = check_fixed(buf, M_CHUNKENT, TROVE_RECIPE_V3_CHUNK_ENTRIES, "chunk_entries", diag);
     if (rc == TROVE_OK)
         rc = check_fixed(buf, M_PAGESEC, TROVE_RECIPE_V3_PAGE_SECTIONS, "page_sections", diag);
     if (rc != TROVE_OK)
-        goto out;
-    if (dict_count == 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_DICT,
-                            "recipe dictionary count is 0; it always holds entry 0, the empty "
-                            "slot");
-        goto out;
-    }
+        return rc;
+    if (dict_count == 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_DICT,
+                          "recipe dictionary count is 0; it always holds entry 0, the empty "
+                          "slot");
     want_pages = trove_recipe_v3_pages(slot_count, dict_count);
-    if (page_count != want_pages) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, M_PAGES,
-                            "recipe lists %" PRIu32 " pages, but %" PRIu64 " slots and %" PRIu32
-                            " dictionary entries make %" PRIu64 " sections in %" PRIu64 " pages",
-                            page_count, slot_count, dict_count,
-                            trove_recipe_v3_sections(slot_count, dict_count), want_pages);
-        goto out;
-    }
+    if (page_count != want_pages)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_PAGES,
+                          "recipe lists %" PRIu32 " pages, but %" PRIu64 " slots and %" PRIu32
+                          " dictionary entries make %" PRIu64 " sections in %" PRIu64 " pages",
+                          page_count, slot_count, dict_count,
+                          trove_recipe_v3_sections(slot_count, dict_count), want_pages);
     want = manifest_len(page_count);
     rc = check_length(len, want, "manifest", diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     if ((rc = trove__sealed_trailer(buf, len, "recipe", diag)) != TROVE_OK)
-        goto out;
+        return rc;
     for (uint32_t i = 0; i < page_count; i++) {
         struct trove_digest d;
         size_t at = TROVE_RECIPE_V3_HEADER + (size_t)DIGEST_WIDTH * i;
         memcpy(d.b, buf + at, DIGEST_WIDTH);
-        if (trove_digest_is_zero(&d)) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                "recipe page %" PRIu32 " has the zero digest, which names no "
-                                "object",
-                                i);
-            goto out;
-        }
+        if (trove_digest_is_zero(&d))
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "recipe page %" PRIu32 " has the zero digest, which names no "
+                              "object",
+                              i);
     }
 
     out->slot_count = slot_count;
@@ -371,9 +350,7 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     out->nchunks = trove__div_up(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES);
     out->nsegments = trove__div_up(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
     out->pages = buf + TROVE_RECIPE_V3_HEADER;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 void trove_recipe_v3_page(const struct trove_recipe_v3 *m, uint32_t i, struct trove_digest *out)
@@ -389,19 +366,19 @@ int trove_recipe_v3_page_encode(const struct trove_v3_section *sec, uint32_t n,
 {
     size_t total;
     uint8_t *p;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!out || !sec || n == 0 || n > TROVE_RECIPE_V3_PAGE_SECTIONS)
-        goto out;
+        return TROVE_ERR_INVALID;
     total = TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)PAGE_RECORD * n;
     for (uint32_t i = 0; i < n; i++) {
         if (trove_digest_is_zero(&sec[i].d) || !section_kind_ok(sec[i].kind, sec[i].encoding) ||
             (i > 0 && sec[i].kind == TROVE_V3_KIND_COLUMN && sec[i - 1].kind != TROVE_V3_KIND_COLUMN))
-            goto out;
+            return TROVE_ERR_INVALID;
     }
     rc = trove_bytes_reserve(out, total);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
 
     p = out->ptr + out->len;
     put_object_header(p, TROVE_V3_KIND_PAGE, TROVE_V3_ENC_NONE, n);
@@ -413,9 +390,7 @@ int trove_recipe_v3_page_encode(const struct trove_v3_section *sec, uint32_t n,
         trove__put_le16(r + 18, 0);
     }
     out->len += total;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 int trove_recipe_v3_page_decode(const uint8_t *buf, size_t len, struct trove_v3_section *out,
@@ -426,25 +401,21 @@ int trove_recipe_v3_page_decode(const uint8_t *buf, size_t len, struct trove_v3_
     uint8_t encoding = 0;
     int rc;
 
-    if (!out || !n_out || (!buf && len > 0)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "recipe page decode called without a buffer or an output");
-        goto out;
-    }
+    if (!out || !n_out || (!buf && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "recipe page decode called without a buffer or an output");
     rc = check_object_header(buf, len, TROVE_V3_KIND_PAGE, TROVE_RECIPE_V3_PAGE_SECTIONS, 0,
                              &encoding, &count, diag);
     if (rc != TROVE_OK)
-        goto out;
-    if (encoding != TROVE_V3_ENC_NONE) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
-                            "recipe page has encoding %u; pages have encoding 0",
-                            (unsigned)encoding);
-        goto out;
-    }
+        return rc;
+    if (encoding != TROVE_V3_ENC_NONE)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 5,
+                          "recipe page has encoding %u; pages have encoding 0",
+                          (unsigned)encoding);
     rc = check_length(len, TROVE_RECIPE_V3_OBJECT_HEADER + (uint64_t)PAGE_RECORD * count,
                       "page", diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     for (uint32_t i = 0; i < count; i++) {
         size_t at = TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)PAGE_RECORD * i;
         const uint8_t *r = buf + at;
@@ -453,50 +424,38 @@ int trove_recipe_v3_page_decode(const uint8_t *buf, size_t len, struct trove_v3_
         memcpy(sec[i].d.b, r, DIGEST_WIDTH);
         sec[i].kind = r[16];
         sec[i].encoding = r[17];
-        if (trove_digest_is_zero(&sec[i].d)) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                "recipe page record %" PRIu32 " has the zero digest, which "
-                                "names no object",
-                                i);
-            goto out;
-        }
-        if (sec[i].kind != TROVE_V3_KIND_DICT && sec[i].kind != TROVE_V3_KIND_COLUMN) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 16,
-                                "recipe page record %" PRIu32 " has kind 0x%02x; a section is "
-                                "a dictionary chunk ('D') or a column segment ('S')",
-                                i, (unsigned)sec[i].kind);
-            goto out;
-        }
+        if (trove_digest_is_zero(&sec[i].d))
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "recipe page record %" PRIu32 " has the zero digest, which "
+                              "names no object",
+                              i);
+        if (sec[i].kind != TROVE_V3_KIND_DICT && sec[i].kind != TROVE_V3_KIND_COLUMN)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 16,
+                              "recipe page record %" PRIu32 " has kind 0x%02x; a section is "
+                              "a dictionary chunk ('D') or a column segment ('S')",
+                              i, (unsigned)sec[i].kind);
         if (i > 0 && sec[i].kind == TROVE_V3_KIND_COLUMN &&
-            sec[i - 1].kind != TROVE_V3_KIND_COLUMN) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 16,
-                                "recipe page record %" PRIu32 " is a column segment after a "
-                                "dictionary chunk; segments are numbered first",
-                                i);
-            goto out;
-        }
-        if (!section_kind_ok(sec[i].kind, sec[i].encoding)) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 17,
-                                "recipe page record %" PRIu32 " (a %s) has encoding %u; %s",
-                                i, kind_name(sec[i].kind), (unsigned)sec[i].encoding,
-                                sec[i].kind == TROVE_V3_KIND_DICT
-                                    ? "dictionary chunks have encoding 0"
-                                    : "segments are raw (1), packed (2) or patches (3)");
-            goto out;
-        }
-        if (reserved != 0) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 18,
-                                "recipe page record %" PRIu32 " reserved field is 0x%04x, must "
-                                "be 0",
-                                i, (unsigned)reserved);
-            goto out;
-        }
+            sec[i - 1].kind != TROVE_V3_KIND_COLUMN)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 16,
+                              "recipe page record %" PRIu32 " is a column segment after a "
+                              "dictionary chunk; segments are numbered first",
+                              i);
+        if (!section_kind_ok(sec[i].kind, sec[i].encoding))
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 17,
+                              "recipe page record %" PRIu32 " (a %s) has encoding %u; %s",
+                              i, kind_name(sec[i].kind), (unsigned)sec[i].encoding,
+                              sec[i].kind == TROVE_V3_KIND_DICT
+                                  ? "dictionary chunks have encoding 0"
+                                  : "segments are raw (1), packed (2) or patches (3)");
+        if (reserved != 0)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 18,
+                              "recipe page record %" PRIu32 " reserved field is 0x%04x, must "
+                              "be 0",
+                              i, (unsigned)reserved);
     }
     memcpy(out, sec, count * sizeof *sec);
     *n_out = count;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* ---- dictionary chunks and raw segments -------------------------------------------------- */
@@ -514,19 +473,17 @@ static int encode_digests(uint8_t kind, uint8_t encoding, const struct trove_dig
                           uint32_t n, struct trove_bytes *out)
 {
     size_t total;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!out || !d || n == 0 || n > TROVE_RECIPE_V3_CHUNK_ENTRIES)
-        goto out;
+        return TROVE_ERR_INVALID;
     total = TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)DIGEST_WIDTH * n;
     rc = trove_bytes_reserve(out, total);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     digests_put(kind, encoding, d, n, out->ptr + out->len);
     out->len += total;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 _Static_assert(TROVE_RECIPE_V3_CHUNK_ENTRIES == TROVE_RECIPE_V3_SEGMENT_SLOTS,
@@ -554,21 +511,17 @@ int trove_recipe_v3_chunk_decode(const uint8_t *buf, size_t len, uint32_t n,
     rc = open_object("chunk", "entries", TROVE_V3_KIND_DICT, TROVE_RECIPE_V3_CHUNK_ENTRIES, buf,
                      len, out != NULL, n, &encoding, &count, diag);
     if (rc != TROVE_OK)
-        goto out;
-    if (encoding != TROVE_V3_ENC_NONE) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
-                            "recipe dictionary chunk has encoding %u; chunks have encoding 0",
-                            (unsigned)encoding);
-        goto out;
-    }
+        return rc;
+    if (encoding != TROVE_V3_ENC_NONE)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 5,
+                          "recipe dictionary chunk has encoding %u; chunks have encoding 0",
+                          (unsigned)encoding);
     rc = check_length(len, TROVE_RECIPE_V3_OBJECT_HEADER + (uint64_t)DIGEST_WIDTH * count,
                       "dictionary chunk", diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     memcpy(out, buf + TROVE_RECIPE_V3_OBJECT_HEADER, (size_t)DIGEST_WIDTH * count);
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* ---- packed segments --------------------------------------------------------------------- */
@@ -633,19 +586,17 @@ int trove_recipe_v3_segment_encode(const uint32_t *idx, uint32_t n, struct trove
 {
     struct seg_form f;
     size_t total;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!out || !idx || n == 0 || n > SEG_MAX)
-        goto out;
+        return TROVE_ERR_INVALID;
     total = segment_form(idx, n, &f);
     rc = trove_bytes_reserve(out, total);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     segment_put(idx, n, &f, out->ptr + out->len);
     out->len += total;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* Where value i of a packed block of width w starts: the byte of its (first) word. */
@@ -681,40 +632,40 @@ static int unpack_canonical(const uint8_t *buf, uint32_t count, unsigned w, uint
         trove_bitpack_range(vals + count, SEG_MAX - count, &lo, &hi, &identity);
         for (uint32_t i = count; (lo != base || hi != base) && i < SEG_MAX; i++) {
             if (vals[i] != base)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
-                                      "packed segment padding slot %" PRIu32 " unpacks to %" PRIu32
-                                      ", not the base %" PRIu32 "; slots past the count must "
-                                      "pack as 0",
-                                      i, vals[i], base);
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
+                                  "packed segment padding slot %" PRIu32 " unpacks to %" PRIu32
+                                  ", not the base %" PRIu32 "; slots past the count must "
+                                  "pack as 0",
+                                  i, vals[i], base);
         }
     }
     trove_bitpack_range(vals, count, &lo, &hi, &identity);
     if (lo != base)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
-                              "packed segment base %" PRIu32 " is not its least index %" PRIu32
-                              " (or a value wraps past 2^32 - 1); the encoding is not canonical",
-                              base, lo);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
+                          "packed segment base %" PRIu32 " is not its least index %" PRIu32
+                          " (or a value wraps past 2^32 - 1); the encoding is not canonical",
+                          base, lo);
     if (lo == hi)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
-                              "packed segment is BITPACK but all %" PRIu32 " indices are %" PRIu32
-                              "; the canonical encoding is CONSTANT",
-                              count, lo);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 8,
+                          "packed segment is BITPACK but all %" PRIu32 " indices are %" PRIu32
+                          "; the canonical encoding is CONSTANT",
+                          count, lo);
     if (identity)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
-                              "packed segment is BITPACK but its indices run %" PRIu32
-                              ", %" PRIu32 ", ...; the canonical encoding is IDENTITY",
-                              vals[0], vals[0] + 1);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 8,
+                          "packed segment is BITPACK but its indices run %" PRIu32
+                          ", %" PRIu32 ", ...; the canonical encoding is IDENTITY",
+                          vals[0], vals[0] + 1);
     if (w != trove_bitpack_width(hi - lo))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 9,
-                              "packed segment width is %u bits but its range %" PRIu32
-                              " needs %u; the encoding is not canonical",
-                              w, hi - lo, trove_bitpack_width(hi - lo));
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 9,
+                          "packed segment width is %u bits but its range %" PRIu32
+                          " needs %u; the encoding is not canonical",
+                          w, hi - lo, trove_bitpack_width(hi - lo));
     for (uint32_t i = 0; hi >= dict_count && i < count; i++) {
         if (vals[i] >= dict_count)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
-                                  "packed segment slot %" PRIu32 " names dictionary index %" PRIu32
-                                  ", past the dictionary's %" PRIu32 " entries",
-                                  i, vals[i], dict_count);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, value_offset(i, w),
+                              "packed segment slot %" PRIu32 " names dictionary index %" PRIu32
+                              ", past the dictionary's %" PRIu32 " entries",
+                              i, vals[i], dict_count);
     }
     return TROVE_OK;
 }
@@ -728,85 +679,67 @@ static int decode_packed(const uint8_t *buf, size_t len, uint32_t count, uint32_
     uint32_t base;
     int rc;
 
-    if (len < PACKED_HEADER) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "packed segment is %zu bytes, shorter than its header and "
-                            "descriptor (%u bytes); it was cut short",
-                            len, PACKED_HEADER);
-        goto out;
-    }
+    if (len < PACKED_HEADER)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "packed segment is %zu bytes, shorter than its header and "
+                          "descriptor (%u bytes); it was cut short",
+                          len, PACKED_HEADER);
     scheme = buf[8];
     w = buf[9];
     reserved = trove__get_le16(buf + 10);
     base = trove__get_le32(buf + 12);
-    if (scheme < TROVE_SCHEME_IDENTITY || scheme > TROVE_SCHEME_BITPACK) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
-                            "packed segment has scheme %u; the schemes are 1 IDENTITY, "
-                            "2 CONSTANT, 3 BITPACK",
-                            (unsigned)scheme);
-        goto out;
-    }
-    if (reserved != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 10,
-                            "packed segment descriptor reserved field is 0x%04x, must be 0",
-                            (unsigned)reserved);
-        goto out;
-    }
-    if (scheme != TROVE_SCHEME_BITPACK && w != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 9,
-                            "packed segment is %s with width %u; that scheme has width 0",
-                            scheme == TROVE_SCHEME_IDENTITY ? "IDENTITY" : "CONSTANT",
-                            (unsigned)w);
-        goto out;
-    }
-    if (scheme == TROVE_SCHEME_BITPACK && (w == 0 || w > 32)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 9,
-                            "packed segment is BITPACK with width %u; BITPACK widths are 1 to "
-                            "32 (one value is CONSTANT)",
-                            (unsigned)w);
-        goto out;
-    }
+    if (scheme < TROVE_SCHEME_IDENTITY || scheme > TROVE_SCHEME_BITPACK)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 8,
+                          "packed segment has scheme %u; the schemes are 1 IDENTITY, "
+                          "2 CONSTANT, 3 BITPACK",
+                          (unsigned)scheme);
+    if (reserved != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 10,
+                          "packed segment descriptor reserved field is 0x%04x, must be 0",
+                          (unsigned)reserved);
+    if (scheme != TROVE_SCHEME_BITPACK && w != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 9,
+                          "packed segment is %s with width %u; that scheme has width 0",
+                          scheme == TROVE_SCHEME_IDENTITY ? "IDENTITY" : "CONSTANT",
+                          (unsigned)w);
+    if (scheme == TROVE_SCHEME_BITPACK && (w == 0 || w > 32))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 9,
+                          "packed segment is BITPACK with width %u; BITPACK widths are 1 to "
+                          "32 (one value is CONSTANT)",
+                          (unsigned)w);
     rc = check_length(len, PACKED_HEADER + 128 * (uint64_t)w, "packed segment", diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     switch (scheme) {
     case TROVE_SCHEME_CONSTANT:
-        if (base >= dict_count) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
-                                "packed segment is CONSTANT at dictionary index %" PRIu32
-                                ", past the dictionary's %" PRIu32 " entries",
-                                base, dict_count);
-            goto out;
-        }
+        if (base >= dict_count)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
+                              "packed segment is CONSTANT at dictionary index %" PRIu32
+                              ", past the dictionary's %" PRIu32 " entries",
+                              base, dict_count);
         for (uint32_t i = 0; i < count; i++)
             vals[i] = base;
         break;
     case TROVE_SCHEME_IDENTITY:
-        if (count == 1) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
-                                "packed segment of one slot is IDENTITY; the canonical "
-                                "encoding of one value is CONSTANT");
-            goto out;
-        }
-        if ((uint64_t)base + count - 1 >= dict_count) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
-                                "packed segment is IDENTITY from %" PRIu32 " over %" PRIu32
-                                " slots, past the dictionary's %" PRIu32 " entries",
-                                base, count, dict_count);
-            goto out;
-        }
+        if (count == 1)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 8,
+                              "packed segment of one slot is IDENTITY; the canonical "
+                              "encoding of one value is CONSTANT");
+        if ((uint64_t)base + count - 1 >= dict_count)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
+                              "packed segment is IDENTITY from %" PRIu32 " over %" PRIu32
+                              " slots, past the dictionary's %" PRIu32 " entries",
+                              base, count, dict_count);
         for (uint32_t i = 0; i < count; i++)
             vals[i] = base + i;
         break;
     default:
         rc = unpack_canonical(buf, count, w, base, dict_count, vals, diag);
         if (rc != TROVE_OK)
-            goto out;
+            return rc;
         break;
     }
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /*
@@ -1032,13 +965,13 @@ int trove_recipe_v3_patch_encode(const struct trove_v3_patch *p, uint32_t n,
 {
     uint32_t bad;
     uint8_t *q;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!p || !out || n == 0 || n > SEG_MAX || p->k == 0 || p->k > TROVE_RECIPE_V3_PATCH_MAX ||
         trove_digest_is_zero(&p->base) || !patch_offsets_ok(p->off, p->k, n, &bad))
-        goto out;
+        return TROVE_ERR_INVALID;
     if ((rc = trove_bytes_reserve(out, TROVE_RECIPE_V3_PATCH_LEN(p->k))) != TROVE_OK)
-        goto out;
+        return rc;
     q = out->ptr + out->len;
     put_object_header(q, TROVE_V3_KIND_COLUMN, TROVE_V3_ENC_PATCH, n);
     memcpy(q + PATCH_BASE, p->base.b, DIGEST_WIDTH);
@@ -1049,9 +982,7 @@ int trove_recipe_v3_patch_encode(const struct trove_v3_patch *p, uint32_t n,
         trove__put_le32(q + PATCH_OFFS + 2 * p->k + 4 * j, p->idx[j]);
     }
     out->len += TROVE_RECIPE_V3_PATCH_LEN(p->k);
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 int trove_recipe_v3_patch_decode(const uint8_t *buf, size_t len, uint32_t n,
@@ -1067,79 +998,63 @@ int trove_recipe_v3_patch_decode(const uint8_t *buf, size_t len, uint32_t n,
     rc = open_object("patch", "slots", TROVE_V3_KIND_COLUMN, SEG_MAX, buf, len, out != NULL, n,
                      &encoding, &count, diag);
     if (rc != TROVE_OK)
-        goto out;
-    if (encoding != TROVE_V3_ENC_PATCH) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
-                            "recipe segment has encoding %u where a patch (3) belongs",
-                            (unsigned)encoding);
-        goto out;
-    }
-    if (len < PATCH_OFFS) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "recipe patch is %zu bytes, shorter than its %u-byte header; it "
-                            "was cut short",
-                            len, PATCH_OFFS);
-        goto out;
-    }
+        return rc;
+    if (encoding != TROVE_V3_ENC_PATCH)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 5,
+                          "recipe segment has encoding %u where a patch (3) belongs",
+                          (unsigned)encoding);
+    if (len < PATCH_OFFS)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "recipe patch is %zu bytes, shorter than its %u-byte header; it "
+                          "was cut short",
+                          len, PATCH_OFFS);
     memcpy(p.base.b, buf + PATCH_BASE, DIGEST_WIDTH);
     p.k = trove__get_le16(buf + PATCH_K);
     reserved = trove__get_le16(buf + PATCH_K + 2);
-    if (trove_digest_is_zero(&p.base)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_BASE,
-                            "recipe patch names the zero digest as its base");
-        goto out;
-    }
-    if (p.k == 0 || p.k > TROVE_RECIPE_V3_PATCH_MAX) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_K,
-                            "recipe patch holds %" PRIu32 " entries; a patch holds 1 to %u",
-                            p.k, TROVE_RECIPE_V3_PATCH_MAX);
-        goto out;
-    }
-    if (reserved != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_K + 2,
-                            "recipe patch reserved field is 0x%04x, must be 0",
-                            (unsigned)reserved);
-        goto out;
-    }
+    if (trove_digest_is_zero(&p.base))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, PATCH_BASE,
+                          "recipe patch names the zero digest as its base");
+    if (p.k == 0 || p.k > TROVE_RECIPE_V3_PATCH_MAX)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, PATCH_K,
+                          "recipe patch holds %" PRIu32 " entries; a patch holds 1 to %u",
+                          p.k, TROVE_RECIPE_V3_PATCH_MAX);
+    if (reserved != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, PATCH_K + 2,
+                          "recipe patch reserved field is 0x%04x, must be 0",
+                          (unsigned)reserved);
     if ((rc = check_length(len, TROVE_RECIPE_V3_PATCH_LEN(p.k), "patch", diag)) != TROVE_OK)
-        goto out;
+        return rc;
     for (uint32_t j = 0; j < p.k; j++) {
         p.off[j] = trove__get_le16(buf + PATCH_OFFS + 2 * j);
         p.idx[j] = trove__get_le32(buf + PATCH_OFFS + 2 * p.k + 4 * j);
     }
-    if (!patch_offsets_ok(p.off, p.k, n, &bad)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * bad,
-                            "recipe patch entry %" PRIu32 " is for slot %u, %s", bad,
-                            (unsigned)p.off[bad],
-                            p.off[bad] >= n ? "past the segment's slots"
-                                            : "not after the previous entry's slot");
-        goto out;
-    }
+    if (!patch_offsets_ok(p.off, p.k, n, &bad))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * bad,
+                          "recipe patch entry %" PRIu32 " is for slot %u, %s", bad,
+                          (unsigned)p.off[bad],
+                          p.off[bad] >= n ? "past the segment's slots"
+                                          : "not after the previous entry's slot");
     for (uint32_t j = 0; j < p.k; j++)
-        if (p.idx[j] >= dict_count) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * p.k + 4 * j,
-                                "recipe patch sets slot %u to dictionary index %" PRIu32
-                                ", past the dictionary's %" PRIu32 " entries",
-                                (unsigned)p.off[j], p.idx[j], dict_count);
-            goto out;
-        }
+        if (p.idx[j] >= dict_count)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * p.k + 4 * j,
+                              "recipe patch sets slot %u to dictionary index %" PRIu32
+                              ", past the dictionary's %" PRIu32 " entries",
+                              (unsigned)p.off[j], p.idx[j], dict_count);
     *out = p;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 int trove_recipe_v3_patch_apply(const struct trove_v3_patch *p, uint32_t *idx,
                                 uint32_t *base_out, struct trove_diag *diag)
 {
     if (!p || !idx || p->k > TROVE_RECIPE_V3_PATCH_MAX)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "recipe patch apply: bad arguments");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "recipe patch apply: bad arguments");
     for (uint32_t j = 0; j < p->k; j++)
         if (idx[p->off[j]] == p->idx[j])
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * p->k + 4 * j,
-                                  "recipe patch sets slot %u to dictionary index %" PRIu32
-                                  ", which its base already holds; the patch is not canonical",
-                                  (unsigned)p->off[j], p->idx[j]);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, PATCH_OFFS + 2 * p->k + 4 * j,
+                              "recipe patch sets slot %u to dictionary index %" PRIu32
+                              ", which its base already holds; the patch is not canonical",
+                              (unsigned)p->off[j], p->idx[j]);
     for (uint32_t j = 0; j < p->k; j++) {
         if (base_out)
             base_out[j] = idx[p->off[j]];

@@ -51,6 +51,7 @@
 #include "refs.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
 #include "common/sealed.h"
 
 #include <assert.h>
@@ -95,31 +96,27 @@ int trove__refs_encode(const struct trove__refs_basis *basis, size_t nbasis,
 {
     uint64_t total;
     uint8_t *p;
-    int rc = TROVE_ERR_INVALID;
+    int rc;
 
     if (!out || (nbasis > 0 && !basis) || (nentries > 0 && !entries))
-        goto out;
+        return TROVE_ERR_INVALID;
     if ((uint64_t)nbasis > TROVE__REFS_MAX_VOLUMES ||
-        (uint64_t)nentries > TROVE__REFS_MAX_ENTRIES) {
-        rc = TROVE_ERR_LIMIT;
-        goto out;
-    }
+        (uint64_t)nentries > TROVE__REFS_MAX_ENTRIES)
+        return TROVE_ERR_LIMIT;
     for (size_t i = 0; i < nbasis; i++) {
         if (!basis_name_ok(&basis[i]) || (i > 0 && strcmp(basis[i - 1].name, basis[i].name) >= 0))
-            goto out;
+            return TROVE_ERR_INVALID;
     }
     for (size_t i = 0; i < nentries; i++) {
         if (!entry_ok(&entries[i], dict_size))
-            goto out;
+            return TROVE_ERR_INVALID;
     }
     total = file_len(nbasis, nentries);
-    if (total > SIZE_MAX - out->len) {
-        rc = TROVE_ERR_NOMEM; /* cannot be addressed on this host */
-        goto out;
-    }
+    if (total > SIZE_MAX - out->len)
+        return TROVE_ERR_NOMEM; /* cannot be addressed on this host */
     rc = trove_bytes_reserve(out, (size_t)total);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
 
     p = out->ptr + out->len;
     memcpy(p, REFS_MAGIC, 8);
@@ -144,9 +141,7 @@ int trove__refs_encode(const struct trove__refs_basis *basis, size_t nbasis,
     }
     trove__sealed_seal(out->ptr + out->len, (size_t)total);
     out->len += (size_t)total;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* Copy the name field of the basis record at rec into name (NUL-terminated); its length. */
@@ -165,33 +160,25 @@ static int check_basis(const uint8_t *rec, uint64_t i, uint64_t at, const char *
 {
     struct trove_diag why;
     size_t n = field_name(rec, name);
-    int rc = TROVE_OK;
 
-    if (trove_volume_name_check(name, &why) != TROVE_OK) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                            "refs basis record %" PRIu64 " has a bad name: %s", i, why.msg);
-        goto out;
-    }
+    if (trove_volume_name_check(name, &why) != TROVE_OK)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "refs basis record %" PRIu64 " has a bad name: %s", i, why.msg);
     for (size_t k = n + 1; k < REFS_NAME_BYTES; k++) {
-        if (rec[k] != 0) {
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                                "refs basis record %" PRIu64 " (\"%.40s\") has byte 0x%02x at "
-                                "%zu of its name field, after the name's NUL; the padding "
-                                "must be NUL",
-                                i, name, (unsigned)rec[k], k);
-            goto out;
-        }
+        if (rec[k] != 0)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "refs basis record %" PRIu64 " (\"%.40s\") has byte 0x%02x at "
+                              "%zu of its name field, after the name's NUL; the padding "
+                              "must be NUL",
+                              i, name, (unsigned)rec[k], k);
     }
-    if (i > 0 && strcmp(prev, name) >= 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                            "refs basis record %" PRIu64 " (\"%.40s\") %s record %" PRIu64
-                            " (\"%.40s\"); names must be strictly increasing",
-                            i, name, strcmp(prev, name) == 0 ? "repeats" : "sorts before",
-                            i - 1, prev);
-        goto out;
-    }
-out:
-    return rc;
+    if (i > 0 && strcmp(prev, name) >= 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "refs basis record %" PRIu64 " (\"%.40s\") %s record %" PRIu64
+                          " (\"%.40s\"); names must be strictly increasing",
+                          i, name, strcmp(prev, name) == 0 ? "repeats" : "sorts before",
+                          i - 1, prev);
+    return TROVE_OK;
 }
 
 /* Check entry i at file offset `at`. */
@@ -201,37 +188,27 @@ static int check_entry(const uint8_t *rec, uint64_t i, uint64_t at, uint32_t dic
     struct trove_digest d;
     uint64_t committed = trove__get_le64(rec + 16);
     uint32_t dict_index = trove__get_le32(rec + 24), reserved = trove__get_le32(rec + 28);
-    int rc = TROVE_OK;
 
     memcpy(d.b, rec, 16);
-    if (trove_digest_is_zero(&d)) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                            "refs entry %" PRIu64 " has the zero digest, which names no object",
-                            i);
-        goto out;
-    }
-    if (committed == 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                            "refs entry %" PRIu64 " has a committed count of 0; an entry "
-                            "exists only while some slot names its digest",
-                            i);
-        goto out;
-    }
-    if (dict_index >= dict_size) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                            "refs entry %" PRIu64 " has dict index %" PRIu32 ", past the "
-                            "dictionary size %" PRIu32,
-                            i, dict_index, dict_size);
-        goto out;
-    }
-    if (reserved != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                            "refs entry %" PRIu64 " reserved field is 0x%" PRIx32 ", must be 0",
-                            i, reserved);
-        goto out;
-    }
-out:
-    return rc;
+    if (trove_digest_is_zero(&d))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "refs entry %" PRIu64 " has the zero digest, which names no object",
+                          i);
+    if (committed == 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "refs entry %" PRIu64 " has a committed count of 0; an entry "
+                          "exists only while some slot names its digest",
+                          i);
+    if (dict_index >= dict_size)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "refs entry %" PRIu64 " has dict index %" PRIu32 ", past the "
+                          "dictionary size %" PRIu32,
+                          i, dict_index, dict_size);
+    if (reserved != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "refs entry %" PRIu64 " reserved field is 0x%" PRIx32 ", must be 0",
+                          i, reserved);
+    return TROVE_OK;
 }
 
 int trove__refs_decode(const uint8_t *buf, size_t len, struct trove__refs_view *out,
@@ -242,79 +219,63 @@ int trove__refs_decode(const uint8_t *buf, size_t len, struct trove__refs_view *
     uint64_t volumes, entries, want, at;
     int rc;
 
-    if (!out || (!buf && len > 0)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "refs decode called without a buffer or an output");
-        goto out;
-    }
-    if (len < TROVE__REFS_HEADER + REFS_TRAILER) {
-        rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                            "refs file is %zu bytes, shorter than its %u-byte header and "
-                            "checksum; the file was cut short",
-                            len, TROVE__REFS_HEADER + REFS_TRAILER);
-        goto out;
-    }
+    if (!out || (!buf && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "refs decode called without a buffer or an output");
+    if (len < TROVE__REFS_HEADER + REFS_TRAILER)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "refs file is %zu bytes, shorter than its %u-byte header and "
+                          "checksum; the file was cut short",
+                          len, TROVE__REFS_HEADER + REFS_TRAILER);
     if ((rc = trove__sealed_magic(buf, len, REFS_MAGIC, "refs file", diag)) != TROVE_OK)
-        goto out;
+        return rc;
     version = trove__get_le32(buf + 8);
     rc = trove__sealed_version(version, 8, &known_version, 1, "refs", "version 1", diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     flags = trove__get_le32(buf + 12);
-    if (flags != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
-                            "refs flags are 0x%" PRIx32 "; version 1 defines none", flags);
-        goto out;
-    }
+    if (flags != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
+                          "refs flags are 0x%" PRIx32 "; version 1 defines none", flags);
     reserved = trove__get_le32(buf + 36);
-    if (reserved != 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 36,
-                            "refs reserved field is 0x%" PRIx32 ", must be 0", reserved);
-        goto out;
-    }
+    if (reserved != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 36,
+                          "refs reserved field is 0x%" PRIx32 ", must be 0", reserved);
     volumes = trove__get_le64(buf + 16);
-    if (volumes > TROVE__REFS_MAX_VOLUMES) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 16,
-                            "refs file lists %" PRIu64 " volumes, over the limit of %u",
-                            volumes, TROVE__REFS_MAX_VOLUMES);
-        goto out;
-    }
+    if (volumes > TROVE__REFS_MAX_VOLUMES)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 16,
+                          "refs file lists %" PRIu64 " volumes, over the limit of %u",
+                          volumes, TROVE__REFS_MAX_VOLUMES);
     entries = trove__get_le64(buf + 24);
-    if (entries > TROVE__REFS_MAX_ENTRIES) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 24,
-                            "refs file has %" PRIu64 " entries, over the limit of %llu",
-                            entries, (unsigned long long)TROVE__REFS_MAX_ENTRIES);
-        goto out;
-    }
+    if (entries > TROVE__REFS_MAX_ENTRIES)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 24,
+                          "refs file has %" PRIu64 " entries, over the limit of %llu",
+                          entries, (unsigned long long)TROVE__REFS_MAX_ENTRIES);
     dict_size = trove__get_le32(buf + 32);
     want = file_len(volumes, entries);
-    if ((uint64_t)len != want) {
-        if ((uint64_t)len < want)
-            rc = trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                "refs file is %zu bytes but its %" PRIu64 " volumes and %" PRIu64
-                                " entries need %" PRIu64 "; the file was cut short",
-                                len, volumes, entries, want);
-        else
-            rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
-                                "refs file is %zu bytes but its %" PRIu64 " volumes and %" PRIu64
-                                " entries need %" PRIu64 "; %" PRIu64
-                                " stray bytes follow the checksum",
-                                len, volumes, entries, want, (uint64_t)len - want);
-        goto out;
-    }
+    if ((uint64_t)len < want)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "refs file is %zu bytes but its %" PRIu64 " volumes and %" PRIu64
+                          " entries need %" PRIu64 "; the file was cut short",
+                          len, volumes, entries, want);
+    if ((uint64_t)len > want)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, want,
+                          "refs file is %zu bytes but its %" PRIu64 " volumes and %" PRIu64
+                          " entries need %" PRIu64 "; %" PRIu64 " stray bytes follow the checksum",
+                          len, volumes, entries, want, (uint64_t)len - want);
     if ((rc = trove__sealed_trailer(buf, len, "refs file", diag)) != TROVE_OK)
-        goto out;
+        return rc;
 
     at = TROVE__REFS_HEADER;
     for (uint64_t i = 0; i < volumes; i++, at += TROVE__REFS_BASIS_BYTES) {
         rc = check_basis(buf + at, i, at, names[(i + 1) & 1], names[i & 1], diag);
         if (rc != TROVE_OK)
-            goto out;
+            return rc;
     }
     for (uint64_t i = 0; i < entries; i++, at += TROVE__REFS_ENTRY_BYTES) {
         rc = check_entry(buf + at, i, at, dict_size, diag);
         if (rc != TROVE_OK)
-            goto out;
+            return rc;
     }
     assert(at == want - REFS_TRAILER);
 
@@ -323,9 +284,7 @@ int trove__refs_decode(const uint8_t *buf, size_t len, struct trove__refs_view *
     out->dict_size = dict_size;
     out->basis = buf + TROVE__REFS_HEADER;
     out->entries = buf + TROVE__REFS_HEADER + TROVE__REFS_BASIS_BYTES * volumes;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 void trove__refs_basis_at(const struct trove__refs_view *v, uint64_t i,

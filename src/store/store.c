@@ -21,6 +21,7 @@
  */
 #include "store_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "recipe_head.h"
 
 #include <assert.h>
@@ -131,13 +132,13 @@ int trove__store_drain(struct trove_store *s)
 int trove__store_writable(const struct trove_store *s, struct trove_diag *diag)
 {
     if (s->flags & TROVE_STORE_READONLY)
-        return trove_diag_set(diag, TROVE_ERR_READONLY, 0, "the store %s is open read-only",
-                              s->dir);
+        return TROVE_FAIL(diag, TROVE_ERR_READONLY, 0, "the store %s is open read-only",
+                          s->dir);
     if (s->sticky)
-        return trove_diag_set(diag, s->sticky, 0,
-                              "an earlier failure (%s) left this store handle unusable for "
-                              "changes; reopen the store",
-                              trove_strerror(s->sticky));
+        return TROVE_FAIL(diag, s->sticky, 0,
+                          "an earlier failure (%s) left this store handle unusable for "
+                          "changes; reopen the store",
+                          trove_strerror(s->sticky));
     return TROVE_OK;
 }
 
@@ -219,16 +220,16 @@ int trove__recipe_read(struct trove_store *s, const char *name, struct trove_byt
 
     trove__recipe_path(s, name, path, sizeof path);
     if (s->vol_fd < 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_NOTFOUND, 0, "no volume '%s' in the store %s", name,
-                            s->dir);
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOTFOUND, 0, "no volume '%s' in the store %s", name,
+                        s->dir);
         goto out;
     }
     recipe_file(name, file);
     rc = read_file_at(s->vol_fd, file, buf);
     if (rc == TROVE_ERR_NOTFOUND)
-        trove_diag_set(diag, rc, 0, "no volume '%s' in the store %s", name, s->dir);
+        TROVE_FAIL(diag, rc, 0, "no volume '%s' in the store %s", name, s->dir);
     else if (rc != TROVE_OK)
-        trove_diag_set(diag, rc, 0, "cannot read %s: %s", path, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot read %s: %s", path, trove_strerror(rc));
 out:
     if (rc != TROVE_OK)
         buf->len = 0;
@@ -674,33 +675,33 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
             goto out;
         }
         if ((rc = mkdir_p(path)) != TROVE_OK) {
-            trove_diag_set(diag, rc, 0, "cannot create the store directory %s: %s", dir,
-                           trove_strerror(rc));
+            TROVE_FAIL(diag, rc, 0, "cannot create the store directory %s: %s", dir,
+                       trove_strerror(rc));
             goto out;
         }
     }
     if ((s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
-        trove_diag_set(diag, rc, 0, "cannot open the store %s: %s", dir,
-                       errno == ENOENT ? "no such directory" : strerror(errno));
+        TROVE_FAIL(diag, rc, 0, "cannot open the store %s: %s", dir,
+                   errno == ENOENT ? "no such directory" : strerror(errno));
         goto out;
     }
     if ((flags & TROVE_STORE_CREATE) && !(flags & TROVE_STORE_READONLY) &&
         mkdirat(s->dir_fd, "volumes", DIR_MODE) != 0 && errno != EEXIST) {
         rc = -errno;
-        trove_diag_set(diag, rc, 0, "cannot create %s/volumes: %s", dir, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot create %s/volumes: %s", dir, trove_strerror(rc));
         goto out;
     }
     /* Without CREATE a directory that is not a store is left alone. */
     s->vol_fd = openat(s->dir_fd, "volumes", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (s->vol_fd < 0) {
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
-        trove_diag_set(diag, rc, 0, "%s is not a trove store (%s/volumes: %s)", dir, dir,
-                       errno == ENOENT ? "no such directory" : strerror(errno));
+        TROVE_FAIL(diag, rc, 0, "%s is not a trove store (%s/volumes: %s)", dir, dir,
+                   errno == ENOENT ? "no such directory" : strerror(errno));
         goto out;
     }
     if ((rc = take_lock(s)) != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot lock %s/lock: %s", dir, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot lock %s/lock: %s", dir, trove_strerror(rc));
         goto out;
     }
     rc = trove_backend_fs_open_flags(
@@ -709,8 +710,8 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
             ((flags & TROVE_STORE_NOSYNC) ? TROVE_BACKEND_NOSYNC : 0),
         &s->be);
     if (rc != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot open the objects of %s: %s", dir,
-                       trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot open the objects of %s: %s", dir,
+                   trove_strerror(rc));
         goto out;
     }
     if (!(flags & TROVE_STORE_READONLY)) {

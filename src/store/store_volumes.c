@@ -10,6 +10,7 @@
  */
 #include "store_recount.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "recipe_head.h"
 
 #include <stdio.h>
@@ -37,7 +38,7 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
     int rc;
 
     if (!s) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store");
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no store");
         goto out;
     }
     if ((rc = trove_volume_name_check(src, diag)) != TROVE_OK ||
@@ -47,8 +48,8 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
     trove__recipe_path(s, name, path, sizeof path);
     if ((rc = trove__recipe_exists(s, name)) != 0) {
         if (rc > 0)
-            rc = trove_diag_set(diag, TROVE_ERR_EXISTS, 0, "'%s' already exists (%s)", name,
-                                path);
+            rc = TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0, "'%s' already exists (%s)", name,
+                            path);
         goto out;
     }
     /* The source's committed recipe, loaded (which checks it and every object it names)
@@ -59,7 +60,7 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
         goto out;
     if ((rc = trove__recipe_set_readonly(raw.ptr, raw.len)) != TROVE_OK ||
         (rc = trove__recipe_publish(s, name, raw.ptr, raw.len)) != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
         goto out;
     }
     if ((rc = volume_refs(s, v, +1)) != TROVE_OK) {
@@ -81,7 +82,7 @@ int trove_volume_remove(struct trove_store *s, const char *name, struct trove_di
     int rc;
 
     if (!s) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store");
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no store");
         goto out;
     }
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
@@ -89,27 +90,27 @@ int trove_volume_remove(struct trove_store *s, const char *name, struct trove_di
         goto out;
     for (const struct trove_volume *o = s->open; o; o = o->next)
         if (strcmp(o->name, name) == 0) {
-            rc = trove_diag_set(diag, TROVE_ERR_BUSY, 0, "volume '%s' is open; close it first",
-                                name);
+            rc = TROVE_FAIL(diag, TROVE_ERR_BUSY, 0, "volume '%s' is open; close it first",
+                            name);
             goto out;
         }
     trove__recipe_path(s, name, path, sizeof path);
     rc = trove__volume_load(s, name, &v, NULL);
     if (rc == TROVE_ERR_NOTFOUND && trove__recipe_exists(s, name) == 0) {
-        trove_diag_set(diag, rc, 0, "no volume '%s' in the store %s", name, s->dir);
+        TROVE_FAIL(diag, rc, 0, "no volume '%s' in the store %s", name, s->dir);
         goto out;
     }
     if (rc == TROVE_ERR_NOMEM)
         goto out;
     if (rc != TROVE_OK && trove__store_any_dirty(s)) {
-        rc = trove_diag_set(diag, TROVE_ERR_BUSY, 0,
-                            "%s is unreadable, so removing it means recounting every recipe; "
-                            "commit or close the open volumes first",
-                            path);
+        rc = TROVE_FAIL(diag, TROVE_ERR_BUSY, 0,
+                        "%s is unreadable, so removing it means recounting every recipe; "
+                        "commit or close the open volumes first",
+                        path);
         goto out;
     }
     if ((rc = trove__recipe_remove(s, name)) != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot remove %s: %s", path, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot remove %s: %s", path, trove_strerror(rc));
         goto out;
     }
     trove__basis_drop(s, name);

@@ -26,6 +26,7 @@
  */
 #include "store_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "recipe_head.h"
 
 #include <assert.h>
@@ -111,14 +112,14 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     if (out)
         *out = NULL;
     if (!s) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store");
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no store");
         goto out;
     }
     if (recipe_format == 0)
         recipe_format = TROVE_RECIPE_FORMAT_DEFAULT;
     if (!format_ok(recipe_format)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "recipe format %d is not 1 or 3",
-                            recipe_format);
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "recipe format %d is not 1 or 3",
+                        recipe_format);
         goto out;
     }
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
@@ -127,27 +128,27 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     if (block_size == 0)
         block_size = TROVE_BLOCK_SIZE_DEFAULT;
     if (!trove__recipe_block_size_ok(block_size)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "block size %u is not a power of two from 4 KiB to 1 GiB",
-                            block_size);
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "block size %u is not a power of two from 4 KiB to 1 GiB",
+                        block_size);
         goto out;
     }
     n = trove__recipe_slots_for(size, block_size);
     if (n > TROVE_RECIPE_MAX_SLOTS) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "a volume of %llu bytes needs %llu slots of %u bytes, over the "
-                            "limit of %llu; use a larger --block-size",
-                            (unsigned long long)size, (unsigned long long)n, block_size,
-                            (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "a volume of %llu bytes needs %llu slots of %u bytes, over the "
+                        "limit of %llu; use a larger --block-size",
+                        (unsigned long long)size, (unsigned long long)n, block_size,
+                        (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
         goto out;
     }
     trove__recipe_path(s, name, path, sizeof path);
     if ((rc = trove__recipe_exists(s, name)) != 0) {
         if (rc > 0)
-            rc = trove_diag_set(diag, TROVE_ERR_EXISTS, 0, "volume '%s' already exists (%s)",
-                                name, path);
+            rc = TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0, "volume '%s' already exists (%s)",
+                            name, path);
         else
-            trove_diag_set(diag, rc, 0, "cannot check %s: %s", path, trove_strerror(rc));
+            TROVE_FAIL(diag, rc, 0, "cannot check %s: %s", path, trove_strerror(rc));
         goto out;
     }
     if (!(v = trove__volume_new(s, name)) ||
@@ -164,7 +165,7 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     v->generation = 0;
     v->dirty = 1;
     if ((rc = trove__volume_write_recipe(v)) != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
         goto out;
     }
     if (out) {
@@ -199,8 +200,8 @@ int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_
     if (max_object != 0 && slots > UINT64_MAX / max_object) {
         if (out)
             *out = NULL;
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "%llu slots of %u bytes overflow",
-                              (unsigned long long)slots, max_object);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "%llu slots of %u bytes overflow",
+                          (unsigned long long)slots, max_object);
     }
     /* A block size of 0 is refused by create_volume (as is any other bad one). */
     return create_volume(s, name, slots * (max_object ? max_object : 1),
@@ -219,22 +220,17 @@ int trove_volume_open(struct trove_store *s, const char *name, struct trove_volu
 
     if (out)
         *out = NULL;
-    if (!s || !out) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no store or no output");
-        goto out;
-    }
+    if (!s || !out)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no store or no output");
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
-        goto out;
-    if (find_open(s, name)) {
-        rc = trove_diag_set(diag, TROVE_ERR_BUSY, 0, "volume '%s' is already open", name);
-        goto out;
-    }
+        return rc;
+    if (find_open(s, name))
+        return TROVE_FAIL(diag, TROVE_ERR_BUSY, 0, "volume '%s' is already open", name);
     if ((rc = trove__volume_load(s, name, out, diag)) != TROVE_OK)
-        goto out;
+        return rc;
     (*out)->next = s->open;
     s->open = *out;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* Undo every uncommitted slot change in the live counts (the volume is about to go). */
