@@ -1,5 +1,7 @@
 /*
- * trove/recipe.h: recipe format v1 — a volume's slot -> digest map as one file.
+ * trove/recipe.h: the recipe formats — a volume's slot -> digest map. Format v1 is one
+ * flat file (below); format v3 (further down) a manifest naming content-addressed objects.
+ * Both open with the same 48 bytes, and trove_recipe_version reads which one a file is.
  *
  *   offset  0  magic        "TROVRCP1" (8 bytes)
  *           8  version      u32 = 1
@@ -14,7 +16,7 @@
  *          56  entries      slot_count x 16 bytes (the all-zero digest: an empty slot)
  *   56 + 16n  checksum     u64, xxh3-64 over the entry area
  *
- * Little-endian. A reader refuses unknown magic, versions other than 1 (a newer version
+ * Little-endian. The v1 reader refuses unknown magic, versions other than 1 (a newer version
  * names itself in the error), a digest width other than 16, a slot count that disagrees
  * with the size, a length other than 64 + 16 * slot_count, and a checksum mismatch.
  * docs/formats/store.md has the diagram and a golden vector.

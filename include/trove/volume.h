@@ -6,9 +6,12 @@
  *
  *   DIR/objects/..          objects, named by digest (the fs backend)
  *   DIR/tmp/                temp files of writes under way
- *   DIR/volumes/NAME.recipe each volume's committed recipe (format v1, trove/recipe.h)
+ *   DIR/volumes/NAME.recipe each volume's committed recipe (format v1 or v3, trove/recipe.h;
+ *                           a commit writes the volume's format, v3 unless asked for v1)
  *   DIR/refs                committed reference counts (digest -> {refcount, dict_index})
- *   DIR/lock                flock'd by every process that opens the store
+ *                           and the recipe states they were counted from
+ *   DIR/lock                the lock file: an fcntl record lock on it is held by every
+ *                           open of the store, until its close
  *
  * A volume is an array of slots of block_size bytes, each empty or naming one object. Writes
  * change an in-memory copy of the recipe; trove_volume_commit makes it durable atomically.
@@ -25,7 +28,11 @@
  *
  * Concurrency: a store handle and its volumes are used by one thread at a time. Several
  * processes may open one store: a writable open takes an exclusive lock on DIR/lock and a
- * read-only open a shared one, waiting for the other side to finish.
+ * read-only open a shared one (fcntl F_WRLCK and F_RDLCK over the whole file), waiting for
+ * the other side to finish; a read-only open of a store without DIR/lock takes none. The
+ * locks are POSIX record locks, which belong to a process: they keep other processes out,
+ * not a second open of the same store in the same process, and closing any descriptor of
+ * DIR/lock in the process releases them.
  *
  * docs/formats/store.md describes the layout, the commit protocol and the crash story.
  */
@@ -66,7 +73,8 @@ struct trove_volume;
 int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
                      struct trove_diag *diag);
 
-/* Close the store. Open volumes must be closed first (their uncommitted changes are lost). */
+/* Close the store: volumes still open are closed first (their uncommitted changes are
+ * lost), puts in flight are waited for, and DIR/refs is written if the counts changed. */
 void trove_store_close(struct trove_store *s);
 
 /* The store's object backend (borrowed; valid until trove_store_close). */

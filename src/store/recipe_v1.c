@@ -18,8 +18,9 @@
  *
  *   Integers are little-endian. entry[i] is slot i's xxh3-128 digest in canonical byte
  *   order (16 bytes); all zero means the slot is empty. flags bit 0: read-only (e.g. a
- *   snapshot); bit 1: an object volume (whole objects, no stated length). slot_count n = ceil(volume_size / block_size); block_size is a power of
- *   two from 4 KiB to 1 GiB; n <= TROVE_RECIPE_MAX_SLOTS (2^32). The file is 64 + 16n bytes.
+ *   snapshot); bit 1: an object volume (whole objects, no stated length). slot_count
+ *   n = ceil(volume_size / block_size); block_size is a power of two from 4 KiB to 1 GiB;
+ *   n <= TROVE_RECIPE_MAX_SLOTS (2^32). The file is 64 + 16n bytes.
  *
  * The layout is one fixed-width entry per slot, so a decode is a header check, a length
  * check and one checksum pass; the entries are not copied (the decoded recipe borrows
@@ -63,8 +64,9 @@ int trove_recipe_v1_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     uint8_t *p;
     int rc;
 
-    if (!out || !trove__recipe_block_size_ok(block_size) || (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 ||
-        slot_count > TROVE_RECIPE_MAX_SLOTS || slot_count != trove__recipe_slots_for(volume_size, block_size) ||
+    if (!out || !trove__recipe_block_size_ok(block_size) ||
+        (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 || slot_count > TROVE_RECIPE_MAX_SLOTS ||
+        slot_count != trove__recipe_slots_for(volume_size, block_size) ||
         (slot_count > 0 && !slots))
         return TROVE_ERR_INVALID;
     total = file_len(slot_count);

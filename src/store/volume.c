@@ -15,14 +15,14 @@
  * Every block is stored with exactly its slot's length: block_size, except that the last
  * slot holds only the volume's remainder. An object volume (TROVE_RECIPE_FLAG_OBJECTS: a
  * capture's segments) instead names a whole object of 1 .. block_size bytes per slot, put
- * and got whole; it shares everything else (dedup, counts, commits) with block volumes. A write hashes each touched block (after a
- * read-modify-write of a partial one); a block equal to the slot's current digest changes
- * nothing, an all-zero block empties the slot, and any other block is stored unless the
- * reference map already knows its digest and the object is there (a stat: then an object
- * with those bytes is durable, or queued). Stores go through the store's put pool
- * (putpool.h), so the caller hashes the next block while earlier ones are fsync'd; commit,
- * and any read of an object, drain it first, so a recipe never names an object that is
- * not durable.
+ * and got whole; it shares everything else (dedup, counts, commits) with block volumes.
+ * A write hashes each touched block (after a read-modify-write of a partial one); a block
+ * equal to the slot's current digest changes nothing, an all-zero block empties the slot,
+ * and any other block is stored unless the reference map already knows its digest and the
+ * object is there (a stat: then an object with those bytes is durable, or queued). Stores
+ * go through the store's put pool (putpool.h), so the caller hashes the next block while
+ * earlier ones are fsync'd; commit, and any read of an object, drain it first, so a recipe
+ * never names an object that is not durable.
  */
 #include "store_internal.h"
 #include "common/alloc.h"
