@@ -5,21 +5,22 @@
  * object whose "traceEvents" member is that array (other members, such as "metadata", may
  * come before or after it). A real trace is tens of megabytes, almost all of it strings
  * and args we throw away, so the importer never builds a document tree and never holds the
- * input: it is a hand-written streaming tokenizer over a window of at most one chunk
- * (1 MiB) refilled from the FILE*, driving a fixed-shape parser:
+ * input: the streaming tokenizer of common/json.h reads it through a window of one chunk
+ * (1 MiB) refilled from the FILE*, and this file is the fixed-shape parser on top of it —
+ * the trace's grammar and the rules that turn trace events into trove events:
  *
  *   document := BOM? ( '[' events ']'? | '{' (member (',' member)*)? '}' )
  *   member   := "traceEvents" ':' '[' events ']'  |  key ':' value   (skipped)
  *   events   := event (',' event)*          (the bare array may stop at EOF, even after a ',')
  *   event    := '{' (key ':' value)* '}'    (keys we use are decoded; other values skipped)
  *
- * Values that are not used (args, cat, id2, metadata, ...) go through skip_value(), an
- * iterative validator with an explicit stack of open brackets, so nesting costs one byte
- * per level and is capped at MAX_DEPTH. Strings are decoded (escapes, \uXXXX, surrogate
- * pairs; a lone surrogate becomes U+FFFD) only into small bounded buffers; skipped strings
- * are validated and discarded. Numbers are never converted through a double: their first
- * significant digits and the position of the decimal point are kept, and a microsecond
- * time becomes nanoseconds exactly, digits past the nanosecond rounded half away from zero.
+ * Values that are not used (args, cat, id2, metadata, ...) go through trove__json_skip(),
+ * which validates them with a fixed stack of open brackets, capped at 512 levels counting
+ * the document's own. Strings are decoded only into small bounded buffers (a lone surrogate
+ * escape becomes U+FFFD, and a name's invalid UTF-8 is repaired byte by byte to U+FFFD);
+ * skipped strings are validated and discarded. Numbers are never converted through a
+ * double: a microsecond time becomes nanoseconds exactly, digits past the nanosecond
+ * rounded half away from zero.
  *
  * Each event object is collected into a flat set of fields and evaluated when its '}' is
  * read, because JSON does not order keys (the sample puts "args" before "ph"). An event
@@ -36,110 +37,24 @@
  * the mapping of phases onto trove events.
  */
 #include "chrome_json.h"
-#include "common/alloc.h"
-
-#include "common/hex.h"
 
 #include <assert.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/alloc.h"
+#include "common/json.h"
+
 #define CHUNK_DEFAULT ((size_t)1 << 20)
-#define MAX_DEPTH 512                       /* open brackets, the top-level one included */
 #define MAX_EVENTS ((uint64_t)1 << 28)      /* imported events plus open B events */
 #define INPUT_DEFAULT ((uint64_t)4 << 30)   /* max_input when the caller passes 0 */
-#define NUM_DIGITS 24                       /* significant digits a number keeps */
-#define EXP_CAP 1000000000                  /* |exponent| saturates here */
 #define KEY_CAP 16                          /* longest key we need to recognize, plus slack */
 #define SHORT_CAP 4                         /* "ph" and "s" values */
 #define NO_NAME UINT32_MAX
 
 enum { J_NONE = 0, J_STRING, J_NUMBER, J_OTHER };
 
-/* ---- input window ------------------------------------------------------------------- */
-
-struct src {
-    FILE *f;                 /* NULL: the whole input is the window */
-    const uint8_t *start;    /* window, input offset `base` */
-    const uint8_t *p;        /* next byte */
-    const uint8_t *end;
-    uint8_t *buf;            /* chunk storage when reading a FILE */
-    size_t chunk;
-    uint64_t base;
-    uint64_t limit;          /* max_input */
-    int eof;
-    int err;                 /* sticky read error: -errno or TROVE_ERR_LIMIT */
-    void (*progress)(void *ctx, uint64_t bytes); /* after each chunk read; may be NULL */
-    void *progress_ctx;
-};
-
-static uint64_t src_pos(const struct src *s) { return s->base + (uint64_t)(s->p - s->start); }
-
-/* Make at least one byte available. Returns 1, or 0 at end of input or on a read error
- * (then s->err is set). */
-static int src_fill(struct src *s)
-{
-    size_t want, n;
-
-    if (s->p < s->end)
-        return 1;
-    if (!s->f || s->eof || s->err)
-        return 0;
-    s->base += (uint64_t)(s->end - s->start);
-    assert(s->base <= s->limit);
-    s->start = s->p = s->end = s->buf;
-    want = s->chunk;
-    if (s->limit - s->base < (uint64_t)want) /* read one byte past the limit to detect it */
-        want = (size_t)(s->limit - s->base) + 1;
-    errno = 0;
-    n = fread(s->buf, 1, want, s->f);
-    if (n < want) {
-        if (ferror(s->f)) {
-            s->err = errno ? -errno : -EIO;
-            return 0;
-        }
-        s->eof = 1;
-    }
-    if (n == 0)
-        return 0;
-    if (s->base + n > s->limit) {
-        s->err = TROVE_ERR_LIMIT;
-        return 0;
-    }
-    s->end = s->buf + n;
-    if (s->progress)
-        s->progress(s->progress_ctx, s->base + n);
-    return 1;
-}
-
-/* The next byte without consuming it, or -1 at end of input. */
-static inline int src_peek(struct src *s)
-{
-    if (s->p == s->end && !src_fill(s))
-        return -1;
-    return *s->p;
-}
-
 /* ---- parsed values ------------------------------------------------------------------ */
-
-/* A bounded decoded string: the first `cap` bytes are kept, `over` says more existed. */
-struct sbuf {
-    uint8_t *ptr;
-    size_t len, cap;
-    int over;
-};
-
-/*
- * A JSON number as digits: value = 0.d[0]d[1]... * 10^point, with leading zeros dropped.
- * Only the first NUM_DIGITS significant digits are kept; no time or id needs more (a u64
- * nanosecond count has 20, and the rounding digit is the 21st).
- */
-struct num {
-    uint8_t neg, is_int, nd;
-    uint8_t d[NUM_DIGITS];
-    int64_t point;
-};
 
 struct field {
     uint8_t type;            /* J_* */
@@ -150,7 +65,7 @@ struct field {
 struct evf {
     uint64_t off;
     struct field ph, name, ts, dur, pid, tid, s, args_name;
-    struct num ts_n, dur_n, pid_n, tid_n;
+    struct trove__json_num ts_n, dur_n, pid_n, tid_n;
 };
 
 /* ---- state -------------------------------------------------------------------------- */
@@ -178,14 +93,14 @@ struct bthread {
 };
 
 struct parser {
-    struct src src;
+    struct trove__json js;       /* the input and its tokens */
     struct trove_diag *diag;
     int strict;
     struct trove_chrome_stats st;
     struct evf ev;
 
     uint8_t key_store[KEY_CAP], ph_store[SHORT_CAP], s_store[SHORT_CAP];
-    struct sbuf key, ph, scope, name, args_name;
+    struct trove__json_str key, ph, scope, name, args_name;
     struct trove_bytes fix;      /* UTF-8 repair output */
 
     struct rec *rec;
@@ -206,44 +121,7 @@ struct parser {
     struct trove_names *tmp_names;
 };
 
-/* ---- errors ------------------------------------------------------------------------- */
-
-static const char *char_desc(int c, char buf[16])
-{
-    if (c < 0)
-        return "end of input";
-    if (c >= 0x21 && c < 0x7f)
-        snprintf(buf, 16, "'%c'", c);
-    else
-        snprintf(buf, 16, "byte 0x%02x", (unsigned)c);
-    return buf;
-}
-
-/* The error for input that ended (or could not be read) while `what` was incomplete. */
-static int eof_error(struct parser *ps, const char *what)
-{
-    struct src *s = &ps->src;
-    if (s->err == TROVE_ERR_LIMIT)
-        return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, src_pos(s),
-                              "input is larger than max_input (%llu bytes); raise the limit "
-                              "to import it",
-                              (unsigned long long)s->limit);
-    if (s->err)
-        return trove_diag_set(ps->diag, s->err, src_pos(s), "reading the trace failed: %s",
-                              trove_strerror(s->err));
-    return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
-                          "unexpected end of input inside %s; the trace is truncated", what);
-}
-
-/* "expected X, got Y" at the current byte. */
-static int unexpected(struct parser *ps, int c, const char *expected, const char *where)
-{
-    char buf[16];
-    if (c < 0)
-        return eof_error(ps, where);
-    return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(&ps->src), "expected %s in %s, got %s",
-                          expected, where, char_desc(c, buf));
-}
+/* ---- messages ---------------------------------------------------------------------- */
 
 /* Copy a name into out for a message: at most 60 bytes, control bytes as '?'. */
 static const char *show_name(const struct parser *ps, uint32_t id, char out[72])
@@ -277,309 +155,10 @@ static const char *show_us(uint64_t ns, char out[40])
     return out;
 }
 
-/* ---- tokenizer ---------------------------------------------------------------------- */
-
-/* Skip whitespace; return the next byte without consuming it, or -1 at end of input. */
-static inline int peek_ws(struct parser *ps)
-{
-    struct src *s = &ps->src;
-    for (;;) {
-        while (s->p < s->end) {
-            uint8_t c = *s->p;
-            if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
-                return c;
-            s->p++;
-        }
-        if (!src_fill(s))
-            return -1;
-    }
-}
-
-/* After a member of an object: 1 if a ',' follows (consumed: another member comes), 0 if
- * the closing '}' does (consumed), or the error for anything else. */
-static int after_member(struct parser *ps, const char *where)
-{
-    int c = peek_ws(ps);
-    if (c == ',' || c == '}') {
-        ps->src.p++;
-        return c == ',';
-    }
-    return unexpected(ps, c, "',' or '}'", where);
-}
-
-static void sbuf_put(struct sbuf *b, const uint8_t *p, size_t n)
-{
-    size_t room;
-    if (!b)
-        return;
-    room = b->cap - b->len;
-    if (n > room) {
-        n = room;
-        b->over = 1;
-    }
-    memcpy(b->ptr + b->len, p, n);
-    b->len += n;
-}
-
-static void sbuf_put_cp(struct sbuf *b, uint32_t cp)
-{
-    uint8_t u[4];
-    size_t n;
-    if (!b)
-        return;
-    if (cp < 0x80) {
-        u[0] = (uint8_t)cp;
-        n = 1;
-    } else if (cp < 0x800) {
-        u[0] = (uint8_t)(0xC0 | cp >> 6);
-        u[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 2;
-    } else if (cp < 0x10000) {
-        u[0] = (uint8_t)(0xE0 | cp >> 12);
-        u[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-        u[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 3;
-    } else {
-        u[0] = (uint8_t)(0xF0 | cp >> 18);
-        u[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
-        u[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-        u[3] = (uint8_t)(0x80 | (cp & 0x3F));
-        n = 4;
-    }
-    sbuf_put(b, u, n);
-}
-
-/* 1 for the bytes that end a plain run inside a string: '"', '\\' and controls. */
-static const uint8_t str_special[256] = {
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
-    0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
-};
-
-/*
- * Read the string whose opening quote is the next byte. Decoded bytes go to out (which may
- * be NULL to validate and discard). A high surrogate waits in `hi` for its low half; if
- * anything else follows, or a low half comes alone, it becomes U+FFFD.
- */
-static int read_string(struct parser *ps, struct sbuf *out)
-{
-    struct src *s = &ps->src;
-    uint32_t hi = 0;
-
-    if (out) {
-        out->len = 0;
-        out->over = 0;
-    }
-    s->p++;
-    for (;;) {
-        const uint8_t *q;
-        uint64_t esc_off;
-        int c;
-
-        if (s->p == s->end && !src_fill(s))
-            return eof_error(ps, "a string");
-        q = s->p;
-        while (q < s->end && !str_special[*q])
-            q++;
-        if (q > s->p) {
-            if (hi) {
-                sbuf_put_cp(out, 0xFFFD);
-                hi = 0;
-            }
-            sbuf_put(out, s->p, (size_t)(q - s->p));
-            s->p = q;
-            continue;
-        }
-        c = *q;
-        if (c == '"') {
-            if (hi)
-                sbuf_put_cp(out, 0xFFFD);
-            s->p++;
-            return TROVE_OK;
-        }
-        if (c < 0x20)
-            return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
-                                  "control byte 0x%02x inside a string (JSON requires it to be "
-                                  "escaped)",
-                                  (unsigned)c);
-        esc_off = src_pos(s);
-        s->p++;
-        if ((c = src_peek(s)) < 0)
-            return eof_error(ps, "a string escape");
-        s->p++;
-        if (c == 'u') {
-            uint32_t cp = 0;
-            for (int i = 0; i < 4; i++) {
-                int h = src_peek(s);
-                if (h < 0)
-                    return eof_error(ps, "a \\u escape");
-                if ((h = trove__hex_value(h)) < 0)
-                    return trove_diag_set(ps->diag, TROVE_ERR_JSON, esc_off,
-                                          "\\u escape needs four hex digits");
-                s->p++;
-                cp = cp << 4 | (uint32_t)h;
-            }
-            if (hi) {
-                if (cp >= 0xDC00 && cp <= 0xDFFF) {
-                    sbuf_put_cp(out, 0x10000 + ((hi - 0xD800) << 10) + (cp - 0xDC00));
-                    hi = 0;
-                    continue;
-                }
-                sbuf_put_cp(out, 0xFFFD);
-                hi = 0;
-            }
-            if (cp >= 0xD800 && cp <= 0xDBFF) {
-                hi = cp;
-                continue;
-            }
-            sbuf_put_cp(out, cp >= 0xDC00 && cp <= 0xDFFF ? 0xFFFD : cp);
-            continue;
-        }
-        if (hi) {
-            sbuf_put_cp(out, 0xFFFD);
-            hi = 0;
-        }
-        switch (c) {
-        case '"': case '\\': case '/': break;
-        case 'b': c = '\b'; break;
-        case 'f': c = '\f'; break;
-        case 'n': c = '\n'; break;
-        case 'r': c = '\r'; break;
-        case 't': c = '\t'; break;
-        default: {
-            char buf[16];
-            return trove_diag_set(ps->diag, TROVE_ERR_JSON, esc_off,
-                                  "invalid escape: backslash followed by %s", char_desc(c, buf));
-        }
-        }
-        {
-            uint8_t b = (uint8_t)c;
-            sbuf_put(out, &b, 1);
-        }
-    }
-}
-
-static void num_digit(struct num *n, int d, int int_part)
-{
-    if (n->nd == 0 && d == 0) {
-        if (!int_part)
-            n->point--;
-        return;
-    }
-    if (n->nd < NUM_DIGITS)
-        n->d[n->nd++] = (uint8_t)d;
-    if (int_part)
-        n->point++;
-}
-
-/* Read a JSON number (the next byte is '-' or a digit) into n, checking its grammar. */
-static int read_number(struct parser *ps, struct num *n)
-{
-    struct src *s = &ps->src;
-    int c = src_peek(s);
-    int64_t exp = 0;
-    int exp_neg = 0;
-
-    n->neg = 0;
-    n->is_int = 1;
-    n->nd = 0;
-    n->point = 0;
-    if (c == '-') {
-        n->neg = 1;
-        s->p++;
-        c = src_peek(s);
-    }
-    if (c < '0' || c > '9')
-        return unexpected(ps, c, "a digit", "a number");
-    s->p++;
-    if (c == '0') {
-        c = src_peek(s);
-        if (c >= '0' && c <= '9')
-            return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
-                                  "number with a leading zero");
-    } else {
-        num_digit(n, c - '0', 1);
-        for (;;) {
-            /* the fast path stays inside the window */
-            while (s->p < s->end && *s->p >= '0' && *s->p <= '9')
-                num_digit(n, *s->p++ - '0', 1);
-            c = src_peek(s);
-            if (c < '0' || c > '9')
-                break;
-        }
-    }
-    if (c == '.') {
-        n->is_int = 0;
-        s->p++;
-        c = src_peek(s);
-        if (c < '0' || c > '9')
-            return unexpected(ps, c, "a digit after '.'", "a number");
-        while (c >= '0' && c <= '9') {
-            num_digit(n, c - '0', 0);
-            s->p++;
-            c = src_peek(s);
-        }
-    }
-    if (c == 'e' || c == 'E') {
-        n->is_int = 0;
-        s->p++;
-        c = src_peek(s);
-        if (c == '+' || c == '-') {
-            exp_neg = c == '-';
-            s->p++;
-            c = src_peek(s);
-        }
-        if (c < '0' || c > '9')
-            return unexpected(ps, c, "a digit in the exponent", "a number");
-        while (c >= '0' && c <= '9') {
-            exp = exp * 10 + (c - '0');
-            if (exp > EXP_CAP)
-                exp = EXP_CAP;
-            s->p++;
-            c = src_peek(s);
-        }
-        n->point += exp_neg ? -exp : exp;
-    }
-    return TROVE_OK;
-}
-
-/*
- * Microseconds -> nanoseconds, exactly. Returns TROVE_OK, TROVE_ERR_NEGATIVE or
- * TROVE_ERR_LIMIT (the result does not fit in a u64).
- */
-static int num_to_ns(const struct num *n, uint64_t *out)
-{
-    int64_t q;
-    uint64_t v = 0;
-
-    *out = 0;
-    if (n->nd == 0)
-        return TROVE_OK;           /* zero, including -0 */
-    if (n->neg)
-        return TROVE_ERR_NEGATIVE;
-    q = n->point + 3;              /* digits before the nanosecond point */
-    if (q > 20)
-        return TROVE_ERR_LIMIT;
-    for (int64_t i = 0; i < q; i++) {
-        unsigned d = i < n->nd ? n->d[i] : 0;
-        if (v > (UINT64_MAX - d) / 10)
-            return TROVE_ERR_LIMIT;
-        v = v * 10 + d;
-    }
-    if (q >= 0 && q < n->nd && n->d[q] >= 5) {
-        if (v == UINT64_MAX)
-            return TROVE_ERR_LIMIT;
-        v++;
-    }
-    *out = v;
-    return TROVE_OK;
-}
+/* ---- the fields of an event -------------------------------------------------------- */
 
 /* A pid or tid: an integer in [INT32_MIN, UINT32_MAX], negatives stored two's complement. */
-static int num_to_id(const struct num *n, uint32_t *out)
+static int num_to_id(const struct trove__json_num *n, uint32_t *out)
 {
     uint64_t v = 0;
     if (!n->is_int)
@@ -598,167 +177,52 @@ static int num_to_id(const struct num *n, uint32_t *out)
     return TROVE_OK;
 }
 
-static int read_literal(struct parser *ps, const char *lit)
-{
-    struct src *s = &ps->src;
-    uint64_t off = src_pos(s);
-    for (const char *l = lit; *l; l++) {
-        int c = src_peek(s);
-        if (c < 0)
-            return eof_error(ps, "a literal");
-        if (c != *l)
-            return trove_diag_set(ps->diag, TROVE_ERR_JSON, off,
-                                  "invalid literal (expected %s, true, false or null)",
-                                  *lit == 'n' ? "null" : *lit == 't' ? "true" : "false");
-        s->p++;
-    }
-    return TROVE_OK;
-}
-
-/* Read `"key" :`; the key goes to ps->key (bounded). */
-static int read_key(struct parser *ps, const char *where)
-{
-    int c = peek_ws(ps), rc;
-    if (c != '"')
-        return unexpected(ps, c, "a string key", where);
-    if ((rc = read_string(ps, &ps->key)) != TROVE_OK)
-        return rc;
-    c = peek_ws(ps);
-    if (c != ':')
-        return unexpected(ps, c, "':' after a key", where);
-    ps->src.p++;
-    return TROVE_OK;
-}
-
-static int key_is(const struct parser *ps, const char *k)
-{
-    size_t n = strlen(k);
-    return !ps->key.over && ps->key.len == n && memcmp(ps->key.ptr, k, n) == 0;
-}
-
-/*
- * Validate and discard one JSON value; `depth` brackets are already open around it. An
- * explicit stack of the brackets this call opened replaces recursion.
- */
-static int skip_value(struct parser *ps, int depth)
-{
-    struct src *s = &ps->src;
-    char stack[MAX_DEPTH];
-    int top = 0, rc, c;
-    struct num tmp;
-
-    for (;;) {
-        /* a value starts here */
-        c = peek_ws(ps);
-        switch (c) {
-        case '{':
-        case '[':
-            if (depth + top + 1 > MAX_DEPTH)
-                return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, src_pos(s),
-                                      "JSON nested deeper than %d levels", MAX_DEPTH);
-            stack[top++] = (char)c;
-            s->p++;
-            c = peek_ws(ps);
-            if (c == (stack[top - 1] == '{' ? '}' : ']')) {
-                s->p++;
-                top--;
-                break;
-            }
-            if (stack[top - 1] == '{' && (rc = read_key(ps, "an object")) != TROVE_OK)
-                return rc;
-            continue;
-        case '"':
-            if ((rc = read_string(ps, NULL)) != TROVE_OK)
-                return rc;
-            break;
-        case 't':
-            if ((rc = read_literal(ps, "true")) != TROVE_OK)
-                return rc;
-            break;
-        case 'f':
-            if ((rc = read_literal(ps, "false")) != TROVE_OK)
-                return rc;
-            break;
-        case 'n':
-            if ((rc = read_literal(ps, "null")) != TROVE_OK)
-                return rc;
-            break;
-        case '-': case '0': case '1': case '2': case '3': case '4':
-        case '5': case '6': case '7': case '8': case '9':
-            if ((rc = read_number(ps, &tmp)) != TROVE_OK)
-                return rc;
-            break;
-        default:
-            return unexpected(ps, c, "a value",
-                              !top ? "a value" : stack[top - 1] == '{' ? "an object" : "an array");
-        }
-        /* after a value: close brackets until a ',' asks for the next value */
-        for (;;) {
-            char close;
-            if (top == 0)
-                return TROVE_OK;
-            close = stack[top - 1] == '{' ? '}' : ']';
-            c = peek_ws(ps);
-            if (c == ',') {
-                s->p++;
-                if (stack[top - 1] == '{' && (rc = read_key(ps, "an object")) != TROVE_OK)
-                    return rc;
-                break;
-            }
-            if (c != close)
-                return unexpected(ps, c, close == '}' ? "',' or '}'" : "',' or ']'",
-                                  close == '}' ? "an object" : "an array");
-            s->p++;
-            top--;
-        }
-    }
-}
-
 /*
  * Read one value of an event field: strings into str (NULL: discard), numbers into num
  * (NULL: discard), anything else validated and discarded. Records the type and offset.
  */
-static int read_field(struct parser *ps, struct field *f, struct sbuf *str, struct num *num,
-                      int depth)
+static int read_field(struct parser *ps, struct field *f, struct trove__json_str *str,
+                      struct trove__json_num *num, int depth)
 {
-    int c = peek_ws(ps);
-    struct num tmp;
-    f->off = src_pos(&ps->src);
+    struct trove__json *js = &ps->js;
+    int c = trove__json_peek(js);
+    struct trove__json_num tmp;
+    f->off = trove__json_pos(js);
     if (c == '"') {
         f->type = J_STRING;
-        return read_string(ps, str);
+        return trove__json_string(js, str);
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
         f->type = J_NUMBER;
-        return read_number(ps, num ? num : &tmp);
+        return trove__json_number(js, num ? num : &tmp);
     }
     f->type = J_OTHER;
-    return skip_value(ps, depth);
+    return trove__json_skip(js, depth);
 }
 
 /* The "args" object of an event (the next byte is '{'): only args.name is kept. */
 static int read_args(struct parser *ps)
 {
-    struct src *s = &ps->src;
+    struct trove__json *js = &ps->js;
     int c, rc;
 
     ps->ev.args_name.type = J_NONE;
-    s->p++;
-    c = peek_ws(ps);
+    trove__json_take(js);
+    c = trove__json_peek(js);
     if (c == '}') {
-        s->p++;
+        trove__json_take(js);
         return TROVE_OK;
     }
     for (;;) {
-        if ((rc = read_key(ps, "args")) != TROVE_OK)
+        if ((rc = trove__json_key(js, &ps->key, "args")) != TROVE_OK)
             return rc;
-        if (key_is(ps, "name"))
+        if (trove__json_key_is(&ps->key, "name"))
             rc = read_field(ps, &ps->ev.args_name, &ps->args_name, NULL, 3);
         else
-            rc = skip_value(ps, 3);
+            rc = trove__json_skip(js, 3);
         if (rc != TROVE_OK)
             return rc;
-        if ((rc = after_member(ps, "args")) <= 0)
+        if ((rc = trove__json_next_member(js, "args")) <= 0)
             return rc;
     }
 }
@@ -926,7 +390,7 @@ static size_t utf8_seq(const uint8_t *p, size_t n)
  * Make a decoded string valid UTF-8 (each byte that starts no valid sequence becomes
  * U+FFFD) and check its length. *out points into b or into ps->fix.
  */
-static int clean_string(struct parser *ps, const struct sbuf *b, const struct field *f,
+static int clean_string(struct parser *ps, const struct trove__json_str *b, const struct field *f,
                         const char *what, const uint8_t **out, size_t *out_len)
 {
     size_t i = 0, k;
@@ -973,7 +437,7 @@ static int trace_error(struct parser *ps, uint64_t off, const char *msg, const c
 }
 
 /* A time field in ns. `required`: absence is an error; else absent means 0. */
-static int get_time(struct parser *ps, const struct field *f, const struct num *n,
+static int get_time(struct parser *ps, const struct field *f, const struct trove__json_num *n,
                     const char *what, int required, uint64_t *out)
 {
     int rc;
@@ -985,7 +449,7 @@ static int get_time(struct parser *ps, const struct field *f, const struct num *
     }
     if (f->type != J_NUMBER)
         return trace_error(ps, f->off, "\"%s\" must be a number of microseconds", what);
-    rc = num_to_ns(n, out);
+    rc = trove__json_num_scaled(n, 3, out);
     if (rc == TROVE_ERR_NEGATIVE)
         return trove_diag_set(ps->diag, rc, f->off,
                               "negative \"%s\"; trove times are unsigned nanoseconds", what);
@@ -995,7 +459,7 @@ static int get_time(struct parser *ps, const struct field *f, const struct num *
     return TROVE_OK;
 }
 
-static int get_id(struct parser *ps, const struct field *f, const struct num *n,
+static int get_id(struct parser *ps, const struct field *f, const struct trove__json_num *n,
                   const char *what, uint32_t *out)
 {
     int rc;
@@ -1226,30 +690,30 @@ static int ev_metadata(struct parser *ps)
 /* Read one event object and act on it. */
 static int parse_event(struct parser *ps)
 {
-    struct src *s = &ps->src;
+    struct trove__json *js = &ps->js;
     struct evf *ev = &ps->ev;
-    int c = peek_ws(ps), rc;
+    int c = trove__json_peek(js), rc;
 
     if (c != '{') {
         if (c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
             c == 'n')
-            return trove_diag_set(ps->diag, TROVE_ERR_TRACE, src_pos(s),
+            return trove_diag_set(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
                                   "trace event %llu is not a JSON object",
                                   (unsigned long long)ps->st.trace_events + 1);
-        return unexpected(ps, c, "a trace event object", "the event array");
+        return trove__json_unexpected(js, c, "a trace event object", "the event array");
     }
-    ev->off = src_pos(s);
+    ev->off = trove__json_pos(js);
     ev->ph.type = ev->name.type = ev->ts.type = ev->dur.type = J_NONE;
     ev->pid.type = ev->tid.type = ev->s.type = ev->args_name.type = J_NONE;
-    s->p++;
-    c = peek_ws(ps);
+    trove__json_take(js);
+    c = trove__json_peek(js);
     if (c == '}') {
-        s->p++;
+        trove__json_take(js);
     } else {
         for (;;) {
-            if ((rc = read_key(ps, "a trace event")) != TROVE_OK)
+            if ((rc = trove__json_key(js, &ps->key, "a trace event")) != TROVE_OK)
                 return rc;
-            c = peek_ws(ps);
+            c = trove__json_peek(js);
             switch (ps->key.over ? 0 : ps->key.len) {
             case 1:
                 if (ps->key.ptr[0] == 's') {
@@ -1258,45 +722,45 @@ static int parse_event(struct parser *ps)
                 }
                 break;
             case 2:
-                if (key_is(ps, "ph")) {
+                if (trove__json_key_is(&ps->key, "ph")) {
                     rc = read_field(ps, &ev->ph, &ps->ph, NULL, 2);
                     goto next;
                 }
-                if (key_is(ps, "ts")) {
+                if (trove__json_key_is(&ps->key, "ts")) {
                     rc = read_field(ps, &ev->ts, NULL, &ev->ts_n, 2);
                     goto next;
                 }
                 break;
             case 3:
-                if (key_is(ps, "pid")) {
+                if (trove__json_key_is(&ps->key, "pid")) {
                     rc = read_field(ps, &ev->pid, NULL, &ev->pid_n, 2);
                     goto next;
                 }
-                if (key_is(ps, "tid")) {
+                if (trove__json_key_is(&ps->key, "tid")) {
                     rc = read_field(ps, &ev->tid, NULL, &ev->tid_n, 2);
                     goto next;
                 }
-                if (key_is(ps, "dur")) {
+                if (trove__json_key_is(&ps->key, "dur")) {
                     rc = read_field(ps, &ev->dur, NULL, &ev->dur_n, 2);
                     goto next;
                 }
                 break;
             case 4:
-                if (key_is(ps, "name")) {
+                if (trove__json_key_is(&ps->key, "name")) {
                     rc = read_field(ps, &ev->name, &ps->name, NULL, 2);
                     goto next;
                 }
-                if (key_is(ps, "args") && c == '{') {
+                if (trove__json_key_is(&ps->key, "args") && c == '{') {
                     rc = read_args(ps);
                     goto next;
                 }
                 break;
             }
-            rc = skip_value(ps, 2);
+            rc = trove__json_skip(js, 2);
         next:
             if (rc != TROVE_OK)
                 return rc;
-            if ((rc = after_member(ps, "a trace event")) < 0)
+            if ((rc = trove__json_next_member(js, "a trace event")) < 0)
                 return rc;
             if (rc == 0)
                 break;
@@ -1328,81 +792,81 @@ static int parse_event(struct parser *ps)
  * trailing ',' before EOF) may be missing. */
 static int parse_events(struct parser *ps, int bare)
 {
-    struct src *s = &ps->src;
-    int c = peek_ws(ps), rc;
+    struct trove__json *js = &ps->js;
+    int c = trove__json_peek(js), rc;
 
     if (c == ']') {
-        s->p++;
+        trove__json_take(js);
         return TROVE_OK;
     }
     if (c < 0)
-        return bare && !s->err ? TROVE_OK : eof_error(ps, "the event array");
+        return bare && !js->err ? TROVE_OK : trove__json_eof_error(js, "the event array");
     for (;;) {
         if ((rc = parse_event(ps)) != TROVE_OK)
             return rc;
-        c = peek_ws(ps);
+        c = trove__json_peek(js);
         if (c == ',') {
-            s->p++;
-            c = peek_ws(ps);
-            if (c < 0 && bare && !s->err)
+            trove__json_take(js);
+            c = trove__json_peek(js);
+            if (c < 0 && bare && !js->err)
                 return TROVE_OK;
             if (c == ']')
-                return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+                return trove_diag_set(ps->diag, TROVE_ERR_JSON, trove__json_pos(js),
                                       "trailing ',' before ']' in the event array");
             continue;
         }
         if (c == ']') {
-            s->p++;
+            trove__json_take(js);
             return TROVE_OK;
         }
-        if (c < 0 && bare && !s->err)
+        if (c < 0 && bare && !js->err)
             return TROVE_OK;
-        return unexpected(ps, c, "',' or ']' after a trace event", "the event array");
+        return trove__json_unexpected(js, c, "',' or ']' after a trace event", "the event array");
     }
 }
 
 static int parse_document(struct parser *ps)
 {
-    struct src *s = &ps->src;
-    int c = src_peek(s), rc, found = 0;
+    struct trove__json *js = &ps->js;
+    int c = trove__json_peek_byte(js), rc, found = 0;
 
     if (c == 0xEF) { /* UTF-8 byte order mark */
         static const uint8_t bom[3] = {0xEF, 0xBB, 0xBF};
         for (int i = 0; i < 3; i++) {
-            if (src_peek(s) != bom[i])
-                return unexpected(ps, src_peek(s), "a UTF-8 byte order mark", "the document");
-            s->p++;
+            if ((c = trove__json_peek_byte(js)) != bom[i])
+                return trove__json_unexpected(js, c, "a UTF-8 byte order mark", "the document");
+            trove__json_take(js);
         }
     }
-    c = peek_ws(ps);
+    c = trove__json_peek(js);
     if (c == '[') {
-        s->p++;
+        trove__json_take(js);
         if ((rc = parse_events(ps, 1)) != TROVE_OK)
             return rc;
     } else if (c == '{') {
-        s->p++;
-        c = peek_ws(ps);
+        trove__json_take(js);
+        c = trove__json_peek(js);
         if (c == '}')
-            s->p++;
+            trove__json_take(js);
         while (c != '}') {
-            if ((rc = read_key(ps, "the top-level object")) != TROVE_OK)
+            if ((rc = trove__json_key(js, &ps->key, "the top-level object")) != TROVE_OK)
                 return rc;
-            if (key_is(ps, "traceEvents")) {
-                c = peek_ws(ps);
+            if (trove__json_key_is(&ps->key, "traceEvents")) {
+                c = trove__json_peek(js);
                 if (c != '[') {
                     if (c < 0)
-                        return eof_error(ps, "the top-level object");
-                    return trove_diag_set(ps->diag, TROVE_ERR_TRACE, src_pos(s),
+                        return trove__json_eof_error(js, "the top-level object");
+                    return trove_diag_set(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
                                           "\"traceEvents\" must be an array");
                 }
-                s->p++;
+                trove__json_take(js);
                 if ((rc = parse_events(ps, 0)) != TROVE_OK)
                     return rc;
                 found = 1;
-            } else if ((rc = skip_value(ps, 1)) != TROVE_OK) {
+            } else if ((rc = trove__json_skip(js, 1)) != TROVE_OK) {
                 return rc;
             }
-            if ((rc = after_member(ps, "the top-level object")) < 0)
+            if ((rc = trove__json_next_member(js, "the top-level object")) < 0)
                 return rc;
             if (rc == 0)
                 break;
@@ -1412,23 +876,23 @@ static int parse_document(struct parser *ps)
                                   "the top-level object has no \"traceEvents\" array; is this "
                                   "a Chrome trace?");
     } else if (c < 0) {
-        if (s->err)
-            return eof_error(ps, "the document");
+        if (js->err)
+            return trove__json_eof_error(js, "the document");
         return trove_diag_set(ps->diag, TROVE_ERR_JSON, 0, "empty input: no JSON document");
     } else if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
                c == 'n') {
-        return trove_diag_set(ps->diag, TROVE_ERR_TRACE, src_pos(s),
+        return trove_diag_set(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
                               "a Chrome trace is an array of events or an object with "
                               "\"traceEvents\", not a scalar");
     } else {
-        return unexpected(ps, c, "'[' or '{'", "the document");
+        return trove__json_unexpected(js, c, "'[' or '{'", "the document");
     }
-    c = peek_ws(ps);
+    c = trove__json_peek(js);
     if (c >= 0)
-        return trove_diag_set(ps->diag, TROVE_ERR_JSON, src_pos(s),
+        return trove_diag_set(ps->diag, TROVE_ERR_JSON, trove__json_pos(js),
                               "unexpected data after the end of the trace");
-    if (s->err)
-        return eof_error(ps, "the document");
+    if (js->err)
+        return trove__json_eof_error(js, "the document");
     return TROVE_OK;
 }
 
@@ -1631,7 +1095,7 @@ out:
 
 static void parser_free(struct parser *ps)
 {
-    free(ps->src.buf);
+    trove__json_free(&ps->js);
     free(ps->name.ptr);
     free(ps->args_name.ptr);
     trove_bytes_free(&ps->fix);
@@ -1646,19 +1110,21 @@ static void parser_free(struct parser *ps)
     trove_names_free(ps->tmp_names);
 }
 
-/* The importer over a source set up by the caller (FILE or memory). */
+/* The importer over the input ps->js was opened on (FILE or memory). */
 static int run(struct parser *ps, const struct trove_chrome_options *opt,
                struct trove_events *events, struct trove_names *names,
                struct trove_chrome_stats *stats)
 {
     int rc;
 
+    ps->diag = ps->js.diag;
+    ps->js.doc = "trace";
     ps->strict = opt && opt->strict;
-    ps->key = (struct sbuf){ps->key_store, 0, KEY_CAP, 0};
-    ps->ph = (struct sbuf){ps->ph_store, 0, SHORT_CAP, 0};
-    ps->scope = (struct sbuf){ps->s_store, 0, SHORT_CAP, 0};
-    ps->name = (struct sbuf){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
-    ps->args_name = (struct sbuf){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
+    ps->key = (struct trove__json_str){ps->key_store, 0, KEY_CAP, 0};
+    ps->ph = (struct trove__json_str){ps->ph_store, 0, SHORT_CAP, 0};
+    ps->scope = (struct trove__json_str){ps->s_store, 0, SHORT_CAP, 0};
+    ps->name = (struct trove__json_str){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
+    ps->args_name = (struct trove__json_str){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
     if (!ps->name.ptr || !ps->args_name.ptr) {
         rc = trove_diag_set(ps->diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
@@ -1675,11 +1141,11 @@ static int run(struct parser *ps, const struct trove_chrome_options *opt,
     if (rc == TROVE_OK)
         rc = commit(ps, events, names);
     if (rc == TROVE_ERR_NOMEM) /* allocation sites return the code without a message */
-        trove_diag_set(ps->diag, rc, src_pos(&ps->src),
+        trove_diag_set(ps->diag, rc, trove__json_pos(&ps->js),
                        "out of memory after %zu events; the trace is too large for this machine",
                        ps->nrec);
 out:
-    ps->st.input_bytes = src_pos(&ps->src);
+    ps->st.input_bytes = trove__json_pos(&ps->js);
     if (stats)
         *stats = ps->st;
     parser_free(ps);
@@ -1702,21 +1168,17 @@ int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chro
         return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no input stream or events array");
     }
     memset(&ps, 0, sizeof ps);
-    ps.diag = diag;
-    ps.src.f = in;
-    ps.src.chunk = chunk;
-    ps.src.limit = opt && opt->max_input ? opt->max_input : INPUT_DEFAULT;
-    if (opt) {
-        ps.src.progress = opt->progress;
-        ps.src.progress_ctx = opt->progress_ctx;
-    }
-    ps.src.buf = trove__malloc(chunk);
-    if (!ps.src.buf) {
+    if (trove__json_init_file(&ps.js, in, chunk,
+                              opt && opt->max_input ? opt->max_input : INPUT_DEFAULT,
+                              diag) != TROVE_OK) {
         if (stats)
             memset(stats, 0, sizeof *stats);
         return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     }
-    ps.src.start = ps.src.p = ps.src.end = ps.src.buf;
+    if (opt) {
+        ps.js.progress = opt->progress;
+        ps.js.progress_ctx = opt->progress_ctx;
+    }
     return run(&ps, opt, events, names, stats);
 }
 
@@ -1744,10 +1206,6 @@ int trove_chrome_import_mem(const uint8_t *buf, size_t len, const struct trove_c
                               "import it",
                               (unsigned long long)limit);
     memset(&ps, 0, sizeof ps);
-    ps.diag = diag;
-    ps.src.limit = limit;
-    ps.src.start = ps.src.p = buf ? buf : (const uint8_t *)"";
-    ps.src.end = ps.src.p + len;
-    ps.src.eof = 1;
+    trove__json_init_mem(&ps.js, buf, len, diag);
     return run(&ps, opt, events, names, stats);
 }
