@@ -44,6 +44,7 @@
 
 #include "common/alloc.h"
 #include "common/json.h"
+#include "common/utf8.h"
 
 #define CHUNK_DEFAULT ((size_t)1 << 20)
 #define MAX_EVENTS ((uint64_t)1 << 28)      /* imported events plus open B events */
@@ -362,28 +363,13 @@ static int find_thread(struct parser *ps, uint32_t pid, uint32_t tid, int create
     return TROVE_OK;
 }
 
-/* ---- UTF-8 -------------------------------------------------------------------------- */
+/* ---- names from outside ------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at p[0..n), or 0 if it is not one. */
-static size_t utf8_seq(const uint8_t *p, size_t n)
+static int name_too_long(struct parser *ps, const struct field *f, const char *what)
 {
-    uint8_t c = p[0];
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        return n >= 2 && (p[1] & 0xC0) == 0x80 ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        uint8_t lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
-        return n >= 3 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        uint8_t lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
-        return n >= 4 && p[1] >= lo && p[1] <= hi && (p[2] & 0xC0) == 0x80 &&
-                       (p[3] & 0xC0) == 0x80
-                   ? 4
-                   : 0;
-    }
-    return 0;
+    return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, f->off,
+                          "%s is longer than %d bytes, the longest name trove stores", what,
+                          TROVE_NAME_MAX);
 }
 
 /*
@@ -393,13 +379,12 @@ static size_t utf8_seq(const uint8_t *p, size_t n)
 static int clean_string(struct parser *ps, const struct trove__json_str *b, const struct field *f,
                         const char *what, const uint8_t **out, size_t *out_len)
 {
-    size_t i = 0, k;
+    size_t i, k;
     int rc;
 
     if (b->over)
-        goto too_long;
-    while (i < b->len && (k = utf8_seq(b->ptr + i, b->len - i)) != 0)
-        i += k;
+        return name_too_long(ps, f, what);
+    i = trove__utf8_valid_prefix(b->ptr, b->len);
     if (i == b->len) {
         *out = b->ptr;
         *out_len = b->len;
@@ -409,24 +394,20 @@ static int clean_string(struct parser *ps, const struct trove__json_str *b, cons
     if ((rc = trove_bytes_append(&ps->fix, b->ptr, i)) != TROVE_OK)
         return rc;
     while (i < b->len) {
-        k = utf8_seq(b->ptr + i, b->len - i);
-        if (k)
-            rc = trove_bytes_append(&ps->fix, b->ptr + i, k);
-        else
-            rc = trove_bytes_append(&ps->fix, "\xEF\xBF\xBD", 3);
-        if (rc != TROVE_OK)
+        /* b->ptr[i] starts no valid sequence */
+        if ((rc = trove_bytes_append(&ps->fix, "\xEF\xBF\xBD", 3)) != TROVE_OK)
             return rc;
-        i += k ? k : 1;
+        i++;
+        k = trove__utf8_valid_prefix(b->ptr + i, b->len - i);
+        if (k && (rc = trove_bytes_append(&ps->fix, b->ptr + i, k)) != TROVE_OK)
+            return rc;
+        i += k;
     }
     if (ps->fix.len > TROVE_NAME_MAX)
-        goto too_long;
+        return name_too_long(ps, f, what);
     *out = ps->fix.ptr;
     *out_len = ps->fix.len;
     return TROVE_OK;
-too_long:
-    return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, f->off,
-                          "%s is longer than %d bytes, the longest name trove stores", what,
-                          TROVE_NAME_MAX);
 }
 
 /* ---- events ------------------------------------------------------------------------- */
