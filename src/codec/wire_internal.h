@@ -1,6 +1,7 @@
 /*
  * wire_internal.h (internal to src/codec): the pieces of the wire codec shared between
- * wire.c (frames, raw, deflate, stream reading), wire_packed.c and wire_names.c.
+ * wire_frame.c (the frame header), wire.c (raw, deflate, stream reading), wire_packed.c and
+ * wire_names.c.
  */
 #ifndef TROVE_WIRE_INTERNAL_H
 #define TROVE_WIRE_INTERNAL_H
@@ -20,7 +21,7 @@
  * table has more than 256 entries. */
 #define TROVE_PACKED_DIRECT 255
 
-/* Write a 16-byte frame header at p. */
+/* Write a 16-byte frame header at p (wire_frame.c). */
 void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,
                             uint32_t raw_len);
 

@@ -42,6 +42,12 @@ void trove__thread_map_free(struct trove__thread_map *m)
     memset(m, 0, sizeof *m);
 }
 
+size_t trove_wire_packed_bound(size_t n)
+{
+    /* thread count varint + a table entry per event at most + the events */
+    return 5 + n * (TROVE_PACKED_THREAD_MAX + TROVE_PACKED_EVENT_MAX);
+}
+
 static inline uint32_t map_hash(uint64_t key, uint32_t cap)
 {
     return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);

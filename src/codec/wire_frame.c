@@ -1,0 +1,122 @@
+/*
+ * wire_frame.c: the 16-byte header that opens every wire frame — written, parsed and
+ * checked — and the names of the frame formats. The encoders of every payload (wire.c for
+ * raw and deflate, wire_packed.c, wire_names.c) write their header through
+ * trove__wire_put_header, and every reader of frames parses it here, so the one place
+ * that knows the header's bytes sits below all of them.
+ *
+ *   header (16 bytes, little-endian):
+ *     0  magic    'T' 'V'
+ *     2  format   u8   1 raw, 2 packed, 3 deflate, 4 names
+ *     3  version  u8   1
+ *     4  count    u32  events (raw, packed, deflate) or entries (names)
+ *     8  payload  u32  bytes that follow the header
+ *    12  raw_len  u32  deflate: the inflated packed payload's size; 0 for the others
+ *
+ * Every size in a header is checked against a hard limit and against the count before any
+ * allocation: count <= TROVE_WIRE_MAX_EVENTS (TROVE_WIRE_MAX_NAMES for names),
+ * payload <= TROVE_WIRE_MAX_PAYLOAD, raw payload == 32 * count, packed and inflated sizes
+ * <= trove_wire_packed_bound(count).
+ */
+#include "wire_internal.h"
+
+#define WIRE_MAGIC0 'T'
+#define WIRE_MAGIC1 'V'
+
+int trove_wire_format_parse(const char *name)
+{
+    if (!name)
+        return 0;
+    if (!strcmp(name, "raw"))
+        return TROVE_WIRE_RAW;
+    if (!strcmp(name, "packed"))
+        return TROVE_WIRE_PACKED;
+    if (!strcmp(name, "deflate") || !strcmp(name, "packed+deflate") ||
+        !strcmp(name, "packed_deflate"))
+        return TROVE_WIRE_DEFLATE;
+    if (!strcmp(name, "names"))
+        return TROVE_WIRE_NAMES;
+    return 0;
+}
+
+const char *trove_wire_format_name(int format)
+{
+    switch (format) {
+    case TROVE_WIRE_RAW: return "raw";
+    case TROVE_WIRE_PACKED: return "packed";
+    case TROVE_WIRE_DEFLATE: return "deflate";
+    case TROVE_WIRE_NAMES: return "names";
+    default: return "unknown";
+    }
+}
+
+void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,
+                            uint32_t raw_len)
+{
+    p[0] = WIRE_MAGIC0;
+    p[1] = WIRE_MAGIC1;
+    p[2] = (uint8_t)format;
+    p[3] = TROVE_WIRE_VERSION;
+    trove__put_le32(p + 4, count);
+    trove__put_le32(p + 8, payload_len);
+    trove__put_le32(p + 12, raw_len);
+}
+
+int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_header *h,
+                            struct trove_diag *diag)
+{
+    if (len < TROVE_WIRE_HEADER_SIZE)
+        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, 0,
+                              "frame header truncated: %zu of 16 bytes", len);
+    if (buf[0] != WIRE_MAGIC0 || buf[1] != WIRE_MAGIC1)
+        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
+                              "not a trove wire frame (magic %02x %02x, expected 54 56)", buf[0],
+                              buf[1]);
+    h->format = buf[2];
+    h->version = buf[3];
+    h->count = trove__get_le32(buf + 4);
+    h->payload_len = trove__get_le32(buf + 8);
+    h->raw_len = trove__get_le32(buf + 12);
+    if (h->version != TROVE_WIRE_VERSION)
+        return trove_diag_set(diag, TROVE_ERR_VERSION, 3,
+                              "wire frame version %u; this build reads version %u", h->version,
+                              TROVE_WIRE_VERSION);
+    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_NAMES)
+        return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
+    if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "frame payload of %u bytes over the %u limit",
+                              h->payload_len, TROVE_WIRE_MAX_PAYLOAD);
+    if (h->format == TROVE_WIRE_NAMES) {
+        if (h->count > TROVE_WIRE_MAX_NAMES)
+            return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "names frame of %u entries over the %u limit",
+                                  h->count, TROVE_WIRE_MAX_NAMES);
+        if (h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12, "names frame with nonzero raw_len");
+        return TROVE_OK;
+    }
+    if (h->count > TROVE_WIRE_MAX_EVENTS)
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "frame of %u events over the %u limit",
+                              h->count, TROVE_WIRE_MAX_EVENTS);
+    switch (h->format) {
+    case TROVE_WIRE_RAW:
+        if (h->payload_len != (uint64_t)h->count * TROVE_EVENT_SIZE || h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "raw frame of %u events with a %u-byte payload", h->count,
+                                  h->payload_len);
+        break;
+    case TROVE_WIRE_PACKED:
+        if (h->payload_len > trove_wire_packed_bound(h->count) || h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "packed frame of %u events with a %u-byte payload", h->count,
+                                  h->payload_len);
+        break;
+    case TROVE_WIRE_DEFLATE:
+        if (h->raw_len > trove_wire_packed_bound(h->count) || h->raw_len > TROVE_WIRE_MAX_PAYLOAD)
+            return trove_diag_set(diag, TROVE_ERR_BOMB, 12,
+                                  "deflate frame declares %u inflated bytes for %u events "
+                                  "(limit %zu)",
+                                  h->raw_len, h->count, trove_wire_packed_bound(h->count));
+        break;
+    }
+    return TROVE_OK;
+}
