@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "common/json.h"
 #include "common/utf8.h"
 
@@ -367,9 +368,9 @@ static int find_thread(struct parser *ps, uint32_t pid, uint32_t tid, int create
 
 static int name_too_long(struct parser *ps, const struct field *f, const char *what)
 {
-    return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, f->off,
-                          "%s is longer than %d bytes, the longest name trove stores", what,
-                          TROVE_NAME_MAX);
+    return TROVE_FAIL(ps->diag, TROVE_ERR_LIMIT, f->off,
+                      "%s is longer than %d bytes, the longest name trove stores", what,
+                      TROVE_NAME_MAX);
 }
 
 /*
@@ -414,7 +415,7 @@ static int clean_string(struct parser *ps, const struct trove__json_str *b, cons
 
 static int trace_error(struct parser *ps, uint64_t off, const char *msg, const char *field)
 {
-    return trove_diag_set(ps->diag, TROVE_ERR_TRACE, off, msg, field);
+    return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, off, msg, field);
 }
 
 /* A time field in ns. `required`: absence is an error; else absent means 0. */
@@ -432,11 +433,11 @@ static int get_time(struct parser *ps, const struct field *f, const struct trove
         return trace_error(ps, f->off, "\"%s\" must be a number of microseconds", what);
     rc = trove__json_num_scaled(n, 3, out);
     if (rc == TROVE_ERR_NEGATIVE)
-        return trove_diag_set(ps->diag, rc, f->off,
-                              "negative \"%s\"; trove times are unsigned nanoseconds", what);
+        return TROVE_FAIL(ps->diag, rc, f->off,
+                          "negative \"%s\"; trove times are unsigned nanoseconds", what);
     if (rc != TROVE_OK)
-        return trove_diag_set(ps->diag, rc, f->off,
-                              "\"%s\" does not fit in 64-bit nanoseconds", what);
+        return TROVE_FAIL(ps->diag, rc, f->off,
+                          "\"%s\" does not fit in 64-bit nanoseconds", what);
     return TROVE_OK;
 }
 
@@ -488,9 +489,9 @@ static int get_name(struct parser *ps, int optional, uint32_t *id)
 static int check_count(struct parser *ps)
 {
     if ((uint64_t)ps->nrec + ps->open_total >= MAX_EVENTS)
-        return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, ps->ev.off,
-                              "more than %llu events; split the trace to import it",
-                              (unsigned long long)MAX_EVENTS);
+        return TROVE_FAIL(ps->diag, TROVE_ERR_LIMIT, ps->ev.off,
+                          "more than %llu events; split the trace to import it",
+                          (unsigned long long)MAX_EVENTS);
     return TROVE_OK;
 }
 
@@ -526,8 +527,8 @@ static int ev_complete(struct parser *ps)
         (rc = get_thread(ps, &pid, &tid)) != TROVE_OK)
         return rc;
     if (dur > UINT64_MAX - ts)
-        return trove_diag_set(ps->diag, TROVE_ERR_LIMIT, ps->ev.dur.off,
-                              "ts + dur does not fit in 64-bit nanoseconds");
+        return TROVE_FAIL(ps->diag, TROVE_ERR_LIMIT, ps->ev.dur.off,
+                          "ts + dur does not fit in 64-bit nanoseconds");
     if ((rc = get_name(ps, 0, &name)) != TROVE_OK)
         return rc;
     ps->st.complete++;
@@ -575,21 +576,21 @@ static int ev_end(struct parser *ps)
         return rc;
     if (!t || t->n == 0) {
         if (ps->strict)
-            return trove_diag_set(ps->diag, TROVE_ERR_UNMATCHED, ps->ev.off,
-                                  "E event \"%s\" on pid %u tid %u at ts %s has no open B "
-                                  "event on its thread",
-                                  show_name(ps, name, nbuf), pid, tid, show_us(ts, t1));
+            return TROVE_FAIL(ps->diag, TROVE_ERR_UNMATCHED, ps->ev.off,
+                              "E event \"%s\" on pid %u tid %u at ts %s has no open B "
+                              "event on its thread",
+                              show_name(ps, name, nbuf), pid, tid, show_us(ts, t1));
         ps->st.unmatched_end++;
         return TROVE_OK;
     }
     b = t->stk[t->n - 1];
     if (ts < b.ts)
-        return trove_diag_set(ps->diag, TROVE_ERR_NEGATIVE, ps->ev.off,
-                              "end before start: E at ts %s closes the B \"%s\" at ts %s (byte "
-                              "%llu) on pid %u tid %u",
-                              show_us(ts, t1),
-                              show_name(ps, b.name != NO_NAME ? b.name : name, nbuf),
-                              show_us(b.ts, t2), (unsigned long long)b.off, pid, tid);
+        return TROVE_FAIL(ps->diag, TROVE_ERR_NEGATIVE, ps->ev.off,
+                          "end before start: E at ts %s closes the B \"%s\" at ts %s (byte "
+                          "%llu) on pid %u tid %u",
+                          show_us(ts, t1),
+                          show_name(ps, b.name != NO_NAME ? b.name : name, nbuf),
+                          show_us(b.ts, t2), (unsigned long long)b.off, pid, tid);
     if (b.name != NO_NAME)
         name = b.name;
     else if (name == NO_NAME && (rc = intern(ps, (const uint8_t *)"", 0, &name)) != TROVE_OK)
@@ -668,6 +669,42 @@ static int ev_metadata(struct parser *ps)
     return TROVE_OK;
 }
 
+/* The value of the member whose key was just read: a field we use, or skipped. `c` is the
+ * value's first byte. */
+static int read_member(struct parser *ps, int c)
+{
+    struct evf *ev = &ps->ev;
+    const struct trove__json_str *key = &ps->key;
+
+    switch (key->over ? 0 : key->len) {
+    case 1:
+        if (key->ptr[0] == 's')
+            return read_field(ps, &ev->s, &ps->scope, NULL, 2);
+        break;
+    case 2:
+        if (trove__json_key_is(key, "ph"))
+            return read_field(ps, &ev->ph, &ps->ph, NULL, 2);
+        if (trove__json_key_is(key, "ts"))
+            return read_field(ps, &ev->ts, NULL, &ev->ts_n, 2);
+        break;
+    case 3:
+        if (trove__json_key_is(key, "pid"))
+            return read_field(ps, &ev->pid, NULL, &ev->pid_n, 2);
+        if (trove__json_key_is(key, "tid"))
+            return read_field(ps, &ev->tid, NULL, &ev->tid_n, 2);
+        if (trove__json_key_is(key, "dur"))
+            return read_field(ps, &ev->dur, NULL, &ev->dur_n, 2);
+        break;
+    case 4:
+        if (trove__json_key_is(key, "name"))
+            return read_field(ps, &ev->name, &ps->name, NULL, 2);
+        if (trove__json_key_is(key, "args") && c == '{')
+            return read_args(ps);
+        break;
+    }
+    return trove__json_skip(&ps->js, 2);
+}
+
 /* Read one event object and act on it. */
 static int parse_event(struct parser *ps)
 {
@@ -678,9 +715,9 @@ static int parse_event(struct parser *ps)
     if (c != '{') {
         if (c == '[' || c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
             c == 'n')
-            return trove_diag_set(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
-                                  "trace event %llu is not a JSON object",
-                                  (unsigned long long)ps->st.trace_events + 1);
+            return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
+                              "trace event %llu is not a JSON object",
+                              (unsigned long long)ps->st.trace_events + 1);
         return trove__json_unexpected(js, c, "a trace event object", "the event array");
     }
     ev->off = trove__json_pos(js);
@@ -691,61 +728,12 @@ static int parse_event(struct parser *ps)
     if (c == '}') {
         trove__json_take(js);
     } else {
-        for (;;) {
-            if ((rc = trove__json_key(js, &ps->key, "a trace event")) != TROVE_OK)
+        do {
+            if ((rc = trove__json_key(js, &ps->key, "a trace event")) != TROVE_OK ||
+                (rc = read_member(ps, trove__json_peek(js))) != TROVE_OK ||
+                (rc = trove__json_next_member(js, "a trace event")) < 0)
                 return rc;
-            c = trove__json_peek(js);
-            switch (ps->key.over ? 0 : ps->key.len) {
-            case 1:
-                if (ps->key.ptr[0] == 's') {
-                    rc = read_field(ps, &ev->s, &ps->scope, NULL, 2);
-                    goto next;
-                }
-                break;
-            case 2:
-                if (trove__json_key_is(&ps->key, "ph")) {
-                    rc = read_field(ps, &ev->ph, &ps->ph, NULL, 2);
-                    goto next;
-                }
-                if (trove__json_key_is(&ps->key, "ts")) {
-                    rc = read_field(ps, &ev->ts, NULL, &ev->ts_n, 2);
-                    goto next;
-                }
-                break;
-            case 3:
-                if (trove__json_key_is(&ps->key, "pid")) {
-                    rc = read_field(ps, &ev->pid, NULL, &ev->pid_n, 2);
-                    goto next;
-                }
-                if (trove__json_key_is(&ps->key, "tid")) {
-                    rc = read_field(ps, &ev->tid, NULL, &ev->tid_n, 2);
-                    goto next;
-                }
-                if (trove__json_key_is(&ps->key, "dur")) {
-                    rc = read_field(ps, &ev->dur, NULL, &ev->dur_n, 2);
-                    goto next;
-                }
-                break;
-            case 4:
-                if (trove__json_key_is(&ps->key, "name")) {
-                    rc = read_field(ps, &ev->name, &ps->name, NULL, 2);
-                    goto next;
-                }
-                if (trove__json_key_is(&ps->key, "args") && c == '{') {
-                    rc = read_args(ps);
-                    goto next;
-                }
-                break;
-            }
-            rc = trove__json_skip(js, 2);
-        next:
-            if (rc != TROVE_OK)
-                return rc;
-            if ((rc = trove__json_next_member(js, "a trace event")) < 0)
-                return rc;
-            if (rc == 0)
-                break;
-        }
+        } while (rc);
     }
 
     ps->st.trace_events++;
@@ -792,8 +780,8 @@ static int parse_events(struct parser *ps, int bare)
             if (c < 0 && bare && !js->err)
                 return TROVE_OK;
             if (c == ']')
-                return trove_diag_set(ps->diag, TROVE_ERR_JSON, trove__json_pos(js),
-                                      "trailing ',' before ']' in the event array");
+                return TROVE_FAIL(ps->diag, TROVE_ERR_JSON, trove__json_pos(js),
+                                  "trailing ',' before ']' in the event array");
             continue;
         }
         if (c == ']') {
@@ -806,10 +794,48 @@ static int parse_events(struct parser *ps, int bare)
     }
 }
 
+/* The members of the top-level object after its '{': "traceEvents" is read, others skipped. */
+static int parse_top_object(struct parser *ps)
+{
+    struct trove__json *js = &ps->js;
+    int c = trove__json_peek(js), rc, found = 0;
+
+    if (c == '}')
+        trove__json_take(js);
+    while (c != '}') {
+        if ((rc = trove__json_key(js, &ps->key, "the top-level object")) != TROVE_OK)
+            return rc;
+        if (trove__json_key_is(&ps->key, "traceEvents")) {
+            c = trove__json_peek(js);
+            if (c != '[') {
+                if (c < 0)
+                    return trove__json_eof_error(js, "the top-level object");
+                return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
+                                  "\"traceEvents\" must be an array");
+            }
+            trove__json_take(js);
+            if ((rc = parse_events(ps, 0)) != TROVE_OK)
+                return rc;
+            found = 1;
+        } else if ((rc = trove__json_skip(js, 1)) != TROVE_OK) {
+            return rc;
+        }
+        if ((rc = trove__json_next_member(js, "the top-level object")) < 0)
+            return rc;
+        if (rc == 0)
+            break;
+    }
+    if (!found)
+        return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, 0,
+                          "the top-level object has no \"traceEvents\" array; is this a "
+                          "Chrome trace?");
+    return TROVE_OK;
+}
+
 static int parse_document(struct parser *ps)
 {
     struct trove__json *js = &ps->js;
-    int c = trove__json_peek_byte(js), rc, found = 0;
+    int c = trove__json_peek_byte(js), rc;
 
     if (c == 0xEF) { /* UTF-8 byte order mark */
         static const uint8_t bom[3] = {0xEF, 0xBB, 0xBF};
@@ -822,56 +848,27 @@ static int parse_document(struct parser *ps)
     c = trove__json_peek(js);
     if (c == '[') {
         trove__json_take(js);
-        if ((rc = parse_events(ps, 1)) != TROVE_OK)
-            return rc;
+        rc = parse_events(ps, 1);
     } else if (c == '{') {
         trove__json_take(js);
-        c = trove__json_peek(js);
-        if (c == '}')
-            trove__json_take(js);
-        while (c != '}') {
-            if ((rc = trove__json_key(js, &ps->key, "the top-level object")) != TROVE_OK)
-                return rc;
-            if (trove__json_key_is(&ps->key, "traceEvents")) {
-                c = trove__json_peek(js);
-                if (c != '[') {
-                    if (c < 0)
-                        return trove__json_eof_error(js, "the top-level object");
-                    return trove_diag_set(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
-                                          "\"traceEvents\" must be an array");
-                }
-                trove__json_take(js);
-                if ((rc = parse_events(ps, 0)) != TROVE_OK)
-                    return rc;
-                found = 1;
-            } else if ((rc = trove__json_skip(js, 1)) != TROVE_OK) {
-                return rc;
-            }
-            if ((rc = trove__json_next_member(js, "the top-level object")) < 0)
-                return rc;
-            if (rc == 0)
-                break;
-        }
-        if (!found)
-            return trove_diag_set(ps->diag, TROVE_ERR_TRACE, 0,
-                                  "the top-level object has no \"traceEvents\" array; is this "
-                                  "a Chrome trace?");
+        rc = parse_top_object(ps);
     } else if (c < 0) {
         if (js->err)
             return trove__json_eof_error(js, "the document");
-        return trove_diag_set(ps->diag, TROVE_ERR_JSON, 0, "empty input: no JSON document");
+        return TROVE_FAIL(ps->diag, TROVE_ERR_JSON, 0, "empty input: no JSON document");
     } else if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' ||
                c == 'n') {
-        return trove_diag_set(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
-                              "a Chrome trace is an array of events or an object with "
-                              "\"traceEvents\", not a scalar");
+        return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, trove__json_pos(js),
+                          "a Chrome trace is an array of events or an object with "
+                          "\"traceEvents\", not a scalar");
     } else {
         return trove__json_unexpected(js, c, "'[' or '{'", "the document");
     }
-    c = trove__json_peek(js);
-    if (c >= 0)
-        return trove_diag_set(ps->diag, TROVE_ERR_JSON, trove__json_pos(js),
-                              "unexpected data after the end of the trace");
+    if (rc != TROVE_OK)
+        return rc;
+    if (trove__json_peek(js) >= 0)
+        return TROVE_FAIL(ps->diag, TROVE_ERR_JSON, trove__json_pos(js),
+                          "unexpected data after the end of the trace");
     if (js->err)
         return trove__json_eof_error(js, "the document");
     return TROVE_OK;
@@ -894,12 +891,12 @@ static int check_open(struct parser *ps)
             worst = t;
     }
     if (worst && ps->strict)
-        return trove_diag_set(ps->diag, TROVE_ERR_UNMATCHED, worst->stk[0].off,
-                              "B event \"%s\" on pid %u tid %u at ts %s is never closed by an E "
-                              "(%llu B events are open at the end)",
-                              show_name(ps, worst->stk[0].name, nbuf), worst->pid, worst->tid,
-                              show_us(worst->stk[0].ts, t1),
-                              (unsigned long long)ps->st.unmatched_begin);
+        return TROVE_FAIL(ps->diag, TROVE_ERR_UNMATCHED, worst->stk[0].off,
+                          "B event \"%s\" on pid %u tid %u at ts %s is never closed by an E "
+                          "(%llu B events are open at the end)",
+                          show_name(ps, worst->stk[0].name, nbuf), worst->pid, worst->tid,
+                          show_us(worst->stk[0].ts, t1),
+                          (unsigned long long)ps->st.unmatched_begin);
     return TROVE_OK;
 }
 
@@ -1044,8 +1041,8 @@ static int commit(struct parser *ps, struct trove_events *events, struct trove_n
     uint32_t *map = NULL;
     int rc;
 
-    if ((rc = compute_depth(ps)) != TROVE_OK || (rc = assign_names(ps, &map)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, compute_depth(ps));
+    TROVE_TRY(rc, assign_names(ps, &map));
     if (events->cap - events->len < ps->nrec) {
         size_t cap = events->len + ps->nrec;
         struct trove_event *p;
@@ -1053,16 +1050,15 @@ static int commit(struct parser *ps, struct trove_events *events, struct trove_n
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
-        p = trove__realloc(events->ev, cap * sizeof *p);
-        if (!p) {
+        if (!(p = trove__realloc(events->ev, cap * sizeof *p))) {
             rc = TROVE_ERR_NOMEM;
             goto out;
         }
         events->ev = p;
         events->cap = cap;
     }
-    if (names && (rc = trove_names_merge(names, ps->tmp_names)) != TROVE_OK)
-        goto out;
+    if (names)
+        TROVE_TRY(rc, trove_names_merge(names, ps->tmp_names));
     for (size_t i = 0; i < ps->nrec; i++) {
         const struct rec *r = &ps->rec[i];
         events->ev[events->len + i] = (struct trove_event){
@@ -1107,13 +1103,13 @@ static int run(struct parser *ps, const struct trove_chrome_options *opt,
     ps->name = (struct trove__json_str){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
     ps->args_name = (struct trove__json_str){trove__malloc(TROVE_NAME_MAX), 0, TROVE_NAME_MAX, 0};
     if (!ps->name.ptr || !ps->args_name.ptr) {
-        rc = trove_diag_set(ps->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        rc = TROVE_FAIL(ps->diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
     /* the arena is never NULL, so that name offsets (even of "") always point into it */
     if ((rc = trove_bytes_reserve(&ps->arena, 4096)) != TROVE_OK ||
         (rc = trove_names_new(&ps->tmp_names)) != TROVE_OK) {
-        trove_diag_set(ps->diag, rc, 0, "out of memory");
+        TROVE_FAIL(ps->diag, rc, 0, "out of memory");
         goto out;
     }
     rc = parse_document(ps);
@@ -1122,9 +1118,9 @@ static int run(struct parser *ps, const struct trove_chrome_options *opt,
     if (rc == TROVE_OK)
         rc = commit(ps, events, names);
     if (rc == TROVE_ERR_NOMEM) /* allocation sites return the code without a message */
-        trove_diag_set(ps->diag, rc, trove__json_pos(&ps->js),
-                       "out of memory after %zu events; the trace is too large for this machine",
-                       ps->nrec);
+        TROVE_FAIL(ps->diag, rc, trove__json_pos(&ps->js),
+                   "out of memory after %zu events; the trace is too large for this machine",
+                   ps->nrec);
 out:
     ps->st.input_bytes = trove__json_pos(&ps->js);
     if (stats)
@@ -1146,7 +1142,7 @@ int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chro
     if (!in || !events || chunk == 0) {
         if (stats)
             memset(stats, 0, sizeof *stats);
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no input stream or events array");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no input stream or events array");
     }
     memset(&ps, 0, sizeof ps);
     if (trove__json_init_file(&ps.js, in, chunk,
@@ -1154,7 +1150,7 @@ int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chro
                               diag) != TROVE_OK) {
         if (stats)
             memset(stats, 0, sizeof *stats);
-        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     }
     if (opt) {
         ps.js.progress = opt->progress;
@@ -1180,12 +1176,12 @@ int trove_chrome_import_mem(const uint8_t *buf, size_t len, const struct trove_c
     if (stats)
         memset(stats, 0, sizeof *stats);
     if ((!buf && len) || !events)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "no input buffer or events array");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no input buffer or events array");
     if ((uint64_t)len > limit)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, limit,
-                              "input is larger than max_input (%llu bytes); raise the limit to "
-                              "import it",
-                              (unsigned long long)limit);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, limit,
+                          "input is larger than max_input (%llu bytes); raise the limit to "
+                          "import it",
+                          (unsigned long long)limit);
     memset(&ps, 0, sizeof ps);
     trove__json_init_mem(&ps.js, buf, len, diag);
     return run(&ps, opt, events, names, stats);

@@ -22,6 +22,8 @@
 #include "common/alloc.h"
 
 #include "common/endian.h"
+#include "common/fail.h"
+#include "common/sealed.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -83,17 +85,15 @@ int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *
 
     if (n > TROVE_COLUMN_MAX_VALUES || (n && !values))
         return TROVE_ERR_INVALID;
-    blocks = (size_t)((n + TROVE_BITPACK_BLOCK - 1) / TROVE_BITPACK_BLOCK);
+    blocks = (size_t)trove__div_up(n, TROVE_BITPACK_BLOCK);
     if (blocks && !(offs = trove__malloc(blocks * sizeof *offs)))
         return TROVE_ERR_NOMEM;
-    if ((rc = trove_bytes_reserve(out, TROVE_COLUMN_HEADER_SIZE)) != TROVE_OK)
-        goto fail;
+    TROVE_TRY(rc, trove_bytes_reserve(out, TROVE_COLUMN_HEADER_SIZE));
     out->len += TROVE_COLUMN_HEADER_SIZE;
     for (size_t b = 0; b < blocks; b++) {
         size_t first = b * TROVE_BITPACK_BLOCK;
         size_t m = n - first < TROVE_BITPACK_BLOCK ? (size_t)(n - first) : TROVE_BITPACK_BLOCK;
-        if ((rc = trove_bytes_reserve(out, TROVE_COLUMN_DESC_SIZE + 32 * 128)) != TROVE_OK)
-            goto fail;
+        TROVE_TRY(rc, trove_bytes_reserve(out, TROVE_COLUMN_DESC_SIZE + 32 * 128));
         offs[b] = (uint32_t)(out->len - start);
         out->len += encode_block(values + first, m, out->ptr + out->len);
     }
@@ -104,8 +104,7 @@ int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *
         arithmetic = offs[b] - offs[b - 1] == stride;
     arithmetic = arithmetic && (size_t)(out->len - start) == TROVE_COLUMN_HEADER_SIZE + blocks * (size_t)stride;
     pos = out->len - start;
-    if ((rc = trove_bytes_reserve(out, arithmetic ? 8 : 4 * blocks)) != TROVE_OK)
-        goto fail;
+    TROVE_TRY(rc, trove_bytes_reserve(out, arithmetic ? 8 : 4 * blocks));
     if (arithmetic) {
         trove__put_le32(out->ptr + out->len, TROVE_COLUMN_HEADER_SIZE);
         trove__put_le32(out->ptr + out->len + 4, stride);
@@ -123,10 +122,9 @@ int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *
     trove__put_le32(h + 12, (uint32_t)(n >> 32));
     trove__put_le32(h + 16, (uint32_t)blocks);
     trove__put_le32(h + 20, (uint32_t)pos);
-    free(offs);
-    return TROVE_OK;
-fail:
-    out->len = start;
+out:
+    if (rc != TROVE_OK)
+        out->len = start;
     free(offs);
     return rc;
 }
@@ -154,37 +152,37 @@ int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
     struct trove_column c;
 
     if ((uintptr_t)buf & 3)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "column buffer is not 4-byte aligned");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "column buffer is not 4-byte aligned");
     if (len < TROVE_COLUMN_HEADER_SIZE)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len, "column header truncated: %zu of 24 bytes", len);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len, "column header truncated: %zu of 24 bytes", len);
     if (memcmp(buf, "TBPC", 4) != 0)
-        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0, "not a trove bit-packed column (bad magic)");
+        return TROVE_FAIL(diag, TROVE_ERR_MAGIC, 0, "not a trove bit-packed column (bad magic)");
     if (buf[4] != COLUMN_VERSION)
-        return trove_diag_set(diag, TROVE_ERR_VERSION, 4, "column version %u; this build reads version %u",
-                              buf[4], COLUMN_VERSION);
+        return TROVE_FAIL(diag, TROVE_ERR_VERSION, 4, "column version %u; this build reads version %u",
+                          buf[4], COLUMN_VERSION);
     if (buf[5] > DIR_ARITHMETIC || buf[6] || buf[7])
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 5, "column: unknown directory kind %u or nonzero reserved bytes",
-                              buf[5]);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 5, "column: unknown directory kind %u or nonzero reserved bytes",
+                          buf[5]);
     n = (uint64_t)trove__get_le32(buf + 8) | (uint64_t)trove__get_le32(buf + 12) << 32;
     blocks = trove__get_le32(buf + 16);
     dir_offset = trove__get_le32(buf + 20);
     if (n > TROVE_COLUMN_MAX_VALUES)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "column of %llu values over the %llu limit",
-                              (unsigned long long)n, (unsigned long long)TROVE_COLUMN_MAX_VALUES);
-    expect_blocks = (n + TROVE_BITPACK_BLOCK - 1) / TROVE_BITPACK_BLOCK;
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 8, "column of %llu values over the %llu limit",
+                          (unsigned long long)n, (unsigned long long)TROVE_COLUMN_MAX_VALUES);
+    expect_blocks = trove__div_up(n, TROVE_BITPACK_BLOCK);
     if (blocks != expect_blocks)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 16, "column: %u blocks for %llu values (expected %llu)",
-                              blocks, (unsigned long long)n, (unsigned long long)expect_blocks);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 16, "column: %u blocks for %llu values (expected %llu)",
+                          blocks, (unsigned long long)n, (unsigned long long)expect_blocks);
     dir_len = buf[5] == DIR_ARITHMETIC ? 8 : 4 * (uint64_t)blocks;
     if (dir_offset < TROVE_COLUMN_HEADER_SIZE || dir_offset % 4)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 20, "column: directory offset %u is inside the header or unaligned",
-                              dir_offset);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 20, "column: directory offset %u is inside the header or unaligned",
+                          dir_offset);
     if ((uint64_t)dir_offset + dir_len > len)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len, "column: directory at %u (%llu bytes) past the end of %zu bytes",
-                              dir_offset, (unsigned long long)dir_len, len);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len, "column: directory at %u (%llu bytes) past the end of %zu bytes",
+                          dir_offset, (unsigned long long)dir_len, len);
     if ((uint64_t)dir_offset + dir_len < len)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, dir_offset + dir_len, "column: %llu trailing bytes after the directory",
-                              (unsigned long long)(len - dir_offset - dir_len));
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, dir_offset + dir_len, "column: %llu trailing bytes after the directory",
+                          (unsigned long long)(len - dir_offset - dir_len));
     c.buf = buf;
     c.len = len;
     c.n = n;
@@ -193,53 +191,53 @@ int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
     c.dir_kind = buf[5];
     if (c.dir_kind == DIR_ARITHMETIC && blocks &&
         (uint64_t)trove__get_le32(buf + dir_offset) + (uint64_t)(blocks - 1) * trove__get_le32(buf + dir_offset + 4) > dir_offset)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, dir_offset, "column: directory runs past the blocks");
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, dir_offset, "column: directory runs past the blocks");
     /* Blocks tile [24, dir_offset) in order, each with a descriptor that fits its scheme. */
     for (b = 0; b < blocks; b++) {
         uint32_t off = block_offset(&c, b);
         const uint8_t *d;
         unsigned byte_len, want;
         if (off != prev_end || off % 4)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT,
-                                  c.dir_kind == DIR_EXPLICIT ? dir_offset + 4 * (uint64_t)b : dir_offset,
-                                  "column: block %u at offset %u, expected %llu "
-                                  "(offsets out of order, overlapping or with gaps)",
-                                  b, off, (unsigned long long)prev_end);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT,
+                              c.dir_kind == DIR_EXPLICIT ? dir_offset + 4 * (uint64_t)b : dir_offset,
+                              "column: block %u at offset %u, expected %llu "
+                              "(offsets out of order, overlapping or with gaps)",
+                              b, off, (unsigned long long)prev_end);
         if ((uint64_t)off + TROVE_COLUMN_DESC_SIZE > dir_offset)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off, "column: block %u descriptor past the end of the blocks", b);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off, "column: block %u descriptor past the end of the blocks", b);
         d = buf + off;
         byte_len = (unsigned)d[2] | (unsigned)d[3] << 8;
         switch (d[0]) {
         case TROVE_SCHEME_IDENTITY:
         case TROVE_SCHEME_CONSTANT:
             if (d[1] != 0)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, off + 1, "column: block %u: width %u on a scheme without payload",
-                                      b, d[1]);
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + 1, "column: block %u: width %u on a scheme without payload",
+                                  b, d[1]);
             want = TROVE_COLUMN_DESC_SIZE;
             if (d[0] == TROVE_SCHEME_IDENTITY &&
                 (uint64_t)trove__get_le32(d + 4) + block_values(&c, b) - 1 > UINT32_MAX)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, off + 4, "column: block %u: identity run from %u overflows",
-                                      b, trove__get_le32(d + 4));
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + 4, "column: block %u: identity run from %u overflows",
+                                  b, trove__get_le32(d + 4));
             break;
         case TROVE_SCHEME_BITPACK:
             if (d[1] > 32)
-                return trove_diag_set(diag, TROVE_ERR_CORRUPT, off + 1, "column: block %u: width %u over 32", b, d[1]);
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + 1, "column: block %u: width %u over 32", b, d[1]);
             want = TROVE_COLUMN_DESC_SIZE + d[1] * 128u;
             break;
         default:
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off, "column: block %u: unknown scheme %u", b, d[0]);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off, "column: block %u: unknown scheme %u", b, d[0]);
         }
         if (byte_len != want)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off + 2, "column: block %u: byte length %u, its scheme needs %u",
-                                  b, byte_len, want);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + 2, "column: block %u: byte length %u, its scheme needs %u",
+                              b, byte_len, want);
         if ((uint64_t)off + byte_len > dir_offset)
-            return trove_diag_set(diag, TROVE_ERR_CORRUPT, off + 2, "column: block %u: %u bytes past the end of the blocks",
-                                  b, byte_len);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + 2, "column: block %u: %u bytes past the end of the blocks",
+                              b, byte_len);
         prev_end = (uint64_t)off + byte_len;
     }
     if (prev_end != dir_offset)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, prev_end, "column: %llu bytes between the last block and the directory",
-                              (unsigned long long)(dir_offset - prev_end));
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, prev_end, "column: %llu bytes between the last block and the directory",
+                          (unsigned long long)(dir_offset - prev_end));
     *col = c;
     return TROVE_OK;
 }

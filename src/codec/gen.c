@@ -28,6 +28,7 @@
  */
 #include "trove/import.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <assert.h>
 #include <math.h>
@@ -537,9 +538,8 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
     }
 
     nthreads = opt->processes * opt->threads;
-    if ((rc = zipf_init(&m.zipf, opt->names, opt->zipf_s)) != TROVE_OK ||
-        (rc = zipf_init(&m.trees, MAX_TREES, TREE_ZIPF_S)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, zipf_init(&m.zipf, opt->names, opt->zipf_s));
+    TROVE_TRY(rc, zipf_init(&m.trees, MAX_TREES, TREE_ZIPF_S));
     for (unsigned d = 0; d <= MAX_DEPTH; d++)
         m.child_p[d] = CHILD_P0 * pow(CHILD_DECAY, (double)d);
     th = trove__calloc(nthreads, sizeof *th);
@@ -581,8 +581,7 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
     for (;;) {
         total = 0;
         for (uint32_t i = 0; i < nthreads; i++) {
-            if ((rc = thread_run(&m, &th[i], horizon)) != TROVE_OK)
-                goto out;
+            TROVE_TRY(rc, thread_run(&m, &th[i], horizon));
             total += count_before(&th[i], horizon);
         }
         if (total >= opt->events)
@@ -627,12 +626,9 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
     }
 
     if (names) {
-        if ((rc = trove_names_new(&tmp_names)) != TROVE_OK)
-            goto out;
-        if ((rc = set_names(tmp_names, th, nthreads, opt->threads, used, opt->names)) != TROVE_OK)
-            goto out;
-        if ((rc = trove_names_merge(names, tmp_names)) != TROVE_OK)
-            goto out;
+        TROVE_TRY(rc, trove_names_new(&tmp_names));
+        TROVE_TRY(rc, set_names(tmp_names, th, nthreads, opt->threads, used, opt->names));
+        TROVE_TRY(rc, trove_names_merge(names, tmp_names));
     }
     events->len = out_len;
 

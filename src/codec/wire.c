@@ -16,6 +16,7 @@
  */
 #include "wire_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <errno.h>
 #include <libdeflate.h>
@@ -195,19 +196,19 @@ static int inflate_payload(struct trove_wire_decoder *dec, const uint8_t *p,
     r = libdeflate_deflate_decompress_ex(dec->inflate, p, h->payload_len, dec->scratch, h->raw_len,
                                          &used, &got);
     if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
-        return trove_diag_set(diag, TROVE_ERR_BOMB, TROVE_WIRE_HEADER_SIZE,
-                              "deflate frame inflates past its declared %u bytes", h->raw_len);
+        return TROVE_FAIL(diag, TROVE_ERR_BOMB, TROVE_WIRE_HEADER_SIZE,
+                          "deflate frame inflates past its declared %u bytes", h->raw_len);
     if (r != LIBDEFLATE_SUCCESS)
-        return trove_diag_set(diag, TROVE_ERR_INFLATE, TROVE_WIRE_HEADER_SIZE,
-                              "deflate frame: malformed deflate stream");
+        return TROVE_FAIL(diag, TROVE_ERR_INFLATE, TROVE_WIRE_HEADER_SIZE,
+                          "deflate frame: malformed deflate stream");
     if (got != h->raw_len)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE,
-                              "deflate frame inflates to %zu bytes, header says %u", got,
-                              h->raw_len);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE,
+                          "deflate frame inflates to %zu bytes, header says %u", got,
+                          h->raw_len);
     if (used != h->payload_len)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE + used,
-                              "deflate frame: %zu bytes after the end of the deflate stream",
-                              h->payload_len - used);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE + used,
+                          "deflate frame: %zu bytes after the end of the deflate stream",
+                          h->payload_len - used);
     return TROVE_OK;
 }
 
@@ -223,10 +224,10 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
     if ((rc = trove_wire_parse_header(buf, len, &h, diag)) != TROVE_OK)
         return rc;
     if (len - TROVE_WIRE_HEADER_SIZE < h.payload_len)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                              "%s frame truncated: payload of %u bytes, %zu present",
-                              trove_wire_format_name(h.format), h.payload_len,
-                              len - TROVE_WIRE_HEADER_SIZE);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "%s frame truncated: payload of %u bytes, %zu present",
+                          trove_wire_format_name(h.format), h.payload_len,
+                          len - TROVE_WIRE_HEADER_SIZE);
     out->format = h.format;
     out->frame_len = TROVE_WIRE_HEADER_SIZE + (size_t)h.payload_len;
     if (h.format == TROVE_WIRE_NAMES) {
@@ -237,9 +238,9 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
         return rc;
     }
     if (h.count > cap)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 4,
-                              "frame of %u events is larger than the caller's %zu-event buffer",
-                              h.count, cap);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 4,
+                          "frame of %u events is larger than the caller's %zu-event buffer",
+                          h.count, cap);
     if (h.format == TROVE_WIRE_RAW) {
         decode_raw(payload, h.count, events);
         out->n_events = h.count;
@@ -279,7 +280,7 @@ int trove_wire_read_frame(FILE *f, struct trove_bytes *frame, uint64_t *offset,
     if (got == 0 && !ferror(f))
         return 0;
     if (ferror(f))
-        return trove_diag_set(diag, errno ? -errno : -EIO, at, "read error");
+        return TROVE_FAIL(diag, errno ? -errno : -EIO, at, "read error");
     if ((rc = trove_wire_parse_header(frame->ptr, got, &h, diag)) != TROVE_OK) {
         if (diag)
             diag->offset += at;
@@ -293,11 +294,11 @@ int trove_wire_read_frame(FILE *f, struct trove_bytes *frame, uint64_t *offset,
         return rc;
     got = fread(frame->ptr + frame->len, 1, h.payload_len, f);
     if (ferror(f))
-        return trove_diag_set(diag, errno ? -errno : -EIO, at, "read error");
+        return TROVE_FAIL(diag, errno ? -errno : -EIO, at, "read error");
     if (got != h.payload_len)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, at + TROVE_WIRE_HEADER_SIZE + got,
-                              "stream ends inside a %s frame: %zu of %u payload bytes",
-                              trove_wire_format_name(h.format), got, h.payload_len);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, at + TROVE_WIRE_HEADER_SIZE + got,
+                          "stream ends inside a %s frame: %zu of %u payload bytes",
+                          trove_wire_format_name(h.format), got, h.payload_len);
     frame->len += got;
     if (offset)
         *offset = at + frame->len;

@@ -16,6 +16,7 @@
 
 #include <assert.h>
 
+#include "common/fail.h"
 #include "common/utf8.h"
 #include "common/varint.h"
 
@@ -60,70 +61,58 @@ int trove_wire_encode_names(const struct trove_names *names, size_t from, size_t
     return TROVE_OK;
 }
 
+/* "names frame: WHAT (entry I of COUNT)" at the entry that starts at p0 + at. */
+static int entry_error(struct trove_diag *diag, int rc, uint64_t base, size_t at,
+                       const char *what, uint32_t i, uint32_t count)
+{
+    return TROVE_FAIL(diag, rc, base + (uint64_t)at, "names frame: %s (entry %u of %u)", what, i,
+                      count);
+}
+
 /* Walk the payload; with names == NULL only validate. */
 static int walk(const uint8_t *p0, size_t len, uint32_t count, struct trove_names *names,
                 uint64_t base, struct trove_diag *diag)
 {
-    const uint8_t *p = p0, *end = p0 + len, *at = p0;
+    const uint8_t *p = p0, *end = p0 + len;
     uint64_t a = 0, b = 0, n = 0;
-    int why = 0, rc = TROVE_OK;
-    const char *what = "";
+    int why = 0, rc;
     uint32_t i;
 
     for (i = 0; i < count; i++) {
+        size_t at = (size_t)(p - p0);
         uint8_t type;
-        at = p;
-        if (p >= end) {
-            rc = TROVE_ERR_TRUNCATED;
-            what = "payload ends before the entry";
-            goto fail;
-        }
+        if (p >= end)
+            return entry_error(diag, TROVE_ERR_TRUNCATED, base, at,
+                               "payload ends before the entry", i, count);
         type = *p++;
-        if (type < TROVE_NAME_EVENT || type > TROVE_NAME_PROCESS) {
-            rc = TROVE_ERR_CORRUPT;
-            what = "unknown entry type";
-            goto fail;
-        }
+        if (type < TROVE_NAME_EVENT || type > TROVE_NAME_PROCESS)
+            return entry_error(diag, TROVE_ERR_CORRUPT, base, at, "unknown entry type", i, count);
         b = 0;
         if (!(p = trove_get_varint(p, end, 32, &a, &why)) ||
             (type == TROVE_NAME_THREAD && !(p = trove_get_varint(p, end, 32, &b, &why))) ||
-            !(p = trove_get_varint(p, end, 32, &n, &why))) {
-            rc = why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT;
-            what = why == 1 ? "payload ends inside an entry" : "varint longer or wider than its field";
-            goto fail;
-        }
-        if (n > TROVE_NAME_MAX) {
-            rc = TROVE_ERR_LIMIT;
-            what = "name longer than 65535 bytes";
-            goto fail;
-        }
-        if (n > (uint64_t)(end - p)) {
-            rc = TROVE_ERR_OVERRUN;
-            what = "name length past the end of the payload";
-            goto fail;
-        }
-        if (trove__utf8_valid_prefix(p, (size_t)n) != n) {
-            rc = TROVE_ERR_CORRUPT;
-            what = "name is not valid UTF-8";
-            goto fail;
-        }
+            !(p = trove_get_varint(p, end, 32, &n, &why)))
+            return entry_error(diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT, base, at,
+                               why == 1 ? "payload ends inside an entry"
+                                        : "varint longer or wider than its field",
+                               i, count);
+        if (n > TROVE_NAME_MAX)
+            return entry_error(diag, TROVE_ERR_LIMIT, base, at, "name longer than 65535 bytes", i,
+                               count);
+        if (n > (uint64_t)(end - p))
+            return entry_error(diag, TROVE_ERR_OVERRUN, base, at,
+                               "name length past the end of the payload", i, count);
+        if (trove__utf8_valid_prefix(p, (size_t)n) != n)
+            return entry_error(diag, TROVE_ERR_CORRUPT, base, at, "name is not valid UTF-8", i,
+                               count);
         if (names && (rc = trove_names_set(names, type, (uint32_t)a, (uint32_t)b, (const char *)p,
-                                           (size_t)n)) != TROVE_OK) {
-            what = "out of memory";
-            goto fail;
-        }
+                                           (size_t)n)) != TROVE_OK)
+            return entry_error(diag, rc, base, at, "out of memory", i, count);
         p += n;
     }
-    if (p != end) {
-        at = p;
-        rc = TROVE_ERR_CORRUPT;
-        what = "trailing bytes after the last entry";
-        goto fail;
-    }
+    if (p != end)
+        return entry_error(diag, TROVE_ERR_CORRUPT, base, (size_t)(p - p0),
+                           "trailing bytes after the last entry", i, count);
     return TROVE_OK;
-fail:
-    return trove_diag_set(diag, rc, base + (uint64_t)(at - p0), "names frame: %s (entry %u of %u)",
-                          what, i, count);
 }
 
 int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_names *names,

@@ -30,6 +30,7 @@
 
 #include <stdlib.h>
 
+#include "common/fail.h"
 #include "common/varint.h"
 
 void trove__thread_map_free(struct trove__thread_map *m)
@@ -199,6 +200,13 @@ rd_varint(const uint8_t *p, const uint8_t *end, unsigned max_bytes, unsigned top
 #define RD64(p, v) rd_varint((p), end, 10, 1, (v), checked)
 #define RD32(p, v) rd_varint((p), end, 5, 4, (v), checked)
 
+/* A varint of the event at p is too long or too wide (or cut short): *pp = p. */
+static inline __attribute__((always_inline)) int bad_varint(const uint8_t **pp, const uint8_t *p)
+{
+    *pp = p;
+    return TROVE_ERR_VARINT;
+}
+
 /* Decode one event at *pp; returns 0 or a negative code, leaving *pp at the failure. */
 static inline __attribute__((always_inline)) int
 decode_event(const uint8_t **pp, const uint8_t *end, const uint64_t *threads, uint32_t nthreads,
@@ -212,20 +220,20 @@ decode_event(const uint8_t **pp, const uint8_t *end, const uint64_t *threads, ui
     ix = *p++;
     if (ix == TROVE_PACKED_DIRECT && nthreads > 256) {
         if (!(q = RD32(p, &ix)))
-            goto bad_varint;
+            return bad_varint(pp, p);
         p = q;
         ix += TROVE_PACKED_DIRECT;
     }
     if (ix >= nthreads)
         return TROVE_ERR_THREAD;
     if (!(q = RD64(p, &delta)))
-        goto bad_varint;
+        return bad_varint(pp, p);
     p = q;
     if (!(q = RD64(p, &dur)))
-        goto bad_varint;
+        return bad_varint(pp, p);
     p = q;
     if (!(q = RD32(p, &name)))
-        goto bad_varint;
+        return bad_varint(pp, p);
     p = q;
     if (checked && end - p < 3)
         return TROVE_ERR_TRUNCATED;
@@ -242,9 +250,6 @@ decode_event(const uint8_t **pp, const uint8_t *end, const uint64_t *threads, ui
     e->name_id = (uint32_t)name;
     *pp = p + 3;
     return TROVE_OK;
-bad_varint:
-    *pp = p;
-    return TROVE_ERR_VARINT;
 }
 
 int trove__packed_force_generic;
@@ -380,29 +385,58 @@ static int classify_varint_failure(const uint8_t *ev, const uint8_t *end, uint32
     return TROVE_ERR_VARINT;
 }
 
+/* "packed frame: WHAT (event I of COUNT, N threads)" at offset off of the caller's buffer. */
+static int packed_error(struct trove_diag *diag, int rc, uint64_t off, const char *what, size_t i,
+                        uint32_t count, uint32_t nthreads)
+{
+    return TROVE_FAIL(diag, rc, off, "packed frame: %s (event %zu of %u, %u threads)", what, i,
+                      count, nthreads);
+}
+
+/* A thread table varint failed (why as trove_get_varint's). */
+static int table_error(struct trove_diag *diag, int why, uint64_t off, uint32_t count,
+                       uint32_t nthreads)
+{
+    return packed_error(diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT, off,
+                        why == 1 ? "payload ends inside the thread table"
+                                 : "thread table varint longer or wider than its field",
+                        0, count, nthreads);
+}
+
+/* Event i, at `at`, failed to decode with rc. */
+static int event_error(struct trove_diag *diag, int rc, const uint8_t *p0, const uint8_t *at,
+                       const uint8_t *end, uint64_t base, size_t i, uint32_t count,
+                       uint32_t nthreads)
+{
+    if (rc == TROVE_ERR_VARINT)
+        rc = classify_varint_failure(at, end, nthreads);
+    return packed_error(diag, rc, base + (uint64_t)(at - p0),
+                        rc == TROVE_ERR_THREAD      ? "thread index past the thread table"
+                        : rc == TROVE_ERR_TRUNCATED ? "payload ends inside an event"
+                                                    : "varint longer or wider than its field",
+                        i, count, nthreads);
+}
+
 int trove__packed_decode(const uint8_t *p0, size_t len, uint32_t count, struct trove_event *out,
                          uint64_t *threads, uint64_t base, int generic, struct trove_diag *diag)
 {
-    const uint8_t *p = p0, *end = p0 + len, *at = p0;
+    const uint8_t *p = p0, *end = p0 + len, *at;
     uint64_t v, pid, tid, prev = 0;
     uint32_t nthreads = 0;
     int why = 0, rc = TROVE_OK;
-    const char *what = "";
     size_t i = 0;
 
     if (!(p = trove_get_varint(p, end, 32, &v, &why)))
-        goto table_fail;
-    if (v > count) {
-        rc = TROVE_ERR_CORRUPT;
-        what = "thread table larger than the event count";
-        goto fail;
-    }
+        return table_error(diag, why, base, count, 0);
+    if (v > count)
+        return packed_error(diag, TROVE_ERR_CORRUPT, base,
+                            "thread table larger than the event count", 0, count, 0);
     nthreads = (uint32_t)v;
     for (uint32_t t = 0; t < nthreads; t++) {
         at = p;
         if (!(p = trove_get_varint(p, end, 32, &pid, &why)) ||
             !(p = trove_get_varint(p, end, 32, &tid, &why)))
-            goto table_fail;
+            return table_error(diag, why, base + (uint64_t)(at - p0), count, nthreads);
         threads[t] = pid << 32 | tid;
     }
     /* Fast loop: a whole worst-case event is in bounds, so skip the per-byte checks. */
@@ -413,36 +447,16 @@ int trove__packed_decode(const uint8_t *p0, size_t len, uint32_t count, struct t
     else
 #endif
         i = fast_generic(&p, end, threads, nthreads, &prev, out, i, count, &rc);
-    at = p;
     if (rc != TROVE_OK)
-        goto event_fail;
+        return event_error(diag, rc, p0, p, end, base, i, count, nthreads);
     while (i < count) {
         at = p;
         if ((rc = decode_event(&p, end, threads, nthreads, &prev, &out[i], 1)) != TROVE_OK)
-            goto event_fail;
+            return event_error(diag, rc, p0, at, end, base, i, count, nthreads);
         i++;
     }
-    if (p != end) {
-        at = p;
-        rc = TROVE_ERR_CORRUPT;
-        what = "trailing bytes after the last event";
-        goto fail;
-    }
+    if (p != end)
+        return packed_error(diag, TROVE_ERR_CORRUPT, base + (uint64_t)(p - p0),
+                            "trailing bytes after the last event", i, count, nthreads);
     return TROVE_OK;
-
-table_fail:
-    rc = why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT;
-    what = why == 1 ? "payload ends inside the thread table"
-                    : "thread table varint longer or wider than its field";
-    goto fail;
-event_fail:
-    if (rc == TROVE_ERR_VARINT)
-        rc = classify_varint_failure(at, end, nthreads);
-    what = rc == TROVE_ERR_THREAD      ? "thread index past the thread table"
-           : rc == TROVE_ERR_TRUNCATED ? "payload ends inside an event"
-                                       : "varint longer or wider than its field";
-fail:
-    return trove_diag_set(diag, rc, base + (uint64_t)(at - p0),
-                          "packed frame: %s (event %zu of %u, %u threads)", what, i, count,
-                          nthreads);
 }
