@@ -9,7 +9,6 @@
 #define TROVE_COMMON_ALLOC_H
 
 #include <stddef.h>
-#include "common/alloc.h"
 
 void *trove__malloc(size_t n);
 void *trove__calloc(size_t count, size_t size);
