@@ -49,22 +49,6 @@ static void capture(struct trove_events *ev, struct trove_names **names, size_t 
 }
 
 /* Every name of a in b, and the counts equal (order may differ). */
-static int same_names(const struct trove_names *a, const struct trove_names *b)
-{
-    if (trove_names_count(a) != trove_names_count(b))
-        return 0;
-    for (size_t i = 0; i < trove_names_count(a); i++) {
-        struct trove_name_entry e;
-        size_t len = 0;
-        const char *s;
-        trove_names_entry(a, i, &e);
-        s = trove_names_get(b, e.type, e.a, e.b, &len);
-        if (!s || len != e.len || memcmp(s, e.str, len) != 0)
-            return 0;
-    }
-    return 1;
-}
-
 static void roundtrip(size_t n, int mode, int codec, uint64_t rg)
 {
     struct trove_events ev = {0}, back = {0};
@@ -93,7 +77,7 @@ static void roundtrip(size_t n, int mode, int codec, uint64_t rg)
     }
     CHECK_EQ_INT(back.len, n);
     CHECK(back.len == n && (n == 0 || memcmp(back.ev, ev.ev, n * sizeof *ev.ev) == 0));
-    CHECK(same_names(names, nb));
+    CHECK(test_same_names(names, nb));
     trove_events_free(&ev);
     trove_events_free(&back);
     trove_names_free(names);

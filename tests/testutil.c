@@ -1,5 +1,6 @@
 /* testutil.c: see testutil.h. */
 #include "testutil.h"
+#include "trove/event.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,4 +182,20 @@ void test_corpus_write(const char *env, const char *name, const void *prefix, si
           (len == 0 || fwrite(buf, 1, len, f) == len));
     if (f)
         fclose(f);
+}
+
+int test_same_names(const struct trove_names *a, const struct trove_names *b)
+{
+    if (trove_names_count(a) != trove_names_count(b))
+        return 0;
+    for (size_t i = 0; i < trove_names_count(a); i++) {
+        struct trove_name_entry e;
+        size_t len = 0;
+        const char *s;
+        trove_names_entry(a, i, &e);
+        s = trove_names_get(b, e.type, e.a, e.b, &len);
+        if (!s || len != e.len || memcmp(s, e.str, len) != 0)
+            return 0;
+    }
+    return 1;
 }

@@ -49,6 +49,10 @@ void test_check_vector(const char *file, const void *ptr, size_t n);
 void test_corpus_write(const char *env, const char *name, const void *prefix, size_t plen,
                        const void *buf, size_t len);
 
+struct trove_names;
+/* Nonzero when a and b hold the same entries with the same strings, in any order. */
+int test_same_names(const struct trove_names *a, const struct trove_names *b);
+
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
 

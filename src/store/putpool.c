@@ -109,6 +109,15 @@ int trove__putpool_start(struct trove_backend *be, unsigned threads,
     return TROVE_OK;
 }
 
+int trove__putpool_error(struct trove__putpool *p)
+{
+    int rc;
+    pthread_mutex_lock(&p->mu);
+    rc = p->error;
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
 int trove__putpool_submit(struct trove__putpool *p, const struct trove_digest *d,
                           const void *data, size_t len)
 {

@@ -35,6 +35,10 @@ int trove__putpool_start(struct trove_backend *be, unsigned threads,
 int trove__putpool_submit(struct trove__putpool *p, const struct trove_digest *d,
                           const void *data, size_t len);
 
+/* The pool's sticky error: the first queued put that failed (TROVE_OK if none). A submit
+ * that fails for want of memory queues nothing and does not set it. */
+int trove__putpool_error(struct trove__putpool *p);
+
 /* Wait until every queued put has finished; TROVE_OK or the sticky error. */
 int trove__putpool_drain(struct trove__putpool *p);
 

@@ -748,14 +748,19 @@ static const struct trove_digest *patch_base(struct seg_patch *const *tab, uint6
  * becomes a segment again — stays counted throughout. For a table of records, rec_size is
  * the record's size; for a patch table (tab is struct seg_patch **), rec_size is 0.
  */
-static int move_meta_refs(struct trove_store *s, const void *old_tab, uint64_t nold,
-                          const void *new_tab, uint64_t nnew, size_t rec_size, int phase)
+/*
+ * Move by delta the count of each recipe object of tab[0..n) that differs from other's at
+ * the same position (rec_size 0: tab and other are patch tables), stopping after `upto`
+ * positions. Raising a count may allocate; lowering one never does. On an error *done_out
+ * is the position it stopped at, so the caller can lower exactly what was raised.
+ */
+static int move_meta_refs(struct trove_store *s, const void *tab, uint64_t n, const void *other,
+                          uint64_t nother, size_t rec_size, int delta, uint64_t upto,
+                          uint64_t *done_out)
 {
-    const void *tab = phase > 0 ? new_tab : old_tab, *other = phase > 0 ? old_tab : new_tab;
-    uint64_t n = phase > 0 ? nnew : nold, nother = phase > 0 ? nold : nnew;
     int rc;
 
-    for (uint64_t k = 0; k < n; k++) {
+    for (uint64_t k = 0; k < n && k < upto; k++) {
         const struct trove_digest *d, *o;
         if (rec_size) {
             d = rec_digest(tab, k, rec_size);
@@ -766,8 +771,45 @@ static int move_meta_refs(struct trove_store *s, const void *old_tab, uint64_t n
         }
         if (!d || (o && trove_digest_equal(d, o)))
             continue;
-        if ((rc = trove__ref_add(s, d, phase, phase)) != TROVE_OK && phase > 0)
+        if ((rc = trove__ref_add(s, d, delta, delta)) != TROVE_OK && delta > 0) {
+            *done_out = k;
             return rc;
+        }
+    }
+    *done_out = n < upto ? n : upto;
+    return TROVE_OK;
+}
+
+/* The three tables of recipe objects a v3 commit replaces: sections, patches, pages. */
+struct meta_tables {
+    const void *tab[3];
+    uint64_t n[3];
+};
+
+/*
+ * Move by delta the counts of tab's objects that differ from other's at the same position,
+ * for all three tables. A raise that fails part-way is lowered again exactly, so on an error
+ * the counts are as they were. A commit raises the new tables' counts (against the old)
+ * before the recipe is published and lowers the old tables' (against the new) after it, so
+ * that nothing after the publish can fail for want of memory.
+ */
+static int move_all_meta_refs(struct trove_store *s, const struct meta_tables *tab,
+                              const struct meta_tables *other, int delta)
+{
+    static const size_t rec[3] = {sizeof(struct trove_v3_section), 0,
+                                  sizeof(struct trove_digest)};
+    uint64_t done[3] = {0}, ignore;
+    int rc = TROVE_OK;
+
+    for (int t = 0; t < 3; t++) {
+        rc = move_meta_refs(s, tab->tab[t], tab->n[t], other->tab[t], other->n[t], rec[t], delta,
+                            UINT64_MAX, &done[t]);
+        if (rc != TROVE_OK) {
+            for (int u = 0; delta > 0 && u <= t; u++) /* lowering never fails */
+                move_meta_refs(s, tab->tab[u], tab->n[u], other->tab[u], other->n[u], rec[u],
+                               -delta, done[u], &ignore);
+            return rc;
+        }
     }
     return TROVE_OK;
 }
@@ -779,6 +821,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
     struct trove_v3_section *sec = NULL;
     struct seg_patch **patch = NULL;
     struct trove_digest *pages = NULL;
+    struct meta_tables old_t, new_t;
     uint64_t nseg = 0, nsec = 0, npages = 0, gen = v->generation + 1, sum;
     int rc;
 
@@ -809,8 +852,17 @@ int trove__volume_write_recipe(struct trove_volume *v)
         if (rc != TROVE_OK)
             goto out;
     }
-    if ((rc = trove__recipe_publish(s, v->name, c.buf.ptr, c.buf.len)) != TROVE_OK)
+    /* Whatever can fail for want of memory happens before the publish: the new objects'
+     * counts go up, and the basis has room for this volume. */
+    old_t = (struct meta_tables){{v->sec, v->patch, v->pages}, {v->nsec, v->nsec_seg, v->npages}};
+    new_t = (struct meta_tables){{sec, patch, pages}, {nsec, nseg, npages}};
+    if ((rc = move_all_meta_refs(s, &new_t, &old_t, +1)) != TROVE_OK)
         goto out;
+    if ((rc = trove__basis_reserve(s)) != TROVE_OK ||
+        (rc = trove__recipe_publish(s, v->name, c.buf.ptr, c.buf.len)) != TROVE_OK) {
+        move_all_meta_refs(s, &new_t, &old_t, -1); /* not committed: the raise undone */
+        goto out;
+    }
     /* Committed. Move the counts: the data slots by the undo log (adding before dropping
      * keeps a surviving entry alive), the recipe objects by the old and new tables. */
     for (size_t k = 0; k < v->nundo; k++) {
@@ -822,15 +874,12 @@ int trove__volume_write_recipe(struct trove_volume *v)
         v->dirty_bits[u->slot / 8] &= (uint8_t)~(1u << (u->slot % 8));
     }
     v->nundo = 0;
-    /* Only the table positions that changed move a count: O(changed), not O(sections). */
-    for (int phase = +1; phase >= -1; phase -= 2) {
-        if ((rc = move_meta_refs(s, v->sec, v->nsec, sec, nsec, sizeof *sec, phase)) ||
-            (rc = move_meta_refs(s, v->patch, v->nsec_seg, patch, nseg, 0, phase)) ||
-            (rc = move_meta_refs(s, v->pages, v->npages, pages, npages, sizeof *pages,
-                                 phase))) {
-            s->sticky = rc;
-            goto out;
-        }
+    /* Only the table positions that changed move a count: O(changed), not O(sections). The
+     * new ones went up before the publish; now the old ones come down (never allocates; an
+     * error here is a count below zero, a bug, and makes the handle unusable). */
+    if ((rc = move_all_meta_refs(s, &old_t, &new_t, -1)) != TROVE_OK) {
+        s->sticky = rc;
+        goto out;
     }
     free_patches_unshared(v->patch, v->nsec_seg, patch, nseg);
     free(v->sec);

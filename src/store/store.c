@@ -113,7 +113,11 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
         ; /* could not start: rc says why */
     else
         rc = trove__putpool_submit(s->pool, d, data, len);
-    if (rc != TROVE_OK)
+    /* A put that failed by itself (written inline, or refused before it was queued) left
+     * nothing behind: the caller puts its slot back and the handle stays usable, so that it
+     * can still undo what it did (a capture write removes the volume it created). Only a
+     * queued put that failed later means objects this handle counts on may be missing. */
+    if (rc != TROVE_OK && s->pool && trove__putpool_error(s->pool) != TROVE_OK)
         s->sticky = rc;
     return rc;
 }
@@ -355,14 +359,9 @@ static int basis_put(struct trove_store *s, const char *name, uint64_t gen, uint
     size_t i = basis_find(s, name, &found);
 
     if (!found) {
-        if (s->nbasis == s->cap_basis) {
-            size_t cap = s->cap_basis ? s->cap_basis * 2 : 16;
-            struct trove__refs_basis *p = trove__realloc(s->basis, cap * sizeof *p);
-            if (!p)
-                return TROVE_ERR_NOMEM;
-            s->basis = p;
-            s->cap_basis = cap;
-        }
+        int rc = trove__basis_reserve(s);
+        if (rc != TROVE_OK)
+            return rc;
         memmove(&s->basis[i + 1], &s->basis[i], (s->nbasis - i) * sizeof *s->basis);
         s->nbasis++;
         memset(&s->basis[i], 0, sizeof s->basis[i]);
@@ -383,6 +382,19 @@ void trove__basis_drop(struct trove_store *s, const char *name)
         s->nbasis--;
     }
     s->refs_dirty = 1;
+}
+
+int trove__basis_reserve(struct trove_store *s)
+{
+    if (s->nbasis == s->cap_basis) {
+        size_t cap = s->cap_basis ? s->cap_basis * 2 : 16;
+        struct trove__refs_basis *p = trove__realloc(s->basis, cap * sizeof *p);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        s->basis = p;
+        s->cap_basis = cap;
+    }
+    return TROVE_OK;
 }
 
 int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,

@@ -161,6 +161,8 @@ int trove__recipe_remove(struct trove_store *s, const char *name);
 int trove__recipe_names(struct trove_store *s, char ***out, size_t *count_out);
 void trove__names_free(char **names, size_t n);
 /* Record name's new committed recipe in the basis (DIR/refs is written at close). */
+/* Room for one more basis entry, so that the trove__basis_set after a publish cannot fail. */
+int trove__basis_reserve(struct trove_store *s);
 int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,
                      uint64_t checksum);
 /* Drop name from the basis (its recipe was removed). */

@@ -1,0 +1,724 @@
+/*
+ * test_oom.c: every operation survives running out of memory at any allocation.
+ *
+ * Each case runs one operation with allocation N failing (trove_testing_alloc_fail_at), for
+ * N = 1, 2, ... until a run in which no allocation was refused, and checks every time that
+ * the operation either failed cleanly — TROVE_ERR_NOMEM or -ENOMEM, its outputs as they
+ * were — or coped with the failure and produced exactly the result of an unhindered run.
+ * Leaks show under ASan, where `make check` runs this too. For the store the committed state
+ * must be unchanged after a failure: the volume reads back its old bytes and verify --deep is
+ * clean; after a success, the new bytes.
+ *
+ * Threaded code (the store's put pool) may order its allocations differently from run to
+ * run; the sweep then still ends at the first run in which nothing was refused.
+ *
+ * Covered: the wire encoder and decoder (raw, packed, deflate, names), the Chrome JSON
+ * importer, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
+ * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
+ * a capture written into a store, and a capture replayed from it.
+ */
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trove/bundle.h"
+#include "trove/capture.h"
+#include "trove/import.h"
+#include "trove/recipe.h"
+#include "trove/tables.h"
+#include "trove/testing.h"
+#include "trove/volume.h"
+#include "trove/wire.h"
+
+/* Generous: the largest case here asks for a few thousand allocations. */
+#define MAX_STEPS 200000u
+
+static char tmpdir[] = "/tmp/trove_oom_XXXXXX";
+static struct trove_events gen_events;
+static struct trove_names *gen_names;
+
+static int is_nomem(int rc) { return rc == TROVE_ERR_NOMEM || rc == -ENOMEM; }
+
+/*
+ * One case: op runs the operation once and returns its result; it frees whatever it made
+ * itself. check (may be NULL) is called after every run, with the hook off, and returns 1
+ * when the outputs are as they must be after that result. Returns the number of
+ * allocations the operation made when nothing failed.
+ */
+typedef int (*op_fn)(void *ctx);
+typedef int (*check_fn)(void *ctx, int rc);
+
+static uint64_t sweep(const char *what, op_fn op, check_fn check, void *ctx)
+{
+    uint64_t n, bad_rc = 0, bad_state = 0;
+    for (n = 1; n < MAX_STEPS; n++) {
+        int rc;
+        uint64_t refused;
+        trove_testing_alloc_fail_at(n, 0);
+        rc = op(ctx);
+        refused = trove_testing_alloc_failures();
+        trove_testing_alloc_fail_at(0, 0);
+        if (rc != TROVE_OK && !is_nomem(rc)) {
+            if (bad_rc++ < 3)
+                fprintf(stderr, "%s: allocation %llu failing gave %d (%s), not out of memory\n",
+                        what, (unsigned long long)n, rc, trove_strerror(rc));
+        }
+        if (check && !check(ctx, rc)) {
+            if (bad_state++ < 3)
+                fprintf(stderr, "%s: allocation %llu failing (rc %d) left the wrong state\n",
+                        what, (unsigned long long)n, rc);
+        }
+        if (refused == 0) {
+            CHECK_EQ_INT(rc, TROVE_OK); /* nothing failed: it must have worked */
+            break;
+        }
+    }
+    CHECK(n < MAX_STEPS);
+    CHECK_EQ_INT(bad_rc, 0);
+    CHECK_EQ_INT(bad_state, 0);
+    fprintf(stderr, "%-28s %6llu allocations, each made to fail once\n", what,
+            (unsigned long long)(n - 1));
+    return n - 1;
+}
+
+/* ---- wire ------------------------------------------------------------------------------ */
+
+struct wire_ctx {
+    int format;
+    struct trove_bytes frame; /* a good frame, for the decoder case */
+    struct trove_bytes out;   /* the encoder's output, checked after each run */
+    struct trove_bytes want;
+};
+
+static int op_wire_encode(void *p)
+{
+    struct wire_ctx *c = p;
+    struct trove_wire_encoder *enc = NULL;
+    int rc = trove_wire_encoder_new(&enc);
+    trove_bytes_free(&c->out);
+    if (rc == TROVE_OK)
+        rc = c->format < 0 ? trove_wire_encode_names(gen_names, 0, SIZE_MAX, &c->out)
+                           : trove_wire_encode(enc, c->format, gen_events.ev, gen_events.len,
+                                               &c->out);
+    trove_wire_encoder_free(enc);
+    return rc;
+}
+
+static int check_wire_encode(void *p, int rc)
+{
+    struct wire_ctx *c = p;
+    if (rc != TROVE_OK)
+        return c->out.len == 0; /* on error out->len is unchanged */
+    return c->out.len == c->want.len && memcmp(c->out.ptr, c->want.ptr, c->want.len) == 0;
+}
+
+static int op_wire_decode(void *p)
+{
+    struct wire_ctx *c = p;
+    struct trove_wire_decoder *dec = NULL;
+    struct trove_names *names = NULL;
+    struct trove_event *ev = calloc(gen_events.len + 1, sizeof *ev);
+    struct trove_wire_frame fr;
+    int rc = ev ? trove_wire_decoder_new(&dec) : TROVE_ERR_NOMEM;
+    if (rc == TROVE_OK)
+        rc = trove_names_new(&names);
+    if (rc == TROVE_OK)
+        rc = trove_wire_decode(dec, c->frame.ptr, c->frame.len, ev, gen_events.len + 1, names,
+                               &fr, NULL);
+    if (rc == TROVE_OK && c->format >= 0)
+        rc = fr.n_events == gen_events.len &&
+                     memcmp(ev, gen_events.ev, gen_events.len * sizeof *ev) == 0
+                 ? TROVE_OK
+                 : TROVE_ERR_MISMATCH;
+    if (rc == TROVE_OK && c->format < 0)
+        rc = trove_names_equal(names, gen_names) ? TROVE_OK : TROVE_ERR_MISMATCH;
+    trove_names_free(names);
+    trove_wire_decoder_free(dec);
+    free(ev);
+    return rc;
+}
+
+static void test_wire(void)
+{
+    static const int formats[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE, -1};
+    static const char *const label[] = {"wire encode raw", "wire encode packed",
+                                        "wire encode deflate", "wire encode names"};
+    static const char *const dlabel[] = {"wire decode raw", "wire decode packed",
+                                         "wire decode deflate", "wire decode names"};
+    for (size_t i = 0; i < 4; i++) {
+        struct wire_ctx c = {.format = formats[i]};
+        CHECK_EQ_INT(op_wire_encode(&c), TROVE_OK);
+        CHECK(trove_bytes_append(&c.want, c.out.ptr, c.out.len) == TROVE_OK);
+        CHECK(trove_bytes_append(&c.frame, c.out.ptr, c.out.len) == TROVE_OK);
+        sweep(label[i], op_wire_encode, check_wire_encode, &c);
+        sweep(dlabel[i], op_wire_decode, NULL, &c);
+        trove_bytes_free(&c.frame);
+        trove_bytes_free(&c.out);
+        trove_bytes_free(&c.want);
+    }
+}
+
+/* ---- Chrome JSON ----------------------------------------------------------------------- */
+
+static const char chrome_doc[] =
+    "{\"traceEvents\":["
+    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"browser\"}},"
+    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":7,\"args\":{\"name\":\"main\"}},"
+    "{\"ph\":\"X\",\"name\":\"frame\",\"pid\":1,\"tid\":7,\"ts\":10.5,\"dur\":100},"
+    "{\"ph\":\"B\",\"name\":\"layout\",\"pid\":1,\"tid\":7,\"ts\":20},"
+    "{\"ph\":\"E\",\"pid\":1,\"tid\":7,\"ts\":30.25},"
+    "{\"ph\":\"i\",\"name\":\"mark \\u00e9\",\"pid\":1,\"tid\":8,\"ts\":40},"
+    "{\"ph\":\"X\",\"name\":\"frame\",\"pid\":2,\"tid\":3,\"ts\":50,\"dur\":5}"
+    "]}";
+
+struct chrome_ctx {
+    struct trove_events ev;
+    struct trove_names *names;
+    struct trove_events want_ev;
+    struct trove_names *want_names;
+};
+
+static int op_chrome(void *p)
+{
+    struct chrome_ctx *c = p;
+    return trove_chrome_import_mem((const uint8_t *)chrome_doc, sizeof chrome_doc - 1, NULL,
+                                   &c->ev, c->names, NULL, NULL);
+}
+
+static int check_chrome(void *p, int rc)
+{
+    struct chrome_ctx *c = p;
+    int ok;
+    if (rc != TROVE_OK)
+        return c->ev.len == 0; /* nothing partial appended */
+    ok = c->ev.len == c->want_ev.len &&
+         memcmp(c->ev.ev, c->want_ev.ev, c->ev.len * sizeof *c->ev.ev) == 0 &&
+         trove_names_equal(c->names, c->want_names);
+    c->ev.len = 0;
+    return ok;
+}
+
+static void test_chrome(void)
+{
+    struct chrome_ctx c = {0};
+    CHECK(trove_names_new(&c.names) == TROVE_OK);
+    CHECK(trove_names_new(&c.want_names) == TROVE_OK);
+    CHECK_EQ_INT(trove_chrome_import_mem((const uint8_t *)chrome_doc, sizeof chrome_doc - 1,
+                                         NULL, &c.want_ev, c.want_names, NULL, NULL),
+                 TROVE_OK);
+    CHECK_EQ_INT(c.want_ev.len, 4);
+    sweep("chrome json import", op_chrome, check_chrome, &c);
+    trove_events_free(&c.ev);
+    trove_events_free(&c.want_ev);
+    trove_names_free(c.names);
+    trove_names_free(c.want_names);
+}
+
+/* ---- recipes and the capture header ---------------------------------------------------- */
+
+#define RSLOTS 3000u
+static struct trove_digest rdig[RSLOTS];
+
+struct bytes_ctx {
+    struct trove_bytes out, want;
+};
+
+static int check_bytes(void *p, int rc)
+{
+    struct bytes_ctx *c = p;
+    int ok = rc != TROVE_OK ? c->out.len == 0
+                            : c->out.len == c->want.len &&
+                                  memcmp(c->out.ptr, c->want.ptr, c->want.len) == 0;
+    trove_bytes_free(&c->out); /* the next run starts with no buffer, so it allocates */
+    return ok;
+}
+
+static int op_recipe_v1_encode(void *p)
+{
+    struct bytes_ctx *c = p;
+    return trove_recipe_v1_encode((uint64_t)RSLOTS * 4096, 4096, 0, 7, rdig, RSLOTS, &c->out);
+}
+
+static int op_recipe_v1_decode(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_recipe_v1 r;
+    struct trove_digest d;
+    int rc = trove_recipe_v1_decode(c->want.ptr, c->want.len, &r, NULL);
+    if (rc == TROVE_OK) {
+        trove_recipe_v1_slot(&r, RSLOTS - 1, &d);
+        rc = trove_digest_equal(&d, &rdig[RSLOTS - 1]) ? TROVE_OK : TROVE_ERR_MISMATCH;
+    }
+    return rc;
+}
+
+static int op_v3_chunk(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_digest back[1024];
+    int rc = trove_recipe_v3_chunk_encode(rdig, 1024, &c->out);
+    if (rc == TROVE_OK)
+        rc = trove_recipe_v3_chunk_decode(c->out.ptr, c->out.len, 1024, back, NULL);
+    if (rc == TROVE_OK)
+        rc = memcmp(back, rdig, sizeof back) == 0 ? TROVE_OK : TROVE_ERR_MISMATCH;
+    return rc;
+}
+
+static int op_v3_segment(void *p)
+{
+    struct bytes_ctx *c = p;
+    uint32_t idx[1024], back[1024];
+    uint8_t enc;
+    int rc;
+    for (uint32_t i = 0; i < 1024; i++)
+        idx[i] = (i * 37u) % 900u;
+    rc = trove_recipe_v3_segment_encode(idx, 1024, &c->out);
+    if (rc == TROVE_OK)
+        rc = trove_recipe_v3_segment_decode(c->out.ptr, c->out.len, 1024, 1000, back, NULL,
+                                            &enc, NULL);
+    if (rc == TROVE_OK)
+        rc = memcmp(back, idx, sizeof idx) == 0 ? TROVE_OK : TROVE_ERR_MISMATCH;
+    return rc;
+}
+
+static int op_v3_manifest(void *p)
+{
+    struct bytes_ctx *c = p;
+    uint32_t pages = (uint32_t)trove_recipe_v3_pages(RSLOTS, 1000);
+    struct trove_recipe_v3 m;
+    int rc = trove_recipe_v3_encode((uint64_t)RSLOTS * 4096, 4096, 0, 3, 1000, rdig + 1, pages,
+                                    &c->out);
+    if (rc == TROVE_OK)
+        rc = trove_recipe_v3_decode(c->out.ptr, c->out.len, &m, NULL);
+    return rc;
+}
+
+static int check_reset(void *p, int rc)
+{
+    struct bytes_ctx *c = p;
+    (void)rc;
+    trove_bytes_free(&c->out);
+    return 1;
+}
+
+/* The capture header: the golden vector decoded, then encoded again (equal bytes). */
+static int op_capture_header(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_capture_header h = {0};
+    int rc = trove_capture_header_decode(c->want.ptr, c->want.len, &h, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_header_encode(&h, &c->out);
+    if (rc == TROVE_OK)
+        rc = c->out.len == c->want.len && memcmp(c->out.ptr, c->want.ptr, c->want.len) == 0
+                 ? TROVE_OK
+                 : TROVE_ERR_MISMATCH;
+    trove_capture_header_free(&h);
+    return rc;
+}
+
+static void test_formats(void)
+{
+    struct bytes_ctx c = {0};
+    for (uint32_t i = 0; i < RSLOTS; i++) {
+        uint32_t v = i % 1000u + 1;
+        trove_digest_of(&v, sizeof v, &rdig[i]);
+    }
+    memset(&rdig[5], 0, sizeof rdig[5]); /* an empty slot */
+    CHECK_EQ_INT(op_recipe_v1_encode(&c), TROVE_OK);
+    CHECK(trove_bytes_append(&c.want, c.out.ptr, c.out.len) == TROVE_OK);
+    trove_bytes_free(&c.out);
+    sweep("recipe v1 encode", op_recipe_v1_encode, check_bytes, &c);
+    sweep("recipe v1 decode", op_recipe_v1_decode, NULL, &c);
+    memset(&rdig[0], 0, sizeof rdig[0]); /* v3 chunks: entry 0 is reserved */
+    sweep("recipe v3 chunk", op_v3_chunk, check_reset, &c);
+    sweep("recipe v3 segment", op_v3_segment, check_reset, &c);
+    sweep("recipe v3 manifest", op_v3_manifest, check_reset, &c);
+    trove_bytes_free(&c.want);
+    {
+        size_t len = 0;
+        uint8_t *golden = test_read_file(TROVE_SOURCE_DIR "/tests/vectors/capture_header.bin", &len);
+        CHECK(golden != NULL);
+        c.want.len = 0;
+        CHECK(golden && trove_bytes_append(&c.want, golden, len) == TROVE_OK);
+        free(golden);
+    }
+    sweep("capture header", op_capture_header, check_reset, &c);
+    trove_bytes_free(&c.out);
+    trove_bytes_free(&c.want);
+}
+
+/* ---- Parquet tables, the manifest and the bundle --------------------------------------- */
+
+static struct trove_bytes tab_want[TROVE_TABLE_COUNT_];
+
+static int op_tables_write(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_tables_options o;
+    trove_tables_defaults(&o);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+        int rc;
+        trove_bytes_free(&c->out);
+        if ((rc = trove_tables_write(t, &gen_events, gen_names, &o, &c->out, NULL)) != TROVE_OK)
+            return rc;
+        if (c->out.len != tab_want[t].len || memcmp(c->out.ptr, tab_want[t].ptr, c->out.len))
+            return TROVE_ERR_MISMATCH;
+    }
+    return TROVE_OK;
+}
+
+static int op_tables_read(void *p)
+{
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    int rc = trove_names_new(&names);
+    (void)p;
+    for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++)
+        rc = trove_tables_read(t, tab_want[t].ptr, tab_want[t].len, &ev, names, NULL);
+    if (rc == TROVE_OK)
+        rc = ev.len == gen_events.len &&
+                     memcmp(ev.ev, gen_events.ev, ev.len * sizeof *ev.ev) == 0 &&
+                     test_same_names(names, gen_names)
+                 ? TROVE_OK
+                 : TROVE_ERR_MISMATCH;
+    trove_events_free(&ev);
+    trove_names_free(names);
+    return rc;
+}
+
+static struct trove_bundle_manifest manifest(void)
+{
+    struct trove_bundle_manifest m;
+    memset(&m, 0, sizeof m);
+    m.format_version = TROVE_BUNDLE_FORMAT_VERSION;
+    snprintf(m.capture, sizeof m.capture, "oom");
+    m.start_ns = 1;
+    m.end_ns = 2;
+    m.events = gen_events.len;
+    m.ntables = TROVE_TABLE_COUNT_;
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        snprintf(m.tables[t], sizeof m.tables[t], "%s.parquet", trove_table_name(t));
+    snprintf(m.trove_version, sizeof m.trove_version, "0.1.0");
+    return m;
+}
+
+static int op_manifest(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_bundle_manifest m = manifest(), back;
+    int rc = trove_bundle_manifest_encode(&m, &c->out);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_manifest_decode(c->out.ptr, c->out.len, &back, NULL);
+    if (rc == TROVE_OK)
+        rc = back.events == m.events && back.ntables == m.ntables ? TROVE_OK : TROVE_ERR_MISMATCH;
+    return rc;
+}
+
+/* The export's last steps, as `trove export` takes them: the manifest, then the bundle
+ * written beside its path and renamed over it. */
+struct bundle_ctx {
+    char path[256];
+    struct trove_bytes old; /* what path held before */
+};
+
+static int op_bundle_export(void *p)
+{
+    struct bundle_ctx *c = p;
+    struct trove_bundle_manifest m = manifest();
+    struct trove_bytes man = {0};
+    struct trove_bundle_entry ent[TROVE_TABLE_COUNT_ + 1];
+    char names[TROVE_TABLE_COUNT_][64];
+    int rc = trove_bundle_manifest_encode(&m, &man);
+    if (rc == TROVE_OK) {
+        ent[0].name = "manifest.json";
+        ent[0].data = man.ptr;
+        ent[0].len = man.len;
+        for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+            snprintf(names[t], sizeof names[t], "%s.parquet", trove_table_name(t));
+            ent[t + 1].name = names[t];
+            ent[t + 1].data = tab_want[t].ptr;
+            ent[t + 1].len = tab_want[t].len;
+        }
+        rc = trove_bundle_write(c->path, ent, TROVE_TABLE_COUNT_ + 1, 1, NULL);
+    }
+    trove_bytes_free(&man);
+    return rc;
+}
+
+static int check_bundle_export(void *p, int rc)
+{
+    struct bundle_ctx *c = p;
+    size_t len = 0;
+    uint8_t *now = test_read_file(c->path, &len);
+    char tmp[300];
+    struct stat st;
+    int ok;
+    snprintf(tmp, sizeof tmp, "%s.tmp", c->path);
+    ok = now != NULL && stat(tmp, &st) != 0; /* never a temp file left */
+    if (ok && rc != TROVE_OK) /* the earlier file untouched */
+        ok = len == c->old.len && memcmp(now, c->old.ptr, len) == 0;
+    if (ok && rc == TROVE_OK) { /* a whole bundle that reads back */
+        struct trove_bundle *b = NULL;
+        struct trove_bytes back = {0};
+        ok = trove_bundle_open_mem(now, len, &b, NULL) == TROVE_OK &&
+             trove_bundle_read(b, "events.parquet", UINT64_MAX, &back, NULL) == TROVE_OK &&
+             back.len == tab_want[0].len && memcmp(back.ptr, tab_want[0].ptr, back.len) == 0;
+        trove_bundle_close(b);
+        trove_bytes_free(&back);
+        /* put the old file back for the next run */
+        FILE *f = fopen(c->path, "wb");
+        ok = ok && f && fwrite(c->old.ptr, 1, c->old.len, f) == c->old.len;
+        if (f)
+            fclose(f);
+    }
+    free(now);
+    return ok;
+}
+
+static int op_bundle_read(void *p)
+{
+    struct bundle_ctx *c = p;
+    struct trove_bundle *b = NULL;
+    struct trove_bytes back = {0};
+    int rc = trove_bundle_open_file(c->path, &b, NULL);
+    for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++) {
+        char name[64];
+        snprintf(name, sizeof name, "%s.parquet", trove_table_name(t));
+        back.len = 0;
+        rc = trove_bundle_read(b, name, UINT64_MAX, &back, NULL);
+        if (rc == TROVE_OK && (back.len != tab_want[t].len ||
+                               memcmp(back.ptr, tab_want[t].ptr, back.len) != 0))
+            rc = TROVE_ERR_MISMATCH;
+    }
+    trove_bundle_close(b);
+    trove_bytes_free(&back);
+    return rc;
+}
+
+static void test_columnar(void)
+{
+    struct bytes_ctx c = {0};
+    struct bundle_ctx bc = {0};
+    struct trove_tables_options o;
+    FILE *f;
+
+    trove_tables_defaults(&o);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        CHECK_EQ_INT(trove_tables_write(t, &gen_events, gen_names, &o, &tab_want[t], NULL),
+                     TROVE_OK);
+    sweep("parquet tables write", op_tables_write, check_reset, &c);
+    sweep("parquet tables read", op_tables_read, NULL, &c);
+    sweep("bundle manifest", op_manifest, check_reset, &c);
+
+    snprintf(bc.path, sizeof bc.path, "%s/export.bundle", tmpdir);
+    CHECK(trove_bytes_append(&bc.old, "an earlier file", 15) == TROVE_OK);
+    f = fopen(bc.path, "wb");
+    CHECK(f && fwrite(bc.old.ptr, 1, bc.old.len, f) == bc.old.len);
+    if (f)
+        fclose(f);
+    sweep("bundle export", op_bundle_export, check_bundle_export, &bc);
+    CHECK_EQ_INT(op_bundle_export(&bc), TROVE_OK); /* now a real bundle, to read */
+    sweep("bundle read", op_bundle_read, NULL, &bc);
+    trove_bytes_free(&bc.old);
+    trove_bytes_free(&c.out);
+}
+
+/* ---- the store: a volume commit, a capture import and its replay ----------------------- */
+
+#define VBLOCK 4096u
+#define VBLOCKS 24u
+static uint8_t vold[VBLOCK * VBLOCKS], vnew[VBLOCK * VBLOCKS];
+
+struct store_ctx {
+    char dir[256];
+};
+
+static int store_clean(const char *dir)
+{
+    struct trove_store *s = NULL;
+    struct trove_verify_report rep;
+    int rc = trove_store_open(dir, TROVE_STORE_READONLY, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_store_verify(s, TROVE_VERIFY_DEEP, &rep, NULL, NULL);
+    trove_store_close(s);
+    return rc == TROVE_OK;
+}
+
+static int volume_equals(const char *dir, const uint8_t *want)
+{
+    struct trove_store *s = NULL;
+    struct trove_volume *v = NULL;
+    static uint8_t got[sizeof vold];
+    int rc = trove_store_open(dir, TROVE_STORE_READONLY, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_volume_open(s, "vol", &v, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_volume_read(v, 0, got, sizeof got);
+    trove_volume_close(v);
+    trove_store_close(s);
+    return rc == TROVE_OK && memcmp(got, want, sizeof got) == 0;
+}
+
+/* Write `data` over the whole volume and commit, as `trove volume write` does. */
+static int volume_put(const char *dir, const uint8_t *data)
+{
+    struct trove_store *s = NULL;
+    struct trove_volume *v = NULL;
+    int rc = trove_store_open(dir, TROVE_STORE_NOSYNC, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_volume_open(s, "vol", &v, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_volume_write(v, 0, data, sizeof vold);
+    if (rc == TROVE_OK)
+        rc = trove_volume_commit(v);
+    trove_volume_close(v);
+    trove_store_close(s);
+    return rc;
+}
+
+static int op_volume_commit(void *p) { return volume_put(((struct store_ctx *)p)->dir, vnew); }
+
+static int check_volume_commit(void *p, int rc)
+{
+    struct store_ctx *c = p;
+    int ok = store_clean(c->dir) && volume_equals(c->dir, rc == TROVE_OK ? vnew : vold);
+    if (ok && rc == TROVE_OK) /* back to the old bytes for the next run */
+        ok = volume_put(c->dir, vold) == TROVE_OK;
+    return ok;
+}
+
+static int op_capture_write(void *p)
+{
+    struct store_ctx *c = p;
+    struct trove_store *s = NULL;
+    struct trove_capture_options o = {.segment_bytes = 32 * 256, .frame_events = 100};
+    int rc = trove_store_open(c->dir, TROVE_STORE_NOSYNC, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_write(s, "cap", gen_events.ev, gen_events.len, gen_names, &o, NULL,
+                                 NULL);
+    trove_store_close(s);
+    return rc;
+}
+
+static int capture_events(const char *dir, uint64_t *events_out)
+{
+    struct trove_store *s = NULL;
+    struct trove_capture_info info;
+    int rc = trove_store_open(dir, TROVE_STORE_READONLY, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_info(s, "cap", &info, NULL);
+    trove_store_close(s);
+    *events_out = rc == TROVE_OK ? info.events : 0;
+    return rc;
+}
+
+static int check_capture_write(void *p, int rc)
+{
+    struct store_ctx *c = p;
+    uint64_t events = 0;
+    int got = capture_events(c->dir, &events);
+    int ok = store_clean(c->dir);
+
+    if (rc == TROVE_OK) {
+        ok = ok && got == TROVE_OK && events == gen_events.len;
+        /* remove it again, so the next run writes it from nothing */
+        struct trove_store *s = NULL;
+        ok = ok && trove_store_open(c->dir, TROVE_STORE_NOSYNC, &s, NULL) == TROVE_OK &&
+             trove_volume_remove(s, "cap", NULL) == TROVE_OK;
+        trove_store_close(s);
+    } else {
+        /* the capture is there whole or not at all */
+        ok = ok && (got == TROVE_ERR_NOTFOUND || (got == TROVE_OK && events == gen_events.len));
+    }
+    return ok;
+}
+
+static int replay_send(void *ctx, const struct trove_stream_batch *b)
+{
+    uint64_t *events = ctx;
+    *events += b->events;
+    return TROVE_OK;
+}
+
+static int op_capture_replay(void *p)
+{
+    struct store_ctx *c = p;
+    struct trove_store *s = NULL;
+    struct trove_stream *st = NULL;
+    struct trove_stream_options so;
+    struct trove_capture_replay_options ro = {.to_ns = UINT64_MAX, .wire = TROVE_WIRE_PACKED};
+    uint64_t events = 0;
+    struct trove_stream_sink sink = {.send = replay_send, .ctx = &events};
+    int rc = trove_store_open(c->dir, TROVE_STORE_READONLY, &s, NULL);
+    trove_stream_options_default(&so);
+    so.send_mode = TROVE_STREAM_SEND_INLINE;
+    if (rc == TROVE_OK)
+        rc = trove_stream_new(trove_store_backend(s), &so, &st);
+    if (rc == TROVE_OK)
+        rc = trove_capture_replay(s, "cap", st, &ro, &sink, NULL, NULL);
+    if (rc == TROVE_OK && events != gen_events.len)
+        rc = TROVE_ERR_MISMATCH;
+    trove_stream_free(st);
+    trove_store_close(s);
+    return rc;
+}
+
+static void test_store(void)
+{
+    struct store_ctx c;
+    struct trove_store *s = NULL;
+    struct trove_volume *v = NULL;
+
+    snprintf(c.dir, sizeof c.dir, "%s/store", tmpdir);
+    for (size_t i = 0; i < sizeof vold; i++) {
+        vold[i] = (uint8_t)(i * 7 + (i >> 12));
+        vnew[i] = (uint8_t)(i >> 12) == 3 || (uint8_t)(i >> 12) == 17 ? (uint8_t)(i * 13) : vold[i];
+    }
+    CHECK_EQ_INT(trove_store_open(c.dir, TROVE_STORE_CREATE | TROVE_STORE_NOSYNC, &s, NULL),
+                 TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create(s, "vol", sizeof vold, VBLOCK, &v, NULL), TROVE_OK);
+    trove_volume_close(v);
+    trove_store_close(s);
+    CHECK_EQ_INT(volume_put(c.dir, vold), TROVE_OK);
+    CHECK(volume_equals(c.dir, vold));
+    sweep("volume commit", op_volume_commit, check_volume_commit, &c);
+    sweep("capture import", op_capture_write, check_capture_write, &c);
+    CHECK_EQ_INT(op_capture_write(&c), TROVE_OK);
+    sweep("capture replay", op_capture_replay, NULL, &c);
+    CHECK(store_clean(c.dir));
+}
+
+int main(void)
+{
+    struct trove_gen_options g;
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    trove_gen_defaults(&g);
+    g.events = 700;
+    g.processes = 2;
+    g.threads = 3;
+    g.names = 50;
+    CHECK(trove_names_new(&gen_names) == TROVE_OK);
+    CHECK_EQ_INT(trove_gen(&g, &gen_events, gen_names), TROVE_OK);
+
+    test_wire();
+    test_chrome();
+    test_formats();
+    test_columnar();
+    test_store();
+
+    trove_events_free(&gen_events);
+    trove_names_free(gen_names);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        trove_bytes_free(&tab_want[t]);
+    test_rm_rf(tmpdir);
+    return test_done();
+}
