@@ -675,12 +675,16 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
 
     *out = NULL;
     *stale_out = 0;
-    if (!(s = trove__calloc(1, sizeof *s)) || !(s->dir = trove__strdup(dir))) {
+    if (!(s = trove__calloc(1, sizeof *s))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
+    s->dir_fd = s->vol_fd = s->lock_fd = -1; /* before anything can fail: cleanup closes them */
     s->flags = flags;
-    s->dir_fd = s->vol_fd = s->lock_fd = -1;
+    if (!(s->dir = trove__strdup(dir))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
     if ((flags & TROVE_STORE_CREATE) && !(flags & TROVE_STORE_READONLY)) {
         if (!(path = trove__strdup(dir))) {
             rc = TROVE_ERR_NOMEM;
