@@ -1,5 +1,5 @@
 /*
- * fuzz_bundle.c: libFuzzer target for the capture bundle reader (src/columnar/bundle.c).
+ * fuzz_bundle.c: libFuzzer target for the capture bundle reader (src/columnar/bundle_zip.c, bundle_manifest.c).
  * The input is one zip archive, opened from memory. Oracles: opening with and without a
  * diag agrees, and a failure sets diag.code and leaves the output pointer alone; every
  * name of an opened bundle passes the name rule (a directory's without its trailing '/');

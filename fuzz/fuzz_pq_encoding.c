@@ -1,6 +1,6 @@
 /*
  * fuzz_pq_encoding.c: libFuzzer target for the Parquet value decoders
- * (src/columnar/pq_encoding.c): the RLE / bit-packing hybrid, DELTA_BINARY_PACKED for INT32
+ * (src/columnar/pq_rle.c, pq_delta.c, pq_plain.c): the RLE / bit-packing hybrid, DELTA_BINARY_PACKED for INT32
  * and INT64, and PLAIN byte arrays.
  *
  *   input := selector u8 (mod 4: 0 RLE, 1 delta INT32, 2 delta INT64, 3 strings),

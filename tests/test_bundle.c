@@ -1,5 +1,5 @@
 /*
- * test_bundle.c: the capture bundle (src/columnar/bundle.c) — write/read round trips of
+ * test_bundle.c: the capture bundle (src/columnar/bundle*.c) — write/read round trips of
  * stored and deflated bundles from a file and from memory; byte-identical output for the
  * same entries, in several time zones; the name rule at write and at open (zips crafted
  * here byte by byte with each bad name, a NUL, a duplicate, too many entries, too many

@@ -1,5 +1,5 @@
 /*
- * test_pq_encoding.c: Parquet's value encodings (src/columnar/pq_encoding.c) — the RLE /
+ * test_pq_encoding.c: Parquet's value encodings (src/columnar/pq_*.c) — the RLE /
  * bit-packing hybrid at every width 0..32 (random and run-heavy data, n = 0, 1, 7, 8, 9,
  * 1000, and non-canonical streams a reference writer here builds bit by bit: one group per
  * run, RLE runs of one value, padding past n); DELTA_BINARY_PACKED for INT32 and INT64
