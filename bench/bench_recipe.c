@@ -80,6 +80,7 @@
 #include "cli.h"
 #include "trove/recipe.h"
 #include "trove/store.h"
+#include "trove/testing.h"
 #include "trove/volume.h"
 
 #define DEFAULT_SLOTS 26214400ull /* the seed's 50 TiB at 2 MiB blocks */

@@ -29,6 +29,7 @@
 #include "trove/capture.h"
 #include "trove/store.h"
 #include "trove/stream.h"
+#include "trove/testing.h"
 #include "trove/wire.h"
 
 #define CMD "bench stream"

@@ -20,6 +20,7 @@
 #include "trove/capture.h"
 #include "trove/import.h"
 #include "trove/stream.h"
+#include "trove/testing.h"
 #include "trove/wire.h"
 
 #define FIXED TROVE__CAPTURE_FIXED

@@ -32,6 +32,7 @@
 #include "testutil.h"
 #include "trove/store.h"
 #include "trove/stream.h"
+#include "trove/testing.h"
 
 #include "stream/bufpool.h"
 

@@ -19,6 +19,7 @@
 
 #include "testutil.h"
 #include "trove/recipe.h"
+#include "trove/testing.h"
 #include "trove/volume.h"
 
 #include "store/refs.h"

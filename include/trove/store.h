@@ -94,36 +94,6 @@ int trove_backend_delete(struct trove_backend *be, const struct trove_digest *d)
 int trove_backend_list(struct trove_backend *be,
                        int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
 
-/* ---- a fault-injecting wrapper, for tests and benchmarks ------------------------------ */
-
-struct trove_fault_options {
-    uint32_t latency_us;      /* added to every get before it reads */
-    uint64_t bytes_per_sec;   /* a get of len bytes also waits len / bytes_per_sec (0: none) */
-    /* Called at the start of every get with the digest and how many gets of it came
-     * before (0 for the first); a nonzero return is that get's result (TROVE_ERR_NOTFOUND
-     * for a missing object or one that appears late, -EIO for an error ...), before any
-     * latency. May be NULL. Called from several threads at once. */
-    int (*get_hook)(void *ctx, const struct trove_digest *d, uint64_t nth);
-    void *hook_ctx;
-};
-
-struct trove_fault_stats {
-    uint64_t gets;            /* get calls */
-    uint64_t failed;          /* gets the hook failed */
-    uint64_t bytes;           /* bytes returned by successful gets */
-    uint32_t max_concurrent;  /* gets under way at once, at most */
-};
-
-/*
- * Wrap inner (borrowed: it must outlive the wrapper, and closing the wrapper does not close
- * it) in a backend whose gets are delayed and failed as opt says; every other call goes
- * straight to inner. Thread-safety as inner's. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
- */
-int trove_backend_fault_wrap(struct trove_backend *inner, const struct trove_fault_options *opt,
-                             struct trove_backend **out);
-/* Its counters so far (be must come from trove_backend_fault_wrap, else TROVE_ERR_INVALID). */
-int trove_backend_fault_stats(struct trove_backend *be, struct trove_fault_stats *out);
-
 #ifdef __cplusplus
 }
 #endif

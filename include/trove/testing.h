@@ -6,6 +6,7 @@
 #ifndef TROVE_TESTING_H
 #define TROVE_TESTING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "trove/common.h"
@@ -13,6 +14,12 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The hooks below act on objects of higher layers (trove/store.h, trove/volume.h); this
+ * header names their types only, so that it stays in the lowest layer. */
+struct trove_backend;
+struct trove_digest;
+struct trove_volume;
 
 /*
  * Out-of-memory injection. After trove_testing_alloc_fail_at(n, sticky) with n > 0, the nth
@@ -25,6 +32,49 @@ extern "C" {
 void trove_testing_alloc_fail_at(uint64_t n, int sticky);
 uint64_t trove_testing_alloc_count(void);
 uint64_t trove_testing_alloc_failures(void);
+
+/*
+ * A fault-injecting backend (src/store/backend_fault.c), for the streaming tests and
+ * benchmarks: gets made slow and unreliable on purpose over any other backend.
+ */
+struct trove_fault_options {
+    uint32_t latency_us;      /* added to every get before it reads */
+    uint64_t bytes_per_sec;   /* a get of len bytes also waits len / bytes_per_sec (0: none) */
+    /* Called at the start of every get with the digest and how many gets of it came
+     * before (0 for the first); a nonzero return is that get's result (TROVE_ERR_NOTFOUND
+     * for a missing object or one that appears late, -EIO for an error ...), before any
+     * latency. May be NULL. Called from several threads at once. */
+    int (*get_hook)(void *ctx, const struct trove_digest *d, uint64_t nth);
+    void *hook_ctx;
+};
+
+struct trove_fault_stats {
+    uint64_t gets;            /* get calls */
+    uint64_t failed;          /* gets the hook failed */
+    uint64_t bytes;           /* bytes returned by successful gets */
+    uint32_t max_concurrent;  /* gets under way at once, at most */
+};
+
+/*
+ * Wrap inner (borrowed: it must outlive the wrapper, and closing the wrapper does not close
+ * it) in a backend whose gets are delayed and failed as opt says; every other call goes
+ * straight to inner. Thread-safety as inner's. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
+ */
+int trove_backend_fault_wrap(struct trove_backend *inner, const struct trove_fault_options *opt,
+                             struct trove_backend **out);
+/* Its counters so far (be must come from trove_backend_fault_wrap, else TROVE_ERR_INVALID). */
+int trove_backend_fault_stats(struct trove_backend *be, struct trove_fault_stats *out);
+
+/*
+ * For benchmarks (src/store/volume.c): point slots [first, first + n) of volume v at the
+ * digests d[0..n) (zero: empty) without storing or checking any object. It bypasses the
+ * store's one promise, that a slot names an object it holds: a store used so names objects
+ * it does not hold, and verify says so; use a throwaway store. Errors: TROVE_ERR_INVALID
+ * (range), TROVE_ERR_READONLY, TROVE_ERR_NOMEM. Thread-safety: as every call on a volume
+ * (trove/volume.h), one thread at a time.
+ */
+int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
+                                     const struct trove_digest *d, size_t n);
 
 #ifdef __cplusplus
 }

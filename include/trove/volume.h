@@ -120,15 +120,6 @@ int trove_volume_set_format(struct trove_volume *v, int recipe_format);
 int trove_volume_compact(struct trove_volume *v);
 
 /*
- * For benchmarks only: point slots [first, first + n) at the digests d[0..n) (zero: empty)
- * without storing or checking any object. A store used so names objects it does not hold,
- * and verify says so; use a throwaway store. Errors: TROVE_ERR_INVALID (range),
- * TROVE_ERR_READONLY, TROVE_ERR_NOMEM.
- */
-int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
-                                     const struct trove_digest *d, size_t n);
-
-/*
  * Open volume or snapshot `name` at its committed state. A volume can be open once at a
  * time per store handle. Errors: TROVE_ERR_INVALID (name), TROVE_ERR_NOTFOUND, TROVE_ERR_BUSY
  * (already open), the recipe decoder's errors (diag names the recipe file), TROVE_ERR_NOMEM,

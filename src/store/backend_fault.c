@@ -1,6 +1,6 @@
 /*
  * backend_fault.c: a backend that wraps another and makes its gets slow and unreliable on
- * purpose (include/trove/store.h, trove_backend_fault_wrap), for the streaming tests and
+ * purpose (include/trove/testing.h, trove_backend_fault_wrap), for the streaming tests and
  * benchmarks: a store round trip of a few milliseconds, a bandwidth, an object that
  * appears late or fails, all on a local filesystem backend.
  *
@@ -17,6 +17,7 @@
  */
 #include "backend_internal.h"
 #include "common/alloc.h"
+#include "trove/testing.h"
 #include "refmap.h"
 
 #include <errno.h>

@@ -28,6 +28,7 @@
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "recipe_head.h"
+#include "trove/testing.h"
 
 #include <assert.h>
 #include <stdio.h>
