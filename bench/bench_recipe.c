@@ -26,20 +26,19 @@
  *       xxh3-64) into a preallocated buffer. Load: trove_recipe_v1_decode (validation and
  *       checksum), then a copy of the entries into an array of N digests.
  *   v3  a uint32 index per slot plus the dictionary. Serialize: every object — each
- *       1024-slot column segment (trove_recipe_v3_segment_encode_stream), each 1024-digest
- *       dictionary chunk (trove_recipe_v3_chunk_encode_stream), each page of 8 section
- *       records (trove_recipe_v3_page_encode), each named by trove_digest_of (xxh3-128, its
- *       checksum) — then the manifest (trove_recipe_v3_encode), all into one buffer.
- *       Segments and chunks are encoded and named in cache and streamed into the buffer
- *       (one trove_recipe_v3_stream_end after them), as the serialize fills the whole
- *       buffer and does not read it back; the small pages are encoded in place. Load:
- *       decode the manifest; look each page up by its digest, rehash it against its name,
- *       decode it; the same for each section's segment (into the indices) or chunk (into
- *       the dictionary). Segments are decoded with trove_recipe_v3_segment_decode_stream
- *       (and one trove_recipe_v3_stream_end at the end), as the load fills the whole index
- *       array and does not read it back. The lookup stands in for the store's object
- *       directory: a hash table from digest to the object's place in the buffer (one cache
- *       line per probe), built untimed after each serialize.
+ *       1024-slot column segment (trove_recipe_v3_segment_encode), each 1024-digest
+ *       dictionary chunk (trove_recipe_v3_chunk_encode), each page of 8 section records
+ *       (trove_recipe_v3_page_encode), each named by trove_digest_of (xxh3-128, its
+ *       checksum) — then the manifest (trove_recipe_v3_encode), all into one buffer: the
+ *       encoders and the naming a commit runs (src/store/recipe_io.c), without its staging.
+ *       Load: decode the manifest; look each page up by its digest, rehash it against its
+ *       name, decode it (trove_recipe_v3_page_decode); the same for each section's segment
+ *       (trove_recipe_v3_segment_decode, into the indices) or chunk
+ *       (trove_recipe_v3_chunk_decode, into the dictionary): the decoders and the rehash an
+ *       open runs, without its reads from the backend and its reference counting. The
+ *       lookup stands in for the store's object directory: a hash table from digest to the
+ *       object's place in the buffer (one cache line per probe), built untimed after each
+ *       serialize.
  *   Equal objects are one object: v3_bytes counts each distinct object once (manifest,
  *   pages, chunks and segments), v3_dict_bytes the distinct chunks, v3_column_bytes the
  *   distinct segments.
@@ -301,19 +300,14 @@ static int v1_load(struct bench *b)
 
 static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
-/* The object the last encode appended at off is object k: record its place. */
-static void place_object(struct v3_image *im, uint64_t k, size_t off)
+/* The object the last encode appended at off is object k: record its place and name it, as
+ * a commit names each object it stages. */
+static void name_object(struct v3_image *im, uint64_t k, size_t off)
 {
     struct v3_object *o = &im->obj[k];
     o->off = off;
     o->len = im->buf.len - off;
-}
-
-/* The same, and name it. */
-static void name_object(struct v3_image *im, uint64_t k, size_t off)
-{
-    place_object(im, k, off);
-    trove_digest_of(im->buf.ptr + off, im->obj[k].len, &im->obj[k].d);
+    trove_digest_of(im->buf.ptr + off, o->len, &o->d);
 }
 
 /* Every object and the manifest of case b->c into b->im.buf. */
@@ -330,13 +324,12 @@ static int v3_serialize(struct bench *b)
     for (uint64_t s = 0; s < im->nsegments; s++, k++) {
         uint64_t cnt = c->n - s * SEG < SEG ? c->n - s * SEG : SEG;
         off = im->buf.len;
-        rc = trove_recipe_v3_segment_encode_stream(c->idx + s * SEG, (uint32_t)cnt, &im->buf,
-                                                   &im->obj[k].d);
+        rc = trove_recipe_v3_segment_encode(c->idx + s * SEG, (uint32_t)cnt, &im->buf);
         if (rc != TROVE_OK) {
-            what = "trove_recipe_v3_segment_encode_stream";
+            what = "trove_recipe_v3_segment_encode";
             goto out;
         }
-        place_object(im, k, off);
+        name_object(im, k, off);
         im->sec[k].d = im->obj[k].d;
         im->sec[k].kind = TROVE_V3_KIND_COLUMN;
         im->sec[k].encoding = TROVE_V3_ENC_PACKED;
@@ -344,13 +337,12 @@ static int v3_serialize(struct bench *b)
     for (uint64_t i = 0; i < im->nchunks; i++, k++) {
         uint64_t cnt = c->dict_count - i * CHUNK < CHUNK ? c->dict_count - i * CHUNK : CHUNK;
         off = im->buf.len;
-        rc = trove_recipe_v3_chunk_encode_stream(c->dict + i * CHUNK, (uint32_t)cnt, &im->buf,
-                                                 &im->obj[k].d);
+        rc = trove_recipe_v3_chunk_encode(c->dict + i * CHUNK, (uint32_t)cnt, &im->buf);
         if (rc != TROVE_OK) {
-            what = "trove_recipe_v3_chunk_encode_stream";
+            what = "trove_recipe_v3_chunk_encode";
             goto out;
         }
-        place_object(im, k, off);
+        name_object(im, k, off);
         im->sec[k].d = im->obj[k].d;
         im->sec[k].kind = TROVE_V3_KIND_DICT;
         im->sec[k].encoding = TROVE_V3_ENC_NONE;
@@ -366,7 +358,6 @@ static int v3_serialize(struct bench *b)
         name_object(im, k, off);
         im->page[p] = im->obj[k].d;
     }
-    trove_recipe_v3_stream_end(); /* the streamed segments and chunks */
     off = im->buf.len;
     rc = trove_recipe_v3_encode(c->n * BLOCK, BLOCK, 0, 1, c->dict_count, im->page,
                                 (uint32_t)im->npages, &im->buf);
@@ -509,8 +500,8 @@ static int v3_load(struct bench *b)
                 rc = trove_recipe_v3_chunk_decode(buf, o->len, (uint32_t)cnt, b->l.dict + i * CHUNK,
                                                   &b->diag);
             else
-                rc = trove_recipe_v3_segment_decode_stream(buf, o->len, (uint32_t)cnt, m.dict_count,
-                                                           b->l.idx + i * SEG, NULL, &enc, &b->diag);
+                rc = trove_recipe_v3_segment_decode(buf, o->len, (uint32_t)cnt, m.dict_count,
+                                                    b->l.idx + i * SEG, NULL, &enc, &b->diag);
             if (rc == TROVE_OK && !chunk && enc != TROVE_V3_ENC_PACKED)
                 rc = TROVE_ERR_CORRUPT;
             if (rc != TROVE_OK) {
@@ -520,7 +511,6 @@ static int v3_load(struct bench *b)
             }
         }
     }
-    trove_recipe_v3_stream_end();
     if (g != m.nchunks + m.nsegments) {
         snprintf(b->err, sizeof b->err, "v3 load: the pages list %" PRIu64 " sections, the manifest "
                  "has %" PRIu64, g, m.nchunks + m.nsegments);

@@ -15,11 +15,7 @@
  * refused with max; a chunk or segment is refused for any other n; nothing is written past
  * n. A manifest refused only for its checksum gets the right checksum written in and must
  * then decode, or fail only the page-digest check, so mutated headers reach the field
- * checks and the success path too; a manifest that decodes is version 3 to the gate. Every
- * segment is also decoded with trove_recipe_v3_segment_decode_stream, which must agree with
- * the plain decode on the result, the diag and the outputs, and touch nothing on failure;
- * every chunk and packed segment that decodes is also re-encoded with the streaming
- * encoders, which must give the same bytes at any output alignment and their digest. A
+ * checks and the success path too; a manifest that decodes is version 3 to the gate. A
  * patch that decodes has increasing slots below n and indices below dict_count, re-encodes
  * to its input, and applied to a base either changes exactly its slots (handing back the
  * base's indices) or, where an entry repeats the base, is refused and changes nothing.
@@ -38,10 +34,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  * sentinel images; scratch outputs for the second decodes. */
 static struct trove_digest dig[SEG + 1], dig_sentinel[SEG + 1], dig_tmp[SEG + 1];
 static uint32_t idx[SEG + 1], idx_sentinel[SEG + 1], idx_tmp[SEG + 1];
-/* The streaming decode's outputs: idx_s at a word offset 0..3 (the non-temporal stores'
- * head and tail), with guard words around it. */
-static struct trove_digest dig_s[SEG + 1];
-static uint32_t idx_s[SEG + 4];
 
 /* Decode a manifest and, on success, check the oracles. Returns the decoder's result. */
 static int check_manifest(const uint8_t *buf, size_t size)
@@ -129,33 +121,6 @@ static void fuzz_page(const uint8_t *buf, size_t size)
     trove_bytes_free(&b);
 }
 
-/*
- * The streaming encoders agree with the plain one that just gave back buf[0..size) from
- * dig (a chunk) or idx (a packed segment): after a prefix of size % 17 bytes (so at every
- * output alignment) they append the same bytes, keep the prefix and name the object with
- * trove_digest_of.
- */
-static void check_stream_encode(const uint8_t *buf, size_t size, uint32_t n, int chunk)
-{
-    struct trove_bytes b = {0};
-    struct trove_digest d, want;
-    uint8_t fill[16];
-    size_t pre = size % 17;
-    int rc;
-
-    memset(fill, 0x5A, sizeof fill);
-    if (trove_bytes_append(&b, fill, pre) != TROVE_OK)
-        abort();
-    rc = chunk ? trove_recipe_v3_chunk_encode_stream(dig, n, &b, &d)
-               : trove_recipe_v3_segment_encode_stream(idx, n, &b, &d);
-    trove_recipe_v3_stream_end();
-    trove_digest_of(buf, size, &want);
-    if (rc != TROVE_OK || b.len != pre + size || memcmp(b.ptr, fill, pre) != 0 ||
-        memcmp(b.ptr + pre, buf, size) != 0 || !trove_digest_equal(&d, &want))
-        abort();
-    trove_bytes_free(&b);
-}
-
 static void fuzz_chunk(const uint8_t *buf, size_t size, uint32_t n)
 {
     struct trove_diag diag;
@@ -178,35 +143,6 @@ static void fuzz_chunk(const uint8_t *buf, size_t size, uint32_t n)
         memcmp(b.ptr, buf, size) != 0)
         abort();
     trove_bytes_free(&b);
-    check_stream_encode(buf, size, n, 1);
-}
-
-/*
- * trove_recipe_v3_segment_decode_stream agrees with the plain decode that just filled idx,
- * dig and enc (rc, diag): the same result, code, offset and message; on success the same
- * outputs and nothing past n; on failure every output untouched, idx too.
- */
-static void check_stream(const uint8_t *buf, size_t size, uint32_t n, uint32_t dict_count,
-                         int rc, const struct trove_diag *diag, uint8_t enc)
-{
-    struct trove_diag d2;
-    uint32_t off = (uint32_t)(size % 4), *out = idx_s + off;
-    uint8_t enc_s = 0x5A;
-
-    memset(dig_s, 0x5A, sizeof dig_s);
-    memset(idx_s, 0x5A, sizeof idx_s);
-    if (trove_recipe_v3_segment_decode_stream(buf, size, n, dict_count, out, dig_s, &enc_s,
-                                              &d2) != rc ||
-        (rc != TROVE_OK && (d2.code != diag->code || d2.offset != diag->offset ||
-                            strcmp(d2.msg, diag->msg) != 0)) ||
-        enc_s != enc || memcmp(dig_s, dig, sizeof dig) != 0)
-        abort();
-    trove_recipe_v3_stream_end();
-    for (uint32_t i = 0; i < SEG + 4; i++) {
-        int written = rc == TROVE_OK && enc == TROVE_V3_ENC_PACKED && i >= off && i < off + n;
-        if (written ? idx_s[i] != idx[i - off] : idx_s[i] != 0x5A5A5A5Au)
-            abort();
-    }
 }
 
 static void fuzz_segment(const uint8_t *buf, size_t size, uint32_t n, uint32_t dict_count)
@@ -223,7 +159,6 @@ static void fuzz_segment(const uint8_t *buf, size_t size, uint32_t n, uint32_t d
     if (rc != trove_recipe_v3_segment_decode(buf, size, n, dict_count, idx_tmp, dig_tmp, &enc2,
                                              NULL))
         abort();
-    check_stream(buf, size, n, dict_count, rc, &diag, enc);
     if (rc != TROVE_OK) {
         /* idx may hold a full segment's unpacked values; nothing past n is touched. */
         if (diag.code != rc || enc != 0x5A || memcmp(dig, dig_sentinel, sizeof dig) != 0 ||
@@ -265,8 +200,6 @@ static void fuzz_segment(const uint8_t *buf, size_t size, uint32_t n, uint32_t d
     if (b.len != size || memcmp(b.ptr, buf, size) != 0)
         abort();
     trove_bytes_free(&b);
-    if (enc == TROVE_V3_ENC_PACKED)
-        check_stream_encode(buf, size, n, 0);
 }
 
 static void fuzz_patch(const uint8_t *buf, size_t size, uint32_t n, uint32_t dict_count)

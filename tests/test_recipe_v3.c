@@ -6,12 +6,8 @@
  * code and offset, including each non-canonical encoding; every truncation and byte flip of
  * the golden objects; the version gate; the golden vectors tests/vectors/recipe_v3_*.bin;
  * the sizes docs/formats/recipe-v3.md gives for the seed's 26,214,400-slot cases; and the
- * encoders' argument checks. Every segment decode is repeated with
- * trove_recipe_v3_segment_decode_stream, which must agree on everything and leave idx
- * untouched on failure, and every packed segment and chunk of several lengths is encoded
- * again with the streaming encoders, which must give the same bytes and their digest at
- * every output alignment and leave the buffer alone on an error; the segment tests run on
- * both bit-packing builds (AVX2, generic). With TROVE_RECIPE_V3_CORPUS=<dir> set, the valid and broken
+ * encoders' argument checks; the segment tests run on both bit-packing builds (AVX2,
+ * generic). With TROVE_RECIPE_V3_CORPUS=<dir> set, the valid and broken
  * objects built here are also written to <dir>, with the fuzz target's selector prefix, as
  * its seed corpus (fuzz/corpus/fuzz_recipe_v3/).
  */
@@ -60,55 +56,9 @@ struct outs {
 
 static struct outs got, sentinel;
 
-/*
- * trove_recipe_v3_segment_decode_stream agrees with the plain decode that just ran (rc,
- * diag, and the outputs `after`, which were `before`): same result, code, offset and message,
- * the same outputs on success, and on failure untouched outputs, idx included (the plain
- * decode may leave a full segment's values there). At each 4-byte offset of idx within 16
- * bytes (the non-temporal stores' head and tail), with guard words around it.
- */
-static void stream_agrees(const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
-                          const struct outs *before, const struct outs *after, int rc,
-                          const struct trove_diag *diag)
-{
-    static _Alignas(64) uint32_t idx[SEG + 8];
-    static struct trove_digest d[SEG];
-
-    for (unsigned off = 0; off < 4; off++) {
-        struct trove_diag sd = {0};
-        uint8_t enc = before->enc;
-        int src, guards = 1;
-
-        memset(idx, 0x5C, sizeof idx);
-        memcpy(idx + off, before->idx, sizeof before->idx);
-        memcpy(d, before->d, sizeof d);
-        src = trove_recipe_v3_segment_decode_stream(buf, len, n, dict_count, idx + off, d, &enc,
-                                                    diag ? &sd : NULL);
-        trove_recipe_v3_stream_end();
-        CHECK_EQ_INT(src, rc);
-        if (diag) {
-            CHECK_EQ_INT(sd.code, diag->code);
-            CHECK_EQ_INT(sd.offset, diag->offset);
-            CHECK(strcmp(sd.msg, diag->msg) == 0);
-        }
-        CHECK_EQ_INT(enc, after->enc);
-        CHECK(memcmp(d, after->d, sizeof d) == 0);
-        CHECK(memcmp(idx + off, rc == TROVE_OK ? after->idx : before->idx, sizeof after->idx) ==
-              0);
-        for (unsigned i = 0; i < off; i++)
-            guards &= idx[i] == 0x5C5C5C5Cu;
-        for (unsigned i = off + SEG; i < SEG + 8; i++)
-            guards &= idx[i] == 0x5C5C5C5Cu;
-        CHECK(guards);
-    }
-}
-
 static int decode_any(int sel, const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
                       struct outs *o, struct trove_diag *diag)
 {
-    static struct outs before;
-    int rc;
-
     switch (sel) {
     case SEL_MANIFEST:
         return trove_recipe_v3_decode(buf, len, &o->m, diag);
@@ -119,11 +69,8 @@ static int decode_any(int sel, const uint8_t *buf, size_t len, uint32_t n, uint3
     case SEL_PATCH:
         return trove_recipe_v3_patch_decode(buf, len, n, dict_count, &o->patch, diag);
     default:
-        before = *o;
-        rc = trove_recipe_v3_segment_decode(buf, len, n, dict_count, o->idx, o->d, &o->enc,
-                                            diag);
-        stream_agrees(buf, len, n, dict_count, &before, o, rc, diag);
-        return rc;
+        return trove_recipe_v3_segment_decode(buf, len, n, dict_count, o->idx, o->d, &o->enc,
+                                              diag);
     }
 }
 
@@ -538,54 +485,6 @@ static void test_page_roundtrips(void)
     }
 }
 
-/* ---- streaming encoders ------------------------------------------------------------------ */
-
-/*
- * The streaming encoder of a segment of idx[0..n) (idx not NULL) or a chunk of d[0..n)
- * appends exactly the plain encoder's bytes and names them as trove_digest_of does: after
- * 0..33 bytes already in the buffer (every output alignment, heads and tails of every
- * length; the first into an empty buffer that must grow), and again right behind itself.
- */
-static void stream_encode_agrees(const uint32_t *idx, const struct trove_digest *d, uint32_t n,
-                                 const char *what)
-{
-    struct trove_bytes ref = {0}, b = {0};
-    struct trove_digest want, d1, d2;
-    uint8_t pre[33];
-    int rc, ok = 1;
-
-    rc = idx ? trove_recipe_v3_segment_encode(idx, n, &ref)
-             : trove_recipe_v3_chunk_encode(d, n, &ref);
-    CHECK_EQ_INT(rc, TROVE_OK);
-    if (rc != TROVE_OK)
-        goto out;
-    trove_digest_of(ref.ptr, ref.len, &want);
-    for (size_t i = 0; i < sizeof pre; i++)
-        pre[i] = (uint8_t)(0xC0 + i);
-    for (size_t k = 0; k <= sizeof pre; k++) {
-        int rc1, rc2;
-        b.len = 0;
-        CHECK_EQ_INT(trove_bytes_append(&b, pre, k), TROVE_OK);
-        memset(&d1, 0x5A, sizeof d1);
-        memset(&d2, 0x5A, sizeof d2);
-        rc1 = idx ? trove_recipe_v3_segment_encode_stream(idx, n, &b, &d1)
-                  : trove_recipe_v3_chunk_encode_stream(d, n, &b, &d1);
-        rc2 = idx ? trove_recipe_v3_segment_encode_stream(idx, n, &b, &d2)
-                  : trove_recipe_v3_chunk_encode_stream(d, n, &b, &d2);
-        trove_recipe_v3_stream_end();
-        ok &= rc1 == TROVE_OK && rc2 == TROVE_OK && b.len == k + 2 * ref.len &&
-              memcmp(b.ptr, pre, k) == 0 && memcmp(b.ptr + k, ref.ptr, ref.len) == 0 &&
-              memcmp(b.ptr + k + ref.len, ref.ptr, ref.len) == 0 &&
-              trove_digest_equal(&d1, &want) && trove_digest_equal(&d2, &want);
-    }
-    if (!ok)
-        fprintf(stderr, "%s: the streaming encoder disagrees with the plain one\n", what);
-    CHECK(ok);
-out:
-    trove_bytes_free(&ref);
-    trove_bytes_free(&b);
-}
-
 static void test_digest_objects(void)
 {
     static struct trove_digest d[SEG];
@@ -662,7 +561,6 @@ static size_t packed_roundtrip(const uint32_t *idx, uint32_t n, uint8_t scheme, 
     CHECK_EQ_INT(trove__get_le32(b.ptr + 13), base);
     CHECK_EQ_INT(trove__get_le16(b.ptr + 7), n);
     CHECK_EQ_INT(len, 16 + 128 * w);
-    stream_encode_agrees(idx, NULL, n, what);
     if (hi < UINT32_MAX &&
         expect_ok(SEL_SEGMENT, b.ptr + 1, len, n, hi + 1, what) == TROVE_OK) {
         CHECK_EQ_INT(got.enc, TROVE_V3_ENC_PACKED);
@@ -1234,11 +1132,11 @@ static void test_segment_errors(const struct golden *g)
     mutant(s)[n] = 0;
     expect_bad(SEL_SEGMENT, work, n + 128, 952, 5, TROVE_ERR_CORRUPT, n, "stray", "w 1 long");
 
-    /* A caller that takes only one encoding, and bad arguments; plain and streaming. */
-    for (int v = 0; v < 2; v++) {
+    /* A caller that takes only one encoding, and bad arguments. */
+    {
         int (*dec)(const uint8_t *, size_t, uint32_t, uint32_t, uint32_t *,
                    struct trove_digest *, uint8_t *, struct trove_diag *) =
-            v ? trove_recipe_v3_segment_decode_stream : trove_recipe_v3_segment_decode;
+            trove_recipe_v3_segment_decode;
         struct trove_diag diag = {0};
         uint32_t idx[SEG];
         struct trove_digest d[3];
@@ -1544,67 +1442,6 @@ static void test_encode_invalid(void)
     trove_bytes_free(&b);
 }
 
-/* Chunks of every length class (1..17 digests, around each power of two, full), and their
- * argument checks: an error leaves the buffer and the digest untouched. */
-static void test_stream_encode(void)
-{
-    static struct trove_digest d[SEG + 1];
-    static uint32_t idx[SEG + 1];
-    const uint32_t ns[] = {63, 64, 65, 255, 256, 257, 511, 512, 513, 1000, 1023, 1024};
-    struct trove_bytes b = {0}, huge;
-    struct trove_digest dd, poison;
-    uint64_t seed = 99;
-    uint8_t *ptr;
-    size_t cap;
-
-    for (uint32_t i = 0; i <= SEG; i++) {
-        uint64_t a = test_rand(&seed), c = test_rand(&seed);
-        memcpy(d[i].b, &a, 8);
-        memcpy(d[i].b + 8, &c, 8);
-        if (i % 5 == 0)
-            memset(d[i].b, 0, 16);
-        idx[i] = (uint32_t)(test_rand(&seed) % 5000);
-    }
-    for (uint32_t n = 1; n <= 17; n++)
-        stream_encode_agrees(NULL, d, n, "chunk, 1..17 digests");
-    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
-        stream_encode_agrees(NULL, d, ns[k], "chunk");
-
-    memset(&poison, 0x5A, sizeof poison);
-    CHECK_EQ_INT(trove_bytes_append(&b, "keep", 4), TROVE_OK);
-    ptr = b.ptr;
-    cap = b.cap;
-#define STREAM_BAD(call, what)                                                              \
-    do {                                                                                    \
-        dd = poison;                                                                        \
-        check_unchanged(call, &b, ptr, cap, what);                                          \
-        CHECK(memcmp(&dd, &poison, sizeof dd) == 0);                                        \
-    } while (0)
-    STREAM_BAD(trove_recipe_v3_chunk_encode_stream(d, 0, &b, &dd), "stream chunk of 0");
-    STREAM_BAD(trove_recipe_v3_chunk_encode_stream(d, SEG + 1, &b, &dd), "stream chunk 1025");
-    STREAM_BAD(trove_recipe_v3_chunk_encode_stream(NULL, 1, &b, &dd), "stream chunk NULL");
-    STREAM_BAD(trove_recipe_v3_chunk_encode_stream(d, 1, &b, NULL), "stream chunk, no d_out");
-    STREAM_BAD(trove_recipe_v3_segment_encode_stream(idx, 0, &b, &dd), "stream packed of 0");
-    STREAM_BAD(trove_recipe_v3_segment_encode_stream(idx, SEG + 1, &b, &dd),
-               "stream packed 1025");
-    STREAM_BAD(trove_recipe_v3_segment_encode_stream(NULL, 1, &b, &dd), "stream packed NULL");
-    STREAM_BAD(trove_recipe_v3_segment_encode_stream(idx, 1, &b, NULL),
-               "stream packed, no d_out");
-#undef STREAM_BAD
-    CHECK_EQ_INT(trove_recipe_v3_chunk_encode_stream(d, 1, NULL, &dd), TROVE_ERR_INVALID);
-    CHECK_EQ_INT(trove_recipe_v3_segment_encode_stream(idx, 1, NULL, &dd), TROVE_ERR_INVALID);
-    /* No room: a buffer whose length leaves no size_t for the object (never dereferenced). */
-    huge = b;
-    huge.len = huge.cap = SIZE_MAX - 8;
-    dd = poison;
-    CHECK_EQ_INT(trove_recipe_v3_chunk_encode_stream(d, 1, &huge, &dd), TROVE_ERR_NOMEM);
-    CHECK(huge.ptr == b.ptr && huge.len == SIZE_MAX - 8 && huge.cap == SIZE_MAX - 8);
-    CHECK_EQ_INT(trove_recipe_v3_segment_encode_stream(idx, 1, &huge, &dd), TROVE_ERR_NOMEM);
-    CHECK(huge.ptr == b.ptr && huge.len == SIZE_MAX - 8 && huge.cap == SIZE_MAX - 8);
-    CHECK(memcmp(&dd, &poison, sizeof dd) == 0);
-    trove_bytes_free(&b);
-}
-
 static void test_decode_invalid(const struct golden *g)
 {
     struct trove_diag diag = {0};
@@ -1755,7 +1592,6 @@ int main(void)
     test_version(&g);
     test_seed_sizes();
     test_encode_invalid();
-    test_stream_encode();
     test_decode_invalid(&g);
     test_patch(&g);
     golden_free(&g);

@@ -203,47 +203,6 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
                                    uint32_t dict_count, uint32_t *idx,
                                    struct trove_digest *digests, uint8_t *encoding_out,
                                    struct trove_diag *diag);
-/*
- * trove_recipe_v3_segment_decode for a caller that fills a large index array and does not
- * read it back right away (a whole recipe loaded into memory, idx one segment of it): a
- * full packed segment is unpacked and checked in a local block, then written to idx with
- * non-temporal stores on x86-64, which skip reading each destination line before writing
- * it (as memcpy does for large copies) and leave it out of cache. Everything else is as
- * trove_recipe_v3_segment_decode: arguments, checks, errors and messages; and on failure idx
- * is untouched. The calling thread reads idx as usual, but those stores are not ordered
- * with its later ones: call trove_recipe_v3_stream_end after the last of a load, before
- * another thread may read idx. Not for decoding into one small buffer that is read at
- * once: these stores would push it out of cache each time.
- */
-int trove_recipe_v3_segment_decode_stream(const uint8_t *buf, size_t len, uint32_t n,
-                                          uint32_t dict_count, uint32_t *idx,
-                                          struct trove_digest *digests, uint8_t *encoding_out,
-                                          struct trove_diag *diag);
-/*
- * trove_recipe_v3_segment_encode and _chunk_encode, each also naming the object it appends
- * (*d_out = trove_digest_of of its bytes), for a caller that fills a large buffer with many
- * objects and does not read them back right away (a whole recipe serialized into memory):
- * the object is encoded and named in a local block that stays in cache, then appended to out
- * with non-temporal stores on x86-64 (as trove_recipe_v3_segment_decode_stream writes idx;
- * the bytes of out before its first 16-byte boundary and after its last are stored
- * plainly), so that out's cold lines are not read before they are written. The bytes
- * appended and *d_out are those of the plain encoder and trove_digest_of; arguments and
- * errors are as for the plain encoder, plus TROVE_ERR_INVALID for a NULL d_out; on failure
- * out and *d_out are unchanged. out may hold anything and have any alignment. Call
- * trove_recipe_v3_stream_end after the last of a serialize, before another thread may read
- * out. Not for encoding one object into a small buffer that is written out at once: these
- * stores would push it out of cache. The segment encoder also prefetches the 1024 indices
- * after a full segment's (never faulting, past an array's end too): encode an array's
- * segments in order.
- */
-int trove_recipe_v3_segment_encode_stream(const uint32_t *idx, uint32_t n,
-                                          struct trove_bytes *out, struct trove_digest *d_out);
-int trove_recipe_v3_chunk_encode_stream(const struct trove_digest *d, uint32_t n,
-                                        struct trove_bytes *out, struct trove_digest *d_out);
-/* Order every store of the _stream calls before it (trove_recipe_v3_segment_decode_stream,
- * _segment_encode_stream, _chunk_encode_stream; an sfence on x86-64, nothing elsewhere), so
- * that a release store or unlock after it publishes the bytes they wrote. */
-void trove_recipe_v3_stream_end(void);
 
 /*
  * A patch segment: the segment is its base — a packed segment of the same slot count,

@@ -68,9 +68,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #define RECIPE_V3 3u
 #define DIGEST_WIDTH 16u
@@ -742,145 +739,10 @@ static int decode_packed(const uint8_t *buf, size_t len, uint32_t count, uint32_
     return TROVE_OK;
 }
 
-/*
- * Copy a checked block of 1024 indices to idx, where a whole recipe is being loaded: with
- * non-temporal stores on x86-64 (SSE2, the baseline), which write whole lines without
- * reading them first (as memcpy does for large copies; a plain store to a line that is not
- * in cache reads it first) and leave them out of cache. They are not ordered with later
- * stores: trove_recipe_v3_stream_end fences them once for the whole load (an sfence here,
- * per segment, cost about a tenth of the load). idx needs only 4-byte alignment: the words
- * before its first 16-byte boundary and after its last are stored plainly. Elsewhere a
- * memcpy.
- */
-static void stream_block(uint32_t *idx, const uint32_t vals[SEG_MAX])
-{
-#if defined(__SSE2__)
-    uint32_t i = 0, head = (uint32_t)((16 - ((uintptr_t)idx & 15)) & 15) / 4, end;
-
-    for (; i < head; i++)
-        idx[i] = vals[i];
-    end = head + (SEG_MAX - head) / 4 * 4;
-    for (; i < end; i += 4)
-        _mm_stream_si128((__m128i *)(void *)(idx + i),
-                         _mm_loadu_si128((const __m128i *)(const void *)(vals + i)));
-    for (; i < SEG_MAX; i++)
-        idx[i] = vals[i];
-#else
-    memcpy(idx, vals, SEG_MAX * sizeof *vals);
-#endif
-}
-
-void trove_recipe_v3_stream_end(void)
-{
-#if defined(__SSE2__)
-    _mm_sfence();
-#endif
-}
-
-/* ---- streaming encoders ------------------------------------------------------------------ */
-
-/* The largest packed segment (4,112 bytes) and dictionary chunk (16,392). */
-#define PACKED_MAX (PACKED_HEADER + 32 * 128)
-#define CHUNK_MAX (TROVE_RECIPE_V3_OBJECT_HEADER + DIGEST_WIDTH * TROVE_RECIPE_V3_CHUNK_ENTRIES)
-
-/*
- * Copy len bytes from src to dst, where a large output is being filled: whole 16-byte
- * blocks of dst with non-temporal stores on x86-64 (SSE2), plain stores for the bytes
- * before dst's first 16-byte boundary and after its last, as stream_block does. Elsewhere
- * a memcpy.
- */
-static void stream_bytes(uint8_t *dst, const uint8_t *src, size_t len)
-{
-#if defined(__SSE2__)
-    size_t i = (16 - ((uintptr_t)dst & 15)) & 15;
-
-    if (i > len)
-        i = len;
-    memcpy(dst, src, i);
-    for (; len - i >= 16; i += 16)
-        _mm_stream_si128((__m128i *)(void *)(dst + i),
-                         _mm_loadu_si128((const __m128i *)(const void *)(src + i)));
-    memcpy(dst + i, src + i, len - i);
-#else
-    memcpy(dst, src, len);
-#endif
-}
-
-/* Name the object obj[0..len) (in the caller's cache-resident block) into *d_out and
- * append it to out with stream_bytes. Errors: TROVE_ERR_NOMEM (out and *d_out unchanged). */
-static int stream_object(const uint8_t *obj, size_t len, struct trove_bytes *out,
-                         struct trove_digest *d_out)
-{
-    int rc = trove_bytes_reserve(out, len);
-
-    if (rc != TROVE_OK)
-        goto out;
-    trove_digest_of(obj, len, d_out);
-    stream_bytes(out->ptr + out->len, obj, len);
-    out->len += len;
-out:
-    return rc;
-}
-
-/*
- * Ask for the 4 KiB after a full segment's indices, which a caller encoding its array in
- * order hands over next: a segment's indices are one 4 KiB page, and the hardware prefetcher
- * does not cross pages, so each segment would otherwise start with a wait on memory (about
- * a tenth of a serialize). A prefetch never faults, past the array's end too; the address
- * is computed as an integer, as it may lie outside the array.
- */
-static void prefetch_next(const uint32_t *end)
-{
-#if defined(__SSE2__)
-    uintptr_t p = (uintptr_t)end;
-
-    for (unsigned i = 0; i < SEG_MAX * sizeof *end; i += 64)
-        _mm_prefetch((const char *)(p + i), _MM_HINT_T0);
-#else
-    (void)end;
-#endif
-}
-
-int trove_recipe_v3_segment_encode_stream(const uint32_t *idx, uint32_t n,
-                                          struct trove_bytes *out, struct trove_digest *d_out)
-{
-    _Alignas(64) uint8_t obj[PACKED_MAX];
-    struct seg_form f;
-    size_t total;
-    int rc = TROVE_ERR_INVALID;
-
-    if (!out || !idx || !d_out || n == 0 || n > SEG_MAX)
-        goto out;
-    if (n == SEG_MAX)
-        prefetch_next(idx + n);
-    total = segment_form(idx, n, &f);
-    assert(total <= sizeof obj);
-    segment_put(idx, n, &f, obj);
-    rc = stream_object(obj, total, out, d_out);
-out:
-    return rc;
-}
-
-int trove_recipe_v3_chunk_encode_stream(const struct trove_digest *d, uint32_t n,
-                                        struct trove_bytes *out, struct trove_digest *d_out)
-{
-    _Alignas(64) uint8_t obj[CHUNK_MAX];
-    int rc = TROVE_ERR_INVALID;
-
-    if (!out || !d || !d_out || n == 0 || n > TROVE_RECIPE_V3_CHUNK_ENTRIES)
-        goto out;
-    digests_put(TROVE_V3_KIND_DICT, TROVE_V3_ENC_NONE, d, n, obj);
-    rc = stream_object(obj, TROVE_RECIPE_V3_OBJECT_HEADER + (size_t)DIGEST_WIDTH * n, out,
-                       d_out);
-out:
-    return rc;
-}
-
-/* trove_recipe_v3_segment_decode and _decode_stream; stream: full packed segments go
- * through a local block and stream_block. */
+/* trove_recipe_v3_segment_decode. */
 static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
                           uint32_t *idx, struct trove_digest *digests, uint8_t *encoding_out,
-                          int stream, struct trove_diag *diag)
+                          struct trove_diag *diag)
 {
     uint32_t vals[SEG_MAX], count = 0;
     uint8_t encoding = 0;
@@ -910,15 +772,13 @@ static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t d
             goto out;
         }
         /* A full segment unpacks straight into the caller's array (which then holds
-         * garbage if a check fails) unless it is streamed; a short one, and a streamed
-         * one, through a local block of 1024 that is copied out once every check passed. */
-        if (count == SEG_MAX && !stream) {
+         * garbage if a check fails); a short one through a local block of 1024 that is
+         * copied out once every check passed. */
+        if (count == SEG_MAX) {
             rc = decode_packed(buf, len, count, dict_count, idx, diag);
         } else {
             rc = decode_packed(buf, len, count, dict_count, vals, diag);
-            if (rc == TROVE_OK && count == SEG_MAX)
-                stream_block(idx, vals);
-            else if (rc == TROVE_OK)
+            if (rc == TROVE_OK)
                 memcpy(idx, vals, (size_t)count * sizeof *vals);
         }
         if (rc != TROVE_OK)
@@ -1068,13 +928,5 @@ int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
                                    struct trove_digest *digests, uint8_t *encoding_out,
                                    struct trove_diag *diag)
 {
-    return segment_decode(buf, len, n, dict_count, idx, digests, encoding_out, 0, diag);
-}
-
-int trove_recipe_v3_segment_decode_stream(const uint8_t *buf, size_t len, uint32_t n,
-                                          uint32_t dict_count, uint32_t *idx,
-                                          struct trove_digest *digests, uint8_t *encoding_out,
-                                          struct trove_diag *diag)
-{
-    return segment_decode(buf, len, n, dict_count, idx, digests, encoding_out, 1, diag);
+    return segment_decode(buf, len, n, dict_count, idx, digests, encoding_out, diag);
 }
