@@ -83,12 +83,23 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
              struct trove_events *events, struct trove_names *names);
 
+/* ---- a capture from any file (capture_load.c) ------------------------------------------- */
+
 /*
  * cli_load, and also a bundle (a zip, or a directory of its files) or a Parquet events file,
- * told apart by the first bytes (implemented in cmd_export.c beside the bundle reader).
+ * told apart by the first bytes. Only opt->edited and opt->quiet apply to a bundle's tables.
  */
 int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
                      struct trove_events *events, struct trove_names *names);
+
+/*
+ * The bundle and Parquet half of cli_load_capture: read path into the capture if it is a
+ * bundle (a directory, or a zip) or a Parquet events file, told apart by the first bytes;
+ * anything else (another regular file, a pipe) is left unread with *other set. Returns 0,
+ * or 1 after printing an error naming path (events unchanged).
+ */
+int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
+                    struct trove_events *events, struct trove_names *names, int *other);
 
 /* A progress line on stderr, only when stderr is a terminal and the work is long. */
 struct cli_progress {

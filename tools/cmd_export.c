@@ -4,8 +4,8 @@
  * (--format parquet), or the bundle's files in a directory (--format dir); and
  * `trove import IN -o OUT` — a bundle, a directory of one, or a Parquet events file back
  * into a wire stream. docs/formats/bundle.md describes the tables and the bundle.
- * `trove import IN --store DIR` reads any capture (cli_load_capture, here beside the bundle
- * reader) into the store as a capture (cmd_capture.c writes it).
+ * `trove import IN --store DIR` reads any capture (cli_load_capture, capture_load.c) into
+ * the store as a capture (cmd_capture.c writes it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,8 +21,6 @@
 #include "trove/parquet.h"
 #include "trove/tables.h"
 #include "trove/wire.h"
-
-#define MAX_TABLE_BYTES (8ull << 30) /* one table read from a bundle or directory */
 
 enum { FMT_BUNDLE, FMT_PARQUET, FMT_DIR };
 
@@ -354,184 +352,6 @@ out:
 
 /* ---- import -------------------------------------------------------------------------- */
 
-/* Read a whole regular file (at most max bytes). */
-static int read_file(const char *cmd, const char *path, uint64_t max, struct trove_bytes *out)
-{
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    int rc = 1;
-
-    if (!f)
-        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        cli_error(cmd, "%s: not a regular file", path);
-        goto out;
-    }
-    if ((uint64_t)st.st_size > max || (uint64_t)st.st_size > SIZE_MAX) {
-        cli_error(cmd, "%s: %llu bytes, over the %llu a table may have", path,
-                  (unsigned long long)st.st_size, (unsigned long long)max);
-        goto out;
-    }
-    out->len = 0;
-    if (trove_bytes_reserve(out, (size_t)st.st_size + 1) != TROVE_OK) {
-        cli_error(cmd, "%s: out of memory", path);
-        goto out;
-    }
-    out->len = fread(out->ptr, 1, (size_t)st.st_size, f);
-    if (out->len != (size_t)st.st_size) {
-        cli_error(cmd, "reading %s: %s", path, ferror(f) ? strerror(errno) : "file shrank");
-        goto out;
-    }
-    rc = 0;
-out:
-    fclose(f);
-    return rc;
-}
-
-/* How a bundle's tables are taken (cli_load_options). */
-struct table_opts {
-    int edited, quiet;
-};
-
-/* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
- * event count other than the manifest's (want_rows; UINT64_MAX: none) is an error, or with
- * edited a warning. */
-static int import_table(const char *cmd, int t, const struct trove_bytes *buf, const char *where,
-                        struct trove_events *ev, struct trove_names *names, uint64_t want_rows,
-                        const struct table_opts *to)
-{
-    struct trove_diag diag = {0};
-    size_t before = ev->len;
-    int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
-    if (rc != TROVE_OK)
-        return cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
-    if (t != TROVE_TABLE_EVENTS || want_rows == UINT64_MAX || ev->len - before == want_rows)
-        return 0;
-    if (!to->edited)
-        return cli_error(cmd, "%s: %zu events, but manifest.json says %llu (if the table was "
-                              "edited, --edited takes it as it is)",
-                         where, ev->len - before, (unsigned long long)want_rows);
-    if (!to->quiet)
-        fprintf(stderr, "trove %s: warning: %s: %zu events where manifest.json says %llu; "
-                        "taking the edited table's\n",
-                cmd, where, ev->len - before, (unsigned long long)want_rows);
-    return 0;
-}
-
-/* A bundle (zip) or a directory: manifest.json, then the tables. */
-static int import_bundle(const char *cmd, const char *in, int is_dir, struct trove_events *ev,
-                         struct trove_names *names, const struct table_opts *to)
-{
-    struct trove_bundle *b = NULL;
-    struct trove_bundle_manifest m;
-    struct trove_bytes buf = {0};
-    struct trove_diag diag = {0};
-    char where[4200], path[4096];
-    int rc, status = 1;
-
-    if (!is_dir && (rc = trove_bundle_open_file(in, &b, &diag)) != TROVE_OK)
-        return cli_error(cmd, "%s: %s", in, cli_diag_msg(&diag, rc));
-    for (int t = -1; t < TROVE_TABLE_COUNT_; t++) {
-        const char *entry = t < 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
-        char ename[64];
-        if (t >= 0) {
-            snprintf(ename, sizeof ename, "%s.parquet", trove_table_name(t));
-            entry = ename;
-        }
-        snprintf(where, sizeof where, "%s: %s", in, entry);
-        buf.len = 0;
-        if (is_dir) {
-            snprintf(path, sizeof path, "%s/%s", in, entry);
-            if (access(path, F_OK) != 0 && t >= TROVE_TABLE_SAMPLES)
-                continue; /* samples and frames may be left out */
-            if (read_file(cmd, path, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
-                          &buf))
-                goto out;
-        } else {
-            if (t >= TROVE_TABLE_SAMPLES && trove_bundle_find(b, entry, NULL) != TROVE_OK)
-                continue;
-            rc = trove_bundle_read(b, entry, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
-                                   &buf, &diag);
-            if (rc != TROVE_OK) {
-                cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
-                goto out;
-            }
-        }
-        if (t < 0) {
-            if ((rc = trove_bundle_manifest_decode(buf.ptr, buf.len, &m, &diag)) != TROVE_OK) {
-                cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
-                goto out;
-            }
-            continue;
-        }
-        if (import_table(cmd, t, &buf, where, ev, names,
-                         t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX, to))
-            goto out;
-    }
-    status = 0;
-out:
-    trove_bytes_free(&buf);
-    trove_bundle_close(b);
-    return status;
-}
-
-/*
- * Read path into the capture if it is a bundle (a directory, or a zip) or a Parquet events
- * file, told apart by the first bytes; anything else (another regular file, a pipe) is left
- * unread with *other set. Returns 0, or 1 after printing an error naming path.
- */
-static int load_tables(const char *cmd, const char *path, const struct table_opts *to,
-                       struct trove_events *ev, struct trove_names *names, int *other)
-{
-    struct trove_bytes buf = {0};
-    uint8_t magic[4] = {0};
-    struct stat st;
-    size_t start = ev->len;
-    FILE *f;
-    int status = 1;
-
-    *other = 0;
-    if (stat(path, &st) != 0)
-        return cli_error(cmd, "%s: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        status = import_bundle(cmd, path, 1, ev, names, to);
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) { /* a pipe cannot be peeked at and read again */
-        *other = 1;
-        return 0;
-    }
-    if (!(f = fopen(path, "rb")))
-        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
-    if (fread(magic, 1, sizeof magic, f) != sizeof magic)
-        memset(magic, 0, sizeof magic); /* short: neither zip nor Parquet */
-    fclose(f);
-    if (!memcmp(magic, "PK\003\004", 4)) {
-        status = import_bundle(cmd, path, 0, ev, names, to);
-    } else if (!memcmp(magic, "PAR1", 4)) {
-        status = read_file(cmd, path, MAX_TABLE_BYTES, &buf) ||
-                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, ev, names, UINT64_MAX, to);
-    } else {
-        *other = 1;
-        status = 0;
-    }
-out:
-    if (status)
-        ev->len = start;
-    trove_bytes_free(&buf);
-    return status;
-}
-
-int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
-                     struct trove_events *events, struct trove_names *names)
-{
-    const struct table_opts to = {opt->edited, opt->quiet};
-    int other = 1;
-    if (strcmp(path, "-") && load_tables(cmd, path, &to, events, names, &other))
-        return 1;
-    return other ? cli_load(cmd, path, opt, events, names) : 0;
-}
-
 int cmd_import(int argc, char **argv)
 {
     static const char *const tos[] = {"raw", "packed", "deflate"};
@@ -545,7 +365,7 @@ int cmd_import(int argc, char **argv)
     char tmp[4096] = "";
     uint64_t batch = TROVE_BATCH_DEFAULT;
     int to = 1, quiet = 0, edited = 0, status = 1, rc, wire_opts = 0, other;
-    struct table_opts topts;
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
     FILE *o = NULL;
 
     memset(&ci, 0, sizeof ci);
@@ -614,15 +434,15 @@ int cmd_import(int argc, char **argv)
     if (!in || !out)
         return cli_error("import", "needs IN and -o OUT (or --store DIR); see `trove import "
                                    "--help`");
-    topts.edited = edited;
-    topts.quiet = quiet;
+    lo.quiet = quiet;
+    lo.edited = edited;
     if (!strcmp(out, "-") && isatty(STDOUT_FILENO))
         return cli_error("import", "will not write a binary stream to a terminal; use -o FILE");
     if (trove_names_new(&names) != TROVE_OK || trove_wire_encoder_new(&enc) != TROVE_OK) {
         cli_error("import", "out of memory");
         goto out;
     }
-    if (load_tables("import", in, &topts, &ev, names, &other))
+    if (cli_load_tables("import", in, &lo, &ev, names, &other))
         goto out;
     if (other) {
         cli_error("import", "%s: neither a bundle (zip or directory) nor a Parquet file; "

@@ -1,0 +1,193 @@
+/*
+ * capture_load.c: the CLI's one reader of a capture from a file, whatever its format: a
+ * bundle (a zip of Parquet tables, or a directory of its files) or a Parquet events file,
+ * told apart by their first bytes, and otherwise a Chrome JSON trace or a wire stream
+ * (cli_load, cli.c). `trove import` and `trove export` read their input through it, into
+ * the store (cmd_capture.c) or out as a wire stream or Parquet (cmd_export.c); it calls
+ * neither, so the commands that share it do not call each other back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trove/bundle.h"
+#include "trove/tables.h"
+
+#define MAX_TABLE_BYTES (8ull << 30) /* one table read from a bundle or directory */
+
+/* Read a whole regular file (at most max bytes). */
+static int read_file(const char *cmd, const char *path, uint64_t max, struct trove_bytes *out)
+{
+    FILE *f = fopen(path, "rb");
+    struct stat st;
+    int rc = 1;
+
+    if (!f)
+        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        cli_error(cmd, "%s: not a regular file", path);
+        goto out;
+    }
+    if ((uint64_t)st.st_size > max || (uint64_t)st.st_size > SIZE_MAX) {
+        cli_error(cmd, "%s: %llu bytes, over the %llu a table may have", path,
+                  (unsigned long long)st.st_size, (unsigned long long)max);
+        goto out;
+    }
+    out->len = 0;
+    if (trove_bytes_reserve(out, (size_t)st.st_size + 1) != TROVE_OK) {
+        cli_error(cmd, "%s: out of memory", path);
+        goto out;
+    }
+    out->len = fread(out->ptr, 1, (size_t)st.st_size, f);
+    if (out->len != (size_t)st.st_size) {
+        cli_error(cmd, "reading %s: %s", path, ferror(f) ? strerror(errno) : "file shrank");
+        goto out;
+    }
+    rc = 0;
+out:
+    fclose(f);
+    return rc;
+}
+
+/* How a bundle's tables are taken (cli_load_options). */
+struct table_opts {
+    int edited, quiet;
+};
+
+/* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
+ * event count other than the manifest's (want_rows; UINT64_MAX: none) is an error, or with
+ * edited a warning. */
+static int import_table(const char *cmd, int t, const struct trove_bytes *buf, const char *where,
+                        struct trove_events *ev, struct trove_names *names, uint64_t want_rows,
+                        const struct table_opts *to)
+{
+    struct trove_diag diag = {0};
+    size_t before = ev->len;
+    int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
+    if (rc != TROVE_OK)
+        return cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
+    if (t != TROVE_TABLE_EVENTS || want_rows == UINT64_MAX || ev->len - before == want_rows)
+        return 0;
+    if (!to->edited)
+        return cli_error(cmd, "%s: %zu events, but manifest.json says %llu (if the table was "
+                              "edited, --edited takes it as it is)",
+                         where, ev->len - before, (unsigned long long)want_rows);
+    if (!to->quiet)
+        fprintf(stderr, "trove %s: warning: %s: %zu events where manifest.json says %llu; "
+                        "taking the edited table's\n",
+                cmd, where, ev->len - before, (unsigned long long)want_rows);
+    return 0;
+}
+
+/* A bundle (zip) or a directory: manifest.json, then the tables. */
+static int import_bundle(const char *cmd, const char *in, int is_dir, struct trove_events *ev,
+                         struct trove_names *names, const struct table_opts *to)
+{
+    struct trove_bundle *b = NULL;
+    struct trove_bundle_manifest m;
+    struct trove_bytes buf = {0};
+    struct trove_diag diag = {0};
+    char where[4200], path[4096];
+    int rc, status = 1;
+
+    if (!is_dir && (rc = trove_bundle_open_file(in, &b, &diag)) != TROVE_OK)
+        return cli_error(cmd, "%s: %s", in, cli_diag_msg(&diag, rc));
+    for (int t = -1; t < TROVE_TABLE_COUNT_; t++) {
+        const char *entry = t < 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
+        char ename[64];
+        if (t >= 0) {
+            snprintf(ename, sizeof ename, "%s.parquet", trove_table_name(t));
+            entry = ename;
+        }
+        snprintf(where, sizeof where, "%s: %s", in, entry);
+        buf.len = 0;
+        if (is_dir) {
+            snprintf(path, sizeof path, "%s/%s", in, entry);
+            if (access(path, F_OK) != 0 && t >= TROVE_TABLE_SAMPLES)
+                continue; /* samples and frames may be left out */
+            if (read_file(cmd, path, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
+                          &buf))
+                goto out;
+        } else {
+            if (t >= TROVE_TABLE_SAMPLES && trove_bundle_find(b, entry, NULL) != TROVE_OK)
+                continue;
+            rc = trove_bundle_read(b, entry, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
+                                   &buf, &diag);
+            if (rc != TROVE_OK) {
+                cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
+                goto out;
+            }
+        }
+        if (t < 0) {
+            if ((rc = trove_bundle_manifest_decode(buf.ptr, buf.len, &m, &diag)) != TROVE_OK) {
+                cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
+                goto out;
+            }
+            continue;
+        }
+        if (import_table(cmd, t, &buf, where, ev, names,
+                         t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX, to))
+            goto out;
+    }
+    status = 0;
+out:
+    trove_bytes_free(&buf);
+    trove_bundle_close(b);
+    return status;
+}
+
+int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
+                    struct trove_events *ev, struct trove_names *names, int *other)
+{
+    const struct table_opts topts = {opt->edited, opt->quiet}, *to = &topts;
+    struct trove_bytes buf = {0};
+    uint8_t magic[4] = {0};
+    struct stat st;
+    size_t start = ev->len;
+    FILE *f;
+    int status = 1;
+
+    *other = 0;
+    if (stat(path, &st) != 0)
+        return cli_error(cmd, "%s: %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        status = import_bundle(cmd, path, 1, ev, names, to);
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) { /* a pipe cannot be peeked at and read again */
+        *other = 1;
+        return 0;
+    }
+    if (!(f = fopen(path, "rb")))
+        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
+    if (fread(magic, 1, sizeof magic, f) != sizeof magic)
+        memset(magic, 0, sizeof magic); /* short: neither zip nor Parquet */
+    fclose(f);
+    if (!memcmp(magic, "PK\003\004", 4)) {
+        status = import_bundle(cmd, path, 0, ev, names, to);
+    } else if (!memcmp(magic, "PAR1", 4)) {
+        status = read_file(cmd, path, MAX_TABLE_BYTES, &buf) ||
+                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, ev, names, UINT64_MAX, to);
+    } else {
+        *other = 1;
+        status = 0;
+    }
+out:
+    if (status)
+        ev->len = start;
+    trove_bytes_free(&buf);
+    return status;
+}
+
+int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
+                     struct trove_events *events, struct trove_names *names)
+{
+    int other = 1;
+    if (strcmp(path, "-") && cli_load_tables(cmd, path, opt, events, names, &other))
+        return 1;
+    return other ? cli_load(cmd, path, opt, events, names) : 0;
+}
