@@ -51,7 +51,7 @@ deps-fuzz: deps
 
 # Node (Debian's nodejs and npm, only if node or npm is missing) and, from the committed
 # lockfile, DuckDB: the independent Parquet reader and writer of the interop tests and the
-# parquet benchmark (tools/duckdb/README.md). npm ci reruns only when the lockfile changes.
+# parquet benchmark (tools/duckdb/duckdb_tool.md). npm ci reruns only when the lockfile changes.
 DUCKDB_STAMP := tools/duckdb/node_modules/.stamp
 
 deps-npm: $(DUCKDB_STAMP)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # cli_duckdb_tool.sh: self-test of tools/duckdb/duckdb_tool.mjs, the DuckDB side of the
-# Parquet interop tests and benchmark (tools/duckdb/README.md).
+# Parquet interop tests and benchmark (tools/duckdb/duckdb_tool.md).
 #
 #   bash tests/cli_duckdb_tool.sh <trove-binary> <source-dir> <shared-data-dir>
 #
@@ -26,7 +26,7 @@ fi
 TOOL="$SRC/tools/duckdb/duckdb_tool.mjs"
 duck() { node "$TOOL" "$@"; }
 
-# The gen data (README.md's table) and the checksum definition, in python3.
+# The gen data (duckdb_tool.md's table) and the checksum definition, in python3.
 PYLIB='
 import json, sys
 def fnv(values):

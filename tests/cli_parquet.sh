@@ -46,7 +46,7 @@ same_capture() { # same_capture A.tv B.tv: the same events and names, as trove c
         cmp -s "$tmp/cat1" "$tmp/cat2" && [ -s "$tmp/cat1" ]
 }
 
-# Python: sums and checksums (tools/duckdb/README.md's definition) of the events in a raw
+# Python: sums and checksums (tools/duckdb/duckdb_tool.md's definition) of the events in a raw
 # wire stream, as the JSON {"rows":N,"columns":{name:{"sum":"…","checksum":"…"}}}.
 raw_stats() {
     python3 - "$1" <<'EOF'

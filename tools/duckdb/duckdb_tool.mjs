@@ -10,7 +10,7 @@
 //
 // Each command prints one JSON object (one line) on stdout; an error prints one line
 // "duckdb_tool: ..." on stderr and exits with status 1. C is uncompressed, snappy or zstd.
-// tools/duckdb/README.md describes the output of each command.
+// tools/duckdb/duckdb_tool.md describes the output of each command.
 //
 // The checksum `info` reports for each column, so that a C or Python test can compute the same:
 //
@@ -283,7 +283,8 @@ async function cmdCopy(conn, args) {
     return { rows: await rowCount(conn, output) };
 }
 
-// The columns of `gen` (README.md lists them with the same formulas), for i = 0 .. N-1 in order.
+// The columns of `gen` (duckdb_tool.md lists them with the same formulas), for i = 0 .. N-1
+// in order.
 const GEN_COLUMNS = [
     'range AS id',                                                          // BIGINT: i
     'CAST((range * 7919) % 1000 - 500 AS INTEGER) AS small',                // INTEGER

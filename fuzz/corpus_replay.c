@@ -1,6 +1,6 @@
 /*
- * replay.c: runs a libFuzzer target's entry point over every file of a corpus directory
- * (or over the files named on the command line), so that `make check` replays the
+ * corpus_replay.c: runs a libFuzzer target's entry point over every file of a corpus
+ * directory (or over the files named on the command line), so that `make check` replays the
  * committed corpora under the plain and the sanitizer builds without needing libFuzzer.
  */
 #include <dirent.h>
