@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "trove/bitpack.h"
+#include "trove/testing.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,6 +1,6 @@
 /*
- * test_bitpack.c: the FastLanes kernels and the block-scheme column (include/trove/bitpack.h,
- * docs/formats/bitpack.md).
+ * test_bitpack.c: the FastLanes kernels (include/trove/bitpack.h) and the block-scheme column
+ * (include/trove/testing.h), docs/formats/bitpack.md.
  *
  * Kernels: every width 0..32 at bases 0, 12345 and 0xFFFFFF00 (where value - base wraps),
  * with random values that include 0 and 2^w - 1, against a bit-by-bit reference packer
@@ -26,6 +26,7 @@
 #include "common/endian.h"
 #include "testutil.h"
 #include "trove/bitpack.h"
+#include "trove/testing.h"
 
 #define BLOCK TROVE_BITPACK_BLOCK
 #define HDR TROVE_COLUMN_HEADER_SIZE

@@ -1,6 +1,6 @@
 /*
- * trove/bitpack.h: FastLanes bit-packing of 1024 uint32 values, and block-scheme integer
- * columns built on it (docs/formats/bitpack.md has the layouts and golden vectors).
+ * trove/bitpack.h: FastLanes bit-packing of 1024 uint32 values (docs/formats/bitpack.md has
+ * the layout and golden vectors).
  *
  * Kernel layout (FastLanes): a block is 1024 values in 32 lanes. Value i lives in lane
  * i % 32, at row i / 32. Each lane packs its 32 rows at width w into w 32-bit words, least
@@ -11,10 +11,8 @@
  * lanes. Frame of reference is fused: pack stores value - base, unpack returns base + packed
  * (both modulo 2^32).
  *
- * Columns: a uint32 column is cut into blocks of 1024 values (the last may be short), each
- * encoded as the smallest of IDENTITY (base, base + 1, ...), CONSTANT (one value) and
- * BITPACK(w, base), each with its own 8-byte descriptor inside the block, followed by an
- * offset directory. One value or one block is read without decoding the rest.
+ * The block-scheme column format built on the kernels (docs/formats/bitpack.md) has no
+ * product user; its encoder and reader are declared in trove/testing.h for its tests.
  *
  * Words are stored little-endian; this module requires a little-endian host.
  */
@@ -76,71 +74,15 @@ void trove_bitpack_range(const uint32_t *in, uint32_t n, uint32_t *lo_out, uint3
  * use; the environment variable TROVE_BITPACK_GENERIC selects the baseline build. */
 const char *trove_bitpack_kernel(void);
 
-/* ---- columns -------------------------------------------------------------------------- */
+/* ---- block schemes -------------------------------------------------------------------- */
 
+/* How a block of 1024 values is stored: recipe v3's packed segments (trove/recipe.h) and
+ * the column format (docs/formats/bitpack.md) pick the smallest of the three. */
 enum trove_block_scheme {
     TROVE_SCHEME_IDENTITY = 1, /* base, base + 1, ..., no payload */
     TROVE_SCHEME_CONSTANT = 2, /* base repeated, no payload */
     TROVE_SCHEME_BITPACK = 3   /* w * 128 bytes of FastLanes-packed value - base */
 };
-
-#define TROVE_COLUMN_HEADER_SIZE 24
-#define TROVE_COLUMN_DESC_SIZE 8
-#define TROVE_COLUMN_MAX_VALUES (1ull << 29) /* so that every offset fits in 32 bits */
-
-/*
- * Encode values[0..n) as a column appended to out. n may be 0; n <= TROVE_COLUMN_MAX_VALUES.
- * Each block takes the smallest scheme that holds it. Errors: TROVE_ERR_INVALID (n too
- * large, values NULL with n > 0), TROVE_ERR_NOMEM; out->len is unchanged on error.
- */
-int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *out);
-
-/*
- * A validated view of an encoded column. It borrows the caller's buffer, which must stay
- * unchanged while the view is used.
- */
-struct trove_column {
-    const uint8_t *buf;
-    size_t len;
-    uint64_t n;          /* values */
-    uint32_t blocks;     /* ceil(n / 1024) */
-    uint32_t dir_offset; /* where the offset directory starts */
-    uint8_t dir_kind;    /* 0: one u32 offset per block; 1: first and stride */
-};
-
-/*
- * Check a column's every header field, directory entry and block descriptor against buf's
- * length and against each other, and fill col. buf must be 4-byte aligned (a malloc'd or
- * mapped buffer is). After success, reads through col cannot go out of bounds.
- * Errors: TROVE_ERR_INVALID (unaligned buf), TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC,
- * TROVE_ERR_VERSION, TROVE_ERR_LIMIT (too many values), TROVE_ERR_CORRUPT (block count
- * disagrees with the value count, width over 32, unknown scheme, byte length wrong for the
- * scheme or past the end, directory offsets out of order or past the end, trailing bytes),
- * each with the offset and a message in diag.
- */
-int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
-                      struct trove_diag *diag);
-
-/* Value i of the column (i < col->n). Errors: TROVE_ERR_INVALID (i out of range). */
-int trove_column_get(const struct trove_column *col, uint64_t i, uint32_t *value_out);
-
-/* Decode block b (b < col->blocks) into out[0..1024); *n_out gets its value count (1024,
- * or fewer for the last block). Errors: TROVE_ERR_INVALID. */
-int trove_column_block(const struct trove_column *col, uint32_t b, uint32_t *out, size_t *n_out);
-
-/* Decode the whole column into out[0 .. col->n). */
-int trove_column_decode(const struct trove_column *col, uint32_t *out);
-
-struct trove_block_info {
-    uint8_t scheme;     /* enum trove_block_scheme */
-    uint8_t width;      /* BITPACK: bits per value; else 0 */
-    uint16_t byte_len;  /* the block's bytes, descriptor included */
-    uint32_t base;
-    uint32_t offset;    /* from the column's start */
-};
-
-/* Describe block b (b < col->blocks). Errors: TROVE_ERR_INVALID. */
-int trove_column_block_info(const struct trove_column *col, uint32_t b, struct trove_block_info *out);
 
 #ifdef __cplusplus
 }

@@ -76,6 +76,73 @@ int trove_backend_fault_stats(struct trove_backend *be, struct trove_fault_stats
 int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
                                      const struct trove_digest *d, size_t n);
 
+/*
+ * The block-scheme uint32 column (src/codec/column.c, docs/formats/bitpack.md: format
+ * "TBPC" version 1, golden vector tests/vectors/column_mixed.bin) on the FastLanes kernels
+ * of trove/bitpack.h: a column cut into blocks of 1024 values (the last may be short), each
+ * the smallest of IDENTITY, CONSTANT and BITPACK(w, base) (enum trove_block_scheme) with its
+ * own 8-byte descriptor, then an offset directory; one value or one block is read without
+ * decoding the rest. No product code writes or reads a column (recipe v3 stores its
+ * segments in its own format), so it is here for its tests and fuzz target only.
+ */
+#define TROVE_COLUMN_HEADER_SIZE 24
+#define TROVE_COLUMN_DESC_SIZE 8
+#define TROVE_COLUMN_MAX_VALUES (1ull << 29) /* so that every offset fits in 32 bits */
+
+/*
+ * Encode values[0..n) as a column appended to out. n may be 0; n <= TROVE_COLUMN_MAX_VALUES.
+ * Each block takes the smallest scheme that holds it. Errors: TROVE_ERR_INVALID (n too
+ * large, values NULL with n > 0), TROVE_ERR_NOMEM; out->len is unchanged on error.
+ */
+int trove_column_encode(const uint32_t *values, uint64_t n, struct trove_bytes *out);
+
+/*
+ * A validated view of an encoded column. It borrows the caller's buffer, which must stay
+ * unchanged while the view is used.
+ */
+struct trove_column {
+    const uint8_t *buf;
+    size_t len;
+    uint64_t n;          /* values */
+    uint32_t blocks;     /* ceil(n / 1024) */
+    uint32_t dir_offset; /* where the offset directory starts */
+    uint8_t dir_kind;    /* 0: one u32 offset per block; 1: first and stride */
+};
+
+/*
+ * Check a column's every header field, directory entry and block descriptor against buf's
+ * length and against each other, and fill col. buf must be 4-byte aligned (a malloc'd or
+ * mapped buffer is). After success, reads through col cannot go out of bounds.
+ * Errors: TROVE_ERR_INVALID (unaligned buf), TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC,
+ * TROVE_ERR_VERSION, TROVE_ERR_LIMIT (too many values), TROVE_ERR_CORRUPT (block count
+ * disagrees with the value count, width over 32, unknown scheme, byte length wrong for the
+ * scheme or past the end, directory offsets out of order or past the end, trailing bytes),
+ * each with the offset and a message in diag.
+ */
+int trove_column_open(const uint8_t *buf, size_t len, struct trove_column *col,
+                      struct trove_diag *diag);
+
+/* Value i of the column (i < col->n). Errors: TROVE_ERR_INVALID (i out of range). */
+int trove_column_get(const struct trove_column *col, uint64_t i, uint32_t *value_out);
+
+/* Decode block b (b < col->blocks) into out[0..1024); *n_out gets its value count (1024,
+ * or fewer for the last block). Errors: TROVE_ERR_INVALID. */
+int trove_column_block(const struct trove_column *col, uint32_t b, uint32_t *out, size_t *n_out);
+
+/* Decode the whole column into out[0 .. col->n). */
+int trove_column_decode(const struct trove_column *col, uint32_t *out);
+
+struct trove_block_info {
+    uint8_t scheme;     /* enum trove_block_scheme */
+    uint8_t width;      /* BITPACK: bits per value; else 0 */
+    uint16_t byte_len;  /* the block's bytes, descriptor included */
+    uint32_t base;
+    uint32_t offset;    /* from the column's start */
+};
+
+/* Describe block b (b < col->blocks). Errors: TROVE_ERR_INVALID. */
+int trove_column_block_info(const struct trove_column *col, uint32_t b, struct trove_block_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /*
- * column.c: block-scheme uint32 columns on the FastLanes kernels (include/trove/bitpack.h,
- * docs/formats/bitpack.md).
+ * column.c: block-scheme uint32 columns on the FastLanes kernels of include/trove/bitpack.h
+ * (docs/formats/bitpack.md). No product code uses them: the API is declared in
+ * include/trove/testing.h, for the tests and the fuzz target.
  *
  *   column    := header block* directory
  *   header    := "TBPC" version:u8 dir_kind:u8 reserved:u16 value_count:u64
@@ -19,6 +20,7 @@
  * read after it stays inside the buffer without further checks.
  */
 #include "trove/bitpack.h"
+#include "trove/testing.h"
 #include "common/alloc.h"
 
 #include "common/endian.h"
