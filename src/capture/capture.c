@@ -342,7 +342,7 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
                               "%" PRIu32 " events per frame is over the wire limit of %u", fe,
                               TROVE_WIRE_MAX_EVENTS);
     per = seg_bytes / TROVE_EVENT_SIZE;
-    segments = trove__capture_div_up(n, per);
+    segments = trove__div_up(n, per);
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
                               "%zu events in segments of %" PRIu64 " bytes make %" PRIu64

@@ -44,7 +44,8 @@
  * encodes decodes and a header that breaks a rule is refused rather than written. The
  * checker reads the fixed part, bounds S before it multiplies, requires the exact length,
  * verifies the checksum, and only then checks the fields, so it never reads past buf[len)
- * and a bit flip is reported as one. It allocates nothing; the decoder allocates the entry
+ * and a bit flip is reported as one. The magic, the version gate and the checksum are the
+ * checks every sealed object shares (common/sealed.h), in their words. It allocates nothing; the decoder allocates the entry
  * array after it passed, so the allocation is bounded by the input's length.
  */
 #include "capture_internal.h"
@@ -59,10 +60,14 @@
 
 #include "trove/wire.h"
 
+#define WHAT "capture header" /* the object, in the sealed checks' messages */
+
 _Static_assert(sizeof TROVE__CAPTURE_MAGIC - 1 == 8, "the magic is 8 bytes");
 _Static_assert(TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * TROVE_CAPTURE_MAX_SEGMENTS +
                        TROVE__CAPTURE_TRAILER <= TROVE_CAPTURE_MAX_OBJECT,
                "the largest header fits in one object");
+
+static const uint32_t known_version = TROVE__CAPTURE_VERSION; /* the versions this build reads */
 
 size_t trove_capture_header_size(uint64_t segments)
 {
@@ -106,7 +111,7 @@ static int check_entry(const uint8_t *p, uint64_t k, uint64_t at, const struct f
                               "capture header: segment %" PRIu64 " says %" PRIu32 " events; "
                               "%" PRIu64 " events in segments of %" PRIu64 " give it %" PRIu64,
                               k, events, f->events, per, want);
-    want_frames = trove__capture_div_up(events, f->frame_events);
+    want_frames = trove__div_up(events, f->frame_events);
     if (frames != want_frames)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 28,
                               "capture header: segment %" PRIu64 " says %" PRIu32 " frames; its "
@@ -136,7 +141,7 @@ static int check_entry(const uint8_t *p, uint64_t k, uint64_t at, const struct f
 static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
 {
     struct fixed f;
-    uint64_t want, stored, computed, per, min_start = UINT64_MAX, max_end = 0;
+    uint64_t want, per, min_start = UINT64_MAX, max_end = 0;
     uint32_t version, flags, reserved;
     int rc;
 
@@ -145,18 +150,11 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                               "capture header is %zu bytes, shorter than its %u-byte fixed part "
                               "and checksum; the object was cut short",
                               len, TROVE__CAPTURE_FIXED + TROVE__CAPTURE_TRAILER);
-    if (memcmp(buf, TROVE__CAPTURE_MAGIC, 8) != 0)
-        return trove_diag_set(diag, TROVE_ERR_MAGIC, 0,
-                              "not a capture header (it does not start with \"TROVCAP1\")");
+    if ((rc = trove__sealed_magic(buf, len, TROVE__CAPTURE_MAGIC, WHAT, diag)) != TROVE_OK)
+        return rc;
     version = trove__get_le32(buf + 8);
-    if (version != TROVE__CAPTURE_VERSION)
-        return trove_diag_set(diag, TROVE_ERR_VERSION, 8,
-                              version > TROVE__CAPTURE_VERSION
-                                  ? "capture header version %" PRIu32 " was written by a newer "
-                                    "trove; this build reads version 1 — upgrade trove to read it"
-                                  : "capture header version %" PRIu32 " is not a capture header "
-                                    "version; this build reads version 1",
-                              version);
+    if ((rc = trove__sealed_version(version, 8, &known_version, 1, WHAT, "version 1", diag)))
+        return rc;
     flags = trove__get_le32(buf + 12);
     if (flags != 0)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
@@ -185,13 +183,8 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                               PRIu64 "; %" PRIu64 " stray bytes follow the checksum",
                               len, f.segments, want, (uint64_t)len - want);
     }
-    stored = trove__get_le64(buf + len - TROVE__CAPTURE_TRAILER);
-    computed = trove_checksum64(buf, len - TROVE__CAPTURE_TRAILER);
-    if (stored != computed)
-        return trove_diag_set(diag, TROVE_ERR_CHECKSUM, len - TROVE__CAPTURE_TRAILER,
-                              "capture header does not match its checksum (stored %016" PRIx64
-                              ", computed %016" PRIx64 "); the object is damaged",
-                              stored, computed);
+    if ((rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
+        return rc;
 
     /* The fields, now that the bytes are known to be what was written. */
     if (f.segment_bytes < TROVE_EVENT_SIZE || f.segment_bytes % TROVE_EVENT_SIZE != 0 ||
@@ -205,11 +198,11 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                               "capture header frame_events is %" PRIu32 "; it must be 1 to %u",
                               f.frame_events, TROVE_WIRE_MAX_EVENTS);
     per = f.segment_bytes / TROVE_EVENT_SIZE;
-    if (f.segments != trove__capture_div_up(f.events, per))
+    if (f.segments != trove__div_up(f.events, per))
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
                               "capture header says %" PRIu64 " segments; %" PRIu64 " events in "
                               "segments of %" PRIu64 " make %" PRIu64,
-                              f.segments, f.events, per, trove__capture_div_up(f.events, per));
+                              f.segments, f.events, per, trove__div_up(f.events, per));
     /* events <= segments * per <= 2^36 now, so 32 * events cannot overflow. */
     if (f.raw_bytes != f.events * TROVE_EVENT_SIZE)
         return trove_diag_set(diag, TROVE_ERR_CORRUPT, 56,
@@ -295,8 +288,8 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         trove__put_le32(q + 32, s->bytes);
         trove__put_le32(q + 36, 0);
     }
-    trove__put_le64(q, trove_checksum64(p, total - TROVE__CAPTURE_TRAILER));
     assert(q + TROVE__CAPTURE_TRAILER == p + total);
+    trove__sealed_seal(p, total);
     /* Counted only if it obeys every rule the decoder checks. */
     if (check(p, total, NULL) != TROVE_OK)
         return TROVE_ERR_INVALID;

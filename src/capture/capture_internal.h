@@ -8,13 +8,15 @@
 
 #include <stdint.h>
 
+#include "common/sealed.h"
 #include "trove/capture.h"
 
+/* The header is a sealed object (common/sealed.h): magic, version, ..., checksum. */
 #define TROVE__CAPTURE_MAGIC "TROVCAP1"
 #define TROVE__CAPTURE_VERSION 1u
 #define TROVE__CAPTURE_FIXED 88u /* the header before the segment entries */
 #define TROVE__CAPTURE_ENTRY 40u /* one segment entry */
-#define TROVE__CAPTURE_TRAILER 8u
+#define TROVE__CAPTURE_TRAILER TROVE__SEALED_TRAILER
 
 /* The volume's slots. */
 #define TROVE__CAPTURE_SLOT_HEADER 0u
@@ -25,12 +27,6 @@
  * payload stays within NAMES_FRAME_BYTES (a single longer entry gets a frame of its own). */
 #define TROVE__CAPTURE_NAMES_FRAME_ENTRIES 65536u
 #define TROVE__CAPTURE_NAMES_FRAME_BYTES ((uint64_t)1 << 20)
-
-/* ceil(a / b) for b > 0, without overflow. */
-static inline uint64_t trove__capture_div_up(uint64_t a, uint64_t b)
-{
-    return a / b + (a % b != 0);
-}
 
 /* Parse a last-used marker's bytes (marker.c): 1..20 decimal digits and a newline, at most
  * 32 bytes, no overflow. TROVE_OK, or TROVE_ERR_CORRUPT (*unix_ns_out is then 0). */
