@@ -14,6 +14,7 @@
  */
 #include "capture_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,8 +32,8 @@ static int prefix_diag(struct trove_diag *diag, int rc, const char *name, const 
         return rc;
     memcpy(msg, diag->msg, sizeof msg);
     msg[sizeof msg - 1] = '\0';
-    return trove_diag_set(diag, rc, diag->offset, "capture %s: %s: %s", name, what,
-                          msg[0] ? msg : trove_strerror(rc));
+    return TROVE_FAIL(diag, rc, diag->offset, "capture %s: %s: %s", name, what,
+                      msg[0] ? msg : trove_strerror(rc));
 }
 
 int trove__capture_read_header(struct trove_volume *v, const char *name,
@@ -42,20 +43,20 @@ int trove__capture_read_header(struct trove_volume *v, const char *name,
     int rc;
 
     if (!trove_volume_is_objects(v)) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "%s is a block volume, not a capture; `trove volume` reads it", name);
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "%s is a block volume, not a capture; `trove volume` reads it", name);
         goto out;
     }
     if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_HEADER, &b)) != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "reading its header object: %s", trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "reading its header object: %s", trove_strerror(rc));
         rc = prefix_diag(diag, rc, name, "slot 0");
         goto out;
     }
     if (b.len == 0) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "%s is an object volume with no capture header in slot 0 (not a "
-                            "capture, or a write that never committed)",
-                            name);
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "%s is an object volume with no capture header in slot 0 (not a "
+                        "capture, or a write that never committed)",
+                        name);
         goto out;
     }
     if ((rc = trove_capture_header_decode(b.ptr, b.len, h, diag)) != TROVE_OK)
@@ -77,7 +78,7 @@ static int open_capture(struct trove_store *s, const char *name, struct trove_vo
         return rc;
     rc = trove_volume_open(s, name, &v, diag);
     if (rc == TROVE_ERR_NOTFOUND)
-        return trove_diag_set(diag, rc, 0, "no capture named %s in the store", name);
+        return TROVE_FAIL(diag, rc, 0, "no capture named %s in the store", name);
     if (rc != TROVE_OK)
         return rc;
     if ((rc = trove__capture_read_header(v, name, h, diag)) != TROVE_OK) {
@@ -96,7 +97,7 @@ int trove_capture_info(struct trove_store *s, const char *name, struct trove_cap
     int rc;
 
     if (!s || !out)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "capture info needs a store and an output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture info needs a store and an output");
     if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
     *out = h.info;
@@ -123,8 +124,7 @@ int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, 
         return TROVE_ERR_INVALID;
     *out = NULL;
     *count_out = 0;
-    if ((rc = trove_volume_list(s, &ve, &nv)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, trove_volume_list(s, &ve, &nv));
     if (nv > 0 && !(ce = trove__calloc(nv, sizeof *ce))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
@@ -183,10 +183,10 @@ static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
     int rc;
 
     if (len > w->block)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                              "capture %s: slot %" PRIu64 " would be %zu bytes, over the "
-                              "volume's %" PRIu32 "-byte objects",
-                              w->name, slot, len, w->block);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: slot %" PRIu64 " would be %zu bytes, over the "
+                          "volume's %" PRIu32 "-byte objects",
+                          w->name, slot, len, w->block);
     trove_digest_of(data, len, &d);
     rc = trove_backend_size(trove_store_backend(w->s), &d, &size);
     if (rc == TROVE_ERR_NOTFOUND) {
@@ -194,18 +194,18 @@ static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
             size_t cap = w->capfresh ? 2 * w->capfresh : 64;
             struct trove_digest *p = trove__realloc(w->fresh, cap * sizeof *p);
             if (!p)
-                return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+                return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
             w->fresh = p;
             w->capfresh = cap;
         }
         w->fresh[w->nfresh++] = d;
     } else if (rc != TROVE_OK) {
-        return trove_diag_set(diag, rc, 0, "capture %s: looking up slot %" PRIu64 "'s object: %s",
-                              w->name, slot, trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "capture %s: looking up slot %" PRIu64 "'s object: %s",
+                          w->name, slot, trove_strerror(rc));
     }
     if ((rc = trove_volume_put_object(w->v, slot, data, len)) != TROVE_OK)
-        return trove_diag_set(diag, rc, 0, "capture %s: storing slot %" PRIu64 ": %s", w->name,
-                              slot, trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "capture %s: storing slot %" PRIu64 ": %s", w->name,
+                          slot, trove_strerror(rc));
     w->stored += len;
     return TROVE_OK;
 }
@@ -281,31 +281,31 @@ static int open_for_write(struct writer *w, uint64_t slots, int *created, struct
     if (rc != TROVE_OK)
         return rc;
     if ((rc = trove_volume_info(w->v, &vi)) != TROVE_OK)
-        return trove_diag_set(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc));
     if (!vi.objects)
-        return trove_diag_set(diag, TROVE_ERR_EXISTS, 0,
-                              "%s exists and is a block volume, not a capture; pick another "
-                              "name or remove it with `trove volume rm`",
-                              w->name);
+        return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
+                          "%s exists and is a block volume, not a capture; pick another "
+                          "name or remove it with `trove volume rm`",
+                          w->name);
     if (vi.readonly)
-        return trove_diag_set(diag, TROVE_ERR_READONLY, 0,
-                              "%s is a snapshot, which cannot be rewritten; pick another name",
-                              w->name);
+        return TROVE_FAIL(diag, TROVE_ERR_READONLY, 0,
+                          "%s is a snapshot, which cannot be rewritten; pick another name",
+                          w->name);
     if (vi.used_slots > 0) {
         rc = trove__capture_read_header(w->v, w->name, &h, &why);
         if (rc != TROVE_OK)
-            return trove_diag_set(diag, TROVE_ERR_EXISTS, 0,
-                                  "%s exists and is not a capture (%s); pick another name or "
-                                  "remove it with `trove volume rm`",
-                                  w->name, why.msg);
+            return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
+                              "%s exists and is not a capture (%s); pick another name or "
+                              "remove it with `trove volume rm`",
+                              w->name, why.msg);
         trove_capture_header_free(&h);
     }
     w->block = vi.block_size;
     if (slots > UINT64_MAX / w->block)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
     if ((rc = trove_volume_resize(w->v, slots * w->block)) != TROVE_OK)
-        return trove_diag_set(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
-                              w->name, slots, trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
+                          w->name, slots, trove_strerror(rc));
     return TROVE_OK;
 }
 
@@ -325,57 +325,55 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
     memset(&w, 0, sizeof w);
     memset(&h, 0, sizeof h);
     if (!s || (!events && n > 0))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "capture write needs a store and the events");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "capture write needs a store and the events");
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
         return rc;
     seg_bytes = opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
     fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
     if (seg_bytes < TROVE_EVENT_SIZE || seg_bytes % TROVE_EVENT_SIZE != 0 ||
         seg_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "segment size %" PRIu64 " is not a multiple of 32 bytes from 32 "
-                              "to %" PRIu64,
-                              seg_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "segment size %" PRIu64 " is not a multiple of 32 bytes from 32 "
+                          "to %" PRIu64,
+                          seg_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
     if (fe > TROVE_WIRE_MAX_EVENTS)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "%" PRIu32 " events per frame is over the wire limit of %u", fe,
-                              TROVE_WIRE_MAX_EVENTS);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "%" PRIu32 " events per frame is over the wire limit of %u", fe,
+                          TROVE_WIRE_MAX_EVENTS);
     per = seg_bytes / TROVE_EVENT_SIZE;
     segments = trove__div_up(n, per);
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                              "%zu events in segments of %" PRIu64 " bytes make %" PRIu64
-                              " segments, over the limit of %" PRIu64 "; use larger segments",
-                              n, seg_bytes, segments, TROVE_CAPTURE_MAX_SEGMENTS);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "%zu events in segments of %" PRIu64 " bytes make %" PRIu64
+                          " segments, over the limit of %" PRIu64 "; use larger segments",
+                          n, seg_bytes, segments, TROVE_CAPTURE_MAX_SEGMENTS);
     for (size_t i = 0; i < n; i++)
         if (events[i].pad != 0)
-            return trove_diag_set(diag, TROVE_ERR_INVALID, i * TROVE_EVENT_SIZE + 27,
-                                  "event %zu has pad byte 0x%02x; it must be 0", i,
-                                  (unsigned)events[i].pad);
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i * TROVE_EVENT_SIZE + 27,
+                              "event %zu has pad byte 0x%02x; it must be 0", i,
+                              (unsigned)events[i].pad);
 
     w.s = s;
     w.name = name;
     if ((rc = trove_wire_encoder_new(&enc)) != TROVE_OK ||
         (segments > 0 && !(h.seg = trove__calloc((size_t)segments, sizeof *h.seg)))) {
-        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
     if ((rc = encode_names(names, &names_obj)) != TROVE_OK) {
-        rc = trove_diag_set(diag, rc, 0, "capture %s: encoding %zu names: %s", name,
-                            names ? trove_names_count(names) : 0, trove_strerror(rc));
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding %zu names: %s", name,
+                        names ? trove_names_count(names) : 0, trove_strerror(rc));
         goto out;
     }
     if (names_obj.len > TROVE_CAPTURE_MAX_OBJECT) {
-        rc = trove_diag_set(diag, TROVE_ERR_LIMIT, 0,
-                            "capture %s: the names take %zu bytes, over the %" PRIu32
-                            "-byte limit of an object",
-                            name, names_obj.len, TROVE_CAPTURE_MAX_OBJECT);
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                        "capture %s: the names take %zu bytes, over the %" PRIu32
+                        "-byte limit of an object",
+                        name, names_obj.len, TROVE_CAPTURE_MAX_OBJECT);
         goto out;
     }
-    if ((rc = open_for_write(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, &created, diag)) !=
-        TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, open_for_write(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, &created, diag));
 
     for (uint64_t k = 0; k < segments; k++) {
         struct trove_capture_segment *g = &h.seg[k];
@@ -385,8 +383,8 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
             size_t cnt = end - i < fe ? end - i : fe;
             if ((rc = trove_wire_encode(enc, TROVE_WIRE_DEFLATE, events + i, cnt, &buf)) !=
                 TROVE_OK) {
-                rc = trove_diag_set(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s",
-                                    name, k, trove_strerror(rc));
+                rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s",
+                                name, k, trove_strerror(rc));
                 goto out;
             }
             g->frames++;
@@ -409,13 +407,11 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
             h.info.first_ns = g->min_start_ns;
         if (g->max_end_ns > h.info.end_ns)
             h.info.end_ns = g->max_end_ns;
-        if ((rc = put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + k, buf.ptr, buf.len, diag)) != TROVE_OK)
-            goto out;
+        TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + k, buf.ptr, buf.len, diag));
         if (opt && opt->progress)
             opt->progress(opt->progress_ctx, k + 1, segments);
     }
-    if ((rc = put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len, diag)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len, diag));
 
     h.info.events = n;
     h.info.segments = segments;
@@ -426,14 +422,13 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
     h.names_bytes = names_obj.len;
     buf.len = 0;
     if ((rc = trove_capture_header_encode(&h, &buf)) != TROVE_OK) {
-        rc = trove_diag_set(diag, rc, 0, "capture %s: encoding the header: %s", name,
-                            trove_strerror(rc));
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding the header: %s", name,
+                        trove_strerror(rc));
         goto out;
     }
-    if ((rc = put(&w, TROVE__CAPTURE_SLOT_HEADER, buf.ptr, buf.len, diag)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_HEADER, buf.ptr, buf.len, diag));
     if ((rc = trove_volume_commit(w.v)) != TROVE_OK) {
-        rc = trove_diag_set(diag, rc, 0, "capture %s: committing: %s", name, trove_strerror(rc));
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: committing: %s", name, trove_strerror(rc));
         goto out;
     }
     committed = 1;

@@ -50,6 +50,7 @@
  */
 #include "capture_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include "common/endian.h"
 
@@ -107,33 +108,33 @@ static int check_entry(const uint8_t *p, uint64_t k, uint64_t at, const struct f
     uint64_t want_frames;
 
     if (events != want)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 24,
-                              "capture header: segment %" PRIu64 " says %" PRIu32 " events; "
-                              "%" PRIu64 " events in segments of %" PRIu64 " give it %" PRIu64,
-                              k, events, f->events, per, want);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 24,
+                          "capture header: segment %" PRIu64 " says %" PRIu32 " events; "
+                          "%" PRIu64 " events in segments of %" PRIu64 " give it %" PRIu64,
+                          k, events, f->events, per, want);
     want_frames = trove__div_up(events, f->frame_events);
     if (frames != want_frames)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 28,
-                              "capture header: segment %" PRIu64 " says %" PRIu32 " frames; its "
-                              "%" PRIu32 " events in frames of %" PRIu32 " make %" PRIu64,
-                              k, frames, events, f->frame_events, want_frames);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 28,
+                          "capture header: segment %" PRIu64 " says %" PRIu32 " frames; its "
+                          "%" PRIu32 " events in frames of %" PRIu32 " make %" PRIu64,
+                          k, frames, events, f->frame_events, want_frames);
     if (bytes < (uint64_t)TROVE_WIRE_HEADER_SIZE * frames || bytes > TROVE_CAPTURE_MAX_OBJECT)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 32,
-                              "capture header: segment %" PRIu64 " says its object is %" PRIu32
-                              " bytes; %" PRIu32 " frames need %u to %" PRIu32,
-                              k, bytes, frames, TROVE_WIRE_HEADER_SIZE * frames,
-                              TROVE_CAPTURE_MAX_OBJECT);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 32,
+                          "capture header: segment %" PRIu64 " says its object is %" PRIu32
+                          " bytes; %" PRIu32 " frames need %u to %" PRIu32,
+                          k, bytes, frames, TROVE_WIRE_HEADER_SIZE * frames,
+                          TROVE_CAPTURE_MAX_OBJECT);
     if (reserved != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at + 36,
-                              "capture header: segment %" PRIu64 " reserved field is 0x%" PRIx32
-                              ", must be 0",
-                              k, reserved);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 36,
+                          "capture header: segment %" PRIu64 " reserved field is 0x%" PRIx32
+                          ", must be 0",
+                          k, reserved);
     if (min_start > max_start || max_start > max_end)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, at,
-                              "capture header: segment %" PRIu64 " times are out of order "
-                              "(min start %" PRIu64 ", max start %" PRIu64 ", max end %" PRIu64
-                              "); they must not decrease",
-                              k, min_start, max_start, max_end);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                          "capture header: segment %" PRIu64 " times are out of order "
+                          "(min start %" PRIu64 ", max start %" PRIu64 ", max end %" PRIu64
+                          "); they must not decrease",
+                          k, min_start, max_start, max_end);
     return TROVE_OK;
 }
 
@@ -146,10 +147,10 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     int rc;
 
     if (len < TROVE__CAPTURE_FIXED + TROVE__CAPTURE_TRAILER)
-        return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                              "capture header is %zu bytes, shorter than its %u-byte fixed part "
-                              "and checksum; the object was cut short",
-                              len, TROVE__CAPTURE_FIXED + TROVE__CAPTURE_TRAILER);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          "capture header is %zu bytes, shorter than its %u-byte fixed part "
+                          "and checksum; the object was cut short",
+                          len, TROVE__CAPTURE_FIXED + TROVE__CAPTURE_TRAILER);
     if ((rc = trove__sealed_magic(buf, len, TROVE__CAPTURE_MAGIC, WHAT, diag)) != TROVE_OK)
         return rc;
     version = trove__get_le32(buf + 8);
@@ -157,31 +158,31 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
         return rc;
     flags = trove__get_le32(buf + 12);
     if (flags != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
-                              "capture header flags are 0x%" PRIx32 "; version 1 defines none",
-                              flags);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
+                          "capture header flags are 0x%" PRIx32 "; version 1 defines none",
+                          flags);
     reserved = trove__get_le32(buf + 84);
     if (reserved != 0)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 84,
-                              "capture header reserved field is 0x%" PRIx32 ", must be 0",
-                              reserved);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 84,
+                          "capture header reserved field is 0x%" PRIx32 ", must be 0",
+                          reserved);
     read_fixed(buf, &f);
     if (f.segments > TROVE_CAPTURE_MAX_SEGMENTS)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 24,
-                              "capture header lists %" PRIu64 " segments, over the limit of %"
-                              PRIu64,
-                              f.segments, TROVE_CAPTURE_MAX_SEGMENTS);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 24,
+                          "capture header lists %" PRIu64 " segments, over the limit of %"
+                          PRIu64,
+                          f.segments, TROVE_CAPTURE_MAX_SEGMENTS);
     want = trove_capture_header_size(f.segments);
     if ((uint64_t)len != want) {
         if ((uint64_t)len < want)
-            return trove_diag_set(diag, TROVE_ERR_TRUNCATED, len,
-                                  "capture header is %zu bytes but its %" PRIu64 " segments need "
-                                  "%" PRIu64 "; the object was cut short",
-                                  len, f.segments, want);
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, want,
-                              "capture header is %zu bytes but its %" PRIu64 " segments need %"
-                              PRIu64 "; %" PRIu64 " stray bytes follow the checksum",
-                              len, f.segments, want, (uint64_t)len - want);
+            return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                              "capture header is %zu bytes but its %" PRIu64 " segments need "
+                              "%" PRIu64 "; the object was cut short",
+                              len, f.segments, want);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, want,
+                          "capture header is %zu bytes but its %" PRIu64 " segments need %"
+                          PRIu64 "; %" PRIu64 " stray bytes follow the checksum",
+                          len, f.segments, want, (uint64_t)len - want);
     }
     if ((rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
         return rc;
@@ -189,36 +190,36 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     /* The fields, now that the bytes are known to be what was written. */
     if (f.segment_bytes < TROVE_EVENT_SIZE || f.segment_bytes % TROVE_EVENT_SIZE != 0 ||
         f.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 72,
-                              "capture header segment_bytes is %" PRIu64 "; it must be a multiple "
-                              "of 32 from 32 to %" PRIu64,
-                              f.segment_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 72,
+                          "capture header segment_bytes is %" PRIu64 "; it must be a multiple "
+                          "of 32 from 32 to %" PRIu64,
+                          f.segment_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
     if (f.frame_events < 1 || f.frame_events > TROVE_WIRE_MAX_EVENTS)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 80,
-                              "capture header frame_events is %" PRIu32 "; it must be 1 to %u",
-                              f.frame_events, TROVE_WIRE_MAX_EVENTS);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 80,
+                          "capture header frame_events is %" PRIu32 "; it must be 1 to %u",
+                          f.frame_events, TROVE_WIRE_MAX_EVENTS);
     per = f.segment_bytes / TROVE_EVENT_SIZE;
     if (f.segments != trove__div_up(f.events, per))
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 24,
-                              "capture header says %" PRIu64 " segments; %" PRIu64 " events in "
-                              "segments of %" PRIu64 " make %" PRIu64,
-                              f.segments, f.events, per, trove__div_up(f.events, per));
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 24,
+                          "capture header says %" PRIu64 " segments; %" PRIu64 " events in "
+                          "segments of %" PRIu64 " make %" PRIu64,
+                          f.segments, f.events, per, trove__div_up(f.events, per));
     /* events <= segments * per <= 2^36 now, so 32 * events cannot overflow. */
     if (f.raw_bytes != f.events * TROVE_EVENT_SIZE)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 56,
-                              "capture header raw_bytes is %" PRIu64 "; %" PRIu64 " events are %"
-                              PRIu64 " bytes",
-                              f.raw_bytes, f.events, f.events * TROVE_EVENT_SIZE);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 56,
+                          "capture header raw_bytes is %" PRIu64 "; %" PRIu64 " events are %"
+                          PRIu64 " bytes",
+                          f.raw_bytes, f.events, f.events * TROVE_EVENT_SIZE);
     if (f.names_bytes < TROVE_WIRE_HEADER_SIZE || f.names_bytes > TROVE_CAPTURE_MAX_OBJECT)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 64,
-                              "capture header says the names object is %" PRIu64 " bytes; it "
-                              "must be %u to %" PRIu32,
-                              f.names_bytes, TROVE_WIRE_HEADER_SIZE, TROVE_CAPTURE_MAX_OBJECT);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 64,
+                          "capture header says the names object is %" PRIu64 " bytes; it "
+                          "must be %u to %" PRIu32,
+                          f.names_bytes, TROVE_WIRE_HEADER_SIZE, TROVE_CAPTURE_MAX_OBJECT);
     if (f.names > (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 48,
-                              "capture header says %" PRIu64 " names; a names object of %" PRIu64
-                              " bytes holds at most %" PRIu64,
-                              f.names, f.names_bytes, (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 48,
+                          "capture header says %" PRIu64 " names; a names object of %" PRIu64
+                          " bytes holds at most %" PRIu64,
+                          f.names, f.names_bytes, (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3);
     for (uint64_t k = 0; k < f.segments; k++) {
         uint64_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * k;
         if ((rc = check_entry(buf + at, k, at, &f, diag)) != TROVE_OK)
@@ -231,15 +232,15 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     if (f.segments == 0)
         min_start = 0;
     if (f.first_ns != min_start)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 32,
-                              "capture header first_ns is %" PRIu64 " but the least segment "
-                              "start is %" PRIu64,
-                              f.first_ns, min_start);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 32,
+                          "capture header first_ns is %" PRIu64 " but the least segment "
+                          "start is %" PRIu64,
+                          f.first_ns, min_start);
     if (f.end_ns != max_end)
-        return trove_diag_set(diag, TROVE_ERR_CORRUPT, 40,
-                              "capture header end_ns is %" PRIu64 " but the greatest segment "
-                              "end is %" PRIu64,
-                              f.end_ns, max_end);
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 40,
+                          "capture header end_ns is %" PRIu64 " but the greatest segment "
+                          "end is %" PRIu64,
+                          f.end_ns, max_end);
     return TROVE_OK;
 }
 
@@ -305,8 +306,8 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     int rc;
 
     if (!h || (!buf && len > 0))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "capture header decode called without a buffer or an output");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "capture header decode called without a buffer or an output");
     if ((rc = check(buf, len, diag)) != TROVE_OK)
         return rc;
     read_fixed(buf, &f);
@@ -323,8 +324,8 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.names_bytes = f.names_bytes;
     /* segments <= 2^18, and the length was checked against it: a bounded allocation. */
     if (f.segments > 0 && !(r.seg = trove__malloc((size_t)f.segments * sizeof *r.seg)))
-        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0,
-                              "out of memory for %" PRIu64 " capture segment entries", f.segments);
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0,
+                          "out of memory for %" PRIu64 " capture segment entries", f.segments);
     for (uint64_t k = 0; k < f.segments; k++) {
         const uint8_t *p = buf + TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * k;
         struct trove_capture_segment *s = &r.seg[k];

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capture_internal.h"
+#include "common/fail.h"
 
 #define MARKER_MAX 32 /* bytes a marker file may hold: 20 digits and a newline, with room */
 
@@ -34,8 +35,7 @@ int trove_capture_mark_used(const char *store_dir, const char *name, uint64_t un
     char path[4096], dir[4096], tmp[4200], text[MARKER_MAX];
     int fd = -1, rc, len, have_tmp = 0;
 
-    if ((rc = marker_path(store_dir, name, path, sizeof path)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, marker_path(store_dir, name, path, sizeof path));
     if ((size_t)snprintf(dir, sizeof dir, "%s/markers", store_dir) >= sizeof dir ||
         (size_t)snprintf(tmp, sizeof tmp, "%s/.tmp-XXXXXX", dir) >= sizeof tmp) {
         rc = TROVE_ERR_LIMIT;
@@ -105,8 +105,7 @@ int trove_capture_last_used(const char *store_dir, const char *name, uint64_t *u
         goto out;
     }
     *unix_ns_out = 0;
-    if ((rc = marker_path(store_dir, name, path, sizeof path)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, marker_path(store_dir, name, path, sizeof path));
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         goto out;

@@ -28,6 +28,7 @@
  */
 #include "capture_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -44,20 +45,20 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
 {
     memset(w, 0, sizeof *w);
     if (!h || !opt)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0, "replay needs a header and options");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "replay needs a header and options");
     if (opt->wire != TROVE_WIRE_RAW && opt->wire != TROVE_WIRE_PACKED &&
         opt->wire != TROVE_WIRE_DEFLATE)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "replay wire format %d is not raw, packed or deflate", opt->wire);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "replay wire format %d is not raw, packed or deflate", opt->wire);
     if (opt->frame_events > TROVE_WIRE_MAX_EVENTS)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "%" PRIu32 " events per frame is over the wire limit of %u",
-                              opt->frame_events, TROVE_WIRE_MAX_EVENTS);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "%" PRIu32 " events per frame is over the wire limit of %u",
+                          opt->frame_events, TROVE_WIRE_MAX_EVENTS);
     if (opt->to_ns != UINT64_MAX && opt->from_ns > opt->to_ns)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "replay range starts at %" PRIu64 " ns, after its end at %" PRIu64
-                              " ns",
-                              opt->from_ns, opt->to_ns);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "replay range starts at %" PRIu64 " ns, after its end at %" PRIu64
+                          " ns",
+                          opt->from_ns, opt->to_ns);
     w->name = name ? name : "?";
     w->h = h;
     w->from_ns = opt->from_ns;
@@ -68,7 +69,7 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
         !(w->ev = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *w->ev)) ||
         !(w->out = trove__malloc(w->frame_events * sizeof *w->out))) {
         trove__capture_walk_free(w);
-        return trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     }
     return TROVE_OK;
 }
@@ -122,8 +123,8 @@ static int fail(const struct trove__capture_walk *w, struct trove_diag *diag, in
     va_end(ap);
     if (d && !trove_digest_is_zero(d))
         trove_digest_hex(d, hex);
-    return trove_diag_set(diag, code, offset, "capture %s: %s (object %s): %s", w->name, what, hex,
-                          msg);
+    return TROVE_FAIL(diag, code, offset, "capture %s: %s (object %s): %s", w->name, what, hex,
+                      msg);
 }
 
 int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_digest *d,
@@ -200,8 +201,8 @@ static int flush(struct trove__capture_walk *w, size_t n, trove__capture_emit_fn
         (rc = emit_pending(w, emit, ctx)) != TROVE_OK)
         return rc;
     if ((rc = trove_wire_encode(w->enc, w->wire, w->out, n, &w->pend)) != TROVE_OK)
-        return trove_diag_set(diag, rc, 0, "capture %s: re-encoding %zu events: %s", w->name, n,
-                              trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "capture %s: re-encoding %zu events: %s", w->name, n,
+                          trove_strerror(rc));
     w->pend_events += n;
     return TROVE_OK;
 }
@@ -367,37 +368,34 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
     if (stats)
         memset(stats, 0, sizeof *stats);
     if (!s || !st || !opt || !sink || !sink->send) {
-        rc = trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                            "replay needs a store, a stream, options and a sink");
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "replay needs a store, a stream, options and a sink");
         goto out;
     }
-    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, trove_volume_name_check(name, diag));
     rc = trove_volume_open(s, name, &v, diag);
     if (rc == TROVE_ERR_NOTFOUND) {
-        rc = trove_diag_set(diag, rc, 0, "no capture named %s in the store", name);
+        rc = TROVE_FAIL(diag, rc, 0, "no capture named %s in the store", name);
         goto out;
     }
     if (rc != TROVE_OK)
         goto out;
-    if ((rc = trove__capture_read_header(v, name, &h, diag)) != TROVE_OK)
-        goto out;
-    if ((rc = trove__capture_walk_init(&r.w, name, &h, opt, diag)) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, trove__capture_read_header(v, name, &h, diag));
+    TROVE_TRY(rc, trove__capture_walk_init(&r.w, name, &h, opt, diag));
 
     /* The digests of the names and of every segment, then only the picked ones kept. */
     segments = h.info.segments;
     if (!(dig = trove__malloc((size_t)(1 + segments) * sizeof *dig)) ||
         (segments > 0 && !(seg = trove__malloc((size_t)segments * sizeof *seg)))) {
-        rc = trove_diag_set(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
     if ((rc = trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_NAMES, 1 + segments, dig)) !=
         TROVE_OK) {
-        rc = trove_diag_set(diag, rc, 0,
-                            "capture %s: its volume has fewer slots than its %" PRIu64
-                            " segments need",
-                            name, segments);
+        rc = TROVE_FAIL(diag, rc, 0,
+                        "capture %s: its volume has fewer slots than its %" PRIu64
+                        " segments need",
+                        name, segments);
         goto out;
     }
     n = 1;

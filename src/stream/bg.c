@@ -74,44 +74,45 @@ int trove_bg_start(int (*fn)(void *ctx), void (*cleanup)(void *ctx), void *ctx,
     if (out)
         *out = NULL;
     if (!fn || !out)
-        goto fail;
+        goto out;
     rc = TROVE_ERR_NOMEM;
     if (!(t = trove__calloc(1, sizeof *t)))
-        goto fail;
+        goto out;
     t->fn = fn;
     t->cleanup = cleanup;
     t->ctx = ctx;
     t->refs = 2;
     if ((rc = pthread_condattr_init(&ca)) != 0)
-        goto fail;
+        goto out;
     rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (rc == 0 && (rc = pthread_cond_init(&t->finished, &ca)) == 0)
         have_cond = 1;
     pthread_condattr_destroy(&ca);
     if (rc != 0)
-        goto fail;
+        goto out;
     pthread_mutex_init(&t->mu, NULL);
     if ((rc = pthread_attr_init(&attr)) != 0)
-        goto fail;
+        goto out;
     have_attr = 1;
     if ((rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED)) != 0 ||
         (rc = pthread_create(&thread, &attr, bg_main, t)) != 0)
-        goto fail;
-    pthread_attr_destroy(&attr);
-    *out = t;
-    return TROVE_OK;
-fail:
-    if (rc > 0)
-        rc = -rc; /* a pthread error number */
+        goto out;
+    *out = t; /* the thread has it now */
+    rc = TROVE_OK;
+out:
     if (have_attr)
         pthread_attr_destroy(&attr);
-    if (have_cond) {
-        pthread_cond_destroy(&t->finished);
-        pthread_mutex_destroy(&t->mu);
+    if (rc != TROVE_OK) {
+        if (rc > 0)
+            rc = -rc; /* a pthread error number */
+        if (have_cond) {
+            pthread_cond_destroy(&t->finished);
+            pthread_mutex_destroy(&t->mu);
+        }
+        free(t);
+        if (cleanup)
+            cleanup(ctx);
     }
-    free(t);
-    if (cleanup)
-        cleanup(ctx);
     return rc;
 }
 

@@ -25,6 +25,7 @@
  */
 #include "sender.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -124,13 +125,13 @@ int trove__sender_start(int mode, uint32_t queue, const struct trove_stream_sink
 
     *out = NULL;
     if (!snd)
-        goto fail;
+        goto out;
     snd->mode = mode;
     snd->sink = *sink;
     snd->cap = mode == TROVE_STREAM_SEND_BUFFERED ? queue : 1;
     snd->ring = trove__calloc(snd->cap, sizeof *snd->ring);
     if (!snd->ring)
-        goto fail;
+        goto out;
     pthread_mutex_init(&snd->mu, NULL);
     pthread_cond_init(&snd->taken, NULL);
     pthread_cond_init(&snd->work, NULL);
@@ -141,13 +142,14 @@ int trove__sender_start(int mode, uint32_t queue, const struct trove_stream_sink
             pthread_cond_destroy(&snd->work);
             pthread_cond_destroy(&snd->taken);
             pthread_mutex_destroy(&snd->mu);
-            goto fail;
+            goto out;
         }
         snd->has_thread = 1;
     }
     *out = snd;
-    return TROVE_OK;
-fail:
+    snd = NULL;
+    rc = TROVE_OK;
+out:
     if (snd)
         free(snd->ring);
     free(snd);
@@ -176,8 +178,7 @@ int trove_stream_emit(struct trove_stream_emitter *em, const struct trove_stream
         return rc;
     }
     pthread_mutex_lock(&snd->mu);
-    if ((rc = snd->status) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, snd->status);
     if (snd->mode == TROVE_STREAM_SEND_INLINE) {
         /* The walker is the only caller: no other send can be under way. */
         snd->queued_seq++;
@@ -192,8 +193,7 @@ int trove_stream_emit(struct trove_stream_emitter *em, const struct trove_stream
     }
     while (snd->count == snd->cap && snd->status == TROVE_OK)
         pthread_cond_wait(&snd->taken, &snd->mu);
-    if ((rc = snd->status) != TROVE_OK)
-        goto out;
+    TROVE_TRY(rc, snd->status);
     snd->ring[(snd->head + snd->count) % snd->cap] = copy;
     snd->count++;
     seq = ++snd->queued_seq;

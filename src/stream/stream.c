@@ -28,6 +28,7 @@
  */
 #include "bufpool.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "prefetch.h"
 #include "sender.h"
 
@@ -207,12 +208,12 @@ static int fetch(struct trove_stream *st, struct trove__prefetch *pf,
         trove__prefetch_walker_read(pf, obj->len);
     if (rc != TROVE_OK && rc != TROVE_ERR_CANCELLED) {
         trove_digest_hex(d, hex);
-        trove_diag_set(diag, rc, i,
-                       "item %" PRIu64 " (slot %" PRIu64 ", object %s): %s%s", i, slot, hex,
-                       trove_strerror(rc),
-                       rc == TROVE_ERR_NOTFOUND ? " after every retry; is the store complete?"
-                       : rc == TROVE_ERR_LIMIT  ? "; raise max_object to read it"
-                                                : "");
+        TROVE_FAIL(diag, rc, i,
+                   "item %" PRIu64 " (slot %" PRIu64 ", object %s): %s%s", i, slot, hex,
+                   trove_strerror(rc),
+                   rc == TROVE_ERR_NOTFOUND ? " after every retry; is the store complete?"
+                   : rc == TROVE_ERR_LIMIT  ? "; raise max_object to read it"
+                                            : "");
     }
     return rc;
 }
@@ -235,16 +236,16 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
     if (stats)
         *stats = s;
     if (!st || !dec || !dec->decode || !sink || !sink->send || (n > 0 && !digests))
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "trove_stream_run: a stream, a decoder, a sink and the digests "
-                              "are required");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "trove_stream_run: a stream, a decoder, a sink and the digests "
+                          "are required");
     pthread_mutex_lock(&st->mu);
     busy = st->running;
     st->running = 1;
     pthread_mutex_unlock(&st->mu);
     if (busy)
-        return trove_diag_set(diag, TROVE_ERR_INVALID, 0,
-                              "trove_stream_run: another run of this stream is under way");
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "trove_stream_run: another run of this stream is under way");
 
     prefetching = st->opt.depth > 0 && st->opt.budget > 0;
     s.depth = prefetching ? st->opt.depth : 0;
@@ -258,8 +259,8 @@ int trove_stream_run(struct trove_stream *st, const struct trove_digest *digests
         rc = trove__prefetch_start(&cfg, &pf);
     }
     if (rc != TROVE_OK) {
-        trove_diag_set(diag, rc, 0, "trove_stream_run: cannot start the stream's threads: %s",
-                       trove_strerror(rc));
+        TROVE_FAIL(diag, rc, 0, "trove_stream_run: cannot start the stream's threads: %s",
+                   trove_strerror(rc));
         goto out;
     }
     pthread_mutex_lock(&st->mu);
@@ -334,20 +335,20 @@ out:
     trove__bufpool_give(&st->pool, &pend.obj);
     s.items = pend.items_done;
     if (rc == TROVE_ERR_SEND && s.send_error > 0)
-        trove_diag_set(diag, rc, i,
-                       "item %" PRIu64 " (slot %" PRIu64 "): the sink returned %d, which is not "
-                       "an error code (a fault in the sink); nothing was sent after it",
-                       i, first_slot + i, s.send_error);
+        TROVE_FAIL(diag, rc, i,
+                   "item %" PRIu64 " (slot %" PRIu64 "): the sink returned %d, which is not "
+                   "an error code (a fault in the sink); nothing was sent after it",
+                   i, first_slot + i, s.send_error);
     else if (rc == TROVE_ERR_SEND && s.send_error < 0)
-        trove_diag_set(diag, rc, i,
-                       "item %" PRIu64 " (slot %" PRIu64 "): the sink failed with %d (%s); "
-                       "nothing was sent after it",
-                       i, first_slot + i, s.send_error, trove_strerror(s.send_error));
+        TROVE_FAIL(diag, rc, i,
+                   "item %" PRIu64 " (slot %" PRIu64 "): the sink failed with %d (%s); "
+                   "nothing was sent after it",
+                   i, first_slot + i, s.send_error, trove_strerror(s.send_error));
     else if (rc == TROVE_ERR_CANCELLED)
-        trove_diag_set(diag, rc, i, "cancelled at item %" PRIu64 " of %" PRIu64, i, n);
+        TROVE_FAIL(diag, rc, i, "cancelled at item %" PRIu64 " of %" PRIu64, i, n);
     else if ((failed_decoding || rc == TROVE_ERR_SEND) && diag && diag->code != rc)
-        trove_diag_set(diag, rc, i, "item %" PRIu64 " (slot %" PRIu64 "): the decoder failed: %s",
-                       i, first_slot + i, trove_strerror(rc));
+        TROVE_FAIL(diag, rc, i, "item %" PRIu64 " (slot %" PRIu64 "): the decoder failed: %s",
+                   i, first_slot + i, trove_strerror(rc));
     pthread_mutex_lock(&st->mu);
     atomic_store(&st->cancelled, 0);
     st->running = 0;
