@@ -286,6 +286,45 @@ static int op_v3_segment(void *p)
     return rc;
 }
 
+static int op_v3_page(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_v3_section sec[3], back[8];
+    uint32_t n = 0;
+    int rc;
+    for (int i = 0; i < 3; i++) {
+        sec[i].d = rdig[10 + i];
+        sec[i].kind = i == 2 ? TROVE_V3_KIND_DICT : TROVE_V3_KIND_COLUMN; /* columns first */
+        sec[i].encoding = i == 2 ? TROVE_V3_ENC_NONE : TROVE_V3_ENC_PACKED;
+    }
+    rc = trove_recipe_v3_page_encode(sec, 3, &c->out);
+    if (rc == TROVE_OK)
+        rc = trove_recipe_v3_page_decode(c->out.ptr, c->out.len, back, &n, NULL);
+    if (rc == TROVE_OK)
+        rc = n == 3 && trove_digest_equal(&back[2].d, &sec[2].d) ? TROVE_OK : TROVE_ERR_MISMATCH;
+    return rc;
+}
+
+static int op_v3_patch(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_v3_patch pt, back;
+    memset(&pt, 0, sizeof pt);
+    pt.base = rdig[20];
+    pt.k = 3;
+    for (uint32_t i = 0; i < 3; i++) {
+        pt.off[i] = (uint16_t)(100 * i + 7);
+        pt.idx[i] = 40 + i;
+    }
+    int rc = trove_recipe_v3_patch_encode(&pt, 1024, &c->out);
+    if (rc == TROVE_OK)
+        rc = trove_recipe_v3_patch_decode(c->out.ptr, c->out.len, 1024, 1000, &back, NULL);
+    if (rc == TROVE_OK)
+        rc = back.k == 3 && back.off[2] == 207 && back.idx[2] == 42 ? TROVE_OK
+                                                                    : TROVE_ERR_MISMATCH;
+    return rc;
+}
+
 static int op_v3_manifest(void *p)
 {
     struct bytes_ctx *c = p;
@@ -338,6 +377,8 @@ static void test_formats(void)
     memset(&rdig[0], 0, sizeof rdig[0]); /* v3 chunks: entry 0 is reserved */
     sweep("recipe v3 chunk", op_v3_chunk, check_reset, &c);
     sweep("recipe v3 segment", op_v3_segment, check_reset, &c);
+    sweep("recipe v3 page", op_v3_page, check_reset, &c);
+    sweep("recipe v3 patch", op_v3_patch, check_reset, &c);
     sweep("recipe v3 manifest", op_v3_manifest, check_reset, &c);
     trove_bytes_free(&c.want);
     {
