@@ -739,10 +739,10 @@ static int decode_packed(const uint8_t *buf, size_t len, uint32_t count, uint32_
     return TROVE_OK;
 }
 
-/* trove_recipe_v3_segment_decode. */
-static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t dict_count,
-                          uint32_t *idx, struct trove_digest *digests, uint8_t *encoding_out,
-                          struct trove_diag *diag)
+int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
+                                   uint32_t dict_count, uint32_t *idx,
+                                   struct trove_digest *digests, uint8_t *encoding_out,
+                                   struct trove_diag *diag)
 {
     uint32_t vals[SEG_MAX], count = 0;
     uint8_t encoding = 0;
@@ -751,26 +751,22 @@ static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t d
     rc = open_object("segment", "slots", TROVE_V3_KIND_COLUMN, SEG_MAX, buf, len,
                      idx != NULL || digests != NULL, n, &encoding, &count, diag);
     if (rc != TROVE_OK)
-        goto out;
+        return rc;
     if (encoding == TROVE_V3_ENC_RAW) {
         rc = check_length(len, TROVE_RECIPE_V3_OBJECT_HEADER + (uint64_t)DIGEST_WIDTH * count,
                           "raw segment", diag);
         if (rc != TROVE_OK)
-            goto out;
-        if (!digests) {
-            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 5,
-                                "recipe segment is raw, and the caller takes packed segments "
-                                "only");
-            goto out;
-        }
+            return rc;
+        if (!digests)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 5,
+                              "recipe segment is raw, and the caller takes packed segments "
+                              "only");
         memcpy(digests, buf + TROVE_RECIPE_V3_OBJECT_HEADER, (size_t)DIGEST_WIDTH * count);
     } else if (encoding == TROVE_V3_ENC_PACKED) {
-        if (!idx) {
-            rc = trove_diag_set(diag, TROVE_ERR_INVALID, 5,
-                                "recipe segment is packed, and the caller takes raw segments "
-                                "only");
-            goto out;
-        }
+        if (!idx)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 5,
+                              "recipe segment is packed, and the caller takes raw segments "
+                              "only");
         /* A full segment unpacks straight into the caller's array (which then holds
          * garbage if a check fails); a short one through a local block of 1024 that is
          * copied out once every check passed. */
@@ -782,24 +778,20 @@ static int segment_decode(const uint8_t *buf, size_t len, uint32_t n, uint32_t d
                 memcpy(idx, vals, (size_t)count * sizeof *vals);
         }
         if (rc != TROVE_OK)
-            goto out;
+            return rc;
     } else if (encoding == TROVE_V3_ENC_PATCH) {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
-                            "recipe segment is a patch (encoding 3) where a full segment (raw or "
-                            "packed) belongs");
-        goto out;
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 5,
+                          "recipe segment is a patch (encoding 3) where a full segment (raw or "
+                          "packed) belongs");
     } else {
-        rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, 5,
-                            "recipe segment has encoding %u; segments are raw (1), packed (2) "
-                            "or patches (3)",
-                            (unsigned)encoding);
-        goto out;
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 5,
+                          "recipe segment has encoding %u; segments are raw (1), packed (2) "
+                          "or patches (3)",
+                          (unsigned)encoding);
     }
     if (encoding_out)
         *encoding_out = encoding;
-    rc = TROVE_OK;
-out:
-    return rc;
+    return TROVE_OK;
 }
 
 /* ---- patch segments ---------------------------------------------------------------------- */
@@ -921,12 +913,4 @@ int trove_recipe_v3_patch_apply(const struct trove_v3_patch *p, uint32_t *idx,
         idx[p->off[j]] = p->idx[j];
     }
     return TROVE_OK;
-}
-
-int trove_recipe_v3_segment_decode(const uint8_t *buf, size_t len, uint32_t n,
-                                   uint32_t dict_count, uint32_t *idx,
-                                   struct trove_digest *digests, uint8_t *encoding_out,
-                                   struct trove_diag *diag)
-{
-    return segment_decode(buf, len, n, dict_count, idx, digests, encoding_out, diag);
 }
