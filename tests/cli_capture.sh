@@ -161,6 +161,25 @@ else
   bad "no loose segment object found"
 fi
 
+# A capture whose recipe cannot be read is still listed, with the reason, and ls exits 1
+# after listing the others; --json gives it an "error" field.
+rcp="$s/volumes/gen2.recipe"
+if [ -f "$rcp" ]; then
+  cp "$rcp" "$tmp/rcp.bak"
+  chmod u+w "$rcp"
+  python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(20); b = f.read(1); f.seek(20); f.write(bytes([b[0] ^ 0xff]))' "$rcp"
+  exits 1 t ls
+  check grep -q '^gen2 .*unreadable: ' "$tmp/out"
+  check grep -q '^gen ' "$tmp/out"
+  check grep -q '^trove ls: .*1 of 2 captures cannot be read' "$tmp/err"
+  exits 1 t ls --json
+  json "$tmp/out" '[e["name"] for e in j] == ["gen", "gen2"] and "error" not in j[0] and "error" in j[1] and j[1]["error"]'
+  cp "$tmp/rcp.bak" "$rcp"
+  exits 0 t ls
+else
+  bad "no recipe file for gen2"
+fi
+
 # ---- bundles and Parquet ---------------------------------------------------------------
 "$trove" export "$tmp/g.wire" -o "$tmp/g.zip" --quiet || bad "export bundle"
 "$trove" export "$tmp/g.wire" -o "$tmp/g.parquet" --format parquet --quiet || bad "export parquet"

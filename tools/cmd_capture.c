@@ -129,8 +129,9 @@ static const struct cli_store_usage ls_usage = {
     "\n"
     "List the captures of the store by name, one a line: events, segments, the time range\n"
     "(the first start .. the last end, in nanoseconds), the bytes stored and when it was last\n"
-    "replayed. A capture whose header cannot be read is listed with the reason. Volumes that\n"
-    "are not captures are left out (`trove volume ls` lists every volume).\n"
+    "replayed. A capture whose header cannot be read, or a volume whose recipe cannot be read\n"
+    "(it may be a capture), is listed with the reason, and ls then exits 1 after listing\n"
+    "everything. Block volumes are left out (`trove volume ls` lists every volume).\n"
     "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
     "                     end_ns, raw_bytes, stored_bytes, last_used_ns (Unix ns, or null)},\n"
     "                     or {name, error}\n" STORE_HELP,
@@ -141,7 +142,7 @@ int cmd_ls(int argc, char **argv)
     struct cli_store_args a;
     struct trove_store *s = NULL;
     struct trove_capture_entry *e = NULL;
-    size_t n = 0, width = 4;
+    size_t n = 0, width = 4, damaged = 0;
     int json, rc, status = 1;
 
     if ((rc = cli_store_args_parse("ls", argc, argv, &ls_usage, &a)) >= 0)
@@ -169,6 +170,7 @@ int cmd_ls(int argc, char **argv)
             struct trove_capture_info info;
             rc = trove_capture_info(s, e[i].name, &info, &diag);
             msg = cli_diag_msg(&diag, rc != TROVE_OK ? rc : e[i].error);
+            damaged++;
         }
         if (json) {
             if (i)
@@ -208,6 +210,12 @@ int cmd_ls(int argc, char **argv)
         puts("]");
     if (fflush(stdout) != 0) {
         cli_error("ls", "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    if (damaged) {
+        cli_error("ls", "%s: %zu of %zu captures cannot be read (listed above; `trove verify "
+                  "--store %s` says more)",
+                  a.store, damaged, n, a.store);
         goto out;
     }
     status = 0;

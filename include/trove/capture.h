@@ -90,8 +90,9 @@ struct trove_capture_entry {
     struct trove_capture_info info;
 };
 
-/* The captures of s sorted by name, in a malloc'd array (free()); volumes that are not
- * captures are skipped. Errors: TROVE_ERR_NOMEM, -errno. */
+/* The captures of s sorted by name, in a malloc'd array (free()); block volumes are
+ * skipped. A capture whose header, or a volume whose recipe, cannot be read is listed with
+ * the error (it may be a capture: nothing says otherwise). Errors: TROVE_ERR_NOMEM, -errno. */
 int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, size_t *count_out);
 
 struct trove_capture_replay_options {

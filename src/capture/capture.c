@@ -131,11 +131,13 @@ int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, 
     }
     for (size_t i = 0; i < nv; i++) {
         struct trove_capture_entry *e = &ce[n];
-        /* A recipe that cannot be read does not say what it holds: not listed. */
-        if (ve[i].error != TROVE_OK || !ve[i].objects)
+        /* A recipe that cannot be read does not say what it holds: it may be a capture, so
+         * it is listed, with its error; block volumes are left out. */
+        if (ve[i].error == TROVE_OK && !ve[i].objects)
             continue;
         snprintf(e->name, sizeof e->name, "%s", ve[i].name);
-        e->error = trove_capture_info(s, ve[i].name, &e->info, NULL);
+        e->error = ve[i].error != TROVE_OK ? ve[i].error
+                                           : trove_capture_info(s, ve[i].name, &e->info, NULL);
         if (e->error == TROVE_ERR_NOMEM) {
             rc = TROVE_ERR_NOMEM;
             goto out;
