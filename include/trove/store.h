@@ -41,6 +41,7 @@ int trove_backend_fs_open_readonly(const char *dir, struct trove_backend **out);
 
 #define TROVE_BACKEND_READONLY 1u /* as trove_backend_fs_open_readonly */
 #define TROVE_BACKEND_NOSYNC 2u   /* no fsync or syncfs at all: benchmarks, scratch stores */
+#define TROVE_BACKEND_NOVERIFY 4u /* gets do not rehash what they read: benchmarks only */
 int trove_backend_fs_open_flags(const char *dir, unsigned flags, struct trove_backend **out);
 void trove_backend_close(struct trove_backend *be);
 
@@ -56,9 +57,11 @@ int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, co
 /*
  * Read object d into out (replacing its content; out->len is 0 after an error). Objects
  * larger than max_len are refused with TROVE_ERR_LIMIT before anything is read into memory.
+ * The bytes read are hashed and must be named d (else TROVE_ERR_CHECKSUM, and out is left
+ * empty), unless the backend was opened with TROVE_BACKEND_NOVERIFY.
  * Errors: TROVE_ERR_INVALID (the zero digest), TROVE_ERR_NOTFOUND, TROVE_ERR_LIMIT,
  * TROVE_ERR_CORRUPT (not a regular file), TROVE_ERR_TRUNCATED (shorter than its size),
- * TROVE_ERR_NOMEM, -errno.
+ * TROVE_ERR_CHECKSUM (bytes that do not hash to d), TROVE_ERR_NOMEM, -errno.
  */
 int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
                       struct trove_bytes *out, size_t max_len);

@@ -141,6 +141,9 @@ struct trove_stream_stats {
     uint64_t peak_held_bytes;  /* the prefetcher's reservations and held bytes, at most */
     uint64_t final_estimate;   /* the estimate at the end */
     int send_error;            /* the sink's first nonzero return, or 0 */
+    int read_failed;           /* the run stopped because item read_item could not be read
+                                  (missing, damaged: TROVE_ERR_CHECKSUM, or a backend error) */
+    uint64_t read_item;
 };
 
 struct trove_stream;

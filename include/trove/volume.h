@@ -60,6 +60,9 @@ struct trove_volume;
 #define TROVE_STORE_READONLY 2u /* shared lock; every change returns TROVE_ERR_READONLY */
 #define TROVE_STORE_NOSYNC 4u   /* no fsync anywhere: for benchmarks and scratch stores only;
                                    a crash may then lose or corrupt anything */
+#define TROVE_STORE_NOVERIFY 8u /* reads do not check objects against their names: for
+                                   benchmarks only (trove ... --no-verify); a damaged object
+                                   then reaches the decoders, which catch only some damage */
 
 /*
  * Open the store at dir. Loads DIR/refs and checks it against the committed recipes; if a

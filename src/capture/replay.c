@@ -350,6 +350,27 @@ static int replay_decode(void *ctx, const struct trove_stream_object *obj,
                                        obj->len, stream_emit, em, diag);
 }
 
+/* A segment's (k) or, with k UINT64_MAX, the names' object could not be read: say which, by
+ * the capture's own numbers (the stream knows only its items). */
+static int read_failed(const struct trove__capture_walk *w, uint64_t k,
+                       const struct trove_digest *d, int rc, struct trove_diag *diag)
+{
+    char what[96];
+    const char *why;
+
+    if (k == UINT64_MAX)
+        snprintf(what, sizeof what, "names (slot %u)", (unsigned)TROVE__CAPTURE_SLOT_NAMES);
+    else
+        snprintf(what, sizeof what, "segment %" PRIu64 " (slot %" PRIu64 ")", k,
+                 (uint64_t)TROVE__CAPTURE_SLOT_SEGMENT0 + k);
+    why = rc == TROVE_ERR_CHECKSUM ? "its stored bytes do not hash to its name: the object is "
+                                     "damaged (`trove verify --deep` lists every damaged one)"
+          : rc == TROVE_ERR_NOTFOUND ? "missing from the store after every retry; is the store "
+                                       "complete?"
+                                     : trove_strerror(rc);
+    return fail(w, diag, rc, 0, what, d, "%s", why);
+}
+
 int trove_capture_replay(struct trove_store *s, const char *name, struct trove_stream *st,
                          const struct trove_capture_replay_options *opt,
                          const struct trove_stream_sink *sink, struct trove_stream_stats *stats,
@@ -360,6 +381,7 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
     struct trove_digest *dig = NULL;
     struct trove_stream_decoder dec;
     struct replay r;
+    struct trove_stream_stats own;
     uint64_t *seg = NULL, n = 0, segments;
     int rc;
 
@@ -411,7 +433,12 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
     r.seg = seg;
     dec.decode = replay_decode;
     dec.ctx = &r;
+    if (!stats)
+        stats = &own;
     rc = trove_stream_run(st, dig, TROVE__CAPTURE_SLOT_NAMES, n, &dec, sink, stats, diag);
+    if (rc != TROVE_OK && stats->read_failed && stats->read_item < n)
+        rc = read_failed(&r.w, stats->read_item ? seg[stats->read_item - 1] : UINT64_MAX,
+                         &dig[stats->read_item], rc, diag);
 out:
     trove_volume_close(v);
     trove__capture_walk_free(&r.w);

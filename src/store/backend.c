@@ -46,6 +46,13 @@ int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
     if (!be || !d || trove_digest_is_zero(d))
         return TROVE_ERR_INVALID;
     rc = be->ops->get(be, d, out, max_len);
+    if (rc == TROVE_OK && !be->no_verify) {
+        /* Every byte read is checked against its name before anyone uses it. */
+        struct trove_digest got;
+        trove_digest_of(out->ptr, out->len, &got);
+        if (!trove_digest_equal(&got, d))
+            rc = TROVE_ERR_CHECKSUM;
+    }
     if (rc != TROVE_OK)
         out->len = 0;
     return rc;

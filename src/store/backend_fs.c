@@ -949,7 +949,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     int root = -1, rc = TROVE_OK, readonly = (flags & TROVE_BACKEND_READONLY) != 0;
     size_t len;
 
-    if (!out || (flags & ~(TROVE_BACKEND_READONLY | TROVE_BACKEND_NOSYNC)))
+    if (!out || (flags & ~(TROVE_BACKEND_READONLY | TROVE_BACKEND_NOSYNC | TROVE_BACKEND_NOVERIFY)))
         return TROVE_ERR_INVALID;
     *out = NULL;
     if (!dir || !*dir)
@@ -977,6 +977,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     pthread_mutex_init(&be->mu, NULL);
     be->readonly = readonly;
     be->nosync = (flags & TROVE_BACKEND_NOSYNC) != 0;
+    be->base.no_verify = (flags & TROVE_BACKEND_NOVERIFY) != 0;
     be->tmp_fd = -1;
     be->objects_fd = openat(root, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (be->objects_fd < 0) {

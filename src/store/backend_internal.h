@@ -35,6 +35,11 @@ struct trove_backend_ops {
 
 struct trove_backend {
     const struct trove_backend_ops *ops;
+    int no_verify; /* TROVE_BACKEND_NOVERIFY: trove_backend_get trusts the bytes */
 };
+
+/* Whether trove_backend_get checks what it reads against the digest (callers that must
+ * check in any case, as the recipe loader, hash only when it does not). */
+static inline int trove__backend_verifies(const struct trove_backend *be) { return !be->no_verify; }
 
 #endif

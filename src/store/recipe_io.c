@@ -24,6 +24,7 @@
  * whose bytes do not hash to its name is reported, never decoded.
  */
 #include "store_internal.h"
+#include "backend_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/sealed.h"
@@ -92,6 +93,10 @@ static int fetch(struct trove_volume *v, const struct trove_digest *d, size_t ma
 
     trove_digest_hex(d, hex);
     rc = trove_backend_get(v->s->be, d, buf, max);
+    if (rc == TROVE_ERR_CHECKSUM)
+        return TROVE_FAIL(diag, TROVE_ERR_CHECKSUM, 0,
+                          "volume '%s': %s %llu (object %s) does not hash to its name",
+                          v->name, what, (unsigned long long)no, hex);
     if (rc == TROVE_ERR_NOTFOUND)
         return TROVE_FAIL(diag, rc, 0, "volume '%s': %s %llu (object %s) is missing",
                           v->name, what, (unsigned long long)no, hex);
@@ -102,6 +107,8 @@ static int fetch(struct trove_volume *v, const struct trove_digest *d, size_t ma
     if (rc != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "volume '%s': cannot read %s %llu (object %s): %s",
                           v->name, what, (unsigned long long)no, hex, trove_strerror(rc));
+    if (trove__backend_verifies(v->s->be)) /* the get checked it */
+        return TROVE_OK;
     trove_digest_of(buf->ptr, buf->len, &got);
     if (!trove_digest_equal(&got, d))
         return TROVE_FAIL(diag, TROVE_ERR_CHECKSUM, 0,

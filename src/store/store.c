@@ -723,7 +723,8 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
     rc = trove_backend_fs_open_flags(
         dir,
         ((flags & TROVE_STORE_READONLY) ? TROVE_BACKEND_READONLY : 0) |
-            ((flags & TROVE_STORE_NOSYNC) ? TROVE_BACKEND_NOSYNC : 0),
+            ((flags & TROVE_STORE_NOSYNC) ? TROVE_BACKEND_NOSYNC : 0) |
+            ((flags & TROVE_STORE_NOVERIFY) ? TROVE_BACKEND_NOVERIFY : 0),
         &s->be);
     if (rc != TROVE_OK) {
         TROVE_FAIL(diag, rc, 0, "cannot open the objects of %s: %s", dir,

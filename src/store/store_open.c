@@ -20,7 +20,8 @@ int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
     if (out)
         *out = NULL;
     if (!dir || !*dir || !out ||
-        (flags & ~(TROVE_STORE_CREATE | TROVE_STORE_READONLY | TROVE_STORE_NOSYNC)))
+        (flags & ~(TROVE_STORE_CREATE | TROVE_STORE_READONLY | TROVE_STORE_NOSYNC |
+                   TROVE_STORE_NOVERIFY)))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "store open: bad arguments");
     if ((rc = trove__store_open_dir(dir, flags, &s, &stale, diag)) != TROVE_OK)
         return rc;

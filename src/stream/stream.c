@@ -207,13 +207,17 @@ static int fetch(struct trove_stream *st, struct trove__prefetch *pf,
     if (rc == TROVE_OK && pf)
         trove__prefetch_walker_read(pf, obj->len);
     if (rc != TROVE_OK && rc != TROVE_ERR_CANCELLED) {
+        s->read_failed = 1;
+        s->read_item = i;
         trove_digest_hex(d, hex);
         TROVE_FAIL(diag, rc, i,
                    "item %" PRIu64 " (slot %" PRIu64 ", object %s): %s%s", i, slot, hex,
                    trove_strerror(rc),
-                   rc == TROVE_ERR_NOTFOUND ? " after every retry; is the store complete?"
-                   : rc == TROVE_ERR_LIMIT  ? "; raise max_object to read it"
-                                            : "");
+                   rc == TROVE_ERR_NOTFOUND   ? " after every retry; is the store complete?"
+                   : rc == TROVE_ERR_LIMIT    ? "; raise max_object to read it"
+                   : rc == TROVE_ERR_CHECKSUM ? " (the stored bytes do not hash to the object's "
+                                                "name: it is damaged)"
+                                              : "");
     }
     return rc;
 }
