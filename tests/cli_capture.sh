@@ -155,6 +155,15 @@ if [ -n "$seg" ]; then
   python3 -c 'import sys; f = open(sys.argv[1], "r+b"); f.seek(0); f.write(b"XX")' "$seg"
   expect_error replay replay gen --store "$s" -o "$tmp/bad.wire"
   check grep -q "segment [0-9]* (slot [0-9]*) (object $(basename "$seg"))" "$tmp/e.err"
+  check grep -q "do not hash to its name" "$tmp/e.err"
+  check test ! -e "$tmp/bad.wire"
+  expect_error export export --capture gen --store "$s" -o "$tmp/bad.zip"
+  check grep -q "$(basename "$seg")" "$tmp/e.err"
+  check test ! -e "$tmp/bad.zip"
+  # Without verification the decoders still see this damage (the frame magic), differently.
+  expect_error replay replay gen --store "$s" -o "$tmp/bad.wire" --no-verify
+  check grep -q "segment [0-9]* (slot [0-9]*) (object $(basename "$seg"))" "$tmp/e.err"
+  if grep -q "do not hash" "$tmp/e.err"; then bad "--no-verify still verified"; else ok; fi
   check test ! -e "$tmp/bad.wire"
   cp "$tmp/seg.bak" "$seg"
 else

@@ -251,6 +251,17 @@ exits 0 t verify
 exits 1 t verify --deep
 exits 1 t verify --deep --json
 json "$tmp/out" 'j["bad_hash"] == 1 and j["missing_objects"] == 0 and j["bad_length"] == 0'
+# Reads check every block against its name: cat and read stop at the damaged one, naming the
+# slot and the object, and write nothing of it; --no-verify (benchmarks only) lets it through.
+exits 1 t volume cat v
+check grep -q "slot [0-9]*, object $(basename "$2")" "$tmp/err"
+check grep -q 'do not hash' "$tmp/err"
+check test "$(wc -c < "$tmp/out")" -lt $((3 * K))
+exits 1 t volume read v
+check grep -q "$(basename "$2")" "$tmp/err"
+exits 0 t volume cat v --no-verify
+check test "$(wc -c < "$tmp/out")" -eq $((3 * K))
+if cmp -s "$tmp/out" "$tmp/v.bin"; then bad "--no-verify read the original bytes"; else ok; fi
 
 # ---- damaged recipes --------------------------------------------------------------------
 s=$tmp/c

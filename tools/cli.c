@@ -213,6 +213,7 @@ static const struct {
     {"--deep", CLI_OPT_DEEP, 0},
     {"--repair", CLI_OPT_REPAIR, 0},
     {"--recipe-format", CLI_OPT_FORMAT, 1},
+    {"--no-verify", CLI_OPT_NO_VERIFY, 0},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */
@@ -339,6 +340,10 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
     return -1;
 }
 
+static int store_no_verify;
+
+void cli_store_no_verify(void) { store_no_verify = 1; }
+
 int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out)
 {
     struct trove_diag diag = {0};
@@ -347,6 +352,8 @@ int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trov
     int rc;
 
     *out = NULL;
+    if (store_no_verify)
+        flags |= TROVE_STORE_NOVERIFY;
     /* Opening makes the store's subdirectories; without CREATE, a directory that has no
      * volumes/ is not a store, and is left as it is. */
     if (!(flags & TROVE_STORE_CREATE) &&

@@ -147,7 +147,8 @@ enum cli_store_option {
     CLI_OPT_VERBOSE = 1 << 5,    /* --verbose, -v */
     CLI_OPT_DEEP = 1 << 6,       /* --deep */
     CLI_OPT_REPAIR = 1 << 7,     /* --repair */
-    CLI_OPT_FORMAT = 1 << 8      /* --recipe-format v1|v3 */
+    CLI_OPT_FORMAT = 1 << 8,     /* --recipe-format v1|v3 */
+    CLI_OPT_NO_VERIFY = 1 << 9   /* --no-verify: for benchmarks only (cli_store_no_verify) */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */
@@ -184,6 +185,13 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
  * and not touched. Returns 0, or 1 after printing one line "trove <cmd>: ...".
  */
 int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out);
+
+/* --no-verify: every store this process opens from now on reads objects without checking
+ * them against their names (TROVE_STORE_NOVERIFY). For benchmarks only. */
+void cli_store_no_verify(void);
+#define NO_VERIFY_HELP                                                                        \
+    "  --no-verify        do not check the objects read against their names: for\n"          \
+    "                     benchmarks only (a damaged object then goes out as it is)\n"
 
 /* ---- captures (cmd_capture.c) ----------------------------------------------------------- */
 

@@ -232,7 +232,8 @@ static void replay_usage(FILE *f)
     fprintf(f,
             "usage: trove replay NAME [--from-ns A] [--to-ns B] [--wire raw|packed|deflate]\n"
             "                    [--frame-events N] [-o FILE] [--depth N] [--budget SIZE]\n"
-            "                    [--no-sender | --send-queue N] [--quiet] [--store DIR]\n"
+            "                    [--no-sender | --send-queue N] [--no-verify] [--quiet]\n"
+            "                    [--store DIR]\n"
             "\n"
             "Stream capture NAME out of the store as a wire stream: its names, then the events\n"
             "that start in [A, B), in stored order. A stored frame that needs no change is sent\n"
@@ -242,7 +243,8 @@ static void replay_usage(FILE *f)
             "see the first). A replay of over a second shows its progress on stderr when that is\n"
             "a terminal and the events go elsewhere. The capture's last use (`trove ls`) is\n"
             "recorded in the background and waited for, at most 30 s, only once the replay\n"
-            "has finished.\n"
+            "has finished. Every object is checked against its name before a byte of it goes out;\n"
+            "a damaged one stops the replay with an error naming the segment and the object.\n"
             "  --from-ns A        events that start at or after A ns (default 0)\n"
             "  --to-ns B          ... and before B ns (default: to the end)\n"
             "  --wire W           raw, packed or deflate (default) frames\n"
@@ -253,7 +255,7 @@ static void replay_usage(FILE *f)
             "  --no-sender        write from the walker's thread instead of a sender thread\n"
             "  --send-queue N     let the sender thread queue N batches (1..1024) instead of\n"
             "                     taking one at a time (the default)\n"
-            "  --quiet            no summary on stderr\n" STORE_HELP);
+            "  --quiet            no summary on stderr\n" NO_VERIFY_HELP STORE_HELP);
 }
 
 /* The sink: frames to a file, or events as text. */
@@ -635,6 +637,8 @@ int cmd_replay(int argc, char **argv)
                                            "of 1024)", argv[i]);
         } else if (!strcmp(a, "--no-sender")) {
             so.send_mode = TROVE_STREAM_SEND_INLINE;
+        } else if (!strcmp(a, "--no-verify")) {
+            cli_store_no_verify();
         } else if (!strcmp(a, "--send-queue") && has_value) {
             if (cli_parse_u64(argv[++i], &v) || v < 1 || v > TROVE_STREAM_SEND_QUEUE_MAX)
                 return cli_error("replay", "--send-queue: '%s' is not a count in 1..%u", argv[i],

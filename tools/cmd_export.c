@@ -57,6 +57,8 @@ static void export_usage(FILE *f)
             "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data)\n"
             "  --from-ns A        with --capture: the events that start at or after A ns ...\n"
             "  --to-ns B          ... and before B ns (default: all of them)\n"
+            "  --no-verify        with --capture: do not check the objects read against their\n"
+            "                     names: for benchmarks only\n"
             "  --quiet            no summary or warnings on stderr\n");
 }
 
@@ -197,6 +199,8 @@ int cmd_export(int argc, char **argv)
         } else if (!strcmp(a, "--store") && has_value) {
             if (!*(store = argv[++i]))
                 return cli_error("export", "--store needs a directory");
+        } else if (!strcmp(a, "--no-verify")) {
+            cli_store_no_verify();
         } else if (!strcmp(a, "--from-ns") && has_value) {
             if (cli_parse_u64(argv[++i], &from_ns))
                 return cli_error("export", "--from-ns: '%s' is not a count of nanoseconds", argv[i]);

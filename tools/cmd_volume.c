@@ -634,19 +634,22 @@ static const struct volume_command volume_commands[] = {
       CLI_OPT_OFFSET, CLI_OPT_OFFSET, 2, 2}},
     {"read", volume_read, "read a byte range of a volume to stdout",
      TROVE_STORE_READONLY, 1, 0,
-     {"usage: trove volume read NAME [--offset N] [--length L] [--store DIR]\n"
+     {"usage: trove volume read NAME [--offset N] [--length L] [--no-verify] [--store DIR]\n"
       "\n"
-      "Write L bytes of volume or snapshot NAME, from byte N on, to stdout.\n"
+      "Write L bytes of volume or snapshot NAME, from byte N on, to stdout. Every block is\n"
+      "checked against its name first; a damaged one stops the read with an error.\n"
       "  --offset N         the first byte (default 0)\n"
-      "  --length L         how many bytes (default: to the end)\n" STORE_HELP SIZE_HELP,
-      CLI_OPT_OFFSET | CLI_OPT_LENGTH, 0, 1, 1}},
+      "  --length L         how many bytes (default: to the end)\n" NO_VERIFY_HELP STORE_HELP
+      SIZE_HELP,
+      CLI_OPT_OFFSET | CLI_OPT_LENGTH | CLI_OPT_NO_VERIFY, 0, 1, 1}},
     {"cat", volume_cat, "write a whole volume to stdout",
      TROVE_STORE_READONLY, 1, 0,
-     {"usage: trove volume cat NAME [--store DIR]\n"
+     {"usage: trove volume cat NAME [--no-verify] [--store DIR]\n"
       "\n"
       "Write every byte of volume or snapshot NAME to stdout (progress on stderr when it is\n"
-      "a terminal).\n" STORE_HELP,
-      0, 0, 1, 1}},
+      "a terminal). Every block is checked against its name first; a damaged one stops the\n"
+      "output with an error naming the slot and the object.\n" NO_VERIFY_HELP STORE_HELP,
+      CLI_OPT_NO_VERIFY, 0, 1, 1}},
     {"ls", volume_ls, "list the volumes and snapshots",
      TROVE_STORE_READONLY, 0, 0,
      {"usage: trove volume ls [--json] [--store DIR]\n"
@@ -734,6 +737,8 @@ static int run(const struct volume_command *c, const char *cmd, const struct cli
         }
         r.in_size = fstat(fileno(r.in), &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
     }
+    if (a->given & CLI_OPT_NO_VERIFY)
+        cli_store_no_verify();
     if (cli_store_open(cmd, a->store, c->store_flags, &r.s))
         goto out;
     if (c->open_volume) {
