@@ -123,6 +123,7 @@ bench: build deps-npm
 	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
 	$(TROVE) bench bitpack
 	$(TROVE) bench put
+	bash bench/replay_verify.sh $(TROVE) $(BUILD)/demo/trace.json
 	$(TROVE) bench recipe
 	$(TROVE) bench parquet
 	$(TROVE) bench stream

@@ -23,6 +23,11 @@
  * stores nothing new shows 0 new objects and 0 new object bytes; the store grows by the
  * second recipe (and the refs file's basis record).
  *
+ * Reads. Then `trove volume cat bench` of the last store to /dev/null, with every block
+ * checked against its name (the default) and with --no-verify, alternating which goes first,
+ * the same rounds, both from the page cache (one untimed cat warms it): the median of each
+ * and the ratio, the cost of verified reads.
+ *
  * Sparse. Last, in a fresh store beside the others, a 10 TiB volume at 2 MiB blocks
  * (5,242,880 slots) is created in each recipe format — created and committed in one call —
  * then the store is closed, reopened and the volume opened again; the bench reports the
@@ -185,8 +190,9 @@ static void usage(FILE *f)
             "\n"
             "`trove volume put` of a file against `cp FILE DIR && sync` on the same disk, side\n"
             "by side, medians of N rounds after a warm-up; then a second put of the same file\n"
-            "into another volume of the same store, and what it added to objects/; last, a\n"
-            "10 TiB sparse volume in each recipe format: its slots, recipe bytes and times.\n"
+            "into another volume of the same store, and what it added to objects/; then\n"
+            "`trove volume cat` of the volume with verified reads and with --no-verify; last,\n"
+            "a 10 TiB sparse volume in each recipe format: its slots, recipe bytes and times.\n"
             "\n"
             "  --file FILE   the file to put (default: generate --size bytes of random data)\n"
             "  --size SIZE   generated file size, e.g. 256M, 1G (default 1G)\n"
@@ -202,7 +208,7 @@ int bench_put(int argc, char **argv)
     const char *file = NULL, *dir = NULL, *tmpdir = getenv("TMPDIR");
     uint64_t size = (uint64_t)1 << 30, rounds = PUT_ROUNDS_DEFAULT;
     uint64_t obj_files0 = 0, obj_bytes0 = 0, obj_files1 = 0, obj_bytes1 = 0;
-    double *tcp = NULL, *tput = NULL, t2 = 0, mcp, mput;
+    double *tcp = NULL, *tput = NULL, *tcat = NULL, *tcat_nv = NULL, t2 = 0, mcp, mput, mcat, mcat_nv;
     struct sparse sp[2];
     char base[4096], src[4200], cmd[16384], store[4200], objects[4300], self[4096];
     int json = 0, status = 1, own_dir = 0;
@@ -303,6 +309,33 @@ int bench_put(int argc, char **argv)
                     (unsigned long long)r, r ? "" : " (warm-up)", r ? tcp[r - 1] : 0.0,
                     r ? tput[r - 1] : t);
     }
+    /* Reads of "bench", verified and not, alternating which goes first. */
+    if (!(tcat = calloc(rounds, sizeof *tcat)) || !(tcat_nv = calloc(rounds, sizeof *tcat_nv))) {
+        cli_error("bench put", "out of memory");
+        goto out;
+    }
+    {
+        char *cat[] = {self, "volume", "cat", "bench", "--store", store, NULL};
+        char *cat_nv[] = {self, "volume", "cat", "bench", "--store", store, "--no-verify", NULL};
+        double t;
+        if (run(cat, &t) != 0) { /* warms the page cache; untimed */
+            cli_error("bench put", "`trove volume cat bench --store %s` failed", store);
+            goto out;
+        }
+        for (uint64_t r = 0; r < rounds; r++) {
+            for (int k = 0; k < 2; k++) {
+                int verified = (k == 0) == (r % 2 == 0);
+                if (run(verified ? cat : cat_nv, &t) != 0) {
+                    cli_error("bench put", "`trove volume cat bench%s` failed",
+                              verified ? "" : " --no-verify");
+                    goto out;
+                }
+                (verified ? tcat : tcat_nv)[r] = t;
+            }
+        }
+    }
+    mcat = bench_median(tcat, (unsigned)rounds);
+    mcat_nv = bench_median(tcat_nv, (unsigned)rounds);
     /* The last store still holds "bench": put the file again under another name. */
     snprintf(objects, sizeof objects, "%s/objects", store);
     tree_usage(objects, &obj_files0, &obj_bytes0);
@@ -334,20 +367,25 @@ int bench_put(int argc, char **argv)
                "\"sparse_slots\":%llu,\"sparse_v1_recipe_bytes\":%llu,"
                "\"sparse_v1_create_s\":%.3f,\"sparse_v1_reopen_s\":%.3f,"
                "\"sparse_v3_recipe_bytes\":%llu,\"sparse_v3_create_s\":%.3f,"
-               "\"sparse_v3_reopen_s\":%.3f}\n",
+               "\"sparse_v3_reopen_s\":%.3f,\"cat_s\":%.4f,\"cat_no_verify_s\":%.4f,"
+               "\"cat_verify_ratio\":%.3f}\n",
                (unsigned long long)size, (unsigned long long)rounds, mcp, mput, mput / mcp, t2,
                (unsigned long long)obj_files0, (unsigned long long)obj_bytes0,
                (unsigned long long)(obj_files1 - obj_files0),
                (unsigned long long)(obj_bytes1 - obj_bytes0), (long long)st.st_size,
                (unsigned long long)sp[0].slots, (unsigned long long)sp[0].recipe_bytes,
                sp[0].create_s, sp[0].reopen_s, (unsigned long long)sp[1].recipe_bytes,
-               sp[1].create_s, sp[1].reopen_s);
+               sp[1].create_s, sp[1].reopen_s, mcat, mcat_nv, mcat / mcat_nv);
     } else {
         printf("trove bench put: %llu bytes, medians of %llu rounds after a warm-up\n",
                (unsigned long long)size, (unsigned long long)rounds);
         printf("  cp FILE DIR && sync     %8.3f s  %7.1f MB/s\n", mcp, size / mcp / 1e6);
         printf("  trove volume put        %8.3f s  %7.1f MB/s   put / cp = %.2f\n", mput,
                size / mput / 1e6, mput / mcp);
+        printf("  trove volume cat        %8.3f s  %7.1f MB/s   every block verified\n", mcat,
+               size / mcat / 1e6);
+        printf("  ... --no-verify         %8.3f s  %7.1f MB/s   verified / not = %.3f\n",
+               mcat_nv, size / mcat_nv / 1e6, mcat / mcat_nv);
         printf("second put of the same file into another volume: %.3f s\n", t2);
         printf("  objects/ before: %llu files, %llu bytes; new: %llu files, %llu bytes\n",
                (unsigned long long)obj_files0, (unsigned long long)obj_bytes0,
@@ -368,5 +406,7 @@ out:
     }
     free(tcp);
     free(tput);
+    free(tcat);
+    free(tcat_nv);
     return status;
 }

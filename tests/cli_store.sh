@@ -332,5 +332,6 @@ assert j["second_put_new_object_bytes"] == 0 and j["objects"] >= 4, j
 assert j["sparse_slots"] == 5242880 and j["sparse_v1_recipe_bytes"] == 83886144, j
 assert j["sparse_v3_recipe_bytes"] == 72 + 16 * 641 + 8, j
 assert j["put_s"] > 0 and j["cp_sync_s"] > 0, j
+assert j["cat_s"] > 0 and j["cat_no_verify_s"] > 0 and j["cat_verify_ratio"] > 0, j
 ' "$tmp/bp.json"
 finish
