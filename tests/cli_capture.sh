@@ -165,7 +165,20 @@ if [ -n "$seg" ]; then
   check grep -q "segment [0-9]* (slot [0-9]*) (object $(basename "$seg"))" "$tmp/e.err"
   if grep -q "do not hash" "$tmp/e.err"; then bad "--no-verify still verified"; else ok; fi
   check test ! -e "$tmp/bad.wire"
-  cp "$tmp/seg.bak" "$seg"
+  # The read quarantined it: even plain verify reports it now, naming who needs it.
+  exits 1 t verify --json
+  segname=$(basename "$seg")
+  json "$tmp/out" 'j["quarantined"] == 1 and j["bad_hash"] == 1 and j["deep"] is False and len(j["damaged"]) >= 1 and all(d["volume"] in ("gen", "gen2") and d["object"] == "'"$segname"'" for d in j["damaged"])'
+  exits 1 t verify
+  check grep -q "^damaged: object $(basename "$seg"), named by volume gen slot [0-9]*" "$tmp/out"
+  check grep -q "^damaged: object $(basename "$seg"), named by volume gen2 slot [0-9]*" "$tmp/out"
+  check grep -q '^contents not read' "$tmp/out"
+  # Putting the same content again heals it: import the stream the capture came from.
+  exits 0 t import "$tmp/g.wire" --name gen --segment-bytes 64K --quiet
+  check cmp -s "$tmp/seg.bak" "$seg"
+  exits 0 t verify --deep --json
+  json "$tmp/out" 'j["ok"] is True and j["quarantined"] == 0 and j["damaged"] == []'
+  exits 0 t replay gen -o "$tmp/healed.wire"
 else
   bad "no loose segment object found"
 fi

@@ -262,6 +262,25 @@ check grep -q "$(basename "$2")" "$tmp/err"
 exits 0 t volume cat v --no-verify
 check test "$(wc -c < "$tmp/out")" -eq $((3 * K))
 if cmp -s "$tmp/out" "$tmp/v.bin"; then bad "--no-verify read the original bytes"; else ok; fi
+# The deep verify quarantined it: plain verify now reports it too, with who names it.
+exits 1 t verify --json
+json "$tmp/out" 'j["quarantined"] == 1 and j["bad_hash"] == 1 and [d["volume"] for d in j["damaged"]] == ["v"]'
+# Putting the same file again heals it (the put checks a quarantined name's bytes first).
+exits 0 t volume put v "$tmp/v.bin"
+check test ! -e "$s/quarantine/$(basename "$2")"
+exits 0 t verify --deep --json
+json "$tmp/out" 'j["ok"] is True and j["quarantined"] == 0 and j["bad_hash"] == 0'
+exits 0 t volume cat v
+check cmp -s "$tmp/out" "$tmp/v.bin"
+# repair releases a record whose object hashes right again (here: restored behind its back).
+cp "$2" "$tmp/good"
+rand "$2.new" $K
+mv "$2.new" "$2"
+exits 1 t verify --deep
+cp "$tmp/good" "$2"
+exits 1 t verify
+exits 0 t verify --repair --json
+json "$tmp/out" 'j["healed"] == 1 and j["ok"] is True'
 
 # ---- damaged recipes --------------------------------------------------------------------
 s=$tmp/c

@@ -649,6 +649,104 @@ static void test_packs(const char *dir)
     trove_backend_close(be);
 }
 
+static int count_record(void *ctx, const struct trove_digest *d)
+{
+    (void)d;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* A get whose bytes do not hash to the name: TROVE_ERR_CHECKSUM, the name quarantined (even
+ * through a read-only handle), never served again until good bytes are put, which heal it;
+ * wrong bytes under the name are refused. Loose and packed objects alike. */
+static void test_quarantine(const char *dir)
+{
+    struct trove_backend *be = NULL, *ro = NULL;
+    struct trove_bytes got = {0};
+    struct trove_digest d[2];
+    uint8_t buf[2][3000], bad[3000];
+    char path[512], rec[512];
+    struct stat st;
+    int created = 0, n = 0;
+
+    CHECK_EQ_INT(trove_backend_fs_open(dir, &be), TROVE_OK);
+    if (!be)
+        return;
+    for (int i = 0; i < 2; i++) {
+        uint64_t seed = 40 + (uint64_t)i;
+        fill_random(buf[i], sizeof buf[i], &seed);
+        trove_digest_of(buf[i], sizeof buf[i], &d[i]);
+    }
+    CHECK_EQ_INT(trove_backend_put(be, &d[0], buf[0], sizeof buf[0], NULL), TROVE_OK); /* loose */
+    CHECK_EQ_INT(trove_backend_stage(be, &d[1], buf[1], sizeof buf[1]), TROVE_OK);     /* packed */
+    CHECK_EQ_INT(trove_backend_publish(be, NULL), TROVE_OK);
+    /* Damage the loose one in place, read it through a read-only handle. */
+    object_path(dir, &d[0], path, sizeof path);
+    memcpy(bad, buf[0], sizeof bad);
+    bad[77] ^= 0x10;
+    {
+        FILE *f = fopen(path, "r+b");
+        CHECK(f && fseek(f, 77, SEEK_SET) == 0 && fputc(bad[77], f) != EOF);
+        if (f)
+            fclose(f);
+    }
+    CHECK_EQ_INT(trove_backend_fs_open_readonly(dir, &ro), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_quarantined(ro, &d[0]), 0);
+    CHECK_EQ_INT(trove_backend_get(ro, &d[0], &got, 1 << 20), TROVE_ERR_CHECKSUM);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_quarantined(ro, &d[0]), 1);
+    trove_backend_close(ro);
+    {
+        char hex[33];
+        trove_digest_hex(&d[0], hex);
+        snprintf(rec, sizeof rec, "%s/quarantine/%s", dir, hex);
+        CHECK(stat(rec, &st) == 0 && st.st_size > 0);
+    }
+    /* A new handle knows it from the record: never served, even were the bytes good. */
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[0]), 0); /* opened before the record */
+    trove_backend_close(be);
+    CHECK_EQ_INT(trove_backend_fs_open(dir, &be), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[0]), 1);
+    CHECK_EQ_INT(trove_backend_get(be, &d[0], &got, 1 << 20), TROVE_ERR_CHECKSUM);
+    CHECK_EQ_INT(trove_backend_quarantine_list(be, count_record, &n), TROVE_OK);
+    CHECK_EQ_INT(n, 1);
+    CHECK_EQ_INT(trove_backend_get_raw(be, &d[0], &got, 1 << 20), TROVE_OK); /* the raw bytes */
+    CHECK(got.len == sizeof bad && memcmp(got.ptr, bad, sizeof bad) == 0);
+    /* Other bytes under its name are refused; its own bytes heal it. */
+    CHECK_EQ_INT(trove_backend_put(be, &d[0], bad, sizeof bad, &created), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[0]), 1);
+    CHECK_EQ_INT(trove_backend_put(be, &d[0], buf[0], sizeof buf[0], &created), TROVE_OK);
+    CHECK_EQ_INT(created, 1);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[0]), 0);
+    CHECK(stat(rec, &st) != 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d[0], &got, 1 << 20), TROVE_OK);
+    CHECK(got.len == sizeof buf[0] && memcmp(got.ptr, buf[0], sizeof buf[0]) == 0);
+    /* The packed one: quarantined by hand (as verify's deep read would), healed by a stage. */
+    CHECK_EQ_INT(trove_backend_quarantine(be, &d[1], "test"), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_get(be, &d[1], &got, 1 << 20), TROVE_ERR_CHECKSUM);
+    CHECK_EQ_INT(trove_backend_stage(be, &d[1], buf[1], sizeof buf[1]), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[1]), 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d[1], &got, 1 << 20), TROVE_OK);
+    CHECK(got.len == sizeof buf[1] && memcmp(got.ptr, buf[1], sizeof buf[1]) == 0);
+    /* A delete drops a record; NOVERIFY trusts what it reads. */
+    CHECK_EQ_INT(trove_backend_quarantine(be, &d[1], "test"), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_delete(be, &d[1]), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[1]), 0);
+    trove_backend_close(be);
+    CHECK_EQ_INT(trove_backend_fs_open_flags(dir, TROVE_BACKEND_NOVERIFY, &be), TROVE_OK);
+    {
+        FILE *f = fopen(path, "r+b");
+        CHECK(f && fseek(f, 77, SEEK_SET) == 0 && fputc(bad[77], f) != EOF);
+        if (f)
+            fclose(f);
+    }
+    CHECK_EQ_INT(trove_backend_get(be, &d[0], &got, 1 << 20), TROVE_OK);
+    CHECK(got.len == sizeof bad && memcmp(got.ptr, bad, sizeof bad) == 0);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &d[0]), 0);
+    trove_backend_close(be);
+    trove_bytes_free(&got);
+}
+
 int main(void)
 {
     char dir[256];
@@ -669,6 +767,8 @@ int main(void)
     test_concurrent(dir);
     snprintf(dir, sizeof dir, "%s/packs", root);
     test_packs(dir);
+    snprintf(dir, sizeof dir, "%s/quarantine", root);
+    test_quarantine(dir);
     test_rm_rf(root);
     return test_done();
 }

@@ -590,6 +590,22 @@ static void test_verify_finds(void)
     CHECK_EQ_INT(rep.objects, 2);
     CHECK_EQ_INT(rep.slots, 2);
     CHECK(strstr(rep.first_problem, hex) != NULL);
+    /* The deep read quarantined it: from now on even the shallow check reports it, and no
+     * read serves it, until good bytes arrive (or the record is dropped, as here, to see the
+     * shallow checks of a missing or short object on their own). */
+    CHECK_EQ_INT(rep.quarantined, 1);
+    CHECK_EQ_INT(trove_backend_quarantined(trove_store_backend(s), &d), 1);
+    CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
+    CHECK_EQ_INT(rep.bad_hash, 1);
+    CHECK_EQ_INT(rep.quarantined, 1);
+    CHECK_EQ_INT(rep.deep, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "v", &v, NULL), TROVE_OK);
+    {
+        uint8_t buf[sizeof data];
+        CHECK(trove_volume_read(v, 0, buf, sizeof buf) == TROVE_ERR_CHECKSUM);
+    }
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_backend_release(trove_store_backend(s), &d), TROVE_OK);
     /* Shorter: the shallow check sees it. */
     CHECK(truncate(path, 100) == 0);
     CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);

@@ -26,13 +26,19 @@ static const struct cli_store_usage verify_usage = {
     "usage: trove verify [--deep] [--repair] [--json] [--store DIR]\n"
     "\n"
     "Check every volume and snapshot of the store: each block's object is present with the\n"
-    "right length, and the reference counts agree with the recipes. Exits 0 when the store\n"
-    "is clean, 1 when a problem remains.\n"
+    "right length and not on record as damaged, and the reference counts agree with the\n"
+    "recipes. Without --deep the objects' contents are not read (the summary says so).\n"
+    "A damaged object (found by --deep or by any read) is quarantined: never served again\n"
+    "until its content is put again (`trove volume put`, `trove import` of what holds it),\n"
+    "which heals it. Each damaged object is listed with the volumes and slots that name it.\n"
+    "Exits 0 when the store is clean, 1 when a problem remains.\n"
     "  --deep        also read every object and check that it hashes to its name\n"
-    "  --repair      rewrite the reference counts from the recipes if they disagree\n"
+    "  --repair      rewrite the reference counts from the recipes if they disagree, and\n"
+    "                release quarantined objects that hash to their name again (healed)\n"
     "  --json        one JSON object: volumes, bad_recipes, slots, objects, missing_objects,\n"
-    "                bad_length, bad_hash, refcount_mismatches, refs_repaired, ok,\n"
-    "                first_problem\n" STORE_HELP,
+    "                bad_length, bad_hash, quarantined, healed, deep, refcount_mismatches,\n"
+    "                refs_repaired, ok, first_problem, damaged ([{object, volume, slot}])\n"
+    STORE_HELP,
     CLI_OPT_DEEP | CLI_OPT_REPAIR | CLI_OPT_JSON, 0, 0, 0};
 
 static const struct cli_store_usage gc_usage = {
@@ -86,11 +92,37 @@ out:
     return status;
 }
 
+/* The slots that name a damaged object: a line each, or JSON array items. */
+struct damaged_out {
+    int json;
+    uint64_t n;
+};
+
+static int print_damaged(void *ctx, const struct trove_digest *d, const char *volume,
+                         uint64_t slot)
+{
+    struct damaged_out *o = ctx;
+    char hex[33];
+
+    trove_digest_hex(d, hex);
+    if (o->json) {
+        printf("%s{\"object\":\"%s\",\"volume\":", o->n ? "," : "", hex);
+        cli_json_string(stdout, volume, strlen(volume));
+        printf(",\"slot\":%llu}", (unsigned long long)slot);
+    } else {
+        printf("damaged: object %s, named by volume %s slot %llu (needs its content put "
+               "again)\n", hex, volume, (unsigned long long)slot);
+    }
+    o->n++;
+    return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     struct cli_store_args a;
     struct trove_store *s = NULL;
     struct trove_verify_report r;
+    struct damaged_out dmg = {0, 0};
     struct cli_progress prog;
     unsigned flags = 0;
     int rc, status = 1, ok;
@@ -112,17 +144,24 @@ int cmd_verify(int argc, char **argv)
         goto out;
     }
     ok = rc == TROVE_OK;
+    dmg.json = (a.given & CLI_OPT_JSON) != 0;
     if (a.given & CLI_OPT_JSON) {
         printf("{\"volumes\":%llu,\"bad_recipes\":%llu,\"slots\":%llu,\"objects\":%llu,"
                "\"missing_objects\":%llu,\"bad_length\":%llu,\"bad_hash\":%llu,"
+               "\"quarantined\":%llu,\"healed\":%llu,\"deep\":%s,"
                "\"refcount_mismatches\":%llu,\"refs_repaired\":%s,\"ok\":%s,\"first_problem\":",
                (unsigned long long)r.volumes, (unsigned long long)r.bad_recipes,
                (unsigned long long)r.slots, (unsigned long long)r.objects,
                (unsigned long long)r.missing_objects, (unsigned long long)r.bad_length,
-               (unsigned long long)r.bad_hash, (unsigned long long)r.refcount_mismatches,
+               (unsigned long long)r.bad_hash, (unsigned long long)r.quarantined,
+               (unsigned long long)r.healed, r.deep ? "true" : "false",
+               (unsigned long long)r.refcount_mismatches,
                r.refs_repaired ? "true" : "false", ok ? "true" : "false");
         cli_json_string(stdout, r.first_problem, strlen(r.first_problem));
-        puts("}");
+        fputs(",\"damaged\":[", stdout);
+        if (r.bad_hash)
+            trove_store_damaged(s, print_damaged, &dmg);
+        puts("]}");
     } else {
         printf("%llu volumes, %llu slots, %llu objects checked%s: %llu missing, %llu wrong length, "
                "%llu bad hash, %llu unreadable recipes, %llu reference counts wrong%s\n",
@@ -132,6 +171,16 @@ int cmd_verify(int argc, char **argv)
                (unsigned long long)r.bad_hash, (unsigned long long)r.bad_recipes,
                (unsigned long long)r.refcount_mismatches,
                r.refs_repaired ? " (repaired)" : "");
+        if (!r.deep)
+            printf("contents not read: only presence, sizes and the damage on record were "
+                   "checked (--deep reads and hashes every object)\n");
+        if (r.healed)
+            printf("healed: %llu quarantined object%s hash%s to %s name again and %s released\n",
+                   (unsigned long long)r.healed, r.healed == 1 ? "" : "s",
+                   r.healed == 1 ? "es" : "", r.healed == 1 ? "its" : "their",
+                   r.healed == 1 ? "was" : "were");
+        if (r.bad_hash)
+            trove_store_damaged(s, print_damaged, &dmg);
     }
     if (fflush(stdout) != 0) {
         cli_error("verify", "writing stdout: %s", strerror(errno));

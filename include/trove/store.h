@@ -82,6 +82,28 @@ int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, 
                         size_t len);
 int trove_backend_publish(struct trove_backend *be, uint64_t *overhead_out);
 
+/*
+ * The quarantine of damaged objects. A get whose bytes do not hash to d records d here (the
+ * fs backend: DIR/quarantine/<hex>, even from a read-only handle); from then on a get of d
+ * answers TROVE_ERR_CHECKSUM without reading (size still tells the stored length), until
+ * good bytes arrive: a put or stage of
+ * d checks that its bytes hash to d (TROVE_ERR_INVALID if not), replaces the stored object
+ * and drops the record (the put reports created = 1). A delete drops the record too.
+ * trove_backend_quarantined: 1 if d is recorded, else 0. trove_backend_quarantine records d
+ * (why: one line of text, kept with the record). trove_backend_release drops a record.
+ * trove_backend_quarantine_list calls fn for every record (fn as for trove_backend_list).
+ * trove_backend_get_raw reads d's stored bytes with no check at all: for verify's repair,
+ * which looks again at a quarantined object. Thread-safe as get and put are.
+ */
+int trove_backend_quarantined(struct trove_backend *be, const struct trove_digest *d);
+int trove_backend_quarantine(struct trove_backend *be, const struct trove_digest *d,
+                             const char *why);
+int trove_backend_release(struct trove_backend *be, const struct trove_digest *d);
+int trove_backend_quarantine_list(struct trove_backend *be,
+                                  int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
+int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d,
+                          struct trove_bytes *out, size_t max_len);
+
 /* Delete object d; durable on return (fs: a loose object's directory is fsync'd; a packed
  * object's delete goes to its pack's fsync'd dead list, and the pack is unlinked when empty
  * or rewritten when under half live). Deleting an object that is not there is

@@ -246,6 +246,12 @@ struct trove_verify_report {
     uint64_t bad_hash;           /* --deep: bytes that do not hash to the name */
     uint64_t refcount_mismatches; /* DIR/refs entries that disagree with the recipes */
     int refs_repaired;           /* DIR/refs was rewritten */
+    uint64_t quarantined;        /* of bad_hash: objects whose damage is on record, never
+                                    served until their content is put again */
+    uint64_t healed;             /* REPAIR: quarantined objects that now hash to their name
+                                    (put again since, or damage that is gone), released */
+    int deep;                    /* DEEP: contents were read; else only presence, sizes and
+                                    the damage on record were checked */
     /* The first problem found, for a message ("" if none). */
     char first_problem[256];
 };
@@ -257,6 +263,18 @@ struct trove_verify_report {
  * clean (after repair), TROVE_ERR_CORRUPT when a problem remains (see the report), or an
  * error that stopped the check. progress (may be NULL) is called with objects done.
  */
+/*
+ * Call fn for every slot of every committed volume that names an object on record as
+ * damaged (trove_backend_quarantined): the object, the volume and the slot, in volume
+ * order. fn returns 0 to go on, nonzero to stop. For a report after verify: what still
+ * needs good bytes, and who needs them. Costs a walk of every recipe.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM, the recipes' read errors.
+ */
+int trove_store_damaged(struct trove_store *s,
+                        int (*fn)(void *ctx, const struct trove_digest *d, const char *volume,
+                                  uint64_t slot),
+                        void *ctx);
+
 int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
                        trove_progress_fn progress, void *progress_ctx);
 

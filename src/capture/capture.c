@@ -191,6 +191,8 @@ static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
                           w->name, slot, len, w->block);
     trove_digest_of(data, len, &d);
     rc = trove_backend_size(trove_store_backend(w->s), &d, &size);
+    if (rc == TROVE_OK && trove_backend_quarantined(trove_store_backend(w->s), &d))
+        rc = TROVE_ERR_NOTFOUND; /* damaged: written again, as if new */
     if (rc == TROVE_ERR_NOTFOUND) {
         if (w->nfresh == w->capfresh) {
             size_t cap = w->capfresh ? 2 * w->capfresh : 64;

@@ -7,6 +7,13 @@
  *
  * get replaces out's content: out->len is set to 0 first, so on any error out holds no
  * object bytes (its storage is kept for reuse; the caller still frees it).
+ *
+ * Damage. get hashes what it read (unless the backend was opened NOVERIFY): bytes that do
+ * not hash to their name are TROVE_ERR_CHECKSUM, and the backend's quarantine records the
+ * name, so that it is never served again (get answers TROVE_ERR_CHECKSUM at once; size
+ * still tells the stored length) until good bytes arrive: a put or stage of a quarantined name checks that the new bytes
+ * really hash to it, replaces the stored object (delete, then put: a crash between leaves
+ * it missing, which it was in effect) and drops the record. A delete drops it too.
  */
 #include "backend_internal.h"
 
@@ -20,6 +27,29 @@ void trove_backend_close(struct trove_backend *be)
     be->ops->close(be);
 }
 
+static int quarantined(struct trove_backend *be, const struct trove_digest *d)
+{
+    return be->ops->quarantined && be->ops->quarantined(be, d) == 1;
+}
+
+/* Good bytes for a quarantined name: replace the damaged object with them. */
+static int heal(struct trove_backend *be, const struct trove_digest *d, const void *data,
+                size_t len)
+{
+    struct trove_digest got;
+    int created = 0, rc;
+
+    trove_digest_of(data, len, &got);
+    if (!trove_digest_equal(&got, d))
+        return TROVE_ERR_INVALID; /* not its bytes: the damaged object stays quarantined */
+    rc = be->ops->del(be, d);
+    if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
+        return rc;
+    if ((rc = be->ops->put(be, d, data, len, &created)) != TROVE_OK)
+        return rc;
+    return be->ops->release(be, d);
+}
+
 int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, const void *data,
                       size_t len, int *created_out)
 {
@@ -29,9 +59,60 @@ int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, co
         *created_out = 0;
     if (!be || !d || trove_digest_is_zero(d) || (!data && len > 0))
         return TROVE_ERR_INVALID;
-    rc = be->ops->put(be, d, data, len, &created);
+    if (quarantined(be, d)) {
+        rc = heal(be, d, data, len);
+        created = rc == TROVE_OK;
+    } else {
+        rc = be->ops->put(be, d, data, len, &created);
+    }
     if (rc == TROVE_OK && created_out)
         *created_out = created;
+    return rc;
+}
+
+int trove_backend_quarantined(struct trove_backend *be, const struct trove_digest *d)
+{
+    if (!be || !d || trove_digest_is_zero(d))
+        return 0;
+    return quarantined(be, d);
+}
+
+int trove_backend_quarantine(struct trove_backend *be, const struct trove_digest *d,
+                             const char *why)
+{
+    if (!be || !d || trove_digest_is_zero(d) || !why)
+        return TROVE_ERR_INVALID;
+    return be->ops->quarantine ? be->ops->quarantine(be, d, why) : TROVE_OK;
+}
+
+int trove_backend_release(struct trove_backend *be, const struct trove_digest *d)
+{
+    if (!be || !d || trove_digest_is_zero(d))
+        return TROVE_ERR_INVALID;
+    return be->ops->release ? be->ops->release(be, d) : TROVE_OK;
+}
+
+int trove_backend_quarantine_list(struct trove_backend *be,
+                                  int (*fn)(void *ctx, const struct trove_digest *d), void *ctx)
+{
+    if (!be || !fn)
+        return TROVE_ERR_INVALID;
+    return be->ops->quarantine_list ? be->ops->quarantine_list(be, fn, ctx) : TROVE_OK;
+}
+
+int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d,
+                          struct trove_bytes *out, size_t max_len)
+{
+    int rc;
+
+    if (!out)
+        return TROVE_ERR_INVALID;
+    out->len = 0;
+    if (!be || !d || trove_digest_is_zero(d))
+        return TROVE_ERR_INVALID;
+    rc = be->ops->get(be, d, out, max_len);
+    if (rc != TROVE_OK)
+        out->len = 0;
     return rc;
 }
 
@@ -45,13 +126,18 @@ int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
     out->len = 0;
     if (!be || !d || trove_digest_is_zero(d))
         return TROVE_ERR_INVALID;
+    if (!be->no_verify && quarantined(be, d))
+        return TROVE_ERR_CHECKSUM; /* known damaged: never served */
     rc = be->ops->get(be, d, out, max_len);
     if (rc == TROVE_OK && !be->no_verify) {
         /* Every byte read is checked against its name before anyone uses it. */
         struct trove_digest got;
         trove_digest_of(out->ptr, out->len, &got);
-        if (!trove_digest_equal(&got, d))
+        if (!trove_digest_equal(&got, d)) {
             rc = TROVE_ERR_CHECKSUM;
+            if (be->ops->quarantine) /* best effort: the error is what the caller needs */
+                be->ops->quarantine(be, d, "its stored bytes did not hash to its name when read");
+        }
     }
     if (rc != TROVE_OK)
         out->len = 0;
@@ -68,9 +154,14 @@ int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, u
 
 int trove_backend_delete(struct trove_backend *be, const struct trove_digest *d)
 {
+    int rc;
+
     if (!be || !d || trove_digest_is_zero(d))
         return TROVE_ERR_INVALID;
-    return be->ops->del(be, d);
+    rc = be->ops->del(be, d);
+    if ((rc == TROVE_OK || rc == TROVE_ERR_NOTFOUND) && be->ops->release)
+        be->ops->release(be, d); /* a deleted name has nothing left to quarantine */
+    return rc;
 }
 
 int trove_backend_list(struct trove_backend *be,
@@ -86,6 +177,8 @@ int trove_backend_stage(struct trove_backend *be, const struct trove_digest *d, 
 {
     if (!be || !d || trove_digest_is_zero(d) || (!data && len > 0))
         return TROVE_ERR_INVALID;
+    if (quarantined(be, d))
+        return heal(be, d, data, len); /* at once: the damaged object must not stay */
     if (!be->ops->stage)
         return be->ops->put(be, d, data, len, &(int){0});
     return be->ops->stage(be, d, data, len);

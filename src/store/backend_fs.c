@@ -5,6 +5,9 @@
  *                                 under a fan-out directory named by the first two digits
  *   dir/tmp/<pid>-<n>-<rand>.tmp  objects being written; anything here after a crash is
  *                                 garbage and is removed by the next open
+ *   dir/quarantine/<32 hex>       a record (one line of text) that the stored bytes of that
+ *                                 object were found not to hash to its name; made on the
+ *                                 first damage found, even by a read-only handle
  *
  * A put writes the bytes to a fresh temp file (O_CREAT|O_EXCL), fsyncs it, and then
  * link()s it to its final name. link() never replaces an existing name — it fails with
@@ -69,6 +72,8 @@ struct fs_backend {
     struct trove__pack_entry *stage_e;
     size_t nstage, cap_stage;
     struct refmap stage_set;
+    int root_fd;              /* dir, for making dir/quarantine on the first damage */
+    atomic_int quarantine_fd; /* dir/quarantine, or -1 while there is none */
 };
 
 struct fs_pack {
@@ -912,9 +917,119 @@ static void clean_tmp(int tmp_fd)
     closedir(dp);
 }
 
+/* ---- quarantine --------------------------------------------------------------------- */
+
+/* dir/quarantine, made if need be (under mu: one of several threads makes it). */
+static int quarantine_dir(struct fs_backend *be)
+{
+    int fd = atomic_load(&be->quarantine_fd);
+
+    if (fd >= 0)
+        return fd;
+    pthread_mutex_lock(&be->mu);
+    fd = atomic_load(&be->quarantine_fd);
+    if (fd < 0) {
+        if (mkdirat(be->root_fd, "quarantine", FS_DIR_MODE) == 0 && !be->nosync)
+            fsync_dir_fd(be->root_fd);
+        fd = openat(be->root_fd, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0)
+            atomic_store(&be->quarantine_fd, fd);
+    }
+    pthread_mutex_unlock(&be->mu);
+    return fd >= 0 ? fd : -errno;
+}
+
+static int fs_quarantine(struct trove_backend *base, const struct trove_digest *d, const char *why)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    char hex[33], tmp[80];
+    int qfd = quarantine_dir(be), fd, rc = TROVE_OK;
+    size_t n = strlen(why);
+
+    if (qfd < 0)
+        return qfd;
+    trove_digest_hex(d, hex);
+    snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", hex, (long)getpid());
+    fd = openat(qfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FS_FILE_MODE);
+    if (fd < 0)
+        return -errno;
+    if ((rc = write_all(fd, (const uint8_t *)why, n)) == TROVE_OK)
+        rc = write_all(fd, (const uint8_t *)"\n", 1);
+    if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
+        rc = -errno;
+    close(fd);
+    if (rc == TROVE_OK && renameat(qfd, tmp, qfd, hex) != 0)
+        rc = -errno;
+    if (rc != TROVE_OK)
+        unlinkat(qfd, tmp, 0);
+    else if (!be->nosync)
+        fsync_dir_fd(qfd);
+    return rc;
+}
+
+static int fs_quarantined(struct trove_backend *base, const struct trove_digest *d)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    int qfd = atomic_load(&be->quarantine_fd);
+    struct stat st;
+    char hex[33];
+
+    if (qfd < 0)
+        return 0;
+    trove_digest_hex(d, hex);
+    return fstatat(qfd, hex, &st, 0) == 0;
+}
+
+static int fs_release(struct trove_backend *base, const struct trove_digest *d)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    int qfd = atomic_load(&be->quarantine_fd);
+    char hex[33];
+
+    if (qfd < 0)
+        return TROVE_OK;
+    trove_digest_hex(d, hex);
+    if (unlinkat(qfd, hex, 0) != 0)
+        return errno == ENOENT ? TROVE_OK : -errno;
+    return be->nosync ? TROVE_OK : fsync_dir_fd(qfd);
+}
+
+static int fs_quarantine_list(struct trove_backend *base,
+                              int (*fn)(void *ctx, const struct trove_digest *d), void *ctx)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    int qfd = atomic_load(&be->quarantine_fd), dfd, rc = TROVE_OK;
+    struct dirent *de;
+    DIR *dp;
+
+    if (qfd < 0)
+        return TROVE_OK;
+    if ((dfd = dup(qfd)) < 0)
+        return -errno;
+    if (!(dp = fdopendir(dfd))) {
+        close(dfd);
+        return -errno;
+    }
+    rewinddir(dp);
+    while ((de = readdir(dp)) != NULL) {
+        struct trove_digest d;
+        if (strlen(de->d_name) != 32 || trove_digest_parse(de->d_name, &d) != TROVE_OK ||
+            trove_digest_is_zero(&d))
+            continue; /* temp files, strangers */
+        if ((rc = fn(ctx, &d)) != 0)
+            break;
+    }
+    closedir(dp);
+    return rc;
+}
+
 static void fs_close(struct trove_backend *base)
 {
     struct fs_backend *be = (struct fs_backend *)base;
+    if (atomic_load(&be->quarantine_fd) >= 0)
+        close(atomic_load(&be->quarantine_fd));
+    if (be->root_fd >= 0)
+        close(be->root_fd);
     /* Staged and never published: dropped (they were only in memory). */
     trove_bytes_free(&be->stage_buf);
     free(be->stage_e);
@@ -940,6 +1055,10 @@ static const struct trove_backend_ops fs_ops = {
     .list = fs_list,
     .stage = fs_stage,
     .publish = fs_publish,
+    .quarantine = fs_quarantine,
+    .quarantined = fs_quarantined,
+    .release = fs_release,
+    .quarantine_list = fs_quarantine_list,
     .close = fs_close,
 };
 
@@ -974,6 +1093,8 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     }
     be->base.ops = &fs_ops;
     be->packs_fd = -1;
+    be->root_fd = -1;
+    atomic_init(&be->quarantine_fd, -1);
     pthread_mutex_init(&be->mu, NULL);
     be->readonly = readonly;
     be->nosync = (flags & TROVE_BACKEND_NOSYNC) != 0;
@@ -994,6 +1115,9 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     }
     if ((rc = load_packs(be)) != TROVE_OK)
         goto out;
+    atomic_store(&be->quarantine_fd, openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    be->root_fd = root;
+    root = -1;
     *out = &be->base;
     be = NULL;
 out:

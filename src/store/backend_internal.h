@@ -29,6 +29,15 @@ struct trove_backend_ops {
     int (*stage)(struct trove_backend *be, const struct trove_digest *d, const void *data,
                  size_t len);
     int (*publish)(struct trove_backend *be, uint64_t *overhead_out);
+    /* Optional (NULL: damage is reported but not remembered): the quarantine of damaged
+     * objects. quarantine records that d's stored bytes do not hash to d (why: a line of
+     * text), even on a read-only handle; quarantined says whether d is recorded (1) or not
+     * (0); release drops the record; quarantine_list calls fn for every record. Thread-safe. */
+    int (*quarantine)(struct trove_backend *be, const struct trove_digest *d, const char *why);
+    int (*quarantined)(struct trove_backend *be, const struct trove_digest *d);
+    int (*release)(struct trove_backend *be, const struct trove_digest *d);
+    int (*quarantine_list)(struct trove_backend *be,
+                           int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
     /* Release everything, including be itself. */
     void (*close)(struct trove_backend *be);
 };

@@ -4,12 +4,15 @@
  * (store_recount.c) and compare the recount with the store's counts. Verify then checks
  * that every object the recipes name exists with its slots' length (DEEP: and hashes to
  * its name), and with REPAIR adopts the recount and rewrites DIR/refs when the counts
- * disagree. gc refuses to run unless every recipe is readable and the counts agree, and
+ * disagree. Objects whose bytes do not hash to their name are quarantined by the read that
+ * finds them (backend.c); verify counts them, and REPAIR looks at each quarantined object
+ * again and releases the ones that hash right now (healed). gc refuses to run unless every recipe is readable and the counts agree, and
  * then deletes only objects with no reference-map entry, so a crash during gc leaves
  * fewer unreferenced objects, never a recipe naming a missing one.
  */
 #include "store_recount.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +36,105 @@ static void problem(struct trove_verify_report *rep, const char *fmt, ...)
     va_end(ap);
 }
 
+/* REPAIR: look again at every quarantined object; one that hashes to its name now (its
+ * content was put again by a handle that did not know, or the damage is gone) is released. */
+struct reexamine_ctx {
+    struct trove_store *s;
+    struct trove_verify_report *rep;
+    struct trove_bytes obj;
+    int rc;
+};
+
+static int reexamine_one(void *ctx, const struct trove_digest *d)
+{
+    struct reexamine_ctx *c = ctx;
+    struct trove_digest got;
+    int rc = trove_backend_get_raw(c->s->be, d, &c->obj, SIZE_MAX);
+
+    if (rc == TROVE_ERR_NOTFOUND)
+        return 0; /* gone: verify reports it as missing if anything names it */
+    if (rc != TROVE_OK) {
+        c->rc = rc;
+        return 1;
+    }
+    trove_digest_of(c->obj.ptr, c->obj.len, &got);
+    if (trove_digest_equal(&got, d)) {
+        if ((rc = trove_backend_release(c->s->be, d)) != TROVE_OK) {
+            c->rc = rc;
+            return 1;
+        }
+        c->rep->healed++;
+    }
+    return 0;
+}
+
+static int reexamine(struct trove_store *s, struct trove_verify_report *rep)
+{
+    struct reexamine_ctx c = {s, rep, {0}, TROVE_OK};
+    int rc = trove_backend_quarantine_list(s->be, reexamine_one, &c);
+
+    trove_bytes_free(&c.obj);
+    return c.rc != TROVE_OK ? c.rc : rc > 0 ? TROVE_OK : rc;
+}
+
+static int note_damaged(void *ctx, const struct trove_digest *d)
+{
+    int created;
+    return trove__refmap_insert(ctx, d, &created) ? 0 : 1; /* 1: stop, out of memory */
+}
+
+int trove_store_damaged(struct trove_store *s,
+                        int (*fn)(void *ctx, const struct trove_digest *d, const char *volume,
+                                  uint64_t slot),
+                        void *ctx)
+{
+    enum { CHUNK = 4096 };
+    struct trove_volume_entry *ve = NULL;
+    struct trove_digest *dig = NULL;
+    struct refmap bad = {0};
+    size_t nv = 0;
+    int rc, stop = 0;
+
+    if (!s || !fn)
+        return TROVE_ERR_INVALID;
+    /* The records, in memory: then each slot costs a lookup, not a stat. */
+    if ((rc = trove_backend_quarantine_list(s->be, note_damaged, &bad)) != TROVE_OK) {
+        rc = rc > 0 ? TROVE_ERR_NOMEM : rc;
+        goto out;
+    }
+    if (bad.count == 0)
+        goto out;
+    TROVE_TRY(rc, trove_volume_list(s, &ve, &nv));
+    if (!(dig = trove__malloc(CHUNK * sizeof *dig))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nv && !stop; i++) {
+        struct trove_volume *v = NULL;
+        if (ve[i].error != TROVE_OK)
+            continue; /* verify reports an unreadable recipe on its own */
+        if ((rc = trove_volume_open(s, ve[i].name, &v, NULL)) != TROVE_OK)
+            goto out;
+        for (uint64_t first = 0; first < ve[i].slots && !stop; first += CHUNK) {
+            uint64_t n = ve[i].slots - first < CHUNK ? ve[i].slots - first : CHUNK;
+            if ((rc = trove_volume_slot_digests(v, first, n, dig)) != TROVE_OK) {
+                trove_volume_close(v);
+                goto out;
+            }
+            for (uint64_t k = 0; k < n && !stop; k++)
+                if (!trove_digest_is_zero(&dig[k]) && trove__refmap_find(&bad, &dig[k]))
+                    stop = fn(ctx, &dig[k], ve[i].name, first + k) != 0;
+        }
+        trove_volume_close(v);
+    }
+    rc = TROVE_OK;
+out:
+    trove__refmap_free(&bad);
+    free(dig);
+    free(ve);
+    return rc;
+}
+
 int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
                        trove_progress_fn progress, void *progress_ctx)
 {
@@ -47,6 +149,9 @@ int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verif
     if ((flags & TROVE_VERIFY_REPAIR) && (rc = trove__store_writable(s, NULL)) != TROVE_OK)
         return rc;
     trove__store_drain(s); /* verify reads the committed state; a failed put shows there */
+    rep->deep = (flags & TROVE_VERIFY_DEEP) != 0;
+    if ((flags & TROVE_VERIFY_REPAIR) && (rc = reexamine(s, rep)) != TROVE_OK)
+        goto out;
     if ((rc = trove__recount(s, &rcnt)) != TROVE_OK)
         goto out;
     have_count = 1;
@@ -68,7 +173,15 @@ int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verif
         rep->objects++;
         trove_digest_hex(&e->d, hex);
         rc = trove_backend_size(s->be, &e->d, &len);
-        if (rc == TROVE_ERR_NOTFOUND) {
+        if (rc == TROVE_OK && trove_backend_quarantined(s->be, &e->d))
+            rc = TROVE_ERR_CHECKSUM;
+        if (rc == TROVE_ERR_CHECKSUM) { /* on record as damaged */
+            rep->bad_hash++;
+            rep->quarantined++;
+            problem(rep, "object %s is damaged (named by %llu slot%s); put its content again to "
+                    "heal it", hex, (unsigned long long)e->committed, e->committed == 1 ? "" : "s");
+            rc = TROVE_OK;
+        } else if (rc == TROVE_ERR_NOTFOUND) {
             rep->missing_objects++;
             problem(rep, "object %s is missing (named by %llu slot%s)", hex,
                     (unsigned long long)e->committed, e->committed == 1 ? "" : "s");
@@ -87,10 +200,11 @@ int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verif
             } else if (rc == TROVE_ERR_LIMIT || rc == TROVE_ERR_TRUNCATED) {
                 rep->bad_length++;
                 problem(rep, "object %s changed length during verify", hex);
-            } else if (rc == TROVE_ERR_CHECKSUM) { /* the get checked it */
+            } else if (rc == TROVE_ERR_CHECKSUM) { /* the get checked it, and quarantined it */
                 rep->bad_hash++;
-                problem(rep, "object %s does not hash to its name (%llu bytes)", hex,
-                        (unsigned long long)len);
+                rep->quarantined += trove_backend_quarantined(s->be, &e->d);
+                problem(rep, "object %s does not hash to its name (%llu bytes); put its "
+                        "content again to heal it", hex, (unsigned long long)len);
                 rc = TROVE_OK;
             } else if (rc != TROVE_OK) {
                 goto out;

@@ -433,27 +433,34 @@ static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data,
 {
     struct trove_digest d;
     const struct ref_entry *e;
-    int rc = TROVE_OK;
+    int rc = TROVE_OK, same;
 
     trove_digest_of(data, len, &d);
     if (trove_digest_is_zero(&d))
         return TROVE_ERR_CORRUPT; /* a block hashing to the empty digest: report, never store */
-    if (trove_digest_equal(&d, vol_digest(v, i)))
+    /* The slot holds these bytes already: nothing to do, unless its object is on record as
+     * damaged, when these bytes heal it. */
+    same = trove_digest_equal(&d, vol_digest(v, i));
+    if (same && !trove_backend_quarantined(v->s->be, &d))
         return TROVE_OK;
     /* A known digest needs no put, unless its object went missing behind the store's back
-     * (then writing the same bytes again restores it). Checking costs a stat, not a write. */
+     * or is on record as damaged (then writing the same bytes again restores or heals it).
+     * Checking costs a stat, not a write. */
     e = trove__refmap_find(&v->s->refs, &d);
     if (e) {
         uint64_t have;
         rc = trove_backend_size(v->s->be, &d, &have);
-        if (rc == TROVE_OK && have != len)
+        if (rc == TROVE_OK && trove_backend_quarantined(v->s->be, &d))
+            rc = TROVE_ERR_CHECKSUM; /* damaged: these bytes heal it */
+        else if (rc == TROVE_OK && have != len)
             rc = TROVE_ERR_CORRUPT; /* same digest, other length: verify reports it */
-        if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
+        if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND && rc != TROVE_ERR_CHECKSUM)
             return rc;
     }
-    if ((!e || rc == TROVE_ERR_NOTFOUND) && (rc = trove__store_put(v->s, &d, data, len)))
+    if ((!e || rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_CHECKSUM) &&
+        (rc = trove__store_put(v->s, &d, data, len)))
         return rc;
-    return set_slot(v, i, &d);
+    return same ? TROVE_OK : set_slot(v, i, &d);
 }
 
 /* Store len bytes as slot i's block; an all-zero block empties the slot. */
