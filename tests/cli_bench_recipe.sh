@@ -57,7 +57,14 @@ cases = ["no_dedup", "half_empty", "dedup10", "dedup100", "distinct1024"]
 case_keys = ["v1_bytes", "v3_bytes", "v3_dict_bytes", "v3_column_bytes", "v1_serialize_ms",
              "v3_serialize_ms", "v1_load_ms", "v3_load_ms"]
 sizes_ok = True
-if keys(d, ["slots", "memcpy_gbps", "cases", "commit_1000"], "top level"):
+if keys(d, ["slots", "memcpy_gbps", "cases", "commit_1000", "cli_commit_1000"], "top level"):
+    if keys(d["cli_commit_1000"], ["bytes_written", "ms"], "cli_commit_1000"):
+        # open + 1,000 slots + commit + close writes at least the commit's own bytes
+        count(d["cli_commit_1000"], "bytes_written", "cli_commit_1000")
+        rate(d["cli_commit_1000"], "ms", "cli_commit_1000")
+        if d["cli_commit_1000"]["bytes_written"] < d["commit_1000"]["v3_bytes"]:
+            errors.append("cli_commit_1000 wrote %d bytes, fewer than the commit alone (%d)"
+                          % (d["cli_commit_1000"]["bytes_written"], d["commit_1000"]["v3_bytes"]))
     if d["slots"] != slots or isinstance(d["slots"], bool):
         errors.append("slots = %r, want %d" % (d["slots"], slots))
     rate(d, "memcpy_gbps", "top level")
