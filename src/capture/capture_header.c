@@ -45,8 +45,9 @@
  * checker reads the fixed part, bounds S before it multiplies, requires the exact length,
  * verifies the checksum, and only then checks the fields, so it never reads past buf[len)
  * and a bit flip is reported as one. The magic, the version gate and the checksum are the
- * checks every sealed object shares (common/sealed.h), in their words. It allocates nothing; the decoder allocates the entry
- * array after it passed, so the allocation is bounded by the input's length.
+ * checks every sealed object shares (common/sealed.h), in their words. It allocates
+ * nothing; the decoder allocates the entry array after it passed, so the allocation is
+ * bounded by the input's length.
  */
 #include "capture_internal.h"
 #include "common/alloc.h"

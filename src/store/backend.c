@@ -11,9 +11,10 @@
  * Damage. get hashes what it read (unless the backend was opened NOVERIFY): bytes that do
  * not hash to their name are TROVE_ERR_CHECKSUM, and the backend's quarantine records the
  * name, so that it is never served again (get answers TROVE_ERR_CHECKSUM at once; size
- * still tells the stored length) until good bytes arrive: a put or stage of a quarantined name checks that the new bytes
- * really hash to it, replaces the stored object (delete, then put: a crash between leaves
- * it missing, which it was in effect) and drops the record. A delete drops it too.
+ * still tells the stored length) until good bytes arrive: a put or stage of a quarantined
+ * name checks that the new bytes really hash to it, replaces the stored object (delete,
+ * then put: a crash between leaves it missing, which it was in effect) and drops the
+ * record. A delete drops it too.
  */
 #include "backend_internal.h"
 

@@ -1115,7 +1115,8 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     }
     if ((rc = load_packs(be)) != TROVE_OK)
         goto out;
-    atomic_store(&be->quarantine_fd, openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    atomic_store(&be->quarantine_fd,
+                 openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     be->root_fd = root;
     root = -1;
     *out = &be->base;

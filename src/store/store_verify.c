@@ -6,9 +6,10 @@
  * its name), and with REPAIR adopts the recount and rewrites DIR/refs when the counts
  * disagree. Objects whose bytes do not hash to their name are quarantined by the read that
  * finds them (backend.c); verify counts them, and REPAIR looks at each quarantined object
- * again and releases the ones that hash right now (healed). gc refuses to run unless every recipe is readable and the counts agree, and
- * then deletes only objects with no reference-map entry, so a crash during gc leaves
- * fewer unreferenced objects, never a recipe naming a missing one.
+ * again and releases the ones that hash right now (healed). gc refuses to run unless every
+ * recipe is readable and the counts agree, and then deletes only objects with no
+ * reference-map entry, so a crash during gc leaves fewer unreferenced objects, never a
+ * recipe naming a missing one.
  */
 #include "store_recount.h"
 #include "common/alloc.h"
