@@ -101,8 +101,9 @@ int trove_backend_quarantine_list(struct trove_backend *be,
     return be->ops->quarantine_list ? be->ops->quarantine_list(be, fn, ctx) : TROVE_OK;
 }
 
-int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d,
-                          struct trove_bytes *out, size_t max_len)
+/* get and get_raw: the checks, the read, and (verify) the bytes against their name. */
+static int get(struct trove_backend *be, const struct trove_digest *d, struct trove_bytes *out,
+               size_t max_len, int verify)
 {
     int rc;
 
@@ -111,26 +112,10 @@ int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d
     out->len = 0;
     if (!be || !d || trove_digest_is_zero(d))
         return TROVE_ERR_INVALID;
-    rc = be->ops->get(be, d, out, max_len);
-    if (rc != TROVE_OK)
-        out->len = 0;
-    return rc;
-}
-
-int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
-                      struct trove_bytes *out, size_t max_len)
-{
-    int rc;
-
-    if (!out)
-        return TROVE_ERR_INVALID;
-    out->len = 0;
-    if (!be || !d || trove_digest_is_zero(d))
-        return TROVE_ERR_INVALID;
-    if (!be->no_verify && quarantined(be, d))
+    if (verify && quarantined(be, d))
         return TROVE_ERR_CHECKSUM; /* known damaged: never served */
     rc = be->ops->get(be, d, out, max_len);
-    if (rc == TROVE_OK && !be->no_verify) {
+    if (rc == TROVE_OK && verify) {
         /* Every byte read is checked against its name before anyone uses it. */
         struct trove_digest got;
         trove_digest_of(out->ptr, out->len, &got);
@@ -143,6 +128,18 @@ int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
     if (rc != TROVE_OK)
         out->len = 0;
     return rc;
+}
+
+int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
+                      struct trove_bytes *out, size_t max_len)
+{
+    return get(be, d, out, max_len, be && !be->no_verify);
+}
+
+int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d,
+                          struct trove_bytes *out, size_t max_len)
+{
+    return get(be, d, out, max_len, 0);
 }
 
 int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out)
