@@ -13,7 +13,8 @@
  * run; the sweep then still ends at the first run in which nothing was refused.
  *
  * Covered: the wire encoder and decoder (raw, packed, deflate, names), the Chrome JSON
- * importer, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
+ * importer (from memory and streamed from a file, through the JSON tokenizer's window), the
+ * generator, the refs file's encoder and decoder, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
  * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
  * a capture written into a store, and a capture replayed from it.
  */
@@ -26,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "store/refs.h"
 #include "trove/bundle.h"
 #include "trove/capture.h"
 #include "trove/import.h"
@@ -203,6 +205,19 @@ static int check_chrome(void *p, int rc)
     return ok;
 }
 
+/* The streamed form: the tokenizer reads the file through its window. */
+static int op_chrome_file(void *p)
+{
+    struct chrome_ctx *c = p;
+    FILE *f = fmemopen((void *)chrome_doc, sizeof chrome_doc - 1, "rb");
+    int rc;
+    if (!f)
+        return -errno;
+    rc = trove_chrome_import(f, NULL, &c->ev, c->names, NULL, NULL);
+    fclose(f);
+    return rc;
+}
+
 static void test_chrome(void)
 {
     struct chrome_ctx c = {0};
@@ -213,6 +228,7 @@ static void test_chrome(void)
                  TROVE_OK);
     CHECK_EQ_INT(c.want_ev.len, 4);
     sweep("chrome json import", op_chrome, check_chrome, &c);
+    sweep("chrome json import, file", op_chrome_file, check_chrome, &c);
     trove_events_free(&c.ev);
     trove_events_free(&c.want_ev);
     trove_names_free(c.names);
@@ -361,6 +377,60 @@ static int op_capture_header(void *p)
     return rc;
 }
 
+/* The generator: the events and names of an unhindered run, or nothing appended. */
+struct gen_ctx {
+    struct trove_gen_options g;
+    struct trove_events ev;
+    struct trove_names *names;
+};
+
+static int op_gen(void *p)
+{
+    struct gen_ctx *c = p;
+    return trove_gen(&c->g, &c->ev, c->names);
+}
+
+static int check_gen(void *p, int rc)
+{
+    struct gen_ctx *c = p;
+    int ok = rc != TROVE_OK ||
+             (c->ev.len == gen_events.len &&
+              memcmp(c->ev.ev, gen_events.ev, c->ev.len * sizeof *c->ev.ev) == 0 &&
+              test_same_names(c->names, gen_names));
+    c->ev.len = 0;
+    return ok;
+}
+
+/* The refs file: three volumes' basis and a few hundred counts, encoded and decoded. */
+static int op_refs(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove__refs_basis basis[3];
+    struct trove__refs_entry ent[300], back;
+    struct trove__refs_view view;
+    int rc;
+    memset(basis, 0, sizeof basis);
+    for (int i = 0; i < 3; i++) {
+        snprintf(basis[i].name, sizeof basis[i].name, "vol%d", i);
+        basis[i].generation = (uint64_t)i + 1;
+        basis[i].checksum = 0x1234u * (uint64_t)(i + 1);
+    }
+    for (uint32_t i = 0; i < 300; i++) {
+        ent[i].d = rdig[10 + i]; /* nonzero, distinct */
+        ent[i].committed = 1 + i % 7;
+        ent[i].dict_index = i;
+    }
+    rc = trove__refs_encode(basis, 3, ent, 300, 300, &c->out);
+    if (rc == TROVE_OK)
+        rc = trove__refs_decode(c->out.ptr, c->out.len, &view, NULL);
+    if (rc == TROVE_OK) {
+        trove__refs_entry_at(&view, 299, &back);
+        rc = view.entry_count == 300 && back.committed == ent[299].committed ? TROVE_OK
+                                                                              : TROVE_ERR_MISMATCH;
+    }
+    return rc;
+}
+
 static void test_formats(void)
 {
     struct bytes_ctx c = {0};
@@ -380,6 +450,7 @@ static void test_formats(void)
     sweep("recipe v3 page", op_v3_page, check_reset, &c);
     sweep("recipe v3 patch", op_v3_patch, check_reset, &c);
     sweep("recipe v3 manifest", op_v3_manifest, check_reset, &c);
+    sweep("refs file", op_refs, check_reset, &c);
     trove_bytes_free(&c.want);
     {
         size_t len = 0;
@@ -752,6 +823,13 @@ int main(void)
 
     test_wire();
     test_chrome();
+    {
+        struct gen_ctx gc = {.g = g};
+        CHECK(trove_names_new(&gc.names) == TROVE_OK);
+        sweep("generator", op_gen, check_gen, &gc);
+        trove_events_free(&gc.ev);
+        trove_names_free(gc.names);
+    }
     test_formats();
     test_columnar();
     test_store();
