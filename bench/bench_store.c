@@ -21,7 +21,7 @@
  * second name; the bench counts the files and bytes under the store's objects/ directory
  * before and after (a walk of the directory tree), and the recipe sizes. A second put that
  * stores nothing new shows 0 new objects and 0 new object bytes; the store grows by the
- * second recipe (and the refs file's basis record).
+ * second recipe only.
  *
  * Reads. Then `trove volume cat bench` of the last store to /dev/null, with every block
  * checked against its name (the default) and with --no-verify, alternating which goes first,

@@ -58,10 +58,16 @@ case_keys = ["v1_bytes", "v3_bytes", "v3_dict_bytes", "v3_column_bytes", "v1_ser
              "v3_serialize_ms", "v1_load_ms", "v3_load_ms"]
 sizes_ok = True
 if keys(d, ["slots", "memcpy_gbps", "cases", "commit_1000", "cli_commit_1000"], "top level"):
-    if keys(d["cli_commit_1000"], ["bytes_written", "ms"], "cli_commit_1000"):
+    phases = ["store_open_ms", "volume_open_ms", "commit_ms", "close_ms"]
+    if keys(d["cli_commit_1000"], ["bytes_written", "ms"] + phases, "cli_commit_1000"):
         # open + 1,000 slots + commit + close writes at least the commit's own bytes
         count(d["cli_commit_1000"], "bytes_written", "cli_commit_1000")
-        rate(d["cli_commit_1000"], "ms", "cli_commit_1000")
+        for k in ["ms"] + phases:
+            rate(d["cli_commit_1000"], k, "cli_commit_1000")
+        # no store-wide metadata: the whole command writes what the commit changed, < 1 MB
+        if d["cli_commit_1000"]["bytes_written"] > 1000000:
+            errors.append("cli_commit_1000 wrote %d bytes, over 1 MB"
+                          % d["cli_commit_1000"]["bytes_written"])
         if d["cli_commit_1000"]["bytes_written"] < d["commit_1000"]["v3_bytes"]:
             errors.append("cli_commit_1000 wrote %d bytes, fewer than the commit alone (%d)"
                           % (d["cli_commit_1000"]["bytes_written"], d["commit_1000"]["v3_bytes"]))

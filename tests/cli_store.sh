@@ -233,7 +233,7 @@ rand "$tmp/v.bin" $((3 * K))
 exits 0 t volume put v "$tmp/v.bin" --block-size 64K
 exits 0 t verify
 exits 0 t verify --deep --json
-json "$tmp/out" 'j["ok"] is True and j["objects"] == 3 and j["slots"] == 3 and j["volumes"] == 1 and j["refs_repaired"] is False'
+json "$tmp/out" 'j["ok"] is True and j["objects"] == 3 and j["slots"] == 3 and j["volumes"] == 1 and "refs_repaired" not in j'
 set -- $(find "$s/objects" -type f | sort)
 cp "$1" "$tmp/saved"
 rm "$1"

@@ -49,12 +49,12 @@ expect_refused "sideways include" "layer columnar may not include layer store"
 
 # Another layer's internal header, by path.
 fresh_copy
-printf '#include "store/refs.h"\n' >> "$tmp/t/src/capture/marker.c"
+printf '#include "store/dict.h"\n' >> "$tmp/t/src/capture/marker.c"
 expect_refused "internal header of another layer" "reaches into another layer's internal headers"
 
 # A bare name that is not in the file's own directory.
 fresh_copy
-printf '#include "refs.h"\n' >> "$tmp/t/src/stream/bg.c"
+printf '#include "dict.h"\n' >> "$tmp/t/src/stream/bg.c"
 expect_refused "bare name from elsewhere" "a bare include must name a header in src/stream"
 
 # tools/ may not use common's internal headers.
@@ -89,7 +89,7 @@ mapfile -t codec_flags < <(inc_flags "$codec_inc")
 mapfile -t store_flags < <(inc_flags "$store_inc")
 printf '#include "trove/event.h"\n#include "common/endian.h"\nint x;\n' > "$tmp/good.c"
 check "$cc" -std=c11 -fsyntax-only "${codec_flags[@]}" "$tmp/good.c"
-for h in store/refs.h columnar/pq_meta.h capture/capture_internal.h stream/bufpool.h; do
+for h in store/dict.h columnar/pq_meta.h capture/capture_internal.h stream/bufpool.h; do
     printf '#include "%s"\nint x;\n' "$h" > "$tmp/bad.c"
     if "$cc" -std=c11 -fsyntax-only "${codec_flags[@]}" "$tmp/bad.c" 2> /dev/null; then
         bad "codec's include path reaches $h"

@@ -14,9 +14,10 @@
  *
  * Covered: the wire encoder and decoder (raw, packed, deflate, names), the Chrome JSON
  * importer (from memory and streamed from a file, through the JSON tokenizer's window), the
- * generator, the refs file's encoder and decoder, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
+ * generator, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
  * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
- * a capture written into a store, and a capture replayed from it.
+ * the store's gc (mark and sweep), a capture written into a store, and a capture replayed
+ * from it.
  */
 #include "testutil.h"
 
@@ -27,7 +28,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/refs.h"
 #include "trove/bundle.h"
 #include "trove/capture.h"
 #include "trove/import.h"
@@ -401,36 +401,6 @@ static int check_gen(void *p, int rc)
     return ok;
 }
 
-/* The refs file: three volumes' basis and a few hundred counts, encoded and decoded. */
-static int op_refs(void *p)
-{
-    struct bytes_ctx *c = p;
-    struct trove__refs_basis basis[3];
-    struct trove__refs_entry ent[300], back;
-    struct trove__refs_view view;
-    int rc;
-    memset(basis, 0, sizeof basis);
-    for (int i = 0; i < 3; i++) {
-        snprintf(basis[i].name, sizeof basis[i].name, "vol%d", i);
-        basis[i].generation = (uint64_t)i + 1;
-        basis[i].checksum = 0x1234u * (uint64_t)(i + 1);
-    }
-    for (uint32_t i = 0; i < 300; i++) {
-        ent[i].d = rdig[10 + i]; /* nonzero, distinct */
-        ent[i].committed = 1 + i % 7;
-        ent[i].dict_index = i;
-    }
-    rc = trove__refs_encode(basis, 3, ent, 300, 300, &c->out);
-    if (rc == TROVE_OK)
-        rc = trove__refs_decode(c->out.ptr, c->out.len, &view, NULL);
-    if (rc == TROVE_OK) {
-        trove__refs_entry_at(&view, 299, &back);
-        rc = view.entry_count == 300 && back.committed == ent[299].committed ? TROVE_OK
-                                                                              : TROVE_ERR_MISMATCH;
-    }
-    return rc;
-}
-
 static void test_formats(void)
 {
     struct bytes_ctx c = {0};
@@ -450,7 +420,6 @@ static void test_formats(void)
     sweep("recipe v3 page", op_v3_page, check_reset, &c);
     sweep("recipe v3 patch", op_v3_patch, check_reset, &c);
     sweep("recipe v3 manifest", op_v3_manifest, check_reset, &c);
-    sweep("refs file", op_refs, check_reset, &c);
     trove_bytes_free(&c.want);
     {
         size_t len = 0;
@@ -705,6 +674,54 @@ static int check_volume_commit(void *p, int rc)
     return ok;
 }
 
+/* gc: the mark (every recipe, counted) and the sweep (the backend's list) allocate. */
+static const char garbage[] = "an object no recipe names";
+
+static int garbage_put(const char *dir)
+{
+    struct trove_store *s = NULL;
+    struct trove_digest d;
+    int rc = trove_store_open(dir, TROVE_STORE_NOSYNC, &s, NULL);
+    trove_digest_of(garbage, sizeof garbage, &d);
+    if (rc == TROVE_OK)
+        rc = trove_backend_put(trove_store_backend(s), &d, garbage, sizeof garbage, NULL);
+    trove_store_close(s);
+    return rc;
+}
+
+static int garbage_there(const char *dir)
+{
+    struct trove_store *s = NULL;
+    struct trove_digest d;
+    uint64_t len = 0;
+    int rc = trove_store_open(dir, TROVE_STORE_READONLY, &s, NULL);
+    trove_digest_of(garbage, sizeof garbage, &d);
+    if (rc == TROVE_OK)
+        rc = trove_backend_size(trove_store_backend(s), &d, &len);
+    trove_store_close(s);
+    return rc == TROVE_OK;
+}
+
+static int op_gc(void *p)
+{
+    struct trove_store *s = NULL;
+    struct trove_gc_report rep;
+    int rc = trove_store_open(((struct store_ctx *)p)->dir, TROVE_STORE_NOSYNC, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_store_gc(s, &rep, NULL, NULL);
+    trove_store_close(s);
+    return rc;
+}
+
+static int check_gc(void *p, int rc)
+{
+    struct store_ctx *c = p;
+    int ok = store_clean(c->dir) && volume_equals(c->dir, vold);
+    if (ok && rc == TROVE_OK) /* the garbage went; put it back for the next run */
+        ok = !garbage_there(c->dir) && garbage_put(c->dir) == TROVE_OK;
+    return ok;
+}
+
 static int op_capture_write(void *p)
 {
     struct store_ctx *c = p;
@@ -800,6 +817,8 @@ static void test_store(void)
     CHECK_EQ_INT(volume_put(c.dir, vold), TROVE_OK);
     CHECK(volume_equals(c.dir, vold));
     sweep("volume commit", op_volume_commit, check_volume_commit, &c);
+    CHECK_EQ_INT(garbage_put(c.dir), TROVE_OK);
+    sweep("store gc", op_gc, check_gc, &c);
     sweep("capture import", op_capture_write, check_capture_write, &c);
     CHECK_EQ_INT(op_capture_write(&c), TROVE_OK);
     sweep("capture replay", op_capture_replay, NULL, &c);

@@ -4,7 +4,8 @@
  * for identical blocks) and zero blocks as empty slots; rewriting identical bytes changes
  * nothing; uncommitted changes dropped at close and their objects collected by gc; resize
  * both ways around a partial last block; snapshots sharing objects and staying read-only;
- * reference counts and dict indices; a stale, missing or lying refs file; corrupt recipes
+ * no store-wide metadata (a 4 KiB write's metadata is the same with 1,000 or 100,000 other
+ * objects, at most 64 KiB; an old DIR/refs is removed); corrupt recipes
  * (named in the error, other volumes still usable, gc refusing, removal allowed); verify
  * finding missing, truncated and altered objects; names; a read-only store; and the 10 TiB
  * sparse volume whose v1 recipe is 83,886,144 bytes.
@@ -21,8 +22,6 @@
 #include "trove/recipe.h"
 #include "trove/testing.h"
 #include "trove/volume.h"
-
-#include "store/refs.h"
 
 #define BS 4096u
 #define SEG_SLOTS TROVE_RECIPE_V3_SEGMENT_SLOTS
@@ -364,100 +363,132 @@ static void test_snapshots(void)
     trove_store_close(s);
 }
 
-static void refs_path(char *out, size_t n)
+/* Bytes this process has passed to write(2) and friends so far, all threads (the put
+ * pool's too): the wchar line of /proc/self/io. */
+static uint64_t bytes_written(void)
 {
-    snprintf(out, n, "%s/refs", sdir);
+    char line[128];
+    unsigned long long v = 0;
+    FILE *f = fopen("/proc/self/io", "r");
+    CHECK(f != NULL);
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "wchar: %llu", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)v;
 }
 
-static void test_refs_file(void)
+/* The store keeps no metadata but the recipes: a commit and a close leave no other file;
+ * an older trove's DIR/refs is removed by a writable open (a read-only open leaves it). */
+static void test_no_store_metadata(void)
 {
     struct trove_store *s = fresh_store();
     struct trove_volume *v = NULL;
-    struct trove_verify_report rep;
-    struct trove_bytes out = {0};
-    struct trove__refs_view view;
-    struct trove__refs_entry ents[4];
-    uint8_t data[3 * BS], *file;
+    uint8_t data[3 * BS];
     char path[256];
-    size_t len;
     uint64_t seed = 17;
+    DIR *dp;
+    struct dirent *de;
+    FILE *f;
 
     fill_random(data, sizeof data, &seed);
-    memcpy(data + 2 * BS, data, BS);
-    CHECK_EQ_INT(trove_volume_create_format(s, "x", sizeof data, BS, V1, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_create(s, "x", sizeof data, BS, &v, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     trove_volume_close(v);
     trove_store_close(s);
-    /* The refs file: two entries, counts 2 and 1, dict indices 0 and 1, basis "x" gen 2. */
-    refs_path(path, sizeof path);
-    file = test_read_file(path, &len);
-    CHECK(file != NULL);
-    if (!file)
-        return;
-    CHECK_EQ_INT(trove__refs_decode(file, len, &view, NULL), TROVE_OK);
-    CHECK_EQ_INT(view.volume_count, 1);
-    CHECK_EQ_INT(view.entry_count, 2);
-    CHECK_EQ_INT(view.dict_size, 2);
-    {
-        struct trove__refs_basis b;
-        uint64_t total = 0, idx_mask = 0;
-        trove__refs_basis_at(&view, 0, &b);
-        CHECK(strcmp(b.name, "x") == 0);
-        CHECK_EQ_INT(b.generation, 2);
-        for (uint64_t i = 0; i < view.entry_count && i < 4; i++) {
-            trove__refs_entry_at(&view, i, &ents[i]);
-            total += ents[i].committed;
-            idx_mask |= 1ull << ents[i].dict_index;
-        }
-        CHECK_EQ_INT(total, 3);
-        CHECK_EQ_INT(idx_mask, 3);
+    CHECK((dp = opendir(sdir)) != NULL);
+    while (dp && (de = readdir(dp)) != NULL) {
+        const char *n = de->d_name;
+        int known = strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || strcmp(n, "lock") == 0 ||
+                    strcmp(n, "objects") == 0 || strcmp(n, "tmp") == 0 ||
+                    strcmp(n, "volumes") == 0;
+        if (!known)
+            fprintf(stderr, "unexpected %s/%s\n", sdir, n);
+        CHECK(known);
     }
-    /* A refs file that lies (valid checksum, wrong count) is caught by verify and repaired. */
-    ents[0].committed += 5;
-    {
-        struct trove__refs_basis b;
-        trove__refs_basis_at(&view, 0, &b);
-        CHECK_EQ_INT(trove__refs_encode(&b, 1, ents, 2, 2, &out), TROVE_OK);
-    }
-    {
-        FILE *f = fopen(path, "wb");
-        CHECK(f && fwrite(out.ptr, 1, out.len, f) == out.len);
-        if (f)
-            fclose(f);
-    }
-    CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
-    CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);
-    CHECK_EQ_INT(rep.refcount_mismatches, 1);
-    {
-        struct trove_gc_report gc;
-        CHECK_EQ_INT(trove_store_gc(s, &gc, NULL, NULL), TROVE_ERR_CORRUPT);
-    }
-    CHECK_EQ_INT(trove_store_verify(s, TROVE_VERIFY_REPAIR, &rep, NULL, NULL), TROVE_OK);
-    CHECK(rep.refs_repaired);
-    s = reopen(s, 0);
-    CHECK(verify_clean(s, 0));
+    if (dp)
+        closedir(dp);
+    snprintf(path, sizeof path, "%s/refs", sdir);
+    CHECK((f = fopen(path, "w")) != NULL && fputs("an old counts file", f) >= 0);
+    if (f)
+        fclose(f);
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
     trove_store_close(s);
-    /* Missing or damaged refs: open recounts, and writes it back. */
-    unlink(path);
-    CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
-    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
     CHECK(access(path, F_OK) == 0);
-    trove_store_close(s);
-    {
-        int fd = open(path, O_WRONLY);
-        CHECK(fd >= 0 && pwrite(fd, "XX", 2, 0) == 2);
-        if (fd >= 0)
-            close(fd);
-    }
+    s = NULL;
     CHECK_EQ_INT(trove_store_open(sdir, 0, &s, NULL), TROVE_OK);
+    CHECK(access(path, F_OK) != 0);
     CHECK_EQ_INT(trove_volume_open(s, "x", &v, NULL), TROVE_OK);
     CHECK(volume_equals(v, data, sizeof data));
     trove_volume_close(v);
     CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
     trove_store_close(s);
-    free(file);
-    trove_bytes_free(&out);
+}
+
+/*
+ * A change costs what changed: a 4 KiB `volume write` (open, write, commit, close) into a
+ * store holding `others` unique objects writes the block and at most 64 KiB besides — and
+ * exactly as much with 100,000 unique objects as with 1,000. Returns the bytes beyond the
+ * block. The objects are small ones in an object volume, so that the store is quick to make.
+ */
+#define META_VOL_SLOTS 16384u /* a 64 MiB volume of 4 KiB blocks */
+static uint64_t small_write_metadata(uint32_t others)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    uint8_t blk[BS];
+    uint64_t seed = 41, before, after;
+
+    s = reopen(s, TROVE_STORE_NOSYNC);
+    CHECK_EQ_INT(trove_volume_create_objects(s, "objs", others, 4096, &v, NULL), TROVE_OK);
+    for (uint32_t i = 0; i < others; i++) {
+        char obj[32];
+        int n = snprintf(obj, sizeof obj, "object %u", i);
+        CHECK_EQ_INT(trove_volume_put_object(v, i, obj, (size_t)n), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_create(s, "vol", (uint64_t)META_VOL_SLOTS * BS, BS, &v, NULL),
+                 TROVE_OK);
+    for (uint32_t i = 0; i < META_VOL_SLOTS; i += 64) { /* a sparse volume, a slot in 64 used */
+        fill_random(blk, BS, &seed);
+        CHECK_EQ_INT(trove_volume_write(v, (uint64_t)i * BS, blk, BS), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    trove_store_close(s);
+    s = NULL;
+
+    fill_random(blk, BS, &seed);
+    before = bytes_written();
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_NOSYNC, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(s, "vol", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, (uint64_t)5000 * BS, blk, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    trove_store_close(s);
+    after = bytes_written();
+    CHECK(after - before >= BS);
+    CHECK(after - before <= BS + (64u << 10));
+    s = NULL;
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
+    CHECK(verify_clean(s, 0));
+    trove_store_close(s);
+    test_rm_rf(sdir); /* 100,000 small files: gone at once */
+    return after - before - BS;
+}
+
+static void test_metadata_o_changed(void)
+{
+    uint64_t small = small_write_metadata(1000), big = small_write_metadata(100000);
+
+    printf("a 4 KiB write and commit: %llu bytes of metadata with 1,000 other objects, %llu with "
+           "100,000\n",
+           (unsigned long long)small, (unsigned long long)big);
+    CHECK_EQ_INT(big, small);
+    CHECK(big <= (64u << 10));
 }
 
 static void test_corrupt_recipe(void)
@@ -687,51 +718,6 @@ static void test_names_and_modes(void)
     CHECK(strstr(diag.msg, "not a trove store") != NULL);
     CHECK_EQ_INT(trove_store_open(path, TROVE_STORE_READONLY, &s, NULL), TROVE_ERR_NOTFOUND);
     CHECK(rmdir(path) == 0); /* still empty */
-}
-
-/* Dict indices: stable, in first-use order, and reused after their digest goes away. */
-static void test_dict_index(void)
-{
-    struct trove_store *s = fresh_store();
-    struct trove_volume *v = NULL;
-    uint8_t blk[3][BS];
-    uint64_t seed = 29;
-
-    for (int i = 0; i < 3; i++)
-        fill_random(blk[i], BS, &seed);
-    CHECK_EQ_INT(trove_volume_create_format(s, "i", 3 * BS, BS, V1, &v, NULL), TROVE_OK);
-    for (int i = 0; i < 3; i++)
-        CHECK_EQ_INT(trove_volume_write(v, (uint64_t)i * BS, blk[i], BS), TROVE_OK);
-    {
-        /* Replace block 1 with zeros, commit: its index (1) is free; a new digest takes it. */
-        memset(blk[1], 0, BS);
-        CHECK_EQ_INT(trove_volume_write(v, BS, blk[1], BS), TROVE_OK);
-        fill_random(blk[1], BS, &seed);
-        CHECK_EQ_INT(trove_volume_write(v, BS, blk[1], BS), TROVE_OK);
-        CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
-    }
-    trove_volume_close(v);
-    trove_store_close(s);
-    {
-        char path[256];
-        uint8_t *file;
-        size_t len;
-        struct trove__refs_view view;
-        refs_path(path, sizeof path);
-        file = test_read_file(path, &len);
-        CHECK(file && trove__refs_decode(file, len, &view, NULL) == TROVE_OK);
-        if (file && trove__refs_decode(file, len, &view, NULL) == TROVE_OK) {
-            uint64_t mask = 0;
-            CHECK_EQ_INT(view.dict_size, 3);
-            for (uint64_t i = 0; i < view.entry_count; i++) {
-                struct trove__refs_entry e;
-                trove__refs_entry_at(&view, i, &e);
-                mask |= 1ull << e.dict_index;
-            }
-            CHECK_EQ_INT(mask, 7);
-        }
-        free(file);
-    }
 }
 
 static void test_sparse_10tib(void)
@@ -1426,11 +1412,11 @@ int main(void)
         test_snapshots();
         test_object_volumes();
     }
-    test_refs_file();
+    test_no_store_metadata();
+    test_metadata_o_changed();
     test_corrupt_recipe();
     test_verify_finds();
     test_names_and_modes();
-    test_dict_index();
     test_sparse_10tib();
     test_v3_commit_cost();
     test_v3_sparse();

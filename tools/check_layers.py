@@ -13,7 +13,7 @@ Two checks:
      layer at or above common;
    - a bare "H.h" that sits in the including file's own directory (for tools/ and bench/:
      in tools/ or bench/), or a header the build generates for that layer.
-   Anything else ("store/refs.h" from src/codec, say) reaches into another layer.
+   Anything else ("store/dict.h" from src/codec, say) reaches into another layer.
 2. Calls. No circle of files: if a.c calls a function that b.c defines, b.c must not
    (directly or through others) call back into a.c. Functions are matched by name: a
    non-static function's name is unique in the program.

@@ -26,18 +26,18 @@ static const struct cli_store_usage verify_usage = {
     "usage: trove verify [--deep] [--repair] [--json] [--store DIR]\n"
     "\n"
     "Check every volume and snapshot of the store: each block's object is present with the\n"
-    "right length and not on record as damaged, and the reference counts agree with the\n"
-    "recipes. Without --deep the objects' contents are not read (the summary says so).\n"
+    "right length and not on record as damaged. Without --deep the objects' contents are\n"
+    "not read (the summary says so).\n"
     "A damaged object (found by --deep or by any read) is quarantined: never served again\n"
     "until its content is put again (`trove volume put`, `trove import` of what holds it),\n"
     "which heals it. Each damaged object is listed with the volumes and slots that name it.\n"
     "Exits 0 when the store is clean, 1 when a problem remains.\n"
     "  --deep        also read every object and check that it hashes to its name\n"
-    "  --repair      rewrite the reference counts from the recipes if they disagree, and\n"
-    "                release quarantined objects that hash to their name again (healed)\n"
+    "  --repair      look at every quarantined object again and release those that hash\n"
+    "                to their name now (healed)\n"
     "  --json        one JSON object: volumes, bad_recipes, slots, objects, missing_objects,\n"
-    "                bad_length, bad_hash, quarantined, healed, deep, refcount_mismatches,\n"
-    "                refs_repaired, ok, first_problem, damaged ([{object, volume, slot}])\n"
+    "                bad_length, bad_hash, quarantined, healed, deep, ok, first_problem,\n"
+    "                damaged ([{object, volume, slot}])\n"
     STORE_HELP,
     CLI_OPT_DEEP | CLI_OPT_REPAIR | CLI_OPT_JSON, 0, 0, 0};
 
@@ -148,15 +148,12 @@ int cmd_verify(int argc, char **argv)
     if (a.given & CLI_OPT_JSON) {
         printf("{\"volumes\":%llu,\"bad_recipes\":%llu,\"slots\":%llu,\"objects\":%llu,"
                "\"missing_objects\":%llu,\"bad_length\":%llu,\"bad_hash\":%llu,"
-               "\"quarantined\":%llu,\"healed\":%llu,\"deep\":%s,"
-               "\"refcount_mismatches\":%llu,\"refs_repaired\":%s,\"ok\":%s,\"first_problem\":",
+               "\"quarantined\":%llu,\"healed\":%llu,\"deep\":%s,\"ok\":%s,\"first_problem\":",
                (unsigned long long)r.volumes, (unsigned long long)r.bad_recipes,
                (unsigned long long)r.slots, (unsigned long long)r.objects,
                (unsigned long long)r.missing_objects, (unsigned long long)r.bad_length,
                (unsigned long long)r.bad_hash, (unsigned long long)r.quarantined,
-               (unsigned long long)r.healed, r.deep ? "true" : "false",
-               (unsigned long long)r.refcount_mismatches,
-               r.refs_repaired ? "true" : "false", ok ? "true" : "false");
+               (unsigned long long)r.healed, r.deep ? "true" : "false", ok ? "true" : "false");
         cli_json_string(stdout, r.first_problem, strlen(r.first_problem));
         fputs(",\"damaged\":[", stdout);
         if (r.bad_hash)
@@ -164,13 +161,11 @@ int cmd_verify(int argc, char **argv)
         puts("]}");
     } else {
         printf("%llu volumes, %llu slots, %llu objects checked%s: %llu missing, %llu wrong length, "
-               "%llu bad hash, %llu unreadable recipes, %llu reference counts wrong%s\n",
+               "%llu bad hash, %llu unreadable recipes\n",
                (unsigned long long)r.volumes, (unsigned long long)r.slots,
                (unsigned long long)r.objects, flags & TROVE_VERIFY_DEEP ? " (deep)" : "",
                (unsigned long long)r.missing_objects, (unsigned long long)r.bad_length,
-               (unsigned long long)r.bad_hash, (unsigned long long)r.bad_recipes,
-               (unsigned long long)r.refcount_mismatches,
-               r.refs_repaired ? " (repaired)" : "");
+               (unsigned long long)r.bad_hash, (unsigned long long)r.bad_recipes);
         if (!r.deep)
             printf("contents not read: only presence, sizes and the damage on record were "
                    "checked (--deep reads and hashes every object)\n");

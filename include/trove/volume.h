@@ -2,14 +2,12 @@
  * trove/volume.h: the store and its volumes.
  *
  * A store is a directory holding an object backend (trove/store.h), one committed recipe
- * per volume, a reference-count table and a lock file:
+ * per volume and a lock file:
  *
  *   DIR/objects/..          objects, named by digest (the fs backend)
  *   DIR/tmp/                temp files of writes under way
  *   DIR/volumes/NAME.recipe each volume's committed recipe (format v1 or v3, trove/recipe.h;
  *                           a commit writes the volume's format, v3 unless asked for v1)
- *   DIR/refs                committed reference counts (digest -> {refcount, dict_index})
- *                           and the recipe states they were counted from
  *   DIR/lock                the lock file: an fcntl record lock on it is held by every
  *                           open of the store, until its close
  *
@@ -18,13 +16,11 @@
  * Objects are durable before the recipe that names them, so a crash leaves every volume at
  * its old or its new committed state and never a recipe naming a missing object.
  *
- * Reference counts. For every digest named by some slot the store keeps {live, committed,
- * dict_index}: `live` counts the slots of the in-memory state of every volume (changed on
- * every slot change), `committed` the slots of the committed recipes (changed by commit,
- * snapshot and remove, and persisted in DIR/refs), and dict_index is the digest's stable
- * position in insertion order (freed and reused when both counts reach zero). gc deletes
- * exactly the objects with no entry. DIR/refs records which recipe state it was counted
- * from; when a crash left it behind the recipes, open recounts from the recipes.
+ * No store-wide metadata. The recipes are all the store knows about its objects: there is
+ * no reference-count table, so a commit writes its new objects and its recipe and nothing
+ * else (O(what changed)), and an open reads no recipe and no object list. A write asks
+ * the backend whether an object is there before putting it (dedup); gc marks what every
+ * recipe and every open volume names and deletes the rest (mark and sweep, O(store)).
  *
  * Concurrency: a store handle and its volumes are used by one thread at a time. Several
  * processes may open one store: a writable open takes an exclusive lock on DIR/lock and a
@@ -65,11 +61,10 @@ struct trove_volume;
                                    then reaches the decoders, which catch only some damage */
 
 /*
- * Open the store at dir. Loads DIR/refs and checks it against the committed recipes; if a
- * crash left it stale (or it is missing or corrupt) the counts are rebuilt from the recipes
- * (and, unless read-only, written back). A recipe that cannot be read does not stop the
- * open: that volume is reported by trove_volume_open and verify, and its objects are kept
- * (gc refuses to run while any recipe is unreadable).
+ * Open the store at dir: the lock and the directories, nothing else (no recipe is read).
+ * A recipe that cannot be read does not stop the open: that volume is reported by
+ * trove_volume_open, trove_volume_list and verify, and its objects are kept (gc refuses to
+ * run while any recipe is unreadable). A writable open removes an older trove's DIR/refs.
  * Errors: TROVE_ERR_NOTFOUND (dir missing, no CREATE), TROVE_ERR_INVALID, TROVE_ERR_NOMEM,
  * -errno; diag (may be NULL) gets a message naming the file.
  */
@@ -77,7 +72,7 @@ int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
                      struct trove_diag *diag);
 
 /* Close the store: volumes still open are closed first (their uncommitted changes are
- * lost), puts in flight are waited for, and DIR/refs is written if the counts changed. */
+ * lost) and puts in flight are waited for. Nothing is written. */
 void trove_store_close(struct trove_store *s);
 
 /* The store's object backend (borrowed; valid until trove_store_close). */
@@ -185,16 +180,16 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size);
 /*
  * Make v's in-memory state durable in its recipe format: for v3, first the recipe objects
  * that changed (one pack file, fsync'd); then the recipe file is written new, fsync'd,
- * renamed over the old one and the directory fsync'd. DIR/refs is written when the store is
- * closed (a crash before that makes the next open recount). A no-op when nothing changed.
+ * renamed over the old one and the directory fsync'd; nothing else is written. A no-op when
+ * nothing changed.
  * Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM, -errno (v stays dirty and a later commit may
  * be retried).
  */
 int trove_volume_commit(struct trove_volume *v);
 
 /*
- * Snapshot volume `src`'s committed state as the read-only volume `name` (sharing every
- * object: committed counts go up). src may be open (its uncommitted changes are not in the
+ * Snapshot volume `src`'s committed state as the read-only volume `name` (one recipe file,
+ * sharing every object; src's recipe and objects are checked first). src may be open (its uncommitted changes are not in the
  * snapshot). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOTFOUND, TROVE_ERR_EXISTS,
  * TROVE_ERR_READONLY (store), recipe errors, TROVE_ERR_NOMEM, -errno.
  */
@@ -202,8 +197,8 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
                           struct trove_diag *diag);
 
 /*
- * Remove volume or snapshot `name`: its recipe is deleted durably and its references
- * dropped (the objects stay until gc). Errors: TROVE_ERR_NOTFOUND, TROVE_ERR_BUSY (open),
+ * Remove volume or snapshot `name`: its recipe is deleted durably (the objects only it
+ * named stay until gc). Errors: TROVE_ERR_NOTFOUND, TROVE_ERR_BUSY (open),
  * TROVE_ERR_READONLY (store), -errno. An unreadable (corrupt) recipe can be removed.
  */
 int trove_volume_remove(struct trove_store *s, const char *name, struct trove_diag *diag);
@@ -233,7 +228,7 @@ int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, si
 typedef void (*trove_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 #define TROVE_VERIFY_DEEP 1u   /* read and rehash every object */
-#define TROVE_VERIFY_REPAIR 2u /* rewrite DIR/refs from the recipes if it disagrees */
+#define TROVE_VERIFY_REPAIR 2u /* look at quarantined objects again, release the healed */
 
 /* What verify found. Counts are store-wide. */
 struct trove_verify_report {
@@ -244,8 +239,6 @@ struct trove_verify_report {
     uint64_t missing_objects;    /* named by a recipe but absent */
     uint64_t bad_length;         /* present with a length other than its slot's */
     uint64_t bad_hash;           /* --deep: bytes that do not hash to the name */
-    uint64_t refcount_mismatches; /* DIR/refs entries that disagree with the recipes */
-    int refs_repaired;           /* DIR/refs was rewritten */
     uint64_t quarantined;        /* of bad_hash: objects whose damage is on record, never
                                     served until their content is put again */
     uint64_t healed;             /* REPAIR: quarantined objects that now hash to their name
@@ -256,13 +249,6 @@ struct trove_verify_report {
     char first_problem[256];
 };
 
-/*
- * Check every committed recipe: each slot's object exists with its slot's length (DEEP: and
- * hashes to its name), and the committed reference counts equal a recount from the
- * recipes (REPAIR: rewrite DIR/refs when they do not). Returns TROVE_OK when the store is
- * clean (after repair), TROVE_ERR_CORRUPT when a problem remains (see the report), or an
- * error that stopped the check. progress (may be NULL) is called with objects done.
- */
 /*
  * Call fn for every slot of every committed volume that names an object on record as
  * damaged (trove_backend_quarantined): the object, the volume and the slot, in volume
@@ -275,6 +261,13 @@ int trove_store_damaged(struct trove_store *s,
                                   uint64_t slot),
                         void *ctx);
 
+/*
+ * Check every committed recipe: each slot's object exists with its slot's length and is
+ * not on record as damaged (DEEP: and hashes to its name; REPAIR: quarantined objects are
+ * looked at again first, and those that hash right now are released). Returns TROVE_OK
+ * when the store is clean, TROVE_ERR_CORRUPT when a problem remains (see the report), or
+ * an error that stopped the check. progress (may be NULL) is called with objects done.
+ */
 int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
                        trove_progress_fn progress, void *progress_ctx);
 
@@ -300,7 +293,7 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
  * slots * block_size; verify checks that each object is at most block_size bytes (rather
  * than exactly a block); trove_volume_read and trove_volume_write refuse it
  * (TROVE_ERR_INVALID) and trove_volume_resize takes slots * block_size. Everything else —
- * dedup, counts, commits, snapshots, gc — is the same. The recipe says so with
+ * dedup, commits, snapshots, gc — is the same. The recipe says so with
  * TROVE_RECIPE_FLAG_OBJECTS.
  */
 

@@ -418,22 +418,6 @@ out:
     return rc;
 }
 
-int trove__volume_meta_refs(struct trove_volume *v, int delta)
-{
-    int rc;
-
-    for (uint64_t k = 0; k < v->nsec; k++)
-        if ((rc = trove__ref_add(v->s, &v->sec[k].d, delta, delta)) != TROVE_OK)
-            return rc;
-    for (uint64_t k = 0; k < v->npages; k++)
-        if ((rc = trove__ref_add(v->s, &v->pages[k], delta, delta)) != TROVE_OK)
-            return rc;
-    for (uint64_t k = 0; v->patch && k < v->nsec_seg; k++)
-        if (v->patch[k] && (rc = trove__ref_add(v->s, &v->patch[k]->base, delta, delta)))
-            return rc;
-    return TROVE_OK;
-}
-
 /* ---- committing ---------------------------------------------------------------------- */
 
 struct commit_ctx {
@@ -444,15 +428,14 @@ struct commit_ctx {
     uint64_t overhead; /* what publishing the batch wrote besides the objects */
 };
 
-/* Name buf's bytes and stage them unless the store has or this commit staged them. */
+/* Name buf's bytes and stage them unless this commit staged them already (the backend
+ * skips an object it holds). */
 static int stage(struct commit_ctx *c, struct trove_digest *d_out)
 {
     struct trove_store *s = c->v->s;
     int created;
 
     trove_digest_of(c->buf.ptr, c->buf.len, d_out);
-    if (trove__refmap_find(&s->refs, d_out))
-        return TROVE_OK; /* a committed recipe names it: durable */
     if (!trove__refmap_insert(&c->staged, d_out, &created))
         return TROVE_ERR_NOMEM;
     if (!created)
@@ -734,93 +717,6 @@ out:
     return rc;
 }
 
-/* The digest of record k of a section or page table (rec_size says which). */
-static const struct trove_digest *rec_digest(const void *tab, uint64_t k, size_t rec_size)
-{
-    return (const struct trove_digest *)(const void *)((const uint8_t *)tab + k * rec_size);
-}
-
-/* The base digest of patch table entry k, or NULL. */
-static const struct trove_digest *patch_base(struct seg_patch *const *tab, uint64_t n,
-                                             uint64_t k)
-{
-    return tab && k < n && tab[k] ? &tab[k]->base : NULL;
-}
-
-/*
- * Move the recipe-object counts from the old tables to the new, by position: phase +1 adds
- * one for each new record whose digest differs from the old one at its position; phase -1
- * drops one for each old record so replaced (or gone). Every table's adds run before any
- * drop, so that an object that moves — a segment that becomes a patch's base, a base that
- * becomes a segment again — stays counted throughout. For a table of records, rec_size is
- * the record's size; for a patch table (tab is struct seg_patch **), rec_size is 0.
- */
-/*
- * Move by delta the count of each recipe object of tab[0..n) that differs from other's at
- * the same position (rec_size 0: tab and other are patch tables), stopping after `upto`
- * positions. Raising a count may allocate; lowering one never does. On an error *done_out
- * is the position it stopped at, so the caller can lower exactly what was raised.
- */
-static int move_meta_refs(struct trove_store *s, const void *tab, uint64_t n, const void *other,
-                          uint64_t nother, size_t rec_size, int delta, uint64_t upto,
-                          uint64_t *done_out)
-{
-    int rc;
-
-    for (uint64_t k = 0; k < n && k < upto; k++) {
-        const struct trove_digest *d, *o;
-        if (rec_size) {
-            d = rec_digest(tab, k, rec_size);
-            o = k < nother ? rec_digest(other, k, rec_size) : NULL;
-        } else {
-            d = patch_base(tab, n, k);
-            o = patch_base(other, nother, k);
-        }
-        if (!d || (o && trove_digest_equal(d, o)))
-            continue;
-        if ((rc = trove__ref_add(s, d, delta, delta)) != TROVE_OK && delta > 0) {
-            *done_out = k;
-            return rc;
-        }
-    }
-    *done_out = n < upto ? n : upto;
-    return TROVE_OK;
-}
-
-/* The three tables of recipe objects a v3 commit replaces: sections, patches, pages. */
-struct meta_tables {
-    const void *tab[3];
-    uint64_t n[3];
-};
-
-/*
- * Move by delta the counts of tab's objects that differ from other's at the same position,
- * for all three tables. A raise that fails part-way is lowered again exactly, so on an error
- * the counts are as they were. A commit raises the new tables' counts (against the old)
- * before the recipe is published and lowers the old tables' (against the new) after it, so
- * that nothing after the publish can fail for want of memory.
- */
-static int move_all_meta_refs(struct trove_store *s, const struct meta_tables *tab,
-                              const struct meta_tables *other, int delta)
-{
-    static const size_t rec[3] = {sizeof(struct trove_v3_section), 0,
-                                  sizeof(struct trove_digest)};
-    uint64_t done[3] = {0}, ignore;
-    int rc = TROVE_OK;
-
-    for (int t = 0; t < 3; t++) {
-        rc = move_meta_refs(s, tab->tab[t], tab->n[t], other->tab[t], other->n[t], rec[t], delta,
-                            UINT64_MAX, &done[t]);
-        if (rc != TROVE_OK) {
-            for (int u = 0; delta > 0 && u <= t; u++) /* lowering never fails */
-                move_meta_refs(s, tab->tab[u], tab->n[u], other->tab[u], other->n[u], rec[u],
-                               -delta, done[u], &ignore);
-            return rc;
-        }
-    }
-    return TROVE_OK;
-}
-
 int trove__volume_write_recipe(struct trove_volume *v)
 {
     struct trove_store *s = v->s;
@@ -828,8 +724,7 @@ int trove__volume_write_recipe(struct trove_volume *v)
     struct trove_v3_section *sec = NULL;
     struct seg_patch **patch = NULL;
     struct trove_digest *pages = NULL;
-    struct meta_tables old_t, new_t;
-    uint64_t nseg = 0, nsec = 0, npages = 0, gen = v->generation + 1, sum;
+    uint64_t nseg = 0, nsec = 0, npages = 0, gen = v->generation + 1;
     int rc;
 
     memset(&c, 0, sizeof c);
@@ -859,35 +754,16 @@ int trove__volume_write_recipe(struct trove_volume *v)
         if (rc != TROVE_OK)
             goto out;
     }
-    /* Whatever can fail for want of memory happens before the publish: the new objects'
-     * counts go up, and the basis has room for this volume. */
-    old_t = (struct meta_tables){{v->sec, v->patch, v->pages}, {v->nsec, v->nsec_seg, v->npages}};
-    new_t = (struct meta_tables){{sec, patch, pages}, {nsec, nseg, npages}};
-    if ((rc = move_all_meta_refs(s, &new_t, &old_t, +1)) != TROVE_OK)
+    /* The commit point: after this the new recipe is the volume's, and nothing else needs
+     * writing — there are no store-wide counts to move. */
+    if ((rc = trove__recipe_publish(s, v->name, c.buf.ptr, c.buf.len)) != TROVE_OK)
         goto out;
-    if ((rc = trove__basis_reserve(s)) != TROVE_OK ||
-        (rc = trove__recipe_publish(s, v->name, c.buf.ptr, c.buf.len)) != TROVE_OK) {
-        move_all_meta_refs(s, &new_t, &old_t, -1); /* not committed: the raise undone */
-        goto out;
-    }
-    /* Committed. Move the counts: the data slots by the undo log (adding before dropping
-     * keeps a surviving entry alive), the recipe objects by the old and new tables. */
+    /* Committed: the undo log and its bitmap are cleared, O(changed slots). */
     for (size_t k = 0; k < v->nundo; k++) {
         const struct undo_entry *u = &v->undo[k];
-        if (u->slot < v->slot_count && v->idx[u->slot] != 0)
-            trove__ref_add(s, vol_digest(v, u->slot), 0, +1); /* live: cannot allocate */
-        if (!trove_digest_is_zero(&u->old))
-            trove__ref_add(s, &u->old, 0, -1);
         v->dirty_bits[u->slot / 8] &= (uint8_t)~(1u << (u->slot % 8));
     }
     v->nundo = 0;
-    /* Only the table positions that changed move a count: O(changed), not O(sections). The
-     * new ones went up before the publish; now the old ones come down (never allocates; an
-     * error here is a count below zero, a bug, and makes the handle unusable). */
-    if ((rc = move_all_meta_refs(s, &old_t, &new_t, -1)) != TROVE_OK) {
-        s->sticky = rc;
-        goto out;
-    }
     free_patches_unshared(v->patch, v->nsec_seg, patch, nseg);
     free(v->sec);
     free(v->pages);
@@ -912,9 +788,8 @@ int trove__volume_write_recipe(struct trove_volume *v)
     /* The objects, what the backend wrote around them, and the recipe file. */
     v->last_commit_bytes = c.bytes + c.overhead + c.buf.len;
     v->last_commit_objects = c.objects;
-    sum = trove__recipe_checksum(c.buf.ptr, c.buf.len);
-    v->recipe_sum = sum;
-    rc = trove__basis_set(s, v->name, gen, sum);
+    v->recipe_sum = trove__recipe_checksum(c.buf.ptr, c.buf.len);
+    rc = TROVE_OK;
 out:
     free_patches_unshared(patch, nseg, v->patch, v->nsec_seg);
     free(sec);

@@ -1,19 +1,19 @@
 /*
- * store.c: the store's low level — its directory and lock, the reference counts and their
- * file DIR/refs, and the committed recipe files: reading, publishing, removing and listing
+ * store.c: the store's low level — its directory and lock, the puts in flight, and the
+ * committed recipe files: reading, publishing, removing and listing
  * them (include/trove/volume.h). recipe_io.c and volume.c build on it; the operations on
  * the store as a whole (open and close, recount, snapshot, remove, verify, gc) are the
  * store's high level, store_*.c, above both. Nothing here loads a volume, so this file
  * calls nothing of theirs.
  *
- * Ground truth is the set of committed recipes in DIR/volumes. Everything else is derived
- * from them and may be rebuilt: DIR/refs persists the committed reference counts so that an
- * open does not read every recipe, and it names the recipe states it was counted from (the
- * basis: each recipe's name, generation and trailing checksum). Open compares the basis with
- * the recipe files (two small reads per recipe); any difference — a crash between a
- * recipe's rename and the refs file's, a refs file that is missing or fails its checks —
- * means the counts are recounted from the recipes (store_recount.c). So a crash can leave
- * the refs file stale but never wrong in a way that is trusted.
+ * Ground truth is the set of committed recipes in DIR/volumes, and nothing else is kept
+ * about them: there are no store-wide reference counts. A commit writes its new objects and
+ * its recipe and nothing more, so it costs what it changed; an open reads no object list,
+ * so it costs the lock and two directories. What a count would answer is asked of the
+ * backend or of the recipes instead: a write asks the backend whether an object is there
+ * (one stat, volume.c), and gc marks every object a recipe or an open volume names and
+ * sweeps the rest (store_verify.c). A DIR/refs left by an older trove is removed by the
+ * first writable open.
  *
  * Files are published by write-new-then-rename: a temp file in the same directory (names
  * starting with ".tmp-", which no volume name may), fsync, rename over the old name, fsync
@@ -36,69 +36,10 @@
 
 #define RECIPE_SUFFIX ".recipe"
 #define TMP_PREFIX ".tmp-"
-#define REFS_NAME "refs"
-#define REFS_TMP ".tmp-refs"
+#define OLD_REFS "refs" /* an older trove's reference counts: removed at open */
 #define DIR_MODE 0755
 #define FILE_MODE 0644
 #define IO_CHUNK ((size_t)1 << 30)
-#define DICT_SLACK (1u << 20) /* free dict indices accepted in a refs file beyond its entries */
-
-/* ---- reference counts ----------------------------------------------------------- */
-
-static int dict_alloc(struct trove_store *s, uint32_t *out)
-{
-    if (s->nfree > 0) {
-        *out = s->free_idx[--s->nfree];
-        return TROVE_OK;
-    }
-    if (s->dict_size == UINT32_MAX)
-        return TROVE_ERR_LIMIT;
-    *out = s->dict_size++;
-    return TROVE_OK;
-}
-
-static int dict_release(struct trove_store *s, uint32_t idx)
-{
-    if (s->nfree == s->cap_free) {
-        size_t cap = s->cap_free ? s->cap_free * 2 : 64;
-        uint32_t *p = trove__realloc(s->free_idx, cap * sizeof *p);
-        if (!p)
-            return TROVE_ERR_NOMEM;
-        s->free_idx = p;
-        s->cap_free = cap;
-    }
-    s->free_idx[s->nfree++] = idx;
-    return TROVE_OK;
-}
-
-int trove__ref_add(struct trove_store *s, const struct trove_digest *d, int64_t dlive,
-                   int64_t dcommitted)
-{
-    struct ref_entry *e;
-    int created = 0, rc = TROVE_OK;
-
-    if (dlive > 0 || dcommitted > 0) {
-        if (!(e = trove__refmap_insert(&s->refs, d, &created)))
-            return TROVE_ERR_NOMEM;
-        if (created && (rc = dict_alloc(s, &e->dict_index)) != TROVE_OK) {
-            trove__refmap_remove(&s->refs, e);
-            return rc;
-        }
-    } else if (!(e = trove__refmap_find(&s->refs, d))) {
-        return TROVE_ERR_CORRUPT;
-    }
-    if ((dlive < 0 && e->live < (uint64_t)-dlive) ||
-        (dcommitted < 0 && e->committed < (uint64_t)-dcommitted))
-        return TROVE_ERR_CORRUPT; /* a count would go below zero: a bug, never data */
-    e->live += (uint64_t)dlive;
-    e->committed += (uint64_t)dcommitted;
-    if (e->live == 0 && e->committed == 0) {
-        /* If the free list cannot grow, the index is leaked: harmless, never reused. */
-        dict_release(s, e->dict_index);
-        trove__refmap_remove(&s->refs, e);
-    }
-    return TROVE_OK;
-}
 
 /* ---- puts in flight --------------------------------------------------------------- */
 
@@ -119,7 +60,16 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
      * queued put that failed later means objects this handle counts on may be missing. */
     if (rc != TROVE_OK && s->pool && trove__putpool_error(s->pool) != TROVE_OK)
         s->sticky = rc;
+    if (rc == TROVE_OK) {
+        int created; /* out of memory: not remembered, and the next write of d stats */
+        trove__refmap_insert(&s->put_set, d, &created);
+    }
     return rc;
+}
+
+int trove__store_has_put(const struct trove_store *s, const struct trove_digest *d)
+{
+    return trove__refmap_find(&s->put_set, d) != NULL;
 }
 
 int trove__store_drain(struct trove_store *s)
@@ -128,6 +78,8 @@ int trove__store_drain(struct trove_store *s)
 
     if (rc != TROVE_OK)
         s->sticky = rc;
+    /* Landed: from now on the backend says whether they are there (a stat). */
+    trove__refmap_free(&s->put_set);
     return rc;
 }
 
@@ -299,115 +251,6 @@ int trove__recipe_remove(struct trove_store *s, const char *name)
     return TROVE_OK;
 }
 
-/* ---- the basis and DIR/refs -------------------------------------------------------- */
-
-static size_t basis_find(const struct trove_store *s, const char *name, int *found)
-{
-    size_t lo = 0, hi = s->nbasis;
-
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->basis[mid].name, name);
-        if (c == 0) {
-            *found = 1;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    *found = 0;
-    return lo;
-}
-
-int trove__store_save_refs(struct trove_store *s)
-{
-    struct trove__refs_entry *ents = NULL;
-    struct trove_bytes out = {0};
-    size_t n = 0;
-    int rc;
-
-    if (s->refs.count > 0 && !(ents = trove__malloc(s->refs.count * sizeof *ents))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t k = 0; k < s->refs.cap; k++) {
-        const struct ref_entry *e = &s->refs.tab[k];
-        if (!e->used || e->committed == 0)
-            continue;
-        ents[n].d = e->d;
-        ents[n].committed = e->committed;
-        ents[n].dict_index = e->dict_index;
-        n++;
-    }
-    rc = trove__refs_encode(s->basis, s->nbasis, ents, n, s->dict_size, &out);
-    if (rc == TROVE_OK)
-        rc = publish_at(s->dir_fd, REFS_NAME, REFS_TMP, out.ptr, out.len,
-                        !(s->flags & TROVE_STORE_NOSYNC));
-    if (rc == TROVE_OK)
-        s->refs_dirty = 0;
-out:
-    free(ents);
-    trove_bytes_free(&out);
-    return rc;
-}
-
-static int basis_put(struct trove_store *s, const char *name, uint64_t gen, uint64_t sum)
-{
-    int found;
-    size_t i = basis_find(s, name, &found);
-
-    if (!found) {
-        int rc = trove__basis_reserve(s);
-        if (rc != TROVE_OK)
-            return rc;
-        memmove(&s->basis[i + 1], &s->basis[i], (s->nbasis - i) * sizeof *s->basis);
-        s->nbasis++;
-        memset(&s->basis[i], 0, sizeof s->basis[i]);
-        snprintf(s->basis[i].name, sizeof s->basis[i].name, "%s", name);
-    }
-    s->basis[i].generation = gen;
-    s->basis[i].checksum = sum;
-    return TROVE_OK;
-}
-
-void trove__basis_drop(struct trove_store *s, const char *name)
-{
-    int found;
-    size_t i = basis_find(s, name, &found);
-
-    if (found) {
-        memmove(&s->basis[i], &s->basis[i + 1], (s->nbasis - i - 1) * sizeof *s->basis);
-        s->nbasis--;
-    }
-    s->refs_dirty = 1;
-}
-
-int trove__basis_reserve(struct trove_store *s)
-{
-    if (s->nbasis == s->cap_basis) {
-        size_t cap = s->cap_basis ? s->cap_basis * 2 : 16;
-        struct trove__refs_basis *p = trove__realloc(s->basis, cap * sizeof *p);
-        if (!p)
-            return TROVE_ERR_NOMEM;
-        s->basis = p;
-        s->cap_basis = cap;
-    }
-    return TROVE_OK;
-}
-
-int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,
-                     uint64_t checksum)
-{
-    int rc = basis_put(s, name, generation, checksum);
-
-    /* DIR/refs is written at close: until then it is behind the recipes, and an open after
-     * a crash recounts. A commit so costs what it changed, not the store's size. */
-    s->refs_dirty = 1;
-    return rc;
-}
-
 /* ---- listing the recipes ----------------------------------------------------------- */
 
 static int cmp_str(const void *a, const void *b)
@@ -493,120 +336,6 @@ int trove__store_any_dirty(const struct trove_store *s)
     return 0;
 }
 
-/* ---- loading DIR/refs at open ------------------------------------------------------ */
-
-/* Does the basis match the recipes on disk? Reads each recipe's header and trailer. */
-static int basis_current(struct trove_store *s, int *current)
-{
-    char **names = NULL;
-    size_t n = 0;
-    int rc;
-
-    *current = 0;
-    if ((rc = trove__recipe_names(s, &names, &n)) != TROVE_OK)
-        return rc;
-    if (n != s->nbasis)
-        goto out;
-    for (size_t k = 0; k < n; k++) {
-        char file[TROVE_VOLUME_NAME_MAX + 16];
-        uint8_t head[TROVE_RECIPE_V1_HEADER], tail[8];
-        struct stat st;
-        int fd;
-        if (strcmp(names[k], s->basis[k].name) != 0)
-            goto out;
-        recipe_file(names[k], file);
-        if ((fd = openat(s->vol_fd, file, O_RDONLY | O_CLOEXEC)) < 0)
-            goto out;
-        if (fstat(fd, &st) != 0 || st.st_size < (off_t)(sizeof head + sizeof tail) ||
-            pread(fd, head, sizeof head, 0) != (ssize_t)sizeof head ||
-            pread(fd, tail, sizeof tail, st.st_size - 8) != (ssize_t)sizeof tail) {
-            close(fd);
-            goto out;
-        }
-        close(fd);
-        if (trove__recipe_generation(head) != s->basis[k].generation ||
-            trove__recipe_checksum(tail, sizeof tail) != s->basis[k].checksum)
-            goto out;
-    }
-    *current = 1;
-out:
-    trove__names_free(names, n);
-    return TROVE_OK;
-}
-
-/* Load DIR/refs into the map. *usable = 0 if it is missing, fails its checks, or lists
- * a digest or dict index twice. */
-static int refs_load(struct trove_store *s, int *usable)
-{
-    struct trove_bytes buf = {0};
-    struct trove__refs_view view;
-    uint8_t *seen = NULL;
-    int rc;
-
-    *usable = 0;
-    rc = read_file_at(s->dir_fd, REFS_NAME, &buf);
-    if (rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_CORRUPT) {
-        rc = TROVE_OK;
-        goto out;
-    }
-    if (rc != TROVE_OK)
-        goto out;
-    if (trove__refs_decode(buf.ptr, buf.len, &view, NULL) != TROVE_OK)
-        goto out;
-    if (view.dict_size > view.entry_count + DICT_SLACK)
-        goto out; /* would cost a large free list for nothing: recount and renumber */
-    if (view.dict_size > 0 && !(seen = trove__calloc((size_t)view.dict_size / 8 + 1, 1))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    if (view.volume_count > 0 &&
-        !(s->basis = trove__calloc((size_t)view.volume_count, sizeof *s->basis))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    s->cap_basis = (size_t)view.volume_count;
-    for (uint64_t i = 0; i < view.volume_count; i++)
-        trove__refs_basis_at(&view, i, &s->basis[s->nbasis++]);
-    if ((rc = trove__refmap_reserve(&s->refs, (size_t)view.entry_count)) != TROVE_OK)
-        goto out;
-    for (uint64_t i = 0; i < view.entry_count; i++) {
-        struct trove__refs_entry re;
-        struct ref_entry *e;
-        int created;
-        trove__refs_entry_at(&view, i, &re);
-        if (seen[re.dict_index / 8] & (1u << (re.dict_index % 8)))
-            goto out;
-        seen[re.dict_index / 8] |= (uint8_t)(1u << (re.dict_index % 8));
-        if (!(e = trove__refmap_insert(&s->refs, &re.d, &created))) {
-            rc = TROVE_ERR_NOMEM;
-            goto out;
-        }
-        if (!created)
-            goto out;
-        e->committed = e->live = re.committed;
-        e->dict_index = re.dict_index;
-    }
-    s->dict_size = view.dict_size;
-    for (uint32_t i = view.dict_size; i-- > 0;)
-        if (!(seen[i / 8] & (1u << (i % 8))) && (rc = dict_release(s, i)) != TROVE_OK)
-            goto out;
-    *usable = 1;
-out:
-    free(seen);
-    trove_bytes_free(&buf);
-    return rc;
-}
-
-static void store_reset_counts(struct trove_store *s)
-{
-    trove__refmap_free(&s->refs);
-    free(s->basis);
-    s->basis = NULL;
-    s->nbasis = s->cap_basis = 0;
-    s->dict_size = 0;
-    s->nfree = 0;
-}
-
 /* ---- the directory and the lock: the low halves of open and close ------------------- */
 
 static int mkdir_p(char *path)
@@ -667,14 +396,13 @@ static int take_lock(struct trove_store *s)
 }
 
 int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **out,
-                          int *stale_out, struct trove_diag *diag)
+                          struct trove_diag *diag)
 {
     struct trove_store *s = NULL;
     char *path = NULL;
-    int rc, usable = 0, current = 0;
+    int rc;
 
     *out = NULL;
-    *stale_out = 0;
     if (!(s = trove__calloc(1, sizeof *s))) {
         rc = TROVE_ERR_NOMEM;
         goto out;
@@ -735,14 +463,7 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
         clean_temps(s->dir_fd);
         if (s->vol_fd >= 0)
             clean_temps(s->vol_fd);
-    }
-    if ((rc = refs_load(s, &usable)) != TROVE_OK ||
-        (usable && (rc = basis_current(s, &current)) != TROVE_OK))
-        goto out;
-    /* DIR/refs is missing, damaged or behind the recipes: the caller counts again. */
-    if (!usable || !current) {
-        store_reset_counts(s);
-        *stale_out = 1;
+        unlinkat(s->dir_fd, OLD_REFS, 0); /* derived data nothing reads any more */
     }
     *out = s;
     s = NULL;
@@ -759,10 +480,6 @@ void trove__store_release(struct trove_store *s)
         return;
     assert(!s->open); /* the volumes are closed first (trove_store_close) */
     trove__putpool_stop(s->pool); /* waits for puts in flight */
-    /* Persist the counts the commits changed; if this fails (or the process died before),
-     * the next open finds DIR/refs behind the recipes and recounts. */
-    if (s->refs_dirty && !s->sticky && !(s->flags & TROVE_STORE_READONLY))
-        trove__store_save_refs(s);
     trove_backend_close(s->be);
     if (s->vol_fd >= 0)
         close(s->vol_fd);
@@ -770,9 +487,7 @@ void trove__store_release(struct trove_store *s)
         close(s->lock_fd); /* releases the lock */
     if (s->dir_fd >= 0)
         close(s->dir_fd);
-    trove__refmap_free(&s->refs);
-    free(s->free_idx);
-    free(s->basis);
+    trove__refmap_free(&s->put_set);
     free(s->dir);
     free(s);
 }

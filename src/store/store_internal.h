@@ -1,14 +1,13 @@
 /*
  * store_internal.h: what the files of the store and its volumes share — the store and
  * volume structures and the calls between the levels, each declared under the file that
- * implements it. From the bottom: store.c (directory, lock, reference counts, DIR/refs,
+ * implements it. From the bottom: store.c (directory, lock, puts in flight,
  * recipe files), recipe_io.c (a volume's recipe loaded and committed), volume.c (a
  * volume's slots: write, read, resize, commit) and the store's high level, store_open.c,
  * store_recount.c, store_volumes.c and store_verify.c. A file calls only those below it.
  *
- * The reference map is an open-addressing hash table keyed by digest (refmap.h). An entry
- * exists exactly while live > 0 or committed > 0; its dict_index is allocated when it
- * appears and returned to the free list when it goes.
+ * The store keeps no reference counts (store.c says why): the recipes are its only
+ * metadata.
  */
 #ifndef TROVE_STORE_INTERNAL_H
 #define TROVE_STORE_INTERNAL_H
@@ -20,7 +19,6 @@
 #include "dict.h"
 #include "putpool.h"
 #include "refmap.h"
-#include "refs.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,16 +30,12 @@ struct trove_store {
     int vol_fd;    /* DIR/volumes (open fails without it) */
     int lock_fd;   /* DIR/lock, or -1 */
     struct trove_backend *be;
-    struct refmap refs;
-    uint32_t dict_size;  /* indices ever handed out: [0, dict_size) */
-    uint32_t *free_idx;  /* returned indices, reused last-in first-out */
-    size_t nfree, cap_free;
-    struct trove__refs_basis *basis; /* the committed recipes, sorted by name */
-    size_t nbasis, cap_basis;
     struct trove_volume *open; /* open volumes, linked through next */
     struct trove__putpool *pool; /* puts in flight; started by the first large write */
-    int refs_dirty; /* the counts or basis changed since DIR/refs was written */
-    int sticky; /* an error that left the in-memory counts unreliable: every change fails */
+    /* Digests this handle put since the last drain (queued, or landed since): a write of
+     * one again needs neither a second put nor a stat. */
+    struct refmap put_set;
+    int sticky; /* an error that left the in-memory state unreliable: every change fails */
 };
 
 struct undo_entry {
@@ -70,7 +64,7 @@ struct trove_volume {
     uint64_t slot_count;
     uint64_t generation;   /* committed */
     uint64_t recipe_bytes; /* committed recipe file's length */
-    uint64_t recipe_sum;   /* its trailing checksum (the refs file's basis records it) */
+    uint64_t recipe_sum;   /* its trailing checksum */
     int dirty;
     int format;           /* TROVE_RECIPE_FORMAT_*: what the next commit writes */
     int committed_format; /* the committed recipe's */
@@ -116,32 +110,20 @@ void trove__volume_free(struct trove_volume *v);
  * object at fault. */
 int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
                        struct trove_diag *diag);
-/* Write v's recipe in its format, publish it, and move the committed counts. */
+/* Write v's recipe in its format (its new objects first) and publish it. */
 int trove__volume_write_recipe(struct trove_volume *v);
-/* Count v's committed recipe objects (v3 pages and sections) in the store: +1 or -1 to
- * both counts of each. */
-int trove__volume_meta_refs(struct trove_volume *v, int delta);
 
 /* ---- the directory and the lock (store.c) ---- */
 /* The low half of trove_store_open, for valid arguments: make (CREATE) and open dir and
- * DIR/volumes, take the lock, open the objects, remove a dead writer's temp files, and
- * load DIR/refs. *stale_out = 1 when DIR/refs is missing, damaged or behind the recipes:
- * the counts are then empty and the caller recounts. diag says what failed. */
+ * DIR/volumes, take the lock, open the objects, remove a dead writer's temp files (and an
+ * older trove's DIR/refs). diag says what failed. */
 int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **out,
-                          int *stale_out, struct trove_diag *diag);
+                          struct trove_diag *diag);
 /* The low half of trove_store_close, once no volume is open: wait for the puts in flight,
- * write DIR/refs if the counts changed, release the lock and free s (NULL is fine). */
+ * release the lock and free s (NULL is fine). */
 void trove__store_release(struct trove_store *s);
-/* 1 if an open volume of s has changes since its commit (its live counts differ from the
- * committed ones), else 0. */
+/* 1 if an open volume of s has changes since its commit, else 0. */
 int trove__store_any_dirty(const struct trove_store *s);
-
-/* ---- reference map (store.c) ---- */
-
-/* Add dlive and dcommitted to d's counts, creating or dropping its entry (and dict index).
- * Errors: TROVE_ERR_NOMEM (nothing changed), TROVE_ERR_CORRUPT (a count would go negative). */
-int trove__ref_add(struct trove_store *s, const struct trove_digest *d, int64_t dlive,
-                   int64_t dcommitted);
 
 /* ---- files (store.c) ---- */
 /* "<dir>/volumes/<name>.recipe" into out (always NUL-terminated). */
@@ -160,22 +142,17 @@ int trove__recipe_remove(struct trove_store *s, const char *name);
  * files that are no recipe of a valid volume name, and temp files, are skipped. */
 int trove__recipe_names(struct trove_store *s, char ***out, size_t *count_out);
 void trove__names_free(char **names, size_t n);
-/* Record name's new committed recipe in the basis (DIR/refs is written at close). */
-/* Room for one more basis entry, so that the trove__basis_set after a publish cannot fail. */
-int trove__basis_reserve(struct trove_store *s);
-int trove__basis_set(struct trove_store *s, const char *name, uint64_t generation,
-                     uint64_t checksum);
-/* Drop name from the basis (its recipe was removed). */
-void trove__basis_drop(struct trove_store *s, const char *name);
-/* Write DIR/refs from the committed counts and the basis (temp file, fsync, rename). */
-int trove__store_save_refs(struct trove_store *s);
 
 /* Store an object: queued on the put pool (started on first use), or put inline when it is
  * large. Not durable until trove__store_drain. Errors leave the store sticky. */
 int trove__store_put(struct trove_store *s, const struct trove_digest *d, const void *data,
                      size_t len);
-/* Wait for every queued put; on failure the store turns sticky (which slots name objects
- * that never landed is unknown, so nothing may be committed from this handle). */
+/* 1 if this handle put d (trove__store_put succeeded) since the last trove__store_drain:
+ * then d is durable once the puts are drained. */
+int trove__store_has_put(const struct trove_store *s, const struct trove_digest *d);
+/* Wait for every queued put (and forget which digests were put); on failure the store
+ * turns sticky (which slots name objects that never landed is unknown, so nothing may be
+ * committed from this handle). */
 int trove__store_drain(struct trove_store *s);
 
 /* The store is writable, else TROVE_ERR_READONLY. */

@@ -1,15 +1,14 @@
 /*
- * store_verify.c: verify and gc (include/trove/volume.h), the two operations that trust
- * nothing but the recipes. Both recount the references from every committed recipe
- * (store_recount.c) and compare the recount with the store's counts. Verify then checks
- * that every object the recipes name exists with its slots' length (DEEP: and hashes to
- * its name), and with REPAIR adopts the recount and rewrites DIR/refs when the counts
- * disagree. Objects whose bytes do not hash to their name are quarantined by the read that
- * finds them (backend.c); verify counts them, and REPAIR looks at each quarantined object
- * again and releases the ones that hash right now (healed). gc refuses to run unless every
- * recipe is readable and the counts agree, and then deletes only objects with no
- * reference-map entry, so a crash during gc leaves fewer unreferenced objects, never a
- * recipe naming a missing one.
+ * store_verify.c: verify and gc (include/trove/volume.h), the two operations that walk
+ * the whole store. Both count the references of every committed recipe
+ * (store_recount.c). Verify then checks that every object the recipes name exists with its
+ * slots' length (DEEP: and hashes to its name). Objects whose bytes do not hash to their
+ * name are quarantined by the read that finds them (backend.c); verify counts them, and
+ * REPAIR looks at each quarantined object again and releases the ones that hash right now
+ * (healed). gc is mark and sweep: it refuses to run unless every recipe is readable, marks
+ * what the recipes and this handle's open volumes name, and deletes every other object the
+ * backend lists, so a crash during gc leaves fewer unreferenced objects, never a recipe
+ * naming a missing one.
  */
 #include "store_recount.h"
 #include "common/alloc.h"
@@ -221,25 +220,7 @@ int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verif
         if (progress)
             progress(progress_ctx, ++done, rcnt.map.count);
     }
-    /* With a recipe unreadable the recount lacks its references, and every one of them would
-     * look like a mismatch: compare only a complete recount. */
-    rep->refcount_mismatches = rcnt.bad_recipes ? 0 : trove__recount_mismatches(s, &rcnt);
-    if (rep->refcount_mismatches)
-        problem(rep, "%llu reference counts in %s/refs disagree with the recipes%s",
-                (unsigned long long)rep->refcount_mismatches, s->dir,
-                (flags & TROVE_VERIFY_REPAIR) ? "" : " (run verify --repair)");
-    if (rep->refcount_mismatches && (flags & TROVE_VERIFY_REPAIR) && !rcnt.bad_recipes) {
-        if (trove__store_any_dirty(s)) {
-            rc = TROVE_ERR_BUSY;
-            goto out;
-        }
-        trove__recount_adopt(s, &rcnt);
-        if ((rc = trove__store_save_refs(s)) != TROVE_OK)
-            goto out;
-        rep->refs_repaired = 1;
-    }
-    rc = (rep->bad_recipes || rep->missing_objects || rep->bad_length || rep->bad_hash ||
-          (rep->refcount_mismatches && !rep->refs_repaired))
+    rc = (rep->bad_recipes || rep->missing_objects || rep->bad_length || rep->bad_hash)
              ? TROVE_ERR_CORRUPT
              : TROVE_OK;
 out:
@@ -283,14 +264,19 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
     if ((rc = trove__store_writable(s, NULL)) != TROVE_OK ||
         (rc = trove__store_drain(s)) != TROVE_OK)
         return rc;
-    /* Trust nothing but the recipes: recount, and refuse when the counts disagree. */
+    /* Mark: what every recipe names, and what this handle's open volumes name now. A
+     * recipe that cannot be read names objects nobody can tell, so gc refuses. */
     if ((rc = trove__recount(s, &rcnt)) != TROVE_OK)
         goto out;
     have_count = 1;
-    if (rcnt.bad_recipes || trove__recount_mismatches(s, &rcnt)) {
+    if (rcnt.bad_recipes) {
         rc = TROVE_ERR_CORRUPT;
         goto out;
     }
+    if ((rc = trove__recount_open(s, &rcnt)) != TROVE_OK)
+        goto out;
+    /* Sweep. (The drain above emptied the handle's list of puts: a later write of
+     * anything deleted here stats, finds it gone and puts it again.) */
     rc = trove_backend_list(s->be, collect, &all);
     if (rc > 0)
         rc = TROVE_ERR_NOMEM;
@@ -299,7 +285,7 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
     rep->objects_seen = all.n;
     for (size_t k = 0; k < all.n; k++) {
         uint64_t len = 0;
-        if (trove__refmap_find(&s->refs, &all.d[k]))
+        if (trove__refmap_find(&rcnt.map, &all.d[k]))
             goto next;
         if (trove_backend_size(s->be, &all.d[k], &len) != TROVE_OK)
             len = 0;

@@ -2,13 +2,13 @@
  * store_volumes.c: whole volumes of a store — snapshots, removal and the listing
  * (include/trove/volume.h). A snapshot is the source's committed recipe with the read-only
  * flag set, published under a new name: it names the same objects, so it costs one recipe
- * file and shares every block, segment, chunk and page, and its references are counted
- * like any volume's. Removing a volume deletes its recipe durably, then drops its
- * references; when the recipe cannot be read they cannot be told, so the remaining recipes
- * are counted again instead (store_recount.c). The listing reads each recipe file alone
- * (a v3 manifest's objects are not fetched) and reports what it says.
+ * file and shares every block, segment, chunk and page. Removing a volume deletes its recipe
+ * durably and nothing else: what only it named is garbage for gc, which finds it by what
+ * the remaining recipes name, so a recipe that cannot be read is removed as easily. The
+ * listing reads each recipe file alone (a v3 manifest's objects are not fetched) and
+ * reports what it says.
  */
-#include "store_recount.h"
+#include "store_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "recipe_head.h"
@@ -16,18 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Count every reference of a loaded volume's committed recipe: its slots and its recipe
- * objects, delta (+1 or -1) to both the live and the committed counts. */
-static int volume_refs(struct trove_store *s, struct trove_volume *v, int delta)
-{
-    int rc;
-
-    for (uint64_t i = 0; i < v->slot_count; i++)
-        if (v->idx[i] != 0 && (rc = trove__ref_add(s, vol_digest(v, i), delta, delta)))
-            return rc;
-    return trove__volume_meta_refs(v, delta);
-}
 
 int trove_snapshot_create(struct trove_store *s, const char *src, const char *name,
                           struct trove_diag *diag)
@@ -59,15 +47,8 @@ int trove_snapshot_create(struct trove_store *s, const char *src, const char *na
         (rc = trove__recipe_read(s, src, &raw, diag)) != TROVE_OK)
         goto out;
     if ((rc = trove__recipe_set_readonly(raw.ptr, raw.len)) != TROVE_OK ||
-        (rc = trove__recipe_publish(s, name, raw.ptr, raw.len)) != TROVE_OK) {
+        (rc = trove__recipe_publish(s, name, raw.ptr, raw.len)) != TROVE_OK)
         TROVE_FAIL(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
-        goto out;
-    }
-    if ((rc = volume_refs(s, v, +1)) != TROVE_OK) {
-        s->sticky = rc; /* the snapshot is committed; this handle's counts are not */
-        goto out;
-    }
-    rc = trove__basis_set(s, name, v->generation, trove__recipe_checksum(raw.ptr, raw.len));
 out:
     trove__volume_free(v);
     trove_bytes_free(&raw);
@@ -76,62 +57,25 @@ out:
 
 int trove_volume_remove(struct trove_store *s, const char *name, struct trove_diag *diag)
 {
-    struct trove_volume *v = NULL;
-    struct recount rcnt;
     char path[4096];
     int rc;
 
-    if (!s) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no store");
-        goto out;
-    }
+    if (!s)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no store");
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
         (rc = trove__store_writable(s, diag)) != TROVE_OK)
-        goto out;
+        return rc;
     for (const struct trove_volume *o = s->open; o; o = o->next)
-        if (strcmp(o->name, name) == 0) {
-            rc = TROVE_FAIL(diag, TROVE_ERR_BUSY, 0, "volume '%s' is open; close it first",
-                            name);
-            goto out;
-        }
+        if (strcmp(o->name, name) == 0)
+            return TROVE_FAIL(diag, TROVE_ERR_BUSY, 0, "volume '%s' is open; close it first",
+                              name);
     trove__recipe_path(s, name, path, sizeof path);
-    rc = trove__volume_load(s, name, &v, NULL);
-    if (rc == TROVE_ERR_NOTFOUND && trove__recipe_exists(s, name) == 0) {
-        TROVE_FAIL(diag, rc, 0, "no volume '%s' in the store %s", name, s->dir);
-        goto out;
-    }
-    if (rc == TROVE_ERR_NOMEM)
-        goto out;
-    if (rc != TROVE_OK && trove__store_any_dirty(s)) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_BUSY, 0,
-                        "%s is unreadable, so removing it means recounting every recipe; "
-                        "commit or close the open volumes first",
-                        path);
-        goto out;
-    }
-    if ((rc = trove__recipe_remove(s, name)) != TROVE_OK) {
-        TROVE_FAIL(diag, rc, 0, "cannot remove %s: %s", path, trove_strerror(rc));
-        goto out;
-    }
-    trove__basis_drop(s, name);
-    if (v) {
-        if ((rc = volume_refs(s, v, -1)) != TROVE_OK) {
-            s->sticky = rc;
-            goto out;
-        }
-    } else {
-        /* Its references cannot be read: count the remaining recipes again. */
-        if ((rc = trove__recount(s, &rcnt)) != TROVE_OK) {
-            s->sticky = rc;
-            goto out;
-        }
-        trove__recount_adopt(s, &rcnt);
-        trove__recount_free(&rcnt);
-    }
-    rc = TROVE_OK;
-out:
-    trove__volume_free(v);
-    return rc;
+    if ((rc = trove__recipe_exists(s, name)) == 0)
+        return TROVE_FAIL(diag, TROVE_ERR_NOTFOUND, 0, "no volume '%s' in the store %s", name,
+                          s->dir);
+    if (rc < 0 || (rc = trove__recipe_remove(s, name)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "cannot remove %s: %s", path, trove_strerror(rc));
+    return TROVE_OK;
 }
 
 int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, size_t *count_out)

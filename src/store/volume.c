@@ -5,21 +5,20 @@
  * In memory a volume's recipe is a dictionary index per slot (4 bytes; 0 is the empty
  * slot) and the volume's dictionary (dict.h: each distinct digest once, with the count of
  * slots naming it), whatever format it is stored in. A slot's digest is one dictionary
- * lookup away. Writes change the indices, the dictionary and the store's live reference
- * counts at once; the first change of a slot since the last commit also logs the slot's
- * committed digest (a bitmap says which slots are logged), and marks its 1024-slot column
- * segment dirty. The undo log is what commit turns into committed-count changes and what
- * close rolls back when a volume is dropped uncommitted, both in O(changed slots); the
- * dirty segments (and the dictionary's dirty chunks) are what a v3 commit rewrites.
+ * lookup away. Writes change the indices and the dictionary at once; the first change of a
+ * slot since the last commit also logs the slot's committed digest (a bitmap says which
+ * slots are logged) and marks its 1024-slot column segment dirty, in O(changed slots); the
+ * dirty segments (and the dictionary's dirty chunks) are what a v3 commit rewrites, and a
+ * volume closed uncommitted is simply dropped.
  *
  * Every block is stored with exactly its slot's length: block_size, except that the last
  * slot holds only the volume's remainder. An object volume (TROVE_RECIPE_FLAG_OBJECTS: a
  * capture's segments) instead names a whole object of 1 .. block_size bytes per slot, put
- * and got whole; it shares everything else (dedup, counts, commits) with block volumes.
+ * and got whole; it shares everything else (dedup, commits) with block volumes.
  * A write hashes each touched block (after a read-modify-write of a partial one); a block
  * equal to the slot's current digest changes nothing, an all-zero block empties the slot,
- * and any other block is stored unless the reference map already knows its digest and the
- * object is there (a stat: then an object with those bytes is durable, or queued). Stores
+ * and any other block is stored unless this handle queued it since the last drain or the
+ * backend has it (a stat: then an object with those bytes is durable, or queued). Stores
  * go through the store's put pool (putpool.h), so the caller hashes the next block while
  * earlier ones are fsync'd; commit, and any read of an object, drain it first, so a recipe
  * never names an object that is not durable.
@@ -234,26 +233,12 @@ int trove_volume_open(struct trove_store *s, const char *name, struct trove_volu
     return TROVE_OK;
 }
 
-/* Undo every uncommitted slot change in the live counts (the volume is about to go). */
-static void rollback_live(struct trove_volume *v)
-{
-    for (size_t k = 0; k < v->nundo; k++) {
-        const struct undo_entry *u = &v->undo[k];
-        if (u->slot < v->slot_count && v->idx[u->slot] != 0)
-            trove__ref_add(v->s, vol_digest(v, u->slot), -1, 0);
-        if (!trove_digest_is_zero(&u->old))
-            trove__ref_add(v->s, &u->old, +1, 0);
-    }
-    v->nundo = 0;
-}
-
 void trove_volume_close(struct trove_volume *v)
 {
     struct trove_volume **pp;
 
     if (!v)
         return;
-    rollback_live(v);
     for (pp = &v->s->open; *pp; pp = &(*pp)->next)
         if (*pp == v) {
             *pp = v->next;
@@ -362,15 +347,12 @@ static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_diges
         return TROVE_OK;
     if ((rc = log_slot(v, i)) != TROVE_OK || (rc = seg_dirty(v, i / SEG)))
         return rc;
-    if (!trove_digest_is_zero(d) && (rc = trove__ref_add(v->s, d, +1, 0)) != TROVE_OK)
-        return rc;
     if (old != 0)
         trove__dict_unref(&v->dict, old);
     if (!trove_digest_is_zero(d)) {
         rc = trove__dict_intern(&v->dict, d, &nx, &created);
         if (rc != TROVE_OK) {
             /* Put the slot back as it was; if even that fails, this handle is unusable. */
-            trove__ref_add(v->s, d, -1, 0);
             if (old != 0) {
                 if (trove__dict_intern(&v->dict, &old_d, &nx, &created) == TROVE_OK &&
                     nx == old)
@@ -382,8 +364,6 @@ static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_diges
         }
         trove__dict_ref(&v->dict, nx);
     }
-    if (old != 0)
-        trove__ref_add(v->s, &old_d, -1, 0);
     v->idx[i] = nx;
     v->dirty = 1;
     return TROVE_OK;
@@ -432,8 +412,8 @@ static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *d
 static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
 {
     struct trove_digest d;
-    const struct ref_entry *e;
-    int rc = TROVE_OK, same;
+    uint64_t have;
+    int rc, same, put;
 
     trove_digest_of(data, len, &d);
     if (trove_digest_is_zero(&d))
@@ -441,24 +421,21 @@ static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data,
     /* The slot holds these bytes already: nothing to do, unless its object is on record as
      * damaged, when these bytes heal it. */
     same = trove_digest_equal(&d, vol_digest(v, i));
-    if (same && !trove_backend_quarantined(v->s->be, &d))
+    put = trove_backend_quarantined(v->s->be, &d); /* damaged: these bytes heal it */
+    if (same && !put)
         return TROVE_OK;
-    /* A known digest needs no put, unless its object went missing behind the store's back
-     * or is on record as damaged (then writing the same bytes again restores or heals it).
-     * Checking costs a stat, not a write. */
-    e = trove__refmap_find(&v->s->refs, &d);
-    if (e) {
-        uint64_t have;
+    /* Dedup asks the backend, not a store-wide table: an object this handle queued since
+     * the last drain needs nothing more; any other costs a stat, and is put when it is not
+     * there (never stored, or gone behind the store's back). */
+    if (!put && !trove__store_has_put(v->s, &d)) {
         rc = trove_backend_size(v->s->be, &d, &have);
-        if (rc == TROVE_OK && trove_backend_quarantined(v->s->be, &d))
-            rc = TROVE_ERR_CHECKSUM; /* damaged: these bytes heal it */
-        else if (rc == TROVE_OK && have != len)
-            rc = TROVE_ERR_CORRUPT; /* same digest, other length: verify reports it */
-        if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND && rc != TROVE_ERR_CHECKSUM)
+        if (rc == TROVE_OK && have != len)
+            return TROVE_ERR_CORRUPT; /* same digest, other length: verify reports it */
+        if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
             return rc;
+        put = rc == TROVE_ERR_NOTFOUND;
     }
-    if ((!e || rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_CHECKSUM) &&
-        (rc = trove__store_put(v->s, &d, data, len)))
+    if (put && (rc = trove__store_put(v->s, &d, data, len)) != TROVE_OK)
         return rc;
     return same ? TROVE_OK : set_slot(v, i, &d);
 }
@@ -595,7 +572,6 @@ int trove_volume_compact(struct trove_volume *v)
             goto out;
         trove__dict_ref(&nd, nidx[i]);
     }
-    /* The same digests with the same counts: the store's reference counts do not move. */
     trove__dict_free(&v->dict);
     v->dict = nd;
     memset(&nd, 0, sizeof nd);
@@ -689,7 +665,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
         if (rc != TROVE_OK)
             return rc;
     }
-    /* Empty the slots that go away, so that their references drop and are logged. */
+    /* Empty the slots that go away, so that the dictionary drops them and they are logged. */
     for (uint64_t i = n; i < old_n; i++)
         if ((rc = set_slot(v, i, &zero)) != TROVE_OK)
             return rc;
