@@ -241,8 +241,29 @@ void trove__dict_release_unused(struct trove__dict *t, uint32_t idx)
         free_index(t, idx);
 }
 
+int trove__dict_reserve(struct trove__dict *t, uint32_t n)
+{
+    size_t cap = t->table_cap ? t->table_cap : 16;
+    int rc;
+
+    if (n >= TROVE__DICT_MAX)
+        return TROVE_ERR_LIMIT;
+    if ((rc = grow_entries(t, n + 1)) != TROVE_OK || (rc = grow_chunks(t, n)) != TROVE_OK)
+        return rc;
+    while (cap < 2 * (size_t)n + 2)
+        cap *= 2;
+    return cap > t->table_cap ? rebuild_table(t, cap) : TROVE_OK;
+}
+
+void trove__dict_prefetch(const struct trove__dict *t, const struct trove_digest *d)
+{
+    if (t->table_cap)
+        __builtin_prefetch(&t->table[trove__digest_hash(d) & (t->table_cap - 1)]);
+}
+
 int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct trove_digest *d)
 {
+    size_t slot;
     int rc;
 
     if (idx >= TROVE__DICT_MAX)
@@ -255,12 +276,13 @@ int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct tro
     }
     if (idx == 0 || trove_digest_is_zero(d))
         return idx == 0 && !trove_digest_is_zero(d) ? TROVE_ERR_CORRUPT : TROVE_OK;
-    if (trove__dict_find(t, d) != 0)
-        return TROVE_ERR_CORRUPT;
     if ((t->live + 1) * 2 > t->table_cap && (rc = grow_table(t)) != TROVE_OK)
         return rc;
+    /* One probe: where d is (a repeat, refused) or where it goes. */
+    if (t->table[slot = table_slot(t, d)] != 0)
+        return TROVE_ERR_CORRUPT;
     t->digests[idx] = *d;
-    t->table[table_slot(t, d)] = idx;
+    t->table[slot] = idx;
     t->live++;
     return TROVE_OK;
 }

@@ -57,6 +57,14 @@ void trove__dict_unref(struct trove__dict *t, uint32_t idx);
 /* Free idx if nothing counts it (an intern that was not used). */
 void trove__dict_release_unused(struct trove__dict *t, uint32_t idx);
 
+/* Room for indices [0, n] and a table for n digests at once, before loading n entries (a
+ * table that doubles as it fills rehashes every entry again each time). Errors:
+ * TROVE_ERR_NOMEM, TROVE_ERR_LIMIT. */
+int trove__dict_reserve(struct trove__dict *t, uint32_t n);
+
+/* A hint: d's table slot will be probed soon (a load of many entries asks ahead). */
+void trove__dict_prefetch(const struct trove__dict *t, const struct trove_digest *d);
+
 /*
  * Put entry idx = d with refc 0 while loading a stored dictionary (indices arrive in
  * order; d may be zero for a free index). Errors: TROVE_ERR_NOMEM, TROVE_ERR_LIMIT,

@@ -245,6 +245,7 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     struct trove_bytes obj = {0};
     struct trove_digest *raw = NULL;
     uint32_t *seg = NULL;
+    uint8_t *named = NULL;
     uint64_t total;
     int rc;
 
@@ -300,7 +301,13 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
         }
         v->nsec += n;
     }
-    /* The dictionary, at its stored indices. */
+    /* The dictionary, at its stored indices; `named` marks the entries that hold a digest,
+     * so that the column's check of each slot reads a bit, not the slot's digest. */
+    if ((rc = trove__dict_reserve(&v->dict, m.dict_count)) != TROVE_OK ||
+        (m.dict_count > 0 && !(named = trove__calloc((size_t)m.dict_count / 8 + 1, 1)))) {
+        rc = rc != TROVE_OK ? rc : TROVE_ERR_NOMEM;
+        goto out;
+    }
     for (uint64_t c = 0; c < m.nchunks; c++) {
         const struct trove_v3_section *sc = &v->sec[m.nsegments + c];
         uint32_t n = (uint32_t)(m.dict_count - c * CHUNK < CHUNK ? m.dict_count - c * CHUNK
@@ -312,6 +319,8 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
             goto out;
         }
         for (uint32_t k = 0; k < n; k++) {
+            if (k + 8 < n) /* each entry lands at a random table slot: ask for it early */
+                trove__dict_prefetch(&v->dict, &raw[k + 8]);
             rc = trove__dict_load_entry(&v->dict, (uint32_t)(c * CHUNK + k), &raw[k]);
             if (rc == TROVE_ERR_CORRUPT)
                 rc = TROVE_FAIL(diag, rc, 0,
@@ -320,6 +329,10 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
                                 v->name, (unsigned long long)(c * CHUNK + k));
             if (rc != TROVE_OK)
                 goto out;
+            if (!trove_digest_is_zero(&raw[k])) {
+                uint32_t x = (uint32_t)(c * CHUNK + k);
+                named[x / 8] |= (uint8_t)(1u << (x % 8));
+            }
         }
     }
     /* The column. Raw segments name digests; they join the dictionary. A patch is its base
@@ -347,24 +360,34 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
                 goto out;
             }
         }
-        for (uint32_t k = 0; k < n; k++) {
-            uint64_t i = sg * SEG + k;
-            uint32_t x = 0;
-            int created;
-            if (enc == TROVE_V3_ENC_RAW) {
+        if (enc == TROVE_V3_ENC_RAW) {
+            for (uint32_t k = 0; k < n; k++) {
+                uint32_t x = 0;
+                int created;
                 if ((rc = trove__dict_intern(&v->dict, &raw[k], &x, &created)) != TROVE_OK)
                     goto out;
-            } else {
-                x = seg[k];
-                if (x != 0 && trove_digest_is_zero(&v->dict.digests[x])) {
+                load_slot(v, sg * SEG + k, x);
+            }
+            continue;
+        }
+        /* Indices into the stored dictionary (decode checked that each is below its
+         * count). The counts are spread over the whole dictionary, so each increment is a
+         * cache miss: ask for each a few slots ahead. */
+        {
+            uint32_t *refc = v->dict.refc, *dst = v->idx + sg * SEG;
+            for (uint32_t k = 0; k < n; k++) {
+                uint32_t x = seg[k];
+                if (k + 32 < n)
+                    __builtin_prefetch(&refc[seg[k + 32]], 1);
+                if (x != 0 && !(named[x / 8] & (1u << (x % 8)))) {
                     rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
-                                    "slot %u names dictionary entry %u, which is free", k,
-                                    x);
+                                    "slot %u names dictionary entry %u, which is free", k, x);
                     rc = reword(v, diag, rc, "segment", sg, &sc->d);
                     goto out;
                 }
+                dst[k] = x;
+                refc[x] += x != 0;
             }
-            load_slot(v, i, x);
         }
     }
     if ((rc = trove__dict_finish_load(&v->dict)) != TROVE_OK)
@@ -374,6 +397,7 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     rc = TROVE_OK;
 out:
     trove_bytes_free(&obj);
+    free(named);
     free(seg);
     free(raw);
     return rc;
