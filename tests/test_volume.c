@@ -491,6 +491,82 @@ static void test_metadata_o_changed(void)
     CHECK(big <= (64u << 10));
 }
 
+/* A volume made afresh over a damaged one: nothing is written until its commit, which
+ * replaces the damaged recipe with a later generation (and the old block size when the
+ * header still reads); a volume that loads, a damaged snapshot, a newer format or the other
+ * kind of volume is refused. */
+static void test_create_over(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL;
+    struct trove_volume_info in;
+    struct trove_diag diag = {0};
+    uint8_t data[3 * BS], *orig;
+    char path[256];
+    size_t olen;
+    uint64_t seed = 23;
+    int fd;
+
+    fill_random(data, sizeof data, &seed);
+    /* Over nothing: an ordinary create. */
+    CHECK_EQ_INT(trove_volume_create_over(s, "x", sizeof data, BS, V3, 0, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_snapshot_create(s, "x", "snap", NULL), TROVE_OK);
+    /* Over a volume that loads: refused. */
+    CHECK_EQ_INT(trove_volume_create_over(s, "x", sizeof data, BS, V3, 0, &v, &diag),
+                 TROVE_ERR_EXISTS);
+    CHECK(strstr(diag.msg, "not damaged") != NULL);
+    /* Damage x's manifest past its header (the v3 checksum covers it all). */
+    snprintf(path, sizeof path, "%s/volumes/x.recipe", sdir);
+    orig = test_read_file(path, &olen);
+    CHECK(orig != NULL && olen > 60);
+    CHECK((fd = open(path, O_WRONLY)) >= 0 && pwrite(fd, "\xff", 1, 60) == 1);
+    close(fd);
+    CHECK(trove_volume_open(s, "x", &v, NULL) != TROVE_OK);
+    /* The other kind, or a newer format: refused. */
+    CHECK_EQ_INT(trove_volume_create_over(s, "x", 2 * 4096, 4096, V3, 1, &v, NULL),
+                 TROVE_ERR_EXISTS);
+    /* Closed uncommitted: the damaged recipe is left exactly as it was. */
+    CHECK_EQ_INT(trove_volume_create_over(s, "x", sizeof data, 0, V3, 0, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK_EQ_INT(in.block_size, BS); /* from the damaged header */
+    trove_volume_close(v);
+    {
+        size_t n;
+        uint8_t *now = test_read_file(path, &n);
+        CHECK(now && n == olen && now[60] == 0xff && memcmp(now, orig, 60) == 0 &&
+              memcmp(now + 61, orig + 61, olen - 61) == 0);
+        free(now);
+    }
+    /* Committed: replaced, at a later generation, and it reads back. */
+    CHECK_EQ_INT(trove_volume_create_over(s, "x", sizeof data, 0, V3, 0, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, data, sizeof data), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK(in.generation > 2);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_open(s, "x", &v, NULL), TROVE_OK);
+    CHECK(volume_equals(v, data, sizeof data));
+    trove_volume_close(v);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    /* A damaged snapshot is not rewritten as a writable volume. */
+    snprintf(path, sizeof path, "%s/volumes/snap.recipe", sdir);
+    CHECK((fd = open(path, O_WRONLY)) >= 0 && pwrite(fd, "\xff", 1, 60) == 1);
+    close(fd);
+    CHECK_EQ_INT(trove_volume_create_over(s, "snap", sizeof data, 0, V3, 0, &v, &diag),
+                 TROVE_ERR_READONLY);
+    /* A recipe of a newer format is kept. */
+    snprintf(path, sizeof path, "%s/volumes/snap.recipe", sdir);
+    CHECK((fd = open(path, O_WRONLY)) >= 0 && pwrite(fd, "\x09", 1, 8) == 1);
+    close(fd);
+    CHECK_EQ_INT(trove_volume_create_over(s, "snap", sizeof data, 0, V3, 0, &v, &diag),
+                 TROVE_ERR_VERSION);
+    free(orig);
+    trove_store_close(s);
+}
+
 static void test_corrupt_recipe(void)
 {
     struct trove_store *s = fresh_store();
@@ -968,9 +1044,10 @@ static void test_v3_corrupt_objects(void)
         fd = open(pack, O_WRONLY);
         CHECK(fd >= 0 && pwrite(fd, orig.ptr + orig.len - 1, 1, at + (off_t)orig.len - 1) == 1);
         close(fd);
-        /* Missing altogether (deleted behind the store's back), then put back. */
+        /* Missing altogether (deleted behind the store's back), then put back. The volume
+         * is damaged, not absent: TROVE_ERR_NOTFOUND would say there is no such volume. */
         CHECK_EQ_INT(trove_backend_delete(f.be, &f.found), TROVE_OK);
-        CHECK_EQ_INT(trove_volume_open(s, "a", &v, &diag), TROVE_ERR_NOTFOUND);
+        CHECK_EQ_INT(trove_volume_open(s, "a", &v, &diag), TROVE_ERR_CORRUPT);
         CHECK(strstr(diag.msg, "missing") != NULL && strstr(diag.msg, hex) != NULL);
         CHECK_EQ_INT(trove_backend_put(f.be, &f.found, orig.ptr, orig.len, NULL), TROVE_OK);
         trove_bytes_free(&orig);
@@ -1415,6 +1492,7 @@ int main(void)
     test_no_store_metadata();
     test_metadata_o_changed();
     test_corrupt_recipe();
+    test_create_over();
     test_verify_finds();
     test_names_and_modes();
     test_sparse_10tib();

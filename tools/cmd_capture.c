@@ -562,7 +562,12 @@ int cli_capture_load(const char *cmd, const char *store, const char *name, uint6
     if (rc == TROVE_ERR_SEND)
         rc = stats.send_error;
     if (rc != TROVE_OK) {
-        cli_error(cmd, "capture %s: %s", name, cli_diag_msg(&diag, rc));
+        char pre[TROVE_VOLUME_NAME_MAX + 16];
+        snprintf(pre, sizeof pre, "capture %s: ", name);
+        if (strncmp(diag.msg, pre, strlen(pre)) == 0) /* the replay named it already */
+            cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+        else
+            cli_error(cmd, "capture %s: %s", name, cli_diag_msg(&diag, rc));
         goto out;
     }
     status = 0;

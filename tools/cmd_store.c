@@ -37,7 +37,8 @@ static const struct cli_store_usage verify_usage = {
     "                to their name now (healed)\n"
     "  --json        one JSON object: volumes, bad_recipes, slots, objects, missing_objects,\n"
     "                bad_length, bad_hash, quarantined, healed, deep, ok, first_problem,\n"
-    "                damaged ([{object, volume, slot}])\n"
+    "                damaged ([{object, volume, slot}]), bad_packs ([{name, why}]: pack\n"
+    "                files that cannot be read, whose objects are missing)\n"
     STORE_HELP,
     CLI_OPT_DEEP | CLI_OPT_REPAIR | CLI_OPT_JSON, 0, 0, 0};
 
@@ -45,8 +46,10 @@ static const struct cli_store_usage gc_usage = {
     "usage: trove gc [--json] [--store DIR]\n"
     "\n"
     "Delete every object that no volume or snapshot names (what `trove volume rm` and\n"
-    "overwrites leave behind) and print how many and how many bytes.\n"
-    "  --json        one JSON object: objects_seen, objects_deleted, bytes_deleted\n" STORE_HELP,
+    "overwrites leave behind), and every pack file that cannot be read once no recipe needs\n"
+    "it, and print how many and how many bytes. Refused while a recipe cannot be read.\n"
+    "  --json        one JSON object: objects_seen, objects_deleted, bytes_deleted,\n"
+    "                bad_packs_deleted\n" STORE_HELP,
     CLI_OPT_JSON, 0, 0, 0};
 
 static void store_progress(void *ctx, uint64_t done, uint64_t total)
@@ -117,6 +120,24 @@ static int print_damaged(void *ctx, const struct trove_digest *d, const char *vo
     return 0;
 }
 
+static int print_bad_pack(void *ctx, const char *name, const char *why)
+{
+    struct damaged_out *o = ctx;
+
+    if (o->json) {
+        printf("%s{\"name\":", o->n ? "," : "");
+        cli_json_string(stdout, name, strlen(name));
+        fputs(",\"why\":", stdout);
+        cli_json_string(stdout, why, strlen(why));
+        putchar('}');
+    } else {
+        printf("unreadable pack: %s: %s (its objects are missing; writing what names them "
+               "again heals that, and `trove gc` then removes the pack)\n", name, why);
+    }
+    o->n++;
+    return 0;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     struct cli_store_args a;
@@ -158,6 +179,9 @@ int cmd_verify(int argc, char **argv)
         fputs(",\"damaged\":[", stdout);
         if (r.bad_hash)
             trove_store_damaged(s, print_damaged, &dmg);
+        fputs("],\"bad_packs\":[", stdout);
+        dmg.n = 0;
+        trove_backend_unreadable(trove_store_backend(s), 0, print_bad_pack, &dmg);
         puts("]}");
     } else {
         printf("%llu volumes, %llu slots, %llu objects checked%s: %llu missing, %llu wrong length, "
@@ -176,6 +200,7 @@ int cmd_verify(int argc, char **argv)
                    r.healed == 1 ? "was" : "were");
         if (r.bad_hash)
             trove_store_damaged(s, print_damaged, &dmg);
+        trove_backend_unreadable(trove_store_backend(s), 0, print_bad_pack, &dmg);
     }
     if (fflush(stdout) != 0) {
         cli_error("verify", "writing stdout: %s", strerror(errno));
@@ -209,9 +234,8 @@ int cmd_gc(int argc, char **argv)
     rc = trove_store_gc(s, &r, store_progress, &prog);
     cli_progress_end(&prog);
     if (rc == TROVE_ERR_CORRUPT) {
-        cli_error("gc", "%s has a recipe that cannot be read or reference counts that disagree "
-                        "with the recipes, so no object can be called unused; `trove verify` "
-                        "says which",
+        cli_error("gc", "%s has a recipe that cannot be read, so no object can be called "
+                        "unused; `trove verify` says which",
                   a.store);
         goto out;
     }
@@ -221,13 +245,15 @@ int cmd_gc(int argc, char **argv)
         goto out;
     }
     if (a.given & CLI_OPT_JSON)
-        printf("{\"objects_seen\":%llu,\"objects_deleted\":%llu,\"bytes_deleted\":%llu}\n",
+        printf("{\"objects_seen\":%llu,\"objects_deleted\":%llu,\"bytes_deleted\":%llu,"
+               "\"bad_packs_deleted\":%llu}\n",
                (unsigned long long)r.objects_seen, (unsigned long long)r.objects_deleted,
-               (unsigned long long)r.bytes_deleted);
+               (unsigned long long)r.bytes_deleted, (unsigned long long)r.bad_packs_deleted);
     else
-        printf("%llu objects seen, %llu deleted, %llu bytes freed\n",
+        printf("%llu objects seen, %llu deleted, %llu bytes freed%s\n",
                (unsigned long long)r.objects_seen, (unsigned long long)r.objects_deleted,
-               (unsigned long long)r.bytes_deleted);
+               (unsigned long long)r.bytes_deleted,
+               r.bad_packs_deleted ? "; unreadable pack files removed" : "");
     if (fflush(stdout) != 0) {
         cli_error("gc", "writing stdout: %s", strerror(errno));
         goto out;

@@ -358,6 +358,14 @@ static int volume_cat(struct volume_run *r)
     return check_blocks(r) || check_stdout(r->cmd) || copy_out(r, 0, r->info.size, 1);
 }
 
+/* An error opening a volume that says its recipe is damaged (not absent, busy, refused,
+ * out of memory or an I/O error, and not a newer format). */
+static int is_damage(int rc)
+{
+    return rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT || rc == TROVE_ERR_TRUNCATED ||
+           rc == TROVE_ERR_MAGIC || rc == TROVE_ERR_LIMIT;
+}
+
 /*
  * Put: make volume NAME hold exactly FILE's bytes. The volume is created (or resized) to
  * the file's size and written whole, block by block; blocks that did not change hash to
@@ -377,6 +385,19 @@ static int volume_put(struct volume_run *r)
         rc = trove_volume_create_format(r->s, r->name, size, (uint32_t)r->a->block_size,
                                         r->a->recipe_format, &r->v, &diag);
         created = rc == TROVE_OK;
+    } else if (is_damage(rc)) {
+        /* The recipe is damaged: the file's bytes make the volume again, and the commit
+         * replaces the recipe (healing its objects as it stages them). */
+        char why[sizeof diag.msg];
+        snprintf(why, sizeof why, "%s", diag.msg);
+        memset(&diag, 0, sizeof diag);
+        rc = trove_volume_create_over(r->s, r->name, size,
+                                      (r->a->given & CLI_OPT_BLOCK_SIZE)
+                                          ? (uint32_t)r->a->block_size : 0,
+                                      r->a->recipe_format, 0, &r->v, &diag);
+        if (rc == TROVE_OK)
+            fprintf(stderr, "trove %s: %s was damaged (%s); writing it anew from %s\n", r->cmd,
+                    r->name, why, r->in_name);
     }
     if (rc != TROVE_OK) {
         cli_error(r->cmd, "%s: %s", r->name, cli_diag_msg(&diag, rc));

@@ -25,7 +25,7 @@ static const struct command commands[] = {
     {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet|stream"},
     {"volume", cmd_volume, "create, write, read and list volumes in a deduplicating store"},
     {"snapshot", cmd_snapshot, "snapshot a volume: a read-only copy sharing its blocks"},
-    {"verify", cmd_verify, "check a store: every block present (--deep: rehashed), counts right"},
+    {"verify", cmd_verify, "check a store: every object present, sized right, not damaged (--deep: rehashed)"},
     {"gc", cmd_gc, "delete the objects no volume or snapshot names"},
 };
 

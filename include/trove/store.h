@@ -104,6 +104,20 @@ int trove_backend_quarantine_list(struct trove_backend *be,
 int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d,
                           struct trove_bytes *out, size_t max_len);
 
+/*
+ * Containers of objects that the backend could not read when it was opened: for the fs
+ * backend, pack files (objects/packs/<hex>.pack, where v3 recipe objects live) whose
+ * footer or index fails its checks, so that every object in them is absent. fn is called
+ * with each one's name (relative to the store directory) and why; nonzero stops. With
+ * remove (a writable handle), each one that still fails its checks is deleted after fn
+ * has seen it: gc does so once every recipe reads without it, when nothing can need it.
+ * A commit that writes a pack of the same name replaces the damaged file (it is healed,
+ * and no longer listed). Errors: TROVE_ERR_INVALID, TROVE_ERR_READONLY (remove on a
+ * read-only handle), -errno.
+ */
+int trove_backend_unreadable(struct trove_backend *be, int remove,
+                             int (*fn)(void *ctx, const char *name, const char *why), void *ctx);
+
 /* Delete object d; durable on return (fs: a loose object's directory is fsync'd; a packed
  * object's delete goes to its pack's fsync'd dead list, and the pack is unlinked when empty
  * or rewritten when under half live). Deleting an object that is not there is

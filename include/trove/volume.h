@@ -104,6 +104,23 @@ int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t
                                uint32_t block_size, int recipe_format,
                                struct trove_volume **out, struct trove_diag *diag);
 
+/*
+ * Make volume `name` afresh over a damaged one: like trove_volume_create_format (objects:
+ * an object volume whose slots hold objects of up to block_size bytes), except that `name`
+ * may exist with a recipe that cannot be loaded (a damaged manifest, page, chunk or
+ * segment, or one that is missing). Then nothing is written until the volume's first
+ * commit, which replaces the damaged recipe (its generation past the old one when the old
+ * header reads); closing uncommitted leaves the damaged recipe as it was. block_size 0
+ * takes the damaged recipe's when its header reads, else the default. Where `name` does
+ * not exist this is an ordinary create. Writing the volume's content again through it heals
+ * the recipe's objects as a put heals a block (docs/formats/store.md). Errors: those of
+ * create, TROVE_ERR_EXISTS (name loads: it is not damaged; or it is of the other kind),
+ * TROVE_ERR_READONLY (a damaged snapshot: remove it and snapshot again).
+ */
+int trove_volume_create_over(struct trove_store *s, const char *name, uint64_t size,
+                             uint32_t block_size, int recipe_format, int objects,
+                             struct trove_volume **out, struct trove_diag *diag);
+
 /* The format v's next commits write (a v1 volume stays v1 until asked). Marks v dirty when
  * the format changes. Errors: TROVE_ERR_INVALID, TROVE_ERR_READONLY. */
 int trove_volume_set_format(struct trove_volume *v, int recipe_format);
@@ -245,6 +262,9 @@ struct trove_verify_report {
                                     (put again since, or damage that is gone), released */
     int deep;                    /* DEEP: contents were read; else only presence, sizes and
                                     the damage on record were checked */
+    uint64_t bad_packs;          /* pack files the backend could not read (their objects are
+                                    absent; a problem only through the recipes naming them,
+                                    and gc deletes them once no recipe does) */
     /* The first problem found, for a message ("" if none). */
     char first_problem[256];
 };
@@ -275,11 +295,13 @@ struct trove_gc_report {
     uint64_t objects_seen;
     uint64_t objects_deleted;
     uint64_t bytes_deleted;
+    uint64_t bad_packs_deleted; /* unreadable pack files (trove_backend_unreadable) */
 };
 
 /*
- * Delete every object that no slot of any volume names, committed or in memory. Crash-safe:
- * only unreferenced objects are deleted, each durably, in any order. Refuses to run
+ * Delete every object that no slot of any volume names, committed or in memory, and every
+ * pack file the backend could not read (every recipe reads without it, so nothing needs
+ * it). Crash-safe: only unreferenced objects are deleted, each durably, in any order. Refuses to run
  * (TROVE_ERR_CORRUPT) while a recipe is unreadable, since its objects cannot be told apart.
  * Errors: TROVE_ERR_READONLY, TROVE_ERR_CORRUPT, TROVE_ERR_NOMEM, -errno.
  */

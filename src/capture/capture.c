@@ -48,8 +48,17 @@ int trove__capture_read_header(struct trove_volume *v, const char *name,
         goto out;
     }
     if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_HEADER, &b)) != TROVE_OK) {
-        TROVE_FAIL(diag, rc, 0, "reading its header object: %s", trove_strerror(rc));
-        rc = prefix_diag(diag, rc, name, "slot 0");
+        struct trove_digest d;
+        char hex[33] = "none";
+        if (trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_HEADER, 1, &d) == TROVE_OK &&
+            !trove_digest_is_zero(&d))
+            trove_digest_hex(&d, hex);
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: header (slot 0) (object %s): %s", name, hex,
+                        rc == TROVE_ERR_CHECKSUM
+                            ? "its stored bytes do not hash to its name: the object is damaged "
+                              "(`trove verify --deep` lists every damaged one; importing the "
+                              "capture again heals it)"
+                            : trove_strerror(rc));
         goto out;
     }
     if (b.len == 0) {
@@ -282,6 +291,18 @@ static int open_for_write(struct writer *w, uint64_t slots, int *created, struct
         w->block = TROVE_CAPTURE_MAX_OBJECT;
         return TROVE_OK;
     }
+    if (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT || rc == TROVE_ERR_TRUNCATED) {
+        /* Its recipe is damaged: write the capture afresh over it (a failed write leaves the
+         * damaged one); the commit replaces the recipe, healing its objects. */
+        if (slots > UINT64_MAX / TROVE_CAPTURE_MAX_OBJECT)
+            return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
+        rc = trove_volume_create_over(w->s, w->name, slots * TROVE_CAPTURE_MAX_OBJECT,
+                                      TROVE_CAPTURE_MAX_OBJECT, 0, 1, &w->v, diag);
+        if (rc != TROVE_OK)
+            return rc;
+        w->block = TROVE_CAPTURE_MAX_OBJECT;
+        return TROVE_OK;
+    }
     if (rc != TROVE_OK)
         return rc;
     if ((rc = trove_volume_info(w->v, &vi)) != TROVE_OK)
@@ -297,12 +318,15 @@ static int open_for_write(struct writer *w, uint64_t slots, int *created, struct
                           w->name);
     if (vi.used_slots > 0) {
         rc = trove__capture_read_header(w->v, w->name, &h, &why);
-        if (rc != TROVE_OK)
+        /* An object volume whose header object is damaged is a capture that lost it: the
+         * write replaces it, and putting the header heals the object. */
+        if (rc != TROVE_OK && rc != TROVE_ERR_CHECKSUM)
             return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
                               "%s exists and is not a capture (%s); pick another name or "
                               "remove it with `trove volume rm`",
                               w->name, why.msg);
-        trove_capture_header_free(&h);
+        if (rc == TROVE_OK)
+            trove_capture_header_free(&h);
     }
     w->block = vi.block_size;
     if (slots > UINT64_MAX / w->block)

@@ -101,6 +101,14 @@ int trove_backend_quarantine_list(struct trove_backend *be,
     return be->ops->quarantine_list ? be->ops->quarantine_list(be, fn, ctx) : TROVE_OK;
 }
 
+int trove_backend_unreadable(struct trove_backend *be, int remove,
+                             int (*fn)(void *ctx, const char *name, const char *why), void *ctx)
+{
+    if (!be || !fn)
+        return TROVE_ERR_INVALID;
+    return be->ops->unreadable ? be->ops->unreadable(be, remove, fn, ctx) : TROVE_OK;
+}
+
 /* get and get_raw: the checks, the read, and (verify) the bytes against their name. */
 static int get(struct trove_backend *be, const struct trove_digest *d, struct trove_bytes *out,
                size_t max_len, int verify)

@@ -29,6 +29,7 @@
 
 #include "backend_internal.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "pack.h"
 #include "refmap.h"
 
@@ -72,6 +73,8 @@ struct fs_backend {
     struct trove__pack_entry *stage_e;
     size_t nstage, cap_stage;
     struct refmap stage_set;
+    struct fs_bad_pack *bad;  /* packs open could not read (owner thread only) */
+    size_t nbad;
     int root_fd;              /* dir, for making dir/quarantine on the first damage */
     atomic_int quarantine_fd; /* dir/quarantine, or -1 while there is none */
 };
@@ -79,6 +82,11 @@ struct fs_backend {
 struct fs_pack {
     char name[48]; /* <32 hex>.pack */
     uint64_t live, live_bytes, total_bytes;
+};
+
+struct fs_bad_pack {
+    char name[48];
+    char why[256];
 };
 
 static atomic_uint_fast64_t tmp_counter;
@@ -444,12 +452,18 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
         if (unlinkat(be->packs_fd, dead, 0) != 0 && errno != ENOENT)
             rc = -errno;
     }
+    /* A pack of this name has this very index. It is these bytes, or a damaged copy of
+     * them (a flipped byte in an object or in the index, which open skipped): these were
+     * hashed as they were staged, so they replace it either way, atomically. */
     if (rc == TROVE_OK && linkat(be->tmp_fd, tmp, be->packs_fd, name, 0) != 0 &&
-        errno != EEXIST)
+        (errno != EEXIST || renameat(be->tmp_fd, tmp, be->packs_fd, name) != 0))
         rc = -errno;
     unlinkat(be->tmp_fd, tmp, 0);
     if (rc == TROVE_OK && !be->nosync)
         rc = fsync_dir_fd(be->packs_fd);
+    for (size_t k = 0; rc == TROVE_OK && k < be->nbad; k++)
+        if (strcmp(be->bad[k].name, name) == 0) /* replaced by good bytes: healed */
+            be->bad[k] = be->bad[--be->nbad];
     if (rc == TROVE_OK) {
         pthread_mutex_lock(&be->mu);
         rc = new_pack_slot(be, name, buf->len, &p);
@@ -824,8 +838,72 @@ static uint64_t drop_dead(struct fs_backend *be, const char *pack, struct trove_
     return n;
 }
 
+/* Read and check pack `name`'s footer and index into *e_out (malloc'd) and *count_out.
+ * Errors: TROVE_ERR_NOMEM, -errno (opening it), or the check that failed, with why. */
+static int pack_read_index(struct fs_backend *be, const char *name, struct trove__pack_entry **e_out,
+                           uint64_t *count_out, uint64_t *size_out, char *why, size_t whylen)
+{
+    uint8_t foot[TROVE__PACK_FOOTER], *tail = NULL;
+    struct trove__pack_entry *e = NULL;
+    struct trove_diag diag = {0};
+    uint64_t count, index;
+    struct stat st;
+    size_t tl;
+    int pf, rc;
+
+    *e_out = NULL;
+    if ((pf = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
+        return -errno;
+    if (fstat(pf, &st) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (st.st_size < TROVE__PACK_FOOTER ||
+        pread(pf, foot, sizeof foot, st.st_size - TROVE__PACK_FOOTER) != (ssize_t)sizeof foot) {
+        rc = TROVE_FAIL(&diag, TROVE_ERR_TRUNCATED, 0, "shorter than its footer");
+        goto out;
+    }
+    if ((rc = trove__pack_footer(foot, (uint64_t)st.st_size, &count, &index, &diag)))
+        goto out;
+    tl = (size_t)(count * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
+    if (!(tail = trove__malloc(tl)) || !(e = trove__malloc(count * sizeof *e + 1))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (pread(pf, tail, tl, (off_t)index) != (ssize_t)tl) {
+        rc = TROVE_FAIL(&diag, TROVE_ERR_TRUNCATED, 0, "its index cannot be read whole");
+        goto out;
+    }
+    if ((rc = trove__pack_index(tail, count, index, e, &diag)) != TROVE_OK)
+        goto out;
+    *e_out = e;
+    *count_out = count;
+    *size_out = (uint64_t)st.st_size;
+    e = NULL;
+out:
+    snprintf(why, whylen, "%s", diag.msg[0] ? diag.msg : trove_strerror(rc));
+    free(tail);
+    free(e);
+    close(pf);
+    return rc;
+}
+
+static int note_bad_pack(struct fs_backend *be, const char *name, const char *why)
+{
+    struct fs_bad_pack *p = trove__realloc(be->bad, (be->nbad + 1) * sizeof *p);
+
+    if (!p)
+        return TROVE_ERR_NOMEM;
+    be->bad = p;
+    snprintf(p[be->nbad].name, sizeof p->name, "%s", name);
+    snprintf(p[be->nbad].why, sizeof p->why, "%s", why);
+    be->nbad++;
+    return TROVE_OK;
+}
+
 /* Load the index of every pack in dir/objects/packs. A pack that fails its checks is
- * skipped: its objects are absent, which verify reports for any recipe naming them. */
+ * skipped — its objects are absent, which verify reports for any recipe naming them — and
+ * noted (fs_unreadable), so that verify can name it and gc remove it. */
 static int load_packs(struct fs_backend *be)
 {
     DIR *dp;
@@ -842,38 +920,67 @@ static int load_packs(struct fs_backend *be)
         return -errno;
     }
     while (rc == TROVE_OK && (de = readdir(dp)) != NULL) {
-        uint8_t foot[TROVE__PACK_FOOTER], *tail = NULL;
         struct trove__pack_entry *e = NULL;
-        uint64_t count, index;
-        struct stat st;
-        size_t len = strlen(de->d_name), tl;
+        uint64_t count = 0, size = 0;
+        size_t len = strlen(de->d_name);
+        char why[256];
         uint32_t p;
-        int pf;
+        int r;
         if (len != 37 || strcmp(de->d_name + 32, ".pack") != 0)
             continue;
-        if ((pf = openat(be->packs_fd, de->d_name, O_RDONLY | O_CLOEXEC)) < 0)
-            continue;
-        if (fstat(pf, &st) != 0 || st.st_size < TROVE__PACK_FOOTER ||
-            pread(pf, foot, sizeof foot, st.st_size - TROVE__PACK_FOOTER) != (ssize_t)sizeof foot ||
-            trove__pack_footer(foot, (uint64_t)st.st_size, &count, &index, NULL) != TROVE_OK)
-            goto next;
-        tl = (size_t)(count * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
-        if (!(tail = trove__malloc(tl)) || !(e = trove__malloc(count * sizeof *e + 1))) {
-            rc = TROVE_ERR_NOMEM;
-            goto next;
+        r = pack_read_index(be, de->d_name, &e, &count, &size, why, sizeof why);
+        if (r == TROVE_ERR_NOMEM) {
+            rc = r;
+        } else if (r == -ENOENT) {
+            ; /* gone since the listing */
+        } else if (r != TROVE_OK) {
+            rc = note_bad_pack(be, de->d_name, why);
+        } else {
+            count = drop_dead(be, de->d_name, e, count);
+            if ((rc = new_pack_slot(be, de->d_name, size, &p)) == TROVE_OK)
+                rc = packed_add(be, p, e, (size_t)count);
         }
-        if (pread(pf, tail, tl, (off_t)index) != (ssize_t)tl ||
-            trove__pack_index(tail, count, index, e, NULL) != TROVE_OK)
-            goto next;
-        count = drop_dead(be, de->d_name, e, count);
-        if ((rc = new_pack_slot(be, de->d_name, (uint64_t)st.st_size, &p)) == TROVE_OK)
-            rc = packed_add(be, p, e, (size_t)count);
-    next:
-        free(tail);
         free(e);
-        close(pf);
     }
     closedir(dp);
+    return rc;
+}
+
+static int fs_unreadable(struct trove_backend *base, int remove,
+                         int (*fn)(void *ctx, const char *name, const char *why), void *ctx)
+{
+    struct fs_backend *be = (struct fs_backend *)base;
+    int rc = TROVE_OK;
+
+    if (remove && be->readonly)
+        return TROVE_ERR_READONLY;
+    for (size_t k = 0; k < be->nbad;) {
+        struct trove__pack_entry *e = NULL;
+        uint64_t count, size;
+        char rel[64], why[256];
+        int r;
+        snprintf(rel, sizeof rel, "objects/packs/%s", be->bad[k].name);
+        if (fn(ctx, rel, be->bad[k].why) != 0)
+            break;
+        if (!remove) {
+            k++;
+            continue;
+        }
+        /* Look again before deleting: a pack that reads now is kept (and served from the
+         * next open on). */
+        r = pack_read_index(be, be->bad[k].name, &e, &count, &size, why, sizeof why);
+        free(e);
+        if (r == TROVE_ERR_NOMEM)
+            return r;
+        if (r != TROVE_OK && r != -ENOENT && unlinkat(be->packs_fd, be->bad[k].name, 0) != 0 &&
+            errno != ENOENT) {
+            rc = -errno;
+            break;
+        }
+        be->bad[k] = be->bad[--be->nbad];
+    }
+    if (rc == TROVE_OK && remove && !be->nosync && be->packs_fd >= 0)
+        rc = fsync_dir_fd(be->packs_fd);
     return rc;
 }
 
@@ -1036,6 +1143,7 @@ static void fs_close(struct trove_backend *base)
     trove__refmap_free(&be->stage_set);
     trove__refmap_free(&be->packed);
     free(be->packs);
+    free(be->bad);
     if (be->packs_fd >= 0)
         close(be->packs_fd);
     pthread_mutex_destroy(&be->mu);
@@ -1059,6 +1167,7 @@ static const struct trove_backend_ops fs_ops = {
     .quarantined = fs_quarantined,
     .release = fs_release,
     .quarantine_list = fs_quarantine_list,
+    .unreadable = fs_unreadable,
     .close = fs_close,
 };
 

@@ -38,6 +38,11 @@ struct trove_backend_ops {
     int (*release)(struct trove_backend *be, const struct trove_digest *d);
     int (*quarantine_list)(struct trove_backend *be,
                            int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
+    /* Optional (NULL: none): the containers of objects the backend could not read at open
+     * (fs: pack files whose footer or index fails its checks), each by name with why; with
+     * remove, each still unreadable is deleted after fn sees it. Owner thread only. */
+    int (*unreadable)(struct trove_backend *be, int remove,
+                      int (*fn)(void *ctx, const char *name, const char *why), void *ctx);
     /* Release everything, including be itself. */
     void (*close)(struct trove_backend *be);
 };

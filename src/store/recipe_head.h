@@ -35,7 +35,7 @@ void trove__recipe_head_put(uint8_t *buf, uint32_t version, const struct trove__
 
 /* What the store reads of a committed recipe file of any version without decoding it: the
  * generation (bytes 40..48 of buf, which holds at least the 48 shared bytes) and the
- * trailing checksum (the last 8 of len >= 8 bytes). The refs file's basis records both. */
+ * trailing checksum (the last 8 of len >= 8 bytes). */
 uint64_t trove__recipe_generation(const uint8_t *buf);
 uint64_t trove__recipe_checksum(const uint8_t *buf, size_t len);
 

@@ -93,13 +93,21 @@ static int fetch(struct trove_volume *v, const struct trove_digest *d, size_t ma
 
     trove_digest_hex(d, hex);
     rc = trove_backend_get(v->s->be, d, buf, max);
-    if (rc == TROVE_ERR_CHECKSUM)
-        return TROVE_FAIL(diag, TROVE_ERR_CHECKSUM, 0,
-                          "volume '%s': %s %llu (object %s) does not hash to its name",
-                          v->name, what, (unsigned long long)no, hex);
-    if (rc == TROVE_ERR_NOTFOUND)
-        return TROVE_FAIL(diag, rc, 0, "volume '%s': %s %llu (object %s) is missing",
-                          v->name, what, (unsigned long long)no, hex);
+    if (rc == TROVE_OK && !trove__backend_verifies(v->s->be)) { /* else the get checked it */
+        trove_digest_of(buf->ptr, buf->len, &got);
+        if (!trove_digest_equal(&got, d))
+            rc = TROVE_ERR_CHECKSUM;
+    }
+    if (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_NOTFOUND)
+        /* The volume exists and its recipe is damaged: not TROVE_ERR_NOTFOUND, which
+         * callers take for "no such volume". */
+        return TROVE_FAIL(diag, rc == TROVE_ERR_NOTFOUND ? TROVE_ERR_CORRUPT : rc, 0,
+                          "volume '%s': %s %llu (object %s) %s (%s again heals it)", v->name,
+                          what, (unsigned long long)no, hex,
+                          rc == TROVE_ERR_NOTFOUND ? "is missing" : "does not hash to its name",
+                          (v->flags & TROVE_RECIPE_FLAG_OBJECTS)
+                              ? "importing the capture"
+                              : "writing the volume's content (`trove volume put`)");
     if (rc == TROVE_ERR_LIMIT)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
                           "volume '%s': %s %llu (object %s) is larger than any %s",
@@ -107,13 +115,6 @@ static int fetch(struct trove_volume *v, const struct trove_digest *d, size_t ma
     if (rc != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "volume '%s': cannot read %s %llu (object %s): %s",
                           v->name, what, (unsigned long long)no, hex, trove_strerror(rc));
-    if (trove__backend_verifies(v->s->be)) /* the get checked it */
-        return TROVE_OK;
-    trove_digest_of(buf->ptr, buf->len, &got);
-    if (!trove_digest_equal(&got, d))
-        return TROVE_FAIL(diag, TROVE_ERR_CHECKSUM, 0,
-                          "volume '%s': %s %llu (object %s) does not hash to its name",
-                          v->name, what, (unsigned long long)no, hex);
     return TROVE_OK;
 }
 

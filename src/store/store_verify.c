@@ -135,6 +135,14 @@ out:
     return rc;
 }
 
+static int count_bad_pack(void *ctx, const char *name, const char *why)
+{
+    (void)name;
+    (void)why;
+    ((struct trove_verify_report *)ctx)->bad_packs++;
+    return 0;
+}
+
 int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verify_report *rep,
                        trove_progress_fn progress, void *progress_ctx)
 {
@@ -220,6 +228,8 @@ int trove_store_verify(struct trove_store *s, unsigned flags, struct trove_verif
         if (progress)
             progress(progress_ctx, ++done, rcnt.map.count);
     }
+    if ((rc = trove_backend_unreadable(s->be, 0, count_bad_pack, rep)) != TROVE_OK)
+        goto out;
     rc = (rep->bad_recipes || rep->missing_objects || rep->bad_length || rep->bad_hash)
              ? TROVE_ERR_CORRUPT
              : TROVE_OK;
@@ -248,6 +258,14 @@ static int collect(void *ctx, const struct trove_digest *d)
         v->cap = cap;
     }
     v->d[v->n++] = *d;
+    return 0;
+}
+
+static int count_deleted_pack(void *ctx, const char *name, const char *why)
+{
+    (void)name;
+    (void)why;
+    ((struct trove_gc_report *)ctx)->bad_packs_deleted++;
     return 0;
 }
 
@@ -300,7 +318,8 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
         if (progress)
             progress(progress_ctx, k + 1, all.n);
     }
-    rc = TROVE_OK;
+    /* Every recipe read without the unreadable packs: nothing needs what they held. */
+    rc = trove_backend_unreadable(s->be, 1, count_deleted_pack, rep);
 out:
     if (have_count)
         trove__recount_free(&rcnt);

@@ -100,13 +100,51 @@ static int seg_dirty(struct trove_volume *v, uint64_t seg)
     return TROVE_OK;
 }
 
+/*
+ * What a damaged recipe's header still says, for a volume made over it: *gen (0 if the
+ * header cannot be read), and *bs and *flags when it can (left alone otherwise). rc is
+ * TROVE_ERR_EXISTS if the recipe loads (it is not damaged), TROVE_ERR_NOMEM, else TROVE_OK.
+ */
+static int damaged_recipe_head(struct trove_store *s, const char *name, uint64_t *gen,
+                               uint32_t *bs, uint32_t *flags, struct trove_diag *diag)
+{
+    struct trove_volume *old = NULL;
+    struct trove_bytes buf = {0};
+    struct trove__recipe_head h;
+    uint32_t version;
+    int rc = trove__volume_load(s, name, &old, NULL);
+
+    trove__volume_free(old);
+    if (rc == TROVE_OK)
+        return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
+                          "volume '%s' already exists and is not damaged", name);
+    if (rc == TROVE_ERR_NOMEM)
+        return rc;
+    if (rc == TROVE_ERR_VERSION) /* not damage: a newer trove's, which this one must keep */
+        return TROVE_FAIL(diag, rc, 0,
+                          "volume '%s' has a recipe of a newer format; a newer trove reads it",
+                          name);
+    *gen = 0;
+    if (trove__recipe_read(s, name, &buf, NULL) == TROVE_OK &&
+        trove_recipe_version(buf.ptr, buf.len, &version, NULL) == TROVE_OK &&
+        trove__recipe_head(buf.ptr, buf.len, 48, version, &h, NULL) == TROVE_OK) {
+        *gen = h.generation;
+        *bs = h.block_size;
+        *flags = h.flags;
+    }
+    trove_bytes_free(&buf);
+    return TROVE_OK;
+}
+
+/* Make volume name in memory and (unless over) publish its empty recipe. With over, name
+ * may exist with a damaged recipe: nothing is written until the first commit replaces it. */
 static int create_volume(struct trove_store *s, const char *name, uint64_t size,
-                         uint32_t block_size, int recipe_format, uint32_t flags,
+                         uint32_t block_size, int recipe_format, uint32_t flags, int over,
                          struct trove_volume **out, struct trove_diag *diag)
 {
     struct trove_volume *v = NULL;
     char path[4096];
-    uint64_t n;
+    uint64_t n, gen = 0;
     int rc;
 
     if (out)
@@ -125,6 +163,33 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
         (rc = trove__store_writable(s, diag)) != TROVE_OK)
         goto out;
+    trove__recipe_path(s, name, path, sizeof path);
+    if (over && (rc = trove__recipe_exists(s, name)) > 0) {
+        uint32_t old_bs = 0, old_flags = flags;
+        if ((rc = damaged_recipe_head(s, name, &gen, &old_bs, &old_flags, diag)) != TROVE_OK)
+            goto out;
+        if (old_flags & TROVE_RECIPE_FLAG_READONLY) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_READONLY, 0,
+                            "'%s' is a damaged snapshot; remove it (`trove volume rm`) and "
+                            "snapshot again", name);
+            goto out;
+        }
+        if ((old_flags ^ flags) & TROVE_RECIPE_FLAG_OBJECTS) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
+                            "'%s' is a damaged %s volume; it cannot be replaced by a%s", name,
+                            (old_flags & TROVE_RECIPE_FLAG_OBJECTS) ? "capture's object"
+                                                                    : "block",
+                            (flags & TROVE_RECIPE_FLAG_OBJECTS) ? " capture" : " block volume");
+            goto out;
+        }
+        if (block_size == 0 && trove__recipe_block_size_ok(old_bs))
+            block_size = old_bs; /* what the damaged recipe had */
+    } else if (over && rc < 0) {
+        TROVE_FAIL(diag, rc, 0, "cannot check %s: %s", path, trove_strerror(rc));
+        goto out;
+    } else {
+        over = 0; /* nothing there: an ordinary create */
+    }
     if (block_size == 0)
         block_size = TROVE_BLOCK_SIZE_DEFAULT;
     if (!trove__recipe_block_size_ok(block_size)) {
@@ -142,8 +207,7 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
                         (unsigned long long)TROVE_RECIPE_MAX_SLOTS);
         goto out;
     }
-    trove__recipe_path(s, name, path, sizeof path);
-    if ((rc = trove__recipe_exists(s, name)) != 0) {
+    if (!over && (rc = trove__recipe_exists(s, name)) != 0) {
         if (rc > 0)
             rc = TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0, "volume '%s' already exists (%s)",
                             name, path);
@@ -162,9 +226,9 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     v->slot_count = v->cap_slots = n;
     v->format = recipe_format;
     v->committed_format = 0; /* nothing committed yet: commit writes every section */
-    v->generation = 0;
+    v->generation = gen;    /* over a damaged recipe: the commit goes past its generation */
     v->dirty = 1;
-    if ((rc = trove__volume_write_recipe(v)) != TROVE_OK) {
+    if (!over && (rc = trove__volume_write_recipe(v)) != TROVE_OK) {
         TROVE_FAIL(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
         goto out;
     }
@@ -184,13 +248,26 @@ int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t
                                uint32_t block_size, int recipe_format,
                                struct trove_volume **out, struct trove_diag *diag)
 {
-    return create_volume(s, name, size, block_size, recipe_format, 0, out, diag);
+    return create_volume(s, name, size, block_size, recipe_format, 0, 0, out, diag);
+}
+
+int trove_volume_create_over(struct trove_store *s, const char *name, uint64_t size,
+                             uint32_t block_size, int recipe_format, int objects,
+                             struct trove_volume **out, struct trove_diag *diag)
+{
+    if (!out)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no output");
+    if (objects && block_size != 0 && size / block_size * block_size != size)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "an object volume's size is a whole number of slots");
+    return create_volume(s, name, size, block_size, recipe_format,
+                         objects ? TROVE_RECIPE_FLAG_OBJECTS : 0, 1, out, diag);
 }
 
 int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
                         uint32_t block_size, struct trove_volume **out, struct trove_diag *diag)
 {
-    return create_volume(s, name, size, block_size, 0, 0, out, diag);
+    return create_volume(s, name, size, block_size, 0, 0, 0, out, diag);
 }
 
 int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_t slots,
@@ -205,7 +282,8 @@ int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_
     }
     /* A block size of 0 is refused by create_volume (as is any other bad one). */
     return create_volume(s, name, slots * (max_object ? max_object : 1),
-                         max_object ? max_object : 1, 0, TROVE_RECIPE_FLAG_OBJECTS, out, diag);
+                         max_object ? max_object : 1, 0, TROVE_RECIPE_FLAG_OBJECTS, 0, out,
+                         diag);
 }
 
 int trove_volume_is_objects(const struct trove_volume *v)
