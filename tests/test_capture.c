@@ -281,7 +281,7 @@ static void test_bad_header(void)
     expect_bad(work, n, TROVE_ERR_MAGIC, 0, "TROVCAP1", "magic");
     corpus_write("bad-magic.bin", work, n);
     memcpy(mutant(&g), "TROVREFS", 8);
-    expect_bad(work, n, TROVE_ERR_MAGIC, 0, NULL, "a refs file");
+    expect_bad(work, n, TROVE_ERR_MAGIC, 0, NULL, "an older trove's refs file");
     trove__put_le32(mutant(&g) + 8, 2);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 2");
     corpus_write("version-2.bin", work, n);

@@ -1,7 +1,7 @@
 /*
  * name.c: the rule for volume and snapshot names (include/trove/volume.h).
  *
- * A name becomes a file name (DIR/volumes/NAME.recipe) and a field of DIR/refs, so the rule
+ * A name becomes a file name (DIR/volumes/NAME.recipe) and goes into messages, so the rule
  * is narrow on purpose: 1..TROVE_VOLUME_NAME_MAX bytes of the ASCII set [A-Za-z0-9._-], and
  * not starting with '.' (no ".", "..", hidden files) or '-' (no names that read as options
  * on a command line). No '/', no NUL, no spaces, no bytes >= 0x80, so a name is the same

@@ -1,6 +1,6 @@
 /*
- * refmap.c: the open-addressing hash table of digests behind the store's reference counts
- * and the fs backend's pack index (refmap.h).
+ * refmap.c: the open-addressing hash table of digests behind the fs backend's pack index,
+ * the store's counts of what its recipes name, and sets of digests (refmap.h).
  */
 #include "refmap.h"
 #include "common/alloc.h"

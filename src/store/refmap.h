@@ -1,9 +1,10 @@
 /*
  * refmap.h: an open-addressing hash table keyed by digest (linear probing, backward-shift
  * deletion), hashed by trove__digest_hash.
- * The store keeps its reference counts in one (an entry exists exactly while live > 0 or
- * committed > 0; its dict_index is allocated when it appears and freed when it goes); the
- * fs backend keeps its pack index in another (see backend_fs.c for what the fields hold).
+ * verify and gc count what the recipes name in one (store_recount.c: committed is the
+ * count, len the slot length stated), a handle keeps the digests it put in another, and
+ * the fs backend keeps its pack index in a third (see backend_fs.c for what the fields
+ * hold).
  */
 #ifndef TROVE_STORE_REFMAP_H
 #define TROVE_STORE_REFMAP_H
@@ -32,10 +33,10 @@ static inline int trove__digest_same(const struct trove_digest *x, const struct 
 
 struct ref_entry {
     struct trove_digest d;
-    uint64_t live;      /* slots of in-memory volume states naming d */
-    uint64_t committed; /* slots of committed recipes naming d */
-    uint64_t len;       /* verify's recount: the slot length d must have (0: unknown) */
-    uint32_t dict_index;
+    uint64_t live;      /* a counter of the user's (the fault backend's gets of d) */
+    uint64_t committed; /* a recount: slots and records of committed recipes naming d */
+    uint64_t len;       /* a recount: the slot length d must have (0: unknown) */
+    uint32_t dict_index; /* a recount: first-seen order; the pack index: the pack */
     uint32_t used; /* 1: a table slot in use */
 };
 

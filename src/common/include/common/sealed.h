@@ -5,9 +5,9 @@
  *
  *   0 magic[8]   8 version u32   ... the format's own fields ...   len-8 checksum u64
  *
- * The decoders of recipes (v1, v3), refs, capture headers and packs call these in this
+ * The decoders of recipes (v1, v3), capture headers and packs call these in this
  * order: magic, version gate, trailer, then their own fields. `what` names the object in
- * messages ("recipe", "refs file", "capture header"), so a user reads which file is damaged.
+ * messages ("recipe", "capture header"), so a user reads which file is damaged.
  */
 #ifndef TROVE_COMMON_SEALED_H
 #define TROVE_COMMON_SEALED_H
