@@ -44,6 +44,23 @@ static int recount_add(struct recount *out, const struct trove_digest *d, uint64
     return TROVE_OK;
 }
 
+/* Count the objects v's committed v3 recipe is made of: sections, pages, patch bases. */
+static int recount_recipe_objects(struct recount *out, const struct trove_volume *v)
+{
+    int rc;
+
+    for (uint64_t j = 0; j < v->nsec; j++)
+        if ((rc = recount_add(out, &v->sec[j].d, 0)) != TROVE_OK)
+            return rc;
+    for (uint64_t j = 0; j < v->npages; j++)
+        if ((rc = recount_add(out, &v->pages[j], 0)) != TROVE_OK)
+            return rc;
+    for (uint64_t j = 0; v->patch && j < v->nsec_seg; j++)
+        if (v->patch[j] && (rc = recount_add(out, &v->patch[j]->base, 0)) != TROVE_OK)
+            return rc;
+    return TROVE_OK;
+}
+
 int trove__recount(struct trove_store *s, struct recount *out)
 {
     struct trove_volume *v = NULL;
@@ -78,15 +95,8 @@ int trove__recount(struct trove_store *s, struct recount *out)
             if (rc != TROVE_OK)
                 goto out;
         }
-        for (uint64_t j = 0; j < v->nsec; j++)
-            if ((rc = recount_add(out, &v->sec[j].d, 0)) != TROVE_OK)
-                goto out;
-        for (uint64_t j = 0; j < v->npages; j++)
-            if ((rc = recount_add(out, &v->pages[j], 0)) != TROVE_OK)
-                goto out;
-        for (uint64_t j = 0; v->patch && j < v->nsec_seg; j++)
-            if (v->patch[j] && (rc = recount_add(out, &v->patch[j]->base, 0)) != TROVE_OK)
-                goto out;
+        if ((rc = recount_recipe_objects(out, v)) != TROVE_OK)
+            goto out;
         trove__volume_free(v);
         v = NULL;
     }
@@ -111,15 +121,8 @@ int trove__recount_open(struct trove_store *s, struct recount *out)
             if (!trove_digest_is_zero(&v->dict.digests[k]) &&
                 (rc = recount_add(out, &v->dict.digests[k], 0)) != TROVE_OK)
                 return rc;
-        for (uint64_t j = 0; j < v->nsec; j++)
-            if ((rc = recount_add(out, &v->sec[j].d, 0)) != TROVE_OK)
-                return rc;
-        for (uint64_t j = 0; j < v->npages; j++)
-            if ((rc = recount_add(out, &v->pages[j], 0)) != TROVE_OK)
-                return rc;
-        for (uint64_t j = 0; v->patch && j < v->nsec_seg; j++)
-            if (v->patch[j] && (rc = recount_add(out, &v->patch[j]->base, 0)) != TROVE_OK)
-                return rc;
+        if ((rc = recount_recipe_objects(out, v)) != TROVE_OK)
+            return rc;
     }
     return TROVE_OK;
 }
