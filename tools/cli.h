@@ -101,6 +101,30 @@ int cli_load_capture(const char *cmd, const char *path, const struct cli_load_op
 int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
                     struct trove_events *events, struct trove_names *names, int *other);
 
+/* ---- outputs (cli_out.c) ------------------------------------------------------------- */
+
+/*
+ * An output file. cli_out_open: "-" (or NULL) is stdout (refused on a terminal when binary);
+ * an existing device, FIFO or socket is written in place; a regular file or a new path is
+ * written to a hidden temp file beside it (symlinks followed: the file they name is
+ * replaced, the link kept) that cli_out_commit fsyncs and renames over it; an existing
+ * directory is an error. Write to o->f. cli_out_commit finishes (stdout: flushes) and
+ * cli_out_abort drops the temp file, leaving what was there. Each returns 0, or 1 after
+ * printing one error line naming the path.
+ */
+struct cli_out {
+    FILE *f;
+    int direct;             /* written in place: stdout, a device, a FIFO, a socket */
+    char path[4096];        /* as given, for messages ("stdout" for -) */
+    char target[4096];      /* the file a rename replaces (path with its links followed) */
+    char tmp[4200];         /* the temp file, "" when direct or done */
+};
+int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *o);
+int cli_out_commit(const char *cmd, struct cli_out *o);
+void cli_out_abort(struct cli_out *o);
+/* The whole of data[0..len) as path, through cli_out. */
+int cli_out_write_file(const char *cmd, const char *path, const void *data, size_t len);
+
 /* A progress line on stderr, only when stderr is a terminal and the work is long. */
 struct cli_progress {
     const char *what;

@@ -4,8 +4,8 @@
  *
  * replay streams through a trove_stream: the prefetcher downloads segments ahead and the
  * sender thread writes one frame while the next is decoded. Its sink writes the frames to
- * -o FILE (through FILE.tmp, renamed when complete) or to stdout; on a terminal, without -o,
- * it prints the events as `trove cat` does instead. Ctrl-C (or SIGTERM) cancels the stream:
+ * -o FILE (through cli_out: a file appears only when complete) or to stdout; on a
+ * terminal, without -o, it prints the events as `trove cat` does instead. Ctrl-C (or SIGTERM) cancels the stream:
  * the handler only writes a byte to a pipe, and a watcher thread reading the pipe calls
  * trove_stream_cancel (which takes a lock, so it cannot run in the handler); the run then
  * ends, every thread joined, and the command exits 130 with the partial output removed.
@@ -597,7 +597,7 @@ int cmd_replay(int argc, char **argv)
     struct sigaction old_int, old_term;
     pthread_t watcher;
     const char *name = NULL, *out = NULL, *store = NULL;
-    char tmp[4096] = "";
+    struct cli_out dest = {0};
     uint64_t v;
     int rc, status = 1, quiet = 0, watching = 0, handled = 0;
 
@@ -679,21 +679,16 @@ int cmd_replay(int argc, char **argv)
      * watcher starts waits in the pipe. */
     handled = catch_signals(&old_int, &old_term);
 
-    /* Where the frames go: FILE.tmp, stdout, or text on a terminal. */
+    /* Where the frames go: FILE (through cli_out), stdout, or text on a terminal. */
     if (out && strcmp(out, "-")) {
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", out) >= sizeof tmp) {
-            tmp[0] = 0;
-            cli_error("replay", "%s: path too long", out);
+        if (cli_out_open("replay", out, 1, &dest))
             goto out;
-        }
-        if (!(o.f = fopen(tmp, "wb"))) {
-            cli_error("replay", "cannot create %s: %s", tmp, strerror(errno));
-            tmp[0] = 0;
-            goto out;
-        }
+        o.f = dest.f;
     } else {
         o.f = stdout;
         o.text = !out && isatty(STDOUT_FILENO);
+        if (!o.text && cli_out_open("replay", "-", 1, &dest))
+            goto out;
     }
     if (o.text) {
         ro.wire = TROVE_WIRE_RAW; /* decoded right away: the cheapest frames */
@@ -737,19 +732,13 @@ int cmd_replay(int argc, char **argv)
         cli_error("replay", "%s", cli_diag_msg(&diag, rc));
         goto out;
     }
-    if (fflush(o.f) != 0 || (o.f != stdout && fsync(fileno(o.f)) != 0)) {
-        cli_error("replay", "writing %s: %s", o.f == stdout ? "stdout" : out, strerror(errno));
+    if (o.text ? fflush(stdout) != 0 : cli_out_commit("replay", &dest) != 0) {
+        if (o.text)
+            cli_error("replay", "writing stdout: %s", strerror(errno));
+        o.f = NULL;
         goto out;
     }
-    if (o.f != stdout) {
-        int ok = fclose(o.f) == 0;
-        o.f = NULL;
-        if (!ok || rename(tmp, out) != 0) {
-            cli_error("replay", "writing %s: %s", out, strerror(errno));
-            goto out;
-        }
-        tmp[0] = 0;
-    }
+    o.f = NULL;
     if (!quiet && !o.text)
         fprintf(stderr, "trove replay: %s -> %s (%s): %llu events in %llu batches, %llu bytes\n",
                 name, out && strcmp(out, "-") ? out : "stdout", trove_wire_format_name(ro.wire),
@@ -759,10 +748,7 @@ int cmd_replay(int argc, char **argv)
 out:
     mark_finish(mark, name, status == 0);
     stop_watching(&watcher, watching);
-    if (o.f && o.f != stdout)
-        fclose(o.f);
-    if (tmp[0])
-        unlink(tmp);
+    cli_out_abort(&dest);
     if (handled)
         release_signals(&old_int, &old_term);
     trove_stream_free(st);

@@ -2,8 +2,9 @@
  * cmd_convert.c: `trove convert IN OUT --to raw|packed|deflate` — a Chrome JSON trace or any
  * wire stream in, a wire stream out: names frames, then frames of --batch events. A wire
  * input is converted frame by frame in constant memory; a Chrome trace is imported whole
- * first, since its events must be sorted. The output is written to OUT.tmp and renamed
- * over OUT only when complete, so a failure never leaves a file that looks finished.
+ * first, since its events must be sorted. OUT is written through cli_out: a file appears
+ * only when complete (a failure leaves what was there), a device or pipe is written in
+ * place.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,8 +101,8 @@ int cmd_convert(int argc, char **argv)
     struct conv c;
     struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;
-    char tmp[4096] = "";
-    int format = TROVE_WIRE_PACKED, status = 1, ok;
+    struct cli_out out = {0};
+    int format = TROVE_WIRE_PACKED, status = 1;
     uint64_t batch = TROVE_BATCH_DEFAULT;
 
     for (int i = 1; i < argc; i++) {
@@ -142,17 +143,9 @@ int cmd_convert(int argc, char **argv)
     c.out_path = outp;
     c.format = format;
     c.batch = (size_t)batch;
-    if (!strcmp(outp, "-")) {
-        if (isatty(STDOUT_FILENO))
-            return cli_error("convert", "refusing to write a binary stream to a terminal; give "
-                                        "OUT or redirect stdout");
-        c.out = stdout;
-    } else {
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", outp) >= sizeof tmp)
-            return cli_error("convert", "output path too long: %s", outp);
-        if (!(c.out = fopen(tmp, "wb")))
-            return cli_error("convert", "cannot create %s: %s", tmp, strerror(errno));
-    }
+    if (cli_out_open("convert", outp, 1, &out))
+        return 1;
+    c.out = out.f;
     if (trove_wire_encoder_new(&c.enc) != TROVE_OK ||
         !(c.pending = malloc(c.batch * sizeof *c.pending))) {
         cli_error("convert", "out of memory");
@@ -160,31 +153,16 @@ int cmd_convert(int argc, char **argv)
     }
     if (cli_read("convert", in, &lo, &sink, NULL) != 0 || flush_pending(&c) != 0)
         goto out;
-    if (c.out == stdout) {
-        if (fflush(stdout) != 0) {
-            cli_error("convert", "writing stdout: %s", strerror(errno));
-            goto out;
-        }
-    } else {
-        ok = fflush(c.out) == 0 && fsync(fileno(c.out)) == 0;
-        ok = fclose(c.out) == 0 && ok;
-        c.out = NULL;
-        if (!ok || rename(tmp, outp) != 0) {
-            cli_error("convert", "writing %s: %s", outp, strerror(errno));
-            goto out;
-        }
-        tmp[0] = 0;
-    }
+    c.out = NULL;
+    if (cli_out_commit("convert", &out))
+        goto out;
     if (!lo.quiet)
         fprintf(stderr, "trove convert: %llu events -> %s (%s): %llu bytes, %.2f bytes/event\n",
                 (unsigned long long)c.events, outp, trove_wire_format_name(format),
                 (unsigned long long)c.bytes, c.events ? (double)c.bytes / (double)c.events : 0.0);
     status = 0;
 out:
-    if (c.out && c.out != stdout)
-        fclose(c.out);
-    if (tmp[0])
-        unlink(tmp);
+    cli_out_abort(&out);
     trove_bytes_free(&c.frame);
     free(c.pending);
     trove_wire_encoder_free(c.enc);

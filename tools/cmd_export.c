@@ -98,27 +98,6 @@ static void import_usage(FILE *f)
             "  --quiet            no summary or warnings on stderr\n");
 }
 
-/* Write len bytes to path through path.tmp, fsync and rename. */
-static int write_file(const char *cmd, const char *path, const void *data, size_t len)
-{
-    char tmp[4096];
-    FILE *f;
-    int ok;
-
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return cli_error(cmd, "%s: path too long", path);
-    if (!(f = fopen(tmp, "wb")))
-        return cli_error(cmd, "cannot create %s: %s", tmp, strerror(errno));
-    ok = fwrite(data, 1, len, f) == len && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        return cli_error(cmd, "writing %s: %s", path, strerror(e));
-    }
-    return 0;
-}
-
 /* The capture's name: IN's base name without its extensions. */
 static void base_name(const char *in, char *out, size_t n)
 {
@@ -269,7 +248,7 @@ int cmd_export(int argc, char **argv)
     cli_progress_end(&prog);
 
     if (format == FMT_PARQUET) {
-        if (write_file("export", out, tab[TROVE_TABLE_EVENTS].ptr, tab[TROVE_TABLE_EVENTS].len))
+        if (cli_out_write_file("export", out, tab[TROVE_TABLE_EVENTS].ptr, tab[TROVE_TABLE_EVENTS].len))
             goto out;
     } else {
         memset(&m, 0, sizeof m);
@@ -308,10 +287,17 @@ int cmd_export(int argc, char **argv)
         ent[0].len = man.len;
         total += man.len;
         if (format == FMT_BUNDLE) {
-            if ((rc = trove_bundle_write(out, ent, TROVE_TABLE_COUNT_ + 1, deflate, &diag))) {
+            struct trove_bytes zip = {0};
+            rc = trove_bundle_write_mem(ent, TROVE_TABLE_COUNT_ + 1, deflate, &zip, &diag);
+            if (rc != TROVE_OK) {
+                trove_bytes_free(&zip);
                 cli_error("export", "%s: %s", out, cli_diag_msg(&diag, rc));
                 goto out;
             }
+            rc = cli_out_write_file("export", out, zip.ptr, zip.len);
+            trove_bytes_free(&zip);
+            if (rc)
+                goto out;
         } else {
             for (int k = 0; k <= TROVE_TABLE_COUNT_; k++) {
                 char path[4096];
@@ -319,7 +305,7 @@ int cmd_export(int argc, char **argv)
                     cli_error("export", "%s: path too long", out);
                     goto out;
                 }
-                if (write_file("export", path, ent[k].data, ent[k].len))
+                if (cli_out_write_file("export", path, ent[k].data, ent[k].len))
                     goto out;
             }
         }
@@ -366,11 +352,10 @@ int cmd_import(int argc, char **argv)
     struct trove_bytes frame = {0};
     struct cli_capture_import ci;
     const char *in = NULL, *out = NULL;
-    char tmp[4096] = "";
     uint64_t batch = TROVE_BATCH_DEFAULT;
     int to = 1, quiet = 0, edited = 0, status = 1, rc, wire_opts = 0, other;
     struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
-    FILE *o = NULL;
+    struct cli_out o = {0};
 
     memset(&ci, 0, sizeof ci);
 
@@ -429,8 +414,9 @@ int cmd_import(int argc, char **argv)
         ci.quiet = quiet;
         ci.edited = edited;
         if (!ci.name) {
-            base_name(in, tmp, sizeof tmp);
-            ci.name = tmp;
+            static char base[4096]; /* checked as a volume name by the import */
+            base_name(in, base, sizeof base);
+            ci.name = base;
             ci.name_defaulted = 1;
         }
         return cli_capture_import(&ci);
@@ -455,57 +441,33 @@ int cmd_import(int argc, char **argv)
     }
 
     /* The wire stream: the names, then the events in frames of batch. */
-    if (!strcmp(out, "-")) {
-        o = stdout;
-    } else {
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", out) >= sizeof tmp) {
-            tmp[0] = 0;
-            cli_error("import", "%s: path too long", out);
-            goto out;
-        }
-        if (!(o = fopen(tmp, "wb"))) {
-            cli_error("import", "cannot create %s: %s", tmp, strerror(errno));
-            tmp[0] = 0;
-            goto out;
-        }
-    }
+    if (cli_out_open("import", out, 1, &o))
+        goto out;
     rc = trove_wire_encode_names(names, 0, trove_names_count(names), &frame);
     for (size_t i = 0; rc == TROVE_OK && i < ev.len; i += (size_t)batch) {
         size_t n = ev.len - i < batch ? ev.len - i : (size_t)batch;
         if (frame.len > (16u << 20)) {
-            if (fwrite(frame.ptr, 1, frame.len, o) != frame.len)
-                break;
+            if (fwrite(frame.ptr, 1, frame.len, o.f) != frame.len)
+                rc = -(errno ? errno : EIO);
             frame.len = 0;
         }
-        rc = trove_wire_encode(enc, wire_fmt[to], ev.ev + i, n, &frame);
+        if (rc == TROVE_OK)
+            rc = trove_wire_encode(enc, wire_fmt[to], ev.ev + i, n, &frame);
     }
+    if (rc == TROVE_OK && fwrite(frame.ptr, 1, frame.len, o.f) != frame.len)
+        rc = -(errno ? errno : EIO);
     if (rc != TROVE_OK) {
-        cli_error("import", "encoding: %s", trove_strerror(rc));
+        cli_error("import", "%s: writing %s: %s", in, o.path, trove_strerror(rc));
         goto out;
     }
-    if (fwrite(frame.ptr, 1, frame.len, o) != frame.len || fflush(o) != 0 ||
-        (o != stdout && fsync(fileno(o)) != 0)) {
-        cli_error("import", "writing %s: %s", out, strerror(errno));
+    if (cli_out_commit("import", &o))
         goto out;
-    }
-    if (o != stdout) {
-        int ok = fclose(o) == 0;
-        o = NULL;
-        if (!ok || rename(tmp, out) != 0) {
-            cli_error("import", "writing %s: %s", out, strerror(errno));
-            goto out;
-        }
-        tmp[0] = 0;
-    }
     if (!quiet)
         fprintf(stderr, "trove import: %zu events, %zu names -> %s (%s)\n", ev.len,
                 trove_names_count(names), out, tos[to]);
     status = 0;
 out:
-    if (o && o != stdout)
-        fclose(o);
-    if (tmp[0])
-        unlink(tmp);
+    cli_out_abort(&o);
     trove_bytes_free(&frame);
     trove_wire_encoder_free(enc);
     trove_events_free(&ev);

@@ -4,8 +4,8 @@
  *
  * The events are generated in memory (trove_gen is one call), then encoded and written a
  * frame at a time so the output never has to fit in memory twice. A file output is
- * written to FILE.tmp and renamed over FILE only once complete and flushed, so a failure
- * (disk full, interrupted run) leaves no file that looks finished.
+ * written beside FILE and renamed over it only once complete and flushed (cli_out), so a
+ * failure (disk full, interrupted run) leaves no file that looks finished.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ static void gen_usage(FILE *f)
             "Generate a synthetic profiler capture (P processes x T threads of nested zones;\n"
             "the model is described in docs/gen.md) and write it as a trove wire stream: a\n"
             "names frame, then frames of N events. The same options give the same bytes.\n"
-            "  -o FILE          output file (written as FILE.tmp, renamed when complete);\n"
+            "  -o FILE          output file (written beside it, renamed when complete);\n"
             "                   '-' or no -o writes to stdout, which must not be a terminal\n"
             "  --events N       events to generate (default %llu; k/M/G suffixes allowed)\n"
             "  --seed S         PRNG seed (default %llu)\n"
@@ -110,9 +110,8 @@ int cmd_gen(int argc, char **argv)
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     const char *outp = NULL;
-    char tmp[4096];
-    FILE *f = NULL;
-    int format = TROVE_WIRE_PACKED, quiet = 0, status = 1, rc, tmp_made = 0;
+    struct cli_out out = {0};
+    int format = TROVE_WIRE_PACKED, quiet = 0, status = 1, rc;
     uint64_t batch = TROVE_BATCH_DEFAULT, bytes = 0;
     double t0;
 
@@ -166,9 +165,7 @@ int cmd_gen(int argc, char **argv)
     if ((uint64_t)o.processes * o.threads > 65536)
         return cli_error("gen", "--processes x --threads is %llu; at most 65536 threads",
                          (unsigned long long)o.processes * o.threads);
-    if (outp && !strcmp(outp, "-"))
-        outp = NULL;
-    if (!outp && isatty(STDOUT_FILENO))
+    if ((!outp || !strcmp(outp, "-")) && isatty(STDOUT_FILENO))
         return cli_error("gen", "refusing to write a binary stream to a terminal; use -o FILE or "
                                 "redirect stdout");
 
@@ -182,52 +179,25 @@ int cmd_gen(int argc, char **argv)
                   trove_strerror(rc));
         goto out;
     }
-    if (outp) {
-        if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", outp) >= sizeof tmp) {
-            cli_error("gen", "output path too long: %s", outp);
-            goto out;
-        }
-        if (!(f = fopen(tmp, "wb"))) {
-            cli_error("gen", "cannot create %s: %s", tmp, strerror(errno));
-            goto out;
-        }
-        tmp_made = 1;
-    } else {
-        f = stdout;
-    }
-    errno = 0;
-    rc = write_stream(f, &ev, names, format, (size_t)batch, &bytes);
-    if (rc == TROVE_OK && fflush(f) != 0)
-        rc = -errno;
-    if (rc == TROVE_OK && outp && fsync(fileno(f)) != 0)
-        rc = -errno;
-    if (outp) {
-        if (fclose(f) != 0 && rc == TROVE_OK)
-            rc = -errno;
-        f = NULL;
-    }
+    if (cli_out_open("gen", outp, 1, &out))
+        goto out;
+    rc = write_stream(out.f, &ev, names, format, (size_t)batch, &bytes);
     if (rc != TROVE_OK) {
-        cli_error("gen", "writing %s: %s", outp ? outp : "stdout", trove_strerror(rc));
+        cli_error("gen", "writing %s: %s", out.path, trove_strerror(rc));
         goto out;
     }
-    if (outp && rename(tmp, outp) != 0) {
-        cli_error("gen", "renaming %s to %s: %s", tmp, outp, strerror(errno));
+    if (cli_out_commit("gen", &out))
         goto out;
-    }
-    tmp_made = 0;
     if (!quiet)
         fprintf(stderr, "trove gen: %zu events, %zu names -> %s (%s, batches of %llu): %llu bytes, "
                         "%.2f bytes/event, %.2f s\n",
-                ev.len, trove_names_count(names), outp ? outp : "stdout",
+                ev.len, trove_names_count(names), out.path,
                 trove_wire_format_name(format), (unsigned long long)batch,
                 (unsigned long long)bytes, ev.len ? (double)bytes / (double)ev.len : 0.0,
                 cli_now() - t0);
     status = 0;
 out:
-    if (f && f != stdout)
-        fclose(f);
-    if (tmp_made)
-        unlink(tmp);
+    cli_out_abort(&out);
     trove_events_free(&ev);
     trove_names_free(names);
     return status;

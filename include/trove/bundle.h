@@ -65,6 +65,12 @@ int trove_bundle_name_check(const char *name, size_t len, const char **why_out);
 int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, size_t n,
                        int deflate, struct trove_diag *diag);
 
+/* The same bundle, appended to out in memory (for an output that is not a regular file, or
+ * that the caller writes itself). Errors as trove_bundle_write without the file ones; out
+ * is unchanged on error. */
+int trove_bundle_write_mem(const struct trove_bundle_entry *e, size_t n, int deflate,
+                           struct trove_bytes *out, struct trove_diag *diag);
+
 /* An open bundle (opaque). */
 struct trove_bundle;
 

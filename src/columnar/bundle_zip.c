@@ -311,6 +311,64 @@ out:
     return rc;
 }
 
+int trove_bundle_write_mem(const struct trove_bundle_entry *e, size_t n, int deflate,
+                           struct trove_bytes *out, struct trove_diag *diag)
+{
+    zip_source_t *src = NULL;
+    zip_t *za = NULL;
+    zip_error_t ze;
+    zip_stat_t st;
+    size_t old = out ? out->len : 0;
+    int rc;
+
+    zip_error_init(&ze);
+    if (!out) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no output");
+        goto out;
+    }
+    if ((rc = check_entries(e, n, diag)) != TROVE_OK)
+        goto out;
+    /* A buffer source that outlives the archive: zip_close writes the zip into it. */
+    if (!(src = zip_source_buffer_create(NULL, 0, 0, &ze))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    zip_source_keep(src);
+    if (!(za = zip_open_from_source(src, ZIP_TRUNCATE, &ze))) {
+        rc = TROVE_FAIL(diag, zip_err_code(&ze, TROVE_ERR_CORRUPT), 0, "the bundle: %s",
+                        zip_error_strerror(&ze));
+        goto out;
+    }
+    if ((rc = add_entries(za, "the bundle", e, n, deflate, diag)) != TROVE_OK)
+        goto out;
+    if (zip_close(za) != 0) {
+        rc = zip_fail(za, "the bundle", diag);
+        goto out;
+    }
+    za = NULL;
+    zip_stat_init(&st);
+    if (zip_source_stat(src, &st) != 0 || !(st.valid & ZIP_STAT_SIZE) || st.size > SIZE_MAX ||
+        zip_source_open(src) != 0) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "the bundle: %s",
+                        zip_error_strerror(zip_source_error(src)));
+        goto out;
+    }
+    if ((rc = trove_bytes_reserve(out, old + (size_t)st.size)) == TROVE_OK &&
+        zip_source_read(src, out->ptr + old, st.size) != (zip_int64_t)st.size)
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "the bundle: reading it back: %s",
+                        zip_error_strerror(zip_source_error(src)));
+    zip_source_close(src);
+    if (rc == TROVE_OK)
+        out->len = old + (size_t)st.size;
+out:
+    if (za)
+        zip_discard(za);
+    if (src)
+        zip_source_free(src);
+    zip_error_fini(&ze);
+    return rc;
+}
+
 static int cmp_ent_ptr(const void *a, const void *b)
 {
     const struct bundle_ent *x = *(const struct bundle_ent *const *)a;
