@@ -275,6 +275,18 @@ static void test_round_trip(void)
         CHECK(file[deflate][10] == 0 && file[deflate][11] == 0 && file[deflate][12] == 0x21 &&
               file[deflate][13] == 0);
         CHECK_EQ_INT(file[deflate][8], deflate ? 8 : 0);
+        {
+            /* In memory: the very bytes the file got, appended after what out held. */
+            struct trove_bytes mem = {0};
+            CHECK_EQ_INT(trove_bytes_append(&mem, "xy", 2), TROVE_OK);
+            CHECK_EQ_INT(trove_bundle_write_mem(e, n, deflate, &mem, &diag), TROVE_OK);
+            CHECK(mem.len == flen[deflate] + 2 && memcmp(mem.ptr, "xy", 2) == 0 &&
+                  memcmp(mem.ptr + 2, file[deflate], flen[deflate]) == 0);
+            mem.len = 2;
+            CHECK_EQ_INT(trove_bundle_write_mem(e, 0, deflate, &mem, NULL), TROVE_ERR_INVALID);
+            CHECK_EQ_INT(mem.len, 2);
+            trove_bytes_free(&mem);
+        }
     }
     /* stored: the tables appear as they are; deflated: the compressible one does not */
     CHECK(memfind(file[0], flen[0], events, sizeof events) != NULL);
