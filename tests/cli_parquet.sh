@@ -309,7 +309,10 @@ expect_error export export "$tmp/nope.json" -o "$tmp/x.bundle"
 expect_error export export "$tmp/g.tv" -o "$tmp/gdir" --format dir # exists
 check [ ! -e "$tmp/x.bundle" ] && [ ! -e "$tmp/x.parquet" ]
 expect_error import import
-expect_error import import "$tmp/g.tv" -o "$tmp/x.tv" # a wire stream is not a bundle
+# Every input kind is read: a wire stream in gives the same stream as convert does.
+"$TROVE" import "$tmp/g.tv" -o "$tmp/w.tv" --quiet || bad "import -o of a wire stream"
+"$TROVE" convert "$tmp/g.tv" "$tmp/w2.tv" --quiet || bad "convert"
+check cmp -s "$tmp/w.tv" "$tmp/w2.tv"
 expect_error import import "$tmp/g.bundle" -o "$tmp/x.tv" --to csv
 head -c 1000 "$tmp/ev.parquet" >"$tmp/cut.parquet"
 expect_error import import "$tmp/cut.parquet" -o "$tmp/x.tv"

@@ -1,10 +1,7 @@
 /*
- * capture_load.c: the CLI's one reader of a capture from a file, whatever its format: a
- * bundle (a zip of Parquet tables, or a directory of its files) or a Parquet events file,
- * told apart by their first bytes, and otherwise a Chrome JSON trace or a wire stream
- * (cli_load, cli.c). `trove import` and `trove export` read their input through it, into
- * the store (cmd_capture.c) or out as a wire stream or Parquet (cmd_export.c); it calls
- * neither, so the commands that share it do not call each other back.
+ * capture_load.c: the table kinds of the input layer (cli_input.c): a bundle (a zip of
+ * Parquet tables, from its file or from memory), a dataset directory of its files, and a
+ * Parquet events file alone, read into events and names (cli_load_tables).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -83,9 +80,10 @@ static int import_table(const char *cmd, int t, const struct trove_bytes *buf, c
     return 0;
 }
 
-/* A bundle (zip) or a directory: manifest.json, then the tables. */
-static int import_bundle(const char *cmd, const char *in, int is_dir, struct trove_events *ev,
-                         struct trove_names *names, const struct table_opts *to)
+/* A bundle (zip: the file at in, or mem) or a directory: manifest.json, then the tables. */
+static int import_bundle(const char *cmd, const char *in, int is_dir, const uint8_t *mem,
+                         size_t mem_len, struct trove_events *ev, struct trove_names *names,
+                         const struct table_opts *to)
 {
     struct trove_bundle *b = NULL;
     struct trove_bundle_manifest m;
@@ -94,8 +92,17 @@ static int import_bundle(const char *cmd, const char *in, int is_dir, struct tro
     char where[4200], path[4096];
     int rc, status = 1;
 
-    if (!is_dir && (rc = trove_bundle_open_file(in, &b, &diag)) != TROVE_OK)
-        return cli_error(cmd, "%s: %s", in, cli_diag_msg(&diag, rc));
+    if (!is_dir) {
+        rc = mem ? trove_bundle_open_mem(mem, mem_len, &b, &diag)
+                 : trove_bundle_open_file(in, &b, &diag);
+        if (rc != TROVE_OK) {
+            const char *msg = cli_diag_msg(&diag, rc);
+            size_t n = strlen(in);
+            if (!strncmp(msg, in, n) && !strncmp(msg + n, ": ", 2))
+                msg += n + 2; /* the reader named the file already */
+            return cli_error(cmd, "%s (read as a bundle): %s", in, msg);
+        }
+    }
     for (int t = -1; t < TROVE_TABLE_COUNT_; t++) {
         const char *entry = t < 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
         char ename[64];
@@ -140,54 +147,27 @@ out:
     return status;
 }
 
-int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
-                    struct trove_events *ev, struct trove_names *names, int *other)
+int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *mem,
+                    size_t mem_len, const struct cli_load_options *opt, struct trove_events *ev,
+                    struct trove_names *names)
 {
     const struct table_opts topts = {opt->edited, opt->quiet}, *to = &topts;
     struct trove_bytes buf = {0};
-    uint8_t magic[4] = {0};
-    struct stat st;
     size_t start = ev->len;
-    FILE *f;
-    int status = 1;
+    char where[4200];
+    int status;
 
-    *other = 0;
-    if (stat(path, &st) != 0)
-        return cli_error(cmd, "%s: %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        status = import_bundle(cmd, path, 1, ev, names, to);
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) { /* a pipe cannot be peeked at and read again */
-        *other = 1;
-        return 0;
-    }
-    if (!(f = fopen(path, "rb")))
-        return cli_error(cmd, "cannot open %s: %s", path, strerror(errno));
-    if (fread(magic, 1, sizeof magic, f) != sizeof magic)
-        memset(magic, 0, sizeof magic); /* short: neither zip nor Parquet */
-    fclose(f);
-    if (!memcmp(magic, "PK\003\004", 4)) {
-        status = import_bundle(cmd, path, 0, ev, names, to);
-    } else if (!memcmp(magic, "PAR1", 4)) {
-        status = read_file(cmd, path, MAX_TABLE_BYTES, &buf) ||
-                 import_table(cmd, TROVE_TABLE_EVENTS, &buf, path, ev, names, UINT64_MAX, to);
+    if (kind == CLI_INPUT_DIR || kind == CLI_INPUT_BUNDLE) {
+        status = import_bundle(cmd, path, kind == CLI_INPUT_DIR, mem, mem_len, ev, names, to);
     } else {
-        *other = 1;
-        status = 0;
+        struct trove_bytes view = {(uint8_t *)(uintptr_t)mem, mem_len, mem_len};
+        snprintf(where, sizeof where, "%s (read as a Parquet events file)", path);
+        status = (!mem && read_file(cmd, path, MAX_TABLE_BYTES, &buf)) ||
+                 import_table(cmd, TROVE_TABLE_EVENTS, mem ? &view : &buf, where, ev, names,
+                              UINT64_MAX, to);
     }
-out:
     if (status)
         ev->len = start;
     trove_bytes_free(&buf);
     return status;
-}
-
-int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
-                     struct trove_events *events, struct trove_names *names)
-{
-    int other = 1;
-    if (strcmp(path, "-") && cli_load_tables(cmd, path, opt, events, names, &other))
-        return 1;
-    return other ? cli_load(cmd, path, opt, events, names) : 0;
 }

@@ -45,10 +45,28 @@ int cli_is_help(const char *arg);
 /* Parse a decimal count with an optional k/M/G suffix (powers of 1000). 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
 
-enum cli_input_format { CLI_INPUT_AUTO = 0, CLI_INPUT_CHROME_JSON = 1, CLI_INPUT_WIRE = 2 };
+/* The input kinds (cli_input.c), for --input-format. */
+enum cli_input_format {
+    CLI_INPUT_AUTO = 0,        /* told from the first bytes */
+    CLI_INPUT_CHROME_JSON = 1, /* the Trace Event Format */
+    CLI_INPUT_WIRE = 2,        /* a trove wire stream, any format */
+    CLI_INPUT_BUNDLE = 3,      /* a zip written by `trove export` */
+    CLI_INPUT_PARQUET = 4,     /* an events table alone */
+    CLI_INPUT_DIR = 5,         /* a directory holding a bundle's files */
+    CLI_INPUT_CAPTURE = 6      /* a capture in a store: store:NAME */
+};
 
-/* "chrome-json", "raw"/"wire" (any wire stream) -> enum; -1 if unknown. */
+/* An --input-format value (auto, chrome-json, wire, bundle, parquet, dir, capture, and a
+ * few aliases) -> enum; -1 if unknown. */
 int cli_input_format_parse(const char *s);
+/* "a Chrome JSON trace", "a wire stream", ... for messages. */
+const char *cli_input_kind_name(int kind);
+/* What --help says about inputs. */
+#define INPUT_HELP                                                                            \
+    "IN is any of: a Chrome JSON trace (also .gz or .zst), a wire stream, a bundle, a\n"      \
+    "Parquet events file, a dataset directory, store:NAME (a capture in --store), or '-'\n"   \
+    "for stdin; its kind is told from its bytes (--input-format auto|chrome-json|wire|\n"    \
+    "bundle|parquet|dir|capture forces one).\n"
 
 /*
  * Where a reader hands a capture, in stream order. Either callback may be NULL. A callback
@@ -57,49 +75,40 @@ int cli_input_format_parse(const char *s);
 struct cli_sink {
     /* A run of events. `names` holds every name read so far. */
     int (*events)(void *ctx, const struct trove_event *ev, size_t n, const struct trove_names *names);
-    /* Names that arrived: a names frame, or a Chrome trace's whole table before its events. */
+    /* Names that arrived: a names frame, or a whole table before its events. */
     int (*names)(void *ctx, const struct trove_names *added);
     void *ctx;
 };
 
-/*
- * Read a capture from path ("-" for stdin) and hand it to sink. AUTO detects a wire stream
- * by its magic and otherwise reads Chrome JSON. A wire stream is streamed frame by frame
- * (memory stays one frame); a Chrome trace is imported whole (its events must be sorted)
- * and then handed out in runs. names_all (may be NULL) receives every name. Prints a
- * one-line error naming the input and returns nonzero on failure.
- */
 struct cli_load_options {
     int format;          /* enum cli_input_format */
     int strict;          /* Chrome JSON: unmatched B/E is an error */
-    int quiet;           /* no warnings */
+    int quiet;           /* no warnings, no progress */
     int edited;          /* a bundle's tables were edited after export: an event count that
                             differs from manifest.json's is a warning, not an error */
+    const char *store;   /* for store:NAME (NULL: $TROVE_STORE, else ./trove-data) */
 };
+
+/*
+ * Read the input at path (any kind above; cli_input.c) and hand it to sink: a wire stream
+ * frame by frame (memory stays one frame), any other kind read whole and then handed out,
+ * names first, events in runs. names_all (may be NULL) receives every name. Prints one error
+ * line naming the input, the kind it was read as and where, and returns nonzero on failure.
+ */
 int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
              const struct cli_sink *sink, struct trove_names *names_all);
 
-/* cli_read into memory: every event appended to events (unchanged on failure). */
+/* The input at path into memory: every event appended to events (unchanged on failure),
+ * every name into names. */
 int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
              struct trove_events *events, struct trove_names *names);
 
-/* ---- a capture from any file (capture_load.c) ------------------------------------------- */
-
-/*
- * cli_load, and also a bundle (a zip, or a directory of its files) or a Parquet events file,
- * told apart by the first bytes. Only opt->edited and opt->quiet apply to a bundle's tables.
- */
-int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
-                     struct trove_events *events, struct trove_names *names);
-
-/*
- * The bundle and Parquet half of cli_load_capture: read path into the capture if it is a
- * bundle (a directory, or a zip) or a Parquet events file, told apart by the first bytes;
- * anything else (another regular file, a pipe) is left unread with *other set. Returns 0,
- * or 1 after printing an error naming path (events unchanged).
- */
-int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
-                    struct trove_events *events, struct trove_names *names, int *other);
+/* The table kinds (capture_load.c): kind CLI_INPUT_BUNDLE (the zip at path, or mem when
+ * not NULL), CLI_INPUT_DIR (path) or CLI_INPUT_PARQUET (path, or mem), into events and
+ * names. Returns 0, or 1 after printing an error naming path (events unchanged). */
+int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *mem,
+                    size_t mem_len, const struct cli_load_options *opt,
+                    struct trove_events *events, struct trove_names *names);
 
 /* ---- outputs (cli_out.c) ------------------------------------------------------------- */
 
@@ -234,6 +243,29 @@ struct cli_capture_import {
 
 /* Read ci->in (cli_load_capture) and store it as a capture. Returns the exit status. */
 int cli_capture_import(const struct cli_capture_import *ci);
+
+/* ---- a capture in a store (capture_read.c) ---------------------------------------------- */
+
+struct trove_bg;
+struct trove_stream;
+struct trove_stream_options;
+struct trove_capture_info;
+
+/* --store's default: given if not NULL, else $TROVE_STORE if set, else ./trove-data. */
+const char *cli_default_store(const char *given);
+
+/* Open the store at `store` read-only, check that capture `name` is there (*info), and
+ * start a stream over the store's backend. Returns 0, or 1 after printing an error (*s and
+ * *st, set as far as they got, are the caller's to free). */
+int cli_capture_open(const char *cmd, const char *store, const char *name,
+                     const struct trove_stream_options *so, struct trove_store **s,
+                     struct trove_capture_info *info, struct trove_stream **st);
+
+/* Record capture name's last use (trove_capture_mark_used) on a background thread; NULL
+ * after a warning if it cannot start. cli_mark_finish waits for it (bounded) when wait is
+ * set, then lets it go. */
+struct trove_bg *cli_mark_start(const char *store, const char *name);
+void cli_mark_finish(struct trove_bg *bg, const char *name, int wait);
 
 /* Read capture `name` of the store at `store` (NULL: $TROVE_STORE, else ./trove-data)
  * through the streaming pipeline into events and names (names may hold names already): the

@@ -36,7 +36,7 @@ static int cat_events(void *ctx, const struct trove_event *ev, size_t n, const s
 
 int cmd_cat(int argc, char **argv)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
     struct trove_names *names = NULL;
     struct cat_ctx c;
     struct cli_sink sink = {cat_events, NULL, &c};

@@ -97,7 +97,7 @@ static int conv_names(void *ctx, const struct trove_names *added)
 
 int cmd_convert(int argc, char **argv)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
     struct conv c;
     struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;

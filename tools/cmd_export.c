@@ -123,7 +123,7 @@ int cmd_export(int argc, char **argv)
     static const char *const formats[] = {"bundle", "parquet", "dir"};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
     static const char *const modes[] = {"plain", "dict", "delta-dict"};
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
     struct trove_tables_options topt;
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
@@ -222,13 +222,12 @@ int cmd_export(int argc, char **argv)
         cli_error("export", "out of memory");
         goto out;
     }
-    /* A bundle or a Parquet file is told apart by its first bytes, unless the format of a
-     * trace was given. */
+    /* Any input kind (cli_input.c); --capture NAME is store:NAME with a time range. */
+    lo.store = store;
     if (capture) {
         if (cli_capture_load("export", store, capture, from_ns, to_ns, quiet, &ev, names))
             goto out;
-    } else if ((lo.format == CLI_INPUT_AUTO ? cli_load_capture("export", in, &lo, &ev, names)
-                                            : cli_load("export", in, &lo, &ev, names)) != 0) {
+    } else if (cli_load("export", in, &lo, &ev, names) != 0) {
         goto out;
     }
 
@@ -353,8 +352,8 @@ int cmd_import(int argc, char **argv)
     struct cli_capture_import ci;
     const char *in = NULL, *out = NULL;
     uint64_t batch = TROVE_BATCH_DEFAULT;
-    int to = 1, quiet = 0, edited = 0, status = 1, rc, wire_opts = 0, other;
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0};
+    int to = 1, quiet = 0, edited = 0, status = 1, rc, wire_opts = 0;
+    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
     struct cli_out o = {0};
 
     memset(&ci, 0, sizeof ci);
@@ -432,13 +431,8 @@ int cmd_import(int argc, char **argv)
         cli_error("import", "out of memory");
         goto out;
     }
-    if (cli_load_tables("import", in, &lo, &ev, names, &other))
+    if (cli_load("import", in, &lo, &ev, names))
         goto out;
-    if (other) {
-        cli_error("import", "%s: neither a bundle (zip or directory) nor a Parquet file; "
-                            "without -o, import reads traces and wire streams too", in);
-        goto out;
-    }
 
     /* The wire stream: the names, then the events in frames of batch. */
     if (cli_out_open("import", out, 1, &o))
