@@ -87,6 +87,7 @@ struct cli_load_options {
     int edited;          /* a bundle's tables were edited after export: an event count that
                             differs from manifest.json's is a warning, not an error */
     const char *store;   /* for store:NAME (NULL: $TROVE_STORE, else ./trove-data) */
+    int verbose;         /* say on stderr what the input was read as */
 };
 
 /*
@@ -109,6 +110,52 @@ int cli_load(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *mem,
                     size_t mem_len, const struct cli_load_options *opt,
                     struct trove_events *events, struct trove_names *names);
+
+/* ---- the options the event commands share (cli.c) -------------------------------------- */
+
+enum cli_common_option {
+    CLI_C_WIRE = 1 << 0,    /* --wire raw|packed|deflate (--to is an alias) */
+    CLI_C_BATCH = 1 << 1,   /* --batch N: events per frame (--frame-events is an alias) */
+    CLI_C_JSON = 1 << 2,    /* --json: one JSON document on stdout */
+    CLI_C_QUIET = 1 << 3,   /* -q, --quiet: no summary, warnings or progress on stderr */
+    CLI_C_VERBOSE = 1 << 4, /* -v, --verbose: more on stderr */
+    CLI_C_INPUT = 1 << 5,   /* --input-format F, --strict, --edited */
+    CLI_C_STORE = 1 << 6,   /* --store DIR */
+    CLI_C_OUTPUT = 1 << 7   /* -o, --output FILE */
+};
+
+struct cli_common {
+    unsigned given;         /* CLI_C_* seen */
+    int wire;               /* TROVE_WIRE_*: packed unless --wire says otherwise */
+    uint64_t batch;         /* TROVE_BATCH_DEFAULT unless --batch */
+    int json, quiet, verbose;
+    const char *store;      /* NULL: cli_default_store */
+    const char *out;        /* -o; NULL if not given */
+    struct cli_load_options in;
+};
+void cli_common_init(struct cli_common *c);
+/*
+ * If argv[*i] is one of the `accepted` options above, take it and its value (`--opt V` or
+ * `--opt=V`; *i moves past it) into c and return 1; return 0 if it is none of them (the
+ * caller parses it), or 2 after a usage error naming the option.
+ */
+int cli_common_opt(const char *cmd, int argc, char **argv, int *i, unsigned accepted,
+                   struct cli_common *c);
+/* --store given with an input that is not store:NAME (nor --input-format capture): 2 after
+ * an error saying so, else 0. */
+int cli_store_for_input(const char *cmd, const char *in, const struct cli_common *c);
+/* Options that cannot go together: 2 after an error naming both, else 0. */
+int cli_exclusive(const char *cmd, int a_given, const char *a, int b_given, const char *b);
+#define COMMON_HELP_WIRE                                                                      \
+    "  --wire W           raw (32-byte records), packed (the default) or deflate frames\n" \
+    "                     (--to is the same)\n"
+#define COMMON_HELP_BATCH "  --batch N          events per frame, 1..65536 (default 2048)\n"
+#define COMMON_HELP_INPUT                                                                     \
+    "  --input-format F   auto (default), chrome-json, wire, bundle, parquet, dir, capture\n" \
+    "  --strict           a Chrome B without E (or E without B) is an error, not a warning\n"
+#define COMMON_HELP_QV                                                                        \
+    "  -q, --quiet        nothing on stderr but errors\n"                                    \
+    "  -v, --verbose      also say what was read and how (the input's kind)\n"
 
 /* ---- outputs (cli_out.c) ------------------------------------------------------------- */
 
@@ -239,6 +286,7 @@ struct cli_capture_import {
     uint64_t segment_bytes;  /* 0: the default */
     int json, quiet;
     int edited;              /* --edited: see cli_load_options */
+    struct cli_load_options lo; /* how IN is read (--input-format, --strict, -v, ...) */
 };
 
 /* Read ci->in (cli_load_capture) and store it as a capture. Returns the exit status. */

@@ -336,6 +336,7 @@ static int input_open(const char *cmd, const char *path, int forced, struct inpu
     return 0;
 }
 
+
 static void input_close(struct input *in)
 {
     if (in->f && in->f != stdin)
@@ -350,6 +351,13 @@ static const char *as_what(const struct input *in, char *buf, size_t n)
              in->z == Z_GZIP ? ", unpacked from gzip" : in->z == Z_ZSTD ? ", unpacked from zstd"
                                                                         : "");
     return buf;
+}
+
+static void say_kind(const char *cmd, const struct input *in, const struct cli_load_options *opt)
+{
+    char what[4200];
+    if (opt->verbose)
+        fprintf(stderr, "trove %s: %s\n", cmd, as_what(in, what, sizeof what));
 }
 
 /* ---- the readers ----------------------------------------------------------------------- */
@@ -557,6 +565,7 @@ int cli_load(const char *cmd, const char *path, const struct cli_load_options *o
         input_close(&in);
         return 1;
     }
+    say_kind(cmd, &in, opt);
     if (in.kind == CLI_INPUT_WIRE) {
         struct append_ctx c = {cmd, path, events};
         struct cli_sink sink = {append_events, NULL, &c};
@@ -582,6 +591,8 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
     memset(&in, 0, sizeof in);
     if (!cap && input_open(cmd, path, opt->format, &in))
         goto out;
+    if (!cap)
+        say_kind(cmd, &in, opt);
     if (!cap && in.kind == CLI_INPUT_WIRE) { /* frame by frame, in constant memory */
         status = read_wire(cmd, &in, sink, names_all);
         goto out;

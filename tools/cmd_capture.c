@@ -53,7 +53,7 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
 
 int cli_capture_import(const struct cli_capture_import *ci)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, ci->quiet, ci->edited, ci->store};
+    struct cli_load_options lo = ci->lo;
     struct trove_capture_options opt;
     struct trove_capture_info info;
     struct trove_events ev = {0};
@@ -98,7 +98,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
             goto out;
         }
     }
-    if (!ci->quiet)
+    if (!ci->quiet && !ci->json)
         fprintf(stderr,
                 "trove import: %s -> capture %s in %s: %llu events, %llu names, %llu segments, "
                 "%llu bytes stored for %llu raw (%llu new objects)\n",
@@ -223,8 +223,8 @@ static void replay_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove replay NAME [--from-ns A] [--to-ns B] [--wire raw|packed|deflate]\n"
-            "                    [--frame-events N] [-o FILE] [--depth N] [--budget SIZE]\n"
-            "                    [--no-sender | --send-queue N] [--no-verify] [--quiet]\n"
+            "                    [--batch N] [-o FILE] [--depth N] [--budget SIZE]\n"
+            "                    [--no-sender | --send-queue N] [--no-verify] [--json] [-q]\n"
             "                    [--store DIR]\n"
             "\n"
             "Stream capture NAME out of the store as a wire stream: its names, then the events\n"
@@ -239,15 +239,21 @@ static void replay_usage(FILE *f)
             "a damaged one stops the replay with an error naming the segment and the object.\n"
             "  --from-ns A        events that start at or after A ns (default 0)\n"
             "  --to-ns B          ... and before B ns (default: to the end)\n"
-            "  --wire W           raw, packed or deflate (default) frames\n"
-            "  --frame-events N   events per frame, 1..65536 (default: as stored)\n"
-            "  -o FILE            write to FILE (complete or not at all); default stdout\n"
+            "  --wire W           raw, packed (the default) or deflate frames (--to is the\n"
+            "                     same)\n"
+            "  --batch N          events per frame, 1..65536 (default: as stored;\n"
+            "                     --frame-events is the same)\n"            "  -o FILE            write to FILE (complete or not at all); default stdout\n"
             "  --depth N          segments downloaded ahead (default 4, at most 32; 0: none)\n"
             "  --budget SIZE      bytes they may hold at most (default 64M)\n"
             "  --no-sender        write from the walker's thread instead of a sender thread\n"
             "  --send-queue N     let the sender thread queue N batches (1..1024) instead of\n"
             "                     taking one at a time (the default)\n"
-            "  --quiet            no summary on stderr\n" NO_VERIFY_HELP STORE_HELP);
+            "  --json             print the result as one JSON object on stdout: capture,\n"
+            "                     output, wire, events, batches, bytes (needs -o FILE)\n"
+            "  -q, --quiet        no summary on stderr\n"
+            "  -v, --verbose      also how the stream went: segments prefetched or read by the\n"
+            "                     walker, the depth used, the most bytes held at once\n"
+            NO_VERIFY_HELP STORE_HELP);
 }
 
 /* The sink: frames to a file, or events as text. */
@@ -396,39 +402,37 @@ int cmd_replay(int argc, char **argv)
     pthread_t watcher;
     const char *name = NULL, *out = NULL, *store = NULL;
     struct cli_out dest = {0};
+    struct cli_common co;
     uint64_t v;
-    int rc, status = 1, quiet = 0, watching = 0, handled = 0;
+    int rc, status = 1, quiet = 0, watching = 0, handled = 0, no_sender = 0, send_queue = 0;
 
     memset(&ro, 0, sizeof ro);
     memset(&o, 0, sizeof o);
     atomic_init(&o.events, 0);
     ro.to_ns = UINT64_MAX;
-    ro.wire = TROVE_WIRE_DEFLATE;
     trove_stream_options_default(&so);
     so.max_object = TROVE_CAPTURE_MAX_OBJECT;
+    cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has_value = i + 1 < argc;
+        int has_value = i + 1 < argc, r;
         if (cli_is_help(a)) {
             replay_usage(stdout);
             return 0;
+        }
+        if ((r = cli_common_opt("replay", argc, argv, &i,
+                                CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
+                                    CLI_C_VERBOSE | CLI_C_STORE | CLI_C_OUTPUT,
+                                &co)) == 2)
+            return 2;
+        if (r) {
+            continue;
         } else if (!strcmp(a, "--from-ns") && has_value) {
             if (cli_parse_u64(argv[++i], &ro.from_ns))
                 return cli_error("replay", "--from-ns: '%s' is not a count of nanoseconds", argv[i]);
         } else if (!strcmp(a, "--to-ns") && has_value) {
             if (cli_parse_u64(argv[++i], &ro.to_ns))
                 return cli_error("replay", "--to-ns: '%s' is not a count of nanoseconds", argv[i]);
-        } else if (!strcmp(a, "--wire") && has_value) {
-            ro.wire = trove_wire_format_parse(argv[++i]);
-            if (ro.wire < TROVE_WIRE_RAW || ro.wire > TROVE_WIRE_DEFLATE)
-                return cli_error("replay", "--wire: '%s' is not raw, packed or deflate", argv[i]);
-        } else if (!strcmp(a, "--frame-events") && has_value) {
-            if (cli_parse_u64(argv[++i], &v) || v < 1 || v > TROVE_WIRE_MAX_EVENTS)
-                return cli_error("replay", "--frame-events: '%s' is not a count in 1..65536",
-                                 argv[i]);
-            ro.frame_events = (uint32_t)v;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
-            out = argv[++i];
         } else if (!strcmp(a, "--depth") && has_value) {
             if (cli_parse_u64(argv[++i], &v) || v > TROVE_STREAM_DEPTH_MAX)
                 return cli_error("replay", "--depth: '%s' is not a count in 0..%u", argv[i],
@@ -439,6 +443,7 @@ int cmd_replay(int argc, char **argv)
                 return cli_error("replay", "--budget: '%s' is not a byte count (K, M, G: powers "
                                            "of 1024)", argv[i]);
         } else if (!strcmp(a, "--no-sender")) {
+            no_sender = 1;
             so.send_mode = TROVE_STREAM_SEND_INLINE;
         } else if (!strcmp(a, "--no-verify")) {
             cli_store_no_verify();
@@ -448,11 +453,7 @@ int cmd_replay(int argc, char **argv)
                                  TROVE_STREAM_SEND_QUEUE_MAX);
             so.send_mode = TROVE_STREAM_SEND_BUFFERED;
             so.send_queue = (uint32_t)v;
-        } else if (!strcmp(a, "--store") && has_value) {
-            if (!*(store = argv[++i]))
-                return cli_error("replay", "--store needs a directory");
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-            quiet = 1;
+            send_queue = 1;
         } else if (a[0] == '-' && a[1]) {
             return cli_error("replay", "unknown option or missing value '%s'; see `trove replay "
                                        "--help`", a);
@@ -466,6 +467,15 @@ int cmd_replay(int argc, char **argv)
         replay_usage(stderr);
         return 2;
     }
+    if (cli_exclusive("replay", no_sender, "--no-sender", send_queue, "--send-queue") ||
+        cli_exclusive("replay", co.json, "--json", !co.out || !strcmp(co.out, "-"),
+                      "writing to stdout (give -o FILE)"))
+        return 2;
+    ro.wire = co.wire;
+    ro.frame_events = (co.given & CLI_C_BATCH) ? (uint32_t)co.batch : 0; /* else as stored */
+    out = co.out;
+    store = co.store;
+    quiet = co.quiet || co.json;
     if (ro.to_ns != UINT64_MAX && ro.from_ns > ro.to_ns)
         return cli_error("replay", "--from-ns %llu is after --to-ns %llu",
                          (unsigned long long)ro.from_ns, (unsigned long long)ro.to_ns);
@@ -537,6 +547,26 @@ int cmd_replay(int argc, char **argv)
         goto out;
     }
     o.f = NULL;
+    if (co.json) {
+        fputs("{\"capture\":", stdout);
+        cli_json_string(stdout, name, strlen(name));
+        fputs(",\"output\":", stdout);
+        cli_json_string(stdout, out, strlen(out));
+        printf(",\"wire\":\"%s\",\"events\":%llu,\"batches\":%llu,\"bytes\":%llu}\n",
+               trove_wire_format_name(ro.wire), (unsigned long long)stats.events,
+               (unsigned long long)stats.batches, (unsigned long long)stats.bytes_sent);
+        if (fflush(stdout) != 0) {
+            cli_error("replay", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    }
+    if (co.verbose && !quiet)
+        fprintf(stderr, "trove replay: stream: %llu segments prefetched, %llu read by the walker, "
+                        "%llu retried; depth %u%s, at most %u downloads and %llu bytes held\n",
+                (unsigned long long)stats.prefetched, (unsigned long long)stats.walker_reads,
+                (unsigned long long)stats.retries, stats.depth,
+                stats.prefetch_off ? " (prefetching off: a segment over the budget)" : "",
+                stats.max_in_flight, (unsigned long long)stats.peak_held_bytes);
     if (!quiet && !o.text)
         fprintf(stderr, "trove replay: %s -> %s (%s): %llu events in %llu batches, %llu bytes\n",
                 name, out && strcmp(out, "-") ? out : "stdout", trove_wire_format_name(ro.wire),

@@ -1,8 +1,7 @@
 /*
- * cmd_convert.c: `trove convert IN OUT --to raw|packed|deflate` — a Chrome JSON trace or any
- * wire stream in, a wire stream out: names frames, then frames of --batch events. A wire
- * input is converted frame by frame in constant memory; a Chrome trace is imported whole
- * first, since its events must be sorted. OUT is written through cli_out: a file appears
+ * cmd_convert.c: `trove convert IN OUT --wire raw|packed|deflate` — any input (cli_input.c)
+ * in, a wire stream out: names frames, then frames of --batch events. A wire input is
+ * converted frame by frame in constant memory; the other kinds are read whole first. OUT is written through cli_out: a file appears
  * only when complete (a failure leaves what was there), a device or pipe is written in
  * place.
  */
@@ -16,16 +15,17 @@
 static void convert_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove convert IN OUT [--to raw|packed|deflate] [--batch N]\n"
-            "                    [--input-format auto|chrome-json|wire] [--strict] [--quiet]\n"
+            "usage: trove convert IN OUT [--wire raw|packed|deflate] [--batch N]\n"
+            "                    [--input-format F] [--strict] [--json] [-q] [-v]\n"
             "\n"
-            "Convert a Chrome trace JSON file or a trove wire stream (IN, '-' for stdin) into a\n"
-            "wire stream (OUT, '-' for stdout): a names frame, then frames of N events.\n"
-            "  --to FORMAT        raw (32-byte records), packed (default), deflate (packed+deflate)\n"
-            "  --batch N          events per frame, 1..65536 (default 2048)\n"
-            "  --input-format F   auto (default: detected from the first byte), chrome-json, wire\n"
-            "  --strict           a Chrome B without E (or E without B) is an error, not a warning\n"
-            "  --quiet            no summary or warnings on stderr\n");
+            "Convert any input into a wire stream (OUT, '-' for stdout): a names frame, then\n"
+            "frames of N events. " INPUT_HELP
+            "OUT is replaced only once complete; a device or FIFO is written in place.\n"
+            COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
+            "  --json             print the result as one JSON object on stdout: input,\n"
+            "                     output, wire, events, names, bytes, bytes_per_event (OUT\n"
+            "                     must then not be '-')\n"
+            COMMON_HELP_QV);
 }
 
 /*
@@ -97,52 +97,52 @@ static int conv_names(void *ctx, const struct trove_names *added)
 
 int cmd_convert(int argc, char **argv)
 {
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
+    struct cli_common co;
     struct conv c;
+    struct trove_names *names = NULL;
     struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;
     struct cli_out out = {0};
-    int format = TROVE_WIRE_PACKED, status = 1;
-    uint64_t batch = TROVE_BATCH_DEFAULT;
+    int status = 1, r;
 
+    cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (cli_is_help(a)) {
             convert_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--to") && i + 1 < argc) {
-            format = trove_wire_format_parse(argv[++i]);
-            if (format < TROVE_WIRE_RAW || format > TROVE_WIRE_DEFLATE)
-                return cli_error("convert", "--to: '%s' is not raw, packed or deflate", argv[i]);
-        } else if (!strcmp(a, "--batch") && i + 1 < argc) {
-            if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
-                return cli_error("convert", "--batch: '%s' is not a count in 1..65536", argv[i]);
-        } else if (!strcmp(a, "--input-format") && i + 1 < argc) {
-            if ((lo.format = cli_input_format_parse(argv[++i])) < 0)
-                return cli_error("convert", "--input-format: '%s' is not auto, chrome-json or wire",
-                                 argv[i]);
-        } else if (!strcmp(a, "--strict")) {
-            lo.strict = 1;
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-            lo.quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_error("convert", "unknown option '%s'; see `trove convert --help`", a);
-        } else if (!in) {
-            in = a;
-        } else if (!outp) {
-            outp = a;
-        } else {
-            return cli_error("convert", "unexpected argument '%s'", a);
         }
+        if ((r = cli_common_opt("convert", argc, argv, &i,
+                                CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
+                                    CLI_C_VERBOSE | CLI_C_INPUT | CLI_C_STORE,
+                                &co)) == 2)
+            return 2;
+        if (r)
+            continue;
+        if (a[0] == '-' && a[1])
+            return cli_error("convert", "unknown option '%s'; see `trove convert --help`", a);
+        if (!in)
+            in = a;
+        else if (!outp)
+            outp = a;
+        else
+            return cli_error("convert", "unexpected argument '%s'; see `trove convert --help`",
+                             a);
     }
     if (!in || !outp) {
         convert_usage(stderr);
         return 2;
     }
+    if (cli_exclusive("convert", co.json, "--json", !strcmp(outp, "-"), "OUT '-' (stdout)"))
+        return 2;
+    if (cli_store_for_input("convert", in, &co))
+        return 2;
+    if (trove_names_new(&names) != TROVE_OK)
+        return cli_error("convert", "out of memory");
     memset(&c, 0, sizeof c);
     c.out_path = outp;
-    c.format = format;
-    c.batch = (size_t)batch;
+    c.format = co.wire;
+    c.batch = (size_t)co.batch;
     if (cli_out_open("convert", outp, 1, &out))
         return 1;
     c.out = out.f;
@@ -151,18 +151,34 @@ int cmd_convert(int argc, char **argv)
         cli_error("convert", "out of memory");
         goto out;
     }
-    if (cli_read("convert", in, &lo, &sink, NULL) != 0 || flush_pending(&c) != 0)
+    if (cli_read("convert", in, &co.in, &sink, names) != 0 || flush_pending(&c) != 0)
         goto out;
     c.out = NULL;
     if (cli_out_commit("convert", &out))
         goto out;
-    if (!lo.quiet)
+    if (co.json) {
+        fputs("{\"input\":", stdout);
+        cli_json_string(stdout, in, strlen(in));
+        fputs(",\"output\":", stdout);
+        cli_json_string(stdout, outp, strlen(outp));
+        printf(",\"wire\":\"%s\",\"events\":%llu,\"names\":%zu,\"bytes\":%llu,"
+               "\"bytes_per_event\":%.4f}\n",
+               trove_wire_format_name(co.wire), (unsigned long long)c.events,
+               trove_names_count(names), (unsigned long long)c.bytes,
+               c.events ? (double)c.bytes / (double)c.events : 0.0);
+        if (fflush(stdout) != 0) {
+            cli_error("convert", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    }
+    if (!co.quiet && !co.json)
         fprintf(stderr, "trove convert: %llu events -> %s (%s): %llu bytes, %.2f bytes/event\n",
-                (unsigned long long)c.events, outp, trove_wire_format_name(format),
+                (unsigned long long)c.events, outp, trove_wire_format_name(co.wire),
                 (unsigned long long)c.bytes, c.events ? (double)c.bytes / (double)c.events : 0.0);
     status = 0;
 out:
     cli_out_abort(&out);
+    trove_names_free(names);
     trove_bytes_free(&c.frame);
     free(c.pending);
     trove_wire_encoder_free(c.enc);

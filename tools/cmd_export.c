@@ -29,15 +29,12 @@ static void export_usage(FILE *f)
     fprintf(f,
             "usage: trove export IN -o OUT [--format bundle|parquet|dir] [--codec none|zstd|gzip]\n"
             "                    [--encoding plain|dict|delta-dict] [--zip-deflate] [--name NAME]\n"
-            "                    [--row-group N] [--input-format auto|chrome-json|wire] [--edited]\n"
-            "                    [--quiet]\n"
+            "                    [--row-group N] [--input-format F] [--edited] [--json] [-q] [-v]\n"
             "       trove export --capture NAME [--store DIR] [--from-ns A] [--to-ns B] -o OUT\n"
             "                    [the options above]\n"
             "\n"
-            "Export a capture — a Chrome JSON trace or a trove wire stream (IN, '-' for stdin),\n"
-            "a bundle or Parquet events file, or a capture in the store — as Parquet tables that\n"
-            "DuckDB, pyarrow and Spark read (docs/formats/bundle.md), with a manifest.json of\n"
-            "its own.\n"
+            "Export a capture as Parquet tables that DuckDB, pyarrow and Spark read\n"
+            "(docs/formats/bundle.md), with a manifest.json of its own. " INPUT_HELP
             "  -o OUT             the output; written complete or not at all\n"
             "  --format F         bundle (default): a zip of events, names, threads, samples and\n"
             "                     frames tables and manifest.json; parquet: the events table\n"
@@ -48,10 +45,10 @@ static void export_usage(FILE *f)
             "  --zip-deflate      deflate the bundle's entries (default: stored)\n"
             "  --name NAME        the capture's name in manifest.json (default: IN's base name)\n"
             "  --row-group N      rows per row group (default 1048576)\n"
-            "  --input-format F   auto (default: also a bundle or a Parquet file), chrome-json,\n"
-            "                     or wire\n"
+            COMMON_HELP_INPUT
             "  --edited           IN is a bundle whose events table was edited after export:\n"
-            "                     take it as it is (see `trove import --help`)\n"            "  --capture NAME     export capture NAME of the store (`trove ls` lists them),\n"
+            "                     take it as it is (see `trove import --help`)\n"
+            "  --capture NAME     export capture NAME of the store (`trove ls` lists them),\n"
             "                     read through the prefetching pipeline as `trove replay` reads\n"
             "                     it; its name is the manifest's unless --name is given\n"
             "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data)\n"
@@ -59,43 +56,37 @@ static void export_usage(FILE *f)
             "  --to-ns B          ... and before B ns (default: all of them)\n"
             "  --no-verify        with --capture: do not check the objects read against their\n"
             "                     names: for benchmarks only\n"
-            "  --quiet            no summary or warnings on stderr\n");
+            "  --json             print the result as one JSON object on stdout: input, output,\n"
+            "                     format, encoding, codec, events, bytes, bytes_per_event\n"
+            COMMON_HELP_QV);
 }
 
 static void import_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove import IN -o OUT [--to raw|packed|deflate] [--batch N] [--edited]\n"
-            "                       [--quiet]\n"
-            "       trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE] [--json]\n"
-            "                       [--edited] [--quiet]\n"
+            "usage: trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE]\n"
+            "                       [--input-format F] [--edited] [--json] [-q] [-v]\n"
+            "       trove import IN -o OUT [--wire raw|packed|deflate] [--batch N] [the above]\n"
             "\n"
-            "With -o: import a bundle (a zip written by `trove export`, or one edited elsewhere),\n"
-            "a directory holding a bundle's files, or a Parquet file of the events table alone,\n"
-            "into a trove wire stream (OUT, '-' for stdout): a names frame, then frames of N\n"
-            "events. Columns are found by name; values out of range are errors.\n"
-            "  --to FORMAT        raw, packed (default) or deflate\n"
-            "  --batch N          events per frame, 1..65536 (default 2048)\n"
-            "\n"
-            "Without -o: store IN — a Chrome JSON trace, a wire stream, a bundle or a\n"
-            "Parquet events file — as capture NAME, replacing a capture of that name. The capture\n"
-            "is cut into segments stored as deduplicated objects, so importing the same events\n"
-            "again stores nothing new (docs/formats/capture.md). `trove ls` lists captures and\n"
-            "`trove replay` streams them back.\n"
+            "Store IN as capture NAME, replacing a capture of that name. The capture is cut\n"
+            "into segments stored as deduplicated objects, so importing the same events again\n"
+            "stores nothing new (docs/formats/capture.md). `trove ls` lists captures and `trove\n"
+            "replay` streams them back. With -o, write IN as a wire stream instead (OUT, '-'\n"
+            "for stdout): a names frame, then frames of N events. " INPUT_HELP
             "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data);\n"
-            "                     created if missing\n"
+            "                     created if missing. With -o: where a store:NAME input is\n"
             "  --name NAME        the capture's name (default: IN's base name)\n"
             "  --segment-bytes S  32-byte events per segment, in bytes: a multiple of 32 up to\n"
             "                     8M (K, M suffixes: powers of 1024; default 1M)\n"
-            "  --json             print the result as one JSON object on stdout: name, events,\n"
-            "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
-            "                     new_objects\n"
-            "\n"
+            COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --edited           IN is a bundle whose tables were edited after export (rows\n"
             "                     added or dropped, in DuckDB say): take the events table as\n"
             "                     it is, with a warning where its count differs from\n"
             "                     manifest.json's, which is otherwise an error\n"
-            "  --quiet            no summary or warnings on stderr\n");
+            "  --json             print the result as one JSON object on stdout: name, events,\n"
+            "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
+            "                     new_objects (with -o: input, output, wire, events, names)\n"
+            COMMON_HELP_QV);
 }
 
 /* The capture's name: IN's base name without its extensions. */
@@ -123,7 +114,8 @@ int cmd_export(int argc, char **argv)
     static const char *const formats[] = {"bundle", "parquet", "dir"};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
     static const char *const modes[] = {"plain", "dict", "delta-dict"};
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
+    struct cli_load_options lo;
+    struct cli_common co;
     struct trove_tables_options topt;
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
@@ -141,14 +133,21 @@ int cmd_export(int argc, char **argv)
 
     memset(tab, 0, sizeof tab);
     trove_tables_defaults(&topt);
+    cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has_value = i + 1 < argc;
+        int has_value = i + 1 < argc, r;
         if (cli_is_help(a)) {
             export_usage(stdout);
             return 0;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
-            out = argv[++i];
+        }
+        if ((r = cli_common_opt("export", argc, argv, &i,
+                                CLI_C_JSON | CLI_C_QUIET | CLI_C_VERBOSE | CLI_C_INPUT |
+                                    CLI_C_STORE | CLI_C_OUTPUT,
+                                &co)) == 2)
+            return 2;
+        if (r) {
+            continue;
         } else if (!strcmp(a, "--format") && has_value) {
             if ((format = parse_choice(argv[++i], formats, 3)) < 0)
                 return cli_error("export", "--format: '%s' is not bundle, parquet or dir", argv[i]);
@@ -165,19 +164,10 @@ int cmd_export(int argc, char **argv)
                 return cli_error("export", "--row-group: '%s' is not a count in 1..4G", argv[i]);
         } else if (!strcmp(a, "--name") && has_value) {
             name = argv[++i];
-        } else if (!strcmp(a, "--input-format") && has_value) {
-            if ((lo.format = cli_input_format_parse(argv[++i])) < 0)
-                return cli_error("export", "--input-format: '%s' is not chrome-json or wire",
-                                 argv[i]);
         } else if (!strcmp(a, "--zip-deflate")) {
             deflate = 1;
-        } else if (!strcmp(a, "--edited")) {
-            lo.edited = 1;
         } else if (!strcmp(a, "--capture") && has_value) {
             capture = argv[++i];
-        } else if (!strcmp(a, "--store") && has_value) {
-            if (!*(store = argv[++i]))
-                return cli_error("export", "--store needs a directory");
         } else if (!strcmp(a, "--no-verify")) {
             cli_store_no_verify();
         } else if (!strcmp(a, "--from-ns") && has_value) {
@@ -188,8 +178,6 @@ int cmd_export(int argc, char **argv)
             if (cli_parse_u64(argv[++i], &to_ns))
                 return cli_error("export", "--to-ns: '%s' is not a count of nanoseconds", argv[i]);
             ranged = 1;
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-            quiet = 1;
         } else if (a[0] == '-' && a[1] && !has_value) {
             return cli_error("export", "%s: unknown option or missing value; see `trove export "
                                        "--help`", a);
@@ -201,10 +189,18 @@ int cmd_export(int argc, char **argv)
             return cli_error("export", "unexpected argument '%s'; see `trove export --help`", a);
         }
     }
+    out = co.out;
+    store = co.store;
+    quiet = co.quiet || co.json;
+    lo = co.in;
     if (capture && in)
         return cli_error("export", "IN and --capture both name what to export: give one");
-    if (!capture && (store || ranged))
-        return cli_error("export", "--store, --from-ns and --to-ns go with --capture NAME");
+    if (!capture && ranged)
+        return cli_error("export", "--from-ns and --to-ns go with --capture NAME");
+    if (cli_exclusive("export", co.json, "--json", out && !strcmp(out, "-"), "-o - (stdout)"))
+        return 2;
+    if (!capture && cli_store_for_input("export", in, &co))
+        return 2;
     if ((!in && !capture) || !out)
         return cli_error("export", "needs IN (or --capture NAME) and -o OUT; see `trove export "
                                    "--help`");
@@ -309,12 +305,28 @@ int cmd_export(int argc, char **argv)
             }
         }
     }
-    if (!quiet) {
+    if (co.json || !quiet) {
         struct stat st;
         uint64_t size = stat(out, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : total;
-        fprintf(stderr, "trove export: %zu events -> %s (%s, %s, %s): %llu bytes, %.2f bytes/event\n",
-                ev.len, out, formats[format], modes[topt.mode], codecs[topt.codec],
-                (unsigned long long)size, ev.len ? (double)size / (double)ev.len : 0.0);
+        if (co.json) {
+            fputs("{\"input\":", stdout);
+            cli_json_string(stdout, in ? in : capture, strlen(in ? in : capture));
+            fputs(",\"output\":", stdout);
+            cli_json_string(stdout, out, strlen(out));
+            printf(",\"format\":\"%s\",\"encoding\":\"%s\",\"codec\":\"%s\",\"events\":%zu,"
+                   "\"bytes\":%llu,\"bytes_per_event\":%.4f}\n",
+                   formats[format], modes[topt.mode], codecs[topt.codec], ev.len,
+                   (unsigned long long)size, ev.len ? (double)size / (double)ev.len : 0.0);
+            if (fflush(stdout) != 0) {
+                cli_error("export", "writing stdout: %s", strerror(errno));
+                goto out;
+            }
+        } else {
+            fprintf(stderr,
+                    "trove export: %zu events -> %s (%s, %s, %s): %llu bytes, %.2f bytes/event\n",
+                    ev.len, out, formats[format], modes[topt.mode], codecs[topt.codec],
+                    (unsigned long long)size, ev.len ? (double)size / (double)ev.len : 0.0);
+        }
     }
     status = 0;
     dir_made = 0;
@@ -343,41 +355,34 @@ out:
 
 int cmd_import(int argc, char **argv)
 {
-    static const char *const tos[] = {"raw", "packed", "deflate"};
-    static const int wire_fmt[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes frame = {0};
     struct cli_capture_import ci;
     const char *in = NULL, *out = NULL;
-    uint64_t batch = TROVE_BATCH_DEFAULT;
-    int to = 1, quiet = 0, edited = 0, status = 1, rc, wire_opts = 0;
-    struct cli_load_options lo = {CLI_INPUT_AUTO, 0, 0, 0, NULL};
+    uint64_t batch;
+    int to, quiet, status = 1, rc, wire_opts;
+    struct cli_load_options lo;
+    struct cli_common co;
     struct cli_out o = {0};
 
     memset(&ci, 0, sizeof ci);
-
+    cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        int has_value = i + 1 < argc;
+        int has_value = i + 1 < argc, r;
         if (cli_is_help(a)) {
             import_usage(stdout);
             return 0;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
-            out = argv[++i];
-        } else if (!strcmp(a, "--to") && has_value) {
-            if ((to = parse_choice(argv[++i], tos, 3)) < 0)
-                return cli_error("import", "--to: '%s' is not raw, packed or deflate", argv[i]);
-            wire_opts = 1;
-        } else if (!strcmp(a, "--batch") && has_value) {
-            if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
-                return cli_error("import", "--batch: '%s' is not a count in 1..65536", argv[i]);
-            wire_opts = 1;
-        } else if (!strcmp(a, "--store") && has_value) {
-            if (!*(ci.store = argv[++i]))
-                return cli_error("import", "--store needs a directory");
-            ci.to_store = 1;
+        }
+        if ((r = cli_common_opt("import", argc, argv, &i,
+                                CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
+                                    CLI_C_VERBOSE | CLI_C_INPUT | CLI_C_STORE | CLI_C_OUTPUT,
+                                &co)) == 2)
+            return 2;
+        if (r) {
+            continue;
         } else if (!strcmp(a, "--name") && has_value) {
             ci.name = argv[++i];
             ci.to_store = 1;
@@ -387,13 +392,6 @@ int cmd_import(int argc, char **argv)
                 return cli_error("import", "--segment-bytes: '%s' is not a multiple of 32 bytes "
                                            "from 32 to 8M", argv[i]);
             ci.to_store = 1;
-        } else if (!strcmp(a, "--json")) {
-            ci.json = 1;
-            ci.to_store = 1;
-        } else if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
-            quiet = 1;
-        } else if (!strcmp(a, "--edited")) {
-            edited = 1;
         } else if (a[0] == '-' && a[1]) {
             return cli_error("import", "unknown option or missing value '%s'; see `trove import "
                                        "--help`", a);
@@ -403,15 +401,27 @@ int cmd_import(int argc, char **argv)
             return cli_error("import", "unexpected argument '%s'; see `trove import --help`", a);
         }
     }
-    if (ci.to_store || (!out && !wire_opts)) { /* without -o, into the store */
-        if (out || wire_opts)
-            return cli_error("import", "-o, --to and --batch write a wire stream; --store, --name, "
-                                       "--segment-bytes and --json store a capture: not both");
+    out = co.out;
+    wire_opts = (co.given & (CLI_C_WIRE | CLI_C_BATCH)) != 0;
+    quiet = co.quiet || co.json;
+    /* Without -o, into the store (--store names it); with -o, a wire stream out (--store is
+     * then where a store:NAME input is). */
+    if (!out && wire_opts)
+        return cli_error("import", "--wire and --batch shape the wire stream -o OUT writes; give "
+                                   "-o OUT, or drop them to store a capture");
+    if (out && ci.to_store)
+        return cli_error("import", "-o writes a wire stream; --name and --segment-bytes store a "
+                                   "capture: not both");
+    if (!out) {
         if (!in)
             return cli_error("import", "needs IN; see `trove import --help`");
+        ci.to_store = 1;
         ci.in = in;
-        ci.quiet = quiet;
-        ci.edited = edited;
+        ci.store = co.store;
+        ci.json = co.json;
+        ci.quiet = co.quiet;
+        ci.edited = co.in.edited;
+        ci.lo = co.in;
         if (!ci.name) {
             static char base[4096]; /* checked as a volume name by the import */
             base_name(in, base, sizeof base);
@@ -420,13 +430,15 @@ int cmd_import(int argc, char **argv)
         }
         return cli_capture_import(&ci);
     }
-    if (!in || !out)
-        return cli_error("import", "needs IN and -o OUT (or --store DIR); see `trove import "
-                                   "--help`");
-    lo.quiet = quiet;
-    lo.edited = edited;
-    if (!strcmp(out, "-") && isatty(STDOUT_FILENO))
-        return cli_error("import", "will not write a binary stream to a terminal; use -o FILE");
+    if (!in)
+        return cli_error("import", "needs IN; see `trove import --help`");
+    if (cli_exclusive("import", co.json, "--json", !strcmp(out, "-"), "-o - (stdout)"))
+        return 2;
+    if (cli_store_for_input("import", in, &co))
+        return 2;
+    lo = co.in;
+    to = co.wire;
+    batch = co.batch;
     if (trove_names_new(&names) != TROVE_OK || trove_wire_encoder_new(&enc) != TROVE_OK) {
         cli_error("import", "out of memory");
         goto out;
@@ -446,7 +458,7 @@ int cmd_import(int argc, char **argv)
             frame.len = 0;
         }
         if (rc == TROVE_OK)
-            rc = trove_wire_encode(enc, wire_fmt[to], ev.ev + i, n, &frame);
+            rc = trove_wire_encode(enc, to, ev.ev + i, n, &frame);
     }
     if (rc == TROVE_OK && fwrite(frame.ptr, 1, frame.len, o.f) != frame.len)
         rc = -(errno ? errno : EIO);
@@ -456,9 +468,21 @@ int cmd_import(int argc, char **argv)
     }
     if (cli_out_commit("import", &o))
         goto out;
+    if (co.json) {
+        fputs("{\"input\":", stdout);
+        cli_json_string(stdout, in, strlen(in));
+        fputs(",\"output\":", stdout);
+        cli_json_string(stdout, out, strlen(out));
+        printf(",\"wire\":\"%s\",\"events\":%zu,\"names\":%zu}\n", trove_wire_format_name(to),
+               ev.len, trove_names_count(names));
+        if (fflush(stdout) != 0) {
+            cli_error("import", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    }
     if (!quiet)
         fprintf(stderr, "trove import: %zu events, %zu names -> %s (%s)\n", ev.len,
-                trove_names_count(names), out, tos[to]);
+                trove_names_count(names), out, trove_wire_format_name(to));
     status = 0;
 out:
     cli_out_abort(&o);

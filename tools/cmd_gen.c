@@ -20,8 +20,8 @@ static void gen_usage(FILE *f)
     trove_gen_defaults(&d);
     fprintf(f,
             "usage: trove gen [-o FILE] [--events N] [--seed S] [--processes P] [--threads T]\n"
-            "                 [--names N] [--zipf S] [--tick NS] [--to raw|packed|deflate]\n"
-            "                 [--batch N]\n"
+            "                 [--names N] [--zipf S] [--tick NS] [--wire raw|packed|deflate]\n"
+            "                 [--batch N] [--json] [-q] [-v]\n"
             "\n"
             "Generate a synthetic profiler capture (P processes x T threads of nested zones;\n"
             "the model is described in docs/gen.md) and write it as a trove wire stream: a\n"
@@ -35,18 +35,22 @@ static void gen_usage(FILE *f)
             "  --names N        distinct event names (Zipf support), 1..65536 (default %u)\n"
             "  --zipf S         Zipf exponent of name frequencies, 0..10 (default %.1f)\n"
             "  --tick NS        clock resolution: times are multiples of NS (default %llu)\n"
-            "  --to FORMAT      raw (32-byte records), packed (default), deflate\n"
+            "  --wire W         raw (32-byte records), packed (default), deflate (--to is\n"
+            "                   the same)\n"
             "  --batch N        events per frame, 1..65536 (default %u)\n"
-            "  -q, --quiet      no summary line on stderr\n",
+            "  --json           print the result as one JSON object on stdout: output, events,\n"
+            "                   names, wire, batch, bytes, bytes_per_event (then -o FILE is\n"
+            "                   needed)\n"
+            "  -q, --quiet      no summary line on stderr\n"
+            "  -v, --verbose    the summary with the options used\n",
             (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
             d.names, d.zipf_s, (unsigned long long)d.tick_ns, (unsigned)TROVE_BATCH_DEFAULT);
 }
 
 static int is_value_option(const char *a)
 {
-    static const char *const opts[] = {"-o",      "--output", "--events", "--seed", "--processes",
-                                       "--threads", "--names", "--zipf",  "--to",   "--batch",
-                                       "--tick"};
+    static const char *const opts[] = {"--events", "--seed", "--processes", "--threads",
+                                       "--names",  "--zipf", "--tick"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
@@ -111,22 +115,28 @@ int cmd_gen(int argc, char **argv)
     struct trove_names *names = NULL;
     const char *outp = NULL;
     struct cli_out out = {0};
-    int format = TROVE_WIRE_PACKED, quiet = 0, status = 1, rc;
-    uint64_t batch = TROVE_BATCH_DEFAULT, bytes = 0;
+    struct cli_common co;
+    int format, quiet, status = 1, rc, r;
+    uint64_t batch, bytes = 0;
     double t0;
 
     trove_gen_defaults(&o);
+    cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (cli_is_help(a)) {
             gen_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
+        }
+        if ((r = cli_common_opt("gen", argc, argv, &i,
+                                CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
+                                    CLI_C_VERBOSE | CLI_C_OUTPUT,
+                                &co)) == 2)
+            return 2;
+        if (r) {
+            continue;
         } else if (is_value_option(a) && !v) {
             return cli_error("gen", "%s needs a value; see `trove gen --help`", a);
-        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-            outp = argv[++i];
         } else if (!strcmp(a, "--events")) {
             if (cli_parse_u64(argv[++i], &o.events) || o.events > (1ull << 32))
                 return cli_error("gen", "--events: '%s' is not a count up to 4G", argv[i]);
@@ -151,17 +161,17 @@ int cmd_gen(int argc, char **argv)
         } else if (!strcmp(a, "--tick")) {
             if (cli_parse_u64(argv[++i], &o.tick_ns) || o.tick_ns < 1 || o.tick_ns > 1000000000)
                 return cli_error("gen", "--tick: '%s' is not a count of ns in 1..1000000000", argv[i]);
-        } else if (!strcmp(a, "--to")) {
-            format = trove_wire_format_parse(argv[++i]);
-            if (format < TROVE_WIRE_RAW || format > TROVE_WIRE_DEFLATE)
-                return cli_error("gen", "--to: '%s' is not raw, packed or deflate", argv[i]);
-        } else if (!strcmp(a, "--batch")) {
-            if (cli_parse_u64(argv[++i], &batch) || batch < 1 || batch > TROVE_WIRE_MAX_EVENTS)
-                return cli_error("gen", "--batch: '%s' is not a count in 1..65536", argv[i]);
         } else {
             return cli_error("gen", "unexpected argument '%s'; see `trove gen --help`", a);
         }
     }
+    outp = co.out;
+    format = co.wire;
+    batch = co.batch;
+    quiet = co.quiet || co.json;
+    if (cli_exclusive("gen", co.json, "--json", !outp || !strcmp(outp, "-"),
+                      "writing to stdout (give -o FILE)"))
+        return 2;
     if ((uint64_t)o.processes * o.threads > 65536)
         return cli_error("gen", "--processes x --threads is %llu; at most 65536 threads",
                          (unsigned long long)o.processes * o.threads);
@@ -188,13 +198,30 @@ int cmd_gen(int argc, char **argv)
     }
     if (cli_out_commit("gen", &out))
         goto out;
+    if (co.json) {
+        fputs("{\"output\":", stdout);
+        cli_json_string(stdout, out.path, strlen(out.path));
+        printf(",\"events\":%zu,\"names\":%zu,\"wire\":\"%s\",\"batch\":%llu,\"bytes\":%llu,"
+               "\"bytes_per_event\":%.4f}\n",
+               ev.len, trove_names_count(names), trove_wire_format_name(format),
+               (unsigned long long)batch, (unsigned long long)bytes,
+               ev.len ? (double)bytes / (double)ev.len : 0.0);
+        if (fflush(stdout) != 0) {
+            cli_error("gen", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    }
     if (!quiet)
         fprintf(stderr, "trove gen: %zu events, %zu names -> %s (%s, batches of %llu): %llu bytes, "
                         "%.2f bytes/event, %.2f s\n",
-                ev.len, trove_names_count(names), out.path,
-                trove_wire_format_name(format), (unsigned long long)batch,
-                (unsigned long long)bytes, ev.len ? (double)bytes / (double)ev.len : 0.0,
-                cli_now() - t0);
+                ev.len, trove_names_count(names), out.path, trove_wire_format_name(format),
+                (unsigned long long)batch, (unsigned long long)bytes,
+                ev.len ? (double)bytes / (double)ev.len : 0.0, cli_now() - t0);
+    if (co.verbose && !quiet)
+        fprintf(stderr, "trove gen: seed %llu, %u processes x %u threads, %u names, zipf %.2f, "
+                        "tick %llu ns\n",
+                (unsigned long long)o.seed, o.processes, o.threads, o.names, o.zipf_s,
+                (unsigned long long)o.tick_ns);
     status = 0;
 out:
     cli_out_abort(&out);

@@ -34,13 +34,25 @@ static void usage(FILE *f)
     fprintf(f, "usage: trove <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`trove <command> --help` describes a command. trove %s\n", trove_version());
+    fprintf(f, "\n`trove <command> --help` (or `trove help <command>`) describes a command. "
+               "trove %s\n",
+            trove_version());
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "help") == 0 && argc > 2) {
+        /* `trove help CMD [SUB]` is `trove CMD [SUB] --help`. */
+        char *args[4] = {argv[2], argc > 3 ? argv[3] : (char *)"--help", (char *)"--help", NULL};
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[2], commands[i].name) == 0)
+                return commands[i].fn(argc > 3 ? 3 : 2, args);
+        fprintf(stderr, "trove help: '%s' is not a trove command; see `trove --help`\n",
+                argv[2]);
         return 2;
     }
     if (cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
