@@ -26,6 +26,22 @@ BUILD_FUZZ := build-fuzz
 TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|cli_store|cli_capture
 TROVE      := $(BUILD)/trove
 
+# The builds show only warnings and errors: no configure chatter, no per-file progress and
+# no "Entering directory" lines from the make that cmake runs under this one. V=1 shows it all.
+ifeq ($(V),1)
+CMAKE_MESSAGES := -DCMAKE_RULE_MESSAGES=ON -DCMAKE_TARGET_MESSAGES=ON
+CONFIGURE_OUT  :=
+BUILD_FLAGS    :=
+BUILD_SHOWS    := every step
+else
+CMAKE_MESSAGES := -DCMAKE_RULE_MESSAGES=OFF -DCMAKE_TARGET_MESSAGES=OFF
+CONFIGURE_OUT  := >/dev/null
+BUILD_FLAGS    := -- --no-print-directory
+BUILD_SHOWS    := only warnings and errors; V=1 shows every step
+endif
+# A step's heading: $(STEP) "what it does".
+STEP := @printf '\n== %s\n'
+
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
         demo bench fuzz clean deps-npm deps-node
 
@@ -68,16 +84,23 @@ deps-node: deps
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD) -j $(JOBS)
+	@echo "== build: $(BUILD)/ (Release; $(BUILD_SHOWS))"
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA) \
+	  $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	@cmake --build $(BUILD) -j $(JOBS) $(BUILD_FLAGS)
 
 build-asan: deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTROVE_SANITIZE=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	$(STEP) "build: $(BUILD_ASAN)/ (Debug, ASan and UBSan)"
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTROVE_SANITIZE=ON \
+	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	@cmake --build $(BUILD_ASAN) -j $(JOBS) $(BUILD_FLAGS)
 
 build-tsan: deps
-	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream test_capture
+	$(STEP) "build: $(BUILD_TSAN)/ (TSan, the threaded code's tests)"
+	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
+	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream \
+	  test_capture $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
