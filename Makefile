@@ -25,6 +25,23 @@ BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool, streaming), also run under TSan.
 TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|cli_store|cli_capture
 TROVE      := $(BUILD)/trove
+DEMO       := $(BUILD)/demo
+
+# The builds show only warnings and errors: no configure chatter, no per-file progress and
+# no "Entering directory" lines from the make that cmake runs under this one. V=1 shows it all.
+ifeq ($(V),1)
+CMAKE_MESSAGES := -DCMAKE_RULE_MESSAGES=ON -DCMAKE_TARGET_MESSAGES=ON
+CONFIGURE_OUT  :=
+BUILD_FLAGS    :=
+BUILD_SHOWS    := every step
+else
+CMAKE_MESSAGES := -DCMAKE_RULE_MESSAGES=OFF -DCMAKE_TARGET_MESSAGES=OFF
+CONFIGURE_OUT  := >/dev/null
+BUILD_FLAGS    := -- --no-print-directory
+BUILD_SHOWS    := only warnings and errors; V=1 shows every step
+endif
+# A step's heading: $(STEP) "what it does".
+STEP := @printf '\n== %s\n'
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
         demo bench fuzz clean deps-npm deps-node
@@ -68,16 +85,23 @@ deps-node: deps
 	fi
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD) -j $(JOBS)
+	@echo "== build: $(BUILD)/ (Release; $(BUILD_SHOWS))"
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA) \
+	  $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	@cmake --build $(BUILD) -j $(JOBS) $(BUILD_FLAGS)
 
 build-asan: deps
-	cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTROVE_SANITIZE=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD_ASAN) -j $(JOBS)
+	$(STEP) "build: $(BUILD_ASAN)/ (Debug, ASan and UBSan)"
+	@cmake -S . -B $(BUILD_ASAN) -DCMAKE_BUILD_TYPE=Debug -DTROVE_SANITIZE=ON \
+	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	@cmake --build $(BUILD_ASAN) -j $(JOBS) $(BUILD_FLAGS)
 
 build-tsan: deps
-	cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON -DTROVE_SHARED_DATA=$(SHARED_DATA)
-	cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream test_capture
+	$(STEP) "build: $(BUILD_TSAN)/ (TSan, the threaded code's tests)"
+	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
+	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream \
+	  test_capture $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -92,38 +116,49 @@ check-tsan: build-tsan
 
 check: check-plain check-asan check-tsan
 
+# The Chrome trace is read once, by the first convert (which says what it drops, once); every
+# later step reads trove's packed stream of it, so the replay is checked against what went in.
 demo: build
 	@test -f $(SAMPLE) || { echo "make demo: the sample trace $(SAMPLE) is missing"; exit 1; }
-	@mkdir -p $(BUILD)/demo
-	zstd -dqf $(SAMPLE) -o $(BUILD)/demo/trace.json
-	$(TROVE) convert $(BUILD)/demo/trace.json $(BUILD)/demo/trace.packed --to packed
-	$(TROVE) convert $(BUILD)/demo/trace.packed $(BUILD)/demo/trace.deflate --to deflate
-	$(TROVE) cat $(BUILD)/demo/trace.deflate --limit 5
-	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
-	$(TROVE) volume put trace.json $(BUILD)/demo/trace.json --block-size 64K --store $(BUILD)/demo/store
-	$(TROVE) volume put trace.packed $(BUILD)/demo/trace.packed --block-size 64K --store $(BUILD)/demo/store
-	$(TROVE) volume info trace.json --store $(BUILD)/demo/store
-	$(TROVE) verify --deep --store $(BUILD)/demo/store
-	$(TROVE) export $(BUILD)/demo/trace.json -o $(BUILD)/demo/trace.bundle
-	$(TROVE) import $(BUILD)/demo/trace.bundle -o $(BUILD)/demo/trace.imported --to packed
-	$(TROVE) import $(BUILD)/demo/trace.json --name trace --store $(BUILD)/demo/store
-	$(TROVE) import $(BUILD)/demo/trace.bundle --name trace --store $(BUILD)/demo/store
-	$(TROVE) ls --store $(BUILD)/demo/store
-	$(TROVE) replay trace --wire packed -o $(BUILD)/demo/trace.replayed --store $(BUILD)/demo/store
-	$(TROVE) cat $(BUILD)/demo/trace.json > $(BUILD)/demo/trace.txt 2> /dev/null
-	$(TROVE) cat $(BUILD)/demo/trace.replayed > $(BUILD)/demo/trace.replayed.txt
-	cmp $(BUILD)/demo/trace.txt $(BUILD)/demo/trace.replayed.txt && echo "replay: every event and name of the trace came back out of the store"
-	$(TROVE) ls --store $(BUILD)/demo/store
+	@mkdir -p $(DEMO)
+	$(STEP) "import: the sample Chrome trace to trove's packed and packed+deflate wire formats"
+	zstd -dqf $(SAMPLE) -o $(DEMO)/trace.json
+	$(TROVE) convert $(DEMO)/trace.json $(DEMO)/trace.packed --to packed
+	$(TROVE) convert $(DEMO)/trace.packed $(DEMO)/trace.deflate --to deflate
+	$(STEP) "cat: its first events, read back from the deflate stream"
+	$(TROVE) cat $(DEMO)/trace.deflate --limit 5
+	$(STEP) "bench wire: its size and speed on the wire, trove's formats next to zlib, zstd and lz4"
+	$(TROVE) bench wire --input $(DEMO)/trace.packed
+	$(STEP) "store: the trace as deduplicating volumes of 64 KiB blocks, then every block verified"
+	$(TROVE) volume put trace.json $(DEMO)/trace.json --block-size 64K --store $(DEMO)/store
+	$(TROVE) volume put trace.packed $(DEMO)/trace.packed --block-size 64K --store $(DEMO)/store
+	$(TROVE) volume info trace.json --store $(DEMO)/store
+	$(TROVE) verify --deep --store $(DEMO)/store
+	$(STEP) "export: the trace as a bundle of Parquet tables, and imported back"
+	$(TROVE) export $(DEMO)/trace.packed -o $(DEMO)/trace.bundle
+	$(TROVE) import $(DEMO)/trace.bundle -o $(DEMO)/trace.imported --to packed
+	$(STEP) "capture: the trace in the store as a capture; the bundle again stores only its names"
+	$(TROVE) import $(DEMO)/trace.packed --name trace --store $(DEMO)/store
+	$(TROVE) import $(DEMO)/trace.bundle --name trace --store $(DEMO)/store
+	$(TROVE) ls --store $(DEMO)/store
+	$(STEP) "replay: the capture through the prefetching pipeline, compared event by event"
+	$(TROVE) replay trace --wire packed -o $(DEMO)/trace.replayed --store $(DEMO)/store
+	@$(TROVE) cat $(DEMO)/trace.packed > $(DEMO)/trace.txt
+	@$(TROVE) cat $(DEMO)/trace.replayed > $(DEMO)/trace.replayed.txt
+	@cmp $(DEMO)/trace.txt $(DEMO)/trace.replayed.txt && \
+	  echo "every event and name of the trace came back out of the store"
+	$(TROVE) ls --store $(DEMO)/store
+	$(STEP) "bench stream: replay from a store 20 ms away: serial, prefetch, prefetch + sender"
 	$(TROVE) bench stream --segments 16 --segment-mib 1 --rounds 1
 
 bench: build deps-npm
-	@mkdir -p $(BUILD)/demo
-	zstd -dqf $(SAMPLE) -o $(BUILD)/demo/trace.json
+	@mkdir -p $(DEMO)
+	zstd -dqf $(SAMPLE) -o $(DEMO)/trace.json
 	$(TROVE) bench wire
-	$(TROVE) bench wire --input $(BUILD)/demo/trace.json --input-format chrome-json
+	$(TROVE) bench wire --input $(DEMO)/trace.json --input-format chrome-json
 	$(TROVE) bench bitpack
 	$(TROVE) bench put
-	bash bench/replay_verify.sh $(TROVE) $(BUILD)/demo/trace.json
+	bash bench/replay_verify.sh $(TROVE) $(DEMO)/trace.json
 	$(TROVE) bench recipe
 	$(TROVE) bench parquet
 	$(TROVE) bench stream

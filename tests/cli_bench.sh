@@ -149,9 +149,13 @@ check event_bytes "$tmp/full.deflate" 0 7.1
 check event_bytes "$tmp/full1.deflate" 7.1 11.1
 rm -f "$tmp"/full*
 
-# 6. The human table names every format.
+# 6. The human table names every format, and its columns in words.
 "$TROVE" bench wire --events 5000 --repeat 1 >"$tmp/table.txt"
 check [ $? -eq 0 ]
+head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +decode +passes$"
+head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw +vs lz4"
+check grep -Eq "$head1" "$tmp/table.txt"
+check grep -Eq "$head2 +enc/dec +what it is$" "$tmp/table.txt"
 for k in raw packed packed_deflate protobuf_varint zlib6_message zlib6_stream zstd1 zstd3 lz4; do
     check grep -q "^$k " "$tmp/table.txt"
 done

@@ -8,7 +8,8 @@
 # and latency asked for, every time a positive finite number, and the peak held bytes
 # positive and within the budget. The bench itself fails unless every replay delivered
 # every event and stayed within the budget, so a zero exit means all three modes streamed
-# the whole capture. Then the table, --help, and one-line errors. No timing is asserted.
+# the whole capture. Then the table (its calibration times never negative), --help, and
+# one-line errors. No timing is asserted.
 # Prints "N passed, N failed"; exits 1 if anything failed, 77 (skip) without python3.
 set -u
 
@@ -48,7 +49,10 @@ check [ $? -eq 0 ]
 for m in serial prefetch prefetch_sender; do
     check grep -q "^| $m |" "$tmp/t.txt"
 done
-check grep -q "per segment without latency: decode" "$tmp/t.txt"
+check grep -q "^| mode | wall time s | ms per segment | throughput vs serial |$" "$tmp/t.txt"
+# The calibration's two parts of one replay: each a time, never negative.
+check grep -Eq "^  decode +[0-9]+\.[0-9]+ ms   " "$tmp/t.txt"
+check grep -Eq "^  send +[0-9]+\.[0-9]+ ms   re-encoding as packed " "$tmp/t.txt"
 # The bench's own depth (8) unless asked, not the library's 4 (docs/BENCHMARKS.md says why).
 check grep -q "latency per read, depth 8, budget 67108864 bytes" "$tmp/t.txt"
 
