@@ -69,7 +69,8 @@ int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **a
         s->input = argv[*i];
     } else if (!strcmp(a, "--input-format")) {
         if ((s->lo.format = cli_input_format_parse(argv[*i])) < 0) {
-            cli_error(cmd, "--input-format: '%s' is not chrome-json or raw", argv[*i]);
+            cli_error(cmd, "--input-format: '%s' is not auto, chrome-json, wire, bundle, parquet, "
+                           "dir or capture", argv[*i]);
             return -1;
         }
     } else if (!strcmp(a, "--events")) {

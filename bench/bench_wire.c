@@ -631,7 +631,7 @@ static void print_table(const struct bench *b, const struct result *res, const c
 static void wire_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove bench wire [--input FILE [--input-format chrome-json|raw]] [--events N]\n"
+            "usage: trove bench wire [--input IN [--input-format F]] [--events N]\n"
             "                        [--batch N] [--repeat R] [--seed S] [--json]\n"
             "\n"
             "Measure the wire formats (raw, packed, packed+deflate) against a protobuf-style\n"
@@ -639,9 +639,10 @@ static void wire_usage(FILE *f)
             "one stream (ssh -C), zstd 1 and 3 and lz4 on the raw records: bytes per event and\n"
             "encode and decode microseconds per batch, medians of repeated passes. Every decode\n"
             "is compared with the input; a mismatch fails the run.\n"
-            "  --input FILE        events from a Chrome JSON trace or a wire stream ('-': stdin);\n"
+            "  --input IN          events from any input `trove cat` reads ('-': stdin);\n"
             "                      without it, `trove gen` data (docs/gen.md)\n"
-            "  --input-format F    auto (default), chrome-json, or raw/wire (any wire stream)\n"
+            "  --input-format F    auto (default), chrome-json, wire, bundle, parquet, dir,\n"
+            "                      capture\n"
             "  --events N          gen: events to generate (default 1034313); --input: use the\n"
             "                      first N events\n"
             "  --seed S            gen: the seed (default 1)\n"

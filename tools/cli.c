@@ -203,6 +203,8 @@ static const struct {
     {"--repair", CLI_OPT_REPAIR, 0},
     {"--recipe-format", CLI_OPT_FORMAT, 1},
     {"--no-verify", CLI_OPT_NO_VERIFY, 0},
+    {"--quiet", CLI_OPT_QUIET, 0},
+    {"-q", CLI_OPT_QUIET, 0},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */

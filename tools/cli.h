@@ -228,7 +228,8 @@ enum cli_store_option {
     CLI_OPT_DEEP = 1 << 6,       /* --deep */
     CLI_OPT_REPAIR = 1 << 7,     /* --repair */
     CLI_OPT_FORMAT = 1 << 8,     /* --recipe-format v1|v3 */
-    CLI_OPT_NO_VERIFY = 1 << 9   /* --no-verify: for benchmarks only (cli_store_no_verify) */
+    CLI_OPT_NO_VERIFY = 1 << 9,  /* --no-verify: for benchmarks only (cli_store_no_verify) */
+    CLI_OPT_QUIET = 1 << 10      /* -q, --quiet */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */

@@ -100,12 +100,12 @@ int cli_capture_import(const struct cli_capture_import *ci)
     }
     if (!ci->quiet && !ci->json)
         fprintf(stderr,
-                "trove import: %s -> capture %s in %s: %llu events, %llu names, %llu segments, "
-                "%llu bytes stored for %llu raw (%llu new objects)\n",
+                "trove import: %s -> capture %s in %s: %llu events, %llu names, %llu segments;\n"
+                "  %llu bytes stored for %llu raw, %llu new object%s\n",
                 ci->in, ci->name, store, (unsigned long long)info.events,
                 (unsigned long long)info.names, (unsigned long long)info.segments,
                 (unsigned long long)info.stored_bytes, (unsigned long long)info.raw_bytes,
-                (unsigned long long)info.new_objects);
+                (unsigned long long)info.new_objects, info.new_objects == 1 ? "" : "s");
     status = 0;
 out:
     trove_store_close(s);

@@ -15,12 +15,14 @@
     "  --store DIR   the store (default: $TROVE_STORE if set, else ./trove-data)\n"
 
 static const struct cli_store_usage snapshot_usage = {
-    "usage: trove snapshot VOLUME NAME [--store DIR]\n"
+    "usage: trove snapshot VOLUME NAME [--json] [-q] [--store DIR]\n"
     "\n"
     "Snapshot the committed state of VOLUME as NAME: a read-only volume that shares every\n"
     "block with VOLUME, so it costs only its recipe. Later writes to VOLUME do not change\n"
-    "it; `trove volume rm NAME` removes it.\n" STORE_HELP,
-    0, 0, 2, 2};
+    "it; `trove volume rm NAME` removes it. A line on stderr says what was made.\n"
+    "  --json        print {source, snapshot} on stdout instead\n"
+    "  -q, --quiet   no line on stderr\n" STORE_HELP,
+    CLI_OPT_JSON | CLI_OPT_QUIET, 0, 2, 2};
 
 static const struct cli_store_usage verify_usage = {
     "usage: trove verify [--deep] [--repair] [--json] [--store DIR]\n"
@@ -88,6 +90,20 @@ int cmd_snapshot(int argc, char **argv)
         cli_error("snapshot", "snapshotting %s as %s: %s", a.arg[0], a.arg[1],
                   cli_diag_msg(&diag, rc));
         goto out;
+    }
+    if (a.given & CLI_OPT_JSON) {
+        fputs("{\"source\":", stdout);
+        cli_json_string(stdout, a.arg[0], strlen(a.arg[0]));
+        fputs(",\"snapshot\":", stdout);
+        cli_json_string(stdout, a.arg[1], strlen(a.arg[1]));
+        puts("}");
+        if (fflush(stdout) != 0) {
+            cli_error("snapshot", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    } else if (!(a.given & CLI_OPT_QUIET)) {
+        fprintf(stderr, "trove snapshot: %s -> %s (read-only, sharing every block)\n", a.arg[0],
+                a.arg[1]);
     }
     status = 0;
 out:

@@ -436,13 +436,33 @@ static int volume_put(struct volume_run *r)
     }
     if (commit(r))
         goto out;
-    if ((r->a->given & CLI_OPT_VERBOSE) && trove_volume_info(r->v, &r->info) == TROVE_OK)
+    if ((rc = trove_volume_info(r->v, &r->info)) != TROVE_OK) {
+        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        goto out;
+    }
+    if (r->a->given & CLI_OPT_JSON) {
+        fputs("{\"volume\":", stdout);
+        cli_json_string(stdout, r->name, strlen(r->name));
+        fputs(",\"input\":", stdout);
+        cli_json_string(stdout, r->in_name, strlen(r->in_name));
+        printf(",\"bytes\":%llu,\"block_size\":%u,\"slots\":%llu,\"used_slots\":%llu,"
+               "\"unique_objects\":%llu,\"stored_bytes\":%llu,\"generation\":%llu}\n",
+               (unsigned long long)r->info.size, (unsigned)r->info.block_size,
+               (unsigned long long)r->info.slots, (unsigned long long)r->info.used_slots,
+               (unsigned long long)r->info.unique_objects,
+               (unsigned long long)r->info.stored_bytes, (unsigned long long)r->info.generation);
+        if (fflush(stdout) != 0) {
+            cli_error(r->cmd, "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    } else if (!(r->a->given & CLI_OPT_QUIET)) {
         fprintf(stderr, "trove %s: %s -> %s: %llu bytes, %llu of %llu slots used, %llu distinct "
                         "blocks (%llu bytes)\n",
                 r->cmd, r->in_name, r->name, (unsigned long long)r->info.size,
                 (unsigned long long)r->info.used_slots, (unsigned long long)r->info.slots,
                 (unsigned long long)r->info.unique_objects,
                 (unsigned long long)r->info.stored_bytes);
+    }
     status = 0;
 out:
     if (status && created) { /* it holds nothing the user asked for */
@@ -629,22 +649,28 @@ static const struct volume_command volume_commands[] = {
       CLI_OPT_SIZE | CLI_OPT_BLOCK_SIZE | CLI_OPT_FORMAT, CLI_OPT_SIZE, 1, 1}},
     {"put", volume_put, "store a whole file as a volume (created or resized to fit)",
      TROVE_STORE_CREATE, 0, 1,
-     {"usage: trove volume put NAME FILE [--block-size SIZE] [--recipe-format F] [--verbose]\n"
-      "                        [--store DIR]\n"
+     {"usage: trove volume put NAME FILE [--block-size SIZE] [--recipe-format F] [--json]\n"
+      "                        [-q] [--store DIR]\n"
       "\n"
       "Make volume NAME hold exactly the bytes of FILE ('-' for stdin): it is created with\n"
       "the file's size if it does not exist, else resized to it, then written block by block\n"
       "and committed. Blocks already in the store are not stored again. The store is created\n"
-      "if it does not exist.\n"
+      "if it does not exist. A volume whose recipe is damaged is written anew over it (which\n"
+      "heals it). A summary goes to stderr.\n"
       "  --block-size SIZE  bytes per block of a new volume: a power of two from 4K to 1G\n"
       "                     (default 2M)\n"
-      "  -v, --verbose      print a summary on stderr\n"
       "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
-      "                     bit-packed column, in objects"
-" a commit rewrites only where\n"
+      "                     bit-packed column, in objects a commit rewrites only where\n"
       "                     they changed) or v1 (one file, one digest per slot, for older\n"
-      "                     readers)\n"      "                     (given for an existing volume: converts it)\n" STORE_HELP SIZE_HELP,
-      CLI_OPT_BLOCK_SIZE | CLI_OPT_VERBOSE | CLI_OPT_FORMAT, 0, 2, 2}},
+      "                     readers); given for an existing volume: converts it\n"
+      "  --json             print the result as one JSON object on stdout: volume, input,\n"
+      "                     bytes, block_size, slots, used_slots, unique_objects,\n"
+      "                     stored_bytes, generation\n"
+      "  -q, --quiet        no summary\n"
+      "  -v, --verbose      the summary (the default; kept for older scripts)\n"
+      STORE_HELP SIZE_HELP,
+      CLI_OPT_BLOCK_SIZE | CLI_OPT_VERBOSE | CLI_OPT_FORMAT | CLI_OPT_JSON | CLI_OPT_QUIET, 0, 2,
+      2}},
     {"write", volume_write, "write a file's bytes into a volume at an offset",
      0, 1, 1,
      {"usage: trove volume write NAME --offset N FILE [--store DIR]\n"
