@@ -8,6 +8,8 @@
  *   dir/quarantine/<32 hex>       a record (one line of text) that the stored bytes of that
  *                                 object were found not to hash to its name; made on the
  *                                 first damage found, even by a read-only handle
+ *   dir/quarantine/<pid>-...tmp   a record being written (fsync'd, then renamed); a dead
+ *                                 writer's is removed by the next writable open
  *
  * A put writes the bytes to a fresh temp file (O_CREAT|O_EXCL), fsyncs it, and then
  * link()s it to its final name. link() never replaces an existing name — it fails with
@@ -1026,6 +1028,28 @@ static void clean_tmp(int tmp_fd)
 
 /* ---- quarantine --------------------------------------------------------------------- */
 
+/* Remove the temp files of quarantine records whose writer died before the rename (names
+ * ending ".tmp"; the records themselves are 32 hex digits and never match). */
+static void clean_quarantine_tmp(int qfd)
+{
+    int fd = openat(qfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *de;
+
+    if (!dp) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((de = readdir(dp)) != NULL) {
+        size_t len = strlen(de->d_name);
+        if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0 &&
+            temp_is_stale(qfd, de->d_name))
+            unlinkat(qfd, de->d_name, 0);
+    }
+    closedir(dp);
+}
+
 /* dir/quarantine, made if need be (under mu: one of several threads makes it). */
 static int quarantine_dir(struct fs_backend *be)
 {
@@ -1056,10 +1080,16 @@ static int fs_quarantine(struct trove_backend *base, const struct trove_digest *
     if (qfd < 0)
         return qfd;
     trove_digest_hex(d, hex);
-    snprintf(tmp, sizeof tmp, ".%s.%ld.tmp", hex, (long)getpid());
-    fd = openat(qfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FS_FILE_MODE);
-    if (fd < 0)
-        return -errno;
+    /* A name no other thread or process uses (two threads may record one digest at once),
+     * starting with the writer's pid so that an open can tell a dead writer's leftover. */
+    for (int tries = 1;; tries++) {
+        temp_name(tmp);
+        fd = openat(qfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
+        if (fd >= 0)
+            break;
+        if (errno != EEXIST || tries >= FS_TMP_TRIES)
+            return -errno;
+    }
     if ((rc = write_all(fd, (const uint8_t *)why, n)) == TROVE_OK)
         rc = write_all(fd, (const uint8_t *)"\n", 1);
     if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
@@ -1226,6 +1256,8 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
         goto out;
     atomic_store(&be->quarantine_fd,
                  openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!readonly && atomic_load(&be->quarantine_fd) >= 0)
+        clean_quarantine_tmp(atomic_load(&be->quarantine_fd));
     be->root_fd = root;
     root = -1;
     *out = &be->base;
