@@ -123,8 +123,8 @@ demo: build
 	@mkdir -p $(DEMO)
 	$(STEP) "import: the sample Chrome trace to trove's packed and packed+deflate wire formats"
 	zstd -dqf $(SAMPLE) -o $(DEMO)/trace.json
-	$(TROVE) convert $(DEMO)/trace.json $(DEMO)/trace.packed --to packed
-	$(TROVE) convert $(DEMO)/trace.packed $(DEMO)/trace.deflate --to deflate
+	$(TROVE) convert $(DEMO)/trace.json $(DEMO)/trace.packed --wire packed
+	$(TROVE) convert $(DEMO)/trace.packed $(DEMO)/trace.deflate --wire deflate
 	$(STEP) "cat: its first events, read back from the deflate stream"
 	$(TROVE) cat $(DEMO)/trace.deflate --limit 5
 	$(STEP) "bench wire: its size and speed on the wire, trove's formats next to zlib, zstd and lz4"
@@ -136,7 +136,7 @@ demo: build
 	$(TROVE) verify --deep --store $(DEMO)/store
 	$(STEP) "export: the trace as a bundle of Parquet tables, and imported back"
 	$(TROVE) export $(DEMO)/trace.packed -o $(DEMO)/trace.bundle
-	$(TROVE) import $(DEMO)/trace.bundle -o $(DEMO)/trace.imported --to packed
+	$(TROVE) import $(DEMO)/trace.bundle -o $(DEMO)/trace.imported --wire packed
 	$(STEP) "capture: the trace in the store as a capture; the bundle again stores only its names"
 	$(TROVE) import $(DEMO)/trace.packed --name trace --store $(DEMO)/store
 	$(TROVE) import $(DEMO)/trace.bundle --name trace --store $(DEMO)/store

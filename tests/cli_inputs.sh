@@ -191,4 +191,14 @@ done
 check cmp -s "$tmp/h1" "$tmp/h2"
 exits 2 "$trove" help nosuch
 
+# The README's CLI section is `trove --help`, exactly.
+python3 - "$2/README.md" > "$tmp/readme-help" <<'EOF'
+import sys
+text = open(sys.argv[1]).read()
+block = text.split("## The CLI", 1)[1].split("```", 2)[1]
+sys.stdout.write(block[1:] if block.startswith("\n") else block)
+EOF
+"$trove" --help > "$tmp/help"
+check cmp -s "$tmp/readme-help" "$tmp/help"
+
 finish

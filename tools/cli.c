@@ -57,13 +57,17 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static int progress_off;
+
+void cli_progress_quiet(void) { progress_off = 1; }
+
 void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t total)
 {
     p->what = what;
     p->total = total;
     p->start = cli_now();
     p->last = 0;
-    p->active = isatty(STDERR_FILENO);
+    p->active = !progress_off && isatty(STDERR_FILENO);
 }
 
 void cli_progress_update(struct cli_progress *p, uint64_t done)
@@ -286,7 +290,8 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
         nlen = eq ? (size_t)(eq - a) : strlen(a);
         for (k = 0; k < sizeof store_options / sizeof store_options[0]; k++)
             if (strlen(store_options[k].name) == nlen && !strncmp(a, store_options[k].name, nlen) &&
-                (store_options[k].opt == 0 || (u->accepted & store_options[k].opt)))
+                (store_options[k].opt == 0 || (u->accepted & store_options[k].opt) ||
+                 store_options[k].opt == CLI_OPT_QUIET || store_options[k].opt == CLI_OPT_VERBOSE))
                 break;
         if (k == sizeof store_options / sizeof store_options[0]) {
             cli_error(cmd, "unknown option '%.*s'; see `trove %s --help`", (int)nlen, a, cmd);
@@ -298,6 +303,8 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
                 return 2;
             }
             out->given |= store_options[k].opt;
+            if (store_options[k].opt == CLI_OPT_QUIET)
+                cli_progress_quiet();
             continue;
         }
         if (eq) {

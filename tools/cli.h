@@ -190,6 +190,8 @@ struct cli_progress {
     int active;
 };
 void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t total);
+/* -q: no progress line from here on, whatever stderr is. */
+void cli_progress_quiet(void);
 void cli_progress_update(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
 
@@ -235,7 +237,8 @@ enum cli_store_option {
 /* What a store command accepts: its --help text and its options and arguments. */
 struct cli_store_usage {
     const char *usage;  /* printed by --help (stdout) and after a usage error (stderr) */
-    unsigned accepted;  /* CLI_OPT_* besides --store, which every store command takes */
+    unsigned accepted;  /* CLI_OPT_* besides --store, -q and -v, which every store command
+                           takes (-q: no progress and no summary; -v: what it says) */
     unsigned required;  /* CLI_OPT_* that must be given */
     int min_args, max_args; /* positional arguments, at most 3 */
 };

@@ -81,7 +81,10 @@ int cli_common_opt(const char *cmd, int argc, char **argv, int *i, unsigned acce
         }
         break;
     case CLI_C_JSON: c->json = 1; break;
-    case CLI_C_QUIET: c->quiet = c->in.quiet = 1; break;
+    case CLI_C_QUIET:
+        c->quiet = c->in.quiet = 1;
+        cli_progress_quiet();
+        break;
     case CLI_C_VERBOSE: c->verbose = c->in.verbose = 1; break;
     case CLI_C_INPUT:
         if (!strcmp(opts[k].name, "--strict")) {

@@ -14,18 +14,17 @@ struct command {
 };
 
 static const struct command commands[] = {
-    {"convert", cmd_convert, "convert a Chrome JSON trace or wire stream to a wire stream"},
-    {"cat", cmd_cat, "print the events of a trace or wire stream as text or JSON lines"},
-    {"export", cmd_export, "export a capture as Parquet: a bundle, a directory, or one table"},
-    {"import", cmd_import, "import a capture into the store, or a bundle or Parquet file into a "
-                           "wire stream"},
+    {"convert", cmd_convert, "any input to a wire stream (raw, packed or deflate frames)"},
+    {"cat", cmd_cat, "print the events of any input as text or JSON lines"},
+    {"export", cmd_export, "export any input as Parquet: a bundle, a directory, or one table"},
+    {"import", cmd_import, "store any input as a capture, or write it as a wire stream (-o)"},
     {"ls", cmd_ls, "list the captures in the store: events, segments, time range, bytes"},
     {"replay", cmd_replay, "stream a capture (or a time range of it) out of the store"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
     {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet|stream"},
     {"volume", cmd_volume, "create, write, read and list volumes in a deduplicating store"},
     {"snapshot", cmd_snapshot, "snapshot a volume: a read-only copy sharing its blocks"},
-    {"verify", cmd_verify, "check a store: every object present, sized right, not damaged (--deep: rehashed)"},
+    {"verify", cmd_verify, "check a store: every object present, sized right, not damaged"},
     {"gc", cmd_gc, "delete the objects no volume or snapshot names"},
 };
 
@@ -34,9 +33,10 @@ static void usage(FILE *f)
     fprintf(f, "usage: trove <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\n`trove <command> --help` (or `trove help <command>`) describes a command. "
-               "trove %s\n",
-            trove_version());
+    fprintf(f, "\nInputs: a Chrome JSON trace (also .gz, .zst), a wire stream, a bundle, a Parquet\n"
+               "events file, a dataset directory, store:NAME, or - (stdin), told from their bytes.\n"
+               "Shared options: --wire, --batch, --json, -q, -v, --input-format, --store, -o.\n"
+               "`trove help <command>` (or `trove <command> --help`) describes a command.\n");
 }
 
 int main(int argc, char **argv)
