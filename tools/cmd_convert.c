@@ -58,7 +58,7 @@ static int flush_pending(struct conv *c)
     if (c->npending == 0)
         return 0;
     if ((rc = trove_wire_encode(c->enc, c->format, c->pending, c->npending, &c->frame)) != TROVE_OK)
-        return cli_error("convert", "encoding: %s%s", trove_strerror(rc),
+        return cli_error("convert", "%s: encoding events: %s%s", c->out_path, trove_strerror(rc),
                          rc == TROVE_ERR_INVALID ? " (an event's pad byte is not 0)" : "");
     c->events += c->npending;
     c->npending = 0;
@@ -91,7 +91,7 @@ static int conv_names(void *ctx, const struct trove_names *added)
     if (flush_pending(c) != 0)
         return 1;
     if ((rc = trove_wire_encode_names(added, 0, trove_names_count(added), &c->frame)) != TROVE_OK)
-        return cli_error("convert", "encoding names: %s", trove_strerror(rc));
+        return cli_error("convert", "%s: encoding names: %s", c->out_path, trove_strerror(rc));
     return put_frame(c);
 }
 
