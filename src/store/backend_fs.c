@@ -1004,9 +1004,10 @@ static int temp_is_stale(int tmp_fd, const char *name)
     return time(NULL) - st.st_mtime > FS_TMP_STALE_SEC;
 }
 
-/* Remove the orphans of crashed puts from dir/tmp. Best effort: what cannot be removed
+/* Remove the orphans of crashed puts from dir/tmp (or, only_tmp_names, the files named
+ *.tmp, as the quarantine's records being written). Best effort: what cannot be removed
  * now is harmless and is retried at the next open. */
-static void clean_tmp(int tmp_fd)
+static void clean_tmp(int tmp_fd, int only_tmp_names)
 {
     int fd = openat(tmp_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
@@ -1018,7 +1019,9 @@ static void clean_tmp(int tmp_fd)
         return;
     }
     while ((de = readdir(dp)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        size_t len = strlen(de->d_name);
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+            (only_tmp_names && (len <= 4 || strcmp(de->d_name + len - 4, ".tmp") != 0)))
             continue;
         if (temp_is_stale(tmp_fd, de->d_name))
             unlinkat(tmp_fd, de->d_name, 0);
@@ -1027,28 +1030,6 @@ static void clean_tmp(int tmp_fd)
 }
 
 /* ---- quarantine --------------------------------------------------------------------- */
-
-/* Remove the temp files of quarantine records whose writer died before the rename (names
- * ending ".tmp"; the records themselves are 32 hex digits and never match). */
-static void clean_quarantine_tmp(int qfd)
-{
-    int fd = openat(qfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
-    struct dirent *de;
-
-    if (!dp) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    while ((de = readdir(dp)) != NULL) {
-        size_t len = strlen(de->d_name);
-        if (len > 4 && strcmp(de->d_name + len - 4, ".tmp") == 0 &&
-            temp_is_stale(qfd, de->d_name))
-            unlinkat(qfd, de->d_name, 0);
-    }
-    closedir(dp);
-}
 
 /* dir/quarantine, made if need be (under mu: one of several threads makes it). */
 static int quarantine_dir(struct fs_backend *be)
@@ -1250,14 +1231,14 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
             rc = -errno;
             goto out;
         }
-        clean_tmp(be->tmp_fd);
+        clean_tmp(be->tmp_fd, 0);
     }
     if ((rc = load_packs(be)) != TROVE_OK)
         goto out;
     atomic_store(&be->quarantine_fd,
                  openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!readonly && atomic_load(&be->quarantine_fd) >= 0)
-        clean_quarantine_tmp(atomic_load(&be->quarantine_fd));
+        clean_tmp(atomic_load(&be->quarantine_fd), 1); /* records (32 hex) never match */
     be->root_fd = root;
     root = -1;
     *out = &be->base;
