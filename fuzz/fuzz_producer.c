@@ -1,0 +1,93 @@
+/*
+ * fuzz_producer.c: libFuzzer target for what a producer sends the service (src/net/
+ * producer.c): the bytes after the first are the stream, fed to the framer in pieces whose
+ * sizes the first byte seeds; the hello goes to the hello parser and each frame to the wire
+ * decoder, as the service does. Oracles: the same stream fed whole must give the same
+ * hello, the same frames in the same order and the same result; nothing may read past a
+ * piece; every frame handed out is exactly its header's length.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/producer.h"
+#include "trove/wire.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+struct run {
+    struct trove_wire_decoder *dec;
+    struct trove_names *names;
+    struct trove_bytes seen; /* hello and frames, with their lengths, for the comparison */
+    int hello_rc;
+};
+
+static struct trove_event ev[TROVE_WIRE_MAX_EVENTS];
+
+static int on_hello(void *ctx, const uint8_t *line, size_t len)
+{
+    struct run *r = ctx;
+    struct trove__hello h;
+    r->hello_rc = trove__hello_parse(line, len, &h, NULL);
+    trove_bytes_append(&r->seen, &len, sizeof len);
+    return trove_bytes_append(&r->seen, line, len);
+}
+
+static int on_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct run *r = ctx;
+    struct trove_wire_header h;
+    struct trove_wire_frame fr;
+    if (trove_wire_parse_header(frame, len, &h, NULL) != TROVE_OK ||
+        len != TROVE_WIRE_HEADER_SIZE + (size_t)h.payload_len)
+        abort(); /* the framer handed out a frame its header does not describe */
+    trove_bytes_append(&r->seen, &len, sizeof len);
+    trove_bytes_append(&r->seen, frame, len);
+    /* The service's own next step; a frame that does not decode closes the producer. */
+    return trove_wire_decode(r->dec, frame, len, ev, TROVE_WIRE_MAX_EVENTS, r->names, &fr, NULL);
+}
+
+static int feed(const uint8_t *data, size_t size, unsigned seed, struct run *r)
+{
+    struct trove__framer f;
+    size_t at = 0;
+    int rc = TROVE_OK;
+
+    memset(r, 0, sizeof *r);
+    if (trove_wire_decoder_new(&r->dec) != TROVE_OK || trove_names_new(&r->names) != TROVE_OK)
+        abort();
+    trove__framer_init(&f);
+    while (at < size && rc == TROVE_OK) {
+        size_t n = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 97 : size;
+        uint8_t *piece;
+        if (n > size - at)
+            n = size - at;
+        /* A copy of exactly the piece, so that ASan sees a read past it. */
+        if (!(piece = malloc(n)))
+            abort();
+        memcpy(piece, data + at, n);
+        rc = trove__framer_feed(&f, piece, n, on_hello, on_frame, r, NULL);
+        free(piece);
+        at += n;
+    }
+    trove__framer_free(&f);
+    trove_wire_decoder_free(r->dec);
+    trove_names_free(r->names);
+    return rc;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct run whole, pieces;
+    int a, b;
+
+    if (size < 1)
+        return 0;
+    a = feed(data + 1, size - 1, 0, &whole);
+    b = feed(data + 1, size - 1, data[0] | 1u, &pieces);
+    if (a != b || whole.hello_rc != pieces.hello_rc || whole.seen.len != pieces.seen.len ||
+        memcmp(whole.seen.ptr, pieces.seen.ptr, whole.seen.len) != 0)
+        abort();
+    trove_bytes_free(&whole.seen);
+    trove_bytes_free(&pieces.seen);
+    return 0;
+}

@@ -1,0 +1,71 @@
+/*
+ * producer.h (internal): what a producer sends `trove serve` (docs/serve.md), read from a
+ * byte stream that arrives in pieces of any size: one hello line of JSON, then a wire stream
+ * of frames (docs/formats/wire.md). The framer cuts the stream into the hello and whole
+ * frames, checking every header before it trusts a length; the hello parser reads the line's
+ * fields. Neither blocks or allocates without a bound: the hello is at most
+ * TROVE__HELLO_MAX bytes and a frame at most its header's limits.
+ */
+#ifndef TROVE_NET_PRODUCER_H
+#define TROVE_NET_PRODUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#define TROVE__HELLO_MAX 4096u        /* bytes of the hello line, its newline included */
+#define TROVE__PRODUCER_NAME_MAX 128u /* bytes of "producer" */
+#define TROVE__TOKEN_MAX 256u         /* bytes of "token" */
+
+struct trove__hello {
+    char capture[129];                        /* a valid capture (volume) name */
+    char producer[TROVE__PRODUCER_NAME_MAX + 1]; /* free text, "" if not given */
+    char token[TROVE__TOKEN_MAX + 1];         /* "" if not given */
+    uint32_t pid;                             /* 0 if not given */
+    int append;                               /* "append": true */
+};
+
+/*
+ * Parse one hello line (line[0..len), the newline excluded): a JSON object with "capture"
+ * (required: 1..128 bytes of [A-Za-z0-9._-], not starting with '.' or '-'), and optionally
+ * "producer" (a string of at most 128 bytes), "pid" (an integer 0..2^32-1), "append" (true
+ * or false) and "token" (a string of at most 256 bytes); other members are skipped. Errors:
+ * TROVE_ERR_JSON (not such an object; diag says where), TROVE_ERR_INVALID (a field of the
+ * wrong type or out of range, a bad capture name), TROVE_ERR_LIMIT (a string too long).
+ */
+int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out,
+                       struct trove_diag *diag);
+
+/* The framer's callbacks: return TROVE_OK to go on, anything else to stop (returned). */
+typedef int (*trove__hello_fn)(void *ctx, const uint8_t *line, size_t len);
+typedef int (*trove__frame_fn)(void *ctx, const uint8_t *frame, size_t len);
+
+struct trove__framer {
+    int got_hello;
+    struct trove_bytes buf; /* bytes of an unfinished hello or frame */
+    uint64_t offset;        /* stream bytes consumed before buf's first */
+    int failed;             /* an error stopped it: every later feed returns it */
+};
+
+void trove__framer_init(struct trove__framer *f);
+void trove__framer_free(struct trove__framer *f);
+
+/*
+ * Take the next len bytes of the stream: call hello once with the first line (its newline
+ * not included), then frame with each whole frame (header and payload) in order. The
+ * pointers are valid during the call only. A frame's header is checked
+ * (trove_wire_parse_header) as soon as its 16 bytes are in, so an oversized length is
+ * refused before anything is buffered for it; its payload is left to the decoder. Errors:
+ * TROVE_ERR_LIMIT (no newline within TROVE__HELLO_MAX bytes), the header's errors (diag
+ * gives the stream offset of the frame), TROVE_ERR_NOMEM, or a callback's; after one, every
+ * call returns it again.
+ */
+int trove__framer_feed(struct trove__framer *f, const uint8_t *data, size_t len,
+                       trove__hello_fn hello, trove__frame_fn frame, void *ctx,
+                       struct trove_diag *diag);
+
+/* Bytes held for an unfinished hello or frame (0 at a boundary: the stream may end). */
+size_t trove__framer_pending(const struct trove__framer *f);
+
+#endif

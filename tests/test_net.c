@@ -1,0 +1,302 @@
+/*
+ * test_net.c: the service's pieces that need no socket (src/net/) — a producer's stream cut
+ * into its hello and whole frames however it is split across reads (every split point of a
+ * real stream, one byte at a time, and random pieces), the frames exactly the bytes sent;
+ * oversized hellos, bad frame headers and lengths refused before anything is buffered for
+ * them, with the stream offset; and the hello's fields, types, limits and capture names.
+ */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/producer.h"
+#include "trove/wire.h"
+
+struct got {
+    struct trove_bytes hello;
+    struct trove_bytes frames; /* every frame, back to back */
+    size_t nframes;
+    int stop_at;               /* return an error from this frame (1-based; 0: never) */
+};
+
+static int on_hello(void *ctx, const uint8_t *line, size_t len)
+{
+    struct got *g = ctx;
+    return trove_bytes_append(&g->hello, line, len);
+}
+
+static int on_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct got *g = ctx;
+    if (++g->nframes == (size_t)g->stop_at)
+        return TROVE_ERR_CANCELLED;
+    return trove_bytes_append(&g->frames, frame, len);
+}
+
+static void got_free(struct got *g)
+{
+    trove_bytes_free(&g->hello);
+    trove_bytes_free(&g->frames);
+}
+
+/* A stream: a hello line, then a names frame and three event frames (raw, packed, deflate). */
+static void make_stream(struct trove_bytes *out, size_t *frames_at)
+{
+    static const char hello[] = "{\"capture\":\"run1\",\"producer\":\"test\",\"pid\":42}\n";
+    struct trove_names *names = NULL;
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_event ev[300];
+
+    CHECK_EQ_INT(trove_bytes_append(out, hello, sizeof hello - 1), TROVE_OK);
+    *frames_at = out->len;
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "work", 4), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_THREAD, 42, 7, "main", 4), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encode_names(names, 0, trove_names_count(names), out), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encoder_new(&enc), TROVE_OK);
+    memset(ev, 0, sizeof ev);
+    for (int i = 0; i < 300; i++) {
+        ev[i].start_ns = 1000 + (uint64_t)i * 37;
+        ev[i].dur_ns = 20 + (uint64_t)(i % 5);
+        ev[i].pid = 42;
+        ev[i].tid = 7 + (uint32_t)(i % 3);
+        ev[i].name_id = 1;
+    }
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_RAW, ev, 100, out), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_PACKED, ev + 100, 100, out), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_DEFLATE, ev + 200, 100, out), TROVE_OK);
+    trove_wire_encoder_free(enc);
+    trove_names_free(names);
+}
+
+/* Feed s in pieces whose sizes come from next(); the result must be the whole stream. */
+static void feed_in_pieces(const struct trove_bytes *s, size_t frames_at,
+                           size_t (*next)(uint64_t *), uint64_t seed)
+{
+    struct trove__framer f;
+    struct got g;
+    struct trove_diag diag = {0};
+    size_t at = 0;
+
+    memset(&g, 0, sizeof g);
+    trove__framer_init(&f);
+    while (at < s->len) {
+        size_t n = next(&seed);
+        if (n > s->len - at)
+            n = s->len - at;
+        CHECK_EQ_INT(trove__framer_feed(&f, s->ptr + at, n, on_hello, on_frame, &g, &diag),
+                     TROVE_OK);
+        at += n;
+    }
+    CHECK_EQ_INT(trove__framer_pending(&f), 0);
+    CHECK(g.hello.len == frames_at - 1 && memcmp(g.hello.ptr, s->ptr, frames_at - 1) == 0);
+    CHECK_EQ_INT(g.nframes, 4);
+    CHECK(g.frames.len == s->len - frames_at &&
+          memcmp(g.frames.ptr, s->ptr + frames_at, g.frames.len) == 0);
+    trove__framer_free(&f);
+    got_free(&g);
+}
+
+static size_t one(uint64_t *seed) { (void)seed; return 1; }
+static size_t random_piece(uint64_t *seed) { return 1 + test_rand(seed) % 700; }
+static size_t all(uint64_t *seed) { (void)seed; return SIZE_MAX; }
+
+static void test_framer_splits(void)
+{
+    struct trove_bytes s = {0};
+    size_t frames_at;
+
+    make_stream(&s, &frames_at);
+    feed_in_pieces(&s, frames_at, all, 0);
+    feed_in_pieces(&s, frames_at, one, 0);
+    for (uint64_t seed = 1; seed <= 50; seed++)
+        feed_in_pieces(&s, frames_at, random_piece, seed);
+    /* Every split point into two reads. */
+    for (size_t cut = 1; cut < s.len; cut++) {
+        struct trove__framer f;
+        struct got g;
+        memset(&g, 0, sizeof g);
+        trove__framer_init(&f);
+        CHECK_EQ_INT(trove__framer_feed(&f, s.ptr, cut, on_hello, on_frame, &g, NULL),
+                     TROVE_OK);
+        CHECK_EQ_INT(trove__framer_feed(&f, s.ptr + cut, s.len - cut, on_hello, on_frame, &g,
+                                        NULL),
+                     TROVE_OK);
+        CHECK_EQ_INT(g.nframes, 4);
+        CHECK(g.frames.len == s.len - frames_at);
+        trove__framer_free(&f);
+        got_free(&g);
+    }
+    /* A stream cut inside a frame leaves it pending, delivered nothing of it. */
+    {
+        struct trove__framer f;
+        struct got g;
+        memset(&g, 0, sizeof g);
+        trove__framer_init(&f);
+        CHECK_EQ_INT(trove__framer_feed(&f, s.ptr, s.len - 5, on_hello, on_frame, &g, NULL),
+                     TROVE_OK);
+        CHECK_EQ_INT(g.nframes, 3);
+        CHECK(trove__framer_pending(&f) > 0);
+        trove__framer_free(&f);
+        got_free(&g);
+    }
+    /* A callback's error stops the framer, and it stays stopped. */
+    {
+        struct trove__framer f;
+        struct got g;
+        memset(&g, 0, sizeof g);
+        g.stop_at = 2;
+        trove__framer_init(&f);
+        CHECK_EQ_INT(trove__framer_feed(&f, s.ptr, s.len, on_hello, on_frame, &g, NULL),
+                     TROVE_ERR_CANCELLED);
+        CHECK_EQ_INT(trove__framer_feed(&f, s.ptr, 1, on_hello, on_frame, &g, NULL),
+                     TROVE_ERR_CANCELLED);
+        CHECK_EQ_INT(g.nframes, 2);
+        trove__framer_free(&f);
+        got_free(&g);
+    }
+    trove_bytes_free(&s);
+}
+
+static void test_framer_refuses(void)
+{
+    static const char hello[] = "{\"capture\":\"x\"}\n";
+    struct trove_diag diag = {0};
+    struct trove__framer f;
+    struct got g;
+    uint8_t head[16];
+    uint8_t *big = malloc(TROVE__HELLO_MAX + 1);
+
+    /* No newline within the limit: refused at once, nothing more buffered. */
+    CHECK(big != NULL);
+    if (!big)
+        return;
+    memset(big, ' ', TROVE__HELLO_MAX + 1);
+    memset(&g, 0, sizeof g);
+    trove__framer_init(&f);
+    CHECK_EQ_INT(trove__framer_feed(&f, big, TROVE__HELLO_MAX, on_hello, on_frame, &g, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(trove__framer_feed(&f, big, 1, on_hello, on_frame, &g, &diag), TROVE_ERR_LIMIT);
+    CHECK(strstr(diag.msg, "hello line") != NULL);
+    trove__framer_free(&f);
+    free(big);
+
+    /* Bad frame headers, each named with its offset. */
+    struct {
+        uint8_t byte_at, value;
+        int err;
+    } cases[] = {
+        {0, 'X', TROVE_ERR_MAGIC},   {3, 9, TROVE_ERR_VERSION}, {2, 7, TROVE_ERR_FORMAT},
+        {15, 0x7f, TROVE_ERR_CORRUPT}, /* raw_len set on a raw frame */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        /* A valid raw frame header of one event (payload 32), then the damage. */
+        memset(head, 0, sizeof head);
+        head[0] = 'T';
+        head[1] = 'V';
+        head[2] = TROVE_WIRE_RAW;
+        head[3] = 1;
+        head[4] = 1;
+        head[8] = 32;
+        head[cases[k].byte_at] = cases[k].value;
+        memset(&g, 0, sizeof g);
+        memset(&diag, 0, sizeof diag);
+        trove__framer_init(&f);
+        CHECK_EQ_INT(trove__framer_feed(&f, (const uint8_t *)hello, sizeof hello - 1, on_hello,
+                                        on_frame, &g, &diag),
+                     TROVE_OK);
+        CHECK_EQ_INT(trove__framer_feed(&f, head, 10, on_hello, on_frame, &g, &diag), TROVE_OK);
+        CHECK_EQ_INT(trove__framer_feed(&f, head + 10, 6, on_hello, on_frame, &g, &diag),
+                     cases[k].err);
+        CHECK(strstr(diag.msg, "frame at byte 16") != NULL);
+        CHECK_EQ_INT(diag.offset, 16);
+        trove__framer_free(&f);
+        got_free(&g);
+    }
+    /* A payload length over the limit is refused from the header, before any payload. */
+    memset(head, 0, sizeof head);
+    head[0] = 'T';
+    head[1] = 'V';
+    head[2] = TROVE_WIRE_PACKED;
+    head[3] = 1;
+    head[4] = 1;
+    head[8] = 0xff, head[9] = 0xff, head[10] = 0xff, head[11] = 0x7f;
+    memset(&g, 0, sizeof g);
+    trove__framer_init(&f);
+    CHECK_EQ_INT(trove__framer_feed(&f, (const uint8_t *)hello, sizeof hello - 1, on_hello,
+                                    on_frame, &g, &diag),
+                 TROVE_OK);
+    CHECK(trove__framer_feed(&f, head, sizeof head, on_hello, on_frame, &g, &diag) != TROVE_OK);
+    CHECK(trove__framer_pending(&f) <= sizeof head);
+    trove__framer_free(&f);
+    got_free(&g);
+}
+
+static void expect_hello(const char *line, int want, const char *msg_part)
+{
+    struct trove__hello h;
+    struct trove_diag diag = {0};
+    int rc = trove__hello_parse((const uint8_t *)line, strlen(line), &h, &diag);
+    CHECK_EQ_INT(rc, want);
+    if (msg_part && !strstr(diag.msg, msg_part)) {
+        fprintf(stderr, "hello %s: message '%s' lacks '%s'\n", line, diag.msg, msg_part);
+        CHECK(0);
+    }
+}
+
+static void test_hello(void)
+{
+    struct trove__hello h;
+    const char *full = "{\"capture\":\"run-1.a_b\",\"producer\":\"svc \\u00e9\",\"pid\":4294967295,"
+                       "\"append\":true,\"token\":\"s3cret\",\"extra\":{\"x\":[1,2,{}]}}";
+    CHECK_EQ_INT(trove__hello_parse((const uint8_t *)full, strlen(full), &h, NULL), TROVE_OK);
+    CHECK(strcmp(h.capture, "run-1.a_b") == 0);
+    CHECK(strcmp(h.producer, "svc \xc3\xa9") == 0);
+    CHECK_EQ_INT(h.pid, 4294967295u);
+    CHECK_EQ_INT(h.append, 1);
+    CHECK(strcmp(h.token, "s3cret") == 0);
+    CHECK_EQ_INT(trove__hello_parse((const uint8_t *)" {\"capture\":\"c\"}\r", 17, &h, NULL),
+                 TROVE_OK);
+    CHECK(h.pid == 0 && h.append == 0 && h.producer[0] == 0);
+
+    expect_hello("", TROVE_ERR_JSON, "hello");
+    expect_hello("[]", TROVE_ERR_JSON, NULL);
+    expect_hello("{}", TROVE_ERR_INVALID, "no \"capture\"");
+    expect_hello("{\"capture\":\"\"}", TROVE_ERR_INVALID, "capture");
+    expect_hello("{\"capture\":\".hidden\"}", TROVE_ERR_INVALID, "capture");
+    expect_hello("{\"capture\":\"a/b\"}", TROVE_ERR_INVALID, "capture");
+    expect_hello("{\"capture\":\"../x\"}", TROVE_ERR_INVALID, "capture");
+    expect_hello("{\"capture\":\"a\\u0000b\"}", TROVE_ERR_INVALID, "NUL");
+    expect_hello("{\"capture\":7}", TROVE_ERR_INVALID, "must be a string");
+    expect_hello("{\"capture\":\"c\",\"pid\":-1}", TROVE_ERR_INVALID, "pid");
+    expect_hello("{\"capture\":\"c\",\"pid\":4294967296}", TROVE_ERR_INVALID, "pid");
+    expect_hello("{\"capture\":\"c\",\"pid\":1.5}", TROVE_ERR_INVALID, "pid");
+    expect_hello("{\"capture\":\"c\",\"pid\":\"1\"}", TROVE_ERR_INVALID, "pid");
+    expect_hello("{\"capture\":\"c\",\"append\":1}", TROVE_ERR_INVALID, "append");
+    expect_hello("{\"capture\":\"c\"} x", TROVE_ERR_JSON, NULL);
+    expect_hello("{\"capture\":\"c\"", TROVE_ERR_JSON, NULL);
+    expect_hello("{\"capture\":\"\xff\"}", TROVE_ERR_JSON, NULL); /* not UTF-8 */
+    {
+        char line[600];
+        memset(line, 0, sizeof line);
+        strcpy(line, "{\"capture\":\"c\",\"token\":\"");
+        memset(line + strlen(line), 'a', 257);
+        strcat(line, "\"}");
+        expect_hello(line, TROVE_ERR_LIMIT, "token");
+        memset(line, 0, sizeof line);
+        strcpy(line, "{\"capture\":\"");
+        memset(line + strlen(line), 'a', 129);
+        strcat(line, "\"}");
+        expect_hello(line, TROVE_ERR_LIMIT, "capture");
+    }
+}
+
+int main(void)
+{
+    test_framer_splits();
+    test_framer_refuses();
+    test_hello();
+    return test_done();
+}
