@@ -3,7 +3,11 @@
  * into its hello and whole frames however it is split across reads (every split point of a
  * real stream, one byte at a time, and random pieces), the frames exactly the bytes sent;
  * oversized hellos, bad frame headers and lengths refused before anything is buffered for
- * them, with the stream offset; and the hello's fields, types, limits and capture names.
+ * them, with the stream offset; the hello's fields, types, limits and capture names; and the
+ * fan-out: each batch encoded once per format in use, every viewer decoding exactly the
+ * events published, a late viewer given the names first, a stalled viewer dropping only
+ * its own oldest event frames (never names) with a gap report that accounts for every
+ * event, and a publisher racing two draining threads (run under TSan too).
  */
 #include "testutil.h"
 
@@ -11,8 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/fanout.h"
 #include "net/producer.h"
+#include "trove/import.h"
 #include "trove/wire.h"
+
+#include <pthread.h>
 
 struct got {
     struct trove_bytes hello;
@@ -293,10 +301,258 @@ static void test_hello(void)
     }
 }
 
+
+/* ---- the fan-out -------------------------------------------------------------------------- */
+
+static void make_events(struct trove_event *ev, size_t n, uint64_t first)
+{
+    memset(ev, 0, n * sizeof *ev);
+    for (size_t i = 0; i < n; i++) {
+        ev[i].start_ns = 5000 + (first + i) * 11;
+        ev[i].dur_ns = 3 + (first + i) % 7;
+        ev[i].pid = 9;
+        ev[i].tid = 1 + (uint32_t)((first + i) % 4);
+        ev[i].name_id = 1 + (uint32_t)((first + i) % 3);
+    }
+}
+
+/* Drain v, decoding every frame: events appended to out, names into names; gap totals.
+ * No CHECK here (the harness's counters are not for threads): *errors counts what failed. */
+static void drain_core(struct trove__viewer *v, struct trove_wire_decoder *dec,
+                       struct trove_names *names, struct trove_events *out, uint64_t *gap_events,
+                       uint64_t *names_frames, int *errors)
+{
+    static _Thread_local struct trove_event buf[TROVE_WIRE_MAX_EVENTS];
+    struct trove__viewer_item it;
+
+    while (trove__viewer_next(v, &it)) {
+        struct trove_wire_frame fr;
+        if (!it.frame) {
+            *errors += it.gap_batches == 0;
+            *gap_events += it.gap_events;
+            continue;
+        }
+        if (trove_wire_decode(dec, it.frame->data, it.frame->len, buf, TROVE_WIRE_MAX_EVENTS,
+                              names, &fr, NULL) != TROVE_OK ||
+            fr.frame_len != it.frame->len ||
+            (fr.format != TROVE_WIRE_NAMES && fr.format != trove__viewer_format(v))) {
+            (*errors)++;
+        } else if (fr.format == TROVE_WIRE_NAMES) {
+            (*names_frames)++;
+        } else {
+            for (size_t i = 0; i < fr.n_events; i++)
+                *errors += trove_events_push(out, &buf[i]) != TROVE_OK;
+        }
+        trove__frame_buf_release(it.frame);
+    }
+}
+
+static void drain(struct trove__viewer *v, struct trove_wire_decoder *dec,
+                  struct trove_names *names, struct trove_events *out, uint64_t *gap_events,
+                  uint64_t *names_frames)
+{
+    int errors = 0;
+    drain_core(v, dec, names, out, gap_events, names_frames, &errors);
+    CHECK_EQ_INT(errors, 0);
+}
+
+static void test_fanout_formats(void)
+{
+    struct trove__fanout *fo = NULL;
+    struct trove__viewer *v[3];
+    struct trove_wire_decoder *dec[3];
+    struct trove_names *names = NULL, *got[3];
+    struct trove_events out[3];
+    struct trove_event ev[3000];
+    uint64_t enc[5], gaps = 0, nf[3] = {0};
+
+    make_events(ev, 3000, 0);
+    CHECK_EQ_INT(trove__fanout_new(64u << 20, &fo), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "a", 1), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 2, 0, "b", 1), TROVE_OK);
+    /* Two viewers of raw, one of packed; nobody takes deflate. */
+    CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_RAW, &v[0]), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_RAW, &v[1]), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_PACKED, &v[2]), TROVE_OK);
+    {
+        struct trove__viewer *bad = NULL;
+        CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_NAMES, &bad), TROVE_ERR_INVALID);
+        CHECK(bad == NULL);
+    }
+    CHECK_EQ_INT(trove__fanout_publish(fo, names, ev, 1000), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + 1000, 1000), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + 2000, 1000), TROVE_OK);
+    trove__fanout_encodings(fo, enc);
+    CHECK_EQ_INT(enc[TROVE_WIRE_RAW], 3); /* once a batch, for both raw viewers */
+    CHECK_EQ_INT(enc[TROVE_WIRE_PACKED], 3);
+    CHECK_EQ_INT(enc[TROVE_WIRE_DEFLATE], 0);
+    CHECK_EQ_INT(enc[TROVE_WIRE_NAMES], 1);
+    for (int k = 0; k < 3; k++) {
+        memset(&out[k], 0, sizeof out[k]);
+        CHECK_EQ_INT(trove_wire_decoder_new(&dec[k]), TROVE_OK);
+        CHECK_EQ_INT(trove_names_new(&got[k]), TROVE_OK);
+        drain(v[k], dec[k], got[k], &out[k], &gaps, &nf[k]);
+        CHECK_EQ_INT(out[k].len, 3000);
+        CHECK(out[k].len == 3000 && memcmp(out[k].ev, ev, sizeof ev) == 0);
+        CHECK_EQ_INT(trove_names_count(got[k]), 2);
+        CHECK_EQ_INT(nf[k], 1);
+    }
+    CHECK_EQ_INT(gaps, 0);
+    /* A viewer that joins later gets every name first, then only what comes after. */
+    {
+        struct trove__viewer *late = NULL;
+        struct trove_events lo = {0};
+        struct trove_names *ln = NULL;
+        uint64_t lnf = 0;
+        CHECK_EQ_INT(trove_names_new(&ln), TROVE_OK);
+        CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_DEFLATE, &late), TROVE_OK);
+        CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev, 10), TROVE_OK);
+        drain(late, dec[0], ln, &lo, &gaps, &lnf);
+        CHECK_EQ_INT(lnf, 1);
+        CHECK_EQ_INT(trove_names_count(ln), 2);
+        CHECK(lo.len == 10 && memcmp(lo.ev, ev, 10 * sizeof *ev) == 0);
+        trove__fanout_remove(fo, late);
+        trove_events_free(&lo);
+        trove_names_free(ln);
+    }
+    for (int k = 0; k < 3; k++) {
+        trove__fanout_remove(fo, v[k]);
+        trove_wire_decoder_free(dec[k]);
+        trove_names_free(got[k]);
+        trove_events_free(&out[k]);
+    }
+    trove__fanout_free(fo);
+    trove_names_free(names);
+}
+
+static void test_fanout_slow_viewer(void)
+{
+    enum { BATCH = 500, BATCHES = 200 };
+    static struct trove_event ev[BATCH * BATCHES];
+    struct trove__fanout *fo = NULL;
+    struct trove__viewer *slow = NULL, *fast = NULL;
+    struct trove_wire_decoder *d1 = NULL, *d2 = NULL;
+    struct trove_names *names = NULL, *n1 = NULL, *n2 = NULL, *more = NULL;
+    struct trove_events got_fast = {0}, got_slow = {0};
+    struct trove__viewer_stats st;
+    uint64_t gap_fast = 0, gap_slow = 0, nf1 = 0, nf2 = 0;
+
+    make_events(ev, BATCH * BATCHES, 0);
+    /* Room for a few packed batches only. */
+    CHECK_EQ_INT(trove__fanout_new(16u << 10, &fo), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&more), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "first", 5), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(more, TROVE_NAME_EVENT, 3, 0, "later", 5), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decoder_new(&d1), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decoder_new(&d2), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&n1), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&n2), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_PACKED, &slow), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_PACKED, &fast), TROVE_OK);
+    for (int b = 0; b < BATCHES; b++) {
+        /* names arrive twice along the way; the stalled viewer must keep both */
+        const struct trove_names *add = b == 0 ? names : b == 100 ? more : NULL;
+        CHECK_EQ_INT(trove__fanout_publish(fo, add, ev + (size_t)b * BATCH, BATCH), TROVE_OK);
+        drain(fast, d1, n1, &got_fast, &gap_fast, &nf1); /* keeps up */
+    }
+    CHECK_EQ_INT(gap_fast, 0);
+    CHECK(got_fast.len == BATCH * BATCHES && memcmp(got_fast.ev, ev, sizeof ev) == 0);
+    trove__viewer_stats(slow, &st);
+    CHECK(st.dropped_batches > 0);
+    CHECK(st.queued_bytes <= (16u << 10));
+    /* The stalled one now drains: a gap report first, then the newest frames; the names
+     * frames were never dropped, and every event is either received or in a gap. */
+    drain(slow, d2, n2, &got_slow, &gap_slow, &nf2);
+    CHECK_EQ_INT(nf2, 2);
+    CHECK_EQ_INT(trove_names_count(n2), 2);
+    CHECK_EQ_INT(got_slow.len + gap_slow, (uint64_t)BATCH * BATCHES);
+    CHECK_EQ_INT(gap_slow, st.dropped_events);
+    CHECK(got_slow.len > 0 && got_slow.len % BATCH == 0);
+    /* What it did get is the tail, in order. */
+    CHECK(got_slow.len > 0 &&
+          memcmp(got_slow.ev, ev + BATCH * BATCHES - got_slow.len,
+                 got_slow.len * sizeof *ev) == 0);
+    trove__fanout_remove(fo, slow);
+    trove__fanout_remove(fo, fast);
+    trove__fanout_free(fo);
+    trove_wire_decoder_free(d1);
+    trove_wire_decoder_free(d2);
+    trove_names_free(names);
+    trove_names_free(more);
+    trove_names_free(n1);
+    trove_names_free(n2);
+    trove_events_free(&got_fast);
+    trove_events_free(&got_slow);
+}
+
+/* A publisher and two draining threads at once: with room enough nothing is lost. */
+struct drainer {
+    struct trove__viewer *v;
+    atomic_int *done;
+    struct trove_events got;
+    uint64_t gaps;
+    int errors;
+};
+
+static void *drain_thread(void *arg)
+{
+    struct drainer *d = arg;
+    struct trove_wire_decoder *dec = NULL;
+    struct trove_names *names = NULL;
+    uint64_t nf = 0;
+
+    trove_wire_decoder_new(&dec);
+    trove_names_new(&names);
+    while (!atomic_load(d->done))
+        drain_core(d->v, dec, names, &d->got, &d->gaps, &nf, &d->errors);
+    drain_core(d->v, dec, names, &d->got, &d->gaps, &nf, &d->errors);
+    trove_wire_decoder_free(dec);
+    trove_names_free(names);
+    return NULL;
+}
+
+static void test_fanout_threads(void)
+{
+    enum { BATCH = 256, BATCHES = 400 };
+    static struct trove_event ev[BATCH * BATCHES];
+    struct trove__fanout *fo = NULL;
+    struct drainer d[2];
+    pthread_t th[2];
+    atomic_int done;
+
+    make_events(ev, BATCH * BATCHES, 0);
+    atomic_init(&done, 0);
+    CHECK_EQ_INT(trove__fanout_new(256u << 20, &fo), TROVE_OK);
+    for (int k = 0; k < 2; k++) {
+        memset(&d[k], 0, sizeof d[k]);
+        d[k].done = &done;
+        CHECK_EQ_INT(trove__fanout_add(fo, k ? TROVE_WIRE_DEFLATE : TROVE_WIRE_RAW, &d[k].v),
+                     TROVE_OK);
+        CHECK_EQ_INT(pthread_create(&th[k], NULL, drain_thread, &d[k]), 0);
+    }
+    for (int b = 0; b < BATCHES; b++)
+        CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + (size_t)b * BATCH, BATCH), TROVE_OK);
+    atomic_store(&done, 1);
+    for (int k = 0; k < 2; k++) {
+        pthread_join(th[k], NULL);
+        CHECK_EQ_INT(d[k].errors, 0);
+        CHECK_EQ_INT(d[k].gaps, 0);
+        CHECK(d[k].got.len == BATCH * BATCHES && memcmp(d[k].got.ev, ev, sizeof ev) == 0);
+        trove__fanout_remove(fo, d[k].v);
+        trove_events_free(&d[k].got);
+    }
+    trove__fanout_free(fo);
+}
+
 int main(void)
 {
     test_framer_splits();
     test_framer_refuses();
     test_hello();
+    test_fanout_formats();
+    test_fanout_slow_viewer();
+    test_fanout_threads();
     return test_done();
 }
