@@ -7,7 +7,9 @@
  * fan-out: each batch encoded once per format in use, every viewer decoding exactly the
  * events published, a late viewer given the names first, a stalled viewer dropping only
  * its own oldest event frames (never names) with a gap report that accounts for every
- * event, and a publisher racing two draining threads (run under TSan too).
+ * event, and a publisher racing two draining threads (run under TSan too); and the names
+ * of two producers in one capture mapped by name (shared names one id, their own ids never
+ * meeting, a rename taking effect for later events only).
  */
 #include "testutil.h"
 
@@ -17,6 +19,7 @@
 
 #include "net/fanout.h"
 #include "net/producer.h"
+#include "net/remap.h"
 #include "trove/import.h"
 #include "trove/wire.h"
 
@@ -546,6 +549,113 @@ static void test_fanout_threads(void)
     trove__fanout_free(fo);
 }
 
+/* ---- names of several producers in one capture ---------------------------------------- */
+
+static void set_event_name(struct trove_names *n, uint32_t id, const char *s)
+{
+    CHECK_EQ_INT(trove_names_set(n, TROVE_NAME_EVENT, id, 0, s, strlen(s)), TROVE_OK);
+}
+
+static const char *capture_name_of(struct trove__capture_names *c, uint32_t id)
+{
+    const char *s = trove_names_get(trove__capture_names_all(c), TROVE_NAME_EVENT, id, 0, NULL);
+    return s ? s : "";
+}
+
+static void test_remap(void)
+{
+    struct trove__capture_names *c = NULL;
+    struct trove__producer_names *p1 = NULL, *p2 = NULL;
+    struct trove_names *a1 = NULL, *a2 = NULL, *out = NULL;
+    struct trove_event ev[4];
+
+    CHECK_EQ_INT(trove__capture_names_new(&c), TROVE_OK);
+    CHECK_EQ_INT(trove__producer_names_new(&p1), TROVE_OK);
+    CHECK_EQ_INT(trove__producer_names_new(&p2), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&a1), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&a2), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&out), TROVE_OK);
+    /* Both producers call their first name 1, and both know "beta". */
+    set_event_name(a1, 1, "alpha");
+    set_event_name(a1, 2, "beta");
+    CHECK_EQ_INT(trove_names_set(a1, TROVE_NAME_THREAD, 100, 7, "main", 4), TROVE_OK);
+    set_event_name(a2, 1, "beta");
+    set_event_name(a2, 2, "gamma");
+    CHECK_EQ_INT(trove__remap_names(c, p1, a1, out), TROVE_OK);
+    CHECK_EQ_INT(trove_names_count(out), 3); /* alpha, beta and the thread name */
+    CHECK(trove_names_get(out, TROVE_NAME_THREAD, 100, 7, NULL) != NULL);
+    trove_names_free(out);
+    CHECK_EQ_INT(trove_names_new(&out), TROVE_OK);
+    CHECK_EQ_INT(trove__remap_names(c, p2, a2, out), TROVE_OK);
+    CHECK_EQ_INT(trove_names_count(out), 1); /* only gamma is new to the capture */
+    memset(ev, 0, sizeof ev);
+    ev[0].name_id = 1, ev[1].name_id = 2, ev[2].name_id = 0, ev[3].name_id = 7;
+    CHECK_EQ_INT(trove__remap_events(c, p1, ev, 4), TROVE_OK);
+    CHECK(strcmp(capture_name_of(c, ev[0].name_id), "alpha") == 0);
+    CHECK(strcmp(capture_name_of(c, ev[1].name_id), "beta") == 0);
+    CHECK_EQ_INT(ev[2].name_id, 0);
+    {
+        uint32_t p1_unnamed = ev[3].name_id;
+        CHECK(p1_unnamed != 0 && capture_name_of(c, p1_unnamed)[0] == 0);
+        memset(ev, 0, sizeof ev);
+        ev[0].name_id = 1, ev[1].name_id = 2, ev[2].name_id = 7, ev[3].name_id = 7;
+        CHECK_EQ_INT(trove__remap_events(c, p2, ev, 4), TROVE_OK);
+        CHECK(strcmp(capture_name_of(c, ev[0].name_id), "beta") == 0);
+        CHECK(strcmp(capture_name_of(c, ev[1].name_id), "gamma") == 0);
+        /* p2's unnamed 7 is not p1's unnamed 7 */
+        CHECK(ev[2].name_id != p1_unnamed && ev[2].name_id == ev[3].name_id);
+    }
+    /* A rename: later events take the new name, the capture keeps the old one's id. */
+    {
+        struct trove_names *re = NULL;
+        uint32_t alpha = 0;
+        memset(ev, 0, sizeof ev);
+        ev[0].name_id = 1;
+        CHECK_EQ_INT(trove__remap_events(c, p1, ev, 1), TROVE_OK);
+        alpha = ev[0].name_id;
+        CHECK_EQ_INT(trove_names_new(&re), TROVE_OK);
+        set_event_name(re, 1, "delta");
+        trove_names_free(out);
+        CHECK_EQ_INT(trove_names_new(&out), TROVE_OK);
+        CHECK_EQ_INT(trove__remap_names(c, p1, re, out), TROVE_OK);
+        ev[0].name_id = 1;
+        CHECK_EQ_INT(trove__remap_events(c, p1, ev, 1), TROVE_OK);
+        CHECK(ev[0].name_id != alpha);
+        CHECK(strcmp(capture_name_of(c, ev[0].name_id), "delta") == 0);
+        CHECK(strcmp(capture_name_of(c, alpha), "alpha") == 0);
+        trove_names_free(re);
+    }
+    /* Many names: the tables grow and every id stays right. */
+    {
+        struct trove_names *big = NULL;
+        struct trove__producer_names *p3 = NULL;
+        char name[32];
+        CHECK_EQ_INT(trove_names_new(&big), TROVE_OK);
+        CHECK_EQ_INT(trove__producer_names_new(&p3), TROVE_OK);
+        for (uint32_t i = 1; i <= 5000; i++) {
+            snprintf(name, sizeof name, "n%u", i);
+            set_event_name(big, i * 3, name);
+        }
+        CHECK_EQ_INT(trove__remap_names(c, p3, big, out), TROVE_OK);
+        for (uint32_t i = 1; i <= 5000; i += 37) {
+            struct trove_event e;
+            memset(&e, 0, sizeof e);
+            e.name_id = i * 3;
+            snprintf(name, sizeof name, "n%u", i);
+            CHECK_EQ_INT(trove__remap_events(c, p3, &e, 1), TROVE_OK);
+            CHECK(strcmp(capture_name_of(c, e.name_id), name) == 0);
+        }
+        trove_names_free(big);
+        trove__producer_names_free(p3);
+    }
+    trove_names_free(a1);
+    trove_names_free(a2);
+    trove_names_free(out);
+    trove__producer_names_free(p1);
+    trove__producer_names_free(p2);
+    trove__capture_names_free(c);
+}
+
 int main(void)
 {
     test_framer_splits();
@@ -554,5 +664,6 @@ int main(void)
     test_fanout_formats();
     test_fanout_slow_viewer();
     test_fanout_threads();
+    test_remap();
     return test_done();
 }
