@@ -98,7 +98,7 @@ static void check_chunked(const char *buf, size_t len, int strict, const struct 
             abort();
         if (trove_names_new(&r.names) != TROVE_OK)
             abort();
-        r.rc = trove__chrome_import_chunked(f, chunks[c], &opt, &r.ev, r.names, &r.st, &r.diag);
+        r.rc = trove__chrome_import_chunked(f, chunks[c], &opt, &r.ev, r.names, NULL, &r.st, &r.diag);
         fclose(f);
         CHECK_EQ_INT(r.rc, want->rc);
         CHECK(same_events(&r.ev, &want->ev));
@@ -231,7 +231,11 @@ static void test_meta_instants(void)
         {6 * US, 0, 10, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_PROCESS, "mark"},
         {7 * US, 0, 10, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_GLOBAL, "glob"},
         {8 * US, 0, 10, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_THREAD, "thr"},
-        {9 * US, 0, 10, 11, TROVE_KIND_ASYNC_INSTANT, 0, 0, "async"},
+        /* an n with an id, a b/e pair and a counter: each on a track of its own */
+        {9 * US, 0, 10, TROVE_TID_SYNTHETIC, TROVE_KIND_ASYNC_INSTANT, 0, 0, "async"},
+        {9 * US, 0, 10, TROVE_TID_SYNTHETIC + 1, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "ab"},
+        {9 * US, 0x3ff0000000000000ull, 10, TROVE_TID_SYNTHETIC + 2, TROVE_KIND_COUNTER, 0, 0,
+         "ctr"},
     };
     struct result r;
     size_t len = 0;
@@ -250,13 +254,22 @@ static void test_meta_instants(void)
     CHECK(trove_names_get(r.names, TROVE_NAME_PROCESS, 0xffffffffu, 0, NULL) == NULL);
     CHECK_EQ_INT(r.st.metadata, 3);
     CHECK_EQ_INT(r.st.instants, 5);
-    CHECK_EQ_INT(r.st.skipped, 8); /* uptime M, s, f, b, e, C, "XX", R */
+    CHECK_EQ_INT(r.st.async_pairs, 1);
+    CHECK_EQ_INT(r.st.flow_events, 2);
+    CHECK_EQ_INT(r.st.counters, 1);
+    CHECK_EQ_INT(r.st.skipped, 3); /* uptime M, "XX", R */
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase['R'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase[0], 1);
     CHECK_EQ_INT(r.st.trace_events, 16);
-    CHECK_EQ_INT(r.st.names, 4);
-    CHECK_EQ_INT(r.st.threads, 1);
+    CHECK_EQ_INT(r.st.names, 7); /* the flows' "flow" too */
+    CHECK_EQ_INT(r.st.threads, 4);
     /* "mark" (2 uses) is id 0 */
     CHECK(!strcmp(trove_names_get(r.names, TROVE_NAME_EVENT, 0, 0, NULL), "mark"));
-    CHECK_EQ_INT(trove_names_count(r.names), 3 + 4);
+    /* 3 from M events, 3 tracks, 7 event names */
+    CHECK_EQ_INT(trove_names_count(r.names), 3 + 3 + 7);
+    s = trove_names_get(r.names, TROVE_NAME_THREAD, 10, TROVE_TID_SYNTHETIC + 2, NULL);
+    CHECK(s && !strcmp(s, "ctr v"));
     result_free(&r);
     check_file_chunked("chrome_meta_instants.json", 0);
 }
@@ -397,7 +410,7 @@ static void test_freq(void)
         const char *s = trove_names_get(r.names, TROVE_NAME_EVENT, i, 0, NULL);
         CHECK(s && !strcmp(s, order[i]));
     }
-    /* "dropped" (4 uses, but by a skipped phase) has no id */
+    /* "dropped" (4 uses, but by a skipped phase: R) has no id */
     CHECK(trove_names_get(r.names, TROVE_NAME_EVENT, 5, 0, NULL) == NULL);
     /* missing pid/tid are 0 */
     CHECK_EQ_INT(r.ev.ev[0].pid, 0);
@@ -581,7 +594,7 @@ static void test_bad(void)
     result_free(&r);
 
     /* skipped phases do not check their fields */
-    import_str("[{\"ph\":\"C\",\"ts\":\"x\",\"tid\":-9.5,\"name\":[]},{\"ph\":\"M\",\"name\":\"x\","
+    import_str("[{\"ph\":\"O\",\"ts\":\"x\",\"tid\":-9.5,\"name\":[]},{\"ph\":\"M\",\"name\":\"x\","
                "\"pid\":null}]",
                1, &r);
     CHECK_EQ_INT(r.rc, TROVE_OK);
@@ -679,7 +692,7 @@ static void test_limits(void)
     CHECK_EQ_INT(rc, TROVE_ERR_LIMIT);
     CHECK_EQ_INT(diag.offset, 25);
     /* ... fine on a skipped event, and at exactly the limit */
-    memcpy(doc + 8, "s", 1);
+    memcpy(doc + 8, "R", 1);
     rc = trove_chrome_import_mem((const uint8_t *)doc, n, &opt, &ev, NULL, NULL, &diag);
     CHECK_EQ_INT(rc, TROVE_OK);
     memcpy(doc + 8, "X", 1);
@@ -704,13 +717,13 @@ static void test_limits(void)
             abort();
         if (trove_names_new(&names) != TROVE_OK)
             abort();
-        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, &st, &diag);
+        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, NULL, &st, &diag);
         CHECK_EQ_INT(rc, TROVE_ERR_LIMIT);
         CHECK_EQ_INT(trove_names_count(names), 0);
         CHECK_EQ_INT(ev.len, 0);
         opt.max_input = len;
         rewind(f);
-        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, &st, &diag);
+        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, NULL, &st, &diag);
         CHECK_EQ_INT(rc, TROVE_OK);
         CHECK_EQ_INT(st.input_bytes, len);
         rc = trove_chrome_import_mem((const uint8_t *)small, len, &opt, &ev, NULL, NULL, &diag);
@@ -843,11 +856,20 @@ static void test_sample(void)
 
     CHECK_EQ_INT(r.st.complete, complete);
     CHECK_EQ_INT(r.st.instants, instants);
-    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.unmatched_begin, b);
-    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.unmatched_end, e);
-    CHECK_EQ_INT(r.ev.len, complete + instants + r.st.begin_end_pairs);
-    CHECK_EQ_INT(r.ev.len, 304757);
-    CHECK_EQ_INT(r.st.unmatched_begin, 52);
+    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.async_pairs + r.st.unmatched_begin,
+                 b + pc.n['b'] + pc.n['S']);
+    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.async_pairs + r.st.unmatched_end,
+                 e + pc.n['e'] + pc.n['F']);
+    CHECK_EQ_INT(r.ev.len, complete + instants + r.st.begin_end_pairs + r.st.async_pairs);
+    /* 297,047 X, 7,249 I, 461 n, 1,992 b/e pairs; the 52 B and 14 b never end */
+    CHECK_EQ_INT(r.ev.len, 306749);
+    CHECK_EQ_INT(r.st.async_pairs, 1992);
+    CHECK_EQ_INT(r.st.unmatched_begin, 66);
+    CHECK_EQ_INT(r.st.flow_events, pc.n['s'] + pc.n['t'] + pc.n['f']);
+    CHECK_EQ_INT(r.st.flow_events, 6366);
+    CHECK_EQ_INT(r.st.skipped, 37);
+    CHECK_EQ_INT(r.st.skipped_phase['R'], 28);
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 9); /* process_uptime_seconds */
     CHECK_EQ_INT(r.st.trace_events, 315288);
     CHECK(r.st.threads >= 68 && r.st.threads < 1000);
     CHECK(r.st.names >= 314 && r.st.names < 100000);
@@ -860,7 +882,7 @@ static void test_sample(void)
             named &= ev->name_id < r.st.names &&
                      trove_names_get(r.names, TROVE_NAME_EVENT, ev->name_id, 0, NULL) != NULL;
             kinds &= ev->kind <= TROVE_KIND_ASYNC_INSTANT && (ev->kind == 0 || ev->dur_ns == 0);
-            zones += ev->kind == TROVE_KIND_ZONE;
+            zones += ev->kind == TROVE_KIND_ZONE && ev->extra == 0;
         }
         CHECK(named);
         CHECK(kinds);
@@ -915,7 +937,7 @@ static void test_progress(void)
         return;
     opt.progress = on_progress;
     opt.progress_ctx = &seen;
-    CHECK_EQ_INT(trove__chrome_import_chunked(f, 64, &opt, &ev, NULL, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove__chrome_import_chunked(f, 64, &opt, &ev, NULL, NULL, NULL, NULL), TROVE_OK);
     CHECK_EQ_INT(seen.last, len);
     CHECK_EQ_INT(seen.calls, (len + 63) / 64);
     CHECK_EQ_INT(seen.backwards, 0);
