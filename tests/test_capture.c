@@ -282,11 +282,16 @@ static void test_bad_header(void)
     corpus_write("bad-magic.bin", work, n);
     memcpy(mutant(&g), "TROVREFS", 8);
     expect_bad(work, n, TROVE_ERR_MAGIC, 0, NULL, "an older trove's refs file");
+    trove__put_le32(mutant(&g) + 8, 3);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 3");
+    corpus_write("version-3.bin", work, n);
+    /* a version 1 header that says 2: 16 bytes short of its flows part */
     trove__put_le32(mutant(&g) + 8, 2);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 2");
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_TRUNCATED, n, "cut short", "version 2 without its flows part");
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads version 1", "version 0");
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 and 2", "version 0");
     trove__put_le32(mutant(&g) + 12, 1);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "flags", "flags");
     corpus_write("flags.bin", work, n);
