@@ -1,8 +1,8 @@
 /*
  * capture_load.c: the CLI's one reader of a capture from a file, whatever its format: a
  * bundle (a zip of Parquet tables, or a directory of its files) or a Parquet events file,
- * told apart by their first bytes, and otherwise a Chrome JSON trace or a wire stream
- * (cli_load, cli.c). `trove import` and `trove export` read their input through it, into
+ * told apart by their first bytes, a Perfetto trace (export_trace.c), and otherwise a Chrome
+ * JSON trace or a wire stream (cli_load, cli.c). `trove import` and `trove export` read their input through it, into
  * the store (cmd_capture.c) or out as a wire stream or Parquet (cmd_export.c); it calls
  * neither, so the commands that share it do not call each other back.
  */
@@ -56,6 +56,7 @@ out:
 /* How a bundle's tables are taken (cli_load_options). */
 struct table_opts {
     int edited, quiet;
+    struct trove_flows *flows; /* the flows table's rows go here (NULL: dropped) */
 };
 
 /* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
@@ -67,7 +68,9 @@ static int import_table(const char *cmd, int t, const struct trove_bytes *buf, c
 {
     struct trove_diag diag = {0};
     size_t before = ev->len;
-    int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
+    int rc = t == TROVE_TABLE_FLOWS && to->flows
+                 ? trove_tables_read_flows(buf->ptr, buf->len, to->flows, &diag)
+                 : trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
     if (rc != TROVE_OK)
         return cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
     if (t != TROVE_TABLE_EVENTS || want_rows == UINT64_MAX || ev->len - before == want_rows)
@@ -140,14 +143,16 @@ out:
     return status;
 }
 
-int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
-                    struct trove_events *ev, struct trove_names *names, int *other)
+/* cli_load_tables, with a bundle's flows table appended to flows (may be NULL). */
+static int load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
+                       struct trove_events *ev, struct trove_names *names,
+                       struct trove_flows *flows, int *other)
 {
-    const struct table_opts topts = {opt->edited, opt->quiet}, *to = &topts;
+    const struct table_opts topts = {opt->edited, opt->quiet, flows}, *to = &topts;
     struct trove_bytes buf = {0};
     uint8_t magic[4] = {0};
     struct stat st;
-    size_t start = ev->len;
+    size_t start = ev->len, fstart = flows ? flows->len : 0;
     FILE *f;
     int status = 1;
 
@@ -177,17 +182,35 @@ int cli_load_tables(const char *cmd, const char *path, const struct cli_load_opt
         status = 0;
     }
 out:
-    if (status)
+    if (status) {
         ev->len = start;
+        if (flows)
+            flows->len = fstart;
+    }
     trove_bytes_free(&buf);
     return status;
+}
+
+int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
+                    struct trove_events *ev, struct trove_names *names, int *other)
+{
+    return load_tables(cmd, path, opt, ev, names, NULL, other);
+}
+
+int cli_load_capture_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
+                           struct trove_events *events, struct trove_names *names,
+                           struct trove_flows *flows)
+{
+    int other = 1;
+    if (strcmp(path, "-") && load_tables(cmd, path, opt, events, names, flows, &other))
+        return 1;
+    if (other && opt->format == CLI_INPUT_AUTO && cli_trace_is_perfetto(path))
+        return cli_load_perfetto(cmd, path, opt, events, names, flows);
+    return other ? cli_load_flows(cmd, path, opt, events, names, flows) : 0;
 }
 
 int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
                      struct trove_events *events, struct trove_names *names)
 {
-    int other = 1;
-    if (strcmp(path, "-") && cli_load_tables(cmd, path, opt, events, names, &other))
-        return 1;
-    return other ? cli_load(cmd, path, opt, events, names) : 0;
+    return cli_load_capture_flows(cmd, path, opt, events, names, NULL);
 }

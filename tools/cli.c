@@ -447,7 +447,8 @@ static void chrome_progress(void *ctx, uint64_t bytes) { cli_progress_update(ctx
 
 /* Import a Chrome trace whole, then hand its names and its events (in runs) to sink. */
 static int read_chrome(const char *cmd, const char *path, FILE *f, const struct cli_load_options *opt,
-                       const struct cli_sink *sink, struct trove_names *names_all)
+                       const struct cli_sink *sink, struct trove_names *names_all,
+                       struct trove_flows *flows)
 {
     struct trove_chrome_options co = {0};
     struct trove_chrome_stats st;
@@ -467,7 +468,7 @@ static int read_chrome(const char *cmd, const char *path, FILE *f, const struct 
         cli_error(cmd, "%s: out of memory", path);
         goto out;
     }
-    rc = trove_chrome_import(f, &co, &ev, names, &st, &diag);
+    rc = trove_chrome_import_all(f, &co, &ev, names, flows, &st, &diag);
     cli_progress_end(&prog);
     if (rc != TROVE_OK) {
         if (rc == TROVE_ERR_UNMATCHED)
@@ -485,6 +486,13 @@ static int read_chrome(const char *cmd, const char *path, FILE *f, const struct 
                 "never begun (--strict makes this an error)\n",
                 cmd, path, (unsigned long long)st.unmatched_begin,
                 (unsigned long long)st.unmatched_end);
+    if (!opt->quiet && st.skipped) {
+        char what[512];
+        trove_chrome_skipped_text(&st, what, sizeof what);
+        fprintf(stderr, "trove %s: warning: %s: skipped %llu trace events trove does not keep "
+                        "(%s; by phase)\n",
+                cmd, path, (unsigned long long)st.skipped, what);
+    }
     if (names_all && trove_names_merge(names_all, names) != TROVE_OK) {
         cli_error(cmd, "%s: out of memory", path);
         goto out;
@@ -504,8 +512,10 @@ out:
     return status;
 }
 
-int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
-             const struct cli_sink *sink, struct trove_names *names_all)
+/* cli_read, with a Chrome trace's flow rows appended to flows (may be NULL). */
+static int read_any(const char *cmd, const char *path, const struct cli_load_options *opt,
+                    const struct cli_sink *sink, struct trove_names *names_all,
+                    struct trove_flows *flows)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
     int format = opt->format, status;
@@ -523,10 +533,16 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
     if (format == CLI_INPUT_WIRE)
         status = read_wire(cmd, path, f, sink, names_all);
     else
-        status = read_chrome(cmd, path, f, opt, sink, names_all);
+        status = read_chrome(cmd, path, f, opt, sink, names_all, flows);
     if (f != stdin)
         fclose(f);
     return status;
+}
+
+int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
+             const struct cli_sink *sink, struct trove_names *names_all)
+{
+    return read_any(cmd, path, opt, sink, names_all, NULL);
 }
 
 struct load_ctx {
@@ -545,14 +561,24 @@ static int load_events(void *ctx, const struct trove_event *ev, size_t n,
     return 0;
 }
 
-int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
-             struct trove_events *events, struct trove_names *names)
+int cli_load_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
+                   struct trove_events *events, struct trove_names *names,
+                   struct trove_flows *flows)
 {
     struct load_ctx c = {cmd, path, events};
     struct cli_sink sink = {load_events, NULL, &c};
-    size_t start = events->len;
-    int status = cli_read(cmd, path, opt, &sink, names);
-    if (status)
+    size_t start = events->len, fstart = flows ? flows->len : 0;
+    int status = read_any(cmd, path, opt, &sink, names, flows);
+    if (status) {
         events->len = start;
+        if (flows)
+            flows->len = fstart;
+    }
     return status;
+}
+
+int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
+             struct trove_events *events, struct trove_names *names)
+{
+    return cli_load_flows(cmd, path, opt, events, names, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include "trove/common.h"
 #include "trove/event.h"
+#include "trove/flows.h"
 #include "trove/import.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
@@ -83,6 +84,12 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
              struct trove_events *events, struct trove_names *names);
 
+/* cli_load, and a Chrome trace's flow rows appended to flows (a wire stream has none);
+ * events and flows unchanged on failure. */
+int cli_load_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
+                   struct trove_events *events, struct trove_names *names,
+                   struct trove_flows *flows);
+
 /* ---- a capture from any file (capture_load.c) ------------------------------------------- */
 
 /*
@@ -92,6 +99,13 @@ int cli_load(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load_capture(const char *cmd, const char *path, const struct cli_load_options *opt,
                      struct trove_events *events, struct trove_names *names);
 
+/* cli_load_capture, and the flow rows (of a Chrome or Perfetto trace, or a bundle's flows
+ * table) appended to flows; events and flows unchanged on failure. A Perfetto trace
+ * (cli_trace_is_perfetto) is read by cli_load_perfetto. */
+int cli_load_capture_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
+                           struct trove_events *events, struct trove_names *names,
+                           struct trove_flows *flows);
+
 /*
  * The bundle and Parquet half of cli_load_capture: read path into the capture if it is a
  * bundle (a directory, or a zip) or a Parquet events file, told apart by the first bytes;
@@ -100,6 +114,48 @@ int cli_load_capture(const char *cmd, const char *path, const struct cli_load_op
  */
 int cli_load_tables(const char *cmd, const char *path, const struct cli_load_options *opt,
                     struct trove_events *events, struct trove_names *names, int *other);
+
+/* ---- traces for other tools (export_trace.c) ------------------------------------------- */
+
+/* Do head[0..n) (a file's first bytes) look like a Perfetto protobuf trace? 1 or 0. For the
+ * input layer's detection; a JSON trace, a wire stream, a zip or Parquet file never do. */
+int cli_trace_sniff(const uint8_t *head, size_t n);
+
+/* Is the regular file at path a Perfetto trace (cli_trace_sniff of its first bytes)? 0 for
+ * "-", a pipe, or a file that cannot be read. */
+int cli_trace_is_perfetto(const char *path);
+
+/*
+ * Read the Perfetto trace at path ('-': stdin) into events, names and flows (may be NULL:
+ * dropped); warns once (unless opt->quiet) about slices dropped unmatched and packets
+ * skipped. Returns 0, or 1 after printing an error naming path (events, names and flows
+ * unchanged).
+ */
+int cli_load_perfetto(const char *cmd, const char *path, const struct cli_load_options *opt,
+                      struct trove_events *events, struct trove_names *names,
+                      struct trove_flows *flows);
+
+/* The --format values of `trove export` that export_trace.c writes. */
+enum cli_trace_format { CLI_TRACE_CHROME_JSON = 1, CLI_TRACE_PERFETTO = 2 };
+
+/* "chrome-json" or "perfetto" -> enum cli_trace_format; 0 for anything else. */
+int cli_trace_format_parse(const char *s);
+
+/* What `trove export --format chrome-json|perfetto` was given. */
+struct cli_trace_export {
+    int format;              /* enum cli_trace_format */
+    const char *in;          /* a file ("-": stdin), or NULL with capture */
+    const char *capture;     /* a capture of the store */
+    const char *store;       /* NULL: $TROVE_STORE, else ./trove-data */
+    uint64_t from_ns, to_ns; /* with capture */
+    const char *out;         /* written through cli_out */
+    struct cli_load_options lo;
+    int quiet;
+};
+
+/* Load the input (events, names and flows) and write it as a Chrome JSON or Perfetto trace.
+ * Returns the exit status (0, or 1 after printing one error line). */
+int cli_export_trace(const struct cli_trace_export *x);
 
 /* ---- outputs (cli_out.c) ------------------------------------------------------------- */
 
