@@ -3,7 +3,8 @@
  *
  * Hand-written traces in tests/data/chrome_*.json check each mapping exactly (depths,
  * B/E matching, metadata names, instant kinds and scopes, exact decimal -> ns rounding,
- * name id frequency order, unicode); every good file is also read through a FILE with
+ * name id frequency order, unicode; async spans of both kinds, flows, counters and the
+ * phases counted as skipped, with their synthetic tids and track names); every good file is also read through a FILE with
  * tiny read chunks and must give the same result as the in-memory import. Bad inputs check
  * the error code, that the offset points at the fault, and that nothing is appended. The
  * real sample trace (../shared/data) is checked against a naive substring count.
@@ -24,6 +25,7 @@
 struct result {
     int rc;
     struct trove_events ev;
+    struct trove_flows flows;
     struct trove_names *names;
     struct trove_chrome_stats st;
     struct trove_diag diag;
@@ -32,6 +34,7 @@ struct result {
 static void result_free(struct result *r)
 {
     trove_events_free(&r->ev);
+    trove_flows_free(&r->flows);
     trove_names_free(r->names);
     memset(r, 0, sizeof *r);
 }
@@ -42,8 +45,8 @@ static void import_buf(const char *buf, size_t len, int strict, struct result *r
     memset(r, 0, sizeof *r);
     if (trove_names_new(&r->names) != TROVE_OK)
         abort();
-    r->rc = trove_chrome_import_mem((const uint8_t *)buf, len, &opt, &r->ev, r->names, &r->st,
-                                    &r->diag);
+    r->rc = trove_chrome_import_all_mem((const uint8_t *)buf, len, &opt, &r->ev, r->names,
+                                        &r->flows, &r->st, &r->diag);
 }
 
 static void import_str(const char *s, int strict, struct result *r)
@@ -98,10 +101,14 @@ static void check_chunked(const char *buf, size_t len, int strict, const struct 
             abort();
         if (trove_names_new(&r.names) != TROVE_OK)
             abort();
-        r.rc = trove__chrome_import_chunked(f, chunks[c], &opt, &r.ev, r.names, NULL, &r.st, &r.diag);
+        r.rc = trove__chrome_import_chunked(f, chunks[c], &opt, &r.ev, r.names, &r.flows, &r.st,
+                                            &r.diag);
         fclose(f);
         CHECK_EQ_INT(r.rc, want->rc);
         CHECK(same_events(&r.ev, &want->ev));
+        CHECK(r.flows.len == want->flows.len &&
+              (r.flows.len == 0 ||
+               !memcmp(r.flows.f, want->flows.f, r.flows.len * sizeof *r.flows.f)));
         CHECK(trove_names_equal(r.names, want->names));
         CHECK(!memcmp(&r.st, &want->st, sizeof r.st));
         if (want->rc != TROVE_OK) {
@@ -455,6 +462,176 @@ struct bad {
     int code;
     long offset; /* -1: not checked */
 };
+
+/* Async spans (b/e, n with an id, S/T/F), flows (s/t/f, bind_id) and counters (C), each
+ * on its track, and the phases kept as skipped by phase: chrome_async.json. */
+static void test_async_flows_counters(void)
+{
+#define SYN TROVE_TID_SYNTHETIC
+    static const struct want_ev w[] = {
+        /* counters: one series per (pid, name, key); tids by (first time, class, key) */
+        {5 * US, 0x4004000000000000ull, 1, SYN, TROVE_KIND_COUNTER, 0, 0, "mem"},     /* js 2.5 */
+        {5 * US, 0x4090000000000000ull, 1, SYN + 1, TROVE_KIND_COUNTER, 0, 0, "mem"}, /* heap */
+        {6 * US, 0x40A0000000000000ull, 1, SYN + 1, TROVE_KIND_COUNTER, 0, 0, "mem"}, /* 2048 */
+        {7 * US, 0xBFE0000000000000ull, 2, SYN, TROVE_KIND_COUNTER, 0, 0, "cpu"},     /* -0.5 */
+        {10 * US, 100 * US, 1, 10, TROVE_KIND_ZONE, 0, 0, "task"},
+        /* nestable: load encloses parse encloses the n; e matched by name, any thread */
+        {10 * US, 10 * US, 1, SYN + 2, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "load"},
+        /* one id, two categories: two tracks */
+        {11 * US, 19 * US, 1, SYN + 3, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "fetch"},
+        {11 * US, 1 * US, 1, SYN + 4, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "read"},
+        {12 * US, 3 * US, 1, SYN + 2, TROVE_KIND_ZONE, 1, TROVE_ASYNC_NESTABLE, "parse"},
+        {13 * US, 0, 1, SYN + 2, TROVE_KIND_ASYNC_INSTANT, 2, 0, "progress"},
+        /* the same name twice: an e closes the innermost */
+        {40 * US, 10 * US, 1, SYN + 5, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "req"},
+        {41 * US, 4 * US, 1, SYN + 5, TROVE_KIND_ZONE, 1, TROVE_ASYNC_NESTABLE, "req"},
+        /* legacy: the S..F span and its T steps, each to the next T or the F */
+        {100 * US, 30 * US, 2, SYN + 1, TROVE_KIND_ZONE, 0, TROVE_ASYNC_LEGACY, "job"},
+        {110 * US, 10 * US, 2, SYN + 1, TROVE_KIND_ZONE, 1, TROVE_ASYNC_STEP, "phase1"},
+        {120 * US, 10 * US, 2, SYN + 1, TROVE_KIND_ZONE, 1, TROVE_ASYNC_STEP, "phase2"},
+        {200 * US, 5 * US, 1, 10, TROVE_KIND_ZONE, 0, 0, "send"},
+        {300 * US, 5 * US, 2, 20, TROVE_KIND_ZONE, 0, 0, "recv"},
+    };
+    static const struct {
+        uint64_t ts, id;
+        uint32_t pid, tid;
+        uint8_t phase, flags;
+        const char *name;
+    } wf[] = {
+        {10500, 1, 1, 10, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "msg"},
+        {60 * US, 1, 1, 11, TROVE_FLOW_STEP, TROVE_FLOW_ENCLOSING, "msg"},
+        {70 * US, 1, 2, 20, TROVE_FLOW_END, TROVE_FLOW_ENCLOSING, "msg"},  /* "bp":"e" */
+        {80 * US, 2, 2, 20, TROVE_FLOW_END, 0, "msg2"},                    /* the next slice */
+        {90 * US, 3, 2, 20, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "other"}, /* cat x: its own */
+        {200 * US, 4, 1, 10, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "send"}, /* bind_id */
+        {300 * US, 4, 2, 20, TROVE_FLOW_END, TROVE_FLOW_ENCLOSING, "recv"},
+    };
+    static const struct {
+        uint32_t pid, tid;
+        const char *name;
+    } tracks[] = {
+        {1, SYN, "mem js"},           {1, SYN + 1, "mem heap"},     {2, SYN, "cpu value"},
+        {1, SYN + 2, "async: load"},  {1, SYN + 3, "async: fetch"}, {1, SYN + 4, "async: read"},
+        {1, SYN + 5, "async: req"},   {2, SYN + 1, "async: job"},
+    };
+    /* by use: events first (mem 3, req 2), then flows, then first appearance */
+    static const char *const order[] = {"mem",    "req",   "send",   "recv",   "task",  "load",
+                                        "parse",  "progress", "fetch", "read", "job",
+                                        "phase1", "phase2", "cpu",   "msg",    "msg2",  "other"};
+    struct result r;
+    const char *s;
+    size_t len;
+    char *buf;
+
+    import_file("chrome_async.json", 0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    check_events(&r, w, sizeof w / sizeof w[0]);
+    CHECK_EQ_INT(r.flows.len, sizeof wf / sizeof wf[0]);
+    for (size_t i = 0; i < r.flows.len && i < sizeof wf / sizeof wf[0]; i++) {
+        const struct trove_flow *f = &r.flows.f[i];
+        CHECK_EQ_INT(f->ts_ns, wf[i].ts);
+        CHECK_EQ_INT(f->id, wf[i].id);
+        CHECK_EQ_INT(f->pid, wf[i].pid);
+        CHECK_EQ_INT(f->tid, wf[i].tid);
+        CHECK_EQ_INT(f->phase, wf[i].phase);
+        CHECK_EQ_INT(f->flags, wf[i].flags);
+        CHECK(f->pad[0] == 0 && f->pad[1] == 0);
+        s = trove_names_get(r.names, TROVE_NAME_EVENT, f->name_id, 0, NULL);
+        CHECK(s && !strcmp(s, wf[i].name));
+    }
+    for (size_t i = 0; i < sizeof tracks / sizeof tracks[0]; i++) {
+        s = trove_names_get(r.names, TROVE_NAME_THREAD, tracks[i].pid, tracks[i].tid, NULL);
+        CHECK(s && !strcmp(s, tracks[i].name));
+    }
+    for (uint32_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        s = trove_names_get(r.names, TROVE_NAME_EVENT, i, 0, NULL);
+        CHECK(s && !strcmp(s, order[i]));
+    }
+    /* "nope" (an unmatched e), "lost" (an open S), "none" (a C without a number) have none */
+    CHECK(trove_names_get(r.names, TROVE_NAME_EVENT, 17, 0, NULL) == NULL);
+    s = trove_names_get(r.names, TROVE_NAME_PROCESS, 1, 0, NULL);
+    CHECK(s && !strcmp(s, "app"));
+    s = trove_names_get(r.names, TROVE_NAME_THREAD, 1, 10, NULL);
+    CHECK(s && !strcmp(s, "main"));
+    /* 2 from M events, 8 tracks, 17 event names; the sort indexes are not kept */
+    CHECK_EQ_INT(trove_names_count(r.names), 2 + 8 + 17);
+    CHECK_EQ_INT(r.st.trace_events, 38);
+    CHECK_EQ_INT(r.st.complete, 3);
+    CHECK_EQ_INT(r.st.begin_end_pairs, 0);
+    CHECK_EQ_INT(r.st.instants, 1);
+    CHECK_EQ_INT(r.st.metadata, 2);
+    CHECK_EQ_INT(r.st.async_pairs, 7);
+    CHECK_EQ_INT(r.st.async_steps, 2);
+    CHECK_EQ_INT(r.st.flow_events, 5);
+    CHECK_EQ_INT(r.st.flow_binds, 2);
+    CHECK_EQ_INT(r.st.counters, 3);
+    CHECK_EQ_INT(r.st.counter_values, 4);
+    CHECK_EQ_INT(r.st.counter_args_skipped, 2); /* "label" and none's "s" */
+    CHECK_EQ_INT(r.st.unmatched_begin, 1);      /* "lost" */
+    CHECK_EQ_INT(r.st.unmatched_end, 1);        /* "nope" */
+    CHECK_EQ_INT(r.st.skipped, 6);
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 3);
+    CHECK_EQ_INT(r.st.skipped_metadata, 3);
+    CHECK_EQ_INT(r.st.skipped_phase['C'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase['P'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase['R'], 1);
+    CHECK_EQ_INT(r.st.async_tracks, 5);
+    CHECK_EQ_INT(r.st.counter_series, 3);
+    CHECK_EQ_INT(r.st.threads, 10);
+    CHECK_EQ_INT(r.st.names, 17);
+    {
+        char text[128];
+        CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, sizeof text), 18);
+        CHECK(!strcmp(text, "1 C, 3 M, 1 P, 1 R"));
+        /* cut after the last whole entry */
+        CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, 12), 8);
+        CHECK(!strcmp(text, "1 C, 3 M"));
+    }
+    result_free(&r);
+    check_file_chunked("chrome_async.json", 0);
+
+    /* strict: the open S is an error; nothing is appended */
+    import_file("chrome_async.json", 1, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_UNMATCHED);
+    CHECK(strstr(r.diag.msg, "nope") != NULL); /* the unmatched e comes first in the input */
+    CHECK_EQ_INT(r.ev.len, 0);
+    CHECK_EQ_INT(r.flows.len, 0);
+    result_free(&r);
+    buf = load("chrome_async.json", &len);
+    {
+        /* without the unmatched e, strict names the S that never finishes */
+        char *p = strstr(buf, "{\"ph\":\"e\",\"name\":\"nope\"");
+        char *q = p ? strchr(p, '\n') : NULL;
+        CHECK(p && q);
+        if (p && q) {
+            memset(p, ' ', (size_t)(q - p));
+            import_buf(buf, len, 1, &r);
+            CHECK_EQ_INT(r.rc, TROVE_ERR_UNMATCHED);
+            CHECK(strstr(r.diag.msg, "S event \"lost\"") != NULL);
+            CHECK(r.diag.offset < len && buf[r.diag.offset] == '{');
+            result_free(&r);
+        }
+    }
+    free(buf);
+
+    /* an e before its b's time; a T before the last step */
+    import_str("[{\"ph\":\"b\",\"id\":1,\"ts\":5},{\"ph\":\"e\",\"id\":1,\"ts\":4}]", 0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_NEGATIVE);
+    result_free(&r);
+    import_str("[{\"ph\":\"S\",\"id\":1,\"ts\":5},{\"ph\":\"T\",\"id\":1,\"ts\":7},"
+               "{\"ph\":\"T\",\"id\":1,\"ts\":6}]",
+               0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_NEGATIVE);
+    result_free(&r);
+    /* a real thread that uses a synthetic tid keeps it; tracks take the next */
+    import_str("[{\"ph\":\"X\",\"pid\":3,\"tid\":4261412864,\"ts\":1,\"dur\":1},"
+               "{\"ph\":\"b\",\"pid\":3,\"id\":1,\"ts\":1},{\"ph\":\"e\",\"pid\":3,\"id\":1,\"ts\":2}]",
+               1, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    CHECK(r.ev.len == 2 && r.ev.ev[0].tid == SYN && r.ev.ev[1].tid == SYN + 1);
+    result_free(&r);
+#undef SYN
+}
 
 static void check_bad(const struct bad *b)
 {
@@ -957,6 +1134,7 @@ int main(void)
     test_noclose();
     test_freq();
     test_unicode();
+    test_async_flows_counters();
     test_bad();
     test_unmatched_nonstrict();
     test_limits();
