@@ -559,7 +559,8 @@ int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t f
             rc = TROVE_FAIL(diag, rc, 0, "out of memory");
             goto out;
         }
-        memcpy(flows->f + flows->len, got.f, k * sizeof *got.f);
+        if (k > 0)
+            memcpy(flows->f + flows->len, got.f, k * sizeof *got.f);
         flows->len += k;
     }
 out:

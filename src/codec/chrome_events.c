@@ -1117,7 +1117,8 @@ static int order_flows(struct trove__chrome *ps, uint64_t **key_id_out)
     uint64_t *key_id, next = 1;
     if (!(key_id = trove__calloc(ps->flowkeys.n ? ps->flowkeys.n : 1, sizeof *key_id)))
         return TROVE_ERR_NOMEM;
-    qsort(ps->flows, ps->nflows, sizeof *ps->flows, cmp_flow);
+    if (ps->nflows > 1)
+        qsort(ps->flows, ps->nflows, sizeof *ps->flows, cmp_flow);
     for (size_t i = 0; i < ps->nflows; i++)
         if (key_id[ps->flows[i].key] == 0)
             key_id[ps->flows[i].key] = next++;

@@ -25,8 +25,8 @@
  * field is trusted. Then the decoder bounds N by TROVE_FLOWS_MAX and R by 36N (the longest
  * row) before it allocates, requires the object to be exactly 48 + P bytes, inflates into
  * exactly R bytes and requires the deflate stream to end exactly at P, and reads the rows
- * with end-checked varints that must consume exactly R bytes. Rows are appended only when
- * the whole object decoded.
+ * with end-checked varints that must consume exactly R bytes, into a scratch array: the
+ * caller's rows are touched only once the whole object decoded.
  */
 #include "trove/flows.h"
 #include "common/alloc.h"
@@ -178,6 +178,7 @@ int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
                        struct trove_diag *diag)
 {
     struct libdeflate_decompressor *d = NULL;
+    struct trove_flow *tmp = NULL;
     uint8_t *raw = NULL;
     const uint8_t *p, *end;
     uint64_t rows, raw_len, packed, prev_ts = 0, prev_id = 0;
@@ -246,14 +247,15 @@ int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
                         got, raw_len, packed - used);
         goto out;
     }
-    if ((rc = trove_flows_reserve(out, (size_t)rows)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "out of memory for %" PRIu64 " flow rows", rows);
+    if (!(tmp = trove__malloc((rows ? (size_t)rows : 1) * sizeof *tmp))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory for %" PRIu64 " flow rows",
+                        rows);
         goto out;
     }
     p = raw;
     end = raw + raw_len;
     for (size_t i = 0; i < (size_t)rows; i++) {
-        struct trove_flow *f = &out->f[out->len + i];
+        struct trove_flow *f = &tmp[i];
         uint64_t dts, did, pid, tid, name;
         uint8_t pf;
         if ((rc = get(&p, raw, end, 64, &dts, i, "ts_ns", diag)) != TROVE_OK ||
@@ -292,10 +294,18 @@ int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
                         (size_t)(end - p), rows);
         goto out;
     }
+    /* out is touched only now, that every row decoded */
+    if ((rc = trove_flows_reserve(out, (size_t)rows)) != TROVE_OK) {
+        rc = TROVE_FAIL(diag, rc, 0, "out of memory for %" PRIu64 " flow rows", rows);
+        goto out;
+    }
+    if (rows > 0)
+        memcpy(out->f + out->len, tmp, (size_t)rows * sizeof *tmp);
     out->len += (size_t)rows;
     rc = TROVE_OK;
 out:
     libdeflate_free_decompressor(d);
     free(raw);
+    free(tmp);
     return rc;
 }

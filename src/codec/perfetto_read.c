@@ -475,7 +475,8 @@ static int resolve_tracks(struct pr *r)
     int rc = TROVE_OK;
 
     /* sorted by uuid; of repeats, the first described is kept */
-    qsort(r->tracks, r->ntracks, sizeof *r->tracks, cmp_track);
+    if (r->ntracks > 1)
+        qsort(r->tracks, r->ntracks, sizeof *r->tracks, cmp_track);
     for (size_t i = 0; i < r->ntracks; i++) {
         if (k && r->tracks[k - 1].uuid == r->tracks[i].uuid) {
             free(r->tracks[i].open);
@@ -920,6 +921,26 @@ static int foreign_flows(struct pr *r, const struct tev *e, uint64_t ts, const s
     return TROVE_OK;
 }
 
+/*
+ * The kind and extra of an event from its trove category (code), else def and 0. A counter
+ * (`counter`) is always TROVE_KIND_COUNTER, and nothing else may be one: a counter's dur_ns
+ * is its value, not a length.
+ */
+static void code_kind(uint32_t code, uint8_t def, int counter, uint8_t *kind, uint8_t *extra)
+{
+    uint8_t k = def, x = 0;
+    if (code && code < CODE_FLOW0) {
+        k = (uint8_t)((code - 1) >> 8);
+        x = (uint8_t)((code - 1) & 0xff);
+    }
+    if (counter != (k == TROVE_KIND_COUNTER)) {
+        k = def;
+        x = 0;
+    }
+    *kind = k;
+    *extra = x;
+}
+
 static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t ts)
 {
     struct tev e;
@@ -961,8 +982,7 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
                               "Perfetto trace: a slice on track %" PRIu64 " ends at %" PRIu64
                               " ns, before it begins at %" PRIu64 " ns",
                               uuid, ts, o.ts);
-        kind = o.code && o.code < CODE_FLOW0 ? (uint8_t)((o.code - 1) >> 8) : TROVE_KIND_ZONE;
-        extra = o.code && o.code < CODE_FLOW0 ? (uint8_t)((o.code - 1) & 0xff) : 0;
+        code_kind(o.code, TROVE_KIND_ZONE, 0, &kind, &extra);
         r->st.slices++;
         return push_rec(r, o.ts, ts - o.ts, t, kind, extra, o.name, o.seq, f->data);
     }
@@ -994,14 +1014,12 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
         return TROVE_OK;
     }
     if (e.type == 4) { /* TYPE_COUNTER */
-        kind = e.code && e.code < CODE_FLOW0 ? (uint8_t)((e.code - 1) >> 8) : TROVE_KIND_COUNTER;
-        extra = e.code && e.code < CODE_FLOW0 ? (uint8_t)((e.code - 1) & 0xff) : 0;
+        code_kind(e.code, TROVE_KIND_COUNTER, 1, &kind, &extra);
         r->st.counters++;
         return push_rec(r, ts, e.has_counter ? e.counter_bits : 0, t, kind, extra, name, seq,
                         f->data);
     }
-    kind = e.code && e.code < CODE_FLOW0 ? (uint8_t)((e.code - 1) >> 8) : TROVE_KIND_INSTANT;
-    extra = e.code && e.code < CODE_FLOW0 ? (uint8_t)((e.code - 1) & 0xff) : 0;
+    code_kind(e.code, TROVE_KIND_INSTANT, 0, &kind, &extra);
     r->st.instants++;
     return push_rec(r, ts, 0, t, kind, extra, name, seq, f->data);
 }
@@ -1217,6 +1235,8 @@ int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfe
         rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, 0, "empty input: not a Perfetto trace");
         goto out;
     }
+    /* the arena is never NULL, so that a string's offset (even of "") points into it */
+    TROVE_TRY(rc, trove_bytes_reserve(&r.arena, 256));
     TROVE_TRY(rc, each_packet(&r, pass1_packet));
     TROVE_TRY(rc, resolve_tracks(&r));
     TROVE_TRY(rc, each_packet(&r, pass2_packet));

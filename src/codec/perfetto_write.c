@@ -91,10 +91,13 @@ struct pw {
     uint64_t last_ts;
 };
 
+/* A slice (a begin and an end): every zone kind, and any other event but a counter that has
+ * a duration (so that the reader gets it back). */
 static int is_slice(const struct trove_event *e)
 {
-    return e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
-           e->kind == TROVE_KIND_LOCK || (e->kind >= TROVE_KIND_COUNT_ && e->dur_ns > 0);
+    return e->kind != TROVE_KIND_COUNTER &&
+           (e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
+            e->kind == TROVE_KIND_LOCK || e->dur_ns > 0);
 }
 
 /* Track uuids, small so that their varints are: the low two bits say what a track is. */
@@ -558,6 +561,13 @@ int trove_perfetto_write(const struct trove_trace *t, struct trove_bytes *out,
         if (trove_flow_check(&t->flows[i]) != TROVE_OK)
             return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
                               "flow row %zu is not well-formed (phase, flags, pad or id 0)", i);
+    for (size_t i = 0; i < t->n_events; i++)
+        if (t->events[i].kind != TROVE_KIND_COUNTER &&
+            t->events[i].dur_ns > UINT64_MAX - t->events[i].start_ns)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
+                              "event %zu ends past 2^64 ns (start %llu, dur %llu)", i,
+                              (unsigned long long)t->events[i].start_ns,
+                              (unsigned long long)t->events[i].dur_ns);
     memset(&w, 0, sizeof w);
     w.t = t;
     start = out->len;
