@@ -4,10 +4,11 @@
  * Hand-written traces in tests/data/chrome_*.json check each mapping exactly (depths,
  * B/E matching, metadata names, instant kinds and scopes, exact decimal -> ns rounding,
  * name id frequency order, unicode; async spans of both kinds, flows, counters and the
- * phases counted as skipped, with their synthetic tids and track names); every good file is also read through a FILE with
- * tiny read chunks and must give the same result as the in-memory import. Bad inputs check
- * the error code, that the offset points at the fault, and that nothing is appended. The
- * real sample trace (../shared/data) is checked against a naive substring count.
+ * phases counted as skipped, with their synthetic tids and track names); every good file is
+ * also read through a FILE with tiny read chunks and must give the same result as the
+ * in-memory import. Bad inputs check the error code, that the offset points at the fault,
+ * and that nothing is appended. The real sample trace (../shared/data) is checked against a
+ * naive substring count.
  */
 #include "testutil.h"
 
@@ -625,7 +626,8 @@ static void test_async_flows_counters(void)
     result_free(&r);
     /* a real thread that uses a synthetic tid keeps it; tracks take the next */
     import_str("[{\"ph\":\"X\",\"pid\":3,\"tid\":4261412864,\"ts\":1,\"dur\":1},"
-               "{\"ph\":\"b\",\"pid\":3,\"id\":1,\"ts\":1},{\"ph\":\"e\",\"pid\":3,\"id\":1,\"ts\":2}]",
+               "{\"ph\":\"b\",\"pid\":3,\"id\":1,\"ts\":1},"
+               "{\"ph\":\"e\",\"pid\":3,\"id\":1,\"ts\":2}]",
                1, &r);
     CHECK_EQ_INT(r.rc, TROVE_OK);
     CHECK(r.ev.len == 2 && r.ev.ev[0].tid == SYN && r.ev.ev[1].tid == SYN + 1);

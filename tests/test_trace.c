@@ -86,8 +86,9 @@ static void small_capture(struct cap *c)
     name(c, TROVE_NAME_THREAD, 1, SYN + 1, "cpu value");
     name(c, TROVE_NAME_THREAD, 1, SYN + 2, "async: load");
     name(c, TROVE_NAME_THREAD, 1, SYN + 3, "async: job");
-    static const char *const names[] = {"frame", "paint", "mark", "load", "parse", "progress",
-                                        "job",   "step1", "mem",  "cpu",  "msg",   "unused \xc3\xa9"};
+    static const char *const names[] = {"frame", "paint", "mark",  "load",
+                                        "parse", "progress", "job", "step1",
+                                        "mem",   "cpu",   "msg",   "unused \xc3\xa9"};
     for (uint32_t i = 0; i < sizeof names / sizeof names[0]; i++)
         name(c, TROVE_NAME_EVENT, i, 0, names[i]);
     ev(c, 1000, 0x4090000000000000ull, 1, SYN, TROVE_KIND_COUNTER, 0, 0, 8);    /* mem 1024 */

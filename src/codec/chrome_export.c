@@ -287,7 +287,8 @@ int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
     for (size_t i = 0; i < nn; i++) {
         struct trove_name_entry e;
         trove_names_entry(t->names, i, &e);
-        if (e.type == TROVE_NAME_EVENT || (e.type == TROVE_NAME_THREAD && trove_tid_is_synthetic(e.b)))
+        if (e.type == TROVE_NAME_EVENT ||
+            (e.type == TROVE_NAME_THREAD && trove_tid_is_synthetic(e.b)))
             continue;
         puts_(&o, lines++ ? ",\n" : "\n");
         putf(&o, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",

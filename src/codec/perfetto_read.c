@@ -494,7 +494,8 @@ static int resolve_tracks(struct pr *r)
         } else if (t->has_process) {
             t->tid = 0;
             t->resolved = 1;
-        } else if (p && p->has_process && (t->uuid & 3) == 2 && (t->uuid >> 24) < TROVE_TID_SYNTHETIC_COUNT &&
+        } else if (p && p->has_process && (t->uuid & 3) == 2 &&
+                   (t->uuid >> 24) < TROVE_TID_SYNTHETIC_COUNT &&
                    p->uuid == ((((t->uuid >> 2) & 0x3fffffu) + 1) << 2)) {
             t->pid = p->pid;
             t->tid = TROVE_TID_SYNTHETIC + (uint32_t)(t->uuid >> 24);

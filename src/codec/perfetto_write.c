@@ -220,12 +220,14 @@ static int descriptors(struct pw *w, struct trove_bytes *out)
         if (w->base[k] == BASE_THREAD) {
             if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)tr->pid)) != TROVE_OK ||
                 (rc = trove__pb_int32(&w->sub, 2, (int32_t)tr->tid)) != TROVE_OK ||
-                (tr->name && (rc = trove__pb_bytes(&w->sub, 5, tr->name, tr->name_len)) != TROVE_OK) ||
+                (tr->name &&
+                 (rc = trove__pb_bytes(&w->sub, 5, tr->name, tr->name_len)) != TROVE_OK) ||
                 (rc = trove__pb_bytes(&w->te, TD_THREAD, w->sub.ptr, w->sub.len)) != TROVE_OK)
                 return rc;
         } else {
             if ((rc = trove__pb_uint(&w->te, TD_PARENT, uuid_process(w, tr->pid))) != TROVE_OK ||
-                (tr->name && (rc = trove__pb_bytes(&w->te, TD_NAME, tr->name, tr->name_len)) != TROVE_OK) ||
+                (tr->name &&
+                 (rc = trove__pb_bytes(&w->te, TD_NAME, tr->name, tr->name_len)) != TROVE_OK) ||
                 (w->base[k] == BASE_COUNTER &&
                  (rc = trove__pb_bytes(&w->te, TD_COUNTER, "", 0)) != TROVE_OK))
                 return rc;

@@ -652,15 +652,15 @@ int trove_tables_read_flows(const uint8_t *buf, size_t len, struct trove_flows *
             goto out;
     }
     for (uint64_t r = 0; r < rows; r++) {
-        const char *bad = v[5][r] > TROVE_FLOW_END ? "phase"
-                          : (v[6][r] & ~(int64_t)TROVE_FLOW_ENCLOSING) != 0 ? "flags"
-                          : v[1][r] == 0 ? "flow_id"
-                                          : NULL;
-        if (bad) {
+        int k = v[5][r] > TROVE_FLOW_END                             ? 5
+                : (v[6][r] & ~(int64_t)TROVE_FLOW_ENCLOSING) != 0 ? 6
+                : v[1][r] == 0                                    ? 1
+                                                                  : -1;
+        if (k >= 0) {
             rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
                             "table flows: column %s row %" PRIu64 " holds %" PRId64
                             " (phase is 0 to 2, flags 0 or 1, flow_id from 1)",
-                            bad, r, v[!strcmp(bad, "phase") ? 5 : !strcmp(bad, "flags") ? 6 : 1][r]);
+                            t->cols[k].name, r, v[k][r]);
             goto out;
         }
     }
