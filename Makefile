@@ -15,7 +15,8 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why),
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
-                 liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3
+                 liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
+                 protobuf-compiler
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build

@@ -280,7 +280,7 @@ done
 if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
   zstd -dcq "$data/chrome-trace-dom.json.zst" > "$tmp/trace.json"
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
-  json "$tmp/out" 'j["events"] == 304757 and j["segments"] == 10 and j["new_objects"] == 12'
+  json "$tmp/out" 'j["events"] == 306749 and j["segments"] == 10 and j["new_objects"] == 13'  # + the flows
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
   json "$tmp/out" 'j["new_objects"] == 0'
   "$trove" convert "$tmp/trace.json" "$tmp/trace.raw" --to raw --quiet || bad "convert sample"

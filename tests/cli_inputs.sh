@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_inputs.sh: one CLI a user can guess. Every command that reads events (cat, convert,
 # export, import into a store and -o, bench wire --input) takes every input kind — a Chrome
-# JSON trace plain, .gz and .zst, a wire stream, a bundle, a Parquet events file, a dataset
+# JSON trace plain, .gz and .zst, a Perfetto trace, a wire stream, a bundle, a Parquet events file, a dataset
 # directory, store:NAME, and each of those kinds on stdin — and gets the same events from
 # each. An input it cannot read is named with the kind it was read as. Every command that
 # reports has --json that parses (one document on stdout, nothing else there); the shared
@@ -35,13 +35,14 @@ zstd -q "$tmp/t.json" -o "$tmp/t.json.zst"
 "$trove" export "$tmp/t.wire" -o "$tmp/t.zip" -q || bad "export bundle"
 "$trove" export "$tmp/t.wire" -o "$tmp/t.parquet" --format parquet -q || bad "export parquet"
 "$trove" export "$tmp/t.wire" -o "$tmp/t.dir" --format dir -q || bad "export dir"
+"$trove" export "$tmp/t.wire" -o "$tmp/t.pftrace" --format perfetto -q || bad "export perfetto"
 "$trove" import "$tmp/t.wire" --store "$s" --name cap -q || bad "import"
 "$trove" cat "$tmp/t.wire" > "$tmp/want.txt" || bad "cat"
 check test "$(wc -l < "$tmp/want.txt")" -eq 3030
 # A Parquet events file alone has no names: compare its events without them.
 cut -d' ' -f1-7 "$tmp/want.txt" > "$tmp/want.cols"
 
-inputs=("t.json" "t.json.gz" "t.json.zst" "t.wire" "t.zip" "t.parquet" "t.dir" "store:cap")
+inputs=("t.json" "t.json.gz" "t.json.zst" "t.pftrace" "t.wire" "t.zip" "t.parquet" "t.dir" "store:cap")
 # same_events FILE: FILE (a `trove cat` listing) has the source's events.
 same_events() { # $1 listing, $2 input name
   if [ "$2" = t.parquet ]; then cut -d' ' -f1-7 "$1" | cmp -s - "$tmp/want.cols"
@@ -79,7 +80,7 @@ done
 TROVE_STORE=$s "$trove" cat store:x > "$tmp/o.txt" && check cmp -s "$tmp/o.txt" "$tmp/want.txt"
 
 # Each file kind on stdin.
-for i in t.json t.json.gz t.json.zst t.wire t.zip t.parquet; do
+for i in t.json t.json.gz t.json.zst t.pftrace t.wire t.zip t.parquet; do
   "$trove" cat - < "$tmp/$i" > "$tmp/o.txt" 2> "$tmp/err" || bad "cat - < $i: $(cat "$tmp/err")"
   same_events "$tmp/o.txt" "$i" || bad "cat - < $i: other events"
   cat "$tmp/$i" | "$trove" convert - "$tmp/o.wire" -q 2> "$tmp/err" || bad "convert - < $i (a pipe)"
@@ -200,5 +201,6 @@ sys.stdout.write(block[1:] if block.startswith("\n") else block)
 EOF
 "$trove" --help > "$tmp/help"
 check cmp -s "$tmp/readme-help" "$tmp/help"
+
 
 finish

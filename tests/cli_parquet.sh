@@ -126,7 +126,7 @@ check cmp -s "$tmp/g.bundle" "$tmp/g-again.bundle" # deterministic
 check python3 -c '
 import zipfile, sys
 z = zipfile.ZipFile(sys.argv[1]); names = z.namelist()
-assert names == ["manifest.json", "events.parquet", "names.parquet", "threads.parquet", "samples.parquet", "frames.parquet"], names
+assert names == ["manifest.json", "events.parquet", "names.parquet", "threads.parquet", "samples.parquet", "frames.parquet", "flows.parquet"], names
 assert all(i.compress_type == zipfile.ZIP_STORED for i in z.infolist())
 assert z.testzip() is None' "$tmp/g.bundle"
 "$TROVE" export "$tmp/g.tv" -o "$tmp/gd.bundle" --zip-deflate -q

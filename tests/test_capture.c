@@ -282,11 +282,16 @@ static void test_bad_header(void)
     corpus_write("bad-magic.bin", work, n);
     memcpy(mutant(&g), "TROVREFS", 8);
     expect_bad(work, n, TROVE_ERR_MAGIC, 0, NULL, "an older trove's refs file");
+    trove__put_le32(mutant(&g) + 8, 3);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 3");
+    corpus_write("version-3.bin", work, n);
+    /* a version 1 header that says 2: 16 bytes short of its flows part */
     trove__put_le32(mutant(&g) + 8, 2);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 2");
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_TRUNCATED, n, "cut short", "version 2 without its flows part");
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads version 1", "version 0");
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 and 2", "version 0");
     trove__put_le32(mutant(&g) + 12, 1);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "flags", "flags");
     corpus_write("flags.bin", work, n);
@@ -466,6 +471,88 @@ static void test_encode_invalid(void)
 }
 
 /* ---- captures in a store ---------------------------------------------------------------- */
+
+/*
+ * Version 2: the golden header with a flows part (3 rows in a 100-byte object); round trip,
+ * golden vector, and the flows part's own rules. A header of version 1 cannot say flows.
+ */
+static void test_header_v2(void)
+{
+    struct trove_capture_header h, back;
+    struct trove_bytes b = {0};
+    struct trove_diag diag = {0};
+    const size_t n = GOLDEN_LEN + 16;
+
+    golden(&h);
+    h.version = 2;
+    h.info.flows = 3;
+    h.flows_bytes = 100;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, n);
+    test_check_vector("capture_header_v2.bin", b.ptr, b.len);
+    corpus_write("golden-v2.bin", b.ptr, b.len);
+    CHECK(b.len == n && trove__get_le32(b.ptr + 8) == 2);
+    CHECK(trove__get_le64(b.ptr + GOLDEN_LEN - 8) == 3);
+    CHECK(trove__get_le64(b.ptr + GOLDEN_LEN) == 100);
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_capture_header_decode(b.ptr, b.len, &back, &diag), TROVE_OK);
+    CHECK(same_header(&h, &back) && back.version == 2 && back.info.flows == 3 &&
+          back.flows_bytes == 100);
+    CHECK_EQ_INT(back.info.stored_bytes, n + 63 + 100 + 90 + 50 + 100);
+    trove_capture_header_free(&back);
+    /* version 0 is the least that holds it: 2 with flows, else 1 (the old bytes) */
+    h.version = 0;
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, n);
+    h.info.flows = 0;
+    h.flows_bytes = 0;
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, GOLDEN_LEN);
+    /* v2 without flows (a capture of counters) */
+    h.version = 2;
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, n);
+    /* refused: v1 with flows; flows without bytes; bytes without flows; a version 3 */
+    h.version = 1;
+    h.info.flows = 3;
+    h.flows_bytes = 100;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "v1 with flows");
+    h.version = 2;
+    h.flows_bytes = 0;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "flows without bytes");
+    h.info.flows = 0;
+    h.flows_bytes = 100;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "bytes without flows");
+    h.version = 3;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "version 3");
+    /* the decoder: each flows rule, the checksum made right */
+    h.version = 2;
+    h.info.flows = 3;
+    h.flows_bytes = 100;
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    memcpy(work, b.ptr, n);
+    trove__put_le64(work + GOLDEN_LEN - 8, TROVE_FLOWS_MAX + 1);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, GOLDEN_LEN - 8, "flow rows", "flows over the limit");
+    memcpy(work, b.ptr, n);
+    trove__put_le64(work + GOLDEN_LEN, 48);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, GOLDEN_LEN, "flows object", "a flows object too small");
+    corpus_write("v2-flows-bytes.bin", work, n);
+    memcpy(work, b.ptr, n);
+    trove__put_le64(work + GOLDEN_LEN - 8, 0);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, GOLDEN_LEN, "flows object", "bytes without rows");
+    /* a v2 header cut to a v1 length */
+    memcpy(work, b.ptr, GOLDEN_LEN);
+    fix_checksum(work, GOLDEN_LEN);
+    expect_bad(work, GOLDEN_LEN, TROVE_ERR_TRUNCATED, GOLDEN_LEN, "cut short", "v2 cut to v1");
+    trove_bytes_free(&b);
+}
 
 static char root[] = "/tmp/trove_test_capture_XXXXXX";
 static char sdir[512];
@@ -1230,6 +1317,123 @@ static void test_marker(void)
     }
 }
 
+/* The header version of capture `name` (slot 0 read and decoded), or 0. */
+static uint32_t header_version(struct trove_store *s, const char *name)
+{
+    struct trove_volume *v = NULL;
+    struct trove_bytes b = {0};
+    struct trove_capture_header h;
+    uint32_t version = 0;
+    memset(&h, 0, sizeof h);
+    if (trove_volume_open(s, name, &v, NULL) == TROVE_OK &&
+        trove_volume_get_object(v, 0, &b) == TROVE_OK &&
+        trove_capture_header_decode(b.ptr, b.len, &h, NULL) == TROVE_OK)
+        version = h.version;
+    trove_capture_header_free(&h);
+    trove_bytes_free(&b);
+    trove_volume_close(v);
+    return version;
+}
+
+/*
+ * Flows and counters in a capture: the flows object in the slot after the last segment, a
+ * header of version 2, the rows back whole and by time range; a capture with neither is
+ * written exactly as trove_capture_write writes it (version 1, the same objects).
+ */
+static void test_write_flows(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_flows flows = {0}, back = {0};
+    struct trove_capture_info info, got;
+    struct trove_diag diag = {0};
+    uint64_t objects;
+
+    if (!s)
+        return;
+    gen_capture(5000, 11, &ev, &names);
+    CHECK_EQ_INT(trove_capture_write(s, "plain", ev.ev, ev.len, names, NULL, &info, &diag),
+                 TROVE_OK);
+    objects = store_objects(s);
+    CHECK_EQ_INT(trove_capture_write_trace(s, "plain2", ev.ev, ev.len, names, NULL, 0, NULL,
+                                           &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(info.new_objects, 0); /* the same objects as trove_capture_write's */
+    CHECK_EQ_INT(store_objects(s), objects);
+    CHECK_EQ_INT(header_version(s, "plain2"), 1);
+    CHECK_EQ_INT(trove_capture_read_flows(s, "plain2", 0, UINT64_MAX, &back, &diag), TROVE_OK);
+    CHECK_EQ_INT(back.len, 0);
+
+    for (uint32_t i = 0; i < 300; i++) {
+        struct trove_flow f = {ev.ev[i * 10].start_ns, 1 + i / 3, ev.ev[i * 10].pid,
+                               ev.ev[i * 10].tid, i % 7, (uint8_t)(i % 3), 1, {0, 0}};
+        CHECK_EQ_INT(trove_flows_push(&flows, &f), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_capture_write_trace(s, "flowcap", ev.ev, ev.len, names, flows.f, flows.len,
+                                           NULL, &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(info.flows, 300);
+    CHECK_EQ_INT(header_version(s, "flowcap"), 2);
+    CHECK_EQ_INT(info.new_objects, 2); /* the header and the flows: the segments are shared */
+    memset(&got, 0, sizeof got);
+    CHECK_EQ_INT(trove_capture_info(s, "flowcap", &got, &diag), TROVE_OK);
+    CHECK(same_info(&info, &got) && got.flows == 300);
+    CHECK_EQ_INT(trove_capture_read_flows(s, "flowcap", 0, UINT64_MAX, &back, &diag), TROVE_OK);
+    CHECK(back.len == 300 && !memcmp(back.f, flows.f, 300 * sizeof *flows.f));
+    {
+        uint64_t from = flows.f[100].ts_ns, to = flows.f[200].ts_ns;
+        size_t want = 0;
+        for (size_t i = 0; i < flows.len; i++)
+            want += flows.f[i].ts_ns >= from && flows.f[i].ts_ns < to;
+        back.len = 0;
+        CHECK_EQ_INT(trove_capture_read_flows(s, "flowcap", from, to, &back, &diag), TROVE_OK);
+        CHECK(back.len == want && want >= 100);
+        CHECK_EQ_INT(trove_capture_read_flows(s, "flowcap", to, from, &back, &diag),
+                     TROVE_ERR_INVALID);
+        CHECK_EQ_INT(back.len, want);
+    }
+    /* replaced by a capture without flows: the slot goes, version 1 again */
+    CHECK_EQ_INT(trove_capture_write(s, "flowcap", ev.ev, ev.len, names, NULL, &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(header_version(s, "flowcap"), 1);
+    back.len = 0;
+    CHECK_EQ_INT(trove_capture_read_flows(s, "flowcap", 0, UINT64_MAX, &back, &diag), TROVE_OK);
+    CHECK_EQ_INT(back.len, 0);
+    /* a bad row is refused before anything is stored */
+    flows.f[7].phase = 3;
+    CHECK_EQ_INT(trove_capture_write_trace(s, "badflow", ev.ev, ev.len, names, flows.f, flows.len,
+                                           NULL, &info, &diag),
+                 TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_info(s, "badflow", &got, NULL), TROVE_ERR_NOTFOUND);
+    flows.f[7].phase = 2;
+
+    /* counters: version 2 without flows; their ends are their starts */
+    ev.ev[10].kind = TROVE_KIND_COUNTER;
+    ev.ev[10].dur_ns = trove_counter_bits(-1e300);
+    CHECK_EQ_INT(trove_capture_write_trace(s, "counters", ev.ev, ev.len, names, NULL, 0, NULL,
+                                           &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(header_version(s, "counters"), 2);
+    CHECK_EQ_INT(info.flows, 0);
+    CHECK(info.end_ns < UINT64_MAX / 2);
+    check_layout(s, "counters", &ev, names, TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT / 32,
+                 TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    /* replayed whole, and a range re-encoded (each event checked against its segment) */
+    expect_range(s, "counters", &ev, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0,
+                 TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    expect_range(s, "counters", &ev, names, ev.ev[5].start_ns, ev.ev[3000].start_ns,
+                 TROVE_WIRE_PACKED, 100, TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    CHECK_EQ_INT(trove_capture_read_flows(s, "nosuch", 0, UINT64_MAX, &back, &diag),
+                 TROVE_ERR_NOTFOUND);
+
+    trove_flows_free(&flows);
+    trove_flows_free(&back);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -1237,6 +1441,7 @@ int main(void)
     test_bad_header();
     test_empty();
     test_encode_invalid();
+    test_header_v2();
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;
@@ -1248,6 +1453,7 @@ int main(void)
     CHECK(mkdtemp(strcpy(root, "/tmp/trove_test_capture_XXXXXX")) != NULL);
     snprintf(sdir, sizeof sdir, "%s/store", root);
     test_replay();
+    test_write_flows();
     test_corpus_seeds();
     test_rm_rf(root);
     return test_done();

@@ -3,10 +3,12 @@
  *
  * Hand-written traces in tests/data/chrome_*.json check each mapping exactly (depths,
  * B/E matching, metadata names, instant kinds and scopes, exact decimal -> ns rounding,
- * name id frequency order, unicode); every good file is also read through a FILE with
- * tiny read chunks and must give the same result as the in-memory import. Bad inputs check
- * the error code, that the offset points at the fault, and that nothing is appended. The
- * real sample trace (../shared/data) is checked against a naive substring count.
+ * name id frequency order, unicode; async spans of both kinds, flows, counters and the
+ * phases counted as skipped, with their synthetic tids and track names); every good file is
+ * also read through a FILE with tiny read chunks and must give the same result as the
+ * in-memory import. Bad inputs check the error code, that the offset points at the fault,
+ * and that nothing is appended. The real sample trace (../shared/data) is checked against a
+ * naive substring count.
  */
 #include "testutil.h"
 
@@ -24,6 +26,7 @@
 struct result {
     int rc;
     struct trove_events ev;
+    struct trove_flows flows;
     struct trove_names *names;
     struct trove_chrome_stats st;
     struct trove_diag diag;
@@ -32,6 +35,7 @@ struct result {
 static void result_free(struct result *r)
 {
     trove_events_free(&r->ev);
+    trove_flows_free(&r->flows);
     trove_names_free(r->names);
     memset(r, 0, sizeof *r);
 }
@@ -42,8 +46,8 @@ static void import_buf(const char *buf, size_t len, int strict, struct result *r
     memset(r, 0, sizeof *r);
     if (trove_names_new(&r->names) != TROVE_OK)
         abort();
-    r->rc = trove_chrome_import_mem((const uint8_t *)buf, len, &opt, &r->ev, r->names, &r->st,
-                                    &r->diag);
+    r->rc = trove_chrome_import_all_mem((const uint8_t *)buf, len, &opt, &r->ev, r->names,
+                                        &r->flows, &r->st, &r->diag);
 }
 
 static void import_str(const char *s, int strict, struct result *r)
@@ -98,10 +102,14 @@ static void check_chunked(const char *buf, size_t len, int strict, const struct 
             abort();
         if (trove_names_new(&r.names) != TROVE_OK)
             abort();
-        r.rc = trove__chrome_import_chunked(f, chunks[c], &opt, &r.ev, r.names, &r.st, &r.diag);
+        r.rc = trove__chrome_import_chunked(f, chunks[c], &opt, &r.ev, r.names, &r.flows, &r.st,
+                                            &r.diag);
         fclose(f);
         CHECK_EQ_INT(r.rc, want->rc);
         CHECK(same_events(&r.ev, &want->ev));
+        CHECK(r.flows.len == want->flows.len &&
+              (r.flows.len == 0 ||
+               !memcmp(r.flows.f, want->flows.f, r.flows.len * sizeof *r.flows.f)));
         CHECK(trove_names_equal(r.names, want->names));
         CHECK(!memcmp(&r.st, &want->st, sizeof r.st));
         if (want->rc != TROVE_OK) {
@@ -231,7 +239,11 @@ static void test_meta_instants(void)
         {6 * US, 0, 10, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_PROCESS, "mark"},
         {7 * US, 0, 10, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_GLOBAL, "glob"},
         {8 * US, 0, 10, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_THREAD, "thr"},
-        {9 * US, 0, 10, 11, TROVE_KIND_ASYNC_INSTANT, 0, 0, "async"},
+        /* an n with an id, a b/e pair and a counter: each on a track of its own */
+        {9 * US, 0, 10, TROVE_TID_SYNTHETIC, TROVE_KIND_ASYNC_INSTANT, 0, 0, "async"},
+        {9 * US, 0, 10, TROVE_TID_SYNTHETIC + 1, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "ab"},
+        {9 * US, 0x3ff0000000000000ull, 10, TROVE_TID_SYNTHETIC + 2, TROVE_KIND_COUNTER, 0, 0,
+         "ctr"},
     };
     struct result r;
     size_t len = 0;
@@ -250,13 +262,22 @@ static void test_meta_instants(void)
     CHECK(trove_names_get(r.names, TROVE_NAME_PROCESS, 0xffffffffu, 0, NULL) == NULL);
     CHECK_EQ_INT(r.st.metadata, 3);
     CHECK_EQ_INT(r.st.instants, 5);
-    CHECK_EQ_INT(r.st.skipped, 8); /* uptime M, s, f, b, e, C, "XX", R */
+    CHECK_EQ_INT(r.st.async_pairs, 1);
+    CHECK_EQ_INT(r.st.flow_events, 2);
+    CHECK_EQ_INT(r.st.counters, 1);
+    CHECK_EQ_INT(r.st.skipped, 3); /* uptime M, "XX", R */
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase['R'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase[0], 1);
     CHECK_EQ_INT(r.st.trace_events, 16);
-    CHECK_EQ_INT(r.st.names, 4);
-    CHECK_EQ_INT(r.st.threads, 1);
+    CHECK_EQ_INT(r.st.names, 7); /* the flows' "flow" too */
+    CHECK_EQ_INT(r.st.threads, 4);
     /* "mark" (2 uses) is id 0 */
     CHECK(!strcmp(trove_names_get(r.names, TROVE_NAME_EVENT, 0, 0, NULL), "mark"));
-    CHECK_EQ_INT(trove_names_count(r.names), 3 + 4);
+    /* 3 from M events, 3 tracks, 7 event names */
+    CHECK_EQ_INT(trove_names_count(r.names), 3 + 3 + 7);
+    s = trove_names_get(r.names, TROVE_NAME_THREAD, 10, TROVE_TID_SYNTHETIC + 2, NULL);
+    CHECK(s && !strcmp(s, "ctr v"));
     result_free(&r);
     check_file_chunked("chrome_meta_instants.json", 0);
 }
@@ -397,7 +418,7 @@ static void test_freq(void)
         const char *s = trove_names_get(r.names, TROVE_NAME_EVENT, i, 0, NULL);
         CHECK(s && !strcmp(s, order[i]));
     }
-    /* "dropped" (4 uses, but by a skipped phase) has no id */
+    /* "dropped" (4 uses, but by a skipped phase: R) has no id */
     CHECK(trove_names_get(r.names, TROVE_NAME_EVENT, 5, 0, NULL) == NULL);
     /* missing pid/tid are 0 */
     CHECK_EQ_INT(r.ev.ev[0].pid, 0);
@@ -442,6 +463,177 @@ struct bad {
     int code;
     long offset; /* -1: not checked */
 };
+
+/* Async spans (b/e, n with an id, S/T/F), flows (s/t/f, bind_id) and counters (C), each
+ * on its track, and the phases kept as skipped by phase: chrome_async.json. */
+static void test_async_flows_counters(void)
+{
+#define SYN TROVE_TID_SYNTHETIC
+    static const struct want_ev w[] = {
+        /* counters: one series per (pid, name, key); tids by (first time, class, key) */
+        {5 * US, 0x4004000000000000ull, 1, SYN, TROVE_KIND_COUNTER, 0, 0, "mem"},     /* js 2.5 */
+        {5 * US, 0x4090000000000000ull, 1, SYN + 1, TROVE_KIND_COUNTER, 0, 0, "mem"}, /* heap */
+        {6 * US, 0x40A0000000000000ull, 1, SYN + 1, TROVE_KIND_COUNTER, 0, 0, "mem"}, /* 2048 */
+        {7 * US, 0xBFE0000000000000ull, 2, SYN, TROVE_KIND_COUNTER, 0, 0, "cpu"},     /* -0.5 */
+        {10 * US, 100 * US, 1, 10, TROVE_KIND_ZONE, 0, 0, "task"},
+        /* nestable: load encloses parse encloses the n; e matched by name, any thread */
+        {10 * US, 10 * US, 1, SYN + 2, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "load"},
+        /* one id, two categories: two tracks */
+        {11 * US, 19 * US, 1, SYN + 3, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "fetch"},
+        {11 * US, 1 * US, 1, SYN + 4, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "read"},
+        {12 * US, 3 * US, 1, SYN + 2, TROVE_KIND_ZONE, 1, TROVE_ASYNC_NESTABLE, "parse"},
+        {13 * US, 0, 1, SYN + 2, TROVE_KIND_ASYNC_INSTANT, 2, 0, "progress"},
+        /* the same name twice: an e closes the innermost */
+        {40 * US, 10 * US, 1, SYN + 5, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, "req"},
+        {41 * US, 4 * US, 1, SYN + 5, TROVE_KIND_ZONE, 1, TROVE_ASYNC_NESTABLE, "req"},
+        /* legacy: the S..F span and its T steps, each to the next T or the F */
+        {100 * US, 30 * US, 2, SYN + 1, TROVE_KIND_ZONE, 0, TROVE_ASYNC_LEGACY, "job"},
+        {110 * US, 10 * US, 2, SYN + 1, TROVE_KIND_ZONE, 1, TROVE_ASYNC_STEP, "phase1"},
+        {120 * US, 10 * US, 2, SYN + 1, TROVE_KIND_ZONE, 1, TROVE_ASYNC_STEP, "phase2"},
+        {200 * US, 5 * US, 1, 10, TROVE_KIND_ZONE, 0, 0, "send"},
+        {300 * US, 5 * US, 2, 20, TROVE_KIND_ZONE, 0, 0, "recv"},
+    };
+    static const struct {
+        uint64_t ts, id;
+        uint32_t pid, tid;
+        uint8_t phase, flags;
+        const char *name;
+    } wf[] = {
+        {10500, 1, 1, 10, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "msg"},
+        {60 * US, 1, 1, 11, TROVE_FLOW_STEP, TROVE_FLOW_ENCLOSING, "msg"},
+        {70 * US, 1, 2, 20, TROVE_FLOW_END, TROVE_FLOW_ENCLOSING, "msg"},  /* "bp":"e" */
+        {80 * US, 2, 2, 20, TROVE_FLOW_END, 0, "msg2"},                    /* the next slice */
+        {90 * US, 3, 2, 20, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "other"}, /* cat x: its own */
+        {200 * US, 4, 1, 10, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "send"}, /* bind_id */
+        {300 * US, 4, 2, 20, TROVE_FLOW_END, TROVE_FLOW_ENCLOSING, "recv"},
+    };
+    static const struct {
+        uint32_t pid, tid;
+        const char *name;
+    } tracks[] = {
+        {1, SYN, "mem js"},           {1, SYN + 1, "mem heap"},     {2, SYN, "cpu value"},
+        {1, SYN + 2, "async: load"},  {1, SYN + 3, "async: fetch"}, {1, SYN + 4, "async: read"},
+        {1, SYN + 5, "async: req"},   {2, SYN + 1, "async: job"},
+    };
+    /* by use: events first (mem 3, req 2), then flows, then first appearance */
+    static const char *const order[] = {"mem",    "req",   "send",   "recv",   "task",  "load",
+                                        "parse",  "progress", "fetch", "read", "job",
+                                        "phase1", "phase2", "cpu",   "msg",    "msg2",  "other"};
+    struct result r;
+    const char *s;
+    size_t len;
+    char *buf;
+
+    import_file("chrome_async.json", 0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    check_events(&r, w, sizeof w / sizeof w[0]);
+    CHECK_EQ_INT(r.flows.len, sizeof wf / sizeof wf[0]);
+    for (size_t i = 0; i < r.flows.len && i < sizeof wf / sizeof wf[0]; i++) {
+        const struct trove_flow *f = &r.flows.f[i];
+        CHECK_EQ_INT(f->ts_ns, wf[i].ts);
+        CHECK_EQ_INT(f->id, wf[i].id);
+        CHECK_EQ_INT(f->pid, wf[i].pid);
+        CHECK_EQ_INT(f->tid, wf[i].tid);
+        CHECK_EQ_INT(f->phase, wf[i].phase);
+        CHECK_EQ_INT(f->flags, wf[i].flags);
+        CHECK(f->pad[0] == 0 && f->pad[1] == 0);
+        s = trove_names_get(r.names, TROVE_NAME_EVENT, f->name_id, 0, NULL);
+        CHECK(s && !strcmp(s, wf[i].name));
+    }
+    for (size_t i = 0; i < sizeof tracks / sizeof tracks[0]; i++) {
+        s = trove_names_get(r.names, TROVE_NAME_THREAD, tracks[i].pid, tracks[i].tid, NULL);
+        CHECK(s && !strcmp(s, tracks[i].name));
+    }
+    for (uint32_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        s = trove_names_get(r.names, TROVE_NAME_EVENT, i, 0, NULL);
+        CHECK(s && !strcmp(s, order[i]));
+    }
+    /* "nope" (an unmatched e), "lost" (an open S), "none" (a C without a number) have none */
+    CHECK(trove_names_get(r.names, TROVE_NAME_EVENT, 17, 0, NULL) == NULL);
+    s = trove_names_get(r.names, TROVE_NAME_PROCESS, 1, 0, NULL);
+    CHECK(s && !strcmp(s, "app"));
+    s = trove_names_get(r.names, TROVE_NAME_THREAD, 1, 10, NULL);
+    CHECK(s && !strcmp(s, "main"));
+    /* 2 from M events, 8 tracks, 17 event names; the sort indexes are not kept */
+    CHECK_EQ_INT(trove_names_count(r.names), 2 + 8 + 17);
+    CHECK_EQ_INT(r.st.trace_events, 38);
+    CHECK_EQ_INT(r.st.complete, 3);
+    CHECK_EQ_INT(r.st.begin_end_pairs, 0);
+    CHECK_EQ_INT(r.st.instants, 1);
+    CHECK_EQ_INT(r.st.metadata, 2);
+    CHECK_EQ_INT(r.st.async_pairs, 7);
+    CHECK_EQ_INT(r.st.async_steps, 2);
+    CHECK_EQ_INT(r.st.flow_events, 5);
+    CHECK_EQ_INT(r.st.flow_binds, 2);
+    CHECK_EQ_INT(r.st.counters, 3);
+    CHECK_EQ_INT(r.st.counter_values, 4);
+    CHECK_EQ_INT(r.st.counter_args_skipped, 2); /* "label" and none's "s" */
+    CHECK_EQ_INT(r.st.unmatched_begin, 1);      /* "lost" */
+    CHECK_EQ_INT(r.st.unmatched_end, 1);        /* "nope" */
+    CHECK_EQ_INT(r.st.skipped, 6);
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 3);
+    CHECK_EQ_INT(r.st.skipped_metadata, 3);
+    CHECK_EQ_INT(r.st.skipped_phase['C'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase['P'], 1);
+    CHECK_EQ_INT(r.st.skipped_phase['R'], 1);
+    CHECK_EQ_INT(r.st.async_tracks, 5);
+    CHECK_EQ_INT(r.st.counter_series, 3);
+    CHECK_EQ_INT(r.st.threads, 10);
+    CHECK_EQ_INT(r.st.names, 17);
+    {
+        char text[128];
+        CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, sizeof text), 18);
+        CHECK(!strcmp(text, "1 C, 3 M, 1 P, 1 R"));
+        /* cut after the last whole entry */
+        CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, 12), 8);
+        CHECK(!strcmp(text, "1 C, 3 M"));
+    }
+    result_free(&r);
+    check_file_chunked("chrome_async.json", 0);
+
+    /* strict: the open S is an error; nothing is appended */
+    import_file("chrome_async.json", 1, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_UNMATCHED);
+    CHECK(strstr(r.diag.msg, "nope") != NULL); /* the unmatched e comes first in the input */
+    CHECK_EQ_INT(r.ev.len, 0);
+    CHECK_EQ_INT(r.flows.len, 0);
+    result_free(&r);
+    buf = load("chrome_async.json", &len);
+    {
+        /* without the unmatched e, strict names the S that never finishes */
+        char *p = strstr(buf, "{\"ph\":\"e\",\"name\":\"nope\"");
+        char *q = p ? strchr(p, '\n') : NULL;
+        CHECK(p && q);
+        if (p && q) {
+            memset(p, ' ', (size_t)(q - p));
+            import_buf(buf, len, 1, &r);
+            CHECK_EQ_INT(r.rc, TROVE_ERR_UNMATCHED);
+            CHECK(strstr(r.diag.msg, "S event \"lost\"") != NULL);
+            CHECK(r.diag.offset < len && buf[r.diag.offset] == '{');
+            result_free(&r);
+        }
+    }
+    free(buf);
+
+    /* an e before its b's time; a T before the last step */
+    import_str("[{\"ph\":\"b\",\"id\":1,\"ts\":5},{\"ph\":\"e\",\"id\":1,\"ts\":4}]", 0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_NEGATIVE);
+    result_free(&r);
+    import_str("[{\"ph\":\"S\",\"id\":1,\"ts\":5},{\"ph\":\"T\",\"id\":1,\"ts\":7},"
+               "{\"ph\":\"T\",\"id\":1,\"ts\":6}]",
+               0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_NEGATIVE);
+    result_free(&r);
+    /* a real thread that uses a synthetic tid keeps it; tracks take the next */
+    import_str("[{\"ph\":\"X\",\"pid\":3,\"tid\":4261412864,\"ts\":1,\"dur\":1},"
+               "{\"ph\":\"b\",\"pid\":3,\"id\":1,\"ts\":1},"
+               "{\"ph\":\"e\",\"pid\":3,\"id\":1,\"ts\":2}]",
+               1, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    CHECK(r.ev.len == 2 && r.ev.ev[0].tid == SYN && r.ev.ev[1].tid == SYN + 1);
+    result_free(&r);
+#undef SYN
+}
 
 static void check_bad(const struct bad *b)
 {
@@ -581,7 +773,7 @@ static void test_bad(void)
     result_free(&r);
 
     /* skipped phases do not check their fields */
-    import_str("[{\"ph\":\"C\",\"ts\":\"x\",\"tid\":-9.5,\"name\":[]},{\"ph\":\"M\",\"name\":\"x\","
+    import_str("[{\"ph\":\"O\",\"ts\":\"x\",\"tid\":-9.5,\"name\":[]},{\"ph\":\"M\",\"name\":\"x\","
                "\"pid\":null}]",
                1, &r);
     CHECK_EQ_INT(r.rc, TROVE_OK);
@@ -679,7 +871,7 @@ static void test_limits(void)
     CHECK_EQ_INT(rc, TROVE_ERR_LIMIT);
     CHECK_EQ_INT(diag.offset, 25);
     /* ... fine on a skipped event, and at exactly the limit */
-    memcpy(doc + 8, "s", 1);
+    memcpy(doc + 8, "R", 1);
     rc = trove_chrome_import_mem((const uint8_t *)doc, n, &opt, &ev, NULL, NULL, &diag);
     CHECK_EQ_INT(rc, TROVE_OK);
     memcpy(doc + 8, "X", 1);
@@ -704,13 +896,13 @@ static void test_limits(void)
             abort();
         if (trove_names_new(&names) != TROVE_OK)
             abort();
-        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, &st, &diag);
+        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, NULL, &st, &diag);
         CHECK_EQ_INT(rc, TROVE_ERR_LIMIT);
         CHECK_EQ_INT(trove_names_count(names), 0);
         CHECK_EQ_INT(ev.len, 0);
         opt.max_input = len;
         rewind(f);
-        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, &st, &diag);
+        rc = trove__chrome_import_chunked(f, 4, &opt, &ev, names, NULL, &st, &diag);
         CHECK_EQ_INT(rc, TROVE_OK);
         CHECK_EQ_INT(st.input_bytes, len);
         rc = trove_chrome_import_mem((const uint8_t *)small, len, &opt, &ev, NULL, NULL, &diag);
@@ -843,11 +1035,20 @@ static void test_sample(void)
 
     CHECK_EQ_INT(r.st.complete, complete);
     CHECK_EQ_INT(r.st.instants, instants);
-    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.unmatched_begin, b);
-    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.unmatched_end, e);
-    CHECK_EQ_INT(r.ev.len, complete + instants + r.st.begin_end_pairs);
-    CHECK_EQ_INT(r.ev.len, 304757);
-    CHECK_EQ_INT(r.st.unmatched_begin, 52);
+    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.async_pairs + r.st.unmatched_begin,
+                 b + pc.n['b'] + pc.n['S']);
+    CHECK_EQ_INT(r.st.begin_end_pairs + r.st.async_pairs + r.st.unmatched_end,
+                 e + pc.n['e'] + pc.n['F']);
+    CHECK_EQ_INT(r.ev.len, complete + instants + r.st.begin_end_pairs + r.st.async_pairs);
+    /* 297,047 X, 7,249 I, 461 n, 1,992 b/e pairs; the 52 B and 14 b never end */
+    CHECK_EQ_INT(r.ev.len, 306749);
+    CHECK_EQ_INT(r.st.async_pairs, 1992);
+    CHECK_EQ_INT(r.st.unmatched_begin, 66);
+    CHECK_EQ_INT(r.st.flow_events, pc.n['s'] + pc.n['t'] + pc.n['f']);
+    CHECK_EQ_INT(r.st.flow_events, 6366);
+    CHECK_EQ_INT(r.st.skipped, 37);
+    CHECK_EQ_INT(r.st.skipped_phase['R'], 28);
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 9); /* process_uptime_seconds */
     CHECK_EQ_INT(r.st.trace_events, 315288);
     CHECK(r.st.threads >= 68 && r.st.threads < 1000);
     CHECK(r.st.names >= 314 && r.st.names < 100000);
@@ -860,7 +1061,7 @@ static void test_sample(void)
             named &= ev->name_id < r.st.names &&
                      trove_names_get(r.names, TROVE_NAME_EVENT, ev->name_id, 0, NULL) != NULL;
             kinds &= ev->kind <= TROVE_KIND_ASYNC_INSTANT && (ev->kind == 0 || ev->dur_ns == 0);
-            zones += ev->kind == TROVE_KIND_ZONE;
+            zones += ev->kind == TROVE_KIND_ZONE && ev->extra == 0;
         }
         CHECK(named);
         CHECK(kinds);
@@ -915,7 +1116,7 @@ static void test_progress(void)
         return;
     opt.progress = on_progress;
     opt.progress_ctx = &seen;
-    CHECK_EQ_INT(trove__chrome_import_chunked(f, 64, &opt, &ev, NULL, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove__chrome_import_chunked(f, 64, &opt, &ev, NULL, NULL, NULL, NULL), TROVE_OK);
     CHECK_EQ_INT(seen.last, len);
     CHECK_EQ_INT(seen.calls, (len + 63) / 64);
     CHECK_EQ_INT(seen.backwards, 0);
@@ -935,6 +1136,7 @@ int main(void)
     test_noclose();
     test_freq();
     test_unicode();
+    test_async_flows_counters();
     test_bad();
     test_unmatched_nonstrict();
     test_limits();

@@ -17,7 +17,10 @@
  * generator, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
  * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
  * the store's gc (mark and sweep), a capture written into a store, and a capture replayed
- * from it.
+ * from it; and the trace interchange: the Chrome importer on async spans, flows and
+ * counters, the Chrome JSON and Perfetto writers, the Perfetto reader, the flows object
+ * encoded and decoded, the flows table written and read, and a capture written with flows
+ * and its flows read back.
  */
 #include "testutil.h"
 
@@ -34,6 +37,7 @@
 #include "trove/recipe.h"
 #include "trove/tables.h"
 #include "trove/testing.h"
+#include "trove/trace.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
 
@@ -233,6 +237,199 @@ static void test_chrome(void)
     trove_events_free(&c.want_ev);
     trove_names_free(c.names);
     trove_names_free(c.want_names);
+}
+
+/* ---- the trace interchange ---------------------------------------------------------- */
+
+static const char async_doc[] =
+    "[{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":7,\"args\":{\"name\":\"main\"}},"
+    "{\"ph\":\"X\",\"name\":\"task\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":50},"
+    "{\"ph\":\"b\",\"name\":\"load\",\"pid\":1,\"ts\":2,\"id2\":{\"local\":\"0x5\"}},"
+    "{\"ph\":\"n\",\"name\":\"tick\",\"pid\":1,\"ts\":3,\"id2\":{\"local\":\"0x5\"}},"
+    "{\"ph\":\"e\",\"name\":\"load\",\"pid\":1,\"ts\":9,\"id2\":{\"local\":\"0x5\"}},"
+    "{\"ph\":\"S\",\"name\":\"job\",\"pid\":1,\"ts\":10,\"id\":1},"
+    "{\"ph\":\"T\",\"name\":\"job\",\"pid\":1,\"ts\":11,\"id\":1,\"args\":{\"step\":\"s1\"}},"
+    "{\"ph\":\"F\",\"name\":\"job\",\"pid\":1,\"ts\":12,\"id\":1},"
+    "{\"ph\":\"s\",\"name\":\"msg\",\"pid\":1,\"tid\":7,\"ts\":4,\"id\":3},"
+    "{\"ph\":\"f\",\"name\":\"msg\",\"pid\":1,\"tid\":7,\"ts\":40,\"id\":3,\"bp\":\"e\"},"
+    "{\"ph\":\"X\",\"name\":\"send\",\"pid\":1,\"tid\":7,\"ts\":20,\"dur\":1,"
+    "\"bind_id\":\"0x9\",\"flow_out\":true},"
+    "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"ts\":5,\"args\":{\"heap\":7,\"js\":0.5}},"
+    "{\"ph\":\"R\",\"name\":\"mark\",\"pid\":1,\"ts\":6}]";
+
+struct trace_ctx {
+    struct trove_events ev, want_ev;
+    struct trove_flows flows, want_flows;
+    struct trove_names *names, *want_names;
+    struct trove_bytes out, json_want, pb_want, flows_want, table_want;
+};
+
+static struct trove_trace want_trace(const struct trace_ctx *c)
+{
+    struct trove_trace t = {c->want_ev.ev, c->want_ev.len, c->want_names, c->want_flows.f,
+                            c->want_flows.len};
+    return t;
+}
+
+static int same_flows(const struct trove_flows *a, const struct trove_flows *b)
+{
+    return a->len == b->len && (a->len == 0 || !memcmp(a->f, b->f, a->len * sizeof *a->f));
+}
+
+static int op_chrome_all(void *p)
+{
+    struct trace_ctx *c = p;
+    return trove_chrome_import_all_mem((const uint8_t *)async_doc, sizeof async_doc - 1, NULL,
+                                       &c->ev, c->names, &c->flows, NULL, NULL);
+}
+
+/* After a read: nothing partial on failure; on success exactly what an unhindered read gives. */
+static int check_read(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    int ok;
+    if (rc != TROVE_OK)
+        ok = c->ev.len == 0 && c->flows.len == 0;
+    else
+        ok = c->ev.len == c->want_ev.len &&
+             !memcmp(c->ev.ev, c->want_ev.ev, c->ev.len * sizeof *c->ev.ev) &&
+             same_flows(&c->flows, &c->want_flows) && test_same_names(c->names, c->want_names);
+    c->ev.len = c->flows.len = 0;
+    trove_names_free(c->names);
+    c->names = NULL;
+    CHECK(trove_names_new(&c->names) == TROVE_OK);
+    return ok;
+}
+
+static int op_chrome_export(void *p)
+{
+    struct trace_ctx *c = p;
+    struct trove_trace t = want_trace(c);
+    trove_bytes_free(&c->out);
+    return trove_chrome_export(&t, &c->out, NULL);
+}
+
+static int op_perfetto_write(void *p)
+{
+    struct trace_ctx *c = p;
+    struct trove_trace t = want_trace(c);
+    trove_bytes_free(&c->out);
+    return trove_perfetto_write(&t, &c->out, NULL);
+}
+
+static int check_json(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    return rc != TROVE_OK ? c->out.len == 0
+                          : c->out.len == c->json_want.len &&
+                                !memcmp(c->out.ptr, c->json_want.ptr, c->out.len);
+}
+
+static int check_pb(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    return rc != TROVE_OK ? c->out.len == 0
+                          : c->out.len == c->pb_want.len &&
+                                !memcmp(c->out.ptr, c->pb_want.ptr, c->out.len);
+}
+
+static int op_perfetto_read(void *p)
+{
+    struct trace_ctx *c = p;
+    return trove_perfetto_read(c->pb_want.ptr, c->pb_want.len, NULL, &c->ev, c->names, &c->flows,
+                               NULL, NULL);
+}
+
+static int op_flows_encode(void *p)
+{
+    struct trace_ctx *c = p;
+    trove_bytes_free(&c->out);
+    return trove_flows_encode(c->want_flows.f, c->want_flows.len, &c->out);
+}
+
+static int check_flows_bytes(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    return rc != TROVE_OK ? c->out.len == 0
+                          : c->out.len == c->flows_want.len &&
+                                !memcmp(c->out.ptr, c->flows_want.ptr, c->out.len);
+}
+
+static int op_flows_decode(void *p)
+{
+    struct trace_ctx *c = p;
+    return trove_flows_decode(c->flows_want.ptr, c->flows_want.len, &c->flows, NULL);
+}
+
+static int check_flows_decode(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    int ok = rc != TROVE_OK ? c->flows.len == 0 : same_flows(&c->flows, &c->want_flows);
+    c->flows.len = 0;
+    return ok;
+}
+
+static int op_flows_table_write(void *p)
+{
+    struct trace_ctx *c = p;
+    trove_bytes_free(&c->out);
+    return trove_tables_write_flows(c->want_flows.f, c->want_flows.len, NULL, &c->out, NULL);
+}
+
+static int check_flows_table(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    return rc != TROVE_OK ? c->out.len == 0
+                          : c->out.len == c->table_want.len &&
+                                !memcmp(c->out.ptr, c->table_want.ptr, c->out.len);
+}
+
+static int op_flows_table_read(void *p)
+{
+    struct trace_ctx *c = p;
+    return trove_tables_read_flows(c->table_want.ptr, c->table_want.len, &c->flows, NULL);
+}
+
+static void test_trace(void)
+{
+    struct trace_ctx c;
+    struct trove_trace t;
+
+    memset(&c, 0, sizeof c);
+    CHECK(trove_names_new(&c.names) == TROVE_OK);
+    CHECK(trove_names_new(&c.want_names) == TROVE_OK);
+    CHECK_EQ_INT(trove_chrome_import_all_mem((const uint8_t *)async_doc, sizeof async_doc - 1,
+                                             NULL, &c.want_ev, c.want_names, &c.want_flows, NULL,
+                                             NULL),
+                 TROVE_OK);
+    CHECK_EQ_INT(c.want_ev.len, 8);
+    CHECK_EQ_INT(c.want_flows.len, 3);
+    sweep("chrome import, async", op_chrome_all, check_read, &c);
+    t = want_trace(&c);
+    CHECK_EQ_INT(trove_chrome_export(&t, &c.json_want, NULL), TROVE_OK);
+    sweep("chrome json export", op_chrome_export, check_json, &c);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &c.pb_want, NULL), TROVE_OK);
+    sweep("perfetto write", op_perfetto_write, check_pb, &c);
+    sweep("perfetto read", op_perfetto_read, check_read, &c);
+    CHECK_EQ_INT(trove_flows_encode(c.want_flows.f, c.want_flows.len, &c.flows_want), TROVE_OK);
+    sweep("flows encode", op_flows_encode, check_flows_bytes, &c);
+    sweep("flows decode", op_flows_decode, check_flows_decode, &c);
+    CHECK_EQ_INT(trove_tables_write_flows(c.want_flows.f, c.want_flows.len, NULL, &c.table_want,
+                                          NULL),
+                 TROVE_OK);
+    sweep("flows table write", op_flows_table_write, check_flows_table, &c);
+    sweep("flows table read", op_flows_table_read, check_flows_decode, &c);
+    trove_events_free(&c.ev);
+    trove_events_free(&c.want_ev);
+    trove_flows_free(&c.flows);
+    trove_flows_free(&c.want_flows);
+    trove_names_free(c.names);
+    trove_names_free(c.want_names);
+    trove_bytes_free(&c.out);
+    trove_bytes_free(&c.json_want);
+    trove_bytes_free(&c.pb_want);
+    trove_bytes_free(&c.flows_want);
+    trove_bytes_free(&c.table_want);
 }
 
 /* ---- recipes and the capture header ---------------------------------------------------- */
@@ -735,6 +932,37 @@ static int op_capture_write(void *p)
     return rc;
 }
 
+/* Flow rows for the capture with flows: one per 10 events, on their threads. */
+static struct trove_flows cap_flows;
+
+static int op_capture_write_flows(void *p)
+{
+    struct store_ctx *c = p;
+    struct trove_store *s = NULL;
+    struct trove_capture_options o = {.segment_bytes = 32 * 256, .frame_events = 100};
+    int rc = trove_store_open(c->dir, TROVE_STORE_NOSYNC, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_write_trace(s, "cap", gen_events.ev, gen_events.len, gen_names,
+                                       cap_flows.f, cap_flows.len, &o, NULL, NULL);
+    trove_store_close(s);
+    return rc;
+}
+
+static int op_capture_read_flows(void *p)
+{
+    struct store_ctx *c = p;
+    struct trove_store *s = NULL;
+    struct trove_flows got = {0};
+    int rc = trove_store_open(c->dir, TROVE_STORE_READONLY, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_read_flows(s, "cap", 0, UINT64_MAX, &got, NULL);
+    if (rc == TROVE_OK && !same_flows(&got, &cap_flows))
+        rc = TROVE_ERR_MISMATCH;
+    trove_flows_free(&got);
+    trove_store_close(s);
+    return rc;
+}
+
 static int capture_events(const char *dir, uint64_t *events_out)
 {
     struct trove_store *s = NULL;
@@ -820,9 +1048,18 @@ static void test_store(void)
     CHECK_EQ_INT(garbage_put(c.dir), TROVE_OK);
     sweep("store gc", op_gc, check_gc, &c);
     sweep("capture import", op_capture_write, check_capture_write, &c);
+    for (size_t i = 0; i < gen_events.len; i += 10) {
+        struct trove_flow f = {gen_events.ev[i].start_ns, 1 + i / 30, gen_events.ev[i].pid,
+                               gen_events.ev[i].tid, 0, (uint8_t)(i / 10 % 3), 1, {0, 0}};
+        CHECK_EQ_INT(trove_flows_push(&cap_flows, &f), TROVE_OK);
+    }
+    sweep("capture import, flows", op_capture_write_flows, check_capture_write, &c);
+    CHECK_EQ_INT(op_capture_write_flows(&c), TROVE_OK);
+    sweep("capture flows read", op_capture_read_flows, NULL, &c);
     CHECK_EQ_INT(op_capture_write(&c), TROVE_OK);
     sweep("capture replay", op_capture_replay, NULL, &c);
     CHECK(store_clean(c.dir));
+    trove_flows_free(&cap_flows);
 }
 
 int main(void)
@@ -842,6 +1079,7 @@ int main(void)
 
     test_wire();
     test_chrome();
+    test_trace();
     {
         struct gen_ctx gc = {.g = g};
         CHECK(trove_names_new(&gc.names) == TROVE_OK);

@@ -3,7 +3,9 @@
  * trips in every mode and codec; the threads table carries process names with and without
  * named threads; the encodings each mode promises are what the files hold; values out of
  * range, missing columns and rows in the sample tables are refused with the table, column
- * and row named; and the golden events table tests/vectors/tables_events.parquet.
+ * and row named; the flows table round trips and refuses a bad phase, flags or id; and the
+ * golden tables tests/vectors/tables_events.parquet, tables_threads.parquet and
+ * tables_flows.parquet.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,11 +251,121 @@ static void test_golden(void)
     trove_names_free(names);
 }
 
+/* The flows table: every mode, rows with each field's extremes, and what it refuses. */
+static void test_flows(void)
+{
+    static const int modes[] = {TROVE_TABLES_PLAIN, TROVE_TABLES_DICT, TROVE_TABLES_DELTA_DICT};
+    struct trove_flow rows[300];
+    struct trove_flows back = {0}, keep = {0};
+    struct trove_tables_options o;
+    struct trove_bytes f = {0};
+    struct trove_events ev = {0};
+    struct trove_diag diag;
+    uint64_t nrows = 0;
+
+    memset(rows, 0, sizeof rows);
+    for (size_t i = 0; i < 300; i++) {
+        rows[i].ts_ns = i == 0 ? UINT64_MAX : 1000 * i;
+        rows[i].id = i == 1 ? UINT64_MAX : 1 + i / 3;
+        rows[i].pid = i == 2 ? UINT32_MAX : (uint32_t)(i % 4);
+        rows[i].tid = (uint32_t)(i * 7);
+        rows[i].name_id = i == 3 ? UINT32_MAX : (uint32_t)(i % 11);
+        rows[i].phase = (uint8_t)(i % 3);
+        rows[i].flags = (uint8_t)(i % 2);
+    }
+    for (size_t m = 0; m < 3; m++) {
+        trove_tables_defaults(&o);
+        o.mode = modes[m];
+        o.row_group_rows = 128;
+        f.len = 0;
+        CHECK_EQ_INT(trove_tables_write_flows(rows, 300, &o, &f, &nrows), TROVE_OK);
+        CHECK_EQ_INT(nrows, 300);
+        back.len = 0;
+        CHECK_EQ_INT(trove_tables_read_flows(f.ptr, f.len, &back, NULL), TROVE_OK);
+        CHECK(back.len == 300 && !memcmp(back.f, rows, sizeof rows));
+        /* the generic reader checks it and keeps nothing */
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_FLOWS, f.ptr, f.len, &ev, NULL, NULL),
+                     TROVE_OK);
+        CHECK_EQ_INT(ev.len, 0);
+    }
+    /* no rows; the table trove_tables_write makes is this one */
+    f.len = 0;
+    CHECK_EQ_INT(trove_tables_write_flows(NULL, 0, NULL, &f, &nrows), TROVE_OK);
+    CHECK_EQ_INT(nrows, 0);
+    {
+        struct trove_bytes g = {0};
+        CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_FLOWS, &ev, NULL, NULL, &g, NULL), TROVE_OK);
+        CHECK(g.len == f.len && !memcmp(g.ptr, f.ptr, f.len));
+        trove_bytes_free(&g);
+    }
+    back.len = 0;
+    CHECK_EQ_INT(trove_tables_read_flows(f.ptr, f.len, &back, NULL), TROVE_OK);
+    CHECK_EQ_INT(back.len, 0);
+    /* rows the writer refuses */
+    rows[5].phase = 3;
+    CHECK_EQ_INT(trove_tables_write_flows(rows, 300, NULL, &f, NULL), TROVE_ERR_INVALID);
+    rows[5].phase = 2;
+    /* a phase of 3, flags of 2, an id of 0 written by hand: refused, naming the column */
+    for (int bad = 0; bad < 3; bad++) {
+        static const char *const cols[7] = {"ts_ns", "flow_id", "pid", "tid", "name_id", "phase",
+                                            "flags"};
+        static const char *const want[3] = {"phase", "flags", "flow_id"};
+        struct trove_pq_column_def d[7];
+        struct trove_pq_column_data v[7];
+        int64_t ts[2] = {1, 2}, id[2] = {1, 1};
+        int32_t z[2] = {0, 0}, ph[2] = {0, 0}, fl[2] = {0, 0};
+        struct trove_pq_writer *w = NULL;
+        memset(d, 0, sizeof d);
+        memset(v, 0, sizeof v);
+        if (bad == 0)
+            ph[1] = 3;
+        else if (bad == 1)
+            fl[1] = 2;
+        else
+            id[1] = 0;
+        for (int k = 0; k < 7; k++) {
+            d[k].name = cols[k];
+            d[k].type = k < 2 ? TROVE_PQ_INT64 : TROVE_PQ_INT32;
+            d[k].bits = k < 2 ? 64 : 32;
+            d[k].encoding = TROVE_PQ_ENC_PLAIN;
+        }
+        v[0].i64 = ts;
+        v[1].i64 = id;
+        v[2].i32 = v[3].i32 = v[4].i32 = z;
+        v[5].i32 = ph;
+        v[6].i32 = fl;
+        f.len = 0;
+        CHECK_EQ_INT(trove_pq_writer_new(d, 7, TROVE_PQ_CODEC_NONE, 0, &w), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_writer_add(w, v, 2), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_writer_finish(w, &f), TROVE_OK);
+        trove_pq_writer_free(w);
+        CHECK_EQ_INT(trove_flows_push(&keep, &rows[0]), TROVE_OK);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_tables_read_flows(f.ptr, f.len, &keep, &diag), TROVE_ERR_CORRUPT);
+        CHECK(strstr(diag.msg, want[bad]) && strstr(diag.msg, "row 1"));
+        CHECK_EQ_INT(keep.len, (size_t)bad + 1); /* nothing appended */
+    }
+    /* an events file is no flows table */
+    f.len = 0;
+    write_custom(NULL, 0, &f);
+    CHECK_EQ_INT(trove_tables_read_flows(f.ptr, f.len, &keep, NULL), TROVE_ERR_CORRUPT);
+    CHECK(strcmp(trove_table_name(TROVE_TABLE_FLOWS), "flows") == 0);
+    /* the golden flows table: the first 20 rows, delta-dict */
+    f.len = 0;
+    CHECK_EQ_INT(trove_tables_write_flows(rows, 20, NULL, &f, NULL), TROVE_OK);
+    test_check_vector("tables_flows.parquet", f.ptr, f.len);
+    trove_bytes_free(&f);
+    trove_flows_free(&back);
+    trove_flows_free(&keep);
+    trove_events_free(&ev);
+}
+
 int main(void)
 {
     test_roundtrips();
     test_encodings();
     test_errors();
     test_golden();
+    test_flows();
     return test_done();
 }

@@ -1,7 +1,7 @@
 /*
  * capture_load.c: the table kinds of the input layer (cli_input.c): a bundle (a zip of
  * Parquet tables, from its file or from memory), a dataset directory of its files, and a
- * Parquet events file alone, read into events and names (cli_load_tables).
+ * Parquet events file alone, read into events, names and flows (cli_load_tables).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +53,7 @@ out:
 /* How a bundle's tables are taken (cli_load_options). */
 struct table_opts {
     int edited, quiet;
+    struct trove_flows *flows; /* the flows table's rows go here (NULL: dropped) */
 };
 
 /* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
@@ -64,7 +65,9 @@ static int import_table(const char *cmd, int t, const struct trove_bytes *buf, c
 {
     struct trove_diag diag = {0};
     size_t before = ev->len;
-    int rc = trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
+    int rc = t == TROVE_TABLE_FLOWS && to->flows
+                 ? trove_tables_read_flows(buf->ptr, buf->len, to->flows, &diag)
+                 : trove_tables_read(t, buf->ptr, buf->len, ev, names, &diag);
     if (rc != TROVE_OK)
         return cli_error(cmd, "%s: %s", where, cli_diag_msg(&diag, rc));
     if (t != TROVE_TABLE_EVENTS || want_rows == UINT64_MAX || ev->len - before == want_rows)
@@ -149,11 +152,11 @@ out:
 
 int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *mem,
                     size_t mem_len, const struct cli_load_options *opt, struct trove_events *ev,
-                    struct trove_names *names)
+                    struct trove_names *names, struct trove_flows *flows)
 {
-    const struct table_opts topts = {opt->edited, opt->quiet}, *to = &topts;
+    const struct table_opts topts = {opt->edited, opt->quiet, flows}, *to = &topts;
     struct trove_bytes buf = {0};
-    size_t start = ev->len;
+    size_t start = ev->len, fstart = flows ? flows->len : 0;
     char where[4200];
     int status;
 
@@ -166,8 +169,11 @@ int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *
                  import_table(cmd, TROVE_TABLE_EVENTS, mem ? &view : &buf, where, ev, names,
                               UINT64_MAX, to);
     }
-    if (status)
+    if (status) {
         ev->len = start;
+        if (flows)
+            flows->len = fstart;
+    }
     trove_bytes_free(&buf);
     return status;
 }

@@ -14,6 +14,7 @@
 
 #include "trove/common.h"
 #include "trove/event.h"
+#include "trove/flows.h"
 #include "trove/import.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
@@ -53,7 +54,8 @@ enum cli_input_format {
     CLI_INPUT_BUNDLE = 3,      /* a zip written by `trove export` */
     CLI_INPUT_PARQUET = 4,     /* an events table alone */
     CLI_INPUT_DIR = 5,         /* a directory holding a bundle's files */
-    CLI_INPUT_CAPTURE = 6      /* a capture in a store: store:NAME */
+    CLI_INPUT_CAPTURE = 6,     /* a capture in a store: store:NAME */
+    CLI_INPUT_PERFETTO = 7     /* a Perfetto protobuf trace */
 };
 
 /* An --input-format value (auto, chrome-json, wire, bundle, parquet, dir, capture, and a
@@ -63,10 +65,10 @@ int cli_input_format_parse(const char *s);
 const char *cli_input_kind_name(int kind);
 /* What --help says about inputs. */
 #define INPUT_HELP                                                                            \
-    "IN is any of: a Chrome JSON trace (also .gz or .zst), a wire stream, a bundle, a\n"      \
-    "Parquet events file, a dataset directory, store:NAME (a capture in --store), or '-'\n"   \
-    "for stdin; its kind is told from its bytes (--input-format auto|chrome-json|wire|\n"    \
-    "bundle|parquet|dir|capture forces one).\n"
+    "IN is any of: a Chrome JSON trace (also .gz or .zst), a Perfetto trace, a wire stream,\n" \
+    "a bundle, a Parquet events file, a dataset directory, store:NAME (a capture in\n"       \
+    "--store), or '-' for stdin; its kind is told from its bytes (--input-format auto|\n"   \
+    "chrome-json|perfetto|wire|bundle|parquet|dir|capture forces one).\n"
 
 /*
  * Where a reader hands a capture, in stream order. Either callback may be NULL. A callback
@@ -104,12 +106,21 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
              struct trove_events *events, struct trove_names *names);
 
+/* cli_load, and the flow rows (of a Chrome or Perfetto trace, or a bundle's flows table)
+ * appended to flows (may be NULL; a wire stream has none); events and flows unchanged on
+ * failure. */
+int cli_load_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
+                   struct trove_events *events, struct trove_names *names,
+                   struct trove_flows *flows);
+
 /* The table kinds (capture_load.c): kind CLI_INPUT_BUNDLE (the zip at path, or mem when
- * not NULL), CLI_INPUT_DIR (path) or CLI_INPUT_PARQUET (path, or mem), into events and
- * names. Returns 0, or 1 after printing an error naming path (events unchanged). */
+ * not NULL), CLI_INPUT_DIR (path) or CLI_INPUT_PARQUET (path, or mem), into events, names
+ * and flows (may be NULL). Returns 0, or 1 after printing an error naming path (events and
+ * flows unchanged). */
 int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *mem,
                     size_t mem_len, const struct cli_load_options *opt,
-                    struct trove_events *events, struct trove_names *names);
+                    struct trove_events *events, struct trove_names *names,
+                    struct trove_flows *flows);
 
 /* ---- the options the event commands share (cli.c) -------------------------------------- */
 
@@ -151,11 +162,58 @@ int cli_exclusive(const char *cmd, int a_given, const char *a, int b_given, cons
     "                     (--to is the same)\n"
 #define COMMON_HELP_BATCH "  --batch N          events per frame, 1..65536 (default 2048)\n"
 #define COMMON_HELP_INPUT                                                                     \
-    "  --input-format F   auto (default), chrome-json, wire, bundle, parquet, dir, capture\n" \
+    "  --input-format F   auto (default), chrome-json, perfetto, wire, bundle, parquet,\n"  \
+    "                     dir, capture\n"                                                  \
     "  --strict           a Chrome B without E (or E without B) is an error, not a warning\n"
 #define COMMON_HELP_QV                                                                        \
     "  -q, --quiet        nothing on stderr but errors\n"                                    \
     "  -v, --verbose      also say what was read and how (the input's kind)\n"
+
+/* ---- traces for other tools (export_trace.c) ------------------------------------------- */
+
+/* Do head[0..n) (a file's first bytes) look like a Perfetto protobuf trace? 1 or 0. For the
+ * input layer's detection; a JSON trace, a wire stream, a zip or Parquet file never do. */
+int cli_trace_sniff(const uint8_t *head, size_t n);
+
+/* Is the regular file at path a Perfetto trace (cli_trace_sniff of its first bytes)? 0 for
+ * "-", a pipe, or a file that cannot be read. */
+int cli_trace_is_perfetto(const char *path);
+
+/*
+ * Read the Perfetto trace at path ('-': stdin) into events, names and flows (may be NULL:
+ * dropped); warns once (unless opt->quiet) about slices dropped unmatched and packets
+ * skipped. Returns 0, or 1 after printing an error naming path (events, names and flows
+ * unchanged).
+ */
+int cli_load_perfetto(const char *cmd, const char *path, const struct cli_load_options *opt,
+                      struct trove_events *events, struct trove_names *names,
+                      struct trove_flows *flows);
+/* The same, from a trace in memory; path names it in messages. */
+int cli_load_perfetto_mem(const char *cmd, const char *path, const uint8_t *buf, size_t len,
+                          const struct cli_load_options *opt, struct trove_events *events,
+                          struct trove_names *names, struct trove_flows *flows);
+
+/* The --format values of `trove export` that export_trace.c writes. */
+enum cli_trace_format { CLI_TRACE_CHROME_JSON = 1, CLI_TRACE_PERFETTO = 2 };
+
+/* "chrome-json" or "perfetto" -> enum cli_trace_format; 0 for anything else. */
+int cli_trace_format_parse(const char *s);
+
+/* What `trove export --format chrome-json|perfetto` was given. */
+struct cli_trace_export {
+    int format;              /* enum cli_trace_format */
+    const char *in;          /* a file ("-": stdin), or NULL with capture */
+    const char *capture;     /* a capture of the store */
+    const char *store;       /* NULL: $TROVE_STORE, else ./trove-data */
+    uint64_t from_ns, to_ns; /* with capture */
+    const char *out;         /* written through cli_out */
+    struct cli_load_options lo;
+    int quiet;
+};
+
+/* Load the input (events, names and flows) and write it as a Chrome JSON or Perfetto trace.
+ * Returns the exit status (0, or 1 after printing one error line). */
+int cli_export_trace(const struct cli_trace_export *x);
 
 /* ---- outputs (cli_out.c) ------------------------------------------------------------- */
 
@@ -293,7 +351,7 @@ struct cli_capture_import {
     struct cli_load_options lo; /* how IN is read (--input-format, --strict, -v, ...) */
 };
 
-/* Read ci->in (cli_load_capture) and store it as a capture. Returns the exit status. */
+/* Read ci->in (cli_load_flows) and store it as a capture. Returns the exit status. */
 int cli_capture_import(const struct cli_capture_import *ci);
 
 /* ---- a capture in a store (capture_read.c) ---------------------------------------------- */

@@ -4,6 +4,7 @@
  * --input-format):
  *
  *   Chrome JSON     a trace in the Trace Event Format: '[' or '{' after white space or a BOM
+ *   Perfetto        a protobuf trace (docs/formats/perfetto.md): Trace.packet first
  *   wire stream     trove's own frames (docs/formats/wire.md): "TV"
  *   bundle          a zip written by `trove export` (docs/formats/bundle.md): "PK\3\4"
  *   Parquet         an events table alone: "PAR1"
@@ -34,7 +35,8 @@
 
 #include "trove/tables.h"
 
-#define HEAD 16                      /* bytes looked at to tell the kinds apart */
+#define HEAD 256                     /* bytes looked at to tell the kinds apart (Perfetto's
+                                        sniff wants 64 or more) */
 #define ZBUF (256u << 10)            /* compressed bytes read at a time */
 #define MAX_SLURP (8ull << 30)       /* a bundle or Parquet file read into memory */
 #define STORE_PREFIX "store:"
@@ -43,7 +45,7 @@ static const char *const kind_names[] = {
     [CLI_INPUT_AUTO] = "auto",      [CLI_INPUT_CHROME_JSON] = "a Chrome JSON trace",
     [CLI_INPUT_WIRE] = "a wire stream", [CLI_INPUT_BUNDLE] = "a bundle (zip)",
     [CLI_INPUT_PARQUET] = "a Parquet events file", [CLI_INPUT_DIR] = "a dataset directory",
-    [CLI_INPUT_CAPTURE] = "a capture in a store",
+    [CLI_INPUT_CAPTURE] = "a capture in a store", [CLI_INPUT_PERFETTO] = "a Perfetto trace",
 };
 
 const char *cli_input_kind_name(int kind)
@@ -66,6 +68,7 @@ int cli_input_format_parse(const char *s)
         {"bundle", CLI_INPUT_BUNDLE},   {"zip", CLI_INPUT_BUNDLE},
         {"parquet", CLI_INPUT_PARQUET}, {"dir", CLI_INPUT_DIR},
         {"capture", CLI_INPUT_CAPTURE}, {"store", CLI_INPUT_CAPTURE},
+        {"perfetto", CLI_INPUT_PERFETTO},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (!strcmp(s, forms[i].name))
@@ -210,6 +213,8 @@ static int sniff(const uint8_t *h, size_t n)
         return CLI_INPUT_PARQUET;
     if (n >= 2 && h[0] == 'T' && h[1] == 'V')
         return CLI_INPUT_WIRE;
+    if (cli_trace_sniff(h, n)) /* before the white space rule: it starts with 0x0a */
+        return CLI_INPUT_PERFETTO;
     if (n >= 3 && !memcmp(h, "\xef\xbb\xbf", 3))
         i = 3;
     while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r'))
@@ -282,10 +287,10 @@ nomem:
 static int unknown_kind(const char *cmd, const struct input *in)
 {
     return cli_error(cmd, "%s: not something trove reads: %sit starts with %s, which is none "
-                          "of a Chrome JSON trace ('[' or '{'), a wire stream (\"TV\"), a "
-                          "bundle (a zip), a Parquet file (\"PAR1\"), gzip or zstd; "
-                          "--input-format takes one of chrome-json, wire, bundle, parquet, "
-                          "dir, capture",
+                          "of a Chrome JSON trace ('[' or '{'), a Perfetto trace, a wire stream "
+                          "(\"TV\"), a bundle (a zip), a Parquet file (\"PAR1\"), gzip or "
+                          "zstd; --input-format takes one of chrome-json, perfetto, wire, "
+                          "bundle, parquet, dir, capture",
                      in->path, in->z == Z_GZIP ? "unpacked from gzip, " :
                      in->z == Z_ZSTD ? "unpacked from zstd, " : "",
                      in->head[0] ? in->head : "nothing (it is empty)");
@@ -440,7 +445,8 @@ static void chrome_progress(void *ctx, uint64_t bytes) { cli_progress_update(ctx
 
 /* A Chrome trace, imported whole (its events must be sorted). */
 static int read_chrome(const char *cmd, const struct input *in, const struct cli_load_options *opt,
-                       struct trove_events *ev, struct trove_names *names)
+                       struct trove_events *ev, struct trove_names *names,
+                       struct trove_flows *flows)
 {
     struct trove_chrome_options co = {0};
     struct trove_chrome_stats st;
@@ -457,7 +463,7 @@ static int read_chrome(const char *cmd, const struct input *in, const struct cli
     cli_progress_begin(&prog, "importing",
                        in->plain && fstat(fileno(in->f), &fst) == 0 ? (uint64_t)fst.st_size : 0);
     prog.active = prog.active && !opt->quiet;
-    rc = trove_chrome_import(in->f, &co, ev, names, &st, &diag);
+    rc = trove_chrome_import_all(in->f, &co, ev, names, flows, &st, &diag);
     cli_progress_end(&prog);
     if (rc == TROVE_ERR_UNMATCHED)
         return cli_error(cmd, "%s: at byte %llu: %s (without --strict, unmatched events are "
@@ -480,6 +486,13 @@ static int read_chrome(const char *cmd, const struct input *in, const struct cli
                      (unsigned long long)st.unmatched_end, st.unmatched_end == 1 ? "" : "s");
         fprintf(stderr, "trove %s: warning: %s: dropped %s%s%s (--strict makes this an error)\n",
                 cmd, in->path, b, b[0] && e[0] ? " and " : "", e);
+    }
+    if (!opt->quiet && st.skipped) {
+        char phases[512];
+        trove_chrome_skipped_text(&st, phases, sizeof phases);
+        fprintf(stderr, "trove %s: warning: %s: skipped %llu trace events trove does not keep "
+                        "(%s; by phase)\n",
+                cmd, in->path, (unsigned long long)st.skipped, phases);
     }
     return 0;
 }
@@ -506,22 +519,28 @@ static int slurp(const char *cmd, const struct input *in, struct trove_bytes *ou
 
 /* Any kind but a wire stream: read whole into ev and names. */
 static int read_whole(const char *cmd, struct input *in, const struct cli_load_options *opt,
-                      struct trove_events *ev, struct trove_names *names)
+                      struct trove_events *ev, struct trove_names *names,
+                      struct trove_flows *flows)
 {
     struct trove_bytes buf = {0};
     int status;
 
     switch (in->kind) {
     case CLI_INPUT_CHROME_JSON:
-        return read_chrome(cmd, in, opt, ev, names);
+        return read_chrome(cmd, in, opt, ev, names, flows);
     case CLI_INPUT_DIR:
-        return cli_load_tables(cmd, in->path, CLI_INPUT_DIR, NULL, 0, opt, ev, names);
+        return cli_load_tables(cmd, in->path, CLI_INPUT_DIR, NULL, 0, opt, ev, names, flows);
     case CLI_INPUT_BUNDLE:
     case CLI_INPUT_PARQUET:
         if (in->plain) /* libzip (or the reader) opens the file itself */
-            return cli_load_tables(cmd, in->path, in->kind, NULL, 0, opt, ev, names);
+            return cli_load_tables(cmd, in->path, in->kind, NULL, 0, opt, ev, names, flows);
+        status = slurp(cmd, in, &buf) || cli_load_tables(cmd, in->path, in->kind, buf.ptr,
+                                                         buf.len, opt, ev, names, flows);
+        trove_bytes_free(&buf);
+        return status;
+    case CLI_INPUT_PERFETTO:
         status = slurp(cmd, in, &buf) ||
-                 cli_load_tables(cmd, in->path, in->kind, buf.ptr, buf.len, opt, ev, names);
+                 cli_load_perfetto_mem(cmd, in->path, buf.ptr, buf.len, opt, ev, names, flows);
         trove_bytes_free(&buf);
         return status;
     default:
@@ -556,12 +575,13 @@ static int append_events(void *ctx, const struct trove_event *ev, size_t n,
     return 0;
 }
 
-int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
-             struct trove_events *events, struct trove_names *names)
+int cli_load_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
+                   struct trove_events *events, struct trove_names *names,
+                   struct trove_flows *flows)
 {
     struct input in;
     const char *cap = capture_name(path, opt->format);
-    size_t start = events->len;
+    size_t start = events->len, fstart = flows ? flows->len : 0;
     int status;
 
     if (cap)
@@ -576,12 +596,21 @@ int cli_load(const char *cmd, const char *path, const struct cli_load_options *o
         struct cli_sink sink = {append_events, NULL, &c};
         status = read_wire(cmd, &in, &sink, names);
     } else {
-        status = read_whole(cmd, &in, opt, events, names);
+        status = read_whole(cmd, &in, opt, events, names, flows);
     }
     input_close(&in);
-    if (status)
+    if (status) {
         events->len = start;
+        if (flows)
+            flows->len = fstart;
+    }
     return status;
+}
+
+int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
+             struct trove_events *events, struct trove_names *names)
+{
+    return cli_load_flows(cmd, path, opt, events, names, NULL);
 }
 
 int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
@@ -608,7 +637,7 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
         goto out;
     }
     if (cap ? cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, &ev, names)
-            : read_whole(cmd, &in, opt, &ev, names))
+            : read_whole(cmd, &in, opt, &ev, names, NULL))
         goto out;
     if (names_all && trove_names_merge(names_all, names) != TROVE_OK) {
         cli_error(cmd, "%s: out of memory", path);

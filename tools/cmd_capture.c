@@ -57,6 +57,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
     struct trove_capture_options opt;
     struct trove_capture_info info;
     struct trove_events ev = {0};
+    struct trove_flows flows = {0};
     struct trove_names *names = NULL;
     struct trove_store *s = NULL;
     struct trove_diag diag = {0};
@@ -73,7 +74,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
         cli_error("import", "out of memory");
         goto out;
     }
-    if (cli_load("import", ci->in, &lo, &ev, names) != 0)
+    if (cli_load_flows("import", ci->in, &lo, &ev, names, &flows) != 0)
         goto out;
     if (cli_store_open("import", store, TROVE_STORE_CREATE, &s))
         goto out;
@@ -82,7 +83,8 @@ int cli_capture_import(const struct cli_capture_import *ci)
     opt.progress = import_progress;
     opt.progress_ctx = &prog;
     cli_progress_begin(&prog, "storing", 0);
-    rc = trove_capture_write(s, ci->name, ev.ev, ev.len, names, &opt, &info, &diag);
+    rc = trove_capture_write_trace(s, ci->name, ev.ev, ev.len, names, flows.f, flows.len, &opt,
+                                   &info, &diag);
     cli_progress_end(&prog);
     if (rc != TROVE_OK) {
         cli_error("import", "%s -> capture %s in %s: %s", ci->in, ci->name, store,
@@ -110,6 +112,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
 out:
     trove_store_close(s);
     trove_events_free(&ev);
+    trove_flows_free(&flows);
     trove_names_free(names);
     return status;
 }

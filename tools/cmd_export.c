@@ -4,7 +4,7 @@
  * (--format parquet), or the bundle's files in a directory (--format dir); and
  * `trove import IN -o OUT` — a bundle, a directory of one, or a Parquet events file back
  * into a wire stream. docs/formats/bundle.md describes the tables and the bundle.
- * `trove import IN --store DIR` reads any capture (cli_load_capture, capture_load.c) into
+ * `trove import IN --store DIR` reads any capture (cli_load_flows, cli_input.c) into
  * the store as a capture (cmd_capture.c writes it).
  */
 #include <errno.h>
@@ -22,23 +22,28 @@
 #include "trove/tables.h"
 #include "trove/wire.h"
 
-enum { FMT_BUNDLE, FMT_PARQUET, FMT_DIR };
+enum { FMT_BUNDLE, FMT_PARQUET, FMT_DIR, FMT_TRACE };
 
 static void export_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove export IN -o OUT [--format bundle|parquet|dir] [--codec none|zstd|gzip]\n"
+            "usage: trove export IN -o OUT [--format bundle|parquet|dir|chrome-json|perfetto]\n"
+            "                    [--codec none|zstd|gzip]\n"
             "                    [--encoding plain|dict|delta-dict] [--zip-deflate] [--name NAME]\n"
             "                    [--row-group N] [--input-format F] [--edited] [--json] [-q] [-v]\n"
             "       trove export --capture NAME [--store DIR] [--from-ns A] [--to-ns B] -o OUT\n"
             "                    [the options above]\n"
             "\n"
             "Export a capture as Parquet tables that DuckDB, pyarrow and Spark read\n"
-            "(docs/formats/bundle.md), with a manifest.json of its own. " INPUT_HELP
+            "(docs/formats/bundle.md), with a manifest.json of its own, or as a trace that other\n"
+            "tools open (--format chrome-json or perfetto). " INPUT_HELP
             "  -o OUT             the output; written complete or not at all\n"
-            "  --format F         bundle (default): a zip of events, names, threads, samples and\n"
-            "                     frames tables and manifest.json; parquet: the events table\n"
-            "                     alone; dir: the bundle's files in the new directory OUT\n"
+            "  --format F         bundle (default): a zip of events, names, threads, samples,\n"
+            "                     frames and flows tables and manifest.json; parquet: the events\n"
+            "                     table alone; dir: the bundle's files in the new directory OUT;\n"
+            "                     chrome-json: the Trace Event Format (Perfetto UI,\n"
+            "                     chrome://tracing, Speedscope); perfetto: a Perfetto protobuf\n"
+            "                     trace, the compact one (docs/formats/perfetto.md)\n"
             "  --codec C          none (default), zstd or gzip, for every column\n"
             "  --encoding E       delta-dict (default: DELTA_BINARY_PACKED on the nanosecond\n"
             "                     columns, RLE_DICTIONARY on the others), dict, or plain\n"
@@ -112,6 +117,8 @@ static int parse_choice(const char *s, const char *const *names, int n)
 int cmd_export(int argc, char **argv)
 {
     static const char *const formats[] = {"bundle", "parquet", "dir"};
+    struct cli_trace_export tx;
+    struct trove_flows flows = {0};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
     static const char *const modes[] = {"plain", "dict", "delta-dict"};
     struct cli_load_options lo;
@@ -132,6 +139,7 @@ int cmd_export(int argc, char **argv)
     int format = FMT_BUNDLE, deflate = 0, quiet = 0, status = 1, rc, dir_made = 0;
 
     memset(tab, 0, sizeof tab);
+    memset(&tx, 0, sizeof tx);
     trove_tables_defaults(&topt);
     cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
@@ -149,8 +157,12 @@ int cmd_export(int argc, char **argv)
         if (r) {
             continue;
         } else if (!strcmp(a, "--format") && has_value) {
-            if ((format = parse_choice(argv[++i], formats, 3)) < 0)
-                return cli_error("export", "--format: '%s' is not bundle, parquet or dir", argv[i]);
+            memset(&tx, 0, sizeof tx);
+            if ((tx.format = cli_trace_format_parse(argv[++i])) != 0)
+                format = FMT_TRACE;
+            else if ((format = parse_choice(argv[i], formats, 3)) < 0)
+                return cli_error("export", "--format: '%s' is not bundle, parquet, dir, "
+                                           "chrome-json or perfetto", argv[i]);
         } else if (!strcmp(a, "--codec") && has_value) {
             if ((topt.codec = parse_choice(argv[++i], codecs, 3)) < 0)
                 return cli_error("export", "--codec: '%s' is not none, zstd or gzip", argv[i]);
@@ -208,6 +220,17 @@ int cmd_export(int argc, char **argv)
         return cli_error("export", "--zip-deflate applies to --format bundle only");
     if (name && strlen(name) >= sizeof m.capture)
         return cli_error("export", "--name: longer than %zu bytes", sizeof m.capture - 1);
+    if (format == FMT_TRACE) { /* chrome-json, perfetto: export_trace.c */
+        tx.in = in;
+        tx.capture = capture;
+        tx.store = store;
+        tx.from_ns = from_ns;
+        tx.to_ns = to_ns;
+        tx.out = out;
+        tx.lo = lo;
+        tx.quiet = quiet;
+        return cli_export_trace(&tx);
+    }
     if (format == FMT_DIR && mkdir(out, 0777) != 0)
         return cli_error("export", "cannot create directory %s: %s%s", out, strerror(errno),
                          errno == EEXIST ? " (export makes a new directory)" : "");
@@ -223,7 +246,7 @@ int cmd_export(int argc, char **argv)
     if (capture) {
         if (cli_capture_load("export", store, capture, from_ns, to_ns, quiet, &ev, names))
             goto out;
-    } else if (cli_load("export", in, &lo, &ev, names) != 0) {
+    } else if (cli_load_flows("export", in, &lo, &ev, names, &flows) != 0) {
         goto out;
     }
 
@@ -231,7 +254,9 @@ int cmd_export(int argc, char **argv)
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
         if (format == FMT_PARQUET && t != TROVE_TABLE_EVENTS)
             continue;
-        if ((rc = trove_tables_write(t, &ev, names, &topt, &tab[t], &rows[t])) != TROVE_OK) {
+        if ((rc = t == TROVE_TABLE_FLOWS
+                      ? trove_tables_write_flows(flows.f, flows.len, &topt, &tab[t], &rows[t])
+                      : trove_tables_write(t, &ev, names, &topt, &tab[t], &rows[t])) != TROVE_OK) {
             cli_progress_end(&prog);
             cli_error("export", "writing the %s table: %s", trove_table_name(t),
                       trove_strerror(rc));
@@ -253,17 +278,18 @@ int cmd_export(int argc, char **argv)
         else
             base_name(in, m.capture, sizeof m.capture);
         for (size_t i = 0; i < ev.len; i++) {
-            uint64_t s = ev.ev[i].start_ns, e = s + ev.ev[i].dur_ns;
+            uint64_t s = ev.ev[i].start_ns, e = trove_event_end(&ev.ev[i]);
             if (i == 0 || s < m.start_ns)
                 m.start_ns = s;
             if (i == 0 || e > m.end_ns)
-                m.end_ns = e < s ? UINT64_MAX : e;
+                m.end_ns = e;
         }
         m.events = rows[TROVE_TABLE_EVENTS];
         m.names = rows[TROVE_TABLE_NAMES];
         m.threads = rows[TROVE_TABLE_THREADS];
         m.samples = rows[TROVE_TABLE_SAMPLES];
         m.frames = rows[TROVE_TABLE_FRAMES];
+        m.flows = rows[TROVE_TABLE_FLOWS];
         for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
             snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
             snprintf(m.tables[t], sizeof m.tables[t], "%.63s", entry_names[t]);
@@ -347,6 +373,7 @@ out:
         trove_bytes_free(&tab[t]);
     trove_bytes_free(&man);
     trove_events_free(&ev);
+    trove_flows_free(&flows);
     trove_names_free(names);
     return status;
 }

@@ -16,7 +16,7 @@ struct command {
 static const struct command commands[] = {
     {"convert", cmd_convert, "any input to a wire stream (raw, packed or deflate frames)"},
     {"cat", cmd_cat, "print the events of any input as text or JSON lines"},
-    {"export", cmd_export, "export any input as Parquet: a bundle, a directory, or one table"},
+    {"export", cmd_export, "export any input as Parquet, or as a Chrome JSON or Perfetto trace"},
     {"import", cmd_import, "store any input as a capture, or write it as a wire stream (-o)"},
     {"ls", cmd_ls, "list the captures in the store: events, segments, time range, bytes"},
     {"replay", cmd_replay, "stream a capture (or a time range of it) out of the store"},
@@ -33,8 +33,9 @@ static void usage(FILE *f)
     fprintf(f, "usage: trove <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nInputs: a Chrome JSON trace (also .gz, .zst), a wire stream, a bundle, a Parquet\n"
-               "events file, a dataset directory, store:NAME, or - (stdin), told from their bytes.\n"
+    fprintf(f, "\nInputs: a Chrome JSON trace (also .gz, .zst), a Perfetto trace, a wire stream, a\n"
+               "bundle, a Parquet events file, a dataset directory, store:NAME, or - (stdin), told\n"
+               "from their bytes.\n"
                "Shared options: --wire, --batch, --json, -q, -v, --input-format, --store, -o.\n"
                "`trove help <command>` (or `trove <command> --help`) describes a command.\n");
 }

@@ -136,6 +136,7 @@ struct trove_bundle_manifest {
     char capture[256];         /* the capture's name, free text */
     uint64_t start_ns, end_ns; /* the time range of its events, start <= end */
     uint64_t events, names, threads, samples, frames; /* rows of each table */
+    uint64_t flows;            /* rows of the flows table (0: none, or no such table) */
     char tables[8][64];        /* the Parquet entries present, each a valid entry name */
     size_t ntables;
     char trove_version[32];    /* the trove that wrote it, e.g. "0.1.0" */
@@ -147,10 +148,12 @@ struct trove_bundle_manifest {
  *
  *   {"format": "trove-bundle", "format_version": 1, "capture": "...",
  *    "time_range_ns": [start, end],
- *    "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N},
+ *    "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N
+ *               [, "flows": N]},
  *    "tables": ["events.parquet", ...], "trove_version": "0.1.0"}
  *
- * Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
+ * "flows" is written only when m->flows is not 0, so a bundle without flows has the manifest
+ * it had before flows existed. Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
  * TROVE_BUNDLE_FORMAT_VERSION, a number of 2^63 or more, end_ns < start_ns, ntables over
  * 8, a string that is not NUL-terminated within its array or not UTF-8, a table name
  * that breaks the entry rule), TROVE_ERR_NOMEM. On error out is unchanged.
@@ -161,7 +164,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
  * Decode manifest.json from buf[0..len) into *m, strictly: a JSON object of at most
  * TROVE_BUNDLE_MAX_MANIFEST bytes, no duplicate keys, no NUL in strings; "format" is
  * "trove-bundle"; "format_version" is checked before any other key; every key above
- * present with its type (integers non-negative and exact, no reals); unknown keys ignored.
+ * present with its type (integers non-negative and exact, no reals), except counts.flows,
+ * which may be absent (0); unknown keys ignored.
  *
  * Errors, with a message naming the key: TROVE_ERR_LIMIT (input over
  * TROVE_BUNDLE_MAX_MANIFEST, a string longer than its field, more than 8 tables),

@@ -7,6 +7,7 @@
  *   slot 1     the names: a wire stream of names frames (trove/wire.h)
  *   slot 2+k   segment k: packed+deflate wire frames back to back, about segment_bytes of
  *              32-byte events (1 MiB by default, 32,768 events), in the input's order
+ *   slot 2+S   the flows (trove/flows.h's flows object), when the capture has flow rows
  *
  * Every object is a deterministic function of the events and names, so importing the same
  * input again stores no new object. docs/formats/capture.md has the byte layouts.
@@ -25,6 +26,7 @@
 
 #include "trove/common.h"
 #include "trove/event.h"
+#include "trove/flows.h"
 #include "trove/stream.h"
 #include "trove/volume.h"
 
@@ -60,6 +62,7 @@ struct trove_capture_info {
     uint64_t raw_bytes;    /* events * 32 */
     uint64_t stored_bytes; /* bytes of the header, names and segment objects */
     uint64_t new_objects;  /* trove_capture_write: objects the store did not have */
+    uint64_t flows;        /* flow rows (header v2) */
 };
 
 /*
@@ -77,6 +80,32 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
                         size_t n, const struct trove_names *names,
                         const struct trove_capture_options *opt, struct trove_capture_info *info,
                         struct trove_diag *diag);
+
+/*
+ * trove_capture_write with flow rows flows[0..nflows) (may be 0), stored as the flows object
+ * in slot 2 + S. A capture with flows or counter events gets a header of version 2 (older
+ * trove builds refuse it as newer rather than misread it); one with neither is written
+ * exactly as trove_capture_write always wrote it. Errors: those of trove_capture_write,
+ * TROVE_ERR_INVALID (a flow row that fails trove_flow_check), TROVE_ERR_LIMIT (more than
+ * TROVE_FLOWS_MAX rows; a flows object over MAX_OBJECT bytes).
+ */
+int trove_capture_write_trace(struct trove_store *s, const char *name,
+                              const struct trove_event *events, size_t n,
+                              const struct trove_names *names, const struct trove_flow *flows,
+                              size_t nflows, const struct trove_capture_options *opt,
+                              struct trove_capture_info *info, struct trove_diag *diag);
+
+/*
+ * Append the flow rows of capture `name` whose ts_ns is in [from_ns, to_ns) to flows, in
+ * stored order (none for a capture without flows, or of header version 1). The object is read
+ * through the volume (checked against its name) and decoded with every bound checked
+ * (trove_flows_decode). Errors: TROVE_ERR_NOTFOUND (no such capture), TROVE_ERR_INVALID (not
+ * a capture, from_ns after to_ns), TROVE_ERR_CORRUPT (the object's length is not the
+ * header's), the header's and the flows decoder's errors, the store's; diag names the
+ * capture and slot. flows is unchanged on error.
+ */
+int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t from_ns,
+                             uint64_t to_ns, struct trove_flows *flows, struct trove_diag *diag);
 
 /* Describe capture `name` (reads its header; stored_bytes derived from it, new_objects 0).
  * Errors: TROVE_ERR_NOTFOUND (no such capture; a volume that is not one is
@@ -137,16 +166,21 @@ struct trove_capture_segment {
 
 struct trove_capture_header {
     struct trove_capture_info info;       /* events, segments, first_ns, end_ns, names,
-                                             raw_bytes; decode derives stored_bytes (this
-                                             header's length + names_bytes + every segment's
-                                             bytes), encode ignores it; new_objects 0 */
+                                             raw_bytes, flows; decode derives stored_bytes
+                                             (this header's length + names_bytes +
+                                             flows_bytes + every segment's bytes), encode
+                                             ignores it; new_objects 0 */
     uint64_t segment_bytes;
     uint32_t frame_events;
     uint64_t names_bytes;                 /* the names object's length */
     struct trove_capture_segment *seg;    /* info.segments entries; malloc'd by decode */
+    uint32_t version;                     /* 1 or 2 (decode); encode: 0 is 2 with flows,
+                                             else 1 */
+    uint64_t flows_bytes;                 /* v2: the flows object's length (0: none) */
 };
 
-/* The encoded length of a header of `segments` entries (<= MAX_SEGMENTS). */
+/* The encoded length of a version 1 header of `segments` entries (<= MAX_SEGMENTS); a
+ * version 2 header is 16 bytes longer. */
 size_t trove_capture_header_size(uint64_t segments);
 
 /* Append the header's encoding to out. The header must obey every rule the decoder checks

@@ -9,7 +9,7 @@
  *   offset 20: tid      u32
  *   offset 24: kind     u8    enum trove_kind
  *   offset 25: depth    u8    nesting depth on its thread (0 = outermost)
- *   offset 26: extra    u8    kind-specific byte (instant scope, category, ...)
+ *   offset 26: extra    u8    kind-specific byte (instant scope, async source, ...)
  *   offset 27: pad      u8    always 0
  *   offset 28: name_id  u32   key into the capture's names table
  *
@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "trove/common.h"
 
@@ -50,16 +51,79 @@ _Static_assert(sizeof(struct trove_event) == TROVE_EVENT_SIZE, "event record mus
 
 /* Event kinds. Values are part of the wire and bundle formats: never renumber. */
 enum trove_kind {
-    TROVE_KIND_ZONE = 0,          /* a timed zone: Chrome X, or a matched B/E pair */
+    TROVE_KIND_ZONE = 0,          /* a timed zone: Chrome X, a matched B/E pair, or an async
+                                     span (extra: enum trove_async) */
     TROVE_KIND_INSTANT = 1,       /* a zero-duration mark: Chrome I or i; extra = scope */
     TROVE_KIND_ASYNC_INSTANT = 2, /* Chrome n (async instant) */
     TROVE_KIND_FRAME = 3,         /* a frame boundary zone (gen model) */
     TROVE_KIND_LOCK = 4,          /* a lock wait zone (gen model) */
-    TROVE_KIND_COUNT_ = 5
+    TROVE_KIND_COUNTER = 5,       /* a counter sample: Chrome C; dur_ns holds the value */
+    TROVE_KIND_COUNT_ = 6
 };
 
 /* extra for instants: the Chrome scope. */
 enum trove_scope { TROVE_SCOPE_THREAD = 0, TROVE_SCOPE_PROCESS = 1, TROVE_SCOPE_GLOBAL = 2 };
+
+/*
+ * extra for zones: where the zone came from. 0 is a zone of a thread (Chrome X or B/E, the
+ * generator's zones); the others are async spans, which live on tracks of their own (below).
+ * Values are part of the formats: never renumber.
+ */
+enum trove_async {
+    TROVE_ASYNC_NONE = 0,     /* a thread's zone */
+    TROVE_ASYNC_NESTABLE = 1, /* Chrome b/e: a nestable async span */
+    TROVE_ASYNC_LEGACY = 2,   /* Chrome S/F: a legacy async span */
+    TROVE_ASYNC_STEP = 3      /* Chrome T: a step of a legacy span, from the T to the next T
+                                 or the F */
+};
+
+/*
+ * Tracks that are not threads. An async span (Chrome b/e, S/T/F, and an n with an id) and a
+ * counter series (Chrome C: one per pid, counter name and argument) each get a track of their
+ * own: a synthetic tid in the event's pid, taken from [TROVE_TID_SYNTHETIC,
+ * TROVE_TID_SYNTHETIC + TROVE_TID_SYNTHETIC_COUNT) and never one a real thread of that pid
+ * uses, named in the names table like a thread ("async: NAME", "COUNTER KEY").
+ * docs/formats/chrome-json.md has the rules.
+ */
+#define TROVE_TID_SYNTHETIC 0xFE000000u
+#define TROVE_TID_SYNTHETIC_COUNT 0x01000000u
+
+/* Is tid in the synthetic range? */
+static inline int trove_tid_is_synthetic(uint32_t tid)
+{
+    return tid - TROVE_TID_SYNTHETIC < TROVE_TID_SYNTHETIC_COUNT;
+}
+
+/*
+ * A counter's value is an IEEE-754 double (binary64) whose bits are dur_ns, so that any
+ * value a Chrome trace or a Perfetto counter holds is kept exactly. A counter has no
+ * duration: its end is its start (trove_event_end).
+ */
+static inline double trove_counter_value(const struct trove_event *e)
+{
+    double v;
+    _Static_assert(sizeof v == sizeof e->dur_ns, "a double is 64 bits");
+    memcpy(&v, &e->dur_ns, sizeof v);
+    return v;
+}
+
+static inline uint64_t trove_counter_bits(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, sizeof b);
+    return b;
+}
+
+/* Where an event ends: start_ns + dur_ns (UINT64_MAX if that overflows), and start_ns for a
+ * counter, whose dur_ns is its value. Time ranges (a bundle's, a capture's) use this. */
+static inline uint64_t trove_event_end(const struct trove_event *e)
+{
+    uint64_t end;
+    if (e->kind == TROVE_KIND_COUNTER)
+        return e->start_ns;
+    end = e->start_ns + e->dur_ns;
+    return end < e->start_ns ? UINT64_MAX : end;
+}
 
 /* A short lowercase name for a kind ("zone", "instant", ...), or "other" if unknown. */
 const char *trove_kind_name(uint8_t kind);

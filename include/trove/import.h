@@ -11,6 +11,7 @@
 
 #include "trove/common.h"
 #include "trove/event.h"
+#include "trove/flows.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -47,11 +48,29 @@ struct trove_chrome_stats {
     uint64_t begin_end_pairs; /* B/E matched into zones */
     uint64_t instants;        /* ph I, i, n */
     uint64_t metadata;        /* ph M used (thread_name, process_name) */
-    uint64_t unmatched_begin; /* B left open at the end (dropped unless strict) */
-    uint64_t unmatched_end;   /* E with no open B (dropped unless strict) */
-    uint64_t skipped;         /* other phases (flows, async, counters, ...) and other M */
-    uint32_t threads;         /* distinct (pid, tid) among imported events */
-    uint32_t names;           /* distinct event names */
+    uint64_t unmatched_begin; /* B, b or S left open at the end, and the T steps of an open S
+                                 (dropped unless strict) */
+    uint64_t unmatched_end;   /* E, e, T or F with nothing open to close (dropped unless
+                                 strict) */
+    uint64_t skipped;         /* events of other phases, and other M: the sum of
+                                 skipped_phase */
+    uint32_t threads;         /* distinct (pid, tid) among imported events, tracks included */
+    uint32_t names;           /* distinct event names (of events and flows) */
+    uint64_t async_pairs;     /* b/e and S/F matched into async zones */
+    uint64_t async_steps;     /* T steps made into zones */
+    uint64_t flow_events;     /* s, t and f kept as flow rows */
+    uint64_t flow_binds;      /* flow rows from bind_id with flow_in/flow_out on an X */
+    uint64_t counters;        /* C events with at least one value */
+    uint64_t counter_values;  /* counter events made: one per numeric argument of a C */
+    uint64_t counter_args_skipped; /* arguments of C events that are not numbers (or whose
+                                      key is over 1,024 bytes, or value past a double) */
+    uint32_t async_tracks;    /* async tracks with events */
+    uint32_t counter_series;  /* counter series with events */
+    uint64_t skipped_metadata; /* M events skipped (process_sort_index, thread_sort_index,
+                                  process_labels, process_uptime_seconds, ...), part of
+                                  skipped_phase['M'] */
+    uint64_t skipped_phase[128]; /* skipped events by phase: the ASCII ph of one character
+                                    (R, P, O, N, D, ...), index 0 any other ph */
 };
 
 /*
@@ -65,15 +84,35 @@ struct trove_chrome_stats {
  * its thread (capped at 255). Memory stays within a small multiple of the event count, not
  * the input size: the input is streamed.
  *
+ * Async spans (b/e, S/T/F) become zones and n events with an id async instants on tracks
+ * of their own, and counter values (C) counter events on a track per series: each track is a
+ * synthetic tid in the event's pid (TROVE_TID_SYNTHETIC, trove/event.h), named in names.
+ * Flow events (s, t, f, and bind_id on X) become flow rows, appended to flows (may be NULL:
+ * they are then counted and dropped), sorted by (ts, pid, tid), with ids 1.. in order of
+ * first appearance. Everything else is counted by phase in the stats.
+ *
  * Errors: TROVE_ERR_JSON (with the byte offset), TROVE_ERR_TRACE (a field of the wrong
  * type), TROVE_ERR_UNMATCHED (strict only), TROVE_ERR_NEGATIVE (end before start, negative
- * ts or dur), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM, -errno. On error, events and names are
- * left as they were on entry (nothing partial is appended; the one exception is an
+ * ts or dur), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM, -errno. On error, events, names and flows
+ * are left as they were on entry (nothing partial is appended; the one exception is an
  * allocation failure while the finished names are merged, which can leave names partly
  * merged). names may be NULL; event name ids start at 0 and replace event names 0..k-1 of a
  * table that has them. stats (may be NULL) counts what was read up to the end or the error.
  * docs/formats/chrome-json.md describes the mapping.
  */
+int trove_chrome_import_all(FILE *in, const struct trove_chrome_options *opt,
+                            struct trove_events *events, struct trove_names *names,
+                            struct trove_flows *flows, struct trove_chrome_stats *stats,
+                            struct trove_diag *diag);
+
+/* Same, from a buffer in memory. */
+int trove_chrome_import_all_mem(const uint8_t *buf, size_t len,
+                                const struct trove_chrome_options *opt,
+                                struct trove_events *events, struct trove_names *names,
+                                struct trove_flows *flows, struct trove_chrome_stats *stats,
+                                struct trove_diag *diag);
+
+/* trove_chrome_import_all without flows (they are counted in the stats and dropped). */
 int trove_chrome_import(FILE *in, const struct trove_chrome_options *opt,
                         struct trove_events *events, struct trove_names *names,
                         struct trove_chrome_stats *stats, struct trove_diag *diag);
@@ -82,6 +121,14 @@ int trove_chrome_import(FILE *in, const struct trove_chrome_options *opt,
 int trove_chrome_import_mem(const uint8_t *buf, size_t len, const struct trove_chrome_options *opt,
                             struct trove_events *events, struct trove_names *names,
                             struct trove_chrome_stats *stats, struct trove_diag *diag);
+
+/*
+ * The skipped events of st by phase, as one line for a user: "28 R, 9 M" (a phase that is
+ * not one printable character is "N of other phases"), NUL-terminated in buf[0..n). Returns
+ * its length (0: nothing was skipped); a line that does not fit is cut after the last whole
+ * entry.
+ */
+size_t trove_chrome_skipped_text(const struct trove_chrome_stats *st, char *buf, size_t n);
 
 /* ---- trove gen: the synthetic capture model (docs/gen.md) -------------------------- */
 

@@ -7,11 +7,14 @@
  *   threads  pid u32, tid u32, thread_name string, process_name string
  *   samples  time_ns u64, pid u32, tid u32, stack_id u32   (empty until trove samples)
  *   frames   stack_id u32, depth u32, address u64, function string          (empty too)
+ *   flows    ts_ns u64, flow_id u64, pid u32, tid u32, name_id u32, phase u8, flags u8
+ *                                                           one row per flow row (flows.h)
  *
  * Unsigned columns are Parquet INT32/INT64 with the logical type INTEGER(bits, false), so
  * DuckDB reads them as UTINYINT, UINTEGER and UBIGINT. Encodings by mode: "delta-dict" (the
  * default) puts DELTA_BINARY_PACKED on the nanosecond columns and on the names table's
- * name_id (a run of ids) and RLE_DICTIONARY on every other column; "dict" puts
+ * name_id (a run of ids) and the flows table's flow_id, and RLE_DICTIONARY on every other
+ * column; "dict" puts
  * RLE_DICTIONARY everywhere; "plain" PLAIN everywhere.
  */
 #ifndef TROVE_TABLES_H
@@ -22,6 +25,7 @@
 
 #include "trove/common.h"
 #include "trove/event.h"
+#include "trove/flows.h"
 #include "trove/import.h"
 
 #ifdef __cplusplus
@@ -49,7 +53,8 @@ enum trove_table {
     TROVE_TABLE_THREADS = 2,
     TROVE_TABLE_SAMPLES = 3,
     TROVE_TABLE_FRAMES = 4,
-    TROVE_TABLE_COUNT_ = 5
+    TROVE_TABLE_FLOWS = 5,
+    TROVE_TABLE_COUNT_ = 6
 };
 
 /* "events", "names", ...; NULL past the last. */
@@ -59,7 +64,8 @@ const char *trove_table_name(int table);
  * Write one table of the capture (events and names) as a Parquet file appended to out;
  * *rows_out (may be NULL) gets its row count. The threads table has a row per thread name
  * in names, in their order, with its process's name (empty if none), then a row with tid 0
- * and an empty thread_name for each process name whose pid has no named thread.
+ * and an empty thread_name for each process name whose pid has no named thread. The
+ * flows table written here has no rows (trove_tables_write_flows writes the rows).
  * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
  */
 int trove_tables_write(int table, const struct trove_events *ev, const struct trove_names *names,
@@ -73,11 +79,31 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
  * found by name; extra columns are ignored; a missing column, a value out of its range
  * (a kind over 255, a pid over 2^32 - 1) or a string over TROVE_NAME_MAX is an error naming
  * the table, column and row. samples and frames must be empty for now (TROVE_ERR_FORMAT
- * otherwise). Errors: those of trove_pq_open and trove_pq_read_*, TROVE_ERR_CORRUPT,
- * TROVE_ERR_FORMAT, TROVE_ERR_NOMEM; on error ev's length and names are unchanged.
+ * otherwise). The flows table is read (every check made) and its rows dropped: take them
+ * with trove_tables_read_flows. Errors: those of trove_pq_open and trove_pq_read_*,
+ * TROVE_ERR_CORRUPT, TROVE_ERR_FORMAT, TROVE_ERR_NOMEM; on error ev's length and names are
+ * unchanged.
  */
 int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_events *ev,
                       struct trove_names *names, struct trove_diag *diag);
+
+/*
+ * The flows table: rows[0..n) (each must pass trove_flow_check) as a Parquet file appended to
+ * out; *rows_out (may be NULL) gets n. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
+ */
+int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
+                             const struct trove_tables_options *o, struct trove_bytes *out,
+                             uint64_t *rows_out);
+
+/*
+ * Read a flows table in buf[0..len) and append its rows to flows. Columns are found by name;
+ * a missing column, a value out of its range, a phase over 2, flags other than 0 and 1, or a
+ * flow_id of 0 is TROVE_ERR_CORRUPT naming the column and row. Errors: those of
+ * trove_pq_open and trove_pq_read_*, TROVE_ERR_CORRUPT, TROVE_ERR_LIMIT (more than
+ * TROVE_FLOWS_MAX rows), TROVE_ERR_NOMEM; on error flows is unchanged.
+ */
+int trove_tables_read_flows(const uint8_t *buf, size_t len, struct trove_flows *flows,
+                            struct trove_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -1,8 +1,8 @@
 /*
  * capture.c: writing, describing and listing captures (include/trove/capture.h). A capture
  * is an object volume: slot 0 the header (capture_header.c), slot 1 the names as names
- * frames, slot 2+k segment k as packed+deflate frames. docs/formats/capture.md has the
- * layouts; replay is replay.c.
+ * frames, slot 2+k segment k as packed+deflate frames, and slot 2+S the flows object when
+ * the capture has flow rows. docs/formats/capture.md has the layouts; replay is replay.c.
  *
  * Every object is a function of the events, the names and the two sizes alone (no time,
  * no name, no random seed), so writing the same capture again makes the same objects and
@@ -342,13 +342,22 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
                         const struct trove_capture_options *opt, struct trove_capture_info *info,
                         struct trove_diag *diag)
 {
+    return trove_capture_write_trace(s, name, events, n, names, NULL, 0, opt, info, diag);
+}
+
+int trove_capture_write_trace(struct trove_store *s, const char *name,
+                              const struct trove_event *events, size_t n,
+                              const struct trove_names *names, const struct trove_flow *flows,
+                              size_t nflows, const struct trove_capture_options *opt,
+                              struct trove_capture_info *info, struct trove_diag *diag)
+{
     struct writer w;
     struct trove_capture_header h;
     struct trove_wire_encoder *enc = NULL;
-    struct trove_bytes buf = {0}, names_obj = {0};
+    struct trove_bytes buf = {0}, names_obj = {0}, flows_obj = {0};
     uint64_t seg_bytes, per, segments;
     uint32_t fe;
-    int rc, created = 0, committed = 0;
+    int rc, created = 0, committed = 0, counters = 0;
 
     memset(&w, 0, sizeof w);
     memset(&h, 0, sizeof h);
@@ -376,11 +385,15 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
                           "%zu events in segments of %" PRIu64 " bytes make %" PRIu64
                           " segments, over the limit of %" PRIu64 "; use larger segments",
                           n, seg_bytes, segments, TROVE_CAPTURE_MAX_SEGMENTS);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         if (events[i].pad != 0)
             return TROVE_FAIL(diag, TROVE_ERR_INVALID, i * TROVE_EVENT_SIZE + 27,
                               "event %zu has pad byte 0x%02x; it must be 0", i,
                               (unsigned)events[i].pad);
+        counters |= events[i].kind == TROVE_KIND_COUNTER;
+    }
+    if (!flows && nflows > 0)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture write: flow rows missing");
 
     w.s = s;
     w.name = name;
@@ -401,7 +414,17 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
                         name, names_obj.len, TROVE_CAPTURE_MAX_OBJECT);
         goto out;
     }
-    TROVE_TRY(rc, open_for_write(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, &created, diag));
+    if (nflows > 0) {
+        rc = trove_flows_encode(flows, nflows, &flows_obj);
+        if (rc != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding %zu flow rows: %s%s", name, nflows,
+                            trove_strerror(rc),
+                            rc == TROVE_ERR_INVALID ? " (a row that is not well-formed)" : "");
+            goto out;
+        }
+    }
+    TROVE_TRY(rc, open_for_write(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0),
+                                 &created, diag));
 
     for (uint64_t k = 0; k < segments; k++) {
         struct trove_capture_segment *g = &h.seg[k];
@@ -421,9 +444,7 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
         g->bytes = (uint32_t)(buf.len <= UINT32_MAX ? buf.len : UINT32_MAX);
         g->min_start_ns = UINT64_MAX;
         for (size_t i = first; i < end; i++) {
-            uint64_t st = events[i].start_ns, e = st + events[i].dur_ns;
-            if (e < st)
-                e = UINT64_MAX; /* an end past 2^64 - 1 ns saturates */
+            uint64_t st = events[i].start_ns, e = trove_event_end(&events[i]);
             if (st < g->min_start_ns)
                 g->min_start_ns = st;
             if (st > g->max_start_ns)
@@ -440,6 +461,9 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
             opt->progress(opt->progress_ctx, k + 1, segments);
     }
     TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len, diag));
+    if (nflows > 0)
+        TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, flows_obj.ptr,
+                          flows_obj.len, diag));
 
     h.info.events = n;
     h.info.segments = segments;
@@ -448,6 +472,9 @@ int trove_capture_write(struct trove_store *s, const char *name, const struct tr
     h.segment_bytes = seg_bytes;
     h.frame_events = fe;
     h.names_bytes = names_obj.len;
+    h.version = counters || nflows > 0 ? 2 : 1;
+    h.info.flows = nflows;
+    h.flows_bytes = flows_obj.len;
     buf.len = 0;
     if ((rc = trove_capture_header_encode(&h, &buf)) != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding the header: %s", name,
@@ -474,6 +501,72 @@ out:
     free(h.seg);
     trove_bytes_free(&buf);
     trove_bytes_free(&names_obj);
+    trove_bytes_free(&flows_obj);
     trove_wire_encoder_free(enc);
+    return rc;
+}
+
+int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t from_ns,
+                             uint64_t to_ns, struct trove_flows *flows, struct trove_diag *diag)
+{
+    struct trove_capture_header h;
+    struct trove_volume *v = NULL;
+    struct trove_bytes b = {0};
+    struct trove_flows got = {0};
+    uint64_t slot;
+    int rc;
+
+    if (!s || !flows || from_ns > to_ns)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "capture flows need a store, an output and from_ns <= to_ns");
+    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+        return rc;
+    if (h.info.flows == 0)
+        goto out;
+    slot = TROVE__CAPTURE_SLOT_SEGMENT0 + h.info.segments;
+    if ((rc = trove_volume_get_object(v, slot, &b)) != TROVE_OK) {
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: flows (slot %" PRIu64 "): %s", name, slot,
+                        rc == TROVE_ERR_CHECKSUM
+                            ? "its stored bytes do not hash to its name: the object is damaged "
+                              "(importing the capture again heals it)"
+                            : trove_strerror(rc));
+        goto out;
+    }
+    if (b.len != h.flows_bytes) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: flows (slot %" PRIu64 ") is %zu bytes; the header says %"
+                        PRIu64,
+                        name, slot, b.len, h.flows_bytes);
+        goto out;
+    }
+    if ((rc = trove_flows_decode(b.ptr, b.len, &got, diag)) != TROVE_OK) {
+        rc = prefix_diag(diag, rc, name, "flows");
+        goto out;
+    }
+    if (got.len != h.info.flows) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: flows (slot %" PRIu64 ") holds %zu rows; the header says %"
+                        PRIu64,
+                        name, slot, got.len, h.info.flows);
+        goto out;
+    }
+    {
+        size_t k = 0;
+        for (size_t i = 0; i < got.len; i++)
+            if (got.f[i].ts_ns >= from_ns && (to_ns == UINT64_MAX || got.f[i].ts_ns < to_ns))
+                got.f[k++] = got.f[i];
+        if ((rc = trove_flows_reserve(flows, k)) != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "out of memory");
+            goto out;
+        }
+        if (k > 0)
+            memcpy(flows->f + flows->len, got.f, k * sizeof *got.f);
+        flows->len += k;
+    }
+out:
+    trove_flows_free(&got);
+    trove_bytes_free(&b);
+    trove_capture_header_free(&h);
+    trove_volume_close(v);
     return rc;
 }

@@ -1,12 +1,13 @@
 /*
- * capture_header.c: the capture header, format v1 — the object in slot 0 of a capture's
- * volume (include/trove/capture.h, docs/formats/capture.md): the counts, the time range and
- * one index entry per segment, which is all replay needs to pick the segments of a range.
+ * capture_header.c: the capture header, formats v1 and v2 — the object in slot 0 of a
+ * capture's volume (include/trove/capture.h, docs/formats/capture.md): the counts, the time
+ * range and one index entry per segment, which is all replay needs to pick the segments of a
+ * range, and (v2) the size of the capture's flows object.
  *
  *    0                8         12        16             24             32
  *   +----------------+---------+---------+--------------+--------------+
  *   | magic          | version | flags   | events   u64 | segments u64 |
- *   | "TROVCAP1"     | u32 = 1 | u32 = 0 | N            | S            |
+ *   | "TROVCAP1"     | u32 1|2 | u32 = 0 | N            | S            |
  *   +----------------+---------+---------+--------------+--------------+
  *   32             40             48             56             64
  *   +--------------+--------------+--------------+--------------+
@@ -19,8 +20,14 @@
  *   +--------------+------------------+------------------+-----------+
  *   88                                      88 + 40S        96 + 40S
  *   +------------------------------------ - +---------------+
- *   | entry[0] entry[1] ... entry[S-1]       | checksum u64  |  xxh3-64 of every byte
+ *   | entry[0] entry[1] ... entry[S-1]       | checksum u64  |  v1: xxh3-64 of every byte
  *   +------------------------------------ - +---------------+  before it
+ *
+ *   v2: the same, with a flows part between the entries and the checksum
+ *   88 + 40S          96 + 40S            104 + 40S       112 + 40S
+ *   +-----------------+-------------------+---------------+
+ *   | flows u64       | flows_bytes u64   | checksum u64  |
+ *   +-----------------+-------------------+---------------+
  *
  *   segment entry, 40 bytes
  *   0              8              16             24         28         32        36      40
@@ -37,7 +44,11 @@
  * with no events). B is a multiple of 32 from 32 to 8 MiB, F is 1 .. 65536, S <= 2^18, a
  * segment object's bytes are at least 16 per frame and at most 16 MiB, the names object's
  * 16 .. 16 MiB bytes, and `names` at most (names_bytes - 16) / 3 (an entry is 3 bytes at
- * least). The header is exactly 96 + 40S bytes, at most 10 MiB: one object.
+ * least). The header is exactly 96 + 40S bytes (v2: 112 + 40S), at most 10 MiB: one object.
+ * v2 is written for a capture that has flow rows or counter events (whose ends are their
+ * starts: an older trove, which would take a counter's value for a duration, must refuse it
+ * as newer); flows is the row count of the flows object in slot 2 + S (at most 2^28), and
+ * flows_bytes its length (49 .. 16 MiB), both 0 when the capture has no flows (no slot).
  *
  * One checker serves both directions: the decoder runs it over the input, and the encoder
  * writes the bytes past out->len and runs it over them before it counts them, so whatever
@@ -69,7 +80,11 @@ _Static_assert(TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * TROVE_CAPTURE_MAX_S
                        TROVE__CAPTURE_TRAILER <= TROVE_CAPTURE_MAX_OBJECT,
                "the largest header fits in one object");
 
-static const uint32_t known_version = TROVE__CAPTURE_VERSION; /* the versions this build reads */
+/* the versions this build reads */
+static const uint32_t known_versions[] = {TROVE__CAPTURE_VERSION, TROVE__CAPTURE_VERSION2};
+
+#define FLOWS_PART 16u /* v2: flows and flows_bytes */
+#define FLOWS_MIN_BYTES 49u /* the smallest flows object: its 40-byte head, deflate, checksum */
 
 size_t trove_capture_header_size(uint64_t segments)
 {
@@ -77,14 +92,21 @@ size_t trove_capture_header_size(uint64_t segments)
     return TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)segments + TROVE__CAPTURE_TRAILER;
 }
 
-/* The fields of the fixed part, as read by check(). */
+static size_t header_size(uint32_t version, uint64_t segments)
+{
+    return trove_capture_header_size(segments) + (version >= 2 ? FLOWS_PART : 0);
+}
+
+/* The fields of the fixed part (and v2's flows part), as read by check(). */
 struct fixed {
     uint64_t events, segments, first_ns, end_ns, names, raw_bytes, names_bytes, segment_bytes;
-    uint32_t frame_events;
+    uint64_t flows, flows_bytes;
+    uint32_t frame_events, version;
 };
 
 static void read_fixed(const uint8_t *buf, struct fixed *f)
 {
+    f->version = trove__get_le32(buf + 8);
     f->events = trove__get_le64(buf + 16);
     f->segments = trove__get_le64(buf + 24);
     f->first_ns = trove__get_le64(buf + 32);
@@ -94,6 +116,17 @@ static void read_fixed(const uint8_t *buf, struct fixed *f)
     f->names_bytes = trove__get_le64(buf + 64);
     f->segment_bytes = trove__get_le64(buf + 72);
     f->frame_events = trove__get_le32(buf + 80);
+    f->flows = f->flows_bytes = 0;
+}
+
+/* v2's flows part, once the length is known to hold it. */
+static void read_flows_part(const uint8_t *buf, struct fixed *f)
+{
+    if (f->version >= 2) {
+        size_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)f->segments;
+        f->flows = trove__get_le64(buf + at);
+        f->flows_bytes = trove__get_le64(buf + at + 8);
+    }
 }
 
 /* Check segment entry k (at buf + at) of a header whose fixed part is f. */
@@ -155,13 +188,15 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     if ((rc = trove__sealed_magic(buf, len, TROVE__CAPTURE_MAGIC, WHAT, diag)) != TROVE_OK)
         return rc;
     version = trove__get_le32(buf + 8);
-    if ((rc = trove__sealed_version(version, 8, &known_version, 1, WHAT, "version 1", diag)))
+    if ((rc = trove__sealed_version(version, 8, known_versions, 2, WHAT, "versions 1 and 2",
+                                    diag)))
         return rc;
     flags = trove__get_le32(buf + 12);
     if (flags != 0)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
-                          "capture header flags are 0x%" PRIx32 "; version 1 defines none",
-                          flags);
+                          "capture header flags are 0x%" PRIx32 "; version %" PRIu32
+                          " defines none",
+                          flags, version);
     reserved = trove__get_le32(buf + 84);
     if (reserved != 0)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 84,
@@ -173,7 +208,7 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                           "capture header lists %" PRIu64 " segments, over the limit of %"
                           PRIu64,
                           f.segments, TROVE_CAPTURE_MAX_SEGMENTS);
-    want = trove_capture_header_size(f.segments);
+    want = header_size(version, f.segments);
     if ((uint64_t)len != want) {
         if ((uint64_t)len < want)
             return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
@@ -187,8 +222,24 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     }
     if ((rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
         return rc;
+    read_flows_part(buf, &f);
 
     /* The fields, now that the bytes are known to be what was written. */
+    if (version >= 2) {
+        uint64_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * f.segments;
+        if (f.flows > TROVE_FLOWS_MAX)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "capture header says %" PRIu64 " flow rows, over the %" PRIu64
+                              " a capture holds",
+                              f.flows, TROVE_FLOWS_MAX);
+        if (f.flows == 0 ? f.flows_bytes != 0
+                         : f.flows_bytes < FLOWS_MIN_BYTES ||
+                               f.flows_bytes > TROVE_CAPTURE_MAX_OBJECT)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 8,
+                              "capture header says the flows object of %" PRIu64 " rows is %"
+                              PRIu64 " bytes; it must be 0 for no rows, else %u to %" PRIu32,
+                              f.flows, f.flows_bytes, FLOWS_MIN_BYTES, TROVE_CAPTURE_MAX_OBJECT);
+    }
     if (f.segment_bytes < TROVE_EVENT_SIZE || f.segment_bytes % TROVE_EVENT_SIZE != 0 ||
         f.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 72,
@@ -249,6 +300,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
 {
     const struct trove_capture_info *in;
     uint64_t segments;
+    uint32_t version;
     size_t total;
     uint8_t *p, *q;
     int rc;
@@ -257,17 +309,18 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         return TROVE_ERR_INVALID;
     in = &h->info;
     segments = in->segments;
+    version = h->version ? h->version : in->flows ? 2 : 1;
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
         return TROVE_ERR_LIMIT;
-    if (segments > 0 && !h->seg)
+    if ((segments > 0 && !h->seg) || version > 2 || (version == 1 && (in->flows || h->flows_bytes)))
         return TROVE_ERR_INVALID;
-    total = trove_capture_header_size(segments);
+    total = header_size(version, segments);
     if ((rc = trove_bytes_reserve(out, total)) != TROVE_OK)
         return rc;
 
     p = q = out->ptr + out->len;
     memcpy(q, TROVE__CAPTURE_MAGIC, 8);
-    trove__put_le32(q + 8, TROVE__CAPTURE_VERSION);
+    trove__put_le32(q + 8, version);
     trove__put_le32(q + 12, 0);
     trove__put_le64(q + 16, in->events);
     trove__put_le64(q + 24, segments);
@@ -289,6 +342,11 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         trove__put_le32(q + 28, s->frames);
         trove__put_le32(q + 32, s->bytes);
         trove__put_le32(q + 36, 0);
+    }
+    if (version >= 2) {
+        trove__put_le64(q, in->flows);
+        trove__put_le64(q + 8, h->flows_bytes);
+        q += FLOWS_PART;
     }
     assert(q + TROVE__CAPTURE_TRAILER == p + total);
     trove__sealed_seal(p, total);
@@ -319,7 +377,11 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.info.end_ns = f.end_ns;
     r.info.names = f.names;
     r.info.raw_bytes = f.raw_bytes;
-    r.info.stored_bytes = len + f.names_bytes;
+    read_flows_part(buf, &f);
+    r.info.flows = f.flows;
+    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes;
+    r.version = f.version;
+    r.flows_bytes = f.flows_bytes;
     r.segment_bytes = f.segment_bytes;
     r.frame_events = f.frame_events;
     r.names_bytes = f.names_bytes;

@@ -14,6 +14,7 @@
 /* The header is a sealed object (common/sealed.h): magic, version, ..., checksum. */
 #define TROVE__CAPTURE_MAGIC "TROVCAP1"
 #define TROVE__CAPTURE_VERSION 1u
+#define TROVE__CAPTURE_VERSION2 2u /* flows, counters */
 #define TROVE__CAPTURE_FIXED 88u /* the header before the segment entries */
 #define TROVE__CAPTURE_ENTRY 40u /* one segment entry */
 #define TROVE__CAPTURE_TRAILER TROVE__SEALED_TRAILER
@@ -22,6 +23,7 @@
 #define TROVE__CAPTURE_SLOT_HEADER 0u
 #define TROVE__CAPTURE_SLOT_NAMES 1u
 #define TROVE__CAPTURE_SLOT_SEGMENT0 2u
+/* v2 with flows: the flows object is the slot after the last segment, 2 + S */
 
 /* A names frame holds at most this many entries, and entries are added to it while its
  * payload stays within NAMES_FRAME_BYTES (a single longer entry gets a frame of its own). */

@@ -292,9 +292,7 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
         } else {
             for (size_t i = 0; i < cnt; i++) {
                 const struct trove_event *e = &w->ev[i];
-                uint64_t end = e->start_ns + e->dur_ns;
-                if (end < e->start_ns)
-                    end = UINT64_MAX;
+                uint64_t end = trove_event_end(e);
                 if (e->start_ns < g->min_start_ns || e->start_ns > g->max_start_ns ||
                     end > g->max_end_ns)
                     return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,

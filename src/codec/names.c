@@ -28,7 +28,8 @@ struct trove_names {
 
 const char *trove_kind_name(uint8_t kind)
 {
-    static const char *const names[] = {"zone", "instant", "async-instant", "frame", "lock"};
+    static const char *const names[] = {"zone", "instant", "async-instant", "frame", "lock",
+                                        "counter"};
     return kind < sizeof names / sizeof names[0] ? names[kind] : "other";
 }
 

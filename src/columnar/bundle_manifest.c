@@ -7,7 +7,8 @@
  *     "format_version": 1,
  *     "capture": "...",
  *     "time_range_ns": [start, end],
- *     "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N},
+ *     "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N,
+ *                "flows": N},                       (flows only when not 0)
  *     "tables": ["events.parquet", ...],
  *     "trove_version": "0.1.0"
  *   }
@@ -63,7 +64,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
     if (!m || !out || m->format_version != TROVE_BUNDLE_FORMAT_VERSION ||
         m->start_ns > MAX_JSON_INT || m->end_ns > MAX_JSON_INT || m->end_ns < m->start_ns ||
         m->events > MAX_JSON_INT || m->names > MAX_JSON_INT || m->threads > MAX_JSON_INT ||
-        m->samples > MAX_JSON_INT || m->frames > MAX_JSON_INT || m->ntables > MAX_TABLES ||
+        m->samples > MAX_JSON_INT || m->frames > MAX_JSON_INT || m->flows > MAX_JSON_INT ||
+        m->ntables > MAX_TABLES ||
         string_field(m->capture, sizeof m->capture) < 0 ||
         string_field(m->trove_version, sizeof m->trove_version) < 0)
         goto out;
@@ -88,7 +90,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
     if (put(counts, "events", json_u64(m->events)) || put(counts, "names", json_u64(m->names)) ||
         put(counts, "threads", json_u64(m->threads)) ||
         put(counts, "samples", json_u64(m->samples)) ||
-        put(counts, "frames", json_u64(m->frames)))
+        put(counts, "frames", json_u64(m->frames)) ||
+        (m->flows > 0 && put(counts, "flows", json_u64(m->flows))))
         goto out;
     rc = put(root, "format", json_string("trove-bundle"));
     if (!rc)
@@ -200,6 +203,10 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
         (rc = get_u64(counts, "counts.", "threads", &m->threads, diag)) ||
         (rc = get_u64(counts, "counts.", "samples", &m->samples, diag)) ||
         (rc = get_u64(counts, "counts.", "frames", &m->frames, diag)))
+        return rc;
+    /* "flows" came with the flows table: a bundle without flows may leave it out */
+    if (json_object_get(counts, "flows") &&
+        (rc = get_u64(counts, "counts.", "flows", &m->flows, diag)))
         return rc;
     tables = json_object_get(root, "tables");
     if (!json_is_array(tables))

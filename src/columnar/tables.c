@@ -38,6 +38,9 @@ static const struct col samples_cols[] = {
 static const struct col frames_cols[] = {U32("stack_id"), U32("depth"),
                                          {"address", TROVE_PQ_INT64, 64, ENC_OTHER},
                                          STR("function")};
+static const struct col flows_cols[] = {
+    {"ts_ns", TROVE_PQ_INT64, 64, ENC_TIME}, {"flow_id", TROVE_PQ_INT64, 64, ENC_ID},
+    U32("pid"), U32("tid"), U32("name_id"), U8("phase"), U8("flags")};
 
 static const struct table_def {
     const char *name;
@@ -49,6 +52,7 @@ static const struct table_def {
     {"threads", threads_cols, sizeof threads_cols / sizeof threads_cols[0]},
     {"samples", samples_cols, sizeof samples_cols / sizeof samples_cols[0]},
     {"frames", frames_cols, sizeof frames_cols / sizeof frames_cols[0]},
+    {"flows", flows_cols, sizeof flows_cols / sizeof flows_cols[0]},
 };
 
 #define MAX_COLS 8
@@ -250,7 +254,25 @@ static int fill_threads(struct cols *c, const struct trove_names *names)
     return TROVE_OK;
 }
 
-int trove_tables_write(int table, const struct trove_events *ev, const struct trove_names *names,
+static int fill_flows(struct cols *c, const struct trove_flow *rows, size_t n)
+{
+    int rc = cols_alloc(c, &tables[TROVE_TABLE_FLOWS], n);
+    if (rc != TROVE_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        c->i64[0][i] = (int64_t)rows[i].ts_ns;
+        c->i64[1][i] = (int64_t)rows[i].id;
+        set_u32(c, 2, i, rows[i].pid);
+        set_u32(c, 3, i, rows[i].tid);
+        set_u32(c, 4, i, rows[i].name_id);
+        set_u32(c, 5, i, rows[i].phase);
+        set_u32(c, 6, i, rows[i].flags);
+    }
+    return TROVE_OK;
+}
+
+static int write_table(int table, const struct trove_events *ev, const struct trove_names *names,
+                       const struct trove_flow *flows, size_t nflows,
                        const struct trove_tables_options *o, struct trove_bytes *out,
                        uint64_t *rows_out)
 {
@@ -289,6 +311,9 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
     case TROVE_TABLE_THREADS:
         rc = fill_threads(&c, names);
         break;
+    case TROVE_TABLE_FLOWS:
+        rc = fill_flows(&c, flows, nflows);
+        break;
     default:
         rc = cols_alloc(&c, t, 0);
         break;
@@ -323,6 +348,25 @@ out:
     free(fetch.buf);
     cols_free(&c);
     return rc;
+}
+
+int trove_tables_write(int table, const struct trove_events *ev, const struct trove_names *names,
+                       const struct trove_tables_options *o, struct trove_bytes *out,
+                       uint64_t *rows_out)
+{
+    return write_table(table, ev, names, NULL, 0, o, out, rows_out);
+}
+
+int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
+                             const struct trove_tables_options *o, struct trove_bytes *out,
+                             uint64_t *rows_out)
+{
+    if (!rows && n > 0)
+        return TROVE_ERR_INVALID;
+    for (size_t i = 0; i < n; i++)
+        if (trove_flow_check(&rows[i]) != TROVE_OK)
+            return TROVE_ERR_INVALID;
+    return write_table(TROVE_TABLE_FLOWS, NULL, NULL, rows, n, o, out, rows_out);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */
@@ -378,7 +422,7 @@ static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k
                     struct trove_pq_strings *s, struct trove_diag *diag)
 {
     const struct col *c = &t->cols[k];
-    int i, rc;
+    int i = 0, rc;
 
     if ((rc = find_col(f, t, k, &i, diag)) != TROVE_OK)
         return rc;
@@ -417,7 +461,7 @@ static int read_events(struct trove_pq_file *f, struct trove_events *ev, struct 
     if ((rc = trove_events_reserve(ev, (size_t)rows)) != TROVE_OK)
         goto out;
     for (size_t k = 0; k < t->ncols; k++) {
-        int i;
+        int i = 0;
         if ((rc = find_col(f, t, k, &i, diag)) != TROVE_OK ||
             (rc = trove_pq_cursor_new(f, (size_t)i, &cur[k], diag)) != TROVE_OK)
             goto out;
@@ -573,6 +617,73 @@ out:
         trove_pq_strings_free(&s[k]);
     }
     trove_names_free(tmp);
+    trove_pq_close(f);
+    return rc;
+}
+
+int trove_tables_read_flows(const uint8_t *buf, size_t len, struct trove_flows *flows,
+                            struct trove_diag *diag)
+{
+    const struct table_def *t = &tables[TROVE_TABLE_FLOWS];
+    struct trove_pq_file *f = NULL;
+    struct trove_pq_strings s[MAX_COLS];
+    int64_t *v[MAX_COLS] = {0};
+    uint64_t rows;
+    int rc;
+
+    memset(s, 0, sizeof s);
+    if (!flows)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_tables_read_flows");
+    if ((rc = trove_pq_open(buf, len, &f, diag)) != TROVE_OK)
+        goto out;
+    rows = trove_pq_rows(f);
+    if (rows > TROVE_FLOWS_MAX) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                        "table flows: %" PRIu64 " rows, over the %" PRIu64 " a capture holds",
+                        rows, TROVE_FLOWS_MAX);
+        goto out;
+    }
+    for (size_t k = 0; k < t->ncols; k++) {
+        if (!(v[k] = trove__malloc((size_t)(rows ? rows : 1) * sizeof(int64_t)))) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        if ((rc = read_col(f, t, k, v[k], &s[k], diag)) != TROVE_OK)
+            goto out;
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+        int k = v[5][r] > TROVE_FLOW_END                             ? 5
+                : (v[6][r] & ~(int64_t)TROVE_FLOW_ENCLOSING) != 0 ? 6
+                : v[1][r] == 0                                    ? 1
+                                                                  : -1;
+        if (k >= 0) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                            "table flows: column %s row %" PRIu64 " holds %" PRId64
+                            " (phase is 0 to 2, flags 0 or 1, flow_id from 1)",
+                            t->cols[k].name, r, v[k][r]);
+            goto out;
+        }
+    }
+    if ((rc = trove_flows_reserve(flows, (size_t)rows)) != TROVE_OK)
+        goto out;
+    for (uint64_t r = 0; r < rows; r++) {
+        struct trove_flow *fl = &flows->f[flows->len + r];
+        memset(fl, 0, sizeof *fl);
+        fl->ts_ns = (uint64_t)v[0][r];
+        fl->id = (uint64_t)v[1][r];
+        fl->pid = (uint32_t)v[2][r];
+        fl->tid = (uint32_t)v[3][r];
+        fl->name_id = (uint32_t)v[4][r];
+        fl->phase = (uint8_t)v[5][r];
+        fl->flags = (uint8_t)v[6][r];
+    }
+    flows->len += (size_t)rows;
+    rc = TROVE_OK;
+out:
+    for (size_t k = 0; k < MAX_COLS; k++) {
+        free(v[k]);
+        trove_pq_strings_free(&s[k]);
+    }
     trove_pq_close(f);
     return rc;
 }

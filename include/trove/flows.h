@@ -1,0 +1,108 @@
+/*
+ * trove/flows.h: flows, the arrows a trace draws between events — Chrome's flow events
+ * (s, t, f, and bind_id on a complete event), Perfetto's flow ids — kept beside a capture's
+ * events as rows of their own, and the flows object that holds them in a capture.
+ *
+ * A flow row is a point: a time on a thread (pid, tid), the flow it belongs to (id) and
+ * whether it starts, continues or ends it. The zone it is drawn from or to is the one that
+ * encloses its time on that thread (for an end without TROVE_FLOW_ENCLOSING: the next zone
+ * to start there), as the Trace Event Format binds them; rows keep the point, so a viewer
+ * binds it as it likes. Rows of one id, in time order, are one chain of arrows.
+ *
+ *   struct trove_flow, 32 bytes
+ *   offset  0: ts_ns    u64   the point, on the capture's clock
+ *   offset  8: id       u64   the flow (1 ..); the same id in every row of one flow
+ *   offset 16: pid      u32
+ *   offset 20: tid      u32
+ *   offset 24: name_id  u32   key into the names table (TROVE_NAME_EVENT)
+ *   offset 28: phase    u8    enum trove_flow_phase
+ *   offset 29: flags    u8    TROVE_FLOW_ENCLOSING or 0
+ *   offset 30: pad      u8[2] always 0
+ *
+ * The flows object (trove_flows_encode, docs/formats/flows.md) is how a capture stores them;
+ * a bundle stores them as its flows table (trove/tables.h). Not thread-safe; one writer or
+ * many readers.
+ */
+#ifndef TROVE_FLOWS_H
+#define TROVE_FLOWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Values are part of the formats: never renumber. */
+enum trove_flow_phase {
+    TROVE_FLOW_START = 0, /* Chrome s, or bind_id with flow_out */
+    TROVE_FLOW_STEP = 1,  /* Chrome t, or bind_id with flow_in and flow_out */
+    TROVE_FLOW_END = 2    /* Chrome f, or bind_id with flow_in */
+};
+
+/* flags: the row binds to the zone that encloses its time (Chrome: every s and t, and an f
+ * with "bp":"e"); without it an end binds to the next zone to start on its thread. */
+#define TROVE_FLOW_ENCLOSING 1u
+
+struct trove_flow {
+    uint64_t ts_ns;
+    uint64_t id;
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t name_id;
+    uint8_t phase;
+    uint8_t flags;
+    uint8_t pad[2];
+};
+
+_Static_assert(sizeof(struct trove_flow) == 32, "a flow row is 32 bytes");
+
+/* Rows a capture may hold (as for events: 2^28). */
+#define TROVE_FLOWS_MAX ((uint64_t)1 << 28)
+
+/* A growable array of flow rows. A zeroed struct is empty; free with trove_flows_free. */
+struct trove_flows {
+    struct trove_flow *f;
+    size_t len;
+    size_t cap;
+};
+
+/* Append one row. TROVE_OK or TROVE_ERR_NOMEM (the array is then unchanged). */
+int trove_flows_push(struct trove_flows *a, const struct trove_flow *f);
+/* Make room for extra more rows past len (one allocation). TROVE_OK or TROVE_ERR_NOMEM. */
+int trove_flows_reserve(struct trove_flows *a, size_t extra);
+void trove_flows_free(struct trove_flows *a);
+
+/* Is the row well-formed: phase a known one, flags 0 or TROVE_FLOW_ENCLOSING, pad zero,
+ * id not 0? Returns TROVE_OK or TROVE_ERR_INVALID. */
+int trove_flow_check(const struct trove_flow *f);
+
+/* A short lowercase name of a phase: "start", "step", "end", or "other". */
+const char *trove_flow_phase_name(uint8_t phase);
+
+/*
+ * The flows object: rows[0..n) as one sealed object (magic "TROVFLW1", version 1, the row
+ * count, the rows as varints, DEFLATE-compressed, and an xxh3-64 checksum), appended to out.
+ * The same rows give the same bytes. Errors: TROVE_ERR_INVALID (a row that fails
+ * trove_flow_check, NULL rows with n > 0), TROVE_ERR_LIMIT (n over TROVE_FLOWS_MAX),
+ * TROVE_ERR_NOMEM. out is unchanged on error.
+ */
+int trove_flows_encode(const struct trove_flow *rows, size_t n, struct trove_bytes *out);
+
+/*
+ * Decode a flows object in buf[0..len) and append its rows to out. Every length is checked
+ * before it is used: the row count against TROVE_FLOWS_MAX, the packed and unpacked sizes
+ * against the input and the row count, the checksum before anything is inflated, and every
+ * row as it is read. Errors, with the byte offset in diag: TROVE_ERR_TRUNCATED,
+ * TROVE_ERR_MAGIC, TROVE_ERR_VERSION, TROVE_ERR_CHECKSUM, TROVE_ERR_LIMIT, TROVE_ERR_INFLATE,
+ * TROVE_ERR_CORRUPT, TROVE_ERR_VARINT, TROVE_ERR_NOMEM. out is unchanged on error.
+ */
+int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
+                       struct trove_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

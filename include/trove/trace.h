@@ -1,0 +1,122 @@
+/*
+ * trove/trace.h: a capture out to other tools and back — the Chrome Trace Event Format
+ * (JSON: Perfetto UI, chrome://tracing, Speedscope) and Perfetto's protobuf trace (the
+ * compact one, for large captures).
+ *
+ * Both writers take the capture as it is in memory (struct trove_trace: events, names,
+ * flows, all borrowed), write it whole into a trove_bytes, and change nothing else. The
+ * Chrome JSON is read back by trove_chrome_import_all (trove/import.h); the Perfetto trace by
+ * trove_perfetto_read below. Importing either gives the same events, names and flows
+ * (docs/formats/chrome-json.md, docs/formats/perfetto.md say what is kept exactly and what
+ * is not). Every function here is reentrant: no global state.
+ */
+#ifndef TROVE_TRACE_H
+#define TROVE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+#include "trove/event.h"
+#include "trove/flows.h"
+#include "trove/import.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A capture to write: borrowed for the call. names and flows may be NULL / 0. */
+struct trove_trace {
+    const struct trove_event *events;
+    size_t n_events;
+    const struct trove_names *names;
+    const struct trove_flow *flows;
+    size_t n_flows;
+};
+
+/*
+ * Write t as a Chrome trace JSON document appended to out: {"displayTimeUnit":"ns",
+ * "traceEvents":[...]} with one event a line — process and thread names as M events, thread
+ * zones as X, instants as i (with their scope), async spans as b/e (nestable) or S/T/F
+ * (legacy) with the id of their track, async instants as n, counters as C, flows as s/t/f.
+ * Times are microseconds with up to three decimals, so nanoseconds are kept exactly; counter
+ * values have the fewest digits that read back as the same double. Names are written as
+ * JSON strings (bytes that are not UTF-8 as U+FFFD, as the importer repairs them). The output
+ * is a function of t alone. Errors: TROVE_ERR_INVALID (NULL arguments; a counter whose value
+ * is not finite, which JSON cannot hold; diag names the event), TROVE_ERR_NOMEM. out is
+ * unchanged on error.
+ */
+int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
+                        struct trove_diag *diag);
+
+/*
+ * Write t as a Perfetto trace (a protobuf Trace: a stream of TracePacket) appended to out:
+ * one packet sequence with a process track per pid, a thread track per thread, an async or
+ * counter track per synthetic tid (and child tracks for counters on a thread and for zones
+ * that overlap without nesting), TrackEvent slices (begin and end), instants, counters and
+ * flows (flow_ids), event names and categories interned (InternedData, iid = name_id + 1),
+ * timestamps incremental on a sequence clock. docs/formats/perfetto.md has the subset and its
+ * field numbers. The output is a function of t alone. Errors: TROVE_ERR_INVALID,
+ * TROVE_ERR_LIMIT (a thread with more than 1,024 zones open at once that do not nest),
+ * TROVE_ERR_NOMEM. out is unchanged on error.
+ */
+int trove_perfetto_write(const struct trove_trace *t, struct trove_bytes *out,
+                         struct trove_diag *diag);
+
+struct trove_perfetto_options {
+    int strict;           /* nonzero: a slice end without a begin, or a begin never ended, is
+                             TROVE_ERR_UNMATCHED; zero: dropped and counted */
+    uint64_t max_input;   /* refuse inputs larger than this many bytes (0: 4 GiB) */
+};
+
+struct trove_perfetto_stats {
+    uint64_t packets;
+    uint64_t track_descriptors;
+    uint64_t track_events;    /* TrackEvent packets */
+    uint64_t slices;          /* begin/end pairs made into zones */
+    uint64_t instants;        /* instants made into events */
+    uint64_t counters;        /* counter values */
+    uint64_t flows;           /* flow rows */
+    uint64_t unmatched_begin; /* slices never ended (dropped unless strict) */
+    uint64_t unmatched_end;   /* ends with no open slice (dropped unless strict) */
+    uint64_t skipped_packets; /* packets of other kinds (ftrace, process stats, ...) */
+    uint64_t skipped_events;  /* TrackEvents of other types (legacy phases) */
+    uint32_t threads;         /* distinct (pid, tid) among imported events */
+    uint32_t names;           /* event names */
+};
+
+/*
+ * Read a Perfetto trace in buf[0..len) (the subset docs/formats/perfetto.md describes: track
+ * descriptors, TrackEvent slices, instants, counters and flows, interned names and
+ * categories, incremental and scaled clocks; other packets are counted and skipped) and
+ * append its events to events (sorted and given depths as the Chrome importer does), its
+ * names to names (may be NULL) and its flow rows to flows (may be NULL). A trace
+ * trove_perfetto_write wrote comes back exactly: the same events, names and flows.
+ *
+ * A decoder of outside bytes: every tag, varint and length is checked against the message
+ * that holds it, every count against a limit (2^28 events, 2^20 tracks, 2^24 interned
+ * strings, 4,096 sequences, names of TROVE_NAME_MAX bytes), before anything is allocated.
+ * Errors, with the byte offset in diag: TROVE_ERR_TRUNCATED, TROVE_ERR_VARINT,
+ * TROVE_ERR_CORRUPT (bytes that are not a trace, a track with no descriptor, a cycle of
+ * parents), TROVE_ERR_LIMIT, TROVE_ERR_NEGATIVE (a slice that ends before it begins, a
+ * timestamp past 2^64 ns), TROVE_ERR_UNMATCHED (strict), TROVE_ERR_NOMEM. On error events,
+ * names and flows are unchanged (the one exception: an allocation failure inside the final
+ * trove_names_merge() can leave names partly merged).
+ */
+int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfetto_options *opt,
+                        struct trove_events *events, struct trove_names *names,
+                        struct trove_flows *flows, struct trove_perfetto_stats *stats,
+                        struct trove_diag *diag);
+
+/*
+ * Does head[0..n) (a file's first bytes; 64 or more make a good guess) look like a Perfetto
+ * trace: a first field that is Trace.packet (field 1, length-delimited) holding well-formed
+ * protobuf fields? A JSON document (which begins with '[', '{', white space or a byte order
+ * mark), a trove wire stream, a zip or a Parquet file never does. Returns 1 or 0.
+ */
+int trove_perfetto_sniff(const uint8_t *head, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,135 @@
+/*
+ * chrome_internal.h (internal to src/codec): the Chrome importer's state, shared by its two
+ * levels — chrome_json.c reads the document and the fields of each event (the grammar), and
+ * chrome_events.c turns one event's fields into trove events, flows and names (the trace
+ * rules) and hands the result over at the end. chrome_json.c calls chrome_events.c, never the
+ * reverse.
+ */
+#ifndef TROVE_CHROME_INTERNAL_H
+#define TROVE_CHROME_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chrome_tracks.h"
+#include "trace_order.h"
+#include "common/json.h"
+#include "trove/flows.h"
+#include "trove/import.h"
+
+#define TROVE__CHROME_KEY_CAP 16   /* longest key the grammar recognizes, plus slack */
+#define TROVE__CHROME_SHORT_CAP 4  /* "ph", "s" and "bp" values */
+#define TROVE__CHROME_ID_CAP 256   /* cat, scope and id texts kept for a track's key */
+#define TROVE__CHROME_ARG_KEY_CAP 1024 /* a counter argument's key */
+#define TROVE__CHROME_NO_NAME UINT32_MAX
+
+enum { TROVE__J_NONE = 0, TROVE__J_STRING, TROVE__J_NUMBER, TROVE__J_OTHER, TROVE__J_TRUE,
+       TROVE__J_FALSE };
+
+/* id kinds of an async or flow key: "id", "id2":{"local"}, "id2":{"global"}, "bind_id". */
+enum { TROVE__ID_PLAIN = 1, TROVE__ID_LOCAL = 2, TROVE__ID_GLOBAL = 3, TROVE__ID_BIND = 4 };
+
+struct trove__cfield {
+    uint8_t type;            /* TROVE__J_* */
+    uint64_t off;            /* byte offset of the value */
+};
+
+/* A numeric argument of the event (the values a C event counts). */
+struct trove__carg {
+    uint32_t key_off, key_len; /* into the parser's arg_keys */
+    int over;                  /* the key was longer than TROVE__CHROME_ARG_KEY_CAP */
+    uint64_t off;
+    struct trove__json_num num;
+};
+
+/* The fields of the event being read. */
+struct trove__cevent {
+    uint64_t off;
+    struct trove__cfield ph, name, ts, dur, pid, tid, s, args_name, args_step;
+    struct trove__cfield cat, id, scope, bp, bind_id, flow_in, flow_out;
+    struct trove__json_num ts_n, dur_n, pid_n, tid_n;
+    uint8_t id_kind;         /* TROVE__ID_PLAIN/LOCAL/GLOBAL when id holds one, else 0 */
+    uint8_t id_num;          /* the id (or bind_id) was a number (its digits are in id) */
+    uint8_t bind_num;
+    size_t nargs;            /* numeric args in the parser's args array */
+    size_t nonnum_args;      /* other args (their values are not numbers) */
+};
+
+struct trove__cname {
+    uint64_t off;            /* into the arena */
+    uint32_t len, hash, count, flows;
+};
+
+struct trove__cbegin {
+    uint64_t ts, off;
+    uint32_t name;           /* provisional name id, or NO_NAME */
+};
+
+struct trove__cthread {
+    uint32_t pid, tid;
+    struct trove__cbegin *stk;
+    size_t n, cap;
+};
+
+/* A flow event waiting for its final id. */
+struct trove__cflow {
+    uint64_t ts;
+    uint32_t pid, tid, name, seq, key;
+    uint8_t phase, flags;
+};
+
+struct trove__chrome {
+    struct trove__json js;       /* the input and its tokens */
+    struct trove_diag *diag;
+    int strict;
+    struct trove_chrome_stats st;
+    struct trove__cevent ev;
+
+    uint8_t key_store[TROVE__CHROME_KEY_CAP], ph_store[TROVE__CHROME_SHORT_CAP];
+    uint8_t s_store[TROVE__CHROME_SHORT_CAP], bp_store[TROVE__CHROME_SHORT_CAP];
+    uint8_t cat_store[TROVE__CHROME_ID_CAP], scope_store[TROVE__CHROME_ID_CAP];
+    uint8_t id_store[TROVE__CHROME_ID_CAP], bind_store[TROVE__CHROME_ID_CAP];
+    struct trove__json_str key, ph, scope, name, args_name, args_step;
+    struct trove__json_str cat, idscope, id, bp, bind;
+    struct trove__json_str arg_key; /* a counter argument's key, decoded */
+    struct trove_bytes fix;      /* UTF-8 repair output */
+    struct trove_bytes arg_keys; /* this event's numeric args' keys */
+    struct trove__carg *args;
+    size_t cap_args;
+    struct trove_bytes tkey;     /* a track key being built */
+
+    struct trove__trec *rec;
+    size_t nrec, rec_cap;
+    uint64_t open_total;         /* B events waiting for their E */
+
+    struct trove_bytes arena;    /* interned names, back to back */
+    struct trove__cname *nm;
+    uint32_t nnm, nm_cap;
+    uint32_t *nm_index;          /* id + 1, 0 = free; power-of-two size */
+    uint32_t nm_mask;
+
+    struct trove__cthread *thr;
+    uint32_t nthr, thr_cap;
+    uint32_t *thr_index;
+    uint32_t thr_mask;
+
+    struct trove__ctracks tracks; /* async tracks and counter series */
+    struct trove__ctracks flowkeys;
+    struct trove__cflow *flows;
+    size_t nflows, flows_cap;
+
+    struct trove_names *tmp_names;
+};
+
+/* Act on the event whose fields are in ps->ev (its '}' was just read). */
+int trove__chrome_event(struct trove__chrome *ps);
+
+/* After the document: the open B and async events (an error when strict), then depth, order,
+ * names and tids, and hand events, names and flows (may be NULL) over. */
+int trove__chrome_finish(struct trove__chrome *ps, struct trove_events *events,
+                         struct trove_names *names, struct trove_flows *flows);
+
+/* Release everything the importer holds (the tokenizer's window too). */
+void trove__chrome_free(struct trove__chrome *ps);
+
+#endif

@@ -1,0 +1,1304 @@
+/*
+ * perfetto_read.c: a Perfetto protobuf trace into trove events, names and flows
+ * (trove_perfetto_read, trove_perfetto_sniff; include/trove/trace.h, docs/formats/perfetto.md).
+ *
+ *   Trace        := (field 1: TracePacket)*
+ *   TracePacket  := timestamp 8, timestamp_clock_id 58, trusted_packet_sequence_id 10,
+ *                   sequence_flags 13, incremental_state_cleared 41, trace_packet_defaults 59
+ *                   {timestamp_clock_id 58, track_event_defaults 11 {track_uuid 11}},
+ *                   clock_snapshot 6 {clocks 1 {clock_id 1, timestamp 2, is_incremental 3,
+ *                   unit_multiplier_ns 4}}, interned_data 12 {event_categories 1, event_names 2:
+ *                   {iid 1, name 2}}, track_descriptor 60, track_event 11; others skipped
+ *   TrackDescriptor := uuid 1, parent_uuid 5, name 2, process 3 {pid 1, process_name 6},
+ *                   thread 4 {pid 1, tid 2, thread_name 5}, counter 8
+ *   TrackEvent   := type 9, track_uuid 11, name_iid 10 | name 23, category_iids 3 |
+ *                   categories 22, counter_value 30 | double_counter_value 44, flow_ids 47 |
+ *                   36, terminating_flow_ids 48 | 42; others skipped
+ *
+ * Two passes over the bytes. The first reads every TrackDescriptor (tracks are global to the
+ * trace and may be described after they are used) and resolves each track to a (pid, tid):
+ * a thread track's own, a process track's (pid, 0), a track under a process whose uuid has
+ * the form trove writes ((n << 22 | p) << 2 | 2, under the process track (p + 1) << 2) the
+ * synthetic tid TROVE_TID_SYNTHETIC + n,
+ * another track under a process a synthetic tid of its own, and a track under a thread or an
+ * async track that track's. The second walks the packets in order with each sequence's
+ * incremental state (interned names and categories, defaults, clocks) and turns slices (a
+ * stack per track), instants, counters and flow ids into records, which then get depths and
+ * the output order of trace_order.c, the same as Chrome imports get.
+ *
+ * Trust: the input is outside bytes. Every tag, varint and length is checked against the
+ * message that holds it (protobuf.h) before it is used, so nothing is read past the input; a
+ * string is bounded by TROVE_NAME_MAX before it is copied; events, tracks, interned strings
+ * and sequences are bounded (trace.h) before anything grows for them; a parent chain longer
+ * than 64 is a cycle. Name ids: a name interned with iid k claims id k - 1 (trove's writer
+ * interns name_id + 1), first claim first; other names take the ids after the highest claim,
+ * in order of first use.
+ */
+#include "protobuf.h"
+#include "trace_order.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trove/digest.h"
+#include "trove/trace.h"
+
+#define INPUT_DEFAULT ((uint64_t)4 << 30)
+#define MAX_EVENTS ((uint64_t)1 << 28)
+#define MAX_TRACKS ((size_t)1 << 20)
+#define MAX_STRINGS ((size_t)1 << 24)
+#define MAX_SEQS 4096u
+#define MAX_CLOCKS 64u
+#define MAX_DEPTH 64
+#define NONE UINT32_MAX
+
+/* Category codes: 0 none, 1 + kind * 256 + extra for "trove:K:E", then flows. */
+#define CODE_FLOW0 (1u + 256u * 256u)
+
+/* ---- u64 -> u32 hash maps ---------------------------------------------------------------- */
+
+struct map {
+    uint64_t *key;
+    uint32_t *val;   /* NONE: free */
+    size_t n, cap;   /* cap a power of two, or 0 */
+};
+
+static size_t map_slot(const struct map *m, uint64_t k)
+{
+    uint64_t h = k * 0x9E3779B97F4A7C15ULL;
+    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+    while (m->val[i] != NONE && m->key[i] != k)
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+static uint32_t map_get(const struct map *m, uint64_t k)
+{
+    return m->cap ? m->val[map_slot(m, k)] : NONE;
+}
+
+static int map_put(struct map *m, uint64_t k, uint32_t v)
+{
+    size_t i;
+    if ((m->n + 1) * 2 > m->cap) {
+        struct map g = {0};
+        g.cap = m->cap ? m->cap * 2 : 64;
+        if (!(g.key = trove__malloc(g.cap * sizeof *g.key)) ||
+            !(g.val = trove__malloc(g.cap * sizeof *g.val))) {
+            free(g.key);
+            return TROVE_ERR_NOMEM;
+        }
+        memset(g.val, 0xff, g.cap * sizeof *g.val);
+        for (size_t j = 0; j < m->cap; j++)
+            if (m->val[j] != NONE) {
+                size_t s = map_slot(&g, m->key[j]);
+                g.key[s] = m->key[j];
+                g.val[s] = m->val[j];
+            }
+        g.n = m->n;
+        free(m->key);
+        free(m->val);
+        *m = g;
+    }
+    i = map_slot(m, k);
+    if (m->val[i] == NONE)
+        m->n++;
+    m->key[i] = k;
+    m->val[i] = v;
+    return TROVE_OK;
+}
+
+static void map_clear(struct map *m)
+{
+    if (m->cap)
+        memset(m->val, 0xff, m->cap * sizeof *m->val);
+    m->n = 0;
+}
+
+static void map_free(struct map *m)
+{
+    free(m->key);
+    free(m->val);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- state ------------------------------------------------------------------------------ */
+
+/* A name as the trace gave it: a string, or only an iid no interned entry named. */
+struct pname {
+    uint64_t off;          /* into the arena */
+    uint32_t len, claim;   /* claim: the id its iid asks for, or NONE */
+    uint8_t has_str;
+    uint32_t final;
+};
+
+struct open_slice {
+    uint64_t ts, off;
+    uint32_t name, seq;
+    uint32_t code;
+};
+
+struct track {
+    uint64_t uuid, parent, off;
+    uint8_t has_process, has_thread, has_pname, has_tname, has_name, resolved;
+    uint32_t pid, tid, ppid;
+    uint64_t pname_off, tname_off, name_off; /* strings in the arena */
+    uint32_t pname_len, tname_len, name_len;
+    struct open_slice *open;
+    size_t nopen, capopen;
+};
+
+struct clock {
+    uint32_t id;
+    uint8_t incremental;
+    uint64_t value, mult;
+};
+
+struct seq {
+    uint32_t id;
+    uint32_t def_clock;       /* 0: none */
+    uint64_t def_track;
+    uint8_t has_def_track;
+    struct clock clocks[MAX_CLOCKS];
+    uint32_t nclocks;
+    struct map names, cats;   /* iid -> pname index, iid -> category code */
+};
+
+struct pr {
+    const uint8_t *buf;
+    size_t len;
+    struct trove_diag *diag;
+    int strict;
+    struct trove_perfetto_stats st;
+
+    struct track *tracks;     /* sorted by uuid after pass 1 */
+    size_t ntracks, captracks;
+
+    struct seq *seqs;
+    size_t nseqs, capseqs;
+
+    struct trove_bytes arena; /* strings */
+    struct pname *names;
+    size_t nnames, capnames, capnext;
+    struct map str_index;     /* hash of a string -> first pname with that hash (chained) */
+    uint32_t *str_next;       /* the next pname with the same hash, or NONE */
+    struct map claim_index;   /* claim -> nameless pname */
+
+    struct trove__trec *rec;
+    size_t nrec, caprec;
+    uint64_t open_total;
+    struct trove_flow *flows;
+    size_t nflows, capflows;
+    struct map flow_seen;     /* flow ids seen (flows of traces trove did not write) */
+    uint32_t seqno;           /* events in order of appearance */
+};
+
+static int fail(struct pr *r, int code, const uint8_t *at, const char *fmt, const char *what)
+{
+    return TROVE_FAIL(r->diag, code, at ? (uint64_t)(at - r->buf) : 0, fmt, what);
+}
+
+/* A field error of protobuf.h's trove__pb_next, in words. */
+static int field_error(struct pr *r, int rc, const uint8_t *at, const char *msg)
+{
+    const char *why = rc == TROVE_ERR_TRUNCATED ? "a field runs past the end of its message"
+                      : rc == TROVE_ERR_VARINT  ? "a varint is longer than 10 bytes"
+                                                : "a field has number 0 or a wire type that is "
+                                                  "not 0, 1, 2 or 5";
+    return TROVE_FAIL(r->diag, rc, (uint64_t)(at - r->buf), "Perfetto trace: %s: %s", msg, why);
+}
+
+/* Grow *arr (of *cap items of `size` bytes) to hold n + 1. */
+static int grow(void **arr, size_t *cap, size_t n, size_t size)
+{
+    size_t c;
+    void *p;
+    if (n < *cap)
+        return TROVE_OK;
+    c = *cap ? *cap * 2 : 64;
+    if (c > SIZE_MAX / size)
+        return TROVE_ERR_NOMEM;
+    if (!(p = trove__realloc(*arr, c * size)))
+        return TROVE_ERR_NOMEM;
+    *arr = p;
+    *cap = c;
+    return TROVE_OK;
+}
+
+/* ---- strings and names ------------------------------------------------------------------ */
+
+static int check_string(struct pr *r, const struct trove__pb_field *f, const char *what)
+{
+    if (f->wt != TROVE__PB_LEN)
+        return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f->data ? f->data - r->buf : 0),
+                          "Perfetto trace: %s is not a string", what);
+    if (f->len > TROVE_NAME_MAX)
+        return TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, (uint64_t)(f->data - r->buf),
+                          "Perfetto trace: %s is %zu bytes, over the %d a name may have", what,
+                          f->len, TROVE_NAME_MAX);
+    return TROVE_OK;
+}
+
+static int keep_string(struct pr *r, const struct trove__pb_field *f, uint64_t *off,
+                       uint32_t *len)
+{
+    int rc = trove_bytes_append(&r->arena, f->data, f->len);
+    if (rc != TROVE_OK)
+        return rc;
+    *off = r->arena.len - f->len;
+    *len = (uint32_t)f->len;
+    return TROVE_OK;
+}
+
+static int new_name(struct pr *r, uint32_t *idx)
+{
+    int rc;
+    if (r->nnames >= MAX_STRINGS)
+        return TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, 0,
+                          "Perfetto trace: more than %zu distinct names", MAX_STRINGS);
+    if ((rc = grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names)) != TROVE_OK ||
+        (rc = grow((void **)&r->str_next, &r->capnext, r->nnames, sizeof *r->str_next)) != TROVE_OK)
+        return rc;
+    memset(&r->names[r->nnames], 0, sizeof r->names[r->nnames]);
+    r->names[r->nnames].claim = NONE;
+    r->str_next[r->nnames] = NONE;
+    *idx = (uint32_t)r->nnames++;
+    return TROVE_OK;
+}
+
+/* The name of string p[0..n): found or added. claim (or NONE) is the id it asks for. */
+static int name_of_string(struct pr *r, const uint8_t *p, size_t n, uint32_t claim,
+                          uint32_t *idx_out)
+{
+    uint64_t h = trove_checksum64(p, n);
+    uint32_t first = map_get(&r->str_index, h), i;
+    int rc;
+
+    for (i = first; i != NONE; i = r->str_next[i]) {
+        const struct pname *e = &r->names[i];
+        if (e->len == n && (n == 0 || !memcmp(r->arena.ptr + e->off, p, n)))
+            break;
+    }
+    if (i == NONE) {
+        if ((rc = new_name(r, &i)) != TROVE_OK ||
+            (rc = trove_bytes_append(&r->arena, p, n)) != TROVE_OK)
+            return rc;
+        r->names[i].off = r->arena.len - n;
+        r->names[i].len = (uint32_t)n;
+        r->names[i].has_str = 1;
+        r->str_next[i] = first;
+        if ((rc = map_put(&r->str_index, h, i)) != TROVE_OK)
+            return rc;
+    }
+    if (claim != NONE && r->names[i].claim == NONE)
+        r->names[i].claim = claim;
+    *idx_out = i;
+    return TROVE_OK;
+}
+
+/* A name known only by its iid (no interned entry said what it is). */
+static int name_of_claim(struct pr *r, uint32_t claim, uint32_t *idx_out)
+{
+    uint32_t i = map_get(&r->claim_index, claim);
+    int rc;
+    if (i == NONE) {
+        if ((rc = new_name(r, &i)) != TROVE_OK ||
+            (rc = map_put(&r->claim_index, claim, i)) != TROVE_OK)
+            return rc;
+        r->names[i].claim = claim;
+    }
+    *idx_out = i;
+    return TROVE_OK;
+}
+
+/* "trove:K:E" or "trove:flow:s|t|f[:e]" as a code, else 0. */
+static uint32_t category_code(const uint8_t *p, size_t n)
+{
+    unsigned k = 0, e = 0, digits = 0;
+    size_t i = 6;
+    if (n < 7 || memcmp(p, "trove:", 6) != 0)
+        return 0;
+    if (n >= 12 && !memcmp(p + 6, "flow:", 5)) {
+        static const char phases[] = "stf";
+        const char *ph = memchr(phases, p[11], 3);
+        if (!ph || !(n == 12 || (n == 14 && p[12] == ':' && p[13] == 'e')))
+            return 0;
+        return CODE_FLOW0 + 2u * (unsigned)(ph - phases) + (n == 14);
+    }
+    for (; i < n && p[i] >= '0' && p[i] <= '9' && digits < 3; i++, digits++)
+        k = k * 10 + (p[i] - '0');
+    if (!digits || i >= n || p[i] != ':' || k > 255)
+        return 0;
+    for (i++, digits = 0; i < n && p[i] >= '0' && p[i] <= '9' && digits < 3; i++, digits++)
+        e = e * 10 + (p[i] - '0');
+    if (!digits || i != n || e > 255)
+        return 0;
+    return 1 + k * 256 + e;
+}
+
+/* ---- pass 1: tracks --------------------------------------------------------------------- */
+
+/* A descriptor's sub-message (process or thread). */
+static int read_desc_sub(struct pr *r, struct track *t, const struct trove__pb_field *f, int thread)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    int rc;
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        if (g.num == 1 && g.wt == TROVE__PB_VARINT) {
+            t->pid = (uint32_t)g.v;
+        } else if (thread && g.num == 2 && g.wt == TROVE__PB_VARINT) {
+            t->tid = (uint32_t)g.v;
+        } else if ((thread ? g.num == 5 : g.num == 6)) {
+            if ((rc = check_string(r, &g, thread ? "a thread name" : "a process name")) != TROVE_OK)
+                return rc;
+            if (thread) {
+                t->has_tname = 1;
+                rc = keep_string(r, &g, &t->tname_off, &t->tname_len);
+            } else {
+                t->has_pname = 1;
+                rc = keep_string(r, &g, &t->pname_off, &t->pname_len);
+            }
+            if (rc != TROVE_OK)
+                return rc;
+        }
+    }
+    return rc < 0 ? field_error(r, rc, m.p, thread ? "a thread descriptor" : "a process descriptor")
+                  : TROVE_OK;
+}
+
+static int read_descriptor(struct pr *r, const struct trove__pb_field *f)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    struct track t;
+    int rc, has_uuid = 0;
+
+    memset(&t, 0, sizeof t);
+    t.off = (uint64_t)(f->data - r->buf);
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        if (g.num == 1 && g.wt == TROVE__PB_VARINT) {
+            t.uuid = g.v;
+            has_uuid = 1;
+        } else if (g.num == 5 && g.wt == TROVE__PB_VARINT) {
+            t.parent = g.v;
+        } else if (g.num == 2) {
+            if ((rc = check_string(r, &g, "a track name")) != TROVE_OK ||
+                (rc = keep_string(r, &g, &t.name_off, &t.name_len)) != TROVE_OK)
+                return rc;
+            t.has_name = 1;
+        } else if ((g.num == 3 || g.num == 4) && g.wt == TROVE__PB_LEN) {
+            if (g.num == 3)
+                t.has_process = 1;
+            else
+                t.has_thread = 1;
+            if ((rc = read_desc_sub(r, &t, &g, g.num == 4)) != TROVE_OK)
+                return rc;
+        }
+    }
+    if (rc < 0)
+        return field_error(r, rc, m.p, "a track descriptor");
+    if (!has_uuid)
+        return fail(r, TROVE_ERR_CORRUPT, f->data, "Perfetto trace: a %s has no uuid",
+                    "track descriptor");
+    r->st.track_descriptors++;
+    if (r->ntracks >= MAX_TRACKS)
+        return fail(r, TROVE_ERR_LIMIT, f->data, "Perfetto trace: more than 2^20 %s",
+                    "track descriptors");
+    if ((rc = grow((void **)&r->tracks, &r->captracks, r->ntracks, sizeof t)) != TROVE_OK)
+        return rc;
+    r->tracks[r->ntracks++] = t;
+    return TROVE_OK;
+}
+
+/* The top-level packets: f for each, in order. pass 1 reads descriptors only. */
+typedef int (*packet_fn)(struct pr *r, const uint8_t *data, size_t len);
+
+static int each_packet(struct pr *r, packet_fn fn)
+{
+    struct trove__pb m = {r->buf, r->buf + r->len};
+    struct trove__pb_field f;
+    int rc;
+    while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK) {
+        if (f.num != 1 || f.wt != TROVE__PB_LEN)
+            return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f.data ? f.data - r->buf : 0),
+                              "not a Perfetto trace: top-level field %" PRIu32
+                              " (wire type %u); a trace holds only packets (field 1)",
+                              f.num, f.wt);
+        if ((rc = fn(r, f.data, f.len)) != TROVE_OK)
+            return rc;
+    }
+    return rc < 0 ? field_error(r, rc, m.p, "the packet stream") : TROVE_OK;
+}
+
+static int pass1_packet(struct pr *r, const uint8_t *data, size_t len)
+{
+    struct trove__pb m = {data, data + len};
+    struct trove__pb_field f;
+    int rc;
+    r->st.packets++;
+    while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK)
+        if (f.num == 60 && f.wt == TROVE__PB_LEN && (rc = read_descriptor(r, &f)) != TROVE_OK)
+            return rc;
+    return rc < 0 ? field_error(r, rc, m.p, "a packet") : TROVE_OK;
+}
+
+static int cmp_track(const void *pa, const void *pb)
+{
+    const struct track *a = pa, *b = pb;
+    if (a->uuid != b->uuid)
+        return a->uuid < b->uuid ? -1 : 1;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+static struct track *find_track(struct pr *r, uint64_t uuid)
+{
+    size_t lo = 0, hi = r->ntracks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->tracks[mid].uuid < uuid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->ntracks && r->tracks[lo].uuid == uuid ? &r->tracks[lo] : NULL;
+}
+
+/* Resolve every track to its (pid, tid). */
+static int resolve_tracks(struct pr *r)
+{
+    struct map used = {0}, next = {0};
+    size_t k = 0;
+    int rc = TROVE_OK;
+
+    /* sorted by uuid; of repeats, the first described is kept */
+    if (r->ntracks > 1)
+        qsort(r->tracks, r->ntracks, sizeof *r->tracks, cmp_track);
+    for (size_t i = 0; i < r->ntracks; i++) {
+        if (k && r->tracks[k - 1].uuid == r->tracks[i].uuid) {
+            free(r->tracks[i].open);
+            continue;
+        }
+        r->tracks[k++] = r->tracks[i];
+    }
+    r->ntracks = k;
+    /* processes, threads and trove's synthetic tracks first: their tids are taken */
+    for (size_t i = 0; i < r->ntracks; i++) {
+        struct track *t = &r->tracks[i];
+        struct track *p = t->parent ? find_track(r, t->parent) : NULL;
+        if (t->has_thread) {
+            t->resolved = 1;
+        } else if (t->has_process) {
+            t->tid = 0;
+            t->resolved = 1;
+        } else if (p && p->has_process && (t->uuid & 3) == 2 &&
+                   (t->uuid >> 24) < TROVE_TID_SYNTHETIC_COUNT &&
+                   p->uuid == ((((t->uuid >> 2) & 0x3fffffu) + 1) << 2)) {
+            t->pid = p->pid;
+            t->tid = TROVE_TID_SYNTHETIC + (uint32_t)(t->uuid >> 24);
+            t->resolved = 2; /* a track of its own: its name names the (pid, tid) */
+        }
+        if (t->resolved && (rc = map_put(&used, (uint64_t)t->pid << 32 | t->tid, 1)) != TROVE_OK)
+            goto out;
+    }
+    /* other tracks under a process (or under nothing): a synthetic tid of their own */
+    for (size_t i = 0; i < r->ntracks; i++) {
+        struct track *t = &r->tracks[i];
+        struct track *p = t->parent ? find_track(r, t->parent) : NULL;
+        uint32_t n;
+        if (t->resolved || (p && !p->has_process))
+            continue;
+        t->pid = p ? p->pid : 0;
+        n = map_get(&next, t->pid);
+        n = n == NONE ? 0 : n;
+        while (n < TROVE_TID_SYNTHETIC_COUNT &&
+               map_get(&used, (uint64_t)t->pid << 32 | (TROVE_TID_SYNTHETIC + n)) != NONE)
+            n++;
+        if (n >= TROVE_TID_SYNTHETIC_COUNT) {
+            rc = fail(r, TROVE_ERR_LIMIT, r->buf + t->off,
+                      "Perfetto trace: %s", "a process has more than 2^24 async tracks");
+            goto out;
+        }
+        t->tid = TROVE_TID_SYNTHETIC + n;
+        t->resolved = 2;
+        if ((rc = map_put(&next, t->pid, n + 1)) != TROVE_OK ||
+            (rc = map_put(&used, (uint64_t)t->pid << 32 | t->tid, 1)) != TROVE_OK)
+            goto out;
+    }
+    /* tracks under a thread or an async track: that track's (pid, tid) */
+    for (size_t i = 0; i < r->ntracks; i++) {
+        struct track *t = &r->tracks[i], *a = t;
+        int depth = 0;
+        while (!a->resolved) {
+            a = find_track(r, a->parent);
+            if (!a || ++depth > MAX_DEPTH) {
+                rc = fail(r, TROVE_ERR_CORRUPT, r->buf + t->off,
+                          "Perfetto trace: a track's parents %s",
+                          "loop or run deeper than 64");
+                goto out;
+            }
+        }
+        if (a != t) {
+            t->pid = a->pid;
+            t->tid = a->tid;
+            t->resolved = 3;
+        }
+    }
+out:
+    map_free(&used);
+    map_free(&next);
+    return rc;
+}
+
+/* ---- pass 2: events ----------------------------------------------------------------------- */
+
+static int get_seq(struct pr *r, uint32_t id, struct seq **out)
+{
+    int rc;
+    for (size_t i = 0; i < r->nseqs; i++)
+        if (r->seqs[i].id == id) {
+            *out = &r->seqs[i];
+            return TROVE_OK;
+        }
+    if (r->nseqs >= MAX_SEQS)
+        return TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, 0,
+                          "Perfetto trace: more than %u packet sequences", MAX_SEQS);
+    if ((rc = grow((void **)&r->seqs, &r->capseqs, r->nseqs, sizeof **out)) != TROVE_OK)
+        return rc;
+    *out = &r->seqs[r->nseqs++];
+    memset(*out, 0, sizeof **out);
+    (*out)->id = id;
+    return TROVE_OK;
+}
+
+static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_field *f)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    int rc;
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        struct trove__pb e;
+        struct trove__pb_field h;
+        const uint8_t *str = NULL;
+        size_t slen = 0;
+        uint64_t iid = 0;
+        int rc2;
+        if ((g.num != 1 && g.num != 2) || g.wt != TROVE__PB_LEN)
+            continue;
+        e = trove__pb_sub(&g);
+        while ((rc2 = trove__pb_next(&e, &h)) == TROVE__PB_OK) {
+            if (h.num == 1 && h.wt == TROVE__PB_VARINT) {
+                iid = h.v;
+            } else if (h.num == 2) {
+                if ((rc2 = check_string(r, &h, "an interned name")) != TROVE_OK)
+                    return rc2;
+                str = h.data;
+                slen = h.len;
+            }
+        }
+        if (rc2 < 0)
+            return field_error(r, rc2, e.p, "an interned entry");
+        if (iid == 0)
+            continue; /* iid 0 names nothing */
+        if (g.num == 1) {
+            if ((rc2 = map_put(&s->cats, iid, str ? category_code(str, slen) : 0)) != TROVE_OK)
+                return rc2;
+        } else {
+            uint32_t idx;
+            if ((rc2 = name_of_string(r, str ? str : (const uint8_t *)"", str ? slen : 0,
+                                      iid - 1 <= UINT32_MAX - 1 ? (uint32_t)(iid - 1) : NONE,
+                                      &idx)) != TROVE_OK ||
+                (rc2 = map_put(&s->names, iid, idx)) != TROVE_OK)
+                return rc2;
+        }
+    }
+    return rc < 0 ? field_error(r, rc, m.p, "interned data") : TROVE_OK;
+}
+
+static int read_snapshot(struct pr *r, struct seq *s, const struct trove__pb_field *f)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    int rc;
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        struct trove__pb c;
+        struct trove__pb_field h;
+        struct clock k = {0, 0, 0, 1};
+        uint32_t i;
+        int rc2, has_id = 0;
+        if (g.num != 1 || g.wt != TROVE__PB_LEN)
+            continue;
+        c = trove__pb_sub(&g);
+        while ((rc2 = trove__pb_next(&c, &h)) == TROVE__PB_OK) {
+            if (h.wt != TROVE__PB_VARINT)
+                continue;
+            if (h.num == 1) {
+                k.id = (uint32_t)h.v;
+                has_id = 1;
+            } else if (h.num == 2) {
+                k.value = h.v;
+            } else if (h.num == 3) {
+                k.incremental = h.v != 0;
+            } else if (h.num == 4) {
+                k.mult = h.v ? h.v : 1;
+            }
+        }
+        if (rc2 < 0)
+            return field_error(r, rc2, c.p, "a clock");
+        if (!has_id)
+            continue;
+        for (i = 0; i < s->nclocks && s->clocks[i].id != k.id; i++)
+            ;
+        if (i == MAX_CLOCKS)
+            return fail(r, TROVE_ERR_LIMIT, g.data, "Perfetto trace: %s",
+                        "a sequence defines more than 64 clocks");
+        s->clocks[i] = k;
+        if (i == s->nclocks)
+            s->nclocks++;
+    }
+    return rc < 0 ? field_error(r, rc, m.p, "a clock snapshot") : TROVE_OK;
+}
+
+static int read_defaults(struct pr *r, struct seq *s, const struct trove__pb_field *f)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    int rc;
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        if (g.num == 58 && g.wt == TROVE__PB_VARINT) {
+            s->def_clock = (uint32_t)g.v;
+        } else if (g.num == 11 && g.wt == TROVE__PB_LEN) {
+            struct trove__pb d = trove__pb_sub(&g);
+            struct trove__pb_field h;
+            int rc2;
+            while ((rc2 = trove__pb_next(&d, &h)) == TROVE__PB_OK)
+                if (h.num == 11 && h.wt == TROVE__PB_VARINT) {
+                    s->def_track = h.v;
+                    s->has_def_track = 1;
+                }
+            if (rc2 < 0)
+                return field_error(r, rc2, d.p, "track event defaults");
+        }
+    }
+    return rc < 0 ? field_error(r, rc, m.p, "packet defaults") : TROVE_OK;
+}
+
+/* A packet's time in ns: its timestamp on its clock (an incremental clock adds it to the
+ * clock's last value; a clock with a unit multiplies). */
+static int packet_time(struct pr *r, struct seq *s, uint64_t ts, uint32_t clock,
+                       const uint8_t *at, uint64_t *out)
+{
+    struct clock *k = NULL;
+    uint64_t v = ts;
+    for (uint32_t i = 0; i < s->nclocks; i++)
+        if (s->clocks[i].id == clock)
+            k = &s->clocks[i];
+    if (k && k->incremental) {
+        if (ts > UINT64_MAX - k->value)
+            return fail(r, TROVE_ERR_LIMIT, at, "Perfetto trace: %s",
+                        "an incremental timestamp runs past 2^64");
+        v = k->value += ts;
+    }
+    if (k && k->mult > 1) {
+        if (v > UINT64_MAX / k->mult)
+            return fail(r, TROVE_ERR_LIMIT, at, "Perfetto trace: %s",
+                        "a timestamp is past 2^64 ns");
+        v *= k->mult;
+    }
+    *out = v;
+    return TROVE_OK;
+}
+
+static int check_events(struct pr *r, const uint8_t *at)
+{
+    if ((uint64_t)r->nrec + r->open_total >= MAX_EVENTS)
+        return fail(r, TROVE_ERR_LIMIT, at, "Perfetto trace: more than %s events",
+                    "2^28");
+    return TROVE_OK;
+}
+
+static int push_rec(struct pr *r, uint64_t start, uint64_t dur, const struct track *t,
+                    uint8_t kind, uint8_t extra, uint32_t name, uint32_t seq, const uint8_t *at)
+{
+    int rc;
+    if ((rc = check_events(r, at)) != TROVE_OK ||
+        (rc = grow((void **)&r->rec, &r->caprec, r->nrec, sizeof *r->rec)) != TROVE_OK)
+        return rc;
+    r->rec[r->nrec++] = (struct trove__trec){start, dur, t->pid, t->tid, name, seq, 0,
+                                              kind, extra, 0};
+    return TROVE_OK;
+}
+
+static int push_flow(struct pr *r, uint64_t ts, const struct track *t, uint32_t name,
+                     uint64_t id, uint8_t phase, uint8_t flags, const uint8_t *at)
+{
+    int rc;
+    if (id == 0)
+        return TROVE_OK; /* flow id 0 names no flow */
+    if ((uint64_t)r->nflows >= TROVE_FLOWS_MAX)
+        return fail(r, TROVE_ERR_LIMIT, at, "Perfetto trace: more than %s flow points", "2^28");
+    if ((rc = grow((void **)&r->flows, &r->capflows, r->nflows, sizeof *r->flows)) != TROVE_OK)
+        return rc;
+    memset(&r->flows[r->nflows], 0, sizeof r->flows[r->nflows]);
+    r->flows[r->nflows].ts_ns = ts;
+    r->flows[r->nflows].id = id;
+    r->flows[r->nflows].pid = t->pid;
+    r->flows[r->nflows].tid = t->tid;
+    r->flows[r->nflows].name_id = name; /* a pname index until the end */
+    r->flows[r->nflows].phase = phase;
+    r->flows[r->nflows].flags = flags;
+    r->nflows++;
+    r->st.flows++;
+    return TROVE_OK;
+}
+
+/* The fields of a TrackEvent that matter here. */
+struct tev {
+    uint64_t type, track, name_iid, flow[2], term[2];
+    uint64_t counter_bits;
+    uint8_t has_track, has_name_iid, has_counter, nflow, nterm;
+    const uint8_t *name;   /* an inline name */
+    size_t name_len;
+    uint32_t code;         /* the first trove category */
+    uint64_t more_flows;   /* flow ids past the first two (a foreign trace's) */
+};
+
+/* One value of a repeated integer field (wire type `want`), or a packed run of them. */
+static int repeated_ids(struct pr *r, const struct trove__pb_field *g, unsigned want,
+                        uint64_t *ids, uint8_t *n, uint64_t *more)
+{
+    if (g->wt == want) {
+        if (*n < 2)
+            ids[(*n)++] = g->v;
+        else
+            (*more)++;
+        return TROVE_OK;
+    }
+    if (g->wt == TROVE__PB_LEN) { /* packed */
+        struct trove__pb m = trove__pb_sub(g);
+        while (m.p < m.end) {
+            uint64_t v;
+            if (want == TROVE__PB_FIXED64) {
+                if (m.end - m.p < 8)
+                    return fail(r, TROVE_ERR_TRUNCATED, m.p, "Perfetto trace: %s",
+                                "a packed fixed64 field is not a whole number of values");
+                v = trove__get_le64(m.p);
+                m.p += 8;
+            } else {
+                int why = 0;
+                const uint8_t *q = trove_get_varint(m.p, m.end, 64, &v, &why);
+                if (!q)
+                    return fail(r, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT, m.p,
+                                "Perfetto trace: %s", "a packed varint field is malformed");
+                m.p = q;
+            }
+            if (*n < 2)
+                ids[(*n)++] = v;
+            else
+                (*more)++;
+        }
+    }
+    return TROVE_OK;
+}
+
+static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f,
+                            struct tev *e)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    int rc;
+
+    memset(e, 0, sizeof *e);
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        switch (g.num) {
+        case 9:
+            if (g.wt == TROVE__PB_VARINT)
+                e->type = g.v;
+            break;
+        case 11:
+            if (g.wt == TROVE__PB_VARINT) {
+                e->track = g.v;
+                e->has_track = 1;
+            }
+            break;
+        case 10:
+            if (g.wt == TROVE__PB_VARINT) {
+                e->name_iid = g.v;
+                e->has_name_iid = 1;
+            }
+            break;
+        case 23:
+            if ((rc = check_string(r, &g, "an event name")) != TROVE_OK)
+                return rc;
+            e->name = g.data;
+            e->name_len = g.len;
+            break;
+        case 3: {
+            uint64_t ids[2] = {0, 0}, more = 0;
+            uint8_t n = 0;
+            if ((rc = repeated_ids(r, &g, TROVE__PB_VARINT, ids, &n, &more)) != TROVE_OK)
+                return rc;
+            for (uint8_t i = 0; i < n && !e->code; i++) {
+                uint32_t c = map_get(&s->cats, ids[i]);
+                e->code = c == NONE ? 0 : c;
+            }
+            break;
+        }
+        case 22:
+            if (g.wt == TROVE__PB_LEN && !e->code)
+                e->code = category_code(g.data, g.len);
+            break;
+        case 30:
+            if (g.wt == TROVE__PB_VARINT) {
+                e->counter_bits = trove_counter_bits((double)(int64_t)g.v);
+                e->has_counter = 1;
+            }
+            break;
+        case 44:
+            if (g.wt == TROVE__PB_FIXED64) {
+                e->counter_bits = g.v;
+                e->has_counter = 1;
+            }
+            break;
+        case 47:
+        case 36:
+            if ((rc = repeated_ids(r, &g, g.num == 47 ? TROVE__PB_FIXED64 : TROVE__PB_VARINT,
+                                   e->flow, &e->nflow, &e->more_flows)) != TROVE_OK)
+                return rc;
+            break;
+        case 48:
+        case 42:
+            if ((rc = repeated_ids(r, &g, g.num == 48 ? TROVE__PB_FIXED64 : TROVE__PB_VARINT,
+                                   e->term, &e->nterm, &e->more_flows)) != TROVE_OK)
+                return rc;
+            break;
+        default:
+            break;
+        }
+    }
+    return rc < 0 ? field_error(r, rc, m.p, "a track event") : TROVE_OK;
+}
+
+/* The name of a track event: its interned or inline name, else the track's, else "". */
+static int event_name(struct pr *r, struct seq *s, const struct tev *e, const struct track *t,
+                      uint32_t *idx)
+{
+    if (e->has_name_iid && e->name_iid != 0) {
+        uint32_t i = map_get(&s->names, e->name_iid);
+        if (i != NONE) {
+            *idx = i;
+            return TROVE_OK;
+        }
+        if (e->name_iid - 1 <= UINT32_MAX - 1)
+            return name_of_claim(r, (uint32_t)(e->name_iid - 1), idx);
+    }
+    if (e->name)
+        return name_of_string(r, e->name, e->name_len, NONE, idx);
+    if (t->has_name)
+        return name_of_string(r, r->arena.ptr + t->name_off, t->name_len, NONE, idx);
+    return name_of_string(r, (const uint8_t *)"", 0, NONE, idx);
+}
+
+/* Flow ids of a trace trove did not write: the first sight of an id starts its flow. */
+static int foreign_flows(struct pr *r, const struct tev *e, uint64_t ts, const struct track *t,
+                         uint32_t name, const uint8_t *at)
+{
+    int rc;
+    for (uint8_t i = 0; i < e->nflow; i++) {
+        uint8_t phase = map_get(&r->flow_seen, e->flow[i]) == NONE ? TROVE_FLOW_START
+                                                                   : TROVE_FLOW_STEP;
+        if ((rc = map_put(&r->flow_seen, e->flow[i], 1)) != TROVE_OK ||
+            (rc = push_flow(r, ts, t, name, e->flow[i], phase, TROVE_FLOW_ENCLOSING, at)) !=
+                TROVE_OK)
+            return rc;
+    }
+    for (uint8_t i = 0; i < e->nterm; i++)
+        if ((rc = push_flow(r, ts, t, name, e->term[i], TROVE_FLOW_END, TROVE_FLOW_ENCLOSING,
+                            at)) != TROVE_OK)
+            return rc;
+    return TROVE_OK;
+}
+
+/*
+ * The kind and extra of an event from its trove category (code), else def and 0. A counter
+ * (`counter`) is always TROVE_KIND_COUNTER, and nothing else may be one: a counter's dur_ns
+ * is its value, not a length.
+ */
+static void code_kind(uint32_t code, uint8_t def, int counter, uint8_t *kind, uint8_t *extra)
+{
+    uint8_t k = def, x = 0;
+    if (code && code < CODE_FLOW0) {
+        k = (uint8_t)((code - 1) >> 8);
+        x = (uint8_t)((code - 1) & 0xff);
+    }
+    if (counter != (k == TROVE_KIND_COUNTER)) {
+        k = def;
+        x = 0;
+    }
+    *kind = k;
+    *extra = x;
+}
+
+static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t ts)
+{
+    struct tev e;
+    struct track *t, none;
+    uint64_t uuid;
+    uint32_t name, seq = r->seqno++;
+    uint8_t kind, extra;
+    int rc;
+
+    if ((rc = read_track_event(r, s, f, &e)) != TROVE_OK)
+        return rc;
+    r->st.track_events++;
+    uuid = e.has_track ? e.track : s->has_def_track ? s->def_track : 0;
+    t = find_track(r, uuid);
+    if (!t) {
+        if (uuid != 0)
+            return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f->data - r->buf),
+                              "Perfetto trace: a track event on track %" PRIu64
+                              ", which no track descriptor describes",
+                              uuid);
+        memset(&none, 0, sizeof none); /* the global track: pid 0, tid 0 */
+        t = &none;
+    }
+    if (e.type == 2) { /* TYPE_SLICE_END */
+        struct open_slice o;
+        if (t->nopen == 0) {
+            if (r->strict)
+                return TROVE_FAIL(r->diag, TROVE_ERR_UNMATCHED, (uint64_t)(f->data - r->buf),
+                                  "Perfetto trace: a slice end on track %" PRIu64
+                                  " (pid %u tid %u) with no open slice",
+                                  uuid, t->pid, t->tid);
+            r->st.unmatched_end++;
+            return TROVE_OK;
+        }
+        o = t->open[--t->nopen];
+        r->open_total--;
+        if (ts < o.ts)
+            return TROVE_FAIL(r->diag, TROVE_ERR_NEGATIVE, (uint64_t)(f->data - r->buf),
+                              "Perfetto trace: a slice on track %" PRIu64 " ends at %" PRIu64
+                              " ns, before it begins at %" PRIu64 " ns",
+                              uuid, ts, o.ts);
+        code_kind(o.code, TROVE_KIND_ZONE, 0, &kind, &extra);
+        r->st.slices++;
+        return push_rec(r, o.ts, ts - o.ts, t, kind, extra, o.name, o.seq, f->data);
+    }
+    if (e.type != 1 && e.type != 3 && e.type != 4) {
+        r->st.skipped_events++;
+        return TROVE_OK;
+    }
+    if ((rc = event_name(r, s, &e, t, &name)) != TROVE_OK)
+        return rc;
+    if (e.type == 3 && e.code >= CODE_FLOW0) { /* a flow point trove wrote */
+        unsigned c = e.code - CODE_FLOW0;
+        uint64_t id = c / 2 == TROVE_FLOW_END ? (e.nterm ? e.term[0] : 0)
+                                              : (e.nflow ? e.flow[0] : 0);
+        return push_flow(r, ts, t, name, id, (uint8_t)(c / 2),
+                         c % 2 ? TROVE_FLOW_ENCLOSING : 0, f->data);
+    }
+    if ((rc = foreign_flows(r, &e, ts, t, name, f->data)) != TROVE_OK)
+        return rc;
+    if (e.type == 1) { /* TYPE_SLICE_BEGIN */
+        if (t == &none)
+            return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f->data - r->buf),
+                              "Perfetto trace: %s", "a slice on the global track (uuid 0)");
+        if ((rc = check_events(r, f->data)) != TROVE_OK ||
+            (rc = grow((void **)&t->open, &t->capopen, t->nopen, sizeof *t->open)) != TROVE_OK)
+            return rc;
+        t->open[t->nopen++] = (struct open_slice){ts, (uint64_t)(f->data - r->buf), name, seq,
+                                                  e.code < CODE_FLOW0 ? e.code : 0};
+        r->open_total++;
+        return TROVE_OK;
+    }
+    if (e.type == 4) { /* TYPE_COUNTER */
+        code_kind(e.code, TROVE_KIND_COUNTER, 1, &kind, &extra);
+        r->st.counters++;
+        return push_rec(r, ts, e.has_counter ? e.counter_bits : 0, t, kind, extra, name, seq,
+                        f->data);
+    }
+    code_kind(e.code, TROVE_KIND_INSTANT, 0, &kind, &extra);
+    r->st.instants++;
+    return push_rec(r, ts, 0, t, kind, extra, name, seq, f->data);
+}
+
+static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
+{
+    struct trove__pb m = {data, data + len};
+    struct trove__pb_field f, te = {0}, in = {0}, def = {0}, snap = {0};
+    struct seq *s = NULL;
+    uint64_t ts = 0, flags = 0, seq_id = 0, clock = 0, t_ns = 0;
+    int rc, has_ts = 0, has_clock = 0, has_te = 0, has_in = 0, has_def = 0, has_snap = 0,
+            cleared = 0, other = 0;
+
+    while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK) {
+        switch (f.num) {
+        case 8: if (f.wt == TROVE__PB_VARINT) { ts = f.v; has_ts = 1; } break;
+        case 58: if (f.wt == TROVE__PB_VARINT) { clock = f.v; has_clock = 1; } break;
+        case 10: if (f.wt == TROVE__PB_VARINT) seq_id = f.v; break;
+        case 13: if (f.wt == TROVE__PB_VARINT) flags = f.v; break;
+        case 41: if (f.wt == TROVE__PB_VARINT && f.v) cleared = 1; break;
+        case 11: if (f.wt == TROVE__PB_LEN) { te = f; has_te = 1; } break;
+        case 12: if (f.wt == TROVE__PB_LEN) { in = f; has_in = 1; } break;
+        case 59: if (f.wt == TROVE__PB_LEN) { def = f; has_def = 1; } break;
+        case 6: if (f.wt == TROVE__PB_LEN) { snap = f; has_snap = 1; } break;
+        case 60: break; /* descriptors: pass 1 */
+        default: other = 1; break;
+        }
+    }
+    if (rc < 0)
+        return field_error(r, rc, m.p, "a packet");
+    if ((rc = get_seq(r, (uint32_t)seq_id, &s)) != TROVE_OK)
+        return rc;
+    if ((flags & 1) || cleared) { /* SEQ_INCREMENTAL_STATE_CLEARED */
+        map_clear(&s->names);
+        map_clear(&s->cats);
+        s->def_clock = 0;
+        s->has_def_track = 0;
+    }
+    if (has_ts && (rc = packet_time(r, s, ts,
+                                    has_clock ? (uint32_t)clock : s->def_clock ? s->def_clock : 6,
+                                    data, &t_ns)) != TROVE_OK)
+        return rc;
+    if ((has_def && (rc = read_defaults(r, s, &def)) != TROVE_OK) ||
+        (has_snap && (rc = read_snapshot(r, s, &snap)) != TROVE_OK) ||
+        (has_in && (rc = read_interned(r, s, &in)) != TROVE_OK))
+        return rc;
+    if (has_te) {
+        if (!has_ts)
+            return fail(r, TROVE_ERR_CORRUPT, data, "Perfetto trace: %s",
+                        "a track event packet without a timestamp");
+        return track_event(r, s, &te, t_ns);
+    }
+    if (other && !has_in && !has_def && !has_snap)
+        r->st.skipped_packets++;
+    return TROVE_OK;
+}
+
+/* ---- the result -------------------------------------------------------------------------- */
+
+static int check_open(struct pr *r)
+{
+    for (size_t i = 0; i < r->ntracks; i++) {
+        const struct track *t = &r->tracks[i];
+        r->st.unmatched_begin += t->nopen;
+        if (t->nopen && r->strict)
+            return TROVE_FAIL(r->diag, TROVE_ERR_UNMATCHED, t->open[0].off,
+                              "Perfetto trace: a slice on track %" PRIu64
+                              " (pid %u tid %u) at %" PRIu64 " ns never ends",
+                              t->uuid, t->pid, t->tid, t->open[0].ts);
+    }
+    return TROVE_OK;
+}
+
+/* Final name ids: claims first come first served, then the rest after the highest claim. */
+static int assign_names(struct pr *r, struct trove_names *tmp)
+{
+    struct map taken = {0};
+    uint64_t next = 0;
+    int rc = TROVE_OK;
+
+    for (size_t i = 0; i < r->nnames; i++) {
+        struct pname *p = &r->names[i];
+        p->final = NONE;
+        if (p->claim != NONE && map_get(&taken, p->claim) == NONE) {
+            if ((rc = map_put(&taken, p->claim, (uint32_t)i)) != TROVE_OK)
+                goto out;
+            p->final = p->claim;
+            if ((uint64_t)p->claim + 1 > next)
+                next = (uint64_t)p->claim + 1;
+        }
+    }
+    for (size_t i = 0; i < r->nnames; i++) {
+        struct pname *p = &r->names[i];
+        if (p->final != NONE)
+            continue;
+        if (!p->has_str) { /* a claim someone else holds: it shares that id */
+            p->final = p->claim;
+            continue;
+        }
+        if (next > UINT32_MAX) {
+            rc = TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, 0, "Perfetto trace: %s",
+                            "name ids run past 2^32");
+            goto out;
+        }
+        p->final = (uint32_t)next++;
+    }
+    for (size_t i = 0; i < r->nnames; i++) {
+        const struct pname *p = &r->names[i];
+        if (p->has_str && map_get(&taken, p->final) == (uint32_t)i) {
+            r->st.names++;
+            if ((rc = trove_names_set(tmp, TROVE_NAME_EVENT, p->final, 0,
+                                      (const char *)r->arena.ptr + p->off, p->len)) != TROVE_OK)
+                goto out;
+        }
+    }
+    for (size_t i = 0; i < r->nnames; i++) {
+        const struct pname *p = &r->names[i];
+        if (p->has_str && map_get(&taken, p->final) != (uint32_t)i) {
+            r->st.names++;
+            if ((rc = trove_names_set(tmp, TROVE_NAME_EVENT, p->final, 0,
+                                      (const char *)r->arena.ptr + p->off, p->len)) != TROVE_OK)
+                goto out;
+        }
+    }
+out:
+    map_free(&taken);
+    return rc;
+}
+
+struct dorder {
+    uint64_t off;
+    size_t i;
+};
+
+static int cmp_dorder(const void *pa, const void *pb)
+{
+    const struct dorder *a = pa, *b = pb;
+    return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/* Thread and process names, in the order their descriptors came. */
+static int track_names(struct pr *r, struct trove_names *tmp)
+{
+    struct dorder *o;
+    int rc = TROVE_OK;
+    if (!(o = trove__malloc((r->ntracks ? r->ntracks : 1) * sizeof *o)))
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < r->ntracks; i++)
+        o[i] = (struct dorder){r->tracks[i].off, i};
+    qsort(o, r->ntracks, sizeof *o, cmp_dorder);
+    for (size_t k = 0; rc == TROVE_OK && k < r->ntracks; k++) {
+        const struct track *t = &r->tracks[o[k].i];
+        const char *a = (const char *)r->arena.ptr;
+        if (t->has_process && (t->has_pname || t->has_name))
+            rc = trove_names_set(tmp, TROVE_NAME_PROCESS, t->pid, 0,
+                                 a + (t->has_pname ? t->pname_off : t->name_off),
+                                 t->has_pname ? t->pname_len : t->name_len);
+        else if (t->has_thread && (t->has_tname || t->has_name))
+            rc = trove_names_set(tmp, TROVE_NAME_THREAD, t->pid, t->tid,
+                                 a + (t->has_tname ? t->tname_off : t->name_off),
+                                 t->has_tname ? t->tname_len : t->name_len);
+        else if (t->resolved == 2 && t->has_name)
+            rc = trove_names_set(tmp, TROVE_NAME_THREAD, t->pid, t->tid, a + t->name_off,
+                                 t->name_len);
+    }
+    free(o);
+    return rc;
+}
+
+static void pr_free(struct pr *r)
+{
+    for (size_t i = 0; i < r->ntracks; i++)
+        free(r->tracks[i].open);
+    free(r->tracks);
+    for (size_t i = 0; i < r->nseqs; i++) {
+        map_free(&r->seqs[i].names);
+        map_free(&r->seqs[i].cats);
+    }
+    free(r->seqs);
+    trove_bytes_free(&r->arena);
+    free(r->names);
+    free(r->str_next);
+    map_free(&r->str_index);
+    map_free(&r->claim_index);
+    free(r->rec);
+    free(r->flows);
+    map_free(&r->flow_seen);
+}
+
+int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfetto_options *opt,
+                        struct trove_events *events, struct trove_names *names,
+                        struct trove_flows *flows, struct trove_perfetto_stats *stats,
+                        struct trove_diag *diag)
+{
+    struct pr r;
+    struct trove_names *tmp = NULL;
+    uint64_t limit = opt && opt->max_input ? opt->max_input : INPUT_DEFAULT;
+    int rc;
+
+    if (stats)
+        memset(stats, 0, sizeof *stats);
+    if ((!buf && len) || !events)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no input buffer or events array");
+    if ((uint64_t)len > limit)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, limit,
+                          "input is larger than max_input (%" PRIu64 " bytes)", limit);
+    memset(&r, 0, sizeof r);
+    r.buf = buf;
+    r.len = len;
+    r.diag = diag;
+    r.strict = opt && opt->strict;
+    if (len == 0) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, 0, "empty input: not a Perfetto trace");
+        goto out;
+    }
+    /* the arena is never NULL, so that a string's offset (even of "") points into it */
+    TROVE_TRY(rc, trove_bytes_reserve(&r.arena, 256));
+    TROVE_TRY(rc, each_packet(&r, pass1_packet));
+    TROVE_TRY(rc, resolve_tracks(&r));
+    TROVE_TRY(rc, each_packet(&r, pass2_packet));
+    TROVE_TRY(rc, check_open(&r));
+    TROVE_TRY(rc, trove__trace_order(r.rec, r.nrec, &r.st.threads));
+    TROVE_TRY(rc, trove_names_new(&tmp));
+    TROVE_TRY(rc, track_names(&r, tmp));
+    TROVE_TRY(rc, assign_names(&r, tmp));
+    TROVE_TRY(rc, trove_events_reserve(events, r.nrec));
+    if (flows)
+        TROVE_TRY(rc, trove_flows_reserve(flows, r.nflows));
+    if (names)
+        TROVE_TRY(rc, trove_names_merge(names, tmp));
+    for (size_t i = 0; i < r.nrec; i++) {
+        const struct trove__trec *e = &r.rec[i];
+        events->ev[events->len + i] = (struct trove_event){
+            e->start, e->dur, e->pid, e->tid, e->kind, e->depth, e->extra, 0,
+            r.names[e->name].final};
+    }
+    events->len += r.nrec;
+    for (size_t i = 0; flows && i < r.nflows; i++) {
+        struct trove_flow f = r.flows[i];
+        f.name_id = r.names[f.name_id].final;
+        flows->f[flows->len + i] = f;
+    }
+    if (flows)
+        flows->len += r.nflows;
+    rc = TROVE_OK;
+out:
+    if (rc == TROVE_ERR_NOMEM)
+        TROVE_FAIL(diag, rc, 0, "out of memory reading a Perfetto trace of %zu bytes", len);
+    if (stats)
+        *stats = r.st;
+    trove_names_free(tmp);
+    pr_free(&r);
+    return rc;
+}
+
+int trove_perfetto_sniff(const uint8_t *head, size_t n)
+{
+    struct trove__pb m;
+    struct trove__pb_field f;
+    uint64_t plen;
+    const uint8_t *q;
+    size_t i = 0;
+    int why = 0, fields = 0, rc;
+
+    /* JSON: white space, then '[' or '{' (or a byte order mark) */
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
+        i++;
+    if (i < n && (head[i] == '[' || head[i] == '{' || head[i] == 0xEF))
+        return 0;
+    if (n < 3 || head[0] != 0x0a)
+        return 0;
+    if (!(q = trove_get_varint(head + 1, head + n, 64, &plen, &why)) || plen == 0 ||
+        plen > (uint64_t)1 << 30)
+        return 0;
+    m.p = q;
+    m.end = (uint64_t)(head + n - q) < plen ? head + n : q + plen;
+    while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK)
+        fields++;
+    /* a field cut by the end of the head is fine; a malformed one is not */
+    return fields > 0 && (rc == TROVE__PB_END || (rc == TROVE_ERR_TRUNCATED && m.end == head + n));
+}

@@ -1,0 +1,623 @@
+/*
+ * perfetto_write.c: a capture as a Perfetto protobuf trace (trove_perfetto_write,
+ * include/trove/trace.h; docs/formats/perfetto.md has the subset and every field number).
+ *
+ *   Trace       := packet*                       (field 1, length-delimited, each a TracePacket)
+ *   packet 0    := clock_snapshot {BOOTTIME = T0, clock 64 = T0 incremental}, timestamp T0 on
+ *                  BOOTTIME, sequence_flags INCREMENTAL_STATE_CLEARED, trace_packet_defaults
+ *                  {timestamp_clock_id 64}
+ *   then        := track_descriptor packets: a process track per pid, a track per (pid, tid)
+ *                  (a thread's, or an async or counter track for a synthetic tid), and child
+ *                  tracks for a thread's counters and for zones that overlap without nesting
+ *   then        := track_event packets in time order (trace_sched.c): a slice's begin and end,
+ *                  instants, counters, flow points; interned_data carries each event name
+ *                  (iid = name_id + 1) and category the first time a packet uses it
+ *   last        := interned_data of the names no event used (if any)
+ *
+ * Every packet is on sequence 1 (trusted_packet_sequence_id) and, after the first, says it
+ * needs the sequence's incremental state; its timestamp is the delta from the previous packet
+ * in ns on clock 64. Track uuids are small (short varints) and say what the track is in
+ * their low two bits: (p + 1) << 2 for the process of the p-th pid; k << 2 | 1 for thread
+ * track k; ((tid - TROVE_TID_SYNTHETIC) << 22 | p) << 2 | 2 for a synthetic tid of the p-th
+ * pid, which the reader turns back into the tid; c << 2 | 3 for the c-th child track (a
+ * thread's counters, an overlap lane). What TrackEvent has no field for rides in an
+ * interned category: "trove:KIND:EXTRA" on an event whose kind and extra are not its type's
+ * plain ones (an async span, a process instant, a frame zone), and "trove:flow:s|t|f[:e]"
+ * on the instant that stands for a flow row (its flow_ids or terminating_flow_ids hold the
+ * id). Messages are built inside out in scratch buffers (a message's length comes before it).
+ */
+#include "protobuf.h"
+#include "trace_sched.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* TracePacket */
+#define TP_CLOCK_SNAPSHOT 6
+#define TP_TIMESTAMP 8
+#define TP_SEQUENCE_ID 10
+#define TP_TRACK_EVENT 11
+#define TP_INTERNED_DATA 12
+#define TP_SEQUENCE_FLAGS 13
+#define TP_TIMESTAMP_CLOCK_ID 58
+#define TP_DEFAULTS 59
+#define TP_TRACK_DESCRIPTOR 60
+/* TrackEvent */
+#define TE_CATEGORY_IIDS 3
+#define TE_TYPE 9
+#define TE_NAME_IID 10
+#define TE_TRACK_UUID 11
+#define TE_DOUBLE_COUNTER 44
+#define TE_FLOW_IDS 47
+#define TE_TERMINATING_FLOW_IDS 48
+/* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
+#define TD_UUID 1
+#define TD_NAME 2
+#define TD_PROCESS 3
+#define TD_THREAD 4
+#define TD_PARENT 5
+#define TD_COUNTER 8
+
+#define SEQ_ID 1
+#define CLOCK_BOOTTIME 6
+#define CLOCK_TROVE 64
+#define MAX_LANES 1024
+
+enum { BASE_THREAD, BASE_ASYNC, BASE_COUNTER };
+
+struct name_ref {
+    uint32_t id;
+    const char *str;
+    size_t len;
+    uint8_t sent;
+};
+
+struct pw {
+    const struct trove_trace *t;
+    struct trove_bytes pkt, te, sub, sub2, in;   /* scratch messages */
+    struct trove__ttracks tr;
+    uint32_t *trk;            /* each event's track */
+    uint16_t *lane;           /* each slice's lane */
+    uint8_t *base;            /* each track's kind (BASE_*) */
+    uint16_t *lanes;          /* each track's lane count beyond lane 0 */
+    uint8_t *has_flow;
+    uint64_t *child0;         /* each track's first child track */
+    struct name_ref *names;   /* the event names, by id */
+    size_t nnames;
+    uint8_t *cat_sent;        /* the categories interned so far, by iid (cat_iid) */
+    uint64_t last_ts;
+};
+
+/* A slice (a begin and an end): every zone kind, and any other event but a counter that has
+ * a duration (so that the reader gets it back). */
+static int is_slice(const struct trove_event *e)
+{
+    return e->kind != TROVE_KIND_COUNTER &&
+           (e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
+            e->kind == TROVE_KIND_LOCK || e->dur_ns > 0);
+}
+
+/* Track uuids, small so that their varints are: the low two bits say what a track is. */
+static uint64_t uuid_process(const struct pw *w, uint32_t pid)
+{
+    size_t lo = 0, hi = w->tr.npids;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->tr.pids[mid] < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return (uint64_t)(lo + 1) << 2;
+}
+
+static uint64_t uuid_base(const struct pw *w, size_t k)
+{
+    const struct trove__ttrack *tr = &w->tr.t[k];
+    if (w->base[k] == BASE_THREAD)
+        return (uint64_t)k << 2 | 1;
+    return ((uint64_t)(tr->tid - TROVE_TID_SYNTHETIC) << 22 | ((uuid_process(w, tr->pid) >> 2) - 1))
+               << 2 |
+           2;
+}
+
+static uint64_t uuid_counters(const struct pw *w, size_t k)
+{
+    return (uint64_t)w->child0[k] << 2 | 3;
+}
+
+static uint64_t uuid_lane(const struct pw *w, size_t k, unsigned lane)
+{
+    uint64_t first = w->child0[k] + (w->tr.t[k].has_counter && w->base[k] != BASE_COUNTER);
+    return (first + lane - 1) << 2 | 3;
+}
+
+/* ---- the packets -------------------------------------------------------------------------- */
+
+/* Append packet w->pkt to out as Trace.packet. */
+static int emit(struct pw *w, struct trove_bytes *out)
+{
+    return trove__pb_bytes(out, 1, w->pkt.ptr, w->pkt.len);
+}
+
+/* The fields every packet after the first starts with: its delta time, sequence and flags. */
+static int packet_head(struct pw *w, uint64_t ts)
+{
+    int rc;
+    w->pkt.len = 0;
+    if ((rc = trove__pb_uint(&w->pkt, TP_TIMESTAMP, ts - w->last_ts)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->pkt, TP_SEQUENCE_ID, SEQ_ID)) != TROVE_OK)
+        return rc;
+    w->last_ts = ts;
+    return trove__pb_uint(&w->pkt, TP_SEQUENCE_FLAGS, 2); /* SEQ_NEEDS_INCREMENTAL_STATE */
+}
+
+static int clock_packet(struct pw *w, uint64_t t0, struct trove_bytes *out)
+{
+    int rc;
+    w->pkt.len = w->sub.len = 0;
+    /* clock_snapshot { clocks { clock_id 6, timestamp T0 } clocks { 64, T0, incremental } } */
+    w->sub2.len = 0;
+    if ((rc = trove__pb_uint(&w->sub2, 1, CLOCK_BOOTTIME)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->sub2, 2, t0)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->sub, 1, w->sub2.ptr, w->sub2.len)) != TROVE_OK)
+        return rc;
+    w->sub2.len = 0;
+    if ((rc = trove__pb_uint(&w->sub2, 1, CLOCK_TROVE)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->sub2, 2, t0)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->sub2, 3, 1)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->sub, 1, w->sub2.ptr, w->sub2.len)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->pkt, TP_CLOCK_SNAPSHOT, w->sub.ptr, w->sub.len)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->pkt, TP_TIMESTAMP, t0)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->pkt, TP_SEQUENCE_ID, SEQ_ID)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->pkt, TP_SEQUENCE_FLAGS, 1)) != TROVE_OK || /* CLEARED */
+        (rc = trove__pb_uint(&w->pkt, TP_TIMESTAMP_CLOCK_ID, CLOCK_BOOTTIME)) != TROVE_OK)
+        return rc;
+    w->sub.len = 0;
+    if ((rc = trove__pb_uint(&w->sub, TP_TIMESTAMP_CLOCK_ID, CLOCK_TROVE)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->pkt, TP_DEFAULTS, w->sub.ptr, w->sub.len)) != TROVE_OK)
+        return rc;
+    w->last_ts = t0;
+    return emit(w, out);
+}
+
+/* A track_descriptor packet of the descriptor in w->te. */
+static int descriptor_packet(struct pw *w, struct trove_bytes *out)
+{
+    int rc = packet_head(w, w->last_ts);
+    if (rc == TROVE_OK)
+        rc = trove__pb_bytes(&w->pkt, TP_TRACK_DESCRIPTOR, w->te.ptr, w->te.len);
+    return rc != TROVE_OK ? rc : emit(w, out);
+}
+
+static int descriptors(struct pw *w, struct trove_bytes *out)
+{
+    char lane_name[32];
+    int rc;
+
+    for (size_t i = 0; i < w->tr.npids; i++) {
+        uint32_t pid = w->tr.pids[i];
+        size_t len = 0;
+        const char *name = w->t->names ? trove_names_get(w->t->names, TROVE_NAME_PROCESS, pid, 0,
+                                                         &len)
+                                       : NULL;
+        w->te.len = w->sub.len = 0;
+        if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)pid)) != TROVE_OK ||
+            (name && (rc = trove__pb_bytes(&w->sub, 6, name, len)) != TROVE_OK) ||
+            (rc = trove__pb_uint(&w->te, TD_UUID, uuid_process(w, pid))) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w->te, TD_PROCESS, w->sub.ptr, w->sub.len)) != TROVE_OK ||
+            (rc = descriptor_packet(w, out)) != TROVE_OK)
+            return rc;
+    }
+    for (size_t k = 0; k < w->tr.n; k++) {
+        const struct trove__ttrack *tr = &w->tr.t[k];
+        w->te.len = w->sub.len = 0;
+        if ((rc = trove__pb_uint(&w->te, TD_UUID, uuid_base(w, k))) != TROVE_OK)
+            return rc;
+        if (w->base[k] == BASE_THREAD) {
+            if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)tr->pid)) != TROVE_OK ||
+                (rc = trove__pb_int32(&w->sub, 2, (int32_t)tr->tid)) != TROVE_OK ||
+                (tr->name &&
+                 (rc = trove__pb_bytes(&w->sub, 5, tr->name, tr->name_len)) != TROVE_OK) ||
+                (rc = trove__pb_bytes(&w->te, TD_THREAD, w->sub.ptr, w->sub.len)) != TROVE_OK)
+                return rc;
+        } else {
+            if ((rc = trove__pb_uint(&w->te, TD_PARENT, uuid_process(w, tr->pid))) != TROVE_OK ||
+                (tr->name &&
+                 (rc = trove__pb_bytes(&w->te, TD_NAME, tr->name, tr->name_len)) != TROVE_OK) ||
+                (w->base[k] == BASE_COUNTER &&
+                 (rc = trove__pb_bytes(&w->te, TD_COUNTER, "", 0)) != TROVE_OK))
+                return rc;
+        }
+        if ((rc = descriptor_packet(w, out)) != TROVE_OK)
+            return rc;
+        if (tr->has_counter && w->base[k] != BASE_COUNTER) {
+            w->te.len = 0;
+            if ((rc = trove__pb_uint(&w->te, TD_UUID, uuid_counters(w, k))) != TROVE_OK ||
+                (rc = trove__pb_uint(&w->te, TD_PARENT, uuid_base(w, k))) != TROVE_OK ||
+                (rc = trove__pb_bytes(&w->te, TD_NAME, "counters", 8)) != TROVE_OK ||
+                (rc = trove__pb_bytes(&w->te, TD_COUNTER, "", 0)) != TROVE_OK ||
+                (rc = descriptor_packet(w, out)) != TROVE_OK)
+                return rc;
+        }
+        for (unsigned l = 1; l <= w->lanes[k]; l++) {
+            int n = snprintf(lane_name, sizeof lane_name, "overlap %u", l);
+            w->te.len = 0;
+            if ((rc = trove__pb_uint(&w->te, TD_UUID, uuid_lane(w, k, l))) != TROVE_OK ||
+                (rc = trove__pb_uint(&w->te, TD_PARENT, uuid_base(w, k))) != TROVE_OK ||
+                (rc = trove__pb_bytes(&w->te, TD_NAME, lane_name, (size_t)n)) != TROVE_OK ||
+                (rc = descriptor_packet(w, out)) != TROVE_OK)
+                return rc;
+        }
+    }
+    return TROVE_OK;
+}
+
+/* ---- interning -------------------------------------------------------------------------- */
+
+/* The event name id's entry, or NULL when the names table has none. */
+static struct name_ref *find_name(struct pw *w, uint32_t id)
+{
+    size_t lo = 0, hi = w->nnames;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (w->names[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->nnames && w->names[lo].id == id ? &w->names[lo] : NULL;
+}
+
+/* name_iid in w->te, and the name into w->in (InternedData) if not sent yet. */
+static int use_name(struct pw *w, uint32_t id)
+{
+    struct name_ref *r = find_name(w, id);
+    int rc = trove__pb_uint(&w->te, TE_NAME_IID, (uint64_t)id + 1);
+    if (rc != TROVE_OK || !r || r->sent)
+        return rc;
+    w->sub.len = 0;
+    if ((rc = trove__pb_uint(&w->sub, 1, (uint64_t)id + 1)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->sub, 2, r->str, r->len)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->in, 2, w->sub.ptr, w->sub.len)) != TROVE_OK) /* event_names */
+        return rc;
+    r->sent = 1;
+    return TROVE_OK;
+}
+
+/* The category iids: 1 + kind * 256 + extra for "trove:KIND:EXTRA", then the six flow
+ * categories. */
+#define CAT_FLOW0 (1u + 256u * 256u)
+#define CAT_COUNT (CAT_FLOW0 + 6u)
+
+/* category_iids in w->te for category iid (its text `cat`), interned into w->in the first
+ * time. */
+static int use_category(struct pw *w, uint32_t iid, const char *cat)
+{
+    int rc;
+    if (!w->cat_sent[iid]) {
+        w->sub.len = 0;
+        if ((rc = trove__pb_uint(&w->sub, 1, iid)) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w->sub, 2, cat, strlen(cat))) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w->in, 1, w->sub.ptr, w->sub.len)) != TROVE_OK)
+            return rc; /* event_categories */
+        w->cat_sent[iid] = 1;
+    }
+    return trove__pb_uint(&w->te, TE_CATEGORY_IIDS, iid);
+}
+
+/* The packet for the track event in w->te (and the interned data in w->in) at ts. */
+static int event_packet(struct pw *w, uint64_t ts, struct trove_bytes *out)
+{
+    int rc = packet_head(w, ts);
+    if (rc == TROVE_OK)
+        rc = trove__pb_bytes(&w->pkt, TP_TRACK_EVENT, w->te.ptr, w->te.len);
+    if (rc == TROVE_OK && w->in.len)
+        rc = trove__pb_bytes(&w->pkt, TP_INTERNED_DATA, w->in.ptr, w->in.len);
+    return rc != TROVE_OK ? rc : emit(w, out);
+}
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static int event(struct pw *w, size_t i, int end, struct trove_bytes *out)
+{
+    const struct trove_event *e = &w->t->events[i];
+    size_t k = w->trk[i];
+    uint64_t track;
+    int type, plain, rc;
+    char cat[24];
+
+    w->te.len = w->in.len = 0;
+    if (e->kind == TROVE_KIND_COUNTER) {
+        type = 4;
+        track = w->base[k] == BASE_COUNTER ? uuid_base(w, k) : uuid_counters(w, k);
+        plain = e->extra == 0;
+    } else if (is_slice(e)) {
+        type = end ? 2 : 1;
+        track = w->lane[i] ? uuid_lane(w, k, w->lane[i]) : uuid_base(w, k);
+        plain = e->kind == TROVE_KIND_ZONE && e->extra == 0;
+    } else {
+        type = 3;
+        track = uuid_base(w, k);
+        plain = e->kind == TROVE_KIND_INSTANT && e->extra == 0;
+    }
+    if ((rc = trove__pb_uint(&w->te, TE_TYPE, (uint64_t)type)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->te, TE_TRACK_UUID, track)) != TROVE_OK)
+        return rc;
+    if (type != 2) {
+        if ((rc = use_name(w, e->name_id)) != TROVE_OK)
+            return rc;
+        if (!plain) {
+            snprintf(cat, sizeof cat, "trove:%u:%u", e->kind, e->extra);
+            if ((rc = use_category(w, 1u + 256u * e->kind + e->extra, cat)) != TROVE_OK)
+                return rc;
+        }
+        if (type == 4 && (rc = trove__pb_fixed64(&w->te, TE_DOUBLE_COUNTER, e->dur_ns)) != TROVE_OK)
+            return rc;
+    }
+    return event_packet(w, end ? e->start_ns + e->dur_ns : e->start_ns, out);
+}
+
+static int flow(struct pw *w, const struct trove_flow *f, struct trove_bytes *out)
+{
+    static const char phases[] = {'s', 't', 'f'};
+    size_t k = trove__ttracks_find(&w->tr, f->pid, f->tid);
+    char cat[24];
+    int rc;
+
+    w->te.len = w->in.len = 0;
+    unsigned enclosing = f->flags & TROVE_FLOW_ENCLOSING ? 1u : 0u;
+    snprintf(cat, sizeof cat, "trove:flow:%c%s", phases[f->phase], enclosing ? ":e" : "");
+    if ((rc = trove__pb_uint(&w->te, TE_TYPE, 3)) != TROVE_OK ||
+        (rc = trove__pb_uint(&w->te, TE_TRACK_UUID, uuid_base(w, k))) != TROVE_OK ||
+        (rc = use_name(w, f->name_id)) != TROVE_OK ||
+        (rc = use_category(w, CAT_FLOW0 + 2u * f->phase + enclosing, cat)) != TROVE_OK ||
+        (rc = trove__pb_fixed64(&w->te, f->phase == TROVE_FLOW_END ? TE_TERMINATING_FLOW_IDS
+                                                                   : TE_FLOW_IDS,
+                                f->id)) != TROVE_OK)
+        return rc;
+    return event_packet(w, f->ts_ns, out);
+}
+
+/* ---- layout ------------------------------------------------------------------------------- */
+
+struct lane_sort {
+    uint64_t start, span;
+    uint32_t track;
+    size_t i;
+};
+
+static int cmp_lane(const void *pa, const void *pb)
+{
+    const struct lane_sort *a = pa, *b = pb;
+    if (a->track != b->track)
+        return a->track < b->track ? -1 : 1;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->span != b->span)
+        return a->span > b->span ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+struct lane_stack {
+    uint64_t *end;
+    size_t n, cap;
+};
+
+/*
+ * Lanes: per track, in order of (start, longer first, index), a slice goes on the first lane
+ * whose open slices (those not ended at its start) all contain it, so that every lane nests
+ * and a Perfetto track closes its slices innermost first.
+ */
+static int assign_lanes(struct pw *w, struct trove_diag *diag)
+{
+    const struct trove_trace *t = w->t;
+    struct lane_sort *s = NULL;
+    struct lane_stack *ln = NULL;
+    size_t n = 0, nl = 0;
+    int rc = TROVE_ERR_NOMEM;
+
+    if (!(s = trove__malloc((t->n_events ? t->n_events : 1) * sizeof *s)) ||
+        !(ln = trove__calloc(MAX_LANES, sizeof *ln)))
+        goto out;
+    for (size_t i = 0; i < t->n_events; i++)
+        if (is_slice(&t->events[i]))
+            s[n++] = (struct lane_sort){t->events[i].start_ns, t->events[i].dur_ns, w->trk[i], i};
+    qsort(s, n, sizeof *s, cmp_lane);
+    for (size_t j = 0; j < n; j++) {
+        uint64_t end = s[j].start + s[j].span;
+        unsigned l;
+        if (j == 0 || s[j].track != s[j - 1].track) {
+            for (size_t q = 0; q < nl; q++)
+                ln[q].n = 0;
+            nl = 0;
+        }
+        for (l = 0; l < nl; l++) {
+            struct lane_stack *L = &ln[l];
+            while (L->n && L->end[L->n - 1] <= s[j].start)
+                L->n--;
+            if (L->n == 0 || L->end[L->n - 1] >= end)
+                break;
+        }
+        if (l == nl) {
+            if (nl == MAX_LANES) {
+                const struct trove__ttrack *tr = &w->tr.t[s[j].track];
+                rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, s[j].i,
+                                "pid %u tid %u has more than %u zones open at once that do not "
+                                "nest (event %zu)",
+                                tr->pid, tr->tid, MAX_LANES, s[j].i);
+                goto out;
+            }
+            nl++;
+        }
+        if (ln[l].n == ln[l].cap) {
+            size_t cap = ln[l].cap ? ln[l].cap * 2 : 16;
+            uint64_t *p = trove__realloc(ln[l].end, cap * sizeof *p);
+            if (!p)
+                goto out;
+            ln[l].end = p;
+            ln[l].cap = cap;
+        }
+        ln[l].end[ln[l].n++] = end;
+        w->lane[s[j].i] = (uint16_t)l;
+        if (l > w->lanes[s[j].track])
+            w->lanes[s[j].track] = (uint16_t)l;
+    }
+    rc = TROVE_OK;
+out:
+    for (size_t q = 0; ln && q < MAX_LANES; q++)
+        free(ln[q].end);
+    free(ln);
+    free(s);
+    return rc;
+}
+
+static int cmp_name_ref(const void *pa, const void *pb)
+{
+    const struct name_ref *a = pa, *b = pb;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static int layout(struct pw *w, struct trove_diag *diag)
+{
+    const struct trove_trace *t = w->t;
+    size_t nn = t->names ? trove_names_count(t->names) : 0;
+    int rc;
+
+    if ((rc = trove__ttracks_build(t, &w->tr)) != TROVE_OK)
+        return rc;
+    if (!(w->trk = trove__malloc((t->n_events ? t->n_events : 1) * sizeof *w->trk)) ||
+        !(w->lane = trove__calloc(t->n_events ? t->n_events : 1, sizeof *w->lane)) ||
+        !(w->base = trove__calloc(w->tr.n ? w->tr.n : 1, 1)) ||
+        !(w->lanes = trove__calloc(w->tr.n ? w->tr.n : 1, sizeof *w->lanes)) ||
+        !(w->has_flow = trove__calloc(w->tr.n ? w->tr.n : 1, 1)) ||
+        !(w->child0 = trove__calloc(w->tr.n ? w->tr.n : 1, sizeof *w->child0)) ||
+        !(w->cat_sent = trove__calloc(CAT_COUNT, 1)) ||
+        !(w->names = trove__malloc((nn ? nn : 1) * sizeof *w->names)))
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < t->n_events; i++)
+        w->trk[i] = (uint32_t)trove__ttracks_find(&w->tr, t->events[i].pid, t->events[i].tid);
+    for (size_t i = 0; i < t->n_flows; i++)
+        w->has_flow[trove__ttracks_find(&w->tr, t->flows[i].pid, t->flows[i].tid)] = 1;
+    for (size_t k = 0; k < w->tr.n; k++) {
+        const struct trove__ttrack *tr = &w->tr.t[k];
+        if (!trove_tid_is_synthetic(tr->tid))
+            w->base[k] = BASE_THREAD;
+        else if (tr->has_counter && !tr->has_other && !w->has_flow[k])
+            w->base[k] = BASE_COUNTER;
+        else
+            w->base[k] = BASE_ASYNC;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        struct trove_name_entry e;
+        trove_names_entry(t->names, i, &e);
+        if (e.type == TROVE_NAME_EVENT)
+            w->names[w->nnames++] = (struct name_ref){e.a, e.str, e.len, 0};
+    }
+    qsort(w->names, w->nnames, sizeof *w->names, cmp_name_ref);
+    if (w->tr.npids >= (size_t)1 << 22)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "more than 2^22 processes");
+    if ((rc = assign_lanes(w, diag)) != TROVE_OK)
+        return rc;
+    for (size_t k = 0, c = 0; k < w->tr.n; k++) {
+        w->child0[k] = c;
+        c += (w->tr.t[k].has_counter && w->base[k] != BASE_COUNTER) + w->lanes[k];
+    }
+    return TROVE_OK;
+}
+
+static void pw_free(struct pw *w)
+{
+    trove_bytes_free(&w->pkt);
+    trove_bytes_free(&w->te);
+    trove_bytes_free(&w->sub);
+    trove_bytes_free(&w->sub2);
+    trove_bytes_free(&w->in);
+    trove__ttracks_free(&w->tr);
+    free(w->trk);
+    free(w->lane);
+    free(w->base);
+    free(w->lanes);
+    free(w->has_flow);
+    free(w->child0);
+    free(w->cat_sent);
+    free(w->names);
+}
+
+int trove_perfetto_write(const struct trove_trace *t, struct trove_bytes *out,
+                         struct trove_diag *diag)
+{
+    struct pw w;
+    struct trove__titem *it = NULL;
+    uint8_t *paired = NULL;
+    size_t nit = 0, start;
+    int rc;
+
+    if (!t || !out || (!t->events && t->n_events) || (!t->flows && t->n_flows))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "perfetto write needs a trace and an output");
+    for (size_t i = 0; i < t->n_flows; i++)
+        if (trove_flow_check(&t->flows[i]) != TROVE_OK)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
+                              "flow row %zu is not well-formed (phase, flags, pad or id 0)", i);
+    for (size_t i = 0; i < t->n_events; i++)
+        if (t->events[i].kind != TROVE_KIND_COUNTER &&
+            t->events[i].dur_ns > UINT64_MAX - t->events[i].start_ns)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
+                              "event %zu ends past 2^64 ns (start %llu, dur %llu)", i,
+                              (unsigned long long)t->events[i].start_ns,
+                              (unsigned long long)t->events[i].dur_ns);
+    memset(&w, 0, sizeof w);
+    w.t = t;
+    start = out->len;
+    TROVE_TRY(rc, layout(&w, diag));
+    if (!(paired = trove__malloc(t->n_events ? t->n_events : 1))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < t->n_events; i++)
+        paired[i] = (uint8_t)is_slice(&t->events[i]);
+    TROVE_TRY(rc, trove__tsched_build(t, paired, &it, &nit));
+    TROVE_TRY(rc, clock_packet(&w, nit ? it[0].ts : 0, out));
+    TROVE_TRY(rc, descriptors(&w, out));
+    for (size_t k = 0; k < nit; k++) {
+        if (it[k].what == TROVE__TS_FLOW)
+            rc = flow(&w, &t->flows[it[k].i], out);
+        else
+            rc = event(&w, it[k].i, it[k].what == TROVE__TS_END, out);
+        if (rc != TROVE_OK)
+            goto out;
+    }
+    /* The names no event used, so that the names table comes back whole. */
+    w.in.len = 0;
+    for (size_t i = 0; i < w.nnames; i++) {
+        struct name_ref *r = &w.names[i];
+        if (r->sent)
+            continue;
+        w.sub.len = 0;
+        if ((rc = trove__pb_uint(&w.sub, 1, (uint64_t)r->id + 1)) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w.sub, 2, r->str, r->len)) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w.in, 2, w.sub.ptr, w.sub.len)) != TROVE_OK)
+            goto out;
+        r->sent = 1;
+    }
+    if (w.in.len) {
+        TROVE_TRY(rc, packet_head(&w, w.last_ts));
+        TROVE_TRY(rc, trove__pb_bytes(&w.pkt, TP_INTERNED_DATA, w.in.ptr, w.in.len));
+        TROVE_TRY(rc, emit(&w, out));
+    }
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK)
+        out->len = start;
+    if (rc == TROVE_ERR_NOMEM)
+        TROVE_FAIL(diag, rc, 0, "out of memory writing %zu events as a Perfetto trace",
+                   t->n_events);
+    free(it);
+    free(paired);
+    pw_free(&w);
+    return rc;
+}

@@ -1,0 +1,695 @@
+/*
+ * test_trace.c: a capture out to other tools and back (include/trove/trace.h) — the Chrome
+ * JSON writer (src/codec/chrome_export.c), the Perfetto writer and reader
+ * (src/codec/perfetto_write.c, perfetto_read.c), and their shared layout (trace_sched.c).
+ *
+ * - Golden vectors: a small capture of every kind of event and a flow, written as
+ *   tests/vectors/chrome_small.json and tests/vectors/perfetto_small.pftrace, byte for byte
+ *   (docs/formats/perfetto.md dumps the latter); regenerate with TROVE_REGEN_VECTORS=1.
+ * - Round trips: Chrome JSON export then import gives the same events, flows and names (ids
+ *   may be renumbered: compared by their strings); Perfetto write then read gives exactly the
+ *   same events and flows, and the same names — for the small capture, the hand-made
+ *   chrome_async.json, a generated capture, and the real sample trace (../shared/data).
+ * - Bad Perfetto input: every prefix of the golden file, and hand-built traces that break
+ *   one rule each (a group, a long varint, a length past its message, a track nobody
+ *   describes, parents in a loop, an end before its begin, unmatched slices when strict, a
+ *   name over the limit, an event without a time); each is a seed of fuzz/corpus/fuzz_perfetto
+ *   (TROVE_PERFETTO_CORPUS=dir writes them). And the sniffer, on every format trove reads.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "trove/import.h"
+#include "trove/trace.h"
+
+#define SYN TROVE_TID_SYNTHETIC
+
+struct cap {
+    struct trove_events ev;
+    struct trove_flows flows;
+    struct trove_names *names;
+};
+
+static void cap_init(struct cap *c)
+{
+    memset(c, 0, sizeof *c);
+    if (trove_names_new(&c->names) != TROVE_OK)
+        abort();
+}
+
+static void cap_free(struct cap *c)
+{
+    trove_events_free(&c->ev);
+    trove_flows_free(&c->flows);
+    trove_names_free(c->names);
+    memset(c, 0, sizeof *c);
+}
+
+static struct trove_trace as_trace(const struct cap *c)
+{
+    struct trove_trace t = {c->ev.ev, c->ev.len, c->names, c->flows.f, c->flows.len};
+    return t;
+}
+
+static void ev(struct cap *c, uint64_t start, uint64_t dur, uint32_t pid, uint32_t tid,
+               uint8_t kind, uint8_t depth, uint8_t extra, uint32_t name)
+{
+    struct trove_event e = {start, dur, pid, tid, kind, depth, extra, 0, name};
+    if (trove_events_push(&c->ev, &e) != TROVE_OK)
+        abort();
+}
+
+static void name(struct cap *c, int type, uint32_t a, uint32_t b, const char *s)
+{
+    if (trove_names_set(c->names, type, a, b, s, strlen(s)) != TROVE_OK)
+        abort();
+}
+
+/*
+ * The small capture: in trove order (start, pid, tid, depth), as the Chrome importer would
+ * make it. A thread zone with a child and an instant inside, a process-scoped instant, a
+ * nestable async span with a child and an async instant, a legacy span with a step, two
+ * counter series, a flow of three points, names for all of it, and a name no event uses.
+ */
+static void small_capture(struct cap *c)
+{
+    cap_init(c);
+    name(c, TROVE_NAME_PROCESS, 1, 0, "app");
+    name(c, TROVE_NAME_THREAD, 1, 10, "main \"thread\"");
+    name(c, TROVE_NAME_THREAD, 1, 11, "worker");
+    /* the tids the Chrome importer hands out: by each track's first time */
+    name(c, TROVE_NAME_THREAD, 1, SYN, "mem heap");
+    name(c, TROVE_NAME_THREAD, 1, SYN + 1, "cpu value");
+    name(c, TROVE_NAME_THREAD, 1, SYN + 2, "async: load");
+    name(c, TROVE_NAME_THREAD, 1, SYN + 3, "async: job");
+    static const char *const names[] = {"frame", "paint", "mark",  "load",
+                                        "parse", "progress", "job", "step1",
+                                        "mem",   "cpu",   "msg",   "unused \xc3\xa9"};
+    for (uint32_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        name(c, TROVE_NAME_EVENT, i, 0, names[i]);
+    ev(c, 1000, 0x4090000000000000ull, 1, SYN, TROVE_KIND_COUNTER, 0, 0, 8);    /* mem 1024 */
+    ev(c, 1500, 0xBFE0000000000000ull, 1, SYN + 1, TROVE_KIND_COUNTER, 0, 0, 9); /* cpu -0.5 */
+    ev(c, 2000, 100500, 1, 10, TROVE_KIND_ZONE, 0, 0, 0);
+    ev(c, 2000, 0x40A0000000000000ull, 1, SYN, TROVE_KIND_COUNTER, 0, 0, 8);    /* mem 2048 */
+    ev(c, 2250, 50000, 1, 10, TROVE_KIND_ZONE, 1, 0, 1);
+    ev(c, 3000, 0, 1, 10, TROVE_KIND_INSTANT, 2, TROVE_SCOPE_THREAD, 2);
+    ev(c, 4000, 0, 1, 11, TROVE_KIND_INSTANT, 0, TROVE_SCOPE_PROCESS, 2);
+    ev(c, 5000, 20000, 1, SYN + 2, TROVE_KIND_ZONE, 0, TROVE_ASYNC_NESTABLE, 3);
+    ev(c, 6000, 1000, 1, SYN + 2, TROVE_KIND_ZONE, 1, TROVE_ASYNC_NESTABLE, 4);
+    ev(c, 6500, 0, 1, SYN + 2, TROVE_KIND_ASYNC_INSTANT, 2, 0, 5);
+    ev(c, 7000, 3000, 1, SYN + 3, TROVE_KIND_ZONE, 0, TROVE_ASYNC_LEGACY, 6);
+    ev(c, 8000, 2000, 1, SYN + 3, TROVE_KIND_ZONE, 1, TROVE_ASYNC_STEP, 7);
+    {
+        static const struct trove_flow f[] = {
+            {2500, 1, 1, 10, 10, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, {0, 0}},
+            {4000, 1, 1, 11, 10, TROVE_FLOW_STEP, TROVE_FLOW_ENCLOSING, {0, 0}},
+            {9000, 1, 1, 11, 10, TROVE_FLOW_END, 0, {0, 0}},
+        };
+        for (size_t i = 0; i < 3; i++)
+            if (trove_flows_push(&c->flows, &f[i]) != TROVE_OK)
+                abort();
+    }
+}
+
+/* The name of event name id in names ("" if none, which the small capture never has). */
+static const char *event_name(const struct trove_names *n, uint32_t id, size_t *len)
+{
+    const char *s = trove_names_get(n, TROVE_NAME_EVENT, id, 0, len);
+    if (!s) {
+        *len = 0;
+        return "";
+    }
+    return s;
+}
+
+/* a and b hold the same events and flows, names compared by their strings. */
+static int same_by_name(const struct cap *a, const struct cap *b)
+{
+    if (a->ev.len != b->ev.len || a->flows.len != b->flows.len)
+        return 0;
+    for (size_t i = 0; i < a->ev.len; i++) {
+        struct trove_event x = a->ev.ev[i], y = b->ev.ev[i];
+        size_t lx, ly;
+        const char *nx = event_name(a->names, x.name_id, &lx);
+        const char *ny = event_name(b->names, y.name_id, &ly);
+        if (lx != ly || memcmp(nx, ny, lx))
+            return 0;
+        x.name_id = y.name_id = 0;
+        if (memcmp(&x, &y, sizeof x)) {
+            fprintf(stderr, "event %zu differs: %llu %llu %u %u %u %u %u vs %llu %llu %u %u %u "
+                            "%u %u\n",
+                    i, (unsigned long long)x.start_ns, (unsigned long long)x.dur_ns, x.pid, x.tid,
+                    x.kind, x.depth, x.extra, (unsigned long long)y.start_ns,
+                    (unsigned long long)y.dur_ns, y.pid, y.tid, y.kind, y.depth, y.extra);
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < a->flows.len; i++) {
+        struct trove_flow x = a->flows.f[i], y = b->flows.f[i];
+        size_t lx, ly;
+        const char *nx = event_name(a->names, x.name_id, &lx);
+        const char *ny = event_name(b->names, y.name_id, &ly);
+        if (lx != ly || memcmp(nx, ny, lx))
+            return 0;
+        x.name_id = y.name_id = 0;
+        if (memcmp(&x, &y, sizeof x))
+            return 0;
+    }
+    return 1;
+}
+
+static int same_exactly(const struct cap *a, const struct cap *b)
+{
+    return a->ev.len == b->ev.len && a->flows.len == b->flows.len &&
+           (a->ev.len == 0 || !memcmp(a->ev.ev, b->ev.ev, a->ev.len * sizeof *a->ev.ev)) &&
+           (a->flows.len == 0 ||
+            !memcmp(a->flows.f, b->flows.f, a->flows.len * sizeof *a->flows.f));
+}
+
+/* Thread and process names of a equal those of b (event names are compared elsewhere). */
+static int same_track_names(const struct trove_names *a, const struct trove_names *b)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        const struct trove_names *x = pass ? b : a, *y = pass ? a : b;
+        for (size_t i = 0; i < trove_names_count(x); i++) {
+            struct trove_name_entry e;
+            size_t len = 0;
+            const char *s;
+            trove_names_entry(x, i, &e);
+            if (e.type == TROVE_NAME_EVENT)
+                continue;
+            s = trove_names_get(y, e.type, e.a, e.b, &len);
+            if (!s || len != e.len || memcmp(s, e.str, len))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static void chrome_back(const struct trove_bytes *json, struct cap *out)
+{
+    struct trove_chrome_options opt = {.strict = 1};
+    struct trove_diag diag = {0};
+    int rc;
+    cap_init(out);
+    rc = trove_chrome_import_all_mem(json->ptr, json->len, &opt, &out->ev, out->names,
+                                     &out->flows, NULL, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "chrome re-import: %s at %llu\n", diag.msg,
+                (unsigned long long)diag.offset);
+    CHECK_EQ_INT(rc, TROVE_OK);
+}
+
+static void perfetto_back(const struct trove_bytes *pb, struct cap *out,
+                          struct trove_perfetto_stats *st)
+{
+    struct trove_perfetto_options opt = {.strict = 1, .max_input = 0};
+    struct trove_diag diag = {0};
+    int rc;
+    cap_init(out);
+    rc = trove_perfetto_read(pb->ptr, pb->len, &opt, &out->ev, out->names, &out->flows, st, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "perfetto read: %s at %llu\n", diag.msg, (unsigned long long)diag.offset);
+    CHECK_EQ_INT(rc, TROVE_OK);
+}
+
+/* Both round trips of capture c; exact says the Chrome one must keep name ids too. */
+static void round_trips(const struct cap *c, const char *what)
+{
+    struct trove_trace t = as_trace(c);
+    struct trove_bytes json = {0}, pb = {0}, pb2 = {0};
+    struct trove_perfetto_stats st;
+    struct cap back;
+
+    CHECK_EQ_INT(trove_chrome_export(&t, &json, NULL), TROVE_OK);
+    chrome_back(&json, &back);
+    if (!same_by_name(c, &back))
+        fprintf(stderr, "%s: the Chrome JSON round trip differs\n", what);
+    CHECK(same_by_name(c, &back));
+    CHECK(same_track_names(c->names, back.names));
+    cap_free(&back);
+
+    CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+    perfetto_back(&pb, &back, &st);
+    if (!same_exactly(c, &back))
+        fprintf(stderr, "%s: the Perfetto round trip differs\n", what);
+    CHECK(same_exactly(c, &back));
+    CHECK(test_same_names(c->names, back.names));
+    CHECK_EQ_INT(st.unmatched_begin + st.unmatched_end + st.skipped_packets + st.skipped_events, 0);
+    /* and again: the same bytes (names may come back in another order, ids the same) */
+    t = as_trace(&back);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &pb2, NULL), TROVE_OK);
+    CHECK(pb.len == pb2.len);
+    cap_free(&back);
+    trove_bytes_free(&json);
+    trove_bytes_free(&pb);
+    trove_bytes_free(&pb2);
+}
+
+/* Does buf[0..len) contain the string s? */
+static int contains(const struct trove_bytes *b, const char *s)
+{
+    size_t n = strlen(s);
+    for (size_t i = 0; i + n <= b->len; i++)
+        if (!memcmp(b->ptr + i, s, n))
+            return 1;
+    return 0;
+}
+
+static void test_small(void)
+{
+    struct cap c;
+    struct trove_trace t;
+    struct trove_bytes json = {0}, pb = {0};
+    struct trove_perfetto_stats st;
+    struct cap back;
+
+    small_capture(&c);
+    t = as_trace(&c);
+    CHECK_EQ_INT(trove_chrome_export(&t, &json, NULL), TROVE_OK);
+    test_check_vector("chrome_small.json", json.ptr, json.len);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+    test_check_vector("perfetto_small.pftrace", pb.ptr, pb.len);
+    test_corpus_write("TROVE_PERFETTO_CORPUS", "golden.pftrace", NULL, 0, pb.ptr, pb.len);
+    CHECK_EQ_INT(trove_perfetto_sniff(pb.ptr, pb.len), 1);
+    round_trips(&c, "small");
+
+    /* what the reader counted: 6 zones (each a begin and an end), 2 instants and an async
+     * instant, 3 counter values, 3 flow points */
+    perfetto_back(&pb, &back, &st);
+    CHECK_EQ_INT(st.slices, 6);
+    CHECK_EQ_INT(st.instants, 3);
+    CHECK_EQ_INT(st.counters, 3);
+    CHECK_EQ_INT(st.flows, 3);
+    /* processes 1, tracks (1,10) (1,11) and four synthetic ones */
+    CHECK_EQ_INT(st.track_descriptors, 1 + 2 + 4);
+    /* the clock, 7 descriptors, 2 * 6 + 3 + 3 + 3 events, and the unused name */
+    CHECK_EQ_INT(st.packets, 1 + 7 + 12 + 3 + 3 + 3 + 1);
+    CHECK_EQ_INT(st.track_events, 12 + 3 + 3 + 3);
+    CHECK_EQ_INT(st.names, 12);
+    {
+        const char *s = trove_names_get(back.names, TROVE_NAME_EVENT, 11, 0, NULL);
+        CHECK(s && !strcmp(s, "unused \xc3\xa9"));
+    }
+    cap_free(&back);
+
+    /* what the JSON says, for a few lines */
+    CHECK(strstr((const char *)json.ptr, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n") ==
+          (const char *)json.ptr);
+    CHECK(contains(&json, "\"ts\":2.25,"));
+    CHECK(contains(&json, "\"dur\":100.5}"));
+    CHECK(contains(&json, "\"args\":{\"heap\":1024}"));
+    CHECK(contains(&json, "\"args\":{\"value\":-0.5}"));
+    CHECK(contains(&json, "\"main \\\"thread\\\"\""));
+    /* a counter JSON cannot hold */
+    {
+        struct trove_diag diag = {0};
+        size_t before = json.len;
+        c.ev.ev[0].dur_ns = 0x7ff0000000000000ull; /* +inf */
+        CHECK_EQ_INT(trove_chrome_export(&t, &json, &diag), TROVE_ERR_INVALID);
+        CHECK(strstr(diag.msg, "not a finite") != NULL);
+        CHECK_EQ_INT(json.len, before);
+        /* Perfetto holds it */
+        pb.len = 0;
+        CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+        perfetto_back(&pb, &back, NULL);
+        CHECK(back.ev.len == c.ev.len && back.ev.ev[0].dur_ns == 0x7ff0000000000000ull);
+        CHECK(isinf(trove_counter_value(&back.ev.ev[0])));
+        cap_free(&back);
+    }
+    trove_bytes_free(&json);
+    trove_bytes_free(&pb);
+    cap_free(&c);
+}
+
+/* chrome_async.json: what the Chrome importer makes, out and back through both formats. */
+static void test_async_file(void)
+{
+    struct trove_chrome_options opt = {.strict = 0};
+    struct cap c;
+    size_t len;
+    uint8_t *buf = test_read_file(TROVE_SOURCE_DIR "/tests/data/chrome_async.json", &len);
+    CHECK(buf != NULL);
+    if (!buf)
+        return;
+    cap_init(&c);
+    CHECK_EQ_INT(trove_chrome_import_all_mem(buf, len, &opt, &c.ev, c.names, &c.flows, NULL,
+                                             NULL),
+                 TROVE_OK);
+    CHECK(c.ev.len > 10 && c.flows.len == 7);
+    round_trips(&c, "chrome_async.json");
+    cap_free(&c);
+    free(buf);
+}
+
+/* Zones that overlap without nesting, the same interval twice, zero-length zones, frames
+ * and locks of the generator's kinds: the Perfetto writer puts the overlaps on lanes. */
+static void test_overlap_and_kinds(void)
+{
+    struct cap c, back;
+    struct trove_trace t;
+    struct trove_bytes pb = {0};
+    struct trove_perfetto_stats st;
+
+    cap_init(&c);
+    name(&c, TROVE_NAME_EVENT, 0, 0, "a");
+    ev(&c, 0, 10, 5, 6, TROVE_KIND_ZONE, 0, 0, 0);
+    ev(&c, 0, 10, 5, 6, TROVE_KIND_ZONE, 1, 0, 0);   /* the same interval */
+    ev(&c, 5, 10, 5, 6, TROVE_KIND_FRAME, 2, 0, 0);  /* overlaps both, nests in neither */
+    ev(&c, 7, 0, 5, 6, TROVE_KIND_LOCK, 3, 0, 0);    /* zero-length, inside all three */
+    ev(&c, 7, 0, 5, 6, TROVE_KIND_ZONE, 3, 0, 1);    /* an id the names do not hold */
+    ev(&c, 10, 3, 5, 6, TROVE_KIND_ZONE, 1, 0, 0);   /* starts where the first two end */
+    ev(&c, 15, 0, 5, 6, 9, 0, 7, 0);                 /* a kind trove does not know */
+    t = as_trace(&c);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+    perfetto_back(&pb, &back, &st);
+    CHECK(same_exactly(&c, &back)); /* kinds and extras ride in categories */
+    CHECK_EQ_INT(st.track_descriptors, 1 + 1 + 1); /* the process, the thread, one lane */
+    CHECK(trove_names_get(back.names, TROVE_NAME_EVENT, 1, 0, NULL) == NULL);
+    cap_free(&back);
+    trove_bytes_free(&pb);
+    cap_free(&c);
+}
+
+static int cmp_canonical(const void *pa, const void *pb)
+{
+    const struct trove_event *a = pa, *b = pb;
+    if (a->start_ns != b->start_ns)
+        return a->start_ns < b->start_ns ? -1 : 1;
+    if (a->pid != b->pid)
+        return a->pid < b->pid ? -1 : 1;
+    if (a->tid != b->tid)
+        return a->tid < b->tid ? -1 : 1;
+    if (a->depth != b->depth)
+        return a->depth < b->depth ? -1 : 1;
+    return memcmp(a, b, sizeof *a);
+}
+
+/*
+ * A generated capture: thousands of events of the generator's model through Perfetto. The
+ * reader gives them the importers' order, (start, pid, tid, depth), and the depths of the
+ * nesting rule, which the generator's model does not always follow (an instant at a zone's
+ * end it counts inside): the same events, by every field but depth.
+ */
+static void test_gen(void)
+{
+    struct trove_gen_options g;
+    struct cap c, back;
+    struct trove_trace t;
+    struct trove_bytes pb = {0};
+    size_t same = 0;
+
+    cap_init(&c);
+    trove_gen_defaults(&g);
+    g.events = 20000;
+    CHECK_EQ_INT(trove_gen(&g, &c.ev, c.names), TROVE_OK);
+    t = as_trace(&c);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+    perfetto_back(&pb, &back, NULL);
+    CHECK_EQ_INT(back.ev.len, c.ev.len);
+    for (size_t i = 0; i < c.ev.len; i++)
+        c.ev.ev[i].depth = 0;
+    for (size_t i = 0; i < back.ev.len; i++)
+        back.ev.ev[i].depth = 0;
+    qsort(c.ev.ev, c.ev.len, sizeof *c.ev.ev, cmp_canonical);
+    qsort(back.ev.ev, back.ev.len, sizeof *back.ev.ev, cmp_canonical);
+    for (size_t i = 0; i < c.ev.len && i < back.ev.len; i++)
+        same += !memcmp(&c.ev.ev[i], &back.ev.ev[i], sizeof c.ev.ev[i]);
+    CHECK_EQ_INT(same, c.ev.len);
+    CHECK(test_same_names(c.names, back.names));
+    cap_free(&back);
+    trove_bytes_free(&pb);
+    cap_free(&c);
+}
+
+/* ---- the sample ------------------------------------------------------------------------- */
+
+static void test_sample(void)
+{
+    static const char *path = TROVE_SHARED_DATA "/chrome-trace-dom.json.zst";
+    struct trove_chrome_options opt = {.strict = 0};
+    struct cap c;
+    char cmd[1024];
+    FILE *f = fopen(path, "rb");
+    int rc;
+
+    if (!f) {
+        fprintf(stderr, "sample trace not found (%s): skipped\n", path);
+        return;
+    }
+    fclose(f);
+    if (system("zstd --version >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "zstd not installed: the sample is skipped\n");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "zstd -dc '%s'", path);
+    cap_init(&c);
+    if (!(f = popen(cmd, "r")))
+        abort();
+    rc = trove_chrome_import_all(f, &opt, &c.ev, c.names, &c.flows, NULL, NULL);
+    CHECK_EQ_INT(pclose(f), 0);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(c.ev.len, 306749);
+    CHECK_EQ_INT(c.flows.len, 6366);
+    round_trips(&c, "the sample");
+    cap_free(&c);
+}
+
+/* ---- bad Perfetto input ------------------------------------------------------------------ */
+
+struct pb {
+    uint8_t b[4096];
+    size_t n;
+};
+
+static void put_varint(struct pb *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        p->b[p->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p->b[p->n++] = (uint8_t)v;
+}
+
+static void put_uint(struct pb *p, uint32_t field, uint64_t v)
+{
+    put_varint(p, (uint64_t)field << 3);
+    put_varint(p, v);
+}
+
+static void put_msg(struct pb *p, uint32_t field, const struct pb *m)
+{
+    put_varint(p, (uint64_t)field << 3 | 2);
+    put_varint(p, m->n);
+    memcpy(p->b + p->n, m->b, m->n);
+    p->n += m->n;
+}
+
+/* A packet on sequence 1 at absolute time ts with a track event of `type` on track. */
+static void put_event(struct pb *trace, uint64_t ts, uint64_t type, uint64_t track)
+{
+    struct pb pkt = {{0}, 0}, te = {{0}, 0};
+    put_uint(&te, 9, type);
+    put_uint(&te, 11, track);
+    put_uint(&pkt, 8, ts);
+    put_uint(&pkt, 10, 1);
+    put_msg(&pkt, 11, &te);
+    put_msg(trace, 1, &pkt);
+}
+
+/* A packet with a thread track descriptor (uuid, pid, tid), or a child of parent. */
+static void put_track(struct pb *trace, uint64_t uuid, uint64_t parent, int32_t pid, int32_t tid)
+{
+    struct pb pkt = {{0}, 0}, td = {{0}, 0}, th = {{0}, 0};
+    put_uint(&td, 1, uuid);
+    if (parent) {
+        put_uint(&td, 5, parent);
+    } else {
+        put_uint(&th, 1, (uint64_t)(int64_t)pid);
+        put_uint(&th, 2, (uint64_t)(int64_t)tid);
+        put_msg(&td, 4, &th);
+    }
+    put_uint(&pkt, 10, 1);
+    put_msg(&pkt, 60, &td);
+    put_msg(trace, 1, &pkt);
+}
+
+static int decode_perfetto(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
+{
+    struct trove_perfetto_options opt = {.strict = 1, .max_input = 0};
+    return trove_perfetto_read(buf, len, &opt, out, NULL, NULL, NULL, diag);
+}
+
+static void expect_bad(const struct pb *p, int want, const char *needle, const char *what,
+                       const char *seed)
+{
+    test_expect_decode_error(decode_perfetto, sizeof(struct trove_events), p->b, p->n, want,
+                             UINT64_MAX, needle, what);
+    if (seed)
+        test_corpus_write("TROVE_PERFETTO_CORPUS", seed, NULL, 0, p->b, p->n);
+}
+
+static void test_bad(void)
+{
+    struct trove_bytes g = {0};
+    struct cap c;
+    struct trove_trace t;
+    struct trove_events out = {0};
+    struct pb p;
+
+    /* every prefix of the golden file fails cleanly or reads a prefix of the events */
+    small_capture(&c);
+    t = as_trace(&c);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &g, NULL), TROVE_OK);
+    for (size_t len = 0; len < g.len; len++) {
+        uint8_t *copy = malloc(len ? len : 1);
+        struct trove_perfetto_options loose = {0, 0};
+        int rc;
+        memcpy(copy, g.ptr, len);
+        rc = trove_perfetto_read(copy, len, &loose, &out, NULL, NULL, NULL, NULL);
+        CHECK(rc == TROVE_OK || rc == TROVE_ERR_TRUNCATED || rc == TROVE_ERR_CORRUPT);
+        CHECK(rc != TROVE_OK || out.len <= c.ev.len);
+        out.len = 0;
+        free(copy);
+    }
+    test_corpus_write("TROVE_PERFETTO_CORPUS", "cut.pftrace", NULL, 0, g.ptr, g.len / 2);
+    cap_free(&c);
+
+    p.n = 0; /* a top-level field that is not a packet */
+    put_uint(&p, 2, 7);
+    expect_bad(&p, TROVE_ERR_CORRUPT, "top-level field 2", "top-level varint", "top-field.pftrace");
+    p.n = 0; /* a group (wire type 3) */
+    p.b[p.n++] = 0x0a;
+    p.b[p.n++] = 1;
+    p.b[p.n++] = 0x0b;
+    expect_bad(&p, TROVE_ERR_CORRUPT, "wire type", "a group", "group.pftrace");
+    p.n = 0; /* a varint of 11 bytes */
+    p.b[p.n++] = 0x0a;
+    p.b[p.n++] = 11;
+    p.b[p.n++] = 0x40; /* field 8, varint */
+    memset(p.b + p.n, 0xff, 10);
+    p.n += 10;
+    p.b[p.n - 1] = 0x7f;
+    expect_bad(&p, TROVE_ERR_VARINT, "varint", "a long varint", "long-varint.pftrace");
+    p.n = 0; /* a length past the end of the trace */
+    p.b[p.n++] = 0x0a;
+    p.b[p.n++] = 0x7f;
+    p.b[p.n++] = 0x40;
+    p.b[p.n++] = 1;
+    expect_bad(&p, TROVE_ERR_TRUNCATED, "past the end", "length past the end", "past-end.pftrace");
+    p.n = 0; /* a length past the end of its message (the packet is shorter) */
+    {
+        struct pb pkt = {{0}, 0};
+        pkt.b[pkt.n++] = 0x5a; /* field 11, length-delimited */
+        pkt.b[pkt.n++] = 0x05;
+        pkt.b[pkt.n++] = 0x48;
+        put_msg(&p, 1, &pkt);
+    }
+    expect_bad(&p, TROVE_ERR_TRUNCATED, NULL, "length past its message", "past-message.pftrace");
+    p.n = 0; /* an event on a track no descriptor describes */
+    put_event(&p, 5, 3, 77);
+    expect_bad(&p, TROVE_ERR_CORRUPT, "no track descriptor", "unknown track", "no-track.pftrace");
+    p.n = 0; /* parents in a loop */
+    put_track(&p, 13, 17, 0, 0);
+    put_track(&p, 17, 13, 0, 0);
+    expect_bad(&p, TROVE_ERR_CORRUPT, "loop", "a loop of parents", "loop.pftrace");
+    p.n = 0; /* an end before its begin */
+    put_track(&p, 5, 0, 1, 2);
+    put_event(&p, 100, 1, 5);
+    put_event(&p, 90, 2, 5);
+    expect_bad(&p, TROVE_ERR_NEGATIVE, "before it begins", "end before begin", "end-first.pftrace");
+    p.n = 0; /* strict: an end with nothing open, a begin never ended */
+    put_track(&p, 5, 0, 1, 2);
+    put_event(&p, 100, 2, 5);
+    expect_bad(&p, TROVE_ERR_UNMATCHED, "no open slice", "unmatched end", "lone-end.pftrace");
+    p.n = 0;
+    put_track(&p, 5, 0, 1, 2);
+    put_event(&p, 100, 1, 5);
+    expect_bad(&p, TROVE_ERR_UNMATCHED, "never ends", "unmatched begin", "lone-begin.pftrace");
+    {
+        struct trove_perfetto_options loose = {0, 0};
+        struct trove_perfetto_stats st;
+        CHECK_EQ_INT(trove_perfetto_read(p.b, p.n, &loose, &out, NULL, NULL, &st, NULL),
+                     TROVE_OK);
+        CHECK(out.len == 0 && st.unmatched_begin == 1);
+    }
+    p.n = 0; /* a track event packet without a timestamp */
+    {
+        struct pb pkt = {{0}, 0}, te = {{0}, 0};
+        put_track(&p, 5, 0, 1, 2);
+        put_uint(&te, 9, 3);
+        put_uint(&te, 11, 5);
+        put_uint(&pkt, 10, 1);
+        put_msg(&pkt, 11, &te);
+        put_msg(&p, 1, &pkt);
+    }
+    expect_bad(&p, TROVE_ERR_CORRUPT, "without a timestamp", "no timestamp", "no-time.pftrace");
+    /* a name over TROVE_NAME_MAX: refused before it is copied */
+    {
+        size_t big = TROVE_NAME_MAX + 1, n = 0, td_len = 2 + 1 + 3 + big, pkt_len = 2 + 3 + td_len;
+        uint8_t *b = malloc(pkt_len + 8);
+        struct pb v;
+        b[n++] = 0x0a; /* Trace.packet */
+        v.n = 0;
+        put_varint(&v, pkt_len);
+        memcpy(b + n, v.b, v.n);
+        n += v.n;
+        b[n++] = 0xe2; /* track_descriptor: field 60, length-delimited */
+        b[n++] = 0x03;
+        v.n = 0;
+        put_varint(&v, td_len);
+        memcpy(b + n, v.b, v.n);
+        n += v.n;
+        b[n++] = 0x08; /* uuid 1 */
+        b[n++] = 0x01;
+        b[n++] = 0x12; /* name */
+        v.n = 0;
+        put_varint(&v, big);
+        memcpy(b + n, v.b, v.n);
+        n += v.n;
+        memset(b + n, 'x', big);
+        n += big;
+        test_expect_decode_error(decode_perfetto, sizeof(struct trove_events), b, n,
+                                 TROVE_ERR_LIMIT, UINT64_MAX, "over the 65535", "a long name");
+        free(b);
+    }
+    out.len = 0;
+    trove_events_free(&out);
+    trove_bytes_free(&g);
+}
+
+static void test_sniff(void)
+{
+    static const char *const not[] = {"[{\"ph\":\"X\"}]", "\n[{}]", " {\"traceEvents\":[]}",
+                                      "\xef\xbb\xbf[", "TV\x01\x01", "PK\x03\x04", "PAR1",
+                                      "\n\n\n\n", "\n\x05\x0b\x00\x00\x00", ""};
+    struct cap c;
+    struct trove_trace t;
+    struct trove_bytes g = {0};
+    for (size_t i = 0; i < sizeof not / sizeof not[0]; i++)
+        CHECK_EQ_INT(trove_perfetto_sniff((const uint8_t *)not[i], strlen(not[i])), 0);
+    small_capture(&c);
+    t = as_trace(&c);
+    CHECK_EQ_INT(trove_perfetto_write(&t, &g, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_perfetto_sniff(g.ptr, g.len), 1);
+    CHECK_EQ_INT(trove_perfetto_sniff(g.ptr, 64), 1); /* a head cut inside a packet */
+    CHECK_EQ_INT(trove_perfetto_sniff(g.ptr, 2), 0);
+    trove_bytes_free(&g);
+    cap_free(&c);
+}
+
+int main(void)
+{
+    test_small();
+    test_async_file();
+    test_overlap_and_kinds();
+    test_gen();
+    test_bad();
+    test_sniff();
+    test_sample();
+    return test_done();
+}
