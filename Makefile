@@ -135,8 +135,9 @@ demo: build
 	$(TROVE) volume put trace.packed $(DEMO)/trace.packed --block-size 64K --store $(DEMO)/store
 	$(TROVE) volume info trace.json --store $(DEMO)/store
 	$(TROVE) verify --deep --store $(DEMO)/store
-	$(STEP) "export: the trace as a bundle of Parquet tables, and imported back"
+	$(STEP) "export: the trace as a bundle of Parquet tables and as a Perfetto trace, and imported back"
 	$(TROVE) export $(DEMO)/trace.packed -o $(DEMO)/trace.bundle
+	$(TROVE) export $(DEMO)/trace.packed -o $(DEMO)/trace.pftrace --format perfetto
 	$(TROVE) import $(DEMO)/trace.bundle -o $(DEMO)/trace.imported --wire packed
 	$(STEP) "capture: the trace in the store as a capture; the bundle again stores only its names"
 	$(TROVE) import $(DEMO)/trace.packed --name trace --store $(DEMO)/store
