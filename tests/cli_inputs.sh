@@ -192,6 +192,13 @@ done
 check cmp -s "$tmp/h1" "$tmp/h2"
 exits 2 "$trove" help nosuch
 
+# A counter's value is printed as the value (its dur_ns holds the value's bits).
+printf '{"traceEvents":[{"ph":"C","name":"mem","pid":1,"ts":5,"args":{"heap":12.5}}]}' > "$tmp/c.json"
+"$trove" cat "$tmp/c.json" > "$tmp/c.txt" || bad "cat a counter"
+check grep -q "^5000 12.5 1 [0-9]* counter " "$tmp/c.txt"
+"$trove" cat "$tmp/c.json" --json > "$tmp/c.jsonl" || bad "cat --json a counter"
+json "$tmp/c.jsonl" 'j["kind"] == "counter" and j["value"] == 12.5'
+
 # The README's CLI section is `trove --help`, exactly.
 python3 - "$2/README.md" > "$tmp/readme-help" <<'EOF'
 import sys

@@ -122,9 +122,15 @@ void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_na
     const char *proc = trove_names_get(names, TROVE_NAME_PROCESS, e->pid, 0, &pl);
 
     if (!json) {
-        fprintf(o, "%llu %llu %u %u %s %u %u ", (unsigned long long)e->start_ns,
-                (unsigned long long)e->dur_ns, e->pid, e->tid, trove_kind_name(e->kind), e->depth,
-                e->extra);
+        /* A counter's dur_ns is its value's bits: the text shows the value there. */
+        if (e->kind == TROVE_KIND_COUNTER)
+            fprintf(o, "%llu %.17g %u %u %s %u %u ", (unsigned long long)e->start_ns,
+                    trove_counter_value(e), e->pid, e->tid, trove_kind_name(e->kind), e->depth,
+                    e->extra);
+        else
+            fprintf(o, "%llu %llu %u %u %s %u %u ", (unsigned long long)e->start_ns,
+                    (unsigned long long)e->dur_ns, e->pid, e->tid, trove_kind_name(e->kind),
+                    e->depth, e->extra);
         if (name)
             fwrite(name, 1, nl, o);
         else
@@ -141,6 +147,13 @@ void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_na
                "\"extra\":%u,\"name_id\":%u",
             (unsigned long long)e->start_ns, (unsigned long long)e->dur_ns, e->pid, e->tid,
             trove_kind_name(e->kind), e->depth, e->extra, e->name_id);
+    if (e->kind == TROVE_KIND_COUNTER) {
+        double v = trove_counter_value(e);
+        if (v == v && v - v == 0) /* finite: JSON has no NaN or infinity */
+            fprintf(o, ",\"value\":%.17g", v);
+        else
+            fputs(",\"value\":null", o);
+    }
     if (name) {
         fputs(",\"name\":", o);
         cli_json_string(o, name, nl);
