@@ -713,6 +713,25 @@ static void test_verify_finds(void)
     }
     trove_volume_close(v);
     CHECK_EQ_INT(trove_backend_release(trove_store_backend(s), &d), TROVE_OK);
+    /* A volume that read the object before it went on record does not serve it from its
+     * cache afterwards either. */
+    {
+        uint8_t buf[sizeof data];
+        struct trove_digest d0;
+        size_t blk;
+        int fd2 = open(path, O_WRONLY);
+        trove_digest_of(data, BS, &d0);
+        blk = trove_digest_equal(&d, &d0) ? 0 : 1; /* which block the damaged object is */
+        CHECK(fd2 >= 0 && pwrite(fd2, data + blk * BS + 5, 1, 5) == 1); /* its good bytes */
+        if (fd2 >= 0)
+            close(fd2);
+        CHECK_EQ_INT(trove_volume_open(s, "v", &v, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_read(v, 0, buf, sizeof buf), TROVE_OK);
+        CHECK_EQ_INT(trove_backend_quarantine(trove_store_backend(s), &d, "a test"), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_read(v, 0, buf, sizeof buf), TROVE_ERR_CHECKSUM);
+        trove_volume_close(v);
+        CHECK_EQ_INT(trove_backend_release(trove_store_backend(s), &d), TROVE_OK);
+    }
     /* Shorter: the shallow check sees it. */
     CHECK(truncate(path, 100) == 0);
     CHECK_EQ_INT(trove_store_verify(s, 0, &rep, NULL, NULL), TROVE_ERR_CORRUPT);

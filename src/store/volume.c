@@ -452,7 +452,10 @@ static int load_object(struct trove_volume *v, const struct trove_digest *d, siz
 {
     int rc;
 
-    if (v->cache.len == len && trove_digest_equal(&v->cache_d, d))
+    /* The cached bytes were checked when read; once the object is on record as damaged
+     * (found by another read), it is not served from here either. */
+    if (v->cache.len == len && trove_digest_equal(&v->cache_d, d) &&
+        !trove_backend_quarantined(v->s->be, d))
         return TROVE_OK;
     memset(&v->cache_d, 0, sizeof v->cache_d);
     if ((rc = trove__store_drain(v->s)) != TROVE_OK) /* d may be a put in flight */
