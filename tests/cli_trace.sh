@@ -108,7 +108,10 @@ print(sorted((e["ph"], e["ts"], e["pid"], e["tid"], e["name"], e.get("bp", "")) 
 flows_of "$tmp/a.json" >"$tmp/f.a"
 check t export "$IN" -o "$tmp/a.bundle"
 check t export "$tmp/a.bundle" -o "$tmp/e.json" --format chrome-json
-for f in b c e; do
+# a capture exported as a bundle keeps its flows too
+check t export --capture pf --store "$tmp/store" -o "$tmp/cap.bundle"
+check t export "$tmp/cap.bundle" -o "$tmp/g.json" --format chrome-json
+for f in b c e g; do
     flows_of "$tmp/$f.json" >"$tmp/f.$f"
     check same "$tmp/f.a" "$tmp/f.$f"
 done

@@ -377,6 +377,11 @@ int cli_capture_open(const char *cmd, const char *store, const char *name,
 struct trove_bg *cli_mark_start(const char *store, const char *name);
 void cli_mark_finish(struct trove_bg *bg, const char *name, int wait);
 
+/* The flow rows of capture `name` whose times are in [from_ns, to_ns), appended to flows.
+ * Returns 0, or 1 after printing an error. */
+int cli_capture_flows(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                      uint64_t to_ns, struct trove_flows *flows);
+
 /* Read capture `name` of the store at `store` (NULL: $TROVE_STORE, else ./trove-data)
  * through the streaming pipeline into events and names (names may hold names already): the
  * events that start in [from_ns, to_ns), in stored order. Records the capture's last use,

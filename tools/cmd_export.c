@@ -244,7 +244,8 @@ int cmd_export(int argc, char **argv)
     /* Any input kind (cli_input.c); --capture NAME is store:NAME with a time range. */
     lo.store = store;
     if (capture) {
-        if (cli_capture_load("export", store, capture, from_ns, to_ns, quiet, &ev, names))
+        if (cli_capture_load("export", store, capture, from_ns, to_ns, quiet, &ev, names) ||
+            cli_capture_flows("export", store, capture, from_ns, to_ns, &flows))
             goto out;
     } else if (cli_load_flows("export", in, &lo, &ev, names, &flows) != 0) {
         goto out;

@@ -23,30 +23,6 @@ int cli_trace_format_parse(const char *s)
     return 0;
 }
 
-/* The store directory: --store, else $TROVE_STORE if set and not empty, else ./trove-data. */
-static const char *store_dir(const char *store)
-{
-    const char *env = getenv("TROVE_STORE");
-    return store ? store : env && *env ? env : "trove-data";
-}
-
-/* The flow rows of a capture in the store, those that start in [from, to). */
-static int capture_flows(const char *store, const char *name, uint64_t from, uint64_t to,
-                         struct trove_flows *flows)
-{
-    struct trove_store *s = NULL;
-    struct trove_diag diag = {0};
-    int rc;
-
-    if (cli_store_open("export", store_dir(store), TROVE_STORE_READONLY, &s))
-        return 1;
-    rc = trove_capture_read_flows(s, name, from, to, flows, &diag);
-    trove_store_close(s);
-    if (rc != TROVE_OK)
-        return cli_error("export", "%s", cli_diag_msg(&diag, rc));
-    return 0;
-}
-
 int cli_export_trace(const struct cli_trace_export *x)
 {
     struct cli_load_options lo = x->lo;
@@ -68,7 +44,7 @@ int cli_export_trace(const struct cli_trace_export *x)
     if (x->capture) {
         if (cli_capture_load("export", x->store, x->capture, x->from_ns, x->to_ns, x->quiet, &ev,
                              names) ||
-            capture_flows(x->store, x->capture, x->from_ns, x->to_ns, &flows))
+            cli_capture_flows("export", x->store, x->capture, x->from_ns, x->to_ns, &flows))
             goto out;
     } else if (cli_load_flows("export", x->in, &lo, &ev, names, &flows) != 0) {
         goto out;
