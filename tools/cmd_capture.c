@@ -122,9 +122,9 @@ out:
 static const struct cli_store_usage ls_usage = {
     "usage: trove ls [--json] [--store DIR]\n"
     "\n"
-    "List the captures of the store by name, one a line: events, segments, the time range\n"
-    "(the first start .. the last end, in nanoseconds), the bytes stored and when it was last\n"
-    "replayed. A capture whose header cannot be read, or a volume whose recipe cannot be read\n"
+    "List the captures of the store by name, one a line: events, segments, how long it is\n"
+    "and where it starts on its clock (in seconds; --json gives the nanoseconds), the bytes\n"
+    "stored and when it was last replayed. A capture whose header cannot be read, or a volume whose recipe cannot be read\n"
     "(it may be a capture), is listed with the reason, and ls then exits 1 after listing\n"
     "everything. Block volumes are left out (`trove volume ls` lists every volume).\n"
     "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
@@ -194,11 +194,13 @@ int cmd_ls(int argc, char **argv)
                 if (gmtime_r(&t, &tm))
                     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
             }
-            printf("%-*s %llu events  %llu segments  %llu .. %llu ns  %llu bytes stored  last "
-                   "used %s\n",
+            /* Times in seconds for a reader (--json keeps the nanoseconds). */
+            printf("%-*s %llu events  %llu segments  %.3f s long, from %.6f s  %llu bytes stored  "
+                   "last used %s\n",
                    (int)width, e[i].name, (unsigned long long)c->events,
-                   (unsigned long long)c->segments, (unsigned long long)c->first_ns,
-                   (unsigned long long)c->end_ns, (unsigned long long)c->stored_bytes, when);
+                   (unsigned long long)c->segments,
+                   (double)(c->end_ns - c->first_ns) / 1e9, (double)c->first_ns / 1e9,
+                   (unsigned long long)c->stored_bytes, when);
         }
     }
     if (json)
