@@ -26,16 +26,10 @@
 #include "codec/chrome_json.h"
 #include "trove/import.h"
 #include "trove/trace.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                                          \
-    do {                                                                                  \
-        if (!(c)) {                                                                       \
-            fprintf(stderr, "fuzz_chrome: check failed at line %d: %s\n", __LINE__, #c);  \
-            abort();                                                                      \
-        }                                                                                 \
-    } while (0)
 
 static const struct trove_event sentinel = {7, 3, 1, 1, TROVE_KIND_ZONE, 0, 0, 0, 0};
 

@@ -12,16 +12,10 @@
 #include <string.h>
 
 #include "trove/flows.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                                          \
-    do {                                                                                  \
-        if (!(c)) {                                                                       \
-            fprintf(stderr, "fuzz_flows: check failed at line %d: %s\n", __LINE__, #c);   \
-            abort();                                                                      \
-        }                                                                                 \
-    } while (0)
 
 static const struct trove_flow sentinel = {1, 2, 3, 4, 5, TROVE_FLOW_STEP, 1, {0, 0}};
 

@@ -20,16 +20,10 @@
 
 #include "common/json.h"
 #include "common/utf8.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                                          \
-    do {                                                                                  \
-        if (!(c)) {                                                                       \
-            fprintf(stderr, "fuzz_json: check failed at line %d: %s\n", __LINE__, #c);    \
-            abort();                                                                      \
-        }                                                                                 \
-    } while (0)
 
 #define WALK_DEPTH 40 /* deeper values go through trove__json_skip */
 

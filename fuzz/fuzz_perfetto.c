@@ -15,16 +15,10 @@
 #include <string.h>
 
 #include "trove/trace.h"
+#include "fuzz_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define CHECK(c)                                                                          \
-    do {                                                                                  \
-        if (!(c)) {                                                                       \
-            fprintf(stderr, "fuzz_perfetto: check failed at line %d: %s\n", __LINE__, #c); \
-            abort();                                                                      \
-        }                                                                                 \
-    } while (0)
 
 static const struct trove_event sentinel = {7, 3, 1, 1, TROVE_KIND_ZONE, 0, 0, 0, 0};
 static const struct trove_flow flow_sentinel = {1, 2, 3, 4, 5, TROVE_FLOW_STEP, 1, {0, 0}};
@@ -81,22 +75,6 @@ static int cmp_flow(const void *pa, const void *pb)
     return memcmp(pa, pb, sizeof(struct trove_flow));
 }
 
-/* Every entry of a is in b with the same string, and the counts agree. */
-static int same_names(const struct trove_names *a, const struct trove_names *b)
-{
-    if (trove_names_count(a) != trove_names_count(b))
-        return 0;
-    for (size_t i = 0; i < trove_names_count(a); i++) {
-        struct trove_name_entry e;
-        size_t len = 0;
-        const char *s;
-        trove_names_entry(a, i, &e);
-        s = trove_names_get(b, e.type, e.a, e.b, &len);
-        if (!s || len != e.len || memcmp(s, e.str, len))
-            return 0;
-    }
-    return 1;
-}
 
 static void oracle(const struct run *a)
 {
@@ -118,7 +96,7 @@ static void oracle(const struct run *a)
     qsort(a->flows.f + 1, a->flows.len - 1, sizeof *a->flows.f, cmp_flow);
     qsort(b.flows.f + 1, b.flows.len - 1, sizeof *b.flows.f, cmp_flow);
     CHECK(!memcmp(a->flows.f, b.flows.f, a->flows.len * sizeof *a->flows.f));
-    CHECK(same_names(a->names, b.names));
+    CHECK(fuzz_same_names(a->names, b.names));
     run_free(&b);
     trove_bytes_free(&out);
 }
