@@ -70,7 +70,8 @@
  * digests, trove_volume_commit, trove_volume_close and trove_store_close, timed together,
  * and every byte the process wrote meanwhile (wchar: the objects, the recipe and whatever
  * the open and the close write). A warm-up and R rounds, medians: --json's
- * cli_commit_1000, with each phase's time beside the whole.
+ * cli_commit_1000, with each phase's time beside the whole; then the same with one slot,
+ * cli_commit_1 (the metadata a small `volume write` adds besides its block).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -175,6 +176,9 @@ struct commit_store_result {
     double cli_s;       /* a CLI-equivalent commit of the v3 volume: open .. close */
     double cli_phase_s[4]; /* its phases: store open, volume open, set + commit, closes */
     uint64_t cli_bytes; /* what the process wrote in it (/proc/self/io wchar) */
+    double cli1_s;      /* the same with one slot (a 4 KiB `volume write`'s metadata) */
+    double cli1_phase_s[4];
+    uint64_t cli1_bytes;
 };
 
 struct commit_result {
@@ -884,9 +888,12 @@ out:
     return status;
 }
 
-/* The CLI-equivalent commit (see the file top): open, 1,000 slots, commit, close, as one. */
+/* The CLI-equivalent commit (see the file top): open, `count` slots (1,000, or 1 for what
+ * a small `volume write` costs), commit, close, as one; medians into *s_out, phase[4] and
+ * *bytes_out. */
 static int cli_commits(const char *dir, unsigned flags, uint64_t n, unsigned rounds, unsigned tag,
-                       struct commit_store_result *res, char *err, size_t errlen)
+                       unsigned count, double *s_out, double phase[4], uint64_t *bytes_out,
+                       char *err, size_t errlen)
 {
     double *ts = calloc(rounds, sizeof *ts), *tp = calloc(4 * (size_t)rounds, sizeof *tp);
     uint64_t *tb = calloc(rounds, sizeof *tb), rng = 0xc11u + tag, slot[DIRTY_SLOTS];
@@ -904,9 +911,9 @@ static int cli_commits(const char *dir, unsigned flags, uint64_t n, unsigned rou
         uint64_t w0, w1;
         double t0, t[4];
         int rc;
-        for (unsigned j = 0; j < DIRTY_SLOTS; j++) {
+        for (unsigned j = 0; j < count; j++) {
             slot[j] = uniform(&rng, n); /* repeats are fine: the last digest wins */
-            synth_digest(tag + 100, (uint64_t)round * DIRTY_SLOTS + j + 1, &nd[j]);
+            synth_digest(tag + 100 + count, (uint64_t)round * DIRTY_SLOTS + j + 1, &nd[j]);
         }
         w0 = proc_wchar();
         t0 = cli_now();
@@ -915,7 +922,7 @@ static int cli_commits(const char *dir, unsigned flags, uint64_t n, unsigned rou
         if (rc == TROVE_OK)
             rc = trove_volume_open(s, vol_name[V3], &v, &diag);
         t[1] = cli_now();
-        for (unsigned j = 0; rc == TROVE_OK && j < DIRTY_SLOTS; j++)
+        for (unsigned j = 0; rc == TROVE_OK && j < count; j++)
             rc = trove_volume_set_slots_unchecked(v, slot[j], &nd[j], 1);
         if (rc == TROVE_OK)
             rc = trove_volume_commit(v);
@@ -935,10 +942,10 @@ static int cli_commits(const char *dir, unsigned flags, uint64_t n, unsigned rou
             tb[round - 1] = w0 == UINT64_MAX || w1 == UINT64_MAX ? UINT64_MAX : w1 - w0;
         }
     }
-    res->cli_s = median(ts, rounds);
+    *s_out = median(ts, rounds);
     for (int p = 0; p < 4; p++)
-        res->cli_phase_s[p] = median(tp + (size_t)p * rounds, rounds);
-    res->cli_bytes = median_u64(tb, rounds);
+        phase[p] = median(tp + (size_t)p * rounds, rounds);
+    *bytes_out = median_u64(tb, rounds);
     status = 0;
 out:
     free(tp);
@@ -1030,7 +1037,10 @@ static int commit_store(const struct recipe_case *c, const char *dir, unsigned f
     }
     close_all(&s, vol);
     if (!(flags & TROVE_STORE_NOSYNC) &&
-        cli_commits(dir, flags & ~TROVE_STORE_CREATE, c->n, rounds, tag, res, err, errlen) != 0)
+        (cli_commits(dir, flags & ~TROVE_STORE_CREATE, c->n, rounds, tag, DIRTY_SLOTS,
+                     &res->cli_s, res->cli_phase_s, &res->cli_bytes, err, errlen) != 0 ||
+         cli_commits(dir, flags & ~TROVE_STORE_CREATE, c->n, rounds, tag, 1, &res->cli1_s,
+                     res->cli1_phase_s, &res->cli1_bytes, err, errlen) != 0))
         goto out;
     status = 0;
 out:
@@ -1076,11 +1086,13 @@ static void print_json(const struct results *r)
     }
     printf("},\"commit_1000\":{\"v1_bytes\":%" PRIu64 ",\"v3_bytes\":%" PRIu64 ",\"v1_ms\":%.3f,"
            "\"v3_ms\":%.3f},\"cli_commit_1000\":{\"bytes_written\":%" PRIu64 ",\"ms\":%.3f,"
-           "\"store_open_ms\":%.3f,\"volume_open_ms\":%.3f,\"commit_ms\":%.3f,\"close_ms\":%.3f}}\n",
+           "\"store_open_ms\":%.3f,\"volume_open_ms\":%.3f,\"commit_ms\":%.3f,\"close_ms\":%.3f},"
+           "\"cli_commit_1\":{\"bytes_written\":%" PRIu64 ",\"ms\":%.3f}}\n",
            cm->bytes[V1], cm->bytes[V3], ms(cm->s[V1]), ms(cm->s[V3]), r->commit.durable.cli_bytes,
            ms(r->commit.durable.cli_s), ms(r->commit.durable.cli_phase_s[0]),
            ms(r->commit.durable.cli_phase_s[1]), ms(r->commit.durable.cli_phase_s[2]),
-           ms(r->commit.durable.cli_phase_s[3]));
+           ms(r->commit.durable.cli_phase_s[3]), r->commit.durable.cli1_bytes,
+           ms(r->commit.durable.cli1_s));
 }
 
 static void fmt_wchar(char *out, size_t n, uint64_t w)
@@ -1174,6 +1186,9 @@ static void print_table(const struct results *r)
            ms(cr->durable.cli_s), mb(cr->durable.cli_bytes), ms(cr->durable.cli_phase_s[0]),
            ms(cr->durable.cli_phase_s[1]), ms(cr->durable.cli_phase_s[2]),
            ms(cr->durable.cli_phase_s[3]));
+    printf("  the same with 1 slot (what a 4 KiB `volume write` adds besides its block): %.1f ms,\n"
+           "  %llu bytes written\n",
+           ms(cr->durable.cli1_s), (unsigned long long)cr->durable.cli1_bytes);
     printf("\n");
 
     printf("targets\n");
@@ -1202,6 +1217,8 @@ static void print_table(const struct results *r)
            verdict(cr->durable.m.s[V1] >= 50 * cr->durable.m.s[V3]));
     printf("  CLI commit of 1,000 slots writes <= 1 MB: %.3f MB  %s\n", mb(cr->durable.cli_bytes),
            verdict(cr->durable.cli_bytes <= 1000000));
+    printf("  CLI commit of 1 slot writes <= 64 KiB:    %llu bytes  %s\n",
+           (unsigned long long)cr->durable.cli1_bytes, verdict(cr->durable.cli1_bytes <= 65536));
     printf("  CLI commit >= 100x faster than v1's commit: %.1fx  %s\n",
            cr->durable.m.s[V1] / cr->durable.cli_s, verdict(cr->durable.m.s[V1] >= 100 * cr->durable.cli_s));
 }

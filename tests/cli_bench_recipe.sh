@@ -57,7 +57,13 @@ cases = ["no_dedup", "half_empty", "dedup10", "dedup100", "distinct1024"]
 case_keys = ["v1_bytes", "v3_bytes", "v3_dict_bytes", "v3_column_bytes", "v1_serialize_ms",
              "v3_serialize_ms", "v1_load_ms", "v3_load_ms"]
 sizes_ok = True
-if keys(d, ["slots", "memcpy_gbps", "cases", "commit_1000", "cli_commit_1000"], "top level"):
+if keys(d, ["slots", "memcpy_gbps", "cases", "commit_1000", "cli_commit_1000", "cli_commit_1"], "top level"):
+    if keys(d["cli_commit_1"], ["bytes_written", "ms"], "cli_commit_1"):
+        count(d["cli_commit_1"], "bytes_written", "cli_commit_1")
+        rate(d["cli_commit_1"], "ms", "cli_commit_1")
+        # one slot: a patch, a chunk, pages, a manifest — a few KiB, whatever the store's size
+        if d["cli_commit_1"]["bytes_written"] > 65536:
+            errors.append("cli_commit_1 wrote %d bytes, over 64 KiB" % d["cli_commit_1"]["bytes_written"])
     phases = ["store_open_ms", "volume_open_ms", "commit_ms", "close_ms"]
     if keys(d["cli_commit_1000"], ["bytes_written", "ms"] + phases, "cli_commit_1000"):
         # open + 1,000 slots + commit + close writes at least the commit's own bytes
