@@ -1493,6 +1493,44 @@ static void test_object_volumes(void)
     trove_store_close(s);
 }
 
+/*
+ * The store's locks: one writer at a time (a second writable open with NOWAIT is refused,
+ * in this process as in another, and closing it does not release the first), readers beside
+ * the writer without waiting, and each reader sees a volume at its latest commit.
+ */
+static void test_locks(void)
+{
+    struct trove_store *w = fresh_store(), *w2 = NULL, *r = NULL;
+    struct trove_volume *v = NULL, *rv = NULL;
+    struct trove_diag diag = {0};
+    uint8_t a[BS], back[BS];
+    uint64_t seed = 31;
+
+    fill_random(a, BS, &seed);
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_NOWAIT, &w2, &diag), TROVE_ERR_BUSY);
+    CHECK(w2 == NULL);
+    CHECK(strstr(diag.msg, "open for writing by another process") != NULL);
+    /* A reader opens beside the writer, and sees the writer's commits only. */
+    CHECK_EQ_INT(trove_volume_create(w, "l", BS, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_READONLY, &r, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, a, BS), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(r, "l", &rv, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_read(rv, 0, back, BS), TROVE_OK);
+    CHECK(back[0] == 0 && memcmp(back, back + 1, BS - 1) == 0); /* not committed yet */
+    trove_volume_close(rv);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(r, "l", &rv, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_read(rv, 0, back, BS), TROVE_OK);
+    CHECK(memcmp(back, a, BS) == 0);
+    trove_volume_close(rv);
+    trove_store_close(r); /* a reader's close keeps the writer's lock */
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_NOWAIT, &w2, NULL), TROVE_ERR_BUSY);
+    trove_volume_close(v);
+    trove_store_close(w);
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_NOWAIT, &w2, NULL), TROVE_OK);
+    trove_store_close(w2);
+}
+
 int main(void)
 {
     snprintf(root, sizeof root, "/tmp/trove-volume-XXXXXX");
@@ -1508,6 +1546,7 @@ int main(void)
         test_snapshots();
         test_object_volumes();
     }
+    test_locks();
     test_no_store_metadata();
     test_metadata_o_changed();
     test_corrupt_recipe();

@@ -372,7 +372,15 @@ int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trov
         stat(volumes, &st) != 0 && errno == ENOENT)
         rc = TROVE_ERR_NOTFOUND;
     else
+        rc = trove_store_open(dir, flags | TROVE_STORE_NOWAIT, out, &diag);
+    if (rc == TROVE_ERR_BUSY && !(flags & TROVE_STORE_NOWAIT)) {
+        /* Another process writes the store (a `trove serve`, an import): say so, then wait. */
+        if (isatty(2))
+            fprintf(stderr, "trove %s: waiting for %s: another process has it open for "
+                            "writing (a running `trove serve`?)\n", cmd, dir);
+        memset(&diag, 0, sizeof diag);
         rc = trove_store_open(dir, flags, out, &diag);
+    }
     if (rc == TROVE_OK)
         return 0;
     *out = NULL;

@@ -23,12 +23,13 @@
  * recipe and every open volume names and deletes the rest (mark and sweep, O(store)).
  *
  * Concurrency: a store handle and its volumes are used by one thread at a time. Several
- * processes may open one store: a writable open takes an exclusive lock on DIR/lock and a
- * read-only open a shared one (fcntl F_WRLCK and F_RDLCK over the whole file), waiting for
- * the other side to finish; a read-only open of a store without DIR/lock takes none. The
- * locks are POSIX record locks, which belong to a process: they keep other processes out,
- * not a second open of the same store in the same process, and closing any descriptor of
- * DIR/lock in the process releases them.
+ * handles, in one process or many, may open one store: one writable handle at a time (a
+ * second waits, or fails with TROVE_STORE_NOWAIT), and any number of read-only ones beside
+ * it, which never wait for the writer: a commit is atomic and objects are durable before
+ * the recipe naming them, so a reader sees each volume at one commit or a later one. gc
+ * waits for every reader to close before it deletes anything, and readers opening during
+ * it wait for it. The locks are open file description locks on bytes of DIR/lock, owned by
+ * the handle (docs/formats/store.md); a read-only open of a store without DIR/lock takes none.
  *
  * docs/formats/store.md describes the layout, the commit protocol and the crash story.
  */
@@ -59,6 +60,8 @@ struct trove_volume;
 #define TROVE_STORE_NOVERIFY 8u /* reads do not check objects against their names: for
                                    benchmarks only (trove ... --no-verify); a damaged object
                                    then reaches the decoders, which catch only some damage */
+#define TROVE_STORE_NOWAIT 16u  /* a writable open fails with TROVE_ERR_BUSY, rather than
+                                   waiting, while another handle has the store for writing */
 
 /*
  * Open the store at dir: the lock and the directories, nothing else (no recipe is read).

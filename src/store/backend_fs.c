@@ -67,6 +67,7 @@ struct fs_backend {
      * number (an index into packs). Guarded by mu: the put pool's threads look objects up
      * while the owner stages and deletes. */
     pthread_mutex_t mu;
+    pthread_mutex_t refresh_mu; /* readers looking for new packs take turns */
     struct refmap packed;
     struct fs_pack *packs;
     size_t npacks, cap_packs;
@@ -296,6 +297,8 @@ out:
 }
 
 static void dead_name(const char *pack, char out[64]);
+static int packed_find_fresh(struct fs_backend *be, const struct trove_digest *d, uint32_t *p,
+                             uint64_t *off, uint64_t *len);
 
 /* The pack entry of d, under mu; 0 if d is not packed. */
 static int packed_find(struct fs_backend *be, const struct trove_digest *d, uint32_t *pack,
@@ -535,7 +538,8 @@ static int fs_get(struct trove_backend *base, const struct trove_digest *d,
         uint32_t p;
         uint64_t off, len;
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
-        if (rc == TROVE_ERR_NOTFOUND && packed_find(be, d, &p, &off, &len))
+        if (rc == TROVE_ERR_NOTFOUND && (packed_find(be, d, &p, &off, &len) ||
+                                         packed_find_fresh(be, d, &p, &off, &len)))
             rc = len > (uint64_t)max_len ? TROVE_ERR_LIMIT : pack_read(be, p, off, len, out);
         goto out;
     }
@@ -572,9 +576,11 @@ static int fs_size(struct trove_backend *base, const struct trove_digest *d, uin
 
     object_name(d, fan, rel);
     if (fstatat(be->objects_fd, rel, &st, 0) != 0) {
-        if (errno == ENOENT && packed_find(be, d, &p, &off, len_out))
+        int err = errno;
+        if (err == ENOENT && (packed_find(be, d, &p, &off, len_out) ||
+                              packed_find_fresh(be, d, &p, &off, len_out)))
             return TROVE_OK;
-        return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+        return err == ENOENT ? TROVE_ERR_NOTFOUND : -err;
     }
     if (!S_ISREG(st.st_mode) || st.st_size < 0)
         return TROVE_ERR_CORRUPT;
@@ -906,15 +912,33 @@ static int note_bad_pack(struct fs_backend *be, const char *name, const char *wh
 /* Load the index of every pack in dir/objects/packs. A pack that fails its checks is
  * skipped — its objects are absent, which verify reports for any recipe naming them — and
  * noted (fs_unreadable), so that verify can name it and gc remove it. */
-static int load_packs(struct fs_backend *be)
+static int pack_known(struct fs_backend *be, const char *name)
+{
+    int known = 0;
+
+    pthread_mutex_lock(&be->mu);
+    for (size_t k = 0; k < be->npacks && !known; k++)
+        known = strcmp(be->packs[k].name, name) == 0;
+    pthread_mutex_unlock(&be->mu);
+    for (size_t k = 0; k < be->nbad && !known; k++)
+        known = strcmp(be->bad[k].name, name) == 0;
+    return known;
+}
+
+/* load_packs at open (fresh 0), or again for the packs written since (fresh 1: a reader
+ * beside a writer, which commits new packs while the reader is open). Readers call it on a
+ * miss, from any thread: refresh_mu makes them take turns. */
+static int load_packs_from(struct fs_backend *be, int fresh)
 {
     DIR *dp;
     struct dirent *de;
     int fd, rc = TROVE_OK;
 
-    if ((fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-        return errno == ENOENT ? TROVE_OK : -errno;
-    be->packs_fd = fd;
+    if (be->packs_fd < 0) {
+        if ((fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return errno == ENOENT ? TROVE_OK : -errno;
+        be->packs_fd = fd;
+    }
     if ((fd = openat(be->packs_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
         return -errno;
     if (!(dp = fdopendir(fd))) {
@@ -930,6 +954,8 @@ static int load_packs(struct fs_backend *be)
         int r;
         if (len != 37 || strcmp(de->d_name + 32, ".pack") != 0)
             continue;
+        if (fresh && pack_known(be, de->d_name))
+            continue;
         r = pack_read_index(be, de->d_name, &e, &count, &size, why, sizeof why);
         if (r == TROVE_ERR_NOMEM) {
             rc = r;
@@ -939,13 +965,37 @@ static int load_packs(struct fs_backend *be)
             rc = note_bad_pack(be, de->d_name, why);
         } else {
             count = drop_dead(be, de->d_name, e, count);
-            if ((rc = new_pack_slot(be, de->d_name, size, &p)) == TROVE_OK)
+            pthread_mutex_lock(&be->mu);
+            rc = new_pack_slot(be, de->d_name, size, &p);
+            pthread_mutex_unlock(&be->mu);
+            if (rc == TROVE_OK)
                 rc = packed_add(be, p, e, (size_t)count);
         }
         free(e);
     }
     closedir(dp);
     return rc;
+}
+
+static int load_packs(struct fs_backend *be)
+{
+    return load_packs_from(be, 0);
+}
+
+/* A read-only handle missed d: look for packs committed since it opened. 1 if d is
+ * packed now (its place in *p, *off, *len). */
+static int packed_find_fresh(struct fs_backend *be, const struct trove_digest *d, uint32_t *p,
+                             uint64_t *off, uint64_t *len)
+{
+    int found;
+
+    if (!be->readonly)
+        return 0; /* the one writer made every pack it has not loaded itself */
+    pthread_mutex_lock(&be->refresh_mu);
+    found = packed_find(be, d, p, off, len) ||
+            (load_packs_from(be, 1) == TROVE_OK && packed_find(be, d, p, off, len));
+    pthread_mutex_unlock(&be->refresh_mu);
+    return found;
 }
 
 static int fs_unreadable(struct trove_backend *base, int remove,
@@ -1158,6 +1208,7 @@ static void fs_close(struct trove_backend *base)
     if (be->packs_fd >= 0)
         close(be->packs_fd);
     pthread_mutex_destroy(&be->mu);
+    pthread_mutex_destroy(&be->refresh_mu);
     if (be->objects_fd >= 0)
         close(be->objects_fd);
     if (be->tmp_fd >= 0)
@@ -1216,6 +1267,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     be->root_fd = -1;
     atomic_init(&be->quarantine_fd, -1);
     pthread_mutex_init(&be->mu, NULL);
+    pthread_mutex_init(&be->refresh_mu, NULL);
     be->readonly = readonly;
     be->nosync = (flags & TROVE_BACKEND_NOSYNC) != 0;
     be->base.no_verify = (flags & TROVE_BACKEND_NOVERIFY) != 0;

@@ -19,6 +19,8 @@
  * starting with ".tmp-", which no volume name may), fsync, rename over the old name, fsync
  * of the directory. Objects are made durable by the backend before any recipe names them.
  */
+#define _GNU_SOURCE /* F_OFD_SETLK, F_OFD_SETLKW */
+
 #include "store_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
@@ -377,22 +379,55 @@ static void clean_temps(int dirfd)
     closedir(dp);
 }
 
-static int take_lock(struct trove_store *s)
+/*
+ * The lock file's two bytes (open file description locks, so that they belong to the
+ * handle, not the process: a second handle in one process is kept out like another
+ * process, and closing it releases only its own):
+ *   byte 0  the writer: a writable open holds a write lock on it, so one writer at a time;
+ *   byte 1  the readers: every open holds a read lock on it, and gc turns its own into a
+ *           write lock while it deletes, so no reader sees an object vanish under it.
+ * Readers do not wait for the writer: a commit is atomic and objects are durable before the
+ * recipe that names them, so a reader sees each volume at one commit or the next.
+ */
+#define LOCK_WRITER 0
+#define LOCK_READERS 1
+
+static int lock_byte(int fd, short type, off_t byte, int wait)
 {
     struct flock fl;
-    int ro = (s->flags & TROVE_STORE_READONLY) != 0;
+
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = type;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = byte;
+    fl.l_len = 1;
+    while (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl) != 0) {
+        if (errno == EINTR)
+            continue;
+        return errno == EAGAIN || errno == EACCES ? TROVE_ERR_BUSY : -errno;
+    }
+    return TROVE_OK;
+}
+
+static int take_lock(struct trove_store *s)
+{
+    int ro = (s->flags & TROVE_STORE_READONLY) != 0, rc;
 
     s->lock_fd = openat(s->dir_fd, "lock", (ro ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC,
                         FILE_MODE);
     if (s->lock_fd < 0)
         return ro && errno == ENOENT ? TROVE_OK : -errno;
-    memset(&fl, 0, sizeof fl);
-    fl.l_type = ro ? F_RDLCK : F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    while (fcntl(s->lock_fd, F_SETLKW, &fl) != 0)
-        if (errno != EINTR)
-            return -errno;
-    return TROVE_OK;
+    if (!ro && (rc = lock_byte(s->lock_fd, F_WRLCK, LOCK_WRITER,
+                               !(s->flags & TROVE_STORE_NOWAIT))) != TROVE_OK)
+        return rc;
+    return lock_byte(s->lock_fd, F_RDLCK, LOCK_READERS, 1);
+}
+
+int trove__store_exclude_readers(struct trove_store *s, int exclude)
+{
+    if (s->lock_fd < 0)
+        return TROVE_OK;
+    return lock_byte(s->lock_fd, exclude ? F_WRLCK : F_RDLCK, LOCK_READERS, 1);
 }
 
 int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **out,
@@ -445,7 +480,13 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
         goto out;
     }
     if ((rc = take_lock(s)) != TROVE_OK) {
-        TROVE_FAIL(diag, rc, 0, "cannot lock %s/lock: %s", dir, trove_strerror(rc));
+        if (rc == TROVE_ERR_BUSY)
+            TROVE_FAIL(diag, rc, 0,
+                       "%s is open for writing by another process (a running `trove "
+                       "serve`?); stop it, or read the store while it runs",
+                       dir);
+        else
+            TROVE_FAIL(diag, rc, 0, "cannot lock %s/lock: %s", dir, trove_strerror(rc));
         goto out;
     }
     rc = trove_backend_fs_open_flags(

@@ -157,5 +157,8 @@ int trove__store_drain(struct trove_store *s);
 
 /* The store is writable, else TROVE_ERR_READONLY. */
 int trove__store_writable(const struct trove_store *s, struct trove_diag *diag);
+/* gc: turn this handle's read lock on the readers' byte into a write lock (exclude 1),
+ * waiting for every reader to close, or back (exclude 0). */
+int trove__store_exclude_readers(struct trove_store *s, int exclude);
 
 #endif

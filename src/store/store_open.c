@@ -15,7 +15,7 @@ int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
         *out = NULL;
     if (!dir || !*dir || !out ||
         (flags & ~(TROVE_STORE_CREATE | TROVE_STORE_READONLY | TROVE_STORE_NOSYNC |
-                   TROVE_STORE_NOVERIFY)))
+                   TROVE_STORE_NOVERIFY | TROVE_STORE_NOWAIT)))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "store open: bad arguments");
     return trove__store_open_dir(dir, flags, out, diag);
 }

@@ -282,6 +282,9 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
     if ((rc = trove__store_writable(s, NULL)) != TROVE_OK ||
         (rc = trove__store_drain(s)) != TROVE_OK)
         return rc;
+    /* Readers in other handles may hold an older commit's objects: wait for them to go. */
+    if ((rc = trove__store_exclude_readers(s, 1)) != TROVE_OK)
+        return rc;
     /* Mark: what every recipe names, and what this handle's open volumes name now. A
      * recipe that cannot be read names objects nobody can tell, so gc refuses. */
     if ((rc = trove__recount(s, &rcnt)) != TROVE_OK)
@@ -321,6 +324,7 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
     /* Every recipe read without the unreadable packs: nothing needs what they held. */
     rc = trove_backend_unreadable(s->be, 1, count_deleted_pack, rep);
 out:
+    trove__store_exclude_readers(s, 0); /* readers may come back */
     if (have_count)
         trove__recount_free(&rcnt);
     free(all.d);
