@@ -169,25 +169,51 @@ out:
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
-/* A write under way. */
-struct writer {
-    struct trove_store *s;
-    struct trove_volume *v;
-    const char *name;
-    uint32_t block;               /* the volume's object limit */
-    struct trove_digest *fresh;   /* digests the store did not have when they were put */
-    size_t nfresh, capfresh;
-    uint64_t stored;              /* bytes of every object put */
-};
-
 static int digest_cmp(const void *a, const void *b)
 {
     return memcmp(a, b, sizeof(struct trove_digest));
 }
 
-/* Put data[0..len) into slot, noting whether the store had the object before. */
-static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
-               struct trove_diag *diag)
+int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_bytes_out,
+                         uint32_t *frame_events_out, struct trove_diag *diag)
+{
+    uint64_t seg_bytes =
+        opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
+    uint32_t fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
+
+    if (seg_bytes < TROVE_EVENT_SIZE || seg_bytes % TROVE_EVENT_SIZE != 0 ||
+        seg_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "segment size %" PRIu64 " is not a multiple of 32 bytes from 32 "
+                          "to %" PRIu64,
+                          seg_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
+    if (fe > TROVE_WIRE_MAX_EVENTS)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "%" PRIu32 " events per frame is over the wire limit of %u", fe,
+                          TROVE_WIRE_MAX_EVENTS);
+    *seg_bytes_out = seg_bytes;
+    *frame_events_out = fe;
+    return TROVE_OK;
+}
+
+int trove__capture_check_events(const struct trove_event *events, size_t n, uint64_t first,
+                                int *counters, struct trove_diag *diag)
+{
+    int c = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (events[i].pad != 0)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, (first + i) * TROVE_EVENT_SIZE + 27,
+                              "event %" PRIu64 " has pad byte 0x%02x; it must be 0", first + i,
+                              (unsigned)events[i].pad);
+        c |= events[i].kind == TROVE_KIND_COUNTER;
+    }
+    *counters |= c;
+    return TROVE_OK;
+}
+
+int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_t *data,
+                       size_t len, struct trove_diag *diag)
 {
     struct trove_digest d;
     uint64_t size;
@@ -224,7 +250,7 @@ static int put(struct writer *w, uint64_t slot, const uint8_t *data, size_t len,
 }
 
 /* Distinct digests among the fresh ones: an object repeated inside the capture is one. */
-static uint64_t count_fresh(struct writer *w)
+uint64_t trove__capture_count_fresh(struct trove__capture_vol *w)
 {
     uint64_t n = 0;
     if (w->nfresh == 0)
@@ -271,9 +297,70 @@ static int encode_names(const struct trove_names *names, struct trove_bytes *out
     return TROVE_OK;
 }
 
-/* Open volume `name` for a capture write: an existing capture (or an object volume no write
- * ever filled), resized to `slots`; or a new object volume. */
-static int open_for_write(struct writer *w, uint64_t slots, int *created, struct trove_diag *diag)
+int trove__capture_names_object(const char *name, const struct trove_names *names,
+                                struct trove_bytes *out, struct trove_diag *diag)
+{
+    int rc;
+
+    if ((rc = encode_names(names, out)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: encoding %zu names: %s", name,
+                          names ? trove_names_count(names) : 0, trove_strerror(rc));
+    if (out->len > TROVE_CAPTURE_MAX_OBJECT)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: the names take %zu bytes, over the %" PRIu32
+                          "-byte limit of an object",
+                          name, out->len, TROVE_CAPTURE_MAX_OBJECT);
+    return TROVE_OK;
+}
+
+int trove__capture_segment_frame(struct trove_wire_encoder *enc, const struct trove_event *events,
+                                 size_t n, struct trove_bytes *out, struct trove_capture_segment *g,
+                                 const char *name, uint64_t k, struct trove_diag *diag)
+{
+    int rc;
+
+    if ((rc = trove_wire_encode(enc, TROVE_WIRE_DEFLATE, events, n, out)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s", name, k,
+                          trove_strerror(rc));
+    for (size_t i = 0; i < n; i++) {
+        uint64_t st = events[i].start_ns, e = trove_event_end(&events[i]);
+        if ((g->events == 0 && i == 0) || st < g->min_start_ns)
+            g->min_start_ns = st;
+        if (st > g->max_start_ns)
+            g->max_start_ns = st;
+        if (e > g->max_end_ns)
+            g->max_end_ns = e;
+    }
+    g->events += (uint32_t)n;
+    g->frames++;
+    g->bytes = (uint32_t)(out->len <= UINT32_MAX ? out->len : UINT32_MAX);
+    return TROVE_OK;
+}
+
+int trove__capture_header_put(struct trove__capture_vol *w, struct trove_capture_header *h,
+                              int counters, struct trove_bytes *buf, struct trove_diag *diag)
+{
+    int rc;
+
+    h->info.raw_bytes = h->info.events * TROVE_EVENT_SIZE;
+    h->info.first_ns = h->info.end_ns = 0;
+    for (uint64_t k = 0; k < h->info.segments; k++) {
+        const struct trove_capture_segment *g = &h->seg[k];
+        if (k == 0 || g->min_start_ns < h->info.first_ns)
+            h->info.first_ns = g->min_start_ns;
+        if (g->max_end_ns > h->info.end_ns)
+            h->info.end_ns = g->max_end_ns;
+    }
+    h->version = counters || h->info.flows > 0 ? 2 : 1;
+    buf->len = 0;
+    if ((rc = trove_capture_header_encode(h, buf)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: encoding the header: %s", w->name,
+                          trove_strerror(rc));
+    return trove__capture_put(w, TROVE__CAPTURE_SLOT_HEADER, buf->ptr, buf->len, diag);
+}
+
+int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, int create,
+                                  int *created, struct trove_diag *diag)
 {
     struct trove_volume_info vi;
     struct trove_capture_header h;
@@ -282,6 +369,8 @@ static int open_for_write(struct writer *w, uint64_t slots, int *created, struct
 
     *created = 0;
     rc = trove_volume_open(w->s, w->name, &w->v, diag);
+    if (rc == TROVE_ERR_NOTFOUND && !create)
+        return TROVE_FAIL(diag, rc, 0, "no capture named %s in the store", w->name);
     if (rc == TROVE_ERR_NOTFOUND) {
         rc = trove_volume_create_objects(w->s, w->name, slots, TROVE_CAPTURE_MAX_OBJECT, &w->v,
                                          diag);
@@ -291,7 +380,8 @@ static int open_for_write(struct writer *w, uint64_t slots, int *created, struct
         w->block = TROVE_CAPTURE_MAX_OBJECT;
         return TROVE_OK;
     }
-    if (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT || rc == TROVE_ERR_TRUNCATED) {
+    if (create && (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT ||
+                   rc == TROVE_ERR_TRUNCATED)) {
         /* Its recipe is damaged: write the capture afresh over it (a failed write leaves the
          * damaged one); the commit replaces the recipe, healing its objects. */
         if (slots > UINT64_MAX / TROVE_CAPTURE_MAX_OBJECT)
@@ -329,6 +419,8 @@ static int open_for_write(struct writer *w, uint64_t slots, int *created, struct
             trove_capture_header_free(&h);
     }
     w->block = vi.block_size;
+    if (slots == TROVE__CAPTURE_KEEP_SLOTS)
+        slots = vi.slots; /* resized to its size: a check that it may be written */
     if (slots > UINT64_MAX / w->block)
         return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
     if ((rc = trove_volume_resize(w->v, slots * w->block)) != TROVE_OK)
@@ -351,12 +443,12 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
                               size_t nflows, const struct trove_capture_options *opt,
                               struct trove_capture_info *info, struct trove_diag *diag)
 {
-    struct writer w;
+    struct trove__capture_vol w;
     struct trove_capture_header h;
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0}, names_obj = {0}, flows_obj = {0};
-    uint64_t seg_bytes, per, segments;
-    uint32_t fe;
+    uint64_t seg_bytes = 0, per, segments;
+    uint32_t fe = 0;
     int rc, created = 0, committed = 0, counters = 0;
 
     memset(&w, 0, sizeof w);
@@ -364,20 +456,9 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
     if (!s || (!events && n > 0))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "capture write needs a store and the events");
-    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
+    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
+        (rc = trove__capture_sizes(opt, &seg_bytes, &fe, diag)) != TROVE_OK)
         return rc;
-    seg_bytes = opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
-    fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
-    if (seg_bytes < TROVE_EVENT_SIZE || seg_bytes % TROVE_EVENT_SIZE != 0 ||
-        seg_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "segment size %" PRIu64 " is not a multiple of 32 bytes from 32 "
-                          "to %" PRIu64,
-                          seg_bytes, TROVE_CAPTURE_MAX_SEGMENT_BYTES);
-    if (fe > TROVE_WIRE_MAX_EVENTS)
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "%" PRIu32 " events per frame is over the wire limit of %u", fe,
-                          TROVE_WIRE_MAX_EVENTS);
     per = seg_bytes / TROVE_EVENT_SIZE;
     segments = trove__div_up(n, per);
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
@@ -385,13 +466,8 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
                           "%zu events in segments of %" PRIu64 " bytes make %" PRIu64
                           " segments, over the limit of %" PRIu64 "; use larger segments",
                           n, seg_bytes, segments, TROVE_CAPTURE_MAX_SEGMENTS);
-    for (size_t i = 0; i < n; i++) {
-        if (events[i].pad != 0)
-            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i * TROVE_EVENT_SIZE + 27,
-                              "event %zu has pad byte 0x%02x; it must be 0", i,
-                              (unsigned)events[i].pad);
-        counters |= events[i].kind == TROVE_KIND_COUNTER;
-    }
+    if ((rc = trove__capture_check_events(events, n, 0, &counters, diag)) != TROVE_OK)
+        return rc;
     if (!flows && nflows > 0)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture write: flow rows missing");
 
@@ -402,18 +478,7 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
-    if ((rc = encode_names(names, &names_obj)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding %zu names: %s", name,
-                        names ? trove_names_count(names) : 0, trove_strerror(rc));
-        goto out;
-    }
-    if (names_obj.len > TROVE_CAPTURE_MAX_OBJECT) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
-                        "capture %s: the names take %zu bytes, over the %" PRIu32
-                        "-byte limit of an object",
-                        name, names_obj.len, TROVE_CAPTURE_MAX_OBJECT);
-        goto out;
-    }
+    TROVE_TRY(rc, trove__capture_names_object(name, names, &names_obj, diag));
     if (nflows > 0) {
         rc = trove_flows_encode(flows, nflows, &flows_obj);
         if (rc != TROVE_OK) {
@@ -423,65 +488,37 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
             goto out;
         }
     }
-    TROVE_TRY(rc, open_for_write(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0),
-                                 &created, diag));
+    TROVE_TRY(rc, trove__capture_open_for_write(
+                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0), 1, &created,
+                      diag));
 
     for (uint64_t k = 0; k < segments; k++) {
-        struct trove_capture_segment *g = &h.seg[k];
         size_t first = (size_t)(k * per), end = n - first < per ? n : first + (size_t)per;
         buf.len = 0;
-        for (size_t i = first; i < end; i += fe) {
-            size_t cnt = end - i < fe ? end - i : fe;
-            if ((rc = trove_wire_encode(enc, TROVE_WIRE_DEFLATE, events + i, cnt, &buf)) !=
-                TROVE_OK) {
-                rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s",
-                                name, k, trove_strerror(rc));
-                goto out;
-            }
-            g->frames++;
-        }
-        g->events = (uint32_t)(end - first);
-        g->bytes = (uint32_t)(buf.len <= UINT32_MAX ? buf.len : UINT32_MAX);
-        g->min_start_ns = UINT64_MAX;
-        for (size_t i = first; i < end; i++) {
-            uint64_t st = events[i].start_ns, e = trove_event_end(&events[i]);
-            if (st < g->min_start_ns)
-                g->min_start_ns = st;
-            if (st > g->max_start_ns)
-                g->max_start_ns = st;
-            if (e > g->max_end_ns)
-                g->max_end_ns = e;
-        }
-        if (k == 0 || g->min_start_ns < h.info.first_ns)
-            h.info.first_ns = g->min_start_ns;
-        if (g->max_end_ns > h.info.end_ns)
-            h.info.end_ns = g->max_end_ns;
-        TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + k, buf.ptr, buf.len, diag));
+        for (size_t i = first; i < end; i += fe)
+            TROVE_TRY(rc, trove__capture_segment_frame(enc, events + i,
+                                                       end - i < fe ? end - i : fe, &buf,
+                                                       &h.seg[k], name, k, diag));
+        TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + k, buf.ptr, buf.len,
+                                         diag));
         if (opt && opt->progress)
             opt->progress(opt->progress_ctx, k + 1, segments);
     }
-    TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len, diag));
+    TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len,
+                                     diag));
     if (nflows > 0)
-        TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, flows_obj.ptr,
-                          flows_obj.len, diag));
+        TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments,
+                                         flows_obj.ptr, flows_obj.len, diag));
 
     h.info.events = n;
     h.info.segments = segments;
     h.info.names = names ? trove_names_count(names) : 0;
-    h.info.raw_bytes = (uint64_t)n * TROVE_EVENT_SIZE;
     h.segment_bytes = seg_bytes;
     h.frame_events = fe;
     h.names_bytes = names_obj.len;
-    h.version = counters || nflows > 0 ? 2 : 1;
     h.info.flows = nflows;
     h.flows_bytes = flows_obj.len;
-    buf.len = 0;
-    if ((rc = trove_capture_header_encode(&h, &buf)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding the header: %s", name,
-                        trove_strerror(rc));
-        goto out;
-    }
-    TROVE_TRY(rc, put(&w, TROVE__CAPTURE_SLOT_HEADER, buf.ptr, buf.len, diag));
+    TROVE_TRY(rc, trove__capture_header_put(&w, &h, counters, &buf, diag));
     if ((rc = trove_volume_commit(w.v)) != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: committing: %s", name, trove_strerror(rc));
         goto out;
@@ -490,7 +527,7 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
     if (info) {
         *info = h.info;
         info->stored_bytes = w.stored;
-        info->new_objects = count_fresh(&w);
+        info->new_objects = trove__capture_count_fresh(&w);
     }
     rc = TROVE_OK;
 out:

@@ -1,7 +1,8 @@
 /*
  * capture_internal.h (internal): what the capture modules share — the header's fixed sizes
- * (capture_header.c), the volume's slot layout, and how names are cut into frames
- * (capture.c). docs/formats/capture.md is the specification.
+ * (capture_header.c), the volume's slot layout, how names are cut into frames and the
+ * steps of a write (capture.c, used by capture_live.c too), and replay's walk (replay.c).
+ * docs/formats/capture.md is the specification.
  */
 #ifndef TROVE_CAPTURE_INTERNAL_H
 #define TROVE_CAPTURE_INTERNAL_H
@@ -10,6 +11,7 @@
 
 #include "common/sealed.h"
 #include "trove/capture.h"
+#include "trove/wire.h"
 
 /* The header is a sealed object (common/sealed.h): magic, version, ..., checksum. */
 #define TROVE__CAPTURE_MAGIC "TROVCAP1"
@@ -29,6 +31,69 @@
  * payload stays within NAMES_FRAME_BYTES (a single longer entry gets a frame of its own). */
 #define TROVE__CAPTURE_NAMES_FRAME_ENTRIES 65536u
 #define TROVE__CAPTURE_NAMES_FRAME_BYTES ((uint64_t)1 << 20)
+
+/* ---- writing (capture.c), shared by trove_capture_write and the live writer ----------- */
+
+/* A capture volume being written: the volume, and what the puts into it stored. */
+struct trove__capture_vol {
+    struct trove_store *s;
+    struct trove_volume *v;       /* open while the write is under way */
+    const char *name;             /* the capture, for messages */
+    uint32_t block;               /* the volume's object limit */
+    struct trove_digest *fresh;   /* digests the store did not have when they were put */
+    size_t nfresh, capfresh;
+    uint64_t stored;              /* bytes of every object put */
+};
+
+/* trove__capture_open_for_write's slots: resize to nothing, keep the volume's. */
+#define TROVE__CAPTURE_KEEP_SLOTS UINT64_MAX
+
+/* The options' segment_bytes and frame_events, defaults applied and checked
+ * (TROVE_ERR_INVALID). opt may be NULL. */
+int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_bytes_out,
+                         uint32_t *frame_events_out, struct trove_diag *diag);
+
+/* Check that every event of events[0..n) has pad 0 (TROVE_ERR_INVALID, diag naming the
+ * first that does not, at offset 32 * (first + i) + 27) and or into *counters whether one is
+ * a counter (TROVE_KIND_COUNTER: the header is then version 2). */
+int trove__capture_check_events(const struct trove_event *events, size_t n, uint64_t first,
+                                int *counters, struct trove_diag *diag);
+
+/* Open w->v (w->s, w->name set) for a capture write: an existing capture (or an object
+ * volume no write ever filled), resized to `slots` (KEEP_SLOTS: as it is, checked to be
+ * writable); else, with create, a new object volume of `slots` slots (*created is then 1);
+ * without create TROVE_ERR_NOTFOUND. A block volume, or an object volume that is not a
+ * capture, is TROVE_ERR_EXISTS; a snapshot TROVE_ERR_READONLY. On error w->v may be open:
+ * the caller closes it. */
+int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, int create,
+                                  int *created, struct trove_diag *diag);
+
+/* Put data[0..len) into slot of w->v, noting whether the store had the object before.
+ * Errors: TROVE_ERR_LIMIT (over w->block), the volume's and the backend's. */
+int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_t *data,
+                       size_t len, struct trove_diag *diag);
+
+/* Distinct digests among w's fresh ones (sorts them). */
+uint64_t trove__capture_count_fresh(struct trove__capture_vol *w);
+
+/* The names object of names (may be NULL) into out (appended), checked to fit in an object
+ * (TROVE_ERR_LIMIT); diag names the capture. */
+int trove__capture_names_object(const char *name, const struct trove_names *names,
+                                struct trove_bytes *out, struct trove_diag *diag);
+
+/* Append one DEFLATE frame of events[0..n) (1 .. frame_events) to segment object out and
+ * count it into entry g, which starts zeroed for the segment's first frame: events, frames,
+ * bytes (out->len), the times. Errors: the encoder's, diag naming segment k. */
+int trove__capture_segment_frame(struct trove_wire_encoder *enc, const struct trove_event *events,
+                                 size_t n, struct trove_bytes *out, struct trove_capture_segment *g,
+                                 const char *name, uint64_t k, struct trove_diag *diag);
+
+/* Complete header h — whose info.events, info.segments, info.names, info.flows,
+ * segment_bytes, frame_events, names_bytes, flows_bytes and seg[0..segments) the caller set
+ * — with raw_bytes, first_ns, end_ns and the version (2 with counters or flows, else 1),
+ * encode it into buf (replacing its content) and put it into slot 0 of w. */
+int trove__capture_header_put(struct trove__capture_vol *w, struct trove_capture_header *h,
+                              int counters, struct trove_bytes *buf, struct trove_diag *diag);
 
 /* Parse a last-used marker's bytes (marker.c): 1..20 decimal digits and a newline, at most
  * 32 bytes, no overflow. TROVE_OK, or TROVE_ERR_CORRUPT (*unix_ns_out is then 0). */
