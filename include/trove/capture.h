@@ -95,6 +95,75 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
                               size_t nflows, const struct trove_capture_options *opt,
                               struct trove_capture_info *info, struct trove_diag *diag);
 
+/* ---- writing live -----------------------------------------------------------------------
+ *
+ * A capture built batch by batch, as `trove serve` spools one: events are added in order,
+ * each segment is encoded and put as soon as it fills, and a commit makes everything added so
+ * far durable and visible (the header, the names and the partial last segment, then the
+ * volume's commit). The capture a writer leaves is byte for byte the one trove_capture_write
+ * makes of the same events and final names with the same options, however the events were
+ * batched and committed, and across an append-reopen. Memory: one frame of raw events, the
+ * last segment's encoded frames, the header index (40 bytes a segment) and the names.
+ *
+ * The volume is open in s (trove_volume_open: other opens of it through s get
+ * TROVE_ERR_BUSY) only while the writer holds uncommitted objects: from the put of a full
+ * segment, or the start of a commit, to the end of the commit (after a failed commit, until
+ * the next one succeeds or the writer is closed). Between, trove_capture_info, _list and
+ * _replay through s read the last commit. A writer finds the capture again by its recipe's
+ * generation: a capture committed or removed by anyone else since is TROVE_ERR_MISMATCH.
+ *
+ * Thread-safety: one thread at a time per writer, and not at the same time as another use of
+ * s (trove/volume.h). Close every writer before the store.
+ */
+struct trove_capture_writer;
+
+/* Open capture `name` of s to be written batch by batch. append 0: start it anew (a
+ * capture of that name is replaced at the first commit; until then readers see the old
+ * one). append 1: continue the capture s has: its events stay, its last partial segment
+ * and its names are read back (checked like every read), and later adds go after them;
+ * TROVE_ERR_NOTFOUND if there is no such capture (an object volume into which no write ever
+ * committed one counts as none). opt as for trove_capture_write (segment_bytes, frame_events; progress
+ * unused); may be NULL. With append the capture's own sizes are kept: an option that is not
+ * 0 and differs from them is TROVE_ERR_INVALID. Errors as trove_capture_write's open (name,
+ * a block volume of that name -> TROVE_ERR_EXISTS, READONLY), the header/segment decoders'
+ * for append, TROVE_ERR_INVALID for append to a capture with flow rows (the writer does not
+ * carry them), NOMEM; diag says which. *out is the writer (close it), NULL on error, when
+ * nothing is left behind. */
+int trove_capture_writer_open(struct trove_store *s, const char *name, int append,
+                              const struct trove_capture_options *opt,
+                              struct trove_capture_writer **out, struct trove_diag *diag);
+/* Add events[0..n) after those added so far (pad must be 0: TROVE_ERR_INVALID). A segment
+ * that fills is encoded (DEFLATE frames of frame_events, as trove_capture_write) and put at
+ * once, uncommitted; memory holds at most one segment of raw events. TROVE_ERR_LIMIT past
+ * MAX_SEGMENTS. On INVALID and LIMIT nothing was added; any other error (encoding, the
+ * store's) is sticky: every later add and commit returns it, and the writer can only be
+ * closed (the capture stays at its last commit). */
+int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_event *events,
+                             size_t n, struct trove_diag *diag);
+/* Merge names entries into the capture's names (as a names frame merges into a table:
+ * an entry for an existing key replaces its string, in its place; new keys go last). An
+ * entry equal to the one there changes nothing. On error (NOMEM) some entries may be merged
+ * already; merging again is harmless. */
+int trove_capture_writer_names(struct trove_capture_writer *w, const struct trove_names *added,
+                               struct trove_diag *diag);
+/* Make everything added so far durable: put the partial last segment (if any), the names
+ * object (if changed) and the header, and commit the volume. Afterwards trove_capture_info
+ * / replay / list (from this or any other handle or process) see every event added so far.
+ * Cheap when nothing changed since the last commit (no write at all). info (may be NULL)
+ * gets the counts like trove_capture_write's (stored_bytes = header+names+segments bytes;
+ * new_objects: objects this commit and the adds since the last one stored that the store did
+ * not have). A failed commit changes nothing the writer knows and may be retried. Errors:
+ * the sticky error, TROVE_ERR_LIMIT (names over MAX_OBJECT bytes), TROVE_ERR_MISMATCH (the
+ * capture changed behind the writer), the store's. */
+int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_capture_info *info,
+                                struct trove_diag *diag);
+/* Events added so far, and events the last commit made durable. */
+uint64_t trove_capture_writer_events(const struct trove_capture_writer *w);
+uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w);
+/* Close without committing: what was not committed is lost (the volume stays at its last
+ * commit; a new capture never committed leaves nothing behind). NULL is fine. */
+void trove_capture_writer_close(struct trove_capture_writer *w);
+
 /*
  * Append the flow rows of capture `name` whose ts_ns is in [from_ns, to_ns) to flows, in
  * stored order (none for a capture without flows, or of header version 1). The object is read

@@ -365,6 +365,7 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
     struct trove_volume_info vi;
     struct trove_capture_header h;
     struct trove_diag why = {0};
+    uint64_t make = slots == TROVE__CAPTURE_KEEP_SLOTS ? TROVE__CAPTURE_SLOT_SEGMENT0 : slots;
     int rc;
 
     *created = 0;
@@ -372,7 +373,7 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
     if (rc == TROVE_ERR_NOTFOUND && !create)
         return TROVE_FAIL(diag, rc, 0, "no capture named %s in the store", w->name);
     if (rc == TROVE_ERR_NOTFOUND) {
-        rc = trove_volume_create_objects(w->s, w->name, slots, TROVE_CAPTURE_MAX_OBJECT, &w->v,
+        rc = trove_volume_create_objects(w->s, w->name, make, TROVE_CAPTURE_MAX_OBJECT, &w->v,
                                          diag);
         if (rc != TROVE_OK)
             return rc;
@@ -384,9 +385,9 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
                    rc == TROVE_ERR_TRUNCATED)) {
         /* Its recipe is damaged: write the capture afresh over it (a failed write leaves the
          * damaged one); the commit replaces the recipe, healing its objects. */
-        if (slots > UINT64_MAX / TROVE_CAPTURE_MAX_OBJECT)
+        if (make > UINT64_MAX / TROVE_CAPTURE_MAX_OBJECT)
             return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
-        rc = trove_volume_create_over(w->s, w->name, slots * TROVE_CAPTURE_MAX_OBJECT,
+        rc = trove_volume_create_over(w->s, w->name, make * TROVE_CAPTURE_MAX_OBJECT,
                                       TROVE_CAPTURE_MAX_OBJECT, 0, 1, &w->v, diag);
         if (rc != TROVE_OK)
             return rc;

@@ -45,7 +45,8 @@ struct trove__capture_vol {
     uint64_t stored;              /* bytes of every object put */
 };
 
-/* trove__capture_open_for_write's slots: resize to nothing, keep the volume's. */
+/* trove__capture_open_for_write's slots: an existing volume keeps its slots, a new one gets
+ * the header's and the names'. */
 #define TROVE__CAPTURE_KEEP_SLOTS UINT64_MAX
 
 /* The options' segment_bytes and frame_events, defaults applied and checked
@@ -61,7 +62,8 @@ int trove__capture_check_events(const struct trove_event *events, size_t n, uint
 
 /* Open w->v (w->s, w->name set) for a capture write: an existing capture (or an object
  * volume no write ever filled), resized to `slots` (KEEP_SLOTS: as it is, checked to be
- * writable); else, with create, a new object volume of `slots` slots (*created is then 1);
+ * writable); else, with create, a new object volume of `slots` slots (*created is then 1;
+ * over a damaged recipe it is 0, and the volume is dirty until its first commit);
  * without create TROVE_ERR_NOTFOUND. A block volume, or an object volume that is not a
  * capture, is TROVE_ERR_EXISTS; a snapshot TROVE_ERR_READONLY. On error w->v may be open:
  * the caller closes it. */

@@ -1,0 +1,573 @@
+/*
+ * capture_live.c: a capture written batch by batch (trove_capture_writer_*, include/trove/
+ * capture.h), as `trove serve` spools one: the capture volume of docs/formats/capture.md,
+ * committed as often as the caller likes, each commit durable and atomic (the volume's).
+ *
+ * The writer keeps the capture's last segment as it grows:
+ *
+ *   cur, seg     its complete frames, encoded (seg) and counted (cur: events, frames, bytes,
+ *                times), exactly as trove_capture_write encodes a segment frame by frame;
+ *   frame        the raw events of the frame being filled (at most frame_events).
+ *
+ * A frame is encoded when it fills (frame_events events, or the segment's last), and a
+ * segment is put into its slot as soon as its last frame is: segment k holds events
+ * [kE, kE + E), frames are cut from each segment's start, and every frame is encoded alone,
+ * so building a segment frame by frame makes the bytes the one-shot write makes. A commit
+ * puts the partial last segment as its complete frames and the frame being filled (encoded
+ * into a copy that is dropped after the put, so the frame goes on filling), the names object
+ * when a merge changed the names, and the header (the shared steps of capture.c), after the
+ * volume was resized to 2 + S slots; then the volume's commit makes them visible at once. A
+ * partial segment is thus re-put as it grows (the object it replaces is gc's). Memory: one
+ * frame of events, one segment's frames, the header's index and the names, whatever the
+ * capture's length.
+ *
+ * The volume is open only while the writer holds uncommitted objects (from a full segment's
+ * put, or a commit's start, to the commit), so that other opens through the same store
+ * handle read the last commit between. Each time it is opened again its recipe's generation
+ * must be the one the writer's last commit (or open) saw: otherwise someone else committed
+ * or removed the capture and the writer's picture of it is stale (TROVE_ERR_MISMATCH).
+ *
+ * Append reads the capture back: the header (as every reader), the names object through
+ * replay's walk (every frame checked, the entry count against the header), and the partial
+ * last segment through the walk as raw frames (length, frame and event counts, each event
+ * within its entry's times), whose events go back into the frame buffer as if just added.
+ */
+#include "capture_internal.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct trove_capture_writer {
+    struct trove__capture_vol vol;  /* vol.v: NULL while nothing is uncommitted */
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    uint64_t per;                   /* events per segment, E */
+    uint32_t fe;                    /* events per frame, F */
+    int counters;                   /* a counter event is in the capture: header v2 */
+    int created;                    /* this writer made the volume; no commit yet */
+    int events_dirty;               /* events added since the last commit */
+    int names_dirty;                /* names merged since the last commit */
+    int sticky;                     /* the error that stopped the writer, or 0 */
+    uint64_t generation;            /* the recipe's, at the last commit (or the open) */
+    uint64_t slots;                 /* vol.v's slots, while it is open */
+    uint64_t events, committed;
+    uint64_t full;                  /* full segments, h.seg[0..full), all put */
+    struct trove_capture_header h;  /* h.seg holds cap_seg entries */
+    uint64_t cap_seg;
+    struct trove_capture_info info; /* as of the last commit */
+    struct trove_capture_segment cur; /* segment `full`'s complete frames ... */
+    struct trove_bytes seg;           /* ... and their encoding */
+    struct trove_event *frame;        /* the frame being filled: nframe of fe events */
+    size_t nframe;
+    struct trove_names *names;
+    struct trove_wire_encoder *enc;
+    struct trove_bytes buf;         /* scratch: the header, the names object */
+};
+
+static int stop(struct trove_capture_writer *w, int rc)
+{
+    if (rc < 0 && !w->sticky)
+        w->sticky = rc;
+    return rc;
+}
+
+/* h.seg with room for `need` entries (doubling). */
+static int reserve_seg(struct trove_capture_writer *w, uint64_t need, struct trove_diag *diag)
+{
+    struct trove_capture_segment *p;
+    uint64_t cap = w->cap_seg ? w->cap_seg : 16;
+
+    if (need <= w->cap_seg)
+        return TROVE_OK;
+    while (cap < need)
+        cap *= 2;
+    if (cap > TROVE_CAPTURE_MAX_SEGMENTS)
+        cap = TROVE_CAPTURE_MAX_SEGMENTS;
+    assert(need <= cap);
+    if (!(p = trove__realloc(w->h.seg, (size_t)cap * sizeof *p)))
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    w->h.seg = p;
+    w->cap_seg = cap;
+    return TROVE_OK;
+}
+
+/* The volume open with at least `slots` slots: opened again if it was closed, and checked
+ * to be the capture this writer last committed (or opened). */
+static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct trove_diag *diag)
+{
+    struct trove_volume_info vi;
+    int rc;
+
+    if (!w->vol.v) {
+        rc = trove_volume_open(w->vol.s, w->name, &w->vol.v, diag);
+        if (rc == TROVE_ERR_NOTFOUND) {
+            w->created = 0; /* not this writer's to remove any more */
+            return TROVE_FAIL(diag, TROVE_ERR_MISMATCH, 0,
+                              "capture %s was removed while it was being written", w->name);
+        }
+        if (rc != TROVE_OK)
+            return rc;
+        if ((rc = trove_volume_info(w->vol.v, &vi)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc));
+        if (vi.generation != w->generation || !vi.objects) {
+            w->created = 0;
+            return TROVE_FAIL(diag, TROVE_ERR_MISMATCH, 0,
+                              "capture %s changed while it was being written (its recipe "
+                              "is at generation %" PRIu64 ", this writer's at %" PRIu64
+                              "): another write replaced it; its events since the last "
+                              "commit are lost",
+                              w->name, vi.generation, w->generation);
+        }
+        w->vol.block = vi.block_size;
+        w->slots = vi.slots;
+    }
+    if (slots > w->slots) {
+        if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
+                              w->name, slots, trove_strerror(rc));
+        w->slots = slots;
+    }
+    return TROVE_OK;
+}
+
+/* Segment `full` is complete: put it, keep its entry, start the next. */
+static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
+{
+    uint64_t slot = TROVE__CAPTURE_SLOT_SEGMENT0 + w->full;
+    int rc;
+
+    if ((rc = reserve_seg(w, w->full + 1, diag)) != TROVE_OK ||
+        (rc = open_volume(w, slot + 1, diag)) != TROVE_OK ||
+        (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK)
+        return rc;
+    w->h.seg[w->full++] = w->cur;
+    memset(&w->cur, 0, sizeof w->cur);
+    w->seg.len = 0;
+    return TROVE_OK;
+}
+
+/* Take events[0..n) (checked) into the last segment, encoding each frame that fills and
+ * putting each segment that does. An error leaves the writer inconsistent: sticky. */
+static int take(struct trove_capture_writer *w, const struct trove_event *events, size_t n,
+                struct trove_diag *diag)
+{
+    size_t i = 0;
+    int rc;
+
+    while (i < n) {
+        uint64_t in_seg = w->cur.events + w->nframe;
+        size_t k = n - i;
+        if (k > w->fe - w->nframe)
+            k = w->fe - w->nframe;
+        if (k > w->per - in_seg)
+            k = (size_t)(w->per - in_seg);
+        memcpy(w->frame + w->nframe, events + i, k * sizeof *events);
+        w->nframe += k;
+        w->events += k;
+        i += k;
+        if (w->nframe == w->fe || w->cur.events + w->nframe == w->per) {
+            rc = trove__capture_segment_frame(w->enc, w->frame, w->nframe, &w->seg, &w->cur,
+                                              w->name, w->full, diag);
+            if (rc != TROVE_OK)
+                return stop(w, rc);
+            w->nframe = 0;
+        }
+        if (w->cur.events == w->per && (rc = put_full(w, diag)) != TROVE_OK)
+            return stop(w, rc);
+    }
+    w->events_dirty |= n > 0;
+    return TROVE_OK;
+}
+
+/* ---- reading an existing capture back (append) ------------------------------------------ */
+
+struct readback {
+    struct trove_capture_writer *w;
+    struct trove_wire_decoder *dec;
+    struct trove_event *ev; /* fe events: one raw frame of the walk */
+    struct trove_diag *diag;
+};
+
+/* A names frame the walk checked: into the writer's names. */
+static int readback_names(void *ctx, const struct trove_stream_batch *b)
+{
+    struct readback *r = ctx;
+    struct trove_wire_frame fr;
+    int rc = trove_wire_decode(r->dec, b->data, b->len, r->ev, 0, r->w->names, &fr, r->diag);
+    free(b->owned);
+    return rc;
+}
+
+/* Raw frames of the walk's checked events: taken as if added. */
+static int readback_events(void *ctx, const struct trove_stream_batch *b)
+{
+    struct readback *r = ctx;
+    const uint8_t *p = b->data;
+    size_t at = 0;
+    int rc = TROVE_OK;
+
+    while (rc == TROVE_OK && at < b->len) {
+        struct trove_wire_frame fr;
+        rc = trove_wire_decode(r->dec, p + at, b->len - at, r->ev, r->w->fe, NULL, &fr, r->diag);
+        if (rc != TROVE_OK)
+            break;
+        rc = take(r->w, r->ev, fr.n_events, r->diag);
+        at += fr.frame_len;
+    }
+    free(b->owned);
+    return rc;
+}
+
+/* Read object `slot` of the capture into out, diag naming it as `what`. */
+static int read_object(struct trove_capture_writer *w, uint64_t slot, const char *what,
+                       struct trove_digest *d, struct trove_bytes *out, struct trove_diag *diag)
+{
+    char hex[33] = "none";
+    int rc;
+
+    if ((rc = trove_volume_slot_digests(w->vol.v, slot, 1, d)) != TROVE_OK ||
+        (rc = trove_volume_get_object(w->vol.v, slot, out)) != TROVE_OK) {
+        if (rc != TROVE_ERR_INVALID && !trove_digest_is_zero(d))
+            trove_digest_hex(d, hex);
+        return TROVE_FAIL(diag, rc, 0, "capture %s: %s (slot %" PRIu64 ") (object %s): %s",
+                          w->name, what, slot, hex,
+                          rc == TROVE_ERR_CHECKSUM
+                              ? "its stored bytes do not hash to its name: the object is "
+                                "damaged (`trove verify --deep` lists every damaged one)"
+                          : rc == TROVE_ERR_INVALID ? "the volume has fewer slots than the "
+                                                      "header's segments need"
+                                                    : trove_strerror(rc));
+    }
+    return TROVE_OK;
+}
+
+/* The capture's header, names and partial last segment, from w->vol.v (open). */
+static int read_back(struct trove_capture_writer *w, const struct trove_capture_options *opt,
+                     struct trove_diag *diag)
+{
+    struct trove_capture_header *h = &w->h;
+    struct trove_capture_replay_options ro;
+    struct trove__capture_walk walk;
+    struct trove_volume_info vi;
+    struct trove_bytes obj = {0};
+    struct trove_digest d;
+    struct readback r;
+    uint64_t last;
+    int rc;
+
+    memset(&walk, 0, sizeof walk);
+    memset(&r, 0, sizeof r);
+    TROVE_TRY(rc, trove_volume_info(w->vol.v, &vi));
+    if (vi.used_slots == 0) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOTFOUND, 0,
+                        "no capture named %s in the store (its volume holds no object: a "
+                        "write that never committed); write it anew",
+                        w->name);
+        goto out;
+    }
+    TROVE_TRY(rc, trove__capture_read_header(w->vol.v, w->name, h, diag));
+    w->cap_seg = h->info.segments;
+    if (h->info.flows > 0) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "capture %s has %" PRIu64 " flow rows; a live writer does not carry "
+                        "flows, so it cannot append to it",
+                        w->name, h->info.flows);
+        goto out;
+    }
+    if ((opt && opt->segment_bytes && opt->segment_bytes != h->segment_bytes) ||
+        (opt && opt->frame_events && opt->frame_events != h->frame_events)) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "capture %s has segments of %" PRIu64 " bytes and frames of %" PRIu32
+                        " events; an append keeps them (pass 0 or the same)",
+                        w->name, h->segment_bytes, h->frame_events);
+        goto out;
+    }
+    w->per = h->segment_bytes / TROVE_EVENT_SIZE;
+    w->fe = h->frame_events;
+    w->counters = h->version >= TROVE__CAPTURE_VERSION2;
+    w->generation = vi.generation;
+
+    memset(&ro, 0, sizeof ro);
+    ro.to_ns = UINT64_MAX;
+    ro.wire = TROVE_WIRE_RAW;
+    TROVE_TRY(rc, trove__capture_walk_init(&walk, w->name, h, &ro, diag));
+    r.w = w;
+    r.diag = diag;
+    if (trove_wire_decoder_new(&r.dec) != TROVE_OK ||
+        !(w->frame = trove__mallocarray(w->fe, sizeof *w->frame)) ||
+        !(r.ev = trove__mallocarray(w->fe, sizeof *r.ev))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    TROVE_TRY(rc, read_object(w, TROVE__CAPTURE_SLOT_NAMES, "names", &d, &obj, diag));
+    TROVE_TRY(rc, trove__capture_walk_names(&walk, &d, obj.ptr, obj.len, readback_names, &r,
+                                            diag));
+
+    w->full = h->info.segments;
+    w->events = h->info.events;
+    last = h->info.segments - 1;
+    if (h->info.segments > 0 && h->seg[last].events < w->per) {
+        /* The partial last segment goes back into the frame buffer, event by event. */
+        w->full = last;
+        w->events = last * w->per;
+        TROVE_TRY(rc, read_object(w, TROVE__CAPTURE_SLOT_SEGMENT0 + last, "segment", &d, &obj,
+                                  diag));
+        TROVE_TRY(rc, trove__capture_walk_segment(&walk, last, &d, obj.ptr, obj.len,
+                                                  readback_events, &r, diag));
+        if (w->events != h->info.events || w->full != last) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                            "capture %s: its last segment read back as %" PRIu64
+                            " events in all; the header says %" PRIu64,
+                            w->name, w->events, h->info.events);
+            goto out;
+        }
+    }
+    w->events_dirty = 0; /* what was read back is what is committed */
+    w->committed = w->events;
+    w->info = h->info;
+    w->info.new_objects = 0;
+    rc = TROVE_OK;
+out:
+    trove__capture_walk_free(&walk);
+    trove_wire_decoder_free(r.dec);
+    free(r.ev);
+    trove_bytes_free(&obj);
+    return rc;
+}
+
+/* ---- the writer ------------------------------------------------------------------------- */
+
+int trove_capture_writer_open(struct trove_store *s, const char *name, int append,
+                              const struct trove_capture_options *opt,
+                              struct trove_capture_writer **out, struct trove_diag *diag)
+{
+    struct trove_capture_writer *w = NULL;
+    struct trove_volume_info vi;
+    uint64_t seg_bytes = 0;
+    uint32_t fe = 0;
+    int rc;
+
+    if (out)
+        *out = NULL;
+    if (!s || !out)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "a capture writer needs a store and an "
+                                                      "output");
+    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
+        (rc = trove__capture_sizes(opt, &seg_bytes, &fe, diag)) != TROVE_OK)
+        return rc;
+    if (!(w = trove__calloc(1, sizeof *w)))
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    snprintf(w->name, sizeof w->name, "%s", name);
+    w->vol.s = s;
+    w->vol.name = w->name;
+    if (trove_wire_encoder_new(&w->enc) != TROVE_OK || trove_names_new(&w->names) != TROVE_OK) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    TROVE_TRY(rc, trove__capture_open_for_write(&w->vol, TROVE__CAPTURE_KEEP_SLOTS, !append,
+                                                &w->created, diag));
+    TROVE_TRY(rc, trove_volume_info(w->vol.v, &vi));
+    if (append) {
+        TROVE_TRY(rc, read_back(w, opt, diag));
+    } else {
+        w->per = seg_bytes / TROVE_EVENT_SIZE;
+        w->fe = fe;
+        w->generation = vi.generation;
+        w->events_dirty = w->names_dirty = 1; /* the first commit writes the capture */
+        if (!(w->frame = trove__mallocarray(w->fe, sizeof *w->frame))) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+            goto out;
+        }
+    }
+    /* Nothing is uncommitted yet: the volume is closed until something is, unless it is made
+     * over a damaged recipe (which only its first commit replaces). */
+    if (!vi.dirty) {
+        trove_volume_close(w->vol.v);
+        w->vol.v = NULL;
+    } else {
+        w->slots = vi.slots;
+    }
+    *out = w;
+    w = NULL;
+    rc = TROVE_OK;
+out:
+    trove_capture_writer_close(w);
+    return rc;
+}
+
+int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_event *events,
+                             size_t n, struct trove_diag *diag)
+{
+    uint64_t segments;
+    int rc, counters = 0;
+
+    if (!w || (!events && n > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture add needs a writer and events");
+    if (w->sticky)
+        return TROVE_FAIL(diag, w->sticky, 0,
+                          "capture %s: the writer stopped at an earlier error (%s); close it "
+                          "and open the capture again with append",
+                          w->name, trove_strerror(w->sticky));
+    segments = n > UINT64_MAX - w->events ? UINT64_MAX : trove__div_up(w->events + n, w->per);
+    if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: %" PRIu64 " events and %zu more in segments of %" PRIu64
+                          " bytes need more than %" PRIu64 " segments; use larger segments",
+                          w->name, w->events, n, w->per * TROVE_EVENT_SIZE,
+                          TROVE_CAPTURE_MAX_SEGMENTS);
+    if ((rc = trove__capture_check_events(events, n, 0, &counters, diag)) != TROVE_OK)
+        return rc;
+    w->counters |= counters;
+    return take(w, events, n, diag);
+}
+
+int trove_capture_writer_names(struct trove_capture_writer *w, const struct trove_names *added,
+                               struct trove_diag *diag)
+{
+    size_t count;
+    int rc;
+
+    if (!w)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture names need a writer");
+    count = added ? trove_names_count(added) : 0;
+    for (size_t i = 0; i < count; i++) {
+        struct trove_name_entry e;
+        size_t len = 0;
+        const char *have;
+        trove_names_entry(added, i, &e);
+        have = trove_names_get(w->names, e.type, e.a, e.b, &len);
+        if (have && len == e.len && memcmp(have, e.str, len) == 0)
+            continue;
+        if ((rc = trove_names_set(w->names, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: merging names: %s", w->name,
+                              trove_strerror(rc));
+        w->names_dirty = 1;
+    }
+    return TROVE_OK;
+}
+
+/* The writer's counts into info (as of its last commit). */
+static void give_info(const struct trove_capture_writer *w, struct trove_capture_info *info)
+{
+    if (info)
+        *info = w->info;
+}
+
+int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_capture_info *info,
+                                struct trove_diag *diag)
+{
+    struct trove_capture_header *h;
+    struct trove_volume_info vi;
+    uint64_t segments, slots, partial;
+    int rc;
+
+    if (!w)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture commit needs a writer");
+    if (w->sticky)
+        return TROVE_FAIL(diag, w->sticky, 0,
+                          "capture %s: the writer stopped at an earlier error (%s); close it "
+                          "and open the capture again with append",
+                          w->name, trove_strerror(w->sticky));
+    if (!w->events_dirty && !w->names_dirty) {
+        give_info(w, info);
+        return TROVE_OK;
+    }
+    h = &w->h;
+    partial = w->cur.events + w->nframe;
+    segments = w->full + (partial > 0);
+    slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments;
+    if ((rc = reserve_seg(w, segments, diag)) != TROVE_OK ||
+        (rc = open_volume(w, slots, diag)) != TROVE_OK)
+        return rc == TROVE_ERR_MISMATCH ? stop(w, rc) : rc;
+    if (w->slots != slots) {
+        if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
+                              w->name, slots, trove_strerror(rc));
+        w->slots = slots;
+    }
+    if (w->events_dirty && partial > 0) {
+        /* The partial segment: its complete frames and the frame being filled, encoded into
+         * a copy of its entry and past its frames' end, which is cut back after the put. */
+        struct trove_capture_segment g = w->cur;
+        size_t keep = w->seg.len;
+        rc = w->nframe == 0 ? TROVE_OK
+                            : trove__capture_segment_frame(w->enc, w->frame, w->nframe, &w->seg,
+                                                           &g, w->name, w->full, diag);
+        if (rc == TROVE_OK)
+            rc = trove__capture_put(&w->vol, TROVE__CAPTURE_SLOT_SEGMENT0 + w->full, w->seg.ptr,
+                                    w->seg.len, diag);
+        w->seg.len = keep;
+        if (rc != TROVE_OK)
+            return rc;
+        h->seg[w->full] = g;
+    }
+    if (w->names_dirty) {
+        w->buf.len = 0;
+        if ((rc = trove__capture_names_object(w->name, w->names, &w->buf, diag)) != TROVE_OK ||
+            (rc = trove__capture_put(&w->vol, TROVE__CAPTURE_SLOT_NAMES, w->buf.ptr, w->buf.len,
+                                     diag)) != TROVE_OK)
+            return rc;
+        h->names_bytes = w->buf.len;
+    }
+    h->info.events = w->events;
+    h->info.segments = segments;
+    h->info.names = trove_names_count(w->names);
+    h->info.flows = 0;
+    h->segment_bytes = w->per * TROVE_EVENT_SIZE;
+    h->frame_events = w->fe;
+    h->flows_bytes = 0;
+    if ((rc = trove__capture_header_put(&w->vol, h, w->counters, &w->buf, diag)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_volume_commit(w->vol.v)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: committing: %s", w->name, trove_strerror(rc));
+
+    /* Durable. What the writer knows of the volume is its new generation. */
+    if ((rc = trove_volume_info(w->vol.v, &vi)) != TROVE_OK)
+        return stop(w, TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc)));
+    w->generation = vi.generation;
+    w->created = 0;
+    w->events_dirty = w->names_dirty = 0;
+    w->committed = w->events;
+    w->info = h->info;
+    w->info.stored_bytes = w->buf.len + h->names_bytes;
+    for (uint64_t k = 0; k < segments; k++)
+        w->info.stored_bytes += h->seg[k].bytes;
+    w->info.new_objects = trove__capture_count_fresh(&w->vol);
+    w->vol.nfresh = 0;
+    trove_volume_close(w->vol.v);
+    w->vol.v = NULL;
+    give_info(w, info);
+    w->info.new_objects = 0; /* a commit that changes nothing stores nothing */
+    return TROVE_OK;
+}
+
+uint64_t trove_capture_writer_events(const struct trove_capture_writer *w)
+{
+    return w ? w->events : 0;
+}
+
+uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w)
+{
+    return w ? w->committed : 0;
+}
+
+void trove_capture_writer_close(struct trove_capture_writer *w)
+{
+    if (!w)
+        return;
+    trove_volume_close(w->vol.v); /* uncommitted puts roll back */
+    if (w->created)
+        trove_volume_remove(w->vol.s, w->name, NULL); /* a new name leaves nothing behind */
+    free(w->vol.fresh);
+    trove_capture_header_free(&w->h);
+    trove_bytes_free(&w->seg);
+    trove_bytes_free(&w->buf);
+    free(w->frame);
+    trove_names_free(w->names);
+    trove_wire_encoder_free(w->enc);
+    free(w);
+}

@@ -1,0 +1,686 @@
+/*
+ * test_capture_live.c: the live capture writer (src/capture/capture_live.c). The key
+ * property is determinism: a capture written through the writer — in batches of random
+ * sizes, names merged at random points, committed at random points, closed without a commit
+ * (the tail lost, as a kill would lose it) and reopened with append — has, after each commit,
+ * exactly the objects trove_capture_write makes of the events and names committed so far
+ * with the same options: the same digest in every slot, the same header bytes. Around it:
+ * each commit is seen through the writer's own store handle and through a second, read-only
+ * handle (info, list, and a replay of every event); a commit that changes nothing writes
+ * nothing; a capture never committed leaves nothing behind; and the errors of open, add and
+ * commit, each leaving the capture and the writer as they were.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "trove/capture.h"
+#include "trove/import.h"
+#include "trove/stream.h"
+#include "trove/wire.h"
+
+static char root[] = "/tmp/trove_test_capture_live_XXXXXX";
+static char sdir[sizeof root + 16];
+
+static struct trove_store *open_store(unsigned flags)
+{
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc = trove_store_open(sdir, flags | TROVE_STORE_NOSYNC, &s, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "store open: %s\n", diag.msg);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    return s;
+}
+
+static int count_object(void *ctx, const struct trove_digest *d)
+{
+    (void)d;
+    (*(uint64_t *)ctx)++;
+    return 0;
+}
+
+static uint64_t store_objects(struct trove_store *s)
+{
+    uint64_t n = 0;
+    CHECK_EQ_INT(trove_backend_list(trove_store_backend(s), count_object, &n), TROVE_OK);
+    return n;
+}
+
+/* The committed recipe's generation of volume `name` (0: no such volume). */
+static uint64_t generation(struct trove_store *s, const char *name)
+{
+    struct trove_volume_entry *ve = NULL;
+    size_t n = 0;
+    uint64_t gen = 0;
+    CHECK_EQ_INT(trove_volume_list(s, &ve, &n), TROVE_OK);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(ve[i].name, name) == 0)
+            gen = ve[i].generation;
+    free(ve);
+    return gen;
+}
+
+static int same_info(const struct trove_capture_info *a, const struct trove_capture_info *b)
+{
+    return a->events == b->events && a->segments == b->segments && a->first_ns == b->first_ns &&
+           a->end_ns == b->end_ns && a->names == b->names && a->raw_bytes == b->raw_bytes &&
+           a->stored_bytes == b->stored_bytes && a->flows == b->flows;
+}
+
+/* Captures a and b of s are the same objects: as many slots, the same digest in each, the
+ * same header bytes. */
+static int same_objects(struct trove_store *s, const char *a, const char *b, const char *what)
+{
+    struct trove_volume *va = NULL, *vb = NULL;
+    struct trove_volume_info ia, ib;
+    struct trove_bytes ha = {0}, hb = {0};
+    struct trove_digest *da = NULL, *db = NULL;
+    int same = 0;
+
+    if (trove_volume_open(s, a, &va, NULL) != TROVE_OK ||
+        trove_volume_open(s, b, &vb, NULL) != TROVE_OK || trove_volume_info(va, &ia) != TROVE_OK ||
+        trove_volume_info(vb, &ib) != TROVE_OK)
+        goto out;
+    if (ia.slots != ib.slots) {
+        fprintf(stderr, "%s: %llu slots, want %llu\n", what, (unsigned long long)ia.slots,
+                (unsigned long long)ib.slots);
+        goto out;
+    }
+    da = calloc(ia.slots, sizeof *da);
+    db = calloc(ia.slots, sizeof *db);
+    if (!da || !db || trove_volume_slot_digests(va, 0, ia.slots, da) != TROVE_OK ||
+        trove_volume_slot_digests(vb, 0, ia.slots, db) != TROVE_OK)
+        goto out;
+    for (uint64_t k = 0; k < ia.slots; k++)
+        if (!trove_digest_equal(&da[k], &db[k])) {
+            fprintf(stderr, "%s: slot %llu differs\n", what, (unsigned long long)k);
+            goto out;
+        }
+    same = trove_volume_get_object(va, 0, &ha) == TROVE_OK &&
+           trove_volume_get_object(vb, 0, &hb) == TROVE_OK && ha.len == hb.len && ha.len > 0 &&
+           memcmp(ha.ptr, hb.ptr, ha.len) == 0;
+out:
+    trove_volume_close(va);
+    trove_volume_close(vb);
+    trove_bytes_free(&ha);
+    trove_bytes_free(&hb);
+    free(da);
+    free(db);
+    return same;
+}
+
+/* ---- the input: generated events, some counters, names in pieces ----------------------- */
+
+#define PIECES 7
+
+struct input {
+    struct trove_events ev;
+    struct trove_names *piece[PIECES]; /* merged in this order */
+    struct trove_names *final;         /* every piece merged */
+};
+
+static void input_make(struct input *in, uint64_t n, uint64_t seed, int counters)
+{
+    struct trove_gen_options g;
+    struct trove_names *all = NULL;
+    size_t count, cut[PIECES - 1];
+
+    memset(in, 0, sizeof *in);
+    trove_gen_defaults(&g);
+    g.events = n;
+    g.seed = seed;
+    g.names = 300;
+    CHECK_EQ_INT(trove_names_new(&all), TROVE_OK);
+    CHECK_EQ_INT(trove_gen(&g, &in->ev, all), TROVE_OK);
+    if (counters)
+        for (size_t i = 5; i < in->ev.len; i += 97) {
+            in->ev.ev[i].kind = TROVE_KIND_COUNTER;
+            in->ev.ev[i].dur_ns = trove_counter_bits((double)i * -1.5);
+        }
+    /* Pieces of the table; piece 3 renames some entries of the pieces before and after it,
+     * and piece 5 gives a few of them their first names back (a replacement in place). */
+    count = trove_names_count(all);
+    for (int p = 0; p < PIECES - 1; p++)
+        cut[p] = count * (size_t)(p + 1) / PIECES;
+    for (int p = 0; p < PIECES; p++) {
+        size_t from = p == 0 ? 0 : cut[p - 1], to = p == PIECES - 1 ? count : cut[p];
+        CHECK_EQ_INT(trove_names_new(&in->piece[p]), TROVE_OK);
+        for (size_t i = from; i < to; i++) {
+            struct trove_name_entry e;
+            trove_names_entry(all, i, &e);
+            CHECK_EQ_INT(trove_names_set(in->piece[p], e.type, e.a, e.b, e.str, e.len), TROVE_OK);
+        }
+    }
+    for (size_t i = 0; i < count; i += 13) {
+        struct trove_name_entry e;
+        char s[64];
+        int len = snprintf(s, sizeof s, "renamed %zu", i);
+        trove_names_entry(all, i, &e);
+        CHECK_EQ_INT(trove_names_set(in->piece[3], e.type, e.a, e.b, s, (size_t)len), TROVE_OK);
+        if (i % 26 == 0)
+            CHECK_EQ_INT(trove_names_set(in->piece[5], e.type, e.a, e.b, e.str, e.len), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_names_new(&in->final), TROVE_OK);
+    for (int p = 0; p < PIECES; p++)
+        CHECK_EQ_INT(trove_names_merge(in->final, in->piece[p]), TROVE_OK);
+    trove_names_free(all);
+}
+
+static void input_free(struct input *in)
+{
+    trove_events_free(&in->ev);
+    for (int p = 0; p < PIECES; p++)
+        trove_names_free(in->piece[p]);
+    trove_names_free(in->final);
+}
+
+/* Pieces [0, p) merged into a fresh table. */
+static struct trove_names *names_upto(const struct input *in, int p)
+{
+    struct trove_names *t = NULL;
+    CHECK_EQ_INT(trove_names_new(&t), TROVE_OK);
+    for (int i = 0; i < p; i++)
+        CHECK_EQ_INT(trove_names_merge(t, in->piece[i]), TROVE_OK);
+    return t;
+}
+
+/* ---- replay through a store handle ------------------------------------------------------- */
+
+struct collect {
+    struct trove_wire_decoder *dec;
+    struct trove_event *buf;
+    struct trove_events ev;
+    struct trove_names *names;
+    int bad;
+};
+
+static int collect_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct collect *c = ctx;
+    struct trove_wire_frame fr;
+    for (size_t at = 0; at < b->len; at += fr.frame_len) {
+        if (trove_wire_decode(c->dec, (const uint8_t *)b->data + at, b->len - at, c->buf,
+                              TROVE_WIRE_MAX_EVENTS, c->names, &fr, NULL) != TROVE_OK) {
+            c->bad++;
+            return 0;
+        }
+        for (size_t i = 0; i < fr.n_events; i++)
+            trove_events_push(&c->ev, &c->buf[i]);
+    }
+    return 0;
+}
+
+/* Replay capture `name` through s and require events[0..n) and names. */
+static void expect_replay(struct trove_store *s, const char *name, const struct trove_event *ev,
+                          size_t n, const struct trove_names *names)
+{
+    struct trove_capture_replay_options ro;
+    struct trove_stream_options so;
+    struct trove_stream *st = NULL;
+    struct trove_stream_sink sink;
+    struct trove_diag diag = {0};
+    struct collect c;
+    int rc;
+
+    memset(&c, 0, sizeof c);
+    CHECK_EQ_INT(trove_wire_decoder_new(&c.dec), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&c.names), TROVE_OK);
+    CHECK((c.buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *c.buf)) != NULL);
+    trove_stream_options_default(&so);
+    so.send_mode = TROVE_STREAM_SEND_INLINE;
+    CHECK_EQ_INT(trove_stream_new(trove_store_backend(s), &so, &st), TROVE_OK);
+    memset(&ro, 0, sizeof ro);
+    ro.to_ns = UINT64_MAX;
+    ro.wire = TROVE_WIRE_PACKED;
+    memset(&sink, 0, sizeof sink);
+    sink.send = collect_send;
+    sink.ctx = &c;
+    rc = trove_capture_replay(s, name, st, &ro, &sink, NULL, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "replay %s: %s\n", name, diag.msg);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(c.bad, 0);
+    CHECK_EQ_INT(c.ev.len, n);
+    CHECK(c.ev.len == n && (n == 0 || memcmp(c.ev.ev, ev, n * sizeof *ev) == 0));
+    CHECK(trove_names_equal(c.names, names));
+    trove_stream_free(st);
+    trove_wire_decoder_free(c.dec);
+    trove_names_free(c.names);
+    trove_events_free(&c.ev);
+    free(c.buf);
+}
+
+/* ---- determinism ------------------------------------------------------------------------- */
+
+static struct trove_capture_options sizes(uint64_t seg_bytes, uint32_t fe)
+{
+    struct trove_capture_options o;
+    memset(&o, 0, sizeof o);
+    o.segment_bytes = seg_bytes;
+    o.frame_events = fe;
+    return o;
+}
+
+/* The writer's capture "live" is what trove_capture_write makes of events[0..n) and names
+ * (as "ref"); the writer's store handle sees it, and so does a read-only one opened now (the
+ * store's readers do not yet see recipe objects committed after their open). */
+static void expect_committed(struct trove_store *s, const struct trove_event *ev, size_t n,
+                             const struct trove_names *names, const struct trove_capture_options *o,
+                             const struct trove_capture_info *got, int replay, const char *what)
+{
+    struct trove_capture_info want, seen;
+    struct trove_capture_entry *list = NULL;
+    struct trove_diag diag = {0};
+    struct trove_store *ro = open_store(TROVE_STORE_READONLY);
+    size_t count = 0, found = 0;
+
+    if (!ro)
+        return;
+    CHECK_EQ_INT(trove_capture_write(s, "ref", ev, n, names, o, &want, &diag), TROVE_OK);
+    CHECK(same_objects(s, "live", "ref", what));
+    CHECK(same_info(got, &want));
+    memset(&seen, 0, sizeof seen);
+    CHECK_EQ_INT(trove_capture_info(s, "live", &seen, &diag), TROVE_OK);
+    CHECK(same_info(&seen, &want));
+    memset(&seen, 0, sizeof seen);
+    CHECK_EQ_INT(trove_capture_info(ro, "live", &seen, &diag), TROVE_OK);
+    CHECK(same_info(&seen, &want));
+    CHECK_EQ_INT(trove_capture_list(ro, &list, &count), TROVE_OK);
+    for (size_t i = 0; i < count; i++)
+        if (strcmp(list[i].name, "live") == 0) {
+            found++;
+            CHECK(list[i].error == TROVE_OK && same_info(&list[i].info, &want));
+        }
+    CHECK_EQ_INT(found, 1);
+    free(list);
+    if (replay)
+        expect_replay(ro, "live", ev, n, names);
+    trove_store_close(ro);
+}
+
+/*
+ * Write in through a writer into "live" with random batches (0 events, a few, more than a
+ * segment), names merged, commits, and (reopen) closes with or without a commit followed by
+ * an append reopen; after some commits, and at the end, compare with the one-shot write.
+ */
+static void run_live(struct trove_store *s, const struct input *in,
+                     uint64_t seg_bytes, uint32_t fe, uint64_t seed, int reopen, const char *what)
+{
+    struct trove_capture_options o = sizes(seg_bytes, fe);
+    struct trove_capture_writer *w = NULL;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    uint64_t rng = seed, per = (seg_bytes ? seg_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT) / 32;
+    size_t n = in->ev.len, pos = 0, pos_committed = 0;
+    int p = 0, p_committed = 0, commits = 0, closes = 0, committed_once = 0, rounds = 0;
+    struct trove_names *cur = names_upto(in, 0);
+
+    trove_volume_remove(s, "live", NULL);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "live", 0, &o, &w, &diag), TROVE_OK);
+    while (w && pos < n) {
+        uint64_t r = test_rand(&rng);
+        size_t batch;
+        switch (r % 6) {
+        case 0: batch = 0; break;
+        case 1: batch = 1 + (size_t)(r >> 8) % 7; break;
+        case 2: /* more than a segment, if that is not the whole input */
+            if (per <= 8192) {
+                batch = (size_t)per + (size_t)(r >> 8) % (2 * per + 1);
+                break;
+            }
+            /* fall through */
+        default: batch = (size_t)(r >> 8) % (per < 400 ? 3 * per : 1200); break;
+        }
+        if (batch > n - pos)
+            batch = n - pos;
+        rounds++;
+        CHECK_EQ_INT(trove_capture_writer_add(w, in->ev.ev + pos, batch, &diag), TROVE_OK);
+        pos += batch;
+        CHECK_EQ_INT(trove_capture_writer_events(w), pos);
+        if ((r >> 20) % 5 == 0 && p < PIECES) {
+            CHECK_EQ_INT(trove_capture_writer_names(w, in->piece[p], &diag), TROVE_OK);
+            CHECK_EQ_INT(trove_names_merge(cur, in->piece[p]), TROVE_OK);
+            p++;
+        }
+        if ((r >> 24) % 3 == 0) {
+            CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+            CHECK_EQ_INT(trove_capture_writer_committed(w), pos);
+            pos_committed = pos;
+            p_committed = p;
+            committed_once = 1;
+            /* the first few commits and some later ones against the one-shot write */
+            if (commits < 3 || (r >> 28) % 6 == 0)
+                expect_committed(s, in->ev.ev, pos, cur, &o, &info, commits == 1, what);
+            commits++;
+        }
+        if (reopen && closes < 3 && (r >> 32) % 9 == 0) {
+            /* Closed, with or without a commit: what was not committed is gone (a kill), and
+             * the capture continues from its last commit. */
+            struct trove_capture_info seen;
+            int rc;
+            trove_capture_writer_close(w);
+            w = NULL;
+            closes++;
+            rc = trove_capture_info(s, "live", &seen, NULL);
+            CHECK_EQ_INT(rc, committed_once ? TROVE_OK : TROVE_ERR_NOTFOUND);
+            CHECK(rc != TROVE_OK || seen.events == pos_committed);
+            rc = trove_capture_writer_open(s, "live", 1, (r >> 36) % 2 ? &o : NULL, &w, &diag);
+            if (!committed_once) {
+                CHECK_EQ_INT(rc, TROVE_ERR_NOTFOUND);
+                CHECK(w == NULL);
+                CHECK_EQ_INT(trove_capture_writer_open(s, "live", 0, &o, &w, &diag), TROVE_OK);
+            } else {
+                if (rc != TROVE_OK)
+                    fprintf(stderr, "%s: append: %s\n", what, diag.msg);
+                CHECK_EQ_INT(rc, TROVE_OK);
+            }
+            CHECK_EQ_INT(trove_capture_writer_events(w), pos_committed);
+            CHECK_EQ_INT(trove_capture_writer_committed(w), pos_committed);
+            pos = pos_committed;
+            p = p_committed;
+            trove_names_free(cur);
+            cur = names_upto(in, p);
+        }
+    }
+    for (; w && p < PIECES; p++)
+        CHECK_EQ_INT(trove_capture_writer_names(w, in->piece[p], &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_committed(w), n);
+    trove_capture_writer_close(w);
+    expect_committed(s, in->ev.ev, n, in->final, &o, &info, 1, what);
+    trove_names_free(cur);
+    fprintf(stderr, "%s: %d batches, %d commits, %d closes\n", what, rounds, commits + 1,
+            closes);
+}
+
+static void test_determinism(void)
+{
+    struct trove_store *s = open_store(TROVE_STORE_CREATE);
+    struct input in;
+
+    if (!s)
+        return;
+    input_make(&in, 30000, 1, 1);
+    run_live(s, &in, 65536, 500, 11, 0, "2048-event segments, 500-event frames");
+    run_live(s, &in, 65536, 500, 12, 1, "the same, closed and reopened");
+    run_live(s, &in, 32 * 1000, 333, 13, 1, "1000-event segments, 333-event frames");
+    run_live(s, &in, 32 * 2048, 2048, 14, 1, "a frame a segment");
+    run_live(s, &in, 0, 0, 15, 1, "the default sizes");
+    input_free(&in);
+    input_make(&in, 700, 2, 0);
+    run_live(s, &in, 32 * 7, 3, 16, 1, "7-event segments, no counters");
+    run_live(s, &in, 32, 1, 17, 1, "an event a segment");
+    input_free(&in);
+    input_make(&in, 70000, 3, 1);
+    run_live(s, &in, 0, 0, 18, 1, "the default sizes, three segments");
+    input_free(&in);
+    trove_store_close(s);
+}
+
+/* ---- commits, rollbacks and the volume between them ------------------------------------- */
+
+static void test_commits(void)
+{
+    struct trove_store *s = open_store(0), *ro = NULL;
+    struct trove_capture_options o = sizes(32 * 1024, 100);
+    struct trove_capture_writer *w = NULL;
+    struct trove_capture_info i1, i2, seen;
+    struct trove_diag diag = {0};
+    struct input in;
+    uint64_t objects, gen;
+
+    if (!s)
+        return;
+    input_make(&in, 10000, 4, 0);
+
+    /* An empty capture: the first commit writes it even with nothing added. */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "empty", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_OK);
+    CHECK(i1.events == 0 && i1.segments == 0 && i1.stored_bytes == 96 + 16);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_write(s, "empty.ref", NULL, 0, NULL, &o, &i2, &diag), TROVE_OK);
+    CHECK(same_objects(s, "empty", "empty.ref", "empty"));
+
+    /* A commit that changes nothing writes nothing, names merged again included. */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "c", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 5000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, in.piece[0], &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_OK);
+    CHECK(i1.new_objects > 0);
+    objects = store_objects(s);
+    gen = generation(s, "c");
+    CHECK_EQ_INT(trove_capture_writer_names(w, in.piece[0], &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 0, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i2, &diag), TROVE_OK);
+    CHECK(same_info(&i1, &i2) && i2.new_objects == 0);
+    CHECK_EQ_INT(store_objects(s), objects);
+    CHECK_EQ_INT(generation(s, "c"), gen);
+    /* Reopened with append and committed with nothing new: nothing written either. */
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "c", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, in.piece[0], &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i2, &diag), TROVE_OK);
+    CHECK(same_info(&i1, &i2));
+    CHECK_EQ_INT(store_objects(s), objects);
+    CHECK_EQ_INT(generation(s, "c"), gen);
+
+    /* Adds that fill segments, then a close without a commit: the capture stays at its last
+     * commit for both handles, objects and all. While the filled segments are uncommitted
+     * the volume is open in the writer's store handle; the other handle reads the commit. */
+    CHECK_EQ_INT(trove_capture_write(s, "c.ref", in.ev.ev, 5000, in.piece[0], &o, NULL, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + 5000, 4000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "c", &seen, NULL), TROVE_ERR_BUSY);
+    ro = open_store(TROVE_STORE_READONLY);
+    CHECK_EQ_INT(trove_capture_info(ro, "c", &seen, NULL), TROVE_OK);
+    CHECK_EQ_INT(seen.events, 5000);
+    CHECK_EQ_INT(trove_capture_writer_events(w), 9000);
+    CHECK_EQ_INT(trove_capture_writer_committed(w), 5000);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_info(s, "c", &seen, NULL), TROVE_OK);
+    CHECK(same_info(&seen, &i1));
+    CHECK(same_objects(s, "c", "c.ref", "rolled back"));
+    CHECK_EQ_INT(generation(s, "c"), gen);
+
+    /* A new capture never committed leaves nothing, full segments put or not. */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "never", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 3500, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(generation(s, "never"), 0);
+    CHECK_EQ_INT(trove_capture_info(s, "never", &seen, NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "never", 0, &o, &w, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(generation(s, "never"), 0);
+
+    /* Starting anew over a capture: the old one is there until the first commit. */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "c", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_events(w), 0);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + 100, 2000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(ro, "c", &seen, NULL), TROVE_OK);
+    CHECK_EQ_INT(seen.events, 5000);
+    trove_store_close(ro);
+    trove_capture_writer_close(w);
+    CHECK(same_objects(s, "c", "c.ref", "not replaced"));
+    CHECK_EQ_INT(trove_capture_writer_open(s, "c", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + 100, 2000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_write(s, "c.ref", in.ev.ev + 100, 2000, NULL, &o, NULL, &diag),
+                 TROVE_OK);
+    CHECK(same_objects(s, "c", "c.ref", "replaced"));
+
+    /* Someone else commits the capture behind an open writer: the writer stops, and its
+     * close leaves the other's capture alone (a new one it made too). */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "c", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_write(s, "c", in.ev.ev, 300, NULL, &o, NULL, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10, &diag), TROVE_OK);
+    memset(&diag, 0, sizeof diag);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_ERR_MISMATCH);
+    CHECK(strstr(diag.msg, "changed") != NULL);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10, &diag), TROVE_ERR_MISMATCH);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_ERR_MISMATCH);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_info(s, "c", &seen, NULL), TROVE_OK);
+    CHECK_EQ_INT(seen.events, 300);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "new", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_write(s, "new", in.ev.ev, 300, NULL, &o, NULL, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_ERR_MISMATCH);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_info(s, "new", &seen, NULL), TROVE_OK);
+    CHECK_EQ_INT(seen.events, 300);
+    input_free(&in);
+    trove_store_close(s);
+}
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void expect_open(struct trove_store *s, const char *name, int append,
+                        const struct trove_capture_options *o, int want, const char *needle)
+{
+    struct trove_capture_writer *w = (struct trove_capture_writer *)&w; /* not NULL */
+    struct trove_diag diag = {0};
+    int rc = trove_capture_writer_open(s, name, append, o, &w, &diag);
+    if (rc != want || (needle && !strstr(diag.msg, needle)))
+        fprintf(stderr, "open %s (append %d): got %d (%s)\n", name, append, rc, diag.msg);
+    CHECK_EQ_INT(rc, want);
+    CHECK(!needle || strstr(diag.msg, needle));
+    CHECK(rc == TROVE_OK || w == NULL);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_writer_open(s, name, append, o, &w, NULL), want);
+    trove_capture_writer_close(w);
+}
+
+static void test_errors(void)
+{
+    struct trove_store *s = open_store(0), *ro = NULL;
+    struct trove_capture_options o = sizes(32 * 512, 64), bad;
+    struct trove_capture_writer *w = NULL;
+    struct trove_capture_info info, seen;
+    struct trove_diag diag = {0};
+    struct trove_event *many = NULL;
+    struct trove_flow f;
+    struct input in;
+    uint64_t gen;
+
+    if (!s)
+        return;
+    input_make(&in, 3000, 5, 1);
+
+    expect_open(s, "missing", 1, NULL, TROVE_ERR_NOTFOUND, "no capture named missing");
+    expect_open(s, ".bad", 0, NULL, TROVE_ERR_INVALID, NULL);
+    expect_open(s, "x", 0, NULL, TROVE_OK, NULL);
+    bad = sizes(33, 0);
+    expect_open(s, "x", 0, &bad, TROVE_ERR_INVALID, "segment size");
+    bad = sizes(0, TROVE_WIRE_MAX_EVENTS + 1);
+    expect_open(s, "x", 0, &bad, TROVE_ERR_INVALID, "events per frame");
+    CHECK_EQ_INT(trove_capture_writer_open(NULL, "x", 0, NULL, &w, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "x", 0, NULL, NULL, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(generation(s, "x"), 0);
+
+    /* Names the store holds otherwise: a block volume, a snapshot, a read-only store. */
+    CHECK_EQ_INT(trove_volume_create(s, "blocks", 1 << 20, 0, NULL, NULL), TROVE_OK);
+    expect_open(s, "blocks", 0, NULL, TROVE_ERR_EXISTS, "block volume");
+    expect_open(s, "blocks", 1, NULL, TROVE_ERR_EXISTS, "block volume");
+    CHECK_EQ_INT(trove_capture_write(s, "cap", in.ev.ev, 1000, in.final, &o, &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(trove_snapshot_create(s, "cap", "cap.snap", NULL), TROVE_OK);
+    expect_open(s, "cap.snap", 0, NULL, TROVE_ERR_READONLY, "snapshot");
+    expect_open(s, "cap.snap", 1, NULL, TROVE_ERR_READONLY, "snapshot");
+    if ((ro = open_store(TROVE_STORE_READONLY)) != NULL) {
+        expect_open(ro, "cap", 1, NULL, TROVE_ERR_READONLY, NULL);
+        expect_open(ro, "cap", 0, NULL, TROVE_ERR_READONLY, NULL);
+        expect_open(ro, "new", 0, NULL, TROVE_ERR_READONLY, NULL);
+        trove_store_close(ro);
+    }
+    /* An append keeps the capture's sizes. */
+    bad = sizes(32 * 1024, 0);
+    expect_open(s, "cap", 1, &bad, TROVE_ERR_INVALID, "segments of 16384 bytes");
+    bad = sizes(0, 63);
+    expect_open(s, "cap", 1, &bad, TROVE_ERR_INVALID, "frames of 64 events");
+    expect_open(s, "cap", 1, &o, TROVE_OK, NULL);
+    CHECK_EQ_INT(generation(s, "cap"), 1 + 1);
+    /* An object volume no write committed into is no capture to append to; a new write takes
+     * it over. */
+    CHECK_EQ_INT(trove_volume_create_objects(s, "unfinished", 5, 1 << 20, NULL, NULL), TROVE_OK);
+    expect_open(s, "unfinished", 1, NULL, TROVE_ERR_NOTFOUND, "never committed");
+    CHECK_EQ_INT(trove_capture_writer_open(s, "unfinished", 0, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_info(s, "unfinished", &seen, NULL), TROVE_OK);
+    /* A capture with flow rows cannot be appended to (the writer has none), only replaced. */
+    memset(&f, 0, sizeof f);
+    f.ts_ns = in.ev.ev[0].start_ns;
+    f.id = 1;
+    f.pid = in.ev.ev[0].pid;
+    f.tid = in.ev.ev[0].tid;
+    f.flags = 1;
+    CHECK_EQ_INT(trove_capture_write_trace(s, "flows", in.ev.ev, 100, NULL, &f, 1, NULL, NULL,
+                                           &diag),
+                 TROVE_OK);
+    expect_open(s, "flows", 1, NULL, TROVE_ERR_INVALID, "flow rows");
+    expect_open(s, "flows", 0, NULL, TROVE_OK, NULL);
+
+    /* A bad pad: refused, nothing added, the writer goes on. */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "cap", 1, NULL, &w, &diag), TROVE_OK);
+    gen = generation(s, "cap");
+    in.ev.ev[1500].pad = 1;
+    memset(&diag, 0, sizeof diag);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + 1000, 1000, &diag), TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "event 500 has pad byte 0x01") != NULL);
+    CHECK_EQ_INT(diag.offset, 500 * 32 + 27);
+    CHECK_EQ_INT(trove_capture_writer_events(w), 1000);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &seen, &diag), TROVE_OK);
+    CHECK(same_info(&seen, &info));
+    CHECK_EQ_INT(generation(s, "cap"), gen);
+    in.ev.ev[1500].pad = 0;
+    CHECK_EQ_INT(trove_capture_writer_add(NULL, in.ev.ev, 1, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_writer_add(w, NULL, 1, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_writer_add(w, NULL, 0, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(NULL, in.final, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_writer_names(w, NULL, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(NULL, NULL, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_writer_events(NULL), 0);
+    CHECK_EQ_INT(trove_capture_writer_committed(NULL), 0);
+    trove_capture_writer_close(NULL);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + 1000, 2000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &seen, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_write(s, "cap.ref", in.ev.ev, 3000, in.final, &o, NULL, &diag),
+                 TROVE_OK);
+    CHECK(same_objects(s, "cap", "cap.ref", "after a bad pad"));
+
+    /* Past MAX_SEGMENTS: refused whole, nothing added. */
+    CHECK((many = calloc(TROVE_CAPTURE_MAX_SEGMENTS + 1, sizeof *many)) != NULL);
+    o = sizes(32, 1);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "limit", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 3, &diag), TROVE_OK);
+    memset(&diag, 0, sizeof diag);
+    CHECK_EQ_INT(trove_capture_writer_add(w, many, TROVE_CAPTURE_MAX_SEGMENTS - 2, &diag),
+                 TROVE_ERR_LIMIT);
+    CHECK(strstr(diag.msg, "larger segments") != NULL);
+    CHECK_EQ_INT(trove_capture_writer_add(w, many, SIZE_MAX, &diag), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(trove_capture_writer_events(w), 3);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &seen, &diag), TROVE_OK);
+    CHECK_EQ_INT(seen.segments, 3);
+    trove_capture_writer_close(w);
+    free(many);
+    input_free(&in);
+    trove_store_close(s);
+}
+
+int main(void)
+{
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    snprintf(sdir, sizeof sdir, "%s/store", root);
+    test_determinism();
+    test_commits();
+    test_errors();
+    test_rm_rf(root);
+    return test_done();
+}
