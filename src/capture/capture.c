@@ -409,6 +409,10 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
                           w->name);
     if (vi.used_slots > 0) {
         rc = trove__capture_read_header(w->v, w->name, &h, &why);
+        /* Out of memory or an I/O error says nothing about what the volume is. */
+        if (rc == TROVE_ERR_NOMEM || (rc < 0 && rc > TROVE_ERR_BASE))
+            return TROVE_FAIL(diag, rc, why.offset, "%s",
+                              why.msg[0] ? why.msg : trove_strerror(rc));
         /* An object volume whose header object is damaged is a capture that lost it: the
          * write replaces it, and putting the header heals the object. */
         if (rc != TROVE_OK && rc != TROVE_ERR_CHECKSUM)
