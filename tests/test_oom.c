@@ -16,11 +16,11 @@
  * importer (from memory and streamed from a file, through the JSON tokenizer's window), the
  * generator, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
  * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
- * the store's gc (mark and sweep), a capture written into a store, and a capture replayed
- * from it; and the trace interchange: the Chrome importer on async spans, flows and
- * counters, the Chrome JSON and Perfetto writers, the Perfetto reader, the flows object
- * encoded and decoded, the flows table written and read, and a capture written with flows
- * and its flows read back.
+ * the store's gc (mark and sweep), a capture written into a store, a capture replayed
+ * from it, and a capture written live (appended to, and new); and the trace interchange:
+ * the Chrome importer on async spans, flows and counters, the Chrome JSON and Perfetto
+ * writers, the Perfetto reader, the flows object encoded and decoded, the flows table
+ * written and read, and a capture written with flows and its flows read back.
  */
 #include "testutil.h"
 
@@ -815,6 +815,7 @@ static uint8_t vold[VBLOCK * VBLOCKS], vnew[VBLOCK * VBLOCKS];
 
 struct store_ctx {
     char dir[256];
+    char live[16]; /* the live writer's case: "live" (append) or "fresh" */
 };
 
 static int store_clean(const char *dir)
@@ -996,6 +997,91 @@ static int check_capture_write(void *p, int rc)
     return ok;
 }
 
+/* The live writer (capture_live.c) over the same events, names and sizes as "cap": an append
+ * to "live", which holds the first half without names, adds the second half in batches that
+ * fill segments, merges the names and commits; a new capture "fresh" gets them all. */
+static const struct trove_capture_options live_opt = {.segment_bytes = 32 * 256,
+                                                      .frame_events = 100};
+
+static int live_write(struct trove_store *s, const char *name, int append, size_t from)
+{
+    struct trove_capture_writer *w = NULL;
+    int rc = trove_capture_writer_open(s, name, append, &live_opt, &w, NULL);
+    for (size_t at = from; rc == TROVE_OK && at < gen_events.len; at += 150)
+        rc = trove_capture_writer_add(w, gen_events.ev + at,
+                                      gen_events.len - at < 150 ? gen_events.len - at : 150, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_writer_names(w, gen_names, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_capture_writer_commit(w, NULL, NULL);
+    trove_capture_writer_close(w);
+    return rc;
+}
+
+static int op_capture_live(void *p)
+{
+    struct store_ctx *c = p;
+    struct trove_store *s = NULL;
+    int rc = trove_store_open(c->dir, TROVE_STORE_NOSYNC, &s, NULL);
+    if (rc == TROVE_OK)
+        rc = live_write(s, c->live, c->live[0] == 'l', c->live[0] == 'l' ? gen_events.len / 2 : 0);
+    trove_store_close(s);
+    return rc;
+}
+
+/* Capture `name` has the objects of "cap" (-> 1), or it holds `events` events (-> 2), or
+ * neither (0). */
+static int live_state(struct trove_store *s, const char *name, uint64_t events)
+{
+    struct trove_volume *va = NULL, *vb = NULL;
+    struct trove_volume_info ia, ib;
+    struct trove_digest da[8], db[8];
+    struct trove_capture_info info;
+    int state = 0;
+
+    if (trove_capture_info(s, name, &info, NULL) != TROVE_OK)
+        return 0;
+    if (info.events == events && events != gen_events.len)
+        return 2;
+    if (trove_volume_open(s, name, &va, NULL) == TROVE_OK &&
+        trove_volume_open(s, "cap", &vb, NULL) == TROVE_OK && trove_volume_info(va, &ia) == 0 &&
+        trove_volume_info(vb, &ib) == 0 && ia.slots == ib.slots && ia.slots <= 8 &&
+        trove_volume_slot_digests(va, 0, ia.slots, da) == 0 &&
+        trove_volume_slot_digests(vb, 0, ib.slots, db) == 0 &&
+        memcmp(da, db, ia.slots * sizeof *da) == 0)
+        state = 1;
+    trove_volume_close(va);
+    trove_volume_close(vb);
+    return state;
+}
+
+/* After a failure "live" is still the first half (or, after a failure once the commit was
+ * durable, whole) and "fresh" is not there; after a success either is "cap", object for
+ * object, and is put back for the next run. */
+static int check_capture_live(void *p, int rc)
+{
+    struct store_ctx *c = p;
+    struct trove_store *s = NULL;
+    struct trove_capture_info info;
+    int append = c->live[0] == 'l', ok = store_clean(c->dir), state;
+
+    ok = ok && trove_store_open(c->dir, TROVE_STORE_NOSYNC, &s, NULL) == TROVE_OK;
+    state = ok ? live_state(s, c->live, append ? gen_events.len / 2 : 0) : -1;
+    if (rc == TROVE_OK)
+        ok = ok && state == 1;
+    else if (append)
+        ok = ok && (state == 1 || state == 2);
+    else /* a new capture is there whole or not at all: no volume is left behind */
+        ok = ok &&
+             (state == 1 || trove_capture_info(s, c->live, &info, NULL) == TROVE_ERR_NOTFOUND);
+    if (ok && state == 1)
+        ok = append ? trove_capture_write(s, c->live, gen_events.ev, gen_events.len / 2, NULL,
+                                          &live_opt, NULL, NULL) == TROVE_OK
+                    : trove_volume_remove(s, c->live, NULL) == TROVE_OK;
+    trove_store_close(s);
+    return ok;
+}
+
 static int replay_send(void *ctx, const struct trove_stream_batch *b)
 {
     uint64_t *events = ctx;
@@ -1058,6 +1144,16 @@ static void test_store(void)
     sweep("capture flows read", op_capture_read_flows, NULL, &c);
     CHECK_EQ_INT(op_capture_write(&c), TROVE_OK);
     sweep("capture replay", op_capture_replay, NULL, &c);
+    s = NULL;
+    CHECK_EQ_INT(trove_store_open(c.dir, TROVE_STORE_NOSYNC, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_write(s, "live", gen_events.ev, gen_events.len / 2, NULL,
+                                     &live_opt, NULL, NULL),
+                 TROVE_OK);
+    trove_store_close(s);
+    snprintf(c.live, sizeof c.live, "live");
+    sweep("capture live writer, append", op_capture_live, check_capture_live, &c);
+    snprintf(c.live, sizeof c.live, "fresh");
+    sweep("capture live writer, new", op_capture_live, check_capture_live, &c);
     CHECK(store_clean(c.dir));
     trove_flows_free(&cap_flows);
 }
