@@ -122,13 +122,13 @@ struct trove_capture_writer;
  * one). append 1: continue the capture s has: its events stay, its last partial segment
  * and its names are read back (checked like every read), and later adds go after them;
  * TROVE_ERR_NOTFOUND if there is no such capture (an object volume into which no write ever
- * committed one counts as none). opt as for trove_capture_write (segment_bytes, frame_events; progress
- * unused); may be NULL. With append the capture's own sizes are kept: an option that is not
- * 0 and differs from them is TROVE_ERR_INVALID. Errors as trove_capture_write's open (name,
- * a block volume of that name -> TROVE_ERR_EXISTS, READONLY), the header/segment decoders'
- * for append, TROVE_ERR_INVALID for append to a capture with flow rows (the writer does not
- * carry them), NOMEM; diag says which. *out is the writer (close it), NULL on error, when
- * nothing is left behind. */
+ * committed one counts as none). opt as for trove_capture_write (segment_bytes,
+ * frame_events; progress unused); may be NULL. With append the capture's own sizes are
+ * kept: an option that is not 0 and differs from them is TROVE_ERR_INVALID. Errors as
+ * trove_capture_write's open (name, a block volume of that name -> TROVE_ERR_EXISTS,
+ * READONLY), the header/segment decoders' for append, TROVE_ERR_INVALID for append to a
+ * capture with flow rows (the writer does not carry them), NOMEM; diag says which. *out is
+ * the writer (close it), NULL on error, when nothing is left behind. */
 int trove_capture_writer_open(struct trove_store *s, const char *name, int append,
                               const struct trove_capture_options *opt,
                               struct trove_capture_writer **out, struct trove_diag *diag);
