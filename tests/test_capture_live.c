@@ -522,6 +522,7 @@ static void test_commits(void)
     CHECK(strstr(diag.msg, "changed") != NULL);
     CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10, &diag), TROVE_ERR_MISMATCH);
     CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_ERR_MISMATCH);
+    CHECK_EQ_INT(trove_capture_info(s, "c", &seen, NULL), TROVE_OK); /* not held open */
     trove_capture_writer_close(w);
     CHECK_EQ_INT(trove_capture_info(s, "c", &seen, NULL), TROVE_OK);
     CHECK_EQ_INT(seen.events, 300);

@@ -114,6 +114,8 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
         if ((rc = trove_volume_info(w->vol.v, &vi)) != TROVE_OK)
             return TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc));
         if (vi.generation != w->generation || !vi.objects) {
+            trove_volume_close(w->vol.v); /* the other writer's: not held */
+            w->vol.v = NULL;
             w->created = 0;
             return TROVE_FAIL(diag, TROVE_ERR_MISMATCH, 0,
                               "capture %s changed while it was being written (its recipe "
