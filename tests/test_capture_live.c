@@ -5,14 +5,21 @@
  * (the tail lost, as a kill would lose it) and reopened with append — has, after each commit,
  * exactly the objects trove_capture_write makes of the events and names committed so far
  * with the same options: the same digest in every slot, the same header bytes. Around it:
- * each commit is seen through the writer's own store handle and through a second, read-only
- * handle (info, list, and a replay of every event); a commit that changes nothing writes
- * nothing; a capture never committed leaves nothing behind; and the errors of open, add and
- * commit, each leaving the capture and the writer as they were.
+ * each commit is seen through the writer's own store handle, through a read-only handle open
+ * since before the writer started and through one opened after the commit (info, list, and
+ * a replay of every event); a commit that changes nothing writes nothing; a capture never
+ * committed leaves nothing behind; the errors of open, add and commit, each leaving the
+ * capture and the writer as they were; and a writer killed with SIGKILL at random moments,
+ * the capture then at its last commit and continued by the next writer.
  */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -265,9 +272,10 @@ static struct trove_capture_options sizes(uint64_t seg_bytes, uint32_t fe)
 }
 
 /* The writer's capture "live" is what trove_capture_write makes of events[0..n) and names
- * (as "ref"); the writer's store handle sees it, and so does a read-only one opened now (the
- * store's readers do not yet see recipe objects committed after their open). */
-static void expect_committed(struct trove_store *s, const struct trove_event *ev, size_t n,
+ * (as "ref"); the writer's store handle sees it, and so do a read-only one opened now and
+ * `reader`, read-only and open since before the writer started. */
+static void expect_committed(struct trove_store *s, struct trove_store *reader,
+                             const struct trove_event *ev, size_t n,
                              const struct trove_names *names, const struct trove_capture_options *o,
                              const struct trove_capture_info *got, int replay, const char *what)
 {
@@ -288,7 +296,10 @@ static void expect_committed(struct trove_store *s, const struct trove_event *ev
     memset(&seen, 0, sizeof seen);
     CHECK_EQ_INT(trove_capture_info(ro, "live", &seen, &diag), TROVE_OK);
     CHECK(same_info(&seen, &want));
-    CHECK_EQ_INT(trove_capture_list(ro, &list, &count), TROVE_OK);
+    memset(&seen, 0, sizeof seen);
+    CHECK_EQ_INT(trove_capture_info(reader, "live", &seen, &diag), TROVE_OK);
+    CHECK(same_info(&seen, &want));
+    CHECK_EQ_INT(trove_capture_list(reader, &list, &count), TROVE_OK);
     for (size_t i = 0; i < count; i++)
         if (strcmp(list[i].name, "live") == 0) {
             found++;
@@ -296,8 +307,10 @@ static void expect_committed(struct trove_store *s, const struct trove_event *ev
         }
     CHECK_EQ_INT(found, 1);
     free(list);
-    if (replay)
+    if (replay) {
         expect_replay(ro, "live", ev, n, names);
+        expect_replay(reader, "live", ev, n, names);
+    }
     trove_store_close(ro);
 }
 
@@ -306,7 +319,7 @@ static void expect_committed(struct trove_store *s, const struct trove_event *ev
  * segment), names merged, commits, and (reopen) closes with or without a commit followed by
  * an append reopen; after some commits, and at the end, compare with the one-shot write.
  */
-static void run_live(struct trove_store *s, const struct input *in,
+static void run_live(struct trove_store *s, struct trove_store *reader, const struct input *in,
                      uint64_t seg_bytes, uint32_t fe, uint64_t seed, int reopen, const char *what)
 {
     struct trove_capture_options o = sizes(seg_bytes, fe);
@@ -351,9 +364,14 @@ static void run_live(struct trove_store *s, const struct input *in,
             pos_committed = pos;
             p_committed = p;
             committed_once = 1;
+            {
+                struct trove_capture_info seen;
+                CHECK_EQ_INT(trove_capture_info(reader, "live", &seen, NULL), TROVE_OK);
+                CHECK_EQ_INT(seen.events, pos);
+            }
             /* the first few commits and some later ones against the one-shot write */
             if (commits < 3 || (r >> 28) % 6 == 0)
-                expect_committed(s, in->ev.ev, pos, cur, &o, &info, commits == 1, what);
+                expect_committed(s, reader, in->ev.ev, pos, cur, &o, &info, commits == 1, what);
             commits++;
         }
         if (reopen && closes < 3 && (r >> 32) % 9 == 0) {
@@ -390,7 +408,7 @@ static void run_live(struct trove_store *s, const struct input *in,
     CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
     CHECK_EQ_INT(trove_capture_writer_committed(w), n);
     trove_capture_writer_close(w);
-    expect_committed(s, in->ev.ev, n, in->final, &o, &info, 1, what);
+    expect_committed(s, reader, in->ev.ev, n, in->final, &o, &info, 1, what);
     trove_names_free(cur);
     fprintf(stderr, "%s: %d batches, %d commits, %d closes\n", what, rounds, commits + 1,
             closes);
@@ -399,24 +417,27 @@ static void run_live(struct trove_store *s, const struct input *in,
 static void test_determinism(void)
 {
     struct trove_store *s = open_store(TROVE_STORE_CREATE);
+    struct trove_store *reader = open_store(TROVE_STORE_READONLY); /* open all along */
     struct input in;
 
-    if (!s)
-        return;
+    if (!s || !reader)
+        goto out;
     input_make(&in, 30000, 1, 1);
-    run_live(s, &in, 65536, 500, 11, 0, "2048-event segments, 500-event frames");
-    run_live(s, &in, 65536, 500, 12, 1, "the same, closed and reopened");
-    run_live(s, &in, 32 * 1000, 333, 13, 1, "1000-event segments, 333-event frames");
-    run_live(s, &in, 32 * 2048, 2048, 14, 1, "a frame a segment");
-    run_live(s, &in, 0, 0, 15, 1, "the default sizes");
+    run_live(s, reader, &in, 65536, 500, 11, 0, "2048-event segments, 500-event frames");
+    run_live(s, reader, &in, 65536, 500, 12, 1, "the same, closed and reopened");
+    run_live(s, reader, &in, 32 * 1000, 333, 13, 1, "1000-event segments, 333-event frames");
+    run_live(s, reader, &in, 32 * 2048, 2048, 14, 1, "a frame a segment");
+    run_live(s, reader, &in, 0, 0, 15, 1, "the default sizes");
     input_free(&in);
     input_make(&in, 700, 2, 0);
-    run_live(s, &in, 32 * 7, 3, 16, 1, "7-event segments, no counters");
-    run_live(s, &in, 32, 1, 17, 1, "an event a segment");
+    run_live(s, reader, &in, 32 * 7, 3, 16, 1, "7-event segments, no counters");
+    run_live(s, reader, &in, 32, 1, 17, 1, "an event a segment");
     input_free(&in);
     input_make(&in, 70000, 3, 1);
-    run_live(s, &in, 0, 0, 18, 1, "the default sizes, three segments");
+    run_live(s, reader, &in, 0, 0, 18, 1, "the default sizes, three segments");
     input_free(&in);
+out:
+    trove_store_close(reader);
     trove_store_close(s);
 }
 
@@ -672,6 +693,175 @@ static void test_errors(void)
     trove_store_close(s);
 }
 
+/* ---- kill -9 ----------------------------------------------------------------------------
+ *
+ * Each round forks a child that continues capture "kill" from where the last round left it
+ * (append, or anew while nothing was committed) with random batches, names and commits, and
+ * appends to a journal, one write(2) a line, "pending POS PIECES" before each commit and
+ * "commit POS PIECES" after it. The parent kills it with SIGKILL after a random delay, then
+ * requires the capture to be, object for object, the one-shot write of the last commit's
+ * events and names (or of the pending one's, for a kill inside a commit), verify --deep to be
+ * clean, and the next round continues from that state.
+ */
+
+#define KILL_ROUNDS 40
+
+static void journal(int fd, const char *fmt, size_t pos, int p)
+{
+    char line[64];
+    int len = snprintf(line, sizeof line, fmt, pos, p);
+    if (write(fd, line, (size_t)len) != len)
+        _exit(3);
+}
+
+static void kill_child(const struct input *in, const struct trove_capture_options *o, size_t pos,
+                       int p, int append, uint64_t seed, int fd)
+{
+    struct trove_store *s = NULL;
+    struct trove_capture_writer *w = NULL;
+    uint64_t rng = seed;
+    size_t n = in->ev.len;
+
+    if (trove_store_open(sdir, TROVE_STORE_NOSYNC, &s, NULL) != TROVE_OK ||
+        trove_capture_writer_open(s, "kill", append, o, &w, NULL) != TROVE_OK ||
+        trove_capture_writer_events(w) != (append ? pos : 0))
+        _exit(2);
+    for (;;) {
+        uint64_t r = test_rand(&rng);
+        size_t batch = (size_t)(r % 900);
+        if (batch > n - pos)
+            batch = n - pos;
+        if (trove_capture_writer_add(w, in->ev.ev + pos, batch, NULL) != TROVE_OK)
+            _exit(2);
+        pos += batch;
+        if ((r >> 16) % 4 == 0 && p < PIECES &&
+            trove_capture_writer_names(w, in->piece[p++], NULL) != TROVE_OK)
+            _exit(2);
+        if ((r >> 24) % 3 == 0 || (pos == n && p == PIECES)) {
+            journal(fd, "pending %zu %d\n", pos, p);
+            if (trove_capture_writer_commit(w, NULL, NULL) != TROVE_OK)
+                _exit(2);
+            journal(fd, "commit %zu %d\n", pos, p);
+        }
+        if (pos == n && p == PIECES)
+            pause(); /* all written: wait for the kill */
+    }
+}
+
+/* The capture is the one-shot write of events[0..pos) and pieces [0, p) (-> 1), or is not
+ * there (-> 0 when pos is SIZE_MAX: nothing was committed yet), else -> -1. */
+static int kill_state(struct trove_store *s, const struct input *in,
+                      const struct trove_capture_options *o, size_t pos, int p)
+{
+    struct trove_capture_info seen;
+    struct trove_names *names;
+    int rc = trove_capture_info(s, "kill", &seen, NULL), same;
+
+    if (pos == SIZE_MAX) /* none, or an empty object volume a kill left */
+        return rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_INVALID ? 0 : -1;
+    if (rc != TROVE_OK || seen.events != pos)
+        return -1;
+    names = names_upto(in, p);
+    same = trove_capture_write(s, "kill.ref", in->ev.ev, pos, names, o, NULL, NULL) == TROVE_OK &&
+           same_objects(s, "kill", "kill.ref", "after a kill");
+    trove_names_free(names);
+    return same ? 1 : -1;
+}
+
+static void test_kill(void)
+{
+    struct trove_capture_options o = sizes(32 * 1024, 100);
+    struct trove_verify_report vr;
+    struct input in;
+    size_t pos = SIZE_MAX; /* committed events: SIZE_MAX, none yet */
+    int p = 0, rounds = 0, inside = 0;
+    long extra = 0; /* ns added to the delay while rounds commit nothing (a slow build) */
+    char jpath[sizeof root + 16];
+    uint64_t rng = 99;
+
+    snprintf(jpath, sizeof jpath, "%s/journal", root);
+    input_make(&in, 100000, 6, 1);
+    while (rounds < KILL_ROUNDS && !(pos == in.ev.len && p == PIECES)) {
+        struct trove_store *s = NULL;
+        struct timespec ts;
+        size_t pend_pos = SIZE_MAX, last_pos = pos;
+        int fd, status = 0, pend_p = 0, last_p = p, state;
+        char buf[1 << 16], *line, *save = NULL;
+        ssize_t len;
+        pid_t pid;
+
+        fd = open(jpath, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0600);
+        CHECK(fd >= 0);
+        if (fd < 0)
+            break;
+        pid = fork();
+        if (pid == 0)
+            kill_child(&in, &o, pos == SIZE_MAX ? 0 : pos, p, pos != SIZE_MAX, test_rand(&rng),
+                       fd);
+        close(fd);
+        ts.tv_sec = 0;
+        ts.tv_nsec = extra + (long)(200000 + test_rand(&rng) % 6000000);
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+            ;
+        kill(pid, SIGKILL);
+        CHECK(waitpid(pid, &status, 0) == pid);
+        CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+        rounds++;
+
+        /* The journal: the last commit that returned, and one that began after it. */
+        fd = open(jpath, O_RDONLY);
+        len = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0)
+            close(fd);
+        CHECK(len >= 0 && (size_t)len < sizeof buf - 1);
+        buf[len > 0 ? len : 0] = '\0';
+        for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            size_t jp;
+            int jq;
+            if (sscanf(line, "pending %zu %d", &jp, &jq) == 2) {
+                pend_pos = jp;
+                pend_p = jq;
+            } else if (sscanf(line, "commit %zu %d", &jp, &jq) == 2) {
+                last_pos = jp;
+                last_p = jq;
+                pend_pos = SIZE_MAX;
+            } else {
+                CHECK(0);
+            }
+        }
+
+        CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_NOSYNC, &s, NULL), TROVE_OK);
+        if (!s)
+            break;
+        state = kill_state(s, &in, &o, last_pos, last_p);
+        if (state < 0 && pend_pos != SIZE_MAX) {
+            state = kill_state(s, &in, &o, pend_pos, pend_p);
+            last_pos = pend_pos;
+            last_p = pend_p;
+            inside++;
+        }
+        if (state < 0)
+            fprintf(stderr, "kill round %d: not the capture of %zu events and %d name pieces "
+                            "(nor of the pending commit)\n",
+                    rounds, last_pos, last_p);
+        CHECK(state >= 0);
+        CHECK_EQ_INT(trove_store_verify(s, TROVE_VERIFY_DEEP, &vr, NULL, NULL), TROVE_OK);
+        trove_store_close(s);
+        if (state < 0)
+            break;
+        if (last_pos == pos && last_p == p)
+            extra = extra ? (extra < 400000000 ? 2 * extra : extra) : 2000000;
+        else
+            extra /= 2;
+        pos = last_pos;
+        p = last_p;
+    }
+    fprintf(stderr, "kill -9: %d rounds, %d inside a commit that landed, %zu events committed\n",
+            rounds, inside, pos == SIZE_MAX ? 0 : pos);
+    CHECK(pos != SIZE_MAX && pos > 0); /* the kills did not all land before a commit */
+    input_free(&in);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -682,6 +872,7 @@ int main(void)
     test_determinism();
     test_commits();
     test_errors();
+    test_kill();
     test_rm_rf(root);
     return test_done();
 }
