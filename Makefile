@@ -16,7 +16,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
                  liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
-                 protobuf-compiler
+                 protobuf-compiler libwebsockets-dev
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build
@@ -24,7 +24,7 @@ BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool, streaming), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|cli_store|cli_capture
+TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|cli_serve|cli_store|cli_capture
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
@@ -102,7 +102,7 @@ build-tsan: deps
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream \
-	  test_capture test_capture_live test_net $(BUILD_FLAGS)
+	  test_capture test_capture_live test_net test_serve $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

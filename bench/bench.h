@@ -30,6 +30,10 @@ int bench_recipe(int argc, char **argv);
  * DuckDB's writer and reader (bench/bench_parquet.c). */
 int bench_parquet(int argc, char **argv);
 
+/* `trove bench serve`: the live service on loopback with producer and viewer processes
+ * (bench/bench_serve.c). */
+int bench_serve(int argc, char **argv);
+
 /* Monotonic seconds, and the median of v[0..n) (n >= 1; v is sorted in place)
  * (bench/bench_util.c). */
 double bench_now(void);

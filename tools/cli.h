@@ -32,6 +32,15 @@ int cmd_verify(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
+int cmd_record(int argc, char **argv);
+int cmd_watch(int argc, char **argv);
+/* `trove gen --live` (cmd_serve.c): the model g's events sent to the service at `rate` a
+ * second for `seconds`, their times moved to when they are sent. The exit status. */
+struct trove_gen_options;
+int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
+                 double seconds, const char *sock, const char *store, int wire, uint64_t batch,
+                 int append, int json, int quiet);
 
 /* Print "trove <cmd>: <message>" to stderr. Returns 1 (the exit status for errors). */
 int cli_error(const char *cmd, const char *fmt, ...)

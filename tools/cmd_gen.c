@@ -42,7 +42,15 @@ static void gen_usage(FILE *f)
             "                   names, wire, batch, bytes, bytes_per_event (then -o FILE is\n"
             "                   needed)\n"
             "  -q, --quiet      no summary line on stderr\n"
-            "  -v, --verbose    the summary with the options used\n",
+            "  -v, --verbose    the summary with the options used\n"
+            "\n"
+            "       trove gen --live NAME --rate N --seconds S [--socket PATH] [--append]\n"
+            "                 [--store DIR] [model options] [--wire W] [--batch N] [--json]\n"
+            "\n"
+            "Send the model's events to the running service (`trove serve`) as capture NAME,\n"
+            "N a second for S seconds, their times moved to when they are sent.\n"
+            "  --socket PATH    the service's socket (default: the store's, DIR/trove.sock)\n"
+            "  --append         continue capture NAME rather than start it anew\n",
             (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
             d.names, d.zipf_s, (unsigned long long)d.tick_ns, (unsigned)TROVE_BATCH_DEFAULT);
 }
@@ -50,7 +58,8 @@ static void gen_usage(FILE *f)
 static int is_value_option(const char *a)
 {
     static const char *const opts[] = {"--events", "--seed", "--processes", "--threads",
-                                       "--names",  "--zipf", "--tick"};
+                                       "--names",  "--zipf", "--tick",      "--live",
+                                       "--rate",   "--seconds", "--socket"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
@@ -116,9 +125,10 @@ int cmd_gen(int argc, char **argv)
     const char *outp = NULL;
     struct cli_out out = {0};
     struct cli_common co;
-    int format, quiet, status = 1, rc, r;
-    uint64_t batch, bytes = 0;
-    double t0;
+    int format, quiet, status = 1, rc, r, append = 0;
+    uint64_t batch, bytes = 0, rate = 0;
+    double t0, seconds = 0;
+    const char *live = NULL, *sock = NULL;
 
     trove_gen_defaults(&o);
     cli_common_init(&co);
@@ -130,7 +140,7 @@ int cmd_gen(int argc, char **argv)
         }
         if ((r = cli_common_opt("gen", argc, argv, &i,
                                 CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
-                                    CLI_C_VERBOSE | CLI_C_OUTPUT,
+                                    CLI_C_VERBOSE | CLI_C_OUTPUT | CLI_C_STORE,
                                 &co)) == 2)
             return 2;
         if (r) {
@@ -158,6 +168,21 @@ int cmd_gen(int argc, char **argv)
             o.zipf_s = strtod(argv[++i], &end);
             if (errno || end == argv[i] || *end || !(o.zipf_s >= 0.0 && o.zipf_s <= 10.0))
                 return cli_error("gen", "--zipf: '%s' is not a number in 0..10", argv[i]);
+        } else if (!strcmp(a, "--live")) {
+            live = argv[++i];
+        } else if (!strcmp(a, "--rate")) {
+            if (cli_parse_u64(argv[++i], &rate) || rate == 0)
+                return cli_error("gen", "--rate: '%s' is not a count of events per second",
+                                 argv[i]);
+        } else if (!strcmp(a, "--seconds")) {
+            char *end;
+            seconds = strtod(argv[++i], &end);
+            if (*end || !(seconds > 0) || seconds > 1e7)
+                return cli_error("gen", "--seconds: '%s' is not a positive number", argv[i]);
+        } else if (!strcmp(a, "--socket")) {
+            sock = argv[++i];
+        } else if (!strcmp(a, "--append")) {
+            append = 1;
         } else if (!strcmp(a, "--tick")) {
             if (cli_parse_u64(argv[++i], &o.tick_ns) || o.tick_ns < 1 || o.tick_ns > 1000000000)
                 return cli_error("gen", "--tick: '%s' is not a count of ns in 1..1000000000", argv[i]);
@@ -165,6 +190,16 @@ int cmd_gen(int argc, char **argv)
             return cli_error("gen", "unexpected argument '%s'; see `trove gen --help`", a);
         }
     }
+    if (live) {
+        if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o"))
+            return 2;
+        return cli_gen_live(live, &o, rate, seconds, sock, co.store, co.wire, co.batch, append,
+                            co.json, co.quiet);
+    }
+    if (rate || seconds > 0 || sock || append)
+        return cli_error("gen", "--rate, --seconds, --socket and --append go with --live NAME");
+    if (co.store)
+        return cli_error("gen", "--store goes with --live NAME");
     outp = co.out;
     format = co.wire;
     batch = co.batch;

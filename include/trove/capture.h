@@ -157,6 +157,9 @@ int trove_capture_writer_names(struct trove_capture_writer *w, const struct trov
  * capture changed behind the writer), the store's. */
 int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_capture_info *info,
                                 struct trove_diag *diag);
+/* The capture's names so far (those read back by an append included): borrowed, valid
+ * until the next call on w. */
+const struct trove_names *trove_capture_writer_names_all(const struct trove_capture_writer *w);
 /* Events added so far, and events the last commit made durable. */
 uint64_t trove_capture_writer_events(const struct trove_capture_writer *w);
 uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w);

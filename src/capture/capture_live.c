@@ -547,6 +547,11 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     return TROVE_OK;
 }
 
+const struct trove_names *trove_capture_writer_names_all(const struct trove_capture_writer *w)
+{
+    return w ? w->names : NULL;
+}
+
 uint64_t trove_capture_writer_events(const struct trove_capture_writer *w)
 {
     return w ? w->events : 0;

@@ -38,18 +38,28 @@ void trove__frame_buf_release(struct trove__frame_buf *fb)
         free(fb);
 }
 
-static struct trove__frame_buf *frame_buf(const uint8_t *data, size_t len, int names,
-                                          uint32_t events, int refs)
+struct trove__frame_buf *trove__frame_buf_new(const uint8_t *data, size_t len, int names,
+                                              uint32_t events)
 {
     struct trove__frame_buf *fb = trove__malloc(sizeof *fb + len);
 
     if (!fb)
         return NULL;
-    atomic_init(&fb->refs, refs);
+    atomic_init(&fb->refs, 1);
     fb->names = names;
     fb->events = events;
     fb->len = len;
     memcpy(fb->data, data, len);
+    return fb;
+}
+
+static struct trove__frame_buf *frame_buf(const uint8_t *data, size_t len, int names,
+                                          uint32_t events, int refs)
+{
+    struct trove__frame_buf *fb = trove__frame_buf_new(data, len, names, events);
+
+    if (fb)
+        atomic_store(&fb->refs, refs);
     return fb;
 }
 
@@ -170,6 +180,12 @@ static void viewer_free(struct trove__viewer *v)
 
 int trove__fanout_add(struct trove__fanout *fo, int format, struct trove__viewer **out)
 {
+    return trove__fanout_add_ex(fo, format, 1, out);
+}
+
+int trove__fanout_add_ex(struct trove__fanout *fo, int format, int with_names,
+                         struct trove__viewer **out)
+{
     struct trove__viewer *v;
     int rc = TROVE_OK;
 
@@ -181,7 +197,7 @@ int trove__fanout_add(struct trove__fanout *fo, int format, struct trove__viewer
     pthread_mutex_init(&v->mu, NULL);
     v->format = format;
     pthread_mutex_lock(&fo->mu);
-    if (trove_names_count(fo->names) > 0) { /* every id published so far, first */
+    if (with_names && trove_names_count(fo->names) > 0) { /* every id so far, first */
         struct trove__frame_buf *fb;
         fo->scratch.len = 0;
         rc = trove_wire_encode_names(fo->names, 0, trove_names_count(fo->names), &fo->scratch);
@@ -318,4 +334,14 @@ void trove__fanout_encodings(struct trove__fanout *fo, uint64_t out[5])
     pthread_mutex_lock(&fo->mu);
     memcpy(out, fo->encodings, sizeof fo->encodings);
     pthread_mutex_unlock(&fo->mu);
+}
+
+int trove__fanout_names(struct trove__fanout *fo, struct trove_names *out)
+{
+    int rc;
+
+    pthread_mutex_lock(&fo->mu);
+    rc = trove_names_merge(out, fo->names);
+    pthread_mutex_unlock(&fo->mu);
+    return rc;
 }

@@ -23,15 +23,23 @@
 #include "trove/event.h"
 #include "trove/wire.h"
 
+/* Bytes kept free before a frame's data, for a transport's own header (a WebSocket
+ * library writes its frame header there: libwebsockets' LWS_PRE). */
+#define TROVE__FRAME_HEADROOM 32
+
 /* One encoded frame, shared by every queue it is in. */
 struct trove__frame_buf {
     atomic_int refs;
     int names;       /* a names frame: never dropped */
     uint32_t events; /* events in it (0 for names) */
     size_t len;
+    uint8_t pre[TROVE__FRAME_HEADROOM]; /* free for the sender */
     uint8_t data[];  /* the whole wire frame, header and payload */
 };
 
+/* A frame holding a copy of data[0..len), with one reference. NULL when out of memory. */
+struct trove__frame_buf *trove__frame_buf_new(const uint8_t *data, size_t len, int names,
+                                              uint32_t events);
 void trove__frame_buf_release(struct trove__frame_buf *fb);
 
 struct trove__viewer;
@@ -61,6 +69,10 @@ void trove__fanout_free(struct trove__fanout *fo);
  * TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
  */
 int trove__fanout_add(struct trove__fanout *fo, int format, struct trove__viewer **out);
+/* As trove__fanout_add, without the names so far when with_names is 0 (a viewer that gets
+ * them another way, before anything this queue holds). */
+int trove__fanout_add_ex(struct trove__fanout *fo, int format, int with_names,
+                         struct trove__viewer **out);
 /* Remove v and free its queue (the frames it did not take are released). */
 void trove__fanout_remove(struct trove__fanout *fo, struct trove__viewer *v);
 
@@ -77,6 +89,9 @@ int trove__fanout_publish(struct trove__fanout *fo, const struct trove_names *ad
 int trove__viewer_next(struct trove__viewer *v, struct trove__viewer_item *it);
 void trove__viewer_stats(struct trove__viewer *v, struct trove__viewer_stats *out);
 int trove__viewer_format(const struct trove__viewer *v);
+
+/* Merge every name published so far into out. Errors: TROVE_ERR_NOMEM. */
+int trove__fanout_names(struct trove__fanout *fo, struct trove_names *out);
 
 /* Encodings made so far, per format (index TROVE_WIRE_RAW .. TROVE_WIRE_NAMES): each batch
  * is encoded at most once per format, however many viewers take it. */

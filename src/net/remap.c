@@ -2,7 +2,8 @@
  * remap.c: producers' event name ids mapped to their capture's by name (remap.h). The
  * capture's dictionary is a hash table from the name's bytes to its id (FNV-1a, linear
  * probing, at most half full); a producer's map is a hash table from its id to the
- * capture's. Ids are handed out from 1 up; 0 stays 0 (no name).
+ * capture's. Ids are handed out from 0 up (0 is an id like any other: the gen model names
+ * it); the producer map keeps capture id + 1, so that 0 marks an empty slot.
  */
 #include "remap.h"
 #include "common/alloc.h"
@@ -11,7 +12,7 @@
 #include <string.h>
 
 struct str_slot {
-    uint32_t id;  /* 0: empty */
+    uint32_t id;  /* the capture id + 1; 0: empty */
     uint64_t hash;
 };
 
@@ -23,7 +24,7 @@ struct trove__capture_names {
 };
 
 struct id_slot {
-    uint32_t from, to; /* to 0: empty */
+    uint32_t from, to; /* to: the capture id + 1; 0: empty */
 };
 
 struct trove__producer_names {
@@ -48,7 +49,7 @@ int trove__capture_names_new(struct trove__capture_names **out)
         free(c);
         return TROVE_ERR_NOMEM;
     }
-    c->next_id = 1;
+    c->next_id = 0;
     *out = c;
     return TROVE_OK;
 }
@@ -122,9 +123,9 @@ static int name_id(struct trove__capture_names *c, const char *s, size_t n, uint
         const char *have;
         if (c->tab[i].hash != h)
             continue;
-        have = trove_names_get(c->all, TROVE_NAME_EVENT, c->tab[i].id, 0, &len);
+        have = trove_names_get(c->all, TROVE_NAME_EVENT, c->tab[i].id - 1, 0, &len);
         if (have && len == n && memcmp(have, s, n) == 0) {
-            *id_out = c->tab[i].id;
+            *id_out = c->tab[i].id - 1;
             return TROVE_OK;
         }
     }
@@ -132,7 +133,7 @@ static int name_id(struct trove__capture_names *c, const char *s, size_t n, uint
         return TROVE_ERR_LIMIT;
     if ((rc = trove_names_set(c->all, TROVE_NAME_EVENT, c->next_id, 0, s, n)) != TROVE_OK)
         return rc;
-    c->tab[i].id = c->next_id;
+    c->tab[i].id = c->next_id + 1;
     c->tab[i].hash = h;
     c->count++;
     *id_out = c->next_id++;
@@ -207,10 +208,8 @@ int trove__remap_names(struct trove__capture_names *c, struct trove__producer_na
                 return rc;
             continue;
         }
-        if (e.a == 0)
-            continue; /* id 0 names nothing */
         if ((rc = name_id(c, e.str, e.len, &id, &created)) != TROVE_OK ||
-            (rc = id_set(p, e.a, id)) != TROVE_OK)
+            (rc = id_set(p, e.a, id + 1)) != TROVE_OK)
             return rc;
         if (created && (rc = trove_names_set(out, TROVE_NAME_EVENT, id, 0, e.str, e.len)))
             return rc;
@@ -221,16 +220,14 @@ int trove__remap_names(struct trove__capture_names *c, struct trove__producer_na
 int trove__remap_events(struct trove__capture_names *c, struct trove__producer_names *p,
                         struct trove_event *ev, size_t n)
 {
-    uint32_t last_from = 0, last_to = 0;
+    uint32_t last_from = 0, last_to = 0; /* last_to: capture id + 1; 0: none yet */
     int rc;
 
     for (size_t i = 0; i < n; i++) {
         struct id_slot *s;
         uint32_t from = ev[i].name_id;
-        if (from == 0)
-            continue;
         if (from == last_from && last_to) { /* runs of one name are common */
-            ev[i].name_id = last_to;
+            ev[i].name_id = last_to - 1;
             continue;
         }
         if ((rc = id_grow(p)) != TROVE_OK)
@@ -240,12 +237,47 @@ int trove__remap_events(struct trove__capture_names *c, struct trove__producer_n
             if (c->next_id == UINT32_MAX)
                 return TROVE_ERR_LIMIT;
             s->from = from;
-            s->to = c->next_id++;
+            s->to = ++c->next_id; /* the id c->next_id had, + 1 */
             p->count++;
         }
         last_from = from;
         last_to = s->to;
-        ev[i].name_id = s->to;
+        ev[i].name_id = s->to - 1;
     }
+    return TROVE_OK;
+}
+
+int trove__capture_names_seed(struct trove__capture_names *c, const struct trove_names *stored,
+                              uint32_t max_id)
+{
+    size_t n = stored ? trove_names_count(stored) : 0;
+    int rc;
+
+    if (max_id == UINT32_MAX)
+        return TROVE_ERR_LIMIT;
+    for (size_t k = 0; k < n; k++) {
+        struct trove_name_entry e;
+        uint64_t h;
+        size_t i;
+        trove_names_entry(stored, k, &e);
+        if ((rc = trove_names_set(c->all, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+            return rc;
+        if (e.type != TROVE_NAME_EVENT)
+            continue;
+        if (e.a == UINT32_MAX)
+            return TROVE_ERR_LIMIT;
+        if (e.a >= c->next_id)
+            c->next_id = e.a + 1;
+        if ((rc = str_grow(c)) != TROVE_OK)
+            return rc;
+        h = fnv1a(e.str, e.len);
+        for (i = h & (c->cap - 1); c->tab[i].id; i = (i + 1) & (c->cap - 1))
+            ;
+        c->tab[i].id = e.a + 1;
+        c->tab[i].hash = h;
+        c->count++;
+    }
+    if (max_id >= c->next_id)
+        c->next_id = max_id + 1;
     return TROVE_OK;
 }

@@ -38,6 +38,14 @@ int trove__remap_names(struct trove__capture_names *c, struct trove__producer_na
 int trove__remap_events(struct trove__capture_names *c, struct trove__producer_names *p,
                         struct trove_event *ev, size_t n);
 
+/*
+ * Start c from a stored capture's names (a capture continued after a restart): its event
+ * names keep their ids, and new ids start past them and past max_id (the largest id its
+ * events use). Errors: TROVE_ERR_NOMEM, TROVE_ERR_LIMIT.
+ */
+int trove__capture_names_seed(struct trove__capture_names *c, const struct trove_names *stored,
+                              uint32_t max_id);
+
 /* Every name the capture has, in capture ids (for a viewer that joins, or the store). */
 const struct trove_names *trove__capture_names_all(const struct trove__capture_names *c);
 

@@ -1,0 +1,90 @@
+/*
+ * trove/serve.h: the live service (docs/serve.md). Producers connect to a unix socket (or a
+ * TCP ingest port) and send a hello line and a wire stream; every pass (about 5 ms) the
+ * service drains them, forms batches of at most 2048 events, and hands each batch to the
+ * live fan-out — encoded once per wire format in use, the same bytes for every viewer of
+ * it — and to the capture's writer, which spools it into the store and commits at least
+ * every commit_ms. Viewers are WebSocket clients of GET /api/live; GET /api/status,
+ * /metrics and / report on it all.
+ *
+ * trove_serve_run blocks until trove_serve_stop (safe in a signal handler): then every
+ * open capture is committed, viewers are closed with WebSocket close 1001 and it returns.
+ */
+#ifndef TROVE_SERVE_H
+#define TROVE_SERVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TROVE_SERVE_LISTEN_DEFAULT "127.0.0.1:7700"
+#define TROVE_SERVE_COMMIT_MS_DEFAULT 1000u
+#define TROVE_SERVE_PASS_MS_DEFAULT 5u
+#define TROVE_SERVE_VIEWER_QUEUE_DEFAULT ((uint64_t)8 << 20)
+#define TROVE_SERVE_SOCKET_NAME "trove.sock" /* in the store's directory */
+
+struct trove_serve_options {
+    const char *store_dir;     /* required: the store (created if missing) */
+    const char *listen;        /* "ADDR:PORT" for HTTP and WebSocket; NULL: the default;
+                                  port 0 picks a free one (the ready callback says which) */
+    const char *socket_path;   /* the producers' unix socket; NULL: store_dir/trove.sock */
+    const char *ingest;        /* "ADDR:PORT": producers over TCP too; NULL: none */
+    int wire;                  /* 0: auto (raw to loopback peers, packed to others), or a
+                                  TROVE_WIRE_* format for every viewer that does not ask */
+    uint32_t commit_ms;        /* 0: the default */
+    uint32_t pass_ms;          /* 0: the default */
+    uint64_t max_viewer_queue; /* bytes per viewer; 0: the default */
+    /* Called once when the service listens: its URL and its socket. May be NULL. */
+    void (*ready)(void *ctx, const char *url, const char *socket_path);
+    /* One line of log (a producer refused, a viewer gone, a commit failed). May be NULL. */
+    void (*log)(void *ctx, const char *line);
+    void *ctx;
+};
+
+/*
+ * Run the service until trove_serve_stop. Errors (before it is ready; diag says what):
+ * TROVE_ERR_INVALID (options), TROVE_ERR_BUSY (another process has the store open for
+ * writing: a second service on one store is refused), -errno (a socket that cannot be
+ * made: the address in use, a socket path too long), the store's errors.
+ */
+int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *diag);
+
+/* Ask the running service to stop. Async-signal-safe; a later run is not affected. */
+void trove_serve_stop(void);
+
+/* ---- a viewer (trove watch, bench serve) ---------------------------------------------- */
+
+struct trove_live_view_options {
+    const char *url;     /* the service: "http://HOST:PORT/" (or ws://); NULL: the default */
+    const char *capture; /* required */
+    int wire;            /* 0: auto (the service picks), else TROVE_WIRE_* */
+    int from_start;      /* from=start, else from=now */
+    /* Each text message (hello, gap, end, error: JSON) and each binary one (one wire frame),
+     * in order. A nonzero return closes the connection (the run returns TROVE_OK). */
+    int (*on_text)(void *ctx, const char *json, size_t len);
+    int (*on_frame)(void *ctx, const uint8_t *frame, size_t len);
+    /* Called about every 100 ms; nonzero closes the connection. May be NULL. */
+    int (*on_tick)(void *ctx);
+    void *ctx;
+};
+
+/*
+ * Connect to GET /api/live and deliver its messages until the service closes the
+ * connection (after {"type":"end"}, or on shutdown) or a callback asks to stop. Returns
+ * TROVE_OK, or: TROVE_ERR_INVALID (options, a bad URL), TROVE_ERR_SEND (the connection
+ * could not be made or broke; diag says how), TROVE_ERR_LIMIT (a message over
+ * TROVE_WIRE_HEADER_SIZE + TROVE_WIRE_MAX_PAYLOAD bytes). *close_code (may be NULL) gets
+ * the WebSocket close code the service sent (1000 at the end, 1001 on shutdown), or 0.
+ */
+int trove_live_view(const struct trove_live_view_options *opt, int *close_code,
+                    struct trove_diag *diag);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,329 @@
+/*
+ * history.c: a viewer joining a capture — live from the next batch, or with from=start
+ * first what is stored (a replay through the stream's walker, prefetcher and sender) and
+ * what is published but not yet committed, so that it gets every event once.
+ */
+#include "serve_internal.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- from=start: the history ------------------------------------------------------------ */
+
+struct trove__history {
+    struct trove__server *srv;
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    int wire;
+    uint64_t skip, stored;      /* events to replay from the store: [skip, stored) */
+    struct trove__batch **batches; /* then these, in order */
+    size_t nbatches;
+    struct trove_names *names;  /* first of all */
+    pthread_t thread;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct trove__frame_buf **q; /* a ring of frames for the web thread */
+    size_t head, n, cap, bytes;
+    int done, stop;
+    int error;
+    char why[TROVE__ERROR_MAX];
+    /* the history thread's */
+    struct trove_wire_decoder *dec;
+    struct trove_wire_encoder *enc;
+    struct trove_event *ev;
+    uint64_t replayed;          /* events sent from the store so far */
+    struct trove_stream *st;
+};
+
+/* Queue a copy of data[0..len) for the web thread, waiting while the queue is full. */
+static int hist_push(struct trove__history *h, const uint8_t *data, size_t len, int names,
+                     uint32_t events)
+{
+    struct trove__frame_buf *fb = trove__frame_buf_new(data, len, names, events);
+    int rc = TROVE_OK;
+
+    if (!fb)
+        return TROVE_ERR_NOMEM;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop && h->n > 0 && h->bytes + len > TROVE__HISTORY_QUEUE_BYTES)
+        pthread_cond_wait(&h->cv, &h->mu);
+    if (h->stop) {
+        rc = TROVE_ERR_CANCELLED;
+    } else if (h->n == h->cap) {
+        size_t cap = h->cap ? 2 * h->cap : 64;
+        struct trove__frame_buf **q = trove__mallocarray(cap, sizeof *q);
+        if (!q) {
+            rc = TROVE_ERR_NOMEM;
+        } else {
+            for (size_t i = 0; i < h->n; i++)
+                q[i] = h->q[(h->head + i) % h->cap];
+            free(h->q);
+            h->q = q;
+            h->head = 0;
+            h->cap = cap;
+        }
+    }
+    if (rc == TROVE_OK) {
+        h->q[(h->head + h->n) % h->cap] = fb;
+        h->n++;
+        h->bytes += len;
+        fb = NULL;
+    }
+    pthread_mutex_unlock(&h->mu);
+    trove__frame_buf_release(fb);
+    trove__wake_web(h->srv);
+    return rc;
+}
+
+/* Queue ev[0..n) as frames of the viewer's wire format. */
+static int hist_events(struct trove__history *h, const struct trove_event *ev, size_t n,
+                       struct trove_bytes *buf)
+{
+    int rc = TROVE_OK;
+
+    for (size_t off = 0; off < n && rc == TROVE_OK;) {
+        size_t k = n - off < TROVE_BATCH_DEFAULT ? n - off : TROVE_BATCH_DEFAULT;
+        buf->len = 0;
+        if ((rc = trove_wire_encode(h->enc, h->wire, ev + off, k, buf)) == TROVE_OK)
+            rc = hist_push(h, buf->ptr, buf->len, 0, (uint32_t)k);
+        off += k;
+    }
+    return rc;
+}
+
+/* The replay's sink: split each batch into its frames, pass event frames on until
+ * h->stored events went (the last one cut), skip names frames (the history sent every
+ * name first). */
+static int hist_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct trove__history *h = ctx;
+    const uint8_t *p = b->data;
+    size_t len = b->len, off = 0;
+    struct trove_bytes buf = {0};
+    int rc = TROVE_OK;
+
+    while (off < len && rc == TROVE_OK && h->replayed < h->stored) {
+        struct trove_wire_header hd;
+        struct trove_wire_frame fr;
+        struct trove_diag diag = {0};
+        size_t flen;
+        if ((rc = trove_wire_parse_header(p + off, len - off, &hd, &diag)) != TROVE_OK)
+            break;
+        flen = TROVE_WIRE_HEADER_SIZE + (size_t)hd.payload_len;
+        if (flen > len - off) {
+            rc = TROVE_ERR_TRUNCATED;
+            break;
+        }
+        if (hd.format == TROVE_WIRE_NAMES) {
+            ;
+        } else if (h->replayed + hd.count <= h->skip) {
+            h->replayed += hd.count; /* an earlier session's */
+        } else if (h->replayed >= h->skip && h->replayed + hd.count <= h->stored) {
+            rc = hist_push(h, p + off, flen, 0, hd.count);
+            h->replayed += hd.count;
+        } else { /* cut: it starts before skip, or was committed after the viewer joined */
+            uint64_t from = h->skip > h->replayed ? h->skip - h->replayed : 0;
+            uint64_t to = h->replayed + hd.count > h->stored ? h->stored - h->replayed : hd.count;
+            rc = trove_wire_decode(h->dec, p + off, flen, h->ev, TROVE_WIRE_MAX_EVENTS, NULL,
+                                   &fr, &diag);
+            if (rc == TROVE_OK)
+                rc = hist_events(h, h->ev + from, (size_t)(to - from), &buf);
+            h->replayed += to;
+        }
+        off += flen;
+    }
+    trove_bytes_free(&buf);
+    if (rc == TROVE_OK && h->replayed >= h->stored)
+        trove_stream_cancel(h->st); /* the rest came after the join: live has it */
+    return rc;
+}
+
+static void *hist_main(void *arg)
+{
+    struct trove__history *h = arg;
+    struct trove_bytes buf = {0};
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc;
+
+    rc = trove_wire_encode_names(h->names, 0, trove_names_count(h->names), &buf);
+    if (rc == TROVE_OK)
+        rc = hist_push(h, buf.ptr, buf.len, 1, 0);
+    if (rc == TROVE_OK && h->stored > h->skip) {
+        struct trove_stream_options so;
+        struct trove_capture_replay_options ro;
+        struct trove_stream_sink sink;
+        struct trove_stream_stats stats;
+        trove_stream_options_default(&so);
+        so.max_object = TROVE_CAPTURE_MAX_OBJECT;
+        memset(&ro, 0, sizeof ro);
+        ro.to_ns = UINT64_MAX;
+        ro.wire = h->wire;
+        memset(&sink, 0, sizeof sink);
+        sink.send = hist_send;
+        sink.ctx = h;
+        rc = trove_store_open(h->srv->opt.store_dir, TROVE_STORE_READONLY, &s, &diag);
+        if (rc == TROVE_OK)
+            rc = trove_stream_new(trove_store_backend(s), &so, &h->st);
+        if (rc == TROVE_OK)
+            rc = trove_capture_replay(s, h->name, h->st, &ro, &sink, &stats, &diag);
+        if (rc == TROVE_ERR_CANCELLED && h->replayed >= h->stored)
+            rc = TROVE_OK;
+        else if (rc == TROVE_ERR_SEND)
+            rc = stats.send_error;
+        if (rc == TROVE_OK && h->replayed < h->stored)
+            rc = TROVE_ERR_CORRUPT; /* the store holds fewer events than it committed */
+    }
+    for (size_t i = 0; rc == TROVE_OK && i < h->nbatches; i++)
+        rc = hist_events(h, h->batches[i]->ev, h->batches[i]->n, &buf);
+    trove_stream_free(h->st);
+    h->st = NULL;
+    trove_store_close(s);
+    trove_bytes_free(&buf);
+    pthread_mutex_lock(&h->mu);
+    h->done = 1;
+    if (rc != TROVE_OK && rc != TROVE_ERR_CANCELLED) {
+        h->error = rc;
+        snprintf(h->why, sizeof h->why, "replaying what is stored: %.200s",
+                 diag.msg[0] ? diag.msg : trove_strerror(rc));
+    }
+    pthread_mutex_unlock(&h->mu);
+    trove__wake_web(h->srv);
+    return NULL;
+}
+
+static void hist_free(struct trove__history *h)
+{
+    for (size_t i = 0; i < h->nbatches; i++)
+        trove__batch_release(h->batches[i]);
+    free(h->batches);
+    while (h->n > 0) {
+        trove__frame_buf_release(h->q[h->head]);
+        h->head = (h->head + 1) % h->cap;
+        h->n--;
+    }
+    free(h->q);
+    trove_names_free(h->names);
+    trove_wire_decoder_free(h->dec);
+    trove_wire_encoder_free(h->enc);
+    free(h->ev);
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
+    free(h);
+}
+
+int trove__history_next(struct trove__view *v, struct trove__frame_buf **fb)
+{
+    struct trove__history *h = v->hist;
+    int got = 0;
+
+    *fb = NULL;
+    if (!h)
+        return -1;
+    pthread_mutex_lock(&h->mu);
+    if (h->n > 0) {
+        *fb = h->q[h->head];
+        h->head = (h->head + 1) % h->cap;
+        h->n--;
+        h->bytes -= (*fb)->len;
+        pthread_cond_signal(&h->cv);
+        got = 1;
+    } else if (h->done) {
+        got = -1;
+        if (h->error)
+            snprintf(v->error, sizeof v->error, "%s", h->why);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return got;
+}
+
+void trove__history_stop(struct trove__view *v)
+{
+    struct trove__history *h = v->hist;
+
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->mu);
+    h->stop = 1;
+    pthread_cond_broadcast(&h->cv);
+    pthread_mutex_unlock(&h->mu);
+    if (h->st)
+        trove_stream_cancel(h->st);
+    if (h->started)
+        pthread_join(h->thread, NULL);
+    hist_free(h);
+    v->hist = NULL;
+}
+
+/* Under c->mu: the history of v — what is committed, then the uncommitted batches. */
+static int history_make(struct trove__server *srv, struct trove__view *v, struct trove__cap *c)
+{
+    struct trove__history *h = trove__calloc(1, sizeof *h);
+    size_t n = 0;
+
+    if (!h)
+        return TROVE_ERR_NOMEM;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    h->srv = srv;
+    h->wire = v->wire;
+    snprintf(h->name, sizeof h->name, "%s", c->name);
+    h->stored = c->committed;
+    h->skip = v->from_start ? 0 : c->base; /* a viewer that waited: this session's events */
+    v->hist = h;
+    for (struct trove__batch *b = c->head; b; b = b->next)
+        n++;
+    if ((n && !(h->batches = trove__mallocarray(n, sizeof *h->batches))) ||
+        trove_names_new(&h->names) != TROVE_OK || trove_wire_decoder_new(&h->dec) != TROVE_OK ||
+        trove_wire_encoder_new(&h->enc) != TROVE_OK ||
+        !(h->ev = trove__mallocarray(TROVE_WIRE_MAX_EVENTS, sizeof *h->ev)))
+        return TROVE_ERR_NOMEM;
+    for (struct trove__batch *b = c->head; b; b = b->next) {
+        atomic_fetch_add(&b->refs, 1);
+        h->batches[h->nbatches++] = b;
+    }
+    return trove__fanout_names(c->fo, h->names);
+}
+
+int trove__history_start(struct trove__server *srv, struct trove__view *v)
+{
+    struct trove__history *h = v->hist;
+    int rc;
+
+    (void)srv;
+    if ((rc = pthread_create(&h->thread, NULL, hist_main, h)) != 0)
+        return -rc;
+    h->started = 1;
+    return TROVE_OK;
+}
+
+int trove__view_join(struct trove__server *srv, struct trove__view *v)
+{
+    struct trove__cap *c = v->cap;
+    int rc = TROVE_OK, live, hist;
+
+    pthread_mutex_lock(&c->mu);
+    live = c->state == TROVE__CAP_LIVE || c->state == TROVE__CAP_CLOSING ||
+           c->state == TROVE__CAP_ENDED;
+    if (!live || v->fv) {
+        pthread_mutex_unlock(&c->mu);
+        return TROVE_OK; /* waits for it to be live */
+    }
+    hist = v->from_start || v->waited;
+    rc = trove__fanout_add_ex(c->fo, v->wire, !hist, &v->fv);
+    if (rc == TROVE_OK && hist)
+        rc = history_make(srv, v, c);
+    pthread_mutex_unlock(&c->mu);
+    if (rc == TROVE_OK && hist)
+        rc = trove__history_start(srv, v);
+    return rc;
+}
+

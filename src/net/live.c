@@ -1,0 +1,157 @@
+/*
+ * live.c: what every part of `trove serve` shares (serve_internal.h): the clock, the log,
+ * published batches and the table of captures.
+ */
+#include "serve_internal.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t trove__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void trove__log(struct trove__server *srv, const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+
+    if (!srv->opt.log)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    srv->opt.log(srv->opt.ctx, line);
+}
+
+/* ---- batches and captures ------------------------------------------------------------- */
+
+void trove__batch_release(struct trove__batch *b)
+{
+    if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
+        trove_names_free(b->names);
+        free(b);
+    }
+}
+
+void trove__cap_release(struct trove__cap *c)
+{
+    if (!c || atomic_fetch_sub(&c->refs, 1) != 1)
+        return;
+    while (c->head) {
+        struct trove__batch *b = c->head;
+        c->head = b->next;
+        trove__batch_release(b);
+    }
+    trove__fanout_free(c->fo);
+    trove__capture_names_free(c->cn);
+    trove_capture_writer_close(c->w);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* The newest capture of that name (a reference), made WAITING if there is none and create. */
+struct trove__cap *trove__cap_get(struct trove__server *srv, const char *name, int create)
+{
+    struct trove__cap *c;
+
+    pthread_mutex_lock(&srv->mu);
+    for (c = srv->caps; c; c = c->next)
+        if (strcmp(c->name, name) == 0)
+            break;
+    if (!c && create && (c = trove__calloc(1, sizeof *c)) != NULL) {
+        if (trove__fanout_new(srv->max_queue, &c->fo) != TROVE_OK) {
+            free(c);
+            c = NULL;
+        } else {
+            atomic_init(&c->refs, 1); /* the table's */
+            pthread_mutex_init(&c->mu, NULL);
+            snprintf(c->name, sizeof c->name, "%s", name);
+            c->state = TROVE__CAP_WAITING;
+            c->next = srv->caps;
+            srv->caps = c;
+        }
+    }
+    if (c)
+        atomic_fetch_add(&c->refs, 1);
+    pthread_mutex_unlock(&srv->mu);
+    return c;
+}
+
+void trove__wake_web(struct trove__server *srv)
+{
+    if (srv->wake)
+        srv->wake(srv);
+}
+
+void trove__prod_free(struct trove__prod *p)
+{
+    if (!p)
+        return;
+    if (p->fd >= 0)
+        close(p->fd);
+    trove__framer_free(&p->fr);
+    trove__producer_names_free(p->pn);
+    trove_names_free(p->pending_names);
+    free(p->pending);
+    trove__cap_release(p->cap);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+/* "ADDR:PORT" (ADDR an IPv4 address or [IPv6]) into a socket address. */
+int trove__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len)
+{
+    char host[64];
+    const char *colon = strrchr(s, ':');
+    char *end;
+    unsigned long port;
+    size_t hl;
+
+    if (!colon || colon == s)
+        return TROVE_ERR_INVALID;
+    hl = (size_t)(colon - s);
+    if (s[0] == '[' && hl >= 2 && s[hl - 1] == ']') {
+        s++;
+        hl -= 2;
+    }
+    if (hl >= sizeof host)
+        return TROVE_ERR_INVALID;
+    memcpy(host, s, hl);
+    host[hl] = 0;
+    errno = 0;
+    port = strtoul(colon + 1, &end, 10);
+    if (errno || *end || end == colon + 1 || port > 65535)
+        return TROVE_ERR_INVALID;
+    memset(ss, 0, sizeof *ss);
+    if (strchr(host, ':')) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET6, host, &a->sin6_addr) != 1)
+            return TROVE_ERR_INVALID;
+        *len = sizeof *a;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)ss;
+        a->sin_family = AF_INET;
+        a->sin_port = htons((uint16_t)port);
+        if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+            return TROVE_ERR_INVALID;
+        *len = sizeof *a;
+    }
+    return TROVE_OK;
+}
+

@@ -1,0 +1,519 @@
+/*
+ * pass.c: the capture pass (every pass_ms: producers' pending events into published
+ * batches) and the store thread (batches into each capture's writer, commits, the end of a
+ * capture). serve_internal.h has the threads and their locks.
+ */
+#include "serve_internal.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- the capture pass ------------------------------------------------------------------ */
+
+struct pass_scratch {
+    struct trove_event *ev; /* the capture's events of this pass, every producer's */
+    size_t n, cap;
+    struct trove_event *swap; /* an empty buffer to give a producer for its next pending */
+    size_t swap_cap;
+    struct trove_names *added; /* the capture's new names of this pass */
+};
+
+static int scratch_room(struct pass_scratch *ps, size_t more)
+{
+    size_t cap = ps->cap ? ps->cap : 4096;
+    struct trove_event *p;
+
+    if (ps->n + more <= ps->cap)
+        return TROVE_OK;
+    while (cap < ps->n + more)
+        cap *= 2;
+    if (!(p = trove__realloc(ps->ev, cap * sizeof *p)))
+        return TROVE_ERR_NOMEM;
+    ps->ev = p;
+    ps->cap = cap;
+    return TROVE_OK;
+}
+
+/* Take p's pending events and names into ps (the names mapped to the capture's ids, the
+ * events' ids too). */
+static int take_pending(struct trove__cap *c, struct trove__prod *p, struct pass_scratch *ps)
+{
+    struct trove_event *ev;
+    struct trove_names *names = NULL, *fresh = NULL;
+    size_t n, cap;
+    int rc;
+
+    if (trove_names_new(&fresh) != TROVE_OK)
+        return TROVE_ERR_NOMEM;
+    pthread_mutex_lock(&p->mu);
+    ev = p->pending;
+    n = p->npending;
+    cap = p->cap_pending;
+    p->pending = ps->swap;
+    p->cap_pending = ps->swap_cap;
+    p->npending = 0;
+    if (trove_names_count(p->pending_names) > 0) {
+        names = p->pending_names;
+        p->pending_names = fresh;
+        fresh = NULL;
+    }
+    pthread_mutex_unlock(&p->mu);
+    trove_names_free(fresh);
+    ps->swap = ev;
+    ps->swap_cap = cap;
+    rc = TROVE_OK;
+    if (names) {
+        pthread_mutex_lock(&c->mu); /* the web thread copies the capture's names */
+        rc = trove__remap_names(c->cn, p->pn, names, ps->added);
+        pthread_mutex_unlock(&c->mu);
+        trove_names_free(names);
+    }
+    if (rc == TROVE_OK && n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK) {
+        memcpy(ps->ev + ps->n, ev, n * sizeof *ev);
+        rc = trove__remap_events(c->cn, p->pn, ps->ev + ps->n, n);
+        if (rc == TROVE_OK)
+            ps->n += n;
+    }
+    return rc;
+}
+
+/* Publish ev[0..n) (n <= TROVE_WIRE_MAX_EVENTS) with names (may be NULL; taken over). */
+static int publish(struct trove__cap *c, struct trove_names *names, const struct trove_event *ev,
+                   size_t n)
+{
+    struct trove__batch *b = trove__malloc(sizeof *b + n * sizeof *ev);
+    int rc;
+
+    if (!b) {
+        trove_names_free(names);
+        return TROVE_ERR_NOMEM;
+    }
+    atomic_init(&b->refs, 1); /* the list's */
+    b->next = NULL;
+    b->n = (uint32_t)n;
+    b->names = names;
+    if (n)
+        memcpy(b->ev, ev, n * sizeof *ev);
+    pthread_mutex_lock(&c->mu);
+    rc = trove__fanout_publish(c->fo, names, ev, n);
+    b->seq = c->batches++;
+    b->first = c->published;
+    c->published += n;
+    c->uncommitted_bytes += n * sizeof *ev;
+    if (c->tail)
+        c->tail->next = b;
+    else
+        c->head = b;
+    c->tail = b;
+    pthread_mutex_unlock(&c->mu);
+    return rc; /* the store has it either way; a viewer may miss it (counted as an error) */
+}
+
+/* One pass over capture c: its producers' pending data, in batches (or dropped, when
+ * discard: the capture failed). Returns 1 if it published anything or a producer left. */
+static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct pass_scratch *ps,
+                        int discard)
+{
+    struct trove__prod **mine = NULL, **done = NULL;
+    size_t nmine = 0, ndone = 0, nprods = 0;
+    int rc = TROVE_OK, any = 0, left;
+
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__prod *p = srv->prods; p; p = p->next)
+        nprods++;
+    mine = trove__mallocarray(nprods + 1, sizeof *mine);
+    done = trove__mallocarray(nprods + 1, sizeof *done);
+    if (mine && done)
+        for (struct trove__prod *p = srv->prods; p; p = p->next)
+            if (p->cap == c)
+                mine[nmine++] = p;
+    pthread_mutex_unlock(&srv->mu);
+    if (!mine || !done) {
+        free(mine);
+        free(done);
+        return 0;
+    }
+    ps->n = 0;
+    trove_names_free(ps->added);
+    ps->added = NULL;
+    if (trove_names_new(&ps->added) != TROVE_OK)
+        goto out;
+    for (size_t i = 0; i < nmine; i++) {
+        struct trove__prod *p = mine[i];
+        int closed;
+        pthread_mutex_lock(&p->mu);
+        closed = p->closed;
+        pthread_mutex_unlock(&p->mu);
+        if (!p->pn && trove__producer_names_new(&p->pn) != TROVE_OK)
+            continue;
+        if (discard) { /* the capture failed: what it sent has nowhere to go */
+            pthread_mutex_lock(&p->mu);
+            p->npending = 0;
+            pthread_mutex_unlock(&p->mu);
+            rc = TROVE_OK;
+        } else {
+            rc = take_pending(c, p, ps);
+        }
+        if (rc != TROVE_OK) {
+            pthread_mutex_lock(&p->mu);
+            p->errors++;
+            snprintf(p->error, sizeof p->error, "mapping its names: %s", trove_strerror(rc));
+            pthread_mutex_unlock(&p->mu);
+        }
+        if (closed) /* it sent its last bytes before it closed: all taken now */
+            done[ndone++] = p;
+    }
+    if (!discard && (trove_names_count(ps->added) > 0 || ps->n > 0)) {
+        size_t off = 0;
+        do {
+            size_t k = ps->n - off < TROVE_BATCH_DEFAULT ? ps->n - off : TROVE_BATCH_DEFAULT;
+            struct trove_names *names = NULL;
+            if (off == 0 && trove_names_count(ps->added) > 0) {
+                names = ps->added;
+                ps->added = NULL;
+            }
+            if (publish(c, names, ps->ev + off, k) != TROVE_OK) {
+                pthread_mutex_lock(&c->mu);
+                c->commit_errors++;
+                snprintf(c->error, sizeof c->error, "publishing a batch: out of memory");
+                pthread_mutex_unlock(&c->mu);
+            }
+            off += k;
+        } while (off < ps->n);
+        any = 1;
+    }
+    /* Producers that closed leave; the last one closes the capture. */
+    pthread_mutex_lock(&srv->mu);
+    for (size_t i = 0; i < ndone; i++) {
+        for (struct trove__prod **pp = &srv->prods; *pp; pp = &(*pp)->next)
+            if (*pp == done[i]) {
+                *pp = done[i]->next;
+                break;
+            }
+    }
+    pthread_mutex_unlock(&srv->mu);
+    pthread_mutex_lock(&c->mu);
+    c->producers -= (int)ndone;
+    left = c->producers;
+    if (left == 0 && c->state == TROVE__CAP_LIVE)
+        c->state = TROVE__CAP_CLOSING;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < ndone; i++) {
+        trove__log(srv, "producer %" PRIu64 " (%s) of capture %s left: %" PRIu64 " events",
+                   done[i]->id, done[i]->peer, c->name, done[i]->events_in);
+        trove__prod_free(done[i]);
+    }
+out:
+    free(mine);
+    free(done);
+    return any || ndone > 0;
+}
+
+void *trove__pass_main(void *arg)
+{
+    struct trove__server *srv = arg;
+    struct pass_scratch ps;
+    uint64_t next = trove__now_ns();
+
+    memset(&ps, 0, sizeof ps);
+    for (;;) {
+        struct trove__cap **caps = NULL;
+        size_t ncaps = 0, k = 0;
+        int stopping = atomic_load(&srv->stopping), any = 0, busy = 0;
+        uint64_t now;
+
+        pthread_mutex_lock(&srv->mu);
+        for (struct trove__cap *c = srv->caps; c; c = c->next)
+            ncaps++;
+        if ((caps = trove__mallocarray(ncaps + 1, sizeof *caps)) != NULL)
+            for (struct trove__cap *c = srv->caps; c; c = c->next) {
+                atomic_fetch_add(&c->refs, 1);
+                caps[k++] = c;
+            }
+        busy = srv->prods != NULL;
+        pthread_mutex_unlock(&srv->mu);
+        for (size_t i = 0; i < k; i++) {
+            int state;
+            pthread_mutex_lock(&caps[i]->mu);
+            state = caps[i]->state;
+            pthread_mutex_unlock(&caps[i]->mu);
+            if (state == TROVE__CAP_LIVE || state == TROVE__CAP_FAILED)
+                any |= pass_capture(srv, caps[i], &ps, state == TROVE__CAP_FAILED);
+            trove__cap_release(caps[i]);
+        }
+        free(caps);
+        if (any) {
+            pthread_mutex_lock(&srv->mu);
+            pthread_cond_signal(&srv->store_cv);
+            pthread_mutex_unlock(&srv->mu);
+            trove__wake_web(srv);
+        }
+        /* Stopping: the ingest thread closed every producer; once they are all taken, the
+         * pass is done. */
+        if (stopping && !busy)
+            break;
+        next += (uint64_t)srv->pass_ms * 1000000u;
+        now = trove__now_ns();
+        if (next > now) {
+            struct timespec ts = {(time_t)((next - now) / 1000000000u),
+                                  (long)((next - now) % 1000000000u)};
+            nanosleep(&ts, NULL);
+        } else {
+            next = now; /* behind: no catching up in a burst */
+        }
+    }
+    free(ps.ev);
+    free(ps.swap);
+    trove_names_free(ps.added);
+    atomic_store(&srv->pass_done, 1);
+    pthread_mutex_lock(&srv->mu);
+    pthread_cond_signal(&srv->store_cv);
+    pthread_mutex_unlock(&srv->mu);
+    return NULL;
+}
+
+/* ---- the store thread ------------------------------------------------------------------ */
+
+static void cap_fail(struct trove__server *srv, struct trove__cap *c, const char *what,
+                     const struct trove_diag *diag, int rc)
+{
+    pthread_mutex_lock(&c->mu);
+    c->state = TROVE__CAP_FAILED;
+    c->commit_errors++;
+    snprintf(c->error, sizeof c->error, "%s: %s", what,
+             diag && diag->msg[0] ? diag->msg : trove_strerror(rc));
+    pthread_mutex_unlock(&c->mu);
+    trove__log(srv, "capture %s: %s", c->name, c->error);
+}
+
+/* Is an older capture of c's name still writing (its writer open)? */
+static int older_writing(struct trove__server *srv, struct trove__cap *c)
+{
+    int busy = 0;
+
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__cap *o = c->next; o && !busy; o = o->next)
+        busy = strcmp(o->name, c->name) == 0 && o->w != NULL;
+    pthread_mutex_unlock(&srv->mu);
+    return busy;
+}
+
+static void store_open(struct trove__server *srv, struct trove__cap *c)
+{
+    struct trove_diag diag = {0};
+    struct trove_capture_writer *w = NULL;
+    struct trove__capture_names *cn = NULL;
+    const struct trove_names *stored;
+    uint64_t events;
+    int rc;
+
+    if (older_writing(srv, c))
+        return; /* its last commit first */
+    rc = trove_capture_writer_open(srv->store, c->name, c->append, NULL, &w, &diag);
+    if (rc != TROVE_OK) {
+        cap_fail(srv, c, c->append ? "continuing it" : "starting it", &diag, rc);
+        return;
+    }
+    if ((rc = trove__capture_names_new(&cn)) != TROVE_OK) {
+        trove_capture_writer_close(w);
+        cap_fail(srv, c, "starting it", NULL, rc);
+        return;
+    }
+    stored = trove_capture_writer_names_all(w);
+    if (stored && trove_names_count(stored) > 0 &&
+        ((rc = trove__capture_names_seed(cn, stored, 0)) !=
+             TROVE_OK ||
+         (rc = trove__fanout_publish(c->fo, stored, NULL, 0)) != TROVE_OK)) {
+        trove__capture_names_free(cn);
+        trove_capture_writer_close(w);
+        cap_fail(srv, c, "reading its names", NULL, rc);
+        return;
+    }
+    events = trove_capture_writer_events(w);
+    pthread_mutex_lock(&c->mu);
+    c->w = w;
+    c->cn = cn;
+    c->base = c->published = c->committed = events;
+    c->spooled = 0;
+    c->last_commit_ns = trove__now_ns();
+    c->state = c->producers > 0 ? TROVE__CAP_LIVE : TROVE__CAP_CLOSING;
+    pthread_mutex_unlock(&c->mu);
+    trove__log(srv, "capture %s: %s (%" PRIu64 " events stored)", c->name,
+               c->append ? "continued" : "started", events);
+}
+
+/* Give the writer c's batches it does not have; commit when due. */
+static void store_step(struct trove__server *srv, struct trove__cap *c, int final)
+{
+    struct trove__batch **take = NULL;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    size_t n = 0, cap = 0;
+    uint64_t now = trove__now_ns();
+    int rc = TROVE_OK, state, due, early, ended = 0;
+
+    pthread_mutex_lock(&c->mu);
+    for (struct trove__batch *b = c->head; b; b = b->next)
+        if (b->seq >= c->spooled)
+            cap++;
+    if (cap && (take = trove__mallocarray(cap, sizeof *take)) != NULL)
+        for (struct trove__batch *b = c->head; b; b = b->next)
+            if (b->seq >= c->spooled) {
+                atomic_fetch_add(&b->refs, 1);
+                take[n++] = b;
+            }
+    state = c->state;
+    early = c->uncommitted_bytes >= TROVE__COMMIT_EARLY_BYTES;
+    pthread_mutex_unlock(&c->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == TROVE_OK && take[i]->names)
+            rc = trove_capture_writer_names(c->w, take[i]->names, &diag);
+        if (rc == TROVE_OK && take[i]->n)
+            rc = trove_capture_writer_add(c->w, take[i]->ev, take[i]->n, &diag);
+        if (rc == TROVE_OK)
+            c->spooled = take[i]->seq + 1;
+        trove__batch_release(take[i]);
+    }
+    free(take);
+    if (rc != TROVE_OK) {
+        cap_fail(srv, c, "storing a batch", &diag, rc);
+        return;
+    }
+    /* The pass publishes no more once the capture is closing, so a closing capture with
+     * everything spooled is finished by this commit. */
+    due = state == TROVE__CAP_CLOSING || final ||
+          now - c->last_commit_ns >= (uint64_t)srv->commit_ms * 1000000u || early;
+    if (!due)
+        return;
+    memset(&info, 0, sizeof info);
+    rc = trove_capture_writer_commit(c->w, &info, &diag);
+    c->last_commit_ns = now;
+    if (rc != TROVE_OK) {
+        /* Kept in memory and tried again at the next commit: nothing is dropped. */
+        pthread_mutex_lock(&c->mu);
+        c->commit_errors++;
+        snprintf(c->error, sizeof c->error, "committing: %s",
+                 diag.msg[0] ? diag.msg : trove_strerror(rc));
+        pthread_mutex_unlock(&c->mu);
+        trove__log(srv, "capture %s: %s", c->name, c->error);
+        return;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->commits++;
+    c->committed = trove_capture_writer_committed(c->w);
+    c->stored_bytes = info.stored_bytes;
+    while (c->head && c->head->seq < c->spooled) {
+        struct trove__batch *b = c->head;
+        c->head = b->next;
+        if (!c->head)
+            c->tail = NULL;
+        c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0];
+        trove__batch_release(b);
+    }
+    if (state == TROVE__CAP_CLOSING && c->spooled == c->batches) {
+        trove_capture_writer_close(c->w);
+        c->w = NULL;
+        c->state = TROVE__CAP_ENDED;
+        ended = 1;
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (ended) {
+        trove__log(srv, "capture %s: ended with %" PRIu64 " events", c->name, c->committed);
+        trove__wake_web(srv);
+    }
+}
+
+/* Drop from the table the captures nobody needs: ended or failed, no viewer, and not the
+ * newest of its name unless it has no one at all. */
+static void store_sweep(struct trove__server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__cap **pp = &srv->caps; *pp;) {
+        struct trove__cap *c = *pp;
+        int drop;
+        pthread_mutex_lock(&c->mu);
+        drop = (c->state == TROVE__CAP_ENDED || c->state == TROVE__CAP_FAILED ||
+                c->state == TROVE__CAP_WAITING) &&
+               c->viewers == 0 && c->producers == 0 && !c->w;
+        pthread_mutex_unlock(&c->mu);
+        /* an ended capture stays listed (its counts in /api/status) while it is the newest */
+        if (drop && c->state != TROVE__CAP_WAITING) {
+            int newest = 1;
+            for (struct trove__cap *o = srv->caps; o != c; o = o->next)
+                newest &= strcmp(o->name, c->name) != 0;
+            drop = !newest;
+        }
+        if (drop) {
+            *pp = c->next;
+            trove__cap_release(c);
+        } else {
+            pp = &c->next;
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
+}
+
+void *trove__store_main(void *arg)
+{
+    struct trove__server *srv = arg;
+
+    for (;;) {
+        struct trove__cap **caps = NULL;
+        size_t ncaps = 0, k = 0;
+        int pass_done = atomic_load(&srv->pass_done), open = 0;
+        struct timespec ts;
+
+        pthread_mutex_lock(&srv->mu);
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 20 * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        if (!pass_done)
+            pthread_cond_timedwait(&srv->store_cv, &srv->mu, &ts);
+        pass_done = atomic_load(&srv->pass_done);
+        for (struct trove__cap *c = srv->caps; c; c = c->next)
+            ncaps++;
+        if ((caps = trove__mallocarray(ncaps + 1, sizeof *caps)) != NULL)
+            for (struct trove__cap *c = srv->caps; c; c = c->next) {
+                atomic_fetch_add(&c->refs, 1);
+                caps[k++] = c;
+            }
+        pthread_mutex_unlock(&srv->mu);
+        /* oldest first: a capture's earlier session finishes before a new one opens */
+        for (size_t i = k; i-- > 0;) {
+            struct trove__cap *c = caps[i];
+            int state;
+            pthread_mutex_lock(&c->mu);
+            state = c->state;
+            if (pass_done && state == TROVE__CAP_LIVE)
+                c->state = state = TROVE__CAP_CLOSING; /* stopping: no more batches */
+            pthread_mutex_unlock(&c->mu);
+            if (state == TROVE__CAP_OPENING)
+                store_open(srv, c);
+            else if ((state == TROVE__CAP_LIVE || state == TROVE__CAP_CLOSING) && c->w)
+                store_step(srv, c, pass_done);
+            pthread_mutex_lock(&c->mu);
+            open += c->w != NULL || c->state == TROVE__CAP_OPENING;
+            pthread_mutex_unlock(&c->mu);
+            trove__cap_release(c);
+        }
+        free(caps);
+        store_sweep(srv);
+        if (pass_done && open == 0)
+            break;
+    }
+    atomic_store(&srv->store_done, 1);
+    trove__wake_web(srv);
+    return NULL;
+}
+

@@ -1,0 +1,139 @@
+/*
+ * serve.c: `trove serve`'s life (trove/serve.h): the store, the sockets, the threads
+ * (serve_internal.h), and the stop.
+ */
+#define _GNU_SOURCE /* pipe2 */
+
+#include "serve_internal.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static atomic_int stop_write_fd = -1;
+
+void trove_serve_stop(void)
+{
+    int fd = atomic_load(&stop_write_fd);
+    char c = 1;
+
+    if (fd >= 0 && write(fd, &c, 1) < 0) {
+        ; /* the pipe is full: a stop is already pending */
+    }
+}
+
+/* ---- the service ------------------------------------------------------------------------ */
+
+static int check_options(const struct trove_serve_options *opt, struct trove_diag *diag)
+{
+    if (!opt || !opt->store_dir || !*opt->store_dir)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "serve: no store directory");
+    if (opt->wire < 0 || opt->wire > TROVE_WIRE_DEFLATE)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "serve: wire %d is not auto, raw, "
+                                                      "packed or deflate", opt->wire);
+    if (opt->pass_ms > 60000 || opt->commit_ms > 3600000)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "serve: --pass-ms is at most 60000 and --commit-ms 3600000");
+    if (opt->max_viewer_queue && opt->max_viewer_queue < 65536)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "serve: --max-viewer-queue is at least 65536 bytes (one frame)");
+    return TROVE_OK;
+}
+
+int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *diag)
+{
+    struct trove__server *srv;
+    pthread_t ingest, pass, store;
+    int rc, started = 0;
+
+    if ((rc = check_options(opt, diag)) != TROVE_OK)
+        return rc;
+    if (!(srv = trove__calloc(1, sizeof *srv)))
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    srv->opt = *opt;
+    srv->commit_ms = opt->commit_ms ? opt->commit_ms : TROVE_SERVE_COMMIT_MS_DEFAULT;
+    srv->pass_ms = opt->pass_ms ? opt->pass_ms : TROVE_SERVE_PASS_MS_DEFAULT;
+    srv->max_queue = (size_t)(opt->max_viewer_queue ? opt->max_viewer_queue
+                                                    : TROVE_SERVE_VIEWER_QUEUE_DEFAULT);
+    srv->start_ns = trove__now_ns();
+    srv->stop_fd[0] = srv->stop_fd[1] = -1;
+    srv->listen_fds[0] = srv->listen_fds[1] = -1;
+    pthread_mutex_init(&srv->mu, NULL);
+    pthread_cond_init(&srv->store_cv, NULL);
+    atomic_init(&srv->stopping, 0);
+    atomic_init(&srv->pass_done, 0);
+    atomic_init(&srv->store_done, 0);
+
+    rc = trove_store_open(opt->store_dir, TROVE_STORE_CREATE | TROVE_STORE_NOWAIT, &srv->store,
+                          diag);
+    if (rc != TROVE_OK)
+        goto out;
+    if (pipe2(srv->stop_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+        rc = TROVE_FAIL(diag, -errno, 0, "serve: a pipe: %s", strerror(errno));
+        goto out;
+    }
+    if ((rc = trove__ingest_open(srv, diag)) != TROVE_OK ||
+        (rc = trove__web_open(srv, diag)) != TROVE_OK)
+        goto out;
+    atomic_store(&stop_write_fd, srv->stop_fd[1]);
+    if ((rc = pthread_create(&store, NULL, trove__store_main, srv)) != 0) {
+        rc = TROVE_FAIL(diag, -rc, 0, "serve: a thread: %s", strerror(rc));
+        goto out;
+    }
+    if ((rc = pthread_create(&pass, NULL, trove__pass_main, srv)) != 0) {
+        atomic_store(&srv->stopping, 1);
+        atomic_store(&srv->pass_done, 1);
+        pthread_join(store, NULL);
+        rc = TROVE_FAIL(diag, -rc, 0, "serve: a thread: %s", strerror(rc));
+        goto out;
+    }
+    if ((rc = pthread_create(&ingest, NULL, trove__ingest_main, srv)) != 0) {
+        atomic_store(&srv->stopping, 1);
+        pthread_join(pass, NULL);
+        pthread_join(store, NULL);
+        rc = TROVE_FAIL(diag, -rc, 0, "serve: a thread: %s", strerror(rc));
+        goto out;
+    }
+    started = 1;
+    if (opt->ready)
+        opt->ready(opt->ctx, srv->url, srv->socket_path);
+    trove__web_run(srv); /* until the store thread is done after a stop */
+    pthread_join(ingest, NULL);
+    pthread_join(pass, NULL);
+    pthread_join(store, NULL);
+    rc = TROVE_OK;
+out:
+    atomic_store(&stop_write_fd, -1);
+    trove__web_close(srv);
+    for (int i = 0; i < 2; i++) {
+        if (srv->stop_fd[i] >= 0)
+            close(srv->stop_fd[i]);
+        if (srv->listen_fds[i] >= 0)
+            close(srv->listen_fds[i]);
+    }
+    if (srv->listen_fds[0] >= 0 || started)
+        unlink(srv->socket_path);
+    while (srv->prods) {
+        struct trove__prod *p = srv->prods;
+        srv->prods = p->next;
+        trove__prod_free(p);
+    }
+    while (srv->caps) {
+        struct trove__cap *c = srv->caps;
+        srv->caps = c->next;
+        trove__cap_release(c);
+    }
+    trove_store_close(srv->store);
+    pthread_cond_destroy(&srv->store_cv);
+    pthread_mutex_destroy(&srv->mu);
+    free(srv);
+    return rc;
+}

@@ -1,0 +1,222 @@
+/*
+ * serve_internal.h: the pieces of `trove serve` (trove/serve.h, docs/serve.md) and how they
+ * share state.
+ *
+ *   ingest thread  (ingest.c)  accepts producers on the unix socket and the TCP ingest
+ *                              port, reads their streams, checks the hello and decodes
+ *                              every frame into the producer's pending events and names
+ *   pass thread    (serve.c)   every pass_ms takes each live capture's pending events,
+ *                              maps names to the capture's ids, cuts batches of at most
+ *                              2048 events and publishes them: to the fan-out (viewers) and
+ *                              to the capture's list of uncommitted batches (the store)
+ *   store thread   (serve.c)   opens each capture's writer, adds the batches of that list,
+ *                              commits at least every commit_ms, trims what it committed
+ *   web thread     (web.c)     libwebsockets: HTTP (/, /api/status, /metrics) and the
+ *                              viewers' WebSockets; the only thread that touches lws
+ *   history thread (serve.c)   one per from=start viewer: what is stored (a replay through
+ *                              the stream's walker, prefetcher and sender), then what is
+ *                              uncommitted, then the viewer goes live
+ *
+ * Locks: srv->mu guards the tables of captures and connections; a capture's mu guards its
+ * state, counters and list; a producer's mu its pending data. Order: srv->mu, then a
+ * capture's, then a producer's (or the fan-out's, inside trove__fanout_*).
+ */
+#ifndef TROVE_NET_SERVE_INTERNAL_H
+#define TROVE_NET_SERVE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "fanout.h"
+#include "producer.h"
+#include "remap.h"
+#include "trove/capture.h"
+#include "trove/event.h"
+#include "trove/serve.h"
+#include "trove/volume.h"
+#include "trove/wire.h"
+
+#define TROVE__PEER_MAX 64
+#define TROVE__ERROR_MAX 512
+/* A producer's decoded events the pass has not taken yet: past this, the service stops
+ * reading its socket until the pass catches up (the producer then waits in its write). */
+#define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
+/* Uncommitted bytes of one capture that make the store thread commit early. */
+#define TROVE__COMMIT_EARLY_BYTES ((uint64_t)64 << 20)
+/* A from=start viewer's history queue, in bytes (the history thread waits past it). */
+#define TROVE__HISTORY_QUEUE_BYTES ((size_t)8 << 20)
+
+/* A batch the pass published: shared by the uncommitted list and history snapshots. */
+struct trove__batch {
+    atomic_int refs;
+    struct trove__batch *next; /* in the capture's list */
+    uint64_t seq;              /* the capture's batches before it */
+    uint64_t first;            /* the capture's index of its first event */
+    uint32_t n;
+    struct trove_names *names; /* names published with it, in capture ids (may be NULL) */
+    struct trove_event ev[];
+};
+
+void trove__batch_release(struct trove__batch *b);
+
+enum trove__cap_state {
+    TROVE__CAP_WAITING = 0, /* viewers wait for it; no producer yet */
+    TROVE__CAP_OPENING,     /* a producer said hello: the store thread opens its writer */
+    TROVE__CAP_LIVE,        /* batches flow */
+    TROVE__CAP_CLOSING,     /* its last producer left: the store thread commits and closes */
+    TROVE__CAP_ENDED,       /* committed and closed: viewers get {"type":"end"} */
+    TROVE__CAP_FAILED       /* the writer could not be opened or committed: see error */
+};
+
+struct trove__cap {
+    atomic_int refs;
+    struct trove__cap *next; /* srv->caps */
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    pthread_mutex_t mu;
+    int state;
+    int append;                  /* the first hello asked to continue a stored capture */
+    struct trove__fanout *fo;
+    uint64_t base;               /* events stored before this session (an append's) */
+    uint64_t published;          /* the capture's events so far (stored ones included) */
+    uint64_t batches;            /* batches published (the next one's seq) */
+    uint64_t committed;          /* durable */
+    uint64_t stored_bytes;
+    uint64_t uncommitted_bytes;
+    struct trove__batch *head, *tail; /* published and not committed, in order */
+    int producers, viewers;
+    uint64_t commits, commit_errors;
+    char error[TROVE__ERROR_MAX];
+    /* the pass thread's */
+    struct trove__capture_names *cn;
+    /* the store thread's */
+    struct trove_capture_writer *w;
+    uint64_t spooled;            /* batches given to the writer (the next one's seq) */
+    uint64_t last_commit_ns;
+};
+
+void trove__cap_release(struct trove__cap *c);
+
+enum trove__conn_kind { TROVE__CONN_PRODUCER = 1, TROVE__CONN_VIEWER = 2 };
+
+/* What /api/status shows of a connection. */
+struct trove__conn_stats {
+    uint64_t id;
+    int kind;
+    char peer[TROVE__PEER_MAX];
+    char capture[TROVE_VOLUME_NAME_MAX + 1];
+    int wire;             /* viewer: the format it gets; producer: the last frame's */
+    uint64_t queue_bytes; /* producer: pending; viewer: queued */
+    uint64_t events, bytes;
+    uint64_t drops;       /* viewer: events dropped */
+    uint64_t errors;
+    char error[TROVE__ERROR_MAX];
+};
+
+struct trove__prod {
+    struct trove__prod *next; /* srv->prods */
+    uint64_t id;
+    int fd;
+    int tcp;
+    char peer[TROVE__PEER_MAX];
+    struct trove__framer fr;
+    struct trove__hello hello;
+    int got_hello;
+    struct trove__cap *cap;          /* after the hello */
+    /* the pass thread's */
+    struct trove__producer_names *pn;
+    /* guarded by mu */
+    pthread_mutex_t mu;
+    struct trove_event *pending;     /* decoded, not yet taken by the pass */
+    size_t npending, cap_pending;
+    struct trove_names *pending_names;
+    int closed;                      /* the ingest thread is done with it */
+    /* counters (the ingest thread writes, status reads under mu) */
+    uint64_t bytes_in, events_in, frames_in, errors;
+    int last_wire;
+    char error[TROVE__ERROR_MAX];
+};
+
+struct trove__history;
+
+/* A viewer, owned by the web thread; its queues are shared with the pass and history. */
+struct trove__view {
+    struct trove__view *next; /* srv->views */
+    uint64_t id;
+    void *wsi;                /* struct lws *, web thread only */
+    char peer[TROVE__PEER_MAX];
+    int wire;
+    int from_start;
+    int waited;               /* came before the capture started: gets all of the session */
+    struct trove__cap *cap;   /* NULL until the capture exists */
+    struct trove__viewer *fv; /* the fan-out's queue, once joined */
+    struct trove__history *hist;
+    int hello_sent, end_sent, closing;
+    uint64_t end_events;
+    uint64_t sent_events, sent_bytes; /* history included */
+    char error[TROVE__ERROR_MAX];
+};
+
+struct trove__server {
+    struct trove_serve_options opt;
+    char socket_path[4096];
+    char url[128];
+    uint32_t commit_ms, pass_ms;
+    size_t max_queue;
+    struct trove_store *store;  /* the store thread's */
+    uint64_t start_ns;
+    pthread_mutex_t mu;
+    pthread_cond_t store_cv;    /* the pass wakes the store thread */
+    struct trove__cap *caps;
+    struct trove__prod *prods;
+    struct trove__view *views;
+    uint64_t next_id;
+    uint64_t producers_total, producers_refused, viewers_total;
+    atomic_int stopping;        /* 1: stop taking data; 2: the store is done */
+    atomic_int pass_done, store_done;
+    void *lws_ctx;              /* struct lws_context * */
+    void (*wake)(struct trove__server *srv); /* wakes the web thread (web.c sets it) */
+    int stop_fd[2];             /* the stop request's self-pipe */
+    int listen_fds[2];          /* the unix socket, the TCP ingest (or -1) */
+};
+
+/* live.c */
+struct trove__cap *trove__cap_get(struct trove__server *srv, const char *name, int create);
+void trove__log(struct trove__server *srv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+uint64_t trove__now_ns(void);
+void trove__wake_web(struct trove__server *srv);
+/* history.c: a from=start viewer joined v->cap: start its history thread. */
+int trove__history_start(struct trove__server *srv, struct trove__view *v);
+/* The history's next frame for the web thread: 1 and *fb (released by the caller), 0 when
+ * none is queued now, -1 when the history is over (the viewer is live). */
+int trove__history_next(struct trove__view *v, struct trove__frame_buf **fb);
+void trove__history_stop(struct trove__view *v);
+/* Join v to its capture's fan-out (and start its history). Under nothing; takes locks. */
+int trove__view_join(struct trove__server *srv, struct trove__view *v);
+
+void trove__prod_free(struct trove__prod *p);
+/* "ADDR:PORT" (IPv4, or [IPv6]) into a socket address. TROVE_ERR_INVALID if it is not. */
+int trove__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+
+/* pass.c: the threads' bodies (arg: the server) */
+void *trove__pass_main(void *arg);
+void *trove__store_main(void *arg);
+
+/* ingest.c */
+int trove__ingest_open(struct trove__server *srv, struct trove_diag *diag);
+void *trove__ingest_main(void *arg);
+
+/* web.c */
+int trove__web_open(struct trove__server *srv, struct trove_diag *diag);
+void trove__web_run(struct trove__server *srv);
+void trove__web_close(struct trove__server *srv);
+
+/* status.c: the bodies of GET /api/status, /metrics and / (malloc'd, NUL-terminated). */
+int trove__status_json(struct trove__server *srv, struct trove_bytes *out);
+int trove__status_metrics(struct trove__server *srv, struct trove_bytes *out);
+int trove__status_html(struct trove__server *srv, struct trove_bytes *out);
+
+#endif

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# cli_serve.sh: `trove serve` end to end on loopback, with trove's own producers (`trove
+# record`) and viewers (`trove watch`) and a few odd peers (tests/serve_peer.py):
+#   - two viewers, raw and packed, get exactly the events `trove cat` shows for the input,
+#     in order, and {"type":"end"}; the store has them too
+#   - a from=start viewer joined mid-capture gets every event exactly once
+#   - a stalled viewer drops alone; the other viewer and the store get everything
+#   - a producer sending garbage is closed and counted; the capture keeps what came before
+#   - two producers (two pids) on one capture: one timeline with both
+#   - kill -9 mid-capture: after a restart the committed events are intact, verify --deep is
+#     clean, and a producer appends; SIGTERM commits everything
+#   - /api/status shows each connection's wire; capture names are checked; a second
+#     service on the store is refused
+# usage: cli_serve.sh TROVE SOURCE_DIR
+set -u
+trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+src=$2
+TROVE=$trove
+. "$(dirname "$0")/lib_cli.sh"
+need_python3
+unset TROVE_STORE
+peer() { python3 "$src/tests/serve_peer.py" "$@"; }
+
+s=$tmp/s
+srv_pid=
+# serve_start [ARGS]: start the service on $s, any free port; sets $url and $sock.
+serve_start() {
+    "$trove" serve --store "$s" --listen 127.0.0.1:0 "$@" > "$tmp/serve.out" 2> "$tmp/serve.err" &
+    srv_pid=$!
+    for _ in $(seq 1 300); do
+        grep -q "listening on" "$tmp/serve.out" 2> /dev/null && break
+        sleep 0.1
+    done
+    url=$(sed -n 's/.*listening on \(http[^,]*\),.*/\1/p' "$tmp/serve.out")
+    sock=$s/trove.sock
+    [ -n "$url" ] || bad "serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err")"
+}
+serve_stop() { # SIGTERM and wait; the exit status must be 0
+    local rc
+    kill -TERM "$srv_pid" 2> /dev/null
+    wait "$srv_pid"
+    rc=$?
+    if [ $rc -eq 0 ]; then ok; else bad "serve exited $rc: $(head -c 3000 "$tmp/serve.err")"; fi
+    srv_pid=
+}
+trap '[ -n "$srv_pid" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# cat_sorted FILE: trove cat's lines, for comparing inputs with what came back.
+ev() { "$trove" cat "$@" 2> /dev/null; }
+
+"$trove" gen -o "$tmp/g.wire" --events 60000 --seed 7 --names 300 -q || bad gen
+"$trove" gen -o "$tmp/big.wire" --events 400000 --seed 8 --names 300 --processes 2 -q || bad gen
+ev "$tmp/g.wire" > "$tmp/g.txt"
+ev "$tmp/big.wire" > "$tmp/big.txt"
+
+# ---- usage and errors ----------------------------------------------------------------------
+for c in serve record watch; do exits 0 "$trove" "$c" --help; done
+expect_error serve serve --store "$s" --wire bogus
+expect_error serve serve --store "$s" --listen nowhere
+expect_error record record 'a/b' --from "$tmp/g.wire"
+expect_error watch watch '.bad'
+expect_error record record cap --from "$tmp/g.wire" --socket "$tmp/none.sock"
+check grep -q "trove serve" "$tmp/e.err"
+
+serve_start --commit-ms 200
+# A second service on the same store is refused, at once and by name.
+expect_error serve serve --store "$s" --listen 127.0.0.1:0
+check grep -q "open for writing by another process" "$tmp/e.err"
+
+# ---- two viewers, raw and packed, waiting before the capture exists --------------------------
+"$trove" watch one --url "$url" --wire raw -o "$tmp/raw.wire" --json --seconds 60 > "$tmp/w1.json" 2> "$tmp/w1.err" &
+w1=$!
+"$trove" watch one --url "$url" --wire packed -o "$tmp/packed.wire" --json --seconds 60 > "$tmp/w2.json" 2> "$tmp/w2.err" &
+w2=$!
+sleep 0.5
+"$trove" record one --from "$tmp/g.wire" --socket "$sock" --json > "$tmp/r1.json" 2> "$tmp/r1.err" || bad "record: $(cat "$tmp/r1.err")"
+json "$tmp/r1.json" 'j["events"] == 60000 and j["capture"] == "one"'
+wait $w1 || bad "watch raw: $(cat "$tmp/w1.err")"
+wait $w2 || bad "watch packed: $(cat "$tmp/w2.err")"
+json "$tmp/w1.json" 'j["wire"] == "raw" and j["events"] == 60000 and j["ended"] and j["end_events"] == 60000 and j["dropped_events"] == 0 and j["close_code"] == 1000'
+json "$tmp/w2.json" 'j["wire"] == "packed" and j["events"] == 60000 and j["ended"] and j["bytes_per_event"] < 20'
+ev "$tmp/raw.wire" > "$tmp/raw.txt"
+ev "$tmp/packed.wire" > "$tmp/packed.txt"
+check cmp -s "$tmp/g.txt" "$tmp/raw.txt"
+check cmp -s "$tmp/g.txt" "$tmp/packed.txt"
+# The store has the capture, readable while the service runs.
+"$trove" ls --store "$s" --json > "$tmp/ls.json" || bad "ls while serving"
+json "$tmp/ls.json" 'any(c["name"] == "one" and c["events"] == 60000 for c in (j["captures"] if isinstance(j, dict) else j))'
+ev store:one --store "$s" > "$tmp/stored.txt"
+check cmp -s "$tmp/g.txt" "$tmp/stored.txt"
+# A closed capture, from=start: what is stored, then the end.
+"$trove" watch one --url "$url" --from start -o "$tmp/again.wire" --json --seconds 30 > "$tmp/w3.json" 2> /dev/null || bad "watch a closed capture"
+json "$tmp/w3.json" 'j["events"] == 60000 and j["ended"]'
+check cmp -s "$tmp/g.txt" <(ev "$tmp/again.wire")
+
+# ---- from=start joined mid-capture; a stalled viewer; /api/status ---------------------------
+peer stall "$url" two 20 > "$tmp/stall.out" &
+stall=$!
+"$trove" watch two --url "$url" --wire packed -o "$tmp/live.wire" --json --seconds 60 > "$tmp/w4.json" 2> /dev/null &
+w4=$!
+sleep 0.3
+"$trove" record two --from "$tmp/big.wire" --socket "$sock" --rate 200000 -q &
+rec=$!
+sleep 1
+"$trove" watch two --url "$url" --from start --wire deflate -o "$tmp/late.wire" --json --seconds 60 > "$tmp/w5.json" 2> /dev/null &
+w5=$!
+sleep 0.3
+peer get "${url}api/status" > "$tmp/status.json" || bad "GET /api/status"
+json "$tmp/status.json" 'sorted(c["wire"] for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two") == ["deflate", "packed", "raw"]'
+json "$tmp/status.json" 'any(c["kind"] == "producer" and c["capture"] == "two" and c["events"] > 0 for c in j["connections"])'
+json "$tmp/status.json" 'any(c["name"] == "two" and c["live"] for c in j["captures"]) and j["wire"] == "auto" and "uptime_s" in j'
+peer get "${url}metrics" > "$tmp/metrics.txt" || bad "GET /metrics"
+check grep -q '^trove_capture_events{capture="two"} ' "$tmp/metrics.txt"
+peer get "$url" > "$tmp/index.html" || bad "GET /"
+check grep -q '<td>two</td>' "$tmp/index.html"
+wait $rec || bad "record two"
+wait $w4 || bad "watch two"
+wait $w5 || bad "watch two from start"
+json "$tmp/w4.json" 'j["events"] == 400000 and j["dropped_events"] == 0 and j["ended"]'
+json "$tmp/w5.json" 'j["events"] == 400000 and j["dropped_events"] == 0 and j["ended"] and j["wire"] == "deflate"'
+check cmp -s "$tmp/big.txt" <(ev "$tmp/live.wire")
+check cmp -s "$tmp/big.txt" <(ev "$tmp/late.wire")   # every event once, in order
+check cmp -s "$tmp/big.txt" <(ev store:two --store "$s")
+kill $stall 2> /dev/null
+wait $stall 2> /dev/null
+
+# ---- a producer sending garbage; bad hellos ---------------------------------------------------
+"$trove" gen -o "$tmp/part.wire" --events 10000 --seed 9 --names 50 -q || bad gen
+ev "$tmp/part.wire" > "$tmp/part.txt"
+printf 'this is not a wire frame' >> "$tmp/part.wire"
+peer send "$sock" '{"capture":"three","pid":9}' "$tmp/part.wire" > /dev/null || bad "garbage producer"
+peer send "$sock" '{"capture":".bad"}' > /dev/null || bad "bad name producer"
+peer send "$sock" 'not json' > /dev/null || bad "bad hello producer"
+sleep 0.5
+peer get "${url}api/status" > "$tmp/status2.json"
+json "$tmp/status2.json" 'j["producers_refused"] >= 3'
+json "$tmp/status2.json" 'any(c["name"] == "three" and c["events"] > 0 for c in j["captures"])'
+"$trove" watch three --url "$url" --from start --json --seconds 20 > "$tmp/w6.json" 2> /dev/null
+json "$tmp/w6.json" 'j["events"] == 10000 and j["ended"]'  # what came before the garbage
+check cmp -s "$tmp/part.txt" <(ev store:three --store "$s")
+"$trove" watch .x --url "$url" > /dev/null 2>&1
+check test $? -ne 0
+peer ws "$url" "/api/live?capture=a%2Fb" > "$tmp/ws.out"
+check grep -q '"type":"error"' "$tmp/ws.out"
+check grep -q 'close 1008' "$tmp/ws.out"
+
+# ---- two producers, two pids, one capture ------------------------------------------------------
+"$trove" record four --from "$tmp/g.wire" --socket "$sock" --pid 101 --rate 100000 -q &
+p1=$!
+"$trove" record four --from "$tmp/g.wire" --socket "$sock" --pid 102 --rate 100000 -q &
+p2=$!
+wait $p1 || bad "producer 1"
+wait $p2 || bad "producer 2"
+sleep 1
+"$trove" cat store:four --store "$s" --json > "$tmp/four.json" 2> /dev/null
+check test "$(wc -l < "$tmp/four.json")" -eq 120000
+for pid in 101 102; do
+    n=$(grep -c "\"pid\":$pid," "$tmp/four.json")
+    check test "$n" -eq 60000
+done
+serve_stop
+
+# ---- kill -9 mid-capture, restart, append; SIGTERM commits ------------------------------------
+serve_start --commit-ms 100
+"$trove" record five --from "$tmp/big.wire" --socket "$sock" --rate 100000 -q 2> /dev/null &
+rec=$!
+sleep 2
+kill -9 "$srv_pid"
+wait "$srv_pid" 2> /dev/null
+srv_pid=
+wait $rec 2> /dev/null
+"$trove" ls --store "$s" --json > "$tmp/ls2.json" || bad "ls after kill -9"
+n5=$("$trove" cat store:five --store "$s" 2> /dev/null | wc -l)
+check test "$n5" -gt 0
+check test "$n5" -lt 400000
+check cmp -s <(head -n "$n5" "$tmp/big.txt") <(ev store:five --store "$s")
+exits 0 "$trove" verify --deep --store "$s"
+serve_start --commit-ms 100000
+"$trove" record five --from "$tmp/g.wire" --socket "$sock" --append -q || bad "append"
+sleep 0.5
+serve_stop # commits what the long commit interval had not
+check cmp -s <(cat <(head -n "$n5" "$tmp/big.txt") "$tmp/g.txt") <(ev store:five --store "$s")
+check grep -q "stopped; every capture is committed" "$tmp/serve.err"
+exits 0 "$trove" verify --deep --store "$s"
+check test ! -e "$s/trove.sock"
+
+finish

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""serve_peer.py: the odd peers tests/cli_serve.sh needs besides trove's own clients.
+
+  get URL                         print the body of an HTTP GET (exit 1 on a non-200)
+  stall URL CAPTURE SECONDS       open /api/live as a WebSocket, then never read
+  send SOCKET HELLO [FILE]        connect to the producer socket, send the HELLO line and
+                                  then FILE's bytes; wait for the service to close it
+  ws URL PATH                     a WebSocket handshake on PATH; print each text message
+                                  and the close code until the service closes
+"""
+import base64
+import os
+import socket
+import sys
+import time
+import urllib.request
+
+
+def host_port(url):
+    rest = url.split("://", 1)[1].split("/", 1)[0]
+    host, port = rest.rsplit(":", 1)
+    return host, int(port)
+
+
+def handshake(url, path):
+    host, port = host_port(url)
+    s = socket.create_connection((host, port))
+    key = base64.b64encode(os.urandom(16)).decode()
+    req = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
+           f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+           f"Sec-WebSocket-Version: 13\r\n\r\n")
+    s.sendall(req.encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        b = s.recv(1)
+        if not b:
+            raise SystemExit("closed during the handshake: %r" % head)
+        head += b
+    if b" 101 " not in head.split(b"\r\n", 1)[0]:
+        raise SystemExit("no upgrade: %r" % head)
+    return s
+
+
+def read_exact(s, n):
+    out = b""
+    while len(out) < n:
+        b = s.recv(n - len(out))
+        if not b:
+            return None
+        out += b
+    return out
+
+
+def main():
+    cmd = sys.argv[1]
+    if cmd == "get":
+        try:
+            with urllib.request.urlopen(sys.argv[2], timeout=10) as r:
+                sys.stdout.write(r.read().decode())
+        except urllib.error.HTTPError as e:
+            sys.stdout.write(e.read().decode())
+            return 1
+        return 0
+    if cmd == "stall":
+        url, cap, secs = sys.argv[2], sys.argv[3], float(sys.argv[4])
+        s = handshake(url, f"/api/live?capture={cap}&wire=raw&from=now")
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        print("stalled", flush=True)
+        time.sleep(secs)
+        return 0
+    if cmd == "send":
+        path, hello = sys.argv[2], sys.argv[3]
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(path)
+        data = hello.encode() + b"\n"
+        if len(sys.argv) > 4:
+            data += open(sys.argv[4], "rb").read()
+        try:
+            s.sendall(data)
+            s.settimeout(10)
+            while s.recv(4096):
+                pass
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        print("closed", flush=True)
+        return 0
+    if cmd == "ws":
+        s = handshake(sys.argv[2], sys.argv[3])
+        s.settimeout(10)
+        while True:
+            h = read_exact(s, 2)
+            if h is None:
+                print("eof")
+                return 0
+            op, n = h[0] & 15, h[1] & 127
+            if n == 126:
+                n = int.from_bytes(read_exact(s, 2), "big")
+            elif n == 127:
+                n = int.from_bytes(read_exact(s, 8), "big")
+            body = read_exact(s, n) or b""
+            if op == 1:
+                print("text", body.decode(), flush=True)
+            elif op == 8:
+                code = int.from_bytes(body[:2], "big") if len(body) >= 2 else 0
+                print("close", code, flush=True)
+                return 0
+    raise SystemExit("unknown command " + cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+/*
+ * test_serve.c: the whole service in one process, for the sanitizers (TSan above all): the
+ * service on its threads, two producers on the unix socket writing one capture (their
+ * names numbered differently), a raw and a packed viewer from the start and a from=start
+ * viewer that joins after the first batches, all on real sockets on loopback. Every viewer
+ * must decode exactly the events sent, in order, with their names, and get the end; the
+ * store must hold them all after the stop.
+ */
+#define _GNU_SOURCE /* usleep */
+
+#include "testutil.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "trove/capture.h"
+#include "trove/import.h"
+#include "trove/serve.h"
+#include "trove/volume.h"
+#include "trove/wire.h"
+
+#define EVENTS 20000u /* per producer */
+
+static char root[64], store[96], url[128], sock[256];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static int ready, serve_rc = 12345;
+
+static void on_ready(void *ctx, const char *u, const char *s)
+{
+    (void)ctx;
+    pthread_mutex_lock(&mu);
+    snprintf(url, sizeof url, "%s", u);
+    snprintf(sock, sizeof sock, "%s", s);
+    ready = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void *serve_thread(void *arg)
+{
+    struct trove_serve_options so;
+    struct trove_diag diag = {0};
+    int rc;
+
+    (void)arg;
+    memset(&so, 0, sizeof so);
+    so.store_dir = store;
+    so.listen = "127.0.0.1:0";
+    so.commit_ms = 50;
+    so.ready = on_ready;
+    rc = trove_serve_run(&so, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "serve: %s\n", diag.msg);
+    pthread_mutex_lock(&mu);
+    serve_rc = rc;
+    ready = 1;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+/* Producer k's events: EVENTS of its own pid, names "zone-<i>" under ids of its own. */
+static void events_of(int k, struct trove_event *ev, struct trove_names *names)
+{
+    for (uint32_t i = 0; i < EVENTS; i++) {
+        memset(&ev[i], 0, sizeof ev[i]);
+        ev[i].start_ns = 1000u * i + (uint64_t)k;
+        ev[i].dur_ns = 10 + i % 7;
+        ev[i].pid = 100u + (uint32_t)k;
+        ev[i].tid = i % 3;
+        ev[i].name_id = k == 0 ? 1 + i % 5 : 50 - i % 5; /* the same 5 names, other ids */
+    }
+    for (uint32_t j = 0; j < 5; j++) {
+        char s[16];
+        snprintf(s, sizeof s, "zone-%u", j);
+        if (trove_names_set(names, TROVE_NAME_EVENT, k == 0 ? 1 + j : 50 - j, 0, s, strlen(s)))
+            abort(); /* on a producer thread: no CHECK (the counters are the main thread's) */
+    }
+}
+
+struct producer {
+    int k;
+    int ok;
+};
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void *producer_thread(void *arg)
+{
+    struct producer *p = arg;
+    struct trove_event *ev = calloc(EVENTS, sizeof *ev);
+    struct trove_names *names = NULL;
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0};
+    struct sockaddr_un sun;
+    char hello[128];
+    int fd;
+
+    trove_names_new(&names);
+    trove_wire_encoder_new(&enc);
+    events_of(p->k, ev, names);
+    snprintf(hello, sizeof hello, "{\"capture\":\"t1\",\"producer\":\"p%d\",\"pid\":%d}\n", p->k,
+             100 + p->k);
+    memset(&sun, 0, sizeof sun);
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", sock);
+    fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    p->ok = fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0 &&
+            write_all(fd, hello, strlen(hello)) == 0 &&
+            trove_wire_encode_names(names, 0, trove_names_count(names), &buf) == TROVE_OK &&
+            write_all(fd, buf.ptr, buf.len) == 0;
+    for (uint32_t i = 0; p->ok && i < EVENTS; i += 1000) {
+        buf.len = 0;
+        p->ok = trove_wire_encode(enc, p->k ? TROVE_WIRE_PACKED : TROVE_WIRE_RAW, ev + i, 1000,
+                                  &buf) == TROVE_OK &&
+                write_all(fd, buf.ptr, buf.len) == 0;
+        usleep(2000); /* several passes */
+    }
+    if (fd >= 0)
+        close(fd);
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+    trove_names_free(names);
+    free(ev);
+    return NULL;
+}
+
+struct viewer {
+    int wire, from_start;
+    struct trove_wire_decoder *dec;
+    struct trove_names *names;
+    struct trove_event *ev;
+    struct trove_events got;
+    int hello, end, errors, close_code, rc;
+    uint64_t end_events;
+};
+
+static int v_text(void *ctx, const char *json, size_t len)
+{
+    struct viewer *v = ctx;
+    (void)len;
+    if (strstr(json, "\"type\":\"hello\""))
+        v->hello++;
+    else if (strstr(json, "\"type\":\"end\"")) {
+        const char *p = strstr(json, "\"events\":");
+        v->end++;
+        v->end_events = p ? strtoull(p + 9, NULL, 10) : 0;
+    } else
+        v->errors++; /* no gap or error is expected */
+    return 0;
+}
+
+static int v_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct viewer *v = ctx;
+    struct trove_wire_frame fr;
+    if (trove_wire_decode(v->dec, frame, len, v->ev, TROVE_WIRE_MAX_EVENTS, v->names, &fr, NULL) !=
+        TROVE_OK) {
+        v->errors++;
+        return 1;
+    }
+    if (fr.format != TROVE_WIRE_NAMES && fr.format != v->wire)
+        v->errors++;
+    for (size_t i = 0; i < fr.n_events; i++)
+        if (trove_events_push(&v->got, &v->ev[i]) != TROVE_OK)
+            return 1;
+    return 0;
+}
+
+static void *viewer_thread(void *arg)
+{
+    struct viewer *v = arg;
+    struct trove_live_view_options vo;
+
+    memset(&vo, 0, sizeof vo);
+    vo.url = url;
+    vo.capture = "t1";
+    vo.wire = v->wire;
+    vo.from_start = v->from_start;
+    vo.on_text = v_text;
+    vo.on_frame = v_frame;
+    vo.ctx = v;
+    v->rc = trove_live_view(&vo, &v->close_code, NULL);
+    return NULL;
+}
+
+/* Every producer's events arrive in its own order, each once, with the names resolved. */
+static void check_viewer(struct viewer *v)
+{
+    uint32_t next[2] = {0, 0};
+    int order_ok = 1;
+
+    CHECK_EQ_INT(v->rc, TROVE_OK);
+    CHECK_EQ_INT(v->hello, 1);
+    CHECK_EQ_INT(v->end, 1);
+    CHECK_EQ_INT(v->errors, 0);
+    CHECK_EQ_INT(v->close_code, 1000);
+    CHECK_EQ_INT(v->end_events, 2 * EVENTS);
+    CHECK_EQ_INT(v->got.len, 2 * EVENTS);
+    for (size_t i = 0; i < v->got.len && order_ok; i++) {
+        const struct trove_event *e = &v->got.ev[i];
+        int k = (int)e->pid - 100;
+        size_t len = 0;
+        const char *name;
+        char want[16];
+        if (k < 0 || k > 1 || next[k] >= EVENTS || e->start_ns != 1000u * next[k] + (uint64_t)k) {
+            order_ok = 0;
+            break;
+        }
+        snprintf(want, sizeof want, "zone-%u", k == 0 ? next[k] % 5 : next[k] % 5);
+        name = trove_names_get(v->names, TROVE_NAME_EVENT, e->name_id, 0, &len);
+        order_ok = name && len == strlen(want) && memcmp(name, want, len) == 0;
+        next[k]++;
+    }
+    CHECK(order_ok);
+}
+
+int main(void)
+{
+    pthread_t srv, prod[2], view[3];
+    struct producer p[2] = {{0, 0}, {1, 0}};
+    struct viewer v[3];
+    struct trove_store *s = NULL;
+    struct trove_capture_info info;
+
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(root, sizeof root, "/tmp/trove-serve-XXXXXX");
+    if (!mkdtemp(root))
+        return 1;
+    snprintf(store, sizeof store, "%s/s", root);
+    CHECK(pthread_create(&srv, NULL, serve_thread, NULL) == 0);
+    pthread_mutex_lock(&mu);
+    while (!ready)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
+    CHECK(url[0] != 0);
+    memset(v, 0, sizeof v);
+    for (int i = 0; i < 3; i++) {
+        v[i].wire = i == 1 ? TROVE_WIRE_PACKED : TROVE_WIRE_RAW;
+        v[i].from_start = i == 2;
+        trove_wire_decoder_new(&v[i].dec);
+        trove_names_new(&v[i].names);
+        v[i].ev = calloc(TROVE_WIRE_MAX_EVENTS, sizeof *v[i].ev);
+    }
+    /* Two viewers wait for the capture; the third joins after it started. */
+    CHECK(pthread_create(&view[0], NULL, viewer_thread, &v[0]) == 0);
+    CHECK(pthread_create(&view[1], NULL, viewer_thread, &v[1]) == 0);
+    usleep(200000);
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&prod[i], NULL, producer_thread, &p[i]) == 0);
+    usleep(20000);
+    CHECK(pthread_create(&view[2], NULL, viewer_thread, &v[2]) == 0);
+    for (int i = 0; i < 2; i++) {
+        pthread_join(prod[i], NULL);
+        CHECK(p[i].ok);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(view[i], NULL);
+        check_viewer(&v[i]);
+    }
+    trove_serve_stop();
+    pthread_join(srv, NULL);
+    CHECK_EQ_INT(serve_rc, TROVE_OK);
+    CHECK_EQ_INT(trove_store_open(store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "t1", &info, NULL), TROVE_OK);
+    CHECK_EQ_INT(info.events, 2 * EVENTS);
+    CHECK_EQ_INT(info.names, 5);
+    trove_store_close(s);
+    for (int i = 0; i < 3; i++) {
+        trove_wire_decoder_free(v[i].dec);
+        trove_names_free(v[i].names);
+        trove_events_free(&v[i].got);
+        free(v[i].ev);
+    }
+    if (test_failed == 0)
+        test_rm_rf(root);
+    return test_done();
+}

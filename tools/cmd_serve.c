@@ -1,0 +1,802 @@
+/*
+ * cmd_serve.c: the live commands (docs/serve.md).
+ *   trove serve      the service (trove/serve.h)
+ *   trove record     any input trove reads, sent to the service as a producer
+ *   trove gen --live synthetic events sent live (cmd_gen.c hands over to cli_gen_live)
+ *   trove watch      a headless viewer: a stats line, and the stream to a file with -o
+ */
+#define _GNU_SOURCE /* sigaction */
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trove/serve.h"
+
+/* ---- signals --------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    trove_serve_stop();
+}
+
+static void catch_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted)
+        ;
+}
+
+/* ---- trove serve ---------------------------------------------------------------------- */
+
+static void serve_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove serve [--store DIR] [--listen ADDR:PORT] [--socket PATH]\n"
+            "                   [--ingest ADDR:PORT] [--wire auto|raw|packed|deflate]\n"
+            "                   [--commit-ms N] [--pass-ms N] [--max-viewer-queue BYTES] [-q] [-v]\n"
+            "\n"
+            "Run the live service: producers write captures into the store through the unix\n"
+            "socket (`trove record`, `trove gen --live`, the client library), viewers watch\n"
+            "them over WebSocket (`trove watch`, the browser), GET /api/status reports.\n"
+            "  --store DIR            the store (default $TROVE_STORE, else ./trove-data)\n"
+            "  --listen ADDR:PORT     HTTP and WebSocket (default 127.0.0.1:7700; port 0: any)\n"
+            "  --socket PATH          the producers' unix socket (default DIR/trove.sock)\n"
+            "  --ingest ADDR:PORT     producers over TCP too\n"
+            "  --wire W               auto (default: raw to loopback viewers, packed to others),\n"
+            "                         or one format for every viewer that does not ask\n"
+            "  --commit-ms N          commit each capture at least every N ms (default 1000)\n"
+            "  --pass-ms N            drain the producers every N ms (default 5)\n"
+            "  --max-viewer-queue B   bytes queued per viewer before its oldest batches are\n"
+            "                         dropped (default 8M)\n"
+            "  -q, --quiet            only the ready line and errors\n"
+            "  -v, --verbose          log every connection (the default logs problems only)\n"
+            "SIGINT or SIGTERM commits every capture, closes viewers (1001) and exits 0.\n");
+}
+
+struct serve_log {
+    int verbose, quiet;
+};
+
+static void serve_ready(void *ctx, const char *url, const char *socket_path)
+{
+    (void)ctx;
+    printf("trove serve: listening on %s, producers on %s\n", url, socket_path);
+    fflush(stdout);
+}
+
+static void serve_log_line(void *ctx, const char *line)
+{
+    struct serve_log *l = ctx;
+    int problem = strstr(line, "closed:") || strstr(line, "fail") || strstr(line, "error") ||
+                  strstr(line, "could not");
+    if (l->quiet || (!l->verbose && !problem))
+        return;
+    fprintf(stderr, "trove serve: %s\n", line);
+}
+
+static int parse_wire_auto(const char *cmd, const char *v, int *out)
+{
+    if (strcmp(v, "auto") == 0) {
+        *out = 0;
+        return 0;
+    }
+    *out = trove_wire_format_parse(v);
+    if (*out < TROVE_WIRE_RAW || *out > TROVE_WIRE_DEFLATE)
+        return cli_error(cmd, "--wire: '%s' is not auto, raw, packed or deflate", v) + 1;
+    return 0;
+}
+
+static int parse_u32(const char *cmd, const char *opt, const char *v, uint32_t lo, uint32_t hi,
+                     uint32_t *out)
+{
+    uint64_t x;
+    if (cli_parse_u64(v, &x) || x < lo || x > hi)
+        return cli_error(cmd, "%s: '%s' is not a number from %" PRIu32 " to %" PRIu32, opt, v, lo,
+                         hi) + 1;
+    *out = (uint32_t)x;
+    return 0;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+    struct trove_serve_options so;
+    struct trove_diag diag = {0};
+    struct serve_log lg = {0, 0};
+    const char *store = NULL;
+    int rc;
+
+    memset(&so, 0, sizeof so);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            serve_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            lg.quiet = 1;
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            lg.verbose = 1;
+        } else if (!v) {
+            return cli_error("serve", "unknown option or missing value '%s'; see `trove serve "
+                                      "--help`", a) + 1;
+        } else if (!strcmp(a, "--store")) {
+            store = argv[++i];
+        } else if (!strcmp(a, "--listen")) {
+            so.listen = argv[++i];
+        } else if (!strcmp(a, "--socket")) {
+            so.socket_path = argv[++i];
+        } else if (!strcmp(a, "--ingest")) {
+            so.ingest = argv[++i];
+        } else if (!strcmp(a, "--wire")) {
+            if (parse_wire_auto("serve", argv[++i], &so.wire))
+                return 2;
+        } else if (!strcmp(a, "--commit-ms")) {
+            if (parse_u32("serve", a, argv[++i], 1, 3600000, &so.commit_ms))
+                return 2;
+        } else if (!strcmp(a, "--pass-ms")) {
+            if (parse_u32("serve", a, argv[++i], 1, 60000, &so.pass_ms))
+                return 2;
+        } else if (!strcmp(a, "--max-viewer-queue")) {
+            if (cli_parse_size(argv[++i], &so.max_viewer_queue) || so.max_viewer_queue < 65536)
+                return cli_error("serve", "--max-viewer-queue: '%s' is not a size of at least "
+                                          "64K", argv[i]) + 1;
+        } else {
+            return cli_error("serve", "unknown option '%s'; see `trove serve --help`", a) + 1;
+        }
+    }
+    so.store_dir = cli_default_store(store);
+    so.ready = serve_ready;
+    so.log = serve_log_line;
+    so.ctx = &lg;
+    catch_signals();
+    rc = trove_serve_run(&so, &diag);
+    if (rc != TROVE_OK)
+        return cli_error("serve", "%s", cli_diag_msg(&diag, rc));
+    if (!lg.quiet)
+        fprintf(stderr, "trove serve: stopped; every capture is committed\n");
+    return 0;
+}
+
+/* ---- producers: trove record, trove gen --live ---------------------------------------- */
+
+/* The service's socket: --socket, else the store's. */
+static const char *socket_for(const char *given, const char *store, char *buf, size_t cap)
+{
+    if (given)
+        return given;
+    snprintf(buf, cap, "%s/%s", cli_default_store(store), TROVE_SERVE_SOCKET_NAME);
+    return buf;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Connect to the service at path and say hello. The socket, or -1 after an error. */
+static int producer_connect(const char *cmd, const char *path, const char *capture, int append,
+                            const char *producer)
+{
+    struct sockaddr_un sun;
+    char hello[512];
+    int fd, n;
+
+    memset(&sun, 0, sizeof sun);
+    sun.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof sun.sun_path) {
+        cli_error(cmd, "%s: the socket path is too long", path);
+        return -1;
+    }
+    memcpy(sun.sun_path, path, strlen(path));
+    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+        cli_error(cmd, "a socket: %s", strerror(errno));
+        return -1;
+    }
+    if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+        cli_error(cmd, "%s: %s (is `trove serve` running on that store? --socket names "
+                       "another)", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    n = snprintf(hello, sizeof hello,
+                 "{\"capture\":\"%s\",\"producer\":\"%s\",\"pid\":%ld,\"append\":%s}\n", capture,
+                 producer, (long)getpid(), append ? "true" : "false");
+    if (write_all(fd, hello, (size_t)n) != 0) {
+        cli_error(cmd, "%s: sending the hello: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* How a producer paces its frames. */
+struct pace {
+    int mode;       /* 0 max, 1 realtime, 2 N events per second */
+    double rate;
+    uint64_t t0_ns;
+    uint64_t first_start;
+};
+
+static int parse_rate(const char *cmd, const char *v, struct pace *p)
+{
+    uint64_t n;
+    if (!strcmp(v, "max")) {
+        p->mode = 0;
+    } else if (!strcmp(v, "realtime")) {
+        p->mode = 1;
+    } else if (!cli_parse_u64(v, &n) && n > 0) {
+        p->mode = 2;
+        p->rate = (double)n;
+    } else {
+        return cli_error(cmd, "--rate: '%s' is not max, realtime or events per second", v) + 1;
+    }
+    return 0;
+}
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait until the frame whose first event is `first` (the sent-th event) is due. */
+static void pace_wait(struct pace *p, const struct trove_event *first, uint64_t sent)
+{
+    uint64_t due = 0, now = mono_ns();
+    if (p->mode == 1)
+        due = first->start_ns > p->first_start ? first->start_ns - p->first_start : 0;
+    else if (p->mode == 2)
+        due = (uint64_t)((double)sent / p->rate * 1e9);
+    else
+        return;
+    if (p->t0_ns + due > now)
+        sleep_ns(p->t0_ns + due - now);
+}
+
+static void record_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove record NAME --from IN [--rate max|realtime|N] [--socket PATH]\n"
+            "                    [--append] [--pid P] [--wire W] [--batch N] [--store DIR]\n"
+            "                    [--json] [-q] [-v]\n"
+            "\n"
+            "Send IN to the running service as capture NAME, as a producer would. " INPUT_HELP
+            "  --rate R           max (default), realtime (paced by the events' own times) or\n"
+            "                     N events per second\n"
+            "  --socket PATH      the service's socket (default: the store's, DIR/trove.sock)\n"
+            "  --append           continue capture NAME rather than start it anew\n"
+            "  --pid P            give every event (and its process and thread names) pid P,\n"
+            "                     so that several recordings of one file are several processes\n"
+            COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
+            "  --store DIR        the store whose socket to use (and of a store:NAME input)\n"
+            "  --json             print the result as one JSON object on stdout\n"
+            COMMON_HELP_QV);
+}
+
+/* names with every pid-keyed entry moved to pid (thread and process names). */
+static int names_with_pid(const struct trove_names *in, uint32_t pid, struct trove_names *out)
+{
+    size_t n = trove_names_count(in);
+    for (size_t k = 0; k < n; k++) {
+        struct trove_name_entry e;
+        int rc;
+        trove_names_entry(in, k, &e);
+        if (e.type != TROVE_NAME_EVENT)
+            e.a = pid;
+        if ((rc = trove_names_set(out, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+            return rc;
+    }
+    return TROVE_OK;
+}
+
+/* Send names, then events in frames of `batch`, paced. Returns 0, or 1 after an error. */
+static int send_all(const char *cmd, int fd, const struct trove_names *names,
+                    const struct trove_event *ev, size_t n, int wire, uint64_t batch,
+                    struct pace *pace, uint64_t *bytes, uint64_t *frames, uint64_t *sent)
+{
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0};
+    int status = 1;
+
+    if (trove_wire_encoder_new(&enc) != TROVE_OK) {
+        cli_error(cmd, "out of memory");
+        goto out;
+    }
+    if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
+        write_all(fd, buf.ptr, buf.len) != 0) {
+        cli_error(cmd, "sending the names: %s", strerror(errno));
+        goto out;
+    }
+    *bytes += buf.len;
+    (*frames)++;
+    pace->t0_ns = mono_ns();
+    pace->first_start = n ? ev[0].start_ns : 0;
+    for (size_t i = 0; i < n && !interrupted; i += batch) {
+        size_t k = n - i < batch ? n - i : (size_t)batch;
+        pace_wait(pace, &ev[i], i);
+        if (interrupted)
+            break;
+        buf.len = 0;
+        if (trove_wire_encode(enc, wire, ev + i, k, &buf) != TROVE_OK) {
+            cli_error(cmd, "encoding events %zu..%zu", i, i + k);
+            goto out;
+        }
+        if (write_all(fd, buf.ptr, buf.len) != 0) {
+            cli_error(cmd, "the service closed the connection after %" PRIu64
+                           " events (its log, or GET /api/status, says why)", *sent);
+            goto out;
+        }
+        *bytes += buf.len;
+        (*frames)++;
+        *sent += k;
+    }
+    status = 0;
+out:
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+    return status;
+}
+
+int cmd_record(int argc, char **argv)
+{
+    struct cli_common co;
+    struct trove_events events = {0};
+    struct trove_names *names = NULL, *renamed = NULL;
+    struct pace pace = {0, 0, 0, 0};
+    const char *name = NULL, *in = NULL, *sock = NULL;
+    char sockbuf[4200];
+    uint64_t pid = 0, bytes = 0, frames = 0, sent = 0;
+    int append = 0, have_pid = 0, fd = -1, status = 1, r;
+    double t0;
+
+    cli_common_init(&co);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (cli_is_help(a)) {
+            record_usage(stdout);
+            return 0;
+        }
+        if ((r = cli_common_opt("record", argc, argv, &i,
+                                CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
+                                    CLI_C_VERBOSE | CLI_C_INPUT | CLI_C_STORE,
+                                &co)) == 2)
+            return 2;
+        if (r)
+            continue;
+        if (!strcmp(a, "--from") && i + 1 < argc) {
+            in = argv[++i];
+        } else if (!strcmp(a, "--rate") && i + 1 < argc) {
+            if (parse_rate("record", argv[++i], &pace))
+                return 2;
+        } else if (!strcmp(a, "--socket") && i + 1 < argc) {
+            sock = argv[++i];
+        } else if (!strcmp(a, "--append")) {
+            append = 1;
+        } else if (!strcmp(a, "--pid") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &pid) || pid > UINT32_MAX)
+                return cli_error("record", "--pid: '%s' is not a pid", argv[i]) + 1;
+            have_pid = 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("record", "unknown option or missing value '%s'; see `trove record "
+                                       "--help`", a) + 1;
+        } else if (!name) {
+            name = a;
+        } else {
+            return cli_error("record", "unexpected argument '%s'; see `trove record --help`",
+                             a) + 1;
+        }
+    }
+    if (!name || !in) {
+        record_usage(stderr);
+        return 2;
+    }
+    {
+        struct trove_diag diag = {0};
+        if (trove_volume_name_check(name, &diag) != TROVE_OK)
+            return cli_error("record", "%s", diag.msg) + 1;
+    }
+    catch_signals();
+    if (trove_names_new(&names) != TROVE_OK || trove_names_new(&renamed) != TROVE_OK) {
+        cli_error("record", "out of memory");
+        goto out;
+    }
+    co.in.quiet = co.quiet;
+    if (cli_load("record", in, &co.in, &events, names) != 0)
+        goto out;
+    if (have_pid) {
+        for (size_t i = 0; i < events.len; i++)
+            events.ev[i].pid = (uint32_t)pid;
+        if (names_with_pid(names, (uint32_t)pid, renamed) != TROVE_OK) {
+            cli_error("record", "out of memory");
+            goto out;
+        }
+    }
+    sock = socket_for(sock, co.store, sockbuf, sizeof sockbuf);
+    if ((fd = producer_connect("record", sock, name, append, "trove record")) < 0)
+        goto out;
+    t0 = cli_now();
+    if (send_all("record", fd, have_pid ? renamed : names, events.ev, events.len, co.wire,
+                 co.batch, &pace, &bytes, &frames, &sent))
+        goto out;
+    close(fd);
+    fd = -1;
+    if (co.json) {
+        printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64
+               ",\"bytes\":%" PRIu64 ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s}\n",
+               name, sent, frames, bytes, trove_wire_format_name(co.wire), cli_now() - t0,
+               interrupted ? "true" : "false");
+    } else if (!co.quiet) {
+        fprintf(stderr, "trove record: %" PRIu64 " events sent to capture %s (%" PRIu64
+                        " bytes, %s frames) in %.2f s%s\n",
+                sent, name, bytes, trove_wire_format_name(co.wire), cli_now() - t0,
+                interrupted ? ", interrupted" : "");
+    }
+    status = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    trove_events_free(&events);
+    trove_names_free(names);
+    trove_names_free(renamed);
+    return status;
+}
+
+/* `trove gen --live NAME --rate N --seconds S`: the gen model's events, sent at N a second
+ * with their times moved to when they are sent (so a viewer sees them as they happen). */
+int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
+                 double seconds, const char *sock, const char *store, int wire, uint64_t batch,
+                 int append, int json, int quiet)
+{
+    struct trove_events events = {0};
+    struct trove_names *names = NULL;
+    struct trove_gen_options go = *g;
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0};
+    struct trove_event *chunk = NULL;
+    char sockbuf[4200];
+    uint64_t total = (uint64_t)((double)rate * seconds), sent = 0, bytes = 0, frames = 0, t0;
+    int fd = -1, status = 1;
+    struct trove_diag diag = {0};
+
+    if (trove_volume_name_check(name, &diag) != TROVE_OK)
+        return cli_error("gen", "%s", diag.msg);
+    if (rate == 0 || !(seconds > 0))
+        return cli_error("gen", "--live needs --rate N (events per second) and --seconds S");
+    catch_signals();
+    /* One model run of up to a million events, sent round and round. */
+    go.events = total < 1000000 ? (total ? total : 1) : 1000000;
+    if (trove_names_new(&names) != TROVE_OK || trove_wire_encoder_new(&enc) != TROVE_OK ||
+        !(chunk = calloc(batch, sizeof *chunk)) || trove_gen(&go, &events, names) != TROVE_OK) {
+        cli_error("gen", "generating the model's events failed");
+        goto out;
+    }
+    sock = socket_for(sock, store, sockbuf, sizeof sockbuf);
+    if ((fd = producer_connect("gen", sock, name, append, "trove gen --live")) < 0)
+        goto out;
+    if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
+        write_all(fd, buf.ptr, buf.len) != 0) {
+        cli_error("gen", "sending the names failed");
+        goto out;
+    }
+    bytes += buf.len;
+    frames++;
+    t0 = mono_ns();
+    while (sent < total && !interrupted) {
+        size_t k = (size_t)(total - sent < batch ? total - sent : batch), at = sent % events.len;
+        uint64_t due = (uint64_t)((double)sent / (double)rate * 1e9), now = mono_ns(), base;
+        if (t0 + due > now)
+            sleep_ns(t0 + due - now);
+        if (k > events.len - at)
+            k = events.len - at;
+        memcpy(chunk, events.ev + at, k * sizeof chunk[0]);
+        base = chunk[0].start_ns;
+        now = mono_ns();
+        for (size_t i = 0; i < k; i++) /* the batch's times from now, as they were spaced */
+            chunk[i].start_ns = now + (chunk[i].start_ns >= base ? chunk[i].start_ns - base : 0);
+        buf.len = 0;
+        if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK ||
+            write_all(fd, buf.ptr, buf.len) != 0) {
+            cli_error("gen", "the service closed the connection after %" PRIu64 " events", sent);
+            goto out;
+        }
+        bytes += buf.len;
+        frames++;
+        sent += k;
+    }
+    if (json)
+        printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
+               ",\"wire\":\"%s\",\"seconds\":%.3f}\n",
+               name, sent, frames, bytes, trove_wire_format_name(wire),
+               (double)(mono_ns() - t0) / 1e9);
+    else if (!quiet)
+        fprintf(stderr, "trove gen: %" PRIu64 " events sent live to capture %s in %.2f s\n", sent,
+                name, (double)(mono_ns() - t0) / 1e9);
+    status = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    free(chunk);
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+    trove_events_free(&events);
+    trove_names_free(names);
+    return status;
+}
+
+/* ---- trove watch ----------------------------------------------------------------------- */
+
+static void watch_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove watch NAME [--url URL] [--wire auto|raw|packed|deflate]\n"
+            "                   [--from start|now] [-o FILE] [--seconds S] [--json] [-q]\n"
+            "\n"
+            "Watch capture NAME live, as a viewer: a one-line display of what arrives (events,\n"
+            "bytes per event, wire, MB/s, decode time per batch, drops) on a terminal, and with\n"
+            "-o the stream itself, written as a wire file. Ends when the capture does.\n"
+            "  --url URL          the service (default http://127.0.0.1:7700/)\n"
+            "  --wire W           the frames to get (default auto: the service picks)\n"
+            "  --from F           start (what is stored first, then live) or now (default)\n"
+            "  -o FILE            write every frame received to FILE (a wire stream)\n"
+            "  --seconds S        stop after S seconds\n"
+            "  --json             at the end, the figures as one JSON object on stdout\n"
+            "  -q, --quiet        no display, no summary\n");
+}
+
+struct watch {
+    const char *name;
+    struct trove_wire_decoder *dec;
+    struct trove_event *ev;
+    struct trove_names *names;
+    struct cli_out out;
+    int have_out, tty, quiet;
+    char wire[16];
+    uint64_t events, frames, bytes, event_bytes, gaps, dropped, decode_ns, batches;
+    uint64_t end_events;
+    int ended, failed;
+    double t0, last, deadline;
+    char err[512];
+};
+
+static int json_u64(const char *json, const char *key, uint64_t *out)
+{
+    const char *p = strstr(json, key);
+    if (!p)
+        return -1;
+    p += strlen(key);
+    *out = strtoull(p, NULL, 10);
+    return 0;
+}
+
+static void watch_line(struct watch *w, int final)
+{
+    double dt = cli_now() - w->t0;
+    if (!w->tty || w->quiet)
+        return;
+    fprintf(stderr,
+            "\r%s: %" PRIu64 " events  %.2f B/event  %s  %.2f MB/s  decode %.1f us/batch  "
+            "drops %" PRIu64 "   %s",
+            w->name, w->events, w->events ? (double)w->event_bytes / (double)w->events : 0.0,
+            w->wire[0] ? w->wire : "-", dt > 0 ? (double)w->bytes / dt / 1e6 : 0.0,
+            w->batches ? (double)w->decode_ns / 1e3 / (double)w->batches : 0.0, w->dropped,
+            final ? "\n" : "");
+    fflush(stderr);
+}
+
+static int watch_text(void *ctx, const char *json, size_t len)
+{
+    struct watch *w = ctx;
+    uint64_t v;
+    (void)len;
+    if (strstr(json, "\"type\":\"hello\"")) {
+        const char *p = strstr(json, "\"wire\":\"");
+        if (p)
+            sscanf(p + 8, "%15[a-z]", w->wire);
+    } else if (strstr(json, "\"type\":\"gap\"")) {
+        w->gaps++;
+        if (json_u64(json, "\"events\":", &v) == 0)
+            w->dropped += v;
+    } else if (strstr(json, "\"type\":\"end\"")) {
+        w->ended = 1;
+        if (json_u64(json, "\"events\":", &v) == 0)
+            w->end_events = v;
+    } else if (strstr(json, "\"type\":\"error\"")) {
+        snprintf(w->err, sizeof w->err, "%s", json);
+        w->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int watch_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct watch *w = ctx;
+    struct trove_wire_frame fr;
+    struct trove_diag diag = {0};
+    uint64_t t = (uint64_t)(cli_now() * 1e9);
+    int rc = trove_wire_decode(w->dec, frame, len, w->ev, TROVE_WIRE_MAX_EVENTS, w->names, &fr,
+                               &diag);
+
+    if (rc != TROVE_OK) {
+        snprintf(w->err, sizeof w->err, "frame %" PRIu64 " does not decode: %s", w->frames,
+                 cli_diag_msg(&diag, rc));
+        w->failed = 1;
+        return 1;
+    }
+    if (fr.format != TROVE_WIRE_NAMES) {
+        w->decode_ns += (uint64_t)(cli_now() * 1e9) - t;
+        w->batches++;
+        w->events += fr.n_events;
+        w->event_bytes += len;
+    }
+    w->frames++;
+    w->bytes += len;
+    if (w->have_out && fwrite(frame, 1, len, w->out.f) != len) {
+        snprintf(w->err, sizeof w->err, "writing %.400s failed", w->out.path);
+        w->failed = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static int watch_tick(void *ctx)
+{
+    struct watch *w = ctx;
+    double now = cli_now();
+    if (now - w->last >= 0.5) {
+        w->last = now;
+        watch_line(w, 0);
+    }
+    return interrupted || (w->deadline > 0 && now >= w->deadline);
+}
+
+int cmd_watch(int argc, char **argv)
+{
+    struct trove_live_view_options vo;
+    struct trove_diag diag = {0};
+    struct watch w;
+    const char *name = NULL, *out = NULL, *from = "now";
+    double seconds = 0;
+    int json = 0, close_code = 0, rc, status = 1;
+
+    memset(&w, 0, sizeof w);
+    memset(&vo, 0, sizeof vo);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (cli_is_help(a)) {
+            watch_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            w.quiet = 1;
+        } else if (!strcmp(a, "--url") && v) {
+            vo.url = argv[++i];
+        } else if ((!strcmp(a, "--wire") || !strcmp(a, "--to")) && v) {
+            if (parse_wire_auto("watch", argv[++i], &vo.wire))
+                return 2;
+        } else if (!strcmp(a, "--from") && v) {
+            from = argv[++i];
+            if (strcmp(from, "start") != 0 && strcmp(from, "now") != 0)
+                return cli_error("watch", "--from: '%s' is not start or now", from) + 1;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v) {
+            out = argv[++i];
+        } else if (!strcmp(a, "--seconds") && v) {
+            char *end;
+            seconds = strtod(argv[++i], &end);
+            if (*end || !(seconds > 0))
+                return cli_error("watch", "--seconds: '%s' is not a positive number", argv[i]) + 1;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("watch", "unknown option or missing value '%s'; see `trove watch "
+                                      "--help`", a) + 1;
+        } else if (!name) {
+            name = a;
+        } else {
+            return cli_error("watch", "unexpected argument '%s'; see `trove watch --help`", a) + 1;
+        }
+    }
+    if (!name) {
+        watch_usage(stderr);
+        return 2;
+    }
+    if (trove_volume_name_check(name, &diag) != TROVE_OK)
+        return cli_error("watch", "%s", diag.msg) + 1;
+    catch_signals();
+    w.name = name;
+    w.tty = isatty(2);
+    w.t0 = w.last = cli_now();
+    w.deadline = seconds > 0 ? w.t0 + seconds : 0;
+    if (trove_wire_decoder_new(&w.dec) != TROVE_OK || trove_names_new(&w.names) != TROVE_OK ||
+        !(w.ev = calloc(TROVE_WIRE_MAX_EVENTS, sizeof *w.ev))) {
+        cli_error("watch", "out of memory");
+        goto out;
+    }
+    if (out) {
+        if (cli_out_open("watch", out, 1, &w.out))
+            goto out;
+        w.have_out = 1;
+    }
+    vo.capture = name;
+    vo.from_start = strcmp(from, "start") == 0;
+    vo.on_text = watch_text;
+    vo.on_frame = watch_frame;
+    vo.on_tick = watch_tick;
+    vo.ctx = &w;
+    rc = trove_live_view(&vo, &close_code, &diag);
+    watch_line(&w, 1);
+    if (rc != TROVE_OK) {
+        cli_error("watch", "%s", cli_diag_msg(&diag, rc));
+        goto out;
+    }
+    if (w.failed) {
+        cli_error("watch", "%s", w.err);
+        goto out;
+    }
+    if (w.have_out) {
+        w.have_out = 0;
+        if (cli_out_commit("watch", &w.out))
+            goto out;
+    }
+    if (json) {
+        printf("{\"capture\":\"%s\",\"wire\":\"%s\",\"from\":\"%s\",\"events\":%" PRIu64
+               ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"bytes_per_event\":%.3f"
+               ",\"names\":%zu,\"gaps\":%" PRIu64 ",\"dropped_events\":%" PRIu64
+               ",\"decode_us_per_batch\":%.2f,\"seconds\":%.3f,\"ended\":%s,\"end_events\":%" PRIu64
+               ",\"close_code\":%d}\n",
+               name, w.wire, from, w.events, w.frames, w.bytes,
+               w.events ? (double)w.event_bytes / (double)w.events : 0.0,
+               trove_names_count(w.names), w.gaps, w.dropped,
+               w.batches ? (double)w.decode_ns / 1e3 / (double)w.batches : 0.0, cli_now() - w.t0,
+               w.ended ? "true" : "false", w.end_events, close_code);
+    } else if (!w.quiet && !w.tty) {
+        fprintf(stderr, "trove watch: %s: %" PRIu64 " events in %" PRIu64 " frames (%s), %" PRIu64
+                        " dropped%s\n",
+                name, w.events, w.frames, w.wire, w.dropped, w.ended ? ", capture ended" : "");
+    }
+    status = 0;
+out:
+    if (w.have_out)
+        cli_out_abort(&w.out);
+    trove_wire_decoder_free(w.dec);
+    trove_names_free(w.names);
+    free(w.ev);
+    return status;
+}
