@@ -348,7 +348,8 @@ static void test_small(void)
 }
 
 /* Sort indexes: the Chrome writer puts one M event each after the names, in the names
- * table's order, tracks' too. */
+ * table's order, tracks' too; the Perfetto writer puts them in the process and thread
+ * descriptors, and reads them back. */
 static void test_sort_indexes(void)
 {
     static const char *const want =
@@ -378,6 +379,42 @@ static void test_sort_indexes(void)
     t = as_trace(&plain);
     CHECK_EQ_INT(trove_chrome_export(&t, &json0, NULL), TROVE_OK);
     CHECK(!contains(&json0, "sort_index"));
+    /* Perfetto: a process's and a real thread's sort index ride in their descriptors; an
+     * async track's has no place there and is the one left behind */
+    {
+        struct trove_names *kept = NULL;
+        struct trove_bytes pb = {0}, pb0 = {0};
+        struct cap back;
+        int32_t v = 0;
+        CHECK_EQ_INT(trove_names_new(&kept), TROVE_OK);
+        for (size_t i = 0; i < trove_names_count(c.names); i++) {
+            struct trove_name_entry e;
+            trove_names_entry(c.names, i, &e);
+            if (!(e.type == TROVE_NAME_THREAD_SORT && trove_tid_is_synthetic(e.b)))
+                CHECK_EQ_INT(trove_names_put(kept, &e), TROVE_OK);
+        }
+        t = as_trace(&c);
+        CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+        test_corpus_write("TROVE_PERFETTO_CORPUS", "sort_indexes.pftrace", NULL, 0, pb.ptr,
+                          pb.len);
+        perfetto_back(&pb, &back, NULL);
+        CHECK(same_exactly(&c, &back));
+        CHECK(test_same_names(kept, back.names) && test_same_names(back.names, kept));
+        CHECK(trove_names_get_sort(back.names, TROVE_NAME_PROCESS_SORT, 3, 0, &v) &&
+              v == INT32_MAX);
+        CHECK(trove_names_get_sort(back.names, TROVE_NAME_THREAD_SORT, 2, 20, &v) && v == 0);
+        CHECK(!trove_names_get_sort(back.names, TROVE_NAME_THREAD_SORT, 1, SYN + 2, &v));
+        CHECK(trove_names_get(back.names, TROVE_NAME_THREAD, 2, 20, NULL) == NULL);
+        /* written again from what was read: the same length (names may come in another
+         * order) */
+        t = as_trace(&back);
+        CHECK_EQ_INT(trove_perfetto_write(&t, &pb0, NULL), TROVE_OK);
+        CHECK_EQ_INT(pb0.len, pb.len);
+        cap_free(&back);
+        trove_bytes_free(&pb);
+        trove_bytes_free(&pb0);
+        trove_names_free(kept);
+    }
     CHECK_EQ_INT(json.len, json0.len + strlen(want) - strlen("{\"ph\":\"M\",\"name\":\"thread_name"
                                                              "\",\"pid\":1,\"tid\":11,\"args\":{"
                                                              "\"name\":\"worker\"}},\n{\"ph\":\"C\","));
