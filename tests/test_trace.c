@@ -348,8 +348,8 @@ static void test_small(void)
 }
 
 /* Sort indexes: the Chrome writer puts one M event each after the names, in the names
- * table's order, tracks' too; the Perfetto writer puts them in the process and thread
- * descriptors, and reads them back. */
+ * table's order, tracks' too, and the importer takes them all back; the Perfetto writer puts
+ * them in the process and thread descriptors, and reads them back. */
 static void test_sort_indexes(void)
 {
     static const char *const want =
@@ -374,6 +374,14 @@ static void test_sort_indexes(void)
     t = as_trace(&c);
     CHECK_EQ_INT(trove_chrome_export(&t, &json, NULL), TROVE_OK);
     CHECK(contains(&json, want));
+    /* and back: every sort index, the async track's too (it gets the same tid again) */
+    {
+        struct cap back;
+        chrome_back(&json, &back);
+        CHECK(same_by_name(&c, &back));
+        CHECK(same_track_names(c.names, back.names)); /* both ways */
+        cap_free(&back);
+    }
     /* without them, the same output as ever, less those lines */
     small_capture(&plain);
     t = as_trace(&plain);
