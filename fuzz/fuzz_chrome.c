@@ -14,9 +14,10 @@
  * every name id named, instants zero-length, flow rows well-formed and in time order, and,
  * for small outputs, depth against a brute-force count. Then (the exporter's oracle) the
  * events and flows are exported as Chrome JSON (trove_chrome_export) and imported again:
- * the same events and flows, with the same names, must come back, for every input whose
- * tracks the export can name exactly (no legacy steps, no real thread with a synthetic tid,
- * names under 60,000 bytes; docs/formats/chrome-json.md says why those may differ).
+ * the same events and flows, with the same names and every sort index, must come back, for
+ * every input whose tracks the export can name exactly (no legacy steps, no real thread with
+ * a synthetic tid, names under 60,000 bytes; docs/formats/chrome-json.md says why those may
+ * differ).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -217,6 +218,25 @@ static void round_trip(const struct run *a)
         CHECK(lx == ly && !memcmp(nx, ny, lx));
         x.name_id = y.name_id = 0;
         CHECK(!memcmp(&x, &y, sizeof x));
+    }
+    /* every sort index comes back: the export writes them all, tracks' too */
+    {
+        size_t na = 0, nb = 0;
+        for (size_t i = 0; i < trove_names_count(a->names); i++) {
+            struct trove_name_entry e;
+            int32_t v = 0;
+            trove_names_entry(a->names, i, &e);
+            if (!trove_name_type_is_sort(e.type))
+                continue;
+            na++;
+            CHECK(trove_names_get_sort(b.names, e.type, e.a, e.b, &v) && v == e.sort_index);
+        }
+        for (size_t i = 0; i < trove_names_count(b.names); i++) {
+            struct trove_name_entry e;
+            trove_names_entry(b.names, i, &e);
+            nb += trove_name_type_is_sort(e.type);
+        }
+        CHECK(na == nb);
     }
     trove_bytes_free(&json);
     run_free(&b);

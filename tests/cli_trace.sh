@@ -8,9 +8,9 @@
 # 1. The hand-made trace (tests/data/chrome_async.json): the Chrome JSON export parses and
 #    holds every phase it should; both exports read back (as a bundle, as a wire stream, as a
 #    capture) to the same events and names as the trace itself (`trove cat --json`), and the
-#    flow rows survive a bundle, a capture and both formats.
-# 2. The bundle's flows table: DuckDB (tools/duckdb/duckdb_tool.mjs) reads flows.parquet with
-#    the manifest's count and the sums python3 computes from the rows trove printed.
+#    flow rows and the sort indexes survive a bundle, a capture and both formats.
+# 2. The bundle's flows and sort_indexes tables: DuckDB (tools/duckdb/duckdb_tool.mjs) reads
+#    them with the manifest's counts and the sums python3 computes from the rows trove printed.
 # 3. The sample trace, if ../shared/data has it: both round trips give exactly the events and
 #    names of the trace; the Perfetto file is the smaller by far.
 # 4. Errors: an unknown format, --zip-deflate with a trace format, a damaged Perfetto file: one
@@ -70,9 +70,13 @@ assert ("mem", {"js": 2.5}) in c and ("mem", {"heap": 2048}) in c and ("cpu", {"
 # async spans carry their track's id
 assert all("id2" in e for e in ev if e["ph"] in "ben")
 assert all("id" in e for e in ev if e["ph"] in "STF")
-# process and thread names; not the tracks' (the importer names them)
+# process and thread names; not the tracks' (the importer names them); the sort indexes
 m = [e for e in ev if e["ph"] == "M"]
-assert {(e["name"], e["args"]["name"]) for e in m} == {("process_name", "app"), ("thread_name", "main")}
+names = {(e["name"], e["args"]["name"]) for e in m if e["name"].endswith("_name")}
+assert names == {("process_name", "app"), ("thread_name", "main")}, names
+sorts = {(e["name"], e["pid"], e["tid"], e["args"]["sort_index"]) for e in m if e["name"].endswith("_sort_index")}
+assert sorts == {("process_sort_index", 1, 0, -1), ("thread_sort_index", 1, 10, 3)}, sorts
+assert len(m) == 4
 EOF
 cat_of "$IN" >"$tmp/orig.cat" || bad "cat of the trace"
 cat_of "$tmp/a.json" >"$tmp/json.cat" || bad "cat of the JSON export"
@@ -111,10 +115,20 @@ check t export "$tmp/a.bundle" -o "$tmp/e.json" --format chrome-json
 # a capture exported as a bundle keeps its flows too
 check t export --capture pf --store "$tmp/store" -o "$tmp/cap.bundle"
 check t export "$tmp/cap.bundle" -o "$tmp/g.json" --format chrome-json
+# and the sort indexes (process_sort_index, thread_sort_index), as M events of each export
+sorts_of() { python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+print(sorted((e["name"], e["pid"], e["tid"], e["args"]["sort_index"]) for e in ev if e["ph"] == "M" and "sort_index" in e["args"]))
+' "$1"; }
+sorts_of "$tmp/a.json" >"$tmp/s.a"
 for f in b c e g; do
     flows_of "$tmp/$f.json" >"$tmp/f.$f"
     check same "$tmp/f.a" "$tmp/f.$f"
+    sorts_of "$tmp/$f.json" >"$tmp/s.$f"
+    check same "$tmp/s.a" "$tmp/s.$f"
 done
+check grep -q "('process_sort_index', 1, 0, -1), ('thread_sort_index', 1, 10, 3)" "$tmp/s.a"
 check test "$(python3 -c 'import ast,sys; print(len(ast.literal_eval(open(sys.argv[1]).read())))' "$tmp/f.a")" -eq 7
 # stdout: the JSON document alone
 "$TROVE" export "$IN" -o - --format chrome-json --quiet >"$tmp/stdout.json" || bad "export to stdout"
@@ -124,6 +138,8 @@ check cmp -s "$tmp/stdout.json" "$tmp/a.json"
 mkdir -p "$tmp/adir"
 check python3 -c 'import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2]); assert "flows.parquet" in z.namelist()' "$tmp/a.bundle" "$tmp/adir"
 json "$tmp/adir/manifest.json" 'j["counts"]["flows"] == 7 and "flows.parquet" in j["tables"]'
+json "$tmp/adir/manifest.json" 'j["counts"]["sort_indexes"] == 2 and j["tables"][-1] == "sort_indexes.parquet"'
+check test -s "$tmp/adir/sort_indexes.parquet"
 if [ $have_duck = 1 ]; then
     node "$TOOL" info "$tmp/adir/flows.parquet" >"$tmp/flows.info"
     check [ $? -eq 0 ]
@@ -141,6 +157,19 @@ assert cols["flow_id"]["sum"] == str(1 + 1 + 1 + 2 + 3 + 4 + 4)
 assert cols["phase"]["sum"] == str(0 + 1 + 2 + 2 + 0 + 0 + 2)
 assert cols["flags"]["sum"] == "6"
 assert cols["flow_id"]["encodings"] == ["DELTA_BINARY_PACKED"], cols["flow_id"]
+EOF
+    node "$TOOL" info "$tmp/adir/sort_indexes.parquet" >"$tmp/sort.info"
+    check [ $? -eq 0 ]
+    check python3 - "$tmp/sort.info" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["rows"] == 2, d
+cols = {c["name"]: c for c in d["columns"]}
+assert list(cols) == ["type", "pid", "tid", "sort_index"], list(cols)
+assert cols["type"]["type"] == "UTINYINT" and cols["pid"]["type"] == "UINTEGER"
+assert cols["sort_index"]["type"] == "INTEGER", cols["sort_index"]
+# process 1: -1 (type 4), thread (1, 10): 3 (type 5)
+assert cols["type"]["sum"] == "9" and cols["tid"]["sum"] == "10" and cols["sort_index"]["sum"] == "2"
 EOF
 fi
 

@@ -857,8 +857,32 @@ static void test_manifest(void)
     CHECK_EQ_INT(trove_bundle_manifest_decode(out.ptr, out.len, &d, &diag), TROVE_OK);
     CHECK(memcmp(&d, &m, sizeof m) == 0);
 
+    /* flows and sort_indexes: written only when not 0, read when there, 0 when not */
+    m.flows = 3;
+    m.sort_indexes = 4;
+    out.len = 0;
+    CHECK_EQ_INT(trove_bundle_manifest_encode(&m, &out), TROVE_OK);
+    CHECK(trove_bytes_append(&out, "", 1) == TROVE_OK);
+    CHECK(strstr((const char *)out.ptr,
+                 "    \"frames\": 0,\n    \"flows\": 3,\n    \"sort_indexes\": 4\n  },") !=
+          NULL);
+    memset(&d, 0x33, sizeof d);
+    CHECK_EQ_INT(trove_bundle_manifest_decode(out.ptr, out.len - 1, &d, &diag), TROVE_OK);
+    CHECK(memcmp(&d, &m, sizeof m) == 0);
+    m.flows = 0;
+    out.len = 0;
+    CHECK_EQ_INT(trove_bundle_manifest_encode(&m, &out), TROVE_OK);
+    CHECK(trove_bytes_append(&out, "", 1) == TROVE_OK);
+    CHECK(strstr((const char *)out.ptr, "flows") == NULL);
+    CHECK(strstr((const char *)out.ptr, "\"sort_indexes\": 4") != NULL);
+    memset(&d, 0x33, sizeof d);
+    CHECK_EQ_INT(trove_bundle_manifest_decode(out.ptr, out.len - 1, &d, &diag), TROVE_OK);
+    CHECK(d.flows == 0 && d.sort_indexes == 4);
+    m = sample_manifest();
+
     /* the integer limits: 2^63 - 1 round-trips, 2^63 is refused */
     m.start_ns = m.end_ns = m.events = m.names = m.threads = m.samples = m.frames = INT64_MAX;
+    m.flows = m.sort_indexes = INT64_MAX;
     m.ntables = 8;
     for (int i = 0; i < 8; i++)
         snprintf(m.tables[i], sizeof m.tables[i], "t%d/%.55s", i,
@@ -892,6 +916,7 @@ static void test_manifest(void)
     ENC_BAD(bad.format_version = 0);
     ENC_BAD(bad.events = (uint64_t)INT64_MAX + 1);
     ENC_BAD(bad.frames = UINT64_MAX);
+    ENC_BAD(bad.sort_indexes = (uint64_t)INT64_MAX + 1);
     ENC_BAD((bad.start_ns = (uint64_t)INT64_MAX + 1, bad.end_ns = UINT64_MAX));
     ENC_BAD(bad.start_ns = bad.end_ns + 1);
     ENC_BAD(bad.ntables = 9);
@@ -968,6 +993,14 @@ static void test_manifest(void)
         "\"counts\":{\"events\":1,\"names\":2,\"threads\":3e0,\"samples\":4,\"frames\":5},"
         TABLES VERSION,
         TROVE_ERR_CORRUPT, "counts.\"threads\"");
+    BAD(HEAD CAPTURE RANGE
+        "\"counts\":{\"events\":1,\"names\":2,\"threads\":3,\"samples\":4,\"frames\":5,"
+        "\"sort_indexes\":-1}," TABLES VERSION,
+        TROVE_ERR_CORRUPT, "counts.\"sort_indexes\"");
+    BAD(HEAD CAPTURE RANGE
+        "\"counts\":{\"events\":1,\"names\":2,\"threads\":3,\"samples\":4,\"frames\":5,"
+        "\"sort_indexes\":\"2\"}," TABLES VERSION,
+        TROVE_ERR_CORRUPT, "counts.\"sort_indexes\"");
     BAD(HEAD CAPTURE RANGE COUNTS VERSION, TROVE_ERR_CORRUPT, "tables");
     BAD(HEAD CAPTURE RANGE COUNTS "\"tables\":\"events.parquet\"," VERSION, TROVE_ERR_CORRUPT,
         "tables");

@@ -1434,6 +1434,65 @@ static void test_write_flows(void)
     trove_store_close(s);
 }
 
+/* Sort indexes ride in the names object as version 2 names frames (split across frames
+ * like any names), come back whole from every replay, and leave a capture without them
+ * with version 1 frames only. */
+static void test_sort_indexes(void)
+{
+    static const int wires[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info info;
+    struct trove_volume *v = NULL;
+    struct trove_bytes obj = {0};
+    int32_t got = 0;
+
+    if (!s)
+        return;
+    gen_capture(3000, 17, &ev, &names);
+    CHECK_EQ_INT(write_capture(s, "plain_names", &ev, names, 32 * 1000, 250, &info), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(s, "plain_names", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 1, &obj), TROVE_OK);
+    CHECK(obj.len > 16 && obj.ptr[3] == TROVE_WIRE_VERSION);
+    trove_volume_close(v);
+    v = NULL;
+
+    CHECK_EQ_INT(trove_names_set_sort(names, TROVE_NAME_PROCESS_SORT, ev.ev[0].pid, 0, -7),
+                 TROVE_OK);
+    /* more entries than one names frame holds */
+    for (uint32_t i = 0; i < TROVE__CAPTURE_NAMES_FRAME_ENTRIES + 100; i++)
+        CHECK_EQ_INT(trove_names_set_sort(names, TROVE_NAME_THREAD_SORT, 9, i, (int32_t)i - 50),
+                     TROVE_OK);
+    CHECK_EQ_INT(write_capture(s, "sorted", &ev, names, 32 * 1000, 250, &info), TROVE_OK);
+    CHECK_EQ_INT(info.names, trove_names_count(names));
+    check_layout(s, "sorted", &ev, names, 1000, 250);
+    CHECK_EQ_INT(trove_volume_open(s, "sorted", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 1, &obj), TROVE_OK);
+    CHECK(obj.len > 16 && obj.ptr[3] == TROVE_WIRE_NAMES_VERSION);
+    trove_volume_close(v);
+    for (int w = 0; w < 3; w++)
+        expect_range(s, "sorted", &ev, names, 0, UINT64_MAX, wires[w], 0, 250);
+    expect_range(s, "sorted", &ev, names, ev.ev[100].start_ns, ev.ev[200].start_ns,
+                 TROVE_WIRE_PACKED, 0, 250);
+    {
+        struct collect c;
+        collect_init(&c, TROVE_WIRE_PACKED, 250);
+        CHECK_EQ_INT(replay(s, "sorted", 0, UINT64_MAX, TROVE_WIRE_PACKED, 0, &c, NULL, NULL),
+                     TROVE_OK);
+        CHECK(trove_names_get_sort(c.names, TROVE_NAME_PROCESS_SORT, ev.ev[0].pid, 0, &got) &&
+              got == -7);
+        CHECK(trove_names_get_sort(c.names, TROVE_NAME_THREAD_SORT, 9,
+                                   TROVE__CAPTURE_NAMES_FRAME_ENTRIES + 99, &got) &&
+              got == (int32_t)TROVE__CAPTURE_NAMES_FRAME_ENTRIES + 49);
+        collect_free(&c);
+    }
+    trove_bytes_free(&obj);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -1454,6 +1513,7 @@ int main(void)
     snprintf(sdir, sizeof sdir, "%s/store", root);
     test_replay();
     test_write_flows();
+    test_sort_indexes();
     test_corpus_seeds();
     test_rm_rf(root);
     return test_done();

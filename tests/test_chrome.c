@@ -554,13 +554,18 @@ static void test_async_flows_counters(void)
     CHECK(s && !strcmp(s, "app"));
     s = trove_names_get(r.names, TROVE_NAME_THREAD, 1, 10, NULL);
     CHECK(s && !strcmp(s, "main"));
-    /* 2 from M events, 8 tracks, 17 event names; the sort indexes are not kept */
-    CHECK_EQ_INT(trove_names_count(r.names), 2 + 8 + 17);
+    /* 2 names and 2 sort indexes from M events, 8 tracks, 17 event names */
+    CHECK_EQ_INT(trove_names_count(r.names), 4 + 8 + 17);
+    {
+        int32_t v = 0;
+        CHECK(trove_names_get_sort(r.names, TROVE_NAME_PROCESS_SORT, 1, 0, &v) && v == -1);
+        CHECK(trove_names_get_sort(r.names, TROVE_NAME_THREAD_SORT, 1, 10, &v) && v == 3);
+    }
     CHECK_EQ_INT(r.st.trace_events, 38);
     CHECK_EQ_INT(r.st.complete, 3);
     CHECK_EQ_INT(r.st.begin_end_pairs, 0);
     CHECK_EQ_INT(r.st.instants, 1);
-    CHECK_EQ_INT(r.st.metadata, 2);
+    CHECK_EQ_INT(r.st.metadata, 4);
     CHECK_EQ_INT(r.st.async_pairs, 7);
     CHECK_EQ_INT(r.st.async_steps, 2);
     CHECK_EQ_INT(r.st.flow_events, 5);
@@ -570,9 +575,9 @@ static void test_async_flows_counters(void)
     CHECK_EQ_INT(r.st.counter_args_skipped, 2); /* "label" and none's "s" */
     CHECK_EQ_INT(r.st.unmatched_begin, 1);      /* "lost" */
     CHECK_EQ_INT(r.st.unmatched_end, 1);        /* "nope" */
-    CHECK_EQ_INT(r.st.skipped, 6);
-    CHECK_EQ_INT(r.st.skipped_phase['M'], 3);
-    CHECK_EQ_INT(r.st.skipped_metadata, 3);
+    CHECK_EQ_INT(r.st.skipped, 4);
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 1);  /* process_labels */
+    CHECK_EQ_INT(r.st.skipped_metadata, 1);
     CHECK_EQ_INT(r.st.skipped_phase['C'], 1);
     CHECK_EQ_INT(r.st.skipped_phase['P'], 1);
     CHECK_EQ_INT(r.st.skipped_phase['R'], 1);
@@ -583,10 +588,10 @@ static void test_async_flows_counters(void)
     {
         char text[128];
         CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, sizeof text), 18);
-        CHECK(!strcmp(text, "1 C, 3 M, 1 P, 1 R"));
+        CHECK(!strcmp(text, "1 C, 1 M, 1 P, 1 R"));
         /* cut after the last whole entry */
         CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, 12), 8);
-        CHECK(!strcmp(text, "1 C, 3 M"));
+        CHECK(!strcmp(text, "1 C, 1 M"));
     }
     result_free(&r);
     check_file_chunked("chrome_async.json", 0);
@@ -633,6 +638,97 @@ static void test_async_flows_counters(void)
     CHECK(r.ev.len == 2 && r.ev.ev[0].tid == SYN && r.ev.ev[1].tid == SYN + 1);
     result_free(&r);
 #undef SYN
+}
+
+/* process_sort_index and thread_sort_index: an integer args.sort_index of 32 bits becomes a
+ * sort index entry (counted in metadata); one that is missing, not an integer or too wide
+ * leaves the event skipped, counted as an M. The last sort_index wins; the pid and tid are
+ * checked as for a name. */
+static void test_sort_indexes(void)
+{
+    struct result r;
+    int32_t v = 0;
+    char text[64];
+
+    import_str("[{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"tid\":9,"
+               "\"args\":{\"sort_index\":-1}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":2,"
+               "\"args\":{\"sort_index\":2147483647}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":-1,\"tid\":3,"
+               "\"args\":{\"sort_index\":-2147483648}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":4,"
+               "\"args\":{\"label\":\"x\",\"sort_index\":1,\"other\":7,\"sort_index\":0}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":2,"
+               "\"args\":{\"sort_index\":5}},"
+               "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,"
+               "\"args\":{\"name\":\"main\"}}]",
+               1, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    CHECK_EQ_INT(r.st.metadata, 6);
+    CHECK_EQ_INT(r.st.skipped, 0);
+    CHECK_EQ_INT(r.ev.len, 0);
+    /* a process's tid is not part of its key; replacing keeps the first place */
+    CHECK(trove_names_get_sort(r.names, TROVE_NAME_PROCESS_SORT, 1, 0, &v) && v == -1);
+    CHECK(trove_names_get_sort(r.names, TROVE_NAME_THREAD_SORT, 1, 2, &v) && v == 5);
+    CHECK(trove_names_get_sort(r.names, TROVE_NAME_THREAD_SORT, 0xffffffffu, 3, &v) &&
+          v == INT32_MIN);
+    CHECK(trove_names_get_sort(r.names, TROVE_NAME_THREAD_SORT, 1, 4, &v) && v == 0);
+    CHECK_EQ_INT(trove_names_count(r.names), 5);
+    {
+        struct trove_name_entry e;
+        trove_names_entry(r.names, 1, &e);
+        CHECK(e.type == TROVE_NAME_THREAD_SORT && e.a == 1 && e.b == 2 && e.sort_index == 5);
+        trove_names_entry(r.names, 4, &e);
+        CHECK(e.type == TROVE_NAME_THREAD && !strcmp(e.str, "main"));
+    }
+    result_free(&r);
+
+    /* malformed: skipped and counted, never an error, nothing kept */
+    import_str("[{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1},"
+               "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"args\":{}},"
+               "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,"
+               "\"args\":{\"sort_index\":\"3\"}},"
+               "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,"
+               "\"args\":{\"sort_index\":1.5}},"
+               "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,"
+               "\"args\":{\"sort_index\":3.0}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"sort_index\":1e2}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"sort_index\":2147483648}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"sort_index\":-2147483649}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"sort_index\":123456789012345678901234567890}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"x\":{\"sort_index\":1}}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"sort_index\":null}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_indexes\",\"pid\":1,\"tid\":1,"
+               "\"args\":{\"sort_index\":1}},"
+               "{\"ph\":\"X\",\"name\":\"z\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1}]",
+               1, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    CHECK_EQ_INT(r.st.metadata, 0);
+    CHECK_EQ_INT(r.st.skipped, 12);
+    CHECK_EQ_INT(r.st.skipped_phase['M'], 12);
+    CHECK_EQ_INT(r.st.skipped_metadata, 12);
+    CHECK_EQ_INT(r.ev.len, 1);
+    CHECK_EQ_INT(trove_names_count(r.names), 1); /* the event name "z" */
+    CHECK(!trove_names_get_sort(r.names, TROVE_NAME_PROCESS_SORT, 1, 0, &v));
+    CHECK(!trove_names_get_sort(r.names, TROVE_NAME_THREAD_SORT, 1, 1, &v));
+    CHECK_EQ_INT(trove_chrome_skipped_text(&r.st, text, sizeof text), 4);
+    CHECK(!strcmp(text, "12 M"));
+    result_free(&r);
+
+    /* a bad pid is the error it is for a name */
+    import_str("[{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":\"1\",\"tid\":1,"
+               "\"args\":{\"sort_index\":1}}]",
+               0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_ERR_TRACE);
+    CHECK(strstr(r.diag.msg, "pid") != NULL);
+    CHECK_EQ_INT(trove_names_count(r.names), 0);
+    result_free(&r);
 }
 
 static void check_bad(const struct bad *b)
@@ -1137,6 +1233,7 @@ int main(void)
     test_freq();
     test_unicode();
     test_async_flows_counters();
+    test_sort_indexes();
     test_bad();
     test_unmatched_nonstrict();
     test_limits();

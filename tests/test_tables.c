@@ -7,6 +7,7 @@
  * golden tables tests/vectors/tables_events.parquet, tables_threads.parquet and
  * tables_flows.parquet.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,8 @@ static void capture(struct trove_events *ev, struct trove_names **names, size_t 
     CHECK_EQ_INT(trove_names_set(*names, TROVE_NAME_THREAD, 1000, 1001, "io", 2), TROVE_OK);
     CHECK_EQ_INT(trove_names_set(*names, TROVE_NAME_PROCESS, 1001, 0, "gpu", 3), TROVE_OK);
     CHECK_EQ_INT(trove_names_set(*names, TROVE_NAME_THREAD, 1002, 1004, "worker", 6), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set_sort(*names, TROVE_NAME_PROCESS_SORT, 1000, 0, -1), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set_sort(*names, TROVE_NAME_THREAD_SORT, 1000, 1001, 2), TROVE_OK);
 }
 
 /* Every name of a in b, and the counts equal (order may differ). */
@@ -70,7 +73,8 @@ static void roundtrip(size_t n, int mode, int codec, uint64_t rg)
         CHECK_EQ_INT(trove_tables_write(t, &ev, names, &o, &f, &rows), TROVE_OK);
         CHECK(f.len >= 12 && memcmp(f.ptr, "PAR1", 4) == 0);
         CHECK_EQ_INT(rows, t == TROVE_TABLE_EVENTS ? n : t == TROVE_TABLE_NAMES ? 50
-                           : t == TROVE_TABLE_THREADS ? 4 : 0);
+                           : t == TROVE_TABLE_THREADS ? 4 : t == TROVE_TABLE_SORT_INDEXES ? 2
+                                                                                         : 0);
         memset(&diag, 0, sizeof diag);
         CHECK_EQ_INT(trove_tables_read(t, f.ptr, f.len, &back, nb, &diag), TROVE_OK);
         if (diag.msg[0])
@@ -360,6 +364,142 @@ static void test_flows(void)
     trove_events_free(&ev);
 }
 
+/* A sort_indexes table written by hand: a type column (u8), pid, tid, and sort_index as the
+ * physical type `sort_type` (INT32 or INT64) signed, two rows. */
+static void write_sort(const int32_t type[2], const int64_t sort[2], int sort_type,
+                       const char *sort_col, struct trove_bytes *out)
+{
+    struct trove_pq_column_def d[4] = {{"type", TROVE_PQ_INT32, 8, 1, TROVE_PQ_ENC_PLAIN},
+                                       {"pid", TROVE_PQ_INT32, 32, 1, TROVE_PQ_ENC_PLAIN},
+                                       {"tid", TROVE_PQ_INT32, 32, 1, TROVE_PQ_ENC_PLAIN},
+                                       {sort_col, sort_type, sort_type == TROVE_PQ_INT64 ? 64 : 32,
+                                        0, TROVE_PQ_ENC_PLAIN}};
+    int32_t pid[2] = {7, 8}, tid[2] = {9, 10}, s32[2] = {(int32_t)sort[0], (int32_t)sort[1]};
+    struct trove_pq_column_data v[4];
+    struct trove_pq_writer *w = NULL;
+
+    memset(v, 0, sizeof v);
+    v[0].i32 = (int32_t *)type;
+    v[1].i32 = pid;
+    v[2].i32 = tid;
+    if (sort_type == TROVE_PQ_INT64)
+        v[3].i64 = (int64_t *)sort;
+    else
+        v[3].i32 = s32;
+    out->len = 0;
+    CHECK_EQ_INT(trove_pq_writer_new(d, 4, TROVE_PQ_CODEC_NONE, 0, &w), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_add(w, v, 2), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_finish(w, out), TROVE_OK);
+    trove_pq_writer_free(w);
+}
+
+/* The sort_indexes table: a row per sort index entry with its type, every mode, the extremes
+ * of the value, the golden table, and what it refuses. */
+static void test_sort_indexes(void)
+{
+    static const int modes[] = {TROVE_TABLES_PLAIN, TROVE_TABLES_DICT, TROVE_TABLES_DELTA_DICT};
+    struct trove_names *names = NULL, *want = NULL, *back = NULL;
+    struct trove_events ev = {0};
+    struct trove_tables_options o;
+    struct trove_bytes f = {0};
+    struct trove_diag diag;
+    uint64_t rows = 0;
+    int32_t v = 0;
+
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&want), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 0, 0, "zone", 4), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_THREAD, 1, 2, "main", 4), TROVE_OK);
+    /* the table holds the sort indexes alone, in the names table's order */
+    for (int k = 0; k < 2; k++) {
+        struct trove_names *t = k ? want : names;
+        CHECK_EQ_INT(trove_names_set_sort(t, TROVE_NAME_PROCESS_SORT, 1, 0, -1), TROVE_OK);
+        CHECK_EQ_INT(trove_names_set_sort(t, TROVE_NAME_THREAD_SORT, 1, 2, 3), TROVE_OK);
+        CHECK_EQ_INT(trove_names_set_sort(t, TROVE_NAME_THREAD_SORT, UINT32_MAX, UINT32_MAX,
+                                          INT32_MIN),
+                     TROVE_OK);
+        CHECK_EQ_INT(trove_names_set_sort(t, TROVE_NAME_PROCESS_SORT, UINT32_MAX, 0, INT32_MAX),
+                     TROVE_OK);
+    }
+    for (size_t m = 0; m < 3; m++) {
+        trove_tables_defaults(&o);
+        o.mode = modes[m];
+        o.codec = (int)m;
+        f.len = 0;
+        CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_SORT_INDEXES, &ev, names, &o, &f, &rows),
+                     TROVE_OK);
+        CHECK_EQ_INT(rows, 4);
+        CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, NULL),
+                     TROVE_OK);
+        CHECK(trove_names_equal(back, want));
+        trove_names_free(back);
+        back = NULL;
+    }
+    f.len = 0;
+    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_SORT_INDEXES, &ev, names, NULL, &f, NULL),
+                 TROVE_OK);
+    test_check_vector("tables_sort_indexes.parquet", f.ptr, f.len);
+    CHECK(strcmp(trove_table_name(TROVE_TABLE_SORT_INDEXES), "sort_indexes") == 0);
+    /* no sort index: no rows (the bundle then leaves the table out) */
+    trove_names_free(back);
+    CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+    f.len = 0;
+    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_SORT_INDEXES, &ev, back, NULL, &f, &rows),
+                 TROVE_OK);
+    CHECK_EQ_INT(rows, 0);
+    CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, NULL),
+                 TROVE_OK);
+    CHECK_EQ_INT(trove_names_count(back), 0);
+    CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, NULL, NULL),
+                 TROVE_ERR_INVALID);
+    /* tables another tool wrote: sort_index as a signed BIGINT is fine; a process row's tid is
+     * not part of its key */
+    {
+        static const int32_t types[2] = {TROVE_NAME_PROCESS_SORT, TROVE_NAME_THREAD_SORT};
+        static const int64_t sorts[2] = {-5, 6};
+        write_sort(types, sorts, TROVE_PQ_INT64, "sort_index", &f);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, NULL),
+                     TROVE_OK);
+        CHECK_EQ_INT(trove_names_count(back), 2);
+        CHECK(trove_names_get_sort(back, TROVE_NAME_PROCESS_SORT, 7, 0, &v) && v == -5);
+        CHECK(trove_names_get_sort(back, TROVE_NAME_THREAD_SORT, 8, 10, &v) && v == 6);
+    }
+    /* refused, naming the column and row, with nothing set: a type other than 4 and 5, an
+     * index past 32 signed bits, a missing column */
+    {
+        static const int32_t bad_type[2] = {TROVE_NAME_PROCESS_SORT, TROVE_NAME_PROCESS};
+        static const int32_t types[2] = {TROVE_NAME_PROCESS_SORT, TROVE_NAME_THREAD_SORT};
+        static const int64_t sorts[2] = {1, 2}, big[2] = {1, (int64_t)INT32_MAX + 1},
+                             small[2] = {(int64_t)INT32_MIN - 1, 0};
+        trove_names_free(back);
+        CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+        write_sort(bad_type, sorts, TROVE_PQ_INT32, "sort_index", &f);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, &diag),
+                     TROVE_ERR_CORRUPT);
+        CHECK(strstr(diag.msg, "column type row 1") != NULL);
+        write_sort(types, big, TROVE_PQ_INT64, "sort_index", &f);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, &diag),
+                     TROVE_ERR_CORRUPT);
+        CHECK(strstr(diag.msg, "column sort_index row 1") != NULL);
+        write_sort(types, small, TROVE_PQ_INT64, "sort_index", &f);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, NULL),
+                     TROVE_ERR_CORRUPT);
+        write_sort(types, sorts, TROVE_PQ_INT32, "order", &f);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SORT_INDEXES, f.ptr, f.len, &ev, back, &diag),
+                     TROVE_ERR_CORRUPT);
+        CHECK(strstr(diag.msg, "no column sort_index") != NULL);
+        CHECK_EQ_INT(trove_names_count(back), 0);
+    }
+    trove_bytes_free(&f);
+    trove_names_free(names);
+    trove_names_free(want);
+    trove_names_free(back);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -367,5 +507,6 @@ int main(void)
     test_errors();
     test_golden();
     test_flows();
+    test_sort_indexes();
     return test_done();
 }

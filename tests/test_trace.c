@@ -115,6 +115,20 @@ static void small_capture(struct cap *c)
     }
 }
 
+/* The small capture with sort indexes: of its process, a thread, an async track, a thread
+ * that has nothing else, and a process that has nothing else. */
+static void sort_capture(struct cap *c)
+{
+    small_capture(c);
+    if (trove_names_set_sort(c->names, TROVE_NAME_PROCESS_SORT, 1, 0, -1) != TROVE_OK ||
+        trove_names_set_sort(c->names, TROVE_NAME_THREAD_SORT, 1, 10, 3) != TROVE_OK ||
+        trove_names_set_sort(c->names, TROVE_NAME_THREAD_SORT, 1, SYN + 2, INT32_MIN) !=
+            TROVE_OK ||
+        trove_names_set_sort(c->names, TROVE_NAME_THREAD_SORT, 2, 20, 0) != TROVE_OK ||
+        trove_names_set_sort(c->names, TROVE_NAME_PROCESS_SORT, 3, 0, INT32_MAX) != TROVE_OK)
+        abort();
+}
+
 /* The name of event name id in names ("" if none, which the small capture never has). */
 static const char *event_name(const struct trove_names *n, uint32_t id, size_t *len)
 {
@@ -170,7 +184,8 @@ static int same_exactly(const struct cap *a, const struct cap *b)
             !memcmp(a->flows.f, b->flows.f, a->flows.len * sizeof *a->flows.f));
 }
 
-/* Thread and process names of a equal those of b (event names are compared elsewhere). */
+/* Thread and process names and sort indexes of a equal those of b (event names are compared
+ * elsewhere). */
 static int same_track_names(const struct trove_names *a, const struct trove_names *b)
 {
     for (int pass = 0; pass < 2; pass++) {
@@ -182,6 +197,12 @@ static int same_track_names(const struct trove_names *a, const struct trove_name
             trove_names_entry(x, i, &e);
             if (e.type == TROVE_NAME_EVENT)
                 continue;
+            if (trove_name_type_is_sort(e.type)) {
+                int32_t v = 0;
+                if (!trove_names_get_sort(y, e.type, e.a, e.b, &v) || v != e.sort_index)
+                    return 0;
+                continue;
+            }
             s = trove_names_get(y, e.type, e.a, e.b, &len);
             if (!s || len != e.len || memcmp(s, e.str, len))
                 return 0;
@@ -323,6 +344,91 @@ static void test_small(void)
     }
     trove_bytes_free(&json);
     trove_bytes_free(&pb);
+    cap_free(&c);
+}
+
+/* Sort indexes: the Chrome writer puts one M event each after the names, in the names
+ * table's order, tracks' too, and the importer takes them all back; the Perfetto writer puts
+ * them in the process and thread descriptors, and reads them back. */
+static void test_sort_indexes(void)
+{
+    static const char *const want =
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":11,\"args\":{\"name\":"
+        "\"worker\"}},\n"
+        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":1,\"tid\":0,\"args\":"
+        "{\"sort_index\":-1}},\n"
+        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":10,\"args\":"
+        "{\"sort_index\":3}},\n"
+        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":4261412866,"
+        "\"args\":{\"sort_index\":-2147483648}},\n"
+        "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":2,\"tid\":20,\"args\":"
+        "{\"sort_index\":0}},\n"
+        "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":3,\"tid\":0,\"args\":"
+        "{\"sort_index\":2147483647}},\n"
+        "{\"ph\":\"C\",";
+    struct cap c, plain;
+    struct trove_trace t;
+    struct trove_bytes json = {0}, json0 = {0};
+
+    sort_capture(&c);
+    t = as_trace(&c);
+    CHECK_EQ_INT(trove_chrome_export(&t, &json, NULL), TROVE_OK);
+    CHECK(contains(&json, want));
+    /* and back: every sort index, the async track's too (it gets the same tid again) */
+    {
+        struct cap back;
+        chrome_back(&json, &back);
+        CHECK(same_by_name(&c, &back));
+        CHECK(same_track_names(c.names, back.names)); /* both ways */
+        cap_free(&back);
+    }
+    /* without them, the same output as ever, less those lines */
+    small_capture(&plain);
+    t = as_trace(&plain);
+    CHECK_EQ_INT(trove_chrome_export(&t, &json0, NULL), TROVE_OK);
+    CHECK(!contains(&json0, "sort_index"));
+    /* Perfetto: a process's and a real thread's sort index ride in their descriptors; an
+     * async track's has no place there and is the one left behind */
+    {
+        struct trove_names *kept = NULL;
+        struct trove_bytes pb = {0}, pb0 = {0};
+        struct cap back;
+        int32_t v = 0;
+        CHECK_EQ_INT(trove_names_new(&kept), TROVE_OK);
+        for (size_t i = 0; i < trove_names_count(c.names); i++) {
+            struct trove_name_entry e;
+            trove_names_entry(c.names, i, &e);
+            if (!(e.type == TROVE_NAME_THREAD_SORT && trove_tid_is_synthetic(e.b)))
+                CHECK_EQ_INT(trove_names_put(kept, &e), TROVE_OK);
+        }
+        t = as_trace(&c);
+        CHECK_EQ_INT(trove_perfetto_write(&t, &pb, NULL), TROVE_OK);
+        test_corpus_write("TROVE_PERFETTO_CORPUS", "sort_indexes.pftrace", NULL, 0, pb.ptr,
+                          pb.len);
+        perfetto_back(&pb, &back, NULL);
+        CHECK(same_exactly(&c, &back));
+        CHECK(test_same_names(kept, back.names) && test_same_names(back.names, kept));
+        CHECK(trove_names_get_sort(back.names, TROVE_NAME_PROCESS_SORT, 3, 0, &v) &&
+              v == INT32_MAX);
+        CHECK(trove_names_get_sort(back.names, TROVE_NAME_THREAD_SORT, 2, 20, &v) && v == 0);
+        CHECK(!trove_names_get_sort(back.names, TROVE_NAME_THREAD_SORT, 1, SYN + 2, &v));
+        CHECK(trove_names_get(back.names, TROVE_NAME_THREAD, 2, 20, NULL) == NULL);
+        /* written again from what was read: the same length (names may come in another
+         * order) */
+        t = as_trace(&back);
+        CHECK_EQ_INT(trove_perfetto_write(&t, &pb0, NULL), TROVE_OK);
+        CHECK_EQ_INT(pb0.len, pb.len);
+        cap_free(&back);
+        trove_bytes_free(&pb);
+        trove_bytes_free(&pb0);
+        trove_names_free(kept);
+    }
+    CHECK_EQ_INT(json.len, json0.len + strlen(want) - strlen("{\"ph\":\"M\",\"name\":\"thread_name"
+                                                             "\",\"pid\":1,\"tid\":11,\"args\":{"
+                                                             "\"name\":\"worker\"}},\n{\"ph\":\"C\","));
+    trove_bytes_free(&json);
+    trove_bytes_free(&json0);
+    cap_free(&plain);
     cap_free(&c);
 }
 
@@ -685,6 +791,7 @@ static void test_sniff(void)
 int main(void)
 {
     test_small();
+    test_sort_indexes();
     test_async_file();
     test_overlap_and_kinds();
     test_gen();

@@ -1,8 +1,10 @@
 /*
  * test_wire.c: the wire codecs — round trips of random and edge-case batches in every
- * format, the golden vectors in tests/vectors/, names frames, and every class of bad input
- * the decoder must refuse with its own error code.
+ * format, the golden vectors in tests/vectors/, names frames (version 1, and version 2
+ * with sort indexes), and every class of bad input the decoder must refuse with its own
+ * error code.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +189,71 @@ static void test_golden(void)
     trove_bytes_free(&b);
 }
 
+/* The golden names table with sort indexes after it: the first six entries are the version
+ * 1 vector's, the rest need version 2. */
+static int golden_sort_names(struct trove_names **out)
+{
+    if (golden_names(out) != 0)
+        return -1;
+    trove_names_set_sort(*out, TROVE_NAME_PROCESS_SORT, 100, 0, -1);
+    trove_names_set_sort(*out, TROVE_NAME_THREAD_SORT, 100, 101, 3);
+    trove_names_set_sort(*out, TROVE_NAME_THREAD_SORT, 100, 102, INT32_MIN);
+    trove_names_set_sort(*out, TROVE_NAME_PROCESS_SORT, 200, 0, INT32_MAX);
+    return 0;
+}
+
+/* Names frames with sort indexes: version 2 only when a sort index is in the frame, the
+ * golden vector, and the version 1 bytes of a frame without one unchanged. */
+static void test_golden_sort(void)
+{
+    struct trove_names *names = NULL, *got = NULL;
+    struct trove_bytes b = {0}, v1 = {0};
+    struct trove_wire_frame fr;
+    struct trove_diag diag = {0};
+    int32_t v = 0;
+
+    CHECK_EQ_INT(golden_sort_names(&names), 0);
+    /* entries [0, 6): no sort index, so the version 1 vector's bytes exactly */
+    CHECK_EQ_INT(trove_wire_encode_names(names, 0, 6, &v1), TROVE_OK);
+    test_check_vector("wire_names.bin", v1.ptr, v1.len);
+    CHECK_EQ_INT(v1.ptr[3], TROVE_WIRE_VERSION);
+    /* the whole table: version 2 */
+    CHECK_EQ_INT(trove_wire_encode_names(names, 0, 100, &b), TROVE_OK);
+    test_check_vector("wire_names_v2.bin", b.ptr, b.len);
+    CHECK_EQ_INT(b.ptr[3], TROVE_WIRE_NAMES_VERSION);
+    CHECK_EQ_INT(trove_names_new(&got), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 16, got, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(fr.format, TROVE_WIRE_NAMES);
+    CHECK_EQ_INT(fr.n_names, 10);
+    CHECK_EQ_INT(fr.frame_len, b.len);
+    CHECK(trove_names_equal(names, got));
+    CHECK(trove_names_get_sort(got, TROVE_NAME_PROCESS_SORT, 100, 0, &v) && v == -1);
+    CHECK(trove_names_get_sort(got, TROVE_NAME_THREAD_SORT, 100, 101, &v) && v == 3);
+    CHECK(trove_names_get_sort(got, TROVE_NAME_THREAD_SORT, 100, 102, &v) && v == INT32_MIN);
+    CHECK(trove_names_get_sort(got, TROVE_NAME_PROCESS_SORT, 200, 0, &v) && v == INT32_MAX);
+    CHECK(!trove_names_get_sort(got, TROVE_NAME_THREAD_SORT, 100, 100, &v));
+    CHECK(strcmp(trove_names_get(got, TROVE_NAME_THREAD, 100, 101, NULL), "main") == 0);
+    /* incremental: the sort indexes alone, version 2; a version 1 frame after them */
+    b.len = 0;
+    CHECK_EQ_INT(trove_wire_encode_names(names, 6, 10, &b), TROVE_OK);
+    CHECK_EQ_INT(b.ptr[3], TROVE_WIRE_NAMES_VERSION);
+    CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 16, NULL, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(fr.n_names, 4);
+    b.len = 0;
+    CHECK_EQ_INT(trove_wire_encode_names(names, 3, 6, &b), TROVE_OK);
+    CHECK_EQ_INT(b.ptr[3], TROVE_WIRE_VERSION);
+    /* a reader takes a version 2 frame that happens to hold names only */
+    v1.ptr[3] = TROVE_WIRE_NAMES_VERSION;
+    trove_names_free(got);
+    CHECK_EQ_INT(trove_names_new(&got), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decode(dec, v1.ptr, v1.len, out_ev, 16, got, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_names_count(got), 6);
+    trove_names_free(names);
+    trove_names_free(got);
+    trove_bytes_free(&b);
+    trove_bytes_free(&v1);
+}
+
 /* Decode buf and expect the error `want`; also check the event buffer is the only output. */
 static void expect_err(const uint8_t *buf, size_t len, int want, const char *what)
 {
@@ -350,6 +417,77 @@ static void test_bad_input(void)
         put32(nf + 8, 10);
         expect_err(nf, 26, TROVE_ERR_OVERRUN, "second entry broken");
     }
+    /* Names frames with sort indexes: every prefix is truncated, a sort index needs version
+     * 2, unknown types and versions are refused, the value is at most 32 bits wide. */
+    {
+        struct trove_names *n = NULL;
+        uint8_t sf[32] = {'T', 'V', TROVE_WIRE_NAMES, TROVE_WIRE_NAMES_VERSION};
+        b.len = 0;
+        CHECK_EQ_INT(golden_sort_names(&n), 0);
+        CHECK_EQ_INT(trove_wire_encode_names(n, 0, 100, &b), TROVE_OK);
+        trove_names_free(n);
+        for (size_t cut = 0; cut < b.len; cut++) {
+            uint8_t *copy = malloc(cut ? cut : 1);
+            memcpy(copy, b.ptr, cut);
+            expect_err(copy, cut, TROVE_ERR_TRUNCATED, "truncated v2 names");
+            free(copy);
+        }
+        /* the payload cut inside its last entry, the header agreeing */
+        memcpy(buf, b.ptr, b.len);
+        put32(buf + 8, (uint32_t)(b.len - 16 - 1));
+        expect_err(buf, b.len - 1, TROVE_ERR_TRUNCATED, "v2 names: last entry cut");
+        memcpy(buf, b.ptr, b.len);
+        buf[3] = 3;
+        expect_err(buf, b.len, TROVE_ERR_VERSION, "names frame version 3");
+        buf[3] = 0;
+        expect_err(buf, b.len, TROVE_ERR_VERSION, "names frame version 0");
+        /* one thread sort index entry: 05 pid tid value */
+        put32(sf + 4, 1);
+        put32(sf + 8, 4);
+        sf[16] = TROVE_NAME_THREAD_SORT, sf[17] = 1, sf[18] = 2, sf[19] = 6;
+        {
+            struct trove_wire_frame fr;
+            struct trove_names *got = NULL;
+            int32_t v = 0;
+            CHECK_EQ_INT(trove_names_new(&got), TROVE_OK);
+            CHECK_EQ_INT(trove_wire_decode(dec, sf, 20, out_ev, 1, got, &fr, NULL), TROVE_OK);
+            CHECK(trove_names_get_sort(got, TROVE_NAME_THREAD_SORT, 1, 2, &v) && v == 3);
+            trove_names_free(got);
+        }
+        sf[3] = TROVE_WIRE_VERSION;
+        expect_err(sf, 20, TROVE_ERR_CORRUPT, "sort index in a version 1 frame");
+        sf[3] = TROVE_WIRE_NAMES_VERSION;
+        sf[16] = 6;
+        expect_err(sf, 20, TROVE_ERR_CORRUPT, "names type 6");
+        sf[16] = 0;
+        expect_err(sf, 20, TROVE_ERR_CORRUPT, "names type 0");
+        sf[16] = TROVE_NAME_THREAD_SORT;
+        /* the value: 5 bytes with bits above 32, then 6 bytes */
+        memcpy(sf + 19, "\xff\xff\xff\xff\x1f", 5);
+        put32(sf + 8, 8);
+        expect_err(sf, 24, TROVE_ERR_VARINT, "sort index over 32 bits");
+        memcpy(sf + 19, "\xff\xff\xff\xff\x8f\x00", 6);
+        put32(sf + 8, 9);
+        expect_err(sf, 25, TROVE_ERR_VARINT, "sort index varint of 6 bytes");
+        /* the largest value fits; a byte after it is trailing */
+        memcpy(sf + 19, "\xff\xff\xff\xff\x0f\x00", 6);
+        put32(sf + 8, 8);
+        {
+            struct trove_wire_frame fr;
+            CHECK_EQ_INT(trove_wire_decode(dec, sf, 24, out_ev, 1, NULL, &fr, NULL), TROVE_OK);
+        }
+        put32(sf + 8, 9);
+        expect_err(sf, 25, TROVE_ERR_CORRUPT, "a byte after the last sort index");
+        /* a process sort index has no tid: 04 pid value */
+        sf[16] = TROVE_NAME_PROCESS_SORT, sf[17] = 1, sf[18] = 0x80;
+        put32(sf + 8, 3);
+        expect_err(sf, 19, TROVE_ERR_TRUNCATED, "process sort index cut in its value");
+        /* an event frame never takes version 2 */
+        b.len = 0;
+        trove_wire_encode(enc, TROVE_WIRE_RAW, golden, 5, &b);
+        b.ptr[3] = TROVE_WIRE_NAMES_VERSION;
+        expect_err(b.ptr, b.len, TROVE_ERR_VERSION, "raw frame of version 2");
+    }
     /* The caller's buffer too small is a clean error, not an overflow. */
     {
         struct trove_wire_frame fr;
@@ -443,6 +581,7 @@ int main(void)
         trove__packed_force_generic = generic;
         test_roundtrips();
         test_golden();
+        test_golden_sort();
         test_bad_input();
     }
     test_stream();

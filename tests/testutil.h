@@ -50,7 +50,8 @@ void test_corpus_write(const char *env, const char *name, const void *prefix, si
                        const void *buf, size_t len);
 
 struct trove_names;
-/* Nonzero when a and b hold the same entries with the same strings, in any order. */
+/* Nonzero when a and b hold the same entries with the same strings and sort indexes, in
+ * any order. */
 int test_same_names(const struct trove_names *a, const struct trove_names *b);
 
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */

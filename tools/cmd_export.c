@@ -39,8 +39,9 @@ static void export_usage(FILE *f)
             "tools open (--format chrome-json or perfetto). " INPUT_HELP
             "  -o OUT             the output; written complete or not at all\n"
             "  --format F         bundle (default): a zip of events, names, threads, samples,\n"
-            "                     frames and flows tables and manifest.json; parquet: the events\n"
-            "                     table alone; dir: the bundle's files in the new directory OUT;\n"
+            "                     frames and flows tables (and sort_indexes, when the capture\n"
+            "                     has some) and manifest.json; parquet: the events table\n"
+            "                     alone; dir: the bundle's files in the new directory OUT;\n"
             "                     chrome-json: the Trace Event Format (Perfetto UI,\n"
             "                     chrome://tracing, Speedscope); perfetto: a Perfetto protobuf\n"
             "                     trace, the compact one (docs/formats/perfetto.md)\n"
@@ -136,6 +137,7 @@ int cmd_export(int argc, char **argv)
     int ranged = 0;
     char entry_names[TROVE_TABLE_COUNT_][64];
     uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0;
+    size_t nent = 1; /* manifest.json, then the tables the bundle holds */
     int format = FMT_BUNDLE, deflate = 0, quiet = 0, status = 1, rc, dir_made = 0;
 
     memset(tab, 0, sizeof tab);
@@ -291,14 +293,20 @@ int cmd_export(int argc, char **argv)
         m.samples = rows[TROVE_TABLE_SAMPLES];
         m.frames = rows[TROVE_TABLE_FRAMES];
         m.flows = rows[TROVE_TABLE_FLOWS];
+        m.sort_indexes = rows[TROVE_TABLE_SORT_INDEXES];
         for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+            /* sort_indexes only when there are some: the bundle of a capture without them
+             * is the one it was before they existed */
+            if (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0)
+                continue;
             snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
-            snprintf(m.tables[t], sizeof m.tables[t], "%.63s", entry_names[t]);
-            ent[t + 1].name = entry_names[t];
-            ent[t + 1].data = tab[t].ptr;
-            ent[t + 1].len = tab[t].len;
+            snprintf(m.tables[m.ntables], sizeof m.tables[m.ntables], "%.63s", entry_names[t]);
+            ent[nent].name = entry_names[t];
+            ent[nent].data = tab[t].ptr;
+            ent[nent].len = tab[t].len;
+            m.ntables++;
+            nent++;
         }
-        m.ntables = TROVE_TABLE_COUNT_;
         snprintf(m.trove_version, sizeof m.trove_version, "%s", trove_version());
         if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
             cli_error("export", "manifest.json: %s", trove_strerror(rc));
@@ -310,7 +318,7 @@ int cmd_export(int argc, char **argv)
         total += man.len;
         if (format == FMT_BUNDLE) {
             struct trove_bytes zip = {0};
-            rc = trove_bundle_write_mem(ent, TROVE_TABLE_COUNT_ + 1, deflate, &zip, &diag);
+            rc = trove_bundle_write_mem(ent, nent, deflate, &zip, &diag);
             if (rc != TROVE_OK) {
                 trove_bytes_free(&zip);
                 cli_error("export", "%s: %s", out, cli_diag_msg(&diag, rc));
@@ -321,7 +329,7 @@ int cmd_export(int argc, char **argv)
             if (rc)
                 goto out;
         } else {
-            for (int k = 0; k <= TROVE_TABLE_COUNT_; k++) {
+            for (size_t k = 0; k < nent; k++) {
                 char path[4096];
                 if ((size_t)snprintf(path, sizeof path, "%s/%s", out, ent[k].name) >= sizeof path) {
                     cli_error("export", "%s: path too long", out);

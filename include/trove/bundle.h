@@ -1,6 +1,7 @@
 /*
  * trove/bundle.h: the capture bundle, a zip archive holding a capture's Parquet tables
- * (events.parquet, names.parquet, threads.parquet, samples.parquet, frames.parquet) and
+ * (events.parquet, names.parquet, threads.parquet, samples.parquet, frames.parquet,
+ * flows.parquet, and sort_indexes.parquet when the capture has sort indexes) and
  * manifest.json, which says what the bundle is and what it holds.
  *
  * The container is plain zip (libzip), so any unzip tool or DuckDB user can open it, with
@@ -137,6 +138,7 @@ struct trove_bundle_manifest {
     uint64_t start_ns, end_ns; /* the time range of its events, start <= end */
     uint64_t events, names, threads, samples, frames; /* rows of each table */
     uint64_t flows;            /* rows of the flows table (0: none, or no such table) */
+    uint64_t sort_indexes;     /* rows of the sort_indexes table (0: none, no such table) */
     char tables[8][64];        /* the Parquet entries present, each a valid entry name */
     size_t ntables;
     char trove_version[32];    /* the trove that wrote it, e.g. "0.1.0" */
@@ -149,11 +151,12 @@ struct trove_bundle_manifest {
  *   {"format": "trove-bundle", "format_version": 1, "capture": "...",
  *    "time_range_ns": [start, end],
  *    "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N
- *               [, "flows": N]},
+ *               [, "flows": N] [, "sort_indexes": N]},
  *    "tables": ["events.parquet", ...], "trove_version": "0.1.0"}
  *
  * "flows" is written only when m->flows is not 0, so a bundle without flows has the manifest
- * it had before flows existed. Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
+ * it had before flows existed; "sort_indexes" likewise only when m->sort_indexes is not 0.
+ * Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
  * TROVE_BUNDLE_FORMAT_VERSION, a number of 2^63 or more, end_ns < start_ns, ntables over
  * 8, a string that is not NUL-terminated within its array or not UTF-8, a table name
  * that breaks the entry rule), TROVE_ERR_NOMEM. On error out is unchanged.
@@ -164,8 +167,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
  * Decode manifest.json from buf[0..len) into *m, strictly: a JSON object of at most
  * TROVE_BUNDLE_MAX_MANIFEST bytes, no duplicate keys, no NUL in strings; "format" is
  * "trove-bundle"; "format_version" is checked before any other key; every key above
- * present with its type (integers non-negative and exact, no reals), except counts.flows,
- * which may be absent (0); unknown keys ignored.
+ * present with its type (integers non-negative and exact, no reals), except counts.flows
+ * and counts.sort_indexes, which may be absent (0); unknown keys ignored.
  *
  * Errors, with a message naming the key: TROVE_ERR_LIMIT (input over
  * TROVE_BUNDLE_MAX_MANIFEST, a string longer than its field, more than 8 tables),

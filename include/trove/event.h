@@ -15,8 +15,9 @@
  *
  * The in-memory struct has exactly this layout on a little-endian host, so raw frames
  * decode with a memcpy. A capture also carries names: name_id -> UTF-8 event name,
- * (pid, tid) -> thread name and pid -> process name, kept in a struct trove_names and
- * sent on the wire as names frames (see trove/wire.h and docs/formats/wire.md).
+ * (pid, tid) -> thread name and pid -> process name, and the sort indexes of processes and
+ * threads, kept in a struct trove_names and sent on the wire as names frames (see
+ * trove/wire.h and docs/formats/wire.md).
  */
 #ifndef TROVE_EVENT_H
 #define TROVE_EVENT_H
@@ -129,15 +130,38 @@ static inline uint64_t trove_event_end(const struct trove_event *e)
 const char *trove_kind_name(uint8_t kind);
 
 /*
- * The names of a capture. Three maps, each from an id to a UTF-8 string:
+ * The names of a capture. Three maps from an id to a UTF-8 string:
  *   TROVE_NAME_EVENT   name_id      -> event name
  *   TROVE_NAME_THREAD  (pid, tid)   -> thread name
  *   TROVE_NAME_PROCESS pid          -> process name
- * Setting an id again replaces its string. Entries are kept in insertion order (a
+ * and two from an id to a signed 32-bit sort index (Chrome's process_sort_index and
+ * thread_sort_index: where a viewer should place the track among its siblings, lower
+ * first), which carry no string:
+ *   TROVE_NAME_PROCESS_SORT pid        -> the process's sort index
+ *   TROVE_NAME_THREAD_SORT  (pid, tid) -> the thread's sort index
+ * Setting an id again replaces its value. Entries are kept in insertion order (a
  * replaced entry keeps its place), which is the order they are written in names frames.
  * Not thread-safe; one writer or many readers.
  */
-enum trove_name_type { TROVE_NAME_EVENT = 1, TROVE_NAME_THREAD = 2, TROVE_NAME_PROCESS = 3 };
+enum trove_name_type {
+    TROVE_NAME_EVENT = 1,
+    TROVE_NAME_THREAD = 2,
+    TROVE_NAME_PROCESS = 3,
+    TROVE_NAME_PROCESS_SORT = 4,
+    TROVE_NAME_THREAD_SORT = 5
+};
+
+/* Does an entry of this type hold a sort index (rather than a string)? Is it keyed by
+ * (pid, tid) (rather than by one id)? */
+static inline int trove_name_type_is_sort(int type)
+{
+    return type == TROVE_NAME_PROCESS_SORT || type == TROVE_NAME_THREAD_SORT;
+}
+
+static inline int trove_name_type_has_tid(int type)
+{
+    return type == TROVE_NAME_THREAD || type == TROVE_NAME_THREAD_SORT;
+}
 
 /* Longest name trove stores or accepts from outside, in bytes. */
 #define TROVE_NAME_MAX 65535
@@ -145,11 +169,13 @@ enum trove_name_type { TROVE_NAME_EVENT = 1, TROVE_NAME_THREAD = 2, TROVE_NAME_P
 struct trove_names;
 
 struct trove_name_entry {
-    uint8_t type;   /* enum trove_name_type */
-    uint32_t a;     /* name_id, or pid */
-    uint32_t b;     /* tid for TROVE_NAME_THREAD, else 0 */
-    const char *str;/* borrowed; valid until the next set or free; NUL-terminated */
+    uint8_t type;       /* enum trove_name_type */
+    uint32_t a;         /* name_id, or pid */
+    uint32_t b;         /* tid for TROVE_NAME_THREAD and TROVE_NAME_THREAD_SORT, else 0 */
+    const char *str;    /* borrowed; valid until the next set or free; NUL-terminated; ""
+                           for a sort index */
     size_t len;
+    int32_t sort_index; /* the value of a sort index entry; 0 for the others */
 };
 
 /* Create an empty table. Returns TROVE_OK or TROVE_ERR_NOMEM. */
@@ -157,26 +183,46 @@ int trove_names_new(struct trove_names **out);
 void trove_names_free(struct trove_names *names);
 
 /*
- * Set a name. `b` is ignored (stored as 0) unless type is TROVE_NAME_THREAD.
- * Errors: TROVE_ERR_INVALID (unknown type, len > TROVE_NAME_MAX), TROVE_ERR_NOMEM.
+ * Set a name (types TROVE_NAME_EVENT, _THREAD, _PROCESS). `b` is ignored (stored as 0)
+ * unless type is TROVE_NAME_THREAD.
+ * Errors: TROVE_ERR_INVALID (another type, len > TROVE_NAME_MAX), TROVE_ERR_NOMEM.
  * The string is copied; it need not be NUL-terminated.
  */
 int trove_names_set(struct trove_names *names, int type, uint32_t a, uint32_t b,
                     const char *str, size_t len);
 
 /* Look a name up. Returns a borrowed NUL-terminated string (valid until the next set or
- * free) and its length in *len_out (may be NULL), or NULL when the id has no name. */
+ * free) and its length in *len_out (may be NULL), or NULL when the id has no name (and for
+ * the sort index types, which hold no string). */
 const char *trove_names_get(const struct trove_names *names, int type, uint32_t a, uint32_t b,
                             size_t *len_out);
+
+/*
+ * Set a sort index: type TROVE_NAME_PROCESS_SORT (pid; tid is ignored, stored as 0) or
+ * TROVE_NAME_THREAD_SORT (pid, tid). Errors: TROVE_ERR_INVALID (another type),
+ * TROVE_ERR_NOMEM.
+ */
+int trove_names_set_sort(struct trove_names *names, int type, uint32_t pid, uint32_t tid,
+                         int32_t sort_index);
+
+/* Look a sort index up: 1 with the value in *out (may be NULL) when (type, pid, tid) has
+ * one, else 0 (*out untouched). */
+int trove_names_get_sort(const struct trove_names *names, int type, uint32_t pid, uint32_t tid,
+                         int32_t *out);
+
+/* Set the entry e describes, whatever its type: its string (trove_names_set) or its sort
+ * index (trove_names_set_sort). Errors as theirs. */
+int trove_names_put(struct trove_names *names, const struct trove_name_entry *e);
 
 /* Number of entries, and the i-th in insertion order (0 <= i < count). */
 size_t trove_names_count(const struct trove_names *names);
 void trove_names_entry(const struct trove_names *names, size_t i, struct trove_name_entry *out);
 
-/* Nonzero when a and b hold the same entries, in the same order, with the same strings. */
+/* Nonzero when a and b hold the same entries, in the same order, with the same strings and
+ * sort indexes. */
 int trove_names_equal(const struct trove_names *a, const struct trove_names *b);
 
-/* Copy every entry of src into dst (replacing names dst already has). */
+/* Copy every entry of src into dst (replacing names and sort indexes dst already has). */
 int trove_names_merge(struct trove_names *dst, const struct trove_names *src);
 
 #ifdef __cplusplus

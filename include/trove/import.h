@@ -47,7 +47,8 @@ struct trove_chrome_stats {
     uint64_t complete;        /* ph X */
     uint64_t begin_end_pairs; /* B/E matched into zones */
     uint64_t instants;        /* ph I, i, n */
-    uint64_t metadata;        /* ph M used (thread_name, process_name) */
+    uint64_t metadata;        /* ph M used (thread_name, process_name, process_sort_index,
+                                 thread_sort_index) */
     uint64_t unmatched_begin; /* B, b or S left open at the end, and the T steps of an open S
                                  (dropped unless strict) */
     uint64_t unmatched_end;   /* E, e, T or F with nothing open to close (dropped unless
@@ -66,9 +67,9 @@ struct trove_chrome_stats {
                                       key is over 1,024 bytes, or value past a double) */
     uint32_t async_tracks;    /* async tracks with events */
     uint32_t counter_series;  /* counter series with events */
-    uint64_t skipped_metadata; /* M events skipped (process_sort_index, thread_sort_index,
-                                  process_labels, process_uptime_seconds, ...), part of
-                                  skipped_phase['M'] */
+    uint64_t skipped_metadata; /* M events skipped (process_labels, process_uptime_seconds,
+                                  ..., and a sort index M whose args.sort_index is missing or
+                                  not a 32-bit integer), part of skipped_phase['M'] */
     uint64_t skipped_phase[128]; /* skipped events by phase: the ASCII ph of one character
                                     (R, P, O, N, D, ...), index 0 any other ph */
 };

@@ -9,9 +9,11 @@
  *   frames   stack_id u32, depth u32, address u64, function string          (empty too)
  *   flows    ts_ns u64, flow_id u64, pid u32, tid u32, name_id u32, phase u8, flags u8
  *                                                           one row per flow row (flows.h)
+ *   sort_indexes  type u8, pid u32, tid u32, sort_index i32  one row per sort index entry
+ *                                                           (type 4 process, 5 thread)
  *
  * Unsigned columns are Parquet INT32/INT64 with the logical type INTEGER(bits, false), so
- * DuckDB reads them as UTINYINT, UINTEGER and UBIGINT. Encodings by mode: "delta-dict" (the
+ * DuckDB reads them as UTINYINT, UINTEGER and UBIGINT; sort_index is INTEGER(32, true). Encodings by mode: "delta-dict" (the
  * default) puts DELTA_BINARY_PACKED on the nanosecond columns and on the names table's
  * name_id (a run of ids) and the flows table's flow_id, and RLE_DICTIONARY on every other
  * column; "dict" puts
@@ -54,7 +56,8 @@ enum trove_table {
     TROVE_TABLE_SAMPLES = 3,
     TROVE_TABLE_FRAMES = 4,
     TROVE_TABLE_FLOWS = 5,
-    TROVE_TABLE_COUNT_ = 6
+    TROVE_TABLE_SORT_INDEXES = 6, /* bundles hold it only when the capture has sort indexes */
+    TROVE_TABLE_COUNT_ = 7
 };
 
 /* "events", "names", ...; NULL past the last. */
@@ -65,6 +68,7 @@ const char *trove_table_name(int table);
  * *rows_out (may be NULL) gets its row count. The threads table has a row per thread name
  * in names, in their order, with its process's name (empty if none), then a row with tid 0
  * and an empty thread_name for each process name whose pid has no named thread. The
+ * sort_indexes table has a row per sort index entry of names, in their order. The
  * flows table written here has no rows (trove_tables_write_flows writes the rows).
  * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
  */
@@ -75,9 +79,11 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
 /*
  * Read a table from a Parquet file in buf[0..len) into the capture: events are appended to
  * ev, names set in names (events: TROVE_NAME_EVENT; threads: TROVE_NAME_THREAD for each
- * row with a thread_name, TROVE_NAME_PROCESS for each nonempty process_name). Columns are
+ * row with a thread_name, TROVE_NAME_PROCESS for each nonempty process_name;
+ * sort_indexes: a sort index of the row's type, 4 or 5, for each row). Columns are
  * found by name; extra columns are ignored; a missing column, a value out of its range
- * (a kind over 255, a pid over 2^32 - 1) or a string over TROVE_NAME_MAX is an error naming
+ * (a kind over 255, a pid over 2^32 - 1, a sort index type other than 4 and 5, a sort_index
+ * outside the signed 32 bits) or a string over TROVE_NAME_MAX is an error naming
  * the table, column and row. samples and frames must be empty for now (TROVE_ERR_FORMAT
  * otherwise). The flows table is read (every check made) and its rows dropped: take them
  * with trove_tables_read_flows. Errors: those of trove_pq_open and trove_pq_read_*,

@@ -35,6 +35,7 @@ enum trove_wire_format {
 
 #define TROVE_WIRE_HEADER_SIZE 16
 #define TROVE_WIRE_VERSION 1
+#define TROVE_WIRE_NAMES_VERSION 2            /* a names frame that holds sort indexes */
 #define TROVE_WIRE_MAX_EVENTS 65536u          /* events per frame, hard limit */
 #define TROVE_WIRE_MAX_NAMES 1048576u         /* entries per names frame */
 #define TROVE_WIRE_MAX_PAYLOAD (64u << 20)    /* payload and inflated size, hard limit */
@@ -52,9 +53,10 @@ struct trove_wire_header {
 };
 
 /*
- * Parse and check a frame header at buf[0..len). Checks magic, version, format, count and
- * payload limits, and the per-format relations (raw: payload = 32 * count; deflate:
- * raw_len within the bound for count). Does not require the payload to be present.
+ * Parse and check a frame header at buf[0..len). Checks magic, version (TROVE_WIRE_VERSION,
+ * or TROVE_WIRE_NAMES_VERSION for a names frame), format, count and payload limits, and
+ * the per-format relations (raw: payload = 32 * count; deflate: raw_len within the bound
+ * for count). Does not require the payload to be present.
  * Errors: TROVE_ERR_TRUNCATED (len < 16), TROVE_ERR_MAGIC, TROVE_ERR_VERSION,
  * TROVE_ERR_FORMAT, TROVE_ERR_LIMIT, TROVE_ERR_BOMB, TROVE_ERR_CORRUPT.
  */
@@ -84,7 +86,9 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
 
 /*
  * Append one names frame holding entries [from, to) of names to out (to is clamped to the
- * table's count; a writer sends a table incrementally by remembering the last `to`).
+ * table's count; a writer sends a table incrementally by remembering the last `to`). The
+ * frame is version TROVE_WIRE_VERSION unless one of those entries is a sort index, when it
+ * is TROVE_WIRE_NAMES_VERSION (which a reader of version 1 only refuses).
  * Errors: TROVE_ERR_LIMIT (more than TROVE_WIRE_MAX_NAMES entries or the payload limit),
  * TROVE_ERR_NOMEM.
  */

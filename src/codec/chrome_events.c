@@ -628,6 +628,55 @@ static int ev_instant(struct trove__chrome *ps, uint8_t kind)
                     track);
 }
 
+/* The event's args.sort_index: 1 with the value in *out when the last numeric argument of
+ * that key is an integer in the signed 32-bit range, else 0. */
+static int sort_index_arg(const struct trove__chrome *ps, int32_t *out)
+{
+    const struct trove__json_num *n = NULL;
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < ps->ev.nargs; i++) {
+        const struct trove__carg *a = &ps->args[i];
+        if (!a->over && a->key_len == 10 &&
+            !memcmp(ps->arg_keys.ptr + a->key_off, "sort_index", 10))
+            n = &a->num;
+    }
+    if (!n || !n->is_int)
+        return 0;
+    if (n->nd > 0) {
+        if (n->point > 10)
+            return 0;
+        for (int64_t i = 0; i < n->point; i++)
+            v = v * 10 + n->d[i];
+    }
+    if (n->neg ? v > (uint64_t)1 << 31 : v > INT32_MAX)
+        return 0;
+    *out = n->neg ? (int32_t)(0 - (int64_t)v) : (int32_t)v;
+    return 1;
+}
+
+/* process_sort_index / thread_sort_index: a sort index entry when args.sort_index is an
+ * integer that fits; otherwise the event is skipped like any other M we do not use. */
+static int ev_sort_index(struct trove__chrome *ps, int type)
+{
+    uint32_t pid, tid;
+    int32_t v = 0;
+    int rc;
+
+    if (!sort_index_arg(ps, &v))
+        goto skipped;
+    if ((rc = get_thread(ps, &pid, &tid)) != TROVE_OK ||
+        (rc = trove_names_set_sort(ps->tmp_names, type, pid, tid, v)) != TROVE_OK)
+        return rc;
+    ps->st.metadata++;
+    return TROVE_OK;
+skipped: /* no sort_index, or one that is not an integer of 32 bits */
+    ps->st.skipped++;
+    ps->st.skipped_phase['M']++;
+    ps->st.skipped_metadata++;
+    return TROVE_OK;
+}
+
 static int ev_metadata(struct trove__chrome *ps)
 {
     const uint8_t *p;
@@ -643,6 +692,12 @@ static int ev_metadata(struct trove__chrome *ps)
         type = TROVE_NAME_THREAD;
     else if (!ps->name.over && ps->name.len == 12 && !memcmp(ps->name.ptr, "process_name", 12))
         type = TROVE_NAME_PROCESS;
+    else if (!ps->name.over && ps->name.len == 18 &&
+             !memcmp(ps->name.ptr, "process_sort_index", 18))
+        return ev_sort_index(ps, TROVE_NAME_PROCESS_SORT);
+    else if (!ps->name.over && ps->name.len == 17 &&
+             !memcmp(ps->name.ptr, "thread_sort_index", 17))
+        return ev_sort_index(ps, TROVE_NAME_THREAD_SORT);
     else
         goto skipped;
     if (ps->ev.args_name.type == TROVE__J_NONE)
@@ -659,7 +714,7 @@ static int ev_metadata(struct trove__chrome *ps)
         return rc;
     ps->st.metadata++;
     return TROVE_OK;
-skipped: /* process_sort_index, thread_sort_index, process_labels, ...: counted by phase */
+skipped: /* process_labels, process_uptime_seconds, ...: counted by phase */
     ps->st.skipped++;
     ps->st.skipped_phase['M']++;
     ps->st.skipped_metadata++;

@@ -4,12 +4,14 @@
  *
  *   {"displayTimeUnit":"ns","traceEvents":[
  *   {"ph":"M","name":"process_name","pid":P,"tid":0,"args":{"name":"..."}},
+ *   {"ph":"M","name":"thread_sort_index","pid":P,"tid":T,"args":{"sort_index":-1}},
  *   {"ph":"X","name":"...","pid":P,"tid":T,"ts":1.5,"dur":2},
  *   ...
  *   ]}
  *
- * Metadata first (process names, then the names of real threads; the importer names async
- * tracks and counter series itself), then every event, flow and span end in the order of
+ * Metadata first, in the names table's order (process and thread names, but not those of
+ * async tracks and counter series, which the importer names itself; the sort indexes of
+ * processes and threads, tracks included), then every event, flow and span end in the order of
  * trace_sched.c: by time, each begin before what it encloses and each e or F after what it
  * encloses, so that the importer, which matches an e to the innermost open b of its name on
  * its track, pairs them as they were. A thread zone is one X; an async span a b/e or S/F pair
@@ -291,6 +293,15 @@ int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
             (e.type == TROVE_NAME_THREAD && trove_tid_is_synthetic(e.b)))
             continue;
         puts_(&o, lines++ ? ",\n" : "\n");
+        if (trove_name_type_is_sort(e.type)) {
+            /* a track's sort index too: the importer gives its track the same tid again */
+            putf(&o,
+                 "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,"
+                 "\"args\":{\"sort_index\":%d}}",
+                 e.type == TROVE_NAME_THREAD_SORT ? "thread_sort_index" : "process_sort_index",
+                 e.a, e.b, (int)e.sort_index);
+            continue;
+        }
         putf(&o, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
              e.type == TROVE_NAME_THREAD ? "thread_name" : "process_name", e.a, e.b);
         put_string(&o, e.str, e.len);

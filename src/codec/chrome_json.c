@@ -26,7 +26,7 @@
  * Each event object is collected into a flat set of fields (struct trove__cevent) and
  * evaluated when its '}' is read, because JSON does not order keys (the sample puts "args"
  * before "ph"). Of "args", only "name" (M), "step" (T) and the members whose values are
- * numbers (C: one counter value each) are kept. Memory: one chunk, three name buffers of
+ * numbers (C: one counter value each; M: a sort index) are kept. Memory: one chunk, three name buffers of
  * TROVE_NAME_MAX bytes, and what chrome_events.c keeps per imported event; nothing is
  * proportional to the input size. See docs/formats/chrome-json.md.
  */

@@ -9,8 +9,9 @@
  *                   clock_snapshot 6 {clocks 1 {clock_id 1, timestamp 2, is_incremental 3,
  *                   unit_multiplier_ns 4}}, interned_data 12 {event_categories 1, event_names 2:
  *                   {iid 1, name 2}}, track_descriptor 60, track_event 11; others skipped
- *   TrackDescriptor := uuid 1, parent_uuid 5, name 2, process 3 {pid 1, process_name 6},
- *                   thread 4 {pid 1, tid 2, thread_name 5}, counter 8
+ *   TrackDescriptor := uuid 1, parent_uuid 5, name 2, process 3 {pid 1, legacy_sort_index 3,
+ *                   process_name 6}, thread 4 {pid 1, tid 2, legacy_sort_index 3,
+ *                   thread_name 5}, counter 8
  *   TrackEvent   := type 9, track_uuid 11, name_iid 10 | name 23, category_iids 3 |
  *                   categories 22, counter_value 30 | double_counter_value 44, flow_ids 47 |
  *                   36, terminating_flow_ids 48 | 42; others skipped
@@ -143,8 +144,9 @@ struct open_slice {
 
 struct track {
     uint64_t uuid, parent, off;
-    uint8_t has_process, has_thread, has_pname, has_tname, has_name, resolved;
+    uint8_t has_process, has_thread, has_pname, has_tname, has_name, has_sort, resolved;
     uint32_t pid, tid, ppid;
+    int32_t sort;                            /* legacy_sort_index, when has_sort */
     uint64_t pname_off, tname_off, name_off; /* strings in the arena */
     uint32_t pname_len, tname_len, name_len;
     struct open_slice *open;
@@ -352,6 +354,10 @@ static int read_desc_sub(struct pr *r, struct track *t, const struct trove__pb_f
             t->pid = (uint32_t)g.v;
         } else if (thread && g.num == 2 && g.wt == TROVE__PB_VARINT) {
             t->tid = (uint32_t)g.v;
+        } else if (g.num == 3 && g.wt == TROVE__PB_VARINT) {
+            /* legacy_sort_index, an int32: its low 32 bits, as protobuf reads one */
+            t->sort = (int32_t)(uint32_t)g.v;
+            t->has_sort = 1;
         } else if ((thread ? g.num == 5 : g.num == 6)) {
             if ((rc = check_string(r, &g, thread ? "a thread name" : "a process name")) != TROVE_OK)
                 return rc;
@@ -1161,7 +1167,7 @@ static int cmp_dorder(const void *pa, const void *pb)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-/* Thread and process names, in the order their descriptors came. */
+/* Thread and process names and sort indexes, in the order their descriptors came. */
 static int track_names(struct pr *r, struct trove_names *tmp)
 {
     struct dorder *o;
@@ -1185,6 +1191,10 @@ static int track_names(struct pr *r, struct trove_names *tmp)
         else if (t->resolved == 2 && t->has_name)
             rc = trove_names_set(tmp, TROVE_NAME_THREAD, t->pid, t->tid, a + t->name_off,
                                  t->name_len);
+        if (rc == TROVE_OK && t->has_sort && (t->has_process || t->has_thread))
+            rc = trove_names_set_sort(tmp, t->has_process ? TROVE_NAME_PROCESS_SORT
+                                                          : TROVE_NAME_THREAD_SORT,
+                                      t->pid, t->tid, t->sort);
     }
     free(o);
     return rc;

@@ -8,7 +8,9 @@
  *                  {timestamp_clock_id 64}
  *   then        := track_descriptor packets: a process track per pid, a track per (pid, tid)
  *                  (a thread's, or an async or counter track for a synthetic tid), and child
- *                  tracks for a thread's counters and for zones that overlap without nesting
+ *                  tracks for a thread's counters and for zones that overlap without nesting;
+ *                  a process's and a real thread's sort index ride in their descriptor's
+ *                  legacy_sort_index (3), which a synthetic tid's track has no place for
  *   then        := track_event packets in time order (trace_sched.c): a slice's begin and end,
  *                  instants, counters, flow points; interned_data carries each event name
  *                  (iid = name_id + 1) and category the first time a packet uses it
@@ -53,6 +55,9 @@
 #define TE_DOUBLE_COUNTER 44
 #define TE_FLOW_IDS 47
 #define TE_TERMINATING_FLOW_IDS 48
+/* ProcessDescriptor.legacy_sort_index and ThreadDescriptor.legacy_sort_index (int32) */
+#define PD_LEGACY_SORT_INDEX 3
+#define TD_LEGACY_SORT_INDEX 3
 /* TrackDescriptor, ProcessDescriptor, ThreadDescriptor */
 #define TD_UUID 1
 #define TD_NAME 2
@@ -204,8 +209,12 @@ static int descriptors(struct pw *w, struct trove_bytes *out)
         const char *name = w->t->names ? trove_names_get(w->t->names, TROVE_NAME_PROCESS, pid, 0,
                                                          &len)
                                        : NULL;
+        int32_t sort = 0;
+        int has_sort = w->t->names &&
+                       trove_names_get_sort(w->t->names, TROVE_NAME_PROCESS_SORT, pid, 0, &sort);
         w->te.len = w->sub.len = 0;
         if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)pid)) != TROVE_OK ||
+            (has_sort && (rc = trove__pb_int32(&w->sub, PD_LEGACY_SORT_INDEX, sort)) != TROVE_OK) ||
             (name && (rc = trove__pb_bytes(&w->sub, 6, name, len)) != TROVE_OK) ||
             (rc = trove__pb_uint(&w->te, TD_UUID, uuid_process(w, pid))) != TROVE_OK ||
             (rc = trove__pb_bytes(&w->te, TD_PROCESS, w->sub.ptr, w->sub.len)) != TROVE_OK ||
@@ -218,8 +227,13 @@ static int descriptors(struct pw *w, struct trove_bytes *out)
         if ((rc = trove__pb_uint(&w->te, TD_UUID, uuid_base(w, k))) != TROVE_OK)
             return rc;
         if (w->base[k] == BASE_THREAD) {
+            int32_t sort = 0;
+            int has_sort = w->t->names && trove_names_get_sort(w->t->names, TROVE_NAME_THREAD_SORT,
+                                                               tr->pid, tr->tid, &sort);
             if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)tr->pid)) != TROVE_OK ||
                 (rc = trove__pb_int32(&w->sub, 2, (int32_t)tr->tid)) != TROVE_OK ||
+                (has_sort &&
+                 (rc = trove__pb_int32(&w->sub, TD_LEGACY_SORT_INDEX, sort)) != TROVE_OK) ||
                 (tr->name &&
                  (rc = trove__pb_bytes(&w->sub, 5, tr->name, tr->name_len)) != TROVE_OK) ||
                 (rc = trove__pb_bytes(&w->te, TD_THREAD, w->sub.ptr, w->sub.len)) != TROVE_OK)

@@ -66,9 +66,12 @@ int trove__ttracks_build(const struct trove_trace *t, struct trove__ttracks *out
     for (size_t i = 0; i < nn; i++) {
         struct trove_name_entry e;
         trove_names_entry(t->names, i, &e);
-        if (e.type == TROVE_NAME_THREAD)
+        /* a real thread's sort index needs its track (the writers carry it there); a
+         * synthetic tid is a track only when something else makes it one */
+        if (e.type == TROVE_NAME_THREAD ||
+            (e.type == TROVE_NAME_THREAD_SORT && !trove_tid_is_synthetic(e.b)))
             keys[nk++] = (uint64_t)e.a << 32 | e.b;
-        else if (e.type == TROVE_NAME_PROCESS)
+        else if (e.type == TROVE_NAME_PROCESS || e.type == TROVE_NAME_PROCESS_SORT)
             pids[np++] = e.a;
     }
     nk = uniq_u64(keys, nk);

@@ -13,7 +13,8 @@
 
 /* ---- tracks ---------------------------------------------------------------------------- */
 
-/* A (pid, tid) of the capture: one that has events or flow rows, or a thread name. */
+/* A (pid, tid) of the capture: one that has events or flow rows, a thread name, or (a real
+ * thread's) a sort index. */
 struct trove__ttrack {
     uint32_t pid, tid;
     uint8_t has_counter;      /* counter events */
@@ -25,7 +26,7 @@ struct trove__ttrack {
 struct trove__ttracks {
     struct trove__ttrack *t;  /* sorted by (pid, tid) */
     size_t n;
-    uint32_t *pids;           /* every pid: of a track or a process name; sorted */
+    uint32_t *pids;           /* every pid: of a track, a process name or sort index; sorted */
     size_t npids;
 };
 

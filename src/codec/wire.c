@@ -96,7 +96,7 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
         if ((rc = encode_raw(ev, n, hdr + TROVE_WIRE_HEADER_SIZE)) != TROVE_OK)
             return rc;
         payload = n * TROVE_EVENT_SIZE;
-        trove__wire_put_header(hdr, format, (uint32_t)n, (uint32_t)payload, 0);
+        trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, 0);
         break;
     case TROVE_WIRE_PACKED:
         if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + trove_wire_packed_bound(n))) != TROVE_OK)
@@ -105,7 +105,7 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
         payload = trove__packed_encode(&enc->map, ev, n, hdr + TROVE_WIRE_HEADER_SIZE, &rc);
         if (rc != TROVE_OK)
             return rc;
-        trove__wire_put_header(hdr, format, (uint32_t)n, (uint32_t)payload, 0);
+        trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, 0);
         break;
     case TROVE_WIRE_DEFLATE:
         if (!enc->deflate && !(enc->deflate = libdeflate_alloc_compressor(1)))
@@ -126,7 +126,7 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
             if (payload == 0 && packed_len != 0)
                 return TROVE_ERR_NOMEM; /* cannot happen with a bound-sized buffer */
         }
-        trove__wire_put_header(hdr, format, (uint32_t)n, (uint32_t)payload, (uint32_t)packed_len);
+        trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, (uint32_t)packed_len);
         break;
     default:
         return TROVE_ERR_INVALID;
@@ -231,8 +231,8 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
     out->format = h.format;
     out->frame_len = TROVE_WIRE_HEADER_SIZE + (size_t)h.payload_len;
     if (h.format == TROVE_WIRE_NAMES) {
-        rc = trove__names_decode(payload, h.payload_len, h.count, names, TROVE_WIRE_HEADER_SIZE,
-                                 diag);
+        rc = trove__names_decode(payload, h.payload_len, h.count, h.version, names,
+                                 TROVE_WIRE_HEADER_SIZE, diag);
         if (rc == TROVE_OK)
             out->n_names = h.count;
         return rc;

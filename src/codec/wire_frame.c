@@ -8,7 +8,7 @@
  *   header (16 bytes, little-endian):
  *     0  magic    'T' 'V'
  *     2  format   u8   1 raw, 2 packed, 3 deflate, 4 names
- *     3  version  u8   1
+ *     3  version  u8   1; 2 for a names frame that holds sort indexes (wire_names.c)
  *     4  count    u32  events (raw, packed, deflate) or entries (names)
  *     8  payload  u32  bytes that follow the header
  *    12  raw_len  u32  deflate: the inflated packed payload's size; 0 for the others
@@ -19,6 +19,8 @@
  * <= trove_wire_packed_bound(count).
  */
 #include "wire_internal.h"
+
+#include <assert.h>
 
 #define WIRE_MAGIC0 'T'
 #define WIRE_MAGIC1 'V'
@@ -50,13 +52,15 @@ const char *trove_wire_format_name(int format)
     }
 }
 
-void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,
-                            uint32_t raw_len)
+void trove__wire_put_header(uint8_t *p, int format, int version, uint32_t count,
+                            uint32_t payload_len, uint32_t raw_len)
 {
+    assert(version == TROVE_WIRE_VERSION ||
+           (format == TROVE_WIRE_NAMES && version == TROVE_WIRE_NAMES_VERSION));
     p[0] = WIRE_MAGIC0;
     p[1] = WIRE_MAGIC1;
     p[2] = (uint8_t)format;
-    p[3] = TROVE_WIRE_VERSION;
+    p[3] = (uint8_t)version;
     trove__put_le32(p + 4, count);
     trove__put_le32(p + 8, payload_len);
     trove__put_le32(p + 12, raw_len);
@@ -80,10 +84,12 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
     h->count = trove__get_le32(buf + 4);
     h->payload_len = trove__get_le32(buf + 8);
     h->raw_len = trove__get_le32(buf + 12);
-    if (h->version != TROVE_WIRE_VERSION)
+    if (h->version != TROVE_WIRE_VERSION &&
+        !(h->format == TROVE_WIRE_NAMES && h->version == TROVE_WIRE_NAMES_VERSION))
         return trove_diag_set(diag, TROVE_ERR_VERSION, 3,
-                              "wire frame version %u; this build reads version %u", h->version,
-                              TROVE_WIRE_VERSION);
+                              "wire frame version %u; this build reads version %u (and %u for "
+                              "names frames)",
+                              h->version, TROVE_WIRE_VERSION, TROVE_WIRE_NAMES_VERSION);
     if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_NAMES)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
     if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)

@@ -21,9 +21,10 @@
  * table has more than 256 entries. */
 #define TROVE_PACKED_DIRECT 255
 
-/* Write a 16-byte frame header at p (wire_frame.c). */
-void trove__wire_put_header(uint8_t *p, int format, uint32_t count, uint32_t payload_len,
-                            uint32_t raw_len);
+/* Write a 16-byte frame header at p (wire_frame.c): version is TROVE_WIRE_VERSION, or
+ * TROVE_WIRE_NAMES_VERSION for a names frame that holds sort indexes. */
+void trove__wire_put_header(uint8_t *p, int format, int version, uint32_t count,
+                            uint32_t payload_len, uint32_t raw_len);
 
 /* Thread-table scratch owned by an encoder: an open-addressing map (pid, tid) -> index,
  * cleared in O(1) per batch by a generation stamp. */
@@ -51,10 +52,11 @@ size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_even
 int trove__packed_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_event *out,
                          uint64_t *threads, uint64_t base, int generic, struct trove_diag *diag);
 
-/* Names payload encode/decode (wire_names.c). decode validates all of p[0..len) before it
- * touches names (which may be NULL: validate only). */
-int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_names *names,
-                        uint64_t base, struct trove_diag *diag);
+/* Names payload decode (wire_names.c), for a frame of header version `version` (1: names
+ * only; 2: sort indexes too). Validates all of p[0..len) before it touches names (which
+ * may be NULL: validate only). */
+int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, unsigned version,
+                        struct trove_names *names, uint64_t base, struct trove_diag *diag);
 
 /* Tests only: nonzero makes the packed decoder skip its BMI2 path (where it has one), so
  * that a machine with BMI2 tests both paths. Users get the same with the environment

@@ -2,15 +2,24 @@
  * wire_names.c: the names frame — how a capture's names travel in a stream.
  *
  *   payload := entry * count
- *   entry   := type:u8  a:varint  [b:varint if type == 2]  len:varint  utf8[len]
+ *   entry   := type:u8  a:varint  [b:varint if type is 2 or 5]  body
+ *   body    := len:varint  utf8[len]          types 1, 2, 3
+ *            | value:zigzag varint            types 4, 5 (header version 2 only)
  *   type 1: event name    a = name_id
  *   type 2: thread name   a = pid, b = tid
  *   type 3: process name  a = pid
+ *   type 4: process sort index   a = pid,            value = the signed 32-bit index
+ *   type 5: thread sort index    a = pid, b = tid,   value = the signed 32-bit index
  *
- * ids are u32 varints (at most 5 bytes), len is at most TROVE_NAME_MAX, and the bytes must be
- * well-formed UTF-8. A stream sends a names frame before the event frames that use its ids;
- * later frames may add names or replace them (the latest wins). Decoding validates the
- * whole payload before it changes the caller's table.
+ * A frame is version 1 (the header's version byte) unless it holds a sort index, when it is
+ * version 2, so that a table without sort indexes encodes exactly as before they existed
+ * and a reader that knows only version 1 refuses a frame it would misread (its header
+ * check says TROVE_ERR_VERSION) rather than skip entries. A version 1 frame may hold types
+ * 1 to 3 only; version 2 any of 1 to 5. ids are u32 varints (at most 5 bytes), the value a
+ * zigzag varint of at most 5 bytes (32 bits), len is at most TROVE_NAME_MAX, and the bytes
+ * must be well-formed UTF-8. A stream sends a names frame before the event frames that use
+ * its ids; later frames may add names or replace them (the latest wins). Decoding validates
+ * the whole payload before it changes the caller's table.
  */
 #include "wire_internal.h"
 
@@ -25,6 +34,7 @@ int trove_wire_encode_names(const struct trove_names *names, size_t from, size_t
 {
     size_t total = trove_names_count(names), payload = 0, start = out->len;
     struct trove_name_entry e;
+    int version = TROVE_WIRE_VERSION;
     uint8_t *p;
     int rc;
 
@@ -36,8 +46,14 @@ int trove_wire_encode_names(const struct trove_names *names, size_t from, size_t
         return TROVE_ERR_LIMIT;
     for (size_t i = from; i < to; i++) {
         trove_names_entry(names, i, &e);
-        payload += 1 + trove_varint_len(e.a) + trove_varint_len(e.len) + e.len +
-                   (e.type == TROVE_NAME_THREAD ? trove_varint_len(e.b) : 0);
+        payload += 1 + trove_varint_len(e.a) +
+                   (trove_name_type_has_tid(e.type) ? trove_varint_len(e.b) : 0);
+        if (trove_name_type_is_sort(e.type)) {
+            payload += trove_varint_len(trove_zigzag64(e.sort_index));
+            version = TROVE_WIRE_NAMES_VERSION;
+        } else {
+            payload += trove_varint_len(e.len) + e.len;
+        }
     }
     if (payload > TROVE_WIRE_MAX_PAYLOAD)
         return TROVE_ERR_LIMIT;
@@ -48,14 +64,18 @@ int trove_wire_encode_names(const struct trove_names *names, size_t from, size_t
         trove_names_entry(names, i, &e);
         *p++ = e.type;
         p = trove_put_varint(p, e.a);
-        if (e.type == TROVE_NAME_THREAD)
+        if (trove_name_type_has_tid(e.type))
             p = trove_put_varint(p, e.b);
+        if (trove_name_type_is_sort(e.type)) {
+            p = trove_put_varint(p, trove_zigzag64(e.sort_index));
+            continue;
+        }
         p = trove_put_varint(p, e.len);
         memcpy(p, e.str, e.len);
         p += e.len;
     }
     assert(p == out->ptr + start + TROVE_WIRE_HEADER_SIZE + payload);
-    trove__wire_put_header(out->ptr + start, TROVE_WIRE_NAMES, (uint32_t)(to - from),
+    trove__wire_put_header(out->ptr + start, TROVE_WIRE_NAMES, version, (uint32_t)(to - from),
                            (uint32_t)payload, 0);
     out->len = start + TROVE_WIRE_HEADER_SIZE + payload;
     return TROVE_OK;
@@ -69,11 +89,13 @@ static int entry_error(struct trove_diag *diag, int rc, uint64_t base, size_t at
                       count);
 }
 
-/* Walk the payload; with names == NULL only validate. */
-static int walk(const uint8_t *p0, size_t len, uint32_t count, struct trove_names *names,
-                uint64_t base, struct trove_diag *diag)
+/* Walk the payload of a frame of `version`; with names == NULL only validate. */
+static int walk(const uint8_t *p0, size_t len, uint32_t count, unsigned version,
+                struct trove_names *names, uint64_t base, struct trove_diag *diag)
 {
     const uint8_t *p = p0, *end = p0 + len;
+    uint8_t max_type = version >= TROVE_WIRE_NAMES_VERSION ? TROVE_NAME_THREAD_SORT
+                                                           : TROVE_NAME_PROCESS;
     uint64_t a = 0, b = 0, n = 0;
     int why = 0, rc;
     uint32_t i;
@@ -85,16 +107,28 @@ static int walk(const uint8_t *p0, size_t len, uint32_t count, struct trove_name
             return entry_error(diag, TROVE_ERR_TRUNCATED, base, at,
                                "payload ends before the entry", i, count);
         type = *p++;
-        if (type < TROVE_NAME_EVENT || type > TROVE_NAME_PROCESS)
-            return entry_error(diag, TROVE_ERR_CORRUPT, base, at, "unknown entry type", i, count);
+        if (type < TROVE_NAME_EVENT || type > max_type)
+            return entry_error(diag, TROVE_ERR_CORRUPT, base, at,
+                               trove_name_type_is_sort(type)
+                                   ? "sort index entry in a version 1 frame"
+                                   : "unknown entry type",
+                               i, count);
         b = 0;
         if (!(p = trove_get_varint(p, end, 32, &a, &why)) ||
-            (type == TROVE_NAME_THREAD && !(p = trove_get_varint(p, end, 32, &b, &why))) ||
+            (trove_name_type_has_tid(type) && !(p = trove_get_varint(p, end, 32, &b, &why))) ||
             !(p = trove_get_varint(p, end, 32, &n, &why)))
             return entry_error(diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT, base, at,
                                why == 1 ? "payload ends inside an entry"
                                         : "varint longer or wider than its field",
                                i, count);
+        if (trove_name_type_is_sort(type)) {
+            /* n is the zigzag of a 32-bit value: it fits, as the varint held 32 bits */
+            int32_t v = (int32_t)trove_unzigzag64(n);
+            if (names && (rc = trove_names_set_sort(names, type, (uint32_t)a, (uint32_t)b, v)) !=
+                             TROVE_OK)
+                return entry_error(diag, rc, base, at, "out of memory", i, count);
+            continue;
+        }
         if (n > TROVE_NAME_MAX)
             return entry_error(diag, TROVE_ERR_LIMIT, base, at, "name longer than 65535 bytes", i,
                                count);
@@ -115,11 +149,11 @@ static int walk(const uint8_t *p0, size_t len, uint32_t count, struct trove_name
     return TROVE_OK;
 }
 
-int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_names *names,
-                        uint64_t base, struct trove_diag *diag)
+int trove__names_decode(const uint8_t *p, size_t len, uint32_t count, unsigned version,
+                        struct trove_names *names, uint64_t base, struct trove_diag *diag)
 {
-    int rc = walk(p, len, count, NULL, base, diag);
+    int rc = walk(p, len, count, version, NULL, base, diag);
     if (rc == TROVE_OK && names)
-        rc = walk(p, len, count, names, base, diag);
+        rc = walk(p, len, count, version, names, base, diag);
     return rc;
 }

@@ -8,7 +8,7 @@
  *     "capture": "...",
  *     "time_range_ns": [start, end],
  *     "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N,
- *                "flows": N},                       (flows only when not 0)
+ *                "flows": N, "sort_indexes": N},    (each of the last two only when not 0)
  *     "tables": ["events.parquet", ...],
  *     "trove_version": "0.1.0"
  *   }
@@ -65,6 +65,7 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
         m->start_ns > MAX_JSON_INT || m->end_ns > MAX_JSON_INT || m->end_ns < m->start_ns ||
         m->events > MAX_JSON_INT || m->names > MAX_JSON_INT || m->threads > MAX_JSON_INT ||
         m->samples > MAX_JSON_INT || m->frames > MAX_JSON_INT || m->flows > MAX_JSON_INT ||
+        m->sort_indexes > MAX_JSON_INT ||
         m->ntables > MAX_TABLES ||
         string_field(m->capture, sizeof m->capture) < 0 ||
         string_field(m->trove_version, sizeof m->trove_version) < 0)
@@ -91,7 +92,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
         put(counts, "threads", json_u64(m->threads)) ||
         put(counts, "samples", json_u64(m->samples)) ||
         put(counts, "frames", json_u64(m->frames)) ||
-        (m->flows > 0 && put(counts, "flows", json_u64(m->flows))))
+        (m->flows > 0 && put(counts, "flows", json_u64(m->flows))) ||
+        (m->sort_indexes > 0 && put(counts, "sort_indexes", json_u64(m->sort_indexes))))
         goto out;
     rc = put(root, "format", json_string("trove-bundle"));
     if (!rc)
@@ -207,6 +209,10 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
     /* "flows" came with the flows table: a bundle without flows may leave it out */
     if (json_object_get(counts, "flows") &&
         (rc = get_u64(counts, "counts.", "flows", &m->flows, diag)))
+        return rc;
+    /* "sort_indexes" came with the sort_indexes table, written only when there are some */
+    if (json_object_get(counts, "sort_indexes") &&
+        (rc = get_u64(counts, "counts.", "sort_indexes", &m->sort_indexes, diag)))
         return rc;
     tables = json_object_get(root, "tables");
     if (!json_is_array(tables))

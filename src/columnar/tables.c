@@ -1,6 +1,9 @@
 /*
  * tables.c: a capture's events and names as the Parquet tables of a bundle, and back
- * (include/trove/tables.h, docs/formats/bundle.md).
+ * (include/trove/tables.h, docs/formats/bundle.md). The names table of the capture is spread
+ * over three tables by what its entries hold: event names (names), thread and process names
+ * (threads), and the sort indexes of processes and threads (sort_indexes, one row an entry
+ * with the entry's type, so that it reads back to the same entries).
  */
 #include "trove/tables.h"
 #include "common/alloc.h"
@@ -20,27 +23,30 @@ struct col {
     int type;
     int bits;
     int role;
+    int is_signed; /* integers: INTEGER(bits, true), values in the signed range */
 };
 
-#define U8(n) {n, TROVE_PQ_INT32, 8, ENC_OTHER}
-#define U32(n) {n, TROVE_PQ_INT32, 32, ENC_OTHER}
-#define STR(n) {n, TROVE_PQ_STRING, 0, ENC_OTHER}
+#define U8(n) {n, TROVE_PQ_INT32, 8, ENC_OTHER, 0}
+#define U32(n) {n, TROVE_PQ_INT32, 32, ENC_OTHER, 0}
+#define I32(n) {n, TROVE_PQ_INT32, 32, ENC_OTHER, 1}
+#define STR(n) {n, TROVE_PQ_STRING, 0, ENC_OTHER, 0}
 
 static const struct col events_cols[] = {
-    {"start_ns", TROVE_PQ_INT64, 64, ENC_TIME}, {"dur_ns", TROVE_PQ_INT64, 64, ENC_TIME},
+    {"start_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, {"dur_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0},
     U32("pid"), U32("tid"), U8("kind"), U8("depth"), U8("extra"), U32("name_id"),
 };
-static const struct col names_cols[] = {{"name_id", TROVE_PQ_INT32, 32, ENC_ID}, STR("name")};
+static const struct col names_cols[] = {{"name_id", TROVE_PQ_INT32, 32, ENC_ID, 0}, STR("name")};
 static const struct col threads_cols[] = {U32("pid"), U32("tid"), STR("thread_name"),
                                           STR("process_name")};
 static const struct col samples_cols[] = {
-    {"time_ns", TROVE_PQ_INT64, 64, ENC_TIME}, U32("pid"), U32("tid"), U32("stack_id")};
+    {"time_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, U32("pid"), U32("tid"), U32("stack_id")};
 static const struct col frames_cols[] = {U32("stack_id"), U32("depth"),
-                                         {"address", TROVE_PQ_INT64, 64, ENC_OTHER},
+                                         {"address", TROVE_PQ_INT64, 64, ENC_OTHER, 0},
                                          STR("function")};
 static const struct col flows_cols[] = {
-    {"ts_ns", TROVE_PQ_INT64, 64, ENC_TIME}, {"flow_id", TROVE_PQ_INT64, 64, ENC_ID},
+    {"ts_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, {"flow_id", TROVE_PQ_INT64, 64, ENC_ID, 0},
     U32("pid"), U32("tid"), U32("name_id"), U8("phase"), U8("flags")};
+static const struct col sort_cols[] = {U8("type"), U32("pid"), U32("tid"), I32("sort_index")};
 
 static const struct table_def {
     const char *name;
@@ -53,6 +59,7 @@ static const struct table_def {
     {"samples", samples_cols, sizeof samples_cols / sizeof samples_cols[0]},
     {"frames", frames_cols, sizeof frames_cols / sizeof frames_cols[0]},
     {"flows", flows_cols, sizeof flows_cols / sizeof flows_cols[0]},
+    {"sort_indexes", sort_cols, sizeof sort_cols / sizeof sort_cols[0]},
 };
 
 #define MAX_COLS 8
@@ -254,6 +261,30 @@ static int fill_threads(struct cols *c, const struct trove_names *names)
     return TROVE_OK;
 }
 
+/* One row per sort index entry, in the names table's order: its type (4 process, 5
+ * thread), pid, tid (0 for a process) and value. */
+static int fill_sort(struct cols *c, const struct trove_names *names)
+{
+    size_t total = names ? trove_names_count(names) : 0, row = 0;
+    int rc = cols_alloc(c, &tables[TROVE_TABLE_SORT_INDEXES],
+                        count_type(names, TROVE_NAME_PROCESS_SORT) +
+                            count_type(names, TROVE_NAME_THREAD_SORT));
+    if (rc != TROVE_OK)
+        return rc;
+    for (size_t i = 0; i < total; i++) {
+        struct trove_name_entry e;
+        trove_names_entry(names, i, &e);
+        if (!trove_name_type_is_sort(e.type))
+            continue;
+        set_u32(c, 0, row, e.type);
+        set_u32(c, 1, row, e.a);
+        set_u32(c, 2, row, e.b);
+        c->i32[3][row] = e.sort_index;
+        row++;
+    }
+    return TROVE_OK;
+}
+
 static int fill_flows(struct cols *c, const struct trove_flow *rows, size_t n)
 {
     int rc = cols_alloc(c, &tables[TROVE_TABLE_FLOWS], n);
@@ -314,6 +345,9 @@ static int write_table(int table, const struct trove_events *ev, const struct tr
     case TROVE_TABLE_FLOWS:
         rc = fill_flows(&c, flows, nflows);
         break;
+    case TROVE_TABLE_SORT_INDEXES:
+        rc = fill_sort(&c, names);
+        break;
     default:
         rc = cols_alloc(&c, t, 0);
         break;
@@ -324,7 +358,7 @@ static int write_table(int table, const struct trove_events *ev, const struct tr
         defs[k].name = t->cols[k].name;
         defs[k].type = t->cols[k].type;
         defs[k].bits = t->cols[k].bits;
-        defs[k].is_unsigned = t->cols[k].type != TROVE_PQ_STRING;
+        defs[k].is_unsigned = t->cols[k].type != TROVE_PQ_STRING && !t->cols[k].is_signed;
         defs[k].encoding = encoding_for(&t->cols[k], o->mode);
         data[k].i64 = c.i64[k];
         data[k].i32 = c.i32[k];
@@ -406,6 +440,16 @@ static int check_range(const struct table_def *t, size_t k, const int64_t *vals,
 
     if (c->bits >= 64)
         return TROVE_OK;
+    if (c->is_signed) {
+        int64_t lo = -((int64_t)1 << (c->bits - 1)), top = ((int64_t)1 << (c->bits - 1)) - 1;
+        for (size_t r = 0; r < n; r++)
+            if (vals[r] < lo || vals[r] > top)
+                return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                  "table %s: column %s row %" PRIu64 " holds %" PRId64
+                                  ", outside its %d signed bits",
+                                  t->name, c->name, row0 + r, vals[r], c->bits);
+        return TROVE_OK;
+    }
     for (size_t r = 0; r < n; r++) /* vectorizes; the slow search only on failure */
         hi |= (uint64_t)vals[r] & ~max;
     for (size_t r = 0; hi != 0 && r < n; r++)
@@ -549,7 +593,9 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
 
     memset(s, 0, sizeof s);
     if (table < 0 || table >= TROVE_TABLE_COUNT_ || (table == TROVE_TABLE_EVENTS && !ev) ||
-        ((table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS) && !names))
+        ((table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS ||
+          table == TROVE_TABLE_SORT_INDEXES) &&
+         !names))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_tables_read");
     t = &tables[table];
     if ((rc = trove_pq_open(buf, len, &f, diag)) != TROVE_OK)
@@ -578,11 +624,23 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
         if ((rc = read_col(f, t, k, v[k], &s[k], diag)) != TROVE_OK)
             goto out;
     }
-    if (table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS) {
+    if (table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS ||
+        table == TROVE_TABLE_SORT_INDEXES) {
         if ((rc = trove_names_new(&tmp)) != TROVE_OK)
             goto out;
         for (uint64_t r = 0; r < rows; r++) {
-            if (table == TROVE_TABLE_NAMES) {
+            if (table == TROVE_TABLE_SORT_INDEXES) {
+                /* a process's tid is not part of its key: whatever the row says, it is 0 */
+                if (!trove_name_type_is_sort((int)v[0][r])) {
+                    rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                    "table %s: column %s row %" PRIu64 " holds %" PRId64
+                                    " (4: a process's sort index, 5: a thread's)",
+                                    t->name, t->cols[0].name, r, v[0][r]);
+                    goto out;
+                }
+                rc = trove_names_set_sort(tmp, (int)v[0][r], (uint32_t)v[1][r],
+                                          (uint32_t)v[2][r], (int32_t)v[3][r]);
+            } else if (table == TROVE_TABLE_NAMES) {
                 const struct trove_pq_strings *n = &s[1];
                 rc = trove_names_set(tmp, TROVE_NAME_EVENT, (uint32_t)v[0][r], 0,
                                      (const char *)n->bytes + n->off[r],

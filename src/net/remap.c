@@ -203,8 +203,8 @@ int trove__remap_names(struct trove__capture_names *c, struct trove__producer_na
         int created;
         trove_names_entry(added, k, &e);
         if (e.type != TROVE_NAME_EVENT) { /* keyed by pid: passes through */
-            if ((rc = trove_names_set(out, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK ||
-                (rc = trove_names_set(c->all, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+            if ((rc = trove_names_put(out, &e)) != TROVE_OK ||
+                (rc = trove_names_put(c->all, &e)) != TROVE_OK)
                 return rc;
             continue;
         }
