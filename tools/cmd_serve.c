@@ -320,7 +320,7 @@ static int names_with_pid(const struct trove_names *in, uint32_t pid, struct tro
         trove_names_entry(in, k, &e);
         if (e.type != TROVE_NAME_EVENT)
             e.a = pid;
-        if ((rc = trove_names_set(out, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+        if ((rc = trove_names_put(out, &e)) != TROVE_OK)
             return rc;
     }
     return TROVE_OK;

@@ -260,7 +260,7 @@ int trove__capture_names_seed(struct trove__capture_names *c, const struct trove
         uint64_t h;
         size_t i;
         trove_names_entry(stored, k, &e);
-        if ((rc = trove_names_set(c->all, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+        if ((rc = trove_names_put(c->all, &e)) != TROVE_OK)
             return rc;
         if (e.type != TROVE_NAME_EVENT)
             continue;
