@@ -126,6 +126,8 @@ demo: build
 	zstd -dqf $(SAMPLE) -o $(DEMO)/trace.json
 	$(TROVE) convert $(DEMO)/trace.json $(DEMO)/trace.packed --wire packed
 	$(TROVE) convert $(DEMO)/trace.packed $(DEMO)/trace.deflate --wire deflate
+	$(STEP) "live: trove serve, the trace recorded in real time by two producers, a viewer watching"
+	@bash tools/demo_live.sh $(TROVE) $(DEMO)/trace.packed $(DEMO)
 	$(STEP) "cat: its first events, read back from the deflate stream"
 	$(TROVE) cat $(DEMO)/trace.deflate --limit 5
 	$(STEP) "bench wire: its size and speed on the wire, trove's formats next to zlib, zstd and lz4"

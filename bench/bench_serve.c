@@ -3,8 +3,11 @@
  * (trove_serve_run, its own process), P producer processes sending gen-model events over
  * the unix socket with their times set to when they are sent, and V viewer processes (half
  * raw, half packed, from=start) decoding every frame they get through trove_live_view.
- * Reports ingest and delivered events/s, drops, producer->viewer latency (a frame's
- * arrival minus its first event's send time: one monotonic clock on one host), wire bytes
+ * Producers send the model's events as they are (their times moved by one offset, so the
+ * bytes per event are the model's), and a probe producer sends one event every 5 ms stamped
+ * with its send time, from which viewers take the producer->viewer latency (arrival minus
+ * send: one monotonic clock on one host). Reports ingest and delivered events/s, drops,
+ * latency p50 and p99, wire bytes
  * per event per format (deflate: the capture's stored segments, which are deflate frames),
  * the service's CPU per event and its peak RSS. --max raises the rate until drops appear.
  */
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -174,10 +178,11 @@ static void producer_main(const char *sock, int k, uint64_t events, double rate)
             }
         }
         memcpy(chunk, ev.ev + at, m * sizeof *chunk);
-        base = chunk[0].start_ns;
-        now = mono_ns();
+        /* The model's times, moved to start at t0 (and on by the model's length each round) */
+        base = ev.ev[0].start_ns;
+        now = t0 + (uint64_t)(sent / ev.len) * (ev.ev[ev.len - 1].start_ns - base + 1);
         for (size_t i = 0; i < m; i++) {
-            chunk[i].start_ns = now + (chunk[i].start_ns - base) / 1000; /* within ~1 us */
+            chunk[i].start_ns = now + (chunk[i].start_ns - base);
             chunk[i].pid = (uint32_t)k + 1;
         }
         buf.len = 0;
@@ -190,10 +195,53 @@ static void producer_main(const char *sock, int k, uint64_t events, double rate)
     _exit(0);
 }
 
+/* ---- the probe: one event every 5 ms, stamped with its send time, until stop_fd reads -- */
+
+#define PROBE_PID 999999u
+#define PROBE_NS 5000000u
+
+static void probe_main(const char *sock, int stop_fd)
+{
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0};
+    struct sockaddr_un sun;
+    struct trove_event e;
+    const char hello[] = "{\"capture\":\"" CAPTURE "\",\"producer\":\"probe\"}\n";
+    int fd;
+
+    memset(&sun, 0, sizeof sun);
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", sock);
+    if (trove_wire_encoder_new(&enc) != TROVE_OK || (fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
+        connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0 ||
+        write_all(fd, hello, sizeof hello - 1) != 0)
+        _exit(2);
+    memset(&e, 0, sizeof e);
+    e.pid = PROBE_PID;
+    for (;;) {
+        struct timespec ts = {0, PROBE_NS};
+        char c;
+        fd_set rd;
+        struct timeval tv = {0, 0};
+        FD_ZERO(&rd);
+        FD_SET(stop_fd, &rd);
+        if (select(stop_fd + 1, &rd, NULL, NULL, &tv) > 0 && read(stop_fd, &c, 1) >= 0)
+            break;
+        e.start_ns = mono_ns();
+        buf.len = 0;
+        if (trove_wire_encode(enc, TROVE_WIRE_RAW, &e, 1, &buf) != TROVE_OK ||
+            write_all(fd, buf.ptr, buf.len) != 0)
+            _exit(2);
+        nanosleep(&ts, NULL);
+    }
+    close(fd);
+    _exit(0);
+}
+
 /* ---- a viewer process ------------------------------------------------------------------- */
 
 struct viewer_result {
-    uint64_t events, frames, event_bytes, dropped, ended;
+    uint64_t events, probes, frames, event_bytes, dropped, ended;
     uint64_t first_ns, last_ns;
     uint32_t nlat;
     int wire, failed;
@@ -237,11 +285,16 @@ static int v_frame(void *ctx, const uint8_t *frame, size_t len)
     if (!v->r.first_ns)
         v->r.first_ns = now;
     v->r.last_ns = now;
-    v->r.events += fr.n_events;
     v->r.frames++;
     v->r.event_bytes += len;
-    if (fr.n_events && v->r.nlat < LAT_MAX && now > v->ev[0].start_ns)
-        v->lat[v->r.nlat++] = (float)((double)(now - v->ev[0].start_ns) / 1e6);
+    for (size_t i = 0; i < fr.n_events; i++) {
+        if (v->ev[i].pid != PROBE_PID) {
+            v->r.events++;
+        } else if (v->r.nlat < LAT_MAX && now > v->ev[i].start_ns) {
+            v->lat[v->r.nlat++] = (float)((double)(now - v->ev[i].start_ns) / 1e6);
+            v->r.probes++;
+        }
+    }
     return 0;
 }
 
@@ -292,8 +345,8 @@ static int float_cmp(const void *a, const void *b)
 static int one_run(unsigned P, unsigned V, uint64_t N, double rate, struct run_result *out)
 {
     char dir[] = "/tmp/trove-bench-serve-XXXXXX", store[64], line[512], url[256], sock[256];
-    pid_t srv, prod[MAX_PROCS], view[MAX_PROCS];
-    int vfd[MAX_PROCS], rfd[2], status;
+    pid_t srv, prod[MAX_PROCS], view[MAX_PROCS], probe;
+    int vfd[MAX_PROCS], rfd[2], stop[2], status;
     struct rusage ru;
     float *lat = NULL;
     size_t nlat = 0;
@@ -338,6 +391,14 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, struct run_r
         vfd[i] = p[0];
     }
     usleep(300000); /* the viewers connect (from=start: one late still gets everything) */
+    if (pipe(stop) != 0)
+        return cli_error("bench serve", "pipe: %s", strerror(errno));
+    if ((probe = fork()) == 0) {
+        close(stop[1]);
+        probe_main(sock, stop[0]);
+    }
+    close(stop[0]);
+    usleep(20000);
     t0 = mono_ns();
     for (unsigned i = 0; i < P; i++)
         if ((prod[i] = fork()) == 0)
@@ -348,6 +409,10 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, struct run_r
             cli_error("bench serve", "producer %u failed", i);
     }
     t1 = mono_ns();
+    if (write(stop[1], "", 1) != 1 || waitpid(probe, &status, 0) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        cli_error("bench serve", "the probe failed");
+    close(stop[1]);
     out->ok = 1;
     out->events = N;
     out->delivered_min = V ? UINT64_MAX : N;
@@ -400,8 +465,8 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, struct run_r
         if (trove_store_open(store, TROVE_STORE_READONLY, &s, NULL) == TROVE_OK &&
             trove_capture_info(s, CAPTURE, &ci, NULL) == TROVE_OK && ci.events) {
             out->bpe_deflate = (double)ci.stored_bytes / (double)ci.events;
-            if (ci.events != N)
-                out->ok = 0; /* the store must have every event */
+            if (ci.events < N)
+                out->ok = 0; /* the store must have every event (and the probe's) */
         } else {
             out->ok = 0;
         }

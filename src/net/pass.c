@@ -241,11 +241,13 @@ void *trove__pass_main(void *arg)
         busy = srv->prods != NULL;
         pthread_mutex_unlock(&srv->mu);
         for (size_t i = 0; i < k; i++) {
-            int state;
+            int state, full;
             pthread_mutex_lock(&caps[i]->mu);
             state = caps[i]->state;
+            full = caps[i]->uncommitted_bytes >= TROVE__UNCOMMITTED_MAX;
             pthread_mutex_unlock(&caps[i]->mu);
-            if (state == TROVE__CAP_LIVE || state == TROVE__CAP_FAILED)
+            /* full: the store is behind, and the capture's producers wait for it */
+            if ((state == TROVE__CAP_LIVE && !full) || state == TROVE__CAP_FAILED)
                 any |= pass_capture(srv, caps[i], &ps, state == TROVE__CAP_FAILED);
             trove__cap_release(caps[i]);
         }

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -56,6 +57,10 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
 
     if ((rc = check_options(opt, diag)) != TROVE_OK)
         return rc;
+    /* Batches and frames of 64 KiB come and go a few thousand times a second: keep the
+     * freed memory for the next ones rather than give it back and fault it in again. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
     if (!(srv = trove__calloc(1, sizeof *srv)))
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     srv->opt = *opt;

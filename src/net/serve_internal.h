@@ -45,7 +45,11 @@
  * reading its socket until the pass catches up (the producer then waits in its write). */
 #define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
 /* Uncommitted bytes of one capture that make the store thread commit early. */
-#define TROVE__COMMIT_EARLY_BYTES ((uint64_t)64 << 20)
+#define TROVE__COMMIT_EARLY_BYTES ((uint64_t)16 << 20)
+/* Uncommitted bytes of one capture past which the pass takes nothing more from its
+ * producers until the store catches up (they then wait in their writes): memory stays
+ * bounded when the store is slower than the producers. */
+#define TROVE__UNCOMMITTED_MAX ((uint64_t)64 << 20)
 /* A from=start viewer's history queue, in bytes (the history thread waits past it). */
 #define TROVE__HISTORY_QUEUE_BYTES ((size_t)8 << 20)
 
