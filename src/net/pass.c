@@ -310,6 +310,7 @@ static int older_writing(struct trove__server *srv, struct trove__cap *c)
 
 static void store_open(struct trove__server *srv, struct trove__cap *c)
 {
+    struct trove_capture_options co;
     struct trove_diag diag = {0};
     struct trove_capture_writer *w = NULL;
     struct trove__capture_names *cn = NULL;
@@ -319,7 +320,9 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
 
     if (older_writing(srv, c))
         return; /* its last commit first */
-    rc = trove_capture_writer_open(srv->store, c->name, c->append, NULL, &w, &diag);
+    memset(&co, 0, sizeof co);
+    co.segment_bytes = c->append ? 0 : TROVE__LIVE_SEGMENT_BYTES; /* an append keeps its own */
+    rc = trove_capture_writer_open(srv->store, c->name, c->append, &co, &w, &diag);
     if (rc != TROVE_OK) {
         cap_fail(srv, c, c->append ? "continuing it" : "starting it", &diag, rc);
         return;

@@ -46,6 +46,9 @@
 #define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
 /* Uncommitted bytes of one capture that make the store thread commit early. */
 #define TROVE__COMMIT_EARLY_BYTES ((uint64_t)16 << 20)
+/* A live capture's segments: 4 MiB of events (131,072), four times an import's, so that a
+ * capture at millions of events a second is a few dozen objects a second. */
+#define TROVE__LIVE_SEGMENT_BYTES ((uint64_t)4 << 20)
 /* Uncommitted bytes of one capture past which the pass takes nothing more from its
  * producers until the store catches up (they then wait in their writes): memory stays
  * bounded when the store is slower than the producers. */
