@@ -58,21 +58,6 @@ static uint64_t mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int read_all(int fd, void *p, size_t n)
 {
     uint8_t *b = p;
@@ -97,7 +82,7 @@ static void on_ready(void *ctx, const char *url, const char *sock)
     char line[512];
     int n = snprintf(line, sizeof line, "%s %s\n", url, sock);
     (void)ctx;
-    if (write_all(ready_fd, line, (size_t)n) != 0)
+    if (cli_write_all(ready_fd, line, (size_t)n) != 0)
         _exit(3);
 }
 
@@ -157,9 +142,9 @@ static void producer_main(const char *sock, int k, uint64_t events, double rate)
         _exit(2);
     n = snprintf(hello, sizeof hello, "{\"capture\":\"" CAPTURE "\",\"producer\":\"bench %d\","
                                       "\"pid\":%d}\n", k, (int)getpid());
-    if (write_all(fd, hello, (size_t)n) != 0 ||
+    if (cli_write_all(fd, hello, (size_t)n) != 0 ||
         trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
-        write_all(fd, buf.ptr, buf.len) != 0)
+        cli_write_all(fd, buf.ptr, buf.len) != 0)
         _exit(2);
     t0 = mono_ns();
     while (sent < events) {
@@ -187,7 +172,7 @@ static void producer_main(const char *sock, int k, uint64_t events, double rate)
         }
         buf.len = 0;
         if (trove_wire_encode(enc, TROVE_WIRE_RAW, chunk, m, &buf) != TROVE_OK ||
-            write_all(fd, buf.ptr, buf.len) != 0)
+            cli_write_all(fd, buf.ptr, buf.len) != 0)
             _exit(2);
         sent += m;
     }
@@ -214,7 +199,7 @@ static void probe_main(const char *sock, int stop_fd)
     snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", sock);
     if (trove_wire_encoder_new(&enc) != TROVE_OK || (fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0 ||
         connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0 ||
-        write_all(fd, hello, sizeof hello - 1) != 0)
+        cli_write_all(fd, hello, sizeof hello - 1) != 0)
         _exit(2);
     memset(&e, 0, sizeof e);
     e.pid = PROBE_PID;
@@ -230,7 +215,7 @@ static void probe_main(const char *sock, int stop_fd)
         e.start_ns = mono_ns();
         buf.len = 0;
         if (trove_wire_encode(enc, TROVE_WIRE_RAW, &e, 1, &buf) != TROVE_OK ||
-            write_all(fd, buf.ptr, buf.len) != 0)
+            cli_write_all(fd, buf.ptr, buf.len) != 0)
             _exit(2);
         nanosleep(&ts, NULL);
     }
@@ -320,8 +305,8 @@ static void viewer_main(const char *url, int wire, int fd)
     vo.ctx = &v;
     if (trove_live_view(&vo, NULL, NULL) != TROVE_OK)
         v.r.failed = 1;
-    if (write_all(fd, &v.r, sizeof v.r) != 0 ||
-        write_all(fd, v.lat, v.r.nlat * sizeof *v.lat) != 0)
+    if (cli_write_all(fd, &v.r, sizeof v.r) != 0 ||
+        cli_write_all(fd, v.lat, v.r.nlat * sizeof *v.lat) != 0)
         _exit(2);
     _exit(0);
 }
@@ -334,7 +319,34 @@ struct run_result {
     double ingest_eps, delivered_eps, lat_p50, lat_p99;
     double bpe_raw, bpe_packed, bpe_deflate;
     double cpu_ns_per_event, peak_rss_mb;
+    /* `trove bench wire`'s bytes per event for the events the store holds, in their order:
+     * frames of 2048 (the viewers' frames are the pass's batches, often shorter) */
+    double wire_raw, wire_packed, wire_deflate;
 };
+
+/* What trove bench wire counts for ev[0..n): each format's frames of 2048, headers in. */
+static void wire_sizes(const struct trove_events *ev, struct run_result *r)
+{
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_bytes buf = {0};
+    double *out[3] = {&r->wire_raw, &r->wire_packed, &r->wire_deflate};
+
+    if (!ev->len || trove_wire_encoder_new(&enc) != TROVE_OK)
+        return;
+    for (int f = TROVE_WIRE_RAW; f <= TROVE_WIRE_DEFLATE; f++) {
+        uint64_t bytes = 0;
+        for (size_t i = 0; i < ev->len; i += TROVE_BATCH_DEFAULT) {
+            size_t k = ev->len - i < TROVE_BATCH_DEFAULT ? ev->len - i : TROVE_BATCH_DEFAULT;
+            buf.len = 0;
+            if (trove_wire_encode(enc, f, ev->ev + i, k, &buf) != TROVE_OK)
+                break;
+            bytes += buf.len;
+        }
+        *out[f - 1] = (double)bytes / (double)ev->len;
+    }
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+}
 
 static int float_cmp(const void *a, const void *b)
 {
@@ -342,7 +354,8 @@ static int float_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int one_run(unsigned P, unsigned V, uint64_t N, double rate, struct run_result *out)
+static int one_run(unsigned P, unsigned V, uint64_t N, double rate, int wire,
+                   struct run_result *out)
 {
     char dir[] = "/tmp/trove-bench-serve-XXXXXX", store[64], line[512], url[256], sock[256];
     pid_t srv, prod[MAX_PROCS], view[MAX_PROCS], probe;
@@ -472,6 +485,15 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, struct run_r
         }
         trove_store_close(s);
     }
+    if (wire) { /* the stored events, read back, as bench wire would encode them */
+        struct trove_events ev = {0};
+        struct trove_names *names = NULL;
+        if (trove_names_new(&names) == TROVE_OK &&
+            cli_capture_load("bench serve", store, CAPTURE, 0, UINT64_MAX, 1, &ev, names) == 0)
+            wire_sizes(&ev, out);
+        trove_events_free(&ev);
+        trove_names_free(names);
+    }
     free(lat);
     bench_remove_tree(dir);
     return 0;
@@ -497,11 +519,13 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
            "  dropped                %12" PRIu64 " events\n"
            "  latency p50 / p99      %9.2f ms / %.2f ms\n"
            "  bytes per event        raw %.2f, packed %.2f, deflate (stored) %.2f\n"
+           "  bench wire, same data  raw %.2f, packed %.2f, deflate %.2f (frames of 2048)\n"
            "  service CPU            %12.1f ns per event\n"
            "  service peak RSS       %12.1f MiB\n"
            "  everything stored      %12s\n",
            r->ingest_eps, r->delivered_eps, r->drops, r->lat_p50, r->lat_p99, r->bpe_raw,
-           r->bpe_packed, r->bpe_deflate, r->cpu_ns_per_event, r->peak_rss_mb,
+           r->bpe_packed, r->bpe_deflate, r->wire_raw, r->wire_packed, r->wire_deflate,
+           r->cpu_ns_per_event, r->peak_rss_mb,
            r->ok ? "yes" : "NO");
 }
 
@@ -539,7 +563,7 @@ int bench_serve(int argc, char **argv)
     if (P < 1 || P > MAX_PROCS || V > MAX_PROCS || N < P)
         return cli_error("bench serve", "--producers 1..64, --viewers 0..64, --events >= P") + 1;
     if (!max) {
-        if (one_run((unsigned)P, (unsigned)V, N, (double)rate, &r))
+        if (one_run((unsigned)P, (unsigned)V, N, (double)rate, !json, &r))
             return 1;
         print_run((unsigned)P, (unsigned)V, (double)rate, &r, json);
         return r.ok ? 0 : 1;
@@ -550,7 +574,7 @@ int bench_serve(int argc, char **argv)
         memset(&keep, 0, sizeof keep);
         for (int step = 0; step < 16; step++, R *= 1.5) {
             uint64_t n = (uint64_t)(R * 2); /* two seconds at the rate */
-            if (one_run((unsigned)P, (unsigned)V, n, R, &r))
+            if (one_run((unsigned)P, (unsigned)V, n, R, 0, &r))
                 return 1;
             if (!json)
                 fprintf(stderr, "  rate %.0f: delivered %.0f/s, %" PRIu64 " dropped%s\n", R,

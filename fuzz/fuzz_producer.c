@@ -2,7 +2,8 @@
  * fuzz_producer.c: libFuzzer target for what a producer sends the service (src/net/
  * producer.c): the bytes after the first are the stream, fed to the framer in pieces whose
  * sizes the first byte seeds; the hello goes to the hello parser and each frame to the wire
- * decoder, as the service does. Oracles: the same stream fed whole must give the same
+ * decoder, and the decoded names and events to the capture's name mapping (src/net/remap.c),
+ * as the service does. Oracles: the same stream fed whole must give the same
  * hello, the same frames in the same order and the same result; nothing may read past a
  * piece; every frame handed out is exactly its header's length.
  */
@@ -10,6 +11,7 @@
 #include <string.h>
 
 #include "net/producer.h"
+#include "net/remap.h"
 #include "trove/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -17,6 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 struct run {
     struct trove_wire_decoder *dec;
     struct trove_names *names;
+    struct trove__capture_names *cn;
+    struct trove__producer_names *pn;
     struct trove_bytes seen; /* hello and frames, with their lengths, for the comparison */
     int hello_rc;
 };
@@ -42,8 +46,25 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
         abort(); /* the framer handed out a frame its header does not describe */
     trove_bytes_append(&r->seen, &len, sizeof len);
     trove_bytes_append(&r->seen, frame, len);
-    /* The service's own next step; a frame that does not decode closes the producer. */
-    return trove_wire_decode(r->dec, frame, len, ev, TROVE_WIRE_MAX_EVENTS, r->names, &fr, NULL);
+    /* The service's own next steps; a frame that does not decode closes the producer. */
+    if (h.format == TROVE_WIRE_NAMES) {
+        struct trove_names *added = NULL, *out = NULL;
+        int rc;
+        if (trove_names_new(&added) != TROVE_OK || trove_names_new(&out) != TROVE_OK)
+            abort();
+        rc = trove_wire_decode(r->dec, frame, len, ev, TROVE_WIRE_MAX_EVENTS, added, &fr, NULL);
+        if (rc == TROVE_OK && (rc = trove_names_merge(r->names, added)) == TROVE_OK)
+            rc = trove__remap_names(r->cn, r->pn, added, out);
+        trove_names_free(added);
+        trove_names_free(out);
+        return rc;
+    }
+    {
+        int rc = trove_wire_decode(r->dec, frame, len, ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, NULL);
+        if (rc == TROVE_OK)
+            rc = trove__remap_events(r->cn, r->pn, ev, fr.n_events);
+        return rc;
+    }
 }
 
 static int feed(const uint8_t *data, size_t size, unsigned seed, struct run *r)
@@ -53,7 +74,9 @@ static int feed(const uint8_t *data, size_t size, unsigned seed, struct run *r)
     int rc = TROVE_OK;
 
     memset(r, 0, sizeof *r);
-    if (trove_wire_decoder_new(&r->dec) != TROVE_OK || trove_names_new(&r->names) != TROVE_OK)
+    if (trove_wire_decoder_new(&r->dec) != TROVE_OK || trove_names_new(&r->names) != TROVE_OK ||
+        trove__capture_names_new(&r->cn) != TROVE_OK ||
+        trove__producer_names_new(&r->pn) != TROVE_OK)
         abort();
     trove__framer_init(&f);
     while (at < size && rc == TROVE_OK) {
@@ -72,6 +95,8 @@ static int feed(const uint8_t *data, size_t size, unsigned seed, struct run *r)
     trove__framer_free(&f);
     trove_wire_decoder_free(r->dec);
     trove_names_free(r->names);
+    trove__capture_names_free(r->cn);
+    trove__producer_names_free(r->pn);
     return rc;
 }
 

@@ -159,13 +159,21 @@ for pid in 101 102; do
 done
 serve_stop
 
+# ---- producers over TCP (--ingest) ---------------------------------------------------------------
+port=$((20000 + RANDOM % 20000))
+serve_start --ingest 127.0.0.1:$port
+"$trove" gen -o "$tmp/tcp.wire" --events 5000 --seed 11 -q || bad gen
+peer send "127.0.0.1:$port" '{"capture":"tcp","pid":5}' "$tmp/tcp.wire" > /dev/null || bad "TCP producer"
+sleep 0.5
+check cmp -s <(ev "$tmp/tcp.wire") <(ev store:tcp --store "$s")
+serve_stop
+
 # ---- kill -9 mid-capture, restart, append; SIGTERM commits ------------------------------------
 serve_start --commit-ms 100
 "$trove" record five --from "$tmp/big.wire" --socket "$sock" --rate 100000 -q 2> /dev/null &
 rec=$!
 sleep 2
-kill -9 "$srv_pid"
-wait "$srv_pid" 2> /dev/null
+{ kill -9 "$srv_pid"; wait "$srv_pid"; } 2> /dev/null
 srv_pid=
 wait $rec 2> /dev/null
 "$trove" ls --store "$s" --json > "$tmp/ls2.json" || bad "ls after kill -9"

@@ -3,7 +3,7 @@
 
   get URL                         print the body of an HTTP GET (exit 1 on a non-200)
   stall URL CAPTURE SECONDS       open /api/live as a WebSocket, then never read
-  send SOCKET HELLO [FILE]        connect to the producer socket, send the HELLO line and
+  send SOCKET HELLO [FILE]        connect to the producer socket (or HOST:PORT), send the HELLO line and
                                   then FILE's bytes; wait for the service to close it
   ws URL PATH                     a WebSocket handshake on PATH; print each text message
                                   and the close code until the service closes
@@ -70,13 +70,18 @@ def main():
         return 0
     if cmd == "send":
         path, hello = sys.argv[2], sys.argv[3]
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.connect(path)
+        if "/" not in path and ":" in path:  # HOST:PORT: the TCP ingest
+            host, port = path.rsplit(":", 1)
+            s = socket.create_connection((host, int(port)))
+        else:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
         data = hello.encode() + b"\n"
         if len(sys.argv) > 4:
             data += open(sys.argv[4], "rb").read()
         try:
             s.sendall(data)
+            s.shutdown(socket.SHUT_WR)  # the end of the stream; the service then closes
             s.settimeout(10)
             while s.recv(4096):
                 pass

@@ -248,6 +248,10 @@ void cli_out_abort(struct cli_out *o);
 /* The whole of data[0..len) as path, through cli_out. */
 int cli_out_write_file(const char *cmd, const char *path, const void *data, size_t len);
 
+/* Write all of p[0..n) to fd (a socket, a pipe), going on after EINTR. 0, or -1 with errno
+ * set (a peer that closed: EPIPE, with SIGPIPE ignored). */
+int cli_write_all(int fd, const void *p, size_t n);
+
 /* A progress line on stderr, only when stderr is a terminal and the work is long. */
 struct cli_progress {
     const char *what;

@@ -188,3 +188,19 @@ int cli_out_write_file(const char *cmd, const char *path, const void *data, size
     }
     return cli_out_commit(cmd, &o);
 }
+
+int cli_write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}

@@ -194,21 +194,6 @@ static const char *socket_for(const char *given, const char *store, char *buf, s
     return buf;
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Connect to the service at path and say hello. The socket, or -1 after an error. */
 static int producer_connect(const char *cmd, const char *path, const char *capture, int append,
                             const char *producer)
@@ -237,7 +222,7 @@ static int producer_connect(const char *cmd, const char *path, const char *captu
     n = snprintf(hello, sizeof hello,
                  "{\"capture\":\"%s\",\"producer\":\"%s\",\"pid\":%ld,\"append\":%s}\n", capture,
                  producer, (long)getpid(), append ? "true" : "false");
-    if (write_all(fd, hello, (size_t)n) != 0) {
+    if (cli_write_all(fd, hello, (size_t)n) != 0) {
         cli_error(cmd, "%s: sending the hello: %s", path, strerror(errno));
         close(fd);
         return -1;
@@ -340,7 +325,7 @@ static int send_all(const char *cmd, int fd, const struct trove_names *names,
         goto out;
     }
     if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
-        write_all(fd, buf.ptr, buf.len) != 0) {
+        cli_write_all(fd, buf.ptr, buf.len) != 0) {
         cli_error(cmd, "sending the names: %s", strerror(errno));
         goto out;
     }
@@ -358,7 +343,7 @@ static int send_all(const char *cmd, int fd, const struct trove_names *names,
             cli_error(cmd, "encoding events %zu..%zu", i, i + k);
             goto out;
         }
-        if (write_all(fd, buf.ptr, buf.len) != 0) {
+        if (cli_write_all(fd, buf.ptr, buf.len) != 0) {
             cli_error(cmd, "the service closed the connection after %" PRIu64
                            " events (its log, or GET /api/status, says why)", *sent);
             goto out;
@@ -511,7 +496,7 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
     if ((fd = producer_connect("gen", sock, name, append, "trove gen --live")) < 0)
         goto out;
     if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
-        write_all(fd, buf.ptr, buf.len) != 0) {
+        cli_write_all(fd, buf.ptr, buf.len) != 0) {
         cli_error("gen", "sending the names failed");
         goto out;
     }
@@ -532,7 +517,7 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
             chunk[i].start_ns = now + (chunk[i].start_ns >= base ? chunk[i].start_ns - base : 0);
         buf.len = 0;
         if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK ||
-            write_all(fd, buf.ptr, buf.len) != 0) {
+            cli_write_all(fd, buf.ptr, buf.len) != 0) {
             cli_error("gen", "the service closed the connection after %" PRIu64 " events", sent);
             goto out;
         }

@@ -217,12 +217,15 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
                       struct trove_wire_frame *out, struct trove_diag *diag)
 {
     struct trove_wire_header h = {0};
-    const uint8_t *payload = buf + TROVE_WIRE_HEADER_SIZE;
+    const uint8_t *payload;
     int rc;
 
     memset(out, 0, sizeof *out);
+    if (!buf)
+        len = 0; /* nothing to read: the header check says so */
     if ((rc = trove_wire_parse_header(buf, len, &h, diag)) != TROVE_OK)
         return rc;
+    payload = buf + TROVE_WIRE_HEADER_SIZE; /* buf holds the header now */
     if (len - TROVE_WIRE_HEADER_SIZE < h.payload_len)
         return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
                           "%s frame truncated: payload of %u bytes, %zu present",

@@ -16,6 +16,25 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Every capture of the table, each with a reference (under srv->mu); *n of them. NULL (and
+ * 0) when out of memory: the thread tries again on its next round. */
+static struct trove__cap **caps_snapshot(struct trove__server *srv, size_t *n)
+{
+    struct trove__cap **caps;
+    size_t count = 0;
+
+    *n = 0;
+    for (struct trove__cap *c = srv->caps; c; c = c->next)
+        count++;
+    if (!(caps = trove__mallocarray(count + 1, sizeof *caps)))
+        return NULL;
+    for (struct trove__cap *c = srv->caps; c; c = c->next) {
+        atomic_fetch_add(&c->refs, 1);
+        caps[(*n)++] = c;
+    }
+    return caps;
+}
+
 /* ---- the capture pass ------------------------------------------------------------------ */
 
 struct pass_scratch {
@@ -226,18 +245,12 @@ void *trove__pass_main(void *arg)
     memset(&ps, 0, sizeof ps);
     for (;;) {
         struct trove__cap **caps = NULL;
-        size_t ncaps = 0, k = 0;
+        size_t k = 0;
         int stopping = atomic_load(&srv->stopping), any = 0, busy = 0;
         uint64_t now;
 
         pthread_mutex_lock(&srv->mu);
-        for (struct trove__cap *c = srv->caps; c; c = c->next)
-            ncaps++;
-        if ((caps = trove__mallocarray(ncaps + 1, sizeof *caps)) != NULL)
-            for (struct trove__cap *c = srv->caps; c; c = c->next) {
-                atomic_fetch_add(&c->refs, 1);
-                caps[k++] = c;
-            }
+        caps = caps_snapshot(srv, &k);
         busy = srv->prods != NULL;
         pthread_mutex_unlock(&srv->mu);
         for (size_t i = 0; i < k; i++) {
@@ -472,7 +485,7 @@ void *trove__store_main(void *arg)
 
     for (;;) {
         struct trove__cap **caps = NULL;
-        size_t ncaps = 0, k = 0;
+        size_t k = 0;
         int pass_done = atomic_load(&srv->pass_done), open = 0;
         struct timespec ts;
 
@@ -486,13 +499,7 @@ void *trove__store_main(void *arg)
         if (!pass_done)
             pthread_cond_timedwait(&srv->store_cv, &srv->mu, &ts);
         pass_done = atomic_load(&srv->pass_done);
-        for (struct trove__cap *c = srv->caps; c; c = c->next)
-            ncaps++;
-        if ((caps = trove__mallocarray(ncaps + 1, sizeof *caps)) != NULL)
-            for (struct trove__cap *c = srv->caps; c; c = c->next) {
-                atomic_fetch_add(&c->refs, 1);
-                caps[k++] = c;
-            }
+        caps = caps_snapshot(srv, &k);
         pthread_mutex_unlock(&srv->mu);
         /* oldest first: a capture's earlier session finishes before a new one opens */
         for (size_t i = k; i-- > 0;) {

@@ -221,6 +221,13 @@ int trove__web_open(struct trove__server *srv, struct trove_diag *diag);
 void trove__web_run(struct trove__server *srv);
 void trove__web_close(struct trove__server *srv);
 
+/* viewer.c, for its fuzz target: what a service sends a viewer (data[0..len): the upgrade
+ * response head, its blank line, then frames), checked against the request's key64 and
+ * parsed into opt's callbacks; reply_fd gets the pongs and close answers. TROVE_OK (closed
+ * or stopped), TROVE_ERR_TRUNCATED (the bytes end), or the client's error. */
+int trove__live_view_bytes(const struct trove_live_view_options *opt, const uint8_t *data,
+                           size_t len, const char *key64, int reply_fd, struct trove_diag *diag);
+
 /* status.c: the bodies of GET /api/status, /metrics and / (malloc'd, NUL-terminated). */
 int trove__status_json(struct trove__server *srv, struct trove_bytes *out);
 int trove__status_metrics(struct trove__server *srv, struct trove_bytes *out);

@@ -299,10 +299,41 @@ static int parse(struct conn *c, size_t *need)
         if (fin) {
             int o = c->msg_op;
             c->msg_op = 0;
-            if (deliver(c, o, c->msg.ptr, c->msg.len))
+            if (deliver(c, o, c->msg.len ? c->msg.ptr : (const uint8_t *)"", c->msg.len))
                 return 1;
         }
     }
+}
+
+/* The upgrade response's head (NUL-terminated, without its blank line): a 101 whose
+ * Sec-WebSocket-Accept is the one key64 asks for. */
+static int upgrade_check(struct conn *c, char *head, const char *key64, const char *url)
+{
+    uint8_t digest[20];
+    char want[32], cat[96];
+    char *line;
+
+    if (strncmp(head, "HTTP/1.1 101", 12) != 0) {
+        char *eol = strstr(head, "\r\n");
+        if (eol)
+            *eol = 0;
+        return TROVE_FAIL(c->diag, TROVE_ERR_SEND, 0, "%s: the service answered '%s', not an "
+                                                      "upgrade", url, head);
+    }
+    snprintf(cat, sizeof cat, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key64);
+    sha1((const uint8_t *)cat, strlen(cat), digest);
+    base64(digest, sizeof digest, want);
+    for (line = strstr(head, "\r\n"); line; line = strstr(line + 2, "\r\n"))
+        if (strncasecmp(line + 2, "Sec-WebSocket-Accept:", 21) == 0) {
+            const char *v = line + 23;
+            while (*v == ' ')
+                v++;
+            if (strncmp(v, want, strlen(want)) == 0)
+                return TROVE_OK;
+            break;
+        }
+    return TROVE_FAIL(c->diag, TROVE_ERR_SEND, 0, "%s: the upgrade's Sec-WebSocket-Accept is "
+                                                  "missing or wrong", url);
 }
 
 /* Connect and upgrade. */
@@ -310,9 +341,9 @@ static int open_conn(struct conn *c, const char *host, const char *port, const c
                      const char *url)
 {
     struct addrinfo hints, *ai = NULL, *a;
-    uint8_t key[16], digest[20];
-    char key64[32], want[32], req[1024], cat[96];
-    char *head = NULL, *line;
+    uint8_t key[16];
+    char key64[32], req[1024];
+    char *head = NULL;
     size_t got = 0;
     int rc, n;
 
@@ -360,27 +391,7 @@ static int open_conn(struct conn *c, const char *host, const char *port, const c
     }
     c->buf[got] = 0;
     c->start = got + 4;
-    if (strncmp(head, "HTTP/1.1 101", 12) != 0) {
-        char *eol = strstr(head, "\r\n");
-        if (eol)
-            *eol = 0;
-        return TROVE_FAIL(c->diag, TROVE_ERR_SEND, 0, "%s: the service answered '%s', not an "
-                                                      "upgrade", url, head);
-    }
-    snprintf(cat, sizeof cat, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key64);
-    sha1((const uint8_t *)cat, strlen(cat), digest);
-    base64(digest, sizeof digest, want);
-    for (line = strstr(head, "\r\n"); line; line = strstr(line + 2, "\r\n"))
-        if (strncasecmp(line + 2, "Sec-WebSocket-Accept:", 21) == 0) {
-            const char *v = line + 23;
-            while (*v == ' ')
-                v++;
-            if (strncmp(v, want, strlen(want)) == 0)
-                return TROVE_OK;
-            break;
-        }
-    return TROVE_FAIL(c->diag, TROVE_ERR_SEND, 0, "%s: the upgrade's Sec-WebSocket-Accept is "
-                                                  "missing or wrong", url);
+    return upgrade_check(c, head, key64, url);
 }
 
 int trove_live_view(const struct trove_live_view_options *opt, int *close_code,
@@ -468,6 +479,45 @@ int trove_live_view(const struct trove_live_view_options *opt, int *close_code,
         close(c.fd);
     if (close_code)
         *close_code = c.close_code;
+    free(c.buf);
+    trove_bytes_free(&c.msg);
+    return rc;
+}
+
+int trove__live_view_bytes(const struct trove_live_view_options *opt, const uint8_t *data,
+                           size_t len, const char *key64, int reply_fd, struct trove_diag *diag)
+{
+    struct conn c;
+    size_t got, need = 0;
+    int rc;
+
+    memset(&c, 0, sizeof c);
+    c.opt = opt;
+    c.diag = diag;
+    c.fd = reply_fd;
+    for (got = 0; got + 3 < len && got < HEAD_MAX; got++)
+        if (memcmp(data + got, "\r\n\r\n", 4) == 0)
+            break;
+    if (got + 3 >= len || got >= HEAD_MAX)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, 0, "no whole response head");
+    c.cap = len + 1 > READ_MIN ? len + 1 : READ_MIN;
+    if (!(c.buf = trove__malloc(c.cap)))
+        return TROVE_ERR_NOMEM;
+    memcpy(c.buf, data, len);
+    c.buf[got] = 0;
+    c.start = got + 4;
+    c.end = len;
+    rc = upgrade_check(&c, (char *)c.buf, key64, "test");
+    while (rc == TROVE_OK) {
+        int r = parse(&c, &need);
+        if (r != 0) {
+            rc = r < 0 ? r : TROVE_OK;
+            break;
+        }
+        if (need > MSG_MAX + 14)
+            abort(); /* parse asked for more than it may ever buffer */
+        rc = TROVE_ERR_TRUNCATED; /* the input ends inside a frame (or between frames) */
+    }
     free(c.buf);
     trove_bytes_free(&c.msg);
     return rc;
