@@ -2,8 +2,9 @@
 #   make demo    installs what is missing, builds, runs trove's main job on the sample trace
 #   make check   installs what is missing, builds, runs every test (plain and ASan+UBSan,
 #                and the threaded store, stream and capture tests under TSan)
-# and two long ones that stay out of `make check`:
+# and long ones that stay out of `make check`:
 #   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
+#   make soak    ten minutes of live capture at 1 M events/s
 #   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
 
 SHARED_DATA  ?= $(abspath ../shared/data)
@@ -45,7 +46,7 @@ endif
 STEP := @printf '\n== %s\n'
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
-        demo bench fuzz clean deps-npm deps-node
+        demo bench soak fuzz clean deps-npm deps-node
 
 all: build
 
@@ -168,6 +169,12 @@ bench: build deps-npm
 	$(TROVE) bench stream
 	$(TROVE) bench stream --depth 4
 	$(TROVE) bench stream --latency-ms 0
+	$(TROVE) bench serve --rate 1000000 --events 10000000
+	$(TROVE) bench serve --max
+
+# The long runs: ten minutes of live capture at 1 M events/s (peak RSS, drops, latency).
+soak: build
+	$(TROVE) bench serve --events 600000000 --rate 1000000
 
 fuzz: deps-fuzz
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
