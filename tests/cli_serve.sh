@@ -61,7 +61,8 @@ expect_error watch watch '.bad'
 expect_error record record cap --from "$tmp/g.wire" --socket "$tmp/none.sock"
 check grep -q "trove serve" "$tmp/e.err"
 
-serve_start --commit-ms 200
+"$trove" volume create blk --size 1M --store "$s" -q || bad "volume create"  # not a capture
+serve_start --commit-ms 200 --max-viewer-queue 2M
 # A second service on the same store is refused, at once and by name.
 expect_error serve serve --store "$s" --listen 127.0.0.1:0
 check grep -q "open for writing by another process" "$tmp/e.err"
@@ -113,6 +114,10 @@ check grep -q '^trove_capture_events{capture="two"} ' "$tmp/metrics.txt"
 peer get "$url" > "$tmp/index.html" || bad "GET /"
 check grep -q '<td>two</td>' "$tmp/index.html"
 wait $rec || bad "record two"
+sleep 0.3
+# The stalled viewer, and only it, dropped (12.8 MB of raw frames into a 2 MiB queue).
+peer get "${url}api/status" > "$tmp/status-stall.json"
+json "$tmp/status-stall.json" '[c["drops"] > 0 for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two" and c["wire"] == "raw"] == [True]'
 wait $w4 || bad "watch two"
 wait $w5 || bad "watch two from start"
 json "$tmp/w4.json" 'j["events"] == 400000 and j["dropped_events"] == 0 and j["ended"]'
@@ -137,6 +142,15 @@ json "$tmp/status2.json" 'any(c["name"] == "three" and c["events"] > 0 for c in 
 "$trove" watch three --url "$url" --from start --json --seconds 20 > "$tmp/w6.json" 2> /dev/null
 json "$tmp/w6.json" 'j["events"] == 10000 and j["ended"]'  # what came before the garbage
 check cmp -s "$tmp/part.txt" <(ev store:three --store "$s")
+# A capture that cannot be written (a block volume has the name): its producer is closed
+# with the reason, and a viewer is told.
+peer send "$sock" '{"capture":"blk"}' "$tmp/part.wire" > /dev/null || bad "producer of blk"
+sleep 0.3
+peer get "${url}api/status" > "$tmp/status3.json"
+json "$tmp/status3.json" 'any(c["name"] == "blk" and c["state"] == "failed" and "block volume" in c["error"] for c in j["captures"])'
+"$trove" watch blk --url "$url" --seconds 10 > /dev/null 2> "$tmp/wblk.err"
+check test $? -ne 0
+check grep -q "block volume" "$tmp/wblk.err"
 "$trove" watch .x --url "$url" > /dev/null 2>&1
 check test $? -ne 0
 peer ws "$url" "/api/live?capture=a%2Fb" > "$tmp/ws.out"

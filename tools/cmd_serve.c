@@ -623,7 +623,11 @@ static int watch_text(void *ctx, const char *json, size_t len)
         if (json_u64(json, "\"events\":", &v) == 0)
             w->end_events = v;
     } else if (strstr(json, "\"type\":\"error\"")) {
-        snprintf(w->err, sizeof w->err, "%s", json);
+        const char *m = strstr(json, "\"message\":\"");
+        size_t n;
+        m = m ? m + 11 : json;
+        n = strcspn(m, "\"");
+        snprintf(w->err, sizeof w->err, "the service refused: %.*s", (int)(n < 400 ? n : 400), m);
         w->failed = 1;
         return 1;
     }

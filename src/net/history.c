@@ -171,8 +171,15 @@ static void *hist_main(void *arg)
         sink.send = hist_send;
         sink.ctx = h;
         rc = trove_store_open(h->srv->opt.store_dir, TROVE_STORE_READONLY, &s, &diag);
-        if (rc == TROVE_OK)
-            rc = trove_stream_new(trove_store_backend(s), &so, &h->st);
+        if (rc == TROVE_OK) {
+            struct trove_stream *st = NULL;
+            rc = trove_stream_new(trove_store_backend(s), &so, &st);
+            pthread_mutex_lock(&h->mu); /* the web thread may cancel it */
+            h->st = st;
+            if (h->stop && st)
+                trove_stream_cancel(st);
+            pthread_mutex_unlock(&h->mu);
+        }
         if (rc == TROVE_OK)
             rc = trove_capture_replay(s, h->name, h->st, &ro, &sink, &stats, &diag);
         if (rc == TROVE_ERR_CANCELLED && h->replayed >= h->stored)
@@ -184,8 +191,13 @@ static void *hist_main(void *arg)
     }
     for (size_t i = 0; rc == TROVE_OK && i < h->nbatches; i++)
         rc = hist_events(h, h->batches[i]->ev, h->batches[i]->n, &buf);
-    trove_stream_free(h->st);
-    h->st = NULL;
+    pthread_mutex_lock(&h->mu);
+    {
+        struct trove_stream *st = h->st;
+        h->st = NULL;
+        pthread_mutex_unlock(&h->mu);
+        trove_stream_free(st);
+    }
     trove_store_close(s);
     trove_bytes_free(&buf);
     pthread_mutex_lock(&h->mu);
@@ -254,9 +266,9 @@ void trove__history_stop(struct trove__view *v)
     pthread_mutex_lock(&h->mu);
     h->stop = 1;
     pthread_cond_broadcast(&h->cv);
-    pthread_mutex_unlock(&h->mu);
     if (h->st)
-        trove_stream_cancel(h->st);
+        trove_stream_cancel(h->st); /* thread-safe; under mu so that it is not freed meanwhile */
+    pthread_mutex_unlock(&h->mu);
     if (h->started)
         pthread_join(h->thread, NULL);
     hist_free(h);

@@ -323,6 +323,17 @@ static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
                          11);
         return -1;
     }
+    pthread_mutex_lock(&v->cap->mu);
+    state = v->cap->state;
+    if (state == TROVE__CAP_FAILED && !v->end_sent)
+        snprintf(v->error, sizeof v->error, "capture %s failed: %.300s", v->cap->name,
+                 v->cap->error);
+    pthread_mutex_unlock(&v->cap->mu);
+    if (state == TROVE__CAP_FAILED && !v->end_sent) { /* it will not start: say why */
+        v->closing = 2;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
     if (!v->fv) {
         if (trove__view_join(w->srv, v) != TROVE_OK) {
             view_error(v, "%s", "joining the capture: out of memory");
