@@ -14,9 +14,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Where this thread's errors go instead of stderr (cli_error_capture), or NULL. */
+static _Thread_local char *err_buf;
+static _Thread_local size_t err_cap;
+
+void cli_error_capture(char *buf, size_t cap)
+{
+    err_buf = cap ? buf : NULL;
+    err_cap = cap;
+    if (err_buf)
+        err_buf[0] = 0;
+}
+
 int cli_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    if (err_buf) { /* the first error of the captured work is the one to tell */
+        if (!err_buf[0]) {
+            va_start(ap, fmt);
+            vsnprintf(err_buf, err_cap, fmt, ap);
+            va_end(ap);
+        }
+        return 1;
+    }
     fprintf(stderr, "trove %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

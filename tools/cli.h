@@ -49,6 +49,11 @@ int cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* From now on this thread's cli_error messages go to buf[0..cap) (the first one only)
+ * instead of stderr; cap 0 sends them to stderr again. For a service answering with the
+ * input layer's own words. */
+void cli_error_capture(char *buf, size_t cap);
+
 /* True if argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
 

@@ -76,6 +76,14 @@ int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *
     }
     if ((size_t)snprintf(o->path, sizeof o->path, "%s", path) >= sizeof o->path)
         return cli_error(cmd, "%s: the path is too long", path);
+    /* A descriptor's name (/dev/fd/N, a pipe the caller holds): its link is no file name. */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        if (!(o->f = fopen(path, "wb")))
+            return cli_error(cmd, "%s: cannot open for writing: %s", path, strerror(errno));
+        snprintf(o->target, sizeof o->target, "%s", path);
+        o->direct = 1;
+        return 0;
+    }
     if (resolve_links(cmd, path, o->target, sizeof o->target))
         return 1;
     if (stat(o->target, &st) == 0) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/capture.h"
 #include "trove/serve.h"
 
 /* ---- signals --------------------------------------------------------------------------- */
@@ -59,7 +60,8 @@ static void serve_usage(FILE *f)
     fprintf(f,
             "usage: trove serve [--store DIR] [--listen ADDR:PORT] [--socket PATH]\n"
             "                   [--ingest ADDR:PORT] [--wire auto|raw|packed|deflate]\n"
-            "                   [--commit-ms N] [--pass-ms N] [--max-viewer-queue BYTES] [-q] [-v]\n"
+            "                   [--commit-ms N] [--pass-ms N] [--max-viewer-queue BYTES]\n"
+            "                   [--token-file F] [--allow-origin O]... [--max-import BYTES] [-q] [-v]\n"
             "\n"
             "Run the live service: producers write captures into the store through the unix\n"
             "socket (`trove record`, `trove gen --live`, the client library), viewers watch\n"
@@ -74,6 +76,12 @@ static void serve_usage(FILE *f)
             "  --pass-ms N            drain the producers every N ms (default 5)\n"
             "  --max-viewer-queue B   bytes queued per viewer before its oldest batches are\n"
             "                         dropped (default 8M)\n"
+            "  --token-file F         the API's token (F's first line): every request needs\n"
+            "                         it; required to --listen on a non-loopback address\n"
+            "  --allow-origin O       a browser Origin allowed to open WebSockets besides the\n"
+            "                         service's own (repeatable)\n"
+            "  --max-import B         the largest body POST /api/captures/import takes\n"
+            "                         (default 4G)\n"
             "  -q, --quiet            only the ready line and errors\n"
             "  -v, --verbose          log every connection (the default logs problems only)\n"
             "SIGINT or SIGTERM commits every capture, closes viewers (1001) and exits 0.\n");
@@ -82,6 +90,114 @@ static void serve_usage(FILE *f)
 struct serve_log {
     int verbose, quiet;
 };
+
+/* ---- the API's export and import: the CLI's own, so the bytes are `trove export`'s ---- */
+
+static int serve_export(void *ctx, const char *store_dir, const char *name, int format,
+                        uint64_t from_ns, uint64_t to_ns, int fd, char *err, size_t errlen)
+{
+    static const char *const fmts[] = {"", "bundle", "parquet", "bundle", "chrome-json",
+                                       "perfetto"};
+    char out[64], from[32], to[32];
+    char *argv[20];
+    int argc = 0, rc;
+
+    (void)ctx;
+    if (format < TROVE_SERVE_BUNDLE || format > TROVE_SERVE_PERFETTO) {
+        snprintf(err, errlen, "unknown format");
+        return 400;
+    }
+    snprintf(out, sizeof out, "/dev/fd/%d", fd);
+    argv[argc++] = (char *)"export";
+    argv[argc++] = (char *)"--capture";
+    argv[argc++] = (char *)name;
+    argv[argc++] = (char *)"--store";
+    argv[argc++] = (char *)store_dir;
+    argv[argc++] = (char *)"--format";
+    argv[argc++] = (char *)fmts[format];
+    if (format == TROVE_SERVE_DIR_ZIP)
+        argv[argc++] = (char *)"--zip-deflate";
+    if (from_ns > 0 || to_ns != UINT64_MAX) {
+        snprintf(from, sizeof from, "%" PRIu64, from_ns);
+        snprintf(to, sizeof to, "%" PRIu64, to_ns);
+        argv[argc++] = (char *)"--from-ns";
+        argv[argc++] = from;
+        if (to_ns != UINT64_MAX) {
+            argv[argc++] = (char *)"--to-ns";
+            argv[argc++] = to;
+        }
+    }
+    argv[argc++] = (char *)"-o";
+    argv[argc++] = out;
+    argv[argc++] = (char *)"-q";
+    argv[argc] = NULL;
+    rc = cmd_export(argc, argv);
+    if (rc != 0) {
+        snprintf(err, errlen, "the export of %s failed (the service's log says why)", name);
+        return 500;
+    }
+    return 0;
+}
+
+static int serve_import(void *ctx, struct trove_store *s, const char *name, int append,
+                        const char *path, struct trove_serve_import_result *res, char *err,
+                        size_t errlen)
+{
+    struct cli_load_options lo;
+    struct trove_events ev = {0};
+    struct trove_flows flows = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    int rc, status = 500;
+
+    (void)ctx;
+    memset(&lo, 0, sizeof lo);
+    lo.quiet = 1;
+    memset(&info, 0, sizeof info);
+    if (trove_names_new(&names) != TROVE_OK) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    cli_error_capture(err, errlen); /* the input layer's one line, for the answer */
+    rc = cli_load_flows("import", path, &lo, &ev, names, &flows);
+    cli_error_capture(NULL, 0);
+    if (rc != 0) {
+        status = 400; /* the body: err says what is wrong with it */
+        goto out;
+    }
+    if (append) {
+        struct trove_capture_writer *w = NULL;
+        if (flows.len > 0) {
+            snprintf(err, errlen, "an append carries no flow rows; import it whole instead");
+            status = 400;
+            goto out;
+        }
+        rc = trove_capture_writer_open(s, name, 1, NULL, &w, &diag);
+        if (rc == TROVE_OK && (rc = trove_capture_writer_names(w, names, &diag)) == TROVE_OK &&
+            (rc = trove_capture_writer_add(w, ev.ev, ev.len, &diag)) == TROVE_OK)
+            rc = trove_capture_writer_commit(w, &info, &diag);
+        trove_capture_writer_close(w);
+    } else {
+        rc = trove_capture_write_trace(s, name, ev.ev, ev.len, names, flows.f, flows.len, NULL,
+                                       &info, &diag);
+    }
+    if (rc != TROVE_OK) {
+        snprintf(err, errlen, "%s", cli_diag_msg(&diag, rc));
+        status = rc == TROVE_ERR_NOTFOUND ? 404 : rc == TROVE_ERR_EXISTS ? 409
+                 : rc == TROVE_ERR_INVALID ? 400 : 500;
+        goto out;
+    }
+    res->events = ev.len;
+    res->new_objects = info.new_objects;
+    res->new_bytes = info.new_bytes;
+    status = 0;
+out:
+    trove_events_free(&ev);
+    trove_flows_free(&flows);
+    trove_names_free(names);
+    return status;
+}
 
 static void serve_ready(void *ctx, const char *url, const char *socket_path)
 {
@@ -128,7 +244,8 @@ int cmd_serve(int argc, char **argv)
     struct trove_serve_options so;
     struct trove_diag diag = {0};
     struct serve_log lg = {0, 0};
-    const char *store = NULL;
+    const char *store = NULL, *origins[16];
+    size_t norigins = 0;
     int rc;
 
     memset(&so, 0, sizeof so);
@@ -162,6 +279,15 @@ int cmd_serve(int argc, char **argv)
         } else if (!strcmp(a, "--pass-ms")) {
             if (parse_u32("serve", a, argv[++i], 1, 60000, &so.pass_ms))
                 return 2;
+        } else if (!strcmp(a, "--token-file")) {
+            so.token_file = argv[++i];
+        } else if (!strcmp(a, "--allow-origin")) {
+            if (norigins == sizeof origins / sizeof origins[0])
+                return cli_error("serve", "at most 16 --allow-origin") + 1;
+            origins[norigins++] = argv[++i];
+        } else if (!strcmp(a, "--max-import")) {
+            if (cli_parse_size(argv[++i], &so.max_import) || so.max_import == 0)
+                return cli_error("serve", "--max-import: '%s' is not a size", argv[i]) + 1;
         } else if (!strcmp(a, "--max-viewer-queue")) {
             if (cli_parse_size(argv[++i], &so.max_viewer_queue) || so.max_viewer_queue < 65536)
                 return cli_error("serve", "--max-viewer-queue: '%s' is not a size of at least "
@@ -171,6 +297,10 @@ int cmd_serve(int argc, char **argv)
         }
     }
     so.store_dir = cli_default_store(store);
+    so.allow_origin = origins;
+    so.nallow_origin = norigins;
+    so.export_fn = serve_export;
+    so.import_fn = serve_import;
     so.ready = serve_ready;
     so.log = serve_log_line;
     so.ctx = &lg;

@@ -63,6 +63,7 @@ struct trove_capture_info {
     uint64_t stored_bytes; /* bytes of the header, names and segment objects */
     uint64_t new_objects;  /* trove_capture_write: objects the store did not have */
     uint64_t flows;        /* flow rows (header v2) */
+    uint64_t new_bytes;    /* trove_capture_write: the bytes of the new objects */
 };
 
 /*

@@ -110,7 +110,7 @@ int trove_capture_info(struct trove_store *s, const char *name, struct trove_cap
     if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
     *out = h.info;
-    out->new_objects = 0;
+    out->new_objects = out->new_bytes = 0;
     trove_capture_header_free(&h);
     trove_volume_close(v);
     return TROVE_OK;
@@ -250,14 +250,21 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
 }
 
 /* Distinct digests among the fresh ones: an object repeated inside the capture is one. */
-uint64_t trove__capture_count_fresh(struct trove__capture_vol *w)
+uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *bytes)
 {
     uint64_t n = 0;
+
+    *bytes = 0;
     if (w->nfresh == 0)
         return 0;
     qsort(w->fresh, w->nfresh, sizeof *w->fresh, digest_cmp);
     for (size_t i = 0; i < w->nfresh; i++)
-        n += i == 0 || !trove_digest_equal(&w->fresh[i - 1], &w->fresh[i]);
+        if (i == 0 || !trove_digest_equal(&w->fresh[i - 1], &w->fresh[i])) {
+            uint64_t len = 0;
+            n++;
+            if (trove_backend_size(trove_store_backend(w->s), &w->fresh[i], &len) == TROVE_OK)
+                *bytes += len; /* stored by now: the bytes the store grew by */
+        }
     return n;
 }
 
@@ -532,7 +539,7 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
     if (info) {
         *info = h.info;
         info->stored_bytes = w.stored;
-        info->new_objects = trove__capture_count_fresh(&w);
+        info->new_objects = trove__capture_count_fresh(&w, &info->new_bytes);
     }
     rc = TROVE_OK;
 out:

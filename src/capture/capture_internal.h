@@ -76,7 +76,7 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
                        size_t len, struct trove_diag *diag);
 
 /* Distinct digests among w's fresh ones (sorts them). */
-uint64_t trove__capture_count_fresh(struct trove__capture_vol *w);
+uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *bytes);
 
 /* The names object of names (may be NULL) into out (appended), checked to fit in an object
  * (TROVE_ERR_LIMIT); diag names the capture. */

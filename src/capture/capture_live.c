@@ -331,7 +331,7 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     w->events_dirty = 0; /* what was read back is what is committed */
     w->committed = w->events;
     w->info = h->info;
-    w->info.new_objects = 0;
+    w->info.new_objects = w->info.new_bytes = 0;
     rc = TROVE_OK;
 out:
     trove__capture_walk_free(&walk);
@@ -538,12 +538,12 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     w->info.stored_bytes = w->buf.len + h->names_bytes;
     for (uint64_t k = 0; k < segments; k++)
         w->info.stored_bytes += h->seg[k].bytes;
-    w->info.new_objects = trove__capture_count_fresh(&w->vol);
+    w->info.new_objects = trove__capture_count_fresh(&w->vol, &w->info.new_bytes);
     w->vol.nfresh = 0;
     trove_volume_close(w->vol.v);
     w->vol.v = NULL;
     give_info(w, info);
-    w->info.new_objects = 0; /* a commit that changes nothing stores nothing */
+    w->info.new_objects = w->info.new_bytes = 0; /* a commit that changes nothing stores nothing */
     return TROVE_OK;
 }
 

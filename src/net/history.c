@@ -23,6 +23,11 @@ struct trove__history {
     char name[TROVE_VOLUME_NAME_MAX + 1];
     int wire;
     uint64_t skip, stored;      /* events to replay from the store: [skip, stored) */
+    uint64_t from_ns, to_ns;    /* and of those, the ones that start in [from_ns, to_ns) */
+    double speed;               /* > 0: paced at this multiple of the events' own times */
+    int replay;                 /* GET /api/replay: the stored names frames go too */
+    uint64_t pace_t0, pace_base;
+    int paced;
     struct trove__batch **batches; /* then these, in order */
     size_t nbatches;
     struct trove_names *names;  /* first of all */
@@ -99,6 +104,41 @@ static int hist_events(struct trove__history *h, const struct trove_event *ev, s
     return rc;
 }
 
+/* speed: wait until the frame's first event is due, at h->speed times its own clock. */
+static int hist_pace(struct trove__history *h, const uint8_t *frame, size_t len)
+{
+    struct trove_wire_frame fr;
+    uint64_t now, due;
+    int rc = trove_wire_decode(h->dec, frame, len, h->ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, NULL);
+
+    if (rc != TROVE_OK || fr.n_events == 0)
+        return rc;
+    now = trove__now_ns();
+    if (!h->paced) {
+        h->paced = 1;
+        h->pace_t0 = now;
+        h->pace_base = h->ev[0].start_ns;
+    }
+    due = h->pace_t0 + (uint64_t)((double)(h->ev[0].start_ns > h->pace_base
+                                               ? h->ev[0].start_ns - h->pace_base
+                                               : 0) /
+                                  h->speed);
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop && due > now) {
+        struct timespec ts;
+        uint64_t wait = due - now > 100000000u ? 100000000u : due - now;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += (long)wait;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+        now = trove__now_ns();
+    }
+    rc = h->stop ? TROVE_ERR_CANCELLED : TROVE_OK;
+    pthread_mutex_unlock(&h->mu);
+    return rc;
+}
+
 /* The replay's sink: split each batch into its frames, pass event frames on until
  * h->stored events went (the last one cut), skip names frames (the history sent every
  * name first). */
@@ -123,6 +163,9 @@ static int hist_send(void *ctx, const struct trove_stream_batch *b)
             break;
         }
         if (hd.format == TROVE_WIRE_NAMES) {
+            if (h->replay)
+                rc = hist_push(h, p + off, flen, 1, 0);
+        } else if (h->speed > 0 && (rc = hist_pace(h, p + off, flen)) != TROVE_OK) {
             ;
         } else if (h->replayed + hd.count <= h->skip) {
             h->replayed += hd.count; /* an earlier session's */
@@ -154,9 +197,12 @@ static void *hist_main(void *arg)
     struct trove_diag diag = {0};
     int rc;
 
-    rc = trove_wire_encode_names(h->names, 0, trove_names_count(h->names), &buf);
-    if (rc == TROVE_OK)
-        rc = hist_push(h, buf.ptr, buf.len, 1, 0);
+    rc = TROVE_OK;
+    if (!h->replay) { /* the names at the join (a replay sends the stored names frames) */
+        rc = trove_wire_encode_names(h->names, 0, trove_names_count(h->names), &buf);
+        if (rc == TROVE_OK)
+            rc = hist_push(h, buf.ptr, buf.len, 1, 0);
+    }
     if (rc == TROVE_OK && h->stored > h->skip) {
         struct trove_stream_options so;
         struct trove_capture_replay_options ro;
@@ -165,7 +211,8 @@ static void *hist_main(void *arg)
         trove_stream_options_default(&so);
         so.max_object = TROVE_CAPTURE_MAX_OBJECT;
         memset(&ro, 0, sizeof ro);
-        ro.to_ns = UINT64_MAX;
+        ro.from_ns = h->from_ns;
+        ro.to_ns = h->to_ns;
         ro.wire = h->wire;
         memset(&sink, 0, sizeof sink);
         sink.send = hist_send;
@@ -182,11 +229,11 @@ static void *hist_main(void *arg)
         }
         if (rc == TROVE_OK)
             rc = trove_capture_replay(s, h->name, h->st, &ro, &sink, &stats, &diag);
-        if (rc == TROVE_ERR_CANCELLED && h->replayed >= h->stored)
+        if (rc == TROVE_ERR_CANCELLED && h->replayed >= h->stored && !h->stop)
             rc = TROVE_OK;
         else if (rc == TROVE_ERR_SEND)
             rc = stats.send_error;
-        if (rc == TROVE_OK && h->replayed < h->stored)
+        if (rc == TROVE_OK && h->replayed < h->stored && !h->replay)
             rc = TROVE_ERR_CORRUPT; /* the store holds fewer events than it committed */
     }
     for (size_t i = 0; rc == TROVE_OK && i < h->nbatches; i++)
@@ -289,6 +336,7 @@ static int history_make(struct trove__server *srv, struct trove__view *v, struct
     h->wire = v->wire;
     snprintf(h->name, sizeof h->name, "%s", c->name);
     h->stored = c->committed;
+    h->to_ns = UINT64_MAX;
     h->skip = v->from_start ? 0 : c->base; /* a viewer that waited: this session's events */
     v->hist = h;
     for (struct trove__batch *b = c->head; b; b = b->next)
@@ -303,6 +351,31 @@ static int history_make(struct trove__server *srv, struct trove__view *v, struct
         h->batches[h->nbatches++] = b;
     }
     return trove__fanout_names(c->fo, h->names);
+}
+
+int trove__history_replay(struct trove__server *srv, struct trove__view *v, const char *name,
+                          uint64_t from_ns, uint64_t to_ns, double speed)
+{
+    struct trove__history *h = trove__calloc(1, sizeof *h);
+
+    if (!h)
+        return TROVE_ERR_NOMEM;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    v->hist = h;
+    h->srv = srv;
+    h->wire = v->wire;
+    h->replay = 1;
+    h->stored = UINT64_MAX;
+    h->from_ns = from_ns;
+    h->to_ns = to_ns;
+    h->speed = speed;
+    snprintf(h->name, sizeof h->name, "%s", name);
+    if (trove_names_new(&h->names) != TROVE_OK || trove_wire_decoder_new(&h->dec) != TROVE_OK ||
+        trove_wire_encoder_new(&h->enc) != TROVE_OK ||
+        !(h->ev = trove__mallocarray(TROVE_WIRE_MAX_EVENTS, sizeof *h->ev)))
+        return TROVE_ERR_NOMEM;
+    return trove__history_start(srv, v);
 }
 
 int trove__history_start(struct trove__server *srv, struct trove__view *v)

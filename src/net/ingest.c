@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE /* accept4 */
 
+#include "api.h"
 #include "serve_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
@@ -202,6 +203,14 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
 
     if (rc != TROVE_OK)
         return rc;
+    if (f->p->tcp && f->srv->token) { /* over TCP the hello carries the service's token */
+        char auth[TROVE__TOKEN_MAX + 8];
+        snprintf(auth, sizeof auth, "Bearer %s", f->p->hello.token);
+        if (!trove__api_token_ok(f->srv->token, f->srv->token_len, auth, NULL))
+            return TROVE_FAIL(&f->diag, TROVE_ERR_INVALID, 0,
+                              "the hello has no token, or a wrong one (over TCP it must "
+                              "carry the service's: \"token\":\"...\")");
+    }
     if (!(c = attach(f->srv, f->p)))
         return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
     pthread_mutex_lock(&f->srv->mu);

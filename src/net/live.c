@@ -155,3 +155,12 @@ int trove__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len
     return TROVE_OK;
 }
 
+
+void trove__job_release(struct trove__job *j)
+{
+    if (j && atomic_fetch_sub(&j->refs, 1) == 1) {
+        if (j->path[0])
+            unlink(j->path); /* an import's body */
+        free(j);
+    }
+}

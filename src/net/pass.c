@@ -479,6 +479,79 @@ static void store_sweep(struct trove__server *srv)
     pthread_mutex_unlock(&srv->mu);
 }
 
+/* Is a capture of that name being written (a session that is not over)? */
+static int name_live(struct trove__server *srv, const char *name)
+{
+    int live = 0;
+
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__cap *c = srv->caps; c && !live; c = c->next) {
+        if (strcmp(c->name, name) != 0)
+            continue;
+        pthread_mutex_lock(&c->mu);
+        live = c->state == TROVE__CAP_OPENING || c->state == TROVE__CAP_LIVE ||
+               c->state == TROVE__CAP_CLOSING || c->w != NULL;
+        pthread_mutex_unlock(&c->mu);
+    }
+    pthread_mutex_unlock(&srv->mu);
+    return live;
+}
+
+/* One job of the API: a delete or an import, through the store thread's handle. */
+static void run_job(struct trove__server *srv, struct trove__job *j)
+{
+    struct trove_diag diag = {0};
+    int rc;
+
+    if (name_live(srv, j->name)) {
+        j->status = 409;
+        snprintf(j->err, sizeof j->err, "capture %s is live: stop its producers first", j->name);
+    } else if (j->kind == TROVE__JOB_DELETE) {
+        struct trove_capture_info info;
+        rc = trove_capture_info(srv->store, j->name, &info, &diag);
+        if (rc == TROVE_OK || rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT)
+            rc = trove_volume_remove(srv->store, j->name, &diag);
+        if (rc != TROVE_OK) {
+            j->status = rc == TROVE_ERR_NOTFOUND ? 404 : rc == TROVE_ERR_INVALID ? 400 : 500;
+            snprintf(j->err, sizeof j->err, "%s",
+                     rc == TROVE_ERR_NOTFOUND ? "no such capture"
+                     : diag.msg[0]            ? diag.msg
+                                              : trove_strerror(rc));
+        } else {
+            trove__log(srv, "capture %s: deleted through the API", j->name);
+        }
+    } else if (!srv->opt.import_fn) {
+        j->status = 501;
+        snprintf(j->err, sizeof j->err, "this service has no importer");
+    } else {
+        j->status = srv->opt.import_fn(srv->opt.ctx, srv->store, j->name, j->append, j->path,
+                                       &j->res, j->err, sizeof j->err);
+        if (!j->status)
+            trove__log(srv, "capture %s: imported through the API, %" PRIu64 " events", j->name,
+                       j->res.events);
+    }
+    atomic_store(&j->done, 1);
+}
+
+static void run_jobs(struct trove__server *srv)
+{
+    for (;;) {
+        struct trove__job *j;
+        pthread_mutex_lock(&srv->mu);
+        if ((j = srv->jobs) != NULL) {
+            srv->jobs = j->next;
+            if (!srv->jobs)
+                srv->jobs_tail = NULL;
+        }
+        pthread_mutex_unlock(&srv->mu);
+        if (!j)
+            return;
+        run_job(srv, j);
+        trove__job_release(j);
+        trove__wake_web(srv);
+    }
+}
+
 void *trove__store_main(void *arg)
 {
     struct trove__server *srv = arg;
@@ -520,6 +593,7 @@ void *trove__store_main(void *arg)
             trove__cap_release(c);
         }
         free(caps);
+        run_jobs(srv);
         store_sweep(srv);
         if (pass_done && open == 0)
             break;

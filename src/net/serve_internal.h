@@ -157,6 +157,8 @@ struct trove__view {
     int wire;
     int from_start;
     int waited;               /* came before the capture started: gets all of the session */
+    int replay;               /* GET /api/replay: a stored capture, then the end */
+    char name[TROVE_VOLUME_NAME_MAX + 1];
     struct trove__cap *cap;   /* NULL until the capture exists */
     struct trove__viewer *fv; /* the fan-out's queue, once joined */
     struct trove__history *hist;
@@ -164,6 +166,24 @@ struct trove__view {
     uint64_t end_events;
     uint64_t sent_events, sent_bytes; /* history included */
     char error[TROVE__ERROR_MAX];
+};
+
+/* A change to the store the API asks for, done by the store thread (the only one with a
+ * writable handle) between its rounds. */
+enum trove__job_kind { TROVE__JOB_DELETE = 1, TROVE__JOB_IMPORT };
+
+struct trove__job {
+    atomic_int refs;       /* the queue's (until done) and the answer's */
+    struct trove__job *next;
+    int kind;
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    int append;
+    char path[256];        /* import: the body, in a temp file */
+    /* the answer */
+    atomic_int done;
+    int status;            /* 0, or the HTTP status of the failure */
+    char err[TROVE__ERROR_MAX];
+    struct trove_serve_import_result res;
 };
 
 struct trove__server {
@@ -179,17 +199,21 @@ struct trove__server {
     struct trove__cap *caps;
     struct trove__prod *prods;
     struct trove__view *views;
+    struct trove__job *jobs, *jobs_tail; /* for the store thread, in order */
     uint64_t next_id;
     uint64_t producers_total, producers_refused, viewers_total;
     atomic_int stopping;        /* 1: stop taking data; 2: the store is done */
     atomic_int pass_done, store_done;
     void *lws_ctx;              /* struct lws_context * */
     void (*wake)(struct trove__server *srv); /* wakes the web thread (web.c sets it) */
+    const char *token;          /* the API's token (web.c's), or NULL */
+    size_t token_len;
     int stop_fd[2];             /* the stop request's self-pipe */
     int listen_fds[2];          /* the unix socket, the TCP ingest (or -1) */
 };
 
 /* live.c */
+void trove__job_release(struct trove__job *j);
 struct trove__cap *trove__cap_get(struct trove__server *srv, const char *name, int create);
 void trove__log(struct trove__server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -201,6 +225,10 @@ int trove__history_start(struct trove__server *srv, struct trove__view *v);
  * none is queued now, -1 when the history is over (the viewer is live). */
 int trove__history_next(struct trove__view *v, struct trove__frame_buf **fb);
 void trove__history_stop(struct trove__view *v);
+/* GET /api/replay: v gets stored capture `name`'s events in [from_ns, to_ns), with its
+ * names frames, paced at `speed` times their own clock (0: as fast as v takes them). */
+int trove__history_replay(struct trove__server *srv, struct trove__view *v, const char *name,
+                          uint64_t from_ns, uint64_t to_ns, double speed);
 /* Join v to its capture's fan-out (and start its history). Under nothing; takes locks. */
 int trove__view_join(struct trove__server *srv, struct trove__view *v);
 

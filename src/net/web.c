@@ -6,11 +6,9 @@
  * history (from=start), then its fan-out queue — a gap report or one wire frame per binary
  * message — and at the end of the capture {"type":"end"}.
  */
-#include "serve_internal.h"
+#include "web_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
-
-#include <libwebsockets.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,24 +21,7 @@
 
 _Static_assert(LWS_PRE <= TROVE__FRAME_HEADROOM, "a frame's headroom must hold LWS_PRE");
 
-#define HTTP_CHUNK 32768
 #define STOP_GRACE_NS (3 * 1000000000ull) /* viewers that do not close by then are dropped */
-
-struct web {
-    struct trove__server *srv;
-    struct lws_context *ctx;
-    struct lws_vhost *vh;
-    lws_sorted_usec_list_t tick;
-    uint64_t stop_since;
-    int exit;
-};
-
-/* What a connection holds: an HTTP answer, or a viewer. */
-struct pss {
-    struct trove__view *v;
-    uint8_t *body; /* LWS_PRE bytes, then the answer */
-    size_t len, sent;
-};
 
 static struct trove__server *log_srv; /* lws logs without a context pointer */
 
@@ -65,79 +46,129 @@ static void wake(struct trove__server *srv)
 
 /* ---- HTTP ------------------------------------------------------------------------------- */
 
-static int http_answer(struct lws *wsi, struct pss *ps, unsigned status, const char *type,
-                       struct trove_bytes *body)
+/* The request's method, path and query (its arguments joined again with '&'). */
+static int request_of(struct lws *wsi, const char *in, char *path, size_t pcap, char *query,
+                      size_t qcap)
 {
-    uint8_t hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr - 1;
+    int method = TROVE__OTHER;
+    size_t q = 0;
 
-    if (!(ps->body = trove__malloc(LWS_PRE + body->len + 1)))
-        return -1;
-    memcpy(ps->body + LWS_PRE, body->ptr, body->len);
-    ps->len = body->len;
-    ps->sent = 0;
-    if (lws_add_http_common_headers(wsi, status, type, (lws_filepos_t)body->len, &p, end) ||
-        lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-                                     (const unsigned char *)"no-store", 8, &p, end) ||
-        lws_finalize_write_http_header(wsi, start, &p, end))
-        return -1;
-    lws_callback_on_writable(wsi);
-    return 0;
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0)
+        method = TROVE__GET;
+    else if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
+        method = TROVE__POST;
+    else if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
+        method = TROVE__DELETE;
+    snprintf(path, pcap, "%s", in ? in : "/");
+    query[0] = 0;
+    for (int k = 0; q + 1 < qcap; k++) {
+        int n = lws_hdr_copy_fragment(wsi, query + q + (q > 0), (int)(qcap - q - (q > 0)),
+                                      WSI_TOKEN_HTTP_URI_ARGS, k);
+        if (n <= 0)
+            break;
+        if (q > 0)
+            query[q] = '&';
+        q += (size_t)n + (q > 0);
+    }
+    return method;
 }
 
-static int http_route(struct lws *wsi, struct trove__server *srv, struct pss *ps, const char *uri)
+/* Does the request carry the token (or need none)? */
+static int authorized(struct web *w, struct lws *wsi)
 {
-    struct trove_bytes body = {0};
-    const char *type = "application/json";
-    unsigned status = 200;
-    int rc = TROVE_OK, r;
+    char auth[512] = "", cookie[1024] = "";
 
-    if (strcmp(uri, "/") == 0 || strcmp(uri, "/index.html") == 0) {
+    if (!w->token)
+        return 1;
+    if (lws_hdr_copy(wsi, auth, sizeof auth, WSI_TOKEN_HTTP_AUTHORIZATION) < 0)
+        auth[0] = 0;
+    if (lws_hdr_copy(wsi, cookie, sizeof cookie, WSI_TOKEN_HTTP_COOKIE) < 0)
+        cookie[0] = 0;
+    return trove__api_token_ok(w->token, w->token_len, auth[0] ? auth : NULL,
+                               cookie[0] ? cookie : NULL);
+}
+
+static int http_request(struct web *w, struct lws *wsi, struct pss *ps, const char *in)
+{
+    struct trove__server *srv = w->srv;
+    struct trove__api_error err;
+    struct trove_bytes body = {0};
+    char path[1024], query[TROVE__API_QUERY_MAX + 2];
+    const char *type = "application/json";
+    int method = request_of(wsi, in, path, sizeof path, query, sizeof query), rc;
+
+    ps->ipath[0] = 0;
+    if (trove__api_route(method, path, query, &ps->req, &err) != 0)
+        return trove__http_error(wsi, ps, (unsigned)err.status, err.code, err.msg);
+    if (ps->req.route != TROVE__R_LOGIN && !authorized(w, wsi))
+        return trove__http_error(wsi, ps, 401, "unauthorized",
+                                 "this service needs its token: Authorization: Bearer TOKEN, "
+                                 "or GET /login?token=TOKEN in a browser");
+    switch (ps->req.route) {
+    case TROVE__R_INDEX:
         rc = trove__status_html(srv, &body);
         type = "text/html; charset=utf-8";
-    } else if (strcmp(uri, "/api/status") == 0) {
+        break;
+    case TROVE__R_STATUS:
         rc = trove__status_json(srv, &body);
-    } else if (strcmp(uri, "/metrics") == 0) {
+        break;
+    case TROVE__R_METRICS:
         rc = trove__status_metrics(srv, &body);
         type = "text/plain; version=0.0.4";
-    } else if (strcmp(uri, "/api/live") == 0) {
-        status = 400;
-        rc = trove_bytes_append(&body, "{\"error\":\"/api/live is a WebSocket: send an "
-                                       "Upgrade: websocket request\"}\n", 76);
-    } else {
-        status = 404;
-        rc = trove_bytes_append(&body, "{\"error\":\"no such page\"}\n", 25);
+        break;
+    case TROVE__R_LIVE:
+    case TROVE__R_REPLAY:
+        return trove__http_error(wsi, ps, 400, "bad_request",
+                                 "this is a WebSocket: send an Upgrade: websocket request");
+    default:
+        return trove__api_start(w, wsi, ps);
     }
     if (rc != TROVE_OK) {
         trove_bytes_free(&body);
-        return lws_return_http_status(wsi, HTTP_STATUS_INTERNAL_SERVER_ERROR, NULL) ? -1 : 0;
+        return trove__http_error(wsi, ps, 500, "internal", "out of memory");
     }
-    r = http_answer(wsi, ps, status, type, &body);
+    rc = trove__http_answer(wsi, ps, 200, type, body.ptr, body.len, NULL);
     trove_bytes_free(&body);
-    return r;
+    return rc;
 }
 
-static int http_write(struct lws *wsi, struct pss *ps)
+/* An upgrade to a WebSocket: the endpoint, the token and the Origin first. >0: refused
+ * with an answer written. */
+static int confirm_upgrade(struct web *w, struct lws *wsi)
 {
-    size_t n = ps->len - ps->sent;
-    int last;
-
-    if (!ps->body)
-        return 0;
-    if (n > HTTP_CHUNK)
-        n = HTTP_CHUNK;
-    last = ps->sent + n == ps->len;
-    /* The bytes before this chunk were sent already: lws may use them as its headroom. */
-    if (lws_write(wsi, ps->body + LWS_PRE + ps->sent, n,
-                  last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
-        return -1;
-    ps->sent += n;
-    if (!last) {
-        lws_callback_on_writable(wsi);
-        return 0;
+    struct trove__api_req req; /* no session data yet: it comes with the upgrade */
+    struct trove__api_error err;
+    char path[1024], query[TROVE__API_QUERY_MAX + 2], origin[512] = "", host[256] = "";
+    request_of(wsi, NULL, path, sizeof path, query, sizeof query);
+    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
+        path[0] = 0;
+    /* A bad parameter is told after the upgrade, as a viewer's error message; a path that
+     * is not a WebSocket is refused here. */
+    if ((trove__api_route(TROVE__GET, path, query, &req, &err) != 0 && err.status != 400) ||
+        (err.status != 400 && req.route != TROVE__R_LIVE && req.route != TROVE__R_REPLAY) ||
+        (err.status == 400 && strcmp(path, "/api/live") && strcmp(path, "/api/replay"))) {
+        trove__log(w->srv, "upgrade refused: %s: %s", path, err.msg);
+        lws_return_http_status(wsi, HTTP_STATUS_NOT_FOUND, "no WebSocket here");
+        return 1;
     }
-    free(ps->body);
-    ps->body = NULL;
-    return lws_http_transaction_completed(wsi) ? -1 : 0;
+    if (!authorized(w, wsi)) {
+        lws_return_http_status(wsi, HTTP_STATUS_UNAUTHORIZED, "this service needs its token");
+        return 1;
+    }
+    if (lws_hdr_copy(wsi, origin, sizeof origin, WSI_TOKEN_ORIGIN) < 0)
+        origin[0] = 0;
+    if (lws_hdr_copy(wsi, host, sizeof host, WSI_TOKEN_HOST) < 0)
+        host[0] = 0;
+    if (!trove__api_origin_ok(origin[0] ? origin : NULL, host, w->srv->opt.allow_origin,
+                              w->srv->opt.nallow_origin)) {
+        lws_return_http_status(wsi, HTTP_STATUS_FORBIDDEN, "a foreign Origin");
+        return 1;
+    }
+    if (atomic_load(&w->srv->stopping)) {
+        lws_return_http_status(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE, "shutting down");
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- viewers ---------------------------------------------------------------------------- */
@@ -146,19 +177,6 @@ static int is_loopback(const char *peer)
 {
     return strncmp(peer, "127.", 4) == 0 || strcmp(peer, "::1") == 0 ||
            strncmp(peer, "::ffff:127.", 11) == 0;
-}
-
-/* The value of query argument `name` ("capture=") into out; 0 if absent. lws gives the
- * "name=value" in its buffer and a pointer to the value. */
-static int urlarg(struct lws *wsi, const char *name, char *out, size_t cap)
-{
-    char buf[TROVE_VOLUME_NAME_MAX + 64];
-    const char *v = lws_get_urlarg_by_name(wsi, name, buf, (int)sizeof buf);
-
-    if (!v)
-        return 0;
-    snprintf(out, cap, "%s", v);
-    return 1;
 }
 
 static void view_error(struct trove__view *v, const char *fmt, const char *arg)
@@ -171,8 +189,9 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
 {
     struct trove__server *srv = w->srv;
     struct trove__view *v = trove__calloc(1, sizeof *v);
-    char cap[TROVE_VOLUME_NAME_MAX + 2] = "", wire[16] = "", from[16] = "";
-    struct trove_diag diag = {0};
+    struct trove__api_req req;
+    struct trove__api_error err;
+    char path[1024], query[TROVE__API_QUERY_MAX + 2];
 
     if (!v)
         return NULL;
@@ -185,34 +204,29 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     pthread_mutex_unlock(&srv->mu);
     v->next = srv->views;
     srv->views = v;
-    if (!urlarg(wsi, "capture=", cap, sizeof cap)) {
-        view_error(v, "%s", "no capture: ask for /api/live?capture=NAME");
+    request_of(wsi, NULL, path, sizeof path, query, sizeof query);
+    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
+        path[0] = 0;
+    if (trove__api_route(TROVE__GET, path, query, &req, &err) != 0) {
+        view_error(v, "%s", err.msg);
         return v;
     }
-    if (trove_volume_name_check(cap, &diag) != TROVE_OK) {
-        view_error(v, "capture: %s", diag.msg);
+    v->wire = req.wire ? req.wire
+              : srv->opt.wire ? srv->opt.wire
+              : is_loopback(v->peer) ? TROVE_WIRE_RAW
+                                     : TROVE_WIRE_PACKED;
+    snprintf(v->name, sizeof v->name, "%s", req.name);
+    if (req.route == TROVE__R_REPLAY) { /* a stored capture, then the end */
+        v->replay = 1;
+        if (trove__history_replay(srv, v, req.name, req.from_ns, req.to_ns, req.speed) !=
+            TROVE_OK)
+            view_error(v, "%s", "starting the replay: out of memory");
+        trove__log(srv, "replay %" PRIu64 " (%s) of capture %s: %s", v->id, v->peer, req.name,
+                   trove_wire_format_name(v->wire));
         return v;
     }
-    if (urlarg(wsi, "wire=", wire, sizeof wire) && strcmp(wire, "auto") != 0) {
-        v->wire = trove_wire_format_parse(wire);
-        if (v->wire < TROVE_WIRE_RAW || v->wire > TROVE_WIRE_DEFLATE) {
-            view_error(v, "wire=%s is not auto, raw, packed or deflate", wire);
-            return v;
-        }
-    } else if (srv->opt.wire) {
-        v->wire = srv->opt.wire;
-    } else {
-        v->wire = is_loopback(v->peer) ? TROVE_WIRE_RAW : TROVE_WIRE_PACKED;
-    }
-    if (urlarg(wsi, "from=", from, sizeof from)) {
-        if (strcmp(from, "start") == 0)
-            v->from_start = 1;
-        else if (strcmp(from, "now") != 0) {
-            view_error(v, "from=%s is not start or now", from);
-            return v;
-        }
-    }
-    if (!(v->cap = trove__cap_get(srv, cap, 1))) {
+    v->from_start = req.from_start;
+    if (!(v->cap = trove__cap_get(srv, req.name, 1))) {
         view_error(v, "%s", "out of memory");
         return v;
     }
@@ -221,8 +235,8 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     /* Waiting for the capture to start: from=now is then from its first event. */
     v->waited = v->cap->state == TROVE__CAP_WAITING || v->cap->state == TROVE__CAP_OPENING;
     pthread_mutex_unlock(&v->cap->mu);
-    trove__log(srv, "viewer %" PRIu64 " (%s) of capture %s: %s from %s", v->id, v->peer, cap,
-               trove_wire_format_name(v->wire), v->from_start ? "start" : "now");
+    trove__log(srv, "viewer %" PRIu64 " (%s) of capture %s: %s from %s", v->id, v->peer,
+               req.name, trove_wire_format_name(v->wire), v->from_start ? "start" : "now");
     return v;
 }
 
@@ -298,6 +312,46 @@ static void json_escape(const char *s, char *out, size_t cap)
     out[o] = 0;
 }
 
+/* GET /api/replay: the hello, the stored frames, the end. */
+static int replay_write(struct lws *wsi, struct trove__view *v)
+{
+    struct trove__frame_buf *fb;
+    int h;
+
+    if (!v->hello_sent) {
+        v->hello_sent = 1;
+        if (send_text(wsi, "{\"type\":\"hello\",\"capture\":\"%s\",\"wire\":\"%s\","
+                           "\"from\":\"replay\"}",
+                      v->name, trove_wire_format_name(v->wire)))
+            return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    if (v->end_sent) {
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_NORMAL, (unsigned char *)"end", 3);
+        return -1;
+    }
+    h = trove__history_next(v, &fb);
+    if (h == 1) {
+        if (send_frame(wsi, v, fb))
+            return -1;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    if (h == 0)
+        return 0;
+    if (v->error[0]) {
+        v->closing = 2;
+        lws_callback_on_writable(wsi);
+        return 0;
+    }
+    v->end_sent = 1;
+    if (send_text(wsi, "{\"type\":\"end\",\"events\":%" PRIu64 "}", v->sent_events))
+        return -1;
+    lws_callback_on_writable(wsi);
+    return 0;
+}
+
 /* One message for v, if it has one; 0, or -1 to close. */
 static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
 {
@@ -323,6 +377,8 @@ static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
                          11);
         return -1;
     }
+    if (v->replay)
+        return replay_write(wsi, v);
     pthread_mutex_lock(&v->cap->mu);
     state = v->cap->state;
     if (state == TROVE__CAP_FAILED && !v->end_sent)
@@ -412,28 +468,26 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 {
     struct web *w = lws_context_user(lws_get_context(wsi));
     struct pss *ps = user;
-    char uri[128];
 
-    (void)len;
     switch (reason) {
     case LWS_CALLBACK_HTTP:
-        return http_route(wsi, w->srv, ps, in ? (const char *)in : "/");
+        return http_request(w, wsi, ps, in);
+    case LWS_CALLBACK_HTTP_BODY:
+        return trove__api_body(w, wsi, ps, in, len);
+    case LWS_CALLBACK_HTTP_BODY_COMPLETION:
+        return trove__api_body_done(w, wsi, ps);
     case LWS_CALLBACK_HTTP_WRITEABLE:
-        return http_write(wsi, ps);
+        return trove__http_writeable(w, wsi, ps);
+    case LWS_CALLBACK_TIMER: /* an export waiting for its writer */
+        lws_callback_on_writable(wsi);
+        return 0;
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:
     case LWS_CALLBACK_CLOSED_HTTP:
-        if (ps) {
-            free(ps->body);
-            ps->body = NULL;
-        }
+        if (ps)
+            trove__api_drop(w, ps);
         return 0;
-    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION:
-        if (lws_hdr_copy(wsi, uri, sizeof uri, WSI_TOKEN_GET_URI) <= 0 ||
-            strcmp(uri, "/api/live") != 0)
-            return 1; /* no WebSocket anywhere else */
-        if (atomic_load(&w->srv->stopping))
-            return 1;
-        return 0;
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+        return confirm_upgrade(w, wsi);
     case LWS_CALLBACK_ESTABLISHED:
         if (!(ps->v = view_new(w, wsi)))
             return -1;
@@ -453,6 +507,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         if (w) {
             for (struct trove__view *v = w->srv->views; v; v = v->next)
                 lws_callback_on_writable(v->wsi);
+            trove__api_wake_waiting(w);
         }
         return 0;
     default:
@@ -523,6 +578,47 @@ int trove__web_open(struct trove__server *srv, struct trove_diag *diag)
     if (!(w = trove__calloc(1, sizeof *w)))
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     w->srv = srv;
+    if (srv->opt.token_file) { /* its first line */
+        FILE *f = fopen(srv->opt.token_file, "r");
+        char line[512];
+        size_t n;
+        if (!f || !fgets(line, sizeof line, f)) {
+            int e = errno;
+            if (f)
+                fclose(f);
+            free(w);
+            return TROVE_FAIL(diag, f ? TROVE_ERR_INVALID : -e, 0, "serve: --token-file %s: %s",
+                              srv->opt.token_file, f ? "empty" : strerror(e));
+        }
+        fclose(f);
+        n = strcspn(line, "\r\n");
+        line[n] = 0;
+        if (n < 16 || n > 256 || strspn(line, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                               "0123456789-._~+/=") != n) {
+            free(w);
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                              "serve: --token-file %s: the token must be 16 to 256 characters "
+                              "of A-Z a-z 0-9 - . _ ~ + / = (try: head -c 32 /dev/urandom | "
+                              "base64)",
+                              srv->opt.token_file);
+        }
+        if (!(w->token = trove__strdup(line))) {
+            free(w);
+            return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        }
+        w->token_len = n;
+        srv->token = w->token;
+        srv->token_len = n;
+    } else if (!(ss.ss_family == AF_INET &&
+                 (ntohl(((struct sockaddr_in *)&ss)->sin_addr.s_addr) >> 24) == 127) &&
+               !(ss.ss_family == AF_INET6 &&
+                 IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&ss)->sin6_addr))) {
+        free(w);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "serve: --listen %s is not a loopback address: give --token-file "
+                          "FILE, whose token every request must then carry",
+                          listen);
+    }
     log_srv = srv;
     lws_set_log_level(LLL_ERR, lws_log);
     memset(&info, 0, sizeof info);
@@ -530,6 +626,7 @@ int trove__web_open(struct trove__server *srv, struct trove_diag *diag)
     info.user = w;
     info.port = CONTEXT_PORT_NO_LISTEN;
     if (!(w->ctx = lws_create_context(&info))) {
+        free(w->token);
         free(w);
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "serve: libwebsockets would not start");
     }
@@ -542,6 +639,7 @@ int trove__web_open(struct trove__server *srv, struct trove_diag *diag)
     info.keepalive_timeout = 5;
     if (!(w->vh = lws_create_vhost(w->ctx, &info))) {
         lws_context_destroy(w->ctx);
+        free(w->token);
         free(w);
         return TROVE_FAIL(diag, -EADDRINUSE, 0, "serve: listening on %s failed", listen);
     }
@@ -574,5 +672,6 @@ void trove__web_close(struct trove__server *srv)
     while (srv->views)
         view_free(w, srv->views);
     log_srv = NULL;
+    free(w->token);
     free(w);
 }

@@ -1,0 +1,322 @@
+/*
+ * api.c: the router and the access checks of the service's HTTP API (api.h).
+ */
+#include "api.h"
+#include "common/alloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "trove/wire.h"
+
+static int fail(struct trove__api_error *err, int status, const char *fmt, const char *a,
+                const char *b)
+{
+    static const struct {
+        int status;
+        const char *code;
+    } codes[] = {{400, "bad_request"}, {404, "not_found"}, {405, "method_not_allowed"},
+                 {413, "too_large"}};
+    err->status = status;
+    err->code = "bad_request";
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (codes[i].status == status)
+            err->code = codes[i].code;
+    snprintf(err->msg, sizeof err->msg, fmt, a ? a : "", b ? b : "");
+    return -1;
+}
+
+static int hexval(int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Percent-decode s[0..n) into out (cap bytes, NUL-terminated); -1 on a bad or NUL escape or
+ * when it does not fit. '+' stays '+' (names never have spaces). */
+static int decode(const char *s, size_t n, char *out, size_t cap)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        int c = (unsigned char)s[i];
+        if (c == '%') {
+            int hi, lo;
+            if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0)
+                return -1;
+            c = hi << 4 | lo;
+            i += 2;
+        }
+        if (c == 0 || o + 1 >= cap)
+            return -1;
+        out[o++] = (char)c;
+    }
+    out[o] = 0;
+    return 0;
+}
+
+static int parse_u64(const char *v, uint64_t *out)
+{
+    uint64_t x = 0;
+
+    if (!*v)
+        return -1;
+    for (; *v; v++) {
+        if (*v < '0' || *v > '9' || x > (UINT64_MAX - (uint64_t)(*v - '0')) / 10)
+            return -1;
+        x = x * 10 + (uint64_t)(*v - '0');
+    }
+    *out = x;
+    return 0;
+}
+
+static int name_ok(const char *v, char *out, struct trove__api_error *err)
+{
+    struct trove_diag diag = {0};
+
+    if (trove_volume_name_check(v, &diag) != TROVE_OK)
+        return fail(err, 400, "capture name: %s%s", diag.msg, "");
+    snprintf(out, TROVE_VOLUME_NAME_MAX + 1, "%s", v);
+    return 0;
+}
+
+/* The parameters a route takes. */
+enum {
+    P_CAPTURE = 1 << 0,
+    P_WIRE = 1 << 1,
+    P_FROM = 1 << 2,     /* from=start|now */
+    P_RANGE = 1 << 3,    /* from_ns, to_ns */
+    P_SPEED = 1 << 4,
+    P_FORMAT = 1 << 5,
+    P_NAME = 1 << 6,     /* name= (import) */
+    P_APPEND = 1 << 7,
+    P_TOKEN = 1 << 8
+};
+
+static int one_param(const char *key, const char *val, unsigned takes, struct trove__api_req *r,
+                     unsigned *seen, struct trove__api_error *err)
+{
+    static const struct {
+        const char *key;
+        unsigned bit;
+    } keys[] = {{"capture", P_CAPTURE}, {"wire", P_WIRE},     {"from", P_FROM},
+                {"from_ns", P_RANGE},   {"to_ns", P_RANGE},   {"speed", P_SPEED},
+                {"format", P_FORMAT},   {"name", P_NAME},     {"append", P_APPEND},
+                {"token", P_TOKEN}};
+    unsigned bit = 0;
+
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (strcmp(key, keys[i].key) == 0)
+            bit = keys[i].bit;
+    if (!bit || !(takes & bit))
+        return fail(err, 400, "unknown parameter '%s'%s", key, "");
+    if (!strcmp(key, "capture") || !strcmp(key, "name")) {
+        if (*seen & bit)
+            return fail(err, 400, "'%s' given twice%s", key, "");
+        if (name_ok(val, r->name, err))
+            return -1;
+    } else if (!strcmp(key, "wire")) {
+        if (strcmp(val, "auto") == 0)
+            r->wire = 0;
+        else if ((r->wire = trove_wire_format_parse(val)) < TROVE_WIRE_RAW ||
+                 r->wire > TROVE_WIRE_DEFLATE)
+            return fail(err, 400, "wire=%s is not auto, raw, packed or deflate%s", val, "");
+    } else if (!strcmp(key, "from")) {
+        if (strcmp(val, "start") && strcmp(val, "now"))
+            return fail(err, 400, "from=%s is not start or now%s", val, "");
+        r->from_start = strcmp(val, "start") == 0;
+    } else if (!strcmp(key, "from_ns") || !strcmp(key, "to_ns")) {
+        uint64_t x;
+        if (parse_u64(val, &x))
+            return fail(err, 400, "%s=%s is not a count of nanoseconds", key, val);
+        if (!strcmp(key, "from_ns"))
+            r->from_ns = x;
+        else
+            r->to_ns = x;
+    } else if (!strcmp(key, "speed")) {
+        char *end;
+        if (strcmp(val, "max") == 0) {
+            r->speed = 0;
+        } else {
+            r->speed = strtod(val, &end);
+            if (*end || end == val || !(r->speed > 0) || r->speed > 1e9)
+                return fail(err, 400, "speed=%s is not max or a positive multiple%s", val, "");
+        }
+    } else if (!strcmp(key, "format")) {
+        static const char *const f[] = {"bundle", "parquet", "dir.zip", "chrome-json", "perfetto"};
+        r->format = 0;
+        for (int i = 0; i < 5; i++)
+            if (strcmp(val, f[i]) == 0)
+                r->format = i + 1;
+        if (!r->format)
+            return fail(err, 400,
+                        "format=%s is not bundle, parquet, dir.zip, chrome-json or perfetto%s",
+                        val, "");
+    } else if (!strcmp(key, "append")) {
+        if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "true") && strcmp(val, "false"))
+            return fail(err, 400, "append=%s is not 0 or 1%s", val, "");
+        r->append = !strcmp(val, "1") || !strcmp(val, "true");
+    } else { /* token */
+        if (strlen(val) >= sizeof r->token)
+            return fail(err, 413, "the token is over 256 bytes%s%s", NULL, NULL);
+        snprintf(r->token, sizeof r->token, "%s", val);
+    }
+    *seen |= bit;
+    return 0;
+}
+
+static int parse_query(const char *q, unsigned takes, struct trove__api_req *r, unsigned *seen,
+                       struct trove__api_error *err)
+{
+    char key[32], val[TROVE__API_QUERY_MAX + 1];
+
+    if (!q)
+        return 0;
+    if (strlen(q) > TROVE__API_QUERY_MAX)
+        return fail(err, 413, "the query is over 4096 bytes%s%s", NULL, NULL);
+    while (*q) {
+        size_t n = strcspn(q, "&"), k = strcspn(q, "=");
+        if (n == 0) {
+            q++;
+            continue;
+        }
+        if (k >= n) /* no '=': a flag with an empty value */
+            k = n;
+        if (decode(q, k, key, sizeof key))
+            return fail(err, 400, "a bad parameter name in the query%s%s", NULL, NULL);
+        if (decode(q + k + (k < n), n - k - (k < n), val, sizeof val))
+            return fail(err, 400, "parameter '%s': a bad %%-escape (or NUL) in its value%s", key,
+                        "");
+        if (one_param(key, val, takes, r, seen, err))
+            return -1;
+        q += n + (q[n] == '&');
+    }
+    return 0;
+}
+
+int trove__api_route(int method, const char *path, const char *query, struct trove__api_req *out,
+                     struct trove__api_error *err)
+{
+    static const char prefix[] = "/api/captures/";
+    unsigned takes = 0, need = 0, seen = 0;
+    char name[TROVE_VOLUME_NAME_MAX * 3 + 2];
+
+    memset(out, 0, sizeof *out);
+    memset(err, 0, sizeof *err);
+    out->to_ns = UINT64_MAX;
+    if (!path)
+        return fail(err, 400, "no path%s%s", NULL, NULL);
+    if (strlen(path) > TROVE__API_HEADER_MAX)
+        return fail(err, 413, "the path is over 8192 bytes%s%s", NULL, NULL);
+    if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
+        out->route = TROVE__R_INDEX;
+    } else if (!strcmp(path, "/api/status")) {
+        out->route = TROVE__R_STATUS;
+    } else if (!strcmp(path, "/metrics")) {
+        out->route = TROVE__R_METRICS;
+    } else if (!strcmp(path, "/login")) {
+        out->route = TROVE__R_LOGIN;
+        takes = need = P_TOKEN;
+    } else if (!strcmp(path, "/api/live")) {
+        out->route = TROVE__R_LIVE;
+        takes = P_CAPTURE | P_WIRE | P_FROM;
+        need = P_CAPTURE;
+    } else if (!strcmp(path, "/api/replay")) {
+        out->route = TROVE__R_REPLAY;
+        takes = P_CAPTURE | P_WIRE | P_RANGE | P_SPEED;
+        need = P_CAPTURE;
+    } else if (!strcmp(path, "/api/captures") || !strcmp(path, "/api/captures/")) {
+        out->route = TROVE__R_LIST;
+    } else if (!strcmp(path, "/api/captures/import")) {
+        out->route = TROVE__R_IMPORT;
+        takes = P_NAME | P_APPEND;
+        need = P_NAME;
+    } else if (!strncmp(path, prefix, sizeof prefix - 1)) {
+        const char *rest = path + sizeof prefix - 1;
+        size_t n = strcspn(rest, "/");
+        if (n == 0 || n >= sizeof name || decode(rest, n, name, sizeof name))
+            return fail(err, 400, "a bad capture name in the path%s%s", NULL, NULL);
+        if (name_ok(name, out->name, err))
+            return -1;
+        if (rest[n] == 0) {
+            out->route = method == TROVE__DELETE ? TROVE__R_DELETE : TROVE__R_INFO;
+        } else if (!strcmp(rest + n, "/export")) {
+            out->route = TROVE__R_EXPORT;
+            takes = P_FORMAT | P_RANGE;
+        } else {
+            return fail(err, 400, "a capture name holds no '/' (%s)%s", path, "");
+        }
+    } else {
+        return fail(err, 404, "no such endpoint: %s%s", path, "");
+    }
+    /* the method each route takes */
+    {
+        int want = out->route == TROVE__R_IMPORT ? TROVE__POST
+                   : out->route == TROVE__R_DELETE ? TROVE__DELETE
+                                                   : TROVE__GET;
+        if (out->route == TROVE__R_INFO && method == TROVE__DELETE)
+            want = TROVE__DELETE;
+        if (method != want)
+            return fail(err, 405, "%s takes %s", path,
+                        want == TROVE__POST ? "POST" : want == TROVE__DELETE ? "DELETE" : "GET");
+    }
+    if (parse_query(query, takes, out, &seen, err))
+        return -1;
+    if ((seen & need) != need)
+        return fail(err, 400, "%s needs %s", path,
+                    need & P_CAPTURE ? "capture=NAME" : need & P_NAME ? "name=NAME" : "token=TOKEN");
+    if (out->from_ns > out->to_ns)
+        return fail(err, 400, "from_ns is after to_ns%s%s", NULL, NULL);
+    if (out->route == TROVE__R_EXPORT && !out->format)
+        out->format = TROVE__X_BUNDLE;
+    return 0;
+}
+
+int trove__api_token_ok(const char *token, size_t token_len, const char *authorization,
+                        const char *cookie)
+{
+    const char *given = NULL;
+    size_t glen = 0;
+    unsigned diff;
+
+    if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0) {
+        given = authorization + 7;
+        while (*given == ' ')
+            given++;
+        glen = strcspn(given, " \r\n");
+    } else if (cookie) {
+        for (const char *p = cookie; (p = strstr(p, "trove_token=")) != NULL; p++)
+            if (p == cookie || p[-1] == ' ' || p[-1] == ';') {
+                given = p + 12;
+                glen = strcspn(given, "; ");
+                break;
+            }
+    }
+    if (!given)
+        return 0;
+    /* Constant time in the token: every byte is looked at whatever differs first. */
+    diff = (unsigned)(glen ^ token_len);
+    for (size_t i = 0; i < token_len; i++)
+        diff |= (unsigned)((uint8_t)token[i] ^ (uint8_t)(i < glen ? given[i] : 0));
+    return diff == 0;
+}
+
+int trove__api_origin_ok(const char *origin, const char *host, const char *const *allow,
+                         size_t nallow)
+{
+    if (!origin || !*origin)
+        return 1; /* not a browser: no cross-site request to fear */
+    for (size_t i = 0; i < nallow; i++)
+        if (allow[i] && strcmp(origin, allow[i]) == 0)
+            return 1;
+    if (host && *host && strncasecmp(origin, "http://", 7) == 0 && strcmp(origin + 7, host) == 0)
+        return 1;
+    return 0;
+}
