@@ -5,8 +5,9 @@
   stall URL CAPTURE SECONDS       open /api/live as a WebSocket, then never read
   send SOCKET HELLO [FILE]        connect to the producer socket (or HOST:PORT), send the HELLO line and
                                   then FILE's bytes; wait for the service to close it
-  ws URL PATH                     a WebSocket handshake on PATH; print each text message
-                                  and the close code until the service closes
+  ws URL PATH [OUT] [HEADER...]   a WebSocket handshake on PATH (with extra "Name: value"
+                                  headers); print each text message and the close code
+                                  until the service closes; binary messages to OUT
 """
 import base64
 import os
@@ -22,13 +23,14 @@ def host_port(url):
     return host, int(port)
 
 
-def handshake(url, path):
+def handshake(url, path, headers=()):
     host, port = host_port(url)
     s = socket.create_connection((host, port))
     key = base64.b64encode(os.urandom(16)).decode()
+    extra = "".join(h + "\r\n" for h in headers)
     req = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\n"
            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-           f"Sec-WebSocket-Version: 13\r\n\r\n")
+           f"Sec-WebSocket-Version: 13\r\n{extra}\r\n")
     s.sendall(req.encode())
     head = b""
     while b"\r\n\r\n" not in head:
@@ -37,7 +39,8 @@ def handshake(url, path):
             raise SystemExit("closed during the handshake: %r" % head)
         head += b
     if b" 101 " not in head.split(b"\r\n", 1)[0]:
-        raise SystemExit("no upgrade: %r" % head)
+        print("status", head.split(b"\r\n", 1)[0].split(b" ")[1].decode(), flush=True)
+        raise SystemExit(3)
     return s
 
 
@@ -90,8 +93,9 @@ def main():
         print("closed", flush=True)
         return 0
     if cmd == "ws":
-        s = handshake(sys.argv[2], sys.argv[3])
-        s.settimeout(10)
+        out = open(sys.argv[4], "wb") if len(sys.argv) > 4 and sys.argv[4] != "-" else None
+        s = handshake(sys.argv[2], sys.argv[3], sys.argv[5:])
+        s.settimeout(20)
         while True:
             h = read_exact(s, 2)
             if h is None:
@@ -105,9 +109,13 @@ def main():
             body = read_exact(s, n) or b""
             if op == 1:
                 print("text", body.decode(), flush=True)
+            elif op == 2 and out:
+                out.write(body)
             elif op == 8:
                 code = int.from_bytes(body[:2], "big") if len(body) >= 2 else 0
                 print("close", code, flush=True)
+                if out:
+                    out.close()
                 return 0
     raise SystemExit("unknown command " + cmd)
 

@@ -1,0 +1,65 @@
+/*
+ * fuzz_router.c: libFuzzer target for the service's request router and access checks
+ * (src/net/api.c): the input is split at NUL bytes into a method byte, a path, a query,
+ * an Authorization header, a Cookie header, an Origin and a Host. Oracles: a routed
+ * request's capture name passes the store's name check and holds no '/', '.' first or NUL;
+ * an error has a status and a code the API documents; from_ns <= to_ns; the token check
+ * accepts the right token in either header and nothing that differs from it.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "net/api.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define TOKEN "0123456789abcdef-token"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *buf, *part[7] = {0};
+    struct trove__api_req r;
+    struct trove__api_error e;
+    size_t n = 0;
+    int method, rc;
+
+    if (size < 1)
+        return 0;
+    if (!(buf = malloc(size + 1)))
+        abort();
+    memcpy(buf, data + 1, size - 1);
+    buf[size - 1] = 0;
+    part[n++] = buf;
+    for (size_t i = 0; i + 1 < size && n < 7; i++)
+        if (buf[i] == 0)
+            part[n++] = buf + i + 1;
+    method = 1 + data[0] % 4;
+    rc = trove__api_route(method, part[0], n > 1 ? part[1] : NULL, &r, &e);
+    if (rc == 0) {
+        struct trove_diag d = {0};
+        if (r.name[0] && (trove_volume_name_check(r.name, &d) != TROVE_OK ||
+                          strchr(r.name, '/') || r.name[0] == '.'))
+            abort();
+        if (r.from_ns > r.to_ns || r.route < TROVE__R_INDEX || r.route > TROVE__R_IMPORT)
+            abort();
+    } else if (rc == -1) {
+        if ((e.status != 400 && e.status != 404 && e.status != 405 && e.status != 413) ||
+            !e.code || !e.msg[0])
+            abort();
+    } else {
+        abort();
+    }
+    {
+        const char *auth = n > 2 ? part[2] : NULL, *cookie = n > 3 ? part[3] : NULL;
+        int ok = trove__api_token_ok(TOKEN, strlen(TOKEN), auth, cookie);
+        /* accepted only when one of the headers holds exactly the token */
+        if (ok && !(auth && strstr(auth, TOKEN)) && !(cookie && strstr(cookie, TOKEN)))
+            abort();
+        if (!trove__api_token_ok(TOKEN, strlen(TOKEN), "Bearer " TOKEN, NULL) ||
+            !trove__api_token_ok(TOKEN, strlen(TOKEN), NULL, "a=1; trove_token=" TOKEN))
+            abort();
+        trove__api_origin_ok(n > 4 ? part[4] : NULL, n > 5 ? part[5] : NULL, NULL, 0);
+    }
+    free(buf);
+    return 0;
+}
