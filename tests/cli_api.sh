@@ -47,7 +47,7 @@ trap '[ -n "$srv_pid" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 http() {
     local m=$1 p=$2
     shift 2
-    curl -s -o "$tmp/body" -w '%{http_code}' -X "$m" "$@" "${url%/}$p"
+    curl -s -H 'Expect:' -o "$tmp/body" -w '%{http_code}' -X "$m" "$@" "${url%/}$p"
 }
 status_is() { # status_is WANT METHOD PATH [curl args]
     local want=$1 got
