@@ -159,7 +159,15 @@ expect_error serve serve --store "$s" --listen 0.0.0.0:0
 check grep -q "token-file" "$tmp/e.err"
 head -c 24 /dev/urandom | base64 | tr -d '/+=' > "$tmp/token"
 tok=$(cat "$tmp/token")
-serve_start --token-file "$tmp/token"
+port=$((20000 + RANDOM % 20000))
+serve_start --token-file "$tmp/token" --ingest 127.0.0.1:$port
+"$trove" gen -o "$tmp/t.wire" --events 3000 --seed 5 -q
+peer send "127.0.0.1:$port" '{"capture":"tcp-no"}' "$tmp/t.wire" > /dev/null || bad "TCP producer without a token"
+peer send "127.0.0.1:$port" "{\"capture\":\"tcp-yes\",\"token\":\"$tok\"}" "$tmp/t.wire" > /dev/null || bad "TCP producer with the token"
+sleep 0.5
+check cmp -s <(ev "$tmp/t.wire") <(ev store:tcp-yes --store "$s")
+got=$(ev store:tcp-no --store "$s" | wc -l)
+check test "$got" -eq 0
 for p in /api/captures /api/captures/g /api/status /metrics / "/api/captures/g/export"; do
     status_is 401 GET "$p"
 done
