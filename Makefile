@@ -25,7 +25,7 @@ BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool, streaming), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|cli_serve|cli_store|cli_capture
+TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|cli_serve|cli_api|cli_store|cli_capture
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
