@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "net/serve_internal.h"
+#include "net/live.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

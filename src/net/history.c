@@ -3,7 +3,7 @@
  * first what is stored (a replay through the stream's walker, prefetcher and sender) and
  * what is published but not yet committed, so that it gets every event once.
  */
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

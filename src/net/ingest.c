@@ -9,7 +9,7 @@
 #define _GNU_SOURCE /* accept4 */
 
 #include "api.h"
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -1,8 +1,8 @@
 /*
- * live.c: what every part of `trove serve` shares (serve_internal.h): the clock, the log,
+ * live.c: what every part of `trove serve` shares (live.h): the clock, the log,
  * published batches and the table of captures.
  */
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -1,9 +1,9 @@
 /*
  * pass.c: the capture pass (every pass_ms: producers' pending events into published
  * batches) and the store thread (batches into each capture's writer, commits, the end of a
- * capture). serve_internal.h has the threads and their locks.
+ * capture). live.h has the threads and their locks.
  */
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -1,10 +1,10 @@
 /*
  * serve.c: `trove serve`'s life (trove/serve.h): the store, the sockets, the threads
- * (serve_internal.h), and the stop.
+ * (live.h), and the stop.
  */
 #define _GNU_SOURCE /* pipe2 */
 
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -3,7 +3,7 @@
  * on the web thread, which owns the viewers; captures and producers are read under their
  * locks.
  */
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 
 #include <inttypes.h>

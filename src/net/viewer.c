@@ -10,7 +10,7 @@
  */
 #define _GNU_SOURCE /* getrandom's header on older libcs */
 
-#include "serve_internal.h"
+#include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

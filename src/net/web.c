@@ -6,7 +6,7 @@
  * history (from=start), then its fan-out queue — a gap report or one wire frame per binary
  * message — and at the end of the capture {"type":"end"}.
  */
-#include "web_internal.h"
+#include "web_api.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -7,7 +7,7 @@
  */
 #define _GNU_SOURCE /* pipe2 */
 
-#include "web_internal.h"
+#include "web_api.h"
 #include "common/alloc.h"
 
 #include <errno.h>

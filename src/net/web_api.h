@@ -1,14 +1,14 @@
 /*
- * web_internal.h: what web.c (the lws loop, viewers) and web_api.c (HTTP answers, the API
+ * web_api.h: what web.c (the lws loop, viewers) and web_api.c (HTTP answers, the API
  * over stored captures) share: a connection's state and the web thread's own.
  */
-#ifndef TROVE_NET_WEB_INTERNAL_H
-#define TROVE_NET_WEB_INTERNAL_H
+#ifndef TROVE_NET_WEB_API_H
+#define TROVE_NET_WEB_API_H
 
 #include <libwebsockets.h>
 
 #include "api.h"
-#include "serve_internal.h"
+#include "live.h"
 
 struct web {
     struct trove__server *srv;

@@ -1,5 +1,5 @@
 /*
- * serve_internal.h: the pieces of `trove serve` (trove/serve.h, docs/serve.md) and how they
+ * live.h: the pieces of `trove serve` (trove/serve.h, docs/serve.md) and how they
  * share state.
  *
  *   ingest thread  (ingest.c)  accepts producers on the unix socket and the TCP ingest
@@ -21,8 +21,8 @@
  * state, counters and list; a producer's mu its pending data. Order: srv->mu, then a
  * capture's, then a producer's (or the fan-out's, inside trove__fanout_*).
  */
-#ifndef TROVE_NET_SERVE_INTERNAL_H
-#define TROVE_NET_SERVE_INTERNAL_H
+#ifndef TROVE_NET_LIVE_H
+#define TROVE_NET_LIVE_H
 
 #include <pthread.h>
 #include <stdatomic.h>
