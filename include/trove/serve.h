@@ -100,6 +100,8 @@ struct trove_live_view_options {
     const char *capture; /* required */
     int wire;            /* 0: auto (the service picks), else TROVE_WIRE_* */
     int from_start;      /* from=start, else from=now */
+    const char *path;    /* the request path and query; NULL: /api/live?... from the fields above */
+    const char *token;   /* sent as Authorization: Bearer; NULL: none */
     /* Each text message (hello, gap, end, error: JSON) and each binary one (one wire frame),
      * in order. A nonzero return closes the connection (the run returns TROVE_OK). */
     int (*on_text)(void *ctx, const char *json, size_t len);
@@ -110,8 +112,11 @@ struct trove_live_view_options {
 };
 
 /*
- * Connect to GET /api/live and deliver its messages until the service closes the
- * connection (after {"type":"end"}, or on shutdown) or a callback asks to stop. Returns
+ * Connect to GET /api/live (or opt->path: /api/replay?..., say; with opt->token, the
+ * upgrade request carries `Authorization: Bearer TOKEN`) and deliver its messages until the
+ * service closes the connection (after {"type":"end"}, or on shutdown) or a callback asks
+ * to stop. A path that does not start with '/', or a path or token with a space or a line
+ * break (one would end the request's line), is TROVE_ERR_INVALID. Returns
  * TROVE_OK, or: TROVE_ERR_INVALID (options, a bad URL), TROVE_ERR_SEND (the connection
  * could not be made or broke; diag says how), TROVE_ERR_LIMIT (a message over
  * TROVE_WIRE_HEADER_SIZE + TROVE_WIRE_MAX_PAYLOAD bytes). *close_code (may be NULL) gets

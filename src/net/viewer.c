@@ -1,9 +1,10 @@
 /*
- * viewer.c: a WebSocket viewer of GET /api/live (trove/serve.h, trove_live_view) — `trove
- * watch` and `trove bench serve` use it. Its own small client (RFC 6455) rather than the
- * library's, whose client parser takes a payload a byte at a time: here a frame that lies
- * whole in the read buffer is handed to the callback where it lies, and only a message that
- * spans reads (or fragments) is copied. The handshake's Sec-WebSocket-Accept is checked
+ * viewer.c: a WebSocket viewer of GET /api/live, or of the path the caller gives (GET
+ * /api/replay), with a bearer token if given (trove/serve.h, trove_live_view) — `trove
+ * watch`, `trove replay --url` and `trove bench serve` use it. Its own small client (RFC
+ * 6455) rather than the library's, whose client parser takes a payload a byte at a time:
+ * here a frame that lies whole in the read buffer is handed to the callback where it lies,
+ * and only a message that spans reads (or fragments) is copied. The handshake's Sec-WebSocket-Accept is checked
  * (SHA-1 of the key and the protocol's GUID); pings are answered; a close is answered and
  * ends the run with its code. Every length from the service is checked against
  * TROVE_WIRE_HEADER_SIZE + TROVE_WIRE_MAX_PAYLOAD before anything is buffered for it.
@@ -342,7 +343,8 @@ static int open_conn(struct conn *c, const char *host, const char *port, const c
 {
     struct addrinfo hints, *ai = NULL, *a;
     uint8_t key[16];
-    char key64[32], req[1024];
+    char key64[32], req[8192];
+    const char *token = c->opt->token;
     char *head = NULL;
     size_t got = 0;
     int rc, n;
@@ -369,8 +371,9 @@ static int open_conn(struct conn *c, const char *host, const char *port, const c
     base64(key, sizeof key, key64);
     n = snprintf(req, sizeof req,
                  "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n\r\n",
-                 path, host, port, key64);
+                 "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s%s%s\r\n",
+                 path, host, port, key64, token ? "Authorization: Bearer " : "",
+                 token ? token : "", token ? "\r\n" : "");
     if (n < 0 || (size_t)n >= sizeof req || send_all(c->fd, (uint8_t *)req, (size_t)n) != 0)
         return TROVE_FAIL(c->diag, TROVE_ERR_SEND, 0, "%s: sending the request failed", url);
     /* The response, up to its blank line; what follows is frames already. */
@@ -398,7 +401,7 @@ int trove_live_view(const struct trove_live_view_options *opt, int *close_code,
                     struct trove_diag *diag)
 {
     const char *url = opt && opt->url ? opt->url : "http://127.0.0.1:7700/";
-    char host[256], port[16] = "80", path[512];
+    char host[256], port[16] = "80", path[2048];
     const char *p;
     struct conn c;
     size_t hl, need = 0;
@@ -436,9 +439,17 @@ int trove_live_view(const struct trove_live_view_options *opt, int *close_code,
     }
     if (!*port || strspn(port, "0123456789") != strlen(port))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "%s: a bad port", url);
-    snprintf(path, sizeof path, "/api/live?capture=%s&wire=%s&from=%s", opt->capture,
-             opt->wire ? trove_wire_format_name(opt->wire) : "auto",
-             opt->from_start ? "start" : "now");
+    /* A path or token that would break the request's lines is refused. */
+    if ((opt->path && (opt->path[0] != '/' || strcspn(opt->path, "\r\n ") != strlen(opt->path))) ||
+        (opt->token && strcspn(opt->token, "\r\n") != strlen(opt->token)))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "live view: a path or token with a space "
+                                                      "or a line break");
+    if (!opt->path)
+        snprintf(path, sizeof path, "/api/live?capture=%s&wire=%s&from=%s", opt->capture,
+                 opt->wire ? trove_wire_format_name(opt->wire) : "auto",
+                 opt->from_start ? "start" : "now");
+    else if ((size_t)snprintf(path, sizeof path, "%s", opt->path) >= sizeof path)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "live view: the path is too long");
     memset(&c, 0, sizeof c);
     c.opt = opt;
     c.diag = diag;
