@@ -189,6 +189,27 @@ void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_na
     fputs("}\n", o);
 }
 
+void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l)
+{
+    char when[64] = "never", segs[32] = "?";
+    uint64_t len = l->end_ns > l->first_ns ? l->end_ns - l->first_ns : 0;
+
+    if (l->have_used) {
+        time_t t = (time_t)(l->last_used_ns / 1000000000u);
+        struct tm tm;
+        if (gmtime_r(&t, &tm))
+            strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    }
+    if (l->have_segments)
+        snprintf(segs, sizeof segs, "%llu", (unsigned long long)l->segments);
+    /* Times in seconds for a reader (--json keeps the nanoseconds). */
+    fprintf(o, "%-*s %llu events  %s segments  %.3f s long, from %.6f s  %llu bytes stored  "
+               "last used %s%s\n",
+            width, l->name, (unsigned long long)l->events, segs, (double)len / 1e9,
+            (double)l->first_ns / 1e9, (unsigned long long)l->stored_bytes, when,
+            l->live ? "  live" : "");
+}
+
 int cli_parse_size(const char *s, uint64_t *out)
 {
     static const char units[] = "KMGTP";
@@ -242,6 +263,8 @@ static const struct {
     {"--no-verify", CLI_OPT_NO_VERIFY, 0},
     {"--quiet", CLI_OPT_QUIET, 0},
     {"-q", CLI_OPT_QUIET, 0},
+    {"--url", CLI_OPT_URL, 1},
+    {"--token-file", CLI_OPT_TOKEN_FILE, 1},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */
@@ -253,6 +276,15 @@ static int store_option_value(const char *cmd, const char *name, unsigned opt, c
         if (!*val)
             goto bad;
         a->store = val;
+        a->store_given = 1;
+        return 0;
+    }
+    if (opt == CLI_OPT_URL || opt == CLI_OPT_TOKEN_FILE) {
+        if (!*val) {
+            cli_error(cmd, "%s needs a %s", name, opt == CLI_OPT_URL ? "URL" : "file");
+            return 2;
+        }
+        *(opt == CLI_OPT_URL ? &a->url : &a->token_file) = val;
         return 0;
     }
     if (opt == CLI_OPT_FORMAT) {

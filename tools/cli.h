@@ -146,7 +146,8 @@ enum cli_common_option {
     CLI_C_VERBOSE = 1 << 4, /* -v, --verbose: more on stderr */
     CLI_C_INPUT = 1 << 5,   /* --input-format F, --strict, --edited */
     CLI_C_STORE = 1 << 6,   /* --store DIR */
-    CLI_C_OUTPUT = 1 << 7   /* -o, --output FILE */
+    CLI_C_OUTPUT = 1 << 7,  /* -o, --output FILE */
+    CLI_C_REMOTE = 1 << 8   /* --url URL, --token-file FILE: a remote service (cli_remote.c) */
 };
 
 struct cli_common {
@@ -156,6 +157,8 @@ struct cli_common {
     int json, quiet, verbose;
     const char *store;      /* NULL: cli_default_store */
     const char *out;        /* -o; NULL if not given */
+    const char *url;        /* --url; NULL if not given */
+    const char *token_file; /* --token-file; NULL if not given */
     struct cli_load_options in;
 };
 void cli_common_init(struct cli_common *c);
@@ -277,6 +280,19 @@ double cli_now(void);
 /* Write s[0..len) as a JSON string literal (quotes included, control bytes escaped). */
 void cli_json_string(FILE *o, const char *s, size_t len);
 
+/* One capture of `trove ls`, for cli_print_capture_line. */
+struct cli_capture_line {
+    const char *name;
+    uint64_t events, segments, first_ns, end_ns, stored_bytes;
+    uint64_t last_used_ns; /* Unix ns */
+    int have_segments;     /* 0: segments unknown, shown as "?" */
+    int have_used;         /* 0: never used */
+    int live;              /* a service's capture that is being written */
+};
+/* Print l as `trove ls` does, its name padded to width: events, segments, how long and
+ * from when (in seconds), the bytes stored and the last use (UTC), then "live" if it is. */
+void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l);
+
 /* Print one event as `trove cat` does: a text line (start_ns dur_ns pid tid kind depth extra
  * name [thread]) or, with json, one JSON object a line; names resolve the ids. */
 void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_names *names,
@@ -307,7 +323,9 @@ enum cli_store_option {
     CLI_OPT_REPAIR = 1 << 7,     /* --repair */
     CLI_OPT_FORMAT = 1 << 8,     /* --recipe-format v1|v3 */
     CLI_OPT_NO_VERIFY = 1 << 9,  /* --no-verify: for benchmarks only (cli_store_no_verify) */
-    CLI_OPT_QUIET = 1 << 10      /* -q, --quiet */
+    CLI_OPT_QUIET = 1 << 10,     /* -q, --quiet */
+    CLI_OPT_URL = 1 << 11,       /* --url URL: a remote service (cli_remote.c) */
+    CLI_OPT_TOKEN_FILE = 1 << 12 /* --token-file FILE: its token */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */
@@ -322,6 +340,8 @@ struct cli_store_usage {
 /* A store command's parsed command line. Sizes and offsets take cli_parse_size suffixes. */
 struct cli_store_args {
     const char *store;   /* --store DIR, else $TROVE_STORE if set and not empty, else ./trove-data */
+    int store_given;     /* --store DIR was given */
+    const char *url, *token_file; /* --url, --token-file; NULL if not given */
     const char *arg[3];  /* positional arguments in order ("-" is one); nargs of them */
     int nargs;
     unsigned given;      /* CLI_OPT_* given */
@@ -371,6 +391,93 @@ struct cli_capture_import {
 
 /* Read ci->in (cli_load_flows) and store it as a capture. Returns the exit status. */
 int cli_capture_import(const struct cli_capture_import *ci);
+
+/* ---- a remote service (cli_remote.c, over libcurl) -------------------------------------- */
+
+/* A service the command reaches (--url), with its token. Open, make requests, close. */
+struct cli_remote {
+    const char *cmd;   /* for messages: "trove CMD: ..." */
+    char base[2048];   /* --url without its trailing '/': "http://HOST:PORT[/prefix]" */
+    char prefix[2048]; /* the part of base after the host: "" or "/prefix" */
+    char token[4096];  /* the bearer token; "" for none */
+    void *curl;        /* the libcurl handle (its connection kept alive between requests) */
+};
+
+/*
+ * The token of a request: the first line of token_file (its line end dropped) if it is not
+ * NULL, else $TROVE_TOKEN if set and not empty, else none (out ""). A token is printable
+ * ASCII without spaces (it goes into a header line); it is never printed. Returns 0, or 1
+ * after one error line naming the file or the variable.
+ */
+int cli_remote_token(const char *cmd, const char *token_file, char *out, size_t cap);
+
+/* Check url (http:// or https://, a host, no query) and read the token (cli_remote_token);
+ * the libcurl handle starts with the first request. Returns 0, or 1 after one error line
+ * (then nothing to close). */
+int cli_remote_open(const char *cmd, const char *url, const char *token_file,
+                    struct cli_remote *r);
+void cli_remote_close(struct cli_remote *r);
+
+/* One request and what came back. */
+struct cli_request {
+    const char *path;        /* after the base: "/api/captures" and its query (URL-safe) */
+    FILE *body;              /* not NULL: POST body_len bytes read from here, as they go */
+    uint64_t body_len;
+    const char *body_name;   /* the body's file, for messages */
+    FILE *out;               /* a 2xx answer's body is written here as it comes ... */
+    const char *out_name;    /* (for messages) */
+    struct trove_bytes *mem; /* ... or appended here, at most mem_max bytes */
+    size_t mem_max;
+    const char *progress;    /* not NULL: a progress line, so named, on a terminal */
+    int quiet_status;        /* no error line for a status that is not 2xx (see status) */
+    long status;             /* out: the HTTP status, 0 if none came */
+    uint64_t bytes;          /* out: the 2xx body's bytes */
+};
+
+/*
+ * Make request q of service r (`Authorization: Bearer` with its token). A status that is
+ * not 2xx is an error whose line names the URL, the service's message and code and the
+ * status (and, for 401, what to do about the token). Returns 0 on a whole 2xx answer; 1
+ * after one error line (the connection failed or broke, the status, a write to q->out or a
+ * read of q->body failed, the answer is over q->mem_max; a partial body may have gone to
+ * q->out); 128 + the signal after an interruption (cli_remote_catch_signals).
+ */
+int cli_remote_do(struct cli_remote *r, struct cli_request *q);
+
+/* From now on SIGINT and SIGTERM only set a flag (a second one acts as by default), which
+ * a running request sees within a second: it then fails with 128 + the signal. */
+void cli_remote_catch_signals(void);
+/* The signal that came since cli_remote_catch_signals, or 0. */
+int cli_remote_interrupted(void);
+
+/* What --help says about --url and --token-file. */
+#define REMOTE_HELP                                                                           \
+    "  --url URL          a running `trove serve` (http://HOST:PORT/) instead of a store\n"   \
+    "  --token-file FILE  with --url: the service's token, the file's first line (default:\n" \
+    "                     $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
+
+/* ---- the commands against a remote service (cmd_remote.c) ------------------------------ */
+
+/* What ls, export, import and replay parsed, with --url. */
+struct cli_remote_args {
+    const char *url, *token_file;
+    const char *name;        /* the capture (export, import, replay) */
+    int name_defaulted;      /* import: the name is IN's base name */
+    const char *in;          /* import: the file to post ("-": stdin) */
+    const char *out;         /* export, replay: -o (NULL: replay to stdout) */
+    const char *format;      /* export: bundle, parquet, dir.zip or chrome-json */
+    uint64_t from_ns, to_ns; /* export, replay: [from, to); to UINT64_MAX: to the end */
+    int wire;                /* replay: TROVE_WIRE_* */
+    const char *speed;       /* replay: max, 1 or K; NULL: the service's default (max) */
+    int append;              /* import: add the events to the capture */
+    int json, quiet;
+};
+
+/* `trove ls --url`, `export --url`, `import --url`, `replay --url`. The exit status. */
+int cli_remote_ls(const struct cli_remote_args *a);
+int cli_remote_export(const struct cli_remote_args *a);
+int cli_remote_import(const struct cli_remote_args *a);
+int cli_remote_replay(const struct cli_remote_args *a);
 
 /* ---- a capture in a store (capture_read.c) ---------------------------------------------- */
 

@@ -2,7 +2,8 @@
  * cli_opts.c: the options the event commands share (cli.h: cli_common_opt), parsed in one
  * place so that one idea has one spelling everywhere: --wire (and its old name --to),
  * --batch (and --frame-events), --json, -q, -v, --input-format, --strict, --edited,
- * --store and -o. It sits above the input layer, whose --input-format names it uses.
+ * --store, -o, and --url and --token-file (a remote service). It sits above the input
+ * layer, whose --input-format names it uses.
  */
 #include "cli.h"
 
@@ -40,7 +41,8 @@ int cli_common_opt(const char *cmd, int argc, char **argv, int *i, unsigned acce
         {"--verbose", CLI_C_VERBOSE, 0}, {"--input-format", CLI_C_INPUT, 1},
         {"--strict", CLI_C_INPUT, 0},  {"--edited", CLI_C_INPUT, 0},
         {"--store", CLI_C_STORE, 1},   {"-o", CLI_C_OUTPUT, 1},
-        {"--output", CLI_C_OUTPUT, 1},
+        {"--output", CLI_C_OUTPUT, 1}, {"--url", CLI_C_REMOTE, 1},
+        {"--token-file", CLI_C_REMOTE, 1},
     };
     const char *a = argv[*i], *eq = !strncmp(a, "--", 2) ? strchr(a, '=') : NULL, *val = NULL;
     size_t nlen = eq ? (size_t)(eq - a) : strlen(a), k;
@@ -110,6 +112,14 @@ int cli_common_opt(const char *cmd, int argc, char **argv, int *i, unsigned acce
             return 2;
         }
         c->out = val;
+        break;
+    case CLI_C_REMOTE:
+        if (!*val) {
+            cli_error(cmd, "%s needs a %s", opts[k].name,
+                      !strcmp(opts[k].name, "--url") ? "URL (http://HOST:PORT/)" : "file");
+            return 2;
+        }
+        *(!strcmp(opts[k].name, "--url") ? &c->url : &c->token_file) = val;
         break;
     }
     return 1;
