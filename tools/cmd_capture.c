@@ -121,16 +121,21 @@ out:
 
 static const struct cli_store_usage ls_usage = {
     "usage: trove ls [--json] [--store DIR]\n"
+    "       trove ls --url URL [--token-file FILE] [--json]\n"
     "\n"
     "List the captures of the store by name, one a line: events, segments, how long it is\n"
     "and where it starts on its clock (in seconds; --json gives the nanoseconds), the bytes\n"
-    "stored and when it was last replayed. A capture whose header cannot be read, or a volume whose recipe cannot be read\n"
-    "(it may be a capture), is listed with the reason, and ls then exits 1 after listing\n"
-    "everything. Block volumes are left out (`trove volume ls` lists every volume).\n"
+    "stored and when it was last replayed. A capture whose header cannot be read, or a\n"
+    "volume whose recipe cannot be read (it may be a capture), is listed with the reason,\n"
+    "and ls then exits 1 after listing everything. Block volumes are left out (`trove\n"
+    "volume ls` lists every volume). With --url, the captures of a running `trove serve`\n"
+    "(GET /api/captures), a live one marked \"live\".\n"
     "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
     "                     end_ns, raw_bytes, stored_bytes, last_used_ns (Unix ns, or null)},\n"
-    "                     or {name, error}\n" STORE_HELP,
-    CLI_OPT_JSON, 0, 0, 0};
+    "                     or {name, error}; with --url, the service's array as it sent it:\n"
+    "                     {name, events, first_ns, last_ns, bytes, live, last_used}\n"
+    STORE_HELP REMOTE_HELP,
+    CLI_OPT_JSON | CLI_OPT_URL | CLI_OPT_TOKEN_FILE, 0, 0, 0};
 
 int cmd_ls(int argc, char **argv)
 {
@@ -143,6 +148,19 @@ int cmd_ls(int argc, char **argv)
     if ((rc = cli_store_args_parse("ls", argc, argv, &ls_usage, &a)) >= 0)
         return rc;
     json = (a.given & CLI_OPT_JSON) != 0;
+    if (a.url || a.token_file) {
+        struct cli_remote_args ra;
+        if (!a.url)
+            return cli_error("ls", "--token-file goes with --url URL");
+        if (cli_exclusive("ls", a.store_given, "--store", 1, "--url"))
+            return 2;
+        memset(&ra, 0, sizeof ra);
+        ra.url = a.url;
+        ra.token_file = a.token_file;
+        ra.json = json;
+        ra.quiet = (a.given & CLI_OPT_QUIET) != 0;
+        return cli_remote_ls(&ra);
+    }
     if (cli_store_open("ls", a.store, TROVE_STORE_READONLY, &s))
         return 1;
     if ((rc = trove_capture_list(s, &e, &n)) != TROVE_OK) {
@@ -187,20 +205,9 @@ int cmd_ls(int argc, char **argv)
             printf("%-*s unreadable: %s\n", (int)width, e[i].name, msg);
         } else {
             const struct trove_capture_info *c = &e[i].info;
-            char when[64] = "never";
-            if (have_used) {
-                time_t t = (time_t)(used / 1000000000u);
-                struct tm tm;
-                if (gmtime_r(&t, &tm))
-                    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
-            }
-            /* Times in seconds for a reader (--json keeps the nanoseconds). */
-            printf("%-*s %llu events  %llu segments  %.3f s long, from %.6f s  %llu bytes stored  "
-                   "last used %s\n",
-                   (int)width, e[i].name, (unsigned long long)c->events,
-                   (unsigned long long)c->segments,
-                   (double)(c->end_ns - c->first_ns) / 1e9, (double)c->first_ns / 1e9,
-                   (unsigned long long)c->stored_bytes, when);
+            struct cli_capture_line l = {e[i].name, c->events, c->segments, c->first_ns,
+                                         c->end_ns, c->stored_bytes, used, 1, have_used, 0};
+            cli_print_capture_line(stdout, (int)width, &l);
         }
     }
     if (json)
@@ -231,6 +238,9 @@ static void replay_usage(FILE *f)
             "                    [--batch N] [-o FILE] [--depth N] [--budget SIZE]\n"
             "                    [--no-sender | --send-queue N] [--no-verify] [--json] [-q]\n"
             "                    [--store DIR]\n"
+            "       trove replay NAME --url URL [--token-file FILE] [--from-ns A] [--to-ns B]\n"
+            "                    [--wire raw|packed|deflate] [--speed max|1|K] [-o FILE]\n"
+            "                    [--json] [-q]\n"
             "\n"
             "Stream capture NAME out of the store as a wire stream: its names, then the events\n"
             "that start in [A, B), in stored order. A stored frame that needs no change is sent\n"
@@ -258,7 +268,15 @@ static void replay_usage(FILE *f)
             "  -q, --quiet        no summary on stderr\n"
             "  -v, --verbose      also how the stream went: segments prefetched or read by the\n"
             "                     walker, the depth used, the most bytes held at once\n"
-            NO_VERIFY_HELP STORE_HELP);
+            NO_VERIFY_HELP STORE_HELP
+            "  --url URL          replay capture NAME of a running `trove serve`\n"
+            "                     (http://HOST:PORT/) instead, over its WebSocket /api/replay:\n"
+            "                     the same events, in frames of the --wire asked for; complete\n"
+            "                     only when the service says it ended with as many events\n"
+            "  --token-file FILE  with --url: the service's token, the file's first line\n"
+            "                     (default: $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
+            "  --speed S          with --url: max (the default: as fast as they are taken), 1\n"
+            "                     (paced by the events' own times) or K (K times faster)\n");
 }
 
 /* The sink: frames to a file, or events as text. */
@@ -405,7 +423,7 @@ int cmd_replay(int argc, char **argv)
     struct watcher w = {NULL, 0};
     struct sigaction old_int, old_term;
     pthread_t watcher;
-    const char *name = NULL, *out = NULL, *store = NULL;
+    const char *name = NULL, *out = NULL, *store = NULL, *local_only = NULL, *speed = NULL;
     struct cli_out dest = {0};
     struct cli_common co;
     uint64_t v;
@@ -427,11 +445,22 @@ int cmd_replay(int argc, char **argv)
         }
         if ((r = cli_common_opt("replay", argc, argv, &i,
                                 CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
-                                    CLI_C_VERBOSE | CLI_C_STORE | CLI_C_OUTPUT,
+                                    CLI_C_VERBOSE | CLI_C_STORE | CLI_C_OUTPUT | CLI_C_REMOTE,
                                 &co)) == 2)
             return 2;
+        /* How the local pipeline runs; the service runs its own. */
+        if ((r && (co.given & CLI_C_BATCH)) || !strcmp(a, "--depth") || !strcmp(a, "--budget") ||
+            !strcmp(a, "--no-sender") || !strcmp(a, "--no-verify") || !strcmp(a, "--send-queue"))
+            local_only = local_only ? local_only : a;
         if (r) {
             continue;
+        } else if (!strcmp(a, "--speed") && has_value) {
+            speed = argv[++i];
+            if (strcmp(speed, "max") != 0 &&
+                (!*speed || strspn(speed, "0123456789.") != strlen(speed) ||
+                 strlen(speed) > 20 || !(strtod(speed, NULL) > 0)))
+                return cli_error("replay", "--speed: '%s' is not max, 1 or a positive "
+                                           "multiple K", speed);
         } else if (!strcmp(a, "--from-ns") && has_value) {
             if (cli_parse_u64(argv[++i], &ro.from_ns))
                 return cli_error("replay", "--from-ns: '%s' is not a count of nanoseconds", argv[i]);
@@ -486,6 +515,31 @@ int cmd_replay(int argc, char **argv)
                          (unsigned long long)ro.from_ns, (unsigned long long)ro.to_ns);
     if (trove_volume_name_check(name, &diag) != TROVE_OK)
         return cli_error("replay", "%s", diag.msg);
+    if (co.url || co.token_file) {
+        struct cli_remote_args ra;
+        if (!co.url)
+            return cli_error("replay", "--token-file goes with --url URL");
+        if (cli_exclusive("replay", (co.given & CLI_C_STORE) != 0, "--store", 1, "--url"))
+            return 2;
+        if (local_only)
+            return cli_error("replay", "%s shapes the local stream; the service runs its own: "
+                                       "drop it with --url", local_only);
+        memset(&ra, 0, sizeof ra);
+        ra.url = co.url;
+        ra.token_file = co.token_file;
+        ra.name = name;
+        ra.out = out;
+        ra.from_ns = ro.from_ns;
+        ra.to_ns = ro.to_ns;
+        ra.wire = co.wire;
+        ra.speed = speed;
+        ra.json = co.json;
+        ra.quiet = quiet;
+        return cli_remote_replay(&ra);
+    }
+    if (speed)
+        return cli_error("replay", "--speed goes with --url; a local replay goes as fast as "
+                                   "its output takes it");
     store = cli_default_store(store);
 
     /* Ctrl-C and SIGTERM cancel the run from here on: a signal that comes before the

@@ -22,7 +22,7 @@
 #include "trove/tables.h"
 #include "trove/wire.h"
 
-enum { FMT_BUNDLE, FMT_PARQUET, FMT_DIR, FMT_TRACE };
+enum { FMT_BUNDLE, FMT_PARQUET, FMT_DIR, FMT_TRACE, FMT_DIR_ZIP /* the service's only */ };
 
 static void export_usage(FILE *f)
 {
@@ -33,6 +33,9 @@ static void export_usage(FILE *f)
             "                    [--row-group N] [--input-format F] [--edited] [--json] [-q] [-v]\n"
             "       trove export --capture NAME [--store DIR] [--from-ns A] [--to-ns B] -o OUT\n"
             "                    [the options above]\n"
+            "       trove export --capture NAME --url URL [--token-file FILE] -o OUT\n"
+            "                    [--format bundle|parquet|dir.zip|chrome-json] [--from-ns A]\n"
+            "                    [--to-ns B] [--json] [-q]\n"
             "\n"
             "Export a capture as Parquet tables that DuckDB, pyarrow and Spark read\n"
             "(docs/formats/bundle.md), with a manifest.json of its own, or as a trace that other\n"
@@ -62,8 +65,16 @@ static void export_usage(FILE *f)
             "  --to-ns B          ... and before B ns (default: all of them)\n"
             "  --no-verify        with --capture: do not check the objects read against their\n"
             "                     names: for benchmarks only\n"
+            "  --url URL          export capture NAME of a running `trove serve`\n"
+            "                     (http://HOST:PORT/) instead of a store: the bytes it sends\n"
+            "                     (those of the same export here) go to OUT as they come; its\n"
+            "                     formats are bundle, parquet, dir.zip (the dir files in a zip)\n"
+            "                     and chrome-json, with the service's own encoding options\n"
+            "  --token-file FILE  with --url: the service's token, the file's first line\n"
+            "                     (default: $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
             "  --json             print the result as one JSON object on stdout: input, output,\n"
-            "                     format, encoding, codec, events, bytes, bytes_per_event\n"
+            "                     format, encoding, codec, events, bytes, bytes_per_event (with\n"
+            "                     --url: capture, url, output, format, bytes)\n"
             COMMON_HELP_QV);
 }
 
@@ -73,6 +84,8 @@ static void import_usage(FILE *f)
             "usage: trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE]\n"
             "                       [--input-format F] [--edited] [--json] [-q] [-v]\n"
             "       trove import IN -o OUT [--wire raw|packed|deflate] [--batch N] [the above]\n"
+            "       trove import IN --url URL [--token-file FILE] [--name NAME] [--append]\n"
+            "                       [--json] [-q]\n"
             "\n"
             "Store IN as capture NAME, replacing a capture of that name. The capture is cut\n"
             "into segments stored as deduplicated objects, so importing the same events again\n"
@@ -89,9 +102,19 @@ static void import_usage(FILE *f)
             "                     added or dropped, in DuckDB say): take the events table as\n"
             "                     it is, with a warning where its count differs from\n"
             "                     manifest.json's, which is otherwise an error\n"
+            "  --url URL          post IN to a running `trove serve` (http://HOST:PORT/) as\n"
+            "                     capture NAME instead: one file (a bundle, a Parquet events\n"
+            "                     file, a Chrome JSON trace or a wire stream), streamed; '-' is\n"
+            "                     read to a temp file first. The service checks it whole\n"
+            "                     before it stores anything\n"
+            "  --token-file FILE  with --url: the service's token, the file's first line\n"
+            "                     (default: $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
+            "  --append           with --url: add IN's events to capture NAME, not replace it\n"
             "  --json             print the result as one JSON object on stdout: name, events,\n"
             "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
-            "                     new_objects (with -o: input, output, wire, events, names)\n"
+            "                     new_objects (with -o: input, output, wire, events, names; with\n"
+            "                     --url, the service's answer: name, events, new_objects,\n"
+            "                     new_bytes)\n"
             COMMON_HELP_QV);
 }
 
@@ -115,6 +138,52 @@ static int parse_choice(const char *s, const char *const *names, int n)
     return -1;
 }
 
+/* `trove export --capture NAME --url URL -o OUT`: checked here, made by cmd_remote.c. */
+static int export_remote(const struct cli_common *co, const char *in, const char *capture,
+                         int format, const char *format_arg, const char *local_only,
+                         uint64_t from_ns, uint64_t to_ns)
+{
+    struct cli_remote_args ra;
+    struct trove_diag diag = {0};
+
+    if (!co->url)
+        return cli_error("export", "--token-file goes with --url URL");
+    if (cli_exclusive("export", (co->given & CLI_C_STORE) != 0, "--store", 1, "--url"))
+        return 2;
+    if (in)
+        return cli_error("export", "%s is a local input; with --url give --capture NAME (a "
+                                   "capture of the service; `trove ls --url` lists them)", in);
+    if (local_only)
+        return cli_error("export", "%s shapes a local export; the service's export has its "
+                                   "own options: drop it with --url", local_only);
+    if (format == FMT_DIR || (format == FMT_TRACE && strcmp(format_arg, "chrome-json") != 0))
+        return cli_error("export", "--format %s: the service exports bundle, parquet, dir.zip "
+                                   "or chrome-json%s", format_arg,
+                         format == FMT_DIR ? " (dir.zip holds the dir's files)" : "");
+    if (cli_exclusive("export", co->json, "--json", co->out && !strcmp(co->out, "-"),
+                      "-o - (stdout)"))
+        return 2;
+    if (!capture || !co->out)
+        return cli_error("export", "with --url, needs --capture NAME and -o OUT; see `trove "
+                                   "export --help`");
+    if (from_ns > to_ns)
+        return cli_error("export", "--from-ns %llu is after --to-ns %llu",
+                         (unsigned long long)from_ns, (unsigned long long)to_ns);
+    if (trove_volume_name_check(capture, &diag) != TROVE_OK)
+        return cli_error("export", "%s", diag.msg);
+    memset(&ra, 0, sizeof ra);
+    ra.url = co->url;
+    ra.token_file = co->token_file;
+    ra.name = capture;
+    ra.out = co->out;
+    ra.format = format_arg;
+    ra.from_ns = from_ns;
+    ra.to_ns = to_ns;
+    ra.json = co->json;
+    ra.quiet = co->quiet;
+    return cli_remote_export(&ra);
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const char *const formats[] = {"bundle", "parquet", "dir"};
@@ -133,6 +202,7 @@ int cmd_export(int argc, char **argv)
     struct trove_diag diag = {0};
     struct cli_progress prog;
     const char *in = NULL, *out = NULL, *name = NULL, *capture = NULL, *store = NULL;
+    const char *format_arg = "bundle", *local_only = NULL;
     uint64_t from_ns = 0, to_ns = UINT64_MAX;
     int ranged = 0;
     char entry_names[TROVE_TABLE_COUNT_][64];
@@ -153,18 +223,29 @@ int cmd_export(int argc, char **argv)
         }
         if ((r = cli_common_opt("export", argc, argv, &i,
                                 CLI_C_JSON | CLI_C_QUIET | CLI_C_VERBOSE | CLI_C_INPUT |
-                                    CLI_C_STORE | CLI_C_OUTPUT,
+                                    CLI_C_STORE | CLI_C_OUTPUT | CLI_C_REMOTE,
                                 &co)) == 2)
             return 2;
         if (r) {
+            if (co.given & CLI_C_INPUT)
+                local_only = local_only ? local_only : a;
             continue;
-        } else if (!strcmp(a, "--format") && has_value) {
+        }
+        /* The encoding options shape a local export; the service has its own. */
+        if (!strcmp(a, "--codec") || !strcmp(a, "--encoding") || !strcmp(a, "--row-group") ||
+            !strcmp(a, "--name") || !strcmp(a, "--zip-deflate") || !strcmp(a, "--no-verify"))
+            local_only = local_only ? local_only : a;
+        if (!strcmp(a, "--format") && has_value) {
             memset(&tx, 0, sizeof tx);
-            if ((tx.format = cli_trace_format_parse(argv[++i])) != 0)
+            format_arg = argv[++i];
+            if (!strcmp(argv[i], "dir.zip"))
+                format = FMT_DIR_ZIP;
+            else if ((tx.format = cli_trace_format_parse(argv[i])) != 0)
                 format = FMT_TRACE;
             else if ((format = parse_choice(argv[i], formats, 3)) < 0)
                 return cli_error("export", "--format: '%s' is not bundle, parquet, dir, "
-                                           "chrome-json or perfetto", argv[i]);
+                                           "chrome-json or perfetto (or, with --url, dir.zip)",
+                                 argv[i]);
         } else if (!strcmp(a, "--codec") && has_value) {
             if ((topt.codec = parse_choice(argv[++i], codecs, 3)) < 0)
                 return cli_error("export", "--codec: '%s' is not none, zstd or gzip", argv[i]);
@@ -207,6 +288,11 @@ int cmd_export(int argc, char **argv)
     store = co.store;
     quiet = co.quiet || co.json;
     lo = co.in;
+    if (co.url || co.token_file)
+        return export_remote(&co, in, capture, format, format_arg, local_only, from_ns, to_ns);
+    if (format == FMT_DIR_ZIP)
+        return cli_error("export", "--format dir.zip is what a service sends (with --url); "
+                                   "here, give --format dir or bundle");
     if (capture && in)
         return cli_error("export", "IN and --capture both name what to export: give one");
     if (!capture && ranged)
@@ -389,6 +475,39 @@ out:
 
 /* ---- import -------------------------------------------------------------------------- */
 
+/* `trove import IN --url URL --name NAME`: checked here, posted by cmd_remote.c. */
+static int import_remote(const struct cli_common *co, const char *in, const char *name,
+                         const char *local_only, int append)
+{
+    static char base[4096];
+    struct cli_remote_args ra;
+
+    if (!co->url)
+        return cli_error("import", "--token-file goes with --url URL");
+    if (cli_exclusive("import", (co->given & CLI_C_STORE) != 0, "--store", 1, "--url") ||
+        cli_exclusive("import", co->out != NULL, "-o", 1, "--url"))
+        return 2;
+    if (local_only)
+        return cli_error("import", "%s shapes a local import; the service reads IN itself: "
+                                   "drop it with --url", local_only);
+    if (!in)
+        return cli_error("import", "needs IN; see `trove import --help`");
+    memset(&ra, 0, sizeof ra);
+    if (!name) { /* checked as a capture name before anything is sent */
+        base_name(in, base, sizeof base);
+        name = base;
+        ra.name_defaulted = 1;
+    }
+    ra.url = co->url;
+    ra.token_file = co->token_file;
+    ra.name = name;
+    ra.in = in;
+    ra.append = append;
+    ra.json = co->json;
+    ra.quiet = co->quiet;
+    return cli_remote_import(&ra);
+}
+
 int cmd_import(int argc, char **argv)
 {
     struct trove_events ev = {0};
@@ -396,9 +515,9 @@ int cmd_import(int argc, char **argv)
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes frame = {0};
     struct cli_capture_import ci;
-    const char *in = NULL, *out = NULL;
+    const char *in = NULL, *out = NULL, *local_only = NULL;
     uint64_t batch;
-    int to, quiet, status = 1, rc, wire_opts;
+    int to, quiet, status = 1, rc, wire_opts, append = 0;
     struct cli_load_options lo;
     struct cli_common co;
     struct cli_out o = {0};
@@ -414,15 +533,21 @@ int cmd_import(int argc, char **argv)
         }
         if ((r = cli_common_opt("import", argc, argv, &i,
                                 CLI_C_WIRE | CLI_C_BATCH | CLI_C_JSON | CLI_C_QUIET |
-                                    CLI_C_VERBOSE | CLI_C_INPUT | CLI_C_STORE | CLI_C_OUTPUT,
+                                    CLI_C_VERBOSE | CLI_C_INPUT | CLI_C_STORE | CLI_C_OUTPUT |
+                                    CLI_C_REMOTE,
                                 &co)) == 2)
             return 2;
         if (r) {
+            if (co.given & (CLI_C_INPUT | CLI_C_WIRE | CLI_C_BATCH))
+                local_only = local_only ? local_only : a;
             continue;
+        } else if (!strcmp(a, "--append")) {
+            append = 1;
         } else if (!strcmp(a, "--name") && has_value) {
             ci.name = argv[++i];
             ci.to_store = 1;
         } else if (!strcmp(a, "--segment-bytes") && has_value) {
+            local_only = local_only ? local_only : a;
             if (cli_parse_size(argv[++i], &ci.segment_bytes) || ci.segment_bytes < 32 ||
                 ci.segment_bytes % 32 || ci.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
                 return cli_error("import", "--segment-bytes: '%s' is not a multiple of 32 bytes "
@@ -440,6 +565,11 @@ int cmd_import(int argc, char **argv)
     out = co.out;
     wire_opts = (co.given & (CLI_C_WIRE | CLI_C_BATCH)) != 0;
     quiet = co.quiet || co.json;
+    if (co.url || co.token_file)
+        return import_remote(&co, in, ci.name, local_only, append);
+    if (append)
+        return cli_error("import", "--append goes with --url (a service's capture); a local "
+                                   "import replaces capture NAME");
     /* Without -o, into the store (--store names it); with -o, a wire stream out (--store is
      * then where a store:NAME input is). */
     if (!out && wire_opts)
