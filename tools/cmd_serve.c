@@ -680,13 +680,16 @@ out:
 static void watch_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove watch NAME [--url URL] [--wire auto|raw|packed|deflate]\n"
-            "                   [--from start|now] [-o FILE] [--seconds S] [--json] [-q]\n"
+            "usage: trove watch NAME [--url URL] [--token-file FILE]\n"
+            "                   [--wire auto|raw|packed|deflate] [--from start|now] [-o FILE]\n"
+            "                   [--seconds S] [--json] [-q]\n"
             "\n"
             "Watch capture NAME live, as a viewer: a one-line display of what arrives (events,\n"
             "bytes per event, wire, MB/s, decode time per batch, drops) on a terminal, and with\n"
             "-o the stream itself, written as a wire file. Ends when the capture does.\n"
             "  --url URL          the service (default http://127.0.0.1:7700/)\n"
+            "  --token-file FILE  the service's token, the file's first line (default:\n"
+            "                     $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
             "  --wire W           the frames to get (default auto: the service picks)\n"
             "  --from F           start (what is stored first, then live) or now (default)\n"
             "  -o FILE            write every frame received to FILE (a wire stream)\n"
@@ -811,7 +814,8 @@ int cmd_watch(int argc, char **argv)
     struct trove_live_view_options vo;
     struct trove_diag diag = {0};
     struct watch w;
-    const char *name = NULL, *out = NULL, *from = "now";
+    const char *name = NULL, *out = NULL, *from = "now", *token_file = NULL;
+    char token[4096];
     double seconds = 0;
     int json = 0, close_code = 0, rc, status = 1;
 
@@ -829,6 +833,8 @@ int cmd_watch(int argc, char **argv)
             w.quiet = 1;
         } else if (!strcmp(a, "--url") && v) {
             vo.url = argv[++i];
+        } else if (!strcmp(a, "--token-file") && v) {
+            token_file = argv[++i];
         } else if ((!strcmp(a, "--wire") || !strcmp(a, "--to")) && v) {
             if (parse_wire_auto("watch", argv[++i], &vo.wire))
                 return 2;
@@ -858,6 +864,9 @@ int cmd_watch(int argc, char **argv)
     }
     if (trove_volume_name_check(name, &diag) != TROVE_OK)
         return cli_error("watch", "%s", diag.msg) + 1;
+    if (cli_remote_token("watch", token_file, token, sizeof token))
+        return 1;
+    vo.token = token[0] ? token : NULL;
     catch_signals();
     w.name = name;
     w.tty = isatty(2);
