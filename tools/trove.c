@@ -40,6 +40,8 @@ static void usage(FILE *f)
                "bundle, a Parquet events file, a dataset directory, store:NAME, or - (stdin), told\n"
                "from their bytes.\n"
                "Shared options: --wire, --batch, --json, -q, -v, --input-format, --store, -o.\n"
+               "ls, export, import and replay reach a running `trove serve` with --url URL instead\n"
+               "of --store (its token: --token-file FILE or $TROVE_TOKEN).\n"
                "`trove help <command>` (or `trove <command> --help`) describes a command.\n");
 }
 
