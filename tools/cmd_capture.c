@@ -1,6 +1,7 @@
 /*
  * cmd_capture.c: captures in the store (include/trove/capture.h) — `trove import IN --store
- * DIR` (cmd_import parses it and calls cli_capture_import), `trove ls` and `trove replay`.
+ * DIR` (cmd_import parses it and calls cli_capture_import), `trove ls` and `trove replay`
+ * (with --url, parsed here and run against a service by cmd_remote.c).
  *
  * replay streams through a trove_stream: the prefetcher downloads segments ahead and the
  * sender thread writes one frame while the next is decoded. Its sink writes the frames to

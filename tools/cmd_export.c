@@ -5,7 +5,8 @@
  * `trove import IN -o OUT` — a bundle, a directory of one, or a Parquet events file back
  * into a wire stream. docs/formats/bundle.md describes the tables and the bundle.
  * `trove import IN --store DIR` reads any capture (cli_load_flows, cli_input.c) into
- * the store as a capture (cmd_capture.c writes it).
+ * the store as a capture (cmd_capture.c writes it). With --url, export and import are
+ * checked here and made against a running service by cmd_remote.c.
  */
 #include <errno.h>
 #include <fcntl.h>
