@@ -4,7 +4,7 @@
 # command gives on the store itself:
 #   - ls --url prints the table `trove ls --store` prints; --json is the service's array
 #   - export --url writes the bytes of `trove export --capture NAME --store DIR` (bundle,
-#     parquet, a time range; chrome-json too once the service has it, a 400 until then);
+#     parquet, a time range, chrome-json and perfetto; dir.zip holds the bundle's files);
 #     a capture that is not there is a one-line error and leaves no file
 #   - import --url of a wire stream twice: the same events, 0 new objects the second time;
 #     a bundle exported from the service and posted back, stdin, and --append
@@ -77,7 +77,6 @@ expect_error ls ls --url "$nowhere" --token-file "$tmp/missing.tok"
 TROVE_TOKEN=$'a\rb' expect_error ls ls --url "$nowhere"
 expect_error export export --url "$nowhere" --capture one -o "$tmp/x" --codec zstd
 expect_error export export --url "$nowhere" --capture one -o "$tmp/x" --format dir
-expect_error export export --url "$nowhere" --capture one -o "$tmp/x" --format perfetto
 expect_error export export --url "$nowhere" --capture one -o "$tmp/x" --store "$s"
 expect_error export export --url "$nowhere" --capture 'a/b' -o "$tmp/x"
 expect_error export export --url "$nowhere" --capture one
@@ -112,7 +111,8 @@ to=$((first + (end - first) / 2))
 "$trove" export --capture one --store "$s" -o "$tmp/l.parquet" --format parquet -q || bad "export parquet"
 "$trove" export --capture one --store "$s" -o "$tmp/l-range.bundle" --from-ns $from --to-ns $to -q ||
     bad "export a range"
-"$trove" export --capture one --store "$s" -o "$tmp/l.json" --format chrome-json -q || bad "export chrome-json"
+"$trove" export --capture one --store "$s" -o "$tmp/l.chrome-json" --format chrome-json -q || bad "export chrome-json"
+"$trove" export --capture one --store "$s" -o "$tmp/l.perfetto" --format perfetto -q || bad "export perfetto"
 for w in raw packed deflate; do
     "$trove" replay one --store "$s" --wire $w -o "$tmp/l.$w.wire" -q || bad "replay --wire $w"
 done
@@ -157,11 +157,16 @@ json "$tmp/x.json" "j['format'] == 'parquet' and j['bytes'] == $(stat -c %s "$tm
 check cmp -s "$tmp/l-range.bundle" "$tmp/r-range.bundle"
 "$trove" export --url "$url" --capture one -o - -q > "$tmp/r-stdout.bundle" || bad "export --url -o -"
 check cmp -s "$tmp/l.bundle" "$tmp/r-stdout.bundle"
-if "$trove" export --url "$url" --capture one -o "$tmp/r.json" --format chrome-json -q 2> "$tmp/err"; then
-    check cmp -s "$tmp/l.json" "$tmp/r.json"
-else # not there yet: a clear 400
-    check grep -q "HTTP 400" "$tmp/err"
-fi
+for f in chrome-json perfetto; do
+    if "$trove" export --url "$url" --capture one -o "$tmp/r.$f" --format $f -q 2> "$tmp/err"; then
+        check cmp -s "$tmp/l.$f" "$tmp/r.$f"
+    else # not there yet: a clear 400
+        check grep -q "HTTP 400" "$tmp/err"
+    fi
+done
+"$trove" export --url "$url" --capture one -o "$tmp/r.zip" --format dir.zip -q || bad "export --url dir.zip"
+zip_names() { python3 -c 'import sys, zipfile; print(sorted(zipfile.ZipFile(sys.argv[1]).namelist()))' "$1"; }
+check cmp -s <(zip_names "$tmp/r.zip") <(zip_names "$tmp/l.bundle")
 expect_error export export --url "$url" --capture nosuch -o "$tmp/nosuch.bundle"
 check grep -q "HTTP 404" "$tmp/e.err"
 check no_leftovers "$tmp" nosuch.bundle

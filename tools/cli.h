@@ -465,7 +465,7 @@ struct cli_remote_args {
     int name_defaulted;      /* import: the name is IN's base name */
     const char *in;          /* import: the file to post ("-": stdin) */
     const char *out;         /* export, replay: -o (NULL: replay to stdout) */
-    const char *format;      /* export: bundle, parquet, dir.zip or chrome-json */
+    const char *format;      /* export: bundle, parquet, dir.zip, chrome-json or perfetto */
     uint64_t from_ns, to_ns; /* export, replay: [from, to); to UINT64_MAX: to the end */
     int wire;                /* replay: TROVE_WIRE_* */
     const char *speed;       /* replay: max, 1 or K; NULL: the service's default (max) */

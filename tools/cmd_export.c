@@ -35,8 +35,8 @@ static void export_usage(FILE *f)
             "       trove export --capture NAME [--store DIR] [--from-ns A] [--to-ns B] -o OUT\n"
             "                    [the options above]\n"
             "       trove export --capture NAME --url URL [--token-file FILE] -o OUT\n"
-            "                    [--format bundle|parquet|dir.zip|chrome-json] [--from-ns A]\n"
-            "                    [--to-ns B] [--json] [-q]\n"
+            "                    [--format bundle|parquet|dir.zip|chrome-json|perfetto]\n"
+            "                    [--from-ns A] [--to-ns B] [--json] [-q]\n"
             "\n"
             "Export a capture as Parquet tables that DuckDB, pyarrow and Spark read\n"
             "(docs/formats/bundle.md), with a manifest.json of its own, or as a trace that other\n"
@@ -69,8 +69,9 @@ static void export_usage(FILE *f)
             "  --url URL          export capture NAME of a running `trove serve`\n"
             "                     (http://HOST:PORT/) instead of a store: the bytes it sends\n"
             "                     (those of the same export here) go to OUT as they come; its\n"
-            "                     formats are bundle, parquet, dir.zip (the dir files in a zip)\n"
-            "                     and chrome-json, with the service's own encoding options\n"
+            "                     formats are bundle, parquet, dir.zip (the dir files in a\n"
+            "                     deflated zip), chrome-json and perfetto, with the service's\n"
+            "                     own encoding options\n"
             "  --token-file FILE  with --url: the service's token, the file's first line\n"
             "                     (default: $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
             "  --json             print the result as one JSON object on stdout: input, output,\n"
@@ -157,10 +158,9 @@ static int export_remote(const struct cli_common *co, const char *in, const char
     if (local_only)
         return cli_error("export", "%s shapes a local export; the service's export has its "
                                    "own options: drop it with --url", local_only);
-    if (format == FMT_DIR || (format == FMT_TRACE && strcmp(format_arg, "chrome-json") != 0))
-        return cli_error("export", "--format %s: the service exports bundle, parquet, dir.zip "
-                                   "or chrome-json%s", format_arg,
-                         format == FMT_DIR ? " (dir.zip holds the dir's files)" : "");
+    if (format == FMT_DIR)
+        return cli_error("export", "--format dir makes a directory here; the service sends its "
+                                   "files in one zip: give --format dir.zip");
     if (cli_exclusive("export", co->json, "--json", co->out && !strcmp(co->out, "-"),
                       "-o - (stdout)"))
         return 2;
