@@ -456,14 +456,14 @@ static void store_sweep(struct trove__server *srv)
     pthread_mutex_lock(&srv->mu);
     for (struct trove__cap **pp = &srv->caps; *pp;) {
         struct trove__cap *c = *pp;
-        int drop;
+        int drop, waiting;
         pthread_mutex_lock(&c->mu);
-        drop = (c->state == TROVE__CAP_ENDED || c->state == TROVE__CAP_FAILED ||
-                c->state == TROVE__CAP_WAITING) &&
+        waiting = c->state == TROVE__CAP_WAITING;
+        drop = (c->state == TROVE__CAP_ENDED || c->state == TROVE__CAP_FAILED || waiting) &&
                c->viewers == 0 && c->producers == 0 && !c->w;
         pthread_mutex_unlock(&c->mu);
         /* an ended capture stays listed (its counts in /api/status) while it is the newest */
-        if (drop && c->state != TROVE__CAP_WAITING) {
+        if (drop && !waiting) {
             int newest = 1;
             for (struct trove__cap *o = srv->caps; o != c; o = o->next)
                 newest &= strcmp(o->name, c->name) != 0;
