@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -560,6 +561,56 @@ static void test_on_demand(void)
     trove_bytes_free(&s.data);
 }
 
+#ifndef __SANITIZE_THREAD__ /* TSan does not support threads started after a fork */
+/* fork(): the child has no client until it starts one; its events carry its own pid. */
+static void test_fork(void)
+{
+    struct sink s;
+    struct parsed p;
+    struct trove_client_options o = {0};
+
+    sink_path(&s);
+    sink_listen(&s);
+    o.socket_path = s.path;
+    o.capture = "test-parent";
+    CHECK_EQ_INT(trove_client_start(&o), 0);
+    CHECK(wait_connected(5));
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct trove_client_stats st;
+        int bad = 0;
+        TROVE_ZONE_BEGIN("child before start"); /* no client: not recorded */
+        TROVE_ZONE_END();
+        trove_client_stop(); /* nothing to stop */
+        o.capture = "test-child";
+        bad |= trove_client_start(&o) != 0;
+        bad |= !wait_connected(5);
+        {
+            TROVE_ZONE("child zone");
+        }
+        trove_client_stop();
+        trove_client_stats(&st);
+        bad |= st.sent != 1;
+        _exit(bad);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    trove_client_stop();
+    sink_close(&s);
+    /* The sink reads one connection at a time and keeps the last: the child's, which
+     * waited in the backlog until the parent closed. */
+    parse(&s.data, &p);
+    CHECK(strcmp(p.hello.capture, "test-child") == 0); /* accepted after the parent's */
+    CHECK_EQ_INT(p.n, 1);
+    CHECK(p.n == 1 && strcmp(event_name(&p, &p.ev[0]), "child zone") == 0);
+    CHECK(p.n == 1 && p.ev[0].pid == (uint32_t)pid);
+    parsed_free(&p);
+    trove_bytes_free(&s.data);
+}
+#endif
+
 int main(void)
 {
     test_wire();
@@ -567,5 +618,8 @@ int main(void)
     test_threads();
     test_no_service();
     test_on_demand();
+#ifndef __SANITIZE_THREAD__
+    test_fork();
+#endif
     return test_done();
 }

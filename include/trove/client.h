@@ -18,10 +18,10 @@
  * allocates nothing. When a ring is full (no service, or a slow one) the event is dropped
  * and counted; nothing ever waits for the service. docs/client.md has the design.
  *
- * Threads: every function may be called from any thread. fork(): the child has no client
- * (no flush thread runs in it and its events are not recorded while the parent's state
- * says otherwise); a child that wants one calls trove_client_stop() and then
- * trove_client_start() again, with its own capture name.
+ * Threads: every function may be called from any thread (start and stop not from two at
+ * once). fork(): the child has no client (it is stopped in the child, the rings inherited
+ * from the parent are never sent); a child that wants one calls trove_client_start() with
+ * its own capture name.
  *
  * Build with -DTROVE_DISABLE and every macro compiles to nothing (the functions stay
  * declared, so code that calls them directly still links against the library).

@@ -607,6 +607,39 @@ static void stop_at_exit(void)
     trove_client_stop();
 }
 
+/* fork(): hold the locks across it so that the child's copies are consistent; in the
+ * child, no flush thread exists, so the client is stopped there and every thread but the
+ * one that forked is gone (retired: the next start frees them). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&cl.lock);
+    pthread_mutex_lock(&reg_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+    pthread_mutex_unlock(&cl.lock);
+}
+
+static void fork_child(void)
+{
+    struct thread *self = tls;
+    for (struct thread *t = threads; t; t = t->next)
+        if (t != self)
+            atomic_store(&t->retired, 1);
+    if (self)
+        self->pid = (uint32_t)getpid();
+    if (cl.fd >= 0)
+        close(cl.fd);
+    cl.fd = -1;
+    cl.running = 0;
+    atomic_store(&recording, 0);
+    atomic_store(&connected_now, 0);
+    pthread_mutex_unlock(&reg_lock);
+    pthread_mutex_unlock(&cl.lock);
+}
+
 int trove_client_start(const struct trove_client_options *opts)
 {
     struct trove_client_options o = {0};
@@ -664,7 +697,8 @@ int trove_client_start(const struct trove_client_options *opts)
         return -rc;
     }
     cl.running = 1;
-    if (!cl.atexit_done && atexit(stop_at_exit) == 0)
+    if (!cl.atexit_done && atexit(stop_at_exit) == 0 &&
+        pthread_atfork(fork_prepare, fork_parent, fork_child) == 0)
         cl.atexit_done = 1;
     return 0;
 }
