@@ -24,8 +24,9 @@ BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
-# The tests that run threaded code (the store's put pool, streaming), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|cli_serve|cli_api|cli_store|cli_capture
+# The tests that run threaded code (the store's put pool, streaming, the client's rings),
+# also run under TSan.
+TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|test_client|cli_serve|cli_api|cli_store|cli_capture|cli_client
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
@@ -103,7 +104,7 @@ build-tsan: deps
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream \
-	  test_capture test_capture_live test_net test_serve $(BUILD_FLAGS)
+	  test_capture test_capture_live test_net test_serve test_client trove-example-sort $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -34,6 +34,10 @@ int bench_parquet(int argc, char **argv);
  * (bench/bench_serve.c). */
 int bench_serve(int argc, char **argv);
 
+/* `trove bench client`: ns per zone recorded with libtrove-client, the service draining or
+ * absent, against the floor loop (bench/bench_client.c). */
+int bench_client(int argc, char **argv);
+
 /* Monotonic seconds, and the median of v[0..n) (n >= 1; v is sorted in place)
  * (bench/bench_util.c). */
 double bench_now(void);

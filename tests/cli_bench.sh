@@ -197,4 +197,17 @@ if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd
     check validate_json "$tmp/trace.out" 30000 15
 fi
 
+# bench client: exactly the documented keys, in order, with sane values.
+"$TROVE" bench client --zones 20000 --rounds 1 --threads 2 --json >"$tmp/client.json" 2>"$tmp/client.err" ||
+    bad "bench client: $(cat "$tmp/client.err")"
+check python3 -c '
+import json, sys
+d = json.loads(open(sys.argv[1]).read())
+assert list(d) == ["threads", "zones", "ns_per_zone", "ns_per_zone_floor", "ns_per_zone_disconnected", "events_dropped"], d
+assert d["threads"] == 2 and d["zones"] == 20000, d
+assert d["ns_per_zone"] > 0 and d["ns_per_zone_floor"] > 0 and d["ns_per_zone_disconnected"] > 0, d
+assert 0 <= d["events_dropped"] <= 40000, d
+' "$tmp/client.json"
+exits 1 "$TROVE" bench client --threads 0
+
 finish

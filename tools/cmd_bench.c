@@ -21,6 +21,7 @@ static const struct bench_entry benches[] = {
     {"recipe", bench_recipe, "recipe v1 vs v3: size, serialize and load vs memcpy, 1,000-slot commits"},
     {"parquet", bench_parquet, "the events table as Parquet: trove's encodings and codecs vs DuckDB"},
     {"stream", bench_stream, "replay from a slow store: serial vs prefetch vs prefetch + sender"},
+    {"client", bench_client, "libtrove-client: ns per zone, service draining or absent, vs the floor"},
     {"serve", bench_serve, "the live service: producers, viewers and the store on loopback"},
 };
 

@@ -1,0 +1,240 @@
+/*
+ * bench_client.c: `trove bench client` — what a zone (begin + end) costs a thread that
+ * records with libtrove-client, in three settings in one run: no service (every event past
+ * the ring's size is dropped and counted), a service present and draining (a thread of the
+ * benchmark accepts on a temporary unix socket and reads and discards, standing in for
+ * `trove serve`), and the floor: a loop that only reads the clock twice and stores a
+ * 32-byte record, which is what the client's hot path must do at the least. Each setting
+ * runs --rounds times; the medians are reported (per thread: a thread's time / its zones).
+ */
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "trove/client.h"
+
+#define MAX_THREADS 64
+#define FLOOR_RING 65536
+
+enum mode { FLOOR, CLIENT };
+
+struct job {
+    enum mode mode;
+    uint64_t zones;
+    double seconds;
+};
+
+struct floor_rec {
+    uint64_t start, dur;
+    uint32_t pid, tid;
+    uint8_t kind, depth, extra, pad;
+    uint32_t name_id;
+};
+
+static uint64_t floor_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *job_main(void *arg)
+{
+    struct job *j = arg;
+    double t0 = bench_now();
+    if (j->mode == FLOOR) {
+        struct floor_rec *ring = calloc(FLOOR_RING, sizeof *ring);
+        if (!ring)
+            return NULL;
+        for (uint64_t i = 0; i < j->zones; i++) {
+            uint64_t s = floor_now(), e = floor_now();
+            struct floor_rec *r = &ring[i & (FLOOR_RING - 1)];
+            r->start = s;
+            r->dur = e - s;
+            r->pid = 1;
+            r->tid = 2;
+            r->kind = 0;
+            r->depth = 0;
+            r->extra = 0;
+            r->pad = 0;
+            r->name_id = 1;
+            __asm__ __volatile__("" : : "r"(r) : "memory"); /* the store must happen */
+        }
+        free(ring);
+    } else {
+        for (uint64_t i = 0; i < j->zones; i++) {
+            TROVE_ZONE("bench zone");
+        }
+    }
+    j->seconds = bench_now() - t0;
+    return NULL;
+}
+
+/* Run `threads` jobs at once; ns per zone per thread, averaged over the threads. */
+static double run(enum mode mode, unsigned threads, uint64_t zones)
+{
+    pthread_t th[MAX_THREADS];
+    struct job jobs[MAX_THREADS];
+    double sum = 0;
+    for (unsigned i = 0; i < threads; i++) {
+        jobs[i].mode = mode;
+        jobs[i].zones = zones;
+        jobs[i].seconds = 0;
+        pthread_create(&th[i], NULL, job_main, &jobs[i]);
+    }
+    for (unsigned i = 0; i < threads; i++) {
+        pthread_join(th[i], NULL);
+        sum += jobs[i].seconds;
+    }
+    return sum / threads * 1e9 / (double)zones;
+}
+
+/* The stand-in service: accept, read and discard until told to stop. */
+struct drain {
+    int lfd;
+    pthread_mutex_t lock;
+    int stop;
+};
+
+static void *drain_main(void *arg)
+{
+    struct drain *d = arg;
+    int fd = -1;
+    uint8_t buf[1 << 16];
+    for (;;) {
+        pthread_mutex_lock(&d->lock);
+        int stop = d->stop;
+        pthread_mutex_unlock(&d->lock);
+        if (stop)
+            break;
+        struct pollfd p = {fd >= 0 ? fd : d->lfd, POLLIN, 0};
+        if (poll(&p, 1, 20) <= 0)
+            continue;
+        if (fd < 0) {
+            fd = accept(d->lfd, NULL, NULL);
+            continue;
+        }
+        if (read(fd, buf, sizeof buf) <= 0) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return NULL;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: trove bench client [--threads T] [--zones N] [--rounds R] [--json]\n\n"
+               "ns per zone (begin + end) recorded with libtrove-client: with no service (drops),\n"
+               "with a service draining (a reader on a temporary unix socket), and the floor loop\n"
+               "(two clock reads and a 32-byte store) in the same run; medians of R rounds.\n"
+               "  --threads T   recording threads (default 1)\n"
+               "  --zones N     zones per thread and round (default 10000000)\n"
+               "  --rounds R    rounds (default 5)\n"
+               "  --json        {\"threads\":T,\"zones\":N,\"ns_per_zone\":...,\"ns_per_zone_floor\":...,\n"
+               "                 \"ns_per_zone_disconnected\":...,\"events_dropped\":...}\n");
+}
+
+int bench_client(int argc, char **argv)
+{
+    uint64_t threads = 1, zones = 10000000, rounds = 5;
+    int json = 0, rc = 1;
+    for (int i = 1; i < argc; i++) {
+        uint64_t *dst = NULL;
+        if (cli_is_help(argv[i])) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--json"))
+            json = 1;
+        else if (!strcmp(argv[i], "--threads"))
+            dst = &threads;
+        else if (!strcmp(argv[i], "--zones"))
+            dst = &zones;
+        else if (!strcmp(argv[i], "--rounds"))
+            dst = &rounds;
+        else
+            return cli_error("bench client", "unknown option '%s'; see --help", argv[i]);
+        if (dst && (i + 1 >= argc || cli_parse_u64(argv[++i], dst) != 0))
+            return cli_error("bench client", "%s needs a number", argv[i - 1]);
+    }
+    if (threads < 1 || threads > MAX_THREADS || zones < 1 || rounds < 1 || rounds > 100)
+        return cli_error("bench client", "--threads 1..%d, --zones >= 1, --rounds 1..100",
+                         MAX_THREADS);
+
+    char dir[] = "/tmp/trove-bench-client-XXXXXX", sock[128], absent[128];
+    if (!mkdtemp(dir))
+        return cli_error("bench client", "cannot make a scratch directory in /tmp");
+    snprintf(sock, sizeof sock, "%s/trove.sock", dir);
+    snprintf(absent, sizeof absent, "%s/absent.sock", dir);
+    struct drain d = {.lfd = socket(AF_UNIX, SOCK_STREAM, 0), .lock = PTHREAD_MUTEX_INITIALIZER};
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    memcpy(a.sun_path, sock, strlen(sock) + 1);
+    pthread_t dt;
+    if (d.lfd < 0 || bind(d.lfd, (struct sockaddr *)&a, sizeof a) != 0 || listen(d.lfd, 4) != 0 ||
+        pthread_create(&dt, NULL, drain_main, &d) != 0) {
+        cli_error("bench client", "cannot listen on %s", sock);
+        goto out;
+    }
+
+    double fl[100], dis[100], con[100];
+    uint64_t dropped = 0;
+    struct trove_client_stats st;
+    for (uint64_t r = 0; r < rounds; r++) {
+        struct trove_client_options o = {.capture = "bench-client"};
+        fl[r] = run(FLOOR, (unsigned)threads, zones);
+
+        o.socket_path = absent;
+        trove_client_start(&o);
+        dis[r] = run(CLIENT, (unsigned)threads, zones);
+        trove_client_stop();
+
+        o.socket_path = sock;
+        trove_client_start(&o);
+        for (int w = 0; w < 2000; w++) {
+            trove_client_stats(&st);
+            if (st.connected)
+                break;
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+        con[r] = run(CLIENT, (unsigned)threads, zones);
+        trove_client_stop();
+        trove_client_stats(&st);
+        dropped += st.dropped;
+    }
+    double mf = bench_median(fl, (unsigned)rounds), md = bench_median(dis, (unsigned)rounds),
+           mc = bench_median(con, (unsigned)rounds);
+    if (json)
+        printf("{\"threads\":%llu,\"zones\":%llu,\"ns_per_zone\":%.2f,\"ns_per_zone_floor\":%.2f,"
+               "\"ns_per_zone_disconnected\":%.2f,\"events_dropped\":%llu}\n",
+               (unsigned long long)threads, (unsigned long long)zones, mc, mf, md,
+               (unsigned long long)dropped);
+    else {
+        printf("trove bench client: %llu thread(s) x %llu zones, median of %llu rounds\n",
+               (unsigned long long)threads, (unsigned long long)zones, (unsigned long long)rounds);
+        printf("  %-34s %8.2f ns/zone\n", "floor (2 clock reads + 32 B store)", mf);
+        printf("  %-34s %8.2f ns/zone  (%.2fx the floor)\n", "service draining", mc, mc / mf);
+        printf("  %-34s %8.2f ns/zone  (%.2fx the floor)\n", "no service (drops)", md, md / mf);
+        printf("  events dropped with the service draining: %llu\n", (unsigned long long)dropped);
+    }
+    rc = 0;
+    pthread_mutex_lock(&d.lock);
+    d.stop = 1;
+    pthread_mutex_unlock(&d.lock);
+    pthread_join(dt, NULL);
+out:
+    if (d.lfd >= 0)
+        close(d.lfd);
+    unlink(sock);
+    rmdir(dir);
+    return rc;
+}

@@ -1,0 +1,141 @@
+/*
+ * trove/client.h: the instrumentation library (libtrove-client). A program records zones,
+ * instants and counters with the macros below; a flush thread sends them to `trove serve`
+ * over its unix socket as a hello line and a wire stream of raw and names frames
+ * (docs/serve.md, docs/formats/wire.md). The library needs libc and pthreads only and
+ * includes no other trove header, so it can be linked into any C or C++ program.
+ *
+ *   #include <trove/client.h>
+ *   int main(void) {
+ *       trove_client_start(NULL);           // TROVE_SOCKET, or ./trove-data/trove.sock
+ *       { TROVE_ZONE("work"); do_work(); }  // one 32-byte event when the scope ends
+ *       trove_client_stop();                // everything recorded reaches the service
+ *   }
+ *
+ * The hot path (a zone's begin and end, an instant, a counter) runs on the calling thread
+ * only: a clock read (CLOCK_MONOTONIC, a vDSO call) and a 32-byte store into the thread's
+ * own ring. After a thread's first event it takes no lock, makes no system call and
+ * allocates nothing. When a ring is full (no service, or a slow one) the event is dropped
+ * and counted; nothing ever waits for the service. docs/client.md has the design.
+ *
+ * Threads: every function may be called from any thread (start and stop not from two at
+ * once). fork(): the child has no client (it is stopped in the child, the rings inherited
+ * from the parent are never sent); a child that wants one calls trove_client_start() with
+ * its own capture name.
+ *
+ * Build with -DTROVE_DISABLE and every macro compiles to nothing (the functions stay
+ * declared, so code that calls them directly still links against the library).
+ */
+#ifndef TROVE_CLIENT_H
+#define TROVE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Options of trove_client_start. A zeroed struct (or NULL) means every default. */
+struct trove_client_options {
+    const char *socket_path; /* the service's unix socket; NULL: $TROVE_SOCKET if set, else
+                                "./trove-data/trove.sock" (trove serve's default store) */
+    const char *capture;     /* the capture's name (1..128 bytes of A-Z a-z 0-9 . _ -, not
+                                starting with . or -); NULL: the program's name, "-", pid */
+    size_t ring_events;      /* events per thread's ring, rounded up to a power of two
+                                (at least 1024); 0: 65536 (2 MiB a thread) */
+    int on_demand;           /* nonzero: record only while a service is connected */
+};
+
+/* Counters since the last trove_client_start. */
+struct trove_client_stats {
+    uint64_t events;   /* events recorded into the rings */
+    uint64_t dropped;  /* events lost: a full ring, or a connection broken mid-send */
+    uint64_t sent;     /* events written to the service */
+    uint64_t bytes;    /* bytes written to the service (hello, names and raw frames) */
+    uint64_t connects; /* connections made to the service */
+    int connected;     /* a service is connected now */
+};
+
+/*
+ * Start the client: check the options, then start the flush thread, which connects to the
+ * service (and retries every 100 ms while it cannot), sends the hello and then, every 2 ms,
+ * every thread's new events. Returns 0, or a negative errno: -EINVAL (a bad capture name),
+ * -ENAMETOOLONG (the socket path does not fit a sockaddr_un), -EALREADY (already started),
+ * -ENOMEM, or pthread_create's error. An unreachable service is not an error.
+ * Rings already holding events from before (a restart) are emptied first.
+ * Registers trove_client_stop with atexit() the first time.
+ */
+int trove_client_start(const struct trove_client_options *opts);
+
+/*
+ * Stop the client: stop recording, send every ring's events to the service if one is
+ * connected (waiting up to the socket's 2 s send timeout for it), close the connection and
+ * join the flush thread. Does nothing if the client is not started. Not to be called from
+ * two threads at once.
+ */
+void trove_client_stop(void);
+
+/* The counters since the last start (all zero if never started). Any thread. */
+void trove_client_stats(struct trove_client_stats *out);
+
+/* Name the calling thread in the capture (copied; at most 255 bytes are kept, invalid UTF-8
+ * becomes '?'). Sent with the next flush, and again after a reconnect. */
+void trove_client_thread_name(const char *name);
+
+/*
+ * The hot path, for the macros (callable directly too). `name` must be a string that lives
+ * as long as the program (a literal): names are interned by address, once per thread.
+ * zone_begin returns 1 when it opened a zone (the client was recording or the thread was
+ * known), 0 when it did nothing; zone_end closes the thread's innermost open zone and
+ * records it (kind zone, its depth on the thread, 0 = outermost) if the client is recording.
+ * A counter's value is stored as the bits of a double in dur_ns (trove/event.h).
+ */
+int trove_client_zone_begin(const char *name);
+void trove_client_zone_end(void);
+void trove_client_zone_cleanup(int *opened);
+void trove_client_instant(const char *name);
+void trove_client_counter(const char *name, double value);
+
+#define TROVE__CAT2(a, b) a##b
+#define TROVE__CAT(a, b) TROVE__CAT2(a, b)
+
+#if defined(TROVE_DISABLE)
+#define TROVE_ZONE(name) ((void)0)
+#define TROVE_ZONE_BEGIN(name) ((void)0)
+#define TROVE_ZONE_END() ((void)0)
+#define TROVE_INSTANT(name) ((void)0)
+#define TROVE_COUNTER(name, v) ((void)0)
+#elif defined(__cplusplus)
+}
+struct trove__zone_scope {
+    int opened;
+    explicit trove__zone_scope(const char *name) : opened(trove_client_zone_begin(name)) {}
+    ~trove__zone_scope()
+    {
+        if (opened)
+            trove_client_zone_end();
+    }
+    trove__zone_scope(const trove__zone_scope &) = delete;
+    trove__zone_scope &operator=(const trove__zone_scope &) = delete;
+};
+extern "C" {
+#define TROVE_ZONE(name) trove__zone_scope TROVE__CAT(trove__zone_, __LINE__)(name)
+#else
+/* The scope's variable closes the zone when it goes out of scope (any exit from it). */
+#define TROVE_ZONE(name)                                                                       \
+    __attribute__((cleanup(trove_client_zone_cleanup), unused)) int TROVE__CAT(trove__zone_,   \
+                                                                              __LINE__) =      \
+        trove_client_zone_begin(name)
+#endif
+#if !defined(TROVE_DISABLE)
+#define TROVE_ZONE_BEGIN(name) ((void)trove_client_zone_begin(name))
+#define TROVE_ZONE_END() trove_client_zone_end()
+#define TROVE_INSTANT(name) trove_client_instant(name)
+#define TROVE_COUNTER(name, v) trove_client_counter((name), (double)(v))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif

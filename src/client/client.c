@@ -1,0 +1,734 @@
+/*
+ * client.c: the instrumentation library's runtime. Each thread that records owns a ring of
+ * 32-byte records (the wire's raw event layout, trove/event.h) with one producer, the
+ * thread, and one consumer, the flush thread; head and tail are C11 atomics, so the thread
+ * publishes a record with one release store and never waits. The flush thread wakes every
+ * 2 ms, and for each ring: takes the records published since the last round, then the event
+ * names interned since it last sent names (an event in a ring was written after its name
+ * was interned, so the names it needs are in that snapshot), and writes a names frame and
+ * raw frames of at most 2,048 events to the service's unix socket.
+ *
+ * Invariants:
+ *   - tail <= head <= tail + cap on every ring; only the thread writes head and the fields
+ *     of the records in [head, tail + cap); only the flush thread (or start/stop, while no
+ *     flush thread runs) writes tail.
+ *   - A name id is never 0, never reused, and never changes its string; 0 marks a zone
+ *     opened while not recording (its end records nothing).
+ *   - Thread states are freed only by the flush thread or stop, and only after the thread
+ *     has exited (the pthread key's destructor marked it retired) and its ring is empty or
+ *     abandoned; a live thread's state lives as long as the process.
+ *
+ * Not recording (before start, after stop, or while disconnected in on-demand mode) costs
+ * one relaxed load per event.
+ */
+#define _GNU_SOURCE
+#include "trove/client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client_wire.h"
+
+#define RING_DEFAULT 65536u
+#define RING_MIN 1024u
+#define DEPTH_MAX 255u    /* depth is a u8 on the wire; deeper zones are not recorded */
+#define CACHE_SLOTS 256u  /* per-thread direct-mapped cache: name address -> id */
+#define FLUSH_NS 2000000L /* 2 ms between rounds */
+#define RECONNECT_NS 100000000ull
+#define THREAD_NAME_MAX 256u
+
+struct rec {
+    uint64_t start_ns;
+    uint64_t dur_ns;
+    uint32_t pid;
+    uint32_t tid;
+    uint8_t kind;
+    uint8_t depth;
+    uint8_t extra;
+    uint8_t pad;
+    uint32_t name_id;
+};
+_Static_assert(sizeof(struct rec) == TROVE__CLIENT_RECORD_SIZE, "a record is 32 bytes");
+
+struct open_zone {
+    uint64_t start_ns;
+    uint32_t name_id;
+};
+
+struct thread {
+    /* The thread's side: written by the thread only. */
+    _Alignas(64) struct rec *ring;
+    uint64_t mask;
+    _Atomic uint64_t head;
+    uint64_t tail_seen; /* the last tail the thread read */
+    _Atomic uint64_t dropped;
+    uint32_t pid, tid;
+    unsigned depth;
+    struct {
+        const char *ptr;
+        uint32_t id;
+    } cache[CACHE_SLOTS];
+    struct open_zone stack[DEPTH_MAX];
+    /* The flush thread's side. */
+    _Alignas(64) _Atomic uint64_t tail;
+    _Atomic int retired;
+    uint64_t base_head, base_dropped; /* at the last start (under reg_lock) */
+    /* Under reg_lock: the thread's name and whether it still has to go out. */
+    char name[THREAD_NAME_MAX];
+    int name_len, name_unsent;
+    struct thread *next;
+};
+
+/* Global state. reg_lock guards the thread list, the names table and the thread names. */
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread *threads;
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static _Thread_local struct thread *tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+    char **str;    /* id i+1 -> its string (sanitized copy) */
+    uint32_t *len;
+    size_t n, cap;
+    const char **slot_ptr; /* open addressing: address -> id */
+    uint32_t *slot_id;
+    size_t slots;
+    size_t sent; /* names [0, sent) are on the current connection */
+} names;
+
+static _Atomic int recording;
+static _Atomic int connected_now;
+static _Atomic uint64_t st_sent, st_lost, st_bytes, st_connects, retired_events, retired_dropped;
+
+static struct {
+    int running, atexit_done;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stop;
+    char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+    char capture[TROVE__CLIENT_CAPTURE_MAX + 1];
+    size_t ring_events;
+    int on_demand;
+    uint32_t pid;
+    int fd;
+    int sent_events; /* the capture has events in the service: a reconnect appends */
+} cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1};
+
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- threads ---- */
+
+static void thread_exit(void *p)
+{
+    struct thread *t = p;
+    tls = NULL;
+    atomic_store_explicit(&t->retired, 1, memory_order_release);
+}
+
+static void make_key(void)
+{
+    if (pthread_key_create(&thread_key, thread_exit) != 0)
+        abort(); /* only EAGAIN/ENOMEM: nothing sensible is left to do */
+}
+
+/* The calling thread's state, registered on its first event; NULL if out of memory. */
+static struct thread *thread_get(void)
+{
+    struct thread *t = tls;
+    if (t)
+        return t;
+    pthread_once(&key_once, make_key);
+    size_t cap = cl.ring_events ? cl.ring_events : RING_DEFAULT;
+    t = aligned_alloc(64, (sizeof *t + 63) & ~(size_t)63);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->ring = aligned_alloc(64, cap * sizeof *t->ring);
+    if (!t->ring) {
+        free(t);
+        return NULL;
+    }
+    memset(t->ring, 0, cap * sizeof *t->ring); /* fault the pages in now, not on the hot path */
+    t->mask = cap - 1;
+    t->pid = (uint32_t)getpid();
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    pthread_mutex_lock(&reg_lock);
+    t->next = threads;
+    threads = t;
+    pthread_mutex_unlock(&reg_lock);
+    pthread_setspecific(thread_key, t);
+    tls = t;
+    return t;
+}
+
+/* ---- names ---- */
+
+static size_t hash_ptr(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+static int names_grow(void)
+{
+    if (names.n == names.cap) {
+        size_t cap = names.cap ? names.cap * 2 : 256;
+        char **s = realloc(names.str, cap * sizeof *s);
+        if (!s)
+            return -1;
+        names.str = s;
+        uint32_t *l = realloc(names.len, cap * sizeof *l);
+        if (!l)
+            return -1;
+        names.len = l;
+        names.cap = cap;
+    }
+    if ((names.n + 1) * 2 > names.slots) {
+        size_t slots = names.slots ? names.slots * 2 : 512;
+        const char **sp = calloc(slots, sizeof *sp);
+        uint32_t *si = calloc(slots, sizeof *si);
+        if (!sp || !si) {
+            free(sp);
+            free(si);
+            return -1;
+        }
+        for (size_t i = 0; i < names.slots; i++) {
+            if (!names.slot_ptr[i])
+                continue;
+            size_t j = hash_ptr(names.slot_ptr[i]) & (slots - 1);
+            while (sp[j])
+                j = (j + 1) & (slots - 1);
+            sp[j] = names.slot_ptr[i];
+            si[j] = names.slot_id[i];
+        }
+        free(names.slot_ptr);
+        free(names.slot_id);
+        names.slot_ptr = sp;
+        names.slot_id = si;
+        names.slots = slots;
+    }
+    return 0;
+}
+
+/* The id of the name at this address, interned on first use; 0 if out of memory. */
+static uint32_t intern(const char *name)
+{
+    uint32_t id = 0;
+    pthread_mutex_lock(&reg_lock);
+    if (names.slots) {
+        size_t j = hash_ptr(name) & (names.slots - 1);
+        while (names.slot_ptr[j] && names.slot_ptr[j] != name)
+            j = (j + 1) & (names.slots - 1);
+        if (names.slot_ptr[j]) {
+            id = names.slot_id[j];
+            goto out;
+        }
+    }
+    if (names_grow() != 0)
+        goto out;
+    size_t len = strlen(name);
+    size_t cap = (len < TROVE__CLIENT_NAME_MAX ? len : TROVE__CLIENT_NAME_MAX) + 1;
+    char *copy = malloc(cap);
+    if (!copy)
+        goto out;
+    names.len[names.n] = (uint32_t)trove__client_sanitize(copy, cap, name, len);
+    names.str[names.n] = copy;
+    id = (uint32_t)++names.n;
+    size_t j = hash_ptr(name) & (names.slots - 1);
+    while (names.slot_ptr[j])
+        j = (j + 1) & (names.slots - 1);
+    names.slot_ptr[j] = name;
+    names.slot_id[j] = id;
+out:
+    pthread_mutex_unlock(&reg_lock);
+    return id;
+}
+
+static inline uint32_t name_id(struct thread *t, const char *name)
+{
+    size_t s = ((uintptr_t)name >> 3 ^ (uintptr_t)name >> 11) & (CACHE_SLOTS - 1);
+    if (t->cache[s].ptr == name)
+        return t->cache[s].id;
+    uint32_t id = intern(name);
+    if (id) {
+        t->cache[s].ptr = name;
+        t->cache[s].id = id;
+    }
+    return id;
+}
+
+/* ---- the hot path ---- */
+
+static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t kind,
+                        uint8_t depth, uint32_t id)
+{
+    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+    if (h - t->tail_seen > t->mask) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        if (h - t->tail_seen > t->mask) {
+            atomic_store_explicit(&t->dropped,
+                                  atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            return;
+        }
+    }
+    struct rec *r = &t->ring[h & t->mask];
+    r->start_ns = start;
+    r->dur_ns = dur;
+    r->pid = t->pid;
+    r->tid = t->tid;
+    r->kind = kind;
+    r->depth = depth;
+    r->extra = 0;
+    r->pad = 0;
+    r->name_id = id;
+    atomic_store_explicit(&t->head, h + 1, memory_order_release);
+}
+
+int trove_client_zone_begin(const char *name)
+{
+    struct thread *t = tls;
+    uint32_t id = 0;
+    if (atomic_load_explicit(&recording, memory_order_relaxed)) {
+        if (!t && !(t = thread_get()))
+            return 0;
+        id = name_id(t, name);
+    } else if (!t)
+        return 0;
+    if (t->depth < DEPTH_MAX) {
+        t->stack[t->depth].name_id = id;
+        t->stack[t->depth].start_ns = id ? now_ns() : 0;
+    }
+    t->depth++;
+    return 1;
+}
+
+void trove_client_zone_end(void)
+{
+    struct thread *t = tls;
+    if (!t || !t->depth)
+        return;
+    unsigned d = --t->depth;
+    if (d >= DEPTH_MAX)
+        return;
+    struct open_zone *z = &t->stack[d];
+    if (!z->name_id || !atomic_load_explicit(&recording, memory_order_relaxed))
+        return;
+    uint64_t end = now_ns();
+    push(t, z->start_ns, end - z->start_ns, TROVE__CLIENT_KIND_ZONE, (uint8_t)d, z->name_id);
+}
+
+void trove_client_zone_cleanup(int *opened)
+{
+    if (*opened)
+        trove_client_zone_end();
+}
+
+void trove_client_instant(const char *name)
+{
+    struct thread *t;
+    if (!atomic_load_explicit(&recording, memory_order_relaxed) || !(t = thread_get()))
+        return;
+    uint32_t id = name_id(t, name);
+    if (id)
+        push(t, now_ns(), 0, TROVE__CLIENT_KIND_INSTANT,
+             (uint8_t)(t->depth < DEPTH_MAX ? t->depth : DEPTH_MAX), id);
+}
+
+void trove_client_counter(const char *name, double value)
+{
+    struct thread *t;
+    uint64_t bits;
+    if (!atomic_load_explicit(&recording, memory_order_relaxed) || !(t = thread_get()))
+        return;
+    uint32_t id = name_id(t, name);
+    memcpy(&bits, &value, sizeof bits);
+    if (id)
+        push(t, now_ns(), bits, TROVE__CLIENT_KIND_COUNTER, 0, id);
+}
+
+void trove_client_thread_name(const char *name)
+{
+    struct thread *t = thread_get();
+    if (!t || !name)
+        return;
+    pthread_mutex_lock(&reg_lock);
+    t->name_len = (int)trove__client_sanitize(t->name, sizeof t->name, name, strlen(name));
+    t->name_unsent = 1;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+/* ---- the flush thread ---- */
+
+static void disconnect(void)
+{
+    if (cl.fd >= 0)
+        close(cl.fd);
+    cl.fd = -1;
+    atomic_store(&connected_now, 0);
+    if (cl.on_demand)
+        atomic_store(&recording, 0);
+}
+
+/* Write all of b to the service; on an error, drop the connection. */
+static void send_buf(struct trove__client_buf *b, uint64_t events)
+{
+    size_t off = 0;
+    if (b->failed) {
+        b->failed = 0;
+        b->len = 0;
+        return;
+    }
+    while (off < b->len && cl.fd >= 0) {
+        ssize_t n = send(cl.fd, b->ptr + off, b->len - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            disconnect();
+            break;
+        }
+        off += (size_t)n;
+        atomic_fetch_add(&st_bytes, (uint64_t)n);
+    }
+    if (off == b->len && b->len) {
+        atomic_fetch_add(&st_sent, events);
+        if (events)
+            cl.sent_events = 1;
+    } else
+        atomic_fetch_add(&st_lost, events); /* taken from the ring, never delivered */
+    b->len = 0;
+}
+
+static void try_connect(struct trove__client_buf *b)
+{
+    struct sockaddr_un a;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path, cl.socket_path, strlen(cl.socket_path) + 1);
+    struct timeval tv = {2, 0};
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return;
+    }
+    cl.fd = fd;
+    b->len = 0;
+    trove__client_hello(b, cl.capture, cl.pid, cl.sent_events);
+    send_buf(b, 0);
+    if (cl.fd < 0)
+        return;
+    atomic_fetch_add(&st_connects, 1);
+    /* A new connection is a new stream: every name goes out again. */
+    pthread_mutex_lock(&reg_lock);
+    names.sent = 0;
+    for (struct thread *t = threads; t; t = t->next)
+        t->name_unsent = t->name_len > 0;
+    pthread_mutex_unlock(&reg_lock);
+    atomic_store(&connected_now, 1);
+    if (cl.on_demand)
+        atomic_store(&recording, 1);
+}
+
+/* Names not yet on this connection, as one names frame appended to b. */
+static void append_names(struct trove__client_buf *b, struct thread *t, int process)
+{
+    struct trove__client_names nf;
+    trove__client_names_begin(b, &nf);
+    pthread_mutex_lock(&reg_lock);
+    if (process) {
+        size_t n = strlen(cl.capture);
+        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_PROCESS, cl.pid, 0, cl.capture, n);
+    }
+    for (; names.sent < names.n; names.sent++)
+        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_EVENT, (uint32_t)names.sent + 1, 0,
+                                names.str[names.sent], names.len[names.sent]);
+    if (t && t->name_unsent) {
+        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_THREAD, t->pid, t->tid, t->name,
+                                (size_t)t->name_len);
+        t->name_unsent = 0;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    trove__client_names_end(b, &nf);
+}
+
+/* Send what t's ring holds (at most one ring's worth: the snapshot of head). */
+static void drain(struct thread *t, struct trove__client_buf *ev, struct trove__client_buf *nb)
+{
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t cap = t->mask + 1, total = head - tail;
+    ev->len = 0;
+    while (tail != head) {
+        uint32_t n = (uint32_t)(head - tail < TROVE__CLIENT_FRAME_EVENTS
+                                    ? head - tail : TROVE__CLIENT_FRAME_EVENTS);
+        trove__client_raw_header(ev, n);
+        uint8_t *p = trove__client_buf_reserve(ev, (size_t)n * TROVE__CLIENT_RECORD_SIZE);
+        if (!p)
+            break;
+        uint64_t at = tail & t->mask, first = cap - at < n ? cap - at : n;
+        memcpy(p, &t->ring[at], first * sizeof(struct rec));
+        memcpy(p + first * sizeof(struct rec), &t->ring[0], (n - first) * sizeof(struct rec));
+        ev->len += (size_t)n * TROVE__CLIENT_RECORD_SIZE;
+        tail += n;
+    }
+    /* The records are copied: the thread may reuse their slots. */
+    atomic_store_explicit(&t->tail, tail, memory_order_release);
+    nb->len = 0;
+    append_names(nb, t, 0);
+    send_buf(nb, 0);
+    send_buf(ev, total);
+}
+
+/* Free the exited threads whose rings are empty (or every exited one, if force). */
+static void reap(int force)
+{
+    pthread_mutex_lock(&reg_lock);
+    for (struct thread **pp = &threads; *pp;) {
+        struct thread *t = *pp;
+        uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+        uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+        if (atomic_load_explicit(&t->retired, memory_order_acquire) && (force || head == tail)) {
+            *pp = t->next;
+            atomic_fetch_add(&retired_events, head - t->base_head);
+            atomic_fetch_add(&retired_dropped,
+                             atomic_load(&t->dropped) - t->base_dropped + (head - tail));
+            free(t->ring);
+            free(t);
+        } else
+            pp = &t->next;
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+static void flush_round(struct trove__client_buf *ev, struct trove__client_buf *nb)
+{
+    struct thread *list[64];
+    size_t n = 0;
+    /* Take the threads a few at a time, so that no lock is held while sending. */
+    pthread_mutex_lock(&reg_lock);
+    for (struct thread *t = threads; t; t = t->next)
+        if (n < sizeof list / sizeof list[0])
+            list[n++] = t;
+    pthread_mutex_unlock(&reg_lock);
+    for (size_t i = 0; i < n && cl.fd >= 0; i++)
+        drain(list[i], ev, nb);
+    /* More than 64 threads: the rest, in rounds of their own, under the lock (rare). */
+    if (cl.fd >= 0 && n == sizeof list / sizeof list[0]) {
+        size_t skip = n;
+        pthread_mutex_lock(&reg_lock);
+        struct thread *t = threads;
+        while (t && skip--)
+            t = t->next;
+        pthread_mutex_unlock(&reg_lock);
+        for (; t && cl.fd >= 0; t = t->next)
+            drain(t, ev, nb);
+    }
+    reap(0);
+}
+
+static void *flush_main(void *arg)
+{
+    struct trove__client_buf ev = {0}, nb = {0};
+    uint64_t next_try = 0;
+    int stop = 0;
+    (void)arg;
+    while (!stop) {
+        if (cl.fd < 0 && now_ns() >= next_try) {
+            try_connect(&nb);
+            next_try = now_ns() + RECONNECT_NS;
+            if (cl.fd >= 0) {
+                append_names(&nb, NULL, 1);
+                send_buf(&nb, 0);
+            }
+        }
+        pthread_mutex_lock(&cl.lock);
+        stop = cl.stop;
+        if (!stop) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += FLUSH_NS;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&cl.cond, &cl.lock, &ts);
+            stop = cl.stop;
+        }
+        pthread_mutex_unlock(&cl.lock);
+        if (stop)
+            atomic_store(&recording, 0);
+        if (cl.fd >= 0)
+            flush_round(&ev, &nb);
+        else
+            reap(0);
+    }
+    disconnect();
+    trove__client_buf_free(&ev);
+    trove__client_buf_free(&nb);
+    return NULL;
+}
+
+/* ---- start, stop, stats ---- */
+
+static void program_name(char *dst, size_t cap)
+{
+    FILE *f = fopen("/proc/self/comm", "r");
+    dst[0] = 0;
+    if (f) {
+        if (fgets(dst, (int)cap, f))
+            dst[strcspn(dst, "\n")] = 0;
+        fclose(f);
+    }
+}
+
+static void stop_at_exit(void)
+{
+    trove_client_stop();
+}
+
+/* fork(): hold the locks across it so that the child's copies are consistent; in the
+ * child, no flush thread exists, so the client is stopped there and every thread but the
+ * one that forked is gone (retired: the next start frees them). */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&cl.lock);
+    pthread_mutex_lock(&reg_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&reg_lock);
+    pthread_mutex_unlock(&cl.lock);
+}
+
+static void fork_child(void)
+{
+    struct thread *self = tls;
+    for (struct thread *t = threads; t; t = t->next)
+        if (t != self)
+            atomic_store(&t->retired, 1);
+    if (self)
+        self->pid = (uint32_t)getpid();
+    if (cl.fd >= 0)
+        close(cl.fd);
+    cl.fd = -1;
+    cl.running = 0;
+    atomic_store(&recording, 0);
+    atomic_store(&connected_now, 0);
+    pthread_mutex_unlock(&reg_lock);
+    pthread_mutex_unlock(&cl.lock);
+}
+
+int trove_client_start(const struct trove_client_options *opts)
+{
+    struct trove_client_options o = {0};
+    const char *env;
+    int rc;
+    if (opts)
+        o = *opts;
+    if (cl.running)
+        return -EALREADY;
+    if (!o.socket_path)
+        o.socket_path = (env = getenv("TROVE_SOCKET")) && *env ? env : "./trove-data/trove.sock";
+    if (strlen(o.socket_path) >= sizeof cl.socket_path)
+        return -ENAMETOOLONG;
+    cl.pid = (uint32_t)getpid();
+    if (o.capture) {
+        if (!trove__client_capture_valid(o.capture))
+            return -EINVAL;
+        memcpy(cl.capture, o.capture, strlen(o.capture) + 1);
+    } else {
+        char prog[64];
+        program_name(prog, sizeof prog);
+        trove__client_default_capture(cl.capture, sizeof cl.capture, prog, cl.pid);
+    }
+    memcpy(cl.socket_path, o.socket_path, strlen(o.socket_path) + 1);
+    size_t ring = RING_MIN;
+    while (ring < o.ring_events && ring < ((size_t)1 << 30))
+        ring <<= 1;
+    /* A ring's size is fixed when its thread registers; threads known from an earlier start
+     * keep theirs. */
+    if (!cl.ring_events || o.ring_events)
+        cl.ring_events = o.ring_events ? ring : RING_DEFAULT;
+    cl.on_demand = o.on_demand;
+    cl.sent_events = 0;
+    cl.stop = 0;
+    reap(1);
+    pthread_mutex_lock(&reg_lock);
+    for (struct thread *t = threads; t; t = t->next) {
+        uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
+        atomic_store_explicit(&t->tail, h, memory_order_release);
+        t->base_head = h;
+        t->base_dropped = atomic_load(&t->dropped);
+    }
+    names.sent = 0;
+    pthread_mutex_unlock(&reg_lock);
+    atomic_store(&st_sent, 0);
+    atomic_store(&st_lost, 0);
+    atomic_store(&st_bytes, 0);
+    atomic_store(&st_connects, 0);
+    atomic_store(&retired_events, 0);
+    atomic_store(&retired_dropped, 0);
+    atomic_store(&recording, !cl.on_demand);
+    rc = pthread_create(&cl.thread, NULL, flush_main, NULL);
+    if (rc != 0) {
+        atomic_store(&recording, 0);
+        return -rc;
+    }
+    cl.running = 1;
+    if (!cl.atexit_done && atexit(stop_at_exit) == 0 &&
+        pthread_atfork(fork_prepare, fork_parent, fork_child) == 0)
+        cl.atexit_done = 1;
+    return 0;
+}
+
+void trove_client_stop(void)
+{
+    if (!cl.running)
+        return;
+    pthread_mutex_lock(&cl.lock);
+    cl.stop = 1;
+    pthread_cond_signal(&cl.cond);
+    pthread_mutex_unlock(&cl.lock);
+    pthread_join(cl.thread, NULL);
+    cl.running = 0;
+    atomic_store(&recording, 0);
+}
+
+void trove_client_stats(struct trove_client_stats *out)
+{
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&reg_lock);
+    for (struct thread *t = threads; t; t = t->next) {
+        out->events += atomic_load_explicit(&t->head, memory_order_relaxed) - t->base_head;
+        out->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    out->events += atomic_load(&retired_events);
+    out->dropped += atomic_load(&retired_dropped) + atomic_load(&st_lost);
+    out->sent = atomic_load(&st_sent);
+    out->bytes = atomic_load(&st_bytes);
+    out->connects = atomic_load(&st_connects);
+    out->connected = atomic_load(&connected_now);
+}

@@ -1,0 +1,221 @@
+/*
+ * client_wire.c: the client's own encoder of what it sends the service: the hello line,
+ * raw frame headers and names frames. It is a second writer of formats the codec layer
+ * owns (docs/formats/wire.md), kept here so that libtrove-client links nothing but libc;
+ * tests/test_client.c decodes its output with trove_wire_decode.
+ *
+ *   frame header, 16 bytes, little-endian:
+ *   +-----+-----+--------+---------+-----------+-------------+-------------+
+ *   | 'T' | 'V' | format | version | count u32 | payload u32 | raw_len u32 |
+ *   +-----+-----+--------+---------+-----------+-------------+-------------+
+ *   raw (format 1, version 1):   payload = 32 * count bytes of records
+ *   names (format 4, version 1): payload = entry[count],
+ *     entry := type:u8 a:varint [tid:varint if type 2] len:varint utf8[len]
+ *
+ * The client writes only names of types 1-3, so its names frames are always version 1.
+ */
+#include "client_wire.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void trove__client_buf_free(struct trove__client_buf *b)
+{
+    free(b->ptr);
+    memset(b, 0, sizeof *b);
+}
+
+uint8_t *trove__client_buf_reserve(struct trove__client_buf *b, size_t n)
+{
+    if (b->failed)
+        return NULL;
+    if (b->cap - b->len < n) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap - b->len < n)
+            cap *= 2;
+        uint8_t *p = realloc(b->ptr, cap);
+        if (!p) {
+            b->failed = 1;
+            return NULL;
+        }
+        b->ptr = p;
+        b->cap = cap;
+    }
+    return b->ptr + b->len;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static void put_header(uint8_t *p, uint8_t format, uint32_t count, uint32_t payload)
+{
+    p[0] = 'T';
+    p[1] = 'V';
+    p[2] = format;
+    p[3] = 1;
+    put_u32(p + 4, count);
+    put_u32(p + 8, payload);
+    put_u32(p + 12, 0);
+}
+
+void trove__client_raw_header(struct trove__client_buf *b, uint32_t n)
+{
+    uint8_t *p = trove__client_buf_reserve(b, TROVE__CLIENT_HEADER_SIZE);
+    if (!p)
+        return;
+    put_header(p, 1, n, n * TROVE__CLIENT_RECORD_SIZE);
+    b->len += TROVE__CLIENT_HEADER_SIZE;
+}
+
+void trove__client_names_begin(struct trove__client_buf *b, struct trove__client_names *nf)
+{
+    nf->at = b->len;
+    nf->count = 0;
+    if (trove__client_buf_reserve(b, TROVE__CLIENT_HEADER_SIZE))
+        b->len += TROVE__CLIENT_HEADER_SIZE;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint32_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+void trove__client_names_add(struct trove__client_buf *b, struct trove__client_names *nf,
+                             int type, uint32_t a, uint32_t tid, const char *s, size_t len)
+{
+    if (len > TROVE__CLIENT_NAME_MAX)
+        len = TROVE__CLIENT_NAME_MAX; /* callers sanitize first; never cut mid-frame */
+    uint8_t *p = trove__client_buf_reserve(b, 1 + 3 * 5 + len);
+    if (!p)
+        return;
+    uint8_t *q = p;
+    *q++ = (uint8_t)type;
+    q = put_varint(q, a);
+    if (type == TROVE__CLIENT_NAME_THREAD)
+        q = put_varint(q, tid);
+    q = put_varint(q, (uint32_t)len);
+    memcpy(q, s, len);
+    q += len;
+    b->len += (size_t)(q - p);
+    nf->count++;
+}
+
+void trove__client_names_end(struct trove__client_buf *b, struct trove__client_names *nf)
+{
+    if (b->failed)
+        return;
+    if (!nf->count) {
+        b->len = nf->at;
+        return;
+    }
+    put_header(b->ptr + nf->at, 4, nf->count,
+               (uint32_t)(b->len - nf->at - TROVE__CLIENT_HEADER_SIZE));
+}
+
+/* The length of the well-formed UTF-8 sequence at s[0..len), or 0 (Unicode table 3-7). */
+static size_t utf8_seq(const uint8_t *s, size_t len)
+{
+    uint8_t c = s[0], lo = 0x80, hi = 0xBF;
+    size_t n;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 2;
+        lo = c == 0xE0 ? 0xA0 : 0x80;
+        hi = c == 0xED ? 0x9F : 0xBF;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 3;
+        lo = c == 0xF0 ? 0x90 : 0x80;
+        hi = c == 0xF4 ? 0x8F : 0xBF;
+    } else
+        return 0;
+    if (len <= n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t k = 2; k <= n; k++)
+        if ((s[k] & 0xC0) != 0x80)
+            return 0;
+    return n + 1;
+}
+
+size_t trove__client_sanitize(char *dst, size_t cap, const char *src, size_t len)
+{
+    const uint8_t *s = (const uint8_t *)src;
+    size_t i = 0, o = 0;
+    if (!cap)
+        return 0;
+    while (i < len) {
+        size_t n = utf8_seq(s + i, len - i);
+        if (o + (n ? n : 1) >= cap)
+            break;
+        if (n) {
+            memcpy(dst + o, s + i, n);
+            o += n;
+            i += n;
+        } else {
+            dst[o++] = '?';
+            i++;
+        }
+    }
+    dst[o] = 0;
+    return o;
+}
+
+static int capture_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+}
+
+int trove__client_capture_valid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > TROVE__CLIENT_CAPTURE_MAX || s[0] == '.' || s[0] == '-')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!capture_char(s[i]))
+            return 0;
+    return 1;
+}
+
+void trove__client_default_capture(char *dst, size_t cap, const char *program, uint32_t pid)
+{
+    char suffix[16];
+    int sl = snprintf(suffix, sizeof suffix, "-%u", pid);
+    size_t room = cap - 1 - (size_t)sl, n = 0;
+    if (room > TROVE__CLIENT_CAPTURE_MAX - (size_t)sl)
+        room = TROVE__CLIENT_CAPTURE_MAX - (size_t)sl;
+    for (const char *p = program ? program : ""; *p && n < room; p++)
+        dst[n++] = capture_char(*p) ? *p : '_';
+    if (!n)
+        for (const char *p = "trove-client"; *p && n < room; p++)
+            dst[n++] = *p;
+    if (dst[0] == '.' || dst[0] == '-')
+        dst[0] = '_';
+    memcpy(dst + n, suffix, (size_t)sl + 1);
+}
+
+void trove__client_hello(struct trove__client_buf *b, const char *capture, uint32_t pid,
+                         int append)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "{\"capture\":\"%s\",\"producer\":\"trove-client\","
+                     "\"pid\":%u%s}\n", capture, pid, append ? ",\"append\":true" : "");
+    uint8_t *p;
+    if (n < 0 || (size_t)n >= sizeof line || !(p = trove__client_buf_reserve(b, (size_t)n)))
+        return;
+    memcpy(p, line, (size_t)n);
+    b->len += (size_t)n;
+}

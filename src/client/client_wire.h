@@ -1,0 +1,76 @@
+/*
+ * client_wire.h (internal): the bytes the client sends `trove serve`, written without the
+ * codec layer so that libtrove-client needs only libc: the hello line (docs/serve.md), the
+ * header of a raw frame and names frames of event, thread and process names
+ * (docs/formats/wire.md). tests/test_client.c decodes what these write with
+ * trove_wire_decode, which is what holds them to the format.
+ */
+#ifndef TROVE_CLIENT_WIRE_H
+#define TROVE_CLIENT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define TROVE__CLIENT_HEADER_SIZE 16
+#define TROVE__CLIENT_RECORD_SIZE 32
+#define TROVE__CLIENT_FRAME_EVENTS 2048u /* events per raw frame (the service's batch) */
+#define TROVE__CLIENT_NAME_MAX 65535u    /* bytes of a name on the wire */
+#define TROVE__CLIENT_CAPTURE_MAX 128u
+
+/* The wire's event kinds the client writes (trove/event.h: enum trove_kind). */
+#define TROVE__CLIENT_KIND_ZONE 0
+#define TROVE__CLIENT_KIND_INSTANT 1
+#define TROVE__CLIENT_KIND_COUNTER 5
+
+/* Names frame entry types (trove/event.h: enum trove_name_type). */
+#define TROVE__CLIENT_NAME_EVENT 1
+#define TROVE__CLIENT_NAME_THREAD 2
+#define TROVE__CLIENT_NAME_PROCESS 3
+
+/* A growable byte buffer; a failed growth sets failed and drops every later append. */
+struct trove__client_buf {
+    uint8_t *ptr;
+    size_t len, cap;
+    int failed;
+};
+
+void trove__client_buf_free(struct trove__client_buf *b);
+/* Make room for n more bytes: a pointer to them (len not advanced), or NULL (failed set). */
+uint8_t *trove__client_buf_reserve(struct trove__client_buf *b, size_t n);
+
+/* Append the 16-byte header of a raw frame of n events (n <= TROVE__CLIENT_FRAME_EVENTS). */
+void trove__client_raw_header(struct trove__client_buf *b, uint32_t n);
+
+/*
+ * A names frame under construction: begin reserves its header, add appends entries, end
+ * fills the header in (or removes the frame if it has no entry). The strings must be valid
+ * UTF-8 of at most TROVE__CLIENT_NAME_MAX bytes (trove__client_sanitize makes them so).
+ */
+struct trove__client_names {
+    size_t at;      /* offset of the frame's header in the buffer */
+    uint32_t count; /* entries so far */
+};
+void trove__client_names_begin(struct trove__client_buf *b, struct trove__client_names *nf);
+void trove__client_names_add(struct trove__client_buf *b, struct trove__client_names *nf,
+                             int type, uint32_t a, uint32_t tid, const char *s, size_t len);
+void trove__client_names_end(struct trove__client_buf *b, struct trove__client_names *nf);
+
+/*
+ * Copy src[0..len) into dst (room for cap bytes, a NUL included) as valid UTF-8: every byte
+ * not part of a well-formed sequence becomes '?', and the copy is cut at a character
+ * boundary to fit. Returns the bytes written (the NUL excluded).
+ */
+size_t trove__client_sanitize(char *dst, size_t cap, const char *src, size_t len);
+
+/* Is s a valid capture name (docs/serve.md)? */
+int trove__client_capture_valid(const char *s);
+
+/* Write the default capture name, "PROGRAM-PID" made valid, into dst[0..cap) (cap >= 32). */
+void trove__client_default_capture(char *dst, size_t cap, const char *program, uint32_t pid);
+
+/* Append the hello line: {"capture":"NAME","producer":"trove-client","pid":PID[,"append":true]}\n
+ * (the name must be valid, so it needs no escaping). */
+void trove__client_hello(struct trove__client_buf *b, const char *capture, uint32_t pid,
+                         int append);
+
+#endif
