@@ -27,13 +27,15 @@ srv_pid=
 serve_start() {
     "$trove" serve --store "$s" --listen 127.0.0.1:0 "$@" > "$tmp/serve.out" 2> "$tmp/serve.err" &
     srv_pid=$!
-    for _ in $(seq 1 300); do
+    for _ in $(seq 1 1200); do # up to 2 minutes: a loaded CI machine's fsyncs can be slow
         grep -q "listening on" "$tmp/serve.out" 2> /dev/null && break
         sleep 0.1
     done
     url=$(sed -n 's/.*listening on \(http[^,]*\),.*/\1/p' "$tmp/serve.out")
     sock=$s/trove.sock
-    [ -n "$url" ] || bad "serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err")"
+    [ -n "$url" ] || bad "serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err"; \
+        echo "alive: $(kill -0 $srv_pid 2>&1 && echo yes); wchan: $(cat /proc/$srv_pid/wchan 2>&1)"; \
+        cat /proc/$srv_pid/task/*/stack 2>/dev/null | head -40)"
 }
 serve_stop() { # SIGTERM and wait; the exit status must be 0
     local rc
