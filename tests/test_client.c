@@ -598,9 +598,20 @@ static void test_fork(void)
     CHECK(waitpid(pid, &status, 0) == pid);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     trove_client_stop();
-    sink_close(&s);
     /* The sink reads one connection at a time and keeps the last: the child's, which
-     * waited in the backlog until the parent closed. */
+     * waited in the backlog until the parent closed. Wait for the sink to take it (the
+     * child closed it before it exited, so once accepted it reads to its end at once). */
+    for (int i = 0; i < 500; i++) {
+        int n;
+        pthread_mutex_lock(&s.lock);
+        n = s.connections;
+        pthread_mutex_unlock(&s.lock);
+        if (n >= 2)
+            break;
+        nanosleep(&(struct timespec){0, 10000000}, NULL);
+    }
+    nanosleep(&(struct timespec){0, 200000000}, NULL);
+    sink_close(&s);
     parse(&s.data, &p);
     CHECK(strcmp(p.hello.capture, "test-child") == 0); /* accepted after the parent's */
     CHECK_EQ_INT(p.n, 1);

@@ -132,20 +132,20 @@ static void prod_close(struct trove__server *srv, struct trove__prod *p, int rc,
         return;
     close(p->fd);
     p->fd = -1;
-    pthread_mutex_lock(&p->mu);
-    p->closed = 1;
-    if (rc != TROVE_OK) {
-        p->errors++;
-        snprintf(p->error, sizeof p->error, "%.250s", why);
-    }
-    pthread_mutex_unlock(&p->mu);
-    if (rc != TROVE_OK) {
+    if (rc != TROVE_OK) { /* told before it is marked closed: the pass may free it then */
         pthread_mutex_lock(&srv->mu);
         srv->producers_refused++;
         pthread_mutex_unlock(&srv->mu);
         trove__log(srv, "producer %" PRIu64 " (%s%s%s) closed: %s", p->id, p->peer,
                    p->cap ? ", capture " : "", p->cap ? p->cap->name : "", why);
     }
+    pthread_mutex_lock(&p->mu);
+    if (rc != TROVE_OK) {
+        p->errors++;
+        snprintf(p->error, sizeof p->error, "%.250s", why);
+    }
+    p->closed = 1; /* from here on p is the pass's: this thread does not touch it again */
+    pthread_mutex_unlock(&p->mu);
 }
 
 struct feed_ctx {
@@ -270,15 +270,16 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
     return rc;
 }
 
-/* Read what p has; close it at the end of its stream or on bad input. */
-static void read_one(struct trove__server *srv, struct trove__prod *p, struct feed_ctx *f,
-                     uint8_t *buf)
+/* Read what p has; close it at the end of its stream or on bad input. 1 if it closed p
+ * (which is then the pass's: the caller must not touch it again), else 0. */
+static int read_one(struct trove__server *srv, struct trove__prod *p, struct feed_ctx *f,
+                    uint8_t *buf)
 {
     ssize_t r = read(p->fd, buf, READ_CHUNK);
     int rc;
 
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
-        return;
+        return 0;
     if (r <= 0) {
         if (r == 0 && trove__framer_pending(&p->fr) == 0)
             prod_close(srv, p, TROVE_OK, "");
@@ -287,7 +288,7 @@ static void read_one(struct trove__server *srv, struct trove__prod *p, struct fe
                        "the stream ended inside a frame (its last bytes are dropped)");
         else
             prod_close(srv, p, -errno, strerror(errno));
-        return;
+        return 1;
     }
     pthread_mutex_lock(&p->mu);
     p->bytes_in += (uint64_t)r;
@@ -299,7 +300,9 @@ static void read_one(struct trove__server *srv, struct trove__prod *p, struct fe
         char why[TROVE__ERROR_MAX];
         snprintf(why, sizeof why, "%s", f->diag.msg[0] ? f->diag.msg : trove_strerror(rc));
         prod_close(srv, p, rc, why);
+        return 1;
     }
+    return 0;
 }
 
 /* Producers that closed before naming a capture are this thread's to free. */
@@ -415,17 +418,34 @@ void *trove__ingest_main(void *arg)
         }
         reap(srv);
     }
-    /* Stopping: no more data in; the pass takes what was sent and the store commits it. */
-    pthread_mutex_lock(&srv->mu);
-    for (struct trove__prod *p = srv->prods; p; p = p->next)
-        if (p->fd >= 0) {
-            close(p->fd);
-            p->fd = -1;
-            pthread_mutex_lock(&p->mu);
-            p->closed = 1;
-            pthread_mutex_unlock(&p->mu);
+    /* Stopping: what producers sent before the stop is read to its end (the socket may
+     * still hold it), then they are closed; the pass takes it all and the store commits. */
+    {
+        struct trove__prod **open = NULL;
+        size_t nopen = 0, np = 0;
+        pthread_mutex_lock(&srv->mu);
+        for (struct trove__prod *p = srv->prods; p; p = p->next)
+            np++;
+        if ((open = trove__mallocarray(np + 1, sizeof *open)) != NULL)
+            for (struct trove__prod *p = srv->prods; p; p = p->next)
+                if (p->fd >= 0)
+                    open[nopen++] = p;
+        pthread_mutex_unlock(&srv->mu);
+        for (size_t i = 0; i < nopen; i++) {
+            struct trove__prod *p = open[i];
+            int closed = 0;
+            while (buf) { /* until the socket is empty (or the stream ends) */
+                struct pollfd one = {p->fd, POLLIN, 0};
+                if (poll(&one, 1, 0) <= 0 || !(one.revents & (POLLIN | POLLHUP | POLLERR)))
+                    break;
+                if ((closed = read_one(srv, p, &f, buf)) != 0)
+                    break;
+            }
+            if (!closed)
+                prod_close(srv, p, TROVE_OK, "");
         }
-    pthread_mutex_unlock(&srv->mu);
+        free(open);
+    }
     reap(srv);
     for (int i = 0; i < 2; i++)
         if (srv->listen_fds[i] >= 0) {
