@@ -25,26 +25,6 @@ peer() { python3 "$src/tests/serve_peer.py" "$@"; }
 ev() { "$trove" cat "$@" 2> /dev/null; }
 
 s=$tmp/s
-srv_pid=
-serve_start() {
-    "$trove" serve --store "$s" --listen 127.0.0.1:0 "$@" > "$tmp/serve.out" 2> "$tmp/serve.err" &
-    srv_pid=$!
-    for _ in $(seq 1 1200); do # up to 2 minutes: a loaded CI machine's fsyncs can be slow
-        grep -q "listening on" "$tmp/serve.out" 2> /dev/null && break
-        sleep 0.1
-    done
-    url=$(sed -n 's/.*listening on \(http[^,]*\),.*/\1/p' "$tmp/serve.out")
-    [ -n "$url" ] || bad "serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err"; \
-        echo "alive: $(kill -0 $srv_pid 2>&1 && echo yes); wchan: $(cat /proc/$srv_pid/wchan 2>&1)"; \
-        cat /proc/$srv_pid/task/*/stack 2>/dev/null | head -40)"
-}
-serve_stop() {
-    kill -TERM "$srv_pid" 2> /dev/null
-    wait "$srv_pid"
-    check test $? -eq 0
-    srv_pid=
-}
-trap '[ -n "$srv_pid" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 # http METHOD PATH [curl args]: the body in $tmp/body, the status printed
 http() {
     local m=$1 p=$2

@@ -22,31 +22,8 @@ unset TROVE_STORE
 peer() { python3 "$src/tests/serve_peer.py" "$@"; }
 
 s=$tmp/s
-srv_pid=
-# serve_start [ARGS]: start the service on $s, any free port; sets $url and $sock.
-serve_start() {
-    "$trove" serve --store "$s" --listen 127.0.0.1:0 "$@" > "$tmp/serve.out" 2> "$tmp/serve.err" &
-    srv_pid=$!
-    for _ in $(seq 1 1200); do # up to 2 minutes: a loaded CI machine's fsyncs can be slow
-        grep -q "listening on" "$tmp/serve.out" 2> /dev/null && break
-        sleep 0.1
-    done
-    url=$(sed -n 's/.*listening on \(http[^,]*\),.*/\1/p' "$tmp/serve.out")
-    sock=$s/trove.sock
-    [ -n "$url" ] || bad "serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err"; \
-        echo "alive: $(kill -0 $srv_pid 2>&1 && echo yes); wchan: $(cat /proc/$srv_pid/wchan 2>&1)"; \
-        cat /proc/$srv_pid/task/*/stack 2>/dev/null | head -40)"
-}
-serve_stop() { # SIGTERM and wait; the exit status must be 0
-    local rc
-    kill -TERM "$srv_pid" 2> /dev/null
-    wait "$srv_pid"
-    rc=$?
-    if [ $rc -eq 0 ]; then ok; else bad "serve exited $rc: $(head -c 3000 "$tmp/serve.err")"; fi
-    srv_pid=
-}
-trap '[ -n "$srv_pid" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
-# cat_sorted FILE: trove cat's lines, for comparing inputs with what came back.
+# serve_start, serve_stop: lib_cli.sh. ev FILE: trove cat's lines, to compare inputs with
+# what came back.
 ev() { "$trove" cat "$@" 2> /dev/null; }
 
 "$trove" gen -o "$tmp/g.wire" --events 60000 --seed 7 --names 300 -q || bad gen

@@ -43,4 +43,30 @@ exits() {
 # json FILE EXPR: python3 asserts EXPR about the JSON in FILE (as j).
 json() { check python3 -c "import json, sys; j = json.load(open(sys.argv[1])); assert $2, j" "$1"; }
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+# serve_start [ARGS]: `$TROVE serve` on store $s, any free loopback port, in the
+# background; sets $srv_pid and $url (and $sock, the producers' socket). Up to 2 minutes: a
+# loaded CI machine's fsyncs can be slow; on a failure it says where the process waits.
+srv_pid=
+serve_start() {
+    "$TROVE" serve --store "$s" --listen 127.0.0.1:0 "$@" > "$tmp/serve.out" 2> "$tmp/serve.err" &
+    srv_pid=$!
+    for _ in $(seq 1 1200); do
+        grep -q "listening on" "$tmp/serve.out" 2> /dev/null && break
+        sleep 0.1
+    done
+    url=$(sed -n 's/.*listening on \(http[^,]*\),.*/\1/p' "$tmp/serve.out")
+    sock=$s/trove.sock
+    [ -n "$url" ] || bad "serve did not start: $(cat "$tmp/serve.out" "$tmp/serve.err"; \
+        echo "alive: $(kill -0 $srv_pid 2>&1 && echo yes); wchan: $(cat /proc/$srv_pid/wchan 2>&1)"; \
+        cat /proc/$srv_pid/task/*/stack 2>/dev/null | head -40)"
+}
+# serve_stop: SIGTERM the service and wait; its exit status must be 0.
+serve_stop() {
+    local rc
+    kill -TERM "$srv_pid" 2> /dev/null
+    wait "$srv_pid"
+    rc=$?
+    if [ $rc -eq 0 ]; then ok; else bad "serve exited $rc: $(head -c 3000 "$tmp/serve.err")"; fi
+    srv_pid=
+}

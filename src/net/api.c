@@ -3,6 +3,7 @@
  */
 #include "api.h"
 #include "common/alloc.h"
+#include "common/hex.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,17 +29,6 @@ static int fail(struct trove__api_error *err, int status, const char *fmt, const
     return -1;
 }
 
-static int hexval(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decode s[0..n) into out (cap bytes, NUL-terminated); -1 on a bad or NUL escape or
  * when it does not fit. '+' stays '+' (names never have spaces). */
 static int decode(const char *s, size_t n, char *out, size_t cap)
@@ -49,7 +39,8 @@ static int decode(const char *s, size_t n, char *out, size_t cap)
         int c = (unsigned char)s[i];
         if (c == '%') {
             int hi, lo;
-            if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0)
+            if (i + 2 >= n || (hi = trove__hex_value(s[i + 1])) < 0 ||
+                (lo = trove__hex_value(s[i + 2])) < 0)
                 return -1;
             c = hi << 4 | lo;
             i += 2;
