@@ -23,6 +23,8 @@ struct run {
     struct trove__producer_names *pn;
     struct trove_bytes seen; /* hello and frames, with their lengths, for the comparison */
     int hello_rc;
+    int tsc;                 /* the hello said "clock":"tsc": the service converts */
+    struct trove__clock clock;
 };
 
 static struct trove_event ev[TROVE_WIRE_MAX_EVENTS];
@@ -32,6 +34,9 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
     struct run *r = ctx;
     struct trove__hello h;
     r->hello_rc = trove__hello_parse(line, len, &h, NULL);
+    r->tsc = r->hello_rc == TROVE_OK && h.clock_tsc;
+    if (r->tsc)
+        trove__clock_init(&r->clock, &h);
     trove_bytes_append(&r->seen, &len, sizeof len);
     return trove_bytes_append(&r->seen, line, len);
 }
@@ -61,6 +66,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
     }
     {
         int rc = trove_wire_decode(r->dec, frame, len, ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, NULL);
+        if (rc == TROVE_OK && r->tsc)
+            trove__clock_apply(&r->clock, ev, fr.n_events);
         if (rc == TROVE_OK)
             rc = trove__remap_events(r->cn, r->pn, ev, fr.n_events);
         return rc;

@@ -196,68 +196,20 @@ static struct trove_names *names_upto(const struct input *in, int p)
 
 /* ---- replay through a store handle ------------------------------------------------------- */
 
-struct collect {
-    struct trove_wire_decoder *dec;
-    struct trove_event *buf;
-    struct trove_events ev;
-    struct trove_names *names;
-    int bad;
-};
-
-static int collect_send(void *ctx, const struct trove_stream_batch *b)
-{
-    struct collect *c = ctx;
-    struct trove_wire_frame fr;
-    for (size_t at = 0; at < b->len; at += fr.frame_len) {
-        if (trove_wire_decode(c->dec, (const uint8_t *)b->data + at, b->len - at, c->buf,
-                              TROVE_WIRE_MAX_EVENTS, c->names, &fr, NULL) != TROVE_OK) {
-            c->bad++;
-            return 0;
-        }
-        for (size_t i = 0; i < fr.n_events; i++)
-            trove_events_push(&c->ev, &c->buf[i]);
-    }
-    return 0;
-}
-
 /* Replay capture `name` through s and require events[0..n) and names. */
 static void expect_replay(struct trove_store *s, const char *name, const struct trove_event *ev,
                           size_t n, const struct trove_names *names)
 {
-    struct trove_capture_replay_options ro;
-    struct trove_stream_options so;
-    struct trove_stream *st = NULL;
-    struct trove_stream_sink sink;
-    struct trove_diag diag = {0};
-    struct collect c;
-    int rc;
+    struct trove_events got = {0};
+    struct trove_names *got_names = NULL;
 
-    memset(&c, 0, sizeof c);
-    CHECK_EQ_INT(trove_wire_decoder_new(&c.dec), TROVE_OK);
-    CHECK_EQ_INT(trove_names_new(&c.names), TROVE_OK);
-    CHECK((c.buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *c.buf)) != NULL);
-    trove_stream_options_default(&so);
-    so.send_mode = TROVE_STREAM_SEND_INLINE;
-    CHECK_EQ_INT(trove_stream_new(trove_store_backend(s), &so, &st), TROVE_OK);
-    memset(&ro, 0, sizeof ro);
-    ro.to_ns = UINT64_MAX;
-    ro.wire = TROVE_WIRE_PACKED;
-    memset(&sink, 0, sizeof sink);
-    sink.send = collect_send;
-    sink.ctx = &c;
-    rc = trove_capture_replay(s, name, st, &ro, &sink, NULL, &diag);
-    if (rc != TROVE_OK)
-        fprintf(stderr, "replay %s: %s\n", name, diag.msg);
-    CHECK_EQ_INT(rc, TROVE_OK);
-    CHECK_EQ_INT(c.bad, 0);
-    CHECK_EQ_INT(c.ev.len, n);
-    CHECK(c.ev.len == n && (n == 0 || memcmp(c.ev.ev, ev, n * sizeof *ev) == 0));
-    CHECK(trove_names_equal(c.names, names));
-    trove_stream_free(st);
-    trove_wire_decoder_free(c.dec);
-    trove_names_free(c.names);
-    trove_events_free(&c.ev);
-    free(c.buf);
+    CHECK_EQ_INT(trove_names_new(&got_names), TROVE_OK);
+    CHECK_EQ_INT(test_capture_load(s, name, &got, got_names), TROVE_OK);
+    CHECK_EQ_INT(got.len, n);
+    CHECK(got.len == n && (n == 0 || memcmp(got.ev, ev, n * sizeof *ev) == 0));
+    CHECK(trove_names_equal(got_names, names));
+    trove_names_free(got_names);
+    trove_events_free(&got);
 }
 
 /* ---- determinism ------------------------------------------------------------------------- */

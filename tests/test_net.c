@@ -302,6 +302,73 @@ static void test_hello(void)
         strcat(line, "\"}");
         expect_hello(line, TROVE_ERR_LIMIT, "capture");
     }
+
+    /* A TSC producer's clock. */
+    const char *tsc = "{\"capture\":\"c\",\"clock\":\"tsc\",\"tsc_hz\":2000000000,"
+                      "\"tsc_ref\":1000,\"ns_ref\":5000}";
+    CHECK_EQ_INT(trove__hello_parse((const uint8_t *)tsc, strlen(tsc), &h, NULL), TROVE_OK);
+    CHECK(h.clock_tsc == 1 && h.tsc_hz == 2000000000u && h.tsc_ref == 1000 && h.ns_ref == 5000);
+    tsc = "{\"capture\":\"c\",\"clock\":\"ns\"}";
+    CHECK_EQ_INT(trove__hello_parse((const uint8_t *)tsc, strlen(tsc), &h, NULL), TROVE_OK);
+    CHECK_EQ_INT(h.clock_tsc, 0);
+    expect_hello("{\"capture\":\"c\",\"clock\":\"tsc\"}", TROVE_ERR_INVALID, "tsc_hz");
+    expect_hello("{\"capture\":\"c\",\"clock\":\"hpet\"}", TROVE_ERR_INVALID, "clock");
+    expect_hello("{\"capture\":\"c\",\"clock\":\"a-very-long-clock\"}", TROVE_ERR_INVALID,
+                 "clock");
+    expect_hello("{\"capture\":\"c\",\"clock\":1}", TROVE_ERR_INVALID, "clock");
+    expect_hello("{\"capture\":\"c\",\"clock\":\"tsc\",\"tsc_hz\":999999}",
+                 TROVE_ERR_INVALID, "tsc_hz");
+    expect_hello("{\"capture\":\"c\",\"clock\":\"tsc\",\"tsc_hz\":100000000001}",
+                 TROVE_ERR_INVALID, "tsc_hz");
+    expect_hello("{\"capture\":\"c\",\"clock\":\"tsc\",\"tsc_hz\":1e9}", TROVE_ERR_INVALID,
+                 "tsc_hz");
+    expect_hello("{\"capture\":\"c\",\"tsc_ref\":18446744073709551616}", TROVE_ERR_INVALID,
+                 "tsc_ref");
+    expect_hello("{\"capture\":\"c\",\"ns_ref\":-1}", TROVE_ERR_INVALID, "ns_ref");
+}
+
+/* Ticks to nanoseconds: 2 GHz, tick 1000 being 5000 ns. */
+static void test_clock(void)
+{
+    struct trove__hello h;
+    struct trove__clock c;
+    struct trove_event ev[6];
+    double v = 42.5;
+
+    memset(&h, 0, sizeof h);
+    h.clock_tsc = 1;
+    h.tsc_hz = 2000000000u;
+    h.tsc_ref = 1000;
+    h.ns_ref = 5000;
+    trove__clock_init(&c, &h);
+    memset(ev, 0, sizeof ev);
+    ev[0].start_ns = 3000; /* 2000 ticks later: 1000 ns */
+    ev[0].dur_ns = 4;
+    ev[1].start_ns = 0; /* before the reference */
+    ev[1].dur_ns = 2000000000u;
+    ev[2].start_ns = 1000;
+    ev[2].kind = TROVE_KIND_COUNTER; /* a counter's value is not a time */
+    memcpy(&ev[2].dur_ns, &v, sizeof v);
+    ev[3].start_ns = 0; /* with the second clock, -5000 ns: clamped to 0 */
+    h.tsc_ref = 20000;
+    h.ns_ref = 5000;
+    ev[4].start_ns = UINT64_MAX; /* far past the reference: saturates */
+    ev[5].start_ns = 1000 + 2000000000ull * 3600; /* an hour later, to the nanosecond */
+    ev[5].dur_ns = 2000000000ull * 3600;
+    trove__clock_apply(&c, ev, 3);
+    CHECK_EQ_INT(ev[0].start_ns, 6000);
+    CHECK_EQ_INT(ev[0].dur_ns, 2);
+    CHECK_EQ_INT(ev[1].start_ns, 4500);
+    CHECK_EQ_INT(ev[1].dur_ns, 1000000000u);
+    CHECK_EQ_INT(ev[2].start_ns, 5000);
+    CHECK(memcmp(&ev[2].dur_ns, &v, sizeof v) == 0);
+    trove__clock_apply(&c, ev + 5, 1);
+    CHECK_EQ_INT(ev[5].start_ns, 5000 + 3600000000000ull);
+    CHECK_EQ_INT(ev[5].dur_ns, 3600000000000ull);
+    trove__clock_init(&c, &h); /* tick 20000 = 5000 ns: tick 0 would be -5000 ns */
+    trove__clock_apply(&c, ev + 3, 2);
+    CHECK_EQ_INT(ev[3].start_ns, 0);
+    CHECK_EQ_INT(ev[4].start_ns, 5000 + 9223372036854765807ull);
 }
 
 
@@ -664,6 +731,7 @@ int main(void)
     test_framer_splits();
     test_framer_refuses();
     test_hello();
+    test_clock();
     test_fanout_formats();
     test_fanout_slow_viewer();
     test_fanout_threads();

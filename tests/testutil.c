@@ -1,6 +1,11 @@
 /* testutil.c: see testutil.h. */
 #include "testutil.h"
+#include "trove/capture.h"
 #include "trove/event.h"
+#include "trove/import.h"
+#include "trove/store.h"
+#include "trove/stream.h"
+#include "trove/wire.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,4 +209,68 @@ int test_same_names(const struct trove_names *a, const struct trove_names *b)
             return 0;
     }
     return 1;
+}
+
+/* ---- a capture read back ---- */
+
+struct load {
+    struct trove_wire_decoder *dec;
+    struct trove_event *buf;
+    struct trove_events *ev;
+    struct trove_names *names;
+    int rc;
+};
+
+static int load_send(void *ctx, const struct trove_stream_batch *b)
+{
+    struct load *l = ctx;
+    struct trove_wire_frame fr;
+    for (size_t at = 0; at < b->len && l->rc == TROVE_OK; at += fr.frame_len) {
+        l->rc = trove_wire_decode(l->dec, (const uint8_t *)b->data + at, b->len - at, l->buf,
+                                  TROVE_WIRE_MAX_EVENTS, l->names, &fr, NULL);
+        for (size_t i = 0; l->rc == TROVE_OK && i < fr.n_events; i++)
+            l->rc = trove_events_push(l->ev, &l->buf[i]);
+    }
+    return l->rc;
+}
+
+int test_capture_load(struct trove_store *s, const char *name, struct trove_events *ev,
+                      struct trove_names *names)
+{
+    struct trove_capture_replay_options ro;
+    struct trove_stream_options so;
+    struct trove_stream *st = NULL;
+    struct trove_stream_sink sink;
+    struct trove_diag diag = {0};
+    struct load l = {0};
+    int rc;
+
+    l.ev = ev;
+    l.names = names;
+    if ((rc = trove_wire_decoder_new(&l.dec)) != TROVE_OK)
+        goto out;
+    if (!(l.buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *l.buf))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    trove_stream_options_default(&so);
+    so.send_mode = TROVE_STREAM_SEND_INLINE;
+    if ((rc = trove_stream_new(trove_store_backend(s), &so, &st)) != TROVE_OK)
+        goto out;
+    memset(&ro, 0, sizeof ro);
+    ro.to_ns = UINT64_MAX;
+    ro.wire = TROVE_WIRE_PACKED;
+    memset(&sink, 0, sizeof sink);
+    sink.send = load_send;
+    sink.ctx = &l;
+    rc = trove_capture_replay(s, name, st, &ro, &sink, NULL, &diag);
+    if (rc == TROVE_ERR_SEND)
+        rc = l.rc;
+out:
+    if (rc != TROVE_OK)
+        fprintf(stderr, "reading capture %s: %s %s\n", name, trove_strerror(rc), diag.msg);
+    trove_stream_free(st);
+    trove_wire_decoder_free(l.dec);
+    free(l.buf);
+    return rc;
 }

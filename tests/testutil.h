@@ -54,6 +54,14 @@ struct trove_names;
  * any order. */
 int test_same_names(const struct trove_names *a, const struct trove_names *b);
 
+struct trove_store;
+struct trove_events;
+/* Every event and name of capture `name` in s, appended to ev and names (through
+ * trove_capture_replay in packed frames). TROVE_OK or the replay's error, with the reason
+ * printed. */
+int test_capture_load(struct trove_store *s, const char *name, struct trove_events *ev,
+                      struct trove_names *names);
+
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
 

@@ -13,10 +13,12 @@
  *   }
  *
  * The hot path (a zone's begin and end, an instant, a counter) runs on the calling thread
- * only: a clock read (CLOCK_MONOTONIC, a vDSO call) and a 32-byte store into the thread's
- * own ring. After a thread's first event it takes no lock, makes no system call and
- * allocates nothing. When a ring is full (no service, or a slow one) the event is dropped
- * and counted; nothing ever waits for the service. docs/client.md has the design.
+ * only: a clock read (the TSC where its rate is constant, else CLOCK_MONOTONIC) and a
+ * 32-byte store into the thread's own ring. After a thread's first event it takes no lock,
+ * makes no system call and allocates nothing. When a ring is full (no service, or a slow
+ * one) the event is dropped and counted; nothing ever waits for the service, and the
+ * count reaches it as a gap: a counter "trove.dropped" holding the process's running total
+ * of lost events. docs/client.md has the design.
  *
  * Threads: every function may be called from any thread (start and stop not from two at
  * once). fork(): the child has no client (it is stopped in the child, the rings inherited
@@ -45,6 +47,17 @@ struct trove_client_options {
     size_t ring_events;      /* events per thread's ring, rounded up to a power of two
                                 (at least 1024); 0: 65536 (2 MiB a thread) */
     int on_demand;           /* nonzero: record only while a service is connected */
+    int clock;               /* enum trove_client_clock; 0: TROVE_CLIENT_CLOCK_AUTO */
+};
+
+/* The clock events are timed by. AUTO takes the TSC where the CPU says its rate is constant
+ * (x86 with the constant_tsc and nonstop_tsc flags), else CLOCK_MONOTONIC. With the TSC the
+ * records hold ticks; the client calibrates them against CLOCK_MONOTONIC and sends the
+ * calibration in its hello, and the service converts the times to nanoseconds. */
+enum trove_client_clock {
+    TROVE_CLIENT_CLOCK_AUTO = 0,
+    TROVE_CLIENT_CLOCK_MONOTONIC = 1, /* clock_gettime(CLOCK_MONOTONIC), a vDSO call */
+    TROVE_CLIENT_CLOCK_TSC = 2        /* rdtsc; falls back to MONOTONIC where there is none */
 };
 
 /* Counters since the last trove_client_start. */
@@ -55,6 +68,7 @@ struct trove_client_stats {
     uint64_t bytes;    /* bytes written to the service (hello, names and raw frames) */
     uint64_t connects; /* connections made to the service */
     int connected;     /* a service is connected now */
+    uint64_t tsc_hz;   /* the TSC's calibrated ticks per second; 0: CLOCK_MONOTONIC */
 };
 
 /*
@@ -70,7 +84,7 @@ int trove_client_start(const struct trove_client_options *opts);
 
 /*
  * Stop the client: stop recording, send every ring's events to the service if one is
- * connected (waiting up to the socket's 2 s send timeout for it), close the connection and
+ * connected (waiting up to the socket's 10 s send timeout for it), close the connection and
  * join the flush thread. Does nothing if the client is not started. Not to be called from
  * two threads at once.
  */

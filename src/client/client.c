@@ -35,6 +35,10 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#endif
 
 #include "client_wire.h"
 
@@ -45,6 +49,9 @@
 #define FLUSH_NS 2000000L /* 2 ms between rounds */
 #define RECONNECT_NS 100000000ull
 #define THREAD_NAME_MAX 256u
+#define CALIBRATE_NS 50000000ull /* the TSC is timed against CLOCK_MONOTONIC this long at least
+                                    before the first hello gives its rate */
+#define SEND_TIMEOUT_S 10
 
 struct rec {
     uint64_t start_ns;
@@ -106,6 +113,8 @@ static struct {
 } names;
 
 static _Atomic int recording;
+static _Atomic int use_tsc; /* the records hold TSC ticks (fixed while recording) */
+static _Atomic uint64_t tsc_hz_now; /* the last hello's calibration, for the stats */
 static _Atomic int connected_now;
 static _Atomic uint64_t st_sent, st_lost, st_bytes, st_connects, retired_events, retired_dropped;
 
@@ -122,6 +131,8 @@ static struct {
     uint32_t pid;
     int fd;
     int sent_events; /* the capture has events in the service: a reconnect appends */
+    uint64_t cal_tsc, cal_ns; /* the TSC and CLOCK_MONOTONIC read together at start */
+    uint64_t gap_sent;        /* the drop total the last gap counter said */
 } cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1};
 
 static inline uint64_t now_ns(void)
@@ -129,6 +140,58 @@ static inline uint64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The clock of the records: ticks of the TSC, or nanoseconds of CLOCK_MONOTONIC. */
+static inline uint64_t stamp(void)
+{
+#ifdef HAVE_TSC
+    if (atomic_load_explicit(&use_tsc, memory_order_relaxed))
+        return __rdtsc();
+#endif
+    return now_ns();
+}
+
+/* Does the CPU say its TSC ticks at one rate in every state (the kernel's flags)? */
+static int tsc_constant(void)
+{
+#ifdef HAVE_TSC
+    char line[4096];
+    int constant = 0, nonstop = 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "flags", 5)) {
+            constant = strstr(line, " constant_tsc") != NULL;
+            nonstop = strstr(line, " nonstop_tsc") != NULL;
+            break;
+        }
+    fclose(f);
+    return constant && nonstop;
+#else
+    return 0;
+#endif
+}
+
+/* The TSC and CLOCK_MONOTONIC at one instant: of a few tries, the one whose clock read sat
+ * between the closest two TSC reads, the TSC taken at the middle. */
+static void clock_pair(uint64_t *tsc_out, uint64_t *ns_out)
+{
+#ifdef HAVE_TSC
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 8; i++) {
+        uint64_t a = __rdtsc(), n = now_ns(), b = __rdtsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc_out = a + (b - a) / 2;
+            *ns_out = n;
+        }
+    }
+#else
+    *tsc_out = 0;
+    *ns_out = now_ns();
+#endif
 }
 
 /* ---- threads ---- */
@@ -315,7 +378,7 @@ int trove_client_zone_begin(const char *name)
         return 0;
     if (t->depth < DEPTH_MAX) {
         t->stack[t->depth].name_id = id;
-        t->stack[t->depth].start_ns = id ? now_ns() : 0;
+        t->stack[t->depth].start_ns = id ? stamp() : 0;
     }
     t->depth++;
     return 1;
@@ -332,7 +395,7 @@ void trove_client_zone_end(void)
     struct open_zone *z = &t->stack[d];
     if (!z->name_id || !atomic_load_explicit(&recording, memory_order_relaxed))
         return;
-    uint64_t end = now_ns();
+    uint64_t end = stamp();
     push(t, z->start_ns, end - z->start_ns, TROVE__CLIENT_KIND_ZONE, (uint8_t)d, z->name_id);
 }
 
@@ -349,7 +412,7 @@ void trove_client_instant(const char *name)
         return;
     uint32_t id = name_id(t, name);
     if (id)
-        push(t, now_ns(), 0, TROVE__CLIENT_KIND_INSTANT,
+        push(t, stamp(), 0, TROVE__CLIENT_KIND_INSTANT,
              (uint8_t)(t->depth < DEPTH_MAX ? t->depth : DEPTH_MAX), id);
 }
 
@@ -362,7 +425,7 @@ void trove_client_counter(const char *name, double value)
     uint32_t id = name_id(t, name);
     memcpy(&bits, &value, sizeof bits);
     if (id)
-        push(t, now_ns(), bits, TROVE__CLIENT_KIND_COUNTER, 0, id);
+        push(t, stamp(), bits, TROVE__CLIENT_KIND_COUNTER, 0, id);
 }
 
 void trove_client_thread_name(const char *name)
@@ -426,7 +489,7 @@ static void try_connect(struct trove__client_buf *b)
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
     memcpy(a.sun_path, cl.socket_path, strlen(cl.socket_path) + 1);
-    struct timeval tv = {2, 0};
+    struct timeval tv = {SEND_TIMEOUT_S, 0};
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
     if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
         close(fd);
@@ -434,7 +497,17 @@ static void try_connect(struct trove__client_buf *b)
     }
     cl.fd = fd;
     b->len = 0;
-    trove__client_hello(b, cl.capture, cl.pid, cl.sent_events);
+    uint64_t hz = 0, tsc = 0, ns = 0;
+    if (atomic_load(&use_tsc)) { /* the rate over all the time since start */
+        clock_pair(&tsc, &ns);
+        if (ns > cl.cal_ns && tsc > cl.cal_tsc)
+            hz = (uint64_t)((unsigned __int128)(tsc - cl.cal_tsc) * 1000000000u /
+                            (ns - cl.cal_ns));
+        if (hz < TROVE__CLIENT_TSC_HZ_MIN)
+            hz = TROVE__CLIENT_TSC_HZ_MIN; /* a broken TSC: wrong times, still a valid hello */
+        atomic_store(&tsc_hz_now, hz);
+    }
+    trove__client_hello(b, cl.capture, cl.pid, cl.sent_events, hz, tsc, ns);
     send_buf(b, 0);
     if (cl.fd < 0)
         return;
@@ -521,6 +594,50 @@ static void reap(int force)
     pthread_mutex_unlock(&reg_lock);
 }
 
+static const char gap_name[] = "trove.dropped";
+
+/* Events lost so far: full rings, and sends a broken connection cut short. */
+static uint64_t dropped_total(void)
+{
+    uint64_t n = atomic_load(&retired_dropped) + atomic_load(&st_lost);
+    pthread_mutex_lock(&reg_lock);
+    for (struct thread *t = threads; t; t = t->next)
+        n += atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
+    pthread_mutex_unlock(&reg_lock);
+    return n;
+}
+
+/* A gap: when events were lost since the last one, a counter event "trove.dropped" of the
+ * process (tid 0) holding the running total, sent after the events that got through. */
+static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
+{
+    uint64_t total = dropped_total();
+    if (total <= cl.gap_sent || cl.fd < 0)
+        return;
+    uint32_t id = intern(gap_name);
+    if (!id)
+        return;
+    nb->len = 0;
+    append_names(nb, NULL, 0);
+    send_buf(nb, 0);
+    ev->len = 0;
+    trove__client_raw_header(ev, 1);
+    struct rec *r = (struct rec *)trove__client_buf_reserve(ev, sizeof *r);
+    if (!r)
+        return;
+    double v = (double)total;
+    memset(r, 0, sizeof *r);
+    r->start_ns = stamp();
+    memcpy(&r->dur_ns, &v, sizeof v);
+    r->pid = cl.pid;
+    r->kind = TROVE__CLIENT_KIND_COUNTER;
+    r->name_id = id;
+    ev->len += sizeof *r;
+    send_buf(ev, 0);
+    if (cl.fd >= 0)
+        cl.gap_sent = total;
+}
+
 static void flush_round(struct trove__client_buf *ev, struct trove__client_buf *nb)
 {
     struct thread *list[64];
@@ -544,7 +661,18 @@ static void flush_round(struct trove__client_buf *ev, struct trove__client_buf *
         for (; t && cl.fd >= 0; t = t->next)
             drain(t, ev, nb);
     }
+    send_gap(ev, nb);
     reap(0);
+}
+
+/* Connect, say hello and name the process. */
+static void connect_now(struct trove__client_buf *nb)
+{
+    try_connect(nb);
+    if (cl.fd >= 0) {
+        append_names(nb, NULL, 1);
+        send_buf(nb, 0);
+    }
 }
 
 static void *flush_main(void *arg)
@@ -554,13 +682,11 @@ static void *flush_main(void *arg)
     int stop = 0;
     (void)arg;
     while (!stop) {
-        if (cl.fd < 0 && now_ns() >= next_try) {
-            try_connect(&nb);
+        /* The first hello waits for the TSC's calibration; the rings hold the events. */
+        if (cl.fd < 0 && now_ns() >= next_try &&
+            (!atomic_load(&use_tsc) || now_ns() - cl.cal_ns >= CALIBRATE_NS)) {
+            connect_now(&nb);
             next_try = now_ns() + RECONNECT_NS;
-            if (cl.fd >= 0) {
-                append_names(&nb, NULL, 1);
-                send_buf(&nb, 0);
-            }
         }
         pthread_mutex_lock(&cl.lock);
         stop = cl.stop;
@@ -576,8 +702,11 @@ static void *flush_main(void *arg)
             stop = cl.stop;
         }
         pthread_mutex_unlock(&cl.lock);
-        if (stop)
+        if (stop) {
             atomic_store(&recording, 0);
+            if (cl.fd < 0 && !cl.on_demand) /* one last try, so that a short run is sent */
+                connect_now(&nb);
+        }
         if (cl.fd >= 0)
             flush_round(&ev, &nb);
         else
@@ -673,6 +802,10 @@ int trove_client_start(const struct trove_client_options *opts)
         cl.ring_events = o.ring_events ? ring : RING_DEFAULT;
     cl.on_demand = o.on_demand;
     cl.sent_events = 0;
+    cl.gap_sent = 0;
+    atomic_store(&use_tsc, o.clock != TROVE_CLIENT_CLOCK_MONOTONIC && tsc_constant());
+    atomic_store(&tsc_hz_now, 0);
+    clock_pair(&cl.cal_tsc, &cl.cal_ns);
     cl.stop = 0;
     reap(1);
     pthread_mutex_lock(&reg_lock);
@@ -731,4 +864,5 @@ void trove_client_stats(struct trove_client_stats *out)
     out->bytes = atomic_load(&st_bytes);
     out->connects = atomic_load(&st_connects);
     out->connected = atomic_load(&connected_now);
+    out->tsc_hz = atomic_load(&tsc_hz_now);
 }

@@ -208,11 +208,16 @@ void trove__client_default_capture(char *dst, size_t cap, const char *program, u
 }
 
 void trove__client_hello(struct trove__client_buf *b, const char *capture, uint32_t pid,
-                         int append)
+                         int append, uint64_t tsc_hz, uint64_t tsc_ref, uint64_t ns_ref)
 {
-    char line[256];
+    char line[512], clock[128] = "";
+    if (tsc_hz)
+        snprintf(clock, sizeof clock, ",\"clock\":\"tsc\",\"tsc_hz\":%llu,\"tsc_ref\":%llu,"
+                 "\"ns_ref\":%llu", (unsigned long long)tsc_hz, (unsigned long long)tsc_ref,
+                 (unsigned long long)ns_ref);
     int n = snprintf(line, sizeof line, "{\"capture\":\"%s\",\"producer\":\"trove-client\","
-                     "\"pid\":%u%s}\n", capture, pid, append ? ",\"append\":true" : "");
+                     "\"pid\":%u%s%s}\n", capture, pid, append ? ",\"append\":true" : "",
+                     clock);
     uint8_t *p;
     if (n < 0 || (size_t)n >= sizeof line || !(p = trove__client_buf_reserve(b, (size_t)n)))
         return;

@@ -68,9 +68,13 @@ int trove__client_capture_valid(const char *s);
 /* Write the default capture name, "PROGRAM-PID" made valid, into dst[0..cap) (cap >= 32). */
 void trove__client_default_capture(char *dst, size_t cap, const char *program, uint32_t pid);
 
-/* Append the hello line: {"capture":"NAME","producer":"trove-client","pid":PID[,"append":true]}\n
- * (the name must be valid, so it needs no escaping). */
+#define TROVE__CLIENT_TSC_HZ_MIN 1000000ull /* the service's lower bound of "tsc_hz" */
+
+/* Append the hello line: {"capture":"NAME","producer":"trove-client","pid":PID[,"append":true]
+ * [,"clock":"tsc","tsc_hz":HZ,"tsc_ref":T,"ns_ref":N]}\n (the clock members when tsc_hz is
+ * not 0: the events' times are TSC ticks, T ticks being N ns of CLOCK_MONOTONIC; the name
+ * must be valid, so it needs no escaping). */
 void trove__client_hello(struct trove__client_buf *b, const char *capture, uint32_t pid,
-                         int append);
+                         int append, uint64_t tsc_hz, uint64_t tsc_ref, uint64_t ns_ref);
 
 #endif

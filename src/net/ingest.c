@@ -211,15 +211,17 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
                               "the hello has no token, or a wrong one (over TCP it must "
                               "carry the service's: \"token\":\"...\")");
     }
+    if (f->p->hello.clock_tsc)
+        trove__clock_init(&f->p->clock, &f->p->hello);
     if (!(c = attach(f->srv, f->p)))
         return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
     pthread_mutex_lock(&f->srv->mu);
     f->p->cap = c;
     f->p->got_hello = 1;
     pthread_mutex_unlock(&f->srv->mu);
-    trove__log(f->srv, "producer %" PRIu64 " (%s, pid %" PRIu32 "%s%s) writes capture %s",
+    trove__log(f->srv, "producer %" PRIu64 " (%s, pid %" PRIu32 "%s%s%s) writes capture %s",
                f->p->id, f->p->peer, f->p->hello.pid, f->p->hello.producer[0] ? ", " : "",
-               f->p->hello.producer, c->name);
+               f->p->hello.producer, f->p->hello.clock_tsc ? ", TSC clock" : "", c->name);
     return TROVE_OK;
 }
 
@@ -241,6 +243,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
                            &f->diag);
     if (rc != TROVE_OK)
         return rc;
+    if (p->hello.clock_tsc && fr.n_events > 0) /* ticks to the capture's nanoseconds */
+        trove__clock_apply(&p->clock, f->ev, fr.n_events);
     pthread_mutex_lock(&p->mu);
     p->frames_in++;
     if (fr.format != TROVE_WIRE_NAMES)

@@ -131,6 +131,7 @@ struct trove__prod {
     struct trove__framer fr;
     struct trove__hello hello;
     int got_hello;
+    struct trove__clock clock;       /* a TSC producer's (hello.clock_tsc) */
     struct trove__cap *cap;          /* after the hello */
     /* the pass thread's */
     struct trove__producer_names *pn;

@@ -9,10 +9,32 @@
 
 #include <string.h>
 
+#include "trove/event.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
 
 /* ---- the hello ---------------------------------------------------------------------- */
+
+/* An integer member in [min, max] into *out. */
+static int hello_uint(struct trove__json *js, const char *key, uint64_t min, uint64_t max,
+                      uint64_t *out, struct trove_diag *diag)
+{
+    struct trove__json_num n;
+    uint64_t v = 0, at = trove__json_pos(js);
+    int rc, c = trove__json_peek(js);
+
+    if (c != '-' && (c < '0' || c > '9'))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "hello: \"%s\" must be a number", key);
+    if ((rc = trove__json_number(js, &n)) != TROVE_OK)
+        return rc;
+    if (!n.is_int || n.neg || trove__json_num_scaled(&n, 0, &v) != TROVE_OK || v < min ||
+        v > max)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
+                          "hello: \"%s\" must be an integer from %llu to %llu", key,
+                          (unsigned long long)min, (unsigned long long)max);
+    *out = v;
+    return TROVE_OK;
+}
 
 /* A string member into out (cap bytes with its NUL); longer is TROVE_ERR_LIMIT. */
 static int hello_string(struct trove__json *js, const char *key, char *out, size_t cap,
@@ -65,19 +87,29 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
             } else if (trove__json_key_is(&key, "token")) {
                 rc = hello_string(&js, "token", out->token, sizeof out->token, diag);
             } else if (trove__json_key_is(&key, "pid")) {
-                struct trove__json_num n;
-                uint64_t v = 0, at = trove__json_pos(&js);
-                c = trove__json_peek(&js);
-                if (c != '-' && (c < '0' || c > '9'))
-                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
-                                      "hello: \"pid\" must be a number");
-                if ((rc = trove__json_number(&js, &n)) != TROVE_OK)
-                    return rc;
-                if (!n.is_int || n.neg || trove__json_num_scaled(&n, 0, &v) != TROVE_OK ||
-                    v > UINT32_MAX)
-                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
-                                      "hello: \"pid\" must be an integer from 0 to 4294967295");
+                uint64_t v = 0;
+                rc = hello_uint(&js, "pid", 0, UINT32_MAX, &v, diag);
                 out->pid = (uint32_t)v;
+            } else if (trove__json_key_is(&key, "clock")) {
+                char clock[8];
+                uint64_t at = trove__json_pos(&js);
+                if ((rc = hello_string(&js, "clock", clock, sizeof clock, diag)) == TROVE_OK) {
+                    if (!strcmp(clock, "tsc"))
+                        out->clock_tsc = 1;
+                    else if (strcmp(clock, "ns") != 0)
+                        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
+                                          "hello: \"clock\" must be \"ns\" or \"tsc\"");
+                } else if (rc == TROVE_ERR_LIMIT) {
+                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
+                                      "hello: \"clock\" must be \"ns\" or \"tsc\"");
+                }
+            } else if (trove__json_key_is(&key, "tsc_hz")) {
+                rc = hello_uint(&js, "tsc_hz", TROVE__TSC_HZ_MIN, TROVE__TSC_HZ_MAX,
+                                &out->tsc_hz, diag);
+            } else if (trove__json_key_is(&key, "tsc_ref")) {
+                rc = hello_uint(&js, "tsc_ref", 0, UINT64_MAX, &out->tsc_ref, diag);
+            } else if (trove__json_key_is(&key, "ns_ref")) {
+                rc = hello_uint(&js, "ns_ref", 0, UINT64_MAX, &out->ns_ref, diag);
             } else if (trove__json_key_is(&key, "append")) {
                 uint64_t at = trove__json_pos(&js);
                 int v;
@@ -101,12 +133,48 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
         return trove__json_unexpected(&js, c, "the end of the line", "the hello");
     if (!have_capture)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "hello: no \"capture\" member");
+    if (out->clock_tsc && !out->tsc_hz)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "hello: \"clock\":\"tsc\" needs \"tsc_hz\", the ticks per second");
     if ((rc = trove_volume_name_check(out->capture, diag)) != TROVE_OK) {
         char why[sizeof diag->msg];
         snprintf(why, sizeof why, "%s", diag ? diag->msg : "");
         return TROVE_FAIL(diag, rc, 0, "hello: \"capture\": %s", why);
     }
     return TROVE_OK;
+}
+
+/* ---- a TSC producer's clock ---------------------------------------------------------- */
+
+#define CLOCK_SHIFT 40
+
+void trove__clock_init(struct trove__clock *c, const struct trove__hello *h)
+{
+    c->tsc_ref = h->tsc_ref;
+    c->ns_ref = h->ns_ref;
+    c->mult = (uint64_t)(((unsigned __int128)1000000000u << CLOCK_SHIFT) / h->tsc_hz);
+}
+
+static uint64_t ticks_ns(uint64_t mult, uint64_t ticks)
+{
+    unsigned __int128 p = (unsigned __int128)ticks * mult >> CLOCK_SHIFT;
+    return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
+}
+
+void trove__clock_apply(const struct trove__clock *c, struct trove_event *ev, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct trove_event *e = &ev[i];
+        if (e->start_ns >= c->tsc_ref) {
+            uint64_t d = ticks_ns(c->mult, e->start_ns - c->tsc_ref);
+            e->start_ns = d > UINT64_MAX - c->ns_ref ? UINT64_MAX : c->ns_ref + d;
+        } else {
+            uint64_t d = ticks_ns(c->mult, c->tsc_ref - e->start_ns);
+            e->start_ns = d > c->ns_ref ? 0 : c->ns_ref - d;
+        }
+        if (e->kind != TROVE_KIND_COUNTER)
+            e->dur_ns = ticks_ns(c->mult, e->dur_ns);
+    }
 }
 
 /* ---- the framer --------------------------------------------------------------------- */
