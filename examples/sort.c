@@ -5,9 +5,14 @@
  * Run it while `trove serve` listens (TROVE_SOCKET=DIR/trove.sock) and the capture holds
  * every zone, named and nested; without a service it runs just the same.
  *
- *   trove-example-sort [N]    sort N random 64-bit keys (default 4,000,000)
+ *   trove-example-sort [N] [-r ROUNDS] [-c CAPTURE]
+ *     N         random 64-bit keys to sort (default 4,000,000)
+ *     -r ROUNDS sort them again this many times, a zone "round" each (default 1; 0: until
+ *               SIGINT or SIGTERM, which end the round under way first)
+ *     -c NAME   the capture to record into (default: the program's name and pid)
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +24,13 @@
 #define LEAF 4096
 
 static uint64_t *keys, *tmp;
+static volatile sig_atomic_t stop_asked;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_asked = 1;
+}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -69,27 +81,19 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* One round: fill, sort in parallel, check. 0, or 1 if the result is not sorted. */
+static int sort_round(size_t n, uint64_t *x)
 {
-    size_t n = argc > 1 ? strtoull(argv[1], NULL, 10) : 4000000;
     pthread_t th[WORKERS];
     struct part parts[WORKERS];
-    uint64_t x = 88172645463325252ull;
 
-    trove_client_start(NULL); /* TROVE_SOCKET, else ./trove-data/trove.sock */
-    trove_client_thread_name("main");
-    keys = malloc(n * sizeof *keys);
-    tmp = malloc(n * sizeof *tmp);
-    if (!keys || !tmp || n < WORKERS) {
-        fprintf(stderr, "trove-example-sort: cannot sort %zu keys\n", n);
-        return 1;
-    }
+    TROVE_ZONE("round");
     TROVE_ZONE_BEGIN("fill");
     for (size_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        keys[i] = x;
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        keys[i] = *x;
     }
     TROVE_ZONE_END();
     {
@@ -114,12 +118,52 @@ int main(int argc, char **argv)
             return 1;
         }
     TROVE_COUNTER("keys sorted", n);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct trove_client_options opt = {0};
     struct trove_client_stats st;
+    size_t n = 4000000;
+    unsigned long rounds = 1, done = 0;
+    uint64_t x = 88172645463325252ull;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-r") && i + 1 < argc)
+            rounds = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "-c") && i + 1 < argc)
+            opt.capture = argv[++i];
+        else if (argv[i][0] >= '0' && argv[i][0] <= '9')
+            n = strtoull(argv[i], NULL, 10);
+        else {
+            fprintf(stderr, "usage: trove-example-sort [N] [-r ROUNDS] [-c CAPTURE]\n");
+            return 2;
+        }
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (trove_client_start(&opt) != 0) { /* TROVE_SOCKET, else ./trove-data/trove.sock */
+        fprintf(stderr, "trove-example-sort: -c %s is not a capture name\n", opt.capture);
+        return 2;
+    }
+    trove_client_thread_name("main");
+    keys = malloc(n * sizeof *keys);
+    tmp = malloc(n * sizeof *tmp);
+    if (!keys || !tmp || n < WORKERS) {
+        fprintf(stderr, "trove-example-sort: cannot sort %zu keys\n", n);
+        return 1;
+    }
+    while ((rounds == 0 || done < rounds) && !stop_asked) {
+        if (sort_round(n, &x))
+            return 1;
+        TROVE_COUNTER("rounds", ++done);
+    }
     trove_client_stop();
     trove_client_stats(&st);
-    printf("sorted %zu keys; %llu events recorded, %llu sent, %llu dropped\n", n,
-           (unsigned long long)st.events, (unsigned long long)st.sent,
-           (unsigned long long)st.dropped);
+    printf("sorted %zu keys; %llu events recorded, %llu sent, %llu dropped; %lu rounds, "
+           "%llu connections\n", n, (unsigned long long)st.events, (unsigned long long)st.sent,
+           (unsigned long long)st.dropped, done, (unsigned long long)st.connects);
     free(keys);
     free(tmp);
     return 0;

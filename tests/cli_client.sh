@@ -56,4 +56,63 @@ read -r _ _ _ recorded2 _ _ sent2 _ _ < "$tmp/run2.out"
 check test "$sent2" = 0
 check test "$recorded2" -gt 100
 
+# The service killed (-9) and started again mid-run: the client reconnects (a second
+# connection, appending) and the capture goes on, holding rounds from before the kill and
+# after the restart; what the kill cut off is counted as dropped and sent as a gap.
+s2=$tmp/s2
+serve2() {
+    "$trove" serve --store "$s2" --listen 127.0.0.1:0 --commit-ms 100 > "$tmp/serve2.out" 2> "$tmp/serve2.err" &
+    srv_pid=$!
+    for _ in $(seq 1 300); do
+        grep -q "listening on" "$tmp/serve2.out" 2> /dev/null && return 0
+        sleep 0.1
+    done
+    bad "serve did not start: $(cat "$tmp/serve2.err")"
+}
+stored() { "$trove" ls --store "$s2" 2> /dev/null | awk '$1 == "restart" {print $2}'; }
+wait_stored_over() {
+    for _ in $(seq 1 600); do
+        n=$(stored)
+        [ -n "$n" ] && [ "$n" -gt "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+serve2
+TROVE_SOCKET=$s2/trove.sock "$example" 100000 -r 0 -c restart > "$tmp/run3.out" 2> "$tmp/run3.err" &
+ex_pid=$!
+rounds_of() { awk '$8 == "rounds" {print $2}' "$1" | sort -n; }
+first=
+for _ in $(seq 1 600); do # until a committed round is in the store
+    "$trove" cat store:restart --store "$s2" > "$tmp/cat2.txt" 2> /dev/null
+    first=$(rounds_of "$tmp/cat2.txt" | head -1)
+    [ -n "$first" ] && break
+    sleep 0.1
+done
+check test -n "$first"
+kill -9 "$srv_pid"
+wait "$srv_pid" 2> /dev/null
+before=$(stored)
+serve2
+wait_stored_over "$before" || bad "the capture did not go on after the restart"
+kill -TERM "$ex_pid"
+wait "$ex_pid" || bad "the example failed: $(cat "$tmp/run3.err")"
+kill -TERM "$srv_pid"
+wait "$srv_pid" || bad "serve exited non-zero: $(head -c 2000 "$tmp/serve2.err")"
+srv_pid=
+read -r _ _ _ rec3 _ _ sent3 _ drop3 _ rounds3 _ conns3 _ < "$tmp/run3.out"
+check test "$conns3" -ge 2
+check test "$rounds3" -ge 2
+check test $((sent3 + drop3)) = "$rec3"
+"$trove" cat store:restart --store "$s2" > "$tmp/cat3.txt" || bad "cat of the restarted capture"
+total3=$(wc -l < "$tmp/cat3.txt")
+check test "$total3" -gt "$before"
+# The counter "rounds" counts 1, 2, ...: a round committed before the kill and the last
+# round, recorded after the restart, are both in the capture.
+check test "$(rounds_of "$tmp/cat3.txt" | head -1)" = "$first"
+check test "$(rounds_of "$tmp/cat3.txt" | tail -1)" = "$rounds3"
+if [ "$drop3" -gt 0 ]; then
+    check test "$(awk '$8 == "trove.dropped" {print $2}' "$tmp/cat3.txt" | sort -n | tail -1)" = "$drop3"
+fi
+
 finish

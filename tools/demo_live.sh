@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # demo_live.sh: the live part of `make demo` — trove serve on a fresh store, the sample trace
 # recorded into it in real time by two producers (two pids, one timeline) while `trove watch`
-# shows what a viewer receives; then the capture listed, replayed and exported.
+# shows what a viewer receives, and next to it a real program instrumented with
+# libtrove-client (examples/sort.c, a parallel sort in rounds) recording its own zones into
+# a capture of its own; then the captures listed, replayed and exported.
 # usage: demo_live.sh TROVE TRACE DIR   (DEMO_SECONDS: stop after that many seconds, default
 # 8; 0 keeps the service running until Ctrl-C)
 set -u
@@ -38,6 +40,11 @@ for pid in 1001 1002; do
     "$trove" record demo --from "$trace" --rate realtime --pid $pid -q --store "$store" &
     pids+=($!)
 done
+example=$(dirname "$trove")/trove-example-sort
+if [ -x "$example" ]; then
+    TROVE_SOCKET=$store/trove.sock "$example" 1000000 -r 0 -c sort > "$dir/sort.out" &
+    sorter=$!
+fi
 if [ "$secs" = 0 ]; then
     echo "(recording; Ctrl-C stops the demo)"
     wait "${pids[@]}" 2> /dev/null
@@ -48,6 +55,11 @@ else
     stop_all
     wait "${pids[@]}" 2> /dev/null
     wait $watch
+fi
+if [ -n "${sorter:-}" ]; then
+    kill -INT "$sorter" 2> /dev/null
+    wait "$sorter"
+    echo "the instrumented program (trove-example-sort): $(cat "$dir/sort.out")"
 fi
 echo "status of the capture while the service runs:"
 python3 - "$url" << 'EOF'
@@ -67,3 +79,9 @@ echo "the capture in the store: listed, replayed and exported like any other"
 n_watch=$("$trove" cat "$dir/live.wire" 2> /dev/null | wc -l)
 n_store=$("$trove" cat "$dir/live.replayed" 2> /dev/null | wc -l)
 echo "the viewer received $n_watch events; the store holds $n_store"
+if [ -n "${sorter:-}" ]; then
+    echo "the program's first round, as its capture holds it (start ns, duration ns, pid, tid,"
+    echo "kind, depth, extra, name [thread]):"
+    "$trove" cat store:sort --store "$store" |
+        grep -m 9 -E ' 0 (round|fill|parallel sort|sort quarter|final merge) \['
+fi
