@@ -17,6 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
 #include "bench.h"
 #include "trove/client.h"
 
@@ -29,7 +33,26 @@ struct job {
     enum mode mode;
     uint64_t zones;
     double seconds;
+    double rate;     /* paced: zones per second this thread records (0: as fast as it can) */
+    double duration; /* paced: for this long */
 };
+
+/* The paced run: rate zones a second for duration seconds, in bursts of a millisecond's
+ * worth, sleeping between them (a program with work between its zones). */
+static void paced(struct job *j)
+{
+    double t0 = bench_now(), now;
+    uint64_t done = 0;
+    while ((now = bench_now() - t0) < j->duration) {
+        uint64_t due = (uint64_t)(now * j->rate);
+        for (; done < due; done++) {
+            TROVE_ZONE("bench zone");
+        }
+        struct timespec ts = {0, 200000};
+        nanosleep(&ts, NULL);
+    }
+    j->zones = done;
+}
 
 struct floor_rec {
     uint64_t start, dur;
@@ -38,8 +61,14 @@ struct floor_rec {
     uint32_t name_id;
 };
 
+static int floor_tsc; /* the floor reads the clock the client reads */
+
 static uint64_t floor_now(void)
 {
+#if defined(__x86_64__) || defined(__i386__)
+    if (floor_tsc)
+        return __rdtsc();
+#endif
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -68,6 +97,8 @@ static void *job_main(void *arg)
             __asm__ __volatile__("" : : "r"(r) : "memory"); /* the store must happen */
         }
         free(ring);
+    } else if (j->rate > 0) {
+        paced(j);
     } else {
         for (uint64_t i = 0; i < j->zones; i++) {
             TROVE_ZONE("bench zone");
@@ -87,6 +118,7 @@ static double run(enum mode mode, unsigned threads, uint64_t zones)
         jobs[i].mode = mode;
         jobs[i].zones = zones;
         jobs[i].seconds = 0;
+        jobs[i].rate = 0;
         pthread_create(&th[i], NULL, job_main, &jobs[i]);
     }
     for (unsigned i = 0; i < threads; i++) {
@@ -107,7 +139,7 @@ static void *drain_main(void *arg)
 {
     struct drain *d = arg;
     int fd = -1;
-    uint8_t buf[1 << 16];
+    static uint8_t buf[256 << 10]; /* as the service reads (ingest.c READ_CHUNK) */
     for (;;) {
         pthread_mutex_lock(&d->lock);
         int stop = d->stop;
@@ -131,9 +163,59 @@ static void *drain_main(void *arg)
     return NULL;
 }
 
+/* The sustained run: T threads at rate/T zones a second each for `seconds`, the service
+ * draining; how many were recorded and dropped. */
+static int run_paced(const char *sock, unsigned threads, double rate, double seconds,
+                     uint64_t ring, int json)
+{
+    pthread_t th[MAX_THREADS];
+    struct job jobs[MAX_THREADS];
+    struct trove_client_options o = {.capture = "bench-client", .socket_path = sock};
+    struct trove_client_stats st;
+    uint64_t zones = 0;
+
+    o.ring_events = (size_t)ring;
+    if (trove_client_start(&o) != 0)
+        return cli_error("bench client", "the client did not start");
+    for (int w = 0; w < 2000; w++) {
+        trove_client_stats(&st);
+        if (st.connected)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    double t0 = bench_now();
+    for (unsigned i = 0; i < threads; i++) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].mode = CLIENT;
+        jobs[i].rate = rate / threads;
+        jobs[i].duration = seconds;
+        pthread_create(&th[i], NULL, job_main, &jobs[i]);
+    }
+    for (unsigned i = 0; i < threads; i++) {
+        pthread_join(th[i], NULL);
+        zones += jobs[i].zones;
+    }
+    double dt = bench_now() - t0;
+    trove_client_stop();
+    trove_client_stats(&st);
+    if (json)
+        printf("{\"threads\":%u,\"rate\":%.0f,\"seconds\":%.2f,\"zones\":%llu,"
+               "\"zones_per_s\":%.0f,\"events_sent\":%llu,\"events_dropped\":%llu}\n",
+               threads, rate, dt, (unsigned long long)zones, (double)zones / dt,
+               (unsigned long long)st.sent, (unsigned long long)st.dropped);
+    else
+        printf("trove bench client: %u thread(s) at %.0f zones/s for %.2f s, the service "
+               "draining\n  %llu zones recorded (%.1f M/s), %llu sent, %llu dropped\n",
+               threads, rate, dt, (unsigned long long)zones, (double)zones / dt / 1e6,
+               (unsigned long long)st.sent, (unsigned long long)st.dropped);
+    return 0;
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: trove bench client [--threads T] [--zones N] [--rounds R] [--json]\n\n"
+    fprintf(f, "usage: trove bench client [--threads T] [--zones N] [--rounds R] [--json]\n"
+               "       trove bench client --rate Z [--seconds S] [--threads T] [--ring E] [--json]\n\n"
                "ns per zone (begin + end) recorded with libtrove-client: with no service (drops),\n"
                "with a service draining (a reader on a temporary unix socket), and the floor loop\n"
                "(two clock reads and a 32-byte store) in the same run; medians of R rounds.\n"
@@ -141,12 +223,15 @@ static void usage(FILE *f)
                "  --zones N     zones per thread and round (default 10000000)\n"
                "  --rounds R    rounds (default 5)\n"
                "  --json        {\"threads\":T,\"zones\":N,\"ns_per_zone\":...,\"ns_per_zone_floor\":...,\n"
-               "                 \"ns_per_zone_disconnected\":...,\"events_dropped\":...}\n");
+               "                 \"ns_per_zone_disconnected\":...,\"events_dropped\":...}\n"
+               "  --rate Z      instead: record Z zones a second in all (paced, in 1 ms bursts)\n"
+               "                for --seconds S (default 10) with the service draining, and say\n"
+               "                how many were dropped; --ring E events per thread's ring\n");
 }
 
 int bench_client(int argc, char **argv)
 {
-    uint64_t threads = 1, zones = 10000000, rounds = 5;
+    uint64_t threads = 1, zones = 10000000, rounds = 5, rate = 0, secs = 10, ring = 0;
     int json = 0, rc = 1;
     for (int i = 1; i < argc; i++) {
         uint64_t *dst = NULL;
@@ -161,6 +246,12 @@ int bench_client(int argc, char **argv)
             dst = &zones;
         else if (!strcmp(argv[i], "--rounds"))
             dst = &rounds;
+        else if (!strcmp(argv[i], "--rate"))
+            dst = &rate;
+        else if (!strcmp(argv[i], "--seconds"))
+            dst = &secs;
+        else if (!strcmp(argv[i], "--ring"))
+            dst = &ring;
         else
             return cli_error("bench client", "unknown option '%s'; see --help", argv[i]);
         if (dst && (i + 1 >= argc || cli_parse_u64(argv[++i], dst) != 0))
@@ -185,9 +276,20 @@ int bench_client(int argc, char **argv)
         goto out;
     }
 
+    if (rate > 0) {
+        rc = run_paced(sock, (unsigned)threads, (double)rate, (double)secs, ring, json);
+        goto stop;
+    }
     double fl[100], dis[100], con[100];
     uint64_t dropped = 0;
     struct trove_client_stats st;
+    {
+        struct trove_client_options o = {.capture = "bench-client", .socket_path = absent};
+        trove_client_start(&o); /* which clock the client takes, for the floor to take too */
+        trove_client_stats(&st);
+        trove_client_stop();
+        floor_tsc = st.clock == TROVE_CLIENT_CLOCK_TSC;
+    }
     for (uint64_t r = 0; r < rounds; r++) {
         struct trove_client_options o = {.capture = "bench-client"};
         fl[r] = run(FLOOR, (unsigned)threads, zones);
@@ -221,12 +323,14 @@ int bench_client(int argc, char **argv)
     else {
         printf("trove bench client: %llu thread(s) x %llu zones, median of %llu rounds\n",
                (unsigned long long)threads, (unsigned long long)zones, (unsigned long long)rounds);
+        printf("  clock: %s\n", floor_tsc ? "TSC (rdtsc)" : "CLOCK_MONOTONIC (clock_gettime)");
         printf("  %-34s %8.2f ns/zone\n", "floor (2 clock reads + 32 B store)", mf);
         printf("  %-34s %8.2f ns/zone  (%.2fx the floor)\n", "service draining", mc, mc / mf);
         printf("  %-34s %8.2f ns/zone  (%.2fx the floor)\n", "no service (drops)", md, md / mf);
         printf("  events dropped with the service draining: %llu\n", (unsigned long long)dropped);
     }
     rc = 0;
+stop:
     pthread_mutex_lock(&d.lock);
     d.stop = 1;
     pthread_mutex_unlock(&d.lock);

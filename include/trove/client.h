@@ -68,7 +68,8 @@ struct trove_client_stats {
     uint64_t bytes;    /* bytes written to the service (hello, names and raw frames) */
     uint64_t connects; /* connections made to the service */
     int connected;     /* a service is connected now */
-    uint64_t tsc_hz;   /* the TSC's calibrated ticks per second; 0: CLOCK_MONOTONIC */
+    int clock;         /* the clock of this run: TROVE_CLIENT_CLOCK_TSC or _MONOTONIC */
+    uint64_t tsc_hz;   /* the TSC's ticks per second, as the last hello said (0 before) */
 };
 
 /*

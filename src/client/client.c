@@ -864,5 +864,6 @@ void trove_client_stats(struct trove_client_stats *out)
     out->bytes = atomic_load(&st_bytes);
     out->connects = atomic_load(&st_connects);
     out->connected = atomic_load(&connected_now);
+    out->clock = atomic_load(&use_tsc) ? TROVE_CLIENT_CLOCK_TSC : TROVE_CLIENT_CLOCK_MONOTONIC;
     out->tsc_hz = atomic_load(&tsc_hz_now);
 }
