@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -545,32 +546,84 @@ static void append_names(struct trove__client_buf *b, struct thread *t, int proc
     trove__client_names_end(b, &nf);
 }
 
-/* Send what t's ring holds (at most one ring's worth: the snapshot of head). */
-static void drain(struct thread *t, struct trove__client_buf *ev, struct trove__client_buf *nb)
+/* Write iov[0..n) (bytes in all) to the service, however the socket cuts it; on an error,
+ * drop the connection. 1 if everything went. */
+static int send_iov(struct iovec *iov, int n, size_t bytes)
+{
+    size_t off = 0;
+    int i = 0;
+    while (off < bytes && cl.fd >= 0) {
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = iov + i;
+        m.msg_iovlen = (size_t)(n - i);
+        ssize_t w = sendmsg(cl.fd, &m, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            disconnect();
+            break;
+        }
+        off += (size_t)w;
+        atomic_fetch_add(&st_bytes, (uint64_t)w);
+        while (i < n && (size_t)w >= iov[i].iov_len) /* skip what went, trim what half went */
+            w -= (ssize_t)iov[i++].iov_len;
+        if (i < n) {
+            iov[i].iov_base = (uint8_t *)iov[i].iov_base + w;
+            iov[i].iov_len -= (size_t)w;
+        }
+    }
+    return off == bytes;
+}
+
+#define IOV_FRAMES 256 /* raw frames per sendmsg: a header and one or two pieces of ring each */
+
+/* Send what t's ring holds (at most one ring's worth: the snapshot of head), straight from
+ * the ring: the names first, then raw frames whose records the socket reads where the
+ * thread wrote them; their slots are given back once they are sent. */
+static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove__client_buf *nb)
 {
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
-    uint64_t cap = t->mask + 1, total = head - tail;
-    ev->len = 0;
-    while (tail != head) {
-        uint32_t n = (uint32_t)(head - tail < TROVE__CLIENT_FRAME_EVENTS
-                                    ? head - tail : TROVE__CLIENT_FRAME_EVENTS);
-        trove__client_raw_header(ev, n);
-        uint8_t *p = trove__client_buf_reserve(ev, (size_t)n * TROVE__CLIENT_RECORD_SIZE);
-        if (!p)
-            break;
-        uint64_t at = tail & t->mask, first = cap - at < n ? cap - at : n;
-        memcpy(p, &t->ring[at], first * sizeof(struct rec));
-        memcpy(p + first * sizeof(struct rec), &t->ring[0], (n - first) * sizeof(struct rec));
-        ev->len += (size_t)n * TROVE__CLIENT_RECORD_SIZE;
-        tail += n;
-    }
-    /* The records are copied: the thread may reuse their slots. */
-    atomic_store_explicit(&t->tail, tail, memory_order_release);
+    uint64_t cap = t->mask + 1;
+    struct iovec iov[IOV_FRAMES * 3];
+
     nb->len = 0;
     append_names(nb, t, 0);
     send_buf(nb, 0);
-    send_buf(ev, total);
+    while (tail != head && cl.fd >= 0) {
+        uint64_t from = tail;
+        size_t bytes = 0;
+        int niov = 0;
+        hdr->len = 0;
+        if (!trove__client_buf_reserve(hdr, IOV_FRAMES * TROVE__CLIENT_HEADER_SIZE)) {
+            hdr->failed = 0;
+            return; /* out of memory: the events wait in the ring for the next round */
+        }
+        for (int f = 0; f < IOV_FRAMES && tail != head; f++) {
+            uint32_t n = (uint32_t)(head - tail < TROVE__CLIENT_FRAME_EVENTS
+                                        ? head - tail : TROVE__CLIENT_FRAME_EVENTS);
+            uint64_t at = tail & t->mask, first = cap - at < n ? cap - at : n;
+            iov[niov].iov_base = hdr->ptr + hdr->len;
+            iov[niov++].iov_len = TROVE__CLIENT_HEADER_SIZE;
+            trove__client_raw_header(hdr, n); /* within the room reserved: ptr stays */
+            iov[niov].iov_base = &t->ring[at];
+            iov[niov++].iov_len = first * sizeof(struct rec);
+            if (n > first) {
+                iov[niov].iov_base = &t->ring[0];
+                iov[niov++].iov_len = (n - first) * sizeof(struct rec);
+            }
+            bytes += TROVE__CLIENT_HEADER_SIZE + (size_t)n * sizeof(struct rec);
+            tail += n;
+        }
+        if (send_iov(iov, niov, bytes)) {
+            atomic_fetch_add(&st_sent, tail - from);
+            cl.sent_events = 1;
+        } else
+            atomic_fetch_add(&st_lost, tail - from); /* cut short: lost, and said so */
+        /* The records are out (or lost): the thread may reuse their slots. */
+        atomic_store_explicit(&t->tail, tail, memory_order_release);
+    }
 }
 
 /* Free the exited threads whose rings are empty (or every exited one, if force). */
