@@ -119,6 +119,17 @@ status_is 400 POST "/api/captures/import?name=cut" --data-binary @"$tmp/cut.bund
 json "$tmp/body" 'j["code"] == "bad_request" and len(j["error"]) > 10'
 printf 'TV\001\001garbage that is not a frame' > "$tmp/bad.wire"
 status_is 400 POST "/api/captures/import?name=bad" --data-binary @"$tmp/bad.wire"
+# curl's "Expect: 100-continue": the service says continue to a request it takes, and gives a
+# refused one its final answer at once (the body is never sent).
+curl -sv -H 'Expect: 100-continue' --expect100-timeout 20 -o "$tmp/body" -X POST \
+    --data-binary @"$tmp/g.bundle" "${url%/}/api/captures/import?name=expect" 2> "$tmp/curl.err"
+check grep -q '^< HTTP/1.1 100 Continue' "$tmp/curl.err"
+check grep -q '^< HTTP/1.1 200' "$tmp/curl.err"
+json "$tmp/body" "j['name'] == 'expect' and j['events'] > 40000"
+curl -sv -H 'Expect: 100-continue' --expect100-timeout 20 -o "$tmp/body" -X POST \
+    --data-binary @"$tmp/big.bin" "${url%/}/api/captures/import?name=big" 2> "$tmp/curl.err"
+check grep -q '^< HTTP/1.1 413' "$tmp/curl.err"
+check test "$(grep -c '100 Continue' "$tmp/curl.err")" = 0
 status_is 404 GET /api/captures/big
 status_is 404 GET /api/captures/cut
 status_is 404 GET /api/captures/bad

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #define HTTP_CHUNK 32768
@@ -326,6 +327,22 @@ static uint64_t max_import(struct web *w)
     return w->srv->opt.max_import ? w->srv->opt.max_import : MAX_IMPORT_DEFAULT;
 }
 
+/* A client that sent "Expect: 100-continue" (curl does for a body over 1 MiB) waits for
+ * the interim answer before it sends the body: give it, once the request is accepted (a
+ * refused one has had its final answer instead, and the body is never read). */
+static void expect_continue(struct lws *wsi)
+{
+    static const char msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    unsigned char buf[LWS_PRE + sizeof msg];
+    char v[32] = "";
+
+    if (lws_hdr_copy(wsi, v, sizeof v, WSI_TOKEN_HTTP_EXPECT) <= 0 ||
+        strcasecmp(v, "100-continue") != 0)
+        return;
+    memcpy(buf + LWS_PRE, msg, sizeof msg - 1);
+    lws_write(wsi, buf + LWS_PRE, sizeof msg - 1, LWS_WRITE_HTTP);
+}
+
 static int import_begin(struct web *w, struct lws *wsi, struct pss *ps)
 {
     char len_s[32] = "";
@@ -347,6 +364,7 @@ static int import_begin(struct web *w, struct lws *wsi, struct pss *ps)
     ps->ifd_open = 1;
     ps->ibytes = 0;
     ps->itoo_big = 0;
+    expect_continue(wsi);
     return 0; /* the body follows */
 }
 
