@@ -163,6 +163,19 @@ static void *drain_main(void *arg)
     return NULL;
 }
 
+/* Wait (up to 2 s) for the client to connect to the stand-in service. */
+static void wait_connected(void)
+{
+    struct trove_client_stats st;
+    for (int w = 0; w < 2000; w++) {
+        trove_client_stats(&st);
+        if (st.connected)
+            break;
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The sustained run: T threads at rate/T zones a second each for `seconds`, the service
  * draining; how many were recorded and dropped. */
 static int run_paced(const char *sock, unsigned threads, double rate, double seconds,
@@ -177,13 +190,7 @@ static int run_paced(const char *sock, unsigned threads, double rate, double sec
     o.ring_events = (size_t)ring;
     if (trove_client_start(&o) != 0)
         return cli_error("bench client", "the client did not start");
-    for (int w = 0; w < 2000; w++) {
-        trove_client_stats(&st);
-        if (st.connected)
-            break;
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
+    wait_connected();
     double t0 = bench_now();
     for (unsigned i = 0; i < threads; i++) {
         memset(&jobs[i], 0, sizeof jobs[i]);
@@ -301,13 +308,7 @@ int bench_client(int argc, char **argv)
 
         o.socket_path = sock;
         trove_client_start(&o);
-        for (int w = 0; w < 2000; w++) {
-            trove_client_stats(&st);
-            if (st.connected)
-                break;
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
+        wait_connected();
         con[r] = run(CLIENT, (unsigned)threads, zones);
         trove_client_stop();
         trove_client_stats(&st);

@@ -28,7 +28,6 @@
 #include "trove/client.h"
 #include "trove/event.h"
 #include "trove/import.h"
-#include "trove/serve.h"
 #include "trove/store.h"
 #include "trove/wire.h"
 
@@ -660,45 +659,7 @@ static void test_fork(void)
 
 /* ---- into the real service ---------------------------------------------------------- */
 
-static struct {
-    char root[64], store[96], sock[256];
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int ready, rc;
-} sv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static void sv_ready(void *ctx, const char *url, const char *sock)
-{
-    (void)ctx;
-    (void)url;
-    pthread_mutex_lock(&sv.mu);
-    snprintf(sv.sock, sizeof sv.sock, "%s", sock);
-    sv.ready = 1;
-    pthread_cond_broadcast(&sv.cv);
-    pthread_mutex_unlock(&sv.mu);
-}
-
-static void *sv_main(void *arg)
-{
-    struct trove_serve_options so;
-    struct trove_diag diag = {0};
-    int rc;
-
-    (void)arg;
-    memset(&so, 0, sizeof so);
-    so.store_dir = sv.store;
-    so.listen = "127.0.0.1:0";
-    so.ready = sv_ready;
-    rc = trove_serve_run(&so, &diag);
-    if (rc != TROVE_OK)
-        fprintf(stderr, "serve: %s\n", diag.msg);
-    pthread_mutex_lock(&sv.mu);
-    sv.rc = rc;
-    sv.ready = 1;
-    pthread_cond_broadcast(&sv.cv);
-    pthread_mutex_unlock(&sv.mu);
-    return NULL;
-}
+static char sv_root[64], sv_store[96], sv_sock[256];
 
 #define SV_THREADS 8
 #define SV_ROUNDS 250000 /* 4 zones each: 1,000,000 zones a thread */
@@ -767,7 +728,7 @@ static int check_rounds(const struct trove_event *const *ev, size_t n,
 
 static void test_real_service(void)
 {
-    pthread_t srv, th[SV_THREADS];
+    pthread_t th[SV_THREADS];
     struct trove_client_options o;
     struct trove_client_stats st;
     struct trove_store *s = NULL;
@@ -776,18 +737,14 @@ static void test_real_service(void)
     const uint64_t zones = (uint64_t)SV_THREADS * SV_ROUNDS * 4;
     uint64_t before, after;
 
-    snprintf(sv.root, sizeof sv.root, "/tmp/trove-client-serve-XXXXXX");
-    CHECK(mkdtemp(sv.root) != NULL);
-    snprintf(sv.store, sizeof sv.store, "%s/s", sv.root);
-    CHECK_EQ_INT(pthread_create(&srv, NULL, sv_main, NULL), 0);
-    pthread_mutex_lock(&sv.mu);
-    while (!sv.ready)
-        pthread_cond_wait(&sv.cv, &sv.mu);
-    pthread_mutex_unlock(&sv.mu);
-    CHECK(sv.sock[0] != 0);
+    snprintf(sv_root, sizeof sv_root, "/tmp/trove-client-serve-XXXXXX");
+    CHECK(mkdtemp(sv_root) != NULL);
+    snprintf(sv_store, sizeof sv_store, "%s/s", sv_root);
+    CHECK_EQ_INT(test_serve_start(sv_store, 0, NULL, 0, sv_sock, sizeof sv_sock), TROVE_OK);
+    CHECK(sv_sock[0] != 0);
 
     memset(&o, 0, sizeof o);
-    o.socket_path = sv.sock;
+    o.socket_path = sv_sock;
     o.capture = "eight";
     o.ring_events = (size_t)SV_ROUNDS * 4; /* a whole run fits: nothing may be dropped */
     CHECK_EQ_INT(trove_client_start(&o), 0);
@@ -803,11 +760,9 @@ static void test_real_service(void)
     CHECK_EQ_INT(st.events, zones + 1);
     CHECK_EQ_INT(st.dropped, 0);
     CHECK_EQ_INT(st.sent, zones + 1);
-    trove_serve_stop();
-    pthread_join(srv, NULL);
-    CHECK_EQ_INT(sv.rc, TROVE_OK);
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
 
-    CHECK_EQ_INT(trove_store_open(sv.store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_store_open(sv_store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
     CHECK_EQ_INT(test_capture_load(s, "eight", &ev, names), TROVE_OK);
     CHECK_EQ_INT(ev.len, zones + 1);
@@ -844,7 +799,7 @@ static void test_real_service(void)
     trove_names_free(names);
     trove_store_close(s);
     if (test_failed == 0)
-        test_rm_rf(sv.root);
+        test_rm_rf(sv_root);
 }
 
 int main(void)

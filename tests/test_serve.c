@@ -28,44 +28,6 @@
 #define EVENTS 20000u /* per producer */
 
 static char root[64], store[96], url[128], sock[256];
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static int ready, serve_rc = 12345;
-
-static void on_ready(void *ctx, const char *u, const char *s)
-{
-    (void)ctx;
-    pthread_mutex_lock(&mu);
-    snprintf(url, sizeof url, "%s", u);
-    snprintf(sock, sizeof sock, "%s", s);
-    ready = 1;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-}
-
-static void *serve_thread(void *arg)
-{
-    struct trove_serve_options so;
-    struct trove_diag diag = {0};
-    int rc;
-
-    (void)arg;
-    memset(&so, 0, sizeof so);
-    so.store_dir = store;
-    so.listen = "127.0.0.1:0";
-    so.commit_ms = 50;
-    so.ready = on_ready;
-    rc = trove_serve_run(&so, &diag);
-    if (rc != TROVE_OK)
-        fprintf(stderr, "serve: %s\n", diag.msg);
-    pthread_mutex_lock(&mu);
-    serve_rc = rc;
-    ready = 1;
-    pthread_cond_broadcast(&cv);
-    pthread_mutex_unlock(&mu);
-    return NULL;
-}
-
 /* Producer k's events: EVENTS of its own pid, names "zone-<i>" under ids of its own. */
 static void events_of(int k, struct trove_event *ev, struct trove_names *names)
 {
@@ -235,7 +197,7 @@ static void check_viewer(struct viewer *v)
 
 int main(void)
 {
-    pthread_t srv, prod[2], view[3];
+    pthread_t prod[2], view[3];
     struct producer p[2] = {{0, 0}, {1, 0}};
     struct viewer v[3];
     struct trove_store *s = NULL;
@@ -246,11 +208,7 @@ int main(void)
     if (!mkdtemp(root))
         return 1;
     snprintf(store, sizeof store, "%s/s", root);
-    CHECK(pthread_create(&srv, NULL, serve_thread, NULL) == 0);
-    pthread_mutex_lock(&mu);
-    while (!ready)
-        pthread_cond_wait(&cv, &mu);
-    pthread_mutex_unlock(&mu);
+    CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
     CHECK(url[0] != 0);
     memset(v, 0, sizeof v);
     for (int i = 0; i < 3; i++) {
@@ -276,9 +234,7 @@ int main(void)
         pthread_join(view[i], NULL);
         check_viewer(&v[i]);
     }
-    trove_serve_stop();
-    pthread_join(srv, NULL);
-    CHECK_EQ_INT(serve_rc, TROVE_OK);
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
     CHECK_EQ_INT(trove_store_open(store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_capture_info(s, "t1", &info, NULL), TROVE_OK);
     CHECK_EQ_INT(info.events, 2 * EVENTS);

@@ -3,10 +3,12 @@
 #include "trove/capture.h"
 #include "trove/event.h"
 #include "trove/import.h"
+#include "trove/serve.h"
 #include "trove/store.h"
 #include "trove/stream.h"
 #include "trove/wire.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -273,4 +275,83 @@ out:
     trove_wire_decoder_free(l.dec);
     free(l.buf);
     return rc;
+}
+
+/* ---- the service in this process ---- */
+
+static struct {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready, done, rc;
+    char store[256], url[128], sock[256];
+    uint32_t commit_ms;
+} srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void srv_ready(void *ctx, const char *url, const char *sock)
+{
+    (void)ctx;
+    pthread_mutex_lock(&srv.mu);
+    snprintf(srv.url, sizeof srv.url, "%s", url);
+    snprintf(srv.sock, sizeof srv.sock, "%s", sock);
+    srv.ready = 1;
+    pthread_cond_broadcast(&srv.cv);
+    pthread_mutex_unlock(&srv.mu);
+}
+
+static void *srv_main(void *arg)
+{
+    struct trove_serve_options so;
+    struct trove_diag diag = {0};
+    int rc;
+
+    (void)arg;
+    memset(&so, 0, sizeof so);
+    so.store_dir = srv.store;
+    so.listen = "127.0.0.1:0";
+    so.commit_ms = srv.commit_ms;
+    so.ready = srv_ready;
+    rc = trove_serve_run(&so, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "serve: %s\n", diag.msg);
+    pthread_mutex_lock(&srv.mu);
+    srv.rc = rc;
+    srv.done = 1;
+    pthread_cond_broadcast(&srv.cv);
+    pthread_mutex_unlock(&srv.mu);
+    return NULL;
+}
+
+int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
+                     char *sock, size_t sock_cap)
+{
+    int rc;
+
+    snprintf(srv.store, sizeof srv.store, "%s", store_dir);
+    srv.commit_ms = commit_ms;
+    srv.ready = srv.done = 0;
+    srv.rc = TROVE_OK;
+    if ((rc = pthread_create(&srv.thread, NULL, srv_main, NULL)) != 0)
+        return -rc;
+    pthread_mutex_lock(&srv.mu);
+    while (!srv.ready && !srv.done)
+        pthread_cond_wait(&srv.cv, &srv.mu);
+    rc = srv.ready ? TROVE_OK : srv.rc;
+    pthread_mutex_unlock(&srv.mu);
+    if (rc != TROVE_OK) {
+        pthread_join(srv.thread, NULL);
+        return rc;
+    }
+    if (url)
+        snprintf(url, url_cap, "%s", srv.url);
+    if (sock)
+        snprintf(sock, sock_cap, "%s", srv.sock);
+    return TROVE_OK;
+}
+
+int test_serve_stop(void)
+{
+    trove_serve_stop();
+    pthread_join(srv.thread, NULL);
+    return srv.rc;
 }

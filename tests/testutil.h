@@ -62,6 +62,17 @@ struct trove_events;
 int test_capture_load(struct trove_store *s, const char *name, struct trove_events *ev,
                       struct trove_names *names);
 
+/*
+ * `trove serve` on threads of this process (one at a time): trove_serve_run on store_dir,
+ * HTTP on 127.0.0.1 at a free port, commits every commit_ms (0: the default). Returns once
+ * it listens, with its URL and socket path in url and sock (may be NULL), or failed (its
+ * message printed): TROVE_OK or the run's error. test_serve_stop stops it and returns what
+ * trove_serve_run returned.
+ */
+int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
+                     char *sock, size_t sock_cap);
+int test_serve_stop(void);
+
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
 
