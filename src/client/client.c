@@ -3,10 +3,11 @@
  * 32-byte records (the wire's raw event layout, trove/event.h) with one producer, the
  * thread, and one consumer, the flush thread; head and tail are C11 atomics, so the thread
  * publishes a record with one release store and never waits. The flush thread wakes every
- * 2 ms, and for each ring: takes the records published since the last round, then the event
- * names interned since it last sent names (an event in a ring was written after its name
- * was interned, so the names it needs are in that snapshot), and writes a names frame and
- * raw frames of at most 2,048 events to the service's unix socket.
+ * millisecond while events flow (every 4 ms after a round that found none), and for each
+ * ring: takes the records published since the last round, then the event names interned
+ * since it last sent names (an event in a ring was written after its name was interned, so
+ * the names it needs are in that snapshot), and writes a names frame and then raw frames of
+ * at most 2,048 events to the service's unix socket, straight from the ring.
  *
  * Invariants:
  *   - tail <= head <= tail + cap on every ring; only the thread writes head and the fields
@@ -47,7 +48,8 @@
 #define RING_MIN 1024u
 #define DEPTH_MAX 255u    /* depth is a u8 on the wire; deeper zones are not recorded */
 #define CACHE_SLOTS 256u  /* per-thread direct-mapped cache: name address -> id */
-#define FLUSH_NS 2000000L /* 2 ms between rounds */
+#define FLUSH_BUSY_NS 1000000L /* between rounds while events flow, */
+#define FLUSH_IDLE_NS 4000000L /* and after a round that found none */
 #define RECONNECT_NS 100000000ull
 #define THREAD_NAME_MAX 256u
 #define CALIBRATE_NS 50000000ull /* the TSC is timed against CLOCK_MONOTONIC this long at least
@@ -691,8 +693,10 @@ static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
         cl.gap_sent = total;
 }
 
-static void flush_round(struct trove__client_buf *ev, struct trove__client_buf *nb)
+/* One round: every ring drained, the gap sent, exited threads freed. 1 if it sent events. */
+static int flush_round(struct trove__client_buf *ev, struct trove__client_buf *nb)
 {
+    uint64_t sent = atomic_load(&st_sent);
     struct thread *list[64];
     size_t n = 0;
     /* Take the threads a few at a time, so that no lock is held while sending. */
@@ -716,6 +720,7 @@ static void flush_round(struct trove__client_buf *ev, struct trove__client_buf *
     }
     send_gap(ev, nb);
     reap(0);
+    return atomic_load(&st_sent) != sent;
 }
 
 /* Connect, say hello and name the process. */
@@ -732,7 +737,7 @@ static void *flush_main(void *arg)
 {
     struct trove__client_buf ev = {0}, nb = {0};
     uint64_t next_try = 0;
-    int stop = 0;
+    int stop = 0, busy = 0;
     (void)arg;
     while (!stop) {
         /* The first hello waits for the TSC's calibration; the rings hold the events. */
@@ -746,7 +751,7 @@ static void *flush_main(void *arg)
         if (!stop) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += FLUSH_NS;
+            ts.tv_nsec += busy ? FLUSH_BUSY_NS : FLUSH_IDLE_NS;
             if (ts.tv_nsec >= 1000000000L) {
                 ts.tv_sec++;
                 ts.tv_nsec -= 1000000000L;
@@ -761,7 +766,7 @@ static void *flush_main(void *arg)
                 connect_now(&nb);
         }
         if (cl.fd >= 0)
-            flush_round(&ev, &nb);
+            busy = flush_round(&ev, &nb);
         else
             reap(0);
     }
