@@ -6,11 +6,14 @@
 #   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
 #   make soak    ten minutes of live capture at 1 M events/s
 #   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
+# and `make install` (PREFIX=/usr/local, DESTDIR= for staging), `make uninstall`.
 
 SHARED_DATA  ?= $(abspath ../shared/data)
 SAMPLE       := $(SHARED_DATA)/chrome-trace-dom.json.zst
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
+PREFIX       ?= /usr/local
+DESTDIR      ?=
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why),
@@ -47,7 +50,7 @@ endif
 STEP := @printf '\n== %s\n'
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
-        demo bench soak fuzz clean deps-npm deps-node
+        demo bench soak fuzz clean deps-npm deps-node install uninstall
 
 all: build
 
@@ -90,7 +93,7 @@ deps-node: deps
 build: deps
 	@echo "== build: $(BUILD)/ (Release; $(BUILD_SHOWS))"
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA) \
-	  $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
 	@cmake --build $(BUILD) -j $(JOBS) $(BUILD_FLAGS)
 
 build-asan: deps
@@ -118,6 +121,28 @@ check-tsan: build-tsan
 	  ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) -R '^($(TSAN_TESTS))$$'
 
 check: check-plain check-asan check-tsan
+
+# The binary, libtrove and libtrove-client (.a, and .so with a versioned soname), the
+# headers and the .pc files into $(DESTDIR)$(PREFIX), in the GNUInstallDirs layout for
+# PREFIX: `make build` configures build/ with it, so that the library directory is the one
+# that prefix calls for (lib under /usr/local, lib/<multiarch triplet> under /usr on
+# Debian). What was installed, DESTDIR included (cmake's install_manifest.txt leaves it
+# out), is kept for `make uninstall`.
+INSTALLED := $(BUILD)/installed_files.txt
+
+install: build
+	$(STEP) "install: $(BUILD)/ into $(DESTDIR)$(PREFIX)"
+	DESTDIR=$(DESTDIR) cmake --install $(BUILD) --prefix $(PREFIX)
+	@sed 's|^|$(DESTDIR)|' $(BUILD)/install_manifest.txt > $(INSTALLED)
+
+# What the last `make install` installed, and its include/trove/ if that leaves it empty.
+uninstall:
+	@test -f $(INSTALLED) || { echo "make uninstall: no $(INSTALLED): nothing was installed from $(BUILD)/"; exit 1; }
+	$(STEP) "uninstall: the files $(INSTALLED) lists"
+	@tr '\n' '\0' < $(INSTALLED) | xargs -0 rm -fv
+	@d=$$(sed -n 's|/trove/[^/]*\.h$$|/trove|p' $(INSTALLED) | head -n 1); \
+	  if [ -d "$$d" ]; then rmdir --ignore-fail-on-non-empty "$$d"; fi
+	@rm -f $(INSTALLED)
 
 # The Chrome trace is read once, by the first convert (which says what it drops, once); every
 # later step reads trove's packed stream of it, so the replay is checked against what went in.

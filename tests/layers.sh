@@ -17,7 +17,8 @@ check_tree() { "$py" "$src/tools/check_layers.py" --root "$1" "${graph[@]}" 2> "
 fresh_copy() {
     rm -rf "$tmp/t"
     mkdir -p "$tmp/t"
-    cp -r "$src/src" "$src/include" "$src/tools" "$src/bench" "$src/examples" "$src/CMakeLists.txt" "$tmp/t/"
+    cp -r "$src/src" "$src/include" "$src/tools" "$src/bench" "$src/examples" "$src/cmake" \
+        "$src/CMakeLists.txt" "$tmp/t/"
     rm -rf "$tmp/t/tools/duckdb"
 }
 # expect_refused WHAT MESSAGE: the checker fails on $tmp/t and says MESSAGE.
