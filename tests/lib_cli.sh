@@ -49,6 +49,10 @@ trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 # loaded CI machine's fsyncs can be slow; on a failure it says where the process waits.
 srv_pid=
 serve_start() {
+    # Emptied here, not only by the background job's redirection: the loop below could
+    # otherwise read the last service's "listening on" before the new one truncates the file.
+    : > "$tmp/serve.out"
+    : > "$tmp/serve.err"
     "$TROVE" serve --store "$s" --listen 127.0.0.1:0 "$@" > "$tmp/serve.out" 2> "$tmp/serve.err" &
     srv_pid=$!
     for _ in $(seq 1 1200); do
