@@ -252,13 +252,15 @@ if command -v script > /dev/null 2>&1; then
 fi
 
 # ---- Ctrl-C and SIGTERM ---------------------------------------------------------------------
-# The reader opens the pipe at once but reads only after a second, so the replay is under
-# way (blocked in a write) when the signal comes; it must stop, say so, and exit 128 + the
-# signal. (A background job of a script ignores SIGINT, and replay keeps it ignored, so
-# SIGINT is sent to a job that restored its default first.)
+# The reader opens the pipe at once but reads only after two seconds, so the replay is
+# under way (blocked in a write) when the signal comes; it must stop, say so, and exit
+# 128 + the signal. (A background job of a script ignores SIGINT, and replay keeps it
+# ignored, so SIGINT is sent to a job that restored its default first; the signal waits
+# until that job is trove, as python can take longer than the pause to start on a loaded
+# machine, and a SIGINT it got first would be ignored.)
 mkfifo "$tmp/fifo"
 for sig in TERM INT; do
-  (exec 3< "$tmp/fifo"; sleep 1; cat <&3 > /dev/null) &
+  (exec 3< "$tmp/fifo"; sleep 2; cat <&3 > /dev/null) &
   reader=$!
   if [ $sig = INT ]; then
     python3 -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
@@ -267,6 +269,10 @@ for sig in TERM INT; do
     "$trove" replay gen --wire raw --store "$s" > "$tmp/fifo" 2> "$tmp/int.err" &
   fi
   pid=$!
+  for _ in $(seq 1 200); do
+    [ "$(readlink "/proc/$pid/exe" 2> /dev/null)" = "$(readlink -f "$trove")" ] && break
+    sleep 0.05
+  done
   sleep 0.5
   kill -$sig "$pid"
   wait "$pid"
