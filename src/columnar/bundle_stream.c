@@ -68,6 +68,17 @@
 
 /* ---- the entry encoder --------------------------------------------------------------- */
 
+/* crc extended over p[0..n); zlib takes at most UINT_MAX bytes a call. */
+static uint32_t crc_add(uint32_t crc, const uint8_t *p, size_t n)
+{
+    for (size_t at = 0; at < n;) {
+        size_t k = n - at < (1u << 30) ? n - at : (1u << 30);
+        crc = (uint32_t)crc32(crc, p + at, (uInt)k);
+        at += k;
+    }
+    return crc;
+}
+
 struct trove_bundle_enc {
     struct trove_sink out;
     int deflate;
@@ -157,12 +168,7 @@ int trove_bundle_enc_write(struct trove_bundle_enc *e, const void *p, size_t n)
         return TROVE_ERR_INVALID;
     if (e->err)
         return e->err;
-    /* zlib takes at most UINT_MAX bytes a call: the CRC goes in pieces. */
-    for (size_t at = 0; at < n;) {
-        size_t k = n - at < (1u << 30) ? n - at : (1u << 30);
-        e->crc = (uint32_t)crc32(e->crc, b + at, (uInt)k);
-        at += k;
-    }
+    e->crc = crc_add(e->crc, b, n);
     e->size += n;
     if (!e->deflate) {
         rc = enc_put(e, b, n);
@@ -495,14 +501,8 @@ int trove_bundle_writer_add(struct trove_bundle_writer *w, const struct trove_bu
             return TROVE_FAIL(diag, rc, 0, "deflating \"%s\": %s", e->name, trove_strerror(rc));
         }
     } else {
-        uLong crc = crc32(0L, Z_NULL, 0);
-        for (size_t at = 0; at < e->len;) {
-            size_t k = e->len - at < (1u << 30) ? e->len - at : (1u << 30);
-            crc = crc32(crc, e->data + at, (uInt)k);
-            at += k;
-        }
         memset(&info, 0, sizeof info);
-        info.crc32 = (uint32_t)crc;
+        info.crc32 = crc_add((uint32_t)crc32(0L, Z_NULL, 0), e->data, e->len);
         info.size = info.stored_size = e->len;
     }
     if ((rc = trove_bundle_writer_begin(w, e->name, &info, diag)) == TROVE_OK) {
