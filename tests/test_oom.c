@@ -20,7 +20,9 @@
  * from it, and a capture written live (appended to, and new); and the trace interchange:
  * the Chrome importer on async spans, flows and counters, the Chrome JSON and Perfetto
  * writers, the Perfetto reader, the flows object encoded and decoded, the flows table
- * written and read, and a capture written with flows and its flows read back.
+ * written and read, and a capture written with flows and its flows read back; and the
+ * streamed export's writers: the events table in pieces through a deflating bundle entry
+ * encoder, and the bundle written front to back.
  */
 #include "testutil.h"
 
@@ -779,6 +781,61 @@ static int op_bundle_read(void *p)
     return rc;
 }
 
+/* The streamed export: the events table in pieces of whole row groups (200 of the 700
+ * events) through a deflating entry encoder, then the zip front to back with the names
+ * table; the bytes are trove_bundle_write_mem's of the same tables (c->want). */
+#define STREAM_RG 200u
+
+static int op_stream_export(void *p)
+{
+    struct bytes_ctx *c = p;
+    struct trove_tables_options o;
+    struct trove_bytes stored = {0};
+    struct trove_sink to_stored = {trove_bytes_sink_write, &stored};
+    struct trove_sink to_out = {trove_bytes_sink_write, &c->out}, via;
+    struct trove_tables_events *t = NULL;
+    struct trove_bundle_enc *enc = NULL;
+    struct trove_bundle_writer *w = NULL;
+    struct trove_bundle_entry_info info;
+    struct trove_bundle_entry names = {"names.parquet", tab_want[TROVE_TABLE_NAMES].ptr,
+                                       tab_want[TROVE_TABLE_NAMES].len};
+    int rc;
+
+    trove_tables_defaults(&o);
+    o.row_group_rows = STREAM_RG;
+    trove_bytes_free(&c->out);
+    rc = trove_bundle_enc_new(1, &to_stored, &enc);
+    if (rc == TROVE_OK) {
+        trove_bundle_enc_sink(enc, &via);
+        rc = trove_tables_events_begin(&o, &via, &t);
+    }
+    for (size_t at = 0; rc == TROVE_OK && at < gen_events.len; at += STREAM_RG)
+        rc = trove_tables_events_add(t, gen_events.ev + at, gen_events.len - at < STREAM_RG
+                                                                ? gen_events.len - at
+                                                                : STREAM_RG);
+    if (rc == TROVE_OK)
+        rc = trove_tables_events_finish(t, NULL, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_enc_finish(enc, &info);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_new(1, &to_out, &w);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_begin(w, "events.parquet", &info, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_data(w, stored.ptr, stored.len);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_add(w, &names, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_finish(w, NULL);
+    if (rc == TROVE_OK && (c->out.len != c->want.len || memcmp(c->out.ptr, c->want.ptr, c->out.len)))
+        rc = TROVE_ERR_MISMATCH;
+    trove_bundle_writer_free(w);
+    trove_bundle_enc_free(enc);
+    trove_tables_events_free(t);
+    trove_bytes_free(&stored);
+    return rc;
+}
+
 static void test_columnar(void)
 {
     struct bytes_ctx c = {0};
@@ -793,6 +850,23 @@ static void test_columnar(void)
     sweep("parquet tables write", op_tables_write, check_reset, &c);
     sweep("parquet tables read", op_tables_read, NULL, &c);
     sweep("bundle manifest", op_manifest, check_reset, &c);
+    {
+        struct bytes_ctx sc = {0};
+        struct trove_bytes ev = {0};
+        struct trove_bundle_entry e[2];
+        o.row_group_rows = STREAM_RG;
+        CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &gen_events, gen_names, &o, &ev, NULL),
+                     TROVE_OK);
+        e[0] = (struct trove_bundle_entry){"events.parquet", ev.ptr, ev.len};
+        e[1] = (struct trove_bundle_entry){"names.parquet", tab_want[TROVE_TABLE_NAMES].ptr,
+                                           tab_want[TROVE_TABLE_NAMES].len};
+        CHECK_EQ_INT(trove_bundle_write_mem(e, 2, 1, &sc.want, NULL), TROVE_OK);
+        sweep("streamed bundle export", op_stream_export, check_reset, &sc);
+        trove_bytes_free(&ev);
+        trove_bytes_free(&sc.want);
+        trove_bytes_free(&sc.out);
+        trove_tables_defaults(&o);
+    }
 
     snprintf(bc.path, sizeof bc.path, "%s/export.bundle", tmpdir);
     CHECK(trove_bytes_append(&bc.old, "an earlier file", 15) == TROVE_OK);

@@ -6,6 +6,7 @@
  * (tests/vectors/parquet_small.parquet), and bad input: truncations, bad magic and lengths,
  * Thrift fields of the wrong type, bad sizes and counts, and hand-made pages that break the
  * format (dictionary index past the dictionary, delta width over 64, a gzip bomb, nulls).
+ * A file sent to a sink a row group at a time is the file made in memory.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +92,12 @@ static void table_free(struct table *t)
 
 /* How write_table adds rows: 0 in uneven batches through trove_pq_writer_add, 1 all at once
  * through trove_pq_writer_add_groups, 2 a batch through _add and the rest through
- * _add_groups. */
+ * _add_groups, 3 through _add_groups in batches of exactly the row group size. */
 static int add_mode;
+
+/* With sink_to set, write_table sends the file to it (trove_pq_writer_set_sink) and out
+ * gets nothing. */
+static const struct trove_sink *sink_to;
 
 /* Write t with every kind at encoding enc (strings: PLAIN for DELTA). */
 static int write_table(const struct table *t, int enc, int codec, uint64_t rg_rows,
@@ -123,9 +128,14 @@ static int write_table(const struct table *t, int enc, int codec, uint64_t rg_ro
         return rc;
     if (page_bytes)
         trove_pq_writer_set_page_bytes(w, page_bytes);
+    if (sink_to && (rc = trove_pq_writer_set_sink(w, sink_to)) != TROVE_OK) {
+        trove_pq_writer_free(w);
+        return rc;
+    }
     /* Add in uneven batches. */
     for (size_t at = 0; at < t->n && rc == TROVE_OK;) {
         size_t k = add_mode == 1 ? t->n : add_mode == 2 && at ? t->n - at
+                 : add_mode == 3 ? (t->n - at < rg_rows ? t->n - at : (size_t)rg_rows)
                  : t->n - at < 77 ? t->n - at : 77;
         struct trove_pq_column_data d[NKINDS];
         for (size_t c = 0; c < NKINDS; c++) {
@@ -144,7 +154,7 @@ static int write_table(const struct table *t, int enc, int codec, uint64_t rg_ro
         at += k;
     }
     if (rc == TROVE_OK)
-        rc = trove_pq_writer_finish(w, out);
+        rc = trove_pq_writer_finish(w, sink_to ? NULL : out);
     trove_pq_writer_free(w);
     return rc;
 }
@@ -307,6 +317,107 @@ static void test_add_groups_cursor(void)
             trove_bytes_free(&b3);
             table_free(&t);
         }
+}
+
+/* A sink that keeps what it gets, counts the calls, and fails call fail_at (1-based; 0:
+ * never) with -EIO. */
+struct test_sink {
+    struct trove_bytes got;
+    size_t calls, fail_at;
+};
+
+static int test_sink_write(void *ctx, const void *p, size_t n)
+{
+    struct test_sink *s = ctx;
+    CHECK(n > 0);
+    if (++s->calls == s->fail_at)
+        return -5; /* -EIO */
+    return trove_bytes_append(&s->got, p, n);
+}
+
+/* A file sent to a sink is the file made in memory, whatever the add mode, and the sink gets
+ * it a row group at a time: the magic with the first, the footer at finish. Feeding
+ * trove_pq_writer_add_groups exactly a row group at a time makes the file one call makes. A
+ * sink's error fails the add that wrote, and the writer from then on. */
+static void test_sink(void)
+{
+    static const size_t sizes[] = {0, 1, 299, 300, 301, 1000, 1200};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int enc = 0; enc < 3; enc++)
+            for (int codec = TROVE_PQ_CODEC_NONE; codec <= TROVE_PQ_CODEC_GZIP; codec++) {
+                struct table t;
+                struct trove_bytes mem = {0}, mem0 = {0};
+                struct test_sink ts = {{0}, 0, 0};
+                struct trove_sink sk = {test_sink_write, &ts};
+                size_t groups = (sizes[si] + 299) / 300;
+                table_make(&t, sizes[si], si % 2 ? 7 : 0, 40 + si);
+                add_mode = 1;
+                CHECK_EQ_INT(write_table(&t, enc, codec, 300, 512, &mem), TROVE_OK);
+                add_mode = 3;
+                sink_to = &sk;
+                CHECK_EQ_INT(write_table(&t, enc, codec, 300, 512, NULL), TROVE_OK);
+                CHECK(ts.got.len == mem.len && memcmp(ts.got.ptr, mem.ptr, mem.len) == 0);
+                CHECK_EQ_INT(ts.calls, groups + 1);
+                /* Buffered adds through a sink: the same file as buffered adds in memory. */
+                add_mode = 0;
+                sink_to = NULL;
+                CHECK_EQ_INT(write_table(&t, enc, codec, 300, 512, &mem0), TROVE_OK);
+                ts.got.len = 0;
+                ts.calls = 0;
+                sink_to = &sk;
+                CHECK_EQ_INT(write_table(&t, enc, codec, 300, 512, NULL), TROVE_OK);
+                CHECK(ts.got.len == mem0.len && memcmp(ts.got.ptr, mem0.ptr, mem0.len) == 0);
+                CHECK_EQ_INT(ts.calls, groups + 1);
+                sink_to = NULL;
+                add_mode = 0;
+                trove_bytes_free(&mem);
+                trove_bytes_free(&mem0);
+                trove_bytes_free(&ts.got);
+                table_free(&t);
+            }
+}
+
+static void test_sink_errors(void)
+{
+    struct trove_pq_column_def d = {"v", TROVE_PQ_INT64, 64, 0, TROVE_PQ_ENC_PLAIN};
+    struct trove_pq_writer *w = NULL;
+    struct test_sink ts = {{0}, 0, 2};
+    struct trove_sink sk = {test_sink_write, &ts}, none = {NULL, NULL};
+    struct trove_bytes out = {0};
+    int64_t v[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    struct trove_pq_column_data cd = {NULL, v, NULL, NULL};
+
+    /* Set before the first row only, once, with a write function; finish takes out
+     * exactly when there is no sink. */
+    CHECK_EQ_INT(trove_pq_writer_new(&d, 1, TROVE_PQ_CODEC_NONE, 4, &w), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_set_sink(w, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_pq_writer_set_sink(w, &none), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_pq_writer_finish(w, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_pq_writer_add(w, &cd, 1), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_set_sink(w, &sk), TROVE_ERR_INVALID);
+    trove_pq_writer_free(w);
+    CHECK_EQ_INT(trove_pq_writer_new(&d, 1, TROVE_PQ_CODEC_NONE, 4, &w), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_set_sink(w, &sk), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_set_sink(w, &sk), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_pq_writer_finish(w, &out), TROVE_ERR_INVALID);
+    /* The first row group reaches the sink, the second fails there, and then nothing. */
+    CHECK_EQ_INT(trove_pq_writer_add_groups(w, &cd, 4), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_bytes(w), ts.got.len);
+    CHECK_EQ_INT(trove_pq_writer_add_groups(w, &cd, 4), -5);
+    CHECK_EQ_INT(trove_pq_writer_add_groups(w, &cd, 2), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_pq_writer_finish(w, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(ts.calls, 2);
+    trove_pq_writer_free(w);
+    /* A failure in the footer's write fails finish. */
+    ts.got.len = 0;
+    ts.calls = 0;
+    ts.fail_at = 1;
+    CHECK_EQ_INT(trove_pq_writer_new(&d, 1, TROVE_PQ_CODEC_NONE, 4, &w), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_set_sink(w, &sk), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_finish(w, NULL), -5);
+    trove_pq_writer_free(w);
+    CHECK_EQ_INT(trove_pq_writer_bytes(NULL), 0);
+    trove_bytes_free(&ts.got);
 }
 
 /* Decode the footer of a file (for checks of what the writer recorded). */
@@ -1216,6 +1327,8 @@ int main(void)
     test_writer_args();
     test_round_trips();
     test_add_groups_cursor();
+    test_sink();
+    test_sink_errors();
     test_footer();
     test_dict_fallback();
     test_golden();

@@ -5,7 +5,8 @@
  * range, missing columns and rows in the sample tables are refused with the table, column
  * and row named; the flows table round trips and refuses a bad phase, flags or id; and the
  * golden tables tests/vectors/tables_events.parquet, tables_threads.parquet and
- * tables_flows.parquet.
+ * tables_flows.parquet. The events table written in pieces to a sink is, in pieces of
+ * whole row groups, the table written at once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -251,6 +252,130 @@ static void test_golden(void)
     CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_THREADS, &ev, names, NULL, &f, NULL), TROVE_OK);
     test_check_vector("tables_threads.parquet", f.ptr, f.len);
     trove_bytes_free(&f);
+    trove_events_free(&ev);
+    trove_names_free(names);
+}
+
+/* A sink that keeps what it gets and fails call fail_at (1-based; 0: never) with -EIO. */
+struct keep_sink {
+    struct trove_bytes got;
+    size_t calls, fail_at;
+};
+
+static int keep_write(void *ctx, const void *p, size_t n)
+{
+    struct keep_sink *k = ctx;
+    if (++k->calls == k->fail_at)
+        return -5;
+    return trove_bytes_append(&k->got, p, n);
+}
+
+/* The events table written in pieces of chunk rows (0: all at once) to a sink. */
+static int events_in_pieces(const struct trove_events *ev, const struct trove_tables_options *o,
+                            size_t chunk, struct keep_sink *k, uint64_t *rows, uint64_t *bytes)
+{
+    struct trove_sink sk = {keep_write, k};
+    struct trove_tables_events *t = NULL;
+    int rc = trove_tables_events_begin(o, &sk, &t);
+
+    for (size_t at = 0; rc == TROVE_OK && at < ev->len;) {
+        size_t n = chunk == 0 || ev->len - at < chunk ? ev->len - at : chunk;
+        rc = trove_tables_events_add(t, ev->ev + at, n);
+        at += n;
+    }
+    if (rc == TROVE_OK)
+        rc = trove_tables_events_finish(t, rows, bytes);
+    trove_tables_events_free(t);
+    return rc;
+}
+
+/* The events table in pieces of whole row groups is the table written at once, byte for byte,
+ * in every mode and codec; pieces of other sizes make more row groups of the same rows. */
+static void test_events_in_pieces(void)
+{
+    static const size_t sizes[] = {0, 1, 999, 1000, 1001, 3500};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
+        for (int mode = TROVE_TABLES_PLAIN; mode <= TROVE_TABLES_DELTA_DICT; mode++)
+            for (int codec = TROVE_PQ_CODEC_NONE; codec <= TROVE_PQ_CODEC_GZIP; codec++) {
+                struct trove_events ev = {0}, back = {0};
+                struct trove_names *names = NULL, *nb = NULL;
+                struct trove_tables_options o;
+                struct trove_bytes whole = {0};
+                struct keep_sink k = {{0}, 0, 0};
+                uint64_t rows = 0, bytes = 0;
+
+                capture(&ev, &names, sizes[si]);
+                trove_tables_defaults(&o);
+                o.mode = mode;
+                o.codec = codec;
+                o.row_group_rows = 1000;
+                CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, &o, &whole, NULL),
+                             TROVE_OK);
+                for (size_t chunk = 1000; chunk <= 3000; chunk += 2000) { /* 1 and 3 groups */
+                    k.got.len = 0;
+                    CHECK_EQ_INT(events_in_pieces(&ev, &o, chunk, &k, &rows, &bytes), TROVE_OK);
+                    CHECK(k.got.len == whole.len && memcmp(k.got.ptr, whole.ptr, whole.len) == 0);
+                    CHECK_EQ_INT(rows, sizes[si]);
+                    CHECK_EQ_INT(bytes, whole.len);
+                }
+                /* Pieces of 700: row groups of 700, the same events read back. */
+                k.got.len = 0;
+                CHECK_EQ_INT(events_in_pieces(&ev, &o, 700, &k, &rows, &bytes), TROVE_OK);
+                CHECK((sizes[si] <= 700) == (k.got.len == whole.len &&
+                                             memcmp(k.got.ptr, whole.ptr, whole.len) == 0));
+                CHECK_EQ_INT(trove_names_new(&nb), TROVE_OK);
+                CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_EVENTS, k.got.ptr, k.got.len, &back, nb,
+                                               NULL), TROVE_OK);
+                CHECK(back.len == ev.len &&
+                      (ev.len == 0 || memcmp(back.ev, ev.ev, ev.len * sizeof *ev.ev) == 0));
+                trove_events_free(&back);
+                trove_names_free(nb);
+                trove_bytes_free(&k.got);
+                trove_bytes_free(&whole);
+                trove_events_free(&ev);
+                trove_names_free(names);
+            }
+}
+
+static void test_events_pieces_errors(void)
+{
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct keep_sink k = {{0}, 0, 0};
+    struct trove_sink sk = {keep_write, &k}, none = {NULL, NULL};
+    struct trove_tables_events *t = NULL;
+    struct trove_tables_options o;
+
+    capture(&ev, &names, 2500);
+    trove_tables_defaults(&o);
+    o.row_group_rows = 1000;
+    CHECK_EQ_INT(trove_tables_events_begin(&o, NULL, &t), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_tables_events_begin(&o, &none, &t), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_tables_events_begin(&o, &sk, NULL), TROVE_ERR_INVALID);
+    o.codec = 99;
+    CHECK_EQ_INT(trove_tables_events_begin(&o, &sk, &t), TROVE_ERR_INVALID);
+    CHECK(t == NULL);
+    o.codec = TROVE_PQ_CODEC_NONE;
+    /* Defaults with no options; NULL rows refused; nothing after finish. */
+    CHECK_EQ_INT(trove_tables_events_begin(NULL, &sk, &t), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_events_add(t, NULL, 1), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_tables_events_add(t, NULL, 0), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_events_finish(t, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_events_add(t, ev.ev, 1), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_tables_events_finish(t, NULL, NULL), TROVE_ERR_INVALID);
+    trove_tables_events_free(t);
+    trove_tables_events_free(NULL);
+    /* The sink's error is the add's, and after it only free is left. */
+    k.got.len = 0;
+    k.calls = 0;
+    k.fail_at = 2;
+    CHECK_EQ_INT(trove_tables_events_begin(&o, &sk, &t), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_events_add(t, ev.ev, 1000), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_events_add(t, ev.ev + 1000, 1000), -5);
+    CHECK_EQ_INT(trove_tables_events_add(t, ev.ev + 2000, 500), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_tables_events_finish(t, NULL, NULL), TROVE_ERR_INVALID);
+    trove_tables_events_free(t);
+    trove_bytes_free(&k.got);
     trove_events_free(&ev);
     trove_names_free(names);
 }
@@ -506,6 +631,8 @@ int main(void)
     test_encodings();
     test_errors();
     test_golden();
+    test_events_in_pieces();
+    test_events_pieces_errors();
     test_flows();
     test_sort_indexes();
     return test_done();

@@ -1,9 +1,11 @@
 /*
  * capture_read.c: a capture in a store, read by the CLI — opening it for a stream
  * (cli_capture_open), recording its last use in the background (cli_mark_start,
- * cli_mark_finish), and reading it whole into memory through the streaming pipeline
- * (cli_capture_load), which `trove replay`, `trove export --capture` and every command that
- * takes `store:NAME` as its input share.
+ * cli_mark_finish), and reading it through the streaming pipeline: decoded frame by frame
+ * into a buffer that the caller empties as it goes (cli_capture_walk, which `trove export
+ * --capture` streams from, never holding the capture), or whole into memory
+ * (cli_capture_load, which `trove replay`, the trace exports and every command that takes
+ * `store:NAME` as its input share).
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -106,13 +108,16 @@ int cli_capture_open(const char *cmd, const char *store, const char *name,
     return 0;
 }
 
-/* ---- a capture into memory, for export --------------------------------------------------- */
+/* ---- a capture walked, or read into memory ----------------------------------------------- */
 
-/* The sink of cli_capture_load: raw frames decoded into events and names. */
+/* The sink of cli_capture_walk: raw frames decoded into events and names. */
 struct load_out {
     struct trove_wire_decoder *dec;
     struct trove_events *events;
     struct trove_names *names;
+    cli_frames_fn frames;      /* NULL: keep every event */
+    void *ctx;
+    int frames_failed;         /* frames failed, and said why */
     atomic_uint_fast64_t done; /* events appended (the sender thread counts, the walker reads) */
     struct cli_progress prog;
 };
@@ -132,6 +137,10 @@ static int load_send(void *ctx, const struct trove_stream_batch *b)
         if (rc != TROVE_OK)
             return rc;
         o->events->len += fr.n_events;
+        if (o->frames && (rc = o->frames(o->ctx, o->events)) != 0) {
+            o->frames_failed = 1;
+            return rc;
+        }
     }
     atomic_fetch_add(&o->done, b->events);
     return 0;
@@ -145,9 +154,9 @@ static void load_item_done(void *ctx, uint64_t item)
     cli_progress_update(&o->prog, atomic_load(&o->done));
 }
 
-int cli_capture_load(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+int cli_capture_walk(const char *cmd, const char *store, const char *name, uint64_t from_ns,
                      uint64_t to_ns, int quiet, struct trove_events *events,
-                     struct trove_names *names)
+                     struct trove_names *names, cli_frames_fn frames, void *ctx)
 {
     struct trove_capture_replay_options ro;
     struct trove_stream_options so;
@@ -166,6 +175,8 @@ int cli_capture_load(const char *cmd, const char *store, const char *name, uint6
     atomic_init(&o.done, 0);
     o.events = events;
     o.names = names;
+    o.frames = frames;
+    o.ctx = ctx;
     store = cli_default_store(store);
     if (trove_volume_name_check(name, &diag) != TROVE_OK)
         return cli_error(cmd, "%s", diag.msg);
@@ -196,6 +207,8 @@ int cli_capture_load(const char *cmd, const char *store, const char *name, uint6
     cli_progress_end(&o.prog);
     if (rc == TROVE_ERR_SEND)
         rc = stats.send_error;
+    if (rc != TROVE_OK && o.frames_failed)
+        goto out; /* frames said what failed */
     if (rc != TROVE_OK) {
         char pre[TROVE_VOLUME_NAME_MAX + 16];
         snprintf(pre, sizeof pre, "capture %s: ", name);
@@ -208,12 +221,19 @@ int cli_capture_load(const char *cmd, const char *store, const char *name, uint6
     status = 0;
 out:
     cli_mark_finish(mark, name, status == 0);
-    if (status)
+    if (status && !frames)
         events->len = start;
     trove_stream_free(st);
     trove_store_close(s);
     trove_wire_decoder_free(o.dec);
     return status;
+}
+
+int cli_capture_load(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                     uint64_t to_ns, int quiet, struct trove_events *events,
+                     struct trove_names *names)
+{
+    return cli_capture_walk(cmd, store, name, from_ns, to_ns, quiet, events, names, NULL, NULL);
 }
 
 int cli_capture_flows(const char *cmd, const char *store, const char *name, uint64_t from_ns,

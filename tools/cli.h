@@ -16,6 +16,7 @@
 #include "trove/event.h"
 #include "trove/flows.h"
 #include "trove/import.h"
+#include "trove/tables.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
 
@@ -227,6 +228,27 @@ struct cli_trace_export {
     struct cli_load_options lo;
     int quiet;
 };
+
+/* `trove export --capture NAME` as Parquet, streamed (export_capture.c): the events table
+ * is written a row group at a time as the capture is walked, never the whole capture in
+ * memory, to the bytes the in-memory export makes of the same events. */
+enum { CLI_EXPORT_BUNDLE, CLI_EXPORT_PARQUET, CLI_EXPORT_DIR };
+struct cli_export_capture {
+    const char *store;          /* NULL: $TROVE_STORE, else ./trove-data */
+    const char *capture;
+    uint64_t from_ns, to_ns;
+    const char *out;            /* a file, a pipe, stdout ("-"); the directory (made) for dir */
+    int format;                 /* CLI_EXPORT_* */
+    int deflate;                /* bundle: deflated entries */
+    struct trove_tables_options topt;
+    const char *manifest_name;  /* the manifest's capture */
+    int quiet;
+};
+/* Returns 0 with the events written and the bytes of the tables and manifest (what the
+ * in-memory export reports for an output that is not a file), or 1 after printing an
+ * error (the output untouched, a directory's files not made). */
+int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
+                       uint64_t *total_out);
 
 /* Load the input (events, names and flows) and write it as a Chrome JSON or Perfetto trace.
  * Returns the exit status (0, or 1 after printing one error line). */
@@ -506,6 +528,21 @@ void cli_mark_finish(struct trove_bg *bg, const char *name, int wait);
  * Returns 0, or 1 after printing an error. */
 int cli_capture_flows(const char *cmd, const char *store, const char *name, uint64_t from_ns,
                       uint64_t to_ns, struct trove_flows *flows);
+
+/* What cli_capture_walk calls after each frame it decodes into ev (on the stream's sender
+ * thread): it may take events out of ev (moving the rest to the front, and setting ev->len)
+ * and returns 0, or nonzero to end the walk, which then prints nothing and returns 1: the
+ * caller says what failed. */
+typedef int (*cli_frames_fn)(void *ctx, struct trove_events *ev);
+
+/* cli_capture_load with frames(ctx, events) called after each frame: the caller empties
+ * events as it goes, and so the capture need not fit in memory. The buffer holds at most
+ * what frames leaves in it and one frame (TROVE_WIRE_MAX_EVENTS). On error what is left in
+ * events is the caller's. Returns 0, or 1 after printing an error (none when frames
+ * failed). */
+int cli_capture_walk(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                     uint64_t to_ns, int quiet, struct trove_events *events,
+                     struct trove_names *names, cli_frames_fn frames, void *ctx);
 
 /* Read capture `name` of the store at `store` (NULL: $TROVE_STORE, else ./trove-data)
  * through the streaming pipeline into events and names (names may hold names already): the

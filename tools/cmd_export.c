@@ -4,6 +4,9 @@
  * (--format parquet), or the bundle's files in a directory (--format dir); and
  * `trove import IN -o OUT` — a bundle, a directory of one, or a Parquet events file back
  * into a wire stream. docs/formats/bundle.md describes the tables and the bundle.
+ * `trove export --capture NAME` streams the capture through export_capture.c, a row group
+ * at a time, never whole in memory; every other input (a file, store:NAME) is read whole
+ * here and written through trove_bundle_write_mem: the same bytes for the same events.
  * `trove import IN --store DIR` reads any capture (cli_load_flows, cli_input.c) into
  * the store as a capture (cmd_capture.c writes it). With --url, export and import are
  * checked here and made against a running service by cmd_remote.c.
@@ -60,7 +63,10 @@ static void export_usage(FILE *f)
             "                     take it as it is (see `trove import --help`)\n"
             "  --capture NAME     export capture NAME of the store (`trove ls` lists them),\n"
             "                     read through the prefetching pipeline as `trove replay` reads\n"
-            "                     it; its name is the manifest's unless --name is given\n"
+            "                     it; its name is the manifest's unless --name is given. Held a\n"
+            "                     row group at a time, never whole (chrome-json and perfetto\n"
+            "                     excepted); a bundle's events table is kept in a temporary\n"
+            "                     file until the end (beside OUT, or in $TMPDIR for a pipe)\n"
             "  --store DIR        the store (default: $TROVE_STORE if set, else ./trove-data)\n"
             "  --from-ns A        with --capture: the events that start at or after A ns ...\n"
             "  --to-ns B          ... and before B ns (default: all of them)\n"
@@ -138,6 +144,38 @@ static int parse_choice(const char *s, const char *const *names, int n)
         if (!strcmp(s, names[i]))
             return i;
     return -1;
+}
+
+/* The summary line (or --json object) of an export of events events, total bytes of tables
+ * and manifest (the output's size when it is a file). Returns 0, or 1 after an error. */
+static int export_report(const struct cli_common *co, int quiet, const char *what,
+                         const char *out, const char *format, const char *mode,
+                         const char *codec, uint64_t events, uint64_t total)
+{
+    struct stat st;
+    uint64_t size;
+
+    if (!co->json && quiet)
+        return 0;
+    size = stat(out, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : total;
+    if (co->json) {
+        fputs("{\"input\":", stdout);
+        cli_json_string(stdout, what, strlen(what));
+        fputs(",\"output\":", stdout);
+        cli_json_string(stdout, out, strlen(out));
+        printf(",\"format\":\"%s\",\"encoding\":\"%s\",\"codec\":\"%s\",\"events\":%llu,"
+               "\"bytes\":%llu,\"bytes_per_event\":%.4f}\n",
+               format, mode, codec, (unsigned long long)events, (unsigned long long)size,
+               events ? (double)size / (double)events : 0.0);
+        if (fflush(stdout) != 0)
+            return cli_error("export", "writing stdout: %s", strerror(errno));
+    } else {
+        fprintf(stderr,
+                "trove export: %llu events -> %s (%s, %s, %s): %llu bytes, %.2f bytes/event\n",
+                (unsigned long long)events, out, format, mode, codec, (unsigned long long)size,
+                events ? (double)size / (double)events : 0.0);
+    }
+    return 0;
 }
 
 /* `trove export --capture NAME --url URL -o OUT`: checked here, made by cmd_remote.c. */
@@ -325,20 +363,40 @@ int cmd_export(int argc, char **argv)
                          errno == EEXIST ? " (export makes a new directory)" : "");
     dir_made = format == FMT_DIR;
 
+    if (capture) { /* streamed: export_capture.c */
+        struct cli_export_capture xc;
+        uint64_t nev = 0;
+        memset(&xc, 0, sizeof xc);
+        xc.store = store;
+        xc.capture = capture;
+        xc.from_ns = from_ns;
+        xc.to_ns = to_ns;
+        xc.out = out;
+        xc.format = format == FMT_PARQUET ? CLI_EXPORT_PARQUET
+                    : format == FMT_DIR   ? CLI_EXPORT_DIR
+                                          : CLI_EXPORT_BUNDLE;
+        xc.deflate = deflate;
+        xc.topt = topt;
+        xc.manifest_name = name ? name : capture;
+        xc.quiet = quiet;
+        if (cli_export_capture(&xc, &nev, &total) ||
+            export_report(&co, quiet, capture, out, formats[format], modes[topt.mode],
+                          codecs[topt.codec], nev, total))
+            goto out;
+        status = 0;
+        dir_made = 0;
+        goto out;
+    }
+
     lo.quiet = quiet;
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error("export", "out of memory");
         goto out;
     }
-    /* Any input kind (cli_input.c); --capture NAME is store:NAME with a time range. */
+    /* Any input kind (cli_input.c), in memory; store:NAME is a capture read whole. */
     lo.store = store;
-    if (capture) {
-        if (cli_capture_load("export", store, capture, from_ns, to_ns, quiet, &ev, names) ||
-            cli_capture_flows("export", store, capture, from_ns, to_ns, &flows))
-            goto out;
-    } else if (cli_load_flows("export", in, &lo, &ev, names, &flows) != 0) {
+    if (cli_load_flows("export", in, &lo, &ev, names, &flows) != 0)
         goto out;
-    }
 
     cli_progress_begin(&prog, "export", TROVE_TABLE_COUNT_);
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
@@ -363,8 +421,8 @@ int cmd_export(int argc, char **argv)
     } else {
         memset(&m, 0, sizeof m);
         m.format_version = TROVE_BUNDLE_FORMAT_VERSION;
-        if (name || capture)
-            snprintf(m.capture, sizeof m.capture, "%s", name ? name : capture);
+        if (name)
+            snprintf(m.capture, sizeof m.capture, "%s", name);
         else
             base_name(in, m.capture, sizeof m.capture);
         for (size_t i = 0; i < ev.len; i++) {
@@ -427,29 +485,9 @@ int cmd_export(int argc, char **argv)
             }
         }
     }
-    if (co.json || !quiet) {
-        struct stat st;
-        uint64_t size = stat(out, &st) == 0 && S_ISREG(st.st_mode) ? (uint64_t)st.st_size : total;
-        if (co.json) {
-            fputs("{\"input\":", stdout);
-            cli_json_string(stdout, in ? in : capture, strlen(in ? in : capture));
-            fputs(",\"output\":", stdout);
-            cli_json_string(stdout, out, strlen(out));
-            printf(",\"format\":\"%s\",\"encoding\":\"%s\",\"codec\":\"%s\",\"events\":%zu,"
-                   "\"bytes\":%llu,\"bytes_per_event\":%.4f}\n",
-                   formats[format], modes[topt.mode], codecs[topt.codec], ev.len,
-                   (unsigned long long)size, ev.len ? (double)size / (double)ev.len : 0.0);
-            if (fflush(stdout) != 0) {
-                cli_error("export", "writing stdout: %s", strerror(errno));
-                goto out;
-            }
-        } else {
-            fprintf(stderr,
-                    "trove export: %zu events -> %s (%s, %s, %s): %llu bytes, %.2f bytes/event\n",
-                    ev.len, out, formats[format], modes[topt.mode], codecs[topt.codec],
-                    (unsigned long long)size, ev.len ? (double)size / (double)ev.len : 0.0);
-        }
-    }
+    if (export_report(&co, quiet, in, out, formats[format], modes[topt.mode], codecs[topt.codec],
+                      ev.len, total))
+        goto out;
     status = 0;
     dir_made = 0;
 out:

@@ -4,8 +4,9 @@
  * flows.parquet, and sort_indexes.parquet when the capture has sort indexes) and
  * manifest.json, which says what the bundle is and what it holds.
  *
- * The container is plain zip (libzip), so any unzip tool or DuckDB user can open it, with
- * only STORED and DEFLATED entries. trove writes it deterministically: the same entries in
+ * The container is plain zip (libzip; written also by trove's own streaming writer, to the
+ * same bytes), so any unzip tool or DuckDB user can open it, with only STORED and DEFLATED
+ * entries. trove writes it deterministically: the same entries in
  * the same order give the same bytes (every entry dated 1980-01-01 00:00:00, the DOS
  * epoch, in any time zone; fixed attributes; no comments). Entry names follow one rule,
  * checked on write and, for every entry, on open (trove_bundle_name_check); a zip that
@@ -71,6 +72,87 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
  * is unchanged on error. */
 int trove_bundle_write_mem(const struct trove_bundle_entry *e, size_t n, int deflate,
                            struct trove_bytes *out, struct trove_diag *diag);
+
+/*
+ * The bundle written front to back, never seeking, to a sink (a pipe, a socket, a file
+ * opened for appending), in the bytes trove_bundle_write_mem makes of the same entries in
+ * the same order, so that an export can stream a bundle whose events table it never holds
+ * whole. Zip64 records appear where libzip writes them: an entry of 4 GiB or more, or one
+ * that starts past 4 GiB; the entries total at most TROVE_BUNDLE_MAX_TOTAL, as
+ * trove_bundle_write's.
+ *
+ * A zip's local header holds the entry's CRC-32 and sizes before its bytes, so an entry
+ * too large to hold is first passed through an encoder (trove_bundle_enc_*), which gives
+ * them and the entry's stored form (the bytes themselves, or the deflate stream of a
+ * deflated bundle: zlib level 6, as libzip makes it) to its sink, which keeps them (a
+ * temporary file, say); then trove_bundle_writer_begin writes the header, and
+ * trove_bundle_writer_data the stored bytes as they are read back. A small entry in memory
+ * is one trove_bundle_writer_add.
+ *
+ * Objects are for one thread at a time. Each keeps its first error (sticky): after one, or
+ * after finish, every call returns it (finish: TROVE_ERR_INVALID), and only free is left;
+ * what the sink got by then is not a zip.
+ */
+
+/* What the writer needs of an entry before its bytes: from trove_bundle_enc_finish. */
+struct trove_bundle_entry_info {
+    uint32_t crc32;       /* of the entry's bytes */
+    uint64_t size;        /* the entry's bytes */
+    uint64_t stored_size; /* the bytes the zip holds: size when stored, else the deflate
+                           * stream's */
+    int deflated;         /* stored_size counts a deflate stream */
+};
+
+/* An entry encoder (opaque). */
+struct trove_bundle_enc;
+
+/*
+ * trove_bundle_enc_new: an encoder for one entry of a bundle that is deflated (deflate
+ * non-zero) or stored; out (copied) gets the stored form. trove_bundle_enc_write takes the
+ * entry's next n bytes (any n; deflate gets them 8 KiB at a time); trove_bundle_enc_sink
+ * fills *out with a sink that writes to e (for a writer that sends its output to a sink,
+ * such as the events table's). trove_bundle_enc_finish ends the deflate stream and fills
+ * *info. Errors: TROVE_ERR_INVALID (NULL arguments; a call after finish), TROVE_ERR_NOMEM,
+ * the sink's.
+ */
+int trove_bundle_enc_new(int deflate, const struct trove_sink *out, struct trove_bundle_enc **e_out);
+int trove_bundle_enc_write(struct trove_bundle_enc *e, const void *p, size_t n);
+void trove_bundle_enc_sink(struct trove_bundle_enc *e, struct trove_sink *out);
+int trove_bundle_enc_finish(struct trove_bundle_enc *e, struct trove_bundle_entry_info *info);
+void trove_bundle_enc_free(struct trove_bundle_enc *e);
+
+/* A streaming bundle writer (opaque). */
+struct trove_bundle_writer;
+
+/* A writer of a bundle whose entries are all deflated (deflate non-zero) or all stored,
+ * to out (copied). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove_bundle_writer_new(int deflate, const struct trove_sink *out,
+                            struct trove_bundle_writer **w_out);
+/*
+ * The next entry, from memory: CRC-32 and (deflated) compressed here, then its header and
+ * bytes written. e->data is not kept. Errors, with diag naming the entry: TROVE_ERR_INVALID
+ * (the previous entry's stored bytes not all given; over TROVE_BUNDLE_MAX_ENTRIES entries; a
+ * name that breaks the rule of trove_bundle_name_check or repeats; NULL data with a length),
+ * TROVE_ERR_LIMIT (the entries would total more than TROVE_BUNDLE_MAX_TOTAL bytes),
+ * TROVE_ERR_NOMEM, the sink's.
+ */
+int trove_bundle_writer_add(struct trove_bundle_writer *w, const struct trove_bundle_entry *e,
+                            struct trove_diag *diag);
+/* The next entry, encoded beforehand (info from trove_bundle_enc_finish, of an encoder of
+ * this writer's kind): its header now, then exactly info->stored_size bytes through
+ * trove_bundle_writer_data before the next entry or finish. Errors as for _add, and
+ * TROVE_ERR_INVALID for an info of the other kind. */
+int trove_bundle_writer_begin(struct trove_bundle_writer *w, const char *name,
+                              const struct trove_bundle_entry_info *info, struct trove_diag *diag);
+/* The open entry's next n stored bytes. Errors: TROVE_ERR_INVALID (more than its stored
+ * size), the sink's. */
+int trove_bundle_writer_data(struct trove_bundle_writer *w, const void *p, size_t n);
+/* The central directory and end records: the bundle is complete. Errors: TROVE_ERR_INVALID
+ * (no entry; the last one's stored bytes not all given), the sink's. */
+int trove_bundle_writer_finish(struct trove_bundle_writer *w, struct trove_diag *diag);
+/* Bytes given to the sink so far (after finish, the bundle's size). */
+uint64_t trove_bundle_writer_bytes(const struct trove_bundle_writer *w);
+void trove_bundle_writer_free(struct trove_bundle_writer *w);
 
 /* An open bundle (opaque). */
 struct trove_bundle;

@@ -1,5 +1,6 @@
 /*
- * trove/common.h: errors, diagnostics and the growable byte buffer shared by every layer.
+ * trove/common.h: errors, diagnostics, the growable byte buffer and the output sink shared
+ * by every layer.
  *
  * Every trove function that can fail returns an int: TROVE_OK (0) on success, a library
  * error in the reserved band [-1999, -1000], or a system error as -errno. trove_strerror()
@@ -85,6 +86,22 @@ int trove_bytes_reserve(struct trove_bytes *b, size_t extra);
 int trove_bytes_append(struct trove_bytes *b, const void *src, size_t n);
 /* Release the storage and zero the struct. */
 void trove_bytes_free(struct trove_bytes *b);
+
+/*
+ * Where a streaming writer puts its bytes as it makes them: a file, a pipe, another writer.
+ * write(ctx, p, n) takes all of p[0..n) (n > 0; p valid only for the call) or returns an
+ * error, a TROVE_ERR_* or -errno, which the writer returns and keeps (a writer whose sink
+ * failed takes no more work). A writer calls its sink from the thread that calls it, one
+ * call at a time.
+ */
+struct trove_sink {
+    int (*write)(void *ctx, const void *p, size_t n);
+    void *ctx;
+};
+
+/* A sink write function appending to the struct trove_bytes ctx (TROVE_ERR_NOMEM when it
+ * cannot grow): for tests, and for writers whose output is small enough to keep. */
+int trove_bytes_sink_write(void *ctx, const void *p, size_t n);
 
 /* Version string of this build, e.g. "0.1.0". */
 const char *trove_version(void);

@@ -13,8 +13,11 @@
  * codec: PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY and DELTA_BINARY_PACKED in data pages v1
  * and v2.
  *
- * Files are whole buffers in memory. The reader checks every length and count from the
- * file against the buffer and against the limits below before it allocates or reads.
+ * The writer makes a file in memory, or hands it to a sink a row group at a time
+ * (trove_pq_writer_set_sink) so that it never holds more than one row group's bytes; the
+ * bytes are the same. The reader takes whole buffers in memory, and checks every length and
+ * count from the file against the buffer and against the limits below before it allocates
+ * or reads.
  */
 #ifndef TROVE_PARQUET_H
 #define TROVE_PARQUET_H
@@ -109,9 +112,20 @@ int trove_pq_writer_add_fetch(struct trove_pq_writer *w, size_t nrows, trove_pq_
                               void *ctx);
 /* Encode the last row group and the footer, and append the whole file to out (an empty out
  * takes the writer's buffer, which saves a copy; as with any append, out's buffer may be
- * replaced). A table of no rows is a valid file of no row groups. */
+ * replaced); with a sink, out is NULL and the rest of the file goes to the sink. A table of
+ * no rows is a valid file of no row groups. Errors: TROVE_ERR_INVALID (out given with a
+ * sink, or missing without one; a writer finished or broken), TROVE_ERR_LIMIT (footer),
+ * TROVE_ERR_NOMEM, the sink's. The writer takes no more rows after it. */
 int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out);
 void trove_pq_writer_free(struct trove_pq_writer *w);
+/* Send the file to sink (copied; its ctx must outlive the writer's use) instead of keeping
+ * it: the magic and each row group go to it once encoded, the footer at finish, and the
+ * writer holds one row group's bytes at most (trove_pq_writer_add's buffered rows aside).
+ * Only before the first row. A sink's error fails the call that wrote, and the writer.
+ * Errors: TROVE_ERR_INVALID (rows added already, a sink set already, no write function). */
+int trove_pq_writer_set_sink(struct trove_pq_writer *w, const struct trove_sink *sink);
+/* Bytes of the file made so far, given to the sink or not; after finish, the file's size. */
+uint64_t trove_pq_writer_bytes(const struct trove_pq_writer *w);
 /* Cap a data page at about bytes (1 .. TROVE_PQ_MAX_PAGE / 2) of PLAIN-size values (default
  * 1 MiB); takes effect for row groups encoded after the call. For tests that want many
  * pages from few rows. Errors: TROVE_ERR_INVALID. */

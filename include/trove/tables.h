@@ -77,6 +77,34 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
                        uint64_t *rows_out);
 
 /*
+ * The events table in pieces, for a capture too large to hold: begin, add the events in
+ * order, finish. The file goes to sink as it is made, a row group at a time (see
+ * trove_pq_writer_set_sink), never whole in memory. The rows of each add are encoded before
+ * it returns (ev is not kept) as row groups of their own: whole ones of the row group size
+ * (o->row_group_rows, or TROVE_PQ_DEFAULT_ROW_GROUP), then one shorter with the rest. So
+ * when every add but the last gives a multiple of the row group size, the file is byte for
+ * byte trove_tables_write(TROVE_TABLE_EVENTS, ...) of all the events at once; the caller
+ * buffers to make that so. Memory: 24 bytes a row of the largest row group added, and the
+ * Parquet writer's one row group.
+ *
+ * trove_tables_events_begin: o NULL means the defaults; the sink is copied. Errors:
+ * TROVE_ERR_INVALID, TROVE_ERR_NOMEM. trove_tables_events_add: errors TROVE_ERR_INVALID (ev
+ * NULL with rows; after finish or a failure), TROVE_ERR_LIMIT (more than TROVE_PQ_MAX_ROWS
+ * rows), TROVE_ERR_NOMEM, the sink's; after an error only free is left.
+ * trove_tables_events_finish writes the footer; *rows_out and *bytes_out (each may be NULL)
+ * get the table's rows and the file's size. Errors as add's. trove_tables_events_free frees
+ * (NULL is fine); what the sink got of an unfinished table is not a Parquet file. One thread
+ * at a time per table.
+ */
+struct trove_tables_events;
+int trove_tables_events_begin(const struct trove_tables_options *o, const struct trove_sink *sink,
+                              struct trove_tables_events **out);
+int trove_tables_events_add(struct trove_tables_events *t, const struct trove_event *ev, size_t n);
+int trove_tables_events_finish(struct trove_tables_events *t, uint64_t *rows_out,
+                               uint64_t *bytes_out);
+void trove_tables_events_free(struct trove_tables_events *t);
+
+/*
  * Read a table from a Parquet file in buf[0..len) into the capture: events are appended to
  * ev, names set in names (events: TROVE_NAME_EVENT; threads: TROVE_NAME_THREAD for each
  * row with a thread_name, TROVE_NAME_PROCESS for each nonempty process_name;

@@ -12,6 +12,12 @@
  * straight from the caller's arrays (or what its fetch gives, a column at a time), which
  * saves a copy and the buffers' memory; the bytes are the same.
  *
+ * The file is made in w->body. Without a sink body is the whole file, handed over at finish;
+ * with one (trove_pq_writer_set_sink) body is drained into the sink after each row group
+ * and after the footer, so the writer holds one row group's bytes at a time, and the
+ * footer's row group records (offsets from w->flushed + body.len) until the end. The bytes
+ * are the same either way.
+ *
  * Pages hold at most page_bytes (1 MiB by default) of values (PLAIN size; a dictionary
  * index counts 4 bytes, and such a page has at least 8 rows), so a large row group still has
  * many pages. The pages of a dictionary-encoded chunk are also cut where a narrower bit
@@ -65,7 +71,9 @@ struct trove_pq_writer {
     size_t page_bytes;
     size_t nbuf;            /* rows buffered */
     uint64_t rows;          /* rows in the file */
-    struct trove_bytes body;
+    struct trove_bytes body; /* the file's bytes not yet given to the sink (all, without) */
+    struct trove_sink sink; /* write NULL: none */
+    uint64_t flushed;       /* bytes given to the sink: body starts at this file offset */
     struct trove__pq_row_group *rgs;
     uint32_t nrgs, rgcap;
     struct trove_bytes page, comp, hdr;
@@ -88,6 +96,40 @@ int trove_pq_writer_set_page_bytes(struct trove_pq_writer *w, size_t bytes)
     if (!w || bytes < 1 || bytes > TROVE_PQ_MAX_PAGE / 2)
         return TROVE_ERR_INVALID;
     w->page_bytes = bytes;
+    return TROVE_OK;
+}
+
+int trove_pq_writer_set_sink(struct trove_pq_writer *w, const struct trove_sink *sink)
+{
+    if (!w || !sink || !sink->write || w->broken || w->sink.write || w->rows || w->nbuf ||
+        w->nrgs)
+        return TROVE_ERR_INVALID;
+    w->sink = *sink;
+    return TROVE_OK;
+}
+
+uint64_t trove_pq_writer_bytes(const struct trove_pq_writer *w)
+{
+    return w ? w->flushed + w->body.len : 0;
+}
+
+/* The file offset of the next byte the writer makes. */
+static int64_t here(const struct trove_pq_writer *w)
+{
+    return (int64_t)(w->flushed + w->body.len);
+}
+
+/* With a sink, hand it the bytes made so far; body is then empty. */
+static int drain(struct trove_pq_writer *w)
+{
+    int rc;
+
+    if (!w->sink.write || w->body.len == 0)
+        return TROVE_OK;
+    if ((rc = w->sink.write(w->sink.ctx, w->body.ptr, w->body.len)) != TROVE_OK)
+        return rc;
+    w->flushed += w->body.len;
+    w->body.len = 0;
     return TROVE_OK;
 }
 
@@ -566,7 +608,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         if ((rc = trove__pq_dict_pages_encode(w->idx, pages, npages, &w->bodies, off)) !=
             TROVE_OK)
             goto out;
-        m->dictionary_page_offset = (int64_t)w->body.len;
+        m->dictionary_page_offset = here(w);
         w->page.len = 0;
         if (is_str) {
             for (size_t k = 0; k < nd; k++) {
@@ -594,7 +636,7 @@ static int encode_chunk(struct trove_pq_writer *w, struct wcol *c, const struct 
         m->encodings[m->nencodings++] =
             enc == TROVE_PQ_ENC_DELTA ? TROVE_PQE_DELTA_BINARY_PACKED : TROVE_PQE_PLAIN;
     }
-    m->data_page_offset = (int64_t)w->body.len;
+    m->data_page_offset = here(w);
     if (enc == TROVE_PQ_ENC_DELTA && !v->i64) {
         /* The delta encoder takes 64-bit values. */
         if (n > w->widecap) {
@@ -697,7 +739,7 @@ static int put_row_group(struct trove_pq_writer *w, trove_pq_fetch_fn fetch, voi
         return TROVE_ERR_NOMEM;
     w->nrgs++;
     rg->num_rows = (int64_t)n;
-    rg->file_offset = (int64_t)w->body.len;
+    rg->file_offset = here(w);
     rg->ordinal = (int32_t)(w->nrgs - 1);
     for (size_t i = 0; i < w->ncols; i++) {
         struct src v;
@@ -729,7 +771,7 @@ static int put_row_group(struct trove_pq_writer *w, trove_pq_fetch_fn fetch, voi
             w->cols[i].sb.len = 0;
         w->nbuf = 0;
     }
-    return TROVE_OK;
+    return drain(w);
 }
 
 static int flush_row_group(struct trove_pq_writer *w)
@@ -842,7 +884,7 @@ int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out)
     uint8_t tail[8];
     int rc;
 
-    if (!w || w->broken || !out)
+    if (!w || w->broken || !out != !!w->sink.write)
         return TROVE_ERR_INVALID;
     if ((rc = flush_row_group(w)) != TROVE_OK)
         goto out;
@@ -895,6 +937,10 @@ int trove_pq_writer_finish(struct trove_pq_writer *w, struct trove_bytes *out)
     memcpy(tail + 4, "PAR1", 4);
     if ((rc = trove_bytes_append(&w->body, tail, 8)) != TROVE_OK)
         goto out;
+    if (w->sink.write) {
+        rc = drain(w);
+        goto out;
+    }
     if (out->len == 0) {
         /* Nothing to append to: hand over the file's buffer instead of copying it (the
          * writer frees out's old buffer). */

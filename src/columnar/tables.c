@@ -4,6 +4,11 @@
  * over three tables by what its entries hold: event names (names), thread and process names
  * (threads), and the sort indexes of processes and threads (sort_indexes, one row an entry
  * with the entry's type, so that it reads back to the same entries).
+ *
+ * The events table is written from the events with no column arrays of its own (fetch_events
+ * fills a row group's scratch), either from all of them at once (trove_tables_write) or in
+ * pieces, straight to a sink (trove_tables_events_*), for an export that never holds the
+ * capture: the pieces are row groups of the same size, so the file is the same.
  */
 #include "trove/tables.h"
 #include "common/alloc.h"
@@ -144,15 +149,31 @@ static void set_str(struct cols *c, size_t k, size_t row, const char *s, size_t 
  * columns in a second pass. Two passes over the events, and a scratch smaller than whole
  * column arrays (less memory to fault in, each time). */
 struct ev_fetch {
-    const struct trove_events *ev;
+    const struct trove_event *ev;
     void *buf;
+    size_t cap; /* rows buf has room for */
 };
+
+/* Room in x->buf for the scratch of row groups of up to n rows. */
+static int ev_fetch_reserve(struct ev_fetch *x, size_t n)
+{
+    void *p;
+
+    if (n <= x->cap)
+        return TROVE_OK;
+    if (n > SIZE_MAX / 24 || !(p = trove__malloc(n * 24)))
+        return TROVE_ERR_NOMEM;
+    free(x->buf);
+    x->buf = p;
+    x->cap = n;
+    return TROVE_OK;
+}
 
 static int fetch_events(void *ctx, size_t col, uint64_t from, size_t n,
                         struct trove_pq_column_data *out)
 {
     struct ev_fetch *x = ctx;
-    const struct trove_event *e = x->ev->ev + from;
+    const struct trove_event *e = x->ev + from;
     int64_t *i64 = x->buf;
     int32_t *i32 = x->buf;
 
@@ -302,12 +323,28 @@ static int fill_flows(struct cols *c, const struct trove_flow *rows, size_t n)
     return TROVE_OK;
 }
 
+/* A Parquet writer for table t under the options' mode, codec and row groups. */
+static int new_writer(const struct table_def *t, const struct trove_tables_options *o,
+                      struct trove_pq_writer **out)
+{
+    struct trove_pq_column_def defs[MAX_COLS];
+
+    assert(t->ncols <= MAX_COLS);
+    for (size_t k = 0; k < t->ncols; k++) {
+        defs[k].name = t->cols[k].name;
+        defs[k].type = t->cols[k].type;
+        defs[k].bits = t->cols[k].bits;
+        defs[k].is_unsigned = t->cols[k].type != TROVE_PQ_STRING && !t->cols[k].is_signed;
+        defs[k].encoding = encoding_for(&t->cols[k], o->mode);
+    }
+    return trove_pq_writer_new(defs, t->ncols, o->codec, o->row_group_rows, out);
+}
+
 static int write_table(int table, const struct trove_events *ev, const struct trove_names *names,
                        const struct trove_flow *flows, size_t nflows,
                        const struct trove_tables_options *o, struct trove_bytes *out,
                        uint64_t *rows_out)
 {
-    struct trove_pq_column_def defs[MAX_COLS];
     struct trove_pq_column_data data[MAX_COLS];
     struct trove_tables_options dflt;
     struct trove_pq_writer *w = NULL;
@@ -330,10 +367,8 @@ static int write_table(int table, const struct trove_events *ev, const struct tr
         c.n = ev ? ev->len : 0;
         if (rc == TROVE_OK && c.n > 0) {
             uint64_t rg = o->row_group_rows ? o->row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
-            size_t m = c.n < rg ? c.n : (size_t)rg;
-            if (m > SIZE_MAX / 24 || !(fetch.buf = trove__malloc(m * 24)))
-                rc = TROVE_ERR_NOMEM;
-            fetch.ev = ev;
+            rc = ev_fetch_reserve(&fetch, c.n < rg ? c.n : (size_t)rg);
+            fetch.ev = ev->ev;
         }
         break;
     case TROVE_TABLE_NAMES:
@@ -355,17 +390,12 @@ static int write_table(int table, const struct trove_events *ev, const struct tr
     if (rc != TROVE_OK)
         goto out;
     for (size_t k = 0; k < t->ncols; k++) {
-        defs[k].name = t->cols[k].name;
-        defs[k].type = t->cols[k].type;
-        defs[k].bits = t->cols[k].bits;
-        defs[k].is_unsigned = t->cols[k].type != TROVE_PQ_STRING && !t->cols[k].is_signed;
-        defs[k].encoding = encoding_for(&t->cols[k], o->mode);
         data[k].i64 = c.i64[k];
         data[k].i32 = c.i32[k];
         data[k].str = c.str[k];
         data[k].str_len = c.len[k];
     }
-    if ((rc = trove_pq_writer_new(defs, t->ncols, o->codec, o->row_group_rows, &w)) != TROVE_OK)
+    if ((rc = new_writer(t, o, &w)) != TROVE_OK)
         goto out;
     if (c.n > 0 && table == TROVE_TABLE_EVENTS &&
         (rc = trove_pq_writer_add_fetch(w, c.n, fetch_events, &fetch)) != TROVE_OK)
@@ -401,6 +431,89 @@ int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
         if (trove_flow_check(&rows[i]) != TROVE_OK)
             return TROVE_ERR_INVALID;
     return write_table(TROVE_TABLE_FLOWS, NULL, NULL, rows, n, o, out, rows_out);
+}
+
+/* ---- the events table in pieces ---------------------------------------------------- */
+
+struct trove_tables_events {
+    struct trove_pq_writer *w;
+    struct ev_fetch fetch;
+    uint64_t rg;   /* rows per row group */
+    uint64_t rows; /* added so far */
+    int broken;    /* an add failed: only free is left */
+};
+
+int trove_tables_events_begin(const struct trove_tables_options *o, const struct trove_sink *sink,
+                              struct trove_tables_events **out)
+{
+    struct trove_tables_options dflt;
+    struct trove_tables_events *t = NULL;
+    int rc;
+
+    if (!out || !sink || !sink->write)
+        return TROVE_ERR_INVALID;
+    if (!o) {
+        trove_tables_defaults(&dflt);
+        o = &dflt;
+    }
+    if (!(t = trove__calloc(1, sizeof *t)))
+        return TROVE_ERR_NOMEM;
+    t->rg = o->row_group_rows ? o->row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
+    if ((rc = new_writer(&tables[TROVE_TABLE_EVENTS], o, &t->w)) != TROVE_OK ||
+        (rc = trove_pq_writer_set_sink(t->w, sink)) != TROVE_OK) {
+        trove_tables_events_free(t);
+        return rc;
+    }
+    *out = t;
+    return TROVE_OK;
+}
+
+int trove_tables_events_add(struct trove_tables_events *t, const struct trove_event *ev, size_t n)
+{
+    int rc;
+
+    if (!t || t->broken || (n && !ev))
+        return TROVE_ERR_INVALID;
+    if (n == 0)
+        return TROVE_OK;
+    /* The scratch of this call's largest row group (the writer checks the row limit). */
+    if ((rc = ev_fetch_reserve(&t->fetch, n < t->rg ? n : (size_t)t->rg)) == TROVE_OK) {
+        t->fetch.ev = ev;
+        rc = trove_pq_writer_add_fetch(t->w, n, fetch_events, &t->fetch);
+        t->fetch.ev = NULL;
+    }
+    if (rc != TROVE_OK) {
+        t->broken = 1;
+        return rc;
+    }
+    t->rows += n;
+    return TROVE_OK;
+}
+
+int trove_tables_events_finish(struct trove_tables_events *t, uint64_t *rows_out,
+                               uint64_t *bytes_out)
+{
+    int rc;
+
+    if (!t || t->broken)
+        return TROVE_ERR_INVALID;
+    t->broken = 1; /* finished, or failed: no more rows either way */
+    if ((rc = trove_pq_writer_finish(t->w, NULL)) != TROVE_OK)
+        return rc;
+    if (rows_out)
+        *rows_out = t->rows;
+    if (bytes_out)
+        *bytes_out = trove_pq_writer_bytes(t->w);
+    return TROVE_OK;
+}
+
+void trove_tables_events_free(struct trove_tables_events *t)
+{
+    if (!t)
+        return;
+    trove_pq_writer_free(t->w);
+    free(t->fetch.buf);
+    free(t);
 }
 
 /* ---- reading ------------------------------------------------------------------------- */

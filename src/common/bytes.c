@@ -45,3 +45,8 @@ void trove_bytes_free(struct trove_bytes *b)
     b->ptr = NULL;
     b->len = b->cap = 0;
 }
+
+int trove_bytes_sink_write(void *ctx, const void *p, size_t n)
+{
+    return trove_bytes_append(ctx, p, n);
+}
