@@ -233,6 +233,14 @@ struct cli_trace_export {
  * is written a row group at a time as the capture is walked, never the whole capture in
  * memory, to the bytes the in-memory export makes of the same events. */
 enum { CLI_EXPORT_BUNDLE, CLI_EXPORT_PARQUET, CLI_EXPORT_DIR };
+struct trove_bundle_manifest;
+/* The manifest of a bundle holding the tables with rows[t] rows (every table, but
+ * sort_indexes only when it has rows: a bundle of a capture without them is the one it was
+ * before they existed), of capture `capture` over [start_ns, end_ns], this trove's version.
+ * The table names are "<table>.parquet" (trove_table_name). */
+void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, uint64_t start_ns,
+                         uint64_t end_ns, const uint64_t *rows);
+
 struct cli_export_capture {
     const char *store;          /* NULL: $TROVE_STORE, else ./trove-data */
     const char *capture;

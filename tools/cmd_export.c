@@ -419,40 +419,29 @@ int cmd_export(int argc, char **argv)
         if (cli_out_write_file("export", out, tab[TROVE_TABLE_EVENTS].ptr, tab[TROVE_TABLE_EVENTS].len))
             goto out;
     } else {
-        memset(&m, 0, sizeof m);
-        m.format_version = TROVE_BUNDLE_FORMAT_VERSION;
+        char cap_name[sizeof m.capture];
+        uint64_t first = 0, last = 0;
         if (name)
-            snprintf(m.capture, sizeof m.capture, "%s", name);
+            snprintf(cap_name, sizeof cap_name, "%s", name);
         else
-            base_name(in, m.capture, sizeof m.capture);
+            base_name(in, cap_name, sizeof cap_name);
         for (size_t i = 0; i < ev.len; i++) {
             uint64_t s = ev.ev[i].start_ns, e = trove_event_end(&ev.ev[i]);
-            if (i == 0 || s < m.start_ns)
-                m.start_ns = s;
-            if (i == 0 || e > m.end_ns)
-                m.end_ns = e;
+            if (i == 0 || s < first)
+                first = s;
+            if (i == 0 || e > last)
+                last = e;
         }
-        m.events = rows[TROVE_TABLE_EVENTS];
-        m.names = rows[TROVE_TABLE_NAMES];
-        m.threads = rows[TROVE_TABLE_THREADS];
-        m.samples = rows[TROVE_TABLE_SAMPLES];
-        m.frames = rows[TROVE_TABLE_FRAMES];
-        m.flows = rows[TROVE_TABLE_FLOWS];
-        m.sort_indexes = rows[TROVE_TABLE_SORT_INDEXES];
+        cli_bundle_manifest(&m, cap_name, first, last, rows);
         for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-            /* sort_indexes only when there are some: the bundle of a capture without them
-             * is the one it was before they existed */
             if (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0)
-                continue;
+                continue; /* as the manifest: not in the bundle */
             snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
-            snprintf(m.tables[m.ntables], sizeof m.tables[m.ntables], "%.63s", entry_names[t]);
             ent[nent].name = entry_names[t];
             ent[nent].data = tab[t].ptr;
             ent[nent].len = tab[t].len;
-            m.ntables++;
             nent++;
         }
-        snprintf(m.trove_version, sizeof m.trove_version, "%s", trove_version());
         if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
             cli_error("export", "manifest.json: %s", trove_strerror(rc));
             goto out;

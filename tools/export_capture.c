@@ -263,26 +263,9 @@ int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
         }
         total += tab[t].len;
     }
-    memset(&m, 0, sizeof m);
-    m.format_version = TROVE_BUNDLE_FORMAT_VERSION;
-    snprintf(m.capture, sizeof m.capture, "%s", x->manifest_name);
-    m.start_ns = w.start_ns;
-    m.end_ns = w.end_ns;
-    m.events = rows[TROVE_TABLE_EVENTS];
-    m.names = rows[TROVE_TABLE_NAMES];
-    m.threads = rows[TROVE_TABLE_THREADS];
-    m.samples = rows[TROVE_TABLE_SAMPLES];
-    m.frames = rows[TROVE_TABLE_FRAMES];
-    m.flows = rows[TROVE_TABLE_FLOWS];
-    m.sort_indexes = rows[TROVE_TABLE_SORT_INDEXES];
-    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+    cli_bundle_manifest(&m, x->manifest_name, w.start_ns, w.end_ns, rows);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
         snprintf(entry[t], sizeof entry[t], "%s.parquet", trove_table_name(t));
-        /* sort_indexes only when there are some, as the in-memory export */
-        if (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0)
-            continue;
-        snprintf(m.tables[m.ntables++], sizeof m.tables[0], "%.63s", entry[t]);
-    }
-    snprintf(m.trove_version, sizeof m.trove_version, "%s", trove_version());
     if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
         cli_error("export", "manifest.json: %s", trove_strerror(rc));
         goto out;
@@ -371,4 +354,28 @@ out:
     trove_flows_free(&flows);
     trove_names_free(names);
     return status;
+}
+
+void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, uint64_t start_ns,
+                         uint64_t end_ns, const uint64_t *rows)
+{
+    memset(m, 0, sizeof *m);
+    m->format_version = TROVE_BUNDLE_FORMAT_VERSION;
+    snprintf(m->capture, sizeof m->capture, "%s", capture);
+    m->start_ns = start_ns;
+    m->end_ns = end_ns;
+    m->events = rows[TROVE_TABLE_EVENTS];
+    m->names = rows[TROVE_TABLE_NAMES];
+    m->threads = rows[TROVE_TABLE_THREADS];
+    m->samples = rows[TROVE_TABLE_SAMPLES];
+    m->frames = rows[TROVE_TABLE_FRAMES];
+    m->flows = rows[TROVE_TABLE_FLOWS];
+    m->sort_indexes = rows[TROVE_TABLE_SORT_INDEXES];
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+        if (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0)
+            continue;
+        snprintf(m->tables[m->ntables++], sizeof m->tables[0], "%.55s.parquet",
+                 trove_table_name(t));
+    }
+    snprintf(m->trove_version, sizeof m->trove_version, "%s", trove_version());
 }
