@@ -106,6 +106,7 @@ const view = new Timeline($('timeline'), model, {
 
 // For tests and the benchmark: where things are, and the timings of the draws.
 window.troveView = {
+  model,
   range: () => [view.t0, view.t1],
   clientOf(t, pid, tid, depth) {
     const r = $('timeline').getBoundingClientRect();
@@ -114,14 +115,16 @@ window.troveView = {
     if (!row) return null;
     return [r.left + view.xOf(t), r.top + 24 + row.y - view.scrollY + depth * 16 + 8];
   },
-  zoneOf(name) { // the first zone called name: {start, dur, pid, tid, depth}
+  zoneOf(name) { // the longest zone called name: {start, dur, pid, tid, depth}
+    let best = null;
     for (const p of model.procs.values())
       for (const t of p.threads.values())
         for (let d = 0; d < t.zones.length; d++) {
           const l = t.zones[d];
-          for (let i = 0; i < l.n; i++) if (model.nameOf(l.name[i]) === name) return { start: l.s[i], dur: l.d[i], pid: t.pid, tid: t.tid, depth: d };
+          for (let i = 0; i < l.n; i++)
+            if (model.nameOf(l.name[i]) === name && (!best || l.d[i] > best.dur)) best = { start: l.s[i], dur: l.d[i], pid: t.pid, tid: t.tid, depth: d };
         }
-    return null;
+    return best;
   },
   draw() { view.draw(); return view.lastStats; },
   drawTimes: () => view.drawTimes.slice(),
@@ -221,7 +224,10 @@ async function handle(data) {
     else if (msg.type === 'end') {
       stats.ended = true;
       stats.endEvents = msg.events;
-      if (view.followAll) view.fit();
+      // nothing more will come: stop following, and show it all if the user has not zoomed
+      const all = view.followAll;
+      view.setFollow(false);
+      if (all) view.fit();
       view.invalidate();
     } else if (msg.type === 'error') showError(`the service: ${msg.message}`);
     return;
