@@ -180,6 +180,7 @@ bench: build deps-npm
 	$(TROVE) bench serve --rate 1000000 --events 10000000
 	$(TROVE) bench serve --max
 	bash bench/api_bench.sh $(TROVE) $(DEMO)/trace.json 15
+	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
 
 # The long runs: ten minutes of live capture at 1 M events/s (peak RSS, drops, latency).
 soak: build

@@ -38,7 +38,7 @@ export function fmtDur(ns) {
 function fmtAt(t, step) {
   const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
   for (const [u, name] of units) {
-    if (step >= u || u === 1) {
+    if (step >= u * 0.1 || u === 1) {
       const dec = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
       return `${(t / u).toFixed(Math.min(dec, 6))} ${name}`;
     }
