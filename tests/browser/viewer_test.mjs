@@ -118,10 +118,12 @@ for (const wire of ['raw', 'packed', 'deflate']) {
 
 // ---- joining mid-way: every event exactly once ------------------------------------------
 {
-  const producer = run(['gen', '--live', 'join', '--rate', '40000', '--seconds', '3', '--socket', sock, '--seed', '9', '-q']);
+  let done = false;
+  const producer = run(['gen', '--live', 'join', '--rate', '40000', '--seconds', '4', '--socket', sock, '--seed', '9', '-q']).finally(() => { done = true; });
   for (;;) { // until the service has committed some of it and published more
     const i = await info('join');
-    if (i && i.live && i.events >= 30000) break;
+    if (i && i.live && i.events >= 20000) break;
+    if (done) { check(false, 'join: the capture ended before the viewer could join it'); break; }
     await new Promise((r) => setTimeout(r, 50));
   }
   const page = await openPage('capture=join&checksum=1&wire=packed');
