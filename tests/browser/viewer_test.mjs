@@ -7,6 +7,7 @@
 //     the checksum of (start, dur, name) are what `trove cat --json` gives;
 //   - a known capture: hover shows a zone's name and duration, the wheel and keys zoom, a
 //     dragged range lists the expected top name and sorts, search counts its matches;
+//   - a Chrome JSON file dropped on the page is imported and opened; a bundle downloads;
 //   - a corrupt frame (the WebSocket intercepted in the page) shows an error, and the
 //     events of the frames before it are all that is shown;
 //   - a screenshot of the timeline is saved and is not blank.
@@ -214,6 +215,29 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   await page.fill('#search', 'FRAME');
   m = await stats(page);
   check(m.searchMatches === 2, `search 'FRAME': ${m.searchMatches}`);
+  await page.close();
+}
+
+// ---- drop a Chrome JSON file to import it; download a bundle ------------------------------
+{
+  const json = readFileSync(`${src}/tests/vectors/chrome_small.json`, 'utf8');
+  const want = (await run(['cat', `${src}/tests/vectors/chrome_small.json`], { stdout: true })).split('\n').filter(Boolean).length;
+  const page = await openPage('');
+  await until(page, () => document.querySelectorAll('#capture-list li').length > 0);
+  await page.evaluate((text) => {
+    const dt = new DataTransfer();
+    dt.items.add(new File([text], 'chrome_small.json', { type: 'application/json' }));
+    window.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+  }, json);
+  await until(page, () => window.troveStats.capture === 'chrome_small' && (window.troveStats.ended || window.troveStats.error));
+  const s = await stats(page);
+  check(s.error === '' && s.events === want && want > 0, `drop: ${s.events} events shown, trove cat reads ${want}: ${s.error}`);
+  const i = await info('chrome_small');
+  check(i && i.events === want, `drop: the service stored ${i && i.events}`);
+  // the list's download link gives the capture's bundle (a zip)
+  const href = await page.getAttribute('#capture-list li[data-name="w-raw"] a', 'href');
+  const bytes = await page.evaluate(async (h) => [...new Uint8Array(await (await fetch(h)).arrayBuffer()).slice(0, 4)], href);
+  check(href === '/api/captures/w-raw/export?format=bundle' && bytes[0] === 0x50 && bytes[1] === 0x4b, `download: ${href} ${bytes}`);
   await page.close();
 }
 
