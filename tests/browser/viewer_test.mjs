@@ -232,6 +232,13 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   await until(page, () => window.troveStats.capture === 'chrome_small' && (window.troveStats.ended || window.troveStats.error));
   const s = await stats(page);
   check(s.error === '' && s.events === want && want > 0, `drop: ${s.events} events shown, trove cat reads ${want}: ${s.error}`);
+  // its counters are series of their own, with their values (the doubles of dur_ns)
+  const ctr = await page.evaluate(() => {
+    const m = window.troveView.model, out = [];
+    for (const p of m.procs.values()) for (const t of p.threads.values()) for (const [id, l] of t.counters) out.push([m.nameOf(id), l.n, l.min, l.max]);
+    return out.sort();
+  });
+  check(JSON.stringify(ctr) === JSON.stringify([['cpu', 1, -0.5, -0.5], ['mem', 2, 1024, 2048]]), `drop: counters ${JSON.stringify(ctr)}`);
   const i = await info('chrome_small');
   check(i && i.events === want, `drop: the service stored ${i && i.events}`);
   // the list's download link gives the capture's bundle (a zip)
