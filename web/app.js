@@ -30,6 +30,7 @@ const hover = (info, cx, cy) => {
   tip.append(b, document.createElement('br'),
     `start ${fmtDur(info.start)} · ${info.lane === 'instant' ? 'instant' : `duration ${fmtDur(info.dur)}`}`,
     document.createElement('br'), `thread ${threadLabel(info.track)}`);
+  if (info.merged > 1) tip.append(document.createElement('br'), `(${info.merged.toLocaleString('en')} events within 3 px here: zoom in)`);
   tip.style.left = `${cx + 14}px`;
   tip.style.top = `${cy + 14}px`;
 };

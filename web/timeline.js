@@ -412,7 +412,9 @@ export class Timeline {
       if (q === 0 || lane.s[q] < t - lane.maxDur - tol) { i = -1; break; }
     }
     if (i < 0 || lane.s[i] + lane.d[i] + tol < t || lane.s[i] - tol > t) return null;
-    return { track: tr, lane: kind, depth, index: i, start: lane.s[i], dur: lane.d[i], nameId: lane.name[i], name: this.model.nameOf(lane.name[i]) };
+    // narrower than a pixel: it was drawn merged with the others starting in that pixel
+    const merged = lane.d[i] * k < MIN_W ? lowerBound(lane.s, t + 1.5 / k, 0, lane.n) - lowerBound(lane.s, t - 1.5 / k, 0, lane.n) : 1;
+    return { track: tr, lane: kind, depth, index: i, start: lane.s[i], dur: lane.d[i], nameId: lane.name[i], name: this.model.nameOf(lane.name[i]), merged };
   }
 
   // The names of every zone and instant that overlaps [r0, r1]: [{name, count, total, mean, max}].
