@@ -209,7 +209,9 @@ function open(name, live) {
       if (mine !== session) return;
       stats.connected = false;
       if (!stats.ended && !stats.error && e.code !== 1000)
-        showError(e.code === 1006 ? `the connection to the service was lost (is it running? does it need a token?)` : `the service closed the connection (${e.code} ${e.reason})`);
+        showError(e.code === 1006 ? 'the connection to the service was lost (is it running? does it need a token?); what arrived is shown'
+          : e.code === 1001 ? 'the service stopped before the capture ended; what arrived is shown'
+            : `the service closed the connection (${e.code} ${e.reason}); what arrived is shown`);
       renderStats();
     });
   };
