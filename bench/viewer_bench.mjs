@@ -7,7 +7,8 @@
 //   - draw, everything in view: the capture fitted, drawn FRAMES times;
 //   - zoom and pan: FRAMES frames of a zoom from the whole capture in to 1/1000 of it and
 //     back out, panning as it goes, each frame one draw;
-//   - rAF: the deltas between animation frames while the view changes every frame.
+//   - rAF: the deltas between animation frames while the view changes every frame;
+//   - then the first capture again in each wire (raw, packed, deflate): decode rates.
 // usage: node viewer_bench.mjs URL CAPTURE [CAPTURE...]   (FRAMES: default 120)
 // playwright-core from tests/browser's lockfile (make deps-npm)
 const { chromium } = await import(new URL('../tests/browser/node_modules/playwright-core/index.mjs', import.meta.url));
@@ -76,7 +77,23 @@ for (const name of names) {
   });
   await page.close();
 }
+// decode rate of each wire on the first capture
+const wires = [];
+for (const wire of ['raw', 'packed', 'deflate']) {
+  const page = await browser.newPage();
+  await page.goto(`${url}#capture=${names[0]}&replay=1&wire=${wire}`);
+  await page.waitForFunction(() => window.troveStats && (window.troveStats.ended || window.troveStats.error), null, { timeout: 900000, polling: 200 });
+  const s = await page.evaluate(() => ({ ...window.troveStats }));
+  wires.push({ wire, events: s.events, bpe: s.bytes / s.events, mevs: s.events / (s.decodeUs / 1e6) / 1e6, us: s.decodeUs / s.batches });
+  await page.close();
+}
 await browser.close();
+console.log(`decode in the page (one thread), ${names[0]} replayed at speed=max:`);
+console.log('');
+console.log('| wire | events | bytes/event | decode M events/s | decode µs/batch |');
+console.log('|---|---:|---:|---:|---:|');
+for (const w of wires) console.log(`| ${w.wire} | ${w.events.toLocaleString('en')} | ${w.bpe.toFixed(2)} | ${w.mevs.toFixed(1)} | ${w.us.toFixed(0)} |`);
+console.log('');
 console.log(`chromium headless, 1600x900, ${FRAMES} frames each; medians (p90) in ms; decode: packed frames, speed=max replay`);
 console.log('');
 console.log('| capture | events | load s | decode M events/s | decode µs/batch | draw all in view ms (p90) | rects drawn | zoom+pan frame ms (p90, max) | rAF delta ms |');

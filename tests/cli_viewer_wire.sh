@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # cli_viewer_wire.sh: the viewer's JavaScript wire decoders (web/wire.js) against the golden
-# vectors of tests/vectors/ and against bad frames, in node (tests/browser/wire_test.mjs);
+# vectors of tests/vectors/, against bad frames, and against what `trove cat` reads from
+# streams trove wrote, in node (tests/browser/wire_test.mjs);
 # and the binary serves web/ byte for byte from memory: every file of web/ at /web/NAME (and
 # index.html at /), nothing else, and no path reaches a file, even one beside the service.
 # usage: cli_viewer_wire.sh TROVE SOURCE_DIR
@@ -13,7 +14,17 @@ if ! command -v node > /dev/null 2>&1; then
     echo "skipped: node not found (make deps-node)"
     exit 77
 fi
-out=$(node "$src/tests/browser/wire_test.mjs" "$src" 2>&1)
+# Streams trove writes, in each format, on a 1 ns clock (the widest varints), against trove cat.
+streams=()
+for w in raw packed deflate; do
+    "$TROVE" gen -o "$tmp/g.$w" --events 30000 --tick 1 --wire $w -q
+    "$TROVE" cat "$tmp/g.$w" --json > "$tmp/g.$w.jsonl"
+    streams+=("$tmp/g.$w" "$tmp/g.$w.jsonl")
+done
+"$TROVE" convert "$src/tests/vectors/chrome_small.json" "$tmp/chrome.packed" --wire packed -q
+"$TROVE" cat "$tmp/chrome.packed" --json > "$tmp/chrome.jsonl"
+streams+=("$tmp/chrome.packed" "$tmp/chrome.jsonl")
+out=$(node "$src/tests/browser/wire_test.mjs" "$src" "${streams[@]}" 2>&1)
 rc=$?
 echo "$out" | tail -5
 check test $rc -eq 0

@@ -167,18 +167,27 @@ export function decodePacked(p, count, base = HEADER_SIZE) {
       ix = 255 + vLo;
     }
     if (ix >= nThreads) fail('THREAD', base + pos - 1, `event ${i}: thread index ${ix} of ${nThreads}`);
-    // start: zigzag delta, added in wrapping 64-bit arithmetic
-    varint64(p, pos, end, base); pos = vPos;
-    const m = -(vLo & 1);
-    const dLo = (((vLo >>> 1) | (vHi << 31)) ^ m) >>> 0, dHi = ((vHi >>> 1) ^ m) >>> 0;
+    // start: zigzag delta, added in wrapping 64-bit arithmetic. The varints of an event
+    // take at most 25 bytes: with that many left, those of up to 4 bytes (28 bits, the common
+    // case) are read here without a bound check per byte; the rest go through varint64/32.
+    let zLo, zHi, x, c;
+    const fast = end - pos >= 25;
+    if (fast && (c = p[pos]) < 0x80) { zLo = c; zHi = 0; pos += 1; }
+    else if (fast && (x = p[pos + 1]) < 0x80) { zLo = (c & 0x7f) | (x << 7); zHi = 0; pos += 2; }
+    else { varint64(p, pos, end, base); zLo = vLo; zHi = vHi; pos = vPos; }
+    const m = -(zLo & 1);
+    const dLo = (((zLo >>> 1) | (zHi << 31)) ^ m) >>> 0, dHi = ((zHi >>> 1) ^ m) >>> 0;
     const lo = prevLo + dLo;
     prevHi = (prevHi + dHi + (lo > 0xffffffff ? 1 : 0)) >>> 0;
     prevLo = lo >>> 0;
     b.startLo[i] = prevLo; b.startHi[i] = prevHi;
-    varint64(p, pos, end, base); pos = vPos;
-    b.durLo[i] = vLo; b.durHi[i] = vHi;
-    varint32(p, pos, end, base); pos = vPos;
-    b.name[i] = vLo;
+    if (fast && (c = p[pos]) < 0x80) { b.durLo[i] = c; b.durHi[i] = 0; pos += 1; }
+    else if (fast && (x = p[pos + 1]) < 0x80) { b.durLo[i] = (c & 0x7f) | (x << 7); b.durHi[i] = 0; pos += 2; }
+    else if (fast && (c = p[pos + 2]) < 0x80) { b.durLo[i] = (p[pos] & 0x7f) | ((x & 0x7f) << 7) | (c << 14); b.durHi[i] = 0; pos += 3; }
+    else { varint64(p, pos, end, base); b.durLo[i] = vLo; b.durHi[i] = vHi; pos = vPos; }
+    if (fast && (c = p[pos]) < 0x80) { b.name[i] = c; pos += 1; }
+    else if (fast && (x = p[pos + 1]) < 0x80) { b.name[i] = (c & 0x7f) | (x << 7); pos += 2; }
+    else { varint32(p, pos, end, base); b.name[i] = vLo; pos = vPos; }
     if (end - pos < 3) fail('TRUNCATED', base + pos, `the payload ends inside event ${i}`);
     b.kind[i] = p[pos]; b.depth[i] = p[pos + 1]; b.extra[i] = p[pos + 2];
     pos += 3;

@@ -2,7 +2,8 @@
 // tests/vectors/ (docs/formats/wire.md), byte for byte, and against bad frames: every
 // prefix of every vector, every byte of a frame changed, and the rules one by one. A bad
 // frame must throw a WireError (never another exception, never a batch).
-// usage: node wire_test.mjs SOURCE_DIR
+// And streams trove wrote, event by event against `trove cat --json`.
+// usage: node wire_test.mjs SOURCE_DIR [WIRE JSONL]...
 import { readFileSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 
@@ -126,6 +127,28 @@ check(await code(mut(deflate, (c) => { c[16] = 0xff; c[17] = 0xff; }), 'deflate 
   check(await code(frame(4, 1, [1, 0, 9, 0x61]), 'name overrun') === 'OVERRUN', 'names overrun');
   check(await code(frame(4, 1, [1, 0, 2, 0xc3, 0x28]), 'bad utf8') === 'CORRUPT', 'names utf-8');
   check(await code(frame(4, 1, [6, 0, 0]), 'type 6') === 'CORRUPT', 'names type');
+}
+// Streams trove wrote (usage: ... WIRE JSONL ...): every event decodes to what `trove cat
+// --json` prints for it, field by field, whichever path a varint took.
+const kinds = ['zone', 'instant', 'async-instant', 'frame', 'lock', 'counter'];
+for (let a = 3; a + 1 < process.argv.length; a += 2) {
+  const lines = readFileSync(process.argv[a + 1], 'utf8').split('\n').filter(Boolean);
+  let k = 0, bad = 0;
+  for (const f of W.splitStream(new Uint8Array(readFileSync(process.argv[a])))) {
+    const r = await W.decodeFrame(f);
+    if (!r.events) continue;
+    const b = r.events;
+    for (let i = 0; i < b.count; i++, k++) {
+      const line = lines[k] || '', j = JSON.parse(line || '{}');
+      const start = /"start_ns":(\d+)/.exec(line), dur = /"dur_ns":(\d+)/.exec(line);
+      if (!start || u64(b.startLo[i], b.startHi[i]) !== BigInt(start[1]) || u64(b.durLo[i], b.durHi[i]) !== BigInt(dur[1]) ||
+        b.pid[i] !== j.pid || b.tid[i] !== j.tid || kinds[b.kind[i]] !== j.kind || b.depth[i] !== j.depth ||
+        b.extra[i] !== j.extra || b.name[i] !== j.name_id) {
+        if (bad++ < 3) console.error(`${process.argv[a]}: event ${k}: ${line}`);
+      }
+    }
+  }
+  check(bad === 0 && k === lines.length && k > 0, `${process.argv[a]}: ${k} events decoded, ${lines.length} printed by trove cat, ${bad} differ`);
 }
 console.log(`${pass} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
