@@ -8,7 +8,7 @@
 //   - zoom and pan: FRAMES frames of a zoom from the whole capture in to 1/1000 of it and
 //     back out, panning as it goes, each frame one draw;
 //   - rAF: the deltas between animation frames while the view changes every frame;
-//   - then the first capture again in each wire (raw, packed, deflate): decode rates.
+//   - the decoders alone on WIRE_FILES (fetched into the page): decode rates per wire.
 // usage: node viewer_bench.mjs URL CAPTURE [CAPTURE...]   (FRAMES: default 120)
 // playwright-core from tests/browser's lockfile (make deps-npm)
 const { chromium } = await import(new URL('../tests/browser/node_modules/playwright-core/index.mjs', import.meta.url));
@@ -77,24 +77,45 @@ for (const name of names) {
   });
   await page.close();
 }
-// decode rate of each wire on the first capture
+// The decoders alone: each wire file (WIRE_FILES: raw, packed, deflate streams of one
+// capture) fetched into the page and decoded frame by frame PASSES times, by web/wire.js as
+// the page uses it; the median pass.
 const wires = [];
-for (const wire of ['raw', 'packed', 'deflate']) {
+const PASSES = +(process.env.PASSES || 7);
+for (const f of (process.env.WIRE_FILES || '').split(' ').filter(Boolean)) {
   const page = await browser.newPage();
-  await page.goto(`${url}#capture=${names[0]}&replay=1&wire=${wire}`);
-  await page.waitForFunction(() => window.troveStats && (window.troveStats.ended || window.troveStats.error), null, { timeout: 900000, polling: 200 });
-  const s = await page.evaluate(() => ({ ...window.troveStats }));
-  wires.push({ wire, events: s.events, bpe: s.bytes / s.events, mevs: s.events / (s.decodeUs / 1e6) / 1e6, us: s.decodeUs / s.batches });
+  await page.route('**/bench-input', (r) => r.fulfill({ path: f, contentType: 'application/octet-stream' }));
+  await page.goto(`${url}#`);
+  const r = await page.evaluate(async (passes) => {
+    const W = await import('/web/wire.js');
+    const u8 = new Uint8Array(await (await fetch('/bench-input')).arrayBuffer());
+    const frames = [...W.splitStream(u8)], times = [];
+    let events = 0, batches = 0;
+    for (let p = 0; p < passes; p++) {
+      events = 0; batches = 0;
+      const t = performance.now();
+      for (const fr of frames) {
+        const x = W.decodeFrameSync(fr) || await W.decodeFrame(fr);
+        if (x.events) { events += x.count; batches++; }
+      }
+      times.push(performance.now() - t);
+    }
+    times.sort((a, b) => a - b);
+    return { events, batches, bytes: u8.length, ms: times[times.length >> 1], first: times[0] };
+  }, PASSES);
+  wires.push({ file: f.split('/').pop(), ...r });
   await page.close();
 }
 await browser.close();
-console.log(`decode in the page (one thread), ${names[0]} replayed at speed=max:`);
-console.log('');
-console.log('| wire | events | bytes/event | decode M events/s | decode µs/batch |');
-console.log('|---|---:|---:|---:|---:|');
-for (const w of wires) console.log(`| ${w.wire} | ${w.events.toLocaleString('en')} | ${w.bpe.toFixed(2)} | ${w.mevs.toFixed(1)} | ${w.us.toFixed(0)} |`);
-console.log('');
-console.log(`chromium headless, 1600x900, ${FRAMES} frames each; medians (p90) in ms; decode: packed frames, speed=max replay`);
+if (wires.length) {
+  console.log(`decoding in the page (web/wire.js, the page's one thread), median of ${PASSES} passes over each file:`);
+  console.log('');
+  console.log('| file | events | bytes/event | decode M events/s | decode µs/batch |');
+  console.log('|---|---:|---:|---:|---:|');
+  for (const w of wires) console.log(`| ${w.file} | ${w.events.toLocaleString('en')} | ${(w.bytes / w.events).toFixed(2)} | ${(w.events / w.ms / 1e3).toFixed(1)} | ${(w.ms * 1e3 / w.batches).toFixed(0)} |`);
+  console.log('');
+}
+console.log(`chromium headless, 1600x900, ${FRAMES} frames each; medians (p90) in ms; load and decode: the capture's packed frames replayed at speed=max while the page appends and draws`);
 console.log('');
 console.log('| capture | events | load s | decode M events/s | decode µs/batch | draw all in view ms (p90) | rects drawn | zoom+pan frame ms (p90, max) | rAF delta ms |');
 console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');

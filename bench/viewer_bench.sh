@@ -27,4 +27,10 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 url=$(sed -n 's/.*listening on \(http[^,]*\),.*/\1/p' "$dir/viewer-serve.out")
-node "$here/viewer_bench.mjs" "$url" "${names[@]}"
+# the decoders alone: the first capture in each wire
+wires=""
+for w in raw packed deflate; do
+    [ -f "$dir/gen-${sizes[0]}.$w" ] || "$trove" gen -o "$dir/gen-${sizes[0]}.$w" --events "${sizes[0]}" --wire $w -q
+    wires="$wires $dir/gen-${sizes[0]}.$w"
+done
+WIRE_FILES=$wires node "$here/viewer_bench.mjs" "$url" "${names[@]}"
