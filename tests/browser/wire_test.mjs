@@ -58,6 +58,11 @@ const raw = vec('wire_raw.bin'), packed = vec('wire_packed.bin'), deflate = vec(
 const names = vec('wire_names.bin'), names2 = vec('wire_names_v2.bin');
 check(raw.length === 176 && packed.length === 75 && deflate.length === 74 && names.length === 63 && names2.length === 86, 'vector sizes');
 sameBatch((await W.decodeFrame(raw)).events, 'raw');
+{ // the DataView path too: the frame one byte into its buffer, so its payload is not aligned
+  const odd = new Uint8Array(raw.length + 1);
+  odd.set(raw, 1);
+  sameBatch((await W.decodeFrame(odd.subarray(1))).events, 'raw, unaligned');
+}
 sameBatch((await W.decodeFrame(packed)).events, 'packed');
 sameBatch((await W.decodeFrame(deflate)).events, 'deflate');
 // The inflated deflate payload is the packed vector's payload byte for byte.
