@@ -130,6 +130,9 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   const page = await openPage('capture=join&checksum=1&wire=packed');
   await until(page, () => window.troveStats.connected && window.troveStats.events > 0);
   const mid = await stats(page);
+  // following: everything so far is in view, up to the live edge
+  const edge = await page.evaluate(() => { window.troveView.draw(); return [...window.troveView.range(), ...window.troveView.extent(), document.getElementById('follow').checked]; });
+  check(edge[4] && edge[0] <= edge[2] && edge[1] >= edge[3], `join: following, the view ${edge[0]}..${edge[1]} holds ${edge[2]}..${edge[3]}`);
   await producer;
   await until(page, () => window.troveStats.ended || window.troveStats.error);
   const s = await stats(page), i = await closed('join');
