@@ -20,7 +20,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
                  liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
-                 protobuf-compiler libwebsockets-dev libcurl4-openssl-dev curl
+                 protobuf-compiler libwebsockets-dev libcurl4-openssl-dev curl chromium
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build
@@ -75,12 +75,19 @@ deps-fuzz: deps
 # Node (Debian's nodejs and npm, only if node or npm is missing) and, from the committed
 # lockfile, DuckDB: the independent Parquet reader and writer of the interop tests and the
 # parquet benchmark (tools/duckdb/duckdb_tool.md). npm ci reruns only when the lockfile changes.
+# Also playwright-core, which drives Debian's chromium in the viewer's tests and benchmark
+# (tests/browser/; it downloads no browser).
 DUCKDB_STAMP := tools/duckdb/node_modules/.stamp
+BROWSER_STAMP := tests/browser/node_modules/.stamp
 
-deps-npm: $(DUCKDB_STAMP)
+deps-npm: $(DUCKDB_STAMP) $(BROWSER_STAMP)
 
 $(DUCKDB_STAMP): tools/duckdb/package-lock.json tools/duckdb/package.json | deps-node
 	npm ci --prefix tools/duckdb --no-audit --no-fund
+	@touch $@
+
+$(BROWSER_STAMP): tests/browser/package-lock.json tests/browser/package.json | deps-node
+	PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefix tests/browser --no-audit --no-fund
 	@touch $@
 
 deps-node: deps
@@ -199,6 +206,7 @@ bench: build deps-npm
 	$(TROVE) bench serve --max
 	bash bench/api_bench.sh $(TROVE) $(DEMO)/trace.json 15
 	bash bench/export_bench.sh $(TROVE) "" 20M 5
+	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
 
 # The long runs: ten minutes of live capture at 1 M events/s (peak RSS, drops, latency).
 soak: build

@@ -3,13 +3,15 @@
  * (src/net/api.c): the input is split at NUL bytes into a method byte, a path, a query,
  * an Authorization header, a Cookie header, an Origin and a Host. Oracles: a routed
  * request's capture name passes the store's name check and holds no '/', '.' first or NUL;
- * an error has a status and a code the API documents; from_ns <= to_ns; the token check
+ * an embedded file (/, /web/NAME) is reached only by its whole name; an error has a status
+ * and a code the API documents; from_ns <= to_ns; the token check
  * accepts the right token in either header and nothing that differs from it.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "net/api.h"
+#include "net/assets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -40,7 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r.name[0] && (trove_volume_name_check(r.name, &d) != TROVE_OK ||
                           strchr(r.name, '/') || r.name[0] == '.'))
             abort();
-        if (r.from_ns > r.to_ns || r.route < TROVE__R_INDEX || r.route > TROVE__R_IMPORT)
+        if (r.from_ns > r.to_ns || r.route < TROVE__R_INDEX || r.route > TROVE__R_ASSET)
+            abort();
+        /* /, /index.html and /web/NAME reach only an embedded file, by its whole name */
+        if ((r.route == TROVE__R_INDEX || r.route == TROVE__R_ASSET) &&
+            (r.asset < 0 || (unsigned)r.asset >= trove__web_nassets ||
+             (r.route == TROVE__R_ASSET && strcmp(part[0] + 5, trove__web_assets[r.asset].name))))
             abort();
     } else if (rc == -1) {
         if ((e.status != 400 && e.status != 404 && e.status != 405 && e.status != 413) ||

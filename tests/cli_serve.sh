@@ -90,7 +90,7 @@ json "$tmp/status.json" 'any(c["kind"] == "producer" and c["capture"] == "two" a
 json "$tmp/status.json" 'any(c["name"] == "two" and c["live"] for c in j["captures"]) and j["wire"] == "auto" and "uptime_s" in j'
 peer get "${url}metrics" > "$tmp/metrics.txt" || bad "GET /metrics"
 check grep -q '^trove_capture_events{capture="two"} ' "$tmp/metrics.txt"
-peer get "$url" > "$tmp/index.html" || bad "GET /"
+peer get "${url}status" > "$tmp/index.html" || bad "GET /status"
 check grep -q '<td>two</td>' "$tmp/index.html"
 wait $rec || bad "record two"
 sleep 0.3

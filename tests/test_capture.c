@@ -715,6 +715,10 @@ static void test_write(void)
 
     if (!s)
         return;
+    /* An empty store lists no captures (the service's first GET /api/captures). */
+    CHECK_EQ_INT(trove_capture_list(s, &list, &count), TROVE_OK);
+    CHECK_EQ_INT(count, 0);
+    CHECK(list == NULL);
     gen_capture(100000, 3, &ev, &names);
     /* 2048 events a segment, 500 a frame: 49 segments of 5 frames (the last of 1696 events). */
     CHECK_EQ_INT(write_capture(s, "cap", &ev, names, 65536, 500, &info), TROVE_OK);

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "net/api.h"
+#include "net/assets.h"
 #include "net/fanout.h"
 #include "net/producer.h"
 #include "net/remap.h"
@@ -726,6 +728,65 @@ static void test_remap(void)
     trove__capture_names_free(c);
 }
 
+/* The viewer's files: `/` and `/web/NAME` reach only the embedded table, by whole names, and
+ * what the table holds is web/'s files byte for byte. */
+static void test_router_assets(void)
+{
+    static const char *const refused[] = {
+        "/web/", "/web/..", "/web/../CMakeLists.txt", "/web/./app.js", "/web//app.js",
+        "/web/app.js/", "/web/APP.JS", "/web/app.js.map", "/web/%2e%2e/README.md", "/webapp.js",
+        "/web/index.html/../login.html", "/app.js/..", "/etc/passwd"};
+    struct trove__api_req r;
+    struct trove__api_error e;
+    char path[4096];
+
+    CHECK(trove__web_nassets >= 3);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/", NULL, &r, &e), 0);
+    CHECK_EQ_INT(r.route, TROVE__R_INDEX);
+    CHECK(strcmp(trove__web_assets[r.asset].name, "index.html") == 0);
+    CHECK(strncmp(trove__web_assets[r.asset].type, "text/html", 9) == 0);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/index.html", NULL, &r, &e), 0);
+    CHECK_EQ_INT(r.route, TROVE__R_INDEX);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/status", NULL, &r, &e), 0);
+    CHECK_EQ_INT(r.route, TROVE__R_STATUS_PAGE);
+    CHECK_EQ_INT(trove__api_route(TROVE__POST, "/web/app.js", NULL, &r, &e), -1);
+    CHECK_EQ_INT(e.status, 405);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/web/app.js", "x=1", &r, &e), -1);
+    CHECK_EQ_INT(e.status, 400);
+    for (unsigned i = 0; i < trove__web_nassets; i++) {
+        const struct trove__web_asset *a = &trove__web_assets[i];
+        FILE *f;
+        long n;
+        unsigned char *want;
+        snprintf(path, sizeof path, "/web/%s", a->name);
+        CHECK_EQ_INT(trove__api_route(TROVE__GET, path, NULL, &r, &e), 0);
+        CHECK_EQ_INT(r.route, TROVE__R_ASSET);
+        CHECK_EQ_INT(r.asset, (int)i);
+        CHECK(strchr(a->name, '/') == NULL && a->name[0] != '.');
+        CHECK(i == 0 || strcmp(trove__web_assets[i - 1].name, a->name) < 0);
+        snprintf(path, sizeof path, "%s/web/%s", TROVE_SOURCE_DIR, a->name);
+        f = fopen(path, "rb");
+        CHECK(f != NULL);
+        if (!f)
+            continue;
+        fseek(f, 0, SEEK_END);
+        n = ftell(f);
+        rewind(f);
+        want = malloc((size_t)n + 1);
+        CHECK(want && fread(want, 1, (size_t)n, f) == (size_t)n);
+        CHECK_EQ_INT(a->len, n);
+        CHECK(want && a->len == (size_t)n && memcmp(want, a->data, a->len) == 0);
+        free(want);
+        fclose(f);
+    }
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        CHECK_EQ_INT(trove__api_route(TROVE__GET, refused[i], NULL, &r, &e), -1);
+        CHECK_EQ_INT(e.status, 404);
+    }
+    CHECK(trove__web_asset_find(NULL, NULL) == NULL);
+    CHECK(trove__web_asset_find("", NULL) == NULL);
+}
+
 int main(void)
 {
     test_framer_splits();
@@ -736,5 +797,6 @@ int main(void)
     test_fanout_slow_viewer();
     test_fanout_threads();
     test_remap();
+    test_router_assets();
     return test_done();
 }

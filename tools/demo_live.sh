@@ -32,6 +32,7 @@ if [ -z "$url" ]; then
     exit 1
 fi
 echo "trove serve is up: $url (GET ${url}api/status), producers on $store/trove.sock"
+echo "the live capture in the viewer: open ${url}#capture=demo"
 
 "$trove" watch demo --url "$url" -o "$dir/live.wire" &
 watch=$!

@@ -155,7 +155,8 @@ int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, 
             memset(&e->info, 0, sizeof e->info);
         n++;
     }
-    qsort(ce, n, sizeof *ce, entry_cmp); /* the volume list is sorted already; keep it so */
+    if (n > 1) /* the volume list is sorted already; keep it so (qsort takes no NULL) */
+        qsort(ce, n, sizeof *ce, entry_cmp);
     *out = n > 0 ? ce : NULL;
     *count_out = n;
     if (n > 0)

@@ -2,6 +2,7 @@
  * api.c: the router and the access checks of the service's HTTP API (api.h).
  */
 #include "api.h"
+#include "assets.h"
 #include "common/alloc.h"
 #include "common/hex.h"
 
@@ -208,6 +209,14 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         return fail(err, 413, "the path is over 8192 bytes%s%s", NULL, NULL);
     if (!strcmp(path, "/") || !strcmp(path, "/index.html")) {
         out->route = TROVE__R_INDEX;
+        if (!trove__web_asset_find("index.html", &out->asset))
+            return fail(err, 404, "this build has no viewer (web/index.html)%s%s", NULL, NULL);
+    } else if (!strcmp(path, "/status")) {
+        out->route = TROVE__R_STATUS_PAGE;
+    } else if (!strncmp(path, "/web/", 5)) {
+        out->route = TROVE__R_ASSET;
+        if (!trove__web_asset_find(path + 5, &out->asset))
+            return fail(err, 404, "no such file of the viewer: %s%s", path, "");
     } else if (!strcmp(path, "/api/status")) {
         out->route = TROVE__R_STATUS;
     } else if (!strcmp(path, "/metrics")) {

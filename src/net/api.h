@@ -20,7 +20,7 @@
 enum trove__method { TROVE__GET = 1, TROVE__POST, TROVE__DELETE, TROVE__OTHER };
 
 enum trove__route {
-    TROVE__R_INDEX = 1, /* GET / */
+    TROVE__R_INDEX = 1, /* GET /, /index.html: the viewer (web/index.html) */
     TROVE__R_STATUS,    /* GET /api/status */
     TROVE__R_METRICS,   /* GET /metrics */
     TROVE__R_LOGIN,     /* GET /login?token= */
@@ -30,7 +30,9 @@ enum trove__route {
     TROVE__R_INFO,      /* GET /api/captures/NAME */
     TROVE__R_DELETE,    /* DELETE /api/captures/NAME */
     TROVE__R_EXPORT,    /* GET /api/captures/NAME/export */
-    TROVE__R_IMPORT     /* POST /api/captures/import */
+    TROVE__R_IMPORT,    /* POST /api/captures/import */
+    TROVE__R_STATUS_PAGE, /* GET /status: the HTML status page */
+    TROVE__R_ASSET      /* GET /web/NAME: one of the viewer's embedded files (assets.h) */
 };
 
 enum trove__export_format {
@@ -51,6 +53,7 @@ struct trove__api_req {
     int append;                           /* import */
     double speed;                         /* replay: 0 as fast as possible, else a multiple */
     char token[257];                      /* login */
+    int asset;                            /* index, asset: its trove__web_assets[] index */
 };
 
 /* An error to answer: its HTTP status, code and message. */
@@ -66,7 +69,8 @@ struct trove__api_error {
  * decodes to NUL, or a bad one, is a bad request). Fills *out and returns 0, or fills *err
  * and returns -1. Checks every parameter: names by trove_volume_name_check, numbers in
  * range, known values only; an unknown parameter is a bad request, so that a typo is never
- * ignored.
+ * ignored. `/` and `/web/NAME` name only the embedded files of assets.h, looked up by their
+ * whole name: no request path is ever a file's path.
  */
 int trove__api_route(int method, const char *path, const char *query, struct trove__api_req *out,
                      struct trove__api_error *err);

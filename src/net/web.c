@@ -7,6 +7,7 @@
  * message — and at the end of the capture {"type":"end"}.
  */
 #include "web_api.h"
+#include "assets.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -45,6 +46,12 @@ static void wake(struct trove__server *srv)
 }
 
 /* ---- HTTP ------------------------------------------------------------------------------- */
+
+/* The viewer's files: nothing but this service may load them or be loaded by them. */
+#define VIEWER_HEADERS                                                                        \
+    "content-security-policy: default-src 'self'; img-src 'self' data: blob:; "             \
+    "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'\r\n"                          \
+    "x-content-type-options: nosniff\r\n"
 
 /* The request's method, path and query (its arguments joined again with '&'). */
 static int request_of(struct lws *wsi, const char *in, char *path, size_t pcap, char *query,
@@ -100,12 +107,23 @@ static int http_request(struct web *w, struct lws *wsi, struct pss *ps, const ch
     ps->ipath[0] = 0;
     if (trove__api_route(method, path, query, &ps->req, &err) != 0)
         return trove__http_error(wsi, ps, (unsigned)err.status, err.code, err.msg);
-    if (ps->req.route != TROVE__R_LOGIN && !authorized(w, wsi))
+    if (ps->req.route != TROVE__R_LOGIN && !authorized(w, wsi)) {
+        const struct trove__web_asset *login = trove__web_asset_find("login.html", NULL);
+        /* A browser opening the viewer gets a page that says how to sign in. */
+        if (login && (ps->req.route == TROVE__R_INDEX || ps->req.route == TROVE__R_STATUS_PAGE))
+            return trove__http_answer(wsi, ps, 401, login->type, login->data, login->len,
+                                      VIEWER_HEADERS);
         return trove__http_error(wsi, ps, 401, "unauthorized",
                                  "this service needs its token: Authorization: Bearer TOKEN, "
                                  "or GET /login?token=TOKEN in a browser");
+    }
     switch (ps->req.route) {
     case TROVE__R_INDEX:
+    case TROVE__R_ASSET: { /* from the embedded table only: never a file */
+        const struct trove__web_asset *a = &trove__web_assets[ps->req.asset];
+        return trove__http_answer(wsi, ps, 200, a->type, a->data, a->len, VIEWER_HEADERS);
+    }
+    case TROVE__R_STATUS_PAGE:
         rc = trove__status_html(srv, &body);
         type = "text/html; charset=utf-8";
         break;

@@ -1,0 +1,201 @@
+// model.js: the events the page holds, arranged for drawing. One Track per (pid, tid); in
+// it one Lane per zone depth, one for instants and one per counter series. A Lane is
+// columns of typed arrays (start, duration or value, name id) that grow by doubling, kept
+// sorted by start (events of one depth on one thread do not overlap and arrive in order, so
+// they are sorted as they come; a lane that is not is sorted once before it is drawn).
+// Sorted columns are what makes the level of detail cheap: the timeline finds the first
+// event of a pixel by binary search and jumps over everything narrower than that pixel, so
+// a frame costs O(pixels x log n) per lane, not O(events).
+//
+// Times are float64 nanoseconds from the capture's first event (exact while a capture spans
+// under 2^53 ns, 104 days): the u64 halves of the wire are subtracted from that base first.
+import { fnv1a, eventMix } from './wire.js';
+
+const TWO32 = 4294967296;
+const f64 = new Float64Array(1), u32 = new Uint32Array(f64.buffer);
+
+export class Lane {
+  constructor() {
+    this.n = 0;
+    this.s = new Float64Array(256);
+    this.d = new Float64Array(256);
+    this.name = new Uint32Array(256);
+    this.sorted = true;
+    this.last = -Infinity;
+    this.maxDur = 0;
+    this.min = Infinity; // counters: the range of values
+    this.max = -Infinity;
+  }
+
+  grow() {
+    const cap = this.s.length * 2;
+    const s = new Float64Array(cap), d = new Float64Array(cap), name = new Uint32Array(cap);
+    s.set(this.s); d.set(this.d); name.set(this.name);
+    this.s = s; this.d = d; this.name = name;
+  }
+
+  ensureSorted() {
+    if (this.sorted) return;
+    const n = this.n, s = this.s, d = this.d, nm = this.name;
+    const idx = new Uint32Array(n);
+    for (let i = 0; i < n; i++) idx[i] = i;
+    idx.sort((a, b) => s[a] - s[b] || a - b);
+    const s2 = new Float64Array(s.length), d2 = new Float64Array(s.length), n2 = new Uint32Array(s.length);
+    for (let i = 0; i < n; i++) { const j = idx[i]; s2[i] = s[j]; d2[i] = d[j]; n2[i] = nm[j]; }
+    this.s = s2; this.d = d2; this.name = n2;
+    this.sorted = true;
+  }
+}
+
+// The first index in [lo, hi) whose start is >= t (hi if none).
+export function lowerBound(s, t, lo, hi) {
+  while (lo < hi) {
+    const m = (lo + hi) >>> 1;
+    if (s[m] < t) lo = m + 1; else hi = m;
+  }
+  return lo;
+}
+
+export class Track {
+  constructor(pid, tid) {
+    this.pid = pid;
+    this.tid = tid;
+    this.name = '';
+    this.sort = 0;
+    this.zones = []; // Lane per depth
+    this.instants = null;
+    this.counters = new Map(); // name id -> Lane (d holds the value)
+    this.events = 0;
+  }
+}
+
+export class Model {
+  constructor() {
+    this.checksumOn = false;
+    this.reset();
+  }
+
+  reset() {
+    this.procs = new Map(); // pid -> {pid, name, sort, threads: Map tid -> Track}
+    this.names = [];
+    this.nameHash = [];
+    this.baseLo = 0;
+    this.baseHi = 0;
+    this.haveBase = false;
+    this.minT = Infinity;
+    this.maxT = -Infinity;
+    this.events = 0;
+    this.checksum = 0;
+    this.layout = (this.layout || 0) + 1; // changes when rows appear or are renamed
+    this.data = (this.data || 0) + 1;     // changes when events arrive
+    this.names.length = 0;
+    this.lastTrack = null;
+  }
+
+  proc(pid) {
+    let p = this.procs.get(pid);
+    if (!p) {
+      p = { pid, name: '', sort: 0, threads: new Map() };
+      this.procs.set(pid, p);
+      this.layout++;
+    }
+    return p;
+  }
+
+  track(pid, tid) {
+    const l = this.lastTrack;
+    if (l && l.pid === pid && l.tid === tid) return l;
+    const p = this.proc(pid);
+    let t = p.threads.get(tid);
+    if (!t) {
+      t = new Track(pid, tid);
+      p.threads.set(tid, t);
+      this.layout++;
+    }
+    this.lastTrack = t;
+    return t;
+  }
+
+  nameOf(id) {
+    const n = this.names[id];
+    return n === undefined ? `#${id}` : n;
+  }
+
+  hashOf(id) {
+    let h = this.nameHash[id];
+    if (h === undefined) h = fnv1a(new TextEncoder().encode(`#${id}`));
+    return h;
+  }
+
+  // Entries of a names frame (wire.js decodeNames): the latest wins.
+  applyNames(entries) {
+    for (const e of entries) {
+      if (e.type === 1) { this.names[e.a] = e.text; this.nameHash[e.a] = fnv1a(e.bytes); }
+      else if (e.type === 2) this.track(e.a, e.b).name = e.text;
+      else if (e.type === 3) this.proc(e.a).name = e.text;
+      else if (e.type === 4) this.proc(e.a).sort = e.value;
+      else if (e.type === 5) this.track(e.a, e.b).sort = e.value;
+    }
+    this.layout++;
+    this.data++;
+  }
+
+  // A decoded batch (wire.js newBatch columns).
+  append(b) {
+    const n = b.count;
+    if (n === 0) return;
+    if (!this.haveBase) {
+      this.baseLo = b.startLo[0]; this.baseHi = b.startHi[0]; this.haveBase = true;
+    }
+    const baseLo = this.baseLo, baseHi = this.baseHi, sum = this.checksumOn;
+    let minT = this.minT, maxT = this.maxT, ck = this.checksum, layout = false;
+    for (let i = 0; i < n; i++) {
+      const t = this.track(b.pid[i], b.tid[i]);
+      const s = (b.startHi[i] - baseHi) * TWO32 + (b.startLo[i] - baseLo);
+      const kind = b.kind[i];
+      let lane, d;
+      if (kind === 5) { // counter: dur_ns holds a double's bits
+        u32[0] = b.durLo[i]; u32[1] = b.durHi[i];
+        d = f64[0];
+        const id = b.name[i];
+        lane = t.counters.get(id);
+        if (!lane) { lane = new Lane(); t.counters.set(id, lane); layout = true; }
+        if (d < lane.min) lane.min = d;
+        if (d > lane.max) lane.max = d;
+        if (s > maxT) maxT = s;
+      } else {
+        d = b.durHi[i] * TWO32 + b.durLo[i];
+        if (kind === 1 || kind === 2) {
+          lane = t.instants;
+          if (!lane) { lane = t.instants = new Lane(); layout = true; }
+        } else {
+          const depth = b.depth[i];
+          while (t.zones.length <= depth) { t.zones.push(new Lane()); layout = true; }
+          lane = t.zones[depth];
+        }
+        if (s + d > maxT) maxT = s + d;
+        if (d > lane.maxDur) lane.maxDur = d;
+      }
+      if (s < minT) minT = s;
+      if (lane.n === lane.s.length) lane.grow();
+      const k = lane.n++;
+      lane.s[k] = s; lane.d[k] = d; lane.name[k] = b.name[i];
+      if (s < lane.last) lane.sorted = false; else lane.last = s;
+      t.events++;
+      if (sum) ck = (ck + eventMix(b.startLo[i], b.startHi[i], b.durLo[i], b.durHi[i], this.hashOf(b.name[i]))) >>> 0;
+    }
+    this.minT = minT;
+    this.maxT = maxT;
+    this.checksum = ck;
+    this.events += n;
+    this.data++;
+    if (layout) this.layout++;
+  }
+
+  // Processes, then their threads, in the capture's sort order (sort index, then id).
+  sortedTracks() {
+    const procs = [...this.procs.values()].sort((a, b) => a.sort - b.sort || a.pid - b.pid);
+    return procs.map((p) => ({ proc: p, threads: [...p.threads.values()].filter((t) => t.events > 0).sort((a, b) => a.sort - b.sort || a.tid - b.tid) }))
+      .filter((g) => g.threads.length > 0);
+  }
+}

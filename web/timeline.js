@@ -1,0 +1,549 @@
+// timeline.js: the timeline on a 2D canvas. Rows: a header per process, then one row per
+// thread with its zones stacked by depth, a strip of instant ticks and a line per counter.
+// Time runs left to right from the capture's first event.
+//
+// Level of detail: per lane, the first visible event is found by binary search, a zone at
+// least MIN_W pixels wide is drawn on its own, and anything narrower is merged with every
+// event that starts in the same pixel (one binary search jumps over them), adjacent merged
+// pixels becoming one rectangle. Rectangles are collected per colour and filled as one
+// path per colour, so a frame costs O(visible pixels x log n), whatever the events in view.
+//
+// Input: wheel, ctrl+wheel (a trackpad's pinch) and two-finger touch zoom around the
+// pointer; drag pans (time and rows); shift+drag, or a drag on the time axis, selects a
+// range; click selects an event; keys: + - (or w s) zoom, arrows (or a d) pan, f or 0 fits,
+// Escape clears the selection. Panning away from the live edge turns "follow" off.
+import { lowerBound } from './model.js';
+
+const AXIS_H = 24, LABEL_W = 160, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36;
+const MIN_W = 2; // px: narrower zones are merged
+const NCOL = 24;
+const PALETTE = Array.from({ length: NCOL }, (_, i) => `hsl(${(i * 360 / NCOL + 15) % 360}, 55%, ${i % 2 ? 62 : 70}%)`);
+const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1; // extra buckets: non-matching (search), merged matches
+const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800'];
+
+export function colourOf(nameId) {
+  let h = Math.imul(nameId ^ 0x9e3779b9, 0x85ebca6b);
+  h ^= h >>> 15;
+  return (h >>> 0) % NCOL;
+}
+
+export function fmtDur(ns) {
+  const a = Math.abs(ns);
+  if (a < 1e3) return `${+ns.toFixed(0)} ns`;
+  if (a < 1e6) return `${+(ns / 1e3).toPrecision(4)} µs`;
+  if (a < 1e9) return `${+(ns / 1e6).toPrecision(4)} ms`;
+  return `${+(ns / 1e9).toPrecision(5)} s`;
+}
+
+function fmtAt(t, step) {
+  const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
+  for (const [u, name] of units) {
+    if (step >= u * 0.1 || u === 1) {
+      const dec = Math.max(0, Math.ceil(-Math.log10(step / u) - 1e-9));
+      return `${(t / u).toFixed(Math.min(dec, 6))} ${name}`;
+    }
+  }
+  return `${t}`;
+}
+
+class Buckets {
+  constructor() {
+    this.a = Array.from({ length: COLOURS.length }, () => new Float64Array(4096));
+    this.n = new Uint32Array(COLOURS.length);
+  }
+  clear() { this.n.fill(0); }
+  add(c, x, y, w, h) {
+    let a = this.a[c];
+    const k = this.n[c];
+    if (k + 4 > a.length) { const b = new Float64Array(a.length * 2); b.set(a); this.a[c] = a = b; }
+    a[k] = x; a[k + 1] = y; a[k + 2] = w; a[k + 3] = h;
+    this.n[c] = k + 4;
+  }
+  fill(ctx) {
+    let rects = 0;
+    for (let c = 0; c < COLOURS.length; c++) {
+      const n = this.n[c];
+      if (!n) continue;
+      const a = this.a[c];
+      ctx.fillStyle = COLOURS[c];
+      ctx.beginPath();
+      for (let k = 0; k < n; k += 4) ctx.rect(a[k], a[k + 1], a[k + 2], a[k + 3]);
+      ctx.fill();
+      rects += n / 4;
+    }
+    return rects;
+  }
+}
+
+export class Timeline {
+  constructor(canvas, model, hooks) {
+    this.canvas = canvas;
+    this.ctx = canvas.getContext('2d', { alpha: false });
+    this.model = model;
+    this.hooks = hooks; // {hover(info|null, x, y), select(info|null), range(rows, r0, r1), followChanged(on)}
+    this.t0 = 0; this.t1 = 1e6;
+    this.scrollY = 0;
+    this.follow = true;
+    this.followAll = true; // following and showing everything so far
+    this.rows = [];
+    this.layout = -1;
+    this.totalH = 0;
+    this.buckets = new Buckets();
+    this.labels = [];
+    this.search = null; // Uint8Array by name id: 1 = matches, or null
+    this.selected = null;
+    this.range = null; // [r0, r1] while selecting or selected
+    this.dirty = true;
+    this.drawTimes = [];
+    this.lastStats = { rects: 0, ms: 0 };
+    this.pointer = null;
+    this.bind();
+    const loop = () => {
+      if (this.dirty || (this.follow && this.lastData !== this.model.data)) this.draw();
+      requestAnimationFrame(loop);
+    };
+    requestAnimationFrame(loop);
+  }
+
+  get plotW() { return Math.max(1, this.cssW - LABEL_W); }
+
+  invalidate() { this.dirty = true; }
+
+  setFollow(on) {
+    this.follow = on;
+    if (on) this.followAll = true;
+    this.hooks.followChanged(on);
+    this.invalidate();
+  }
+
+  fit() {
+    const m = this.model;
+    if (m.events === 0) return;
+    const span = Math.max(m.maxT - m.minT, 1000);
+    this.t0 = m.minT - span * 0.01;
+    this.t1 = m.maxT + span * 0.01;
+    this.followAll = this.follow;
+    this.invalidate();
+  }
+
+  // The rows, recomputed when tracks or names change.
+  relayout() {
+    const rows = [];
+    let y = 0;
+    for (const g of this.model.sortedTracks()) {
+      const p = g.proc;
+      rows.push({ kind: 'proc', y, h: PROC_H, label: `${p.name || 'process'} (pid ${p.pid})` });
+      y += PROC_H;
+      for (const t of g.threads) {
+        const zh = t.zones.length * LANE_H, ih = t.instants ? INST_H : 0, ch = t.counters.size * COUNTER_H;
+        const h = Math.max(zh + ih + ch, LANE_H) + 2;
+        rows.push({ kind: 'thread', y, h, track: t, zh, ih, label: t.name || `thread ${t.tid}` });
+        y += h;
+      }
+    }
+    this.rows = rows;
+    this.totalH = y;
+    this.layout = this.model.layout;
+  }
+
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    this.cssW = Math.max(100, Math.floor(r.width));
+    this.cssH = Math.max(100, Math.floor(r.height));
+    const w = Math.floor(this.cssW * dpr), h = Math.floor(this.cssH * dpr);
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    this.dpr = dpr;
+  }
+
+  timeAt(x) { return this.t0 + (x - LABEL_W) * (this.t1 - this.t0) / this.plotW; }
+  xOf(t) { return LABEL_W + (t - this.t0) * this.plotW / (this.t1 - this.t0); }
+
+  draw() {
+    const t = performance.now();
+    const m = this.model;
+    this.dirty = false;
+    this.lastData = m.data;
+    this.resize();
+    if (this.layout !== m.layout) this.relayout();
+    if (this.follow && m.events > 0) {
+      if (this.followAll) {
+        const span = Math.max(m.maxT - m.minT, 1000);
+        this.t0 = m.minT; this.t1 = m.minT + span * 1.02;
+      } else {
+        const span = this.t1 - this.t0;
+        this.t1 = m.maxT + span * 0.02; this.t0 = this.t1 - span;
+      }
+    }
+    const ctx = this.ctx, W = this.cssW, H = this.cssH;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = '#ffffff';
+    ctx.fillRect(0, 0, W, H);
+    this.scrollY = Math.max(0, Math.min(this.scrollY, Math.max(0, this.totalH - (H - AXIS_H) + 20)));
+    const b = this.buckets;
+    b.clear();
+    this.labels.length = 0;
+    const counters = [];
+    const k = this.plotW / (this.t1 - this.t0);
+    for (const row of this.rows) {
+      const y = AXIS_H + row.y - this.scrollY;
+      if (y + row.h < AXIS_H || y > H) continue;
+      if (row.kind !== 'thread') continue;
+      const tr = row.track;
+      for (let d = 0; d < tr.zones.length; d++) this.drawZones(tr.zones[d], y + d * LANE_H + 1, LANE_H - 2, k);
+      if (tr.instants) this.drawInstants(tr.instants, y + row.zh, INST_H - 1, k);
+      let cy = y + row.zh + row.ih;
+      for (const [id, lane] of tr.counters) { counters.push([lane, id, cy]); cy += COUNTER_H; }
+    }
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, AXIS_H, W - LABEL_W, H - AXIS_H);
+    ctx.clip();
+    const rects = b.fill(ctx);
+    ctx.fillStyle = '#1a1a1a';
+    ctx.font = '11px sans-serif';
+    ctx.textBaseline = 'middle';
+    for (const l of this.labels) ctx.fillText(l[3], l[0], l[1]);
+    for (const [lane, id, cy] of counters) this.drawCounter(lane, id, cy, k);
+    this.drawOverlays(k);
+    ctx.restore();
+    this.drawGutter();
+    this.drawAxis(k);
+    const ms = performance.now() - t;
+    this.drawTimes.push(ms);
+    if (this.drawTimes.length > 600) this.drawTimes.splice(0, 300);
+    this.lastStats = { rects, ms, labels: this.labels.length };
+  }
+
+  colour(id) {
+    if (this.search) return this.search[id] ? colourOf(id) : DIM;
+    return colourOf(id);
+  }
+
+  drawZones(lane, y, h, k) {
+    lane.ensureSorted();
+    const s = lane.s, d = lane.d, nm = lane.name, n = lane.n, t0 = this.t0, t1 = this.t1;
+    const W = this.plotW, b = this.buckets, labels = this.labels;
+    let i = lowerBound(s, t0 - lane.maxDur, 0, n);
+    let runX0 = 0, runX1 = -10, runC = 0;
+    while (i < n) {
+      const si = s[i];
+      if (si > t1) break;
+      const ei = si + d[i];
+      if (ei < t0) { i++; continue; }
+      const x0 = (si - t0) * k, x1 = (ei - t0) * k;
+      if (x1 - x0 >= MIN_W) {
+        const a = Math.max(x0, -2), z = Math.min(x1, W + 2), c = this.colour(nm[i]);
+        b.add(c, LABEL_W + a, y, z - a - (z - a > 3 ? 1 : 0), h);
+        if (z - a > 30) labels.push([LABEL_W + a + 3, y + h / 2, z - a - 6, this.label(nm[i], z - a - 6)]);
+        i++;
+        continue;
+      }
+      // narrower than MIN_W: merge everything that starts in this pixel
+      const px = Math.floor(x0);
+      let j = lowerBound(s, t0 + (px + 1) / k, i + 1, n);
+      if (j - 1 > i && (d[j - 1] * k >= MIN_W)) j--; // the pixel's last event is wide: its own
+      const xe = Math.max(px + 1, (s[j - 1] + d[j - 1] - t0) * k);
+      const c = this.search ? (this.anyMatch(nm, i, j) ? HIGHLIGHT_RUN : DIM) : colourOf(nm[i]);
+      if (px <= runX1 + 0.5 && c === runC) runX1 = Math.max(runX1, xe);
+      else {
+        if (runX1 > runX0) b.add(runC, LABEL_W + runX0, y, runX1 - runX0, h);
+        runX0 = px; runX1 = xe; runC = c;
+      }
+      i = j;
+    }
+    if (runX1 > runX0) b.add(runC, LABEL_W + runX0, y, runX1 - runX0, h);
+  }
+
+  anyMatch(nm, i, j) {
+    const sr = this.search;
+    if (j - i > 64) { // a sample is enough to colour a pixel
+      const step = Math.floor((j - i) / 64);
+      for (let q = i; q < j; q += step) if (sr[nm[q]]) return true;
+      return false;
+    }
+    for (let q = i; q < j; q++) if (sr[nm[q]]) return true;
+    return false;
+  }
+
+  label(id, w) {
+    const name = this.model.nameOf(id), fit = Math.floor(w / 6.2);
+    return name.length <= fit ? name : fit > 1 ? name.slice(0, fit - 1) + '…' : '';
+  }
+
+  drawInstants(lane, y, h, k) {
+    lane.ensureSorted();
+    const s = lane.s, nm = lane.name, n = lane.n, t0 = this.t0, t1 = this.t1, b = this.buckets;
+    let i = lowerBound(s, t0, 0, n);
+    while (i < n && s[i] <= t1) {
+      const px = Math.floor((s[i] - t0) * k);
+      const j = lowerBound(s, t0 + (px + 1) / k, i + 1, n);
+      b.add(this.search ? (this.anyMatch(nm, i, j) ? HIGHLIGHT_RUN : DIM) : colourOf(nm[i]), LABEL_W + px, y, 1.5, h);
+      i = j;
+    }
+  }
+
+  drawCounter(lane, id, y, k) {
+    lane.ensureSorted();
+    const ctx = this.ctx, s = lane.s, v = lane.d, n = lane.n, t0 = this.t0, t1 = this.t1;
+    const lo = lane.min, hi = lane.max > lane.min ? lane.max : lane.min + 1, h = COUNTER_H - 8;
+    const yOf = (x) => y + 4 + h - (x - lo) / (hi - lo) * h;
+    let i = Math.max(0, lowerBound(s, t0, 0, n) - 1);
+    ctx.strokeStyle = COLOURS[colourOf(id)].replace('55%', '70%').replace(/, \d+%\)/, ', 40%)');
+    ctx.lineWidth = 1.2;
+    ctx.beginPath();
+    let first = true, lastY = 0;
+    while (i < n) {
+      const x = LABEL_W + (s[i] - t0) * k, yy = yOf(v[i]);
+      if (first) { ctx.moveTo(Math.max(x, LABEL_W), yy); first = false; } else { ctx.lineTo(x, lastY); ctx.lineTo(x, yy); }
+      lastY = yy;
+      if (s[i] > t1) break;
+      const px = Math.floor((s[i] - t0) * k);
+      i = lowerBound(s, t0 + (px + 1) / k, i + 1, n);
+    }
+    if (!first && i >= n) ctx.lineTo(LABEL_W + (Math.min(this.model.maxT, t1) - t0) * k, lastY);
+    ctx.stroke();
+    ctx.fillStyle = '#555';
+    ctx.font = '10px sans-serif';
+    ctx.fillText(`${this.model.nameOf(id)}  ${+lo.toPrecision(4)} … ${+hi.toPrecision(4)}`, LABEL_W + 4, y + 8);
+  }
+
+  drawOverlays(k) {
+    const ctx = this.ctx;
+    if (this.range) {
+      const [r0, r1] = this.range;
+      const a = LABEL_W + (Math.min(r0, r1) - this.t0) * k, z = LABEL_W + (Math.max(r0, r1) - this.t0) * k;
+      ctx.fillStyle = 'rgba(33, 150, 243, 0.15)';
+      ctx.fillRect(a, AXIS_H, Math.max(1, z - a), this.cssH - AXIS_H);
+      ctx.strokeStyle = 'rgba(33, 150, 243, 0.8)';
+      ctx.strokeRect(a, AXIS_H, Math.max(1, z - a), this.cssH - AXIS_H);
+    }
+    const sel = this.selected;
+    if (sel) {
+      const y = this.laneY(sel);
+      if (y !== null) {
+        const x0 = LABEL_W + (sel.start - this.t0) * k, x1 = LABEL_W + (sel.start + sel.dur - this.t0) * k;
+        ctx.strokeStyle = '#000';
+        ctx.lineWidth = 2;
+        ctx.strokeRect(x0, y, Math.max(2, x1 - x0), sel.lane === 'instant' ? INST_H : LANE_H);
+      }
+    }
+  }
+
+  drawGutter() {
+    const ctx = this.ctx, H = this.cssH;
+    ctx.fillStyle = '#f4f4f4';
+    ctx.fillRect(0, AXIS_H, LABEL_W, H - AXIS_H);
+    ctx.font = '11px sans-serif';
+    ctx.textBaseline = 'middle';
+    for (const row of this.rows) {
+      const y = AXIS_H + row.y - this.scrollY;
+      if (y + row.h < AXIS_H || y > H) continue;
+      if (row.kind === 'proc') {
+        ctx.fillStyle = '#e3e8ef';
+        ctx.fillRect(0, y, this.cssW, row.h);
+        ctx.fillStyle = '#223';
+        ctx.font = 'bold 11px sans-serif';
+        ctx.fillText(row.label, 6, y + row.h / 2);
+        ctx.font = '11px sans-serif';
+      } else {
+        ctx.fillStyle = '#333';
+        const label = row.label.length > 24 ? row.label.slice(0, 23) + '…' : row.label;
+        ctx.fillText(label, 12, y + Math.min(row.h, LANE_H) / 2 + 1);
+        ctx.fillStyle = '#e6e6e6';
+        ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
+      }
+    }
+  }
+
+  drawAxis(k) {
+    const ctx = this.ctx, W = this.cssW;
+    ctx.fillStyle = '#fafafa';
+    ctx.fillRect(0, 0, W, AXIS_H);
+    ctx.fillStyle = '#ccc';
+    ctx.fillRect(0, AXIS_H - 1, W, 1);
+    const span = this.t1 - this.t0, raw = span * 110 / this.plotW;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    const step = raw / p < 2 ? 2 * p : raw / p < 5 ? 5 * p : 10 * p;
+    ctx.fillStyle = '#333';
+    ctx.font = '10px sans-serif';
+    ctx.textBaseline = 'middle';
+    for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
+      const x = LABEL_W + (t - this.t0) * k;
+      ctx.fillRect(x, AXIS_H - 7, 1, 6);
+      ctx.fillText(fmtAt(t, step), x + 3, 9);
+    }
+    ctx.fillStyle = '#666';
+    ctx.fillText(`view ${fmtDur(span)}`, 6, 9);
+  }
+
+  // Where a selected or hovered event's lane is on screen (null when scrolled away).
+  laneY(info) {
+    for (const row of this.rows) {
+      if (row.track !== info.track) continue;
+      const y = AXIS_H + row.y - this.scrollY;
+      if (info.lane === 'zone') return y + info.depth * LANE_H;
+      if (info.lane === 'instant') return y + row.zh;
+    }
+    return null;
+  }
+
+  // What is under (x, y) in CSS pixels of the canvas: an event, or null.
+  hit(x, y) {
+    if (x < LABEL_W || y < AXIS_H) return null;
+    const yy = y - AXIS_H + this.scrollY;
+    const row = this.rows.find((r) => yy >= r.y && yy < r.y + r.h);
+    if (!row || row.kind !== 'thread') return null;
+    const tr = row.track, off = yy - row.y, k = this.plotW / (this.t1 - this.t0), tol = 3 / k;
+    const t = this.timeAt(x);
+    let lane, kind, depth = 0;
+    if (off < row.zh) { depth = Math.floor(off / LANE_H); lane = tr.zones[depth]; kind = 'zone'; }
+    else if (off < row.zh + row.ih) { lane = tr.instants; kind = 'instant'; }
+    else return null;
+    if (!lane || lane.n === 0) return null;
+    lane.ensureSorted();
+    // the last event starting at or before t (+ a few pixels for thin ones) that covers t
+    let i = lowerBound(lane.s, t + tol, 0, lane.n) - 1;
+    for (let q = i, seen = 0; q >= 0 && seen < 64; q--, seen++) {
+      if (lane.s[q] + lane.d[q] + tol >= t) { i = q; break; }
+      if (q === 0 || lane.s[q] < t - lane.maxDur - tol) { i = -1; break; }
+    }
+    if (i < 0 || lane.s[i] + lane.d[i] + tol < t || lane.s[i] - tol > t) return null;
+    // narrower than a pixel: it was drawn merged with the others starting in that pixel
+    const merged = lane.d[i] * k < MIN_W ? lowerBound(lane.s, t + 1.5 / k, 0, lane.n) - lowerBound(lane.s, t - 1.5 / k, 0, lane.n) : 1;
+    return { track: tr, lane: kind, depth, index: i, start: lane.s[i], dur: lane.d[i], nameId: lane.name[i], name: this.model.nameOf(lane.name[i]), merged };
+  }
+
+  // The names of every zone and instant that overlaps [r0, r1]: [{name, count, total, mean, max}].
+  rangeTable(r0, r1) {
+    const acc = new Map();
+    const add = (lane) => {
+      lane.ensureSorted();
+      const s = lane.s, d = lane.d, nm = lane.name, n = lane.n;
+      for (let i = lowerBound(s, r0 - lane.maxDur, 0, n); i < n && s[i] <= r1; i++) {
+        if (s[i] + d[i] < r0) continue;
+        let a = acc.get(nm[i]);
+        if (!a) { a = { id: nm[i], count: 0, total: 0, max: 0 }; acc.set(nm[i], a); }
+        a.count++; a.total += d[i]; if (d[i] > a.max) a.max = d[i];
+      }
+    };
+    for (const g of this.model.procs.values())
+      for (const t of g.threads.values()) {
+        for (const l of t.zones) add(l);
+        if (t.instants) add(t.instants);
+      }
+    return [...acc.values()].map((a) => ({ name: this.model.nameOf(a.id), count: a.count, total: a.total, mean: a.total / a.count, max: a.max }));
+  }
+
+  zoomAt(x, factor) {
+    const tp = this.timeAt(x), m = this.model;
+    const full = Math.max(m.maxT - m.minT, 1000) * 4;
+    let span = (this.t1 - this.t0) * factor;
+    span = Math.min(Math.max(span, 50), Math.max(full, 1e4));
+    const f = span / (this.t1 - this.t0);
+    this.t0 = tp - (tp - this.t0) * f;
+    this.t1 = this.t0 + span;
+    this.followAll = false; // still following the live edge, with this span
+    this.invalidate();
+  }
+
+  pan(dxPx, dyPx) {
+    const dt = dxPx * (this.t1 - this.t0) / this.plotW;
+    this.t0 -= dt; this.t1 -= dt;
+    this.scrollY -= dyPx;
+    if (this.follow && dxPx !== 0) this.setFollow(false);
+    this.invalidate();
+  }
+
+  bind() {
+    const c = this.canvas;
+    const pos = (e) => { const r = c.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+    c.addEventListener('wheel', (e) => {
+      e.preventDefault();
+      const [x] = pos(e);
+      if (e.shiftKey && !e.ctrlKey) { this.pan(-e.deltaY, 0); return; }
+      this.zoomAt(x, Math.exp(e.deltaY * (e.ctrlKey ? 0.01 : 0.002)));
+    }, { passive: false });
+    const touches = new Map();
+    let drag = null, pinch = null;
+    c.addEventListener('pointerdown', (e) => {
+      c.setPointerCapture(e.pointerId);
+      const [x, y] = pos(e);
+      touches.set(e.pointerId, x);
+      if (touches.size === 2) {
+        const [a, b] = [...touches.values()];
+        pinch = { d: Math.abs(a - b) || 1, mid: (a + b) / 2 };
+        drag = null;
+        return;
+      }
+      const select = e.shiftKey || y < AXIS_H;
+      drag = { x, y, lx: x, ly: y, moved: false, select };
+      if (select) { this.range = [this.timeAt(x), this.timeAt(x)]; this.invalidate(); }
+    });
+    c.addEventListener('pointermove', (e) => {
+      const [x, y] = pos(e);
+      this.pointer = [x, y];
+      if (pinch && touches.has(e.pointerId)) {
+        touches.set(e.pointerId, x);
+        const [a, b] = [...touches.values()];
+        const d = Math.abs(a - b) || 1;
+        this.zoomAt(pinch.mid, pinch.d / d);
+        pinch.d = d;
+        return;
+      }
+      if (drag) {
+        if (Math.abs(x - drag.x) + Math.abs(y - drag.y) > 3) drag.moved = true;
+        if (drag.select) { this.range[1] = this.timeAt(x); this.invalidate(); }
+        else if (drag.moved) this.pan(x - drag.lx, y - drag.ly);
+        drag.lx = x; drag.ly = y;
+        this.hooks.hover(null);
+        return;
+      }
+      const h = this.hit(x, y);
+      this.hooks.hover(h, e.clientX, e.clientY);
+    });
+    const up = (e) => {
+      touches.delete(e.pointerId);
+      if (touches.size < 2) pinch = null;
+      if (!drag) return;
+      const [x, y] = pos(e);
+      if (drag.select && drag.moved) {
+        const [r0, r1] = [Math.min(this.range[0], this.range[1]), Math.max(this.range[0], this.range[1])];
+        this.range = [r0, r1];
+        this.hooks.range(this.rangeTable(r0, r1), r0, r1);
+      } else if (!drag.moved) {
+        if (drag.select) this.range = null;
+        this.selected = this.hit(x, y);
+        this.hooks.select(this.selected);
+      }
+      drag = null;
+      this.invalidate();
+    };
+    c.addEventListener('pointerup', up);
+    c.addEventListener('pointercancel', up);
+    c.addEventListener('pointerleave', () => this.hooks.hover(null));
+    window.addEventListener('keydown', (e) => {
+      if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA')) return;
+      const x = this.pointer ? this.pointer[0] : LABEL_W + this.plotW / 2;
+      const span = this.plotW;
+      switch (e.key) {
+        case '+': case '=': case 'w': this.zoomAt(x, 0.7); break;
+        case '-': case '_': case 's': this.zoomAt(x, 1 / 0.7); break;
+        case 'ArrowLeft': case 'a': this.pan(span * 0.2, 0); break;
+        case 'ArrowRight': case 'd': this.pan(-span * 0.2, 0); break;
+        case 'ArrowUp': this.pan(0, 40); break;
+        case 'ArrowDown': this.pan(0, -40); break;
+        case 'PageUp': this.pan(0, this.cssH * 0.8); break;
+        case 'PageDown': this.pan(0, -this.cssH * 0.8); break;
+        case 'f': case '0': this.fit(); break;
+        case 'Escape': this.selected = null; this.range = null; this.hooks.select(null); this.hooks.range(null); this.invalidate(); break;
+        default: return;
+      }
+      e.preventDefault();
+    });
+    window.addEventListener('resize', () => this.invalidate());
+  }
+}
