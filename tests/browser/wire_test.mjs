@@ -5,10 +5,31 @@
 // And streams trove wrote, event by event against `trove cat --json`.
 // usage: node wire_test.mjs SOURCE_DIR [WIRE JSONL]...
 import { readFileSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
 
 const src = process.argv[2];
-const W = await import(pathToFileURL(`${src}/web/wire.js`).href);
+// The browser's DecompressionStream takes 'deflate-raw'; node took it from 21.2 on. On an
+// older node (Debian 12's is 18) the same stream is zlib's raw inflater behind the web
+// stream interface, which is what the page's decoder uses.
+try {
+  new DecompressionStream('deflate-raw');
+} catch {
+  const zlib = await import('node:zlib');
+  const { Duplex } = await import('node:stream');
+  const Native = globalThis.DecompressionStream;
+  globalThis.DecompressionStream = class {
+    constructor(format) {
+      if (format !== 'deflate-raw') return new Native(format);
+      const { readable, writable } = Duplex.toWeb(zlib.createInflateRaw());
+      this.readable = readable;
+      this.writable = writable;
+    }
+  };
+}
+
+// web/wire.js is an ES module without imports; loaded from its text, so that a node that
+// does not guess a .js file's module type (Debian 12's node 18) takes it too.
+const W = await import('data:text/javascript;base64,' +
+                       readFileSync(`${src}/web/wire.js`).toString('base64'));
 let pass = 0, failed = 0;
 function check(cond, what) {
   if (cond) pass++;
