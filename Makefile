@@ -28,9 +28,9 @@ BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
-# The tests that run threaded code (the store's put pool, streaming, the client's rings),
+# The tests that run threaded code (the store's put pool and S3 uploads, streaming, the client's rings),
 # also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|test_client|cli_serve|cli_api|cli_store|cli_capture|cli_client
+TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_client|cli_serve|cli_api|cli_store|cli_capture|cli_client
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
@@ -107,7 +107,7 @@ build-tsan: deps
 	$(STEP) "build: $(BUILD_TSAN)/ (TSan, the threaded code's tests)"
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
-	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream \
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_backend_s3 test_stream \
 	  test_capture test_capture_live test_net test_serve test_client trove-example-sort $(BUILD_FLAGS)
 
 check-plain: build deps-npm

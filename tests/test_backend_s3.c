@@ -11,11 +11,13 @@
  * missing objects, delete, the zero digest; list with continuation (a page of 7 keys over
  * 60 objects) and stopping early; staged puts invisible until publish; gets from 4 threads
  * at once; and what only S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
- * the message, an unreachable endpoint retried and then reported, credentials from a
+ * the message, an unreachable endpoint retried and then reported, the proxy frozen mid-use
+ * (timeouts, retries, a clear error, the objects intact after), credentials from a
  * profile of a credentials file, bad URLs. Last, `s3cmd` (when installed) lists and
  * downloads what trove wrote and `xxhsum -H2` of every object equals its name.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,6 +341,59 @@ static void test_errors(void)
     trove_bytes_free(&got);
 }
 
+/* The proxy frozen mid-use (SIGSTOP to its process group, only of a server this test
+ * started): a get times out, is retried, then fails with a message that says so; thawed,
+ * the same handle reads the object intact and writes again. */
+static void test_proxy_stopped(void)
+{
+    struct trove_s3_options opt = {0};
+    struct trove_backend *be;
+    struct trove_digest d;
+    struct trove_bytes got = {0};
+    char path[512], msg[1024];
+    const char *dir = getenv("TROVE_S3_DIR");
+    uint64_t requests = 0, retries = 0;
+    long pid = 0;
+    FILE *f;
+
+    if (!started || !dir) {
+        fprintf(stderr, "not this test's server: the stopped-proxy case is skipped\n");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/run/proxy.pid", dir);
+    f = fopen(path, "r");
+    CHECK(f != NULL && fscanf(f, "%ld", &pid) == 1 && pid > 1);
+    if (f)
+        fclose(f);
+    if (pid <= 1)
+        return;
+    opt.retries = 2;
+    opt.timeout_ms = 500;
+    if (!(be = open_s3(bucket_url, &opt)))
+        return;
+    trove_digest_of("survives a frozen proxy", 23, &d);
+    CHECK_EQ_INT(trove_backend_put(be, &d, "survives a frozen proxy", 23, NULL), TROVE_OK);
+    CHECK(kill(-(pid_t)pid, SIGSTOP) == 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, &retries), TROVE_OK);
+    CHECK_EQ_INT(retries, 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_ERR_REMOTE);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_s3_last_error(be, msg, sizeof msg), TROVE_OK);
+    if (!strstr(msg, "after 3 attempts") || !strstr(msg, "imeout"))
+        fprintf(stderr, "frozen proxy said: %s\n", msg);
+    CHECK(strstr(msg, "after 3 attempts") != NULL);
+    CHECK(strstr(msg, "imeout") != NULL || strstr(msg, "timed out") != NULL);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, NULL, &retries), TROVE_OK);
+    CHECK_EQ_INT(retries, 2);
+    CHECK(kill(-(pid_t)pid, SIGCONT) == 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_OK);
+    CHECK(got.len == 23 && memcmp(got.ptr, "survives a frozen proxy", 23) == 0);
+    trove_digest_of("written after the thaw", 22, &d);
+    CHECK_EQ_INT(trove_backend_put(be, &d, "written after the thaw", 22, NULL), TROVE_OK);
+    trove_bytes_free(&got);
+    trove_backend_close(be);
+}
+
 /* Credentials from a profile of a credentials file when the environment has no key. */
 static void test_profile(const char *dir)
 {
@@ -442,6 +497,7 @@ int main(void)
     test_list_and_stage();
     test_threads();
     test_errors();
+    test_proxy_stopped();
     test_profile(dir);
     test_independent_client(dir);
     test_rm_rf(dir);

@@ -529,7 +529,7 @@ static int s3_list(struct trove_backend *base, int (*fn)(void *ctx, const struct
 {
     struct s3_backend *s = (struct s3_backend *)base;
     struct trove_bytes page = {0};
-    char url[4096], what[512], key[KEY_MAX], token[2048], trunc[16], pfx[KEY_MAX];
+    char url[8192], what[KEY_MAX + 128], key[KEY_MAX], token[2048], trunc[16], pfx[KEY_MAX];
     size_t plen;
     char *epfx = NULL;
     int rc = TROVE_OK, pages = 0;
