@@ -28,6 +28,7 @@
 
 #include "testutil.h"
 #include "trove/store.h"
+#include "trove/testing.h"
 
 static char bucket_url[128]; /* s3://trove-test-<random>/some/prefix */
 static char bucket[64];
@@ -394,6 +395,47 @@ static void test_proxy_stopped(void)
     trove_backend_close(be);
 }
 
+/* The Nth allocation failing: open is TROVE_ERR_NOMEM with nothing returned, until n passes
+ * every allocation it makes; a stage that cannot copy leaves nothing staged, and a get
+ * that cannot grow its buffer is TROVE_ERR_NOMEM with the buffer empty. */
+static void test_alloc_failures(void)
+{
+    struct trove_backend *be;
+    struct trove_digest d, other;
+    struct trove_bytes got = {0};
+    uint64_t n;
+    int rc = TROVE_ERR_NOMEM;
+
+    for (n = 1; n < 64 && rc == TROVE_ERR_NOMEM; n++) {
+        be = (struct trove_backend *)&got;
+        trove_testing_alloc_fail_at(n, 0);
+        rc = trove_backend_s3_open(bucket_url, NULL, &be);
+        trove_testing_alloc_fail_at(0, 0);
+        if (rc == TROVE_ERR_NOMEM)
+            CHECK(be == NULL);
+    }
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK(n > 2); /* open does allocate, so some n failed it */
+    if (rc != TROVE_OK)
+        return;
+    trove_digest_of("staged under pressure", 21, &d);
+    trove_testing_alloc_fail_at(1, 1);
+    CHECK_EQ_INT(trove_backend_stage(be, &d, "staged under pressure", 21), TROVE_ERR_NOMEM);
+    trove_testing_alloc_fail_at(0, 0);
+    CHECK_EQ_INT(trove_backend_publish(be, NULL), TROVE_OK); /* nothing was staged */
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    trove_digest_of("read under pressure", 19, &other);
+    CHECK_EQ_INT(trove_backend_put(be, &other, "read under pressure", 19, NULL), TROVE_OK);
+    trove_testing_alloc_fail_at(1, 1);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_ERR_NOMEM);
+    trove_testing_alloc_fail_at(0, 0);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_OK);
+    CHECK(got.len == 19 && memcmp(got.ptr, "read under pressure", 19) == 0);
+    trove_bytes_free(&got);
+    trove_backend_close(be);
+}
+
 /* Credentials from a profile of a credentials file when the environment has no key. */
 static void test_profile(const char *dir)
 {
@@ -497,6 +539,7 @@ int main(void)
     test_list_and_stage();
     test_threads();
     test_errors();
+    test_alloc_failures();
     test_proxy_stopped();
     test_profile(dir);
     test_independent_client(dir);
