@@ -88,7 +88,7 @@ static void test_basic(void)
     struct trove_backend *be = open_s3(bucket_url, NULL);
     struct trove_digest d, other, zero = {{0}};
     struct trove_bytes got = {0};
-    uint64_t seed = 7, size = 0;
+    uint64_t seed = 7, size = 0, requests = 0, requests2 = 0;
     size_t big_n = 3u << 20;
     uint8_t *big = malloc(big_n), one = 0x42;
     int created;
@@ -120,8 +120,11 @@ static void test_basic(void)
     created = -1;
     CHECK_EQ_INT(trove_backend_put(be, &d, big, big_n, &created), TROVE_OK);
     CHECK_EQ_INT(created, 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_backend_put(be, &d, "forged", 6, &created), TROVE_OK);
     CHECK_EQ_INT(created, 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests2, NULL), TROVE_OK);
+    CHECK_EQ_INT(requests2 - requests, 1); /* present: one HEAD, no upload */
     CHECK_EQ_INT(trove_backend_get(be, &d, &got, big_n), TROVE_OK);
     CHECK(got.len == big_n && memcmp(got.ptr, big, big_n) == 0);
 
@@ -212,7 +215,7 @@ static void test_list_and_stage(void)
     struct collect c = {one, 0, 1, 1};
     char url[256];
     uint8_t buf[700];
-    uint64_t seed = 99, overhead = 1;
+    uint64_t seed = 99, overhead = 1, before = 0, after = 0, retried = 0;
 
     opt.list_page = 7;
     snprintf(url, sizeof url, "%s-list/", bucket_url); /* a trailing slash is fine */
@@ -229,8 +232,12 @@ static void test_list_and_stage(void)
     /* Nothing is visible before publish. */
     CHECK_EQ_INT(trove_backend_get(be, &want[0], &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
     check_list(be, want, 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &before, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK);
     CHECK_EQ_INT(overhead, 0);
+    /* A HEAD and a PUT per new object, nothing more (a clean server: no retries). */
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &after, &retried), TROVE_OK);
+    CHECK_EQ_INT(after - before - retried, 2 * LIST_N);
     CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK); /* nothing staged */
     check_list(be, want, LIST_N);
     for (int i = 0; i < LIST_N; i++)
