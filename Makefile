@@ -20,16 +20,17 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
                  liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
-                 protobuf-compiler libwebsockets-dev libcurl4-openssl-dev curl chromium
+                 protobuf-compiler libwebsockets-dev libcurl4-openssl-dev libssl-dev curl chromium \
+                 swift-proxy swift-account swift-container swift-object memcached s3cmd xxhash
 FUZZ_PACKAGES := clang libclang-rt-14-dev
 
 BUILD      := build
 BUILD_ASAN := build-asan
 BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
-# The tests that run threaded code (the store's put pool, streaming, the client's rings),
-# also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_stream|test_capture|test_capture_live|test_net|test_serve|test_client|cli_serve|cli_api|cli_store|cli_capture|cli_client
+# The tests that run threaded code (the store's put pool and S3 uploads, streaming, the
+# client's rings), also run under TSan.
+TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_client|cli_serve|cli_api|cli_store|cli_capture|cli_client
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
@@ -113,7 +114,7 @@ build-tsan: deps
 	$(STEP) "build: $(BUILD_TSAN)/ (TSan, the threaded code's tests)"
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
-	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_stream \
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_backend_s3 test_stream \
 	  test_capture test_capture_live test_net test_serve test_client trove-example-sort $(BUILD_FLAGS)
 
 check-plain: build deps-npm

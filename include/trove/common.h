@@ -47,7 +47,8 @@ enum trove_error {
     TROVE_ERR_CANCELLED = -1024,   /* the request was cancelled */
     TROVE_ERR_SEND = -1025,        /* a sink failed to send (the first failure is sticky) */
     TROVE_ERR_TIMEOUT = -1026,     /* a wait ended before the work did */
-    TROVE_ERR_LAST = -1027
+    TROVE_ERR_REMOTE = -1027,      /* a remote store refused a request or could not be reached */
+    TROVE_ERR_LAST = -1028
 };
 
 /* A short, static, human-readable name for an error code (library or -errno). */

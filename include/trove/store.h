@@ -43,6 +43,47 @@ int trove_backend_fs_open_readonly(const char *dir, struct trove_backend **out);
 #define TROVE_BACKEND_NOSYNC 2u   /* no fsync or syncfs at all: benchmarks, scratch stores */
 #define TROVE_BACKEND_NOVERIFY 4u /* gets do not rehash what they read: benchmarks only */
 int trove_backend_fs_open_flags(const char *dir, unsigned flags, struct trove_backend **out);
+
+/*
+ * The S3 backend (docs/s3.md): object d at key PREFIX/objects/<32 hex digits> of BUCKET on
+ * an S3-compatible service, through libcurl with SigV4. url is "s3://BUCKET[/PREFIX]".
+ * Every NULL or zero field of opt (opt itself may be NULL) comes from the environment, as
+ * the AWS CLI has it: endpoint from TROVE_S3_ENDPOINT (else AWS, https://s3.REGION.
+ * amazonaws.com), region from AWS_REGION or AWS_DEFAULT_REGION (else us-east-1),
+ * credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, else
+ * from profile AWS_PROFILE (else "default") of AWS_SHARED_CREDENTIALS_FILE (else
+ * ~/.aws/credentials); addressing from TROVE_S3_ADDRESSING ("path" or "virtual"; the
+ * default is virtual-host on AWS and path-style on any other endpoint); the timeout of one
+ * request from TROVE_S3_TIMEOUT_MS (else 30 s) and the retries of a failed one from
+ * TROVE_S3_RETRIES (else 5). Opening sends nothing; the bucket is created by the first
+ * write that finds it missing.
+ *
+ * Errors: TROVE_ERR_INVALID (a malformed url, bucket name, prefix, endpoint or region, or no
+ * credentials anywhere), TROVE_ERR_NOMEM. The requests then return TROVE_ERR_NOTFOUND for a
+ * missing object and TROVE_ERR_REMOTE for anything else S3 refused or could not be reached
+ * for, after the retries; trove_backend_s3_last_error tells what S3 said.
+ * Thread-safety: every call may run from several threads at once.
+ */
+enum { TROVE_S3_AUTO = 0, TROVE_S3_PATH = 1, TROVE_S3_VIRTUAL = 2 };
+struct trove_s3_options {
+    const char *endpoint;      /* "http://127.0.0.1:8080", "https://s3.example.com" */
+    const char *region;
+    const char *access_key, *secret_key, *session_token;
+    const char *profile;       /* of the credentials file, when no key is given */
+    int addressing;            /* TROVE_S3_AUTO, _PATH or _VIRTUAL */
+    unsigned timeout_ms;       /* one request, retries apart */
+    unsigned retries;
+    unsigned list_page;        /* keys per ListObjectsV2 page, 1..1000 (0: 1000) */
+};
+int trove_backend_s3_open(const char *url, const struct trove_s3_options *opt,
+                          struct trove_backend **out);
+/* The message of the last failed request of an S3 backend ("" if none), into buf (cap
+ * bytes, NUL-terminated): the method, s3://bucket/key, the HTTP status and S3's error code
+ * and message. TROVE_ERR_INVALID for a backend that is not S3. */
+int trove_backend_s3_last_error(struct trove_backend *be, char *buf, size_t cap);
+/* Requests sent so far (every attempt counts) and how many of them were retries. */
+int trove_backend_s3_stats(struct trove_backend *be, uint64_t *requests_out,
+                           uint64_t *retries_out);
 void trove_backend_close(struct trove_backend *be);
 
 /*

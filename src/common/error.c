@@ -46,6 +46,7 @@ const char *trove_strerror(int err)
     case TROVE_ERR_CANCELLED: return "cancelled";
     case TROVE_ERR_SEND: return "send failed";
     case TROVE_ERR_TIMEOUT: return "timed out";
+    case TROVE_ERR_REMOTE: return "remote store error";
     default: break;
     }
     if (err < 0 && err > -1000)

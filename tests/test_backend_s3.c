@@ -1,0 +1,556 @@
+/*
+ * test_backend_s3.c: the S3 object backend against a real S3 API — OpenStack Swift with its
+ * s3api middleware, which checks every SigV4 signature and body hash. With TROVE_S3_ENDPOINT
+ * (and the credentials) in the environment the test uses that server; without, it starts
+ * one with tests/s3/up.sh and stops it with tests/s3/down.sh at the end, and skips (77)
+ * only when up.sh says Swift is not installed.
+ *
+ * Each run works in a bucket of its own that does not exist yet (the first write creates
+ * it). The cases mirror test_backend.c's on fs where the semantics are the backend's:
+ * round trips (empty, 1 byte, 3 MiB), put-if-absent never overwriting, the limit on get,
+ * missing objects, delete, the zero digest; list with continuation (a page of 7 keys over
+ * 60 objects) and stopping early; staged puts invisible until publish; gets from 4 threads
+ * at once; and what only S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
+ * the message, an unreachable endpoint retried and then reported, the proxy frozen mid-use
+ * (timeouts, retries, a clear error, the objects intact after), credentials from a
+ * profile of a credentials file, bad URLs. Last, `s3cmd` (when installed) lists and
+ * downloads what trove wrote and `xxhsum -H2` of every object equals its name.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "trove/store.h"
+#include "trove/testing.h"
+
+static char bucket_url[128]; /* s3://trove-test-<random>/some/prefix */
+static char bucket[64];
+static int started; /* this test ran up.sh */
+
+static void fill_random(uint8_t *p, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(test_rand(seed) >> 24);
+}
+
+/* Run tests/s3/up.sh and take its export lines into the environment. 0 ok, 77 skip. */
+static int start_server(void)
+{
+    char line[1024];
+    FILE *p = popen(TROVE_SOURCE_DIR "/tests/s3/up.sh", "r");
+    int n = 0, st;
+
+    if (!p)
+        return 1;
+    while (fgets(line, sizeof line, p)) {
+        char *eq, *v;
+        line[strcspn(line, "\n")] = '\0';
+        if (strncmp(line, "export ", 7) != 0 || !(eq = strchr(line + 7, '=')))
+            continue;
+        *eq = '\0';
+        v = eq + 1;
+        setenv(line + 7, v, 1);
+        n++;
+    }
+    st = pclose(p);
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
+        return 77;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || n < 5) {
+        fprintf(stderr, "tests/s3/up.sh failed (status %d)\n", st);
+        return 1;
+    }
+    started = 1;
+    return 0;
+}
+
+static void stop_server(void)
+{
+    if (started && system(TROVE_SOURCE_DIR "/tests/s3/down.sh") != 0)
+        fprintf(stderr, "tests/s3/down.sh failed\n");
+}
+
+static struct trove_backend *open_s3(const char *url, const struct trove_s3_options *opt)
+{
+    struct trove_backend *be = NULL;
+    CHECK_EQ_INT(trove_backend_s3_open(url, opt, &be), TROVE_OK);
+    return be;
+}
+
+static void test_basic(void)
+{
+    struct trove_backend *be = open_s3(bucket_url, NULL);
+    struct trove_digest d, other, zero = {{0}};
+    struct trove_bytes got = {0};
+    uint64_t seed = 7, size = 0, requests = 0, requests2 = 0;
+    size_t big_n = 3u << 20;
+    uint8_t *big = malloc(big_n), one = 0x42;
+    int created;
+
+    if (!be || !big) {
+        free(big);
+        trove_backend_close(be);
+        return;
+    }
+    fill_random(big, big_n, &seed);
+    /* The bucket does not exist yet: listing it is empty, the first put creates it. */
+    CHECK_EQ_INT(trove_backend_list(be, NULL, NULL), TROVE_ERR_INVALID);
+    {
+        const void *objs[3] = {"", &one, big};
+        size_t lens[3] = {0, 1, big_n};
+        for (int i = 0; i < 3; i++) {
+            trove_digest_of(objs[i], lens[i], &d);
+            created = -1;
+            CHECK_EQ_INT(trove_backend_put(be, &d, objs[i], lens[i], &created), TROVE_OK);
+            CHECK_EQ_INT(created, 1);
+            CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_OK);
+            CHECK(got.len == lens[i] && (lens[i] == 0 || memcmp(got.ptr, objs[i], lens[i]) == 0));
+            CHECK_EQ_INT(trove_backend_size(be, &d, &size), TROVE_OK);
+            CHECK_EQ_INT(size, lens[i]);
+        }
+    }
+    /* put-if-absent: a second put is created = 0 and does not replace the bytes. */
+    trove_digest_of(big, big_n, &d);
+    created = -1;
+    CHECK_EQ_INT(trove_backend_put(be, &d, big, big_n, &created), TROVE_OK);
+    CHECK_EQ_INT(created, 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_put(be, &d, "forged", 6, &created), TROVE_OK);
+    CHECK_EQ_INT(created, 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests2, NULL), TROVE_OK);
+    CHECK_EQ_INT(requests2 - requests, 1); /* present: one HEAD, no upload */
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, big_n), TROVE_OK);
+    CHECK(got.len == big_n && memcmp(got.ptr, big, big_n) == 0);
+
+    /* max_len: refused over, accepted at exactly the size; out emptied on refusal. */
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, big_n - 1), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, 0), TROVE_ERR_LIMIT);
+    trove_digest_of(&one, 1, &other);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, 0), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, 1), TROVE_OK);
+    CHECK(got.len == 1 && got.ptr[0] == one);
+    trove_digest_of("", 0, &other);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, 0), TROVE_OK);
+    CHECK_EQ_INT(got.len, 0);
+
+    /* Missing objects. */
+    trove_digest_of("never stored", 12, &other);
+    got.len = 5;
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_size(be, &other, &size), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_backend_delete(be, &other), TROVE_ERR_NOTFOUND);
+
+    /* Delete, then everything says not found; a put brings it back. */
+    CHECK_EQ_INT(trove_backend_delete(be, &d), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_backend_size(be, &d, &size), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_backend_delete(be, &d), TROVE_ERR_NOTFOUND);
+    created = -1;
+    CHECK_EQ_INT(trove_backend_put(be, &d, big, big_n, &created), TROVE_OK);
+    CHECK_EQ_INT(created, 1);
+
+    /* The zero digest and arguments outside the contract. */
+    CHECK_EQ_INT(trove_backend_put(be, &zero, "x", 1, &created), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_backend_get(be, &zero, &got, SIZE_MAX), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_backend_size(be, &zero, &size), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_backend_delete(be, &zero), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_backend_put(be, &d, NULL, 1, NULL), TROVE_ERR_INVALID);
+
+    trove_bytes_free(&got);
+    trove_backend_close(be);
+    free(big);
+}
+
+/* ---- list ---------------------------------------------------------------------------- */
+
+struct collect {
+    struct trove_digest *d;
+    size_t n, cap;
+    int stop_after;
+};
+
+static int collect_fn(void *ctx, const struct trove_digest *d)
+{
+    struct collect *c = ctx;
+    if (c->n < c->cap)
+        c->d[c->n] = *d;
+    c->n++;
+    return c->stop_after && (int)c->n >= c->stop_after ? 7 : 0;
+}
+
+static int cmp_digest(const void *a, const void *b) { return memcmp(a, b, 16); }
+
+#define LIST_N 60
+
+static void check_list(struct trove_backend *be, const struct trove_digest *want_in, size_t n)
+{
+    struct trove_digest got[LIST_N + 16], want[LIST_N + 16];
+    struct collect c = {got, 0, LIST_N + 16, 0};
+    CHECK_EQ_INT(trove_backend_list(be, collect_fn, &c), 0);
+    CHECK_EQ_INT(c.n, n);
+    if (c.n != n || n > LIST_N + 16)
+        return;
+    memcpy(want, want_in, n * sizeof *want);
+    qsort(got, n, sizeof *got, cmp_digest);
+    qsort(want, n, sizeof *want, cmp_digest);
+    CHECK(memcmp(got, want, n * sizeof *got) == 0);
+}
+
+/* List pages of 7 keys (continuation tokens), a stop from fn, and staged puts that become
+ * visible only at publish. Under its own prefix, so the other cases' objects stay out. */
+static void test_list_and_stage(void)
+{
+    struct trove_s3_options opt = {0};
+    struct trove_backend *be;
+    struct trove_digest want[LIST_N], one[1];
+    struct trove_bytes got = {0};
+    struct collect c = {one, 0, 1, 1};
+    char url[256];
+    uint8_t buf[700];
+    uint64_t seed = 99, overhead = 1, before = 0, after = 0, retried = 0;
+
+    opt.list_page = 7;
+    snprintf(url, sizeof url, "%s-list/", bucket_url); /* a trailing slash is fine */
+    if (!(be = open_s3(url, &opt)))
+        return;
+    check_list(be, want, 0);
+    for (int i = 0; i < LIST_N; i++) {
+        size_t n = 2 + (size_t)(test_rand(&seed) % (sizeof buf - 2));
+        fill_random(buf, n, &seed);
+        buf[0] = (uint8_t)i;
+        trove_digest_of(buf, n, &want[i]);
+        CHECK_EQ_INT(trove_backend_stage(be, &want[i], buf, n), TROVE_OK);
+    }
+    /* Nothing is visible before publish. */
+    CHECK_EQ_INT(trove_backend_get(be, &want[0], &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    check_list(be, want, 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &before, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK);
+    CHECK_EQ_INT(overhead, 0);
+    /* A HEAD and a PUT per new object, nothing more (a clean server: no retries). */
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &after, &retried), TROVE_OK);
+    CHECK_EQ_INT(after - before - retried, 2 * LIST_N);
+    CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK); /* nothing staged */
+    check_list(be, want, LIST_N);
+    for (int i = 0; i < LIST_N; i++)
+        CHECK_EQ_INT(trove_backend_get(be, &want[i], &got, SIZE_MAX), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_list(be, collect_fn, &c), 7); /* fn's nonzero stops it */
+    CHECK_EQ_INT(c.n, 1);
+    trove_bytes_free(&got);
+    trove_backend_close(be);
+}
+
+/* ---- threads ------------------------------------------------------------------------- */
+
+struct reader {
+    struct trove_backend *be;
+    const struct trove_digest *d;
+    int n, bad;
+};
+
+static void *reader_main(void *arg)
+{
+    struct reader *r = arg;
+    struct trove_bytes got = {0};
+    for (int k = 0; k < 20; k++)
+        for (int i = 0; i < r->n; i++)
+            r->bad += trove_backend_get(r->be, &r->d[i], &got, SIZE_MAX) != TROVE_OK;
+    trove_bytes_free(&got);
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    enum { N = 8, T = 4 };
+    struct trove_backend *be = open_s3(bucket_url, NULL);
+    struct trove_digest d[N];
+    struct reader r[T];
+    pthread_t th[T];
+    char text[64];
+
+    if (!be)
+        return;
+    for (int i = 0; i < N; i++) {
+        snprintf(text, sizeof text, "object %d of the threads case", i);
+        trove_digest_of(text, strlen(text), &d[i]);
+        CHECK_EQ_INT(trove_backend_put(be, &d[i], text, strlen(text), NULL), TROVE_OK);
+    }
+    for (int t = 0; t < T; t++) {
+        r[t] = (struct reader){be, d, N, 0};
+        CHECK(pthread_create(&th[t], NULL, reader_main, &r[t]) == 0);
+    }
+    for (int t = 0; t < T; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_EQ_INT(r[t].bad, 0);
+    }
+    trove_backend_close(be);
+}
+
+/* ---- what S3 answers ----------------------------------------------------------------- */
+
+static void test_errors(void)
+{
+    struct trove_s3_options opt = {0};
+    struct trove_backend *be;
+    struct trove_digest d;
+    struct trove_bytes got = {0};
+    char msg[1024];
+    uint64_t requests = 0, retries = 0;
+
+    trove_digest_of("signed wrong", 12, &d);
+    /* A wrong secret: S3's own code and message in the error. */
+    opt.secret_key = "not-the-secret";
+    if ((be = open_s3(bucket_url, &opt))) {
+        CHECK_EQ_INT(trove_backend_put(be, &d, "signed wrong", 12, NULL), TROVE_ERR_REMOTE);
+        CHECK_EQ_INT(trove_backend_s3_last_error(be, msg, sizeof msg), TROVE_OK);
+        if (!strstr(msg, "SignatureDoesNotMatch") || !strstr(msg, "403") || !strstr(msg, bucket))
+            fprintf(stderr, "wrong secret said: %s\n", msg);
+        CHECK(strstr(msg, "SignatureDoesNotMatch") != NULL);
+        CHECK(strstr(msg, "HTTP 403") != NULL);
+        CHECK(strstr(msg, bucket) != NULL);
+        CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, &retries), TROVE_OK);
+        CHECK_EQ_INT(retries, 0); /* a 403 is final */
+        trove_backend_close(be);
+    }
+    /* Nobody listening: retried, then a message that says so. */
+    memset(&opt, 0, sizeof opt);
+    opt.endpoint = "http://127.0.0.1:1";
+    opt.retries = 2;
+    opt.timeout_ms = 2000;
+    if ((be = open_s3(bucket_url, &opt))) {
+        CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_ERR_REMOTE);
+        CHECK_EQ_INT(trove_backend_s3_last_error(be, msg, sizeof msg), TROVE_OK);
+        CHECK(strstr(msg, "after 3 attempts") != NULL);
+        CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, &retries), TROVE_OK);
+        CHECK_EQ_INT(requests, 3);
+        CHECK_EQ_INT(retries, 2);
+        trove_backend_close(be);
+    }
+    /* Bad URLs and arguments. */
+    {
+        static const char *bad[] = {"", "s3://", "s3://ab", "s3://UPPER", "fs:///tmp/x",
+                                    "s3://bucket/with space", "s3://bucket/a//b", "s3://-dash"};
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            be = (struct trove_backend *)&opt;
+            CHECK_EQ_INT(trove_backend_s3_open(bad[i], NULL, &be), TROVE_ERR_INVALID);
+            CHECK(be == NULL);
+        }
+        CHECK_EQ_INT(trove_backend_s3_open(bucket_url, NULL, NULL), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_backend_s3_last_error(NULL, msg, sizeof msg), TROVE_ERR_INVALID);
+    }
+    trove_bytes_free(&got);
+}
+
+/* The proxy frozen mid-use (SIGSTOP to its process group, only of a server this test
+ * started): a get times out, is retried, then fails with a message that says so; thawed,
+ * the same handle reads the object intact and writes again. */
+static void test_proxy_stopped(void)
+{
+    struct trove_s3_options opt = {0};
+    struct trove_backend *be;
+    struct trove_digest d;
+    struct trove_bytes got = {0};
+    char path[512], msg[1024];
+    const char *dir = getenv("TROVE_S3_DIR");
+    uint64_t requests = 0, retries = 0;
+    long pid = 0;
+    FILE *f;
+
+    if (!started || !dir) {
+        fprintf(stderr, "not this test's server: the stopped-proxy case is skipped\n");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/run/proxy.pid", dir);
+    f = fopen(path, "r");
+    CHECK(f != NULL && fscanf(f, "%ld", &pid) == 1 && pid > 1);
+    if (f)
+        fclose(f);
+    if (pid <= 1)
+        return;
+    opt.retries = 2;
+    opt.timeout_ms = 500;
+    if (!(be = open_s3(bucket_url, &opt)))
+        return;
+    trove_digest_of("survives a frozen proxy", 23, &d);
+    CHECK_EQ_INT(trove_backend_put(be, &d, "survives a frozen proxy", 23, NULL), TROVE_OK);
+    CHECK(kill(-(pid_t)pid, SIGSTOP) == 0);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, &retries), TROVE_OK);
+    CHECK_EQ_INT(retries, 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_ERR_REMOTE);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_s3_last_error(be, msg, sizeof msg), TROVE_OK);
+    if (!strstr(msg, "after 3 attempts") || !strstr(msg, "imeout"))
+        fprintf(stderr, "frozen proxy said: %s\n", msg);
+    CHECK(strstr(msg, "after 3 attempts") != NULL);
+    CHECK(strstr(msg, "imeout") != NULL || strstr(msg, "timed out") != NULL);
+    CHECK_EQ_INT(trove_backend_s3_stats(be, NULL, &retries), TROVE_OK);
+    CHECK_EQ_INT(retries, 2);
+    CHECK(kill(-(pid_t)pid, SIGCONT) == 0);
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_OK);
+    CHECK(got.len == 23 && memcmp(got.ptr, "survives a frozen proxy", 23) == 0);
+    trove_digest_of("written after the thaw", 22, &d);
+    CHECK_EQ_INT(trove_backend_put(be, &d, "written after the thaw", 22, NULL), TROVE_OK);
+    trove_bytes_free(&got);
+    trove_backend_close(be);
+}
+
+/* The Nth allocation failing: open is TROVE_ERR_NOMEM with nothing returned, until n passes
+ * every allocation it makes; a stage that cannot copy leaves nothing staged, and a get
+ * that cannot grow its buffer is TROVE_ERR_NOMEM with the buffer empty. */
+static void test_alloc_failures(void)
+{
+    struct trove_backend *be;
+    struct trove_digest d, other;
+    struct trove_bytes got = {0};
+    uint64_t n;
+    int rc = TROVE_ERR_NOMEM;
+
+    for (n = 1; n < 64 && rc == TROVE_ERR_NOMEM; n++) {
+        be = (struct trove_backend *)&got;
+        trove_testing_alloc_fail_at(n, 0);
+        rc = trove_backend_s3_open(bucket_url, NULL, &be);
+        trove_testing_alloc_fail_at(0, 0);
+        if (rc == TROVE_ERR_NOMEM)
+            CHECK(be == NULL);
+    }
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK(n > 2); /* open does allocate, so some n failed it */
+    if (rc != TROVE_OK)
+        return;
+    trove_digest_of("staged under pressure", 21, &d);
+    trove_testing_alloc_fail_at(1, 1);
+    CHECK_EQ_INT(trove_backend_stage(be, &d, "staged under pressure", 21), TROVE_ERR_NOMEM);
+    trove_testing_alloc_fail_at(0, 0);
+    CHECK_EQ_INT(trove_backend_publish(be, NULL), TROVE_OK); /* nothing was staged */
+    CHECK_EQ_INT(trove_backend_get(be, &d, &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    trove_digest_of("read under pressure", 19, &other);
+    CHECK_EQ_INT(trove_backend_put(be, &other, "read under pressure", 19, NULL), TROVE_OK);
+    trove_testing_alloc_fail_at(1, 1);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_ERR_NOMEM);
+    trove_testing_alloc_fail_at(0, 0);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_OK);
+    CHECK(got.len == 19 && memcmp(got.ptr, "read under pressure", 19) == 0);
+    trove_bytes_free(&got);
+    trove_backend_close(be);
+}
+
+/* Credentials from a profile of a credentials file when the environment has no key. */
+static void test_profile(const char *dir)
+{
+    char path[512], *key = strdup(getenv("AWS_ACCESS_KEY_ID")),
+                    *secret = strdup(getenv("AWS_SECRET_ACCESS_KEY"));
+    struct trove_backend *be = NULL;
+    struct trove_digest d;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/credentials", dir);
+    f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f || !key || !secret) {
+        free(key);
+        free(secret);
+        return;
+    }
+    fprintf(f, "[default]\naws_access_key_id = nobody\naws_secret_access_key = nothing\n\n"
+               "# the one used\n[trove-test]\naws_access_key_id = %s\n"
+               "aws_secret_access_key=%s\n",
+            key, secret);
+    fclose(f);
+    unsetenv("AWS_ACCESS_KEY_ID");
+    unsetenv("AWS_SECRET_ACCESS_KEY");
+    setenv("AWS_SHARED_CREDENTIALS_FILE", path, 1);
+    setenv("AWS_PROFILE", "trove-test", 1);
+    trove_digest_of("from a profile", 14, &d);
+    if ((be = open_s3(bucket_url, NULL)))
+        CHECK_EQ_INT(trove_backend_put(be, &d, "from a profile", 14, NULL), TROVE_OK);
+    trove_backend_close(be);
+    setenv("AWS_PROFILE", "no-such-profile", 1);
+    be = NULL;
+    CHECK_EQ_INT(trove_backend_s3_open(bucket_url, NULL, &be), TROVE_ERR_INVALID);
+    unsetenv("AWS_PROFILE");
+    unsetenv("AWS_SHARED_CREDENTIALS_FILE");
+    setenv("AWS_ACCESS_KEY_ID", key, 1);
+    setenv("AWS_SECRET_ACCESS_KEY", secret, 1);
+    free(key);
+    free(secret);
+}
+
+/* An independent client: s3cmd lists and downloads every object trove wrote under the
+ * prefix, and xxhsum -H2 of each file is its name. */
+static void test_independent_client(const char *dir)
+{
+    char cmd[4096], line[1024];
+    const char *endpoint = getenv("TROVE_S3_ENDPOINT"), *host;
+    FILE *p;
+    int files = 0, matched = 0;
+
+    if (system("command -v s3cmd >/dev/null 2>&1 && command -v xxhsum >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "s3cmd or xxhsum not installed: the independent-client case is skipped\n");
+        return;
+    }
+    host = strstr(endpoint, "://");
+    host = host ? host + 3 : endpoint;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkdir -p dl && s3cmd -q --no-ssl --host=%s --host-bucket=%s "
+             "--access_key=\"$AWS_ACCESS_KEY_ID\" --secret_key=\"$AWS_SECRET_ACCESS_KEY\" "
+             "--region=\"$AWS_REGION\" --config=/dev/null get --recursive "
+             "'%s/objects/' dl/ >s3cmd.log 2>&1 && cd dl && xxhsum -H2 * 2>/dev/null",
+             dir, host, host, bucket_url);
+    if (!(p = popen(cmd, "r"))) {
+        CHECK(0);
+        return;
+    }
+    while (fgets(line, sizeof line, p)) {
+        char sum[64], name[512];
+        if (sscanf(line, "%63s %511s", sum, name) != 2)
+            continue;
+        files++;
+        matched += strcmp(sum, name) == 0;
+        if (strcmp(sum, name) != 0)
+            fprintf(stderr, "xxhsum -H2 of %s is %s\n", name, sum);
+    }
+    CHECK_EQ_INT(pclose(p), 0);
+    CHECK(files >= 10); /* the basic and threads cases' objects */
+    CHECK_EQ_INT(matched, files);
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/trove_backend_s3_XXXXXX";
+    int rc;
+
+    if (!getenv("TROVE_S3_ENDPOINT")) {
+        if ((rc = start_server()) != 0)
+            return rc;
+    }
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        stop_server();
+        return 1;
+    }
+    {
+        uint64_t seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+        snprintf(bucket, sizeof bucket, "trove-test-%08x", (unsigned)test_rand(&seed));
+        snprintf(bucket_url, sizeof bucket_url, "s3://%s/some/prefix", bucket);
+    }
+    test_basic();
+    test_list_and_stage();
+    test_threads();
+    test_errors();
+    test_alloc_failures();
+    test_proxy_stopped();
+    test_profile(dir);
+    test_independent_client(dir);
+    test_rm_rf(dir);
+    stop_server();
+    return test_done();
+}
