@@ -161,9 +161,10 @@ int main(int argc, char **argv)
     }
     trove_client_stop();
     trove_client_stats(&st);
-    printf("sorted %zu keys; %llu events recorded, %llu sent, %llu dropped; %lu rounds, "
-           "%llu connections\n", n, (unsigned long long)st.events, (unsigned long long)st.sent,
-           (unsigned long long)st.dropped, done, (unsigned long long)st.connects);
+    printf("sorted %zu keys; %llu events recorded, %llu sent, %llu dropped; %lu round%s, "
+           "%llu connection%s\n", n, (unsigned long long)st.events, (unsigned long long)st.sent,
+           (unsigned long long)st.dropped, done, done == 1 ? "" : "s",
+           (unsigned long long)st.connects, st.connects == 1 ? "" : "s");
     free(keys);
     free(tmp);
     return 0;
