@@ -1,6 +1,7 @@
 /* testutil.c: see testutil.h. */
 #include "testutil.h"
 #include "trove/capture.h"
+#include "trove/digest.h"
 #include "trove/event.h"
 #include "trove/import.h"
 #include "trove/serve.h"
@@ -9,6 +10,7 @@
 #include "trove/wire.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,4 +356,36 @@ int test_serve_stop(void)
     trove_serve_stop();
     pthread_join(srv.thread, NULL);
     return srv.rc;
+}
+
+/* ---- what every object backend answers ---- */
+
+void test_backend_limits(struct trove_backend *be, const struct trove_digest *d, size_t big_n)
+{
+    struct trove_bytes got = {0};
+    struct trove_digest other;
+    uint8_t one = 0x42;
+    uint64_t size = 99;
+
+    /* max_len: refused over, accepted at exactly the size; out is emptied on refusal. */
+    CHECK_EQ_INT(trove_backend_get(be, d, &got, big_n - 1), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_get(be, d, &got, 0), TROVE_ERR_LIMIT);
+    trove_digest_of(&one, 1, &other);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, 0), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, 1), TROVE_OK);
+    CHECK(got.len == 1 && got.ptr[0] == one);
+    trove_digest_of("", 0, &other);
+    got.len = 0;
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, 0), TROVE_OK);
+    CHECK_EQ_INT(got.len, 0);
+
+    /* Missing objects. */
+    trove_digest_of("never stored", 12, &other);
+    CHECK_EQ_INT(trove_bytes_append(&got, "xxxxx", 5), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_size(be, &other, &size), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_backend_delete(be, &other), TROVE_ERR_NOTFOUND);
+    trove_bytes_free(&got);
 }

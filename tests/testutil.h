@@ -54,6 +54,17 @@ struct trove_names;
  * any order. */
 int test_same_names(const struct trove_names *a, const struct trove_names *b);
 
+struct trove_backend;
+struct trove_digest;
+/*
+ * The size cap and missing objects, as every backend must answer them (tests/test_backend.c
+ * on fs, tests/test_backend_s3.c on S3): be holds an object of big_n (> 1) bytes under d,
+ * the byte 0x42 and the empty object. get over max_len is TROVE_ERR_LIMIT with out emptied,
+ * at exactly the size it succeeds; a digest never stored is TROVE_ERR_NOTFOUND for get (out
+ * emptied), size and delete.
+ */
+void test_backend_limits(struct trove_backend *be, const struct trove_digest *d, size_t big_n);
+
 struct trove_store;
 struct trove_events;
 /* Every event and name of capture `name` in s, appended to ev and names (through
