@@ -40,8 +40,11 @@
  * the handle pool, the last error and the staged list each sit under the one mutex, held
  * only to take or return an entry.
  */
+#define _GNU_SOURCE /* timegm */
+
 #include "backend_internal.h"
 #include "common/alloc.h"
+#include "backend_s3.h"
 #include "s3_xml.h"
 
 #include <curl/curl.h>
@@ -403,12 +406,19 @@ struct obj {
     char what[KEY_MAX + 128];
 };
 
+/* The URL and the s3:// name of key PREFIX + rel. */
+static void key_names(const struct s3_backend *s, const char *rel, struct obj *o)
+{
+    snprintf(o->url, sizeof o->url, "%s/%s%s", s->bucket_url, s->prefix, rel);
+    snprintf(o->what, sizeof o->what, "s3://%s/%s%s", s->bucket, s->prefix, rel);
+}
+
 static void obj_names(const struct s3_backend *s, const struct trove_digest *d, struct obj *o)
 {
-    char hex[33];
-    trove_digest_hex(d, hex);
-    snprintf(o->url, sizeof o->url, "%s/%sobjects/%s", s->bucket_url, s->prefix, hex);
-    snprintf(o->what, sizeof o->what, "s3://%s/%sobjects/%s", s->bucket, s->prefix, hex);
+    char rel[48];
+    trove_digest_hex(d, rel + 8);
+    memcpy(rel, "objects/", 8);
+    key_names(s, rel, o);
 }
 
 static int create_bucket(struct s3_backend *s)
@@ -425,6 +435,28 @@ static int create_bucket(struct s3_backend *s)
     rc = perform(s, &r);
     if (rc == TROVE_ERR_REMOTE && r.status == 409) /* created by someone else meanwhile */
         rc = TROVE_OK;
+    return rc;
+}
+
+/* PUT data at o (replacing what is there), creating the bucket if it is missing. */
+static int put_at(struct s3_backend *s, const struct obj *o, const void *data, size_t len)
+{
+    struct req r = {0};
+    int rc;
+
+    r.method = "PUT";
+    r.url = o->url;
+    r.what = o->what;
+    r.body = data;
+    r.body_len = len;
+    rc = perform(s, &r);
+    if (rc == TROVE_ERR_NOTFOUND) { /* NoSuchBucket: the first write creates it */
+        if ((rc = create_bucket(s)) != TROVE_OK)
+            return rc;
+        rc = perform(s, &r);
+    }
+    if (rc == TROVE_ERR_NOTFOUND)
+        rc = TROVE_ERR_REMOTE; /* a PUT is never "not found"; the message says why */
     return rc;
 }
 
@@ -446,21 +478,7 @@ static int s3_put(struct trove_backend *base, const struct trove_digest *d, cons
         return TROVE_OK; /* present: put-if-absent leaves it */
     if (rc != TROVE_ERR_NOTFOUND)
         return rc;
-    memset(&r, 0, sizeof r);
-    r.method = "PUT";
-    r.url = o.url;
-    r.what = o.what;
-    r.body = data;
-    r.body_len = len;
-    rc = perform(s, &r);
-    if (rc == TROVE_ERR_NOTFOUND) { /* NoSuchBucket: the first write creates it */
-        if ((rc = create_bucket(s)) != TROVE_OK)
-            return rc;
-        rc = perform(s, &r);
-    }
-    if (rc == TROVE_ERR_NOTFOUND)
-        rc = TROVE_ERR_REMOTE; /* a PUT is never "not found"; the message says why */
-    if (rc == TROVE_OK)
+    if ((rc = put_at(s, &o, data, len)) == TROVE_OK)
         *created_out = 1;
     return rc;
 }
@@ -524,17 +542,34 @@ static int s3_del(struct trove_backend *base, const struct trove_digest *d)
 
 /* ---- list ---------------------------------------------------------------------------- */
 
-static int s3_list(struct trove_backend *base, int (*fn)(void *ctx, const struct trove_digest *d),
-                   void *ctx)
+/* "2026-12-02T00:01:02.000Z" as seconds since the epoch, or -1. */
+static int64_t parse_time(const char *t)
 {
-    struct s3_backend *s = (struct s3_backend *)base;
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec) != 6)
+        return -1;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    return (int64_t)timegm(&tm);
+}
+
+typedef int (*key_fn)(void *ctx, const char *rest, int64_t mtime);
+
+/* Every key under PREFIX + rel_prefix, a ListObjectsV2 page at a time: fn gets the part of
+ * the key after rel_prefix and its LastModified (seconds, -1 when missing or unreadable);
+ * a nonzero return stops the listing and is returned. A missing bucket lists as empty. */
+static int list_keys(struct s3_backend *s, const char *rel_prefix, key_fn fn, void *ctx)
+{
     struct trove_bytes page = {0};
     char url[8192], what[KEY_MAX + 128], key[KEY_MAX], token[2048], trunc[16], pfx[KEY_MAX];
+    char mtime[64];
     size_t plen;
     char *epfx = NULL;
     int rc = TROVE_OK, pages = 0;
 
-    snprintf(pfx, sizeof pfx, "%sobjects/", s->prefix);
+    snprintf(pfx, sizeof pfx, "%s%s", s->prefix, rel_prefix);
     plen = strlen(pfx);
     {
         CURL *h = take_handle(s);
@@ -577,7 +612,7 @@ static int s3_list(struct trove_backend *base, int (*fn)(void *ctx, const struct
         r.max_len = LIST_BODY_MAX;
         rc = perform(s, &r);
         if (rc == TROVE_ERR_NOTFOUND && !strcmp(r.code, "NoSuchBucket")) {
-            rc = TROVE_OK; /* no bucket yet: no objects */
+            rc = TROVE_OK; /* no bucket yet: no keys */
             goto out;
         }
         if (rc != TROVE_OK)
@@ -585,11 +620,15 @@ static int s3_list(struct trove_backend *base, int (*fn)(void *ctx, const struct
         pages++;
         while ((found = trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "Key", key,
                                            sizeof key)) == 1) {
-            struct trove_digest d;
-            if (strncmp(key, pfx, plen) != 0 || strlen(key + plen) != 32 ||
-                trove_digest_parse(key + plen, &d) != TROVE_OK || trove_digest_is_zero(&d))
-                continue; /* not an object of trove's: ignored, as strangers in fs dirs */
-            if ((rc = fn(ctx, &d)) != 0)
+            size_t mpos = pos;
+            int64_t t = -1;
+            /* Within a <Contents>, LastModified follows Key (S3, Swift, MinIO all write it so). */
+            if (trove__s3_xml_next((const char *)page.ptr, page.len, &mpos, "LastModified",
+                                   mtime, sizeof mtime) == 1)
+                t = parse_time(mtime);
+            if (strncmp(key, pfx, plen) != 0)
+                continue;
+            if ((rc = fn(ctx, key + plen, t)) != 0)
                 goto out;
         }
         if (found < 0) {
@@ -614,6 +653,29 @@ out:
     curl_free(epfx);
     trove_bytes_free(&page);
     return rc;
+}
+
+struct list_objects {
+    int (*fn)(void *ctx, const struct trove_digest *d);
+    int (*aged)(void *ctx, const struct trove_digest *d, int64_t mtime);
+    void *ctx;
+};
+
+static int list_object_key(void *ctx, const char *rest, int64_t mtime)
+{
+    struct list_objects *l = ctx;
+    struct trove_digest d;
+
+    if (strlen(rest) != 32 || trove_digest_parse(rest, &d) != TROVE_OK || trove_digest_is_zero(&d))
+        return 0; /* not an object of trove's: ignored, as strangers in fs dirs */
+    return l->fn ? l->fn(l->ctx, &d) : l->aged(l->ctx, &d, mtime);
+}
+
+static int s3_list(struct trove_backend *base, int (*fn)(void *ctx, const struct trove_digest *d),
+                   void *ctx)
+{
+    struct list_objects l = {fn, NULL, ctx};
+    return list_keys((struct s3_backend *)base, "objects/", list_object_key, &l);
 }
 
 /* ---- staged puts --------------------------------------------------------------------- */
@@ -1031,4 +1093,85 @@ int trove_backend_s3_stats(struct trove_backend *be, uint64_t *requests_out,
     if (retries_out)
         *retries_out = atomic_load(&s->retried);
     return TROVE_OK;
+}
+
+/* ---- named keys: the store's heads and lease (backend_s3.h) --------------------------- */
+
+int trove__s3_is(const struct trove_backend *be) { return be && be->ops == &s3_ops; }
+
+void trove__s3_url(const struct trove_backend *be, char *buf, size_t cap)
+{
+    const struct s3_backend *s = (const struct s3_backend *)be;
+    size_t n = strlen(s->prefix);
+    snprintf(buf, cap, "s3://%s%s%.*s", s->bucket, n ? "/" : "", n ? (int)n - 1 : 0, s->prefix);
+}
+
+int trove__s3_key_get(struct trove_backend *be, const char *rel, struct trove_bytes *out,
+                      size_t max_len)
+{
+    struct s3_backend *s = (struct s3_backend *)be;
+    struct obj o;
+    struct req r = {0};
+
+    key_names(s, rel, &o);
+    out->len = 0;
+    r.method = "GET";
+    r.url = o.url;
+    r.what = o.what;
+    r.out = out;
+    r.max_len = max_len;
+    return perform(s, &r);
+}
+
+int trove__s3_key_exists(struct trove_backend *be, const char *rel)
+{
+    struct s3_backend *s = (struct s3_backend *)be;
+    struct obj o;
+    struct req r = {0};
+    int rc;
+
+    key_names(s, rel, &o);
+    r.method = "HEAD";
+    r.url = o.url;
+    r.what = o.what;
+    rc = perform(s, &r);
+    return rc == TROVE_OK ? 1 : rc == TROVE_ERR_NOTFOUND ? 0 : rc;
+}
+
+int trove__s3_key_put(struct trove_backend *be, const char *rel, const void *data, size_t len)
+{
+    struct s3_backend *s = (struct s3_backend *)be;
+    struct obj o;
+
+    key_names(s, rel, &o);
+    return put_at(s, &o, data, len);
+}
+
+int trove__s3_key_del(struct trove_backend *be, const char *rel)
+{
+    struct s3_backend *s = (struct s3_backend *)be;
+    struct obj o;
+    struct req r = {0};
+    int rc;
+
+    key_names(s, rel, &o);
+    r.method = "DELETE";
+    r.url = o.url;
+    r.what = o.what;
+    rc = perform(s, &r);
+    return rc == TROVE_ERR_NOTFOUND ? TROVE_OK : rc; /* gone is what was asked */
+}
+
+int trove__s3_key_list(struct trove_backend *be, const char *rel_prefix,
+                       int (*fn)(void *ctx, const char *rest, int64_t mtime), void *ctx)
+{
+    return list_keys((struct s3_backend *)be, rel_prefix, fn, ctx);
+}
+
+int trove__s3_list_aged(struct trove_backend *be,
+                        int (*fn)(void *ctx, const struct trove_digest *d, int64_t mtime),
+                        void *ctx)
+{
+    struct list_objects l = {NULL, fn, ctx};
+    return list_keys((struct s3_backend *)be, "objects/", list_object_key, &l);
 }

@@ -1,0 +1,39 @@
+/*
+ * backend_s3.h: what the store (store.c, store_verify.c) asks of the S3 backend beyond the
+ * object interface: keys that are not content-addressed — a volume's head
+ * (PREFIX/volumes/NAME.recipe, replaced by one PUT) and the writer's lease (PREFIX/lease) —
+ * and objects listed with their age, for gc's grace period. rel is a key relative to
+ * PREFIX. Errors as the object calls: TROVE_ERR_NOTFOUND for 404, TROVE_ERR_REMOTE with
+ * trove_backend_s3_last_error saying what S3 answered.
+ */
+#ifndef TROVE_STORE_BACKEND_S3_H
+#define TROVE_STORE_BACKEND_S3_H
+
+#include "trove/store.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 if be is an S3 backend. */
+int trove__s3_is(const struct trove_backend *be);
+/* "s3://BUCKET[/PREFIX]" into buf, for messages. */
+void trove__s3_url(const struct trove_backend *be, char *buf, size_t cap);
+/* The whole of key rel into out (replacing its bytes), at most max_len bytes. */
+int trove__s3_key_get(struct trove_backend *be, const char *rel, struct trove_bytes *out,
+                      size_t max_len);
+/* 1 if key rel exists, 0 if not, or an error. */
+int trove__s3_key_exists(struct trove_backend *be, const char *rel);
+/* Replace key rel by data (one PUT: readers see the old bytes or the new, never a mix). */
+int trove__s3_key_put(struct trove_backend *be, const char *rel, const void *data, size_t len);
+/* Delete key rel; a missing key is no error. */
+int trove__s3_key_del(struct trove_backend *be, const char *rel);
+/* Every key starting with PREFIX + rel_prefix: fn(ctx, the rest of the key, LastModified
+ * in seconds since the epoch or -1); a nonzero return from fn stops and is returned. */
+int trove__s3_key_list(struct trove_backend *be, const char *rel_prefix,
+                       int (*fn)(void *ctx, const char *rest, int64_t mtime), void *ctx);
+/* Every object, with the time it was stored (seconds since the epoch, -1 unknown). */
+int trove__s3_list_aged(struct trove_backend *be,
+                        int (*fn)(void *ctx, const struct trove_digest *d, int64_t mtime),
+                        void *ctx);
+
+#endif
