@@ -243,6 +243,15 @@ const char *cli_diag_msg(const struct trove_diag *diag, int rc)
     return diag && diag->msg[0] ? diag->msg : trove_strerror(rc);
 }
 
+const char *cli_store_why(struct trove_store *s, int rc)
+{
+    static char buf[1024];
+    if (rc == TROVE_ERR_REMOTE && s &&
+        trove_backend_s3_last_error(trove_store_backend(s), buf, sizeof buf) == TROVE_OK && buf[0])
+        return buf;
+    return trove_strerror(rc);
+}
+
 /* The options of the store commands: what each sets, and whether it takes a value. */
 static const struct {
     const char *name;
@@ -265,6 +274,7 @@ static const struct {
     {"-q", CLI_OPT_QUIET, 0},
     {"--url", CLI_OPT_URL, 1},
     {"--token-file", CLI_OPT_TOKEN_FILE, 1},
+    {"--replace", CLI_OPT_REPLACE, 0},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */
@@ -419,13 +429,14 @@ int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trov
         flags |= TROVE_STORE_NOVERIFY;
     /* Opening makes the store's subdirectories; without CREATE, a directory that has no
      * volumes/ is not a store, and is left as it is. */
-    if (!(flags & TROVE_STORE_CREATE) &&
+    if (!(flags & TROVE_STORE_CREATE) && strncmp(dir, "s3://", 5) != 0 &&
         (size_t)snprintf(volumes, sizeof volumes, "%s/volumes", dir) < sizeof volumes &&
         stat(volumes, &st) != 0 && errno == ENOENT)
         rc = TROVE_ERR_NOTFOUND;
     else
         rc = trove_store_open(dir, flags | TROVE_STORE_NOWAIT, out, &diag);
-    if (rc == TROVE_ERR_BUSY && !(flags & TROVE_STORE_NOWAIT)) {
+    /* (On S3 the holder of the lease is named in the message; there is no lock to wait on.) */
+    if (rc == TROVE_ERR_BUSY && !(flags & TROVE_STORE_NOWAIT) && strncmp(dir, "s3://", 5) != 0) {
         /* Another process writes the store (a `trove serve`, an import): say so, then wait. */
         if (isatty(2))
             fprintf(stderr, "trove %s: waiting for %s: another process has it open for "

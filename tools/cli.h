@@ -31,6 +31,7 @@ int cmd_volume(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
+int cmd_store(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
@@ -341,6 +342,12 @@ int cli_parse_size(const char *s, uint64_t *out);
  * trove_strerror(rc). */
 const char *cli_diag_msg(const struct trove_diag *diag, int rc);
 
+struct trove_store;
+/* Why a call on store s failed with rc: for TROVE_ERR_REMOTE on S3, what S3 answered (the
+ * request, the status, its code and message), else trove_strerror(rc). The text lives
+ * until the next call. */
+const char *cli_store_why(struct trove_store *s, int rc);
+
 /* The options the store commands take; each command accepts some of them. */
 enum cli_store_option {
     CLI_OPT_SIZE = 1 << 0,       /* --size SIZE */
@@ -355,7 +362,8 @@ enum cli_store_option {
     CLI_OPT_NO_VERIFY = 1 << 9,  /* --no-verify: for benchmarks only (cli_store_no_verify) */
     CLI_OPT_QUIET = 1 << 10,     /* -q, --quiet */
     CLI_OPT_URL = 1 << 11,       /* --url URL: a remote service (cli_remote.c) */
-    CLI_OPT_TOKEN_FILE = 1 << 12 /* --token-file FILE: its token */
+    CLI_OPT_TOKEN_FILE = 1 << 12, /* --token-file FILE: its token */
+    CLI_OPT_REPLACE = 1 << 13     /* --replace (store copy) */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */

@@ -1,6 +1,7 @@
 /*
  * cmd_store.c: the store-wide commands — `trove snapshot VOLUME NAME`, `trove verify` and
- * `trove gc` (include/trove/volume.h). The volume commands are in cmd_volume.c.
+ * `trove gc` (include/trove/volume.h), and `trove store copy SRC DST`. The volume commands
+ * are in cmd_volume.c.
  *
  * verify opens the store read-only unless it is asked to repair, so it can run beside
  * readers; gc needs the store to itself (a writable open waits for every reader). Both
@@ -50,8 +51,11 @@ static const struct cli_store_usage gc_usage = {
     "Delete every object that no volume or snapshot names (what `trove volume rm` and\n"
     "overwrites leave behind), and every pack file that cannot be read once no recipe needs\n"
     "it, and print how many and how many bytes. Refused while a recipe cannot be read.\n"
+    "On S3 an unnamed object stored less than $TROVE_GC_GRACE_SEC (default 3600) seconds\n"
+    "ago is kept, since another writer may be about to name it.\n"
     "  --json        one JSON object: objects_seen, objects_deleted, bytes_deleted,\n"
-    "                bad_packs_deleted\n" STORE_HELP,
+    "                bad_packs_deleted, objects_young (kept: within the grace period)\n"
+    STORE_HELP,
     CLI_OPT_JSON, 0, 0, 0};
 
 static void store_progress(void *ctx, uint64_t done, uint64_t total)
@@ -177,7 +181,7 @@ int cmd_verify(int argc, char **argv)
     rc = trove_store_verify(s, flags, &r, store_progress, &prog);
     cli_progress_end(&prog);
     if (rc != TROVE_OK && rc != TROVE_ERR_CORRUPT) {
-        cli_error("verify", "checking %s stopped: %s", a.store, trove_strerror(rc));
+        cli_error("verify", "checking %s stopped: %s", a.store, cli_store_why(s, rc));
         goto out;
     }
     ok = rc == TROVE_OK;
@@ -257,19 +261,21 @@ int cmd_gc(int argc, char **argv)
     }
     if (rc != TROVE_OK) {
         cli_error("gc", "collecting %s: %s (after deleting %llu objects)", a.store,
-                  trove_strerror(rc), (unsigned long long)r.objects_deleted);
+                  cli_store_why(s, rc), (unsigned long long)r.objects_deleted);
         goto out;
     }
     if (a.given & CLI_OPT_JSON)
         printf("{\"objects_seen\":%llu,\"objects_deleted\":%llu,\"bytes_deleted\":%llu,"
-               "\"bad_packs_deleted\":%llu}\n",
+               "\"bad_packs_deleted\":%llu,\"objects_young\":%llu}\n",
                (unsigned long long)r.objects_seen, (unsigned long long)r.objects_deleted,
-               (unsigned long long)r.bytes_deleted, (unsigned long long)r.bad_packs_deleted);
+               (unsigned long long)r.bytes_deleted, (unsigned long long)r.bad_packs_deleted,
+               (unsigned long long)r.objects_young);
     else
-        printf("%llu objects seen, %llu deleted, %llu bytes freed%s\n",
+        printf("%llu objects seen, %llu deleted, %llu bytes freed%s%s\n",
                (unsigned long long)r.objects_seen, (unsigned long long)r.objects_deleted,
                (unsigned long long)r.bytes_deleted,
-               r.bad_packs_deleted ? "; unreadable pack files removed" : "");
+               r.bad_packs_deleted ? "; unreadable pack files removed" : "",
+               r.objects_young ? "; unnamed objects younger than the grace period kept" : "");
     if (fflush(stdout) != 0) {
         cli_error("gc", "writing stdout: %s", strerror(errno));
         goto out;
@@ -278,4 +284,103 @@ int cmd_gc(int argc, char **argv)
 out:
     trove_store_close(s);
     return status;
+}
+
+/* ---- trove store copy ------------------------------------------------------------------ */
+
+static const struct cli_store_usage copy_usage = {
+    "usage: trove store copy SRC DST [--replace] [--json] [-q]\n"
+    "\n"
+    "Copy every volume, snapshot and capture of the store SRC into the store DST, each a\n"
+    "directory or s3://BUCKET[/PREFIX] (--s3-endpoint URL, AWS_* credentials; docs/s3.md).\n"
+    "Only the objects DST lacks are read and written; then each volume's recipe is written\n"
+    "as it is, so DST holds every volume as it was or as copied, never half of one. Run\n"
+    "again after a failure, it copies what is still missing. A volume that DST holds with\n"
+    "other content is refused before anything is copied, unless --replace. SRC is opened\n"
+    "read-only; DST is made if missing. A progress line on a terminal; a summary on stdout.\n"
+    "  --replace     replace DST's volumes that differ from SRC's\n"
+    "  --json        one JSON object: volumes, volumes_copied, volumes_same, objects,\n"
+    "                objects_present, objects_copied, bytes_copied\n"
+    "  -q, --quiet   no progress line\n",
+    CLI_OPT_JSON | CLI_OPT_REPLACE | CLI_OPT_QUIET, 0, 2, 2};
+
+static int store_copy(int argc, char **argv)
+{
+    struct cli_store_args a;
+    struct trove_store *src = NULL, *dst = NULL;
+    struct trove_copy_report r;
+    struct trove_diag diag = {0};
+    struct cli_progress prog;
+    int rc, status = 1;
+
+    if ((rc = cli_store_args_parse("store copy", argc, argv, &copy_usage, &a)) >= 0)
+        return rc;
+    if (a.store_given) {
+        cli_error("store copy", "name the stores as SRC and DST, not with --store");
+        return 2;
+    }
+    if (!strcmp(a.arg[0], a.arg[1])) {
+        cli_error("store copy", "SRC and DST are the same store (%s)", a.arg[0]);
+        return 2;
+    }
+    if (a.given & CLI_OPT_QUIET)
+        cli_progress_quiet();
+    if (cli_store_open("store copy", a.arg[0], TROVE_STORE_READONLY, &src) ||
+        cli_store_open("store copy", a.arg[1], TROVE_STORE_CREATE, &dst))
+        goto out;
+    cli_progress_begin(&prog, "copying", 0);
+    rc = trove_store_copy(src, dst, (a.given & CLI_OPT_REPLACE) ? TROVE_COPY_REPLACE : 0, &r,
+                          store_progress, &prog, &diag);
+    cli_progress_end(&prog);
+    if (rc != TROVE_OK) {
+        /* For a refused or failed S3 request, what S3 said, from whichever store had it. */
+        const char *s3 = rc == TROVE_ERR_REMOTE ? cli_store_why(dst, rc) : NULL;
+        if (s3 == trove_strerror(rc))
+            s3 = cli_store_why(src, rc);
+        if (diag.msg[0] && s3)
+            cli_error("store copy", "%s: %s", diag.msg, s3);
+        else
+            cli_error("store copy", "%s", diag.msg[0] ? diag.msg : s3 ? s3 : trove_strerror(rc));
+        goto out;
+    }
+    if (a.given & CLI_OPT_JSON)
+        printf("{\"volumes\":%llu,\"volumes_copied\":%llu,\"volumes_same\":%llu,"
+               "\"objects\":%llu,\"objects_present\":%llu,\"objects_copied\":%llu,"
+               "\"bytes_copied\":%llu}\n",
+               (unsigned long long)r.volumes, (unsigned long long)r.volumes_copied,
+               (unsigned long long)r.volumes_same, (unsigned long long)r.objects,
+               (unsigned long long)r.objects_present, (unsigned long long)r.objects_copied,
+               (unsigned long long)r.bytes_copied);
+    else
+        printf("%llu volumes: %llu copied, %llu already there; %llu objects: %llu copied "
+               "(%llu bytes), %llu already there\n",
+               (unsigned long long)r.volumes, (unsigned long long)r.volumes_copied,
+               (unsigned long long)r.volumes_same, (unsigned long long)r.objects,
+               (unsigned long long)r.objects_copied, (unsigned long long)r.bytes_copied,
+               (unsigned long long)r.objects_present);
+    if (fflush(stdout) != 0) {
+        cli_error("store copy", "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    status = 0;
+out:
+    trove_store_close(src);
+    trove_store_close(dst);
+    return status;
+}
+
+int cmd_store(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "copy"))
+        return store_copy(argc - 1, argv + 1);
+    if (argc >= 2 && cli_is_help(argv[1])) {
+        fputs("usage: trove store copy SRC DST [--replace] [--json] [-q]\n"
+              "\n"
+              "Store-wide work across stores. `trove store copy --help` says more.\n"
+              "(verify, gc and snapshot are `trove verify`, `trove gc`, `trove snapshot`.)\n",
+              stdout);
+        return 0;
+    }
+    fprintf(stderr, "usage: trove store copy SRC DST [--replace] [--json] [-q]\n");
+    return 2;
 }

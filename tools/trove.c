@@ -3,6 +3,7 @@
  * own file under tools/ (benchmarks under bench/), each with --help.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -29,7 +30,39 @@ static const struct command commands[] = {
     {"snapshot", cmd_snapshot, "snapshot a volume: a read-only copy sharing its blocks"},
     {"verify", cmd_verify, "check a store: every object present, sized right, not damaged"},
     {"gc", cmd_gc, "delete the objects no volume or snapshot names"},
+    {"store", cmd_store, "copy a store's volumes and objects to another store (fs or s3://)"},
 };
+
+/* `--s3-endpoint URL` (or `=URL`) anywhere on the line is $TROVE_S3_ENDPOINT for every
+ * command, so that each command that names a store takes it; it is removed from argv.
+ * Returns the new argc, or -1 when the value is missing. */
+static int take_s3_endpoint(int argc, char **argv)
+{
+    int out = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if (!strcmp(argv[i], "--")) {
+            while (i < argc)
+                argv[out++] = argv[i++];
+            break;
+        }
+        if (!strcmp(argv[i], "--s3-endpoint")) {
+            if (i + 1 >= argc || !*argv[i + 1])
+                return -1;
+            v = argv[++i];
+        } else if (!strncmp(argv[i], "--s3-endpoint=", 14)) {
+            v = argv[i] + 14;
+            if (!*v)
+                return -1;
+        }
+        if (v)
+            setenv("TROVE_S3_ENDPOINT", v, 1);
+        else
+            argv[out++] = argv[i];
+    }
+    argv[out] = NULL;
+    return out;
+}
 
 static void usage(FILE *f)
 {
@@ -40,6 +73,8 @@ static void usage(FILE *f)
                "bundle, a Parquet events file, a dataset directory, store:NAME, or - (stdin), told\n"
                "from their bytes.\n"
                "Shared options: --wire, --batch, --json, -q, -v, --input-format, --store, -o.\n"
+               "A store is a directory or s3://BUCKET[/PREFIX] (--s3-endpoint URL or\n"
+               "$TROVE_S3_ENDPOINT, AWS_* credentials; see docs/s3.md).\n"
                "ls, export, import and replay reach a running `trove serve` with --url URL instead\n"
                "of --store (its token: --token-file FILE or $TROVE_TOKEN).\n"
                "`trove help <command>` (or `trove <command> --help`) describes a command.\n");
@@ -47,6 +82,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    if ((argc = take_s3_endpoint(argc, argv)) < 0) {
+        fprintf(stderr, "trove: --s3-endpoint needs a URL (http://HOST:PORT or https://...)\n");
+        return 2;
+    }
     if (argc < 2) {
         usage(stderr);
         return 2;

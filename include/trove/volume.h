@@ -299,6 +299,8 @@ struct trove_gc_report {
     uint64_t objects_deleted;
     uint64_t bytes_deleted;
     uint64_t bad_packs_deleted; /* unreadable pack files (trove_backend_unreadable) */
+    uint64_t objects_young; /* S3: unnamed but kept, stored within the grace period
+                               ($TROVE_GC_GRACE_SEC, default 3600 s) */
 };
 
 /*
@@ -306,10 +308,41 @@ struct trove_gc_report {
  * pack file the backend could not read (every recipe reads without it, so nothing needs
  * it). Crash-safe: only unreferenced objects are deleted, each durably, in any order. Refuses to run
  * (TROVE_ERR_CORRUPT) while a recipe is unreadable, since its objects cannot be told apart.
- * Errors: TROVE_ERR_READONLY, TROVE_ERR_CORRUPT, TROVE_ERR_NOMEM, -errno.
+ * On S3 an unnamed object stored within the grace period is kept (objects_young): another
+ * writer may be about to name it. Readers of an S3 store hold no lock, so gc does not wait
+ * for them (docs/s3.md).
+ * Errors: TROVE_ERR_READONLY, TROVE_ERR_CORRUPT, TROVE_ERR_NOMEM, TROVE_ERR_REMOTE, -errno.
  */
 int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_progress_fn progress,
                    void *progress_ctx);
+
+/* ---- copying a store ------------------------------------------------------------------ */
+
+#define TROVE_COPY_REPLACE 1u /* a volume that differs in dst is replaced, not refused */
+
+struct trove_copy_report {
+    uint64_t volumes;         /* in the source */
+    uint64_t volumes_copied;  /* heads written to the destination */
+    uint64_t volumes_same;    /* already identical in the destination */
+    uint64_t objects;         /* named by the source's recipes */
+    uint64_t objects_present; /* of those, already in the destination */
+    uint64_t objects_copied;
+    uint64_t bytes_copied;
+};
+
+/*
+ * Copy every committed volume of src (and snapshot: they are volumes) into dst, either one
+ * on a disk or on S3: the objects dst lacks, then each volume's recipe as it is. A volume
+ * dst already holds with the same recipe is left; one that differs is refused
+ * (TROVE_ERR_EXISTS, before anything is copied) unless flags has TROVE_COPY_REPLACE.
+ * Progress counts the objects looked at. dst must be writable; src may be read-only.
+ * Stopped anywhere, dst holds each volume as it was or as copied, never a mix. Errors:
+ * TROVE_ERR_INVALID, TROVE_ERR_READONLY, TROVE_ERR_EXISTS, TROVE_ERR_BUSY (a volume open in
+ * dst), TROVE_ERR_CORRUPT (an unreadable source recipe), what the backends return.
+ */
+int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned flags,
+                     struct trove_copy_report *rep, trove_progress_fn progress,
+                     void *progress_ctx, struct trove_diag *diag);
 
 /* ---- object volumes ---------------------------------------------------------------------
  *

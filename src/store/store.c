@@ -102,6 +102,10 @@ int trove__store_writable(const struct trove_store *s, struct trove_diag *diag)
 
 void trove__recipe_path(const struct trove_store *s, const char *name, char *out, size_t n)
 {
+    if (s->s3) {
+        trove__s3store_head_url(s, name, out, n);
+        return;
+    }
     snprintf(out, n, "%s/volumes/%s" RECIPE_SUFFIX, s->dir, name);
 }
 
@@ -115,6 +119,8 @@ int trove__recipe_exists(struct trove_store *s, const char *name)
     char file[TROVE_VOLUME_NAME_MAX + 16];
     struct stat st;
 
+    if (s->s3)
+        return trove__s3store_head_exists(s, name);
     if (s->vol_fd < 0)
         return 0;
     recipe_file(name, file);
@@ -176,6 +182,10 @@ int trove__recipe_read(struct trove_store *s, const char *name, struct trove_byt
     char file[TROVE_VOLUME_NAME_MAX + 16], path[4096];
     int rc;
 
+    if (s->s3) {
+        rc = trove__s3store_head_read(s, name, buf, diag);
+        goto out;
+    }
     trove__recipe_path(s, name, path, sizeof path);
     if (s->vol_fd < 0) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOTFOUND, 0, "no volume '%s' in the store %s", name,
@@ -237,6 +247,8 @@ int trove__recipe_publish(struct trove_store *s, const char *name, const void *d
 {
     char file[TROVE_VOLUME_NAME_MAX + 16], tmp[TROVE_VOLUME_NAME_MAX + 32];
 
+    if (s->s3)
+        return trove__s3store_head_publish(s, name, data, len);
     recipe_file(name, file);
     snprintf(tmp, sizeof tmp, TMP_PREFIX "%s", file);
     return publish_at(s->vol_fd, file, tmp, data, len, !(s->flags & TROVE_STORE_NOSYNC));
@@ -246,6 +258,8 @@ int trove__recipe_remove(struct trove_store *s, const char *name)
 {
     char file[TROVE_VOLUME_NAME_MAX + 16];
 
+    if (s->s3)
+        return trove__s3store_head_remove(s, name);
     recipe_file(name, file);
     if (unlinkat(s->vol_fd, file, 0) != 0 ||
         (!(s->flags & TROVE_STORE_NOSYNC) && fsync(s->vol_fd) != 0))
@@ -277,6 +291,11 @@ int trove__recipe_names(struct trove_store *s, char ***out, size_t *count_out)
 
     *out = NULL;
     *count_out = 0;
+    if (s->s3) {
+        if ((rc = trove__s3store_head_names(s, &names, &n)) != TROVE_OK)
+            return rc;
+        goto sorted;
+    }
     if (s->vol_fd < 0)
         return TROVE_OK;
     if ((fd = openat(s->vol_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -321,6 +340,7 @@ out:
         trove__names_free(names, n);
         return rc;
     }
+sorted:
     if (n > 1)
         qsort(names, n, sizeof *names, cmp_str);
     *out = names;
@@ -425,6 +445,8 @@ static int take_lock(struct trove_store *s)
 
 int trove__store_exclude_readers(struct trove_store *s, int exclude)
 {
+    /* On S3 readers hold no lock to wait for: gc's grace period and the heads' immutable
+     * objects are what keep them safe (store_verify.c). */
     if (s->lock_fd < 0)
         return TROVE_OK;
     return lock_byte(s->lock_fd, exclude ? F_WRLCK : F_RDLCK, LOCK_READERS, 1);
@@ -446,6 +468,14 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
     s->flags = flags;
     if (!(s->dir = trove__strdup(dir))) {
         rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (!strncmp(dir, "s3://", 5)) {
+        s->s3 = 1;
+        if ((rc = trove__s3store_open(s, diag)) != TROVE_OK)
+            goto out;
+        *out = s;
+        s = NULL;
         goto out;
     }
     if ((flags & TROVE_STORE_CREATE) && !(flags & TROVE_STORE_READONLY)) {
@@ -521,6 +551,8 @@ void trove__store_release(struct trove_store *s)
         return;
     assert(!s->open); /* the volumes are closed first (trove_store_close) */
     trove__putpool_stop(s->pool); /* waits for puts in flight */
+    if (s->s3)
+        trove__s3store_release(s); /* after the last put: the lease is given back last */
     trove_backend_close(s->be);
     if (s->vol_fd >= 0)
         close(s->vol_fd);

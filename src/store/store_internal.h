@@ -36,6 +36,8 @@ struct trove_store {
      * one again needs neither a second put nor a stat. */
     struct refmap put_set;
     int sticky; /* an error that left the in-memory state unreliable: every change fails */
+    int s3;     /* on an S3 bucket (dir is its s3:// URL; no descriptors): store_s3.c */
+    struct trove__lease *lease; /* s3 and writable: the writer's lease */
 };
 
 struct undo_entry {
@@ -160,5 +162,24 @@ int trove__store_writable(const struct trove_store *s, struct trove_diag *diag);
 /* gc: turn this handle's read lock on the readers' byte into a write lock (exclude 1),
  * waiting for every reader to close, or back (exclude 0). */
 int trove__store_exclude_readers(struct trove_store *s, int exclude);
+
+/* ---- the store on S3 (store_s3.c): store.c's files and lock as keys ---- */
+/* Open s->dir (an s3:// URL) as s->be, and take the writer's lease unless READONLY; diag
+ * says what failed (a lease held by another writer: TROVE_ERR_BUSY naming it). */
+int trove__s3store_open(struct trove_store *s, struct trove_diag *diag);
+/* Give the lease back (if this handle still holds it). */
+void trove__s3store_release(struct trove_store *s);
+/* TROVE_OK while this handle's lease holds, else TROVE_ERR_BUSY (lost or run out). */
+int trove__s3store_lease_ok(struct trove_store *s);
+/* As trove__recipe_path, _exists, _read, _publish, _remove and _names, on keys
+ * PREFIX/volumes/NAME.recipe (publish and remove refused without the lease). */
+void trove__s3store_head_url(const struct trove_store *s, const char *name, char *out, size_t n);
+int trove__s3store_head_exists(struct trove_store *s, const char *name);
+int trove__s3store_head_read(struct trove_store *s, const char *name, struct trove_bytes *buf,
+                             struct trove_diag *diag);
+int trove__s3store_head_publish(struct trove_store *s, const char *name, const void *data,
+                                size_t len);
+int trove__s3store_head_remove(struct trove_store *s, const char *name);
+int trove__s3store_head_names(struct trove_store *s, char ***out, size_t *count_out);
 
 #endif

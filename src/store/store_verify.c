@@ -11,6 +11,7 @@
  * naming a missing one.
  */
 #include "store_recount.h"
+#include "backend_s3.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Keep the first problem's description for the report. */
 static void problem(struct trove_verify_report *rep, const char *fmt, ...)
@@ -261,6 +263,57 @@ static int collect(void *ctx, const struct trove_digest *d)
     return 0;
 }
 
+/* On S3 (docs/s3.md): objects stored less than the grace period ago are kept, since a
+ * writer in another process may have uploaded them for a commit whose head it has not yet
+ * written (it holds no lock gc could wait for). */
+#define GC_GRACE_DEFAULT_SEC 3600
+
+struct aged {
+    struct digest_vec *all;
+    int64_t cutoff; /* objects stored after this (seconds since the epoch) are kept */
+    uint64_t young;
+};
+
+static int collect_aged(void *ctx, const struct trove_digest *d, int64_t mtime)
+{
+    struct aged *a = ctx;
+
+    if (mtime < 0 || mtime > a->cutoff) {
+        a->young++;
+        return 0;
+    }
+    return collect(a->all, d);
+}
+
+static int64_t gc_grace_sec(void)
+{
+    const char *e = getenv("TROVE_GC_GRACE_SEC");
+    char *end;
+    long long v;
+
+    if (!e || !*e)
+        return GC_GRACE_DEFAULT_SEC;
+    v = strtoll(e, &end, 10);
+    return *end || v < 0 ? GC_GRACE_DEFAULT_SEC : (int64_t)v;
+}
+
+/* Every object of the backend into all; on S3 only those older than the grace period. */
+static int list_collectable(struct trove_store *s, struct digest_vec *all,
+                            struct trove_gc_report *rep)
+{
+    struct aged a;
+    int rc;
+
+    if (!s->s3)
+        return trove_backend_list(s->be, collect, all);
+    a.all = all;
+    a.cutoff = (int64_t)time(NULL) - gc_grace_sec();
+    a.young = 0;
+    rc = trove__s3_list_aged(s->be, collect_aged, &a);
+    rep->objects_young = a.young;
+    return rc;
+}
+
 static int count_deleted_pack(void *ctx, const char *name, const char *why)
 {
     (void)name;
@@ -298,12 +351,12 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
         goto out;
     /* Sweep. (The drain above emptied the handle's list of puts: a later write of
      * anything deleted here stats, finds it gone and puts it again.) */
-    rc = trove_backend_list(s->be, collect, &all);
+    rc = list_collectable(s, &all, rep);
     if (rc > 0)
         rc = TROVE_ERR_NOMEM;
     if (rc != TROVE_OK)
         goto out;
-    rep->objects_seen = all.n;
+    rep->objects_seen = all.n + rep->objects_young;
     for (size_t k = 0; k < all.n; k++) {
         uint64_t len = 0;
         if (trove__refmap_find(&rcnt.map, &all.d[k]))
