@@ -1493,6 +1493,40 @@ static void test_object_volumes(void)
     trove_store_close(s);
 }
 
+/* A pending object volume writes nothing before its first commit: closed uncommitted it
+ * leaves no volume (as a writer killed before its commit would), a second create of the
+ * name while it is open is refused, and committed it is an ordinary volume. */
+static void test_pending_create(void)
+{
+    struct trove_store *s = fresh_store();
+    struct trove_volume *v = NULL, *w = NULL;
+    struct trove_volume_entry *ents = NULL;
+    size_t n = 9;
+
+    CHECK_EQ_INT(trove_volume_create_objects_pending(s, "p", 3, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_put_object(v, 0, "abc", 3), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_list(s, &ents, &n), TROVE_OK);
+    CHECK_EQ_INT(n, 0);
+    free(ents);
+    CHECK_EQ_INT(trove_volume_create_objects(s, "p", 3, BS, &w, NULL), TROVE_ERR_EXISTS);
+    CHECK_EQ_INT(trove_volume_create_objects_pending(s, "p", 3, BS, &w, NULL), TROVE_ERR_EXISTS);
+    trove_volume_close(v); /* uncommitted: dropped, and nothing was ever written */
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "p", &v, NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_volume_create_objects_pending(s, "p", 3, BS, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_put_object(v, 1, "abc", 3), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_volume_create_objects_pending(s, "p", 3, BS, &v, NULL), TROVE_ERR_EXISTS);
+    CHECK_EQ_INT(trove_volume_create_objects_pending(s, "q", 3, BS, NULL, NULL), TROVE_ERR_INVALID);
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_list(s, &ents, &n), TROVE_OK);
+    CHECK(n == 1 && !strcmp(ents[0].name, "p") && ents[0].objects && ents[0].generation == 1);
+    free(ents);
+    CHECK(verify_clean(s, TROVE_VERIFY_DEEP));
+    trove_store_close(s);
+}
+
 /*
  * The store's locks: one writer at a time (a second writable open with NOWAIT is refused,
  * in this process as in another, and closing it does not release the first), readers beside
@@ -1547,6 +1581,7 @@ int main(void)
         test_object_volumes();
     }
     test_locks();
+    test_pending_create();
     test_no_store_metadata();
     test_metadata_o_changed();
     test_corrupt_recipe();

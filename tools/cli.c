@@ -28,20 +28,26 @@ void cli_error_capture(char *buf, size_t cap)
 
 int cli_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[4096], s3[1024];
+    const char *remote = trove_strerror(TROVE_ERR_REMOTE), *at;
     va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* "remote store error" says nothing: say what S3 answered instead. */
+    if ((at = strstr(msg, remote)) && trove_backend_s3_process_error(s3, sizeof s3) == TROVE_OK &&
+        s3[0]) {
+        char tail[4096];
+        snprintf(tail, sizeof tail, "%s", at + strlen(remote));
+        snprintf(msg + (at - msg), sizeof msg - (size_t)(at - msg), "%s%s", s3, tail);
+    }
     if (err_buf) { /* the first error of the captured work is the one to tell */
-        if (!err_buf[0]) {
-            va_start(ap, fmt);
-            vsnprintf(err_buf, err_cap, fmt, ap);
-            va_end(ap);
-        }
+        if (!err_buf[0])
+            snprintf(err_buf, err_cap, "%s", msg);
         return 1;
     }
-    fprintf(stderr, "trove %s: ", cmd);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "trove %s: %s\n", cmd, msg);
     return 1;
 }
 

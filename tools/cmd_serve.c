@@ -66,9 +66,11 @@ static void serve_usage(FILE *f)
             "Run the live service: producers write captures into the store through the unix\n"
             "socket (`trove record`, `trove gen --live`, the client library), viewers watch\n"
             "them over WebSocket (`trove watch`, the browser), GET /api/status reports.\n"
-            "  --store DIR            the store (default $TROVE_STORE, else ./trove-data)\n"
+            "  --store DIR            the store (default $TROVE_STORE, else ./trove-data); or\n"
+            "                         s3://BUCKET[/PREFIX] (docs/s3.md)\n"
             "  --listen ADDR:PORT     HTTP and WebSocket (default 127.0.0.1:7700; port 0: any)\n"
-            "  --socket PATH          the producers' unix socket (default DIR/trove.sock)\n"
+            "  --socket PATH          the producers' unix socket (default DIR/trove.sock; for a\n"
+            "                         store on S3, $TROVE_SOCKET, else ./trove.sock)\n"
             "  --ingest ADDR:PORT     producers over TCP too\n"
             "  --wire W               auto (default: raw to loopback viewers, packed to others),\n"
             "                         or one format for every viewer that does not ask\n"
@@ -315,11 +317,15 @@ int cmd_serve(int argc, char **argv)
 
 /* ---- producers: trove record, trove gen --live ---------------------------------------- */
 
-/* The service's socket: --socket, else the store's. */
+/* The service's socket: --socket, else the store's (a store on S3 has no directory: then
+ * $TROVE_SOCKET, else trove.sock here, as `trove serve` makes it). */
 static const char *socket_for(const char *given, const char *store, char *buf, size_t cap)
 {
+    const char *env = getenv("TROVE_SOCKET");
     if (given)
         return given;
+    if (!strncmp(cli_default_store(store), "s3://", 5))
+        return env && *env ? env : TROVE_SERVE_SOCKET_NAME;
     snprintf(buf, cap, "%s/%s", cli_default_store(store), TROVE_SERVE_SOCKET_NAME);
     return buf;
 }

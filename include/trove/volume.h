@@ -361,6 +361,12 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
 int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_t slots,
                                 uint32_t max_object, struct trove_volume **out,
                                 struct trove_diag *diag);
+/* As trove_volume_create_objects, except that nothing is written until the volume's first
+ * commit: a volume closed (or a process killed) before it leaves no volume at all. `name`
+ * must be new. */
+int trove_volume_create_objects_pending(struct trove_store *s, const char *name,
+                                        uint64_t slots, uint32_t max_object,
+                                        struct trove_volume **out, struct trove_diag *diag);
 
 /* 1 if v is an object volume, else 0. */
 int trove_volume_is_objects(const struct trove_volume *v);

@@ -381,8 +381,13 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
     if (rc == TROVE_ERR_NOTFOUND && !create)
         return TROVE_FAIL(diag, rc, 0, "no capture named %s in the store", w->name);
     if (rc == TROVE_ERR_NOTFOUND) {
-        rc = trove_volume_create_objects(w->s, w->name, make, TROVE_CAPTURE_MAX_OBJECT, &w->v,
-                                         diag);
+        /* create 2 (pending): nothing is written before the commit, so a writer killed
+         * before it leaves no capture behind, not an empty one. */
+        rc = create == 2 ? trove_volume_create_objects_pending(w->s, w->name, make,
+                                                                TROVE_CAPTURE_MAX_OBJECT, &w->v,
+                                                                diag)
+                         : trove_volume_create_objects(w->s, w->name, make,
+                                                       TROVE_CAPTURE_MAX_OBJECT, &w->v, diag);
         if (rc != TROVE_OK)
             return rc;
         *created = 1;
@@ -502,7 +507,7 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
         }
     }
     TROVE_TRY(rc, trove__capture_open_for_write(
-                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0), 1, &created,
+                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0), 2, &created,
                       diag));
 
     for (uint64_t k = 0; k < segments; k++) {

@@ -64,7 +64,8 @@ int trove__capture_check_events(const struct trove_event *events, size_t n, uint
  * volume no write ever filled), resized to `slots` (KEEP_SLOTS: as it is, checked to be
  * writable); else, with create, a new object volume of `slots` slots (*created is then 1;
  * over a damaged recipe it is 0, and the volume is dirty until its first commit);
- * without create TROVE_ERR_NOTFOUND. A block volume, or an object volume that is not a
+ * without create TROVE_ERR_NOTFOUND. create 2 makes the new volume pending: nothing of it is
+ * written before its first commit (a writer that dies first leaves no volume). A block volume, or an object volume that is not a
  * capture, is TROVE_ERR_EXISTS; a snapshot TROVE_ERR_READONLY. On error w->v may be open:
  * the caller closes it. */
 int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, int create,

@@ -35,8 +35,13 @@ int trove__ingest_open(struct trove__server *srv, struct trove_diag *diag)
     struct sockaddr_un sun;
     int fd, one = 1;
 
+    const char *env = getenv("TROVE_SOCKET");
+
     if (srv->opt.socket_path && *srv->opt.socket_path)
         snprintf(srv->socket_path, sizeof srv->socket_path, "%s", srv->opt.socket_path);
+    else if (!strncmp(srv->opt.store_dir, "s3://", 5)) /* no directory: $TROVE_SOCKET, or here */
+        snprintf(srv->socket_path, sizeof srv->socket_path, "%s",
+                 env && *env ? env : TROVE_SERVE_SOCKET_NAME);
     else
         snprintf(srv->socket_path, sizeof srv->socket_path, "%s/%s", srv->opt.store_dir,
                  TROVE_SERVE_SOCKET_NAME);

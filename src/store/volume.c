@@ -136,8 +136,9 @@ static int damaged_recipe_head(struct trove_store *s, const char *name, uint64_t
     return TROVE_OK;
 }
 
-/* Make volume name in memory and (unless over) publish its empty recipe. With over, name
- * may exist with a damaged recipe: nothing is written until the first commit replaces it. */
+/* Make volume name in memory and (unless over) publish its empty recipe. With over 1, name
+ * may exist with a damaged recipe: nothing is written until the first commit replaces it.
+ * With over 2 (pending), name must be new, and nothing is written until the first commit. */
 static int create_volume(struct trove_store *s, const char *name, uint64_t size,
                          uint32_t block_size, int recipe_format, uint32_t flags, int over,
                          struct trove_volume **out, struct trove_diag *diag)
@@ -145,7 +146,7 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     struct trove_volume *v = NULL;
     char path[4096];
     uint64_t n, gen = 0;
-    int rc;
+    int rc, pending = 0;
 
     if (out)
         *out = NULL;
@@ -164,6 +165,15 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
         (rc = trove__store_writable(s, diag)) != TROVE_OK)
         goto out;
     trove__recipe_path(s, name, path, sizeof path);
+    for (const struct trove_volume *o = s->open; o; o = o->next)
+        if (strcmp(o->name, name) == 0) { /* a pending one has no recipe to find */
+            rc = TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0, "volume '%s' is open already", name);
+            goto out;
+        }
+    if (over == 2) {
+        over = 0;
+        pending = 1;
+    }
     if (over && (rc = trove__recipe_exists(s, name)) > 0) {
         uint32_t old_bs = 0, old_flags = flags;
         if ((rc = damaged_recipe_head(s, name, &gen, &old_bs, &old_flags, diag)) != TROVE_OK)
@@ -228,7 +238,7 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     v->committed_format = 0; /* nothing committed yet: commit writes every section */
     v->generation = gen;    /* over a damaged recipe: the commit goes past its generation */
     v->dirty = 1;
-    if (!over && (rc = trove__volume_write_recipe(v)) != TROVE_OK) {
+    if (!over && !pending && (rc = trove__volume_write_recipe(v)) != TROVE_OK) {
         TROVE_FAIL(diag, rc, 0, "cannot write %s: %s", path, trove_strerror(rc));
         goto out;
     }
@@ -270,9 +280,9 @@ int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
     return create_volume(s, name, size, block_size, 0, 0, 0, out, diag);
 }
 
-int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_t slots,
-                                uint32_t max_object, struct trove_volume **out,
-                                struct trove_diag *diag)
+static int create_objects(struct trove_store *s, const char *name, uint64_t slots,
+                          uint32_t max_object, int pending, struct trove_volume **out,
+                          struct trove_diag *diag)
 {
     if (max_object != 0 && slots > UINT64_MAX / max_object) {
         if (out)
@@ -282,8 +292,24 @@ int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_
     }
     /* A block size of 0 is refused by create_volume (as is any other bad one). */
     return create_volume(s, name, slots * (max_object ? max_object : 1),
-                         max_object ? max_object : 1, 0, TROVE_RECIPE_FLAG_OBJECTS, 0, out,
-                         diag);
+                         max_object ? max_object : 1, 0, TROVE_RECIPE_FLAG_OBJECTS,
+                         pending ? 2 : 0, out, diag);
+}
+
+int trove_volume_create_objects(struct trove_store *s, const char *name, uint64_t slots,
+                                uint32_t max_object, struct trove_volume **out,
+                                struct trove_diag *diag)
+{
+    return create_objects(s, name, slots, max_object, 0, out, diag);
+}
+
+int trove_volume_create_objects_pending(struct trove_store *s, const char *name,
+                                        uint64_t slots, uint32_t max_object,
+                                        struct trove_volume **out, struct trove_diag *diag)
+{
+    if (!out)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no output");
+    return create_objects(s, name, slots, max_object, 1, out, diag);
 }
 
 int trove_volume_is_objects(const struct trove_volume *v)
