@@ -826,6 +826,12 @@ static int s3_publish(struct trove_backend *base, uint64_t *overhead_out)
 static void s3_close(struct trove_backend *base)
 {
     struct s3_backend *s = (struct s3_backend *)base;
+    const char *stats = getenv("TROVE_S3_STATS");
+
+    if (stats && *stats && strcmp(stats, "0") != 0 && s->bucket) /* for benchmarks */
+        fprintf(stderr, "s3 stats: s3://%s/%s: %llu requests, %llu retried\n", s->bucket,
+                s->prefix ? s->prefix : "", (unsigned long long)atomic_load(&s->requests),
+                (unsigned long long)atomic_load(&s->retried));
     for (int i = 0; i < s->npool; i++)
         curl_easy_cleanup(s->pool[i]);
     for (size_t i = 0; i < s->nstaged; i++)
