@@ -91,6 +91,7 @@ static void serve_usage(FILE *f)
 
 struct serve_log {
     int verbose, quiet;
+    int lost; /* a capture was given up with events never committed */
 };
 
 /* ---- the API's export and import: the CLI's own, so the bytes are `trove export`'s ---- */
@@ -211,7 +212,12 @@ static void serve_ready(void *ctx, const char *url, const char *socket_path)
 static void serve_log_line(void *ctx, const char *line)
 {
     struct serve_log *l = ctx;
-    int problem = strstr(line, "closed:") || strstr(line, "fail") || strstr(line, "error") ||
+    int problem;
+
+    if (strstr(line, "were never committed"))
+        l->lost = 1;
+    problem = strstr(line, "closed:") || strstr(line, "fail") || strstr(line, "error") ||
+                  strstr(line, "committing:") ||
                   strstr(line, "could not");
     if (l->quiet || (!l->verbose && !problem))
         return;
@@ -245,7 +251,7 @@ int cmd_serve(int argc, char **argv)
 {
     struct trove_serve_options so;
     struct trove_diag diag = {0};
-    struct serve_log lg = {0, 0};
+    struct serve_log lg = {0, 0, 0};
     const char *store = NULL, *origins[16];
     size_t norigins = 0;
     int rc;
@@ -310,6 +316,8 @@ int cmd_serve(int argc, char **argv)
     rc = trove_serve_run(&so, &diag);
     if (rc != TROVE_OK)
         return cli_error("serve", "%s", cli_diag_msg(&diag, rc));
+    if (lg.lost)
+        return cli_error("serve", "stopped; some events were never committed (see above)");
     if (!lg.quiet)
         fprintf(stderr, "trove serve: stopped; every capture is committed\n");
     return 0;

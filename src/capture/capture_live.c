@@ -525,7 +525,10 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     if ((rc = trove__capture_header_put(&w->vol, h, w->counters, &w->buf, diag)) != TROVE_OK)
         return rc;
     if ((rc = trove_volume_commit(w->vol.v)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "capture %s: committing: %s", w->name, trove_strerror(rc));
+        return TROVE_FAIL(diag, rc, 0, "capture %s: committing: %s", w->name,
+                          rc == TROVE_ERR_BUSY ? "another writer has taken the store over (this "
+                                                 "handle's writer lease was lost or ran out)"
+                                               : trove_strerror(rc));
 
     /* Durable. What the writer knows of the volume is its new generation. */
     if ((rc = trove_volume_info(w->vol.v, &vi)) != TROVE_OK)

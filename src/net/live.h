@@ -95,6 +95,7 @@ struct trove__cap {
     struct trove__batch *head, *tail; /* published and not committed, in order */
     int producers, viewers;
     uint64_t commits, commit_errors;
+    int commit_failed; /* the store thread's: commits failed in a row (retried each commit_ms) */
     char error[TROVE__ERROR_MAX];
     /* the pass thread's */
     struct trove__capture_names *cn;

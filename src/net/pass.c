@@ -369,6 +369,9 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
 }
 
 /* Give the writer c's batches it does not have; commit when due. */
+/* Failed commits in a row after which a stopping service gives a capture up. */
+#define TROVE__COMMIT_GIVE_UP 3
+
 static void store_step(struct trove__server *srv, struct trove__cap *c, int final)
 {
     struct trove__batch **take = NULL;
@@ -409,19 +412,39 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
      * everything spooled is finished by this commit. */
     due = state == TROVE__CAP_CLOSING || final ||
           now - c->last_commit_ns >= (uint64_t)srv->commit_ms * 1000000u || early;
+    /* After a failed commit the next waits commit_ms, closing or not: a store that keeps
+     * refusing (a lost S3 lease, a full disk) is asked once a period, not every pass. */
+    if (c->commit_failed && now - c->last_commit_ns < (uint64_t)srv->commit_ms * 1000000u)
+        due = 0;
     if (!due)
         return;
     memset(&info, 0, sizeof info);
     rc = trove_capture_writer_commit(c->w, &info, &diag);
     c->last_commit_ns = now;
+    c->commit_failed = rc != TROVE_OK ? c->commit_failed + 1 : 0;
     if (rc != TROVE_OK) {
-        /* Kept in memory and tried again at the next commit: nothing is dropped. */
+        /* Kept in memory and tried again at the next commit: nothing is dropped, unless the
+         * service is stopping and the store has refused GIVE_UP times in a row. */
+        int give_up = final && c->commit_failed >= TROVE__COMMIT_GIVE_UP;
+        uint64_t lost = 0;
         pthread_mutex_lock(&c->mu);
         c->commit_errors++;
-        snprintf(c->error, sizeof c->error, "committing: %s",
-                 diag.msg[0] ? diag.msg : trove_strerror(rc));
+        if (diag.msg[0] && !strncmp(diag.msg, "capture ", 8))
+            snprintf(c->error, sizeof c->error, "%s", diag.msg); /* it names the capture */
+        else
+            snprintf(c->error, sizeof c->error, "capture %s: committing: %s", c->name,
+                     diag.msg[0] ? diag.msg : trove_strerror(rc));
+        if (give_up) {
+            lost = c->published - c->committed;
+            trove_capture_writer_close(c->w); /* drops what never committed */
+            c->w = NULL;
+            c->state = TROVE__CAP_FAILED;
+        }
         pthread_mutex_unlock(&c->mu);
-        trove__log(srv, "capture %s: %s", c->name, c->error);
+        trove__log(srv, "%s", c->error);
+        if (give_up)
+            trove__log(srv, "capture %s: stopping after %d failed commits: %" PRIu64
+                            " events were never committed", c->name, c->commit_failed, lost);
         return;
     }
     pthread_mutex_lock(&c->mu);
