@@ -10,11 +10,16 @@
  * round trips (empty, 1 byte, 3 MiB), put-if-absent never overwriting, the limit on get,
  * missing objects, delete, the zero digest; list with continuation (a page of 7 keys over
  * 60 objects) and stopping early; staged puts invisible until publish; gets from 4 threads
- * at once; and what only S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
+ * at once; packs (test_packs: request counts of publish, index loads, gets, sizes and
+ * deletes, a handle that loaded the index before the publish, the .dead record, the
+ * rewrite of a half-dead pack and the last delete; test_many_packs: an index bigger than
+ * the tail GET, and a dozen packs loaded at once; test_bad_packs: damaged packs reported
+ * unreadable, never guessed at); and what only S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
  * the message, an unreachable endpoint retried and then reported, the proxy frozen mid-use
  * (timeouts, retries, a clear error, the objects intact after), credentials from a
  * profile of a credentials file, bad URLs. Last, `s3cmd` (when installed) lists and
- * downloads what trove wrote and `xxhsum -H2` of every object equals its name.
+ * downloads what trove wrote and `xxhsum -H2` of every object, and of a pack, equals its
+ * name.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -531,6 +536,61 @@ out:
     free(o);
 }
 
+#define TINY_N 2100 /* 2100 * 32 + 32 bytes of index: more than the 64 KiB tail GET */
+#define LONE_N 11
+
+/* A pack whose index is bigger than the tail GET (a second ranged GET for the rest), and
+ * many packs, loaded by one handle at once: one listing, one tail each, one rest. */
+static void test_many_packs(void)
+{
+    struct trove_backend *w, *r = NULL;
+    struct trove_digest *d = calloc(TINY_N + LONE_N, sizeof *d);
+    struct trove_bytes got = {0};
+    struct collect c = {NULL, 0, 0, 0};
+    char url[256], text[64];
+    uint64_t before, size = 0;
+    struct keys k;
+
+    snprintf(url, sizeof url, "%s-many", bucket_url);
+    if (!d || !(w = open_s3(url, NULL))) {
+        free(d);
+        return;
+    }
+    for (int i = 0; i < TINY_N + LONE_N; i++) {
+        snprintf(text, sizeof text, "tiny %d", i);
+        trove_digest_of(text, strlen(text), &d[i]);
+        CHECK_EQ_INT(trove_backend_stage(w, &d[i], text, strlen(text)), TROVE_OK);
+        if (i >= TINY_N - 1) /* the tiny ones in one pack, then one pack each */
+            CHECK_EQ_INT(trove_backend_publish(w, NULL), TROVE_OK);
+    }
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 1 + LONE_N);
+    if (!(r = open_s3(url, NULL)))
+        goto out;
+    before = sent(r);
+    CHECK_EQ_INT(trove_backend_size(r, &d[0], &size), TROVE_OK);
+    CHECK_EQ_INT(sent(r) - before, 1 + (1 + LONE_N) + 1);
+    before = sent(r);
+    for (int i = 0; i < TINY_N + LONE_N; i++) {
+        snprintf(text, sizeof text, "tiny %d", i);
+        CHECK_EQ_INT(trove_backend_size(r, &d[i], &size), TROVE_OK);
+        CHECK_EQ_INT(size, strlen(text));
+    }
+    CHECK_EQ_INT(sent(r) - before, 0);
+    for (int i = 0; i < TINY_N + LONE_N; i += i < TINY_N - 1 ? 699 : 1) {
+        snprintf(text, sizeof text, "tiny %d", i);
+        CHECK_EQ_INT(trove_backend_get(r, &d[i], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == strlen(text) && memcmp(got.ptr, text, got.len) == 0);
+    }
+    CHECK_EQ_INT(trove_backend_list(r, collect_fn, &c), 0);
+    CHECK_EQ_INT(c.n, TINY_N + LONE_N);
+out:
+    trove_bytes_free(&got);
+    trove_backend_close(r);
+    trove_backend_close(w);
+    free(d);
+}
+
 static int bad_fn(void *ctx, const char *name, const char *why)
 {
     CHECK(strncmp(name, "packs/", 6) == 0 && strlen(name) == 38);
@@ -924,6 +984,7 @@ int main(void)
     test_basic();
     test_list_and_stage();
     test_packs();
+    test_many_packs();
     test_bad_packs();
     test_threads();
     test_errors();
