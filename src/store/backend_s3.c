@@ -995,12 +995,8 @@ static int pack_tail(struct s3_backend *s, struct pack_load *l)
         uint64_t first = index, last = size - body.len - 1;
         snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)first,
                  (unsigned long long)last);
-        if ((rc = get_exact(s, &o, range, &rest, last - first + 1)) == TROVE_ERR_NOTFOUND) {
-            l->missing = 1;
-            rc = TROVE_OK;
-            goto out;
-        }
-        if (rc != TROVE_OK || (rc = trove_bytes_append(&rest, body.ptr, body.len)) != TROVE_OK)
+        if ((rc = get_exact(s, &o, range, &rest, last - first + 1)) != TROVE_OK ||
+            (rc = trove_bytes_append(&rest, body.ptr, body.len)) != TROVE_OK)
             goto out;
         tail = rest.ptr;
     } else {
