@@ -14,7 +14,8 @@
  * deletes, a handle that loaded the index before the publish, the .dead record, the
  * rewrite of a half-dead pack and the last delete; test_many_packs: an index bigger than
  * the tail GET, and a dozen packs loaded at once; test_bad_packs: damaged packs reported
- * unreadable, never guessed at); and what only S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
+ * unreadable, never guessed at, and a .dead record left without its pack); and what only
+ * S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
  * the message, an unreachable endpoint retried and then reported, the proxy frozen mid-use
  * (timeouts, retries, a clear error, the objects intact after), credentials from a
  * profile of a credentials file, bad URLs. Last, `s3cmd` (when installed) lists and
@@ -598,6 +599,41 @@ static int bad_fn(void *ctx, const char *name, const char *why)
     return key_fn(ctx, name, 0);
 }
 
+/* The good pack's objects all deleted, and a .dead record left behind (as a DELETE that
+ * failed after the pack's would leave it): a handle that stages the same objects again
+ * writes a pack of the same name, and deletes the record, which would hide them. */
+static void bad_packs_orphan(const char *url, struct trove_backend *w,
+                             const struct trove_digest *d, const char *name)
+{
+    struct trove_backend *again = NULL, *r = NULL;
+    char rel[96], text[64];
+    uint64_t before;
+    struct keys k;
+
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(trove_backend_delete(w, &d[i]), TROVE_OK);
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 0);
+    snprintf(rel, sizeof rel, "packs/%s.dead", name);
+    CHECK_EQ_INT(trove__s3_key_put(w, rel, d[0].b, 16), TROVE_OK);
+    if (!(again = open_s3(url, NULL)))
+        return;
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "object %d of the bad-packs case", i);
+        CHECK_EQ_INT(trove_backend_stage(again, &d[i], text, strlen(text)), TROVE_OK);
+    }
+    before = sent(again);
+    CHECK_EQ_INT(trove_backend_publish(again, NULL), TROVE_OK);
+    CHECK_EQ_INT(sent(again) - before, 3); /* the listing, the pack's PUT, the record's DELETE */
+    k = pack_keys(again);
+    CHECK_EQ_INT(k.n, 1);
+    CHECK(strcmp(k.name[0], name) == 0);
+    if ((r = open_s3(url, NULL)))
+        check_list(r, d, 3);
+    trove_backend_close(r);
+    trove_backend_close(again);
+}
+
 /* Packs whose tail fails its checks (garbage bytes, an empty object, a good pack's copy
  * with a byte of its footer flipped) are reported unreadable, never a crash or a guess;
  * the good pack's objects still read; with remove they are deleted. */
@@ -663,6 +699,7 @@ static void test_bad_packs(void)
     CHECK_EQ_INT(trove_backend_unreadable(r, 0, bad_fn, &bad), TROVE_OK);
     CHECK_EQ_INT(bad.n, 0);
     check_list(r, d, 3);
+    bad_packs_orphan(url, w, d, k.name[0]);
 out:
     trove_bytes_free(&pack);
     trove_bytes_free(&got);

@@ -1113,7 +1113,12 @@ static int load_new_packs(struct s3_backend *s)
     }
     if (keys.ndead > 0)
         qsort(keys.dead, keys.ndead, sizeof *keys.dead, cmp_hex);
+    if (keys.n > 0)
+        qsort(keys.k, keys.n, sizeof *keys.k, cmp_hex); /* hex is the first member */
     pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < keys.ndead && rc == TROVE_OK; i++) /* a pack's last delete died */
+        if (keys.n == 0 || !bsearch(keys.dead[i], keys.k, keys.n, sizeof *keys.k, cmp_hex))
+            rc = trove__s3_packs_note_orphan(&s->packs, keys.dead[i]);
     for (size_t i = 0; i < keys.n; i++) {
         if (trove__s3_packs_known(&s->packs, keys.k[i].hex))
             continue;
@@ -1123,6 +1128,8 @@ static int load_new_packs(struct s3_backend *s)
         nl++;
     }
     pthread_mutex_unlock(&s->mu);
+    if (rc != TROVE_OK)
+        goto out;
     job.s = s;
     job.l = l;
     rc = run_parallel(nl, load_one, &job);
@@ -1236,8 +1243,8 @@ static void forget_pack(struct s3_backend *s, const struct place *pl)
 /* PUT pack bytes buf, holding entries e[0..n) (taken over), as PREFIX/packs/<xxh3-128 of
  * buf>, and add it to the index. No HEAD: the name is new content, and a PUT of the same
  * bytes replaces them with themselves. A name this handle has seen before (a pack of
- * these very bytes, since deleted, or unreadable) may have left a .dead record, which
- * would hide these objects: it goes, after the PUT. */
+ * these very bytes, since deleted, or unreadable, or a .dead record listed alone) may have
+ * left a .dead record, which would hide these objects: it goes, after the PUT. */
 static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
                       struct trove__pack_entry *e, size_t n)
 {
@@ -1252,12 +1259,14 @@ static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
     if ((rc = put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK)
         goto fail;
     pthread_mutex_lock(&s->mu);
-    seen = trove__s3_packs_slot(&s->packs, hex) >= 0 || trove__s3_packs_known(&s->packs, hex);
+    seen = trove__s3_packs_slot(&s->packs, hex) >= 0 || trove__s3_packs_known(&s->packs, hex) ||
+           trove__s3_packs_orphan(&s->packs, hex);
     pthread_mutex_unlock(&s->mu);
     pack_names(s, hex, ".dead", &o);
     if (seen && (rc = delete_at(s, &o)) != TROVE_OK)
         goto fail;
     pthread_mutex_lock(&s->mu);
+    trove__s3_packs_forget_orphan(&s->packs, hex);
     rc = trove__s3_packs_add(&s->packs, hex, buf->len, (int64_t)time(NULL), e, n, NULL, 0, NULL);
     pthread_mutex_unlock(&s->mu);
     return rc;

@@ -351,6 +351,33 @@ int trove__s3_packs_snapshot(const struct trove__s3_packs *x, struct trove_diges
     return TROVE_OK;
 }
 
+int trove__s3_packs_note_orphan(struct trove__s3_packs *x, const char *hex)
+{
+    struct trove_digest name;
+    int created;
+
+    if (trove_digest_parse(hex, &name) != TROVE_OK)
+        return TROVE_ERR_INVALID;
+    return trove__refmap_insert(&x->orphans, &name, &created) ? TROVE_OK : TROVE_ERR_NOMEM;
+}
+
+int trove__s3_packs_orphan(const struct trove__s3_packs *x, const char *hex)
+{
+    struct trove_digest name;
+    return trove_digest_parse(hex, &name) == TROVE_OK &&
+           trove__refmap_find(&x->orphans, &name) != NULL;
+}
+
+void trove__s3_packs_forget_orphan(struct trove__s3_packs *x, const char *hex)
+{
+    struct trove_digest name;
+    struct ref_entry *m;
+
+    if (trove_digest_parse(hex, &name) == TROVE_OK &&
+        (m = trove__refmap_find(&x->orphans, &name)) != NULL)
+        trove__refmap_remove(&x->orphans, m);
+}
+
 int trove__s3_packs_note_bad(struct trove__s3_packs *x, const char *hex, const char *why)
 {
     long i = bad_slot(x, hex);
@@ -381,5 +408,6 @@ void trove__s3_packs_free(struct trove__s3_packs *x)
     free(x->bad);
     trove__refmap_free(&x->map);
     trove__refmap_free(&x->names);
+    trove__refmap_free(&x->orphans);
     memset(x, 0, sizeof *x);
 }

@@ -48,6 +48,7 @@ struct trove__s3_packs {
     size_t n, cap;
     struct refmap map;   /* live object -> its pack, as above */
     struct refmap names; /* a pack's name (its hex as a digest) -> dict_index = its slot */
+    struct refmap orphans; /* names of .dead records listed without their pack */
     struct trove__s3_bad_pack *bad; /* packs whose tail failed its checks */
     size_t nbad;
 };
@@ -103,6 +104,13 @@ int trove__s3_packs_live(const struct trove__s3_packs *x, uint32_t slot,
  * (either may be NULL, not wanted), *n_out of them. Errors: TROVE_ERR_NOMEM. */
 int trove__s3_packs_snapshot(const struct trove__s3_packs *x, struct trove_digest **d_out,
                              int64_t **mtime_out, size_t *n_out);
+
+/* Remember (note) or forget .dead record hex, listed without its pack: a pack published
+ * under that name later must delete it first. trove__s3_packs_orphan: 1 if remembered.
+ * Errors: TROVE_ERR_NOMEM. */
+int trove__s3_packs_note_orphan(struct trove__s3_packs *x, const char *hex);
+int trove__s3_packs_orphan(const struct trove__s3_packs *x, const char *hex);
+void trove__s3_packs_forget_orphan(struct trove__s3_packs *x, const char *hex);
 
 /* Record pack hex as unreadable (why: one line); an existing record is updated.
  * Errors: TROVE_ERR_NOMEM. */
