@@ -10,11 +10,17 @@
  * round trips (empty, 1 byte, 3 MiB), put-if-absent never overwriting, the limit on get,
  * missing objects, delete, the zero digest; list with continuation (a page of 7 keys over
  * 60 objects) and stopping early; staged puts invisible until publish; gets from 4 threads
- * at once; and what only S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
+ * at once; packs (test_packs: request counts of publish, index loads, gets, sizes and
+ * deletes, a handle that loaded the index before the publish, the .dead record, the
+ * rewrite of a half-dead pack and the last delete; test_many_packs: an index bigger than
+ * the tail GET, and a dozen packs loaded at once; test_bad_packs: damaged packs reported
+ * unreadable, never guessed at, and a .dead record left without its pack); and what only
+ * S3 has: a wrong secret refused with S3's SignatureDoesNotMatch in
  * the message, an unreachable endpoint retried and then reported, the proxy frozen mid-use
  * (timeouts, retries, a clear error, the objects intact after), credentials from a
  * profile of a credentials file, bad URLs. Last, `s3cmd` (when installed) lists and
- * downloads what trove wrote and `xxhsum -H2` of every object equals its name.
+ * downloads what trove wrote and `xxhsum -H2` of every object, and of a pack, equals its
+ * name.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store/backend_s3.h"
 #include "testutil.h"
 #include "trove/store.h"
 #include "trove/testing.h"
@@ -187,7 +194,8 @@ static void check_list(struct trove_backend *be, const struct trove_digest *want
 }
 
 /* List pages of 7 keys (continuation tokens), a stop from fn, and staged puts that become
- * visible only at publish. Under its own prefix, so the other cases' objects stay out. */
+ * visible only at publish, as one pack. Under its own prefix, so the other cases' objects
+ * stay out (and the independent client checks this pack's name). */
 static void test_list_and_stage(void)
 {
     struct trove_s3_options opt = {0};
@@ -216,10 +224,11 @@ static void test_list_and_stage(void)
     check_list(be, want, 0);
     CHECK_EQ_INT(trove_backend_s3_stats(be, &before, NULL), TROVE_OK);
     CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK);
-    CHECK_EQ_INT(overhead, 0);
-    /* A HEAD and a PUT per new object, nothing more (a clean server: no retries). */
+    /* All 60 in one pack: its index and footer are the overhead, and its PUT (no HEAD: the
+     * name is new content) is the one request (a clean server: no retries). */
+    CHECK_EQ_INT(overhead, 32 * LIST_N + 32);
     CHECK_EQ_INT(trove_backend_s3_stats(be, &after, &retried), TROVE_OK);
-    CHECK_EQ_INT(after - before - retried, 2 * LIST_N);
+    CHECK_EQ_INT(after - before - retried, 1);
     CHECK_EQ_INT(trove_backend_publish(be, &overhead), TROVE_OK); /* nothing staged */
     check_list(be, want, LIST_N);
     for (int i = 0; i < LIST_N; i++)
@@ -228,6 +237,474 @@ static void test_list_and_stage(void)
     CHECK_EQ_INT(c.n, 1);
     trove_bytes_free(&got);
     trove_backend_close(be);
+}
+
+/* ---- packs --------------------------------------------------------------------------- */
+
+/* Requests be has sent so far, retries apart (a clean server has none). */
+static uint64_t sent(struct trove_backend *be)
+{
+    uint64_t requests = 0, retries = 0;
+    CHECK_EQ_INT(trove_backend_s3_stats(be, &requests, &retries), TROVE_OK);
+    return requests - retries;
+}
+
+struct keys {
+    char name[8][64];
+    int n;
+};
+
+static int key_fn(void *ctx, const char *rest, int64_t mtime)
+{
+    struct keys *k = ctx;
+    (void)mtime;
+    if (k->n < 8)
+        snprintf(k->name[k->n], sizeof k->name[0], "%s", rest);
+    k->n++;
+    return 0;
+}
+
+/* The keys under PREFIX/packs/: the packs and their .dead records. */
+static struct keys pack_keys(struct trove_backend *be)
+{
+    struct keys k;
+    memset(&k, 0, sizeof k);
+    CHECK_EQ_INT(trove__s3_key_list(be, "packs/", key_fn, &k), TROVE_OK);
+    return k;
+}
+
+#define PACK_N 60
+#define SMALL 1000
+
+/* The objects of the pack case: PACK_N small ones, one more that is also put loose, and a
+ * big one that stays loose. */
+struct pack_objs {
+    uint8_t small[PACK_N + 1][SMALL];
+    struct trove_digest d[PACK_N + 2]; /* [PACK_N]: also loose; [PACK_N + 1]: the big one */
+    int alive[PACK_N + 2];
+    uint8_t *big;
+    size_t big_n;
+};
+
+static const uint8_t *obj_bytes(const struct pack_objs *o, int i, size_t *len)
+{
+    *len = i == PACK_N + 1 ? o->big_n : SMALL;
+    return i == PACK_N + 1 ? o->big : o->small[i];
+}
+
+/* Every live object of o reads back intact through be, the others are absent, and a list
+ * names each live one once. */
+static void check_objs(struct trove_backend *be, const struct pack_objs *o)
+{
+    struct trove_digest live[PACK_N + 2];
+    struct trove_bytes got = {0};
+    size_t n = 0, len;
+
+    for (int i = 0; i < PACK_N + 2; i++) {
+        const uint8_t *want = obj_bytes(o, i, &len);
+        if (!o->alive[i]) {
+            CHECK_EQ_INT(trove_backend_get(be, &o->d[i], &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+            continue;
+        }
+        live[n++] = o->d[i];
+        CHECK_EQ_INT(trove_backend_get(be, &o->d[i], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == len && memcmp(got.ptr, want, len) == 0);
+    }
+    check_list(be, live, n);
+    trove_bytes_free(&got);
+}
+
+struct aged {
+    int n, unknown;
+};
+
+static int aged_fn(void *ctx, const struct trove_digest *d, int64_t mtime)
+{
+    struct aged *a = ctx;
+    (void)d;
+    a->n++;
+    a->unknown += mtime <= 0;
+    return 0;
+}
+
+/* Publish: PACK_N + 1 small objects go up as one pack in one PUT, the big one loose. */
+static void packs_publish(struct trove_backend *w, struct pack_objs *o, char first[64])
+{
+    uint64_t before, overhead = 0;
+    struct keys k;
+
+    /* One object put loose first, then staged too; one staged twice. */
+    CHECK_EQ_INT(trove_backend_put(w, &o->d[PACK_N], o->small[PACK_N], SMALL, NULL), TROVE_OK);
+    for (int i = 0; i <= PACK_N; i++)
+        CHECK_EQ_INT(trove_backend_stage(w, &o->d[i], o->small[i], SMALL), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_stage(w, &o->d[0], o->small[0], SMALL), TROVE_OK);
+    CHECK_EQ_INT(trove_backend_stage(w, &o->d[PACK_N + 1], o->big, o->big_n), TROVE_OK);
+    CHECK_EQ_INT(trove__s3_staged_bytes(w), (PACK_N + 1) * SMALL + o->big_n);
+    before = sent(w);
+    CHECK_EQ_INT(trove_backend_publish(w, &overhead), TROVE_OK);
+    /* The pack's PUT (no HEAD), and the big one's HEAD and PUT: 3 requests. */
+    CHECK_EQ_INT(sent(w) - before, 3);
+    CHECK_EQ_INT(overhead, 32 * (PACK_N + 1) + 32);
+    CHECK_EQ_INT(trove__s3_staged_bytes(w), 0);
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 1);
+    CHECK_EQ_INT(strlen(k.name[0]), 32);
+    snprintf(first, 64, "%s", k.name[0]);
+    /* Staged again once in a known pack: not staged, and publish sends nothing. */
+    before = sent(w);
+    CHECK_EQ_INT(trove_backend_stage(w, &o->d[3], o->small[3], SMALL), TROVE_OK);
+    CHECK_EQ_INT(trove__s3_staged_bytes(w), 0);
+    CHECK_EQ_INT(trove_backend_publish(w, NULL), TROVE_OK);
+    CHECK_EQ_INT(sent(w) - before, 0);
+}
+
+/* Reads through a handle that has not loaded the pack list (a fresh one) and through one
+ * that loaded it before the publish (early). */
+static void packs_read(struct trove_backend *fresh, struct trove_backend *early,
+                       struct pack_objs *o)
+{
+    struct trove_bytes got = {0};
+    struct aged a = {0, 0};
+    uint64_t before, size = 0;
+
+    /* The first size lists the packs and reads the one pack's tail: 2 requests; every
+     * other size of a packed object, none. */
+    before = sent(fresh);
+    for (int i = 0; i <= PACK_N; i++) {
+        CHECK_EQ_INT(trove_backend_size(fresh, &o->d[i], &size), TROVE_OK);
+        CHECK_EQ_INT(size, SMALL);
+    }
+    CHECK_EQ_INT(sent(fresh) - before, 2);
+    /* Each get of a packed object: one ranged GET. */
+    before = sent(fresh);
+    for (int i = 0; i <= PACK_N; i++) {
+        CHECK_EQ_INT(trove_backend_get(fresh, &o->d[i], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == SMALL && memcmp(got.ptr, o->small[i], SMALL) == 0);
+    }
+    CHECK_EQ_INT(sent(fresh) - before, PACK_N + 1);
+    /* The cap, checked before any request. */
+    before = sent(fresh);
+    CHECK_EQ_INT(trove_backend_get(fresh, &o->d[0], &got, SMALL - 1), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_backend_get(fresh, &o->d[0], &got, 0), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(sent(fresh) - before, 0);
+    CHECK_EQ_INT(trove_backend_get(fresh, &o->d[0], &got, SMALL), TROVE_OK);
+    CHECK_EQ_INT(got.len, SMALL);
+    /* Loose and packed, each once (the one that is both too), with a time for each. */
+    check_objs(fresh, o);
+    CHECK_EQ_INT(trove__s3_list_aged(fresh, aged_fn, &a), TROVE_OK);
+    CHECK_EQ_INT(a.n, PACK_N + 2);
+    CHECK_EQ_INT(a.unknown, 0);
+    /* The early handle misses: a loose GET (404), a listing, the new pack's tail, then the
+     * ranged GET: 4 requests. From then on, one each. */
+    before = sent(early);
+    CHECK_EQ_INT(trove_backend_get(early, &o->d[1], &got, SIZE_MAX), TROVE_OK);
+    CHECK(got.len == SMALL && memcmp(got.ptr, o->small[1], SMALL) == 0);
+    CHECK_EQ_INT(sent(early) - before, 4);
+    before = sent(early);
+    for (int i = 0; i <= PACK_N; i++) {
+        CHECK_EQ_INT(trove_backend_get(early, &o->d[i], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == SMALL && memcmp(got.ptr, o->small[i], SMALL) == 0);
+    }
+    CHECK_EQ_INT(sent(early) - before, PACK_N + 1);
+    trove_bytes_free(&got);
+}
+
+/* The .dead record of pack hex: n sorted digests, want among them. */
+static void check_dead(struct trove_backend *be, const char *hex, size_t n,
+                       const struct trove_digest *want)
+{
+    struct trove_bytes rec = {0};
+    char rel[64];
+    int found = 0;
+
+    snprintf(rel, sizeof rel, "packs/%s.dead", hex);
+    CHECK_EQ_INT(trove__s3_key_get(be, rel, &rec, 1u << 20), TROVE_OK);
+    CHECK_EQ_INT(rec.len, 16 * n);
+    for (size_t k = 0; rec.len == 16 * n && k < n; k++) {
+        CHECK(k == 0 || memcmp(rec.ptr + 16 * (k - 1), rec.ptr + 16 * k, 16) < 0);
+        found |= memcmp(rec.ptr + 16 * k, want->b, 16) == 0;
+    }
+    CHECK(found);
+    trove_bytes_free(&rec);
+}
+
+/* Deletes: the .dead record, the loose copy of the one that is both, the rewrite of a pack
+ * more than half dead (seen from a handle that still has the old pack), and the pack's
+ * delete once every entry is dead. */
+static void packs_delete(struct trove_backend *w, const char *url, struct pack_objs *o,
+                         const char *first)
+{
+    struct trove_backend *fresh = NULL, *stale = NULL;
+    struct trove_bytes got = {0};
+    uint64_t before, size;
+    char rel[64], hex[33];
+    struct keys k;
+
+    /* The first: one PUT of the record, one DELETE of any loose copy. */
+    before = sent(w);
+    CHECK_EQ_INT(trove_backend_delete(w, &o->d[1]), TROVE_OK);
+    CHECK_EQ_INT(sent(w) - before, 2);
+    o->alive[1] = 0;
+    CHECK_EQ_INT(trove_backend_get(w, &o->d[1], &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_backend_size(w, &o->d[1], &size), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_backend_delete(w, &o->d[1]), TROVE_ERR_NOTFOUND);
+    check_dead(w, first, 1, &o->d[1]);
+    /* The one also loose: gone from both places. */
+    CHECK_EQ_INT(trove_backend_delete(w, &o->d[PACK_N]), TROVE_OK);
+    o->alive[PACK_N] = 0;
+    trove_digest_hex(&o->d[PACK_N], hex);
+    snprintf(rel, sizeof rel, "objects/%s", hex);
+    CHECK_EQ_INT(trove__s3_key_exists(w, rel), 0);
+    /* A fresh handle reads the record with the tail. */
+    if ((fresh = open_s3(url, NULL)))
+        check_objs(fresh, o);
+    stale = fresh; /* it keeps the pack that the rewrite below replaces */
+    /* 61 entries of 1,000 bytes: with 31 live the pack is not rewritten yet ... */
+    for (int i = 2; i < 30; i++) {
+        CHECK_EQ_INT(trove_backend_delete(w, &o->d[i]), TROVE_OK);
+        o->alive[i] = 0;
+    }
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 2); /* the pack and its record */
+    check_dead(w, first, 30, &o->d[29]);
+    /* ... with 30 live it is: the record's PUT, a GET of the pack, the new pack's PUT, the
+     * old pack's and its record's DELETEs, the loose copy's DELETE: 6 requests. */
+    before = sent(w);
+    CHECK_EQ_INT(trove_backend_delete(w, &o->d[30]), TROVE_OK);
+    o->alive[30] = 0;
+    CHECK_EQ_INT(sent(w) - before, 6);
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 1);
+    CHECK(strcmp(k.name[0], first) != 0 && strlen(k.name[0]) == 32);
+    /* The stale handle's ranged GET is a 404: a loose GET (404), a listing, the new pack's
+     * tail and the ranged GET there: 5 requests. */
+    if (stale) {
+        before = sent(stale);
+        CHECK_EQ_INT(trove_backend_get(stale, &o->d[31], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == SMALL && memcmp(got.ptr, o->small[31], SMALL) == 0);
+        CHECK_EQ_INT(sent(stale) - before, 5);
+        check_objs(stale, o);
+    }
+    /* Every entry dead: no pack and no record left (rewrites on the way). */
+    for (int i = 0; i < PACK_N; i++) {
+        if (!o->alive[i])
+            continue;
+        CHECK_EQ_INT(trove_backend_delete(w, &o->d[i]), TROVE_OK);
+        o->alive[i] = 0;
+    }
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 0);
+    trove_backend_close(fresh);
+    if ((fresh = open_s3(url, NULL)))
+        check_objs(fresh, o); /* the big one alone */
+    trove_backend_close(fresh);
+    trove_bytes_free(&got);
+}
+
+static void test_packs(void)
+{
+    struct trove_backend *w = NULL, *early = NULL, *fresh = NULL;
+    struct pack_objs *o = calloc(1, sizeof *o);
+    char url[256], first[64] = "";
+    uint64_t seed = 4242;
+
+    snprintf(url, sizeof url, "%s-packs", bucket_url);
+    if (!o || !(w = open_s3(url, NULL)) || !(early = open_s3(url, NULL)))
+        goto out;
+    o->big_n = (1u << 20) + 123; /* at least 1 MiB: loose */
+    if (!(o->big = malloc(o->big_n)))
+        goto out;
+    fill_random(o->big, o->big_n, &seed);
+    trove_digest_of(o->big, o->big_n, &o->d[PACK_N + 1]);
+    for (int i = 0; i <= PACK_N; i++) {
+        fill_random(o->small[i], SMALL, &seed);
+        trove_digest_of(o->small[i], SMALL, &o->d[i]);
+    }
+    for (int i = 0; i < PACK_N + 2; i++)
+        o->alive[i] = 1;
+    check_list(early, o->d, 0); /* loads the (empty) pack list before the publish */
+    packs_publish(w, o, first);
+    if ((fresh = open_s3(url, NULL)))
+        packs_read(fresh, early, o);
+    packs_delete(w, url, o, first);
+out:
+    trove_backend_close(fresh);
+    trove_backend_close(early);
+    trove_backend_close(w);
+    if (o)
+        free(o->big);
+    free(o);
+}
+
+#define TINY_N 2100 /* 2100 * 32 + 32 bytes of index: more than the 64 KiB tail GET */
+#define LONE_N 11
+
+/* A pack whose index is bigger than the tail GET (a second ranged GET for the rest), and
+ * many packs, loaded by one handle at once: one listing, one tail each, one rest. */
+static void test_many_packs(void)
+{
+    struct trove_backend *w, *r = NULL;
+    struct trove_digest *d = calloc(TINY_N + LONE_N, sizeof *d);
+    struct trove_bytes got = {0};
+    struct collect c = {NULL, 0, 0, 0};
+    char url[256], text[64];
+    uint64_t before, size = 0;
+    struct keys k;
+
+    snprintf(url, sizeof url, "%s-many", bucket_url);
+    if (!d || !(w = open_s3(url, NULL))) {
+        free(d);
+        return;
+    }
+    for (int i = 0; i < TINY_N + LONE_N; i++) {
+        snprintf(text, sizeof text, "tiny %d", i);
+        trove_digest_of(text, strlen(text), &d[i]);
+        CHECK_EQ_INT(trove_backend_stage(w, &d[i], text, strlen(text)), TROVE_OK);
+        if (i >= TINY_N - 1) /* the tiny ones in one pack, then one pack each */
+            CHECK_EQ_INT(trove_backend_publish(w, NULL), TROVE_OK);
+    }
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 1 + LONE_N);
+    if (!(r = open_s3(url, NULL)))
+        goto out;
+    before = sent(r);
+    CHECK_EQ_INT(trove_backend_size(r, &d[0], &size), TROVE_OK);
+    CHECK_EQ_INT(sent(r) - before, 1 + (1 + LONE_N) + 1);
+    before = sent(r);
+    for (int i = 0; i < TINY_N + LONE_N; i++) {
+        snprintf(text, sizeof text, "tiny %d", i);
+        CHECK_EQ_INT(trove_backend_size(r, &d[i], &size), TROVE_OK);
+        CHECK_EQ_INT(size, strlen(text));
+    }
+    CHECK_EQ_INT(sent(r) - before, 0);
+    for (int i = 0; i < TINY_N + LONE_N; i += i < TINY_N - 1 ? 699 : 1) {
+        snprintf(text, sizeof text, "tiny %d", i);
+        CHECK_EQ_INT(trove_backend_get(r, &d[i], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == strlen(text) && memcmp(got.ptr, text, got.len) == 0);
+    }
+    CHECK_EQ_INT(trove_backend_list(r, collect_fn, &c), 0);
+    CHECK_EQ_INT(c.n, TINY_N + LONE_N);
+out:
+    trove_bytes_free(&got);
+    trove_backend_close(r);
+    trove_backend_close(w);
+    free(d);
+}
+
+static int bad_fn(void *ctx, const char *name, const char *why)
+{
+    CHECK(strncmp(name, "packs/", 6) == 0 && strlen(name) == 38);
+    CHECK(why && why[0]);
+    return key_fn(ctx, name, 0);
+}
+
+/* The good pack's objects all deleted, and a .dead record left behind (as a DELETE that
+ * failed after the pack's would leave it): a handle that stages the same objects again
+ * writes a pack of the same name, and deletes the record, which would hide them. */
+static void bad_packs_orphan(const char *url, struct trove_backend *w,
+                             const struct trove_digest *d, const char *name)
+{
+    struct trove_backend *again = NULL, *r = NULL;
+    char rel[96], text[64];
+    uint64_t before;
+    struct keys k;
+
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(trove_backend_delete(w, &d[i]), TROVE_OK);
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 0);
+    snprintf(rel, sizeof rel, "packs/%s.dead", name);
+    CHECK_EQ_INT(trove__s3_key_put(w, rel, d[0].b, 16), TROVE_OK);
+    if (!(again = open_s3(url, NULL)))
+        return;
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "object %d of the bad-packs case", i);
+        CHECK_EQ_INT(trove_backend_stage(again, &d[i], text, strlen(text)), TROVE_OK);
+    }
+    before = sent(again);
+    CHECK_EQ_INT(trove_backend_publish(again, NULL), TROVE_OK);
+    CHECK_EQ_INT(sent(again) - before, 3); /* the listing, the pack's PUT, the record's DELETE */
+    k = pack_keys(again);
+    CHECK_EQ_INT(k.n, 1);
+    CHECK(strcmp(k.name[0], name) == 0);
+    if ((r = open_s3(url, NULL)))
+        check_list(r, d, 3);
+    trove_backend_close(r);
+    trove_backend_close(again);
+}
+
+/* Packs whose tail fails its checks (garbage bytes, an empty object, a good pack's copy
+ * with a byte of its footer flipped) are reported unreadable, never a crash or a guess;
+ * the good pack's objects still read; with remove they are deleted. */
+static void test_bad_packs(void)
+{
+    struct trove_backend *w, *r = NULL;
+    struct trove_digest d[3], name;
+    struct trove_bytes pack = {0}, got = {0};
+    struct keys k, bad;
+    char url[256], rel[96], hex[33], text[64];
+    uint8_t junk[100];
+
+    snprintf(url, sizeof url, "%s-bad", bucket_url);
+    if (!(w = open_s3(url, NULL)))
+        return;
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "object %d of the bad-packs case", i);
+        trove_digest_of(text, strlen(text), &d[i]);
+        CHECK_EQ_INT(trove_backend_stage(w, &d[i], text, strlen(text)), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_backend_publish(w, NULL), TROVE_OK);
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 1);
+    snprintf(rel, sizeof rel, "packs/%s", k.name[0]);
+    CHECK_EQ_INT(trove__s3_key_get(w, rel, &pack, 1u << 20), TROVE_OK);
+    CHECK(pack.len > 32);
+    memset(junk, 0xab, sizeof junk);
+    trove_digest_of(junk, sizeof junk, &name);
+    trove_digest_hex(&name, hex);
+    snprintf(rel, sizeof rel, "packs/%s", hex);
+    CHECK_EQ_INT(trove__s3_key_put(w, rel, junk, sizeof junk), TROVE_OK);
+    trove_digest_of("empty", 5, &name);
+    trove_digest_hex(&name, hex);
+    snprintf(rel, sizeof rel, "packs/%s", hex);
+    CHECK_EQ_INT(trove__s3_key_put(w, rel, "", 0), TROVE_OK);
+    if (pack.len > 32) {
+        pack.ptr[pack.len - 1] ^= 1; /* the footer's checksum */
+        trove_digest_of(pack.ptr, pack.len, &name);
+        trove_digest_hex(&name, hex);
+        snprintf(rel, sizeof rel, "packs/%s", hex);
+        CHECK_EQ_INT(trove__s3_key_put(w, rel, pack.ptr, pack.len), TROVE_OK);
+    }
+    if (!(r = open_s3(url, NULL)))
+        goto out;
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "object %d of the bad-packs case", i);
+        CHECK_EQ_INT(trove_backend_get(r, &d[i], &got, SIZE_MAX), TROVE_OK);
+        CHECK(got.len == strlen(text) && memcmp(got.ptr, text, got.len) == 0);
+    }
+    check_list(r, d, 3);
+    memset(&bad, 0, sizeof bad);
+    CHECK_EQ_INT(trove_backend_unreadable(r, 0, bad_fn, &bad), TROVE_OK);
+    CHECK_EQ_INT(bad.n, 3);
+    memset(&bad, 0, sizeof bad);
+    CHECK_EQ_INT(trove_backend_unreadable(r, 1, bad_fn, &bad), TROVE_OK);
+    CHECK_EQ_INT(bad.n, 3);
+    k = pack_keys(w);
+    CHECK_EQ_INT(k.n, 1); /* the good one */
+    trove_backend_close(r);
+    if (!(r = open_s3(url, NULL)))
+        goto out;
+    memset(&bad, 0, sizeof bad);
+    CHECK_EQ_INT(trove_backend_unreadable(r, 0, bad_fn, &bad), TROVE_OK);
+    CHECK_EQ_INT(bad.n, 0);
+    check_list(r, d, 3);
+    bad_packs_orphan(url, w, d, k.name[0]);
+out:
+    trove_bytes_free(&pack);
+    trove_bytes_free(&got);
+    trove_backend_close(r);
+    trove_backend_close(w);
 }
 
 /* ---- threads ------------------------------------------------------------------------- */
@@ -466,43 +943,60 @@ static void test_profile(const char *dir)
     free(secret);
 }
 
-/* An independent client: s3cmd lists and downloads every object trove wrote under the
- * prefix, and xxhsum -H2 of each file is its name. */
-static void test_independent_client(const char *dir)
+/* s3cmd (an independent client) downloads every key under s3 URL url into dir/sub, and
+ * xxhsum -H2 of each file is its name: *files_out files, the count that matched returned. */
+static int s3cmd_matches(const char *dir, const char *sub, const char *url, int *files_out)
 {
     char cmd[4096], line[1024];
     const char *endpoint = getenv("TROVE_S3_ENDPOINT"), *host;
     FILE *p;
-    int files = 0, matched = 0;
+    int matched = 0;
 
-    if (system("command -v s3cmd >/dev/null 2>&1 && command -v xxhsum >/dev/null 2>&1") != 0) {
-        fprintf(stderr, "s3cmd or xxhsum not installed: the independent-client case is skipped\n");
-        return;
-    }
+    *files_out = 0;
     host = strstr(endpoint, "://");
     host = host ? host + 3 : endpoint;
     snprintf(cmd, sizeof cmd,
-             "cd '%s' && mkdir -p dl && s3cmd -q --no-ssl --host=%s --host-bucket=%s "
+             "cd '%s' && mkdir -p %s && s3cmd -q --no-ssl --host=%s --host-bucket=%s "
              "--access_key=\"$AWS_ACCESS_KEY_ID\" --secret_key=\"$AWS_SECRET_ACCESS_KEY\" "
              "--region=\"$AWS_REGION\" --config=/dev/null get --recursive "
-             "'%s/objects/' dl/ >s3cmd.log 2>&1 && cd dl && xxhsum -H2 * 2>/dev/null",
-             dir, host, host, bucket_url);
+             "'%s' %s/ >s3cmd-%s.log 2>&1 && cd %s && xxhsum -H2 * 2>/dev/null",
+             dir, sub, host, host, url, sub, sub, sub);
     if (!(p = popen(cmd, "r"))) {
         CHECK(0);
-        return;
+        return 0;
     }
     while (fgets(line, sizeof line, p)) {
         char sum[64], name[512];
         if (sscanf(line, "%63s %511s", sum, name) != 2)
             continue;
-        files++;
+        (*files_out)++;
         matched += strcmp(sum, name) == 0;
         if (strcmp(sum, name) != 0)
             fprintf(stderr, "xxhsum -H2 of %s is %s\n", name, sum);
     }
     CHECK_EQ_INT(pclose(p), 0);
+    return matched;
+}
+
+/* An independent client: s3cmd lists and downloads every object trove wrote under the
+ * prefix, and the pack of the list case, and xxhsum -H2 of each file is its name. */
+static void test_independent_client(const char *dir)
+{
+    char url[256];
+    int files = 0, matched;
+
+    if (system("command -v s3cmd >/dev/null 2>&1 && command -v xxhsum >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "s3cmd or xxhsum not installed: the independent-client case is skipped\n");
+        return;
+    }
+    snprintf(url, sizeof url, "%s/objects/", bucket_url);
+    matched = s3cmd_matches(dir, "dl", url, &files);
     CHECK(files >= 10); /* the basic and threads cases' objects */
     CHECK_EQ_INT(matched, files);
+    snprintf(url, sizeof url, "%s-list/packs/", bucket_url);
+    matched = s3cmd_matches(dir, "packs", url, &files);
+    CHECK_EQ_INT(files, 1); /* its 60 objects in one pack, named by its xxh3-128 */
+    CHECK_EQ_INT(matched, 1);
 }
 
 int main(void)
@@ -526,6 +1020,9 @@ int main(void)
     }
     test_basic();
     test_list_and_stage();
+    test_packs();
+    test_many_packs();
+    test_bad_packs();
     test_threads();
     test_errors();
     test_alloc_failures();

@@ -46,7 +46,9 @@ int trove_backend_fs_open_flags(const char *dir, unsigned flags, struct trove_ba
 
 /*
  * The S3 backend (docs/s3.md): object d at key PREFIX/objects/<32 hex digits> of BUCKET on
- * an S3-compatible service, through libcurl with SigV4. url is "s3://BUCKET[/PREFIX]".
+ * an S3-compatible service, or, staged under 1 MiB, inside a pack at PREFIX/packs/<32 hex>
+ * (read by ranged GETs; the pack index is loaded by the first operation that needs it),
+ * through libcurl with SigV4. url is "s3://BUCKET[/PREFIX]".
  * Every NULL or zero field of opt (opt itself may be NULL) comes from the environment, as
  * the AWS CLI has it: endpoint from TROVE_S3_ENDPOINT (else AWS, https://s3.REGION.
  * amazonaws.com), region from AWS_REGION or AWS_DEFAULT_REGION (else us-east-1),
@@ -110,7 +112,8 @@ int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, co
 int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
                       struct trove_bytes *out, size_t max_len);
 
-/* The size of object d in *len_out (a stat on fs; a HEAD on S3). Errors as for get. */
+/* The size of object d in *len_out (a stat on fs; a HEAD on S3, nothing for a packed
+ * object). Errors as for get. */
 int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out);
 
 /*
@@ -151,10 +154,12 @@ int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d
 /*
  * Containers of objects that the backend could not read when it was opened: for the fs
  * backend, pack files (objects/packs/<hex>.pack, where v3 recipe objects live) whose
- * footer or index fails its checks, so that every object in them is absent. fn is called
- * with each one's name (relative to the store directory) and why; nonzero stops. With
- * remove (a writable handle), each one that still fails its checks is deleted after fn
- * has seen it: gc does so once every recipe reads without it, when nothing can need it.
+ * footer or index fails its checks, so that every object in them is absent; for the S3
+ * backend, packs (packs/<hex>, relative to PREFIX) whose tail fails them when the index
+ * is loaded. fn is called with each one's name (relative to the store directory or
+ * PREFIX) and why; nonzero stops. With remove (a writable handle), each one that still
+ * fails its checks is deleted after fn has seen it: gc does so once every recipe reads
+ * without it, when nothing can need it.
  * A commit that writes a pack of the same name replaces the damaged file (it is healed,
  * and no longer listed). Errors: TROVE_ERR_INVALID, TROVE_ERR_READONLY (remove on a
  * read-only handle), -errno.
@@ -164,7 +169,8 @@ int trove_backend_unreadable(struct trove_backend *be, int remove,
 
 /* Delete object d; durable on return (fs: a loose object's directory is fsync'd; a packed
  * object's delete goes to its pack's fsync'd dead list, and the pack is unlinked when empty
- * or rewritten when under half live). Deleting an object that is not there is
+ * or rewritten when under half live; S3: the same with the pack's .dead record, replaced
+ * by one PUT, and any loose copy deleted too). Deleting an object that is not there is
  * TROVE_ERR_NOTFOUND; the zero digest is TROVE_ERR_INVALID. */
 int trove_backend_delete(struct trove_backend *be, const struct trove_digest *d);
 

@@ -1,8 +1,9 @@
 /*
  * backend_s3.c: the object backend on an S3-compatible object store, over libcurl. Object
- * d lives at key PREFIX/objects/<32 hex digits of d> in the bucket; nothing else of the
- * backend is kept in the bucket, so `aws s3 ls` shows exactly the objects and each one's
- * xxh3-128 is its name.
+ * d lives either loose, at key PREFIX/objects/<32 hex digits of d>, or inside a pack, at
+ * PREFIX/packs/<32 hex> (the TRVPACK1 format of pack.h; the name is the xxh3-128 of the
+ * whole pack), so `aws s3 ls` shows the objects and the packs and each one's xxh3-128 is
+ * its name. PREFIX/packs/<hex>.dead lists a pack's deleted entries.
  *
  * Requests. Every request goes through perform(): one libcurl easy handle taken from a
  * small pool (so connections are reused across requests and threads can run requests at
@@ -18,35 +19,59 @@
  *
  * Trust. Bytes from the network are bounded before they are kept: a success body by the
  * caller's max_len (the Content-Length first, then the bytes that really arrive), an error
- * body by ERR_BODY_MAX, a listing page by LIST_BODY_MAX; the XML scanner (s3_xml.c) reads
- * only inside the bytes received. get's bytes are then hashed against their name by
- * backend.c as for every backend.
+ * body by ERR_BODY_MAX, a listing page by LIST_BODY_MAX, a pack's tail by TAIL_GET and the
+ * pack's size (from the answer's Content-Range) by PACK_MAX before its footer is read; a
+ * footer's count and offset are checked by pack.c against that size, and the index by its
+ * checksum, before either is used. The XML scanner (s3_xml.c) reads only inside the bytes
+ * received. get's bytes are then hashed against their name by backend.c as for every
+ * backend, packed or loose.
  *
  * put-if-absent. S3 has no create-exclusive PUT that every compatible server honours, so a
  * put is HEAD then PUT. Two writers racing on one name both see 404 and both PUT; that is
  * safe because the name is the digest of the bytes: both PUTs carry the same bytes, and an
  * S3 PUT replaces an object atomically, so a reader sees either no object or the whole
  * one, never a mixture. The only cost of the race is one redundant upload (and both
- * callers being told created = 1).
+ * callers being told created = 1). An object already in a known pack is present: no
+ * request at all.
  *
- * Staged puts (trove_backend_stage) are kept in memory, copied, until publish, which uploads
- * them PUBLISH_THREADS at a time (each a put as above) and forgets them. A failed publish
- * keeps the ones not yet uploaded staged, so a second publish finishes the job.
+ * Staged puts (trove_backend_stage) are kept in memory, copied, until publish. Publish
+ * packs the ones under LOOSE_MIN into packs of at most PACK_MAX bytes, each one PUT (no
+ * HEAD: its name is new content), and puts the bigger ones loose as above, PUBLISH_THREADS
+ * requests at a time. A failed publish keeps what did not go up staged, so a second
+ * publish finishes the job. An object staged twice, or already in a known pack, is sent
+ * once or not at all.
+ *
+ * The pack index (s3_packs.c) is loaded lazily, by the first operation that needs it, not
+ * at open: one listing of PREFIX/packs/, then each pack's tail with one suffix-range GET
+ * (its footer and index; a second ranged GET when the index is bigger than what came) and
+ * its .dead record when listed, several packs at once. A pack whose tail fails its checks
+ * is unreadable (s3_unreadable), never guessed at. A get or size that finds a digest
+ * neither in the index nor loose, and a get whose pack answers 404 (deleted by another
+ * handle's gc), list the packs again once and load the new ones: another process may have
+ * published since. A packed get is one ranged GET; a packed size, no request. A packed
+ * delete replaces the pack's .dead record (one PUT); a pack with no live entry left is
+ * deleted, and one with more than half its bytes dead is rewritten into a new pack.
  *
  * A bucket that does not exist yet is created by the first PUT that finds it missing
  * (NoSuchBucket), then the PUT is retried.
  *
  * Thread-safety: every op may run from several threads at once (the prefetcher's gets);
- * the handle pool, the last error and the staged list each sit under the one mutex, held
- * only to take or return an entry.
+ * the handle pool, the last error, the staged list and the pack index each sit under the
+ * one mutex, held only to take or return an entry or to look up or change the index,
+ * never across a request. Loads of the pack list take turns (load_mu), and so do deletes
+ * (del_mu), which change a pack's .dead record by a read-modify-write of the index.
  */
 #define _GNU_SOURCE /* timegm */
 
 #include "backend_internal.h"
 #include "common/alloc.h"
 #include "backend_s3.h"
+#include "pack.h"
+#include "refmap.h"
+#include "s3_packs.h"
 #include "s3_xml.h"
 
+#include <assert.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <openssl/evp.h>
@@ -65,6 +90,10 @@
 #define BACKOFF_BASE_MS 50u
 #define BACKOFF_CAP_MS 2000u
 #define KEY_MAX 1100               /* S3 keys are at most 1,024 bytes */
+#define LOOSE_MIN (1u << 20)       /* staged objects this big or bigger stay loose */
+#define PACK_MAX (16u << 20)       /* a pack's bytes, index and footer included */
+#define TAIL_GET (64u << 10)       /* the suffix range that loads a pack's index */
+#define PACKS_MAX (1u << 20)       /* packs one listing may name */
 
 struct staged {
     struct trove_digest d;
@@ -82,12 +111,18 @@ struct s3_backend {
     long timeout_ms;
     unsigned retries, list_page;
     int verbose;
-    pthread_mutex_t mu; /* guards pool, npool, err, staged */
+    pthread_mutex_t mu; /* guards pool, npool, err, staged..., packs */
     CURL *pool[POOL_MAX];
     int npool;
     char err[768];
     struct staged *staged;
-    size_t nstaged, capstaged;
+    size_t nstaged, capstaged, staged_bytes;
+    struct refmap staged_set;    /* digests staged or being published */
+    struct trove__s3_packs packs; /* the pack index */
+    pthread_mutex_t load_mu;     /* loads of the pack list take turns */
+    pthread_mutex_t del_mu;      /* deletes take turns */
+    atomic_int loaded;           /* the pack list was read once */
+    atomic_uint gen;             /* loads of the pack list so far */
     atomic_uint_fast64_t requests, retried;
 };
 
@@ -207,6 +242,7 @@ struct req {
     long status;
     curl_off_t length;       /* Content-Length of the answer (-1 unknown) */
     char code[64];           /* <Code> of an error body, "" if none */
+    char crange[96];         /* Content-Range of a 206 answer, "" if none */
 };
 
 struct sink {
@@ -322,7 +358,13 @@ static CURLcode attempt(struct s3_backend *s, CURL *h, struct req *r, struct sin
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &r->length);
     r->code[0] = '\0';
+    r->crange[0] = '\0';
     msg[0] = '\0';
+    if (c == CURLE_OK && r->status == 206) {
+        struct curl_header *hd = NULL;
+        if (curl_easy_header(h, "Content-Range", 0, CURLH_HEADER, -1, &hd) == CURLHE_OK && hd)
+            snprintf(r->crange, sizeof r->crange, "%s", hd->value);
+    }
     if (c == CURLE_OK && (r->status < 200 || r->status >= 300) && k->err.len > 0) {
         size_t pos = 0;
         trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Code", r->code,
@@ -477,20 +519,58 @@ static int put_at(struct s3_backend *s, const struct obj *o, const void *data, s
     return rc;
 }
 
-static int s3_put(struct trove_backend *base, const struct trove_digest *d, const void *data,
-                  size_t len, int *created_out)
+static void pack_names(const struct s3_backend *s, const char *hex, const char *suffix,
+                       struct obj *o)
 {
-    struct s3_backend *s = (struct s3_backend *)base;
+    char rel[48];
+    snprintf(rel, sizeof rel, "packs/%.32s%s", hex, suffix);
+    key_names(s, rel, o);
+}
+
+/* GET o (the bytes of range, "bytes=a-b" or "bytes=-n", when not NULL), appended to out,
+ * at most max_len bytes. */
+static int get_at(struct s3_backend *s, const struct obj *o, const char *range,
+                  struct trove_bytes *out, size_t max_len, struct req *r)
+{
+    memset(r, 0, sizeof *r);
+    r->method = "GET";
+    r->url = o->url;
+    r->what = o->what;
+    r->range = range;
+    r->out = out;
+    r->max_len = max_len;
+    return perform(s, r);
+}
+
+/* A request with no body either way: HEAD or DELETE. */
+static int bare_at(struct s3_backend *s, const struct obj *o, const char *method, struct req *r)
+{
+    memset(r, 0, sizeof *r);
+    r->method = method;
+    r->url = o->url;
+    r->what = o->what;
+    return perform(s, r);
+}
+
+/* DELETE o; a key (or bucket) that is not there is no error: gone is what was asked. */
+static int delete_at(struct s3_backend *s, const struct obj *o)
+{
+    struct req r;
+    int rc = bare_at(s, o, "DELETE", &r);
+    return rc == TROVE_ERR_NOTFOUND ? TROVE_OK : rc;
+}
+
+/* put-if-absent of loose object d: HEAD, then PUT if it is missing. */
+static int loose_put(struct s3_backend *s, const struct trove_digest *d, const void *data,
+                     size_t len, int *created_out)
+{
     struct obj o;
-    struct req r = {0};
+    struct req r;
     int rc;
 
     *created_out = 0;
     obj_names(s, d, &o);
-    r.method = "HEAD";
-    r.url = o.url;
-    r.what = o.what;
-    rc = perform(s, &r);
+    rc = bare_at(s, &o, "HEAD", &r);
     if (rc == TROVE_OK)
         return TROVE_OK; /* present: put-if-absent leaves it */
     if (rc != TROVE_ERR_NOTFOUND)
@@ -500,34 +580,24 @@ static int s3_put(struct trove_backend *base, const struct trove_digest *d, cons
     return rc;
 }
 
-static int s3_get(struct trove_backend *base, const struct trove_digest *d,
-                  struct trove_bytes *out, size_t max_len)
+static int loose_get(struct s3_backend *s, const struct trove_digest *d, struct trove_bytes *out,
+                     size_t max_len)
 {
-    struct s3_backend *s = (struct s3_backend *)base;
     struct obj o;
-    struct req r = {0};
+    struct req r;
 
     obj_names(s, d, &o);
-    r.method = "GET";
-    r.url = o.url;
-    r.what = o.what;
-    r.out = out;
-    r.max_len = max_len;
-    return perform(s, &r);
+    return get_at(s, &o, NULL, out, max_len, &r);
 }
 
-static int s3_size(struct trove_backend *base, const struct trove_digest *d, uint64_t *len_out)
+static int loose_size(struct s3_backend *s, const struct trove_digest *d, uint64_t *len_out)
 {
-    struct s3_backend *s = (struct s3_backend *)base;
     struct obj o;
-    struct req r = {0};
+    struct req r;
     int rc;
 
     obj_names(s, d, &o);
-    r.method = "HEAD";
-    r.url = o.url;
-    r.what = o.what;
-    if ((rc = perform(s, &r)) != TROVE_OK)
+    if ((rc = bare_at(s, &o, "HEAD", &r)) != TROVE_OK)
         return rc;
     if (r.length < 0) {
         set_err(s, "S3 HEAD %s: the answer has no Content-Length", o.what);
@@ -535,26 +605,6 @@ static int s3_size(struct trove_backend *base, const struct trove_digest *d, uin
     }
     *len_out = (uint64_t)r.length;
     return TROVE_OK;
-}
-
-static int s3_del(struct trove_backend *base, const struct trove_digest *d)
-{
-    struct s3_backend *s = (struct s3_backend *)base;
-    struct obj o;
-    struct req r = {0};
-    int rc;
-
-    obj_names(s, d, &o);
-    r.method = "HEAD"; /* S3 deletes a missing key with 204: ask first */
-    r.url = o.url;
-    r.what = o.what;
-    if ((rc = perform(s, &r)) != TROVE_OK)
-        return rc;
-    memset(&r, 0, sizeof r);
-    r.method = "DELETE";
-    r.url = o.url;
-    r.what = o.what;
-    return perform(s, &r);
 }
 
 /* ---- list ---------------------------------------------------------------------------- */
@@ -672,10 +722,784 @@ out:
     return rc;
 }
 
+/* ---- work on several threads --------------------------------------------------------- */
+
+struct par {
+    int (*fn)(void *ctx, size_t i);
+    void *ctx;
+    size_t n;
+    atomic_size_t next;
+    atomic_int rc;
+};
+
+static void *par_worker(void *arg)
+{
+    struct par *p = arg;
+    for (;;) {
+        size_t i = atomic_fetch_add(&p->next, 1);
+        int rc, ok = TROVE_OK;
+        if (i >= p->n || atomic_load(&p->rc) != TROVE_OK)
+            break;
+        if ((rc = p->fn(p->ctx, i)) != TROVE_OK) {
+            atomic_compare_exchange_strong(&p->rc, &ok, rc);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* fn(ctx, i) for every i in [0, n), on up to PUBLISH_THREADS threads (on this one alone
+ * when n is 1 or no thread starts). After the first error no new i is begun; that error is
+ * returned. */
+static int run_parallel(size_t n, int (*fn)(void *ctx, size_t i), void *ctx)
+{
+    pthread_t th[PUBLISH_THREADS];
+    struct par p;
+    int nth = 0;
+
+    p.fn = fn;
+    p.ctx = ctx;
+    p.n = n;
+    atomic_init(&p.next, 0);
+    atomic_init(&p.rc, TROVE_OK);
+    for (size_t i = 0; n > 1 && i < PUBLISH_THREADS && i < n; i++)
+        if (pthread_create(&th[nth], NULL, par_worker, &p) == 0)
+            nth++;
+    if (nth == 0)
+        par_worker(&p);
+    for (int i = 0; i < nth; i++)
+        pthread_join(th[i], NULL);
+    return atomic_load(&p.rc);
+}
+
+/* Room for one more element of size bytes in *p (cap of them, n used). */
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    size_t c = *cap ? 2 * *cap : 64;
+    void *q;
+
+    if (n < *cap)
+        return TROVE_OK;
+    if (c > SIZE_MAX / size || !(q = trove__realloc(*p, c * size)))
+        return TROVE_ERR_NOMEM;
+    *p = q;
+    *cap = c;
+    return TROVE_OK;
+}
+
+/* ---- packs: loading the index -------------------------------------------------------- */
+
+struct pack_key {
+    char hex[33];
+    int64_t mtime;
+};
+
+/* What one listing of PREFIX/packs/ found: the packs, and the names of the .dead records. */
+struct pack_keys {
+    struct s3_backend *s;
+    struct pack_key *k;
+    size_t n, cap;
+    char (*dead)[33];
+    size_t ndead, capdead;
+};
+
+static int cmp_hex(const void *a, const void *b) { return memcmp(a, b, 32); }
+
+/* 1 if p[0..32) is a name trove writes (32 lowercase hex digits, not the zero digest);
+ * the name, NUL-terminated, into hex. */
+static int hex_name(const char *p, char hex[33])
+{
+    struct trove_digest d;
+    char again[33];
+
+    memcpy(hex, p, 32);
+    hex[32] = '\0';
+    if (trove_digest_parse(hex, &d) != TROVE_OK || trove_digest_is_zero(&d))
+        return 0;
+    trove_digest_hex(&d, again);
+    return memcmp(again, hex, 32) == 0;
+}
+
+static int pack_key_fn(void *ctx, const char *rest, int64_t mtime)
+{
+    struct pack_keys *l = ctx;
+    size_t n = strlen(rest);
+    char hex[33];
+    int rc;
+
+    if ((n != 32 && (n != 37 || strcmp(rest + 32, ".dead") != 0)) || !hex_name(rest, hex))
+        return 0; /* not a name trove writes: ignored */
+    if (l->n + l->ndead >= 2 * (size_t)PACKS_MAX) {
+        set_err(l->s, "S3 list s3://%s/%spacks/: more than %u packs, more than trove reads",
+                l->s->bucket, l->s->prefix, PACKS_MAX);
+        return TROVE_ERR_LIMIT;
+    }
+    if (n == 37) {
+        if ((rc = grow((void **)&l->dead, &l->capdead, l->ndead, sizeof *l->dead)) != TROVE_OK)
+            return rc;
+        memcpy(l->dead[l->ndead++], hex, 33);
+        return 0;
+    }
+    if ((rc = grow((void **)&l->k, &l->cap, l->n, sizeof *l->k)) != TROVE_OK)
+        return rc;
+    memcpy(l->k[l->n].hex, hex, 33);
+    l->k[l->n++].mtime = mtime;
+    return 0;
+}
+
+/* One pack's index, as its tail and its .dead record gave it. */
+struct pack_load {
+    struct pack_key key;
+    int has_dead; /* the listing showed a .dead record */
+    int done;     /* fetched: bad, missing, or the lists below */
+    int bad;      /* its tail failed a check: why */
+    int missing;  /* deleted since it was listed */
+    uint64_t size;
+    struct trove__pack_entry *e;
+    size_t n;
+    struct trove_digest *dead;
+    size_t ndead;
+    char why[224];
+};
+
+static void set_bad(struct pack_load *l, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void set_bad(struct pack_load *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->why, sizeof l->why, fmt, ap);
+    va_end(ap);
+    l->bad = 1;
+}
+
+/* Decimal digits at *p (at most 19, so no overflow), *p moved past them. 1 if any. */
+static int parse_u64(const char **p, uint64_t *out)
+{
+    const char *q = *p;
+    uint64_t v = 0;
+    int n = 0;
+
+    for (; *q >= '0' && *q <= '9' && n < 19; q++, n++)
+        v = v * 10 + (uint64_t)(*q - '0');
+    if (n == 0 || (*q >= '0' && *q <= '9'))
+        return 0;
+    *p = q;
+    *out = v;
+    return 1;
+}
+
+/* "bytes A-B/SIZE" into *a, *b, *size; 1 if it is exactly that with A <= B < SIZE. */
+static int parse_crange(const char *p, uint64_t *a, uint64_t *b, uint64_t *size)
+{
+    if (strncmp(p, "bytes ", 6) != 0)
+        return 0;
+    p += 6;
+    if (!parse_u64(&p, a) || *p++ != '-' || !parse_u64(&p, b) || *p++ != '/' ||
+        !parse_u64(&p, size) || *p != '\0')
+        return 0;
+    return *a <= *b && *b < *size;
+}
+
+/* The size of the object whose last got bytes a suffix-range GET (r) read: from a 206's
+ * Content-Range, which must name exactly those bytes, or the body's own length when the
+ * server sent the whole object (200). */
+static int tail_size(struct s3_backend *s, const struct req *r, size_t got, uint64_t *size_out)
+{
+    uint64_t a = 0, b = 0, size = 0;
+
+    if (r->status == 200) {
+        *size_out = got;
+        return TROVE_OK;
+    }
+    if (r->status == 206 && parse_crange(r->crange, &a, &b, &size) && b + 1 == size &&
+        b - a + 1 == got && got == (size < TAIL_GET ? size : TAIL_GET)) {
+        *size_out = size;
+        return TROVE_OK;
+    }
+    set_err(s, "S3 GET %s (the last %u bytes): the answer (HTTP %ld, Content-Range \"%s\", %zu "
+               "bytes) does not say what part of the object it is",
+            r->what, TAIL_GET, r->status, r->crange, got);
+    return TROVE_ERR_REMOTE;
+}
+
+/* A ranged GET of exactly want bytes; anything else is TROVE_ERR_REMOTE, with why. */
+static int get_exact(struct s3_backend *s, const struct obj *o, const char *range,
+                     struct trove_bytes *out, uint64_t want)
+{
+    struct req r;
+    size_t out0 = out->len;
+    int rc = get_at(s, o, range, out, (size_t)want, &r);
+
+    if (rc == TROVE_ERR_LIMIT || (rc == TROVE_OK && out->len - out0 != want)) {
+        set_err(s, "S3 GET %s (%s): the answer is not the %llu bytes asked for (does the server "
+                   "honour Range?)",
+                o->what, range ? range : "whole", (unsigned long long)want);
+        out->len = out0;
+        rc = TROVE_ERR_REMOTE;
+    }
+    return rc;
+}
+
+/* Fetch and check pack l's footer and index: one suffix-range GET, and a second for the
+ * rest of an index bigger than what came. A check that fails makes l bad, with why; a
+ * pack gone since the listing is missing; only a request that fails is an error. */
+static int pack_tail(struct s3_backend *s, struct pack_load *l)
+{
+    struct trove_bytes body = {0}, rest = {0};
+    struct trove_diag diag = {0};
+    uint8_t foot[TROVE__PACK_FOOTER] = {0};
+    const uint8_t *tail;
+    uint64_t size = 0, count = 0, index = 0;
+    char range[64];
+    struct obj o;
+    struct req r;
+    int rc;
+
+    pack_names(s, l->key.hex, "", &o);
+    snprintf(range, sizeof range, "bytes=-%u", TAIL_GET);
+    rc = get_at(s, &o, range, &body, TAIL_GET, &r);
+    if (rc == TROVE_ERR_REMOTE && r.status == 416) { /* no suffix of an empty object */
+        set_bad(l, "it is empty");
+        rc = TROVE_OK;
+        goto out;
+    }
+    if (rc == TROVE_ERR_LIMIT) {
+        set_err(s, "S3 GET %s (%s): the answer is longer than the range asked for (does the "
+                   "server honour Range?)",
+                o.what, range);
+        rc = TROVE_ERR_REMOTE;
+    }
+    if (rc == TROVE_OK)
+        rc = tail_size(s, &r, body.len, &size);
+    if (rc != TROVE_OK)
+        goto out;
+    if (size > PACK_MAX) {
+        set_bad(l, "it is %llu bytes, more than the %u a pack may be", (unsigned long long)size,
+                PACK_MAX);
+        goto out;
+    }
+    if (body.len >= TROVE__PACK_FOOTER)
+        memcpy(foot, body.ptr + body.len - TROVE__PACK_FOOTER, TROVE__PACK_FOOTER);
+    if (trove__pack_footer(foot, size, &count, &index, &diag) != TROVE_OK) {
+        set_bad(l, "%s", diag.msg);
+        goto out;
+    }
+    /* The index and footer, count * 32 + 32 bytes, end the pack: what did not come is the
+     * index's start, [index, size - body.len). */
+    if (size - index > body.len) {
+        uint64_t first = index, last = size - body.len - 1;
+        snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)first,
+                 (unsigned long long)last);
+        if ((rc = get_exact(s, &o, range, &rest, last - first + 1)) != TROVE_OK ||
+            (rc = trove_bytes_append(&rest, body.ptr, body.len)) != TROVE_OK)
+            goto out;
+        tail = rest.ptr;
+    } else {
+        tail = body.ptr + body.len - (size - index);
+    }
+    if (!(l->e = trove__mallocarray(count + 1, sizeof *l->e))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (trove__pack_index(tail, count, index, l->e, &diag) != TROVE_OK) {
+        free(l->e);
+        l->e = NULL;
+        set_bad(l, "%s", diag.msg);
+        goto out;
+    }
+    l->n = (size_t)count;
+    l->size = size;
+out:
+    if (rc == TROVE_ERR_NOTFOUND) { /* deleted since the listing */
+        l->missing = 1;
+        rc = TROVE_OK;
+    }
+    trove_bytes_free(&body);
+    trove_bytes_free(&rest);
+    return rc;
+}
+
+/* Pack l's .dead record: the 16-byte digests of its deleted entries. A record that is not
+ * whole digests, or names more than the pack holds, is not trove's and is ignored: its
+ * deletes are undone (the objects are back, which gc can take again), where trusting it
+ * could hide live objects. */
+static int pack_dead(struct s3_backend *s, struct pack_load *l)
+{
+    struct trove_bytes b = {0};
+    struct obj o;
+    struct req r;
+    int rc;
+
+    pack_names(s, l->key.hex, ".dead", &o);
+    rc = get_at(s, &o, NULL, &b, 16 * l->n, &r);
+    if (rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_LIMIT || (rc == TROVE_OK && b.len % 16)) {
+        rc = TROVE_OK; /* gone since the listing, or not a record of trove's */
+        goto out;
+    }
+    if (rc != TROVE_OK || b.len == 0)
+        goto out;
+    if (!(l->dead = trove__malloc(b.len))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    memcpy(l->dead, b.ptr, b.len);
+    l->ndead = b.len / 16;
+out:
+    trove_bytes_free(&b);
+    return rc;
+}
+
+struct load_job {
+    struct s3_backend *s;
+    struct pack_load *l;
+};
+
+static int load_one(void *ctx, size_t i)
+{
+    struct load_job *j = ctx;
+    struct pack_load *l = &j->l[i];
+    int rc = pack_tail(j->s, l);
+
+    if (rc == TROVE_OK && !l->bad && !l->missing && l->has_dead && l->n > 0)
+        rc = pack_dead(j->s, l);
+    l->done = rc == TROVE_OK;
+    return rc;
+}
+
+/* The packs loaded into the index (their lists taken over), the bad ones recorded. */
+static int install_loaded(struct s3_backend *s, struct pack_load *l, size_t n)
+{
+    int rc = TROVE_OK, r;
+
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < n; i++) {
+        if (!l[i].done || l[i].missing)
+            continue;
+        if (l[i].bad) {
+            r = trove__s3_packs_note_bad(&s->packs, l[i].key.hex, l[i].why);
+        } else {
+            r = trove__s3_packs_add(&s->packs, l[i].key.hex, l[i].size, l[i].key.mtime, l[i].e,
+                                    l[i].n, l[i].dead, l[i].ndead, NULL);
+            l[i].e = NULL;
+            l[i].dead = NULL;
+        }
+        if (r != TROVE_OK && rc == TROVE_OK)
+            rc = r;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+}
+
+/* List PREFIX/packs/ and load every pack this handle does not know yet, several at once. */
+static int load_new_packs(struct s3_backend *s)
+{
+    struct pack_keys keys = {0};
+    struct pack_load *l = NULL;
+    struct load_job job;
+    size_t nl = 0;
+    int rc, r;
+
+    keys.s = s;
+    if ((rc = list_keys(s, "packs/", pack_key_fn, &keys)) != TROVE_OK)
+        goto out;
+    if (keys.n > 0 && !(l = trove__calloc(keys.n, sizeof *l))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (keys.ndead > 0)
+        qsort(keys.dead, keys.ndead, sizeof *keys.dead, cmp_hex);
+    if (keys.n > 0)
+        qsort(keys.k, keys.n, sizeof *keys.k, cmp_hex); /* hex is the first member */
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < keys.ndead && rc == TROVE_OK; i++) /* a pack's last delete died */
+        if (keys.n == 0 || !bsearch(keys.dead[i], keys.k, keys.n, sizeof *keys.k, cmp_hex))
+            rc = trove__s3_packs_note_orphan(&s->packs, keys.dead[i]);
+    for (size_t i = 0; i < keys.n; i++) {
+        if (trove__s3_packs_known(&s->packs, keys.k[i].hex))
+            continue;
+        l[nl].key = keys.k[i];
+        l[nl].has_dead = keys.ndead > 0 && bsearch(keys.k[i].hex, keys.dead, keys.ndead,
+                                                   sizeof *keys.dead, cmp_hex) != NULL;
+        nl++;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != TROVE_OK)
+        goto out;
+    job.s = s;
+    job.l = l;
+    rc = run_parallel(nl, load_one, &job);
+    r = install_loaded(s, l, nl); /* what did load is kept, even after an error */
+    if (rc == TROVE_OK)
+        rc = r;
+    if (rc == TROVE_OK)
+        atomic_fetch_add(&s->gen, 1);
+out:
+    for (size_t i = 0; i < nl; i++) {
+        free(l[i].e);
+        free(l[i].dead);
+    }
+    free(l);
+    free(keys.k);
+    free(keys.dead);
+    return rc;
+}
+
+/* The pack index, loaded once, by the first operation that needs it. */
+static int ensure_loaded(struct s3_backend *s)
+{
+    int rc = TROVE_OK;
+
+    if (atomic_load(&s->loaded))
+        return TROVE_OK;
+    pthread_mutex_lock(&s->load_mu);
+    if (!atomic_load(&s->loaded) && (rc = load_new_packs(s)) == TROVE_OK)
+        atomic_store(&s->loaded, 1);
+    pthread_mutex_unlock(&s->load_mu);
+    return rc;
+}
+
+/* A miss: load the packs published since, unless another thread did so while this one
+ * looked (the load count is no longer seen). */
+static int refresh(struct s3_backend *s, unsigned seen)
+{
+    int rc = TROVE_OK;
+
+    pthread_mutex_lock(&s->load_mu);
+    if (atomic_load(&s->gen) == seen && (rc = load_new_packs(s)) == TROVE_OK)
+        atomic_store(&s->loaded, 1);
+    pthread_mutex_unlock(&s->load_mu);
+    return rc;
+}
+
+/* ---- packs: reading ------------------------------------------------------------------ */
+
+/* Where packed object d is read from: its pack and the range in it. */
+struct place {
+    char hex[33];
+    uint32_t slot;
+    uint64_t off, len;
+};
+
+static int find_packed(struct s3_backend *s, const struct trove_digest *d, struct place *pl)
+{
+    const struct ref_entry *m;
+    int found;
+
+    pthread_mutex_lock(&s->mu);
+    if ((found = (m = trove__s3_packs_find(&s->packs, d)) != NULL)) {
+        pl->slot = m->dict_index;
+        pl->off = m->committed;
+        pl->len = m->len;
+        memcpy(pl->hex, s->packs.p[pl->slot].hex, sizeof pl->hex);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+static int is_packed(struct s3_backend *s, const struct trove_digest *d)
+{
+    int found;
+    pthread_mutex_lock(&s->mu);
+    found = trove__s3_packs_find(&s->packs, d) != NULL;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+/* Packed object pl into out: one ranged GET, refused before it when longer than max_len. */
+static int packed_get(struct s3_backend *s, const struct place *pl, struct trove_bytes *out,
+                      size_t max_len)
+{
+    char range[64];
+    struct obj o;
+
+    if (pl->len > (uint64_t)max_len)
+        return TROVE_ERR_LIMIT;
+    if (pl->len == 0)
+        return TROVE_OK;
+    assert(pl->len <= PACK_MAX); /* the entry lies inside a pack no bigger */
+    pack_names(s, pl->hex, "", &o);
+    snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)pl->off,
+             (unsigned long long)(pl->off + pl->len - 1));
+    return get_exact(s, &o, range, out, pl->len);
+}
+
+/* Pack pl answered 404: deleted since it was listed (another handle's gc or repack). Its
+ * objects move to other copies the index knows, or are forgotten until a refresh. */
+static void forget_pack(struct s3_backend *s, const struct place *pl)
+{
+    pthread_mutex_lock(&s->mu);
+    if (strcmp(s->packs.p[pl->slot].hex, pl->hex) == 0)
+        trove__s3_packs_drop(&s->packs, pl->slot);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- packs: writing and deleting ----------------------------------------------------- */
+
+/* PUT pack bytes buf, holding entries e[0..n) (taken over), as PREFIX/packs/<xxh3-128 of
+ * buf>, and add it to the index. No HEAD: the name is new content, and a PUT of the same
+ * bytes replaces them with themselves. A name this handle has seen before (a pack of
+ * these very bytes, since deleted, or unreadable, or a .dead record listed alone) may have
+ * left a .dead record, which would hide these objects: it goes, after the PUT. */
+static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
+                      struct trove__pack_entry *e, size_t n)
+{
+    struct trove_digest name;
+    char hex[33];
+    struct obj o;
+    int rc, seen;
+
+    trove_digest_of(buf->ptr, buf->len, &name);
+    trove_digest_hex(&name, hex);
+    pack_names(s, hex, "", &o);
+    if ((rc = put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK)
+        goto fail;
+    pthread_mutex_lock(&s->mu);
+    seen = trove__s3_packs_slot(&s->packs, hex) >= 0 || trove__s3_packs_known(&s->packs, hex) ||
+           trove__s3_packs_orphan(&s->packs, hex);
+    pthread_mutex_unlock(&s->mu);
+    pack_names(s, hex, ".dead", &o);
+    if (seen && (rc = delete_at(s, &o)) != TROVE_OK)
+        goto fail;
+    pthread_mutex_lock(&s->mu);
+    trove__s3_packs_forget_orphan(&s->packs, hex);
+    rc = trove__s3_packs_add(&s->packs, hex, buf->len, (int64_t)time(NULL), e, n, NULL, 0, NULL);
+    pthread_mutex_unlock(&s->mu);
+    return rc;
+fail:
+    free(e);
+    return rc;
+}
+
+/* Rewrite pack slot, more than half of whose object bytes are dead, as a new pack of its
+ * live entries: one GET of the whole pack, one PUT of the new one, then the old pack and
+ * its record deleted. Any failure leaves the old pack as it is: still right, only bigger. */
+static void repack(struct s3_backend *s, uint32_t slot)
+{
+    struct trove__pack_entry *live = NULL, *e = NULL;
+    struct trove_bytes old = {0}, buf = {0};
+    struct trove_digest got;
+    size_t n = 0;
+    uint64_t size;
+    char hex[33];
+    struct obj o;
+    int rc;
+
+    pthread_mutex_lock(&s->mu);
+    memcpy(hex, s->packs.p[slot].hex, sizeof hex);
+    size = s->packs.p[slot].size;
+    rc = trove__s3_packs_live(&s->packs, slot, &live, &n);
+    pthread_mutex_unlock(&s->mu);
+    pack_names(s, hex, "", &o);
+    if (rc != TROVE_OK || get_exact(s, &o, NULL, &old, size) != TROVE_OK ||
+        !(e = trove__mallocarray(n + 1, sizeof *e)))
+        goto out;
+    for (size_t k = 0; k < n; k++) { /* entries lie inside the pack: checked at load */
+        trove_digest_of(old.ptr + live[k].offset, (size_t)live[k].len, &got);
+        if (!trove_digest_equal(&got, &live[k].d))
+            goto out; /* damaged bytes are not copied: the pack stays for verify to see */
+        e[k] = live[k];
+        e[k].offset = buf.len;
+        if (trove_bytes_append(&buf, old.ptr + live[k].offset, (size_t)live[k].len) != TROVE_OK)
+            goto out;
+    }
+    if (trove__pack_finish(&buf, e, n) != TROVE_OK)
+        goto out;
+    rc = store_pack(s, &buf, e, n); /* the index has two copies of each now */
+    e = NULL;
+    if (rc != TROVE_OK)
+        goto out;
+    pthread_mutex_lock(&s->mu);
+    trove__s3_packs_drop(&s->packs, slot); /* ... and reads the new one */
+    pthread_mutex_unlock(&s->mu);
+    if (delete_at(s, &o) == TROVE_OK) {
+        pack_names(s, hex, ".dead", &o);
+        delete_at(s, &o);
+    }
+out:
+    free(live);
+    free(e);
+    trove_bytes_free(&old);
+    trove_bytes_free(&buf);
+}
+
+/* Delete d from pack slot, where it is live: the pack's .dead record replaced by one that
+ * names d too (one PUT), or, when d was its last live entry, the pack and its record
+ * deleted; then the index. *repack_out: the pack is now more than half dead bytes. */
+static int pack_entry_delete(struct s3_backend *s, uint32_t slot, const struct trove_digest *d,
+                             int *repack_out)
+{
+    struct trove_bytes rec = {0};
+    const struct trove__s3_pack *p;
+    char hex[33];
+    struct obj o;
+    int rc = TROVE_OK, last;
+
+    *repack_out = 0;
+    pthread_mutex_lock(&s->mu);
+    p = &s->packs.p[slot];
+    memcpy(hex, p->hex, sizeof hex);
+    last = p->nlive == 1;
+    if (!last)
+        rc = trove__s3_packs_dead_record(&s->packs, slot, d, &rec);
+    pthread_mutex_unlock(&s->mu);
+    if (rc != TROVE_OK)
+        goto out;
+    pack_names(s, hex, last ? "" : ".dead", &o);
+    if ((rc = last ? delete_at(s, &o) : put_at(s, &o, rec.ptr, rec.len)) != TROVE_OK)
+        goto out;
+    if (last) { /* best effort: a record without its pack is ignored */
+        pack_names(s, hex, ".dead", &o);
+        delete_at(s, &o);
+    }
+    pthread_mutex_lock(&s->mu);
+    rc = trove__s3_packs_mark_dead(&s->packs, slot, d);
+    if (rc == TROVE_ERR_NOTFOUND)
+        rc = TROVE_OK; /* its pack was dropped meanwhile (a get found it deleted) */
+    p = &s->packs.p[slot];
+    *repack_out = rc == TROVE_OK && !p->gone && p->live_bytes * 2 < p->data_bytes;
+    pthread_mutex_unlock(&s->mu);
+out:
+    trove_bytes_free(&rec);
+    return rc;
+}
+
+/* Delete packed object d from every pack that holds it live, the copy the index reads
+ * last (so that a failure leaves the index on a copy that is still there). Under del_mu. */
+static int packed_delete(struct s3_backend *s, const struct trove_digest *d)
+{
+    uint32_t holders[8];
+    size_t n;
+    int rc = TROVE_OK, rp;
+
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        n = trove__s3_packs_holders(&s->packs, d, holders, sizeof holders / sizeof holders[0]);
+        pthread_mutex_unlock(&s->mu);
+        if (n == 0)
+            return TROVE_OK;
+        for (size_t k = 0; k < n; k++) {
+            if ((rc = pack_entry_delete(s, holders[k], d, &rp)) != TROVE_OK)
+                return rc;
+            if (rp)
+                repack(s, holders[k]);
+        }
+    }
+}
+
+/* ---- the object operations ----------------------------------------------------------- */
+
+static int s3_put(struct trove_backend *base, const struct trove_digest *d, const void *data,
+                  size_t len, int *created_out)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    int rc;
+
+    *created_out = 0;
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    if (is_packed(s, d))
+        return TROVE_OK; /* present, in a pack */
+    return loose_put(s, d, data, len, created_out);
+}
+
+/* Packed (one ranged GET), else loose (one GET), else, once, the packs published since. */
+static int s3_get(struct trove_backend *base, const struct trove_digest *d,
+                  struct trove_bytes *out, size_t max_len)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    struct place pl;
+    unsigned seen;
+    int rc;
+
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    seen = atomic_load(&s->gen);
+    if (find_packed(s, d, &pl)) {
+        if ((rc = packed_get(s, &pl, out, max_len)) != TROVE_ERR_NOTFOUND)
+            return rc;
+        forget_pack(s, &pl);
+    }
+    if ((rc = loose_get(s, d, out, max_len)) != TROVE_ERR_NOTFOUND)
+        return rc;
+    if ((rc = refresh(s, seen)) != TROVE_OK)
+        return rc;
+    if (!find_packed(s, d, &pl))
+        return TROVE_ERR_NOTFOUND;
+    if ((rc = packed_get(s, &pl, out, max_len)) == TROVE_ERR_NOTFOUND)
+        forget_pack(s, &pl);
+    return rc;
+}
+
+/* Packed: the index knows, no request. Else a HEAD, else, once, the packs published since. */
+static int s3_size(struct trove_backend *base, const struct trove_digest *d, uint64_t *len_out)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    struct place pl;
+    unsigned seen;
+    int rc;
+
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    seen = atomic_load(&s->gen);
+    if (!find_packed(s, d, &pl)) {
+        if ((rc = loose_size(s, d, len_out)) != TROVE_ERR_NOTFOUND)
+            return rc;
+        if ((rc = refresh(s, seen)) != TROVE_OK)
+            return rc;
+        if (!find_packed(s, d, &pl))
+            return TROVE_ERR_NOTFOUND;
+    }
+    *len_out = pl.len;
+    return TROVE_OK;
+}
+
+/* Loose: HEAD (S3 deletes a missing key with 204, so ask first) and DELETE. Packed: out of
+ * every pack, and any loose copy too (a put before a stage), so that it is gone. */
+static int s3_del(struct trove_backend *base, const struct trove_digest *d)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    struct place pl;
+    struct obj o;
+    struct req r;
+    unsigned seen;
+    int rc, loose_absent = 0;
+
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    pthread_mutex_lock(&s->del_mu);
+    seen = atomic_load(&s->gen);
+    obj_names(s, d, &o);
+    if (!find_packed(s, d, &pl)) {
+        if ((rc = bare_at(s, &o, "HEAD", &r)) == TROVE_OK) {
+            rc = bare_at(s, &o, "DELETE", &r);
+            goto out;
+        }
+        if (rc != TROVE_ERR_NOTFOUND || (rc = refresh(s, seen)) != TROVE_OK)
+            goto out;
+        if (!find_packed(s, d, &pl)) {
+            rc = TROVE_ERR_NOTFOUND;
+            goto out;
+        }
+        loose_absent = 1;
+    }
+    if ((rc = packed_delete(s, d)) == TROVE_OK && !loose_absent)
+        rc = delete_at(s, &o);
+out:
+    pthread_mutex_unlock(&s->del_mu);
+    return rc;
+}
+
+
 struct list_objects {
     int (*fn)(void *ctx, const struct trove_digest *d);
     int (*aged)(void *ctx, const struct trove_digest *d, int64_t mtime);
     void *ctx;
+    struct s3_backend *s;
 };
 
 static int list_object_key(void *ctx, const char *rest, int64_t mtime)
@@ -685,14 +1509,91 @@ static int list_object_key(void *ctx, const char *rest, int64_t mtime)
 
     if (strlen(rest) != 32 || trove_digest_parse(rest, &d) != TROVE_OK || trove_digest_is_zero(&d))
         return 0; /* not an object of trove's: ignored, as strangers in fs dirs */
+    if (is_packed(l->s, &d))
+        return 0; /* also packed: listed with the packed ones */
     return l->fn ? l->fn(l->ctx, &d) : l->aged(l->ctx, &d, mtime);
+}
+
+/* Every object once: the loose ones that are not also packed, then the packed ones (with
+ * their pack's LastModified), after loading the packs published since the last look. */
+static int list_all(struct s3_backend *s, struct list_objects *l)
+{
+    struct trove_digest *d = NULL;
+    int64_t *t = NULL;
+    size_t n = 0;
+    int rc;
+
+    if ((rc = refresh(s, atomic_load(&s->gen))) != TROVE_OK ||
+        (rc = list_keys(s, "objects/", list_object_key, l)) != TROVE_OK)
+        return rc;
+    pthread_mutex_lock(&s->mu);
+    rc = trove__s3_packs_snapshot(&s->packs, &d, l->aged ? &t : NULL, &n);
+    pthread_mutex_unlock(&s->mu);
+    for (size_t k = 0; rc == TROVE_OK && k < n; k++)
+        rc = l->fn ? l->fn(l->ctx, &d[k]) : l->aged(l->ctx, &d[k], t[k]);
+    free(d);
+    free(t);
+    return rc;
 }
 
 static int s3_list(struct trove_backend *base, int (*fn)(void *ctx, const struct trove_digest *d),
                    void *ctx)
 {
-    struct list_objects l = {fn, NULL, ctx};
-    return list_keys((struct s3_backend *)base, "objects/", list_object_key, &l);
+    struct list_objects l = {fn, NULL, ctx, (struct s3_backend *)base};
+    return list_all(l.s, &l);
+}
+
+/* The packs whose tail failed its checks, as "packs/<hex>" with why. With remove, each is
+ * fetched again first: one that now reads is kept (the next refresh loads it), one still
+ * bad is deleted with its .dead record. */
+static int s3_unreadable(struct trove_backend *base, int remove,
+                         int (*fn)(void *ctx, const char *name, const char *why), void *ctx)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    int rc;
+
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    for (size_t k = 0;;) {
+        struct pack_load l;
+        char name[48], why[224];
+        struct obj o;
+        long b;
+
+        memset(&l, 0, sizeof l);
+        pthread_mutex_lock(&s->mu);
+        if (k < s->packs.nbad) {
+            memcpy(l.key.hex, s->packs.bad[k].hex, sizeof l.key.hex);
+            memcpy(why, s->packs.bad[k].why, sizeof why);
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (!l.key.hex[0])
+            break;
+        snprintf(name, sizeof name, "packs/%s", l.key.hex);
+        if (fn(ctx, name, why) != 0)
+            break;
+        if (!remove) {
+            k++;
+            continue;
+        }
+        rc = pack_tail(s, &l);
+        free(l.e);
+        if (rc != TROVE_OK)
+            break;
+        pack_names(s, l.key.hex, "", &o);
+        if (l.bad && (rc = delete_at(s, &o)) != TROVE_OK)
+            break;
+        pack_names(s, l.key.hex, ".dead", &o);
+        if (l.bad && (rc = delete_at(s, &o)) != TROVE_OK)
+            break;
+        pthread_mutex_lock(&s->mu);
+        for (b = 0; b < (long)s->packs.nbad; b++)
+            if (strcmp(s->packs.bad[b].hex, l.key.hex) == 0)
+                break;
+        trove__s3_packs_forget_bad(&s->packs, (size_t)b);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return rc;
 }
 
 /* ---- staged puts --------------------------------------------------------------------- */
@@ -701,30 +1602,28 @@ static int s3_stage(struct trove_backend *base, const struct trove_digest *d, co
                     size_t len)
 {
     struct s3_backend *s = (struct s3_backend *)base;
-    uint8_t *copy = trove__malloc(len ? len : 1);
-    int rc = TROVE_OK;
+    uint8_t *copy;
+    int rc = TROVE_OK, skip, created = 0;
 
-    if (!copy)
+    pthread_mutex_lock(&s->mu);
+    skip = trove__s3_packs_find(&s->packs, d) || trove__refmap_find(&s->staged_set, d);
+    pthread_mutex_unlock(&s->mu);
+    if (skip)
+        return TROVE_OK; /* in a known pack, or staged already */
+    if (!(copy = trove__malloc(len ? len : 1)))
         return TROVE_ERR_NOMEM;
     if (len)
         memcpy(copy, data, len);
     pthread_mutex_lock(&s->mu);
-    if (s->nstaged == s->capstaged) {
-        size_t cap = s->capstaged ? 2 * s->capstaged : 64;
-        struct staged *p = cap > SIZE_MAX / sizeof *p ? NULL
-                                                      : trove__realloc(s->staged, cap * sizeof *p);
-        if (!p)
-            rc = TROVE_ERR_NOMEM;
-        else {
-            s->staged = p;
-            s->capstaged = cap;
-        }
-    }
-    if (rc == TROVE_OK) {
+    rc = grow((void **)&s->staged, &s->capstaged, s->nstaged, sizeof *s->staged);
+    if (rc == TROVE_OK && !trove__refmap_insert(&s->staged_set, d, &created))
+        rc = TROVE_ERR_NOMEM;
+    if (rc == TROVE_OK && created) {
         s->staged[s->nstaged].d = *d;
         s->staged[s->nstaged].data = copy;
         s->staged[s->nstaged].len = len;
         s->nstaged++;
+        s->staged_bytes += len;
         copy = NULL;
     }
     pthread_mutex_unlock(&s->mu);
@@ -732,93 +1631,215 @@ static int s3_stage(struct trove_backend *base, const struct trove_digest *d, co
     return rc;
 }
 
+/* What one worker of publish sends: one pack of small objects, or one big object loose. */
+struct unit {
+    size_t first, n; /* the items order[first .. first + n) */
+    int loose;
+};
+
 struct publish_job {
     struct s3_backend *s;
     struct staged *items;
-    size_t n;
-    atomic_size_t next;
-    atomic_int rc;
+    size_t *order;
+    struct unit *units;
+    atomic_uint_fast64_t overhead;
 };
 
-static void *publish_worker(void *arg)
+/* Item it went up (or needs not): it is no longer staged. */
+static void unstage(struct s3_backend *s, struct staged *it)
 {
-    struct publish_job *j = arg;
-    for (;;) {
-        size_t i = atomic_fetch_add(&j->next, 1);
-        int created, rc;
-        if (i >= j->n || atomic_load(&j->rc) != TROVE_OK)
-            break;
-        rc = s3_put(&j->s->base, &j->items[i].d, j->items[i].data, j->items[i].len, &created);
-        if (rc != TROVE_OK) {
-            int ok = TROVE_OK;
-            atomic_compare_exchange_strong(&j->rc, &ok, rc);
-            break;
-        }
-        free(j->items[i].data);
-        j->items[i].data = NULL;
+    struct ref_entry *e;
+
+    pthread_mutex_lock(&s->mu);
+    if ((e = trove__refmap_find(&s->staged_set, &it->d)) != NULL)
+        trove__refmap_remove(&s->staged_set, e);
+    pthread_mutex_unlock(&s->mu);
+    free(it->data);
+    it->data = NULL;
+}
+
+/* The staged objects items[idx[0..n)] as one pack in buf, their entries in *e_out. */
+static int build_pack(const struct staged *items, const size_t *idx, size_t n,
+                      struct trove_bytes *buf, struct trove__pack_entry **e_out)
+{
+    struct trove__pack_entry *e = trove__mallocarray(n + 1, sizeof *e);
+    size_t total = TROVE__PACK_FOOTER + n * TROVE__PACK_ENTRY;
+    int rc;
+
+    *e_out = e;
+    if (!e)
+        return TROVE_ERR_NOMEM;
+    for (size_t k = 0; k < n; k++)
+        total += items[idx[k]].len; /* at most PACK_MAX: plan() cut the run so */
+    if ((rc = trove_bytes_reserve(buf, total)) != TROVE_OK)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        const struct staged *it = &items[idx[k]];
+        e[k].d = it->d;
+        e[k].offset = buf->len;
+        e[k].len = it->len;
+        if ((rc = trove_bytes_append(buf, it->data, it->len)) != TROVE_OK)
+            return rc;
     }
-    return NULL;
+    return trove__pack_finish(buf, e, n);
+}
+
+static int publish_unit(void *ctx, size_t i)
+{
+    struct publish_job *j = ctx;
+    const struct unit *u = &j->units[i];
+    int rc;
+
+    if (u->loose) {
+        struct staged *it = &j->items[j->order[u->first]];
+        int created;
+        rc = loose_put(j->s, &it->d, it->data, it->len, &created);
+    } else {
+        struct trove_bytes buf = {0};
+        struct trove__pack_entry *e = NULL;
+        if ((rc = build_pack(j->items, j->order + u->first, u->n, &buf, &e)) == TROVE_OK)
+            rc = store_pack(j->s, &buf, e, u->n); /* takes e */
+        else
+            free(e);
+        if (rc == TROVE_OK)
+            atomic_fetch_add(&j->overhead, (uint64_t)u->n * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
+        trove_bytes_free(&buf);
+    }
+    if (rc == TROVE_OK)
+        for (size_t k = 0; k < u->n; k++)
+            unstage(j->s, &j->items[j->order[u->first + k]]);
+    return rc;
+}
+
+/* Drop the items already in a known pack, then cut the rest into units: runs of small ones
+ * (in the order staged) that fill a pack up to PACK_MAX, then each big one alone. */
+static int plan(struct s3_backend *s, struct publish_job *j, size_t n, size_t *nunits_out)
+{
+    size_t no = 0, nsmall, nu = 0;
+
+    if (!(j->order = trove__mallocarray(n, sizeof *j->order)) ||
+        !(j->units = trove__mallocarray(n, sizeof *j->units)))
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        if (is_packed(s, &j->items[i].d))
+            unstage(s, &j->items[i]);
+    for (size_t i = 0; i < n; i++)
+        if (j->items[i].data && j->items[i].len < LOOSE_MIN)
+            j->order[no++] = i;
+    nsmall = no;
+    for (size_t i = 0; i < n; i++)
+        if (j->items[i].data && j->items[i].len >= LOOSE_MIN)
+            j->order[no++] = i;
+    for (size_t k = 0; k < nsmall; nu++) {
+        uint64_t bytes = TROVE__PACK_FOOTER;
+        j->units[nu].first = k;
+        j->units[nu].n = 0;
+        j->units[nu].loose = 0;
+        /* The first always fits: LOOSE_MIN is far below PACK_MAX. */
+        while (k < nsmall && bytes + TROVE__PACK_ENTRY + j->items[j->order[k]].len <= PACK_MAX) {
+            bytes += TROVE__PACK_ENTRY + j->items[j->order[k]].len;
+            j->units[nu].n++;
+            k++;
+        }
+    }
+    for (size_t k = nsmall; k < no; k++, nu++) {
+        j->units[nu].first = k;
+        j->units[nu].n = 1;
+        j->units[nu].loose = 1;
+    }
+    *nunits_out = nu;
+    return TROVE_OK;
+}
+
+/* What publish could not send goes back in front of the staged list, before anything
+ * staged meanwhile. items (cap slots, n used) is taken over. */
+static int restage(struct s3_backend *s, struct staged *items, size_t n, size_t cap)
+{
+    size_t keep = 0, bytes = 0;
+    int rc = TROVE_OK;
+
+    for (size_t i = 0; i < n; i++)
+        if (items[i].data) {
+            bytes += items[i].len;
+            items[keep++] = items[i];
+        }
+    if (keep == 0) {
+        free(items);
+        return TROVE_OK;
+    }
+    pthread_mutex_lock(&s->mu);
+    if (keep + s->nstaged > cap) {
+        size_t want = keep + s->nstaged;
+        struct staged *p = want > SIZE_MAX / sizeof *p ? NULL : trove__realloc(items, want * sizeof *p);
+        if (p) {
+            items = p;
+            cap = want;
+        } else {
+            rc = TROVE_ERR_NOMEM;
+        }
+    }
+    if (rc == TROVE_OK) {
+        if (s->nstaged)
+            memcpy(items + keep, s->staged, s->nstaged * sizeof *items);
+        free(s->staged);
+        s->staged = items;
+        s->nstaged += keep;
+        s->capstaged = cap;
+        s->staged_bytes += bytes;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (rc != TROVE_OK) { /* lost: the publish fails, and says so */
+        for (size_t i = 0; i < keep; i++)
+            unstage(s, &items[i]);
+        free(items);
+    }
+    return rc;
 }
 
 static int s3_publish(struct trove_backend *base, uint64_t *overhead_out)
 {
     struct s3_backend *s = (struct s3_backend *)base;
     struct publish_job j;
-    pthread_t th[PUBLISH_THREADS];
-    int nth = 0, rc;
-    size_t keep = 0;
+    size_t n, cap, nunits = 0;
+    int rc, r;
 
     if (overhead_out)
         *overhead_out = 0;
+    memset(&j, 0, sizeof j);
     pthread_mutex_lock(&s->mu);
     j.items = s->staged;
-    j.n = s->nstaged;
+    n = s->nstaged;
+    cap = s->capstaged;
     s->staged = NULL;
-    s->nstaged = s->capstaged = 0;
+    s->nstaged = s->capstaged = s->staged_bytes = 0;
     pthread_mutex_unlock(&s->mu);
-    if (j.n == 0) {
+    if (n == 0) {
         free(j.items);
         return TROVE_OK;
     }
     j.s = s;
-    atomic_init(&j.next, 0);
-    atomic_init(&j.rc, TROVE_OK);
-    for (int i = 0; i < PUBLISH_THREADS && (size_t)i < j.n; i++)
-        if (pthread_create(&th[nth], NULL, publish_worker, &j) == 0)
-            nth++;
-    if (nth == 0)
-        publish_worker(&j);
-    for (int i = 0; i < nth; i++)
-        pthread_join(th[i], NULL);
-    rc = atomic_load(&j.rc);
-    /* What did not go up stays staged (before anything staged meanwhile). */
-    for (size_t i = 0; i < j.n; i++)
-        if (j.items[i].data)
-            j.items[keep++] = j.items[i];
-    if (keep == 0) {
-        free(j.items);
-        return rc;
-    }
+    atomic_init(&j.overhead, 0);
+    if ((rc = ensure_loaded(s)) == TROVE_OK && (rc = plan(s, &j, n, &nunits)) == TROVE_OK)
+        rc = run_parallel(nunits, publish_unit, &j);
+    if (overhead_out)
+        *overhead_out = atomic_load(&j.overhead);
+    free(j.order);
+    free(j.units);
+    r = restage(s, j.items, n, cap);
+    return rc != TROVE_OK ? rc : r;
+}
+
+size_t trove__s3_staged_bytes(struct trove_backend *be)
+{
+    struct s3_backend *s = (struct s3_backend *)be;
+    size_t n;
+
+    if (!trove__s3_is(be))
+        return 0;
     pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < s->nstaged; i++) { /* rare: both lists, merged into items */
-        if (keep == j.n) {
-            struct staged *p = trove__realloc(j.items, 2 * j.n * sizeof *p);
-            if (!p)
-                break;
-            j.items = p;
-            j.n *= 2;
-        }
-        j.items[keep++] = s->staged[i];
-        s->staged[i].data = NULL;
-    }
-    for (size_t i = 0; i < s->nstaged; i++)
-        free(s->staged[i].data);
-    free(s->staged);
-    s->staged = j.items;
-    s->nstaged = keep;
-    s->capstaged = j.n;
+    n = s->staged_bytes;
     pthread_mutex_unlock(&s->mu);
-    return rc;
+    return n;
 }
 
 /* ---- open and close ------------------------------------------------------------------ */
@@ -837,7 +1858,11 @@ static void s3_close(struct trove_backend *base)
     for (size_t i = 0; i < s->nstaged; i++)
         free(s->staged[i].data);
     free(s->staged);
+    trove__refmap_free(&s->staged_set);
+    trove__s3_packs_free(&s->packs);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->load_mu);
+    pthread_mutex_destroy(&s->del_mu);
     free(s->bucket);
     free(s->prefix);
     free(s->bucket_url);
@@ -858,6 +1883,7 @@ static const struct trove_backend_ops s3_ops = {
     .list = s3_list,
     .stage = s3_stage,
     .publish = s3_publish,
+    .unreadable = s3_unreadable,
     .close = s3_close,
 };
 
@@ -949,6 +1975,23 @@ static int prefix_ok(const char *p)
     return 1;
 }
 
+/* The three mutexes, all or none. 0 or an error number. */
+static int init_locks(struct s3_backend *s)
+{
+    int rc;
+    if ((rc = pthread_mutex_init(&s->mu, NULL)) != 0)
+        return rc;
+    if ((rc = pthread_mutex_init(&s->load_mu, NULL)) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        return rc;
+    }
+    if ((rc = pthread_mutex_init(&s->del_mu, NULL)) != 0) {
+        pthread_mutex_destroy(&s->load_mu);
+        pthread_mutex_destroy(&s->mu);
+    }
+    return rc;
+}
+
 int trove_backend_s3_open(const char *url, const struct trove_s3_options *opt,
                           struct trove_backend **out)
 {
@@ -976,10 +2019,12 @@ int trove_backend_s3_open(const char *url, const struct trove_s3_options *opt,
     if (!(s = trove__calloc(1, sizeof *s)))
         return TROVE_ERR_NOMEM;
     s->base.ops = &s3_ops;
-    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+    if (init_locks(s) != 0) {
         free(s);
         return TROVE_ERR_NOMEM;
     }
+    atomic_init(&s->loaded, 0);
+    atomic_init(&s->gen, 0);
     atomic_init(&s->requests, 0);
     atomic_init(&s->retried, 0);
     rc = TROVE_ERR_NOMEM;
@@ -1195,6 +2240,6 @@ int trove__s3_list_aged(struct trove_backend *be,
                         int (*fn)(void *ctx, const struct trove_digest *d, int64_t mtime),
                         void *ctx)
 {
-    struct list_objects l = {NULL, fn, ctx};
-    return list_keys((struct s3_backend *)be, "objects/", list_object_key, &l);
+    struct list_objects l = {NULL, fn, ctx, (struct s3_backend *)be};
+    return list_all(l.s, &l);
 }

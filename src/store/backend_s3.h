@@ -31,9 +31,14 @@ int trove__s3_key_del(struct trove_backend *be, const char *rel);
  * in seconds since the epoch or -1); a nonzero return from fn stops and is returned. */
 int trove__s3_key_list(struct trove_backend *be, const char *rel_prefix,
                        int (*fn)(void *ctx, const char *rest, int64_t mtime), void *ctx);
-/* Every object, with the time it was stored (seconds since the epoch, -1 unknown). */
+/* Every object, with the time it was stored (seconds since the epoch, -1 unknown): a loose
+ * one's own LastModified, a packed one's its pack's. Each object once. */
 int trove__s3_list_aged(struct trove_backend *be,
                         int (*fn)(void *ctx, const struct trove_digest *d, int64_t mtime),
                         void *ctx);
+/* The bytes staged and not yet published (a publish under way counts none of its own): the
+ * store publishes early when they pass a bound, so that staging holds bounded memory. 0
+ * for a backend that is not S3. */
+size_t trove__s3_staged_bytes(struct trove_backend *be);
 
 #endif
