@@ -90,7 +90,7 @@
 #define BACKOFF_BASE_MS 50u
 #define BACKOFF_CAP_MS 2000u
 #define KEY_MAX 1100               /* S3 keys are at most 1,024 bytes */
-#define LOOSE_MIN (1u << 20)       /* staged objects this big or bigger stay loose */
+#define LOOSE_MIN TROVE__S3_PACK_OBJECT_MAX /* staged objects this big or bigger stay loose */
 #define PACK_MAX (16u << 20)       /* a pack's bytes, index and footer included */
 #define TAIL_GET (64u << 10)       /* the suffix range that loads a pack's index */
 #define PACKS_MAX (1u << 20)       /* packs one listing may name */
@@ -1840,6 +1840,21 @@ size_t trove__s3_staged_bytes(struct trove_backend *be)
     n = s->staged_bytes;
     pthread_mutex_unlock(&s->mu);
     return n;
+}
+
+int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d,
+                        uint64_t *len_out)
+{
+    struct s3_backend *s = (struct s3_backend *)be;
+    struct place pl;
+    int rc;
+
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    if (!find_packed(s, d, &pl))
+        return TROVE_ERR_NOTFOUND; /* the sole writer knows every pack: no HEAD, no refresh */
+    *len_out = pl.len;
+    return TROVE_OK;
 }
 
 /* ---- open and close ------------------------------------------------------------------ */

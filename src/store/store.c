@@ -22,6 +22,7 @@
 #define _GNU_SOURCE /* F_OFD_SETLK, F_OFD_SETLKW */
 
 #include "store_internal.h"
+#include "backend_s3.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "recipe_head.h"
@@ -45,12 +46,29 @@
 
 /* ---- puts in flight --------------------------------------------------------------- */
 
+/* On S3 a small object is staged: the backend packs the staged objects into a few pack
+ * objects when they are published — at the drain, or as soon as they hold
+ * TROVE__S3_STAGE_FLUSH bytes, so memory stays bounded — and a commit costs a few PUTs
+ * instead of one (and a HEAD) per object. */
+static int stage_s3(struct trove_store *s, const struct trove_digest *d, const void *data,
+                    size_t len)
+{
+    int rc = trove_backend_stage(s->be, d, data, len);
+
+    if (rc == TROVE_OK && trove__s3_staged_bytes(s->be) >= TROVE__S3_STAGE_FLUSH &&
+        (rc = trove_backend_publish(s->be, NULL)) != TROVE_OK)
+        s->sticky = rc; /* staged objects this handle counts on did not land */
+    return rc;
+}
+
 int trove__store_put(struct trove_store *s, const struct trove_digest *d, const void *data,
                      size_t len)
 {
     int rc;
 
-    if (len > TROVE__PUTPOOL_MAX_OBJECT)
+    if (s->s3 && len < TROVE__S3_PACK_OBJECT_MAX)
+        rc = stage_s3(s, d, data, len);
+    else if (len > TROVE__PUTPOOL_MAX_OBJECT)
         rc = trove_backend_put(s->be, d, data, len, NULL);
     else if (!s->pool && (rc = trove__putpool_start(s->be, TROVE__PUTPOOL_THREADS, &s->pool)))
         ; /* could not start: rc says why */
@@ -69,6 +87,13 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
     return rc;
 }
 
+int trove__store_lookup(struct trove_store *s, const struct trove_digest *d, uint64_t *len_out)
+{
+    if (s->s3 && s->lease)
+        return trove__s3_size_sole(s->be, d, len_out);
+    return trove_backend_size(s->be, d, len_out);
+}
+
 int trove__store_has_put(const struct trove_store *s, const struct trove_digest *d)
 {
     return trove__refmap_find(&s->put_set, d) != NULL;
@@ -77,6 +102,12 @@ int trove__store_has_put(const struct trove_store *s, const struct trove_digest 
 int trove__store_drain(struct trove_store *s)
 {
     int rc = s->pool ? trove__putpool_drain(s->pool) : TROVE_OK;
+
+    if (s->s3) { /* the staged objects, in packs */
+        int prc = trove_backend_publish(s->be, NULL);
+        if (rc == TROVE_OK)
+            rc = prc;
+    }
 
     if (rc != TROVE_OK)
         s->sticky = rc;

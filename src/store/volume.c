@@ -535,7 +535,7 @@ static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data,
      * the last drain needs nothing more; any other costs a stat, and is put when it is not
      * there (never stored, or gone behind the store's back). */
     if (!put && !trove__store_has_put(v->s, &d)) {
-        rc = trove_backend_size(v->s->be, &d, &have);
+        rc = trove__store_lookup(v->s, &d, &have);
         if (rc == TROVE_OK && have != len)
             return TROVE_ERR_CORRUPT; /* same digest, other length: verify reports it */
         if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
