@@ -2210,14 +2210,11 @@ int trove__s3_key_exists(struct trove_backend *be, const char *rel)
 {
     struct s3_backend *s = (struct s3_backend *)be;
     struct obj o;
-    struct req r = {0};
+    struct req r;
     int rc;
 
     key_names(s, rel, &o);
-    r.method = "HEAD";
-    r.url = o.url;
-    r.what = o.what;
-    rc = perform(s, &r);
+    rc = bare_at(s, &o, "HEAD", &r);
     return rc == TROVE_OK ? 1 : rc == TROVE_ERR_NOTFOUND ? 0 : rc;
 }
 
@@ -2234,15 +2231,9 @@ int trove__s3_key_del(struct trove_backend *be, const char *rel)
 {
     struct s3_backend *s = (struct s3_backend *)be;
     struct obj o;
-    struct req r = {0};
-    int rc;
 
     key_names(s, rel, &o);
-    r.method = "DELETE";
-    r.url = o.url;
-    r.what = o.what;
-    rc = perform(s, &r);
-    return rc == TROVE_ERR_NOTFOUND ? TROVE_OK : rc; /* gone is what was asked */
+    return delete_at(s, &o);
 }
 
 int trove__s3_key_list(struct trove_backend *be, const char *rel_prefix,

@@ -19,8 +19,10 @@
  * held by someone else that has not expired (and whose holder is not a dead process on this
  * host) refuses the open with TROVE_ERR_BUSY and a message naming the holder. Otherwise the
  * open writes its own lease (a random token, the holder, an expiry TROVE_S3_LEASE_SEC ahead,
- * default 60 s), waits a moment and reads it back: a different token means another writer
- * won a race, and this open is refused. A thread renews the lease every third of its term.
+ * default 60 s) and returns; a thread reads it back a moment later (the open's work goes
+ * on meanwhile, and the first commit waits for it): a different token means another writer
+ * won a race, and this handle commits nothing. The thread renews the lease every third of
+ * its term.
  * A commit (a head PUT or delete) is refused when the lease was lost (someone else's token
  * found at renewal) or has run out before a renewal landed. Close deletes the lease if it is
  * still this handle's. The lease is advisory against a writer whose clock is far off, or
@@ -58,6 +60,7 @@ struct trove__lease {
     pthread_cond_t cv;
     int stop;           /* under mu: close asks the renewer to go */
     int lost;           /* under mu: another writer's token was found */
+    int confirmed;      /* under mu: read back after LEASE_SETTLE_MS and found ours */
     int64_t expires_ms; /* under mu: this handle's lease runs until then */
     int64_t term_ms;
     char token[33];
@@ -69,13 +72,6 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 static void s3_message(struct trove_store *s, char *buf, size_t cap)
@@ -154,11 +150,36 @@ static int lease_write(struct trove__lease *l, int64_t expires)
 
 /* ---- the renewer ------------------------------------------------------------------------ */
 
+/* The read-back of a lease just written: after LEASE_SETTLE_MS, so that a racing writer's
+ * PUT has landed by then; another token means that writer won. Meanwhile the open has
+ * returned and the work goes on; the first commit waits for this (lease_ok). */
+static void confirm(struct trove__lease *l)
+{
+    struct timespec until;
+    struct lease_text t;
+    int64_t at = now_ms() + LEASE_SETTLE_MS;
+    int present, rc, ours;
+
+    until.tv_sec = (time_t)(at / 1000);
+    until.tv_nsec = (long)(at % 1000) * 1000000L;
+    while (!l->stop && now_ms() < at)
+        pthread_cond_timedwait(&l->cv, &l->mu, &until);
+    pthread_mutex_unlock(&l->mu);
+    rc = lease_read(l, &t, &present);
+    ours = rc != TROVE_OK || (present && !strcmp(t.token, l->token));
+    pthread_mutex_lock(&l->mu);
+    /* A failed read proves nothing either way: the renewals go on checking. */
+    l->lost = !ours;
+    l->confirmed = 1;
+    pthread_cond_broadcast(&l->cv);
+}
+
 static void *renewer(void *arg)
 {
     struct trove__lease *l = arg;
 
     pthread_mutex_lock(&l->mu);
+    confirm(l);
     for (;;) {
         struct timespec until;
         int64_t at = now_ms() + l->term_ms / 3, exp;
@@ -273,14 +294,7 @@ static int lease_take(struct trove_store *s, struct trove_diag *diag)
     exp = now_ms() + l->term_ms;
     if ((rc = lease_write(l, exp)) != TROVE_OK)
         goto remote;
-    sleep_ms(LEASE_SETTLE_MS); /* a racing writer's PUT lands by now, or after our read */
-    if ((rc = lease_read(l, &t, &present)) != TROVE_OK)
-        goto remote;
-    if (!present || strcmp(t.token, l->token) != 0) {
-        rc = lease_busy(s, &t, "it took the lease at the same moment", diag);
-        goto out;
-    }
-    l->expires_ms = exp;
+    l->expires_ms = exp; /* the renewer reads it back first (confirm) */
     if (pthread_create(&l->th, NULL, renewer, l) != 0) {
         trove__s3_key_del(s->be, LEASE_KEY);
         rc = TROVE_ERR_NOMEM;
@@ -327,6 +341,8 @@ int trove__s3store_lease_ok(struct trove_store *s)
     if (!l)
         return TROVE_ERR_READONLY;
     pthread_mutex_lock(&l->mu);
+    while (!l->confirmed && !l->lost)
+        pthread_cond_wait(&l->cv, &l->mu);
     ok = !l->lost && now_ms() < l->expires_ms;
     pthread_mutex_unlock(&l->mu);
     return ok ? TROVE_OK : TROVE_ERR_BUSY;
