@@ -89,6 +89,8 @@ check grep -q 'SignatureDoesNotMatch' "$tmp/err"
 check test "$(wc -l < "$tmp/err")" -eq 1
 exits 1 "$trove" ls --store s3://No_Such
 check grep -q 's3://BUCKET' "$tmp/err"
+exits 1 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_PROFILE HOME="$tmp" "$trove" ls --store "$S"
+check grep -q 'no S3 credentials' "$tmp/err"
 exits 0 "$trove" ls --store s3://trove-none-yet --json
 check test "$(cat "$tmp/out")" = "[]"
 

@@ -81,6 +81,13 @@ void trove_store_close(struct trove_store *s);
 /* The store's object backend (borrowed; valid until trove_store_close). */
 struct trove_backend *trove_store_backend(struct trove_store *s);
 
+/* Whether object d is stored and its length, as a writer deciding to put it asks: the
+ * backend's trove_backend_size, except that on S3 the store's writer (the lease holder)
+ * answers from its index of packs, with no request, and says TROVE_ERR_NOTFOUND for an
+ * object in no pack (a put-if-absent of it then finds a loose copy, if there is one). */
+int trove_store_object_size(struct trove_store *s, const struct trove_digest *d,
+                            uint64_t *len_out);
+
 /*
  * A volume or snapshot name: 1..128 bytes of [A-Za-z0-9._-], not starting with '.' or '-'.
  * Returns TROVE_OK or TROVE_ERR_INVALID (with a message in diag saying which rule failed).

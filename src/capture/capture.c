@@ -226,7 +226,7 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
                           "volume's %" PRIu32 "-byte objects",
                           w->name, slot, len, w->block);
     trove_digest_of(data, len, &d);
-    rc = trove_backend_size(trove_store_backend(w->s), &d, &size);
+    rc = trove_store_object_size(w->s, &d, &size);
     if (rc == TROVE_OK && trove_backend_quarantined(trove_store_backend(w->s), &d))
         rc = TROVE_ERR_NOTFOUND; /* damaged: written again, as if new */
     if (rc == TROVE_ERR_NOTFOUND) {
@@ -263,7 +263,7 @@ uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *byte
         if (i == 0 || !trove_digest_equal(&w->fresh[i - 1], &w->fresh[i])) {
             uint64_t len = 0;
             n++;
-            if (trove_backend_size(trove_store_backend(w->s), &w->fresh[i], &len) == TROVE_OK)
+            if (trove_store_object_size(w->s, &w->fresh[i], &len) == TROVE_OK)
                 *bytes += len; /* stored by now: the bytes the store grew by */
         }
     return n;

@@ -596,6 +596,14 @@ void trove__store_release(struct trove_store *s)
     free(s);
 }
 
+int trove_store_object_size(struct trove_store *s, const struct trove_digest *d,
+                            uint64_t *len_out)
+{
+    if (!s || !d || !len_out)
+        return TROVE_ERR_INVALID;
+    return trove__store_lookup(s, d, len_out);
+}
+
 struct trove_backend *trove_store_backend(struct trove_store *s)
 {
     return s ? s->be : NULL;

@@ -350,18 +350,40 @@ int trove__s3store_lease_ok(struct trove_store *s)
 
 /* ---- open and release ------------------------------------------------------------------- */
 
+/* Whether url looks like s3://BUCKET[/PREFIX] as trove_backend_s3_open takes it (so that
+ * its refusal is about the credentials, or the endpoint). */
+static int s3_url_ok(const char *url)
+{
+    const char *b = url + 5, *e = strchr(b, '/');
+    size_t n = e ? (size_t)(e - b) : strlen(b);
+
+    if (n < 3 || n > 63 || b[0] == '-' || b[0] == '.' || b[n - 1] == '-' || b[n - 1] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= '0' && b[i] <= '9') || b[i] == '-' ||
+              b[i] == '.'))
+            return 0;
+    for (const char *p = e ? e : ""; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '-' || *p == '_' || *p == '.' || *p == '/'))
+            return 0;
+    return 1;
+}
+
 int trove__s3store_open(struct trove_store *s, struct trove_diag *diag)
 {
     char msg[768];
     int rc = trove_backend_s3_open(s->dir, NULL, &s->be);
 
+    if (rc == TROVE_ERR_INVALID && s3_url_ok(s->dir))
+        return TROVE_FAIL(diag, rc, 0,
+                          "cannot open the store %s: no S3 credentials (set AWS_ACCESS_KEY_ID "
+                          "and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE; docs/s3.md)",
+                          s->dir);
     if (rc == TROVE_ERR_INVALID)
         return TROVE_FAIL(diag, rc, 0,
-                          "cannot open the store %s: the URL must be s3://BUCKET[/PREFIX] (a "
-                          "bucket name of 3-63 lowercase letters, digits, '-' or '.'), and "
-                          "credentials must be set (AWS_ACCESS_KEY_ID and "
-                          "AWS_SECRET_ACCESS_KEY, or a profile in ~/.aws/credentials); "
-                          "see docs/s3.md",
+                          "%s is not s3://BUCKET[/PREFIX] (a bucket is 3-63 of a-z 0-9 . -; "
+                          "a prefix A-Z a-z 0-9 - _ . /)",
                           s->dir);
     if (rc != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "cannot open the store %s: %s", s->dir,
