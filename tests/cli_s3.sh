@@ -221,6 +221,26 @@ exits 0 "$trove" store copy s3://trove-cli/copy "$tmp/fs3" --replace --json
 json "$tmp/out" 'j["volumes_copied"] == 3'
 exits 0 "$trove" export store:dom --store "$tmp/fs3" -o "$tmp/c.zip" -q
 check cmp -s "$tmp/fs.zip" "$tmp/c.zip"
+# A copy of a store that a service writes meanwhile: each volume copied is whole, and one
+# committed to during the copy is left out and said so (exit 1), never half copied.
+s=$F
+serve_start --commit-ms 100
+"$trove" gen --live busy --rate 200000 --seconds 3 --socket "$F/trove.sock" -q &
+gen=$!
+sleep 1
+"$trove" store copy "$F" "s3://trove-cli/busy" --json > "$tmp/busy.json" 2> "$tmp/busy.err"
+rc=$?
+wait $gen
+serve_stop
+check python3 - "$tmp/busy.json" "$rc" <<'PY'
+import json, sys
+j, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
+assert (rc == 0) == (j["volumes_changed"] == 0), (j, rc)
+assert j["volumes_copied"] + j["volumes_same"] + j["volumes_changed"] == j["volumes"], j
+PY
+exits 0 "$trove" verify --deep --store s3://trove-cli/busy --json
+json "$tmp/out" 'j["ok"] and j["missing_objects"] == 0'
+exits 0 "$trove" ls --store s3://trove-cli/busy
 exits 2 "$trove" store copy "$F" "$F"
 exits 2 "$trove" store copy "$F"
 exits 0 "$trove" store copy --help

@@ -299,8 +299,9 @@ static const struct cli_store_usage copy_usage = {
     "other content is refused before anything is copied, unless --replace. SRC is opened\n"
     "read-only; DST is made if missing. A progress line on a terminal; a summary on stdout.\n"
     "  --replace     replace DST's volumes that differ from SRC's\n"
-    "  --json        one JSON object: volumes, volumes_copied, volumes_same, objects,\n"
-    "                objects_present, objects_copied, bytes_copied\n"
+    "A volume committed to in SRC during the copy is left out (exit 1: run it again).\n"
+    "  --json        one JSON object: volumes, volumes_copied, volumes_same,\n"
+    "                volumes_changed, objects, objects_present, objects_copied, bytes_copied\n"
     "  -q, --quiet   no progress line\n",
     CLI_OPT_JSON | CLI_OPT_REPLACE | CLI_OPT_QUIET, 0, 2, 2};
 
@@ -345,10 +346,11 @@ static int store_copy(int argc, char **argv)
     }
     if (a.given & CLI_OPT_JSON)
         printf("{\"volumes\":%llu,\"volumes_copied\":%llu,\"volumes_same\":%llu,"
-               "\"objects\":%llu,\"objects_present\":%llu,\"objects_copied\":%llu,"
-               "\"bytes_copied\":%llu}\n",
+               "\"volumes_changed\":%llu,\"objects\":%llu,\"objects_present\":%llu,"
+               "\"objects_copied\":%llu,\"bytes_copied\":%llu}\n",
                (unsigned long long)r.volumes, (unsigned long long)r.volumes_copied,
-               (unsigned long long)r.volumes_same, (unsigned long long)r.objects,
+               (unsigned long long)r.volumes_same, (unsigned long long)r.volumes_changed,
+               (unsigned long long)r.objects,
                (unsigned long long)r.objects_present, (unsigned long long)r.objects_copied,
                (unsigned long long)r.bytes_copied);
     else
@@ -360,6 +362,12 @@ static int store_copy(int argc, char **argv)
                (unsigned long long)r.objects_present);
     if (fflush(stdout) != 0) {
         cli_error("store copy", "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    if (r.volumes_changed) {
+        cli_error("store copy", "%llu volume(s) changed in %s during the copy and were not "
+                                "copied; run the copy again",
+                  (unsigned long long)r.volumes_changed, a.arg[0]);
         goto out;
     }
     status = 0;

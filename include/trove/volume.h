@@ -331,6 +331,7 @@ struct trove_copy_report {
     uint64_t volumes;         /* in the source */
     uint64_t volumes_copied;  /* heads written to the destination */
     uint64_t volumes_same;    /* already identical in the destination */
+    uint64_t volumes_changed; /* not copied: committed to in the source during the copy */
     uint64_t objects;         /* named by the source's recipes */
     uint64_t objects_present; /* of those, already in the destination */
     uint64_t objects_copied;
@@ -342,7 +343,8 @@ struct trove_copy_report {
  * on a disk or on S3: the objects dst lacks, then each volume's recipe as it is. A volume
  * dst already holds with the same recipe is left; one that differs is refused
  * (TROVE_ERR_EXISTS, before anything is copied) unless flags has TROVE_COPY_REPLACE.
- * Progress counts the objects looked at. dst must be writable; src may be read-only.
+ * Progress counts the objects looked at. dst must be writable; src may be read-only. A
+ * volume committed to in src during the copy is left out (volumes_changed): copy again.
  * Stopped anywhere, dst holds each volume as it was or as copied, never a mix. Errors:
  * TROVE_ERR_INVALID, TROVE_ERR_READONLY, TROVE_ERR_EXISTS, TROVE_ERR_BUSY (a volume open in
  * dst), TROVE_ERR_CORRUPT (an unreadable source recipe), what the backends return.

@@ -5,6 +5,10 @@
  * (store_recount.c) — and then the recipes (the volumes' heads), byte for byte: a head
  * names objects by digest only, so it means the same in any store holding those objects.
  *
+ * The heads are read first and copied as read: a volume whose head changed during the copy
+ * (a writer committing) is not copied, since the count may have missed objects its new
+ * head names; the report says how many, and a second run copies them.
+ *
  * Order keeps the destination consistent at every moment: the objects it lacks first
  * (fetched COPY_THREADS at a time from the source, put through the destination's puts in
  * flight, drained), and each head after, one publish each. A copy stopped anywhere leaves
@@ -93,13 +97,14 @@ static int put_batch(struct copy_batch *cb, struct trove_store *dst, struct trov
     return TROVE_OK;
 }
 
-/* The volumes to copy: every name of src whose head differs from dst's (or dst has none);
- * a differing one is refused without TROVE_COPY_REPLACE. */
-static int plan_heads(struct trove_store *src, struct trove_store *dst, unsigned flags,
-                      char **names, size_t n, unsigned char *todo, struct trove_copy_report *rep,
-                      struct trove_diag *diag)
+/* The volumes to copy: every name of src whose head (heads[i], read before anything was
+ * counted) differs from dst's, or that dst lacks; a differing one is refused without
+ * TROVE_COPY_REPLACE. */
+static int plan_heads(const char *src_dir, struct trove_store *dst, unsigned flags, char **names,
+                      const struct trove_bytes *heads, size_t n, unsigned char *todo,
+                      struct trove_copy_report *rep, struct trove_diag *diag)
 {
-    struct trove_bytes a = {0}, b = {0};
+    struct trove_bytes b = {0};
     int rc = TROVE_OK;
 
     for (size_t i = 0; i < n; i++) {
@@ -118,21 +123,19 @@ static int plan_heads(struct trove_store *src, struct trove_store *dst, unsigned
         }
         if (!have)
             continue;
-        TROVE_TRY(rc, trove__recipe_read(src, names[i], &a, diag));
         TROVE_TRY(rc, trove__recipe_read(dst, names[i], &b, diag));
-        if (a.len == b.len && !memcmp(a.ptr, b.ptr, a.len)) {
+        if (heads[i].len == b.len && !memcmp(heads[i].ptr, b.ptr, b.len)) {
             todo[i] = 0;
             rep->volumes_same++;
         } else if (!(flags & TROVE_COPY_REPLACE)) {
             rc = TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
                             "volume '%s' differs in %s and %s; nothing was copied (replace "
                             "the destination's with --replace, or remove it)",
-                            names[i], src->dir, dst->dir);
+                            names[i], src_dir, dst->dir);
             goto out;
         }
     }
 out:
-    trove_bytes_free(&a);
     trove_bytes_free(&b);
     return rc;
 }
@@ -144,7 +147,7 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
     struct recount rcnt;
     struct refmap have = {0};
     struct copy_batch *cb = NULL;
-    struct trove_bytes head = {0};
+    struct trove_bytes head = {0}, *heads = NULL;
     char **names = NULL;
     unsigned char *todo = NULL;
     size_t nnames = 0, done = 0;
@@ -155,6 +158,22 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
     memset(rep, 0, sizeof *rep);
     TROVE_TRY(rc, trove__store_writable(dst, diag));
     TROVE_TRY(rc, trove__store_drain(src));
+    /* The heads first, as bytes: what is copied is these, and the count below (which
+     * reads the heads again) covers their objects unless a head changes meanwhile — which
+     * the read-back at the end catches. */
+    if ((rc = trove__recipe_names(src, &names, &nnames)) != TROVE_OK) {
+        TROVE_FAIL(diag, rc, 0, "cannot list the volumes of %s: %s", src->dir,
+                   trove_strerror(rc));
+        goto out;
+    }
+    if (!(todo = trove__calloc(nnames ? nnames : 1, 1)) ||
+        !(heads = trove__calloc(nnames ? nnames : 1, sizeof *heads)) ||
+        !(cb = trove__calloc(1, sizeof *cb))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < nnames; i++)
+        TROVE_TRY(rc, trove__recipe_read(src, names[i], &heads[i], diag));
     if ((rc = trove__recount(src, &rcnt)) != TROVE_OK) {
         TROVE_FAIL(diag, rc, 0, "cannot read the recipes of %s: %s", src->dir,
                    trove_strerror(rc));
@@ -167,16 +186,7 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
                         src->dir, (unsigned long long)rcnt.bad_recipes, rcnt.first_bad);
         goto out;
     }
-    if ((rc = trove__recipe_names(src, &names, &nnames)) != TROVE_OK) {
-        TROVE_FAIL(diag, rc, 0, "cannot list the volumes of %s: %s", src->dir,
-                   trove_strerror(rc));
-        goto out;
-    }
-    if (!(todo = trove__calloc(nnames ? nnames : 1, 1)) || !(cb = trove__calloc(1, sizeof *cb))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    TROVE_TRY(rc, plan_heads(src, dst, flags, names, nnames, todo, rep, diag));
+    TROVE_TRY(rc, plan_heads(src->dir, dst, flags, names, heads, nnames, todo, rep, diag));
     rep->volumes = nnames;
     rep->objects = rcnt.map.count;
     if ((rc = trove_backend_list(dst->be, note_present, &have)) != TROVE_OK) {
@@ -210,11 +220,16 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
                    trove_strerror(rc));
         goto out;
     }
-    /* Every object is in; now the heads, each one atomic. */
+    /* Every object is in; now the heads, each one atomic — each as read at the start, and
+     * only if it is still that: a head that changed may name objects the count missed. */
     for (size_t i = 0; i < nnames; i++) {
         if (!todo[i])
             continue;
         TROVE_TRY(rc, trove__recipe_read(src, names[i], &head, diag));
+        if (head.len != heads[i].len || memcmp(head.ptr, heads[i].ptr, head.len) != 0) {
+            rep->volumes_changed++;
+            continue;
+        }
         if ((rc = trove__recipe_publish(dst, names[i], head.ptr, head.len)) != TROVE_OK) {
             TROVE_FAIL(diag, rc, 0, "cannot write volume '%s' to %s: %s", names[i], dst->dir,
                        trove_strerror(rc));
@@ -228,6 +243,9 @@ out:
             trove_bytes_free(&cb->b[i]);
     free(cb);
     free(todo);
+    for (size_t i = 0; heads && i < nnames; i++)
+        trove_bytes_free(&heads[i]);
+    free(heads);
     trove__names_free(names, nnames);
     trove__refmap_free(&have);
     trove_bytes_free(&head);
