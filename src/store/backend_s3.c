@@ -69,6 +69,7 @@
 #include "pack.h"
 #include "refmap.h"
 #include "s3_packs.h"
+#include "s3_text.h"
 #include "s3_xml.h"
 
 #include <assert.h>
@@ -609,19 +610,6 @@ static int loose_size(struct s3_backend *s, const struct trove_digest *d, uint64
 
 /* ---- list ---------------------------------------------------------------------------- */
 
-/* "2026-12-02T00:01:02.000Z" as seconds since the epoch, or -1. */
-static int64_t parse_time(const char *t)
-{
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    if (sscanf(t, "%4d-%2d-%2dT%2d:%2d:%2d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec) != 6)
-        return -1;
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (int64_t)timegm(&tm);
-}
-
 typedef int (*key_fn)(void *ctx, const char *rest, int64_t mtime);
 
 /* Every key under PREFIX + rel_prefix, a ListObjectsV2 page at a time: fn gets the part of
@@ -692,7 +680,7 @@ static int list_keys(struct s3_backend *s, const char *rel_prefix, key_fn fn, vo
             /* Within a <Contents>, LastModified follows Key (S3, Swift, MinIO all write it so). */
             if (trove__s3_xml_next((const char *)page.ptr, page.len, &mpos, "LastModified",
                                    mtime, sizeof mtime) == 1)
-                t = parse_time(mtime);
+                t = trove__s3_parse_time(mtime);
             if (strncmp(key, pfx, plen) != 0)
                 continue;
             if ((rc = fn(ctx, key + plen, t)) != 0)
@@ -877,34 +865,6 @@ static void set_bad(struct pack_load *l, const char *fmt, ...)
     l->bad = 1;
 }
 
-/* Decimal digits at *p (at most 19, so no overflow), *p moved past them. 1 if any. */
-static int parse_u64(const char **p, uint64_t *out)
-{
-    const char *q = *p;
-    uint64_t v = 0;
-    int n = 0;
-
-    for (; *q >= '0' && *q <= '9' && n < 19; q++, n++)
-        v = v * 10 + (uint64_t)(*q - '0');
-    if (n == 0 || (*q >= '0' && *q <= '9'))
-        return 0;
-    *p = q;
-    *out = v;
-    return 1;
-}
-
-/* "bytes A-B/SIZE" into *a, *b, *size; 1 if it is exactly that with A <= B < SIZE. */
-static int parse_crange(const char *p, uint64_t *a, uint64_t *b, uint64_t *size)
-{
-    if (strncmp(p, "bytes ", 6) != 0)
-        return 0;
-    p += 6;
-    if (!parse_u64(&p, a) || *p++ != '-' || !parse_u64(&p, b) || *p++ != '/' ||
-        !parse_u64(&p, size) || *p != '\0')
-        return 0;
-    return *a <= *b && *b < *size;
-}
-
 /* The size of the object whose last got bytes a suffix-range GET (r) read: from a 206's
  * Content-Range, which must name exactly those bytes, or the body's own length when the
  * server sent the whole object (200). */
@@ -916,7 +876,7 @@ static int tail_size(struct s3_backend *s, const struct req *r, size_t got, uint
         *size_out = got;
         return TROVE_OK;
     }
-    if (r->status == 206 && parse_crange(r->crange, &a, &b, &size) && b + 1 == size &&
+    if (r->status == 206 && trove__s3_parse_content_range(r->crange, &a, &b, &size) && b + 1 == size &&
         b - a + 1 == got && got == (size < TAIL_GET ? size : TAIL_GET)) {
         *size_out = size;
         return TROVE_OK;

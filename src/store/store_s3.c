@@ -35,6 +35,7 @@
 #include "backend_s3.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "s3_text.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -47,7 +48,7 @@
 #include <unistd.h>
 
 #define LEASE_KEY "lease"
-#define LEASE_MAX 4096             /* bytes a lease object may hold */
+#define LEASE_MAX TROVE__S3_LEASE_MAX
 #define LEASE_DEFAULT_SEC 60
 #define LEASE_SETTLE_MS 200        /* between writing the lease and reading it back */
 #define HEAD_MAX ((size_t)1 << 30) /* the largest volume head (recipe file) read */
@@ -63,8 +64,7 @@ struct trove__lease {
     int confirmed;      /* under mu: read back after LEASE_SETTLE_MS and found ours */
     int64_t expires_ms; /* under mu: this handle's lease runs until then */
     int64_t term_ms;
-    char token[33];
-    char holder[200];
+    struct trove__s3_lease me; /* token, host and pid; the expiry is expires_ms */
 };
 
 static int64_t now_ms(void)
@@ -83,39 +83,14 @@ static void s3_message(struct trove_store *s, char *buf, size_t cap)
 
 /* ---- the lease's text ------------------------------------------------------------------ */
 
-struct lease_text {
-    char token[33];
-    char host[128];
-    long pid;
-    int64_t expires_ms;
-};
-
-static int lease_format(const struct trove__lease *l, int64_t expires, char *out, size_t cap)
-{
-    return snprintf(out, cap, "trove-lease 1\ntoken %s\nholder %s\nexpires %" PRId64 "\n",
-                    l->token, l->holder, expires);
-}
-
 /* Parse what a lease object holds; 0 if it is one, else -1 (damaged: treated as expired). */
-static int lease_parse(const struct trove_bytes *b, struct lease_text *t)
+static int lease_parse(const struct trove_bytes *b, struct trove__s3_lease *t)
 {
-    char text[LEASE_MAX + 1];
-    long long exp;
-
-    memset(t, 0, sizeof *t);
-    if (b->len == 0 || b->len > LEASE_MAX)
-        return -1;
-    memcpy(text, b->ptr, b->len);
-    text[b->len] = '\0';
-    if (sscanf(text, "trove-lease 1\ntoken %32[0-9a-f]\nholder %127s %ld\nexpires %lld", t->token,
-               t->host, &t->pid, &exp) != 4 || strlen(t->token) != 32)
-        return -1;
-    t->expires_ms = (int64_t)exp;
-    return 0;
+    return trove__s3_lease_parse(b->ptr, b->len, t);
 }
 
 /* A holder that is a process of this host which no longer runs (killed, crashed). */
-static int holder_dead(const struct lease_text *t)
+static int holder_dead(const struct trove__s3_lease *t)
 {
     char host[128];
     if (gethostname(host, sizeof host) != 0)
@@ -124,7 +99,7 @@ static int holder_dead(const struct lease_text *t)
     return !strcmp(host, t->host) && t->pid > 0 && kill((pid_t)t->pid, 0) != 0 && errno == ESRCH;
 }
 
-static int lease_read(struct trove__lease *l, struct lease_text *t, int *present)
+static int lease_read(struct trove__lease *l, struct trove__s3_lease *t, int *present)
 {
     struct trove_bytes b = {0};
     int rc = trove__s3_key_get(l->be, LEASE_KEY, &b, LEASE_MAX);
@@ -143,8 +118,13 @@ static int lease_read(struct trove__lease *l, struct lease_text *t, int *present
 
 static int lease_write(struct trove__lease *l, int64_t expires)
 {
+    struct trove__s3_lease t = l->me;
     char text[LEASE_MAX];
-    int n = lease_format(l, expires, text, sizeof text);
+    int n;
+
+    t.expires_ms = expires;
+    if ((n = trove__s3_lease_format(&t, text, sizeof text)) < 0)
+        return TROVE_ERR_INVALID; /* cannot be: lease_take made the fields */
     return trove__s3_key_put(l->be, LEASE_KEY, text, (size_t)n);
 }
 
@@ -156,7 +136,7 @@ static int lease_write(struct trove__lease *l, int64_t expires)
 static void confirm(struct trove__lease *l)
 {
     struct timespec until;
-    struct lease_text t;
+    struct trove__s3_lease t;
     int64_t at = now_ms() + LEASE_SETTLE_MS;
     int present, rc, ours;
 
@@ -166,7 +146,7 @@ static void confirm(struct trove__lease *l)
         pthread_cond_timedwait(&l->cv, &l->mu, &until);
     pthread_mutex_unlock(&l->mu);
     rc = lease_read(l, &t, &present);
-    ours = rc != TROVE_OK || (present && !strcmp(t.token, l->token));
+    ours = rc != TROVE_OK || (present && !strcmp(t.token, l->me.token));
     pthread_mutex_lock(&l->mu);
     /* A failed read proves nothing either way: the renewals go on checking. */
     l->lost = !ours;
@@ -183,7 +163,7 @@ static void *renewer(void *arg)
     for (;;) {
         struct timespec until;
         int64_t at = now_ms() + l->term_ms / 3, exp;
-        struct lease_text t;
+        struct trove__s3_lease t;
         int present, rc;
 
         until.tv_sec = (time_t)(at / 1000);
@@ -194,7 +174,7 @@ static void *renewer(void *arg)
             break;
         pthread_mutex_unlock(&l->mu);
         rc = lease_read(l, &t, &present);
-        if (rc == TROVE_OK && present && strcmp(t.token, l->token) != 0) {
+        if (rc == TROVE_OK && present && strcmp(t.token, l->me.token) != 0) {
             pthread_mutex_lock(&l->mu);
             l->lost = 1; /* taken over after ours ran out: never write it back */
             break;
@@ -234,7 +214,7 @@ static int64_t lease_term_ms(void)
     return sec > 0 && sec < 86400 ? (int64_t)(sec * 1000) : LEASE_DEFAULT_SEC * 1000;
 }
 
-static int lease_busy(struct trove_store *s, const struct lease_text *t, const char *how,
+static int lease_busy(struct trove_store *s, const struct trove__s3_lease *t, const char *how,
                       struct trove_diag *diag)
 {
     int64_t left = t->expires_ms - now_ms();
@@ -258,7 +238,7 @@ static void lease_free(struct trove__lease *l)
 static int lease_take(struct trove_store *s, struct trove_diag *diag)
 {
     struct trove__lease *l = trove__calloc(1, sizeof *l);
-    struct lease_text t;
+    struct trove__s3_lease t;
     char host[128], msg[768];
     int present, rc;
     int64_t exp;
@@ -276,14 +256,15 @@ static int lease_take(struct trove_store *s, struct trove_diag *diag)
     }
     l->be = s->be;
     l->term_ms = lease_term_ms();
-    random_token(l->token);
-    if (gethostname(host, sizeof host) != 0)
+    random_token(l->me.token);
+    if (gethostname(host, sizeof host) != 0 || !host[0])
         snprintf(host, sizeof host, "unknown-host");
     host[sizeof host - 1] = '\0';
     for (char *p = host; *p; p++)
-        if (*p == ' ' || *p == '\n')
+        if ((unsigned char)*p <= ' ' || *p == 0x7f)
             *p = '_';
-    snprintf(l->holder, sizeof l->holder, "%s %ld", host, (long)getpid());
+    snprintf(l->me.host, sizeof l->me.host, "%s", host);
+    l->me.pid = (long)getpid();
 
     if ((rc = lease_read(l, &t, &present)) != TROVE_OK)
         goto remote;
@@ -314,7 +295,7 @@ out:
 static void lease_give(struct trove_store *s)
 {
     struct trove__lease *l = s->lease;
-    struct lease_text t;
+    struct trove__s3_lease t;
     int present, lost;
 
     if (!l)
@@ -327,7 +308,7 @@ static void lease_give(struct trove_store *s)
         pthread_join(l->th, NULL);
     lost = l->lost;
     if (!lost && lease_read(l, &t, &present) == TROVE_OK && present &&
-        !strcmp(t.token, l->token))
+        !strcmp(t.token, l->me.token))
         trove__s3_key_del(s->be, LEASE_KEY);
     lease_free(l);
     s->lease = NULL;
