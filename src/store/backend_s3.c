@@ -5,12 +5,13 @@
  * whole pack), so `aws s3 ls` shows the objects and the packs and each one's xxh3-128 is
  * its name. PREFIX/packs/<hex>.dead lists a pack's deleted entries.
  *
- * Requests. Every request goes through perform(): one libcurl easy handle taken from a
- * small pool (so connections are reused across requests and threads can run requests at
- * once), SigV4 signing by libcurl itself (CURLOPT_AWS_SIGV4, with the access key and secret
- * as user name and password), the body's SHA-256 in x-amz-content-sha256 (curl 7.88 hashes
- * the body into the signature but does not send the header S3 requires; trove computes the
- * same hash with libcrypto), a timeout per request, and retries with exponential backoff
+ * Requests (s3_request.c). Every request goes through trove__s3_perform(): one libcurl
+ * easy handle taken from a small pool (so connections are reused across requests and
+ * threads can run requests at once), SigV4 signing by libcurl itself (CURLOPT_AWS_SIGV4,
+ * with the access key and secret as user name and password), the body's SHA-256 in
+ * x-amz-content-sha256 (curl 7.88 hashes the body into the signature but does not send the
+ * header S3 requires; trove computes the same hash with libcrypto), a timeout per request,
+ * and retries with exponential backoff
  * and full jitter for what S3 says is worth retrying: 5xx, 429 and 503 SlowDown, timeouts
  * and dropped connections. An answer that is not a success is turned into a negative code
  * (404 -> TROVE_ERR_NOTFOUND, the rest TROVE_ERR_REMOTE) and a message that names the
@@ -63,19 +64,17 @@
  */
 #define _GNU_SOURCE /* timegm */
 
-#include "backend_internal.h"
+#include "s3_request.h"
 #include "common/alloc.h"
 #include "backend_s3.h"
 #include "pack.h"
 #include "refmap.h"
 #include "s3_packs.h"
 #include "s3_text.h"
-#include "s3_xml.h"
 
 #include <assert.h>
 #include <curl/curl.h>
 #include <errno.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -84,631 +83,13 @@
 #include <string.h>
 #include <time.h>
 
-#define POOL_MAX 16                /* idle easy handles kept for reuse */
-#define ERR_BODY_MAX (64u << 10)   /* what is kept of an error answer's body */
-#define LIST_BODY_MAX (8u << 20)   /* one ListObjectsV2 page (1,000 keys is ~300 KiB) */
 #define PUBLISH_THREADS 8          /* uploads in flight during publish */
-#define BACKOFF_BASE_MS 50u
-#define BACKOFF_CAP_MS 2000u
-#define KEY_MAX 1100               /* S3 keys are at most 1,024 bytes */
 #define LOOSE_MIN TROVE__S3_PACK_OBJECT_MAX /* staged objects this big or bigger stay loose */
 #define PACK_MAX (16u << 20)       /* a pack's bytes, index and footer included */
 #define TAIL_GET (64u << 10)       /* the suffix range that loads a pack's index */
 #define PACKS_MAX (1u << 20)       /* packs one listing may name */
 
-struct staged {
-    struct trove_digest d;
-    uint8_t *data;
-    size_t len;
-};
-
-struct s3_backend {
-    struct trove_backend base; /* first: backend.c sees only this */
-    char *bucket;              /* for messages and URLs */
-    char *prefix;              /* "" or "some/prefix/" */
-    char *bucket_url;          /* scheme://host[:port]/bucket or scheme://bucket.host[:port] */
-    char sigv4[96];            /* "aws:amz:REGION:s3" */
-    char *access_key, *secret_key, *session_token;
-    long timeout_ms;
-    unsigned retries, list_page;
-    int verbose;
-    pthread_mutex_t mu; /* guards pool, npool, err, staged..., packs */
-    CURL *pool[POOL_MAX];
-    int npool;
-    char err[768];
-    struct staged *staged;
-    size_t nstaged, capstaged, staged_bytes;
-    struct refmap staged_set;    /* digests staged or being published */
-    struct trove__s3_packs packs; /* the pack index */
-    pthread_mutex_t load_mu;     /* loads of the pack list take turns */
-    pthread_mutex_t del_mu;      /* deletes take turns */
-    atomic_int loaded;           /* the pack list was read once */
-    atomic_uint gen;             /* loads of the pack list so far */
-    atomic_uint_fast64_t requests, retried;
-};
-
 static const struct trove_backend_ops s3_ops;
-
-/* ---- small helpers ------------------------------------------------------------------- */
-
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static int curl_init_rc;
-
-static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == 0 ? 0 : -1; }
-
-/* The last error of any S3 backend in the process (trove_backend_s3_process_error). */
-static pthread_mutex_t process_err_mu = PTHREAD_MUTEX_INITIALIZER;
-static char process_err[768];
-
-static void set_err(struct s3_backend *s, const char *fmt, ...)
-{
-    va_list ap;
-    pthread_mutex_lock(&s->mu);
-    va_start(ap, fmt);
-    vsnprintf(s->err, sizeof s->err, fmt, ap);
-    va_end(ap);
-    pthread_mutex_lock(&process_err_mu);
-    memcpy(process_err, s->err, sizeof process_err);
-    pthread_mutex_unlock(&process_err_mu);
-    pthread_mutex_unlock(&s->mu);
-}
-
-int trove_backend_s3_process_error(char *buf, size_t cap)
-{
-    if (!buf || cap == 0)
-        return TROVE_ERR_INVALID;
-    pthread_mutex_lock(&process_err_mu);
-    snprintf(buf, cap, "%s", process_err);
-    pthread_mutex_unlock(&process_err_mu);
-    return TROVE_OK;
-}
-
-static CURL *take_handle(struct s3_backend *s)
-{
-    CURL *h = NULL;
-    pthread_mutex_lock(&s->mu);
-    if (s->npool > 0)
-        h = s->pool[--s->npool];
-    pthread_mutex_unlock(&s->mu);
-    return h ? h : curl_easy_init();
-}
-
-static void give_handle(struct s3_backend *s, CURL *h)
-{
-    pthread_mutex_lock(&s->mu);
-    if (s->npool < POOL_MAX) {
-        s->pool[s->npool++] = h;
-        h = NULL;
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (h)
-        curl_easy_cleanup(h);
-}
-
-static void sha256_hex(const void *p, size_t n, char hex[65])
-{
-    static const char digits[] = "0123456789abcdef";
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int mdlen = 0;
-
-    if (EVP_Digest(p ? p : "", n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
-        hex[0] = '\0'; /* the server then refuses the request, which is reported */
-        return;
-    }
-    for (unsigned i = 0; i < 32; i++) {
-        hex[2 * i] = digits[md[i] >> 4];
-        hex[2 * i + 1] = digits[md[i] & 15];
-    }
-    hex[64] = '\0';
-}
-
-/* A random number for the jitter: splitmix64 over a shared counter and the clock. */
-static uint64_t jitter_rand(void)
-{
-    static atomic_uint_fast64_t counter;
-    struct timespec ts;
-    uint64_t z;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    z = atomic_fetch_add(&counter, 0x9e3779b97f4a7c15ull) + (uint64_t)ts.tv_nsec;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void backoff(unsigned attempt)
-{
-    uint64_t cap = BACKOFF_BASE_MS << (attempt < 10 ? attempt : 10), ms;
-    struct timespec ts;
-    if (cap > BACKOFF_CAP_MS)
-        cap = BACKOFF_CAP_MS;
-    ms = cap / 2 + jitter_rand() % (cap / 2 + 1); /* in [cap/2, cap] */
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
-/* ---- one request --------------------------------------------------------------------- */
-
-struct req {
-    const char *method;      /* GET, HEAD, PUT, DELETE */
-    const char *url;
-    const char *what;        /* s3://bucket/key, for messages */
-    const void *body;        /* PUT only */
-    size_t body_len;
-    const char *range;       /* "bytes=a-b" or NULL */
-    struct trove_bytes *out; /* a success body is appended here (NULL: none wanted) */
-    size_t max_len;          /* ... up to this many bytes, else TROVE_ERR_LIMIT */
-    /* results */
-    long status;
-    curl_off_t length;       /* Content-Length of the answer (-1 unknown) */
-    char code[64];           /* <Code> of an error body, "" if none */
-    char crange[96];         /* Content-Range of a 206 answer, "" if none */
-};
-
-struct sink {
-    struct req *r;
-    CURL *h;
-    struct trove_bytes err; /* an error answer's body, up to ERR_BODY_MAX */
-    int limit, nomem;
-};
-
-static size_t on_write(char *p, size_t size, size_t nmemb, void *ctx)
-{
-    struct sink *k = ctx;
-    size_t n = size * nmemb;
-    long status = 0;
-
-    curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
-    if (status >= 200 && status < 300) {
-        struct trove_bytes *out = k->r->out;
-        if (!out)
-            return n;
-        if (out->len == 0) {
-            curl_off_t cl = -1;
-            curl_easy_getinfo(k->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
-            if (cl > 0 && (uint64_t)cl > k->r->max_len) {
-                k->limit = 1;
-                return 0;
-            }
-            if (cl > 0 && trove_bytes_reserve(out, (size_t)cl) != TROVE_OK) {
-                k->nomem = 1;
-                return 0;
-            }
-        }
-        if (n > k->r->max_len - out->len) {
-            k->limit = 1;
-            return 0;
-        }
-        if (trove_bytes_append(out, p, n) != TROVE_OK) {
-            k->nomem = 1;
-            return 0;
-        }
-        return n;
-    }
-    if (k->err.len < ERR_BODY_MAX) {
-        size_t keep = n < ERR_BODY_MAX - k->err.len ? n : ERR_BODY_MAX - k->err.len;
-        if (trove_bytes_append(&k->err, p, keep) != TROVE_OK)
-            k->nomem = 1;
-    }
-    return n;
-}
-
-static int retryable_curl(CURLcode c)
-{
-    return c == CURLE_OPERATION_TIMEDOUT || c == CURLE_COULDNT_CONNECT || c == CURLE_SEND_ERROR ||
-           c == CURLE_RECV_ERROR || c == CURLE_GOT_NOTHING || c == CURLE_PARTIAL_FILE ||
-           c == CURLE_COULDNT_RESOLVE_HOST;
-}
-
-/* One attempt. Returns the CURLcode; fills r->status, r->length, r->code and msg. */
-static CURLcode attempt(struct s3_backend *s, CURL *h, struct req *r, struct sink *k, char *msg,
-                        size_t msg_cap)
-{
-    struct curl_slist *hdrs = NULL, *t;
-    char line[KEY_MAX + 64], sha[65];
-    CURLcode c = CURLE_OUT_OF_MEMORY;
-
-    curl_easy_reset(h);
-    sha256_hex(r->body, r->body_len, sha);
-    snprintf(line, sizeof line, "x-amz-content-sha256: %s", sha);
-    if (!(t = curl_slist_append(hdrs, line)))
-        goto out;
-    hdrs = t;
-    if (s->session_token) {
-        snprintf(line, sizeof line, "x-amz-security-token: %s", s->session_token);
-        if (!(t = curl_slist_append(hdrs, line)))
-            goto out;
-        hdrs = t;
-    }
-    if (r->range) {
-        snprintf(line, sizeof line, "Range: %s", r->range);
-        if (!(t = curl_slist_append(hdrs, line)))
-            goto out;
-        hdrs = t;
-    }
-    if (!strcmp(r->method, "PUT")) {
-        if (!(t = curl_slist_append(hdrs, "Content-Type: application/octet-stream")))
-            goto out;
-        hdrs = t;
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
-        /* POSTFIELDS, not an upload callback: curl hashes these bytes into the signature. */
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body_len ? (const char *)r->body : "");
-    } else if (!strcmp(r->method, "HEAD")) {
-        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
-    } else if (!strcmp(r->method, "DELETE")) {
-        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
-    }
-    curl_easy_setopt(h, CURLOPT_URL, r->url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, s->sigv4);
-    curl_easy_setopt(h, CURLOPT_USERNAME, s->access_key);
-    curl_easy_setopt(h, CURLOPT_PASSWORD, s->secret_key);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, s->timeout_ms);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms < 10000 ? s->timeout_ms : 10000L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    if (s->verbose) /* TROVE_S3_VERBOSE: curl's trace of every request on stderr */
-        curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, k);
-    atomic_fetch_add(&s->requests, 1);
-    c = curl_easy_perform(h);
-    r->status = 0;
-    r->length = -1;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
-    curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &r->length);
-    r->code[0] = '\0';
-    r->crange[0] = '\0';
-    msg[0] = '\0';
-    if (c == CURLE_OK && r->status == 206) {
-        struct curl_header *hd = NULL;
-        if (curl_easy_header(h, "Content-Range", 0, CURLH_HEADER, -1, &hd) == CURLHE_OK && hd)
-            snprintf(r->crange, sizeof r->crange, "%s", hd->value);
-    }
-    if (c == CURLE_OK && (r->status < 200 || r->status >= 300) && k->err.len > 0) {
-        size_t pos = 0;
-        trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Code", r->code,
-                           sizeof r->code);
-        pos = 0;
-        trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Message", msg, msg_cap);
-    }
-out:
-    curl_slist_free_all(hdrs);
-    return c;
-}
-
-/*
- * Run r with retries. Returns TROVE_OK for a 2xx answer, TROVE_ERR_NOTFOUND for 404 (with
- * r->code telling NoSuchKey from NoSuchBucket), TROVE_ERR_LIMIT when the body passed
- * r->max_len, TROVE_ERR_NOMEM, or TROVE_ERR_REMOTE with the last error set.
- */
-static int perform(struct s3_backend *s, struct req *r)
-{
-    struct sink k;
-    char msg[384];
-    CURLcode c = CURLE_OK;
-    CURL *h;
-    int rc = TROVE_ERR_REMOTE;
-    size_t out0 = r->out ? r->out->len : 0;
-
-    if (!(h = take_handle(s)))
-        return TROVE_ERR_NOMEM;
-    for (unsigned n = 0;; n++) {
-        memset(&k, 0, sizeof k);
-        k.r = r;
-        k.h = h;
-        if (r->out)
-            r->out->len = out0;
-        c = attempt(s, h, r, &k, msg, sizeof msg);
-        trove_bytes_free(&k.err);
-        if (k.limit) {
-            rc = TROVE_ERR_LIMIT;
-            break;
-        }
-        if (k.nomem || c == CURLE_OUT_OF_MEMORY) {
-            rc = TROVE_ERR_NOMEM;
-            break;
-        }
-        if (c == CURLE_OK && r->status >= 200 && r->status < 300) {
-            rc = TROVE_OK;
-            break;
-        }
-        if (c == CURLE_OK && r->status == 404) {
-            rc = TROVE_ERR_NOTFOUND;
-            set_err(s, "S3 %s %s: not found (HTTP 404%s%s)", r->method, r->what,
-                    r->code[0] ? " " : "", r->code);
-            break;
-        }
-        if (n < s->retries &&
-            (c == CURLE_OK ? r->status >= 500 || r->status == 429 : retryable_curl(c))) {
-            atomic_fetch_add(&s->retried, 1);
-            backoff(n);
-            continue;
-        }
-        if (c == CURLE_OK && !strcmp(r->method, "HEAD") && !r->code[0]) {
-            /* A HEAD answer has no body: ask again with a one-byte GET to learn S3's code and
-             * message (a success now is not kept; the HEAD's failure stands). */
-            struct req g = *r;
-            long status = r->status;
-            g.method = "GET";
-            g.range = "bytes=0-0";
-            g.out = NULL;
-            memset(&k, 0, sizeof k);
-            k.r = &g;
-            k.h = h;
-            if (attempt(s, h, &g, &k, msg, sizeof msg) == CURLE_OK && g.status == status)
-                memcpy(r->code, g.code, sizeof r->code);
-            else
-                msg[0] = '\0';
-            trove_bytes_free(&k.err);
-        }
-        if (c != CURLE_OK)
-            set_err(s, "S3 %s %s: %s (after %u attempts; is the endpoint right and up?)",
-                    r->method, r->what, curl_easy_strerror(c), n + 1);
-        else
-            set_err(s, "S3 %s %s: HTTP %ld %s%s%s%s", r->method, r->what, r->status,
-                    r->code[0] ? r->code : "(no error code)", msg[0] ? ": " : "", msg,
-                    n > 0 ? " (after retries)" : "");
-        rc = TROVE_ERR_REMOTE;
-        break;
-    }
-    if (rc != TROVE_OK && r->out)
-        r->out->len = out0;
-    give_handle(s, h);
-    return rc;
-}
-
-/* ---- object requests ----------------------------------------------------------------- */
-
-struct obj {
-    char url[KEY_MAX + 512];
-    char what[KEY_MAX + 128];
-};
-
-/* The URL and the s3:// name of key PREFIX + rel. */
-static void key_names(const struct s3_backend *s, const char *rel, struct obj *o)
-{
-    snprintf(o->url, sizeof o->url, "%s/%s%s", s->bucket_url, s->prefix, rel);
-    snprintf(o->what, sizeof o->what, "s3://%s/%s%s", s->bucket, s->prefix, rel);
-}
-
-static void obj_names(const struct s3_backend *s, const struct trove_digest *d, struct obj *o)
-{
-    char rel[48];
-    trove_digest_hex(d, rel + 8);
-    memcpy(rel, "objects/", 8);
-    key_names(s, rel, o);
-}
-
-static int create_bucket(struct s3_backend *s)
-{
-    char url[KEY_MAX + 512], what[256];
-    struct req r = {0};
-    int rc;
-
-    snprintf(url, sizeof url, "%s/", s->bucket_url);
-    snprintf(what, sizeof what, "s3://%s (creating the bucket)", s->bucket);
-    r.method = "PUT";
-    r.url = url;
-    r.what = what;
-    rc = perform(s, &r);
-    if (rc == TROVE_ERR_REMOTE && r.status == 409) /* created by someone else meanwhile */
-        rc = TROVE_OK;
-    return rc;
-}
-
-/* PUT data at o (replacing what is there), creating the bucket if it is missing. */
-static int put_at(struct s3_backend *s, const struct obj *o, const void *data, size_t len)
-{
-    struct req r = {0};
-    int rc;
-
-    r.method = "PUT";
-    r.url = o->url;
-    r.what = o->what;
-    r.body = data;
-    r.body_len = len;
-    rc = perform(s, &r);
-    if (rc == TROVE_ERR_NOTFOUND) { /* NoSuchBucket: the first write creates it */
-        if ((rc = create_bucket(s)) != TROVE_OK)
-            return rc;
-        rc = perform(s, &r);
-    }
-    if (rc == TROVE_ERR_NOTFOUND)
-        rc = TROVE_ERR_REMOTE; /* a PUT is never "not found"; the message says why */
-    return rc;
-}
-
-static void pack_names(const struct s3_backend *s, const char *hex, const char *suffix,
-                       struct obj *o)
-{
-    char rel[48];
-    snprintf(rel, sizeof rel, "packs/%.32s%s", hex, suffix);
-    key_names(s, rel, o);
-}
-
-/* GET o (the bytes of range, "bytes=a-b" or "bytes=-n", when not NULL), appended to out,
- * at most max_len bytes. */
-static int get_at(struct s3_backend *s, const struct obj *o, const char *range,
-                  struct trove_bytes *out, size_t max_len, struct req *r)
-{
-    memset(r, 0, sizeof *r);
-    r->method = "GET";
-    r->url = o->url;
-    r->what = o->what;
-    r->range = range;
-    r->out = out;
-    r->max_len = max_len;
-    return perform(s, r);
-}
-
-/* A request with no body either way: HEAD or DELETE. */
-static int bare_at(struct s3_backend *s, const struct obj *o, const char *method, struct req *r)
-{
-    memset(r, 0, sizeof *r);
-    r->method = method;
-    r->url = o->url;
-    r->what = o->what;
-    return perform(s, r);
-}
-
-/* DELETE o; a key (or bucket) that is not there is no error: gone is what was asked. */
-static int delete_at(struct s3_backend *s, const struct obj *o)
-{
-    struct req r;
-    int rc = bare_at(s, o, "DELETE", &r);
-    return rc == TROVE_ERR_NOTFOUND ? TROVE_OK : rc;
-}
-
-/* put-if-absent of loose object d: HEAD, then PUT if it is missing. */
-static int loose_put(struct s3_backend *s, const struct trove_digest *d, const void *data,
-                     size_t len, int *created_out)
-{
-    struct obj o;
-    struct req r;
-    int rc;
-
-    *created_out = 0;
-    obj_names(s, d, &o);
-    rc = bare_at(s, &o, "HEAD", &r);
-    if (rc == TROVE_OK)
-        return TROVE_OK; /* present: put-if-absent leaves it */
-    if (rc != TROVE_ERR_NOTFOUND)
-        return rc;
-    if ((rc = put_at(s, &o, data, len)) == TROVE_OK)
-        *created_out = 1;
-    return rc;
-}
-
-static int loose_get(struct s3_backend *s, const struct trove_digest *d, struct trove_bytes *out,
-                     size_t max_len)
-{
-    struct obj o;
-    struct req r;
-
-    obj_names(s, d, &o);
-    return get_at(s, &o, NULL, out, max_len, &r);
-}
-
-static int loose_size(struct s3_backend *s, const struct trove_digest *d, uint64_t *len_out)
-{
-    struct obj o;
-    struct req r;
-    int rc;
-
-    obj_names(s, d, &o);
-    if ((rc = bare_at(s, &o, "HEAD", &r)) != TROVE_OK)
-        return rc;
-    if (r.length < 0) {
-        set_err(s, "S3 HEAD %s: the answer has no Content-Length", o.what);
-        return TROVE_ERR_REMOTE;
-    }
-    *len_out = (uint64_t)r.length;
-    return TROVE_OK;
-}
-
-/* ---- list ---------------------------------------------------------------------------- */
-
-typedef int (*key_fn)(void *ctx, const char *rest, int64_t mtime);
-
-/* Every key under PREFIX + rel_prefix, a ListObjectsV2 page at a time: fn gets the part of
- * the key after rel_prefix and its LastModified (seconds, -1 when missing or unreadable);
- * a nonzero return stops the listing and is returned. A missing bucket lists as empty. */
-static int list_keys(struct s3_backend *s, const char *rel_prefix, key_fn fn, void *ctx)
-{
-    struct trove_bytes page = {0};
-    char url[8192], what[KEY_MAX + 128], key[KEY_MAX], token[2048], trunc[16], pfx[KEY_MAX];
-    char mtime[64];
-    size_t plen;
-    char *epfx = NULL;
-    int rc = TROVE_OK, pages = 0;
-
-    snprintf(pfx, sizeof pfx, "%s%s", s->prefix, rel_prefix);
-    plen = strlen(pfx);
-    {
-        CURL *h = take_handle(s);
-        if (!h)
-            return TROVE_ERR_NOMEM;
-        epfx = curl_easy_escape(h, pfx, (int)plen);
-        give_handle(s, h);
-        if (!epfx)
-            return TROVE_ERR_NOMEM;
-    }
-    snprintf(what, sizeof what, "s3://%s/%s (listing)", s->bucket, pfx);
-    token[0] = '\0';
-    for (;;) {
-        struct req r = {0};
-        size_t pos = 0;
-        int found;
-
-        if (token[0]) {
-            CURL *h = take_handle(s);
-            char *etok = h ? curl_easy_escape(h, token, 0) : NULL;
-            if (h)
-                give_handle(s, h);
-            if (!etok) {
-                rc = TROVE_ERR_NOMEM;
-                goto out;
-            }
-            /* Parameters in sorted order: curl 7.88 signs the query as it is written. */
-            snprintf(url, sizeof url, "%s/?continuation-token=%s&list-type=2&max-keys=%u&prefix=%s",
-                     s->bucket_url, etok, s->list_page, epfx);
-            curl_free(etok);
-        } else {
-            snprintf(url, sizeof url, "%s/?list-type=2&max-keys=%u&prefix=%s", s->bucket_url,
-                     s->list_page, epfx);
-        }
-        page.len = 0;
-        r.method = "GET";
-        r.url = url;
-        r.what = what;
-        r.out = &page;
-        r.max_len = LIST_BODY_MAX;
-        rc = perform(s, &r);
-        if (rc == TROVE_ERR_NOTFOUND && !strcmp(r.code, "NoSuchBucket")) {
-            rc = TROVE_OK; /* no bucket yet: no keys */
-            goto out;
-        }
-        if (rc != TROVE_OK)
-            goto out;
-        pages++;
-        while ((found = trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "Key", key,
-                                           sizeof key)) == 1) {
-            size_t mpos = pos;
-            int64_t t = -1;
-            /* Within a <Contents>, LastModified follows Key (S3, Swift, MinIO all write it so). */
-            if (trove__s3_xml_next((const char *)page.ptr, page.len, &mpos, "LastModified",
-                                   mtime, sizeof mtime) == 1)
-                t = trove__s3_parse_time(mtime);
-            if (strncmp(key, pfx, plen) != 0)
-                continue;
-            if ((rc = fn(ctx, key + plen, t)) != 0)
-                goto out;
-        }
-        if (found < 0) {
-            set_err(s, "S3 list %s: a <Key> in page %d is malformed or too long", what, pages);
-            rc = TROVE_ERR_REMOTE;
-            goto out;
-        }
-        pos = 0;
-        if (trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "IsTruncated", trunc,
-                               sizeof trunc) != 1 || strcmp(trunc, "true") != 0)
-            break;
-        pos = 0;
-        if (trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "NextContinuationToken",
-                               token, sizeof token) != 1 || !token[0]) {
-            set_err(s, "S3 list %s: page %d is truncated but has no usable continuation token",
-                    what, pages);
-            rc = TROVE_ERR_REMOTE;
-            goto out;
-        }
-    }
-out:
-    curl_free(epfx);
-    trove_bytes_free(&page);
-    return rc;
-}
 
 /* ---- work on several threads --------------------------------------------------------- */
 
@@ -818,8 +199,9 @@ static int pack_key_fn(void *ctx, const char *rest, int64_t mtime)
     if ((n != 32 && (n != 37 || strcmp(rest + 32, ".dead") != 0)) || !hex_name(rest, hex))
         return 0; /* not a name trove writes: ignored */
     if (l->n + l->ndead >= 2 * (size_t)PACKS_MAX) {
-        set_err(l->s, "S3 list s3://%s/%spacks/: more than %u packs, more than trove reads",
-                l->s->bucket, l->s->prefix, PACKS_MAX);
+        trove__s3_set_err(l->s,
+                          "S3 list s3://%s/%spacks/: more than %u packs, more than trove reads",
+                          l->s->bucket, l->s->prefix, PACKS_MAX);
         return TROVE_ERR_LIMIT;
     }
     if (n == 37) {
@@ -876,14 +258,16 @@ static int tail_size(struct s3_backend *s, const struct req *r, size_t got, uint
         *size_out = got;
         return TROVE_OK;
     }
-    if (r->status == 206 && trove__s3_parse_content_range(r->crange, &a, &b, &size) && b + 1 == size &&
-        b - a + 1 == got && got == (size < TAIL_GET ? size : TAIL_GET)) {
+    if (r->status == 206 && trove__s3_parse_content_range(r->crange, &a, &b, &size) &&
+        b + 1 == size && b - a + 1 == got && got == (size < TAIL_GET ? size : TAIL_GET)) {
         *size_out = size;
         return TROVE_OK;
     }
-    set_err(s, "S3 GET %s (the last %u bytes): the answer (HTTP %ld, Content-Range \"%s\", %zu "
-               "bytes) does not say what part of the object it is",
-            r->what, TAIL_GET, r->status, r->crange, got);
+    trove__s3_set_err(
+        s,
+        "S3 GET %s (the last %u bytes): the answer (HTTP %ld, Content-Range \"%s\", %zu "
+        "bytes) does not say what part of the object it is",
+        r->what, TAIL_GET, r->status, r->crange, got);
     return TROVE_ERR_REMOTE;
 }
 
@@ -893,12 +277,14 @@ static int get_exact(struct s3_backend *s, const struct obj *o, const char *rang
 {
     struct req r;
     size_t out0 = out->len;
-    int rc = get_at(s, o, range, out, (size_t)want, &r);
+    int rc = trove__s3_get_at(s, o, range, out, (size_t)want, &r);
 
     if (rc == TROVE_ERR_LIMIT || (rc == TROVE_OK && out->len - out0 != want)) {
-        set_err(s, "S3 GET %s (%s): the answer is not the %llu bytes asked for (does the server "
-                   "honour Range?)",
-                o->what, range ? range : "whole", (unsigned long long)want);
+        trove__s3_set_err(
+            s,
+            "S3 GET %s (%s): the answer is not the %llu bytes asked for (does the server "
+            "honour Range?)",
+            o->what, range ? range : "whole", (unsigned long long)want);
         out->len = out0;
         rc = TROVE_ERR_REMOTE;
     }
@@ -920,18 +306,19 @@ static int pack_tail(struct s3_backend *s, struct pack_load *l)
     struct req r;
     int rc;
 
-    pack_names(s, l->key.hex, "", &o);
+    trove__s3_pack_names(s, l->key.hex, "", &o);
     snprintf(range, sizeof range, "bytes=-%u", TAIL_GET);
-    rc = get_at(s, &o, range, &body, TAIL_GET, &r);
+    rc = trove__s3_get_at(s, &o, range, &body, TAIL_GET, &r);
     if (rc == TROVE_ERR_REMOTE && r.status == 416) { /* no suffix of an empty object */
         set_bad(l, "it is empty");
         rc = TROVE_OK;
         goto out;
     }
     if (rc == TROVE_ERR_LIMIT) {
-        set_err(s, "S3 GET %s (%s): the answer is longer than the range asked for (does the "
-                   "server honour Range?)",
-                o.what, range);
+        trove__s3_set_err(s,
+                          "S3 GET %s (%s): the answer is longer than the range asked for (does the "
+                          "server honour Range?)",
+                          o.what, range);
         rc = TROVE_ERR_REMOTE;
     }
     if (rc == TROVE_OK)
@@ -995,8 +382,8 @@ static int pack_dead(struct s3_backend *s, struct pack_load *l)
     struct req r;
     int rc;
 
-    pack_names(s, l->key.hex, ".dead", &o);
-    rc = get_at(s, &o, NULL, &b, 16 * l->n, &r);
+    trove__s3_pack_names(s, l->key.hex, ".dead", &o);
+    rc = trove__s3_get_at(s, &o, NULL, &b, 16 * l->n, &r);
     if (rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_LIMIT || (rc == TROVE_OK && b.len % 16)) {
         rc = TROVE_OK; /* gone since the listing, or not a record of trove's */
         goto out;
@@ -1065,7 +452,7 @@ static int load_new_packs(struct s3_backend *s)
     int rc, r;
 
     keys.s = s;
-    if ((rc = list_keys(s, "packs/", pack_key_fn, &keys)) != TROVE_OK)
+    if ((rc = trove__s3_list_keys(s, "packs/", pack_key_fn, &keys)) != TROVE_OK)
         goto out;
     if (keys.n > 0 && !(l = trove__calloc(keys.n, sizeof *l))) {
         rc = TROVE_ERR_NOMEM;
@@ -1182,7 +569,7 @@ static int packed_get(struct s3_backend *s, const struct place *pl, struct trove
     if (pl->len == 0)
         return TROVE_OK;
     assert(pl->len <= PACK_MAX); /* the entry lies inside a pack no bigger */
-    pack_names(s, pl->hex, "", &o);
+    trove__s3_pack_names(s, pl->hex, "", &o);
     snprintf(range, sizeof range, "bytes=%llu-%llu", (unsigned long long)pl->off,
              (unsigned long long)(pl->off + pl->len - 1));
     return get_exact(s, &o, range, out, pl->len);
@@ -1215,15 +602,15 @@ static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
 
     trove_digest_of(buf->ptr, buf->len, &name);
     trove_digest_hex(&name, hex);
-    pack_names(s, hex, "", &o);
-    if ((rc = put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK)
+    trove__s3_pack_names(s, hex, "", &o);
+    if ((rc = trove__s3_put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK)
         goto fail;
     pthread_mutex_lock(&s->mu);
     seen = trove__s3_packs_slot(&s->packs, hex) >= 0 || trove__s3_packs_known(&s->packs, hex) ||
            trove__s3_packs_orphan(&s->packs, hex);
     pthread_mutex_unlock(&s->mu);
-    pack_names(s, hex, ".dead", &o);
-    if (seen && (rc = delete_at(s, &o)) != TROVE_OK)
+    trove__s3_pack_names(s, hex, ".dead", &o);
+    if (seen && (rc = trove__s3_delete_at(s, &o)) != TROVE_OK)
         goto fail;
     pthread_mutex_lock(&s->mu);
     trove__s3_packs_forget_orphan(&s->packs, hex);
@@ -1254,7 +641,7 @@ static void repack(struct s3_backend *s, uint32_t slot)
     size = s->packs.p[slot].size;
     rc = trove__s3_packs_live(&s->packs, slot, &live, &n);
     pthread_mutex_unlock(&s->mu);
-    pack_names(s, hex, "", &o);
+    trove__s3_pack_names(s, hex, "", &o);
     if (rc != TROVE_OK || get_exact(s, &o, NULL, &old, size) != TROVE_OK ||
         !(e = trove__mallocarray(n + 1, sizeof *e)))
         goto out;
@@ -1276,9 +663,9 @@ static void repack(struct s3_backend *s, uint32_t slot)
     pthread_mutex_lock(&s->mu);
     trove__s3_packs_drop(&s->packs, slot); /* ... and reads the new one */
     pthread_mutex_unlock(&s->mu);
-    if (delete_at(s, &o) == TROVE_OK) {
-        pack_names(s, hex, ".dead", &o);
-        delete_at(s, &o);
+    if (trove__s3_delete_at(s, &o) == TROVE_OK) {
+        trove__s3_pack_names(s, hex, ".dead", &o);
+        trove__s3_delete_at(s, &o);
     }
 out:
     free(live);
@@ -1309,12 +696,13 @@ static int pack_entry_delete(struct s3_backend *s, uint32_t slot, const struct t
     pthread_mutex_unlock(&s->mu);
     if (rc != TROVE_OK)
         goto out;
-    pack_names(s, hex, last ? "" : ".dead", &o);
-    if ((rc = last ? delete_at(s, &o) : put_at(s, &o, rec.ptr, rec.len)) != TROVE_OK)
+    trove__s3_pack_names(s, hex, last ? "" : ".dead", &o);
+    if ((rc = last ? trove__s3_delete_at(s, &o) : trove__s3_put_at(s, &o, rec.ptr, rec.len)) !=
+        TROVE_OK)
         goto out;
     if (last) { /* best effort: a record without its pack is ignored */
-        pack_names(s, hex, ".dead", &o);
-        delete_at(s, &o);
+        trove__s3_pack_names(s, hex, ".dead", &o);
+        trove__s3_delete_at(s, &o);
     }
     pthread_mutex_lock(&s->mu);
     rc = trove__s3_packs_mark_dead(&s->packs, slot, d);
@@ -1364,7 +752,7 @@ static int s3_put(struct trove_backend *base, const struct trove_digest *d, cons
         return rc;
     if (is_packed(s, d))
         return TROVE_OK; /* present, in a pack */
-    return loose_put(s, d, data, len, created_out);
+    return trove__s3_loose_put(s, d, data, len, created_out);
 }
 
 /* Packed (one ranged GET), else loose (one GET), else, once, the packs published since. */
@@ -1384,7 +772,7 @@ static int s3_get(struct trove_backend *base, const struct trove_digest *d,
             return rc;
         forget_pack(s, &pl);
     }
-    if ((rc = loose_get(s, d, out, max_len)) != TROVE_ERR_NOTFOUND)
+    if ((rc = trove__s3_loose_get(s, d, out, max_len)) != TROVE_ERR_NOTFOUND)
         return rc;
     if ((rc = refresh(s, seen)) != TROVE_OK)
         return rc;
@@ -1407,7 +795,7 @@ static int s3_size(struct trove_backend *base, const struct trove_digest *d, uin
         return rc;
     seen = atomic_load(&s->gen);
     if (!find_packed(s, d, &pl)) {
-        if ((rc = loose_size(s, d, len_out)) != TROVE_ERR_NOTFOUND)
+        if ((rc = trove__s3_loose_size(s, d, len_out)) != TROVE_ERR_NOTFOUND)
             return rc;
         if ((rc = refresh(s, seen)) != TROVE_OK)
             return rc;
@@ -1433,10 +821,10 @@ static int s3_del(struct trove_backend *base, const struct trove_digest *d)
         return rc;
     pthread_mutex_lock(&s->del_mu);
     seen = atomic_load(&s->gen);
-    obj_names(s, d, &o);
+    trove__s3_obj_names(s, d, &o);
     if (!find_packed(s, d, &pl)) {
-        if ((rc = bare_at(s, &o, "HEAD", &r)) == TROVE_OK) {
-            rc = bare_at(s, &o, "DELETE", &r);
+        if ((rc = trove__s3_bare_at(s, &o, "HEAD", &r)) == TROVE_OK) {
+            rc = trove__s3_bare_at(s, &o, "DELETE", &r);
             goto out;
         }
         if (rc != TROVE_ERR_NOTFOUND || (rc = refresh(s, seen)) != TROVE_OK)
@@ -1448,7 +836,7 @@ static int s3_del(struct trove_backend *base, const struct trove_digest *d)
         loose_absent = 1;
     }
     if ((rc = packed_delete(s, d)) == TROVE_OK && !loose_absent)
-        rc = delete_at(s, &o);
+        rc = trove__s3_delete_at(s, &o);
 out:
     pthread_mutex_unlock(&s->del_mu);
     return rc;
@@ -1484,7 +872,7 @@ static int list_all(struct s3_backend *s, struct list_objects *l)
     int rc;
 
     if ((rc = refresh(s, atomic_load(&s->gen))) != TROVE_OK ||
-        (rc = list_keys(s, "objects/", list_object_key, l)) != TROVE_OK)
+        (rc = trove__s3_list_keys(s, "objects/", list_object_key, l)) != TROVE_OK)
         return rc;
     pthread_mutex_lock(&s->mu);
     rc = trove__s3_packs_snapshot(&s->packs, &d, l->aged ? &t : NULL, &n);
@@ -1540,11 +928,11 @@ static int s3_unreadable(struct trove_backend *base, int remove,
         free(l.e);
         if (rc != TROVE_OK)
             break;
-        pack_names(s, l.key.hex, "", &o);
-        if (l.bad && (rc = delete_at(s, &o)) != TROVE_OK)
+        trove__s3_pack_names(s, l.key.hex, "", &o);
+        if (l.bad && (rc = trove__s3_delete_at(s, &o)) != TROVE_OK)
             break;
-        pack_names(s, l.key.hex, ".dead", &o);
-        if (l.bad && (rc = delete_at(s, &o)) != TROVE_OK)
+        trove__s3_pack_names(s, l.key.hex, ".dead", &o);
+        if (l.bad && (rc = trove__s3_delete_at(s, &o)) != TROVE_OK)
             break;
         pthread_mutex_lock(&s->mu);
         for (b = 0; b < (long)s->packs.nbad; b++)
@@ -1653,7 +1041,7 @@ static int publish_unit(void *ctx, size_t i)
     if (u->loose) {
         struct staged *it = &j->items[j->order[u->first]];
         int created;
-        rc = loose_put(j->s, &it->d, it->data, it->len, &created);
+        rc = trove__s3_loose_put(j->s, &it->d, it->data, it->len, &created);
     } else {
         struct trove_bytes buf = {0};
         struct trove__pack_entry *e = NULL;
@@ -1730,7 +1118,8 @@ static int restage(struct s3_backend *s, struct staged *items, size_t n, size_t 
     pthread_mutex_lock(&s->mu);
     if (keep + s->nstaged > cap) {
         size_t want = keep + s->nstaged;
-        struct staged *p = want > SIZE_MAX / sizeof *p ? NULL : trove__realloc(items, want * sizeof *p);
+        struct staged *p =
+            want > SIZE_MAX / sizeof *p ? NULL : trove__realloc(items, want * sizeof *p);
         if (p) {
             items = p;
             cap = want;
@@ -1802,8 +1191,7 @@ size_t trove__s3_staged_bytes(struct trove_backend *be)
     return n;
 }
 
-int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d,
-                        uint64_t *len_out)
+int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out)
 {
     struct s3_backend *s = (struct s3_backend *)be;
     struct place pl;
@@ -1983,8 +1371,7 @@ int trove_backend_s3_open(const char *url, const struct trove_s3_options *opt,
         return TROVE_ERR_INVALID;
     if (!opt)
         opt = &none;
-    pthread_once(&curl_once, curl_init);
-    if (curl_init_rc != 0)
+    if (trove__s3_curl_init() != 0)
         return TROVE_ERR_NOMEM;
     b = url + 5;
     slash = strchr(b, '/');
@@ -2140,7 +1527,10 @@ int trove_backend_s3_stats(struct trove_backend *be, uint64_t *requests_out,
 
 /* ---- named keys: the store's heads and lease (backend_s3.h) --------------------------- */
 
-int trove__s3_is(const struct trove_backend *be) { return be && be->ops == &s3_ops; }
+int trove__s3_is(const struct trove_backend *be)
+{
+    return be && be->ops == &s3_ops;
+}
 
 void trove__s3_url(const struct trove_backend *be, char *buf, size_t cap)
 {
@@ -2156,14 +1546,14 @@ int trove__s3_key_get(struct trove_backend *be, const char *rel, struct trove_by
     struct obj o;
     struct req r = {0};
 
-    key_names(s, rel, &o);
+    trove__s3_key_names(s, rel, &o);
     out->len = 0;
     r.method = "GET";
     r.url = o.url;
     r.what = o.what;
     r.out = out;
     r.max_len = max_len;
-    return perform(s, &r);
+    return trove__s3_perform(s, &r);
 }
 
 int trove__s3_key_exists(struct trove_backend *be, const char *rel)
@@ -2173,8 +1563,8 @@ int trove__s3_key_exists(struct trove_backend *be, const char *rel)
     struct req r;
     int rc;
 
-    key_names(s, rel, &o);
-    rc = bare_at(s, &o, "HEAD", &r);
+    trove__s3_key_names(s, rel, &o);
+    rc = trove__s3_bare_at(s, &o, "HEAD", &r);
     return rc == TROVE_OK ? 1 : rc == TROVE_ERR_NOTFOUND ? 0 : rc;
 }
 
@@ -2183,8 +1573,8 @@ int trove__s3_key_put(struct trove_backend *be, const char *rel, const void *dat
     struct s3_backend *s = (struct s3_backend *)be;
     struct obj o;
 
-    key_names(s, rel, &o);
-    return put_at(s, &o, data, len);
+    trove__s3_key_names(s, rel, &o);
+    return trove__s3_put_at(s, &o, data, len);
 }
 
 int trove__s3_key_del(struct trove_backend *be, const char *rel)
@@ -2192,14 +1582,14 @@ int trove__s3_key_del(struct trove_backend *be, const char *rel)
     struct s3_backend *s = (struct s3_backend *)be;
     struct obj o;
 
-    key_names(s, rel, &o);
-    return delete_at(s, &o);
+    trove__s3_key_names(s, rel, &o);
+    return trove__s3_delete_at(s, &o);
 }
 
 int trove__s3_key_list(struct trove_backend *be, const char *rel_prefix,
                        int (*fn)(void *ctx, const char *rest, int64_t mtime), void *ctx)
 {
-    return list_keys((struct s3_backend *)be, rel_prefix, fn, ctx);
+    return trove__s3_list_keys((struct s3_backend *)be, rel_prefix, fn, ctx);
 }
 
 int trove__s3_list_aged(struct trove_backend *be,

@@ -1,0 +1,594 @@
+/*
+ * s3_request.c: one S3 request and what it needs (s3_request.h). Every request goes
+ * through trove__s3_perform: one libcurl easy handle taken from a small pool (connections
+ * reused across requests; threads run requests at once), SigV4 by libcurl itself, the
+ * body's SHA-256 in x-amz-content-sha256 (curl 7.88 hashes the body into the signature but
+ * does not send the header), a timeout per attempt, retries with backoff and jitter, and an
+ * answer that is not a success turned into a negative code and a message naming the
+ * request and what S3 said. backend_s3.c's header comment says the rest.
+ */
+#define _GNU_SOURCE
+
+#include "s3_request.h"
+#include "common/alloc.h"
+#include "s3_text.h"
+#include "s3_xml.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- small helpers ------------------------------------------------------------------- */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static int curl_init_rc;
+
+static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == 0 ? 0 : -1; }
+
+int trove__s3_curl_init(void)
+{
+    pthread_once(&curl_once, curl_init);
+    return curl_init_rc;
+}
+
+/* The last error of any S3 backend in the process (trove_backend_s3_process_error). */
+static pthread_mutex_t process_err_mu = PTHREAD_MUTEX_INITIALIZER;
+static char process_err[768];
+
+void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...)
+{
+    va_list ap;
+    pthread_mutex_lock(&s->mu);
+    va_start(ap, fmt);
+    vsnprintf(s->err, sizeof s->err, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&process_err_mu);
+    memcpy(process_err, s->err, sizeof process_err);
+    pthread_mutex_unlock(&process_err_mu);
+    pthread_mutex_unlock(&s->mu);
+}
+
+int trove_backend_s3_process_error(char *buf, size_t cap)
+{
+    if (!buf || cap == 0)
+        return TROVE_ERR_INVALID;
+    pthread_mutex_lock(&process_err_mu);
+    snprintf(buf, cap, "%s", process_err);
+    pthread_mutex_unlock(&process_err_mu);
+    return TROVE_OK;
+}
+
+static CURL *take_handle(struct s3_backend *s)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&s->mu);
+    if (s->npool > 0)
+        h = s->pool[--s->npool];
+    pthread_mutex_unlock(&s->mu);
+    return h ? h : curl_easy_init();
+}
+
+static void give_handle(struct s3_backend *s, CURL *h)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->npool < POOL_MAX) {
+        s->pool[s->npool++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+static void sha256_hex(const void *p, size_t n, char hex[65])
+{
+    static const char digits[] = "0123456789abcdef";
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int mdlen = 0;
+
+    if (EVP_Digest(p ? p : "", n, md, &mdlen, EVP_sha256(), NULL) != 1 || mdlen != 32) {
+        hex[0] = '\0'; /* the server then refuses the request, which is reported */
+        return;
+    }
+    for (unsigned i = 0; i < 32; i++) {
+        hex[2 * i] = digits[md[i] >> 4];
+        hex[2 * i + 1] = digits[md[i] & 15];
+    }
+    hex[64] = '\0';
+}
+
+/* A random number for the jitter: splitmix64 over a shared counter and the clock. */
+static uint64_t jitter_rand(void)
+{
+    static atomic_uint_fast64_t counter;
+    struct timespec ts;
+    uint64_t z;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    z = atomic_fetch_add(&counter, 0x9e3779b97f4a7c15ull) + (uint64_t)ts.tv_nsec;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void backoff(unsigned attempt)
+{
+    uint64_t cap = BACKOFF_BASE_MS << (attempt < 10 ? attempt : 10), ms;
+    struct timespec ts;
+    if (cap > BACKOFF_CAP_MS)
+        cap = BACKOFF_CAP_MS;
+    ms = cap / 2 + jitter_rand() % (cap / 2 + 1); /* in [cap/2, cap] */
+    ts.tv_sec = (time_t)(ms / 1000);
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* ---- one request --------------------------------------------------------------------- */
+
+
+struct sink {
+    struct req *r;
+    CURL *h;
+    struct trove_bytes err; /* an error answer's body, up to ERR_BODY_MAX */
+    int limit, nomem;
+};
+
+static size_t on_write(char *p, size_t size, size_t nmemb, void *ctx)
+{
+    struct sink *k = ctx;
+    size_t n = size * nmemb;
+    long status = 0;
+
+    curl_easy_getinfo(k->h, CURLINFO_RESPONSE_CODE, &status);
+    if (status >= 200 && status < 300) {
+        struct trove_bytes *out = k->r->out;
+        if (!out)
+            return n;
+        if (out->len == 0) {
+            curl_off_t cl = -1;
+            curl_easy_getinfo(k->h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+            if (cl > 0 && (uint64_t)cl > k->r->max_len) {
+                k->limit = 1;
+                return 0;
+            }
+            if (cl > 0 && trove_bytes_reserve(out, (size_t)cl) != TROVE_OK) {
+                k->nomem = 1;
+                return 0;
+            }
+        }
+        if (n > k->r->max_len - out->len) {
+            k->limit = 1;
+            return 0;
+        }
+        if (trove_bytes_append(out, p, n) != TROVE_OK) {
+            k->nomem = 1;
+            return 0;
+        }
+        return n;
+    }
+    if (k->err.len < ERR_BODY_MAX) {
+        size_t keep = n < ERR_BODY_MAX - k->err.len ? n : ERR_BODY_MAX - k->err.len;
+        if (trove_bytes_append(&k->err, p, keep) != TROVE_OK)
+            k->nomem = 1;
+    }
+    return n;
+}
+
+static int retryable_curl(CURLcode c)
+{
+    return c == CURLE_OPERATION_TIMEDOUT || c == CURLE_COULDNT_CONNECT || c == CURLE_SEND_ERROR ||
+           c == CURLE_RECV_ERROR || c == CURLE_GOT_NOTHING || c == CURLE_PARTIAL_FILE ||
+           c == CURLE_COULDNT_RESOLVE_HOST;
+}
+
+/* One attempt. Returns the CURLcode; fills r->status, r->length, r->code and msg. */
+static CURLcode attempt(struct s3_backend *s, CURL *h, struct req *r, struct sink *k, char *msg,
+                        size_t msg_cap)
+{
+    struct curl_slist *hdrs = NULL, *t;
+    char line[KEY_MAX + 64], sha[65];
+    CURLcode c = CURLE_OUT_OF_MEMORY;
+
+    curl_easy_reset(h);
+    sha256_hex(r->body, r->body_len, sha);
+    snprintf(line, sizeof line, "x-amz-content-sha256: %s", sha);
+    if (!(t = curl_slist_append(hdrs, line)))
+        goto out;
+    hdrs = t;
+    if (s->session_token) {
+        snprintf(line, sizeof line, "x-amz-security-token: %s", s->session_token);
+        if (!(t = curl_slist_append(hdrs, line)))
+            goto out;
+        hdrs = t;
+    }
+    if (r->range) {
+        snprintf(line, sizeof line, "Range: %s", r->range);
+        if (!(t = curl_slist_append(hdrs, line)))
+            goto out;
+        hdrs = t;
+    }
+    if (!strcmp(r->method, "PUT")) {
+        if (!(t = curl_slist_append(hdrs, "Content-Type: application/octet-stream")))
+            goto out;
+        hdrs = t;
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+        /* POSTFIELDS, not an upload callback: curl hashes these bytes into the signature. */
+        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, r->body_len ? (const char *)r->body : "");
+    } else if (!strcmp(r->method, "HEAD")) {
+        curl_easy_setopt(h, CURLOPT_NOBODY, 1L);
+    } else if (!strcmp(r->method, "DELETE")) {
+        curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
+    }
+    curl_easy_setopt(h, CURLOPT_URL, r->url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_AWS_SIGV4, s->sigv4);
+    curl_easy_setopt(h, CURLOPT_USERNAME, s->access_key);
+    curl_easy_setopt(h, CURLOPT_PASSWORD, s->secret_key);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, s->timeout_ms);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, s->timeout_ms < 10000 ? s->timeout_ms : 10000L);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    if (s->verbose) /* TROVE_S3_VERBOSE: curl's trace of every request on stderr */
+        curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, k);
+    atomic_fetch_add(&s->requests, 1);
+    c = curl_easy_perform(h);
+    r->status = 0;
+    r->length = -1;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
+    curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &r->length);
+    r->code[0] = '\0';
+    r->crange[0] = '\0';
+    msg[0] = '\0';
+    if (c == CURLE_OK && r->status == 206) {
+        struct curl_header *hd = NULL;
+        if (curl_easy_header(h, "Content-Range", 0, CURLH_HEADER, -1, &hd) == CURLHE_OK && hd)
+            snprintf(r->crange, sizeof r->crange, "%s", hd->value);
+    }
+    if (c == CURLE_OK && (r->status < 200 || r->status >= 300) && k->err.len > 0) {
+        size_t pos = 0;
+        trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Code", r->code,
+                           sizeof r->code);
+        pos = 0;
+        trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Message", msg, msg_cap);
+    }
+out:
+    curl_slist_free_all(hdrs);
+    return c;
+}
+
+/*
+ * Run r with retries. Returns TROVE_OK for a 2xx answer, TROVE_ERR_NOTFOUND for 404 (with
+ * r->code telling NoSuchKey from NoSuchBucket), TROVE_ERR_LIMIT when the body passed
+ * r->max_len, TROVE_ERR_NOMEM, or TROVE_ERR_REMOTE with the last error set.
+ */
+int trove__s3_perform(struct s3_backend *s, struct req *r)
+{
+    struct sink k;
+    char msg[384];
+    CURLcode c = CURLE_OK;
+    CURL *h;
+    int rc = TROVE_ERR_REMOTE;
+    size_t out0 = r->out ? r->out->len : 0;
+
+    if (!(h = take_handle(s)))
+        return TROVE_ERR_NOMEM;
+    for (unsigned n = 0;; n++) {
+        memset(&k, 0, sizeof k);
+        k.r = r;
+        k.h = h;
+        if (r->out)
+            r->out->len = out0;
+        c = attempt(s, h, r, &k, msg, sizeof msg);
+        trove_bytes_free(&k.err);
+        if (k.limit) {
+            rc = TROVE_ERR_LIMIT;
+            break;
+        }
+        if (k.nomem || c == CURLE_OUT_OF_MEMORY) {
+            rc = TROVE_ERR_NOMEM;
+            break;
+        }
+        if (c == CURLE_OK && r->status >= 200 && r->status < 300) {
+            rc = TROVE_OK;
+            break;
+        }
+        if (c == CURLE_OK && r->status == 404) {
+            rc = TROVE_ERR_NOTFOUND;
+            trove__s3_set_err(s, "S3 %s %s: not found (HTTP 404%s%s)", r->method, r->what,
+                              r->code[0] ? " " : "", r->code);
+            break;
+        }
+        if (n < s->retries &&
+            (c == CURLE_OK ? r->status >= 500 || r->status == 429 : retryable_curl(c))) {
+            atomic_fetch_add(&s->retried, 1);
+            backoff(n);
+            continue;
+        }
+        if (c == CURLE_OK && !strcmp(r->method, "HEAD") && !r->code[0]) {
+            /* A HEAD answer has no body: ask again with a one-byte GET to learn S3's code and
+             * message (a success now is not kept; the HEAD's failure stands). */
+            struct req g = *r;
+            long status = r->status;
+            g.method = "GET";
+            g.range = "bytes=0-0";
+            g.out = NULL;
+            memset(&k, 0, sizeof k);
+            k.r = &g;
+            k.h = h;
+            if (attempt(s, h, &g, &k, msg, sizeof msg) == CURLE_OK && g.status == status)
+                memcpy(r->code, g.code, sizeof r->code);
+            else
+                msg[0] = '\0';
+            trove_bytes_free(&k.err);
+        }
+        if (c != CURLE_OK)
+            trove__s3_set_err(s, "S3 %s %s: %s (after %u attempts; is the endpoint right and up?)",
+                              r->method, r->what, curl_easy_strerror(c), n + 1);
+        else
+            trove__s3_set_err(s, "S3 %s %s: HTTP %ld %s%s%s%s", r->method, r->what, r->status,
+                              r->code[0] ? r->code : "(no error code)", msg[0] ? ": " : "", msg,
+                              n > 0 ? " (after retries)" : "");
+        rc = TROVE_ERR_REMOTE;
+        break;
+    }
+    if (rc != TROVE_OK && r->out)
+        r->out->len = out0;
+    give_handle(s, h);
+    return rc;
+}
+
+/* ---- object requests ----------------------------------------------------------------- */
+
+
+/* The URL and the s3:// name of key PREFIX + rel. */
+void trove__s3_key_names(const struct s3_backend *s, const char *rel, struct obj *o)
+{
+    snprintf(o->url, sizeof o->url, "%s/%s%s", s->bucket_url, s->prefix, rel);
+    snprintf(o->what, sizeof o->what, "s3://%s/%s%s", s->bucket, s->prefix, rel);
+}
+
+void trove__s3_obj_names(const struct s3_backend *s, const struct trove_digest *d, struct obj *o)
+{
+    char rel[48];
+    trove_digest_hex(d, rel + 8);
+    memcpy(rel, "objects/", 8);
+    trove__s3_key_names(s, rel, o);
+}
+
+static int create_bucket(struct s3_backend *s)
+{
+    char url[KEY_MAX + 512], what[256];
+    struct req r = {0};
+    int rc;
+
+    snprintf(url, sizeof url, "%s/", s->bucket_url);
+    snprintf(what, sizeof what, "s3://%s (creating the bucket)", s->bucket);
+    r.method = "PUT";
+    r.url = url;
+    r.what = what;
+    rc = trove__s3_perform(s, &r);
+    if (rc == TROVE_ERR_REMOTE && r.status == 409) /* created by someone else meanwhile */
+        rc = TROVE_OK;
+    return rc;
+}
+
+/* PUT data at o (replacing what is there), creating the bucket if it is missing. */
+int trove__s3_put_at(struct s3_backend *s, const struct obj *o, const void *data, size_t len)
+{
+    struct req r = {0};
+    int rc;
+
+    r.method = "PUT";
+    r.url = o->url;
+    r.what = o->what;
+    r.body = data;
+    r.body_len = len;
+    rc = trove__s3_perform(s, &r);
+    if (rc == TROVE_ERR_NOTFOUND) { /* NoSuchBucket: the first write creates it */
+        if ((rc = create_bucket(s)) != TROVE_OK)
+            return rc;
+        rc = trove__s3_perform(s, &r);
+    }
+    if (rc == TROVE_ERR_NOTFOUND)
+        rc = TROVE_ERR_REMOTE; /* a PUT is never "not found"; the message says why */
+    return rc;
+}
+
+void trove__s3_pack_names(const struct s3_backend *s, const char *hex, const char *suffix,
+                          struct obj *o)
+{
+    char rel[48];
+    snprintf(rel, sizeof rel, "packs/%.32s%s", hex, suffix);
+    trove__s3_key_names(s, rel, o);
+}
+
+/* GET o (the bytes of range, "bytes=a-b" or "bytes=-n", when not NULL), appended to out,
+ * at most max_len bytes. */
+int trove__s3_get_at(struct s3_backend *s, const struct obj *o, const char *range,
+                     struct trove_bytes *out, size_t max_len, struct req *r)
+{
+    memset(r, 0, sizeof *r);
+    r->method = "GET";
+    r->url = o->url;
+    r->what = o->what;
+    r->range = range;
+    r->out = out;
+    r->max_len = max_len;
+    return trove__s3_perform(s, r);
+}
+
+/* A request with no body either way: HEAD or DELETE. */
+int trove__s3_bare_at(struct s3_backend *s, const struct obj *o, const char *method, struct req *r)
+{
+    memset(r, 0, sizeof *r);
+    r->method = method;
+    r->url = o->url;
+    r->what = o->what;
+    return trove__s3_perform(s, r);
+}
+
+/* DELETE o; a key (or bucket) that is not there is no error: gone is what was asked. */
+int trove__s3_delete_at(struct s3_backend *s, const struct obj *o)
+{
+    struct req r;
+    int rc = trove__s3_bare_at(s, o, "DELETE", &r);
+    return rc == TROVE_ERR_NOTFOUND ? TROVE_OK : rc;
+}
+
+/* put-if-absent of loose object d: HEAD, then PUT if it is missing. */
+int trove__s3_loose_put(struct s3_backend *s, const struct trove_digest *d, const void *data,
+                        size_t len, int *created_out)
+{
+    struct obj o;
+    struct req r;
+    int rc;
+
+    *created_out = 0;
+    trove__s3_obj_names(s, d, &o);
+    rc = trove__s3_bare_at(s, &o, "HEAD", &r);
+    if (rc == TROVE_OK)
+        return TROVE_OK; /* present: put-if-absent leaves it */
+    if (rc != TROVE_ERR_NOTFOUND)
+        return rc;
+    if ((rc = trove__s3_put_at(s, &o, data, len)) == TROVE_OK)
+        *created_out = 1;
+    return rc;
+}
+
+int trove__s3_loose_get(struct s3_backend *s, const struct trove_digest *d, struct trove_bytes *out,
+                        size_t max_len)
+{
+    struct obj o;
+    struct req r;
+
+    trove__s3_obj_names(s, d, &o);
+    return trove__s3_get_at(s, &o, NULL, out, max_len, &r);
+}
+
+int trove__s3_loose_size(struct s3_backend *s, const struct trove_digest *d, uint64_t *len_out)
+{
+    struct obj o;
+    struct req r;
+    int rc;
+
+    trove__s3_obj_names(s, d, &o);
+    if ((rc = trove__s3_bare_at(s, &o, "HEAD", &r)) != TROVE_OK)
+        return rc;
+    if (r.length < 0) {
+        trove__s3_set_err(s, "S3 HEAD %s: the answer has no Content-Length", o.what);
+        return TROVE_ERR_REMOTE;
+    }
+    *len_out = (uint64_t)r.length;
+    return TROVE_OK;
+}
+
+/* ---- list ---------------------------------------------------------------------------- */
+
+
+/* Every key under PREFIX + rel_prefix, a ListObjectsV2 page at a time: fn gets the part of
+ * the key after rel_prefix and its LastModified (seconds, -1 when missing or unreadable);
+ * a nonzero return stops the listing and is returned. A missing bucket lists as empty. */
+int trove__s3_list_keys(struct s3_backend *s, const char *rel_prefix, key_fn fn, void *ctx)
+{
+    struct trove_bytes page = {0};
+    char url[8192], what[KEY_MAX + 128], key[KEY_MAX], token[2048], trunc[16], pfx[KEY_MAX];
+    char mtime[64];
+    size_t plen;
+    char *epfx = NULL;
+    int rc = TROVE_OK, pages = 0;
+
+    snprintf(pfx, sizeof pfx, "%s%s", s->prefix, rel_prefix);
+    plen = strlen(pfx);
+    {
+        CURL *h = take_handle(s);
+        if (!h)
+            return TROVE_ERR_NOMEM;
+        epfx = curl_easy_escape(h, pfx, (int)plen);
+        give_handle(s, h);
+        if (!epfx)
+            return TROVE_ERR_NOMEM;
+    }
+    snprintf(what, sizeof what, "s3://%s/%s (listing)", s->bucket, pfx);
+    token[0] = '\0';
+    for (;;) {
+        struct req r = {0};
+        size_t pos = 0;
+        int found;
+
+        if (token[0]) {
+            CURL *h = take_handle(s);
+            char *etok = h ? curl_easy_escape(h, token, 0) : NULL;
+            if (h)
+                give_handle(s, h);
+            if (!etok) {
+                rc = TROVE_ERR_NOMEM;
+                goto out;
+            }
+            /* Parameters in sorted order: curl 7.88 signs the query as it is written. */
+            snprintf(url, sizeof url, "%s/?continuation-token=%s&list-type=2&max-keys=%u&prefix=%s",
+                     s->bucket_url, etok, s->list_page, epfx);
+            curl_free(etok);
+        } else {
+            snprintf(url, sizeof url, "%s/?list-type=2&max-keys=%u&prefix=%s", s->bucket_url,
+                     s->list_page, epfx);
+        }
+        page.len = 0;
+        r.method = "GET";
+        r.url = url;
+        r.what = what;
+        r.out = &page;
+        r.max_len = LIST_BODY_MAX;
+        rc = trove__s3_perform(s, &r);
+        if (rc == TROVE_ERR_NOTFOUND && !strcmp(r.code, "NoSuchBucket")) {
+            rc = TROVE_OK; /* no bucket yet: no keys */
+            goto out;
+        }
+        if (rc != TROVE_OK)
+            goto out;
+        pages++;
+        while ((found = trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "Key", key,
+                                           sizeof key)) == 1) {
+            size_t mpos = pos;
+            int64_t t = -1;
+            /* Within a <Contents>, LastModified follows Key (S3, Swift, MinIO all write it so). */
+            if (trove__s3_xml_next((const char *)page.ptr, page.len, &mpos, "LastModified", mtime,
+                                   sizeof mtime) == 1)
+                t = trove__s3_parse_time(mtime);
+            if (strncmp(key, pfx, plen) != 0)
+                continue;
+            if ((rc = fn(ctx, key + plen, t)) != 0)
+                goto out;
+        }
+        if (found < 0) {
+            trove__s3_set_err(s, "S3 list %s: a <Key> in page %d is malformed or too long", what,
+                              pages);
+            rc = TROVE_ERR_REMOTE;
+            goto out;
+        }
+        pos = 0;
+        if (trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "IsTruncated", trunc,
+                               sizeof trunc) != 1 ||
+            strcmp(trunc, "true") != 0)
+            break;
+        pos = 0;
+        if (trove__s3_xml_next((const char *)page.ptr, page.len, &pos, "NextContinuationToken",
+                               token, sizeof token) != 1 ||
+            !token[0]) {
+            trove__s3_set_err(
+                s, "S3 list %s: page %d is truncated but has no usable continuation token", what,
+                pages);
+            rc = TROVE_ERR_REMOTE;
+            goto out;
+        }
+    }
+out:
+    curl_free(epfx);
+    trove_bytes_free(&page);
+    return rc;
+}

@@ -1,0 +1,131 @@
+/*
+ * s3_request.h: the S3 backend's request layer (s3_request.c), shared with the backend
+ * itself (backend_s3.c): the backend's state, one request with its retries and its error
+ * message, the URLs of keys, objects and packs, and listing keys. Nothing here knows packs
+ * or staging; backend_s3.c builds those on these calls. Internal to the store layer.
+ */
+#ifndef TROVE_STORE_S3_REQUEST_H
+#define TROVE_STORE_S3_REQUEST_H
+
+#include "backend_internal.h"
+#include "refmap.h"
+#include "s3_packs.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define POOL_MAX 16                /* idle easy handles kept for reuse */
+#define ERR_BODY_MAX (64u << 10)   /* what is kept of an error answer's body */
+#define LIST_BODY_MAX (8u << 20)   /* one ListObjectsV2 page (1,000 keys is ~300 KiB) */
+#define BACKOFF_BASE_MS 50u
+#define BACKOFF_CAP_MS 2000u
+#define KEY_MAX 1100               /* S3 keys are at most 1,024 bytes */
+
+struct staged {
+    struct trove_digest d;
+    uint8_t *data;
+    size_t len;
+};
+
+struct s3_backend {
+    struct trove_backend base; /* first: backend.c sees only this */
+    char *bucket;              /* for messages and URLs */
+    char *prefix;              /* "" or "some/prefix/" */
+    char *bucket_url;          /* scheme://host[:port]/bucket or scheme://bucket.host[:port] */
+    char sigv4[96];            /* "aws:amz:REGION:s3" */
+    char *access_key, *secret_key, *session_token;
+    long timeout_ms;
+    unsigned retries, list_page;
+    int verbose;
+    pthread_mutex_t mu; /* guards pool, npool, err, staged..., packs */
+    CURL *pool[POOL_MAX];
+    int npool;
+    char err[768];
+    struct staged *staged;
+    size_t nstaged, capstaged, staged_bytes;
+    struct refmap staged_set;    /* digests staged or being published */
+    struct trove__s3_packs packs; /* the pack index */
+    pthread_mutex_t load_mu;     /* loads of the pack list take turns */
+    pthread_mutex_t del_mu;      /* deletes take turns */
+    atomic_int loaded;           /* the pack list was read once */
+    atomic_uint gen;             /* loads of the pack list so far */
+    atomic_uint_fast64_t requests, retried;
+};
+
+
+struct req {
+    const char *method;      /* GET, HEAD, PUT, DELETE */
+    const char *url;
+    const char *what;        /* s3://bucket/key, for messages */
+    const void *body;        /* PUT only */
+    size_t body_len;
+    const char *range;       /* "bytes=a-b" or NULL */
+    struct trove_bytes *out; /* a success body is appended here (NULL: none wanted) */
+    size_t max_len;          /* ... up to this many bytes, else TROVE_ERR_LIMIT */
+    /* results */
+    long status;
+    curl_off_t length;       /* Content-Length of the answer (-1 unknown) */
+    char code[64];           /* <Code> of an error body, "" if none */
+    char crange[96];         /* Content-Range of a 206 answer, "" if none */
+};
+
+struct obj {
+    char url[KEY_MAX + 512];
+    char what[KEY_MAX + 128];
+};
+
+typedef int (*key_fn)(void *ctx, const char *rest, int64_t mtime);
+
+/* curl_global_init, once per process: 0, or -1 if it failed. */
+int trove__s3_curl_init(void);
+int trove__s3_curl_init(void);
+
+void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...);
+
+/*
+ * Run r with retries. Returns TROVE_OK for a 2xx answer, TROVE_ERR_NOTFOUND for 404 (with
+ * r->code telling NoSuchKey from NoSuchBucket), TROVE_ERR_LIMIT when the body passed
+ * r->max_len, TROVE_ERR_NOMEM, or TROVE_ERR_REMOTE with the last error set.
+ */
+int trove__s3_perform(struct s3_backend *s, struct req *r);
+
+/* The URL and the s3:// name of key PREFIX + rel. */
+void trove__s3_key_names(const struct s3_backend *s, const char *rel, struct obj *o);
+
+void trove__s3_obj_names(const struct s3_backend *s, const struct trove_digest *d, struct obj *o);
+
+/* PUT data at o (replacing what is there), creating the bucket if it is missing. */
+int trove__s3_put_at(struct s3_backend *s, const struct obj *o, const void *data, size_t len);
+
+void trove__s3_pack_names(const struct s3_backend *s, const char *hex, const char *suffix,
+                       struct obj *o);
+
+/* GET o (the bytes of range, "bytes=a-b" or "bytes=-n", when not NULL), appended to out,
+ * at most max_len bytes. */
+int trove__s3_get_at(struct s3_backend *s, const struct obj *o, const char *range,
+                  struct trove_bytes *out, size_t max_len, struct req *r);
+
+/* A request with no body either way: HEAD or DELETE. */
+int trove__s3_bare_at(struct s3_backend *s, const struct obj *o, const char *method, struct req *r);
+
+/* DELETE o; a key (or bucket) that is not there is no error: gone is what was asked. */
+int trove__s3_delete_at(struct s3_backend *s, const struct obj *o);
+
+/* put-if-absent of loose object d: HEAD, then PUT if it is missing. */
+int trove__s3_loose_put(struct s3_backend *s, const struct trove_digest *d, const void *data,
+                     size_t len, int *created_out);
+
+int trove__s3_loose_get(struct s3_backend *s, const struct trove_digest *d, struct trove_bytes *out,
+                     size_t max_len);
+
+int trove__s3_loose_size(struct s3_backend *s, const struct trove_digest *d, uint64_t *len_out);
+
+/* Every key under PREFIX + rel_prefix, a ListObjectsV2 page at a time: fn gets the part of
+ * the key after rel_prefix and its LastModified (seconds, -1 when missing or unreadable);
+ * a nonzero return stops the listing and is returned. A missing bucket lists as empty. */
+int trove__s3_list_keys(struct s3_backend *s, const char *rel_prefix, key_fn fn, void *ctx);
+
+#endif
