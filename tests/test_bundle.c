@@ -631,6 +631,59 @@ static void test_read_errors(void)
     e[0].usize = (1u << 20) + 1;
     build_zip(e, 2, &z);
     expect_read_error(z.ptr, z.len, "bomb.bin", UINT64_MAX, TROVE_ERR_CORRUPT, "lying long");
+    /* over TROVE_BUNDLE_RATIO_FREE, the ratio is held to TROVE_BUNDLE_MAX_RATIO: 17 MiB of
+     * one random 1000-byte block over and over (about 200:1, which deflate's own limit
+     * lets by) is refused before anything is allocated; 17 MiB of text that deflates about
+     * 1.6:1 reads */
+    {
+        size_t big = 17u << 20;
+        uint8_t *zeros = calloc(1, big), *text = malloc(big);
+        struct trove_bytes zdef = {0}, tdef = {0};
+        uint64_t seed = 7;
+        CHECK(zeros && text);
+        for (size_t i = 0; text && i < big; i++)
+            text[i] = (uint8_t)('a' + (test_rand(&seed) % 26));
+        for (size_t i = 0; zeros && i < big; i++) /* "zeros": the repeated block */
+            zeros[i] = i < 1000 ? (uint8_t)test_rand(&seed) : zeros[i - 1000];
+        /* a header that lies long by far: 15 MiB declared, 1 MiB of text there. The
+         * buffer grows with the bytes that come, not with the declared size. */
+        raw_deflate(text, 1u << 20, &tdef);
+        e[0] = (struct zent){"short.bin", 9, tdef.ptr, tdef.len, 8, 15u << 20,
+                             (uint32_t)crc32(0, text, 1u << 20)};
+        build_zip(e, 2, &z);
+        CHECK_EQ_INT(trove_bundle_open_mem(z.ptr, z.len, &b, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_bundle_read(b, "short.bin", UINT64_MAX, &out, NULL), TROVE_ERR_CORRUPT);
+        CHECK(out.cap <= (4u << 20));
+        trove_bundle_close(b);
+        trove_bytes_free(&out);
+        out.len = 0;
+        tdef.len = 0;
+        raw_deflate(zeros, big, &zdef);
+        raw_deflate(text, big, &tdef);
+        e[0] = (struct zent){"repeat.bin", 10, zdef.ptr, zdef.len, 8, (uint32_t)big,
+                             (uint32_t)crc32(0, zeros, (uInt)big)};
+        build_zip(e, 2, &z);
+        CHECK(zdef.len * 1032 > big && zdef.len * TROVE_BUNDLE_MAX_RATIO < big);
+        expect_read_error(z.ptr, z.len, "repeat.bin", UINT64_MAX, TROVE_ERR_BOMB, "ratio 200:1");
+        CHECK_EQ_INT(trove_bundle_open_mem(z.ptr, z.len, &b, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_bundle_read(b, "repeat.bin", UINT64_MAX, &out, NULL), TROVE_ERR_BOMB);
+        CHECK_EQ_INT(out.cap, 0); /* refused before a byte was allocated */
+        trove_bundle_close(b);
+        e[0] = (struct zent){"text.bin", 8, tdef.ptr, tdef.len, 8, (uint32_t)big,
+                             (uint32_t)crc32(0, text, (uInt)big)};
+        build_zip(e, 2, &z);
+        CHECK_EQ_INT(trove_bundle_open_mem(z.ptr, z.len, &b, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_bundle_read(b, "text.bin", UINT64_MAX, &out, NULL), TROVE_OK);
+        CHECK(out.len == big && memcmp(out.ptr, text, big) == 0);
+        trove_bundle_close(b);
+        trove_bytes_free(&out);
+        out.len = 0;
+        trove_bytes_free(&zdef);
+        trove_bytes_free(&tdef);
+        free(zeros);
+        free(text);
+    }
+    e[0] = (struct zent){"bomb.bin", 8, def.ptr, def.len, 8, 1u << 20, (uint32_t)crc};
     /* a wrong CRC on a deflated entry */
     e[0].usize = 1u << 20;
     e[0].crc ^= 1;

@@ -30,6 +30,11 @@ extern "C" {
 #define TROVE_BUNDLE_MAX_NAME 255u                /* bytes of an entry name */
 #define TROVE_BUNDLE_MAX_TOTAL (16ull << 30)      /* declared uncompressed bytes, all entries */
 #define TROVE_BUNDLE_MAX_MANIFEST (1u << 20)      /* bytes of manifest.json */
+/* A DEFLATED entry over TROVE_BUNDLE_RATIO_FREE bytes may expand its compressed size at most
+ * TROVE_BUNDLE_MAX_RATIO times (trove's own Parquet entries stay under 4:1; a zip bomb's
+ * are near deflate's 1032:1): more is refused before a byte is allocated. */
+#define TROVE_BUNDLE_MAX_RATIO 100u
+#define TROVE_BUNDLE_RATIO_FREE (16u << 20)
 #define TROVE_BUNDLE_FORMAT_VERSION 1u            /* the manifest's format_version */
 #define TROVE_BUNDLE_MANIFEST_NAME "manifest.json"
 
@@ -202,7 +207,10 @@ int trove_bundle_find(const struct trove_bundle *b, const char *name, size_t *in
  * TROVE_ERR_NOTFOUND; TROVE_ERR_FORMAT (a compression method other than STORED and
  * DEFLATED, or encryption); TROVE_ERR_LIMIT (declared size over max, or over SIZE_MAX);
  * TROVE_ERR_BOMB (a DEFLATED entry that declares more than deflate can expand its
- * compressed size to, or that inflates past its declared size); TROVE_ERR_CORRUPT (a
+ * compressed size to, or over TROVE_BUNDLE_RATIO_FREE bytes and more than
+ * TROVE_BUNDLE_MAX_RATIO times it, or that inflates past its declared size); memory grows
+ * with the bytes that really come (at most twice them, plus 1 MiB), not with what the
+ * header declares; TROVE_ERR_CORRUPT (a
  * STORED entry whose two sizes differ, data that end early, other archive damage);
  * TROVE_ERR_INFLATE (a malformed deflate stream); TROVE_ERR_CHECKSUM (CRC-32 mismatch);
  * TROVE_ERR_NOMEM; -errno (read errors). On error out's content is unchanged.

@@ -47,6 +47,7 @@
 #include <zip.h>
 
 #define DEFLATE_MAX_RATIO 1032u /* deflate emits at most 258 bytes per 2 bits, ~1032:1 */
+#define READ_STEP ((uint64_t)1 << 20) /* an entry is read 1 MiB, then as much as came, at a time */
 
 struct bundle_ent {
     const char *name;   /* libzip's string, valid until zip_close */
@@ -635,6 +636,12 @@ static int check_entry_stat(struct trove_bundle *b, size_t i, uint64_t max, zip_
                           "entry \"%s\" declares %llu bytes from %llu compressed, more than "
                           "deflate can produce", name, (unsigned long long)st->size,
                           (unsigned long long)st->comp_size);
+    if (st->comp_method == ZIP_CM_DEFLATE && st->size > TROVE_BUNDLE_RATIO_FREE &&
+        st->size / TROVE_BUNDLE_MAX_RATIO > st->comp_size)
+        return TROVE_FAIL(diag, TROVE_ERR_BOMB, 0,
+                          "entry \"%s\" declares %llu bytes from %llu compressed, over %u:1 "
+                          "(a zip bomb?)", name, (unsigned long long)st->size,
+                          (unsigned long long)st->comp_size, TROVE_BUNDLE_MAX_RATIO);
     return TROVE_OK;
 }
 
@@ -659,12 +666,6 @@ int trove_bundle_read(struct trove_bundle *b, const char *name, uint64_t max,
     rc = check_entry_stat(b, i, max, &st, diag);
     if (rc != TROVE_OK)
         goto out;
-    rc = trove_bytes_reserve(out, (size_t)st.size);
-    if (rc != TROVE_OK) {
-        TROVE_FAIL(diag, rc, 0, "entry \"%s\": out of memory for %llu bytes", name,
-                   (unsigned long long)st.size);
-        goto out;
-    }
     zf = zip_fopen_index(b->za, b->ents[i].index, 0);
     if (!zf) {
         rc = TROVE_FAIL(diag, zip_err_code(zip_get_error(b->za), TROVE_ERR_CORRUPT), 0,
@@ -672,7 +673,17 @@ int trove_bundle_read(struct trove_bundle *b, const char *name, uint64_t max,
         goto out;
     }
     while (got < st.size) {
-        r = zip_fread(zf, out->ptr + out->len + got, st.size - got);
+        /* Room for what comes next, growing with what came: a header that lies long costs
+         * the bytes that really arrive, not the bytes it declares. */
+        uint64_t want = st.size - got, step = got > READ_STEP ? got : READ_STEP;
+        if (want > step)
+            want = step;
+        if ((rc = trove_bytes_reserve(out, (size_t)(got + want))) != TROVE_OK) {
+            TROVE_FAIL(diag, rc, got, "entry \"%s\": out of memory for %llu bytes", name,
+                       (unsigned long long)(got + want));
+            goto out;
+        }
+        r = zip_fread(zf, out->ptr + out->len + got, (zip_uint64_t)want);
         if (r < 0) {
             rc = TROVE_FAIL(diag, zip_err_code(zip_file_get_error(zf), TROVE_ERR_CORRUPT),
                             got, "entry \"%s\": %s", name, zip_file_strerror(zf));
