@@ -31,6 +31,7 @@
 
 #include "backend_internal.h"
 #include "common/alloc.h"
+#include "common/beneath.h"
 #include "common/fail.h"
 #include "pack.h"
 #include "refmap.h"
@@ -134,7 +135,7 @@ static int fsync_dir_fd(int fd)
 
 static int fsync_dir_at(int at, const char *name)
 {
-    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
     if (fd < 0)
         return -errno;
     rc = fsync_dir_fd(fd);
@@ -146,9 +147,16 @@ static int fsync_dir_at(int at, const char *name)
  * the new entry is durable. */
 static int ensure_dir_at(int at, const char *name)
 {
+    struct stat st;
+
     if (mkdirat(at, name, FS_DIR_MODE) == 0)
         return fsync_dir_fd(at);
-    return errno == EEXIST ? TROVE_OK : -errno;
+    if (errno != EEXIST)
+        return -errno;
+    /* There already: a directory of its own, not a link to one somewhere else. */
+    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return -errno;
+    return S_ISDIR(st.st_mode) ? TROVE_OK : TROVE_ERR_CORRUPT;
 }
 
 /* fsync the directory that holds path p (NUL-terminated, length n). */
@@ -243,7 +251,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     *created_out = 0;
     /* Fast path for deduplicated data: the object is there, skip writing it. The fsync
      * makes "durable on return" hold even if a concurrent put linked it a moment ago. */
-    if (fstatat(be->objects_fd, rel, &st, 0) == 0) {
+    if (fstatat(be->objects_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0) {
         rc = be->nosync ? TROVE_OK : fsync_dir_at(be->objects_fd, fan);
         goto out;
     }
@@ -417,7 +425,7 @@ static int ensure_packs_dir(struct fs_backend *be)
         return TROVE_OK;
     if ((rc = ensure_dir_at(be->objects_fd, "packs")) != TROVE_OK)
         return rc;
-    be->packs_fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    be->packs_fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     return be->packs_fd < 0 ? -errno : TROVE_OK;
 }
 
@@ -504,7 +512,7 @@ static int pack_read(struct fs_backend *be, uint32_t p, uint64_t off, uint64_t l
     pthread_mutex_lock(&be->mu);
     snprintf(name, sizeof name, "%s", be->packs[p].name);
     pthread_mutex_unlock(&be->mu);
-    if ((fd = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((fd = trove__open_beneath(be->packs_fd, name, O_RDONLY, 0)) < 0)
         return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
     if ((rc = trove_bytes_reserve(out, (size_t)len)) != TROVE_OK)
         goto out;
@@ -533,11 +541,13 @@ static int fs_get(struct trove_backend *base, const struct trove_digest *d,
     int fd, rc = TROVE_OK;
 
     object_name(d, fan, rel);
-    fd = openat(be->objects_fd, rel, O_RDONLY | O_CLOEXEC);
+    fd = trove__open_beneath(be->objects_fd, rel, O_RDONLY, 0);
     if (fd < 0) {
         uint32_t p;
         uint64_t off, len;
-        rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+        rc = errno == ENOENT                    ? TROVE_ERR_NOTFOUND
+             : errno == ELOOP || errno == EXDEV ? TROVE_ERR_CORRUPT /* a link: not ours */
+                                                : -errno;
         if (rc == TROVE_ERR_NOTFOUND && (packed_find(be, d, &p, &off, &len) ||
                                          packed_find_fresh(be, d, &p, &off, &len)))
             rc = len > (uint64_t)max_len ? TROVE_ERR_LIMIT : pack_read(be, p, off, len, out);
@@ -575,7 +585,7 @@ static int fs_size(struct trove_backend *base, const struct trove_digest *d, uin
     uint64_t off;
 
     object_name(d, fan, rel);
-    if (fstatat(be->objects_fd, rel, &st, 0) != 0) {
+    if (fstatat(be->objects_fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         int err = errno;
         if (err == ENOENT && (packed_find(be, d, &p, &off, len_out) ||
                               packed_find_fresh(be, d, &p, &off, len_out)))
@@ -601,7 +611,7 @@ static int dead_append(struct fs_backend *be, uint32_t p, const struct trove_dig
     int fd, rc = TROVE_OK;
 
     dead_name(be->packs[p].name, name);
-    fd = openat(be->packs_fd, name, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, FS_FILE_MODE);
+    fd = trove__open_beneath(be->packs_fd, name, O_WRONLY | O_CREAT | O_APPEND, FS_FILE_MODE);
     if (fd < 0)
         return -errno;
     rc = write_all(fd, d->b, sizeof d->b);
@@ -747,7 +757,7 @@ static int fs_list(struct trove_backend *base,
 
     for (int i = 0; i < 256; i++) {
         char fan[3] = {hexd[i >> 4], hexd[i & 15], 0};
-        int fd = openat(be->objects_fd, fan, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int fd = openat(be->objects_fd, fan, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
             if (errno == ENOENT)
                 continue; /* no object with this prefix was ever stored */
@@ -801,7 +811,7 @@ static int fs_list(struct trove_backend *base,
             char fan[3], rel[36];
             struct stat st;
             object_name(&all[k], fan, rel);
-            if (fstatat(be->objects_fd, rel, &st, 0) == 0)
+            if (fstatat(be->objects_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 continue; /* also loose: listed already */
             rc = fn(ctx, &all[k]);
         }
@@ -825,7 +835,7 @@ static uint64_t drop_dead(struct fs_backend *be, const char *pack, struct trove_
     int fd;
 
     dead_name(pack, name);
-    if ((fd = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((fd = trove__open_beneath(be->packs_fd, name, O_RDONLY, 0)) < 0)
         return n;
     if (fstat(fd, &st) == 0 && st.st_size >= 16 && (uint64_t)st.st_size <= 32 * n + 16 &&
         (dead = trove__malloc((size_t)st.st_size)) != NULL &&
@@ -848,8 +858,9 @@ static uint64_t drop_dead(struct fs_backend *be, const char *pack, struct trove_
 
 /* Read and check pack `name`'s footer and index into *e_out (malloc'd) and *count_out.
  * Errors: TROVE_ERR_NOMEM, -errno (opening it), or the check that failed, with why. */
-static int pack_read_index(struct fs_backend *be, const char *name, struct trove__pack_entry **e_out,
-                           uint64_t *count_out, uint64_t *size_out, char *why, size_t whylen)
+static int pack_read_index(struct fs_backend *be, const char *name,
+                           struct trove__pack_entry **e_out, uint64_t *count_out,
+                           uint64_t *size_out, char *why, size_t whylen)
 {
     uint8_t foot[TROVE__PACK_FOOTER], *tail = NULL;
     struct trove__pack_entry *e = NULL;
@@ -860,7 +871,7 @@ static int pack_read_index(struct fs_backend *be, const char *name, struct trove
     int pf, rc;
 
     *e_out = NULL;
-    if ((pf = openat(be->packs_fd, name, O_RDONLY | O_CLOEXEC)) < 0)
+    if ((pf = trove__open_beneath(be->packs_fd, name, O_RDONLY, 0)) < 0)
         return -errno;
     if (fstat(pf, &st) != 0) {
         rc = -errno;
@@ -935,11 +946,12 @@ static int load_packs_from(struct fs_backend *be, int fresh)
     int fd, rc = TROVE_OK;
 
     if (be->packs_fd < 0) {
-        if ((fd = openat(be->objects_fd, "packs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+        if ((fd = openat(be->objects_fd, "packs",
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
             return errno == ENOENT ? TROVE_OK : -errno;
         be->packs_fd = fd;
     }
-    if ((fd = openat(be->packs_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = openat(be->packs_fd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return -errno;
     if (!(dp = fdopendir(fd))) {
         close(fd);
@@ -1059,7 +1071,7 @@ static int temp_is_stale(int tmp_fd, const char *name)
  * now is harmless and is retried at the next open. */
 static void clean_tmp(int tmp_fd, int only_tmp_names)
 {
-    int fd = openat(tmp_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = openat(tmp_fd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
     struct dirent *de;
 
@@ -1093,7 +1105,7 @@ static int quarantine_dir(struct fs_backend *be)
     if (fd < 0) {
         if (mkdirat(be->root_fd, "quarantine", FS_DIR_MODE) == 0 && !be->nosync)
             fsync_dir_fd(be->root_fd);
-        fd = openat(be->root_fd, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        fd = openat(be->root_fd, "quarantine", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0)
             atomic_store(&be->quarantine_fd, fd);
     }
@@ -1249,7 +1261,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
         return -ENAMETOOLONG;
     if (!readonly && (rc = mkdir_p(dir, len)) != TROVE_OK)
         goto out;
-    root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* DIR itself may be a link */
     if (root < 0) {
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         goto out;
@@ -1272,13 +1284,13 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     be->nosync = (flags & TROVE_BACKEND_NOSYNC) != 0;
     be->base.no_verify = (flags & TROVE_BACKEND_NOVERIFY) != 0;
     be->tmp_fd = -1;
-    be->objects_fd = openat(root, "objects", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    be->objects_fd = openat(root, "objects", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (be->objects_fd < 0) {
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         goto out;
     }
     if (!readonly) {
-        be->tmp_fd = openat(root, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        be->tmp_fd = openat(root, "tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (be->tmp_fd < 0) {
             rc = -errno;
             goto out;
@@ -1288,7 +1300,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     if ((rc = load_packs(be)) != TROVE_OK)
         goto out;
     atomic_store(&be->quarantine_fd,
-                 openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+                 openat(root, "quarantine", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!readonly && atomic_load(&be->quarantine_fd) >= 0)
         clean_tmp(atomic_load(&be->quarantine_fd), 1); /* records (32 hex) never match */
     be->root_fd = root;

@@ -24,6 +24,7 @@
 #include "store_internal.h"
 #include "backend_s3.h"
 #include "common/alloc.h"
+#include "common/beneath.h"
 #include "common/fail.h"
 #include "recipe_head.h"
 
@@ -168,8 +169,10 @@ static int read_file_at(int dirfd, const char *name, struct trove_bytes *out)
     size_t got = 0;
 
     out->len = 0;
-    if ((fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC)) < 0) {
-        rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+    if ((fd = trove__open_beneath(dirfd, name, O_RDONLY, 0)) < 0) {
+        rc = errno == ENOENT                    ? TROVE_ERR_NOTFOUND
+             : errno == ELOOP || errno == EXDEV ? TROVE_ERR_CORRUPT /* a link: not a recipe */
+                                                : -errno;
         goto out;
     }
     if (fstat(fd, &st) != 0) {
@@ -256,7 +259,7 @@ static int publish_at(int dirfd, const char *final, const char *tmp, const void 
 {
     int fd, rc;
 
-    fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, FILE_MODE);
+    fd = trove__open_beneath(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC, FILE_MODE);
     if (fd < 0)
         return -errno;
     rc = write_all(fd, data, len);
@@ -329,7 +332,7 @@ int trove__recipe_names(struct trove_store *s, char ***out, size_t *count_out)
     }
     if (s->vol_fd < 0)
         return TROVE_OK;
-    if ((fd = openat(s->vol_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+    if ((fd = openat(s->vol_fd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
         return -errno;
     if (!(dp = fdopendir(fd))) {
         rc = -errno;
@@ -416,7 +419,7 @@ static void clean_temps(int dirfd)
 {
     DIR *dp;
     struct dirent *de;
-    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
     if (fd < 0)
         return;
@@ -464,8 +467,8 @@ static int take_lock(struct trove_store *s)
 {
     int ro = (s->flags & TROVE_STORE_READONLY) != 0, rc;
 
-    s->lock_fd = openat(s->dir_fd, "lock", (ro ? O_RDONLY : O_RDWR | O_CREAT) | O_CLOEXEC,
-                        FILE_MODE);
+    s->lock_fd = openat(s->dir_fd, "lock",
+                        (ro ? O_RDONLY : O_RDWR | O_CREAT) | O_NOFOLLOW | O_CLOEXEC, FILE_MODE);
     if (s->lock_fd < 0)
         return ro && errno == ENOENT ? TROVE_OK : -errno;
     if (!ro && (rc = lock_byte(s->lock_fd, F_WRLCK, LOCK_WRITER,
@@ -520,7 +523,7 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
             goto out;
         }
     }
-    if ((s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    if ((s->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) { /* may be a link */
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         TROVE_FAIL(diag, rc, 0, "cannot open the store %s: %s", dir,
                    errno == ENOENT ? "no such directory" : strerror(errno));
@@ -533,7 +536,7 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
         goto out;
     }
     /* Without CREATE a directory that is not a store is left alone. */
-    s->vol_fd = openat(s->dir_fd, "volumes", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    s->vol_fd = openat(s->dir_fd, "volumes", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (s->vol_fd < 0) {
         rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
         TROVE_FAIL(diag, rc, 0, "%s is not a trove store (%s/volumes: %s)", dir, dir,
