@@ -34,6 +34,17 @@ uint64_t trove_testing_alloc_count(void);
 uint64_t trove_testing_alloc_failures(void);
 
 /*
+ * I/O error injection, for the store on disk (store.c, backend_fs.c: every write, read,
+ * pread, fsync, renameat and linkat they make). After trove_testing_io_fail_at(n, err,
+ * sticky) with n > 0, the nth such call from then on fails with errno err (EIO, ENOSPC, ...;
+ * 0 is EIO), and with sticky every later one too, as a full disk would; n == 0 turns the
+ * hook off. trove_testing_io_count() is how many calls were made since it was armed.
+ * Atomic, like the allocation hook.
+ */
+void trove_testing_io_fail_at(uint64_t n, int err, int sticky);
+uint64_t trove_testing_io_count(void);
+
+/*
  * A fault-injecting backend (src/store/backend_fault.c), for the streaming tests and
  * benchmarks: gets made slow and unreliable on purpose over any other backend.
  */

@@ -33,6 +33,7 @@
 #include "common/alloc.h"
 #include "common/beneath.h"
 #include "common/fail.h"
+#include "common/io.h"
 #include "pack.h"
 #include "refmap.h"
 
@@ -128,7 +129,7 @@ static void temp_name(char out[64])
  * there is nothing more to do on those, so that is not an error. */
 static int fsync_dir_fd(int fd)
 {
-    if (fsync(fd) != 0 && errno != EINVAL)
+    if (trove__io_fsync(fd) != 0 && errno != EINVAL)
         return -errno;
     return TROVE_OK;
 }
@@ -203,7 +204,7 @@ static int mkdir_p(const char *dir, size_t len)
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = write(fd, p, n < FS_IO_CHUNK ? n : FS_IO_CHUNK);
+        ssize_t w = trove__io_write(fd, p, n < FS_IO_CHUNK ? n : FS_IO_CHUNK);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -223,7 +224,7 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 static int read_exact(int fd, struct trove_bytes *out, size_t n)
 {
     while (n > 0) {
-        ssize_t r = read(fd, out->ptr + out->len, n < FS_IO_CHUNK ? n : FS_IO_CHUNK);
+        ssize_t r = trove__io_read(fd, out->ptr + out->len, n < FS_IO_CHUNK ? n : FS_IO_CHUNK);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -276,7 +277,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     rc = write_all(fd, data, len);
     if (rc != TROVE_OK)
         goto out;
-    if (!be->nosync && fsync(fd) != 0) {
+    if (!be->nosync && trove__io_fsync(fd) != 0) {
         rc = -errno;
         goto out;
     }
@@ -287,7 +288,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     }
     fd = -1;
     /* The commit point: link() fails with EEXIST rather than replace an existing object. */
-    if (linkat(be->tmp_fd, tmp, be->objects_fd, rel, 0) == 0)
+    if (trove__io_linkat(be->tmp_fd, tmp, be->objects_fd, rel, 0) == 0)
         *created_out = 1;
     else if (errno != EEXIST) {
         rc = -errno;
@@ -453,7 +454,7 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
             return -errno;
     }
     rc = write_all(fd, buf->ptr, buf->len);
-    if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
+    if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
         rc = -errno;
     if (close(fd) != 0 && rc == TROVE_OK)
         rc = -errno;
@@ -468,8 +469,8 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
     /* A pack of this name has this very index. It is these bytes, or a damaged copy of
      * them (a flipped byte in an object or in the index, which open skipped): these were
      * hashed as they were staged, so they replace it either way, atomically. */
-    if (rc == TROVE_OK && linkat(be->tmp_fd, tmp, be->packs_fd, name, 0) != 0 &&
-        (errno != EEXIST || renameat(be->tmp_fd, tmp, be->packs_fd, name) != 0))
+    if (rc == TROVE_OK && trove__io_linkat(be->tmp_fd, tmp, be->packs_fd, name, 0) != 0 &&
+        (errno != EEXIST || trove__io_renameat(be->tmp_fd, tmp, be->packs_fd, name) != 0))
         rc = -errno;
     unlinkat(be->tmp_fd, tmp, 0);
     if (rc == TROVE_OK && !be->nosync)
@@ -517,7 +518,8 @@ static int pack_read(struct fs_backend *be, uint32_t p, uint64_t off, uint64_t l
     if ((rc = trove_bytes_reserve(out, (size_t)len)) != TROVE_OK)
         goto out;
     while (got < len) {
-        ssize_t r = pread(fd, out->ptr + out->len + got, (size_t)(len - got), (off_t)(off + got));
+        ssize_t r =
+            trove__io_pread(fd, out->ptr + out->len + got, (size_t)(len - got), (off_t)(off + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -615,7 +617,7 @@ static int dead_append(struct fs_backend *be, uint32_t p, const struct trove_dig
     if (fd < 0)
         return -errno;
     rc = write_all(fd, d->b, sizeof d->b);
-    if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
+    if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
         rc = -errno;
     close(fd);
     return rc;
@@ -839,7 +841,7 @@ static uint64_t drop_dead(struct fs_backend *be, const char *pack, struct trove_
         return n;
     if (fstat(fd, &st) == 0 && st.st_size >= 16 && (uint64_t)st.st_size <= 32 * n + 16 &&
         (dead = trove__malloc((size_t)st.st_size)) != NULL &&
-        pread(fd, dead, (size_t)st.st_size, 0) == st.st_size) {
+        trove__io_pread(fd, dead, (size_t)st.st_size, 0) == st.st_size) {
         nd = (size_t)st.st_size / 16;
         for (uint64_t k = 0; k < n;) {
             int gone = 0;
@@ -878,7 +880,8 @@ static int pack_read_index(struct fs_backend *be, const char *name,
         goto out;
     }
     if (st.st_size < TROVE__PACK_FOOTER ||
-        pread(pf, foot, sizeof foot, st.st_size - TROVE__PACK_FOOTER) != (ssize_t)sizeof foot) {
+        trove__io_pread(pf, foot, sizeof foot, st.st_size - TROVE__PACK_FOOTER) !=
+            (ssize_t)sizeof foot) {
         rc = TROVE_FAIL(&diag, TROVE_ERR_TRUNCATED, 0, "shorter than its footer");
         goto out;
     }
@@ -889,7 +892,7 @@ static int pack_read_index(struct fs_backend *be, const char *name,
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    if (pread(pf, tail, tl, (off_t)index) != (ssize_t)tl) {
+    if (trove__io_pread(pf, tail, tl, (off_t)index) != (ssize_t)tl) {
         rc = TROVE_FAIL(&diag, TROVE_ERR_TRUNCATED, 0, "its index cannot be read whole");
         goto out;
     }
@@ -1135,10 +1138,10 @@ static int fs_quarantine(struct trove_backend *base, const struct trove_digest *
     }
     if ((rc = write_all(fd, (const uint8_t *)why, n)) == TROVE_OK)
         rc = write_all(fd, (const uint8_t *)"\n", 1);
-    if (rc == TROVE_OK && !be->nosync && fsync(fd) != 0)
+    if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
         rc = -errno;
     close(fd);
-    if (rc == TROVE_OK && renameat(qfd, tmp, qfd, hex) != 0)
+    if (rc == TROVE_OK && trove__io_renameat(qfd, tmp, qfd, hex) != 0)
         rc = -errno;
     if (rc != TROVE_OK)
         unlinkat(qfd, tmp, 0);

@@ -26,6 +26,7 @@
 #include "common/alloc.h"
 #include "common/beneath.h"
 #include "common/fail.h"
+#include "common/io.h"
 #include "recipe_head.h"
 
 #include <assert.h>
@@ -191,7 +192,7 @@ static int read_file_at(int dirfd, const char *name, struct trove_bytes *out)
         goto out;
     while (got < (size_t)st.st_size) {
         size_t want = (size_t)st.st_size - got;
-        ssize_t r = read(fd, out->ptr + got, want < IO_CHUNK ? want : IO_CHUNK);
+        ssize_t r = trove__io_read(fd, out->ptr + got, want < IO_CHUNK ? want : IO_CHUNK);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0) {
@@ -241,7 +242,7 @@ out:
 static int write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n > 0) {
-        ssize_t w = write(fd, p, n < IO_CHUNK ? n : IO_CHUNK);
+        ssize_t w = trove__io_write(fd, p, n < IO_CHUNK ? n : IO_CHUNK);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -263,13 +264,13 @@ static int publish_at(int dirfd, const char *final, const char *tmp, const void 
     if (fd < 0)
         return -errno;
     rc = write_all(fd, data, len);
-    if (rc == TROVE_OK && sync && fsync(fd) != 0)
+    if (rc == TROVE_OK && sync && trove__io_fsync(fd) != 0)
         rc = -errno;
     if (close(fd) != 0 && rc == TROVE_OK)
         rc = -errno;
-    if (rc == TROVE_OK && renameat(dirfd, tmp, dirfd, final) != 0)
+    if (rc == TROVE_OK && trove__io_renameat(dirfd, tmp, dirfd, final) != 0)
         rc = -errno;
-    if (rc == TROVE_OK && sync && fsync(dirfd) != 0)
+    if (rc == TROVE_OK && sync && trove__io_fsync(dirfd) != 0)
         rc = -errno;
     if (rc != TROVE_OK)
         unlinkat(dirfd, tmp, 0);
@@ -296,7 +297,7 @@ int trove__recipe_remove(struct trove_store *s, const char *name)
         return trove__s3store_head_remove(s, name);
     recipe_file(name, file);
     if (unlinkat(s->vol_fd, file, 0) != 0 ||
-        (!(s->flags & TROVE_STORE_NOSYNC) && fsync(s->vol_fd) != 0))
+        (!(s->flags & TROVE_STORE_NOSYNC) && trove__io_fsync(s->vol_fd) != 0))
         return -errno;
     return TROVE_OK;
 }

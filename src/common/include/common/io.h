@@ -1,0 +1,22 @@
+/*
+ * io.h (internal): the store's file system calls that write, read or make durable — write,
+ * read, pread, fsync, renameat, linkat — go through these wrappers, so that a test can make
+ * the Nth of them fail with EIO or ENOSPC (trove_testing_io_fail_at, trove/testing.h) and
+ * check that every operation then fails with an error that says so and changes nothing.
+ * Each behaves as the call it wraps; when the hook is off the cost is one relaxed load.
+ */
+#ifndef TROVE_COMMON_IO_H
+#define TROVE_COMMON_IO_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+ssize_t trove__io_write(int fd, const void *p, size_t n);
+ssize_t trove__io_read(int fd, void *p, size_t n);
+ssize_t trove__io_pread(int fd, void *p, size_t n, off_t off);
+int trove__io_fsync(int fd);
+int trove__io_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+int trove__io_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
+                     int flags);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * test_io_faults.c: every store operation on disk, with its Nth write, read, pread, fsync,
+ * rename or link failing (trove_testing_io_fail_at), for every N until the operation makes
+ * fewer calls than N: once with a single EIO (a failing disk), once with ENOSPC from the Nth
+ * call on (a full disk). Each run either succeeds or fails with an error, and after it the
+ * store, reopened without faults, holds the old state or the new one — the volume's bytes
+ * are the old or the new bytes, a new capture is absent or whole, a removed volume gone or
+ * there — with verify --deep clean. The operations: a commit of changed blocks (recipe v3
+ * and v1), a new capture written, a snapshot, a volume removed, and gc. The count of states
+ * tried is printed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "trove/capture.h"
+#include "trove/event.h"
+#include "trove/testing.h"
+#include "trove/volume.h"
+
+#define BS 4096u
+#define BLOCKS 8u
+
+static char root[64], sdir[128];
+static int seq;
+static uint8_t old_img[BLOCKS * BS], new_img[BLOCKS * BS];
+static uint64_t states, failed_runs;
+
+static int verify_clean(struct trove_store *s)
+{
+    struct trove_verify_report rep;
+    int rc = trove_store_verify(s, TROVE_VERIFY_DEEP, &rep, NULL, NULL);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "verify: %s (%s)\n", trove_strerror(rc), rep.first_problem);
+    return rc == TROVE_OK;
+}
+
+/* Volume name's bytes, or -1 when it does not open. */
+static int read_volume(struct trove_store *s, const char *name, uint8_t *out)
+{
+    struct trove_volume *v = NULL;
+    int rc = trove_volume_open(s, name, &v, NULL);
+    if (rc != TROVE_OK)
+        return -1;
+    rc = trove_volume_read(v, 0, out, BLOCKS * BS);
+    trove_volume_close(v);
+    return rc == TROVE_OK ? 0 : -1;
+}
+
+static struct trove_store *open_store(void)
+{
+    struct trove_store *s = NULL;
+    CHECK_EQ_INT(trove_store_open(sdir, TROVE_STORE_CREATE, &s, NULL), TROVE_OK);
+    return s;
+}
+
+/* A fresh store holding volume "v" = old_img in format fmt (and a snapshot "keep" of it). */
+static void base_state(int fmt)
+{
+    struct trove_store *s;
+    struct trove_volume *v = NULL;
+
+    snprintf(sdir, sizeof sdir, "%s/s%d", root, seq++);
+    s = open_store();
+    CHECK_EQ_INT(trove_volume_create_format(s, "v", BLOCKS * BS, BS, fmt, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, old_img, sizeof old_img), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    CHECK_EQ_INT(trove_snapshot_create(s, "v", "keep", NULL), TROVE_OK);
+    trove_store_close(s);
+}
+
+enum op { OP_COMMIT_V3, OP_COMMIT_V1, OP_CAPTURE, OP_SNAPSHOT, OP_REMOVE, OP_GC, OP_COUNT };
+static const char *op_name[OP_COUNT] = {"commit (v3)", "commit (v1)", "capture write",
+                                        "snapshot", "volume remove", "gc"};
+
+static struct trove_event events[5000];
+static struct trove_names *names;
+
+/* The operation under test, on a store it opens itself (the open's own reads count). */
+static int run_op(enum op op)
+{
+    struct trove_store *s = NULL;
+    struct trove_volume *v = NULL;
+    struct trove_gc_report gr;
+    struct trove_capture_info info;
+    int rc = trove_store_open(sdir, 0, &s, NULL);
+
+    if (rc != TROVE_OK)
+        return rc;
+    switch (op) {
+    case OP_COMMIT_V3:
+    case OP_COMMIT_V1:
+        if ((rc = trove_volume_open(s, "v", &v, NULL)) == TROVE_OK &&
+            (rc = trove_volume_write(v, 0, new_img, sizeof new_img)) == TROVE_OK)
+            rc = trove_volume_commit(v);
+        trove_volume_close(v);
+        break;
+    case OP_CAPTURE:
+        rc = trove_capture_write(s, "cap", events, sizeof events / sizeof events[0], names, NULL,
+                                 &info, NULL);
+        break;
+    case OP_SNAPSHOT:
+        rc = trove_snapshot_create(s, "v", "snap", NULL);
+        break;
+    case OP_REMOVE:
+        rc = trove_volume_remove(s, "keep", NULL);
+        break;
+    case OP_GC:
+        rc = trove_store_gc(s, &gr, NULL, NULL);
+        break;
+    default:
+        rc = TROVE_ERR_INVALID;
+    }
+    trove_store_close(s);
+    return rc;
+}
+
+/* Before the gc runs, its garbage: the old blocks, overwritten and no longer named. */
+static void gc_setup(void)
+{
+    struct trove_store *s = open_store();
+    struct trove_volume *v = NULL;
+    CHECK_EQ_INT(trove_volume_remove(s, "keep", NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_open(s, "v", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_write(v, 0, new_img, sizeof new_img), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    trove_store_close(s);
+}
+
+/* After a run (failed or not), reopened without faults: the old state or the new. */
+static void check_after(enum op op, int rc, uint64_t n)
+{
+    struct trove_store *s = open_store();
+    uint8_t img[BLOCKS * BS];
+    struct trove_volume_info vi;
+    struct trove_volume *v = NULL;
+    int ok = 1;
+
+    if (!s)
+        return;
+    switch (op) {
+    case OP_COMMIT_V3:
+    case OP_COMMIT_V1:
+        ok = read_volume(s, "v", img) == 0 &&
+             (!memcmp(img, old_img, sizeof img) || (!memcmp(img, new_img, sizeof img)));
+        ok = ok && (rc != TROVE_OK || !memcmp(img, new_img, sizeof img));
+        break;
+    case OP_CAPTURE: {
+        struct trove_capture_info ci;
+        int have = trove_capture_info(s, "cap", &ci, NULL);
+        ok = have == TROVE_ERR_NOTFOUND ||
+             (have == TROVE_OK && ci.events == sizeof events / sizeof events[0]);
+        ok = ok && (rc != TROVE_OK || have == TROVE_OK);
+        break;
+    }
+    case OP_SNAPSHOT:
+        if (trove_volume_open(s, "snap", &v, NULL) == TROVE_OK) {
+            ok = trove_volume_info(v, &vi) == TROVE_OK && vi.readonly;
+            trove_volume_close(v);
+            ok = ok && read_volume(s, "snap", img) == 0 && !memcmp(img, old_img, sizeof img);
+        } else {
+            ok = rc != TROVE_OK;
+        }
+        break;
+    case OP_REMOVE:
+        ok = read_volume(s, "keep", img) == 0 ? rc != TROVE_OK && !memcmp(img, old_img, sizeof img)
+                                              : 1;
+        break;
+    case OP_GC:
+        ok = read_volume(s, "v", img) == 0 && !memcmp(img, new_img, sizeof img);
+        break;
+    default:
+        ok = 0;
+    }
+    ok = ok && read_volume(s, "v", img) == 0; /* the volume is always there, whole */
+    if (!ok || !verify_clean(s)) {
+        fprintf(stderr, "%s: call %llu failing (rc %d %s): not the old state or the new\n",
+                op_name[op], (unsigned long long)n, rc, trove_strerror(rc));
+        CHECK(0);
+    }
+    trove_store_close(s);
+}
+
+static void sweep(enum op op, int err, int sticky)
+{
+    for (uint64_t n = 1;; n++) {
+        uint64_t made;
+        int rc;
+        base_state(op == OP_COMMIT_V1 ? TROVE_RECIPE_FORMAT_V1 : TROVE_RECIPE_FORMAT_V3);
+        if (op == OP_GC)
+            gc_setup();
+        trove_testing_io_fail_at(n, err, sticky);
+        rc = run_op(op);
+        made = trove_testing_io_count();
+        trove_testing_io_fail_at(0, 0, 0);
+        states++;
+        if (rc != TROVE_OK)
+            failed_runs++;
+        check_after(op, rc, n);
+        if (made < n) { /* the failure never came: the operation is done */
+            CHECK_EQ_INT(rc, TROVE_OK);
+            break;
+        }
+        if (n > 2000) {
+            CHECK(0); /* an operation that makes this many calls is not what we test */
+            break;
+        }
+    }
+}
+
+int main(void)
+{
+    uint64_t seed = 9;
+
+    snprintf(root, sizeof root, "/tmp/trove-io-XXXXXX");
+    if (!mkdtemp(root)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    for (size_t i = 0; i < sizeof old_img; i++) {
+        old_img[i] = (uint8_t)test_rand(&seed);
+        new_img[i] = i < 3 * BS ? old_img[i] : (uint8_t)test_rand(&seed);
+    }
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    for (size_t i = 0; i < sizeof events / sizeof events[0]; i++) {
+        events[i].start_ns = 1000 * (uint64_t)i;
+        events[i].dur_ns = 500;
+        events[i].pid = 1;
+        events[i].tid = 1 + (uint32_t)(i % 3);
+        events[i].kind = TROVE_KIND_ZONE;
+        events[i].name_id = 0;
+    }
+    for (int op = 0; op < OP_COUNT; op++) {
+        uint64_t before = states;
+        sweep((enum op)op, EIO, 0);
+        sweep((enum op)op, ENOSPC, 1);
+        printf("%s: %llu states\n", op_name[op], (unsigned long long)(states - before));
+    }
+    printf("%llu states tried (%llu runs failed cleanly), none bad\n",
+           (unsigned long long)states, (unsigned long long)failed_runs);
+    trove_names_free(names);
+    if (test_failed == 0)
+        test_rm_rf(root);
+    return test_done();
+}
