@@ -6,13 +6,22 @@
  * store, reopened without faults, holds the old state or the new one — the volume's bytes
  * are the old or the new bytes, a new capture is absent or whole, a removed volume gone or
  * there — with verify --deep clean. The operations: a commit of changed blocks (recipe v3
- * and v1), a new capture written, a snapshot, a volume removed, and gc. The count of states
- * tried is printed.
+ * and v1), a new capture written, a snapshot, a volume removed, and gc.
+ *
+ * Then the crash states of the same operations (after ALICE): the operation's writes,
+ * fsyncs, renames, links and unlinks are recorded (trove_testing_io_record), and every
+ * prefix of them is replayed onto a copy of the store as it was before, three ways — every write kept; the
+ * writes no fsync followed (within the prefix) dropped, as a power cut loses unsynced data;
+ * and the last unsynced write torn in half. Each state, opened as a restart opens it, must be
+ * the old state or the new, with verify --deep clean. The counts of states are printed.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -133,7 +142,7 @@ static void gc_setup(void)
 }
 
 /* After a run (failed or not), reopened without faults: the old state or the new. */
-static void check_after(enum op op, int rc, uint64_t n)
+static void check_after(enum op op, int rc, uint64_t n, const char *how)
 {
     struct trove_store *s = open_store();
     uint8_t img[BLOCKS * BS];
@@ -179,8 +188,8 @@ static void check_after(enum op op, int rc, uint64_t n)
     }
     ok = ok && read_volume(s, "v", img) == 0; /* the volume is always there, whole */
     if (!ok || !verify_clean(s)) {
-        fprintf(stderr, "%s: call %llu failing (rc %d %s): not the old state or the new\n",
-                op_name[op], (unsigned long long)n, rc, trove_strerror(rc));
+        fprintf(stderr, "%s: %s %llu (rc %d %s): not the old state or the new\n", op_name[op],
+                how, (unsigned long long)n, rc, trove_strerror(rc));
         CHECK(0);
     }
     trove_store_close(s);
@@ -201,7 +210,7 @@ static void sweep(enum op op, int err, int sticky)
         states++;
         if (rc != TROVE_OK)
             failed_runs++;
-        check_after(op, rc, n);
+        check_after(op, rc, n, "the failing call is number");
         if (made < n) { /* the failure never came: the operation is done */
             CHECK_EQ_INT(rc, TROVE_OK);
             break;
@@ -211,6 +220,112 @@ static void sweep(enum op op, int err, int sticky)
             break;
         }
     }
+}
+
+
+/* ---- crash states ------------------------------------------------------------------- */
+
+static uint64_t crash_built, crash_ops;
+
+static void mkdir_parent(const char *path)
+{
+    char tmp[600], cmd[700];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dirname(tmp));
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+/* Apply ops[0..k) to the directory as it was; mode 0 keeps every write, 1 drops the writes
+ * that no fsync of their file followed within the prefix, 2 also keeps the first half of
+ * the last such write. */
+static void replay(const struct trove_testing_io_op *ops, size_t k, int mode)
+{
+    size_t last_unsynced = (size_t)-1;
+
+    for (size_t i = 0; i < k; i++) {
+        int synced = 0;
+        if (ops[i].kind != TROVE_TESTING_IO_WRITE)
+            continue;
+        for (size_t j = i + 1; j < k && !synced; j++)
+            synced = ops[j].kind == TROVE_TESTING_IO_FSYNC && !strcmp(ops[j].path, ops[i].path);
+        if (!synced)
+            last_unsynced = i;
+    }
+    for (size_t i = 0; i < k; i++) {
+        const struct trove_testing_io_op *o = &ops[i];
+        if (o->kind == TROVE_TESTING_IO_WRITE) {
+            size_t len = o->len;
+            int fd, synced = 0;
+            for (size_t j = i + 1; j < k && !synced; j++)
+                synced = ops[j].kind == TROVE_TESTING_IO_FSYNC && !strcmp(ops[j].path, o->path);
+            if (mode >= 1 && !synced)
+                len = mode == 2 && i == last_unsynced ? len / 2 : 0;
+            if ((fd = open(o->path, O_WRONLY | O_CREAT, 0644)) < 0) {
+                mkdir_parent(o->path);
+                fd = open(o->path, O_WRONLY | O_CREAT, 0644);
+            }
+            CHECK(fd >= 0);
+            if (fd >= 0) {
+                if (len)
+                    CHECK(pwrite(fd, o->data, len, (off_t)o->off) == (ssize_t)len);
+                close(fd);
+            }
+        } else if (o->kind == TROVE_TESTING_IO_UNLINK) {
+            if (unlink(o->path) != 0)
+                CHECK_EQ_INT(errno, ENOENT);
+        } else if (o->kind == TROVE_TESTING_IO_RENAME || o->kind == TROVE_TESTING_IO_LINK) {
+            if (access(o->path, F_OK) != 0)
+                continue; /* its file was never made in this state */
+            mkdir_parent(o->path2);
+            if (o->kind == TROVE_TESTING_IO_RENAME)
+                CHECK_EQ_INT(rename(o->path, o->path2), 0);
+            else if (link(o->path, o->path2) != 0)
+                CHECK_EQ_INT(errno, EEXIST);
+        }
+    }
+}
+
+static void copy_dir(const char *from, const char *to)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' && cp -a '%s' '%s'", to, from, to);
+    CHECK_EQ_INT(system(cmd), 0);
+}
+
+static void crash_states(enum op op)
+{
+    char pristine[160];
+    const struct trove_testing_io_op *ops;
+    size_t n;
+    uint64_t built = 0;
+    int rc;
+
+    base_state(op == OP_COMMIT_V1 ? TROVE_RECIPE_FORMAT_V1 : TROVE_RECIPE_FORMAT_V3);
+    if (op == OP_GC)
+        gc_setup();
+    snprintf(pristine, sizeof pristine, "%s.before", sdir);
+    copy_dir(sdir, pristine);
+    trove_testing_io_record(1);
+    rc = run_op(op);
+    trove_testing_io_record(0);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    n = trove_testing_io_log(&ops);
+    CHECK(n > 0);
+    crash_ops += n;
+    for (size_t k = 0; k <= n; k++)
+        for (int mode = 0; mode < 3; mode++) {
+            copy_dir(pristine, sdir);
+            replay(ops, k, mode);
+            check_after(op, k == n && mode == 0 ? TROVE_OK : TROVE_ERR_TIMEOUT, k,
+                        mode == 0   ? "crash, every write kept, after operations:"
+                        : mode == 1 ? "crash, unsynced writes lost, after operations:"
+                                    : "crash, the last unsynced write torn, after operations:");
+            built++;
+        }
+    crash_built += built;
+    printf("%s: %zu operations recorded, %llu crash states\n", op_name[op], n,
+           (unsigned long long)built);
+    trove_testing_io_log_free();
 }
 
 int main(void)
@@ -243,6 +358,10 @@ int main(void)
     }
     printf("%llu states tried (%llu runs failed cleanly), none bad\n",
            (unsigned long long)states, (unsigned long long)failed_runs);
+    for (int op = 0; op < OP_COUNT; op++)
+        crash_states((enum op)op);
+    printf("crash states: %llu built from %llu recorded operations, none bad\n",
+           (unsigned long long)crash_built, (unsigned long long)crash_ops);
     trove_names_free(names);
     if (test_failed == 0)
         test_rm_rf(root);

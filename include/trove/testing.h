@@ -35,7 +35,7 @@ uint64_t trove_testing_alloc_failures(void);
 
 /*
  * I/O error injection, for the store on disk (store.c, backend_fs.c: every write, read,
- * pread, fsync, renameat and linkat they make). After trove_testing_io_fail_at(n, err,
+ * pread, fsync, renameat, linkat and unlinkat they make). After trove_testing_io_fail_at(n, err,
  * sticky) with n > 0, the nth such call from then on fails with errno err (EIO, ENOSPC, ...;
  * 0 is EIO), and with sticky every later one too, as a full disk would; n == 0 turns the
  * hook off. trove_testing_io_count() is how many calls were made since it was armed.
@@ -43,6 +43,30 @@ uint64_t trove_testing_alloc_failures(void);
  */
 void trove_testing_io_fail_at(uint64_t n, int err, int sticky);
 uint64_t trove_testing_io_count(void);
+
+/*
+ * I/O recording, for crash-state tests: with trove_testing_io_record(1) (which empties the
+ * log) every write, fsync, rename, link and unlink of the store on disk that succeeds is
+ * logged, in
+ * the order they happened, with absolute paths (resolved through /proc/self/fd) and each
+ * write's offset and bytes; trove_testing_io_record(0) stops. trove_testing_io_log gives the
+ * log (valid until the next record(1) or log_free). A test replays prefixes of it onto a
+ * copy of the directory as it was before, dropping or tearing writes no fsync followed, to
+ * build the states a crash could leave.
+ */
+enum { TROVE_TESTING_IO_WRITE = 1, TROVE_TESTING_IO_FSYNC, TROVE_TESTING_IO_RENAME,
+       TROVE_TESTING_IO_LINK, TROVE_TESTING_IO_UNLINK };
+struct trove_testing_io_op {
+    int kind;
+    char path[512];  /* the file written or synced; rename and link: the source */
+    char path2[512]; /* rename and link: the destination */
+    uint64_t off;    /* write: where */
+    uint8_t *data;   /* write: the bytes */
+    size_t len;
+};
+void trove_testing_io_record(int on);
+size_t trove_testing_io_log(const struct trove_testing_io_op **ops_out);
+void trove_testing_io_log_free(void);
 
 /*
  * A fault-injecting backend (src/store/backend_fault.c), for the streaming tests and

@@ -11,9 +11,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static _Atomic uint64_t fail_at; /* 0: off; else the call number that fails */
@@ -45,9 +50,107 @@ static int should_fail(void)
     return 0;
 }
 
+/* ---- the record of what was made durable or written, for crash-state tests ---- */
+
+static _Atomic int recording;
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct trove_testing_io_op *log_ops;
+static size_t log_n, log_cap;
+
+void trove_testing_io_record(int on)
+{
+    pthread_mutex_lock(&log_mu);
+    for (size_t i = 0; on && i < log_n; i++)
+        free(log_ops[i].data);
+    if (on)
+        log_n = 0;
+    atomic_store(&recording, on);
+    pthread_mutex_unlock(&log_mu);
+}
+
+size_t trove_testing_io_log(const struct trove_testing_io_op **ops_out)
+{
+    *ops_out = log_ops;
+    return log_n;
+}
+
+void trove_testing_io_log_free(void)
+{
+    pthread_mutex_lock(&log_mu);
+    for (size_t i = 0; i < log_n; i++)
+        free(log_ops[i].data);
+    free(log_ops);
+    log_ops = NULL;
+    log_n = log_cap = 0;
+    pthread_mutex_unlock(&log_mu);
+}
+
+/* The path of fd, or of name under dirfd (AT_FDCWD: name as given), into out. */
+static int path_of(int dirfd, const char *name, char *out, size_t cap)
+{
+    char link[64], dir[PATH_MAX];
+    ssize_t n;
+
+    if (name && (name[0] == '/' || dirfd == AT_FDCWD))
+        return snprintf(out, cap, "%s", name) < (int)cap ? 0 : -1;
+    snprintf(link, sizeof link, "/proc/self/fd/%d", dirfd);
+    if ((n = readlink(link, dir, sizeof dir - 1)) < 0)
+        return -1;
+    dir[n] = '\0';
+    if (!name)
+        return snprintf(out, cap, "%s", dir) < (int)cap ? 0 : -1;
+    return snprintf(out, cap, "%s/%s", dir, name) < (int)cap ? 0 : -1;
+}
+
+static void record(int kind, int fd1, const char *name1, int fd2, const char *name2,
+                   uint64_t off, const void *data, size_t len)
+{
+    struct trove_testing_io_op op;
+
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.off = off;
+    if (path_of(fd1, name1, op.path, sizeof op.path) != 0 ||
+        (name2 && path_of(fd2, name2, op.path2, sizeof op.path2) != 0))
+        return;
+    if (len && !(op.data = malloc(len)))
+        return;
+    if (len)
+        memcpy(op.data, data, len);
+    op.len = len;
+    pthread_mutex_lock(&log_mu);
+    if (log_n == log_cap) {
+        size_t cap = log_cap ? 2 * log_cap : 256;
+        struct trove_testing_io_op *p = realloc(log_ops, cap * sizeof *p);
+        if (!p) {
+            pthread_mutex_unlock(&log_mu);
+            free(op.data);
+            return;
+        }
+        log_ops = p;
+        log_cap = cap;
+    }
+    log_ops[log_n++] = op;
+    pthread_mutex_unlock(&log_mu);
+}
+
 ssize_t trove__io_write(int fd, const void *p, size_t n)
 {
-    return should_fail() ? -1 : write(fd, p, n);
+    ssize_t w;
+    off_t off = 0;
+
+    if (should_fail())
+        return -1;
+    if (atomic_load_explicit(&recording, memory_order_relaxed)) {
+        struct stat st;
+        int fl = fcntl(fd, F_GETFL);
+        off = (fl >= 0 && (fl & O_APPEND)) ? (fstat(fd, &st) == 0 ? st.st_size : 0)
+                                           : lseek(fd, 0, SEEK_CUR);
+    }
+    w = write(fd, p, n);
+    if (w > 0 && atomic_load_explicit(&recording, memory_order_relaxed))
+        record(TROVE_TESTING_IO_WRITE, fd, NULL, -1, NULL, (uint64_t)off, p, (size_t)w);
+    return w;
 }
 
 ssize_t trove__io_read(int fd, void *p, size_t n) { return should_fail() ? -1 : read(fd, p, n); }
@@ -57,15 +160,56 @@ ssize_t trove__io_pread(int fd, void *p, size_t n, off_t off)
     return should_fail() ? -1 : pread(fd, p, n, off);
 }
 
-int trove__io_fsync(int fd) { return should_fail() ? -1 : fsync(fd); }
+int trove__io_fsync(int fd)
+{
+    int rc;
+    if (should_fail())
+        return -1;
+    rc = fsync(fd);
+    if (rc == 0 && atomic_load_explicit(&recording, memory_order_relaxed))
+        record(TROVE_TESTING_IO_FSYNC, fd, NULL, -1, NULL, 0, NULL, 0);
+    return rc;
+}
 
 int trove__io_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
-    return should_fail() ? -1 : renameat(olddirfd, oldpath, newdirfd, newpath);
+    char from[PATH_MAX];
+    int rc, rec = atomic_load_explicit(&recording, memory_order_relaxed);
+
+    if (should_fail())
+        return -1;
+    /* The source's path before it moves. */
+    if (rec && path_of(olddirfd, oldpath, from, sizeof from) != 0)
+        rec = 0;
+    rc = renameat(olddirfd, oldpath, newdirfd, newpath);
+    if (rc == 0 && rec)
+        record(TROVE_TESTING_IO_RENAME, AT_FDCWD, from, newdirfd, newpath, 0, NULL, 0);
+    return rc;
 }
 
 int trove__io_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
                      int flags)
 {
-    return should_fail() ? -1 : linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+    int rc;
+    if (should_fail())
+        return -1;
+    rc = linkat(olddirfd, oldpath, newdirfd, newpath, flags);
+    if (rc == 0 && atomic_load_explicit(&recording, memory_order_relaxed))
+        record(TROVE_TESTING_IO_LINK, olddirfd, oldpath, newdirfd, newpath, 0, NULL, 0);
+    return rc;
+}
+
+int trove__io_unlinkat(int dirfd, const char *path, int flags)
+{
+    char at[PATH_MAX];
+    int rc, rec = atomic_load_explicit(&recording, memory_order_relaxed);
+
+    if (should_fail())
+        return -1;
+    if (rec && path_of(dirfd, path, at, sizeof at) != 0)
+        rec = 0;
+    rc = unlinkat(dirfd, path, flags);
+    if (rc == 0 && rec)
+        record(TROVE_TESTING_IO_UNLINK, AT_FDCWD, at, -1, NULL, 0, NULL, 0);
+    return rc;
 }

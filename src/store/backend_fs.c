@@ -294,14 +294,14 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
         rc = -errno;
         goto out;
     }
-    unlinkat(be->tmp_fd, tmp, 0); /* if this fails, the next open removes it */
+    trove__io_unlinkat(be->tmp_fd, tmp, 0); /* if this fails, the next open removes it */
     have_tmp = 0;
     rc = be->nosync ? TROVE_OK : fsync_dir_at(be->objects_fd, fan);
 out:
     if (fd >= 0)
         close(fd);
     if (have_tmp)
-        unlinkat(be->tmp_fd, tmp, 0);
+        trove__io_unlinkat(be->tmp_fd, tmp, 0);
     return rc;
 }
 
@@ -463,7 +463,7 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
          * are live again, so the list goes (before the new name, after the bytes). */
         char dead[64];
         dead_name(name, dead);
-        if (unlinkat(be->packs_fd, dead, 0) != 0 && errno != ENOENT)
+        if (trove__io_unlinkat(be->packs_fd, dead, 0) != 0 && errno != ENOENT)
             rc = -errno;
     }
     /* A pack of this name has this very index. It is these bytes, or a damaged copy of
@@ -472,7 +472,7 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
     if (rc == TROVE_OK && trove__io_linkat(be->tmp_fd, tmp, be->packs_fd, name, 0) != 0 &&
         (errno != EEXIST || trove__io_renameat(be->tmp_fd, tmp, be->packs_fd, name) != 0))
         rc = -errno;
-    unlinkat(be->tmp_fd, tmp, 0);
+    trove__io_unlinkat(be->tmp_fd, tmp, 0);
     if (rc == TROVE_OK && !be->nosync)
         rc = fsync_dir_fd(be->packs_fd);
     for (size_t k = 0; rc == TROVE_OK && k < be->nbad; k++)
@@ -696,9 +696,10 @@ static int packed_delete(struct fs_backend *be, const struct trove_digest *d)
     if (unlink_pack) {
         char dead[64];
         dead_name(be->packs[p].name, dead);
-        if (unlinkat(be->packs_fd, be->packs[p].name, 0) != 0 && errno != ENOENT)
+        if (trove__io_unlinkat(be->packs_fd, be->packs[p].name, 0) != 0 && errno != ENOENT)
             rc = -errno;
-        unlinkat(be->packs_fd, dead, 0); /* a dead list without its pack is also removed at open */
+        /* a dead list without its pack is also removed at open */
+        trove__io_unlinkat(be->packs_fd, dead, 0);
         if (rc == TROVE_OK && !be->nosync)
             rc = fsync_dir_fd(be->packs_fd);
     }
@@ -715,7 +716,7 @@ static int fs_delete(struct trove_backend *base, const struct trove_digest *d)
     if (be->readonly)
         return TROVE_ERR_READONLY;
     object_name(d, fan, rel);
-    if (unlinkat(be->objects_fd, rel, 0) != 0) {
+    if (trove__io_unlinkat(be->objects_fd, rel, 0) != 0) {
         if (errno == ENOENT)
             return packed_delete(be, d);
         return -errno;
@@ -1039,8 +1040,8 @@ static int fs_unreadable(struct trove_backend *base, int remove,
         free(e);
         if (r == TROVE_ERR_NOMEM)
             return r;
-        if (r != TROVE_OK && r != -ENOENT && unlinkat(be->packs_fd, be->bad[k].name, 0) != 0 &&
-            errno != ENOENT) {
+        if (r != TROVE_OK && r != -ENOENT &&
+            trove__io_unlinkat(be->packs_fd, be->bad[k].name, 0) != 0 && errno != ENOENT) {
             rc = -errno;
             break;
         }
@@ -1089,7 +1090,7 @@ static void clean_tmp(int tmp_fd, int only_tmp_names)
             (only_tmp_names && (len <= 4 || strcmp(de->d_name + len - 4, ".tmp") != 0)))
             continue;
         if (temp_is_stale(tmp_fd, de->d_name))
-            unlinkat(tmp_fd, de->d_name, 0);
+            trove__io_unlinkat(tmp_fd, de->d_name, 0);
     }
     closedir(dp);
 }
@@ -1144,7 +1145,7 @@ static int fs_quarantine(struct trove_backend *base, const struct trove_digest *
     if (rc == TROVE_OK && trove__io_renameat(qfd, tmp, qfd, hex) != 0)
         rc = -errno;
     if (rc != TROVE_OK)
-        unlinkat(qfd, tmp, 0);
+        trove__io_unlinkat(qfd, tmp, 0);
     else if (!be->nosync)
         fsync_dir_fd(qfd);
     return rc;
@@ -1172,7 +1173,7 @@ static int fs_release(struct trove_backend *base, const struct trove_digest *d)
     if (qfd < 0)
         return TROVE_OK;
     trove_digest_hex(d, hex);
-    if (unlinkat(qfd, hex, 0) != 0)
+    if (trove__io_unlinkat(qfd, hex, 0) != 0)
         return errno == ENOENT ? TROVE_OK : -errno;
     return be->nosync ? TROVE_OK : fsync_dir_fd(qfd);
 }

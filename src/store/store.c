@@ -273,7 +273,7 @@ static int publish_at(int dirfd, const char *final, const char *tmp, const void 
     if (rc == TROVE_OK && sync && trove__io_fsync(dirfd) != 0)
         rc = -errno;
     if (rc != TROVE_OK)
-        unlinkat(dirfd, tmp, 0);
+        trove__io_unlinkat(dirfd, tmp, 0);
     return rc;
 }
 
@@ -296,7 +296,7 @@ int trove__recipe_remove(struct trove_store *s, const char *name)
     if (s->s3)
         return trove__s3store_head_remove(s, name);
     recipe_file(name, file);
-    if (unlinkat(s->vol_fd, file, 0) != 0 ||
+    if (trove__io_unlinkat(s->vol_fd, file, 0) != 0 ||
         (!(s->flags & TROVE_STORE_NOSYNC) && trove__io_fsync(s->vol_fd) != 0))
         return -errno;
     return TROVE_OK;
@@ -430,7 +430,7 @@ static void clean_temps(int dirfd)
     }
     while ((de = readdir(dp)) != NULL)
         if (strncmp(de->d_name, TMP_PREFIX, sizeof TMP_PREFIX - 1) == 0)
-            unlinkat(dirfd, de->d_name, 0);
+            trove__io_unlinkat(dirfd, de->d_name, 0);
     closedir(dp);
 }
 
@@ -569,7 +569,7 @@ int trove__store_open_dir(const char *dir, unsigned flags, struct trove_store **
         clean_temps(s->dir_fd);
         if (s->vol_fd >= 0)
             clean_temps(s->vol_fd);
-        unlinkat(s->dir_fd, OLD_REFS, 0); /* derived data nothing reads any more */
+        trove__io_unlinkat(s->dir_fd, OLD_REFS, 0); /* derived data nothing reads any more */
     }
     *out = s;
     s = NULL;

@@ -1,6 +1,6 @@
 /*
  * io.h (internal): the store's file system calls that write, read or make durable — write,
- * read, pread, fsync, renameat, linkat — go through these wrappers, so that a test can make
+ * read, pread, fsync, renameat, linkat, unlinkat — go through these wrappers, so that a test can make
  * the Nth of them fail with EIO or ENOSPC (trove_testing_io_fail_at, trove/testing.h) and
  * check that every operation then fails with an error that says so and changes nothing.
  * Each behaves as the call it wraps; when the hook is off the cost is one relaxed load.
@@ -18,5 +18,6 @@ int trove__io_fsync(int fd);
 int trove__io_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
 int trove__io_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath,
                      int flags);
+int trove__io_unlinkat(int dirfd, const char *path, int flags);
 
 #endif
