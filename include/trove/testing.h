@@ -37,8 +37,8 @@ uint64_t trove_testing_alloc_failures(void);
  * I/O error injection, for the store on disk (store.c, backend_fs.c: every write, read,
  * pread, fsync, renameat, linkat and unlinkat they make). After trove_testing_io_fail_at(n, err,
  * sticky) with n > 0, the nth such call from then on fails with errno err (EIO, ENOSPC, ...;
- * 0 is EIO), and with sticky every later one too, as a full disk would; n == 0 turns the
- * hook off. trove_testing_io_count() is how many calls were made since it was armed.
+ * 0 is EIO), and with sticky every later one too, as a failing disk would; with ENOSPC (a
+ * full disk) reads neither fail nor count. n == 0 turns the hook off. trove_testing_io_count() is how many calls were made since it was armed.
  * Atomic, like the allocation hook.
  */
 void trove_testing_io_fail_at(uint64_t n, int err, int sticky);

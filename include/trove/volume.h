@@ -78,6 +78,14 @@ int trove_store_open(const char *dir, unsigned flags, struct trove_store **out,
  * lost) and puts in flight are waited for. Nothing is written. */
 void trove_store_close(struct trove_store *s);
 
+/* Forget an earlier failure that left this handle unable to change anything (a put that
+ * failed in flight: which slots name objects that never landed was unknown). Allowed only
+ * while no volume of the handle has uncommitted changes — close them first, dropping those
+ * — so that nothing that may name a lost object can be committed. Waits for the puts in
+ * flight (their errors are forgotten too). Errors: TROVE_ERR_INVALID, TROVE_ERR_BUSY (a
+ * volume with uncommitted changes is open). */
+int trove_store_reset(struct trove_store *s);
+
 /* The store's object backend (borrowed; valid until trove_store_close). */
 struct trove_backend *trove_store_backend(struct trove_store *s);
 

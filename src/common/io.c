@@ -36,11 +36,12 @@ void trove_testing_io_fail_at(uint64_t n, int err, int sticky)
 
 uint64_t trove_testing_io_count(void) { return atomic_load(&count); }
 
-/* 1 (errno set) if this call is to fail. */
-static int should_fail(void)
+/* 1 (errno set) if this call is to fail. A full disk (ENOSPC) fails what writes, not what
+ * reads: reads are not counted then. */
+static int should_fail_as(int reads)
 {
     uint64_t at = atomic_load_explicit(&fail_at, memory_order_relaxed), n;
-    if (at == 0)
+    if (at == 0 || (reads && atomic_load(&fail_errno) == ENOSPC))
         return 0;
     n = atomic_fetch_add(&count, 1) + 1;
     if (n == at || (n > at && atomic_load(&fail_sticky))) {
@@ -49,6 +50,8 @@ static int should_fail(void)
     }
     return 0;
 }
+
+static int should_fail(void) { return should_fail_as(0); }
 
 /* ---- the record of what was made durable or written, for crash-state tests ---- */
 
@@ -153,11 +156,14 @@ ssize_t trove__io_write(int fd, const void *p, size_t n)
     return w;
 }
 
-ssize_t trove__io_read(int fd, void *p, size_t n) { return should_fail() ? -1 : read(fd, p, n); }
+ssize_t trove__io_read(int fd, void *p, size_t n)
+{
+    return should_fail_as(1) ? -1 : read(fd, p, n);
+}
 
 ssize_t trove__io_pread(int fd, void *p, size_t n, off_t off)
 {
-    return should_fail() ? -1 : pread(fd, p, n, off);
+    return should_fail_as(1) ? -1 : pread(fd, p, n, off);
 }
 
 int trove__io_fsync(int fd)

@@ -368,6 +368,93 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
                c->append ? "continued" : "started", events);
 }
 
+/*
+ * After a failed commit. A put that failed in flight leaves the store handle unable to
+ * commit anything (which slots name objects that never landed is unknown), so every
+ * capture's writer starts again from its last commit: each is closed (dropping what it did
+ * not commit), the handle forgets the failure, and each is opened again and given again,
+ * by the next steps, the batches the service still holds since that commit. A writer that
+ * cannot be opened again fails its capture, with what it held counted as lost.
+ */
+static void recover_writers(struct trove__server *srv)
+{
+    struct trove__cap **caps;
+    unsigned char *reopen;
+    size_t k = 0;
+    int rc;
+
+    pthread_mutex_lock(&srv->mu);
+    caps = caps_snapshot(srv, &k);
+    pthread_mutex_unlock(&srv->mu);
+    if (!caps)
+        return;
+    if (!(reopen = calloc(k ? k : 1, 1))) {
+        for (size_t i = 0; i < k; i++)
+            trove__cap_release(caps[i]);
+        free(caps);
+        return;
+    }
+    for (size_t i = 0; i < k; i++) {
+        struct trove__cap *c = caps[i];
+        pthread_mutex_lock(&c->mu);
+        if (c->w) {
+            trove_capture_writer_close(c->w);
+            c->w = NULL;
+            reopen[i] = 1;
+        }
+        pthread_mutex_unlock(&c->mu);
+    }
+    if ((rc = trove_store_reset(srv->store)) != TROVE_OK)
+        trove__log(srv, "store: cannot reset after a failed commit: %s", trove_strerror(rc));
+    for (size_t i = 0; i < k; i++) {
+        struct trove__cap *c = caps[i];
+        struct trove_capture_options co;
+        struct trove_capture_writer *w = NULL;
+        struct trove_diag diag = {0};
+        int append = c->commits > 0 || c->append;
+        if (!reopen[i])
+            continue;
+        memset(&co, 0, sizeof co);
+        co.segment_bytes = append ? 0 : TROVE__LIVE_SEGMENT_BYTES;
+        rc = trove_capture_writer_open(srv->store, c->name, append, &co, &w, &diag);
+        pthread_mutex_lock(&c->mu);
+        if (rc == TROVE_OK) {
+            /* A commit that failed after its point of no return (the recipe renamed, its
+             * directory's fsync refused) did land: the store has those batches already. */
+            uint64_t have = trove_capture_writer_events(w), extra;
+            extra = have > c->committed ? have - c->committed : 0;
+            while (c->head && (c->head->n ? extra >= c->head->n : extra > 0)) {
+                struct trove__batch *b = c->head;
+                extra -= b->n;
+                c->committed += b->n;
+                c->head = b->next;
+                if (!c->head)
+                    c->tail = NULL;
+                c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0];
+                trove__batch_release(b);
+            }
+            if (extra == 0) {
+                c->w = w;
+                c->spooled = c->head ? c->head->seq : c->batches; /* from its last commit on */
+            } else {
+                rc = TROVE_ERR_CORRUPT; /* not a whole number of batches: cannot tell */
+                trove_capture_writer_close(w);
+            }
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (rc != TROVE_OK) {
+            uint64_t lost = c->published - c->committed;
+            cap_fail(srv, c, "reopening it after a failed commit", &diag, rc);
+            trove__log(srv, "capture %s: %" PRIu64 " events were never committed", c->name,
+                       lost);
+        }
+    }
+    for (size_t i = 0; i < k; i++)
+        trove__cap_release(caps[i]);
+    free(caps);
+    free(reopen);
+}
+
 /* Give the writer c's batches it does not have; commit when due. */
 /* Failed commits in a row after which a stopping service gives a capture up. */
 #define TROVE__COMMIT_GIVE_UP 3
@@ -445,6 +532,8 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
         if (give_up)
             trove__log(srv, "capture %s: stopping after %d failed commits: %" PRIu64
                             " events were never committed", c->name, c->commit_failed, lost);
+        else
+            recover_writers(srv);
         return;
     }
     pthread_mutex_lock(&c->mu);

@@ -600,6 +600,21 @@ void trove__store_release(struct trove_store *s)
     free(s);
 }
 
+int trove_store_reset(struct trove_store *s)
+{
+    if (!s)
+        return TROVE_ERR_INVALID;
+    if (trove__store_any_dirty(s))
+        return TROVE_ERR_BUSY;
+    if (s->pool) { /* a new pool: the old one keeps its first error for good */
+        trove__putpool_stop(s->pool);
+        s->pool = NULL;
+    }
+    trove__refmap_free(&s->put_set);
+    s->sticky = 0;
+    return TROVE_OK;
+}
+
 int trove_store_object_size(struct trove_store *s, const struct trove_digest *d,
                             uint64_t *len_out)
 {
