@@ -52,19 +52,6 @@ struct producer {
     int ok;
 };
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static void *producer_thread(void *arg)
 {
     struct producer *p = arg;
@@ -72,7 +59,6 @@ static void *producer_thread(void *arg)
     struct trove_names *names = NULL;
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0};
-    struct sockaddr_un sun;
     char hello[128];
     int fd;
 
@@ -81,19 +67,16 @@ static void *producer_thread(void *arg)
     events_of(p->k, ev, names);
     snprintf(hello, sizeof hello, "{\"capture\":\"t1\",\"producer\":\"p%d\",\"pid\":%d}\n", p->k,
              100 + p->k);
-    memset(&sun, 0, sizeof sun);
-    sun.sun_family = AF_UNIX;
-    snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", sock);
-    fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    p->ok = fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0 &&
-            write_all(fd, hello, strlen(hello)) == 0 &&
+    fd = test_unix_connect(sock);
+    p->ok = fd >= 0 &&
+            test_write_all(fd, hello, strlen(hello)) == 0 &&
             trove_wire_encode_names(names, 0, trove_names_count(names), &buf) == TROVE_OK &&
-            write_all(fd, buf.ptr, buf.len) == 0;
+            test_write_all(fd, buf.ptr, buf.len) == 0;
     for (uint32_t i = 0; p->ok && i < EVENTS; i += 1000) {
         buf.len = 0;
         p->ok = trove_wire_encode(enc, p->k ? TROVE_WIRE_PACKED : TROVE_WIRE_RAW, ev + i, 1000,
                                   &buf) == TROVE_OK &&
-                write_all(fd, buf.ptr, buf.len) == 0;
+                test_write_all(fd, buf.ptr, buf.len) == 0;
         usleep(2000); /* several passes */
     }
     if (fd >= 0)

@@ -37,19 +37,6 @@
 
 static char root[64], store[96], url[128], sock[256];
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 static int producer_ok;
 
 static void *producer_thread(void *arg)
@@ -58,7 +45,6 @@ static void *producer_thread(void *arg)
     struct trove_names *names = NULL;
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0};
-    struct sockaddr_un sun;
     const char *hello = "{\"capture\":\"full\",\"producer\":\"p\",\"pid\":7}\n";
     int fd, ok;
 
@@ -73,18 +59,15 @@ static void *producer_thread(void *arg)
         ev[i].name_id = 1;
     }
     trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "zone", 4);
-    memset(&sun, 0, sizeof sun);
-    sun.sun_family = AF_UNIX;
-    snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", sock);
-    fd = socket(AF_UNIX, SOCK_STREAM, 0);
-    ok = ev && fd >= 0 && connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0 &&
-         write_all(fd, hello, strlen(hello)) == 0 &&
+    fd = test_unix_connect(sock);
+    ok = ev && fd >= 0 &&
+         test_write_all(fd, hello, strlen(hello)) == 0 &&
          trove_wire_encode_names(names, 0, trove_names_count(names), &buf) == TROVE_OK &&
-         write_all(fd, buf.ptr, buf.len) == 0;
+         test_write_all(fd, buf.ptr, buf.len) == 0;
     for (uint32_t i = 0; ok && i < EVENTS; i += BATCH) {
         buf.len = 0;
         ok = trove_wire_encode(enc, TROVE_WIRE_PACKED, ev + i, BATCH, &buf) == TROVE_OK &&
-             write_all(fd, buf.ptr, buf.len) == 0;
+             test_write_all(fd, buf.ptr, buf.len) == 0;
         usleep(35000); /* about a second in all */
     }
     if (fd >= 0)
@@ -172,7 +155,7 @@ static int http_get(const char *path, char *out, size_t cap)
     snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
              path);
     if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
-        write_all(fd, req, strlen(req)) != 0) {
+        test_write_all(fd, req, strlen(req)) != 0) {
         close(fd);
         return -1;
     }

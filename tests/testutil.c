@@ -16,7 +16,9 @@
 #include <string.h>
 
 #include <dirent.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 int test_passed, test_failed;
@@ -388,4 +390,34 @@ void test_backend_limits(struct trove_backend *be, const struct trove_digest *d,
     CHECK_EQ_INT(trove_backend_size(be, &other, &size), TROVE_ERR_NOTFOUND);
     CHECK_EQ_INT(trove_backend_delete(be, &other), TROVE_ERR_NOTFOUND);
     trove_bytes_free(&got);
+}
+
+int test_write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n > 0) {
+        ssize_t w = write(fd, b, n);
+        if (w <= 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int test_unix_connect(const char *path)
+{
+    struct sockaddr_un sun;
+    int fd;
+
+    memset(&sun, 0, sizeof sun);
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", path);
+    if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
+        return -1;
+    if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }

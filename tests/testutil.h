@@ -83,6 +83,10 @@ int test_capture_load(struct trove_store *s, const char *name, struct trove_even
 int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
                      char *sock, size_t sock_cap);
 int test_serve_stop(void);
+/* Write all n bytes to fd: 0, or -1 when a write fails or writes nothing. */
+int test_write_all(int fd, const void *p, size_t n);
+/* A socket connected to the unix socket at path, or -1. */
+int test_unix_connect(const char *path);
 
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
