@@ -1216,6 +1216,7 @@ static void s3_close(struct trove_backend *base)
         fprintf(stderr, "s3 stats: s3://%s/%s: %llu requests, %llu retried\n", s->bucket,
                 s->prefix ? s->prefix : "", (unsigned long long)atomic_load(&s->requests),
                 (unsigned long long)atomic_load(&s->retried));
+    trove__s3_engine_stop(s);
     for (int i = 0; i < s->npool; i++)
         curl_easy_cleanup(s->pool[i]);
     for (size_t i = 0; i < s->nstaged; i++)
@@ -1226,6 +1227,7 @@ static void s3_close(struct trove_backend *base)
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->load_mu);
     pthread_mutex_destroy(&s->del_mu);
+    pthread_mutex_destroy(&s->qmu);
     free(s->bucket);
     free(s->prefix);
     free(s->bucket_url);
@@ -1338,7 +1340,7 @@ static int prefix_ok(const char *p)
     return 1;
 }
 
-/* The three mutexes, all or none. 0 or an error number. */
+/* The four mutexes, all or none. 0 or an error number. */
 static int init_locks(struct s3_backend *s)
 {
     int rc;
@@ -1349,6 +1351,12 @@ static int init_locks(struct s3_backend *s)
         return rc;
     }
     if ((rc = pthread_mutex_init(&s->del_mu, NULL)) != 0) {
+        pthread_mutex_destroy(&s->load_mu);
+        pthread_mutex_destroy(&s->mu);
+        return rc;
+    }
+    if ((rc = pthread_mutex_init(&s->qmu, NULL)) != 0) {
+        pthread_mutex_destroy(&s->del_mu);
         pthread_mutex_destroy(&s->load_mu);
         pthread_mutex_destroy(&s->mu);
     }

@@ -114,28 +114,7 @@ static uint64_t jitter_rand(void)
     return z ^ (z >> 31);
 }
 
-static void backoff(unsigned attempt)
-{
-    uint64_t cap = BACKOFF_BASE_MS << (attempt < 10 ? attempt : 10), ms;
-    struct timespec ts;
-    if (cap > BACKOFF_CAP_MS)
-        cap = BACKOFF_CAP_MS;
-    ms = cap / 2 + jitter_rand() % (cap / 2 + 1); /* in [cap/2, cap] */
-    ts.tv_sec = (time_t)(ms / 1000);
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 /* ---- one request --------------------------------------------------------------------- */
-
-
-struct sink {
-    struct req *r;
-    CURL *h;
-    struct trove_bytes err; /* an error answer's body, up to ERR_BODY_MAX */
-    int limit, nomem;
-};
 
 static size_t on_write(char *p, size_t size, size_t nmemb, void *ctx)
 {
@@ -185,36 +164,49 @@ static int retryable_curl(CURLcode c)
            c == CURLE_COULDNT_RESOLVE_HOST;
 }
 
-/* One attempt. Returns the CURLcode; fills r->status, r->length, r->code and msg. */
-static CURLcode attempt(struct s3_backend *s, CURL *h, struct req *r, struct sink *k, char *msg,
-                        size_t msg_cap)
+static int add_header(struct curl_slist **hdrs, const char *line)
 {
-    struct curl_slist *hdrs = NULL, *t;
+    struct curl_slist *t = curl_slist_append(*hdrs, line);
+    if (!t)
+        return -1;
+    *hdrs = t;
+    return 0;
+}
+
+/* The first half of an attempt: x->h set up for x->r (headers in x->hdrs, the answer into
+ * x->k). CURLE_OK, or CURLE_OUT_OF_MEMORY. */
+static CURLcode setup(struct s3_backend *s, struct s3_xfer *x)
+{
+    struct req *r = x->r;
+    CURL *h = x->h;
     char line[KEY_MAX + 64], sha[65];
-    CURLcode c = CURLE_OUT_OF_MEMORY;
 
     curl_easy_reset(h);
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    trove_bytes_free(&x->k.err);
+    memset(&x->k, 0, sizeof x->k);
+    x->k.r = r;
+    x->k.h = h;
+    if (r->out)
+        r->out->len = x->out0;
     sha256_hex(r->body, r->body_len, sha);
     snprintf(line, sizeof line, "x-amz-content-sha256: %s", sha);
-    if (!(t = curl_slist_append(hdrs, line)))
-        goto out;
-    hdrs = t;
+    if (add_header(&x->hdrs, line))
+        return CURLE_OUT_OF_MEMORY;
     if (s->session_token) {
         snprintf(line, sizeof line, "x-amz-security-token: %s", s->session_token);
-        if (!(t = curl_slist_append(hdrs, line)))
-            goto out;
-        hdrs = t;
+        if (add_header(&x->hdrs, line))
+            return CURLE_OUT_OF_MEMORY;
     }
     if (r->range) {
         snprintf(line, sizeof line, "Range: %s", r->range);
-        if (!(t = curl_slist_append(hdrs, line)))
-            goto out;
-        hdrs = t;
+        if (add_header(&x->hdrs, line))
+            return CURLE_OUT_OF_MEMORY;
     }
     if (!strcmp(r->method, "PUT")) {
-        if (!(t = curl_slist_append(hdrs, "Content-Type: application/octet-stream")))
-            goto out;
-        hdrs = t;
+        if (add_header(&x->hdrs, "Content-Type: application/octet-stream"))
+            return CURLE_OUT_OF_MEMORY;
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
         /* POSTFIELDS, not an upload callback: curl hashes these bytes into the signature. */
         curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->body_len);
@@ -225,7 +217,7 @@ static CURLcode attempt(struct s3_backend *s, CURL *h, struct req *r, struct sin
         curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "DELETE");
     }
     curl_easy_setopt(h, CURLOPT_URL, r->url);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, x->hdrs);
     curl_easy_setopt(h, CURLOPT_AWS_SIGV4, s->sigv4);
     curl_easy_setopt(h, CURLOPT_USERNAME, s->access_key);
     curl_easy_setopt(h, CURLOPT_PASSWORD, s->secret_key);
@@ -235,31 +227,332 @@ static CURLcode attempt(struct s3_backend *s, CURL *h, struct req *r, struct sin
     if (s->verbose) /* TROVE_S3_VERBOSE: curl's trace of every request on stderr */
         curl_easy_setopt(h, CURLOPT_VERBOSE, 1L);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, k);
-    atomic_fetch_add(&s->requests, 1);
-    c = curl_easy_perform(h);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &x->k);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, x);
+    return CURLE_OK;
+}
+
+/* The second half: what the answer said, into r->status, length, code, crange and x->msg. */
+static void read_answer(struct s3_xfer *x)
+{
+    struct req *r = x->r;
+    CURL *h = x->h;
+
     r->status = 0;
     r->length = -1;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &r->length);
     r->code[0] = '\0';
     r->crange[0] = '\0';
-    msg[0] = '\0';
-    if (c == CURLE_OK && r->status == 206) {
+    x->msg[0] = '\0';
+    if (x->c == CURLE_OK && r->status == 206) {
         struct curl_header *hd = NULL;
         if (curl_easy_header(h, "Content-Range", 0, CURLH_HEADER, -1, &hd) == CURLHE_OK && hd)
             snprintf(r->crange, sizeof r->crange, "%s", hd->value);
     }
-    if (c == CURLE_OK && (r->status < 200 || r->status >= 300) && k->err.len > 0) {
+    if (x->c == CURLE_OK && (r->status < 200 || r->status >= 300) && x->k.err.len > 0) {
         size_t pos = 0;
-        trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Code", r->code,
+        trove__s3_xml_next((const char *)x->k.err.ptr, x->k.err.len, &pos, "Code", r->code,
                            sizeof r->code);
         pos = 0;
-        trove__s3_xml_next((const char *)k->err.ptr, k->err.len, &pos, "Message", msg, msg_cap);
+        trove__s3_xml_next((const char *)x->k.err.ptr, x->k.err.len, &pos, "Message", x->msg,
+                           sizeof x->msg);
     }
-out:
-    curl_slist_free_all(hdrs);
-    return c;
+}
+
+/* x failed for good: the message that says what S3 answered. */
+static void report(struct s3_backend *s, const struct s3_xfer *x)
+{
+    const struct req *r = x->r;
+
+    if (x->c != CURLE_OK)
+        trove__s3_set_err(s, "S3 %s %s: %s (after %u attempts; is the endpoint right and up?)",
+                          r->method, r->what, curl_easy_strerror(x->c), x->attempts);
+    else
+        trove__s3_set_err(s, "S3 %s %s: HTTP %ld %s%s%s%s", r->method, r->what, r->status,
+                          r->code[0] ? r->code : "(no error code)", x->msg[0] ? ": " : "",
+                          x->msg, x->attempts > 1 ? " (after retries)" : "");
+}
+
+/* The delay before retry n (0-based): exponential, capped, with jitter in [cap/2, cap]. */
+static uint64_t backoff_ms(unsigned n)
+{
+    uint64_t cap = BACKOFF_BASE_MS << (n < 10 ? n : 10);
+    if (cap > BACKOFF_CAP_MS)
+        cap = BACKOFF_CAP_MS;
+    return cap / 2 + jitter_rand() % (cap / 2 + 1);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* ---- the engine ---------------------------------------------------------------------- */
+
+static void complete(struct s3_backend *s, struct s3_xfer *x, int rc)
+{
+    if (rc != TROVE_OK && x->r->out)
+        x->r->out->len = x->out0;
+    trove_bytes_free(&x->k.err);
+    curl_slist_free_all(x->hdrs);
+    x->hdrs = NULL;
+    if (x->h)
+        give_handle(s, x->h);
+    x->h = NULL;
+    x->rc = rc;
+    x->done(x); /* x may be gone after this */
+}
+
+static void enqueue(struct s3_backend *s, struct s3_xfer *x)
+{
+    pthread_mutex_lock(&s->qmu);
+    x->next = s->queue;
+    s->queue = x;
+    pthread_mutex_unlock(&s->qmu);
+    curl_multi_wakeup(s->multi);
+}
+
+/* An attempt of x ended with curl's c: done, or due again after a backoff. Engine thread. */
+static void attempt_ended(struct s3_backend *s, struct s3_xfer *x)
+{
+    const struct req *r = x->r;
+    int rc;
+
+    read_answer(x);
+    if (x->k.limit) {
+        rc = TROVE_ERR_LIMIT;
+    } else if (x->k.nomem || x->c == CURLE_OUT_OF_MEMORY) {
+        rc = TROVE_ERR_NOMEM;
+    } else if (x->c == CURLE_OK && r->status >= 200 && r->status < 300) {
+        rc = TROVE_OK;
+    } else if (x->c == CURLE_OK && r->status == 404) {
+        rc = TROVE_ERR_NOTFOUND;
+        trove__s3_set_err(s, "S3 %s %s: not found (HTTP 404%s%s)", r->method, r->what,
+                          r->code[0] ? " " : "", r->code);
+    } else if (!x->no_retry && x->attempts <= s->retries &&
+               (x->c == CURLE_OK ? r->status >= 500 || r->status == 429 : retryable_curl(x->c))) {
+        atomic_fetch_add(&s->retried, 1);
+        x->due_ms = now_ms() + backoff_ms(x->attempts - 1);
+        enqueue(s, x);
+        return;
+    } else {
+        rc = TROVE_ERR_REMOTE;
+        if (x->c == CURLE_OK && !strcmp(r->method, "HEAD") && !r->code[0])
+            x->explain = 1; /* trove__s3_settle asks why */
+        else
+            report(s, x);
+    }
+    complete(s, x, rc);
+}
+
+/* Begin the next attempt of x. Engine thread. */
+static void attempt_begin(struct s3_backend *s, struct s3_xfer *x)
+{
+    CURLMcode mc;
+
+    if (!x->h && !(x->h = take_handle(s))) {
+        complete(s, x, TROVE_ERR_NOMEM);
+        return;
+    }
+    if (setup(s, x) != CURLE_OK) {
+        complete(s, x, TROVE_ERR_NOMEM);
+        return;
+    }
+    x->attempts++;
+    atomic_fetch_add(&s->requests, 1);
+    if ((mc = curl_multi_add_handle(s->multi, x->h)) != CURLM_OK) {
+        trove__s3_set_err(s, "S3 %s %s: %s", x->r->method, x->r->what, curl_multi_strerror(mc));
+        complete(s, x, mc == CURLM_OUT_OF_MEMORY ? TROVE_ERR_NOMEM : TROVE_ERR_REMOTE);
+        return;
+    }
+    s->running++;
+}
+
+/*
+ * The engine's loop: move the submitted requests that are due into the multi handle, let
+ * curl run every transfer, end the attempts that finished, and sleep in curl_multi_poll
+ * until a socket is ready, a backoff is due or trove__s3_submit wakes it. It ends when
+ * asked to at close, with nothing queued or running.
+ */
+static void *engine_main(void *arg)
+{
+    struct s3_backend *s = arg;
+
+    for (;;) {
+        struct s3_xfer *due = NULL, **pp;
+        uint64_t now = now_ms(), next = UINT64_MAX;
+        int stop, still = 0, left;
+        CURLMsg *m;
+        long timeout;
+
+        pthread_mutex_lock(&s->qmu);
+        for (pp = &s->queue; *pp;) {
+            struct s3_xfer *x = *pp;
+            if (x->due_ms <= now) {
+                *pp = x->next;
+                x->next = due;
+                due = x;
+            } else {
+                next = x->due_ms < next ? x->due_ms : next;
+                pp = &x->next;
+            }
+        }
+        stop = s->engine_stop && !s->queue;
+        pthread_mutex_unlock(&s->qmu);
+        while (due) {
+            struct s3_xfer *x = due;
+            due = x->next;
+            attempt_begin(s, x);
+        }
+        if (stop && s->running == 0)
+            break;
+        curl_multi_perform(s->multi, &still);
+        while ((m = curl_multi_info_read(s->multi, &left)) != NULL) {
+            struct s3_xfer *x = NULL;
+            if (m->msg != CURLMSG_DONE)
+                continue;
+            curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            x->c = m->data.result;
+            curl_multi_remove_handle(s->multi, m->easy_handle);
+            s->running--;
+            attempt_ended(s, x);
+        }
+        /* A backoff begun just now is in the queue: look again before sleeping. */
+        now = now_ms();
+        pthread_mutex_lock(&s->qmu);
+        for (struct s3_xfer *x = s->queue; x; x = x->next)
+            next = x->due_ms < next ? x->due_ms : next;
+        pthread_mutex_unlock(&s->qmu);
+        timeout = next == UINT64_MAX ? 1000 : next <= now ? 0 : (long)(next - now);
+        if (timeout > 1000)
+            timeout = 1000;
+        curl_multi_poll(s->multi, NULL, 0, (int)timeout, NULL);
+    }
+    return NULL;
+}
+
+int trove__s3_submit(struct s3_backend *s, struct s3_xfer *x)
+{
+    int rc = TROVE_OK;
+
+    x->rc = TROVE_ERR_REMOTE;
+    x->explain = 0;
+    x->h = NULL;
+    x->hdrs = NULL;
+    memset(&x->k, 0, sizeof x->k);
+    x->msg[0] = '\0';
+    x->out0 = x->r->out ? x->r->out->len : 0;
+    x->attempts = 0;
+    x->due_ms = 0;
+    x->c = CURLE_OK;
+    pthread_mutex_lock(&s->qmu);
+    if (!s->engine_up) {
+        if (!(s->multi = curl_multi_init())) {
+            rc = TROVE_ERR_NOMEM;
+        } else {
+            curl_multi_setopt(s->multi, CURLMOPT_MAXCONNECTS, (long)POOL_MAX);
+            if (pthread_create(&s->engine, NULL, engine_main, s) != 0) {
+                curl_multi_cleanup(s->multi);
+                s->multi = NULL;
+                rc = TROVE_ERR_REMOTE;
+            } else {
+                s->engine_up = 1;
+            }
+        }
+    }
+    if (rc == TROVE_OK) {
+        x->next = s->queue;
+        s->queue = x;
+    }
+    pthread_mutex_unlock(&s->qmu);
+    if (rc == TROVE_OK)
+        curl_multi_wakeup(s->multi);
+    else
+        trove__s3_set_err(s, "S3 %s %s: cannot start the request engine", x->r->method,
+                          x->r->what);
+    return rc;
+}
+
+void trove__s3_engine_stop(struct s3_backend *s)
+{
+    int up;
+
+    pthread_mutex_lock(&s->qmu);
+    up = s->engine_up;
+    s->engine_stop = 1;
+    pthread_mutex_unlock(&s->qmu);
+    if (!up)
+        return;
+    curl_multi_wakeup(s->multi);
+    pthread_join(s->engine, NULL);
+    curl_multi_cleanup(s->multi);
+    s->multi = NULL;
+    s->engine_up = 0;
+}
+
+/* ---- waiting for one request --------------------------------------------------------- */
+
+struct waiter {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+};
+
+static void wake(struct s3_xfer *x)
+{
+    struct waiter *w = x->ctx;
+    pthread_mutex_lock(&w->mu);
+    w->done = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+/* x submitted and waited for; its rc, or the submit's error. */
+static int run_one(struct s3_backend *s, struct s3_xfer *x)
+{
+    struct waiter w = {.done = 0};
+    int rc;
+
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    x->done = wake;
+    x->ctx = &w;
+    if ((rc = trove__s3_submit(s, x)) == TROVE_OK) {
+        pthread_mutex_lock(&w.mu);
+        while (!w.done)
+            pthread_cond_wait(&w.cv, &w.mu);
+        pthread_mutex_unlock(&w.mu);
+        rc = x->rc;
+    }
+    pthread_cond_destroy(&w.cv);
+    pthread_mutex_destroy(&w.mu);
+    return rc;
+}
+
+int trove__s3_settle(struct s3_backend *s, struct s3_xfer *x)
+{
+    if (x->explain) {
+        /* A HEAD answer has no body: ask again with a one-byte GET to learn S3's code and
+         * message (a success now is not kept; the HEAD's failure stands). */
+        struct req g = *x->r;
+        struct s3_xfer y = {.r = &g, .no_retry = 1};
+        g.method = "GET";
+        g.range = "bytes=0-0";
+        g.out = NULL;
+        run_one(s, &y);
+        if (y.c == CURLE_OK && g.status == x->r->status) {
+            memcpy(x->r->code, g.code, sizeof x->r->code);
+            memcpy(x->msg, y.msg, sizeof x->msg);
+        } else {
+            x->msg[0] = '\0';
+        }
+        x->explain = 0;
+        report(s, x);
+    }
+    return x->rc;
 }
 
 /*
@@ -269,78 +562,9 @@ out:
  */
 int trove__s3_perform(struct s3_backend *s, struct req *r)
 {
-    struct sink k;
-    char msg[384];
-    CURLcode c = CURLE_OK;
-    CURL *h;
-    int rc = TROVE_ERR_REMOTE;
-    size_t out0 = r->out ? r->out->len : 0;
-
-    if (!(h = take_handle(s)))
-        return TROVE_ERR_NOMEM;
-    for (unsigned n = 0;; n++) {
-        memset(&k, 0, sizeof k);
-        k.r = r;
-        k.h = h;
-        if (r->out)
-            r->out->len = out0;
-        c = attempt(s, h, r, &k, msg, sizeof msg);
-        trove_bytes_free(&k.err);
-        if (k.limit) {
-            rc = TROVE_ERR_LIMIT;
-            break;
-        }
-        if (k.nomem || c == CURLE_OUT_OF_MEMORY) {
-            rc = TROVE_ERR_NOMEM;
-            break;
-        }
-        if (c == CURLE_OK && r->status >= 200 && r->status < 300) {
-            rc = TROVE_OK;
-            break;
-        }
-        if (c == CURLE_OK && r->status == 404) {
-            rc = TROVE_ERR_NOTFOUND;
-            trove__s3_set_err(s, "S3 %s %s: not found (HTTP 404%s%s)", r->method, r->what,
-                              r->code[0] ? " " : "", r->code);
-            break;
-        }
-        if (n < s->retries &&
-            (c == CURLE_OK ? r->status >= 500 || r->status == 429 : retryable_curl(c))) {
-            atomic_fetch_add(&s->retried, 1);
-            backoff(n);
-            continue;
-        }
-        if (c == CURLE_OK && !strcmp(r->method, "HEAD") && !r->code[0]) {
-            /* A HEAD answer has no body: ask again with a one-byte GET to learn S3's code and
-             * message (a success now is not kept; the HEAD's failure stands). */
-            struct req g = *r;
-            long status = r->status;
-            g.method = "GET";
-            g.range = "bytes=0-0";
-            g.out = NULL;
-            memset(&k, 0, sizeof k);
-            k.r = &g;
-            k.h = h;
-            if (attempt(s, h, &g, &k, msg, sizeof msg) == CURLE_OK && g.status == status)
-                memcpy(r->code, g.code, sizeof r->code);
-            else
-                msg[0] = '\0';
-            trove_bytes_free(&k.err);
-        }
-        if (c != CURLE_OK)
-            trove__s3_set_err(s, "S3 %s %s: %s (after %u attempts; is the endpoint right and up?)",
-                              r->method, r->what, curl_easy_strerror(c), n + 1);
-        else
-            trove__s3_set_err(s, "S3 %s %s: HTTP %ld %s%s%s%s", r->method, r->what, r->status,
-                              r->code[0] ? r->code : "(no error code)", msg[0] ? ": " : "", msg,
-                              n > 0 ? " (after retries)" : "");
-        rc = TROVE_ERR_REMOTE;
-        break;
-    }
-    if (rc != TROVE_OK && r->out)
-        r->out->len = out0;
-    give_handle(s, h);
-    return rc;
+    struct s3_xfer x = {.r = r};
+    int rc = run_one(s, &x);
+    return x.explain ? trove__s3_settle(s, &x) : rc;
 }
 
 /* ---- object requests ----------------------------------------------------------------- */

@@ -53,6 +53,14 @@ struct s3_backend {
     atomic_int loaded;           /* the pack list was read once */
     atomic_uint gen;             /* loads of the pack list so far */
     atomic_uint_fast64_t requests, retried;
+    /* The engine (s3_request.c): one curl multi handle, driven by one thread, runs every
+     * request of this backend, so all of them share one connection cache. */
+    pthread_mutex_t qmu;     /* guards queue, engine_up, engine_stop */
+    CURLM *multi;
+    pthread_t engine;
+    int engine_up, engine_stop;
+    struct s3_xfer *queue;   /* submitted or waiting out a backoff, not yet in multi */
+    size_t running;          /* in multi (the engine thread's own count) */
 };
 
 
@@ -72,6 +80,40 @@ struct req {
     char crange[96];         /* Content-Range of a 206 answer, "" if none */
 };
 
+/* Where an answer's body goes (the write callback's state), per attempt. */
+struct sink {
+    struct req *r;
+    CURL *h;
+    struct trove_bytes err; /* an error answer's body, up to ERR_BODY_MAX */
+    int limit, nomem;
+};
+
+/*
+ * One request in the engine, with its retries. The submitter fills r, done and ctx (and
+ * no_retry), and keeps x and everything r points at alive until done is called. done runs
+ * once, on the engine's thread, with rc set as trove__s3_perform documents; it may submit
+ * further requests but must not wait for one. A failed HEAD's answer has no body to say
+ * why: then explain is set, and trove__s3_settle (on any other thread) asks again.
+ */
+struct s3_xfer {
+    struct req *r;
+    void (*done)(struct s3_xfer *x);
+    void *ctx;
+    int no_retry;
+    /* results */
+    int rc, explain;
+    /* the engine's */
+    CURL *h;
+    struct curl_slist *hdrs;
+    struct sink k;
+    char msg[384];
+    size_t out0;
+    unsigned attempts;
+    uint64_t due_ms; /* not before (a backoff), CLOCK_MONOTONIC */
+    CURLcode c;
+    struct s3_xfer *next;
+};
+
 struct obj {
     char url[KEY_MAX + 512];
     char what[KEY_MAX + 128];
@@ -85,8 +127,19 @@ int trove__s3_curl_init(void);
 
 void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...);
 
+/* Hand x to the engine (started on first use): TROVE_OK, and x->done will be called; or
+ * TROVE_ERR_NOMEM / TROVE_ERR_IO when the engine cannot start, and it will not. */
+int trove__s3_submit(struct s3_backend *s, struct s3_xfer *x);
+
+/* After x's done, on a thread other than the engine's: x->rc, with a failed HEAD's
+ * message completed first (one GET of its first byte for S3's code and message). */
+int trove__s3_settle(struct s3_backend *s, struct s3_xfer *x);
+
+/* Stop the engine (at close, with nothing in flight) and free it. */
+void trove__s3_engine_stop(struct s3_backend *s);
+
 /*
- * Run r with retries. Returns TROVE_OK for a 2xx answer, TROVE_ERR_NOTFOUND for 404 (with
+ * Run r with retries, on the engine, waiting for the answer. Returns TROVE_OK for a 2xx answer, TROVE_ERR_NOTFOUND for 404 (with
  * r->code telling NoSuchKey from NoSuchBucket), TROVE_ERR_LIMIT when the body passed
  * r->max_len, TROVE_ERR_NOMEM, or TROVE_ERR_REMOTE with the last error set.
  */
