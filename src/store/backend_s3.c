@@ -37,8 +37,9 @@
  *
  * Staged puts (trove_backend_stage) are kept in memory, copied, until publish. Publish
  * packs the ones under LOOSE_MIN into packs of at most PACK_MAX bytes, each one PUT (no
- * HEAD: its name is new content), and puts the bigger ones loose as above, PUBLISH_THREADS
- * requests at a time. A failed publish keeps what did not go up staged, so a second
+ * HEAD: its name is new content), and puts the bigger ones loose as above: one thread
+ * keeps PUBLISH_IN_FLIGHT units (a pack, or a loose object's HEAD then PUT) in flight on
+ * the engine at a time. A failed publish keeps what did not go up staged, so a second
  * publish finishes the job. An object staged twice, or already in a known pack, is sent
  * once or not at all.
  *
@@ -83,7 +84,8 @@
 #include <string.h>
 #include <time.h>
 
-#define PUBLISH_THREADS 8          /* uploads in flight during publish */
+#define PUBLISH_IN_FLIGHT 8        /* uploads in flight during publish */
+#define LOAD_THREADS 8             /* pack tails loaded at once */
 #define LOOSE_MIN TROVE__S3_PACK_OBJECT_MAX /* staged objects this big or bigger stay loose */
 #define PACK_MAX (16u << 20)       /* a pack's bytes, index and footer included */
 #define TAIL_GET (64u << 10)       /* the suffix range that loads a pack's index */
@@ -117,12 +119,12 @@ static void *par_worker(void *arg)
     return NULL;
 }
 
-/* fn(ctx, i) for every i in [0, n), on up to PUBLISH_THREADS threads (on this one alone
+/* fn(ctx, i) for every i in [0, n), on up to LOAD_THREADS threads (on this one alone
  * when n is 1 or no thread starts). After the first error no new i is begun; that error is
  * returned. */
 static int run_parallel(size_t n, int (*fn)(void *ctx, size_t i), void *ctx)
 {
-    pthread_t th[PUBLISH_THREADS];
+    pthread_t th[LOAD_THREADS];
     struct par p;
     int nth = 0;
 
@@ -131,7 +133,7 @@ static int run_parallel(size_t n, int (*fn)(void *ctx, size_t i), void *ctx)
     p.n = n;
     atomic_init(&p.next, 0);
     atomic_init(&p.rc, TROVE_OK);
-    for (size_t i = 0; n > 1 && i < PUBLISH_THREADS && i < n; i++)
+    for (size_t i = 0; n > 1 && i < LOAD_THREADS && i < n; i++)
         if (pthread_create(&th[nth], NULL, par_worker, &p) == 0)
             nth++;
     if (nth == 0)
@@ -587,39 +589,58 @@ static void forget_pack(struct s3_backend *s, const struct place *pl)
 
 /* ---- packs: writing and deleting ----------------------------------------------------- */
 
-/* PUT pack bytes buf, holding entries e[0..n) (taken over), as PREFIX/packs/<xxh3-128 of
- * buf>, and add it to the index. No HEAD: the name is new content, and a PUT of the same
- * bytes replaces them with themselves. A name this handle has seen before (a pack of
- * these very bytes, since deleted, or unreadable, or a .dead record listed alone) may have
- * left a .dead record, which would hide these objects: it goes, after the PUT. */
-static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
-                      struct trove__pack_entry *e, size_t n)
+/* Pack hex (len bytes, holding entries e[0..n), taken over) is up: add it to the index. A
+ * name this handle has seen before (a pack of these very bytes, since deleted, or
+ * unreadable, or a .dead record listed alone) may have left a .dead record, which would
+ * hide these objects: it goes first. */
+static int pack_stored(struct s3_backend *s, const char *hex, uint64_t len,
+                       struct trove__pack_entry *e, size_t n)
 {
-    struct trove_digest name;
-    char hex[33];
     struct obj o;
     int rc, seen;
 
-    trove_digest_of(buf->ptr, buf->len, &name);
-    trove_digest_hex(&name, hex);
-    trove__s3_pack_names(s, hex, "", &o);
-    if ((rc = trove__s3_put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK)
-        goto fail;
     pthread_mutex_lock(&s->mu);
     seen = trove__s3_packs_slot(&s->packs, hex) >= 0 || trove__s3_packs_known(&s->packs, hex) ||
            trove__s3_packs_orphan(&s->packs, hex);
     pthread_mutex_unlock(&s->mu);
     trove__s3_pack_names(s, hex, ".dead", &o);
-    if (seen && (rc = trove__s3_delete_at(s, &o)) != TROVE_OK)
-        goto fail;
+    if (seen && (rc = trove__s3_delete_at(s, &o)) != TROVE_OK) {
+        free(e);
+        return rc;
+    }
     pthread_mutex_lock(&s->mu);
     trove__s3_packs_forget_orphan(&s->packs, hex);
-    rc = trove__s3_packs_add(&s->packs, hex, buf->len, (int64_t)time(NULL), e, n, NULL, 0, NULL);
+    rc = trove__s3_packs_add(&s->packs, hex, len, (int64_t)time(NULL), e, n, NULL, 0, NULL);
     pthread_mutex_unlock(&s->mu);
     return rc;
-fail:
-    free(e);
-    return rc;
+}
+
+/* The name of pack bytes buf: PREFIX/packs/<xxh3-128 of buf>, its hex in hex. */
+static void pack_name(const struct s3_backend *s, const struct trove_bytes *buf, char hex[33],
+                      struct obj *o)
+{
+    struct trove_digest name;
+
+    trove_digest_of(buf->ptr, buf->len, &name);
+    trove_digest_hex(&name, hex);
+    trove__s3_pack_names(s, hex, "", o);
+}
+
+/* PUT pack bytes buf, holding entries e[0..n) (taken over), and add it to the index. No
+ * HEAD: the name is new content, and a PUT of the same bytes replaces them with themselves. */
+static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
+                      struct trove__pack_entry *e, size_t n)
+{
+    char hex[33];
+    struct obj o;
+    int rc;
+
+    pack_name(s, buf, hex, &o);
+    if ((rc = trove__s3_put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK) {
+        free(e);
+        return rc;
+    }
+    return pack_stored(s, hex, buf->len, e, n);
 }
 
 /* Rewrite pack slot, more than half of whose object bytes are dead, as a new pack of its
@@ -1032,30 +1053,141 @@ static int build_pack(const struct staged *items, const size_t *idx, size_t n,
     return trove__pack_finish(buf, e, n);
 }
 
-static int publish_unit(void *ctx, size_t i)
+/* One unit on its way up: its request in the engine, and what comes after it. */
+struct unit_run {
+    struct s3_xfer x; /* first: the batch hands back &x */
+    struct req r;
+    struct obj o;
+    const struct unit *u;
+    enum { STEP_HEAD, STEP_PUT } step;
+    int made_bucket;          /* the bucket was created for this unit once already */
+    struct trove_bytes buf;   /* a pack's bytes */
+    struct trove__pack_entry *e;
+    char hex[33];
+};
+
+static int unit_submit(struct publish_job *j, struct s3_batch *b, struct unit_run *ur,
+                       const char *method, const void *body, size_t len)
 {
-    struct publish_job *j = ctx;
-    const struct unit *u = &j->units[i];
+    memset(&ur->r, 0, sizeof ur->r);
+    ur->r.method = method;
+    ur->r.url = ur->o.url;
+    ur->r.what = ur->o.what;
+    ur->r.body = body;
+    ur->r.body_len = len;
+    memset(&ur->x, 0, sizeof ur->x);
+    ur->x.r = &ur->r;
+    return trove__s3_batch_submit(j->s, b, &ur->x);
+}
+
+/* Begin unit u: a loose object's HEAD, or a pack built and its PUT. */
+static int unit_begin(struct publish_job *j, struct s3_batch *b, struct unit_run *ur,
+                      const struct unit *u)
+{
     int rc;
 
+    memset(ur, 0, sizeof *ur);
+    ur->u = u;
     if (u->loose) {
-        struct staged *it = &j->items[j->order[u->first]];
-        int created;
-        rc = trove__s3_loose_put(j->s, &it->d, it->data, it->len, &created);
-    } else {
-        struct trove_bytes buf = {0};
-        struct trove__pack_entry *e = NULL;
-        if ((rc = build_pack(j->items, j->order + u->first, u->n, &buf, &e)) == TROVE_OK)
-            rc = store_pack(j->s, &buf, e, u->n); /* takes e */
-        else
-            free(e);
-        if (rc == TROVE_OK)
-            atomic_fetch_add(&j->overhead, (uint64_t)u->n * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
-        trove_bytes_free(&buf);
+        trove__s3_obj_names(j->s, &j->items[j->order[u->first]].d, &ur->o);
+        ur->step = STEP_HEAD;
+        return unit_submit(j, b, ur, "HEAD", NULL, 0);
     }
-    if (rc == TROVE_OK)
-        for (size_t k = 0; k < u->n; k++)
-            unstage(j->s, &j->items[j->order[u->first + k]]);
+    if ((rc = build_pack(j->items, j->order + u->first, u->n, &ur->buf, &ur->e)) != TROVE_OK)
+        return rc;
+    pack_name(j->s, &ur->buf, ur->hex, &ur->o);
+    ur->step = STEP_PUT;
+    return unit_submit(j, b, ur, "PUT", ur->buf.ptr, ur->buf.len);
+}
+
+/* ur's request finished: 1 when its next request is in flight, TROVE_OK when the unit is
+ * up (its items unstaged), else the error. */
+static int unit_step(struct publish_job *j, struct s3_batch *b, struct unit_run *ur)
+{
+    const struct unit *u = ur->u;
+    int rc = trove__s3_settle(j->s, &ur->x);
+
+    if (ur->step == STEP_HEAD) {
+        if (rc == TROVE_OK)
+            goto up; /* present: put-if-absent leaves it */
+        if (rc != TROVE_ERR_NOTFOUND)
+            return rc;
+        ur->step = STEP_PUT;
+        const struct staged *it = &j->items[j->order[u->first]];
+        return (rc = unit_submit(j, b, ur, "PUT", it->data, it->len)) == TROVE_OK ? 1 : rc;
+    }
+    if (rc == TROVE_ERR_NOTFOUND && !ur->made_bucket) { /* NoSuchBucket: the first write */
+        ur->made_bucket = 1;
+        if ((rc = trove__s3_create_bucket(j->s)) != TROVE_OK)
+            return rc;
+        return (rc = unit_submit(j, b, ur, "PUT", ur->r.body, ur->r.body_len)) == TROVE_OK ? 1
+                                                                                            : rc;
+    }
+    if (rc == TROVE_ERR_NOTFOUND)
+        return TROVE_ERR_REMOTE; /* a PUT is never "not found"; the message says why */
+    if (rc != TROVE_OK)
+        return rc;
+    if (!u->loose) {
+        rc = pack_stored(j->s, ur->hex, ur->buf.len, ur->e, u->n);
+        ur->e = NULL;
+        if (rc != TROVE_OK)
+            return rc;
+        atomic_fetch_add(&j->overhead, (uint64_t)u->n * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
+    }
+up:
+    for (size_t k = 0; k < u->n; k++)
+        unstage(j->s, &j->items[j->order[u->first + k]]);
+    return TROVE_OK;
+}
+
+static void unit_end(struct unit_run *ur)
+{
+    free(ur->e);
+    ur->e = NULL;
+    trove_bytes_free(&ur->buf);
+    ur->u = NULL;
+}
+
+/*
+ * Every unit up through the engine, PUBLISH_IN_FLIGHT at a time (which bounds the pack
+ * bytes built and not yet sent). After the first error no new unit is begun; the ones in
+ * flight finish, and whatever went up is unstaged. That first error is returned.
+ */
+static int publish_units(struct publish_job *j, size_t nunits)
+{
+    struct unit_run *run = trove__calloc(PUBLISH_IN_FLIGHT, sizeof *run);
+    struct s3_batch b;
+    size_t next = 0, inflight = 0;
+    int rc = TROVE_OK;
+
+    if (!run)
+        return TROVE_ERR_NOMEM;
+    trove__s3_batch_init(&b);
+    for (;;) {
+        struct s3_xfer *x;
+        int r;
+        for (size_t k = 0; rc == TROVE_OK && next < nunits && k < PUBLISH_IN_FLIGHT; k++) {
+            if (run[k].u)
+                continue;
+            if ((r = unit_begin(j, &b, &run[k], &j->units[next++])) != TROVE_OK) {
+                unit_end(&run[k]);
+                rc = r;
+            } else {
+                inflight++;
+            }
+        }
+        if (inflight == 0 || !(x = trove__s3_batch_wait(&b)))
+            break;
+        struct unit_run *ur = (struct unit_run *)x;
+        if ((r = unit_step(j, &b, ur)) != 1) {
+            unit_end(ur);
+            inflight--;
+            if (r != TROVE_OK && rc == TROVE_OK)
+                rc = r;
+        }
+    }
+    trove__s3_batch_free(&b);
+    free(run);
     return rc;
 }
 
@@ -1169,7 +1301,7 @@ static int s3_publish(struct trove_backend *base, uint64_t *overhead_out)
     j.s = s;
     atomic_init(&j.overhead, 0);
     if ((rc = ensure_loaded(s)) == TROVE_OK && (rc = plan(s, &j, n, &nunits)) == TROVE_OK)
-        rc = run_parallel(nunits, publish_unit, &j);
+        rc = publish_units(&j, nunits);
     if (overhead_out)
         *overhead_out = atomic_load(&j.overhead);
     free(j.order);

@@ -555,6 +555,64 @@ int trove__s3_settle(struct s3_backend *s, struct s3_xfer *x)
     return x->rc;
 }
 
+/* ---- several in flight -------------------------------------------------------------- */
+
+void trove__s3_batch_init(struct s3_batch *b)
+{
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    b->finished = NULL;
+    b->pending = 0;
+}
+
+void trove__s3_batch_free(struct s3_batch *b)
+{
+    pthread_cond_destroy(&b->cv);
+    pthread_mutex_destroy(&b->mu);
+}
+
+static void batch_done(struct s3_xfer *x)
+{
+    struct s3_batch *b = x->ctx;
+    pthread_mutex_lock(&b->mu);
+    x->next = b->finished; /* the engine is done with x: its link is free */
+    b->finished = x;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+}
+
+int trove__s3_batch_submit(struct s3_backend *s, struct s3_batch *b, struct s3_xfer *x)
+{
+    int rc;
+
+    x->done = batch_done;
+    x->ctx = b;
+    pthread_mutex_lock(&b->mu);
+    b->pending++;
+    pthread_mutex_unlock(&b->mu);
+    if ((rc = trove__s3_submit(s, x)) != TROVE_OK) {
+        pthread_mutex_lock(&b->mu);
+        b->pending--;
+        pthread_mutex_unlock(&b->mu);
+    }
+    return rc;
+}
+
+struct s3_xfer *trove__s3_batch_wait(struct s3_batch *b)
+{
+    struct s3_xfer *x = NULL;
+
+    pthread_mutex_lock(&b->mu);
+    while (b->pending > 0 && !b->finished)
+        pthread_cond_wait(&b->cv, &b->mu);
+    if ((x = b->finished) != NULL) {
+        b->finished = x->next;
+        b->pending--;
+    }
+    pthread_mutex_unlock(&b->mu);
+    return x;
+}
+
 /*
  * Run r with retries. Returns TROVE_OK for a 2xx answer, TROVE_ERR_NOTFOUND for 404 (with
  * r->code telling NoSuchKey from NoSuchBucket), TROVE_ERR_LIMIT when the body passed
@@ -585,7 +643,7 @@ void trove__s3_obj_names(const struct s3_backend *s, const struct trove_digest *
     trove__s3_key_names(s, rel, o);
 }
 
-static int create_bucket(struct s3_backend *s)
+int trove__s3_create_bucket(struct s3_backend *s)
 {
     char url[KEY_MAX + 512], what[256];
     struct req r = {0};
@@ -615,7 +673,7 @@ int trove__s3_put_at(struct s3_backend *s, const struct obj *o, const void *data
     r.body_len = len;
     rc = trove__s3_perform(s, &r);
     if (rc == TROVE_ERR_NOTFOUND) { /* NoSuchBucket: the first write creates it */
-        if ((rc = create_bucket(s)) != TROVE_OK)
+        if ((rc = trove__s3_create_bucket(s)) != TROVE_OK)
             return rc;
         rc = trove__s3_perform(s, &r);
     }

@@ -135,6 +135,25 @@ int trove__s3_submit(struct s3_backend *s, struct s3_xfer *x);
  * message completed first (one GET of its first byte for S3's code and message). */
 int trove__s3_settle(struct s3_backend *s, struct s3_xfer *x);
 
+/* Several requests in flight, waited for by one thread: submit any number, then take
+ * each as it finishes (in the order they finish). */
+struct s3_batch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct s3_xfer *finished; /* done, not yet taken */
+    size_t pending;           /* submitted, not yet taken */
+};
+
+void trove__s3_batch_init(struct s3_batch *b);
+void trove__s3_batch_free(struct s3_batch *b); /* with nothing pending */
+/* trove__s3_submit with x->done and x->ctx set to b's. */
+int trove__s3_batch_submit(struct s3_backend *s, struct s3_batch *b, struct s3_xfer *x);
+/* The next request of b to finish (waiting for it), or NULL when none is pending. */
+struct s3_xfer *trove__s3_batch_wait(struct s3_batch *b);
+
+/* Create the bucket (PUT /); one created meanwhile by someone else is no error. */
+int trove__s3_create_bucket(struct s3_backend *s);
+
 /* Stop the engine (at close, with nothing in flight) and free it. */
 void trove__s3_engine_stop(struct s3_backend *s);
 
