@@ -753,6 +753,149 @@ static void test_threads(void)
     trove_backend_close(be);
 }
 
+/* ---- asynchronous gets --------------------------------------------------------------- */
+
+enum { AN = 40 };
+
+struct async_gets {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ended, rc[AN + 4];
+    struct trove_bytes b[AN + 4];
+};
+
+struct async_one {
+    struct async_gets *a;
+    int i;
+};
+
+static void async_ended(void *ctx, int rc)
+{
+    struct async_one *o = ctx;
+    pthread_mutex_lock(&o->a->mu);
+    o->a->rc[o->i] = rc;
+    o->a->ended++;
+    pthread_cond_signal(&o->a->cv);
+    pthread_mutex_unlock(&o->a->mu);
+}
+
+/* Start every get of d[0..n) (limits lim) on be at once, then wait for them all; a get
+ * refused at its start has that refusal as its answer. */
+static void async_run(struct trove_backend *be, const struct trove_digest *d, const size_t *lim,
+                      int n, struct async_gets *a)
+{
+    struct async_one o[AN + 4];
+    int nstart = 0;
+
+    a->ended = 0;
+    for (int i = 0; i < n; i++) {
+        o[i] = (struct async_one){a, i};
+        a->b[i].len = 0;
+        a->rc[i] = 1;
+        int rc = trove_backend_get_start(be, &d[i], &a->b[i], lim[i], async_ended, &o[i]);
+        if (rc == TROVE_OK)
+            nstart++;
+        else /* refused before it began (a packed object over its limit): its answer */
+            a->rc[i] = rc;
+    }
+    pthread_mutex_lock(&a->mu);
+    while (a->ended < nstart)
+        pthread_cond_wait(&a->cv, &a->mu);
+    pthread_mutex_unlock(&a->mu);
+}
+
+/*
+ * Gets in flight at once on the request engine: packed objects (ranged GETs, the first of
+ * them loading the index), a loose one, one missing and one over its limit, each ending
+ * once with what trove_backend_get says; then the same through the fault wrapper, whose
+ * latency is waited out on its timer and not on the engine.
+ */
+static void test_async(void)
+{
+    struct trove_backend *w = open_s3(bucket_url, NULL), *r = NULL, *f = NULL;
+    struct trove_fault_options fo = {.latency_us = 20000};
+    struct async_gets a = {.ended = 0};
+    struct trove_digest d[AN + 4];
+    size_t lim[AN + 4], big_len = TROVE__S3_PACK_OBJECT_MAX + 5;
+    uint8_t *big = malloc(big_len);
+    char text[AN][64];
+    uint64_t seed = 77, before, after;
+    int n = AN + 3;
+
+    pthread_mutex_init(&a.mu, NULL);
+    pthread_cond_init(&a.cv, NULL);
+    memset(a.b, 0, sizeof a.b);
+    if (!w || !big)
+        goto out;
+    CHECK_EQ_INT(trove_backend_get_async(w), 1);
+    for (int i = 0; i < AN; i++) {
+        snprintf(text[i], sizeof text[i], "object %d of the asynchronous case", i);
+        trove_digest_of(text[i], strlen(text[i]), &d[i]);
+        CHECK_EQ_INT(trove_backend_stage(w, &d[i], text[i], strlen(text[i])), TROVE_OK);
+        lim[i] = SIZE_MAX;
+    }
+    CHECK_EQ_INT(trove_backend_publish(w, NULL), TROVE_OK);
+    fill_random(big, big_len, &seed);
+    trove_digest_of(big, big_len, &d[AN]); /* loose: over the packed size */
+    CHECK_EQ_INT(trove_backend_put(w, &d[AN], big, big_len, NULL), TROVE_OK);
+    lim[AN] = SIZE_MAX;
+    trove_digest_of("never stored", 12, &d[AN + 1]);
+    lim[AN + 1] = SIZE_MAX;
+    d[AN + 2] = d[3];
+    lim[AN + 2] = strlen(text[3]) - 1;
+
+    r = open_s3(bucket_url, NULL); /* a fresh handle: the index not loaded yet */
+    if (!r)
+        goto out;
+    async_run(r, d, lim, n, &a);
+    for (int i = 0; i < AN; i++) {
+        CHECK_EQ_INT(a.rc[i], TROVE_OK);
+        CHECK(a.b[i].len == strlen(text[i]) && !memcmp(a.b[i].ptr, text[i], a.b[i].len));
+    }
+    CHECK_EQ_INT(a.rc[AN], TROVE_OK);
+    CHECK(a.b[AN].len == big_len && !memcmp(a.b[AN].ptr, big, big_len));
+    CHECK_EQ_INT(a.rc[AN + 1], TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(a.b[AN + 1].len, 0);
+    CHECK_EQ_INT(a.rc[AN + 2], TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(a.b[AN + 2].len, 0);
+
+    /* One request per get now that the index is loaded. */
+    CHECK_EQ_INT(trove_backend_s3_stats(r, &before, NULL), TROVE_OK);
+    async_run(r, d, lim, AN + 1, &a);
+    CHECK_EQ_INT(trove_backend_s3_stats(r, &after, NULL), TROVE_OK);
+    CHECK_EQ_INT(after - before, AN + 1);
+
+    /* Through the fault wrapper: asynchronous too, the same answers. */
+    CHECK_EQ_INT(trove_backend_fault_wrap(r, &fo, &f), TROVE_OK);
+    if (!f)
+        goto out;
+    CHECK_EQ_INT(trove_backend_get_async(f), 1);
+    async_run(f, d, lim, n, &a);
+    for (int i = 0; i < AN; i++)
+        CHECK(a.rc[i] == TROVE_OK && a.b[i].len == strlen(text[i]));
+    CHECK_EQ_INT(a.rc[AN], TROVE_OK);
+    CHECK_EQ_INT(a.rc[AN + 1], TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(a.rc[AN + 2], TROVE_ERR_LIMIT);
+    {
+        struct trove_fault_stats fst;
+        CHECK_EQ_INT(trove_backend_fault_stats(f, &fst), TROVE_OK);
+        CHECK_EQ_INT(fst.gets, (uint64_t)n);
+        uint64_t want = big_len;
+        for (int i = 0; i < AN; i++)
+            want += strlen(text[i]);
+        CHECK_EQ_INT(fst.bytes, want);
+    }
+out:
+    trove_backend_close(f);
+    trove_backend_close(r);
+    trove_backend_close(w);
+    for (int i = 0; i < AN + 4; i++)
+        trove_bytes_free(&a.b[i]);
+    pthread_cond_destroy(&a.cv);
+    pthread_mutex_destroy(&a.mu);
+    free(big);
+}
+
 /* ---- what S3 answers ----------------------------------------------------------------- */
 
 static void test_errors(void)
@@ -1024,6 +1167,7 @@ int main(void)
     test_many_packs();
     test_bad_packs();
     test_threads();
+    test_async();
     test_errors();
     test_alloc_failures();
     test_proxy_stopped();

@@ -41,6 +41,7 @@
 
 static char root[64];
 static struct trove_backend *fs; /* every object set lives here */
+static int async_mode;           /* odd reps: the fault backend's gets are asynchronous */
 
 static void sleep_us(uint64_t us)
 {
@@ -147,7 +148,10 @@ static struct trove_backend *fault_over(struct hook *h, uint32_t latency_us)
     fo.latency_us = latency_us;
     fo.get_hook = hook_fn;
     fo.hook_ctx = h;
+    fo.async = async_mode;
     CHECK_EQ_INT(trove_backend_fault_wrap(fs, &fo, &be), TROVE_OK);
+    if (be)
+        CHECK_EQ_INT(trove_backend_get_async(be), async_mode);
     return be;
 }
 
@@ -430,6 +434,115 @@ static void test_fault_backend(int rep)
     CHECK_EQ_INT(trove_backend_size(fs, &set->d[0], &len), TROVE_OK);
 out:
     trove_bytes_free(&got);
+    free(h);
+    free(set);
+}
+
+/* trove_backend_get_start: refused where there are no asynchronous gets; else each ends
+ * once, with what trove_backend_get would have said, many in flight at once. */
+struct started {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ended, rc[8];
+};
+
+struct one_get {
+    struct started *st;
+    int i;
+    struct trove_bytes b;
+};
+
+static void get_ended(void *ctx, int rc)
+{
+    struct one_get *g = ctx;
+    pthread_mutex_lock(&g->st->mu);
+    g->st->rc[g->i] = rc;
+    g->st->ended++;
+    pthread_cond_signal(&g->st->cv);
+    pthread_mutex_unlock(&g->st->mu);
+}
+
+static void test_get_start(int rep)
+{
+    struct objset *set = malloc(sizeof *set);
+    size_t sizes[4] = {100, 2000, 30000, 9};
+    struct hook *h = malloc(sizeof *h);
+    struct started st = {.ended = 0};
+    struct one_get g[8];
+    struct trove_digest other;
+    struct trove_backend *be;
+    struct trove_fault_stats fst;
+    size_t limit[8] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, 29999, SIZE_MAX, SIZE_MAX, 8};
+    const struct trove_digest *want[8];
+    int nstarted = 0;
+
+    make_set(set, 300 + (uint32_t)rep, 4, sizes, NULL);
+    hook_init(h, set);
+    h->missing = 1;
+    h->missing_for = 1;
+    trove_digest_of("not there", 9, &other);
+    pthread_mutex_init(&st.mu, NULL);
+    pthread_cond_init(&st.cv, NULL);
+    memset(g, 0, sizeof g);
+    /* 0..3 the set (1 missing on its first get), 4 over its limit, 5 a stranger, 6 item 1
+     * again (found now), 7 item 3 over its limit. */
+    for (int i = 0; i < 8; i++)
+        want[i] = i < 4 ? &set->d[i] : i == 4 ? &set->d[2] : i == 5 ? &other
+                                                : i == 6 ? &set->d[1] : &set->d[3];
+    CHECK_EQ_INT(trove_backend_get_start(fs, &set->d[0], &g[0].b, SIZE_MAX, get_ended, &g[0]),
+                 TROVE_ERR_INVALID);
+    be = fault_over(h, 3000);
+    if (!be)
+        goto out;
+    CHECK_EQ_INT(trove_backend_get_start(be, &set->d[0], &g[0].b, SIZE_MAX, NULL, NULL),
+                 TROVE_ERR_INVALID);
+    if (!async_mode) {
+        CHECK_EQ_INT(trove_backend_get_start(be, &set->d[0], &g[0].b, SIZE_MAX, get_ended, &g[0]),
+                     TROVE_ERR_INVALID);
+        trove_backend_close(be);
+        goto out;
+    }
+    for (int i = 0; i < 8; i++) {
+        g[i].st = &st;
+        g[i].i = i;
+        if (i == 6) { /* after item 1's first get has failed */
+            pthread_mutex_lock(&st.mu);
+            while (st.rc[1] == 0 && st.ended < nstarted)
+                pthread_cond_wait(&st.cv, &st.mu);
+            pthread_mutex_unlock(&st.mu);
+        }
+        CHECK_EQ_INT(trove_backend_get_start(be, want[i], &g[i].b, limit[i], get_ended, &g[i]),
+                     TROVE_OK);
+        nstarted++;
+    }
+    pthread_mutex_lock(&st.mu);
+    while (st.ended < nstarted)
+        pthread_cond_wait(&st.cv, &st.mu);
+    pthread_mutex_unlock(&st.mu);
+    for (int i = 0; i < 4; i++)
+        if (i != 1) {
+            CHECK_EQ_INT(st.rc[i], TROVE_OK);
+            CHECK(g[i].b.len == sizes[i] && matches(set, (size_t)i, 0, g[i].b.ptr, g[i].b.len));
+        }
+    CHECK_EQ_INT(st.rc[1], TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(g[1].b.len, 0);
+    CHECK_EQ_INT(st.rc[4], TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(g[4].b.len, 0);
+    CHECK_EQ_INT(st.rc[5], TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(st.rc[6], TROVE_OK);
+    CHECK(g[6].b.len == 2000 && matches(set, 1, 0, g[6].b.ptr, g[6].b.len));
+    CHECK_EQ_INT(st.rc[7], TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(trove_backend_fault_stats(be, &fst), TROVE_OK);
+    CHECK_EQ_INT(fst.gets, 8);
+    CHECK_EQ_INT(fst.failed, 1);
+    CHECK_EQ_INT(fst.bytes, 100 + 30000 + 9 + 2000); /* item 1 once, the second time */
+    CHECK(fst.max_concurrent >= 1 && fst.max_concurrent <= 8);
+    trove_backend_close(be);
+out:
+    for (int i = 0; i < 8; i++)
+        trove_bytes_free(&g[i].b);
+    pthread_cond_destroy(&st.cv);
+    pthread_mutex_destroy(&st.mu);
     free(h);
     free(set);
 }
@@ -1352,8 +1465,11 @@ int main(void)
     }
     test_options();
     test_bufpool();
+    CHECK_EQ_INT(trove_backend_get_async(fs), 0);
     for (int rep = 0; rep < REPS; rep++) {
+        async_mode = rep & 1;
         test_fault_backend(rep);
+        test_get_start(rep);
         test_fault_concurrent(rep);
         test_order(rep);
         test_slow_sink(rep);

@@ -112,6 +112,23 @@ int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, co
 int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
                       struct trove_bytes *out, size_t max_len);
 
+/*
+ * Asynchronous gets, for backends that run requests without a thread each (S3: its curl
+ * multi engine; the fault wrapper over such a backend). trove_backend_get_async says
+ * whether be has them (1) or not (0). trove_backend_get_start begins what trove_backend_get
+ * does and returns at once: TROVE_OK, and done(ctx, rc) is then called exactly once, on
+ * another thread, with rc and out as trove_backend_get would leave them; or an error (the
+ * argument checks, TROVE_ERR_INVALID for a backend without them, TROVE_ERR_CHECKSUM for a
+ * quarantined object, or what the backend could not start with), and done is never
+ * called. d, out and ctx must stay valid until done. done must not wait for another get
+ * of the same backend (it runs on the thread that drives them); it may start one.
+ */
+typedef void (*trove_get_done_fn)(void *ctx, int rc);
+int trove_backend_get_async(const struct trove_backend *be);
+int trove_backend_get_start(struct trove_backend *be, const struct trove_digest *d,
+                            struct trove_bytes *out, size_t max_len, trove_get_done_fn done,
+                            void *ctx);
+
 /* The size of object d in *len_out (a stat on fs; a HEAD on S3, nothing for a packed
  * object). Errors as for get. */
 int trove_backend_size(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out);

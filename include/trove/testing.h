@@ -81,6 +81,10 @@ struct trove_fault_options {
      * latency. May be NULL. Called from several threads at once. */
     int (*get_hook)(void *ctx, const struct trove_digest *d, uint64_t nth);
     void *hook_ctx;
+    /* Nonzero: asynchronous gets (trove_backend_get_start) even over an inner backend
+     * without them, whose gets then run on the wrapper's timer thread, one at a time; for
+     * testing what runs on asynchronous backends (S3) over a local one. */
+    int async;
 };
 
 struct trove_fault_stats {

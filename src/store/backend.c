@@ -17,8 +17,10 @@
  * record. A delete drops it too.
  */
 #include "backend_internal.h"
+#include "common/alloc.h"
 
 #include <assert.h>
+#include <stdlib.h>
 
 void trove_backend_close(struct trove_backend *be)
 {
@@ -142,6 +144,71 @@ int trove_backend_get(struct trove_backend *be, const struct trove_digest *d,
                       struct trove_bytes *out, size_t max_len)
 {
     return get(be, d, out, max_len, be && !be->no_verify);
+}
+
+int trove_backend_get_async(const struct trove_backend *be)
+{
+    return be && be->ops->get_start && (!be->ops->async_ok || be->ops->async_ok(be));
+}
+
+/* An asynchronous get in flight: what its end checks and whom it tells. */
+struct get_async {
+    struct trove_backend *be;
+    struct trove_digest d;
+    struct trove_bytes *out;
+    trove_get_done_fn done;
+    void *ctx;
+};
+
+static void get_ended(void *arg, int rc)
+{
+    struct get_async *g = arg;
+    struct trove_backend *be = g->be;
+    trove_get_done_fn done = g->done;
+    void *ctx = g->ctx;
+
+    if (rc == TROVE_OK && !be->no_verify) { /* checked as trove_backend_get checks */
+        struct trove_digest got;
+        trove_digest_of(g->out->ptr, g->out->len, &got);
+        if (!trove_digest_equal(&got, &g->d)) {
+            rc = TROVE_ERR_CHECKSUM;
+            if (be->ops->quarantine)
+                be->ops->quarantine(be, &g->d,
+                                    "its stored bytes did not hash to its name when read");
+        }
+    }
+    if (rc != TROVE_OK)
+        g->out->len = 0;
+    free(g);
+    done(ctx, rc);
+}
+
+int trove_backend_get_start(struct trove_backend *be, const struct trove_digest *d,
+                            struct trove_bytes *out, size_t max_len, trove_get_done_fn done,
+                            void *ctx)
+{
+    struct get_async *g;
+    int rc;
+
+    if (!out || !done)
+        return TROVE_ERR_INVALID;
+    out->len = 0;
+    if (!be || !d || trove_digest_is_zero(d) || !trove_backend_get_async(be))
+        return TROVE_ERR_INVALID;
+    if (!be->no_verify && quarantined(be, d))
+        return TROVE_ERR_CHECKSUM;
+    if (!(g = trove__malloc(sizeof *g)))
+        return TROVE_ERR_NOMEM;
+    g->be = be;
+    g->d = *d;
+    g->out = out;
+    g->done = done;
+    g->ctx = ctx;
+    if ((rc = be->ops->get_start(be, &g->d, out, max_len, get_ended, g)) != TROVE_OK) {
+        free(g);
+        out->len = 0;
+    }
+    return rc;
 }
 
 int trove_backend_get_raw(struct trove_backend *be, const struct trove_digest *d,

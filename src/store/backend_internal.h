@@ -29,6 +29,11 @@ struct trove_backend_ops {
     int (*stage)(struct trove_backend *be, const struct trove_digest *d, const void *data,
                  size_t len);
     int (*publish)(struct trove_backend *be, uint64_t *overhead_out);
+    /* Optional (NULL: none): trove_backend_get_start's op, done called as it documents;
+     * async_ok says whether this handle has it now (a wrapper asks its inner backend). */
+    int (*get_start)(struct trove_backend *be, const struct trove_digest *d,
+                     struct trove_bytes *out, size_t max_len, trove_get_done_fn done, void *ctx);
+    int (*async_ok)(const struct trove_backend *be);
     /* Optional (NULL: damage is reported but not remembered): the quarantine of damaged
      * objects. quarantine records that d's stored bytes do not hash to d (why: a line of
      * text), even on a read-only handle; quarantined says whether d is recorded (1) or not

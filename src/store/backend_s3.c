@@ -5,9 +5,11 @@
  * whole pack), so `aws s3 ls` shows the objects and the packs and each one's xxh3-128 is
  * its name. PREFIX/packs/<hex>.dead lists a pack's deleted entries.
  *
- * Requests (s3_request.c). Every request goes through trove__s3_perform(): one libcurl
- * easy handle taken from a small pool (so connections are reused across requests and
- * threads can run requests at once), SigV4 signing by libcurl itself (CURLOPT_AWS_SIGV4,
+ * Requests (s3_request.c). Every request runs in one curl multi handle driven by one
+ * engine thread (so all share one connection cache, and any number are in flight without
+ * a thread each): trove__s3_perform() submits and waits, publish keeps PUBLISH_IN_FLIGHT
+ * in flight from its thread, and s3_get_start (trove_backend_get_start) is called back by
+ * the engine. Each has SigV4 signing by libcurl itself (CURLOPT_AWS_SIGV4,
  * with the access key and secret as user name and password), the body's SHA-256 in
  * x-amz-content-sha256 (curl 7.88 hashes the body into the signature but does not send the
  * header S3 requires; trove computes the same hash with libcrypto), a timeout per request,
@@ -804,6 +806,91 @@ static int s3_get(struct trove_backend *base, const struct trove_digest *d,
     return rc;
 }
 
+/* An asynchronous get in the engine: one ranged GET of a pack, or one GET of a loose key. */
+struct get_run {
+    struct s3_xfer x; /* first: done gets &x */
+    struct req r;
+    struct obj o;
+    char range[64];
+    struct place pl;
+    int packed;
+    struct s3_backend *s;
+    trove_get_done_fn done;
+    void *ctx;
+};
+
+static void get_ended(struct s3_xfer *x)
+{
+    struct get_run *g = (struct get_run *)x;
+    struct s3_backend *s = g->s;
+    trove_get_done_fn done = g->done;
+    void *ctx = g->ctx;
+    int rc = x->rc;
+
+    if (g->packed && (rc == TROVE_ERR_LIMIT || (rc == TROVE_OK && g->r.out->len != g->pl.len))) {
+        trove__s3_set_err(s,
+                          "S3 GET %s (%s): the answer is not the %llu bytes asked for (does the "
+                          "server honour Range?)",
+                          g->o.what, g->range, (unsigned long long)g->pl.len);
+        g->r.out->len = 0;
+        rc = TROVE_ERR_REMOTE;
+    } else if (g->packed && rc == TROVE_ERR_NOTFOUND) {
+        forget_pack(s, &g->pl); /* deleted since listed: a get now looks again */
+    }
+    free(g);
+    done(ctx, rc);
+}
+
+/*
+ * s3_get's first request, in the engine: packed, one ranged GET; else one GET of the loose
+ * key. What s3_get does after a miss (the packs published since, listed again) is not done
+ * here: the miss is the answer, and a caller that needs more asks trove_backend_get. Before
+ * the index is loaded, and for an empty packed object, there is nothing to start
+ * (TROVE_ERR_INVALID): get it the ordinary way.
+ */
+static int s3_get_start(struct trove_backend *base, const struct trove_digest *d,
+                        struct trove_bytes *out, size_t max_len, trove_get_done_fn done,
+                        void *ctx)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    struct get_run *g;
+    int rc;
+
+    if (trove__s3_on_engine() && !atomic_load(&s->loaded))
+        return TROVE_ERR_INVALID; /* loading waits for requests: not on the engine */
+    if ((rc = ensure_loaded(s)) != TROVE_OK)
+        return rc;
+    if (!(g = trove__calloc(1, sizeof *g)))
+        return TROVE_ERR_NOMEM;
+    g->s = s;
+    g->done = done;
+    g->ctx = ctx;
+    g->r.method = "GET";
+    g->r.out = out;
+    g->r.max_len = max_len;
+    if ((g->packed = find_packed(s, d, &g->pl))) {
+        if (g->pl.len > (uint64_t)max_len || g->pl.len == 0) {
+            rc = g->pl.len == 0 ? TROVE_ERR_INVALID : TROVE_ERR_LIMIT;
+            free(g);
+            return rc;
+        }
+        trove__s3_pack_names(s, g->pl.hex, "", &g->o);
+        snprintf(g->range, sizeof g->range, "bytes=%llu-%llu", (unsigned long long)g->pl.off,
+                 (unsigned long long)(g->pl.off + g->pl.len - 1));
+        g->r.range = g->range;
+        g->r.max_len = (size_t)g->pl.len;
+    } else {
+        trove__s3_obj_names(s, d, &g->o);
+    }
+    g->r.url = g->o.url;
+    g->r.what = g->o.what;
+    g->x.r = &g->r;
+    g->x.done = get_ended;
+    if ((rc = trove__s3_submit(s, &g->x)) != TROVE_OK)
+        free(g);
+    return rc;
+}
+
 /* Packed: the index knows, no request. Else a HEAD, else, once, the packs published since. */
 static int s3_size(struct trove_backend *base, const struct trove_digest *d, uint64_t *len_out)
 {
@@ -1375,6 +1462,7 @@ static const struct trove_backend_ops s3_ops = {
     .name = "s3",
     .put = s3_put,
     .get = s3_get,
+    .get_start = s3_get_start,
     .size = s3_size,
     .del = s3_del,
     .list = s3_list,

@@ -1,9 +1,12 @@
 /*
- * s3_request.c: one S3 request and what it needs (s3_request.h). Every request goes
- * through trove__s3_perform: one libcurl easy handle taken from a small pool (connections
- * reused across requests; threads run requests at once), SigV4 by libcurl itself, the
- * body's SHA-256 in x-amz-content-sha256 (curl 7.88 hashes the body into the signature but
- * does not send the header), a timeout per attempt, retries with backoff and jitter, and an
+ * s3_request.c: S3 requests and what they need (s3_request.h). Every request runs in the
+ * backend's engine: one curl multi handle driven by one thread, which adds each submitted
+ * request (trove__s3_submit) with an easy handle from a small pool, lets curl run them all
+ * at once over one connection cache, and ends each (its done callback) when its answer is
+ * in. trove__s3_perform submits and waits; batches keep several in flight from one thread.
+ * Each request has SigV4 by libcurl itself, the body's SHA-256 in x-amz-content-sha256
+ * (curl 7.88 hashes the body into the signature but does not send the header), a timeout
+ * per attempt, retries with backoff and jitter (waited out in the engine's queue), and an
  * answer that is not a success turned into a negative code and a message naming the
  * request and what S3 said. backend_s3.c's header comment says the rest.
  */
@@ -377,10 +380,15 @@ static void attempt_begin(struct s3_backend *s, struct s3_xfer *x)
  * until a socket is ready, a backoff is due or trove__s3_submit wakes it. It ends when
  * asked to at close, with nothing queued or running.
  */
+static _Thread_local int on_engine;
+
+int trove__s3_on_engine(void) { return on_engine; }
+
 static void *engine_main(void *arg)
 {
     struct s3_backend *s = arg;
 
+    on_engine = 1;
     for (;;) {
         struct s3_xfer *due = NULL, **pp;
         uint64_t now = now_ms(), next = UINT64_MAX;

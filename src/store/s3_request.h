@@ -154,6 +154,9 @@ struct s3_xfer *trove__s3_batch_wait(struct s3_batch *b);
 /* Create the bucket (PUT /); one created meanwhile by someone else is no error. */
 int trove__s3_create_bucket(struct s3_backend *s);
 
+/* Whether this thread is an engine's (where nothing may wait for a request). */
+int trove__s3_on_engine(void);
+
 /* Stop the engine (at close, with nothing in flight) and free it. */
 void trove__s3_engine_stop(struct s3_backend *s);
 

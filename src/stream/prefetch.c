@@ -37,6 +37,12 @@
  * Every wait checks `cancelled`, which cancel sets under the lock with a broadcast. A
  * worker finishing after cancel or stop frees its bytes at once; stop joins the workers
  * and frees whatever DONE slots remain, so every download is freed exactly once.
+ *
+ * On a backend with asynchronous gets (trove_backend_get_async) there are no workers: pump
+ * makes the launches a worker would, under the lock, wherever the window, the budget or
+ * the held count changes, and each get's completion (async_ended, on the backend's thread)
+ * finishes its slot as a worker would and pumps again. async_out counts the gets started
+ * and not yet ended; stop waits for it to reach 0.
  */
 #include "prefetch.h"
 #include "common/alloc.h"
@@ -54,6 +60,10 @@ struct slot {
     int state;             /* enum slot_state */
     uint64_t share;        /* IN_FLIGHT: its reservation and read limit */
     struct trove_bytes data; /* DONE: the object */
+    /* IN_FLIGHT on an asynchronous backend: where the get reads, and its limit */
+    struct trove__prefetch *pf;
+    struct trove_bytes buf;
+    size_t max_len;
 };
 
 struct trove__prefetch {
@@ -72,6 +82,8 @@ struct trove__prefetch {
     int blocked;          /* launch nothing past block_item until the walker reaches it */
     uint64_t block_item;
     int off, cancelled, stopping;
+    int async;           /* the backend has asynchronous gets: no worker threads */
+    uint32_t async_out;  /* asynchronous gets started, not yet ended */
     /* statistics */
     uint64_t share_overflows, download_errors, peak;
     uint32_t max_in_flight;
@@ -166,6 +178,70 @@ static void finish(struct trove__prefetch *pf, struct slot *s, size_t max_len, i
     pthread_cond_broadcast(&pf->work);
 }
 
+/* The next item's slot made IN_FLIGHT with its share reserved (launchable said yes). */
+static struct slot *reserve(struct trove__prefetch *pf, uint64_t share)
+{
+    uint64_t item = pf->next++;
+    struct slot *s = slot_of(pf, item);
+
+    assert(s->state == SLOT_FREE);
+    s->item = item;
+    s->state = SLOT_IN_FLIGHT;
+    s->share = share;
+    pf->reserved += share;
+    pf->nheld++;
+    held_changed(pf);
+    return s;
+}
+
+static void pump(struct trove__prefetch *pf);
+
+/* An asynchronous get ended (on the backend's thread). */
+static void async_ended(void *ctx, int rc)
+{
+    struct slot *s = ctx;
+    struct trove__prefetch *pf = s->pf;
+
+    pthread_mutex_lock(&pf->mu);
+    finish(pf, s, s->max_len, rc, &s->buf);
+    trove__bufpool_give(pf->cfg.pool, &s->buf);
+    pf->async_out--;
+    pump(pf);
+    pthread_cond_broadcast(&pf->done); /* stop waits for async_out to reach 0 */
+    pthread_mutex_unlock(&pf->mu);
+}
+
+/*
+ * On an asynchronous backend, the launches a worker would make, made at once: every
+ * launchable item's get started, its completion (async_ended) finishing it as a worker
+ * would and pumping again. Called under mu wherever the window, the budget or the held
+ * count changes. A get that cannot start ends there, as a failed get.
+ */
+static void pump(struct trove__prefetch *pf)
+{
+    const struct trove__prefetch_config *c = &pf->cfg;
+    uint64_t share;
+
+    if (!pf->async)
+        return;
+    while (launchable(pf, &share)) {
+        struct slot *s = reserve(pf, share);
+        int rc;
+        s->pf = pf;
+        s->max_len = to_size(share < c->max_object ? share : c->max_object);
+        memset(&s->buf, 0, sizeof s->buf);
+        trove__bufpool_take(c->pool, s->max_len, &s->buf);
+        rc = trove_backend_get_start(c->be, &c->digests[s->item], &s->buf, s->max_len,
+                                     async_ended, s);
+        if (rc == TROVE_OK) {
+            pf->async_out++;
+        } else {
+            finish(pf, s, s->max_len, rc, &s->buf);
+            trove__bufpool_give(c->pool, &s->buf);
+        }
+    }
+}
+
 static void *worker(void *arg)
 {
     struct trove__prefetch *pf = arg;
@@ -183,15 +259,8 @@ static void *worker(void *arg)
             pthread_cond_wait(&pf->work, &pf->mu);
         if (pf->cancelled || pf->stopping)
             break;
-        item = pf->next++;
-        s = slot_of(pf, item);
-        assert(s->state == SLOT_FREE);
-        s->item = item;
-        s->state = SLOT_IN_FLIGHT;
-        s->share = share;
-        pf->reserved += share;
-        pf->nheld++;
-        held_changed(pf);
+        s = reserve(pf, share);
+        item = s->item;
         pthread_mutex_unlock(&pf->mu);
 
         max_len = to_size(share < c->max_object ? share : c->max_object);
@@ -221,9 +290,10 @@ int trove__prefetch_start(const struct trove__prefetch_config *cfg, struct trove
         return rc;
     pf->cfg = *cfg;
     pf->nslots = (size_t)cfg->depth + 1;
-    want = cfg->n - 1 < cfg->depth ? (unsigned)(cfg->n - 1) : cfg->depth;
+    pf->async = trove_backend_get_async(cfg->be);
+    want = pf->async ? 0 : cfg->n - 1 < cfg->depth ? (unsigned)(cfg->n - 1) : cfg->depth;
     pf->slots = trove__calloc(pf->nslots, sizeof *pf->slots);
-    pf->threads = trove__calloc(want, sizeof *pf->threads);
+    pf->threads = trove__calloc(want ? want : 1, sizeof *pf->threads);
     if (!pf->slots || !pf->threads) {
         free(pf->slots);
         free(pf->threads);
@@ -243,6 +313,9 @@ int trove__prefetch_start(const struct trove__prefetch_config *cfg, struct trove
             return -rc;
         }
     }
+    pthread_mutex_lock(&pf->mu);
+    pump(pf);
+    pthread_mutex_unlock(&pf->mu);
     *out = pf;
     return TROVE_OK;
 }
@@ -260,6 +333,7 @@ int trove__prefetch_take(struct trove__prefetch *pf, uint64_t item, struct trove
     if (pf->blocked && pf->block_item <= item)
         pf->blocked = 0;
     pthread_cond_broadcast(&pf->work); /* the window moved */
+    pump(pf);
     s = slot_of(pf, item);
     if (s->state == SLOT_FREE)
         goto out;
@@ -280,6 +354,7 @@ int trove__prefetch_take(struct trove__prefetch *pf, uint64_t item, struct trove
         rc = 1;
     }
     s->state = SLOT_FREE;
+    pump(pf);
 out:
     pthread_mutex_unlock(&pf->mu);
     return rc;
@@ -313,6 +388,10 @@ void trove__prefetch_stop(struct trove__prefetch *pf, struct trove_stream_stats 
     pthread_mutex_unlock(&pf->mu);
     for (unsigned i = 0; i < pf->nthreads; i++)
         pthread_join(pf->threads[i], NULL);
+    pthread_mutex_lock(&pf->mu);
+    while (pf->async_out > 0) /* the asynchronous gets under way end on their own */
+        pthread_cond_wait(&pf->done, &pf->mu);
+    pthread_mutex_unlock(&pf->mu);
     for (size_t i = 0; i < pf->nslots; i++) {
         if (pf->slots[i].state == SLOT_DONE) {
             pf->held -= pf->slots[i].data.len;

@@ -1,6 +1,7 @@
 /*
- * prefetch.h: the stream's bounded prefetcher (prefetch.c) — worker threads that download
- * the objects after the walker's, within a depth and a byte budget. Internal to src/stream.
+ * prefetch.h: the stream's bounded prefetcher (prefetch.c) — worker threads, or the
+ * backend's asynchronous gets, that download the objects after the walker's, within a
+ * depth and a byte budget. Internal to src/stream.
  */
 #ifndef TROVE_STREAM_PREFETCH_H
 #define TROVE_STREAM_PREFETCH_H
@@ -22,7 +23,8 @@ struct trove__prefetch_config {
     struct trove__bufpool *pool; /* buffers to read into and to give back */
 };
 
-/* Start the workers (min(depth, n - 1) threads; n >= 2); the walker is at item 0.
+/* Start the workers (min(depth, n - 1) threads; none on a backend with asynchronous gets,
+ * whose first downloads start here; n >= 2); the walker is at item 0.
  * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM, -errno. */
 int trove__prefetch_start(const struct trove__prefetch_config *cfg, struct trove__prefetch **out);
 
