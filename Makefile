@@ -51,7 +51,7 @@ endif
 STEP := @printf '\n== %s\n'
 
 .PHONY: all deps deps-fuzz build build-asan build-tsan check check-plain check-asan check-tsan \
-        demo bench soak fuzz clean deps-npm deps-node install uninstall
+        demo bench soak fuzz crash-states clean deps-npm deps-node install uninstall
 
 all: build
 
@@ -213,7 +213,11 @@ bench: build deps-npm
 soak: build
 	$(TROVE) bench serve --events 600000000 --rate 1000000
 
-fuzz: deps-fuzz
+# The crash states of tests/test_io_faults.c on bigger volumes (about 5 minutes).
+crash-states: build
+	TROVE_IO_FAULTS_LONG=1 $(BUILD)/test_io_faults | grep -v '^ok'
+
+fuzz: deps-fuzz crash-states
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
 	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
 	cmake --build $(BUILD_FUZZ) -j $(JOBS)
