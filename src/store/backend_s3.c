@@ -73,6 +73,7 @@
 #include "pack.h"
 #include "refmap.h"
 #include "s3_packs.h"
+#include "s3_publish.h"
 #include "s3_text.h"
 
 #include <assert.h>
@@ -86,10 +87,7 @@
 #include <string.h>
 #include <time.h>
 
-#define PUBLISH_IN_FLIGHT 8        /* uploads in flight during publish */
 #define LOAD_THREADS 8             /* pack tails loaded at once */
-#define LOOSE_MIN TROVE__S3_PACK_OBJECT_MAX /* staged objects this big or bigger stay loose */
-#define PACK_MAX (16u << 20)       /* a pack's bytes, index and footer included */
 #define TAIL_GET (64u << 10)       /* the suffix range that loads a pack's index */
 #define PACKS_MAX (1u << 20)       /* packs one listing may name */
 
@@ -146,7 +144,7 @@ static int run_parallel(size_t n, int (*fn)(void *ctx, size_t i), void *ctx)
 }
 
 /* Room for one more element of size bytes in *p (cap of them, n used). */
-static int grow(void **p, size_t *cap, size_t n, size_t size)
+int trove__s3_grow(void **p, size_t *cap, size_t n, size_t size)
 {
     size_t c = *cap ? 2 * *cap : 64;
     void *q;
@@ -209,12 +207,12 @@ static int pack_key_fn(void *ctx, const char *rest, int64_t mtime)
         return TROVE_ERR_LIMIT;
     }
     if (n == 37) {
-        if ((rc = grow((void **)&l->dead, &l->capdead, l->ndead, sizeof *l->dead)) != TROVE_OK)
+        if ((rc = trove__s3_grow((void **)&l->dead, &l->capdead, l->ndead, sizeof *l->dead)) != TROVE_OK)
             return rc;
         memcpy(l->dead[l->ndead++], hex, 33);
         return 0;
     }
-    if ((rc = grow((void **)&l->k, &l->cap, l->n, sizeof *l->k)) != TROVE_OK)
+    if ((rc = trove__s3_grow((void **)&l->k, &l->cap, l->n, sizeof *l->k)) != TROVE_OK)
         return rc;
     memcpy(l->k[l->n].hex, hex, 33);
     l->k[l->n++].mtime = mtime;
@@ -501,7 +499,7 @@ out:
 }
 
 /* The pack index, loaded once, by the first operation that needs it. */
-static int ensure_loaded(struct s3_backend *s)
+int trove__s3_ensure_loaded(struct s3_backend *s)
 {
     int rc = TROVE_OK;
 
@@ -552,7 +550,7 @@ static int find_packed(struct s3_backend *s, const struct trove_digest *d, struc
     return found;
 }
 
-static int is_packed(struct s3_backend *s, const struct trove_digest *d)
+int trove__s3_is_packed(struct s3_backend *s, const struct trove_digest *d)
 {
     int found;
     pthread_mutex_lock(&s->mu);
@@ -595,8 +593,8 @@ static void forget_pack(struct s3_backend *s, const struct place *pl)
  * name this handle has seen before (a pack of these very bytes, since deleted, or
  * unreadable, or a .dead record listed alone) may have left a .dead record, which would
  * hide these objects: it goes first. */
-static int pack_stored(struct s3_backend *s, const char *hex, uint64_t len,
-                       struct trove__pack_entry *e, size_t n)
+int trove__s3_pack_stored(struct s3_backend *s, const char *hex, uint64_t len,
+                          struct trove__pack_entry *e, size_t n)
 {
     struct obj o;
     int rc, seen;
@@ -618,8 +616,8 @@ static int pack_stored(struct s3_backend *s, const char *hex, uint64_t len,
 }
 
 /* The name of pack bytes buf: PREFIX/packs/<xxh3-128 of buf>, its hex in hex. */
-static void pack_name(const struct s3_backend *s, const struct trove_bytes *buf, char hex[33],
-                      struct obj *o)
+void trove__s3_pack_name(const struct s3_backend *s, const struct trove_bytes *buf, char hex[33],
+                         struct obj *o)
 {
     struct trove_digest name;
 
@@ -637,12 +635,12 @@ static int store_pack(struct s3_backend *s, const struct trove_bytes *buf,
     struct obj o;
     int rc;
 
-    pack_name(s, buf, hex, &o);
+    trove__s3_pack_name(s, buf, hex, &o);
     if ((rc = trove__s3_put_at(s, &o, buf->ptr, buf->len)) != TROVE_OK) {
         free(e);
         return rc;
     }
-    return pack_stored(s, hex, buf->len, e, n);
+    return trove__s3_pack_stored(s, hex, buf->len, e, n);
 }
 
 /* Rewrite pack slot, more than half of whose object bytes are dead, as a new pack of its
@@ -771,9 +769,9 @@ static int s3_put(struct trove_backend *base, const struct trove_digest *d, cons
     int rc;
 
     *created_out = 0;
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
-    if (is_packed(s, d))
+    if (trove__s3_is_packed(s, d))
         return TROVE_OK; /* present, in a pack */
     return trove__s3_loose_put(s, d, data, len, created_out);
 }
@@ -787,7 +785,7 @@ static int s3_get(struct trove_backend *base, const struct trove_digest *d,
     unsigned seen;
     int rc;
 
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
     seen = atomic_load(&s->gen);
     if (find_packed(s, d, &pl)) {
@@ -858,7 +856,7 @@ static int s3_get_start(struct trove_backend *base, const struct trove_digest *d
 
     if (trove__s3_on_engine() && !atomic_load(&s->loaded))
         return TROVE_ERR_INVALID; /* loading waits for requests: not on the engine */
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
     if (!(g = trove__calloc(1, sizeof *g)))
         return TROVE_ERR_NOMEM;
@@ -899,7 +897,7 @@ static int s3_size(struct trove_backend *base, const struct trove_digest *d, uin
     unsigned seen;
     int rc;
 
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
     seen = atomic_load(&s->gen);
     if (!find_packed(s, d, &pl)) {
@@ -925,7 +923,7 @@ static int s3_del(struct trove_backend *base, const struct trove_digest *d)
     unsigned seen;
     int rc, loose_absent = 0;
 
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
     pthread_mutex_lock(&s->del_mu);
     seen = atomic_load(&s->gen);
@@ -965,7 +963,7 @@ static int list_object_key(void *ctx, const char *rest, int64_t mtime)
 
     if (strlen(rest) != 32 || trove_digest_parse(rest, &d) != TROVE_OK || trove_digest_is_zero(&d))
         return 0; /* not an object of trove's: ignored, as strangers in fs dirs */
-    if (is_packed(l->s, &d))
+    if (trove__s3_is_packed(l->s, &d))
         return 0; /* also packed: listed with the packed ones */
     return l->fn ? l->fn(l->ctx, &d) : l->aged(l->ctx, &d, mtime);
 }
@@ -1008,7 +1006,7 @@ static int s3_unreadable(struct trove_backend *base, int remove,
     struct s3_backend *s = (struct s3_backend *)base;
     int rc;
 
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
     for (size_t k = 0;;) {
         struct pack_load l;
@@ -1052,371 +1050,13 @@ static int s3_unreadable(struct trove_backend *base, int remove,
     return rc;
 }
 
-/* ---- staged puts --------------------------------------------------------------------- */
-
-static int s3_stage(struct trove_backend *base, const struct trove_digest *d, const void *data,
-                    size_t len)
-{
-    struct s3_backend *s = (struct s3_backend *)base;
-    uint8_t *copy;
-    int rc = TROVE_OK, skip, created = 0;
-
-    pthread_mutex_lock(&s->mu);
-    skip = trove__s3_packs_find(&s->packs, d) || trove__refmap_find(&s->staged_set, d);
-    pthread_mutex_unlock(&s->mu);
-    if (skip)
-        return TROVE_OK; /* in a known pack, or staged already */
-    if (!(copy = trove__malloc(len ? len : 1)))
-        return TROVE_ERR_NOMEM;
-    if (len)
-        memcpy(copy, data, len);
-    pthread_mutex_lock(&s->mu);
-    rc = grow((void **)&s->staged, &s->capstaged, s->nstaged, sizeof *s->staged);
-    if (rc == TROVE_OK && !trove__refmap_insert(&s->staged_set, d, &created))
-        rc = TROVE_ERR_NOMEM;
-    if (rc == TROVE_OK && created) {
-        s->staged[s->nstaged].d = *d;
-        s->staged[s->nstaged].data = copy;
-        s->staged[s->nstaged].len = len;
-        s->nstaged++;
-        s->staged_bytes += len;
-        copy = NULL;
-    }
-    pthread_mutex_unlock(&s->mu);
-    free(copy);
-    return rc;
-}
-
-/* What one worker of publish sends: one pack of small objects, or one big object loose. */
-struct unit {
-    size_t first, n; /* the items order[first .. first + n) */
-    int loose;
-};
-
-struct publish_job {
-    struct s3_backend *s;
-    struct staged *items;
-    size_t *order;
-    struct unit *units;
-    atomic_uint_fast64_t overhead;
-};
-
-/* Item it went up (or needs not): it is no longer staged. */
-static void unstage(struct s3_backend *s, struct staged *it)
-{
-    struct ref_entry *e;
-
-    pthread_mutex_lock(&s->mu);
-    if ((e = trove__refmap_find(&s->staged_set, &it->d)) != NULL)
-        trove__refmap_remove(&s->staged_set, e);
-    pthread_mutex_unlock(&s->mu);
-    free(it->data);
-    it->data = NULL;
-}
-
-/* The staged objects items[idx[0..n)] as one pack in buf, their entries in *e_out. */
-static int build_pack(const struct staged *items, const size_t *idx, size_t n,
-                      struct trove_bytes *buf, struct trove__pack_entry **e_out)
-{
-    struct trove__pack_entry *e = trove__mallocarray(n + 1, sizeof *e);
-    size_t total = TROVE__PACK_FOOTER + n * TROVE__PACK_ENTRY;
-    int rc;
-
-    *e_out = e;
-    if (!e)
-        return TROVE_ERR_NOMEM;
-    for (size_t k = 0; k < n; k++)
-        total += items[idx[k]].len; /* at most PACK_MAX: plan() cut the run so */
-    if ((rc = trove_bytes_reserve(buf, total)) != TROVE_OK)
-        return rc;
-    for (size_t k = 0; k < n; k++) {
-        const struct staged *it = &items[idx[k]];
-        e[k].d = it->d;
-        e[k].offset = buf->len;
-        e[k].len = it->len;
-        if ((rc = trove_bytes_append(buf, it->data, it->len)) != TROVE_OK)
-            return rc;
-    }
-    return trove__pack_finish(buf, e, n);
-}
-
-/* One unit on its way up: its request in the engine, and what comes after it. */
-struct unit_run {
-    struct s3_xfer x; /* first: the batch hands back &x */
-    struct req r;
-    struct obj o;
-    const struct unit *u;
-    enum { STEP_HEAD, STEP_PUT } step;
-    int made_bucket;          /* the bucket was created for this unit once already */
-    struct trove_bytes buf;   /* a pack's bytes */
-    struct trove__pack_entry *e;
-    char hex[33];
-};
-
-static int unit_submit(struct publish_job *j, struct s3_batch *b, struct unit_run *ur,
-                       const char *method, const void *body, size_t len)
-{
-    memset(&ur->r, 0, sizeof ur->r);
-    ur->r.method = method;
-    ur->r.url = ur->o.url;
-    ur->r.what = ur->o.what;
-    ur->r.body = body;
-    ur->r.body_len = len;
-    memset(&ur->x, 0, sizeof ur->x);
-    ur->x.r = &ur->r;
-    return trove__s3_batch_submit(j->s, b, &ur->x);
-}
-
-/* Begin unit u: a loose object's HEAD, or a pack built and its PUT. */
-static int unit_begin(struct publish_job *j, struct s3_batch *b, struct unit_run *ur,
-                      const struct unit *u)
-{
-    int rc;
-
-    memset(ur, 0, sizeof *ur);
-    ur->u = u;
-    if (u->loose) {
-        trove__s3_obj_names(j->s, &j->items[j->order[u->first]].d, &ur->o);
-        ur->step = STEP_HEAD;
-        return unit_submit(j, b, ur, "HEAD", NULL, 0);
-    }
-    if ((rc = build_pack(j->items, j->order + u->first, u->n, &ur->buf, &ur->e)) != TROVE_OK)
-        return rc;
-    pack_name(j->s, &ur->buf, ur->hex, &ur->o);
-    ur->step = STEP_PUT;
-    return unit_submit(j, b, ur, "PUT", ur->buf.ptr, ur->buf.len);
-}
-
-/* ur's request finished: 1 when its next request is in flight, TROVE_OK when the unit is
- * up (its items unstaged), else the error. */
-static int unit_step(struct publish_job *j, struct s3_batch *b, struct unit_run *ur)
-{
-    const struct unit *u = ur->u;
-    int rc = trove__s3_settle(j->s, &ur->x);
-
-    if (ur->step == STEP_HEAD) {
-        if (rc == TROVE_OK)
-            goto up; /* present: put-if-absent leaves it */
-        if (rc != TROVE_ERR_NOTFOUND)
-            return rc;
-        ur->step = STEP_PUT;
-        const struct staged *it = &j->items[j->order[u->first]];
-        return (rc = unit_submit(j, b, ur, "PUT", it->data, it->len)) == TROVE_OK ? 1 : rc;
-    }
-    if (rc == TROVE_ERR_NOTFOUND && !ur->made_bucket) { /* NoSuchBucket: the first write */
-        ur->made_bucket = 1;
-        if ((rc = trove__s3_create_bucket(j->s)) != TROVE_OK)
-            return rc;
-        return (rc = unit_submit(j, b, ur, "PUT", ur->r.body, ur->r.body_len)) == TROVE_OK ? 1
-                                                                                            : rc;
-    }
-    if (rc == TROVE_ERR_NOTFOUND)
-        return TROVE_ERR_REMOTE; /* a PUT is never "not found"; the message says why */
-    if (rc != TROVE_OK)
-        return rc;
-    if (!u->loose) {
-        rc = pack_stored(j->s, ur->hex, ur->buf.len, ur->e, u->n);
-        ur->e = NULL;
-        if (rc != TROVE_OK)
-            return rc;
-        atomic_fetch_add(&j->overhead, (uint64_t)u->n * TROVE__PACK_ENTRY + TROVE__PACK_FOOTER);
-    }
-up:
-    for (size_t k = 0; k < u->n; k++)
-        unstage(j->s, &j->items[j->order[u->first + k]]);
-    return TROVE_OK;
-}
-
-static void unit_end(struct unit_run *ur)
-{
-    free(ur->e);
-    ur->e = NULL;
-    trove_bytes_free(&ur->buf);
-    ur->u = NULL;
-}
-
-/*
- * Every unit up through the engine, PUBLISH_IN_FLIGHT at a time (which bounds the pack
- * bytes built and not yet sent). After the first error no new unit is begun; the ones in
- * flight finish, and whatever went up is unstaged. That first error is returned.
- */
-static int publish_units(struct publish_job *j, size_t nunits)
-{
-    struct unit_run *run = trove__calloc(PUBLISH_IN_FLIGHT, sizeof *run);
-    struct s3_batch b;
-    size_t next = 0, inflight = 0;
-    int rc = TROVE_OK;
-
-    if (!run)
-        return TROVE_ERR_NOMEM;
-    trove__s3_batch_init(&b);
-    for (;;) {
-        struct s3_xfer *x;
-        int r;
-        for (size_t k = 0; rc == TROVE_OK && next < nunits && k < PUBLISH_IN_FLIGHT; k++) {
-            if (run[k].u)
-                continue;
-            if ((r = unit_begin(j, &b, &run[k], &j->units[next++])) != TROVE_OK) {
-                unit_end(&run[k]);
-                rc = r;
-            } else {
-                inflight++;
-            }
-        }
-        if (inflight == 0 || !(x = trove__s3_batch_wait(&b)))
-            break;
-        struct unit_run *ur = (struct unit_run *)x;
-        if ((r = unit_step(j, &b, ur)) != 1) {
-            unit_end(ur);
-            inflight--;
-            if (r != TROVE_OK && rc == TROVE_OK)
-                rc = r;
-        }
-    }
-    trove__s3_batch_free(&b);
-    free(run);
-    return rc;
-}
-
-/* Drop the items already in a known pack, then cut the rest into units: runs of small ones
- * (in the order staged) that fill a pack up to PACK_MAX, then each big one alone. */
-static int plan(struct s3_backend *s, struct publish_job *j, size_t n, size_t *nunits_out)
-{
-    size_t no = 0, nsmall, nu = 0;
-
-    if (!(j->order = trove__mallocarray(n, sizeof *j->order)) ||
-        !(j->units = trove__mallocarray(n, sizeof *j->units)))
-        return TROVE_ERR_NOMEM;
-    for (size_t i = 0; i < n; i++)
-        if (is_packed(s, &j->items[i].d))
-            unstage(s, &j->items[i]);
-    for (size_t i = 0; i < n; i++)
-        if (j->items[i].data && j->items[i].len < LOOSE_MIN)
-            j->order[no++] = i;
-    nsmall = no;
-    for (size_t i = 0; i < n; i++)
-        if (j->items[i].data && j->items[i].len >= LOOSE_MIN)
-            j->order[no++] = i;
-    for (size_t k = 0; k < nsmall; nu++) {
-        uint64_t bytes = TROVE__PACK_FOOTER;
-        j->units[nu].first = k;
-        j->units[nu].n = 0;
-        j->units[nu].loose = 0;
-        /* The first always fits: LOOSE_MIN is far below PACK_MAX. */
-        while (k < nsmall && bytes + TROVE__PACK_ENTRY + j->items[j->order[k]].len <= PACK_MAX) {
-            bytes += TROVE__PACK_ENTRY + j->items[j->order[k]].len;
-            j->units[nu].n++;
-            k++;
-        }
-    }
-    for (size_t k = nsmall; k < no; k++, nu++) {
-        j->units[nu].first = k;
-        j->units[nu].n = 1;
-        j->units[nu].loose = 1;
-    }
-    *nunits_out = nu;
-    return TROVE_OK;
-}
-
-/* What publish could not send goes back in front of the staged list, before anything
- * staged meanwhile. items (cap slots, n used) is taken over. */
-static int restage(struct s3_backend *s, struct staged *items, size_t n, size_t cap)
-{
-    size_t keep = 0, bytes = 0;
-    int rc = TROVE_OK;
-
-    for (size_t i = 0; i < n; i++)
-        if (items[i].data) {
-            bytes += items[i].len;
-            items[keep++] = items[i];
-        }
-    if (keep == 0) {
-        free(items);
-        return TROVE_OK;
-    }
-    pthread_mutex_lock(&s->mu);
-    if (keep + s->nstaged > cap) {
-        size_t want = keep + s->nstaged;
-        struct staged *p =
-            want > SIZE_MAX / sizeof *p ? NULL : trove__realloc(items, want * sizeof *p);
-        if (p) {
-            items = p;
-            cap = want;
-        } else {
-            rc = TROVE_ERR_NOMEM;
-        }
-    }
-    if (rc == TROVE_OK) {
-        if (s->nstaged)
-            memcpy(items + keep, s->staged, s->nstaged * sizeof *items);
-        free(s->staged);
-        s->staged = items;
-        s->nstaged += keep;
-        s->capstaged = cap;
-        s->staged_bytes += bytes;
-    }
-    pthread_mutex_unlock(&s->mu);
-    if (rc != TROVE_OK) { /* lost: the publish fails, and says so */
-        for (size_t i = 0; i < keep; i++)
-            unstage(s, &items[i]);
-        free(items);
-    }
-    return rc;
-}
-
-static int s3_publish(struct trove_backend *base, uint64_t *overhead_out)
-{
-    struct s3_backend *s = (struct s3_backend *)base;
-    struct publish_job j;
-    size_t n, cap, nunits = 0;
-    int rc, r;
-
-    if (overhead_out)
-        *overhead_out = 0;
-    memset(&j, 0, sizeof j);
-    pthread_mutex_lock(&s->mu);
-    j.items = s->staged;
-    n = s->nstaged;
-    cap = s->capstaged;
-    s->staged = NULL;
-    s->nstaged = s->capstaged = s->staged_bytes = 0;
-    pthread_mutex_unlock(&s->mu);
-    if (n == 0) {
-        free(j.items);
-        return TROVE_OK;
-    }
-    j.s = s;
-    atomic_init(&j.overhead, 0);
-    if ((rc = ensure_loaded(s)) == TROVE_OK && (rc = plan(s, &j, n, &nunits)) == TROVE_OK)
-        rc = publish_units(&j, nunits);
-    if (overhead_out)
-        *overhead_out = atomic_load(&j.overhead);
-    free(j.order);
-    free(j.units);
-    r = restage(s, j.items, n, cap);
-    return rc != TROVE_OK ? rc : r;
-}
-
-size_t trove__s3_staged_bytes(struct trove_backend *be)
-{
-    struct s3_backend *s = (struct s3_backend *)be;
-    size_t n;
-
-    if (!trove__s3_is(be))
-        return 0;
-    pthread_mutex_lock(&s->mu);
-    n = s->staged_bytes;
-    pthread_mutex_unlock(&s->mu);
-    return n;
-}
-
 int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out)
 {
     struct s3_backend *s = (struct s3_backend *)be;
     struct place pl;
     int rc;
 
-    if ((rc = ensure_loaded(s)) != TROVE_OK)
+    if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
     if (!find_packed(s, d, &pl))
         return TROVE_ERR_NOTFOUND; /* the sole writer knows every pack: no HEAD, no refresh */
@@ -1466,8 +1106,8 @@ static const struct trove_backend_ops s3_ops = {
     .size = s3_size,
     .del = s3_del,
     .list = s3_list,
-    .stage = s3_stage,
-    .publish = s3_publish,
+    .stage = trove__s3_stage,
+    .publish = trove__s3_publish,
     .unreadable = s3_unreadable,
     .close = s3_close,
 };
