@@ -465,6 +465,14 @@ static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
             lws_callback_on_writable(wsi);
             return 0;
         }
+        /* Live frames dropped while the history went: read them back rather than lose
+         * them (history.c), unless this viewer has caught up too often already. */
+        if (v->catchups < TROVE__CATCHUP_MAX && trove__viewer_has_gap(v->fv)) {
+            if (trove__view_catch_up(w->srv, v) != TROVE_OK)
+                view_error(v, "%s", "catching up with the capture: out of memory");
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
         trove__history_stop(v); /* over: live from here */
     }
     if (trove__viewer_next(v->fv, &it)) {
