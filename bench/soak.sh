@@ -177,6 +177,7 @@ SOAK_SECONDS=$secs
 SOAK_RATE=$rate
 PRODUCERS=$nprod
 WARMUP=$warmup
+SAMPLE_S=$sample
 T0=$t0
 T_KILL=$t_kill
 T_RESTART=$t_restart
