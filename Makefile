@@ -4,7 +4,8 @@
 #                and the threaded store, stream and capture tests under TSan)
 # and long ones that stay out of `make check`:
 #   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
-#   make soak    ten minutes of live capture at 1 M events/s
+#   make soak    ten minutes of live capture at 1 M events/s, with viewers coming and going,
+#                a stalled one, a garbage producer and a kill -9 (SOAK_SECONDS=N: shorter)
 #   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
 # and `make install` (PREFIX=/usr/local, DESTDIR= for staging), `make uninstall`.
 
@@ -209,9 +210,14 @@ bench: build deps-npm
 	bash bench/export_bench.sh $(TROVE) "" 20M 5
 	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
 
-# The long runs: ten minutes of live capture at 1 M events/s (peak RSS, drops, latency).
+# The long run (bench/soak.sh; docs/RELIABILITY.md, "Soak"): the service for SOAK_SECONDS
+# (default 600) at 1 M events/s from 4 producers of libtrove-client, a viewer joining and
+# leaving every second, a stalled viewer, a garbage producer every 10 s, a kill -9 and a
+# restart at half time; sent vs committed vs delivered, drops, RSS and open fds over time,
+# verify --deep. The report is printed and kept with the run's files in SOAK_DIR (default a
+# new /tmp/trove-soak-XXXXXX); the exit status says whether every criterion held.
 soak: build
-	$(TROVE) bench serve --events 600000000 --rate 1000000
+	bash bench/soak.sh $(TROVE)
 
 # The crash states of tests/test_io_faults.c on bigger volumes (about 5 minutes).
 crash-states: build

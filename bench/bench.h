@@ -34,6 +34,10 @@ int bench_parquet(int argc, char **argv);
  * (bench/bench_serve.c). */
 int bench_serve(int argc, char **argv);
 
+/* `trove bench soak produce|view|check`: the soak's producer, churning viewer and store check
+ * (bench/bench_soak.c; bench/soak.sh runs them). */
+int bench_soak(int argc, char **argv);
+
 /* `trove bench client`: ns per zone recorded with libtrove-client, the service draining or
  * absent, against the floor loop (bench/bench_client.c). */
 int bench_client(int argc, char **argv);

@@ -158,7 +158,7 @@ static int replay_once(struct trove_store *s, struct trove_backend *be,
                        const struct trove_stream_options *opt, struct bsink *k,
                        uint64_t want_events, struct run_result *res)
 {
-    struct trove_capture_replay_options ro = {0, UINT64_MAX, TROVE_WIRE_RAW, 0};
+    struct trove_capture_replay_options ro = {.to_ns = UINT64_MAX, .wire = TROVE_WIRE_RAW};
     struct trove_stream_sink sink = {sink_send, NULL, k};
     struct trove_stream *st = NULL;
     struct trove_diag diag = {0};

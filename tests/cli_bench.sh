@@ -178,6 +178,15 @@ expect_error "bench wire" bench wire --bogus
 expect_error "bench wire" bench wire --input "$tmp/does-not-exist.json"
 expect_error "bench wire" bench wire --input-format chrome-json
 expect_error bench bench nosuch
+# The soak's programs (bench/soak.sh runs them): their help, and each refusal one line.
+"$TROVE" bench soak --help >"$tmp/help.txt"
+check [ $? -eq 0 ]
+check grep -q "produce" "$tmp/help.txt"
+expect_error "bench soak" bench soak produce --capture c
+expect_error "bench soak" bench soak view --capture c
+expect_error "bench soak" bench soak check --store "$tmp/none"
+expect_error "bench soak" bench soak produce --socket s --capture c --rate x
+expect_error "bench soak" bench soak nosuch
 expect_error gen gen --events 12x -o "$tmp/x.trove"
 expect_error gen gen --names 65537 -o "$tmp/x.trove"
 expect_error gen gen --zipf -1 -o "$tmp/x.trove"

@@ -87,6 +87,8 @@ sleep 0.3
 peer get "${url}api/status" > "$tmp/status.json" || bad "GET /api/status"
 json "$tmp/status.json" 'sorted(c["wire"] for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two") == ["deflate", "packed", "raw"]'
 json "$tmp/status.json" 'any(c["kind"] == "producer" and c["capture"] == "two" and c["events"] > 0 for c in j["connections"])'
+# A viewer's peer is ADDR:PORT, as a TCP producer's is: two viewers of one host are told apart.
+json "$tmp/status.json" 'all(c["peer"].startswith("127.0.0.1:") and c["peer"][10:].isdigit() for c in j["connections"] if c["kind"] == "viewer")'
 json "$tmp/status.json" 'any(c["name"] == "two" and c["live"] for c in j["captures"]) and j["wire"] == "auto" and "uptime_s" in j'
 peer get "${url}metrics" > "$tmp/metrics.txt" || bad "GET /metrics"
 check grep -q '^trove_capture_events{capture="two"} ' "$tmp/metrics.txt"

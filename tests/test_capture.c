@@ -957,6 +957,8 @@ static void collect_free(struct collect *c)
  * rendezvous sender unless replay_mode is set. */
 static struct trove_backend *replay_be;
 static int replay_mode = TROVE_STREAM_SEND_RENDEZVOUS;
+/* The replays' from_event (expect_range wants only the events from that index on). */
+static uint64_t replay_from_event;
 
 static int replay(struct trove_store *s, const char *name, uint64_t from, uint64_t to, int wire,
                   uint32_t fe, struct collect *c, struct trove_stream_stats *stats,
@@ -981,6 +983,7 @@ static int replay(struct trove_store *s, const char *name, uint64_t from, uint64
     ro.to_ns = to;
     ro.wire = wire;
     ro.frame_events = fe;
+    ro.from_event = replay_from_event;
     memset(&sink, 0, sizeof sink);
     sink.send = collect_send;
     sink.ctx = c;
@@ -1009,7 +1012,8 @@ static void expect_range(struct trove_store *s, const char *name, const struct t
     CHECK(c.name_batches >= 1);
     CHECK(trove_names_equal(names, c.names));
     for (i = 0; i < ev->len; i++) {
-        if (ev->ev[i].start_ns < from || (to != UINT64_MAX && ev->ev[i].start_ns >= to))
+        if (ev->ev[i].start_ns < from || (to != UINT64_MAX && ev->ev[i].start_ns >= to) ||
+            i < replay_from_event)
             continue;
         want++;
         if (j < c.ev.len && memcmp(&ev->ev[i], &c.ev.ev[j], sizeof ev->ev[i]) == 0)
@@ -1093,6 +1097,31 @@ static void test_replay(void)
     expect_range(s, "r", &ev, names, a, a, TROVE_WIRE_RAW, 0, 500);
     expect_range(s, "r", &ev, names, ev.ev[ev.len - 1].start_ns, UINT64_MAX, TROVE_WIRE_RAW, 1,
                  500);
+
+    /* From an event index (a viewer catching up from the last event it has): exactly the
+     * events from there on, alone or with a time range, at a segment's first event, inside
+     * one, the last event, and past the end; the segments before it are not read. */
+    {
+        const uint64_t froms[] = {1, 2048, 2049, 4095, ev.len / 2, ev.len - 1, ev.len,
+                                  ev.len + 5};
+        for (size_t f = 0; f < sizeof froms / sizeof froms[0]; f++) {
+            replay_from_event = froms[f];
+            for (int w = 0; w < 3; w++)
+                expect_range(s, "r", &ev, names, 0, UINT64_MAX, wires[w], 0, 500);
+            expect_range(s, "r", &ev, names, a, b, TROVE_WIRE_PACKED, 300, 500);
+        }
+        replay_from_event = ev.len - 1; /* one event: the names and the last segment only */
+        {
+            struct trove_stream_stats st;
+            collect_init(&c, TROVE_WIRE_DEFLATE, 500);
+            CHECK_EQ_INT(replay(s, "r", 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, &c, &st, NULL),
+                         TROVE_OK);
+            CHECK_EQ_INT(st.items, 2);
+            CHECK_EQ_INT(c.ev.len, 1);
+            collect_free(&c);
+        }
+        replay_from_event = 0;
+    }
 
     /* Every send mode, and a slow backend whose downloads finish out of order. */
     {

@@ -5,6 +5,11 @@
  * viewer that joins after the first batches, all on real sockets on loopback. Every viewer
  * must decode exactly the events sent, in order, with their names, and get the end; the
  * store must hold them all after the stop.
+ *
+ * Then a from=start viewer that joins a long capture and reads nothing for a while: the
+ * live batches published meanwhile overflow its (small) queue before its history is sent,
+ * and it must still get every event once, in order, and no gap — the frames its queue
+ * dropped are read back from the store (history.c's catch-up).
  */
 #define _GNU_SOURCE /* usleep */
 
@@ -178,6 +183,152 @@ static void check_viewer(struct viewer *v)
     CHECK(order_ok);
 }
 
+/* ---- the catch-up ---------------------------------------------------------------------- */
+
+/* Stored before the viewer joins: more than its history queue (8 MiB) and the sockets hold,
+ * so that its history is still being sent when the live batches overflow its queue. */
+#define CU_HISTORY 640000u
+#define CU_LIVE 100000u /* published while it reads nothing: far past its 64 KiB queue */
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int joined, go;
+} cu = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+
+/* The viewer's hello: say so, then read nothing until told to go on. */
+static int cu_text(void *ctx, const char *json, size_t len)
+{
+    int rc = v_text(ctx, json, len);
+    if (strstr(json, "\"type\":\"hello\"")) {
+        pthread_mutex_lock(&cu.mu);
+        cu.joined = 1;
+        pthread_cond_broadcast(&cu.cv);
+        while (!cu.go)
+            pthread_cond_wait(&cu.cv, &cu.mu);
+        pthread_mutex_unlock(&cu.mu);
+    }
+    return rc;
+}
+
+static void *cu_viewer_thread(void *arg)
+{
+    struct viewer *v = arg;
+    struct trove_live_view_options vo;
+
+    memset(&vo, 0, sizeof vo);
+    vo.url = url;
+    vo.capture = "t2";
+    vo.wire = TROVE_WIRE_RAW;
+    vo.from_start = 1;
+    vo.on_text = cu_text;
+    vo.on_frame = v_frame;
+    vo.ctx = v;
+    v->rc = trove_live_view(&vo, &v->close_code, NULL);
+    return NULL;
+}
+
+/* Send events [from, to) of capture t2 (start_ns 1000 i, pid 300, one name) on fd. */
+static int cu_send(int fd, uint32_t from, uint32_t to, struct trove_wire_encoder *enc,
+                   struct trove_bytes *buf)
+{
+    struct trove_event ev[2048];
+    for (uint32_t i = from; i < to;) {
+        uint32_t n = to - i < 2048 ? to - i : 2048;
+        memset(ev, 0, sizeof ev);
+        for (uint32_t k = 0; k < n; k++) {
+            ev[k].start_ns = 1000u * (uint64_t)(i + k);
+            ev[k].dur_ns = 5;
+            ev[k].pid = 300;
+            ev[k].name_id = 1;
+        }
+        buf->len = 0;
+        if (trove_wire_encode(enc, TROVE_WIRE_PACKED, ev, n, buf) != TROVE_OK ||
+            test_write_all(fd, buf->ptr, buf->len) != 0)
+            return -1;
+        i += n;
+    }
+    return 0;
+}
+
+/* Until the store has committed `events` of t2 (or a minute has gone: then a failure). */
+static int cu_wait_stored(uint64_t events)
+{
+    for (int i = 0; i < 6000; i++) {
+        struct trove_store *s = NULL;
+        struct trove_capture_info info;
+        int done = 0;
+        if (trove_store_open(store, TROVE_STORE_READONLY, &s, NULL) == TROVE_OK &&
+            trove_capture_info(s, "t2", &info, NULL) == TROVE_OK)
+            done = info.events >= events;
+        trove_store_close(s);
+        if (done)
+            return 0;
+        usleep(10000);
+    }
+    return -1;
+}
+
+static void test_catch_up(void)
+{
+    const char hello[] = "{\"capture\":\"t2\",\"producer\":\"cu\",\"pid\":300}\n";
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_names *names = NULL;
+    struct trove_bytes buf = {0};
+    struct viewer v;
+    pthread_t th;
+    int fd, ok;
+
+    memset(&v, 0, sizeof v);
+    v.wire = TROVE_WIRE_RAW;
+    trove_wire_decoder_new(&v.dec);
+    trove_names_new(&v.names);
+    v.ev = calloc(TROVE_WIRE_MAX_EVENTS, sizeof *v.ev);
+    CHECK_EQ_INT(test_serve_start_queue(store, 50, 65536, url, sizeof url, sock, sizeof sock),
+                 TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encoder_new(&enc), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "cu", 2), TROVE_OK);
+    fd = test_unix_connect(sock);
+    ok = fd >= 0 && test_write_all(fd, hello, sizeof hello - 1) == 0 &&
+         trove_wire_encode_names(names, 0, 1, &buf) == TROVE_OK &&
+         test_write_all(fd, buf.ptr, buf.len) == 0 && cu_send(fd, 0, CU_HISTORY, enc, &buf) == 0;
+    CHECK(ok);
+    CHECK_EQ_INT(cu_wait_stored(CU_HISTORY), 0);
+    CHECK(pthread_create(&th, NULL, cu_viewer_thread, &v) == 0);
+    pthread_mutex_lock(&cu.mu);
+    while (!cu.joined)
+        pthread_cond_wait(&cu.cv, &cu.mu);
+    pthread_mutex_unlock(&cu.mu);
+    /* Joined, and reading nothing: the live part, all of it stored, then the end. */
+    CHECK(ok && cu_send(fd, CU_HISTORY, CU_HISTORY + CU_LIVE, enc, &buf) == 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK_EQ_INT(cu_wait_stored(CU_HISTORY + CU_LIVE), 0);
+    pthread_mutex_lock(&cu.mu);
+    cu.go = 1;
+    pthread_cond_broadcast(&cu.cv);
+    pthread_mutex_unlock(&cu.mu);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(v.rc, TROVE_OK);
+    CHECK_EQ_INT(v.errors, 0); /* no gap */
+    CHECK_EQ_INT(v.end, 1);
+    CHECK_EQ_INT(v.end_events, CU_HISTORY + CU_LIVE);
+    CHECK_EQ_INT(v.got.len, CU_HISTORY + CU_LIVE);
+    ok = v.got.len == CU_HISTORY + CU_LIVE;
+    for (size_t i = 0; ok && i < v.got.len; i++)
+        ok = v.got.ev[i].start_ns == 1000u * (uint64_t)i && v.got.ev[i].pid == 300;
+    CHECK(ok); /* every event once, in order */
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+    trove_names_free(names);
+    trove_wire_decoder_free(v.dec);
+    trove_names_free(v.names);
+    trove_events_free(&v.got);
+    free(v.ev);
+}
+
 int main(void)
 {
     pthread_t prod[2], view[3];
@@ -223,6 +374,7 @@ int main(void)
     CHECK_EQ_INT(info.events, 2 * EVENTS);
     CHECK_EQ_INT(info.names, 5);
     trove_store_close(s);
+    test_catch_up();
     for (int i = 0; i < 3; i++) {
         trove_wire_decoder_free(v[i].dec);
         trove_names_free(v[i].names);

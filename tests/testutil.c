@@ -290,6 +290,7 @@ static struct {
     int ready, done, rc;
     char store[256], url[128], sock[256];
     uint32_t commit_ms;
+    uint64_t max_viewer_queue;
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static void srv_ready(void *ctx, const char *url, const char *sock)
@@ -314,6 +315,7 @@ static void *srv_main(void *arg)
     so.store_dir = srv.store;
     so.listen = "127.0.0.1:0";
     so.commit_ms = srv.commit_ms;
+    so.max_viewer_queue = srv.max_viewer_queue;
     so.ready = srv_ready;
     rc = trove_serve_run(&so, &diag);
     if (rc != TROVE_OK)
@@ -329,10 +331,17 @@ static void *srv_main(void *arg)
 int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
                      char *sock, size_t sock_cap)
 {
+    return test_serve_start_queue(store_dir, commit_ms, 0, url, url_cap, sock, sock_cap);
+}
+
+int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
+                           char *url, size_t url_cap, char *sock, size_t sock_cap)
+{
     int rc;
 
     snprintf(srv.store, sizeof srv.store, "%s", store_dir);
     srv.commit_ms = commit_ms;
+    srv.max_viewer_queue = max_viewer_queue;
     srv.ready = srv.done = 0;
     srv.rc = TROVE_OK;
     if ((rc = pthread_create(&srv.thread, NULL, srv_main, NULL)) != 0)

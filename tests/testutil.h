@@ -82,6 +82,9 @@ int test_capture_load(struct trove_store *s, const char *name, struct trove_even
  */
 int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
                      char *sock, size_t sock_cap);
+/* The same with each viewer's queue bounded at max_viewer_queue bytes (0: the default). */
+int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
+                           char *url, size_t url_cap, char *sock, size_t sock_cap);
 int test_serve_stop(void);
 /* Write all n bytes to fd: 0, or -1 when a write fails or writes nothing. */
 int test_write_all(int fd, const void *p, size_t n);

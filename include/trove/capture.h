@@ -202,11 +202,17 @@ struct trove_capture_replay_options {
     uint64_t to_ns;         /* ... and before this (exclusive; UINT64_MAX: to the end) */
     int wire;               /* TROVE_WIRE_RAW, _PACKED or _DEFLATE: the frames the sink gets */
     uint32_t frame_events;  /* events per frame re-encoded (0: as stored) */
+    uint64_t from_event;    /* and whose index in the capture (its events in stored order,
+                               from 0) is at least this; the segments wholly before it are
+                               not read (0: from the first event) */
 };
 
 /*
  * Stream capture `name` to sink through st: first the names frames, then the events of
- * every segment that overlaps [from_ns, to_ns), in stored order, as frames of opt->wire.
+ * every segment that overlaps [from_ns, to_ns) and holds an event at or past
+ * opt->from_event, in stored order, as frames of opt->wire (only the events that start in
+ * the range and whose index is at least from_event: a viewer catching up from an event it
+ * knows reads no segment before it).
  * Each batch is whole frames back to back: the names frames one a batch, then runs of a
  * segment's frames holding at most TROVE_CAPTURE_BATCH_EVENTS events (a single larger
  * frame is a batch of its own), so a sender thread's handoff is paid a few times a segment

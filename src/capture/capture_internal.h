@@ -119,6 +119,8 @@ struct trove__capture_walk {
     const char *name;                    /* the capture, for messages */
     const struct trove_capture_header *h;
     uint64_t from_ns, to_ns;             /* to_ns UINT64_MAX: no end */
+    uint64_t from_event;                 /* the first event index sent (0: all) */
+    uint64_t *seg_first;                 /* with from_event: each segment's first index */
     int wire;                            /* RAW, PACKED or DEFLATE */
     uint32_t frame_events;               /* events per re-encoded frame (not 0) */
     struct trove_wire_decoder *dec;
@@ -136,8 +138,8 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
                              struct trove_diag *diag);
 void trove__capture_walk_free(struct trove__capture_walk *w);
 
-/* Does segment k overlap the range (one of its events may start in it)? Is it wholly
- * inside (every event starts in it)? */
+/* Does segment k overlap the range (one of its events may start in it, at or past
+ * from_event)? */
 int trove__capture_segment_overlaps(const struct trove__capture_walk *w, uint64_t k);
 
 /* Emit the names object data[0..len) (d: its digest, for messages) frame by frame. */

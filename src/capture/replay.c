@@ -4,20 +4,23 @@
  * trove_stream, a batch being whole frames of at most TROVE_CAPTURE_BATCH_EVENTS events.
  *
  * The header (slot 0) is read first and is the whole index: a segment overlaps the range if
- * its max_start_ns >= from_ns and its min_start_ns < to_ns, so picking segments costs no
- * object read, and the digests of the names and the picked segments are all the stream
+ * its max_start_ns >= from_ns and its min_start_ns < to_ns, and holds an event at or past
+ * from_event (the segments' event counts, summed, give each one's first index), so picking
+ * segments costs no object read, and the digests of the names and the picked segments are all the stream
  * needs (the volume is closed before the stream starts). Each object is then handled on the
  * stream's walker thread by one walk (trove__capture_walk_*), which owns one wire decoder and
  * one encoder:
  *
  *   names         each names frame is validated (decoded with no table) and sent as it is,
  *                 aliasing the object;
- *   fast path     a segment wholly inside the range, asked for as DEFLATE frames of the size
+ *   fast path     a segment wholly inside the range (and at or past from_event), asked for
+ *                 as DEFLATE frames of the size
  *                 it was written with, is sent frame by frame as it is stored, aliasing the
  *                 object: only each frame's header is parsed, to cut the object into frames
  *                 and to check the frame and event counts against the capture header;
  *   re-encode     otherwise each frame is decoded, its events are checked against the
- *                 segment's entry and filtered to those that start in the range, and they go
+ *                 segment's entry and filtered to those that start in the range (and, in the
+ *                 segment that holds from_event, to those at or past it), and they go
  *                 out as frames of the wanted format and size, each a fresh allocation the
  *                 stream frees once it is sent. A segment's last frame is flushed at its end,
  *                 so the frames are the same whatever other segments were picked.
@@ -65,7 +68,17 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
     w->to_ns = opt->to_ns;
     w->wire = opt->wire;
     w->frame_events = opt->frame_events ? opt->frame_events : h->frame_events;
-    if (trove_wire_decoder_new(&w->dec) != TROVE_OK || trove_wire_encoder_new(&w->enc) != TROVE_OK ||
+    w->from_event = opt->from_event;
+    if (w->from_event && h->info.segments &&
+        (w->seg_first = trove__mallocarray((size_t)h->info.segments, sizeof *w->seg_first))) {
+        uint64_t first = 0;
+        for (uint64_t k = 0; k < h->info.segments; k++) {
+            w->seg_first[k] = first;
+            first += h->seg[k].events;
+        }
+    }
+    if ((w->from_event && h->info.segments && !w->seg_first) ||
+        trove_wire_decoder_new(&w->dec) != TROVE_OK || trove_wire_encoder_new(&w->enc) != TROVE_OK ||
         !(w->ev = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *w->ev)) ||
         !(w->out = trove__malloc(w->frame_events * sizeof *w->out))) {
         trove__capture_walk_free(w);
@@ -81,6 +94,7 @@ void trove__capture_walk_free(struct trove__capture_walk *w)
     trove_wire_encoder_free(w->enc);
     free(w->ev);
     free(w->out);
+    free(w->seg_first);
     memset(w, 0, sizeof *w);
 }
 
@@ -89,16 +103,24 @@ static int starts_in(const struct trove__capture_walk *w, uint64_t start)
     return start >= w->from_ns && (w->to_ns == UINT64_MAX || start < w->to_ns);
 }
 
+/* The index in the capture of segment k's first event (0 when from_event is 0: unused). */
+static uint64_t seg_first(const struct trove__capture_walk *w, uint64_t k)
+{
+    return w->seg_first ? w->seg_first[k] : 0;
+}
+
 int trove__capture_segment_overlaps(const struct trove__capture_walk *w, uint64_t k)
 {
     const struct trove_capture_segment *g = &w->h->seg[k];
-    return g->max_start_ns >= w->from_ns && (w->to_ns == UINT64_MAX || g->min_start_ns < w->to_ns);
+    return g->max_start_ns >= w->from_ns && (w->to_ns == UINT64_MAX || g->min_start_ns < w->to_ns) &&
+           seg_first(w, k) + g->events > w->from_event;
 }
 
 static int segment_inside(const struct trove__capture_walk *w, uint64_t k)
 {
     const struct trove_capture_segment *g = &w->h->seg[k];
-    return starts_in(w, g->min_start_ns) && starts_in(w, g->max_start_ns);
+    return starts_in(w, g->min_start_ns) && starts_in(w, g->max_start_ns) &&
+           seg_first(w, k) >= w->from_event;
 }
 
 /* Fill diag with "capture NAME: WHAT (object HEX): <message>" at offset; return code. */
@@ -299,7 +321,7 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
                                 "event %" PRIu64 " (start %" PRIu64 ", end %" PRIu64 ") lies "
                                 "outside the segment's times in the header",
                                 events + i, e->start_ns, end);
-                if (!starts_in(w, e->start_ns))
+                if (!starts_in(w, e->start_ns) || seg_first(w, k) + events + i < w->from_event)
                     continue;
                 w->out[nout++] = *e;
                 if (nout == w->frame_events) {

@@ -327,6 +327,15 @@ void trove__viewer_stats(struct trove__viewer *v, struct trove__viewer_stats *ou
     pthread_mutex_unlock(&v->mu);
 }
 
+int trove__viewer_has_gap(struct trove__viewer *v)
+{
+    int gap;
+    pthread_mutex_lock(&v->mu);
+    gap = v->gap_batches > 0;
+    pthread_mutex_unlock(&v->mu);
+    return gap;
+}
+
 int trove__viewer_format(const struct trove__viewer *v) { return v->format; }
 
 void trove__fanout_encodings(struct trove__fanout *fo, uint64_t out[5])

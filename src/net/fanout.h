@@ -88,6 +88,8 @@ int trove__fanout_publish(struct trove__fanout *fo, const struct trove_names *ad
  * with trove__frame_buf_release after sending), or 0 when the queue is empty. */
 int trove__viewer_next(struct trove__viewer *v, struct trove__viewer_item *it);
 void trove__viewer_stats(struct trove__viewer *v, struct trove__viewer_stats *out);
+/* Has v dropped frames it has not been told of (a gap report waits)? */
+int trove__viewer_has_gap(struct trove__viewer *v);
 int trove__viewer_format(const struct trove__viewer *v);
 
 /* Merge every name published so far into out. Errors: TROVE_ERR_NOMEM. */

@@ -2,6 +2,16 @@
  * history.c: a viewer joining a capture — live from the next batch, or with from=start
  * first what is stored (a replay through the stream's walker, prefetcher and sender) and
  * what is published but not yet committed, so that it gets every event once.
+ *
+ * The viewer's fan-out queue is taken at the join, so live batches queue (bounded) while
+ * the history is sent. A long capture at a high rate fills that queue before the history
+ * is over; its dropped frames are not lost to the viewer, though: they are in the store or
+ * in the uncommitted batches. So when the history ends with frames dropped, the viewer
+ * catches up (trove__view_catch_up): a new queue taken now, and a history of the events
+ * from the old queue's first on — from the store, read from that event's segment on
+ * (trove_capture_replay's from_event), then the uncommitted batches. Each round is shorter
+ * than the last as long as the viewer reads faster than the capture grows; after
+ * TROVE__CATCHUP_MAX rounds it is a slow viewer and gets the gap report.
  */
 #include "live.h"
 #include "common/alloc.h"
@@ -214,6 +224,8 @@ static void *hist_main(void *arg)
         ro.from_ns = h->from_ns;
         ro.to_ns = h->to_ns;
         ro.wire = h->wire;
+        ro.from_event = h->skip; /* the segments before skip are not read at all */
+        h->replayed = h->skip;
         memset(&sink, 0, sizeof sink);
         sink.send = hist_send;
         sink.ctx = h;
@@ -236,8 +248,11 @@ static void *hist_main(void *arg)
         if (rc == TROVE_OK && h->replayed < h->stored && !h->replay)
             rc = TROVE_ERR_CORRUPT; /* the store holds fewer events than it committed */
     }
-    for (size_t i = 0; rc == TROVE_OK && i < h->nbatches; i++)
-        rc = hist_events(h, h->batches[i]->ev, h->batches[i]->n, &buf);
+    for (size_t i = 0; rc == TROVE_OK && i < h->nbatches; i++) {
+        const struct trove__batch *b = h->batches[i];
+        uint64_t from = h->skip > b->first ? h->skip - b->first : 0; /* a catch-up's first */
+        rc = hist_events(h, b->ev + from, (size_t)(b->n - from), &buf);
+    }
     pthread_mutex_lock(&h->mu);
     {
         struct trove_stream *st = h->st;
@@ -322,8 +337,10 @@ void trove__history_stop(struct trove__view *v)
     v->hist = NULL;
 }
 
-/* Under c->mu: the history of v — what is committed, then the uncommitted batches. */
-static int history_make(struct trove__server *srv, struct trove__view *v, struct trove__cap *c)
+/* Under c->mu: the history of v — what is committed from event skip on, then the
+ * uncommitted batches (from skip on). */
+static int history_make(struct trove__server *srv, struct trove__view *v, struct trove__cap *c,
+                        uint64_t skip)
 {
     struct trove__history *h = trove__calloc(1, sizeof *h);
     size_t n = 0;
@@ -337,16 +354,19 @@ static int history_make(struct trove__server *srv, struct trove__view *v, struct
     snprintf(h->name, sizeof h->name, "%s", c->name);
     h->stored = c->committed;
     h->to_ns = UINT64_MAX;
-    h->skip = v->from_start ? 0 : c->base; /* a viewer that waited: this session's events */
+    h->skip = skip;
     v->hist = h;
     for (struct trove__batch *b = c->head; b; b = b->next)
-        n++;
+        if (b->first + b->n > skip)
+            n++;
     if ((n && !(h->batches = trove__mallocarray(n, sizeof *h->batches))) ||
         trove_names_new(&h->names) != TROVE_OK || trove_wire_decoder_new(&h->dec) != TROVE_OK ||
         trove_wire_encoder_new(&h->enc) != TROVE_OK ||
         !(h->ev = trove__mallocarray(TROVE_WIRE_MAX_EVENTS, sizeof *h->ev)))
         return TROVE_ERR_NOMEM;
     for (struct trove__batch *b = c->head; b; b = b->next) {
+        if (b->first + b->n <= skip)
+            continue; /* a catch-up: the viewer has it */
         atomic_fetch_add(&b->refs, 1);
         h->batches[h->nbatches++] = b;
     }
@@ -404,11 +424,39 @@ int trove__view_join(struct trove__server *srv, struct trove__view *v)
     }
     hist = v->from_start || v->waited;
     rc = trove__fanout_add_ex(c->fo, v->wire, !hist, &v->fv);
+    v->live_from = c->published;
+    /* a viewer that waited: this session's events */
     if (rc == TROVE_OK && hist)
-        rc = history_make(srv, v, c);
+        rc = history_make(srv, v, c, v->from_start ? 0 : c->base);
     pthread_mutex_unlock(&c->mu);
     if (rc == TROVE_OK && hist)
         rc = trove__history_start(srv, v);
+    return rc;
+}
+
+int trove__view_catch_up(struct trove__server *srv, struct trove__view *v)
+{
+    struct trove__cap *c = v->cap;
+    struct trove__viewer *old = v->fv, *fv = NULL;
+    uint64_t skip = v->live_from;
+    int rc;
+
+    trove__history_stop(v);
+    v->catchups++;
+    pthread_mutex_lock(&c->mu);
+    rc = trove__fanout_add_ex(c->fo, v->wire, 0, &fv); /* the history sends every name */
+    if (rc == TROVE_OK) {
+        v->fv = fv;
+        v->live_from = c->published;
+        rc = history_make(srv, v, c, skip);
+    }
+    pthread_mutex_unlock(&c->mu);
+    if (fv)
+        trove__fanout_remove(c->fo, old); /* what it held is in the new history */
+    if (rc == TROVE_OK)
+        rc = trove__history_start(srv, v);
+    trove__log(srv, "viewer %" PRIu64 " (%s) of capture %s: catching up from event %" PRIu64
+                    " (round %d)", v->id, v->peer, c->name, skip, v->catchups);
     return rc;
 }
 

@@ -55,6 +55,10 @@
 #define TROVE__UNCOMMITTED_MAX ((uint64_t)64 << 20)
 /* A from=start viewer's history queue, in bytes (the history thread waits past it). */
 #define TROVE__HISTORY_QUEUE_BYTES ((size_t)8 << 20)
+/* Catch-up rounds a from=start viewer may take: each reads back from the store (and the
+ * uncommitted batches) the live frames its queue dropped while its history was sent;
+ * past that many it is a slow viewer like any other, told of the gap. */
+#define TROVE__CATCHUP_MAX 8
 
 /* A batch the pass published: shared by the uncommitted list and history snapshots. */
 struct trove__batch {
@@ -163,6 +167,8 @@ struct trove__view {
     char name[TROVE_VOLUME_NAME_MAX + 1];
     struct trove__cap *cap;   /* NULL until the capture exists */
     struct trove__viewer *fv; /* the fan-out's queue, once joined */
+    uint64_t live_from;       /* the capture's index of the first event fv queued */
+    int catchups;             /* catch-up rounds taken (trove__view_catch_up) */
     struct trove__history *hist;
     int hello_sent, end_sent, closing;
     uint64_t end_events;
@@ -233,6 +239,11 @@ int trove__history_replay(struct trove__server *srv, struct trove__view *v, cons
                           uint64_t from_ns, uint64_t to_ns, double speed);
 /* Join v to its capture's fan-out (and start its history). Under nothing; takes locks. */
 int trove__view_join(struct trove__server *srv, struct trove__view *v);
+/* v's history is over and its fan-out queue dropped frames meanwhile: rather than tell it
+ * of a gap, replay what it missed — the events from v->live_from on, from the store and
+ * the uncommitted batches — with a new queue taken at the same instant, under the
+ * capture's lock, as a join does. Stops the old history first. Web thread; takes locks. */
+int trove__view_catch_up(struct trove__server *srv, struct trove__view *v);
 
 void trove__prod_free(struct trove__prod *p);
 /* "ADDR:PORT" (IPv4, or [IPv6]) into a socket address. TROVE_ERR_INVALID if it is not. */

@@ -58,9 +58,16 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
     if ((rc = check_options(opt, diag)) != TROVE_OK)
         return rc;
     /* Batches and frames of 64 KiB come and go a few thousand times a second: keep the
-     * freed memory for the next ones rather than give it back and fault it in again. */
+     * freed memory for the next ones rather than give it back and fault it in again. And
+     * keep it in two arenas: each from=start viewer's history runs on threads of its own
+     * (the history's, the stream's walker, prefetchers and sender), and glibc gives new
+     * threads arenas of their own, up to 8 a core, each keeping what it freed up to the trim
+     * threshold; with viewers coming and going the service's RSS then grew with every
+     * history (by about 8 MiB each in the soak, 73 -> 95 MiB in 100 s, still rising), where
+     * two arenas level off (77-81 MiB from the 40th second on; bench/soak.sh). */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_ARENA_MAX, 2);
     if (!(srv = trove__calloc(1, sizeof *srv)))
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     srv->opt = *opt;

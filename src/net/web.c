@@ -197,6 +197,30 @@ static int is_loopback(const char *peer)
            strncmp(peer, "::ffff:127.", 11) == 0;
 }
 
+/* The viewer's address and port, "ADDR:PORT" as /api/status promises (docs/serve.md), so
+ * that a connection there can be told from the others of the same host; *loopback_out says
+ * whether the address is loopback. */
+static void view_peer(struct lws *wsi, char *peer, size_t cap, int *loopback_out)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    unsigned port = 0;
+    size_t n;
+
+    if (lws_get_peer_simple(wsi, peer, cap) == NULL)
+        snprintf(peer, cap, "?");
+    *loopback_out = is_loopback(peer);
+    if (getpeername(lws_get_socket_fd(wsi), (struct sockaddr *)&ss, &len) != 0)
+        return;
+    if (ss.ss_family == AF_INET)
+        port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+    else if (ss.ss_family == AF_INET6)
+        port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    n = strlen(peer);
+    if (port && n + 7 < cap)
+        snprintf(peer + n, cap - n, ":%u", port);
+}
+
 static void view_error(struct trove__view *v, const char *fmt, const char *arg)
 {
     snprintf(v->error, sizeof v->error, fmt, arg);
@@ -210,12 +234,12 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     struct trove__api_req req;
     struct trove__api_error err;
     char path[1024], query[TROVE__API_QUERY_MAX + 2];
+    int loopback;
 
     if (!v)
         return NULL;
     v->wsi = wsi;
-    if (lws_get_peer_simple(wsi, v->peer, sizeof v->peer) == NULL)
-        snprintf(v->peer, sizeof v->peer, "?");
+    view_peer(wsi, v->peer, sizeof v->peer, &loopback);
     pthread_mutex_lock(&srv->mu);
     v->id = ++srv->next_id;
     srv->viewers_total++;
@@ -231,7 +255,7 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     }
     v->wire = req.wire ? req.wire
               : srv->opt.wire ? srv->opt.wire
-              : is_loopback(v->peer) ? TROVE_WIRE_RAW
+              : loopback ? TROVE_WIRE_RAW
                                      : TROVE_WIRE_PACKED;
     snprintf(v->name, sizeof v->name, "%s", req.name);
     if (req.route == TROVE__R_REPLAY) { /* a stored capture, then the end */
@@ -438,6 +462,14 @@ static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
             return 0; /* the history thread wakes us */
         if (v->error[0]) { /* the history failed: say so, and close */
             v->closing = 2;
+            lws_callback_on_writable(wsi);
+            return 0;
+        }
+        /* Live frames dropped while the history went: read them back rather than lose
+         * them (history.c), unless this viewer has caught up too often already. */
+        if (v->catchups < TROVE__CATCHUP_MAX && trove__viewer_has_gap(v->fv)) {
+            if (trove__view_catch_up(w->srv, v) != TROVE_OK)
+                view_error(v, "%s", "catching up with the capture: out of memory");
             lws_callback_on_writable(wsi);
             return 0;
         }
