@@ -23,7 +23,8 @@
  * written and read, and a capture written with flows and its flows read back; and the
  * streamed export's writers: the events table in pieces through a deflating bundle entry
  * encoder, and the bundle written front to back; and the profile model (strings, frames,
- * stacks, samples and the top functions; a failed add leaves the profile as it was).
+ * stacks, samples and the top functions; a failed add leaves the profile as it was), and a
+ * sample set made into a profile.
  */
 #include "testutil.h"
 
@@ -39,6 +40,7 @@
 #include "trove/import.h"
 #include "trove/profile.h"
 #include "trove/recipe.h"
+#include "trove/sample.h"
 #include "trove/tables.h"
 #include "trove/testing.h"
 #include "trove/trace.h"
@@ -1303,9 +1305,44 @@ static int check_profile_add(void *p, int rc)
     return ok;
 }
 
+struct sprof_ctx {
+    struct trove_sample_set *set;
+    size_t frames, stacks, samples;
+};
+
+static int op_sample_profile(void *p)
+{
+    struct sprof_ctx *c = p;
+    struct trove_symbolizer *sym = NULL;
+    struct trove_profile *pr = NULL;
+    int rc = trove_symbolizer_new(&sym);
+    if (rc == TROVE_OK)
+        rc = trove_profile_new(&pr);
+    if (rc == TROVE_OK)
+        rc = trove_sample_profile(sym, c->set, pr);
+    if (rc == TROVE_OK) {
+        c->frames = trove_profile_frame_count(pr);
+        c->stacks = trove_profile_stack_count(pr);
+        c->samples = trove_profile_sample_count(pr);
+    }
+    trove_profile_free(pr);
+    trove_symbolizer_free(sym);
+    return rc;
+}
+
+static int check_sample_profile(void *p, int rc)
+{
+    struct sprof_ctx *c = p;
+    if (rc != TROVE_OK)
+        return 1;
+    return c->frames == 12 && c->stacks == 12 && c->samples == 10;
+}
+
 static void test_profiles(void)
 {
     struct profile_ctx c;
+    struct sprof_ctx sc;
+    uint32_t m1, m2;
     memset(&c, 0, sizeof c);
     sweep("profile model and top", op_profile, check_profile, &c);
     CHECK(trove_profile_new(&c.kept) == TROVE_OK && fill_profile(c.kept) == TROVE_OK);
@@ -1315,6 +1352,19 @@ static void test_profiles(void)
     c.k_samples = trove_profile_sample_count(c.kept);
     sweep("profile add, unchanged", op_profile_add, check_profile_add, &c);
     trove_profile_free(c.kept);
+
+    /* Modules that are not there: symbolized as module + offset, without libdw's memory. */
+    memset(&sc, 0, sizeof sc);
+    CHECK(trove_sample_set_new(&sc.set) == TROVE_OK);
+    CHECK(trove_sample_set_module(sc.set, "/nonexistent/a.so", NULL, 0, &m1) == TROVE_OK);
+    CHECK(trove_sample_set_module(sc.set, "/nonexistent/b.so", NULL, 0, &m2) == TROVE_OK);
+    for (uint32_t i = 0; i < 10; i++) {
+        struct trove_sample_frame f[3] = {{m1, 0x100 + i}, {m2, 0x2001},
+                                          {TROVE_SAMPLE_NO_MODULE, 0x77}};
+        CHECK(trove_sample_set_add(sc.set, 100 - i, 1, 1, f, 3) == TROVE_OK);
+    }
+    sweep("sample set into a profile", op_sample_profile, check_sample_profile, &sc);
+    trove_sample_set_free(sc.set);
 }
 
 static void test_store(void)

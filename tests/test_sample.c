@@ -3,8 +3,10 @@
  * decoder on hand-built rings (a record across the ring's end, a header across it, a size
  * past what was written, lost records), the recorder applying records of two CPUs in time
  * order (a mapping on one CPU before a sample on the other, a fork's copied space, an
- * exec's emptied one), the address spaces and the /proc/PID/maps parser. With
- * TROVE_PERF_CORPUS set to a directory, the rings made here are
+ * exec's emptied one), the address spaces, the /proc/PID/maps parser, the symbolizer on
+ * this test's own code (an inlined function expanded, with the call site's line), and a
+ * sample set made into a profile (deduplicated frames and stacks, unsymbolized addresses
+ * as module + offset). With TROVE_PERF_CORPUS set to a directory, the rings made here are
  * written there as seeds of fuzz/fuzz_perf_records.c.
  */
 #include "testutil.h"
@@ -19,6 +21,7 @@
 #include "sample/proc_maps.h"
 #include "sample/recorder.h"
 #include "sample/spaces.h"
+#include "trove/profile.h"
 #include "trove/sample.h"
 
 /* ---- building records -------------------------------------------------------------- */
@@ -529,6 +532,233 @@ static void test_recorder(void)
     trove_sample_set_free(set);
 }
 
+/* ---- the symbolizer on this program's own code ------------------------------------- */
+
+static volatile uint64_t sink;
+static int line_call, line_outer;
+
+__attribute__((noinline)) static uint64_t where_called(void)
+{
+    return (uint64_t)(uintptr_t)__builtin_return_address(0);
+}
+
+static inline __attribute__((always_inline)) uint64_t inlined_step(void)
+{
+    uint64_t r = where_called(); line_call = __LINE__;
+    sink = r;
+    return r;
+}
+
+__attribute__((noinline)) static uint64_t outer_step(void)
+{
+    uint64_t r = inlined_step(); line_outer = __LINE__;
+    sink = r + 1;
+    return r;
+}
+
+/* This program's module and the file offset of addr in it. */
+static int own_module(uint64_t addr, char *path, size_t cap, uint8_t *bid, size_t *bid_len,
+                      uint64_t *offset)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[4608];
+    int found = 0;
+    if (!f)
+        return 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        struct trove__maps_line m;
+        size_t len = strcspn(line, "\n");
+        if (trove__maps_parse_line(line, len, &m) == TROVE_OK && addr >= m.start &&
+            addr < m.end && m.path_len && m.path_len < cap) {
+            memcpy(path, m.path, m.path_len);
+            path[m.path_len] = 0;
+            *offset = addr - m.start + m.offset;
+            found = 1;
+        }
+    }
+    fclose(f);
+    if (found)
+        *bid_len = trove__elf_build_id(path, bid, TROVE_SAMPLE_BUILD_ID_MAX);
+    return found;
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t a = s ? strlen(s) : 0, b = strlen(tail);
+    return a >= b && !strcmp(s + a - b, tail);
+}
+
+static void test_symbolizer(void)
+{
+    struct trove_symbolizer *sym = NULL;
+    struct trove_symbol out[8];
+    struct trove_sample_module m;
+    struct trove_symbolizer_stats st;
+    char path[4096];
+    uint8_t bid[TROVE_SAMPLE_BUILD_ID_MAX], wrong[TROVE_SAMPLE_BUILD_ID_MAX];
+    size_t bid_len = 0, n = 99;
+    uint64_t ret = outer_step(), off = 0, fn_off = 0;
+
+    if (!own_module(ret, path, sizeof path, bid, &bid_len, &off) ||
+        !own_module((uint64_t)(uintptr_t)&outer_step, path, sizeof path, bid, &bid_len, &fn_off)) {
+        CHECK(!"this test's code in /proc/self/maps");
+        return;
+    }
+    CHECK(bid_len > 0);
+    m = (struct trove_sample_module){path, bid, bid_len};
+    CHECK_EQ_INT(trove_symbolizer_new(&sym), TROVE_OK);
+    /* The return address minus one: in the call of where_called, in inlined_step, inlined
+     * into outer_step. */
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, &m, off - 1, out, 8, &n), TROVE_OK);
+    CHECK_EQ_INT(n, 2);
+    if (n == 2) {
+        CHECK(out[0].function && !strcmp(out[0].function, "inlined_step"));
+        CHECK_EQ_INT(out[0].inline_depth, 1);
+        CHECK(ends_with(out[0].file, "/test_sample.c"));
+        CHECK_EQ_INT(out[0].line, line_call);
+        CHECK(out[1].function && !strcmp(out[1].function, "outer_step"));
+        CHECK_EQ_INT(out[1].inline_depth, 0);
+        CHECK(ends_with(out[1].file, "/test_sample.c"));
+        CHECK_EQ_INT(out[1].line, line_outer);
+    }
+    /* Again: from the cache, the same answer; cap 1 keeps the innermost. */
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, &m, off - 1, out, 1, &n), TROVE_OK);
+    CHECK(n == 1 && out[0].function && !strcmp(out[0].function, "inlined_step"));
+    /* The function's first instruction: outer_step alone. */
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, &m, fn_off, out, 8, &n), TROVE_OK);
+    CHECK(n == 1 && out[0].function && !strcmp(out[0].function, "outer_step") &&
+          out[0].inline_depth == 0);
+    trove_symbolizer_stats(sym, &st);
+    CHECK(st.modules == 1 && st.unreadable == 0 && st.lookups == 3 && st.resolved == 2);
+    /* The same file under another build id is not this module: nothing. */
+    memcpy(wrong, bid, bid_len);
+    wrong[0] ^= 0xff;
+    m.build_id = wrong;
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, &m, fn_off, out, 8, &n), TROVE_OK);
+    CHECK_EQ_INT(n, 0);
+    /* A file that is not there, and the vdso: nothing, not an error. */
+    m = (struct trove_sample_module){"/nonexistent/libnothere.so", NULL, 0};
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, &m, 0x1234, out, 8, &n), TROVE_OK);
+    CHECK_EQ_INT(n, 0);
+    m = (struct trove_sample_module){"[vdso]", NULL, 0};
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, &m, 0x100, out, 8, &n), TROVE_OK);
+    CHECK_EQ_INT(n, 0);
+    trove_symbolizer_stats(sym, &st);
+    CHECK(st.modules == 4 && st.unreadable == 3);
+    CHECK_EQ_INT(trove_symbolizer_lookup(sym, NULL, 0, out, 8, &n), TROVE_ERR_INVALID);
+    trove_symbolizer_free(sym);
+}
+
+/* ---- a sample set into a profile --------------------------------------------------- */
+
+static void test_profile_build(void)
+{
+    struct trove_sample_set *set = NULL;
+    struct trove_symbolizer *sym = NULL;
+    struct trove_profile *p = NULL;
+    char path[4096];
+    uint8_t bid[TROVE_SAMPLE_BUILD_ID_MAX];
+    size_t bid_len = 0;
+    uint64_t ret = outer_step(), off = 0, fn_off = 0;
+    uint32_t self_mod, gone_mod, again;
+    const struct trove_profile_sample *smp;
+
+    if (!own_module(ret, path, sizeof path, bid, &bid_len, &off) ||
+        !own_module((uint64_t)(uintptr_t)&outer_step, path, sizeof path, bid, &bid_len, &fn_off))
+        return;
+    CHECK_EQ_INT(trove_sample_set_new(&set), TROVE_OK);
+    CHECK_EQ_INT(trove_sample_set_module(set, path, bid, bid_len, &self_mod), TROVE_OK);
+    CHECK_EQ_INT(trove_sample_set_module(set, "/nonexistent/libgone.so", NULL, 0, &gone_mod), TROVE_OK);
+    CHECK_EQ_INT(trove_sample_set_module(set, path, bid, bid_len, &again), TROVE_OK);
+    CHECK_EQ_INT(again, self_mod);
+    CHECK_EQ_INT(trove_sample_set_module(set, path, bid, 500, &again), TROVE_ERR_LIMIT);
+    {
+        /* leaf first: outer_step's entry <- the inlined call site (a return address) <- a
+         * module that is gone <- an address in no module */
+        struct trove_sample_frame a[4] = {{self_mod, fn_off}, {self_mod, off}, {gone_mod, 0x1235},
+                                          {TROVE_SAMPLE_NO_MODULE, 0x7fff0001}};
+        /* outer_step's entry <- the gone module <- no module: shares a's two root rows */
+        struct trove_sample_frame c[3] = {{self_mod, fn_off}, {gone_mod, 0x1235},
+                                          {TROVE_SAMPLE_NO_MODULE, 0x7fff0001}};
+        struct trove_sample_frame bad[1] = {{7, 0}};
+        CHECK_EQ_INT(trove_sample_set_add(set, 300, 1, 2, a, 4), TROVE_OK);
+        CHECK_EQ_INT(trove_sample_set_add(set, 100, 1, 2, a, 4), TROVE_OK);
+        CHECK_EQ_INT(trove_sample_set_add(set, 200, 1, 3, c, 3), TROVE_OK);
+        CHECK_EQ_INT(trove_sample_set_add(set, 150, 1, 3, NULL, 0), TROVE_OK);
+        CHECK_EQ_INT(trove_sample_set_add(set, 1, 1, 1, bad, 1), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_sample_set_add(set, 1, 1, 1, a, TROVE_SAMPLE_MAX_FRAMES + 1),
+                     TROVE_ERR_LIMIT);
+    }
+    CHECK_EQ_INT(trove_symbolizer_new(&sym), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    CHECK_EQ_INT(trove_sample_profile(sym, set, p), TROVE_OK);
+    /* Frames: outer_step (entry), inlined_step + outer_step (the call site, two levels),
+     * libgone.so+0x1234 (the return address minus one), [unknown]+0x7fff0000. */
+    CHECK_EQ_INT(trove_profile_frame_count(p), 5);
+    {
+        int seen_gone = 0, seen_unknown = 0, seen_inl = 0;
+        for (uint32_t i = 0; i < trove_profile_frame_count(p); i++) {
+            const struct trove_profile_frame *f = trove_profile_frame_get(p, i);
+            const char *fn = trove_profile_string_get(p, f->function, NULL);
+            const char *mod = trove_profile_string_get(p, f->module, NULL);
+            if (!strcmp(fn, "libgone.so+0x1234")) {
+                seen_gone++;
+                CHECK(!strcmp(mod, "/nonexistent/libgone.so") && f->address == 0x1234 &&
+                      f->file == 0 && f->line == 0);
+            } else if (!strcmp(fn, "[unknown]+0x7fff0000")) {
+                seen_unknown++;
+                CHECK(!strcmp(mod, "[unknown]") && f->address == 0x7fff0000);
+            } else if (!strcmp(fn, "inlined_step")) {
+                seen_inl++;
+                CHECK(f->inline_depth == 1 && f->address == off - 1 &&
+                      ends_with(trove_profile_string_get(p, f->file, NULL), "/test_sample.c"));
+            } else {
+                CHECK(!strcmp(fn, "outer_step"));
+            }
+        }
+        CHECK(seen_gone == 1 && seen_unknown == 1 && seen_inl == 1);
+    }
+    /* Stacks: the 4-frame path expands to 5 rows; the 3-frame one shares its 2 root rows. */
+    CHECK_EQ_INT(trove_profile_stack_count(p), 6);
+    CHECK_EQ_INT(trove_profile_sample_count(p), 4);
+    smp = trove_profile_samples(p);
+    CHECK(smp[0].time_ns == 100 && smp[1].time_ns == 150 && smp[2].time_ns == 200 &&
+          smp[3].time_ns == 300);
+    CHECK(smp[0].stack == smp[3].stack && smp[1].stack == TROVE_PROFILE_ROOT);
+    {
+        uint32_t up = smp[0].stack;
+        for (int k = 0; k < 3; k++)
+            up = trove_profile_stack_get(p, up)->parent;
+        CHECK_EQ_INT(trove_profile_stack_get(p, smp[2].stack)->parent, up);
+        CHECK_EQ_INT(trove_profile_stack_get(p, trove_profile_stack_get(p, up)->parent)->parent,
+                     TROVE_PROFILE_ROOT);
+    }
+    {
+        const struct trove_profile_frame *leaf =
+            trove_profile_frame_get(p, trove_profile_stack_get(p, smp[0].stack)->frame);
+        CHECK(leaf->address == fn_off &&
+              !strcmp(trove_profile_string_get(p, leaf->function, NULL), "outer_step"));
+    }
+    /* Into a second profile with the same (now warm) symbolizer: the same tables. */
+    {
+        struct trove_profile *q = NULL;
+        struct trove_symbolizer_stats st;
+        uint64_t resolved;
+        trove_symbolizer_stats(sym, &st);
+        resolved = st.resolved;
+        CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+        CHECK_EQ_INT(trove_sample_profile(sym, set, q), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_frame_count(q), 5);
+        CHECK_EQ_INT(trove_profile_stack_count(q), 6);
+        trove_symbolizer_stats(sym, &st);
+        CHECK_EQ_INT(st.resolved, resolved);
+        trove_profile_free(q);
+    }
+    trove_profile_free(p);
+    trove_symbolizer_free(sym);
+    trove_sample_set_free(set);
+}
+
 int main(void)
 {
     test_ring();
@@ -536,5 +766,7 @@ int main(void)
     test_spaces();
     test_maps_lines();
     test_recorder();
+    test_symbolizer();
+    test_profile_build();
     return test_done();
 }

@@ -2,7 +2,7 @@
  * test_sampler.c: the sampler against the kernel (trove/sample.h): a command spawned
  * (its exit status, the exec's mappings and names, no process left behind when the exec
  * fails), a command ended by trove_sampler_end_command, and a running process attached
- * to, both of whose threads are sampled. Skipped (77) only when the
+ * to, whose two threads' samples land in its two hot functions. Skipped (77) only when the
  * kernel refuses perf_event_open (trove_sample_refused): kernel.perf_event_paranoid, or a
  * container without it.
  */
@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "trove/profile.h"
 #include "trove/sample.h"
 
 #define HOT TROVE_BINARY_DIR "/trove-test-hot"
@@ -120,9 +121,14 @@ static void test_attach(void)
     struct trove_sample_options o;
     struct trove_sample_set *set = NULL;
     struct trove_sampler *s = NULL;
+    struct trove_symbolizer *sym = NULL;
+    struct trove_profile *p = NULL;
+    struct trove_profile_func *top = NULL;
     struct trove_sampler_stats st;
     struct trove_diag diag = {0};
-    int status, rc;
+    size_t n = 0;
+    uint64_t total = 0;
+    int status, rc, hot = 0;
     pid_t child;
     struct timespec pause = {0, 200000000L};
 
@@ -156,6 +162,23 @@ static void test_attach(void)
     waitpid(child, &status, 0);
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 
+    CHECK_EQ_INT(trove_symbolizer_new(&sym), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    CHECK_EQ_INT(trove_sample_profile(sym, set, p), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_top(p, 0, UINT64_MAX, &top, &n, &total), TROVE_OK);
+    CHECK(n >= 2 && total == st.samples);
+    for (size_t i = 0; i < n && i < 2; i++) {
+        const char *fn = trove_profile_string_get(p, top[i].function, NULL);
+        const char *file = trove_profile_string_get(p, top[i].file, NULL);
+        const char *tail = "/sample_hot_work.c";
+        size_t fl = strlen(file), tl = strlen(tail);
+        hot += (!strcmp(fn, "hot_alpha") || !strcmp(fn, "hot_beta")) && fl >= tl &&
+               !strcmp(file + fl - tl, tail);
+    }
+    CHECK_EQ_INT(hot, 2);
+    free(top);
+    trove_profile_free(p);
+    trove_symbolizer_free(sym);
     trove_sampler_free(s);
     trove_sample_set_free(set);
 }

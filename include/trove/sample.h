@@ -1,8 +1,9 @@
 /*
- * trove/sample.h: sampling the call stacks of a process with perf_event_open.
- * docs/sampling.md says how to use it and what it needs from the kernel.
+ * trove/sample.h: sampling the call stacks of a process with perf_event_open, and turning
+ * them into a symbolized profile (trove/profile.h) with elfutils' libdw. docs/sampling.md
+ * says how to use it and what it needs from the kernel.
  *
- * Two objects, in the order data flows through them:
+ * Three objects, in the order data flows through them:
  *
  *   trove_sampler     samples a command it starts (trove_sampler_spawn) or a running
  *                     process (trove_sampler_attach): every thread, now and later, at a
@@ -14,6 +15,12 @@
  *   trove_sample_set  what sampling gathered: the modules (path, build id), the samples as
  *                     (module, offset) frames, the context switches, thread and process
  *                     names. Plain data: a test or a benchmark can fill one by hand.
+ *   trove_symbolizer  module + offset -> function, source file, line, with inlined frames
+ *                     expanded, from the module's ELF symbols and DWARF (or its separate
+ *                     debug file); each module (by build id) is opened once and each address
+ *                     resolved once per symbolizer.
+ *
+ * trove_sample_profile puts a sample set through a symbolizer into a profile.
  *
  * Clock: sample times are CLOCK_MONOTONIC nanoseconds (the events' use_clockid), the clock
  * trove's instrumentation library and `trove serve` stamp events with, so samples and zones
@@ -33,6 +40,7 @@
 
 #include "trove/common.h"
 #include "trove/event.h"
+#include "trove/profile.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -218,6 +226,59 @@ void trove_sampler_stats(const struct trove_sampler *s, struct trove_sampler_sta
 /* Free the sampler: stop it, and kill and reap a spawned command that still runs (NULL is
  * fine). The set stays the caller's. */
 void trove_sampler_free(struct trove_sampler *s);
+
+/* ---- the symbolizer ------------------------------------------------------------------ */
+
+/* One function of an address, innermost first: the function inlined deepest, then the
+ * functions it was inlined into, then the function compiled there (inline_depth 0). */
+struct trove_symbol {
+    const char *function; /* NULL when unknown */
+    const char *file;     /* the source file, NULL when unknown */
+    uint32_t line;        /* 0 when unknown */
+    uint32_t inline_depth;
+};
+
+struct trove_symbolizer;
+
+/* A new symbolizer (opens nothing yet). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
+int trove_symbolizer_new(struct trove_symbolizer **out);
+/* Free it and every module it opened (NULL is fine); strings it returned die with it. */
+void trove_symbolizer_free(struct trove_symbolizer *sym);
+
+/*
+ * The functions at file offset `offset` of the module m, innermost first, into
+ * out[0..cap): *n_out gets how many (at most cap; 0: the address is in the module but no
+ * symbol covers it, or the module cannot be read or has another build id than m's — it is
+ * then kept as module + offset). The module's ELF file (path) is opened once per build id
+ * (or per path, when it has none) for the symbolizer's life, with its separate debug file
+ * if one is installed (/usr/lib/debug/.build-id/...). Strings live until the symbolizer is
+ * freed. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM (a module that cannot be opened is not
+ * an error).
+ */
+int trove_symbolizer_lookup(struct trove_symbolizer *sym, const struct trove_sample_module *m,
+                            uint64_t offset, struct trove_symbol *out, size_t cap, size_t *n_out);
+
+/* What a symbolizer has done, for benchmarks and --json. */
+struct trove_symbolizer_stats {
+    uint64_t modules;   /* modules opened (each build id once) */
+    uint64_t unreadable; /* of those, the ones without symbols, or unreadable, or another build */
+    uint64_t lookups;   /* trove_symbolizer_lookup calls */
+    uint64_t resolved;  /* distinct addresses resolved through libdw (the others were cached) */
+};
+void trove_symbolizer_stats(const struct trove_symbolizer *sym, struct trove_symbolizer_stats *out);
+
+/* ---- the profile --------------------------------------------------------------------- */
+
+/*
+ * Symbolize every sample of set into profile p (which may hold rows already): its frames
+ * (each distinct module + offset looked up once, inlined frames expanded, unsymbolized
+ * addresses as "module+0xOFFSET"; callers' return addresses looked up one byte back, inside
+ * the call), its stack (trove_profile_stack_path) and a sample row, in time order (samples
+ * of equal time in the order added). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM,
+ * TROVE_ERR_LIMIT; p then holds what was added before the failure.
+ */
+int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample_set *set,
+                         struct trove_profile *p);
 
 #ifdef __cplusplus
 }
