@@ -5,7 +5,7 @@
 # 999 Hz: its top two functions by self samples are those two, with their source file;
 # the --out profile is consistent (frames and stacks deduplicated, parents before
 # children, every sample's stack a row) and its own top functions agree with --top; the
-# usage errors are one line each. Skipped (77) only when the kernel refuses
+# usage errors are one line each; `trove bench sample` runs small. Skipped (77) only when the kernel refuses
 # perf_event_open (kernel.perf_event_paranoid, or a container without it).
 # usage: cli_sample.sh TROVE SOURCE_DIR
 set -u
@@ -108,6 +108,14 @@ json "$tmp/out" 'j["signal"] == 15 and j["seconds"] < 10'
 # A command's exit status is reported; a failing command is not trove's failure.
 exits 0 "$TROVE" record x --top 1 --json -- sh -c 'exit 5'
 json "$tmp/out" 'j["exit_status"] == 5'
+
+# trove bench sample, small: the keys and the counts (no timing is asserted).
+exits 0 "$TROVE" bench sample --runs 1 --units 50 --samples 1000 --json
+json "$tmp/out" 'j["runs"] == 1 and j["units"] == 50 and j["symbolized"] == 1000 and j["samples_per_run"] > 0'
+json "$tmp/out" 'j["frames"] >= 2 and j["stacks"] >= 2 and j["distinct_addresses"] >= 2 and j["lost"] == 0'
+json "$tmp/out" 'all(j[k] > 0 for k in ("plain_s", "sampled_s", "wall_ratio", "cold_s", "warm_s"))'
+expect_error "bench sample" bench sample --runs 0
+expect_error "bench sample" bench sample --program /nonexistent/prog
 
 # --help names both forms and the permissions document.
 exits 0 "$TROVE" record --help

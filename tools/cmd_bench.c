@@ -23,6 +23,7 @@ static const struct bench_entry benches[] = {
     {"stream", bench_stream, "replay from a slow store: serial vs prefetch vs prefetch + sender"},
     {"client", bench_client, "libtrove-client: ns per zone, service draining or absent, vs the floor"},
     {"serve", bench_serve, "the live service: producers, viewers and the store on loopback"},
+    {"sample", bench_sample, "sampling: overhead on a program at 999 Hz; symbolizing cold and warm"},
 };
 
 static void bench_usage(FILE *f)
