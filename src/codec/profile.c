@@ -15,6 +15,7 @@
  */
 #include "trove/profile.h"
 #include "common/alloc.h"
+#include "common/hash.h"
 
 #include <assert.h>
 #include <stdint.h>
@@ -49,32 +50,22 @@ struct trove_profile {
     size_t n_sample, cap_sample;
 };
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
-
 static uint64_t hash_bytes(const char *s, size_t n)
 {
     uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
     for (size_t i = 0; i < n; i++)
         h = (h ^ (uint8_t)s[i]) * 0x100000001b3ULL;
-    return mix(h ^ n);
+    return trove__mix64(h ^ n);
 }
 
 static uint64_t hash_frame(const struct trove_profile_frame *f)
 {
-    return mix(f->address ^ mix((uint64_t)f->module << 32 | f->inline_depth));
+    return trove__mix64(f->address ^ trove__mix64((uint64_t)f->module << 32 | f->inline_depth));
 }
 
 static uint64_t hash_stack(uint32_t parent, uint32_t frame)
 {
-    return mix((uint64_t)parent << 32 | frame);
+    return trove__mix64((uint64_t)parent << 32 | frame);
 }
 
 /* The slot of key (hash h, eq(ctx, id) true for a match): a match or the free slot where

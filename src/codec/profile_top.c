@@ -12,6 +12,7 @@
  */
 #include "trove/profile.h"
 #include "common/alloc.h"
+#include "common/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,6 @@ struct func {
     struct trove_profile_func f;
     uint32_t mark; /* the last stack that counted it in total; 0: none */
 };
-
-static uint64_t func_hash(uint32_t module, uint32_t function)
-{
-    uint64_t h = (uint64_t)module << 32 | function;
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
-}
 
 static int str_cmp(const struct trove_profile *p, uint32_t a, uint32_t b)
 {
@@ -106,7 +98,7 @@ int trove_profile_top(const struct trove_profile *p, uint64_t from_ns, uint64_t 
     /* The functions, in the order their first frames come. */
     for (uint32_t f = 0; f < n_frame; f++) {
         const struct trove_profile_frame *fr = trove_profile_frame_get(p, f);
-        size_t j = (size_t)func_hash(fr->module, fr->function) & (ix_cap - 1);
+        size_t j = (size_t)trove__mix64((uint64_t)fr->module << 32 | fr->function) & (ix_cap - 1);
         while (ix[j] && !(fn[ix[j] - 1].f.module == fr->module &&
                           fn[ix[j] - 1].f.function == fr->function))
             j = (j + 1) & (ix_cap - 1);

@@ -3,8 +3,8 @@
  * trove/sample.h; the model is trove/profile.h).
  *
  * Each distinct (module, lookup offset) of the set is symbolized once per call and becomes
- * one or more profile frames (one per inline level), whose ids are kept in a table for
- * the call; a sample is then its frames' ids, leaf first, made a stack by
+ * one or more profile frames (one per inline level), whose ids are kept for the call
+ * (addr_map.c); a sample is then its frames' ids, leaf first, made a stack by
  * trove_profile_stack_path. Lookup offsets are the leaf's own and each caller's return
  * address minus one, so a caller is named by its call instruction (the return address can
  * be the first instruction of the next line, or of the next function after a call that
@@ -12,6 +12,7 @@
  * whatever order the set holds them in.
  */
 #include "trove/sample.h"
+#include "addr_map.h"
 #include "common/alloc.h"
 
 #include <inttypes.h>
@@ -23,50 +24,16 @@
 /* Frames of one sample after inline expansion, at most (deeper ones are dropped). */
 #define MAX_EXPANDED (TROVE_SAMPLE_MAX_FRAMES * 8)
 
-struct addr_slot {
-    uint32_t module;
-    uint64_t offset;
-    uint32_t first, n; /* in ids; n == UINT32_MAX: free */
-};
-
 struct build {
     struct trove_symbolizer *sym;
     const struct trove_sample_set *set;
     struct trove_profile *p;
     uint32_t *mod_path;  /* per set module: the string id of its path (UINT32_MAX: not yet) */
     uint32_t unknown;    /* "[unknown]" */
-    struct addr_slot *slot;
-    size_t n_slot, cap_slot;
+    struct trove__addr_map seen; /* (module, lookup offset) -> its frames in ids */
     uint32_t *ids;
     size_t n_ids, cap_ids;
 };
-
-static size_t find_slot(const struct build *b, uint32_t module, uint64_t offset)
-{
-    uint64_t h = offset * 0x9e3779b97f4a7c15ULL ^ (uint64_t)module * 0xc2b2ae3d27d4eb4fULL;
-    size_t mask = b->cap_slot - 1, i = (size_t)(h ^ h >> 31) & mask;
-    while (b->slot[i].n != UINT32_MAX &&
-           !(b->slot[i].module == module && b->slot[i].offset == offset))
-        i = (i + 1) & mask;
-    return i;
-}
-
-static int grow_slots(struct build *b)
-{
-    size_t cap = b->cap_slot ? b->cap_slot * 2 : 1024, old_cap = b->cap_slot;
-    struct addr_slot *old = b->slot, *s;
-    if (!(s = trove__mallocarray(cap, sizeof *s)))
-        return TROVE_ERR_NOMEM;
-    for (size_t i = 0; i < cap; i++)
-        s[i].n = UINT32_MAX;
-    b->slot = s;
-    b->cap_slot = cap;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].n != UINT32_MAX)
-            b->slot[find_slot(b, old[i].module, old[i].offset)] = old[i];
-    free(old);
-    return TROVE_OK;
-}
 
 static int str(struct build *b, const char *s, uint32_t *id)
 {
@@ -170,7 +137,7 @@ int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample
     b.p = p;
     if (!(b.mod_path = trove__mallocarray(n_mod ? n_mod : 1, sizeof *b.mod_path)) ||
         !(ord = trove__mallocarray(n ? n : 1, sizeof *ord)) ||
-        !(stack = trove__mallocarray(MAX_EXPANDED, sizeof *stack)) || grow_slots(&b) != TROVE_OK)
+        !(stack = trove__mallocarray(MAX_EXPANDED, sizeof *stack)))
         goto out;
     for (size_t i = 0; i < n_mod; i++)
         b.mod_path[i] = UINT32_MAX;
@@ -190,19 +157,16 @@ int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample
         for (uint32_t j = 0; j < s.n_frames; j++) {
             uint32_t module = s.frames[j].module;
             uint64_t off = s.frames[j].offset - (j > 0 && s.frames[j].offset > 0);
-            size_t at;
-            if ((b.n_slot + 1) * 2 > b.cap_slot && (rc = grow_slots(&b)) != TROVE_OK)
-                goto out;
-            at = find_slot(&b, module, off);
-            if (b.slot[at].n == UINT32_MAX) {
+            const struct trove__addr_entry *at = trove__addr_map_get(&b.seen, module, off);
+            if (!at) {
                 uint32_t first, cnt;
-                if ((rc = frames_of(&b, module, off, &first, &cnt)) != TROVE_OK)
+                if ((rc = frames_of(&b, module, off, &first, &cnt)) != TROVE_OK ||
+                    (rc = trove__addr_map_put(&b.seen, module, off, first, cnt)) != TROVE_OK)
                     goto out;
-                b.slot[at] = (struct addr_slot){module, off, first, cnt};
-                b.n_slot++;
+                at = trove__addr_map_get(&b.seen, module, off);
             }
-            for (uint32_t q = 0; q < b.slot[at].n && depth < MAX_EXPANDED; q++)
-                stack[depth++] = b.ids[b.slot[at].first + q];
+            for (uint32_t q = 0; q < at->n && depth < MAX_EXPANDED; q++)
+                stack[depth++] = b.ids[at->first + q];
         }
         row = (struct trove_profile_sample){s.time_ns, s.pid, s.tid, TROVE_PROFILE_ROOT};
         if ((rc = trove_profile_stack_path(p, stack, depth, &row.stack)) != TROVE_OK ||
@@ -212,7 +176,7 @@ int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample
     rc = TROVE_OK;
 out:
     free(b.mod_path);
-    free(b.slot);
+    trove__addr_map_free(&b.seen);
     free(b.ids);
     free(ord);
     free(stack);

@@ -19,12 +19,12 @@
  * call site of the one inlined into it (DW_AT_call_file, DW_AT_call_line). Without DWARF
  * the ELF symbol tables (symtab, else dynsym, and .gnu_debugdata) name the function.
  *
- * Results are cached per (module, offset) in an open-addressing table over one pool of
- * symbols, so that an address is resolved once per symbolizer however many samples hold
+ * Results are cached per (module, offset) (addr_map.c) over one pool of symbols, so that an address is resolved once per symbolizer however many samples hold
  * it. Strings point into libdw's data and live as long as the module's session: until
  * trove_symbolizer_free.
  */
 #include "trove/sample.h"
+#include "addr_map.h"
 #include "common/alloc.h"
 
 #include <dwarf.h>
@@ -49,18 +49,11 @@ struct module {
     size_t n_load;
 };
 
-struct cached {
-    uint32_t module;
-    uint64_t offset;
-    uint32_t first, n; /* in the pool */
-};
-
 struct trove_symbolizer {
     struct module *m;
     size_t n_m, cap_m;
     uint32_t last; /* the module used last, checked first */
-    struct cached *cache; /* slots; n == UINT32_MAX marks a free one */
-    size_t n_cache, cap_cache;
+    struct trove__addr_map cache; /* (module, offset) -> its symbols in the pool */
     struct trove_symbol *pool;
     size_t n_pool, cap_pool;
     struct trove_symbolizer_stats st;
@@ -95,7 +88,7 @@ void trove_symbolizer_free(struct trove_symbolizer *sym)
         free(sym->m[i].load);
     }
     free(sym->m);
-    free(sym->cache);
+    trove__addr_map_free(&sym->cache);
     free(sym->pool);
     free(sym);
 }
@@ -258,40 +251,14 @@ static size_t resolve(struct module *m, GElf_Addr a, struct trove_symbol *out)
     return n;
 }
 
-static size_t cache_slot(const struct trove_symbolizer *sym, uint32_t module, uint64_t offset)
-{
-    uint64_t h = offset * 0x9e3779b97f4a7c15ULL ^ (uint64_t)module * 0xc2b2ae3d27d4eb4fULL;
-    size_t mask = sym->cap_cache - 1, i = (size_t)(h ^ h >> 29) & mask;
-    while (sym->cache[i].n != UINT32_MAX &&
-           !(sym->cache[i].module == module && sym->cache[i].offset == offset))
-        i = (i + 1) & mask;
-    return i;
-}
-
-static int cache_grow(struct trove_symbolizer *sym)
-{
-    size_t cap = sym->cap_cache ? sym->cap_cache * 2 : 1024, old_cap = sym->cap_cache;
-    struct cached *old = sym->cache, *c;
-    if (!(c = trove__mallocarray(cap, sizeof *c)))
-        return TROVE_ERR_NOMEM;
-    for (size_t i = 0; i < cap; i++)
-        c[i].n = UINT32_MAX;
-    sym->cache = c;
-    sym->cap_cache = cap;
-    for (size_t i = 0; i < old_cap; i++)
-        if (old[i].n != UINT32_MAX)
-            sym->cache[cache_slot(sym, old[i].module, old[i].offset)] = old[i];
-    free(old);
-    return TROVE_OK;
-}
-
 int trove_symbolizer_lookup(struct trove_symbolizer *sym, const struct trove_sample_module *mm,
                             uint64_t offset, struct trove_symbol *out, size_t cap, size_t *n_out)
 {
     struct trove_symbol got[MAX_SYMBOLS];
+    const struct trove__addr_entry *hit;
     struct module *m;
     uint32_t mi;
-    size_t slot, n = 0;
+    size_t n = 0;
     int rc;
 
     if (!sym || !mm || !mm->path || (cap && !out) || !n_out ||
@@ -300,10 +267,7 @@ int trove_symbolizer_lookup(struct trove_symbolizer *sym, const struct trove_sam
     sym->st.lookups++;
     if ((mi = find_module(sym, mm)) == UINT32_MAX)
         return TROVE_ERR_NOMEM;
-    if ((sym->n_cache + 1) * 2 > sym->cap_cache && (rc = cache_grow(sym)) != TROVE_OK)
-        return rc;
-    slot = cache_slot(sym, mi, offset);
-    if (sym->cache[slot].n == UINT32_MAX) {
+    if (!(hit = trove__addr_map_get(&sym->cache, mi, offset))) {
         m = &sym->m[mi];
         if (m->mod) {
             for (size_t i = 0; i < m->n_load; i++)
@@ -323,15 +287,17 @@ int trove_symbolizer_lookup(struct trove_symbolizer *sym, const struct trove_sam
             sym->pool = q;
             sym->cap_pool = c;
         }
+        if ((rc = trove__addr_map_put(&sym->cache, mi, offset, (uint32_t)sym->n_pool,
+                                      (uint32_t)n)) != TROVE_OK)
+            return rc;
         if (n)
             memcpy(sym->pool + sym->n_pool, got, n * sizeof *got);
-        sym->cache[slot] = (struct cached){mi, offset, (uint32_t)sym->n_pool, (uint32_t)n};
         sym->n_pool += n;
-        sym->n_cache++;
+        hit = trove__addr_map_get(&sym->cache, mi, offset);
     }
-    n = sym->cache[slot].n < cap ? sym->cache[slot].n : cap;
+    n = hit->n < cap ? hit->n : cap;
     if (n)
-        memcpy(out, sym->pool + sym->cache[slot].first, n * sizeof *out);
+        memcpy(out, sym->pool + hit->first, n * sizeof *out);
     *n_out = n;
     return TROVE_OK;
 }
