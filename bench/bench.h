@@ -42,6 +42,10 @@ int bench_soak(int argc, char **argv);
  * absent, against the floor loop (bench/bench_client.c). */
 int bench_client(int argc, char **argv);
 
+/* `trove bench sample`: the sampler's overhead on a program with two hot functions, and
+ * symbolizing samples cold and warm (bench/bench_sample.c). */
+int bench_sample(int argc, char **argv);
+
 /* Monotonic seconds, and the median of v[0..n) (n >= 1; v is sorted in place)
  * (bench/bench_util.c). */
 double bench_now(void);

@@ -37,6 +37,12 @@ int cmd_replay(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_record(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
+/* `trove record NAME -- CMD ARGS...` and `trove record NAME --pid PID` (record_sample.c):
+ * sampling call stacks into a profile. cmd_record hands over when it is given a command or
+ * a pid and no --from. The exit status. */
+int cli_record_sample(int argc, char **argv);
+/* Its usage text, which `trove record --help` prints after the producer's. */
+void cli_record_sample_usage(FILE *f);
 /* `trove gen --live` (cmd_serve.c): the model g's events sent to the service at `rate` a
  * second for `seconds`, their times moved to when they are sent. The exit status. */
 struct trove_gen_options;

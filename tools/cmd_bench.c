@@ -24,6 +24,7 @@ static const struct bench_entry benches[] = {
     {"client", bench_client, "libtrove-client: ns per zone, service draining or absent, vs the floor"},
     {"serve", bench_serve, "the live service: producers, viewers and the store on loopback"},
     {"soak", bench_soak, "the soak's producer, viewer and store check (bench/soak.sh, make soak)"},
+    {"sample", bench_sample, "sampling: overhead on a program at 999 Hz; symbolizing cold and warm"},
 };
 
 static void bench_usage(FILE *f)

@@ -436,7 +436,9 @@ static void record_usage(FILE *f)
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --store DIR        the store whose socket to use (and of a store:NAME input)\n"
             "  --json             print the result as one JSON object on stdout\n"
-            COMMON_HELP_QV);
+            COMMON_HELP_QV
+            "\n");
+    cli_record_sample_usage(f);
 }
 
 /* names with every pid-keyed entry moved to pid (thread and process names). */
@@ -515,6 +517,16 @@ int cmd_record(int argc, char **argv)
     int append = 0, have_pid = 0, fd = -1, status = 1, r;
     double t0;
 
+    /* A command (-- CMD) or a pid without --from: sampling it (record_sample.c). */
+    {
+        int from = 0, sampling = 0, i = 1;
+        for (; i < argc && strcmp(argv[i], "--"); i++) {
+            from |= !strcmp(argv[i], "--from");
+            sampling |= !strcmp(argv[i], "--pid");
+        }
+        if ((sampling || i < argc) && !from)
+            return cli_record_sample(argc, argv);
+    }
     cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];

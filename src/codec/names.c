@@ -10,6 +10,7 @@
  */
 #include "trove/event.h"
 #include "common/alloc.h"
+#include "common/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,13 +39,7 @@ const char *trove_kind_name(uint8_t kind)
 
 static uint64_t key_hash(uint8_t type, uint32_t a, uint32_t b)
 {
-    uint64_t h = ((uint64_t)a << 32 | b) ^ ((uint64_t)type << 61);
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
+    return trove__mix64(((uint64_t)a << 32 | b) ^ ((uint64_t)type << 61));
 }
 
 static size_t find_slot(const struct trove_names *t, uint8_t type, uint32_t a, uint32_t b)
