@@ -53,29 +53,67 @@ static void wake(struct trove__server *srv)
     "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'\r\n"                          \
     "x-content-type-options: nosniff\r\n"
 
-/* The request's method, path and query (its arguments joined again with '&'). */
-static int request_of(struct lws *wsi, const char *in, char *path, size_t pcap, char *query,
-                      size_t qcap)
+/* Fill out to cap - 1 bytes: a path or query too long for its buffer reaches the router
+ * over its limit, and is refused whole (413) rather than routed cut short. */
+static void over_limit(char *out, size_t cap)
 {
-    int method = TROVE__OTHER;
-    size_t q = 0;
+    memset(out, 'x', cap - 1);
+    out[cap - 1] = 0;
+}
 
-    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0)
-        method = TROVE__GET;
-    else if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
-        method = TROVE__POST;
-    else if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
-        method = TROVE__DELETE;
-    snprintf(path, pcap, "%s", in ? in : "/");
-    query[0] = 0;
-    for (int k = 0; q + 1 < qcap; k++) {
-        int n = lws_hdr_copy_fragment(wsi, query + q + (q > 0), (int)(qcap - q - (q > 0)),
-                                      WSI_TOKEN_HTTP_URI_ARGS, k);
-        if (n <= 0)
+/* The request's method, path and query as the client wrote them, for the router. The HTTP
+ * layer has decoded them, and cut each at its '&' and ';' (the query's pieces are its
+ * parameters; the path's only ever name nothing), so every piece is escaped again
+ * (trove__api_escape), the query's joined with '&' and the path's with an escaped '&', which
+ * no endpoint holds; an empty parameter ("a=1&&b=2") is skipped, as the router skips it. */
+static int request_of(struct lws *wsi, char *path, size_t pcap, char *query, size_t qcap)
+{
+    static const enum lws_token_indexes uris[] = {
+        WSI_TOKEN_GET_URI, WSI_TOKEN_POST_URI, WSI_TOKEN_DELETE_URI, WSI_TOKEN_PUT_URI,
+        WSI_TOKEN_PATCH_URI, WSI_TOKEN_OPTIONS_URI, WSI_TOKEN_HEAD_URI, WSI_TOKEN_CONNECT};
+    char piece[TROVE__API_HEADER_MAX + 2];
+    enum lws_token_indexes uri = WSI_TOKEN_GET_URI;
+    int method = TROVE__OTHER;
+    size_t p = 0, q = 0;
+
+    for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++)
+        if (lws_hdr_total_length(wsi, uris[i]) > 0) {
+            uri = uris[i];
+            method = i == 0 ? TROVE__GET : i == 1 ? TROVE__POST : i == 2 ? TROVE__DELETE
+                                                                 : TROVE__OTHER;
             break;
-        if (q > 0)
-            query[q] = '&';
-        q += (size_t)n + (q > 0);
+        }
+    path[0] = query[0] = 0;
+    for (int k = 0;; k++) {
+        int n = lws_hdr_copy_fragment(wsi, piece, sizeof piece, uri, k);
+        if (n < 0) { /* no such piece, or one over the limit */
+            if (lws_hdr_fragment_length(wsi, uri, k) > 0)
+                over_limit(path, pcap);
+            break;
+        }
+        if ((k > 0 && trove__api_escape("&", 1, path, pcap, &p) != 0) ||
+            trove__api_escape(piece, (size_t)n, path, pcap, &p) != 0)
+            break;
+    }
+    for (int k = 0;; k++) {
+        int n = lws_hdr_copy_fragment(wsi, piece, sizeof piece, WSI_TOKEN_HTTP_URI_ARGS, k);
+        if (n < 0) {
+            if (lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, k) > 0)
+                over_limit(query, qcap);
+            break;
+        }
+        if (n == 0)
+            continue;
+        if (q > 0) {
+            if (q + 1 >= qcap) {
+                over_limit(query, qcap);
+                break;
+            }
+            query[q++] = '&';
+            query[q] = 0;
+        }
+        if (trove__api_escape(piece, (size_t)n, query, qcap, &q) != 0)
+            break;
     }
     return method;
 }
@@ -95,14 +133,14 @@ static int authorized(struct web *w, struct lws *wsi)
                                cookie[0] ? cookie : NULL);
 }
 
-static int http_request(struct web *w, struct lws *wsi, struct pss *ps, const char *in)
+static int http_request(struct web *w, struct lws *wsi, struct pss *ps)
 {
     struct trove__server *srv = w->srv;
     struct trove__api_error err;
     struct trove_bytes body = {0};
-    char path[1024], query[TROVE__API_QUERY_MAX + 2];
+    char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2];
     const char *type = "application/json";
-    int method = request_of(wsi, in, path, sizeof path, query, sizeof query), rc;
+    int method = request_of(wsi, path, sizeof path, query, sizeof query), rc;
 
     ps->ipath[0] = 0;
     if (trove__api_route(method, path, query, &ps->req, &err) != 0)
@@ -156,10 +194,9 @@ static int confirm_upgrade(struct web *w, struct lws *wsi)
 {
     struct trove__api_req req; /* no session data yet: it comes with the upgrade */
     struct trove__api_error err;
-    char path[1024], query[TROVE__API_QUERY_MAX + 2], origin[512] = "", host[256] = "";
-    request_of(wsi, NULL, path, sizeof path, query, sizeof query);
-    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
-        path[0] = 0;
+    char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2], origin[512] = "",
+        host[256] = "";
+    request_of(wsi, path, sizeof path, query, sizeof query);
     /* A bad parameter is told after the upgrade, as a viewer's error message; a path that
      * is not a WebSocket is refused here. */
     if ((trove__api_route(TROVE__GET, path, query, &req, &err) != 0 && err.status != 400) ||
@@ -209,7 +246,7 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     struct trove__view *v = trove__calloc(1, sizeof *v);
     struct trove__api_req req;
     struct trove__api_error err;
-    char path[1024], query[TROVE__API_QUERY_MAX + 2];
+    char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2];
 
     if (!v)
         return NULL;
@@ -222,9 +259,7 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     pthread_mutex_unlock(&srv->mu);
     v->next = srv->views;
     srv->views = v;
-    request_of(wsi, NULL, path, sizeof path, query, sizeof query);
-    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
-        path[0] = 0;
+    request_of(wsi, path, sizeof path, query, sizeof query);
     if (trove__api_route(TROVE__GET, path, query, &req, &err) != 0) {
         view_error(v, "%s", err.msg);
         return v;
@@ -489,7 +524,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
     switch (reason) {
     case LWS_CALLBACK_HTTP:
-        return http_request(w, wsi, ps, in);
+        return http_request(w, wsi, ps);
     case LWS_CALLBACK_HTTP_BODY:
         return trove__api_body(w, wsi, ps, in, len);
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
