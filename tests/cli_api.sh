@@ -12,7 +12,8 @@
 #     token, the token as a header or as the /login cookie; a foreign Origin is 403; a
 #     non-loopback --listen without a token refuses to start; ../ and NUL in names are 400;
 #     a token with '+' works in /login?token=; a query's pieces are the client's ('&' in a
-#     path, an empty parameter, an escaped '&' or '%')
+#     path, an empty parameter, an escaped '&', '%' or NUL, a trailing '&'); an escaped CR or
+#     LF is refused; an upgrade without a key gets 400
 # usage: cli_api.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -182,6 +183,17 @@ status_is 400 GET "/api/captures/g&x" -H "Authorization: Bearer $tok"
 status_is 400 GET "/api/captures/g/export?&format=nope" -H "Authorization: Bearer $tok"
 status_is 400 GET "/api/captures/g/export?format=bundle%26from_ns%3D1" -H "Authorization: Bearer $tok"
 status_is 400 GET "/api/captures/g%2541" -H "Authorization: Bearer $tok"
+# an escaped NUL after a '/' (which the HTTP layer keeps, cut) is refused, not the end of the
+# path (GET /api/captures/ was the list); an escaped CR or LF, where the HTTP
+# layer would end the request line, is refused (not acted on as /api/captures/g); a query
+# ending in '&' is no parameter "/"; an upgrade without a key gets 400, not a silent drop
+status_is 400 GET "/api/captures/%00g" -H "Authorization: Bearer $tok"
+status_is 400 GET "/api/captures/g%0Ax" -H "Authorization: Bearer $tok"
+status_is 400 DELETE "/api/captures/g%0D" -H "Authorization: Bearer $tok"
+status_is 200 GET "/api/captures/g?" -H "Authorization: Bearer $tok"
+status_is 200 GET "/api/captures?&" -H "Authorization: Bearer $tok"
+status_is 400 GET "/api/live?capture=g" -H "Authorization: Bearer $tok" -H "Upgrade: websocket" \
+    -H "Connection: Upgrade" -H "Sec-WebSocket-Version: 13"
 peer ws "$url" "/api/replay?capture=g" - > "$tmp/ws.out"
 check grep -q "status 401" "$tmp/ws.out"
 peer ws "$url" "/api/replay?capture=g" - "Authorization: Bearer $tok" > "$tmp/ws.out"

@@ -811,6 +811,11 @@ static void test_api_escape(void)
     CHECK(strcmp(q, "/api/captures/a%2541") == 0);
     CHECK_EQ_INT(trove__api_route(TROVE__GET, q, NULL, &r, &e), -1);
     CHECK_EQ_INT(e.status, 400); /* "a%41", decoded once: not "aA" */
+    n = 0;
+    CHECK_EQ_INT(trove__api_escape("capture=x\0y", 11, q, sizeof q, &n), 0);
+    CHECK(strcmp(q, "capture=x%00y") == 0);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", q, &r, &e), -1);
+    CHECK_EQ_INT(e.status, 400); /* refused, not cut at the NUL */
     memset(big, 'a', sizeof big);
     n = 0;
     CHECK_EQ_INT(trove__api_escape(big, sizeof big, q, sizeof q, &n), -1);

@@ -289,7 +289,7 @@ int trove__api_escape(const char *s, size_t n, char *out, size_t cap, size_t *le
         unsigned char c = (unsigned char)s[i];
         char e[4] = {(char)c, 0, 0, 0};
         size_t k = 1;
-        if (c == '%' || c == '&') {
+        if (c == '%' || c == '&' || c == 0) {
             snprintf(e, sizeof e, "%%%02X", c);
             k = 3;
         } else if (c == ' ') {

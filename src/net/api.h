@@ -80,8 +80,9 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
  * (libwebsockets) hands over the path and each piece of the query between two '&' (or ';')
  * with every %-escape decoded and every '+' turned into a space; joined again as they come,
  * a value holding an escaped '&' would split in two and one holding an escaped '%' would be
- * decoded a second time by the router. So append s[0..n) to out (cap bytes in all, *len so
- * far, kept NUL-terminated) with '%' and '&' escaped again (%25, %26) and a space back to
+ * decoded a second time by the router, and one holding an escaped NUL would end there. So
+ * append s[0..n) to out (cap bytes in all, *len so far, kept NUL-terminated) with '%', '&'
+ * and NUL escaped again (%25, %26, %00: the router refuses the last) and a space back to
  * '+' (no name or token holds a space, and the router keeps a '+' as it is): the router
  * then reads what the client sent. Returns 0, or -1 when it does not all fit: out is then
  * filled to cap - 1 bytes, so that a path or query that does not fit reaches the router over

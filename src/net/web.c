@@ -61,11 +61,25 @@ static void over_limit(char *out, size_t cap)
     out[cap - 1] = 0;
 }
 
+/* Is piece k the query's last? */
+static int last_piece(struct lws *wsi, int k)
+{
+    char c[2];
+    return lws_hdr_copy_fragment(wsi, c, sizeof c, WSI_TOKEN_HTTP_URI_ARGS, k + 1) < 0 &&
+           lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, k + 1) == 0;
+}
+
+#define CUT_SHORT "the request line ends inside its target (an escaped CR or LF, %0D or %0A, " \
+                  "or no HTTP version): nothing of it was done"
+
 /* The request's method, path and query as the client wrote them, for the router. The HTTP
  * layer has decoded them, and cut each at its '&' and ';' (the query's pieces are its
  * parameters; the path's only ever name nothing), so every piece is escaped again
  * (trove__api_escape), the query's joined with '&' and the path's with an escaped '&', which
- * no endpoint holds; an empty parameter ("a=1&&b=2") is skipped, as the router skips it. */
+ * no endpoint holds; an empty parameter ("a=1&&b=2") is skipped, as the router skips it,
+ * and so is a last piece "/", which libwebsockets makes of an empty last one ("a=1&", "?").
+ * -1 (CUT_SHORT) when the request line has no HTTP version: libwebsockets ends the line at a
+ * CR or LF it has decoded from an escape, so what came after it in the target is lost. */
 static int request_of(struct lws *wsi, char *path, size_t pcap, char *query, size_t qcap)
 {
     static const enum lws_token_indexes uris[] = {
@@ -104,6 +118,8 @@ static int request_of(struct lws *wsi, char *path, size_t pcap, char *query, siz
         }
         if (n == 0)
             continue;
+        if (n == 1 && piece[0] == '/' && last_piece(wsi, k))
+            break; /* the HTTP layer's mark of a query ending in '&' (or of "?" alone) */
         if (q > 0) {
             if (q + 1 >= qcap) {
                 over_limit(query, qcap);
@@ -115,7 +131,7 @@ static int request_of(struct lws *wsi, char *path, size_t pcap, char *query, siz
         if (trove__api_escape(piece, (size_t)n, query, qcap, &q) != 0)
             break;
     }
-    return method;
+    return lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) > 0 ? method : -1;
 }
 
 /* Does the request carry the token (or need none)? */
@@ -143,6 +159,8 @@ static int http_request(struct web *w, struct lws *wsi, struct pss *ps)
     int method = request_of(wsi, path, sizeof path, query, sizeof query), rc;
 
     ps->ipath[0] = 0;
+    if (method < 0)
+        return trove__http_error(wsi, ps, 400, "bad_request", CUT_SHORT);
     if (trove__api_route(method, path, query, &ps->req, &err) != 0)
         return trove__http_error(wsi, ps, (unsigned)err.status, err.code, err.msg);
     if (ps->req.route != TROVE__R_LOGIN && !authorized(w, wsi)) {
@@ -196,7 +214,19 @@ static int confirm_upgrade(struct web *w, struct lws *wsi)
     struct trove__api_error err;
     char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2], origin[512] = "",
         host[256] = "";
-    request_of(wsi, path, sizeof path, query, sizeof query);
+    /* libwebsockets drops, without a word, a handshake with no Host or no key (or a key of
+     * 128 bytes or more); RFC 6455 4.2.1 asks for a 400. */
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_HOST) <= 0 ||
+        lws_hdr_total_length(wsi, WSI_TOKEN_KEY) <= 0 ||
+        lws_hdr_total_length(wsi, WSI_TOKEN_KEY) >= 128) {
+        lws_return_http_status(wsi, HTTP_STATUS_BAD_REQUEST,
+                               "a WebSocket upgrade needs a Host and a Sec-WebSocket-Key");
+        return 1;
+    }
+    if (request_of(wsi, path, sizeof path, query, sizeof query) < 0) {
+        lws_return_http_status(wsi, HTTP_STATUS_BAD_REQUEST, CUT_SHORT);
+        return 1;
+    }
     /* A bad parameter is told after the upgrade, as a viewer's error message; a path that
      * is not a WebSocket is refused here. */
     if ((trove__api_route(TROVE__GET, path, query, &req, &err) != 0 && err.status != 400) ||
@@ -259,7 +289,10 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     pthread_mutex_unlock(&srv->mu);
     v->next = srv->views;
     srv->views = v;
-    request_of(wsi, path, sizeof path, query, sizeof query);
+    if (request_of(wsi, path, sizeof path, query, sizeof query) < 0) {
+        view_error(v, "%s", CUT_SHORT); /* refused at the upgrade already */
+        return v;
+    }
     if (trove__api_route(TROVE__GET, path, query, &req, &err) != 0) {
         view_error(v, "%s", err.msg);
         return v;
