@@ -10,6 +10,7 @@
 #include "assets.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/utf8.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -549,6 +550,24 @@ static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
 
 /* ---- the protocol ---------------------------------------------------------------------- */
 
+/* May a peer close with this body (RFC 6455 5.5.1, 7.4)? Nothing, or a code a peer may send
+ * (1000-1003, 1007-1011, 3000-4999) and a UTF-8 reason. libwebsockets echoes any close,
+ * a one-byte one too (which is no close frame at all), so the service checks. */
+static int close_ok(const uint8_t *b, size_t n)
+{
+    unsigned code;
+
+    if (n == 0)
+        return 1;
+    if (n == 1)
+        return 0;
+    code = (unsigned)b[0] << 8 | b[1];
+    if (!((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) ||
+          (code >= 3000 && code <= 4999)))
+        return 0;
+    return trove__utf8_valid_prefix(b + 2, n - 2) == n - 2;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
@@ -580,9 +599,18 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:
+        /* A close is out (ours, or the library's for a viewer's protocol error): nothing may
+         * follow it (RFC 6455 5.5.1), and libwebsockets would still send what we write. */
+        if (lws_get_close_length(wsi) > 0)
+            return 0;
         return ps->v ? view_write(w, wsi, ps->v) : 0;
     case LWS_CALLBACK_RECEIVE:
         return 0; /* viewers have nothing to say yet */
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        if (close_ok(in, len))
+            return 0; /* echoed */
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, (unsigned char *)"bad close", 9);
+        return -1;
     case LWS_CALLBACK_CLOSED:
         if (ps->v)
             view_free(w, ps->v);
