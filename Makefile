@@ -6,13 +6,20 @@
 #   make bench   the benchmarks (docs/BENCHMARKS.md records their output)
 #   make soak    ten minutes of live capture at 1 M events/s, with viewers coming and going,
 #                a stalled one, a garbage producer and a kill -9 (SOAK_SECONDS=N: shorter)
-#   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each)
+#   make fuzz    libFuzzer campaigns over every fuzz target (FUZZ_SECONDS each, or
+#                FUZZ_RUNS executions each; FUZZ_TARGETS="fuzz_http fuzz_import" picks some),
+#                and, unless FUZZ_TARGETS picks some, the long crash-state enumeration first
 # and `make install` (PREFIX=/usr/local, DESTDIR= for staging), `make uninstall`.
 
 SHARED_DATA  ?= $(abspath ../shared/data)
 SAMPLE       := $(SHARED_DATA)/chrome-trace-dom.json.zst
 JOBS         ?= $(shell nproc 2>/dev/null || echo 2)
 FUZZ_SECONDS ?= 300
+# FUZZ_RUNS=N runs each target for N executions instead of FUZZ_SECONDS; FUZZ_TARGETS names
+# the targets (default: every fuzz/fuzz_*.c); FUZZ_FLAGS adds libFuzzer flags.
+FUZZ_RUNS    ?=
+FUZZ_TARGETS ?= $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+FUZZ_FLAGS   ?=
 PREFIX       ?= /usr/local
 DESTDIR      ?=
 SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -224,16 +231,33 @@ soak: build
 crash-states: build
 	TROVE_IO_FAULTS_LONG=1 $(BUILD)/test_io_faults | grep -v '^ok'
 
-fuzz: deps-fuzz crash-states
+# Each target's libFuzzer output goes to $(BUILD_FUZZ)/TARGET.log; what is printed is its
+# end (-print_final_stats) and a line of executions, time and rate. A crash stops the run,
+# its input in $(BUILD_FUZZ)/TARGET-crash-*. fuzz/TARGET.dict is its dictionary and
+# fuzz/TARGET.flags (one libFuzzer flag a line, '#' comments) its own flags. The crash
+# states run too, before the targets, unless FUZZ_TARGETS picked some.
+fuzz: deps-fuzz $(if $(filter command line environment,$(origin FUZZ_TARGETS)),,crash-states)
 	cmake -S . -B $(BUILD_FUZZ) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_FUZZ=ON \
 	  -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all"
-	cmake --build $(BUILD_FUZZ) -j $(JOBS)
-	@for f in fuzz/fuzz_*.c; do t=$$(basename $$f .c); \
+	cmake --build $(BUILD_FUZZ) -j $(JOBS) --target $(FUZZ_TARGETS)
+	@for t in $(FUZZ_TARGETS); do \
+	  [ -f fuzz/$$t.c ] || { echo "make fuzz: no fuzz/$$t.c"; exit 1; }; \
 	  mkdir -p $(BUILD_FUZZ)/corpus/$$t; \
-	  echo "== $$t for $(FUZZ_SECONDS) s (new inputs in $(BUILD_FUZZ)/corpus/$$t)"; \
+	  if [ -n "$(FUZZ_RUNS)" ]; then limit=-runs=$(FUZZ_RUNS); what="$(FUZZ_RUNS) executions"; \
+	  else limit=-max_total_time=$(FUZZ_SECONDS); what="$(FUZZ_SECONDS) s"; fi; \
+	  echo "== $$t for $$what (new inputs in $(BUILD_FUZZ)/corpus/$$t, log in $(BUILD_FUZZ)/$$t.log)"; \
 	  dict=""; [ -f fuzz/$$t.dict ] && dict="-dict=fuzz/$$t.dict"; \
-	  $(BUILD_FUZZ)/$$t -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$dict \
-	    -artifact_prefix=$(BUILD_FUZZ)/ $(BUILD_FUZZ)/corpus/$$t fuzz/corpus/$$t || exit 1; \
+	  flags=""; [ -f fuzz/$$t.flags ] && flags=$$(grep -v '^#' fuzz/$$t.flags); \
+	  start=$$(date +%s); \
+	  $(BUILD_FUZZ)/$$t $$limit -print_final_stats=1 $$dict $$flags $(FUZZ_FLAGS) \
+	    -artifact_prefix=$(BUILD_FUZZ)/$$t- $(BUILD_FUZZ)/corpus/$$t fuzz/corpus/$$t \
+	    > $(BUILD_FUZZ)/$$t.log 2>&1; rc=$$?; \
+	  secs=$$(( $$(date +%s) - start )); \
+	  grep -E '^(#[0-9]+ +DONE|stat::|==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written|.*check failed)' \
+	    $(BUILD_FUZZ)/$$t.log; \
+	  execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(BUILD_FUZZ)/$$t.log); \
+	  echo "== $$t: $${execs:-?} executions in $$secs s ($$(( $${execs:-0} / ($$secs > 0 ? $$secs : 1) )) per second), exit $$rc"; \
+	  [ $$rc -eq 0 ] || exit 1; \
 	done
 
 clean:

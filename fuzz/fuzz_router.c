@@ -5,7 +5,10 @@
  * request's capture name passes the store's name check and holds no '/', '.' first or NUL;
  * an embedded file (/, /web/NAME) is reached only by its whole name; an error has a status
  * and a code the API documents; from_ns <= to_ns; the token check
- * accepts the right token in either header and nothing that differs from it.
+ * accepts the right token in either header and nothing that differs from it; and the input
+ * as one piece the HTTP layer decoded (a query's value), escaped again by trove__api_escape
+ * as web.c does, is read back by the router exactly (a space as '+'), or refused for a NUL
+ * (400) or its length (413).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +69,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             !trove__api_token_ok(TOKEN, strlen(TOKEN), NULL, "a=1; trove_token=" TOKEN))
             abort();
         trove__api_origin_ok(n > 4 ? part[4] : NULL, n > 5 ? part[5] : NULL, NULL, 0);
+    }
+    {
+        /* The input's bytes as one piece the HTTP layer decoded, escaped again: the router
+         * reads back exactly that piece (a space as '+'), or refuses its NUL (400) or its
+         * length (413); what does not fit the buffer fills it past the router's limit. */
+        char q[TROVE__API_QUERY_MAX + 2] = "token=", want[300];
+        size_t len = 6, k = size - 1 < 299 ? size - 1 : 299;
+        const uint8_t *piece = data + 1;
+        int esc = trove__api_escape((const char *)piece, k, q, sizeof q, &len);
+        rc = trove__api_route(TROVE__GET, "/login", q, &r, &e);
+        if (esc != 0 || len != strlen(q))
+            abort(); /* 6 + 3 * 299 bytes always fit */
+        for (size_t i = 0; i < k; i++)
+            want[i] = piece[i] == ' ' ? '+' : (char)piece[i];
+        want[k] = 0;
+        if (memchr(piece, 0, k) ? rc != -1 || e.status != 400
+            : k > 256           ? rc != -1 || e.status != 413
+                                : rc != 0 || strcmp(r.token, want) != 0)
+            abort();
+        memset(q, 'a', 10);
+        len = 10;
+        if (trove__api_escape("%", 1, q, 12, &len) != -1 || len != 11 || strlen(q) != 11)
+            abort();
     }
     free(buf);
     return 0;

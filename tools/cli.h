@@ -50,6 +50,17 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
                  int append, int json, int quiet);
 
+/* `trove serve`'s importer (serve_import.c), its trove_serve_options.import_fn: the file at
+ * path (the body of POST /api/captures/import; any input kind) stored as capture `name`
+ * through s, appended to it when `append`. 0 and *res, or an HTTP status with the reason
+ * in err: 400 (the body: the input layer's one line), 404, 409 (a capture of that name),
+ * 500. Nothing is stored unless it returns 0. */
+struct trove_store;
+struct trove_serve_import_result;
+int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int append,
+                     const char *path, struct trove_serve_import_result *res, char *err,
+                     size_t errlen);
+
 /* Print "trove <cmd>: <message>" to stderr. Returns 1 (the exit status for errors). */
 int cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)

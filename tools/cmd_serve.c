@@ -94,7 +94,8 @@ struct serve_log {
     int lost; /* a capture was given up with events never committed */
 };
 
-/* ---- the API's export and import: the CLI's own, so the bytes are `trove export`'s ---- */
+/* ---- the API's export: the CLI's own, so the bytes are `trove export`'s (the import is
+ * serve_import.c's) ---- */
 
 static int serve_export(void *ctx, const char *store_dir, const char *name, int format,
                         uint64_t from_ns, uint64_t to_ns, int fd, char *err, size_t errlen)
@@ -140,66 +141,6 @@ static int serve_export(void *ctx, const char *store_dir, const char *name, int 
         return 500;
     }
     return 0;
-}
-
-static int serve_import(void *ctx, struct trove_store *s, const char *name, int append,
-                        const char *path, struct trove_serve_import_result *res, char *err,
-                        size_t errlen)
-{
-    struct cli_load_options lo;
-    struct trove_events ev = {0};
-    struct trove_flows flows = {0};
-    struct trove_names *names = NULL;
-    struct trove_capture_info info;
-    struct trove_diag diag = {0};
-    int rc, status = 500;
-
-    (void)ctx;
-    memset(&lo, 0, sizeof lo);
-    lo.quiet = 1;
-    memset(&info, 0, sizeof info);
-    if (trove_names_new(&names) != TROVE_OK) {
-        snprintf(err, errlen, "out of memory");
-        goto out;
-    }
-    cli_error_capture(err, errlen); /* the input layer's one line, for the answer */
-    rc = cli_load_flows("import", path, &lo, &ev, names, &flows);
-    cli_error_capture(NULL, 0);
-    if (rc != 0) {
-        status = 400; /* the body: err says what is wrong with it */
-        goto out;
-    }
-    if (append) {
-        struct trove_capture_writer *w = NULL;
-        if (flows.len > 0) {
-            snprintf(err, errlen, "an append carries no flow rows; import it whole instead");
-            status = 400;
-            goto out;
-        }
-        rc = trove_capture_writer_open(s, name, 1, NULL, &w, &diag);
-        if (rc == TROVE_OK && (rc = trove_capture_writer_names(w, names, &diag)) == TROVE_OK &&
-            (rc = trove_capture_writer_add(w, ev.ev, ev.len, &diag)) == TROVE_OK)
-            rc = trove_capture_writer_commit(w, &info, &diag);
-        trove_capture_writer_close(w);
-    } else {
-        rc = trove_capture_write_trace(s, name, ev.ev, ev.len, names, flows.f, flows.len, NULL,
-                                       &info, &diag);
-    }
-    if (rc != TROVE_OK) {
-        snprintf(err, errlen, "%s", cli_diag_msg(&diag, rc));
-        status = rc == TROVE_ERR_NOTFOUND ? 404 : rc == TROVE_ERR_EXISTS ? 409
-                 : rc == TROVE_ERR_INVALID ? 400 : 500;
-        goto out;
-    }
-    res->events = ev.len;
-    res->new_objects = info.new_objects;
-    res->new_bytes = info.new_bytes;
-    status = 0;
-out:
-    trove_events_free(&ev);
-    trove_flows_free(&flows);
-    trove_names_free(names);
-    return status;
 }
 
 static void serve_ready(void *ctx, const char *url, const char *socket_path)
@@ -308,7 +249,7 @@ int cmd_serve(int argc, char **argv)
     so.allow_origin = origins;
     so.nallow_origin = norigins;
     so.export_fn = serve_export;
-    so.import_fn = serve_import;
+    so.import_fn = cli_serve_import;
     so.ready = serve_ready;
     so.log = serve_log_line;
     so.ctx = &lg;

@@ -6,6 +6,7 @@
 #include "common/alloc.h"
 #include "common/hex.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -276,6 +277,36 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         return fail(err, 400, "from_ns is after to_ns%s%s", NULL, NULL);
     if (out->route == TROVE__R_EXPORT && !out->format)
         out->format = TROVE__X_BUNDLE;
+    return 0;
+}
+
+int trove__api_escape(const char *s, size_t n, char *out, size_t cap, size_t *len)
+{
+    size_t o = *len;
+
+    assert(cap > 0 && o < cap);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char e[4] = {(char)c, 0, 0, 0};
+        size_t k = 1;
+        if (c == '%' || c == '&' || c == 0) {
+            snprintf(e, sizeof e, "%%%02X", c);
+            k = 3;
+        } else if (c == ' ') {
+            e[0] = '+';
+        }
+        if (o + k >= cap) { /* over: full, so that the router says so */
+            while (o + 1 < cap)
+                out[o++] = 'x';
+            out[o] = 0;
+            *len = o;
+            return -1;
+        }
+        memcpy(out + o, e, k);
+        o += k;
+    }
+    out[o] = 0;
+    *len = o;
     return 0;
 }
 

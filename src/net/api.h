@@ -75,6 +75,21 @@ struct trove__api_error {
 int trove__api_route(int method, const char *path, const char *query, struct trove__api_req *out,
                      struct trove__api_error *err);
 
+/*
+ * Put back a piece of a request target as the router reads it. The HTTP layer
+ * (libwebsockets) hands over the path and each piece of the query between two '&' (or ';')
+ * with every %-escape decoded and every '+' turned into a space; joined again as they come,
+ * a value holding an escaped '&' would split in two and one holding an escaped '%' would be
+ * decoded a second time by the router, and one holding an escaped NUL would end there. So
+ * append s[0..n) to out (cap bytes in all, *len so far, kept NUL-terminated) with '%', '&'
+ * and NUL escaped again (%25, %26, %00: the router refuses the last) and a space back to
+ * '+' (no name or token holds a space, and the router keeps a '+' as it is): the router
+ * then reads what the client sent. Returns 0, or -1 when it does not all fit: out is then
+ * filled to cap - 1 bytes, so that a path or query that does not fit reaches the router over
+ * its limit (413) rather than cut short.
+ */
+int trove__api_escape(const char *s, size_t n, char *out, size_t cap, size_t *len);
+
 /* Does the request carry the token? authorization: the Authorization header (may be NULL),
  * cookie: the Cookie header (may be NULL). The token is compared in constant time. */
 int trove__api_token_ok(const char *token, size_t token_len, const char *authorization,

@@ -10,6 +10,7 @@
 #include "assets.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/utf8.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -53,31 +54,85 @@ static void wake(struct trove__server *srv)
     "style-src 'self' 'unsafe-inline'; frame-ancestors 'none'\r\n"                          \
     "x-content-type-options: nosniff\r\n"
 
-/* The request's method, path and query (its arguments joined again with '&'). */
-static int request_of(struct lws *wsi, const char *in, char *path, size_t pcap, char *query,
-                      size_t qcap)
+/* Fill out to cap - 1 bytes: a path or query too long for its buffer reaches the router
+ * over its limit, and is refused whole (413) rather than routed cut short. */
+static void over_limit(char *out, size_t cap)
 {
-    int method = TROVE__OTHER;
-    size_t q = 0;
+    memset(out, 'x', cap - 1);
+    out[cap - 1] = 0;
+}
 
-    if (lws_hdr_total_length(wsi, WSI_TOKEN_GET_URI) > 0)
-        method = TROVE__GET;
-    else if (lws_hdr_total_length(wsi, WSI_TOKEN_POST_URI) > 0)
-        method = TROVE__POST;
-    else if (lws_hdr_total_length(wsi, WSI_TOKEN_DELETE_URI) > 0)
-        method = TROVE__DELETE;
-    snprintf(path, pcap, "%s", in ? in : "/");
-    query[0] = 0;
-    for (int k = 0; q + 1 < qcap; k++) {
-        int n = lws_hdr_copy_fragment(wsi, query + q + (q > 0), (int)(qcap - q - (q > 0)),
-                                      WSI_TOKEN_HTTP_URI_ARGS, k);
-        if (n <= 0)
+/* Is piece k the query's last? */
+static int last_piece(struct lws *wsi, int k)
+{
+    char c[2];
+    return lws_hdr_copy_fragment(wsi, c, sizeof c, WSI_TOKEN_HTTP_URI_ARGS, k + 1) < 0 &&
+           lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, k + 1) == 0;
+}
+
+#define CUT_SHORT "the request line ends inside its target (an escaped CR or LF, %0D or %0A, " \
+                  "or no HTTP version): nothing of it was done"
+
+/* The request's method, path and query as the client wrote them, for the router. The HTTP
+ * layer has decoded them, and cut each at its '&' and ';' (the query's pieces are its
+ * parameters; the path's only ever name nothing), so every piece is escaped again
+ * (trove__api_escape), the query's joined with '&' and the path's with an escaped '&', which
+ * no endpoint holds; an empty parameter ("a=1&&b=2") is skipped, as the router skips it,
+ * and so is a last piece "/", which libwebsockets makes of an empty last one ("a=1&", "?").
+ * -1 (CUT_SHORT) when the request line has no HTTP version: libwebsockets ends the line at a
+ * CR or LF it has decoded from an escape, so what came after it in the target is lost. */
+static int request_of(struct lws *wsi, char *path, size_t pcap, char *query, size_t qcap)
+{
+    static const enum lws_token_indexes uris[] = {
+        WSI_TOKEN_GET_URI, WSI_TOKEN_POST_URI, WSI_TOKEN_DELETE_URI, WSI_TOKEN_PUT_URI,
+        WSI_TOKEN_PATCH_URI, WSI_TOKEN_OPTIONS_URI, WSI_TOKEN_HEAD_URI, WSI_TOKEN_CONNECT};
+    char piece[TROVE__API_HEADER_MAX + 2];
+    enum lws_token_indexes uri = WSI_TOKEN_GET_URI;
+    int method = TROVE__OTHER;
+    size_t p = 0, q = 0;
+
+    for (size_t i = 0; i < sizeof uris / sizeof uris[0]; i++)
+        if (lws_hdr_total_length(wsi, uris[i]) > 0) {
+            uri = uris[i];
+            method = i == 0 ? TROVE__GET : i == 1 ? TROVE__POST : i == 2 ? TROVE__DELETE
+                                                                 : TROVE__OTHER;
             break;
-        if (q > 0)
-            query[q] = '&';
-        q += (size_t)n + (q > 0);
+        }
+    path[0] = query[0] = 0;
+    for (int k = 0;; k++) {
+        int n = lws_hdr_copy_fragment(wsi, piece, sizeof piece, uri, k);
+        if (n < 0) { /* no such piece, or one over the limit */
+            if (lws_hdr_fragment_length(wsi, uri, k) > 0)
+                over_limit(path, pcap);
+            break;
+        }
+        if ((k > 0 && trove__api_escape("&", 1, path, pcap, &p) != 0) ||
+            trove__api_escape(piece, (size_t)n, path, pcap, &p) != 0)
+            break;
     }
-    return method;
+    for (int k = 0;; k++) {
+        int n = lws_hdr_copy_fragment(wsi, piece, sizeof piece, WSI_TOKEN_HTTP_URI_ARGS, k);
+        if (n < 0) {
+            if (lws_hdr_fragment_length(wsi, WSI_TOKEN_HTTP_URI_ARGS, k) > 0)
+                over_limit(query, qcap);
+            break;
+        }
+        if (n == 0)
+            continue;
+        if (n == 1 && piece[0] == '/' && last_piece(wsi, k))
+            break; /* the HTTP layer's mark of a query ending in '&' (or of "?" alone) */
+        if (q > 0) {
+            if (q + 1 >= qcap) {
+                over_limit(query, qcap);
+                break;
+            }
+            query[q++] = '&';
+            query[q] = 0;
+        }
+        if (trove__api_escape(piece, (size_t)n, query, qcap, &q) != 0)
+            break;
+    }
+    return lws_hdr_total_length(wsi, WSI_TOKEN_HTTP) > 0 ? method : -1;
 }
 
 /* Does the request carry the token (or need none)? */
@@ -95,16 +150,18 @@ static int authorized(struct web *w, struct lws *wsi)
                                cookie[0] ? cookie : NULL);
 }
 
-static int http_request(struct web *w, struct lws *wsi, struct pss *ps, const char *in)
+static int http_request(struct web *w, struct lws *wsi, struct pss *ps)
 {
     struct trove__server *srv = w->srv;
     struct trove__api_error err;
     struct trove_bytes body = {0};
-    char path[1024], query[TROVE__API_QUERY_MAX + 2];
+    char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2];
     const char *type = "application/json";
-    int method = request_of(wsi, in, path, sizeof path, query, sizeof query), rc;
+    int method = request_of(wsi, path, sizeof path, query, sizeof query), rc;
 
     ps->ipath[0] = 0;
+    if (method < 0)
+        return trove__http_error(wsi, ps, 400, "bad_request", CUT_SHORT);
     if (trove__api_route(method, path, query, &ps->req, &err) != 0)
         return trove__http_error(wsi, ps, (unsigned)err.status, err.code, err.msg);
     if (ps->req.route != TROVE__R_LOGIN && !authorized(w, wsi)) {
@@ -156,10 +213,21 @@ static int confirm_upgrade(struct web *w, struct lws *wsi)
 {
     struct trove__api_req req; /* no session data yet: it comes with the upgrade */
     struct trove__api_error err;
-    char path[1024], query[TROVE__API_QUERY_MAX + 2], origin[512] = "", host[256] = "";
-    request_of(wsi, NULL, path, sizeof path, query, sizeof query);
-    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
-        path[0] = 0;
+    char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2], origin[512] = "",
+        host[256] = "";
+    /* libwebsockets drops, without a word, a handshake with no Host or no key (or a key of
+     * 128 bytes or more); RFC 6455 4.2.1 asks for a 400. */
+    if (lws_hdr_total_length(wsi, WSI_TOKEN_HOST) <= 0 ||
+        lws_hdr_total_length(wsi, WSI_TOKEN_KEY) <= 0 ||
+        lws_hdr_total_length(wsi, WSI_TOKEN_KEY) >= 128) {
+        lws_return_http_status(wsi, HTTP_STATUS_BAD_REQUEST,
+                               "a WebSocket upgrade needs a Host and a Sec-WebSocket-Key");
+        return 1;
+    }
+    if (request_of(wsi, path, sizeof path, query, sizeof query) < 0) {
+        lws_return_http_status(wsi, HTTP_STATUS_BAD_REQUEST, CUT_SHORT);
+        return 1;
+    }
     /* A bad parameter is told after the upgrade, as a viewer's error message; a path that
      * is not a WebSocket is refused here. */
     if ((trove__api_route(TROVE__GET, path, query, &req, &err) != 0 && err.status != 400) ||
@@ -233,7 +301,7 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     struct trove__view *v = trove__calloc(1, sizeof *v);
     struct trove__api_req req;
     struct trove__api_error err;
-    char path[1024], query[TROVE__API_QUERY_MAX + 2];
+    char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2];
     int loopback;
 
     if (!v)
@@ -246,9 +314,10 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     pthread_mutex_unlock(&srv->mu);
     v->next = srv->views;
     srv->views = v;
-    request_of(wsi, NULL, path, sizeof path, query, sizeof query);
-    if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <= 0)
-        path[0] = 0;
+    if (request_of(wsi, path, sizeof path, query, sizeof query) < 0) {
+        view_error(v, "%s", CUT_SHORT); /* refused at the upgrade already */
+        return v;
+    }
     if (trove__api_route(TROVE__GET, path, query, &req, &err) != 0) {
         view_error(v, "%s", err.msg);
         return v;
@@ -513,6 +582,24 @@ static int view_write(struct web *w, struct lws *wsi, struct trove__view *v)
 
 /* ---- the protocol ---------------------------------------------------------------------- */
 
+/* May a peer close with this body (RFC 6455 5.5.1, 7.4)? Nothing, or a code a peer may send
+ * (1000-1003, 1007-1011, 3000-4999) and a UTF-8 reason. libwebsockets echoes any close,
+ * a one-byte one too (which is no close frame at all), so the service checks. */
+static int close_ok(const uint8_t *b, size_t n)
+{
+    unsigned code;
+
+    if (n == 0)
+        return 1;
+    if (n == 1)
+        return 0;
+    code = (unsigned)b[0] << 8 | b[1];
+    if (!((code >= 1000 && code <= 1003) || (code >= 1007 && code <= 1011) ||
+          (code >= 3000 && code <= 4999)))
+        return 0;
+    return trove__utf8_valid_prefix(b + 2, n - 2) == n - 2;
+}
+
 static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *user, void *in,
                     size_t len)
 {
@@ -521,7 +608,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
 
     switch (reason) {
     case LWS_CALLBACK_HTTP:
-        return http_request(w, wsi, ps, in);
+        return http_request(w, wsi, ps);
     case LWS_CALLBACK_HTTP_BODY:
         return trove__api_body(w, wsi, ps, in, len);
     case LWS_CALLBACK_HTTP_BODY_COMPLETION:
@@ -544,9 +631,18 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_SERVER_WRITEABLE:
+        /* A close is out (ours, or the library's for a viewer's protocol error): nothing may
+         * follow it (RFC 6455 5.5.1), and libwebsockets would still send what we write. */
+        if (lws_get_close_length(wsi) > 0)
+            return 0;
         return ps->v ? view_write(w, wsi, ps->v) : 0;
     case LWS_CALLBACK_RECEIVE:
         return 0; /* viewers have nothing to say yet */
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+        if (close_ok(in, len))
+            return 0; /* echoed */
+        lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR, (unsigned char *)"bad close", 9);
+        return -1;
     case LWS_CALLBACK_CLOSED:
         if (ps->v)
             view_free(w, ps->v);

@@ -1,0 +1,659 @@
+/*
+ * fuzz_http.c: libFuzzer target for the service's reading of an HTTP request, as it runs
+ * (fuzz_service.h: the service on a thread, one TCP connection per input): the request head
+ * parsed by libwebsockets, then src/net/web.c — the method, path and query put back together
+ * from the parser's pieces (request_of, trove__api_escape), the token from Authorization or
+ * Cookie, a WebSocket upgrade's checks (confirm_upgrade), an import's Content-Length,
+ * Expect: 100-continue and body into a temporary file (web_api.c) — and the router of
+ * src/net/api.c and the answers.
+ *
+ * The first byte chooses the form. Even: the rest is sent as it is and the sending side
+ * shut. Odd: the rest describes one request, sent whole with Connection: close — a method;
+ * a path, one of the API's endpoints or made of the input's bytes; up to six query
+ * parameters, names and values from the API's or from the input; every byte of them sent raw
+ * where a path or query may hold it raw, else %-escaped (upper or lower case), as the input
+ * says; Host, Authorization, Cookie and Origin chosen among right, wrong, absent and the
+ * input's; the upgrade headers; a Content-Length and a body for POST, PUT and PATCH; Expect:
+ * 100-continue.
+ *
+ * Oracles. Any request: the service answers with nothing but HTTP responses and closes the
+ * connection within 10 s of the request's end. A described request: exactly one response
+ * comes, and its status is the one the request calls for, worked out from what the request
+ * means rather than from what the HTTP layer made of it — the router (trove__api_route) on
+ * the path and the query as the client wrote them (each escape decoded once, '+' a plus, '&'
+ * the only separator, an empty parameter skipped, a space read as '+', a last parameter "/"
+ * skipped: libwebsockets makes one of a trailing '&'), the token check on the headers as
+ * sent, the upgrade's rules (400 without a Host, 404 off the WebSocket endpoints, 401, a
+ * foreign Origin 403, else 101), an import's (413 over --max-import, else 501: this service
+ * has no importer); a CR or LF in the path or the query is refused (400: the HTTP layer
+ * would end the request line there); a NUL in the query is refused as the router refuses an
+ * escaped one, or the connection is dropped; a JSON error carries its status's code;
+ * "100 Continue" comes first exactly when an import that asked for it is accepted. A path
+ * the HTTP layer rewrites (holding "//" or "/.", or a NUL, which it swallows after a '/'
+ * with the byte after it) is held to the first oracle only.
+ */
+#include "fuzz_service.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "net/api.h"
+#include "net/assets.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* ---- the input, read as choices ---------------------------------------------------------- */
+
+struct rd {
+    const uint8_t *p;
+    size_t n;
+};
+
+static unsigned u8(struct rd *r)
+{
+    if (!r->n)
+        return 0;
+    r->n--;
+    return *r->p++;
+}
+
+static unsigned u16(struct rd *r) { return u8(r) | u8(r) << 8; }
+
+/* Up to max bytes of the input, as many as the next byte says. */
+static size_t take(struct rd *r, size_t max, const uint8_t **out)
+{
+    size_t n = u8(r) % (max + 1);
+    if (n > r->n)
+        n = r->n;
+    *out = r->p;
+    r->p += n;
+    r->n -= n;
+    return n;
+}
+
+/* ---- what the request means, and how it is written ---------------------------------------- */
+
+#define NPARAM 6
+
+struct param {
+    uint8_t key[64], val[256];
+    size_t klen, vlen;
+    int eq;     /* "key=value", else a flag "key" */
+};
+
+struct req {
+    int method; /* TROVE__* as the router takes it */
+    int body;   /* a method with a body: Content-Length and the bytes */
+    int head;   /* HEAD: an answer without a body */
+    uint8_t path[512];
+    size_t plen;
+    struct param par[NPARAM];
+    size_t npar;
+    char auth[300], cookie[300], origin[300], host[128]; /* "" when not sent */
+    int has_auth, has_cookie, has_origin;
+    int upgrade, expect100;
+    uint64_t clen;
+};
+
+/* A path's and a query's bytes that may go raw (RFC 3986 pchar; in a query without '&' and
+ * ';', which the HTTP layer takes as separators); a query's name may not hold a raw '='. */
+static const char path_raw[] = "-._~!$'()*+,:=@&;";
+static const char key_raw[] = "-._~!$'()*+,:@/?";
+static const char val_raw[] = "-._~!$'()*+,:@/?=";
+
+static int is_raw(unsigned c, const char *also)
+{
+    return isalnum((int)c) ? c < 0x80 : c && strchr(also, (int)c) != NULL;
+}
+
+/* Append s[0..n) to w, each byte raw (if it may be and the input says so) or escaped. */
+static void put_escaped(struct trove_bytes *w, const uint8_t *s, size_t n, const char *raw,
+                        struct rd *r)
+{
+    unsigned bits = 0;
+    for (size_t i = 0; i < n; i++) {
+        char e[4];
+        if (i % 4 == 0)
+            bits = u8(r);
+        if (is_raw(s[i], raw) && (bits & 1)) {
+            CHECK(trove_bytes_append(w, &s[i], 1) == TROVE_OK);
+        } else {
+            snprintf(e, sizeof e, bits & 2 ? "%%%02x" : "%%%02X", s[i]);
+            CHECK(trove_bytes_append(w, e, 3) == TROVE_OK);
+        }
+        bits >>= 2;
+    }
+}
+
+static void puts_(struct trove_bytes *w, const char *s)
+{
+    CHECK(trove_bytes_append(w, s, strlen(s)) == TROVE_OK);
+}
+
+static void add_path(struct req *q, const void *s, size_t n)
+{
+    if (n > sizeof q->path - q->plen)
+        n = sizeof q->path - q->plen;
+    memcpy(q->path + q->plen, s, n);
+    q->plen += n;
+}
+
+/* Printable bytes without a space, for a header's value. */
+static void printable(char *out, size_t cap, const uint8_t *s, size_t n)
+{
+    size_t o = strlen(out);
+    for (size_t i = 0; i < n && o + 1 < cap; i++)
+        out[o++] = (char)(0x21 + s[i] % 94);
+    out[o] = 0;
+}
+
+static const char *const names[] = {"fuzz", "a.b-c_9", "x"};
+
+/* The name part of a path or a value: one of the API's, or the input's bytes. */
+static size_t some_name(struct rd *r, uint8_t *out, size_t cap)
+{
+    unsigned c = u8(r);
+    const uint8_t *b;
+    size_t n;
+    if (c % 4 < 3) {
+        n = strlen(names[c % 4]);
+        memcpy(out, names[c % 4], n);
+        return n;
+    }
+    n = take(r, cap < 40 ? cap : 40, &b);
+    memcpy(out, b, n);
+    return n;
+}
+
+static void build_path(struct rd *r, struct req *q, struct trove_bytes *w)
+{
+    static const char *const fixed[] = {"/", "/index.html", "/status", "/api/status", "/metrics",
+                                        "/login", "/api/live", "/api/replay", "/api/captures",
+                                        "/api/captures/", "/api/captures/import"};
+    unsigned c = u8(r) % 17;
+    uint8_t name[64];
+    size_t n;
+
+    if (c < 11) {
+        add_path(q, fixed[c], strlen(fixed[c]));
+        puts_(w, fixed[c]);
+        return;
+    }
+    if (c == 11) { /* one of the viewer's files, by its name */
+        const char *a = trove__web_assets[u8(r) % trove__web_nassets].name;
+        add_path(q, "/web/", 5);
+        puts_(w, "/web/");
+        add_path(q, a, strlen(a));
+        put_escaped(w, (const uint8_t *)a, strlen(a), path_raw, r);
+        return;
+    }
+    if (c == 16) { /* anything */
+        add_path(q, "/", 1);
+        puts_(w, "/");
+        n = some_name(r, name, sizeof name);
+        add_path(q, name, n);
+        put_escaped(w, name, n, path_raw, r);
+        return;
+    }
+    add_path(q, c == 12 ? "/web/" : "/api/captures/", c == 12 ? 5 : 14);
+    puts_(w, c == 12 ? "/web/" : "/api/captures/");
+    n = some_name(r, name, sizeof name);
+    add_path(q, name, n);
+    put_escaped(w, name, n, path_raw, r);
+    if (c == 14) {
+        add_path(q, "/export", 7);
+        puts_(w, "/export");
+    } else if (c == 15) {
+        add_path(q, "/", 1);
+        puts_(w, "/");
+        n = some_name(r, name, sizeof name);
+        add_path(q, name, n);
+        put_escaped(w, name, n, path_raw, r);
+    }
+}
+
+static void build_param(struct rd *r, struct param *p)
+{
+    static const char *const keys[] = {"capture", "wire", "from", "from_ns", "to_ns", "speed",
+                                       "format", "name", "append", "token"};
+    static const char *const vals[][6] = {
+        {"fuzz", "a.b-c_9", "..", "", "x/y", "-a"},
+        {"auto", "raw", "packed", "deflate", "zstd", ""},
+        {"start", "now", "then", "", "START", "now "},
+        {"0", "1", "18446744073709551615", "18446744073709551616", "-1", "1e3"},
+        {"0", "5", "18446744073709551615", "99999999999999999999", "", "0x10"},
+        {"max", "1", "0.5", "0", "1e9", "1e10"},
+        {"bundle", "parquet", "dir.zip", "chrome-json", "perfetto", "zip"},
+        {"fuzz", "a.b-c_9", "import", "", "a b", "%"},
+        {"0", "1", "true", "false", "yes", ""},
+        {FUZZ_TOKEN, "fuzz+Token/0123456789abc", "fuzz Token/0123456789abc=", "", "x", "Bearer"}};
+    unsigned k = u8(r), v = u8(r);
+    const uint8_t *b;
+
+    memset(p, 0, sizeof *p);
+    p->eq = (k & 0x80) == 0 || (v & 0x80) == 0;
+    if (k % 12 < 10) {
+        p->klen = strlen(keys[k % 12]);
+        memcpy(p->key, keys[k % 12], p->klen);
+    } else {
+        p->klen = take(r, 24, &b);
+        memcpy(p->key, b, p->klen);
+    }
+    if (!p->eq)
+        return;
+    if (k % 12 < 10 && v % 8 < 6) {
+        p->vlen = strlen(vals[k % 12][v % 8]);
+        memcpy(p->val, vals[k % 12][v % 8], p->vlen);
+    } else if (v % 8 == 6) {
+        p->vlen = some_name(r, p->val, sizeof p->val);
+    } else {
+        p->vlen = take(r, 200, &b);
+        memcpy(p->val, b, p->vlen);
+    }
+}
+
+static void build_headers(struct rd *r, struct req *q, int port)
+{
+    static const char *const auths[] = {"Bearer " FUZZ_TOKEN, "bearer   " FUZZ_TOKEN,
+                                        "Bearer fuzz+Token/0123456789abc", "Basic Zm9vOmJhcg==",
+                                        "Bearer " FUZZ_TOKEN " and more", "Bearer "};
+    static const char *const cookies[] = {"trove_token=" FUZZ_TOKEN,
+                                          "a=1; trove_token=" FUZZ_TOKEN,
+                                          "xtrove_token=" FUZZ_TOKEN, "trove_token=wrong",
+                                          "trove_token=" FUZZ_TOKEN "; b=2", "trove_token="};
+    unsigned a = u8(r), c = u8(r), o = u8(r);
+    const uint8_t *b;
+    size_t n;
+
+    if (o % 4 == 0)
+        snprintf(q->host, sizeof q->host, "127.0.0.1:%d", port);
+    else if (o % 4 == 1)
+        snprintf(q->host, sizeof q->host, "localhost");
+    else {
+        n = take(r, 60, &b);
+        printable(q->host, sizeof q->host, b, n);
+    }
+    if ((q->has_auth = a % 8 != 0) != 0) {
+        snprintf(q->auth, sizeof q->auth, "%s", auths[a % 8 < 7 ? a % 8 - 1 : 5]);
+        if (a % 8 == 7) {
+            n = take(r, 60, &b);
+            printable(q->auth, sizeof q->auth, b, n);
+        }
+    }
+    if ((q->has_cookie = c % 8 != 0) != 0) {
+        snprintf(q->cookie, sizeof q->cookie, "%s", cookies[c % 8 < 7 ? c % 8 - 1 : 5]);
+        if (c % 8 == 7) {
+            n = take(r, 60, &b);
+            printable(q->cookie, sizeof q->cookie, b, n);
+        }
+    }
+    if ((q->has_origin = (o >> 2) % 4 != 0) != 0) {
+        if ((o >> 2) % 4 == 1)
+            snprintf(q->origin, sizeof q->origin, "http://%s", q->host);
+        else if ((o >> 2) % 4 == 2)
+            snprintf(q->origin, sizeof q->origin, "http://evil.example");
+        else {
+            n = take(r, 60, &b);
+            printable(q->origin, sizeof q->origin, b, n);
+        }
+    }
+    q->upgrade = (o & 0x10) && q->method == TROVE__GET;
+    q->expect100 = (o & 0x20) != 0;
+}
+
+/* The request the input describes, into w, with what it means into *q. */
+static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
+{
+    static const struct {
+        const char *name;
+        int method, body;
+    } methods[] = {{"GET", TROVE__GET, 0},      {"GET", TROVE__GET, 0},
+                   {"GET", TROVE__GET, 0},      {"POST", TROVE__POST, 1},
+                   {"POST", TROVE__POST, 1},    {"DELETE", TROVE__DELETE, 0},
+                   {"PUT", TROVE__OTHER, 1},    {"PATCH", TROVE__OTHER, 1},
+                   {"HEAD", TROVE__OTHER, 0},   {"OPTIONS", TROVE__OTHER, 0}};
+    unsigned m = u8(r) % 10, np;
+    char line[64];
+    size_t blen = 0;
+
+    memset(q, 0, sizeof *q);
+    q->method = methods[m].method;
+    q->body = methods[m].body;
+    q->head = m == 8;
+    puts_(w, methods[m].name);
+    puts_(w, " ");
+    build_path(r, q, w);
+    np = u8(r);
+    q->npar = np % (NPARAM + 1);
+    for (size_t i = 0; i < q->npar; i++) {
+        struct param *p = &q->par[i];
+        build_param(r, p);
+        puts_(w, i == 0 ? "?" : "&");
+        if ((np >> 4) & 1 && i == 0)
+            puts_(w, "&"); /* an empty parameter first */
+        put_escaped(w, p->key, p->klen, key_raw, r);
+        if (p->eq) {
+            puts_(w, "=");
+            put_escaped(w, p->val, p->vlen, val_raw, r);
+        }
+        if ((np >> 5) & 1)
+            puts_(w, "&"); /* and after */
+    }
+    puts_(w, " HTTP/1.1\r\n");
+    build_headers(r, q, port);
+    snprintf(line, sizeof line, "Host: ");
+    puts_(w, line);
+    puts_(w, q->host);
+    puts_(w, "\r\n");
+    if (q->has_auth) {
+        puts_(w, "Authorization: ");
+        puts_(w, q->auth);
+        puts_(w, "\r\n");
+    }
+    if (q->has_cookie) {
+        puts_(w, "Cookie: ");
+        puts_(w, q->cookie);
+        puts_(w, "\r\n");
+    }
+    if (q->has_origin) {
+        puts_(w, "Origin: ");
+        puts_(w, q->origin);
+        puts_(w, "\r\n");
+    }
+    if (q->upgrade)
+        puts_(w, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                 "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
+    else
+        puts_(w, "Connection: close\r\n");
+    if (q->expect100)
+        puts_(w, "Expect: 100-continue\r\n");
+    if (q->body) {
+        unsigned l = u16(r);
+        blen = l % 8192;
+        q->clen = blen;
+        if (l & 0x8000) { /* a length far over --max-import, and a few bytes */
+            q->clen = 99999999999ull;
+            blen %= 64;
+        }
+        snprintf(line, sizeof line, "Content-Length: %llu\r\n", (unsigned long long)q->clen);
+        puts_(w, line);
+    }
+    puts_(w, "\r\n");
+    for (size_t i = 0; i < blen; i++) { /* the rest of the input, again and again */
+        uint8_t c = r->n ? r->p[i % r->n] : (uint8_t)i;
+        CHECK(trove_bytes_append(w, &c, 1) == TROVE_OK);
+    }
+}
+
+/* ---- what the request calls for ---------------------------------------------------------- */
+
+static void canon(struct trove_bytes *o, const uint8_t *s, size_t n, int key)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned c = s[i];
+        char e[4];
+        if (c == ' ')
+            c = '+'; /* read as '+' (docs/serve.md) */
+        else if (key && c == '=')
+            c = '_'; /* the HTTP layer's rule for an escaped '=' in a name */
+        if (is_raw(c, "-._~")) {
+            e[0] = (char)c;
+            CHECK(trove_bytes_append(o, e, 1) == TROVE_OK);
+        } else {
+            snprintf(e, sizeof e, "%%%02X", c);
+            CHECK(trove_bytes_append(o, e, 3) == TROVE_OK);
+        }
+    }
+}
+
+enum { ANY = -1 };
+
+static int has_eol(const uint8_t *p, size_t n)
+{
+    return memchr(p, '\r', n) || memchr(p, '\n', n);
+}
+
+/* The status q calls for (ANY when not worked out), *drop when it may be dropped instead (a
+ * NUL: the HTTP layer drops one in a path), and *cont when "100 Continue" must come first. */
+static int expect(const struct req *q, int *drop, int *cont)
+{
+    struct trove__api_req r;
+    struct trove__api_error e;
+    struct trove_bytes rq = {0};
+    char rpath[1600];
+    size_t o = 0, last;
+    int rc, auth;
+
+    *drop = *cont = 0;
+    for (size_t i = 0; i < q->plen; i++)
+        if (q->path[i] == 0)
+            *drop = 1;
+    if (*drop && !has_eol(q->path, q->plen))
+        return ANY; /* libwebsockets swallows a NUL after a '/', and the byte after it */
+    for (size_t i = 0; i < q->npar; i++)
+        if (memchr(q->par[i].key, 0, q->par[i].klen) || memchr(q->par[i].val, 0, q->par[i].vlen))
+            *drop = 1;
+    if (has_eol(q->path, q->plen))
+        return 400; /* the request line would end there */
+    for (size_t i = 0; i < q->npar; i++)
+        if (has_eol(q->par[i].key, q->par[i].klen) || has_eol(q->par[i].val, q->par[i].vlen))
+            return 400;
+    for (size_t i = 0; i + 1 < q->plen; i++)
+        if (q->path[i] == '/' && (q->path[i + 1] == '/' || q->path[i + 1] == '.'))
+            return ANY; /* taken apart by the HTTP layer */
+    for (size_t i = 0; i < q->plen; i++) {
+        unsigned c = q->path[i] == ' ' ? '+' : q->path[i];
+        if (c == '%' || c == 0) /* the router reads the one, refuses the other */
+            o += (size_t)snprintf(rpath + o, sizeof rpath - o, "%%%02X", c);
+        else
+            rpath[o++] = (char)c;
+    }
+    rpath[o] = 0;
+    last = q->npar;
+    for (size_t i = 0; i < q->npar; i++)
+        if (q->par[i].eq || q->par[i].klen)
+            last = i;
+    for (size_t i = 0; i < q->npar; i++) {
+        const struct param *p = &q->par[i];
+        if (!p->eq && p->klen == 0)
+            continue;
+        if (i == last && !p->eq && p->klen == 1 && p->key[0] == '/')
+            continue; /* what the HTTP layer makes of a trailing '&': skipped (web.c) */
+        if (rq.len)
+            CHECK(trove_bytes_append(&rq, "&", 1) == TROVE_OK);
+        canon(&rq, p->key, p->klen, 1);
+        if (p->eq) {
+            CHECK(trove_bytes_append(&rq, "=", 1) == TROVE_OK);
+            canon(&rq, p->val, p->vlen, 0);
+        }
+    }
+    CHECK(trove_bytes_append(&rq, "", 1) == TROVE_OK);
+    rc = trove__api_route(q->method, rpath, (const char *)rq.ptr, &r, &e);
+    trove_bytes_free(&rq);
+    auth = trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), q->has_auth ? q->auth : NULL,
+                               q->has_cookie ? q->cookie : NULL);
+    if (q->upgrade) {
+        if (!q->host[0])
+            return 400; /* RFC 6455 4.2.1: a handshake needs a Host */
+        if ((rc != 0 && e.status != 400) ||
+            (rc == 0 && r.route != TROVE__R_LIVE && r.route != TROVE__R_REPLAY) ||
+            (rc != 0 && strcmp(rpath, "/api/live") && strcmp(rpath, "/api/replay")))
+            return 404;
+        if (!auth)
+            return 401;
+        if (!trove__api_origin_ok(q->has_origin ? q->origin : NULL, q->host, NULL, 0))
+            return 403;
+        return 101;
+    }
+    if (rc != 0)
+        return e.status;
+    if (r.route != TROVE__R_LOGIN && !auth)
+        return 401;
+    switch (r.route) {
+    case TROVE__R_LIVE:
+    case TROVE__R_REPLAY:
+        return 400;
+    case TROVE__R_INFO:
+    case TROVE__R_DELETE:
+        return 404; /* the store is empty */
+    case TROVE__R_EXPORT:
+        return 501; /* no exporter */
+    case TROVE__R_IMPORT:
+        if (q->clen > FUZZ_MAX_IMPORT)
+            return 413;
+        *cont = q->expect100;
+        return 501; /* no importer */
+    case TROVE__R_LOGIN: {
+        char bearer[300];
+        snprintf(bearer, sizeof bearer, "Bearer %s", r.token);
+        return trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), bearer, NULL) ? 302 : 401;
+    }
+    default:
+        return 200;
+    }
+}
+
+/* ---- the answer ------------------------------------------------------------------------- */
+
+struct resp {
+    int head_only; /* the request was a HEAD or an upgrade: the head is the whole answer */
+    int cont;      /* a "100 Continue" came first */
+    int status;
+    int complete;
+    const uint8_t *body;
+    size_t body_len;
+    long long clen;
+};
+
+static const uint8_t *find(const uint8_t *p, size_t n, const char *s)
+{
+    size_t k = strlen(s);
+    for (size_t i = 0; i + k <= n; i++)
+        if (!memcmp(p + i, s, k))
+            return p + i;
+    return NULL;
+}
+
+static void parse(const struct trove_bytes *in, struct resp *a)
+{
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    const uint8_t *p = in->ptr, *end;
+    size_t n = in->len;
+
+    a->cont = 0;
+    a->status = 0;
+    a->complete = 0;
+    a->clen = -1;
+    if (n >= sizeof cont - 1 && !memcmp(p, cont, sizeof cont - 1)) {
+        a->cont = 1;
+        p += sizeof cont - 1;
+        n -= sizeof cont - 1;
+    }
+    if (!(end = find(p, n, "\r\n\r\n")))
+        return;
+    CHECK(n >= 12 && !memcmp(p, "HTTP/1.", 7) && (p[7] == '0' || p[7] == '1') && p[8] == ' ' &&
+          isdigit(p[9]) && isdigit(p[10]) && isdigit(p[11]));
+    a->status = (p[9] - '0') * 100 + (p[10] - '0') * 10 + (p[11] - '0');
+    for (const uint8_t *l = p; l < end; l++)
+        if (l[0] == '\n' && end - l > 16 && !strncasecmp((const char *)l + 1, "content-length:", 15))
+            a->clen = strtoll((const char *)l + 16, NULL, 10);
+    a->body = end + 4;
+    a->body_len = (size_t)(p + n - a->body);
+    a->complete = a->head_only || a->status == 101 ||
+                  (a->clen >= 0 && a->body_len >= (unsigned long long)a->clen);
+}
+
+static int whole(const struct trove_bytes *in, void *ctx)
+{
+    struct resp *a = ctx;
+    parse(in, a);
+    return a->complete;
+}
+
+static const char *code_of(int status)
+{
+    switch (status) {
+    case 400: return "bad_request";
+    case 401: return "unauthorized";
+    case 404: return "not_found";
+    case 405: return "method_not_allowed";
+    case 413: return "too_large";
+    case 501: return "not_implemented";
+    default: return NULL;
+    }
+}
+
+static void structured(struct rd *r)
+{
+    struct trove_bytes w = {0}, in = {0};
+    struct req q;
+    struct resp a;
+    int fd = fuzz_connect(), io, want, drop, cont;
+
+    build(r, &q, &w, fuzz_srv.port);
+    want = expect(&q, &drop, &cont);
+    memset(&a, 0, sizeof a);
+    a.head_only = q.head || q.upgrade;
+    io = fuzz_io(fd, w.ptr, w.len, 0, &in, whole, &a, FUZZ_IO_TIMEOUT_MS);
+    fuzz_close(fd);
+    if (io == FUZZ_IO_TIMEOUT) {
+        fprintf(stderr, "no answer and no close in %d ms to:\n%.*s\n", FUZZ_IO_TIMEOUT_MS,
+                (int)(w.len < 2000 ? w.len : 2000), (const char *)w.ptr);
+        abort();
+    }
+    parse(&in, &a);
+    if (!a.complete && !(drop && in.len == 0)) {
+        fprintf(stderr, "%s: %.*s\nto:\n%.*s\n", in.len ? "a cut answer" : "no answer",
+                (int)(in.len < 500 ? in.len : 500), (const char *)in.ptr,
+                (int)(w.len < 2000 ? w.len : 2000), (const char *)w.ptr);
+        abort();
+    }
+    if (a.complete && want != ANY && (a.status != want || a.cont != cont)) {
+        fprintf(stderr, "status %d%s, not %d%s, to:\n%.*s\nanswer:\n%.*s\n", a.status,
+                a.cont ? " after 100" : "", want, cont ? " after 100" : "",
+                (int)(w.len < 2000 ? w.len : 2000), (const char *)w.ptr,
+                (int)(in.len < 800 ? in.len : 800), (const char *)in.ptr);
+        abort();
+    }
+    if (a.complete && !a.head_only && a.body_len > 9 && !memcmp(a.body, "{\"error\":", 9)) {
+        char code[40];
+        const char *c = code_of(a.status);
+        snprintf(code, sizeof code, "\"code\":\"%s\"", c ? c : "?");
+        CHECK(c && find(a.body, a.body_len, code));
+    }
+    trove_bytes_free(&w);
+    trove_bytes_free(&in);
+}
+
+static void raw(const uint8_t *data, size_t size)
+{
+    struct trove_bytes in = {0};
+    int fd = fuzz_connect(), io;
+
+    io = fuzz_io(fd, data, size, 1, &in, NULL, NULL, FUZZ_IO_TIMEOUT_MS);
+    fuzz_close(fd);
+    if (io == FUZZ_IO_TIMEOUT) {
+        fprintf(stderr, "the service did not close in %d ms after the request's end\n",
+                FUZZ_IO_TIMEOUT_MS);
+        abort();
+    }
+    CHECK(in.len == 0 || (in.len >= 12 && !memcmp(in.ptr, "HTTP/1.", 7)));
+    trove_bytes_free(&in);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct rd r = {data + 1, size > 0 ? size - 1 : 0};
+
+    if (size < 1)
+        return 0;
+    fuzz_service_port();
+    if (data[0] & 1)
+        structured(&r);
+    else
+        raw(data + 1, size - 1);
+    return 0;
+}
