@@ -128,6 +128,14 @@ int main(void)
     CHECK_EQ_INT(trove_names_set(a, 4, 1, 0, "x", 1), TROVE_ERR_INVALID);
     CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_EVENT, 1, 0, NULL, 1), TROVE_ERR_INVALID);
     CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_EVENT, 1, 0, "x", TROVE_NAME_MAX + 1), TROVE_ERR_INVALID);
+    /* names are UTF-8: a lone continuation byte, an overlong '/', a surrogate, a cut
+     * sequence are refused, and the table keeps what it had */
+    CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_EVENT, 7, 0, "a\x80", 2), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_THREAD, 7, 8, "\xc0\xaf", 2), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_PROCESS, 7, 0, "\xed\xa0\x80", 3), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_EVENT, 9, 0, "\xe2\x82", 2), TROVE_ERR_INVALID);
+    CHECK(!strcmp(trove_names_get(a, TROVE_NAME_EVENT, 7, 0, NULL), "SEVEN!"));
+    CHECK(trove_names_get(a, TROVE_NAME_EVENT, 9, 0, NULL) == NULL);
     CHECK_EQ_INT(trove_names_count(a), 4);
     CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_PROCESS_SORT, 1, 0, "x", 1), TROVE_ERR_INVALID);
     CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_THREAD_SORT, 1, 0, "x", 1), TROVE_ERR_INVALID);

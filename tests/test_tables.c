@@ -225,6 +225,27 @@ static void test_errors(void)
         CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SAMPLES, f.ptr, f.len, &ev, names, NULL),
                      TROVE_ERR_FORMAT);
     }
+    /* A names table whose second name is not UTF-8 (a Parquet STRING may hold any bytes;
+     * trove's names may not): refused naming the row, the names as they were. */
+    f.len = 0;
+    {
+        struct trove_pq_column_def d[2] = {{"name_id", TROVE_PQ_INT32, 32, 1, 0},
+                                           {"name", TROVE_PQ_STRING, 0, 0, 0}};
+        int32_t id[2] = {1, 2};
+        const char *str[2] = {"fine", "bad\xfe"};
+        uint32_t len[2] = {4, 4};
+        struct trove_pq_column_data v[2] = {{id, NULL, NULL, NULL}, {NULL, NULL, str, len}};
+        struct trove_pq_writer *w = NULL;
+        CHECK_EQ_INT(trove_pq_writer_new(d, 2, TROVE_PQ_CODEC_NONE, 0, &w), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_writer_add(w, v, 2), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_writer_finish(w, &f), TROVE_OK);
+        trove_pq_writer_free(w);
+        memset(&diag, 0, sizeof diag);
+        CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_NAMES, f.ptr, f.len, &ev, names, &diag),
+                     TROVE_ERR_CORRUPT);
+        CHECK(strstr(diag.msg, "not valid UTF-8") && strstr(diag.msg, "row 1"));
+        CHECK_EQ_INT(trove_names_count(names), 0);
+    }
     /* Not Parquet at all; bad arguments. */
     CHECK(trove_tables_read(TROVE_TABLE_EVENTS, (const uint8_t *)"PAR1", 4, &ev, names, NULL) < 0);
     CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_COUNT_, f.ptr, f.len, &ev, names, NULL),

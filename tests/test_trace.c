@@ -763,6 +763,17 @@ static void test_bad(void)
                                  TROVE_ERR_LIMIT, UINT64_MAX, "over the 65535", "a long name");
         free(b);
     }
+    p.n = 0; /* a track named with bytes that are not UTF-8 (names are UTF-8 in trove: the
+              * capture's names frame would refuse it), found by fuzz_import */
+    {
+        static const uint8_t td[] = {0x08, 0x01, 0x12, 0x02, 'a', 0xff};
+        struct pb pkt = {{0}, 0}, d = {{0}, 0};
+        memcpy(d.b, td, sizeof td);
+        d.n = sizeof td;
+        put_msg(&pkt, 60, &d);
+        put_msg(&p, 1, &pkt);
+    }
+    expect_bad(&p, TROVE_ERR_CORRUPT, "not valid UTF-8", "a name not UTF-8", "not-utf8.pftrace");
     out.len = 0;
     trove_events_free(&out);
     trove_bytes_free(&g);

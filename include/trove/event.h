@@ -185,8 +185,9 @@ void trove_names_free(struct trove_names *names);
 /*
  * Set a name (types TROVE_NAME_EVENT, _THREAD, _PROCESS). `b` is ignored (stored as 0)
  * unless type is TROVE_NAME_THREAD.
- * Errors: TROVE_ERR_INVALID (another type, len > TROVE_NAME_MAX), TROVE_ERR_NOMEM.
- * The string is copied; it need not be NUL-terminated.
+ * Errors: TROVE_ERR_INVALID (another type, len > TROVE_NAME_MAX, a string that is not
+ * well-formed UTF-8: every name in trove is UTF-8, and a names frame refuses anything
+ * else), TROVE_ERR_NOMEM. The string is copied; it need not be NUL-terminated.
  */
 int trove_names_set(struct trove_names *names, int type, uint32_t a, uint32_t b,
                     const char *str, size_t len);

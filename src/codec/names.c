@@ -10,6 +10,7 @@
  */
 #include "trove/event.h"
 #include "common/alloc.h"
+#include "common/utf8.h"
 #include "common/hash.h"
 
 #include <stdlib.h>
@@ -142,7 +143,7 @@ int trove_names_set(struct trove_names *t, int type, uint32_t a, uint32_t b, con
     int rc;
 
     if (type < TROVE_NAME_EVENT || type > TROVE_NAME_PROCESS || len > TROVE_NAME_MAX ||
-        (len && !str))
+        (len && !str) || (len && trove__utf8_valid_prefix((const uint8_t *)str, len) != len))
         return TROVE_ERR_INVALID;
     if (type != TROVE_NAME_THREAD)
         b = 0;

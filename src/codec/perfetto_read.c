@@ -39,6 +39,7 @@
 #include "trace_order.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/utf8.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -241,6 +242,10 @@ static int check_string(struct pr *r, const struct trove__pb_field *f, const cha
         return TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, (uint64_t)(f->data - r->buf),
                           "Perfetto trace: %s is %zu bytes, over the %d a name may have", what,
                           f->len, TROVE_NAME_MAX);
+    if (f->len && trove__utf8_valid_prefix(f->data, f->len) != f->len)
+        return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT,
+                          (uint64_t)(f->data - r->buf) + trove__utf8_valid_prefix(f->data, f->len),
+                          "Perfetto trace: %s is not valid UTF-8", what);
     return TROVE_OK;
 }
 

@@ -13,6 +13,7 @@
 #include "trove/tables.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/utf8.h"
 
 #include "trove/parquet.h"
 
@@ -575,6 +576,20 @@ static int check_range(const struct table_def *t, size_t k, const int64_t *vals,
 }
 
 /* Find column k of table t in f and read it (integers into vals, strings into s). */
+/* Every value of string column k (rows of them) is UTF-8, or the error names the row. */
+static int strings_utf8(const struct table_def *t, size_t k, const struct trove_pq_strings *s,
+                        uint64_t rows, struct trove_diag *diag)
+{
+    for (uint64_t r = 0; r < rows; r++) {
+        size_t n = (size_t)(s->off[r + 1] - s->off[r]);
+        if (n && trove__utf8_valid_prefix(s->bytes + s->off[r], n) != n)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                              "table %s: column %s row %" PRIu64 " is not valid UTF-8", t->name,
+                              t->cols[k].name, r);
+    }
+    return TROVE_OK;
+}
+
 static int read_col(struct trove_pq_file *f, const struct table_def *t, size_t k, int64_t *vals,
                     struct trove_pq_strings *s, struct trove_diag *diag)
 {
@@ -741,6 +756,11 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
         table == TROVE_TABLE_SORT_INDEXES) {
         if ((rc = trove_names_new(&tmp)) != TROVE_OK)
             goto out;
+        /* names are UTF-8 everywhere in trove (a names frame refuses anything else) */
+        for (size_t k = 0; k < t->ncols; k++)
+            if (t->cols[k].type == TROVE_PQ_STRING &&
+                (rc = strings_utf8(t, k, &s[k], rows, diag)) != TROVE_OK)
+                goto out;
         for (uint64_t r = 0; r < rows; r++) {
             if (table == TROVE_TABLE_SORT_INDEXES) {
                 /* a process's tid is not part of its key: whatever the row says, it is 0 */

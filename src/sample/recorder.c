@@ -21,6 +21,7 @@
  */
 #include "recorder.h"
 #include "common/alloc.h"
+#include "common/utf8.h"
 #include "proc_maps.h"
 
 #include <stdio.h>
@@ -93,11 +94,25 @@ struct trove_sampler_stats *trove__recorder_stats(struct trove__recorder *r) { r
 void trove__recorder_name(struct trove__recorder *r, uint32_t pid, uint32_t tid, const char *comm)
 {
     struct trove_names *names = trove_sample_set_names(r->set);
-    size_t len = strlen(comm);
+    char name[64];
+    size_t len = 0;
+    /* A comm is whatever bytes the program set (prctl PR_SET_NAME), and names are UTF-8:
+     * each byte of a sequence that is not valid becomes '?'. */
+    for (size_t at = 0; comm[at] && len < sizeof name - 1;) {
+        size_t rest = strnlen(comm + at, sizeof name - 1 - len);
+        size_t ok = trove__utf8_valid_prefix((const uint8_t *)comm + at, rest);
+        memcpy(name + len, comm + at, ok);
+        len += ok;
+        at += ok;
+        if (comm[at] && len < sizeof name - 1) {
+            name[len++] = '?';
+            at++;
+        }
+    }
     /* Names are best effort: a thread without one is still sampled. */
-    (void)trove_names_set(names, TROVE_NAME_THREAD, pid, tid, comm, len);
+    (void)trove_names_set(names, TROVE_NAME_THREAD, pid, tid, name, len);
     if (pid == tid)
-        (void)trove_names_set(names, TROVE_NAME_PROCESS, pid, 0, comm, len);
+        (void)trove_names_set(names, TROVE_NAME_PROCESS, pid, 0, name, len);
 }
 
 /* The time a record carries, for the sort (its decode checks it later). */
