@@ -34,6 +34,10 @@
  *   samples  time_ns (CLOCK_MONOTONIC, the clock of trove's events), pid, tid, stack.
  *            One row per sample, in the order added (the sampler adds them in time order).
  *
+ *   switches time_ns, pid, tid, flags: a sampled thread left its CPU (flags OUT, and
+ *            PREEMPT when it was still runnable) or came back to it (flags 0). One row per
+ *            switch, in the order added.
+ *
  * A flame graph of a time range is the stacks' sample counts summed up the trie; the top
  * functions (trove_profile_top) count, per function, the samples whose leaf frame is that
  * function (self) and those that have it anywhere on their stack (total, once a sample).
@@ -82,6 +86,17 @@ struct trove_profile_sample {
     uint32_t pid;
     uint32_t tid;
     uint32_t stack; /* stack_id, TROVE_PROFILE_ROOT for a sample without frames */
+};
+
+/* trove_profile_switch.flags */
+#define TROVE_PROFILE_SWITCH_OUT 1u     /* the thread left its CPU (else: came back) */
+#define TROVE_PROFILE_SWITCH_PREEMPT 2u /* ... while still runnable (only with OUT) */
+
+struct trove_profile_switch {
+    uint64_t time_ns; /* CLOCK_MONOTONIC nanoseconds */
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t flags; /* TROVE_PROFILE_SWITCH_* */
 };
 
 struct trove_profile;
@@ -143,6 +158,13 @@ size_t trove_profile_sample_count(const struct trove_profile *p);
 /* The samples, in the order added (NULL when there are none). */
 const struct trove_profile_sample *trove_profile_samples(const struct trove_profile *p);
 
+/* Add a context switch. Errors: TROVE_ERR_INVALID (flags other than OUT, OUT | PREEMPT or
+ * 0), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM. */
+int trove_profile_switch(struct trove_profile *p, const struct trove_profile_switch *sw);
+size_t trove_profile_switch_count(const struct trove_profile *p);
+/* The switches, in the order added (NULL when there are none). */
+const struct trove_profile_switch *trove_profile_switches(const struct trove_profile *p);
+
 /*
  * The top functions. A function is a (module, function name) pair; its file is the file of
  * its first frame that names one. For the samples with from_ns <= time_ns < to_ns: self
@@ -167,6 +189,45 @@ struct trove_profile_func {
  */
 int trove_profile_top(const struct trove_profile *p, uint64_t from_ns, uint64_t to_ns,
                       struct trove_profile_func **out, size_t *n_out, uint64_t *samples_out);
+
+/* ---- the samples frame (wire format 6, docs/formats/wire.md) ---------------------------- */
+
+/* How many rows of each table a profile holds (stacks: rows, the root not counted). */
+struct trove_profile_counts {
+    size_t strings, frames, stacks, samples, switches;
+};
+
+void trove_profile_get_counts(const struct trove_profile *p, struct trove_profile_counts *out);
+
+/* A samples frame holds at most this many samples (its header's count), switches and rows
+ * of each of strings, frames and stacks; its inflated body at most TROVE_WIRE_MAX_PAYLOAD. */
+#define TROVE_PROFILE_FRAME_MAX_SAMPLES 65536u
+#define TROVE_PROFILE_FRAME_MAX_ROWS 1048576u
+
+/*
+ * Append to out the samples frames (wire format 6) that carry every row p gained since it
+ * had the counts *from (NULL: those of a new profile, which holds string 0), in order: a reader whose profile had exactly those
+ * counts, decoding them, then holds p. Rows go into frames of about 1 MiB of body (at most
+ * TROVE_PROFILE_FRAME_MAX_SAMPLES samples); nothing new gives no frame. The bytes are a
+ * function of the rows only. Errors: TROVE_ERR_INVALID (from past p's counts, or with no
+ * strings),
+ * TROVE_ERR_NOMEM; out then holds what it held.
+ */
+int trove_profile_encode(const struct trove_profile *p, const struct trove_profile_counts *from,
+                         struct trove_bytes *out);
+
+/*
+ * Decode the samples frame at buf[0..len) (a wire frame of format 6) into p: its rows are
+ * added after p's, which must be exactly the counts the frame starts from (the frames of
+ * one stream, in order, into one profile). Every bound and every reference is checked —
+ * a string, frame or stack that repeats one p already has is an error too, since ids would
+ * then shift — and a bad frame leaves p as it was. *frame_len_out (may be NULL) gets the
+ * frame's length: where the next frame starts. Errors: the wire header's errors,
+ * TROVE_ERR_TRUNCATED, TROVE_ERR_VARINT, TROVE_ERR_INFLATE, TROVE_ERR_BOMB, TROVE_ERR_LIMIT,
+ * TROVE_ERR_CORRUPT (with diag's offset and message), TROVE_ERR_NOMEM.
+ */
+int trove_profile_decode(struct trove_profile *p, const uint8_t *buf, size_t len,
+                         size_t *frame_len_out, struct trove_diag *diag);
 
 #ifdef __cplusplus
 }

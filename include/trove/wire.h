@@ -30,7 +30,8 @@ enum trove_wire_format {
     TROVE_WIRE_RAW = 1,     /* 32-byte records back to back */
     TROVE_WIRE_PACKED = 2,  /* thread table, zigzag start deltas, varints */
     TROVE_WIRE_DEFLATE = 3, /* the packed payload through deflate level 1 */
-    TROVE_WIRE_NAMES = 4    /* names table entries */
+    TROVE_WIRE_NAMES = 4,   /* names table entries */
+    TROVE_WIRE_SAMPLES = 6  /* sampled call stacks (trove/profile.h); 5 is kept for columnar */
 };
 
 #define TROVE_WIRE_HEADER_SIZE 16
@@ -112,7 +113,9 @@ struct trove_wire_frame {
  * Decode the one frame at buf[0..len). Event frames write their events to events[0..cap)
  * (cap must be at least the header's count, else TROVE_ERR_LIMIT). Names frames are
  * merged into `names` if it is not NULL and skipped (after validation) if it is.
- * Every bound is checked; nothing is read outside buf. On error the contents of events
+ * A samples frame (format 6) is skipped after its header's checks, with n_events 0: a
+ * reader of events passes over a stream's samples, and one that wants them decodes the same
+ * bytes with trove_profile_decode (trove/profile.h). Every bound is checked; nothing is read outside buf. On error the contents of events
  * are unspecified and names is unchanged; diag gets the offset within buf and a message.
  * Errors: the header errors above, TROVE_ERR_TRUNCATED (payload shorter than declared),
  * TROVE_ERR_OVERRUN, TROVE_ERR_VARINT, TROVE_ERR_THREAD, TROVE_ERR_INFLATE, TROVE_ERR_BOMB,

@@ -14,6 +14,7 @@
  * profile_top.c) and a reader of the tables walk from any stack to the root.
  */
 #include "trove/profile.h"
+#include "profile_internal.h"
 #include "common/alloc.h"
 #include "common/hash.h"
 
@@ -48,6 +49,9 @@ struct trove_profile {
 
     struct trove_profile_sample *sample;
     size_t n_sample, cap_sample;
+
+    struct trove_profile_switch *sw;
+    size_t n_sw, cap_sw;
 };
 
 static uint64_t hash_bytes(const char *s, size_t n)
@@ -203,6 +207,7 @@ void trove_profile_free(struct trove_profile *p)
     free(p->stack);
     free(p->stack_ix.slot);
     free(p->sample);
+    free(p->sw);
     free(p);
 }
 
@@ -333,4 +338,70 @@ size_t trove_profile_sample_count(const struct trove_profile *p) { return p ? p-
 const struct trove_profile_sample *trove_profile_samples(const struct trove_profile *p)
 {
     return p && p->n_sample ? p->sample : NULL;
+}
+
+int trove_profile_switch(struct trove_profile *p, const struct trove_profile_switch *sw)
+{
+    int rc = TROVE_OK;
+    if (!p || !sw || (sw->flags & ~(TROVE_PROFILE_SWITCH_OUT | TROVE_PROFILE_SWITCH_PREEMPT)) ||
+        ((sw->flags & TROVE_PROFILE_SWITCH_PREEMPT) && !(sw->flags & TROVE_PROFILE_SWITCH_OUT)))
+        return TROVE_ERR_INVALID;
+    ROOM(p, sw);
+    p->sw[p->n_sw++] = *sw;
+    return TROVE_OK;
+}
+
+size_t trove_profile_switch_count(const struct trove_profile *p) { return p ? p->n_sw : 0; }
+
+const struct trove_profile_switch *trove_profile_switches(const struct trove_profile *p)
+{
+    return p && p->n_sw ? p->sw : NULL;
+}
+
+void trove_profile_get_counts(const struct trove_profile *p, struct trove_profile_counts *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!p)
+        return;
+    out->strings = p->n_str;
+    out->frames = p->n_frame;
+    out->stacks = p->n_stack - 1;
+    out->samples = p->n_sample;
+    out->switches = p->n_sw;
+}
+
+/* Rebuild ix (of table 0 strings, 1 frames, 2 stacks) from rows [first, n), at its size. */
+static void index_rebuild(struct trove_profile *p, struct index *ix, int table, size_t first,
+                          size_t n)
+{
+    if (!ix->cap)
+        return;
+    memset(ix->slot, 0, ix->cap * sizeof *ix->slot);
+    for (size_t id = first; id < n; id++) {
+        size_t j = (size_t)rehash(p, table, (uint32_t)id) & (ix->cap - 1);
+        while (ix->slot[j])
+            j = (j + 1) & (ix->cap - 1);
+        ix->slot[j] = (uint32_t)id + 1;
+    }
+}
+
+void trove__profile_truncate(struct trove_profile *p, const struct trove_profile_counts *c)
+{
+    if (c->strings < p->n_str) {
+        p->n_str = c->strings;
+        p->arena.len = p->n_str ? p->str[p->n_str - 1].off + p->str[p->n_str - 1].len + 1 : 0;
+        index_rebuild(p, &p->str_ix, 0, 0, p->n_str);
+    }
+    if (c->frames < p->n_frame) {
+        p->n_frame = c->frames;
+        index_rebuild(p, &p->frame_ix, 1, 0, p->n_frame);
+    }
+    if (c->stacks + 1 < p->n_stack) {
+        p->n_stack = c->stacks + 1;
+        index_rebuild(p, &p->stack_ix, 2, 1, p->n_stack);
+    }
+    if (c->samples < p->n_sample)
+        p->n_sample = c->samples;
+    if (c->switches < p->n_sw)
+        p->n_sw = c->switches;
 }

@@ -48,6 +48,7 @@ const char *trove_wire_format_name(int format)
     case TROVE_WIRE_PACKED: return "packed";
     case TROVE_WIRE_DEFLATE: return "deflate";
     case TROVE_WIRE_NAMES: return "names";
+    case TROVE_WIRE_SAMPLES: return "samples";
     default: return "unknown";
     }
 }
@@ -90,7 +91,8 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
                               "wire frame version %u; this build reads version %u (and %u for "
                               "names frames)",
                               h->version, TROVE_WIRE_VERSION, TROVE_WIRE_NAMES_VERSION);
-    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_NAMES)
+    if ((h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_NAMES) &&
+        h->format != TROVE_WIRE_SAMPLES)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
     if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "frame payload of %u bytes over the %u limit",
@@ -104,8 +106,23 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
         return TROVE_OK;
     }
     if (h->count > TROVE_WIRE_MAX_EVENTS)
-        return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "frame of %u events over the %u limit",
-                              h->count, TROVE_WIRE_MAX_EVENTS);
+        return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "frame of %u %s over the %u limit",
+                              h->count, h->format == TROVE_WIRE_SAMPLES ? "samples" : "events",
+                              TROVE_WIRE_MAX_EVENTS);
+    if (h->format == TROVE_WIRE_SAMPLES) {
+        /* a deflate stream expands at most 1032:1; the body has its five counts at least */
+        if (h->raw_len > TROVE_WIRE_MAX_PAYLOAD ||
+            h->raw_len > (uint64_t)h->payload_len * 1032 + 64)
+            return trove_diag_set(diag, TROVE_ERR_BOMB, 12,
+                                  "samples frame declares %u inflated bytes from %u (limit %u, "
+                                  "and 1032 times the payload)",
+                                  h->raw_len, h->payload_len, TROVE_WIRE_MAX_PAYLOAD);
+        if (h->raw_len < TROVE_WIRE_SAMPLES_MIN_BODY)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12,
+                                  "samples frame declares a %u-byte body; it has %u at least",
+                                  h->raw_len, TROVE_WIRE_SAMPLES_MIN_BODY);
+        return TROVE_OK;
+    }
     switch (h->format) {
     case TROVE_WIRE_RAW:
         if (h->payload_len != (uint64_t)h->count * TROVE_EVENT_SIZE || h->raw_len != 0)

@@ -15,6 +15,8 @@
 /* Most bytes one packed event can take: index byte + escape varint (5) + start delta (10)
  * + duration (10) + name id (5) + kind, depth, extra. */
 #define TROVE_PACKED_EVENT_MAX (1 + 5 + 10 + 10 + 5 + 3)
+/* The least body a samples frame has: 3 bases and 5 counts, one byte each. */
+#define TROVE_WIRE_SAMPLES_MIN_BODY 8u
 /* Most bytes one thread table entry can take: pid and tid varints. */
 #define TROVE_PACKED_THREAD_MAX (5 + 5)
 /* Thread indices below this are one byte; index byte 255 escapes to a varint when the

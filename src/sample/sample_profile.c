@@ -120,6 +120,37 @@ static int order_cmp(const void *x, const void *y)
     return (a->i > b->i) - (a->i < b->i);
 }
 
+/* The set's context switches into p, in time order. The sampler reads them already merged
+ * in time order, so an insertion sort is one pass; it is stable, so an out keeps its place
+ * before the in of the same time that follows it. */
+static int add_switches(const struct trove_sample_set *set, struct trove_profile *p)
+{
+    size_t n;
+    const struct trove_sample_switch *sw = trove_sample_set_switches(set, &n);
+    struct trove_profile_switch *rows;
+    int rc = TROVE_OK;
+    if (!n)
+        return TROVE_OK;
+    if (!(rows = trove__mallocarray(n, sizeof *rows)))
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        rows[i] = (struct trove_profile_switch){
+            sw[i].time_ns, sw[i].pid, sw[i].tid,
+            sw[i].out ? TROVE_PROFILE_SWITCH_OUT | (sw[i].preempt ? TROVE_PROFILE_SWITCH_PREEMPT : 0)
+                      : 0};
+    for (size_t i = 1; i < n; i++) {
+        struct trove_profile_switch x = rows[i];
+        size_t j = i;
+        for (; j > 0 && rows[j - 1].time_ns > x.time_ns; j--)
+            rows[j] = rows[j - 1];
+        rows[j] = x;
+    }
+    for (size_t i = 0; i < n && rc == TROVE_OK; i++)
+        rc = trove_profile_switch(p, &rows[i]);
+    free(rows);
+    return rc;
+}
+
 int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample_set *set,
                          struct trove_profile *p)
 {
@@ -173,6 +204,8 @@ int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample
             (rc = trove_profile_sample(p, &row)) != TROVE_OK)
             goto out;
     }
+    if ((rc = add_switches(set, p)) != TROVE_OK)
+        goto out;
     rc = TROVE_OK;
 out:
     free(b.mod_path);
