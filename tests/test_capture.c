@@ -18,6 +18,7 @@
 #include "common/endian.h"
 #include "testutil.h"
 #include "trove/capture.h"
+#include "trove/profile.h"
 #include "trove/import.h"
 #include "trove/stream.h"
 #include "trove/testing.h"
@@ -282,16 +283,20 @@ static void test_bad_header(void)
     corpus_write("bad-magic.bin", work, n);
     memcpy(mutant(&g), "TROVREFS", 8);
     expect_bad(work, n, TROVE_ERR_MAGIC, 0, NULL, "an older trove's refs file");
+    trove__put_le32(mutant(&g) + 8, 4);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 4");
+    corpus_write("version-4.bin", work, n);
+    /* a version 1 header that says 3: short of its flows and profile parts */
     trove__put_le32(mutant(&g) + 8, 3);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 3");
-    corpus_write("version-3.bin", work, n);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_TRUNCATED, n, "cut short", "version 3 without its parts");
     /* a version 1 header that says 2: 16 bytes short of its flows part */
     trove__put_le32(mutant(&g) + 8, 2);
     fix_checksum(work, n);
     expect_bad(work, n, TROVE_ERR_TRUNCATED, n, "cut short", "version 2 without its flows part");
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 and 2", "version 0");
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 to 3", "version 0");
     trove__put_le32(mutant(&g) + 12, 1);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "flags", "flags");
     corpus_write("flags.bin", work, n);
@@ -551,6 +556,67 @@ static void test_header_v2(void)
     memcpy(work, b.ptr, GOLDEN_LEN);
     fix_checksum(work, GOLDEN_LEN);
     expect_bad(work, GOLDEN_LEN, TROVE_ERR_TRUNCATED, GOLDEN_LEN, "cut short", "v2 cut to v1");
+    trove_bytes_free(&b);
+}
+
+static void test_header_v3(void)
+{
+    struct trove_capture_header h, back;
+    struct trove_bytes b = {0};
+    struct trove_diag diag = {0};
+    const size_t n = GOLDEN_LEN + 48, at = GOLDEN_LEN + 8; /* the profile part */
+
+    /* the golden capture, with flows and a profile of 2 objects: 500 samples, 40 switches
+     * in 3000 bytes */
+    golden(&h);
+    h.info.flows = 3;
+    h.flows_bytes = 100;
+    h.info.samples = 500;
+    h.info.switches = 40;
+    h.profile_objects = 2;
+    h.profile_bytes = 3000;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK); /* version 0: 3 */
+    CHECK_EQ_INT(b.len, n);
+    test_check_vector("capture_header_v3.bin", b.ptr, b.len);
+    corpus_write("golden-v3.bin", b.ptr, b.len);
+    CHECK(trove__get_le32(b.ptr + 8) == 3 && trove__get_le64(b.ptr + at) == 500 &&
+          trove__get_le64(b.ptr + at + 8) == 40 && trove__get_le64(b.ptr + at + 16) == 2 &&
+          trove__get_le64(b.ptr + at + 24) == 3000);
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_capture_header_decode(b.ptr, b.len, &back, &diag), TROVE_OK);
+    CHECK(same_header(&h, &back) && back.version == 3 && back.info.samples == 500 &&
+          back.info.switches == 40 && back.profile_objects == 2 && back.profile_bytes == 3000);
+    CHECK_EQ_INT(back.info.stored_bytes, n + 63 + 100 + 90 + 50 + 100 + 3000);
+    trove_capture_header_free(&back);
+    /* refused by the encoder: a profile in a v2 header, v3 without profile objects */
+    h.version = 2;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "v2 with a profile");
+    h.version = 3;
+    h.profile_objects = 0;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "v3 without objects");
+    h.profile_objects = 2;
+    h.profile_bytes = 33; /* under 17 an object */
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "v3 objects too small");
+    h.profile_bytes = 3000;
+    /* the decoder: each profile rule, the checksum made right */
+    memcpy(work, b.ptr, n);
+    trove__put_le64(work + at + 16, TROVE_CAPTURE_MAX_PROFILE_OBJECTS + 1);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, at + 16, "profile is", "too many profile objects");
+    corpus_write("v3-objects.bin", work, n);
+    memcpy(work, b.ptr, n);
+    trove__put_le64(work + at + 24, (uint64_t)TROVE_CAPTURE_MAX_OBJECT * 2 + 1);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, at + 24, "profile objects take", "objects too big");
+    memcpy(work, b.ptr, n);
+    trove__put_le64(work + at, 3000 * 1032 / 4 + 1);
+    fix_checksum(work, n);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, at, "cannot hold", "samples past the bytes");
+    corpus_write("v3-samples.bin", work, n);
+    /* a v3 header cut to a v2 length */
+    memcpy(work, b.ptr, GOLDEN_LEN + 16);
+    fix_checksum(work, GOLDEN_LEN + 16);
+    expect_bad(work, GOLDEN_LEN + 16, TROVE_ERR_TRUNCATED, GOLDEN_LEN + 16, "cut short", "v3 cut to v2");
     trove_bytes_free(&b);
 }
 
@@ -1467,6 +1533,177 @@ static void test_write_flows(void)
     trove_store_close(s);
 }
 
+/* A profile of nframes frames (a call chain each, under a shared root), nsamples samples
+ * over them and a switch every 10 samples; with big, also 320 strings of 65,535 random
+ * bytes, which deflate cannot shrink below 16 MiB: the profile then takes two objects. */
+static struct trove_profile *make_profile(uint32_t nframes, uint32_t nsamples, int big)
+{
+    struct trove_profile *p = NULL;
+    uint32_t mod = 0, file = 0, stack = 0, top = 0;
+    uint64_t r = 12345;
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_string(p, "/bin/prog", 9, &mod), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_string(p, "prog.c", 6, &file), TROVE_OK);
+    for (uint32_t i = 0; i < nframes; i++) {
+        char fn[32];
+        struct trove_profile_frame f = {mod, 0, file, 10 + i, 0x1000 + 16 * (uint64_t)i, 0};
+        uint32_t id;
+        int len = snprintf(fn, sizeof fn, "fn_%u", i);
+        CHECK_EQ_INT(trove_profile_string(p, fn, (size_t)len, &f.function), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_frame(p, &f, &id), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack(p, i ? top : 0, id, &stack), TROVE_OK);
+        if (!i)
+            top = stack;
+    }
+    for (uint32_t i = 0; i < nsamples; i++) {
+        struct trove_profile_sample sm = {1000000 + (uint64_t)i * 1001001, 40, 41 + i % 3,
+                                          nframes ? 1 + i % nframes : 0};
+        CHECK_EQ_INT(trove_profile_sample(p, &sm), TROVE_OK);
+        if (i % 10 == 0) {
+            struct trove_profile_switch sw = {sm.time_ns + 5, 40, sm.tid, TROVE_PROFILE_SWITCH_OUT};
+            CHECK_EQ_INT(trove_profile_switch(p, &sw), TROVE_OK);
+        }
+    }
+    if (big) {
+        char *buf = malloc(TROVE_PROFILE_STRING_MAX);
+        CHECK(buf != NULL);
+        for (int k = 0; buf && k < 320; k++) {
+            uint32_t id;
+            for (size_t i = 0; i < TROVE_PROFILE_STRING_MAX; i++) {
+                r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+                buf[i] = (char)(1 + (r >> 33) % 127);
+            }
+            CHECK_EQ_INT(trove_profile_string(p, buf, TROVE_PROFILE_STRING_MAX, &id), TROVE_OK);
+        }
+        free(buf);
+    }
+    return p;
+}
+
+static void check_profiles_equal(const struct trove_profile *a, const struct trove_profile *b)
+{
+    struct trove_profile_counts ca, cb;
+    trove_profile_get_counts(a, &ca);
+    trove_profile_get_counts(b, &cb);
+    CHECK(ca.strings == cb.strings && ca.frames == cb.frames && ca.stacks == cb.stacks &&
+          ca.samples == cb.samples && ca.switches == cb.switches);
+    for (uint32_t i = 0; i < ca.strings && i < cb.strings; i++) {
+        size_t la = 0, lb = 1;
+        const char *x = trove_profile_string_get(a, i, &la), *y = trove_profile_string_get(b, i, &lb);
+        CHECK(la == lb && !memcmp(x, y, la));
+    }
+    for (uint32_t i = 0; i < ca.frames && i < cb.frames; i++) {
+        const struct trove_profile_frame *x = trove_profile_frame_get(a, i), *y = trove_profile_frame_get(b, i);
+        CHECK(x->function == y->function && x->address == y->address && x->line == y->line);
+    }
+    for (size_t i = 0; i < ca.samples && i < cb.samples; i++) {
+        const struct trove_profile_sample *x = &trove_profile_samples(a)[i], *y = &trove_profile_samples(b)[i];
+        CHECK(x->time_ns == y->time_ns && x->tid == y->tid && x->stack == y->stack);
+    }
+    for (size_t i = 0; i < ca.switches && i < cb.switches; i++)
+        CHECK(trove_profile_switches(a)[i].time_ns == trove_profile_switches(b)[i].time_ns);
+}
+
+/* A capture's profile: written beside its events (version 3, events replayed as before),
+ * alone, again to the same objects, over two objects; read back equal; replaced by a
+ * capture without one; refused by the live writer's append. */
+static void test_write_profile(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_profile *p, *back = NULL, *big;
+    struct trove_capture_info info, got;
+    struct trove_diag diag = {0};
+    struct trove_capture_writer *w = NULL;
+
+    if (!s)
+        return;
+    gen_capture(5000, 12, &ev, &names);
+    p = make_profile(200, 100000, 0);
+    CHECK_EQ_INT(trove_capture_write_profile(s, "prof", ev.ev, ev.len, names, NULL, 0, p, NULL,
+                                             &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(header_version(s, "prof"), 3);
+    CHECK(info.samples == 100000 && info.switches == 10000 && info.events == 5000);
+    memset(&got, 0, sizeof got);
+    CHECK_EQ_INT(trove_capture_info(s, "prof", &got, &diag), TROVE_OK);
+    CHECK(same_info(&info, &got) && got.samples == 100000 && got.switches == 10000);
+    CHECK_EQ_INT(trove_profile_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "prof", back, &diag), TROVE_OK);
+    check_profiles_equal(p, back);
+    /* read into a profile that has rows: refused */
+    CHECK_EQ_INT(trove_capture_read_profile(s, "prof", back, &diag), TROVE_ERR_INVALID);
+    trove_profile_free(back);
+    check_layout(s, "prof", &ev, names, TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT / 32,
+                 TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    expect_range(s, "prof", &ev, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0,
+                 TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    /* the same again: nothing new; a profile alone, no events */
+    CHECK_EQ_INT(trove_capture_write_profile(s, "prof", ev.ev, ev.len, names, NULL, 0, p, NULL,
+                                             &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(info.new_objects, 0);
+    CHECK_EQ_INT(trove_capture_write_profile(s, "alone", NULL, 0, names, NULL, 0, p, NULL, &info,
+                                             &diag),
+                 TROVE_OK);
+    CHECK(info.events == 0 && info.samples == 100000);
+    CHECK_EQ_INT(info.new_objects, 1); /* its header: the names and the profile are shared */
+    CHECK_EQ_INT(trove_profile_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "alone", back, &diag), TROVE_OK);
+    check_profiles_equal(p, back);
+    trove_profile_free(back);
+    /* the live writer does not append to a capture with a profile */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "profile") != NULL);
+    /* two objects */
+    big = make_profile(10, 1000, 1);
+    CHECK_EQ_INT(trove_capture_write_profile(s, "big", ev.ev, 100, names, NULL, 0, big, NULL,
+                                             &info, &diag),
+                 TROVE_OK);
+    CHECK(info.stored_bytes > TROVE_CAPTURE_MAX_OBJECT);
+    {
+        struct trove_volume *v = NULL;
+        struct trove_bytes obj = {0};
+        struct trove_capture_header h;
+        CHECK_EQ_INT(trove_volume_open(s, "big", &v, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_get_object(v, 0, &obj), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_header_decode(obj.ptr, obj.len, &h, NULL), TROVE_OK);
+        CHECK(h.profile_objects == 2 && h.profile_bytes > TROVE_CAPTURE_MAX_OBJECT);
+        {
+            struct trove_volume_info vi;
+            CHECK_EQ_INT(trove_volume_info(v, &vi), TROVE_OK);
+            CHECK_EQ_INT(vi.slots, 2 + 1 + 2); /* header, names, a segment, two objects */
+        }
+        trove_capture_header_free(&h);
+        trove_bytes_free(&obj);
+        trove_volume_close(v);
+    }
+    CHECK_EQ_INT(trove_profile_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "big", back, &diag), TROVE_OK);
+    check_profiles_equal(big, back);
+    trove_profile_free(back);
+    /* replaced without a profile: version 1, no rows */
+    CHECK_EQ_INT(trove_capture_write(s, "prof", ev.ev, ev.len, names, NULL, &info, &diag), TROVE_OK);
+    CHECK_EQ_INT(header_version(s, "prof"), 1);
+    CHECK_EQ_INT(trove_profile_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "prof", back, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_sample_count(back), 0);
+    trove_profile_free(back);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "nosuch", p, &diag), TROVE_ERR_INVALID);
+    {
+        struct trove_profile *fresh = NULL;
+        CHECK_EQ_INT(trove_profile_new(&fresh), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_read_profile(s, "nosuch", fresh, &diag), TROVE_ERR_NOTFOUND);
+        trove_profile_free(fresh);
+    }
+    trove_profile_free(big);
+    trove_profile_free(p);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
 /* Sort indexes ride in the names object as version 2 names frames (split across frames
  * like any names), come back whole from every replay, and leave a capture without them
  * with version 1 frames only. */
@@ -1534,6 +1771,7 @@ int main(void)
     test_empty();
     test_encode_invalid();
     test_header_v2();
+    test_header_v3();
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;
@@ -1546,6 +1784,7 @@ int main(void)
     snprintf(sdir, sizeof sdir, "%s/store", root);
     test_replay();
     test_write_flows();
+    test_write_profile();
     test_sort_indexes();
     test_corpus_seeds();
     test_rm_rf(root);

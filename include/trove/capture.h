@@ -43,6 +43,8 @@ extern "C" {
 /* A segment of 8 MiB of events packs and deflates to at most 44/32 of that (the packed
  * worst case), so it always fits in MAX_OBJECT. */
 #define TROVE_CAPTURE_MAX_SEGMENT_BYTES ((uint64_t)8 << 20)
+/* A capture's profile (sampled call stacks) is at most this many objects of samples frames. */
+#define TROVE_CAPTURE_MAX_PROFILE_OBJECTS ((uint64_t)1 << 16)
 
 struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
@@ -64,6 +66,8 @@ struct trove_capture_info {
     uint64_t new_objects;  /* trove_capture_write: objects the store did not have */
     uint64_t flows;        /* flow rows (header v2) */
     uint64_t new_bytes;    /* trove_capture_write: the bytes of the new objects */
+    uint64_t samples;      /* sampled call stacks (header v3: a profile) */
+    uint64_t switches;     /* context switches of the sampled threads (v3) */
 };
 
 /*
@@ -95,6 +99,35 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
                               const struct trove_names *names, const struct trove_flow *flows,
                               size_t nflows, const struct trove_capture_options *opt,
                               struct trove_capture_info *info, struct trove_diag *diag);
+
+struct trove_profile;
+
+/*
+ * trove_capture_write_trace with a sampling profile (trove/profile.h; may be NULL): its rows
+ * as samples frames (wire format 6) in objects of at most MAX_OBJECT bytes, in the slots
+ * after the flows (2 + S, or 3 + S with flows). A capture with a profile that has rows gets
+ * a header of version 3; one without is written exactly as trove_capture_write_trace writes
+ * it. A capture may hold a profile and no events. Errors: those of
+ * trove_capture_write_trace, TROVE_ERR_LIMIT (more than MAX_PROFILE_OBJECTS objects).
+ */
+int trove_capture_write_profile(struct trove_store *s, const char *name,
+                                const struct trove_event *events, size_t n,
+                                const struct trove_names *names, const struct trove_flow *flows,
+                                size_t nflows, const struct trove_profile *profile,
+                                const struct trove_capture_options *opt,
+                                struct trove_capture_info *info, struct trove_diag *diag);
+
+/*
+ * Read the profile of capture `name` into p, a new profile (trove_profile_new, no rows
+ * added): every profile object, in order, checked against its name and decoded frame by
+ * frame with every bound checked (trove_profile_decode); the samples and switches must be
+ * the header's counts. A capture without a profile gives no rows. Errors: TROVE_ERR_INVALID
+ * (p not new), TROVE_ERR_NOTFOUND, the header's, the decoder's (TROVE_ERR_CORRUPT for counts
+ * that disagree), the store's; diag names the capture and slot. On error p holds what was
+ * read before it: free it.
+ */
+int trove_capture_read_profile(struct trove_store *s, const char *name, struct trove_profile *p,
+                               struct trove_diag *diag);
 
 /* ---- writing live -----------------------------------------------------------------------
  *
@@ -253,13 +286,15 @@ struct trove_capture_header {
     uint32_t frame_events;
     uint64_t names_bytes;                 /* the names object's length */
     struct trove_capture_segment *seg;    /* info.segments entries; malloc'd by decode */
-    uint32_t version;                     /* 1 or 2 (decode); encode: 0 is 2 with flows,
-                                             else 1 */
+    uint32_t version;                     /* 1, 2 or 3 (decode); encode: 0 is 3 with a
+                                             profile, 2 with flows, else 1 */
     uint64_t flows_bytes;                 /* v2: the flows object's length (0: none) */
+    uint64_t profile_objects;             /* v3: the profile's objects (0: none) */
+    uint64_t profile_bytes;               /* v3: their bytes together */
 };
 
 /* The encoded length of a version 1 header of `segments` entries (<= MAX_SEGMENTS); a
- * version 2 header is 16 bytes longer. */
+ * version 2 header is 16 bytes longer, a version 3 header 48. */
 size_t trove_capture_header_size(uint64_t segments);
 
 /* Append the header's encoding to out. The header must obey every rule the decoder checks

@@ -14,12 +14,14 @@
  */
 #include "capture_internal.h"
 #include "common/alloc.h"
+#include "common/endian.h"
 #include "common/fail.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "trove/profile.h"
 #include "trove/wire.h"
 
 /* ---- reading the header ---------------------------------------------------------------- */
@@ -359,7 +361,7 @@ int trove__capture_header_put(struct trove__capture_vol *w, struct trove_capture
         if (g->max_end_ns > h->info.end_ns)
             h->info.end_ns = g->max_end_ns;
     }
-    h->version = counters || h->info.flows > 0 ? 2 : 1;
+    h->version = h->profile_objects > 0 ? 3 : counters || h->info.flows > 0 ? 2 : 1;
     buf->len = 0;
     if ((rc = trove_capture_header_encode(h, buf)) != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "capture %s: encoding the header: %s", w->name,
@@ -461,10 +463,61 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
                               size_t nflows, const struct trove_capture_options *opt,
                               struct trove_capture_info *info, struct trove_diag *diag)
 {
+    return trove_capture_write_profile(s, name, events, n, names, flows, nflows, NULL, opt, info,
+                                       diag);
+}
+
+/* The profile's samples frames cut into objects at frame boundaries, each at most
+ * MAX_OBJECT bytes: *ends_out (malloc'd) gets each object's end in frames. */
+static int profile_objects(const char *name, const struct trove_profile *p,
+                           struct trove_bytes *frames, size_t **ends_out, size_t *n_out,
+                           struct trove_diag *diag)
+{
+    size_t *ends, n = 0, nframes = 0, start = 0;
+    int rc;
+
+    *ends_out = NULL;
+    *n_out = 0;
+    if ((rc = trove_profile_encode(p, NULL, frames)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: encoding the profile: %s", name,
+                          trove_strerror(rc));
+    for (size_t at = 0; at < frames->len; nframes++)
+        at += TROVE_WIRE_HEADER_SIZE + trove__get_le32(frames->ptr + at + 8);
+    if (!nframes)
+        return TROVE_OK;
+    if (!(ends = trove__mallocarray(nframes, sizeof *ends)))
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    for (size_t at = 0; at < frames->len;) {
+        size_t len = TROVE_WIRE_HEADER_SIZE + trove__get_le32(frames->ptr + at + 8);
+        if (at + len - start > TROVE_CAPTURE_MAX_OBJECT && at > start)
+            ends[n++] = start = at;
+        at += len;
+    }
+    ends[n++] = frames->len;
+    if (n > TROVE_CAPTURE_MAX_PROFILE_OBJECTS) {
+        free(ends);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: the profile needs %zu objects, over the %" PRIu64
+                          " a capture holds",
+                          name, n, TROVE_CAPTURE_MAX_PROFILE_OBJECTS);
+    }
+    *ends_out = ends;
+    *n_out = n;
+    return TROVE_OK;
+}
+
+int trove_capture_write_profile(struct trove_store *s, const char *name,
+                                const struct trove_event *events, size_t n,
+                                const struct trove_names *names, const struct trove_flow *flows,
+                                size_t nflows, const struct trove_profile *profile,
+                                const struct trove_capture_options *opt,
+                                struct trove_capture_info *info, struct trove_diag *diag)
+{
     struct trove__capture_vol w;
     struct trove_capture_header h;
     struct trove_wire_encoder *enc = NULL;
-    struct trove_bytes buf = {0}, names_obj = {0}, flows_obj = {0};
+    struct trove_bytes buf = {0}, names_obj = {0}, flows_obj = {0}, prof = {0};
+    size_t *prof_ends = NULL, n_prof = 0;
     uint64_t seg_bytes = 0, per, segments;
     uint32_t fe = 0;
     int rc, created = 0, committed = 0, counters = 0;
@@ -506,9 +559,11 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
             goto out;
         }
     }
+    if (profile)
+        TROVE_TRY(rc, profile_objects(name, profile, &prof, &prof_ends, &n_prof, diag));
     TROVE_TRY(rc, trove__capture_open_for_write(
-                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0), 2, &created,
-                      diag));
+                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + n_prof, 2,
+                      &created, diag));
 
     for (uint64_t k = 0; k < segments; k++) {
         size_t first = (size_t)(k * per), end = n - first < per ? n : first + (size_t)per;
@@ -527,6 +582,12 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
     if (nflows > 0)
         TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments,
                                          flows_obj.ptr, flows_obj.len, diag));
+    for (size_t k = 0; k < n_prof; k++) {
+        size_t from = k ? prof_ends[k - 1] : 0;
+        TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments +
+                                                 (nflows > 0) + k,
+                                         prof.ptr + from, prof_ends[k] - from, diag));
+    }
 
     h.info.events = n;
     h.info.segments = segments;
@@ -536,6 +597,14 @@ int trove_capture_write_trace(struct trove_store *s, const char *name,
     h.names_bytes = names_obj.len;
     h.info.flows = nflows;
     h.flows_bytes = flows_obj.len;
+    if (n_prof) {
+        struct trove_profile_counts c;
+        trove_profile_get_counts(profile, &c);
+        h.info.samples = c.samples;
+        h.info.switches = c.switches;
+        h.profile_objects = n_prof;
+        h.profile_bytes = prof.len;
+    }
     TROVE_TRY(rc, trove__capture_header_put(&w, &h, counters, &buf, diag));
     if ((rc = trove_volume_commit(w.v)) != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: committing: %s", name, trove_strerror(rc));
@@ -557,6 +626,8 @@ out:
     trove_bytes_free(&buf);
     trove_bytes_free(&names_obj);
     trove_bytes_free(&flows_obj);
+    trove_bytes_free(&prof);
+    free(prof_ends);
     trove_wire_encoder_free(enc);
     return rc;
 }
@@ -620,6 +691,63 @@ int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t f
     }
 out:
     trove_flows_free(&got);
+    trove_bytes_free(&b);
+    trove_capture_header_free(&h);
+    trove_volume_close(v);
+    return rc;
+}
+
+int trove_capture_read_profile(struct trove_store *s, const char *name, struct trove_profile *p,
+                               struct trove_diag *diag)
+{
+    struct trove_capture_header h;
+    struct trove_volume *v = NULL;
+    struct trove_bytes b = {0};
+    struct trove_profile_counts start, c;
+    uint64_t first;
+    int rc;
+
+    if (!s || !p)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture profile needs a store and a profile");
+    trove_profile_get_counts(p, &start);
+    if (start.strings != 1 || start.frames || start.stacks || start.samples || start.switches)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "capture profile is read into a new profile, not one with rows");
+    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+        return rc;
+    first = TROVE__CAPTURE_SLOT_SEGMENT0 + h.info.segments + (h.info.flows > 0);
+    for (uint64_t k = 0; k < h.profile_objects; k++) {
+        uint64_t slot = first + k;
+        b.len = 0;
+        if ((rc = trove_volume_get_object(v, slot, &b)) != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "capture %s: profile (slot %" PRIu64 "): %s", name, slot,
+                            rc == TROVE_ERR_CHECKSUM
+                                ? "its stored bytes do not hash to its name: the object is "
+                                  "damaged (importing the capture again heals it)"
+                                : trove_strerror(rc));
+            goto out;
+        }
+        for (size_t at = 0; at < b.len;) {
+            size_t len = 0;
+            if ((rc = trove_profile_decode(p, b.ptr + at, b.len - at, &len, diag)) != TROVE_OK) {
+                char what[64];
+                snprintf(what, sizeof what, "profile (slot %" PRIu64 ", byte %zu)", slot, at);
+                rc = prefix_diag(diag, rc, name, what);
+                goto out;
+            }
+            at += len;
+        }
+    }
+    trove_profile_get_counts(p, &c);
+    if (c.samples != h.info.samples || c.switches != h.info.switches) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: the profile holds %zu samples and %zu switches; the header "
+                        "says %" PRIu64 " and %" PRIu64,
+                        name, c.samples, c.switches, h.info.samples, h.info.switches);
+        goto out;
+    }
+    rc = TROVE_OK;
+out:
     trove_bytes_free(&b);
     trove_capture_header_free(&h);
     trove_volume_close(v);

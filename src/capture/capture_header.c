@@ -1,8 +1,8 @@
 /*
- * capture_header.c: the capture header, formats v1 and v2 — the object in slot 0 of a
+ * capture_header.c: the capture header, formats v1 to v3 — the object in slot 0 of a
  * capture's volume (include/trove/capture.h, docs/formats/capture.md): the counts, the time
  * range and one index entry per segment, which is all replay needs to pick the segments of a
- * range, and (v2) the size of the capture's flows object.
+ * range, (v2) the size of the capture's flows object and (v3) of its profile objects.
  *
  *    0                8         12        16             24             32
  *   +----------------+---------+---------+--------------+--------------+
@@ -28,6 +28,12 @@
  *   +-----------------+-------------------+---------------+
  *   | flows u64       | flows_bytes u64   | checksum u64  |
  *   +-----------------+-------------------+---------------+
+ *
+ *   v3: v2, with a profile part between the flows part and the checksum
+ *   112 + 40S     120 + 40S      128 + 40S          136 + 40S         144 + 40S
+ *   +-------------+--------------+------------------+-----------------+---------------+
+ *   | samples u64 | switches u64 | profile_objects  | profile_bytes   | checksum u64  |
+ *   +-------------+--------------+------------------+-----------------+---------------+
  *
  *   segment entry, 40 bytes
  *   0              8              16             24         28         32        36      40
@@ -81,10 +87,14 @@ _Static_assert(TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * TROVE_CAPTURE_MAX_S
                "the largest header fits in one object");
 
 /* the versions this build reads */
-static const uint32_t known_versions[] = {TROVE__CAPTURE_VERSION, TROVE__CAPTURE_VERSION2};
+static const uint32_t known_versions[] = {TROVE__CAPTURE_VERSION, TROVE__CAPTURE_VERSION2,
+                                          TROVE__CAPTURE_VERSION3};
 
 #define FLOWS_PART 16u /* v2: flows and flows_bytes */
 #define FLOWS_MIN_BYTES 49u /* the smallest flows object: its 40-byte head, deflate, checksum */
+#define PROFILE_PART 32u /* v3: samples, switches, profile_objects, profile_bytes */
+/* The smallest profile object: one samples frame, a 16-byte header and a deflate stream. */
+#define PROFILE_MIN_BYTES 17u
 
 size_t trove_capture_header_size(uint64_t segments)
 {
@@ -94,13 +104,15 @@ size_t trove_capture_header_size(uint64_t segments)
 
 static size_t header_size(uint32_t version, uint64_t segments)
 {
-    return trove_capture_header_size(segments) + (version >= 2 ? FLOWS_PART : 0);
+    return trove_capture_header_size(segments) + (version >= 2 ? FLOWS_PART : 0) +
+           (version >= 3 ? PROFILE_PART : 0);
 }
 
 /* The fields of the fixed part (and v2's flows part), as read by check(). */
 struct fixed {
     uint64_t events, segments, first_ns, end_ns, names, raw_bytes, names_bytes, segment_bytes;
     uint64_t flows, flows_bytes;
+    uint64_t samples, switches, profile_objects, profile_bytes;
     uint32_t frame_events, version;
 };
 
@@ -117,6 +129,7 @@ static void read_fixed(const uint8_t *buf, struct fixed *f)
     f->segment_bytes = trove__get_le64(buf + 72);
     f->frame_events = trove__get_le32(buf + 80);
     f->flows = f->flows_bytes = 0;
+    f->samples = f->switches = f->profile_objects = f->profile_bytes = 0;
 }
 
 /* v2's flows part, once the length is known to hold it. */
@@ -126,6 +139,13 @@ static void read_flows_part(const uint8_t *buf, struct fixed *f)
         size_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)f->segments;
         f->flows = trove__get_le64(buf + at);
         f->flows_bytes = trove__get_le64(buf + at + 8);
+    }
+    if (f->version >= 3) {
+        size_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)f->segments + FLOWS_PART;
+        f->samples = trove__get_le64(buf + at);
+        f->switches = trove__get_le64(buf + at + 8);
+        f->profile_objects = trove__get_le64(buf + at + 16);
+        f->profile_bytes = trove__get_le64(buf + at + 24);
     }
 }
 
@@ -188,7 +208,7 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     if ((rc = trove__sealed_magic(buf, len, TROVE__CAPTURE_MAGIC, WHAT, diag)) != TROVE_OK)
         return rc;
     version = trove__get_le32(buf + 8);
-    if ((rc = trove__sealed_version(version, 8, known_versions, 2, WHAT, "versions 1 and 2",
+    if ((rc = trove__sealed_version(version, 8, known_versions, 3, WHAT, "versions 1 to 3",
                                     diag)))
         return rc;
     flags = trove__get_le32(buf + 12);
@@ -239,6 +259,28 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                               "capture header says the flows object of %" PRIu64 " rows is %"
                               PRIu64 " bytes; it must be 0 for no rows, else %u to %" PRIu32,
                               f.flows, f.flows_bytes, FLOWS_MIN_BYTES, TROVE_CAPTURE_MAX_OBJECT);
+    }
+    if (version >= 3) {
+        uint64_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * f.segments + FLOWS_PART;
+        if (f.profile_objects < 1 || f.profile_objects > TROVE_CAPTURE_MAX_PROFILE_OBJECTS)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 16,
+                              "capture header says the profile is %" PRIu64 " objects; a "
+                              "version 3 header has 1 to %" PRIu64,
+                              f.profile_objects, TROVE_CAPTURE_MAX_PROFILE_OBJECTS);
+        if (f.profile_bytes < PROFILE_MIN_BYTES * f.profile_objects ||
+            f.profile_bytes > (uint64_t)TROVE_CAPTURE_MAX_OBJECT * f.profile_objects)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 24,
+                              "capture header says %" PRIu64 " profile objects take %" PRIu64
+                              " bytes; each is %u to %" PRIu32,
+                              f.profile_objects, f.profile_bytes, PROFILE_MIN_BYTES,
+                              TROVE_CAPTURE_MAX_OBJECT);
+        /* a sample is 4 bytes of body at least, a switch 4, and a body at most 1032 times
+         * its deflate stream */
+        if (f.samples > f.profile_bytes * 1032 / 4 || f.switches > f.profile_bytes * 1032 / 4)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "capture header says %" PRIu64 " samples and %" PRIu64
+                              " switches; %" PRIu64 " profile bytes cannot hold them",
+                              f.samples, f.switches, f.profile_bytes);
     }
     if (f.segment_bytes < TROVE_EVENT_SIZE || f.segment_bytes % TROVE_EVENT_SIZE != 0 ||
         f.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
@@ -309,10 +351,11 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         return TROVE_ERR_INVALID;
     in = &h->info;
     segments = in->segments;
-    version = h->version ? h->version : in->flows ? 2 : 1;
+    version = h->version ? h->version : h->profile_objects ? 3 : in->flows ? 2 : 1;
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
         return TROVE_ERR_LIMIT;
-    if ((segments > 0 && !h->seg) || version > 2 || (version == 1 && (in->flows || h->flows_bytes)))
+    if ((segments > 0 && !h->seg) || version > 3 || (version == 1 && (in->flows || h->flows_bytes)) ||
+        (version < 3 && (h->profile_objects || h->profile_bytes || in->samples || in->switches)))
         return TROVE_ERR_INVALID;
     total = header_size(version, segments);
     if ((rc = trove_bytes_reserve(out, total)) != TROVE_OK)
@@ -348,6 +391,13 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         trove__put_le64(q + 8, h->flows_bytes);
         q += FLOWS_PART;
     }
+    if (version >= 3) {
+        trove__put_le64(q, in->samples);
+        trove__put_le64(q + 8, in->switches);
+        trove__put_le64(q + 16, h->profile_objects);
+        trove__put_le64(q + 24, h->profile_bytes);
+        q += PROFILE_PART;
+    }
     assert(q + TROVE__CAPTURE_TRAILER == p + total);
     trove__sealed_seal(p, total);
     /* Counted only if it obeys every rule the decoder checks. */
@@ -379,9 +429,13 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.info.raw_bytes = f.raw_bytes;
     read_flows_part(buf, &f);
     r.info.flows = f.flows;
-    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes;
+    r.info.samples = f.samples;
+    r.info.switches = f.switches;
+    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes + f.profile_bytes;
     r.version = f.version;
     r.flows_bytes = f.flows_bytes;
+    r.profile_objects = f.profile_objects;
+    r.profile_bytes = f.profile_bytes;
     r.segment_bytes = f.segment_bytes;
     r.frame_events = f.frame_events;
     r.names_bytes = f.names_bytes;

@@ -17,6 +17,7 @@
 #define TROVE__CAPTURE_MAGIC "TROVCAP1"
 #define TROVE__CAPTURE_VERSION 1u
 #define TROVE__CAPTURE_VERSION2 2u /* flows, counters */
+#define TROVE__CAPTURE_VERSION3 3u /* a profile (sampled call stacks) */
 #define TROVE__CAPTURE_FIXED 88u /* the header before the segment entries */
 #define TROVE__CAPTURE_ENTRY 40u /* one segment entry */
 #define TROVE__CAPTURE_TRAILER TROVE__SEALED_TRAILER
@@ -25,7 +26,8 @@
 #define TROVE__CAPTURE_SLOT_HEADER 0u
 #define TROVE__CAPTURE_SLOT_NAMES 1u
 #define TROVE__CAPTURE_SLOT_SEGMENT0 2u
-/* v2 with flows: the flows object is the slot after the last segment, 2 + S */
+/* v2 with flows: the flows object is the slot after the last segment, 2 + S; v3: the
+ * profile objects follow, 2 + S + (flows ? 1 : 0) + k */
 
 /* A names frame holds at most this many entries, and entries are added to it while its
  * payload stays within NAMES_FRAME_BYTES (a single longer entry gets a frame of its own). */

@@ -280,6 +280,13 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
                         w->name, h->info.flows);
         goto out;
     }
+    if (h->profile_objects > 0) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "capture %s has a profile (%" PRIu64 " samples); a live writer does "
+                        "not carry profiles yet, so it cannot append to it",
+                        w->name, h->info.samples);
+        goto out;
+    }
     if ((opt && opt->segment_bytes && opt->segment_bytes != h->segment_bytes) ||
         (opt && opt->frame_events && opt->frame_events != h->frame_events)) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
