@@ -972,7 +972,8 @@ static void test_manifest(void)
     ENC_BAD(bad.sort_indexes = (uint64_t)INT64_MAX + 1);
     ENC_BAD((bad.start_ns = (uint64_t)INT64_MAX + 1, bad.end_ns = UINT64_MAX));
     ENC_BAD(bad.start_ns = bad.end_ns + 1);
-    ENC_BAD(bad.ntables = 9);
+    ENC_BAD(bad.ntables = 17);
+    ENC_BAD(bad.stacks = (uint64_t)INT64_MAX + 1);
     ENC_BAD(memset(bad.capture, 'x', sizeof bad.capture));
     ENC_BAD(memset(bad.trove_version, 'x', sizeof bad.trove_version));
     ENC_BAD(memset(bad.tables[1], 'x', sizeof bad.tables[1]));
@@ -1057,8 +1058,17 @@ static void test_manifest(void)
     BAD(HEAD CAPTURE RANGE COUNTS VERSION, TROVE_ERR_CORRUPT, "tables");
     BAD(HEAD CAPTURE RANGE COUNTS "\"tables\":\"events.parquet\"," VERSION, TROVE_ERR_CORRUPT,
         "tables");
-    BAD(HEAD CAPTURE RANGE COUNTS "\"tables\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\"],"
-        VERSION, TROVE_ERR_LIMIT, "9 tables");
+    BAD(HEAD CAPTURE RANGE COUNTS "\"tables\":[\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\","
+        "\"j\",\"k\",\"l\",\"m\",\"n\",\"o\",\"p\",\"q\"],"
+        VERSION, TROVE_ERR_LIMIT, "17 tables");
+    BAD(HEAD CAPTURE RANGE
+        "\"counts\":{\"events\":1,\"names\":2,\"threads\":3,\"samples\":4,\"frames\":5,"
+        "\"stacks\":-1}," TABLES VERSION,
+        TROVE_ERR_CORRUPT, "counts.\"stacks\"");
+    BAD(HEAD CAPTURE RANGE
+        "\"counts\":{\"events\":1,\"names\":2,\"threads\":3,\"samples\":4,\"frames\":5,"
+        "\"switches\":\"2\"}," TABLES VERSION,
+        TROVE_ERR_CORRUPT, "counts.\"switches\"");
     BAD(HEAD CAPTURE RANGE COUNTS "\"tables\":[\"a\",1]," VERSION, TROVE_ERR_CORRUPT,
         "\"tables\"[1]");
     BAD(HEAD CAPTURE RANGE COUNTS "\"tables\":[\"../x\"]," VERSION, TROVE_ERR_CORRUPT, "..");

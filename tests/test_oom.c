@@ -664,7 +664,8 @@ static int op_tables_read(void *p)
     int rc = trove_names_new(&names);
     (void)p;
     for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++)
-        rc = trove_tables_read(t, tab_want[t].ptr, tab_want[t].len, &ev, names, NULL);
+        if (!TROVE_TABLE_IS_PROFILE(t)) /* read by trove_tables_read_profile */
+            rc = trove_tables_read(t, tab_want[t].ptr, tab_want[t].len, &ev, names, NULL);
     if (rc == TROVE_OK)
         rc = ev.len == gen_events.len &&
                      memcmp(ev.ev, gen_events.ev, ev.len * sizeof *ev.ev) == 0 &&
@@ -674,6 +675,130 @@ static int op_tables_read(void *p)
     trove_events_free(&ev);
     trove_names_free(names);
     return rc;
+}
+
+/* ---- a profile: its samples frames and its tables ---- */
+
+static struct trove_profile *oom_prof;
+static struct trove_bytes prof_frames, prof_tab[TROVE_TABLE_COUNT_];
+static const int prof_tables[4] = {TROVE_TABLE_SAMPLES, TROVE_TABLE_FRAMES, TROVE_TABLE_STACKS,
+                                   TROVE_TABLE_SWITCHES};
+
+static void make_oom_profile(void)
+{
+    uint32_t mod, file, stack = 0;
+    CHECK_EQ_INT(trove_profile_new(&oom_prof), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_string(oom_prof, "/bin/x", 6, &mod), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_string(oom_prof, "x.c", 3, &file), TROVE_OK);
+    for (uint32_t i = 0; i < 300; i++) {
+        char fn[16];
+        struct trove_profile_frame f = {mod, 0, file, i, 16 * (uint64_t)i, i % 2};
+        struct trove_profile_sample sm = {1000 * (uint64_t)i, 1, 2 + i % 3, 0};
+        struct trove_profile_switch sw = {1000 * (uint64_t)i + 1, 1, 2, i % 2};
+        uint32_t id;
+        int n = snprintf(fn, sizeof fn, "f%u", i);
+        CHECK_EQ_INT(trove_profile_string(oom_prof, fn, (size_t)n, &f.function), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_frame(oom_prof, &f, &id), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack(oom_prof, stack % 50, id, &stack), TROVE_OK);
+        sm.stack = stack;
+        CHECK_EQ_INT(trove_profile_sample(oom_prof, &sm), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_switch(oom_prof, &sw), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_profile_encode(oom_prof, NULL, &prof_frames), TROVE_OK);
+    for (int k = 0; k < 4; k++)
+        CHECK_EQ_INT(trove_tables_write_profile(prof_tables[k], oom_prof, NULL,
+                                                &prof_tab[prof_tables[k]], NULL),
+                     TROVE_OK);
+}
+
+static int same_counts(const struct trove_profile *a, const struct trove_profile *b)
+{
+    struct trove_profile_counts x, y;
+    trove_profile_get_counts(a, &x);
+    trove_profile_get_counts(b, &y);
+    return !memcmp(&x, &y, sizeof x);
+}
+
+static int op_profile_encode(void *p)
+{
+    struct trove_bytes out = {0};
+    int rc = trove_profile_encode(oom_prof, NULL, &out);
+    (void)p;
+    if (rc == TROVE_OK)
+        rc = out.len == prof_frames.len && !memcmp(out.ptr, prof_frames.ptr, out.len)
+                 ? TROVE_OK
+                 : TROVE_ERR_MISMATCH;
+    trove_bytes_free(&out);
+    return rc;
+}
+
+static int op_profile_decode(void *p)
+{
+    struct trove_profile *q = NULL;
+    size_t at = 0;
+    int rc = trove_profile_new(&q);
+    (void)p;
+    while (rc == TROVE_OK && at < prof_frames.len) {
+        size_t len = 0;
+        struct trove_profile_counts before, after;
+        trove_profile_get_counts(q, &before);
+        rc = trove_profile_decode(q, prof_frames.ptr + at, prof_frames.len - at, &len, NULL);
+        trove_profile_get_counts(q, &after);
+        if (rc != TROVE_OK && memcmp(&before, &after, sizeof before))
+            rc = TROVE_ERR_MISMATCH; /* a failed frame must leave the profile as it was */
+        at += len;
+    }
+    if (rc == TROVE_OK && !same_counts(q, oom_prof))
+        rc = TROVE_ERR_MISMATCH;
+    trove_profile_free(q);
+    return rc;
+}
+
+static int op_profile_tables_write(void *p)
+{
+    int rc = TROVE_OK;
+    (void)p;
+    for (int k = 0; rc == TROVE_OK && k < 4; k++) {
+        struct trove_bytes out = {0};
+        int t = prof_tables[k];
+        rc = trove_tables_write_profile(t, oom_prof, NULL, &out, NULL);
+        if (rc == TROVE_OK && (out.len != prof_tab[t].len || memcmp(out.ptr, prof_tab[t].ptr, out.len)))
+            rc = TROVE_ERR_MISMATCH;
+        trove_bytes_free(&out);
+    }
+    return rc;
+}
+
+static int op_profile_tables_read(void *p)
+{
+    struct trove_tables_profile_in in;
+    struct trove_profile *q = NULL;
+    int rc = trove_profile_new(&q);
+    (void)p;
+    memset(&in, 0, sizeof in);
+    for (int k = 0; k < 4; k++) {
+        in.buf[prof_tables[k]] = prof_tab[prof_tables[k]].ptr;
+        in.len[prof_tables[k]] = prof_tab[prof_tables[k]].len;
+    }
+    if (rc == TROVE_OK)
+        rc = trove_tables_read_profile(&in, q, NULL);
+    if (rc == TROVE_OK && !same_counts(q, oom_prof))
+        rc = TROVE_ERR_MISMATCH;
+    trove_profile_free(q);
+    return rc;
+}
+
+static void test_profile(void)
+{
+    make_oom_profile();
+    sweep("profile samples frames", op_profile_encode, NULL, NULL);
+    sweep("profile frames decode", op_profile_decode, NULL, NULL);
+    sweep("profile tables write", op_profile_tables_write, NULL, NULL);
+    sweep("profile tables read", op_profile_tables_read, NULL, NULL);
+    trove_profile_free(oom_prof);
+    trove_bytes_free(&prof_frames);
+    for (int k = 0; k < 4; k++)
+        trove_bytes_free(&prof_tab[prof_tables[k]]);
 }
 
 static struct trove_bundle_manifest manifest(void)
@@ -1440,6 +1565,7 @@ int main(void)
     }
     test_formats();
     test_columnar();
+    test_profile();
     test_profiles();
     test_store();
 

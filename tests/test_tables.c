@@ -15,6 +15,7 @@
 
 #include "testutil.h"
 #include "trove/parquet.h"
+#include "trove/profile.h"
 #include "trove/tables.h"
 
 /* A small capture: events with every field's extremes, event names, thread names (one
@@ -77,6 +78,11 @@ static void roundtrip(size_t n, int mode, int codec, uint64_t rg)
                            : t == TROVE_TABLE_THREADS ? 4 : t == TROVE_TABLE_SORT_INDEXES ? 2
                                                                                          : 0);
         memset(&diag, 0, sizeof diag);
+        if (TROVE_TABLE_IS_PROFILE(t)) { /* read by trove_tables_read_profile */
+            CHECK_EQ_INT(trove_tables_read(t, f.ptr, f.len, &back, nb, NULL), TROVE_ERR_INVALID);
+            trove_bytes_free(&f);
+            continue;
+        }
         CHECK_EQ_INT(trove_tables_read(t, f.ptr, f.len, &back, nb, &diag), TROVE_OK);
         if (diag.msg[0])
             fprintf(stderr, "table %d: %s\n", t, diag.msg);
@@ -206,7 +212,7 @@ static void test_errors(void)
     CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_NAMES, f.ptr, f.len, &ev, names, NULL),
                  TROVE_ERR_CORRUPT);
     CHECK_EQ_INT(trove_names_count(names), 0);
-    /* Samples with rows are refused for now. */
+    /* The profile's tables are not read here (trove_tables_read_profile reads them). */
     f.len = 0;
     {
         struct trove_pq_column_def d[4] = {{"time_ns", TROVE_PQ_INT64, 64, 1, 0},
@@ -223,7 +229,7 @@ static void test_errors(void)
         CHECK_EQ_INT(trove_pq_writer_finish(w, &f), TROVE_OK);
         trove_pq_writer_free(w);
         CHECK_EQ_INT(trove_tables_read(TROVE_TABLE_SAMPLES, f.ptr, f.len, &ev, names, NULL),
-                     TROVE_ERR_FORMAT);
+                     TROVE_ERR_INVALID);
     }
     /* A names table whose second name is not UTF-8 (a Parquet STRING may hold any bytes;
      * trove's names may not): refused naming the row, the names as they were. */
@@ -646,6 +652,286 @@ static void test_sort_indexes(void)
     trove_names_free(back);
 }
 
+/* ---- the profile's tables ---------------------------------------------------------------- */
+
+static uint32_t pstr(struct trove_profile *p, const char *s)
+{
+    uint32_t id = 0;
+    CHECK_EQ_INT(trove_profile_string(p, s, strlen(s), &id), TROVE_OK);
+    return id;
+}
+
+/* main -> work (with step inlined) and main -> libc+0x9a0; samples on two threads, one
+ * without frames; switches. */
+static struct trove_profile *small_profile(void)
+{
+    struct trove_profile *p = NULL;
+    uint32_t f[4], st = 0;
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    {
+        struct trove_profile_frame rows[4] = {
+            {pstr(p, "/bin/app"), pstr(p, "main"), pstr(p, "app.c"), 10, 0x1100, 0},
+            {pstr(p, "/bin/app"), pstr(p, "work"), pstr(p, "app.c"), 22, 0x1230, 0},
+            {pstr(p, "/bin/app"), pstr(p, "step"), pstr(p, "step.h"), 3, 0x1230, 1},
+            {pstr(p, "/lib/libc.so.6"), pstr(p, "libc.so.6+0x9a0"), 0, 0, 0x9a0, 0}};
+        for (int i = 0; i < 4; i++)
+            CHECK_EQ_INT(trove_profile_frame(p, &rows[i], &f[i]), TROVE_OK);
+    }
+    {
+        uint32_t a[] = {f[2], f[1], f[0]}, b[] = {f[3], f[0]};
+        struct trove_profile_sample sm = {1000, 7, 7, 0};
+        CHECK_EQ_INT(trove_profile_stack_path(p, a, 3, &st), TROVE_OK);
+        sm.stack = st;
+        CHECK_EQ_INT(trove_profile_sample(p, &sm), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack_path(p, b, 2, &st), TROVE_OK);
+        sm = (struct trove_profile_sample){2000, 7, 8, st};
+        CHECK_EQ_INT(trove_profile_sample(p, &sm), TROVE_OK);
+        sm = (struct trove_profile_sample){1500, 7, 8, 0};
+        CHECK_EQ_INT(trove_profile_sample(p, &sm), TROVE_OK);
+    }
+    {
+        struct trove_profile_switch sw[3] = {{1200, 7, 8, TROVE_PROFILE_SWITCH_OUT},
+                                             {1300, 7, 8, 0},
+                                             {2500, 7, 7, TROVE_PROFILE_SWITCH_OUT | TROVE_PROFILE_SWITCH_PREEMPT}};
+        for (int i = 0; i < 3; i++)
+            CHECK_EQ_INT(trove_profile_switch(p, &sw[i]), TROVE_OK);
+    }
+    return p;
+}
+
+/* The function names of the stack s, leaf first, joined by '<'. */
+static void stack_names(const struct trove_profile *p, uint32_t s, char *out, size_t cap)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (; s; s = trove_profile_stack_get(p, s)->parent) {
+        const struct trove_profile_frame *f = trove_profile_frame_get(p, trove_profile_stack_get(p, s)->frame);
+        n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s", n ? "<" : "",
+                              trove_profile_string_get(p, f->function, NULL));
+    }
+}
+
+/* a and b hold the same samples with the same call paths, and the same switches. */
+static void same_profile(const struct trove_profile *a, const struct trove_profile *b)
+{
+    CHECK_EQ_INT(trove_profile_sample_count(a), trove_profile_sample_count(b));
+    CHECK_EQ_INT(trove_profile_switch_count(a), trove_profile_switch_count(b));
+    CHECK_EQ_INT(trove_profile_frame_count(a), trove_profile_frame_count(b));
+    CHECK_EQ_INT(trove_profile_stack_count(a), trove_profile_stack_count(b));
+    for (size_t i = 0; i < trove_profile_sample_count(a) && i < trove_profile_sample_count(b); i++) {
+        const struct trove_profile_sample *x = &trove_profile_samples(a)[i], *y = &trove_profile_samples(b)[i];
+        char sa[256], sb[256];
+        stack_names(a, x->stack, sa, sizeof sa);
+        stack_names(b, y->stack, sb, sizeof sb);
+        CHECK(x->time_ns == y->time_ns && x->pid == y->pid && x->tid == y->tid && !strcmp(sa, sb));
+    }
+    for (size_t i = 0; i < trove_profile_switch_count(a) && i < trove_profile_switch_count(b); i++) {
+        const struct trove_profile_switch *x = &trove_profile_switches(a)[i], *y = &trove_profile_switches(b)[i];
+        CHECK(x->time_ns == y->time_ns && x->tid == y->tid && x->flags == y->flags);
+    }
+    for (uint32_t i = 0; i < trove_profile_frame_count(a) && i < trove_profile_frame_count(b); i++) {
+        const struct trove_profile_frame *x = trove_profile_frame_get(a, i), *y = trove_profile_frame_get(b, i);
+        CHECK(x->address == y->address && x->line == y->line && x->inline_depth == y->inline_depth &&
+              !strcmp(trove_profile_string_get(a, x->file, NULL), trove_profile_string_get(b, y->file, NULL)) &&
+              !strcmp(trove_profile_string_get(a, x->module, NULL), trove_profile_string_get(b, y->module, NULL)));
+    }
+}
+
+/* A Parquet table of int columns (names[k], values v[k][0..rows)), except those k with
+ * strs[k] set, which are strings ("N..." holds a NUL after its first byte). */
+static void write_cols(struct trove_bytes *out, const char *const *names, size_t ncols,
+                       int64_t v[][4], size_t rows, const char *const *const *strs)
+{
+    struct trove_pq_column_def d[8];
+    struct trove_pq_column_data c[8];
+    uint32_t len[8][4];
+    struct trove_pq_writer *w = NULL;
+    memset(c, 0, sizeof c);
+    for (size_t k = 0; k < ncols; k++) {
+        int str = strs && strs[k];
+        d[k] = (struct trove_pq_column_def){names[k], str ? TROVE_PQ_STRING : TROVE_PQ_INT64,
+                                            str ? 0 : 64, 0, 0};
+        if (str) {
+            for (size_t r = 0; r < rows; r++)
+                len[k][r] = (uint32_t)strlen(strs[k][r]) + (strs[k][r][0] == 'N');
+            c[k].str = strs[k];
+            c[k].str_len = len[k];
+        } else {
+            c[k].i64 = v[k];
+        }
+    }
+    out->len = 0;
+    CHECK_EQ_INT(trove_pq_writer_new(d, ncols, TROVE_PQ_CODEC_NONE, 0, &w), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_add(w, c, rows), TROVE_OK);
+    CHECK_EQ_INT(trove_pq_writer_finish(w, out), TROVE_OK);
+    trove_pq_writer_free(w);
+}
+
+#define write_ints(out, names, ncols, v, rows, unused_col, unused_strs) \
+    write_cols(out, names, ncols, v, rows, NULL)
+
+static void expect_profile_error(const struct trove_tables_profile_in *in, const char *needle)
+{
+    struct trove_profile *q = NULL;
+    struct trove_diag diag = {0};
+    CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_read_profile(in, q, &diag), TROVE_ERR_CORRUPT);
+    if (!strstr(diag.msg, needle)) {
+        fprintf(stderr, "profile tables: message '%s' lacks '%s'\n", diag.msg, needle);
+        CHECK(0);
+    }
+    trove_profile_free(q);
+}
+
+static void test_profile_tables(void)
+{
+    static const int pt[4] = {TROVE_TABLE_SAMPLES, TROVE_TABLE_FRAMES, TROVE_TABLE_STACKS,
+                              TROVE_TABLE_SWITCHES};
+    struct trove_profile *p = small_profile(), *q = NULL;
+    struct trove_bytes tab[TROVE_TABLE_COUNT_];
+    struct trove_tables_profile_in in;
+    struct trove_diag diag = {0};
+    uint64_t rows = 0;
+
+    memset(tab, 0, sizeof tab);
+    memset(&in, 0, sizeof in);
+    for (int mode = TROVE_TABLES_PLAIN; mode <= TROVE_TABLES_DELTA_DICT; mode++) {
+        struct trove_tables_options o;
+        trove_tables_defaults(&o);
+        o.mode = mode;
+        for (int k = 0; k < 4; k++) {
+            int t = pt[k];
+            tab[t].len = 0;
+            CHECK_EQ_INT(trove_tables_write_profile(t, p, &o, &tab[t], &rows), TROVE_OK);
+            CHECK_EQ_INT(rows, t == TROVE_TABLE_SAMPLES ? 3 : t == TROVE_TABLE_FRAMES ? 4
+                               : t == TROVE_TABLE_STACKS ? 4 : 3);
+            in.buf[t] = tab[t].ptr;
+            in.len[t] = tab[t].len;
+        }
+        CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_read_profile(&in, q, &diag), TROVE_OK);
+        same_profile(p, q);
+        /* into a profile that has rows: refused */
+        CHECK_EQ_INT(trove_tables_read_profile(&in, q, NULL), TROVE_ERR_INVALID);
+        trove_profile_free(q);
+    }
+    /* no profile: empty tables, read as no rows; absent tables too */
+    {
+        struct trove_tables_profile_in none;
+        struct trove_bytes e = {0};
+        memset(&none, 0, sizeof none);
+        CHECK_EQ_INT(trove_tables_write_profile(TROVE_TABLE_SAMPLES, NULL, NULL, &e, &rows), TROVE_OK);
+        CHECK_EQ_INT(rows, 0);
+        none.buf[TROVE_TABLE_SAMPLES] = e.ptr;
+        none.len[TROVE_TABLE_SAMPLES] = e.len;
+        CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_read_profile(&none, q, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_sample_count(q), 0);
+        trove_profile_free(q);
+        CHECK_EQ_INT(trove_tables_write_profile(TROVE_TABLE_EVENTS, p, NULL, &e, &rows), TROVE_ERR_INVALID);
+        trove_bytes_free(&e);
+    }
+    /* tables another tool rewrote: stacks in another row order, the ids as they were */
+    {
+        static const char *const sn[3] = {"stack_id", "parent_id", "frame_id"};
+        int64_t v[3][4] = {{4, 2, 3, 1}, {1, 1, 2, 0}, {3, 1, 2, 0}};
+        struct trove_bytes st = {0};
+        write_ints(&st, sn, 3, v, 4, -1, NULL);
+        in.buf[TROVE_TABLE_STACKS] = st.ptr;
+        in.len[TROVE_TABLE_STACKS] = st.len;
+        CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_read_profile(&in, q, &diag), TROVE_OK);
+        same_profile(p, q);
+        trove_profile_free(q);
+        /* a stack id twice; a parent after its child; a frame that is not there */
+        v[0][0] = 2;
+        write_ints(&st, sn, 3, v, 4, -1, NULL);
+        in.buf[TROVE_TABLE_STACKS] = st.ptr, in.len[TROVE_TABLE_STACKS] = st.len;
+        expect_profile_error(&in, "each once");
+        v[0][0] = 4, v[1][3] = 2;
+        write_ints(&st, sn, 3, v, 4, -1, NULL);
+        in.buf[TROVE_TABLE_STACKS] = st.ptr, in.len[TROVE_TABLE_STACKS] = st.len;
+        expect_profile_error(&in, "parent_id < stack_id");
+        v[1][3] = 0, v[2][0] = 9;
+        write_ints(&st, sn, 3, v, 4, -1, NULL);
+        in.buf[TROVE_TABLE_STACKS] = st.ptr, in.len[TROVE_TABLE_STACKS] = st.len;
+        expect_profile_error(&in, "frame_id of the frames table");
+        in.buf[TROVE_TABLE_STACKS] = tab[TROVE_TABLE_STACKS].ptr;
+        in.len[TROVE_TABLE_STACKS] = tab[TROVE_TABLE_STACKS].len;
+        trove_bytes_free(&st);
+    }
+    /* a sample's stack that is not there; a switch's flags out of range */
+    {
+        static const char *const sn[4] = {"time_ns", "pid", "tid", "stack_id"};
+        static const char *const wn[5] = {"time_ns", "pid", "tid", "out", "preempt"};
+        int64_t v[5][4] = {{1, 2}, {7, 7}, {7, 7}, {1, 5}, {0, 0}};
+        struct trove_bytes b = {0};
+        write_ints(&b, sn, 4, v, 2, -1, NULL);
+        in.buf[TROVE_TABLE_SAMPLES] = b.ptr, in.len[TROVE_TABLE_SAMPLES] = b.len;
+        expect_profile_error(&in, "stack_id of the stacks table");
+        in.buf[TROVE_TABLE_SAMPLES] = tab[TROVE_TABLE_SAMPLES].ptr;
+        in.len[TROVE_TABLE_SAMPLES] = tab[TROVE_TABLE_SAMPLES].len;
+        v[3][0] = 0, v[3][1] = 0, v[4][1] = 1; /* preempt without out */
+        {
+            struct trove_bytes w = {0};
+            write_ints(&w, wn, 5, v, 2, -1, NULL);
+            in.buf[TROVE_TABLE_SWITCHES] = w.ptr, in.len[TROVE_TABLE_SWITCHES] = w.len;
+            expect_profile_error(&in, "preempt 1 only with out 1");
+            v[3][0] = 2;
+            write_ints(&w, wn, 5, v, 2, -1, NULL);
+            in.buf[TROVE_TABLE_SWITCHES] = w.ptr, in.len[TROVE_TABLE_SWITCHES] = w.len;
+            expect_profile_error(&in, "column out");
+            in.buf[TROVE_TABLE_SWITCHES] = tab[TROVE_TABLE_SWITCHES].ptr;
+            in.len[TROVE_TABLE_SWITCHES] = tab[TROVE_TABLE_SWITCHES].len;
+            trove_bytes_free(&w);
+        }
+        trove_bytes_free(&b);
+    }
+    /* frames: rows in another order read the same; an id twice; a function that is not
+     * UTF-8; one with a NUL; a module column of integers */
+    {
+        static const char *const fn[7] = {"frame_id", "module", "function", "file", "line",
+                                          "address", "inline_depth"};
+        static const char *const mod[4] = {"/lib/libc.so.6", "/bin/app", "/bin/app", "/bin/app"};
+        static const char *const fun[4] = {"libc.so.6+0x9a0", "step", "work", "main"};
+        static const char *const bad8[4] = {"libc.so.6+0x9a0", "st\xff" "ep", "work", "main"};
+        static const char *const nul[4] = {"libc.so.6+0x9a0", "Nstep", "work", "main"};
+        static const char *const file[4] = {"", "step.h", "app.c", "app.c"};
+        const char *const *strs[7] = {NULL, mod, fun, file, NULL, NULL, NULL};
+        int64_t v[7][4] = {{3, 2, 1, 0}, {0}, {0}, {0}, {0, 3, 22, 10}, {0x9a0, 0x1230, 0x1230, 0x1100},
+                           {0, 1, 0, 0}};
+        struct trove_bytes f = {0};
+        write_cols(&f, fn, 7, v, 4, strs);
+        in.buf[TROVE_TABLE_FRAMES] = f.ptr, in.len[TROVE_TABLE_FRAMES] = f.len;
+        CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_read_profile(&in, q, &diag), TROVE_OK);
+        same_profile(p, q);
+        trove_profile_free(q);
+        v[0][1] = 3;
+        write_cols(&f, fn, 7, v, 4, strs);
+        in.buf[TROVE_TABLE_FRAMES] = f.ptr, in.len[TROVE_TABLE_FRAMES] = f.len;
+        expect_profile_error(&in, "each once");
+        v[0][1] = 2;
+        strs[2] = bad8;
+        write_cols(&f, fn, 7, v, 4, strs);
+        in.buf[TROVE_TABLE_FRAMES] = f.ptr, in.len[TROVE_TABLE_FRAMES] = f.len;
+        expect_profile_error(&in, "column function row 1 is not valid UTF-8");
+        strs[2] = nul;
+        write_cols(&f, fn, 7, v, 4, strs);
+        in.buf[TROVE_TABLE_FRAMES] = f.ptr, in.len[TROVE_TABLE_FRAMES] = f.len;
+        expect_profile_error(&in, "NUL");
+        strs[2] = fun;
+        strs[1] = NULL;
+        write_cols(&f, fn, 7, v, 4, strs);
+        in.buf[TROVE_TABLE_FRAMES] = f.ptr, in.len[TROVE_TABLE_FRAMES] = f.len;
+        expect_profile_error(&in, "column module is an integer, not a string");
+        trove_bytes_free(&f);
+    }
+    for (int k = 0; k < 4; k++)
+        trove_bytes_free(&tab[pt[k]]);
+    trove_profile_free(p);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -656,5 +942,6 @@ int main(void)
     test_events_pieces_errors();
     test_flows();
     test_sort_indexes();
+    test_profile_tables();
     return test_done();
 }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "trove/bundle.h"
+#include "trove/profile.h"
 #include "trove/tables.h"
 
 #define MAX_TABLE_BYTES (8ull << 30) /* one table read from a bundle or directory */
@@ -53,7 +54,8 @@ out:
 /* How a bundle's tables are taken (cli_load_options). */
 struct table_opts {
     int edited, quiet;
-    struct trove_flows *flows; /* the flows table's rows go here (NULL: dropped) */
+    struct trove_flows *flows;     /* the flows table's rows go here (NULL: dropped) */
+    struct trove_profile *profile; /* the profile's tables go here (NULL: not read) */
 };
 
 /* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
@@ -90,10 +92,14 @@ static int import_bundle(const char *cmd, const char *in, int is_dir, const uint
 {
     struct trove_bundle *b = NULL;
     struct trove_bundle_manifest m;
-    struct trove_bytes buf = {0};
+    struct trove_bytes buf = {0}, prof[TROVE_TABLE_COUNT_];
+    struct trove_tables_profile_in pin;
     struct trove_diag diag = {0};
     char where[4200], path[4096];
     int rc, status = 1;
+
+    memset(prof, 0, sizeof prof);
+    memset(&pin, 0, sizeof pin);
 
     if (!is_dir) {
         rc = mem ? trove_bundle_open_mem(mem, mem_len, &b, &diag)
@@ -114,11 +120,13 @@ static int import_bundle(const char *cmd, const char *in, int is_dir, const uint
             entry = ename;
         }
         snprintf(where, sizeof where, "%s: %s", in, entry);
+        if (t >= 0 && TROVE_TABLE_IS_PROFILE(t) && !to->profile)
+            continue; /* not asked for */
         buf.len = 0;
         if (is_dir) {
             snprintf(path, sizeof path, "%s/%s", in, entry);
             if (access(path, F_OK) != 0 && t >= TROVE_TABLE_SAMPLES)
-                continue; /* samples and frames may be left out */
+                continue; /* samples, frames and the optional tables may be left out */
             if (read_file(cmd, path, t < 0 ? TROVE_BUNDLE_MAX_MANIFEST : MAX_TABLE_BYTES,
                           &buf))
                 goto out;
@@ -139,13 +147,40 @@ static int import_bundle(const char *cmd, const char *in, int is_dir, const uint
             }
             continue;
         }
+        if (TROVE_TABLE_IS_PROFILE(t)) { /* read together, once all are in */
+            prof[t] = buf;
+            memset(&buf, 0, sizeof buf);
+            pin.buf[t] = prof[t].ptr;
+            pin.len[t] = prof[t].len;
+            continue;
+        }
         if (import_table(cmd, t, &buf, where, ev, names,
                          t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX, to))
             goto out;
     }
+    if (to->profile && (pin.buf[TROVE_TABLE_SAMPLES] || pin.buf[TROVE_TABLE_FRAMES] ||
+                        pin.buf[TROVE_TABLE_STACKS] || pin.buf[TROVE_TABLE_SWITCHES])) {
+        if ((rc = trove_tables_read_profile(&pin, to->profile, &diag)) != TROVE_OK) {
+            cli_error(cmd, "%s: the profile's tables: %s", in, cli_diag_msg(&diag, rc));
+            goto out;
+        }
+        if (trove_profile_sample_count(to->profile) != m.samples ||
+            trove_profile_frame_count(to->profile) != m.frames) {
+            if (!to->edited) {
+                cli_error(cmd, "%s: %zu samples and %zu frames, but manifest.json says %llu and "
+                               "%llu (if the tables were edited, --edited takes them as they are)",
+                          in, trove_profile_sample_count(to->profile),
+                          trove_profile_frame_count(to->profile), (unsigned long long)m.samples,
+                          (unsigned long long)m.frames);
+                goto out;
+            }
+        }
+    }
     status = 0;
 out:
     trove_bytes_free(&buf);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        trove_bytes_free(&prof[t]);
     trove_bundle_close(b);
     return status;
 }
@@ -154,7 +189,7 @@ int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *
                     size_t mem_len, const struct cli_load_options *opt, struct trove_events *ev,
                     struct trove_names *names, struct trove_flows *flows)
 {
-    const struct table_opts topts = {opt->edited, opt->quiet, flows}, *to = &topts;
+    const struct table_opts topts = {opt->edited, opt->quiet, flows, opt->profile}, *to = &topts;
     struct trove_bytes buf = {0};
     size_t start = ev->len, fstart = flows ? flows->len : 0;
     char where[4200];

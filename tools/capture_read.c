@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "trove/capture.h"
+#include "trove/profile.h"
 #include "trove/stream.h"
 
 const char *cli_default_store(const char *given)
@@ -249,5 +250,39 @@ int cli_capture_flows(const char *cmd, const char *store, const char *name, uint
     trove_store_close(s);
     if (rc != TROVE_OK)
         return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+    return 0;
+}
+
+int cli_capture_profile(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                        uint64_t to_ns, struct trove_profile **out)
+{
+    struct trove_store *s = NULL;
+    struct trove_profile *p = NULL, *cut = NULL;
+    struct trove_diag diag = {0};
+    int rc;
+
+    *out = NULL;
+    if (cli_store_open(cmd, cli_default_store(store), TROVE_STORE_READONLY, &s))
+        return 1;
+    if ((rc = trove_profile_new(&p)) == TROVE_OK)
+        rc = trove_capture_read_profile(s, name, p, &diag);
+    trove_store_close(s);
+    if (rc != TROVE_OK) {
+        trove_profile_free(p);
+        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+    }
+    if (trove_profile_sample_count(p) == 0 && trove_profile_switch_count(p) == 0) {
+        trove_profile_free(p); /* no profile */
+        return 0;
+    }
+    if (from_ns == 0 && to_ns == UINT64_MAX) {
+        *out = p;
+        return 0;
+    }
+    rc = trove_profile_slice(p, from_ns, to_ns, &cut);
+    trove_profile_free(p);
+    if (rc != TROVE_OK)
+        return cli_error(cmd, "%s: the profile: %s", name, trove_strerror(rc));
+    *out = cut;
     return 0;
 }

@@ -56,6 +56,7 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
  * in err: 400 (the body: the input layer's one line), 404, 409 (a capture of that name),
  * 500. Nothing is stored unless it returns 0. */
 struct trove_store;
+struct trove_profile;
 struct trove_serve_import_result;
 int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int append,
                      const char *path, struct trove_serve_import_result *res, char *err,
@@ -123,6 +124,8 @@ struct cli_load_options {
                             differs from manifest.json's is a warning, not an error */
     const char *store;   /* for store:NAME (NULL: $TROVE_STORE, else ./trove-data) */
     int verbose;         /* say on stderr what the input was read as */
+    struct trove_profile *profile; /* a new profile: a bundle's samples, frames, stacks and
+                                      switches tables go into it (NULL: not read) */
 };
 
 /*
@@ -252,6 +255,19 @@ struct cli_trace_export {
  * memory, to the bytes the in-memory export makes of the same events. */
 enum { CLI_EXPORT_BUNDLE, CLI_EXPORT_PARQUET, CLI_EXPORT_DIR };
 struct trove_bundle_manifest;
+/* Whether table t goes into a bundle with these row counts: the sort_indexes, stacks and
+ * switches tables only when they have rows (so a capture without them gives the bundle it
+ * gave before they existed). */
+int cli_table_in_bundle(int t, const uint64_t *rows);
+
+struct trove_flows;
+struct trove_tables_options;
+/* Write table t of a capture held whole (events, names, flows, a profile that may be NULL). */
+int cli_table_write(int t, const struct trove_events *ev, const struct trove_names *names,
+                    const struct trove_flows *flows, const struct trove_profile *profile,
+                    const struct trove_tables_options *o, struct trove_bytes *out,
+                    uint64_t *rows_out);
+
 /* The manifest of a bundle holding the tables with rows[t] rows (every table, but
  * sort_indexes only when it has rows: a bundle of a capture without them is the one it was
  * before they existed), of capture `capture` over [start_ns, end_ns], this trove's version.
@@ -561,6 +577,11 @@ void cli_mark_finish(struct trove_bg *bg, const char *name, int wait);
  * Returns 0, or 1 after printing an error. */
 int cli_capture_flows(const char *cmd, const char *store, const char *name, uint64_t from_ns,
                       uint64_t to_ns, struct trove_flows *flows);
+
+/* The profile of capture `name`, its samples and switches cut to [from_ns, to_ns), into a new
+ * *out (NULL when the capture has none). Returns 0, or 1 after printing an error. */
+int cli_capture_profile(const char *cmd, const char *store, const char *name, uint64_t from_ns,
+                        uint64_t to_ns, struct trove_profile **out);
 
 /* What cli_capture_walk calls after each frame it decodes into ev (on the stream's sender
  * thread): it may take events out of ev (moving the rest to the front, and setting ev->len)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/profile.h"
 #include "trove/capture.h"
 #include "trove/stream.h"
 
@@ -75,6 +76,10 @@ int cli_capture_import(const struct cli_capture_import *ci)
         cli_error("import", "out of memory");
         goto out;
     }
+    if (trove_profile_new(&lo.profile) != TROVE_OK) {
+        cli_error("import", "out of memory");
+        goto out;
+    }
     if (cli_load_flows("import", ci->in, &lo, &ev, names, &flows) != 0)
         goto out;
     if (cli_store_open("import", store, TROVE_STORE_CREATE, &s))
@@ -84,8 +89,8 @@ int cli_capture_import(const struct cli_capture_import *ci)
     opt.progress = import_progress;
     opt.progress_ctx = &prog;
     cli_progress_begin(&prog, "storing", 0);
-    rc = trove_capture_write_trace(s, ci->name, ev.ev, ev.len, names, flows.f, flows.len, &opt,
-                                   &info, &diag);
+    rc = trove_capture_write_profile(s, ci->name, ev.ev, ev.len, names, flows.f, flows.len,
+                                     lo.profile, &opt, &info, &diag);
     cli_progress_end(&prog);
     if (rc != TROVE_OK) {
         cli_error("import", "%s -> capture %s in %s: %s", ci->in, ci->name, store,
@@ -109,11 +114,15 @@ int cli_capture_import(const struct cli_capture_import *ci)
                 (unsigned long long)info.names, (unsigned long long)info.segments,
                 (unsigned long long)info.stored_bytes, (unsigned long long)info.raw_bytes,
                 (unsigned long long)info.new_objects, info.new_objects == 1 ? "" : "s");
+    if (!ci->quiet && !ci->json && (info.samples || info.switches))
+        fprintf(stderr, "  and a profile of %llu samples and %llu context switches\n",
+                (unsigned long long)info.samples, (unsigned long long)info.switches);
     status = 0;
 out:
     trove_store_close(s);
     trove_events_free(&ev);
     trove_flows_free(&flows);
+    trove_profile_free(lo.profile);
     trove_names_free(names);
     return status;
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/profile.h"
 #include "trove/bundle.h"
 #include "trove/capture.h"
 #include "trove/parquet.h"
@@ -251,6 +252,7 @@ int cmd_export(int argc, char **argv)
 
     memset(tab, 0, sizeof tab);
     memset(&tx, 0, sizeof tx);
+    memset(&lo, 0, sizeof lo);
     trove_tables_defaults(&topt);
     cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
@@ -395,6 +397,10 @@ int cmd_export(int argc, char **argv)
     }
     /* Any input kind (cli_input.c), in memory; store:NAME is a capture read whole. */
     lo.store = store;
+    if (trove_profile_new(&lo.profile) != TROVE_OK) {
+        cli_error("export", "out of memory");
+        goto out;
+    }
     if (cli_load_flows("export", in, &lo, &ev, names, &flows) != 0)
         goto out;
 
@@ -402,9 +408,8 @@ int cmd_export(int argc, char **argv)
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
         if (format == FMT_PARQUET && t != TROVE_TABLE_EVENTS)
             continue;
-        if ((rc = t == TROVE_TABLE_FLOWS
-                      ? trove_tables_write_flows(flows.f, flows.len, &topt, &tab[t], &rows[t])
-                      : trove_tables_write(t, &ev, names, &topt, &tab[t], &rows[t])) != TROVE_OK) {
+        if ((rc = cli_table_write(t, &ev, names, &flows, lo.profile, &topt, &tab[t], &rows[t])) !=
+            TROVE_OK) {
             cli_progress_end(&prog);
             cli_error("export", "writing the %s table: %s", trove_table_name(t),
                       trove_strerror(rc));
@@ -434,7 +439,7 @@ int cmd_export(int argc, char **argv)
         }
         cli_bundle_manifest(&m, cap_name, first, last, rows);
         for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-            if (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0)
+            if (!cli_table_in_bundle(t, rows))
                 continue; /* as the manifest: not in the bundle */
             snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
             ent[nent].name = entry_names[t];
@@ -497,6 +502,7 @@ out:
     trove_bytes_free(&man);
     trove_events_free(&ev);
     trove_flows_free(&flows);
+    trove_profile_free(lo.profile);
     trove_names_free(names);
     return status;
 }

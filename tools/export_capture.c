@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/profile.h"
 #include "trove/bundle.h"
 #include "trove/parquet.h"
 #include "trove/tables.h"
@@ -142,6 +143,7 @@ int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
     struct trove_events ev = {0};
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
+    struct trove_profile *profile = NULL;
     struct trove_bundle_enc *enc = NULL;
     struct trove_bundle_writer *zw = NULL;
     struct trove_bundle_entry_info info;
@@ -215,7 +217,8 @@ int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
     /* The flow rows first (they are few, and a capture whose flows cannot be read fails
      * before the long walk); then the walk, about one row group in memory at a time. */
     if (x->format != CLI_EXPORT_PARQUET &&
-        cli_capture_flows("export", x->store, x->capture, x->from_ns, x->to_ns, &flows))
+        (cli_capture_flows("export", x->store, x->capture, x->from_ns, x->to_ns, &flows) ||
+         cli_capture_profile("export", x->store, x->capture, x->from_ns, x->to_ns, &profile)))
         goto out;
     if (w.rg <= (1u << 24) && trove_events_reserve(&ev, (size_t)w.rg + TROVE_WIRE_MAX_EVENTS)) {
         cli_error("export", "out of memory");
@@ -253,9 +256,7 @@ int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
         if (t == TROVE_TABLE_EVENTS)
             continue;
-        rc = t == TROVE_TABLE_FLOWS
-                 ? trove_tables_write_flows(flows.f, flows.len, &topt, &tab[t], &rows[t])
-                 : trove_tables_write(t, &ev, names, &topt, &tab[t], &rows[t]);
+        rc = cli_table_write(t, &ev, names, &flows, profile, &topt, &tab[t], &rows[t]);
         if (rc != TROVE_OK) {
             cli_error("export", "writing the %s table: %s", trove_table_name(t),
                       trove_strerror(rc));
@@ -274,7 +275,7 @@ int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
 
     if (x->format == CLI_EXPORT_DIR) {
         for (int k = -1; k < TROVE_TABLE_COUNT_; k++) {
-            if (k == TROVE_TABLE_EVENTS || (k == TROVE_TABLE_SORT_INDEXES && rows[k] == 0))
+            if (k == TROVE_TABLE_EVENTS || (k >= 0 && !cli_table_in_bundle(k, rows)))
                 continue;
             if ((size_t)snprintf(path, sizeof path, "%s/%s", x->out,
                                  k < 0 ? TROVE_BUNDLE_MANIFEST_NAME : entry[k]) >= sizeof path) {
@@ -321,7 +322,7 @@ int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
     }
     for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++) {
         struct trove_bundle_entry e = {entry[t], tab[t].ptr, tab[t].len};
-        if (t == TROVE_TABLE_EVENTS || (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0))
+        if (t == TROVE_TABLE_EVENTS || !cli_table_in_bundle(t, rows))
             continue;
         rc = trove_bundle_writer_add(zw, &e, &diag);
     }
@@ -352,6 +353,7 @@ out:
     trove_bytes_free(&man);
     trove_events_free(&ev);
     trove_flows_free(&flows);
+    trove_profile_free(profile);
     trove_names_free(names);
     return status;
 }
@@ -371,11 +373,33 @@ void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, u
     m->frames = rows[TROVE_TABLE_FRAMES];
     m->flows = rows[TROVE_TABLE_FLOWS];
     m->sort_indexes = rows[TROVE_TABLE_SORT_INDEXES];
+    m->stacks = rows[TROVE_TABLE_STACKS];
+    m->switches = rows[TROVE_TABLE_SWITCHES];
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-        if (t == TROVE_TABLE_SORT_INDEXES && rows[t] == 0)
+        if (!cli_table_in_bundle(t, rows))
             continue;
         snprintf(m->tables[m->ntables++], sizeof m->tables[0], "%.55s.parquet",
                  trove_table_name(t));
     }
     snprintf(m->trove_version, sizeof m->trove_version, "%s", trove_version());
+}
+
+int cli_table_in_bundle(int t, const uint64_t *rows)
+{
+    return !((t == TROVE_TABLE_SORT_INDEXES || t == TROVE_TABLE_STACKS ||
+              t == TROVE_TABLE_SWITCHES) &&
+             rows[t] == 0);
+}
+
+int cli_table_write(int t, const struct trove_events *ev, const struct trove_names *names,
+                    const struct trove_flows *flows, const struct trove_profile *profile,
+                    const struct trove_tables_options *o, struct trove_bytes *out,
+                    uint64_t *rows_out)
+{
+    if (t == TROVE_TABLE_FLOWS)
+        return trove_tables_write_flows(flows ? flows->f : NULL, flows ? flows->len : 0, o, out,
+                                        rows_out);
+    if (TROVE_TABLE_IS_PROFILE(t))
+        return trove_tables_write_profile(t, profile, o, out, rows_out);
+    return trove_tables_write(t, ev, names, o, out, rows_out);
 }

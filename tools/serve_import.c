@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "trove/profile.h"
 #include "trove/capture.h"
 #include "trove/serve.h"
 
@@ -34,6 +35,10 @@ int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int app
         snprintf(err, errlen, "out of memory");
         goto out;
     }
+    if (!append && trove_profile_new(&lo.profile) != TROVE_OK) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     cli_error_capture(err, errlen); /* the input layer's one line, for the answer */
     rc = cli_load_flows("import", path, &lo, &ev, names, &flows);
     cli_error_capture(NULL, 0);
@@ -54,8 +59,8 @@ int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int app
             rc = trove_capture_writer_commit(w, &info, &diag);
         trove_capture_writer_close(w);
     } else {
-        rc = trove_capture_write_trace(s, name, ev.ev, ev.len, names, flows.f, flows.len, NULL,
-                                       &info, &diag);
+        rc = trove_capture_write_profile(s, name, ev.ev, ev.len, names, flows.f, flows.len,
+                                         lo.profile, NULL, &info, &diag);
     }
     if (rc != TROVE_OK) {
         snprintf(err, errlen, "%s", cli_diag_msg(&diag, rc));
@@ -70,6 +75,7 @@ int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int app
 out:
     trove_events_free(&ev);
     trove_flows_free(&flows);
+    trove_profile_free(lo.profile);
     trove_names_free(names);
     return status;
 }

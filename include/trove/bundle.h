@@ -229,7 +229,8 @@ struct trove_bundle_manifest {
     uint64_t events, names, threads, samples, frames; /* rows of each table */
     uint64_t flows;            /* rows of the flows table (0: none, or no such table) */
     uint64_t sort_indexes;     /* rows of the sort_indexes table (0: none, no such table) */
-    char tables[8][64];        /* the Parquet entries present, each a valid entry name */
+    uint64_t stacks, switches; /* rows of the stacks and switches tables (0: none, no table) */
+    char tables[16][64];       /* the Parquet entries present, each a valid entry name */
     size_t ntables;
     char trove_version[32];    /* the trove that wrote it, e.g. "0.1.0" */
 };
@@ -241,14 +242,15 @@ struct trove_bundle_manifest {
  *   {"format": "trove-bundle", "format_version": 1, "capture": "...",
  *    "time_range_ns": [start, end],
  *    "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N
- *               [, "flows": N] [, "sort_indexes": N]},
+ *               [, "flows": N] [, "sort_indexes": N] [, "stacks": N] [, "switches": N]},
  *    "tables": ["events.parquet", ...], "trove_version": "0.1.0"}
  *
  * "flows" is written only when m->flows is not 0, so a bundle without flows has the manifest
- * it had before flows existed; "sort_indexes" likewise only when m->sort_indexes is not 0.
+ * it had before flows existed; "sort_indexes", "stacks" and "switches" likewise only when
+ * they are not 0.
  * Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
  * TROVE_BUNDLE_FORMAT_VERSION, a number of 2^63 or more, end_ns < start_ns, ntables over
- * 8, a string that is not NUL-terminated within its array or not UTF-8, a table name
+ * 16, a string that is not NUL-terminated within its array or not UTF-8, a table name
  * that breaks the entry rule), TROVE_ERR_NOMEM. On error out is unchanged.
  */
 int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct trove_bytes *out);
@@ -257,11 +259,12 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
  * Decode manifest.json from buf[0..len) into *m, strictly: a JSON object of at most
  * TROVE_BUNDLE_MAX_MANIFEST bytes, no duplicate keys, no NUL in strings; "format" is
  * "trove-bundle"; "format_version" is checked before any other key; every key above
- * present with its type (integers non-negative and exact, no reals), except counts.flows
- * and counts.sort_indexes, which may be absent (0); unknown keys ignored.
+ * present with its type (integers non-negative and exact, no reals), except counts.flows,
+ * counts.sort_indexes, counts.stacks and counts.switches, which may be absent (0); unknown
+ * keys ignored.
  *
  * Errors, with a message naming the key: TROVE_ERR_LIMIT (input over
- * TROVE_BUNDLE_MAX_MANIFEST, a string longer than its field, more than 8 tables),
+ * TROVE_BUNDLE_MAX_MANIFEST, a string longer than its field, more than 16 tables),
  * TROVE_ERR_JSON (malformed JSON, with its offset; an integer of 2^63 or more),
  * TROVE_ERR_MAGIC ("format" missing or not "trove-bundle"), TROVE_ERR_VERSION
  * (format_version newer than this build reads), TROVE_ERR_CORRUPT (a key missing or of

@@ -190,6 +190,14 @@ struct trove_profile_func {
 int trove_profile_top(const struct trove_profile *p, uint64_t from_ns, uint64_t to_ns,
                       struct trove_profile_func **out, size_t *n_out, uint64_t *samples_out);
 
+/*
+ * A new profile in *out with every string, frame and stack of p (the same ids) and the samples
+ * and switches of p whose time_ns is in [from_ns, to_ns), in order. Errors:
+ * TROVE_ERR_INVALID, TROVE_ERR_NOMEM (nothing returned).
+ */
+int trove_profile_slice(const struct trove_profile *p, uint64_t from_ns, uint64_t to_ns,
+                        struct trove_profile **out);
+
 /* ---- the samples frame (wire format 6, docs/formats/wire.md) ---------------------------- */
 
 /* How many rows of each table a profile holds (stacks: rows, the root not counted). */

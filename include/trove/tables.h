@@ -57,8 +57,15 @@ enum trove_table {
     TROVE_TABLE_FRAMES = 4,
     TROVE_TABLE_FLOWS = 5,
     TROVE_TABLE_SORT_INDEXES = 6, /* bundles hold it only when the capture has sort indexes */
-    TROVE_TABLE_COUNT_ = 7
+    TROVE_TABLE_STACKS = 7,       /* ... and these two only when they have rows */
+    TROVE_TABLE_SWITCHES = 8,
+    TROVE_TABLE_COUNT_ = 9
 };
+
+/* The profile's tables (trove_tables_write_profile): samples, frames, stacks, switches. */
+#define TROVE_TABLE_IS_PROFILE(t)                                                          \
+    ((t) == TROVE_TABLE_SAMPLES || (t) == TROVE_TABLE_FRAMES || (t) == TROVE_TABLE_STACKS || \
+     (t) == TROVE_TABLE_SWITCHES)
 
 /* "events", "names", ...; NULL past the last. */
 const char *trove_table_name(int table);
@@ -112,8 +119,8 @@ void trove_tables_events_free(struct trove_tables_events *t);
  * found by name; extra columns are ignored; a missing column, a value out of its range
  * (a kind over 255, a pid over 2^32 - 1, a sort index type other than 4 and 5, a sort_index
  * outside the signed 32 bits) or a string over TROVE_NAME_MAX is an error naming
- * the table, column and row. samples and frames must be empty for now (TROVE_ERR_FORMAT
- * otherwise). The flows table is read (every check made) and its rows dropped: take them
+ * the table, column and row. The profile's tables (TROVE_TABLE_IS_PROFILE) are read with
+ * trove_tables_read_profile (TROVE_ERR_INVALID here). The flows table is read (every check made) and its rows dropped: take them
  * with trove_tables_read_flows. Errors: those of trove_pq_open and trove_pq_read_*,
  * TROVE_ERR_CORRUPT, TROVE_ERR_FORMAT, TROVE_ERR_NOMEM; on error ev's length and names are
  * unchanged.
@@ -138,6 +145,43 @@ int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
  */
 int trove_tables_read_flows(const uint8_t *buf, size_t len, struct trove_flows *flows,
                             struct trove_diag *diag);
+
+/* ---- the profile's tables (docs/formats/bundle.md) ------------------------------------- */
+
+struct trove_profile;
+
+/*
+ * Write one of the profile's tables of p (NULL: no rows) as a Parquet file appended to out;
+ * *rows_out (may be NULL) gets its rows: samples (time_ns, pid, tid, stack_id), frames
+ * (frame_id, module, function, file, line, address, inline_depth), stacks (stack_id,
+ * parent_id, frame_id), switches (time_ns, pid, tid, out, preempt), each in id or time order
+ * as the profile holds them. Errors: TROVE_ERR_INVALID (not a profile table), TROVE_ERR_NOMEM.
+ */
+int trove_tables_write_profile(int table, const struct trove_profile *p,
+                               const struct trove_tables_options *o, struct trove_bytes *out,
+                               uint64_t *rows_out);
+
+/* The profile's tables to read: each a Parquet file, or buf NULL for a table that is absent
+ * (it has no rows). Indexed by enum trove_table; only the profile's four are read. */
+struct trove_tables_profile_in {
+    const uint8_t *buf[TROVE_TABLE_COUNT_];
+    size_t len[TROVE_TABLE_COUNT_];
+};
+
+/*
+ * Read the profile's tables into p, a new profile (trove_profile_new). frames' frame_id must
+ * be 0 .. n-1 each once, stacks' stack_id 1 .. n each once (rows in any order: a table
+ * sorted in DuckDB reads the same), a stack's parent_id below its stack_id and its frame_id
+ * a frame, a sample's stack_id a stack or 0, a switch's out and preempt 0 or 1 (preempt only
+ * with out); strings are UTF-8 of at most TROVE_PROFILE_STRING_MAX bytes with no NUL.
+ * Frames and stacks that repeat one another are merged (the profile deduplicates), so ids
+ * may shift; trove's own tables read back to the same ids. Errors: those of trove_pq_open
+ * and trove_pq_read_*, TROVE_ERR_CORRUPT (naming the table, column and row),
+ * TROVE_ERR_INVALID (p not new), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM; on error p holds part of
+ * the tables: free it.
+ */
+int trove_tables_read_profile(const struct trove_tables_profile_in *in, struct trove_profile *p,
+                              struct trove_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -405,3 +405,35 @@ void trove__profile_truncate(struct trove_profile *p, const struct trove_profile
     if (c->switches < p->n_sw)
         p->n_sw = c->switches;
 }
+
+int trove_profile_slice(const struct trove_profile *p, uint64_t from_ns, uint64_t to_ns,
+                        struct trove_profile **out)
+{
+    struct trove_profile *q = NULL;
+    uint32_t id;
+    int rc;
+
+    if (!p || !out || from_ns > to_ns)
+        return TROVE_ERR_INVALID;
+    *out = NULL;
+    if ((rc = trove_profile_new(&q)) != TROVE_OK)
+        return rc;
+    for (size_t i = 1; i < p->n_str && rc == TROVE_OK; i++)
+        rc = trove_profile_string(q, (const char *)p->arena.ptr + p->str[i].off, p->str[i].len, &id);
+    for (size_t i = 0; i < p->n_frame && rc == TROVE_OK; i++)
+        rc = trove_profile_frame(q, &p->frame[i], &id);
+    for (size_t i = 1; i < p->n_stack && rc == TROVE_OK; i++)
+        rc = trove_profile_stack(q, p->stack[i].parent, p->stack[i].frame, &id);
+    for (size_t i = 0; i < p->n_sample && rc == TROVE_OK; i++)
+        if (p->sample[i].time_ns >= from_ns && p->sample[i].time_ns < to_ns)
+            rc = trove_profile_sample(q, &p->sample[i]);
+    for (size_t i = 0; i < p->n_sw && rc == TROVE_OK; i++)
+        if (p->sw[i].time_ns >= from_ns && p->sw[i].time_ns < to_ns)
+            rc = trove_profile_switch(q, &p->sw[i]);
+    if (rc != TROVE_OK) {
+        trove_profile_free(q);
+        return rc;
+    }
+    *out = q;
+    return TROVE_OK;
+}

@@ -8,7 +8,8 @@
  *     "capture": "...",
  *     "time_range_ns": [start, end],
  *     "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N,
- *                "flows": N, "sort_indexes": N},    (each of the last two only when not 0)
+ *                "flows": N, "sort_indexes": N,     (each of the last four only when not 0)
+ *                "stacks": N, "switches": N},
  *     "tables": ["events.parquet", ...],
  *     "trove_version": "0.1.0"
  *   }
@@ -31,7 +32,7 @@
 #include "common/utf8.h"
 #include "common/fail.h"
 
-#define MAX_TABLES 8u
+#define MAX_TABLES 16u
 
 #define MAX_JSON_INT ((uint64_t)INT64_MAX)
 
@@ -65,7 +66,7 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
         m->start_ns > MAX_JSON_INT || m->end_ns > MAX_JSON_INT || m->end_ns < m->start_ns ||
         m->events > MAX_JSON_INT || m->names > MAX_JSON_INT || m->threads > MAX_JSON_INT ||
         m->samples > MAX_JSON_INT || m->frames > MAX_JSON_INT || m->flows > MAX_JSON_INT ||
-        m->sort_indexes > MAX_JSON_INT ||
+        m->sort_indexes > MAX_JSON_INT || m->stacks > MAX_JSON_INT || m->switches > MAX_JSON_INT ||
         m->ntables > MAX_TABLES ||
         string_field(m->capture, sizeof m->capture) < 0 ||
         string_field(m->trove_version, sizeof m->trove_version) < 0)
@@ -93,7 +94,9 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
         put(counts, "samples", json_u64(m->samples)) ||
         put(counts, "frames", json_u64(m->frames)) ||
         (m->flows > 0 && put(counts, "flows", json_u64(m->flows))) ||
-        (m->sort_indexes > 0 && put(counts, "sort_indexes", json_u64(m->sort_indexes))))
+        (m->sort_indexes > 0 && put(counts, "sort_indexes", json_u64(m->sort_indexes))) ||
+        (m->stacks > 0 && put(counts, "stacks", json_u64(m->stacks))) ||
+        (m->switches > 0 && put(counts, "switches", json_u64(m->switches))))
         goto out;
     rc = put(root, "format", json_string("trove-bundle"));
     if (!rc)
@@ -213,6 +216,13 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
     /* "sort_indexes" came with the sort_indexes table, written only when there are some */
     if (json_object_get(counts, "sort_indexes") &&
         (rc = get_u64(counts, "counts.", "sort_indexes", &m->sort_indexes, diag)))
+        return rc;
+    /* "stacks" and "switches" came with the profile's tables, written only with rows */
+    if (json_object_get(counts, "stacks") &&
+        (rc = get_u64(counts, "counts.", "stacks", &m->stacks, diag)))
+        return rc;
+    if (json_object_get(counts, "switches") &&
+        (rc = get_u64(counts, "counts.", "switches", &m->switches, diag)))
         return rc;
     tables = json_object_get(root, "tables");
     if (!json_is_array(tables))

@@ -16,6 +16,7 @@
 #include "common/utf8.h"
 
 #include "trove/parquet.h"
+#include "trove/profile.h"
 
 #include <assert.h>
 #include <inttypes.h>
@@ -46,9 +47,13 @@ static const struct col threads_cols[] = {U32("pid"), U32("tid"), STR("thread_na
                                           STR("process_name")};
 static const struct col samples_cols[] = {
     {"time_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, U32("pid"), U32("tid"), U32("stack_id")};
-static const struct col frames_cols[] = {U32("stack_id"), U32("depth"),
-                                         {"address", TROVE_PQ_INT64, 64, ENC_OTHER, 0},
-                                         STR("function")};
+static const struct col frames_cols[] = {
+    {"frame_id", TROVE_PQ_INT32, 32, ENC_ID, 0}, STR("module"), STR("function"), STR("file"),
+    U32("line"), {"address", TROVE_PQ_INT64, 64, ENC_OTHER, 0}, U32("inline_depth")};
+static const struct col stacks_cols[] = {{"stack_id", TROVE_PQ_INT32, 32, ENC_ID, 0},
+                                         U32("parent_id"), U32("frame_id")};
+static const struct col switches_cols[] = {
+    {"time_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, U32("pid"), U32("tid"), U8("out"), U8("preempt")};
 static const struct col flows_cols[] = {
     {"ts_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, {"flow_id", TROVE_PQ_INT64, 64, ENC_ID, 0},
     U32("pid"), U32("tid"), U32("name_id"), U8("phase"), U8("flags")};
@@ -66,6 +71,8 @@ static const struct table_def {
     {"frames", frames_cols, sizeof frames_cols / sizeof frames_cols[0]},
     {"flows", flows_cols, sizeof flows_cols / sizeof flows_cols[0]},
     {"sort_indexes", sort_cols, sizeof sort_cols / sizeof sort_cols[0]},
+    {"stacks", stacks_cols, sizeof stacks_cols / sizeof stacks_cols[0]},
+    {"switches", switches_cols, sizeof switches_cols / sizeof switches_cols[0]},
 };
 
 #define MAX_COLS 8
@@ -324,6 +331,69 @@ static int fill_flows(struct cols *c, const struct trove_flow *rows, size_t n)
     return TROVE_OK;
 }
 
+/* One of the profile's tables from p (NULL: no rows). The strings point into p. */
+static int fill_profile(struct cols *c, int table, const struct trove_profile *p)
+{
+    struct trove_profile_counts n;
+    int rc;
+
+    trove_profile_get_counts(p, &n); /* zeros for NULL */
+    switch (table) {
+    case TROVE_TABLE_SAMPLES: {
+        const struct trove_profile_sample *sm = trove_profile_samples(p);
+        if ((rc = cols_alloc(c, &tables[table], n.samples)) != TROVE_OK)
+            return rc;
+        for (size_t i = 0; i < n.samples; i++) {
+            c->i64[0][i] = (int64_t)sm[i].time_ns;
+            set_u32(c, 1, i, sm[i].pid);
+            set_u32(c, 2, i, sm[i].tid);
+            set_u32(c, 3, i, sm[i].stack);
+        }
+        return TROVE_OK;
+    }
+    case TROVE_TABLE_FRAMES:
+        if ((rc = cols_alloc(c, &tables[table], n.frames)) != TROVE_OK)
+            return rc;
+        for (size_t i = 0; i < n.frames; i++) {
+            const struct trove_profile_frame *f = trove_profile_frame_get(p, (uint32_t)i);
+            uint32_t ids[3] = {f->module, f->function, f->file};
+            set_u32(c, 0, i, (uint32_t)i);
+            for (size_t k = 0; k < 3; k++) {
+                size_t len = 0;
+                const char *str = trove_profile_string_get(p, ids[k], &len);
+                set_str(c, 1 + k, i, str, len);
+            }
+            set_u32(c, 4, i, f->line);
+            c->i64[5][i] = (int64_t)f->address;
+            set_u32(c, 6, i, f->inline_depth);
+        }
+        return TROVE_OK;
+    case TROVE_TABLE_STACKS:
+        if ((rc = cols_alloc(c, &tables[table], n.stacks)) != TROVE_OK)
+            return rc;
+        for (size_t i = 0; i < n.stacks; i++) {
+            const struct trove_profile_stack *st = trove_profile_stack_get(p, (uint32_t)i + 1);
+            set_u32(c, 0, i, (uint32_t)i + 1);
+            set_u32(c, 1, i, st->parent);
+            set_u32(c, 2, i, st->frame);
+        }
+        return TROVE_OK;
+    default: { /* switches */
+        const struct trove_profile_switch *sw = trove_profile_switches(p);
+        if ((rc = cols_alloc(c, &tables[table], n.switches)) != TROVE_OK)
+            return rc;
+        for (size_t i = 0; i < n.switches; i++) {
+            c->i64[0][i] = (int64_t)sw[i].time_ns;
+            set_u32(c, 1, i, sw[i].pid);
+            set_u32(c, 2, i, sw[i].tid);
+            set_u32(c, 3, i, (sw[i].flags & TROVE_PROFILE_SWITCH_OUT) != 0);
+            set_u32(c, 4, i, (sw[i].flags & TROVE_PROFILE_SWITCH_PREEMPT) != 0);
+        }
+        return TROVE_OK;
+    }
+    }
+}
+
 /* A Parquet writer for table t under the options' mode, codec and row groups. */
 static int new_writer(const struct table_def *t, const struct trove_tables_options *o,
                       struct trove_pq_writer **out)
@@ -343,6 +413,7 @@ static int new_writer(const struct table_def *t, const struct trove_tables_optio
 
 static int write_table(int table, const struct trove_events *ev, const struct trove_names *names,
                        const struct trove_flow *flows, size_t nflows,
+                       const struct trove_profile *profile,
                        const struct trove_tables_options *o, struct trove_bytes *out,
                        uint64_t *rows_out)
 {
@@ -384,6 +455,12 @@ static int write_table(int table, const struct trove_events *ev, const struct tr
     case TROVE_TABLE_SORT_INDEXES:
         rc = fill_sort(&c, names);
         break;
+    case TROVE_TABLE_SAMPLES:
+    case TROVE_TABLE_FRAMES:
+    case TROVE_TABLE_STACKS:
+    case TROVE_TABLE_SWITCHES:
+        rc = fill_profile(&c, table, profile);
+        break;
     default:
         rc = cols_alloc(&c, t, 0);
         break;
@@ -419,7 +496,7 @@ int trove_tables_write(int table, const struct trove_events *ev, const struct tr
                        const struct trove_tables_options *o, struct trove_bytes *out,
                        uint64_t *rows_out)
 {
-    return write_table(table, ev, names, NULL, 0, o, out, rows_out);
+    return write_table(table, ev, names, NULL, 0, NULL, o, out, rows_out);
 }
 
 int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
@@ -431,7 +508,7 @@ int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
     for (size_t i = 0; i < n; i++)
         if (trove_flow_check(&rows[i]) != TROVE_OK)
             return TROVE_ERR_INVALID;
-    return write_table(TROVE_TABLE_FLOWS, NULL, NULL, rows, n, o, out, rows_out);
+    return write_table(TROVE_TABLE_FLOWS, NULL, NULL, rows, n, NULL, o, out, rows_out);
 }
 
 /* ---- the events table in pieces ---------------------------------------------------- */
@@ -720,7 +797,8 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
     int rc;
 
     memset(s, 0, sizeof s);
-    if (table < 0 || table >= TROVE_TABLE_COUNT_ || (table == TROVE_TABLE_EVENTS && !ev) ||
+    if (table < 0 || table >= TROVE_TABLE_COUNT_ || TROVE_TABLE_IS_PROFILE(table) ||
+        (table == TROVE_TABLE_EVENTS && !ev) ||
         ((table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS ||
           table == TROVE_TABLE_SORT_INDEXES) &&
          !names))
@@ -729,12 +807,6 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
     if ((rc = trove_pq_open(buf, len, &f, diag)) != TROVE_OK)
         goto out;
     rows = trove_pq_rows(f);
-    if ((table == TROVE_TABLE_SAMPLES || table == TROVE_TABLE_FRAMES) && rows > 0) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_FORMAT, 0,
-                        "table %s has %" PRIu64 " rows; this trove reads no samples yet",
-                        t->name, rows);
-        goto out;
-    }
     if (rows > SIZE_MAX / sizeof(int64_t)) {
         rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "table %s: %" PRIu64 " rows", t->name, rows);
         goto out;
@@ -876,5 +948,217 @@ out:
         trove_pq_strings_free(&s[k]);
     }
     trove_pq_close(f);
+    return rc;
+}
+
+/* ---- the profile's tables ------------------------------------------------------------ */
+
+int trove_tables_write_profile(int table, const struct trove_profile *p,
+                               const struct trove_tables_options *o, struct trove_bytes *out,
+                               uint64_t *rows_out)
+{
+    if (!TROVE_TABLE_IS_PROFILE(table))
+        return TROVE_ERR_INVALID;
+    return write_table(table, NULL, NULL, NULL, 0, p, o, out, rows_out);
+}
+
+/* One profile table read whole: its integer columns in v, its strings in s. */
+struct ptab {
+    const struct table_def *t;
+    uint64_t rows;
+    int64_t *v[MAX_COLS];
+    struct trove_pq_strings s[MAX_COLS];
+};
+
+static void ptab_free(struct ptab *x)
+{
+    for (size_t k = 0; k < MAX_COLS; k++) {
+        free(x->v[k]);
+        trove_pq_strings_free(&x->s[k]);
+    }
+}
+
+static int ptab_read(const struct trove_tables_profile_in *in, int table, struct ptab *x,
+                     struct trove_diag *diag)
+{
+    struct trove_pq_file *f = NULL;
+    int rc = TROVE_OK;
+
+    memset(x, 0, sizeof *x);
+    x->t = &tables[table];
+    if (!in->buf[table])
+        return TROVE_OK;
+    if ((rc = trove_pq_open(in->buf[table], in->len[table], &f, diag)) != TROVE_OK)
+        return rc;
+    x->rows = trove_pq_rows(f);
+    if (x->rows > TROVE_PROFILE_MAX_ROWS) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "table %s: %" PRIu64 " rows, over the %u a profile holds",
+                        x->t->name, x->rows, TROVE_PROFILE_MAX_ROWS);
+        goto out;
+    }
+    for (size_t k = 0; k < x->t->ncols; k++) {
+        if (x->t->cols[k].type != TROVE_PQ_STRING &&
+            !(x->v[k] = trove__malloc((size_t)(x->rows ? x->rows : 1) * sizeof(int64_t)))) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        if ((rc = read_col(f, x->t, k, x->v[k], &x->s[k], diag)) != TROVE_OK)
+            goto out;
+        if (x->t->cols[k].type == TROVE_PQ_STRING &&
+            (rc = strings_utf8(x->t, k, &x->s[k], x->rows, diag)) != TROVE_OK)
+            goto out;
+    }
+out:
+    trove_pq_close(f);
+    return rc;
+}
+
+/* order[id - base] = the row whose id column (column 0) is id, for ids base .. base+rows-1
+ * each once; else the error names the row. */
+static int id_order(const struct ptab *x, uint64_t base, uint32_t **order_out,
+                    struct trove_diag *diag)
+{
+    uint32_t *order;
+    *order_out = NULL;
+    if (!(order = trove__mallocarray(x->rows ? (size_t)x->rows : 1, sizeof *order)))
+        return TROVE_ERR_NOMEM;
+    for (uint64_t r = 0; r < x->rows; r++)
+        order[r] = UINT32_MAX;
+    for (uint64_t r = 0; r < x->rows; r++) {
+        uint64_t id = (uint64_t)x->v[0][r];
+        if (id < base || id - base >= x->rows || order[id - base] != UINT32_MAX) {
+            free(order);
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                              "table %s: column %s row %" PRIu64 " holds %" PRIu64
+                              "; the ids are %" PRIu64 " to %" PRIu64 ", each once",
+                              x->t->name, x->t->cols[0].name, r, id, base, base + x->rows - 1);
+        }
+        order[id - base] = (uint32_t)r;
+    }
+    *order_out = order;
+    return TROVE_OK;
+}
+
+static int bad_ref(struct trove_diag *diag, const struct ptab *x, size_t k, uint64_t r,
+                   const char *what)
+{
+    return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                      "table %s: column %s row %" PRIu64 " holds %" PRId64 ", which is not %s",
+                      x->t->name, x->t->cols[k].name, r, x->v[k][r], what);
+}
+
+int trove_tables_read_profile(const struct trove_tables_profile_in *in, struct trove_profile *p,
+                              struct trove_diag *diag)
+{
+    struct ptab fr, st, sm, sw;
+    struct trove_profile_counts c0;
+    uint32_t *order = NULL, *frame_id = NULL, *stack_id = NULL;
+    int rc;
+
+    memset(&fr, 0, sizeof fr);
+    memset(&st, 0, sizeof st);
+    memset(&sm, 0, sizeof sm);
+    memset(&sw, 0, sizeof sw);
+    if (!in || !p)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "bad arguments to trove_tables_read_profile");
+    trove_profile_get_counts(p, &c0);
+    if (c0.strings != 1 || c0.frames || c0.stacks || c0.samples || c0.switches)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "the profile's tables are read into a new profile");
+    if ((rc = ptab_read(in, TROVE_TABLE_FRAMES, &fr, diag)) != TROVE_OK ||
+        (rc = ptab_read(in, TROVE_TABLE_STACKS, &st, diag)) != TROVE_OK ||
+        (rc = ptab_read(in, TROVE_TABLE_SAMPLES, &sm, diag)) != TROVE_OK ||
+        (rc = ptab_read(in, TROVE_TABLE_SWITCHES, &sw, diag)) != TROVE_OK)
+        goto out;
+
+    /* frames, in frame_id order; frame_id[file's id] = the profile's */
+    if ((rc = id_order(&fr, 0, &order, diag)) != TROVE_OK)
+        goto out;
+    if (!(frame_id = trove__mallocarray(fr.rows ? (size_t)fr.rows : 1, sizeof *frame_id))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (uint64_t i = 0; i < fr.rows; i++) {
+        uint32_t r = order[i], sid[3];
+        struct trove_profile_frame f;
+        for (size_t k = 0; k < 3; k++) {
+            const struct trove_pq_strings *x = &fr.s[1 + k];
+            size_t len = (size_t)(x->off[r + 1] - x->off[r]);
+            if (memchr(x->bytes + x->off[r], 0, len)) {
+                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                "table frames: column %s row %" PRIu32 " holds a NUL byte",
+                                fr.t->cols[1 + k].name, r);
+                goto out;
+            }
+            if ((rc = trove_profile_string(p, (const char *)x->bytes + x->off[r], len, &sid[k])) !=
+                TROVE_OK)
+                goto out;
+        }
+        f = (struct trove_profile_frame){sid[0], sid[1], sid[2], (uint32_t)fr.v[4][r],
+                                         (uint64_t)fr.v[5][r], (uint32_t)fr.v[6][r]};
+        if ((rc = trove_profile_frame(p, &f, &frame_id[i])) != TROVE_OK)
+            goto out;
+    }
+    free(order);
+    order = NULL;
+
+    /* stacks, in stack_id order: a parent comes before its children */
+    if ((rc = id_order(&st, 1, &order, diag)) != TROVE_OK)
+        goto out;
+    if (!(stack_id = trove__mallocarray((size_t)st.rows + 1, sizeof *stack_id))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    stack_id[0] = TROVE_PROFILE_ROOT;
+    for (uint64_t i = 0; i < st.rows; i++) {
+        uint32_t r = order[i];
+        uint64_t parent = (uint64_t)st.v[1][r], frame = (uint64_t)st.v[2][r];
+        if (parent > i) {
+            rc = bad_ref(diag, &st, 1, r, "a stack before it (parent_id < stack_id)");
+            goto out;
+        }
+        if (frame >= fr.rows) {
+            rc = bad_ref(diag, &st, 2, r, "a frame_id of the frames table");
+            goto out;
+        }
+        if ((rc = trove_profile_stack(p, stack_id[parent], frame_id[frame], &stack_id[i + 1])) !=
+            TROVE_OK)
+            goto out;
+    }
+
+    for (uint64_t r = 0; r < sm.rows; r++) {
+        struct trove_profile_sample x;
+        if ((uint64_t)sm.v[3][r] > st.rows) {
+            rc = bad_ref(diag, &sm, 3, r, "a stack_id of the stacks table, or 0");
+            goto out;
+        }
+        x = (struct trove_profile_sample){(uint64_t)sm.v[0][r], (uint32_t)sm.v[1][r],
+                                          (uint32_t)sm.v[2][r], stack_id[sm.v[3][r]]};
+        if ((rc = trove_profile_sample(p, &x)) != TROVE_OK)
+            goto out;
+    }
+    for (uint64_t r = 0; r < sw.rows; r++) {
+        struct trove_profile_switch x;
+        if (sw.v[3][r] > 1 || sw.v[4][r] > 1 || (sw.v[4][r] && !sw.v[3][r])) {
+            rc = bad_ref(diag, &sw, sw.v[3][r] > 1 ? 3 : 4, r,
+                         "0 or 1 (and preempt 1 only with out 1)");
+            goto out;
+        }
+        x = (struct trove_profile_switch){
+            (uint64_t)sw.v[0][r], (uint32_t)sw.v[1][r], (uint32_t)sw.v[2][r],
+            (sw.v[3][r] ? TROVE_PROFILE_SWITCH_OUT : 0u) |
+                (sw.v[4][r] ? TROVE_PROFILE_SWITCH_PREEMPT : 0u)};
+        if ((rc = trove_profile_switch(p, &x)) != TROVE_OK)
+            goto out;
+    }
+    rc = TROVE_OK;
+out:
+    free(order);
+    free(frame_id);
+    free(stack_id);
+    ptab_free(&fr);
+    ptab_free(&st);
+    ptab_free(&sm);
+    ptab_free(&sw);
     return rc;
 }
