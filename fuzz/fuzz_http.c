@@ -21,8 +21,8 @@
  * comes, and its status is the one the request calls for, worked out from what the request
  * means rather than from what the HTTP layer made of it — the router (trove__api_route) on
  * the path and the query as the client wrote them (each escape decoded once, '+' a plus, '&'
- * the only separator, an empty parameter skipped, a space read as '+', a last parameter "/"
- * skipped: libwebsockets makes one of a trailing '&'), the token check on the headers as
+ * the only separator, an empty parameter skipped, a space read as '+', a parameter "/" that
+ * ends the query skipped: libwebsockets makes one of a trailing '&'), the token check on the headers as
  * sent, the upgrade's rules (400 without a Host, 404 off the WebSocket endpoints, 401, a
  * foreign Origin 403, else 101), an import's (413 over --max-import, else 501: this service
  * has no importer); a CR or LF in the path or the query is refused (400: the HTTP layer
@@ -86,6 +86,7 @@ struct param {
 
 struct req {
     int method; /* TROVE__* as the router takes it */
+    int amp_after; /* each parameter is followed by an empty one (a '&') */
     int body;   /* a method with a body: Content-Length and the bytes */
     int head;   /* HEAD: an answer without a body */
     uint8_t path[512];
@@ -341,6 +342,7 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
         }
         if ((np >> 5) & 1)
             puts_(w, "&"); /* and after */
+        q->amp_after = (np >> 5) & 1;
     }
     puts_(w, " HTTP/1.1\r\n");
     build_headers(r, q, port);
@@ -424,7 +426,7 @@ static int expect(const struct req *q, int *drop, int *cont)
     struct trove__api_error e;
     struct trove_bytes rq = {0};
     char rpath[1600];
-    size_t o = 0, last;
+    size_t o = 0;
     int rc, auth;
 
     *drop = *cont = 0;
@@ -452,16 +454,14 @@ static int expect(const struct req *q, int *drop, int *cont)
             rpath[o++] = (char)c;
     }
     rpath[o] = 0;
-    last = q->npar;
-    for (size_t i = 0; i < q->npar; i++)
-        if (q->par[i].eq || q->par[i].klen)
-            last = i;
     for (size_t i = 0; i < q->npar; i++) {
         const struct param *p = &q->par[i];
         if (!p->eq && p->klen == 0)
             continue;
-        if (i == last && !p->eq && p->klen == 1 && p->key[0] == '/')
-            continue; /* what the HTTP layer makes of a trailing '&': skipped (web.c) */
+        if (i == q->npar - 1 && !q->amp_after && !p->eq && p->klen == 1 && p->key[0] == '/')
+            continue; /* a "/" flag that ends the query looks like what the HTTP layer
+                       * makes of a trailing '&', and is skipped (web.c); one with any
+                       * piece after it, even an empty one, is a parameter */
         if (rq.len)
             CHECK(trove_bytes_append(&rq, "&", 1) == TROVE_OK);
         canon(&rq, p->key, p->klen, 1);
