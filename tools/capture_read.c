@@ -253,6 +253,22 @@ int cli_capture_flows(const char *cmd, const char *store, const char *name, uint
     return 0;
 }
 
+int cli_capture_profile_into(const char *cmd, const char *store, const char *name,
+                             struct trove_profile *p)
+{
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc;
+
+    if (cli_store_open(cmd, cli_default_store(store), TROVE_STORE_READONLY, &s))
+        return 1;
+    rc = trove_capture_read_profile(s, name, p, &diag);
+    trove_store_close(s);
+    if (rc != TROVE_OK)
+        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+    return 0;
+}
+
 int cli_capture_profile(const char *cmd, const char *store, const char *name, uint64_t from_ns,
                         uint64_t to_ns, struct trove_profile **out)
 {

@@ -33,6 +33,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_gc(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 int cmd_replay(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_record(int argc, char **argv);
@@ -582,6 +583,9 @@ int cli_capture_flows(const char *cmd, const char *store, const char *name, uint
  * *out (NULL when the capture has none). Returns 0, or 1 after printing an error. */
 int cli_capture_profile(const char *cmd, const char *store, const char *name, uint64_t from_ns,
                         uint64_t to_ns, struct trove_profile **out);
+/* The same, whole, into p (a new profile). */
+int cli_capture_profile_into(const char *cmd, const char *store, const char *name,
+                             struct trove_profile *p);
 
 /* What cli_capture_walk calls after each frame it decodes into ev (on the stream's sender
  * thread): it may take events out of ev (moving the rest to the front, and setting ev->len)

@@ -584,8 +584,15 @@ int cli_load_flows(const char *cmd, const char *path, const struct cli_load_opti
     size_t start = events->len, fstart = flows ? flows->len : 0;
     int status;
 
-    if (cap)
-        return cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, events, names);
+    if (cap) {
+        if (cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, events, names))
+            return 1;
+        if (opt->profile && cli_capture_profile_into(cmd, opt->store, cap, opt->profile)) {
+            events->len = start;
+            return 1;
+        }
+        return 0;
+    }
     if (input_open(cmd, path, opt->format, &in)) {
         input_close(&in);
         return 1;

@@ -3,8 +3,9 @@
  * sampling a process's call stacks (trove/sample.h) into a symbolized profile
  * (trove/profile.h), written as JSON (--out) or summed up as its hottest functions (--top).
  * cmd_record (cmd_serve.c) hands over here when it is given a command or a pid and no
- * --from. Sending the samples live to `trove serve`, and into a store, comes next; until
- * then NAME is checked and reported only, and --out or --top is required.
+ * --from. --store keeps the profile as capture NAME (with the threads' names, no events);
+ * sending the samples live to `trove serve` comes next, so one of --store, --out and --top
+ * is required.
  */
 #define _GNU_SOURCE /* sigaction */
 
@@ -17,6 +18,7 @@
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/sample.h"
 
@@ -41,21 +43,23 @@ static void catch_stop(void)
 void cli_record_sample_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove record NAME (--out FILE | --top N) [options] -- CMD [ARGS...]\n"
-            "       trove record NAME --pid PID (--out FILE | --top N) [options]\n"
+            "usage: trove record NAME (--store DIR | --out FILE | --top N) [options] -- CMD [ARGS...]\n"
+            "       trove record NAME --pid PID (--store DIR | --out FILE | --top N) [options]\n"
             "\n"
             "Sample the call stacks of a command trove starts (-- CMD ARGS...) or of the running\n"
             "process PID with perf_event_open: every thread, now and later, N times a second of\n"
             "its CPU time, with its user-space call chain (frame pointers) and its context\n"
             "switches; then symbolize them (function, source file, line, inlined functions) from\n"
-            "the modules' ELF symbols and DWARF. NAME is the capture the samples are for:\n"
-            "sending them live to `trove serve` or into a store is not done yet, so --out or\n"
-            "--top is required for now.\n"
+            "the modules' ELF symbols and DWARF. NAME is the capture the samples go to:\n"
+            "--store keeps them there (`trove top NAME` and `trove export` read them); sending\n"
+            "them live to `trove serve` is not done yet, so --store, --out or --top is needed.\n"
             "  --pid PID          sample this running process (your own, or with CAP_PERFMON)\n"
             "  --hz N             samples a second of each thread's CPU time (default 999)\n"
             "  --seconds S        stop after S seconds (a command then gets SIGTERM)\n"
             "  --event E          auto (default: cycles where the machine has them, else\n"
             "                     task-clock), task-clock or cycles\n"
+            "  --store DIR        store the profile as capture NAME in the store at DIR\n"
+            "                     (replacing a capture of that name)\n"
             "  --out FILE         write the profile as JSON: frames, stacks, samples, threads,\n"
             "                     context switches (docs/sampling.md)\n"
             "  --top N            print the N hottest functions by self samples (0: all)\n"
@@ -71,6 +75,7 @@ struct rec_args {
     char **cmd;          /* NULL-terminated, or NULL with --pid */
     uint32_t pid;
     const char *out;
+    const char *store;
     uint64_t top;
     int have_top, json, quiet;
     double seconds;      /* 0: until the target ends */
@@ -121,6 +126,8 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
                 a->o.event = TROVE_SAMPLE_EVENT_CYCLES;
             else
                 return cli_error(cmd, "--event: '%s' is not auto, task-clock or cycles", e) + 1;
+        } else if (!strcmp(s, "--store") && i + 1 < argc) {
+            a->store = argv[++i];
         } else if ((!strcmp(s, "--out") || !strcmp(s, "-o")) && i + 1 < argc) {
             a->out = argv[++i];
         } else if (!strcmp(s, "--top") && i + 1 < argc) {
@@ -152,9 +159,9 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
         return cli_error(cmd, "--pid and a command (-- CMD) cannot go together") + 1;
     if (!have_pid && !a->cmd)
         return cli_error(cmd, "nothing to sample: give -- CMD ARGS... or --pid PID") + 1;
-    if (!a->out && !a->have_top)
-        return cli_error(cmd, "sampling into capture %s needs --out FILE or --top N for now "
-                              "(sending samples to `trove serve` is not done yet)",
+    if (!a->out && !a->have_top && !a->store)
+        return cli_error(cmd, "sampling into capture %s needs --store DIR, --out FILE or --top N "
+                              "(sending samples live to `trove serve` is not done yet)",
                          a->name) + 1;
     return 0;
 }
@@ -278,11 +285,11 @@ static size_t count_threads(const struct trove_profile *p)
     return k;
 }
 
-static void print_top(const struct rec_args *a, const struct trove_profile *p,
+static void print_top(uint64_t top, int json, const struct trove_profile *p,
                       const struct trove_profile_func *f, size_t n, uint64_t samples)
 {
-    size_t show = a->top && a->top < n ? (size_t)a->top : n;
-    if (a->json) {
+    size_t show = top && top < n ? (size_t)top : n;
+    if (json) {
         fputs(",\"top\":[", stdout);
         for (size_t i = 0; i < show; i++) {
             fputs(i ? ",{\"function\":" : "{\"function\":", stdout);
@@ -309,6 +316,23 @@ static void print_top(const struct rec_args *a, const struct trove_profile *p,
     }
 }
 
+/* The profile as capture a->name in the store at a->store: no events, the threads' names. */
+static int store_profile(const struct rec_args *a, const struct trove_profile *p,
+                         const struct trove_names *names, struct trove_capture_info *info)
+{
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc;
+    if (cli_store_open("record", a->store, TROVE_STORE_CREATE, &s))
+        return 1;
+    rc = trove_capture_write_profile(s, a->name, NULL, 0, names, NULL, 0, p, NULL, info, &diag);
+    trove_store_close(s);
+    if (rc != TROVE_OK)
+        return cli_error("record", "storing capture %s in %s: %s", a->name, a->store,
+                         cli_diag_msg(&diag, rc));
+    return 0;
+}
+
 int cli_record_sample(int argc, char **argv)
 {
     const char *cmd = "record";
@@ -321,11 +345,13 @@ int cli_record_sample(int argc, char **argv)
     struct trove_sampler_stats st;
     struct trove_diag diag = {0};
     struct cli_out out;
+    struct trove_capture_info stored;
     size_t n_top = 0;
     uint64_t in_range = 0;
     double t0, t_end = 0, took;
     int status = 1, rc, cmd_status = 0, have_status = 0, r;
 
+    memset(&stored, 0, sizeof stored);
     if ((r = parse_args(argc, argv, &a)) != 0)
         return r < 0 ? 0 : r;
     if (trove_sample_set_new(&set) != TROVE_OK || trove_symbolizer_new(&sym) != TROVE_OK ||
@@ -386,6 +412,8 @@ int cli_record_sample(int argc, char **argv)
         if (cli_out_commit(cmd, &out) != 0)
             goto done;
     }
+    if (a.store && store_profile(&a, prof, trove_sample_set_names(set), &stored) != 0)
+        goto done;
     if (a.json) {
         printf("{\"capture\":");
         cli_json_string(stdout, a.name, strlen(a.name));
@@ -406,12 +434,15 @@ int cli_record_sample(int argc, char **argv)
             printf(",\"out\":");
             cli_json_string(stdout, a.out, strlen(a.out));
         }
+        if (a.store)
+            printf(",\"stored_bytes\":%" PRIu64 ",\"new_objects\":%" PRIu64, stored.stored_bytes,
+                   stored.new_objects);
         if (a.have_top)
-            print_top(&a, prof, top, n_top, in_range);
+            print_top(a.top, a.json, prof, top, n_top, in_range);
         printf("}\n");
     } else {
         if (a.have_top)
-            print_top(&a, prof, top, n_top, in_range);
+            print_top(a.top, a.json, prof, top, n_top, in_range);
         if (!a.quiet) {
             fprintf(stderr,
                     "trove record: %zu samples of %zu thread%s of pid %" PRIu32 " (%s, %" PRIu32
@@ -421,6 +452,9 @@ int cli_record_sample(int argc, char **argv)
                     trove_sample_event_name(st.event), st.hz, took,
                     trove_profile_frame_count(prof), trove_profile_stack_count(prof),
                     a.out ? " -> " : "", a.out ? a.out : "");
+            if (a.store)
+                fprintf(stderr, "; capture %s in %s (%" PRIu64 " bytes stored)", a.name,
+                        a.store, stored.stored_bytes);
             if (st.lost || st.lost_samples)
                 fprintf(stderr, "; the kernel dropped %" PRIu64 " records and %" PRIu64
                                 " samples",
@@ -439,5 +473,103 @@ done:
     trove_profile_free(prof);
     trove_symbolizer_free(sym);
     trove_sample_set_free(set);
+    return status;
+}
+
+/* ---- trove top ------------------------------------------------------------------------ */
+
+static void top_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trove top NAME [--store DIR] [--from-ns A] [--to-ns B] [-n N] [--json]\n"
+            "\n"
+            "The hottest functions of capture NAME's sampled call stacks (`trove record NAME\n"
+            "--store DIR -- CMD`, or a bundle with samples imported): for each function, its\n"
+            "self samples (the function was running) and total samples (it was on the stack),\n"
+            "over the samples whose time is in [A, B) nanoseconds (CLOCK_MONOTONIC, the clock of\n"
+            "the capture's events).\n"
+            "  --store DIR        the store (default $TROVE_STORE, else ./trove-data)\n"
+            "  --from-ns A        samples at or after A (default: the first)\n"
+            "  --to-ns B          samples before B (default: to the end)\n"
+            "  -n, --top N        the N functions with the most self samples (default 20, 0: all)\n"
+            "  --json             one JSON object: capture, from_ns, to_ns, samples, top\n");
+}
+
+int cmd_top(int argc, char **argv)
+{
+    const char *cmd = "top", *name = NULL, *store = NULL;
+    struct trove_profile *p = NULL;
+    struct trove_profile_func *f = NULL;
+    uint64_t from = 0, to = UINT64_MAX, top = 20, in_range = 0;
+    size_t n = 0;
+    int json = 0, rc, status = 1;
+
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (cli_is_help(s)) {
+            top_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(s, "--store") && i + 1 < argc) {
+            store = argv[++i];
+        } else if (!strcmp(s, "--from-ns") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &from))
+                return cli_error(cmd, "--from-ns: '%s' is not a time in nanoseconds", argv[i]);
+        } else if (!strcmp(s, "--to-ns") && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &to))
+                return cli_error(cmd, "--to-ns: '%s' is not a time in nanoseconds", argv[i]);
+        } else if ((!strcmp(s, "-n") || !strcmp(s, "--top")) && i + 1 < argc) {
+            if (cli_parse_u64(argv[++i], &top))
+                return cli_error(cmd, "%s: '%s' is not a count", s, argv[i]);
+        } else if (!strcmp(s, "--json")) {
+            json = 1;
+        } else if (s[0] == '-' && s[1]) {
+            cli_error(cmd, "unknown option or missing value '%s'; see `trove top --help`", s);
+            return 2;
+        } else if (!name) {
+            name = s;
+        } else {
+            return cli_error(cmd, "unexpected argument '%s'; see `trove top --help`", s);
+        }
+    }
+    if (!name) {
+        cli_error(cmd, "no capture NAME; see `trove top --help`");
+        return 2;
+    }
+    if (from > to)
+        return cli_error(cmd, "--from-ns %llu is after --to-ns %llu", (unsigned long long)from,
+                         (unsigned long long)to);
+    if (cli_capture_profile(cmd, store, name, 0, UINT64_MAX, &p))
+        return 1;
+    if (!p && trove_profile_new(&p) != TROVE_OK) {
+        cli_error(cmd, "out of memory");
+        goto out;
+    }
+    if ((rc = trove_profile_top(p, from, to, &f, &n, &in_range)) != TROVE_OK) {
+        cli_error(cmd, "the top functions of %s: %s", name, trove_strerror(rc));
+        goto out;
+    }
+    if (json) {
+        printf("{\"capture\":");
+        cli_json_string(stdout, name, strlen(name));
+        printf(",\"from_ns\":%llu,\"to_ns\":%llu,\"samples\":%llu", (unsigned long long)from,
+               (unsigned long long)to, (unsigned long long)in_range);
+        print_top(top, 1, p, f, n, in_range);
+        printf("}\n");
+    } else {
+        print_top(top, 0, p, f, n, in_range);
+    }
+    if (in_range == 0)
+        fprintf(stderr, "trove top: capture %s has no samples%s (`trove record %s --store "
+                        "DIR -- CMD` records some)\n",
+                name, trove_profile_sample_count(p) ? " in that range" : "", name);
+    if (fflush(stdout) != 0) {
+        cli_error(cmd, "writing stdout: %s", strerror(errno));
+        goto out;
+    }
+    status = 0;
+out:
+    free(f);
+    trove_profile_free(p);
     return status;
 }

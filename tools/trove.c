@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"replay", cmd_replay, "stream a capture (or a time range of it) out of the store"},
     {"serve", cmd_serve, "run the live service: producers in, viewers and the store out"},
     {"record", cmd_record, "send any input to the service as a capture, or sample a process"},
+    {"top", cmd_top, "the hottest functions of a capture's sampled call stacks"},
     {"watch", cmd_watch, "watch a live capture: a stats line, and the stream to a file"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
     {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet|stream|serve"},
