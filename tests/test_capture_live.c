@@ -24,6 +24,7 @@
 
 #include "testutil.h"
 #include "trove/capture.h"
+#include "trove/profile.h"
 #include "trove/import.h"
 #include "trove/stream.h"
 #include "trove/wire.h"
@@ -815,6 +816,163 @@ static void test_kill(void)
     input_free(&in);
 }
 
+/* ---- a profile, written live --------------------------------------------------------------- */
+
+/* Grow p by one step: 20 frames and stacks, `samples` samples, a switch every 4; with big,
+ * 40 strings of 60,000 random bytes (deflate keeps them near their size). */
+static void profile_step(struct trove_profile *p, int step, uint32_t samples, int big,
+                         uint64_t *rng)
+{
+    uint32_t mod = 0, stack = 0;
+    CHECK_EQ_INT(trove_profile_string(p, "/bin/live", 9, &mod), TROVE_OK);
+    for (uint32_t i = 0; i < 20; i++) {
+        char fn[32];
+        struct trove_profile_frame f = {mod, 0, 0, i, 0x1000u * (uint64_t)step + 4 * i, 0};
+        uint32_t id;
+        int n = snprintf(fn, sizeof fn, "step%d_fn%u", step, i);
+        CHECK_EQ_INT(trove_profile_string(p, fn, (size_t)n, &f.function), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_frame(p, &f, &id), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack(p, stack, id, &stack), TROVE_OK);
+    }
+    for (uint32_t i = 0; i < samples; i++) {
+        struct trove_profile_sample sm = {(uint64_t)step * 1000000 + i, 9, 10 + i % 2,
+                                          stack - i % 20};
+        CHECK_EQ_INT(trove_profile_sample(p, &sm), TROVE_OK);
+        if (i % 4 == 0) {
+            struct trove_profile_switch sw = {sm.time_ns, 9, sm.tid, i % 8 ? 0 : TROVE_PROFILE_SWITCH_OUT};
+            CHECK_EQ_INT(trove_profile_switch(p, &sw), TROVE_OK);
+        }
+    }
+    if (big) {
+        static char buf[60000];
+        for (int k = 0; k < 40; k++) {
+            uint32_t id;
+            for (size_t i = 0; i < sizeof buf; i++)
+                buf[i] = (char)(1 + (test_rand(rng) >> 20) % 127);
+            CHECK_EQ_INT(trove_profile_string(p, buf, sizeof buf, &id), TROVE_OK);
+        }
+    }
+}
+
+static void expect_profile(struct trove_store *s, const char *name, const struct trove_profile *want,
+                           const struct trove_profile_counts *upto)
+{
+    struct trove_profile *got = NULL;
+    struct trove_profile_counts c;
+    struct trove_diag diag = {0};
+    CHECK_EQ_INT(trove_profile_new(&got), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, name, got, &diag), TROVE_OK);
+    if (diag.msg[0])
+        fprintf(stderr, "%s\n", diag.msg);
+    trove_profile_get_counts(got, &c);
+    CHECK(c.strings == upto->strings && c.frames == upto->frames && c.stacks == upto->stacks &&
+          c.samples == upto->samples && c.switches == upto->switches);
+    for (size_t i = 0; i < c.samples && i < upto->samples; i++) {
+        const struct trove_profile_sample *x = &trove_profile_samples(got)[i];
+        const struct trove_profile_sample *y = &trove_profile_samples(want)[i];
+        CHECK(x->time_ns == y->time_ns && x->tid == y->tid && x->stack == y->stack);
+    }
+    for (uint32_t i = 0; i < c.frames && i < upto->frames; i++)
+        CHECK(trove_profile_frame_get(got, i)->address == trove_profile_frame_get(want, i)->address);
+    trove_profile_free(got);
+}
+
+/* A live capture with events and a profile: samples frames added between batches of events,
+ * commits now and then, segments filling (which moves the profile's slots), a profile past
+ * 1 MiB (sealed objects); after each commit a reader sees the events and the profile
+ * committed; the writer's refusals. */
+static void test_profile(void)
+{
+    struct trove_store *s = open_store(0), *reader = open_store(TROVE_STORE_READONLY);
+    struct trove_capture_options o = sizes(64 * 32, 16); /* 64 events a segment */
+    struct trove_capture_writer *w = NULL;
+    struct trove_capture_info info;
+    struct trove_profile *p = NULL;
+    struct trove_profile_counts mark, committed;
+    struct trove_bytes frames = {0};
+    struct trove_diag diag = {0};
+    struct input in;
+    uint64_t rng = 77;
+    size_t pos = 0;
+
+    if (!s || !reader)
+        return;
+    input_make(&in, 3000, 5, 0);
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    trove_profile_get_counts(p, &mark);
+    committed = mark;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, in.final, &diag), TROVE_OK);
+    for (int step = 0; step < 12 && w; step++) {
+        struct trove_profile_counts now;
+        size_t batch = step == 11 ? in.ev.len - pos : 1 + (size_t)(test_rand(&rng) % 400);
+        if (pos + batch > in.ev.len)
+            batch = in.ev.len - pos;
+        CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + pos, batch, &diag), TROVE_OK);
+        pos += batch;
+        profile_step(p, step, 50 + (uint32_t)(test_rand(&rng) % 500), step == 4 || step == 7, &rng);
+        frames.len = 0;
+        CHECK_EQ_INT(trove_profile_encode(p, &mark, &frames), TROVE_OK);
+        trove_profile_get_counts(p, &now);
+        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len, now.samples - mark.samples,
+                                                  now.switches - mark.switches, &diag),
+                     TROVE_OK);
+        mark = now;
+        if (step % 3 != 1) {
+            CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+            committed = mark;
+            CHECK(info.samples == committed.samples && info.events == pos);
+            expect_profile(reader, "prof", p, &committed);
+            expect_replay(reader, "prof", in.ev.ev, pos, in.final);
+        } else {
+            /* between commits, readers see the last one */
+            expect_profile(reader, "prof", p, &committed);
+        }
+    }
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    expect_profile(reader, "prof", p, &mark);
+    expect_replay(reader, "prof", in.ev.ev, in.ev.len, in.final);
+    {
+        struct trove_capture_info ci;
+        struct trove_volume *v = NULL;
+        struct trove_bytes obj = {0};
+        struct trove_capture_header h;
+        CHECK_EQ_INT(trove_capture_info(reader, "prof", &ci, &diag), TROVE_OK);
+        CHECK(ci.segments == (in.ev.len + 63) / 64 && ci.samples == mark.samples);
+        CHECK_EQ_INT(trove_volume_open(reader, "prof", &v, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_get_object(v, 0, &obj), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_header_decode(obj.ptr, obj.len, &h, NULL), TROVE_OK);
+        CHECK(h.version == 3 && h.profile_objects >= 2); /* 2.4 MB of strings: sealed objects */
+        trove_capture_header_free(&h);
+        trove_bytes_free(&obj);
+        trove_volume_close(v);
+    }
+    /* refusals, each leaving the writer usable */
+    {
+        uint8_t junk[32] = {'T', 'V', 1, 1};
+        frames.len = 0;
+        CHECK_EQ_INT(trove_capture_writer_samples(w, junk, sizeof junk, 0, 0, &diag), TROVE_ERR_CORRUPT);
+        profile_step(p, 20, 10, 0, &rng);
+        CHECK_EQ_INT(trove_profile_encode(p, &mark, &frames), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len, 11, 0, &diag),
+                     TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len - 1, 10, 3, &diag),
+                     TROVE_ERR_CORRUPT);
+        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len, 10, 3, &diag), TROVE_OK);
+        trove_profile_get_counts(p, &mark);
+        CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+        expect_profile(reader, "prof", p, &mark);
+    }
+    trove_capture_writer_close(w);
+    /* the writer does not append to it */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_ERR_INVALID);
+    trove_bytes_free(&frames);
+    trove_profile_free(p);
+    input_free(&in);
+    trove_store_close(reader);
+    trove_store_close(s);
+}
+
 int main(void)
 {
     if (!mkdtemp(root)) {
@@ -826,6 +984,7 @@ int main(void)
     test_commits();
     test_errors();
     test_kill();
+    test_profile();
     test_rm_rf(root);
     return test_done();
 }

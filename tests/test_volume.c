@@ -1463,6 +1463,25 @@ static void test_object_volumes(void)
     CHECK_EQ_INT(in.used_slots, 3);
     CHECK_EQ_INT(in.unique_objects, 2);
     CHECK_EQ_INT(in.stored_bytes, 5 + BS);
+    /* A slot copied names the same object (nothing stored); an empty one copied empties;
+     * both last over a reopen. */
+    CHECK_EQ_INT(trove_volume_copy_slot(v, 1, 4), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_copy_slot(v, 3, 2), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_copy_slot(v, 5, 0), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_volume_copy_slot(v, 0, 5), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
+    trove_volume_close(v);
+    s = reopen(s, 0);
+    CHECK_EQ_INT(trove_volume_open(s, "cap", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 4, &got), TROVE_OK);
+    CHECK(got.len == BS && memcmp(got.ptr, zeros, BS) == 0);
+    CHECK_EQ_INT(trove_volume_get_object(v, 2, &got), TROVE_OK);
+    CHECK_EQ_INT(got.len, 0);
+    CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
+    CHECK(in.used_slots == 3 && in.unique_objects == 2 && in.stored_bytes == 5 + BS);
+    CHECK_EQ_INT(trove_volume_copy_slot(v, 4, 2), TROVE_OK); /* and back as it was */
+    CHECK_EQ_INT(trove_volume_copy_slot(v, 3, 4), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_put_object(v, 2, "hello", 5), TROVE_OK);
     /* Shrinking keeps whole slots. A block volume of the same 5 bytes shares the object:
      * its recipe states the length (5) that verify checks, the object volume's states none. */
     CHECK_EQ_INT(trove_volume_resize(v, 3 * BS), TROVE_OK);

@@ -180,8 +180,27 @@ int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_
  * already; merging again is harmless. */
 int trove_capture_writer_names(struct trove_capture_writer *w, const struct trove_names *added,
                                struct trove_diag *diag);
+/*
+ * Add samples frames (wire format 6) to the capture's profile: frames[0..len) whole frames
+ * back to back, holding `samples` samples and `switches` switches in all, continuing the
+ * frames added before (the caller decoded them, with trove_profile_decode, into a profile that
+ * follows the stream: the writer checks the frames' headers and the sample count only). They
+ * go into profile objects of about 1 MiB (a commit rewrites the last one; one that reached
+ * 1 MiB is sealed and the next frames start another), after the segments, which move them up
+ * a slot as they grow. A capture written with samples is not byte for byte what
+ * trove_capture_write_profile makes of the same profile (its frames are cut where the caller
+ * cut them), but reads back to the same rows. Errors: the sticky error, TROVE_ERR_INVALID
+ * (not samples frames, counts that disagree), TROVE_ERR_LIMIT (more than MAX_OBJECT bytes
+ * since the last commit, or at once; the profile full), TROVE_ERR_NOMEM; nothing is taken on
+ * error.
+ */
+int trove_capture_writer_samples(struct trove_capture_writer *w, const uint8_t *frames,
+                                 size_t len, uint64_t samples, uint64_t switches,
+                                 struct trove_diag *diag);
+
 /* Make everything added so far durable: put the partial last segment (if any), the names
- * object (if changed) and the header, and commit the volume. Afterwards trove_capture_info
+ * object (if changed), the last profile object (if samples came) and the header, and commit
+ * the volume. Afterwards trove_capture_info
  * / replay / list (from this or any other handle or process) see every event added so far.
  * Cheap when nothing changed since the last commit (no write at all). info (may be NULL)
  * gets the counts like trove_capture_write's (stored_bytes = header+names+segments bytes;

@@ -394,6 +394,12 @@ int trove_volume_is_objects(const struct trove_volume *v);
  * TROVE_ERR_NOMEM, -errno. */
 int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *data, size_t len);
 
+/* Point slot `to` at the object slot `from` names (an empty slot empties it), without
+ * reading or storing anything: the object is the volume's already. Durable with the next
+ * commit. Errors: TROVE_ERR_INVALID (not an object volume, a slot past the end),
+ * TROVE_ERR_READONLY, TROVE_ERR_NOMEM. */
+int trove_volume_copy_slot(struct trove_volume *v, uint64_t from, uint64_t to);
+
 /* Read slot's object into out (replacing its content; out->len 0 for an empty slot).
  * Errors: TROVE_ERR_INVALID (slot past the end), TROVE_ERR_NOTFOUND, TROVE_ERR_LIMIT (over
  * block_size), -errno. */

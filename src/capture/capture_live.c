@@ -66,7 +66,19 @@ struct trove_capture_writer {
     struct trove_names *names;
     struct trove_wire_encoder *enc;
     struct trove_bytes buf;         /* scratch: the header, the names object */
+    /* The volume's layout as the writer keeps it: header, names, seg_slots segment slots,
+     * prof_slots profile objects. A segment slot added moves the profile's slots up. */
+    uint64_t seg_slots, prof_slots;
+    uint64_t c_seg_slots, c_prof_slots; /* ... as of the last commit (or the open) */
+    /* The profile (trove_capture_writer_samples): prof_sealed objects put for good
+     * (prof_sealed_bytes), and the last one, prof_cur, rewritten at each commit. */
+    uint64_t prof_sealed, prof_sealed_bytes, samples, switches;
+    struct trove_bytes prof_cur;
+    int prof_dirty;
 };
+
+/* A profile object is sealed (no more frames go into it) once it holds this much. */
+#define PROFILE_OBJECT_BYTES ((size_t)1 << 20)
 
 static int stop(struct trove_capture_writer *w, int rc)
 {
@@ -126,6 +138,8 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
         }
         w->vol.block = vi.block_size;
         w->slots = vi.slots;
+        w->seg_slots = w->c_seg_slots;
+        w->prof_slots = w->c_prof_slots;
     }
     if (slots > w->slots) {
         if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
@@ -136,6 +150,34 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
     return TROVE_OK;
 }
 
+/* The volume (open) with `segments` segment slots: the profile's slots, after them, move up
+ * (their objects stay where they are; only the slots are renamed). */
+static int segment_slots(struct trove_capture_writer *w, uint64_t segments,
+                         struct trove_diag *diag)
+{
+    uint64_t up, total;
+    int rc;
+
+    if (segments <= w->seg_slots)
+        return TROVE_OK;
+    up = segments - w->seg_slots;
+    total = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->prof_slots;
+    if (total > w->slots) {
+        if ((rc = trove_volume_resize(w->vol.v, total * w->vol.block)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
+                              w->name, total, trove_strerror(rc));
+        w->slots = total;
+    }
+    for (uint64_t j = w->prof_slots; j-- > 0;) {
+        uint64_t from = TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + j;
+        if ((rc = trove_volume_copy_slot(w->vol.v, from, from + up)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: moving profile object %" PRIu64
+                                           ": %s", w->name, j, trove_strerror(rc));
+    }
+    w->seg_slots = segments;
+    return TROVE_OK;
+}
+
 /* Segment `full` is complete: put it, keep its entry, start the next. */
 static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
 {
@@ -143,7 +185,8 @@ static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
     int rc;
 
     if ((rc = reserve_seg(w, w->full + 1, diag)) != TROVE_OK ||
-        (rc = open_volume(w, slot + 1, diag)) != TROVE_OK ||
+        (rc = open_volume(w, slot + 1 + w->prof_slots, diag)) != TROVE_OK ||
+        (rc = segment_slots(w, w->full + 1, diag)) != TROVE_OK ||
         (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK)
         return rc;
     w->h.seg[w->full++] = w->cur;
@@ -459,6 +502,68 @@ int trove_capture_writer_names(struct trove_capture_writer *w, const struct trov
     return TROVE_OK;
 }
 
+int trove_capture_writer_samples(struct trove_capture_writer *w, const uint8_t *frames,
+                                 size_t len, uint64_t samples, uint64_t switches,
+                                 struct trove_diag *diag)
+{
+    uint64_t counted = 0;
+    int rc;
+
+    if (!w || (!frames && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture samples need a writer and frames");
+    if (w->sticky)
+        return TROVE_FAIL(diag, w->sticky, 0,
+                          "capture %s: the writer stopped at an earlier error (%s); close it "
+                          "and open the capture again with append",
+                          w->name, trove_strerror(w->sticky));
+    if (len > TROVE_CAPTURE_MAX_OBJECT)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: %zu bytes of samples frames at once, over the %" PRIu32
+                          " an object holds",
+                          w->name, len, TROVE_CAPTURE_MAX_OBJECT);
+    /* whole samples frames, their counts the caller's (it decoded them) */
+    for (size_t at = 0; at < len;) {
+        struct trove_wire_header hd;
+        if ((rc = trove_wire_parse_header(frames + at, len - at, &hd, diag)) != TROVE_OK)
+            return rc;
+        if (hd.format != TROVE_WIRE_SAMPLES || hd.payload_len > len - at - TROVE_WIRE_HEADER_SIZE)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "capture %s: not a whole samples frame at byte %zu of %zu", w->name,
+                              at, len);
+        counted += hd.count;
+        at += TROVE_WIRE_HEADER_SIZE + (size_t)hd.payload_len;
+    }
+    if (counted != samples)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "capture %s: the frames hold %" PRIu64 " samples, not %" PRIu64,
+                          w->name, counted, samples);
+    if (len == 0)
+        return TROVE_OK;
+    if (w->prof_sealed + 1 >= TROVE_CAPTURE_MAX_PROFILE_OBJECTS &&
+        w->prof_cur.len + len > TROVE_CAPTURE_MAX_OBJECT)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: the profile is full (%" PRIu64
+                                                    " objects)", w->name,
+                          TROVE_CAPTURE_MAX_PROFILE_OBJECTS);
+    if (w->prof_cur.len + len > TROVE_CAPTURE_MAX_OBJECT) {
+        /* the last object cannot take these: it is sealed as committed last (a commit wrote
+         * all of it), and these start the next */
+        if (w->prof_dirty)
+            return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                              "capture %s: %zu bytes of samples frames since the last commit; "
+                              "commit more often",
+                              w->name, w->prof_cur.len + len);
+        w->prof_sealed++;
+        w->prof_sealed_bytes += w->prof_cur.len;
+        w->prof_cur.len = 0;
+    }
+    if ((rc = trove_bytes_append(&w->prof_cur, frames, len)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "out of memory");
+    w->samples += samples;
+    w->switches += switches;
+    w->prof_dirty = 1;
+    return TROVE_OK;
+}
+
 /* The writer's counts into info (as of its last commit). */
 static void give_info(const struct trove_capture_writer *w, struct trove_capture_info *info)
 {
@@ -471,7 +576,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
 {
     struct trove_capture_header *h;
     struct trove_volume_info vi;
-    uint64_t segments, slots, partial;
+    uint64_t segments, slots, partial, prof;
     int rc;
 
     if (!w)
@@ -481,17 +586,28 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
                           "capture %s: the writer stopped at an earlier error (%s); close it "
                           "and open the capture again with append",
                           w->name, trove_strerror(w->sticky));
-    if (!w->events_dirty && !w->names_dirty) {
+    if (!w->events_dirty && !w->names_dirty && !w->prof_dirty) {
         give_info(w, info);
         return TROVE_OK;
     }
     h = &w->h;
     partial = w->cur.events + w->nframe;
     segments = w->full + (partial > 0);
-    slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments;
+    prof = w->prof_sealed + (w->prof_cur.len > 0);
+    slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + prof;
     if ((rc = reserve_seg(w, segments, diag)) != TROVE_OK ||
         (rc = open_volume(w, slots, diag)) != TROVE_OK)
         return rc == TROVE_ERR_MISMATCH ? stop(w, rc) : rc;
+    if ((rc = segment_slots(w, segments, diag)) != TROVE_OK)
+        return rc;
+    if (w->prof_dirty && w->prof_cur.len > 0) {
+        /* the last profile object, in the slot after the sealed ones */
+        if ((rc = trove__capture_put(&w->vol,
+                                     TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->prof_sealed,
+                                     w->prof_cur.ptr, w->prof_cur.len, diag)) != TROVE_OK)
+            return rc;
+    }
+    w->prof_slots = prof;
     if (w->slots != slots) {
         if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
             return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
@@ -529,6 +645,10 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     h->segment_bytes = w->per * TROVE_EVENT_SIZE;
     h->frame_events = w->fe;
     h->flows_bytes = 0;
+    h->info.samples = w->samples;
+    h->info.switches = w->switches;
+    h->profile_objects = prof;
+    h->profile_bytes = w->prof_sealed_bytes + w->prof_cur.len;
     if ((rc = trove__capture_header_put(&w->vol, h, w->counters, &w->buf, diag)) != TROVE_OK)
         return rc;
     if ((rc = trove_volume_commit(w->vol.v)) != TROVE_OK)
@@ -542,10 +662,17 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         return stop(w, TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc)));
     w->generation = vi.generation;
     w->created = 0;
-    w->events_dirty = w->names_dirty = 0;
+    w->events_dirty = w->names_dirty = w->prof_dirty = 0;
     w->committed = w->events;
+    w->c_seg_slots = w->seg_slots;
+    w->c_prof_slots = w->prof_slots;
+    if (w->prof_cur.len >= PROFILE_OBJECT_BYTES) { /* sealed: the next frames start another */
+        w->prof_sealed++;
+        w->prof_sealed_bytes += w->prof_cur.len;
+        w->prof_cur.len = 0;
+    }
     w->info = h->info;
-    w->info.stored_bytes = w->buf.len + h->names_bytes;
+    w->info.stored_bytes = w->buf.len + h->names_bytes + h->profile_bytes;
     for (uint64_t k = 0; k < segments; k++)
         w->info.stored_bytes += h->seg[k].bytes;
     w->info.new_objects = trove__capture_count_fresh(&w->vol, &w->info.new_bytes);
@@ -583,6 +710,7 @@ void trove_capture_writer_close(struct trove_capture_writer *w)
     trove_capture_header_free(&w->h);
     trove_bytes_free(&w->seg);
     trove_bytes_free(&w->buf);
+    trove_bytes_free(&w->prof_cur);
     free(w->frame);
     trove_names_free(w->names);
     trove_wire_encoder_free(w->enc);

@@ -572,6 +572,20 @@ int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *d
     return store_object(v, slot, data, len);
 }
 
+int trove_volume_copy_slot(struct trove_volume *v, uint64_t from, uint64_t to)
+{
+    struct trove_digest d;
+    int rc;
+
+    if (!v || !(v->flags & TROVE_RECIPE_FLAG_OBJECTS) || from >= v->slot_count ||
+        to >= v->slot_count)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    d = *vol_digest(v, from); /* a copy: set_slot may move the dictionary */
+    return set_slot(v, to, &d);
+}
+
 int trove_volume_get_object(struct trove_volume *v, uint64_t slot, struct trove_bytes *out)
 {
     int rc;
