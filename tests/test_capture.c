@@ -1653,9 +1653,16 @@ static void test_write_profile(void)
     CHECK_EQ_INT(trove_capture_read_profile(s, "alone", back, &diag), TROVE_OK);
     check_profiles_equal(p, back);
     trove_profile_free(back);
-    /* the live writer does not append to a capture with a profile */
-    CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_ERR_INVALID);
-    CHECK(strstr(diag.msg, "profile") != NULL);
+    /* the live writer appends to a capture with a profile, keeping it */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 10, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    CHECK(info.events == ev.len + 10 && info.samples == 100000);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_profile_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "prof", back, &diag), TROVE_OK);
+    check_profiles_equal(p, back);
+    trove_profile_free(back);
     /* two objects */
     big = make_profile(10, 1000, 1);
     CHECK_EQ_INT(trove_capture_write_profile(s, "big", ev.ev, 100, names, NULL, 0, big, NULL,

@@ -964,8 +964,27 @@ static void test_profile(void)
         expect_profile(reader, "prof", p, &mark);
     }
     trove_capture_writer_close(w);
-    /* the writer does not append to it */
-    CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_ERR_INVALID);
+    /* an append goes on with the same stream: more events, more frames from where the
+     * profile stopped, read back whole; twice, the second over a sealed object */
+    for (int round = 0; round < 2; round++) {
+        struct trove_profile_counts now;
+        w = NULL;
+        CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_OK);
+        if (!w)
+            break;
+        CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 100, &diag), TROVE_OK);
+        profile_step(p, 30 + round, 200, round == 0, &rng);
+        frames.len = 0;
+        CHECK_EQ_INT(trove_profile_encode(p, &mark, &frames), TROVE_OK);
+        trove_profile_get_counts(p, &now);
+        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len, now.samples - mark.samples,
+                                                  now.switches - mark.switches, &diag),
+                     TROVE_OK);
+        mark = now;
+        CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+        trove_capture_writer_close(w);
+        expect_profile(reader, "prof", p, &mark);
+    }
     trove_bytes_free(&frames);
     trove_profile_free(p);
     input_free(&in);

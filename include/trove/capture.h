@@ -189,7 +189,9 @@ int trove_capture_writer_names(struct trove_capture_writer *w, const struct trov
  * 1 MiB is sealed and the next frames start another), after the segments, which move them up
  * a slot as they grow. A capture written with samples is not byte for byte what
  * trove_capture_write_profile makes of the same profile (its frames are cut where the caller
- * cut them), but reads back to the same rows. Errors: the sticky error, TROVE_ERR_INVALID
+ *  * cut them), but reads back to the same rows. After an append-open the frames must go on
+ * from the stored profile's rows (as the same stream would); trove serve takes no samples
+ * into a capture a producer continued with append. Errors: the sticky error, TROVE_ERR_INVALID
  * (not samples frames, counts that disagree), TROVE_ERR_LIMIT (more than MAX_OBJECT bytes
  * since the last commit, or at once; the profile full), TROVE_ERR_NOMEM; nothing is taken on
  * error.
@@ -216,6 +218,8 @@ const struct trove_names *trove_capture_writer_names_all(const struct trove_capt
 /* Events added so far, and events the last commit made durable. */
 uint64_t trove_capture_writer_events(const struct trove_capture_writer *w);
 uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w);
+/* Samples the writer has (trove_capture_writer_samples, and those an append read back). */
+uint64_t trove_capture_writer_sample_count(const struct trove_capture_writer *w);
 /* Close without committing: what was not committed is lost (the volume stays at its last
  * commit; a new capture never committed leaves nothing behind). NULL is fine. */
 void trove_capture_writer_close(struct trove_capture_writer *w);

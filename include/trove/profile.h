@@ -165,6 +165,12 @@ size_t trove_profile_switch_count(const struct trove_profile *p);
 /* The switches, in the order added (NULL when there are none). */
 const struct trove_profile_switch *trove_profile_switches(const struct trove_profile *p);
 
+/* Drop every sample and switch, keeping the strings, frames and stacks: a reader that only
+ * follows a stream of samples frames (to check each against the rows before it) keeps its
+ * memory to the distinct frames and stacks. The next frame decodes as before: samples and
+ * switches have no base. */
+void trove_profile_clear_samples(struct trove_profile *p);
+
 /*
  * The top functions. A function is a (module, function name) pair; its file is the file of
  * its first frame that names one. For the samples with from_ns <= time_ns < to_ns: self

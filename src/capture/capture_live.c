@@ -30,7 +30,8 @@
  * Append reads the capture back: the header (as every reader), the names object through
  * replay's walk (every frame checked, the entry count against the header), and the partial
  * last segment through the walk as raw frames (length, frame and event counts, each event
- * within its entry's times), whose events go back into the frame buffer as if just added.
+ * within its entry's times), whose events go back into the frame buffer as if just added;
+ * and the last profile object, unless sealed, which samples frames added then go on.
  */
 #include "capture_internal.h"
 #include "common/alloc.h"
@@ -323,13 +324,6 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
                         w->name, h->info.flows);
         goto out;
     }
-    if (h->profile_objects > 0) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                        "capture %s has a profile (%" PRIu64 " samples); a live writer does "
-                        "not carry profiles yet, so it cannot append to it",
-                        w->name, h->info.samples);
-        goto out;
-    }
     if ((opt && opt->segment_bytes && opt->segment_bytes != h->segment_bytes) ||
         (opt && opt->frame_events && opt->frame_events != h->frame_events)) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
@@ -376,6 +370,24 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
                             " events in all; the header says %" PRIu64,
                             w->name, w->events, h->info.events);
             goto out;
+        }
+    }
+    /* The profile: its last object back into prof_cur unless it is sealed, so that frames
+     * added go on from where the stored profile ends. */
+    w->c_seg_slots = h->info.segments;
+    w->c_prof_slots = h->profile_objects;
+    w->samples = h->info.samples;
+    w->switches = h->info.switches;
+    if (h->profile_objects > 0) {
+        uint64_t slot = TROVE__CAPTURE_SLOT_SEGMENT0 + h->info.segments + h->profile_objects - 1;
+        TROVE_TRY(rc, read_object(w, slot, "profile", &d, &w->prof_cur, diag));
+        if (w->prof_cur.len >= PROFILE_OBJECT_BYTES || w->prof_cur.len > h->profile_bytes) {
+            w->prof_sealed = h->profile_objects;
+            w->prof_sealed_bytes = h->profile_bytes;
+            w->prof_cur.len = 0;
+        } else {
+            w->prof_sealed = h->profile_objects - 1;
+            w->prof_sealed_bytes = h->profile_bytes - w->prof_cur.len;
         }
     }
     w->events_dirty = 0; /* what was read back is what is committed */
@@ -692,6 +704,11 @@ const struct trove_names *trove_capture_writer_names_all(const struct trove_capt
 uint64_t trove_capture_writer_events(const struct trove_capture_writer *w)
 {
     return w ? w->events : 0;
+}
+
+uint64_t trove_capture_writer_sample_count(const struct trove_capture_writer *w)
+{
+    return w ? w->samples : 0;
 }
 
 uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w)

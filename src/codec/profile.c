@@ -437,3 +437,9 @@ int trove_profile_slice(const struct trove_profile *p, uint64_t from_ns, uint64_
     *out = q;
     return TROVE_OK;
 }
+
+void trove_profile_clear_samples(struct trove_profile *p)
+{
+    if (p)
+        p->n_sample = p->n_sw = 0;
+}

@@ -230,12 +230,60 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
     return TROVE_OK;
 }
 
+/* A samples frame: checked against the producer's profile so far (whose samples are
+ * then dropped: only its frames and stacks are kept, to check the next), and queued for the
+ * pass as it came. A capture takes samples from one producer, and not after an append. */
+static int on_samples(struct feed_ctx *f, const uint8_t *frame, size_t len)
+{
+    struct trove__prod *p = f->p;
+    struct trove__cap *c = p->cap;
+    struct trove_profile_counts before, after;
+    uint64_t owner;
+    int rc, append;
+
+    pthread_mutex_lock(&c->mu);
+    if (!c->profile_owner && !c->append)
+        c->profile_owner = p->id;
+    owner = c->profile_owner;
+    append = c->append;
+    pthread_mutex_unlock(&c->mu);
+    if (append)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_INVALID, 0,
+                          "capture %s was continued (append): it takes no samples frames",
+                          c->name);
+    if (owner != p->id)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_INVALID, 0,
+                          "capture %s takes samples from one producer (producer %" PRIu64
+                          "); this one's samples frames are refused",
+                          c->name, owner);
+    if (!p->prof && (rc = trove_profile_new(&p->prof)) != TROVE_OK)
+        return TROVE_FAIL(&f->diag, rc, 0, "out of memory");
+    trove_profile_get_counts(p->prof, &before);
+    if ((rc = trove_profile_decode(p->prof, frame, len, NULL, &f->diag)) != TROVE_OK)
+        return rc;
+    trove_profile_get_counts(p->prof, &after);
+    trove_profile_clear_samples(p->prof);
+    pthread_mutex_lock(&p->mu);
+    p->frames_in++;
+    p->last_wire = TROVE_WIRE_SAMPLES;
+    rc = trove_bytes_append(&p->pending_samples, frame, len);
+    if (rc == TROVE_OK) {
+        p->pending_nsamples += after.samples - before.samples;
+        p->pending_nswitches += after.switches - before.switches;
+    }
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
 static int on_frame(void *ctx, const uint8_t *frame, size_t len)
 {
     struct feed_ctx *f = ctx;
     struct trove__prod *p = f->p;
     struct trove_wire_frame fr;
     int rc;
+
+    if (len > 2 && frame[2] == TROVE_WIRE_SAMPLES)
+        return on_samples(f, frame, len);
 
     if (len > 2 && frame[2] == TROVE_WIRE_NAMES) { /* a fresh table for its entries */
         trove_names_free(f->names);
@@ -384,7 +432,8 @@ void *trove__ingest_main(void *arg)
             if (p->fd < 0)
                 continue;
             pthread_mutex_lock(&p->mu);
-            full = p->npending >= TROVE__PENDING_MAX_EVENTS;
+            full = p->npending >= TROVE__PENDING_MAX_EVENTS ||
+                   p->pending_samples.len >= TROVE__PENDING_MAX_SAMPLES_BYTES;
             pthread_mutex_unlock(&p->mu);
             if (p->cap) {
                 pthread_mutex_lock(&p->cap->mu);

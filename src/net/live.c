@@ -43,6 +43,7 @@ void trove__batch_release(struct trove__batch *b)
 {
     if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         trove_names_free(b->names);
+        free(b->samples);
         free(b);
     }
 }
@@ -107,6 +108,8 @@ void trove__prod_free(struct trove__prod *p)
     trove__producer_names_free(p->pn);
     trove_names_free(p->pending_names);
     free(p->pending);
+    trove_bytes_free(&p->pending_samples);
+    trove_profile_free(p->prof);
     trove__cap_release(p->cap);
     pthread_mutex_destroy(&p->mu);
     free(p);

@@ -34,6 +34,7 @@
 #include "producer.h"
 #include "remap.h"
 #include "trove/capture.h"
+#include "trove/profile.h"
 #include "trove/event.h"
 #include "trove/serve.h"
 #include "trove/volume.h"
@@ -44,6 +45,8 @@
 /* A producer's decoded events the pass has not taken yet: past this, the service stops
  * reading its socket until the pass catches up (the producer then waits in its write). */
 #define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
+/* ... and its samples frames' bytes, likewise. */
+#define TROVE__PENDING_MAX_SAMPLES_BYTES ((size_t)4 << 20)
 /* Uncommitted bytes of one capture that make the store thread commit early. */
 #define TROVE__COMMIT_EARLY_BYTES ((uint64_t)16 << 20)
 /* A live capture's segments: 4 MiB of events (131,072), four times an import's, so that a
@@ -68,6 +71,9 @@ struct trove__batch {
     uint64_t first;            /* the capture's index of its first event */
     uint32_t n;
     struct trove_names *names; /* names published with it, in capture ids (may be NULL) */
+    uint8_t *samples;          /* samples frames published with it (malloc'd; may be NULL) */
+    size_t samples_len;
+    uint64_t nsamples, nswitches;
     struct trove_event ev[];
 };
 
@@ -89,6 +95,10 @@ struct trove__cap {
     pthread_mutex_t mu;
     int state;
     int append;                  /* the first hello asked to continue a stored capture */
+    uint64_t profile_owner;      /* the producer whose samples frames the capture takes (0:
+                                    none yet); set by the ingest thread under mu */
+    uint64_t samples;            /* samples published */
+    uint64_t committed_samples;  /* durable (the store thread's, under mu) */
     struct trove__fanout *fo;
     uint64_t base;               /* events stored before this session (an append's) */
     uint64_t published;          /* the capture's events so far (stored ones included) */
@@ -138,6 +148,8 @@ struct trove__prod {
     int got_hello;
     struct trove__clock clock;       /* a TSC producer's (hello.clock_tsc) */
     struct trove__cap *cap;          /* after the hello */
+    struct trove_profile *prof;      /* the ingest thread's: its samples frames' rows so far
+                                        (strings, frames, stacks), each frame checked on it */
     /* the pass thread's */
     struct trove__producer_names *pn;
     /* guarded by mu */
@@ -145,6 +157,8 @@ struct trove__prod {
     struct trove_event *pending;     /* decoded, not yet taken by the pass */
     size_t npending, cap_pending;
     struct trove_names *pending_names;
+    struct trove_bytes pending_samples; /* samples frames, checked, not yet taken */
+    uint64_t pending_nsamples, pending_nswitches;
     int closed;                      /* the ingest thread is done with it */
     /* counters (the ingest thread writes, status reads under mu) */
     uint64_t bytes_in, events_in, frames_in, errors;

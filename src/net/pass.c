@@ -44,6 +44,8 @@ struct pass_scratch {
     struct trove_event *swap; /* an empty buffer to give a producer for its next pending */
     size_t swap_cap;
     struct trove_names *added; /* the capture's new names of this pass */
+    struct trove_bytes samples; /* the capture's samples frames of this pass (one producer's) */
+    uint64_t nsamples, nswitches;
 };
 
 static int scratch_room(struct pass_scratch *ps, size_t more)
@@ -85,6 +87,15 @@ static int take_pending(struct trove__cap *c, struct trove__prod *p, struct pass
         p->pending_names = fresh;
         fresh = NULL;
     }
+    if (p->pending_samples.len > 0) {
+        rc = trove_bytes_append(&ps->samples, p->pending_samples.ptr, p->pending_samples.len);
+        if (rc == TROVE_OK) { /* else kept for the next pass */
+            ps->nsamples += p->pending_nsamples;
+            ps->nswitches += p->pending_nswitches;
+            p->pending_samples.len = 0;
+            p->pending_nsamples = p->pending_nswitches = 0;
+        }
+    }
     pthread_mutex_unlock(&p->mu);
     trove_names_free(fresh);
     ps->swap = ev;
@@ -105,9 +116,10 @@ static int take_pending(struct trove__cap *c, struct trove__prod *p, struct pass
     return rc;
 }
 
-/* Publish ev[0..n) (n <= TROVE_WIRE_MAX_EVENTS) with names (may be NULL; taken over). */
+/* Publish ev[0..n) (n <= TROVE_WIRE_MAX_EVENTS) with names (may be NULL; taken over) and,
+ * when ps is not NULL, the pass's samples frames (for the store only: viewers get events). */
 static int publish(struct trove__cap *c, struct trove_names *names, const struct trove_event *ev,
-                   size_t n)
+                   size_t n, struct pass_scratch *ps)
 {
     struct trove__batch *b = trove__malloc(sizeof *b + n * sizeof *ev);
     int rc;
@@ -120,6 +132,22 @@ static int publish(struct trove__cap *c, struct trove_names *names, const struct
     b->next = NULL;
     b->n = (uint32_t)n;
     b->names = names;
+    b->samples = NULL;
+    b->samples_len = 0;
+    b->nsamples = b->nswitches = 0;
+    if (ps && ps->samples.len > 0) {
+        if (!(b->samples = trove__malloc(ps->samples.len))) {
+            trove_names_free(names);
+            free(b);
+            return TROVE_ERR_NOMEM;
+        }
+        memcpy(b->samples, ps->samples.ptr, ps->samples.len);
+        b->samples_len = ps->samples.len;
+        b->nsamples = ps->nsamples;
+        b->nswitches = ps->nswitches;
+        ps->samples.len = 0;
+        ps->nsamples = ps->nswitches = 0;
+    }
     if (n)
         memcpy(b->ev, ev, n * sizeof *ev);
     pthread_mutex_lock(&c->mu);
@@ -127,7 +155,8 @@ static int publish(struct trove__cap *c, struct trove_names *names, const struct
     b->seq = c->batches++;
     b->first = c->published;
     c->published += n;
-    c->uncommitted_bytes += n * sizeof *ev;
+    c->samples += b->nsamples;
+    c->uncommitted_bytes += n * sizeof *ev + b->samples_len;
     if (c->tail)
         c->tail->next = b;
     else
@@ -177,6 +206,8 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         if (discard) { /* the capture failed: what it sent has nowhere to go */
             pthread_mutex_lock(&p->mu);
             p->npending = 0;
+            p->pending_samples.len = 0;
+            p->pending_nsamples = p->pending_nswitches = 0;
             pthread_mutex_unlock(&p->mu);
             rc = TROVE_OK;
         } else {
@@ -191,7 +222,7 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         if (closed) /* it sent its last bytes before it closed: all taken now */
             done[ndone++] = p;
     }
-    if (!discard && (trove_names_count(ps->added) > 0 || ps->n > 0)) {
+    if (!discard && (trove_names_count(ps->added) > 0 || ps->n > 0 || ps->samples.len > 0)) {
         size_t off = 0;
         do {
             size_t k = ps->n - off < TROVE_BATCH_DEFAULT ? ps->n - off : TROVE_BATCH_DEFAULT;
@@ -200,7 +231,7 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
                 names = ps->added;
                 ps->added = NULL;
             }
-            if (publish(c, names, ps->ev + off, k) != TROVE_OK) {
+            if (publish(c, names, ps->ev + off, k, off == 0 ? ps : NULL) != TROVE_OK) {
                 pthread_mutex_lock(&c->mu);
                 c->commit_errors++;
                 snprintf(c->error, sizeof c->error, "publishing a batch: out of memory");
@@ -361,6 +392,7 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
     c->w = w;
     c->cn = cn;
     c->base = c->published = c->committed = events;
+    c->samples = c->committed_samples = trove_capture_writer_sample_count(w);
     c->spooled = 0;
     c->last_commit_ns = trove__now_ns();
     c->state = c->producers > 0 ? TROVE__CAP_LIVE : TROVE__CAP_CLOSING;
@@ -423,18 +455,24 @@ static void recover_writers(struct trove__server *srv)
             /* A commit that failed after its point of no return (the recipe renamed, its
              * directory's fsync refused) did land: the store has those batches already. */
             uint64_t have = trove_capture_writer_events(w), extra;
+            uint64_t have_s = trove_capture_writer_sample_count(w), extra_s;
             extra = have > c->committed ? have - c->committed : 0;
-            while (c->head && (c->head->n ? extra >= c->head->n : extra > 0)) {
+            extra_s = have_s > c->committed_samples ? have_s - c->committed_samples : 0;
+            while (c->head && (c->head->n || c->head->nsamples
+                                   ? extra >= c->head->n && extra_s >= c->head->nsamples
+                                   : extra > 0 || extra_s > 0)) {
                 struct trove__batch *b = c->head;
                 extra -= b->n;
+                extra_s -= b->nsamples;
                 c->committed += b->n;
+                c->committed_samples += b->nsamples;
                 c->head = b->next;
                 if (!c->head)
                     c->tail = NULL;
-                c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0];
+                c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0] + b->samples_len;
                 trove__batch_release(b);
             }
-            if (extra == 0) {
+            if (extra == 0 && extra_s == 0) {
                 c->w = w;
                 c->spooled = c->head ? c->head->seq : c->batches; /* from its last commit on */
             } else {
@@ -487,6 +525,9 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
             rc = trove_capture_writer_names(c->w, take[i]->names, &diag);
         if (rc == TROVE_OK && take[i]->n)
             rc = trove_capture_writer_add(c->w, take[i]->ev, take[i]->n, &diag);
+        if (rc == TROVE_OK && take[i]->samples_len)
+            rc = trove_capture_writer_samples(c->w, take[i]->samples, take[i]->samples_len,
+                                              take[i]->nsamples, take[i]->nswitches, &diag);
         if (rc == TROVE_OK)
             c->spooled = take[i]->seq + 1;
         trove__batch_release(take[i]);
@@ -540,13 +581,14 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
     pthread_mutex_lock(&c->mu);
     c->commits++;
     c->committed = trove_capture_writer_committed(c->w);
+    c->committed_samples = info.samples;
     c->stored_bytes = info.stored_bytes;
     while (c->head && c->head->seq < c->spooled) {
         struct trove__batch *b = c->head;
         c->head = b->next;
         if (!c->head)
             c->tail = NULL;
-        c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0];
+        c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0] + b->samples_len;
         trove__batch_release(b);
     }
     if (state == TROVE__CAP_CLOSING && c->spooled == c->batches) {
