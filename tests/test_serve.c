@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "trove/capture.h"
+#include "trove/profile.h"
 #include "trove/import.h"
 #include "trove/serve.h"
 #include "trove/volume.h"
@@ -329,6 +330,112 @@ static void test_catch_up(void)
     free(v.ev);
 }
 
+/* ---- samples frames from a producer ------------------------------------------------------- */
+
+/* Grow p: 10 frames under one chain, 300 samples, a switch every 3 (step k's times). */
+static void sprof_step(struct trove_profile *p, uint32_t k)
+{
+    uint32_t mod = 0, stack = 0;
+    trove_profile_string(p, "/bin/sampled", 12, &mod);
+    for (uint32_t i = 0; i < 10; i++) {
+        char fn[32];
+        struct trove_profile_frame f = {mod, 0, 0, i, 0x100u * k + 8 * i, 0};
+        uint32_t id = 0;
+        int n = snprintf(fn, sizeof fn, "s%u_f%u", k, i);
+        trove_profile_string(p, fn, (size_t)n, &f.function);
+        trove_profile_frame(p, &f, &id);
+        trove_profile_stack(p, stack, id, &stack);
+    }
+    for (uint32_t i = 0; i < 300; i++) {
+        struct trove_profile_sample sm = {1000000u * k + 7u * i, 400, 401 + i % 2, stack - i % 10};
+        trove_profile_sample(p, &sm);
+        if (i % 3 == 0) {
+            struct trove_profile_switch sw = {sm.time_ns + 1, 400, sm.tid, TROVE_PROFILE_SWITCH_OUT};
+            trove_profile_switch(p, &sw);
+        }
+    }
+}
+
+/* A producer sends events and samples frames into t3; a second producer's samples frames
+ * are refused (its connection closed: a capture takes one producer's profile), and the
+ * stored capture holds the first producer's events and profile, row for row. (A frame that
+ * does not follow on from the stream's rows is refused by trove_profile_decode, as
+ * test_profile and fuzz_samples check.) */
+static void test_samples(void)
+{
+    const char hello[] = "{\"capture\":\"t3\",\"producer\":\"sampler\",\"pid\":400}\n";
+    const char hello2[] = "{\"capture\":\"t3\",\"producer\":\"other\",\"pid\":401}\n";
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_names *names = NULL;
+    struct trove_profile *p = NULL, *other = NULL, *back = NULL;
+    struct trove_profile_counts mark, c;
+    struct trove_bytes buf = {0};
+    struct trove_store *s = NULL;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    int fd, fd2, ok;
+
+    CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encoder_new(&enc), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "cu", 2), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_new(&other), TROVE_OK);
+    trove_profile_get_counts(p, &mark);
+    fd = test_unix_connect(sock);
+    ok = fd >= 0 && test_write_all(fd, hello, sizeof hello - 1) == 0 &&
+         trove_wire_encode_names(names, 0, 1, &buf) == TROVE_OK &&
+         test_write_all(fd, buf.ptr, buf.len) == 0;
+    for (uint32_t k = 0; ok && k < 8; k++) {
+        ok = cu_send(fd, k * 1000, (k + 1) * 1000, enc, &buf) == 0;
+        sprof_step(p, k);
+        buf.len = 0;
+        ok = ok && trove_profile_encode(p, &mark, &buf) == TROVE_OK &&
+             test_write_all(fd, buf.ptr, buf.len) == 0;
+        trove_profile_get_counts(p, &mark);
+        if (k == 3) { /* the other producer joins and sends samples of its own */
+            fd2 = test_unix_connect(sock);
+            sprof_step(other, 99);
+            buf.len = 0;
+            CHECK(fd2 >= 0 && test_write_all(fd2, hello2, sizeof hello2 - 1) == 0 &&
+                  trove_profile_encode(other, NULL, &buf) == TROVE_OK);
+            if (fd2 >= 0) {
+                test_write_all(fd2, buf.ptr, buf.len); /* refused: it may see EPIPE */
+                close(fd2);
+            }
+        }
+        usleep(3000); /* several passes */
+    }
+    CHECK(ok);
+    if (fd >= 0)
+        close(fd);
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
+    CHECK_EQ_INT(trove_store_open(store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "t3", &info, &diag), TROVE_OK);
+    CHECK_EQ_INT(info.events, 8000);
+    CHECK_EQ_INT(info.samples, 8 * 300);
+    CHECK_EQ_INT(info.switches, 8 * 100);
+    CHECK_EQ_INT(trove_profile_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_profile(s, "t3", back, &diag), TROVE_OK);
+    trove_profile_get_counts(back, &c);
+    CHECK(c.frames == trove_profile_frame_count(p) && c.stacks == trove_profile_stack_count(p) &&
+          c.samples == trove_profile_sample_count(p) && c.switches == trove_profile_switch_count(p));
+    ok = c.samples == trove_profile_sample_count(p);
+    for (size_t i = 0; ok && i < c.samples; i++) {
+        const struct trove_profile_sample *x = &trove_profile_samples(back)[i];
+        const struct trove_profile_sample *y = &trove_profile_samples(p)[i];
+        ok = x->time_ns == y->time_ns && x->tid == y->tid && x->stack == y->stack;
+    }
+    CHECK(ok); /* the first producer's samples, in order, none of the other's */
+    trove_store_close(s);
+    trove_profile_free(back);
+    trove_profile_free(other);
+    trove_profile_free(p);
+    trove_bytes_free(&buf);
+    trove_wire_encoder_free(enc);
+    trove_names_free(names);
+}
+
 int main(void)
 {
     pthread_t prod[2], view[3];
@@ -375,6 +482,7 @@ int main(void)
     CHECK_EQ_INT(info.names, 5);
     trove_store_close(s);
     test_catch_up();
+    test_samples();
     for (int i = 0; i < 3; i++) {
         trove_wire_decoder_free(v[i].dec);
         trove_names_free(v[i].names);
