@@ -6,7 +6,9 @@
 # switches tables, the same from a capture's stream (--capture) and from store:NAME; DuckDB
 # reads each of them with the row counts the manifest and `trove record --json` give, and
 # the columns' types; `trove import` of the bundle gives a capture whose top functions and
-# whose export are the first one's, table for table; `trove top` errors are one line.
+# whose export are the first one's, table for table; `trove record NAME -- CMD` without
+# --store sends the samples live to a `trove serve` it started, whose capture then holds them;
+# `trove top` errors are one line.
 # Skipped (77) only when the kernel refuses perf_event_open.
 # usage: cli_profile.sh TROVE SOURCE_DIR
 set -u
@@ -146,6 +148,28 @@ with zipfile.ZipFile(sys.argv[2], "w") as z:
 EOF
 expect_error import import "$tmp/bad.bundle" --name broken --store "$store"
 exits 1 "$TROVE" top broken --store "$store"
+
+# live: `trove record NAME -- CMD` sends the samples to `trove serve` as they come; once the
+# recording ends, the capture holds them and `trove top` names the two hot functions
+s="$tmp/live-store"
+serve_start
+exits 0 "$TROVE" record livehot --socket "$sock" --json -- "$hot" --seconds 1
+cp "$tmp/out" "$tmp/live.json"
+json "$tmp/live.json" 'j["samples"] > 100 and j["sent_frames"] >= 2 and j["sent_bytes"] > 0'
+serve_stop
+exits 0 "$TROVE" top livehot --store "$s" --json
+python3 - "$tmp/live.json" "$tmp/out" << 'EOF' && ok || bad "the live recording's capture"
+import json, sys
+rec, top = (json.load(open(a)) for a in sys.argv[1:3])
+assert top["samples"] == rec["samples"], (top["samples"], rec["samples"])
+assert sorted(t["function"] for t in top["top"][:2]) == ["hot_alpha", "hot_beta"], top["top"][:3]
+EOF
+exits 0 "$TROVE" ls --store "$s" --json
+json "$tmp/out" 'any(c["name"] == "livehot" for c in j)'
+# without a service: one line, and the command is not started
+expect_error record record nolive --socket "$tmp/no.sock" -- "$hot" --seconds 5
+check grep -q "is .trove serve. running" "$tmp/e.err"
+expect_error record record x --socket "$tmp/no.sock" --top 1 -- true
 
 # usage: one line each
 expect_error top top

@@ -34,6 +34,14 @@ int cmd_gc(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+
+/* The producers' socket of `trove serve`: given, else $TROVE_SOCKET for an s3:// store,
+ * else STORE/trove.sock (cmd_serve.c). */
+const char *cli_socket_for(const char *given, const char *store, char *buf, size_t cap);
+/* Connect to the service at path and say hello for capture (append: continue it). The
+ * socket, or -1 after an error line. */
+int cli_producer_connect(const char *cmd, const char *path, const char *capture, int append,
+                         const char *producer);
 int cmd_replay(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_record(int argc, char **argv);

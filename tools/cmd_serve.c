@@ -266,55 +266,6 @@ int cmd_serve(int argc, char **argv)
 
 /* ---- producers: trove record, trove gen --live ---------------------------------------- */
 
-/* The service's socket: --socket, else the store's (a store on S3 has no directory: then
- * $TROVE_SOCKET, else trove.sock here, as `trove serve` makes it). */
-static const char *socket_for(const char *given, const char *store, char *buf, size_t cap)
-{
-    const char *env = getenv("TROVE_SOCKET");
-    if (given)
-        return given;
-    if (!strncmp(cli_default_store(store), "s3://", 5))
-        return env && *env ? env : TROVE_SERVE_SOCKET_NAME;
-    snprintf(buf, cap, "%s/%s", cli_default_store(store), TROVE_SERVE_SOCKET_NAME);
-    return buf;
-}
-
-/* Connect to the service at path and say hello. The socket, or -1 after an error. */
-static int producer_connect(const char *cmd, const char *path, const char *capture, int append,
-                            const char *producer)
-{
-    struct sockaddr_un sun;
-    char hello[512];
-    int fd, n;
-
-    memset(&sun, 0, sizeof sun);
-    sun.sun_family = AF_UNIX;
-    if (strlen(path) >= sizeof sun.sun_path) {
-        cli_error(cmd, "%s: the socket path is too long", path);
-        return -1;
-    }
-    memcpy(sun.sun_path, path, strlen(path));
-    if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
-        cli_error(cmd, "a socket: %s", strerror(errno));
-        return -1;
-    }
-    if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-        cli_error(cmd, "%s: %s (is `trove serve` running on that store? --socket names "
-                       "another)", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    n = snprintf(hello, sizeof hello,
-                 "{\"capture\":\"%s\",\"producer\":\"%s\",\"pid\":%ld,\"append\":%s}\n", capture,
-                 producer, (long)getpid(), append ? "true" : "false");
-    if (cli_write_all(fd, hello, (size_t)n) != 0) {
-        cli_error(cmd, "%s: sending the hello: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 /* How a producer paces its frames. */
 struct pace {
     int mode;       /* 0 max, 1 realtime, 2 N events per second */
@@ -530,8 +481,8 @@ int cmd_record(int argc, char **argv)
             goto out;
         }
     }
-    sock = socket_for(sock, co.store, sockbuf, sizeof sockbuf);
-    if ((fd = producer_connect("record", sock, name, append, "trove record")) < 0)
+    sock = cli_socket_for(sock, co.store, sockbuf, sizeof sockbuf);
+    if ((fd = cli_producer_connect("record", sock, name, append, "trove record")) < 0)
         goto out;
     t0 = cli_now();
     if (send_all("record", fd, have_pid ? renamed : names, events.ev, events.len, co.wire,
@@ -589,8 +540,8 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         cli_error("gen", "generating the model's events failed");
         goto out;
     }
-    sock = socket_for(sock, store, sockbuf, sizeof sockbuf);
-    if ((fd = producer_connect("gen", sock, name, append, "trove gen --live")) < 0)
+    sock = cli_socket_for(sock, store, sockbuf, sizeof sockbuf);
+    if ((fd = cli_producer_connect("gen", sock, name, append, "trove gen --live")) < 0)
         goto out;
     if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
         cli_write_all(fd, buf.ptr, buf.len) != 0) {

@@ -3,9 +3,10 @@
  * sampling a process's call stacks (trove/sample.h) into a symbolized profile
  * (trove/profile.h), written as JSON (--out) or summed up as its hottest functions (--top).
  * cmd_record (cmd_serve.c) hands over here when it is given a command or a pid and no
- * --from. --store keeps the profile as capture NAME (with the threads' names, no events);
- * sending the samples live to `trove serve` comes next, so one of --store, --out and --top
- * is required.
+ * --from. By default the samples go live to `trove serve` as they come (names and samples
+ * frames on the producers' socket, symbolized poll by poll); --store keeps the profile as
+ * capture NAME in a store instead (with the threads' names, no events); --out and --top
+ * keep it out of any capture.
  */
 #define _GNU_SOURCE /* sigaction */
 
@@ -16,11 +17,13 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/sample.h"
+#include "trove/wire.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -43,16 +46,21 @@ static void catch_stop(void)
 void cli_record_sample_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove record NAME (--store DIR | --out FILE | --top N) [options] -- CMD [ARGS...]\n"
-            "       trove record NAME --pid PID (--store DIR | --out FILE | --top N) [options]\n"
+            "usage: trove record NAME [--socket PATH | --store DIR | --out FILE | --top N] [options]\n"
+            "                          -- CMD [ARGS...]\n"
+            "       trove record NAME --pid PID [--socket PATH | --store DIR | --out FILE | --top N]\n"
+            "                          [options]\n"
             "\n"
             "Sample the call stacks of a command trove starts (-- CMD ARGS...) or of the running\n"
             "process PID with perf_event_open: every thread, now and later, N times a second of\n"
             "its CPU time, with its user-space call chain (frame pointers) and its context\n"
             "switches; then symbolize them (function, source file, line, inlined functions) from\n"
-            "the modules' ELF symbols and DWARF. NAME is the capture the samples go to:\n"
-            "--store keeps them there (`trove top NAME` and `trove export` read them); sending\n"
-            "them live to `trove serve` is not done yet, so --store, --out or --top is needed.\n"
+            "the modules' ELF symbols and DWARF. NAME is the capture the samples go to: by\n"
+            "default they are sent live to `trove serve` as they come (the viewer and\n"
+            "`trove top NAME` show them); --store writes them into a store instead, --out\n"
+            "and --top keep them out of any capture.\n"
+            "  --socket PATH      the service's producers' socket (default: the one of the\n"
+            "                     store $TROVE_STORE, else ./trove-data: STORE/trove.sock)\n"
             "  --pid PID          sample this running process (your own, or with CAP_PERFMON)\n"
             "  --hz N             samples a second of each thread's CPU time (default 999)\n"
             "  --seconds S        stop after S seconds (a command then gets SIGTERM)\n"
@@ -76,6 +84,7 @@ struct rec_args {
     uint32_t pid;
     const char *out;
     const char *store;
+    const char *socket;  /* live: the service's producers' socket */
     uint64_t top;
     int have_top, json, quiet;
     double seconds;      /* 0: until the target ends */
@@ -128,6 +137,8 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
                 return cli_error(cmd, "--event: '%s' is not auto, task-clock or cycles", e) + 1;
         } else if (!strcmp(s, "--store") && i + 1 < argc) {
             a->store = argv[++i];
+        } else if (!strcmp(s, "--socket") && i + 1 < argc) {
+            a->socket = argv[++i];
         } else if ((!strcmp(s, "--out") || !strcmp(s, "-o")) && i + 1 < argc) {
             a->out = argv[++i];
         } else if (!strcmp(s, "--top") && i + 1 < argc) {
@@ -159,10 +170,9 @@ static int parse_args(int argc, char **argv, struct rec_args *a)
         return cli_error(cmd, "--pid and a command (-- CMD) cannot go together") + 1;
     if (!have_pid && !a->cmd)
         return cli_error(cmd, "nothing to sample: give -- CMD ARGS... or --pid PID") + 1;
-    if (!a->out && !a->have_top && !a->store)
-        return cli_error(cmd, "sampling into capture %s needs --store DIR, --out FILE or --top N "
-                              "(sending samples live to `trove serve` is not done yet)",
-                         a->name) + 1;
+    if (a->socket && (a->out || a->have_top || a->store))
+        return cli_error(cmd, "--socket sends the samples live to `trove serve`; it does not go "
+                              "with --store, --out or --top") + 1;
     return 0;
 }
 
@@ -316,6 +326,63 @@ static void print_top(uint64_t top, int json, const struct trove_profile *p,
     }
 }
 
+/* ---- sending live ----------------------------------------------------------------------- */
+
+struct live {
+    int fd;
+    struct trove_profile_counts mark; /* what the service has of the profile */
+    size_t samples_done, switches_done, names_sent;
+    uint64_t bytes, frames;
+    struct trove_bytes buf;
+};
+
+static int live_write(struct live *l, const char *what)
+{
+    if (l->buf.len && cli_write_all(l->fd, l->buf.ptr, l->buf.len) != 0)
+        return cli_error("record", "sending %s to the service: %s (did `trove serve` stop?)", what,
+                         strerror(errno));
+    l->bytes += l->buf.len;
+    return 0;
+}
+
+/* What the sampler gathered since the last call: the new threads' names as a names frame,
+ * the new samples symbolized into p and sent as samples frames. */
+static int live_send(struct live *l, struct trove_symbolizer *sym, struct trove_sample_set *set,
+                     struct trove_profile *p)
+{
+    struct trove_names *names = trove_sample_set_names(set);
+    size_t n_names = trove_names_count(names), n_sw = 0;
+    struct trove_profile_counts now;
+    int rc;
+
+    l->buf.len = 0;
+    if (n_names > l->names_sent) {
+        if (trove_wire_encode_names(names, l->names_sent, n_names, &l->buf) != TROVE_OK ||
+            live_write(l, "the threads' names"))
+            return 1;
+        l->names_sent = n_names;
+        l->frames++;
+    }
+    (void)trove_sample_set_switches(set, &n_sw);
+    if ((rc = trove_sample_profile_since(sym, set, l->samples_done, l->switches_done, p)) !=
+        TROVE_OK)
+        return cli_error("record", "symbolizing the samples: %s", trove_strerror(rc));
+    l->samples_done = trove_sample_set_count(set);
+    l->switches_done = n_sw;
+    l->buf.len = 0;
+    if ((rc = trove_profile_encode(p, &l->mark, &l->buf)) != TROVE_OK)
+        return cli_error("record", "encoding the samples: %s", trove_strerror(rc));
+    for (size_t at = 0; at < l->buf.len; l->frames++)
+        at += TROVE_WIRE_HEADER_SIZE + ((size_t)l->buf.ptr[at + 8] | (size_t)l->buf.ptr[at + 9] << 8 |
+                                        (size_t)l->buf.ptr[at + 10] << 16 |
+                                        (size_t)l->buf.ptr[at + 11] << 24);
+    if (live_write(l, "samples"))
+        return 1;
+    trove_profile_get_counts(p, &now);
+    l->mark = now;
+    return 0;
+}
+
 /* The profile as capture a->name in the store at a->store: no events, the threads' names. */
 static int store_profile(const struct rec_args *a, const struct trove_profile *p,
                          const struct trove_names *names, struct trove_capture_info *info)
@@ -346,18 +413,30 @@ int cli_record_sample(int argc, char **argv)
     struct trove_diag diag = {0};
     struct cli_out out;
     struct trove_capture_info stored;
+    struct live live;
+    int is_live;
     size_t n_top = 0;
     uint64_t in_range = 0;
     double t0, t_end = 0, took;
     int status = 1, rc, cmd_status = 0, have_status = 0, r;
 
     memset(&stored, 0, sizeof stored);
+    memset(&live, 0, sizeof live);
+    live.fd = -1;
     if ((r = parse_args(argc, argv, &a)) != 0)
         return r < 0 ? 0 : r;
+    is_live = !a.out && !a.have_top && !a.store;
     if (trove_sample_set_new(&set) != TROVE_OK || trove_symbolizer_new(&sym) != TROVE_OK ||
         trove_profile_new(&prof) != TROVE_OK) {
         cli_error(cmd, "out of memory");
         goto done;
+    }
+    if (is_live) { /* connected before the command starts: an error then starts nothing */
+        char sockbuf[4200];
+        const char *path = cli_socket_for(a.socket, NULL, sockbuf, sizeof sockbuf);
+        trove_profile_get_counts(prof, &live.mark); /* a new profile's: the stream's start */
+        if ((live.fd = cli_producer_connect(cmd, path, a.name, 0, "trove record (sampling)")) < 0)
+            goto done;
     }
     catch_stop();
     if (a.cmd) {
@@ -386,6 +465,8 @@ int cli_record_sample(int argc, char **argv)
             cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
             goto done;
         }
+        if (is_live && live_send(&live, sym, set, prof))
+            goto done;
         if (rc == 0)
             break;
     }
@@ -396,7 +477,12 @@ int cli_record_sample(int argc, char **argv)
     took = cli_now() - t0;
     have_status = trove_sampler_end_command(smp, SIGTERM, 2000, &cmd_status);
     trove_sampler_stats(smp, &st);
-    if ((rc = trove_sample_profile(sym, set, prof)) != TROVE_OK) {
+    if (is_live) {
+        if (live_send(&live, sym, set, prof))
+            goto done;
+        close(live.fd); /* the end of the stream: the service commits the capture */
+        live.fd = -1;
+    } else if ((rc = trove_sample_profile(sym, set, prof)) != TROVE_OK) {
         cli_error(cmd, "symbolizing the samples: %s", trove_strerror(rc));
         goto done;
     }
@@ -437,6 +523,9 @@ int cli_record_sample(int argc, char **argv)
         if (a.store)
             printf(",\"stored_bytes\":%" PRIu64 ",\"new_objects\":%" PRIu64, stored.stored_bytes,
                    stored.new_objects);
+        if (is_live)
+            printf(",\"sent_bytes\":%" PRIu64 ",\"sent_frames\":%" PRIu64, live.bytes,
+                   live.frames);
         if (a.have_top)
             print_top(a.top, a.json, prof, top, n_top, in_range);
         printf("}\n");
@@ -455,6 +544,9 @@ int cli_record_sample(int argc, char **argv)
             if (a.store)
                 fprintf(stderr, "; capture %s in %s (%" PRIu64 " bytes stored)", a.name,
                         a.store, stored.stored_bytes);
+            if (is_live)
+                fprintf(stderr, "; sent to capture %s (%" PRIu64 " bytes in %" PRIu64 " frames)",
+                        a.name, live.bytes, live.frames);
             if (st.lost || st.lost_samples)
                 fprintf(stderr, "; the kernel dropped %" PRIu64 " records and %" PRIu64
                                 " samples",
@@ -468,6 +560,9 @@ int cli_record_sample(int argc, char **argv)
     }
     status = 0;
 done:
+    if (live.fd >= 0)
+        close(live.fd);
+    trove_bytes_free(&live.buf);
     free(top);
     trove_sampler_free(smp);
     trove_profile_free(prof);

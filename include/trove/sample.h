@@ -280,6 +280,12 @@ void trove_symbolizer_stats(const struct trove_symbolizer *sym, struct trove_sym
 int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample_set *set,
                          struct trove_profile *p);
 
+/* The same for the samples from index first_sample on and the switches from first_switch
+ * on (the ones a live recording has not sent yet): p gains their rows, the frames and stacks
+ * it has already reused. */
+int trove_sample_profile_since(struct trove_symbolizer *sym, const struct trove_sample_set *set,
+                               size_t first_sample, size_t first_switch, struct trove_profile *p);
+
 #ifdef __cplusplus
 }
 #endif

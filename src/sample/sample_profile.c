@@ -123,14 +123,16 @@ static int order_cmp(const void *x, const void *y)
 /* The set's context switches into p, in time order. The sampler reads them already merged
  * in time order, so an insertion sort is one pass; it is stable, so an out keeps its place
  * before the in of the same time that follows it. */
-static int add_switches(const struct trove_sample_set *set, struct trove_profile *p)
+static int add_switches(const struct trove_sample_set *set, size_t first, struct trove_profile *p)
 {
     size_t n;
     const struct trove_sample_switch *sw = trove_sample_set_switches(set, &n);
     struct trove_profile_switch *rows;
     int rc = TROVE_OK;
-    if (!n)
+    if (first >= n)
         return TROVE_OK;
+    sw += first;
+    n -= first;
     if (!(rows = trove__mallocarray(n, sizeof *rows)))
         return TROVE_ERR_NOMEM;
     for (size_t i = 0; i < n; i++)
@@ -154,6 +156,12 @@ static int add_switches(const struct trove_sample_set *set, struct trove_profile
 int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample_set *set,
                          struct trove_profile *p)
 {
+    return trove_sample_profile_since(sym, set, 0, 0, p);
+}
+
+int trove_sample_profile_since(struct trove_symbolizer *sym, const struct trove_sample_set *set,
+                               size_t first_sample, size_t first_switch, struct trove_profile *p)
+{
     struct build b;
     struct order *ord = NULL;
     uint32_t *stack = NULL;
@@ -174,11 +182,14 @@ int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample
         b.mod_path[i] = UINT32_MAX;
     if ((rc = str(&b, TROVE_PROFILE_UNKNOWN_MODULE, &b.unknown)) != TROVE_OK)
         goto out;
-    for (size_t i = 0; i < n; i++) {
+    if (first_sample > n)
+        first_sample = n;
+    for (size_t i = first_sample; i < n; i++) {
         struct trove_sample s;
         trove_sample_set_get(set, i, &s);
-        ord[i] = (struct order){s.time_ns, i};
+        ord[i - first_sample] = (struct order){s.time_ns, i};
     }
+    n -= first_sample;
     qsort(ord, n, sizeof *ord, order_cmp);
     for (size_t k = 0; k < n; k++) {
         struct trove_sample s;
@@ -204,7 +215,7 @@ int trove_sample_profile(struct trove_symbolizer *sym, const struct trove_sample
             (rc = trove_profile_sample(p, &row)) != TROVE_OK)
             goto out;
     }
-    if ((rc = add_switches(set, p)) != TROVE_OK)
+    if ((rc = add_switches(set, first_switch, p)) != TROVE_OK)
         goto out;
     rc = TROVE_OK;
 out:
