@@ -42,7 +42,7 @@ exits 0 "$TROVE" record hot --store "$store" --json -- "$hot" --seconds 1
 cp "$tmp/out" "$tmp/rec.json"
 json "$tmp/rec.json" 'j["samples"] > 100 and j["threads"] == 2 and j["stored_bytes"] > 0 and j["new_objects"] >= 3'
 exits 0 "$TROVE" ls --store "$store" --json
-json "$tmp/out" 'any(c["name"] == "hot" and c["events"] == 0 for c in j)'
+json "$tmp/out" 'any(c["name"] == "hot" and c["events"] == 0 and c["samples"] > 100 for c in j)'
 
 # trove top: the two hot functions first, with their file; its counts are the record's
 exits 0 "$TROVE" top hot --store "$store" --json
@@ -165,7 +165,7 @@ assert top["samples"] == rec["samples"], (top["samples"], rec["samples"])
 assert sorted(t["function"] for t in top["top"][:2]) == ["hot_alpha", "hot_beta"], top["top"][:3]
 EOF
 exits 0 "$TROVE" ls --store "$s" --json
-json "$tmp/out" 'any(c["name"] == "livehot" for c in j)'
+json "$tmp/out" 'any(c["name"] == "livehot" and c["samples"] > 100 and c["switches"] > 0 for c in j)'
 # without a service: one line, and the command is not started
 expect_error record record nolive --socket "$tmp/no.sock" -- "$hot" --seconds 5
 check grep -q "is .trove serve. running" "$tmp/e.err"

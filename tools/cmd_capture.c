@@ -49,6 +49,9 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
             (unsigned long long)i->names, (unsigned long long)i->first_ns,
             (unsigned long long)i->end_ns, (unsigned long long)i->raw_bytes,
             (unsigned long long)i->stored_bytes);
+    if (i->samples || i->switches) /* a profile (header v3): only then, as before it existed */
+        fprintf(o, ",\"samples\":%llu,\"switches\":%llu", (unsigned long long)i->samples,
+                (unsigned long long)i->switches);
     if (new_objects)
         fprintf(o, ",\"new_objects\":%llu", (unsigned long long)i->new_objects);
 }
