@@ -251,6 +251,11 @@ static int on_samples(struct feed_ctx *f, const uint8_t *frame, size_t len)
         return TROVE_FAIL(&f->diag, TROVE_ERR_INVALID, 0,
                           "capture %s was continued (append): it takes no samples frames",
                           c->name);
+    if (owner == TROVE__PROFILE_STOPPED)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0,
+                          "capture %s lost samples frames (the service ran out of memory) and "
+                          "takes no more",
+                          c->name);
     if (owner != p->id)
         return TROVE_FAIL(&f->diag, TROVE_ERR_INVALID, 0,
                           "capture %s takes samples from one producer (producer %" PRIu64

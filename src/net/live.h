@@ -47,6 +47,8 @@
 #define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
 /* ... and its samples frames' bytes, likewise. */
 #define TROVE__PENDING_MAX_SAMPLES_BYTES ((size_t)4 << 20)
+/* A capture's profile_owner once samples frames were lost: it takes no more. */
+#define TROVE__PROFILE_STOPPED UINT64_MAX
 /* Uncommitted bytes of one capture that make the store thread commit early. */
 #define TROVE__COMMIT_EARLY_BYTES ((uint64_t)16 << 20)
 /* A live capture's segments: 4 MiB of events (131,072), four times an import's, so that a
@@ -96,7 +98,7 @@ struct trove__cap {
     int state;
     int append;                  /* the first hello asked to continue a stored capture */
     uint64_t profile_owner;      /* the producer whose samples frames the capture takes (0:
-                                    none yet); set by the ingest thread under mu */
+                                    none yet; TROVE__PROFILE_STOPPED: no more); under mu */
     uint64_t samples;            /* samples published */
     uint64_t committed_samples;  /* durable (the store thread's, under mu) */
     struct trove__fanout *fo;

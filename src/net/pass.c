@@ -191,6 +191,8 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         return 0;
     }
     ps->n = 0;
+    ps->samples.len = 0; /* a failed publish's: never another capture's */
+    ps->nsamples = ps->nswitches = 0;
     trove_names_free(ps->added);
     ps->added = NULL;
     if (trove_names_new(&ps->added) != TROVE_OK)
@@ -235,6 +237,15 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
                 pthread_mutex_lock(&c->mu);
                 c->commit_errors++;
                 snprintf(c->error, sizeof c->error, "publishing a batch: out of memory");
+                if (off == 0 && ps->samples.len > 0) {
+                    /* samples frames lost: the ones after them would not follow on, so the
+                     * profile stops here (what it stored stays whole); events go on */
+                    c->profile_owner = TROVE__PROFILE_STOPPED;
+                    snprintf(c->error, sizeof c->error,
+                             "publishing a batch: out of memory; %" PRIu64 " samples lost, and "
+                             "the capture takes no more",
+                             ps->nsamples);
+                }
                 pthread_mutex_unlock(&c->mu);
             }
             off += k;
@@ -320,6 +331,7 @@ void *trove__pass_main(void *arg)
     free(ps.ev);
     free(ps.swap);
     trove_names_free(ps.added);
+    trove_bytes_free(&ps.samples);
     atomic_store(&srv->pass_done, 1);
     pthread_mutex_lock(&srv->mu);
     pthread_cond_signal(&srv->store_cv);
