@@ -29,16 +29,7 @@ DATA=${3:-}
 . "$(dirname "$0")/lib_cli.sh"
 need_python3
 
-TOOL="$SRC/tools/duckdb/duckdb_tool.mjs"
-have_duck=1
-if ! command -v node >/dev/null 2>&1 || [ ! -d "$SRC/tools/duckdb/node_modules/@duckdb/node-api" ]; then
-    have_duck=0
-    if [ -n "${CI:-}" ]; then
-        bad "node or tools/duckdb/node_modules missing under CI (make deps-npm installs them)"
-    else
-        echo "note: DuckDB checks skipped (node or tools/duckdb/node_modules missing; make deps-npm)"
-    fi
-fi
+need_duck "$SRC"
 duck() { node "$TOOL" "$@"; }
 
 same_capture() { # same_capture A.tv B.tv: the same events and names, as trove cat prints them

@@ -18,23 +18,8 @@ hot=$(dirname "$TROVE")/trove-test-hot
 . "$(dirname "$0")/lib_cli.sh"
 need_python3
 [ -x "$hot" ] || { echo "skip: $hot is not built"; exit 77; }
-if ! "$TROVE" record probe --top 1 -q -- true > "$tmp/probe.out" 2> "$tmp/probe.err"; then
-    if grep -q "refused by the kernel" "$tmp/probe.err"; then
-        echo "skipped: $(cat "$tmp/probe.err")"
-        exit 77
-    fi
-    bad "sampling /bin/true failed: $(cat "$tmp/probe.err")"
-fi
-TOOL="$SRC/tools/duckdb/duckdb_tool.mjs"
-have_duck=1
-if ! command -v node >/dev/null 2>&1 || [ ! -d "$SRC/tools/duckdb/node_modules/@duckdb/node-api" ]; then
-    have_duck=0
-    if [ -n "${CI:-}" ]; then
-        bad "node or tools/duckdb/node_modules missing under CI (make deps-npm installs them)"
-    else
-        echo "note: DuckDB checks skipped (node or tools/duckdb/node_modules missing; make deps-npm)"
-    fi
-fi
+need_sampling
+need_duck "$SRC"
 store="$tmp/store"
 
 # record --store: the profile as a capture of no events

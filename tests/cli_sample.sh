@@ -15,14 +15,7 @@ hot=$(dirname "$TROVE")/trove-test-hot
 need_python3
 [ -x "$hot" ] || { echo "skip: $hot is not built"; exit 77; }
 
-# Does the kernel let us sample at all? A refusal is the one reason to skip.
-if ! "$TROVE" record probe --top 1 -q -- true > "$tmp/probe.out" 2> "$tmp/probe.err"; then
-    if grep -q "refused by the kernel" "$tmp/probe.err"; then
-        echo "skipped: $(cat "$tmp/probe.err")"
-        exit 77
-    fi
-    bad "sampling /bin/true failed: $(cat "$tmp/probe.err")"
-fi
+need_sampling
 
 # -- CMD: the top two by self samples are the two hot functions, in their file.
 exits 0 "$TROVE" record hot --top 2 --json --out "$tmp/p.json" -- "$hot" --seconds 1

@@ -8,6 +8,31 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 check() { if "$@"; then ok; else bad "$*"; fi; }
+# need_duck SRC: TOOL is tools/duckdb/duckdb_tool.mjs and have_duck 1 when node and the
+# tool's node_modules are there; else have_duck 0 with a note (a failure under CI, where
+# `make deps-npm` must have installed them).
+need_duck() {
+    TOOL="$1/tools/duckdb/duckdb_tool.mjs"
+    have_duck=1
+    if ! command -v node >/dev/null 2>&1 || [ ! -d "$1/tools/duckdb/node_modules/@duckdb/node-api" ]; then
+        have_duck=0
+        if [ -n "${CI:-}" ]; then
+            bad "node or tools/duckdb/node_modules missing under CI (make deps-npm installs them)"
+        else
+            echo "note: DuckDB checks skipped (node or tools/duckdb/node_modules missing; make deps-npm)"
+        fi
+    fi
+}
+# need_sampling: the kernel lets us sample (a refusal is the one reason to skip: exit 77).
+need_sampling() {
+    if ! "$TROVE" record probe --top 1 -q -- true > "$tmp/probe.out" 2> "$tmp/probe.err"; then
+        if grep -q "refused by the kernel" "$tmp/probe.err"; then
+            echo "skipped: $(cat "$tmp/probe.err")"
+            exit 77
+        fi
+        bad "sampling /bin/true failed: $(cat "$tmp/probe.err")"
+    fi
+}
 need_python3() {
     if ! command -v python3 > /dev/null 2>&1; then
         echo "skipped: python3 not found"

@@ -854,6 +854,22 @@ static void profile_step(struct trove_profile *p, int step, uint32_t samples, in
     }
 }
 
+/* The samples frames of p's rows since *mark, into the writer; *mark moves on. */
+static void send_since(struct trove_capture_writer *w, const struct trove_profile *p,
+                       struct trove_profile_counts *mark, struct trove_bytes *frames)
+{
+    struct trove_profile_counts now;
+    struct trove_diag diag = {0};
+    frames->len = 0;
+    CHECK_EQ_INT(trove_profile_encode(p, mark, frames), TROVE_OK);
+    trove_profile_get_counts(p, &now);
+    CHECK_EQ_INT(trove_capture_writer_samples(w, frames->ptr, frames->len,
+                                              now.samples - mark->samples,
+                                              now.switches - mark->switches, &diag),
+                 TROVE_OK);
+    *mark = now;
+}
+
 static void expect_profile(struct trove_store *s, const char *name, const struct trove_profile *want,
                            const struct trove_profile_counts *upto)
 {
@@ -904,20 +920,13 @@ static void test_profile(void)
     CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 0, &o, &w, &diag), TROVE_OK);
     CHECK_EQ_INT(trove_capture_writer_names(w, in.final, &diag), TROVE_OK);
     for (int step = 0; step < 12 && w; step++) {
-        struct trove_profile_counts now;
         size_t batch = step == 11 ? in.ev.len - pos : 1 + (size_t)(test_rand(&rng) % 400);
         if (pos + batch > in.ev.len)
             batch = in.ev.len - pos;
         CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + pos, batch, &diag), TROVE_OK);
         pos += batch;
         profile_step(p, step, 50 + (uint32_t)(test_rand(&rng) % 500), step == 4 || step == 7, &rng);
-        frames.len = 0;
-        CHECK_EQ_INT(trove_profile_encode(p, &mark, &frames), TROVE_OK);
-        trove_profile_get_counts(p, &now);
-        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len, now.samples - mark.samples,
-                                                  now.switches - mark.switches, &diag),
-                     TROVE_OK);
-        mark = now;
+        send_since(w, p, &mark, &frames);
         if (step % 3 != 1) {
             CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
             committed = mark;
@@ -967,20 +976,13 @@ static void test_profile(void)
     /* an append goes on with the same stream: more events, more frames from where the
      * profile stopped, read back whole; twice, the second over a sealed object */
     for (int round = 0; round < 2; round++) {
-        struct trove_profile_counts now;
         w = NULL;
         CHECK_EQ_INT(trove_capture_writer_open(s, "prof", 1, NULL, &w, &diag), TROVE_OK);
         if (!w)
             break;
         CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 100, &diag), TROVE_OK);
         profile_step(p, 30 + round, 200, round == 0, &rng);
-        frames.len = 0;
-        CHECK_EQ_INT(trove_profile_encode(p, &mark, &frames), TROVE_OK);
-        trove_profile_get_counts(p, &now);
-        CHECK_EQ_INT(trove_capture_writer_samples(w, frames.ptr, frames.len, now.samples - mark.samples,
-                                                  now.switches - mark.switches, &diag),
-                     TROVE_OK);
-        mark = now;
+        send_since(w, p, &mark, &frames);
         CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
         trove_capture_writer_close(w);
         expect_profile(reader, "prof", p, &mark);
