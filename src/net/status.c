@@ -71,6 +71,7 @@ struct cap_row {
     char name[TROVE_VOLUME_NAME_MAX + 1];
     int state, producers, viewers;
     uint64_t events, committed, stored_bytes, uncommitted_bytes, commits, errors;
+    uint64_t samples, committed_samples;
     char error[TROVE__ERROR_MAX];
 };
 
@@ -130,6 +131,8 @@ static int snapshot_take(struct trove__server *srv, struct snapshot *s)
         r->uncommitted_bytes = c->uncommitted_bytes;
         r->commits = c->commits;
         r->errors = c->commit_errors;
+        r->samples = c->samples;
+        r->committed_samples = c->committed_samples;
         snprintf(r->error, sizeof r->error, "%s", c->error);
         pthread_mutex_unlock(&c->mu);
         s->ncaps++;
@@ -205,12 +208,13 @@ int trove__status_json(struct trove__server *srv, struct trove_bytes *out)
             rc = put(out, ",\"state\":\"%s\",\"live\":%s,\"events\":%" PRIu64
                           ",\"committed_events\":%" PRIu64 ",\"bytes_stored\":%" PRIu64
                           ",\"uncommitted_bytes\":%" PRIu64 ",\"commits\":%" PRIu64
+                          ",\"samples\":%" PRIu64 ",\"committed_samples\":%" PRIu64
                           ",\"producers\":%d,\"viewers\":%d,\"errors\":%" PRIu64 ",\"error\":",
                      state_name(r->state),
                      r->state == TROVE__CAP_LIVE || r->state == TROVE__CAP_OPENING ? "true"
                                                                                    : "false",
                      r->events, r->committed, r->stored_bytes, r->uncommitted_bytes, r->commits,
-                     r->producers, r->viewers, r->errors);
+                     r->samples, r->committed_samples, r->producers, r->viewers, r->errors);
         if (rc == TROVE_OK)
             rc = put_str(out, r->error);
         if (rc == TROVE_OK)
