@@ -37,13 +37,12 @@
 #include <string.h>
 
 #define BODY_TARGET ((size_t)1 << 20) /* a frame closes once its body passes this */
-/* Most bytes a row of each table takes (a string's bytes apart). */
-#define STRING_ROW_MAX (5 + TROVE_PROFILE_STRING_MAX)
+/* Most bytes a row of each table takes (a string: 5 and its bytes). */
 #define FRAME_ROW_MAX (5 * 5 + 10)
 #define STACK_ROW_MAX (5 + 5)
 #define SAMPLE_ROW_MAX (10 + 5 * 3)
 #define SWITCH_ROW_MAX (10 + 5 * 2 + 1)
-#define SECTION_MAX 10 /* a base and a count */
+#define SECTION_MAX 15 /* a base (u64) and a count (u32) */
 
 /* ---- encoding ----------------------------------------------------------------------------- */
 
