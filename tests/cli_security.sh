@@ -5,7 +5,8 @@
 # request header gets no answer but a refusal, and the service goes on; and a symbolic link
 # planted in a store never takes a read or a write outside it — a volume's recipe, an
 # object file and an object fan-out directory that are links are refused (the link's
-# target is never read or written), on the CLI and through the service's API.
+# target is never read or written), on the CLI and through the service's API; an import
+# without a Content-Length is refused unread (411), even behind another request.
 # usage: cli_security.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -78,5 +79,30 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/cap2/export?fo
 check test "$code" != 200
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/cap/export?format=bundle")
 check test "$code" = 200
+# An import without a Content-Length, behind another request on the connection (found by
+# fuzz_http: libwebsockets 4.1 hands such a body over from memory it has freed): refused
+# with 411 before a byte of it is read, the connection ended, and the service goes on (the
+# ASan run of this test fails on any read of freed memory).
+port=${url#http://127.0.0.1:}
+port=${port%/}
+python3 - "$port" > "$tmp/pipe.out" << 'EOF' && ok || bad "a pipelined import without a length: $(cat "$tmp/pipe.out")"
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(30)
+s.sendall(b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
+          b"POST /api/captures/import?name=pipe HTTP/1.1\r\nHost: x\r\n\r\nsome body bytes")
+got = b""
+while True:
+    d = s.recv(65536)
+    if not d:
+        break  # the service ended the connection
+    got += d
+print(got.decode(errors="replace"))
+assert got.startswith(b"HTTP/1.1 404") and b"HTTP/1.1 411" in got and b'"code":"length_required"' in got, got
+EOF
+code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures")
+check test "$code" = 200                       # still serving
+code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/pipe")
+check test "$code" = 404                       # nothing stored
 serve_stop
 finish

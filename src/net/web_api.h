@@ -36,6 +36,7 @@ struct pss {
     char ipath[256];
     uint64_t ibytes;
     int itoo_big;
+    int close_after;           /* end the connection after this answer, not keep it */
     /* a store job (delete, import) this answer waits for */
     struct trove__job *job;
     struct pss *next;          /* in web->waiting */
