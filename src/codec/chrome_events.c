@@ -894,7 +894,10 @@ static int ev_counter(struct trove__chrome *ps)
             continue;
         }
         ps->tkey.len = 0;
-        if ((rc = repair_utf8(ps, ps->arg_keys.ptr + a->key_off, a->key_len, &key, &klen)) !=
+        /* an empty key may have no buffer behind it at all (nothing was ever kept) */
+        if ((rc = repair_utf8(ps,
+                              a->key_len ? ps->arg_keys.ptr + a->key_off : (const uint8_t *)"",
+                              a->key_len, &key, &klen)) !=
                 TROVE_OK ||
             (rc = key_part(ps, ps->arena.ptr + ps->nm[name].off, ps->nm[name].len)) != TROVE_OK ||
             (rc = trove_bytes_append(&ps->tkey, key, klen)) != TROVE_OK ||
