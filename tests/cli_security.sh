@@ -79,28 +79,38 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/cap2/export?fo
 check test "$code" != 200
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/cap/export?format=bundle")
 check test "$code" = 200
-# An import without a Content-Length, behind another request on the connection (found by
-# fuzz_http: libwebsockets 4.1 hands such a body over from memory it has freed): refused
-# with 411 before a byte of it is read, the connection ended, and the service goes on (the
-# ASan run of this test fails on any read of freed memory).
+# Requests pipelined behind another (found by fuzz_http: libwebsockets 4.1 reads an import
+# without a Content-Length from memory it has freed, and spins for ever, the whole service
+# with it, on a body in the same read as its request's head): one request a connection, so
+# the first is answered, "connection: close", and what follows it is never read. An import
+# without a length on its own connection is refused unread (411).
 port=${url#http://127.0.0.1:}
 port=${port%/}
-python3 - "$port" > "$tmp/pipe.out" << 'EOF' && ok || bad "a pipelined import without a length: $(cat "$tmp/pipe.out")"
+python3 - "$port" > "$tmp/pipe.out" << 'EOF' && ok || bad "pipelined requests: $(cat "$tmp/pipe.out")"
 import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.settimeout(30)
-s.sendall(b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n"
-          b"POST /api/captures/import?name=pipe HTTP/1.1\r\nHost: x\r\n\r\nsome body bytes")
-got = b""
-while True:
-    d = s.recv(65536)
-    if not d:
-        break  # the service ended the connection
-    got += d
+
+def exchange(data):
+    s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+    s.settimeout(30)
+    s.sendall(data)
+    got = b""
+    while True:
+        d = s.recv(65536)
+        if not d:
+            return got  # the service ended the connection
+        got += d
+
+for second in (b"POST /api/captures/import?name=pipe HTTP/1.1\r\nHost: x\r\n\r\nsome body bytes",
+               b"GET /api/captures HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nm"):
+    got = exchange(b"GET /nowhere HTTP/1.1\r\nHost: x\r\n\r\n" + second)
+    print(got.decode(errors="replace"))
+    assert got.startswith(b"HTTP/1.1 404") and got.count(b"HTTP/1.1 ") == 1, got
+    assert b"\r\nconnection: close\r\n" in got.lower(), got
+got = exchange(b"POST /api/captures/import?name=pipe HTTP/1.1\r\nHost: x\r\n\r\nsome body bytes")
 print(got.decode(errors="replace"))
-assert got.startswith(b"HTTP/1.1 404") and b"HTTP/1.1 411" in got and b'"code":"length_required"' in got, got
+assert got.startswith(b"HTTP/1.1 411") and b'"code":"length_required"' in got, got
 EOF
-code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures")
+code=$(curl -s -m 30 -o /dev/null -w '%{http_code}' "${url}api/captures")
 check test "$code" = 200                       # still serving
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/pipe")
 check test "$code" = 404                       # nothing stored

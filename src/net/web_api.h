@@ -36,12 +36,14 @@ struct pss {
     char ipath[256];
     uint64_t ibytes;
     int itoo_big;
-    int close_after;           /* end the connection after this answer, not keep it */
     /* a store job (delete, import) this answer waits for */
     struct trove__job *job;
     struct pss *next;          /* in web->waiting */
     struct lws *wsi;
 };
+
+/* An answer is out: -1, the connection ends (one request a connection; web_api.c). */
+int trove__http_done(struct lws *wsi);
 
 /* web_api.c: answer with status, type and body (copied), then complete. 0, or -1 to close. */
 int trove__http_answer(struct lws *wsi, struct pss *ps, unsigned status, const char *type,
