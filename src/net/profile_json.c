@@ -324,15 +324,19 @@ static int threads(struct out *o, const struct trove_profile *p, const struct tr
     struct thread *t = NULL;
 
     if (in_range) {
-        if (!(key = trove__mallocarray((size_t)in_range, sizeof *key)) ||
-            !(t = trove__mallocarray((size_t)in_range, sizeof *t))) {
-            free(key);
+        if (!(key = trove__mallocarray((size_t)in_range, sizeof *key)))
             return TROVE_ERR_NOMEM;
-        }
         for (size_t i = 0; i < n; i++)
             if (s[i].time_ns >= from && s[i].time_ns < to)
                 key[k++] = (uint64_t)s[i].tid << 32 | s[i].pid;
         qsort(key, k, sizeof *key, u64_cmp);
+        for (size_t i = 0; i < k; i++)
+            nt += i == 0 || key[i] >> 32 != key[i - 1] >> 32;
+        if (!(t = trove__mallocarray(nt, sizeof *t))) {
+            free(key);
+            return TROVE_ERR_NOMEM;
+        }
+        nt = 0;
         for (size_t i = 0; i < k; i++) { /* the thread's first (lowest) pid names it */
             uint32_t tid = (uint32_t)(key[i] >> 32);
             if (nt && t[nt - 1].tid == tid)
