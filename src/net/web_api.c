@@ -6,7 +6,8 @@
  * web thread sends on in chunks as it fills, so that no capture is ever whole in memory. A
  * profile (its samples for the viewer) is read and made into JSON on a thread of its own too,
  * at most PROFILE_JOBS of them at once, so that a large one never holds up the live viewers;
- * the answer waits for it as it waits for a store job.
+ * the connection looks for the answer every PROFILE_POLL_US (its thread never touches the
+ * web thread's libwebsockets context, which may be going away when it ends).
  */
 #define _GNU_SOURCE /* pipe2 */
 
@@ -29,6 +30,7 @@
 /* Profiles being made at once, and the samples of the largest one the service reads: about
  * 24 bytes each in memory, and as much again while the answer is made. */
 #define PROFILE_JOBS 2
+#define PROFILE_POLL_US 5000
 #define PROFILE_MAX_SAMPLES ((uint64_t)1 << 24)
 
 struct trove__export {
@@ -308,7 +310,7 @@ static void unwait(struct web *w, struct pss *ps)
 void trove__api_wake_waiting(struct web *w)
 {
     for (struct pss *ps = w->waiting; ps; ps = ps->next)
-        if ((ps->job && atomic_load(&ps->job->done)) || (ps->pj && atomic_load(&ps->pj->done)))
+        if (ps->job && atomic_load(&ps->job->done))
             lws_callback_on_writable(ps->wsi);
 }
 
@@ -492,7 +494,6 @@ out:
     trove_profile_free(p);
     trove_store_close(s);
     atomic_store(&j->done, 1);
-    trove__wake_web(j->srv);
     return NULL;
 }
 
@@ -525,11 +526,7 @@ static int profile_begin(struct web *w, struct lws *wsi, struct pss *ps)
     }
     w->profiles++;
     ps->pj = j;
-    ps->wsi = wsi;
-    ps->next = w->waiting;
-    w->waiting = ps;
-    if (atomic_load(&j->done)) /* done before it waited: the wake may have gone by */
-        lws_callback_on_writable(wsi);
+    lws_set_timer_usecs(wsi, PROFILE_POLL_US); /* LWS_CALLBACK_TIMER: is it done? */
     return 0;
 }
 
@@ -538,7 +535,6 @@ static int profile_answer(struct web *w, struct lws *wsi, struct pss *ps)
     struct trove__profile_job *j = ps->pj;
     int rc;
 
-    unwait(w, ps);
     ps->pj = NULL;
     if (j->status)
         rc = trove__http_error(wsi, ps, (unsigned)j->status, code_of(j->status), j->err);
@@ -665,7 +661,6 @@ void trove__api_drop(struct web *w, struct pss *ps)
         ps->job = NULL;
     }
     if (ps->pj) { /* its thread ends by itself: it is waited for */
-        unwait(w, ps);
         profile_free(w, ps->pj);
         ps->pj = NULL;
     }
@@ -700,8 +695,12 @@ int trove__http_writeable(struct web *w, struct lws *wsi, struct pss *ps)
 
     if (ps->job)
         return atomic_load(&ps->job->done) ? job_answer(w, wsi, ps) : 0;
-    if (ps->pj)
-        return atomic_load(&ps->pj->done) ? profile_answer(w, wsi, ps) : 0;
+    if (ps->pj) {
+        if (atomic_load(&ps->pj->done))
+            return profile_answer(w, wsi, ps);
+        lws_set_timer_usecs(wsi, PROFILE_POLL_US);
+        return 0;
+    }
     if (ps->x && !ps->x->finished)
         return export_write(wsi, ps);
     if (!ps->body)

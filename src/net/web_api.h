@@ -19,7 +19,7 @@ struct web {
     int exit;
     char *token;        /* the API's token, or NULL */
     size_t token_len;
-    struct pss *waiting; /* HTTP connections waiting for a store job or a profile, by next */
+    struct pss *waiting; /* HTTP connections waiting for a store job, linked by next */
     int profiles;        /* profile answers being made (on threads of their own) */
 };
 
@@ -41,7 +41,7 @@ struct pss {
     int close_after;           /* end the connection after this answer, not keep it */
     /* a store job (delete, import) or a profile this answer waits for */
     struct trove__job *job;
-    struct trove__profile_job *pj;
+    struct trove__profile_job *pj; /* polled for (LWS_CALLBACK_TIMER) */
     struct pss *next;          /* in web->waiting */
     struct lws *wsi;
 };
