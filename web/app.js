@@ -123,15 +123,19 @@ async function loadProfile(name, mine, span) {
     const b = model.baseNs(), from = Math.max(0, Math.floor(b + span[0]));
     q = `?from_ns=${from}&to_ns=${Math.max(from, Math.ceil(b + span[1]))}`;
   }
-  let data = null;
+  let data = null, why = '';
   try {
     data = await api(`/api/captures/${encodeURIComponent(name)}/profile${q}`);
   } catch (e) {
-    data = null; // not stored (a live view), or no such endpoint: no panel
+    why = e.message; // not stored (a live view), or the service is busy: no panel, or the old one
   }
   if (mine !== session || ask !== profileAsk) return;
   if (span) {
     if (data) panel.show(data, span);
+    else {
+      panel.show(profileWhole, null);
+      panel.note(`the selection's samples could not be had (${why}); these are the whole capture's`);
+    }
     return;
   }
   if (!data || !data.samples) { panel.hide(); return; }

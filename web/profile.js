@@ -37,6 +37,9 @@ export class ProfilePanel {
 
   hide() { this.root.hidden = true; this.data = null; this.nodes = null; }
 
+  // A word in the caption, the panel as it is (an answer that did not come).
+  note(text) { if (this.data) this.caption.textContent = text; }
+
   // An answer of the endpoint; span: [r0, r1] of the selection in ns, or null for the whole.
   show(data, span) {
     this.data = data;
