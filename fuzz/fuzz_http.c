@@ -174,7 +174,7 @@ static void build_path(struct rd *r, struct req *q, struct trove_bytes *w)
     static const char *const fixed[] = {"/", "/index.html", "/status", "/api/status", "/metrics",
                                         "/login", "/api/live", "/api/replay", "/api/captures",
                                         "/api/captures/", "/api/captures/import"};
-    unsigned c = u8(r) % 17;
+    unsigned b = u8(r), c = b % 17;
     uint8_t name[64];
     size_t n;
 
@@ -204,9 +204,10 @@ static void build_path(struct rd *r, struct req *q, struct trove_bytes *w)
     n = some_name(r, name, sizeof name);
     add_path(q, name, n);
     put_escaped(w, name, n, path_raw, r);
-    if (c == 14) {
-        add_path(q, "/export", 7);
-        puts_(w, "/export");
+    if (c == 14) { /* /export, or /profile on every other turn of the byte */
+        const char *tail = (b / 17) % 2 ? "/profile" : "/export";
+        add_path(q, tail, strlen(tail));
+        puts_(w, tail);
     } else if (c == 15) {
         add_path(q, "/", 1);
         puts_(w, "/");
@@ -498,6 +499,7 @@ static int expect(const struct req *q, int *drop, int *cont)
         return 400;
     case TROVE__R_INFO:
     case TROVE__R_DELETE:
+    case TROVE__R_PROFILE:
         return 404; /* the store is empty */
     case TROVE__R_EXPORT:
         return 501; /* no exporter */

@@ -4,7 +4,7 @@
  * an Authorization header, a Cookie header, an Origin and a Host. Oracles: a routed
  * request's capture name passes the store's name check and holds no '/', '.' first or NUL;
  * an embedded file (/, /web/NAME) is reached only by its whole name; an error has a status
- * and a code the API documents; from_ns <= to_ns; the token check
+ * and a code the API documents; from_ns <= to_ns; a profile's limit is 1 .. 500; the token check
  * accepts the right token in either header and nothing that differs from it; and the input
  * as one piece the HTTP layer decoded (a query's value), escaped again by trove__api_escape
  * as web.c does, is read back by the router exactly (a space as '+'), or refused for a NUL
@@ -15,6 +15,7 @@
 
 #include "net/api.h"
 #include "net/assets.h"
+#include "net/profile_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -46,6 +47,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                           strchr(r.name, '/') || r.name[0] == '.'))
             abort();
         if (r.from_ns > r.to_ns || r.route < TROVE__R_INDEX || r.route > TROVE__R_ASSET)
+            abort();
+        /* a profile's limit is always one it may take */
+        if (r.route == TROVE__R_PROFILE && (r.limit < 1 || r.limit > TROVE__PROFILE_TOP_MAX))
             abort();
         /* /, /index.html and /web/NAME reach only an embedded file, by its whole name */
         if ((r.route == TROVE__R_INDEX || r.route == TROVE__R_ASSET) &&

@@ -30,6 +30,7 @@ GET, POST, DELETE, PUT, PATCH, HEAD, OPTIONS = 0, 3, 5, 6, 7, 8, 9
 P_ROOT, P_STATUS_PAGE, P_STATUS, P_METRICS, P_LOGIN = 0, 2, 3, 4, 5
 P_LIVE, P_REPLAY, P_LIST, P_IMPORT = 6, 7, 8, 10
 P_ASSET, P_WEB_NAME, P_INFO, P_EXPORT, P_TWO = 11, 12, 13, 14, 15
+P_PROFILE = P_EXPORT + 17  # the export's choice on the byte's next turn: /profile
 AUTH_NONE, AUTH_BEARER, AUTH_WRONG = 0, 1, 3
 COOKIE_NONE, COOKIE_TOKEN = 0, 1
 UPGRADE, EXPECT, ORIGIN_OWN, ORIGIN_EVIL = 0x10, 0x20, 0x04, 0x08
@@ -71,6 +72,9 @@ HTTP_SEEDS = {
     "delete": http(DELETE, P_INFO, 0, *enc(RAW, 4), 0, *hdr()),
     "export": http(GET, P_EXPORT, 0, *enc(RAW, 4), 2, *param(K_FORMAT, 1, 7),
                    *param(K_FROM_NS, 1, 1), *hdr()),
+    "profile": http(GET, P_PROFILE, 0, *enc(RAW, 4), 2, *param(K_FROM_NS, 1, 1),
+                    *param(K_TO_NS, 1, 1), *hdr()),
+    "profile-no-token": http(GET, P_PROFILE, 0, *enc(RAW, 4), 0, *hdr(AUTH_NONE)),
     "import": http(POST, P_IMPORT, 1, *param(K_NAME, 0, 4), *hdr(), 100, 0),
     "import-expect": http(POST, P_IMPORT, 2, *param(K_NAME, 0, 4), *param(K_APPEND, 1, 1),
                           *hdr(AUTH_BEARER, COOKIE_NONE, EXPECT), 0x10, 0x02),

@@ -5,12 +5,15 @@
 #   - replay over WebSocket equals `trove replay` for the whole capture and a range, in
 #     every wire format
 #   - export equals `trove export --capture` byte for byte, in every format
+#   - the profile of a capture without samples: zero counts over its events' span; 404, 400
+#     and 405 for an unknown capture, a bad value and another method
 #   - import of a wire stream, a bundle, a Parquet events file and a Chrome trace, each
 #     twice (no new object the second time); a body over --max-import is 413 and a
 #     truncated or corrupt one 400 naming the problem, with nothing stored
-#   - with --token-file: 401 on every endpoint and on the WebSocket upgrade without the
-#     token, the token as a header or as the /login cookie; a foreign Origin is 403; a
-#     non-loopback --listen without a token refuses to start; ../ and NUL in names are 400;
+#   - with --token-file: 401 on every endpoint (the profile too, with a wrong token as well)
+#     and on the WebSocket upgrade without the token, the token as a header or as the
+#     /login cookie; a foreign Origin is 403; a non-loopback --listen without a token
+#     refuses to start; ../ and NUL in names are 400;
 #     a token with '+' works in /login?token=; a query's pieces are the client's ('&' in a
 #     path, an empty parameter, an escaped '&', '%' or NUL, a trailing '&'); an escaped CR or
 #     LF is refused; an upgrade without a key gets 400
@@ -54,6 +57,25 @@ status_is 200 GET /api/captures/g
 json "$tmp/body" 'j["events"] == 50000 and j["segments"] >= 1 and j["names"] > 0 and j["producers"] == 0'
 status_is 404 GET /api/captures/nope
 json "$tmp/body" 'j["code"] == "not_found" and j["error"]'
+# a capture without samples has a profile of none, over its events' span
+status_is 200 GET /api/captures/g/profile
+cp "$tmp/body" "$tmp/g-profile.json"
+status_is 200 GET /api/captures/g
+python3 - "$tmp/g-profile.json" "$tmp/body" << 'EOF' && ok || bad "the profile of a capture without samples"
+import json, sys
+p, info = (json.load(open(a)) for a in sys.argv[1:3])
+assert p == {"capture": "g", "from_ns": info["first_ns"], "to_ns": info["last_ns"], "samples": 0,
+             "threads": [], "top": [], "flame": {"name": "all", "value": 0, "children": []},
+             "ticks": [], "ticks_dropped": 0}, p
+EOF
+status_is 200 GET "/api/captures/g/profile?from_ns=$range_from&to_ns=$range_to&limit=5"
+json "$tmp/body" "j['from_ns'] == $range_from and j['to_ns'] == $range_to and j['samples'] == 0"
+status_is 404 GET /api/captures/nope/profile
+json "$tmp/body" 'j["code"] == "not_found"'
+status_is 400 GET '/api/captures/g/profile?from_ns=-1'
+status_is 400 GET '/api/captures/g/profile?limit=501'
+status_is 400 GET '/api/captures/g/profile?format=bundle'
+status_is 405 DELETE /api/captures/g/profile
 status_is 404 GET /api/nothing
 status_is 405 POST /api/captures/g
 status_is 400 GET '/api/captures/g/export?format=tarball'
@@ -166,7 +188,8 @@ sleep 0.5
 check cmp -s <(ev "$tmp/t.wire") <(ev store:tcp-yes --store "$s")
 got=$(ev store:tcp-no --store "$s" | wc -l)
 check test "$got" -eq 0
-for p in /api/captures /api/captures/g /api/status /metrics / "/api/captures/g/export"; do
+for p in /api/captures /api/captures/g /api/status /metrics / "/api/captures/g/export" \
+    "/api/captures/g/profile" "/api/captures/nope/profile"; do
     status_is 401 GET "$p"
 done
 status_is 401 POST "/api/captures/import?name=z" --data-binary @"$tmp/g.wire"
@@ -177,6 +200,11 @@ status_is 401 GET "/login?token=nope"
 curl -s -c "$tmp/jar" -o /dev/null "${url}login?token=$tok"
 check grep -q trove_token "$tmp/jar"
 status_is 200 GET /api/captures -b "$tmp/jar"
+status_is 401 GET /api/captures/g/profile -H "Authorization: Bearer wrong-token-wrong-token"
+status_is 401 GET /api/captures/g/profile -b "trove_token=wrong"
+status_is 200 GET /api/captures/g/profile -H "Authorization: Bearer $tok"
+json "$tmp/body" 'j["capture"] == "g" and j["samples"] == 0'
+status_is 200 GET /api/captures/g/profile -b "$tmp/jar"
 # the router reads what the client wrote: '&' in a path is no separator, an empty
 # parameter is skipped (not the end of the query), an escaped '&' is part of a value
 status_is 400 GET "/api/captures/g&x" -H "Authorization: Bearer $tok"

@@ -2,7 +2,8 @@
 # cli_profile.sh: a sampled profile kept in the store and carried through the bundle.
 # `trove record NAME --store DIR -- CMD` samples trove-test-hot (hot_alpha and hot_beta in
 # tests/sample_hot_work.c) for a second into capture NAME; `trove top NAME` names those two
-# first, with their file; `trove export` writes the bundle's samples, frames, stacks and
+# first, with their file, and so does `trove serve`'s /api/captures/NAME/profile, over the
+# whole capture and over a range; `trove export` writes the bundle's samples, frames, stacks and
 # switches tables, the same from a capture's stream (--capture) and from store:NAME; DuckDB
 # reads each of them with the row counts the manifest and `trove record --json` give, and
 # the columns' types; `trove import` of the bundle gives a capture whose top functions and
@@ -49,6 +50,51 @@ check test "$(wc -l < "$tmp/out")" = 3
 exits 0 "$TROVE" top hot --store "$store" --from-ns 0 --to-ns 1 --json
 json "$tmp/out" 'j["samples"] == 0 and j["top"] == []'
 check grep -q "no samples in that range" "$tmp/err"
+
+# the service's profile endpoint: the same counts and top functions as `trove top`, a time
+# range gives fewer (as many as `trove top` counts in it), an unknown capture 404, bad values 400
+s="$store"
+serve_start
+prof() { curl -s -o "$tmp/prof.json" -w '%{http_code}' "${url}api/captures/$1"; }
+check test "$(prof hot/profile)" = 200
+python3 - "$tmp/top.json" "$tmp/prof.json" << 'EOF' && ok || bad "the profile endpoint disagrees with trove top"
+import json, sys
+top, p = (json.load(open(a)) for a in sys.argv[1:3])
+assert set(p) == {"capture", "from_ns", "to_ns", "samples", "threads", "top", "flame", "ticks", "ticks_dropped"}, list(p)
+assert p["capture"] == "hot" and p["samples"] == top["samples"] > 100, (p["samples"], top["samples"])
+assert p["from_ns"] < p["to_ns"] and all(p["from_ns"] <= t < p["to_ns"] for _, t in p["ticks"])
+first = p["top"][:2]
+assert sorted(t["function"] for t in first) == ["hot_alpha", "hot_beta"], first
+assert all(t["file"].endswith("/sample_hot_work.c") and t["line"] > 0 for t in first), first
+assert [(t["function"], t["self"], t["total"]) for t in p["top"]] == \
+    [(t["function"], t["self"], t["total"]) for t in top["top"]][:len(p["top"])]
+assert len(p["threads"]) == 2 and sum(t["samples"] for t in p["threads"]) == p["samples"]
+assert all(t["name"] == "trove-test-hot" for t in p["threads"]), p["threads"]
+assert p["flame"]["name"] == "all" and p["flame"]["value"] == p["samples"]
+assert len(p["ticks"]) + p["ticks_dropped"] == p["samples"] and len(p["ticks"]) <= 20000
+assert {tid for tid, _ in p["ticks"]} == {t["tid"] for t in p["threads"]}
+open(sys.argv[2] + ".range", "w").write("%d %d" % (p["from_ns"], (p["from_ns"] + p["to_ns"]) // 2))
+EOF
+read -r a b < "$tmp/prof.json.range"
+check test "$(prof "hot/profile?from_ns=$a&to_ns=$b&limit=1")" = 200
+cp "$tmp/prof.json" "$tmp/prof-range.json"
+exits 0 "$TROVE" top hot --store "$store" --from-ns "$a" --to-ns "$b" --json
+python3 - "$tmp/top.json" "$tmp/prof-range.json" "$tmp/out" "$a" "$b" << 'EOF' && ok || bad "the profile endpoint over a range"
+import json, sys
+whole, p, top = (json.load(open(a)) for a in sys.argv[1:4])
+assert p["from_ns"] == int(sys.argv[4]) and p["to_ns"] == int(sys.argv[5])
+assert 0 < p["samples"] < whole["samples"] and p["samples"] == top["samples"], (p["samples"], top["samples"])
+assert len(p["top"]) == 1 and p["top"][0]["function"] == top["top"][0]["function"]
+assert p["flame"]["value"] == p["samples"] == sum(t["samples"] for t in p["threads"])
+EOF
+check test "$(prof nosuch/profile)" = 404
+json "$tmp/prof.json" 'j["code"] == "not_found"'
+check test "$(prof 'hot/profile?from_ns=x')" = 400
+json "$tmp/prof.json" 'j["code"] == "bad_request" and "from_ns" in j["error"]'
+check test "$(prof 'hot/profile?limit=0')" = 400
+check test "$(prof 'hot/profile?from_ns=9&to_ns=8')" = 400
+check test "$(prof 'hot/profile?colour=red')" = 400
+serve_stop
 
 # export: both paths write the same tables; the profile's four are in the manifest
 exits 0 "$TROVE" export --capture hot --store "$store" -o "$tmp/a.bundle"

@@ -1711,6 +1711,68 @@ static void test_write_profile(void)
     trove_store_close(s);
 }
 
+/* trove_capture_read_names: every entry of the names object back, in order, without a
+ * replay; a damaged names object and a missing capture are errors that name them. */
+static void test_read_names(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL, *back = NULL;
+    struct trove_diag diag = {0};
+    struct trove_digest d;
+    struct trove_bytes obj = {0}, seg = {0};
+
+    if (!s)
+        return;
+    gen_capture(5000, 21, &ev, &names);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_THREAD, 7, 8, "worker é", 9), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_write(s, "nm", ev.ev, ev.len, names, NULL, NULL, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_names(s, "nm", back, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_names_count(back), trove_names_count(names));
+    for (size_t i = 0; i < trove_names_count(names) && i < trove_names_count(back); i++) {
+        struct trove_name_entry a, b;
+        trove_names_entry(names, i, &a);
+        trove_names_entry(back, i, &b);
+        CHECK(a.type == b.type && a.a == b.a && a.b == b.b && a.len == b.len &&
+              !memcmp(a.str, b.str, a.len) && a.sort_index == b.sort_index);
+    }
+    CHECK(!strcmp(trove_names_get(back, TROVE_NAME_THREAD, 7, 8, NULL), "worker é"));
+    trove_names_free(back);
+    back = NULL;
+    CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_read_names(s, "nosuch", back, &diag), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_capture_read_names(s, "../x", back, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_read_names(NULL, "nm", back, &diag), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_names_count(back), 0);
+    /* a flipped byte: the read checks the object against its name */
+    slot_digest(s, "nm", 1, &d);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    obj.ptr[obj.len / 2] ^= 0x20;
+    damage(s, &d, obj.ptr, obj.len);
+    diag.msg[0] = 0;
+    CHECK_EQ_INT(trove_capture_read_names(s, "nm", back, &diag), TROVE_ERR_CHECKSUM);
+    CHECK(strstr(diag.msg, "names (slot 1)") != NULL);
+    /* unverified: a segment's object in its place is not names */
+    trove_store_close(s);
+    s = open_store(TROVE_STORE_NOVERIFY);
+    {
+        struct trove_digest sd;
+        slot_digest(s, "nm", 2, &sd);
+        CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &sd, &seg, 1 << 30), TROVE_OK);
+    }
+    damage(s, &d, seg.ptr, seg.len);
+    diag.msg[0] = 0;
+    CHECK_EQ_INT(trove_capture_read_names(s, "nm", back, &diag), TROVE_ERR_CORRUPT);
+    CHECK(strstr(diag.msg, "capture nm: names (slot 1)") != NULL);
+    trove_names_free(back);
+    trove_bytes_free(&obj);
+    trove_bytes_free(&seg);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
 /* Sort indexes ride in the names object as version 2 names frames (split across frames
  * like any names), come back whole from every replay, and leave a capture without them
  * with version 1 frames only. */
@@ -1792,6 +1854,7 @@ int main(void)
     test_replay();
     test_write_flows();
     test_write_profile();
+    test_read_names();
     test_sort_indexes();
     test_corpus_seeds();
     test_rm_rf(root);

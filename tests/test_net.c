@@ -828,6 +828,35 @@ static void test_api_escape(void)
     CHECK(n == 7 && strcmp(q, "x=1&%xx") == 0);
 }
 
+/* /api/captures/NAME/profile: a range and a limit (1 .. 500, 50 without one), nothing else. */
+static void test_router_profile(void)
+{
+    static const char *const bad[] = {"limit=0", "limit=501", "limit=-1", "limit=", "limit=5x",
+                                      "from_ns=x", "from_ns=5&to_ns=4", "format=bundle",
+                                      "capture=g", "to_ns=18446744073709551616"};
+    struct trove__api_req r;
+    struct trove__api_error e;
+
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/profile", NULL, &r, &e), 0);
+    CHECK(r.route == TROVE__R_PROFILE && !strcmp(r.name, "hot") && r.from_ns == 0 &&
+          r.to_ns == UINT64_MAX && r.limit == 50);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/profile",
+                                  "from_ns=10&to_ns=20&limit=500", &r, &e), 0);
+    CHECK(r.route == TROVE__R_PROFILE && r.from_ns == 10 && r.to_ns == 20 && r.limit == 500);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/profile", bad[i], &r, &e), -1);
+        CHECK_EQ_INT(e.status, 400);
+    }
+    CHECK_EQ_INT(trove__api_route(TROVE__POST, "/api/captures/hot/profile", NULL, &r, &e), -1);
+    CHECK_EQ_INT(e.status, 405);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/../profile", NULL, &r, &e), -1);
+    CHECK_EQ_INT(e.status, 400);
+    /* a limit belongs to the profile only */
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/export", "limit=5", &r, &e), -1);
+    CHECK_EQ_INT(e.status, 400);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/profiles", NULL, &r, &e), -1);
+}
+
 int main(void)
 {
     test_framer_splits();
@@ -840,5 +869,6 @@ int main(void)
     test_remap();
     test_router_assets();
     test_api_escape();
+    test_router_profile();
     return test_done();
 }

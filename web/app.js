@@ -3,6 +3,10 @@
 // edge; /api/replay for a stored one), decodes every binary message as one wire frame
 // (wire.js) in the order they came (a deflate frame's inflate is awaited before the next),
 // feeds the model (model.js) and the timeline (timeline.js), and keeps the stats line.
+// Once a capture has come whole (its end), its samples are asked for
+// (/api/captures/NAME/profile): ticks on the timeline and the samples panel (profile.js),
+// asked again for a range selected on the timeline. A capture without samples, or one the
+// store does not hold (404), shows no panel.
 // window.troveStats is the stats object itself, for tests and the benchmark.
 //
 // The URL's fragment says what to open: #capture=NAME[&wire=raw|packed|deflate]
@@ -10,6 +14,7 @@
 import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
 import { Model } from './model.js';
 import { Timeline, fmtDur } from './timeline.js';
+import { ProfilePanel } from './profile.js';
 
 const $ = (id) => document.getElementById(id);
 const model = new Model();
@@ -60,6 +65,10 @@ const range = (rows, r0, r1) => {
   rangeRows = rows;
   rangeSpan = rows ? [r0, r1] : null;
   renderRange();
+  if (profileWhole) {
+    if (rows) loadProfile(stats.capture, session, [r0, r1]);
+    else { profileAsk++; panel.show(profileWhole, null); }
+  }
 };
 
 function renderRange() {
@@ -100,6 +109,43 @@ function renderRange() {
   el.append(cap, t);
 }
 
+// ---- the samples ---------------------------------------------------------------------------
+
+const panel = new ProfilePanel($('profile'));
+let profileWhole = null, profileAsk = 0;
+
+// The capture's samples, whole (span null: ticks and the panel) or over span [r0, r1] (the
+// panel only). An answer for another capture or an older ask is dropped.
+async function loadProfile(name, mine, span) {
+  const ask = ++profileAsk;
+  let q = '';
+  if (span) {
+    const b = model.baseNs(), from = Math.max(0, Math.floor(b + span[0]));
+    q = `?from_ns=${from}&to_ns=${Math.max(from, Math.ceil(b + span[1]))}`;
+  }
+  let data = null, why = '';
+  try {
+    data = await api(`/api/captures/${encodeURIComponent(name)}/profile${q}`);
+  } catch (e) {
+    why = e.message; // not stored (a live view), or the service is busy: no panel, or the old one
+  }
+  if (mine !== session || ask !== profileAsk) return;
+  if (span) {
+    if (data) panel.show(data, span);
+    else {
+      panel.show(profileWhole, null);
+      panel.note(`the selection's samples could not be had (${why}); these are the whole capture's`);
+    }
+    return;
+  }
+  if (!data || !data.samples) { panel.hide(); return; }
+  profileWhole = data;
+  model.applyTicks(data.ticks, data.threads);
+  panel.show(data, null);
+  if (view.fitted || model.events === 0) view.fit();
+  view.invalidate();
+}
+
 const view = new Timeline($('timeline'), model, {
   hover, select, range,
   followChanged: (on) => { $('follow').checked = on; },
@@ -129,7 +175,15 @@ window.troveView = {
   },
   draw() { view.draw(); return view.lastStats; },
   drawTimes: () => view.drawTimes.slice(),
-  setRange(t0, t1) { view.t0 = t0; view.t1 = t1; view.setFollow(false); view.draw(); return view.lastStats; },
+  setRange(t0, t1) { view.t0 = t0; view.t1 = t1; view.fitted = false; view.setFollow(false); view.draw(); return view.lastStats; },
+  ticks() { // the sample ticks held, per thread: [{pid, tid, ticks, samples}]
+    const out = [];
+    for (const p of model.procs.values())
+      for (const t of p.threads.values()) if (t.ticks) out.push({ pid: t.pid, tid: t.tid, ticks: t.ticks.length, samples: t.samples });
+    return out;
+  },
+  profile: () => panel.data,
+  baseNs: () => model.baseNs(),
   fit() { view.fit(); view.draw(); },
   extent: () => [model.minT, model.maxT],
   pixels() { // distinct colours in a sample of the canvas, and how many pixels are not white
@@ -192,6 +246,7 @@ function open(name, live) {
     decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null, error: '', checksum: 0, connected: false });
   $('error').hidden = true;
   $('title').textContent = name;
+  profileWhole = null; profileAsk++; panel.hide();
   view.selected = null; view.range = null; range(null);
   view.setFollow(true);
   chain = Promise.resolve();
@@ -232,6 +287,7 @@ async function handle(data) {
       view.setFollow(false);
       if (all) view.fit();
       view.invalidate();
+      loadProfile(stats.capture, session, null);
     } else if (msg.type === 'error') showError(`the service: ${msg.message}`);
     return;
   }

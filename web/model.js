@@ -9,6 +9,8 @@
 //
 // Times are float64 nanoseconds from the capture's first event (exact while a capture spans
 // under 2^53 ns, 104 days): the u64 halves of the wire are subtracted from that base first.
+// A capture's samples (profile.js fetches them) are ticks on their thread's track: sorted
+// times on that base, or on the first sample's when the capture has no events.
 import { fnv1a, eventMix } from './wire.js';
 
 const TWO32 = 4294967296;
@@ -66,6 +68,8 @@ export class Track {
     this.instants = null;
     this.counters = new Map(); // name id -> Lane (d holds the value)
     this.events = 0;
+    this.ticks = null; // Float64Array of sample times, sorted, or null
+    this.samples = 0;  // the thread's samples in the capture (ticks may be fewer)
   }
 }
 
@@ -85,6 +89,7 @@ export class Model {
     this.minT = Infinity;
     this.maxT = -Infinity;
     this.events = 0;
+    this.ticks = 0; // sample ticks held, on every track
     this.checksum = 0;
     this.layout = (this.layout || 0) + 1; // changes when rows appear or are renamed
     this.data = (this.data || 0) + 1;     // changes when events arrive
@@ -192,10 +197,53 @@ export class Model {
     if (layout) this.layout++;
   }
 
+  // The base of the times, in ns since the clock's start (u64 ns as a float64: exact up to
+  // 2^53, a clock 104 days old).
+  baseNs() { return this.baseHi * TWO32 + this.baseLo; }
+
+  // A profile's ticks ([[tid, t_ns], ...]) and threads ([{tid, samples}]), each on the track
+  // of its tid (one the names created, or a new one in process 0 when none has that tid).
+  // Replaces the ticks held before.
+  applyTicks(ticks, threads) {
+    const byTid = new Map();
+    for (const p of this.procs.values())
+      for (const t of p.threads.values()) {
+        if (!byTid.has(t.tid)) byTid.set(t.tid, t);
+        t.ticks = null; t.samples = 0;
+      }
+    this.ticks = 0;
+    if (!ticks.length) { this.layout++; this.data++; return; }
+    if (!this.haveBase) {
+      const t0 = ticks.reduce((m, x) => Math.min(m, x[1]), Infinity);
+      this.baseHi = Math.floor(t0 / TWO32); this.baseLo = t0 - this.baseHi * TWO32; this.haveBase = true;
+    }
+    const b = this.baseNs(), per = new Map();
+    for (const [tid, t] of ticks) {
+      let a = per.get(tid);
+      if (!a) { a = []; per.set(tid, a); }
+      a.push(t - b);
+    }
+    const track = (tid) => {
+      let t = byTid.get(tid);
+      if (!t) { t = this.track(0, tid); byTid.set(tid, t); }
+      return t;
+    };
+    for (const [tid, a] of per) {
+      const t = track(tid), s = Float64Array.from(a).sort();
+      t.ticks = s;
+      this.ticks += s.length;
+      if (s[0] < this.minT) this.minT = s[0];
+      if (s[s.length - 1] > this.maxT) this.maxT = s[s.length - 1];
+    }
+    for (const th of threads) if (per.has(th.tid)) track(th.tid).samples = th.samples;
+    this.layout++;
+    this.data++;
+  }
+
   // Processes, then their threads, in the capture's sort order (sort index, then id).
   sortedTracks() {
     const procs = [...this.procs.values()].sort((a, b) => a.sort - b.sort || a.pid - b.pid);
-    return procs.map((p) => ({ proc: p, threads: [...p.threads.values()].filter((t) => t.events > 0).sort((a, b) => a.sort - b.sort || a.tid - b.tid) }))
+    return procs.map((p) => ({ proc: p, threads: [...p.threads.values()].filter((t) => t.events > 0 || t.ticks).sort((a, b) => a.sort - b.sort || a.tid - b.tid) }))
       .filter((g) => g.threads.length > 0);
   }
 }

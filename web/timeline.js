@@ -1,5 +1,6 @@
 // timeline.js: the timeline on a 2D canvas. Rows: a header per process, then one row per
-// thread with its zones stacked by depth, a strip of instant ticks and a line per counter.
+// thread with its zones stacked by depth, a strip of instant ticks, a line per counter and,
+// when the capture has samples, a strip of sample ticks (dark marks, one per pixel).
 // Time runs left to right from the capture's first event.
 //
 // Level of detail: per lane, the first visible event is found by binary search, a zone at
@@ -14,12 +15,12 @@
 // Escape clears the selection. Panning away from the live edge turns "follow" off.
 import { lowerBound } from './model.js';
 
-const AXIS_H = 24, LABEL_W = 160, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36;
+const AXIS_H = 24, LABEL_W = 160, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
 const MIN_W = 2; // px: narrower zones are merged
 const NCOL = 24;
 const PALETTE = Array.from({ length: NCOL }, (_, i) => `hsl(${(i * 360 / NCOL + 15) % 360}, 55%, ${i % 2 ? 62 : 70}%)`);
-const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1; // extra buckets: non-matching (search), merged matches
-const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800'];
+const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1, TICK = NCOL + 2; // extra buckets: non-matching (search), merged matches, samples
+const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64'];
 
 export function colourOf(nameId) {
   let h = Math.imul(nameId ^ 0x9e3779b9, 0x85ebca6b);
@@ -85,6 +86,7 @@ export class Timeline {
     this.scrollY = 0;
     this.follow = true;
     this.followAll = true; // following and showing everything so far
+    this.fitted = false;   // showing the whole capture, as fit() left it
     this.rows = [];
     this.layout = -1;
     this.totalH = 0;
@@ -118,11 +120,12 @@ export class Timeline {
 
   fit() {
     const m = this.model;
-    if (m.events === 0) return;
+    if (m.events === 0 && !m.ticks) return;
     const span = Math.max(m.maxT - m.minT, 1000);
     this.t0 = m.minT - span * 0.01;
     this.t1 = m.maxT + span * 0.01;
     this.followAll = this.follow;
+    this.fitted = true;
     this.invalidate();
   }
 
@@ -136,8 +139,9 @@ export class Timeline {
       y += PROC_H;
       for (const t of g.threads) {
         const zh = t.zones.length * LANE_H, ih = t.instants ? INST_H : 0, ch = t.counters.size * COUNTER_H;
-        const h = Math.max(zh + ih + ch, LANE_H) + 2;
-        rows.push({ kind: 'thread', y, h, track: t, zh, ih, label: t.name || `thread ${t.tid}` });
+        const th = t.ticks ? TICK_H : 0;
+        const h = Math.max(zh + ih + ch + th, LANE_H) + 2;
+        rows.push({ kind: 'thread', y, h, track: t, zh, ih, ch, th, label: t.name || `thread ${t.tid}` });
         y += h;
       }
     }
@@ -188,6 +192,7 @@ export class Timeline {
     this.labels.length = 0;
     const counters = [];
     const k = this.plotW / (this.t1 - this.t0);
+    let tickMarks = 0;
     for (const row of this.rows) {
       const y = AXIS_H + row.y - this.scrollY;
       if (y + row.h < AXIS_H || y > H) continue;
@@ -197,6 +202,7 @@ export class Timeline {
       if (tr.instants) this.drawInstants(tr.instants, y + row.zh, INST_H - 1, k);
       let cy = y + row.zh + row.ih;
       for (const [id, lane] of tr.counters) { counters.push([lane, id, cy]); cy += COUNTER_H; }
+      if (tr.ticks) tickMarks += this.drawTicks(tr.ticks, y + row.zh + row.ih + row.ch + 1, TICK_H - 2, k);
     }
     ctx.save();
     ctx.beginPath();
@@ -215,7 +221,7 @@ export class Timeline {
     const ms = performance.now() - t;
     this.drawTimes.push(ms);
     if (this.drawTimes.length > 600) this.drawTimes.splice(0, 300);
-    this.lastStats = { rects, ms, labels: this.labels.length };
+    this.lastStats = { rects, ms, labels: this.labels.length, tickMarks };
   }
 
   colour(id) {
@@ -284,6 +290,19 @@ export class Timeline {
       b.add(this.search ? (this.anyMatch(nm, i, j) ? HIGHLIGHT_RUN : DIM) : colourOf(nm[i]), LABEL_W + px, y, 1.5, h);
       i = j;
     }
+  }
+
+  // Sample ticks (sorted times): one mark per pixel that holds any. Returns the marks.
+  drawTicks(s, y, h, k) {
+    const n = s.length, t0 = this.t0, t1 = this.t1, b = this.buckets;
+    let i = lowerBound(s, t0, 0, n), marks = 0;
+    while (i < n && s[i] <= t1) {
+      const px = Math.floor((s[i] - t0) * k);
+      b.add(TICK, LABEL_W + px, y, 1, h);
+      marks++;
+      i = lowerBound(s, t0 + (px + 1) / k, i + 1, n);
+    }
+    return marks;
   }
 
   drawCounter(lane, id, y, k) {
@@ -447,12 +466,14 @@ export class Timeline {
     this.t0 = tp - (tp - this.t0) * f;
     this.t1 = this.t0 + span;
     this.followAll = false; // still following the live edge, with this span
+    this.fitted = false;
     this.invalidate();
   }
 
   pan(dxPx, dyPx) {
     const dt = dxPx * (this.t1 - this.t0) / this.plotW;
     this.t0 -= dt; this.t1 -= dt;
+    if (dxPx !== 0) this.fitted = false;
     this.scrollY -= dyPx;
     if (this.follow && dxPx !== 0) this.setFollow(false);
     this.invalidate();

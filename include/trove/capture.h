@@ -129,6 +129,17 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
 int trove_capture_read_profile(struct trove_store *s, const char *name, struct trove_profile *p,
                                struct trove_diag *diag);
 
+/*
+ * Read the names of capture `name` (event, thread and process names, sort indexes) into
+ * names, a new table (trove_names_new): its names object decoded frame by frame, every bound
+ * checked, without reading any event. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOTFOUND, the
+ * header's, the wire decoder's, TROVE_ERR_CORRUPT (a frame that is not a names frame, sizes
+ * or counts that disagree with the header), the store's; diag names the capture and the
+ * byte. On error names holds what was read before it: free it.
+ */
+int trove_capture_read_names(struct trove_store *s, const char *name, struct trove_names *names,
+                             struct trove_diag *diag);
+
 /* ---- writing live -----------------------------------------------------------------------
  *
  * A capture built batch by batch, as `trove serve` spools one: events are added in order,

@@ -697,6 +697,75 @@ out:
     return rc;
 }
 
+int trove_capture_read_names(struct trove_store *s, const char *name, struct trove_names *names,
+                             struct trove_diag *diag)
+{
+    struct trove_capture_header h;
+    struct trove_volume *v = NULL;
+    struct trove_wire_decoder *dec = NULL;
+    struct trove_bytes b = {0};
+    uint64_t entries = 0;
+    int rc;
+
+    if (!s || !names)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture names need a store and a table");
+    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_NAMES, &b)) != TROVE_OK) {
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: names (slot %u): %s", name,
+                        (unsigned)TROVE__CAPTURE_SLOT_NAMES,
+                        rc == TROVE_ERR_CHECKSUM
+                            ? "its stored bytes do not hash to its name: the object is "
+                              "damaged (importing the capture again heals it)"
+                            : trove_strerror(rc));
+        goto out;
+    }
+    if (b.len != h.names_bytes) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: names (slot 1): the object is %zu bytes; the header says "
+                        "%" PRIu64,
+                        name, b.len, h.names_bytes);
+        goto out;
+    }
+    if ((rc = trove_wire_decoder_new(&dec)) != TROVE_OK) {
+        rc = TROVE_FAIL(diag, rc, 0, "out of memory");
+        goto out;
+    }
+    for (size_t at = 0; at < b.len;) {
+        struct trove_wire_header wh;
+        struct trove_wire_frame fr;
+        char what[64];
+        snprintf(what, sizeof what, "names (slot 1, byte %zu)", at);
+        /* Only names frames belong here: an events frame is refused before it is decoded. */
+        if ((rc = trove_wire_parse_header(b.ptr + at, b.len - at, &wh, diag)) == TROVE_OK &&
+            wh.format != TROVE_WIRE_NAMES)
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "a %s frame, not names",
+                            trove_wire_format_name(wh.format));
+        if (rc == TROVE_OK)
+            rc = trove_wire_decode(dec, b.ptr + at, b.len - at, NULL, 0, names, &fr, diag);
+        if (rc != TROVE_OK) {
+            rc = prefix_diag(diag, rc, name, what);
+            goto out;
+        }
+        entries += wh.count;
+        at += fr.frame_len;
+    }
+    if (entries != h.info.names) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: names (slot 1): the frames hold %" PRIu64
+                        " entries; the header says %" PRIu64,
+                        name, entries, h.info.names);
+        goto out;
+    }
+    rc = TROVE_OK;
+out:
+    trove_wire_decoder_free(dec);
+    trove_bytes_free(&b);
+    trove_capture_header_free(&h);
+    trove_volume_close(v);
+    return rc;
+}
+
 int trove_capture_read_profile(struct trove_store *s, const char *name, struct trove_profile *p,
                                struct trove_diag *diag)
 {

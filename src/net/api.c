@@ -3,6 +3,7 @@
  */
 #include "api.h"
 #include "assets.h"
+#include "profile_json.h"
 #include "common/alloc.h"
 #include "common/hex.h"
 
@@ -90,7 +91,8 @@ enum {
     P_FORMAT = 1 << 5,
     P_NAME = 1 << 6,     /* name= (import) */
     P_APPEND = 1 << 7,
-    P_TOKEN = 1 << 8
+    P_TOKEN = 1 << 8,
+    P_LIMIT = 1 << 9
 };
 
 static int one_param(const char *key, const char *val, unsigned takes, struct trove__api_req *r,
@@ -102,7 +104,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
     } keys[] = {{"capture", P_CAPTURE}, {"wire", P_WIRE},     {"from", P_FROM},
                 {"from_ns", P_RANGE},   {"to_ns", P_RANGE},   {"speed", P_SPEED},
                 {"format", P_FORMAT},   {"name", P_NAME},     {"append", P_APPEND},
-                {"token", P_TOKEN}};
+                {"token", P_TOKEN},     {"limit", P_LIMIT}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -152,6 +154,12 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
             return fail(err, 400,
                         "format=%s is not bundle, parquet, dir.zip, chrome-json or perfetto%s",
                         val, "");
+    } else if (!strcmp(key, "limit")) {
+        uint64_t x;
+        _Static_assert(TROVE__PROFILE_TOP_MAX == 500, "the message below says 500");
+        if (parse_u64(val, &x) || x < 1 || x > TROVE__PROFILE_TOP_MAX)
+            return fail(err, 400, "limit=%s is not a count from 1 to 500%s", val, "");
+        r->limit = (uint32_t)x;
     } else if (!strcmp(key, "append")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "true") && strcmp(val, "false"))
             return fail(err, 400, "append=%s is not 0 or 1%s", val, "");
@@ -251,6 +259,10 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         } else if (!strcmp(rest + n, "/export")) {
             out->route = TROVE__R_EXPORT;
             takes = P_FORMAT | P_RANGE;
+        } else if (!strcmp(rest + n, "/profile")) {
+            out->route = TROVE__R_PROFILE;
+            takes = P_RANGE | P_LIMIT;
+            out->limit = TROVE__PROFILE_TOP_DEFAULT;
         } else {
             return fail(err, 400, "a capture name holds no '/' (%s)%s", path, "");
         }

@@ -30,6 +30,7 @@ enum trove__route {
     TROVE__R_INFO,      /* GET /api/captures/NAME */
     TROVE__R_DELETE,    /* DELETE /api/captures/NAME */
     TROVE__R_EXPORT,    /* GET /api/captures/NAME/export */
+    TROVE__R_PROFILE,   /* GET /api/captures/NAME/profile: its samples (profile_json.h) */
     TROVE__R_IMPORT,    /* POST /api/captures/import */
     TROVE__R_STATUS_PAGE, /* GET /status: the HTML status page */
     TROVE__R_ASSET      /* GET /web/NAME: one of the viewer's embedded files (assets.h) */
@@ -47,7 +48,8 @@ struct trove__api_req {
     int route;
     char name[TROVE_VOLUME_NAME_MAX + 1]; /* the capture (checked), "" if none */
     int format;                           /* export: enum trove__export_format */
-    uint64_t from_ns, to_ns;              /* export, replay: [from, to); to UINT64_MAX */
+    uint64_t from_ns, to_ns;              /* export, replay, profile: [from, to); to UINT64_MAX */
+    uint32_t limit;                       /* profile: top functions, 1 .. TROVE__PROFILE_TOP_MAX */
     int wire;                             /* live, replay: 0 auto, else TROVE_WIRE_* */
     int from_start;                       /* live: from=start */
     int append;                           /* import */

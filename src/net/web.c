@@ -615,7 +615,7 @@ static int callback(struct lws *wsi, enum lws_callback_reasons reason, void *use
         return trove__api_body_done(w, wsi, ps);
     case LWS_CALLBACK_HTTP_WRITEABLE:
         return trove__http_writeable(w, wsi, ps);
-    case LWS_CALLBACK_TIMER: /* an export waiting for its writer */
+    case LWS_CALLBACK_TIMER: /* an export waiting for its writer, a profile being made */
         lws_callback_on_writable(wsi);
         return 0;
     case LWS_CALLBACK_HTTP_DROP_PROTOCOL:

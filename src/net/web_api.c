@@ -3,12 +3,17 @@
  * over stored captures"), on the web thread. Reads (list, info) open the store read-only
  * beside the service's writer; changes (delete, import) go to the store thread as jobs and
  * the answer waits for them; an export runs on a thread of its own, writing into a pipe the
- * web thread sends on in chunks as it fills, so that no capture is ever whole in memory.
+ * web thread sends on in chunks as it fills, so that no capture is ever whole in memory. A
+ * profile (its samples for the viewer) is read and made into JSON on a thread of its own too,
+ * at most PROFILE_JOBS of them at once, so that a large one never holds up the live viewers;
+ * the connection looks for the answer every PROFILE_POLL_US (its thread never touches the
+ * web thread's libwebsockets context, which may be going away when it ends).
  */
 #define _GNU_SOURCE /* pipe2 */
 
 #include "web_api.h"
 #include "common/alloc.h"
+#include "profile_json.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +27,11 @@
 #define HTTP_CHUNK 32768
 #define EXPORT_POLL_US 2000
 #define MAX_IMPORT_DEFAULT ((uint64_t)4 << 30)
+/* Profiles being made at once, and the samples of the largest one the service reads: about
+ * 24 bytes each in memory, and as much again while the answer is made. */
+#define PROFILE_JOBS 2
+#define PROFILE_POLL_US 5000
+#define PROFILE_MAX_SAMPLES ((uint64_t)1 << 24)
 
 struct trove__export {
     struct trove__server *srv;
@@ -35,6 +45,18 @@ struct trove__export {
     char err[TROVE__ERROR_MAX];
     uint8_t buf[LWS_PRE + 16 + HTTP_CHUNK + 8];
     int finished; /* the last chunk went */
+};
+
+struct trove__profile_job {
+    struct trove__server *srv;
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    uint64_t from_ns, to_ns; /* as asked: 0 and UINT64_MAX for the capture's whole span */
+    uint32_t limit;
+    pthread_t thread;
+    atomic_int done;
+    int status;              /* 0, or the HTTP status of the error */
+    char err[TROVE__ERROR_MAX];
+    struct trove_bytes body; /* the answer */
 };
 
 /* ---- answers ---------------------------------------------------------------------------- */
@@ -126,6 +148,7 @@ static const char *code_of(int status)
     case 411: return "length_required";
     case 413: return "too_large";
     case 501: return "not_implemented";
+    case 503: return "unavailable";
     default: return "internal";
     }
 }
@@ -426,6 +449,114 @@ int trove__api_body_done(struct web *w, struct lws *wsi, struct pss *ps)
     return submit(w, wsi, ps, TROVE__JOB_IMPORT);
 }
 
+/* ---- profile: read and answered on a thread ------------------------------------------------ */
+
+static void *profile_main(void *arg)
+{
+    struct trove__profile_job *j = arg;
+    struct trove_store *s = NULL;
+    struct trove_profile *p = NULL;
+    struct trove_names *names = NULL;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    struct trove__profile_query q;
+    uint64_t from, to;
+    int rc;
+
+    rc = trove_store_open(j->srv->opt.store_dir, TROVE_STORE_READONLY, &s, &diag);
+    if (rc == TROVE_OK)
+        rc = trove_capture_info(s, j->name, &info, &diag);
+    if (rc != TROVE_OK) {
+        j->status = rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_INVALID ? 404 : 500;
+        snprintf(j->err, sizeof j->err, "%s",
+                 rc == TROVE_ERR_NOTFOUND ? "no such capture"
+                 : diag.msg[0]            ? diag.msg
+                                          : trove_strerror(rc));
+        goto out;
+    }
+    if (info.samples > PROFILE_MAX_SAMPLES) {
+        j->status = 413;
+        snprintf(j->err, sizeof j->err,
+                 "capture %s has %" PRIu64 " samples, over the %" PRIu64 " the service reads "
+                 "for a viewer; `trove top %s` reads any number",
+                 j->name, info.samples, PROFILE_MAX_SAMPLES, j->name);
+        goto out;
+    }
+    if ((rc = trove_profile_new(&p)) == TROVE_OK &&
+        (rc = trove_capture_read_profile(s, j->name, p, &diag)) == TROVE_OK &&
+        (rc = trove_names_new(&names)) == TROVE_OK)
+        rc = trove_capture_read_names(s, j->name, names, &diag);
+    if (rc == TROVE_OK) {
+        trove__profile_span(p, info.events, info.first_ns, info.end_ns, &from, &to);
+        q.capture = j->name;
+        q.from_ns = j->from_ns ? j->from_ns : from;
+        q.to_ns = j->to_ns != UINT64_MAX ? j->to_ns : to > q.from_ns ? to : q.from_ns;
+        q.limit = j->limit;
+        rc = trove__profile_json(p, names, &q, &j->body);
+    }
+    if (rc != TROVE_OK) {
+        j->status = rc == TROVE_ERR_NOTFOUND ? 404 : 500;
+        snprintf(j->err, sizeof j->err, "%s",
+                 rc == TROVE_ERR_NOMEM ? "out of memory"
+                 : diag.msg[0]        ? diag.msg
+                                      : trove_strerror(rc));
+    }
+out:
+    trove_names_free(names);
+    trove_profile_free(p);
+    trove_store_close(s);
+    atomic_store(&j->done, 1);
+    return NULL;
+}
+
+static void profile_free(struct web *w, struct trove__profile_job *j)
+{
+    pthread_join(j->thread, NULL);
+    trove_bytes_free(&j->body);
+    free(j);
+    w->profiles--;
+}
+
+static int profile_begin(struct web *w, struct lws *wsi, struct pss *ps)
+{
+    struct trove__profile_job *j;
+
+    if (w->profiles >= PROFILE_JOBS)
+        return trove__http_error(wsi, ps, 503, "unavailable",
+                                 "the service is making other profiles; ask again shortly");
+    if (!(j = trove__calloc(1, sizeof *j)))
+        return trove__http_error(wsi, ps, 500, "internal", "out of memory");
+    j->srv = w->srv;
+    snprintf(j->name, sizeof j->name, "%s", ps->req.name);
+    j->from_ns = ps->req.from_ns;
+    j->to_ns = ps->req.to_ns;
+    j->limit = ps->req.limit;
+    atomic_init(&j->done, 0);
+    if (pthread_create(&j->thread, NULL, profile_main, j) != 0) {
+        free(j);
+        return trove__http_error(wsi, ps, 500, "internal", "no thread for the profile");
+    }
+    w->profiles++;
+    ps->pj = j;
+    lws_set_timer_usecs(wsi, PROFILE_POLL_US); /* LWS_CALLBACK_TIMER: is it done? */
+    return 0;
+}
+
+static int profile_answer(struct web *w, struct lws *wsi, struct pss *ps)
+{
+    struct trove__profile_job *j = ps->pj;
+    int rc;
+
+    ps->pj = NULL;
+    if (j->status)
+        rc = trove__http_error(wsi, ps, (unsigned)j->status, code_of(j->status), j->err);
+    else
+        rc = trove__http_answer(wsi, ps, 200, "application/json", j->body.ptr, j->body.len,
+                                NULL);
+    profile_free(w, j);
+    return rc;
+}
+
 /* ---- export: a thread writing into a pipe --------------------------------------------------- */
 
 static void *export_main(void *arg)
@@ -543,6 +674,10 @@ void trove__api_drop(struct web *w, struct pss *ps)
         trove__job_release(ps->job); /* the store thread finishes it and frees it */
         ps->job = NULL;
     }
+    if (ps->pj) { /* its thread ends by itself: it is waited for */
+        profile_free(w, ps->pj);
+        ps->pj = NULL;
+    }
     if (ps->x) {
         struct trove__export *x = ps->x;
         char sink[4096];
@@ -574,6 +709,12 @@ int trove__http_writeable(struct web *w, struct lws *wsi, struct pss *ps)
 
     if (ps->job)
         return atomic_load(&ps->job->done) ? job_answer(w, wsi, ps) : 0;
+    if (ps->pj) {
+        if (atomic_load(&ps->pj->done))
+            return profile_answer(w, wsi, ps);
+        lws_set_timer_usecs(wsi, PROFILE_POLL_US);
+        return 0;
+    }
     if (ps->x && !ps->x->finished)
         return export_write(wsi, ps);
     if (!ps->body)
@@ -609,6 +750,8 @@ int trove__api_start(struct web *w, struct lws *wsi, struct pss *ps)
         return submit(w, wsi, ps, TROVE__JOB_DELETE);
     case TROVE__R_EXPORT:
         return export_begin(w, wsi, ps);
+    case TROVE__R_PROFILE:
+        return profile_begin(w, wsi, ps);
     case TROVE__R_IMPORT:
         return import_begin(w, wsi, ps);
     case TROVE__R_LOGIN: {

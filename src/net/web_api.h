@@ -20,9 +20,11 @@ struct web {
     char *token;        /* the API's token, or NULL */
     size_t token_len;
     struct pss *waiting; /* HTTP connections waiting for a store job, linked by next */
+    int profiles;        /* profile answers being made (on threads of their own) */
 };
 
 struct trove__export;
+struct trove__profile_job;
 
 /* What a connection holds: an HTTP answer, a viewer, an export under way, an import. */
 struct pss {
@@ -36,8 +38,9 @@ struct pss {
     char ipath[256];
     uint64_t ibytes;
     int itoo_big;
-    /* a store job (delete, import) this answer waits for */
+    /* a store job (delete, import) or a profile this answer waits for */
     struct trove__job *job;
+    struct trove__profile_job *pj; /* polled for (LWS_CALLBACK_TIMER) */
     struct pss *next;          /* in web->waiting */
     struct lws *wsi;
 };
@@ -53,7 +56,8 @@ int trove__http_error(struct lws *wsi, struct pss *ps, unsigned status, const ch
                       const char *msg);
 /* HTTP_WRITEABLE: the next piece of a buffered answer or of an export. */
 int trove__http_writeable(struct web *w, struct lws *wsi, struct pss *ps);
-/* A routed API request (list, info, delete, export, import, login): answer it or start it. */
+/* A routed API request (list, info, delete, export, profile, import, login): answer it or
+ * start it. */
 int trove__api_start(struct web *w, struct lws *wsi, struct pss *ps);
 /* An import's body: HTTP_BODY and HTTP_BODY_COMPLETION. */
 int trove__api_body(struct web *w, struct lws *wsi, struct pss *ps, const void *in, size_t len);

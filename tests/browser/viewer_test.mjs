@@ -7,6 +7,11 @@
 //     the checksum of (start, dur, name) are what `trove cat --json` gives;
 //   - a known capture: hover shows a zone's name and duration, the wheel and keys zoom, a
 //     dragged range lists the expected top name and sorts, search counts its matches;
+//   - a capture of samples (trove-test-hot recorded live): a tick per sample on its thread's
+//     row, the top functions table led by the two hot ones with their file, a flame graph; a
+//     shift+dragged range shows that range's samples (as many as its ticks), Esc the whole
+//     capture again; a click on a flame node zooms into it; a capture without samples, and
+//     one whose profile is 404, show no panel and no error;
 //   - a Chrome JSON file dropped on the page is imported and opened; a bundle downloads;
 //   - a corrupt frame (the WebSocket intercepted in the page) shows an error, and the
 //     events of the frames before it are all that is shown;
@@ -14,6 +19,7 @@
 // usage: node viewer_test.mjs TROVE URL STORE SOURCE_DIR ARTIFACT_DIR
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const [trove, url, store, src, artifacts] = process.argv.slice(2);
@@ -219,6 +225,107 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   m = await stats(page);
   check(m.searchMatches === 2, `search 'FRAME': ${m.searchMatches}`);
   await page.close();
+}
+
+// ---- samples: ticks on their threads' rows, the top functions, a range, a flame zoom ------
+{
+  const hot = `${dirname(trove)}/trove-test-hot`;
+  let recorded = true;
+  try {
+    await run(['record', 'hotp', '--socket', sock, '-q', '--', hot, '--seconds', '1']);
+  } catch (e) {
+    if (!/refused by the kernel/.test(e.message)) throw e;
+    recorded = false;
+    console.log(`note: the samples' checks skipped: ${e.message}`);
+  }
+  if (recorded) {
+    let p = null;
+    for (;;) { // until the service has stored it, with its samples
+      const i = await info('hotp');
+      if (i && !i.live) {
+        const r = await fetch(`${url}api/captures/hotp/profile`);
+        if (r.ok && (p = await r.json()).samples > 0) break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const page = await openPage('capture=hotp');
+    await until(page, () => window.troveView.profile() !== null);
+    const s = await stats(page);
+    check(s.error === '' && s.events === 0 && s.ended, `samples: ${s.events} events, ${s.error}`);
+    // a tick per sample (thinned past 20,000) on each sampled thread's row, and drawn
+    const ticks = await page.evaluate(() => window.troveView.ticks());
+    const want = new Map(p.threads.map((t) => [t.tid, t.samples]));
+    check(ticks.length === 2 && ticks.every((t) => want.get(t.tid) === t.samples) &&
+      ticks.reduce((a, t) => a + t.ticks, 0) === p.ticks.length && p.ticks.length === Math.min(p.samples, 20000),
+      `ticks: ${JSON.stringify(ticks)} for ${JSON.stringify(p.threads)}`);
+    const drawn = await page.evaluate(() => window.troveView.draw());
+    check(drawn.tickMarks > 0, `tick marks drawn: ${drawn.tickMarks}`);
+    // the top functions: the two hot ones first, with their file and line
+    const rows = () => page.$$eval('#profile-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    let t = await rows();
+    check(t.length === p.top.length && t.length >= 2 && JSON.stringify(t.slice(0, 2).map((r) => r[4]).sort()) === '["hot_alpha","hot_beta"]' &&
+      t.slice(0, 2).every((r) => /^sample_hot_work\.c:\d+$/.test(r[5]) && r[6] === 'trove-test-hot'),
+      `profile table: ${JSON.stringify(t.slice(0, 3))}`);
+    check(t[0][0] === p.top[0].self.toLocaleString('en'), `profile table: self ${t[0][0]}, the service ${p.top[0].self}`);
+    let cap = await page.textContent('#profile-caption');
+    check(cap.includes(`${p.samples.toLocaleString('en')} samples of 2 threads in the whole capture`), `caption: ${cap}`);
+    const flame = () => page.$$eval('#flame .fl', (els) => els.map((e) => [e.textContent, e.style.width]));
+    let f = await flame();
+    check(f.length >= 4 && f[0][0] === 'all' && f.some((x) => x[0] === 'hot_alpha') && f.some((x) => x[0] === 'hot_beta'), `flame: ${JSON.stringify(f)}`);
+    // shift+drag over the first half: that range's samples, as many as its ticks
+    const [e0, e1] = await page.evaluate(() => window.troveView.extent());
+    const tr = ticks[0];
+    const [ax, y] = await page.evaluate(([t, a, b]) => window.troveView.clientOf(t, a, b, 0), [e0 - (e1 - e0) * 0.005, tr.pid, tr.tid]);
+    const [bx] = await page.evaluate(([t, a, b]) => window.troveView.clientOf(t, a, b, 0), [(e0 + e1) / 2, tr.pid, tr.tid]);
+    await page.keyboard.down('Shift');
+    await page.mouse.move(ax, y);
+    await page.mouse.down();
+    await page.mouse.move((ax + bx) / 2, y, { steps: 4 });
+    await page.mouse.move(bx, y, { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await until(page, () => document.getElementById('profile-caption').textContent.includes('selected'));
+    const sub = await page.evaluate(() => window.troveView.profile());
+    const inRange = p.ticks.filter(([, x]) => x >= sub.from_ns && x < sub.to_ns).length;
+    check(sub.samples > 0 && sub.samples < p.samples && sub.samples === inRange,
+      `range: ${sub.samples} samples in ${sub.from_ns}..${sub.to_ns}, ${inRange} ticks there, ${p.samples} in all`);
+    t = await rows();
+    check(t.length > 0 && t[0][0] === sub.top[0].self.toLocaleString('en'), `range table: ${JSON.stringify(t.slice(0, 2))}`);
+    // Esc: the whole capture again
+    await page.keyboard.press('Escape');
+    cap = await page.textContent('#profile-caption');
+    check(cap.includes('in the whole capture'), `after Esc: ${cap}`);
+    // a click on a frame zooms into it; on the top row, back out
+    await page.click('#flame .fl >> text=hot_alpha');
+    f = await flame();
+    check(f.some((x) => x[0] === 'hot_alpha' && x[1] === '100%') && !f.some((x) => x[0] === 'hot_beta'), `flame zoomed: ${JSON.stringify(f)}`);
+    await page.click('#flame .fl >> text=all');
+    f = await flame();
+    check(f.some((x) => x[0] === 'hot_beta'), `flame zoomed out: ${JSON.stringify(f)}`);
+    await page.close();
+  }
+}
+
+// ---- no samples, no profile: no panel, no error -----------------------------------------
+{
+  // a capture without samples (200, zero counts), and the endpoint answering 404 (a capture
+  // the store does not hold, as a live-only view finds)
+  for (const missing of [false, true]) {
+    let asked = 0;
+    const page = await openPage('capture=known', (pg) => pg.route(/\/api\/captures\/known\/profile/, (r) => {
+      asked++;
+      if (missing) r.fulfill({ status: 404, contentType: 'application/json', body: '{"error":"no such capture","code":"not_found"}' });
+      else r.continue();
+    }));
+    await until(page, () => window.troveStats.ended || window.troveStats.error);
+    for (let i = 0; i < 600 && !asked; i++) await new Promise((r) => setTimeout(r, 50));
+    await page.evaluate(() => new Promise((r) => setTimeout(r, 100)));
+    const s = await stats(page);
+    const ticks = await page.evaluate(() => window.troveView.ticks());
+    check(asked === 1 && s.error === '' && s.events === 5 && ticks.length === 0 && await page.isHidden('#profile'),
+      `${missing ? '404' : 'no samples'}: asked ${asked}, ${s.events} events, ${ticks.length} ticked threads, error '${s.error}'`);
+    await page.close();
+  }
 }
 
 // ---- drop a Chrome JSON file to import it; download a bundle ------------------------------
