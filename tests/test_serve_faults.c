@@ -4,7 +4,8 @@
  * socket while a viewer watches it; a third of the way in, every write, fsync, rename and
  * link of the store starts failing with ENOSPC (trove_testing_io_fail_at, sticky), and two
  * thirds of the way in the space comes back. The viewer must get every event, in order, and
- * the end, as if nothing happened (live delivery never waits on the store); GET /api/status
+ * the end, as if nothing happened (live delivery never waits on the store), and enough of
+ * them (600,000) that segments fill while the disk is full; GET /api/status
  * while the disk is full must report the capture's failed commits and say why; once space
  * is back the commits resume, and after the stop the store holds every event — nothing
  * lost, since the service keeps what it could not commit and commits it later.
@@ -32,8 +33,8 @@
 #include "trove/volume.h"
 #include "trove/wire.h"
 
-#define EVENTS 30000u
-#define BATCH 1000u
+#define EVENTS 600000u
+#define BATCH 20000u
 
 static char root[64], store[96], url[128], sock[256];
 

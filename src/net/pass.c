@@ -341,15 +341,22 @@ void *trove__pass_main(void *arg)
 
 /* ---- the store thread ------------------------------------------------------------------ */
 
+/* c has failed: its writer, if it has one, is closed (dropping what it did not commit), so
+ * that a new session of its name can open and a stopping service does not wait for it. */
 static void cap_fail(struct trove__server *srv, struct trove__cap *c, const char *what,
                      const struct trove_diag *diag, int rc)
 {
+    struct trove_capture_writer *w;
+
     pthread_mutex_lock(&c->mu);
     c->state = TROVE__CAP_FAILED;
     c->commit_errors++;
     snprintf(c->error, sizeof c->error, "%s: %s", what,
              diag && diag->msg[0] ? diag->msg : trove_strerror(rc));
+    w = c->w;
+    c->w = NULL;
     pthread_mutex_unlock(&c->mu);
+    trove_capture_writer_close(w); /* the store thread's alone: no lock needed */
     trove__log(srv, "capture %s: %s", c->name, c->error);
 }
 
@@ -506,9 +513,50 @@ static void recover_writers(struct trove__server *srv)
     free(reopen);
 }
 
-/* Give the writer c's batches it does not have; commit when due. */
 /* Failed commits in a row after which a stopping service gives a capture up. */
 #define TROVE__COMMIT_GIVE_UP 3
+
+/* Did the store refuse (a full disk, an I/O error, S3 out of reach, memory), rather than
+ * the batch being one no writer takes? The first kind passes; the second does not. */
+static int store_refused(int rc)
+{
+    return rc != TROVE_ERR_INVALID && rc != TROVE_ERR_LIMIT && rc != TROVE_ERR_CORRUPT &&
+           rc != TROVE_ERR_MISMATCH;
+}
+
+/* The store refused c's commit, or a segment that filled before it (c->commit_failed
+ * counts them in a row). What c holds is kept in memory and given again from its last
+ * commit at the next (recover_writers): nothing is dropped, unless the service is stopping
+ * and the store has refused GIVE_UP times in a row. */
+static void store_failed(struct trove__server *srv, struct trove__cap *c, int final,
+                         const struct trove_diag *diag, int rc)
+{
+    int give_up = final && c->commit_failed >= TROVE__COMMIT_GIVE_UP;
+    uint64_t lost = 0;
+
+    pthread_mutex_lock(&c->mu);
+    c->commit_errors++;
+    if (diag->msg[0] && !strncmp(diag->msg, "capture ", 8))
+        snprintf(c->error, sizeof c->error, "%s", diag->msg); /* it names the capture */
+    else
+        snprintf(c->error, sizeof c->error, "capture %s: committing: %s", c->name,
+                 diag->msg[0] ? diag->msg : trove_strerror(rc));
+    if (give_up) {
+        lost = c->published - c->committed;
+        trove_capture_writer_close(c->w); /* drops what never committed */
+        c->w = NULL;
+        c->state = TROVE__CAP_FAILED;
+    }
+    pthread_mutex_unlock(&c->mu);
+    trove__log(srv, "%s", c->error);
+    if (give_up)
+        trove__log(srv, "capture %s: stopping after %d failed commits: %" PRIu64
+                        " events were never committed", c->name, c->commit_failed, lost);
+    else
+        recover_writers(srv);
+}
+
+/* Give the writer c's batches it does not have; commit when due. */
 
 static void store_step(struct trove__server *srv, struct trove__cap *c, int final)
 {
@@ -545,8 +593,14 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
         trove__batch_release(take[i]);
     }
     free(take);
-    if (rc != TROVE_OK) {
-        cap_fail(srv, c, "storing a batch", &diag, rc);
+    if (rc != TROVE_OK && !store_refused(rc)) {
+        cap_fail(srv, c, "storing a batch", &diag, rc); /* the batch itself: no retry helps */
+        return;
+    }
+    if (rc != TROVE_OK) { /* a segment that filled could not be put: as a failed commit */
+        c->last_commit_ns = now;
+        c->commit_failed++;
+        store_failed(srv, c, final, &diag, rc);
         return;
     }
     /* The pass publishes no more once the capture is closing, so a closing capture with
@@ -564,30 +618,7 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
     c->last_commit_ns = now;
     c->commit_failed = rc != TROVE_OK ? c->commit_failed + 1 : 0;
     if (rc != TROVE_OK) {
-        /* Kept in memory and tried again at the next commit: nothing is dropped, unless the
-         * service is stopping and the store has refused GIVE_UP times in a row. */
-        int give_up = final && c->commit_failed >= TROVE__COMMIT_GIVE_UP;
-        uint64_t lost = 0;
-        pthread_mutex_lock(&c->mu);
-        c->commit_errors++;
-        if (diag.msg[0] && !strncmp(diag.msg, "capture ", 8))
-            snprintf(c->error, sizeof c->error, "%s", diag.msg); /* it names the capture */
-        else
-            snprintf(c->error, sizeof c->error, "capture %s: committing: %s", c->name,
-                     diag.msg[0] ? diag.msg : trove_strerror(rc));
-        if (give_up) {
-            lost = c->published - c->committed;
-            trove_capture_writer_close(c->w); /* drops what never committed */
-            c->w = NULL;
-            c->state = TROVE__CAP_FAILED;
-        }
-        pthread_mutex_unlock(&c->mu);
-        trove__log(srv, "%s", c->error);
-        if (give_up)
-            trove__log(srv, "capture %s: stopping after %d failed commits: %" PRIu64
-                            " events were never committed", c->name, c->commit_failed, lost);
-        else
-            recover_writers(srv);
+        store_failed(srv, c, final, &diag, rc);
         return;
     }
     pthread_mutex_lock(&c->mu);
