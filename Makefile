@@ -27,7 +27,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why),
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
-                 liblz4-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
+                 liblz4-dev liblzma-dev libbrotli-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
                  protobuf-compiler libwebsockets-dev libcurl4-openssl-dev libssl-dev libdw-dev libelf-dev \
                  curl chromium \
                  swift-proxy swift-account swift-container swift-object memcached s3cmd xxhash
@@ -174,8 +174,8 @@ demo: build
 	@bash tools/demo_live.sh $(TROVE) $(DEMO)/trace.packed $(DEMO)
 	$(STEP) "cat: its first events, read back from the deflate stream"
 	$(TROVE) cat $(DEMO)/trace.deflate --limit 5
-	$(STEP) "bench wire: its size and speed on the wire, trove's formats next to zlib, zstd and lz4"
-	$(TROVE) bench wire --input $(DEMO)/trace.packed
+	$(STEP) "bench wire: its first 65,536 events on the wire, trove's formats next to zlib, zstd, lz4, xz and brotli"
+	$(TROVE) bench wire --input $(DEMO)/trace.packed --events 65536
 	$(STEP) "store: the trace as deduplicating volumes of 64 KiB blocks, then every block verified"
 	$(TROVE) volume put trace.json $(DEMO)/trace.json --block-size 64K --store $(DEMO)/store
 	$(TROVE) volume put trace.packed $(DEMO)/trace.packed --block-size 64K --store $(DEMO)/store

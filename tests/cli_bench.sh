@@ -34,8 +34,8 @@ if d.get("events") != events:
     errors.append("events %r, want %d" % (d.get("events"), events))
 if d.get("batches") != batches:
     errors.append("batches %r, want %d" % (d.get("batches"), batches))
-want = ["raw", "packed", "packed_deflate", "protobuf_varint", "zlib6_message",
-        "zlib6_stream", "zstd1", "zstd3", "lz4"]
+want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "protobuf_varint", "zlib6_message",
+        "zlib6_stream", "zstd1", "zstd3", "zstd19", "lz4", "xz9", "xz9_stream", "brotli11"]
 f = d.get("formats", {})
 if list(f) != want:
     errors.append("format keys %r" % list(f))
@@ -59,9 +59,11 @@ if not errors:
         errors.append("packed %r not smaller than raw" % bpe["packed"])
     if not bpe["packed_deflate"] < bpe["packed"]:
         errors.append("packed_deflate %r not smaller than packed" % bpe["packed_deflate"])
+    if not bpe["columnar"] < bpe["packed"]:
+        errors.append("columnar %r not smaller than packed" % bpe["columnar"])
     if not bpe["packed"] < bpe["protobuf_varint"] < bpe["raw"]:
         errors.append("protobuf_varint %r not between packed and raw" % bpe["protobuf_varint"])
-    for k in want[4:]:
+    for k in want[5:]:
         if not bpe[k] < 32.0:
             errors.append("%s %r does not compress the raw records" % (k, bpe[k]))
 for e in errors:
@@ -156,7 +158,8 @@ head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +de
 head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw +vs lz4"
 check grep -Eq "$head1" "$tmp/table.txt"
 check grep -Eq "$head2 +enc/dec +what it is$" "$tmp/table.txt"
-for k in raw packed packed_deflate protobuf_varint zlib6_message zlib6_stream zstd1 zstd3 lz4; do
+for k in raw packed packed_deflate columnar columnar_deflate protobuf_varint zlib6_message zlib6_stream zstd1 zstd3 \
+         zstd19 lz4 xz9 xz9_stream brotli11; do
     check grep -q "^$k " "$tmp/table.txt"
 done
 

@@ -816,6 +816,14 @@ static void test_api_escape(void)
     CHECK(strcmp(q, "capture=x%00y") == 0);
     CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", q, &r, &e), -1);
     CHECK_EQ_INT(e.status, 400); /* refused, not cut at the NUL */
+    /* The viewer does not decode columnar frames: a browser may not ask for them, and auto
+     * leaves the choice to the server, which picks raw or packed (docs/formats/wire.md). */
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", "capture=c&wire=columnar", &r, &e), -1);
+    CHECK_EQ_INT(e.status, 400);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/replay", "capture=c&wire=columnar", &r, &e), -1);
+    CHECK_EQ_INT(e.status, 400);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", "capture=c&wire=auto", &r, &e), 0);
+    CHECK_EQ_INT(r.wire, 0);
     memset(big, 'a', sizeof big);
     n = 0;
     CHECK_EQ_INT(trove__api_escape(big, sizeof big, q, sizeof q, &n), -1);

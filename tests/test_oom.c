@@ -12,7 +12,7 @@
  * Threaded code (the store's put pool) may order its allocations differently from run to
  * run; the sweep then still ends at the first run in which nothing was refused.
  *
- * Covered: the wire encoder and decoder (raw, packed, deflate, names), the Chrome JSON
+ * Covered: the wire encoder and decoder (raw, packed, deflate, columnar, names), the Chrome JSON
  * importer (from memory and streamed from a file, through the JSON tokenizer's window), the
  * generator, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
  * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
@@ -157,12 +157,15 @@ static int op_wire_decode(void *p)
 
 static void test_wire(void)
 {
-    static const int formats[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE, -1};
+    static const int formats[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE,
+                                  TROVE_WIRE_COLUMNAR, TROVE_WIRE_COLUMNAR_DEFLATE, -1};
     static const char *const label[] = {"wire encode raw", "wire encode packed",
-                                        "wire encode deflate", "wire encode names"};
+                                        "wire encode deflate", "wire encode columnar",
+                                        "wire encode columnar_deflate", "wire encode names"};
     static const char *const dlabel[] = {"wire decode raw", "wire decode packed",
-                                         "wire decode deflate", "wire decode names"};
-    for (size_t i = 0; i < 4; i++) {
+                                         "wire decode deflate", "wire decode columnar",
+                                         "wire decode columnar_deflate", "wire decode names"};
+    for (size_t i = 0; i < 6; i++) {
         struct wire_ctx c = {.format = formats[i]};
         CHECK_EQ_INT(op_wire_encode(&c), TROVE_OK);
         CHECK(trove_bytes_append(&c.want, c.out.ptr, c.out.len) == TROVE_OK);

@@ -17,12 +17,29 @@ static struct trove_wire_encoder *enc;
 static struct trove_wire_decoder *dec;
 static struct trove_event out_ev[TROVE_WIRE_MAX_EVENTS];
 
-static const int formats[3] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+#define N_FORMATS 4
+static const int formats[N_FORMATS] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE,
+                                       TROVE_WIRE_COLUMNAR};
+
+/* Encode ev[0..n) as `format` and decode it (into the frame's own format). */
+static void roundtrip_format(const struct trove_event *ev, size_t n, int format)
+{
+    struct trove_bytes b = {0};
+    struct trove_wire_frame fr;
+    struct trove_diag diag = {0};
+    CHECK_EQ_INT(trove_wire_encode(enc, format, ev, n, &b), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(fr.n_events, n);
+    if (n)
+        CHECK(memcmp(out_ev, ev, n * sizeof *ev) == 0);
+    trove_bytes_free(&b);
+}
 
 /* Encode ev[0..n) in every format, decode each, and compare. */
 static void roundtrip(const struct trove_event *ev, size_t n, const char *what)
 {
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < N_FORMATS; f++) {
         struct trove_bytes b = {0};
         struct trove_wire_frame fr;
         struct trove_diag diag = {0};
@@ -39,6 +56,7 @@ static void roundtrip(const struct trove_event *ev, size_t n, const char *what)
             CHECK(memcmp(out_ev, ev, n * sizeof *ev) == 0);
         trove_bytes_free(&b);
     }
+    roundtrip_format(ev, n, TROVE_WIRE_COLUMNAR_DEFLATE);
 }
 
 static void random_batch(struct trove_event *ev, size_t n, uint64_t *seed, uint32_t threads,
@@ -140,13 +158,14 @@ static int golden_names(struct trove_names **out)
 
 static void test_golden(void)
 {
-    static const char *files[3] = {"wire_raw.bin", "wire_packed.bin", "wire_deflate.bin"};
+    static const char *files[N_FORMATS] = {"wire_raw.bin", "wire_packed.bin", "wire_deflate.bin",
+                                           "wire_columnar.bin"};
     struct trove_names *names = NULL, *got = NULL;
     struct trove_bytes b = {0};
     struct trove_wire_frame fr;
     struct trove_diag diag;
 
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < N_FORMATS; f++) {
         char path[1024];
         size_t len = 0;
         uint8_t *want;
@@ -284,7 +303,7 @@ static void test_bad_input(void)
     size_t len;
 
     /* Truncated frames: every proper prefix of every format fails, never reads past. */
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < N_FORMATS; f++) {
         b.len = 0;
         trove_wire_encode(enc, formats[f], golden, 5, &b);
         for (size_t cut = 0; cut < b.len; cut++) {
@@ -571,6 +590,187 @@ static void test_sizes(void)
     trove_bytes_free(&b);
 }
 
+/* A columnar frame of count events around a hand-written payload. */
+static size_t col_frame(uint8_t *buf, uint32_t count, const uint8_t *payload, size_t n)
+{
+    buf[0] = 'T', buf[1] = 'V', buf[2] = TROVE_WIRE_COLUMNAR, buf[3] = TROVE_WIRE_VERSION;
+    put32(buf + 4, count);
+    put32(buf + 8, (uint32_t)n);
+    put32(buf + 12, 0);
+    memcpy(buf + 16, payload, n);
+    return 16 + n;
+}
+
+/* Replace bytes [at, at + cut) of base with rep, frame it, and expect `want`. */
+static void col_expect(const uint8_t *base, size_t n, size_t at, size_t cut, const uint8_t *rep,
+                       size_t rep_n, int want, const char *what)
+{
+    uint8_t p[256], buf[300];
+    size_t m = 0, len;
+    memcpy(p, base, at);
+    m = at;
+    memcpy(p + m, rep, rep_n);
+    m += rep_n;
+    memcpy(p + m, base + at + cut, n - at - cut);
+    m += n - at - cut;
+    len = col_frame(buf, 2, p, m);
+    {
+        uint8_t *copy = malloc(len); /* exact size, so ASan sees any overread */
+        memcpy(copy, buf, len);
+        if (want == TROVE_OK) {
+            struct trove_wire_frame fr;
+            struct trove_diag diag = {0};
+            int rc = trove_wire_decode(dec, copy, len, out_ev, 16, NULL, &fr, &diag);
+            if (rc != TROVE_OK)
+                fprintf(stderr, "%s: %s\n", what, diag.msg);
+            CHECK_EQ_INT(rc, TROVE_OK);
+        } else {
+            expect_err(copy, len, want, what);
+        }
+        free(copy);
+    }
+}
+
+/* Format 5: what its columns make of a capture's shape, and its own bad inputs. */
+static void test_columnar(void)
+{
+    static struct trove_event ev[4096];
+    struct trove_bytes b = {0}, pk = {0};
+    struct trove_wire_frame fr;
+    struct trove_diag diag = {0};
+    /* Two events of thread (1, 2) at 10 ns, duration 5, name 7: every column CONST. */
+    static const uint8_t ok[] = {
+        0x01, 0x01, 0x02, 0x14,                                     /* 1 thread, first 10 */
+        0x01, 0x01,                                                 /* gcds */
+        0x00, 0x00,                                                 /* thread: 0 */
+        0x00, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, /* start: 2^63 */
+        0x00, 0x05,                                                 /* duration 5 */
+        0x00, 0x07,                                                 /* name 7 */
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00,                         /* kind depth extra */
+    };
+    const size_t n = sizeof ok;
+    uint8_t buf[300];
+    size_t len = col_frame(buf, 2, ok, n);
+
+    CHECK_EQ_INT(trove_wire_decode(dec, buf, len, out_ev, 16, NULL, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(fr.n_events, 2);
+    CHECK(out_ev[1].start_ns == 10 && out_ev[1].dur_ns == 5 && out_ev[1].pid == 1 &&
+          out_ev[1].tid == 2 && out_ev[1].name_id == 7);
+    col_expect(ok, n, 7, 1, (const uint8_t[]){0x01}, 1, TROVE_ERR_THREAD, "thread past table");
+    col_expect(ok, n, 6, 1, (const uint8_t[]){0x09}, 1, TROVE_ERR_CORRUPT, "unknown scheme");
+    col_expect(ok, n, 4, 1, (const uint8_t[]){0x00}, 1, TROVE_ERR_CORRUPT, "zero gcd");
+    col_expect(ok, n, 0, 1, (const uint8_t[]){0x03}, 1, TROVE_ERR_CORRUPT, "3 threads, 2 events");
+    col_expect(ok, n, 0, 1, (const uint8_t[]){0x00}, 1, TROVE_ERR_CORRUPT, "no thread table");
+    col_expect(ok, n, 22, 1, (const uint8_t[]){0x80, 0x80, 0x80, 0x80, 0x10}, 5, TROVE_ERR_CORRUPT,
+               "name over 32 bits");
+    col_expect(ok, n, 24, 1, (const uint8_t[]){0x80, 0x02}, 2, TROVE_ERR_CORRUPT, "kind 256");
+    col_expect(ok, n, n, 0, (const uint8_t[]){0x00}, 1, TROVE_ERR_CORRUPT, "trailing byte");
+    col_expect(ok, n, 6, 2, (const uint8_t[]){0x01, 0x00, 0x21, 0x00}, 4, TROVE_ERR_CORRUPT,
+               "width 33");
+    col_expect(ok, n, 21, 2, (const uint8_t[]){0x02, 0x03, 0x07, 0x00, 0x00}, 5, TROVE_ERR_CORRUPT,
+               "dictionary larger than the block");
+    col_expect(ok, n, 23, 2, (const uint8_t[]){0x03, 0x01, 0x00, 0x05}, 4, TROVE_ERR_CORRUPT,
+               "runs past the block");
+    col_expect(ok, n, 23, 2, (const uint8_t[]){0x03, 0x01, 0x00, 0x00}, 4, TROVE_ERR_CORRUPT,
+               "runs short of the block");
+    col_expect(ok, n, 19, 2, (const uint8_t[]){0x01, 0x00, 0x00, 0x01, 0x05, 0x01}, 6,
+               TROVE_ERR_CORRUPT, "exception past the block");
+    col_expect(ok, n, 19, 2, (const uint8_t[]){0x01, 0x00, 0x00, 0x01, 0x00, 0x00}, 6,
+               TROVE_ERR_CORRUPT, "exception without high bits");
+    col_expect(ok, n, 19, 2, (const uint8_t[]){0x01, 0x00, 0x01, 0x00}, 4, TROVE_ERR_TRUNCATED,
+               "packed words cut short");
+    col_expect(ok, n, 21, 2,
+               (const uint8_t[]){0x00, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01},
+               12, TROVE_ERR_VARINT, "varint of 11 bytes");
+    col_expect(ok, n, 21, 2, (const uint8_t[]){0x04, 0x00, 0x01, 0x02, 0x03}, 5, TROVE_ERR_CORRUPT,
+               "varint block with a value too many");
+    col_expect(ok, n, 21, 2, (const uint8_t[]){0x04, 0x00, 0x01, 0x02}, 4, TROVE_OK,
+               "varint block");
+
+    /* A microsecond source on 8 threads, a few names and durations: start and duration
+     * gcd 1000, so the columns are a few bits an event, well under packed. */
+    for (size_t i = 0; i < 2048; i++)
+        ev[i] = (struct trove_event){1700000000000000000ULL + 1000 * (i / 8) * 3,
+                                     1000 * (uint64_t)(1 + i % 3 * 40), 4242,
+                                     4242 + (uint32_t)(i % 8), 0, (uint8_t)(i / 8 % 4), 0, 0,
+                                     (uint32_t)(i % 5 * 11)};
+    roundtrip(ev, 2048, "microsecond source");
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_COLUMNAR, ev, 2048, &b), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_PACKED, ev, 2048, &pk), TROVE_OK);
+    CHECK(b.len * 4 < pk.len);
+    /* Starts going backwards on one thread, and a delta of almost 2^64. */
+    for (size_t i = 0; i < 3000; i++)
+        ev[i] = (struct trove_event){i % 2 ? 5000000 - i : i == 1000 ? UINT64_MAX : 1000 * i,
+                                     i % 7 == 0 ? UINT64_MAX : i, 1, 1, 0, 0, 0, 0, 0};
+    roundtrip(ev, 3000, "backwards, extremes");
+    /* A gcd with starts going backwards, and gcds that are odd, even, and 2^63. */
+    for (size_t i = 0; i < 2100; i++)
+        ev[i] = (struct trove_event){(uint64_t)1e15 + (i % 3 ? 1000 * i : 0 - 7000 * i), 24 * (i % 9),
+                                     1, (uint32_t)(i % 2), 0, 0, 0, 0, 0};
+    roundtrip(ev, 2100, "gcd 1000, backwards");
+    for (size_t i = 0; i < 100; i++)
+        ev[i] = (struct trove_event){(i % 2) << 63, (i % 3) * 999, 1, 1, 0, 0, 0, 0, 0};
+    roundtrip(ev, 100, "gcd 2^63 and 999");
+    /* Block edges: 1023, 1024, 1025 events; a batch that is all one value. */
+    for (size_t i = 0; i < 1025; i++)
+        ev[i] = (struct trove_event){1000 * i, 77, 3, 4, 1, 2, 3, 0, (uint32_t)(i % 300)};
+    roundtrip(ev, 1023, "1023");
+    roundtrip(ev, 1024, "1024");
+    roundtrip(ev, 1025, "1025");
+    for (size_t i = 0; i < 1025; i++)
+        ev[i] = (struct trove_event){5, 5, 5, 5, 5, 5, 5, 0, 5};
+    roundtrip(ev, 1025, "constant");
+    /* The deflate stage: a format 5 frame whose raw_len is the inflated payload's size,
+     * that decodes to the same events as the plain one, and whose inflated payload is the
+     * plain one's bytes. */
+    for (size_t i = 0; i < 3000; i++)
+        ev[i] = (struct trove_event){1000000 + 1000 * (i / 3), 1000 * (i % 17), 9, (uint32_t)(i % 3),
+                                     0, (uint8_t)(i % 5), 0, 0, (uint32_t)(i % 40)};
+    b.len = 0;
+    pk.len = 0;
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_COLUMNAR_DEFLATE, ev, 3000, &b), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_COLUMNAR, ev, 3000, &pk), TROVE_OK);
+    CHECK_EQ_INT(b.ptr[2], TROVE_WIRE_COLUMNAR);
+    CHECK_EQ_INT(b.ptr[12] | b.ptr[13] << 8 | b.ptr[14] << 16, pk.len - 16);
+    CHECK(b.len < pk.len);
+    CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, out_ev, 4096, NULL, &fr, &diag), TROVE_OK);
+    CHECK_EQ_INT(fr.format, TROVE_WIRE_COLUMNAR);
+    CHECK_EQ_INT(fr.n_events, 3000);
+    CHECK(memcmp(out_ev, ev, 3000 * sizeof *ev) == 0);
+    for (size_t cut = 16; cut < b.len; cut += 7) {
+        uint8_t *copy = malloc(cut);
+        memcpy(copy, b.ptr, cut);
+        expect_err(copy, cut, TROVE_ERR_TRUNCATED, "deflated columnar cut short");
+        free(copy);
+    }
+    {
+        uint8_t *copy = malloc(b.len);
+        memcpy(copy, b.ptr, b.len);
+        put32(copy + 12, (uint32_t)(pk.len - 16 - 1)); /* inflates past raw_len */
+        expect_err(copy, b.len, TROVE_ERR_BOMB, "deflated columnar past raw_len");
+        put32(copy + 12, (uint32_t)(pk.len - 16 + 1)); /* inflates short of it */
+        expect_err(copy, b.len, TROVE_ERR_CORRUPT, "deflated columnar short of raw_len");
+        put32(copy + 12, 100u << 20);
+        expect_err(copy, b.len, TROVE_ERR_BOMB, "deflated columnar declares 100 MiB");
+        put32(copy + 12, (uint32_t)(pk.len - 16));
+        copy[20] ^= 0xff;
+        expect_err(copy, b.len, TROVE_ERR_INFLATE, "deflated columnar, broken stream");
+        free(copy);
+    }
+    roundtrip_format(ev, 3000, TROVE_WIRE_COLUMNAR_DEFLATE);
+    roundtrip_format(ev, 0, TROVE_WIRE_COLUMNAR_DEFLATE);
+    roundtrip_format(ev, 1, TROVE_WIRE_COLUMNAR_DEFLATE);
+    CHECK_EQ_INT(trove_wire_format_parse("columnar_deflate"), TROVE_WIRE_COLUMNAR_DEFLATE);
+    /* Nonzero pad is refused like in the other formats. */
+    ev[3].pad = 1;
+    b.len = 0;
+    CHECK_EQ_INT(trove_wire_encode(enc, TROVE_WIRE_COLUMNAR, ev, 10, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, 0);
+    CHECK_EQ_INT(trove_wire_format_parse("columnar"), TROVE_WIRE_COLUMNAR);
+    trove_bytes_free(&b);
+    trove_bytes_free(&pk);
+}
+
 int main(void)
 {
     if (trove_wire_encoder_new(&enc) != TROVE_OK || trove_wire_decoder_new(&dec) != TROVE_OK)
@@ -584,6 +784,7 @@ int main(void)
         test_golden_sort();
         test_bad_input();
     }
+    test_columnar();
     test_stream();
     test_sizes();
     trove_wire_encoder_free(enc);

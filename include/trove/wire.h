@@ -31,7 +31,11 @@ enum trove_wire_format {
     TROVE_WIRE_PACKED = 2,  /* thread table, zigzag start deltas, varints */
     TROVE_WIRE_DEFLATE = 3, /* the packed payload through deflate level 1 */
     TROVE_WIRE_NAMES = 4,   /* names table entries */
-    TROVE_WIRE_SAMPLES = 6  /* sampled call stacks (trove/profile.h); 5 is kept for columnar */
+    TROVE_WIRE_COLUMNAR = 5, /* each field a column of bit-packed, dictionary or run blocks */
+    TROVE_WIRE_SAMPLES = 6,  /* sampled call stacks (trove/profile.h) */
+    /* For trove_wire_encode only: a format 5 frame whose payload went through deflate
+     * level 1 (its raw_len is the columnar payload's size). It decodes as format 5. */
+    TROVE_WIRE_COLUMNAR_DEFLATE = 0x105
 };
 
 #define TROVE_WIRE_HEADER_SIZE 16
@@ -41,7 +45,8 @@ enum trove_wire_format {
 #define TROVE_WIRE_MAX_NAMES 1048576u         /* entries per names frame */
 #define TROVE_WIRE_MAX_PAYLOAD (64u << 20)    /* payload and inflated size, hard limit */
 
-/* "raw", "packed", "deflate", "names" -> format id; 0 if unknown. And back. */
+/* "raw", "packed", "deflate", "names", "columnar", "columnar_deflate" -> format id; 0 if
+ * unknown. And back. */
 int trove_wire_format_parse(const char *name);
 const char *trove_wire_format_name(int format);
 
@@ -50,7 +55,7 @@ struct trove_wire_header {
     uint8_t version;
     uint32_t count;       /* events, or names entries */
     uint32_t payload_len; /* bytes after the header */
-    uint32_t raw_len;     /* deflate: the inflated (packed) size; else 0 */
+    uint32_t raw_len;     /* deflate and deflated columnar: the inflated size; else 0 */
 };
 
 /*
@@ -77,7 +82,8 @@ int trove_wire_encoder_new(struct trove_wire_encoder **out);
 void trove_wire_encoder_free(struct trove_wire_encoder *enc);
 
 /*
- * Append one frame holding events[0..n) in `format` (RAW, PACKED or DEFLATE) to out.
+ * Append one frame holding events[0..n) in `format` (RAW, PACKED, DEFLATE, COLUMNAR or
+ * COLUMNAR_DEFLATE) to out.
  * n may be 0 and at most TROVE_WIRE_MAX_EVENTS. Every event's pad must be 0.
  * Errors: TROVE_ERR_INVALID (format, n, nonzero pad), TROVE_ERR_NOMEM. On error out->len
  * is unchanged.
@@ -119,7 +125,10 @@ struct trove_wire_frame {
  * are unspecified and names is unchanged; diag gets the offset within buf and a message.
  * Errors: the header errors above, TROVE_ERR_TRUNCATED (payload shorter than declared),
  * TROVE_ERR_OVERRUN, TROVE_ERR_VARINT, TROVE_ERR_THREAD, TROVE_ERR_INFLATE, TROVE_ERR_BOMB,
- * TROVE_ERR_CORRUPT (trailing bytes, bad UTF-8, nonzero reserved fields), TROVE_ERR_NOMEM.
+ * TROVE_ERR_CORRUPT (trailing bytes, bad UTF-8, nonzero reserved fields; columnar: an
+ * unknown block scheme, a width over 32, an index past a dictionary, runs that do not fill
+ * their block, a zero gcd, a value wider than its field), TROVE_ERR_NOMEM. A columnar frame
+ * (deflated or not) reports format TROVE_WIRE_COLUMNAR.
  */
 int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t len,
                       struct trove_event *events, size_t cap, struct trove_names *names,

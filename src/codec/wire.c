@@ -9,6 +9,8 @@
  *   packed payload  := see wire_packed.c
  *   deflate payload := raw deflate (RFC 1951, level 1) of a packed payload of raw_len bytes
  *   names payload   := see wire_names.c
+ *   columnar payload := see wire_columnar.c; with raw_len != 0, the raw deflate (level 1)
+ *                       of a columnar payload of raw_len bytes
  *
  * The header's sizes are checked (wire_frame.c) before any allocation. A deflate stream is
  * inflated into exactly raw_len bytes, so one that would inflate further fails as a bomb
@@ -25,6 +27,7 @@
 struct trove_wire_encoder {
     struct trove__thread_map map;
     struct trove_bytes scratch; /* the packed payload before deflate */
+    struct trove__columnar_scratch columns;
     struct libdeflate_compressor *deflate;
 };
 
@@ -33,6 +36,7 @@ struct trove_wire_decoder {
     uint8_t *scratch; /* inflated payload */
     size_t scratch_cap;
     uint64_t *threads; /* thread table, up to TROVE_WIRE_MAX_EVENTS entries */
+    uint64_t *columns; /* columnar: threads' last starts and events' thread indexes */
     int generic;       /* TROVE_WIRE_GENERIC was set: the portable packed decoder only */
 };
 
@@ -50,6 +54,7 @@ void trove_wire_encoder_free(struct trove_wire_encoder *enc)
     if (!enc)
         return;
     trove__thread_map_free(&enc->map);
+    trove__columnar_free(&enc->columns);
     trove_bytes_free(&enc->scratch);
     if (enc->deflate)
         libdeflate_free_compressor(enc->deflate);
@@ -128,6 +133,39 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
         }
         trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, (uint32_t)packed_len);
         break;
+    case TROVE_WIRE_COLUMNAR:
+        if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + trove__columnar_bound(n))) != TROVE_OK)
+            return rc;
+        hdr = out->ptr + out->len;
+        rc = trove__columnar_encode(&enc->columns, &enc->map, ev, n, hdr + TROVE_WIRE_HEADER_SIZE,
+                                    &payload);
+        if (rc != TROVE_OK)
+            return rc;
+        trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, 0);
+        break;
+    case TROVE_WIRE_COLUMNAR_DEFLATE:
+        if (!enc->deflate && !(enc->deflate = libdeflate_alloc_compressor(1)))
+            return TROVE_ERR_NOMEM;
+        enc->scratch.len = 0;
+        if ((rc = trove_bytes_reserve(&enc->scratch, trove__columnar_bound(n))) != TROVE_OK)
+            return rc;
+        if ((rc = trove__columnar_encode(&enc->columns, &enc->map, ev, n, enc->scratch.ptr,
+                                         &packed_len)) != TROVE_OK)
+            return rc;
+        {
+            size_t bound = libdeflate_deflate_compress_bound(enc->deflate, packed_len);
+            if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + bound)) != TROVE_OK)
+                return rc;
+            hdr = out->ptr + out->len;
+            payload = libdeflate_deflate_compress(enc->deflate, enc->scratch.ptr, packed_len,
+                                                  hdr + TROVE_WIRE_HEADER_SIZE, bound);
+            if (payload == 0)
+                return TROVE_ERR_NOMEM; /* cannot happen with a bound-sized buffer */
+        }
+        /* a columnar payload is never empty, so raw_len != 0 says "deflated" */
+        trove__wire_put_header(hdr, TROVE_WIRE_COLUMNAR, TROVE_WIRE_VERSION, (uint32_t)n,
+                               (uint32_t)payload, (uint32_t)packed_len);
+        break;
     default:
         return TROVE_ERR_INVALID;
     }
@@ -153,6 +191,7 @@ void trove_wire_decoder_free(struct trove_wire_decoder *dec)
         libdeflate_free_decompressor(dec->inflate);
     free(dec->scratch);
     free(dec->threads);
+    free(dec->columns);
     free(dec);
 }
 
@@ -197,18 +236,19 @@ static int inflate_payload(struct trove_wire_decoder *dec, const uint8_t *p,
                                          &used, &got);
     if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
         return TROVE_FAIL(diag, TROVE_ERR_BOMB, TROVE_WIRE_HEADER_SIZE,
-                          "deflate frame inflates past its declared %u bytes", h->raw_len);
+                          "%s frame inflates past its declared %u bytes",
+                          trove_wire_format_name(h->format), h->raw_len);
     if (r != LIBDEFLATE_SUCCESS)
         return TROVE_FAIL(diag, TROVE_ERR_INFLATE, TROVE_WIRE_HEADER_SIZE,
-                          "deflate frame: malformed deflate stream");
+                          "%s frame: malformed deflate stream", trove_wire_format_name(h->format));
     if (got != h->raw_len)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE,
-                          "deflate frame inflates to %zu bytes, header says %u", got,
-                          h->raw_len);
+                          "%s frame inflates to %zu bytes, header says %u",
+                          trove_wire_format_name(h->format), got, h->raw_len);
     if (used != h->payload_len)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, TROVE_WIRE_HEADER_SIZE + used,
-                          "deflate frame: %zu bytes after the end of the deflate stream",
-                          h->payload_len - used);
+                          "%s frame: %zu bytes after the end of the deflate stream",
+                          trove_wire_format_name(h->format), h->payload_len - used);
     return TROVE_OK;
 }
 
@@ -253,7 +293,22 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
     }
     if (!dec->threads && !(dec->threads = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *dec->threads)))
         return TROVE_ERR_NOMEM;
-    if (h.format == TROVE_WIRE_DEFLATE) {
+    if (h.format == TROVE_WIRE_COLUMNAR) {
+        if (!dec->columns &&
+            !(dec->columns = trove__malloc(2 * TROVE_WIRE_MAX_EVENTS * sizeof *dec->columns)))
+            return TROVE_ERR_NOMEM;
+        if (h.raw_len) { /* the payload is the deflate of the columnar payload */
+            if ((rc = inflate_payload(dec, payload, &h, diag)) != TROVE_OK)
+                return rc;
+            rc = trove__columnar_decode(dec->scratch, h.raw_len, h.count, events, dec->threads,
+                                        dec->columns, TROVE_WIRE_HEADER_SIZE, diag);
+            if (rc != TROVE_OK && diag)
+                diag->offset = TROVE_WIRE_HEADER_SIZE;
+        } else {
+            rc = trove__columnar_decode(payload, h.payload_len, h.count, events, dec->threads,
+                                        dec->columns, TROVE_WIRE_HEADER_SIZE, diag);
+        }
+    } else if (h.format == TROVE_WIRE_DEFLATE) {
         if ((rc = inflate_payload(dec, payload, &h, diag)) != TROVE_OK)
             return rc;
         /* Offsets inside the inflated payload have no place in buf; report the payload's. */

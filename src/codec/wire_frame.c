@@ -7,16 +7,18 @@
  *
  *   header (16 bytes, little-endian):
  *     0  magic    'T' 'V'
- *     2  format   u8   1 raw, 2 packed, 3 deflate, 4 names
+ *     2  format   u8   1 raw, 2 packed, 3 deflate, 4 names, 5 columnar, 6 samples
  *     3  version  u8   1; 2 for a names frame that holds sort indexes (wire_names.c)
  *     4  count    u32  events (raw, packed, deflate) or entries (names)
  *     8  payload  u32  bytes that follow the header
- *    12  raw_len  u32  deflate: the inflated packed payload's size; 0 for the others
+ *    12  raw_len  u32  deflate: the inflated packed payload's size; columnar: 0, or the
+ *                      inflated columnar payload's size when the payload is its deflate;
+ *                      0 for the others
  *
  * Every size in a header is checked against a hard limit and against the count before any
  * allocation: count <= TROVE_WIRE_MAX_EVENTS (TROVE_WIRE_MAX_NAMES for names),
  * payload <= TROVE_WIRE_MAX_PAYLOAD, raw payload == 32 * count, packed and inflated sizes
- * <= trove_wire_packed_bound(count).
+ * <= trove_wire_packed_bound(count), columnar <= trove__columnar_bound(count).
  */
 #include "wire_internal.h"
 
@@ -38,6 +40,10 @@ int trove_wire_format_parse(const char *name)
         return TROVE_WIRE_DEFLATE;
     if (!strcmp(name, "names"))
         return TROVE_WIRE_NAMES;
+    if (!strcmp(name, "columnar"))
+        return TROVE_WIRE_COLUMNAR;
+    if (!strcmp(name, "columnar_deflate") || !strcmp(name, "columnar+deflate"))
+        return TROVE_WIRE_COLUMNAR_DEFLATE;
     return 0;
 }
 
@@ -48,6 +54,8 @@ const char *trove_wire_format_name(int format)
     case TROVE_WIRE_PACKED: return "packed";
     case TROVE_WIRE_DEFLATE: return "deflate";
     case TROVE_WIRE_NAMES: return "names";
+    case TROVE_WIRE_COLUMNAR: return "columnar";
+    case TROVE_WIRE_COLUMNAR_DEFLATE: return "columnar_deflate";
     case TROVE_WIRE_SAMPLES: return "samples";
     default: return "unknown";
     }
@@ -91,8 +99,7 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
                               "wire frame version %u; this build reads version %u (and %u for "
                               "names frames)",
                               h->version, TROVE_WIRE_VERSION, TROVE_WIRE_NAMES_VERSION);
-    if ((h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_NAMES) &&
-        h->format != TROVE_WIRE_SAMPLES)
+    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_SAMPLES)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
     if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "frame payload of %u bytes over the %u limit",
@@ -135,6 +142,18 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
                                   "packed frame of %u events with a %u-byte payload", h->count,
                                   h->payload_len);
+        break;
+    case TROVE_WIRE_COLUMNAR:
+        /* raw_len 0: the columnar payload itself; else its deflate, of raw_len bytes */
+        if (h->raw_len > trove__columnar_bound(h->count) || h->raw_len > TROVE_WIRE_MAX_PAYLOAD)
+            return trove_diag_set(diag, TROVE_ERR_BOMB, 12,
+                                  "columnar frame declares %u inflated bytes for %u events "
+                                  "(limit %zu)",
+                                  h->raw_len, h->count, trove__columnar_bound(h->count));
+        if (h->raw_len == 0 && h->payload_len > trove__columnar_bound(h->count))
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "columnar frame of %u events with a %u-byte payload",
+                                  h->count, h->payload_len);
         break;
     case TROVE_WIRE_DEFLATE:
         if (h->raw_len > trove_wire_packed_bound(h->count) || h->raw_len > TROVE_WIRE_MAX_PAYLOAD)

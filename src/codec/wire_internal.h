@@ -43,6 +43,38 @@ struct trove__thread_map {
 
 void trove__thread_map_free(struct trove__thread_map *m);
 
+/* Fill m's table with the batch's threads in order of first appearance and m->ev_idx with
+ * each event's index (wire_packed.c). Errors: TROVE_ERR_NOMEM. */
+int trove__thread_table(struct trove__thread_map *m, const struct trove_event *ev, size_t n,
+                        uint32_t *nthreads_out);
+
+/* Columnar encoder scratch (wire_columnar.c): the start deltas and the threads' last
+ * starts, cap entries each, and one group's seven columns of 1024 values. */
+struct trove__columnar_scratch {
+    uint64_t *vals;
+    uint64_t *prev;
+    uint64_t *cols;
+    size_t cap;
+};
+
+void trove__columnar_free(struct trove__columnar_scratch *s);
+
+/* An upper bound on a columnar payload holding n events. */
+size_t trove__columnar_bound(size_t n);
+
+/* Encode events[0..n) as a columnar payload at out (room for trove__columnar_bound(n));
+ * *len_out gets its length. Errors: TROVE_ERR_INVALID (nonzero pad), TROVE_ERR_NOMEM. */
+int trove__columnar_encode(struct trove__columnar_scratch *s, struct trove__thread_map *m,
+                           const struct trove_event *events, size_t n, uint8_t *out,
+                           size_t *len_out);
+
+/* Decode a columnar payload p[0..len) holding exactly `count` events into out. threads is
+ * scratch for count entries, scratch for 2 * TROVE_WIRE_MAX_EVENTS (the threads' last starts,
+ * then one group's columns). base as packed's. */
+int trove__columnar_decode(const uint8_t *p, size_t len, uint32_t count, struct trove_event *out,
+                           uint64_t *threads, uint64_t *scratch, uint64_t base,
+                           struct trove_diag *diag);
+
 /* Encode events[0..n) as a packed payload at out (room for trove_wire_packed_bound(n)).
  * Returns the payload length, or 0 with *rc set on failure (TROVE_ERR_NOMEM, INVALID). */
 size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_event *events,

@@ -100,21 +100,21 @@ static int map_prepare(struct trove__thread_map *m, size_t n)
     return TROVE_OK;
 }
 
-size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_event *ev, size_t n,
-                            uint8_t *out, int *rc)
+int trove__thread_table(struct trove__thread_map *m, const struct trove_event *ev, size_t n,
+                        uint32_t *nthreads_out)
 {
-    uint8_t *p = out;
     uint32_t nthreads = 0, cap, cur;
-    uint64_t prev = 0, last_key;
+    uint64_t last_key;
     uint32_t last_idx = 0;
+    int rc;
 
-    if ((*rc = map_prepare(m, n)) != TROVE_OK)
-        return 0;
+    if ((rc = map_prepare(m, n)) != TROVE_OK)
+        return rc;
     cap = m->cap;
     cur = m->cur;
     /* A key no event of the batch can match first, so event 0 always goes through the map. */
     last_key = n ? ((uint64_t)ev[0].pid << 32 | ev[0].tid) ^ 1 : 0;
-    /* Pass 1: the thread table, and each event's index. Runs of one thread skip the map. */
+    /* Runs of one thread skip the map. */
     for (size_t i = 0; i < n; i++) {
         uint64_t key = (uint64_t)ev[i].pid << 32 | ev[i].tid;
         if (key != last_key) {
@@ -132,6 +132,20 @@ size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_even
         }
         m->ev_idx[i] = last_idx;
     }
+    *nthreads_out = nthreads;
+    return TROVE_OK;
+}
+
+size_t trove__packed_encode(struct trove__thread_map *m, const struct trove_event *ev, size_t n,
+                            uint8_t *out, int *rc)
+{
+    uint8_t *p = out;
+    uint32_t nthreads = 0;
+    uint64_t prev = 0;
+
+    /* Pass 1: the thread table, and each event's index. */
+    if ((*rc = trove__thread_table(m, ev, n, &nthreads)) != TROVE_OK)
+        return 0;
     p = trove_put_varint(p, nthreads);
     for (uint32_t t = 0; t < nthreads; t++) {
         p = trove_put_varint(p, m->table[t] >> 32);
