@@ -8,14 +8,18 @@
  * repeated, each repetition shifted past the last, so every segment is its own object).
  * Every get goes through the fault-injecting backend with --latency-ms of latency, as a
  * remote object store would add. A replay is trove_capture_replay in raw frames: the walker
- * inflates and unpacks each stored packed+deflate frame (decode), and the sink does what a
+ * decodes each stored frame (inflating and unpacking packed+deflate, or reading format 5's
+ * columns: --segment-format), and the sink does what a
  * viewer's connection does: encodes the batch in the link's wire format (--send; packed by
  * default, which costs about what the decode does) and writes it to a socket, which a
  * reader thread drains (send). A calibration pass, one serial replay with no latency, says
  * how the two compare: send is the time spent inside the sink (timed there, batch by
  * batch), decode is the rest of that replay's wall time (reading the local store, inflating,
  * unpacking). Both are parts of one measured interval, so neither can come out negative, as
- * the difference of two separately timed replays could on a noisy machine. Each mode runs
+ * the difference of two separately timed replays could on a noisy machine. The calibration
+ * runs, round by round, over the same events stored three times, once in each segment format
+ * (deflate, columnar, columnar_deflate), so their sizes and decode times compare in one run;
+ * the modes replay the --segment-format one. Each mode runs
  * --rounds times; the table shows medians. Every replay must deliver every event (else the bench fails), and the peak of the
  * prefetcher's held bytes is checked against the budget in every run.
  */
@@ -148,13 +152,35 @@ static int make_events(uint64_t seed, uint64_t total, struct trove_events *ev,
     return TROVE_OK;
 }
 
+/* The segment formats, side by side: each stored as its own capture of the same events. */
+#define NFORMATS 3
+static const int fmt_wire[NFORMATS] = {TROVE_WIRE_DEFLATE, TROVE_WIRE_COLUMNAR,
+                                       TROVE_WIRE_COLUMNAR_DEFLATE};
+static const char *const fmt_key[NFORMATS] = {"deflate", "columnar", "columnar_deflate"};
+static const char *const fmt_capture[NFORMATS] = {"bench", "bench-columnar",
+                                                  "bench-columnar-deflate"};
+
+struct fmt_result {
+    uint64_t stored_bytes;
+    double dec[64], send[64]; /* per round: the calibration replay's two parts */
+    double dec_med, send_med;
+};
+
+static int fmt_index(int wire)
+{
+    for (int f = 0; f < NFORMATS; f++)
+        if (fmt_wire[f] == wire)
+            return f;
+    return -1;
+}
+
 struct run_result {
     double secs;
     struct trove_stream_stats stats;
 };
 
 /* One replay of the capture through a stream over be. 0, or nonzero after an error. */
-static int replay_once(struct trove_store *s, struct trove_backend *be,
+static int replay_once(struct trove_store *s, const char *name, struct trove_backend *be,
                        const struct trove_stream_options *opt, struct bsink *k,
                        uint64_t want_events, struct run_result *res)
 {
@@ -170,7 +196,7 @@ static int replay_once(struct trove_store *s, struct trove_backend *be,
     if ((rc = trove_stream_new(be, opt, &st)) != TROVE_OK)
         return cli_error(CMD, "cannot make a stream: %s", trove_strerror(rc));
     t0 = bench_now();
-    rc = trove_capture_replay(s, "bench", st, &ro, &sink, &res->stats, &diag);
+    rc = trove_capture_replay(s, name, st, &ro, &sink, &res->stats, &diag);
     res->secs = bench_now() - t0;
     trove_stream_free(st);
     if (rc != TROVE_OK)
@@ -186,8 +212,8 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trove bench stream [--segments N] [--latency-ms L] [--segment-mib S]\n"
             "                          [--depth D] [--budget SIZE] [--rounds R] [--seed N]\n"
-            "                          [--send raw|packed|deflate] [--dir DIR | --store STORE]\n"
-            "                          [--json]\n"
+            "                          [--send raw|packed|deflate] [--segment-format F]\n"
+            "                          [--dir DIR | --store STORE] [--json]\n"
             "\n"
             "Replay a stored capture of N segments of S MiB of events each from a store that\n"
             "adds L ms to every read: serial (no prefetch, no sender thread), with prefetch, and\n"
@@ -195,10 +221,14 @@ static void usage(FILE *f)
             "rounds, its throughput against serial, and the prefetcher's peak held bytes\n"
             "against its budget. A calibration pass, one serial replay without latency, splits\n"
             "its time per segment into send (re-encoding and the socket write, timed inside the\n"
-            "sink) and decode (the rest: reading the store, inflating and unpacking).\n"
+            "sink) and decode (the rest: reading the store, inflating and unpacking); it runs\n"
+            "for the same events stored in each segment format (deflate, columnar,\n"
+            "columnar_deflate), side by side, with the bytes each stores.\n"
             "  --segments N     segments in the capture (default 64)\n"
             "  --latency-ms L   latency added to every object read (default 20)\n"
-            "  --segment-mib S  MiB of 32-byte events per segment (default 2)\n"
+            "  --segment-mib S  MiB of 32-byte events per segment, 1..8 (default 2)\n"
+            "  --segment-format F  the stored segments the three modes replay: deflate\n"
+            "                   (default), columnar or columnar_deflate\n"
             "  --depth D        prefetch depth (default %u; the library's is %u, at which four\n"
             "                   downloads of 20 ms bring a segment every 5 ms, no faster than\n"
             "                   decode and send together, so the downloads would bound both\n"
@@ -213,8 +243,10 @@ static void usage(FILE *f)
             "  --store STORE    write the capture (named bench, removed at the end) to this\n"
             "                   store instead, e.g. s3://BUCKET/PREFIX (docs/s3.md); the\n"
             "                   latency is then added to the S3 requests' own\n"
-            "  --json           one JSON object: segments, latency_ms, serial_s, prefetch_s,\n"
-            "                   prefetch_sender_s, peak_held_bytes, budget_bytes\n",
+            "  --json           one JSON object: segments, latency_ms, segment_format,\n"
+            "                   serial_s, prefetch_s, prefetch_sender_s, peak_held_bytes,\n"
+            "                   budget_bytes, formats (each format's stored_bytes, decode_ms\n"
+            "                   and send_ms per segment)\n",
             BENCH_STREAM_DEPTH, TROVE_STREAM_DEPTH_DEFAULT);
 }
 
@@ -250,7 +282,9 @@ int bench_stream(int argc, char **argv)
     uint64_t budget = TROVE_STREAM_BUDGET_DEFAULT, rounds = 5, seed = 1, peak = 0;
     const char *dir = NULL, *store_url = NULL; /* --store: an existing store (s3://...) */
     char base[4096];
-    int send_wire = TROVE_WIRE_PACKED;
+    int send_wire = TROVE_WIRE_PACKED, seg_format = TROVE_WIRE_DEFLATE;
+    struct fmt_result fr[NFORMATS];
+    const struct fmt_result *mine = NULL;
     int json = 0, status = 1, have_dir = 0, sv[2] = {-1, -1}, drain_started = 0;
     struct trove_store *s = NULL;
     struct trove_backend *slow = NULL;
@@ -264,7 +298,7 @@ int bench_stream(int argc, char **argv)
     pthread_t drain_thread;
     double t[NMODES][64], med[NMODES], cal_dec = 0, cal_send = 0;
     struct trove_fault_options fo = {0};
-    int rc;
+    int rc, written = 0;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -303,6 +337,11 @@ int bench_stream(int argc, char **argv)
             if (send_wire != TROVE_WIRE_RAW && send_wire != TROVE_WIRE_PACKED &&
                 send_wire != TROVE_WIRE_DEFLATE)
                 return cli_error(CMD, "--send: '%s' is not raw, packed or deflate", argv[i]);
+        } else if (!strcmp(a, "--segment-format")) {
+            seg_format = trove_wire_format_parse(argv[++i]);
+            if (fmt_index(seg_format) < 0)
+                return cli_error(CMD, "--segment-format: '%s' is not deflate, columnar or "
+                                      "columnar_deflate", argv[i]);
         } else if (!strcmp(a, "--dir")) {
             dir = argv[++i];
             have_dir = 1;
@@ -314,8 +353,9 @@ int bench_stream(int argc, char **argv)
     }
     if (segments < 1 || segments > 4096)
         return cli_error(CMD, "--segments must be 1..4096");
-    if (seg_mib < 1 || seg_mib > 64)
-        return cli_error(CMD, "--segment-mib must be 1..64 (a segment object is at most 16 MiB)");
+    if (seg_mib < 1 || seg_mib > (TROVE_CAPTURE_MAX_SEGMENT_BYTES >> 20))
+        return cli_error(CMD, "--segment-mib must be 1..%llu (a capture's largest segment)",
+                         (unsigned long long)(TROVE_CAPTURE_MAX_SEGMENT_BYTES >> 20));
     if (latency > 10000)
         return cli_error(CMD, "--latency-ms must be at most 10000");
     if (rounds < 1 || rounds > 64)
@@ -337,17 +377,27 @@ int bench_stream(int argc, char **argv)
         goto out;
     }
     if ((rc = trove_store_open(store_url ? store_url : base, TROVE_STORE_CREATE | TROVE_STORE_NOSYNC,
-                               &s, &diag)) ||
-        (rc = trove_capture_write(s, "bench", ev.ev, ev.len, names, &co, &ci, &diag))) {
-        cli_error(CMD, "writing the capture to %s: %s", store_url ? store_url : base,
-                  cli_diag_msg(&diag, rc));
+                               &s, &diag))) {
+        cli_error(CMD, "opening %s: %s", store_url ? store_url : base, cli_diag_msg(&diag, rc));
         goto out;
     }
-    if (ci.segments != segments) {
-        cli_error(CMD, "the capture has %llu segments, not %llu", (unsigned long long)ci.segments,
-                  (unsigned long long)segments);
-        goto out;
+    memset(fr, 0, sizeof fr);
+    for (int f = 0; f < NFORMATS; f++) {
+        co.segment_format = fmt_wire[f];
+        if ((rc = trove_capture_write(s, fmt_capture[f], ev.ev, ev.len, names, &co, &ci, &diag))) {
+            cli_error(CMD, "writing the capture to %s: %s", store_url ? store_url : base,
+                      cli_diag_msg(&diag, rc));
+            goto out;
+        }
+        written = f + 1;
+        if (ci.segments != segments) {
+            cli_error(CMD, "the capture has %llu segments, not %llu",
+                      (unsigned long long)ci.segments, (unsigned long long)segments);
+            goto out;
+        }
+        fr[f].stored_bytes = ci.stored_bytes;
     }
+    mine = &fr[fmt_index(seg_format)];
     if ((rc = trove_wire_encoder_new(&k.enc)) != TROVE_OK ||
         socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
         cli_error(CMD, "setting up the sink: %s", rc ? trove_strerror(rc) : strerror(errno));
@@ -362,19 +412,28 @@ int bench_stream(int argc, char **argv)
     }
     drain_started = 1;
 
-    /* Calibration: one serial replay with no latency, its sink called inline. The sink's
-     * own time is send; the rest of the wall time, which contains it, is decode. */
-    {
-        struct trove_stream_options opt;
-        struct run_result r;
-        trove_stream_options_default(&opt);
-        opt.depth = 0;
-        opt.send_mode = TROVE_STREAM_SEND_INLINE;
-        if (replay_once(s, trove_store_backend(s), &opt, &k, ev.len, &r))
-            goto out;
-        cal_send = k.send_secs;
-        cal_dec = r.secs > k.send_secs ? r.secs - k.send_secs : 0;
+    /* Calibration: one serial replay with no latency of each format's capture, its sink
+     * called inline, the formats taking turns over the rounds; medians. The sink's own time
+     * is send; the rest of the wall time, which contains it, is decode. */
+    for (uint64_t round = 0; round < rounds; round++) {
+        for (int f = 0; f < NFORMATS; f++) {
+            struct trove_stream_options opt;
+            struct run_result r;
+            trove_stream_options_default(&opt);
+            opt.depth = 0;
+            opt.send_mode = TROVE_STREAM_SEND_INLINE;
+            if (replay_once(s, fmt_capture[f], trove_store_backend(s), &opt, &k, ev.len, &r))
+                goto out;
+            fr[f].send[round] = k.send_secs;
+            fr[f].dec[round] = r.secs > k.send_secs ? r.secs - k.send_secs : 0;
+        }
     }
+    for (int f = 0; f < NFORMATS; f++) {
+        fr[f].dec_med = bench_median(fr[f].dec, (unsigned)rounds);
+        fr[f].send_med = bench_median(fr[f].send, (unsigned)rounds);
+    }
+    cal_dec = mine->dec_med;
+    cal_send = mine->send_med;
 
     fo.latency_us = (uint32_t)(latency * 1000);
     if ((rc = trove_backend_fault_wrap(trove_store_backend(s), &fo, &slow)) != TROVE_OK) {
@@ -390,7 +449,7 @@ int bench_stream(int argc, char **argv)
             opt.budget = budget;
             opt.send_mode = m == MODE_SENDER ? TROVE_STREAM_SEND_RENDEZVOUS
                                              : TROVE_STREAM_SEND_INLINE;
-            if (replay_once(s, slow, &opt, &k, ev.len, &r))
+            if (replay_once(s, fmt_capture[fmt_index(seg_format)], slow, &opt, &k, ev.len, &r))
                 goto out;
             t[m][round] = r.secs;
             if (r.stats.peak_held_bytes > peak)
@@ -407,26 +466,47 @@ int bench_stream(int argc, char **argv)
         med[m] = bench_median(t[m], (unsigned)rounds);
 
     if (json) {
-        printf("{\"segments\":%llu,\"latency_ms\":%llu,\"serial_s\":%.6f,\"prefetch_s\":%.6f,"
-               "\"prefetch_sender_s\":%.6f,\"peak_held_bytes\":%llu,\"budget_bytes\":%llu}\n",
-               (unsigned long long)segments, (unsigned long long)latency, med[MODE_SERIAL],
-               med[MODE_PREFETCH], med[MODE_SENDER], (unsigned long long)peak,
-               (unsigned long long)budget);
+        printf("{\"segments\":%llu,\"latency_ms\":%llu,\"segment_format\":\"%s\","
+               "\"serial_s\":%.6f,\"prefetch_s\":%.6f,\"prefetch_sender_s\":%.6f,"
+               "\"peak_held_bytes\":%llu,\"budget_bytes\":%llu,\"formats\":{",
+               (unsigned long long)segments, (unsigned long long)latency,
+               fmt_key[fmt_index(seg_format)], med[MODE_SERIAL], med[MODE_PREFETCH],
+               med[MODE_SENDER], (unsigned long long)peak, (unsigned long long)budget);
+        for (int f = 0; f < NFORMATS; f++)
+            printf("%s\"%s\":{\"stored_bytes\":%llu,\"decode_ms\":%.4f,\"send_ms\":%.4f}",
+                   f ? "," : "", fmt_key[f], (unsigned long long)fr[f].stored_bytes,
+                   fr[f].dec_med * 1e3 / (double)segments, fr[f].send_med * 1e3 / (double)segments);
+        printf("}}\n");
     } else {
         printf("trove bench stream: %llu segments of %llu MiB of events (%zu events, %.1f MiB "
-               "stored), %llu ms latency per read, depth %llu, budget %llu bytes; %s%llu %s\n",
+               "stored as %s), %llu ms latency per read, depth %llu, budget %llu bytes; %s%llu "
+               "%s\n",
                (unsigned long long)segments, (unsigned long long)seg_mib, ev.len,
-               (double)ci.stored_bytes / (1 << 20), (unsigned long long)latency,
+               (double)mine->stored_bytes / (1 << 20), fmt_key[fmt_index(seg_format)],
+               (unsigned long long)latency,
                (unsigned long long)depth, (unsigned long long)budget,
                rounds > 1 ? "medians of " : "", (unsigned long long)rounds,
                rounds > 1 ? "rounds" : "round");
-        printf("per segment without latency (one serial replay, its time in two parts):\n"
+        printf("per segment without latency (a serial replay, its time in two parts):\n"
                "  decode %6.2f ms   reading the store, inflating and unpacking: the time outside "
                "the sink\n"
                "  send   %6.2f ms   re-encoding as %s and writing to the socket: the time inside "
                "the sink\n\n",
                cal_dec * 1e3 / (double)segments, cal_send * 1e3 / (double)segments,
                trove_wire_format_name(send_wire));
+        printf("the same events in each segment format (serial, no latency, %s%llu %s):\n"
+               "| segment format | stored MiB | bytes per event | size vs deflate | decode ms "
+               "per segment | decode vs deflate |\n|---|---:|---:|---:|---:|---:|\n",
+               rounds > 1 ? "medians of " : "", (unsigned long long)rounds,
+               rounds > 1 ? "rounds" : "round");
+        for (int f = 0; f < NFORMATS; f++)
+            printf("| %s | %.2f | %.3f | %.3f | %.2f | %.2fx |\n", fmt_key[f],
+                   (double)fr[f].stored_bytes / (1 << 20),
+                   (double)fr[f].stored_bytes / (double)ev.len,
+                   (double)fr[f].stored_bytes / (double)fr[0].stored_bytes,
+                   fr[f].dec_med * 1e3 / (double)segments,
+                   fr[f].dec_med > 0 ? fr[0].dec_med / fr[f].dec_med : 0);
+        printf("\n");
         printf("| mode | wall time s | ms per segment | throughput vs serial |\n"
                "|---|---:|---:|---:|\n");
         for (int m = 0; m < NMODES; m++)
@@ -447,8 +527,9 @@ out:
     trove_backend_close(slow);
     trove_wire_encoder_free(k.enc);
     trove_bytes_free(&k.out);
-    if (store_url && s) /* the capture goes; gc takes its objects */
-        trove_volume_remove(s, "bench", NULL);
+    for (int f = 0; store_url && s && f < written; f++) /* the captures go; gc takes their
+                                                            objects */
+        trove_volume_remove(s, fmt_capture[f], NULL);
     trove_store_close(s);
     trove_events_free(&ev);
     trove_names_free(names);

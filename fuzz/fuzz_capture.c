@@ -7,8 +7,8 @@
  * bytes (a round-trip oracle). An input that starts with 'S' or 'N' is also an object for
  * the walk, after a parameter block:
  *
- *   'S' wire u8, stored frame_events u16, replay frame_events u16, range u8,
- *       events u32, frames u16, then the segment object
+ *   'S' wire u8 (bit 7: the header's columnar flag), stored frame_events u16, replay
+ *       frame_events u16, range u8, events u32, frames u16, then the segment object
  *   'N' names u16, then the names object
  *
  * (integers little-endian). The segment's entry claims those counts and the object's
@@ -72,7 +72,8 @@ static void walk(const uint8_t *data, size_t size)
     if (data[0] == 'S') {
         if (size < 13)
             return;
-        o.wire = 1 + data[1] % 3;
+        o.wire = 1 + (data[1] & 0x7f) % 3;
+        h.info.flags = data[1] & 0x80 ? TROVE_CAPTURE_FLAG_COLUMNAR : 0;
         h.frame_events = 1 + trove__get_le16(data + 2);
         o.frame_events = trove__get_le16(data + 4);
         o.from_ns = data[6] >= 64 ? (uint64_t)1 << (data[6] % 64) : 0;

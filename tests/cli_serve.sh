@@ -187,4 +187,18 @@ check grep -q "stopped; every capture is committed" "$tmp/serve.err"
 exits 0 "$trove" verify --deep --store "$s"
 check test ! -e "$s/trove.sock"
 
+# ---- --segment-format columnar: live captures and imports stored in format 5 ------------------
+serve_start --commit-ms 100 --segment-format columnar
+"$trove" record col --from "$tmp/g.wire" --socket "$sock" -q || bad "record, columnar"
+"$trove" import "$tmp/g.wire" --url "$url" --name colimp -q || bad "import, columnar"
+sleep 0.5
+serve_stop
+"$trove" ls --store "$s" --json > "$tmp/ls3.json" || bad "ls, columnar"
+json "$tmp/ls3.json" '{e["name"]: e.get("segment_format") for e in j if e["name"] in ("col", "colimp", "five")} == {"col": "columnar", "colimp": "columnar", "five": None}'
+check cmp -s "$tmp/g.txt" <(ev store:col --store "$s")
+check cmp -s "$tmp/g.txt" <(ev store:colimp --store "$s")
+exits 0 "$trove" verify --deep --store "$s"
+exits 2 "$trove" serve --store "$s" --segment-format packed
+check grep -q "not deflate, columnar or columnar_deflate" "$tmp/err"
+
 finish

@@ -68,7 +68,7 @@ static int same_header(const struct trove_capture_header *a, const struct trove_
 {
     if (memcmp(&a->info, &b->info, offsetof(struct trove_capture_info, stored_bytes)) != 0 ||
         a->segment_bytes != b->segment_bytes || a->frame_events != b->frame_events ||
-        a->names_bytes != b->names_bytes)
+        a->names_bytes != b->names_bytes || a->info.flags != b->info.flags)
         return 0;
     for (uint64_t k = 0; k < a->info.segments; k++) {
         const struct trove_capture_segment *x = &a->seg[k], *y = &b->seg[k];
@@ -222,6 +222,24 @@ static void test_golden(void)
     CHECK(trove__get_le64(file + 168) == 10000 && trove__get_le32(file + 200) == 50);
     CHECK(trove__get_le64(file + 208) == trove_checksum64(file, 208));
     free(file);
+
+    /* The same capture with columnar segments: flag 0x1 at byte 12, the rest as it was. */
+    golden(&h);
+    h.info.flags = TROVE_CAPTURE_FLAG_COLUMNAR;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, GOLDEN_LEN);
+    test_check_vector("capture_header_columnar.bin", b.ptr, b.len);
+    corpus_write("golden-columnar.bin", b.ptr, b.len);
+    CHECK(trove__get_le32(b.ptr + 12) == 1);
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_capture_header_decode(b.ptr, b.len, &back, &diag), TROVE_OK);
+    CHECK(back.seg && same_header(&h, &back) && back.info.flags == TROVE_CAPTURE_FLAG_COLUMNAR);
+    trove_capture_header_free(&back);
+    trove_bytes_free(&b);
+    h.info.flags = 2; /* no such flag: refused, nothing appended */
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, 0);
+    trove_bytes_free(&b);
 }
 
 /* The decoder under test, for test_expect_decode_error. */
@@ -297,9 +315,11 @@ static void test_bad_header(void)
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 to 3", "version 0");
-    trove__put_le32(mutant(&g) + 12, 1);
-    expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "flags", "flags");
+    trove__put_le32(mutant(&g) + 12, 2);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "defines only 0x1", "flags");
     corpus_write("flags.bin", work, n);
+    trove__put_le32(mutant(&g) + 12, 0x80000001u);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "flags", "flags beside the columnar one");
     mutant(&g)[87] = 0x80;
     expect_bad(work, n, TROVE_ERR_CORRUPT, 84, "reserved", "reserved");
 
@@ -669,6 +689,8 @@ static void progress(void *ctx, uint64_t done, uint64_t total)
     p[1] = total;
 }
 
+static int write_format; /* write_capture's segment format (0: deflate) */
+
 static int write_capture(struct trove_store *s, const char *name, const struct trove_events *ev,
                          const struct trove_names *names, uint64_t seg_bytes, uint32_t fe,
                          struct trove_capture_info *info)
@@ -680,6 +702,7 @@ static int write_capture(struct trove_store *s, const char *name, const struct t
     memset(&o, 0, sizeof o);
     o.segment_bytes = seg_bytes;
     o.frame_events = fe;
+    o.segment_format = write_format;
     o.progress = progress;
     o.progress_ctx = prog;
     rc = trove_capture_write(s, name, ev->ev, ev->len, names, &o, info, &diag);
@@ -1331,6 +1354,172 @@ static void test_replay(void)
     trove_names_free(names);
 }
 
+/* The frame formats of a segment object, as a bit set (1 << format). */
+static unsigned segment_frame_formats(struct trove_store *s, const char *name, uint64_t k)
+{
+    struct trove_volume *v = NULL;
+    struct trove_bytes obj = {0};
+    unsigned set = 0;
+    CHECK_EQ_INT(trove_volume_open(s, name, &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 2 + k, &obj), TROVE_OK);
+    for (size_t at = 0; at + TROVE_WIRE_HEADER_SIZE <= obj.len;) {
+        struct trove_wire_header wh;
+        if (trove_wire_parse_header(obj.ptr + at, obj.len - at, &wh, NULL) != TROVE_OK)
+            break;
+        set |= 1u << wh.format;
+        at += TROVE_WIRE_HEADER_SIZE + wh.payload_len;
+    }
+    trove_volume_close(v);
+    trove_bytes_free(&obj);
+    return set;
+}
+
+/*
+ * Segments in format 5 (segment_format): the same events stored as columnar and as
+ * columnar_deflate take fewer bytes than as deflate, the header carries the columnar flag,
+ * and every wire and range replays the same events; the live writer writes format 5 too
+ * and an append goes on in it; events format 5 would store larger than packed's worst case
+ * are stored as deflate frames in the same capture; a capture without the flag whose segment
+ * holds a format 5 frame is refused, naming the segment.
+ */
+static void test_segment_format(void)
+{
+    static const int wires[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+    static const int formats[] = {TROVE_WIRE_DEFLATE, TROVE_WIRE_COLUMNAR,
+                                  TROVE_WIRE_COLUMNAR_DEFLATE};
+    static const char *const cap[] = {"f-deflate", "f-columnar", "f-columnar-deflate"};
+    struct trove_store *s = open_store(TROVE_STORE_CREATE);
+    struct trove_events ev = {0}, wild = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info info[3], back;
+    struct trove_capture_options o;
+    struct trove_capture_writer *w = NULL;
+    struct trove_diag diag = {0};
+    struct trove_digest d;
+    struct trove_bytes obj = {0};
+    uint64_t a, b, seed = 99;
+
+    if (!s)
+        return;
+    gen_capture(60000, 12, &ev, &names);
+    a = ev.ev[ev.len / 4].start_ns;
+    b = ev.ev[3 * ev.len / 4].start_ns;
+    for (int f = 0; f < 3; f++) {
+        write_format = formats[f];
+        CHECK_EQ_INT(write_capture(s, cap[f], &ev, names, 32 * 8192, 1000, &info[f]), TROVE_OK);
+        write_format = 0;
+        CHECK_EQ_INT(info[f].flags, f ? TROVE_CAPTURE_FLAG_COLUMNAR : 0);
+        CHECK_EQ_INT(trove_capture_info(s, cap[f], &back, NULL), TROVE_OK);
+        CHECK_EQ_INT(back.flags, info[f].flags);
+        CHECK_EQ_INT(back.stored_bytes, info[f].stored_bytes);
+        CHECK_EQ_INT(segment_frame_formats(s, cap[f], 3),
+                     1u << (f ? TROVE_WIRE_COLUMNAR : TROVE_WIRE_DEFLATE));
+        for (int wi = 0; wi < 3; wi++) {
+            expect_range(s, cap[f], &ev, names, 0, UINT64_MAX, wires[wi], 0, 1000);
+            expect_range(s, cap[f], &ev, names, a, b, wires[wi], 333, 1000);
+        }
+    }
+    CHECK(info[1].stored_bytes < info[0].stored_bytes);
+    CHECK(info[2].stored_bytes < info[1].stored_bytes);
+    /* the same names object whatever the segments */
+    {
+        struct trove_digest n0, n1;
+        slot_digest(s, cap[0], 1, &n0);
+        slot_digest(s, cap[1], 1, &n1);
+        CHECK(trove_digest_equal(&n0, &n1));
+    }
+
+    /* The live writer: format 5 segments, committed twice; an append without a format goes
+     * on in format 5 (the flag stays), and the whole replays. */
+    memset(&o, 0, sizeof o);
+    o.segment_bytes = 32 * 8192;
+    o.frame_events = 1000;
+    o.segment_format = TROVE_WIRE_COLUMNAR;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "f-live", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 25000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK_EQ_INT(back.flags, TROVE_CAPTURE_FLAG_COLUMNAR);
+    trove_capture_writer_close(w);
+    w = NULL;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "f-live", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev + 25000, ev.len - 25000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK_EQ_INT(back.flags, TROVE_CAPTURE_FLAG_COLUMNAR);
+    CHECK_EQ_INT(back.events, ev.len);
+    trove_capture_writer_close(w);
+    w = NULL;
+    CHECK_EQ_INT(segment_frame_formats(s, "f-live", 0), 1u << TROVE_WIRE_COLUMNAR);
+    CHECK_EQ_INT(segment_frame_formats(s, "f-live", 5), 1u << TROVE_WIRE_COLUMNAR);
+    for (int wi = 0; wi < 3; wi++)
+        expect_range(s, "f-live", &ev, names, 0, UINT64_MAX, wires[wi], 0, 1000);
+    expect_range(s, "f-live", &ev, names, a, b, TROVE_WIRE_PACKED, 0, 1000);
+    /* ... and a live writer of a bad segment format is refused */
+    o.segment_format = TROVE_WIRE_PACKED;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "f-bad", 0, &o, &w, &diag), TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "segment format") != NULL);
+    o.segment_format = 0x205;
+    CHECK_EQ_INT(trove_capture_write(s, "f-bad", ev.ev, 10, names, &o, NULL, &diag),
+                 TROVE_ERR_INVALID);
+
+    /* Events whose columns are noise (random starts, durations, names, threads, kinds,
+     * depths, extras): format 5 still stays within packed's worst case (16 + 44 bytes an
+     * event a frame: past it a frame would be stored as deflate), and the capture replays. */
+    for (size_t i = 0; i < 3000; i++) {
+        struct trove_event e;
+        memset(&e, 0, sizeof e);
+        e.start_ns = test_rand(&seed);
+        e.dur_ns = test_rand(&seed) >> 1;
+        if (e.start_ns > UINT64_MAX - e.dur_ns)
+            e.start_ns = UINT64_MAX - e.dur_ns;
+        e.name_id = (uint32_t)test_rand(&seed);
+        e.tid = (uint32_t)test_rand(&seed);
+        e.depth = (uint8_t)test_rand(&seed);
+        e.kind = (uint8_t)(test_rand(&seed) % 5);
+        e.extra = (uint32_t)test_rand(&seed);
+        CHECK_EQ_INT(trove_events_push(&wild, &e), TROVE_OK);
+    }
+    write_format = TROVE_WIRE_COLUMNAR;
+    CHECK_EQ_INT(write_capture(s, "f-wild", &wild, NULL, 32 * 1024, 100, &back), TROVE_OK);
+    write_format = 0;
+    CHECK_EQ_INT(back.flags, TROVE_CAPTURE_FLAG_COLUMNAR);
+    {
+        unsigned all = 0;
+        for (uint64_t k = 0; k < back.segments; k++)
+            all |= segment_frame_formats(s, "f-wild", k);
+        CHECK_EQ_INT(all, 1u << TROVE_WIRE_COLUMNAR);
+        CHECK(back.stored_bytes < 40 * wild.len); /* about 34.5 bytes an event, all in */
+        {
+            struct trove_names *none = NULL;
+            CHECK_EQ_INT(trove_names_new(&none), TROVE_OK);
+            expect_range(s, "f-wild", &wild, none, 0, UINT64_MAX, TROVE_WIRE_RAW, 0, 100);
+            trove_names_free(none);
+        }
+    }
+
+    /* A capture whose header lost the flag (rewritten with a right checksum under its name,
+     * read without verification) while its segments hold format 5 frames: refused, as any
+     * frame in a format the header does not allow. */
+    trove_store_close(s);
+    s = open_store(TROVE_STORE_NOVERIFY);
+    slot_digest(s, cap[1], 0, &d);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    CHECK_EQ_INT(trove__get_le32(obj.ptr + 12), TROVE_CAPTURE_FLAG_COLUMNAR);
+    trove__put_le32(obj.ptr + 12, 0);
+    fix_checksum(obj.ptr, obj.len);
+    damage(s, &d, obj.ptr, obj.len);
+    expect_replay_error(s, cap[1], TROVE_WIRE_DEFLATE, TROVE_ERR_CORRUPT,
+                        "is columnar, not deflate", "segment 0", "the flag gone: fast path");
+    expect_replay_error(s, cap[1], TROVE_WIRE_RAW, TROVE_ERR_CORRUPT, "is columnar, not deflate",
+                        "segment 0", "the flag gone");
+
+    trove_store_close(s);
+    trove_bytes_free(&obj);
+    trove_events_free(&ev);
+    trove_events_free(&wild);
+    trove_names_free(names);
+}
+
 /* Seeds for the walk of fuzz_capture: a segment and the names of a small capture, behind the
  * target's parameter blocks (see fuzz/fuzz_capture.c). */
 static void seed(const char *file, const uint8_t *params, size_t np, const struct trove_bytes *obj)
@@ -1376,6 +1565,23 @@ static void test_corpus_seeds(void)
     p[1] = (uint8_t)info.names;
     p[2] = (uint8_t)(info.names >> 8);
     seed("names.bin", p, 3, &nm);
+    /* the same events in format 5: the walk of a capture with the columnar flag (bit 7 of
+     * the wire byte) */
+    write_format = TROVE_WIRE_COLUMNAR;
+    CHECK_EQ_INT(write_capture(s, "seed5", &ev, names, 64 * 32, 50, &info), TROVE_OK);
+    write_format = 0;
+    CHECK_EQ_INT(trove_volume_open(s, "seed5", &v, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_volume_get_object(v, 2, &seg), TROVE_OK);
+    trove_volume_close(v);
+    {
+        uint8_t q[13] = {'S', 0x80 | 3, 49, 0, 0, 0, 0, 64, 0, 0, 0, 2, 0};
+        seed("seg-columnar-whole.bin", q, sizeof q, &seg);
+        q[1] = 0x80 | 1;
+        q[4] = 7;
+        seed("seg-columnar-raw-7.bin", q, sizeof q, &seg);
+        q[1] = 3; /* no flag: refused, a format 5 frame in a deflate capture */
+        seed("seg-columnar-unflagged.bin", q, sizeof q, &seg);
+    }
     trove_bytes_free(&seg);
     trove_bytes_free(&nm);
     trove_events_free(&ev);
@@ -1852,6 +2058,7 @@ int main(void)
     CHECK(mkdtemp(strcpy(root, "/tmp/trove_test_capture_XXXXXX")) != NULL);
     snprintf(sdir, sizeof sdir, "%s/store", root);
     test_replay();
+    test_segment_format();
     test_write_flows();
     test_write_profile();
     test_read_names();

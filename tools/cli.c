@@ -244,6 +244,17 @@ int cli_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+int cli_parse_segment_format(const char *cmd, const char *s, int *out)
+{
+    int f = trove_wire_format_parse(s);
+    if (f != TROVE_WIRE_DEFLATE && f != TROVE_WIRE_COLUMNAR && f != TROVE_WIRE_COLUMNAR_DEFLATE) {
+        cli_error(cmd, "--segment-format: '%s' is not deflate, columnar or columnar_deflate", s);
+        return -1;
+    }
+    *out = f;
+    return 0;
+}
+
 const char *cli_diag_msg(const struct trove_diag *diag, int rc)
 {
     return diag && diag->msg[0] ? diag->msg : trove_strerror(rc);

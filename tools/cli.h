@@ -67,6 +67,12 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
 struct trove_store;
 struct trove_profile;
 struct trove_serve_import_result;
+/* `trove serve`'s context for its callbacks (cli_serve_import takes it, or NULL). */
+struct cli_serve_ctx {
+    int verbose, quiet;
+    int lost;           /* a capture was given up with events never committed */
+    int segment_format; /* --segment-format: an imported capture's segments (0: deflate) */
+};
 int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int append,
                      const char *path, struct trove_serve_import_result *res, char *err,
                      size_t errlen);
@@ -380,6 +386,10 @@ void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_na
  */
 int cli_parse_size(const char *s, uint64_t *out);
 
+/* Parse a stored segment format for `cmd`: deflate, columnar or columnar_deflate (also
+ * columnar+deflate) into *out as a TROVE_WIRE_* value. 0, or the error printed and -1. */
+int cli_parse_segment_format(const char *cmd, const char *s, int *out);
+
 /* The message for a failed call: diag's when it has one (diag may be NULL), else
  * trove_strerror(rc). */
 const char *cli_diag_msg(const struct trove_diag *diag, int rc);
@@ -457,13 +467,14 @@ void cli_store_no_verify(void);
 
 /* `trove import IN --store DIR`: what cmd_import parsed. */
 struct cli_capture_import {
-    int to_store;            /* --store, --name, --segment-bytes or --json was given (or
+    int to_store;            /* --store, --name, --segment-bytes/-format or --json given (or
                                 no -o: the default store) */
     const char *in;
     const char *store;       /* NULL: $TROVE_STORE, else ./trove-data */
     const char *name;
     int name_defaulted;      /* name is IN's base name: no --name was given */
     uint64_t segment_bytes;  /* 0: the default */
+    int segment_format;      /* --segment-format; 0: deflate */
     int json, quiet;
     int edited;              /* --edited: see cli_load_options */
     struct cli_load_options lo; /* how IN is read (--input-format, --strict, -v, ...) */

@@ -52,6 +52,8 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
     if (i->samples || i->switches) /* a profile (header v3): only then, as before it existed */
         fprintf(o, ",\"samples\":%llu,\"switches\":%llu", (unsigned long long)i->samples,
                 (unsigned long long)i->switches);
+    if (i->flags & TROVE_CAPTURE_FLAG_COLUMNAR) /* only then, as before it existed */
+        fputs(",\"segment_format\":\"columnar\"", o);
     if (new_objects)
         fprintf(o, ",\"new_objects\":%llu", (unsigned long long)i->new_objects);
 }
@@ -89,6 +91,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
         goto out;
     memset(&opt, 0, sizeof opt);
     opt.segment_bytes = ci->segment_bytes;
+    opt.segment_format = ci->segment_format;
     opt.progress = import_progress;
     opt.progress_ctx = &prog;
     cli_progress_begin(&prog, "storing", 0);

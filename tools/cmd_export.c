@@ -91,7 +91,8 @@ static void import_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE]\n"
-            "                       [--input-format F] [--edited] [--json] [-q] [-v]\n"
+            "                       [--segment-format F] [--input-format F] [--edited]\n"
+            "                       [--json] [-q] [-v]\n"
             "       trove import IN -o OUT [--wire raw|packed|deflate] [--batch N] [the above]\n"
             "       trove import IN --url URL [--token-file FILE] [--name NAME] [--append]\n"
             "                       [--json] [-q]\n"
@@ -106,6 +107,9 @@ static void import_usage(FILE *f)
             "  --name NAME        the capture's name (default: IN's base name)\n"
             "  --segment-bytes S  32-byte events per segment, in bytes: a multiple of 32 up to\n"
             "                     8M (K, M suffixes: powers of 1024; default 1M)\n"
+            "  --segment-format F the segments' frames: deflate (packed + deflate, the\n"
+            "                     default), columnar or columnar_deflate (format 5, smaller;\n"
+            "                     docs/formats/capture.md)\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --edited           IN is a bundle whose tables were edited after export (rows\n"
             "                     added or dropped, in DuckDB say): take the events table as\n"
@@ -587,6 +591,11 @@ int cmd_import(int argc, char **argv)
                 return cli_error("import", "--segment-bytes: '%s' is not a multiple of 32 bytes "
                                            "from 32 to 8M", argv[i]);
             ci.to_store = 1;
+        } else if (!strcmp(a, "--segment-format") && has_value) {
+            local_only = local_only ? local_only : a;
+            if (cli_parse_segment_format("import", argv[++i], &ci.segment_format))
+                return 1;
+            ci.to_store = 1;
         } else if (a[0] == '-' && a[1]) {
             return cli_error("import", "unknown option or missing value '%s'; see `trove import "
                                        "--help`", a);
@@ -610,8 +619,8 @@ int cmd_import(int argc, char **argv)
         return cli_error("import", "--wire and --batch shape the wire stream -o OUT writes; give "
                                    "-o OUT, or drop them to store a capture");
     if (out && ci.to_store)
-        return cli_error("import", "-o writes a wire stream; --name and --segment-bytes store a "
-                                   "capture: not both");
+        return cli_error("import", "-o writes a wire stream; --name, --segment-bytes and "
+                                   "--segment-format store a capture: not both");
     if (!out) {
         if (!in)
             return cli_error("import", "needs IN; see `trove import --help`");

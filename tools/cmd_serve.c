@@ -61,7 +61,8 @@ static void serve_usage(FILE *f)
             "usage: trove serve [--store DIR] [--listen ADDR:PORT] [--socket PATH]\n"
             "                   [--ingest ADDR:PORT] [--wire auto|raw|packed|deflate]\n"
             "                   [--commit-ms N] [--pass-ms N] [--max-viewer-queue BYTES]\n"
-            "                   [--token-file F] [--allow-origin O]... [--max-import BYTES] [-q] [-v]\n"
+            "                   [--token-file F] [--allow-origin O]... [--max-import BYTES]\n"
+            "                   [--segment-format deflate|columnar|columnar_deflate] [-q] [-v]\n"
             "\n"
             "Run the live service: producers write captures into the store through the unix\n"
             "socket (`trove record`, `trove gen --live`, the client library), viewers watch\n"
@@ -84,15 +85,14 @@ static void serve_usage(FILE *f)
             "                         service's own (repeatable)\n"
             "  --max-import B         the largest body POST /api/captures/import takes\n"
             "                         (default 4G)\n"
+            "  --segment-format F     the frames of the segments stored (live captures and\n"
+            "                         imports): deflate (default), columnar or columnar_deflate\n"
+            "                         (format 5: smaller, docs/formats/capture.md)\n"
             "  -q, --quiet            only the ready line and errors\n"
             "  -v, --verbose          log every connection (the default logs problems only)\n"
             "SIGINT or SIGTERM commits every capture, closes viewers (1001) and exits 0.\n");
 }
 
-struct serve_log {
-    int verbose, quiet;
-    int lost; /* a capture was given up with events never committed */
-};
 
 /* ---- the API's export: the CLI's own, so the bytes are `trove export`'s (the import is
  * serve_import.c's) ---- */
@@ -152,7 +152,7 @@ static void serve_ready(void *ctx, const char *url, const char *socket_path)
 
 static void serve_log_line(void *ctx, const char *line)
 {
-    struct serve_log *l = ctx;
+    struct cli_serve_ctx *l = ctx;
     int problem;
 
     if (strstr(line, "were never committed"))
@@ -192,7 +192,7 @@ int cmd_serve(int argc, char **argv)
 {
     struct trove_serve_options so;
     struct trove_diag diag = {0};
-    struct serve_log lg = {0, 0, 0};
+    struct cli_serve_ctx lg = {0, 0, 0, 0};
     const char *store = NULL, *origins[16];
     size_t norigins = 0;
     int rc;
@@ -234,6 +234,10 @@ int cmd_serve(int argc, char **argv)
             if (norigins == sizeof origins / sizeof origins[0])
                 return cli_error("serve", "at most 16 --allow-origin") + 1;
             origins[norigins++] = argv[++i];
+        } else if (!strcmp(a, "--segment-format")) {
+            if (cli_parse_segment_format("serve", argv[++i], &so.segment_format))
+                return 2;
+            lg.segment_format = so.segment_format;
         } else if (!strcmp(a, "--max-import")) {
             if (cli_parse_size(argv[++i], &so.max_import) || so.max_import == 0)
                 return cli_error("serve", "--max-import: '%s' is not a size", argv[i]) + 1;

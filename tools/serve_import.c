@@ -24,10 +24,12 @@ int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int app
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
     struct trove_capture_info info;
+    struct trove_capture_options co;
     struct trove_diag diag = {0};
     int rc, status = 500;
 
-    (void)ctx;
+    memset(&co, 0, sizeof co);
+    co.segment_format = ctx ? ((const struct cli_serve_ctx *)ctx)->segment_format : 0;
     memset(&lo, 0, sizeof lo);
     lo.quiet = 1;
     memset(&info, 0, sizeof info);
@@ -53,14 +55,14 @@ int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int app
             status = 400;
             goto out;
         }
-        rc = trove_capture_writer_open(s, name, 1, NULL, &w, &diag);
+        rc = trove_capture_writer_open(s, name, 1, &co, &w, &diag);
         if (rc == TROVE_OK && (rc = trove_capture_writer_names(w, names, &diag)) == TROVE_OK &&
             (rc = trove_capture_writer_add(w, ev.ev, ev.len, &diag)) == TROVE_OK)
             rc = trove_capture_writer_commit(w, &info, &diag);
         trove_capture_writer_close(w);
     } else {
         rc = trove_capture_write_profile(s, name, ev.ev, ev.len, names, flows.f, flows.len,
-                                         lo.profile, NULL, &info, &diag);
+                                         lo.profile, &co, &info, &diag);
     }
     if (rc != TROVE_OK) {
         snprintf(err, errlen, "%s", cli_diag_msg(&diag, rc));

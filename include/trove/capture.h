@@ -5,8 +5,9 @@
  *
  *   slot 0     the capture header: counts, time range, and one index entry per segment
  *   slot 1     the names: a wire stream of names frames (trove/wire.h)
- *   slot 2+k   segment k: packed+deflate wire frames back to back, about segment_bytes of
- *              32-byte events (1 MiB by default, 32,768 events), in the input's order
+ *   slot 2+k   segment k: packed+deflate (or, by option, columnar) wire frames back to
+ *              back, about segment_bytes of 32-byte events (1 MiB by default, 32,768
+ *              events), in the input's order
  *   slot 2+S   the flows (trove/flows.h's flows object), when the capture has flow rows
  *
  * Every object is a deterministic function of the events and names, so importing the same
@@ -43,6 +44,8 @@ extern "C" {
 /* A segment of 8 MiB of events packs and deflates to at most 44/32 of that (the packed
  * worst case), so it always fits in MAX_OBJECT. */
 #define TROVE_CAPTURE_MAX_SEGMENT_BYTES ((uint64_t)8 << 20)
+/* Header flag: the segments may hold format 5 (columnar) frames besides deflate ones. */
+#define TROVE_CAPTURE_FLAG_COLUMNAR 1u
 /* A capture's profile (sampled call stacks) is at most this many objects of samples frames. */
 #define TROVE_CAPTURE_MAX_PROFILE_OBJECTS ((uint64_t)1 << 16)
 
@@ -50,6 +53,12 @@ struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
                                32 to MAX_SEGMENT_BYTES); 0: the default */
     uint32_t frame_events;  /* events per frame, 1 .. TROVE_WIRE_MAX_EVENTS; 0: 2048 */
+    /* The segments' frames: 0 or TROVE_WIRE_DEFLATE (packed + deflate, format 3),
+     * TROVE_WIRE_COLUMNAR or TROVE_WIRE_COLUMNAR_DEFLATE (format 5; a frame that format 5
+     * would make larger than packed's worst case, 16 + 44 bytes an event, is stored as
+     * deflate, so a segment's bound holds). An append keeps the format 5 flag of what it
+     * continues. */
+    int segment_format;
     /* Called after each segment with segments done and the total; may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
@@ -68,6 +77,7 @@ struct trove_capture_info {
     uint64_t new_bytes;    /* trove_capture_write: the bytes of the new objects */
     uint64_t samples;      /* sampled call stacks (header v3: a profile) */
     uint64_t switches;     /* context switches of the sampled threads (v3) */
+    uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR or 0 */
 };
 
 /*

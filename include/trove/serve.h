@@ -60,6 +60,8 @@ struct trove_serve_options {
     const char *const *allow_origin; /* WebSocket Origins allowed besides the service's own */
     size_t nallow_origin;
     uint64_t max_import;       /* bytes of an import's body; 0: 4 GiB */
+    int segment_format;        /* the live captures' segments: trove_capture_options'
+                                  segment_format (0: deflate) */
     /*
      * The API's export and import, provided by the program (the CLI gives its own export and
      * input layer, so that the service's bytes are the CLI's). NULL: those endpoints answer

@@ -178,8 +178,9 @@ static int digest_cmp(const void *a, const void *b)
 }
 
 int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_bytes_out,
-                         uint32_t *frame_events_out, struct trove_diag *diag)
+                         uint32_t *frame_events_out, int *format_out, struct trove_diag *diag)
 {
+    int format = opt && opt->segment_format ? opt->segment_format : TROVE_WIRE_DEFLATE;
     uint64_t seg_bytes =
         opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
     uint32_t fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
@@ -194,9 +195,20 @@ int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "%" PRIu32 " events per frame is over the wire limit of %u", fe,
                           TROVE_WIRE_MAX_EVENTS);
+    if (format != TROVE_WIRE_DEFLATE && format != TROVE_WIRE_COLUMNAR &&
+        format != TROVE_WIRE_COLUMNAR_DEFLATE)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "segment format %d is not deflate, columnar or columnar_deflate",
+                          format);
     *seg_bytes_out = seg_bytes;
     *frame_events_out = fe;
+    *format_out = format;
     return TROVE_OK;
+}
+
+uint32_t trove__capture_format_flags(int format)
+{
+    return format == TROVE_WIRE_DEFLATE ? 0 : TROVE_CAPTURE_FLAG_COLUMNAR;
 }
 
 int trove__capture_check_events(const struct trove_event *events, size_t n, uint64_t first,
@@ -323,13 +335,28 @@ int trove__capture_names_object(const char *name, const struct trove_names *name
     return TROVE_OK;
 }
 
-int trove__capture_segment_frame(struct trove_wire_encoder *enc, const struct trove_event *events,
-                                 size_t n, struct trove_bytes *out, struct trove_capture_segment *g,
+int trove__capture_segment_frame(struct trove_wire_encoder *enc, int format,
+                                 const struct trove_event *events, size_t n,
+                                 struct trove_bytes *out, struct trove_capture_segment *g,
                                  const char *name, uint64_t k, struct trove_diag *diag)
 {
+    const size_t at = out->len;
     int rc;
 
-    if ((rc = trove_wire_encode(enc, TROVE_WIRE_DEFLATE, events, n, out)) != TROVE_OK)
+    /* Format 5 has a larger worst case than packed's 44 bytes an event (which is what lets
+     * the largest segment fit in an object): a frame that would pass it is stored as
+     * deflate, which a reader of a columnar capture takes as well. */
+    if (format != TROVE_WIRE_DEFLATE) {
+        if ((rc = trove_wire_encode(enc, format, events, n, out)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s", name,
+                              k, trove_strerror(rc));
+        if (out->len - at > TROVE_WIRE_HEADER_SIZE + n * 44) {
+            out->len = at;
+            format = TROVE_WIRE_DEFLATE;
+        }
+    }
+    if (format == TROVE_WIRE_DEFLATE &&
+        (rc = trove_wire_encode(enc, TROVE_WIRE_DEFLATE, events, n, out)) != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "capture %s: encoding segment %" PRIu64 ": %s", name, k,
                           trove_strerror(rc));
     for (size_t i = 0; i < n; i++) {
@@ -520,7 +547,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     size_t *prof_ends = NULL, n_prof = 0;
     uint64_t seg_bytes = 0, per, segments;
     uint32_t fe = 0;
-    int rc, created = 0, committed = 0, counters = 0;
+    int rc, created = 0, committed = 0, counters = 0, format = 0;
 
     memset(&w, 0, sizeof w);
     memset(&h, 0, sizeof h);
@@ -528,7 +555,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "capture write needs a store and the events");
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
-        (rc = trove__capture_sizes(opt, &seg_bytes, &fe, diag)) != TROVE_OK)
+        (rc = trove__capture_sizes(opt, &seg_bytes, &fe, &format, diag)) != TROVE_OK)
         return rc;
     per = seg_bytes / TROVE_EVENT_SIZE;
     segments = trove__div_up(n, per);
@@ -569,7 +596,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
         size_t first = (size_t)(k * per), end = n - first < per ? n : first + (size_t)per;
         buf.len = 0;
         for (size_t i = first; i < end; i += fe)
-            TROVE_TRY(rc, trove__capture_segment_frame(enc, events + i,
+            TROVE_TRY(rc, trove__capture_segment_frame(enc, format, events + i,
                                                        end - i < fe ? end - i : fe, &buf,
                                                        &h.seg[k], name, k, diag));
         TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + k, buf.ptr, buf.len,
@@ -594,6 +621,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     h.info.names = names ? trove_names_count(names) : 0;
     h.segment_bytes = seg_bytes;
     h.frame_events = fe;
+    h.info.flags = trove__capture_format_flags(format);
     h.names_bytes = names_obj.len;
     h.info.flows = nflows;
     h.flows_bytes = flows_obj.len;

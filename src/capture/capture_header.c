@@ -7,7 +7,7 @@
  *    0                8         12        16             24             32
  *   +----------------+---------+---------+--------------+--------------+
  *   | magic          | version | flags   | events   u64 | segments u64 |
- *   | "TROVCAP1"     | u32 1|2 | u32 = 0 | N            | S            |
+ *   | "TROVCAP1"     | u32 1-3 | u32     | N            | S            |
  *   +----------------+---------+---------+--------------+--------------+
  *   32             40             48             56             64
  *   +--------------+--------------+--------------+--------------+
@@ -41,6 +41,10 @@
  *   | min_start_ns | max_start_ns | max_end_ns   | events   | frames   | bytes   |reserved|
  *   | u64          | u64          | u64          | u32      | u32      | u32     |u32 = 0 |
  *   +--------------+--------------+--------------+----------+----------+---------+--------+
+ *
+ * flags: bit 0 (0x1) says the segments may hold format 5 (columnar) frames besides deflate
+ * ones (a capture written with a columnar segment format); the other bits are 0. A reader
+ * that predates the bit refuses the header instead of failing in the middle of a replay.
  *
  * Integers are little-endian. With E = B / 32 events per segment, segment k holds events
  * [kE, kE + E) of the capture, so every count follows from N, B and F: S = ceil(N / E);
@@ -212,10 +216,10 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                                     diag)))
         return rc;
     flags = trove__get_le32(buf + 12);
-    if (flags != 0)
+    if (flags & ~TROVE_CAPTURE_FLAG_COLUMNAR)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                           "capture header flags are 0x%" PRIx32 "; version %" PRIu32
-                          " defines none",
+                          " defines only 0x1 (columnar segments)",
                           flags, version);
     reserved = trove__get_le32(buf + 84);
     if (reserved != 0)
@@ -354,7 +358,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
     version = h->version ? h->version : h->profile_objects ? 3 : in->flows ? 2 : 1;
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
         return TROVE_ERR_LIMIT;
-    if ((segments > 0 && !h->seg) || version > 3 || (version == 1 && (in->flows || h->flows_bytes)) ||
+    if ((segments > 0 && !h->seg) || version > 3 || (in->flags & ~TROVE_CAPTURE_FLAG_COLUMNAR) || (version == 1 && (in->flows || h->flows_bytes)) ||
         (version < 3 && (h->profile_objects || h->profile_bytes || in->samples || in->switches)))
         return TROVE_ERR_INVALID;
     total = header_size(version, segments);
@@ -364,7 +368,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
     p = q = out->ptr + out->len;
     memcpy(q, TROVE__CAPTURE_MAGIC, 8);
     trove__put_le32(q + 8, version);
-    trove__put_le32(q + 12, 0);
+    trove__put_le32(q + 12, in->flags);
     trove__put_le64(q + 16, in->events);
     trove__put_le64(q + 24, segments);
     trove__put_le64(q + 32, in->first_ns);
@@ -433,6 +437,7 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.info.switches = f.switches;
     r.info.stored_bytes = len + f.names_bytes + f.flows_bytes + f.profile_bytes;
     r.version = f.version;
+    r.info.flags = trove__get_le32(buf + 12);
     r.flows_bytes = f.flows_bytes;
     r.profile_objects = f.profile_objects;
     r.profile_bytes = f.profile_bytes;

@@ -51,10 +51,10 @@ struct trove__capture_vol {
  * the header's and the names'. */
 #define TROVE__CAPTURE_KEEP_SLOTS UINT64_MAX
 
-/* The options' segment_bytes and frame_events, defaults applied and checked
+/* The options' segment_bytes, frame_events and segment_format, defaults applied and checked
  * (TROVE_ERR_INVALID). opt may be NULL. */
 int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_bytes_out,
-                         uint32_t *frame_events_out, struct trove_diag *diag);
+                         uint32_t *frame_events_out, int *format_out, struct trove_diag *diag);
 
 /* Check that every event of events[0..n) has pad 0 (TROVE_ERR_INVALID, diag naming the
  * first that does not, at offset 32 * (first + i) + 27) and or into *counters whether one is
@@ -86,12 +86,18 @@ uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *byte
 int trove__capture_names_object(const char *name, const struct trove_names *names,
                                 struct trove_bytes *out, struct trove_diag *diag);
 
-/* Append one DEFLATE frame of events[0..n) (1 .. frame_events) to segment object out and
- * count it into entry g, which starts zeroed for the segment's first frame: events, frames,
- * bytes (out->len), the times. Errors: the encoder's, diag naming segment k. */
-int trove__capture_segment_frame(struct trove_wire_encoder *enc, const struct trove_event *events,
-                                 size_t n, struct trove_bytes *out, struct trove_capture_segment *g,
+/* Append one frame of events[0..n) (1 .. frame_events) in `format` (DEFLATE, COLUMNAR or
+ * COLUMNAR_DEFLATE; a format 5 frame over packed's worst case, 16 + 44n bytes, is made
+ * DEFLATE instead) to segment object out and count it into entry g, which starts zeroed for
+ * the segment's first frame: events, frames, bytes (out->len), the times. Errors: the
+ * encoder's, diag naming segment k. */
+int trove__capture_segment_frame(struct trove_wire_encoder *enc, int format,
+                                 const struct trove_event *events, size_t n,
+                                 struct trove_bytes *out, struct trove_capture_segment *g,
                                  const char *name, uint64_t k, struct trove_diag *diag);
+
+/* The header flags a segment format sets. */
+uint32_t trove__capture_format_flags(int format);
 
 /* Complete header h — whose info.events, info.segments, info.names, info.flows,
  * segment_bytes, frame_events, names_bytes, flows_bytes and seg[0..segments) the caller set

@@ -48,6 +48,7 @@ struct trove_capture_writer {
     char name[TROVE_VOLUME_NAME_MAX + 1];
     uint64_t per;                   /* events per segment, E */
     uint32_t fe;                    /* events per frame, F */
+    int format;                     /* the segments' frames: DEFLATE or a format 5 one */
     int counters;                   /* a counter event is in the capture: header v2 */
     int created;                    /* this writer made the volume; no commit yet */
     int events_dirty;               /* events added since the last commit */
@@ -216,8 +217,8 @@ static int take(struct trove_capture_writer *w, const struct trove_event *events
         w->events += k;
         i += k;
         if (w->nframe == w->fe || w->cur.events + w->nframe == w->per) {
-            rc = trove__capture_segment_frame(w->enc, w->frame, w->nframe, &w->seg, &w->cur,
-                                              w->name, w->full, diag);
+            rc = trove__capture_segment_frame(w->enc, w->format, w->frame, w->nframe, &w->seg,
+                                              &w->cur, w->name, w->full, diag);
             if (rc != TROVE_OK)
                 return stop(w, rc);
             w->nframe = 0;
@@ -334,6 +335,8 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     }
     w->per = h->segment_bytes / TROVE_EVENT_SIZE;
     w->fe = h->frame_events;
+    if (!(opt && opt->segment_format) && (h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR))
+        w->format = TROVE_WIRE_COLUMNAR; /* an append goes on as the capture was written */
     w->counters = h->version >= TROVE__CAPTURE_VERSION2;
     w->generation = vi.generation;
 
@@ -413,7 +416,7 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
     struct trove_volume_info vi;
     uint64_t seg_bytes = 0;
     uint32_t fe = 0;
-    int rc;
+    int rc, format = 0;
 
     if (out)
         *out = NULL;
@@ -421,11 +424,12 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "a capture writer needs a store and an "
                                                       "output");
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK ||
-        (rc = trove__capture_sizes(opt, &seg_bytes, &fe, diag)) != TROVE_OK)
+        (rc = trove__capture_sizes(opt, &seg_bytes, &fe, &format, diag)) != TROVE_OK)
         return rc;
     if (!(w = trove__calloc(1, sizeof *w)))
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     snprintf(w->name, sizeof w->name, "%s", name);
+    w->format = format;
     w->vol.s = s;
     w->vol.name = w->name;
     if (trove_wire_encoder_new(&w->enc) != TROVE_OK || trove_names_new(&w->names) != TROVE_OK) {
@@ -632,8 +636,9 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         struct trove_capture_segment g = w->cur;
         size_t keep = w->seg.len;
         rc = w->nframe == 0 ? TROVE_OK
-                            : trove__capture_segment_frame(w->enc, w->frame, w->nframe, &w->seg,
-                                                           &g, w->name, w->full, diag);
+                            : trove__capture_segment_frame(w->enc, w->format, w->frame,
+                                                           w->nframe, &w->seg, &g, w->name,
+                                                           w->full, diag);
         if (rc == TROVE_OK)
             rc = trove__capture_put(&w->vol, TROVE__CAPTURE_SLOT_SEGMENT0 + w->full, w->seg.ptr,
                                     w->seg.len, diag);
@@ -656,6 +661,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     h->info.flows = 0;
     h->segment_bytes = w->per * TROVE_EVENT_SIZE;
     h->frame_events = w->fe;
+    h->info.flags |= trove__capture_format_flags(w->format); /* an append keeps the flag it read */
     h->flows_bytes = 0;
     h->info.samples = w->samples;
     h->info.switches = w->switches;

@@ -13,9 +13,9 @@
  *
  *   names         each names frame is validated (decoded with no table) and sent as it is,
  *                 aliasing the object;
- *   fast path     a segment wholly inside the range (and at or past from_event), asked for
- *                 as DEFLATE frames of the size
- *                 it was written with, is sent frame by frame as it is stored, aliasing the
+ *   fast path     a segment wholly inside the range (and at or past from_event) of a
+ *                 capture of deflate segments (no columnar flag), asked for as DEFLATE
+ *                 frames of the size it was written with, is sent as it is stored, aliasing the
  *                 object: only each frame's header is parsed, to cut the object into frames
  *                 and to check the frame and event counts against the capture header;
  *   re-encode     otherwise each frame is decoded, its events are checked against the
@@ -250,8 +250,9 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
                                 trove__capture_emit_fn emit, void *ctx, struct trove_diag *diag)
 {
     const struct trove_capture_segment *g = &w->h->seg[k];
+    const int columnar = (w->h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0;
     const int as_is = w->wire == TROVE_WIRE_DEFLATE && w->frame_events == w->h->frame_events &&
-                      segment_inside(w, k);
+                      !columnar && segment_inside(w, k);
     struct trove_diag why = {0};
     uint64_t events = 0, frames = 0, run_events = 0;
     size_t at = 0, nout = 0, run_at = 0; /* as_is: the frames [run_at, at) not yet emitted */
@@ -288,10 +289,10 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
         if (rc != TROVE_OK)
             return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
                         why.msg[0] ? why.msg : trove_strerror(rc));
-        if (fr.format != TROVE_WIRE_DEFLATE)
-            return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
-                        "frame at byte %zu is %s, not deflate", at,
-                        trove_wire_format_name(fr.format));
+        if (fr.format != TROVE_WIRE_DEFLATE && !(columnar && fr.format == TROVE_WIRE_COLUMNAR))
+            return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d, "frame at byte %zu is %s, not %s",
+                        at, trove_wire_format_name(fr.format),
+                        columnar ? "deflate or columnar" : "deflate");
         flen = fr.frame_len;
         cnt = fr.n_events;
         if (flen > len - at)

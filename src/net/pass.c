@@ -386,6 +386,7 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
         return; /* its last commit first */
     memset(&co, 0, sizeof co);
     co.segment_bytes = c->append ? 0 : TROVE__LIVE_SEGMENT_BYTES; /* an append keeps its own */
+    co.segment_format = srv->opt.segment_format;
     rc = trove_capture_writer_open(srv->store, c->name, c->append, &co, &w, &diag);
     if (rc != TROVE_OK) {
         cap_fail(srv, c, c->append ? "continuing it" : "starting it", &diag, rc);
@@ -468,6 +469,7 @@ static void recover_writers(struct trove__server *srv)
             continue;
         memset(&co, 0, sizeof co);
         co.segment_bytes = append ? 0 : TROVE__LIVE_SEGMENT_BYTES;
+        co.segment_format = srv->opt.segment_format;
         rc = trove_capture_writer_open(srv->store, c->name, append, &co, &w, &diag);
         pthread_mutex_lock(&c->mu);
         if (rc == TROVE_OK) {

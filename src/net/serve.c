@@ -40,6 +40,11 @@ static int check_options(const struct trove_serve_options *opt, struct trove_dia
     if (opt->wire < 0 || opt->wire > TROVE_WIRE_DEFLATE)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "serve: wire %d is not auto, raw, "
                                                       "packed or deflate", opt->wire);
+    if (opt->segment_format && opt->segment_format != TROVE_WIRE_DEFLATE &&
+        opt->segment_format != TROVE_WIRE_COLUMNAR &&
+        opt->segment_format != TROVE_WIRE_COLUMNAR_DEFLATE)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "serve: segment format %d is not deflate, "
+                          "columnar or columnar_deflate", opt->segment_format);
     if (opt->pass_ms > 60000 || opt->commit_ms > 3600000)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "serve: --pass-ms is at most 60000 and --commit-ms 3600000");
