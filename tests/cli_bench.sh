@@ -34,7 +34,8 @@ if d.get("events") != events:
     errors.append("events %r, want %d" % (d.get("events"), events))
 if d.get("batches") != batches:
     errors.append("batches %r, want %d" % (d.get("batches"), batches))
-want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "protobuf_varint", "zlib6_message",
+want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "columnar_zstd1", "protobuf_varint",
+        "zlib6_message",
         "zlib6_stream", "zstd1", "zstd3", "zstd19", "lz4", "xz9", "xz9_stream", "brotli11"]
 f = d.get("formats", {})
 if list(f) != want:
@@ -158,7 +159,8 @@ head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +de
 head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw +vs lz4"
 check grep -Eq "$head1" "$tmp/table.txt"
 check grep -Eq "$head2 +enc/dec +what it is$" "$tmp/table.txt"
-for k in raw packed packed_deflate columnar columnar_deflate protobuf_varint zlib6_message zlib6_stream zstd1 zstd3 \
+for k in raw packed packed_deflate columnar columnar_deflate columnar_zstd1 protobuf_varint zlib6_message \
+         zlib6_stream zstd1 zstd3 \
          zstd19 lz4 xz9 xz9_stream brotli11; do
     check grep -q "^$k " "$tmp/table.txt"
 done

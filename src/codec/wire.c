@@ -84,6 +84,26 @@ static int encode_raw(const struct trove_event *ev, size_t n, uint8_t *p)
     return TROVE_OK;
 }
 
+/* Deflate (libdeflate level 1) enc->scratch[0..len) into out past a frame header's room:
+ * *payload gets the deflated length; out->len is left for the caller to advance. */
+static int deflate_scratch(struct trove_wire_encoder *enc, size_t len, struct trove_bytes *out,
+                           size_t *payload)
+{
+    size_t bound;
+    int rc;
+
+    if (!enc->deflate && !(enc->deflate = libdeflate_alloc_compressor(1)))
+        return TROVE_ERR_NOMEM;
+    bound = libdeflate_deflate_compress_bound(enc->deflate, len);
+    if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + bound)) != TROVE_OK)
+        return rc;
+    *payload = libdeflate_deflate_compress(enc->deflate, enc->scratch.ptr, len,
+                                           out->ptr + out->len + TROVE_WIRE_HEADER_SIZE, bound);
+    if (*payload == 0 && len != 0)
+        return TROVE_ERR_NOMEM; /* cannot happen with a bound-sized buffer */
+    return TROVE_OK;
+}
+
 int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct trove_event *ev,
                       size_t n, struct trove_bytes *out)
 {
@@ -113,24 +133,13 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
         trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, 0);
         break;
     case TROVE_WIRE_DEFLATE:
-        if (!enc->deflate && !(enc->deflate = libdeflate_alloc_compressor(1)))
-            return TROVE_ERR_NOMEM;
         enc->scratch.len = 0;
         if ((rc = trove_bytes_reserve(&enc->scratch, trove_wire_packed_bound(n))) != TROVE_OK)
             return rc;
         packed_len = trove__packed_encode(&enc->map, ev, n, enc->scratch.ptr, &rc);
-        if (rc != TROVE_OK)
+        if (rc != TROVE_OK || (rc = deflate_scratch(enc, packed_len, out, &payload)) != TROVE_OK)
             return rc;
-        {
-            size_t bound = libdeflate_deflate_compress_bound(enc->deflate, packed_len);
-            if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + bound)) != TROVE_OK)
-                return rc;
-            hdr = out->ptr + out->len;
-            payload = libdeflate_deflate_compress(enc->deflate, enc->scratch.ptr, packed_len,
-                                                  hdr + TROVE_WIRE_HEADER_SIZE, bound);
-            if (payload == 0 && packed_len != 0)
-                return TROVE_ERR_NOMEM; /* cannot happen with a bound-sized buffer */
-        }
+        hdr = out->ptr + out->len;
         trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, (uint32_t)packed_len);
         break;
     case TROVE_WIRE_COLUMNAR:
@@ -144,24 +153,14 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
         trove__wire_put_header(hdr, format, TROVE_WIRE_VERSION, (uint32_t)n, (uint32_t)payload, 0);
         break;
     case TROVE_WIRE_COLUMNAR_DEFLATE:
-        if (!enc->deflate && !(enc->deflate = libdeflate_alloc_compressor(1)))
-            return TROVE_ERR_NOMEM;
         enc->scratch.len = 0;
         if ((rc = trove_bytes_reserve(&enc->scratch, trove__columnar_bound(n))) != TROVE_OK)
             return rc;
         if ((rc = trove__columnar_encode(&enc->columns, &enc->map, ev, n, enc->scratch.ptr,
-                                         &packed_len)) != TROVE_OK)
+                                         &packed_len)) != TROVE_OK ||
+            (rc = deflate_scratch(enc, packed_len, out, &payload)) != TROVE_OK)
             return rc;
-        {
-            size_t bound = libdeflate_deflate_compress_bound(enc->deflate, packed_len);
-            if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE + bound)) != TROVE_OK)
-                return rc;
-            hdr = out->ptr + out->len;
-            payload = libdeflate_deflate_compress(enc->deflate, enc->scratch.ptr, packed_len,
-                                                  hdr + TROVE_WIRE_HEADER_SIZE, bound);
-            if (payload == 0)
-                return TROVE_ERR_NOMEM; /* cannot happen with a bound-sized buffer */
-        }
+        hdr = out->ptr + out->len;
         /* a columnar payload is never empty, so raw_len != 0 says "deflated" */
         trove__wire_put_header(hdr, TROVE_WIRE_COLUMNAR, TROVE_WIRE_VERSION, (uint32_t)n,
                                (uint32_t)payload, (uint32_t)packed_len);
