@@ -54,7 +54,7 @@ serve_start --max-import 8M
 status_is 200 GET /api/captures
 json "$tmp/body" 'len(j) == 1 and j[0]["name"] == "g" and j[0]["events"] == 50000 and j[0]["live"] is False and "last_used" in j[0]'
 status_is 200 GET /api/captures/g
-json "$tmp/body" 'j["events"] == 50000 and j["segments"] >= 1 and j["names"] > 0 and j["producers"] == 0'
+json "$tmp/body" 'j["events"] == 50000 and j["segments"] >= 1 and j["names"] > 0 and j["producers"] == 0 and j["segment_format"] == "deflate"'
 status_is 404 GET /api/captures/nope
 json "$tmp/body" 'j["code"] == "not_found" and j["error"]'
 # a capture without samples has a profile of none, over its events' span

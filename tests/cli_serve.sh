@@ -192,6 +192,10 @@ serve_start --commit-ms 100 --segment-format columnar
 "$trove" record col --from "$tmp/g.wire" --socket "$sock" -q || bad "record, columnar"
 "$trove" import "$tmp/g.wire" --url "$url" --name colimp -q || bad "import, columnar"
 sleep 0.5
+if command -v curl > /dev/null; then
+  curl -s -o "$tmp/col.json" "${url%/}/api/captures/col" || bad "GET /api/captures/col"
+  json "$tmp/col.json" 'j["segment_format"] == "columnar" and j["events"] == 60000'
+fi
 serve_stop
 "$trove" ls --store "$s" --json > "$tmp/ls3.json" || bad "ls, columnar"
 json "$tmp/ls3.json" '{e["name"]: e.get("segment_format") for e in j if e["name"] in ("col", "colimp", "five")} == {"col": "columnar", "colimp": "columnar", "five": None}'

@@ -358,7 +358,8 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
     version = h->version ? h->version : h->profile_objects ? 3 : in->flows ? 2 : 1;
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
         return TROVE_ERR_LIMIT;
-    if ((segments > 0 && !h->seg) || version > 3 || (in->flags & ~TROVE_CAPTURE_FLAG_COLUMNAR) || (version == 1 && (in->flows || h->flows_bytes)) ||
+    if ((segments > 0 && !h->seg) || version > 3 || (in->flags & ~TROVE_CAPTURE_FLAG_COLUMNAR) ||
+        (version == 1 && (in->flows || h->flows_bytes)) ||
         (version < 3 && (h->profile_objects || h->profile_bytes || in->samples || in->switches)))
         return TROVE_ERR_INVALID;
     total = header_size(version, segments);

@@ -208,6 +208,10 @@ static void capture_json(struct trove__server *srv, struct trove_bytes *b, const
         put_u64(b, "segments", i->segments);
         put_u64(b, "names", i->names);
         put_u64(b, "flows", i->flows);
+        if (i->flags & TROVE_CAPTURE_FLAG_COLUMNAR)
+            trove_bytes_append(b, ",\"segment_format\":\"columnar\"", 28);
+        else
+            trove_bytes_append(b, ",\"segment_format\":\"deflate\"", 27);
     }
     trove_bytes_append(b, "}", 1);
 }
