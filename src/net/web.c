@@ -684,6 +684,7 @@ static void on_tick(lws_sorted_usec_list_t *sul)
         if (!srv->views || now - w->stop_since > STOP_GRACE_NS)
             w->exit = 1;
     }
+    trove__api_reap(w, 0);
     lws_sul_schedule(w->ctx, 0, &w->tick, on_tick, 100 * LWS_US_PER_MS);
 }
 
@@ -817,6 +818,7 @@ void trove__web_close(struct trove__server *srv)
     lws_context_destroy(w->ctx); /* closes what is left; CLOSED frees each viewer */
     while (srv->views)
         view_free(w, srv->views);
+    trove__api_reap(w, 1); /* profiles still being made for connections gone */
     log_srv = NULL;
     free(w->token);
     free(w);

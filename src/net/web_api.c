@@ -57,6 +57,7 @@ struct trove__profile_job {
     int status;              /* 0, or the HTTP status of the error */
     char err[TROVE__ERROR_MAX];
     struct trove_bytes body; /* the answer */
+    struct trove__profile_job *next; /* in web->orphans */
 };
 
 /* ---- answers ---------------------------------------------------------------------------- */
@@ -521,10 +522,24 @@ static void profile_free(struct web *w, struct trove__profile_job *j)
     w->profiles--;
 }
 
+void trove__api_reap(struct web *w, int all)
+{
+    for (struct trove__profile_job **p = &w->orphans; *p;) {
+        struct trove__profile_job *j = *p;
+        if (all || atomic_load(&j->done)) {
+            *p = j->next;
+            profile_free(w, j);
+        } else {
+            p = &j->next;
+        }
+    }
+}
+
 static int profile_begin(struct web *w, struct lws *wsi, struct pss *ps)
 {
     struct trove__profile_job *j;
 
+    trove__api_reap(w, 0);
     if (w->profiles >= PROFILE_JOBS)
         return trove__http_error(wsi, ps, 503, "unavailable",
                                  "the service is making other profiles; ask again shortly");
@@ -678,8 +693,13 @@ void trove__api_drop(struct web *w, struct pss *ps)
         trove__job_release(ps->job); /* the store thread finishes it and frees it */
         ps->job = NULL;
     }
-    if (ps->pj) { /* its thread ends by itself: it is waited for */
-        profile_free(w, ps->pj);
+    if (ps->pj) { /* its thread ends by itself: joined now if done, else once it is */
+        if (atomic_load(&ps->pj->done)) {
+            profile_free(w, ps->pj);
+        } else {
+            ps->pj->next = w->orphans;
+            w->orphans = ps->pj;
+        }
         ps->pj = NULL;
     }
     if (ps->x) {

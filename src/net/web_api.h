@@ -21,6 +21,9 @@ struct web {
     size_t token_len;
     struct pss *waiting; /* HTTP connections waiting for a store job, linked by next */
     int profiles;        /* profile answers being made (on threads of their own) */
+    /* Profiles whose connection went before they were done, linked by next: joined once done
+     * (trove__api_reap), so the web thread never waits on one; they count in profiles. */
+    struct trove__profile_job *orphans;
 };
 
 struct trove__export;
@@ -64,6 +67,8 @@ int trove__api_body(struct web *w, struct lws *wsi, struct pss *ps, const void *
 int trove__api_body_done(struct web *w, struct lws *wsi, struct pss *ps);
 /* The connection goes: stop what it started. */
 void trove__api_drop(struct web *w, struct pss *ps);
+/* Join the orphaned profiles that are done (all: every one, waiting; at the end). */
+void trove__api_reap(struct web *w, int all);
 /* Waiting answers whose job is done get to write. */
 void trove__api_wake_waiting(struct web *w);
 
