@@ -536,7 +536,7 @@ export class Timeline {
         this.range = [r0, r1];
         this.hooks.range(this.rangeTable(r0, r1), r0, r1);
       } else if (!drag.moved) {
-        if (drag.select) this.range = null;
+        if (drag.select) { this.range = null; this.hooks.range(null); } // as Escape: the panels too
         this.selected = this.hit(x, y);
         this.hooks.select(this.selected);
       }

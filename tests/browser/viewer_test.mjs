@@ -9,8 +9,8 @@
 //     dragged range lists the expected top name and sorts, search counts its matches;
 //   - a capture of samples (trove-test-hot recorded live): a tick per sample on its thread's
 //     row, the top functions table led by the two hot ones with their file, a flame graph; a
-//     shift+dragged range shows that range's samples (as many as its ticks), Esc the whole
-//     capture again; a click on a flame node zooms into it; a capture without samples, and
+//     shift+dragged range shows that range's samples (as many as its ticks), Esc (or a
+//     shift+click) the whole capture again; a click on a flame node zooms into it; a capture without samples, and
 //     one whose profile is 404, show no panel and no error;
 //   - a Chrome JSON file dropped on the page is imported and opened; a bundle downloads;
 //   - a corrupt frame (the WebSocket intercepted in the page) shows an error, and the
@@ -295,6 +295,19 @@ for (const wire of ['raw', 'packed', 'deflate']) {
     await page.keyboard.press('Escape');
     cap = await page.textContent('#profile-caption');
     check(cap.includes('in the whole capture'), `after Esc: ${cap}`);
+    // the range again, then a shift+click without a drag: the range goes, and the panel's too
+    await page.keyboard.down('Shift');
+    await page.mouse.move(ax, y);
+    await page.mouse.down();
+    await page.mouse.move(bx, y, { steps: 4 });
+    await page.mouse.up();
+    await page.keyboard.up('Shift');
+    await until(page, () => document.getElementById('profile-caption').textContent.includes('selected'));
+    await page.keyboard.down('Shift');
+    await page.mouse.click(bx, y);
+    await page.keyboard.up('Shift');
+    cap = await page.textContent('#profile-caption');
+    check(cap.includes('in the whole capture'), `after a shift+click: ${cap}`);
     // a click on a frame zooms into it; on the top row, back out
     await page.click('#flame .fl >> text=hot_alpha');
     f = await flame();
