@@ -125,19 +125,34 @@ static int fuzz_service_port(void)
     return fuzz_srv.port;
 }
 
-/* A connection to the service, non-blocking. */
+/*
+ * A connection to the service, non-blocking. Each comes from the next of 64,516 source
+ * addresses of 127.0.0.0/8 (127.1.1.1 .. 127.254.254.1): a connection the service closes
+ * first stays in TIME_WAIT on its side for a minute, holding its address and port pair, and
+ * from one source address the 28,232 ephemeral ports ran out after 6 M executions of
+ * fuzz_ws_server (connect failed). Any 127/8 address is loopback to the service.
+ */
 static int fuzz_connect(void)
 {
-    struct sockaddr_in sin;
+    static unsigned next;
+    struct sockaddr_in sin, src;
     int fd, one = 1;
+    unsigned k = next++ % (254u * 254u);
 
     memset(&sin, 0, sizeof sin);
     sin.sin_family = AF_INET;
     sin.sin_port = htons((uint16_t)fuzz_service_port());
     sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    memset(&src, 0, sizeof src);
+    src.sin_family = AF_INET;
+    src.sin_addr.s_addr = htonl(0x7f000001u | (1u + k / 254u) << 16 | (1u + k % 254u) << 8);
     CHECK((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    CHECK(connect(fd, (struct sockaddr *)&sin, sizeof sin) == 0);
+    CHECK(bind(fd, (struct sockaddr *)&src, sizeof src) == 0);
+    if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
+        fprintf(stderr, "connect to the service: %s\n", strerror(errno));
+        abort();
+    }
     CHECK(fcntl(fd, F_SETFL, O_NONBLOCK) == 0);
     return fd;
 }
