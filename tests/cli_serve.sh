@@ -187,6 +187,24 @@ check grep -q "stopped; every capture is committed" "$tmp/serve.err"
 exits 0 "$trove" verify --deep --store "$s"
 check test ! -e "$s/trove.sock"
 
+# ---- a second SIGTERM while the stop waits (3 s for a stalled viewer) exits at once -----------
+serve_start
+peer stall "$url" sig 30 > "$tmp/stall2.out" &
+stall=$!
+for _ in $(seq 1 100); do grep -q stalled "$tmp/stall2.out" 2> /dev/null && break; sleep 0.1; done
+"$trove" record sig --from "$tmp/g.wire" --socket "$sock" -q || bad "record sig"
+kill -TERM "$srv_pid"
+sleep 0.5
+check kill -0 "$srv_pid" # still stopping: the stalled viewer's grace
+kill -TERM "$srv_pid"
+wait "$srv_pid"
+check test $? -eq 1
+srv_pid=
+check grep -q "a second signal: exiting at once" "$tmp/serve.err"
+kill $stall 2> /dev/null
+wait $stall 2> /dev/null
+exits 0 "$trove" verify --deep --store "$s"
+
 # ---- --segment-format columnar: live captures and imports stored in format 5 ------------------
 serve_start --commit-ms 100 --segment-format columnar
 "$trove" record col --from "$tmp/g.wire" --socket "$sock" -q || bad "record, columnar"

@@ -90,10 +90,23 @@ serve_start() {
         echo "alive: $(kill -0 $srv_pid 2>&1 && echo yes); wchan: $(cat /proc/$srv_pid/wchan 2>&1)"; \
         cat /proc/$srv_pid/task/*/stack 2>/dev/null | head -40)"
 }
-# serve_stop: SIGTERM the service and wait; its exit status must be 0.
+# serve_stop: SIGTERM the service and wait; its exit status must be 0. One that has not
+# stopped after 5 minutes (a sanitized build on a loaded machine takes seconds) fails the
+# test, with where its threads wait, rather than hanging it.
 serve_stop() {
     local rc
     kill -TERM "$srv_pid" 2> /dev/null
+    for _ in $(seq 1 3000); do
+        kill -0 "$srv_pid" 2> /dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$srv_pid" 2> /dev/null; then
+        bad "serve did not stop in 5 minutes after SIGTERM: $(tail -c 3000 "$tmp/serve.err"; \
+            for t in /proc/$srv_pid/task/*; do echo "$(cat $t/comm 2>&1): $(cat $t/wchan 2>&1)"; done; \
+            command -v gdb > /dev/null && gdb -p "$srv_pid" -batch -ex 'thread apply all bt 8' 2>&1 | \
+            grep -E '^(Thread|#)' | head -60)"
+        kill -9 "$srv_pid" 2> /dev/null
+    fi
     wait "$srv_pid"
     rc=$?
     if [ $rc -eq 0 ]; then ok; else bad "serve exited $rc: $(head -c 3000 "$tmp/serve.err")"; fi

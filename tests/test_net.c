@@ -20,6 +20,7 @@
 #include "net/api.h"
 #include "net/assets.h"
 #include "net/fanout.h"
+#include "net/live.h"
 #include "net/producer.h"
 #include "net/remap.h"
 #include "trove/import.h"
@@ -865,6 +866,111 @@ static void test_router_profile(void)
     CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/profiles", NULL, &r, &e), -1);
 }
 
+/* ---- the table of captures ------------------------------------------------------------ */
+
+/* The store thread sweeps the table while the ingest and web threads join captures: a
+ * capture just joined must be in the table and counted, or the sweep drops it in between
+ * (a producer's capture then never opened, its data was lost and a stop waited for it
+ * for ever; a viewer waited on a capture no producer would find). */
+struct sweeper {
+    struct trove__server *srv;
+    atomic_int done;
+    long sweeps;
+};
+
+static void *sweep_thread(void *arg)
+{
+    struct sweeper *s = arg;
+    while (!atomic_load(&s->done)) {
+        trove__caps_sweep(s->srv);
+        s->sweeps++;
+    }
+    return NULL;
+}
+
+static int cap_listed(struct trove__server *srv, const struct trove__cap *c)
+{
+    int found = 0;
+    pthread_mutex_lock(&srv->mu);
+    for (const struct trove__cap *o = srv->caps; o && !found; o = o->next)
+        found = o == c;
+    pthread_mutex_unlock(&srv->mu);
+    return found;
+}
+
+static void test_caps_join_sweep(void)
+{
+    enum { ROUNDS = 20000 };
+    struct trove__server *srv = calloc(1, sizeof *srv);
+    struct sweeper sw;
+    pthread_t th;
+    int missing = 0, fresh = 0, state = -1;
+
+    CHECK(srv != NULL);
+    srv->max_queue = 1u << 20;
+    pthread_mutex_init(&srv->mu, NULL);
+    memset(&sw, 0, sizeof sw);
+    sw.srv = srv;
+    atomic_init(&sw.done, 0);
+    CHECK_EQ_INT(pthread_create(&th, NULL, sweep_thread, &sw), 0);
+    for (int i = 0; i < ROUNDS; i++) {
+        char name[32];
+        struct trove__cap *c, *again;
+        snprintf(name, sizeof name, "c%d", i % 7);
+        if (i % 2) { /* a viewer of a capture nobody writes: WAITING, swept when it leaves */
+            c = trove__cap_join(srv, name, 0, 0, &state);
+            CHECK(c != NULL);
+            CHECK(state == TROVE__CAP_WAITING || state == TROVE__CAP_FAILED);
+            missing += !cap_listed(srv, c);
+            pthread_mutex_lock(&c->mu);
+            c->viewers--;
+            pthread_mutex_unlock(&c->mu);
+        } else { /* a producer: it opens the capture; then the session fails and it leaves */
+            c = trove__cap_join(srv, name, 1, 1, &state);
+            CHECK(c != NULL);
+            CHECK_EQ_INT(state, TROVE__CAP_OPENING);
+            missing += !cap_listed(srv, c);
+            pthread_mutex_lock(&c->mu);
+            CHECK(c->append == 1 && c->producers == 1);
+            c->state = TROVE__CAP_FAILED;
+            c->producers--;
+            pthread_mutex_unlock(&c->mu);
+            /* the next producer of the name starts a new session */
+            again = trove__cap_join(srv, name, 1, 0, &state);
+            CHECK(again != NULL && again != c);
+            fresh += again != c;
+            missing += !cap_listed(srv, again);
+            pthread_mutex_lock(&again->mu);
+            CHECK(again->append == 0);
+            again->state = TROVE__CAP_FAILED;
+            again->producers--;
+            pthread_mutex_unlock(&again->mu);
+            trove__cap_release(again);
+        }
+        trove__cap_release(c);
+    }
+    atomic_store(&sw.done, 1);
+    pthread_join(th, NULL);
+    CHECK_EQ_INT(missing, 0);
+    CHECK_EQ_INT(fresh, ROUNDS / 2);
+    CHECK(sw.sweeps > 0);
+    /* what the sweep left: the newest failed session of each name, nothing counted */
+    {
+        int n = 0;
+        while (srv->caps) {
+            struct trove__cap *c = srv->caps;
+            srv->caps = c->next;
+            CHECK(c->state == TROVE__CAP_FAILED && c->producers == 0 && c->viewers == 0);
+            CHECK_EQ_INT((int)atomic_load(&c->refs), 1);
+            trove__cap_release(c);
+            n++;
+        }
+        CHECK(n <= 7);
+    }
+    pthread_mutex_destroy(&srv->mu);
+    free(srv);
+}
+
 int main(void)
 {
     test_framer_splits();
@@ -874,6 +980,7 @@ int main(void)
     test_fanout_formats();
     test_fanout_slow_viewer();
     test_fanout_threads();
+    test_caps_join_sweep();
     test_remap();
     test_router_assets();
     test_api_escape();

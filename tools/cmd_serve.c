@@ -28,7 +28,15 @@ static volatile sig_atomic_t interrupted;
 
 static void on_signal(int sig)
 {
+    static const char now[] = "trove: a second signal: exiting at once, without finishing the "
+                              "stop\n";
     (void)sig;
+    if (interrupted) { /* the stop is under way and the user will not wait for it */
+        if (write(STDERR_FILENO, now, sizeof now - 1) < 0) {
+            ; /* nowhere to say it */
+        }
+        _exit(1);
+    }
     interrupted = 1;
     trove_serve_stop();
 }

@@ -162,44 +162,6 @@ struct feed_ctx {
     struct trove_diag diag;
 };
 
-/* The capture a producer's hello names: the live one, or one made for it. */
-static struct trove__cap *attach(struct trove__server *srv, struct trove__prod *p)
-{
-    struct trove__cap *c = trove__cap_get(srv, p->hello.capture, 1);
-
-    if (!c)
-        return NULL;
-    pthread_mutex_lock(&c->mu);
-    if (c->state == TROVE__CAP_CLOSING || c->state == TROVE__CAP_ENDED ||
-        c->state == TROVE__CAP_FAILED) {
-        /* That session is over: a new one (its viewers stay with the old). */
-        struct trove__cap *fresh = trove__calloc(1, sizeof *fresh);
-        pthread_mutex_unlock(&c->mu);
-        trove__cap_release(c);
-        if (!fresh || trove__fanout_new(srv->max_queue, &fresh->fo) != TROVE_OK) {
-            free(fresh);
-            return NULL;
-        }
-        atomic_init(&fresh->refs, 2); /* the table's and ours */
-        pthread_mutex_init(&fresh->mu, NULL);
-        snprintf(fresh->name, sizeof fresh->name, "%s", p->hello.capture);
-        fresh->state = TROVE__CAP_WAITING;
-        pthread_mutex_lock(&srv->mu);
-        fresh->next = srv->caps;
-        srv->caps = fresh;
-        pthread_mutex_unlock(&srv->mu);
-        c = fresh;
-        pthread_mutex_lock(&c->mu);
-    }
-    if (c->state == TROVE__CAP_WAITING) {
-        c->state = TROVE__CAP_OPENING;
-        c->append = p->hello.append;
-    }
-    c->producers++;
-    pthread_mutex_unlock(&c->mu);
-    return c;
-}
-
 static int on_hello(void *ctx, const uint8_t *line, size_t len)
 {
     struct feed_ctx *f = ctx;
@@ -218,7 +180,7 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
     }
     if (f->p->hello.clock_tsc)
         trove__clock_init(&f->p->clock, &f->p->hello);
-    if (!(c = attach(f->srv, f->p)))
+    if (!(c = trove__cap_join(f->srv, f->p->hello.capture, 1, f->p->hello.append, NULL)))
         return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
     pthread_mutex_lock(&f->srv->mu);
     f->p->cap = c;

@@ -64,8 +64,25 @@ void trove__cap_release(struct trove__cap *c)
     free(c);
 }
 
-/* The newest capture of that name (a reference), made WAITING if there is none and create. */
-struct trove__cap *trove__cap_get(struct trove__server *srv, const char *name, int create)
+static struct trove__cap *cap_new(struct trove__server *srv, const char *name)
+{
+    struct trove__cap *c = trove__calloc(1, sizeof *c);
+
+    if (!c)
+        return NULL;
+    if (trove__fanout_new(srv->max_queue, &c->fo) != TROVE_OK) {
+        free(c);
+        return NULL;
+    }
+    atomic_init(&c->refs, 1); /* the table's */
+    pthread_mutex_init(&c->mu, NULL);
+    snprintf(c->name, sizeof c->name, "%s", name);
+    c->state = TROVE__CAP_WAITING;
+    return c;
+}
+
+struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, int producer,
+                                   int append, int *state)
 {
     struct trove__cap *c;
 
@@ -73,23 +90,65 @@ struct trove__cap *trove__cap_get(struct trove__server *srv, const char *name, i
     for (c = srv->caps; c; c = c->next)
         if (strcmp(c->name, name) == 0)
             break;
-    if (!c && create && (c = trove__calloc(1, sizeof *c)) != NULL) {
-        if (trove__fanout_new(srv->max_queue, &c->fo) != TROVE_OK) {
-            free(c);
-            c = NULL;
-        } else {
-            atomic_init(&c->refs, 1); /* the table's */
-            pthread_mutex_init(&c->mu, NULL);
-            snprintf(c->name, sizeof c->name, "%s", name);
-            c->state = TROVE__CAP_WAITING;
-            c->next = srv->caps;
-            srv->caps = c;
-        }
+    if (c && producer) {
+        int over;
+        pthread_mutex_lock(&c->mu);
+        over = c->state == TROVE__CAP_CLOSING || c->state == TROVE__CAP_ENDED ||
+               c->state == TROVE__CAP_FAILED;
+        pthread_mutex_unlock(&c->mu);
+        if (over)
+            c = NULL; /* that session is over: a new one (its viewers stay with the old) */
     }
-    if (c)
+    if (!c && (c = cap_new(srv, name)) != NULL) {
+        c->next = srv->caps;
+        srv->caps = c;
+    }
+    if (c) {
+        pthread_mutex_lock(&c->mu);
+        if (producer) {
+            if (c->state == TROVE__CAP_WAITING) {
+                c->state = TROVE__CAP_OPENING;
+                c->append = append;
+            }
+            c->producers++;
+        } else {
+            c->viewers++;
+        }
+        if (state)
+            *state = c->state;
+        pthread_mutex_unlock(&c->mu);
         atomic_fetch_add(&c->refs, 1);
+    }
     pthread_mutex_unlock(&srv->mu);
     return c;
+}
+
+void trove__caps_sweep(struct trove__server *srv)
+{
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__cap **pp = &srv->caps; *pp;) {
+        struct trove__cap *c = *pp;
+        int drop, waiting;
+        pthread_mutex_lock(&c->mu);
+        waiting = c->state == TROVE__CAP_WAITING;
+        drop = (c->state == TROVE__CAP_ENDED || c->state == TROVE__CAP_FAILED || waiting) &&
+               c->viewers == 0 && c->producers == 0 && !c->w;
+        pthread_mutex_unlock(&c->mu);
+        /* an ended capture stays listed (its counts in /api/status) while it is the newest */
+        if (drop && !waiting) {
+            int newest = 1;
+            for (struct trove__cap *o = srv->caps; o != c; o = o->next)
+                newest &= strcmp(o->name, c->name) != 0;
+            drop = !newest;
+        }
+        if (drop) {
+            *pp = c->next;
+            trove__cap_release(c);
+        } else {
+            pp = &c->next;
+        }
+    }
+    pthread_mutex_unlock(&srv->mu);
 }
 
 void trove__wake_web(struct trove__server *srv)

@@ -238,7 +238,16 @@ struct trove__server {
 
 /* live.c */
 void trove__job_release(struct trove__job *j);
-struct trove__cap *trove__cap_get(struct trove__server *srv, const char *name, int create);
+/* Join the newest capture of that name as a producer or a viewer (a reference, and *state
+ * its state then). A producer starts a new session when that one is over (its viewers stay
+ * with the old) and opens a waiting one (append: continuing the stored capture); one of the
+ * name is made (WAITING) if there is none. It is counted in the table's lock, so that
+ * trove__caps_sweep never drops it between being found and being counted. */
+struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, int producer,
+                                   int append, int *state);
+/* Drop from the table the captures nobody needs: ended or failed, no viewer, and not the
+ * newest of its name unless it has no one at all; waiting ones nobody waits for. */
+void trove__caps_sweep(struct trove__server *srv);
 void trove__log(struct trove__server *srv, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 uint64_t trove__now_ns(void);

@@ -649,36 +649,6 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
     }
 }
 
-/* Drop from the table the captures nobody needs: ended or failed, no viewer, and not the
- * newest of its name unless it has no one at all. */
-static void store_sweep(struct trove__server *srv)
-{
-    pthread_mutex_lock(&srv->mu);
-    for (struct trove__cap **pp = &srv->caps; *pp;) {
-        struct trove__cap *c = *pp;
-        int drop, waiting;
-        pthread_mutex_lock(&c->mu);
-        waiting = c->state == TROVE__CAP_WAITING;
-        drop = (c->state == TROVE__CAP_ENDED || c->state == TROVE__CAP_FAILED || waiting) &&
-               c->viewers == 0 && c->producers == 0 && !c->w;
-        pthread_mutex_unlock(&c->mu);
-        /* an ended capture stays listed (its counts in /api/status) while it is the newest */
-        if (drop && !waiting) {
-            int newest = 1;
-            for (struct trove__cap *o = srv->caps; o != c; o = o->next)
-                newest &= strcmp(o->name, c->name) != 0;
-            drop = !newest;
-        }
-        if (drop) {
-            *pp = c->next;
-            trove__cap_release(c);
-        } else {
-            pp = &c->next;
-        }
-    }
-    pthread_mutex_unlock(&srv->mu);
-}
-
 /* Is a capture of that name being written (a session that is not over)? */
 static int name_live(struct trove__server *srv, const char *name)
 {
@@ -804,7 +774,7 @@ void *trove__store_main(void *arg)
         }
         free(caps);
         run_jobs(srv);
-        store_sweep(srv);
+        trove__caps_sweep(srv);
         if (pass_done && open == 0)
             break;
         if (trove__now_ns() - trimmed >= TRIM_NS) {

@@ -302,7 +302,7 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
     struct trove__api_req req;
     struct trove__api_error err;
     char path[TROVE__API_HEADER_MAX + 2], query[TROVE__API_QUERY_MAX + 2];
-    int loopback;
+    int loopback, state;
 
     if (!v)
         return NULL;
@@ -337,15 +337,12 @@ static struct trove__view *view_new(struct web *w, struct lws *wsi)
         return v;
     }
     v->from_start = req.from_start;
-    if (!(v->cap = trove__cap_get(srv, req.name, 1))) {
+    if (!(v->cap = trove__cap_join(srv, req.name, 0, 0, &state))) {
         view_error(v, "%s", "out of memory");
         return v;
     }
-    pthread_mutex_lock(&v->cap->mu);
-    v->cap->viewers++;
     /* Waiting for the capture to start: from=now is then from its first event. */
-    v->waited = v->cap->state == TROVE__CAP_WAITING || v->cap->state == TROVE__CAP_OPENING;
-    pthread_mutex_unlock(&v->cap->mu);
+    v->waited = state == TROVE__CAP_WAITING || state == TROVE__CAP_OPENING;
     trove__log(srv, "viewer %" PRIu64 " (%s) of capture %s: %s from %s", v->id, v->peer,
                req.name, trove_wire_format_name(v->wire), v->from_start ? "start" : "now");
     return v;
