@@ -119,6 +119,10 @@ for f in columnar columnar_deflate; do
 done
 t ls --json > "$tmp/ls.json" || bad "ls --json with columnar captures"
 json "$tmp/ls.json" '[e.get("segment_format") for e in j] == [None, "columnar", "columnar", None]'
+t ls > "$tmp/ls.txt" || bad "ls with columnar captures"
+check test "$(grep -c ' columnar segments ' "$tmp/ls.txt")" -eq 2
+check grep -q '^gen-columnar_deflate .* 98 columnar segments ' "$tmp/ls.txt"
+check test "$(grep -c ' segments ' "$tmp/ls.txt")" -eq 4
 "$trove" volume rm gen-columnar --store "$s" && "$trove" volume rm gen-columnar_deflate --store "$s" || bad "volume rm columnar"
 expect_error import import "$tmp/g.wire" --store "$s" --segment-format packed
 check grep -q "not deflate, columnar or columnar_deflate" "$tmp/e.err"

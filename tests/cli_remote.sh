@@ -223,4 +223,16 @@ json "$tmp/w.json" 'j["events"] == 60000 and j["ended"]'
 check cmp -s "$tmp/g.txt" <(ev "$tmp/w.wire")
 serve_stop
 
+# ---- ls --url of columnar segments: the same table as ls --store -----------------------
+s=$tmp/store-col
+"$trove" import "$tmp/g.wire" --store "$s" --name col --segment-format columnar -q || bad "import columnar"
+"$trove" import "$tmp/g.wire" --store "$s" --name def -q || bad "import deflate"
+"$trove" ls --store "$s" > "$tmp/ls-col-local.txt" || bad "ls --store, columnar"
+check grep -q '^col .* columnar segments ' "$tmp/ls-col-local.txt"
+check test "$(grep -c ' columnar segments ' "$tmp/ls-col-local.txt")" -eq 1
+serve_start
+"$trove" ls --url "$url" > "$tmp/ls-col-remote.txt" || bad "ls --url, columnar"
+check cmp -s <(strip "$tmp/ls-col-local.txt") <(strip "$tmp/ls-col-remote.txt")
+serve_stop
+
 finish

@@ -209,9 +209,10 @@ void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l
     if (l->have_segments)
         snprintf(segs, sizeof segs, "%llu", (unsigned long long)l->segments);
     /* Times in seconds for a reader (--json keeps the nanoseconds). */
-    fprintf(o, "%-*s %llu events  %s segments  %.3f s long, from %.6f s  %llu bytes stored  "
+    fprintf(o, "%-*s %llu events  %s %ssegments  %.3f s long, from %.6f s  %llu bytes stored  "
                "last used %s%s\n",
-            width, l->name, (unsigned long long)l->events, segs, (double)len / 1e9,
+            width, l->name, (unsigned long long)l->events, segs, l->columnar ? "columnar " : "",
+            (double)len / 1e9,
             (double)l->first_ns / 1e9, (unsigned long long)l->stored_bytes, when,
             l->live ? "  live" : "");
 }

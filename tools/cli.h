@@ -367,9 +367,11 @@ struct cli_capture_line {
     int have_segments;     /* 0: segments unknown, shown as "?" */
     int have_used;         /* 0: never used */
     int live;              /* a service's capture that is being written */
+    int columnar;          /* its segments are format 5 (--segment-format) */
 };
-/* Print l as `trove ls` does, its name padded to width: events, segments, how long and
- * from when (in seconds), the bytes stored and the last use (UTC), then "live" if it is. */
+/* Print l as `trove ls` does, its name padded to width: events, segments ("columnar
+ * segments" for format 5 ones), how long and from when (in seconds), the bytes stored and
+ * the last use (UTC), then "live" if it is. */
 void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l);
 
 /* Print one event as `trove cat` does: a text line (start_ns dur_ns pid tid kind depth extra

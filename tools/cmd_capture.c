@@ -139,15 +139,17 @@ static const struct cli_store_usage ls_usage = {
     "usage: trove ls [--json] [--store DIR]\n"
     "       trove ls --url URL [--token-file FILE] [--json]\n"
     "\n"
-    "List the captures of the store by name, one a line: events, segments, how long it is\n"
-    "and where it starts on its clock (in seconds; --json gives the nanoseconds), the bytes\n"
-    "stored and when it was last replayed. A capture whose header cannot be read, or a\n"
+    "List the captures of the store by name, one a line: events, segments (\"columnar\n"
+    "segments\" when they are format 5: --segment-format), how long it is and where it\n"
+    "starts on its clock (in seconds; --json gives the nanoseconds), the bytes stored and\n"
+    "when it was last replayed. A capture whose header cannot be read, or a\n"
     "volume whose recipe cannot be read (it may be a capture), is listed with the reason,\n"
     "and ls then exits 1 after listing everything. Block volumes are left out (`trove\n"
     "volume ls` lists every volume). With --url, the captures of a running `trove serve`\n"
     "(GET /api/captures), a live one marked \"live\".\n"
     "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
-    "                     end_ns, raw_bytes, stored_bytes, last_used_ns (Unix ns, or null)},\n"
+    "                     end_ns, raw_bytes, stored_bytes, last_used_ns (Unix ns, or null),\n"
+    "                     segment_format \"columnar\" (only then)},\n"
     "                     or {name, error}; with --url, the service's array as it sent it:\n"
     "                     {name, events, first_ns, last_ns, bytes, live, last_used}\n"
     STORE_HELP REMOTE_HELP,
@@ -222,7 +224,8 @@ int cmd_ls(int argc, char **argv)
         } else {
             const struct trove_capture_info *c = &e[i].info;
             struct cli_capture_line l = {e[i].name, c->events, c->segments, c->first_ns,
-                                         c->end_ns, c->stored_bytes, used, 1, have_used, 0};
+                                         c->end_ns, c->stored_bytes, used, 1, have_used, 0,
+                                         (c->flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0};
             cli_print_capture_line(stdout, (int)width, &l);
         }
     }

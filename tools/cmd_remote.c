@@ -85,8 +85,10 @@ static json_t *parse_answer(const char *cmd, const struct cli_remote *r, const c
 
 /* ---- ls --url ---------------------------------------------------------------------------- */
 
-/* Capture name's segments, from GET /api/captures/NAME; 0 if they cannot be had. */
-static int capture_segments(struct cli_remote *r, const char *name, uint64_t *segments)
+/* Capture name's segments and whether they are columnar, from GET /api/captures/NAME; 0
+ * if they cannot be had. */
+static int capture_segments(struct cli_remote *r, const char *name, uint64_t *segments,
+                            int *columnar)
 {
     char path[256];
     struct trove_bytes body = {0};
@@ -104,6 +106,8 @@ static int capture_segments(struct cli_remote *r, const char *name, uint64_t *se
         (j = json_loadb((const char *)body.ptr, body.len, 0, NULL)) && json_is_object(j)) {
         ok = 1;
         *segments = member_u64(j, "segments", &ok);
+        *columnar = json_is_string(json_object_get(j, "segment_format")) &&
+                    strcmp(json_string_value(json_object_get(j, "segment_format")), "columnar") == 0;
     }
     json_decref(j);
     trove_bytes_free(&body);
@@ -169,7 +173,7 @@ int cli_remote_ls(const struct cli_remote_args *a)
             l.live = json_is_true(json_object_get(c, "live"));
             l.have_used = json_is_integer(used) && json_integer_value(used) >= 0;
             l.last_used_ns = l.have_used ? (uint64_t)json_integer_value(used) : 0;
-            l.have_segments = capture_segments(&r, name, &l.segments);
+            l.have_segments = capture_segments(&r, name, &l.segments, &l.columnar);
             if (cli_remote_interrupted()) {
                 status = 128 + cli_remote_interrupted();
                 cli_error("ls", "interrupted");
