@@ -15,6 +15,8 @@
 
 #include "testutil.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -436,6 +438,127 @@ static void test_samples(void)
     trove_names_free(names);
 }
 
+/* ---- a profile whose client leaves before it is made ------------------------------------- */
+
+/* A socket connected to the service's HTTP port (url's), or -1. */
+static int http_connect(void)
+{
+    struct sockaddr_in a;
+    const char *colon = strrchr(url, ':');
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_port = htons((uint16_t)(colon ? atoi(colon + 1) : 0));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+static const char profile_get[] = "GET /api/captures/big/profile HTTP/1.1\r\nHost: x\r\n\r\n";
+
+/* The HTTP status of GET /api/captures/big/profile read to its end, and its length. */
+static int profile_status(size_t *len)
+{
+    char buf[65536];
+    int fd = http_connect(), status = -1;
+    ssize_t r;
+
+    *len = 0;
+    if (fd < 0 || test_write_all(fd, profile_get, sizeof profile_get - 1) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    while ((r = read(fd, buf, sizeof buf)) > 0) {
+        if (*len == 0 && r > 12 && memcmp(buf, "HTTP/1.1 ", 9) == 0)
+            status = atoi(buf + 9);
+        *len += (size_t)r;
+    }
+    close(fd);
+    return status;
+}
+
+/* Capture "big" holds a profile large enough that making it takes a while (1,200,000
+ * samples). Clients that ask for it and reset the connection at once leave nothing counted
+ * or stuck (the service finds the reset when it writes the answer): a later client gets the
+ * whole answer. A profile still being made when the service stops (its connection closed
+ * then) is set aside, not joined on the web thread, and dropped once made; the stop
+ * returns. */
+static void test_profile_orphan(void)
+{
+    struct trove_store *s = NULL;
+    struct trove_capture_writer *w = NULL;
+    struct trove_profile *p = NULL;
+    struct trove_profile_counts mark;
+    struct trove_bytes buf = {0};
+    struct trove_event ev[4];
+    size_t len = 0;
+    int left = 0, dropped = 0, status = 0;
+
+    CHECK_EQ_INT(trove_store_open(store, TROVE_STORE_CREATE, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "big", 0, NULL, &w, NULL), TROVE_OK);
+    memset(ev, 0, sizeof ev);
+    for (int i = 0; i < 4; i++) {
+        ev[i].start_ns = 1000u * (uint64_t)i;
+        ev[i].dur_ns = 10;
+        ev[i].pid = 400;
+    }
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev, 4, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    trove_profile_get_counts(p, &mark);
+    for (uint32_t k = 0; k < 4000; k++) {
+        struct trove_profile_counts now;
+        sprof_step(p, k);
+        buf.len = 0;
+        trove_profile_get_counts(p, &now);
+        CHECK_EQ_INT(trove_profile_encode(p, &mark, &buf), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_samples(w, buf.ptr, buf.len, now.samples - mark.samples,
+                                                  now.switches - mark.switches, NULL),
+                     TROVE_OK);
+        mark = now;
+        if (k % 200 == 199)
+            CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, NULL), TROVE_OK);
+    }
+    CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, NULL), TROVE_OK);
+    trove_capture_writer_close(w);
+    trove_store_close(s);
+    trove_profile_free(p);
+    trove_bytes_free(&buf);
+
+    CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
+    for (int i = 0; i < 4; i++) {
+        struct linger rst = {1, 0};
+        int fd = http_connect();
+        CHECK(fd >= 0 && test_write_all(fd, profile_get, sizeof profile_get - 1) == 0);
+        usleep(20000); /* read before the reset */
+        if (fd >= 0) {
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &rst, sizeof rst);
+            close(fd);
+        }
+    }
+    for (int tries = 0; tries < 600 && (status = profile_status(&len)) == 503; tries++)
+        usleep(100000); /* two are made at a time */
+    CHECK_EQ_INT(status, 200);
+    CHECK(len > 100000); /* the whole answer: 4,000 steps' functions */
+    /* One being made at the stop. */
+    {
+        int fd = http_connect();
+        CHECK(fd >= 0 && test_write_all(fd, profile_get, sizeof profile_get - 1) == 0);
+        usleep(20000); /* read before the stop */
+        CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
+        if (fd >= 0)
+            close(fd);
+    }
+    left = test_serve_log_count("its connection closed before it was made");
+    dropped = test_serve_log_count("whose connection closed: dropped");
+    CHECK_EQ_INT(left, 1);
+    CHECK_EQ_INT(dropped, 1);
+}
+
 int main(void)
 {
     pthread_t prod[2], view[3];
@@ -483,6 +606,7 @@ int main(void)
     trove_store_close(s);
     test_catch_up();
     test_samples();
+    test_profile_orphan();
     for (int i = 0; i < 3; i++) {
         trove_wire_decoder_free(v[i].dec);
         trove_names_free(v[i].names);

@@ -291,7 +291,39 @@ static struct {
     char store[256], url[128], sock[256];
     uint32_t commit_ms;
     uint64_t max_viewer_queue;
+    char *log;             /* its log lines since the start, each ending in '\n' */
+    size_t log_len, log_cap;
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+
+static void srv_log(void *ctx, const char *line)
+{
+    size_t n = strlen(line);
+    (void)ctx;
+    pthread_mutex_lock(&srv.mu);
+    if (srv.log_len + n + 2 > srv.log_cap) {
+        size_t cap = (srv.log_len + n + 2) * 2;
+        char *p = realloc(srv.log, cap);
+        if (!p)
+            abort(); /* on the service's threads: no CHECK */
+        srv.log = p;
+        srv.log_cap = cap;
+    }
+    memcpy(srv.log + srv.log_len, line, n);
+    srv.log_len += n;
+    srv.log[srv.log_len++] = '\n';
+    srv.log[srv.log_len] = 0;
+    pthread_mutex_unlock(&srv.mu);
+}
+
+int test_serve_log_count(const char *needle)
+{
+    int n = 0;
+    pthread_mutex_lock(&srv.mu);
+    for (const char *p = srv.log; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    pthread_mutex_unlock(&srv.mu);
+    return n;
+}
 
 static void srv_ready(void *ctx, const char *url, const char *sock)
 {
@@ -317,6 +349,7 @@ static void *srv_main(void *arg)
     so.commit_ms = srv.commit_ms;
     so.max_viewer_queue = srv.max_viewer_queue;
     so.ready = srv_ready;
+    so.log = srv_log;
     rc = trove_serve_run(&so, &diag);
     if (rc != TROVE_OK)
         fprintf(stderr, "serve: %s\n", diag.msg);
@@ -344,6 +377,9 @@ int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t m
     srv.max_viewer_queue = max_viewer_queue;
     srv.ready = srv.done = 0;
     srv.rc = TROVE_OK;
+    free(srv.log);
+    srv.log = NULL;
+    srv.log_len = srv.log_cap = 0;
     if ((rc = pthread_create(&srv.thread, NULL, srv_main, NULL)) != 0)
         return -rc;
     pthread_mutex_lock(&srv.mu);

@@ -86,6 +86,8 @@ int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_
 int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
                            char *url, size_t url_cap, char *sock, size_t sock_cap);
 int test_serve_stop(void);
+/* How many times needle occurs in the service's log since test_serve_start. */
+int test_serve_log_count(const char *needle);
 /* Write all n bytes to fd: 0, or -1 when a write fails or writes nothing. */
 int test_write_all(int fd, const void *p, size_t n);
 /* A socket connected to the unix socket at path, or -1. */

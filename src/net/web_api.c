@@ -528,7 +528,8 @@ void trove__api_reap(struct web *w, int all)
         struct trove__profile_job *j = *p;
         if (all || atomic_load(&j->done)) {
             *p = j->next;
-            profile_free(w, j);
+            trove__log(w->srv, "profile of capture %s, whose connection closed: dropped", j->name);
+            profile_free(w, j); /* joins its thread (done, or at the stop: waited for) */
         } else {
             p = &j->next;
         }
@@ -697,6 +698,9 @@ void trove__api_drop(struct web *w, struct pss *ps)
         if (atomic_load(&ps->pj->done)) {
             profile_free(w, ps->pj);
         } else {
+            trove__log(w->srv, "profile of capture %s: its connection closed before it was made; "
+                            "it is dropped once made",
+                       ps->pj->name);
             ps->pj->next = w->orphans;
             w->orphans = ps->pj;
         }
