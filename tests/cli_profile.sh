@@ -95,10 +95,9 @@ check test "$(prof 'hot/profile?limit=0')" = 400
 check test "$(prof 'hot/profile?from_ns=9&to_ns=8')" = 400
 check test "$(prof 'hot/profile?colour=red')" = 400
 # Clients that ask and go at once (six, three times the profiles made at a time): the service
-# goes on answering (503 while profiles are still being made, then 200). Whether a profile
-# is still being made when its connection goes depends on the timing (such a one is joined
-# later, off the web thread's path: trove__api_reap), so this checks only that nothing is
-# left counted or stuck.
+# goes on answering (503 while profiles are still being made, then 200): nothing is left
+# counted or stuck. (The service finds such a close when it writes the answer; a profile
+# still being made when its connection closes, at the stop, is test_serve's.)
 python3 - "${url}" << 'EOF' || bad "asking and going"
 import socket, sys, urllib.parse
 u = urllib.parse.urlparse(sys.argv[1])
