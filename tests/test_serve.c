@@ -555,8 +555,8 @@ static void test_profile_orphan(void)
     }
     left = test_serve_log_count("its connection closed before it was made");
     dropped = test_serve_log_count("whose connection closed: dropped");
-    CHECK_EQ_INT(left, 1);
-    CHECK_EQ_INT(dropped, 1);
+    CHECK(left >= 1); /* the one asked last; a reset one may still be being made too */
+    CHECK_EQ_INT(dropped, left);
 }
 
 int main(void)
