@@ -14,6 +14,7 @@
 #include "live.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/sha1.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -30,68 +31,6 @@
 #define READ_MIN ((size_t)1 << 20) /* read at least this much at a time */
 #define HEAD_MAX 8192              /* the handshake's response */
 #define TICK_MS 100
-
-/* ---- SHA-1 (FIPS 180-4), for the handshake's accept key only ------------------------- */
-
-static uint32_t rol(uint32_t x, int n) { return x << n | x >> (32 - n); }
-
-static void sha1(const uint8_t *msg, size_t len, uint8_t out[20])
-{
-    uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
-    uint8_t block[64];
-    uint64_t bits = (uint64_t)len * 8;
-    size_t total = (len + 9 + 63) / 64 * 64;
-
-    for (size_t off = 0; off < total; off += 64) {
-        uint32_t w[80], a, b, c, d, e;
-        for (size_t i = 0; i < 64; i++) {
-            size_t k = off + i;
-            block[i] = k < len ? msg[k] : k == len ? 0x80 : 0;
-        }
-        if (off + 64 == total)
-            for (int i = 0; i < 8; i++)
-                block[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-        for (int i = 0; i < 16; i++)
-            w[i] = (uint32_t)block[4 * i] << 24 | (uint32_t)block[4 * i + 1] << 16 |
-                   (uint32_t)block[4 * i + 2] << 8 | block[4 * i + 3];
-        for (int i = 16; i < 80; i++)
-            w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-        a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
-        for (int i = 0; i < 80; i++) {
-            uint32_t f, k, t;
-            if (i < 20)
-                f = (b & c) | (~b & d), k = 0x5A827999;
-            else if (i < 40)
-                f = b ^ c ^ d, k = 0x6ED9EBA1;
-            else if (i < 60)
-                f = (b & c) | (b & d) | (c & d), k = 0x8F1BBCDC;
-            else
-                f = b ^ c ^ d, k = 0xCA62C1D6;
-            t = rol(a, 5) + f + e + k + w[i];
-            e = d, d = c, c = rol(b, 30), b = a, a = t;
-        }
-        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
-    }
-    for (int i = 0; i < 5; i++)
-        for (int j = 0; j < 4; j++)
-            out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
-}
-
-static void base64(const uint8_t *in, size_t n, char *out)
-{
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    size_t o = 0;
-
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)in[i] << 16 | (i + 1 < n ? (uint32_t)in[i + 1] << 8 : 0) |
-                     (i + 2 < n ? in[i + 2] : 0);
-        out[o++] = tab[v >> 18 & 63];
-        out[o++] = tab[v >> 12 & 63];
-        out[o++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-        out[o++] = i + 2 < n ? tab[v & 63] : '=';
-    }
-    out[o] = 0;
-}
 
 /* ---- the connection ------------------------------------------------------------------- */
 
@@ -310,8 +249,7 @@ static int parse(struct conn *c, size_t *need)
  * Sec-WebSocket-Accept is the one key64 asks for. */
 static int upgrade_check(struct conn *c, char *head, const char *key64, const char *url)
 {
-    uint8_t digest[20];
-    char want[32], cat[96];
+    char want[32];
     char *line;
 
     if (strncmp(head, "HTTP/1.1 101", 12) != 0) {
@@ -321,9 +259,7 @@ static int upgrade_check(struct conn *c, char *head, const char *key64, const ch
         return TROVE_FAIL(c->diag, TROVE_ERR_SEND, 0, "%s: the service answered '%s', not an "
                                                       "upgrade", url, head);
     }
-    snprintf(cat, sizeof cat, "%s258EAFA5-E914-47DA-95CA-C5AB0DC85B11", key64);
-    sha1((const uint8_t *)cat, strlen(cat), digest);
-    base64(digest, sizeof digest, want);
+    trove__ws_accept_key(key64, strlen(key64), want);
     for (line = strstr(head, "\r\n"); line; line = strstr(line + 2, "\r\n"))
         if (strncasecmp(line + 2, "Sec-WebSocket-Accept:", 21) == 0) {
             const char *v = line + 23;
@@ -368,7 +304,7 @@ static int open_conn(struct conn *c, const char *host, const char *port, const c
     if (getrandom(key, sizeof key, 0) != (ssize_t)sizeof key)
         for (size_t i = 0; i < sizeof key; i++)
             key[i] = (uint8_t)(now_ms() * 31 + i);
-    base64(key, sizeof key, key64);
+    trove__base64(key, sizeof key, key64);
     n = snprintf(req, sizeof req,
                  "GET %s HTTP/1.1\r\nHost: %s:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                  "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n%s%s%s\r\n",
