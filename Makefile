@@ -28,7 +28,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # and the ones only `make fuzz` needs.
 DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
                  liblz4-dev liblzma-dev libbrotli-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
-                 protobuf-compiler libwebsockets-dev libcurl4-openssl-dev libssl-dev libdw-dev libelf-dev \
+                 protobuf-compiler libcurl4-openssl-dev libssl-dev libdw-dev libelf-dev \
                  curl chromium \
                  swift-proxy swift-account swift-container swift-object memcached s3cmd xxhash
 FUZZ_PACKAGES := clang libclang-rt-14-dev

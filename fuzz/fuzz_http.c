@@ -1,36 +1,31 @@
 /*
  * fuzz_http.c: libFuzzer target for the service's reading of an HTTP request, as it runs
  * (fuzz_service.h: the service on a thread, one TCP connection per input): the request head
- * parsed by libwebsockets, then src/net/web.c — the method, path and query put back together
- * from the parser's pieces (request_of, trove__api_escape), the token from Authorization or
- * Cookie, a WebSocket upgrade's checks (confirm_upgrade), an import's Content-Length,
- * Expect: 100-continue and body into a temporary file (web_api.c) — and the router of
- * src/net/api.c and the answers.
+ * read a line at a time as it comes (src/net/http.c), the guards of src/net/web.c — the Host,
+ * the token from Authorization or the port's cookie, a change's Origin, Sec-Fetch-Site and
+ * Content-Type, a WebSocket upgrade's checks — an import's Content-Length, Expect:
+ * 100-continue and body into a temporary file (web_api.c), and the router of src/net/api.c
+ * and the answers.
  *
  * The first byte chooses the form. Even: the rest is sent as it is and the sending side
  * shut. Odd: the rest describes one request, sent whole with Connection: close — a method;
  * a path, one of the API's endpoints or made of the input's bytes; up to six query
  * parameters, names and values from the API's or from the input; every byte of them sent raw
  * where a path or query may hold it raw, else %-escaped (upper or lower case), as the input
- * says; Host, Authorization, Cookie and Origin chosen among right, wrong, absent and the
- * input's; the upgrade headers; a Content-Length and a body for POST, PUT and PATCH; Expect:
- * 100-continue.
+ * says; Host, Authorization, Cookie, Origin, Sec-Fetch-Site and Content-Type chosen among
+ * right, wrong, absent and the input's; the upgrade headers; a Content-Length and a body for
+ * POST, PUT and PATCH; Expect: 100-continue.
  *
  * Oracles. Any request: the service answers with nothing but HTTP responses and closes the
  * connection within 10 s of the request's end. A described request: exactly one response
- * comes, and its status is the one the request calls for, worked out from what the request
- * means rather than from what the HTTP layer made of it — the router (trove__api_route) on
- * the path and the query as the client wrote them (each escape decoded once, '+' a plus, '&'
- * the only separator, an empty parameter skipped, a space read as '+', a parameter "/" that
- * ends the query skipped: libwebsockets makes one of a trailing '&'), the token check on the headers as
- * sent, the upgrade's rules (400 without a Host, 404 off the WebSocket endpoints, 401, a
- * foreign Origin 403, else 101), an import's (413 over --max-import, else 501: this service
- * has no importer); a CR or LF in the path or the query is refused (400: the HTTP layer
- * would end the request line there); a NUL in the query is refused as the router refuses an
- * escaped one, or the connection is dropped; a JSON error carries its status's code;
- * "100 Continue" comes first exactly when an import that asked for it is accepted. A path
- * the HTTP layer rewrites (holding "//" or "/.", or a NUL, which it swallows after a '/'
- * with the byte after it) is held to the first oracle only.
+ * comes, and its status is the one the request calls for, worked out from the request as it
+ * was written: 405 for a method the service does not take (before anything else), 400 for a
+ * Host that does not name it, then the router (trove__api_route) on the target exactly as
+ * sent, the token check on the headers as sent, a change's guard (trove__api_change_ok), the
+ * upgrade's rules (404 off the WebSocket endpoints, 401, a foreign Origin 403, else 101), an
+ * import's (413 over --max-import, else 501: this service has no importer); a JSON error
+ * carries its status's code; "100 Continue" comes first exactly when an import that asked
+ * for it is accepted.
  */
 #include "fuzz_service.h"
 
@@ -94,7 +89,11 @@ struct req {
     struct param par[NPARAM];
     size_t npar;
     char auth[300], cookie[300], origin[300], host[128]; /* "" when not sent */
-    int has_auth, has_cookie, has_origin;
+    char site[32], ctype[80];
+    int has_auth, has_cookie, has_origin, has_site, has_ctype, x_trove;
+    char target[8192]; /* as sent: the path, and the query after its '?' */
+    size_t path_len;
+    int has_query;
     int upgrade, expect100;
     uint64_t clen;
 };
@@ -262,11 +261,16 @@ static void build_headers(struct rd *r, struct req *q, int port)
     static const char *const auths[] = {"Bearer " FUZZ_TOKEN, "bearer   " FUZZ_TOKEN,
                                         "Bearer fuzz+Token/0123456789abc", "Basic Zm9vOmJhcg==",
                                         "Bearer " FUZZ_TOKEN " and more", "Bearer "};
-    static const char *const cookies[] = {"trove_token=" FUZZ_TOKEN,
-                                          "a=1; trove_token=" FUZZ_TOKEN,
-                                          "xtrove_token=" FUZZ_TOKEN, "trove_token=wrong",
-                                          "trove_token=" FUZZ_TOKEN "; b=2", "trove_token="};
-    unsigned a = u8(r), c = u8(r), o = u8(r);
+    static const char *const cookies[] = {"trove_token_%d=" FUZZ_TOKEN,
+                                          "a=1; trove_token_%d=" FUZZ_TOKEN,
+                                          "xtrove_token_%d=" FUZZ_TOKEN, "trove_token_%d=wrong",
+                                          "trove_token_%d=" FUZZ_TOKEN "; b=2",
+                                          "trove_token=" FUZZ_TOKEN "; x=%d"};
+    static const char *const sites[] = {"same-origin", "none", "same-site", "cross-site"};
+    static const char *const types[] = {"application/octet-stream", "text/plain",
+                                        "application/x-www-form-urlencoded; charset=x",
+                                        "Multipart/Form-Data; boundary=x", "application/json"};
+    unsigned a = u8(r), c = u8(r), o = u8(r), t = u8(r);
     const uint8_t *b;
     size_t n;
 
@@ -286,7 +290,7 @@ static void build_headers(struct rd *r, struct req *q, int port)
         }
     }
     if ((q->has_cookie = c % 8 != 0) != 0) {
-        snprintf(q->cookie, sizeof q->cookie, "%s", cookies[c % 8 < 7 ? c % 8 - 1 : 5]);
+        snprintf(q->cookie, sizeof q->cookie, cookies[c % 8 < 7 ? c % 8 - 1 : 5], port);
         if (c % 8 == 7) {
             n = take(r, 60, &b);
             printable(q->cookie, sizeof q->cookie, b, n);
@@ -304,6 +308,11 @@ static void build_headers(struct rd *r, struct req *q, int port)
     }
     q->upgrade = (o & 0x10) && q->method == TROVE__GET;
     q->expect100 = (o & 0x20) != 0;
+    if ((q->has_site = t % 8 < 4) != 0)
+        snprintf(q->site, sizeof q->site, "%s", sites[t % 8]);
+    if ((q->has_ctype = (t >> 3) % 8 < 5) != 0)
+        snprintf(q->ctype, sizeof q->ctype, "%s", types[(t >> 3) % 8]);
+    q->x_trove = (t & 0x40) != 0;
 }
 
 /* The request the input describes, into w, with what it means into *q. */
@@ -319,7 +328,7 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
                    {"HEAD", TROVE__OTHER, 0},   {"OPTIONS", TROVE__OTHER, 0}};
     unsigned m = u8(r) % 10, np;
     char line[64];
-    size_t blen = 0;
+    size_t blen = 0, start;
 
     memset(q, 0, sizeof *q);
     q->method = methods[m].method;
@@ -327,7 +336,9 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
     q->head = m == 8;
     puts_(w, methods[m].name);
     puts_(w, " ");
+    start = w->len;
     build_path(r, q, w);
+    q->path_len = w->len - start;
     np = u8(r);
     q->npar = np % (NPARAM + 1);
     for (size_t i = 0; i < q->npar; i++) {
@@ -345,6 +356,9 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
             puts_(w, "&"); /* and after */
         q->amp_after = (np >> 5) & 1;
     }
+    q->has_query = q->npar > 0;
+    snprintf(q->target, sizeof q->target, "%.*s", (int)(w->len - start),
+             (const char *)w->ptr + start);
     puts_(w, " HTTP/1.1\r\n");
     build_headers(r, q, port);
     snprintf(line, sizeof line, "Host: ");
@@ -366,6 +380,18 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
         puts_(w, q->origin);
         puts_(w, "\r\n");
     }
+    if (q->has_site) {
+        puts_(w, "Sec-Fetch-Site: ");
+        puts_(w, q->site);
+        puts_(w, "\r\n");
+    }
+    if (q->has_ctype) {
+        puts_(w, "Content-Type: ");
+        puts_(w, q->ctype);
+        puts_(w, "\r\n");
+    }
+    if (q->x_trove)
+        puts_(w, "X-Trove-Request: 1\r\n");
     if (q->upgrade)
         puts_(w, "Upgrade: websocket\r\nConnection: Upgrade\r\n"
                  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n");
@@ -393,106 +419,55 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
 
 /* ---- what the request calls for ---------------------------------------------------------- */
 
-static void canon(struct trove_bytes *o, const uint8_t *s, size_t n, int key)
-{
-    for (size_t i = 0; i < n; i++) {
-        unsigned c = s[i];
-        char e[4];
-        if (c == ' ')
-            c = '+'; /* read as '+' (docs/serve.md) */
-        else if (key && c == '=')
-            c = '_'; /* the HTTP layer's rule for an escaped '=' in a name */
-        if (is_raw(c, "-._~")) {
-            e[0] = (char)c;
-            CHECK(trove_bytes_append(o, e, 1) == TROVE_OK);
-        } else {
-            snprintf(e, sizeof e, "%%%02X", c);
-            CHECK(trove_bytes_append(o, e, 3) == TROVE_OK);
-        }
-    }
-}
-
-enum { ANY = -1 };
-
-static int has_eol(const uint8_t *p, size_t n)
-{
-    return memchr(p, '\r', n) || memchr(p, '\n', n);
-}
-
-/* The status q calls for (ANY when not worked out), *drop when it may be dropped instead (a
- * NUL: the HTTP layer drops one in a path), and *cont when "100 Continue" must come first. */
-static int expect(const struct req *q, int *drop, int *cont)
+/* The status q calls for, and *cont when "100 Continue" must come first. */
+static int expect(const struct req *q, int port, int *cont)
 {
     struct trove__api_req r;
     struct trove__api_error e;
-    struct trove_bytes rq = {0};
-    char rpath[1600];
-    size_t o = 0;
-    int rc, auth;
+    struct trove__api_hosts h;
+    struct trove__api_change c;
+    char path[8192], cookie_name[32], msg[300];
+    int rc, auth, bearer;
 
-    *drop = *cont = 0;
-    for (size_t i = 0; i < q->plen; i++)
-        if (q->path[i] == 0)
-            *drop = 1;
-    if (*drop && !has_eol(q->path, q->plen))
-        return ANY; /* libwebsockets swallows a NUL after a '/', and the byte after it */
-    for (size_t i = 0; i < q->npar; i++)
-        if (memchr(q->par[i].key, 0, q->par[i].klen) || memchr(q->par[i].val, 0, q->par[i].vlen))
-            *drop = 1;
-    if (has_eol(q->path, q->plen))
-        return 400; /* the request line would end there */
-    for (size_t i = 0; i < q->npar; i++)
-        if (has_eol(q->par[i].key, q->par[i].klen) || has_eol(q->par[i].val, q->par[i].vlen))
-            return 400;
-    for (size_t i = 0; i + 1 < q->plen; i++)
-        if (q->path[i] == '/' && (q->path[i + 1] == '/' || q->path[i + 1] == '.'))
-            return ANY; /* taken apart by the HTTP layer */
-    for (size_t i = 0; i < q->plen; i++) {
-        unsigned c = q->path[i] == ' ' ? '+' : q->path[i];
-        if (c == '%' || c == 0) /* the router reads the one, refuses the other */
-            o += (size_t)snprintf(rpath + o, sizeof rpath - o, "%%%02X", c);
-        else
-            rpath[o++] = (char)c;
-    }
-    rpath[o] = 0;
-    for (size_t i = 0; i < q->npar; i++) {
-        const struct param *p = &q->par[i];
-        if (!p->eq && p->klen == 0)
-            continue;
-        if (i == q->npar - 1 && !q->amp_after && !p->eq && p->klen == 1 && p->key[0] == '/')
-            continue; /* a "/" flag that ends the query looks like what the HTTP layer
-                       * makes of a trailing '&', and is skipped (web.c); one with any
-                       * piece after it, even an empty one, is a parameter */
-        if (rq.len)
-            CHECK(trove_bytes_append(&rq, "&", 1) == TROVE_OK);
-        canon(&rq, p->key, p->klen, 1);
-        if (p->eq) {
-            CHECK(trove_bytes_append(&rq, "=", 1) == TROVE_OK);
-            canon(&rq, p->val, p->vlen, 0);
-        }
-    }
-    CHECK(trove_bytes_append(&rq, "", 1) == TROVE_OK);
-    rc = trove__api_route(q->method, rpath, (const char *)rq.ptr, &r, &e);
-    trove_bytes_free(&rq);
+    *cont = 0;
+    if (q->method == TROVE__OTHER)
+        return 405; /* refused at the request line */
+    memset(&h, 0, sizeof h);
+    snprintf(h.listen, sizeof h.listen, "127.0.0.1");
+    h.port = (unsigned)port;
+    if (!trove__api_host_ok(q->host, strlen(q->host), &h))
+        return 400;
+    snprintf(path, sizeof path, "%.*s", (int)q->path_len, q->target);
+    snprintf(cookie_name, sizeof cookie_name, "trove_token_%d", port);
     auth = trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), q->has_auth ? q->auth : NULL,
-                               q->has_cookie ? q->cookie : NULL);
+                               q->has_cookie ? q->cookie : NULL, cookie_name, &bearer);
     if (q->upgrade) {
-        if (!q->host[0])
-            return 400; /* RFC 6455 4.2.1: a handshake needs a Host */
-        if ((rc != 0 && e.status != 400) ||
-            (rc == 0 && r.route != TROVE__R_LIVE && r.route != TROVE__R_REPLAY) ||
-            (rc != 0 && strcmp(rpath, "/api/live") && strcmp(rpath, "/api/replay")))
+        if (strcmp(path, "/api/live") && strcmp(path, "/api/replay"))
             return 404;
         if (!auth)
             return 401;
-        if (!trove__api_origin_ok(q->has_origin ? q->origin : NULL, q->host, NULL, 0))
+        if (!trove__api_origin_ok(q->has_origin ? q->origin : NULL, &h, NULL, 0))
             return 403;
         return 101;
     }
+    rc = trove__api_route(q->method, path, q->has_query ? q->target + q->path_len + 1 : NULL,
+                          &r, &e);
     if (rc != 0)
         return e.status;
     if (r.route != TROVE__R_LOGIN && !auth)
         return 401;
+    if (r.route == TROVE__R_IMPORT || r.route == TROVE__R_DELETE || r.route == TROVE__R_LOGIN) {
+        memset(&c, 0, sizeof c);
+        c.method = q->method;
+        c.origin = q->has_origin ? q->origin : NULL;
+        c.fetch_site = q->has_site ? q->site : NULL;
+        c.content_type = q->has_ctype ? q->ctype : NULL;
+        c.x_trove = q->x_trove;
+        c.token_required = 1;
+        c.bearer = r.route == TROVE__R_LOGIN ? 0 : bearer;
+        if (trove__api_change_ok(&c, &h, NULL, 0, msg, sizeof msg) != 0)
+            return 403;
+    }
     switch (r.route) {
     case TROVE__R_LIVE:
     case TROVE__R_REPLAY:
@@ -509,9 +484,10 @@ static int expect(const struct req *q, int *drop, int *cont)
         *cont = q->expect100;
         return 501; /* no importer */
     case TROVE__R_LOGIN: {
-        char bearer[300];
-        snprintf(bearer, sizeof bearer, "Bearer %s", r.token);
-        return trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), bearer, NULL) ? 302 : 401;
+        char b[300];
+        snprintf(b, sizeof b, "Bearer %s", r.token);
+        return trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), b, NULL, NULL, NULL) ? 302
+                                                                                      : 401;
     }
     default:
         return 200;
@@ -580,10 +556,12 @@ static const char *code_of(int status)
     switch (status) {
     case 400: return "bad_request";
     case 401: return "unauthorized";
+    case 403: return "forbidden";
     case 404: return "not_found";
     case 405: return "method_not_allowed";
     case 413: return "too_large";
     case 501: return "not_implemented";
+    case 503: return "unavailable";
     default: return NULL;
     }
 }
@@ -593,10 +571,10 @@ static void structured(struct rd *r)
     struct trove_bytes w = {0}, in = {0};
     struct req q;
     struct resp a;
-    int fd = fuzz_connect(), io, want, drop, cont;
+    int fd = fuzz_connect(), io, want, cont;
 
     build(r, &q, &w, fuzz_srv.port);
-    want = expect(&q, &drop, &cont);
+    want = expect(&q, fuzz_srv.port, &cont);
     memset(&a, 0, sizeof a);
     a.head_only = q.head || q.upgrade;
     io = fuzz_io(fd, w.ptr, w.len, 0, &in, whole, &a, FUZZ_IO_TIMEOUT_MS);
@@ -607,13 +585,13 @@ static void structured(struct rd *r)
         abort();
     }
     parse(&in, &a);
-    if (!a.complete && !(drop && in.len == 0)) {
+    if (!a.complete) {
         fprintf(stderr, "%s: %.*s\nto:\n%.*s\n", in.len ? "a cut answer" : "no answer",
                 (int)(in.len < 500 ? in.len : 500), (const char *)in.ptr,
                 (int)(w.len < 2000 ? w.len : 2000), (const char *)w.ptr);
         abort();
     }
-    if (a.complete && want != ANY && (a.status != want || a.cont != cont)) {
+    if (a.complete && (a.status != want || a.cont != cont)) {
         fprintf(stderr, "status %d%s, not %d%s, to:\n%.*s\nanswer:\n%.*s\n", a.status,
                 a.cont ? " after 100" : "", want, cont ? " after 100" : "",
                 (int)(w.len < 2000 ? w.len : 2000), (const char *)w.ptr,

@@ -1,17 +1,20 @@
 /*
  * fuzz_router.c: libFuzzer target for the service's request router and access checks
  * (src/net/api.c): the input is split at NUL bytes into a method byte, a path, a query,
- * an Authorization header, a Cookie header, an Origin and a Host. Oracles: a routed
- * request's capture name passes the store's name check and holds no '/', '.' first or NUL;
- * an embedded file (/, /web/NAME) is reached only by its whole name; an error has a status
- * and a code the API documents; from_ns <= to_ns; a profile's limit is 1 .. 500; the token check
- * accepts the right token in either header and nothing that differs from it; and the input
- * as one piece the HTTP layer decoded (a query's value), escaped again by trove__api_escape
- * as web.c does, is read back by the router exactly (a space as '+'), or refused for a NUL
- * (400) or its length (413).
+ * an Authorization header, a Cookie header, an Origin, a Host and a Sec-Fetch-Site.
+ * Oracles: a routed request's capture name passes the store's name check and holds no '/',
+ * '.' first or NUL; an embedded file (/, /web/NAME) is reached only by its whole name; an
+ * error has a status and a code the API documents; from_ns <= to_ns; a profile's limit is
+ * 1 .. 500; the token check accepts the right token in either header (the cookie by its
+ * port's name only) and nothing that differs from it; a Host is taken only when it names
+ * 127.0.0.1 or localhost (any case, any port), an Origin only when it is http:// one of those
+ * at the service's port exactly (or one --allow-origin gave); and a change is let through
+ * only with no Origin or an allowed one, no cross-site Sec-Fetch-Site, a bearer token when
+ * the service has one and there is no Origin, and a POST body type no form can send.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "net/api.h"
 #include "net/assets.h"
@@ -23,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *buf, *part[7] = {0};
+    char *buf, *part[8] = {0};
     struct trove__api_req r;
     struct trove__api_error e;
     size_t n = 0;
@@ -36,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memcpy(buf, data + 1, size - 1);
     buf[size - 1] = 0;
     part[n++] = buf;
-    for (size_t i = 0; i + 1 < size && n < 7; i++)
+    for (size_t i = 0; i + 1 < size && n < 8; i++)
         if (buf[i] == 0)
             part[n++] = buf + i + 1;
     method = 1 + data[0] % 4;
@@ -65,36 +68,54 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     {
         const char *auth = n > 2 ? part[2] : NULL, *cookie = n > 3 ? part[3] : NULL;
-        int ok = trove__api_token_ok(TOKEN, strlen(TOKEN), auth, cookie);
+        const char *origin = n > 4 ? part[4] : NULL, *host = n > 5 ? part[5] : NULL;
+        const char *site = n > 6 ? part[6] : NULL;
+        static const char *const allow[] = {"http://allowed.example:8080"};
+        struct trove__api_hosts h;
+        struct trove__api_change c;
+        char msg[300];
+        int bearer, ok = trove__api_token_ok(TOKEN, strlen(TOKEN), auth, cookie,
+                                             "trove_token_7700", &bearer), st;
         /* accepted only when one of the headers holds exactly the token */
-        if (ok && !(auth && strstr(auth, TOKEN)) && !(cookie && strstr(cookie, TOKEN)))
+        if (ok && !(auth && strstr(auth, TOKEN)) &&
+            !(cookie && strstr(cookie, "trove_token_7700=" TOKEN)))
             abort();
-        if (!trove__api_token_ok(TOKEN, strlen(TOKEN), "Bearer " TOKEN, NULL) ||
-            !trove__api_token_ok(TOKEN, strlen(TOKEN), NULL, "a=1; trove_token=" TOKEN))
+        if (!trove__api_token_ok(TOKEN, strlen(TOKEN), "Bearer " TOKEN, NULL, NULL, &bearer) ||
+            !bearer ||
+            !trove__api_token_ok(TOKEN, strlen(TOKEN), NULL, "a=1; trove_token_7700=" TOKEN,
+                                 "trove_token_7700", &bearer) ||
+            bearer ||
+            trove__api_token_ok(TOKEN, strlen(TOKEN), NULL, "trove_token_7701=" TOKEN,
+                                "trove_token_7700", NULL))
             abort();
-        trove__api_origin_ok(n > 4 ? part[4] : NULL, n > 5 ? part[5] : NULL, NULL, 0);
-    }
-    {
-        /* The input's bytes as one piece the HTTP layer decoded, escaped again: the router
-         * reads back exactly that piece (a space as '+'), or refuses its NUL (400) or its
-         * length (413); what does not fit the buffer fills it past the router's limit. */
-        char q[TROVE__API_QUERY_MAX + 2] = "token=", want[300];
-        size_t len = 6, k = size - 1 < 299 ? size - 1 : 299;
-        const uint8_t *piece = data + 1;
-        int esc = trove__api_escape((const char *)piece, k, q, sizeof q, &len);
-        rc = trove__api_route(TROVE__GET, "/login", q, &r, &e);
-        if (esc != 0 || len != strlen(q))
-            abort(); /* 6 + 3 * 299 bytes always fit */
-        for (size_t i = 0; i < k; i++)
-            want[i] = piece[i] == ' ' ? '+' : (char)piece[i];
-        want[k] = 0;
-        if (memchr(piece, 0, k) ? rc != -1 || e.status != 400
-            : k > 256           ? rc != -1 || e.status != 413
-                                : rc != 0 || strcmp(r.token, want) != 0)
+        memset(&h, 0, sizeof h);
+        strcpy(h.listen, "127.0.0.1");
+        h.port = 7700;
+        if (host && trove__api_host_ok(host, strlen(host), &h)) {
+            size_t k = strcspn(host, ":");
+            if (!((k == 9 && !strncmp(host, "127.0.0.1", 9)) ||
+                  (k == 9 && !strncasecmp(host, "localhost", 9))))
+                abort();
+        }
+        if (origin && trove__api_origin_ok(origin, &h, allow, 1) &&
+            strcasecmp(origin, "http://127.0.0.1:7700") && strcasecmp(origin, "http://localhost:7700") &&
+            strcasecmp(origin, allow[0]))
             abort();
-        memset(q, 'a', 10);
-        len = 10;
-        if (trove__api_escape("%", 1, q, 12, &len) != -1 || len != 11 || strlen(q) != 11)
+        memset(&c, 0, sizeof c);
+        c.method = method;
+        c.origin = origin;
+        c.fetch_site = site;
+        c.content_type = cookie; /* any bytes */
+        c.x_trove = data[0] & 0x40;
+        c.token_required = (data[0] & 0x80) != 0;
+        c.bearer = bearer;
+        st = trove__api_change_ok(&c, &h, allow, 1, msg, sizeof msg);
+        if (st != 0 && (st != 403 || !msg[0]))
+            abort();
+        if (st == 0 && ((origin && !trove__api_origin_ok(origin, &h, allow, 1)) ||
+                        (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none") &&
+                         !(origin && !strcasecmp(origin, allow[0]))) ||
+                        (!origin && c.token_required && !bearer && method != TROVE__GET)))
             abort();
     }
     free(buf);

@@ -1,12 +1,13 @@
 /*
  * fuzz_service.h: the whole service (trove_serve_run) on a thread of the fuzz process, for
  * the targets that talk to it over TCP as a browser or a viewer would (fuzz_http,
- * fuzz_ws_server). The service parses a request's head and a WebSocket's frames in
- * libwebsockets and routes them in src/net/web.c; the only way to feed those bytes as it
- * reads them is a socket to the running service, so that is what the targets use: one
- * service per process, started at the first input (a fresh store in a temporary directory,
- * fuzz_tmpdir.h, a token file, listening on 127.0.0.1:0 with no exporter or importer),
- * stopped and its directory removed at exit. Each input is one connection.
+ * fuzz_ws_server). The service reads a request's head and a WebSocket's frames as they come
+ * off its sockets (src/net/web.c, http.c, web_view.c); the only way to feed those bytes as
+ * it reads them, in the pieces TCP makes, is a socket to the running service, so that is
+ * what the targets use: one service per process, started at the first input (a fresh store
+ * in a temporary directory, fuzz_tmpdir.h, a token file, listening on 127.0.0.1:0 with no
+ * exporter or importer), stopped and its directory removed at exit. Each input is one
+ * connection.
  *
  * fuzz_io sends a request while it reads what comes back (so that neither side waits on the
  * other), then reads until a predicate says the answer is whole, or the service closes, or
@@ -83,6 +84,11 @@ static void *fuzz_srv_main(void *arg)
     so.listen = "127.0.0.1:0";
     so.token_file = fuzz_srv.token_file;
     so.max_import = FUZZ_MAX_IMPORT;
+    /* Each input's connection is reset at its end, and the next may come before the service
+     * has seen that: room enough that an input is never refused for the last one's slot. */
+    so.max_replays = 64;
+    so.max_exports = 64;
+    so.max_uploads = 64;
     so.ready = fuzz_srv_ready;
     so.log = fuzz_srv_log;
     rc = trove_serve_run(&so, &diag);

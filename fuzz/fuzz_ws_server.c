@@ -1,9 +1,9 @@
 /*
  * fuzz_ws_server.c: libFuzzer target for the service's reading of what a viewer sends on
  * its WebSocket (RFC 6455), as it runs (fuzz_service.h: the service on a thread, one TCP
- * connection per input): the frames parsed by libwebsockets, the pings it answers, the
- * closes src/net/web.c checks (close_ok) and the messages web.c ignores (a viewer has
- * nothing to say), on the two WebSocket endpoints.
+ * connection per input): the frames parsed by src/net/http.c (trove__ws_parse) and
+ * src/net/web_view.c, the pings it answers, the closes it checks (trove__ws_close_ok) and the
+ * messages it ignores (a viewer has nothing to say), on the two WebSocket endpoints.
  *
  * The first byte chooses the endpoint (bits 0-1: /api/live?capture=fuzz, the same with
  * from=start, /api/replay?capture=fuzz, which has nothing stored and ends with an error,
@@ -13,40 +13,27 @@
  * ones), FIN and RSV bits, masked or not, its length in the shortest form or a longer one or
  * a declared length over what is sent (up to 2^63 - 1, or with bit 63 set), a mask key and a
  * payload. The frames follow the 101, as RFC 6455 4.1 asks of a client, or (bit 3) go with
- * the request itself.
+ * the request itself, which the service reads as frames all the same.
  *
  * Oracles: the upgrade gets 101 and the Sec-WebSocket-Accept of its key; every frame the
  * service sends is well formed — unmasked, no RSV bit, a known opcode, a control frame whole
  * (FIN) and at most 125 bytes, a close whose body is empty or a code a peer may send (7.4)
  * and a UTF-8 reason — and nothing follows its close; a text message is a JSON object with a
  * "type"; the connection ends within 10 s of our side's shutdown. Against a model of the RFC
- * run over the frames sent after the 101: each pong carries the payload of a ping sent before
- * it, in order (a ping may go unanswered while an earlier pong is pending: libwebsockets
- * answers the first of a burst, where the RFC lets it answer the last); a protocol error (a
- * fragmented or over-long control frame, an RSV bit, a reserved opcode, a continuation with
- * no message begun, a new message in the middle of one, bit 63 of a length) is answered by a
- * close with 1002 or a dropped connection, and no pong for a ping after it; a close is
- * answered by a close with its own code, or 1002 when its body is not one a peer may send
- * (one byte, a code of none of 7.4's ranges, a reason that is not UTF-8), unless more frames
- * follow it (which a client must not send, and which may end the connection first), and no
- * pong after it; on the live endpoints an input with neither leaves the connection open, and
- * a last ping is answered. A viewer's text and binary messages are ignored by the service, so
- * their UTF-8 is not looked at. A declared length costs no allocation of that size
- * (libFuzzer's -malloc_limit_mb).
- *
- * What libwebsockets 4.1 does not hold, and the model then does not follow: an unmasked
- * frame must be refused (5.1), and the library takes it as masked with the last key, which
- * the service cannot see — when a probe at start shows the library does so, the target says
- * so once and checks an input only up to its first unmasked frame; and frames that come with
- * the request (which 4.1 forbids a client to send) are misread past about 128 bytes (a
- * payload's bytes changed, or the frames after it out of step), so those inputs are held to
- * the first oracles only. And a close the library decided on for a protocol error may go
- * out with the payload of a ping it read after the error in place of its reason (own_bytes
- * says how): such a close is let through when its body is bytes this connection sent.
+ * run over the frames sent: each pong carries the payload of a ping sent before it, in order
+ * (a ping may go unanswered); a protocol error (an unmasked frame, a fragmented or over-long
+ * control frame, an RSV bit, a reserved opcode, a continuation with no message begun, a new
+ * message in the middle of one, bit 63 of a length) is answered by a close with 1002 or a
+ * dropped connection, and no pong for a ping after it; a close is answered by a close with
+ * its own code, or 1002 when its body is not one a peer may send (one byte, a code of none of
+ * 7.4's ranges, a reason that is not UTF-8), unless more frames follow it (which a client
+ * must not send, and which may end the connection first), and no pong after it; on the live
+ * endpoints an input with neither leaves the connection open, and a last ping is answered. A
+ * viewer's text and binary messages are ignored by the service, so their UTF-8 is not looked
+ * at. A declared length costs no allocation of that size (libFuzzer's -malloc_limit_mb).
  */
 #include "fuzz_service.h"
 
-#include <libwebsockets.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,27 +195,6 @@ static void parse(const struct trove_bytes *in, struct seen *s)
     }
 }
 
-/*
- * Is the close's body bytes we sent ourselves? libwebsockets 4.1.6 keeps a close reason it
- * decided on (1002 "rsv bits", say) in the connection's ping payload buffer and goes on
- * parsing what the client sent after the bad frame; a ping it then reads (the parser out of
- * step, taking payload bytes for a frame) stores its payload there too, and the close goes
- * out carrying those bytes instead of the reason, at the reason's length. The buffer is the
- * connection's own (struct lws's ws->ping_payload_buf), so what comes back is the client's
- * own bytes: a malformed close to a client that broke the protocol, nothing of another
- * connection. Such a close is let through only when its body (2 bytes at least, as a
- * reason is) is found in what this connection sent.
- */
-static int own_bytes(const struct seen *s, const struct trove_bytes *sent)
-{
-    if (s->close_len < 2 || sent->len < s->close_len)
-        return 0;
-    for (size_t i = 0; i + s->close_len <= sent->len; i++)
-        if (!memcmp(sent->ptr + i, s->close_body, s->close_len))
-            return 1;
-    return 0;
-}
-
 static int head_done(const struct trove_bytes *in, void *ctx)
 {
     struct seen *s = ctx;
@@ -262,12 +228,8 @@ struct model {
     unsigned close_code; /* its code (0: none) */
     int after_close; /* frames were sent after it (a client's error: the answer may be lost) */
     int stuck;      /* a frame declared more than was sent: the service waits for it */
-    int unfollowed; /* past what the model follows: an unmasked frame the library takes, or
-                       frames sent with the request */
     int open;       /* a message is under way (its FIN not yet sent) */
 };
-
-static int lenient_mask; /* the library answers unmasked frames (the probe below) */
 
 static void put(struct trove_bytes *w, const void *p, size_t n)
 {
@@ -359,15 +321,10 @@ static void frames(struct rd *r, struct trove_bytes *w, struct model *m)
         frame(w, (fin ? 0x80 : 0) | rsv | op, masked, form, declared, key, payload, n);
         if (m->close)
             m->after_close = 1;
-        if (m->error || m->close || m->unfollowed)
+        if (m->error || m->close)
             continue; /* nothing after those is looked at */
-        if (!masked) {
-            if (lenient_mask) {
-                m->unfollowed = 1;
-                continue;
-            }
+        if (!masked)
             bad = 1;
-        }
         bad = bad || rsv || (op >= 3 && op <= 7) || op >= 0xB;
         bad = bad || ((op & 8) && (!fin || form != 0 || declared > 125));
         bad = bad || (op == 0 && !m->open) || ((op == 1 || op == 2) && m->open);
@@ -425,7 +382,7 @@ static void head(struct trove_bytes *w, const char *path)
     put(w, h, (size_t)n);
 }
 
-/* Does the library answer an unmasked ping? Once per process. */
+/* An unmasked ping is a protocol error, never answered (RFC 6455 5.1). Once per process. */
 static void probe(void)
 {
     static int done;
@@ -450,10 +407,9 @@ static void probe(void)
     fuzz_io(fd, w.ptr, w.len, 0, &in, wait_done, &wt, 2000);
     fuzz_close(fd);
     if (s.marker) {
-        lenient_mask = 1;
-        fprintf(stderr, "fuzz_ws_server: libwebsockets %s answers an unmasked ping (RFC 6455 "
-                        "5.1 says close): inputs are checked up to their first unmasked frame\n",
-                lws_get_library_version());
+        fprintf(stderr, "fuzz_ws_server: the service answers an unmasked ping (RFC 6455 5.1 "
+                        "says close)\n");
+        abort();
     }
     trove_bytes_free(&w);
     trove_bytes_free(&in);
@@ -462,7 +418,7 @@ static void probe(void)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const uint8_t key[4] = {1, 2, 3, 4};
-    static struct trove_bytes w, in, sent; /* kept from one input to the next: no page faults */
+    static struct trove_bytes w, in; /* kept from one input to the next: no page faults */
     struct rd r = {data + 1, size > 0 ? size - 1 : 0};
     struct model m;
     struct seen s;
@@ -473,7 +429,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     fuzz_service_port();
     probe();
-    w.len = in.len = sent.len = 0;
+    w.len = in.len = 0;
     endpoint = data[0] & 3;
     framed = (data[0] & 4) != 0;
     eager = (data[0] & 8) != 0;
@@ -486,7 +442,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fd = fuzz_connect();
     head(&w, paths[endpoint]);
     if (!eager) { /* as RFC 6455 4.1 asks: the 101 first, then the frames */
-        put(&sent, w.ptr, w.len);
         io = fuzz_io(fd, w.ptr, w.len, 0, &in, head_done, &s, FUZZ_IO_TIMEOUT_MS);
         CHECK(io == FUZZ_IO_DONE && s.head > 0);
         w.len = 0;
@@ -495,9 +450,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         frames(&r, &w, &m);
     else
         put(&w, data + 1, size - 1);
-    if (eager) /* with the request: the library may misread them (see the top) */
-        m.unfollowed = 1;
-    if (framed && lives && !m.error && !m.close && !m.stuck && !m.unfollowed) {
+    if (framed && lives && !m.error && !m.close && !m.stuck) {
         /* It stays open, nothing pending: a last ping is answered. One that comes while an
          * earlier pong is pending may be dropped: it is sent again after each pong. */
         for (int tries = 0; !s.marker; tries++) {
@@ -508,8 +461,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             m.ping_len[m.nping++] = sizeof MARKER - 1;
             wt.npong = s.npong;
             wt.for_marker = 1;
-            put(&sent, w.ptr, w.len);
-            io = fuzz_io(fd, w.ptr, w.len, 0, &in, wait_done, &wt, FUZZ_IO_TIMEOUT_MS);
+                io = fuzz_io(fd, w.ptr, w.len, 0, &in, wait_done, &wt, FUZZ_IO_TIMEOUT_MS);
             w.len = 0;
             if (io != FUZZ_IO_DONE || s.closed) {
                 fprintf(stderr, "the connection should stay open and answer a ping: %s\n",
@@ -521,8 +473,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* Refused, closed, stuck or past what the model follows: the service closes (a
          * refusal or a close by a close frame or a dropped connection; the rest once our
          * side is shut). */
-        int half = !framed || !lives || m.stuck || m.unfollowed || (!m.error && !m.close);
-        put(&sent, w.ptr, w.len);
+        int half = !framed || !lives || m.stuck || (!m.error && !m.close);
         io = fuzz_io(fd, w.ptr, w.len, half, &in, wait_done, &wt, FUZZ_IO_TIMEOUT_MS);
         if (io == FUZZ_IO_TIMEOUT) {
             fprintf(stderr, "the service neither closed nor said why in %d ms\n",
@@ -531,10 +482,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         parse(&in, &s);
         CHECK(s.head > 0);
-        if (framed && lives && !m.unfollowed && m.error && s.closed)
-            CHECK((s.close_len >= 2 && s.close_body[0] == 0x03 && s.close_body[1] == 0xea) ||
-                  own_bytes(&s, &sent));
-        if (framed && lives && !m.unfollowed && m.close && !m.error && !m.after_close) {
+        if (framed && lives && m.error && s.closed)
+            CHECK(s.close_len >= 2 && s.close_body[0] == 0x03 && s.close_body[1] == 0xea);
+        if (framed && lives && m.close && !m.error && !m.after_close) {
             unsigned code = s.close_len >= 2 ? (unsigned)s.close_body[0] << 8 | s.close_body[1] : 0;
             CHECK(s.closed); /* answered, */
             CHECK(code == (m.close_bad ? 1002 : m.close_code)); /* 1002 or its own code */
@@ -542,12 +492,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fuzz_close(fd);
     parse(&in, &s);
-    if (s.bad_close && !own_bytes(&s, &sent)) {
+    if (s.bad_close) {
         fprintf(stderr, "the service's close has a body (%zu bytes) no peer may send\n",
                 s.close_len);
         abort();
     }
-    if (framed && !m.unfollowed)
+    if (framed)
         check_pongs(&s, &m, m.nping);
     return 0;
 }

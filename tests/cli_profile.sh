@@ -103,7 +103,7 @@ import socket, sys, urllib.parse
 u = urllib.parse.urlparse(sys.argv[1])
 for _ in range(6):
     c = socket.create_connection((u.hostname, u.port))
-    c.sendall(b"GET /api/captures/hot/profile HTTP/1.1\r\nHost: x\r\n\r\n")
+    c.sendall(b"GET /api/captures/hot/profile HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     c.close()
 EOF
 for _ in $(seq 100); do [ "$(prof hot/profile)" = 200 ] && break; sleep 0.1; done
@@ -206,7 +206,7 @@ json "$tmp/live.json" 'j["samples"] > 100 and j["sent_frames"] >= 2 and j["sent_
 want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["samples"])' "$tmp/live.json")
 got=
 for _ in $(seq 1 300); do
-    got=$(curl -s "$url/api/status" | python3 -c '
+    got=$(curl -s "${url}api/status" | python3 -c '
 import json, sys
 j = json.load(sys.stdin)
 print(" ".join(str(c["samples"]) + "/" + str(c["committed_samples"]) for c in j["captures"] if c["name"] == "livehot"))')

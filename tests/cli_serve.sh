@@ -78,7 +78,8 @@ stall=$!
 "$trove" watch two --url "$url" --wire packed -o "$tmp/live.wire" --json --seconds 60 > "$tmp/w4.json" 2> /dev/null &
 w4=$!
 sleep 0.3
-"$trove" record two --from "$tmp/big.wire" --socket "$sock" --rate 200000 -q &
+# 4 s of capture, so that the status below finds it live even on a loaded machine
+"$trove" record two --from "$tmp/big.wire" --socket "$sock" --rate 100000 -q &
 rec=$!
 sleep 1
 "$trove" watch two --url "$url" --from start --wire deflate -o "$tmp/late.wire" --json --seconds 60 > "$tmp/w5.json" 2> /dev/null &

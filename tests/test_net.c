@@ -788,54 +788,6 @@ static void test_router_assets(void)
     CHECK(trove__web_asset_find("", NULL) == NULL);
 }
 
-/* What the HTTP layer decoded, escaped again for the router (trove__api_escape): the
- * router reads the values the client sent, '%' and '&' in them included, a space as the '+'
- * it was; one that does not fit fills its buffer past the router's limit (413). */
-static void test_api_escape(void)
-{
-    struct trove__api_req r;
-    struct trove__api_error e;
-    char q[TROVE__API_QUERY_MAX + 2], big[TROVE__API_QUERY_MAX + 16];
-    size_t n = 0;
-
-    CHECK_EQ_INT(trove__api_escape("token=ab cd/e=", 14, q, sizeof q, &n), 0);
-    CHECK(strcmp(q, "token=ab+cd/e=") == 0 && n == 14);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/login", q, &r, &e), 0);
-    CHECK(strcmp(r.token, "ab+cd/e=") == 0);
-    n = 0;
-    CHECK_EQ_INT(trove__api_escape("format=bundle&to_ns=5", 21, q, sizeof q, &n), 0);
-    CHECK(strcmp(q, "format=bundle%26to_ns=5") == 0);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/g/export", q, &r, &e), -1);
-    CHECK_EQ_INT(e.status, 400); /* the value "bundle&to_ns=5", not two parameters */
-    n = 0;
-    CHECK_EQ_INT(trove__api_escape("/api/captures/a%41", 18, q, sizeof q, &n), 0);
-    CHECK(strcmp(q, "/api/captures/a%2541") == 0);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, q, NULL, &r, &e), -1);
-    CHECK_EQ_INT(e.status, 400); /* "a%41", decoded once: not "aA" */
-    n = 0;
-    CHECK_EQ_INT(trove__api_escape("capture=x\0y", 11, q, sizeof q, &n), 0);
-    CHECK(strcmp(q, "capture=x%00y") == 0);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", q, &r, &e), -1);
-    CHECK_EQ_INT(e.status, 400); /* refused, not cut at the NUL */
-    /* The viewer does not decode columnar frames: a browser may not ask for them, and auto
-     * leaves the choice to the server, which picks raw or packed (docs/formats/wire.md). */
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", "capture=c&wire=columnar", &r, &e), -1);
-    CHECK_EQ_INT(e.status, 400);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/replay", "capture=c&wire=columnar", &r, &e), -1);
-    CHECK_EQ_INT(e.status, 400);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/live", "capture=c&wire=auto", &r, &e), 0);
-    CHECK_EQ_INT(r.wire, 0);
-    memset(big, 'a', sizeof big);
-    n = 0;
-    CHECK_EQ_INT(trove__api_escape(big, sizeof big, q, sizeof q, &n), -1);
-    CHECK(n == sizeof q - 1 && strlen(q) == sizeof q - 1);
-    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures", q, &r, &e), -1);
-    CHECK_EQ_INT(e.status, 413);
-    n = 5;
-    memcpy(q, "x=1&%", 6); /* appends; a '%' escaped at the very end does not fit in 8 */
-    CHECK_EQ_INT(trove__api_escape("%", 1, q, 8, &n), -1);
-    CHECK(n == 7 && strcmp(q, "x=1&%xx") == 0);
-}
 
 /* /api/captures/NAME/profile: a range and a limit (1 .. 500, 50 without one), nothing else. */
 static void test_router_profile(void)
@@ -984,7 +936,6 @@ int main(void)
     test_caps_join_sweep();
     test_remap();
     test_router_assets();
-    test_api_escape();
     test_router_profile();
     return test_done();
 }

@@ -458,7 +458,7 @@ static int http_connect(void)
     return fd;
 }
 
-static const char profile_get[] = "GET /api/captures/big/profile HTTP/1.1\r\nHost: x\r\n\r\n";
+static const char profile_get[] = "GET /api/captures/big/profile HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
 /* The HTTP status of GET /api/captures/big/profile read to its end, and its length. */
 static int profile_status(size_t *len)

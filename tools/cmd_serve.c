@@ -72,7 +72,10 @@ static void serve_usage(FILE *f)
             "usage: trove serve [--store DIR] [--listen ADDR:PORT] [--socket PATH]\n"
             "                   [--ingest ADDR:PORT] [--wire auto|raw|packed|deflate]\n"
             "                   [--commit-ms N] [--pass-ms N] [--max-viewer-queue BYTES]\n"
-            "                   [--token-file F] [--allow-origin O]... [--max-import BYTES]\n"
+            "                   [--token-file F] [--allow-origin O]... [--allow-host H]...\n"
+            "                   [--max-import BYTES] [--max-connections N] [--idle-timeout S]\n"
+            "                   [--max-replays N] [--max-exports N] [--max-uploads N]\n"
+            "                   [--max-producers N]\n"
             "                   [--segment-format deflate|columnar|columnar_deflate] [-q] [-v]\n"
             "\n"
             "Run the live service: producers write captures into the store through the unix\n"
@@ -91,16 +94,31 @@ static void serve_usage(FILE *f)
             "  --max-viewer-queue B   bytes queued per viewer before its oldest batches are\n"
             "                         dropped (default 8M)\n"
             "  --token-file F         the API's token (F's first line): every request needs\n"
-            "                         it; required to --listen on a non-loopback address\n"
-            "  --allow-origin O       a browser Origin allowed to open WebSockets besides the\n"
-            "                         service's own (repeatable)\n"
+            "                         it; required to --listen or --ingest on a non-loopback\n"
+            "                         address\n"
+            "  --allow-origin O       a browser Origin (http://host:port) allowed to open\n"
+            "                         WebSockets, import, delete and log in besides the\n"
+            "                         service's own pages (repeatable)\n"
+            "  --allow-host H         a name requests may give in Host besides the listen\n"
+            "                         address and localhost, e.g. behind a proxy (repeatable;\n"
+            "                         any other is refused: DNS rebinding)\n"
             "  --max-import B         the largest body POST /api/captures/import takes\n"
             "                         (default 4G)\n"
+            "  --max-connections N    HTTP and WebSocket connections at once (default 1024; a\n"
+            "                         quarter of them from one address; fewer when ulimit -n\n"
+            "                         leaves too few descriptors beside the store's reserve)\n"
+            "  --idle-timeout S       close a client that takes none of its answer, or sends\n"
+            "                         none of its body, for S seconds (default 30)\n"
+            "  --max-replays N        replays and from=start viewers at once (default 8)\n"
+            "  --max-exports N        exports at once (default 4)\n"
+            "  --max-uploads N        imports received or stored at once (default 2)\n"
+            "  --max-producers N      producer connections at once (default 256)\n"
             "  --segment-format F     the frames of the segments stored (live captures and\n"
             "                         imports): deflate (default), columnar or columnar_deflate\n"
             "                         (format 5: smaller, docs/formats/capture.md)\n"
             "  -q, --quiet            only the ready line and errors\n"
             "  -v, --verbose          log every connection (the default logs problems only)\n"
+            "Over a limit a request gets 503 with Retry-After (docs/serve.md, \"Limits\").\n"
             "SIGINT or SIGTERM commits every capture, closes viewers (1001) and exits 0.\n");
 }
 
@@ -204,8 +222,8 @@ int cmd_serve(int argc, char **argv)
     struct trove_serve_options so;
     struct trove_diag diag = {0};
     struct cli_serve_ctx lg = {0, 0, 0, 0};
-    const char *store = NULL, *origins[16];
-    size_t norigins = 0;
+    const char *store = NULL, *origins[16], *hosts[16];
+    size_t norigins = 0, nhosts = 0;
     int rc;
 
     memset(&so, 0, sizeof so);
@@ -245,6 +263,33 @@ int cmd_serve(int argc, char **argv)
             if (norigins == sizeof origins / sizeof origins[0])
                 return cli_error("serve", "at most 16 --allow-origin") + 1;
             origins[norigins++] = argv[++i];
+        } else if (!strcmp(a, "--allow-host")) {
+            if (nhosts == sizeof hosts / sizeof hosts[0])
+                return cli_error("serve", "at most 16 --allow-host") + 1;
+            if (!*argv[i + 1] || strpbrk(argv[i + 1], ":/ []@"))
+                return cli_error("serve", "--allow-host: '%s' is not a host name (no port, no "
+                                          "scheme)", argv[i + 1]) + 1;
+            hosts[nhosts++] = argv[++i];
+        } else if (!strcmp(a, "--max-connections")) {
+            if (parse_u32("serve", a, argv[++i], 16, 1000000, &so.max_connections))
+                return 2;
+        } else if (!strcmp(a, "--idle-timeout")) {
+            uint32_t secs;
+            if (parse_u32("serve", a, argv[++i], 1, 86400, &secs))
+                return 2;
+            so.idle_timeout_ms = secs * 1000u;
+        } else if (!strcmp(a, "--max-replays")) {
+            if (parse_u32("serve", a, argv[++i], 1, 1000, &so.max_replays))
+                return 2;
+        } else if (!strcmp(a, "--max-exports")) {
+            if (parse_u32("serve", a, argv[++i], 1, 1000, &so.max_exports))
+                return 2;
+        } else if (!strcmp(a, "--max-uploads")) {
+            if (parse_u32("serve", a, argv[++i], 1, 1000, &so.max_uploads))
+                return 2;
+        } else if (!strcmp(a, "--max-producers")) {
+            if (parse_u32("serve", a, argv[++i], 1, 100000, &so.max_producers))
+                return 2;
         } else if (!strcmp(a, "--segment-format")) {
             if (cli_parse_segment_format("serve", argv[++i], &so.segment_format))
                 return 2;
@@ -263,6 +308,8 @@ int cmd_serve(int argc, char **argv)
     so.store_dir = cli_default_store(store);
     so.allow_origin = origins;
     so.nallow_origin = norigins;
+    so.allow_host = hosts;
+    so.nallow_host = nhosts;
     so.export_fn = serve_export;
     so.import_fn = cli_serve_import;
     so.ready = serve_ready;

@@ -385,7 +385,10 @@ window.addEventListener('drop', async (e) => {
   const name = importName(f);
   $('title').textContent = `importing ${f.name} as ${name}…`;
   try {
-    const r = await api(`/api/captures/import?name=${encodeURIComponent(name)}`, { method: 'POST', body: f });
+    // The service takes a body only with a type no plain form can send (docs/serve.md).
+    const r = await api(`/api/captures/import?name=${encodeURIComponent(name)}`, {
+      method: 'POST', body: f, headers: { 'Content-Type': 'application/octet-stream' },
+    });
     await refresh();
     location.hash = `capture=${encodeURIComponent(r.name)}`;
   } catch (err) {

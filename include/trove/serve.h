@@ -57,8 +57,20 @@ struct trove_serve_options {
     uint64_t max_viewer_queue; /* bytes per viewer; 0: the default */
     const char *token_file;    /* the API's token: the file's first line; NULL: none (only
                                   on a loopback --listen) */
-    const char *const *allow_origin; /* WebSocket Origins allowed besides the service's own */
+    const char *const *allow_origin; /* browser Origins allowed to act besides the service's
+                                        own (WebSockets, imports, deletes, login) */
     size_t nallow_origin;
+    const char *const *allow_host;   /* names a request's Host may give besides the listen
+                                        address and localhost (DNS rebinding is refused) */
+    size_t nallow_host;
+    uint32_t max_connections;  /* HTTP and WebSocket connections at once; 0: 1024 (fewer
+                                  when the process may not open that many descriptors) */
+    uint32_t idle_timeout_ms;  /* a client that takes none of its answer, or sends none of its
+                                  body, for this long is closed; 0: 30000 */
+    uint32_t max_replays;      /* replays and from=start histories at once; 0: 8 */
+    uint32_t max_exports;      /* exports at once; 0: 4 */
+    uint32_t max_uploads;      /* imports being received or stored at once; 0: 2 */
+    uint32_t max_producers;    /* producer connections at once; 0: 256 */
     uint64_t max_import;       /* bytes of an import's body; 0: 4 GiB */
     int segment_format;        /* the live captures' segments: trove_capture_options'
                                   segment_format (0: deflate) */

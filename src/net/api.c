@@ -7,6 +7,7 @@
 #include "common/alloc.h"
 #include "common/hex.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -292,52 +293,26 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
     return 0;
 }
 
-int trove__api_escape(const char *s, size_t n, char *out, size_t cap, size_t *len)
-{
-    size_t o = *len;
-
-    assert(cap > 0 && o < cap);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        char e[4] = {(char)c, 0, 0, 0};
-        size_t k = 1;
-        if (c == '%' || c == '&' || c == 0) {
-            snprintf(e, sizeof e, "%%%02X", c);
-            k = 3;
-        } else if (c == ' ') {
-            e[0] = '+';
-        }
-        if (o + k >= cap) { /* over: full, so that the router says so */
-            while (o + 1 < cap)
-                out[o++] = 'x';
-            out[o] = 0;
-            *len = o;
-            return -1;
-        }
-        memcpy(out + o, e, k);
-        o += k;
-    }
-    out[o] = 0;
-    *len = o;
-    return 0;
-}
-
 int trove__api_token_ok(const char *token, size_t token_len, const char *authorization,
-                        const char *cookie)
+                        const char *cookie, const char *cookie_name, int *bearer)
 {
     const char *given = NULL;
-    size_t glen = 0;
+    size_t glen = 0, cn = cookie_name ? strlen(cookie_name) : 0;
     unsigned diff;
 
+    if (bearer)
+        *bearer = 0;
     if (authorization && strncasecmp(authorization, "Bearer ", 7) == 0) {
         given = authorization + 7;
         while (*given == ' ')
             given++;
         glen = strcspn(given, " \r\n");
-    } else if (cookie) {
-        for (const char *p = cookie; (p = strstr(p, "trove_token=")) != NULL; p++)
-            if (p == cookie || p[-1] == ' ' || p[-1] == ';') {
-                given = p + 12;
+        if (bearer)
+            *bearer = 1;
+    } else if (cookie && cn) {
+        for (const char *p = cookie; (p = strstr(p, cookie_name)) != NULL; p++)
+            if ((p == cookie || p[-1] == ' ' || p[-1] == ';') && p[cn] == '=') {
+                given = p + cn + 1;
                 glen = strcspn(given, "; ");
                 break;
             }
@@ -351,15 +326,169 @@ int trove__api_token_ok(const char *token, size_t token_len, const char *authori
     return diff == 0;
 }
 
-int trove__api_origin_ok(const char *origin, const char *host, const char *const *allow,
-                         size_t nallow)
+/* Is s[0..n) an IP literal: dotted IPv4, or an IPv6 address in brackets? */
+static int ip_literal(const char *s, size_t n)
 {
-    if (!origin || !*origin)
-        return 1; /* not a browser: no cross-site request to fear */
-    for (size_t i = 0; i < nallow; i++)
-        if (allow[i] && strcmp(origin, allow[i]) == 0)
-            return 1;
-    if (host && *host && strncasecmp(origin, "http://", 7) == 0 && strcmp(origin + 7, host) == 0)
+    char tmp[64];
+    unsigned char buf[16];
+
+    if (n == 0 || n >= sizeof tmp)
+        return 0;
+    if (s[0] == '[') {
+        if (n < 3 || s[n - 1] != ']')
+            return 0;
+        memcpy(tmp, s + 1, n - 2);
+        tmp[n - 2] = 0;
+        return inet_pton(AF_INET6, tmp, buf) == 1;
+    }
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    return inet_pton(AF_INET, tmp, buf) == 1;
+}
+
+/* Split "name[:port]" ("[v6][:port]"): the name's length, and *port (0: none). -1 when it
+ * is not of that shape. */
+static int split_host(const char *v, size_t n, size_t *name_len, unsigned *port)
+{
+    size_t k = n;
+
+    *port = 0;
+    if (n == 0)
+        return -1;
+    if (v[0] == '[') {
+        const char *close = memchr(v, ']', n);
+        if (!close)
+            return -1;
+        k = (size_t)(close - v) + 1;
+        if (k < n && v[k] != ':')
+            return -1;
+    } else {
+        const char *colon = memchr(v, ':', n);
+        if (colon)
+            k = (size_t)(colon - v);
+    }
+    if (k == 0)
+        return -1;
+    if (k < n) { /* ":port" */
+        unsigned long p = 0;
+        if (k + 1 == n || n - k - 1 > 5)
+            return -1;
+        for (size_t i = k + 1; i < n; i++) {
+            if (v[i] < '0' || v[i] > '9')
+                return -1;
+            p = p * 10 + (unsigned long)(v[i] - '0');
+        }
+        if (p == 0 || p > 65535)
+            return -1;
+        *port = (unsigned)p;
+    }
+    for (size_t i = 0; i < k; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c <= 0x20 || c >= 0x7f || c == '/' || c == '@' || c == '\\')
+            return -1;
+    }
+    *name_len = k;
+    return 0;
+}
+
+static int same_name(const char *a, size_t n, const char *b)
+{
+    return b && strlen(b) == n && strncasecmp(a, b, n) == 0;
+}
+
+static int host_name_ok(const char *v, size_t k, const struct trove__api_hosts *h)
+{
+    if (same_name(v, k, "localhost") || same_name(v, k, h->listen))
         return 1;
+    for (size_t i = 0; i < h->nallow; i++)
+        if (same_name(v, k, h->allow[i]))
+            return 1;
+    if (h->wildcard && (ip_literal(v, k) || (h->machine[0] && same_name(v, k, h->machine))))
+        return 1;
+    return 0;
+}
+
+int trove__api_host_ok(const char *value, size_t n, const struct trove__api_hosts *h)
+{
+    size_t k;
+    unsigned port;
+
+    if (!value || split_host(value, n, &k, &port) != 0)
+        return 0;
+    return host_name_ok(value, k, h);
+}
+
+int trove__api_origin_ok(const char *origin, const struct trove__api_hosts *h,
+                         const char *const *allow, size_t nallow)
+{
+    size_t n, k;
+    unsigned port;
+
+    if (!origin)
+        return 1; /* not a browser's cross-site request */
+    n = strlen(origin);
+    for (size_t i = 0; i < nallow; i++)
+        if (allow[i] && strlen(allow[i]) == n && strncasecmp(origin, allow[i], n) == 0)
+            return 1;
+    if (n < 8 || strncasecmp(origin, "http://", 7) != 0)
+        return 0;
+    if (split_host(origin + 7, n - 7, &k, &port) != 0)
+        return 0;
+    if ((port ? port : 80) != h->port)
+        return 0;
+    return host_name_ok(origin + 7, k, h);
+}
+
+/* Can a plain HTML form send this Content-Type (its media type, without parameters)? */
+static int form_type(const char *t)
+{
+    static const char *const forms[] = {"application/x-www-form-urlencoded",
+                                        "multipart/form-data", "text/plain"};
+    size_t n;
+
+    if (!t)
+        return 1;
+    while (*t == ' ' || *t == '\t')
+        t++;
+    n = strcspn(t, "; \t");
+    if (n == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
+        if (strlen(forms[i]) == n && strncasecmp(t, forms[i], n) == 0)
+            return 1;
+    return 0;
+}
+
+int trove__api_change_ok(const struct trove__api_change *r, const struct trove__api_hosts *h,
+                         const char *const *allow, size_t nallow, char *msg, size_t cap)
+{
+    int allowed_origin = 0;
+
+    if (r->origin) {
+        if (!trove__api_origin_ok(r->origin, h, allow, nallow)) {
+            snprintf(msg, cap, "a request from another site (Origin %.100s) may not change "
+                               "anything here; allow it with --allow-origin", r->origin);
+            return 403;
+        }
+        for (size_t i = 0; i < nallow; i++)
+            if (allow[i] && strcasecmp(r->origin, allow[i]) == 0)
+                allowed_origin = 1;
+    }
+    if (r->fetch_site && !allowed_origin && strcasecmp(r->fetch_site, "same-origin") != 0 &&
+        strcasecmp(r->fetch_site, "none") != 0) {
+        snprintf(msg, cap, "a request from another site (Sec-Fetch-Site: %.40s) may not change "
+                           "anything here", r->fetch_site);
+        return 403;
+    }
+    if (!r->origin && r->token_required && !r->bearer && r->method != TROVE__GET) {
+        snprintf(msg, cap, "a change without an Origin must carry the token in an "
+                           "Authorization: Bearer header (a cookie alone is not enough)");
+        return 403;
+    }
+    if (r->method == TROVE__POST && !r->x_trove && form_type(r->content_type)) {
+        snprintf(msg, cap, "send the body with Content-Type: application/octet-stream (or an "
+                           "X-Trove-Request header): a plain form's content types are refused");
+        return 403;
+    }
     return 0;
 }

@@ -2,7 +2,7 @@
  * api.h (internal): the service's HTTP API without the sockets (docs/serve.md, "The HTTP
  * API over stored captures"): the router, from a request's method, path and query to what
  * it asks for, with every parameter checked; and the checks of who may ask — the token
- * (Authorization: Bearer, or the trove_token cookie), compared in constant time, and a
+ * (Authorization: Bearer, or the trove_token_PORT cookie), compared in constant time, and a
  * WebSocket upgrade's Origin. Pure functions of their arguments, so that a fuzz target can
  * drive them from bytes.
  */
@@ -77,33 +77,63 @@ struct trove__api_error {
 int trove__api_route(int method, const char *path, const char *query, struct trove__api_req *out,
                      struct trove__api_error *err);
 
-/*
- * Put back a piece of a request target as the router reads it. The HTTP layer
- * (libwebsockets) hands over the path and each piece of the query between two '&' (or ';')
- * with every %-escape decoded and every '+' turned into a space; joined again as they come,
- * a value holding an escaped '&' would split in two and one holding an escaped '%' would be
- * decoded a second time by the router, and one holding an escaped NUL would end there. So
- * append s[0..n) to out (cap bytes in all, *len so far, kept NUL-terminated) with '%', '&'
- * and NUL escaped again (%25, %26, %00: the router refuses the last) and a space back to
- * '+' (no name or token holds a space, and the router keeps a '+' as it is): the router
- * then reads what the client sent. Returns 0, or -1 when it does not all fit: out is then
- * filled to cap - 1 bytes, so that a path or query that does not fit reaches the router over
- * its limit (413) rather than cut short.
- */
-int trove__api_escape(const char *s, size_t n, char *out, size_t cap, size_t *len);
-
 /* Does the request carry the token? authorization: the Authorization header (may be NULL),
- * cookie: the Cookie header (may be NULL). The token is compared in constant time. */
+ * cookie: the Cookie header (may be NULL), whose cookie_name=VALUE pair is read (the login
+ * cookie's name holds the service's port: trove_token_7700). The token is compared in
+ * constant time. *bearer (may be NULL) says whether it came in the Authorization header. */
 int trove__api_token_ok(const char *token, size_t token_len, const char *authorization,
-                        const char *cookie);
+                        const char *cookie, const char *cookie_name, int *bearer);
+
+/* The names a request's Host may give (DNS rebinding: a page of another site whose name
+ * resolves to this service's address sends that name): the listen address (its literal,
+ * IPv6 in brackets), "localhost", the --allow-host names, and for a listen address that is
+ * a wildcard (0.0.0.0, [::]) any IP literal and the machine's name. */
+struct trove__api_hosts {
+    char listen[64];          /* "127.0.0.1", "[::1]" */
+    int wildcard;
+    unsigned port;            /* the listen port */
+    const char *const *allow; /* --allow-host */
+    size_t nallow;
+    char machine[256];        /* gethostname(), for a wildcard listen ("" if none) */
+};
 
 /*
- * May a WebSocket upgrade with this Origin (NULL: none, as a non-browser client sends)
- * proceed? Yes without an Origin, when it is the service's own (http://HOST where HOST is
- * the request's Host header), or one of allow[0..nallow). Compared exactly, without case
- * folding of anything but the scheme and host.
+ * Does the Host header (value[0..n): "name", "name:port", "[v6]:port") name this service?
+ * Without case. An empty or malformed value does not.
  */
-int trove__api_origin_ok(const char *origin, const char *host, const char *const *allow,
-                         size_t nallow);
+int trove__api_host_ok(const char *value, size_t n, const struct trove__api_hosts *h);
+
+/*
+ * May a request with this Origin (NULL: none) act? Yes without one (not a browser, or a
+ * browser's plain navigation), when it is one of allow[0..nallow) (compared without case),
+ * or when it is the service's own: http://H[:P] where H passes trove__api_host_ok and P is
+ * the listen port (80 when absent). Not against the request's Host, which a rebinding page
+ * chooses.
+ */
+int trove__api_origin_ok(const char *origin, const struct trove__api_hosts *h,
+                         const char *const *allow, size_t nallow);
+
+/* What a request that changes something (import, delete, login) carries. */
+struct trove__api_change {
+    int method;               /* TROVE__GET (login), POST, DELETE */
+    const char *origin;       /* NULL: none */
+    const char *fetch_site;   /* Sec-Fetch-Site, NULL: none */
+    const char *content_type; /* NULL: none */
+    int x_trove;              /* an X-Trove-Request header */
+    int token_required;       /* the service has a token */
+    int bearer;               /* it came in an Authorization header (not the cookie) */
+};
+
+/*
+ * May that change be made (cross-site request forgery)? 0, or 403 with msg: an Origin that
+ * is not allowed (trove__api_origin_ok); a browser's Sec-Fetch-Site other than same-origin
+ * or none (another port of the same host is "same-site": refused, unless its Origin was
+ * allowed with --allow-origin); with a token, a request without an Origin that is not
+ * authorized by a bearer token (a cookie alone is what a forged request carries); a POST
+ * whose Content-Type a plain HTML form can send (application/x-www-form-urlencoded,
+ * multipart/form-data, text/plain, or none) unless it has an X-Trove-Request header.
+ */
+int trove__api_change_ok(const struct trove__api_change *r, const struct trove__api_hosts *h,
+                         const char *const *allow, size_t nallow, char *msg, size_t cap);
 
 #endif

@@ -33,7 +33,7 @@
 int trove__ingest_open(struct trove__server *srv, struct trove_diag *diag)
 {
     struct sockaddr_un sun;
-    int fd, one = 1;
+    int fd;
 
     const char *env = getenv("TROVE_SOCKET");
 
@@ -71,18 +71,35 @@ int trove__ingest_open(struct trove__server *srv, struct trove_diag *diag)
         if (trove__parse_addr(srv->opt.ingest, &ss, &len) != TROVE_OK)
             return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                               "serve: --ingest %s is not ADDR:PORT", srv->opt.ingest);
-        if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
-            return TROVE_FAIL(diag, -errno, 0, "serve: a socket: %s", strerror(errno));
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 64) != 0) {
-            int e = errno;
-            close(fd);
-            return TROVE_FAIL(diag, -e, 0, "serve: listening on %s for producers: %s",
-                              srv->opt.ingest, strerror(e));
-        }
+        if (!srv->opt.token_file && !trove__addr_loopback(&ss))
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                              "serve: --ingest %s is not a loopback address: give --token-file "
+                              "FILE, whose token every producer's hello must then carry",
+                              srv->opt.ingest);
+        if ((fd = trove__listen_tcp(&ss, len, 64)) < 0)
+            return TROVE_FAIL(diag, fd, 0, "serve: listening on %s for producers: %s",
+                              srv->opt.ingest, strerror(-fd));
+        trove__addr_format(&ss, srv->ingest_addr, sizeof srv->ingest_addr);
         srv->listen_fds[1] = fd;
     }
     return TROVE_OK;
+}
+
+static unsigned max_producers(const struct trove__server *srv)
+{
+    return srv->opt.max_producers ? srv->opt.max_producers : TROVE__PRODUCERS_DEFAULT;
+}
+
+/* Producers whose socket is open. */
+static unsigned open_producers(struct trove__server *srv)
+{
+    unsigned n = 0;
+
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__prod *p = srv->prods; p; p = p->next)
+        n += p->fd >= 0;
+    pthread_mutex_unlock(&srv->mu);
+    return n;
 }
 
 static void accept_one(struct trove__server *srv, int lfd, int tcp)
@@ -94,6 +111,21 @@ static void accept_one(struct trove__server *srv, int lfd, int tcp)
 
     if (fd < 0)
         return;
+    if (open_producers(srv) >= max_producers(srv)) {
+        /* The descriptors kept for producers are taken (web.c's reserve): refused. */
+        static const char why[] = "{\"type\":\"refuse\",\"reason\":\"the service has as many "
+                                  "producers as it takes (--max-producers)\"}\n";
+        if (send(fd, why, sizeof why - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+            ; /* best effort */
+        }
+        close(fd);
+        pthread_mutex_lock(&srv->mu);
+        srv->producers_refused++;
+        pthread_mutex_unlock(&srv->mu);
+        trove__log(srv, "a producer refused: %u producers are connected (--max-producers)",
+                   max_producers(srv));
+        return;
+    }
     if (!(p = trove__calloc(1, sizeof *p)) || trove_names_new(&p->pending_names) != TROVE_OK) {
         free(p);
         close(fd);
@@ -173,7 +205,7 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
     if (f->p->tcp && f->srv->token) { /* over TCP the hello carries the service's token */
         char auth[TROVE__TOKEN_MAX + 8];
         snprintf(auth, sizeof auth, "Bearer %s", f->p->hello.token);
-        if (!trove__api_token_ok(f->srv->token, f->srv->token_len, auth, NULL))
+        if (!trove__api_token_ok(f->srv->token, f->srv->token_len, auth, NULL, NULL, NULL))
             return TROVE_FAIL(&f->diag, TROVE_ERR_INVALID, 0,
                               "the hello has no token, or a wrong one (over TCP it must "
                               "carry the service's: \"token\":\"...\")");

@@ -153,8 +153,67 @@ void trove__caps_sweep(struct trove__server *srv)
 
 void trove__wake_web(struct trove__server *srv)
 {
-    if (srv->wake)
-        srv->wake(srv);
+    int fd = atomic_load(&srv->wake_fd);
+    uint64_t one = 1;
+
+    /* The eventfd is closed only after every thread that wakes the web thread is joined. */
+    if (fd >= 0 && write(fd, &one, sizeof one) < 0) {
+        ; /* its counter is full: a wake-up is pending anyway */
+    }
+}
+
+int trove__addr_loopback(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return (ntohl(((const struct sockaddr_in *)ss)->sin_addr.s_addr) >> 24) == 127;
+    if (ss->ss_family == AF_INET6) {
+        const struct in6_addr *a = &((const struct sockaddr_in6 *)ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a) || (IN6_IS_ADDR_V4MAPPED(a) && a->s6_addr[12] == 127);
+    }
+    return 0;
+}
+
+int trove__addr_wildcard(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)ss)->sin_addr.s_addr == htonl(INADDR_ANY);
+    if (ss->ss_family == AF_INET6)
+        return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)ss)->sin6_addr);
+    return 0;
+}
+
+void trove__addr_format(const struct sockaddr_storage *ss, char *out, size_t cap)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        snprintf(out, cap, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
+    } else {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        snprintf(out, cap, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    }
+}
+
+int trove__listen_tcp(struct sockaddr_storage *ss, socklen_t len, int backlog)
+{
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1, e;
+    socklen_t got = sizeof *ss;
+
+    if (fd < 0)
+        return -errno;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if ((ss->ss_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one) != 0) ||
+        bind(fd, (struct sockaddr *)ss, len) != 0 || listen(fd, backlog) != 0 ||
+        getsockname(fd, (struct sockaddr *)ss, &got) != 0) {
+        e = errno;
+        close(fd);
+        return -e;
+    }
+    return fd;
 }
 
 void trove__prod_free(struct trove__prod *p)
@@ -221,8 +280,8 @@ int trove__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len
 void trove__job_release(struct trove__job *j)
 {
     if (j && atomic_fetch_sub(&j->refs, 1) == 1) {
-        if (j->path[0])
-            unlink(j->path); /* an import's body */
+        if (j->fd >= 0)
+            close(j->fd); /* an import's body: unlinked already, so it goes now */
         free(j);
     }
 }

@@ -64,6 +64,9 @@
  * uncommitted batches) the live frames its queue dropped while its history was sent;
  * past that many it is a slow viewer like any other, told of the gap. */
 #define TROVE__CATCHUP_MAX 8
+/* Producer connections at once (trove_serve_options.max_producers' default): each takes a
+ * descriptor of the reserve web.c keeps from web load. */
+#define TROVE__PRODUCERS_DEFAULT 256u
 
 /* A batch the pass published: shared by the uncommitted list and history snapshots. */
 struct trove__batch {
@@ -169,12 +172,13 @@ struct trove__prod {
 };
 
 struct trove__history;
+struct pss;
 
 /* A viewer, owned by the web thread; its queues are shared with the pass and history. */
 struct trove__view {
     struct trove__view *next; /* srv->views */
     uint64_t id;
-    void *wsi;                /* struct lws *, web thread only */
+    struct pss *ps;           /* its connection (web_api.h), web thread only */
     char peer[TROVE__PEER_MAX];
     int wire;
     int from_start;
@@ -202,7 +206,9 @@ struct trove__job {
     int kind;
     char name[TROVE_VOLUME_NAME_MAX + 1];
     int append;
-    char path[256];        /* import: the body, in a temp file */
+    char path[64];         /* import: the body, in an unlinked temp file: /proc/self/fd/N */
+    int fd;                /* that file (-1: none) */
+    struct trove__job *held_next; /* the web thread's list of jobs holding an upload slot */
     /* the answer */
     atomic_int done;
     int status;            /* 0, or the HTTP status of the failure */
@@ -228,8 +234,10 @@ struct trove__server {
     uint64_t producers_total, producers_refused, viewers_total;
     atomic_int stopping;        /* 1: stop taking data; 2: the store is done */
     atomic_int pass_done, store_done;
-    void *lws_ctx;              /* struct lws_context * */
-    void (*wake)(struct trove__server *srv); /* wakes the web thread (web.c sets it) */
+    void *web;                  /* struct web * (web.c's) */
+    atomic_int wake_fd;         /* the web thread's eventfd (-1: none) */
+    char listen_addr[80];       /* the bound addresses, "ADDR:PORT", for /api/status */
+    char ingest_addr[80];       /* "" without --ingest */
     const char *token;          /* the API's token (web.c's), or NULL */
     size_t token_len;
     int stop_fd[2];             /* the stop request's self-pipe */
@@ -273,6 +281,16 @@ int trove__view_catch_up(struct trove__server *srv, struct trove__view *v);
 void trove__prod_free(struct trove__prod *p);
 /* "ADDR:PORT" (IPv4, or [IPv6]) into a socket address. TROVE_ERR_INVALID if it is not. */
 int trove__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len);
+/* Is the address loopback (127.0.0.0/8, ::1, ::ffff:127.0.0.0/104)? A wildcard (0.0.0.0,
+ * ::)? */
+int trove__addr_loopback(const struct sockaddr_storage *ss);
+int trove__addr_wildcard(const struct sockaddr_storage *ss);
+/* "ADDR:PORT" ("[ADDR]:PORT" for IPv6) of ss into out. */
+void trove__addr_format(const struct sockaddr_storage *ss, char *out, size_t cap);
+/* A listening TCP socket (non-blocking, close-on-exec) bound to exactly ss — an IPv6 one
+ * to IPv6 only, so that [::1] never takes IPv4 too — and its bound address back in *ss (the
+ * port chosen for port 0). The socket, or -errno. */
+int trove__listen_tcp(struct sockaddr_storage *ss, socklen_t len, int backlog);
 
 /* pass.c: the threads' bodies (arg: the server) */
 void *trove__pass_main(void *arg);

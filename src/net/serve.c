@@ -88,6 +88,7 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
     atomic_init(&srv->stopping, 0);
     atomic_init(&srv->pass_done, 0);
     atomic_init(&srv->store_done, 0);
+    atomic_init(&srv->wake_fd, -1);
 
     rc = trove_store_open(opt->store_dir, TROVE_STORE_CREATE | TROVE_STORE_NOWAIT, &srv->store,
                           diag);

@@ -3,7 +3,7 @@
  * on the web thread, which owns the viewers; captures and producers are read under their
  * locks.
  */
-#include "live.h"
+#include "web_api.h"
 #include "common/alloc.h"
 
 #include <inttypes.h>
@@ -191,6 +191,27 @@ int trove__status_json(struct trove__server *srv, struct trove_bytes *out)
         rc = put(out, ",\"socket\":");
     if (rc == TROVE_OK)
         rc = put_str(out, srv->socket_path);
+    if (rc == TROVE_OK)
+        rc = put(out, ",\"listen\":");
+    if (rc == TROVE_OK)
+        rc = put_str(out, srv->listen_addr);
+    if (rc == TROVE_OK)
+        rc = srv->ingest_addr[0] ? put(out, ",\"ingest\":") : put(out, ",\"ingest\":null");
+    if (rc == TROVE_OK && srv->ingest_addr[0])
+        rc = put_str(out, srv->ingest_addr);
+    if (rc == TROVE_OK && srv->web) {
+        const struct web *w = srv->web;
+        rc = put(out, ",\"limits\":{\"max_connections\":%zu,\"max_per_address\":%zu,"
+                      "\"idle_timeout_ms\":%" PRIu64 ",\"max_replays\":%d,\"max_exports\":%d,"
+                      "\"max_uploads\":%d,\"max_producers\":%u,\"fd_limit\":%" PRIu64 "},"
+                      "\"web\":{\"connections\":%zu,\"refused\":%" PRIu64 ",\"evicted\":%" PRIu64
+                      ",\"timed_out\":%" PRIu64 ",\"replays\":%d,\"exports\":%d,\"uploads\":%d}",
+                 w->conns.max, w->conns.per_addr, w->conns.idle_timeout_ns / 1000000u,
+                 w->max_streams, w->max_exports, w->max_uploads,
+                 srv->opt.max_producers ? srv->opt.max_producers : TROVE__PRODUCERS_DEFAULT,
+                 w->fd_limit, w->conns.n, w->conns.refused, w->conns.evicted, w->conns.timed_out,
+                 w->streams, w->exports, w->uploads);
+    }
     if (rc == TROVE_OK)
         rc = put(out, ",\"wire\":\"%s\",\"pass_ms\":%" PRIu32 ",\"commit_ms\":%" PRIu32
                       ",\"max_viewer_queue\":%zu,\"producers_total\":%" PRIu64

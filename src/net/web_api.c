@@ -3,11 +3,17 @@
  * over stored captures"), on the web thread. Reads (list, info) open the store read-only
  * beside the service's writer; changes (delete, import) go to the store thread as jobs and
  * the answer waits for them; an export runs on a thread of its own, writing into a pipe the
- * web thread sends on in chunks as it fills, so that no capture is ever whole in memory. A
- * profile (its samples for the viewer) is read and made into JSON on a thread of its own too,
- * at most PROFILE_JOBS of them at once, so that a large one never holds up the live viewers;
- * the connection looks for the answer every PROFILE_POLL_US (its thread never touches the
- * web thread's libwebsockets context, which may be going away when it ends).
+ * web thread reads from as the client takes the bytes (the pipe is in the epoll set only
+ * while the client keeps up), so that no capture is ever whole in memory. A profile (its
+ * samples for the viewer) is read and made into JSON on a thread of its own too, at most
+ * PROFILE_JOBS of them at once, so that a large one never holds up the live viewers. The
+ * threads wake the web thread when they are done; one whose connection went first is joined
+ * once done (trove__api_reap), never waited for. Exports and uploads are capped (503 with
+ * Retry-After beyond), and each holds its slot until its thread or job is over.
+ *
+ * One request a connection: every answer says "connection: close", and the connection
+ * lingers after it (conn.h) so that what the client sent beyond its request is dropped
+ * without resetting the answer.
  */
 #define _GNU_SOURCE /* pipe2 */
 
@@ -15,26 +21,32 @@
 #include "common/alloc.h"
 #include "profile_json.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define HTTP_CHUNK 32768
-#define EXPORT_POLL_US 2000
+#define BODY_READ 65536
 #define MAX_IMPORT_DEFAULT ((uint64_t)4 << 30)
 /* Profiles being made at once, and the samples of the largest one the service reads: about
  * 24 bytes each in memory, and as much again while the answer is made. */
 #define PROFILE_JOBS 2
-#define PROFILE_POLL_US 5000
 #define PROFILE_MAX_SAMPLES ((uint64_t)1 << 24)
 
 struct trove__export {
+    int tag; /* TROVE__EV_PIPE: its read end is in the epoll set */
     struct trove__server *srv;
+    struct web *w;
+    struct pss *ps; /* NULL once its connection went */
     char name[TROVE_VOLUME_NAME_MAX + 1];
     int format;
     uint64_t from_ns, to_ns;
@@ -43,8 +55,7 @@ struct trove__export {
     atomic_int done;
     int status;
     char err[TROVE__ERROR_MAX];
-    uint8_t buf[LWS_PRE + 16 + HTTP_CHUNK + 8];
-    int finished; /* the last chunk went */
+    struct trove__export *next; /* in web->xorphans */
 };
 
 struct trove__profile_job {
@@ -62,46 +73,36 @@ struct trove__profile_job {
 
 /* ---- answers ---------------------------------------------------------------------------- */
 
-/* An answer is written: its connection ends (each says "connection: close"). One request a
- * connection: libwebsockets 4.1 mishandles requests pipelined behind another — a body
- * without a length read from freed memory, and a body in the same read as its head
- * consumed in an endless loop that stops the whole service (both found by fuzz_http). A
- * browser or curl opens the next connection itself; the WebSockets have their own. */
-int trove__http_done(struct lws *wsi)
+int trove__http_answer(struct pss *ps, unsigned status, const char *type, const void *body,
+                       size_t len, const char *extra_header)
 {
-    (void)wsi;
-    return -1; /* libwebsockets sends what it still holds, then closes */
-}
+    size_t cap = 1024 + (extra_header ? strlen(extra_header) : 0), n;
+    uint8_t *buf;
 
-int trove__http_answer(struct lws *wsi, struct pss *ps, unsigned status, const char *type,
-                       const void *body, size_t len, const char *extra_header)
-{
-    uint8_t hdr[LWS_PRE + 1536], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr - 1;
-
-    free(ps->body);
-    if (!(ps->body = trove__malloc(LWS_PRE + len + 1)))
+    ps->state = TROVE__PS_ANSWER;
+    ps->c.fill = NULL;
+    if (ps->c.dead)
         return -1;
-    if (len)
-        memcpy(ps->body + LWS_PRE, body, len);
-    ps->len = len;
-    ps->sent = 0;
-    if (lws_add_http_common_headers(wsi, status, type, (lws_filepos_t)len, &p, end) ||
-        lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-                                     (const unsigned char *)"no-store", 8, &p, end) ||
-        lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
-                                     (const unsigned char *)"close", 5, &p, end))
+    if (!(buf = trove__malloc(cap + len))) {
+        trove__conn_close(&ps->c);
         return -1;
-    if (extra_header) { /* "name: value" lines, each ending in \r\n */
-        size_t n = strlen(extra_header);
-        if ((size_t)(end - p) <= n)
-            return -1;
-        memcpy(p, extra_header, n);
-        p += n;
     }
-    if (lws_finalize_write_http_header(wsi, start, &p, end))
+    if (!(n = trove__http_answer_head((char *)buf, cap, status, type, (int64_t)len,
+                                      extra_header))) {
+        free(buf);
+        trove__conn_close(&ps->c);
         return -1;
-    lws_callback_on_writable(wsi);
-    return 0;
+    }
+    if (!strcmp(ps->c.head.method, "HEAD"))
+        len = 0; /* an answer to HEAD is its head (RFC 9110 9.3.2) */
+    if (len)
+        memcpy(buf + n, body, len);
+    if (trove__conn_put_own(&ps->c, buf, 0, n + len) != TROVE_OK) {
+        trove__conn_close(&ps->c);
+        return -1;
+    }
+    trove__conn_end(&ps->c, 1, trove__now_ns());
+    return ps->c.dead ? -1 : 0;
 }
 
 static void json_str(struct trove_bytes *b, const char *s)
@@ -121,8 +122,7 @@ static void json_str(struct trove_bytes *b, const char *s)
     trove_bytes_append(b, "\"", 1);
 }
 
-int trove__http_error(struct lws *wsi, struct pss *ps, unsigned status, const char *code,
-                      const char *msg)
+int trove__http_error(struct pss *ps, unsigned status, const char *code, const char *msg)
 {
     struct trove_bytes b = {0};
     int rc;
@@ -132,7 +132,7 @@ int trove__http_error(struct lws *wsi, struct pss *ps, unsigned status, const ch
     trove_bytes_append(&b, ",\"code\":", 8);
     json_str(&b, code);
     trove_bytes_append(&b, "}\n", 2);
-    rc = trove__http_answer(wsi, ps, status, "application/json", b.ptr, b.len,
+    rc = trove__http_answer(ps, status, "application/json", b.ptr, b.len,
                             status == 401 ? "www-authenticate: Bearer\r\n" : NULL);
     trove_bytes_free(&b);
     return rc;
@@ -147,6 +147,7 @@ static const char *code_of(int status)
     case 404: return "not_found";
     case 409: return "conflict";
     case 411: return "length_required";
+    case 408: return "request_timeout";
     case 413: return "too_large";
     case 501: return "not_implemented";
     case 503: return "unavailable";
@@ -217,7 +218,7 @@ static void capture_json(struct trove__server *srv, struct trove_bytes *b, const
     trove_bytes_append(b, "}", 1);
 }
 
-static int api_list(struct web *w, struct lws *wsi, struct pss *ps)
+static int api_list(struct web *w, struct pss *ps)
 {
     struct trove_store *s = NULL;
     struct trove_capture_entry *e = NULL;
@@ -231,7 +232,7 @@ static int api_list(struct web *w, struct lws *wsi, struct pss *ps)
         rc = trove_capture_list(s, &e, &n);
     if (rc != TROVE_OK) {
         trove_store_close(s);
-        return trove__http_error(wsi, ps, 500, "internal",
+        return trove__http_error(ps, 500, "internal",
                                  diag.msg[0] ? diag.msg : trove_strerror(rc));
     }
     trove_bytes_append(&b, "[", 1);
@@ -243,7 +244,7 @@ static int api_list(struct web *w, struct lws *wsi, struct pss *ps)
     trove_bytes_append(&b, "]\n", 2);
     free(e);
     trove_store_close(s);
-    rc = trove__http_answer(wsi, ps, 200, "application/json", b.ptr, b.len, NULL);
+    rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     trove_bytes_free(&b);
     return rc;
 }
@@ -267,7 +268,7 @@ static int find_capture(struct web *w, const char *name, struct trove_capture_in
     return rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_INVALID ? 404 : 500;
 }
 
-static int api_info(struct web *w, struct lws *wsi, struct pss *ps)
+static int api_info(struct web *w, struct pss *ps)
 {
     struct trove_capture_info info;
     struct trove_bytes b = {0};
@@ -275,31 +276,59 @@ static int api_info(struct web *w, struct lws *wsi, struct pss *ps)
     int st, rc;
 
     if ((st = find_capture(w, ps->req.name, &info, msg, sizeof msg)) != 0)
-        return trove__http_error(wsi, ps, (unsigned)st, code_of(st), msg);
+        return trove__http_error(ps, (unsigned)st, code_of(st), msg);
     capture_json(w->srv, &b, ps->req.name, 0, &info, 1);
     trove_bytes_append(&b, "\n", 1);
-    rc = trove__http_answer(wsi, ps, 200, "application/json", b.ptr, b.len, NULL);
+    rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     trove_bytes_free(&b);
     return rc;
 }
 
+
+int trove__http_busy(struct pss *ps, const char *msg)
+{
+    struct trove_bytes b = {0};
+    int rc;
+
+    trove_bytes_append(&b, "{\"error\":", 9);
+    json_str(&b, msg);
+    trove_bytes_append(&b, ",\"code\":\"unavailable\"}\n", 23);
+    rc = trove__http_answer(ps, 503, "application/json", b.ptr, b.len, "retry-after: 2\r\n");
+    trove_bytes_free(&b);
+    return rc;
+}
+
+
 /* ---- jobs: delete, import ----------------------------------------------------------------- */
 
-static int submit(struct web *w, struct lws *wsi, struct pss *ps, int kind)
+static void unwait(struct web *w, struct pss *ps)
+{
+    for (struct pss **pp = &w->waiting; *pp; pp = &(*pp)->next)
+        if (*pp == ps) {
+            *pp = ps->next;
+            break;
+        }
+    ps->next = NULL;
+}
+
+static int submit(struct web *w, struct pss *ps, int kind)
 {
     struct trove__job *j = trove__calloc(1, sizeof *j);
     struct trove__server *srv = w->srv;
 
     if (!j)
-        return trove__http_error(wsi, ps, 500, "internal", "out of memory");
+        return trove__http_error(ps, 500, "internal", "out of memory");
     atomic_init(&j->refs, 2);
     atomic_init(&j->done, 0);
     j->kind = kind;
     j->append = ps->req.append;
+    j->fd = -1;
     snprintf(j->name, sizeof j->name, "%s", ps->req.name);
-    if (kind == TROVE__JOB_IMPORT) {
-        snprintf(j->path, sizeof j->path, "%s", ps->ipath);
-        ps->ipath[0] = 0; /* the job's now: unlinked when it is freed */
+    if (kind == TROVE__JOB_IMPORT) { /* the body's file is the job's now */
+        j->fd = ps->ifd;
+        ps->ifd = -1;
+        ps->ifd_open = 0;
+        snprintf(j->path, sizeof j->path, "/proc/self/fd/%d", j->fd);
     }
     pthread_mutex_lock(&srv->mu);
     if (srv->jobs_tail)
@@ -309,31 +338,24 @@ static int submit(struct web *w, struct lws *wsi, struct pss *ps, int kind)
     srv->jobs_tail = j;
     pthread_cond_signal(&srv->store_cv);
     pthread_mutex_unlock(&srv->mu);
+    ps->state = TROVE__PS_ANSWER;
     ps->job = j;
-    ps->wsi = wsi;
     ps->next = w->waiting;
     w->waiting = ps;
     return 0;
 }
 
-static void unwait(struct web *w, struct pss *ps)
+/* An upload's slot goes back: its body failed, or its job is done. */
+static void upload_done(struct web *w, struct pss *ps)
 {
-    for (struct pss **pp = &w->waiting; *pp; pp = &(*pp)->next)
-        if (*pp == ps) {
-            *pp = ps->next;
-            break;
-        }
-}
-
-void trove__api_wake_waiting(struct web *w)
-{
-    for (struct pss *ps = w->waiting; ps; ps = ps->next)
-        if (ps->job && atomic_load(&ps->job->done))
-            lws_callback_on_writable(ps->wsi);
+    if (ps->upload) {
+        ps->upload = 0;
+        w->uploads--;
+    }
 }
 
 /* The job is done: its answer. */
-static int job_answer(struct web *w, struct lws *wsi, struct pss *ps)
+static int job_answer(struct web *w, struct pss *ps)
 {
     struct trove__job *j = ps->job;
     struct trove_bytes b = {0};
@@ -341,13 +363,14 @@ static int job_answer(struct web *w, struct lws *wsi, struct pss *ps)
 
     unwait(w, ps);
     ps->job = NULL;
+    upload_done(w, ps);
     if (j->status) {
-        rc = trove__http_error(wsi, ps, (unsigned)j->status, code_of(j->status), j->err);
+        rc = trove__http_error(ps, (unsigned)j->status, code_of(j->status), j->err);
     } else if (j->kind == TROVE__JOB_DELETE) {
         trove_bytes_append(&b, "{\"deleted\":", 11);
         json_str(&b, j->name);
         trove_bytes_append(&b, "}\n", 2);
-        rc = trove__http_answer(wsi, ps, 200, "application/json", b.ptr, b.len, NULL);
+        rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     } else {
         trove_bytes_append(&b, "{\"name\":", 8);
         json_str(&b, j->name);
@@ -355,11 +378,26 @@ static int job_answer(struct web *w, struct lws *wsi, struct pss *ps)
         put_u64(&b, "new_objects", j->res.new_objects);
         put_u64(&b, "new_bytes", j->res.new_bytes);
         trove_bytes_append(&b, "}\n", 2);
-        rc = trove__http_answer(wsi, ps, 200, "application/json", b.ptr, b.len, NULL);
+        rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     }
     trove_bytes_free(&b);
     trove__job_release(j);
     return rc;
+}
+
+static int profile_answer(struct web *w, struct pss *ps);
+
+void trove__api_wake_waiting(struct web *w)
+{
+    for (struct pss *ps = w->waiting, *next; ps; ps = next) {
+        next = ps->next;
+        if (ps->c.dead)
+            continue;
+        if (ps->job && atomic_load(&ps->job->done))
+            job_answer(w, ps);
+        else if (ps->pj && atomic_load(&ps->pj->done))
+            profile_answer(w, ps);
+    }
 }
 
 /* ---- import: the body into a temp file ---------------------------------------------------- */
@@ -369,89 +407,168 @@ static uint64_t max_import(struct web *w)
     return w->srv->opt.max_import ? w->srv->opt.max_import : MAX_IMPORT_DEFAULT;
 }
 
-/* A client that sent "Expect: 100-continue" (curl does for a body over 1 MiB) waits for
- * the interim answer before it sends the body: give it, once the request is accepted (a
- * refused one has had its final answer instead, and the body is never read). */
-static void expect_continue(struct lws *wsi)
+static const char *tmp_dir(void)
 {
-    static const char msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
-    unsigned char buf[LWS_PRE + sizeof msg];
-    char v[32] = "";
-
-    if (lws_hdr_copy(wsi, v, sizeof v, WSI_TOKEN_HTTP_EXPECT) <= 0 ||
-        strcasecmp(v, "100-continue") != 0)
-        return;
-    memcpy(buf + LWS_PRE, msg, sizeof msg - 1);
-    lws_write(wsi, buf + LWS_PRE, sizeof msg - 1, LWS_WRITE_HTTP);
-}
-
-static int import_begin(struct web *w, struct lws *wsi, struct pss *ps)
-{
-    char len_s[32] = "";
     const char *tmp = getenv("TMPDIR");
-
-    if (lws_hdr_copy(wsi, len_s, sizeof len_s, WSI_TOKEN_HTTP_CONTENT_LENGTH) <= 0) {
-        /* A body without a length is read by libwebsockets 4.1 out of memory it has freed
-         * when the request came behind another on the connection (found by fuzz_http): such
-         * a body is never read (and the connection ends after the answer, as every one does). */
-        return trove__http_error(wsi, ps, 411, "length_required",
-                                 "an import needs a Content-Length header");
-    }
-    if (strtoull(len_s, NULL, 10) > max_import(w)) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "the body is %s bytes, over the service's --max-import of %" PRIu64,
-                 len_s, max_import(w));
-        return trove__http_error(wsi, ps, 413, "too_large", msg);
-    }
-    snprintf(ps->ipath, sizeof ps->ipath, "%s/trove-import-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if ((ps->ifd = mkstemp(ps->ipath)) < 0) {
-        ps->ipath[0] = 0;
-        ps->ifd_open = 0;
-        return trove__http_error(wsi, ps, 500, "internal", "no temporary file for the body");
-    }
-    ps->ifd_open = 1;
-    ps->ibytes = 0;
-    ps->itoo_big = 0;
-    expect_continue(wsi);
-    return 0; /* the body follows */
+    return tmp && *tmp ? tmp : "/tmp";
 }
 
-int trove__api_body(struct web *w, struct lws *wsi, struct pss *ps, const void *in, size_t len)
+/* The body could not be kept: say why (500), and log it. */
+static int body_failed(struct web *w, struct pss *ps, int e)
 {
-    (void)wsi;
-    if (!ps->ifd_open || ps->itoo_big)
-        return 0;
-    if (ps->ibytes + len > max_import(w)) {
-        ps->itoo_big = 1; /* answered at the end of the body */
-        return 0;
+    char msg[300];
+
+    snprintf(msg, sizeof msg, "the service could not keep the body in its temporary directory "
+                              "%s: %s; nothing was stored",
+             tmp_dir(), strerror(e));
+    trove__log(w->srv, "import of %s from %s: %s", ps->req.name, ps->c.peer, msg);
+    if (ps->ifd_open) {
+        close(ps->ifd);
+        ps->ifd = -1;
+        ps->ifd_open = 0;
     }
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(ps->ifd, (const uint8_t *)in + off, len - off);
-        if (n < 0 && errno == EINTR)
+    ps->c.in_body = 0;
+    upload_done(w, ps);
+    return trove__http_error(ps, 500, "internal", msg);
+}
+
+static int body_done(struct web *w, struct pss *ps)
+{
+    ps->c.in_body = 0;
+    trove__conn_list(&ps->c, TROVE__LIST_NONE, trove__now_ns());
+    if (lseek(ps->ifd, 0, SEEK_SET) != 0)
+        return body_failed(w, ps, errno);
+    return submit(w, ps, TROVE__JOB_IMPORT);
+}
+
+static int write_body(struct web *w, struct pss *ps, const uint8_t *p, size_t n)
+{
+    if (n > ps->ilen - ps->ibytes)
+        n = (size_t)(ps->ilen - ps->ibytes); /* what follows the body is not read */
+    for (size_t off = 0; off < n;) {
+        ssize_t k = write(ps->ifd, p + off, n - off);
+        if (k < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
-            return -1;
-        off += (size_t)n;
+        if (k <= 0)
+            return body_failed(w, ps, k < 0 ? errno : ENOSPC);
+        off += (size_t)k;
     }
-    ps->ibytes += len;
+    ps->ibytes += n;
+    trove__conn_progress(&ps->c, trove__now_ns());
+    if (ps->ibytes == ps->ilen)
+        return body_done(w, ps);
     return 0;
 }
 
-int trove__api_body_done(struct web *w, struct lws *wsi, struct pss *ps)
+/* A client that sent "Expect: 100-continue" (curl does for a body over 1 MiB) waits for
+ * the interim answer before it sends the body: give it, once the request is accepted (a
+ * refused one has had its final answer instead, and the body is never read). */
+static int expect_continue(struct pss *ps)
 {
-    if (!ps->ifd_open)
+    static const char msg[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    char v[32];
+
+    if (trove__http_copy(ps->c.head.f[TROVE__H_EXPECT], v, sizeof v) != 0 ||
+        strcasecmp(v, "100-continue") != 0)
         return 0;
-    close(ps->ifd);
-    ps->ifd_open = 0;
-    if (ps->itoo_big) {
+    if (trove__conn_put(&ps->c, msg, sizeof msg - 1) != TROVE_OK)
+        return -1;
+    return trove__conn_pump(&ps->c, trove__now_ns());
+}
+
+static int import_begin(struct web *w, struct pss *ps)
+{
+    const struct trove__http_head *h = &ps->c.head;
+    char tmpl[4096];
+
+    if (h->f[TROVE__H_TRANSFER_ENCODING].v || !h->f[TROVE__H_CONTENT_LENGTH].v)
+        return trove__http_error(ps, 411, "length_required",
+                                 "an import needs a Content-Length header (a body in chunks is "
+                                 "not taken)");
+    if (h->content_length > max_import(w)) {
         char msg[128];
-        unlink(ps->ipath);
-        ps->ipath[0] = 0;
-        snprintf(msg, sizeof msg, "the body is over the service's --max-import of %" PRIu64
-                                  " bytes; nothing was stored", max_import(w));
-        return trove__http_error(wsi, ps, 413, "too_large", msg);
+        snprintf(msg, sizeof msg,
+                 "the body is %" PRIu64 " bytes, over the service's --max-import of %" PRIu64,
+                 h->content_length, max_import(w));
+        return trove__http_error(ps, 413, "too_large", msg);
     }
-    return submit(w, wsi, ps, TROVE__JOB_IMPORT);
+    if (w->uploads >= w->max_uploads)
+        return trove__http_busy(ps, "the service is taking as many imports as it takes at once "
+                                    "(--max-uploads); try again shortly");
+    /* Unlinked at once: the job reads it through /proc/self/fd, and nothing is left behind
+     * whatever happens to the service. */
+    snprintf(tmpl, sizeof tmpl, "%s/trove-import-XXXXXX", tmp_dir());
+    if ((ps->ifd = mkostemp(tmpl, O_CLOEXEC)) < 0) {
+        ps->ifd = -1;
+        return body_failed(w, ps, errno);
+    }
+    unlink(tmpl);
+    ps->ifd_open = 1;
+    ps->upload = 1;
+    w->uploads++;
+    ps->ibytes = 0;
+    ps->ilen = h->content_length;
+    ps->state = TROVE__PS_BODY;
+    ps->c.in_body = 1;
+    trove__conn_list(&ps->c, TROVE__LIST_ACTIVE, trove__now_ns());
+    if (expect_continue(ps) != 0)
+        return -1;
+    if (ps->ilen == 0)
+        return body_done(w, ps);
+    if (ps->c.in_len > h->head_len) /* the body's first bytes came with the head */
+        return write_body(w, ps, ps->c.in + h->head_len, ps->c.in_len - h->head_len);
+    return 0;
+}
+
+int trove__api_body(struct web *w, struct pss *ps, const void *in, size_t len)
+{
+    uint8_t buf[BODY_READ];
+
+    if (in)
+        return write_body(w, ps, in, len);
+    for (int round = 0; round < 16 && ps->state == TROVE__PS_BODY && !ps->c.dead; round++) {
+        ssize_t n = recv(ps->c.fd, buf, sizeof buf, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0) { /* gone before its body was whole: nothing is stored */
+            trove__log(w->srv, "import of %s from %s: the connection ended after %" PRIu64
+                               " of %" PRIu64 " bytes; nothing was stored",
+                       ps->req.name, ps->c.peer, ps->ibytes, ps->ilen);
+            trove__conn_close(&ps->c);
+            return -1;
+        }
+        if (write_body(w, ps, buf, (size_t)n) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Import bodies a killed service left in the temp directory (before bodies were unlinked at
+ * once, each was a named file until its import was done). */
+void trove__api_clean_tmp(struct trove__server *srv)
+{
+    const char *dir = tmp_dir();
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    unsigned n = 0;
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        char path[4096];
+        struct stat st;
+        if (strncmp(e->d_name, "trove-import-", 13) != 0 || strlen(e->d_name) != 19)
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+            unlink(path) == 0)
+            n++;
+    }
+    closedir(d);
+    if (n)
+        trove__log(srv, "removed %u import bodies a stopped service left in %s", n, dir);
 }
 
 /* ---- profile: read and answered on a thread ------------------------------------------------ */
@@ -511,6 +628,7 @@ out:
     trove_profile_free(p);
     trove_store_close(s);
     atomic_store(&j->done, 1);
+    trove__wake_web(j->srv); /* joined before the web thread's eventfd is closed */
     return NULL;
 }
 
@@ -521,6 +639,7 @@ static void profile_free(struct web *w, struct trove__profile_job *j)
     free(j);
     w->profiles--;
 }
+
 
 void trove__api_reap(struct web *w, int all)
 {
@@ -534,18 +653,38 @@ void trove__api_reap(struct web *w, int all)
             p = &j->next;
         }
     }
+    for (struct trove__export **p = &w->xorphans; *p;) {
+        struct trove__export *x = *p;
+        if (all || atomic_load(&x->done)) {
+            *p = x->next;
+            pthread_join(x->thread, NULL);
+            free(x);
+            w->exports--;
+        } else {
+            p = &x->next;
+        }
+    }
+    for (struct trove__job **p = &w->held; *p;) {
+        struct trove__job *j = *p;
+        if (all || atomic_load(&j->done)) {
+            *p = j->held_next;
+            trove__job_release(j);
+            w->uploads--;
+        } else {
+            p = &j->held_next;
+        }
+    }
 }
 
-static int profile_begin(struct web *w, struct lws *wsi, struct pss *ps)
+static int profile_begin(struct web *w, struct pss *ps)
 {
     struct trove__profile_job *j;
 
     trove__api_reap(w, 0);
     if (w->profiles >= PROFILE_JOBS)
-        return trove__http_error(wsi, ps, 503, "unavailable",
-                                 "the service is making other profiles; ask again shortly");
+        return trove__http_busy(ps, "the service is making other profiles; ask again shortly");
     if (!(j = trove__calloc(1, sizeof *j)))
-        return trove__http_error(wsi, ps, 500, "internal", "out of memory");
+        return trove__http_error(ps, 500, "internal", "out of memory");
     j->srv = w->srv;
     snprintf(j->name, sizeof j->name, "%s", ps->req.name);
     j->from_ns = ps->req.from_ns;
@@ -554,25 +693,27 @@ static int profile_begin(struct web *w, struct lws *wsi, struct pss *ps)
     atomic_init(&j->done, 0);
     if (pthread_create(&j->thread, NULL, profile_main, j) != 0) {
         free(j);
-        return trove__http_error(wsi, ps, 500, "internal", "no thread for the profile");
+        return trove__http_error(ps, 500, "internal", "no thread for the profile");
     }
     w->profiles++;
     ps->pj = j;
-    lws_set_timer_usecs(wsi, PROFILE_POLL_US); /* LWS_CALLBACK_TIMER: is it done? */
+    ps->state = TROVE__PS_ANSWER;
+    ps->next = w->waiting; /* its thread wakes this one when done */
+    w->waiting = ps;
     return 0;
 }
 
-static int profile_answer(struct web *w, struct lws *wsi, struct pss *ps)
+static int profile_answer(struct web *w, struct pss *ps)
 {
     struct trove__profile_job *j = ps->pj;
     int rc;
 
+    unwait(w, ps);
     ps->pj = NULL;
     if (j->status)
-        rc = trove__http_error(wsi, ps, (unsigned)j->status, code_of(j->status), j->err);
+        rc = trove__http_error(ps, (unsigned)j->status, code_of(j->status), j->err);
     else
-        rc = trove__http_answer(wsi, ps, 200, "application/json", j->body.ptr, j->body.len,
-                                NULL);
+        rc = trove__http_answer(ps, 200, "application/json", j->body.ptr, j->body.len, NULL);
     profile_free(w, j);
     return rc;
 }
@@ -583,39 +724,122 @@ static void *export_main(void *arg)
 {
     struct trove__export *x = arg;
     struct trove__server *srv = x->srv;
+    sigset_t pipe_sig;
 
+    /* A client gone closes the pipe's read end: the writer then gets EPIPE, never a signal. */
+    sigemptyset(&pipe_sig);
+    sigaddset(&pipe_sig, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
     x->status = srv->opt.export_fn(srv->opt.ctx, srv->opt.store_dir, x->name, x->format,
                                    x->from_ns, x->to_ns, x->wfd, x->err, sizeof x->err);
+    atomic_store(&x->done, 1); /* before the end of the pipe: its end means done */
     close(x->wfd);
     x->wfd = -1;
-    atomic_store(&x->done, 1);
     return NULL;
 }
 
-static int export_begin(struct web *w, struct lws *wsi, struct pss *ps)
+/* Watch the pipe once (EPOLLONESHOT): it is watched again only when a read finds it empty,
+ * so a client that does not keep up leaves it out of the epoll set. */
+static void export_watch(struct web *w, struct trove__export *x, int op)
+{
+    struct epoll_event ev;
+
+    memset(&ev, 0, sizeof ev);
+    ev.events = EPOLLIN | EPOLLONESHOT;
+    ev.data.ptr = x;
+    epoll_ctl(w->epfd, op, x->rfd, &ev);
+}
+
+/* conn.h's fill: the export's next chunks (HTTP/1.1 chunked framing, ours). */
+static int export_fill(struct trove__conn *c)
+{
+    struct pss *ps = (struct pss *)c;
+    struct trove__export *x = ps->x;
+
+    while (c->q_bytes < TROVE__CONN_QUEUE_LOW) {
+        uint8_t *buf = trove__malloc(16 + HTTP_CHUNK + 2);
+        ssize_t n;
+        int head;
+        char hex[16];
+
+        if (!buf)
+            return -1;
+        n = read(x->rfd, buf + 16, HTTP_CHUNK);
+        if (n < 0 && errno == EINTR) {
+            free(buf);
+            continue;
+        }
+        if (n < 0 && errno == EAGAIN) {
+            free(buf);
+            export_watch(ps->w, x, EPOLL_CTL_MOD);
+            return 0;
+        }
+        if (n < 0) {
+            free(buf);
+            return -1;
+        }
+        if (n == 0) { /* the writer is done */
+            free(buf);
+            if (x->status) {
+                trove__log(x->srv, "export of %s failed: %s", x->name, x->err);
+                return -1; /* the client sees the body end without its last chunk */
+            }
+            c->fill = NULL;
+            if (trove__conn_put(c, "0\r\n\r\n", 5) != TROVE_OK)
+                return -1;
+            c->ending = 1;
+            return 0;
+        }
+        head = snprintf(hex, sizeof hex, "%zx\r\n", (size_t)n);
+        memcpy(buf + 16 - head, hex, (size_t)head);
+        memcpy(buf + 16 + n, "\r\n", 2);
+        if (trove__conn_put_own(c, buf, (size_t)(16 - head), (size_t)(head + n + 2)) !=
+            TROVE_OK)
+            return -1;
+    }
+    return 0;
+}
+
+void trove__api_export_ready(struct web *w, void *xp)
+{
+    struct trove__export *x = xp;
+
+    (void)w;
+    if (x->ps && !x->ps->c.dead)
+        trove__conn_pump(&x->ps->c, trove__now_ns());
+}
+
+static int export_begin(struct web *w, struct pss *ps)
 {
     static const char *const ext[] = {"", "bundle", "parquet", "zip", "json", "pftrace"};
     static const char *const type[] = {"", "application/zip", "application/vnd.apache.parquet",
                                        "application/zip", "application/json",
                                        "application/octet-stream"};
-    uint8_t hdr[LWS_PRE + 1024], *start = hdr + LWS_PRE, *p = start, *end = hdr + sizeof hdr - 1;
     struct trove_capture_info info;
     struct trove__export *x;
-    char msg[TROVE__ERROR_MAX], disp[TROVE_VOLUME_NAME_MAX + 64];
-    int fds[2], st, n;
+    char msg[TROVE__ERROR_MAX], disp[TROVE_VOLUME_NAME_MAX + 64], head[512];
+    size_t n;
+    int fds[2], st;
 
     if (!w->srv->opt.export_fn)
-        return trove__http_error(wsi, ps, 501, "not_implemented", "this service has no exporter");
+        return trove__http_error(ps, 501, "not_implemented", "this service has no exporter");
     if ((st = find_capture(w, ps->req.name, &info, msg, sizeof msg)) != 0)
-        return trove__http_error(wsi, ps, (unsigned)st, code_of(st), msg);
+        return trove__http_error(ps, (unsigned)st, code_of(st), msg);
+    trove__api_reap(w, 0);
+    if (w->exports >= w->max_exports)
+        return trove__http_busy(ps, "the service is running as many exports as it runs at once "
+                                    "(--max-exports); try again shortly");
     if (!(x = trove__calloc(1, sizeof *x)))
-        return trove__http_error(wsi, ps, 500, "internal", "out of memory");
+        return trove__http_error(ps, 500, "internal", "out of memory");
     if (pipe2(fds, O_CLOEXEC) != 0) {
         free(x);
-        return trove__http_error(wsi, ps, 500, "internal", "no pipe for the export");
+        return trove__http_error(ps, 500, "internal", "no pipe for the export");
     }
     fcntl(fds[0], F_SETFL, O_NONBLOCK); /* the web thread never waits on it */
+    x->tag = TROVE__EV_PIPE;
     x->srv = w->srv;
+    x->w = w;
+    x->ps = ps;
     x->rfd = fds[0];
     x->wfd = fds[1];
     x->format = ps->req.format;
@@ -627,74 +851,42 @@ static int export_begin(struct web *w, struct lws *wsi, struct pss *ps)
         close(fds[0]);
         close(fds[1]);
         free(x);
-        return trove__http_error(wsi, ps, 500, "internal", "no thread for the export");
+        return trove__http_error(ps, 500, "internal", "no thread for the export");
     }
+    w->exports++;
     ps->x = x;
-    n = snprintf(disp, sizeof disp, "attachment; filename=\"%s.%s\"", x->name, ext[x->format]);
-    if (lws_add_http_common_headers(wsi, 200, type[x->format], LWS_ILLEGAL_HTTP_CONTENT_LEN, &p,
-                                    end) ||
-        lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_DISPOSITION,
-                                     (const unsigned char *)disp, n, &p, end) ||
-        lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_TRANSFER_ENCODING,
-                                     (const unsigned char *)"chunked", 7, &p, end) ||
-        lws_add_http_header_by_token(wsi, WSI_TOKEN_CONNECTION,
-                                     (const unsigned char *)"close", 5, &p, end) ||
-        lws_finalize_write_http_header(wsi, start, &p, end))
+    ps->state = TROVE__PS_ANSWER;
+    snprintf(disp, sizeof disp, "content-disposition: attachment; filename=\"%s.%s\"\r\n",
+             x->name, ext[x->format]);
+    if (!(n = trove__http_answer_head(head, sizeof head, 200, type[x->format], -1, disp)) ||
+        trove__conn_put(&ps->c, head, n) != TROVE_OK) {
+        trove__conn_close(&ps->c);
         return -1;
-    lws_callback_on_writable(wsi);
-    return 0;
+    }
+    export_watch(w, x, EPOLL_CTL_ADD);
+    ps->c.fill = export_fill;
+    return trove__conn_pump(&ps->c, trove__now_ns());
 }
 
-/* The export's next chunk (HTTP/1.1 chunked framing, ours). */
-static int export_write(struct lws *wsi, struct pss *ps)
-{
-    struct trove__export *x = ps->x;
-    uint8_t *data = x->buf + LWS_PRE + 16;
-    ssize_t n = read(x->rfd, data, HTTP_CHUNK);
-    int head;
-
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
-        lws_set_timer_usecs(wsi, EXPORT_POLL_US); /* LWS_CALLBACK_TIMER asks again */
-        return 0;
-    }
-    if (n < 0)
-        return -1;
-    if (n == 0) { /* the writer closed its end */
-        if (!atomic_load(&x->done)) {
-            lws_set_timer_usecs(wsi, EXPORT_POLL_US);
-            return 0;
-        }
-        if (x->status) {
-            trove__log(x->srv, "export of %s failed: %s", x->name, x->err);
-            return -1; /* the client sees the body end without its last chunk */
-        }
-        memcpy(x->buf + LWS_PRE, "0\r\n\r\n", 5);
-        if (lws_write(wsi, x->buf + LWS_PRE, 5, LWS_WRITE_HTTP_FINAL) != 5)
-            return -1;
-        x->finished = 1;
-        return trove__http_done(wsi);
-    }
-    /* "<hex>\r\n" just before the data, "\r\n" after it */
-    {
-        char h[16];
-        head = snprintf(h, sizeof h, "%zx\r\n", (size_t)n);
-        memcpy(data - head, h, (size_t)head);
-        memcpy(data + n, "\r\n", 2);
-    }
-    if (lws_write(wsi, data - head, (size_t)(head + n + 2), LWS_WRITE_HTTP) != head + n + 2)
-        return -1;
-    lws_callback_on_writable(wsi);
-    return 0;
-}
+/* ---- the end of a connection ---------------------------------------------------------------- */
 
 void trove__api_drop(struct web *w, struct pss *ps)
 {
     if (ps->job) {
         unwait(w, ps);
-        trove__job_release(ps->job); /* the store thread finishes it and frees it */
+        if (ps->upload && !atomic_load(&ps->job->done)) {
+            /* The store thread still has it: it keeps the upload's slot until it is done. */
+            ps->job->held_next = w->held;
+            w->held = ps->job;
+            ps->upload = 0;
+        } else {
+            trove__job_release(ps->job); /* the store thread finishes it and frees it */
+        }
         ps->job = NULL;
     }
+    upload_done(w, ps);
     if (ps->pj) { /* its thread ends by itself: joined now if done, else once it is */
+        unwait(w, ps);
         if (atomic_load(&ps->pj->done)) {
             profile_free(w, ps->pj);
         } else {
@@ -708,98 +900,59 @@ void trove__api_drop(struct web *w, struct pss *ps)
     }
     if (ps->x) {
         struct trove__export *x = ps->x;
-        char sink[4096];
-        /* Unblock the writer: read and drop what it writes until it is done. */
-        fcntl(x->rfd, F_SETFL, 0);
-        while (read(x->rfd, sink, sizeof sink) > 0)
-            ;
-        pthread_join(x->thread, NULL);
+        /* The read end goes: the writer gets EPIPE and ends; joined once done. */
+        epoll_ctl(w->epfd, EPOLL_CTL_DEL, x->rfd, NULL);
         close(x->rfd);
-        free(x);
+        x->rfd = -1;
+        x->ps = NULL;
+        if (atomic_load(&x->done)) {
+            pthread_join(x->thread, NULL);
+            free(x);
+            w->exports--;
+        } else {
+            x->next = w->xorphans;
+            w->xorphans = x;
+        }
         ps->x = NULL;
     }
     if (ps->ifd_open) {
         close(ps->ifd);
+        ps->ifd = -1;
         ps->ifd_open = 0;
     }
-    if (ps->ipath[0]) {
-        unlink(ps->ipath);
-        ps->ipath[0] = 0;
-    }
-    free(ps->body);
-    ps->body = NULL;
-}
-
-int trove__http_writeable(struct web *w, struct lws *wsi, struct pss *ps)
-{
-    size_t n;
-    int last;
-
-    if (ps->job)
-        return atomic_load(&ps->job->done) ? job_answer(w, wsi, ps) : 0;
-    if (ps->pj) {
-        if (atomic_load(&ps->pj->done))
-            return profile_answer(w, wsi, ps);
-        lws_set_timer_usecs(wsi, PROFILE_POLL_US);
-        return 0;
-    }
-    if (ps->x && !ps->x->finished)
-        return export_write(wsi, ps);
-    if (!ps->body)
-        return 0;
-    n = ps->len - ps->sent;
-    if (n > HTTP_CHUNK)
-        n = HTTP_CHUNK;
-    last = ps->sent + n == ps->len;
-    /* The bytes before this chunk were sent already: lws may use them as its headroom. */
-    if (lws_write(wsi, ps->body + LWS_PRE + ps->sent, n,
-                  last ? LWS_WRITE_HTTP_FINAL : LWS_WRITE_HTTP) != (int)n)
-        return -1;
-    ps->sent += n;
-    if (!last) {
-        lws_callback_on_writable(wsi);
-        return 0;
-    }
-    free(ps->body);
-    ps->body = NULL;
-    return trove__http_done(wsi);
 }
 
 /* ---- routed requests ---------------------------------------------------------------------- */
 
-int trove__api_start(struct web *w, struct lws *wsi, struct pss *ps)
+int trove__api_start(struct web *w, struct pss *ps)
 {
     switch (ps->req.route) {
     case TROVE__R_LIST:
-        return api_list(w, wsi, ps);
+        return api_list(w, ps);
     case TROVE__R_INFO:
-        return api_info(w, wsi, ps);
+        return api_info(w, ps);
     case TROVE__R_DELETE:
-        return submit(w, wsi, ps, TROVE__JOB_DELETE);
+        return submit(w, ps, TROVE__JOB_DELETE);
     case TROVE__R_EXPORT:
-        return export_begin(w, wsi, ps);
+        return export_begin(w, ps);
     case TROVE__R_PROFILE:
-        return profile_begin(w, wsi, ps);
+        return profile_begin(w, ps);
     case TROVE__R_IMPORT:
-        return import_begin(w, wsi, ps);
+        return import_begin(w, ps);
     case TROVE__R_LOGIN: {
-        char cookie[400];
+        char cookie[512], auth[300];
         if (!w->token)
-            return trove__http_error(wsi, ps, 400, "bad_request",
+            return trove__http_error(ps, 400, "bad_request",
                                      "this service has no token: nothing to log in to");
-        {
-            char auth[300];
-            snprintf(auth, sizeof auth, "Bearer %s", ps->req.token);
-            if (!trove__api_token_ok(w->token, w->token_len, auth, NULL))
-                return trove__http_error(wsi, ps, 401, "unauthorized", "wrong token");
-        }
+        snprintf(auth, sizeof auth, "Bearer %s", ps->req.token);
+        if (!trove__api_token_ok(w->token, w->token_len, auth, NULL, NULL, NULL))
+            return trove__http_error(ps, 401, "unauthorized", "wrong token");
         snprintf(cookie, sizeof cookie,
-                 "set-cookie: trove_token=%s; HttpOnly; SameSite=Strict; Path=/\r\n"
-                 "location: /\r\n",
-                 ps->req.token);
-        return trove__http_answer(wsi, ps, 302, "text/plain", "", 0, cookie);
+                 "set-cookie: %s=%s; HttpOnly; SameSite=Strict; Path=/\r\nlocation: /\r\n",
+                 w->cookie, ps->req.token);
+        return trove__http_answer(ps, 302, "text/plain", "", 0, cookie);
     }
     default:
-        return trove__http_error(wsi, ps, 404, "not_found", "no such endpoint");
+        return trove__http_error(ps, 404, "not_found", "no such endpoint");
     }
 }
