@@ -1,7 +1,7 @@
 /*
  * test_names.c: the names table — lookups by each kind of id, replacement in place,
- * insertion order, equality, merging, growth past the first index size, sort index entries,
- * and bad arguments.
+ * insertion order (and finding an entry's place by key), equality, merging, growth past the
+ * first index size, sort index entries, and bad arguments.
  */
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +123,19 @@ int main(void)
         CHECK(strcmp(trove_names_get(b, TROVE_NAME_THREAD, i, i * 3, NULL), buf) == 0);
     }
     CHECK(strcmp(trove_names_get(b, TROVE_NAME_THREAD, 7, 8, NULL), "worker") == 0);
+    /* find: an entry's place in insertion order, by key (b only for threads) */
+    {
+        size_t at = 12345;
+        CHECK(trove_names_find(b, TROVE_NAME_THREAD, 4999, 4999 * 3, &at) == 1 && at == 5003);
+        CHECK(trove_names_find(b, TROVE_NAME_EVENT, 7, 55, &at) == 1 && at == 0);
+        CHECK(trove_names_find(b, TROVE_NAME_PROCESS, 7, 0, NULL) == 1);
+        at = 12345;
+        CHECK(trove_names_find(b, TROVE_NAME_THREAD, 4999, 4998, &at) == 0 && at == 12345);
+        CHECK(trove_names_find(b, TROVE_NAME_PROCESS_SORT, 7, 0, &at) == 0);
+        CHECK(trove_names_find(b, 0, 7, 0, &at) == 0 && trove_names_find(b, 6, 7, 0, &at) == 0);
+        CHECK_EQ_INT(trove_names_set_sort(b, TROVE_NAME_THREAD_SORT, 7, 8, 1), TROVE_OK);
+        CHECK(trove_names_find(b, TROVE_NAME_THREAD_SORT, 7, 8, &at) == 1 && at == 5004);
+    }
     /* bad arguments change nothing */
     CHECK_EQ_INT(trove_names_set(a, 0, 1, 0, "x", 1), TROVE_ERR_INVALID);
     CHECK_EQ_INT(trove_names_set(a, 4, 1, 0, "x", 1), TROVE_ERR_INVALID);

@@ -215,6 +215,11 @@ int trove_names_get_sort(const struct trove_names *names, int type, uint32_t pid
  * index (trove_names_set_sort). Errors as theirs. */
 int trove_names_put(struct trove_names *names, const struct trove_name_entry *e);
 
+/* Find the entry of (type, a, b) (b counts only for the types with a tid): 1 with its index
+ * in insertion order in *index_out (may be NULL), or 0 when there is none. */
+int trove_names_find(const struct trove_names *names, int type, uint32_t a, uint32_t b,
+                     size_t *index_out);
+
 /* Number of entries, and the i-th in insertion order (0 <= i < count). */
 size_t trove_names_count(const struct trove_names *names);
 void trove_names_entry(const struct trove_names *names, size_t i, struct trove_name_entry *out);

@@ -217,6 +217,18 @@ int trove_names_get_sort(const struct trove_names *t, int type, uint32_t pid, ui
     return 1;
 }
 
+int trove_names_find(const struct trove_names *t, int type, uint32_t a, uint32_t b,
+                     size_t *index_out)
+{
+    const struct name_slot *e;
+
+    if (type < TROVE_NAME_EVENT || type > TROVE_NAME_THREAD_SORT || !(e = lookup(t, type, a, b)))
+        return 0;
+    if (index_out)
+        *index_out = (size_t)(e - t->ent);
+    return 1;
+}
+
 size_t trove_names_count(const struct trove_names *t) { return t->n; }
 
 void trove_names_entry(const struct trove_names *t, size_t i, struct trove_name_entry *out)
