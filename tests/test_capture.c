@@ -9,6 +9,7 @@
  * error. With TROVE_CAPTURE_CORPUS=<dir> set, the headers built here are also written to
  * <dir> as the fuzz seed corpus (fuzz/corpus/fuzz_capture/).
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,10 @@ static int same_header(const struct trove_capture_header *a, const struct trove_
 {
     if (memcmp(&a->info, &b->info, offsetof(struct trove_capture_info, stored_bytes)) != 0 ||
         a->segment_bytes != b->segment_bytes || a->frame_events != b->frame_events ||
-        a->names_bytes != b->names_bytes || a->info.flags != b->info.flags)
+        a->names_bytes != b->names_bytes ||
+        /* the names parts flag is the encoder's doing */
+        (a->info.flags | TROVE_CAPTURE_FLAG_NAMES_PARTS) !=
+            (b->info.flags | TROVE_CAPTURE_FLAG_NAMES_PARTS))
         return 0;
     for (uint64_t k = 0; k < a->info.segments; k++) {
         const struct trove_capture_segment *x = &a->seg[k], *y = &b->seg[k];
@@ -77,6 +81,18 @@ static int same_header(const struct trove_capture_header *a, const struct trove_
             x->bytes != y->bytes)
             return 0;
     }
+    return 1;
+}
+
+/* The names parts (one object: names_bytes and names) are the same. */
+static int same_parts(const struct trove_capture_header *a, const struct trove_capture_header *b)
+{
+    if (trove__capture_parts(a) != trove__capture_parts(b))
+        return 0;
+    for (uint32_t j = 0; j < trove__capture_parts(a); j++)
+        if (trove__capture_part_bytes(a, j) != trove__capture_part_bytes(b, j) ||
+            trove__capture_part_entries(a, j) != trove__capture_part_entries(b, j))
+            return 0;
     return 1;
 }
 
@@ -98,7 +114,8 @@ static void roundtrip(const struct trove_capture_header *h, const char *what)
     CHECK_EQ_INT(rc, TROVE_OK);
     if (rc != TROVE_OK)
         goto out;
-    CHECK_EQ_INT(b.len, 3 + trove_capture_header_size(h->info.segments));
+    CHECK_EQ_INT(b.len, 3 + trove_capture_header_size(h->info.segments) +
+                            (h->names_parts > 1 ? 8 * h->names_parts : 0));
     CHECK(memcmp(b.ptr, "abc", 3) == 0);
     rc = trove_capture_header_decode(b.ptr + 3, b.len - 3, &back, &diag);
     if (rc != TROVE_OK)
@@ -107,6 +124,7 @@ static void roundtrip(const struct trove_capture_header *h, const char *what)
     if (rc != TROVE_OK)
         goto out;
     CHECK(same_header(h, &back));
+    CHECK(same_parts(h, &back));
     stored = b.len - 3 + h->names_bytes;
     for (uint64_t k = 0; k < h->info.segments; k++)
         stored += h->seg[k].bytes;
@@ -236,9 +254,13 @@ static void test_golden(void)
     CHECK(back.seg && same_header(&h, &back) && back.info.flags == TROVE_CAPTURE_FLAG_COLUMNAR);
     trove_capture_header_free(&back);
     trove_bytes_free(&b);
-    h.info.flags = 2; /* no such flag: refused, nothing appended */
+    h.info.flags = 4; /* no such flag: refused, nothing appended */
     CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_ERR_INVALID);
     CHECK_EQ_INT(b.len, 0);
+    /* the names parts flag is the encoder's to set: without parts, the bytes of none */
+    h.info.flags = TROVE_CAPTURE_FLAG_NAMES_PARTS;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK(b.len == GOLDEN_LEN && trove__get_le32(b.ptr + 12) == 0);
     trove_bytes_free(&b);
 }
 
@@ -315,9 +337,11 @@ static void test_bad_header(void)
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 to 3", "version 0");
-    trove__put_le32(mutant(&g) + 12, 2);
+    trove__put_le32(mutant(&g) + 12, 4);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "defines only 0x1", "flags");
     corpus_write("flags.bin", work, n);
+    trove__put_le32(mutant(&g) + 12, TROVE_CAPTURE_FLAG_NAMES_PARTS);
+    expect_bad(work, n, TROVE_ERR_CORRUPT, 84, "0 parts", "names parts flag, no parts");
     trove__put_le32(mutant(&g) + 12, 0x80000001u);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "flags", "flags beside the columnar one");
     mutant(&g)[87] = 0x80;
@@ -638,6 +662,222 @@ static void test_header_v3(void)
     fix_checksum(work, GOLDEN_LEN + 16);
     expect_bad(work, GOLDEN_LEN + 16, TROVE_ERR_TRUNCATED, GOLDEN_LEN + 16, "cut short", "v3 cut to v2");
     trove_bytes_free(&b);
+}
+
+/*
+ * Names in parts (flag 0x2): the golden capture with its names in 2 objects, 30,000,000
+ * bytes and 300,000 entries together; round trip, golden vector, the part table where the
+ * format document puts it, behind a version 3 header too, and every rule of the new fields.
+ */
+static void golden_parts(struct trove_capture_header *h)
+{
+    golden(h);
+    h->info.names = 300000;
+    h->names_bytes = 30000000;
+    h->names_parts = 2;
+    h->names_part[0] = (struct trove_capture_names_part){16700000, 170000};
+    h->names_part[1] = (struct trove_capture_names_part){13300000, 130000};
+}
+
+static void test_header_names_parts(void)
+{
+    struct trove_capture_header h, back;
+    struct trove_bytes b = {0}, v3 = {0};
+    struct trove_diag diag = {0};
+    const size_t n = GOLDEN_LEN + 16, t = GOLDEN_LEN - 8; /* the part table */
+    uint64_t seed = 9;
+    uint8_t big[GOLDEN_LEN + 8 * TROVE_CAPTURE_MAX_NAMES_PARTS];
+
+    golden_parts(&h);
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, n);
+    test_check_vector("capture_header_names_parts.bin", b.ptr, b.len);
+    corpus_write("golden-names-parts.bin", b.ptr, b.len);
+    CHECK(b.len == n && trove__get_le32(b.ptr + 8) == 1 &&
+          trove__get_le32(b.ptr + 12) == TROVE_CAPTURE_FLAG_NAMES_PARTS &&
+          trove__get_le64(b.ptr + 48) == 300000 && trove__get_le64(b.ptr + 64) == 30000000 &&
+          trove__get_le32(b.ptr + 84) == 2 && trove__get_le32(b.ptr + t) == 16700000 &&
+          trove__get_le32(b.ptr + t + 4) == 170000 && trove__get_le32(b.ptr + t + 8) == 13300000 &&
+          trove__get_le32(b.ptr + t + 12) == 130000 &&
+          trove__get_le64(b.ptr + n - 8) == trove_checksum64(b.ptr, n - 8));
+    /* everything before the table is the one-object header's, but for flags, names, bytes
+     * and the count at 84 */
+    {
+        struct trove_capture_header one;
+        struct trove_bytes o = {0};
+        golden(&one);
+        CHECK_EQ_INT(trove_capture_header_encode(&one, &o), TROVE_OK);
+        CHECK(o.len == GOLDEN_LEN && memcmp(o.ptr, b.ptr, 12) == 0 &&
+              memcmp(o.ptr + 16, b.ptr + 16, 32) == 0 && memcmp(o.ptr + 56, b.ptr + 56, 8) == 0 &&
+              memcmp(o.ptr + 72, b.ptr + 72, 12) == 0 &&
+              memcmp(o.ptr + FIXED, b.ptr + FIXED, 3 * ENTRY) == 0);
+        trove_bytes_free(&o);
+    }
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_capture_header_decode(b.ptr, b.len, &back, &diag), TROVE_OK);
+    CHECK(same_header(&h, &back) && same_parts(&h, &back) && back.names_parts == 2 &&
+          back.info.flags == TROVE_CAPTURE_FLAG_NAMES_PARTS);
+    CHECK_EQ_INT(back.info.stored_bytes, n + 30000000 + 100 + 90 + 50);
+    {
+        struct trove_bytes again = {0};
+        CHECK_EQ_INT(trove_capture_header_encode(&back, &again), TROVE_OK);
+        CHECK(again.len == n && memcmp(again.ptr, b.ptr, n) == 0);
+        trove_bytes_free(&again);
+    }
+    trove_capture_header_free(&back);
+    /* a one-object header decodes as one part of its names */
+    {
+        struct trove_capture_header one;
+        struct trove_bytes o = {0};
+        golden(&one);
+        CHECK_EQ_INT(trove_capture_header_encode(&one, &o), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_header_decode(o.ptr, o.len, &back, NULL), TROVE_OK);
+        CHECK(back.names_parts == 1 && back.names_part[0].bytes == 63 &&
+              back.names_part[0].entries == 6 && back.info.flags == 0);
+        trove_capture_header_free(&back);
+        trove_bytes_free(&o);
+    }
+    /* with the columnar flag and behind v2 and v3 parts: the table before the checksum */
+    golden_parts(&h);
+    h.info.flags = TROVE_CAPTURE_FLAG_COLUMNAR;
+    h.info.flows = 3;
+    h.flows_bytes = 100;
+    h.info.samples = 500;
+    h.info.switches = 40;
+    h.profile_objects = 2;
+    h.profile_bytes = 3000;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &v3), TROVE_OK);
+    CHECK_EQ_INT(v3.len, GOLDEN_LEN + 48 + 16);
+    corpus_write("v3-names-parts.bin", v3.ptr, v3.len);
+    CHECK(trove__get_le32(v3.ptr + 12) == 3 && trove__get_le32(v3.ptr + 8) == 3 &&
+          trove__get_le32(v3.ptr + GOLDEN_LEN + 40) == 16700000);
+    CHECK_EQ_INT(trove_capture_header_decode(v3.ptr, v3.len, &back, NULL), TROVE_OK);
+    CHECK(same_header(&h, &back) && same_parts(&h, &back) && back.version == 3 &&
+          back.profile_objects == 2 && back.info.flows == 3);
+    trove_capture_header_free(&back);
+    /* random round trips: many segments, the most parts, the largest total */
+    make_header(&h, 100000, 1024, 100, &seed);
+    h.names_parts = TROVE_CAPTURE_MAX_NAMES_PARTS;
+    h.names_bytes = 0;
+    h.info.names = 0;
+    for (uint32_t j = 0; j < h.names_parts; j++) {
+        h.names_part[j].entries = 1 + (uint32_t)(test_rand(&seed) % 5000);
+        h.names_part[j].bytes = j == 0 ? 16 + 3 * h.names_part[j].entries
+                                       : (uint32_t)(TROVE_CAPTURE_MAX_NAMES_BYTES / 32);
+        h.names_bytes += h.names_part[j].bytes;
+        h.info.names += h.names_part[j].entries;
+    }
+    roundtrip(&h, "32 names parts");
+    CHECK(h.names_bytes < TROVE_CAPTURE_MAX_NAMES_BYTES);
+    h.names_part[0].bytes += (uint32_t)(TROVE_CAPTURE_MAX_NAMES_BYTES - h.names_bytes);
+    h.names_bytes = TROVE_CAPTURE_MAX_NAMES_BYTES;
+    roundtrip(&h, "names parts of 256 MiB");
+    /* the encoder refuses what the decoder would: too many parts, parts that do not add up */
+    h.names_parts = TROVE_CAPTURE_MAX_NAMES_PARTS + 1;
+    expect_encode_fails(&h, TROVE_ERR_LIMIT, "33 names parts");
+    h.names_parts = TROVE_CAPTURE_MAX_NAMES_PARTS;
+    h.names_bytes++;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "names bytes past the parts'");
+    h.names_bytes--;
+    h.info.names++;
+    expect_encode_fails(&h, TROVE_ERR_INVALID, "names past the parts' entries");
+    free(h.seg);
+
+    /* The decoder: counts bounded before they multiply (no checksum needed to refuse) ... */
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + 84, TROVE_CAPTURE_MAX_NAMES_PARTS + 1);
+    expect_bad(big, n, TROVE_ERR_LIMIT, 84, "over the limit", "33 names parts");
+    corpus_write("names-parts-33.bin", big, n);
+    trove__put_le32(big + 84, UINT32_MAX);
+    expect_bad(big, n, TROVE_ERR_LIMIT, 84, "over the limit", "2^32 - 1 names parts");
+    trove__put_le32(big + 84, 1);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 84, "2 to 32", "one names part with the flag");
+    corpus_write("names-parts-1.bin", big, n);
+    trove__put_le32(big + 84, 0);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 84, "0 parts", "no names parts with the flag");
+    /* ... the length they give ... */
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + 84, 3);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_TRUNCATED, n, "part table", "3 parts in a table of 2");
+    corpus_write("names-parts-short.bin", big, n);
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + 12, 0);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 84, "reserved", "a part table without the flag");
+    memcpy(big, b.ptr, GOLDEN_LEN - 8);
+    trove__put_le32(big + 12, TROVE_CAPTURE_FLAG_NAMES_PARTS);
+    trove__put_le32(big + 84, 2);
+    fix_checksum(big, GOLDEN_LEN);
+    expect_bad(big, GOLDEN_LEN, TROVE_ERR_TRUNCATED, GOLDEN_LEN, "cut short",
+               "the flag without its table");
+    /* ... the checksum over the table ... */
+    for (size_t at = t; at < n - 8; at++) {
+        memcpy(big, b.ptr, n);
+        big[at] ^= 0x10;
+        expect_bad(big, n, TROVE_ERR_CHECKSUM, n - 8, NULL, "a flipped part table byte");
+    }
+    /* ... and each rule of the fields, the checksum made right */
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + t, 15);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, t, "16 to", "a part of 15 bytes");
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + t + 8, TROVE_CAPTURE_MAX_OBJECT + 1);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, t + 8, "16 to", "a part over 16 MiB");
+    corpus_write("names-part-bytes.bin", big, n);
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + t + 4, 0);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, t + 4, "hold 1 to", "a part of no entries");
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + t + 12, (13300000 - 16) / 3 + 1);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, t + 12, "hold 1 to", "entries past a part's bytes");
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + t, 16700001);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 64, "add up to 30000001", "parts' bytes past the total");
+    corpus_write("names-parts-bytes-sum.bin", big, n);
+    memcpy(big, b.ptr, n);
+    trove__put_le64(big + 64, 29999999);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 64, "add up to 30000000", "a total under the parts'");
+    memcpy(big, b.ptr, n);
+    trove__put_le32(big + t + 4, 170001);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 48, "parts hold 300001", "parts' entries past names");
+    corpus_write("names-parts-entries-sum.bin", big, n);
+    memcpy(big, b.ptr, n);
+    trove__put_le64(big + 48, 1);
+    fix_checksum(big, n);
+    expect_bad(big, n, TROVE_ERR_CORRUPT, 48, "parts hold 300000", "names under the parts'");
+    /* a total over 256 MiB in 17 parts of 16,000,000 bytes, each within an object */
+    golden_parts(&h);
+    h.names_parts = 17;
+    h.names_bytes = 0;
+    h.info.names = 17;
+    for (uint32_t j = 0; j < 17; j++) {
+        h.names_part[j] = (struct trove_capture_names_part){15000000, 1};
+        h.names_bytes += 15000000;
+    }
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, GOLDEN_LEN + 17 * 8);
+    if (b.len == GOLDEN_LEN + 17 * 8) {
+        memcpy(big, b.ptr, b.len);
+        for (uint32_t j = 0; j < 17; j++)
+            trove__put_le32(big + GOLDEN_LEN - 8 + 8 * j, 16000000);
+        trove__put_le64(big + 64, 17 * (uint64_t)16000000);
+        fix_checksum(big, b.len);
+        expect_bad(big, b.len, TROVE_ERR_CORRUPT, 64, "over the", "names over 256 MiB");
+        corpus_write("names-parts-over-256m.bin", big, b.len);
+    }
+    trove_bytes_free(&b);
+    trove_bytes_free(&v3);
 }
 
 static char root[] = "/tmp/trove_test_capture_XXXXXX";
@@ -2047,6 +2287,7 @@ int main(void)
     test_encode_invalid();
     test_header_v2();
     test_header_v3();
+    test_header_names_parts();
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;

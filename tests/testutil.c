@@ -144,8 +144,8 @@ int test_count_dir(const char *path)
 void test_expect_decode_error(test_decode_fn dec, size_t out_size, const uint8_t *buf, size_t len,
                               int want, uint64_t want_off, const char *needle, const char *what)
 {
-    _Alignas(16) uint8_t out[256];
-    uint8_t *copy = malloc(len ? len : 1), sentinel[256];
+    _Alignas(16) uint8_t out[1024];
+    uint8_t *copy = malloc(len ? len : 1), sentinel[1024];
     struct trove_diag diag = {0};
     int rc;
 

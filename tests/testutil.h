@@ -104,7 +104,7 @@ typedef int (*test_decode_fn)(const uint8_t *buf, size_t len, void *out, struct 
 
 /*
  * Decode an exact-size heap copy of buf[0..len) (so ASan sees any overread) into an out of
- * out_size bytes (at most 256) and require: the error want, in diag.code too, at want_off
+ * out_size bytes (at most 1024) and require: the error want, in diag.code too, at want_off
  * (UINT64_MAX: any offset), a message that contains needle (NULL: any message), the output
  * untouched, and the same answer with a NULL diag. what names the case in failures.
  */

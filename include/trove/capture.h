@@ -4,11 +4,14 @@
  * A capture is an object volume (trove/volume.h) named after it:
  *
  *   slot 0     the capture header: counts, time range, and one index entry per segment
- *   slot 1     the names: a wire stream of names frames (trove/wire.h)
+ *   slot 1     the names: a wire stream of names frames (trove/wire.h); names over one
+ *              object's 16 MiB are cut into parts at frame boundaries, this the first
  *   slot 2+k   segment k: packed+deflate (or, by option, columnar) wire frames back to
  *              back, about segment_bytes of 32-byte events (1 MiB by default, 32,768
  *              events), in the input's order
  *   slot 2+S   the flows (trove/flows.h's flows object), when the capture has flow rows
+ *   then       names parts 1 .. K-1, when the names pass one object (header flag 0x2)
+ *   then       the profile objects, when the capture has a profile
  *
  * Every object is a deterministic function of the events and names, so importing the same
  * input again stores no new object. docs/formats/capture.md has the byte layouts.
@@ -48,6 +51,15 @@ extern "C" {
 #define TROVE_CAPTURE_FLAG_COLUMNAR 1u
 /* A capture's profile (sampled call stacks) is at most this many objects of samples frames. */
 #define TROVE_CAPTURE_MAX_PROFILE_OBJECTS ((uint64_t)1 << 16)
+/* Header flag: the names take several objects ("names parts", docs/formats/capture.md). */
+#define TROVE_CAPTURE_FLAG_NAMES_PARTS 2u
+/* A capture's names (every names frame of its names table) take at most this many bytes, in
+ * at most MAX_NAMES_PARTS objects of at most MAX_OBJECT bytes each, cut at names frame
+ * boundaries. A writer given more fails with TROVE_ERR_LIMIT. (Parts are cut only when the
+ * next frame would not fit, and a frame is at most 1 MiB and 16 bytes, so every part but
+ * the last holds over 15 MiB: 256 MiB take at most 18 parts.) */
+#define TROVE_CAPTURE_MAX_NAMES_BYTES ((uint64_t)256 << 20)
+#define TROVE_CAPTURE_MAX_NAMES_PARTS 32u
 
 struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
@@ -77,7 +89,7 @@ struct trove_capture_info {
     uint64_t new_bytes;    /* trove_capture_write: the bytes of the new objects */
     uint64_t samples;      /* sampled call stacks (header v3: a profile) */
     uint64_t switches;     /* context switches of the sampled threads (v3) */
-    uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR or 0 */
+    uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR, _NAMES_PARTS */
 };
 
 /*
@@ -88,8 +100,11 @@ struct trove_capture_info {
  * objects the store did not have before). Memory: one segment's encoding at a time.
  * Errors: TROVE_ERR_INVALID (name, options, an event's pad not 0), TROVE_ERR_EXISTS (name is
  * a volume that is not a capture), TROVE_ERR_READONLY (a snapshot, or a read-only store),
- * TROVE_ERR_LIMIT (more than MAX_SEGMENTS segments; names over MAX_OBJECT bytes), the
- * store's errors; diag says which.
+ * TROVE_ERR_LIMIT (more than MAX_SEGMENTS segments; names over MAX_NAMES_BYTES bytes or
+ * MAX_NAMES_PARTS objects), the store's errors; diag says which. Names that fit in one
+ * object (MAX_OBJECT) are one, in slot 1, byte for byte as before parts existed; more are
+ * cut into parts (header flag TROVE_CAPTURE_FLAG_NAMES_PARTS), which a build older than
+ * parts refuses rather than misreads.
  */
 int trove_capture_write(struct trove_store *s, const char *name, const struct trove_event *events,
                         size_t n, const struct trove_names *names,
@@ -141,11 +156,12 @@ int trove_capture_read_profile(struct trove_store *s, const char *name, struct t
 
 /*
  * Read the names of capture `name` (event, thread and process names, sort indexes) into
- * names, a new table (trove_names_new): its names object decoded frame by frame, every bound
- * checked, without reading any event. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOTFOUND, the
- * header's, the wire decoder's, TROVE_ERR_CORRUPT (a frame that is not a names frame, sizes
- * or counts that disagree with the header), the store's; diag names the capture and the
- * byte. On error names holds what was read before it: free it.
+ * names, a new table (trove_names_new): its names objects (one, or each part in order)
+ * decoded frame by frame, every bound checked, without reading any event. Errors:
+ * TROVE_ERR_INVALID, TROVE_ERR_NOTFOUND, the header's, the wire decoder's, TROVE_ERR_CORRUPT
+ * (a frame that is not a names frame, sizes or counts that disagree with the header), the
+ * store's; diag names the capture, the part's slot and the byte. On error names holds what
+ * was read before it: free it.
  */
 int trove_capture_read_names(struct trove_store *s, const char *name, struct trove_names *names,
                              struct trove_diag *diag);
@@ -158,7 +174,8 @@ int trove_capture_read_names(struct trove_store *s, const char *name, struct tro
  * volume's commit). The capture a writer leaves is byte for byte the one trove_capture_write
  * makes of the same events and final names with the same options, however the events were
  * batched and committed, and across an append-reopen. Memory: one frame of raw events, the
- * last segment's encoded frames, the header index (40 bytes a segment) and the names.
+ * last segment's encoded frames, the header index (40 bytes a segment), the names and, at a
+ * commit, one names part's encoding.
  *
  * The volume is open in s (trove_volume_open: other opens of it through s get
  * TROVE_ERR_BUSY) only while the writer holds uncommitted objects: from the put of a full
@@ -196,9 +213,9 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
 int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_event *events,
                              size_t n, struct trove_diag *diag);
 /* Merge names entries into the capture's names (as a names frame merges into a table:
- * an entry for an existing key replaces its string, in its place; new keys go last). An
- * entry equal to the one there changes nothing. On error (NOMEM) some entries may be merged
- * already; merging again is harmless. */
+ * an entry for an existing key replaces its string or sort index, in its place; new keys go
+ * last). An entry equal to the one there changes nothing. On error (NOMEM) some entries may
+ * be merged already; merging again is harmless. */
 int trove_capture_writer_names(struct trove_capture_writer *w, const struct trove_names *added,
                                struct trove_diag *diag);
 /*
@@ -222,14 +239,16 @@ int trove_capture_writer_samples(struct trove_capture_writer *w, const uint8_t *
                                  struct trove_diag *diag);
 
 /* Make everything added so far durable: put the partial last segment (if any), the names
- * object (if changed), the last profile object (if samples came) and the header, and commit
- * the volume. Afterwards trove_capture_info
+ * parts that changed (if any: the last one, when names were only added; from the part
+ * before the one an entry was replaced in, when one was), the last profile object (if
+ * samples came) and the header, and commit the volume. Afterwards trove_capture_info
  * / replay / list (from this or any other handle or process) see every event added so far.
  * Cheap when nothing changed since the last commit (no write at all). info (may be NULL)
  * gets the counts like trove_capture_write's (stored_bytes = header+names+segments bytes;
  * new_objects: objects this commit and the adds since the last one stored that the store did
  * not have). A failed commit changes nothing the writer knows and may be retried. Errors:
- * the sticky error, TROVE_ERR_LIMIT (names over MAX_OBJECT bytes), TROVE_ERR_MISMATCH (the
+ * the sticky error, TROVE_ERR_LIMIT (names over MAX_NAMES_BYTES bytes or MAX_NAMES_PARTS
+ * objects), TROVE_ERR_MISMATCH (the
  * capture changed behind the writer), the store's. */
 int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_capture_info *info,
                                 struct trove_diag *diag);
@@ -297,8 +316,9 @@ struct trove_capture_replay_options {
  * frame size, the segment wholly inside the range) are sent as they are, aliasing the
  * object, after a check of their headers only; others are decoded, filtered to the events
  * that start in the range and re-encoded. st must stream from trove_store_backend(s); s may
- * be read-only. Item 0 of the run is the names object and item i the i-th picked segment
- * (the stream's slot numbers are first_slot 1 + item). Errors: trove_stream_run's,
+ * be read-only. Items 0 .. K-1 of the run are the K names parts (K = 1: the names object)
+ * and item K - 1 + i the i-th picked segment (the stream's slot numbers are first_slot 1 +
+ * item). Errors: trove_stream_run's,
  * TROVE_ERR_NOTFOUND (no such capture), TROVE_ERR_INVALID (not a capture, options, from_ns
  * after to_ns), header decode errors, and for an object that disagrees with the header or
  * does not decode TROVE_ERR_CORRUPT or the wire decoder's error (diag names the segment and
@@ -320,6 +340,12 @@ struct trove_capture_segment {
     uint32_t bytes;        /* the segment object's length */
 };
 
+/* One names part: an object of whole names frames. */
+struct trove_capture_names_part {
+    uint32_t bytes;        /* the object's length, 16 .. MAX_OBJECT */
+    uint32_t entries;      /* the names entries its frames hold */
+};
+
 struct trove_capture_header {
     struct trove_capture_info info;       /* events, segments, first_ns, end_ns, names,
                                              raw_bytes, flows; decode derives stored_bytes
@@ -328,22 +354,28 @@ struct trove_capture_header {
                                              ignores it; new_objects 0 */
     uint64_t segment_bytes;
     uint32_t frame_events;
-    uint64_t names_bytes;                 /* the names object's length */
+    uint64_t names_bytes;                 /* the names objects' length together */
     struct trove_capture_segment *seg;    /* info.segments entries; malloc'd by decode */
     uint32_t version;                     /* 1, 2 or 3 (decode); encode: 0 is 3 with a
                                              profile, 2 with flows, else 1 */
     uint64_t flows_bytes;                 /* v2: the flows object's length (0: none) */
     uint64_t profile_objects;             /* v3: the profile's objects (0: none) */
     uint64_t profile_bytes;               /* v3: their bytes together */
+    /* The names' objects: decode sets names_parts to 1 for one object (names_part[0] is
+     * then names_bytes and info.names) or 2 .. MAX_NAMES_PARTS for parts (flag
+     * NAMES_PARTS); encode writes parts when names_parts is 2 or more (the flag is its
+     * doing: info.flags' bit is ignored), else the one object of names_bytes. */
+    uint32_t names_parts;
+    struct trove_capture_names_part names_part[TROVE_CAPTURE_MAX_NAMES_PARTS];
 };
 
 /* The encoded length of a version 1 header of `segments` entries (<= MAX_SEGMENTS); a
- * version 2 header is 16 bytes longer, a version 3 header 48. */
+ * version 2 header is 16 bytes longer, a version 3 header 48, and names in K parts add 8K. */
 size_t trove_capture_header_size(uint64_t segments);
 
 /* Append the header's encoding to out. The header must obey every rule the decoder checks
  * (docs/formats/capture.md), else TROVE_ERR_INVALID and out is unchanged.
- * Errors: TROVE_ERR_INVALID, TROVE_ERR_LIMIT (segments), TROVE_ERR_NOMEM. */
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_LIMIT (segments, names parts), TROVE_ERR_NOMEM. */
 int trove_capture_header_encode(const struct trove_capture_header *h, struct trove_bytes *out);
 /* Decode buf[0..len) into h (h->seg malloc'd; free with trove_capture_header_free). Every
  * bound is checked. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC, TROVE_ERR_VERSION,

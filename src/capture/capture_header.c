@@ -2,7 +2,8 @@
  * capture_header.c: the capture header, formats v1 to v3 — the object in slot 0 of a
  * capture's volume (include/trove/capture.h, docs/formats/capture.md): the counts, the time
  * range and one index entry per segment, which is all replay needs to pick the segments of a
- * range, (v2) the size of the capture's flows object and (v3) of its profile objects.
+ * range, (v2) the size of the capture's flows object, (v3) of its profile objects, and (flag
+ * 0x2, any version) the size and entries of each of its names parts.
  *
  *    0                8         12        16             24             32
  *   +----------------+---------+---------+--------------+--------------+
@@ -16,7 +17,7 @@
  *   64             72                 80                84          88
  *   +--------------+------------------+------------------+-----------+
  *   | names_bytes  | segment_bytes u64| frame_events u32 | reserved  |
- *   | u64          | B                | F                | u32 = 0   |
+ *   | u64          | B                | F                | u32 = 0   |  flag 0x2: names_parts K
  *   +--------------+------------------+------------------+-----------+
  *   88                                      88 + 40S        96 + 40S
  *   +------------------------------------ - +---------------+
@@ -35,6 +36,13 @@
  *   | samples u64 | switches u64 | profile_objects  | profile_bytes   | checksum u64  |
  *   +-------------+--------------+------------------+-----------------+---------------+
  *
+ *   flag 0x2 (names parts, any version): a part table between the last part above and the
+ *   checksum, at T = the header's length - 8 - 8K
+ *   T               T + 8              T + 8K           T + 8K + 8
+ *   +---------------+---- - - - -------+----------------+
+ *   | part[0]       | ... part[K-1]    | checksum u64   |   part: bytes u32, entries u32
+ *   +---------------+---- - - - -------+----------------+
+ *
  *   segment entry, 40 bytes
  *   0              8              16             24         28         32        36      40
  *   +--------------+--------------+--------------+----------+----------+---------+--------+
@@ -43,8 +51,11 @@
  *   +--------------+--------------+--------------+----------+----------+---------+--------+
  *
  * flags: bit 0 (0x1) says the segments may hold format 5 (columnar) frames besides deflate
- * ones (a capture written with a columnar segment format); the other bits are 0. A reader
- * that predates the bit refuses the header instead of failing in the middle of a replay.
+ * ones (a capture written with a columnar segment format); bit 1 (0x2) that the names take
+ * K = 2 .. 32 objects ("parts": slot 1, then slots 2 + S + F .. 2 + S + F + K - 2, F 1 with
+ * flows), listed in the part table, and the u32 at 84 is K; the other bits are 0. A reader
+ * that predates a bit refuses the header instead of failing in the middle of a replay (or,
+ * for names parts, reading one part as the whole names).
  *
  * Integers are little-endian. With E = B / 32 events per segment, segment k holds events
  * [kE, kE + E) of the capture, so every count follows from N, B and F: S = ceil(N / E);
@@ -54,7 +65,10 @@
  * with no events). B is a multiple of 32 from 32 to 8 MiB, F is 1 .. 65536, S <= 2^18, a
  * segment object's bytes are at least 16 per frame and at most 16 MiB, the names object's
  * 16 .. 16 MiB bytes, and `names` at most (names_bytes - 16) / 3 (an entry is 3 bytes at
- * least). The header is exactly 96 + 40S bytes (v2: 112 + 40S), at most 10 MiB: one object.
+ * least). With flag 0x2 the names are K parts: each 16 .. 16 MiB bytes holding 1 ..
+ * (bytes - 16) / 3 entries, the parts' bytes adding up to names_bytes (at most 256 MiB) and
+ * their entries to `names`. The header is exactly 96 + 40S bytes (v2: 112 + 40S, v3:
+ * 144 + 40S; 8K more with parts), at most 10 MiB: one object.
  * v2 is written for a capture that has flow rows or counter events (whose ends are their
  * starts: an older trove, which would take a counter's value for a duration, must refuse it
  * as newer); flows is the row count of the flows object in slot 2 + S (at most 2^28), and
@@ -63,7 +77,7 @@
  * One checker serves both directions: the decoder runs it over the input, and the encoder
  * writes the bytes past out->len and runs it over them before it counts them, so whatever
  * encodes decodes and a header that breaks a rule is refused rather than written. The
- * checker reads the fixed part, bounds S before it multiplies, requires the exact length,
+ * checker reads the fixed part, bounds S and K before they multiply, requires the exact length,
  * verifies the checksum, and only then checks the fields, so it never reads past buf[len)
  * and a bit flip is reported as one. The magic, the version gate and the checksum are the
  * checks every sealed object shares (common/sealed.h), in their words. It allocates
@@ -99,6 +113,7 @@ static const uint32_t known_versions[] = {TROVE__CAPTURE_VERSION, TROVE__CAPTURE
 #define PROFILE_PART 32u /* v3: samples, switches, profile_objects, profile_bytes */
 /* The smallest profile object: one samples frame, a 16-byte header and a deflate stream. */
 #define PROFILE_MIN_BYTES 17u
+#define NAMES_PART 8u /* flag 0x2: a part table entry, bytes and entries */
 
 size_t trove_capture_header_size(uint64_t segments)
 {
@@ -106,10 +121,11 @@ size_t trove_capture_header_size(uint64_t segments)
     return TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)segments + TROVE__CAPTURE_TRAILER;
 }
 
-static size_t header_size(uint32_t version, uint64_t segments)
+/* parts: the names parts, 0 or 1 for one names object (no part table). */
+static size_t header_size(uint32_t version, uint64_t segments, uint32_t parts)
 {
     return trove_capture_header_size(segments) + (version >= 2 ? FLOWS_PART : 0) +
-           (version >= 3 ? PROFILE_PART : 0);
+           (version >= 3 ? PROFILE_PART : 0) + (parts >= 2 ? NAMES_PART * (size_t)parts : 0);
 }
 
 /* The fields of the fixed part (and v2's flows part), as read by check(). */
@@ -117,7 +133,7 @@ struct fixed {
     uint64_t events, segments, first_ns, end_ns, names, raw_bytes, names_bytes, segment_bytes;
     uint64_t flows, flows_bytes;
     uint64_t samples, switches, profile_objects, profile_bytes;
-    uint32_t frame_events, version;
+    uint32_t frame_events, version, flags, parts; /* parts: K with flag 0x2, else 0 */
 };
 
 static void read_fixed(const uint8_t *buf, struct fixed *f)
@@ -132,6 +148,8 @@ static void read_fixed(const uint8_t *buf, struct fixed *f)
     f->names_bytes = trove__get_le64(buf + 64);
     f->segment_bytes = trove__get_le64(buf + 72);
     f->frame_events = trove__get_le32(buf + 80);
+    f->flags = trove__get_le32(buf + 12);
+    f->parts = f->flags & TROVE_CAPTURE_FLAG_NAMES_PARTS ? trove__get_le32(buf + 84) : 0;
     f->flows = f->flows_bytes = 0;
     f->samples = f->switches = f->profile_objects = f->profile_bytes = 0;
 }
@@ -196,6 +214,48 @@ static int check_entry(const uint8_t *p, uint64_t k, uint64_t at, const struct f
     return TROVE_OK;
 }
 
+/* The names part table of a header whose fixed part is f (flag 0x2: f->parts is 2 .. 32 and
+ * the length holds the table): each part's rules, and that the parts add up to the names. */
+static int check_parts(const uint8_t *buf, size_t len, const struct fixed *f,
+                       struct trove_diag *diag)
+{
+    const size_t table = len - TROVE__CAPTURE_TRAILER - NAMES_PART * (size_t)f->parts;
+    uint64_t bytes = 0, entries = 0;
+
+    if (f->names_bytes > TROVE_CAPTURE_MAX_NAMES_BYTES)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 64,
+                          "capture header says the names are %" PRIu64 " bytes, over the %"
+                          PRIu64 " a capture holds",
+                          f->names_bytes, TROVE_CAPTURE_MAX_NAMES_BYTES);
+    for (uint32_t j = 0; j < f->parts; j++) {
+        const size_t at = table + NAMES_PART * (size_t)j;
+        const uint32_t b = trove__get_le32(buf + at), e = trove__get_le32(buf + at + 4);
+        if (b < TROVE_WIRE_HEADER_SIZE || b > TROVE_CAPTURE_MAX_OBJECT)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "capture header says names part %" PRIu32 " is %" PRIu32
+                              " bytes; a part is %u to %" PRIu32,
+                              j, b, TROVE_WIRE_HEADER_SIZE, TROVE_CAPTURE_MAX_OBJECT);
+        if (e < 1 || e > (b - TROVE_WIRE_HEADER_SIZE) / 3)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 4,
+                              "capture header says names part %" PRIu32 " holds %" PRIu32
+                              " entries; its %" PRIu32 " bytes hold 1 to %" PRIu32,
+                              j, e, b, (b - TROVE_WIRE_HEADER_SIZE) / 3);
+        bytes += b; /* at most 32 * 2^24: no overflow */
+        entries += e;
+    }
+    if (bytes != f->names_bytes)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 64,
+                          "capture header says the names are %" PRIu64 " bytes but its %" PRIu32
+                          " parts add up to %" PRIu64,
+                          f->names_bytes, f->parts, bytes);
+    if (entries != f->names)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 48,
+                          "capture header says %" PRIu64 " names but its %" PRIu32 " parts "
+                          "hold %" PRIu64,
+                          f->names, f->parts, entries);
+    return TROVE_OK;
+}
+
 /* Every rule of the format over buf[0..len); allocates nothing. */
 static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
 {
@@ -216,15 +276,16 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                                     diag)))
         return rc;
     flags = trove__get_le32(buf + 12);
-    if (flags & ~TROVE_CAPTURE_FLAG_COLUMNAR)
+    if (flags & ~(TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS))
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                           "capture header flags are 0x%" PRIx32 "; version %" PRIu32
-                          " defines only 0x1 (columnar segments)",
+                          " defines only 0x1 (columnar segments) and 0x2 (names parts)",
                           flags, version);
     reserved = trove__get_le32(buf + 84);
-    if (reserved != 0)
+    if (!(flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) && reserved != 0)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 84,
-                          "capture header reserved field is 0x%" PRIx32 ", must be 0",
+                          "capture header reserved field is 0x%" PRIx32 ", must be 0 "
+                          "(without flag 0x2, names parts)",
                           reserved);
     read_fixed(buf, &f);
     if (f.segments > TROVE_CAPTURE_MAX_SEGMENTS)
@@ -232,17 +293,29 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                           "capture header lists %" PRIu64 " segments, over the limit of %"
                           PRIu64,
                           f.segments, TROVE_CAPTURE_MAX_SEGMENTS);
-    want = header_size(version, f.segments);
+    /* K is bounded before it multiplies too; one part is no flag (the header before parts) */
+    if ((flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) && f.parts > TROVE_CAPTURE_MAX_NAMES_PARTS)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 84,
+                          "capture header says the names are %" PRIu32 " parts, over the "
+                          "limit of %u",
+                          f.parts, TROVE_CAPTURE_MAX_NAMES_PARTS);
+    if ((flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) && f.parts < 2)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 84,
+                          "capture header says the names are %" PRIu32 " parts; with flag "
+                          "0x2 they are 2 to %u (one object has no flag)",
+                          f.parts, TROVE_CAPTURE_MAX_NAMES_PARTS);
+    want = header_size(version, f.segments, f.parts);
     if ((uint64_t)len != want) {
         if ((uint64_t)len < want)
             return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
-                              "capture header is %zu bytes but its %" PRIu64 " segments need "
+                              "capture header is %zu bytes but its %" PRIu64 " segments%s need "
                               "%" PRIu64 "; the object was cut short",
-                              len, f.segments, want);
+                              len, f.segments, f.parts ? " and names part table" : "", want);
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, want,
-                          "capture header is %zu bytes but its %" PRIu64 " segments need %"
+                          "capture header is %zu bytes but its %" PRIu64 " segments%s need %"
                           PRIu64 "; %" PRIu64 " stray bytes follow the checksum",
-                          len, f.segments, want, (uint64_t)len - want);
+                          len, f.segments, f.parts ? " and names part table" : "", want,
+                          (uint64_t)len - want);
     }
     if ((rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
         return rc;
@@ -308,16 +381,21 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                           "capture header raw_bytes is %" PRIu64 "; %" PRIu64 " events are %"
                           PRIu64 " bytes",
                           f.raw_bytes, f.events, f.events * TROVE_EVENT_SIZE);
-    if (f.names_bytes < TROVE_WIRE_HEADER_SIZE || f.names_bytes > TROVE_CAPTURE_MAX_OBJECT)
-        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 64,
-                          "capture header says the names object is %" PRIu64 " bytes; it "
-                          "must be %u to %" PRIu32,
-                          f.names_bytes, TROVE_WIRE_HEADER_SIZE, TROVE_CAPTURE_MAX_OBJECT);
-    if (f.names > (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3)
-        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 48,
-                          "capture header says %" PRIu64 " names; a names object of %" PRIu64
-                          " bytes holds at most %" PRIu64,
-                          f.names, f.names_bytes, (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3);
+    if (f.parts == 0) {
+        if (f.names_bytes < TROVE_WIRE_HEADER_SIZE || f.names_bytes > TROVE_CAPTURE_MAX_OBJECT)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 64,
+                              "capture header says the names object is %" PRIu64 " bytes; it "
+                              "must be %u to %" PRIu32,
+                              f.names_bytes, TROVE_WIRE_HEADER_SIZE, TROVE_CAPTURE_MAX_OBJECT);
+        if (f.names > (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 48,
+                              "capture header says %" PRIu64 " names; a names object of %"
+                              PRIu64 " bytes holds at most %" PRIu64,
+                              f.names, f.names_bytes,
+                              (f.names_bytes - TROVE_WIRE_HEADER_SIZE) / 3);
+    } else if ((rc = check_parts(buf, len, &f, diag)) != TROVE_OK) {
+        return rc;
+    }
     for (uint64_t k = 0; k < f.segments; k++) {
         uint64_t at = TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * k;
         if ((rc = check_entry(buf + at, k, at, &f, diag)) != TROVE_OK)
@@ -346,7 +424,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
 {
     const struct trove_capture_info *in;
     uint64_t segments;
-    uint32_t version;
+    uint32_t version, parts, flags;
     size_t total;
     uint8_t *p, *q;
     int rc;
@@ -356,20 +434,24 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
     in = &h->info;
     segments = in->segments;
     version = h->version ? h->version : h->profile_objects ? 3 : in->flows ? 2 : 1;
-    if (segments > TROVE_CAPTURE_MAX_SEGMENTS)
+    parts = h->names_parts >= 2 ? h->names_parts : 0;
+    flags = (in->flags & ~TROVE_CAPTURE_FLAG_NAMES_PARTS) |
+            (parts ? TROVE_CAPTURE_FLAG_NAMES_PARTS : 0);
+    if (segments > TROVE_CAPTURE_MAX_SEGMENTS || parts > TROVE_CAPTURE_MAX_NAMES_PARTS)
         return TROVE_ERR_LIMIT;
-    if ((segments > 0 && !h->seg) || version > 3 || (in->flags & ~TROVE_CAPTURE_FLAG_COLUMNAR) ||
+    if ((segments > 0 && !h->seg) || version > 3 ||
+        (flags & ~(TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS)) ||
         (version == 1 && (in->flows || h->flows_bytes)) ||
         (version < 3 && (h->profile_objects || h->profile_bytes || in->samples || in->switches)))
         return TROVE_ERR_INVALID;
-    total = header_size(version, segments);
+    total = header_size(version, segments, parts);
     if ((rc = trove_bytes_reserve(out, total)) != TROVE_OK)
         return rc;
 
     p = q = out->ptr + out->len;
     memcpy(q, TROVE__CAPTURE_MAGIC, 8);
     trove__put_le32(q + 8, version);
-    trove__put_le32(q + 12, in->flags);
+    trove__put_le32(q + 12, flags);
     trove__put_le64(q + 16, in->events);
     trove__put_le64(q + 24, segments);
     trove__put_le64(q + 32, in->first_ns);
@@ -379,7 +461,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
     trove__put_le64(q + 64, h->names_bytes);
     trove__put_le64(q + 72, h->segment_bytes);
     trove__put_le32(q + 80, h->frame_events);
-    trove__put_le32(q + 84, 0);
+    trove__put_le32(q + 84, parts);
     q += TROVE__CAPTURE_FIXED;
     for (uint64_t k = 0; k < segments; k++, q += TROVE__CAPTURE_ENTRY) {
         const struct trove_capture_segment *s = &h->seg[k];
@@ -402,6 +484,10 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         trove__put_le64(q + 16, h->profile_objects);
         trove__put_le64(q + 24, h->profile_bytes);
         q += PROFILE_PART;
+    }
+    for (uint32_t j = 0; j < parts; j++, q += NAMES_PART) {
+        trove__put_le32(q, h->names_part[j].bytes);
+        trove__put_le32(q + 4, h->names_part[j].entries);
     }
     assert(q + TROVE__CAPTURE_TRAILER == p + total);
     trove__sealed_seal(p, total);
@@ -445,6 +531,18 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.segment_bytes = f.segment_bytes;
     r.frame_events = f.frame_events;
     r.names_bytes = f.names_bytes;
+    if (f.parts == 0) {
+        r.names_parts = 1; /* checked: within an object, names <= names_bytes / 3 */
+        r.names_part[0].bytes = (uint32_t)f.names_bytes;
+        r.names_part[0].entries = (uint32_t)f.names;
+    } else {
+        const uint8_t *t = buf + len - TROVE__CAPTURE_TRAILER - NAMES_PART * (size_t)f.parts;
+        r.names_parts = f.parts;
+        for (uint32_t j = 0; j < f.parts; j++) {
+            r.names_part[j].bytes = trove__get_le32(t + NAMES_PART * (size_t)j);
+            r.names_part[j].entries = trove__get_le32(t + NAMES_PART * (size_t)j + 4);
+        }
+    }
     /* segments <= 2^18, and the length was checked against it: a bounded allocation. */
     if (f.segments > 0 && !(r.seg = trove__malloc((size_t)f.segments * sizeof *r.seg)))
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0,

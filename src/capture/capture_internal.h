@@ -1,7 +1,8 @@
 /*
  * capture_internal.h (internal): what the capture modules share — the header's fixed sizes
- * (capture_header.c), the volume's slot layout, how names are cut into frames and the
- * steps of a write (capture.c, used by capture_live.c too), and replay's walk (replay.c).
+ * (capture_header.c), the volume's slot layout, how names are cut into frames and parts,
+ * the steps of a write (capture.c, used by capture_live.c too), and replay's walk
+ * (replay.c).
  * docs/formats/capture.md is the specification.
  */
 #ifndef TROVE_CAPTURE_INTERNAL_H
@@ -26,11 +27,49 @@
 #define TROVE__CAPTURE_SLOT_HEADER 0u
 #define TROVE__CAPTURE_SLOT_NAMES 1u
 #define TROVE__CAPTURE_SLOT_SEGMENT0 2u
-/* v2 with flows: the flows object is the slot after the last segment, 2 + S; v3: the
- * profile objects follow, 2 + S + (flows ? 1 : 0) + k */
+/* v2 with flows: the flows object is the slot after the last segment, 2 + S; with names in K
+ * parts (flag 0x2), parts 1 .. K-1 follow, 2 + S + F + j - 1 (F: 1 with flows, else 0); v3:
+ * the profile objects follow them, 2 + S + F + (K - 1) + k. Readers and the one-shot write
+ * compute them with these helpers; the live writer keeps the same layout by its counts of
+ * each kind of slot (capture_live.c). */
+
+/* The names parts of h: 1 for one names object (names_parts 0 or 1). */
+static inline uint32_t trove__capture_parts(const struct trove_capture_header *h)
+{
+    return h->names_parts > 1 ? h->names_parts : 1;
+}
+
+/* Part j's length and entries (one names object: names_bytes and info.names). */
+static inline uint64_t trove__capture_part_bytes(const struct trove_capture_header *h,
+                                                 uint32_t j)
+{
+    return h->names_parts > 1 ? h->names_part[j].bytes : h->names_bytes;
+}
+static inline uint64_t trove__capture_part_entries(const struct trove_capture_header *h,
+                                                   uint32_t j)
+{
+    return h->names_parts > 1 ? h->names_part[j].entries : h->info.names;
+}
+
+/* The slot of names part j (< the parts) of a capture of `segments` segments and flows > 0
+ * flow rows: 1, then the slots after the segments and the flows. */
+static inline uint64_t trove__capture_names_slot(uint64_t segments, uint64_t flows, uint32_t j)
+{
+    return j == 0 ? TROVE__CAPTURE_SLOT_NAMES
+                  : TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (flows > 0) + j - 1;
+}
+
+/* The slot of h's profile object 0: after the segments, the flows and the names parts. */
+static inline uint64_t trove__capture_profile_slot(const struct trove_capture_header *h)
+{
+    return TROVE__CAPTURE_SLOT_SEGMENT0 + h->info.segments + (h->info.flows > 0) +
+           trove__capture_parts(h) - 1;
+}
 
 /* A names frame holds at most this many entries, and entries are added to it while its
- * payload stays within NAMES_FRAME_BYTES (a single longer entry gets a frame of its own). */
+ * payload stays within NAMES_FRAME_BYTES (a single longer entry gets a frame of its own).
+ * Names are cut into parts at frame boundaries: a part takes frames while it stays within
+ * MAX_OBJECT. */
 #define TROVE__CAPTURE_NAMES_FRAME_ENTRIES 65536u
 #define TROVE__CAPTURE_NAMES_FRAME_BYTES ((uint64_t)1 << 20)
 
