@@ -1,15 +1,17 @@
 /*
  * fuzz_capture.c: libFuzzer target for what a capture reads from the store — the header
- * decoder (src/capture/capture_header.c) and replay's walk over a names or segment object
- * (src/capture/replay.c).
+ * decoder (src/capture/capture_header.c) and replay's walk over a names object, a names
+ * part or a segment object (src/capture/replay.c).
  *
  * Every input is first decoded as a header; one that decodes must re-encode to the same
- * bytes (a round-trip oracle). An input that starts with 'S' or 'N' is also an object for
- * the walk, after a parameter block:
+ * bytes (a round-trip oracle). An input that starts with 'S', 'N' or 'P' is also an object
+ * for the walk, after a parameter block:
  *
  *   'S' wire u8 (bit 7: the header's columnar flag), stored frame_events u16, replay
  *       frame_events u16, range u8, events u32, frames u16, then the segment object
  *   'N' names u16, then the names object
+ *   'P' part u8, parts u8, entries u32, then names part `part % parts` of a capture of
+ *       2 + parts % 31 parts (its entry in the part table: the object's length and entries)
  *
  * (integers little-endian). The segment's entry claims those counts and the object's
  * length, with times 0 .. 2^64 - 1; range 0 replays everything (so a DEFLATE replay at the
@@ -62,6 +64,7 @@ static void walk(const uint8_t *data, size_t size)
     struct sink k;
     const uint8_t *obj;
     size_t len;
+    uint32_t part = 0;
 
     memset(&h, 0, sizeof h);
     memset(&seg, 0, sizeof seg);
@@ -84,7 +87,7 @@ static void walk(const uint8_t *data, size_t size)
         len = size - 13;
         seg.max_start_ns = seg.max_end_ns = UINT64_MAX;
         seg.bytes = (uint32_t)len;
-    } else {
+    } else if (data[0] == 'N') {
         if (size < 3)
             return;
         o.wire = TROVE_WIRE_DEFLATE;
@@ -94,6 +97,18 @@ static void walk(const uint8_t *data, size_t size)
         obj = data + 3;
         len = size - 3;
         h.names_bytes = len;
+    } else {
+        if (size < 7 || size - 7 > TROVE_CAPTURE_MAX_OBJECT)
+            return;
+        o.wire = TROVE_WIRE_DEFLATE;
+        o.to_ns = UINT64_MAX;
+        h.frame_events = 1;
+        h.names_parts = 2 + data[2] % (TROVE_CAPTURE_MAX_NAMES_PARTS - 1);
+        part = data[1] % h.names_parts;
+        h.names_part[part].entries = trove__get_le32(data + 3);
+        obj = data + 7;
+        len = size - 7;
+        h.names_part[part].bytes = (uint32_t)len;
     }
     if (trove__capture_walk_init(&w, "fuzz", &h, &o, NULL) != TROVE_OK)
         return;
@@ -103,7 +118,7 @@ static void walk(const uint8_t *data, size_t size)
         if (data[0] == 'S')
             (void)trove__capture_walk_segment(&w, 0, &zero, obj, len, emit, &k, NULL);
         else
-            (void)trove__capture_walk_names(&w, &zero, obj, len, emit, &k, NULL);
+            (void)trove__capture_walk_names(&w, part, &zero, obj, len, emit, &k, NULL);
     }
     free(k.ev);
     trove_wire_decoder_free(k.dec);
@@ -122,7 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         trove_capture_header_free(&h);
         trove_bytes_free(&again);
     }
-    if (size > 0 && (data[0] == 'S' || data[0] == 'N'))
+    if (size > 0 && (data[0] == 'S' || data[0] == 'N' || data[0] == 'P'))
         walk(data, size);
     return 0;
 }

@@ -6,7 +6,7 @@
 # `trove export --capture` writes the bundle the capture's stream exports to; a
 # terminal gets `trove cat` text; Ctrl-C stops a replay with exit 130; every command has
 # --help and fails with one line naming what is wrong; the store defaults to $TROVE_STORE,
-# then ./trove-data.
+# then ./trove-data; names past one object (450,000 of them) are stored and come back whole.
 # usage: cli_capture.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -327,5 +327,32 @@ if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd
   check test "$(wc -l < "$tmp/sr.txt")" -ge 400
   exits 0 t verify --deep
 fi
+
+# ---- names past one object -------------------------------------------------------------
+# 450,000 distinct event names, 25 MB of names frames: more than an object's 16 MiB, so the
+# capture keeps them in parts. The import stores it (and again, nothing new), ls lists it,
+# and every name comes back through cat and through a Chrome JSON export.
+python3 - "$tmp/names.json" <<'EOF'
+import sys
+n = 450000
+with open(sys.argv[1], "w") as f:
+    f.write('{"traceEvents":[\n')
+    for i in range(n):
+        f.write('{"name":"fn_%07d_%s","ph":"X","ts":%d,"dur":1,"pid":1,"tid":1}%s\n'
+                % (i, "x" * 40, i, "," if i + 1 < n else ""))
+    f.write(']}\n')
+EOF
+exits 0 t import "$tmp/names.json" --name manynames --json --quiet
+json "$tmp/out" 'j["events"] == 450000 and j["names"] == 450000 and j["stored_bytes"] > 16 * 2**20'
+exits 0 t import "$tmp/names.json" --name manynames --json --quiet
+json "$tmp/out" 'j["new_objects"] == 0 and j["names"] == 450000'
+exits 0 t ls
+check grep -q '^manynames  *450000 events ' "$tmp/out"
+exits 0 t cat store:manynames
+check test "$(awk '{print $8}' "$tmp/out" | sort -u | grep -c '^fn_[0-9]*_x*$')" -eq 450000
+exits 0 "$trove" export --capture manynames --store "$s" --format chrome-json -o "$tmp/names-out.json" --quiet
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); e = j["traceEvents"] if isinstance(j, dict) else j; n = len({x["name"] for x in e if x.get("ph") == "X"}); assert n == 450000, n' \
+  "$tmp/names-out.json" || bad "export of 450,000 names"
+exits 0 t verify
 
 finish

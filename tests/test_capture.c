@@ -2,11 +2,13 @@
  * test_capture.c: captures in the store (src/capture/) — the header format v1: round trips,
  * the golden vector tests/vectors/capture_header.bin, every truncation, every check of the
  * decoder with its error and offset, counts that lie (no allocation follows them), every
- * byte flip, and the encoder's refusals; then writes of generated captures into a temp
- * store: segments as the format says, info and list agree, a rewrite stores nothing new,
- * a name held by another volume is refused; and replay through a stream in every wire
- * format, whole and by time range, against the input, with a damaged segment named in the
- * error. With TROVE_CAPTURE_CORPUS=<dir> set, the headers built here are also written to
+ * byte flip, and the encoder's refusals (and so for v2, v3 and names parts, flag 0x2); then
+ * writes of generated captures into a temp store: segments as the format says, info and
+ * list agree, a rewrite stores nothing new, a name held by another volume is refused; and
+ * replay through a stream in every wire format, whole and by time range, against the
+ * input, with a damaged segment named in the error; and names past one object (300,000
+ * names of about 100 bytes) written in parts, read back, replayed, appended to, a damaged
+ * part named, and, cut small, beside flows and a profile and past the limits. With TROVE_CAPTURE_CORPUS=<dir> set, the headers built here are also written to
  * <dir> as the fuzz seed corpus (fuzz/corpus/fuzz_capture/).
  */
 #include <inttypes.h>
@@ -603,6 +605,18 @@ static void test_header_v2(void)
     trove_bytes_free(&b);
 }
 
+/* The golden capture's flows and profile: 3 flow rows in 100 bytes, a profile of 2 objects,
+ * 500 samples and 40 switches in 3000 bytes. */
+static void with_profile(struct trove_capture_header *h)
+{
+    h->info.flows = 3;
+    h->flows_bytes = 100;
+    h->info.samples = 500;
+    h->info.switches = 40;
+    h->profile_objects = 2;
+    h->profile_bytes = 3000;
+}
+
 static void test_header_v3(void)
 {
     struct trove_capture_header h, back;
@@ -610,15 +624,8 @@ static void test_header_v3(void)
     struct trove_diag diag = {0};
     const size_t n = GOLDEN_LEN + 48, at = GOLDEN_LEN + 8; /* the profile part */
 
-    /* the golden capture, with flows and a profile of 2 objects: 500 samples, 40 switches
-     * in 3000 bytes */
     golden(&h);
-    h.info.flows = 3;
-    h.flows_bytes = 100;
-    h.info.samples = 500;
-    h.info.switches = 40;
-    h.profile_objects = 2;
-    h.profile_bytes = 3000;
+    with_profile(&h);
     CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK); /* version 0: 3 */
     CHECK_EQ_INT(b.len, n);
     test_check_vector("capture_header_v3.bin", b.ptr, b.len);
@@ -677,6 +684,27 @@ static void golden_parts(struct trove_capture_header *h)
     h->names_parts = 2;
     h->names_part[0] = (struct trove_capture_names_part){16700000, 170000};
     h->names_part[1] = (struct trove_capture_names_part){13300000, 130000};
+}
+
+/* The golden names parts header g with the u32 (size 4) or u64 (8) at `at` set to v and the
+ * checksum made right: refused as corrupt at want_off, with needle in the message. */
+static void bad_part_field(const struct trove_bytes *g, size_t at, int size, uint64_t v,
+                           uint64_t want_off, const char *needle, const char *what,
+                           const char *corpus_name)
+{
+    uint8_t buf[GOLDEN_LEN + 16];
+    CHECK_EQ_INT(g->len, sizeof buf);
+    if (g->len != sizeof buf)
+        return;
+    memcpy(buf, g->ptr, sizeof buf);
+    if (size == 4)
+        trove__put_le32(buf + at, (uint32_t)v);
+    else
+        trove__put_le64(buf + at, v);
+    fix_checksum(buf, sizeof buf);
+    expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, want_off, needle, what);
+    if (corpus_name)
+        corpus_write(corpus_name, buf, sizeof buf);
 }
 
 static void test_header_names_parts(void)
@@ -740,12 +768,7 @@ static void test_header_names_parts(void)
     /* with the columnar flag and behind v2 and v3 parts: the table before the checksum */
     golden_parts(&h);
     h.info.flags = TROVE_CAPTURE_FLAG_COLUMNAR;
-    h.info.flows = 3;
-    h.flows_bytes = 100;
-    h.info.samples = 500;
-    h.info.switches = 40;
-    h.profile_objects = 2;
-    h.profile_bytes = 3000;
+    with_profile(&h);
     CHECK_EQ_INT(trove_capture_header_encode(&h, &v3), TROVE_OK);
     CHECK_EQ_INT(v3.len, GOLDEN_LEN + 48 + 16);
     corpus_write("v3-names-parts.bin", v3.ptr, v3.len);
@@ -820,41 +843,19 @@ static void test_header_names_parts(void)
         expect_bad(big, n, TROVE_ERR_CHECKSUM, n - 8, NULL, "a flipped part table byte");
     }
     /* ... and each rule of the fields, the checksum made right */
-    memcpy(big, b.ptr, n);
-    trove__put_le32(big + t, 15);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, t, "16 to", "a part of 15 bytes");
-    memcpy(big, b.ptr, n);
-    trove__put_le32(big + t + 8, TROVE_CAPTURE_MAX_OBJECT + 1);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, t + 8, "16 to", "a part over 16 MiB");
-    corpus_write("names-part-bytes.bin", big, n);
-    memcpy(big, b.ptr, n);
-    trove__put_le32(big + t + 4, 0);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, t + 4, "hold 1 to", "a part of no entries");
-    memcpy(big, b.ptr, n);
-    trove__put_le32(big + t + 12, (13300000 - 16) / 3 + 1);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, t + 12, "hold 1 to", "entries past a part's bytes");
-    memcpy(big, b.ptr, n);
-    trove__put_le32(big + t, 16700001);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, 64, "add up to 30000001", "parts' bytes past the total");
-    corpus_write("names-parts-bytes-sum.bin", big, n);
-    memcpy(big, b.ptr, n);
-    trove__put_le64(big + 64, 29999999);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, 64, "add up to 30000000", "a total under the parts'");
-    memcpy(big, b.ptr, n);
-    trove__put_le32(big + t + 4, 170001);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, 48, "parts hold 300001", "parts' entries past names");
-    corpus_write("names-parts-entries-sum.bin", big, n);
-    memcpy(big, b.ptr, n);
-    trove__put_le64(big + 48, 1);
-    fix_checksum(big, n);
-    expect_bad(big, n, TROVE_ERR_CORRUPT, 48, "parts hold 300000", "names under the parts'");
+    bad_part_field(&b, t, 4, 15, t, "16 to", "a part of 15 bytes", NULL);
+    bad_part_field(&b, t + 8, 4, TROVE_CAPTURE_MAX_OBJECT + 1, t + 8, "16 to", "a part over 16 MiB",
+                   "names-part-bytes.bin");
+    bad_part_field(&b, t + 4, 4, 0, t + 4, "hold 1 to", "a part of no entries", NULL);
+    bad_part_field(&b, t + 12, 4, (13300000 - 16) / 3 + 1, t + 12, "hold 1 to",
+                   "entries past a part's bytes", NULL);
+    bad_part_field(&b, t, 4, 16700001, 64, "add up to 30000001", "parts' bytes past the total",
+                   "names-parts-bytes-sum.bin");
+    bad_part_field(&b, 64, 8, 29999999, 64, "add up to 30000000", "a total under the parts'",
+                   NULL);
+    bad_part_field(&b, t + 4, 4, 170001, 48, "parts hold 300001", "parts' entries past names",
+                   "names-parts-entries-sum.bin");
+    bad_part_field(&b, 48, 8, 1, 48, "parts hold 300000", "names under the parts'", NULL);
     /* a total over 256 MiB in 17 parts of 16,000,000 bytes, each within an object */
     golden_parts(&h);
     h.names_parts = 17;
@@ -984,16 +985,28 @@ static void check_layout(struct trove_store *s, const char *name, const struct t
     CHECK_EQ_INT(h.info.segments, segs);
     CHECK_EQ_INT(h.frame_events, fe);
     CHECK_EQ_INT(h.segment_bytes, 32 * per);
-    CHECK_EQ_INT(trove_volume_get_object(v, 1, &obj), TROVE_OK);
-    CHECK_EQ_INT(obj.len, h.names_bytes);
-    for (size_t at = 0; at < obj.len;) {
-        struct trove_wire_frame fr;
-        if (trove_wire_decode(dec, obj.ptr + at, obj.len - at, buf, 0, back, &fr, NULL) != TROVE_OK) {
-            CHECK(0);
-            break;
+    /* the names: slot 1, and with parts the slots after the segments (and the flows) */
+    for (uint32_t j = 0, total = 0; j < trove__capture_parts(&h); j++) {
+        uint64_t slot = j == 0 ? 1 : 2 + segs + (h.info.flows > 0) + j - 1, entries = 0;
+        CHECK_EQ_INT(trove_volume_get_object(v, slot, &obj), TROVE_OK);
+        CHECK_EQ_INT(obj.len, trove__capture_part_bytes(&h, j));
+        CHECK(obj.len <= TROVE_CAPTURE_MAX_OBJECT);
+        for (size_t at = 0; at < obj.len;) {
+            struct trove_wire_frame fr;
+            struct trove_wire_header wh;
+            if (trove_wire_parse_header(obj.ptr + at, obj.len - at, &wh, NULL) != TROVE_OK ||
+                trove_wire_decode(dec, obj.ptr + at, obj.len - at, buf, 0, back, &fr, NULL) !=
+                    TROVE_OK) {
+                CHECK(0);
+                break;
+            }
+            CHECK_EQ_INT(fr.format, TROVE_WIRE_NAMES);
+            entries += wh.count;
+            at += fr.frame_len;
         }
-        CHECK_EQ_INT(fr.format, TROVE_WIRE_NAMES);
-        at += fr.frame_len;
+        CHECK_EQ_INT(entries, trove__capture_part_entries(&h, j));
+        total += (uint32_t)entries;
+        CHECK_EQ_INT(trove_names_count(back), total); /* a part's entries follow the last's */
     }
     CHECK(trove_names_equal(names, back));
     for (uint64_t k = 0; k < segs; k++) {
@@ -1019,7 +1032,11 @@ static void check_layout(struct trove_store *s, const char *name, const struct t
         CHECK_EQ_INT(frames, h.seg[k].frames);
         CHECK_EQ_INT(got, k + 1 < segs ? per : ev->len - first);
     }
-    CHECK_EQ_INT(trove_volume_slot_digests(v, 2 + segs, 1, NULL), TROVE_ERR_INVALID);
+    { /* and nothing after the last object the header counts */
+        struct trove_volume_info vi;
+        CHECK_EQ_INT(trove_volume_info(v, &vi), TROVE_OK);
+        CHECK_EQ_INT(vi.slots, trove__capture_profile_slot(&h) + h.profile_objects);
+    }
     trove_capture_header_free(&h);
 out:
     trove_volume_close(v);
@@ -1762,6 +1779,22 @@ static void test_segment_format(void)
 
 /* Seeds for the walk of fuzz_capture: a segment and the names of a small capture, behind the
  * target's parameter blocks (see fuzz/fuzz_capture.c). */
+/* The header of capture `name`, decoded (free it). */
+static int read_header(struct trove_store *s, const char *name, struct trove_capture_header *h)
+{
+    struct trove_volume *v = NULL;
+    struct trove_bytes obj = {0};
+    int rc = trove_volume_open(s, name, &v, NULL);
+    memset(h, 0, sizeof *h);
+    if (rc == TROVE_OK)
+        rc = trove_volume_get_object(v, 0, &obj);
+    if (rc == TROVE_OK)
+        rc = trove_capture_header_decode(obj.ptr, obj.len, h, NULL);
+    trove_bytes_free(&obj);
+    trove_volume_close(v);
+    return rc;
+}
+
 static void seed(const char *file, const uint8_t *params, size_t np, const struct trove_bytes *obj)
 {
     struct trove_bytes b = {0};
@@ -1821,6 +1854,27 @@ static void test_corpus_seeds(void)
         seed("seg-columnar-raw-7.bin", q, sizeof q, &seg);
         q[1] = 3; /* no flag: refused, a format 5 frame in a deflate capture */
         seed("seg-columnar-unflagged.bin", q, sizeof q, &seg);
+    }
+    /* names in parts (cut small): part 1 of a capture's parts, as the walk of names part
+     * 1 of 3 */
+    trove_testing_capture_names_cut(128, 512);
+    CHECK_EQ_INT(write_capture(s, "seedparts", &ev, names, 64 * 32, 50, &info), TROVE_OK);
+    trove_testing_capture_names_cut(0, 0);
+    {
+        struct trove_capture_header h;
+        CHECK_EQ_INT(read_header(s, "seedparts", &h), TROVE_OK);
+        CHECK(h.names_parts >= 3);
+        CHECK_EQ_INT(trove_volume_open(s, "seedparts", &v, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_volume_get_object(v, 2 + h.info.segments, &nm), TROVE_OK);
+        trove_volume_close(v);
+        if (h.names_parts >= 3) {
+            uint8_t q[7] = {'P', 1, 1, 0, 0, 0, 0}; /* part 1 of 2 + 1 parts */
+            trove__put_le32(q + 3, h.names_part[1].entries);
+            seed("names-part.bin", q, sizeof q, &nm);
+            q[3] ^= 1; /* entries that disagree */
+            seed("names-part-entries.bin", q, sizeof q, &nm);
+        }
+        trove_capture_header_free(&h);
     }
     trove_bytes_free(&seg);
     trove_bytes_free(&nm);
@@ -2278,6 +2332,256 @@ static void test_sort_indexes(void)
     trove_store_close(s);
 }
 
+/* ---- names in parts ------------------------------------------------------------------- */
+
+/* `extra` distinct event names of about 100 bytes (ids first_id on) into names. */
+static void add_long_names(struct trove_names *names, uint32_t extra, uint32_t first_id)
+{
+    char s[160];
+    for (uint32_t i = 0; i < extra; i++) {
+        int len = snprintf(s, sizeof s,
+                           "ns%u::detail::Widget<ns%u::Alloc<%u>, std::vector<int>>::"
+                           "render_frame_%07u(int, const char *)",
+                           i % 89, i % 13, i % 7, i);
+        if (trove_names_set(names, TROVE_NAME_EVENT, first_id + i, 0, s, (size_t)len) != TROVE_OK) {
+            CHECK(0);
+            return;
+        }
+    }
+}
+
+/* Captures a and b are the same objects: as many slots, the same digest in each. */
+static int same_slots(struct trove_store *s, const char *a, const char *b)
+{
+    struct trove_volume *va = NULL, *vb = NULL;
+    struct trove_volume_info ia, ib;
+    struct trove_digest *da = NULL, *db = NULL;
+    int same = 0;
+
+    if (trove_volume_open(s, a, &va, NULL) == TROVE_OK &&
+        trove_volume_open(s, b, &vb, NULL) == TROVE_OK && trove_volume_info(va, &ia) == 0 &&
+        trove_volume_info(vb, &ib) == 0 && ia.slots == ib.slots &&
+        (da = calloc(ia.slots, sizeof *da)) && (db = calloc(ia.slots, sizeof *db)) &&
+        trove_volume_slot_digests(va, 0, ia.slots, da) == 0 &&
+        trove_volume_slot_digests(vb, 0, ib.slots, db) == 0)
+        same = memcmp(da, db, ia.slots * sizeof *da) == 0;
+    trove_volume_close(va);
+    trove_volume_close(vb);
+    free(da);
+    free(db);
+    return same;
+}
+
+/* Read capture `name`'s names back and require `want`. */
+static void expect_names(struct trove_store *s, const char *name, const struct trove_names *want)
+{
+    struct trove_names *back = NULL;
+    struct trove_diag diag = {0};
+    int rc;
+    CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+    rc = trove_capture_read_names(s, name, back, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "read names %s: %s\n", name, diag.msg);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK(trove_names_equal(want, back));
+    trove_names_free(back);
+}
+
+/*
+ * Names over one object's 16 MiB: 300,000 distinct names of about 100 bytes (31 MB of names
+ * frames) beside gen's. They are stored in parts of at most 16 MiB, read back, replayed,
+ * rewritten with nothing new, appended to through the live writer (the same objects as a
+ * write of the whole), and a damaged part is named. Then, with names cut small
+ * (trove_testing_capture_names_cut), many parts beside flows and a profile, and the limits.
+ */
+static void test_names_parts(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0}, all = {0};
+    struct trove_names *names = NULL, *more = NULL;
+    struct trove_capture_info info, again;
+    struct trove_capture_header h;
+    struct trove_capture_writer *w = NULL;
+    struct trove_diag diag = {0};
+    uint64_t objects;
+
+    if (!s)
+        return;
+    gen_capture(20000, 31, &ev, &names);
+    add_long_names(names, 300000, 1000000);
+    CHECK_EQ_INT(write_capture(s, "np", &ev, names, 32 * 4096, 1000, &info), TROVE_OK);
+    CHECK_EQ_INT(info.names, trove_names_count(names));
+    CHECK_EQ_INT(info.segments, 5);
+    CHECK_EQ_INT(info.new_objects, 1 + 5 + 2);
+    CHECK(info.stored_bytes > TROVE_CAPTURE_MAX_OBJECT);
+    CHECK_EQ_INT(read_header(s, "np", &h), TROVE_OK);
+    CHECK(h.names_parts == 2 && (h.info.flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) &&
+          h.names_bytes > TROVE_CAPTURE_MAX_OBJECT &&
+          h.names_part[0].bytes + (uint64_t)h.names_part[1].bytes == h.names_bytes &&
+          h.names_part[0].entries + (uint64_t)h.names_part[1].entries == h.info.names &&
+          h.names_part[0].bytes > TROVE_CAPTURE_MAX_OBJECT - (1 << 20) - 16);
+    fprintf(stderr, "names parts: %zu names in %" PRIu64 " bytes, parts of %" PRIu32 " and %" PRIu32
+            " bytes\n",
+            trove_names_count(names), h.names_bytes, h.names_part[0].bytes,
+            h.names_part[1].bytes);
+    trove_capture_header_free(&h);
+    check_layout(s, "np", &ev, names, 4096, 1000);
+    expect_names(s, "np", names);
+    expect_range(s, "np", &ev, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, 1000);
+    expect_range(s, "np", &ev, names, 0, UINT64_MAX, TROVE_WIRE_RAW, 300, 1000);
+    expect_range(s, "np", &ev, names, ev.ev[5000].start_ns, ev.ev[9000].start_ns,
+                 TROVE_WIRE_PACKED, 0, 1000);
+    /* again: the same objects, nothing new */
+    objects = store_objects(s);
+    CHECK_EQ_INT(write_capture(s, "np", &ev, names, 32 * 4096, 1000, &again), TROVE_OK);
+    CHECK(same_info(&info, &again) && again.new_objects == 0);
+    CHECK_EQ_INT(store_objects(s), objects);
+    CHECK_EQ_INT(trove_capture_info(s, "np", &again, &diag), TROVE_OK);
+    CHECK(same_info(&info, &again));
+
+    /* appended to: more events, more names and one renamed in part 0, through the live
+     * writer; the capture is then the one a write of everything makes */
+    CHECK_EQ_INT(trove_capture_writer_open(s, "np", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK(w && trove_names_equal(trove_capture_writer_names_all(w), names));
+    CHECK_EQ_INT(trove_names_new(&more), TROVE_OK);
+    add_long_names(more, 2000, 5000000);
+    CHECK_EQ_INT(trove_names_set(more, TROVE_NAME_EVENT, 1000007, 0, "renamed", 7), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 7000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, more, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_names_merge(names, more), TROVE_OK);
+    for (size_t i = 0; i < ev.len; i++)
+        CHECK_EQ_INT(trove_events_push(&all, &ev.ev[i]), TROVE_OK);
+    for (size_t i = 0; i < 7000; i++)
+        CHECK_EQ_INT(trove_events_push(&all, &ev.ev[i]), TROVE_OK);
+    CHECK_EQ_INT(write_capture(s, "np.ref", &all, names, 32 * 4096, 1000, &again), TROVE_OK);
+    CHECK(same_slots(s, "np", "np.ref"));
+    CHECK(same_info(&info, &again) && info.names == trove_names_count(names));
+    expect_names(s, "np", names);
+    expect_range(s, "np", &all, names, 0, UINT64_MAX, TROVE_WIRE_PACKED, 0, 1000);
+
+    /* a damaged part is named by reads and replays */
+    {
+        struct trove_digest d;
+        struct trove_bytes obj = {0};
+        struct trove_names *back = NULL;
+        char hex[33], want[64];
+        uint64_t slot;
+        CHECK_EQ_INT(read_header(s, "np", &h), TROVE_OK);
+        slot = 2 + h.info.segments;
+        CHECK(h.info.segments == 7 && h.names_parts == 2);
+        slot_digest(s, "np", slot, &d);
+        trove_capture_header_free(&h);
+        trove_digest_hex(&d, hex);
+        CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+        obj.ptr[obj.len / 2] ^= 0x20;
+        damage(s, &d, obj.ptr, obj.len);
+        CHECK_EQ_INT(trove_names_new(&back), TROVE_OK);
+        diag.msg[0] = 0;
+        CHECK_EQ_INT(trove_capture_read_names(s, "np.ref", back, &diag), TROVE_ERR_CHECKSUM);
+        snprintf(want, sizeof want, "names part (slot %" PRIu64 ")", slot);
+        CHECK(strstr(diag.msg, want) != NULL);
+        snprintf(want, sizeof want, "names part 1 of 2 (slot %" PRIu64 ")", slot);
+        expect_replay_error(s, "np.ref", TROVE_WIRE_DEFLATE, TROVE_ERR_CHECKSUM, want, hex,
+                            "a damaged names part");
+        trove_bytes_free(&obj);
+        trove_names_free(back);
+        /* written again, it heals */
+        CHECK_EQ_INT(write_capture(s, "np.ref", &all, names, 32 * 4096, 1000, &again), TROVE_OK);
+        expect_names(s, "np", names);
+    }
+    trove_names_free(more);
+    trove_names_free(names);
+    trove_events_free(&ev);
+    trove_events_free(&all);
+    trove_volume_remove(s, "np", NULL);
+    trove_volume_remove(s, "np.ref", NULL);
+
+    /* Cut small: 2,000 names of about 100 bytes in frames of about 2 KiB and parts of at
+     * most 16 KiB, beside flows and a profile, whose slots follow the parts. */
+    trove_testing_capture_names_cut(2048, 16384);
+    gen_capture(3000, 32, &ev, &names);
+    add_long_names(names, 2000, 1000000);
+    {
+        struct trove_flows flows = {0}, fback = {0};
+        struct trove_profile *p = make_profile(20, 1000, 0), *pback = NULL;
+        for (size_t i = 0; i < ev.len; i += 10) {
+            struct trove_flow f = {ev.ev[i].start_ns, 1 + i / 30, ev.ev[i].pid, ev.ev[i].tid, 0,
+                                   (uint8_t)(i / 10 % 3), 1, {0, 0}};
+            CHECK_EQ_INT(trove_flows_push(&flows, &f), TROVE_OK);
+        }
+        CHECK_EQ_INT(trove_capture_write_profile(s, "small", ev.ev, ev.len, names, flows.f,
+                                                 flows.len, p, NULL, &info, &diag),
+                     TROVE_OK);
+        CHECK_EQ_INT(read_header(s, "small", &h), TROVE_OK);
+        CHECK(h.names_parts >= 10 && h.version == 3 && h.profile_objects == 1);
+        for (uint32_t j = 0; j < h.names_parts; j++)
+            CHECK(h.names_part[j].bytes <= 16384);
+        trove_capture_header_free(&h);
+        check_layout(s, "small", &ev, names, TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT / 32,
+                     TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+        expect_names(s, "small", names);
+        expect_range(s, "small", &ev, names, 0, UINT64_MAX, TROVE_WIRE_RAW, 0,
+                     TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+        CHECK_EQ_INT(trove_capture_read_flows(s, "small", 0, UINT64_MAX, &fback, &diag), TROVE_OK);
+        CHECK(fback.len == flows.len && memcmp(fback.f, flows.f, flows.len * sizeof *flows.f) == 0);
+        CHECK_EQ_INT(trove_profile_new(&pback), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_read_profile(s, "small", pback, &diag), TROVE_OK);
+        check_profiles_equal(p, pback);
+        trove_profile_free(pback);
+        trove_profile_free(p);
+        trove_flows_free(&flows);
+        trove_flows_free(&fback);
+    }
+    /* a profile, no flows: the live writer appends and the profile stays readable */
+    {
+        struct trove_profile *p = make_profile(20, 1000, 0), *pback = NULL;
+        CHECK_EQ_INT(trove_capture_write_profile(s, "small2", ev.ev, ev.len, names, NULL, 0, p,
+                                                 NULL, &info, &diag),
+                     TROVE_OK);
+        CHECK_EQ_INT(trove_names_new(&more), TROVE_OK);
+        add_long_names(more, 500, 3000000); /* four parts more: the profile moves up */
+        CHECK_EQ_INT(trove_capture_writer_open(s, "small2", 1, NULL, &w, &diag), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_names(w, more, &diag), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 100, &diag), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+        trove_capture_writer_close(w);
+        CHECK_EQ_INT(trove_names_merge(names, more), TROVE_OK);
+        expect_names(s, "small2", names);
+        CHECK_EQ_INT(trove_profile_new(&pback), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_read_profile(s, "small2", pback, &diag), TROVE_OK);
+        check_profiles_equal(p, pback);
+        trove_profile_free(pback);
+        trove_profile_free(p);
+        trove_names_free(more);
+    }
+    /* the limits: a frame over a part, names over MAX_NAMES_PARTS parts; no capture is
+     * committed, by a write or a live writer */
+    trove_testing_capture_names_cut(2048, 1024);
+    diag.msg[0] = 0;
+    CHECK_EQ_INT(trove_capture_write(s, "over", ev.ev, ev.len, names, NULL, &info, &diag),
+                 TROVE_ERR_LIMIT);
+    CHECK(strstr(diag.msg, "capture over: the names frame of entries ") &&
+          strstr(diag.msg, "over the 1024-byte limit of an object"));
+    trove_testing_capture_names_cut(256, 512);
+    diag.msg[0] = 0;
+    CHECK_EQ_INT(trove_capture_write(s, "over", ev.ev, ev.len, names, NULL, &info, &diag),
+                 TROVE_ERR_LIMIT);
+    CHECK(strstr(diag.msg, "capture over: its names pass the limit") &&
+          strstr(diag.msg, "in 33 objects so far"));
+    CHECK_EQ_INT(trove_capture_info(s, "over", &info, NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "over", 0, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_ERR_LIMIT);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_info(s, "over", &info, NULL), TROVE_ERR_NOTFOUND);
+    trove_testing_capture_names_cut(0, 0);
+    trove_names_free(names);
+    trove_events_free(&ev);
+    trove_store_close(s);
+}
+
 int main(void)
 {
     test_roundtrips();
@@ -2304,6 +2608,7 @@ int main(void)
     test_write_profile();
     test_read_names();
     test_sort_indexes();
+    test_names_parts();
     test_corpus_seeds();
     test_rm_rf(root);
     return test_done();

@@ -17,7 +17,8 @@
  * generator, recipe v1 and v3 encode and decode, the capture header, Parquet tables written
  * and read, the bundle manifest, a bundle written to a file and read back, a volume commit,
  * the store's gc (mark and sweep), a capture written into a store, a capture replayed
- * from it, and a capture written live (appended to, and new); and the trace interchange:
+ * from it, and a capture written live (appended to, and new), each also with its names in
+ * parts (cut small); and the trace interchange:
  * the Chrome importer on async spans, flows and counters, the Chrome JSON and Perfetto
  * writers, the Perfetto reader, the flows object encoded and decoded, the flows table
  * written and read, and a capture written with flows and its flows read back; and the
@@ -1022,6 +1023,7 @@ static uint8_t vold[VBLOCK * VBLOCKS], vnew[VBLOCK * VBLOCKS];
 struct store_ctx {
     char dir[256];
     char live[16]; /* the live writer's case: "live" (append) or "fresh" */
+    const struct trove_names *live_names; /* the names "live" holds before the append */
 };
 
 static int store_clean(const char *dir)
@@ -1241,7 +1243,7 @@ static int live_state(struct trove_store *s, const char *name, uint64_t events)
 {
     struct trove_volume *va = NULL, *vb = NULL;
     struct trove_volume_info ia, ib;
-    struct trove_digest da[8], db[8];
+    struct trove_digest da[40], db[40];
     struct trove_capture_info info;
     int state = 0;
 
@@ -1251,7 +1253,7 @@ static int live_state(struct trove_store *s, const char *name, uint64_t events)
         return 2;
     if (trove_volume_open(s, name, &va, NULL) == TROVE_OK &&
         trove_volume_open(s, "cap", &vb, NULL) == TROVE_OK && trove_volume_info(va, &ia) == 0 &&
-        trove_volume_info(vb, &ib) == 0 && ia.slots == ib.slots && ia.slots <= 8 &&
+        trove_volume_info(vb, &ib) == 0 && ia.slots == ib.slots && ia.slots <= 40 &&
         trove_volume_slot_digests(va, 0, ia.slots, da) == 0 &&
         trove_volume_slot_digests(vb, 0, ib.slots, db) == 0 &&
         memcmp(da, db, ia.slots * sizeof *da) == 0)
@@ -1281,11 +1283,31 @@ static int check_capture_live(void *p, int rc)
         ok = ok &&
              (state == 1 || trove_capture_info(s, c->live, &info, NULL) == TROVE_ERR_NOTFOUND);
     if (ok && state == 1)
-        ok = append ? trove_capture_write(s, c->live, gen_events.ev, gen_events.len / 2, NULL,
-                                          &live_opt, NULL, NULL) == TROVE_OK
+        ok = append ? trove_capture_write(s, c->live, gen_events.ev, gen_events.len / 2,
+                                          c->live_names, &live_opt, NULL, NULL) == TROVE_OK
                     : trove_volume_remove(s, c->live, NULL) == TROVE_OK;
     trove_store_close(s);
     return ok;
+}
+
+/* The live writer's sweeps: an append to "live", which holds the first half of the events
+ * (and c->live_names) as "cap" would, and a new capture "fresh". */
+static void sweep_live(struct store_ctx *c, const char *what)
+{
+    struct trove_store *s = NULL;
+    char label[80];
+
+    CHECK_EQ_INT(trove_store_open(c->dir, TROVE_STORE_NOSYNC, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_write(s, "live", gen_events.ev, gen_events.len / 2, c->live_names,
+                                     &live_opt, NULL, NULL),
+                 TROVE_OK);
+    trove_store_close(s);
+    snprintf(c->live, sizeof c->live, "live");
+    snprintf(label, sizeof label, "%s, append", what);
+    sweep(label, op_capture_live, check_capture_live, c);
+    snprintf(c->live, sizeof c->live, "fresh");
+    snprintf(label, sizeof label, "%s, new", what);
+    sweep(label, op_capture_live, check_capture_live, c);
 }
 
 static int replay_send(void *ctx, const struct trove_stream_batch *b)
@@ -1500,7 +1522,9 @@ static void test_store(void)
     struct store_ctx c;
     struct trove_store *s = NULL;
     struct trove_volume *v = NULL;
+    struct trove_names *half = NULL;
 
+    memset(&c, 0, sizeof c);
     snprintf(c.dir, sizeof c.dir, "%s/store", tmpdir);
     for (size_t i = 0; i < sizeof vold; i++) {
         vold[i] = (uint8_t)(i * 7 + (i >> 12));
@@ -1527,16 +1551,29 @@ static void test_store(void)
     sweep("capture flows read", op_capture_read_flows, NULL, &c);
     CHECK_EQ_INT(op_capture_write(&c), TROVE_OK);
     sweep("capture replay", op_capture_replay, NULL, &c);
-    s = NULL;
-    CHECK_EQ_INT(trove_store_open(c.dir, TROVE_STORE_NOSYNC, &s, NULL), TROVE_OK);
-    CHECK_EQ_INT(trove_capture_write(s, "live", gen_events.ev, gen_events.len / 2, NULL,
-                                     &live_opt, NULL, NULL),
-                 TROVE_OK);
-    trove_store_close(s);
-    snprintf(c.live, sizeof c.live, "live");
-    sweep("capture live writer, append", op_capture_live, check_capture_live, &c);
-    snprintf(c.live, sizeof c.live, "fresh");
-    sweep("capture live writer, new", op_capture_live, check_capture_live, &c);
+    sweep_live(&c, "capture live writer");
+    /* Names in parts (cut small: 20-odd parts of gen's names): the import, and the live
+     * writer's append (which reads parts back and puts the last again) and new capture. */
+    trove_testing_capture_names_cut(64, 200);
+    sweep("capture import, names parts", op_capture_write, check_capture_write, &c);
+    CHECK_EQ_INT(op_capture_write(&c), TROVE_OK); /* what the live writer's must equal */
+    {
+        struct trove_capture_info info;
+        CHECK_EQ_INT(trove_store_open(c.dir, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_info(s, "cap", &info, NULL), TROVE_OK);
+        CHECK(info.flags & TROVE_CAPTURE_FLAG_NAMES_PARTS);
+        trove_store_close(s);
+    }
+    CHECK_EQ_INT(trove_names_new(&half), TROVE_OK);
+    for (size_t i = 0; half && i < trove_names_count(gen_names) / 2; i++) {
+        struct trove_name_entry e;
+        trove_names_entry(gen_names, i, &e);
+        CHECK_EQ_INT(trove_names_put(half, &e), TROVE_OK);
+    }
+    c.live_names = half;
+    sweep_live(&c, "capture live writer, names parts");
+    trove_testing_capture_names_cut(0, 0);
+    trove_names_free(half);
     CHECK(store_clean(c.dir));
     trove_flows_free(&cap_flows);
 }

@@ -116,6 +116,17 @@ int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
                                      const struct trove_digest *d, size_t n);
 
 /*
+ * Where the capture writers (src/capture/capture.c, capture_live.c) cut names: into frames
+ * of about frame_bytes of strings (0: 1 MiB) and into parts of at most part_bytes (0:
+ * TROVE_CAPTURE_MAX_OBJECT, 16 MiB), so that a test reaches several names parts with a
+ * small table. It bypasses determinism only: captures written meanwhile are valid (every
+ * reader takes them) but not byte for byte what the format's sizes make; a part_bytes under
+ * a frame's size makes writes fail with TROVE_ERR_LIMIT. Not thread-safe: set it while no
+ * capture is being written.
+ */
+void trove_testing_capture_names_cut(uint32_t frame_bytes, uint32_t part_bytes);
+
+/*
  * The block-scheme uint32 column (src/codec/column.c, docs/formats/bitpack.md: format
  * "TBPC" version 1, golden vector tests/vectors/column_mixed.bin) on the FastLanes kernels
  * of trove/bitpack.h: a column cut into blocks of 1024 values (the last may be short), each

@@ -1,14 +1,18 @@
 /*
- * capture.c: writing, describing and listing captures (include/trove/capture.h). A capture
- * is an object volume: slot 0 the header (capture_header.c), slot 1 the names as names
- * frames, slot 2+k segment k as packed+deflate frames, and slot 2+S the flows object when
- * the capture has flow rows. docs/formats/capture.md has the layouts; replay is replay.c.
+ * capture.c: writing, describing and listing captures (include/trove/capture.h), and
+ * reading their names, flows and profile back. A capture is an object volume: slot 0 the
+ * header (capture_header.c), slot 1 the names as names frames, slot 2+k segment k as
+ * packed+deflate frames, slot 2+S the flows object when the capture has flow rows, then
+ * the names' other parts when they pass one object (cut at frame boundaries, each part at
+ * most an object) and the profile's objects. docs/formats/capture.md has the layouts;
+ * replay is replay.c.
  *
  * Every object is a function of the events, the names and the two sizes alone (no time,
  * no name, no random seed), so writing the same capture again makes the same objects and
- * the store keeps them once. A write streams: each segment is encoded, put and dropped
- * before the next, so memory stays one segment (plus the names and the header index)
- * whatever the capture's size. The volume is committed once, after every object is in, so
+ * the store keeps them once. A write streams: the names are encoded and put a part at a
+ * time, then each segment is encoded, put and dropped before the next, so memory stays one
+ * segment and one names part (plus the names table and the header index) whatever the
+ * capture's size. The volume is committed once, after every object is in, so
  * a capture is replaced whole or not at all: a failed write leaves the previous capture of
  * that name (or, for a new name, nothing).
  */
@@ -17,11 +21,13 @@
 #include "common/endian.h"
 #include "common/fail.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "trove/profile.h"
+#include "trove/testing.h"
 #include "trove/wire.h"
 
 /* ---- reading the header ---------------------------------------------------------------- */
@@ -283,55 +289,89 @@ uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *byte
     return n;
 }
 
-/*
- * The names object: names frames of at most NAMES_FRAME_ENTRIES entries, each filled while
- * its payload stays within NAMES_FRAME_BYTES (an upper estimate per entry: its string and
- * 16 bytes of type and varints). At least one frame, so a replay always starts with names.
- */
-static int encode_names(const struct trove_names *names, struct trove_bytes *out)
+/* Where names are cut (trove_testing_capture_names_cut; 0: the format's sizes). */
+static uint32_t cut_frame_bytes, cut_part_bytes;
+
+void trove_testing_capture_names_cut(uint32_t frame_bytes, uint32_t part_bytes)
 {
-    size_t count = names ? trove_names_count(names) : 0, from = 0;
+    cut_frame_bytes = frame_bytes;
+    cut_part_bytes = part_bytes;
+}
+
+/*
+ * The end of the names frame that starts at entry `from` (< count): at most
+ * NAMES_FRAME_ENTRIES entries, added while the payload stays within NAMES_FRAME_BYTES (an
+ * upper estimate per entry: its string and 16 bytes of type and varints; a single longer
+ * entry gets a frame of its own). Each frame's end depends on its own entries and the next
+ * one only, so frames cut from any frame's start are the frames cut from entry 0.
+ */
+static size_t frame_end(const struct trove_names *names, size_t from, size_t count)
+{
+    const uint64_t limit = cut_frame_bytes ? cut_frame_bytes : TROVE__CAPTURE_NAMES_FRAME_BYTES;
+    size_t to = from;
+    uint64_t bytes = 0;
+
+    while (to < count && to - from < TROVE__CAPTURE_NAMES_FRAME_ENTRIES) {
+        struct trove_name_entry e;
+        trove_names_entry(names, to, &e);
+        if (to > from && bytes + 16 + e.len > limit)
+            break;
+        bytes += 16 + e.len;
+        to++;
+    }
+    return to;
+}
+
+int trove__capture_names_part(const char *name, const struct trove_names *names, size_t from,
+                              struct trove_bytes *out, size_t *to_out, struct trove_diag *diag)
+{
+    const size_t count = names ? trove_names_count(names) : 0, start = out->len;
+    const uint64_t limit = cut_part_bytes ? cut_part_bytes : TROVE_CAPTURE_MAX_OBJECT;
+    size_t at = from;
     int rc;
 
-    if (count == 0) {
+    assert(from < count || (from == 0 && count == 0));
+    *to_out = from;
+    if (count == 0) { /* one frame of no entries, so a replay always starts with names */
         struct trove_names *none = NULL;
-        if ((rc = trove_names_new(&none)) != TROVE_OK)
-            return rc;
-        rc = trove_wire_encode_names(none, 0, 0, out);
+        if ((rc = trove_names_new(&none)) == TROVE_OK)
+            rc = trove_wire_encode_names(none, 0, 0, out);
         trove_names_free(none);
-        return rc;
+        if (rc != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: encoding its names: %s", name,
+                              trove_strerror(rc));
+        return TROVE_OK;
     }
-    while (from < count) {
-        size_t to = from;
-        uint64_t bytes = 0;
-        while (to < count && to - from < TROVE__CAPTURE_NAMES_FRAME_ENTRIES) {
-            struct trove_name_entry e;
-            trove_names_entry(names, to, &e);
-            if (to > from && bytes + 16 + e.len > TROVE__CAPTURE_NAMES_FRAME_BYTES)
-                break;
-            bytes += 16 + e.len;
-            to++;
+    while (at < count) {
+        const size_t end = frame_end(names, at, count), mark = out->len;
+        if ((rc = trove_wire_encode_names(names, at, end, out)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: encoding names %zu to %zu: %s", name,
+                              at, end, trove_strerror(rc));
+        if (out->len - start > limit) {
+            if (mark == start)
+                return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                                  "capture %s: the names frame of entries %zu to %zu is %zu "
+                                  "bytes, over the %" PRIu64 "-byte limit of an object",
+                                  name, at, end, out->len - mark, limit);
+            out->len = mark; /* the frame starts the next part */
+            break;
         }
-        if ((rc = trove_wire_encode_names(names, from, to, out)) != TROVE_OK)
-            return rc;
-        from = to;
+        at = end;
     }
+    *to_out = at;
     return TROVE_OK;
 }
 
-int trove__capture_names_object(const char *name, const struct trove_names *names,
-                                struct trove_bytes *out, struct trove_diag *diag)
+int trove__capture_names_limits(const char *name, uint32_t parts, uint64_t bytes,
+                                struct trove_diag *diag)
 {
-    int rc;
-
-    if ((rc = encode_names(names, out)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "capture %s: encoding %zu names: %s", name,
-                          names ? trove_names_count(names) : 0, trove_strerror(rc));
-    if (out->len > TROVE_CAPTURE_MAX_OBJECT)
+    if (parts > TROVE_CAPTURE_MAX_NAMES_PARTS || bytes > TROVE_CAPTURE_MAX_NAMES_BYTES)
         return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
-                          "capture %s: the names take %zu bytes, over the %" PRIu32
-                          "-byte limit of an object",
-                          name, out->len, TROVE_CAPTURE_MAX_OBJECT);
+                          "capture %s: its names pass the limit of a capture's names, %" PRIu64
+                          " bytes in %u objects (%" PRIu64 " bytes in %" PRIu32 " objects so "
+                          "far); store fewer or shorter names",
+                          name, TROVE_CAPTURE_MAX_NAMES_BYTES, TROVE_CAPTURE_MAX_NAMES_PARTS,
+                          bytes, parts);
     return TROVE_OK;
 }
 
@@ -394,6 +434,19 @@ int trove__capture_header_put(struct trove__capture_vol *w, struct trove_capture
         return TROVE_FAIL(diag, rc, 0, "capture %s: encoding the header: %s", w->name,
                           trove_strerror(rc));
     return trove__capture_put(w, TROVE__CAPTURE_SLOT_HEADER, buf->ptr, buf->len, diag);
+}
+
+/* w's volume (open) resized to `slots` slots. */
+static int resize(struct trove__capture_vol *w, uint64_t slots, struct trove_diag *diag)
+{
+    int rc;
+
+    if (slots > UINT64_MAX / w->block)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
+    if ((rc = trove_volume_resize(w->v, slots * w->block)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
+                          w->name, slots, trove_strerror(rc));
+    return TROVE_OK;
 }
 
 int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, int create,
@@ -468,12 +521,7 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
     w->block = vi.block_size;
     if (slots == TROVE__CAPTURE_KEEP_SLOTS)
         slots = vi.slots; /* resized to its size: a check that it may be written */
-    if (slots > UINT64_MAX / w->block)
-        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "capture %s: too many slots", w->name);
-    if ((rc = trove_volume_resize(w->v, slots * w->block)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
-                          w->name, slots, trove_strerror(rc));
-    return TROVE_OK;
+    return resize(w, slots, diag);
 }
 
 int trove_capture_write(struct trove_store *s, const char *name, const struct trove_event *events,
@@ -543,10 +591,10 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     struct trove__capture_vol w;
     struct trove_capture_header h;
     struct trove_wire_encoder *enc = NULL;
-    struct trove_bytes buf = {0}, names_obj = {0}, flows_obj = {0}, prof = {0};
-    size_t *prof_ends = NULL, n_prof = 0;
-    uint64_t seg_bytes = 0, per, segments;
-    uint32_t fe = 0;
+    struct trove_bytes buf = {0}, flows_obj = {0}, prof = {0};
+    size_t *prof_ends = NULL, n_prof = 0, count = names ? trove_names_count(names) : 0;
+    uint64_t seg_bytes = 0, per, segments, profile0;
+    uint32_t fe = 0, parts;
     int rc, created = 0, committed = 0, counters = 0, format = 0;
 
     memset(&w, 0, sizeof w);
@@ -576,7 +624,6 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
-    TROVE_TRY(rc, trove__capture_names_object(name, names, &names_obj, diag));
     if (nflows > 0) {
         rc = trove_flows_encode(flows, nflows, &flows_obj);
         if (rc != TROVE_OK) {
@@ -592,6 +639,27 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
                       &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + n_prof, 2,
                       &created, diag));
 
+    /* The names first (a capture with too many fails before its events are encoded), one
+     * part at a time; each part past the first takes one more slot, before the profile's. */
+    for (size_t from = 0, to = 0; from < count || (count == 0 && h.names_parts == 0);
+         from = to) {
+        parts = h.names_parts;
+        buf.len = 0;
+        TROVE_TRY(rc, trove__capture_names_part(name, names, from, &buf, &to, diag));
+        TROVE_TRY(rc, trove__capture_names_limits(name, parts + 1, h.names_bytes + buf.len, diag));
+        if (parts > 0 &&
+            (rc = resize(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + parts +
+                                 n_prof,
+                         diag)) != TROVE_OK)
+            goto out;
+        TROVE_TRY(rc, trove__capture_put(&w, trove__capture_names_slot(segments, nflows, parts),
+                                         buf.ptr, buf.len, diag));
+        h.names_part[parts].bytes = (uint32_t)buf.len;
+        h.names_part[parts].entries = (uint32_t)(to - from);
+        h.names_parts = parts + 1;
+        h.names_bytes += buf.len;
+    }
+
     for (uint64_t k = 0; k < segments; k++) {
         size_t first = (size_t)(k * per), end = n - first < per ? n : first + (size_t)per;
         buf.len = 0;
@@ -604,26 +672,23 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
         if (opt && opt->progress)
             opt->progress(opt->progress_ctx, k + 1, segments);
     }
-    TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_NAMES, names_obj.ptr, names_obj.len,
-                                     diag));
     if (nflows > 0)
         TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments,
                                          flows_obj.ptr, flows_obj.len, diag));
+    h.info.segments = segments;
+    h.info.flows = nflows;
+    profile0 = trove__capture_profile_slot(&h);
     for (size_t k = 0; k < n_prof; k++) {
         size_t from = k ? prof_ends[k - 1] : 0;
-        TROVE_TRY(rc, trove__capture_put(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments +
-                                                 (nflows > 0) + k,
-                                         prof.ptr + from, prof_ends[k] - from, diag));
+        TROVE_TRY(rc, trove__capture_put(&w, profile0 + k, prof.ptr + from, prof_ends[k] - from,
+                                         diag));
     }
 
     h.info.events = n;
-    h.info.segments = segments;
-    h.info.names = names ? trove_names_count(names) : 0;
+    h.info.names = count;
     h.segment_bytes = seg_bytes;
     h.frame_events = fe;
     h.info.flags = trove__capture_format_flags(format);
-    h.names_bytes = names_obj.len;
-    h.info.flows = nflows;
     h.flows_bytes = flows_obj.len;
     if (n_prof) {
         struct trove_profile_counts c;
@@ -652,7 +717,6 @@ out:
     free(w.fresh);
     free(h.seg);
     trove_bytes_free(&buf);
-    trove_bytes_free(&names_obj);
     trove_bytes_free(&flows_obj);
     trove_bytes_free(&prof);
     free(prof_ends);
@@ -725,6 +789,50 @@ out:
     return rc;
 }
 
+/* Decode names part j of capture `name` (header h), object b, into names: every frame a
+ * names frame, its length and entries the header's. */
+static int read_names_part(const char *name, const struct trove_capture_header *h, uint32_t j,
+                           uint64_t slot, const struct trove_bytes *b,
+                           struct trove_wire_decoder *dec, struct trove_names *names,
+                           struct trove_diag *diag)
+{
+    const uint32_t parts = trove__capture_parts(h);
+    uint64_t entries = 0;
+    char part[48] = "names", what[96];
+    int rc;
+
+    if (parts > 1)
+        snprintf(part, sizeof part, "names part %" PRIu32 " of %" PRIu32, j, parts);
+    snprintf(what, sizeof what, "%s (slot %" PRIu64 ")", part, slot);
+    if (b->len != trove__capture_part_bytes(h, j))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "capture %s: %s: the object is %zu bytes; the header says %" PRIu64,
+                          name, what, b->len, trove__capture_part_bytes(h, j));
+    for (size_t at = 0; at < b->len;) {
+        struct trove_wire_header wh;
+        struct trove_wire_frame fr;
+        /* Only names frames belong here: an events frame is refused before it is decoded. */
+        if ((rc = trove_wire_parse_header(b->ptr + at, b->len - at, &wh, diag)) == TROVE_OK &&
+            wh.format != TROVE_WIRE_NAMES)
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "a %s frame, not names",
+                            trove_wire_format_name(wh.format));
+        if (rc == TROVE_OK)
+            rc = trove_wire_decode(dec, b->ptr + at, b->len - at, NULL, 0, names, &fr, diag);
+        if (rc != TROVE_OK) {
+            snprintf(what, sizeof what, "%s (slot %" PRIu64 ", byte %zu)", part, slot, at);
+            return prefix_diag(diag, rc, name, what);
+        }
+        entries += wh.count;
+        at += fr.frame_len;
+    }
+    if (entries != trove__capture_part_entries(h, j))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "capture %s: %s: the frames hold %" PRIu64 " entries; the header says "
+                          "%" PRIu64,
+                          name, what, entries, trove__capture_part_entries(h, j));
+    return TROVE_OK;
+}
+
 int trove_capture_read_names(struct trove_store *s, const char *name, struct trove_names *names,
                              struct trove_diag *diag)
 {
@@ -732,58 +840,30 @@ int trove_capture_read_names(struct trove_store *s, const char *name, struct tro
     struct trove_volume *v = NULL;
     struct trove_wire_decoder *dec = NULL;
     struct trove_bytes b = {0};
-    uint64_t entries = 0;
     int rc;
 
     if (!s || !names)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture names need a store and a table");
     if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
-    if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_NAMES, &b)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "capture %s: names (slot %u): %s", name,
-                        (unsigned)TROVE__CAPTURE_SLOT_NAMES,
-                        rc == TROVE_ERR_CHECKSUM
-                            ? "its stored bytes do not hash to its name: the object is "
-                              "damaged (importing the capture again heals it)"
-                            : trove_strerror(rc));
-        goto out;
-    }
-    if (b.len != h.names_bytes) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
-                        "capture %s: names (slot 1): the object is %zu bytes; the header says "
-                        "%" PRIu64,
-                        name, b.len, h.names_bytes);
-        goto out;
-    }
     if ((rc = trove_wire_decoder_new(&dec)) != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0, "out of memory");
         goto out;
     }
-    for (size_t at = 0; at < b.len;) {
-        struct trove_wire_header wh;
-        struct trove_wire_frame fr;
-        char what[64];
-        snprintf(what, sizeof what, "names (slot 1, byte %zu)", at);
-        /* Only names frames belong here: an events frame is refused before it is decoded. */
-        if ((rc = trove_wire_parse_header(b.ptr + at, b.len - at, &wh, diag)) == TROVE_OK &&
-            wh.format != TROVE_WIRE_NAMES)
-            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "a %s frame, not names",
-                            trove_wire_format_name(wh.format));
-        if (rc == TROVE_OK)
-            rc = trove_wire_decode(dec, b.ptr + at, b.len - at, NULL, 0, names, &fr, diag);
-        if (rc != TROVE_OK) {
-            rc = prefix_diag(diag, rc, name, what);
+    for (uint32_t j = 0; j < trove__capture_parts(&h); j++) {
+        uint64_t slot = trove__capture_names_slot(h.info.segments, h.info.flows, j);
+        if ((rc = trove_volume_get_object(v, slot, &b)) != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "capture %s: names%s (slot %" PRIu64 "): %s", name,
+                            h.names_parts > 1 ? " part" : "", slot,
+                            rc == TROVE_ERR_CHECKSUM
+                                ? "its stored bytes do not hash to its name: the object is "
+                                  "damaged (importing the capture again heals it)"
+                            : rc == TROVE_ERR_INVALID ? "the volume has fewer slots than the "
+                                                        "header's names parts need"
+                                                      : trove_strerror(rc));
             goto out;
         }
-        entries += wh.count;
-        at += fr.frame_len;
-    }
-    if (entries != h.info.names) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
-                        "capture %s: names (slot 1): the frames hold %" PRIu64
-                        " entries; the header says %" PRIu64,
-                        name, entries, h.info.names);
-        goto out;
+        TROVE_TRY(rc, read_names_part(name, &h, j, slot, &b, dec, names, diag));
     }
     rc = TROVE_OK;
 out:
@@ -812,7 +892,7 @@ int trove_capture_read_profile(struct trove_store *s, const char *name, struct t
                           "capture profile is read into a new profile, not one with rows");
     if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
-    first = TROVE__CAPTURE_SLOT_SEGMENT0 + h.info.segments + (h.info.flows > 0);
+    first = trove__capture_profile_slot(&h);
     for (uint64_t k = 0; k < h.profile_objects; k++) {
         uint64_t slot = first + k;
         b.len = 0;

@@ -120,10 +120,22 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
 /* Distinct digests among w's fresh ones (sorts them). */
 uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *bytes);
 
-/* The names object of names (may be NULL) into out (appended), checked to fit in an object
- * (TROVE_ERR_LIMIT); diag names the capture. */
-int trove__capture_names_object(const char *name, const struct trove_names *names,
-                                struct trove_bytes *out, struct trove_diag *diag);
+/*
+ * The names part of names (may be NULL) that starts at entry `from` (a part's first entry,
+ * < the count; 0 for a table without entries) appended to out: whole names frames, cut as
+ * the format says, while the part stays within MAX_OBJECT. *to_out gets the first entry not
+ * in it (the count: it is the last part). A table without entries is one empty frame. Parts
+ * cut from any part's start are the parts cut from entry 0, whatever came before, so a
+ * writer may encode the last parts again without the first. Errors: the encoder's,
+ * TROVE_ERR_LIMIT (one frame over an object); diag names the capture.
+ */
+int trove__capture_names_part(const char *name, const struct trove_names *names, size_t from,
+                              struct trove_bytes *out, size_t *to_out, struct trove_diag *diag);
+
+/* TROVE_ERR_LIMIT (diag naming the capture) when names of `parts` parts and `bytes` bytes
+ * pass MAX_NAMES_PARTS or MAX_NAMES_BYTES. */
+int trove__capture_names_limits(const char *name, uint32_t parts, uint64_t bytes,
+                                struct trove_diag *diag);
 
 /* Append one frame of events[0..n) (1 .. frame_events) in `format` (DEFLATE, COLUMNAR or
  * COLUMNAR_DEFLATE; a format 5 frame over packed's worst case, 16 + 44n bytes, is made
@@ -139,8 +151,8 @@ int trove__capture_segment_frame(struct trove_wire_encoder *enc, int format,
 uint32_t trove__capture_format_flags(int format);
 
 /* Complete header h — whose info.events, info.segments, info.names, info.flows,
- * segment_bytes, frame_events, names_bytes, flows_bytes and seg[0..segments) the caller set
- * — with raw_bytes, first_ns, end_ns and the version (2 with counters or flows, else 1),
+ * segment_bytes, frame_events, names_bytes, names_parts, names_part, flows_bytes and
+ * seg[0..segments) the caller set — with raw_bytes, first_ns, end_ns and the version (2 with counters or flows, else 1),
  * encode it into buf (replacing its content) and put it into slot 0 of w. */
 int trove__capture_header_put(struct trove__capture_vol *w, struct trove_capture_header *h,
                               int counters, struct trove_bytes *buf, struct trove_diag *diag);
@@ -189,10 +201,12 @@ void trove__capture_walk_free(struct trove__capture_walk *w);
  * from_event)? */
 int trove__capture_segment_overlaps(const struct trove__capture_walk *w, uint64_t k);
 
-/* Emit the names object data[0..len) (d: its digest, for messages) frame by frame. */
-int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_digest *d,
-                              const uint8_t *data, size_t len, trove__capture_emit_fn emit,
-                              void *ctx, struct trove_diag *diag);
+/* Emit names part j (< the header's parts; 0 for one names object) data[0..len) (d: its
+ * digest, for messages) frame by frame, checked against the header: its length, that every
+ * frame is a names frame that decodes, and its entries. */
+int trove__capture_walk_names(struct trove__capture_walk *w, uint32_t j,
+                              const struct trove_digest *d, const uint8_t *data, size_t len,
+                              trove__capture_emit_fn emit, void *ctx, struct trove_diag *diag);
 
 /* Emit the events of segment k (its object data[0..len), digest d) that start in the range,
  * as frames of w->wire. Errors: TROVE_ERR_CORRUPT and the wire decoder's (diag names the

@@ -14,12 +14,13 @@
  * [kE, kE + E), frames are cut from each segment's start, and every frame is encoded alone,
  * so building a segment frame by frame makes the bytes the one-shot write makes. A commit
  * puts the partial last segment as its complete frames and the frame being filled (encoded
- * into a copy that is dropped after the put, so the frame goes on filling), the names object
- * when a merge changed the names, and the header (the shared steps of capture.c), after the
- * volume was resized to 2 + S slots; then the volume's commit makes them visible at once. A
- * partial segment is thus re-put as it grows (the object it replaces is gc's). Memory: one
- * frame of events, one segment's frames, the header's index and the names, whatever the
- * capture's length.
+ * into a copy that is dropped after the put, so the frame goes on filling), the names parts
+ * a merge may have changed (put_names: the last part when names were only added), and the
+ * header (the shared steps of capture.c), after the volume was resized to 2 + S slots and
+ * the parts' and the profile's after them; then the volume's commit makes them visible at
+ * once. A partial segment (and the last names part) is thus re-put as it grows (the object
+ * it replaces is gc's). Memory: one frame of events, one segment's frames, one names part,
+ * the header's index and the names, whatever the capture's length.
  *
  * The volume is open only while the writer holds uncommitted objects (from a full segment's
  * put, or a commit's start, to the commit), so that other opens through the same store
@@ -27,8 +28,9 @@
  * must be the one the writer's last commit (or open) saw: otherwise someone else committed
  * or removed the capture and the writer's picture of it is stale (TROVE_ERR_MISMATCH).
  *
- * Append reads the capture back: the header (as every reader), the names object through
- * replay's walk (every frame checked, the entry count against the header), and the partial
+ * Append reads the capture back: the header (as every reader), the names parts through
+ * replay's walk (every frame checked, each part's length and entries against the header's
+ * part table, then no key twice, so that the table's entries are the parts'), and the partial
  * last segment through the walk as raw frames (length, frame and event counts, each event
  * within its entry's times), whose events go back into the frame buffer as if just added;
  * and the last profile object, unless sealed, which samples frames added then go on.
@@ -52,7 +54,6 @@ struct trove_capture_writer {
     int counters;                   /* a counter event is in the capture: header v2 */
     int created;                    /* this writer made the volume; no commit yet */
     int events_dirty;               /* events added since the last commit */
-    int names_dirty;                /* names merged since the last commit */
     int sticky;                     /* the error that stopped the writer, or 0 */
     uint64_t generation;            /* the recipe's, at the last commit (or the open) */
     uint64_t slots;                 /* vol.v's slots, while it is open */
@@ -66,12 +67,21 @@ struct trove_capture_writer {
     struct trove_event *frame;        /* the frame being filled: nframe of fe events */
     size_t nframe;
     struct trove_names *names;
+    /* The names as the last commit (or the open) stored them: nparts parts, part j holding
+     * entries [sum of parts[0..j).entries, + parts[j].entries) (nparts 0: none yet); and
+     * what changed since: names_from, the least entry a merge changed or added (NAMES_SAME:
+     * none), names_committed, the entries the last commit stored. */
+    struct trove_capture_names_part parts[TROVE_CAPTURE_MAX_NAMES_PARTS];
+    uint32_t nparts;
+    size_t names_from, names_committed;
     struct trove_wire_encoder *enc;
-    struct trove_bytes buf;         /* scratch: the header, the names object */
-    /* The volume's layout as the writer keeps it: header, names, seg_slots segment slots,
-     * prof_slots profile objects. A segment slot added moves the profile's slots up. */
-    uint64_t seg_slots, prof_slots;
-    uint64_t c_seg_slots, c_prof_slots; /* ... as of the last commit (or the open) */
+    struct trove_bytes buf;         /* scratch: the header, a names part */
+    /* The volume's layout as the writer keeps it: header, names part 0, seg_slots segment
+     * slots, name_slots names parts past the first, prof_slots profile objects. A segment
+     * slot added moves the names parts' and the profile's slots up, a names part added the
+     * profile's. */
+    uint64_t seg_slots, name_slots, prof_slots;
+    uint64_t c_seg_slots, c_name_slots, c_prof_slots; /* ... as of the last commit (or open) */
     /* The profile (trove_capture_writer_samples): prof_sealed objects put for good
      * (prof_sealed_bytes), and the last one, prof_cur, rewritten at each commit. */
     uint64_t prof_sealed, prof_sealed_bytes, samples, switches;
@@ -81,6 +91,7 @@ struct trove_capture_writer {
 
 /* A profile object is sealed (no more frames go into it) once it holds this much. */
 #define PROFILE_OBJECT_BYTES ((size_t)1 << 20)
+#define NAMES_SAME SIZE_MAX /* names_from: no entry changed since the last commit */
 
 static int stop(struct trove_capture_writer *w, int rc)
 {
@@ -106,6 +117,20 @@ static int reserve_seg(struct trove_capture_writer *w, uint64_t need, struct tro
         return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
     w->h.seg = p;
     w->cap_seg = cap;
+    return TROVE_OK;
+}
+
+/* The volume (open) with at least `slots` slots. */
+static int ensure_slots(struct trove_capture_writer *w, uint64_t slots, struct trove_diag *diag)
+{
+    int rc;
+
+    if (slots <= w->slots)
+        return TROVE_OK;
+    if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s", w->name,
+                          slots, trove_strerror(rc));
+    w->slots = slots;
     return TROVE_OK;
 }
 
@@ -141,42 +166,63 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
         w->vol.block = vi.block_size;
         w->slots = vi.slots;
         w->seg_slots = w->c_seg_slots;
+        w->name_slots = w->c_name_slots;
         w->prof_slots = w->c_prof_slots;
     }
-    if (slots > w->slots) {
-        if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
-            return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
-                              w->name, slots, trove_strerror(rc));
-        w->slots = slots;
+    return ensure_slots(w, slots, diag);
+}
+
+/* Move the n slots from `from` on to `to` on (their objects stay where they are; only the
+ * slots are renamed), in an order that never overwrites one before it moved. */
+static int move_slots(struct trove_capture_writer *w, uint64_t from, uint64_t to, uint64_t n,
+                      const char *what, struct trove_diag *diag)
+{
+    int rc = TROVE_OK;
+
+    for (uint64_t i = 0; i < n && rc == TROVE_OK; i++) {
+        uint64_t j = to > from ? n - 1 - i : i;
+        rc = trove_volume_copy_slot(w->vol.v, from + j, to + j);
     }
+    if (rc != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: moving the %s: %s", w->name, what,
+                          trove_strerror(rc));
     return TROVE_OK;
 }
 
-/* The volume (open) with `segments` segment slots: the profile's slots, after them, move up
- * (their objects stay where they are; only the slots are renamed). */
+/* The volume (open) with `segments` segment slots: the names parts' and the profile's
+ * slots, after them, move up. */
 static int segment_slots(struct trove_capture_writer *w, uint64_t segments,
                          struct trove_diag *diag)
 {
-    uint64_t up, total;
+    uint64_t from = TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots;
     int rc;
 
     if (segments <= w->seg_slots)
         return TROVE_OK;
-    up = segments - w->seg_slots;
-    total = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->prof_slots;
-    if (total > w->slots) {
-        if ((rc = trove_volume_resize(w->vol.v, total * w->vol.block)) != TROVE_OK)
-            return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
-                              w->name, total, trove_strerror(rc));
-        w->slots = total;
-    }
-    for (uint64_t j = w->prof_slots; j-- > 0;) {
-        uint64_t from = TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + j;
-        if ((rc = trove_volume_copy_slot(w->vol.v, from, from + up)) != TROVE_OK)
-            return TROVE_FAIL(diag, rc, 0, "capture %s: moving profile object %" PRIu64
-                                           ": %s", w->name, j, trove_strerror(rc));
-    }
+    if ((rc = ensure_slots(w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots +
+                                  w->prof_slots,
+                           diag)) != TROVE_OK ||
+        (rc = move_slots(w, from, from + segments - w->seg_slots, w->name_slots + w->prof_slots,
+                         "names parts and profile objects", diag)) != TROVE_OK)
+        return rc;
     w->seg_slots = segments;
+    return TROVE_OK;
+}
+
+/* The volume (open) with `n` names parts past the first: the profile's slots, after them,
+ * move up or down. */
+static int part_slots(struct trove_capture_writer *w, uint64_t n, struct trove_diag *diag)
+{
+    uint64_t from = TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + w->name_slots;
+    uint64_t to = TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + n;
+    int rc;
+
+    if (n == w->name_slots)
+        return TROVE_OK;
+    if ((rc = ensure_slots(w, to + w->prof_slots, diag)) != TROVE_OK ||
+        (rc = move_slots(w, from, to, w->prof_slots, "profile objects", diag)) != TROVE_OK)
+        return rc;
+    w->name_slots = n;
     return TROVE_OK;
 }
 
@@ -187,7 +233,7 @@ static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
     int rc;
 
     if ((rc = reserve_seg(w, w->full + 1, diag)) != TROVE_OK ||
-        (rc = open_volume(w, slot + 1 + w->prof_slots, diag)) != TROVE_OK ||
+        (rc = open_volume(w, slot + 1 + w->name_slots + w->prof_slots, diag)) != TROVE_OK ||
         (rc = segment_slots(w, w->full + 1, diag)) != TROVE_OK ||
         (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK)
         return rc;
@@ -352,9 +398,27 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
-    TROVE_TRY(rc, read_object(w, TROVE__CAPTURE_SLOT_NAMES, "names", &d, &obj, diag));
-    TROVE_TRY(rc, trove__capture_walk_names(&walk, &d, obj.ptr, obj.len, readback_names, &r,
-                                            diag));
+    /* The names, part by part (the capture has no flows: checked above). */
+    w->nparts = trove__capture_parts(h);
+    for (uint32_t j = 0; j < w->nparts; j++) {
+        TROVE_TRY(rc, read_object(w, trove__capture_names_slot(h->info.segments, 0, j),
+                                  "names", &d, &obj, diag));
+        TROVE_TRY(rc, trove__capture_walk_names(&walk, j, &d, obj.ptr, obj.len, readback_names,
+                                                &r, diag));
+        w->parts[j].bytes = (uint32_t)trove__capture_part_bytes(h, j);
+        w->parts[j].entries = (uint32_t)trove__capture_part_entries(h, j);
+    }
+    /* The parts' entries must be the table's, one for one, for a commit to encode the last
+     * parts again from their first entries: no key twice. */
+    if (trove_names_count(w->names) != h->info.names) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: its names frames hold %" PRIu64 " entries but %zu "
+                        "keys: an entry repeats a key, which no writer does",
+                        w->name, h->info.names, trove_names_count(w->names));
+        goto out;
+    }
+    w->names_committed = trove_names_count(w->names);
+    w->names_from = NAMES_SAME;
 
     w->full = h->info.segments;
     w->events = h->info.events;
@@ -378,11 +442,12 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     /* The profile: its last object back into prof_cur unless it is sealed, so that frames
      * added go on from where the stored profile ends. */
     w->c_seg_slots = h->info.segments;
+    w->c_name_slots = w->nparts - 1;
     w->c_prof_slots = h->profile_objects;
     w->samples = h->info.samples;
     w->switches = h->info.switches;
     if (h->profile_objects > 0) {
-        uint64_t slot = TROVE__CAPTURE_SLOT_SEGMENT0 + h->info.segments + h->profile_objects - 1;
+        uint64_t slot = trove__capture_profile_slot(h) + h->profile_objects - 1;
         TROVE_TRY(rc, read_object(w, slot, "profile", &d, &w->prof_cur, diag));
         if (w->prof_cur.len >= PROFILE_OBJECT_BYTES || w->prof_cur.len > h->profile_bytes) {
             w->prof_sealed = h->profile_objects;
@@ -445,7 +510,8 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
         w->per = seg_bytes / TROVE_EVENT_SIZE;
         w->fe = fe;
         w->generation = vi.generation;
-        w->events_dirty = w->names_dirty = 1; /* the first commit writes the capture */
+        w->events_dirty = 1; /* the first commit writes the capture, its names from entry 0 */
+        w->names_from = 0;
         if (!(w->frame = trove__mallocarray(w->fe, sizeof *w->frame))) {
             rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
             goto out;
@@ -503,17 +569,21 @@ int trove_capture_writer_names(struct trove_capture_writer *w, const struct trov
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture names need a writer");
     count = added ? trove_names_count(added) : 0;
     for (size_t i = 0; i < count; i++) {
-        struct trove_name_entry e;
-        size_t len = 0;
-        const char *have;
+        struct trove_name_entry e, have;
+        size_t at = trove_names_count(w->names); /* a new key goes last */
         trove_names_entry(added, i, &e);
-        have = trove_names_get(w->names, e.type, e.a, e.b, &len);
-        if (have && len == e.len && memcmp(have, e.str, len) == 0)
-            continue;
-        if ((rc = trove_names_set(w->names, e.type, e.a, e.b, e.str, e.len)) != TROVE_OK)
+        if (trove_names_find(w->names, e.type, e.a, e.b, &at)) {
+            trove_names_entry(w->names, at, &have);
+            if (trove_name_type_is_sort(e.type) ? have.sort_index == e.sort_index
+                                                : have.len == e.len &&
+                                                      memcmp(have.str, e.str, e.len) == 0)
+                continue;
+        }
+        if ((rc = trove_names_put(w->names, &e)) != TROVE_OK)
             return TROVE_FAIL(diag, rc, 0, "capture %s: merging names: %s", w->name,
                               trove_strerror(rc));
-        w->names_dirty = 1;
+        if (at < w->names_from)
+            w->names_from = at;
     }
     return TROVE_OK;
 }
@@ -580,6 +650,67 @@ int trove_capture_writer_samples(struct trove_capture_writer *w, const uint8_t *
     return TROVE_OK;
 }
 
+/*
+ * Put the names parts a commit must write again (volume open, its segment slots set), and
+ * set h's part table and names_bytes. Frames and parts are cut greedily (capture.c): a
+ * frame ends where its next entry would not fit, a part where its next frame would not. So
+ * the parts before the first that can differ from the last commit's are kept as they are,
+ * and the rest encoded again from that part's first entry, which is a frame's start:
+ *  - names only added: the last part (entries added after the last frame only grow it, and
+ *    a frame that did not fit still does not);
+ *  - an entry replaced in part j: part j - 1 (the frame it is in may shrink and fit in part
+ *    j - 1 now, or the frame before it may take it, which only grows that frame: a cut
+ *    before the frame before it stays where it was).
+ * The profile's slots move with the parts' count.
+ */
+static int put_names(struct trove_capture_writer *w, struct trove_diag *diag)
+{
+    struct trove_capture_header *h = &w->h;
+    const size_t count = trove_names_count(w->names);
+    uint64_t bytes = 0;
+    size_t from = 0, first = 0;
+    uint32_t q = 0, j;
+    int rc;
+
+    if (w->nparts > 0 && w->names_from >= w->names_committed) {
+        q = w->nparts - 1;
+    } else if (w->nparts > 0) {
+        for (j = 0; j + 1 < w->nparts && first + w->parts[j].entries <= w->names_from; j++)
+            first += w->parts[j].entries;
+        q = j >= 1 ? j - 1 : 0;
+    }
+    for (j = 0; j < q; j++) {
+        h->names_part[j] = w->parts[j];
+        from += w->parts[j].entries;
+        bytes += w->parts[j].bytes;
+    }
+    assert(from < count || (from == 0 && count == 0));
+    do {
+        size_t to = from;
+        w->buf.len = 0;
+        if ((rc = trove__capture_names_part(w->name, w->names, from, &w->buf, &to, diag)) !=
+                TROVE_OK ||
+            (rc = trove__capture_names_limits(w->name, j + 1, bytes + w->buf.len, diag)) !=
+                TROVE_OK ||
+            (j > w->name_slots && (rc = part_slots(w, j, diag)) != TROVE_OK) ||
+            (rc = trove__capture_put(&w->vol,
+                                     j == 0 ? TROVE__CAPTURE_SLOT_NAMES
+                                            : TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + j - 1,
+                                     w->buf.ptr, w->buf.len, diag)) != TROVE_OK)
+            return rc;
+        h->names_part[j].bytes = (uint32_t)w->buf.len;
+        h->names_part[j].entries = (uint32_t)(to - from);
+        bytes += w->buf.len;
+        from = to;
+        j++;
+    } while (from < count);
+    if ((rc = part_slots(w, j - 1, diag)) != TROVE_OK) /* fewer parts: the profile moves down */
+        return rc;
+    h->names_parts = j;
+    h->names_bytes = bytes;
+    return TROVE_OK;
+}
+
 /* The writer's counts into info (as of its last commit). */
 static void give_info(const struct trove_capture_writer *w, struct trove_capture_info *info)
 {
@@ -593,6 +724,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     struct trove_capture_header *h;
     struct trove_volume_info vi;
     uint64_t segments, slots, partial, prof;
+    const int names_dirty = w && w->names_from != NAMES_SAME;
     int rc;
 
     if (!w)
@@ -602,7 +734,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
                           "capture %s: the writer stopped at an earlier error (%s); close it "
                           "and open the capture again with append",
                           w->name, trove_strerror(w->sticky));
-    if (!w->events_dirty && !w->names_dirty && !w->prof_dirty) {
+    if (!w->events_dirty && !names_dirty && !w->prof_dirty) {
         give_info(w, info);
         return TROVE_OK;
     }
@@ -610,16 +742,30 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     partial = w->cur.events + w->nframe;
     segments = w->full + (partial > 0);
     prof = w->prof_sealed + (w->prof_cur.len > 0);
-    slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + prof;
     if ((rc = reserve_seg(w, segments, diag)) != TROVE_OK ||
-        (rc = open_volume(w, slots, diag)) != TROVE_OK)
+        (rc = open_volume(w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments, diag)) != TROVE_OK)
         return rc == TROVE_ERR_MISMATCH ? stop(w, rc) : rc;
     if ((rc = segment_slots(w, segments, diag)) != TROVE_OK)
         return rc;
+    /* The names parts that changed, or the table of the ones the last commit put. */
+    if (names_dirty) {
+        if ((rc = put_names(w, diag)) != TROVE_OK)
+            return rc;
+    } else {
+        h->names_parts = w->nparts;
+        h->names_bytes = 0;
+        for (uint32_t j = 0; j < w->nparts; j++) {
+            h->names_part[j] = w->parts[j];
+            h->names_bytes += w->parts[j].bytes;
+        }
+    }
+    slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots + prof;
     if (w->prof_dirty && w->prof_cur.len > 0) {
         /* the last profile object, in the slot after the sealed ones */
-        if ((rc = trove__capture_put(&w->vol,
-                                     TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->prof_sealed,
+        if ((rc = ensure_slots(w, slots, diag)) != TROVE_OK ||
+            (rc = trove__capture_put(&w->vol,
+                                     TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots +
+                                         w->prof_sealed,
                                      w->prof_cur.ptr, w->prof_cur.len, diag)) != TROVE_OK)
             return rc;
     }
@@ -647,14 +793,6 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
             return rc;
         h->seg[w->full] = g;
     }
-    if (w->names_dirty) {
-        w->buf.len = 0;
-        if ((rc = trove__capture_names_object(w->name, w->names, &w->buf, diag)) != TROVE_OK ||
-            (rc = trove__capture_put(&w->vol, TROVE__CAPTURE_SLOT_NAMES, w->buf.ptr, w->buf.len,
-                                     diag)) != TROVE_OK)
-            return rc;
-        h->names_bytes = w->buf.len;
-    }
     h->info.events = w->events;
     h->info.segments = segments;
     h->info.names = trove_names_count(w->names);
@@ -680,10 +818,15 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         return stop(w, TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc)));
     w->generation = vi.generation;
     w->created = 0;
-    w->events_dirty = w->names_dirty = w->prof_dirty = 0;
+    w->events_dirty = w->prof_dirty = 0;
     w->committed = w->events;
     w->c_seg_slots = w->seg_slots;
+    w->c_name_slots = w->name_slots;
     w->c_prof_slots = w->prof_slots;
+    w->nparts = h->names_parts;
+    memcpy(w->parts, h->names_part, w->nparts * sizeof *w->parts);
+    w->names_committed = trove_names_count(w->names);
+    w->names_from = NAMES_SAME;
     if (w->prof_cur.len >= PROFILE_OBJECT_BYTES) { /* sealed: the next frames start another */
         w->prof_sealed++;
         w->prof_sealed_bytes += w->prof_cur.len;

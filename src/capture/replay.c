@@ -1,18 +1,20 @@
 /*
  * replay.c: streaming a capture out of the store (trove_capture_replay, include/trove/
- * capture.h): the names object, then every segment that overlaps [from_ns, to_ns), through a
- * trove_stream, a batch being whole frames of at most TROVE_CAPTURE_BATCH_EVENTS events.
+ * capture.h): the names (one object, or each of its parts in order), then every segment that
+ * overlaps [from_ns, to_ns), through a trove_stream, a batch being whole frames of at most
+ * TROVE_CAPTURE_BATCH_EVENTS events.
  *
  * The header (slot 0) is read first and is the whole index: a segment overlaps the range if
  * its max_start_ns >= from_ns and its min_start_ns < to_ns, and holds an event at or past
  * from_event (the segments' event counts, summed, give each one's first index), so picking
- * segments costs no object read, and the digests of the names and the picked segments are all the stream
- * needs (the volume is closed before the stream starts). Each object is then handled on the
- * stream's walker thread by one walk (trove__capture_walk_*), which owns one wire decoder and
- * one encoder:
+ * segments costs no object read, and the digests of the names parts and the picked segments
+ * are all the stream needs (the volume is closed before the stream starts). Each object is
+ * then handled on the stream's walker thread by one walk (trove__capture_walk_*), which owns
+ * one wire decoder and one encoder:
  *
  *   names         each names frame is validated (decoded with no table) and sent as it is,
- *                 aliasing the object;
+ *                 aliasing the object; each part's length and entries are its entry's in
+ *                 the header's part table;
  *   fast path     a segment wholly inside the range (and at or past from_event) of a
  *                 capture of deflate segments (no columnar flag), asked for as DEFLATE
  *                 frames of the size it was written with, is sent as it is stored, aliasing the
@@ -149,32 +151,52 @@ static int fail(const struct trove__capture_walk *w, struct trove_diag *diag, in
                       msg);
 }
 
-int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_digest *d,
-                              const uint8_t *data, size_t len, trove__capture_emit_fn emit,
-                              void *ctx, struct trove_diag *diag)
+/* "names (slot 1)", or "names part j of K (slot N)" for a capture of K parts. */
+static void names_what(const struct trove__capture_walk *w, uint32_t j, char *what, size_t size)
+{
+    const uint32_t parts = trove__capture_parts(w->h);
+    const uint64_t slot = trove__capture_names_slot(w->h->info.segments, w->h->info.flows, j);
+
+    if (parts > 1)
+        snprintf(what, size, "names part %" PRIu32 " of %" PRIu32 " (slot %" PRIu64 ")", j,
+                 parts, slot);
+    else
+        snprintf(what, size, "names (slot %" PRIu64 ")", slot);
+}
+
+int trove__capture_walk_names(struct trove__capture_walk *w, uint32_t j,
+                              const struct trove_digest *d, const uint8_t *data, size_t len,
+                              trove__capture_emit_fn emit, void *ctx, struct trove_diag *diag)
 {
     struct trove_wire_frame fr;
     struct trove_wire_header wh;
     struct trove_diag why = {0};
-    uint64_t entries = 0;
+    uint64_t entries = 0, want_len, want_entries;
     size_t at = 0;
+    char what[80];
     int rc;
 
+    if (j >= trove__capture_parts(w->h))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture %s: no names part %" PRIu32,
+                          w->name, j);
+    names_what(w, j, what, sizeof what);
+    want_len = trove__capture_part_bytes(w->h, j);
+    want_entries = trove__capture_part_entries(w->h, j);
     if (!data || len == 0)
-        return fail(w, diag, TROVE_ERR_CORRUPT, 0, "names (slot 1)", d,
+        return fail(w, diag, TROVE_ERR_CORRUPT, 0, what, d,
                     "the slot is empty; a capture always has a names object");
-    if (len != w->h->names_bytes)
-        return fail(w, diag, TROVE_ERR_CORRUPT, 0, "names (slot 1)", d,
-                    "the object is %zu bytes; the header says %" PRIu64, len, w->h->names_bytes);
+    if (len != want_len)
+        return fail(w, diag, TROVE_ERR_CORRUPT, 0, what, d,
+                    "the object is %zu bytes; the header says %" PRIu64, len, want_len);
     while (at < len) {
         struct trove_stream_batch b;
         rc = trove_wire_decode(w->dec, data + at, len - at, w->ev, TROVE_WIRE_MAX_EVENTS, NULL,
                                &fr, &why);
         if (rc != TROVE_OK)
-            return fail(w, diag, rc, at + why.offset, "names (slot 1)", d,
+            return fail(w, diag, rc, at + why.offset, what, d,
                         "frame at byte %zu: %s", at, why.msg[0] ? why.msg : trove_strerror(rc));
         if (fr.format != TROVE_WIRE_NAMES)
-            return fail(w, diag, TROVE_ERR_CORRUPT, at, "names (slot 1)", d,
+            return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d,
                         "frame at byte %zu is a %s frame, not names", at,
                         trove_wire_format_name(fr.format));
         (void)trove_wire_parse_header(data + at, len - at, &wh, NULL); /* decoded: valid */
@@ -186,10 +208,10 @@ int trove__capture_walk_names(struct trove__capture_walk *w, const struct trove_
             return rc;
         at += fr.frame_len;
     }
-    if (entries != w->h->info.names)
-        return fail(w, diag, TROVE_ERR_CORRUPT, len, "names (slot 1)", d,
+    if (entries != want_entries)
+        return fail(w, diag, TROVE_ERR_CORRUPT, len, what, d,
                     "the frames hold %" PRIu64 " entries; the header says %" PRIu64, entries,
-                    w->h->info.names);
+                    want_entries);
     return TROVE_OK;
 }
 
@@ -352,7 +374,8 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
 
 struct replay {
     struct trove__capture_walk w;
-    const uint64_t *seg; /* item i > 0 is segment seg[i - 1] */
+    uint32_t parts;      /* items 0 .. parts - 1 are the names parts */
+    const uint64_t *seg; /* item i >= parts is segment seg[i - parts] */
 };
 
 static int stream_emit(void *ctx, const struct trove_stream_batch *b)
@@ -364,23 +387,25 @@ static int replay_decode(void *ctx, const struct trove_stream_object *obj,
                          struct trove_stream_emitter *em, struct trove_diag *diag)
 {
     struct replay *r = ctx;
-    if (obj->item == 0)
-        return trove__capture_walk_names(&r->w, obj->digest, obj->data, obj->len, stream_emit, em,
-                                         diag);
-    return trove__capture_walk_segment(&r->w, r->seg[obj->item - 1], obj->digest, obj->data,
-                                       obj->len, stream_emit, em, diag);
+    if (obj->item < r->parts)
+        return trove__capture_walk_names(&r->w, (uint32_t)obj->item, obj->digest, obj->data,
+                                         obj->len, stream_emit, em, diag);
+    return trove__capture_walk_segment(&r->w, r->seg[obj->item - r->parts], obj->digest,
+                                       obj->data, obj->len, stream_emit, em, diag);
 }
 
-/* A segment's (k) or, with k UINT64_MAX, the names' object could not be read: say which, by
- * the capture's own numbers (the stream knows only its items). */
-static int read_failed(const struct trove__capture_walk *w, uint64_t k,
-                       const struct trove_digest *d, int rc, struct trove_diag *diag)
+/* Stream item `item`'s object could not be read: say which, segment or names part, by the
+ * capture's own numbers (the stream knows only its items). */
+static int read_failed(const struct replay *r, uint64_t item, const struct trove_digest *d,
+                       int rc, struct trove_diag *diag)
 {
+    const struct trove__capture_walk *w = &r->w;
+    uint64_t k = item < r->parts ? 0 : r->seg[item - r->parts];
     char what[96];
     const char *why;
 
-    if (k == UINT64_MAX)
-        snprintf(what, sizeof what, "names (slot %u)", (unsigned)TROVE__CAPTURE_SLOT_NAMES);
+    if (item < r->parts)
+        names_what(w, (uint32_t)item, what, sizeof what);
     else
         snprintf(what, sizeof what, "segment %" PRIu64 " (slot %" PRIu64 ")", k,
                  (uint64_t)TROVE__CAPTURE_SLOT_SEGMENT0 + k);
@@ -404,6 +429,7 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
     struct replay r;
     struct trove_stream_stats own;
     uint64_t *seg = NULL, n = 0, segments;
+    uint32_t parts;
     int rc;
 
     memset(&h, 0, sizeof h);
@@ -426,31 +452,40 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
     TROVE_TRY(rc, trove__capture_read_header(v, name, &h, diag));
     TROVE_TRY(rc, trove__capture_walk_init(&r.w, name, &h, opt, diag));
 
-    /* The digests of the names and of every segment, then only the picked ones kept. */
+    /* The digests of the names parts (slot 1, then the slots after the segments and the
+     * flows) and of every segment, in that order, then only the picked segments kept.
+     * segments <= 2^18 and parts <= 32 (the header decoder): bounded. */
     segments = h.info.segments;
-    if (!(dig = trove__malloc((size_t)(1 + segments) * sizeof *dig)) ||
+    parts = trove__capture_parts(&h);
+    if (!(dig = trove__malloc((size_t)(parts + segments) * sizeof *dig)) ||
         (segments > 0 && !(seg = trove__malloc((size_t)segments * sizeof *seg)))) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
-    if ((rc = trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_NAMES, 1 + segments, dig)) !=
-        TROVE_OK) {
+    rc = trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_NAMES, 1, dig);
+    if (rc == TROVE_OK && parts > 1)
+        rc = trove_volume_slot_digests(v, trove__capture_names_slot(segments, h.info.flows, 1),
+                                       parts - 1, dig + 1);
+    if (rc == TROVE_OK && segments > 0)
+        rc = trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_SEGMENT0, segments, dig + parts);
+    if (rc != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0,
                         "capture %s: its volume has fewer slots than its %" PRIu64
-                        " segments need",
-                        name, segments);
+                        " segments and %" PRIu32 " names objects need",
+                        name, segments, parts);
         goto out;
     }
-    n = 1;
+    n = parts;
     for (uint64_t k = 0; k < segments; k++) {
         if (!trove__capture_segment_overlaps(&r.w, k))
             continue;
-        seg[n - 1] = k;
-        dig[n++] = dig[1 + k];
+        seg[n - parts] = k;
+        dig[n++] = dig[parts + k];
     }
     trove_volume_close(v);
     v = NULL;
 
+    r.parts = parts;
     r.seg = seg;
     dec.decode = replay_decode;
     dec.ctx = &r;
@@ -458,8 +493,7 @@ int trove_capture_replay(struct trove_store *s, const char *name, struct trove_s
         stats = &own;
     rc = trove_stream_run(st, dig, TROVE__CAPTURE_SLOT_NAMES, n, &dec, sink, stats, diag);
     if (rc != TROVE_OK && stats->read_failed && stats->read_item < n)
-        rc = read_failed(&r.w, stats->read_item ? seg[stats->read_item - 1] : UINT64_MAX,
-                         &dig[stats->read_item], rc, diag);
+        rc = read_failed(&r, stats->read_item, &dig[stats->read_item], rc, diag);
 out:
     trove_volume_close(v);
     trove__capture_walk_free(&r.w);
