@@ -67,8 +67,8 @@ struct trove_serve_options {
                                   when the process may not open that many descriptors) */
     uint32_t idle_timeout_ms;  /* a client that takes none of its answer, or sends none of its
                                   body, for this long is closed; 0: 30000 */
-    uint32_t max_replays;      /* replays and from=start histories at once; 0: 8 */
-    uint32_t max_exports;      /* exports at once; 0: 4 */
+    uint32_t max_replays;      /* replays and from=start histories at once; 0: 6 */
+    uint32_t max_exports;      /* exports at once; 0: 2 */
     uint32_t max_uploads;      /* imports being received or stored at once; 0: 2 */
     uint32_t max_producers;    /* producer connections at once; 0: 256 */
     uint64_t max_import;       /* bytes of an import's body; 0: 4 GiB */

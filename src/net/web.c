@@ -45,8 +45,8 @@
 #define CONNECTIONS_DEFAULT 1024u
 #define CONNECTIONS_MIN 16u
 #define IDLE_TIMEOUT_DEFAULT_MS 30000u
-#define REPLAYS_DEFAULT 8u
-#define EXPORTS_DEFAULT 4u
+#define REPLAYS_DEFAULT 6u
+#define EXPORTS_DEFAULT 2u
 #define UPLOADS_DEFAULT 2u
 /* The reserve, in descriptors: the store thread's (objects, directories, the put pool's,
  * S3's connections), and each job at its worst (a replay's history and stream: the store's
