@@ -20,7 +20,8 @@
  * from it, and a capture written live (appended to, and new), each also with its names in
  * parts (cut small); and the trace interchange:
  * the Chrome importer on async spans, flows and counters, the Chrome JSON and Perfetto
- * writers, the Perfetto reader, the flows object encoded and decoded, the flows table
+ * writers (whole, and streamed through sorted runs spilled to disk and merged), the
+ * Perfetto reader, the flows object encoded and decoded, the flows table
  * written and read, and a capture written with flows and its flows read back; and the
  * streamed export's writers: the events table in pieces through a deflating bundle entry
  * encoder, and the bundle written front to back; and the profile model (strings, frames,
@@ -272,6 +273,8 @@ struct trace_ctx {
     struct trove_flows flows, want_flows;
     struct trove_names *names, *want_names;
     struct trove_bytes out, json_want, pb_want, flows_want, table_want;
+    int format;               /* the streaming writer's */
+    char spill[96];           /* its temporary directory */
 };
 
 static struct trove_trace want_trace(const struct trace_ctx *c)
@@ -341,6 +344,41 @@ static int check_pb(void *p, int rc)
     return rc != TROVE_OK ? c->out.len == 0
                           : c->out.len == c->pb_want.len &&
                                 !memcmp(c->out.ptr, c->pb_want.ptr, c->out.len);
+}
+
+/* The streaming writer, in runs of 2 events merged 2 at a time: every sort spills to disk and
+ * merges in passes. On failure the sink may hold part of the output (not a trace); nothing
+ * is left in the temporary directory. */
+static int op_trace_stream(void *p)
+{
+    struct trace_ctx *c = p;
+    struct trove_trace_writer_options o = {c->format, 2, 2, c->spill};
+    struct trove_trace_writer *w = NULL;
+    struct trove_sink sink = {trove_bytes_sink_write, &c->out};
+    int rc;
+
+    trove_bytes_free(&c->out);
+    if ((rc = trove_trace_writer_new(&o, &w)) != TROVE_OK)
+        return rc;
+    for (size_t i = 0; rc == TROVE_OK && i < c->want_ev.len; i += 3)
+        rc = trove_trace_writer_add(w, c->want_ev.ev + i,
+                                    c->want_ev.len - i < 3 ? c->want_ev.len - i : 3, NULL);
+    if (rc == TROVE_OK)
+        rc = trove_trace_writer_finish(w, c->want_names, c->want_flows.f, c->want_flows.len,
+                                       &sink, NULL, NULL);
+    trove_trace_writer_free(w);
+    return rc;
+}
+
+static int check_trace_stream(void *p, int rc)
+{
+    struct trace_ctx *c = p;
+    const struct trove_bytes *want = c->format == TROVE_TRACE_PERFETTO ? &c->pb_want
+                                                                       : &c->json_want;
+    if (test_count_dir(c->spill) != 0)
+        return 0;
+    return rc != TROVE_OK ||
+           (c->out.len == want->len && !memcmp(c->out.ptr, want->ptr, c->out.len));
 }
 
 static int op_perfetto_read(void *p)
@@ -420,6 +458,13 @@ static void test_trace(void)
     sweep("chrome json export", op_chrome_export, check_json, &c);
     CHECK_EQ_INT(trove_perfetto_write(&t, &c.pb_want, NULL), TROVE_OK);
     sweep("perfetto write", op_perfetto_write, check_pb, &c);
+    snprintf(c.spill, sizeof c.spill, "%s/spill", tmpdir);
+    CHECK(mkdir(c.spill, 0700) == 0);
+    c.format = TROVE_TRACE_CHROME_JSON;
+    sweep("chrome json export, streamed through the disk", op_trace_stream, check_trace_stream,
+          &c);
+    c.format = TROVE_TRACE_PERFETTO;
+    sweep("perfetto write, streamed through the disk", op_trace_stream, check_trace_stream, &c);
     sweep("perfetto read", op_perfetto_read, check_read, &c);
     CHECK_EQ_INT(trove_flows_encode(c.want_flows.f, c.want_flows.len, &c.flows_want), TROVE_OK);
     sweep("flows encode", op_flows_encode, check_flows_bytes, &c);

@@ -3,12 +3,17 @@
  * (JSON: Perfetto UI, chrome://tracing, Speedscope) and Perfetto's protobuf trace (the
  * compact one, for large captures).
  *
- * Both writers take the capture as it is in memory (struct trove_trace: events, names,
- * flows, all borrowed), write it whole into a trove_bytes, and change nothing else. The
- * Chrome JSON is read back by trove_chrome_import_all (trove/import.h); the Perfetto trace by
- * trove_perfetto_read below. Importing either gives the same events, names and flows
- * (docs/formats/chrome-json.md, docs/formats/perfetto.md say what is kept exactly and what
- * is not). Every function here is reentrant: no global state.
+ * Two ways to write one. The streaming writer (trove_trace_writer_*) takes the events in
+ * any order and in pieces, sorts them in memory bounded by its options (spilling sorted
+ * runs to a temporary file past that), and writes the output to a sink as it goes: memory
+ * does not grow with the capture's length. trove_chrome_export and trove_perfetto_write take
+ * a whole capture in memory (struct trove_trace: events, names, flows, all borrowed) and
+ * append the output to a trove_bytes; they are the streaming writer with one run as long as
+ * the capture, and write the same bytes. The Chrome JSON is read back by
+ * trove_chrome_import_all (trove/import.h); the Perfetto trace by trove_perfetto_read below.
+ * Importing either gives the same events, names and flows (docs/formats/chrome-json.md,
+ * docs/formats/perfetto.md say what is kept exactly and what is not). Every function here is
+ * reentrant: no global state.
  */
 #ifndef TROVE_TRACE_H
 #define TROVE_TRACE_H
@@ -62,6 +67,90 @@ int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
  */
 int trove_perfetto_write(const struct trove_trace *t, struct trove_bytes *out,
                          struct trove_diag *diag);
+
+/* ---- the streaming writer ------------------------------------------------------------------
+ *
+ * The output of a capture is a function of its events, names and flow rows alone, whatever
+ * order and pieces the events come in: the same bytes trove_chrome_export or
+ * trove_perfetto_write make of the events in the order they were added (their index in
+ * that order breaks ties of time, as an index into the array does there).
+ *
+ * Memory: while events are added, a run of up to run_events of them (72 bytes each with
+ * their sort keys: 18 MiB at the default); when a run fills it is sorted and appended to an
+ * unlinked temporary file in tmp_dir, so nothing is left there whatever happens. At the
+ * finish the runs are merged fan_in at a time (20 KiB of buffer each; more runs than that
+ * are merged into longer ones first, on disk), the paired events (Chrome's async spans,
+ * Perfetto's slices) sorted again by their end the same way, and the output written to the
+ * sink in pieces of 64 KiB. Besides: the names and the flow rows (the caller's, borrowed,
+ * and 8 bytes a row), a few bytes a track (pid, tid), and for Perfetto 8 bytes for each
+ * slice open at once on a track (the nesting, not the length). A capture of at most
+ * run_events events never touches the disk. Disk: 40 bytes an event, and 40 more a paired
+ * one, twice that during a merge pass.
+ *
+ * Thread-safety: one thread at a time per writer; writers are independent.
+ */
+enum trove_trace_format { TROVE_TRACE_CHROME_JSON = 1, TROVE_TRACE_PERFETTO = 2 };
+
+#define TROVE_TRACE_RUN_EVENTS_DEFAULT ((size_t)1 << 18) /* 262,144 events: 18 MiB */
+#define TROVE_TRACE_FAN_IN_DEFAULT 128u                  /* runs merged at once: 2.5 MiB */
+#define TROVE_TRACE_FAN_IN_MAX 65536u
+
+struct trove_trace_writer_options {
+    int format;            /* enum trove_trace_format */
+    size_t run_events;     /* events sorted in memory at once (0: the default) */
+    unsigned fan_in;       /* runs merged at once, 2 .. TROVE_TRACE_FAN_IN_MAX (0: the
+                              default) */
+    const char *tmp_dir;   /* where runs are spilled (NULL: $TMPDIR, else /tmp); copied */
+};
+
+struct trove_trace_writer_stats {
+    uint64_t events;       /* events added */
+    uint64_t flows;        /* flow rows written */
+    uint64_t bytes;        /* bytes the sink took */
+    uint64_t runs;         /* sorted runs written to temporary files (0: all in memory) */
+    uint64_t passes;       /* merge passes written back to disk before the last merge */
+    uint64_t spill_bytes;  /* bytes written to temporary files */
+};
+
+struct trove_trace_writer;
+
+/*
+ * A new writer of opt->format. Nothing is read or made on disk yet. Errors:
+ * TROVE_ERR_INVALID (NULL arguments, an unknown format, fan_in 1 or over the maximum),
+ * TROVE_ERR_NOMEM. *out is the writer (free it), NULL on error.
+ */
+int trove_trace_writer_new(const struct trove_trace_writer_options *opt,
+                           struct trove_trace_writer **out);
+
+/*
+ * Add events[0..n) (copied) after those added before; their order does not matter, but it
+ * breaks ties. Errors: TROVE_ERR_INVALID (NULL events with n > 0; Chrome JSON: a counter
+ * whose value is not finite, which JSON cannot hold; Perfetto: an event that ends past 2^64
+ * ns — diag names the event by its index among those added), TROVE_ERR_NOMEM, -errno of
+ * the temporary file (diag names its directory and says why: a missing directory, a full
+ * disk). Every error is sticky: later calls return it, and the writer can only be freed.
+ */
+int trove_trace_writer_add(struct trove_trace_writer *w, const struct trove_event *events,
+                           size_t n, struct trove_diag *diag);
+
+/*
+ * Write the output: the events added, with names (may be NULL) and the flow rows
+ * flows[0..nflows) (may be 0), borrowed for the call, to sink, a piece at a time as it is
+ * made (the sink's error ends the write and is returned). Once only. The output is what
+ * trove_chrome_export / trove_perfetto_write document. stats (may be NULL) gets the counts.
+ * Errors: those of add, TROVE_ERR_INVALID (NULL arguments; Perfetto: a flow row that fails
+ * trove_flow_check; a second finish), TROVE_ERR_LIMIT (Perfetto: a thread with more than
+ * 1,024 zones open at once that do not nest; more than 2^22 processes), TROVE_ERR_CORRUPT
+ * (the temporary file read back shorter than written), the sink's. On error the sink may
+ * have taken part of the output: it is not a trace (a file should not be kept).
+ */
+int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_names *names,
+                              const struct trove_flow *flows, size_t nflows,
+                              const struct trove_sink *sink,
+                              struct trove_trace_writer_stats *stats, struct trove_diag *diag);
+
+/* Free the writer and its temporary files (NULL is fine). */
+void trove_trace_writer_free(struct trove_trace_writer *w);
 
 struct trove_perfetto_options {
     int strict;           /* nonzero: a slice end without a begin, or a begin never ended, is

@@ -1,6 +1,6 @@
 /*
- * chrome_export.c: a capture as Chrome trace JSON (trove_chrome_export, include/trove/trace.h;
- * docs/formats/chrome-json.md, "Export").
+ * chrome_export.c: a capture as Chrome trace JSON, one line at a time (trace_emit.h; the
+ * streaming writer, trace_writer.c, drives it; docs/formats/chrome-json.md, "Export").
  *
  *   {"displayTimeUnit":"ns","traceEvents":[
  *   {"ph":"M","name":"process_name","pid":P,"tid":0,"args":{"name":"..."}},
@@ -11,17 +11,19 @@
  *
  * Metadata first, in the names table's order (process and thread names, but not those of
  * async tracks and counter series, which the importer names itself; the sort indexes of
- * processes and threads, tracks included), then every event, flow and span end in the order of
- * trace_sched.c: by time, each begin before what it encloses and each e or F after what it
- * encloses, so that the importer, which matches an e to the innermost open b of its name on
- * its track, pairs them as they were. A thread zone is one X; an async span a b/e or S/F pair
- * carrying its track's id ("0x" and the hex of its synthetic tid's offset), a legacy step a
- * T. Times are ns / 1000 with the remainder as up to three decimals, which the importer turns
- * back into the same ns exactly; a counter's value is printed with the fewest significant
- * digits (15, 16 or 17) that strtod reads back as the same double. The output is built in a
- * trove_bytes a line at a time.
+ * processes and threads, tracks included), then every event, flow and span end in the order
+ * of trace_sched.c: by time, each begin before what it encloses and each e or F after what
+ * it encloses, so that the importer, which matches an e to the innermost open b of its name
+ * on its track, pairs them as they were. A thread zone is one X; an async span a b/e or S/F
+ * pair carrying its track's id ("0x" and the hex of its synthetic tid's offset), a legacy
+ * step a T. Times are ns / 1000 with the remainder as up to three decimals, which the
+ * importer turns back into the same ns exactly; a counter's value is printed with the fewest
+ * significant digits (15, 16 or 17) that strtod reads back as the same double. Each line is
+ * built in the output buffer, which goes to the sink every 64 KiB; what is kept between
+ * lines is the name of the last legacy span begun on each track that had one (a T is
+ * written with it).
  */
-#include "trace_sched.h"
+#include "trace_emit.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/utf8.h"
@@ -35,6 +37,18 @@
 struct out {
     struct trove_bytes *b;
     int rc;                   /* sticky: the first allocation failure */
+};
+
+/* The name of the legacy span a T belongs to: the last S begun on its track. */
+struct legacy {
+    uint32_t pid, tid, name;
+};
+
+struct trove__cj {
+    const struct trove_names *names;
+    struct legacy *leg;       /* a track's at most once */
+    size_t nleg, cap;
+    uint64_t lines;
 };
 
 static void put(struct out *o, const char *s, size_t n)
@@ -122,10 +136,10 @@ static void put_double(struct out *o, double v)
     puts_(o, tmp);
 }
 
-static void put_name(struct out *o, const struct trove_trace *t, uint32_t id)
+static void put_name(struct out *o, const struct trove_names *names, uint32_t id)
 {
     size_t len = 0;
-    const char *s = t->names ? trove_names_get(t->names, TROVE_NAME_EVENT, id, 0, &len) : NULL;
+    const char *s = names ? trove_names_get(names, TROVE_NAME_EVENT, id, 0, &len) : NULL;
     puts_(o, "\"name\":");
     put_string(o, s ? s : "", s ? len : 0);
 }
@@ -138,25 +152,24 @@ static uint32_t track_id(uint32_t tid)
 }
 
 /* `{"ph":"X",` and the fields every event has: name, pid, tid, ts. */
-static void put_head(struct out *o, const struct trove_trace *t, char ph, uint32_t name,
+static void put_head(struct out *o, const struct trove_names *names, char ph, uint32_t name,
                      uint32_t pid, uint32_t tid, uint64_t ts)
 {
     putf(o, "{\"ph\":\"%c\",", ph);
-    put_name(o, t, name);
+    put_name(o, names, name);
     putf(o, ",\"pid\":%u,\"tid\":%u,\"ts\":", pid, tid);
     put_us(o, ts);
 }
 
 /* A counter's argument key: its track's name without the "NAME " the importer prefixed, or
  * "value" when the track has no such name. */
-static void put_counter_key(struct out *o, const struct trove_trace *t,
-                            const struct trove_event *e)
+static void put_counter_key(struct out *o, const struct trove_names *names,
+                            const struct trove__tsrec *e)
 {
     size_t nl = 0, tl = 0;
-    const char *n = t->names ? trove_names_get(t->names, TROVE_NAME_EVENT, e->name_id, 0, &nl)
-                             : NULL;
-    const char *tn = t->names ? trove_names_get(t->names, TROVE_NAME_THREAD, e->pid, e->tid, &tl)
-                              : NULL;
+    const char *n = names ? trove_names_get(names, TROVE_NAME_EVENT, e->name_id, 0, &nl) : NULL;
+    const char *tn = names ? trove_names_get(names, TROVE_NAME_THREAD, e->pid, e->tid, &tl)
+                           : NULL;
     if (!n) {
         n = "";
         nl = 0;
@@ -167,74 +180,79 @@ static void put_counter_key(struct out *o, const struct trove_trace *t,
         put_string(o, "value", 5);
 }
 
-/* The name of the legacy span a T belongs to: the last S begun on its track. */
-struct legacy {
-    uint32_t pid, tid, name;
-};
-
-static int event_line(struct out *o, const struct trove_trace *t, size_t i, int end,
-                      struct legacy *leg, size_t *nleg, struct trove_diag *diag)
+/* Note name as the last legacy span begun on (pid, tid). */
+static int legacy_begun(struct trove__cj *c, uint32_t pid, uint32_t tid, uint32_t name)
 {
-    const struct trove_event *e = &t->events[i];
+    size_t k = 0;
+    while (k < c->nleg && (c->leg[k].pid != pid || c->leg[k].tid != tid))
+        k++;
+    if (k == c->nleg) {
+        if (c->nleg == c->cap) {
+            size_t cap = c->cap ? c->cap * 2 : 16;
+            struct legacy *p = trove__realloc(c->leg, cap * sizeof *p);
+            if (!p)
+                return TROVE_ERR_NOMEM;
+            c->leg = p;
+            c->cap = cap;
+        }
+        c->nleg++;
+    }
+    c->leg[k] = (struct legacy){pid, tid, name};
+    return TROVE_OK;
+}
+
+static void event_line(struct out *o, struct trove__cj *c, const struct trove__tsrec *e, int end)
+{
     static const char scopes[] = {'t', 'p', 'g'};
+    const struct trove_names *names = c->names;
 
     if (e->kind == TROVE_KIND_ZONE && e->extra == TROVE_ASYNC_NESTABLE) {
-        put_head(o, t, end ? 'e' : 'b', e->name_id, e->pid, e->tid,
+        put_head(o, names, end ? 'e' : 'b', e->name_id, e->pid, e->tid,
                  end ? e->start_ns + e->dur_ns : e->start_ns);
         putf(o, ",\"id2\":{\"local\":\"0x%x\"}}", track_id(e->tid));
     } else if (e->kind == TROVE_KIND_ZONE && e->extra == TROVE_ASYNC_LEGACY) {
-        put_head(o, t, end ? 'F' : 'S', e->name_id, e->pid, e->tid,
+        put_head(o, names, end ? 'F' : 'S', e->name_id, e->pid, e->tid,
                  end ? e->start_ns + e->dur_ns : e->start_ns);
         putf(o, ",\"id\":\"0x%x\"}", track_id(e->tid));
-        if (!end) {
-            size_t k = 0;
-            while (k < *nleg && (leg[k].pid != e->pid || leg[k].tid != e->tid))
-                k++;
-            leg[k] = (struct legacy){e->pid, e->tid, e->name_id};
-            if (k == *nleg)
-                (*nleg)++;
-        }
+        if (!end && o->rc == TROVE_OK)
+            o->rc = legacy_begun(c, e->pid, e->tid, e->name_id);
     } else if (e->kind == TROVE_KIND_ZONE && e->extra == TROVE_ASYNC_STEP) {
         uint32_t parent = e->name_id;
-        for (size_t k = 0; k < *nleg; k++)
-            if (leg[k].pid == e->pid && leg[k].tid == e->tid)
-                parent = leg[k].name;
-        put_head(o, t, 'T', parent, e->pid, e->tid, e->start_ns);
+        for (size_t k = 0; k < c->nleg; k++)
+            if (c->leg[k].pid == e->pid && c->leg[k].tid == e->tid)
+                parent = c->leg[k].name;
+        put_head(o, names, 'T', parent, e->pid, e->tid, e->start_ns);
         putf(o, ",\"id\":\"0x%x\",\"args\":{\"step\":", track_id(e->tid));
         {
             size_t len = 0;
             const char *s =
-                t->names ? trove_names_get(t->names, TROVE_NAME_EVENT, e->name_id, 0, &len) : NULL;
+                names ? trove_names_get(names, TROVE_NAME_EVENT, e->name_id, 0, &len) : NULL;
             put_string(o, s ? s : "", s ? len : 0);
         }
         puts_(o, "}}");
     } else if (e->kind == TROVE_KIND_INSTANT) {
-        put_head(o, t, 'i', e->name_id, e->pid, e->tid, e->start_ns);
+        put_head(o, names, 'i', e->name_id, e->pid, e->tid, e->start_ns);
         putf(o, ",\"s\":\"%c\"}", e->extra < 3 ? scopes[e->extra] : 't');
     } else if (e->kind == TROVE_KIND_ASYNC_INSTANT) {
-        put_head(o, t, 'n', e->name_id, e->pid, e->tid, e->start_ns);
+        put_head(o, names, 'n', e->name_id, e->pid, e->tid, e->start_ns);
         if (trove_tid_is_synthetic(e->tid))
             putf(o, ",\"id2\":{\"local\":\"0x%x\"}", track_id(e->tid));
         puts_(o, "}");
     } else if (e->kind == TROVE_KIND_COUNTER) {
-        double v = trove_counter_value(e);
-        if (!isfinite(v))
-            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
-                              "event %zu: a counter whose value is not a finite number; JSON "
-                              "cannot hold it",
-                              i);
+        double v;
+        memcpy(&v, &e->dur_ns, sizeof v);
         puts_(o, "{\"ph\":\"C\",");
-        put_name(o, t, e->name_id);
+        put_name(o, names, e->name_id);
         putf(o, ",\"pid\":%u,\"ts\":", e->pid);
         put_us(o, e->start_ns);
         puts_(o, ",\"args\":{");
-        put_counter_key(o, t, e);
+        put_counter_key(o, names, e);
         puts_(o, ":");
         put_double(o, v);
         puts_(o, "}}");
     } else if (e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
                e->kind == TROVE_KIND_LOCK || e->dur_ns > 0) {
-        put_head(o, t, 'X', e->name_id, e->pid, e->tid, e->start_ns);
+        put_head(o, names, 'X', e->name_id, e->pid, e->tid, e->start_ns);
         puts_(o, ",\"dur\":");
         put_us(o, e->dur_ns);
         if (e->kind == TROVE_KIND_FRAME)
@@ -243,56 +261,63 @@ static int event_line(struct out *o, const struct trove_trace *t, size_t i, int 
             puts_(o, ",\"cat\":\"trove.lock\"");
         puts_(o, "}");
     } else { /* a kind this build does not know, without a duration: an instant */
-        put_head(o, t, 'i', e->name_id, e->pid, e->tid, e->start_ns);
+        put_head(o, names, 'i', e->name_id, e->pid, e->tid, e->start_ns);
         puts_(o, ",\"s\":\"t\"}");
     }
-    return TROVE_OK;
 }
 
-static void flow_line(struct out *o, const struct trove_trace *t, const struct trove_flow *f)
+static void flow_line(struct out *o, const struct trove_names *names, const struct trove_flow *f)
 {
     static const char phases[] = {'s', 't', 'f'};
-    put_head(o, t, f->phase < 3 ? phases[f->phase] : 't', f->name_id, f->pid, f->tid, f->ts_ns);
+    put_head(o, names, f->phase < 3 ? phases[f->phase] : 't', f->name_id, f->pid, f->tid,
+             f->ts_ns);
     putf(o, ",\"id\":%llu", (unsigned long long)f->id);
     if (f->phase == TROVE_FLOW_END && (f->flags & TROVE_FLOW_ENCLOSING))
         puts_(o, ",\"bp\":\"e\"");
     puts_(o, "}");
 }
 
-int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
-                        struct trove_diag *diag)
+int trove__cj_new(const struct trove_names *names, struct trove__cj **out)
 {
-    struct out o = {out, TROVE_OK};
-    struct trove__titem *it = NULL;
-    struct legacy *leg = NULL;
-    uint8_t *paired = NULL;
-    size_t nit = 0, nleg = 0, lines = 0, nn, start;
+    if (!(*out = trove__calloc(1, sizeof **out)))
+        return TROVE_ERR_NOMEM;
+    (*out)->names = names;
+    return TROVE_OK;
+}
+
+void trove__cj_free(struct trove__cj *c)
+{
+    if (!c)
+        return;
+    free(c->leg);
+    free(c);
+}
+
+/* The line separator, then the line; the buffer goes out when it is full enough. */
+static void line_start(struct out *o, struct trove__cj *c)
+{
+    puts_(o, c->lines++ ? ",\n" : "\n");
+}
+
+static int line_end(struct out *o, struct trove__tout *t)
+{
+    return o->rc != TROVE_OK ? o->rc : trove__tout_flush(t, TROVE__TOUT_CHUNK);
+}
+
+int trove__cj_begin(struct trove__cj *c, struct trove__tout *t)
+{
+    struct out o = {&t->buf, TROVE_OK};
+    size_t nn = c->names ? trove_names_count(c->names) : 0;
     int rc;
 
-    if (!t || !out || (!t->events && t->n_events) || (!t->flows && t->n_flows))
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "chrome export needs a trace and an output");
-    start = out->len;
-    if (!(paired = trove__calloc(t->n_events ? t->n_events : 1, 1)) ||
-        !(leg = trove__malloc((t->n_events ? t->n_events : 1) * sizeof *leg))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < t->n_events; i++) {
-        const struct trove_event *e = &t->events[i];
-        paired[i] = e->kind == TROVE_KIND_ZONE &&
-                    (e->extra == TROVE_ASYNC_NESTABLE || e->extra == TROVE_ASYNC_LEGACY);
-    }
-    TROVE_TRY(rc, trove__tsched_build(t, paired, &it, &nit));
-
     puts_(&o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
-    nn = t->names ? trove_names_count(t->names) : 0;
     for (size_t i = 0; i < nn; i++) {
         struct trove_name_entry e;
-        trove_names_entry(t->names, i, &e);
+        trove_names_entry(c->names, i, &e);
         if (e.type == TROVE_NAME_EVENT ||
             (e.type == TROVE_NAME_THREAD && trove_tid_is_synthetic(e.b)))
             continue;
-        puts_(&o, lines++ ? ",\n" : "\n");
+        line_start(&o, c);
         if (trove_name_type_is_sort(e.type)) {
             /* a track's sort index too: the importer gives its track the same tid again */
             putf(&o,
@@ -300,34 +325,48 @@ int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
                  "\"args\":{\"sort_index\":%d}}",
                  e.type == TROVE_NAME_THREAD_SORT ? "thread_sort_index" : "process_sort_index",
                  e.a, e.b, (int)e.sort_index);
-            continue;
+        } else {
+            putf(&o, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
+                 e.type == TROVE_NAME_THREAD ? "thread_name" : "process_name", e.a, e.b);
+            put_string(&o, e.str, e.len);
+            puts_(&o, "}}");
         }
-        putf(&o, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":",
-             e.type == TROVE_NAME_THREAD ? "thread_name" : "process_name", e.a, e.b);
-        put_string(&o, e.str, e.len);
-        puts_(&o, "}}");
+        if ((rc = line_end(&o, t)) != TROVE_OK)
+            return rc;
     }
-    for (size_t k = 0; k < nit; k++) {
-        puts_(&o, lines++ ? ",\n" : "\n");
-        if (it[k].what == TROVE__TS_FLOW)
-            flow_line(&o, t, &t->flows[it[k].i]);
-        else
-            TROVE_TRY(rc, event_line(&o, t, it[k].i, it[k].what == TROVE__TS_END, leg, &nleg,
-                                     diag));
-        if (o.rc != TROVE_OK) {
-            rc = o.rc;
-            goto out;
-        }
+    return o.rc;
+}
+
+int trove__cj_event(struct trove__cj *c, const struct trove__tsrec *r, int end,
+                    struct trove__tout *t, struct trove_diag *diag)
+{
+    struct out o = {&t->buf, TROVE_OK};
+    if (r->kind == TROVE_KIND_COUNTER) {
+        double v;
+        memcpy(&v, &r->dur_ns, sizeof v);
+        if (!isfinite(v))
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, r->seq,
+                              "event %llu: a counter whose value is not a finite number; JSON "
+                              "cannot hold it",
+                              (unsigned long long)r->seq);
     }
+    line_start(&o, c);
+    event_line(&o, c, r, end);
+    return line_end(&o, t);
+}
+
+int trove__cj_flow(struct trove__cj *c, const struct trove_flow *f, struct trove__tout *t)
+{
+    struct out o = {&t->buf, TROVE_OK};
+    line_start(&o, c);
+    flow_line(&o, c->names, f);
+    return line_end(&o, t);
+}
+
+int trove__cj_end(struct trove__cj *c, struct trove__tout *t)
+{
+    struct out o = {&t->buf, TROVE_OK};
+    (void)c;
     puts_(&o, "\n]}\n");
-    rc = o.rc;
-out:
-    if (rc != TROVE_OK)
-        out->len = start; /* what was there stays; the bytes past it are not the output's */
-    if (rc == TROVE_ERR_NOMEM)
-        TROVE_FAIL(diag, rc, 0, "out of memory writing %zu events as Chrome JSON", t->n_events);
-    free(it);
-    free(leg);
-    free(paired);
-    return rc;
+    return o.rc;
 }

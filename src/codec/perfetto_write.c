@@ -1,6 +1,7 @@
 /*
- * perfetto_write.c: a capture as a Perfetto protobuf trace (trove_perfetto_write,
- * include/trove/trace.h; docs/formats/perfetto.md has the subset and every field number).
+ * perfetto_write.c: a capture as a Perfetto protobuf trace, a packet at a time (trace_emit.h;
+ * the streaming writer, trace_writer.c, drives it; docs/formats/perfetto.md has the subset
+ * and every field number).
  *
  *   Trace       := packet*                       (field 1, length-delimited, each a TracePacket)
  *   packet 0    := clock_snapshot {BOOTTIME = T0, clock 64 = T0 incremental}, timestamp T0 on
@@ -26,10 +27,17 @@
  * interned category: "trove:KIND:EXTRA" on an event whose kind and extra are not its type's
  * plain ones (an async span, a process instant, a frame zone), and "trove:flow:s|t|f[:e]"
  * on the instant that stands for a flow row (its flow_ids or terminating_flow_ids hold the
- * id). Messages are built inside out in scratch buffers (a message's length comes before it).
+ * id). Messages are built inside out in scratch buffers (a message's length comes before it),
+ * and each packet is appended to the output buffer, which goes to the sink every 64 KiB.
+ *
+ * The descriptors need the lanes, which need every slice: the writer gives them in START
+ * order once (trove__pf_lane, before trove__pf_begin) and again as it writes them. What is
+ * kept: per track, its kind, lane count and first child, and the ends of the slices open on
+ * each of its lanes (8 bytes a slice open at once: the nesting, not the capture's length);
+ * per event name, whether it was interned yet.
  */
 #include "protobuf.h"
-#include "trace_sched.h"
+#include "trace_emit.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -80,33 +88,35 @@ struct name_ref {
     uint8_t sent;
 };
 
-struct pw {
-    const struct trove_trace *t;
+/* The slices open on one lane of a track: their ends, innermost last. */
+struct lane_stack {
+    uint64_t *end;
+    size_t n, cap;
+};
+
+/* A track's lanes in use. */
+struct track_lanes {
+    struct lane_stack *ln;
+    size_t nl, cap;
+};
+
+struct trove__pf {
+    const struct trove_names *names;
     struct trove_bytes pkt, te, sub, sub2, in;   /* scratch messages */
     struct trove__ttracks tr;
-    uint32_t *trk;            /* each event's track */
-    uint16_t *lane;           /* each slice's lane */
     uint8_t *base;            /* each track's kind (BASE_*) */
     uint16_t *lanes;          /* each track's lane count beyond lane 0 */
+    struct track_lanes *tl;   /* each track's lanes in use */
     uint8_t *has_flow;
     uint64_t *child0;         /* each track's first child track */
-    struct name_ref *names;   /* the event names, by id */
+    struct name_ref *names_by_id;  /* the event names, by id */
     size_t nnames;
     uint8_t *cat_sent;        /* the categories interned so far, by iid (cat_iid) */
     uint64_t last_ts;
 };
 
-/* A slice (a begin and an end): every zone kind, and any other event but a counter that has
- * a duration (so that the reader gets it back). */
-static int is_slice(const struct trove_event *e)
-{
-    return e->kind != TROVE_KIND_COUNTER &&
-           (e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
-            e->kind == TROVE_KIND_LOCK || e->dur_ns > 0);
-}
-
 /* Track uuids, small so that their varints are: the low two bits say what a track is. */
-static uint64_t uuid_process(const struct pw *w, uint32_t pid)
+static uint64_t uuid_process(const struct trove__pf *w, uint32_t pid)
 {
     size_t lo = 0, hi = w->tr.npids;
     while (lo < hi) {
@@ -119,7 +129,7 @@ static uint64_t uuid_process(const struct pw *w, uint32_t pid)
     return (uint64_t)(lo + 1) << 2;
 }
 
-static uint64_t uuid_base(const struct pw *w, size_t k)
+static uint64_t uuid_base(const struct trove__pf *w, size_t k)
 {
     const struct trove__ttrack *tr = &w->tr.t[k];
     if (w->base[k] == BASE_THREAD)
@@ -129,12 +139,12 @@ static uint64_t uuid_base(const struct pw *w, size_t k)
            2;
 }
 
-static uint64_t uuid_counters(const struct pw *w, size_t k)
+static uint64_t uuid_counters(const struct trove__pf *w, size_t k)
 {
     return (uint64_t)w->child0[k] << 2 | 3;
 }
 
-static uint64_t uuid_lane(const struct pw *w, size_t k, unsigned lane)
+static uint64_t uuid_lane(const struct trove__pf *w, size_t k, unsigned lane)
 {
     uint64_t first = w->child0[k] + (w->tr.t[k].has_counter && w->base[k] != BASE_COUNTER);
     return (first + lane - 1) << 2 | 3;
@@ -142,14 +152,15 @@ static uint64_t uuid_lane(const struct pw *w, size_t k, unsigned lane)
 
 /* ---- the packets -------------------------------------------------------------------------- */
 
-/* Append packet w->pkt to out as Trace.packet. */
-static int emit(struct pw *w, struct trove_bytes *out)
+/* Append packet w->pkt to the output as Trace.packet. */
+static int emit(struct trove__pf *w, struct trove__tout *o)
 {
-    return trove__pb_bytes(out, 1, w->pkt.ptr, w->pkt.len);
+    int rc = trove__pb_bytes(&o->buf, 1, w->pkt.ptr, w->pkt.len);
+    return rc != TROVE_OK ? rc : trove__tout_flush(o, TROVE__TOUT_CHUNK);
 }
 
 /* The fields every packet after the first starts with: its delta time, sequence and flags. */
-static int packet_head(struct pw *w, uint64_t ts)
+static int packet_head(struct trove__pf *w, uint64_t ts)
 {
     int rc;
     w->pkt.len = 0;
@@ -160,7 +171,7 @@ static int packet_head(struct pw *w, uint64_t ts)
     return trove__pb_uint(&w->pkt, TP_SEQUENCE_FLAGS, 2); /* SEQ_NEEDS_INCREMENTAL_STATE */
 }
 
-static int clock_packet(struct pw *w, uint64_t t0, struct trove_bytes *out)
+static int clock_packet(struct trove__pf *w, uint64_t t0, struct trove__tout *out)
 {
     int rc;
     w->pkt.len = w->sub.len = 0;
@@ -190,7 +201,7 @@ static int clock_packet(struct pw *w, uint64_t t0, struct trove_bytes *out)
 }
 
 /* A track_descriptor packet of the descriptor in w->te. */
-static int descriptor_packet(struct pw *w, struct trove_bytes *out)
+static int descriptor_packet(struct trove__pf *w, struct trove__tout *out)
 {
     int rc = packet_head(w, w->last_ts);
     if (rc == TROVE_OK)
@@ -198,7 +209,7 @@ static int descriptor_packet(struct pw *w, struct trove_bytes *out)
     return rc != TROVE_OK ? rc : emit(w, out);
 }
 
-static int descriptors(struct pw *w, struct trove_bytes *out)
+static int descriptors(struct trove__pf *w, struct trove__tout *out)
 {
     char lane_name[32];
     int rc;
@@ -206,12 +217,12 @@ static int descriptors(struct pw *w, struct trove_bytes *out)
     for (size_t i = 0; i < w->tr.npids; i++) {
         uint32_t pid = w->tr.pids[i];
         size_t len = 0;
-        const char *name = w->t->names ? trove_names_get(w->t->names, TROVE_NAME_PROCESS, pid, 0,
+        const char *name = w->names ? trove_names_get(w->names, TROVE_NAME_PROCESS, pid, 0,
                                                          &len)
                                        : NULL;
         int32_t sort = 0;
-        int has_sort = w->t->names &&
-                       trove_names_get_sort(w->t->names, TROVE_NAME_PROCESS_SORT, pid, 0, &sort);
+        int has_sort = w->names &&
+                       trove_names_get_sort(w->names, TROVE_NAME_PROCESS_SORT, pid, 0, &sort);
         w->te.len = w->sub.len = 0;
         if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)pid)) != TROVE_OK ||
             (has_sort && (rc = trove__pb_int32(&w->sub, PD_LEGACY_SORT_INDEX, sort)) != TROVE_OK) ||
@@ -228,7 +239,7 @@ static int descriptors(struct pw *w, struct trove_bytes *out)
             return rc;
         if (w->base[k] == BASE_THREAD) {
             int32_t sort = 0;
-            int has_sort = w->t->names && trove_names_get_sort(w->t->names, TROVE_NAME_THREAD_SORT,
+            int has_sort = w->names && trove_names_get_sort(w->names, TROVE_NAME_THREAD_SORT,
                                                                tr->pid, tr->tid, &sort);
             if ((rc = trove__pb_int32(&w->sub, 1, (int32_t)tr->pid)) != TROVE_OK ||
                 (rc = trove__pb_int32(&w->sub, 2, (int32_t)tr->tid)) != TROVE_OK ||
@@ -273,21 +284,21 @@ static int descriptors(struct pw *w, struct trove_bytes *out)
 /* ---- interning -------------------------------------------------------------------------- */
 
 /* The event name id's entry, or NULL when the names table has none. */
-static struct name_ref *find_name(struct pw *w, uint32_t id)
+static struct name_ref *find_name(struct trove__pf *w, uint32_t id)
 {
     size_t lo = 0, hi = w->nnames;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (w->names[mid].id < id)
+        if (w->names_by_id[mid].id < id)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < w->nnames && w->names[lo].id == id ? &w->names[lo] : NULL;
+    return lo < w->nnames && w->names_by_id[lo].id == id ? &w->names_by_id[lo] : NULL;
 }
 
 /* name_iid in w->te, and the name into w->in (InternedData) if not sent yet. */
-static int use_name(struct pw *w, uint32_t id)
+static int use_name(struct trove__pf *w, uint32_t id)
 {
     struct name_ref *r = find_name(w, id);
     int rc = trove__pb_uint(&w->te, TE_NAME_IID, (uint64_t)id + 1);
@@ -309,7 +320,7 @@ static int use_name(struct pw *w, uint32_t id)
 
 /* category_iids in w->te for category iid (its text `cat`), interned into w->in the first
  * time. */
-static int use_category(struct pw *w, uint32_t iid, const char *cat)
+static int use_category(struct trove__pf *w, uint32_t iid, const char *cat)
 {
     int rc;
     if (!w->cat_sent[iid]) {
@@ -324,7 +335,7 @@ static int use_category(struct pw *w, uint32_t iid, const char *cat)
 }
 
 /* The packet for the track event in w->te (and the interned data in w->in) at ts. */
-static int event_packet(struct pw *w, uint64_t ts, struct trove_bytes *out)
+static int event_packet(struct trove__pf *w, uint64_t ts, struct trove__tout *out)
 {
     int rc = packet_head(w, ts);
     if (rc == TROVE_OK)
@@ -336,10 +347,10 @@ static int event_packet(struct pw *w, uint64_t ts, struct trove_bytes *out)
 
 /* ---- events ------------------------------------------------------------------------------ */
 
-static int event(struct pw *w, size_t i, int end, struct trove_bytes *out)
+int trove__pf_event(struct trove__pf *w, const struct trove__tsrec *e, int end,
+                    struct trove__tout *out)
 {
-    const struct trove_event *e = &w->t->events[i];
-    size_t k = w->trk[i];
+    size_t k = trove__ttracks_find(&w->tr, e->pid, e->tid);
     uint64_t track;
     int type, plain, rc;
     char cat[24];
@@ -349,9 +360,9 @@ static int event(struct pw *w, size_t i, int end, struct trove_bytes *out)
         type = 4;
         track = w->base[k] == BASE_COUNTER ? uuid_base(w, k) : uuid_counters(w, k);
         plain = e->extra == 0;
-    } else if (is_slice(e)) {
+    } else if (trove__pf_slice(e->kind, e->dur_ns)) {
         type = end ? 2 : 1;
-        track = w->lane[i] ? uuid_lane(w, k, w->lane[i]) : uuid_base(w, k);
+        track = e->lane ? uuid_lane(w, k, e->lane) : uuid_base(w, k);
         plain = e->kind == TROVE_KIND_ZONE && e->extra == 0;
     } else {
         type = 3;
@@ -375,7 +386,7 @@ static int event(struct pw *w, size_t i, int end, struct trove_bytes *out)
     return event_packet(w, end ? e->start_ns + e->dur_ns : e->start_ns, out);
 }
 
-static int flow(struct pw *w, const struct trove_flow *f, struct trove_bytes *out)
+int trove__pf_flow(struct trove__pf *w, const struct trove_flow *f, struct trove__tout *out)
 {
     static const char phases[] = {'s', 't', 'f'};
     size_t k = trove__ttracks_find(&w->tr, f->pid, f->tid);
@@ -398,95 +409,72 @@ static int flow(struct pw *w, const struct trove_flow *f, struct trove_bytes *ou
 
 /* ---- layout ------------------------------------------------------------------------------- */
 
-struct lane_sort {
-    uint64_t start, span;
-    uint32_t track;
-    size_t i;
-};
-
-static int cmp_lane(const void *pa, const void *pb)
+/*
+ * Lanes: per track, in order of (start, longer first, seq) — the START order, which the
+ * writer follows — a slice goes on the first lane whose open slices (those not ended at its
+ * start) all contain it, so that every lane nests and a Perfetto track closes its slices
+ * innermost first. A lane's ended slices are dropped when a slice looks at it.
+ */
+int trove__pf_lane(struct trove__pf *w, const struct trove__tsrec *r, uint16_t *lane_out,
+                   struct trove_diag *diag)
 {
-    const struct lane_sort *a = pa, *b = pb;
-    if (a->track != b->track)
-        return a->track < b->track ? -1 : 1;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->span != b->span)
-        return a->span > b->span ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
+    size_t k = trove__ttracks_find(&w->tr, r->pid, r->tid);
+    struct track_lanes *T = &w->tl[k];
+    uint64_t end = r->start_ns + r->dur_ns;
+    struct lane_stack *L;
+    size_t l;
+
+    for (l = 0; l < T->nl; l++) {
+        L = &T->ln[l];
+        while (L->n && L->end[L->n - 1] <= r->start_ns)
+            L->n--;
+        if (L->n == 0 || L->end[L->n - 1] >= end)
+            break;
+    }
+    if (l == T->nl) {
+        if (T->nl == MAX_LANES) {
+            const struct trove__ttrack *tr = &w->tr.t[k];
+            return TROVE_FAIL(diag, TROVE_ERR_LIMIT, r->seq,
+                              "pid %u tid %u has more than %u zones open at once that do not "
+                              "nest (event %llu)",
+                              tr->pid, tr->tid, MAX_LANES, (unsigned long long)r->seq);
+        }
+        if (T->nl == T->cap) {
+            size_t cap = T->cap ? T->cap * 2 : 4;
+            struct lane_stack *p = trove__realloc(T->ln, cap * sizeof *p);
+            if (!p)
+                return TROVE_ERR_NOMEM;
+            memset(p + T->cap, 0, (cap - T->cap) * sizeof *p);
+            T->ln = p;
+            T->cap = cap;
+        }
+        T->nl++;
+    }
+    L = &T->ln[l];
+    if (L->n == L->cap) {
+        size_t cap = L->cap ? L->cap * 2 : 16;
+        uint64_t *p = trove__realloc(L->end, cap * sizeof *p);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        L->end = p;
+        L->cap = cap;
+    }
+    L->end[L->n++] = end;
+    if (l > w->lanes[k])
+        w->lanes[k] = (uint16_t)l;
+    *lane_out = (uint16_t)l;
+    return TROVE_OK;
 }
 
-struct lane_stack {
-    uint64_t *end;
-    size_t n, cap;
-};
-
-/*
- * Lanes: per track, in order of (start, longer first, index), a slice goes on the first lane
- * whose open slices (those not ended at its start) all contain it, so that every lane nests
- * and a Perfetto track closes its slices innermost first.
- */
-static int assign_lanes(struct pw *w, struct trove_diag *diag)
+void trove__pf_lanes_again(struct trove__pf *w)
 {
-    const struct trove_trace *t = w->t;
-    struct lane_sort *s = NULL;
-    struct lane_stack *ln = NULL;
-    size_t n = 0, nl = 0;
-    int rc = TROVE_ERR_NOMEM;
-
-    if (!(s = trove__malloc((t->n_events ? t->n_events : 1) * sizeof *s)) ||
-        !(ln = trove__calloc(MAX_LANES, sizeof *ln)))
-        goto out;
-    for (size_t i = 0; i < t->n_events; i++)
-        if (is_slice(&t->events[i]))
-            s[n++] = (struct lane_sort){t->events[i].start_ns, t->events[i].dur_ns, w->trk[i], i};
-    qsort(s, n, sizeof *s, cmp_lane);
-    for (size_t j = 0; j < n; j++) {
-        uint64_t end = s[j].start + s[j].span;
-        unsigned l;
-        if (j == 0 || s[j].track != s[j - 1].track) {
-            for (size_t q = 0; q < nl; q++)
-                ln[q].n = 0;
-            nl = 0;
-        }
-        for (l = 0; l < nl; l++) {
-            struct lane_stack *L = &ln[l];
-            while (L->n && L->end[L->n - 1] <= s[j].start)
-                L->n--;
-            if (L->n == 0 || L->end[L->n - 1] >= end)
-                break;
-        }
-        if (l == nl) {
-            if (nl == MAX_LANES) {
-                const struct trove__ttrack *tr = &w->tr.t[s[j].track];
-                rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, s[j].i,
-                                "pid %u tid %u has more than %u zones open at once that do not "
-                                "nest (event %zu)",
-                                tr->pid, tr->tid, MAX_LANES, s[j].i);
-                goto out;
-            }
-            nl++;
-        }
-        if (ln[l].n == ln[l].cap) {
-            size_t cap = ln[l].cap ? ln[l].cap * 2 : 16;
-            uint64_t *p = trove__realloc(ln[l].end, cap * sizeof *p);
-            if (!p)
-                goto out;
-            ln[l].end = p;
-            ln[l].cap = cap;
-        }
-        ln[l].end[ln[l].n++] = end;
-        w->lane[s[j].i] = (uint16_t)l;
-        if (l > w->lanes[s[j].track])
-            w->lanes[s[j].track] = (uint16_t)l;
+    for (size_t k = 0, c = 0; k < w->tr.n; k++) {
+        w->child0[k] = c;
+        c += (w->tr.t[k].has_counter && w->base[k] != BASE_COUNTER) + w->lanes[k];
+        for (size_t l = 0; l < w->tl[k].nl; l++)
+            w->tl[k].ln[l].n = 0;
+        w->tl[k].nl = 0;
     }
-    rc = TROVE_OK;
-out:
-    for (size_t q = 0; ln && q < MAX_LANES; q++)
-        free(ln[q].end);
-    free(ln);
-    free(s);
-    return rc;
 }
 
 static int cmp_name_ref(const void *pa, const void *pb)
@@ -495,27 +483,29 @@ static int cmp_name_ref(const void *pa, const void *pb)
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static int layout(struct pw *w, struct trove_diag *diag)
+int trove__pf_new(const struct trove__tset *ev, const struct trove_flow *flows, size_t nflows,
+                  const struct trove_names *names, struct trove__pf **out,
+                  struct trove_diag *diag)
 {
-    const struct trove_trace *t = w->t;
-    size_t nn = t->names ? trove_names_count(t->names) : 0;
+    size_t nn = names ? trove_names_count(names) : 0, nt;
+    struct trove__pf *w;
     int rc;
 
-    if ((rc = trove__ttracks_build(t, &w->tr)) != TROVE_OK)
-        return rc;
-    if (!(w->trk = trove__malloc((t->n_events ? t->n_events : 1) * sizeof *w->trk)) ||
-        !(w->lane = trove__calloc(t->n_events ? t->n_events : 1, sizeof *w->lane)) ||
-        !(w->base = trove__calloc(w->tr.n ? w->tr.n : 1, 1)) ||
-        !(w->lanes = trove__calloc(w->tr.n ? w->tr.n : 1, sizeof *w->lanes)) ||
-        !(w->has_flow = trove__calloc(w->tr.n ? w->tr.n : 1, 1)) ||
-        !(w->child0 = trove__calloc(w->tr.n ? w->tr.n : 1, sizeof *w->child0)) ||
-        !(w->cat_sent = trove__calloc(CAT_COUNT, 1)) ||
-        !(w->names = trove__malloc((nn ? nn : 1) * sizeof *w->names)))
+    *out = NULL;
+    if (!(w = trove__calloc(1, sizeof *w)))
         return TROVE_ERR_NOMEM;
-    for (size_t i = 0; i < t->n_events; i++)
-        w->trk[i] = (uint32_t)trove__ttracks_find(&w->tr, t->events[i].pid, t->events[i].tid);
-    for (size_t i = 0; i < t->n_flows; i++)
-        w->has_flow[trove__ttracks_find(&w->tr, t->flows[i].pid, t->flows[i].tid)] = 1;
+    w->names = names;
+    TROVE_TRY(rc, trove__ttracks_build(ev, flows, nflows, names, &w->tr));
+    rc = TROVE_ERR_NOMEM;
+    nt = w->tr.n ? w->tr.n : 1;
+    if (!(w->base = trove__calloc(nt, 1)) || !(w->lanes = trove__calloc(nt, sizeof *w->lanes)) ||
+        !(w->tl = trove__calloc(nt, sizeof *w->tl)) || !(w->has_flow = trove__calloc(nt, 1)) ||
+        !(w->child0 = trove__calloc(nt, sizeof *w->child0)) ||
+        !(w->cat_sent = trove__calloc(CAT_COUNT, 1)) ||
+        !(w->names_by_id = trove__malloc((nn ? nn : 1) * sizeof *w->names_by_id)))
+        goto out;
+    for (size_t i = 0; i < nflows; i++)
+        w->has_flow[trove__ttracks_find(&w->tr, flows[i].pid, flows[i].tid)] = 1;
     for (size_t k = 0; k < w->tr.n; k++) {
         const struct trove__ttrack *tr = &w->tr.t[k];
         if (!trove_tid_is_synthetic(tr->tid))
@@ -527,111 +517,76 @@ static int layout(struct pw *w, struct trove_diag *diag)
     }
     for (size_t i = 0; i < nn; i++) {
         struct trove_name_entry e;
-        trove_names_entry(t->names, i, &e);
+        trove_names_entry(names, i, &e);
         if (e.type == TROVE_NAME_EVENT)
-            w->names[w->nnames++] = (struct name_ref){e.a, e.str, e.len, 0};
+            w->names_by_id[w->nnames++] = (struct name_ref){e.a, e.str, e.len, 0};
     }
-    qsort(w->names, w->nnames, sizeof *w->names, cmp_name_ref);
-    if (w->tr.npids >= (size_t)1 << 22)
-        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "more than 2^22 processes");
-    if ((rc = assign_lanes(w, diag)) != TROVE_OK)
-        return rc;
-    for (size_t k = 0, c = 0; k < w->tr.n; k++) {
-        w->child0[k] = c;
-        c += (w->tr.t[k].has_counter && w->base[k] != BASE_COUNTER) + w->lanes[k];
+    qsort(w->names_by_id, w->nnames, sizeof *w->names_by_id, cmp_name_ref);
+    if (w->tr.npids >= (size_t)1 << 22) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "more than 2^22 processes");
+        goto out;
     }
-    return TROVE_OK;
+    trove__pf_lanes_again(w); /* no slice yet: the child tracks of the counters alone */
+    *out = w;
+    w = NULL;
+    rc = TROVE_OK;
+out:
+    trove__pf_free(w);
+    return rc;
 }
 
-static void pw_free(struct pw *w)
+void trove__pf_free(struct trove__pf *w)
 {
+    if (!w)
+        return;
     trove_bytes_free(&w->pkt);
     trove_bytes_free(&w->te);
     trove_bytes_free(&w->sub);
     trove_bytes_free(&w->sub2);
     trove_bytes_free(&w->in);
+    for (size_t k = 0; w->tl && k < w->tr.n; k++) {
+        for (size_t l = 0; l < w->tl[k].cap; l++)
+            free(w->tl[k].ln[l].end);
+        free(w->tl[k].ln);
+    }
     trove__ttracks_free(&w->tr);
-    free(w->trk);
-    free(w->lane);
     free(w->base);
     free(w->lanes);
+    free(w->tl);
     free(w->has_flow);
     free(w->child0);
     free(w->cat_sent);
-    free(w->names);
+    free(w->names_by_id);
+    free(w);
 }
 
-int trove_perfetto_write(const struct trove_trace *t, struct trove_bytes *out,
-                         struct trove_diag *diag)
+int trove__pf_begin(struct trove__pf *w, uint64_t t0, struct trove__tout *out)
 {
-    struct pw w;
-    struct trove__titem *it = NULL;
-    uint8_t *paired = NULL;
-    size_t nit = 0, start;
+    int rc = clock_packet(w, t0, out);
+    return rc != TROVE_OK ? rc : descriptors(w, out);
+}
+
+/* The names no event used, so that the names table comes back whole. */
+int trove__pf_end(struct trove__pf *w, struct trove__tout *out)
+{
     int rc;
 
-    if (!t || !out || (!t->events && t->n_events) || (!t->flows && t->n_flows))
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "perfetto write needs a trace and an output");
-    for (size_t i = 0; i < t->n_flows; i++)
-        if (trove_flow_check(&t->flows[i]) != TROVE_OK)
-            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
-                              "flow row %zu is not well-formed (phase, flags, pad or id 0)", i);
-    for (size_t i = 0; i < t->n_events; i++)
-        if (t->events[i].kind != TROVE_KIND_COUNTER &&
-            t->events[i].dur_ns > UINT64_MAX - t->events[i].start_ns)
-            return TROVE_FAIL(diag, TROVE_ERR_INVALID, i,
-                              "event %zu ends past 2^64 ns (start %llu, dur %llu)", i,
-                              (unsigned long long)t->events[i].start_ns,
-                              (unsigned long long)t->events[i].dur_ns);
-    memset(&w, 0, sizeof w);
-    w.t = t;
-    start = out->len;
-    TROVE_TRY(rc, layout(&w, diag));
-    if (!(paired = trove__malloc(t->n_events ? t->n_events : 1))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < t->n_events; i++)
-        paired[i] = (uint8_t)is_slice(&t->events[i]);
-    TROVE_TRY(rc, trove__tsched_build(t, paired, &it, &nit));
-    TROVE_TRY(rc, clock_packet(&w, nit ? it[0].ts : 0, out));
-    TROVE_TRY(rc, descriptors(&w, out));
-    for (size_t k = 0; k < nit; k++) {
-        if (it[k].what == TROVE__TS_FLOW)
-            rc = flow(&w, &t->flows[it[k].i], out);
-        else
-            rc = event(&w, it[k].i, it[k].what == TROVE__TS_END, out);
-        if (rc != TROVE_OK)
-            goto out;
-    }
-    /* The names no event used, so that the names table comes back whole. */
-    w.in.len = 0;
-    for (size_t i = 0; i < w.nnames; i++) {
-        struct name_ref *r = &w.names[i];
+    w->in.len = 0;
+    for (size_t i = 0; i < w->nnames; i++) {
+        struct name_ref *r = &w->names_by_id[i];
         if (r->sent)
             continue;
-        w.sub.len = 0;
-        if ((rc = trove__pb_uint(&w.sub, 1, (uint64_t)r->id + 1)) != TROVE_OK ||
-            (rc = trove__pb_bytes(&w.sub, 2, r->str, r->len)) != TROVE_OK ||
-            (rc = trove__pb_bytes(&w.in, 2, w.sub.ptr, w.sub.len)) != TROVE_OK)
-            goto out;
+        w->sub.len = 0;
+        if ((rc = trove__pb_uint(&w->sub, 1, (uint64_t)r->id + 1)) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w->sub, 2, r->str, r->len)) != TROVE_OK ||
+            (rc = trove__pb_bytes(&w->in, 2, w->sub.ptr, w->sub.len)) != TROVE_OK)
+            return rc;
         r->sent = 1;
     }
-    if (w.in.len) {
-        TROVE_TRY(rc, packet_head(&w, w.last_ts));
-        TROVE_TRY(rc, trove__pb_bytes(&w.pkt, TP_INTERNED_DATA, w.in.ptr, w.in.len));
-        TROVE_TRY(rc, emit(&w, out));
-    }
-    rc = TROVE_OK;
-out:
-    if (rc != TROVE_OK)
-        out->len = start;
-    if (rc == TROVE_ERR_NOMEM)
-        TROVE_FAIL(diag, rc, 0, "out of memory writing %zu events as a Perfetto trace",
-                   t->n_events);
-    free(it);
-    free(paired);
-    pw_free(&w);
-    return rc;
+    if (w->in.len == 0)
+        return TROVE_OK;
+    if ((rc = packet_head(w, w->last_ts)) != TROVE_OK ||
+        (rc = trove__pb_bytes(&w->pkt, TP_INTERNED_DATA, w->in.ptr, w->in.len)) != TROVE_OK)
+        return rc;
+    return emit(w, out);
 }

@@ -1,14 +1,100 @@
 /*
  * trace_sched.c: the tracks of a capture and the order its events begin and end in, for the
- * trace writers (trace_sched.h). The order is a merge of the starts (sorted), the flow rows
- * (sorted) and a min-heap of the ends still to come, keyed by (end, begun first first).
- * Memory: the items, an index per event and flow row, and the heap.
+ * trace writers (trace_sched.h).
+ *
+ * Tracks: the writer notes each event's (pid, tid) in a hash set as it goes by, so the set
+ * grows with the tracks, not the events; the flow rows and the names add theirs at the end.
+ *
+ * The order is a merge of three sorted streams: the starts (every event, START order), the
+ * ends (the paired events, END order) and the flow rows (sorted here, in memory). It used to
+ * be the starts merged with a min-heap of the ends still to come, keyed by (end, position of
+ * the start); a start's position grows with the START order, so that key is the END order,
+ * and the heap's pops are the ends stream read in order — holding back an end whose zone has
+ * not begun yet, which can only be a zone of length 0 beginning at the current time (its
+ * end is then before that of every zone begun later, none of which is ready either).
+ * Memory: an index per flow row; the streams are the sorters'.
  */
 #include "trace_sched.h"
 #include "common/alloc.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- tracks ---------------------------------------------------------------------------- */
+
+#define TSET_USED 1u
+#define TSET_COUNTER 2u
+#define TSET_OTHER 4u
+
+static size_t slot_of(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static int tset_grow(struct trove__tset *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 64;
+    uint64_t *key = trove__malloc(cap * sizeof *key);
+    uint8_t *flags = trove__calloc(cap, 1);
+
+    if (!key || !flags) {
+        free(key);
+        free(flags);
+        return TROVE_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < s->cap; i++) {
+        size_t j;
+        if (!s->flags[i])
+            continue;
+        for (j = slot_of(s->key[i], cap); flags[j]; j = (j + 1) & (cap - 1))
+            ;
+        key[j] = s->key[i];
+        flags[j] = s->flags[i];
+    }
+    free(s->key);
+    free(s->flags);
+    s->key = key;
+    s->flags = flags;
+    s->cap = cap;
+    return TROVE_OK;
+}
+
+int trove__tset_add(struct trove__tset *s, uint32_t pid, uint32_t tid, int counter)
+{
+    uint64_t key = (uint64_t)pid << 32 | tid;
+    uint8_t f = (uint8_t)(TSET_USED | (counter ? TSET_COUNTER : TSET_OTHER));
+    size_t j;
+
+    if (2 * (s->n + 1) > s->cap && tset_grow(s) != TROVE_OK)
+        return TROVE_ERR_NOMEM;
+    for (j = slot_of(key, s->cap); s->flags[j]; j = (j + 1) & (s->cap - 1))
+        if (s->key[j] == key) {
+            s->flags[j] |= f;
+            return TROVE_OK;
+        }
+    s->key[j] = key;
+    s->flags[j] = f;
+    s->n++;
+    return TROVE_OK;
+}
+
+/* The flags of key in s (0: not there). */
+static uint8_t tset_get(const struct trove__tset *s, uint64_t key)
+{
+    if (!s->cap)
+        return 0;
+    for (size_t j = slot_of(key, s->cap); s->flags[j]; j = (j + 1) & (s->cap - 1))
+        if (s->key[j] == key)
+            return s->flags[j];
+    return 0;
+}
+
+void trove__tset_free(struct trove__tset *s)
+{
+    free(s->key);
+    free(s->flags);
+    memset(s, 0, sizeof *s);
+}
 
 static int cmp_u64(const void *pa, const void *pb)
 {
@@ -47,10 +133,12 @@ size_t trove__ttracks_find(const struct trove__ttracks *tr, uint32_t pid, uint32
     return lo;
 }
 
-int trove__ttracks_build(const struct trove_trace *t, struct trove__ttracks *out)
+int trove__ttracks_build(const struct trove__tset *ev, const struct trove_flow *flows,
+                         size_t nflows, const struct trove_names *names,
+                         struct trove__ttracks *out)
 {
-    size_t nn = t->names ? trove_names_count(t->names) : 0, nk = 0, np = 0;
-    size_t total = t->n_events + t->n_flows + nn;
+    size_t nn = names ? trove_names_count(names) : 0, nk = 0, np = 0;
+    size_t total = ev->n + nflows + nn;
     uint64_t *keys = NULL;
     uint32_t *pids = NULL;
     int rc = TROVE_ERR_NOMEM;
@@ -59,13 +147,14 @@ int trove__ttracks_build(const struct trove_trace *t, struct trove__ttracks *out
     if (!(keys = trove__malloc((total ? total : 1) * sizeof *keys)) ||
         !(pids = trove__malloc((total ? total : 1) * sizeof *pids)))
         goto out;
-    for (size_t i = 0; i < t->n_events; i++)
-        keys[nk++] = (uint64_t)t->events[i].pid << 32 | t->events[i].tid;
-    for (size_t i = 0; i < t->n_flows; i++)
-        keys[nk++] = (uint64_t)t->flows[i].pid << 32 | t->flows[i].tid;
+    for (size_t i = 0; i < ev->cap; i++)
+        if (ev->flags[i])
+            keys[nk++] = ev->key[i];
+    for (size_t i = 0; i < nflows; i++)
+        keys[nk++] = (uint64_t)flows[i].pid << 32 | flows[i].tid;
     for (size_t i = 0; i < nn; i++) {
         struct trove_name_entry e;
-        trove_names_entry(t->names, i, &e);
+        trove_names_entry(names, i, &e);
         /* a real thread's sort index needs its track (the writers carry it there); a
          * synthetic tid is a track only when something else makes it one */
         if (e.type == TROVE_NAME_THREAD ||
@@ -80,20 +169,15 @@ int trove__ttracks_build(const struct trove_trace *t, struct trove__ttracks *out
     out->n = nk;
     for (size_t i = 0; i < nk; i++) {
         struct trove__ttrack *tr = &out->t[i];
+        uint8_t f = tset_get(ev, keys[i]);
         tr->pid = (uint32_t)(keys[i] >> 32);
         tr->tid = (uint32_t)keys[i];
-        tr->name = t->names ? trove_names_get(t->names, TROVE_NAME_THREAD, tr->pid, tr->tid,
-                                              &tr->name_len)
-                            : NULL;
+        tr->has_counter = (f & TSET_COUNTER) != 0;
+        tr->has_other = (f & TSET_OTHER) != 0;
+        tr->name = names ? trove_names_get(names, TROVE_NAME_THREAD, tr->pid, tr->tid,
+                                           &tr->name_len)
+                         : NULL;
         pids[np++] = tr->pid;
-    }
-    for (size_t i = 0; i < t->n_events; i++) {
-        const struct trove_event *e = &t->events[i];
-        struct trove__ttrack *tr = &out->t[trove__ttracks_find(out, e->pid, e->tid)];
-        if (e->kind == TROVE_KIND_COUNTER)
-            tr->has_counter = 1;
-        else
-            tr->has_other = 1;
     }
     qsort(pids, np, sizeof *pids, cmp_u32);
     out->npids = 0;
@@ -120,21 +204,6 @@ void trove__ttracks_free(struct trove__ttracks *tr)
 
 /* ---- the schedule ---------------------------------------------------------------------- */
 
-struct sort_start {
-    uint64_t start, span;
-    size_t i;
-};
-
-static int cmp_start(const void *pa, const void *pb)
-{
-    const struct sort_start *a = pa, *b = pb;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->span != b->span)
-        return a->span > b->span ? -1 : 1;
-    return a->i < b->i ? -1 : a->i > b->i;
-}
-
 struct sort_flow {
     uint64_t ts;
     size_t i;
@@ -148,105 +217,73 @@ static int cmp_flow(const void *pa, const void *pb)
     return a->i < b->i ? -1 : a->i > b->i;
 }
 
-/* A pending end: at `end`, of event i, begun as the k-th start. */
-struct pend {
-    uint64_t end;
-    size_t k, i;
-};
-
-static int pend_less(const struct pend *a, const struct pend *b)
+int trove__tsched_init(struct trove__tsched *s, struct trove__tsort *starts,
+                       struct trove__tsort *ends, const struct trove_flow *flows, size_t nflows)
 {
-    return a->end != b->end ? a->end < b->end : a->k < b->k;
-}
+    struct sort_flow *sf;
 
-static void heap_push(struct pend *h, size_t *n, struct pend v)
-{
-    size_t i = (*n)++;
-    while (i > 0 && pend_less(&v, &h[(i - 1) / 2])) {
-        h[i] = h[(i - 1) / 2];
-        i = (i - 1) / 2;
+    memset(s, 0, sizeof *s);
+    if (!(sf = trove__malloc((nflows ? nflows : 1) * sizeof *sf)) ||
+        !(s->forder = trove__malloc((nflows ? nflows : 1) * sizeof *s->forder))) {
+        free(sf);
+        return TROVE_ERR_NOMEM;
     }
-    h[i] = v;
-}
-
-static struct pend heap_pop(struct pend *h, size_t *n)
-{
-    struct pend top = h[0], v = h[--*n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= *n)
-            break;
-        if (c + 1 < *n && pend_less(&h[c + 1], &h[c]))
-            c++;
-        if (!pend_less(&h[c], &v))
-            break;
-        h[i] = h[c];
-        i = c;
-    }
-    if (*n)
-        h[i] = v;
-    return top;
-}
-
-int trove__tsched_build(const struct trove_trace *t, const uint8_t *paired,
-                        struct trove__titem **out, size_t *n_out)
-{
-    struct sort_start *st = NULL;
-    struct sort_flow *sf = NULL;
-    struct pend *heap = NULL;
-    struct trove__titem *it = NULL;
-    size_t n = t->n_events, nf = t->n_flows, np = 0, hn = 0, k = 0, a = 0, b = 0;
-    int rc = TROVE_ERR_NOMEM;
-
-    *out = NULL;
-    *n_out = 0;
-    for (size_t i = 0; i < n; i++)
-        np += paired[i] != 0;
-    if (!(st = trove__malloc((n ? n : 1) * sizeof *st)) ||
-        !(sf = trove__malloc((nf ? nf : 1) * sizeof *sf)) ||
-        !(heap = trove__malloc((np ? np : 1) * sizeof *heap)) ||
-        !(it = trove__malloc((n + np + nf ? n + np + nf : 1) * sizeof *it)))
-        goto out;
-    for (size_t i = 0; i < n; i++)
-        st[i] = (struct sort_start){t->events[i].start_ns, trove__tspan(&t->events[i]), i};
-    for (size_t i = 0; i < nf; i++)
-        sf[i] = (struct sort_flow){t->flows[i].ts_ns, i};
-    qsort(st, n, sizeof *st, cmp_start);
-    qsort(sf, nf, sizeof *sf, cmp_flow);
-    while (a < n || b < nf) {
-        int take_start = a < n && (b >= nf || st[a].start <= sf[b].ts);
-        uint64_t ts = take_start ? st[a].start : sf[b].ts;
-        while (hn && heap[0].end <= ts) {
-            struct pend p = heap_pop(heap, &hn);
-            it[k++] = (struct trove__titem){p.end, TROVE__TS_END, p.i};
-        }
-        if (take_start) {
-            size_t i = st[a++].i;
-            it[k] = (struct trove__titem){ts, TROVE__TS_START, i};
-            if (paired[i]) {
-                uint64_t end = t->events[i].start_ns + trove__tspan(&t->events[i]);
-                if (end < t->events[i].start_ns)
-                    end = UINT64_MAX;
-                heap_push(heap, &hn, (struct pend){end, k, i});
-            }
-            k++;
-        } else {
-            it[k++] = (struct trove__titem){ts, TROVE__TS_FLOW, sf[b++].i};
-        }
-    }
-    while (hn) {
-        struct pend p = heap_pop(heap, &hn);
-        it[k++] = (struct trove__titem){p.end, TROVE__TS_END, p.i};
-    }
-    *out = it;
-    *n_out = k;
-    it = NULL;
-    rc = TROVE_OK;
-out:
-    free(st);
+    for (size_t i = 0; i < nflows; i++)
+        sf[i] = (struct sort_flow){flows[i].ts_ns, i};
+    qsort(sf, nflows, sizeof *sf, cmp_flow);
+    for (size_t i = 0; i < nflows; i++)
+        s->forder[i] = sf[i].i;
     free(sf);
-    free(heap);
-    free(it);
-    return rc;
+    s->starts = starts;
+    s->ends = ends;
+    s->flows = flows;
+    s->nflows = nflows;
+    return TROVE_OK;
+}
+
+uint64_t trove__tsched_first_ts(const struct trove__tsched *s)
+{
+    const struct trove__tsrec *st = trove__tsort_head(s->starts);
+    const struct trove_flow *f = s->fpos < s->nflows ? &s->flows[s->forder[s->fpos]] : NULL;
+    if (st && (!f || st->start_ns <= f->ts_ns))
+        return st->start_ns;
+    return f ? f->ts_ns : 0;
+}
+
+int trove__tsched_next(struct trove__tsched *s, struct trove__titem *out, struct trove_diag *diag)
+{
+    const struct trove__tsrec *st = trove__tsort_head(s->starts);
+    const struct trove__tsrec *e = s->ends ? trove__tsort_head(s->ends) : NULL;
+    const struct trove_flow *f = s->fpos < s->nflows ? &s->flows[s->forder[s->fpos]] : NULL;
+    int take_start, rc;
+    uint64_t ts;
+
+    if (!st && !f) { /* the ends left */
+        if (!e)
+            return 0;
+        *out = (struct trove__titem){TROVE__TS_END, trove__tend(e), *e, 0};
+        return (rc = trove__tsort_next(s->ends, diag)) != TROVE_OK ? rc : 1;
+    }
+    take_start = st && (!f || st->start_ns <= f->ts_ns);
+    ts = take_start ? st->start_ns : f->ts_ns;
+    /* an end that is due, of a zone begun already (before the next start) */
+    if (e && trove__tend(e) <= ts && (!st || trove__tsrec_cmp_start(e, st) < 0)) {
+        *out = (struct trove__titem){TROVE__TS_END, trove__tend(e), *e, 0};
+        return (rc = trove__tsort_next(s->ends, diag)) != TROVE_OK ? rc : 1;
+    }
+    if (take_start) {
+        *out = (struct trove__titem){TROVE__TS_START, ts, *st, 0};
+        return (rc = trove__tsort_next(s->starts, diag)) != TROVE_OK ? rc : 1;
+    }
+    memset(&out->r, 0, sizeof out->r);
+    out->what = TROVE__TS_FLOW;
+    out->ts = ts;
+    out->flow = s->forder[s->fpos++];
+    return 1;
+}
+
+void trove__tsched_free(struct trove__tsched *s)
+{
+    free(s->forder);
+    memset(s, 0, sizeof *s);
 }
