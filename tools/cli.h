@@ -110,6 +110,9 @@ enum cli_input_format {
 /* An --input-format value (auto, chrome-json, wire, bundle, parquet, dir, capture, and a
  * few aliases) -> enum; -1 if unknown. */
 int cli_input_format_parse(const char *s);
+/* The capture an input names — `store:NAME`, or any path with --input-format capture
+ * (forced: enum cli_input_format) — or NULL when it names none. Points into path. */
+const char *cli_input_capture_name(const char *path, int forced);
 /* "a Chrome JSON trace", "a wire stream", ... for messages. */
 const char *cli_input_kind_name(int kind);
 /* What --help says about inputs. */
@@ -307,7 +310,11 @@ struct cli_export_capture {
 int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
                        uint64_t *total_out);
 
-/* Load the input (events, names and flows) and write it as a Chrome JSON or Perfetto trace.
+/* Write the input as a Chrome JSON or Perfetto trace through the library's streaming writer
+ * (trove_trace_writer_*): a capture of the store (--capture NAME, store:NAME) is walked
+ * through the streaming replay into it, never whole in memory; a file is loaded whole and
+ * then handed to it. The environment variables TROVE_EXPORT_RUN_EVENTS and
+ * TROVE_EXPORT_FAN_IN set the writer's run_events and fan_in (for tests and benchmarks).
  * Returns the exit status (0, or 1 after printing one error line). */
 int cli_export_trace(const struct cli_trace_export *x);
 

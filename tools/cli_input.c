@@ -548,8 +548,7 @@ static int read_whole(const char *cmd, struct input *in, const struct cli_load_o
     }
 }
 
-/* `store:NAME`, or NAME with --input-format capture: the capture's name, else NULL. */
-static const char *capture_name(const char *path, int forced)
+const char *cli_input_capture_name(const char *path, int forced)
 {
     if (forced == CLI_INPUT_CAPTURE)
         return strncmp(path, STORE_PREFIX, sizeof STORE_PREFIX - 1) ? path
@@ -580,7 +579,7 @@ int cli_load_flows(const char *cmd, const char *path, const struct cli_load_opti
                    struct trove_flows *flows)
 {
     struct input in;
-    const char *cap = capture_name(path, opt->format);
+    const char *cap = cli_input_capture_name(path, opt->format);
     size_t start = events->len, fstart = flows ? flows->len : 0;
     int status;
 
@@ -626,7 +625,7 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct input in;
-    const char *cap = capture_name(path, opt->format);
+    const char *cap = cli_input_capture_name(path, opt->format);
     int status = 1;
 
     memset(&in, 0, sizeof in);

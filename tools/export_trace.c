@@ -1,8 +1,18 @@
 /*
  * export_trace.c: `trove export --format chrome-json|perfetto` (cli_export_trace, which
- * cmd_export.c calls): the input read as every export reads it (capture_load.c, or a capture
- * of the store with its flows), then written by the library (include/trove/trace.h) through
- * cli_out. Perfetto input is trace_load.c's.
+ * cmd_export.c calls), written by the library's streaming trace writer (trove_trace_writer_*,
+ * include/trove/trace.h) through cli_out.
+ *
+ * A capture of the store (--capture NAME, or the input store:NAME) is walked through the
+ * streaming pipeline a frame at a time (cli_capture_walk, as export_capture.c walks it for
+ * Parquet) and each frame's events go straight into the writer, which sorts them in runs
+ * spilled to an unlinked temporary file in $TMPDIR (else /tmp) and merges them as it writes:
+ * the capture is never in memory, and the service's export of a trace (which is this
+ * command) holds about the writer's bound whatever the capture's length. The flow rows and
+ * names are read whole (they are small: an object each). A file input is read whole as
+ * every export reads it (capture_load.c; a Chrome JSON or Perfetto input is parsed whole
+ * anyway) and then handed to the same writer, so only its events are held, not a second
+ * copy nor the output. The output file appears only once complete (cli_out).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,60 +33,132 @@ int cli_trace_format_parse(const char *s)
     return 0;
 }
 
+/* The writer's sink: the output file. */
+static int file_write(void *ctx, const void *p, size_t n)
+{
+    errno = 0;
+    if (fwrite(p, 1, n, (FILE *)ctx) != n)
+        return -(errno ? errno : EIO);
+    return TROVE_OK;
+}
+
+/* The walk's state: the writer the frames go into, and its error. */
+struct walk {
+    struct trove_trace_writer *w;
+    struct trove_diag diag;
+    int rc;
+};
+
+/* cli_capture_walk's frames: every event into the writer, the buffer emptied. */
+static int walk_frames(void *ctx, struct trove_events *ev)
+{
+    struct walk *k = ctx;
+
+    if ((k->rc = trove_trace_writer_add(k->w, ev->ev, ev->len, &k->diag)) != TROVE_OK)
+        return 1;
+    ev->len = 0;
+    return 0;
+}
+
+/* An environment variable's count in [lo, hi] into *out (left alone when it is not set).
+ * 0, or 1 after an error. */
+static int env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    const char *v = getenv(name);
+
+    if (!v || !*v)
+        return 0;
+    if (cli_parse_u64(v, out) || *out < lo || *out > hi)
+        return cli_error("export", "%s: '%s' is not a count in %llu..%llu", name, v,
+                         (unsigned long long)lo, (unsigned long long)hi);
+    return 0;
+}
+
 int cli_export_trace(const struct cli_trace_export *x)
 {
     struct cli_load_options lo = x->lo;
+    struct trove_trace_writer_options wo;
+    struct trove_trace_writer_stats st;
+    struct trove_trace_writer *w = NULL;
     struct trove_events ev = {0};
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
-    struct trove_bytes buf = {0};
     struct trove_diag diag = {0};
-    struct trove_trace t;
+    struct trove_sink sink;
     struct cli_out o = {0};
+    struct walk k;
     const char *what = x->format == CLI_TRACE_PERFETTO ? "perfetto" : "chrome-json";
+    const char *cap = x->capture ? x->capture
+                      : x->in    ? cli_input_capture_name(x->in, x->lo.format)
+                                 : NULL;
+    uint64_t run = 0, fan_in = 0;
     int rc, status = 1;
 
+    memset(&k, 0, sizeof k);
+    memset(&wo, 0, sizeof wo);
     lo.quiet = x->quiet;
-    if (trove_names_new(&names) != TROVE_OK) {
+    if (env_count("TROVE_EXPORT_RUN_EVENTS", 1, SIZE_MAX, &run) ||
+        env_count("TROVE_EXPORT_FAN_IN", 2, TROVE_TRACE_FAN_IN_MAX, &fan_in))
+        return 1;
+    wo.format = x->format == CLI_TRACE_PERFETTO ? TROVE_TRACE_PERFETTO : TROVE_TRACE_CHROME_JSON;
+    wo.run_events = (size_t)run;
+    wo.fan_in = (unsigned)fan_in;
+    if (trove_names_new(&names) != TROVE_OK ||
+        trove_trace_writer_new(&wo, &w) != TROVE_OK) {
         cli_error("export", "out of memory");
         goto out;
     }
-    if (x->capture) {
-        if (cli_capture_load("export", x->store, x->capture, x->from_ns, x->to_ns, x->quiet, &ev,
-                             names) ||
-            cli_capture_flows("export", x->store, x->capture, x->from_ns, x->to_ns, &flows))
+    k.w = w;
+    if (cap) {
+        /* the flow rows first (few, and a capture whose flows cannot be read fails before
+         * the long walk), then the events a frame at a time */
+        if (cli_capture_flows("export", x->store, cap, x->from_ns, x->to_ns, &flows))
             goto out;
-    } else if (cli_load_flows("export", x->in, &lo, &ev, names, &flows) != 0) {
-        goto out;
+        if (cli_capture_walk("export", x->store, cap, x->from_ns, x->to_ns, x->quiet, &ev, names,
+                             walk_frames, &k)) {
+            if (k.rc != TROVE_OK)
+                cli_error("export", "%s: writing %s: %s", x->out, what,
+                          cli_diag_msg(&k.diag, k.rc));
+            goto out;
+        }
+        walk_frames(&k, &ev); /* what the walk left in the buffer (sets k.rc) */
+    } else {
+        if (cli_load_flows("export", x->in, &lo, &ev, names, &flows) != 0)
+            goto out;
+        k.rc = trove_trace_writer_add(w, ev.ev, ev.len, &k.diag);
     }
-    t.events = ev.ev;
-    t.n_events = ev.len;
-    t.names = names;
-    t.flows = flows.f;
-    t.n_flows = flows.len;
-    rc = x->format == CLI_TRACE_PERFETTO ? trove_perfetto_write(&t, &buf, &diag)
-                                         : trove_chrome_export(&t, &buf, &diag);
-    if (rc != TROVE_OK) {
-        cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&diag, rc));
+    trove_events_free(&ev); /* the writer has them */
+    if (k.rc != TROVE_OK) {
+        cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&k.diag, k.rc));
         goto out;
     }
     if (cli_out_open("export", x->out, x->format == CLI_TRACE_PERFETTO, &o))
         goto out;
-    if (fwrite(buf.ptr, 1, buf.len, o.f) != buf.len) {
-        cli_error("export", "writing %s: %s", o.path, strerror(errno ? errno : EIO));
+    sink.write = file_write;
+    sink.ctx = o.f;
+    rc = trove_trace_writer_finish(w, names, flows.f, flows.len, &sink, &st, &diag);
+    if (rc != TROVE_OK) {
+        cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&diag, rc));
         goto out;
     }
     if (cli_out_commit("export", &o))
         goto out;
-    if (!x->quiet)
-        fprintf(stderr, "trove export: %zu events, %zu flow rows -> %s (%s): %zu bytes, %.2f "
+    if (!x->quiet) {
+        fprintf(stderr, "trove export: %llu events, %zu flow rows -> %s (%s): %llu bytes, %.2f "
                         "bytes/event\n",
-                ev.len, flows.len, x->out, what, buf.len,
-                ev.len ? (double)buf.len / (double)ev.len : 0.0);
+                (unsigned long long)st.events, flows.len, x->out, what,
+                (unsigned long long)st.bytes,
+                st.events ? (double)st.bytes / (double)st.events : 0.0);
+        if (lo.verbose && st.runs)
+            fprintf(stderr, "trove export: sorted in %llu runs (%llu merge passes, %llu bytes) "
+                            "of a temporary file\n",
+                    (unsigned long long)st.runs, (unsigned long long)st.passes,
+                    (unsigned long long)st.spill_bytes);
+    }
     status = 0;
 out:
     cli_out_abort(&o);
-    trove_bytes_free(&buf);
+    trove_trace_writer_free(w);
     trove_events_free(&ev);
     trove_flows_free(&flows);
     trove_names_free(names);
