@@ -4,8 +4,10 @@
 # after a change): a capture of EVENTS events (trove gen, imported into a temp store), then
 # for each format ROUNDS exports per binary, alternating, each through /usr/bin/time (peak
 # RSS, "%M" KB, and wall time, "%e" s); medians printed, and the outputs compared byte for
-# byte. The store is made by the first binary.
-# usage: export_bench.sh TROVE [OTHER_TROVE] [EVENTS] [ROUNDS]
+# byte. The store is made by the first binary. FORMATS (default: all of them) picks some of
+# bundle, bundle-deflate, parquet, chrome-json and perfetto; the trace formats' outputs are
+# large (about 100 and 33 bytes an event) and their temporary runs go to $TMPDIR.
+# usage: [FORMATS="chrome-json perfetto"] export_bench.sh TROVE [OTHER_TROVE] [EVENTS] [ROUNDS]
 set -u
 a=$1
 b=${2:-}
@@ -21,7 +23,13 @@ rm -f "$tmp/g.wire"
 median() { sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 printf '%-24s %-8s %14s %10s\n' "format" "binary" "peak RSS (MB)" "time (s)"
-for opts in "" "--zip-deflate" "--format parquet"; do
+for label in ${FORMATS:-bundle bundle-deflate parquet chrome-json perfetto}; do
+    case $label in
+    bundle) opts="" ;;
+    bundle-deflate) opts="--zip-deflate" ;;
+    parquet | chrome-json | perfetto) opts="--format $label" ;;
+    *) echo "export_bench: unknown format $label" >&2; exit 1 ;;
+    esac
     bins="a"
     [ -n "$b" ] && bins="a b"
     for x in $bins; do : > "$tmp/rss.$x"; : > "$tmp/t.$x"; done
@@ -40,10 +48,8 @@ for opts in "" "--zip-deflate" "--format parquet"; do
     if [ -n "$b" ] && ! cmp -s "$tmp/out.a" "$tmp/out.b"; then
         echo "export_bench: the two binaries' exports ($opts) differ" >&2
     fi
+    rm -f "$tmp/out.a" "$tmp/out.b"
     for x in $bins; do
-        case $opts in
-        "") label="bundle" ;; --zip-deflate) label="bundle --zip-deflate" ;; *) label="parquet" ;;
-        esac
         printf '%-24s %-8s %14.1f %10s\n' "$label" "$x" \
             "$(median < "$tmp/rss.$x" | awk '{print $1 / 1024}')" "$(median < "$tmp/t.$x")"
     done

@@ -35,7 +35,8 @@ uint64_t trove_testing_alloc_failures(void);
 
 /*
  * I/O error injection, for the store on disk (store.c, backend_fs.c: every write, read,
- * pread, fsync, renameat, linkat and unlinkat they make). After trove_testing_io_fail_at(n, err,
+ * pread, fsync, renameat, linkat and unlinkat they make) and the trace writer's temporary
+ * runs (trove_trace_writer_*: every write and pread of them). After trove_testing_io_fail_at(n, err,
  * sticky) with n > 0, the nth such call from then on fails with errno err (EIO, ENOSPC, ...;
  * 0 is EIO), and with sticky every later one too, as a failing disk would; with ENOSPC (a
  * full disk) reads neither fail nor count. n == 0 turns the hook off. trove_testing_io_count() is how many calls were made since it was armed.

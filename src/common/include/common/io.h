@@ -1,8 +1,9 @@
 /*
  * io.h (internal): the store's file system calls that write, read or make durable — write,
- * read, pread, fsync, renameat, linkat, unlinkat — go through these wrappers, so that a test can make
- * the Nth of them fail with EIO or ENOSPC (trove_testing_io_fail_at, trove/testing.h) and
- * check that every operation then fails with an error that says so and changes nothing.
+ * read, pread, fsync, renameat, linkat, unlinkat — and the trace writer's writes and reads of
+ * its temporary runs (src/codec/trace_spill.c) go through these wrappers, so that a test can
+ * make the Nth of them fail with EIO or ENOSPC (trove_testing_io_fail_at, trove/testing.h)
+ * and check that every operation then fails with an error that says so and changes nothing.
  * Each behaves as the call it wraps; when the hook is off the cost is one relaxed load.
  */
 #ifndef TROVE_COMMON_IO_H
