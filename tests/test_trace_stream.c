@@ -61,15 +61,7 @@ static struct trove_trace as_trace(const struct cap *c)
     return t;
 }
 
-static uint64_t rnd(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static uint64_t below(uint64_t *s, uint64_t n) { return rnd(s) % n; }
+static uint64_t below(uint64_t *s, uint64_t n) { return test_rand(s) % n; }
 
 static void push_ev(struct cap *c, uint64_t start, uint64_t dur, uint32_t pid, uint32_t tid,
                     uint8_t kind, uint8_t extra, uint32_t name, uint8_t depth)
@@ -325,7 +317,7 @@ static int streamed(int format, const struct cap *c, size_t run, unsigned fan_in
     int rc = trove_trace_writer_new(&o, &w);
 
     for (size_t at = 0; rc == TROVE_OK && at < c->ev.len;) {
-        size_t k = 1 + (size_t)(rnd(&seed) % piece);
+        size_t k = 1 + (size_t)(test_rand(&seed) % piece);
         if (k > c->ev.len - at)
             k = c->ev.len - at;
         rc = trove_trace_writer_add(w, c->ev.ev + at, k, diag);
@@ -533,6 +525,39 @@ static void test_sample(void)
 
 /* ---- errors -------------------------------------------------------------------------------- */
 
+/* Stream c (runs of 100 merged 4 at a time) with the nth of the temporary files' writes and
+ * reads failing with err (ENOSPC: from the nth write on, as a full disk; EIO: that call
+ * alone), for n = 1, 2, ... until a run succeeds, with the whole writer's bytes. Each
+ * failure is err, said of the temporary file; *reads counts those said of a read. Returns
+ * the n that succeeded. */
+static uint64_t io_sweep(int format, const struct cap *c, int err, uint64_t *reads)
+{
+    struct trove_bytes want = {0}, out = {0};
+    uint64_t n;
+
+    CHECK_EQ_INT(whole(format, c, &want), TROVE_OK);
+    for (n = 1; n < 100000; n++) {
+        struct trove_diag diag = {0};
+        int rc;
+        out.len = 0;
+        trove_testing_io_fail_at(n, err, err == ENOSPC);
+        rc = streamed(format, c, 100, 4, 50, 1, tmpdir, &out, NULL, &diag);
+        trove_testing_io_fail_at(0, 0, 0);
+        if (rc == TROVE_OK) {
+            CHECK(out.len == want.len && !memcmp(out.ptr, want.ptr, out.len));
+            break;
+        }
+        CHECK_EQ_INT(rc, -err);
+        CHECK(strstr(diag.msg, "the temporary file that sorts the events") != NULL);
+        *reads += strstr(diag.msg, "reading back") != NULL;
+        if (err == ENOSPC)
+            CHECK_EQ_INT(out.len, 0);
+    }
+    trove_bytes_free(&want);
+    trove_bytes_free(&out);
+    return n;
+}
+
 static int failing_sink(void *ctx, const void *p, size_t n)
 {
     size_t *left = ctx;
@@ -576,51 +601,14 @@ static void test_errors(void)
     w = NULL;
     o.tmp_dir = tmpdir;
 
-    /* a disk that fills, at every write of the temporary files in turn */
+    /* a disk that fills, at every write of the temporary files in turn (the spills all
+     * come before the output); one EIO at every write and read in turn (the reads are the
+     * merges' and the output's, which may have begun: what the sink took is not a trace) */
     for (int format = TROVE_TRACE_CHROME_JSON; format <= TROVE_TRACE_PERFETTO; format++) {
-        uint64_t n, calls, reads;
-        struct trove_bytes want = {0};
-        CHECK_EQ_INT(whole(format, &c, &want), TROVE_OK);
-        for (n = 1;; n++) {
-            out.len = 0;
-            memset(&diag, 0, sizeof diag);
-            trove_testing_io_fail_at(n, ENOSPC, 1);
-            rc = streamed(format, &c, 100, 4, 50, 1, tmpdir, &out, NULL, &diag);
-            calls = trove_testing_io_count();
-            trove_testing_io_fail_at(0, 0, 0);
-            if (rc == TROVE_OK) {
-                CHECK(out.len == want.len && !memcmp(out.ptr, want.ptr, out.len));
-                break;
-            }
-            CHECK_EQ_INT(rc, -ENOSPC);
-            CHECK(strstr(diag.msg, "writing the temporary file that sorts the events") != NULL);
-            CHECK_EQ_INT(out.len, 0); /* the spills all come before the output */
-            if (n > 100000)
-                break;
-        }
-        CHECK(n > 10); /* it spilled, and merged */
-        CHECK(calls < n);
-        /* one EIO, at every write and read in turn: the reads are the merges' and the
-         * output's (which may have begun: what the sink took is then not a trace) */
-        for (n = 1, reads = 0;; n++) {
-            out.len = 0;
-            memset(&diag, 0, sizeof diag);
-            trove_testing_io_fail_at(n, EIO, 0);
-            rc = streamed(format, &c, 100, 4, 50, 1, tmpdir, &out, NULL, &diag);
-            calls = trove_testing_io_count();
-            trove_testing_io_fail_at(0, 0, 0);
-            if (rc == TROVE_OK) {
-                CHECK(out.len == want.len && !memcmp(out.ptr, want.ptr, out.len));
-                break;
-            }
-            CHECK_EQ_INT(rc, -EIO);
-            CHECK(strstr(diag.msg, "the temporary file that sorts the events") != NULL);
-            reads += strstr(diag.msg, "reading back") != NULL;
-            if (n > 100000)
-                break;
-        }
+        uint64_t reads = 0;
+        CHECK(io_sweep(format, &c, ENOSPC, &reads) > 10); /* it spilled, and merged */
+        CHECK(io_sweep(format, &c, EIO, &reads) > 10);
         CHECK(reads > 10);
-        trove_bytes_free(&want);
     }
     CHECK_EQ_INT(test_count_dir(tmpdir), 0);
 
