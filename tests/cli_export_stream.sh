@@ -103,7 +103,8 @@ trace_same() {
         rm -f "$tmp/ta" "$tmp/tb"
         if TROVE_EXPORT_RUN_EVENTS=3000 TROVE_EXPORT_FAN_IN=4 "$trove" export --capture "$cap" \
             --store "$s" --format "$f" -o "$tmp/ta" -q "$@" &&
-            "$trove" export "$file" --format "$f" -o "$tmp/tb" -q && cmp -s "$tmp/ta" "$tmp/tb"; then
+            "$trove" export "$file" --format "$f" -o "$tmp/tb" -q &&
+            cmp -s "$tmp/ta" "$tmp/tb"; then
             ok
         else
             bad "export --capture $cap --format $f $* differs from the whole export of $file"
@@ -151,10 +152,14 @@ check grep -q "TROVE_EXPORT_FAN_IN: '1' is not a count in 2..65536" "$tmp/e.err"
 # The sample trace (if ../shared/data has it) as a capture: streamed through runs of 1,000
 # events, whole and over two seconds, the whole export's bytes; and those are the bytes the
 # writers wrote before they streamed (their SHA-256, recorded then).
-if [ -n "${3:-}" ] && [ -r "$3/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
-    zstd -dcq "$3/chrome-trace-dom.json.zst" > "$tmp/sample.json"
+data=${3:-}
+if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null; then
+    zstd -dcq "$data/chrome-trace-dom.json.zst" > "$tmp/sample.json"
     "$trove" import "$tmp/sample.json" --name sample --store "$s" -q || bad "import the sample"
-    sha() { python3 -c 'import hashlib, sys; print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"; }
+    sha() {
+        python3 -c 'import hashlib, sys
+print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"
+    }
     for f in chrome-json perfetto; do
         TROVE_EXPORT_RUN_EVENTS=1000 TROVE_EXPORT_FAN_IN=16 "$trove" export --capture sample \
             --store "$s" --format "$f" -o "$tmp/sa.$f" -q || bad "export the sample ($f)"
@@ -167,10 +172,14 @@ if [ -n "${3:-}" ] && [ -r "$3/chrome-trace-dom.json.zst" ] && command -v zstd >
             --to-ns 593000000000 -o "$tmp/sm.$f" -q # one run, in memory
         check cmp -s "$tmp/sr.$f" "$tmp/sm.$f"
     done
-    check test "$(sha "$tmp/sa.chrome-json")" = 07019b69a823b32a7b64600a8139113d3962ed0f76e0c52b440c8078775f6d3d
-    check test "$(sha "$tmp/sa.perfetto")" = 877e60ceb5980cfaf75747b4c3e8c7626ff645b98fbde0d13d33ef026c80cf93
-    check test "$(sha "$tmp/sr.chrome-json")" = d36b65b458c9ad3820f0345604165890221e5d4631ddc729d822c2ee83813140
-    check test "$(sha "$tmp/sr.perfetto")" = c04c6b5e13bbca534fe470d510aa49db316668d5f0b6be2e8ab7d296dca530c6
+    want_sa_json=07019b69a823b32a7b64600a8139113d3962ed0f76e0c52b440c8078775f6d3d
+    want_sa_pf=877e60ceb5980cfaf75747b4c3e8c7626ff645b98fbde0d13d33ef026c80cf93
+    want_sr_json=d36b65b458c9ad3820f0345604165890221e5d4631ddc729d822c2ee83813140
+    want_sr_pf=c04c6b5e13bbca534fe470d510aa49db316668d5f0b6be2e8ab7d296dca530c6
+    check test "$(sha "$tmp/sa.chrome-json")" = "$want_sa_json"
+    check test "$(sha "$tmp/sa.perfetto")" = "$want_sa_pf"
+    check test "$(sha "$tmp/sr.chrome-json")" = "$want_sr_json"
+    check test "$(sha "$tmp/sr.perfetto")" = "$want_sr_pf"
     rm -f "$tmp"/sample.json "$tmp"/s[afrm].*
 fi
 
@@ -202,7 +211,11 @@ subprocess.run(sys.argv[1:], check=True)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
             "$trove" export --capture big --store "$s" --format "$f" -o "$tmp/big.out" -q) ||
             bad "export big --format $f"
-        if [ "${kb:-999999}" -lt 65536 ]; then ok; else bad "export --capture big --format $f: peak RSS $kb KB"; fi
+        if [ "${kb:-999999}" -lt 65536 ]; then
+            ok
+        else
+            bad "export --capture big --format $f: peak RSS $kb KB"
+        fi
         rm -f "$tmp/big.out"
     done
 fi

@@ -251,10 +251,10 @@ static void rich_capture(struct cap *c, uint64_t seed, size_t n)
         int steps = (int)below(&s, 3);
         for (int k = 0; k <= steps + 1; k++) {
             uint32_t pid = pids[below(&s, 3)], tid = pid + 1 + (uint32_t)below(&s, 5);
-            struct trove_flow f = {at, id, pid, tid, (uint32_t)below(&s, 180),
-                                   (uint8_t)(k == 0 ? TROVE_FLOW_START
-                                                    : k <= steps ? TROVE_FLOW_STEP : TROVE_FLOW_END),
-                                   0, {0, 0}};
+            uint8_t phase = k == 0 ? TROVE_FLOW_START
+                            : k <= steps ? TROVE_FLOW_STEP
+                                         : TROVE_FLOW_END;
+            struct trove_flow f = {at, id, pid, tid, (uint32_t)below(&s, 180), phase, 0, {0, 0}};
             if (f.phase != TROVE_FLOW_END || below(&s, 2))
                 f.flags = TROVE_FLOW_ENCLOSING;
             if (trove_flows_push(&c->flows, &f) != TROVE_OK)

@@ -82,7 +82,7 @@ int trove_perfetto_write(const struct trove_trace *t, struct trove_bytes *out,
  * are merged into longer ones first, on disk), the paired events (Chrome's async spans,
  * Perfetto's slices) sorted again by their end the same way, and the output written to the
  * sink in pieces of 64 KiB. Besides: the names and the flow rows (the caller's, borrowed,
- * and 8 bytes a row), a few bytes a track (pid, tid), and for Perfetto 8 bytes for each
+ * and 8 bytes a row of order), a few bytes a track (pid, tid), and for Perfetto 8 bytes for each
  * slice open at once on a track (the nesting, not the length). A capture of at most
  * run_events events never touches the disk. Disk: 40 bytes an event, and 40 more a paired
  * one, twice that during a merge pass.
@@ -128,7 +128,8 @@ int trove_trace_writer_new(const struct trove_trace_writer_options *opt,
  * whose value is not finite, which JSON cannot hold; Perfetto: an event that ends past 2^64
  * ns — diag names the event by its index among those added), TROVE_ERR_NOMEM, -errno of
  * the temporary file (diag names its directory and says why: a missing directory, a full
- * disk). Every error is sticky: later calls return it, and the writer can only be freed.
+ * disk). NULL arguments, and events after the finish, change nothing; every other error is
+ * sticky: later calls return it, and the writer can only be freed.
  */
 int trove_trace_writer_add(struct trove_trace_writer *w, const struct trove_event *events,
                            size_t n, struct trove_diag *diag);

@@ -18,7 +18,8 @@
 /* Chrome writes a begin and an end of these (b/e, S/F); every other event is one line. */
 static inline int trove__cj_paired(uint8_t kind, uint8_t extra)
 {
-    return kind == TROVE_KIND_ZONE && (extra == TROVE_ASYNC_NESTABLE || extra == TROVE_ASYNC_LEGACY);
+    return kind == TROVE_KIND_ZONE &&
+           (extra == TROVE_ASYNC_NESTABLE || extra == TROVE_ASYNC_LEGACY);
 }
 
 struct trove__cj;
