@@ -215,6 +215,7 @@ bench: build deps-npm
 	$(TROVE) bench serve --rate 1000000 --events 10000000
 	$(TROVE) bench serve --max
 	bash bench/api_bench.sh $(TROVE) $(DEMO)/trace.json 15
+	bash bench/guard_bench.sh $(TROVE) 5 3
 	bash bench/export_bench.sh $(TROVE) "" 20M 5
 	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
 

@@ -41,7 +41,8 @@ for r in $(seq 1 "$rounds"); do
     # a new name each round in both stores: the objects are there after the first round in
     # both, so both pay the same parse and the same lookups
     time_of "$trove" import "$tmp/body.bundle" --store "$tmp/s2" --name "c$r" -q >> "$tmp/i_cli"
-    time_of curl -sf -o /dev/null -H "Expect:" --data-binary @"$tmp/body.bundle" \
+    time_of curl -sf -o /dev/null -H "Expect:" -H "Content-Type: application/octet-stream" \
+        --data-binary @"$tmp/body.bundle" \
         "${url}api/captures/import?name=h$r" >> "$tmp/i_http"
     time_of "$trove" replay trace --store "$tmp/s" -o /dev/null >> "$tmp/r_cli"
     if "$trove" replay --help 2>&1 | grep -q -- '--url'; then

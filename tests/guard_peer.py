@@ -2,11 +2,12 @@
 """guard_peer.py: the hostile and the slow clients of tests/cli_guard.sh and
 bench/guard_bench.sh, on loopback.
 
-  flood PORT SECONDS IDLE CONNECTS OUT
+  flood PORT SECONDS IDLE CONNECTS OUT [RECONNECT]
       hold IDLE connections that send nothing and CONNECTS that send "CONNECT x:1
       HTTP/1.1" and nothing more, for SECONDS, opening a new one whenever the service
-      closes one; half come from 127.0.0.1, half from other 127/8 addresses. Writes a JSON
-      summary to OUT: connections opened, closed by the service, and the statuses seen.
+      closes one (unless RECONNECT is 0); half come from 127.0.0.1, half from other 127/8
+      addresses. Writes a JSON summary to OUT: connections opened, closed by the service,
+      and the statuses seen.
   stall PORT N PATH WS SECONDS OUT
       open N requests of PATH (WebSocket upgrades when WS is 1) that never read what comes
       back (a 4 KiB receive buffer), read each one's status line, hold them SECONDS, then
@@ -44,7 +45,7 @@ def connect(port, i):
     return s
 
 
-def flood(port, seconds, idle, connects, out):
+def flood(port, seconds, idle, connects, out, reconnect=True):
     sel = selectors.DefaultSelector()
     opened = closed = 0
     statuses = {}
@@ -87,7 +88,7 @@ def flood(port, seconds, idle, connects, out):
             sel.unregister(s)
             s.close()
             closed += 1
-            if time.monotonic() < end:
+            if reconnect and time.monotonic() < end:
                 add(data[0])
     held = len(sel.get_map())
     for key in list(sel.get_map().values()):
@@ -176,7 +177,7 @@ def req(port, raw):
 def main():
     cmd, a = sys.argv[1], sys.argv[2:]
     if cmd == "flood":
-        flood(int(a[0]), float(a[1]), int(a[2]), int(a[3]), a[4])
+        flood(int(a[0]), float(a[1]), int(a[2]), int(a[3]), a[4], len(a) < 6 or a[5] != "0")
     elif cmd == "stall":
         stall(int(a[0]), int(a[1]), a[2], a[3] == "1", float(a[4]), a[5])
     elif cmd == "slow":

@@ -26,6 +26,7 @@
 struct trove__addr_slot {
     uint8_t ip[16];
     uint32_t count; /* 0: a free slot */
+    struct trove__conn *evict_first, *evict_last; /* its connections in HEAD or LINGER */
 };
 
 static const char head_timeout_body[] =
@@ -62,6 +63,7 @@ static struct trove__addr_slot *addr_find(struct trove__conn_set *s, const uint8
         if (a->count == 0) {
             if (!add)
                 return NULL;
+            memset(a, 0, sizeof *a);
             memcpy(a->ip, ip, 16);
             return a;
         }
@@ -117,10 +119,47 @@ void trove__conns_fini(struct trove__conn_set *s)
     s->addrs = NULL;
 }
 
+/* c's place among its address's evictable connections. */
+static void evict_unlink(struct trove__conn *c)
+{
+    struct trove__addr_slot *a;
+
+    if (!c->evictable)
+        return;
+    a = addr_find(c->set, c->addr, 0);
+    if (c->eprev)
+        c->eprev->enext = c->enext;
+    else if (a)
+        a->evict_first = c->enext;
+    if (c->enext)
+        c->enext->eprev = c->eprev;
+    else if (a)
+        a->evict_last = c->eprev;
+    c->eprev = c->enext = NULL;
+    c->evictable = 0;
+}
+
+static void evict_link(struct trove__conn *c)
+{
+    struct trove__addr_slot *a = addr_find(c->set, c->addr, 0);
+
+    if (!a)
+        return;
+    c->eprev = a->evict_last;
+    c->enext = NULL;
+    if (a->evict_last)
+        a->evict_last->enext = c;
+    else
+        a->evict_first = c;
+    a->evict_last = c;
+    c->evictable = 1;
+}
+
 static void unlist(struct trove__conn *c)
 {
     struct trove__conn_set *s = c->set;
 
+    evict_unlink(c);
     if (c->list == TROVE__LIST_NONE)
         return;
     if (c->lprev)
@@ -150,6 +189,8 @@ void trove__conn_list(struct trove__conn *c, int list, uint64_t now)
     else
         s->first[list] = c;
     s->last[list] = c;
+    if (list == TROVE__LIST_HEAD || list == TROVE__LIST_LINGER)
+        evict_link(c);
 }
 
 void trove__conn_progress(struct trove__conn *c, uint64_t now)
@@ -158,15 +199,6 @@ void trove__conn_progress(struct trove__conn *c, uint64_t now)
         trove__conn_list(c, TROVE__LIST_ACTIVE, now); /* to the back: the newest progress */
     else
         c->since_ns = now;
-}
-
-/* The oldest connection of a list, of one address (NULL: any). */
-static struct trove__conn *oldest(struct trove__conn_set *s, int list, const uint8_t *ip)
-{
-    for (struct trove__conn *c = s->first[list]; c; c = c->lnext)
-        if (!ip || memcmp(c->addr, ip, 16) == 0)
-            return c;
-    return NULL;
 }
 
 int trove__conns_admit(struct trove__conn_set *s, const struct sockaddr_storage *ss)
@@ -178,8 +210,7 @@ int trove__conns_admit(struct trove__conn_set *s, const struct sockaddr_storage 
     addr_of(ss, ip);
     a = addr_find(s, ip, 0);
     if (a && a->count >= s->per_addr) {
-        if (!(victim = oldest(s, TROVE__LIST_LINGER, ip)) &&
-            !(victim = oldest(s, TROVE__LIST_HEAD, ip))) {
+        if (!(victim = a->evict_first)) { /* the oldest of its heads and lingerers */
             s->refused++;
             return -1;
         }

@@ -20,7 +20,8 @@
  *
  * The limits: at most max connections (a new one, over it, takes the place of the oldest in
  * LINGER, else in HEAD; with none there it is refused with a 503), and at most per_addr from
- * one address (the same, among that address's own). A connection's memory is its struct, a
+ * one address (the same, among that address's own, which its entry in the address table
+ * keeps in a list of their own, so that the choice costs no search). A connection's memory is its struct, a
  * head buffer while its head comes (16 KiB) and its queue.
  *
  * Everything here runs on the web thread only. The owner of a connection (the HTTP answers,
@@ -93,6 +94,8 @@ struct trove__conn {
     int dead;
     struct trove__conn *dnext;
     struct trove__conn *aprev, *anext; /* every open connection of the set */
+    struct trove__conn *eprev, *enext; /* its address's connections in HEAD or LINGER */
+    int evictable;
 };
 
 struct trove__conn_set {
