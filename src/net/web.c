@@ -323,7 +323,11 @@ static void conn_event(struct web *w, struct pss *ps, uint32_t events, uint64_t 
 
     if (c->dead)
         return;
-    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+    if (events & (EPOLLHUP | EPOLLERR)) { /* reset, or both ways shut: nothing gets through */
+        trove__conn_close(c);
+        return;
+    }
+    if (events & EPOLLIN) {
         if (c->list == TROVE__LIST_LINGER || c->ending)
             trove__conn_discard(c);
         else if (ps->state == TROVE__PS_HEAD)

@@ -365,6 +365,13 @@ static int job_answer(struct web *w, struct pss *ps)
     ps->job = NULL;
     upload_done(w, ps);
     if (j->status) {
+        char *at = j->path[0] ? strstr(j->err, j->path) : NULL;
+        if (at) { /* the importer names the file it read: that is the body, to the client */
+            char msg[TROVE__ERROR_MAX];
+            snprintf(msg, sizeof msg, "%.*sthe body%s", (int)(at - j->err), j->err,
+                     at + strlen(j->path));
+            snprintf(j->err, sizeof j->err, "%s", msg);
+        }
         rc = trove__http_error(ps, (unsigned)j->status, code_of(j->status), j->err);
     } else if (j->kind == TROVE__JOB_DELETE) {
         trove_bytes_append(&b, "{\"deleted\":", 11);
