@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -83,9 +84,10 @@ double cli_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static int progress_off;
+/* Atomic: the service runs the CLI's export on threads of its own, each saying -q. */
+static atomic_int progress_off;
 
-void cli_progress_quiet(void) { progress_off = 1; }
+void cli_progress_quiet(void) { atomic_store(&progress_off, 1); }
 
 void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t total)
 {
@@ -93,7 +95,7 @@ void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t total
     p->total = total;
     p->start = cli_now();
     p->last = 0;
-    p->active = !progress_off && isatty(STDERR_FILENO);
+    p->active = !atomic_load(&progress_off) && isatty(STDERR_FILENO);
 }
 
 void cli_progress_update(struct cli_progress *p, uint64_t done)

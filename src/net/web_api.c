@@ -785,8 +785,12 @@ static int export_fill(struct trove__conn *c)
             free(buf);
             return -1;
         }
-        if (n == 0) { /* the writer is done */
+        if (n == 0) { /* the writer is done: it says so before it closes its end */
             free(buf);
+            if (!atomic_load(&x->done)) { /* cannot be; were it, the next wake-up says */
+                export_watch(ps->w, x, EPOLL_CTL_MOD);
+                return 0;
+            }
             if (x->status) {
                 trove__log(x->srv, "export of %s failed: %s", x->name, x->err);
                 return -1; /* the client sees the body end without its last chunk */
