@@ -4,7 +4,9 @@
  * and takes it apart with the service's framer and hello parser and trove_wire_decode:
  * the names and raw frames the client's own encoder writes must be exactly what trove
  * accepts. Then: every zone of four threads present with consistent nesting, a program
- * with no service that finishes at once and counts its drops, and on-demand mode. Last,
+ * with no service that finishes at once and counts its drops, on-demand mode, and a service
+ * that refuses the first connection (the client tries again, counts what it wrote there as
+ * lost, and does not call the next hello an append). Last,
  * the real thing: eight threads of a million zones each into `trove serve` run in this
  * process, and the capture it stores read back, every zone there, nested and named, at
  * the right time.
@@ -55,6 +57,10 @@ struct sink {
     struct trove_bytes data; /* the last connection's bytes */
     int connections;
     int failed;
+    int refuse;              /* connections to refuse: a refuse line once 32 KiB have come
+                                (the client wrote events before it read the refusal), then
+                                the close */
+    int answer;              /* answer the others with an accept */
 };
 
 static void *sink_main(void *arg)
@@ -74,10 +80,29 @@ static void *sink_main(void *arg)
             continue;
         uint8_t buf[65536];
         ssize_t n;
+        static const char refuse[] = "{\"type\":\"refuse\",\"reason\":\"not now\"}\n";
+        static const char accept[] = "{\"type\":\"accept\",\"capture\":\"c\",\"session\":1,"
+                                     "\"mode\":\"new\",\"events\":0}\n";
         pthread_mutex_lock(&s->lock);
         s->connections++;
         s->data.len = 0;
+        int refused = s->refuse > 0, answer = s->answer;
+        s->refuse -= refused;
         pthread_mutex_unlock(&s->lock);
+        for (size_t got = 0; refused && got < 32768 && (n = read(fd, buf, sizeof buf)) > 0;)
+            got += (size_t)n; /* dropped, as the service drops a refused producer's stream */
+        if (refused || answer) {
+            const char *line = refused ? refuse : accept;
+            if (write(fd, line, strlen(line)) != (ssize_t)strlen(line)) {
+                pthread_mutex_lock(&s->lock);
+                s->failed = 1;
+                pthread_mutex_unlock(&s->lock);
+            }
+        }
+        if (refused) {
+            close(fd);
+            continue;
+        }
         while ((n = read(fd, buf, sizeof buf)) > 0) {
             pthread_mutex_lock(&s->lock);
             if (trove_bytes_append(&s->data, buf, (size_t)n) != TROVE_OK)
@@ -596,6 +621,57 @@ static void test_on_demand(void)
     trove_bytes_free(&s.data);
 }
 
+/* A service that refuses the first connection: the client connects again (as it does when
+ * no service is there), what it wrote on the refused connection counts as dropped, not
+ * sent, and the next hello is not an append (the service took none of it). The events
+ * recorded after are all sent on the accepted connection. */
+static void test_refused(void)
+{
+    struct sink s;
+    struct parsed p;
+    struct trove_client_options o = {0};
+    struct trove_client_stats st;
+    size_t others = 0;
+    int connections = 0;
+
+    sink_path(&s);
+    s.refuse = 1;
+    s.answer = 1;
+    o.socket_path = s.path;
+    o.capture = "test-refused";
+    CHECK_EQ_INT(trove_client_start(&o), 0);
+    for (int i = 0; i < 2000; i++) { /* in the ring when the first connection comes */
+        TROVE_ZONE("early");
+    }
+    sink_listen(&s);
+    for (int i = 0; i < 5000 && connections < 2; i++) {
+        pthread_mutex_lock(&s.lock);
+        connections = s.connections;
+        pthread_mutex_unlock(&s.lock);
+        sleep_ms(2);
+    }
+    CHECK_EQ_INT(connections, 2);
+    CHECK(wait_connected(5));
+    for (int i = 0; i < 500; i++) {
+        TROVE_ZONE("late");
+    }
+    trove_client_stop();
+    sink_close(&s);
+    trove_client_stats(&st);
+    CHECK_EQ_INT(st.connects, 2);
+    CHECK_EQ_INT(st.events, 2500);
+    CHECK_EQ_INT(st.sent + st.dropped, 2500);
+    CHECK(st.dropped >= 1000); /* 32 KiB of the early ones went to the refused connection */
+    parse(&s.data, &p); /* the accepted connection */
+    CHECK_EQ_INT(p.hello.append, 0);
+    for (size_t i = 0; i < p.n; i++)
+        others += strcmp(event_name(&p, &p.ev[i]), "trove.dropped") != 0;
+    CHECK_EQ_INT(others, st.sent);
+    CHECK(st.sent >= 500);
+    parsed_free(&p);
+    trove_bytes_free(&s.data);
+}
+
 #ifndef __SANITIZE_THREAD__ /* TSan does not support threads started after a fork */
 /* fork(): the child has no client until it starts one; its events carry its own pid. */
 static void test_fork(void)
@@ -809,6 +885,7 @@ int main(void)
     test_threads();
     test_no_service();
     test_on_demand();
+    test_refused();
 #ifndef __SANITIZE_THREAD__
     test_fork();
 #endif

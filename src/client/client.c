@@ -19,6 +19,13 @@
  *     has exited (the pthread key's destructor marked it retired) and its ring is empty or
  *     abandoned; a live thread's state lives as long as the process.
  *
+ * The service answers the hello with a line (docs/serve.md, "Producers"): until it has come,
+ * each round reads what the socket holds without waiting. An accept ends the reading; a
+ * refuse makes the connection one that never was (the service took nothing past the hello):
+ * it is dropped, the events written on it count as lost rather than sent, and the next try
+ * comes as it would for a service that is not there. The events go on flowing meanwhile, as
+ * they do to a service that never answers.
+ *
  * Not recording (before start, after stop, or while disconnected in on-demand mode) costs
  * one relaxed load per event.
  */
@@ -134,6 +141,11 @@ static struct {
     uint32_t pid;
     int fd;
     int sent_events; /* the capture has events in the service: a reconnect appends */
+    int sent_before; /* sent_events when this connection was made */
+    int answered;    /* the service's answer to this connection's hello came */
+    uint64_t conn_sent; /* events written on this connection */
+    size_t in_len;   /* bytes of an unfinished answer line in `in` */
+    char in[TROVE__CLIENT_ANSWER_MAX];
     uint64_t cal_tsc, cal_ns; /* the TSC and CLOCK_MONOTONIC read together at start */
     uint64_t gap_sent;        /* the drop total the last gap counter said */
 } cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1};
@@ -454,6 +466,8 @@ static void disconnect(void)
         atomic_store(&recording, 0);
 }
 
+static void broken(void);
+
 /* Write all of b to the service; on an error, drop the connection. */
 static void send_buf(struct trove__client_buf *b, uint64_t events)
 {
@@ -468,7 +482,7 @@ static void send_buf(struct trove__client_buf *b, uint64_t events)
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0) {
-            disconnect();
+            broken();
             break;
         }
         off += (size_t)n;
@@ -476,6 +490,7 @@ static void send_buf(struct trove__client_buf *b, uint64_t events)
     }
     if (off == b->len && b->len) {
         atomic_fetch_add(&st_sent, events);
+        cl.conn_sent += events;
         if (events)
             cl.sent_events = 1;
     } else
@@ -499,6 +514,10 @@ static void try_connect(struct trove__client_buf *b)
         return;
     }
     cl.fd = fd;
+    cl.sent_before = cl.sent_events;
+    cl.answered = 0;
+    cl.conn_sent = 0;
+    cl.in_len = 0;
     b->len = 0;
     uint64_t hz = 0, tsc = 0, ns = 0;
     if (atomic_load(&use_tsc)) { /* the rate over all the time since start */
@@ -563,7 +582,7 @@ static int send_iov(struct iovec *iov, int n, size_t bytes)
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
-            disconnect();
+            broken();
             break;
         }
         off += (size_t)w;
@@ -620,6 +639,7 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
         }
         if (send_iov(iov, niov, bytes)) {
             atomic_fetch_add(&st_sent, tail - from);
+            cl.conn_sent += tail - from;
             cl.sent_events = 1;
         } else
             atomic_fetch_add(&st_lost, tail - from); /* cut short: lost, and said so */
@@ -723,6 +743,48 @@ static int flush_round(struct trove__client_buf *ev, struct trove__client_buf *n
     return atomic_load(&st_sent) != sent;
 }
 
+/* The service's answer, if it has come: read without waiting. A refuse drops the connection
+ * as if it never was: what was written on it counts as lost (the service read nothing past
+ * the hello), and the next hello is what this one was. */
+static void read_answer(void)
+{
+    for (;;) {
+        char *nl = memchr(cl.in, '\n', cl.in_len);
+        ssize_t n;
+        if (nl) {
+            int type = trove__client_answer_type(cl.in, (size_t)(nl - cl.in));
+            cl.in_len -= (size_t)(nl - cl.in) + 1;
+            memmove(cl.in, nl + 1, cl.in_len);
+            if (type == TROVE__CLIENT_ANSWER_REFUSE) {
+                atomic_fetch_sub(&st_sent, cl.conn_sent);
+                atomic_fetch_add(&st_lost, cl.conn_sent);
+                cl.sent_events = cl.sent_before;
+                disconnect();
+            }
+            cl.answered = 1; /* an accept, or an error (the service closes: a send says) */
+            return;
+        }
+        if (cl.in_len == sizeof cl.in) { /* not a line of the service's: stop listening */
+            cl.answered = 1;
+            return;
+        }
+        n = recv(cl.fd, cl.in + cl.in_len, sizeof cl.in - cl.in_len, MSG_DONTWAIT);
+        if (n <= 0)
+            return; /* nothing yet; or the end, which the next send finds */
+        cl.in_len += (size_t)n;
+    }
+}
+
+/* A send failed: the service closed the connection. If that was its refusal, the line is
+ * there to read (it is written before the close): taken first, so that what was sent counts
+ * as lost and the next hello is not an append of events the service never took. */
+static void broken(void)
+{
+    if (cl.fd >= 0 && !cl.answered)
+        read_answer();
+    disconnect();
+}
+
 /* Connect, say hello and name the process. */
 static void connect_now(struct trove__client_buf *nb)
 {
@@ -765,6 +827,8 @@ static void *flush_main(void *arg)
             if (cl.fd < 0 && !cl.on_demand) /* one last try, so that a short run is sent */
                 connect_now(&nb);
         }
+        if (cl.fd >= 0 && !cl.answered)
+            read_answer();
         if (cl.fd >= 0)
             busy = flush_round(&ev, &nb);
         else

@@ -2,7 +2,10 @@
  * client_wire.c: the client's own encoder of what it sends the service: the hello line,
  * raw frame headers and names frames. It is a second writer of formats the codec layer
  * owns (docs/formats/wire.md), kept here so that libtrove-client links nothing but libc;
- * tests/test_client.c decodes its output with trove_wire_decode.
+ * tests/test_client.c decodes its output with trove_wire_decode. And the one thing it reads
+ * from the service: the "type" of an answer line (accept, refuse, error), found by a flat
+ * scan that never reads past the line (fuzz/fuzz_answer.c checks it against the service's
+ * own reader).
  *
  *   frame header, 16 bytes, little-endian:
  *   +-----+-----+--------+---------+-----------+-------------+-------------+
@@ -223,4 +226,114 @@ void trove__client_hello(struct trove__client_buf *b, const char *capture, uint3
         return;
     memcpy(p, line, (size_t)n);
     b->len += (size_t)n;
+}
+
+/* ---- the service's answer ---------------------------------------------------------------- */
+
+/* Past the JSON whitespace at s[*i]. */
+static void ws(const char *s, size_t len, size_t *i)
+{
+    while (*i < len && (s[*i] == ' ' || s[*i] == '\t' || s[*i] == '\r' || s[*i] == '\n'))
+        (*i)++;
+}
+
+/* Past the string whose '"' is at s[*i]: its body is s[from..to) (escapes left as they are).
+ * 0, or -1 if it does not end within len. */
+static int string_at(const char *s, size_t len, size_t *i, size_t *from, size_t *to)
+{
+    (*i)++; /* the opening quote */
+    *from = *i;
+    while (*i < len && s[*i] != '"') {
+        if ((unsigned char)s[*i] < 0x20)
+            return -1;
+        *i += s[*i] == '\\' ? 2 : 1;
+    }
+    if (*i >= len)
+        return -1;
+    *to = (*i)++;
+    return 0;
+}
+
+/* Past one value at s[*i] of any shape (brackets counted, strings skipped whole, the rest —
+ * numbers and literals — up to the next delimiter). 0, or -1 if it is not one. */
+static int skip_value(const char *s, size_t len, size_t *i)
+{
+    size_t depth = 0, a, b;
+
+    do {
+        ws(s, len, i);
+        if (*i >= len)
+            return -1;
+        if (s[*i] == '"') {
+            if (string_at(s, len, i, &a, &b) != 0)
+                return -1;
+        } else if (s[*i] == '{' || s[*i] == '[') {
+            depth++;
+            (*i)++;
+        } else if (s[*i] == '}' || s[*i] == ']') {
+            if (!depth)
+                return -1;
+            depth--;
+            (*i)++;
+        } else if (s[*i] == ',' || s[*i] == ':') {
+            if (!depth)
+                return -1;
+            (*i)++;
+        } else {
+            size_t at = *i;
+            while (*i < len && strchr(" \t\r\n,:]}[{\"", s[*i]) == NULL)
+                (*i)++;
+            if (*i == at)
+                return -1;
+        }
+    } while (depth);
+    return 0;
+}
+
+int trove__client_answer_type(const char *line, size_t len)
+{
+    static const char *const types[] = {"accept", "refuse", "error"};
+    size_t i = 0, ka, kb, va, vb;
+    int type = 0;
+
+    ws(line, len, &i);
+    if (i >= len || line[i++] != '{')
+        return 0;
+    ws(line, len, &i);
+    if (i < len && line[i] == '}')
+        i++;
+    else
+        for (;;) {
+            int is_type;
+            ws(line, len, &i);
+            if (i >= len || line[i] != '"' || string_at(line, len, &i, &ka, &kb) != 0)
+                return 0;
+            is_type = kb - ka == 4 && memcmp(line + ka, "type", 4) == 0;
+            ws(line, len, &i);
+            if (i >= len || line[i++] != ':')
+                return 0;
+            ws(line, len, &i);
+            if (is_type && i < len && line[i] == '"') {
+                if (string_at(line, len, &i, &va, &vb) != 0)
+                    return 0;
+                type = 0;
+                for (int t = 0; t < 3; t++)
+                    if (vb - va == strlen(types[t]) && memcmp(line + va, types[t], vb - va) == 0)
+                        type = TROVE__CLIENT_ANSWER_ACCEPT + t;
+            } else if (skip_value(line, len, &i) != 0) {
+                return 0;
+            }
+            ws(line, len, &i);
+            if (i < len && line[i] == ',') {
+                i++;
+                continue;
+            }
+            if (i < len && line[i] == '}') {
+                i++;
+                break;
+            }
+            return 0;
+        }
+    ws(line, len, &i);
+    return i == len ? type : 0;
 }

@@ -3,7 +3,8 @@
  * codec layer so that libtrove-client needs only libc: the hello line (docs/serve.md), the
  * header of a raw frame and names frames of event, thread and process names
  * (docs/formats/wire.md). tests/test_client.c decodes what these write with
- * trove_wire_decode, which is what holds them to the format.
+ * trove_wire_decode, which is what holds them to the format. And the type of the answer
+ * lines the service sends back.
  */
 #ifndef TROVE_CLIENT_WIRE_H
 #define TROVE_CLIENT_WIRE_H
@@ -76,5 +77,19 @@ void trove__client_default_capture(char *dst, size_t cap, const char *program, u
  * must be valid, so it needs no escaping). */
 void trove__client_hello(struct trove__client_buf *b, const char *capture, uint32_t pid,
                          int append, uint64_t tsc_hz, uint64_t tsc_ref, uint64_t ns_ref);
+
+/* What the service says back (docs/serve.md, "Producers"): one JSON line per answer. */
+#define TROVE__CLIENT_ANSWER_MAX 1024u /* bytes of a line, its newline included */
+#define TROVE__CLIENT_ANSWER_ACCEPT 1
+#define TROVE__CLIENT_ANSWER_REFUSE 2
+#define TROVE__CLIENT_ANSWER_ERROR 3
+
+/*
+ * The "type" of the service's line line[0..len) (its newline excluded):
+ * TROVE__CLIENT_ANSWER_ACCEPT, _REFUSE or _ERROR, or 0 when it is not a JSON object (a flat
+ * scan: brackets, strings and the rest are skipped, not validated) or has no type this
+ * client knows. Reads nothing outside line[0..len).
+ */
+int trove__client_answer_type(const char *line, size_t len);
 
 #endif
