@@ -1,18 +1,23 @@
 /*
  * fuzz_producer.c: libFuzzer target for what a producer sends the service (src/net/
  * producer.c): the bytes after the first are the stream, fed to the framer in pieces whose
- * sizes the first byte seeds; the hello goes to the hello parser and each frame to the wire
- * decoder, and the decoded names and events to the capture's name mapping (src/net/remap.c),
- * as the service does. Oracles: the same stream fed whole must give the same
- * hello, the same frames in the same order and the same result; nothing may read past a
- * piece; every frame handed out is exactly its header's length.
+ * sizes the first byte seeds; the hello goes to the hello parser, each frame's header to the
+ * framer's header hook and each frame to the wire decoder, and the decoded names and events
+ * to the capture's name mapping (src/net/remap.c) within a small bound on the capture's
+ * names, as the service does. Oracles: the same stream fed whole must give the same hello,
+ * the same headers and frames in the same order and the same result; nothing may read past
+ * a piece; every frame handed out is exactly its header's length, after its header; a names
+ * frame the bound refuses changes nothing.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_check.h"
 #include "net/producer.h"
 #include "net/remap.h"
 #include "trove/wire.h"
+
+#define NAMES_MAX 4096 /* the capture's names bound here: small, so that it is reached */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,7 +26,8 @@ struct run {
     struct trove_names *names;
     struct trove__capture_names *cn;
     struct trove__producer_names *pn;
-    struct trove_bytes seen; /* hello and frames, with their lengths, for the comparison */
+    struct trove_bytes seen; /* hello, headers and frames, with their lengths, to compare */
+    int headers;             /* headers handed out, less frames handed out: 0 or 1 */
     int hello_rc;
     int tsc;                 /* the hello said "clock":"tsc": the service converts */
     struct trove__clock clock;
@@ -41,6 +47,15 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
     return trove_bytes_append(&r->seen, line, len);
 }
 
+static int on_header(void *ctx, const struct trove_wire_header *h)
+{
+    struct run *r = ctx;
+    uint32_t f[5] = {h->format, h->version, h->count, h->payload_len, h->raw_len};
+    CHECK(r->headers == 0); /* one header for each frame, before it */
+    r->headers = 1;
+    return trove_bytes_append(&r->seen, f, sizeof f); /* the fields: not the padding */
+}
+
 static int on_frame(void *ctx, const uint8_t *frame, size_t len)
 {
     struct run *r = ctx;
@@ -49,6 +64,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
     if (trove_wire_parse_header(frame, len, &h, NULL) != TROVE_OK ||
         len != TROVE_WIRE_HEADER_SIZE + (size_t)h.payload_len)
         abort(); /* the framer handed out a frame its header does not describe */
+    CHECK(r->headers == 1);
+    r->headers = 0;
     trove_bytes_append(&r->seen, &len, sizeof len);
     trove_bytes_append(&r->seen, frame, len);
     /* The service's own next steps; a frame that does not decode closes the producer. */
@@ -58,8 +75,15 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
         if (trove_names_new(&added) != TROVE_OK || trove_names_new(&out) != TROVE_OK)
             abort();
         rc = trove_wire_decode(r->dec, frame, len, ev, TROVE_WIRE_MAX_EVENTS, added, &fr, NULL);
-        if (rc == TROVE_OK && (rc = trove_names_merge(r->names, added)) == TROVE_OK)
-            rc = trove__remap_names(r->cn, r->pn, added, out);
+        if (rc == TROVE_OK && (rc = trove_names_merge(r->names, added)) == TROVE_OK) {
+            uint64_t before = trove__capture_names_stored_bytes(r->cn), would = 0;
+            rc = trove__remap_names_max(r->cn, r->pn, added, out, NAMES_MAX, &would);
+            if (rc == TROVE_ERR_LIMIT && would > NAMES_MAX) /* refused: nothing changed */
+                CHECK(trove__capture_names_stored_bytes(r->cn) == before &&
+                      trove_names_count(out) == 0);
+            else if (rc == TROVE_OK)
+                CHECK(trove__capture_names_stored_bytes(r->cn) == would && would <= NAMES_MAX);
+        }
         trove_names_free(added);
         trove_names_free(out);
         return rc;
@@ -86,6 +110,7 @@ static int feed(const uint8_t *data, size_t size, unsigned seed, struct run *r)
         trove__producer_names_new(&r->pn) != TROVE_OK)
         abort();
     trove__framer_init(&f);
+    f.header = on_header;
     while (at < size && rc == TROVE_OK) {
         size_t n = seed ? 1 + (seed = seed * 1103515245u + 12345u) % 97 : size;
         uint8_t *piece;

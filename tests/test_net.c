@@ -9,7 +9,11 @@
  * its own oldest event frames (never names) with a gap report that accounts for every
  * event, and a publisher racing two draining threads (run under TSan too); and the names
  * of two producers in one capture mapped by name (shared names one id, their own ids never
- * meeting, a rename taking effect for later events only).
+ * meeting, a rename taking effect for later events only), with what the capture's names
+ * take in its names object counted exactly enough to refuse a frame before the object would
+ * pass its limit. And the service's answer lines: written within their 1 KiB whatever the
+ * reason holds, read back by trove_serve_answer_parse (and by the client's own scan), bad
+ * ones refused.
  */
 #include "testutil.h"
 
@@ -17,6 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture/capture_internal.h"
+#include "client/client_wire.h"
 #include "net/api.h"
 #include "net/assets.h"
 #include "net/fanout.h"
@@ -170,6 +176,74 @@ static void test_framer_splits(void)
         CHECK_EQ_INT(g.nframes, 2);
         trove__framer_free(&f);
         got_free(&g);
+    }
+    trove_bytes_free(&s);
+}
+
+/* The header hook: called once for each frame, with its header, whether the frame comes
+ * whole or a byte at a time, before the frame; its error stops the framer there. */
+struct heads {
+    size_t n, frames;
+    int refuse_format;
+    int order_ok;
+};
+
+static int count_head(void *ctx, const struct trove_wire_header *h)
+{
+    struct heads *c = ctx;
+    c->order_ok &= c->n == c->frames; /* each header before its own frame, after the last */
+    c->n++;
+    return h->format == c->refuse_format ? TROVE_ERR_LIMIT : TROVE_OK;
+}
+
+static int count_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct heads *c = ctx;
+    (void)frame, (void)len;
+    c->frames++;
+    return TROVE_OK;
+}
+
+static int skip_hello(void *ctx, const uint8_t *line, size_t len)
+{
+    (void)ctx, (void)line, (void)len;
+    return TROVE_OK;
+}
+
+static void test_framer_header_hook(void)
+{
+    struct trove_bytes s = {0};
+    size_t frames_at;
+
+    make_stream(&s, &frames_at);
+    for (size_t piece = 1; piece <= s.len; piece = piece < 64 ? piece + 1 : piece * 3) {
+        struct trove__framer f;
+        struct heads c = {0, 0, 0, 1};
+        trove__framer_init(&f);
+        f.header = count_head;
+        for (size_t at = 0; at < s.len; at += piece)
+            CHECK_EQ_INT(trove__framer_feed(&f, s.ptr + at, s.len - at < piece ? s.len - at : piece,
+                                            skip_hello, count_frame, &c, NULL),
+                         TROVE_OK);
+        CHECK_EQ_INT(c.n, 4);
+        CHECK_EQ_INT(c.frames, 4);
+        CHECK(c.order_ok);
+        trove__framer_free(&f);
+    }
+    /* Refused by its header: the frame is never handed out, nor buffered. */
+    for (size_t piece = 1; piece <= s.len; piece = piece * 2 + 1) {
+        struct trove__framer f;
+        struct heads c = {0, 0, TROVE_WIRE_PACKED, 1};
+        int rc = TROVE_OK;
+        trove__framer_init(&f);
+        f.header = count_head;
+        for (size_t at = 0; at < s.len && rc == TROVE_OK; at += piece)
+            rc = trove__framer_feed(&f, s.ptr + at, s.len - at < piece ? s.len - at : piece,
+                                    skip_hello, count_frame, &c, NULL);
+        CHECK_EQ_INT(rc, TROVE_ERR_LIMIT);
+        CHECK_EQ_INT(c.frames, 2); /* the names and the raw frame */
+        CHECK(trove__framer_pending(&f) <= TROVE_WIRE_HEADER_SIZE);
+        trove__framer_free(&f);
     }
     trove_bytes_free(&s);
 }
@@ -729,6 +803,171 @@ static void test_remap(void)
     trove__capture_names_free(c);
 }
 
+/* What the capture's names take in its names object: trove__capture_names_stored_bytes is
+ * never under the object the capture writer makes of the same names, and over it by a few
+ * frame headers at most; a frame that would pass a limit is refused with nothing changed. */
+static void check_stored_bytes(const struct trove__capture_names *c)
+{
+    struct trove_bytes obj = {0};
+    uint64_t bound = trove__capture_names_stored_bytes(c);
+
+    CHECK_EQ_INT(trove__capture_names_object("t", trove__capture_names_all(c), &obj, NULL),
+                 TROVE_OK);
+    CHECK(bound >= obj.len);
+    CHECK(bound - obj.len <= 16 * 4);
+    trove_bytes_free(&obj);
+}
+
+static void test_remap_bytes(void)
+{
+    struct trove__capture_names *c = NULL;
+    struct trove__producer_names *p = NULL;
+    struct trove_names *a = NULL, *out = NULL, *stored = NULL;
+    uint64_t would = 0, before;
+    char name[300];
+
+    CHECK_EQ_INT(trove__capture_names_new(&c), TROVE_OK);
+    CHECK_EQ_INT(trove__producer_names_new(&p), TROVE_OK);
+    CHECK_EQ_INT(trove_names_new(&out), TROVE_OK);
+    check_stored_bytes(c); /* none: one empty frame */
+    /* Stored names first (an append), then 200,000 more of many lengths: the bound stays
+     * exact but for headers, whatever frames the writer cuts (by count and by bytes). */
+    CHECK_EQ_INT(trove_names_new(&stored), TROVE_OK);
+    set_event_name(stored, 3, "stored");
+    CHECK_EQ_INT(trove_names_set(stored, TROVE_NAME_PROCESS, 9, 0, "proc", 4), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set_sort(stored, TROVE_NAME_THREAD_SORT, 9, 2, -5), TROVE_OK);
+    CHECK_EQ_INT(trove__capture_names_seed(c, stored, 3), TROVE_OK);
+    check_stored_bytes(c);
+    for (uint32_t round = 0; round < 4; round++) {
+        CHECK_EQ_INT(trove_names_new(&a), TROVE_OK);
+        for (uint32_t i = 0; i < 50000; i++) {
+            uint32_t id = round * 50000 + i, len = 1 + (id * 7919u) % 100;
+            int n = snprintf(name, sizeof name, "%u-", id);
+            memset(name + n, 'y', len);
+            CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_EVENT, id, 0, name, (size_t)n + len),
+                         TROVE_OK);
+        }
+        /* a thread's name replaced: the difference counts, not both */
+        snprintf(name, sizeof name, "thread-%u", round * 1000);
+        CHECK_EQ_INT(trove_names_set(a, TROVE_NAME_THREAD, 9, 2, name, strlen(name)), TROVE_OK);
+        CHECK_EQ_INT(trove__remap_names_max(c, p, a, out, UINT64_MAX, &would), TROVE_OK);
+        CHECK_EQ_INT(would, trove__capture_names_stored_bytes(c));
+        check_stored_bytes(c);
+        trove_names_free(a);
+    }
+    /* A frame past the limit: refused, nothing changed; the same under the limit passes. */
+    before = trove__capture_names_stored_bytes(c);
+    CHECK_EQ_INT(trove_names_new(&a), TROVE_OK);
+    set_event_name(a, 999999, "one more name");
+    set_event_name(a, 1, "1-yyyyyyyy"); /* a name the capture has already: free */
+    CHECK_EQ_INT(trove__remap_names_max(c, p, a, out, before + 10, &would), TROVE_ERR_LIMIT);
+    CHECK(would > before + 10);
+    CHECK_EQ_INT(trove__capture_names_stored_bytes(c), before);
+    CHECK_EQ_INT(trove__remap_names_max(c, p, a, out, would, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove__capture_names_stored_bytes(c), would);
+    check_stored_bytes(c);
+    trove_names_free(a);
+    trove_names_free(stored);
+    trove_names_free(out);
+    trove__producer_names_free(p);
+    trove__capture_names_free(c);
+}
+
+/* An answer line parsed, or the error; the client's scan must agree on its type. */
+static int answer(const char *line, struct trove_serve_answer *a)
+{
+    struct trove_diag diag = {0};
+    int rc = trove_serve_answer_parse(line, strlen(line), a, &diag);
+    int type = trove__client_answer_type(line, strlen(line));
+    if (rc == TROVE_OK)
+        CHECK_EQ_INT(type, a->type);
+    else
+        CHECK(diag.msg[0] != 0);
+    return rc;
+}
+
+static void test_answers(void)
+{
+    struct trove_serve_answer a;
+    char line[TROVE_SERVE_ANSWER_MAX], reason[4000];
+    size_t n;
+
+    /* An accept, each mode, written and read back. */
+    for (int m = TROVE_SERVE_NEW; m <= TROVE_SERVE_JOIN; m++) {
+        n = trove__answer_accept(line, "run-1.x", UINT64_MAX, m, 12345);
+        CHECK(n > 0 && n < TROVE_SERVE_ANSWER_MAX && line[n - 1] == '\n' && !memchr(line, '\n', n - 1));
+        line[n - 1] = 0;
+        CHECK_EQ_INT(answer(line, &a), TROVE_OK);
+        CHECK(a.type == TROVE_SERVE_ACCEPT && a.mode == m && a.session == UINT64_MAX &&
+              a.events == 12345 && strcmp(a.capture, "run-1.x") == 0);
+    }
+    CHECK(strcmp(line, "{\"type\":\"accept\",\"capture\":\"run-1.x\",\"session\":18446744073709551615,"
+                       "\"mode\":\"join\",\"events\":12345}") == 0);
+    /* A refuse and an error: any reason, escaped, cut to fit, read back as it was. */
+    n = trove__answer_reason(line, TROVE_SERVE_REFUSE, "no \"capture\" named x\\y\n\x01 in the store");
+    line[n - 1] = 0;
+    CHECK(strcmp(line, "{\"type\":\"refuse\",\"reason\":\"no \\\"capture\\\" named x\\\\y\\u000a\\u0001 in "
+                       "the store\"}") == 0);
+    CHECK_EQ_INT(answer(line, &a), TROVE_OK);
+    CHECK(a.type == TROVE_SERVE_REFUSE && strcmp(a.reason, "no \"capture\" named x\\y\n\x01 in the store") == 0);
+    for (size_t len = 900; len < sizeof reason; len += 97) {
+        for (size_t i = 0; i < len; i++) /* quotes, multibyte characters and bad bytes */
+            reason[i] = "a\"\xc3\xa9\xff\\b"[i % 7];
+        reason[len] = 0;
+        n = trove__answer_reason(line, TROVE_SERVE_ERROR, reason);
+        CHECK(n < TROVE_SERVE_ANSWER_MAX && line[n - 1] == '\n');
+        line[n - 1] = 0;
+        CHECK_EQ_INT(answer(line, &a), TROVE_OK);
+        CHECK(a.type == TROVE_SERVE_ERROR && strlen(a.reason) > 300);
+    }
+    /* Extra members and whitespace are fine; a line ending in \r too. */
+    CHECK_EQ_INT(answer(" { \"later\" : [1, {\"x\": \"}\"}], \"type\":\"error\", \"reason\":\"r\" }\r", &a),
+                 TROVE_OK);
+    CHECK(a.type == TROVE_SERVE_ERROR && strcmp(a.reason, "r") == 0);
+    /* Bad lines. */
+    CHECK_EQ_INT(answer("", &a), TROVE_ERR_JSON);
+    CHECK_EQ_INT(answer("[]", &a), TROVE_ERR_JSON);
+    CHECK_EQ_INT(answer("{\"type\":\"accept\"", &a), TROVE_ERR_JSON);
+    CHECK_EQ_INT(answer("{\"type\":\"accept\"} x", &a), TROVE_ERR_JSON);
+    CHECK_EQ_INT(answer("{\"type\":\"welcome\",\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"acceptance\",\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"refuse\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":7,\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"c\",\"session\":1,\"mode\":\"new\"}", &a),
+                 TROVE_ERR_INVALID); /* no events */
+    CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"c\",\"session\":1,\"mode\":\"merge\","
+                        "\"events\":0}", &a),
+                 TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"c\",\"session\":-1,\"mode\":\"new\","
+                        "\"events\":0}", &a),
+                 TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"c\",\"session\":1.5,\"mode\":\"new\","
+                        "\"events\":0}", &a),
+                 TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"\\u0000\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"\xff\"}", &a), TROVE_ERR_JSON);
+    memset(reason, ' ', TROVE_SERVE_ANSWER_MAX);
+    reason[TROVE_SERVE_ANSWER_MAX] = 0;
+    {
+        static const char err[] = "{\"type\":\"error\",\"reason\":\"r\"}";
+        memcpy(reason, err, sizeof err - 1); /* then spaces to the end */
+    }
+    CHECK_EQ_INT(answer(reason, &a), TROVE_ERR_LIMIT); /* 1,024 bytes without the newline */
+    reason[TROVE_SERVE_ANSWER_MAX - 1] = 0;
+    CHECK_EQ_INT(answer(reason, &a), TROVE_OK);
+    /* The client's scan: only the type, never past the line. */
+    {
+        static const char *const lines[] = {
+            "{\"type\":\"refuse\"", "{\"type\":\"refuse\"}", "{\"typ\\u0065\":\"refuse\"}",
+            "{\"x\":[1,2],\"type\":\"accept\"}", "{\"x\":[1,2}", "{\"type\":\"error\",}"};
+        static const int want[] = {0, TROVE__CLIENT_ANSWER_REFUSE, 0, TROVE__CLIENT_ANSWER_ACCEPT,
+                                   0, 0};
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            CHECK_EQ_INT(trove__client_answer_type(lines[i], strlen(lines[i])), want[i]);
+    }
+}
+
 /* The viewer's files: `/` and `/web/NAME` reach only the embedded table, by whole names, and
  * what the table holds is web/'s files byte for byte. */
 static void test_router_assets(void)
@@ -927,6 +1166,7 @@ static void test_caps_join_sweep(void)
 int main(void)
 {
     test_framer_splits();
+    test_framer_header_hook();
     test_framer_refuses();
     test_hello();
     test_clock();
@@ -935,6 +1175,8 @@ int main(void)
     test_fanout_threads();
     test_caps_join_sweep();
     test_remap();
+    test_remap_bytes();
+    test_answers();
     test_router_assets();
     test_router_profile();
     return test_done();

@@ -10,6 +10,12 @@
  * live batches published meanwhile overflow its (small) queue before its history is sent,
  * and it must still get every event once, in order, and no gap — the frames its queue
  * dropped are read back from the store (history.c's catch-up).
+ *
+ * Then what producers are told: an accept saying how the capture takes their events (new,
+ * replace with the stored count, append, join with the count published), a refuse with the
+ * reason for an append to a capture the store does not have (and the connection closed), an
+ * error before the close of an accepted producer that sent a bad frame; and a producer that
+ * never reads any of it still gets every event committed.
  */
 #define _GNU_SOURCE /* usleep */
 
@@ -17,6 +23,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -254,15 +261,16 @@ static int cu_send(int fd, uint32_t from, uint32_t to, struct trove_wire_encoder
     return 0;
 }
 
-/* Until the store has committed `events` of t2 (or a minute has gone: then a failure). */
-static int cu_wait_stored(uint64_t events)
+/* Until the store has committed `events` of capture `name` (or a minute has gone: then a
+ * failure). */
+static int cu_wait_stored_as(const char *name, uint64_t events)
 {
     for (int i = 0; i < 6000; i++) {
         struct trove_store *s = NULL;
         struct trove_capture_info info;
         int done = 0;
         if (trove_store_open(store, TROVE_STORE_READONLY, &s, NULL) == TROVE_OK &&
-            trove_capture_info(s, "t2", &info, NULL) == TROVE_OK)
+            trove_capture_info(s, name, &info, NULL) == TROVE_OK)
             done = info.events >= events;
         trove_store_close(s);
         if (done)
@@ -271,6 +279,8 @@ static int cu_wait_stored(uint64_t events)
     }
     return -1;
 }
+
+static int cu_wait_stored(uint64_t events) { return cu_wait_stored_as("t2", events); }
 
 static void test_catch_up(void)
 {
@@ -559,6 +569,156 @@ static void test_profile_orphan(void)
     CHECK_EQ_INT(dropped, left);
 }
 
+/* ---- what producers are told ------------------------------------------------------------ */
+
+/* The service's next line on fd into *a (parsed): 0, or -1 when none comes (the connection
+ * ends first, or nothing arrives for a minute: a failure either way, never a timing). */
+static int read_answer(int fd, struct trove_serve_answer *a)
+{
+    char line[TROVE_SERVE_ANSWER_MAX + 1];
+    size_t n = 0;
+
+    memset(a, 0, sizeof *a);
+    while (n < TROVE_SERVE_ANSWER_MAX) {
+        struct pollfd one = {fd, POLLIN, 0};
+        if (poll(&one, 1, 60000) <= 0 || read(fd, line + n, 1) != 1)
+            return -1;
+        if (line[n] == '\n')
+            return trove_serve_answer_parse(line, n, a, NULL) == TROVE_OK ? 0 : -1;
+        n++;
+    }
+    return -1;
+}
+
+/* Nothing more comes on fd: the service closed it (1), else 0. */
+static int closed_by_service(int fd)
+{
+    char c;
+    struct pollfd one = {fd, POLLIN, 0};
+    return poll(&one, 1, 60000) == 1 && read(fd, &c, 1) == 0;
+}
+
+/* A producer of capture `name` (hello extra: more members, may be ""). */
+static int producer_hello(const char *name, const char *extra)
+{
+    char hello[256];
+    int fd = test_unix_connect(sock);
+    snprintf(hello, sizeof hello, "{\"capture\":\"%s\",\"producer\":\"t\"%s}\n", name, extra);
+    if (fd >= 0 && test_write_all(fd, hello, strlen(hello)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Until the service's log says `needle` `count` times (or a minute has gone: a failure). */
+static int wait_log(const char *needle, int count)
+{
+    for (int i = 0; i < 6000 && test_serve_log_count(needle) < count; i++)
+        usleep(10000);
+    return test_serve_log_count(needle) >= count ? 0 : -1;
+}
+
+/* Send events [from, to) (start_ns 1000 i, pid 500) under one name to fd. */
+static int send_named(int fd, uint32_t from, uint32_t to)
+{
+    struct trove_wire_encoder *enc = NULL;
+    struct trove_names *names = NULL;
+    struct trove_bytes buf = {0};
+    int rc = -1;
+
+    if (trove_wire_encoder_new(&enc) == TROVE_OK && trove_names_new(&names) == TROVE_OK &&
+        trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "cu", 2) == TROVE_OK &&
+        trove_wire_encode_names(names, 0, 1, &buf) == TROVE_OK &&
+        test_write_all(fd, buf.ptr, buf.len) == 0)
+        rc = cu_send(fd, from, to, enc, &buf);
+    trove_bytes_free(&buf);
+    trove_names_free(names);
+    trove_wire_encoder_free(enc);
+    return rc;
+}
+
+static void test_answers(void)
+{
+    struct trove_serve_answer a;
+    struct trove_store *s = NULL;
+    struct trove_capture_info info;
+    uint64_t first_session;
+    int fd, fd2;
+
+    CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
+    /* new: the store has no capture t4 */
+    fd = producer_hello("t4", "");
+    CHECK(fd >= 0 && read_answer(fd, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_ACCEPT && a.mode == TROVE_SERVE_NEW && a.events == 0 &&
+          strcmp(a.capture, "t4") == 0);
+    first_session = a.session;
+    CHECK(fd >= 0 && send_named(fd, 0, 3000) == 0);
+    /* join: a second producer while the first writes; told what was published so far (all
+     * of the first's events: they are committed before it says hello) */
+    CHECK_EQ_INT(cu_wait_stored_as("t4", 3000), 0);
+    fd2 = producer_hello("t4", ",\"append\":true");
+    CHECK(fd2 >= 0 && read_answer(fd2, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_ACCEPT && a.mode == TROVE_SERVE_JOIN && a.events == 3000 &&
+          a.session == first_session);
+    CHECK(fd2 >= 0 && send_named(fd2, 3000, 4000) == 0);
+    if (fd2 >= 0)
+        close(fd2);
+    if (fd >= 0)
+        close(fd);
+    CHECK_EQ_INT(wait_log("capture t4: ended", 1), 0);
+    /* replace: a new session without append, told the stored capture's events */
+    fd = producer_hello("t4", "");
+    CHECK(fd >= 0 && read_answer(fd, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_ACCEPT && a.mode == TROVE_SERVE_REPLACE && a.events == 4000 &&
+          a.session > first_session);
+    CHECK_EQ_INT(test_serve_log_count("replaces the stored capture (4000 events)"), 1);
+    CHECK(fd >= 0 && send_named(fd, 0, 500) == 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK_EQ_INT(wait_log("capture t4: ended", 2), 0);
+    /* append: told the stored events */
+    fd = producer_hello("t4", ",\"append\":true");
+    CHECK(fd >= 0 && read_answer(fd, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_ACCEPT && a.mode == TROVE_SERVE_APPEND && a.events == 500);
+    /* ... then a bad frame: an error line, then the close; what came before stays */
+    CHECK(fd >= 0 && send_named(fd, 500, 700) == 0 &&
+          test_write_all(fd, "TV\x09\x01garbage-garbage", 20) == 0);
+    CHECK(fd >= 0 && read_answer(fd, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_ERROR && strstr(a.reason, "frame") != NULL);
+    CHECK(fd >= 0 && closed_by_service(fd));
+    if (fd >= 0)
+        close(fd);
+    /* refuse: append to a capture the store does not have; then the close */
+    fd = producer_hello("t5", ",\"append\":true");
+    CHECK(fd >= 0 && read_answer(fd, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_REFUSE && strstr(a.reason, "no capture named t5") != NULL);
+    CHECK(fd >= 0 && closed_by_service(fd));
+    if (fd >= 0)
+        close(fd);
+    /* refuse: a bad hello */
+    fd = producer_hello("t 5", "");
+    CHECK(fd >= 0 && read_answer(fd, &a) == 0);
+    CHECK(a.type == TROVE_SERVE_REFUSE && strstr(a.reason, "capture") != NULL);
+    if (fd >= 0)
+        close(fd);
+    /* A producer that never reads what it is told: every event committed all the same. */
+    fd = producer_hello("t6", "");
+    CHECK(fd >= 0 && send_named(fd, 0, 20000) == 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK_EQ_INT(wait_log("capture t6: ended", 1), 0);
+    CHECK_EQ_INT(test_serve_log_count("capture t6) closed"), 0); /* no error for it */
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
+    CHECK_EQ_INT(trove_store_open(store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(s, "t4", &info, NULL), TROVE_OK);
+    CHECK_EQ_INT(info.events, 700);
+    CHECK_EQ_INT(trove_capture_info(s, "t5", &info, NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_capture_info(s, "t6", &info, NULL), TROVE_OK);
+    CHECK_EQ_INT(info.events, 20000);
+    trove_store_close(s);
+}
+
 int main(void)
 {
     pthread_t prod[2], view[3];
@@ -607,6 +767,7 @@ int main(void)
     test_catch_up();
     test_samples();
     test_profile_orphan();
+    test_answers();
     for (int i = 0; i < 3; i++) {
         trove_wire_decoder_free(v[i].dec);
         trove_names_free(v[i].names);

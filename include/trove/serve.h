@@ -107,6 +107,51 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
 /* Ask the running service to stop. Async-signal-safe; a later run is not affected. */
 void trove_serve_stop(void);
 
+/* ---- a producer's answer (trove record, trove gen --live) ------------------------------ */
+
+/* The service answers every producer's hello with one JSON line on the same socket, and may
+ * send one more just before it closes an accepted producer (docs/serve.md, "Producers"). */
+enum trove_serve_answer_type {
+    TROVE_SERVE_ACCEPT = 1, /* the capture takes the producer's events */
+    TROVE_SERVE_REFUSE,     /* the hello or its capture cannot be taken; the service closes */
+    TROVE_SERVE_ERROR       /* the service closes an accepted producer, and says why */
+};
+
+/* How an accepted producer's events go into the capture. */
+enum trove_serve_mode {
+    TROVE_SERVE_NEW = 1, /* the store has no capture of that name */
+    TROVE_SERVE_REPLACE, /* a new session, which replaces the stored capture at its first
+                            commit (events: the stored capture's, being replaced) */
+    TROVE_SERVE_APPEND,  /* continuing the stored capture (events: its stored ones) */
+    TROVE_SERVE_JOIN     /* joining a session other producers write (events: published) */
+};
+
+#define TROVE_SERVE_ANSWER_MAX 1024u /* bytes of an answer line, its newline included */
+
+/* One answer line, parsed. */
+struct trove_serve_answer {
+    int type;                             /* enum trove_serve_answer_type */
+    char capture[129];                    /* accept: the capture's name */
+    int mode;                             /* accept: enum trove_serve_mode */
+    uint64_t session;                     /* accept: tells sessions of one name apart */
+    uint64_t events;                      /* accept: as the mode says */
+    char reason[TROVE_SERVE_ANSWER_MAX];  /* refuse, error: why (UTF-8, no NUL) */
+};
+
+/*
+ * Parse one answer line (line[0..len), its newline excluded; a '\r' before it is allowed):
+ * a JSON object with "type" "accept" (and "capture", "session", "mode", "events"), "refuse"
+ * or "error" (and "reason"). Other members are skipped. Errors: TROVE_ERR_LIMIT (a line of
+ * TROVE_SERVE_ANSWER_MAX bytes or more), TROVE_ERR_JSON (not such an object), and
+ * TROVE_ERR_INVALID (a type or mode this trove does not know, a member missing or of the
+ * wrong type or range); diag says which. *out is zeroed first. Thread-safe.
+ */
+int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
+                             struct trove_diag *diag);
+
+/* "new", "replace", "append", "join"; "?" for anything else. */
+const char *trove_serve_mode_name(int mode);
+
 /* ---- a viewer (trove watch, bench serve) ---------------------------------------------- */
 
 struct trove_live_view_options {

@@ -1,16 +1,31 @@
 /*
  * ingest.c: the producers' side of `trove serve` (docs/serve.md, "Producers"). One thread
  * polls the unix socket, the TCP ingest port and every producer; it reads each stream,
- * cuts it into the hello and frames (producer.c), attaches the producer to its capture and
- * decodes every frame into the producer's pending events and names, which the pass takes.
- * A producer whose pending events reach TROVE__PENDING_MAX_EVENTS is not read until the
- * pass has taken them: the producer then waits in its own write, and nothing is dropped.
+ * cuts it into the hello and frames (producer.c), attaches the producer to its capture,
+ * answers it, and decodes every frame into the producer's pending events, which the pass
+ * takes, mapping its names to the capture's (remap.c) as they come.
+ *
+ * The answer: a producer is read only up to its hello's newline until it is answered. Its
+ * capture's state decides the answer — LIVE (the store thread opened the writer): an accept;
+ * FAILED: a refuse, and the connection closes — and each round of the poll loop looks at
+ * the states of the producers still waiting, so the answer goes out within a round of the
+ * store thread's open. A producer closed later gets an error line first. Lines are written
+ * without waiting (a non-blocking socket that has only ever been given these few short
+ * lines takes them whole), so a producer that never reads them is not slowed; they sit in
+ * its socket's buffer.
+ *
+ * Bounds: a producer whose pending events reach TROVE__PENDING_MAX_EVENTS is not read until
+ * the pass has taken them (the producer then waits in its own write, and nothing is
+ * dropped); a producer's names frames may bring at most TROVE__PRODUCER_NAMES_MAX, and a
+ * capture's names may not grow past what its names object holds (TROVE__CAPTURE_NAMES_MAX):
+ * the names frame that would pass either closes its producer, as a bad frame does.
  */
 #define _GNU_SOURCE /* accept4 */
 
 #include "api.h"
 #include "live.h"
 #include "common/alloc.h"
+#include "common/endian.h"
 #include "common/fail.h"
 
 #include <arpa/inet.h>
@@ -29,6 +44,8 @@
 #include <unistd.h>
 
 #define READ_CHUNK ((size_t)256 << 10)
+/* Stopping: how long producers whose capture is still opening are waited for. */
+#define STOP_OPEN_WAIT_NS (10 * 1000000000ull)
 
 int trove__ingest_open(struct trove__server *srv, struct trove_diag *diag)
 {
@@ -102,6 +119,8 @@ static unsigned open_producers(struct trove__server *srv)
     return n;
 }
 
+static int on_header(void *ctx, const struct trove_wire_header *h);
+
 static void accept_one(struct trove__server *srv, int lfd, int tcp)
 {
     struct sockaddr_storage ss;
@@ -126,8 +145,7 @@ static void accept_one(struct trove__server *srv, int lfd, int tcp)
                    max_producers(srv));
         return;
     }
-    if (!(p = trove__calloc(1, sizeof *p)) || trove_names_new(&p->pending_names) != TROVE_OK) {
-        free(p);
+    if (!(p = trove__calloc(1, sizeof *p))) {
         close(fd);
         return;
     }
@@ -135,6 +153,7 @@ static void accept_one(struct trove__server *srv, int lfd, int tcp)
     p->fd = fd;
     p->tcp = tcp;
     trove__framer_init(&p->fr);
+    p->fr.header = on_header;
     if (!tcp) {
         snprintf(p->peer, sizeof p->peer, "unix");
     } else {
@@ -161,12 +180,30 @@ static void accept_one(struct trove__server *srv, int lfd, int tcp)
     pthread_mutex_unlock(&srv->mu);
 }
 
+/* Write line[0..len) to p, without waiting. */
+static void tell(struct trove__prod *p, const char *line, size_t len)
+{
+    if (p->fd >= 0 && send(p->fd, line, len, MSG_DONTWAIT | MSG_NOSIGNAL) > 0)
+        p->told = 1;
+}
+
+/* A refuse (p was not accepted) or an error line saying why. */
+static void tell_why(struct trove__prod *p, const char *why)
+{
+    char line[TROVE_SERVE_ANSWER_MAX];
+    tell(p, line,
+         trove__answer_reason(line, p->answered ? TROVE_SERVE_ERROR : TROVE_SERVE_REFUSE, why));
+}
+
 /* Close p's socket: it sends no more. The pass takes what it sent and frees it (or this
- * thread does, for a producer that never got to a capture). */
+ * thread does, for a producer that never got to a capture). A close for an error (rc)
+ * tells p why first, logs it and counts it. */
 static void prod_close(struct trove__server *srv, struct trove__prod *p, int rc, const char *why)
 {
     if (p->fd < 0)
         return;
+    if (rc != TROVE_OK)
+        tell_why(p, why);
     close(p->fd);
     p->fd = -1;
     if (rc != TROVE_OK) { /* told before it is marked closed: the pass may free it then */
@@ -198,7 +235,7 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
 {
     struct feed_ctx *f = ctx;
     struct trove__cap *c;
-    int rc = trove__hello_parse(line, len, &f->p->hello, &f->diag);
+    int opener = 0, rc = trove__hello_parse(line, len, &f->p->hello, &f->diag);
 
     if (rc != TROVE_OK)
         return rc;
@@ -212,15 +249,112 @@ static int on_hello(void *ctx, const uint8_t *line, size_t len)
     }
     if (f->p->hello.clock_tsc)
         trove__clock_init(&f->p->clock, &f->p->hello);
-    if (!(c = trove__cap_join(f->srv, f->p->hello.capture, 1, f->p->hello.append, NULL)))
+    if (!(c = trove__cap_join_producer(f->srv, f->p->hello.capture, f->p->hello.append,
+                                       &opener)))
         return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
     pthread_mutex_lock(&f->srv->mu);
     f->p->cap = c;
     f->p->got_hello = 1;
+    f->p->opener = opener;
+    if (opener) /* the store thread opens it: now rather than at its next round */
+        pthread_cond_signal(&f->srv->store_cv);
     pthread_mutex_unlock(&f->srv->mu);
-    trove__log(f->srv, "producer %" PRIu64 " (%s, pid %" PRIu32 "%s%s%s) writes capture %s",
-               f->p->id, f->p->peer, f->p->hello.pid, f->p->hello.producer[0] ? ", " : "",
-               f->p->hello.producer, f->p->hello.clock_tsc ? ", TSC clock" : "", c->name);
+    return TROVE_OK;
+}
+
+/* p's capture is live: accept it (mode, session and events as the capture says). */
+static void accept_prod(struct trove__server *srv, struct trove__prod *p, int mode,
+                        uint64_t session, uint64_t events)
+{
+    char line[TROVE_SERVE_ANSWER_MAX];
+
+    tell(p, line, trove__answer_accept(line, p->cap->name, session, mode, events));
+    p->answered = 1;
+    pthread_mutex_lock(&p->mu);
+    p->mode = mode;
+    pthread_mutex_unlock(&p->mu);
+    trove__log(srv,
+               "producer %" PRIu64 " (%s, pid %" PRIu32 "%s%s%s) writes capture %s: session %" PRIu64
+               ", %s, %" PRIu64 " events",
+               p->id, p->peer, p->hello.pid, p->hello.producer[0] ? ", " : "", p->hello.producer,
+               p->hello.clock_tsc ? ", TSC clock" : "", p->cap->name, session,
+               trove_serve_mode_name(mode), events);
+}
+
+/* What a names frame of `count` entries in `payload` bytes counts against the producer's
+ * bound. */
+static uint64_t names_cost(uint64_t count, uint64_t payload)
+{
+    return payload + count * TROVE__NAME_ENTRY_COST;
+}
+
+/* A frame's header, before its payload is buffered: a names frame that would take the
+ * producer past its names bound is refused here. */
+static int on_header(void *ctx, const struct trove_wire_header *h)
+{
+    struct feed_ctx *f = ctx;
+    struct trove__prod *p = f->p;
+
+    if (h->format != TROVE_WIRE_NAMES)
+        return TROVE_OK;
+    if (p->names_in + h->count > TROVE__PRODUCER_NAMES_COUNT)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_LIMIT, 0,
+                          "names bound: this producer sent %" PRIu64 " names (%" PRIu64
+                          " bytes as counted), and a names frame of %" PRIu32
+                          " more would pass the %" PRIu64 " names a producer may send",
+                          p->names_in, p->names_cost, h->count, TROVE__PRODUCER_NAMES_COUNT);
+    if (p->names_cost + names_cost(h->count, h->payload_len) > TROVE__PRODUCER_NAMES_MAX)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_LIMIT, 0,
+                          "names bound: this producer sent %" PRIu64 " names (%" PRIu64
+                          " bytes as counted), and a names frame of %" PRIu32
+                          " more would pass the %" PRIu64 " bytes of names a producer may send "
+                          "(its names frames' bytes, each name counted %u bytes more)",
+                          p->names_in, p->names_cost, h->count, TROVE__PRODUCER_NAMES_MAX,
+                          TROVE__NAME_ENTRY_COST);
+    return TROVE_OK;
+}
+
+/* A names frame (within the producer's bound: on_header): its names mapped to the capture's,
+ * unless they would take the capture's names past what it can commit (counted before
+ * anything changes: such a frame changes nothing). */
+static int on_names(struct feed_ctx *f, const uint8_t *frame, size_t len)
+{
+    struct trove__prod *p = f->p;
+    struct trove__cap *c = p->cap;
+    struct trove_wire_frame fr;
+    uint64_t count = trove__get_le32(frame + 4), would = 0;
+    int rc;
+
+    trove_names_free(f->names); /* a fresh table for its entries */
+    f->names = NULL;
+    if (trove_names_new(&f->names) != TROVE_OK ||
+        (!p->pn && trove__producer_names_new(&p->pn) != TROVE_OK))
+        return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    if ((rc = trove_wire_decode(f->dec, frame, len, f->ev, TROVE_WIRE_MAX_EVENTS, f->names, &fr,
+                                &f->diag)) != TROVE_OK)
+        return rc;
+    pthread_mutex_lock(&c->mu);
+    rc = trove__remap_names_max(c->cn, p->pn, f->names, c->added, TROVE__CAPTURE_NAMES_MAX,
+                                &would);
+    pthread_mutex_unlock(&c->mu);
+    if (rc == TROVE_ERR_LIMIT && would > TROVE__CAPTURE_NAMES_MAX)
+        return TROVE_FAIL(&f->diag, rc, 0,
+                          "capture names bound: with this names frame (%" PRIu64
+                          " names) capture %s's names would take %" PRIu64
+                          " bytes, over the %" PRIu64 " its names object holds; this producer "
+                          "sent %" PRIu64 " names before it",
+                          count, c->name, would, TROVE__CAPTURE_NAMES_MAX, p->names_in);
+    if (rc != TROVE_OK)
+        return TROVE_FAIL(&f->diag, rc, 0, "mapping its names to capture %s's: %s", c->name,
+                          rc == TROVE_ERR_LIMIT ? "the capture's name ids ran out"
+                                                : trove_strerror(rc));
+    p->names_cost += names_cost(count, len - TROVE_WIRE_HEADER_SIZE);
+    p->names_in += count; /* as on_header counts them */
+    trove_names_free(f->names); /* the capture has them now: not kept for the next frame */
+    f->names = NULL;
+    pthread_mutex_lock(&p->mu);
+    p->frames_in++;
+    pthread_mutex_unlock(&p->mu);
     return TROVE_OK;
 }
 
@@ -281,29 +415,27 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
     struct trove_wire_frame fr;
     int rc;
 
-    if (len > 2 && frame[2] == TROVE_WIRE_SAMPLES)
+    /* the framer checked the header: its 16 bytes are there */
+    if (frame[2] == TROVE_WIRE_SAMPLES)
         return on_samples(f, frame, len);
-
-    if (len > 2 && frame[2] == TROVE_WIRE_NAMES) { /* a fresh table for its entries */
-        trove_names_free(f->names);
-        f->names = NULL;
-        if (trove_names_new(&f->names) != TROVE_OK)
-            return TROVE_FAIL(&f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
-    }
-    rc = trove_wire_decode(f->dec, frame, len, f->ev, TROVE_WIRE_MAX_EVENTS,
-                           len > 2 && frame[2] == TROVE_WIRE_NAMES ? f->names : NULL, &fr,
-                           &f->diag);
+    if (frame[2] == TROVE_WIRE_NAMES)
+        return on_names(f, frame, len);
+    rc = trove_wire_decode(f->dec, frame, len, f->ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, &f->diag);
     if (rc != TROVE_OK)
         return rc;
     if (p->hello.clock_tsc && fr.n_events > 0) /* ticks to the capture's nanoseconds */
         trove__clock_apply(&p->clock, f->ev, fr.n_events);
+    if (fr.n_events > 0 && ((!p->pn && (rc = trove__producer_names_new(&p->pn)) != TROVE_OK) ||
+                            (rc = trove__remap_events(p->cap->cn, p->pn, f->ev, fr.n_events)) !=
+                                TROVE_OK))
+        return TROVE_FAIL(&f->diag, rc, 0, "mapping its events' names to capture %s's: %s",
+                          p->cap->name,
+                          rc == TROVE_ERR_LIMIT ? "the capture's name ids ran out"
+                                                : trove_strerror(rc));
     pthread_mutex_lock(&p->mu);
     p->frames_in++;
-    if (fr.format != TROVE_WIRE_NAMES)
-        p->last_wire = fr.format;
-    if (fr.n_names > 0)
-        rc = trove_names_merge(p->pending_names, f->names);
-    if (rc == TROVE_OK && fr.n_events > 0) {
+    p->last_wire = fr.format;
+    if (fr.n_events > 0) {
         if (p->npending + fr.n_events > p->cap_pending) {
             size_t cap = p->cap_pending ? p->cap_pending : 8192;
             struct trove_event *q;
@@ -326,19 +458,38 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
     return rc;
 }
 
+/* Before the hello: read only up to its newline (the frames after it wait for the answer).
+ * As read(2). */
+static ssize_t read_hello(int fd, uint8_t *buf)
+{
+    ssize_t r = recv(fd, buf, TROVE__HELLO_MAX, MSG_PEEK);
+    const uint8_t *nl;
+
+    if (r <= 0)
+        return r;
+    nl = memchr(buf, '\n', (size_t)r);
+    return read(fd, buf, nl ? (size_t)(nl - buf) + 1 : (size_t)r);
+}
+
 /* Read what p has; close it at the end of its stream or on bad input. 1 if it closed p
  * (which is then the pass's: the caller must not touch it again), else 0. */
 static int read_one(struct trove__server *srv, struct trove__prod *p, struct feed_ctx *f,
                     uint8_t *buf)
 {
-    ssize_t r = read(p->fd, buf, READ_CHUNK);
+    ssize_t r = p->got_hello ? read(p->fd, buf, READ_CHUNK) : read_hello(p->fd, buf);
     int rc;
 
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
         return 0;
+    /* A producer that closes with a line of ours unread resets the connection (TCP always;
+     * a unix socket after the stream's last bytes): at a frame's end, that is its end. */
+    if (r < 0 && errno == ECONNRESET && p->told)
+        r = 0;
     if (r <= 0) {
         if (r == 0 && trove__framer_pending(&p->fr) == 0)
             prod_close(srv, p, TROVE_OK, "");
+        else if (r == 0 && !p->got_hello)
+            prod_close(srv, p, TROVE_ERR_TRUNCATED, "the stream ended inside the hello line");
         else if (r == 0)
             prod_close(srv, p, TROVE_ERR_TRUNCATED,
                        "the stream ended inside a frame (its last bytes are dropped)");
@@ -377,18 +528,153 @@ static void reap(struct trove__server *srv)
     pthread_mutex_unlock(&srv->mu);
 }
 
+/* What a round does with a producer. */
+enum { ACT_READ = 0, ACT_WAIT, ACT_ACCEPT, ACT_FAILED };
+
+struct watch {
+    struct trove__prod *p;
+    int act, mode;
+    uint64_t session, events;
+};
+
+/* What to do with p now, from its capture's state (under srv->mu; takes the capture's). */
+static void look(struct trove__prod *p, struct watch *w)
+{
+    struct trove__cap *c = p->cap;
+
+    w->p = p;
+    w->act = ACT_READ;
+    if (!c)
+        return; /* its hello is still coming */
+    pthread_mutex_lock(&c->mu);
+    if (c->state == TROVE__CAP_FAILED) {
+        w->act = ACT_FAILED;
+    } else if (!p->answered && (c->state == TROVE__CAP_WAITING || c->state == TROVE__CAP_OPENING)) {
+        w->act = ACT_WAIT;
+    } else if (!p->answered) { /* live: its one opener gets how the session started */
+        w->act = ACT_ACCEPT;
+        w->mode = p->opener ? c->mode : TROVE_SERVE_JOIN;
+        w->session = c->session;
+        w->events = !p->opener                    ? c->published
+                    : c->mode == TROVE_SERVE_REPLACE ? c->replaced
+                                                     : c->base;
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* The table lists the newest producer first; a round answers and reads them in the order
+ * they came, so that of producers answered together (a capture that took a while to open)
+ * the first to connect is read first ("the first that sends" samples frames is that one). */
+static void oldest_first(struct watch *w, size_t n)
+{
+    for (size_t i = 0; i < n / 2; i++) {
+        struct watch t = w[i];
+        w[i] = w[n - 1 - i];
+        w[n - 1 - i] = t;
+    }
+}
+
+/* Act on what look() found: 1 if p was closed (it is then the pass's), else 0. */
+static int act(struct trove__server *srv, const struct watch *w)
+{
+    struct trove__prod *p = w->p;
+
+    if (w->act == ACT_ACCEPT) {
+        accept_prod(srv, p, w->mode, w->session, w->events);
+    } else if (w->act == ACT_FAILED) {
+        char why[TROVE__ERROR_MAX + 160];
+        pthread_mutex_lock(&p->cap->mu);
+        if (p->answered)
+            snprintf(why, sizeof why, "capture %s could not be written: %s", p->cap->name,
+                     p->cap->error);
+        else /* the refusal of a capture that could not be opened: the open's reason */
+            snprintf(why, sizeof why, "%s", p->cap->error);
+        pthread_mutex_unlock(&p->cap->mu);
+        prod_close(srv, p, TROVE_ERR_INVALID, why);
+        return 1;
+    }
+    return 0;
+}
+
+/* Stopping: what producers sent before the stop is read to its end (the socket may still
+ * hold it), then they are closed; the pass takes it all and the store commits. A producer
+ * whose capture is still opening is waited for (up to STOP_OPEN_WAIT_NS), so that it is
+ * answered and read too. One still sending is told the service stops. */
+static void stop_producers(struct trove__server *srv, struct feed_ctx *f, uint8_t *buf)
+{
+    uint64_t deadline = trove__now_ns() + STOP_OPEN_WAIT_NS;
+
+    for (;;) {
+        struct watch *open = NULL;
+        size_t nopen = 0, np = 0, waiting = 0;
+        int late = trove__now_ns() > deadline;
+        pthread_mutex_lock(&srv->mu);
+        for (struct trove__prod *p = srv->prods; p; p = p->next)
+            np++;
+        if ((open = trove__mallocarray(np + 1, sizeof *open)) != NULL)
+            for (struct trove__prod *p = srv->prods; p; p = p->next)
+                if (p->fd >= 0)
+                    look(p, &open[nopen++]);
+        pthread_mutex_unlock(&srv->mu);
+        oldest_first(open, nopen);
+        for (size_t i = 0; i < nopen; i++) {
+            struct trove__prod *p = open[i].p;
+            int closed = 0, hello = p->got_hello;
+            if (open[i].act == ACT_WAIT && !late) {
+                waiting++;
+                continue;
+            }
+            if (open[i].act == ACT_WAIT) {
+                char why[TROVE__ERROR_MAX];
+                snprintf(why, sizeof why,
+                         "the service stopped before capture %s was open: nothing this "
+                         "producer sent was taken",
+                         p->cap->name);
+                prod_close(srv, p, TROVE_ERR_INVALID, why);
+                continue;
+            }
+            if (act(srv, &open[i]))
+                continue;
+            while (buf) { /* until the socket is empty (or the stream ends) */
+                struct pollfd one = {p->fd, POLLIN, 0};
+                if (poll(&one, 1, 0) <= 0 || !(one.revents & (POLLIN | POLLHUP | POLLERR)))
+                    break;
+                if ((closed = read_one(srv, p, f, buf)) != 0 || (!hello && p->got_hello))
+                    break;
+            }
+            if (!closed && !hello && p->got_hello) {
+                waiting++; /* its hello came now: answered next round */
+                continue;
+            }
+            if (!closed) {
+                tell_why(p, p->answered ? "the service is stopping: what this producer sent "
+                                          "until now is kept, and nothing after"
+                                        : "the service is stopping");
+                prod_close(srv, p, TROVE_OK, "");
+            }
+        }
+        free(open);
+        if (!waiting || !buf)
+            break;
+        {
+            struct timespec ts = {0, 10 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 void *trove__ingest_main(void *arg)
 {
     struct trove__server *srv = arg;
     struct pollfd *pfd = NULL;
-    struct trove__prod **who = NULL;
+    struct watch *who = NULL;
     size_t cap = 0;
     uint8_t *buf = trove__malloc(READ_CHUNK);
     struct feed_ctx f;
 
     memset(&f, 0, sizeof f);
     f.srv = srv;
-    if (!buf || trove_wire_decoder_new(&f.dec) != TROVE_OK || trove_names_new(&f.names) != TROVE_OK ||
+    if (!buf || trove_wire_decoder_new(&f.dec) != TROVE_OK ||
         !(f.ev = trove__mallocarray(TROVE_WIRE_MAX_EVENTS, sizeof *f.ev))) {
         trove__log(srv, "ingest: out of memory; stopping");
         if (write(srv->stop_fd[1], "", 1) < 0) {
@@ -396,7 +682,7 @@ void *trove__ingest_main(void *arg)
         }
     }
     for (;;) {
-        size_t n = 0, np = 0;
+        size_t n = 0, np = 0, first;
         char c;
         pthread_mutex_lock(&srv->mu);
         for (struct trove__prod *p = srv->prods; p; p = p->next)
@@ -405,7 +691,7 @@ void *trove__ingest_main(void *arg)
         if (np + 3 > cap) {
             size_t nc = (np + 3) * 2;
             struct pollfd *q = trove__realloc(pfd, nc * sizeof *q);
-            struct trove__prod **w = q ? trove__realloc(who, nc * sizeof *w) : NULL;
+            struct watch *w = q ? trove__realloc(who, nc * sizeof *w) : NULL;
             if (q)
                 pfd = q;
             if (w)
@@ -418,39 +704,38 @@ void *trove__ingest_main(void *arg)
         }
         pfd[n].fd = srv->stop_fd[0];
         pfd[n].events = POLLIN;
-        who[n++] = NULL;
+        who[n++].p = NULL;
         for (int i = 0; i < 2; i++)
             if (srv->listen_fds[i] >= 0) {
                 pfd[n].fd = srv->listen_fds[i];
                 pfd[n].events = POLLIN;
-                who[n++] = NULL;
+                who[n++].p = NULL;
             }
+        first = n;
         pthread_mutex_lock(&srv->mu);
-        for (struct trove__prod *p = srv->prods; p && n < cap; p = p->next) {
-            int full, failed = 0;
-            if (p->fd < 0)
+        for (struct trove__prod *p = srv->prods; p && n < cap; p = p->next)
+            if (p->fd >= 0)
+                look(p, &who[n++]);
+        pthread_mutex_unlock(&srv->mu);
+        oldest_first(who + first, n - first);
+        /* Answers and closes, outside srv->mu; then what to poll. */
+        for (size_t i = 1; i < n; i++) {
+            struct trove__prod *p = who[i].p;
+            int full;
+            if (!p)
+                continue;
+            pfd[i].fd = -1; /* not polled: waiting for its answer, or closed here */
+            pfd[i].events = 0;
+            pfd[i].revents = 0;
+            if (who[i].act == ACT_WAIT || act(srv, &who[i]))
                 continue;
             pthread_mutex_lock(&p->mu);
             full = p->npending >= TROVE__PENDING_MAX_EVENTS ||
                    p->pending_samples.len >= TROVE__PENDING_MAX_SAMPLES_BYTES;
             pthread_mutex_unlock(&p->mu);
-            if (p->cap) {
-                pthread_mutex_lock(&p->cap->mu);
-                failed = p->cap->state == TROVE__CAP_FAILED;
-                pthread_mutex_unlock(&p->cap->mu);
-            }
-            if (failed) {
-                pfd[n].fd = -1; /* closed below, outside srv->mu */
-                pfd[n].events = 0;
-                pfd[n].revents = POLLERR;
-                who[n++] = p;
-                continue;
-            }
-            pfd[n].fd = p->fd;
-            pfd[n].events = full ? 0 : POLLIN; /* full: until the pass takes them */
-            who[n++] = p;
+            pfd[i].fd = p->fd;
+            pfd[i].events = full ? 0 : POLLIN; /* full: until the pass takes them */
         }
-        pthread_mutex_unlock(&srv->mu);
         if (poll(pfd, n, 10) < 0 && errno != EINTR)
             break;
         if (pfd[0].revents & POLLIN) {
@@ -459,50 +744,16 @@ void *trove__ingest_main(void *arg)
             break;
         }
         for (size_t i = 1; i < n; i++) {
-            if (!who[i]) {
+            if (!who[i].p) {
                 if (pfd[i].revents & POLLIN)
                     accept_one(srv, pfd[i].fd, pfd[i].fd == srv->listen_fds[1]);
-                continue;
-            }
-            if (pfd[i].fd < 0) {
-                char why[TROVE__ERROR_MAX + 160];
-                snprintf(why, sizeof why, "capture %s could not be written: %s",
-                         who[i]->cap->name, who[i]->cap->error);
-                prod_close(srv, who[i], TROVE_ERR_INVALID, why);
-            } else if (pfd[i].revents & (POLLIN | POLLHUP | POLLERR)) {
-                read_one(srv, who[i], &f, buf);
+            } else if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
+                read_one(srv, who[i].p, &f, buf);
             }
         }
         reap(srv);
     }
-    /* Stopping: what producers sent before the stop is read to its end (the socket may
-     * still hold it), then they are closed; the pass takes it all and the store commits. */
-    {
-        struct trove__prod **open = NULL;
-        size_t nopen = 0, np = 0;
-        pthread_mutex_lock(&srv->mu);
-        for (struct trove__prod *p = srv->prods; p; p = p->next)
-            np++;
-        if ((open = trove__mallocarray(np + 1, sizeof *open)) != NULL)
-            for (struct trove__prod *p = srv->prods; p; p = p->next)
-                if (p->fd >= 0)
-                    open[nopen++] = p;
-        pthread_mutex_unlock(&srv->mu);
-        for (size_t i = 0; i < nopen; i++) {
-            struct trove__prod *p = open[i];
-            int closed = 0;
-            while (buf) { /* until the socket is empty (or the stream ends) */
-                struct pollfd one = {p->fd, POLLIN, 0};
-                if (poll(&one, 1, 0) <= 0 || !(one.revents & (POLLIN | POLLHUP | POLLERR)))
-                    break;
-                if ((closed = read_one(srv, p, &f, buf)) != 0)
-                    break;
-            }
-            if (!closed)
-                prod_close(srv, p, TROVE_OK, "");
-        }
-        free(open);
-    }
+    stop_producers(srv, &f, buf);
     reap(srv);
     for (int i = 0; i < 2; i++)
         if (srv->listen_fds[i] >= 0) {

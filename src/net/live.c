@@ -58,6 +58,7 @@ void trove__cap_release(struct trove__cap *c)
         trove__batch_release(b);
     }
     trove__fanout_free(c->fo);
+    trove_names_free(c->added);
     trove__capture_names_free(c->cn);
     trove_capture_writer_close(c->w);
     pthread_mutex_destroy(&c->mu);
@@ -70,7 +71,9 @@ static struct trove__cap *cap_new(struct trove__server *srv, const char *name)
 
     if (!c)
         return NULL;
-    if (trove__fanout_new(srv->max_queue, &c->fo) != TROVE_OK) {
+    if (trove_names_new(&c->added) != TROVE_OK ||
+        trove__fanout_new(srv->max_queue, &c->fo) != TROVE_OK) {
+        trove_names_free(c->added);
         free(c);
         return NULL;
     }
@@ -78,11 +81,12 @@ static struct trove__cap *cap_new(struct trove__server *srv, const char *name)
     pthread_mutex_init(&c->mu, NULL);
     snprintf(c->name, sizeof c->name, "%s", name);
     c->state = TROVE__CAP_WAITING;
+    c->session = ++srv->next_session; /* under srv->mu */
     return c;
 }
 
-struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, int producer,
-                                   int append, int *state)
+static struct trove__cap *join(struct trove__server *srv, const char *name, int producer,
+                               int append, int *state, int *opener)
 {
     struct trove__cap *c;
 
@@ -109,6 +113,8 @@ struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, 
             if (c->state == TROVE__CAP_WAITING) {
                 c->state = TROVE__CAP_OPENING;
                 c->append = append;
+                if (opener)
+                    *opener = 1;
             }
             c->producers++;
         } else {
@@ -121,6 +127,19 @@ struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, 
     }
     pthread_mutex_unlock(&srv->mu);
     return c;
+}
+
+struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, int producer,
+                                   int append, int *state)
+{
+    return join(srv, name, producer, append, state, NULL);
+}
+
+struct trove__cap *trove__cap_join_producer(struct trove__server *srv, const char *name,
+                                            int append, int *opener)
+{
+    *opener = 0;
+    return join(srv, name, 1, append, NULL, opener);
 }
 
 void trove__caps_sweep(struct trove__server *srv)
@@ -224,7 +243,6 @@ void trove__prod_free(struct trove__prod *p)
         close(p->fd);
     trove__framer_free(&p->fr);
     trove__producer_names_free(p->pn);
-    trove_names_free(p->pending_names);
     free(p->pending);
     trove_bytes_free(&p->pending_samples);
     trove_profile_free(p->prof);

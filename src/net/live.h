@@ -3,23 +3,32 @@
  * share state.
  *
  *   ingest thread  (ingest.c)  accepts producers on the unix socket and the TCP ingest
- *                              port, reads their streams, checks the hello and decodes
- *                              every frame into the producer's pending events and names
- *   pass thread    (serve.c)   every pass_ms takes each live capture's pending events,
- *                              maps names to the capture's ids, cuts batches of at most
- *                              2048 events and publishes them: to the fan-out (viewers) and
- *                              to the capture's list of uncommitted batches (the store)
- *   store thread   (serve.c)   opens each capture's writer, adds the batches of that list,
+ *                              port, reads their streams, checks the hello, answers it once
+ *                              the capture is open (or has failed), and decodes every frame
+ *                              into the producer's pending events, its names mapped to the
+ *                              capture's ids (the capture's new names into its `added`)
+ *   pass thread    (pass.c)    every pass_ms takes each live capture's pending events and
+ *                              its new names, cuts batches of at most 2048 events and
+ *                              publishes them: to the fan-out (viewers) and to the
+ *                              capture's list of uncommitted batches (the store)
+ *   store thread   (pass.c)    opens each capture's writer, adds the batches of that list,
  *                              commits at least every commit_ms, trims what it committed
  *   web thread     (web.c)     libwebsockets: HTTP (/, /api/status, /metrics) and the
  *                              viewers' WebSockets; the only thread that touches lws
- *   history thread (serve.c)   one per from=start viewer: what is stored (a replay through
+ *   history thread (history.c) one per from=start viewer: what is stored (a replay through
  *                              the stream's walker, prefetcher and sender), then what is
  *                              uncommitted, then the viewer goes live
  *
  * Locks: srv->mu guards the tables of captures and connections; a capture's mu guards its
  * state, counters and list; a producer's mu its pending data. Order: srv->mu, then a
  * capture's, then a producer's (or the fan-out's, inside trove__fanout_*).
+ *
+ * A producer's answer: the ingest thread reads nothing of a producer past its hello until it
+ * has answered it. The answer waits on the capture's state, which the store thread moves
+ * from OPENING to LIVE or FAILED; the ingest thread reads that state (srv->mu, then the
+ * capture's mu) each round of its poll loop, and writes the accept or the refuse outside
+ * every lock, never blocking (the socket is non-blocking; a line the socket cannot take is
+ * dropped). Once LIVE, the capture's name dictionary (cn) is the ingest thread's.
  */
 #ifndef TROVE_NET_LIVE_H
 #define TROVE_NET_LIVE_H
@@ -47,6 +56,18 @@
 #define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
 /* ... and its samples frames' bytes, likewise. */
 #define TROVE__PENDING_MAX_SAMPLES_BYTES ((size_t)4 << 20)
+/* The names one producer may send (docs/serve.md, "Producers"): at most
+ * TROVE__PRODUCER_NAMES_COUNT names, in names frames of at most TROVE__PRODUCER_NAMES_MAX
+ * bytes, each name counted TROVE__NAME_ENTRY_COST bytes more (what the service keeps of a
+ * name besides its text). A Chrome trace of 450,000 distinct 100-byte names counts 61.6 MB.
+ * The names frame that would pass either closes the producer with an error. */
+#define TROVE__PRODUCER_NAMES_MAX ((uint64_t)64 << 20)
+#define TROVE__PRODUCER_NAMES_COUNT ((uint64_t)1 << 19)
+#define TROVE__NAME_ENTRY_COST 32u
+/* The names a capture can commit: its names object, in names frames (docs/formats/capture.md),
+ * is one object of at most TROVE_CAPTURE_MAX_OBJECT bytes. A names frame that would take the
+ * capture past it is refused (its producer closed), so that the capture stays committable. */
+#define TROVE__CAPTURE_NAMES_MAX ((uint64_t)TROVE_CAPTURE_MAX_OBJECT)
 /* A capture's profile_owner once samples frames were lost: it takes no more. */
 #define TROVE__PROFILE_STOPPED UINT64_MAX
 /* Uncommitted bytes of one capture that make the store thread commit early. */
@@ -100,6 +121,12 @@ struct trove__cap {
     pthread_mutex_t mu;
     int state;
     int append;                  /* the first hello asked to continue a stored capture */
+    uint64_t session;            /* numbered from 1 as the service starts sessions */
+    int mode;                    /* how it started (the store thread's, set before LIVE):
+                                    TROVE_SERVE_NEW, _REPLACE or _APPEND */
+    uint64_t replaced;           /* _REPLACE: the stored capture's events it replaces */
+    struct trove_names *added;   /* names new to the capture, in its ids, not published yet:
+                                    the ingest thread adds, the pass takes (under mu) */
     uint64_t profile_owner;      /* the producer whose samples frames the capture takes (0:
                                     none yet; TROVE__PROFILE_STOPPED: no more); under mu */
     uint64_t samples;            /* samples published */
@@ -116,7 +143,7 @@ struct trove__cap {
     uint64_t commits, commit_errors;
     int commit_failed; /* the store thread's: commits failed in a row (retried each commit_ms) */
     char error[TROVE__ERROR_MAX];
-    /* the pass thread's */
+    /* the ingest thread's once LIVE (the store thread makes it before) */
     struct trove__capture_names *cn;
     /* the store thread's */
     struct trove_capture_writer *w;
@@ -138,6 +165,8 @@ struct trove__conn_stats {
     uint64_t queue_bytes; /* producer: pending; viewer: queued */
     uint64_t events, bytes;
     uint64_t drops;       /* viewer: events dropped */
+    int mode;             /* producer: its accept's (enum trove_serve_mode), 0 before */
+    uint64_t session;
     uint64_t errors;
     char error[TROVE__ERROR_MAX];
 };
@@ -153,15 +182,21 @@ struct trove__prod {
     int got_hello;
     struct trove__clock clock;       /* a TSC producer's (hello.clock_tsc) */
     struct trove__cap *cap;          /* after the hello */
-    struct trove_profile *prof;      /* the ingest thread's: its samples frames' rows so far
-                                        (strings, frames, stacks), each frame checked on it */
-    /* the pass thread's */
-    struct trove__producer_names *pn;
+    /* the ingest thread's */
+    int opener;                      /* its hello started the capture's session */
+    int answered;                    /* its accept was written: its frames are read */
+    int told;                        /* a line was written to it */
+    struct trove_profile *prof;      /* its samples frames' rows so far (strings, frames,
+                                        stacks), each frame checked on it */
+    struct trove__producer_names *pn; /* its name ids to the capture's */
+    uint64_t names_cost;             /* its names so far, as TROVE__PRODUCER_NAMES_MAX counts */
+    uint64_t names_in;               /* names entries it sent */
     /* guarded by mu */
     pthread_mutex_t mu;
-    struct trove_event *pending;     /* decoded, not yet taken by the pass */
+    int mode;                        /* what its accept said (enum trove_serve_mode), 0 before */
+    struct trove_event *pending;     /* decoded (in the capture's name ids), not yet taken by
+                                        the pass */
     size_t npending, cap_pending;
-    struct trove_names *pending_names;
     struct trove_bytes pending_samples; /* samples frames, checked, not yet taken */
     uint64_t pending_nsamples, pending_nswitches;
     int closed;                      /* the ingest thread is done with it */
@@ -231,6 +266,7 @@ struct trove__server {
     struct trove__view *views;
     struct trove__job *jobs, *jobs_tail; /* for the store thread, in order */
     uint64_t next_id;
+    uint64_t next_session;
     uint64_t producers_total, producers_refused, viewers_total;
     atomic_int stopping;        /* 1: stop taking data; 2: the store is done */
     atomic_int pass_done, store_done;
@@ -253,6 +289,10 @@ void trove__job_release(struct trove__job *j);
  * trove__caps_sweep never drops it between being found and being counted. */
 struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, int producer,
                                    int append, int *state);
+/* As trove__cap_join for a producer; *opener (not NULL) is 1 when this producer's hello
+ * started the session (the capture was WAITING: it is OPENING now), else 0. */
+struct trove__cap *trove__cap_join_producer(struct trove__server *srv, const char *name,
+                                            int append, int *opener);
 /* Drop from the table the captures nobody needs: ended or failed, no viewer, and not the
  * newest of its name unless it has no one at all; waiting ones nobody waits for. */
 void trove__caps_sweep(struct trove__server *srv);

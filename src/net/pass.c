@@ -1,7 +1,8 @@
 /*
- * pass.c: the capture pass (every pass_ms: producers' pending events into published
- * batches) and the store thread (batches into each capture's writer, commits, the end of a
- * capture). live.h has the threads and their locks.
+ * pass.c: the capture pass (every pass_ms: producers' pending events, already in the
+ * capture's name ids, and the capture's new names into published batches) and the store
+ * thread (each capture's writer opened — which is what a producer's answer waits for —
+ * batches into it, commits, the end of a capture). live.h has the threads and their locks.
  */
 #include "live.h"
 #include "common/alloc.h"
@@ -64,17 +65,14 @@ static int scratch_room(struct pass_scratch *ps, size_t more)
     return TROVE_OK;
 }
 
-/* Take p's pending events and names into ps (the names mapped to the capture's ids, the
- * events' ids too). */
-static int take_pending(struct trove__cap *c, struct trove__prod *p, struct pass_scratch *ps)
+/* Take p's pending events (in the capture's name ids: the ingest thread mapped them) and
+ * samples frames into ps. */
+static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
 {
     struct trove_event *ev;
-    struct trove_names *names = NULL, *fresh = NULL;
     size_t n, cap;
     int rc;
 
-    if (trove_names_new(&fresh) != TROVE_OK)
-        return TROVE_ERR_NOMEM;
     pthread_mutex_lock(&p->mu);
     ev = p->pending;
     n = p->npending;
@@ -82,11 +80,6 @@ static int take_pending(struct trove__cap *c, struct trove__prod *p, struct pass
     p->pending = ps->swap;
     p->cap_pending = ps->swap_cap;
     p->npending = 0;
-    if (trove_names_count(p->pending_names) > 0) {
-        names = p->pending_names;
-        p->pending_names = fresh;
-        fresh = NULL;
-    }
     if (p->pending_samples.len > 0) {
         rc = trove_bytes_append(&ps->samples, p->pending_samples.ptr, p->pending_samples.len);
         if (rc == TROVE_OK) { /* else kept for the next pass */
@@ -97,21 +90,12 @@ static int take_pending(struct trove__cap *c, struct trove__prod *p, struct pass
         }
     }
     pthread_mutex_unlock(&p->mu);
-    trove_names_free(fresh);
     ps->swap = ev;
     ps->swap_cap = cap;
     rc = TROVE_OK;
-    if (names) {
-        pthread_mutex_lock(&c->mu); /* the web thread copies the capture's names */
-        rc = trove__remap_names(c->cn, p->pn, names, ps->added);
-        pthread_mutex_unlock(&c->mu);
-        trove_names_free(names);
-    }
-    if (rc == TROVE_OK && n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK) {
+    if (n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK) {
         memcpy(ps->ev + ps->n, ev, n * sizeof *ev);
-        rc = trove__remap_events(c->cn, p->pn, ps->ev + ps->n, n);
-        if (rc == TROVE_OK)
-            ps->n += n;
+        ps->n += n;
     }
     return rc;
 }
@@ -203,8 +187,6 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         pthread_mutex_lock(&p->mu);
         closed = p->closed;
         pthread_mutex_unlock(&p->mu);
-        if (!p->pn && trove__producer_names_new(&p->pn) != TROVE_OK)
-            continue;
         if (discard) { /* the capture failed: what it sent has nowhere to go */
             pthread_mutex_lock(&p->mu);
             p->npending = 0;
@@ -213,16 +195,28 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
             pthread_mutex_unlock(&p->mu);
             rc = TROVE_OK;
         } else {
-            rc = take_pending(c, p, ps);
+            rc = take_pending(p, ps);
         }
         if (rc != TROVE_OK) {
             pthread_mutex_lock(&p->mu);
             p->errors++;
-            snprintf(p->error, sizeof p->error, "mapping its names: %s", trove_strerror(rc));
+            snprintf(p->error, sizeof p->error, "taking its events: %s", trove_strerror(rc));
             pthread_mutex_unlock(&p->mu);
         }
         if (closed) /* it sent its last bytes before it closed: all taken now */
             done[ndone++] = p;
+    }
+    /* The capture's new names, taken after the events: the ingest thread adds a name before
+     * the events that use it, so every name an event taken here needs is in this take. */
+    if (!discard) {
+        struct trove_names *t;
+        pthread_mutex_lock(&c->mu);
+        if (trove_names_count(c->added) > 0) {
+            t = c->added;
+            c->added = ps->added;
+            ps->added = t;
+        }
+        pthread_mutex_unlock(&c->mu);
     }
     if (!discard && (trove_names_count(ps->added) > 0 || ps->n > 0 || ps->samples.len > 0)) {
         size_t off = 0;
@@ -379,11 +373,19 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
     struct trove_capture_writer *w = NULL;
     struct trove__capture_names *cn = NULL;
     const struct trove_names *stored;
-    uint64_t events;
-    int rc;
+    uint64_t events, replaced = 0;
+    int rc, mode = c->append ? TROVE_SERVE_APPEND : TROVE_SERVE_NEW;
 
     if (older_writing(srv, c))
         return; /* its last commit first */
+    if (!c->append) { /* is there a stored capture this session replaces, and how long? */
+        struct trove_capture_info info;
+        rc = trove_capture_info(srv->store, c->name, &info, NULL);
+        if (rc != TROVE_ERR_NOTFOUND)
+            mode = TROVE_SERVE_REPLACE; /* one that cannot be read is replaced too */
+        if (rc == TROVE_OK)
+            replaced = info.events;
+    }
     memset(&co, 0, sizeof co);
     co.segment_bytes = c->append ? 0 : TROVE__LIVE_SEGMENT_BYTES; /* an append keeps its own */
     co.segment_format = srv->opt.segment_format;
@@ -415,10 +417,15 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
     c->samples = c->committed_samples = trove_capture_writer_sample_count(w);
     c->spooled = 0;
     c->last_commit_ns = trove__now_ns();
+    c->mode = mode;
+    c->replaced = replaced;
     c->state = c->producers > 0 ? TROVE__CAP_LIVE : TROVE__CAP_CLOSING;
     pthread_mutex_unlock(&c->mu);
-    trove__log(srv, "capture %s: %s (%" PRIu64 " events stored)", c->name,
-               c->append ? "continued" : "started", events);
+    if (mode == TROVE_SERVE_REPLACE)
+        trove__log(srv, "capture %s: session %" PRIu64 " replaces the stored capture (%" PRIu64
+                        " events)", c->name, c->session, replaced);
+    trove__log(srv, "capture %s: session %" PRIu64 " %s (%" PRIu64 " events stored)", c->name,
+               c->session, c->append ? "continued" : "started", events);
 }
 
 /*

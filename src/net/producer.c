@@ -1,12 +1,26 @@
 /*
  * producer.c: a producer's byte stream cut into its hello line and whole wire frames, and
- * the hello read (producer.h). The framer copies only what arrives split across reads: a
- * frame that lies whole inside one read is handed out where it is.
+ * the hello read (producer.h); the service's answer lines written, and read back on the
+ * producer's side (trove_serve_answer_parse). The framer copies only what arrives split
+ * across reads: a frame that lies whole inside one read is handed out where it is.
+ *
+ * The answer lines, at most TROVE_SERVE_ANSWER_MAX (1,024) bytes with the newline:
+ *
+ *   {"type":"accept","capture":"NAME","session":S,"mode":"new","events":E}\n
+ *   {"type":"refuse","reason":"..."}\n
+ *   {"type":"error","reason":"..."}\n
+ *
+ * Trust rules of the reader: the line's length is checked before anything else; strings
+ * are read into bounded buffers (a longer one is an error, never grown); numbers must be
+ * integers within u64; the type and the mode must be ones this trove knows.
  */
 #include "producer.h"
 #include "common/fail.h"
 #include "common/json.h"
+#include "common/utf8.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "trove/event.h"
@@ -144,6 +158,177 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
     return TROVE_OK;
 }
 
+/* ---- the answer lines ------------------------------------------------------------------ */
+
+static const char *const mode_names[] = {"?", "new", "replace", "append", "join"};
+
+const char *trove_serve_mode_name(int mode)
+{
+    return mode >= TROVE_SERVE_NEW && mode <= TROVE_SERVE_JOIN ? mode_names[mode] : "?";
+}
+
+size_t trove__answer_accept(char *out, const char *capture, uint64_t session, int mode,
+                            uint64_t events)
+{
+    int n = snprintf(out, TROVE_SERVE_ANSWER_MAX,
+                     "{\"type\":\"accept\",\"capture\":\"%.128s\",\"session\":%" PRIu64
+                     ",\"mode\":\"%s\",\"events\":%" PRIu64 "}\n",
+                     capture, session, trove_serve_mode_name(mode), events);
+    /* at most 48 + 128 + 2 * 20 + 7 bytes: always whole */
+    return n > 0 ? (size_t)n : 0;
+}
+
+size_t trove__answer_reason(char *out, int type, const char *reason)
+{
+    static const char tail[] = "\"}\n";
+    const uint8_t *s = (const uint8_t *)reason;
+    size_t len = strlen(reason), at, room;
+    int n = snprintf(out, TROVE_SERVE_ANSWER_MAX, "{\"type\":\"%s\",\"reason\":\"",
+                     type == TROVE_SERVE_REFUSE ? "refuse" : "error");
+
+    at = n > 0 ? (size_t)n : 0;
+    room = TROVE_SERVE_ANSWER_MAX - sizeof tail - 3; /* the tail, its NUL and "..." */
+    for (size_t i = 0; i < len;) {
+        size_t ok = trove__utf8_valid_prefix(s + i, len - i < 4 ? len - i : 4), step, need;
+        char esc[8];
+        if (ok == 0) { /* a byte that is not UTF-8 */
+            esc[0] = '?';
+            need = step = 1;
+        } else if (s[i] == '"' || s[i] == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)s[i];
+            need = 2;
+            step = 1;
+        } else if (s[i] < 0x20 || s[i] == 0x7f) {
+            snprintf(esc, sizeof esc, "\\u%04x", s[i]);
+            need = 6;
+            step = 1;
+        } else { /* one character, whole */
+            step = s[i] < 0x80 ? 1 : s[i] < 0xe0 ? 2 : s[i] < 0xf0 ? 3 : 4;
+            memcpy(esc, s + i, step);
+            need = step;
+        }
+        if (at + need > room) {
+            memcpy(out + at, "...", 3);
+            at += 3;
+            break;
+        }
+        memcpy(out + at, esc, need);
+        at += need;
+        i += step;
+    }
+    memcpy(out + at, tail, sizeof tail); /* with its NUL */
+    return at + sizeof tail - 1;
+}
+
+/* A string member into out (cap bytes with its NUL): TROVE_ERR_INVALID if it is not a
+ * string or holds a NUL, TROVE_ERR_LIMIT if it is longer. */
+static int answer_string(struct trove__json *js, const char *key, char *out, size_t cap,
+                         struct trove_diag *diag)
+{
+    struct trove__json_str v = {(uint8_t *)out, 0, cap - 1, 0};
+    uint64_t at = trove__json_pos(js);
+    int rc;
+
+    if (trove__json_peek(js) != '"')
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "answer: \"%s\" must be a string", key);
+    if ((rc = trove__json_string(js, &v)) != TROVE_OK)
+        return rc;
+    if (v.over)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, at, "answer: \"%s\" is over %zu bytes", key,
+                          cap - 1);
+    if (memchr(out, 0, v.len))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "answer: \"%s\" holds a NUL byte", key);
+    out[v.len] = 0;
+    return TROVE_OK;
+}
+
+int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
+                             struct trove_diag *diag)
+{
+    uint8_t keybuf[16];
+    struct trove__json_str key = {keybuf, 0, sizeof keybuf, 0};
+    struct trove__json js;
+    char type[8] = "", mode[8] = "";
+    int rc, c, have = 0; /* bits: 1 capture, 2 session, 4 mode, 8 events, 16 reason */
+
+    memset(out, 0, sizeof *out);
+    if (len >= TROVE_SERVE_ANSWER_MAX)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0, "answer: a line of %zu bytes, over %u",
+                          len, TROVE_SERVE_ANSWER_MAX - 1);
+    trove__json_init_mem(&js, (const uint8_t *)line, len, diag);
+    js.doc = "answer";
+    js.flags = TROVE_JSON_UTF8;
+    js.max_depth = 8;
+    if ((c = trove__json_peek(&js)) != '{')
+        return c < 0 ? trove__json_eof_error(&js, "the answer")
+                     : trove__json_unexpected(&js, c, "'{'", "the answer");
+    trove__json_take(&js);
+    if (trove__json_peek(&js) == '}') {
+        trove__json_take(&js);
+    } else {
+        do {
+            uint64_t v = 0;
+            if ((rc = trove__json_key(&js, &key, "the answer")) != TROVE_OK)
+                return rc;
+            if (trove__json_key_is(&key, "type")) {
+                if ((rc = answer_string(&js, "type", type, sizeof type, diag)) == TROVE_ERR_LIMIT)
+                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                                      "answer: a \"type\" this trove does not know");
+            } else if (trove__json_key_is(&key, "capture")) {
+                rc = answer_string(&js, "capture", out->capture, sizeof out->capture, diag);
+                have |= 1;
+            } else if (trove__json_key_is(&key, "reason")) {
+                rc = answer_string(&js, "reason", out->reason, sizeof out->reason, diag);
+                have |= 16;
+            } else if (trove__json_key_is(&key, "mode")) {
+                if ((rc = answer_string(&js, "mode", mode, sizeof mode, diag)) == TROVE_ERR_LIMIT)
+                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                                      "answer: a \"mode\" this trove does not know");
+                have |= 4;
+            } else if (trove__json_key_is(&key, "session") || trove__json_key_is(&key, "events")) {
+                int events = trove__json_key_is(&key, "events");
+                rc = hello_uint(&js, events ? "events" : "session", 0, UINT64_MAX, &v, diag);
+                if (events)
+                    out->events = v;
+                else
+                    out->session = v;
+                have |= events ? 8 : 2;
+            } else {
+                rc = trove__json_skip(&js, 1);
+            }
+            if (rc != TROVE_OK)
+                return rc;
+        } while ((rc = trove__json_next_member(&js, "the answer")) > 0);
+        if (rc < 0)
+            return rc;
+    }
+    if ((c = trove__json_peek(&js)) >= 0) /* a '\r' before the newline is whitespace */
+        return trove__json_unexpected(&js, c, "the end of the line", "the answer");
+    if (!strcmp(type, "accept")) {
+        out->type = TROVE_SERVE_ACCEPT;
+        for (int m = TROVE_SERVE_NEW; m <= TROVE_SERVE_JOIN; m++)
+            if (!strcmp(mode, mode_names[m]))
+                out->mode = m;
+        if ((have & 15) != 15)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                              "answer: an accept needs \"capture\", \"session\", \"mode\" and "
+                              "\"events\"");
+        if (!out->mode)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                              "answer: a \"mode\" this trove does not know");
+    } else if (!strcmp(type, "refuse") || !strcmp(type, "error")) {
+        out->type = type[0] == 'r' ? TROVE_SERVE_REFUSE : TROVE_SERVE_ERROR;
+        if (!(have & 16))
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "answer: a %s needs \"reason\"", type);
+    } else {
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          type[0] ? "answer: a \"type\" this trove does not know"
+                                  : "answer: no \"type\" member");
+    }
+    return TROVE_OK;
+}
+
 /* ---- a TSC producer's clock ---------------------------------------------------------- */
 
 #define CLOCK_SHIFT 40
@@ -179,6 +364,10 @@ void trove__clock_apply(const struct trove__clock *c, struct trove_event *ev, si
 
 /* ---- the framer --------------------------------------------------------------------- */
 
+/* The room the framer keeps between frames split across reads: a frame bigger than this
+ * (a names frame may be 64 MiB) gets room of its own, freed after it. */
+#define FRAMER_KEEP ((size_t)1 << 20)
+
 void trove__framer_init(struct trove__framer *f) { memset(f, 0, sizeof *f); }
 
 void trove__framer_free(struct trove__framer *f)
@@ -189,8 +378,9 @@ void trove__framer_free(struct trove__framer *f)
 
 size_t trove__framer_pending(const struct trove__framer *f) { return f->buf.len; }
 
-/* A frame's whole length from its header (checked), or an error naming the offset. */
-static int frame_len(const uint8_t *head, uint64_t offset, size_t *out, struct trove_diag *diag)
+/* A frame's whole length from its header (checked, into h), or an error naming the offset. */
+static int frame_len(const uint8_t *head, uint64_t offset, size_t *out,
+                     struct trove_wire_header *h_out, struct trove_diag *diag)
 {
     struct trove_wire_header h;
     int rc = trove_wire_parse_header(head, TROVE_WIRE_HEADER_SIZE, &h, diag);
@@ -202,6 +392,7 @@ static int frame_len(const uint8_t *head, uint64_t offset, size_t *out, struct t
                           (unsigned long long)offset, why[0] ? why : trove_strerror(rc));
     }
     *out = TROVE_WIRE_HEADER_SIZE + (size_t)h.payload_len;
+    *h_out = h;
     return TROVE_OK;
 }
 
@@ -220,6 +411,7 @@ int trove__framer_feed(struct trove__framer *f, const uint8_t *data, size_t len,
     if (f->failed)
         return f->failed;
     while (len > 0) {
+        struct trove_wire_header h;
         size_t total, take;
         if (!f->got_hello) {
             const uint8_t *nl = memchr(data, '\n', len);
@@ -244,10 +436,14 @@ int trove__framer_feed(struct trove__framer *f, const uint8_t *data, size_t len,
         }
         /* A whole frame inside this read: handed out where it lies. */
         if (f->buf.len == 0 && len >= TROVE_WIRE_HEADER_SIZE) {
-            if ((rc = frame_len(data, f->offset, &total, diag)) != TROVE_OK)
+            if ((rc = frame_len(data, f->offset, &total, &h, diag)) != TROVE_OK)
                 return fail(f, rc);
+            if (f->header && (rc = f->header(ctx, &h)) != TROVE_OK)
+                return fail(f, rc);
+            f->header_seen = 1;
             if (len >= total) {
                 rc = frame(ctx, data, total);
+                f->header_seen = 0;
                 f->offset += total;
                 data += total;
                 len -= total;
@@ -267,8 +463,11 @@ int trove__framer_feed(struct trove__framer *f, const uint8_t *data, size_t len,
             if (f->buf.len < TROVE_WIRE_HEADER_SIZE)
                 return TROVE_OK;
         }
-        if ((rc = frame_len(f->buf.ptr, f->offset, &total, diag)) != TROVE_OK)
+        if ((rc = frame_len(f->buf.ptr, f->offset, &total, &h, diag)) != TROVE_OK)
             return fail(f, rc);
+        if (!f->header_seen && f->header && (rc = f->header(ctx, &h)) != TROVE_OK)
+            return fail(f, rc);
+        f->header_seen = 1;
         take = total - f->buf.len < len ? total - f->buf.len : len;
         if ((rc = trove_bytes_append(&f->buf, data, take)) != TROVE_OK)
             return fail(f, rc);
@@ -277,8 +476,11 @@ int trove__framer_feed(struct trove__framer *f, const uint8_t *data, size_t len,
         if (f->buf.len < total)
             return TROVE_OK;
         rc = frame(ctx, f->buf.ptr, f->buf.len);
+        f->header_seen = 0;
         f->offset += f->buf.len;
         f->buf.len = 0;
+        if (f->buf.cap > FRAMER_KEEP) /* a big frame's room is not kept for the next */
+            trove_bytes_free(&f->buf);
         if (rc != TROVE_OK)
             return fail(f, rc);
     }

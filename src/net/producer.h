@@ -4,7 +4,9 @@
  * of frames (docs/formats/wire.md). The framer cuts the stream into the hello and whole
  * frames, checking every header before it trusts a length; the hello parser reads the line's
  * fields. Neither blocks or allocates without a bound: the hello is at most
- * TROVE__HELLO_MAX bytes and a frame at most its header's limits.
+ * TROVE__HELLO_MAX bytes and a frame at most its header's limits. And what the service says
+ * back: the answer lines (accept, refuse, error) written here, parsed by
+ * trove_serve_answer_parse (trove/serve.h) on the producer's side.
  */
 #ifndef TROVE_NET_PRODUCER_H
 #define TROVE_NET_PRODUCER_H
@@ -13,6 +15,7 @@
 #include <stdint.h>
 
 #include "trove/common.h"
+#include "trove/serve.h"
 
 #define TROVE__HELLO_MAX 4096u        /* bytes of the hello line, its newline included */
 #define TROVE__PRODUCER_NAME_MAX 128u /* bytes of "producer" */
@@ -59,15 +62,35 @@ void trove__clock_apply(const struct trove__clock *c, struct trove_event *ev, si
 int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out,
                        struct trove_diag *diag);
 
+/*
+ * The service's answer lines (docs/serve.md, "Producers"), each one JSON object and a
+ * newline, written into out (room for TROVE_SERVE_ANSWER_MAX bytes) and never longer: the
+ * length is returned. An accept names the capture (a valid name: it needs no escaping), the
+ * session, the mode (enum trove_serve_mode) and the events the mode counts. A refuse or an
+ * error (type TROVE_SERVE_REFUSE or _ERROR) carries reason as a JSON string: a byte that is
+ * not part of well-formed UTF-8 becomes '?', and a reason too long for the line is cut at a
+ * character, with "..." after it.
+ */
+size_t trove__answer_accept(char *out, const char *capture, uint64_t session, int mode,
+                            uint64_t events);
+size_t trove__answer_reason(char *out, int type, const char *reason);
+
 /* The framer's callbacks: return TROVE_OK to go on, anything else to stop (returned). */
+struct trove_wire_header;
 typedef int (*trove__hello_fn)(void *ctx, const uint8_t *line, size_t len);
 typedef int (*trove__frame_fn)(void *ctx, const uint8_t *frame, size_t len);
+typedef int (*trove__header_fn)(void *ctx, const struct trove_wire_header *h);
 
 struct trove__framer {
     int got_hello;
     struct trove_bytes buf; /* bytes of an unfinished hello or frame */
     uint64_t offset;        /* stream bytes consumed before buf's first */
     int failed;             /* an error stopped it: every later feed returns it */
+    int header_seen;        /* the unfinished frame's header went to `header` */
+    /* Set by the owner after init (may stay NULL): called with each frame's header once it
+     * is checked, before anything is buffered for its payload, so that the owner may refuse
+     * a frame by its header (a bound on what the producer may send). */
+    trove__header_fn header;
 };
 
 void trove__framer_init(struct trove__framer *f);
@@ -78,7 +101,8 @@ void trove__framer_free(struct trove__framer *f);
  * not included), then frame with each whole frame (header and payload) in order. The
  * pointers are valid during the call only. A frame's header is checked
  * (trove_wire_parse_header) as soon as its 16 bytes are in, so an oversized length is
- * refused before anything is buffered for it; its payload is left to the decoder. Errors:
+ * refused before anything is buffered for it (and then given to f->header, if set); its
+ * payload is left to the decoder. Errors:
  * TROVE_ERR_LIMIT (no newline within TROVE__HELLO_MAX bytes), the header's errors (diag
  * gives the stream offset of the frame), TROVE_ERR_NOMEM, or a callback's; after one, every
  * call returns it again.

@@ -7,7 +7,9 @@
  * ids are rewritten before they are batched. Thread and process names are keyed by pid
  * (and tid), which keep producers apart already, and pass through as they are. An event
  * whose id the producer never named gets a capture id of its own, also without a name, so
- * that ids of different producers never meet. Not thread-safe: the capture pass owns them.
+ * that ids of different producers never meet. The dictionary also knows how big its names
+ * are as the capture stores them, so that a capture never takes names it cannot commit.
+ * Not thread-safe: the service's ingest thread owns them.
  */
 #ifndef TROVE_NET_REMAP_H
 #define TROVE_NET_REMAP_H
@@ -32,6 +34,20 @@ void trove__producer_names_free(struct trove__producer_names *p);
  */
 int trove__remap_names(struct trove__capture_names *c, struct trove__producer_names *p,
                        const struct trove_names *added, struct trove_names *out);
+
+/*
+ * As trove__remap_names, unless the capture's names would then take more than max bytes in
+ * its names object (trove__capture_names_stored_bytes): then TROVE_ERR_LIMIT, with nothing
+ * changed. *would_out (may be NULL) gets the bytes they would take either way.
+ */
+int trove__remap_names_max(struct trove__capture_names *c, struct trove__producer_names *p,
+                           const struct trove_names *added, struct trove_names *out,
+                           uint64_t max, uint64_t *would_out);
+
+/* The bytes the capture's names take in its names object (docs/formats/capture.md): every
+ * entry as a names frame encodes it, and a 16-byte header for each of the frames the
+ * capture writer cuts them into (an upper bound: it is exact but for a few headers). */
+uint64_t trove__capture_names_stored_bytes(const struct trove__capture_names *c);
 
 /* Rewrite ev[0..n)'s name ids from p's ids to the capture's. Errors: TROVE_ERR_NOMEM,
  * TROVE_ERR_LIMIT. */

@@ -71,7 +71,7 @@ struct cap_row {
     char name[TROVE_VOLUME_NAME_MAX + 1];
     int state, producers, viewers;
     uint64_t events, committed, stored_bytes, uncommitted_bytes, commits, errors;
-    uint64_t samples, committed_samples;
+    uint64_t samples, committed_samples, session;
     char error[TROVE__ERROR_MAX];
 };
 
@@ -123,6 +123,7 @@ static int snapshot_take(struct trove__server *srv, struct snapshot *s)
         pthread_mutex_lock(&c->mu);
         snprintf(r->name, sizeof r->name, "%s", c->name);
         r->state = c->state;
+        r->session = c->session;
         r->producers = c->producers;
         r->viewers = c->viewers;
         r->events = c->published;
@@ -143,7 +144,9 @@ static int snapshot_take(struct trove__server *srv, struct snapshot *s)
         r->kind = TROVE__CONN_PRODUCER;
         snprintf(r->peer, sizeof r->peer, "%s", p->peer);
         snprintf(r->capture, sizeof r->capture, "%s", p->cap ? p->cap->name : "");
+        r->session = p->cap ? p->cap->session : 0;
         pthread_mutex_lock(&p->mu);
+        r->mode = p->mode;
         r->wire = p->last_wire;
         r->queue_bytes = (uint64_t)p->npending * TROVE_EVENT_SIZE;
         r->events = p->events_in;
@@ -159,6 +162,7 @@ static int snapshot_take(struct trove__server *srv, struct snapshot *s)
         r->kind = TROVE__CONN_VIEWER;
         snprintf(r->peer, sizeof r->peer, "%s", v->peer);
         snprintf(r->capture, sizeof r->capture, "%s", v->cap ? v->cap->name : "");
+        r->session = v->cap ? v->cap->session : 0;
         r->wire = v->wire;
         r->events = v->sent_events;
         r->bytes = v->sent_bytes;
@@ -226,12 +230,12 @@ int trove__status_json(struct trove__server *srv, struct trove_bytes *out)
         if (rc == TROVE_OK)
             rc = put_str(out, r->name);
         if (rc == TROVE_OK)
-            rc = put(out, ",\"state\":\"%s\",\"live\":%s,\"events\":%" PRIu64
+            rc = put(out, ",\"session\":%" PRIu64 ",\"state\":\"%s\",\"live\":%s,\"events\":%" PRIu64
                           ",\"committed_events\":%" PRIu64 ",\"bytes_stored\":%" PRIu64
                           ",\"uncommitted_bytes\":%" PRIu64 ",\"commits\":%" PRIu64
                           ",\"samples\":%" PRIu64 ",\"committed_samples\":%" PRIu64
                           ",\"producers\":%d,\"viewers\":%d,\"errors\":%" PRIu64 ",\"error\":",
-                     state_name(r->state),
+                     r->session, state_name(r->state),
                      r->state == TROVE__CAP_LIVE || r->state == TROVE__CAP_OPENING ? "true"
                                                                                    : "false",
                      r->events, r->committed, r->stored_bytes, r->uncommitted_bytes, r->commits,
@@ -254,9 +258,10 @@ int trove__status_json(struct trove__server *srv, struct trove_bytes *out)
         if (rc == TROVE_OK)
             rc = put_str(out, r->capture);
         if (rc == TROVE_OK)
-            rc = put(out, ",\"wire\":\"%s\",\"queue_bytes\":%" PRIu64 ",\"events\":%" PRIu64
+            rc = put(out, ",\"session\":%" PRIu64 ",\"mode\":\"%s\",\"wire\":\"%s\",\"queue_bytes\":%" PRIu64 ",\"events\":%" PRIu64
                           ",\"bytes\":%" PRIu64 ",\"bytes_per_event\":%.3f,\"drops\":%" PRIu64
                           ",\"errors\":%" PRIu64 ",\"error\":",
+                     r->session, r->mode ? trove_serve_mode_name(r->mode) : "",
                      r->wire ? trove_wire_format_name(r->wire) : "", r->queue_bytes, r->events,
                      r->bytes, r->events ? (double)r->bytes / (double)r->events : 0.0, r->drops,
                      r->errors);
