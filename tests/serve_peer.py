@@ -4,7 +4,14 @@
   get URL                         print the body of an HTTP GET (exit 1 on a non-200)
   stall URL CAPTURE SECONDS       open /api/live as a WebSocket, then never read
   send SOCKET HELLO [FILE]        connect to the producer socket (or HOST:PORT), send the HELLO line and
-                                  then FILE's bytes; wait for the service to close it
+                                  then FILE's bytes; wait for the service to close it; print
+                                  each line the service sent, then "closed"
+  flood SOCKET CAPTURE LEN        a producer of CAPTURE sending names frames of 10,000 names
+                                  each, every name new (LEN bytes), until the service closes
+                                  it; print each line the service sent, then "closed N" (the
+                                  names it sent)
+  chrome-names FILE N LEN         write a Chrome JSON trace of N "X" events, each with a name
+                                  of its own of LEN bytes
   ws URL PATH [OUT] [HEADER...]   a WebSocket handshake on PATH (with extra "Name: value"
                                   headers); print each text message and the close code
                                   until the service closes; binary messages to OUT
@@ -12,6 +19,7 @@
 import base64
 import os
 import socket
+import struct
 import sys
 import time
 import urllib.request
@@ -54,6 +62,39 @@ def read_exact(s, n):
     return out
 
 
+def connect(path):
+    if "/" not in path and ":" in path:  # HOST:PORT: the TCP ingest
+        host, port = path.rsplit(":", 1)
+        return socket.create_connection((host, int(port)))
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(path)
+    return s
+
+
+def varint(v):
+    out = b""
+    while v >= 0x80:
+        out += bytes([v & 0x7F | 0x80])
+        v >>= 7
+    return out + bytes([v])
+
+
+def names_frame(first, count, length):
+    """A names frame (docs/formats/wire.md, format 4) of event names first..first+count-1,
+    each "n<id>-" padded with x to LEN bytes."""
+    parts = []
+    for i in range(first, first + count):
+        name = ("n%d-" % i).encode().ljust(length, b"x")
+        parts.append(b"\x01" + varint(i) + varint(len(name)) + name)
+    body = b"".join(parts)
+    return b"TV\x04\x01" + struct.pack("<III", count, len(body), 0) + body
+
+
+def print_lines(data):
+    for line in data.decode(errors="replace").splitlines():
+        print(line, flush=True)
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "get":
@@ -73,24 +114,61 @@ def main():
         return 0
     if cmd == "send":
         path, hello = sys.argv[2], sys.argv[3]
-        if "/" not in path and ":" in path:  # HOST:PORT: the TCP ingest
-            host, port = path.rsplit(":", 1)
-            s = socket.create_connection((host, int(port)))
-        else:
-            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            s.connect(path)
+        s = connect(path)
         data = hello.encode() + b"\n"
+        got = b""
         if len(sys.argv) > 4:
             data += open(sys.argv[4], "rb").read()
         try:
             s.sendall(data)
             s.shutdown(socket.SHUT_WR)  # the end of the stream; the service then closes
             s.settimeout(10)
-            while s.recv(4096):
+            while True:
+                b = s.recv(4096)
+                if not b:
+                    break
+                got += b
+        except (BrokenPipeError, ConnectionResetError):
+            try:  # what the service said before it closed is still there to read
+                got += s.recv(65536)
+            except OSError:
                 pass
+        print_lines(got)
+        print("closed", flush=True)
+        return 0
+    if cmd == "flood":
+        path, cap, length = sys.argv[2], sys.argv[3], int(sys.argv[4])
+        s = connect(path)
+        s.sendall(('{"capture":"%s","producer":"flood"}\n' % cap).encode())
+        sent = 0
+        try:
+            while True:
+                s.sendall(names_frame(sent, 10000, length))
+                sent += 10000
         except (BrokenPipeError, ConnectionResetError):
             pass
-        print("closed", flush=True)
+        got = b""
+        s.settimeout(10)
+        try:
+            while True:
+                b = s.recv(4096)
+                if not b:
+                    break
+                got += b
+        except OSError:
+            pass
+        print_lines(got)
+        print("closed", sent, flush=True)
+        return 0
+    if cmd == "chrome-names":
+        path, n, length = sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+        with open(path, "w") as f:
+            f.write('{"traceEvents":[\n')
+            for i in range(n):
+                name = ("event-%07d-" % i).ljust(length, "x")
+                f.write('%s{"name":"%s","ph":"X","ts":%d,"dur":1,"pid":1,"tid":1}\n'
+                        % ("," if i else "", name, i))
+            f.write("]}\n")
         return 0
     if cmd == "ws":
         out = open(sys.argv[4], "wb") if len(sys.argv) > 4 and sys.argv[4] != "-" else None

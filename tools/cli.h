@@ -9,6 +9,7 @@
 #ifndef TROVE_CLI_H
 #define TROVE_CLI_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -16,6 +17,7 @@
 #include "trove/event.h"
 #include "trove/flows.h"
 #include "trove/import.h"
+#include "trove/serve.h"
 #include "trove/tables.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
@@ -38,10 +40,30 @@ int cmd_top(int argc, char **argv);
 /* The producers' socket of `trove serve`: given, else $TROVE_SOCKET for an s3:// store,
  * else STORE/trove.sock (cmd_serve.c). */
 const char *cli_socket_for(const char *given, const char *store, char *buf, size_t cap);
-/* Connect to the service at path and say hello for capture (append: continue it). The
- * socket, or -1 after an error line. */
-int cli_producer_connect(const char *cmd, const char *path, const char *capture, int append,
-                         const char *producer);
+/* A producer's connection to `trove serve` (cli_producer.c). */
+struct cli_producer {
+    int fd;
+    struct trove_serve_answer accept;    /* the service's accept */
+    volatile sig_atomic_t *stop;         /* may be NULL: set (by a signal), waits give up */
+    size_t in_len;
+    char in[2 * TROVE_SERVE_ANSWER_MAX]; /* what the service sent, not yet taken as lines */
+};
+/* Connect to the service at path, say hello for capture (append: continue it) and wait up
+ * to 10 s for the answer: 0 with p->fd open and p->accept filled; else 1 after an error
+ * line (the refusal's reason, no answer, no service). p->stop is kept. */
+int cli_producer_open(const char *cmd, const char *path, const char *capture, int append,
+                      const char *producer, struct cli_producer *p);
+/* Say how the service took the capture on stderr: always when the session replaces a stored
+ * capture, else when verbose. */
+void cli_producer_say(const char *cmd, const struct cli_producer *p, int verbose);
+/* A write to p failed after `sent` events (UINT64_MAX: not said): the service closed it.
+ * Print why (its error line, if it sent one); returns 1. */
+int cli_producer_closed(const char *cmd, struct cli_producer *p, uint64_t sent);
+/* The stream is whole: shut the sending side and wait until the service has read it all and
+ * closed (p->stop set gives up waiting). 0; or 1 after an error line when the service sent
+ * an error line instead. */
+int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent);
+void cli_producer_close(struct cli_producer *p);
 int cmd_replay(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_record(int argc, char **argv);
@@ -53,11 +75,12 @@ int cli_record_sample(int argc, char **argv);
 /* Its usage text, which `trove record --help` prints after the producer's. */
 void cli_record_sample_usage(FILE *f);
 /* `trove gen --live` (cmd_serve.c): the model g's events sent to the service at `rate` a
- * second for `seconds`, their times moved to when they are sent. The exit status. */
+ * second for `seconds`, their times moved to when they are sent. verbose: say how the
+ * service took the capture (new, replace, append, join). The exit status. */
 struct trove_gen_options;
 int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
-                 int append, int json, int quiet);
+                 int append, int json, int quiet, int verbose);
 
 /* `trove serve`'s importer (serve_import.c), its trove_serve_options.import_fn: the file at
  * path (the body of POST /api/captures/import; any input kind) stored as capture `name`

@@ -194,7 +194,7 @@ int cmd_gen(int argc, char **argv)
         if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o"))
             return 2;
         return cli_gen_live(live, &o, rate, seconds, sock, co.store, co.wire, co.batch, append,
-                            co.json, co.quiet);
+                            co.json, co.quiet, co.verbose);
     }
     if (rate || seconds > 0 || sock || append)
         return cli_error("gen", "--rate, --seconds, --socket and --append go with --live NAME");

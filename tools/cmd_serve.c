@@ -188,7 +188,7 @@ static void serve_log_line(void *ctx, const char *line)
         l->lost = 1;
     problem = strstr(line, "closed:") || strstr(line, "fail") || strstr(line, "error") ||
                   strstr(line, "committing:") ||
-                  strstr(line, "could not");
+                  strstr(line, "could not") || strstr(line, "replaces the stored capture");
     if (l->quiet || (!l->verbose && !problem))
         return;
     fprintf(stderr, "trove serve: %s\n", line);
@@ -380,11 +380,14 @@ static void record_usage(FILE *f)
             "                    [--append] [--pid P] [--wire W] [--batch N] [--store DIR]\n"
             "                    [--json] [-q] [-v]\n"
             "\n"
-            "Send IN to the running service as capture NAME, as a producer would. " INPUT_HELP
+            "Send IN to the running service as capture NAME, as a producer would. The service\n"
+            "answers: without --append a stored capture NAME is replaced (said on stderr), and a\n"
+            "refusal, or the service closing the connection, fails with its reason.\n" INPUT_HELP
             "  --rate R           max (default), realtime (paced by the events' own times) or\n"
             "                     N events per second\n"
             "  --socket PATH      the service's socket (default: the store's, DIR/trove.sock)\n"
-            "  --append           continue capture NAME rather than start it anew\n"
+            "  --append           continue capture NAME (the store must have it) rather than\n"
+            "                     start it anew\n"
             "  --pid P            give every event (and its process and thread names) pid P,\n"
             "                     so that several recordings of one file are several processes\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
@@ -412,7 +415,7 @@ static int names_with_pid(const struct trove_names *in, uint32_t pid, struct tro
 }
 
 /* Send names, then events in frames of `batch`, paced. Returns 0, or 1 after an error. */
-static int send_all(const char *cmd, int fd, const struct trove_names *names,
+static int send_all(const char *cmd, struct cli_producer *pr, const struct trove_names *names,
                     const struct trove_event *ev, size_t n, int wire, uint64_t batch,
                     struct pace *pace, uint64_t *bytes, uint64_t *frames, uint64_t *sent)
 {
@@ -424,9 +427,12 @@ static int send_all(const char *cmd, int fd, const struct trove_names *names,
         cli_error(cmd, "out of memory");
         goto out;
     }
-    if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
-        cli_write_all(fd, buf.ptr, buf.len) != 0) {
-        cli_error(cmd, "sending the names: %s", strerror(errno));
+    if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK) {
+        cli_error(cmd, "encoding the names: out of memory");
+        goto out;
+    }
+    if (cli_write_all(pr->fd, buf.ptr, buf.len) != 0) {
+        cli_producer_closed(cmd, pr, 0);
         goto out;
     }
     *bytes += buf.len;
@@ -443,9 +449,8 @@ static int send_all(const char *cmd, int fd, const struct trove_names *names,
             cli_error(cmd, "encoding events %zu..%zu", i, i + k);
             goto out;
         }
-        if (cli_write_all(fd, buf.ptr, buf.len) != 0) {
-            cli_error(cmd, "the service closed the connection after %" PRIu64
-                           " events (its log, or GET /api/status, says why)", *sent);
+        if (cli_write_all(pr->fd, buf.ptr, buf.len) != 0) {
+            cli_producer_closed(cmd, pr, *sent);
             goto out;
         }
         *bytes += buf.len;
@@ -462,13 +467,14 @@ out:
 int cmd_record(int argc, char **argv)
 {
     struct cli_common co;
+    struct cli_producer pr = {.fd = -1, .stop = &interrupted};
     struct trove_events events = {0};
     struct trove_names *names = NULL, *renamed = NULL;
     struct pace pace = {0, 0, 0, 0};
     const char *name = NULL, *in = NULL, *sock = NULL;
     char sockbuf[4200];
     uint64_t pid = 0, bytes = 0, frames = 0, sent = 0;
-    int append = 0, have_pid = 0, fd = -1, status = 1, r;
+    int append = 0, have_pid = 0, status = 1, r;
     double t0;
 
     /* A command (-- CMD) or a pid without --from: sampling it (record_sample.c). */
@@ -544,19 +550,22 @@ int cmd_record(int argc, char **argv)
         }
     }
     sock = cli_socket_for(sock, co.store, sockbuf, sizeof sockbuf);
-    if ((fd = cli_producer_connect("record", sock, name, append, "trove record")) < 0)
+    if (cli_producer_open("record", sock, name, append, "trove record", &pr))
         goto out;
+    if (!co.quiet)
+        cli_producer_say("record", &pr, co.verbose);
     t0 = cli_now();
-    if (send_all("record", fd, have_pid ? renamed : names, events.ev, events.len, co.wire,
-                 co.batch, &pace, &bytes, &frames, &sent))
+    if (send_all("record", &pr, have_pid ? renamed : names, events.ev, events.len, co.wire,
+                 co.batch, &pace, &bytes, &frames, &sent) ||
+        cli_producer_finish("record", &pr, sent))
         goto out;
-    close(fd);
-    fd = -1;
     if (co.json) {
         printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64
-               ",\"bytes\":%" PRIu64 ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s}\n",
+               ",\"bytes\":%" PRIu64 ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s,"
+               "\"accept\":{\"session\":%" PRIu64 ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
                name, sent, frames, bytes, trove_wire_format_name(co.wire), cli_now() - t0,
-               interrupted ? "true" : "false");
+               interrupted ? "true" : "false", pr.accept.session,
+               trove_serve_mode_name(pr.accept.mode), pr.accept.events);
     } else if (!co.quiet) {
         fprintf(stderr, "trove record: %" PRIu64 " events sent to capture %s (%" PRIu64
                         " bytes, %s frames) in %.2f s%s\n",
@@ -565,8 +574,7 @@ int cmd_record(int argc, char **argv)
     }
     status = 0;
 out:
-    if (fd >= 0)
-        close(fd);
+    cli_producer_close(&pr);
     trove_events_free(&events);
     trove_names_free(names);
     trove_names_free(renamed);
@@ -577,8 +585,9 @@ out:
  * with their times moved to when they are sent (so a viewer sees them as they happen). */
 int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
-                 int append, int json, int quiet)
+                 int append, int json, int quiet, int verbose)
 {
+    struct cli_producer pr = {.fd = -1, .stop = &interrupted};
     struct trove_events events = {0};
     struct trove_names *names = NULL;
     struct trove_gen_options go = *g;
@@ -587,7 +596,7 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
     struct trove_event *chunk = NULL;
     char sockbuf[4200];
     uint64_t total = (uint64_t)((double)rate * seconds), sent = 0, bytes = 0, frames = 0, t0;
-    int fd = -1, status = 1;
+    int status = 1;
     struct trove_diag diag = {0};
 
     if (trove_volume_name_check(name, &diag) != TROVE_OK)
@@ -603,11 +612,16 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         goto out;
     }
     sock = cli_socket_for(sock, store, sockbuf, sizeof sockbuf);
-    if ((fd = cli_producer_connect("gen", sock, name, append, "trove gen --live")) < 0)
+    if (cli_producer_open("gen", sock, name, append, "trove gen --live", &pr))
         goto out;
-    if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK ||
-        cli_write_all(fd, buf.ptr, buf.len) != 0) {
-        cli_error("gen", "sending the names failed");
+    if (!quiet)
+        cli_producer_say("gen", &pr, verbose);
+    if (trove_wire_encode_names(names, 0, trove_names_count(names), &buf) != TROVE_OK) {
+        cli_error("gen", "encoding the names: out of memory");
+        goto out;
+    }
+    if (cli_write_all(pr.fd, buf.ptr, buf.len) != 0) {
+        cli_producer_closed("gen", &pr, 0);
         goto out;
     }
     bytes += buf.len;
@@ -626,27 +640,33 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         for (size_t i = 0; i < k; i++) /* the batch's times from now, as they were spaced */
             chunk[i].start_ns = now + (chunk[i].start_ns >= base ? chunk[i].start_ns - base : 0);
         buf.len = 0;
-        if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK ||
-            cli_write_all(fd, buf.ptr, buf.len) != 0) {
-            cli_error("gen", "the service closed the connection after %" PRIu64 " events", sent);
+        if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK) {
+            cli_error("gen", "encoding events: out of memory");
+            goto out;
+        }
+        if (cli_write_all(pr.fd, buf.ptr, buf.len) != 0) {
+            cli_producer_closed("gen", &pr, sent);
             goto out;
         }
         bytes += buf.len;
         frames++;
         sent += k;
     }
+    if (cli_producer_finish("gen", &pr, sent))
+        goto out;
     if (json)
         printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"wire\":\"%s\",\"seconds\":%.3f}\n",
+               ",\"wire\":\"%s\",\"seconds\":%.3f,\"accept\":{\"session\":%" PRIu64
+               ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
                name, sent, frames, bytes, trove_wire_format_name(wire),
-               (double)(mono_ns() - t0) / 1e9);
+               (double)(mono_ns() - t0) / 1e9, pr.accept.session,
+               trove_serve_mode_name(pr.accept.mode), pr.accept.events);
     else if (!quiet)
         fprintf(stderr, "trove gen: %" PRIu64 " events sent live to capture %s in %.2f s\n", sent,
                 name, (double)(mono_ns() - t0) / 1e9);
     status = 0;
 out:
-    if (fd >= 0)
-        close(fd);
+    cli_producer_close(&pr);
     free(chunk);
     trove_bytes_free(&buf);
     trove_wire_encoder_free(enc);

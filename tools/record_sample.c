@@ -329,18 +329,17 @@ static void print_top(uint64_t top, int json, const struct trove_profile *p,
 /* ---- sending live ----------------------------------------------------------------------- */
 
 struct live {
-    int fd;
+    struct cli_producer pr;
     struct trove_profile_counts mark; /* what the service has of the profile */
     size_t samples_done, switches_done, names_sent;
     uint64_t bytes, frames;
     struct trove_bytes buf;
 };
 
-static int live_write(struct live *l, const char *what)
+static int live_write(struct live *l)
 {
-    if (l->buf.len && cli_write_all(l->fd, l->buf.ptr, l->buf.len) != 0)
-        return cli_error("record", "sending %s to the service: %s (did `trove serve` stop?)", what,
-                         strerror(errno));
+    if (l->buf.len && cli_write_all(l->pr.fd, l->buf.ptr, l->buf.len) != 0)
+        return cli_producer_closed("record", &l->pr, UINT64_MAX);
     l->bytes += l->buf.len;
     return 0;
 }
@@ -358,7 +357,7 @@ static int live_send(struct live *l, struct trove_symbolizer *sym, struct trove_
     l->buf.len = 0;
     if (n_names > l->names_sent) {
         if (trove_wire_encode_names(names, l->names_sent, n_names, &l->buf) != TROVE_OK ||
-            live_write(l, "the threads' names"))
+            live_write(l))
             return 1;
         l->names_sent = n_names;
         l->frames++;
@@ -376,7 +375,7 @@ static int live_send(struct live *l, struct trove_symbolizer *sym, struct trove_
         at += TROVE_WIRE_HEADER_SIZE + ((size_t)l->buf.ptr[at + 8] | (size_t)l->buf.ptr[at + 9] << 8 |
                                         (size_t)l->buf.ptr[at + 10] << 16 |
                                         (size_t)l->buf.ptr[at + 11] << 24);
-    if (live_write(l, "samples"))
+    if (live_write(l))
         return 1;
     trove_profile_get_counts(p, &now);
     l->mark = now;
@@ -422,7 +421,7 @@ int cli_record_sample(int argc, char **argv)
 
     memset(&stored, 0, sizeof stored);
     memset(&live, 0, sizeof live);
-    live.fd = -1;
+    live.pr.fd = -1;
     if ((r = parse_args(argc, argv, &a)) != 0)
         return r < 0 ? 0 : r;
     is_live = !a.out && !a.have_top && !a.store;
@@ -435,8 +434,10 @@ int cli_record_sample(int argc, char **argv)
         char sockbuf[4200];
         const char *path = cli_socket_for(a.socket, NULL, sockbuf, sizeof sockbuf);
         trove_profile_get_counts(prof, &live.mark); /* a new profile's: the stream's start */
-        if ((live.fd = cli_producer_connect(cmd, path, a.name, 0, "trove record (sampling)")) < 0)
+        if (cli_producer_open(cmd, path, a.name, 0, "trove record (sampling)", &live.pr))
             goto done;
+        if (!a.quiet)
+            cli_producer_say(cmd, &live.pr, 0);
     }
     catch_stop();
     if (a.cmd) {
@@ -480,8 +481,10 @@ int cli_record_sample(int argc, char **argv)
     if (is_live) {
         if (live_send(&live, sym, set, prof))
             goto done;
-        close(live.fd); /* the end of the stream: the service commits the capture */
-        live.fd = -1;
+        /* the end of the stream: the service commits the capture */
+        if (cli_producer_finish(cmd, &live.pr, UINT64_MAX))
+            goto done;
+        cli_producer_close(&live.pr);
     } else if ((rc = trove_sample_profile(sym, set, prof)) != TROVE_OK) {
         cli_error(cmd, "symbolizing the samples: %s", trove_strerror(rc));
         goto done;
@@ -560,8 +563,7 @@ int cli_record_sample(int argc, char **argv)
     }
     status = 0;
 done:
-    if (live.fd >= 0)
-        close(live.fd);
+    cli_producer_close(&live.pr);
     trove_bytes_free(&live.buf);
     free(top);
     trove_sampler_free(smp);
