@@ -204,6 +204,11 @@ static void prod_close(struct trove__server *srv, struct trove__prod *p, int rc,
         return;
     if (rc != TROVE_OK)
         tell_why(p, why);
+    if (p->cap) { /* before the close: a producer that saw it finds the session over */
+        pthread_mutex_lock(&p->cap->mu);
+        p->cap->senders--;
+        pthread_mutex_unlock(&p->cap->mu);
+    }
     close(p->fd);
     p->fd = -1;
     if (rc != TROVE_OK) { /* told before it is marked closed: the pass may free it then */

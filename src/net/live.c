@@ -98,7 +98,8 @@ static struct trove__cap *join(struct trove__server *srv, const char *name, int 
         int over;
         pthread_mutex_lock(&c->mu);
         over = c->state == TROVE__CAP_CLOSING || c->state == TROVE__CAP_ENDED ||
-               c->state == TROVE__CAP_FAILED;
+               c->state == TROVE__CAP_FAILED ||
+               (c->state == TROVE__CAP_LIVE && c->senders == 0); /* its last one closed */
         pthread_mutex_unlock(&c->mu);
         if (over)
             c = NULL; /* that session is over: a new one (its viewers stay with the old) */
@@ -117,6 +118,7 @@ static struct trove__cap *join(struct trove__server *srv, const char *name, int 
                     *opener = 1;
             }
             c->producers++;
+            c->senders++;
         } else {
             c->viewers++;
         }

@@ -140,6 +140,9 @@ struct trove__cap {
     uint64_t uncommitted_bytes;
     struct trove__batch *head, *tail; /* published and not committed, in order */
     int producers, viewers;
+    int senders;                 /* producers whose connection is open (a LIVE session none
+                                    of whose producers sends any more is over: the next
+                                    producer of the name starts a new one) */
     uint64_t commits, commit_errors;
     int commit_failed; /* the store thread's: commits failed in a row (retried each commit_ms) */
     char error[TROVE__ERROR_MAX];

@@ -647,6 +647,10 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
         trove_capture_writer_close(c->w);
         c->w = NULL;
         c->state = TROVE__CAP_ENDED;
+        /* no producer is left to map names (closing: none joins), and an ended session may
+         * stay listed a long while: its name dictionary goes now */
+        trove__capture_names_free(c->cn);
+        c->cn = NULL;
         ended = 1;
     }
     pthread_mutex_unlock(&c->mu);
