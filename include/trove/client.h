@@ -74,8 +74,9 @@ struct trove_client_stats {
 
 /*
  * Start the client: check the options, then start the flush thread, which connects to the
- * service (and retries every 100 ms while it cannot), sends the hello and then, every 1 ms (4 ms when idle),
- * every thread's new events. Returns 0, or a negative errno: -EINVAL (a bad capture name),
+ * service (and retries every 100 ms while it cannot, or while it refuses the hello: the
+ * events written on a refused connection count as dropped), sends the hello and then,
+ * every 1 ms (4 ms when idle), every thread's new events. Returns 0, or a negative errno: -EINVAL (a bad capture name),
  * -ENAMETOOLONG (the socket path does not fit a sockaddr_un), -EALREADY (already started),
  * -ENOMEM, or pthread_create's error. An unreachable service is not an error.
  * Rings already holding events from before (a restart) are emptied first.
