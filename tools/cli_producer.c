@@ -126,9 +126,10 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
     case LINE_OK:
         break;
     case LINE_TIMEOUT:
-        cli_error(cmd, "%s: the service did not answer the hello within %d s (a service "
-                       "that never answers is not a `trove serve` of this version)",
-                  path, CLI_ANSWER_WAIT_MS / 1000);
+        cli_error(cmd, "%s: the service did not answer the hello within %d s (capture %s "
+                       "may still be opening: an earlier session of it committing, a slow "
+                       "store; or the service is a trove serve that does not answer)",
+                  path, CLI_ANSWER_WAIT_MS / 1000, capture);
         goto fail;
     case LINE_STOP:
         cli_error(cmd, "interrupted while waiting for the service's answer");
