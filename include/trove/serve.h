@@ -1,6 +1,7 @@
 /*
  * trove/serve.h: the live service (docs/serve.md). Producers connect to a unix socket (or a
- * TCP ingest port) and send a hello line and a wire stream; every pass (about 5 ms) the
+ * TCP ingest port) and send a hello line and a wire stream, and the service answers the
+ * hello with one line (trove_serve_answer_parse reads it); every pass (about 5 ms) the
  * service drains them, forms batches of at most 2048 events, and hands each batch to the
  * live fan-out — encoded once per wire format in use, the same bytes for every viewer of
  * it — and to the capture's writer, which spools it into the store and commits at least
@@ -142,9 +143,10 @@ struct trove_serve_answer {
  * Parse one answer line (line[0..len), its newline excluded; a '\r' before it is allowed):
  * a JSON object with "type" "accept" (and "capture", "session", "mode", "events"), "refuse"
  * or "error" (and "reason"). Other members are skipped. Errors: TROVE_ERR_LIMIT (a line of
- * TROVE_SERVE_ANSWER_MAX bytes or more), TROVE_ERR_JSON (not such an object), and
- * TROVE_ERR_INVALID (a type or mode this trove does not know, a member missing or of the
- * wrong type or range); diag says which. *out is zeroed first. Thread-safe.
+ * TROVE_SERVE_ANSWER_MAX bytes or more, a capture name over 128 bytes), TROVE_ERR_JSON (not
+ * such an object), and TROVE_ERR_INVALID (a type or mode this trove does not know, a member
+ * missing or of the wrong type or range); diag says which. *out is zeroed first.
+ * Thread-safe.
  */
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
                              struct trove_diag *diag);

@@ -27,46 +27,50 @@
 #include "trove/volume.h"
 #include "trove/wire.h"
 
-/* ---- the hello ---------------------------------------------------------------------- */
+/* ---- the hello (its members' readers serve the answer too) ------------------------------ */
 
-/* An integer member in [min, max] into *out. */
-static int hello_uint(struct trove__json *js, const char *key, uint64_t min, uint64_t max,
-                      uint64_t *out, struct trove_diag *diag)
+/* An integer member in [min, max] into *out (messages name js->doc: the hello, the answer). */
+static int member_uint(struct trove__json *js, const char *key, uint64_t min, uint64_t max,
+                       uint64_t *out, struct trove_diag *diag)
 {
     struct trove__json_num n;
     uint64_t v = 0, at = trove__json_pos(js);
     int rc, c = trove__json_peek(js);
 
     if (c != '-' && (c < '0' || c > '9'))
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "hello: \"%s\" must be a number", key);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "%s: \"%s\" must be a number", js->doc,
+                          key);
     if ((rc = trove__json_number(js, &n)) != TROVE_OK)
         return rc;
     if (!n.is_int || n.neg || trove__json_num_scaled(&n, 0, &v) != TROVE_OK || v < min ||
         v > max)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
-                          "hello: \"%s\" must be an integer from %llu to %llu", key,
+                          "%s: \"%s\" must be an integer from %llu to %llu", js->doc, key,
                           (unsigned long long)min, (unsigned long long)max);
     *out = v;
     return TROVE_OK;
 }
 
-/* A string member into out (cap bytes with its NUL); longer is TROVE_ERR_LIMIT. */
-static int hello_string(struct trove__json *js, const char *key, char *out, size_t cap,
-                        struct trove_diag *diag)
+/* A string member into out (cap bytes with its NUL); longer is TROVE_ERR_LIMIT, not a
+ * string or one with a NUL TROVE_ERR_INVALID (messages name js->doc). */
+static int member_string(struct trove__json *js, const char *key, char *out, size_t cap,
+                         struct trove_diag *diag)
 {
     struct trove__json_str v = {(uint8_t *)out, 0, cap - 1, 0};
     uint64_t at = trove__json_pos(js);
     int rc;
 
     if (trove__json_peek(js) != '"')
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "hello: \"%s\" must be a string", key);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "%s: \"%s\" must be a string", js->doc,
+                          key);
     if ((rc = trove__json_string(js, &v)) != TROVE_OK)
         return rc;
     if (v.over)
-        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, at, "hello: \"%s\" is over %zu bytes", key,
-                          cap - 1);
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, at, "%s: \"%s\" is over %zu bytes", js->doc,
+                          key, cap - 1);
     if (memchr(out, 0, v.len))
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "hello: \"%s\" holds a NUL byte", key);
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "%s: \"%s\" holds a NUL byte", js->doc,
+                          key);
     out[v.len] = 0;
     return TROVE_OK;
 }
@@ -94,20 +98,20 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
             if ((rc = trove__json_key(&js, &key, "the hello")) != TROVE_OK)
                 return rc;
             if (trove__json_key_is(&key, "capture")) {
-                rc = hello_string(&js, "capture", out->capture, sizeof out->capture, diag);
+                rc = member_string(&js, "capture", out->capture, sizeof out->capture, diag);
                 have_capture = 1;
             } else if (trove__json_key_is(&key, "producer")) {
-                rc = hello_string(&js, "producer", out->producer, sizeof out->producer, diag);
+                rc = member_string(&js, "producer", out->producer, sizeof out->producer, diag);
             } else if (trove__json_key_is(&key, "token")) {
-                rc = hello_string(&js, "token", out->token, sizeof out->token, diag);
+                rc = member_string(&js, "token", out->token, sizeof out->token, diag);
             } else if (trove__json_key_is(&key, "pid")) {
                 uint64_t v = 0;
-                rc = hello_uint(&js, "pid", 0, UINT32_MAX, &v, diag);
+                rc = member_uint(&js, "pid", 0, UINT32_MAX, &v, diag);
                 out->pid = (uint32_t)v;
             } else if (trove__json_key_is(&key, "clock")) {
                 char clock[8];
                 uint64_t at = trove__json_pos(&js);
-                if ((rc = hello_string(&js, "clock", clock, sizeof clock, diag)) == TROVE_OK) {
+                if ((rc = member_string(&js, "clock", clock, sizeof clock, diag)) == TROVE_OK) {
                     if (!strcmp(clock, "tsc"))
                         out->clock_tsc = 1;
                     else if (strcmp(clock, "ns") != 0)
@@ -118,12 +122,12 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
                                       "hello: \"clock\" must be \"ns\" or \"tsc\"");
                 }
             } else if (trove__json_key_is(&key, "tsc_hz")) {
-                rc = hello_uint(&js, "tsc_hz", TROVE__TSC_HZ_MIN, TROVE__TSC_HZ_MAX,
+                rc = member_uint(&js, "tsc_hz", TROVE__TSC_HZ_MIN, TROVE__TSC_HZ_MAX,
                                 &out->tsc_hz, diag);
             } else if (trove__json_key_is(&key, "tsc_ref")) {
-                rc = hello_uint(&js, "tsc_ref", 0, UINT64_MAX, &out->tsc_ref, diag);
+                rc = member_uint(&js, "tsc_ref", 0, UINT64_MAX, &out->tsc_ref, diag);
             } else if (trove__json_key_is(&key, "ns_ref")) {
-                rc = hello_uint(&js, "ns_ref", 0, UINT64_MAX, &out->ns_ref, diag);
+                rc = member_uint(&js, "ns_ref", 0, UINT64_MAX, &out->ns_ref, diag);
             } else if (trove__json_key_is(&key, "append")) {
                 uint64_t at = trove__json_pos(&js);
                 int v;
@@ -221,28 +225,6 @@ size_t trove__answer_reason(char *out, int type, const char *reason)
     return at + sizeof tail - 1;
 }
 
-/* A string member into out (cap bytes with its NUL): TROVE_ERR_INVALID if it is not a
- * string or holds a NUL, TROVE_ERR_LIMIT if it is longer. */
-static int answer_string(struct trove__json *js, const char *key, char *out, size_t cap,
-                         struct trove_diag *diag)
-{
-    struct trove__json_str v = {(uint8_t *)out, 0, cap - 1, 0};
-    uint64_t at = trove__json_pos(js);
-    int rc;
-
-    if (trove__json_peek(js) != '"')
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "answer: \"%s\" must be a string", key);
-    if ((rc = trove__json_string(js, &v)) != TROVE_OK)
-        return rc;
-    if (v.over)
-        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, at, "answer: \"%s\" is over %zu bytes", key,
-                          cap - 1);
-    if (memchr(out, 0, v.len))
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, at, "answer: \"%s\" holds a NUL byte", key);
-    out[v.len] = 0;
-    return TROVE_OK;
-}
-
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
                              struct trove_diag *diag)
 {
@@ -272,23 +254,23 @@ int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_an
             if ((rc = trove__json_key(&js, &key, "the answer")) != TROVE_OK)
                 return rc;
             if (trove__json_key_is(&key, "type")) {
-                if ((rc = answer_string(&js, "type", type, sizeof type, diag)) == TROVE_ERR_LIMIT)
+                if ((rc = member_string(&js, "type", type, sizeof type, diag)) == TROVE_ERR_LIMIT)
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                                       "answer: a \"type\" this trove does not know");
             } else if (trove__json_key_is(&key, "capture")) {
-                rc = answer_string(&js, "capture", out->capture, sizeof out->capture, diag);
+                rc = member_string(&js, "capture", out->capture, sizeof out->capture, diag);
                 have |= 1;
             } else if (trove__json_key_is(&key, "reason")) {
-                rc = answer_string(&js, "reason", out->reason, sizeof out->reason, diag);
+                rc = member_string(&js, "reason", out->reason, sizeof out->reason, diag);
                 have |= 16;
             } else if (trove__json_key_is(&key, "mode")) {
-                if ((rc = answer_string(&js, "mode", mode, sizeof mode, diag)) == TROVE_ERR_LIMIT)
+                if ((rc = member_string(&js, "mode", mode, sizeof mode, diag)) == TROVE_ERR_LIMIT)
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                                       "answer: a \"mode\" this trove does not know");
                 have |= 4;
             } else if (trove__json_key_is(&key, "session") || trove__json_key_is(&key, "events")) {
                 int events = trove__json_key_is(&key, "events");
-                rc = hello_uint(&js, events ? "events" : "session", 0, UINT64_MAX, &v, diag);
+                rc = member_uint(&js, events ? "events" : "session", 0, UINT64_MAX, &v, diag);
                 if (events)
                     out->events = v;
                 else
