@@ -8,6 +8,7 @@
  * does not decode escapes); a line the parser takes is written again by the service's own
  * writers (trove__answer_accept, trove__answer_reason) within TROVE_SERVE_ANSWER_MAX bytes,
  * and that line parses to the same answer (a reason the writer had to cut: to its start).
+ * (The accept's writer does not escape the capture: the parser takes valid names only.)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +48,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(n > 0 && n < TROVE_SERVE_ANSWER_MAX && line[n - 1] == '\n');
     CHECK(memchr(line, '\n', n - 1) == NULL);
     CHECK(trove__client_answer_type(line, n - 1) == a.type);
-    if (a.type == TROVE_SERVE_ACCEPT && (strlen(a.capture) > 128 || strchr(a.capture, '"') ||
-                                         strchr(a.capture, '\\')))
-        return 0; /* the writer takes valid capture names only (it does not escape them) */
     CHECK(trove_serve_answer_parse(line, n - 1, &b, NULL) == TROVE_OK);
     CHECK(b.type == a.type);
     if (a.type == TROVE_SERVE_ACCEPT) {

@@ -81,8 +81,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
             if (rc == TROVE_ERR_LIMIT && would > NAMES_MAX) /* refused: nothing changed */
                 CHECK(trove__capture_names_stored_bytes(r->cn) == before &&
                       trove_names_count(out) == 0);
-            else if (rc == TROVE_OK)
-                CHECK(trove__capture_names_stored_bytes(r->cn) == would && would <= NAMES_MAX);
+            else if (rc == TROVE_OK) /* would: an upper bound (a name twice counts twice) */
+                CHECK(trove__capture_names_stored_bytes(r->cn) <= would && would <= NAMES_MAX);
         }
         trove_names_free(added);
         trove_names_free(out);

@@ -932,6 +932,8 @@ static void test_answers(void)
     CHECK_EQ_INT(answer("{\"type\":\"welcome\",\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
     CHECK_EQ_INT(answer("{\"type\":\"acceptance\",\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
     CHECK_EQ_INT(answer("{\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"error\",\"typ\\u0065\":\"refuse\",\"reason\":\"r\"}", &a),
+                 TROVE_ERR_INVALID); /* a member twice, one of them escaped */
     CHECK_EQ_INT(answer("{\"type\":\"refuse\"}", &a), TROVE_ERR_INVALID);
     CHECK_EQ_INT(answer("{\"type\":7,\"reason\":\"r\"}", &a), TROVE_ERR_INVALID);
     CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"c\",\"session\":1,\"mode\":\"new\"}", &a),
@@ -945,6 +947,9 @@ static void test_answers(void)
     CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"c\",\"session\":1.5,\"mode\":\"new\","
                         "\"events\":0}", &a),
                  TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"accept\",\"capture\":\"a\\\\b\",\"session\":1,\"mode\":\"new\","
+                        "\"events\":0}", &a),
+                 TROVE_ERR_INVALID); /* not a capture's name */
     CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"\\u0000\"}", &a), TROVE_ERR_INVALID);
     CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"\xff\"}", &a), TROVE_ERR_JSON);
     memset(reason, ' ', TROVE_SERVE_ANSWER_MAX);

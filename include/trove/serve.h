@@ -145,7 +145,8 @@ struct trove_serve_answer {
  * or "error" (and "reason"). Other members are skipped. Errors: TROVE_ERR_LIMIT (a line of
  * TROVE_SERVE_ANSWER_MAX bytes or more, a capture name over 128 bytes), TROVE_ERR_JSON (not
  * such an object), and TROVE_ERR_INVALID (a type or mode this trove does not know, a member
- * missing or of the wrong type or range); diag says which. *out is zeroed first.
+ * missing or of the wrong type or range, a capture that is not a valid name); diag says
+ * which. *out is zeroed first.
  * Thread-safe.
  */
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,

@@ -225,6 +225,13 @@ size_t trove__answer_reason(char *out, int type, const char *reason)
     return at + sizeof tail - 1;
 }
 
+/* The members an answer's reader knows, each at most once (a second "type" could say
+ * another thing than the first to another reader). */
+enum { K_CAPTURE, K_SESSION, K_MODE, K_EVENTS, K_REASON, K_TYPE, K_COUNT };
+static const char *const answer_keys[K_COUNT] = {"capture", "session", "mode",
+                                                 "events",  "reason",  "type"};
+#define ACCEPT_NEEDS (1 << K_CAPTURE | 1 << K_SESSION | 1 << K_MODE | 1 << K_EVENTS)
+
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
                              struct trove_diag *diag)
 {
@@ -232,7 +239,7 @@ int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_an
     struct trove__json_str key = {keybuf, 0, sizeof keybuf, 0};
     struct trove__json js;
     char type[8] = "", mode[8] = "";
-    int rc, c, have = 0; /* bits: 1 capture, 2 session, 4 mode, 8 events, 16 reason */
+    int rc, c, have = 0; /* bit 1 << K_...: the members read */
 
     memset(out, 0, sizeof *out);
     if (len >= TROVE_SERVE_ANSWER_MAX)
@@ -251,31 +258,34 @@ int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_an
     } else {
         do {
             uint64_t v = 0;
+            int k = 0;
             if ((rc = trove__json_key(&js, &key, "the answer")) != TROVE_OK)
                 return rc;
-            if (trove__json_key_is(&key, "type")) {
+            while (k < K_COUNT && !trove__json_key_is(&key, answer_keys[k]))
+                k++;
+            if (k < K_COUNT && (have & 1 << k)) /* a second one could say another thing */
+                return TROVE_FAIL(diag, TROVE_ERR_INVALID, trove__json_pos(&js),
+                                  "answer: \"%s\" twice", answer_keys[k]);
+            if (k < K_COUNT)
+                have |= 1 << k;
+            if (k == K_TYPE) {
                 if ((rc = member_string(&js, "type", type, sizeof type, diag)) == TROVE_ERR_LIMIT)
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                                       "answer: a \"type\" this trove does not know");
-            } else if (trove__json_key_is(&key, "capture")) {
+            } else if (k == K_CAPTURE) {
                 rc = member_string(&js, "capture", out->capture, sizeof out->capture, diag);
-                have |= 1;
-            } else if (trove__json_key_is(&key, "reason")) {
+            } else if (k == K_REASON) {
                 rc = member_string(&js, "reason", out->reason, sizeof out->reason, diag);
-                have |= 16;
-            } else if (trove__json_key_is(&key, "mode")) {
+            } else if (k == K_MODE) {
                 if ((rc = member_string(&js, "mode", mode, sizeof mode, diag)) == TROVE_ERR_LIMIT)
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                                       "answer: a \"mode\" this trove does not know");
-                have |= 4;
-            } else if (trove__json_key_is(&key, "session") || trove__json_key_is(&key, "events")) {
-                int events = trove__json_key_is(&key, "events");
-                rc = member_uint(&js, events ? "events" : "session", 0, UINT64_MAX, &v, diag);
-                if (events)
+            } else if (k == K_SESSION || k == K_EVENTS) {
+                rc = member_uint(&js, answer_keys[k], 0, UINT64_MAX, &v, diag);
+                if (k == K_EVENTS)
                     out->events = v;
                 else
                     out->session = v;
-                have |= events ? 8 : 2;
             } else {
                 rc = trove__json_skip(&js, 1);
             }
@@ -292,16 +302,19 @@ int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_an
         for (int m = TROVE_SERVE_NEW; m <= TROVE_SERVE_JOIN; m++)
             if (!strcmp(mode, mode_names[m]))
                 out->mode = m;
-        if ((have & 15) != 15)
+        if ((have & ACCEPT_NEEDS) != ACCEPT_NEEDS)
             return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                               "answer: an accept needs \"capture\", \"session\", \"mode\" and "
                               "\"events\"");
         if (!out->mode)
             return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                               "answer: a \"mode\" this trove does not know");
+        if (trove_volume_name_check(out->capture, NULL) != TROVE_OK)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                              "answer: \"capture\" is not a capture's name");
     } else if (!strcmp(type, "refuse") || !strcmp(type, "error")) {
         out->type = type[0] == 'r' ? TROVE_SERVE_REFUSE : TROVE_SERVE_ERROR;
-        if (!(have & 16))
+        if (!(have & 1 << K_REASON))
             return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "answer: a %s needs \"reason\"", type);
     } else {
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
