@@ -62,7 +62,7 @@
  * name besides its text). A Chrome trace of 450,000 distinct 100-byte names counts 61.6 MB.
  * The names frame that would pass either closes the producer with an error. */
 #define TROVE__PRODUCER_NAMES_MAX ((uint64_t)64 << 20)
-#define TROVE__PRODUCER_NAMES_COUNT ((uint64_t)1 << 19)
+#define TROVE__PRODUCER_NAMES_COUNT ((uint64_t)500000)
 #define TROVE__NAME_ENTRY_COST 32u
 /* The names a capture can commit: its names object, in names frames (docs/formats/capture.md),
  * is one object of at most TROVE_CAPTURE_MAX_OBJECT bytes. A names frame that would take the
