@@ -17,7 +17,7 @@
  * Bounds: a producer whose pending events reach TROVE__PENDING_MAX_EVENTS is not read until
  * the pass has taken them (the producer then waits in its own write, and nothing is
  * dropped); a producer's names frames may bring at most TROVE__PRODUCER_NAMES_MAX, and a
- * capture's names may not grow past what its names object holds (TROVE__CAPTURE_NAMES_MAX):
+ * capture's names may not grow past what its names parts hold (TROVE__CAPTURE_NAMES_MAX):
  * the names frame that would pass either closes its producer, as a bad frame does.
  */
 #define _GNU_SOURCE /* accept4 */

@@ -59,15 +59,20 @@
 /* The names one producer may send (docs/serve.md, "Producers"): at most
  * TROVE__PRODUCER_NAMES_COUNT names, in names frames of at most TROVE__PRODUCER_NAMES_MAX
  * bytes, each name counted TROVE__NAME_ENTRY_COST bytes more (what the service keeps of a
- * name besides its text). A Chrome trace of 450,000 distinct 100-byte names counts 61.6 MB.
- * The names frame that would pass either closes the producer with an error. */
-#define TROVE__PRODUCER_NAMES_MAX ((uint64_t)64 << 20)
+ * name besides its text), so that one producer's names keep within about 200 MiB of the
+ * service (docs/serve.md measures it). A Chrome trace of 450,000 distinct 100-byte names
+ * counts 61.6 MB: `trove import` stores it. The names frame that would pass either closes
+ * the producer with an error. */
+#define TROVE__PRODUCER_NAMES_MAX ((uint64_t)24 << 20)
 #define TROVE__PRODUCER_NAMES_COUNT ((uint64_t)500000)
 #define TROVE__NAME_ENTRY_COST 32u
-/* The names a capture can commit: its names object, in names frames (docs/formats/capture.md),
- * is one object of at most TROVE_CAPTURE_MAX_OBJECT bytes. A names frame that would take the
- * capture past it is refused (its producer closed), so that the capture stays committable. */
-#define TROVE__CAPTURE_NAMES_MAX ((uint64_t)TROVE_CAPTURE_MAX_OBJECT)
+/* The names a capture can commit: its names frames (docs/formats/capture.md), in parts of at
+ * most TROVE_CAPTURE_MAX_OBJECT bytes, at most TROVE_CAPTURE_MAX_NAMES_BYTES in all — less a
+ * frame header for each part the writer may cut them into (a part ends a frame early). A
+ * names frame that would take the capture past it is refused (its producer closed), so that
+ * the capture stays committable. */
+#define TROVE__CAPTURE_NAMES_MAX \
+    (TROVE_CAPTURE_MAX_NAMES_BYTES - 16u * (uint64_t)TROVE_CAPTURE_MAX_NAMES_PARTS)
 /* A capture's profile_owner once samples frames were lost: it takes no more. */
 #define TROVE__PROFILE_STOPPED UINT64_MAX
 /* Uncommitted bytes of one capture that make the store thread commit early. */
