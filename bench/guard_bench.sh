@@ -7,7 +7,8 @@
 #   2. a live capture at 1 M events/s for 10 s with a viewer (the default 8 MiB queue),
 #      beside the churn: the viewer's drops and the events committed, RUNS times
 #   3. the abuse mix for 10 s — the live capture and its viewer, the churn, 200 stalled
-#      replays and 20 stalled exports — the service's peak RSS and threads, RUNS times
+#      replays and 20 stalled exports, a producer flooding names to its bound — the
+#      service's peak RSS and threads, RUNS times
 #   4. the same live capture under `ulimit -n 1024` beside 1,200 connections: committed
 # usage: guard_bench.sh TROVE [ROUNDS] [RUNS]
 set -u
@@ -113,11 +114,13 @@ for r in $(seq 1 "$runs"); do
     sr=$!
     g stall "$port" 20 '/api/captures/big/export?format=bundle' 0 12 "$tmp/st-x.json" &
     sx=$!
+    python3 "$here/../tests/serve_peer.py" flood "$tmp/s/trove.sock" "names$r" 100 > /dev/null &
+    sn=$!
     sleep 1
     set -- $(live "m$r" 10)
-    wait $sr $sx $f
+    wait $sr $sx $f $sn
     kill $smp; wait $smp 2> /dev/null
-    printf '%-10s %-28s %10s %10s %8s %s\n' "$r" "churn + stalled replays/exports" "$1" "$2" "$3" "$(peaks "$tmp/s3")"
+    printf '%-10s %-28s %10s %10s %8s %s\n' "$r" "churn + stalls + names flood" "$1" "$2" "$3" "$(peaks "$tmp/s3")"
 done
 stop
 

@@ -16,8 +16,9 @@
 #   - 3,000 idle connections and 1,000 held CONNECTs (reconnected as the service closes
 #     them): a live viewer at 1 M events/s (fewer under sanitizers) loses nothing, a replay
 #     and the API still answer, every event is committed; with `ulimit -n 1024` too
-#   - 200 stalled replays and 20 stalled exports: the caps answer 503, the service's RSS
-#     and threads stay under their bounds, and everything is freed when they go
+#   - 200 stalled replays and 20 stalled exports beside a producer flooding names: the caps
+#     answer 503, the producer is closed at its bound, the service's RSS and threads stay
+#     under their bounds, and everything is freed when they go
 #   - an export read at 64 KiB/s arrives whole; a stalled one is closed after
 #     --idle-timeout, its thread gone
 # usage: cli_guard.sh TROVE SOURCE_DIR
@@ -251,14 +252,17 @@ for _ in $(seq 1 100); do # the flood's last connections linger for up to 2 s
     sleep 0.1
 done
 check test "$(st 'j["web"]["connections"]')" = 1
-# ---- 200 stalled replays and 20 stalled exports -----------------------------------------------
+# ---- 200 stalled replays and 20 stalled exports, beside a producer flooding names ------------
 sample_start
 g stall "$port" 200 '/api/replay?capture=big' 1 4 "$tmp/stall-r.json" &
 stall_r=$!
 g stall "$port" 20 '/api/captures/big/export?format=bundle' 0 4 "$tmp/stall-x.json" &
 stall_x=$!
+python3 "$src/tests/serve_peer.py" flood "$s/trove.sock" namesflood 100 > "$tmp/namesflood.out" ||
+    bad "names flood"
 wait $stall_r $stall_x
 sample_stop
+check grep -q '"reason":"names bound: this producer sent' "$tmp/namesflood.out"
 json "$tmp/stall-r.json" 'j["statuses"] == {"101": 6, "503": 194}'
 json "$tmp/stall-x.json" 'j["statuses"] == {"200": 2, "503": 18}'
 echo "stalls: peak RSS ${peak_rss_kib} KiB, ${peak_threads} threads"

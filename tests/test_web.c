@@ -249,7 +249,8 @@ static void test_host(void)
     static const char *const no[] = {"attacker.example", "attacker.example:7700",
                                      "127.0.0.1.nip.io", "", "[::1]:7700", "127.0.0.1:",
                                      "127.0.0.1:99999", "127.0.0.1:0", "a b", "localhost:x",
-                                     "user@127.0.0.1", "10.0.0.5:7700", "localhost.", ":7700"};
+                                     "user@127.0.0.1", "10.0.0.5:7700", "localhost.", ":7700",
+                                     "localhost:07700"};
 
     memset(&h, 0, sizeof h);
     strcpy(h.listen, "127.0.0.1");
@@ -297,6 +298,7 @@ static void test_origin_and_change(void)
     CHECK(!trove__api_origin_ok("null", &h, allow, 1));
     CHECK(!trove__api_origin_ok("http://attacker.example:7700", &h, allow, 1));
     CHECK(!trove__api_origin_ok("http://127.0.0.1:7700/x", &h, allow, 1));
+    CHECK(!trove__api_origin_ok("http://localhost:07700", &h, allow, 1)); /* fuzz_router's */
     h.port = 80;
     CHECK(trove__api_origin_ok("http://localhost", &h, NULL, 0));
     h.port = 7700;

@@ -371,8 +371,8 @@ static int split_host(const char *v, size_t n, size_t *name_len, unsigned *port)
         return -1;
     if (k < n) { /* ":port" */
         unsigned long p = 0;
-        if (k + 1 == n || n - k - 1 > 5)
-            return -1;
+        if (k + 1 == n || n - k - 1 > 5 || v[k + 1] == '0')
+            return -1; /* no port, too long, or not as a browser writes it (a leading 0) */
         for (size_t i = k + 1; i < n; i++) {
             if (v[i] < '0' || v[i] > '9')
                 return -1;
