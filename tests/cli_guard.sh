@@ -244,6 +244,8 @@ check test "$("$trove" cat "$tmp/replay.wire" 2> /dev/null | wc -l)" = 2000000
 json "$tmp/flood.json" 'j["opened"] >= 4000 and j["closed_by_service"] > 0'
 check test "$(st "[c['committed_events'] == c['events'] == $sent and c['errors'] == 0 for c in j['captures'] if c['name'] == 'live'] == [True]")" = True
 check test "$(st 'j["web"]["evicted"] > 0 and j["limits"]["max_connections"] == 1024')" = True
+curl -s "${url}metrics" > "$tmp/metrics.txt"
+check grep -qE '^trove_web_evicted_total [1-9][0-9]*$' "$tmp/metrics.txt"
 echo "flood: $(cat "$tmp/flood.json"); peak RSS ${peak_rss_kib} KiB, ${peak_threads} threads"
 [ $sanitized = 0 ] && check test "$peak_rss_kib" -le "$RSS_BOUND_KIB"
 check test "$peak_threads" -le "$THREADS_BOUND"

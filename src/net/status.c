@@ -298,6 +298,23 @@ int trove__status_metrics(struct trove__server *srv, struct trove_bytes *out)
              "trove_viewers_total %" PRIu64 "\n",
              (double)(trove__now_ns() - srv->start_ns) / 1e9, s.producers_total,
              s.producers_refused, s.viewers_total);
+    if (rc == TROVE_OK && srv->web) {
+        const struct web *w = srv->web;
+        rc = put(out,
+                 "# HELP trove_web_connections HTTP and WebSocket connections open.\n"
+                 "# TYPE trove_web_connections gauge\n"
+                 "trove_web_connections %zu\n"
+                 "# HELP trove_web_refused_total Connections refused: over every limit, none to replace.\n"
+                 "# TYPE trove_web_refused_total counter\n"
+                 "trove_web_refused_total %" PRIu64 "\n"
+                 "# HELP trove_web_evicted_total Idle connections closed to make room for new ones.\n"
+                 "# TYPE trove_web_evicted_total counter\n"
+                 "trove_web_evicted_total %" PRIu64 "\n"
+                 "# HELP trove_web_timed_out_total Connections closed for a head or an idle timeout.\n"
+                 "# TYPE trove_web_timed_out_total counter\n"
+                 "trove_web_timed_out_total %" PRIu64 "\n",
+                 w->conns.n, w->conns.refused, w->conns.evicted, w->conns.timed_out);
+    }
     if (rc == TROVE_OK)
         rc = put(out, "# HELP trove_capture_events Events published in a capture.\n"
                       "# TYPE trove_capture_events counter\n"
