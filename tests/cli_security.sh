@@ -80,11 +80,11 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/cap2/export?fo
 check test "$code" != 200
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/cap/export?format=bundle")
 check test "$code" = 200
-# Requests pipelined behind another (found by fuzz_http: libwebsockets 4.1 reads an import
-# without a Content-Length from memory it has freed, and spins for ever, the whole service
-# with it, on a body in the same read as its request's head): one request a connection, so
-# the first is answered, "connection: close", and what follows it is never read. An import
-# without a length on its own connection is refused unread (411).
+# Requests pipelined behind another (found by fuzz_http when the service ran on libwebsockets
+# 4.1, which read an import without a Content-Length from memory it had freed, and spun for
+# ever, the whole service with it, on a body in the same read as its request's head): one
+# request a connection, so the first is answered, "connection: close", and what follows it
+# is never read. An import without a length on its own connection is refused unread (411).
 port=${url#http://127.0.0.1:}
 port=${port%/}
 python3 - "$port" > "$tmp/pipe.out" << 'EOF' && ok || bad "pipelined requests: $(cat "$tmp/pipe.out")"

@@ -23,8 +23,8 @@
 #include "trove/event.h"
 #include "trove/wire.h"
 
-/* Bytes kept free before a frame's data, for a transport's own header (a WebSocket
- * library writes its frame header there: libwebsockets' LWS_PRE). */
+/* Bytes kept free before a frame's data, for a transport's own header. (The web thread
+ * sends a WebSocket frame's header as a piece of its own beside the shared data.) */
 #define TROVE__FRAME_HEADROOM 32
 
 /* One encoded frame, shared by every queue it is in. */

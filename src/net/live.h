@@ -13,8 +13,9 @@
  *                              capture's list of uncommitted batches (the store)
  *   store thread   (pass.c)    opens each capture's writer, adds the batches of that list,
  *                              commits at least every commit_ms, trims what it committed
- *   web thread     (web.c)     libwebsockets: HTTP (/, /api/status, /metrics) and the
- *                              viewers' WebSockets; the only thread that touches lws
+ *   web thread     (web.c)     one epoll loop: HTTP (web_api.c: /, /api/status, /metrics,
+ *                              the API) and the viewers' WebSockets (web_view.c), over the
+ *                              connections of conn.c; the only thread that touches them
  *   history thread (history.c) one per from=start viewer: what is stored (a replay through
  *                              the stream's walker, prefetcher and sender), then what is
  *                              uncommitted, then the viewer goes live
