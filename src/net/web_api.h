@@ -33,7 +33,6 @@ struct pss {
     struct trove__export *x;
     /* an import's body, into a temp file */
     int ifd, ifd_open; /* the temp file, while ifd_open */
-    char ipath[256];
     uint64_t ibytes, ilen;
     int upload;        /* holds one of web->max_uploads */
     /* a store job (delete, import) or a profile this answer waits for */
