@@ -419,6 +419,16 @@ static void build(struct rd *r, struct req *q, struct trove_bytes *w, int port)
 
 /* ---- what the request calls for ---------------------------------------------------------- */
 
+static void trimmed(const char *s, char *out, size_t cap)
+{
+    size_t a = 0, b = strlen(s);
+    while (s[a] == ' ' || s[a] == '\t')
+        a++;
+    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t'))
+        b--;
+    snprintf(out, cap, "%.*s", (int)(b - a), s + a);
+}
+
 /* The status q calls for, and *cont when "100 Continue" must come first. */
 static int expect(const struct req *q, int port, int *cont)
 {
@@ -426,7 +436,7 @@ static int expect(const struct req *q, int port, int *cont)
     struct trove__api_error e;
     struct trove__api_hosts h;
     struct trove__api_change c;
-    char path[8192], cookie_name[32], msg[300];
+    char path[8192], cookie_name[32], msg[300], av[300], cv[300];
     int rc, auth, bearer;
 
     *cont = 0;
@@ -439,8 +449,12 @@ static int expect(const struct req *q, int port, int *cont)
         return 400;
     snprintf(path, sizeof path, "%.*s", (int)q->path_len, q->target);
     snprintf(cookie_name, sizeof cookie_name, "trove_token_%d", port);
-    auth = trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), q->has_auth ? q->auth : NULL,
-                               q->has_cookie ? q->cookie : NULL, cookie_name, &bearer);
+    /* A header's value is what follows its colon without the spaces around it (RFC 9110
+     * 5.5): "Bearer " arrives as "Bearer". */
+    trimmed(q->auth, av, sizeof av);
+    trimmed(q->cookie, cv, sizeof cv);
+    auth = trove__api_token_ok(FUZZ_TOKEN, strlen(FUZZ_TOKEN), q->has_auth ? av : NULL,
+                               q->has_cookie ? cv : NULL, cookie_name, &bearer);
     if (q->upgrade) {
         if (strcmp(path, "/api/live") && strcmp(path, "/api/replay"))
             return 404;
