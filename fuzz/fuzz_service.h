@@ -156,9 +156,18 @@ static int fuzz_connect(void)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     CHECK(bind(fd, (struct sockaddr *)&src, sizeof src) == 0);
     if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
-        fprintf(stderr, "connect to the service: %s\n", strerror(errno));
+        /* libFuzzer's timers send signals: an interrupted connect goes on by itself, and is
+         * waited for (connecting again would say EALREADY). */
+        struct pollfd p = {fd, POLLOUT, 0};
+        int err = errno;
+        socklen_t len = sizeof err;
+        if (err == EINTR && poll(&p, 1, FUZZ_IO_TIMEOUT_MS) == 1 &&
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
+            goto connected;
+        fprintf(stderr, "connect to the service: %s\n", strerror(err));
         abort();
     }
+connected:
     CHECK(fcntl(fd, F_SETFL, O_NONBLOCK) == 0);
     return fd;
 }
