@@ -220,6 +220,10 @@ static void *hist_main(void *arg)
         struct trove_stream_stats stats;
         trove_stream_options_default(&so);
         so.max_object = TROVE_CAPTURE_MAX_OBJECT;
+        /* Four segments ahead, as a replay at the CLI reads, but within 16 MiB: a history
+         * holds that and its 8 MiB queue at most, and the service runs --max-replays of
+         * them at once (docs/serve.md, "Limits"). */
+        so.budget = (uint64_t)16 << 20;
         memset(&ro, 0, sizeof ro);
         ro.from_ns = h->from_ns;
         ro.to_ns = h->to_ns;
