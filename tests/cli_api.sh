@@ -186,7 +186,10 @@ tok=$(cat "$tmp/token")
 port=$((20000 + RANDOM % 20000))
 serve_start --token-file "$tmp/token" --ingest 127.0.0.1:$port
 "$trove" gen -o "$tmp/t.wire" --events 3000 --seed 5 -q
-peer send "127.0.0.1:$port" '{"capture":"tcp-no"}' "$tmp/t.wire" > /dev/null || bad "TCP producer without a token"
+# Refused while its stream is still coming in: the service shuts its side and drops the rest
+# rather than close on unread bytes, which would reset the connection and the line with it.
+peer send "127.0.0.1:$port" '{"capture":"tcp-no"}' "$tmp/t.wire" > "$tmp/tcp-no.out" || bad "TCP producer without a token"
+check grep -q '^{"type":"refuse","reason":"the hello has no token' "$tmp/tcp-no.out"
 peer send "127.0.0.1:$port" "{\"capture\":\"tcp-yes\",\"token\":\"$tok\"}" "$tmp/t.wire" > /dev/null || bad "TCP producer with the token"
 sleep 0.5
 check cmp -s <(ev "$tmp/t.wire") <(ev store:tcp-yes --store "$s")

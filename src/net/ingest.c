@@ -209,7 +209,15 @@ static void prod_close(struct trove__server *srv, struct trove__prod *p, int rc,
         p->cap->senders--;
         pthread_mutex_unlock(&p->cap->mu);
     }
-    close(p->fd);
+    if (rc != TROVE_OK && srv->nlinger < TROVE__LINGER_PRODUCERS) {
+        /* What it sent after the line that says why is still unread: a close now would
+         * reset the connection, and the line with it. Shut our side and drop the rest. */
+        shutdown(p->fd, SHUT_WR);
+        srv->linger_fd[srv->nlinger] = p->fd;
+        srv->linger_until[srv->nlinger++] = trove__now_ns() + TROVE__LINGER_PRODUCER_NS;
+    } else {
+        close(p->fd);
+    }
     p->fd = -1;
     if (rc != TROVE_OK) { /* told before it is marked closed: the pass may free it then */
         pthread_mutex_lock(&srv->mu);
@@ -668,6 +676,28 @@ static void stop_producers(struct trove__server *srv, struct feed_ctx *f, uint8_
     }
 }
 
+/* Read and drop what refused producers still send; close each at its end or its time (all:
+ * every one, now). */
+static void linger(struct trove__server *srv, int all)
+{
+    uint64_t now = trove__now_ns();
+
+    for (size_t i = 0; i < srv->nlinger;) {
+        char sink[4096];
+        ssize_t r;
+        while ((r = recv(srv->linger_fd[i], sink, sizeof sink, MSG_DONTWAIT)) > 0)
+            ;
+        if (all || r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR) ||
+            now >= srv->linger_until[i]) {
+            close(srv->linger_fd[i]);
+            srv->linger_fd[i] = srv->linger_fd[--srv->nlinger];
+            srv->linger_until[i] = srv->linger_until[srv->nlinger];
+        } else {
+            i++;
+        }
+    }
+}
+
 void *trove__ingest_main(void *arg)
 {
     struct trove__server *srv = arg;
@@ -757,9 +787,11 @@ void *trove__ingest_main(void *arg)
             }
         }
         reap(srv);
+        linger(srv, 0);
     }
     stop_producers(srv, &f, buf);
     reap(srv);
+    linger(srv, 1);
     for (int i = 0; i < 2; i++)
         if (srv->listen_fds[i] >= 0) {
             close(srv->listen_fds[i]);

@@ -94,6 +94,9 @@
 /* Producer connections at once (trove_serve_options.max_producers' default): each takes a
  * descriptor of the reserve web.c keeps from web load. */
 #define TROVE__PRODUCERS_DEFAULT 256u
+/* Refused producers whose close lingers at once, and for how long. */
+#define TROVE__LINGER_PRODUCERS 64u
+#define TROVE__LINGER_PRODUCER_NS (2 * 1000000000ull)
 
 /* A batch the pass published: shared by the uncommitted list and history snapshots. */
 struct trove__batch {
@@ -286,6 +289,12 @@ struct trove__server {
     const char *token;          /* the API's token (web.c's), or NULL */
     size_t token_len;
     int stop_fd[2];             /* the stop request's self-pipe */
+    /* Producers closed with a refusal or an error, their sending side shut and what they
+     * still send read and dropped for TROVE__LINGER_PRODUCER_NS, so that the close resets
+     * nothing and the line that says why arrives (the ingest thread's). */
+    int linger_fd[TROVE__LINGER_PRODUCERS];
+    uint64_t linger_until[TROVE__LINGER_PRODUCERS];
+    size_t nlinger;
     int listen_fds[2];          /* the unix socket, the TCP ingest (or -1) */
 };
 
