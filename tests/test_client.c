@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,8 +425,33 @@ static void test_basic(void)
     CHECK_EQ_INT(p.ev[3].pid, (uint32_t)getpid());
     CHECK(strcmp(trove_names_get(p.names, TROVE_NAME_THREAD, p.ev[0].pid, p.ev[0].tid, NULL),
                  "main ?") == 0);
+    /* The process is named by the program (its comm), not by the capture. */
     CHECK(strcmp(trove_names_get(p.names, TROVE_NAME_PROCESS, p.ev[0].pid, 0, NULL),
-                 "test-basic") == 0);
+                 "test_client") == 0);
+    parsed_free(&p);
+    trove_bytes_free(&s.data);
+
+    /* ... or as the options say. */
+    sink_path(&s);
+    sink_listen(&s);
+    o.process_name = "renderer \xff";
+    CHECK_EQ_INT(trove_client_start(&o), 0);
+    CHECK(wait_connected(5));
+    TROVE_INSTANT("mark");
+    trove_client_stop();
+    for (int i = 0; i < 500; i++) {
+        pthread_mutex_lock(&s.lock);
+        int done = s.connections == 1 && s.data.len > 0;
+        pthread_mutex_unlock(&s.lock);
+        if (done)
+            break;
+        sleep_ms(2);
+    }
+    sink_close(&s);
+    parse(&s.data, &p);
+    CHECK_EQ_INT(p.n, 1);
+    CHECK(strcmp(trove_names_get(p.names, TROVE_NAME_PROCESS, (uint32_t)getpid(), 0, NULL),
+                 "renderer ?") == 0);
     parsed_free(&p);
     trove_bytes_free(&s.data);
 }
@@ -552,7 +578,8 @@ static void test_no_service(void)
     trove_client_stats(&st);
     CHECK_EQ_INT(st.connected, 0);
     CHECK_EQ_INT(st.sent, 0);
-    CHECK_EQ_INT(st.events + st.dropped, (uint64_t)zones);
+    CHECK_EQ_INT(st.events, (uint64_t)zones); /* the dropped ones were recorded too */
+    CHECK_EQ_INT(st.dropped + st.pending, (uint64_t)zones);
     CHECK(st.dropped >= (uint64_t)zones - 65536); /* a main-thread ring from an earlier test
                                                      keeps its size */
     sink_listen(&s);
@@ -560,8 +587,9 @@ static void test_no_service(void)
     trove_client_stop();
     sink_close(&s);
     trove_client_stats(&st);
-    CHECK_EQ_INT(st.events + st.dropped, (uint64_t)zones);
-    CHECK_EQ_INT(st.sent, st.events);
+    CHECK_EQ_INT(st.events, (uint64_t)zones);
+    CHECK_EQ_INT(st.sent + st.dropped, (uint64_t)zones);
+    CHECK_EQ_INT(st.pending, 0);
     parse(&s.data, &p);
     for (size_t i = 0; i < p.n; i++) {
         const struct trove_event *e = &p.ev[i];
@@ -581,6 +609,98 @@ static void test_no_service(void)
     CHECK_EQ_INT(gaps, 1);
     CHECK_EQ_INT(others, st.sent);
     CHECK_EQ_INT(p.unnamed, 0);
+    parsed_free(&p);
+    trove_bytes_free(&s.data);
+}
+
+/* Every event recorded is sent, dropped or pending, in every snapshot of the stats, while
+ * threads record, exit and a service comes; pending is 0 after stop. Threads that exit while
+ * no service reads them keep their rings up to 32 MiB (1,024 rings of 1,024 events here):
+ * past that the oldest are given up, counted as dropped, and sent as the gap. */
+#define ACC_THREADS 1100
+#define ACC_RING 1024
+
+static _Atomic int acc_stop, acc_bad;
+static _Atomic uint64_t acc_checks;
+
+static void *acc_checker(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&acc_stop)) {
+        struct trove_client_stats st;
+        trove_client_stats(&st);
+        if (st.events != st.sent + st.dropped + st.pending)
+            atomic_store(&acc_bad, 1);
+        atomic_fetch_add(&acc_checks, 1);
+    }
+    return NULL;
+}
+
+static void *acc_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < ACC_RING; i++) {
+        TROVE_ZONE("acc");
+    }
+    return NULL;
+}
+
+static void test_accounting(void)
+{
+    struct sink s;
+    struct parsed p;
+    struct trove_client_options o = {0};
+    struct trove_client_stats st;
+    pthread_t checker;
+    double last_gap = -1;
+
+    sink_path(&s); /* nobody listens there yet */
+    o.socket_path = s.path;
+    o.capture = "test-accounting";
+    o.ring_events = ACC_RING;
+    CHECK_EQ_INT(trove_client_start(&o), 0);
+    CHECK_EQ_INT(pthread_create(&checker, NULL, acc_checker, NULL), 0);
+    for (int i = 0; i < ACC_THREADS; i++) {
+        pthread_t t;
+        CHECK_EQ_INT(pthread_create(&t, NULL, acc_worker, NULL), 0);
+        pthread_join(t, NULL);
+    }
+    /* The flush thread frees what is over the bound in its next rounds. */
+    for (int i = 0; i < 5000; i++) {
+        trove_client_stats(&st);
+        if (st.pending <= (uint64_t)ACC_RING * ACC_RING)
+            break;
+        sleep_ms(2);
+    }
+    CHECK_EQ_INT(st.events, (uint64_t)ACC_THREADS * ACC_RING);
+    CHECK_EQ_INT(st.sent, 0);
+    CHECK(st.pending <= (uint64_t)ACC_RING * ACC_RING);
+    CHECK(st.dropped >= (uint64_t)(ACC_THREADS - ACC_RING) * ACC_RING);
+    sink_listen(&s);
+    CHECK(wait_connected(5));
+    for (int i = 0; i < 100; i++) {
+        TROVE_ZONE("after");
+    }
+    trove_client_stop();
+    atomic_store(&acc_stop, 1);
+    pthread_join(checker, NULL);
+    CHECK_EQ_INT(atomic_load(&acc_bad), 0);
+    CHECK(atomic_load(&acc_checks) > 0);
+    sink_close(&s);
+    trove_client_stats(&st);
+    CHECK_EQ_INT(st.events, (uint64_t)ACC_THREADS * ACC_RING + 100);
+    CHECK_EQ_INT(st.pending, 0);
+    CHECK_EQ_INT(st.sent + st.dropped, st.events);
+    parse(&s.data, &p);
+    size_t others = 0;
+    for (size_t i = 0; i < p.n; i++) {
+        if (strcmp(event_name(&p, &p.ev[i]), "trove.dropped") == 0)
+            memcpy(&last_gap, &p.ev[i].dur_ns, sizeof last_gap);
+        else
+            others++;
+    }
+    CHECK_EQ_INT(others, st.sent);
+    CHECK(last_gap == (double)st.dropped); /* the service was told of every loss */
     parsed_free(&p);
     trove_bytes_free(&s.data);
 }
@@ -884,6 +1004,7 @@ int main(void)
     test_basic();
     test_threads();
     test_no_service();
+    test_accounting();
     test_on_demand();
     test_refused();
 #ifndef __SANITIZE_THREAD__

@@ -23,7 +23,8 @@
  * Threads: every function may be called from any thread (start and stop not from two at
  * once). fork(): the child has no client (it is stopped in the child, the rings inherited
  * from the parent are never sent); a child that wants one calls trove_client_start() with
- * its own capture name.
+ * its own capture name. The flush thread blocks every signal, so a process-directed signal
+ * (SIGTERM, SIGINT ...) is always handled on one of the program's own threads.
  *
  * Build with -DTROVE_DISABLE and every macro compiles to nothing (the functions stay
  * declared, so code that calls them directly still links against the library).
@@ -48,6 +49,9 @@ struct trove_client_options {
                                 (at least 1024); 0: 65536 (2 MiB a thread) */
     int on_demand;           /* nonzero: record only while a service is connected */
     int clock;               /* enum trove_client_clock; 0: TROVE_CLIENT_CLOCK_AUTO */
+    const char *process_name; /* the process's name in the capture (copied; at most 255
+                                 bytes, invalid UTF-8 becomes '?'); NULL: the program's,
+                                 /proc/self/comm, else argv[0]'s last component */
 };
 
 /* The clock events are timed by. AUTO takes the TSC where the CPU says its rate is constant
@@ -60,16 +64,28 @@ enum trove_client_clock {
     TROVE_CLIENT_CLOCK_TSC = 2        /* rdtsc; falls back to MONOTONIC where there is none */
 };
 
-/* Counters since the last trove_client_start. */
+/*
+ * Counters since the last trove_client_start. Every event recorded is counted once in
+ * `events` and is, at any moment, exactly one of sent, dropped or pending: in every snapshot
+ * events == sent + dropped + pending, and once trove_client_stop has returned pending is 0,
+ * so events == sent + dropped (the figures then stay as stop left them). Whatever was
+ * dropped while a service could still be told reaches it as the "trove.dropped" gap.
+ */
 struct trove_client_stats {
-    uint64_t events;   /* events recorded into the rings */
-    uint64_t dropped;  /* events lost: a full ring, or a connection broken mid-send */
-    uint64_t sent;     /* events written to the service */
+    uint64_t events;   /* events recorded: into the rings, or dropped at a full one */
+    uint64_t dropped;  /* events lost: a full ring; a frame a broken connection cut (and the
+                          ones after it in that send); a refused connection's; an exited
+                          thread's ring given up while no service read it (past 32 MiB of
+                          such rings); what the rings held when stop found no service */
+    uint64_t sent;     /* events written to the service in whole frames (a service killed
+                          before it read them loses them without the client knowing: its own
+                          counts, GET /api/status, say what it took) */
     uint64_t bytes;    /* bytes written to the service (hello, names and raw frames) */
     uint64_t connects; /* connections made to the service */
     int connected;     /* a service is connected now */
     int clock;         /* the clock of this run: TROVE_CLIENT_CLOCK_TSC or _MONOTONIC */
     uint64_t tsc_hz;   /* the TSC's ticks per second, as the last hello said (0 before) */
+    uint64_t pending;  /* events in the rings, not yet sent nor dropped (0 after stop) */
 };
 
 /*
@@ -86,13 +102,15 @@ int trove_client_start(const struct trove_client_options *opts);
 
 /*
  * Stop the client: stop recording, send every ring's events to the service if one is
- * connected (waiting up to the socket's 10 s send timeout for it), close the connection and
- * join the flush thread. Does nothing if the client is not started. Not to be called from
+ * connected (waiting up to the socket's 10 s send timeout for it; without one it tries to
+ * connect once), close the connection and join the flush thread. What could not be sent
+ * then counts as dropped. Does nothing if the client is not started. Not to be called from
  * two threads at once.
  */
 void trove_client_stop(void);
 
-/* The counters since the last start (all zero if never started). Any thread. */
+/* The counters since the last start (all zero if never started, and in a fork()ed child
+ * until it starts its own client), taken as one consistent snapshot. Any thread. */
 void trove_client_stats(struct trove_client_stats *out);
 
 /* Name the calling thread in the capture (copied; at most 255 bytes are kept, invalid UTF-8

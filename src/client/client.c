@@ -26,6 +26,15 @@
  * comes as it would for a service that is not there. The events go on flowing meanwhile, as
  * they do to a service that never answers.
  *
+ * Accounting: every event a thread records (pushed into its ring, or dropped because the
+ * ring was full) is counted once as recorded, and ends as exactly one of sent (in a raw frame
+ * the socket took whole), dropped (a full ring; a frame the broken connection cut; a refused
+ * connection's; an exited thread's ring given up while no service reads it; what is left in
+ * the rings when stop finds no service) or pending (still in a ring). The flush thread moves
+ * a ring's tail and the sent/lost totals together under reg_lock, and the stats are read
+ * under it: events == sent + dropped + pending in every snapshot, and pending == 0 once stop
+ * has returned (its figures are then frozen).
+ *
  * Not recording (before start, after stop, or while disconnected in on-demand mode) costs
  * one relaxed load per event.
  */
@@ -34,6 +43,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +72,8 @@
 #define CALIBRATE_NS 50000000ull /* the TSC is timed against CLOCK_MONOTONIC this long at least
                                     before the first hello gives its rate */
 #define SEND_TIMEOUT_S 10
+#define RETIRED_BYTES_MAX ((uint64_t)32 << 20) /* exited threads' unsent rings kept at most;
+                                                  past it the oldest are given up (dropped) */
 
 struct rec {
     uint64_t start_ns;
@@ -99,13 +111,16 @@ struct thread {
     _Alignas(64) _Atomic uint64_t tail;
     _Atomic int retired;
     uint64_t base_head, base_dropped; /* at the last start (under reg_lock) */
+    /* tail moves only under reg_lock, with the sent/lost totals it moves into */
     /* Under reg_lock: the thread's name and whether it still has to go out. */
     char name[THREAD_NAME_MAX];
     int name_len, name_unsent;
     struct thread *next;
 };
 
-/* Global state. reg_lock guards the thread list, the names table and the thread names. */
+/* Global state. reg_lock guards the thread list, the names table, the thread names and the
+ * accounting (the tails' moves with st_sent and st_lost, the retired totals, the frozen
+ * stats). */
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread *threads;
 static pthread_key_t thread_key;
@@ -126,7 +141,14 @@ static _Atomic int recording;
 static _Atomic int use_tsc; /* the records hold TSC ticks (fixed while recording) */
 static _Atomic uint64_t tsc_hz_now; /* the last hello's calibration, for the stats */
 static _Atomic int connected_now;
-static _Atomic uint64_t st_sent, st_lost, st_bytes, st_connects, retired_events, retired_dropped;
+static _Atomic uint64_t st_bytes, st_connects;
+/* Under reg_lock: events sent and lost out of the rings (their tails' moves: the sum of every
+ * ring's tail - base_head), and the totals of the threads freed since start. */
+static uint64_t st_sent, st_lost, retired_events, retired_dropped;
+/* Under reg_lock: the figures stop left (or zeros before a start, in a fork()ed child); what
+ * trove_client_stats says while stats_frozen. */
+static struct trove_client_stats frozen;
+static int stats_frozen = 1;
 
 static struct {
     int running, atexit_done;
@@ -136,6 +158,8 @@ static struct {
     int stop;
     char socket_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     char capture[TROVE__CLIENT_CAPTURE_MAX + 1];
+    char process[THREAD_NAME_MAX]; /* the process's name in the capture */
+    size_t process_len;
     size_t ring_events;
     int on_demand;
     uint32_t pid;
@@ -468,8 +492,9 @@ static void disconnect(void)
 
 static void broken(void);
 
-/* Write all of b to the service; on an error, drop the connection. */
-static void send_buf(struct trove__client_buf *b, uint64_t events)
+/* Write all of b (a hello, a names frame, the gap's counter: no ring's events) to the
+ * service; on an error, drop the connection. */
+static void send_buf(struct trove__client_buf *b)
 {
     size_t off = 0;
     if (b->failed) {
@@ -488,13 +513,6 @@ static void send_buf(struct trove__client_buf *b, uint64_t events)
         off += (size_t)n;
         atomic_fetch_add(&st_bytes, (uint64_t)n);
     }
-    if (off == b->len && b->len) {
-        atomic_fetch_add(&st_sent, events);
-        cl.conn_sent += events;
-        if (events)
-            cl.sent_events = 1;
-    } else
-        atomic_fetch_add(&st_lost, events); /* taken from the ring, never delivered */
     b->len = 0;
 }
 
@@ -530,7 +548,7 @@ static void try_connect(struct trove__client_buf *b)
         atomic_store(&tsc_hz_now, hz);
     }
     trove__client_hello(b, cl.capture, cl.pid, cl.sent_events, hz, tsc, ns);
-    send_buf(b, 0);
+    send_buf(b);
     if (cl.fd < 0)
         return;
     atomic_fetch_add(&st_connects, 1);
@@ -551,10 +569,9 @@ static void append_names(struct trove__client_buf *b, struct thread *t, int proc
     struct trove__client_names nf;
     trove__client_names_begin(b, &nf);
     pthread_mutex_lock(&reg_lock);
-    if (process) {
-        size_t n = strlen(cl.capture);
-        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_PROCESS, cl.pid, 0, cl.capture, n);
-    }
+    if (process && cl.process_len)
+        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_PROCESS, cl.pid, 0, cl.process,
+                                cl.process_len);
     for (; names.sent < names.n; names.sent++)
         trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_EVENT, (uint32_t)names.sent + 1, 0,
                                 names.str[names.sent], names.len[names.sent]);
@@ -568,8 +585,8 @@ static void append_names(struct trove__client_buf *b, struct thread *t, int proc
 }
 
 /* Write iov[0..n) (bytes in all) to the service, however the socket cuts it; on an error,
- * drop the connection. 1 if everything went. */
-static int send_iov(struct iovec *iov, int n, size_t bytes)
+ * drop the connection. The bytes the socket took. */
+static size_t send_iov(struct iovec *iov, int n, size_t bytes)
 {
     size_t off = 0;
     int i = 0;
@@ -594,37 +611,41 @@ static int send_iov(struct iovec *iov, int n, size_t bytes)
             iov[i].iov_len -= (size_t)w;
         }
     }
-    return off == bytes;
+    return off;
 }
 
 #define IOV_FRAMES 256 /* raw frames per sendmsg: a header and one or two pieces of ring each */
 
 /* Send what t's ring holds (at most one ring's worth: the snapshot of head), straight from
  * the ring: the names first, then raw frames whose records the socket reads where the
- * thread wrote them; their slots are given back once they are sent. */
+ * thread wrote them; their slots are given back once they are sent. A frame the socket took
+ * whole is sent; one a broken connection cut (and every one after it) is lost: the service
+ * drops a frame it has not got all of. */
 static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove__client_buf *nb)
 {
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t cap = t->mask + 1;
     struct iovec iov[IOV_FRAMES * 3];
+    size_t frame_end[IOV_FRAMES];
+    uint32_t frame_n[IOV_FRAMES];
 
     nb->len = 0;
     append_names(nb, t, 0);
-    send_buf(nb, 0);
+    send_buf(nb);
     while (tail != head && cl.fd >= 0) {
-        uint64_t from = tail;
-        size_t bytes = 0;
-        int niov = 0;
+        uint64_t sent = 0, all = 0;
+        size_t bytes = 0, took;
+        int niov = 0, nf = 0;
         hdr->len = 0;
         if (!trove__client_buf_reserve(hdr, IOV_FRAMES * TROVE__CLIENT_HEADER_SIZE)) {
             hdr->failed = 0;
             return; /* out of memory: the events wait in the ring for the next round */
         }
-        for (int f = 0; f < IOV_FRAMES && tail != head; f++) {
-            uint32_t n = (uint32_t)(head - tail < TROVE__CLIENT_FRAME_EVENTS
-                                        ? head - tail : TROVE__CLIENT_FRAME_EVENTS);
-            uint64_t at = tail & t->mask, first = cap - at < n ? cap - at : n;
+        for (uint64_t at_tail = tail; nf < IOV_FRAMES && at_tail != head; nf++) {
+            uint32_t n = (uint32_t)(head - at_tail < TROVE__CLIENT_FRAME_EVENTS
+                                        ? head - at_tail : TROVE__CLIENT_FRAME_EVENTS);
+            uint64_t at = at_tail & t->mask, first = cap - at < n ? cap - at : n;
             iov[niov].iov_base = hdr->ptr + hdr->len;
             iov[niov++].iov_len = TROVE__CLIENT_HEADER_SIZE;
             trove__client_raw_header(hdr, n); /* within the room reserved: ptr stays */
@@ -635,34 +656,63 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
                 iov[niov++].iov_len = (n - first) * sizeof(struct rec);
             }
             bytes += TROVE__CLIENT_HEADER_SIZE + (size_t)n * sizeof(struct rec);
-            tail += n;
+            frame_end[nf] = bytes;
+            frame_n[nf] = n;
+            at_tail += n;
+            all += n;
         }
-        if (send_iov(iov, niov, bytes)) {
-            atomic_fetch_add(&st_sent, tail - from);
-            cl.conn_sent += tail - from;
-            cl.sent_events = 1;
-        } else
-            atomic_fetch_add(&st_lost, tail - from); /* cut short: lost, and said so */
-        /* The records are out (or lost): the thread may reuse their slots. */
+        took = send_iov(iov, niov, bytes);
+        for (int f = 0; f < nf && frame_end[f] <= took; f++)
+            sent += frame_n[f];
+        /* The records are out (or lost): the thread may reuse their slots. The tail and the
+         * totals move together, so that a snapshot of the stats always adds up. */
+        pthread_mutex_lock(&reg_lock);
+        st_sent += sent;
+        st_lost += all - sent;
+        tail += all;
         atomic_store_explicit(&t->tail, tail, memory_order_release);
+        pthread_mutex_unlock(&reg_lock);
+        cl.conn_sent += sent;
+        if (sent)
+            cl.sent_events = 1;
     }
 }
 
-/* Free the exited threads whose rings are empty (or every exited one, if force). */
+/* Free t (unlinked, under reg_lock): its figures go to the retired totals, what its ring
+ * still holds to the dropped ones. */
+static void retire(struct thread *t)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    uint64_t lost = atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
+    retired_events += head - t->base_head + lost;
+    retired_dropped += lost + (head - tail);
+    free(t->ring);
+    free(t);
+}
+
+/* Free the exited threads whose rings are empty (or every exited one, if force). While no
+ * service is connected, exited threads' rings that still hold events are kept for the next
+ * one, newest first, up to RETIRED_BYTES_MAX (at least one); older ones are given up (their
+ * events dropped), so that a program that starts threads while no service reads them does
+ * not grow without bound. */
 static void reap(int force)
 {
+    uint64_t kept = 0;
     pthread_mutex_lock(&reg_lock);
     for (struct thread **pp = &threads; *pp;) {
         struct thread *t = *pp;
         uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
         uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-        if (atomic_load_explicit(&t->retired, memory_order_acquire) && (force || head == tail)) {
+        int retired = atomic_load_explicit(&t->retired, memory_order_acquire);
+        if (retired && !force && head != tail && cl.fd < 0) {
+            if (kept && kept + (t->mask + 1) * sizeof(struct rec) > RETIRED_BYTES_MAX)
+                force = 2; /* this one and every older exited one */
+            kept += (t->mask + 1) * sizeof(struct rec);
+        }
+        if (retired && (force || head == tail)) {
             *pp = t->next;
-            atomic_fetch_add(&retired_events, head - t->base_head);
-            atomic_fetch_add(&retired_dropped,
-                             atomic_load(&t->dropped) - t->base_dropped + (head - tail));
-            free(t->ring);
-            free(t);
+            retire(t);
         } else
             pp = &t->next;
     }
@@ -671,11 +721,12 @@ static void reap(int force)
 
 static const char gap_name[] = "trove.dropped";
 
-/* Events lost so far: full rings, and sends a broken connection cut short. */
+/* Events lost so far: full rings, sends a broken connection cut short, refused
+ * connections', exited threads' rings given up. */
 static uint64_t dropped_total(void)
 {
-    uint64_t n = atomic_load(&retired_dropped) + atomic_load(&st_lost);
     pthread_mutex_lock(&reg_lock);
+    uint64_t n = retired_dropped + st_lost;
     for (struct thread *t = threads; t; t = t->next)
         n += atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
     pthread_mutex_unlock(&reg_lock);
@@ -694,7 +745,7 @@ static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
         return;
     nb->len = 0;
     append_names(nb, NULL, 0);
-    send_buf(nb, 0);
+    send_buf(nb);
     ev->len = 0;
     trove__client_raw_header(ev, 1);
     struct rec *r = (struct rec *)trove__client_buf_reserve(ev, sizeof *r);
@@ -708,7 +759,7 @@ static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
     r->kind = TROVE__CLIENT_KIND_COUNTER;
     r->name_id = id;
     ev->len += sizeof *r;
-    send_buf(ev, 0);
+    send_buf(ev);
     if (cl.fd >= 0)
         cl.gap_sent = total;
 }
@@ -716,7 +767,7 @@ static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
 /* One round: every ring drained, the gap sent, exited threads freed. 1 if it sent events. */
 static int flush_round(struct trove__client_buf *ev, struct trove__client_buf *nb)
 {
-    uint64_t sent = atomic_load(&st_sent);
+    uint64_t sent = cl.conn_sent;
     struct thread *list[64];
     size_t n = 0;
     /* Take the threads a few at a time, so that no lock is held while sending. */
@@ -740,7 +791,7 @@ static int flush_round(struct trove__client_buf *ev, struct trove__client_buf *n
     }
     send_gap(ev, nb);
     reap(0);
-    return atomic_load(&st_sent) != sent;
+    return cl.conn_sent != sent;
 }
 
 /* The service's answer, if it has come: read without waiting. A refuse drops the connection
@@ -756,8 +807,10 @@ static void read_answer(void)
             cl.in_len -= (size_t)(nl - cl.in) + 1;
             memmove(cl.in, nl + 1, cl.in_len);
             if (type == TROVE__CLIENT_ANSWER_REFUSE) {
-                atomic_fetch_sub(&st_sent, cl.conn_sent);
-                atomic_fetch_add(&st_lost, cl.conn_sent);
+                pthread_mutex_lock(&reg_lock);
+                st_sent -= cl.conn_sent;
+                st_lost += cl.conn_sent;
+                pthread_mutex_unlock(&reg_lock);
                 cl.sent_events = cl.sent_before;
                 disconnect();
             }
@@ -791,7 +844,7 @@ static void connect_now(struct trove__client_buf *nb)
     try_connect(nb);
     if (cl.fd >= 0) {
         append_names(nb, NULL, 1);
-        send_buf(nb, 0);
+        send_buf(nb);
     }
 }
 
@@ -842,6 +895,8 @@ static void *flush_main(void *arg)
 
 /* ---- start, stop, stats ---- */
 
+/* The program's name: the kernel's (/proc/self/comm, at most 15 bytes), else the last
+ * component of argv[0] (/proc/self/cmdline); "" if neither can be read. */
 static void program_name(char *dst, size_t cap)
 {
     FILE *f = fopen("/proc/self/comm", "r");
@@ -851,7 +906,20 @@ static void program_name(char *dst, size_t cap)
             dst[strcspn(dst, "\n")] = 0;
         fclose(f);
     }
+    if (!dst[0] && (f = fopen("/proc/self/cmdline", "r"))) {
+        char arg0[4096];
+        size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
+        fclose(f);
+        arg0[n] = 0; /* argv[0] ends at its NUL */
+        const char *base = strrchr(arg0, '/');
+        base = base ? base + 1 : arg0;
+        n = strlen(base) < cap - 1 ? strlen(base) : cap - 1;
+        memcpy(dst, base, n);
+        dst[n] = 0;
+    }
 }
+
+static void freeze(void);
 
 static void stop_at_exit(void)
 {
@@ -887,6 +955,8 @@ static void fork_child(void)
     cl.running = 0;
     atomic_store(&recording, 0);
     atomic_store(&connected_now, 0);
+    memset(&frozen, 0, sizeof frozen); /* the parent's rings are the parent's to count */
+    stats_frozen = 1;
     pthread_mutex_unlock(&reg_lock);
     pthread_mutex_unlock(&cl.lock);
 }
@@ -914,6 +984,15 @@ int trove_client_start(const struct trove_client_options *opts)
         program_name(prog, sizeof prog);
         trove__client_default_capture(cl.capture, sizeof cl.capture, prog, cl.pid);
     }
+    {
+        char prog[THREAD_NAME_MAX];
+        const char *pn = o.process_name;
+        if (!pn) {
+            program_name(prog, sizeof prog);
+            pn = prog;
+        }
+        cl.process_len = trove__client_sanitize(cl.process, sizeof cl.process, pn, strlen(pn));
+    }
     memcpy(cl.socket_path, o.socket_path, strlen(o.socket_path) + 1);
     size_t ring = RING_MIN;
     while (ring < o.ring_events && ring < ((size_t)1 << 30))
@@ -938,17 +1017,24 @@ int trove_client_start(const struct trove_client_options *opts)
         t->base_dropped = atomic_load(&t->dropped);
     }
     names.sent = 0;
+    st_sent = st_lost = retired_events = retired_dropped = 0;
+    stats_frozen = 0;
     pthread_mutex_unlock(&reg_lock);
-    atomic_store(&st_sent, 0);
-    atomic_store(&st_lost, 0);
     atomic_store(&st_bytes, 0);
     atomic_store(&st_connects, 0);
-    atomic_store(&retired_events, 0);
-    atomic_store(&retired_dropped, 0);
     atomic_store(&recording, !cl.on_demand);
-    rc = pthread_create(&cl.thread, NULL, flush_main, NULL);
+    {
+        /* The flush thread takes none of the program's signals: a handler the program
+         * installed runs on the program's threads, and the library's sends are not cut. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        rc = pthread_create(&cl.thread, NULL, flush_main, NULL);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     if (rc != 0) {
         atomic_store(&recording, 0);
+        freeze();
         return -rc;
     }
     cl.running = 1;
@@ -969,23 +1055,55 @@ void trove_client_stop(void)
     pthread_join(cl.thread, NULL);
     cl.running = 0;
     atomic_store(&recording, 0);
+    freeze();
 }
 
-void trove_client_stats(struct trove_client_stats *out)
+/* The figures now, under reg_lock: one consistent snapshot. give_up (no flush thread runs):
+ * what the rings hold will not be sent, so it is dropped first (each tail moves up to the
+ * head read for the figures). */
+static void stats_take(struct trove_client_stats *out, int give_up)
 {
     memset(out, 0, sizeof *out);
-    pthread_mutex_lock(&reg_lock);
     for (struct thread *t = threads; t; t = t->next) {
-        out->events += atomic_load_explicit(&t->head, memory_order_relaxed) - t->base_head;
-        out->dropped += atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
+        uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+        uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+        uint64_t lost = atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
+        if (give_up) {
+            st_lost += head - tail;
+            tail = head;
+            atomic_store_explicit(&t->tail, tail, memory_order_release);
+        }
+        out->events += head - t->base_head + lost;
+        out->dropped += lost;
+        out->pending += head - tail;
     }
-    pthread_mutex_unlock(&reg_lock);
-    out->events += atomic_load(&retired_events);
-    out->dropped += atomic_load(&retired_dropped) + atomic_load(&st_lost);
-    out->sent = atomic_load(&st_sent);
+    out->events += retired_events;
+    out->dropped += retired_dropped + st_lost;
+    out->sent = st_sent;
     out->bytes = atomic_load(&st_bytes);
     out->connects = atomic_load(&st_connects);
     out->connected = atomic_load(&connected_now);
     out->clock = atomic_load(&use_tsc) ? TROVE_CLIENT_CLOCK_TSC : TROVE_CLIENT_CLOCK_MONOTONIC;
     out->tsc_hz = atomic_load(&tsc_hz_now);
+}
+
+/* Stopped: the rings' leftovers dropped and the figures frozen, pending 0. A thread that
+ * records while this runs (it saw the recording flag before stop cleared it) leaves an
+ * event past the head read here: it is in no figure, and the next start empties it away. */
+static void freeze(void)
+{
+    pthread_mutex_lock(&reg_lock);
+    stats_take(&frozen, 1);
+    stats_frozen = 1;
+    pthread_mutex_unlock(&reg_lock);
+}
+
+void trove_client_stats(struct trove_client_stats *out)
+{
+    pthread_mutex_lock(&reg_lock);
+    if (stats_frozen)
+        *out = frozen;
+    else
+        stats_take(out, 0);
+    pthread_mutex_unlock(&reg_lock);
 }
