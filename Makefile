@@ -124,7 +124,7 @@ build-tsan: deps
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_backend_s3 test_stream \
-	  test_capture test_capture_live test_net test_serve test_serve_faults test_client trove-example-sort $(BUILD_FLAGS)
+	  test_capture test_capture_live test_net test_serve test_serve_faults test_client trove-example-sort trove-test-client-stop $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

@@ -464,8 +464,10 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
         if (rc == TROVE_OK) {
             memcpy(p->pending + p->npending, f->ev, fr.n_events * sizeof *f->ev);
             p->npending += fr.n_events;
-            p->events_in += fr.n_events;
+        } else {
+            p->events_dropped += fr.n_events; /* received, and nowhere to keep them */
         }
+        p->events_in += fr.n_events;
     }
     pthread_mutex_unlock(&p->mu);
     return rc;

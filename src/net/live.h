@@ -177,6 +177,9 @@ struct trove__conn_stats {
     uint64_t queue_bytes; /* producer: pending; viewer: queued */
     uint64_t events, bytes;
     uint64_t drops;       /* viewer: events dropped */
+    /* producer: of its events, taken into the capture, lost there, and waiting for the
+     * pass (events == published + dropped + queued) */
+    uint64_t published, dropped, queued;
     int mode;             /* producer: its accept's (enum trove_serve_mode), 0 before */
     uint64_t session;
     uint64_t errors;
@@ -214,6 +217,10 @@ struct trove__prod {
     int closed;                      /* the ingest thread is done with it */
     /* counters (the ingest thread writes, status reads under mu) */
     uint64_t bytes_in, events_in, frames_in, errors;
+    /* under mu, so that events_in == events_published + events_dropped + npending in every
+     * snapshot: taken by the pass into the capture's batches, and lost (the capture failed,
+     * or memory ran out taking or publishing them) */
+    uint64_t events_published, events_dropped;
     int last_wire;
     char error[TROVE__ERROR_MAX];
 };

@@ -80,6 +80,7 @@ static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
     p->pending = ps->swap;
     p->cap_pending = ps->swap_cap;
     p->npending = 0;
+    p->events_published += n;
     if (p->pending_samples.len > 0) {
         rc = trove_bytes_append(&ps->samples, p->pending_samples.ptr, p->pending_samples.len);
         if (rc == TROVE_OK) { /* else kept for the next pass */
@@ -96,6 +97,11 @@ static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
     if (n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK) {
         memcpy(ps->ev + ps->n, ev, n * sizeof *ev);
         ps->n += n;
+    } else if (n > 0) { /* taken, and lost */
+        pthread_mutex_lock(&p->mu);
+        p->events_published -= n;
+        p->events_dropped += n;
+        pthread_mutex_unlock(&p->mu);
     }
     return rc;
 }
@@ -150,12 +156,30 @@ static int publish(struct trove__cap *c, struct trove_names *names, const struct
     return rc; /* the store has it either way; a viewer may miss it (counted as an error) */
 }
 
+/* Events [off, off + k) of a pass, taken from mine[i] took[i] at a time in that order, were
+ * lost: each producer's share moves from its published count to its dropped one. */
+static void lost_events(struct trove__prod **mine, const size_t *took, size_t nmine, size_t off,
+                        size_t k)
+{
+    size_t at = 0;
+    for (size_t i = 0; i < nmine; at += took[i++]) {
+        size_t from = at > off ? at : off, to = at + took[i] < off + k ? at + took[i] : off + k;
+        if (from >= to)
+            continue;
+        pthread_mutex_lock(&mine[i]->mu);
+        mine[i]->events_published -= to - from;
+        mine[i]->events_dropped += to - from;
+        pthread_mutex_unlock(&mine[i]->mu);
+    }
+}
+
 /* One pass over capture c: its producers' pending data, in batches (or dropped, when
  * discard: the capture failed). Returns 1 if it published anything or a producer left. */
 static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct pass_scratch *ps,
                         int discard)
 {
     struct trove__prod **mine = NULL, **done = NULL;
+    size_t *took = NULL; /* events taken of mine[i], in ps->ev's order */
     size_t nmine = 0, ndone = 0, nprods = 0;
     int rc = TROVE_OK, any = 0, left;
 
@@ -164,14 +188,16 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         nprods++;
     mine = trove__mallocarray(nprods + 1, sizeof *mine);
     done = trove__mallocarray(nprods + 1, sizeof *done);
-    if (mine && done)
+    took = trove__mallocarray(nprods + 1, sizeof *took);
+    if (mine && done && took)
         for (struct trove__prod *p = srv->prods; p; p = p->next)
             if (p->cap == c)
                 mine[nmine++] = p;
     pthread_mutex_unlock(&srv->mu);
-    if (!mine || !done) {
+    if (!mine || !done || !took) {
         free(mine);
         free(done);
+        free(took);
         return 0;
     }
     ps->n = 0;
@@ -184,18 +210,22 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
     for (size_t i = 0; i < nmine; i++) {
         struct trove__prod *p = mine[i];
         int closed;
+        took[i] = 0;
         pthread_mutex_lock(&p->mu);
         closed = p->closed;
         pthread_mutex_unlock(&p->mu);
         if (discard) { /* the capture failed: what it sent has nowhere to go */
             pthread_mutex_lock(&p->mu);
+            p->events_dropped += p->npending;
             p->npending = 0;
             p->pending_samples.len = 0;
             p->pending_nsamples = p->pending_nswitches = 0;
             pthread_mutex_unlock(&p->mu);
             rc = TROVE_OK;
         } else {
+            size_t before = ps->n;
             rc = take_pending(p, ps);
+            took[i] = ps->n - before;
         }
         if (rc != TROVE_OK) {
             pthread_mutex_lock(&p->mu);
@@ -228,6 +258,7 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
                 ps->added = NULL;
             }
             if (publish(c, names, ps->ev + off, k, off == 0 ? ps : NULL) != TROVE_OK) {
+                lost_events(mine, took, nmine, off, k);
                 pthread_mutex_lock(&c->mu);
                 c->commit_errors++;
                 snprintf(c->error, sizeof c->error, "publishing a batch: out of memory");
@@ -270,6 +301,7 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
 out:
     free(mine);
     free(done);
+    free(took);
     return any || ndone > 0;
 }
 

@@ -150,6 +150,9 @@ static int snapshot_take(struct trove__server *srv, struct snapshot *s)
         r->wire = p->last_wire;
         r->queue_bytes = (uint64_t)p->npending * TROVE_EVENT_SIZE;
         r->events = p->events_in;
+        r->published = p->events_published;
+        r->dropped = p->events_dropped;
+        r->queued = p->npending;
         r->bytes = p->bytes_in;
         r->errors = p->errors;
         snprintf(r->error, sizeof r->error, "%s", p->error);
@@ -267,6 +270,9 @@ int trove__status_json(struct trove__server *srv, struct trove_bytes *out)
                      r->errors);
         if (rc == TROVE_OK)
             rc = put_str(out, r->error);
+        if (rc == TROVE_OK && r->kind == TROVE__CONN_PRODUCER)
+            rc = put(out, ",\"published\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"queued\":%" PRIu64,
+                     r->published, r->dropped, r->queued);
         if (rc == TROVE_OK)
             rc = put(out, "}");
     }
