@@ -109,4 +109,44 @@ check test "$pend2" = 0
 check test "$((sent2 + drop2))" = "$ev2"
 check all_add_up "$tmp/p2"
 
+# 3. The CLI's producers, their service stopped mid-run: the last line adds up, events ==
+#    sent + dropped, and says what was not sent (the command fails).
+# Wait until capture $1 has published events in the service's status.
+wait_published() {
+    for _ in $(seq 1 1200); do
+        curl -s "${url}api/status" > "$tmp/st.json" 2> /dev/null
+        python3 -c '
+import json, sys
+ps = [c for c in json.load(open(sys.argv[1]))["connections"]
+      if c["kind"] == "producer" and c["capture"] == sys.argv[2]]
+sys.exit(0 if ps and ps[0]["published"] > 0 else 1)' "$tmp/st.json" "$1" 2> /dev/null && return 0
+        sleep 0.05
+    done
+    bad "capture $1 never published"
+}
+serve_start
+"$TROVE" gen --live gl --rate 20000 --seconds 60 --socket "$sock" --json > "$tmp/gl.json" 2> "$tmp/gl.err" &
+g_pid=$!
+wait_published gl
+serve_stop
+wait "$g_pid" && bad "gen --live ended 0 with its service stopped"
+check python3 -c '
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["events"] == 1200000 and j["sent"] > 0 and j["dropped"] > 0, j
+assert j["events"] == j["sent"] + j["dropped"] and j["failed"], j' "$tmp/gl.json"
+
+serve_start
+"$TROVE" gen -o "$tmp/g.wire" --events 400000 -q
+"$TROVE" record rf --from "$tmp/g.wire" --rate 20000 --socket "$sock" > "$tmp/rf.out" 2> "$tmp/rf.err" &
+r_pid=$!
+wait_published rf
+serve_stop
+wait "$r_pid" && bad "record --from ended 0 with its service stopped"
+line=$(grep '^trove record: [0-9]* events:' "$tmp/rf.err")
+read -r ev sent drop <<< "$(echo "$line" | sed -n 's/^trove record: \([0-9]*\) events: \([0-9]*\) sent to capture rf, \([0-9]*\) dropped.*/\1 \2 \3/p')"
+check test "$ev" = 400000
+check test "$drop" -gt 0
+check test "$((sent + drop))" = "$ev"
+
 finish

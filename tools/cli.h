@@ -45,6 +45,8 @@ struct cli_producer {
     int fd;
     struct trove_serve_answer accept;    /* the service's accept */
     volatile sig_atomic_t *stop;         /* may be NULL: set (by a signal), waits give up */
+    int names_fallback;                  /* its thread and process names are guesses (a
+                                            sampler's): the hello says "names":"fallback" */
     size_t in_len;
     char in[2 * TROVE_SERVE_ANSWER_MAX]; /* what the service sent, not yet taken as lines */
 };

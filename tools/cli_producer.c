@@ -116,8 +116,9 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
         goto fail;
     }
     n = snprintf(hello, sizeof hello,
-                 "{\"capture\":\"%s\",\"producer\":\"%s\",\"pid\":%ld,\"append\":%s}\n", capture,
-                 producer, (long)getpid(), append ? "true" : "false");
+                 "{\"capture\":\"%s\",\"producer\":\"%s\",\"pid\":%ld,\"append\":%s%s}\n",
+                 capture, producer, (long)getpid(), append ? "true" : "false",
+                 p->names_fallback ? ",\"names\":\"fallback\"" : "");
     if (cli_write_all(p->fd, hello, (size_t)n) != 0) {
         cli_error(cmd, "%s: sending the hello: %s", path, strerror(errno));
         goto fail;

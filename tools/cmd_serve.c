@@ -414,6 +414,38 @@ static int names_with_pid(const struct trove_names *in, uint32_t pid, struct tro
     return TROVE_OK;
 }
 
+/* What a producer command did, for its last line: of `events` it had to send, `sent` went
+ * out in whole frames and the rest did not (interrupted, or the service went away): so the
+ * line adds up, events == sent + dropped, whether the command succeeded or not. */
+struct sent_summary {
+    const char *cmd, *capture, *how; /* how: "" or " live" */
+    uint64_t events, sent, bytes, frames;
+    int wire, failed, json, quiet;
+    double seconds;
+    const struct cli_producer *pr;
+};
+
+static void print_summary(const struct sent_summary *m)
+{
+    uint64_t dropped = m->events - m->sent;
+    const char *why = m->failed ? "not sent after the error above" : interrupted ? "interrupted" : "";
+    if (m->json) {
+        printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"sent\":%" PRIu64
+               ",\"dropped\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
+               ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s,\"failed\":%s,"
+               "\"accept\":{\"session\":%" PRIu64 ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
+               m->capture, m->events, m->sent, dropped, m->frames, m->bytes,
+               trove_wire_format_name(m->wire), m->seconds, interrupted ? "true" : "false",
+               m->failed ? "true" : "false", m->pr->accept.session,
+               trove_serve_mode_name(m->pr->accept.mode), m->pr->accept.events);
+    } else if (!m->quiet || m->failed) {
+        fprintf(stderr, "trove %s: %" PRIu64 " events: %" PRIu64 " sent%s to capture %s, %" PRIu64
+                        " dropped%s%s%s (%" PRIu64 " bytes, %s frames) in %.2f s\n",
+                m->cmd, m->events, m->sent, m->how, m->capture, dropped, *why ? " (" : "", why,
+                *why ? ")" : "", m->bytes, trove_wire_format_name(m->wire), m->seconds);
+    }
+}
+
 /* Send names, then events in frames of `batch`, paced. Returns 0, or 1 after an error. */
 static int send_all(const char *cmd, struct cli_producer *pr, const struct trove_names *names,
                     const struct trove_event *ev, size_t n, int wire, uint64_t batch,
@@ -555,22 +587,15 @@ int cmd_record(int argc, char **argv)
     if (!co.quiet)
         cli_producer_say("record", &pr, co.verbose);
     t0 = cli_now();
-    if (send_all("record", &pr, have_pid ? renamed : names, events.ev, events.len, co.wire,
-                 co.batch, &pace, &bytes, &frames, &sent) ||
-        cli_producer_finish("record", &pr, sent))
-        goto out;
-    if (co.json) {
-        printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64
-               ",\"bytes\":%" PRIu64 ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s,"
-               "\"accept\":{\"session\":%" PRIu64 ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
-               name, sent, frames, bytes, trove_wire_format_name(co.wire), cli_now() - t0,
-               interrupted ? "true" : "false", pr.accept.session,
-               trove_serve_mode_name(pr.accept.mode), pr.accept.events);
-    } else if (!co.quiet) {
-        fprintf(stderr, "trove record: %" PRIu64 " events sent to capture %s (%" PRIu64
-                        " bytes, %s frames) in %.2f s%s\n",
-                sent, name, bytes, trove_wire_format_name(co.wire), cli_now() - t0,
-                interrupted ? ", interrupted" : "");
+    {
+        int failed = send_all("record", &pr, have_pid ? renamed : names, events.ev, events.len,
+                              co.wire, co.batch, &pace, &bytes, &frames, &sent) ||
+                     cli_producer_finish("record", &pr, sent);
+        struct sent_summary m = {"record", name, "", events.len, sent, bytes, frames, co.wire,
+                                 failed, co.json, co.quiet, cli_now() - t0, &pr};
+        print_summary(&m);
+        if (failed)
+            goto out;
     }
     status = 0;
 out:
@@ -596,7 +621,7 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
     struct trove_event *chunk = NULL;
     char sockbuf[4200];
     uint64_t total = (uint64_t)((double)rate * seconds), sent = 0, bytes = 0, frames = 0, t0;
-    int status = 1;
+    int status = 1, failed = 0;
     struct trove_diag diag = {0};
 
     if (trove_volume_name_check(name, &diag) != TROVE_OK)
@@ -620,14 +645,15 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         cli_error("gen", "encoding the names: out of memory");
         goto out;
     }
+    t0 = mono_ns();
     if (cli_write_all(pr.fd, buf.ptr, buf.len) != 0) {
         cli_producer_closed("gen", &pr, 0);
-        goto out;
+        failed = 1;
+    } else {
+        bytes += buf.len;
+        frames++;
     }
-    bytes += buf.len;
-    frames++;
-    t0 = mono_ns();
-    while (sent < total && !interrupted) {
+    while (sent < total && !interrupted && !failed) {
         size_t k = (size_t)(total - sent < batch ? total - sent : batch), at = sent % events.len;
         uint64_t due = (uint64_t)((double)sent / (double)rate * 1e9), now = mono_ns(), base;
         if (t0 + due > now)
@@ -642,28 +668,27 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         buf.len = 0;
         if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK) {
             cli_error("gen", "encoding events: out of memory");
-            goto out;
+            failed = 1;
+            break;
         }
         if (cli_write_all(pr.fd, buf.ptr, buf.len) != 0) {
             cli_producer_closed("gen", &pr, sent);
-            goto out;
+            failed = 1;
+            break;
         }
         bytes += buf.len;
         frames++;
         sent += k;
     }
-    if (cli_producer_finish("gen", &pr, sent))
+    if (!failed && cli_producer_finish("gen", &pr, sent))
+        failed = 1;
+    {
+        struct sent_summary m = {"gen", name, " live", total, sent, bytes, frames, wire, failed,
+                                 json, quiet, (double)(mono_ns() - t0) / 1e9, &pr};
+        print_summary(&m);
+    }
+    if (failed)
         goto out;
-    if (json)
-        printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"wire\":\"%s\",\"seconds\":%.3f,\"accept\":{\"session\":%" PRIu64
-               ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
-               name, sent, frames, bytes, trove_wire_format_name(wire),
-               (double)(mono_ns() - t0) / 1e9, pr.accept.session,
-               trove_serve_mode_name(pr.accept.mode), pr.accept.events);
-    else if (!quiet)
-        fprintf(stderr, "trove gen: %" PRIu64 " events sent live to capture %s in %.2f s\n", sent,
-                name, (double)(mono_ns() - t0) / 1e9);
     status = 0;
 out:
     cli_producer_close(&pr);

@@ -41,6 +41,8 @@ static void catch_stop(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = SIG_IGN; /* a service that goes away is a failed write, said and counted */
+    sigaction(SIGPIPE, &sa, NULL);
 }
 
 void cli_record_sample_usage(FILE *f)
@@ -413,7 +415,7 @@ int cli_record_sample(int argc, char **argv)
     struct cli_out out;
     struct trove_capture_info stored;
     struct live live;
-    int is_live;
+    int is_live, live_failed = 0;
     size_t n_top = 0;
     uint64_t in_range = 0;
     double t0, t_end = 0, took;
@@ -434,6 +436,7 @@ int cli_record_sample(int argc, char **argv)
         char sockbuf[4200];
         const char *path = cli_socket_for(a.socket, NULL, sockbuf, sizeof sockbuf);
         trove_profile_get_counts(prof, &live.mark); /* a new profile's: the stream's start */
+        live.pr.names_fallback = 1; /* threads named by their comm: the program's names win */
         if (cli_producer_open(cmd, path, a.name, 0, "trove record (sampling)", &live.pr))
             goto done;
         if (!a.quiet)
@@ -466,8 +469,10 @@ int cli_record_sample(int argc, char **argv)
             cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
             goto done;
         }
-        if (is_live && live_send(&live, sym, set, prof))
-            goto done;
+        if (is_live && live_send(&live, sym, set, prof)) {
+            live_failed = 1; /* sampling ends here; what was not sent is counted below */
+            break;
+        }
         if (rc == 0)
             break;
     }
@@ -479,12 +484,16 @@ int cli_record_sample(int argc, char **argv)
     have_status = trove_sampler_end_command(smp, SIGTERM, 2000, &cmd_status);
     trove_sampler_stats(smp, &st);
     if (is_live) {
-        if (live_send(&live, sym, set, prof))
-            goto done;
-        /* the end of the stream: the service commits the capture */
-        if (cli_producer_finish(cmd, &live.pr, UINT64_MAX))
-            goto done;
+        /* the rest, then the end of the stream: the service commits the capture */
+        if (!live_failed && (live_send(&live, sym, set, prof) ||
+                             cli_producer_finish(cmd, &live.pr, UINT64_MAX)))
+            live_failed = 1;
         cli_producer_close(&live.pr);
+        if (live_failed && (rc = trove_sample_profile_since(sym, set, live.samples_done,
+                                                            live.switches_done, prof)) != TROVE_OK) {
+            cli_error(cmd, "symbolizing the samples: %s", trove_strerror(rc));
+            goto done;
+        }
     } else if ((rc = trove_sample_profile(sym, set, prof)) != TROVE_OK) {
         cli_error(cmd, "symbolizing the samples: %s", trove_strerror(rc));
         goto done;
@@ -527,15 +536,18 @@ int cli_record_sample(int argc, char **argv)
             printf(",\"stored_bytes\":%" PRIu64 ",\"new_objects\":%" PRIu64, stored.stored_bytes,
                    stored.new_objects);
         if (is_live)
-            printf(",\"sent_bytes\":%" PRIu64 ",\"sent_frames\":%" PRIu64, live.bytes,
-                   live.frames);
+            printf(",\"sent_bytes\":%" PRIu64 ",\"sent_frames\":%" PRIu64
+                   ",\"sent_samples\":%zu,\"dropped_samples\":%zu,\"failed\":%s",
+                   live.bytes, live.frames, live.mark.samples,
+                   trove_profile_sample_count(prof) - live.mark.samples,
+                   live_failed ? "true" : "false");
         if (a.have_top)
             print_top(a.top, a.json, prof, top, n_top, in_range);
         printf("}\n");
     } else {
         if (a.have_top)
             print_top(a.top, a.json, prof, top, n_top, in_range);
-        if (!a.quiet) {
+        if (!a.quiet || live_failed) {
             fprintf(stderr,
                     "trove record: %zu samples of %zu thread%s of pid %" PRIu32 " (%s, %" PRIu32
                     " Hz) in %.2f s; %zu frames, %zu stacks%s%s",
@@ -548,8 +560,12 @@ int cli_record_sample(int argc, char **argv)
                 fprintf(stderr, "; capture %s in %s (%" PRIu64 " bytes stored)", a.name,
                         a.store, stored.stored_bytes);
             if (is_live)
-                fprintf(stderr, "; sent to capture %s (%" PRIu64 " bytes in %" PRIu64 " frames)",
-                        a.name, live.bytes, live.frames);
+                fprintf(stderr, "; %zu sent to capture %s, %zu dropped%s (%" PRIu64
+                                " bytes in %" PRIu64 " frames)",
+                        live.mark.samples, a.name,
+                        trove_profile_sample_count(prof) - live.mark.samples,
+                        live_failed ? " (not sent after the error above)" : "", live.bytes,
+                        live.frames);
             if (st.lost || st.lost_samples)
                 fprintf(stderr, "; the kernel dropped %" PRIu64 " records and %" PRIu64
                                 " samples",
@@ -561,7 +577,7 @@ int cli_record_sample(int argc, char **argv)
             fputc('\n', stderr);
         }
     }
-    status = 0;
+    status = live_failed;
 done:
     cli_producer_close(&live.pr);
     trove_bytes_free(&live.buf);

@@ -327,6 +327,33 @@ static int on_header(void *ctx, const struct trove_wire_header *h)
     return TROVE_OK;
 }
 
+/* A fallback producer's names frame (its hello said "names":"fallback"), *names replaced by
+ * its entries less the thread and process names the capture already has (under c->mu). */
+static int keep_unnamed(const struct trove__capture_names *cn, struct trove_names **names)
+{
+    const struct trove_names *all = trove__capture_names_all(cn);
+    struct trove_names *kept = NULL;
+    size_t n = trove_names_count(*names);
+    int rc;
+
+    if ((rc = trove_names_new(&kept)) != TROVE_OK)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        struct trove_name_entry e;
+        trove_names_entry(*names, k, &e);
+        if ((e.type == TROVE_NAME_THREAD || e.type == TROVE_NAME_PROCESS) &&
+            trove_names_get(all, e.type, e.a, e.b, NULL))
+            continue; /* named by a producer that knows better */
+        if ((rc = trove_names_put(kept, &e)) != TROVE_OK) {
+            trove_names_free(kept);
+            return rc;
+        }
+    }
+    trove_names_free(*names);
+    *names = kept;
+    return TROVE_OK;
+}
+
 /* A names frame (within the producer's bound: on_header): its names mapped to the capture's,
  * unless they would take the capture's names past what it can commit (counted before
  * anything changes: such a frame changes nothing). */
@@ -347,8 +374,10 @@ static int on_names(struct feed_ctx *f, const uint8_t *frame, size_t len)
                                 &f->diag)) != TROVE_OK)
         return rc;
     pthread_mutex_lock(&c->mu);
-    rc = trove__remap_names_max(c->cn, p->pn, f->names, c->added, TROVE__CAPTURE_NAMES_MAX,
-                                &would);
+    rc = p->hello.names_fallback ? keep_unnamed(c->cn, &f->names) : TROVE_OK;
+    if (rc == TROVE_OK)
+        rc = trove__remap_names_max(c->cn, p->pn, f->names, c->added, TROVE__CAPTURE_NAMES_MAX,
+                                    &would);
     pthread_mutex_unlock(&c->mu);
     if (rc == TROVE_ERR_LIMIT && would > TROVE__CAPTURE_NAMES_MAX)
         return TROVE_FAIL(&f->diag, rc, 0,

@@ -121,6 +121,15 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
                                       "hello: \"clock\" must be \"ns\" or \"tsc\"");
                 }
+            } else if (trove__json_key_is(&key, "names")) {
+                char names[16];
+                uint64_t at = trove__json_pos(&js);
+                rc = member_string(&js, "names", names, sizeof names, diag);
+                if (rc == TROVE_OK && !strcmp(names, "fallback"))
+                    out->names_fallback = 1;
+                else if ((rc == TROVE_OK && strcmp(names, "given") != 0) || rc == TROVE_ERR_LIMIT)
+                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, at,
+                                      "hello: \"names\" must be \"given\" or \"fallback\"");
             } else if (trove__json_key_is(&key, "tsc_hz")) {
                 rc = member_uint(&js, "tsc_hz", TROVE__TSC_HZ_MIN, TROVE__TSC_HZ_MAX,
                                 &out->tsc_hz, diag);

@@ -31,6 +31,11 @@ struct trove__hello {
      * calibration: ns = ns_ref + (ticks - tsc_ref) * 1e9 / tsc_hz (trove__clock_apply). */
     int clock_tsc;
     uint64_t tsc_hz, tsc_ref, ns_ref;
+    /* "names": "fallback" says the producer's thread and process names are guesses (a
+     * sampler's /proc comm names): they name only what no other producer of the capture has
+     * named, and a name another producer gives replaces them. "given", the default: names
+     * the program gave, which replace any earlier one. */
+    int names_fallback;
 };
 
 #define TROVE__TSC_HZ_MIN 1000000ull      /* 1 MHz .. */
@@ -55,7 +60,8 @@ void trove__clock_apply(const struct trove__clock *c, struct trove_event *ev, si
  * "producer" (a string of at most 128 bytes), "pid" (an integer 0..2^32-1), "append" (true
  * or false), "token" (a string of at most 256 bytes), "clock" ("ns", the default, or
  * "tsc", which needs "tsc_hz" (TROVE__TSC_HZ_MIN..MAX) and takes "tsc_ref" and "ns_ref",
- * integers 0..2^64-1, default 0); other members are skipped. Errors:
+ * integers 0..2^64-1, default 0), "names" ("given", the default, or "fallback"); other
+ * members are skipped. Errors:
  * TROVE_ERR_JSON (not such an object; diag says where), TROVE_ERR_INVALID (a field of the
  * wrong type or out of range, a bad capture name), TROVE_ERR_LIMIT (a string too long).
  */
