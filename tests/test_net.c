@@ -402,6 +402,20 @@ static void test_hello(void)
     expect_hello("{\"capture\":\"c\",\"tsc_ref\":18446744073709551616}", TROVE_ERR_INVALID,
                  "tsc_ref");
     expect_hello("{\"capture\":\"c\",\"ns_ref\":-1}", TROVE_ERR_INVALID, "ns_ref");
+    /* "names": a sampler's guesses ("fallback") or the program's own ("given", the default) */
+    {
+        const char *fb = "{\"capture\":\"c\",\"names\":\"fallback\"}";
+        const char *given = "{\"capture\":\"c\",\"names\":\"given\"}";
+        CHECK_EQ_INT(trove__hello_parse((const uint8_t *)fb, strlen(fb), &h, NULL), TROVE_OK);
+        CHECK_EQ_INT(h.names_fallback, 1);
+        CHECK_EQ_INT(trove__hello_parse((const uint8_t *)given, strlen(given), &h, NULL),
+                     TROVE_OK);
+        CHECK_EQ_INT(h.names_fallback, 0);
+    }
+    expect_hello("{\"capture\":\"c\",\"names\":\"weak\"}", TROVE_ERR_INVALID, "names");
+    expect_hello("{\"capture\":\"c\",\"names\":1}", TROVE_ERR_INVALID, "names");
+    expect_hello("{\"capture\":\"c\",\"names\":\"fallbackfallbackfallback\"}",
+                 TROVE_ERR_INVALID, "names");
 }
 
 /* Ticks to nanoseconds: 2 GHz, tick 1000 being 5000 ns. */
