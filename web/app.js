@@ -155,6 +155,7 @@ const view = new Timeline($('timeline'), model, {
 window.troveView = {
   model,
   range: () => [view.t0, view.t1],
+  labels() { view.draw(); return view.rows.map((r) => r.label); }, // the rows' labels, top down
   clientOf(t, pid, tid, depth) {
     const r = $('timeline').getBoundingClientRect();
     view.draw();

@@ -129,7 +129,9 @@ export class Timeline {
     this.invalidate();
   }
 
-  // The rows, recomputed when tracks or names change.
+  // The rows, recomputed when tracks or names change. A thread is labelled by its name, with
+  // its tid where another thread of its process has the same name (a program's "worker"
+  // threads, one per round), or by its tid alone when it has none.
   relayout() {
     const rows = [];
     let y = 0;
@@ -137,11 +139,14 @@ export class Timeline {
       const p = g.proc;
       rows.push({ kind: 'proc', y, h: PROC_H, label: `${p.name || 'process'} (pid ${p.pid})` });
       y += PROC_H;
+      const seen = new Map();
+      for (const t of g.threads) if (t.name) seen.set(t.name, (seen.get(t.name) || 0) + 1);
+      const label = (t) => (!t.name ? `thread ${t.tid}` : seen.get(t.name) > 1 ? `${t.name} (${t.tid})` : t.name);
       for (const t of g.threads) {
         const zh = t.zones.length * LANE_H, ih = t.instants ? INST_H : 0, ch = t.counters.size * COUNTER_H;
         const th = t.ticks ? TICK_H : 0;
         const h = Math.max(zh + ih + ch + th, LANE_H) + 2;
-        rows.push({ kind: 'thread', y, h, track: t, zh, ih, ch, th, label: t.name || `thread ${t.tid}` });
+        rows.push({ kind: 'thread', y, h, track: t, zh, ih, ch, th, label: label(t) });
         y += h;
       }
     }
@@ -370,7 +375,9 @@ export class Timeline {
         ctx.font = '11px sans-serif';
       } else {
         ctx.fillStyle = '#333';
-        const label = row.label.length > 24 ? row.label.slice(0, 23) + '…' : row.label;
+        // too long: the name is cut, a tid after it kept
+        const tail = row.label.length > 24 ? (/ \(\d+\)$/.exec(row.label) || [''])[0] : '';
+        const label = row.label.length > 24 ? row.label.slice(0, 23 - tail.length) + '…' + tail : row.label;
         ctx.fillText(label, 12, y + Math.min(row.h, LANE_H) / 2 + 1);
         ctx.fillStyle = '#e6e6e6';
         ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
