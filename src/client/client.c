@@ -107,11 +107,11 @@ struct thread {
         uint32_t id;
     } cache[CACHE_SLOTS];
     struct open_zone stack[DEPTH_MAX];
-    /* The flush thread's side. */
+    /* The flush thread's side. tail moves under reg_lock, with the sent and lost totals it
+     * moves into. */
     _Alignas(64) _Atomic uint64_t tail;
     _Atomic int retired;
     uint64_t base_head, base_dropped; /* at the last start (under reg_lock) */
-    /* tail moves only under reg_lock, with the sent/lost totals it moves into */
     /* Under reg_lock: the thread's name and whether it still has to go out. */
     char name[THREAD_NAME_MAX];
     int name_len, name_unsent;
