@@ -198,6 +198,9 @@ demo: build
 	$(TROVE) ls --store $(DEMO)/store
 	$(STEP) "bench stream: replay from a store 20 ms away: serial, prefetch, prefetch + sender"
 	$(TROVE) bench stream --segments 16 --segment-mib 1 --rounds 1
+	$(STEP) "browse: the demo's captures (demo and sort recorded live, trace imported) in the viewer"
+	@echo "  $(TROVE) serve --store $(DEMO)/store"
+	@echo "then open http://127.0.0.1:7700/ (Ctrl-C stops the service)"
 
 bench: build deps-npm
 	@mkdir -p $(DEMO)

@@ -37,8 +37,8 @@ int cmd_store(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
-/* The producers' socket of `trove serve`: given, else $TROVE_SOCKET for an s3:// store,
- * else STORE/trove.sock (cmd_serve.c). */
+/* The producers' socket of `trove serve`: given, else a --store directory's
+ * (STORE/trove.sock), else $TROVE_SOCKET, else the default store's (cli_producer.c). */
 const char *cli_socket_for(const char *given, const char *store, char *buf, size_t cap);
 /* A producer's connection to `trove serve` (cli_producer.c). */
 struct cli_producer {

@@ -27,15 +27,19 @@
 #define CLI_ANSWER_WAIT_MS 10000 /* for the answer to the hello */
 #define CLI_ERROR_WAIT_MS 1000   /* for an error line after the service closed */
 
-/* The service's socket: --socket, else the store's (a store on S3 has no directory: then
- * $TROVE_SOCKET, else trove.sock here, as `trove serve` makes it). */
+/* The service's socket: --socket; else a --store directory's; else $TROVE_SOCKET (as the
+ * client library takes it); else the default store's (a store on S3 has no directory: then
+ * trove.sock here, as `trove serve` makes it). */
 const char *cli_socket_for(const char *given, const char *store, char *buf, size_t cap)
 {
     const char *env = getenv("TROVE_SOCKET");
+    int s3 = !strncmp(cli_default_store(store), "s3://", 5);
     if (given)
         return given;
-    if (!strncmp(cli_default_store(store), "s3://", 5))
-        return env && *env ? env : TROVE_SERVE_SOCKET_NAME;
+    if ((!store || s3) && env && *env)
+        return env;
+    if (s3)
+        return TROVE_SERVE_SOCKET_NAME;
     snprintf(buf, cap, "%s/%s", cli_default_store(store), TROVE_SERVE_SOCKET_NAME);
     return buf;
 }

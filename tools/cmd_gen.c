@@ -49,7 +49,8 @@ static void gen_usage(FILE *f)
             "\n"
             "Send the model's events to the running service (`trove serve`) as capture NAME,\n"
             "N a second for S seconds, their times moved to when they are sent.\n"
-            "  --socket PATH    the service's socket (default: the store's, DIR/trove.sock)\n"
+            "  --socket PATH    the service's socket (default: --store DIR's if given, else\n"
+            "                   $TROVE_SOCKET if set, else the default store's)\n"
             "  --append         continue capture NAME rather than start it anew\n",
             (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
             d.names, d.zipf_s, (unsigned long long)d.tick_ns, (unsigned)TROVE_BATCH_DEFAULT);

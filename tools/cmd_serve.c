@@ -377,19 +377,25 @@ static void record_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove record NAME --from IN [--rate max|realtime|N] [--socket PATH]\n"
-            "                    [--append] [--pid P] [--wire W] [--batch N] [--store DIR]\n"
-            "                    [--json] [-q] [-v]\n"
+            "                    [--append] [--pid P] [--keep-times] [--wire W] [--batch N]\n"
+            "                    [--store DIR] [--json] [-q] [-v]\n"
             "\n"
             "Send IN to the running service as capture NAME, as a producer would. The service\n"
             "answers: without --append a stored capture NAME is replaced (said on stderr), and a\n"
-            "refusal, or the service closing the connection, fails with its reason.\n" INPUT_HELP
+            "refusal, or the service closing the connection, fails with its reason. IN's events\n"
+            "are moved in time, all by one amount, so that its first one starts when the first\n"
+            "frame is sent: they line up with live producers' (the client library's, `gen\n"
+            "--live`'s) in one capture. --keep-times sends IN's own times instead; which was\n"
+            "done is said on stderr (and in --json as \"times\" and \"shift_ns\").\n" INPUT_HELP
             "  --rate R           max (default), realtime (paced by the events' own times) or\n"
             "                     N events per second\n"
-            "  --socket PATH      the service's socket (default: the store's, DIR/trove.sock)\n"
+            "  --socket PATH      the service's socket (default: --store DIR's socket if given,\n"
+            "                     else $TROVE_SOCKET if set, else the default store's)\n"
             "  --append           continue capture NAME (the store must have it) rather than\n"
             "                     start it anew\n"
             "  --pid P            give every event (and its process and thread names) pid P,\n"
             "                     so that several recordings of one file are several processes\n"
+            "  --keep-times       send IN's own event times, not moved to when they are sent\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --store DIR        the store whose socket to use (and of a store:NAME input)\n"
             "  --json             print the result as one JSON object on stdout\n"
@@ -414,10 +420,29 @@ static int names_with_pid(const struct trove_names *in, uint32_t pid, struct tro
     return TROVE_OK;
 }
 
-/* Send names, then events in frames of `batch`, paced. Returns 0, or 1 after an error. */
+/* Move every event by one amount so that the earliest starts at `now`: the file's events
+ * then sit on the clock live producers use (CLOCK_MONOTONIC nanoseconds), spaced as they
+ * were. Returns the amount (now minus the earliest start). */
+static int64_t place_at(struct trove_event *ev, size_t n, uint64_t now)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].start_ns < first)
+            first = ev[i].start_ns;
+    if (!n || first == now)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        ev[i].start_ns = ev[i].start_ns - first + now; /* unsigned: exact modulo 2^64 */
+    return (int64_t)(now - first);
+}
+
+/* Send names, then events in frames of `batch`, paced; unless keep_times, the events are
+ * first placed at the moment the first frame goes (place_at; *shift_out says by how much).
+ * Returns 0, or 1 after an error. */
 static int send_all(const char *cmd, struct cli_producer *pr, const struct trove_names *names,
-                    const struct trove_event *ev, size_t n, int wire, uint64_t batch,
-                    struct pace *pace, uint64_t *bytes, uint64_t *frames, uint64_t *sent)
+                    struct trove_event *ev, size_t n, int keep_times, int64_t *shift_out,
+                    int wire, uint64_t batch, struct pace *pace, uint64_t *bytes,
+                    uint64_t *frames, uint64_t *sent)
 {
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0};
@@ -438,6 +463,7 @@ static int send_all(const char *cmd, struct cli_producer *pr, const struct trove
     *bytes += buf.len;
     (*frames)++;
     pace->t0_ns = mono_ns();
+    *shift_out = keep_times ? 0 : place_at(ev, n, pace->t0_ns);
     pace->first_start = n ? ev[0].start_ns : 0;
     for (size_t i = 0; i < n && !interrupted; i += batch) {
         size_t k = n - i < batch ? n - i : (size_t)batch;
@@ -474,7 +500,8 @@ int cmd_record(int argc, char **argv)
     const char *name = NULL, *in = NULL, *sock = NULL;
     char sockbuf[4200];
     uint64_t pid = 0, bytes = 0, frames = 0, sent = 0;
-    int append = 0, have_pid = 0, status = 1, r;
+    int64_t shift = 0;
+    int append = 0, have_pid = 0, keep_times = 0, status = 1, r;
     double t0;
 
     /* A command (-- CMD) or a pid without --from: sampling it (record_sample.c). */
@@ -510,6 +537,8 @@ int cmd_record(int argc, char **argv)
             sock = argv[++i];
         } else if (!strcmp(a, "--append")) {
             append = 1;
+        } else if (!strcmp(a, "--keep-times")) {
+            keep_times = 1;
         } else if (!strcmp(a, "--pid") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &pid) || pid > UINT32_MAX)
                 return cli_error("record", "--pid: '%s' is not a pid", argv[i]) + 1;
@@ -555,17 +584,27 @@ int cmd_record(int argc, char **argv)
     if (!co.quiet)
         cli_producer_say("record", &pr, co.verbose);
     t0 = cli_now();
-    if (send_all("record", &pr, have_pid ? renamed : names, events.ev, events.len, co.wire,
-                 co.batch, &pace, &bytes, &frames, &sent) ||
-        cli_producer_finish("record", &pr, sent))
+    if (send_all("record", &pr, have_pid ? renamed : names, events.ev, events.len, keep_times,
+                 &shift, co.wire, co.batch, &pace, &bytes, &frames, &sent))
+        goto out;
+    if (!co.quiet && !co.json && events.len) {
+        if (keep_times)
+            fprintf(stderr, "trove record: %s's own event times kept (--keep-times)\n", in);
+        else
+            fprintf(stderr, "trove record: %s's events placed at the time they are sent (moved "
+                            "by %+.3f s; --keep-times keeps the file's own times)\n",
+                    in, (double)shift / 1e9);
+    }
+    if (cli_producer_finish("record", &pr, sent))
         goto out;
     if (co.json) {
         printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"frames\":%" PRIu64
                ",\"bytes\":%" PRIu64 ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s,"
+               "\"times\":\"%s\",\"shift_ns\":%" PRId64 ","
                "\"accept\":{\"session\":%" PRIu64 ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
                name, sent, frames, bytes, trove_wire_format_name(co.wire), cli_now() - t0,
-               interrupted ? "true" : "false", pr.accept.session,
-               trove_serve_mode_name(pr.accept.mode), pr.accept.events);
+               interrupted ? "true" : "false", keep_times ? "kept" : "sent", shift,
+               pr.accept.session, trove_serve_mode_name(pr.accept.mode), pr.accept.events);
     } else if (!co.quiet) {
         fprintf(stderr, "trove record: %" PRIu64 " events sent to capture %s (%" PRIu64
                         " bytes, %s frames) in %.2f s%s\n",
