@@ -34,6 +34,16 @@ s=$tmp/s
 # serve_start, serve_stop: lib_cli.sh. ev FILE: trove cat's lines, to compare inputs with
 # what came back.
 ev() { "$trove" cat "$@" 2> /dev/null; }
+# await_status EXPR: until EXPR holds of the service's /api/status (as j), at most 2 minutes.
+await_status() {
+    for _ in $(seq 1 1200); do
+        peer get "${url}api/status" > "$tmp/await.json" 2> /dev/null &&
+            python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$tmp/await.json" 2> /dev/null &&
+            return 0
+        sleep 0.1
+    done
+    bad "status never showed: $1"
+}
 
 "$trove" gen -o "$tmp/g.wire" --events 60000 --seed 7 --names 300 -q || bad gen
 "$trove" gen -o "$tmp/big.wire" --events 400000 --seed 8 --names 300 --processes 2 -q || bad gen
@@ -93,7 +103,9 @@ rec=$!
 sleep 1
 "$trove" watch two --url "$url" --from start --wire deflate -o "$tmp/late.wire" --json --seconds 60 > "$tmp/w5.json" 2> /dev/null &
 w5=$!
-sleep 0.3
+# Until the producer has sent and the late viewer is in (a sanitized build on a loaded machine
+# can take seconds to read big.wire), then the status below.
+await_status 'any(c["kind"] == "producer" and c["capture"] == "two" and c["events"] > 0 for c in j["connections"]) and len([c for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two"]) == 3'
 peer get "${url}api/status" > "$tmp/status.json" || bad "GET /api/status"
 json "$tmp/status.json" 'sorted(c["wire"] for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two") == ["deflate", "packed", "raw"]'
 json "$tmp/status.json" 'any(c["kind"] == "producer" and c["capture"] == "two" and c["events"] > 0 for c in j["connections"])'
@@ -178,7 +190,8 @@ serve_stop
 serve_start --commit-ms 100
 "$trove" record five --from "$tmp/big.wire" --keep-times --socket "$sock" --rate 100000 -q 2> /dev/null &
 rec=$!
-sleep 2
+# Killed once some of it is committed (and while the rest is still coming).
+await_status 'any(c["name"] == "five" and c["committed_events"] > 0 for c in j["captures"])'
 { kill -9 "$srv_pid"; wait "$srv_pid"; } 2> /dev/null
 srv_pid=
 wait $rec 2> /dev/null
