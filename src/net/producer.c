@@ -9,6 +9,7 @@
  *   {"type":"accept","capture":"NAME","session":S,"mode":"new","events":E}\n
  *   {"type":"refuse","reason":"..."}\n
  *   {"type":"error","reason":"..."}\n
+ *   {"type":"error","reason":"...","stopping":true}\n   (the service stops; a refuse too)
  *
  * Trust rules of the reader: the line's length is checked before anything else; strings
  * are read into bounded buffers (a longer one is an error, never grown); numbers must be
@@ -19,6 +20,7 @@
 #include "common/json.h"
 #include "common/utf8.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -225,11 +227,24 @@ size_t trove__answer_reason(char *out, int type, const char *reason)
     return at + sizeof tail - 1;
 }
 
+size_t trove__answer_stopping(char *out, int type, const char *reason)
+{
+    static const char tail[] = ",\"stopping\":true}\n";
+    char cut[TROVE_SERVE_ANSWER_MAX / 2];
+    size_t n;
+
+    snprintf(cut, sizeof cut, "%s", reason); /* room for the member, whatever the reason */
+    n = trove__answer_reason(out, type, cut);
+    assert(n >= 2 && n - 2 + sizeof tail <= TROVE_SERVE_ANSWER_MAX);
+    memcpy(out + n - 2, tail, sizeof tail); /* over its "}\n", with the NUL */
+    return n - 2 + sizeof tail - 1;
+}
+
 /* The members an answer's reader knows, each at most once (a second "type" could say
  * another thing than the first to another reader). */
-enum { K_CAPTURE, K_SESSION, K_MODE, K_EVENTS, K_REASON, K_TYPE, K_COUNT };
-static const char *const answer_keys[K_COUNT] = {"capture", "session", "mode",
-                                                 "events",  "reason",  "type"};
+enum { K_CAPTURE, K_SESSION, K_MODE, K_EVENTS, K_REASON, K_TYPE, K_STOPPING, K_COUNT };
+static const char *const answer_keys[K_COUNT] = {"capture", "session", "mode",     "events",
+                                                 "reason",  "type",    "stopping"};
 #define ACCEPT_NEEDS (1 << K_CAPTURE | 1 << K_SESSION | 1 << K_MODE | 1 << K_EVENTS)
 
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
@@ -280,6 +295,14 @@ int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_an
                 if ((rc = member_string(&js, "mode", mode, sizeof mode, diag)) == TROVE_ERR_LIMIT)
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                                       "answer: a \"mode\" this trove does not know");
+            } else if (k == K_STOPPING) {
+                int lit;
+                c = trove__json_peek(&js);
+                if (c != 't' && c != 'f')
+                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, trove__json_pos(&js),
+                                      "answer: \"stopping\" must be true or false");
+                if ((rc = trove__json_literal(&js, &lit)) == TROVE_OK)
+                    out->stopping = lit == TROVE_JSON_TRUE;
             } else if (k == K_SESSION || k == K_EVENTS) {
                 rc = member_uint(&js, answer_keys[k], 0, UINT64_MAX, &v, diag);
                 if (k == K_EVENTS)
