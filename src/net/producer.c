@@ -184,16 +184,19 @@ size_t trove__answer_accept(char *out, const char *capture, uint64_t session, in
     return n > 0 ? (size_t)n : 0;
 }
 
-size_t trove__answer_reason(char *out, int type, const char *reason)
+/* A refuse or an error line with reason, cut to leave room for `more` (members after the
+ * reason, each with its leading comma) before the closing brace. */
+static size_t answer_line(char *out, int type, const char *reason, const char *more)
 {
-    static const char tail[] = "\"}\n";
+    static const char tail[] = "}\n";
     const uint8_t *s = (const uint8_t *)reason;
+    size_t extra = 1 + strlen(more); /* the reason's closing quote, then `more` */
     size_t len = strlen(reason), at, room;
     int n = snprintf(out, TROVE_SERVE_ANSWER_MAX, "{\"type\":\"%s\",\"reason\":\"",
                      type == TROVE_SERVE_REFUSE ? "refuse" : "error");
 
     at = n > 0 ? (size_t)n : 0;
-    room = TROVE_SERVE_ANSWER_MAX - sizeof tail - 3; /* the tail, its NUL and "..." */
+    room = TROVE_SERVE_ANSWER_MAX - sizeof tail - extra - 3; /* the tail, its NUL, "..." */
     for (size_t i = 0; i < len;) {
         size_t ok = trove__utf8_valid_prefix(s + i, len - i < 4 ? len - i : 4), step, need;
         char esc[8];
@@ -223,21 +226,22 @@ size_t trove__answer_reason(char *out, int type, const char *reason)
         at += need;
         i += step;
     }
+    out[at++] = '"';
+    memcpy(out + at, more, extra - 1);
+    at += extra - 1;
+    assert(at + sizeof tail <= TROVE_SERVE_ANSWER_MAX);
     memcpy(out + at, tail, sizeof tail); /* with its NUL */
     return at + sizeof tail - 1;
 }
 
+size_t trove__answer_reason(char *out, int type, const char *reason)
+{
+    return answer_line(out, type, reason, "");
+}
+
 size_t trove__answer_stopping(char *out, int type, const char *reason)
 {
-    static const char tail[] = ",\"stopping\":true}\n";
-    char cut[TROVE_SERVE_ANSWER_MAX / 2];
-    size_t n;
-
-    snprintf(cut, sizeof cut, "%s", reason); /* room for the member, whatever the reason */
-    n = trove__answer_reason(out, type, cut);
-    assert(n >= 2 && n - 2 + sizeof tail <= TROVE_SERVE_ANSWER_MAX);
-    memcpy(out + n - 2, tail, sizeof tail); /* over its "}\n", with the NUL */
-    return n - 2 + sizeof tail - 1;
+    return answer_line(out, type, reason, ",\"stopping\":true");
 }
 
 /* The members an answer's reader knows, each at most once (a second "type" could say
