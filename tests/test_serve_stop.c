@@ -18,6 +18,9 @@
  *             time and the producer is closed
  *   drain     a producer that goes on writing as fast as it can: the stop reads what it sent
  *             before the stop and no more
+ *   history   a from=start viewer's history threads running (and waking the web thread) as
+ *             the service stops: joined before the web thread's eventfd goes (TSan), and
+ *             the viewer gets 1001, no end
  *
  * usage: test_serve_stop [CASE]   (all cases without one)
  */
@@ -627,13 +630,91 @@ static void case_drain(void)
     }
 }
 
+/* ---- history: a from=start viewer's threads when the service stops ------------------------ */
+
+struct slow {
+    atomic_int hello, ends, stopping;
+    atomic_uint_fast64_t frames;
+    int close_code, rc;
+};
+
+static int slow_text(void *ctx, const char *json, size_t len)
+{
+    struct slow *v = ctx;
+    (void)len;
+    if (strstr(json, "\"type\":\"hello\""))
+        atomic_fetch_add(&v->hello, 1);
+    else if (strstr(json, "\"type\":\"end\""))
+        atomic_fetch_add(&v->ends, 1);
+    return 0;
+}
+
+static int slow_frame(void *ctx, const uint8_t *frame, size_t len)
+{
+    struct slow *v = ctx;
+    (void)frame;
+    (void)len;
+    atomic_fetch_add(&v->frames, 1);
+    if (!atomic_load(&v->stopping))
+        usleep(2000); /* slow until the stop: its history waits on it, queue full */
+    return 0;
+}
+
+static void *slow_main(void *arg)
+{
+    struct slow *v = arg;
+    struct trove_live_view_options vo;
+
+    memset(&vo, 0, sizeof vo);
+    vo.url = url;
+    vo.capture = "h";
+    vo.wire = TROVE_WIRE_RAW;
+    vo.from_start = 1;
+    vo.on_text = slow_text;
+    vo.on_frame = slow_frame;
+    vo.ctx = v;
+    v->rc = trove_live_view(&vo, &v->close_code, NULL);
+    return NULL;
+}
+
+/* The history thread of a from=start viewer (and its stream's walker and prefetchers) runs
+ * and wakes the web thread while the service stops: under TSan, nothing it touches may be
+ * torn down under it (the web thread's eventfd included); the viewer gets 1001, no end. */
+static void case_history(void)
+{
+    struct slow v;
+    pthread_t t;
+    int fd;
+
+    begin("history", "history");
+    memset(&v, 0, sizeof v);
+    CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
+    CHECK((fd = producer("h", 0, 1)) >= 0);
+    CHECK_EQ_INT(send_events(fd, 0, 400000, 8192), 0);
+    for (int i = 0; i < 12000 && status_of("h", "committed_events") < 400000; i++)
+        usleep(10000);
+    CHECK(pthread_create(&t, NULL, slow_main, &v) == 0);
+    while (atomic_load(&v.frames) < 20)
+        usleep(1000);
+    CHECK_EQ_INT(send_events(fd, 400000, 1000, 1000), 0); /* the producer is still live */
+    atomic_store(&v.stopping, 1);
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
+    pthread_join(t, NULL);
+    close(fd);
+    CHECK_EQ_INT(v.rc, TROVE_OK);
+    CHECK_EQ_INT(v.close_code, 1001);
+    CHECK_EQ_INT(atomic_load(&v.hello), 1);
+    CHECK_EQ_INT(atomic_load(&v.ends), 0);
+}
+
 int main(int argc, char **argv)
 {
     static const struct {
         const char *name;
         void (*fn)(void);
     } cases[] = {{"full", case_full},   {"behind", case_behind}, {"jobs", case_jobs},
-                 {"wake", case_wake},   {"oom", case_oom},       {"drain", case_drain}};
+                 {"wake", case_wake},   {"oom", case_oom},       {"drain", case_drain},
+                 {"history", case_history}};
     int ran = 0;
 
     signal(SIGPIPE, SIG_IGN);
