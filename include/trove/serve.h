@@ -105,7 +105,9 @@ struct trove_serve_options {
  */
 int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *diag);
 
-/* Ask the running service to stop. Async-signal-safe; a later run is not affected. */
+/* Ask the running service to stop. Async-signal-safe, and safe from any thread at any time,
+ * a run's end included; a later run is not affected. From the first run on, the process
+ * keeps a pipe (two descriptors, close-on-exec) for it. */
 void trove_serve_stop(void);
 
 /* ---- a producer's answer (trove record, trove gen --live) ------------------------------ */

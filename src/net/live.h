@@ -294,7 +294,7 @@ struct trove__server {
     char ingest_addr[80];       /* "" without --ingest */
     const char *token;          /* the API's token (web.c's), or NULL */
     size_t token_len;
-    int stop_fd[2];             /* the stop request's self-pipe */
+    int stop_fd[2];             /* the stop request's self-pipe (serve.c's, the process's) */
     /* Producers closed with a refusal or an error, their sending side shut and what they
      * still send read and dropped for TROVE__LINGER_PRODUCER_NS, so that the close resets
      * nothing and the line that says why arrives (the ingest thread's). */
