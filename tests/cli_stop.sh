@@ -3,8 +3,9 @@
 #   - a WebSocket viewer (tests/serve_peer.py, not trove's own client) gets the close 1001
 #     "service stopped" and never {"type":"end"}; `trove watch` says "service stopped" and
 #     exits 3 (its --json: "stopped":true, "close_code":1001, "ended":false)
-#   - the producers `trove gen --live` and `trove record` say "service stopped" and exit 3,
-#     as `trove record` does when the service is killed (kill -9) under it
+#   - the producers `trove gen --live` and `trove record` (sending a file, and sampling a
+#     command live) say "service stopped" and exit 3, as `trove record` does when the service
+#     is killed (kill -9) under it
 #   - a capture that ends on its own still gets {"type":"end"} and the close 1000, and
 #     `trove watch` exits 0
 #   - the viewer page in chromium says "service stopped", never "ended"
@@ -20,17 +21,20 @@ unset TROVE_STORE
 peer() { python3 "$src/tests/serve_peer.py" "$@"; }
 s=$tmp/s
 
-# viewers CAPTURE N: until /api/status counts N viewers of CAPTURE (2 minutes at most).
-viewers() {
+# status_is CAPTURE EXPR: until capture CAPTURE in /api/status (as c) has EXPR true (2
+# minutes at most).
+status_is() {
     for _ in $(seq 1 1200); do
         peer get "${url}api/status" > "$tmp/status.json" 2> /dev/null &&
             python3 -c "import json, sys; j = json.load(open(sys.argv[1]));
-sys.exit(0 if any(c['name'] == sys.argv[2] and c['viewers'] >= int(sys.argv[3]) and c['events'] > 0
-                  for c in j['captures']) else 1)" "$tmp/status.json" "$1" "$2" && return 0
+sys.exit(0 if any(c['name'] == sys.argv[2] and ($2) for c in j['captures']) else 1)" \
+                "$tmp/status.json" "$1" && return 0
         sleep 0.1
     done
     return 1
 }
+# viewers CAPTURE N: until N viewers watch CAPTURE and it has events.
+viewers() { status_is "$1" "c['viewers'] >= $2 and c['events'] > 0"; }
 
 "$trove" gen -o "$tmp/g.wire" --events 60000 --seed 3 -q || bad gen
 
@@ -88,6 +92,21 @@ wait $rec
 check test $? -eq 3
 check grep -q "trove record: service stopped: the connection closed after [0-9]* events with no word" "$tmp/rec2.err"
 wait $ws
+
+# ---- `trove record NAME -- CMD` (sampling, live) when the service stops ----------------------------
+if "$trove" record probe --top 1 -q -- true > /dev/null 2>&1; then
+    serve_start
+    "$trove" record samp --socket "$sock" -- "$(dirname "$trove")/trove-test-hot" --seconds 120 \
+        > /dev/null 2> "$tmp/samp.err" &
+    rec=$!
+    check status_is samp "c['producers'] >= 1 and c['state'] == 'live'"
+    serve_stop
+    wait $rec
+    check test $? -eq 3 # not killed by SIGPIPE (141), not an error (1)
+    check grep -q "trove record: service stopped" "$tmp/samp.err"
+else
+    echo "sampling's part skipped: the kernel refuses sampling here"
+fi
 
 # ---- an end is still an end -------------------------------------------------------------------------
 serve_start

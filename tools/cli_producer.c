@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,9 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
     char hello[512], why[TROVE_SERVE_ANSWER_MAX + 64];
     int n;
 
+    /* A write to a service that went away must fail with EPIPE, which says "service
+     * stopped", rather than kill the command (the sampler's live mode included). */
+    signal(SIGPIPE, SIG_IGN);
     memset(&sun, 0, sizeof sun);
     p->fd = -1;
     p->in_len = 0;
