@@ -39,7 +39,7 @@ BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool and S3 uploads, streaming, the
 # client's rings), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_serve_faults|test_client|cli_serve|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_s3
+TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_serve_faults|test_serve_stop|test_client|cli_serve|cli_stop|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_s3
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
@@ -124,7 +124,8 @@ build-tsan: deps
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_backend_s3 test_stream \
-	  test_capture test_capture_live test_net test_serve test_serve_faults test_client trove-example-sort $(BUILD_FLAGS)
+	  test_capture test_capture_live test_net test_serve test_serve_faults test_serve_stop test_client \
+	  trove-example-sort $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)

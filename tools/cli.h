@@ -47,21 +47,28 @@ struct cli_producer {
     volatile sig_atomic_t *stop;         /* may be NULL: set (by a signal), waits give up */
     size_t in_len;
     char in[2 * TROVE_SERVE_ANSWER_MAX]; /* what the service sent, not yet taken as lines */
+    int stopped; /* set by the calls below when the service stopped under the producer: it
+                    said so ("stopping":true), or the connection ended with no word */
 };
+/* The exit status of a command whose service stopped under it (trove record, trove gen
+ * --live, trove watch): told apart from an error (1) and a normal end (0). */
+#define CLI_EXIT_STOPPED 3
 /* Connect to the service at path, say hello for capture (append: continue it) and wait up
  * to 10 s for the answer: 0 with p->fd open and p->accept filled; else 1 after an error
- * line (the refusal's reason, no answer, no service). p->stop is kept. */
+ * line (the refusal's reason, no answer, no service; p->stopped when it stopped meanwhile).
+ * p->stop is kept. */
 int cli_producer_open(const char *cmd, const char *path, const char *capture, int append,
                       const char *producer, struct cli_producer *p);
 /* Say how the service took the capture on stderr: always when the session replaces a stored
  * capture, else when verbose. */
 void cli_producer_say(const char *cmd, const struct cli_producer *p, int verbose);
 /* A write to p failed after `sent` events (UINT64_MAX: not said): the service closed it.
- * Print why (its error line, if it sent one); returns 1. */
+ * Print why (its error line, if it sent one; "service stopped" and p->stopped when it
+ * stopped); returns 1. */
 int cli_producer_closed(const char *cmd, struct cli_producer *p, uint64_t sent);
 /* The stream is whole: shut the sending side and wait until the service has read it all and
  * closed (p->stop set gives up waiting). 0; or 1 after an error line when the service sent
- * an error line instead. */
+ * an error line instead (p->stopped when that line says it stops). */
 int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent);
 void cli_producer_close(struct cli_producer *p);
 int cmd_replay(int argc, char **argv);

@@ -8,11 +8,14 @@
  * refuse why it does not; then the wire stream; then shut the sending side and read until
  * the service closes, so that an error line it sends when it stops reading (a bad frame,
  * a names bound, the capture failing) reaches the command, which then fails with that
- * reason. The lines are read through a small buffer (two lines' worth: the service sends at
- * most an answer and an error) and parsed by trove_serve_answer_parse.
+ * reason ("service stopped" when the line says the service stops, or the connection ends
+ * with no line at all: the caller then exits with CLI_EXIT_STOPPED). The lines are read
+ * through a small buffer (two lines' worth: the service sends at most an answer and an
+ * error) and parsed by trove_serve_answer_parse.
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,9 +107,13 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
     char hello[512], why[TROVE_SERVE_ANSWER_MAX + 64];
     int n;
 
+    /* A write to a service that went away must fail with EPIPE, which says "service
+     * stopped", rather than kill the command (the sampler's live mode included). */
+    signal(SIGPIPE, SIG_IGN);
     memset(&sun, 0, sizeof sun);
     p->fd = -1;
     p->in_len = 0;
+    p->stopped = 0;
     memset(&p->accept, 0, sizeof p->accept);
     sun.sun_family = AF_UNIX;
     if (strlen(path) >= sizeof sun.sun_path)
@@ -139,11 +146,18 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
         cli_error(cmd, "interrupted while waiting for the service's answer");
         goto fail;
     case LINE_EOF:
-        cli_error(cmd, "%s: the service closed the connection without answering the hello",
+        p->stopped = 1;
+        cli_error(cmd, "service stopped: %s: the service closed the connection without "
+                       "answering the hello",
                   path);
         goto fail;
     default:
         cli_error(cmd, "%s: the service's answer: %s", path, why);
+        goto fail;
+    }
+    if (a.stopping) {
+        p->stopped = 1;
+        cli_error(cmd, "service stopped: capture %s was not taken: %s", capture, a.reason);
         goto fail;
     }
     if (a.type == TROVE_SERVE_REFUSE) {
@@ -162,8 +176,9 @@ fail:
     return 1;
 }
 
-/* An error line the service sent before it closed p, into why (its reason); 0 if none came
- * within wait_ms (< 0: until the connection ends). */
+/* An error line the service sent before it closed p, into why (its reason; p->stopped when
+ * it says the service stops); 0 if none came within wait_ms (< 0: until the connection
+ * ends). */
 static int error_line(struct cli_producer *p, int wait_ms, char *why, size_t cap)
 {
     struct trove_serve_answer a;
@@ -179,6 +194,7 @@ static int error_line(struct cli_producer *p, int wait_ms, char *why, size_t cap
             return 0;
         if (a.type != TROVE_SERVE_ACCEPT) {
             snprintf(why, cap, "%s", a.reason);
+            p->stopped = a.stopping;
             return 1;
         }
     }
@@ -198,10 +214,14 @@ int cli_producer_closed(const char *cmd, struct cli_producer *p, uint64_t sent)
     char why[TROVE_SERVE_ANSWER_MAX + 128], n[48];
 
     if (error_line(p, CLI_ERROR_WAIT_MS, why, sizeof why))
-        return cli_error(cmd, "the service closed the connection%s: %s", after(sent, n, sizeof n),
-                         why);
-    return cli_error(cmd, "the service closed the connection%s (its log, or GET /api/status, "
-                          "says why)", after(sent, n, sizeof n));
+        return cli_error(cmd, "%sthe service closed the connection%s: %s",
+                         p->stopped ? "service stopped: " : "", after(sent, n, sizeof n), why);
+    /* The service says why it closes a producer, but when it is gone (stopped before it
+     * could say so, killed): a close with no word is its going away. */
+    p->stopped = 1;
+    return cli_error(cmd, "service stopped: the connection closed%s with no word from the "
+                          "service (it was stopped or killed; its log says which)",
+                     after(sent, n, sizeof n));
 }
 
 int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent)
@@ -211,8 +231,8 @@ int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent)
     if (shutdown(p->fd, SHUT_WR) != 0)
         return cli_producer_closed(cmd, p, sent);
     if (error_line(p, -1, why, sizeof why))
-        return cli_error(cmd, "the service closed the connection%s: %s", after(sent, n, sizeof n),
-                         why);
+        return cli_error(cmd, "%sthe service closed the connection%s: %s",
+                         p->stopped ? "service stopped: " : "", after(sent, n, sizeof n), why);
     return 0;
 }
 

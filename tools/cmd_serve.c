@@ -400,6 +400,10 @@ static void record_usage(FILE *f)
             "  --store DIR        the store whose socket to use (and of a store:NAME input)\n"
             "  --json             print the result as one JSON object on stdout\n"
             COMMON_HELP_QV
+            "Exit status: 0 all sent and taken; 1 an error (a refusal, the service closing the\n"
+            "connection with its reason); 2 a usage error; 3 the service stopped under it\n"
+            "(\"service stopped\": what it took until then is kept; also when the service is\n"
+            "killed). The same holds for sampling live, below.\n"
             "\n");
     cli_record_sample_usage(f);
 }
@@ -613,6 +617,8 @@ int cmd_record(int argc, char **argv)
     }
     status = 0;
 out:
+    if (status && pr.stopped)
+        status = CLI_EXIT_STOPPED;
     cli_producer_close(&pr);
     trove_events_free(&events);
     trove_names_free(names);
@@ -705,6 +711,8 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
                 name, (double)(mono_ns() - t0) / 1e9);
     status = 0;
 out:
+    if (status && pr.stopped)
+        status = CLI_EXIT_STOPPED;
     cli_producer_close(&pr);
     free(chunk);
     trove_bytes_free(&buf);
@@ -726,6 +734,9 @@ static void watch_usage(FILE *f)
             "Watch capture NAME live, as a viewer: a one-line display of what arrives (events,\n"
             "bytes per event, wire, MB/s, decode time per batch, drops) on a terminal, and with\n"
             "-o the stream itself, written as a wire file. Ends when the capture does.\n"
+            "Exit status: 0 the capture ended (or --seconds passed, or Ctrl-C); 1 an error;\n"
+            "2 a usage error; 3 the service stopped before the capture ended (it closed the\n"
+            "connection with 1001, \"service stopped\"): what arrived until then is kept.\n"
             "  --url URL          the service (default http://127.0.0.1:7700/)\n"
             "  --token-file FILE  the service's token, the file's first line (default:\n"
             "                     $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
@@ -856,7 +867,7 @@ int cmd_watch(int argc, char **argv)
     const char *name = NULL, *out = NULL, *from = "now", *token_file = NULL;
     char token[4096];
     double seconds = 0;
-    int json = 0, close_code = 0, rc, status = 1;
+    int json = 0, close_code = 0, rc, status = 1, stopped;
 
     memset(&w, 0, sizeof w);
     memset(&vo, 0, sizeof vo);
@@ -937,6 +948,7 @@ int cmd_watch(int argc, char **argv)
         cli_error("watch", "%s", w.err);
         goto out;
     }
+    stopped = close_code == 1001 && !w.ended;
     if (w.have_out) {
         w.have_out = 0;
         if (cli_out_commit("watch", &w.out))
@@ -947,18 +959,22 @@ int cmd_watch(int argc, char **argv)
                ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"bytes_per_event\":%.3f"
                ",\"names\":%zu,\"gaps\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"decode_us_per_batch\":%.2f,\"seconds\":%.3f,\"ended\":%s,\"end_events\":%" PRIu64
-               ",\"close_code\":%d}\n",
+               ",\"close_code\":%d,\"stopped\":%s}\n",
                name, w.wire, from, w.events, w.frames, w.bytes,
                w.events ? (double)w.event_bytes / (double)w.events : 0.0,
                trove_names_count(w.names), w.gaps, w.dropped,
                w.batches ? (double)w.decode_ns / 1e3 / (double)w.batches : 0.0, cli_now() - w.t0,
-               w.ended ? "true" : "false", w.end_events, close_code);
+               w.ended ? "true" : "false", w.end_events, close_code, stopped ? "true" : "false");
     } else if (!w.quiet && !w.tty) {
         fprintf(stderr, "trove watch: %s: %" PRIu64 " events in %" PRIu64 " frames (%s), %" PRIu64
                         " dropped%s\n",
                 name, w.events, w.frames, w.wire, w.dropped, w.ended ? ", capture ended" : "");
     }
-    status = 0;
+    if (stopped) /* said even with -q: the one thing a script must tell from an end */
+        fprintf(stderr, "trove watch: service stopped before capture %s ended (%" PRIu64
+                        " events arrived)\n",
+                name, w.events);
+    status = stopped ? CLI_EXIT_STOPPED : 0;
 out:
     if (w.have_out)
         cli_out_abort(&w.out);

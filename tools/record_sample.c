@@ -563,6 +563,8 @@ int cli_record_sample(int argc, char **argv)
     }
     status = 0;
 done:
+    if (status && live.pr.stopped)
+        status = CLI_EXIT_STOPPED;
     cli_producer_close(&live.pr);
     trove_bytes_free(&live.buf);
     free(top);
