@@ -477,15 +477,10 @@ static int read_chrome(const char *cmd, const struct input *in, const struct cli
                              ? " (if it is not JSON, --input-format says what it is)"
                              : "");
     if (!opt->quiet && (st.unmatched_begin || st.unmatched_end)) {
-        char b[64] = "", e[64] = "";
-        if (st.unmatched_begin)
-            snprintf(b, sizeof b, "%llu B event%s never ended",
-                     (unsigned long long)st.unmatched_begin, st.unmatched_begin == 1 ? "" : "s");
-        if (st.unmatched_end)
-            snprintf(e, sizeof e, "%llu E event%s never begun",
-                     (unsigned long long)st.unmatched_end, st.unmatched_end == 1 ? "" : "s");
-        fprintf(stderr, "trove %s: warning: %s: dropped %s%s%s (--strict makes this an error)\n",
-                cmd, in->path, b, b[0] && e[0] ? " and " : "", e);
+        char text[512];
+        trove_chrome_unmatched_text(&st, text, sizeof text);
+        fprintf(stderr, "trove %s: warning: %s: dropped %s (--strict makes this an error)\n",
+                cmd, in->path, text);
     }
     if (!opt->quiet && st.skipped) {
         char phases[512];

@@ -407,6 +407,7 @@ static int unmatched_end(struct trove__chrome *ps, char ph, uint32_t name, uint3
                           "%c event \"%s\" on pid %u tid %u at ts %s has no open %s", ph,
                           show_name(ps, name, nbuf), pid, tid, show_us(ts, t1), what);
     ps->st.unmatched_end++;
+    ps->st.unmatched_end_phase[(uint8_t)ph & 0x7f]++;
     return TROVE_OK;
 }
 
@@ -971,13 +972,18 @@ static int check_open(struct trove__chrome *ps)
         if (t->n == 0)
             continue;
         total += t->n;
+        ps->st.unmatched_begin_phase['B'] += t->n;
         if (!worst || t->stk[0].off < worst->stk[0].off)
             worst = t;
     }
     for (uint32_t i = 0; i < ps->tracks.n; i++) {
         const struct trove__ctrack *t = &ps->tracks.t[i];
-        for (size_t j = 0; j < t->nopen; j++)
-            total += 1 + t->open[j].nsteps + (t->open[j].has_step != 0);
+        for (size_t j = 0; j < t->nopen; j++) {
+            uint64_t steps = t->open[j].nsteps + (t->open[j].has_step != 0);
+            total += 1 + steps;
+            ps->st.unmatched_begin_phase[t->cls == TROVE__CT_NESTABLE ? 'b' : 'S']++;
+            ps->st.unmatched_begin_phase['T'] += steps;
+        }
         if (t->nopen && (!wt || t->open[0].off < wt->open[0].off))
             wt = t;
     }
@@ -1279,4 +1285,62 @@ size_t trove_chrome_skipped_text(const struct trove_chrome_stats *st, char *buf,
         k += (size_t)w;
     }
     return k;
+}
+
+/* The non-zero counts of by[] for the phases in order, as "104 B events, 3 b events and 2 S
+ * events" then tail, written at buf + k. Returns the new length, or (size_t)-1 when it does
+ * not fit (buf[k] is then the caller's to cut). */
+static size_t unmatched_list(const uint64_t *by, const char *order, const char *tail,
+                             char *buf, size_t n, size_t k)
+{
+    size_t count = 0, done = 0;
+    int w;
+    for (const char *c = order; *c; c++)
+        count += by[(uint8_t)*c] != 0;
+    if (!count)
+        return k;
+    for (const char *c = order; *c; c++) {
+        uint64_t v = by[(uint8_t)*c];
+        const char *sep = done == 0 ? "" : done + 1 == count ? " and " : ", ";
+        if (!v)
+            continue;
+        if (*c == 'T' && !strcmp(tail, " never ended")) /* the steps of an open S */
+            w = snprintf(buf + k, n - k, "%s%llu T step%s of S spans", sep,
+                         (unsigned long long)v, v == 1 ? "" : "s");
+        else
+            w = snprintf(buf + k, n - k, "%s%llu %c event%s", sep, (unsigned long long)v, *c,
+                         v == 1 ? "" : "s");
+        if (w < 0 || (size_t)w >= n - k)
+            return (size_t)-1;
+        k += (size_t)w;
+        done++;
+    }
+    w = snprintf(buf + k, n - k, "%s", tail);
+    if (w < 0 || (size_t)w >= n - k)
+        return (size_t)-1;
+    return k + (size_t)w;
+}
+
+size_t trove_chrome_unmatched_text(const struct trove_chrome_stats *st, char *buf, size_t n)
+{
+    size_t k, k2;
+    if (n == 0)
+        return 0;
+    buf[0] = 0;
+    k = unmatched_list(st->unmatched_begin_phase, "BbST", " never ended", buf, n, 0);
+    if (k == (size_t)-1) {
+        buf[0] = 0;
+        return 0;
+    }
+    if (k && k + 3 >= n)
+        return k;
+    k2 = unmatched_list(st->unmatched_end_phase, "EeTF", " never begun", buf, n,
+                        k ? k + 2 : 0);
+    if (k2 == (size_t)-1 || k2 == k + 2 || (k == 0 && k2 == 0)) {
+        buf[k] = 0; /* nothing (more) fits, or nothing never begun */
+        return k;
+    }
+    if (k)
+        memcpy(buf + k, "; ", 2);
+    return k2;
 }
