@@ -1175,17 +1175,36 @@ static int cmp_flow(const void *pa, const void *pb)
 }
 
 /* Flow rows sorted by (ts, pid, tid, input order); ids 1.. by first appearance in that
- * order, into key_id[key]. */
+ * order, into key_id[key]. Every row of a flow takes the name of its first row: a bind_id's
+ * rows come named after the slices they bind to, which differ, and a flow whose s and f
+ * differ in name is two flows to Perfetto's importer (it keys them by name too). */
 static int order_flows(struct trove__chrome *ps, uint64_t **key_id_out)
 {
     uint64_t *key_id, next = 1;
-    if (!(key_id = trove__calloc(ps->flowkeys.n ? ps->flowkeys.n : 1, sizeof *key_id)))
+    uint32_t *key_name;
+    size_t nk = ps->flowkeys.n ? ps->flowkeys.n : 1;
+
+    key_id = trove__calloc(nk, sizeof *key_id);
+    key_name = trove__malloc(nk * sizeof *key_name);
+    if (!key_id || !key_name) {
+        free(key_id);
+        free(key_name);
         return TROVE_ERR_NOMEM;
+    }
     if (ps->nflows > 1)
         qsort(ps->flows, ps->nflows, sizeof *ps->flows, cmp_flow);
-    for (size_t i = 0; i < ps->nflows; i++)
-        if (key_id[ps->flows[i].key] == 0)
-            key_id[ps->flows[i].key] = next++;
+    for (size_t i = 0; i < ps->nflows; i++) {
+        struct trove__cflow *c = &ps->flows[i];
+        if (key_id[c->key] == 0) {
+            key_id[c->key] = next++;
+            key_name[c->key] = c->name;
+        } else if (c->name != key_name[c->key]) {
+            ps->nm[c->name].flows--;
+            ps->nm[key_name[c->key]].flows++;
+            c->name = key_name[c->key];
+        }
+    }
+    free(key_name);
     *key_id_out = key_id;
     return TROVE_OK;
 }
@@ -1201,8 +1220,8 @@ int trove__chrome_finish(struct trove__chrome *ps, struct trove_events *events,
     TROVE_TRY(rc, assign_tids(ps));
     TROVE_TRY(rc, trove__trace_order(ps->rec, ps->nrec, &ps->st.threads));
     TROVE_TRY(rc, name_tracks(ps));
+    TROVE_TRY(rc, order_flows(ps, &key_id)); /* before the names: it renames rows */
     TROVE_TRY(rc, assign_names(ps, &map));
-    TROVE_TRY(rc, order_flows(ps, &key_id));
     TROVE_TRY(rc, trove_events_reserve(events, ps->nrec));
     if (flows)
         TROVE_TRY(rc, trove_flows_reserve(flows, ps->nflows));

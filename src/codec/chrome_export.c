@@ -46,6 +46,8 @@ struct legacy {
 
 struct trove__cj {
     const struct trove_names *names;
+    const struct trove_flow *flows; /* the flow rows, and the one name of each row's flow */
+    uint32_t *flow_name;
     struct legacy *leg;       /* a track's at most once */
     size_t nleg, cap;
     uint64_t lines;
@@ -266,22 +268,30 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
     }
 }
 
-static void flow_line(struct out *o, const struct trove_names *names, const struct trove_flow *f)
+static void flow_line(struct out *o, const struct trove_names *names, const struct trove_flow *f,
+                      uint32_t name)
 {
     static const char phases[] = {'s', 't', 'f'};
-    put_head(o, names, f->phase < 3 ? phases[f->phase] : 't', f->name_id, f->pid, f->tid,
-             f->ts_ns);
+    put_head(o, names, f->phase < 3 ? phases[f->phase] : 't', name, f->pid, f->tid, f->ts_ns);
     putf(o, ",\"id\":%llu", (unsigned long long)f->id);
     if (f->phase == TROVE_FLOW_END && (f->flags & TROVE_FLOW_ENCLOSING))
         puts_(o, ",\"bp\":\"e\"");
     puts_(o, "}");
 }
 
-int trove__cj_new(const struct trove_names *names, struct trove__cj **out)
+int trove__cj_new(const struct trove_names *names, const struct trove_flow *flows,
+                  size_t nflows, struct trove__cj **out)
 {
-    if (!(*out = trove__calloc(1, sizeof **out)))
+    struct trove__cj *c = trove__calloc(1, sizeof *c);
+    if (!c || (nflows && !(c->flow_name = trove__malloc(nflows * sizeof *c->flow_name))) ||
+        trove_flows_one_name(flows, nflows, c->flow_name) != TROVE_OK) {
+        trove__cj_free(c);
+        *out = NULL;
         return TROVE_ERR_NOMEM;
-    (*out)->names = names;
+    }
+    c->names = names;
+    c->flows = flows;
+    *out = c;
     return TROVE_OK;
 }
 
@@ -290,6 +300,7 @@ void trove__cj_free(struct trove__cj *c)
     if (!c)
         return;
     free(c->leg);
+    free(c->flow_name);
     free(c);
 }
 
@@ -359,7 +370,7 @@ int trove__cj_flow(struct trove__cj *c, const struct trove_flow *f, struct trove
 {
     struct out o = {&t->buf, TROVE_OK};
     line_start(&o, c);
-    flow_line(&o, c->names, f);
+    flow_line(&o, c->names, f, c->flow_name[f - c->flows]);
     return line_end(&o, t);
 }
 

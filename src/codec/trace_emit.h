@@ -24,8 +24,10 @@ static inline int trove__cj_paired(uint8_t kind, uint8_t extra)
 
 struct trove__cj;
 
-/* A Chrome writer over names (borrowed, may be NULL). TROVE_OK or TROVE_ERR_NOMEM. */
-int trove__cj_new(const struct trove_names *names, struct trove__cj **out);
+/* A Chrome writer over names (borrowed, may be NULL) and the flow rows (borrowed until
+ * free; trove__cj_flow is given pointers into them). TROVE_OK or TROVE_ERR_NOMEM. */
+int trove__cj_new(const struct trove_names *names, const struct trove_flow *flows,
+                  size_t nflows, struct trove__cj **out);
 void trove__cj_free(struct trove__cj *c);
 /* The document's head and the metadata events (the names table's). */
 int trove__cj_begin(struct trove__cj *c, struct trove__tout *o);

@@ -251,7 +251,7 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
     if (w->opt.format == TROVE_TRACE_PERFETTO)
         TROVE_TRY(rc, trove__pf_new(&w->tracks, flows, nflows, names, &pf, diag));
     else
-        TROVE_TRY(rc, trove__cj_new(names, &cj));
+        TROVE_TRY(rc, trove__cj_new(names, flows, nflows, &cj));
     TROVE_TRY(rc, sort_ends(w, pf, &ends, diag));
     if (pf)
         trove__pf_lanes_again(pf);
