@@ -391,7 +391,7 @@ static int push_rec(struct trove__chrome *ps, uint64_t start, uint64_t dur, uint
         ps->rec_cap = cap;
     }
     ps->rec[ps->nrec] = (struct trove__trec){start, dur, pid, tid, name, (uint32_t)ps->nrec,
-                                             track, kind, extra, 0};
+                                             track, kind, extra, 0, 0};
     ps->nrec++;
     ps->nm[name].count++;
     return TROVE_OK;
@@ -496,6 +496,35 @@ static int build_key(struct trove__chrome *ps, uint8_t cls, int bind)
     return key_string(ps, &ev->id, &ps->id);
 }
 
+/* The "trove" member of the event just pushed (an X, or an i or n: `x` says which), which
+ * trove's export writes where the phase alone would not give the event back: its kind,
+ * extra and depth. A kind that the phase cannot be (a counter; a zone as an instant, an
+ * instant as an X) is refused. */
+static int apply_trove(struct trove__chrome *ps, int x)
+{
+    struct trove__trec *r = &ps->rec[ps->nrec - 1];
+    const struct trove__cevent *ev = &ps->ev;
+
+    if (!ev->tv_set)
+        return TROVE_OK;
+    if (ev->tv_set & TROVE__TV_KIND) {
+        uint8_t k = ev->tv_kind;
+        int zone = k == TROVE_KIND_ZONE || k == TROVE_KIND_FRAME || k == TROVE_KIND_LOCK;
+        int instant = k == TROVE_KIND_INSTANT || k == TROVE_KIND_ASYNC_INSTANT;
+        if (k == TROVE_KIND_COUNTER || (x ? instant : zone))
+            return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, ev->tv_off,
+                              "\"trove\".kind %u cannot be a ph %s event", k, x ? "X" : "i or n");
+        r->kind = k;
+    }
+    if (ev->tv_set & TROVE__TV_EXTRA)
+        r->extra = ev->tv_extra;
+    if (ev->tv_set & TROVE__TV_DEPTH) {
+        r->depth = ev->tv_depth;
+        r->depth_given = 1;
+    }
+    return TROVE_OK;
+}
+
 static int ev_complete(struct trove__chrome *ps)
 {
     const struct trove__cevent *ev = &ps->ev;
@@ -513,7 +542,8 @@ static int ev_complete(struct trove__chrome *ps)
     if ((rc = get_name(ps, 0, &name)) != TROVE_OK)
         return rc;
     ps->st.complete++;
-    if ((rc = push_rec(ps, ts, dur, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK)) != TROVE_OK)
+    if ((rc = push_rec(ps, ts, dur, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK)) != TROVE_OK ||
+        (rc = apply_trove(ps, 1)) != TROVE_OK)
         return rc;
     /* Flow binding on the event itself (the v2 flow events): bind_id with flow_in/out. */
     if (ev->bind_id.type == TROVE__J_STRING &&
@@ -625,8 +655,10 @@ static int ev_instant(struct trove__chrome *ps, uint8_t kind)
         (rc = async_track(ps, TROVE__CT_NESTABLE, pid, 1, &track)) != TROVE_OK)
         return rc;
     ps->st.instants++;
-    return push_rec(ps, ts, 0, pid, tid, kind, kind == TROVE_KIND_INSTANT ? scope : 0, name,
-                    track);
+    if ((rc = push_rec(ps, ts, 0, pid, tid, kind, kind == TROVE_KIND_INSTANT ? scope : 0, name,
+                       track)) != TROVE_OK)
+        return rc;
+    return apply_trove(ps, 0);
 }
 
 /* The event's args.sort_index: 1 with the value in *out when the last numeric argument of

@@ -57,8 +57,10 @@
 #define MAX_DEPTH 64
 #define NONE UINT32_MAX
 
-/* Category codes: 0 none, 1 + kind * 256 + extra for "trove:K:E", then flows. */
+/* Category codes: 0 none, 1 + kind * 256 + extra for "trove:K:E", then flows, then
+ * "trove:depth:N" (the event's depth where the geometry would not give it). */
 #define CODE_FLOW0 (1u + 256u * 256u)
+#define CODE_DEPTH0 (CODE_FLOW0 + 6u)
 
 /* ---- u64 -> u32 hash maps ---------------------------------------------------------------- */
 
@@ -141,6 +143,7 @@ struct open_slice {
     uint64_t ts, off;
     uint32_t name, seq;
     uint32_t code;
+    uint32_t depth;      /* its "trove:depth:N" code, or 0 */
 };
 
 struct track {
@@ -328,6 +331,14 @@ static uint32_t category_code(const uint8_t *p, size_t n)
     size_t i = 6;
     if (n < 7 || memcmp(p, "trove:", 6) != 0)
         return 0;
+    if (n >= 13 && n <= 15 && !memcmp(p + 6, "depth:", 6)) {
+        unsigned d = 0;
+        for (i = 12; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+            d = d * 10 + (p[i] - '0');
+        if (i != n || d > 255 || (n > 13 && p[12] == '0'))
+            return 0;
+        return CODE_DEPTH0 + d;
+    }
     if (n >= 12 && !memcmp(p + 6, "flow:", 5)) {
         static const char phases[] = "stf";
         const char *ph = memchr(phases, p[11], 3);
@@ -739,8 +750,18 @@ static int push_rec(struct pr *r, uint64_t start, uint64_t dur, const struct tra
         (rc = grow((void **)&r->rec, &r->caprec, r->nrec, sizeof *r->rec)) != TROVE_OK)
         return rc;
     r->rec[r->nrec++] = (struct trove__trec){start, dur, t->pid, t->tid, name, seq, 0,
-                                              kind, extra, 0};
+                                              kind, extra, 0, 0};
     return TROVE_OK;
+}
+
+/* The depth a "trove:depth:N" category gave the event just pushed (code 0: none), kept
+ * rather than found from the geometry (trace_order.h). */
+static void give_depth(struct pr *r, uint32_t code)
+{
+    if (code >= CODE_DEPTH0) {
+        r->rec[r->nrec - 1].depth = (uint8_t)(code - CODE_DEPTH0);
+        r->rec[r->nrec - 1].depth_given = 1;
+    }
 }
 
 static int push_flow(struct pr *r, uint64_t ts, const struct track *t, uint32_t name,
@@ -773,7 +794,8 @@ struct tev {
     uint8_t has_track, has_name_iid, has_counter, nflow, nterm;
     const uint8_t *name;   /* an inline name */
     size_t name_len;
-    uint32_t code;         /* the first trove category */
+    uint32_t code;         /* the first trove category (of kind and extra, or a flow's) */
+    uint32_t depth;        /* its "trove:depth:N" category's code, or 0 */
     uint64_t more_flows;   /* flow ids past the first two (a foreign trace's) */
 };
 
@@ -815,6 +837,19 @@ static int repeated_ids(struct pr *r, const struct trove__pb_field *g, unsigned 
     return TROVE_OK;
 }
 
+/* A category's code into e: a depth's, or the first other trove category's. */
+static void note_code(struct tev *e, uint32_t c)
+{
+    if (c == NONE || c == 0)
+        return;
+    if (c >= CODE_DEPTH0) {
+        if (!e->depth)
+            e->depth = c;
+    } else if (!e->code) {
+        e->code = c;
+    }
+}
+
 static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f,
                             struct tev *e)
 {
@@ -852,15 +887,13 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             uint8_t n = 0;
             if ((rc = repeated_ids(r, &g, TROVE__PB_VARINT, ids, &n, &more)) != TROVE_OK)
                 return rc;
-            for (uint8_t i = 0; i < n && !e->code; i++) {
-                uint32_t c = map_get(&s->cats, ids[i]);
-                e->code = c == NONE ? 0 : c;
-            }
+            for (uint8_t i = 0; i < n; i++)
+                note_code(e, map_get(&s->cats, ids[i]));
             break;
         }
         case 22:
-            if (g.wt == TROVE__PB_LEN && !e->code)
-                e->code = category_code(g.data, g.len);
+            if (g.wt == TROVE__PB_LEN)
+                note_code(e, category_code(g.data, g.len));
             break;
         case 30:
             if (g.wt == TROVE__PB_VARINT) {
@@ -996,7 +1029,11 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
                               uuid, ts, o.ts);
         code_kind(o.code, TROVE_KIND_ZONE, 0, &kind, &extra);
         r->st.slices++;
-        return push_rec(r, o.ts, ts - o.ts, t, kind, extra, o.name, o.seq, f->data);
+        if ((rc = push_rec(r, o.ts, ts - o.ts, t, kind, extra, o.name, o.seq, f->data)) !=
+            TROVE_OK)
+            return rc;
+        give_depth(r, o.depth);
+        return TROVE_OK;
     }
     if (e.type != 1 && e.type != 3 && e.type != 4) {
         r->st.skipped_events++;
@@ -1021,7 +1058,7 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
             (rc = grow((void **)&t->open, &t->capopen, t->nopen, sizeof *t->open)) != TROVE_OK)
             return rc;
         t->open[t->nopen++] = (struct open_slice){ts, (uint64_t)(f->data - r->buf), name, seq,
-                                                  e.code < CODE_FLOW0 ? e.code : 0};
+                                                  e.code < CODE_FLOW0 ? e.code : 0, e.depth};
         r->open_total++;
         return TROVE_OK;
     }
@@ -1033,7 +1070,10 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
     }
     code_kind(e.code, TROVE_KIND_INSTANT, 0, &kind, &extra);
     r->st.instants++;
-    return push_rec(r, ts, 0, t, kind, extra, name, seq, f->data);
+    if ((rc = push_rec(r, ts, 0, t, kind, extra, name, seq, f->data)) != TROVE_OK)
+        return rc;
+    give_depth(r, e.depth);
+    return TROVE_OK;
 }
 
 static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)

@@ -15,11 +15,19 @@
 
 /* ---- Chrome JSON (chrome_export.c) ---------------------------------------------------- */
 
-/* Chrome writes a begin and an end of these (b/e, S/F); every other event is one line. */
-static inline int trove__cj_paired(uint8_t kind, uint8_t extra)
+/* Chrome writes a begin and an end of these (b/e, S/F): the async spans, which live on a
+ * synthetic tid (an async track); every other event is one line. A zone of a real thread
+ * whose extra happens to be 1 or 2 (the generator's category, say) is a thread's zone. */
+static inline int trove__cj_async(uint8_t kind, uint8_t extra, uint32_t tid)
 {
-    return kind == TROVE_KIND_ZONE &&
-           (extra == TROVE_ASYNC_NESTABLE || extra == TROVE_ASYNC_LEGACY);
+    return kind == TROVE_KIND_ZONE && trove_tid_is_synthetic(tid) &&
+           (extra == TROVE_ASYNC_NESTABLE || extra == TROVE_ASYNC_LEGACY ||
+            extra == TROVE_ASYNC_STEP);
+}
+
+static inline int trove__cj_paired(uint8_t kind, uint8_t extra, uint32_t tid)
+{
+    return trove__cj_async(kind, extra, tid) && extra != TROVE_ASYNC_STEP;
 }
 
 struct trove__cj;

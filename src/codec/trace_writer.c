@@ -49,7 +49,7 @@ static const char *format_name(int format)
 static int paired(int format, const struct trove__tsrec *r)
 {
     return format == TROVE_TRACE_PERFETTO ? trove__pf_slice(r->kind, r->dur_ns)
-                                          : trove__cj_paired(r->kind, r->extra);
+                                          : trove__cj_paired(r->kind, r->extra, r->tid);
 }
 
 int trove_trace_writer_new(const struct trove_trace_writer_options *opt,
@@ -126,8 +126,14 @@ int trove_trace_writer_add(struct trove_trace_writer *w, const struct trove_even
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "trace writer: events after the finish");
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &events[i];
-        struct trove__tsrec r = {e->start_ns, e->dur_ns,  w->events, e->pid, e->tid,
-                                 e->name_id,  e->kind,    e->extra,  0};
+        struct trove__tsrec r = {.start_ns = e->start_ns, .dur_ns = e->dur_ns,
+                                 .seq = w->events,    .depth = e->depth,
+                                 .pid = e->pid,       .tid = e->tid,
+                                 .name_id = e->name_id, .kind = e->kind,
+                                 .extra = e->extra,   .lane = 0};
+        if (w->events >= TROVE__TSREC_SEQ_MAX)
+            return w->rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, w->events,
+                                      "trace writer: more than 2^56 events");
         if (w->opt.format == TROVE_TRACE_CHROME_JSON && e->kind == TROVE_KIND_COUNTER &&
             !isfinite(trove_counter_value(e))) {
             rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, w->events,
