@@ -476,18 +476,18 @@ static int read_chrome(const char *cmd, const struct input *in, const struct cli
                                  diag.offset == 0
                              ? " (if it is not JSON, --input-format says what it is)"
                              : "");
-    if (!opt->quiet && (st.unmatched_begin || st.unmatched_end)) {
+    if (st.unmatched_begin || st.unmatched_end) {
         char text[512];
         trove_chrome_unmatched_text(&st, text, sizeof text);
-        fprintf(stderr, "trove %s: warning: %s: dropped %s (--strict makes this an error)\n",
-                cmd, in->path, text);
+        cli_warn(cmd, opt->quiet, opt->warnings, st.unmatched_begin + st.unmatched_end,
+                 "%s: dropped %s (--strict makes this an error)", in->path, text);
     }
-    if (!opt->quiet && st.skipped) {
+    if (st.skipped) {
         char phases[512];
         trove_chrome_skipped_text(&st, phases, sizeof phases);
-        fprintf(stderr, "trove %s: warning: %s: skipped %llu trace events trove does not keep "
-                        "(%s; by phase)\n",
-                cmd, in->path, (unsigned long long)st.skipped, phases);
+        cli_warn(cmd, opt->quiet, opt->warnings, st.skipped,
+                 "%s: skipped %llu trace events trove does not keep (%s; by phase)", in->path,
+                 (unsigned long long)st.skipped, phases);
     }
     return 0;
 }

@@ -23,8 +23,10 @@ static void convert_usage(FILE *f)
             "OUT is replaced only once complete; a device or FIFO is written in place.\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --json             print the result as one JSON object on stdout: input,\n"
-            "                     output, wire, events, names, bytes, bytes_per_event (OUT\n"
-            "                     must then not be '-')\n"
+            "                     output, wire, events, names, bytes, bytes_per_event and\n"
+            "                     warnings (the input's dropped and skipped events, each\n"
+            "                     {count, message}, also said on stderr) (OUT must then not\n"
+            "                     be '-')\n"
             COMMON_HELP_QV);
 }
 
@@ -103,8 +105,10 @@ int cmd_convert(int argc, char **argv)
     struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;
     struct cli_out out = {0};
+    struct cli_warnings warn;
     int status = 1, r;
 
+    memset(&warn, 0, sizeof warn);
     cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -151,6 +155,7 @@ int cmd_convert(int argc, char **argv)
         cli_error("convert", "out of memory");
         goto out;
     }
+    co.in.warnings = &warn;
     if (cli_read("convert", in, &co.in, &sink, names) != 0 || flush_pending(&c) != 0)
         goto out;
     c.out = NULL;
@@ -162,10 +167,12 @@ int cmd_convert(int argc, char **argv)
         fputs(",\"output\":", stdout);
         cli_json_string(stdout, outp, strlen(outp));
         printf(",\"wire\":\"%s\",\"events\":%llu,\"names\":%zu,\"bytes\":%llu,"
-               "\"bytes_per_event\":%.4f}\n",
+               "\"bytes_per_event\":%.4f,",
                trove_wire_format_name(co.wire), (unsigned long long)c.events,
                trove_names_count(names), (unsigned long long)c.bytes,
                c.events ? (double)c.bytes / (double)c.events : 0.0);
+        cli_json_warnings(stdout, &warn);
+        fputs("}\n", stdout);
         if (fflush(stdout) != 0) {
             cli_error("convert", "writing stdout: %s", strerror(errno));
             goto out;
