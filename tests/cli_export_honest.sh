@@ -65,6 +65,25 @@ if "$trove" record spin --store "$tmp/s" -q -- sh -c 'i=0; while [ $i -lt 300000
   cp "$tmp/out" "$tmp/spin.doc"
   json "$tmp/spin.doc" "j['samples'] > 0 and j['samples_carried'] == 0"
   json "$tmp/spin.doc" "any(w['count'] == j['samples'] and 'samples' in w['message'] and 'not carried' in w['message'] for w in j['warnings'])"
+  # Perfetto carries them: a PerfSample packet each (counted by protoc, another protobuf
+  # reader), which trove reads back into the same profile (the bundle's counts)
+  exits 0 "$trove" export --capture spin --store "$tmp/s" -o "$tmp/spin.pftrace" --format perfetto --json
+  cp "$tmp/out" "$tmp/spin.pf.doc"
+  json "$tmp/spin.pf.doc" "j['samples'] > 0 and j['samples_carried'] == j['samples'] and not any('samples' in w['message'] for w in j['warnings'])"
+  if command -v protoc > /dev/null 2>&1; then
+    protoc --decode_raw < "$tmp/spin.pftrace" > "$tmp/spin.raw" 2> "$tmp/spin.raw.err"
+    check test ! -s "$tmp/spin.raw.err"
+    json "$tmp/spin.pf.doc" "j['samples'] == $(grep -c '^  66 {' "$tmp/spin.raw")"
+  fi
+  exits 0 "$trove" export --capture spin --store "$tmp/s" -o "$tmp/spin.orig.zip" --json
+  exits 0 "$trove" export "$tmp/spin.pftrace" -o "$tmp/spin.back.zip" --json
+  unzip -p "$tmp/spin.orig.zip" manifest.json > "$tmp/m1.json"
+  unzip -p "$tmp/spin.back.zip" manifest.json > "$tmp/m2.json"
+  check python3 - "$tmp/m1.json" "$tmp/m2.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["counts"] for f in sys.argv[1:3])
+assert a["samples"] > 0 and all(a[k] == b[k] for k in ("samples", "frames", "stacks")), (a, b)
+PY
   # without --json, the same on stderr; from the capture's bundle too
   exits 0 "$trove" export --capture spin --store "$tmp/s" -o "$tmp/spin.zip"
   exits 0 "$trove" export "$tmp/spin.zip" -o "$tmp/spin2.json" --format chrome-json

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "trove/import.h"
+#include "trove/profile.h"
 #include "trove/trace.h"
 
 #define SYN TROVE_TID_SYNTHETIC
@@ -691,6 +692,152 @@ static void test_gen(void)
     }
 }
 
+/* ---- a profile through Perfetto -------------------------------------------------------- */
+
+static int bytes_sink(void *ctx, const void *p, size_t n)
+{
+    return trove_bytes_append(ctx, p, n);
+}
+
+static uint32_t pstr(struct trove_profile *p, const char *s)
+{
+    uint32_t id = 0;
+    CHECK_EQ_INT(trove_profile_string(p, s, strlen(s), &id), TROVE_OK);
+    return id;
+}
+
+static uint32_t pframe(struct trove_profile *p, const char *module, const char *fn,
+                       const char *file, uint32_t line, uint64_t address, uint32_t inl)
+{
+    struct trove_profile_frame f = {pstr(p, module), pstr(p, fn), pstr(p, file), line, address,
+                                    inl};
+    uint32_t id = 0;
+    CHECK_EQ_INT(trove_profile_frame(p, &f, &id), TROVE_OK);
+    return id;
+}
+
+/* Stack s of a and stack t of b hold the same frames, every field, strings by their bytes. */
+static int same_stack(const struct trove_profile *a, uint32_t s, const struct trove_profile *b,
+                      uint32_t t)
+{
+    while (s != TROVE_PROFILE_ROOT && t != TROVE_PROFILE_ROOT) {
+        const struct trove_profile_stack *x = trove_profile_stack_get(a, s);
+        const struct trove_profile_stack *y = trove_profile_stack_get(b, t);
+        const struct trove_profile_frame *fx = trove_profile_frame_get(a, x->frame);
+        const struct trove_profile_frame *fy = trove_profile_frame_get(b, y->frame);
+        const uint32_t ix[3] = {fx->module, fx->function, fx->file};
+        const uint32_t iy[3] = {fy->module, fy->function, fy->file};
+        for (int k = 0; k < 3; k++) {
+            size_t lx, ly;
+            const char *sx = trove_profile_string_get(a, ix[k], &lx);
+            const char *sy = trove_profile_string_get(b, iy[k], &ly);
+            if (!sx || !sy || lx != ly || memcmp(sx, sy, lx))
+                return 0;
+        }
+        if (fx->line != fy->line || fx->address != fy->address ||
+            fx->inline_depth != fy->inline_depth)
+            return 0;
+        s = x->parent;
+        t = y->parent;
+    }
+    return s == t;
+}
+
+/*
+ * A sampled capture written as a Perfetto trace and read back: the events as they were, and
+ * every sample (time, pid, tid) with the same stack, frame for frame — inlined frames (two
+ * levels into one address), recursion (a frame called from itself), a frame in no module, a
+ * frame with its file and line, and a sample with no frames at all.
+ */
+static void test_profile(void)
+{
+    struct trove_gen_options g;
+    struct trove_profile *p = NULL, *q = NULL;
+    struct trove_trace_writer_options wo = {TROVE_TRACE_PERFETTO, 0, 0, NULL};
+    struct trove_trace_writer_stats wst;
+    struct trove_trace_writer *w = NULL;
+    struct trove_perfetto_options po = {1, 0, NULL};
+    struct trove_perfetto_stats st;
+    struct trove_bytes out = {0};
+    struct trove_sink sink = {bytes_sink, &out};
+    struct cap c, back;
+    uint32_t main_f, run_f, inl1, inl2, rec, unk, stacks[5];
+    uint64_t t0;
+
+    cap_init(&c);
+    trove_gen_defaults(&g);
+    g.events = 3000;
+    CHECK_EQ_INT(trove_gen(&g, &c.ev, c.names), TROVE_OK);
+    t0 = c.ev.ev[0].start_ns;
+    CHECK_EQ_INT(trove_profile_new(&p), TROVE_OK);
+    main_f = pframe(p, "/usr/bin/app", "main", "app.c", 10, 0x1100, 0);
+    run_f = pframe(p, "/usr/bin/app", "run", "app.c", 42, 0x1200, 0);
+    inl1 = pframe(p, "/usr/bin/app", "step", "step.h", 7, 0x1200, 1);  /* inlined into run */
+    inl2 = pframe(p, "/usr/bin/app", "leaf", "leaf.h", 3, 0x1200, 2);  /* ... and deeper */
+    rec = pframe(p, "/lib/libc.so.6", "qsort_r", "", 0, 0x4000, 0);
+    unk = pframe(p, TROVE_PROFILE_UNKNOWN_MODULE, "[unknown]+0x7f00", "", 0, 0x7f00, 0);
+    {
+        const uint32_t s0[] = {inl2, inl1, run_f, main_f};           /* leaf first */
+        const uint32_t s1[] = {rec, rec, rec, run_f, main_f};         /* recursion */
+        const uint32_t s2[] = {unk, main_f};
+        const uint32_t s3[] = {run_f, main_f};
+        CHECK_EQ_INT(trove_profile_stack_path(p, s0, 4, &stacks[0]), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack_path(p, s1, 5, &stacks[1]), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack_path(p, s2, 2, &stacks[2]), TROVE_OK);
+        CHECK_EQ_INT(trove_profile_stack_path(p, s3, 2, &stacks[3]), TROVE_OK);
+        stacks[4] = TROVE_PROFILE_ROOT;
+    }
+    for (uint32_t i = 0; i < 500; i++) {
+        struct trove_profile_sample sm = {t0 + 1000 * (uint64_t)i + i % 7, c.ev.ev[i].pid,
+                                          c.ev.ev[i].tid, stacks[i % 5]};
+        CHECK_EQ_INT(trove_profile_sample(p, &sm), TROVE_OK);
+    }
+    {
+        struct trove_profile_switch sw = {t0, c.ev.ev[0].pid, c.ev.ev[0].tid, 0};
+        CHECK_EQ_INT(trove_profile_switch(p, &sw), TROVE_OK); /* not carried */
+    }
+
+    CHECK_EQ_INT(trove_trace_writer_new(&wo, &w), TROVE_OK);
+    CHECK_EQ_INT(trove_trace_writer_add(w, c.ev.ev, c.ev.len, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_trace_writer_profile(w, p), TROVE_OK);
+    CHECK_EQ_INT(trove_trace_writer_finish(w, c.names, NULL, 0, &sink, &wst, NULL), TROVE_OK);
+    CHECK_EQ_INT(wst.samples, 500);
+    CHECK_EQ_INT(trove_trace_writer_profile(w, p), TROVE_ERR_INVALID); /* after the finish */
+    trove_trace_writer_free(w);
+
+    CHECK_EQ_INT(trove_profile_new(&q), TROVE_OK);
+    po.profile = q;
+    cap_init(&back);
+    CHECK_EQ_INT(trove_perfetto_read(out.ptr, out.len, &po, &back.ev, back.names, &back.flows,
+                                     &st, NULL),
+                 TROVE_OK);
+    CHECK(same_events(&c, &back, "a sampled capture through Perfetto"));
+    CHECK_EQ_INT(st.samples, 500);
+    CHECK_EQ_INT(trove_profile_sample_count(q), 500);
+    CHECK_EQ_INT(trove_profile_switch_count(q), 0);
+    for (size_t i = 0; i < 500 && i < trove_profile_sample_count(q); i++) {
+        const struct trove_profile_sample *a = &trove_profile_samples(p)[i];
+        const struct trove_profile_sample *b = &trove_profile_samples(q)[i];
+        CHECK(a->time_ns == b->time_ns && a->pid == b->pid && a->tid == b->tid);
+        CHECK(same_stack(p, a->stack, q, b->stack));
+    }
+    /* without a profile to read into, the samples are counted as skipped packets */
+    cap_free(&back);
+    cap_init(&back);
+    po.profile = NULL;
+    CHECK_EQ_INT(trove_perfetto_read(out.ptr, out.len, &po, &back.ev, back.names, &back.flows,
+                                     &st, NULL),
+                 TROVE_OK);
+    CHECK_EQ_INT(st.samples, 0);
+    CHECK_EQ_INT(st.skipped_packets, 500);
+    CHECK(same_events(&c, &back, "a sampled capture through Perfetto, profile not read"));
+    cap_free(&back);
+    trove_profile_free(q);
+    trove_profile_free(p);
+    trove_bytes_free(&out);
+    cap_free(&c);
+}
+
 /* ---- the sample ------------------------------------------------------------------------- */
 
 static void test_sample(void)
@@ -812,7 +959,7 @@ static void test_bad(void)
     CHECK_EQ_INT(trove_perfetto_write(&t, &g, NULL), TROVE_OK);
     for (size_t len = 0; len < g.len; len++) {
         uint8_t *copy = malloc(len ? len : 1);
-        struct trove_perfetto_options loose = {0, 0};
+        struct trove_perfetto_options loose = {0, 0, NULL};
         int rc;
         memcpy(copy, g.ptr, len);
         rc = trove_perfetto_read(copy, len, &loose, &out, NULL, NULL, NULL, NULL);
@@ -876,7 +1023,7 @@ static void test_bad(void)
     put_event(&p, 100, 1, 5);
     expect_bad(&p, TROVE_ERR_UNMATCHED, "never ends", "unmatched begin", "lone-begin.pftrace");
     {
-        struct trove_perfetto_options loose = {0, 0};
+        struct trove_perfetto_options loose = {0, 0, NULL};
         struct trove_perfetto_stats st;
         CHECK_EQ_INT(trove_perfetto_read(p.b, p.n, &loose, &out, NULL, NULL, &st, NULL),
                      TROVE_OK);
@@ -965,6 +1112,7 @@ int main(void)
     test_async_file();
     test_overlap_and_kinds();
     test_gen();
+    test_profile();
     test_bad();
     test_sniff();
     test_sample();

@@ -52,7 +52,8 @@ static void export_usage(FILE *f)
             "                     alone; dir: the bundle's files in the new directory OUT;\n"
             "                     chrome-json: the Trace Event Format (Perfetto UI,\n"
             "                     chrome://tracing, Speedscope); perfetto: a Perfetto protobuf\n"
-            "                     trace, the compact one (docs/formats/perfetto.md)\n"
+            "                     trace, the compact one, with a sampled capture's samples\n"
+            "                     and call stacks (docs/formats/perfetto.md)\n"
             "  --codec C          none (default), zstd or gzip, for every column\n"
             "  --encoding E       delta-dict (default: DELTA_BINARY_PACKED on the nanosecond\n"
             "                     columns, RLE_DICTIONARY on the others), dict, or plain\n"
@@ -91,8 +92,9 @@ static void export_usage(FILE *f)
             "                     output, format, bytes). warnings lists what the export\n"
             "                     dropped, skipped or could not carry, each {count, message}\n"
             "                     (said on stderr instead without --json): a trace's\n"
-            "                     unmatched and skipped events, and a sampled capture's\n"
-            "                     samples and context switches, which only a bundle keeps\n"
+            "                     unmatched and skipped events, a sampled capture's context\n"
+            "                     switches, and (chrome-json) its samples, which perfetto\n"
+            "                     carries as perf samples (samples_carried) and a bundle keeps\n"
             COMMON_HELP_QV);
 }
 

@@ -79,22 +79,19 @@ static int env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
-/* What a trace of this format cannot carry of a profile: samples and switches, counted
- * as a warning (the events and flows go out whole). */
+/* What a trace of this format cannot carry of a profile, counted as a warning: Chrome
+ * JSON, the samples; either, the context switches (the events and flows go out whole). */
 static void profile_warning(const struct cli_trace_export *x, const struct trove_profile *p,
                             struct cli_warnings *warn)
 {
     size_t ns = p ? trove_profile_sample_count(p) : 0, nw = p ? trove_profile_switch_count(p) : 0;
 
-    if (ns)
+    if (ns && x->format != CLI_TRACE_PERFETTO)
         cli_warn("export", x->quiet, warn, ns,
-                 "%zu samples (%zu stacks, %zu frames) not carried: %s", ns,
-                 trove_profile_stack_count(p), trove_profile_frame_count(p),
-                 x->format == CLI_TRACE_PERFETTO
-                     ? "trove's Perfetto export writes no profile packets yet; --format bundle "
-                       "keeps them"
-                     : "Chrome JSON has no sample events that Perfetto UI or trove read back; "
-                       "--format bundle keeps them");
+                 "%zu samples (%zu stacks, %zu frames) not carried: Chrome JSON has no sample "
+                 "events that Perfetto UI or trove read back; --format perfetto or bundle keeps "
+                 "them",
+                 ns, trove_profile_stack_count(p), trove_profile_frame_count(p));
     if (nw)
         cli_warn("export", x->quiet, warn, nw,
                  "%zu context switches not carried: a trace export has no place for them; "
@@ -181,6 +178,10 @@ int cli_export_trace(const struct cli_trace_export *x)
 #endif
     sink.write = file_write;
     sink.ctx = o.f;
+    if (profile && (rc = trove_trace_writer_profile(w, profile)) != TROVE_OK) {
+        cli_error("export", "%s: writing %s: %s", x->out, what, trove_strerror(rc));
+        goto out;
+    }
     rc = trove_trace_writer_finish(w, names, flows.f, flows.len, &sink, &st, &diag);
     if (rc != TROVE_OK) {
         cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&diag, rc));
@@ -196,9 +197,10 @@ int cli_export_trace(const struct cli_trace_export *x)
         fputs(",\"output\":", stdout);
         cli_json_string(stdout, x->out, strlen(x->out));
         printf(",\"format\":\"%s\",\"events\":%llu,\"flow_rows\":%zu,\"samples\":%zu,"
-               "\"samples_carried\":0,\"bytes\":%llu,\"bytes_per_event\":%.4f,",
+               "\"samples_carried\":%llu,\"bytes\":%llu,\"bytes_per_event\":%.4f,",
                what, (unsigned long long)st.events, flows.len,
                profile ? trove_profile_sample_count(profile) : (size_t)0,
+               (unsigned long long)st.samples,
                (unsigned long long)st.bytes,
                st.events ? (double)st.bytes / (double)st.events : 0.0);
         cli_json_warnings(stdout, &warn);
@@ -208,9 +210,10 @@ int cli_export_trace(const struct cli_trace_export *x)
             goto out;
         }
     } else if (!x->quiet) {
-        fprintf(stderr, "trove export: %llu events, %zu flow rows -> %s (%s): %llu bytes, %.2f "
+        fprintf(stderr, "trove export: %llu events, %zu flow rows%s -> %s (%s): %llu bytes, %.2f "
                         "bytes/event\n",
-                (unsigned long long)st.events, flows.len, x->out, what,
+                (unsigned long long)st.events, flows.len,
+                st.samples ? ", the profile's samples" : "", x->out, what,
                 (unsigned long long)st.bytes,
                 st.events ? (double)st.bytes / (double)st.events : 0.0);
         if (lo.verbose && st.runs)

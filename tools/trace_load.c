@@ -69,7 +69,7 @@ int cli_load_perfetto_mem(const char *cmd, const char *path, const uint8_t *buf,
                           const struct cli_load_options *opt, struct trove_events *events,
                           struct trove_names *names, struct trove_flows *flows)
 {
-    struct trove_perfetto_options po = {opt->strict, 0};
+    struct trove_perfetto_options po = {opt->strict, 0, opt->profile};
     struct trove_perfetto_stats st;
     struct trove_diag diag = {0};
     int rc = trove_perfetto_read(buf, len, &po, events, names, flows, &st, &diag);

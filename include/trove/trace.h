@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+struct trove_profile; /* trove/profile.h */
+
 /* A capture to write: borrowed for the call. names and flows may be NULL / 0. */
 struct trove_trace {
     const struct trove_event *events;
@@ -110,6 +112,7 @@ struct trove_trace_writer_stats {
     uint64_t runs;         /* sorted runs written to temporary files (0: all in memory) */
     uint64_t passes;       /* merge passes written back to disk before the last merge */
     uint64_t spill_bytes;  /* bytes written to temporary files */
+    uint64_t samples;      /* profile samples written (Perfetto) */
 };
 
 struct trove_trace_writer;
@@ -150,6 +153,16 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
                               const struct trove_sink *sink,
                               struct trove_trace_writer_stats *stats, struct trove_diag *diag);
 
+/*
+ * The capture's sampling profile (trove/profile.h), borrowed until the finish. Perfetto:
+ * its samples are written after the events as PerfSample packets, with the callstacks,
+ * frames, mappings and names they use interned (docs/formats/perfetto.md, "Profiles"), which
+ * trove_perfetto_read reads back into a profile; its context switches are not written.
+ * Chrome JSON: nothing of it is written (the caller says so). Errors: TROVE_ERR_INVALID
+ * (NULL w, or after the finish).
+ */
+int trove_trace_writer_profile(struct trove_trace_writer *w, const struct trove_profile *p);
+
 /* Free the writer and its temporary files (NULL is fine). */
 void trove_trace_writer_free(struct trove_trace_writer *w);
 
@@ -157,6 +170,9 @@ struct trove_perfetto_options {
     int strict;           /* nonzero: a slice end without a begin, or a begin never ended, is
                              TROVE_ERR_UNMATCHED; zero: dropped and counted */
     uint64_t max_input;   /* refuse inputs larger than this many bytes (0: 4 GiB) */
+    struct trove_profile *profile; /* perf samples (PerfSample packets and the interned
+                                      callstacks, frames, mappings and names they use) are
+                                      added to it (NULL: they are counted as skipped packets) */
 };
 
 struct trove_perfetto_stats {
@@ -173,6 +189,7 @@ struct trove_perfetto_stats {
     uint64_t skipped_events;  /* TrackEvents of other types (legacy phases) */
     uint32_t threads;         /* distinct (pid, tid) among imported events */
     uint32_t names;           /* event names */
+    uint64_t samples;         /* perf samples added to opt->profile */
 };
 
 /*

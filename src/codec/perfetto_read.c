@@ -35,6 +35,7 @@
  * interns name_id + 1), first claim first; other names take the ids after the highest claim,
  * in order of first use.
  */
+#include "perfetto_profile.h"
 #include "protobuf.h"
 #include "trace_order.h"
 #include "common/alloc.h"
@@ -171,6 +172,8 @@ struct seq {
     struct clock clocks[MAX_CLOCKS];
     uint32_t nclocks;
     struct map names, cats;   /* iid -> pname index, iid -> category code */
+    struct trove__pfp *prof;  /* the interned profile entries (made at the first; with a
+                                 profile to read into only) */
 };
 
 struct pr {
@@ -199,6 +202,7 @@ struct pr {
     struct trove_flow *flows;
     size_t nflows, capflows;
     struct map flow_seen;     /* flow ids seen (flows of traces trove did not write) */
+    struct trove_profile *profile; /* the caller's: perf samples go into it (NULL: skipped) */
     uint32_t seqno;           /* events in order of appearance */
 };
 
@@ -608,6 +612,13 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
         size_t slen = 0;
         uint64_t iid = 0;
         int rc2;
+        if (r->profile && g.num != 1 && g.num != 2) { /* a profile's tables */
+            if (!s->prof && (rc2 = trove__pfp_new(&s->prof)) != TROVE_OK)
+                return rc2;
+            if ((rc2 = trove__pfp_interned(s->prof, r->buf, &g, r->diag)) < 0)
+                return rc2;
+            continue;
+        }
         if ((g.num != 1 && g.num != 2) || g.wt != TROVE__PB_LEN)
             continue;
         e = trove__pb_sub(&g);
@@ -1079,11 +1090,11 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
 static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
 {
     struct trove__pb m = {data, data + len};
-    struct trove__pb_field f, te = {0}, in = {0}, def = {0}, snap = {0};
+    struct trove__pb_field f, te = {0}, in = {0}, def = {0}, snap = {0}, perf = {0};
     struct seq *s = NULL;
     uint64_t ts = 0, flags = 0, seq_id = 0, clock = 0, t_ns = 0;
     int rc, has_ts = 0, has_clock = 0, has_te = 0, has_in = 0, has_def = 0, has_snap = 0,
-            cleared = 0, other = 0;
+            cleared = 0, other = 0, has_perf = 0;
 
     while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK) {
         switch (f.num) {
@@ -1097,6 +1108,14 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
         case 59: if (f.wt == TROVE__PB_LEN) { def = f; has_def = 1; } break;
         case 6: if (f.wt == TROVE__PB_LEN) { snap = f; has_snap = 1; } break;
         case 60: break; /* descriptors: pass 1 */
+        case TROVE__PF_PERF_SAMPLE:
+            if (f.wt == TROVE__PB_LEN && r->profile) {
+                perf = f;
+                has_perf = 1;
+            } else {
+                other = 1;
+            }
+            break;
         default: other = 1; break;
         }
     }
@@ -1107,6 +1126,7 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
     if ((flags & 1) || cleared) { /* SEQ_INCREMENTAL_STATE_CLEARED */
         map_clear(&s->names);
         map_clear(&s->cats);
+        trove__pfp_clear(s->prof);
         s->def_clock = 0;
         s->has_def_track = 0;
     }
@@ -1123,6 +1143,19 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
             return fail(r, TROVE_ERR_CORRUPT, data, "Perfetto trace: %s",
                         "a track event packet without a timestamp");
         return track_event(r, s, &te, t_ns);
+    }
+    if (has_perf) { /* a sample of the profile */
+        int added = 0;
+        if (!has_ts)
+            return fail(r, TROVE_ERR_CORRUPT, data, "Perfetto trace: %s",
+                        "a perf sample packet without a timestamp");
+        if (!s->prof && (rc = trove__pfp_new(&s->prof)) != TROVE_OK)
+            return rc;
+        if ((rc = trove__pfp_sample(s->prof, r->buf, &perf, t_ns, r->profile, &added,
+                                    r->diag)) != TROVE_OK)
+            return rc;
+        r->st.samples += (uint64_t)added;
+        return TROVE_OK;
     }
     if (other && !has_in && !has_def && !has_snap)
         r->st.skipped_packets++;
@@ -1253,6 +1286,7 @@ static void pr_free(struct pr *r)
     for (size_t i = 0; i < r->nseqs; i++) {
         map_free(&r->seqs[i].names);
         map_free(&r->seqs[i].cats);
+        trove__pfp_free(r->seqs[i].prof);
     }
     free(r->seqs);
     trove_bytes_free(&r->arena);
@@ -1287,6 +1321,7 @@ int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfe
     r.len = len;
     r.diag = diag;
     r.strict = opt && opt->strict;
+    r.profile = opt ? opt->profile : NULL;
     if (len == 0) {
         rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, 0, "empty input: not a Perfetto trace");
         goto out;
