@@ -637,7 +637,9 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
         cli_error(cmd, "out of memory");
         goto out;
     }
-    if (cap ? cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, &ev, names)
+    if (cap ? cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, &ev, names) ||
+                  (opt->profile &&
+                   cli_capture_profile_into(cmd, opt->store, cap, opt->profile))
             : read_whole(cmd, &in, opt, &ev, names, NULL))
         goto out;
     if (names_all && trove_names_merge(names_all, names) != TROVE_OK) {

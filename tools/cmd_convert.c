@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/profile.h"
 
 static void convert_usage(FILE *f)
 {
@@ -24,9 +25,10 @@ static void convert_usage(FILE *f)
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --json             print the result as one JSON object on stdout: input,\n"
             "                     output, wire, events, names, bytes, bytes_per_event and\n"
-            "                     warnings (the input's dropped and skipped events, each\n"
-            "                     {count, message}, also said on stderr) (OUT must then not\n"
-            "                     be '-')\n"
+            "                     warnings (the input's dropped and skipped events, and a\n"
+            "                     sampled capture's samples, which a wire stream from here\n"
+            "                     does not carry: each {count, message}, also said on\n"
+            "                     stderr) (OUT must then not be '-')\n"
             COMMON_HELP_QV);
 }
 
@@ -106,6 +108,7 @@ int cmd_convert(int argc, char **argv)
     const char *in = NULL, *outp = NULL;
     struct cli_out out = {0};
     struct cli_warnings warn;
+    struct trove_profile *profile = NULL;
     int status = 1, r;
 
     memset(&warn, 0, sizeof warn);
@@ -156,8 +159,18 @@ int cmd_convert(int argc, char **argv)
         goto out;
     }
     co.in.warnings = &warn;
+    if (trove_profile_new(&profile) != TROVE_OK) {
+        cli_error("convert", "out of memory");
+        goto out;
+    }
+    co.in.profile = profile; /* a bundle's or a capture's samples, to be counted */
     if (cli_read("convert", in, &co.in, &sink, names) != 0 || flush_pending(&c) != 0)
         goto out;
+    if (trove_profile_sample_count(profile))
+        cli_warn("convert", co.quiet, &warn, trove_profile_sample_count(profile),
+                 "%s: %zu samples not carried: convert writes the events only; `trove export` "
+                 "keeps them (as a bundle, or a Perfetto trace)",
+                 in, trove_profile_sample_count(profile));
     c.out = NULL;
     if (cli_out_commit("convert", &out))
         goto out;
@@ -185,6 +198,7 @@ int cmd_convert(int argc, char **argv)
     status = 0;
 out:
     cli_out_abort(&out);
+    trove_profile_free(profile);
     trove_names_free(names);
     trove_bytes_free(&c.frame);
     free(c.pending);
