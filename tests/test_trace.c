@@ -9,7 +9,10 @@
  * - Round trips: Chrome JSON export then import gives the same events, flows and names (ids
  *   may be renumbered: compared by their strings); Perfetto write then read gives exactly the
  *   same events and flows, and the same names — for the small capture, the hand-made
- *   chrome_async.json, a generated capture, and the real sample trace (../shared/data).
+ *   chrome_async.json and the real sample trace (../shared/data); generated captures (with
+ *   counters and flows added) at several seeds, sizes and clocks come back from both with
+ *   every field of every event, depth included; a sampled capture's profile comes back from
+ *   Perfetto sample for sample, frame for frame.
  * - Bad Perfetto input: every prefix of the golden file, and hand-built traces that break
  *   one rule each (a group, a long varint, a length past its message, a track nobody
  *   describes, parents in a loop, an end before its begin, unmatched slices when strict, a

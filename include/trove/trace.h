@@ -44,8 +44,11 @@ struct trove_trace {
 /*
  * Write t as a Chrome trace JSON document appended to out: {"displayTimeUnit":"ns",
  * "traceEvents":[...]} with one event a line — process and thread names as M events, thread
- * zones as X, instants as i (with their scope), async spans as b/e (nestable) or S/T/F
- * (legacy) with the id of their track, async instants as n, counters as C, flows as s/t/f.
+ * zones as X, instants as i (with their scope), async spans (zones of a synthetic tid) as
+ * b/e (nestable) or S/T/F (legacy) with the id of their track, async instants as n,
+ * counters as C, flows as s/t/f (one name a flow). An X, i or n whose kind, extra or depth
+ * the importer would not derive carries them in a "trove" member, so the import gives every
+ * event back as it was.
  * Times are microseconds with up to three decimals, so nanoseconds are kept exactly; counter
  * values have the fewest digits that read back as the same double. Names are written as
  * JSON strings (bytes that are not UTF-8 as U+FFFD, as the importer repairs them). The output
@@ -195,7 +198,8 @@ struct trove_perfetto_stats {
 /*
  * Read a Perfetto trace in buf[0..len) (the subset docs/formats/perfetto.md describes: track
  * descriptors, TrackEvent slices, instants, counters and flows, interned names and
- * categories, incremental and scaled clocks; other packets are counted and skipped) and
+ * categories, incremental and scaled clocks; perf samples into opt->profile when it is
+ * given; other packets are counted and skipped) and
  * append its events to events (sorted and given depths as the Chrome importer does), its
  * names to names (may be NULL) and its flow rows to flows (may be NULL). A trace
  * trove_perfetto_write wrote comes back exactly: the same events, names and flows.
