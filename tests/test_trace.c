@@ -948,6 +948,91 @@ static void expect_bad(const struct pb *p, int want, const char *needle, const c
         test_corpus_write("TROVE_PERFETTO_CORPUS", seed, NULL, 0, p->b, p->n);
 }
 
+/* Bad profile input: a perf sample whose callstack, frame or mapping no interned entry has
+ * is refused by name (with a profile to read into), and a Chrome "trove" member that is not
+ * an integer 0..255, or a kind the phase cannot be, is refused; a good one is kept. */
+static int decode_with_profile(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
+{
+    struct trove_perfetto_options opt = {1, 0, NULL};
+    int rc;
+    if (trove_profile_new(&opt.profile) != TROVE_OK)
+        abort();
+    rc = trove_perfetto_read(buf, len, &opt, out, NULL, NULL, NULL, diag);
+    trove_profile_free(opt.profile);
+    return rc;
+}
+
+static void test_bad_profile(void)
+{
+    static const struct {
+        const char *json;
+        int rc;
+    } members[] = {
+        {"{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"trove\":{\"kind\":5}}",
+         TROVE_ERR_TRACE},
+        {"{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"trove\":{\"depth\":300}}",
+         TROVE_ERR_TRACE},
+        {"{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"trove\":{\"extra\":-1}}",
+         TROVE_ERR_TRACE},
+        {"{\"ph\":\"i\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"trove\":{\"kind\":3}}",
+         TROVE_ERR_TRACE},
+        {"{\"ph\":\"X\",\"name\":\"a\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,"
+         "\"trove\":{\"kind\":3,\"extra\":7,\"depth\":2,\"later\":[1]}}",
+         TROVE_OK},
+    };
+    for (size_t i = 0; i < sizeof members / sizeof members[0]; i++) {
+        struct trove_chrome_options opt = {.strict = 1};
+        struct trove_events ev = {0};
+        struct trove_diag diag = {0};
+        char doc[512];
+        int n = snprintf(doc, sizeof doc, "[%s]", members[i].json);
+        int rc = trove_chrome_import_all_mem((const uint8_t *)doc, (size_t)n, &opt, &ev, NULL, NULL,
+                                             NULL, &diag);
+        CHECK_EQ_INT(rc, members[i].rc);
+        if (rc != TROVE_OK) {
+            CHECK(strstr(diag.msg, "\"trove\"") != NULL);
+            CHECK_EQ_INT(ev.len, 0);
+        } else {
+            CHECK_EQ_INT(ev.len, 1);
+            CHECK(ev.len == 1 && ev.ev[0].kind == TROVE_KIND_FRAME && ev.ev[0].extra == 7 &&
+                  ev.ev[0].depth == 2);
+        }
+        trove_events_free(&ev);
+    }
+    {
+        struct pb p = {{0}, 0}, pkt = {{0}, 0}, ps = {{0}, 0}, in = {{0}, 0}, cs = {{0}, 0};
+        /* a sample of callstack 9, which nothing interned */
+        put_uint(&ps, 2, 1);
+        put_uint(&ps, 3, 1);
+        put_uint(&ps, 4, 9);
+        put_uint(&pkt, 8, 100);
+        put_uint(&pkt, 10, 1);
+        put_msg(&pkt, 66, &ps);
+        put_msg(&p, 1, &pkt);
+        test_expect_decode_error(decode_with_profile, sizeof(struct trove_events), p.b, p.n,
+                                 TROVE_ERR_CORRUPT, UINT64_MAX, "callstack 9 is not interned",
+                                 "a perf sample of a callstack nobody interned");
+        /* callstack 9 interned, its frame 4 not */
+        p.n = pkt.n = 0;
+        put_uint(&cs, 1, 9);
+        put_uint(&cs, 2, 4);
+        put_msg(&in, 7, &cs);
+        put_uint(&pkt, 10, 1);
+        put_msg(&pkt, 12, &in);
+        put_msg(&p, 1, &pkt);
+        pkt.n = 0;
+        put_uint(&pkt, 8, 100);
+        put_uint(&pkt, 10, 1);
+        put_msg(&pkt, 66, &ps);
+        put_msg(&p, 1, &pkt);
+        test_expect_decode_error(decode_with_profile, sizeof(struct trove_events), p.b, p.n,
+                                 TROVE_ERR_CORRUPT, UINT64_MAX, "frame 4 is not interned",
+                                 "a callstack of a frame nobody interned");
+        test_corpus_write("TROVE_PERFETTO_CORPUS", "profile-frame-missing.pftrace", NULL, 0, p.b,
+                          p.n);
+    }
+}
+
 static void test_bad(void)
 {
     struct trove_bytes g = {0};
@@ -1116,6 +1201,7 @@ int main(void)
     test_overlap_and_kinds();
     test_gen();
     test_profile();
+    test_bad_profile();
     test_bad();
     test_sniff();
     test_sample();
