@@ -75,6 +75,8 @@ struct trove_chrome_stats {
     uint64_t unmatched_begin_phase[128]; /* unmatched_begin by phase: 'B', 'b', 'S', and 'T'
                                             for the steps of an open S */
     uint64_t unmatched_end_phase[128];   /* unmatched_end by phase: 'E', 'e', 'T', 'F' */
+    uint64_t trove_members;   /* X, i and n events whose kind, extra or depth a "trove"
+                                 member gave (trove's own export writes them) */
 };
 
 /*

@@ -507,6 +507,7 @@ static int apply_trove(struct trove__chrome *ps, int x)
 
     if (!ev->tv_set)
         return TROVE_OK;
+    ps->st.trove_members++;
     if (ev->tv_set & TROVE__TV_KIND) {
         uint8_t k = ev->tv_kind;
         int zone = k == TROVE_KIND_ZONE || k == TROVE_KIND_FRAME || k == TROVE_KIND_LOCK;
