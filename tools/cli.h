@@ -174,6 +174,8 @@ struct cli_load_options {
     int verbose;         /* say on stderr what the input was read as */
     struct trove_profile *profile; /* a new profile: a bundle's samples, frames, stacks and
                                       switches tables go into it (NULL: not read) */
+    struct cli_warnings *warnings; /* the warnings of the read are kept here too (NULL: only
+                                      said on stderr, unless quiet) */
 };
 
 /*
@@ -296,6 +298,7 @@ struct cli_trace_export {
     const char *out;         /* written through cli_out */
     struct cli_load_options lo;
     int quiet;
+    int json;                /* print the result as one JSON object on stdout */
 };
 
 /* `trove export --capture NAME` as Parquet, streamed (export_capture.c): the events table
@@ -395,6 +398,32 @@ double cli_now(void);
 
 /* Write s[0..len) as a JSON string literal (quotes included, control bytes escaped). */
 void cli_json_string(FILE *o, const char *s, size_t len);
+
+/* The warnings of one command (what it dropped, skipped or could not carry), kept for its
+ * --json document as well as said on stderr. */
+#define CLI_WARNINGS_MAX 16
+struct cli_warnings {
+    size_t n;
+    size_t more;             /* warnings past CLI_WARNINGS_MAX, and their counts */
+    uint64_t more_count;
+    struct cli_warning {
+        uint64_t count;      /* the events (samples, ...) it is about */
+        char message[640];   /* the line, without "trove CMD: warning: " */
+    } w[CLI_WARNINGS_MAX];
+};
+
+/* A warning: "trove CMD: warning: MESSAGE" on stderr unless quiet, and MESSAGE with count
+ * into w (may be NULL; past CLI_WARNINGS_MAX only counted, in more). */
+void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count,
+              const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* `"warnings":[{"count":N,"message":"..."},...]` (an empty array when there are none; an
+ * entry "N more warnings" for those past CLI_WARNINGS_MAX). */
+void cli_json_warnings(FILE *o, const struct cli_warnings *w);
 
 /* One capture of `trove ls`, for cli_print_capture_line. */
 struct cli_capture_line {
