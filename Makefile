@@ -39,7 +39,7 @@ BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool and S3 uploads, streaming, the
 # client's rings), also run under TSan.
-TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_serve_faults|test_client|cli_serve|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_client_signals|cli_client_stop|cli_s3
+TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_serve_faults|test_serve_stop|test_client|cli_serve|cli_stop|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_client_signals|cli_client_stop|cli_s3
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 
@@ -124,7 +124,8 @@ build-tsan: deps
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_crash test_backend_s3 test_stream \
-	  test_capture test_capture_live test_net test_serve test_serve_faults test_client trove-example-sort trove-test-client-stop $(BUILD_FLAGS)
+	  test_capture test_capture_live test_net test_serve test_serve_faults test_serve_stop test_client \
+	  trove-example-sort trove-test-client-stop $(BUILD_FLAGS)
 
 check-plain: build deps-npm
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
@@ -198,6 +199,9 @@ demo: build
 	$(TROVE) ls --store $(DEMO)/store
 	$(STEP) "bench stream: replay from a store 20 ms away: serial, prefetch, prefetch + sender"
 	$(TROVE) bench stream --segments 16 --segment-mib 1 --rounds 1
+	$(STEP) "browse: the demo's captures (demo and sort recorded live, trace imported) in the viewer"
+	@echo "  $(TROVE) serve --store $(DEMO)/store"
+	@echo "then open http://127.0.0.1:7700/ (Ctrl-C stops the service)"
 
 bench: build deps-npm
 	@mkdir -p $(DEMO)

@@ -6,8 +6,9 @@
  * without its newline, in a heap copy of exactly its size so that ASan sees a read past it.
  * Oracles: the client's scan never reads a type the parser did not (it may read none: it
  * does not decode escapes); a line the parser takes is written again by the service's own
- * writers (trove__answer_accept, trove__answer_reason) within TROVE_SERVE_ANSWER_MAX bytes,
- * and that line parses to the same answer (a reason the writer had to cut: to its start).
+ * writers (trove__answer_accept, trove__answer_reason, trove__answer_stopping) within
+ * TROVE_SERVE_ANSWER_MAX bytes, and that line parses to the same answer ("stopping" too; a
+ * reason the writer had to cut: to its start).
  * (The accept's writer does not escape the capture: the parser takes valid names only.)
  */
 #include <stdlib.h>
@@ -42,6 +43,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (a.type == TROVE_SERVE_ACCEPT) {
         CHECK(a.mode >= TROVE_SERVE_NEW && a.mode <= TROVE_SERVE_JOIN);
         n = trove__answer_accept(line, a.capture, a.session, a.mode, a.events);
+    } else if (a.stopping) {
+        n = trove__answer_stopping(line, a.type, a.reason);
     } else {
         n = trove__answer_reason(line, a.type, a.reason);
     }
@@ -50,6 +53,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(trove__client_answer_type(line, n - 1) == a.type);
     CHECK(trove_serve_answer_parse(line, n - 1, &b, NULL) == TROVE_OK);
     CHECK(b.type == a.type);
+    CHECK(b.stopping == a.stopping);
     if (a.type == TROVE_SERVE_ACCEPT) {
         CHECK(b.mode == a.mode && b.session == a.session && b.events == a.events &&
               strcmp(b.capture, a.capture) == 0);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trove/profile.h"
 #include "trove/trace.h"
 #include "fuzz_check.h"
 
@@ -49,9 +50,13 @@ static void run_free(struct run *r)
 
 static void run_read(struct run *r, const uint8_t *data, size_t size, int strict)
 {
-    struct trove_perfetto_options opt = {strict, 0};
+    struct trove_perfetto_options opt = {strict, 0, NULL};
     run_init(r);
+    /* the profile's decoder too (perf samples and their interned tables), on every input */
+    CHECK(trove_profile_new(&opt.profile) == TROVE_OK);
     r->rc = trove_perfetto_read(data, size, &opt, &r->ev, r->names, &r->flows, &r->st, &r->diag);
+    CHECK(r->rc != TROVE_OK || trove_profile_sample_count(opt.profile) == r->st.samples);
+    trove_profile_free(opt.profile);
     CHECK(!memcmp(r->ev.ev, &sentinel, sizeof sentinel));
     CHECK(!memcmp(r->flows.f, &flow_sentinel, sizeof flow_sentinel));
     if (r->rc != TROVE_OK) {

@@ -174,8 +174,11 @@ print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"
     done
     want_sa_json=07019b69a823b32a7b64600a8139113d3962ed0f76e0c52b440c8078775f6d3d
     want_sa_pf=877e60ceb5980cfaf75747b4c3e8c7626ff645b98fbde0d13d33ef026c80cf93
-    want_sr_json=d36b65b458c9ad3820f0345604165890221e5d4631ddc729d822c2ee83813140
-    want_sr_pf=c04c6b5e13bbca534fe470d510aa49db316668d5f0b6be2e8ab7d296dca530c6
+    # the range's outputs carry the depths of events whose enclosing zones began before it
+    # (an importer cannot count those zones): recorded again when the writers began to carry
+    # such depths
+    want_sr_json=61fa37f0ee454e21c22e17498848d946b566b0e6e3d50c308bf3e9f8f4e20806
+    want_sr_pf=cb8a261499d38c9536aed5a8815307052ce4482f3ab71e8100fcee055c787faa
     check test "$(sha "$tmp/sa.chrome-json")" = "$want_sa_json"
     check test "$(sha "$tmp/sa.perfetto")" = "$want_sa_pf"
     check test "$(sha "$tmp/sr.chrome-json")" = "$want_sr_json"

@@ -217,7 +217,7 @@ check same_events "$tmp/l.packed.wire" "$tmp/t2.wire"
 "$trove" watch live --url "$url" --token-file "$tmp/token" --from start -o "$tmp/w.wire" --json --seconds 30 > "$tmp/w.json" &
 wpid=$!
 sleep 0.5
-"$trove" record live --from "$tmp/g.wire" --socket "$s/trove.sock" -q || bad "record"
+"$trove" record live --from "$tmp/g.wire" --keep-times --socket "$s/trove.sock" -q || bad "record"
 wait $wpid || bad "watch --token-file"
 json "$tmp/w.json" 'j["events"] == 60000 and j["ended"]'
 check cmp -s "$tmp/g.txt" <(ev "$tmp/w.wire")

@@ -11,6 +11,9 @@
 #     clean, and a producer appends; SIGTERM commits everything
 #   - /api/status shows each connection's wire; capture names are checked; a second
 #     service on the store is refused
+#   - `record --from` places a file's events at the time they are sent (all moved by one
+#     amount, said on stderr and in --json), or keeps them with --keep-times; it finds the
+#     service by $TROVE_SOCKET
 #   - producers are told: `record --append` to a capture the store does not have is refused
 #     and exits 1 with the reason; --json and -v say new, replace (and the service logs the
 #     replacement), append; a producer flooding new names is closed with an error naming the
@@ -31,6 +34,16 @@ s=$tmp/s
 # serve_start, serve_stop: lib_cli.sh. ev FILE: trove cat's lines, to compare inputs with
 # what came back.
 ev() { "$trove" cat "$@" 2> /dev/null; }
+# await_status EXPR: until EXPR holds of the service's /api/status (as j), at most 2 minutes.
+await_status() {
+    for _ in $(seq 1 1200); do
+        peer get "${url}api/status" > "$tmp/await.json" 2> /dev/null &&
+            python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$tmp/await.json" 2> /dev/null &&
+            return 0
+        sleep 0.1
+    done
+    bad "status never showed: $1"
+}
 
 "$trove" gen -o "$tmp/g.wire" --events 60000 --seed 7 --names 300 -q || bad gen
 "$trove" gen -o "$tmp/big.wire" --events 400000 --seed 8 --names 300 --processes 2 -q || bad gen
@@ -43,7 +56,7 @@ expect_error serve serve --store "$s" --wire bogus
 expect_error serve serve --store "$s" --listen nowhere
 expect_error record record 'a/b' --from "$tmp/g.wire"
 expect_error watch watch '.bad'
-expect_error record record cap --from "$tmp/g.wire" --socket "$tmp/none.sock"
+expect_error record record cap --from "$tmp/g.wire" --keep-times --socket "$tmp/none.sock"
 check grep -q "trove serve" "$tmp/e.err"
 
 "$trove" volume create blk --size 1M --store "$s" -q || bad "volume create"  # not a capture
@@ -58,7 +71,7 @@ w1=$!
 "$trove" watch one --url "$url" --wire packed -o "$tmp/packed.wire" --json --seconds 60 > "$tmp/w2.json" 2> "$tmp/w2.err" &
 w2=$!
 sleep 0.5
-"$trove" record one --from "$tmp/g.wire" --socket "$sock" --json > "$tmp/r1.json" 2> "$tmp/r1.err" || bad "record: $(cat "$tmp/r1.err")"
+"$trove" record one --from "$tmp/g.wire" --keep-times --socket "$sock" --json > "$tmp/r1.json" 2> "$tmp/r1.err" || bad "record: $(cat "$tmp/r1.err")"
 json "$tmp/r1.json" 'j["events"] == 60000 and j["capture"] == "one"'
 wait $w1 || bad "watch raw: $(cat "$tmp/w1.err")"
 wait $w2 || bad "watch packed: $(cat "$tmp/w2.err")"
@@ -85,12 +98,14 @@ stall=$!
 w4=$!
 sleep 0.3
 # 4 s of capture, so that the status below finds it live even on a loaded machine
-"$trove" record two --from "$tmp/big.wire" --socket "$sock" --rate 100000 -q &
+"$trove" record two --from "$tmp/big.wire" --keep-times --socket "$sock" --rate 100000 -q &
 rec=$!
 sleep 1
 "$trove" watch two --url "$url" --from start --wire deflate -o "$tmp/late.wire" --json --seconds 60 > "$tmp/w5.json" 2> /dev/null &
 w5=$!
-sleep 0.3
+# Until the producer has sent and the late viewer is in (a sanitized build on a loaded machine
+# can take seconds to read big.wire), then the status below.
+await_status 'any(c["kind"] == "producer" and c["capture"] == "two" and c["events"] > 0 for c in j["connections"]) and len([c for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two"]) == 3'
 peer get "${url}api/status" > "$tmp/status.json" || bad "GET /api/status"
 json "$tmp/status.json" 'sorted(c["wire"] for c in j["connections"] if c["kind"] == "viewer" and c["capture"] == "two") == ["deflate", "packed", "raw"]'
 json "$tmp/status.json" 'any(c["kind"] == "producer" and c["capture"] == "two" and c["events"] > 0 for c in j["connections"])'
@@ -147,9 +162,9 @@ check grep -q '"type":"error"' "$tmp/ws.out"
 check grep -q 'close 1008' "$tmp/ws.out"
 
 # ---- two producers, two pids, one capture ------------------------------------------------------
-"$trove" record four --from "$tmp/g.wire" --socket "$sock" --pid 101 --rate 100000 -q &
+"$trove" record four --from "$tmp/g.wire" --keep-times --socket "$sock" --pid 101 --rate 100000 -q &
 p1=$!
-"$trove" record four --from "$tmp/g.wire" --socket "$sock" --pid 102 --rate 100000 -q &
+"$trove" record four --from "$tmp/g.wire" --keep-times --socket "$sock" --pid 102 --rate 100000 -q &
 p2=$!
 wait $p1 || bad "producer 1"
 wait $p2 || bad "producer 2"
@@ -173,9 +188,10 @@ serve_stop
 
 # ---- kill -9 mid-capture, restart, append; SIGTERM commits ------------------------------------
 serve_start --commit-ms 100
-"$trove" record five --from "$tmp/big.wire" --socket "$sock" --rate 100000 -q 2> /dev/null &
+"$trove" record five --from "$tmp/big.wire" --keep-times --socket "$sock" --rate 100000 -q 2> /dev/null &
 rec=$!
-sleep 2
+# Killed once some of it is committed (and while the rest is still coming).
+await_status 'any(c["name"] == "five" and c["committed_events"] > 0 for c in j["captures"])'
 { kill -9 "$srv_pid"; wait "$srv_pid"; } 2> /dev/null
 srv_pid=
 wait $rec 2> /dev/null
@@ -186,7 +202,7 @@ check test "$n5" -lt 400000
 check cmp -s <(head -n "$n5" "$tmp/big.txt") <(ev store:five --store "$s")
 exits 0 "$trove" verify --deep --store "$s"
 serve_start --commit-ms 100000
-"$trove" record five --from "$tmp/g.wire" --socket "$sock" --append -q || bad "append"
+"$trove" record five --from "$tmp/g.wire" --keep-times --socket "$sock" --append -q || bad "append"
 sleep 0.5
 serve_stop # commits what the long commit interval had not
 check cmp -s <(cat <(head -n "$n5" "$tmp/big.txt") "$tmp/g.txt") <(ev store:five --store "$s")
@@ -199,7 +215,7 @@ serve_start
 peer stall "$url" sig 30 > "$tmp/stall2.out" &
 stall=$!
 for _ in $(seq 1 100); do grep -q stalled "$tmp/stall2.out" 2> /dev/null && break; sleep 0.1; done
-"$trove" record sig --from "$tmp/g.wire" --socket "$sock" -q || bad "record sig"
+"$trove" record sig --from "$tmp/g.wire" --keep-times --socket "$sock" -q || bad "record sig"
 kill -TERM "$srv_pid"
 sleep 0.5
 check kill -0 "$srv_pid" # still stopping: the stalled viewer's grace
@@ -214,18 +230,18 @@ exits 0 "$trove" verify --deep --store "$s"
 
 # ---- what producers are told: refusals, modes, the names bounds --------------------------------
 serve_start
-"$trove" record nothere --from "$tmp/g.wire" --socket "$sock" --append > "$tmp/ap.out" 2> "$tmp/ap.err"
+"$trove" record nothere --from "$tmp/g.wire" --keep-times --socket "$sock" --append > "$tmp/ap.out" 2> "$tmp/ap.err"
 check test $? -eq 1
 check test ! -s "$tmp/ap.out"
 check grep -q "refused capture nothere: .*no capture named nothere in the store" "$tmp/ap.err"
-"$trove" record modes --from "$tmp/g.wire" --socket "$sock" --json > "$tmp/m1.json" 2> "$tmp/m1.err" ||
+"$trove" record modes --from "$tmp/g.wire" --keep-times --socket "$sock" --json > "$tmp/m1.json" 2> "$tmp/m1.err" ||
     bad "record modes: $(cat "$tmp/m1.err")"
 json "$tmp/m1.json" 'j["events"] == 60000 and j["accept"]["mode"] == "new" and j["accept"]["events"] == 0'
-"$trove" record modes --from "$tmp/g.wire" --socket "$sock" -v > /dev/null 2> "$tmp/m2.err" ||
+"$trove" record modes --from "$tmp/g.wire" --keep-times --socket "$sock" -v > /dev/null 2> "$tmp/m2.err" ||
     bad "record modes again: $(cat "$tmp/m2.err")"
 check grep -q "replaces the stored capture (60000 events) at its first commit" "$tmp/m2.err"
 check grep -q "capture modes: session [0-9]* replaces the stored capture (60000 events)" "$tmp/serve.err"
-"$trove" record modes --from "$tmp/g.wire" --socket "$sock" --append --json > "$tmp/m3.json" 2> /dev/null ||
+"$trove" record modes --from "$tmp/g.wire" --keep-times --socket "$sock" --append --json > "$tmp/m3.json" 2> /dev/null ||
     bad "record modes --append"
 json "$tmp/m3.json" 'j["accept"]["mode"] == "append" and j["accept"]["events"] == 60000'
 "$trove" gen --live modes --rate 100000 --seconds 0.2 --socket "$sock" --append -v > /dev/null 2> "$tmp/m4.err" ||
@@ -256,7 +272,7 @@ fi
 peer flood "$sock" flood2 8 > "$tmp/flood2.out" || bad "flood producer 2"
 check grep -q '^{"type":"error","reason":"names bound: this producer sent 500000 names' "$tmp/flood2.out"
 check grep -q "the 500000 names a producer may send" "$tmp/flood2.out"
-"$trove" record afterflood --from "$tmp/g.wire" --socket "$sock" -q || bad "record after the floods"
+"$trove" record afterflood --from "$tmp/g.wire" --keep-times --socket "$sock" -q || bad "record after the floods"
 # 450,000 distinct names of 100 bytes (a Chrome trace of 71 MB) in one names frame: over
 # what one producer may send (they count 61.6 MB), so refused at that frame's header, before
 # its payload is read (`trove import` stores them, in names parts). Whichever way, record
@@ -285,9 +301,45 @@ else
 fi
 serve_stop
 
+# ---- record --from: a file's events placed at the time they are sent, or kept --------------
+# Without --keep-times every event moves by one amount (said on stderr and as shift_ns) so the
+# first starts when the first frame goes: between two CLOCK_MONOTONIC readings taken around
+# the run, as a live producer's would. The producer finds the service by $TROVE_SOCKET alone
+# (no --socket, no --store, run where there is no ./trove-data).
+serve_start --commit-ms 100
+mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
+t0=$(mono)
+(cd "$tmp" && TROVE_SOCKET=$sock "$trove" record placed --from "$tmp/g.wire" --json) > "$tmp/pl.json" 2> "$tmp/pl.err" ||
+    bad "record by \$TROVE_SOCKET: $(cat "$tmp/pl.err")"
+t1=$(mono)
+json "$tmp/pl.json" 'j["events"] == 60000 and j["times"] == "sent" and j["shift_ns"] != 0'
+(cd "$tmp" && TROVE_SOCKET=$sock "$trove" record placed2 --from "$tmp/g.wire") 2> "$tmp/pl2.err" ||
+    bad "record, said on stderr: $(cat "$tmp/pl2.err")"
+check grep -q "events placed at the time they are sent (moved by" "$tmp/pl2.err"
+"$trove" record kept --from "$tmp/g.wire" --keep-times --socket "$sock" --json > "$tmp/kt.json" 2> "$tmp/kt.err" ||
+    bad "record --keep-times: $(cat "$tmp/kt.err")"
+json "$tmp/kt.json" 'j["times"] == "kept" and j["shift_ns"] == 0'
+"$trove" record kept2 --from "$tmp/g.wire" --keep-times --socket "$sock" 2> "$tmp/kt2.err" || bad "record --keep-times"
+check grep -q "own event times kept (--keep-times)" "$tmp/kt2.err"
+serve_stop
+ev store:placed --store "$s" > "$tmp/placed.txt"
+check python3 - "$tmp/g.txt" "$tmp/placed.txt" "$tmp/pl.json" "$t0" "$t1" <<'PY'
+import json, sys
+orig = [l.split(" ", 1) for l in open(sys.argv[1])]
+moved = [l.split(" ", 1) for l in open(sys.argv[2])]
+shift = json.load(open(sys.argv[3]))["shift_ns"]
+t0, t1 = int(sys.argv[4]), int(sys.argv[5])
+assert len(orig) == len(moved) == 60000, (len(orig), len(moved))
+# the same events, in the same order, each moved by exactly shift_ns
+assert all(a[1] == b[1] and int(a[0]) + shift == int(b[0]) for a, b in zip(orig, moved))
+first = min(int(b[0]) for b in moved)
+assert t0 <= first <= t1, (t0, first, t1)
+PY
+check cmp -s "$tmp/g.txt" <(ev store:kept --store "$s")
+
 # ---- --segment-format columnar: live captures and imports stored in format 5 ------------------
 serve_start --commit-ms 100 --segment-format columnar
-"$trove" record col --from "$tmp/g.wire" --socket "$sock" -q || bad "record, columnar"
+"$trove" record col --from "$tmp/g.wire" --keep-times --socket "$sock" -q || bad "record, columnar"
 "$trove" import "$tmp/g.wire" --url "$url" --name colimp -q || bad "import, columnar"
 sleep 0.5
 if command -v curl > /dev/null; then

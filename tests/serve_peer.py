@@ -13,8 +13,9 @@
   chrome-names FILE N LEN         write a Chrome JSON trace of N "X" events, each with a name
                                   of its own of LEN bytes
   ws URL PATH [OUT] [HEADER...]   a WebSocket handshake on PATH (with extra "Name: value"
-                                  headers); print each text message and the close code
-                                  until the service closes; binary messages to OUT
+                                  headers); print each text message, then the close code and
+                                  reason ("close 1001 service stopped"), until the service
+                                  closes; binary messages to OUT
 """
 import base64
 import os
@@ -191,7 +192,7 @@ def main():
                 out.write(body)
             elif op == 8:
                 code = int.from_bytes(body[:2], "big") if len(body) >= 2 else 0
-                print("close", code, flush=True)
+                print("close", code, body[2:].decode(), flush=True)
                 if out:
                     out.close()
                 return 0

@@ -505,7 +505,7 @@ static void test_async_flows_counters(void)
         {80 * US, 2, 2, 20, TROVE_FLOW_END, 0, "msg2"},                    /* the next slice */
         {90 * US, 3, 2, 20, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "other"}, /* cat x: its own */
         {200 * US, 4, 1, 10, TROVE_FLOW_START, TROVE_FLOW_ENCLOSING, "send"}, /* bind_id */
-        {300 * US, 4, 2, 20, TROVE_FLOW_END, TROVE_FLOW_ENCLOSING, "recv"},
+        {300 * US, 4, 2, 20, TROVE_FLOW_END, TROVE_FLOW_ENCLOSING, "send"}, /* one name a flow */
     };
     static const struct {
         uint32_t pid, tid;
@@ -515,10 +515,11 @@ static void test_async_flows_counters(void)
         {1, SYN + 2, "async: load"},  {1, SYN + 3, "async: fetch"}, {1, SYN + 4, "async: read"},
         {1, SYN + 5, "async: req"},   {2, SYN + 1, "async: job"},
     };
-    /* by use: events first (mem 3, req 2), then flows, then first appearance */
-    static const char *const order[] = {"mem",    "req",   "send",   "recv",   "task",  "load",
-                                        "parse",  "progress", "fetch", "read", "job",
-                                        "phase1", "phase2", "cpu",   "msg",    "msg2",  "other"};
+    /* by use: events first (mem 3, req 2), then flows (send 2: its flow's two rows), then
+     * first appearance */
+    static const char *const order[] = {"mem",    "req",   "send",   "task",   "load",  "parse",
+                                        "progress", "fetch", "read", "job",    "phase1",
+                                        "phase2", "recv",  "cpu",    "msg",    "msg2",  "other"};
     struct result r;
     const char *s;
     size_t len;

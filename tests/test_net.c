@@ -943,6 +943,30 @@ static void test_answers(void)
         CHECK_EQ_INT(answer(line, &a), TROVE_OK);
         CHECK(a.type == TROVE_SERVE_ERROR && strlen(a.reason) > 300);
     }
+    /* The line of a producer the stop closes: "stopping":true after the reason, whatever
+     * the reason's length; read back as it was, stopping set. */
+    n = trove__answer_stopping(line, TROVE_SERVE_ERROR, "the service is stopping");
+    line[n - 1] = 0;
+    CHECK(strcmp(line, "{\"type\":\"error\",\"reason\":\"the service is stopping\","
+                       "\"stopping\":true}") == 0);
+    CHECK_EQ_INT(answer(line, &a), TROVE_OK);
+    CHECK(a.type == TROVE_SERVE_ERROR && a.stopping == 1 &&
+          strcmp(a.reason, "the service is stopping") == 0);
+    for (size_t len = 900; len < sizeof reason; len += 97) {
+        for (size_t i = 0; i < len; i++)
+            reason[i] = "a\"\xc3\xa9\xff\\b"[i % 7];
+        reason[len] = 0;
+        n = trove__answer_stopping(line, TROVE_SERVE_REFUSE, reason);
+        CHECK(n < TROVE_SERVE_ANSWER_MAX && line[n - 1] == '\n');
+        line[n - 1] = 0;
+        CHECK_EQ_INT(answer(line, &a), TROVE_OK);
+        CHECK(a.type == TROVE_SERVE_REFUSE && a.stopping == 1 && strlen(a.reason) > 300);
+    }
+    CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"r\",\"stopping\":false}", &a), TROVE_OK);
+    CHECK(a.stopping == 0);
+    CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"r\",\"stopping\":1}", &a), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(answer("{\"type\":\"error\",\"reason\":\"r\",\"stopping\":true,\"stopping\":true}", &a),
+                 TROVE_ERR_INVALID);
     /* Extra members and whitespace are fine; a line ending in \r too. */
     CHECK_EQ_INT(answer(" { \"later\" : [1, {\"x\": \"}\"}], \"type\":\"error\", \"reason\":\"r\" }\r", &a),
                  TROVE_OK);

@@ -19,6 +19,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,7 @@
 static char root[64], store[96], url[128], sock[256];
 
 static int producer_ok;
+static atomic_int disk_full; /* set once the fault is armed: the second half waits for it */
 
 static void *producer_thread(void *arg)
 {
@@ -70,6 +72,8 @@ static void *producer_thread(void *arg)
         ok = trove_wire_encode(enc, TROVE_WIRE_PACKED, ev + i, BATCH, &buf) == TROVE_OK &&
              test_write_all(fd, buf.ptr, buf.len) == 0;
         usleep(35000); /* about a second in all */
+        while (ok && i + BATCH == EVENTS / 2 / BATCH * BATCH && !atomic_load(&disk_full))
+            usleep(10000); /* half sent: the rest goes to a full disk */
     }
     if (fd >= 0)
         close(fd);
@@ -195,8 +199,18 @@ int main(void)
     CHECK(pthread_create(&view, NULL, viewer_thread, &v) == 0);
     usleep(200000);
     CHECK(pthread_create(&prod, NULL, producer_thread, NULL) == 0);
-    usleep(350000);
+    /* The disk fills once the capture has started and committed (on a loaded machine under a
+     * sanitizer the producer can take longer than any fixed wait to get there). */
+    for (int i = 0; i < 1200; i++) {
+        const char *c, *k;
+        if (http_get("/api/status", status, sizeof status) == 0 &&
+            (c = strstr(status, "\"name\":\"full\"")) &&
+            (k = strstr(c, "\"committed_events\":")) && strtoull(k + 19, NULL, 10) > 0)
+            break;
+        usleep(100000);
+    }
     trove_testing_io_fail_at(1, ENOSPC, 1); /* the disk is full from now on */
+    atomic_store(&disk_full, 1);
     usleep(350000);
     CHECK_EQ_INT(http_get("/api/status", status, sizeof status), 0);
     trove_testing_io_fail_at(0, 0, 0); /* space again */

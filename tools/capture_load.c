@@ -56,6 +56,7 @@ struct table_opts {
     int edited, quiet;
     struct trove_flows *flows;     /* the flows table's rows go here (NULL: dropped) */
     struct trove_profile *profile; /* the profile's tables go here (NULL: not read) */
+    struct cli_warnings *warnings; /* kept here too (NULL: on stderr only) */
 };
 
 /* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
@@ -78,10 +79,9 @@ static int import_table(const char *cmd, int t, const struct trove_bytes *buf, c
         return cli_error(cmd, "%s: %zu events, but manifest.json says %llu (if the table was "
                               "edited, --edited takes it as it is)",
                          where, ev->len - before, (unsigned long long)want_rows);
-    if (!to->quiet)
-        fprintf(stderr, "trove %s: warning: %s: %zu events where manifest.json says %llu; "
-                        "taking the edited table's\n",
-                cmd, where, ev->len - before, (unsigned long long)want_rows);
+    cli_warn(cmd, to->quiet, to->warnings, ev->len - before,
+             "%s: %zu events where manifest.json says %llu; taking the edited table's", where,
+             ev->len - before, (unsigned long long)want_rows);
     return 0;
 }
 
@@ -189,7 +189,8 @@ int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *
                     size_t mem_len, const struct cli_load_options *opt, struct trove_events *ev,
                     struct trove_names *names, struct trove_flows *flows)
 {
-    const struct table_opts topts = {opt->edited, opt->quiet, flows, opt->profile}, *to = &topts;
+    const struct table_opts topts = {opt->edited, opt->quiet, flows, opt->profile,
+                                     opt->warnings}, *to = &topts;
     struct trove_bytes buf = {0};
     size_t start = ev->len, fstart = flows ? flows->len : 0;
     char where[4200];

@@ -142,6 +142,44 @@ void cli_json_string(FILE *o, const char *s, size_t len)
     putc('"', o);
 }
 
+void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count,
+              const char *fmt, ...)
+{
+    char msg[sizeof w->w[0].message];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!quiet)
+        fprintf(stderr, "trove %s: warning: %s\n", cmd, msg);
+    if (!w)
+        return;
+    if (w->n < CLI_WARNINGS_MAX) {
+        w->w[w->n].count = count;
+        memcpy(w->w[w->n].message, msg, sizeof msg);
+        w->n++;
+    } else {
+        w->more++;
+        w->more_count += count;
+    }
+}
+
+void cli_json_warnings(FILE *o, const struct cli_warnings *w)
+{
+    fputs("\"warnings\":[", o);
+    for (size_t i = 0; w && i < w->n; i++) {
+        fprintf(o, "%s{\"count\":%llu,\"message\":", i ? "," : "",
+                (unsigned long long)w->w[i].count);
+        cli_json_string(o, w->w[i].message, strlen(w->w[i].message));
+        putc('}', o);
+    }
+    if (w && w->more)
+        fprintf(o, ",{\"count\":%llu,\"message\":\"%zu more warnings\"}",
+                (unsigned long long)w->more_count, w->more);
+    putc(']', o);
+}
+
 void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_names *names, int json)
 {
     size_t nl = 0, tl = 0, pl = 0;

@@ -37,8 +37,8 @@ int cmd_store(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
-/* The producers' socket of `trove serve`: given, else $TROVE_SOCKET for an s3:// store,
- * else STORE/trove.sock (cmd_serve.c). */
+/* The producers' socket of `trove serve`: given, else a --store directory's
+ * (STORE/trove.sock), else $TROVE_SOCKET, else the default store's (cli_producer.c). */
 const char *cli_socket_for(const char *given, const char *store, char *buf, size_t cap);
 /* A producer's connection to `trove serve` (cli_producer.c). */
 struct cli_producer {
@@ -49,21 +49,28 @@ struct cli_producer {
                                             sampler's): the hello says "names":"fallback" */
     size_t in_len;
     char in[2 * TROVE_SERVE_ANSWER_MAX]; /* what the service sent, not yet taken as lines */
+    int stopped; /* set by the calls below when the service stopped under the producer: it
+                    said so ("stopping":true), or the connection ended with no word */
 };
+/* The exit status of a command whose service stopped under it (trove record, trove gen
+ * --live, trove watch): told apart from an error (1) and a normal end (0). */
+#define CLI_EXIT_STOPPED 3
 /* Connect to the service at path, say hello for capture (append: continue it) and wait up
  * to 10 s for the answer: 0 with p->fd open and p->accept filled; else 1 after an error
- * line (the refusal's reason, no answer, no service). p->stop is kept. */
+ * line (the refusal's reason, no answer, no service; p->stopped when it stopped meanwhile).
+ * p->stop is kept. */
 int cli_producer_open(const char *cmd, const char *path, const char *capture, int append,
                       const char *producer, struct cli_producer *p);
 /* Say how the service took the capture on stderr: always when the session replaces a stored
  * capture, else when verbose. */
 void cli_producer_say(const char *cmd, const struct cli_producer *p, int verbose);
 /* A write to p failed after `sent` events (UINT64_MAX: not said): the service closed it.
- * Print why (its error line, if it sent one); returns 1. */
+ * Print why (its error line, if it sent one; "service stopped" and p->stopped when it
+ * stopped); returns 1. */
 int cli_producer_closed(const char *cmd, struct cli_producer *p, uint64_t sent);
 /* The stream is whole: shut the sending side and wait until the service has read it all and
  * closed (p->stop set gives up waiting). 0; or 1 after an error line when the service sent
- * an error line instead. */
+ * an error line instead (p->stopped when that line says it stops). */
 int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent);
 void cli_producer_close(struct cli_producer *p);
 int cmd_replay(int argc, char **argv);
@@ -169,6 +176,8 @@ struct cli_load_options {
     int verbose;         /* say on stderr what the input was read as */
     struct trove_profile *profile; /* a new profile: a bundle's samples, frames, stacks and
                                       switches tables go into it (NULL: not read) */
+    struct cli_warnings *warnings; /* the warnings of the read are kept here too (NULL: only
+                                      said on stderr, unless quiet) */
 };
 
 /*
@@ -291,6 +300,7 @@ struct cli_trace_export {
     const char *out;         /* written through cli_out */
     struct cli_load_options lo;
     int quiet;
+    int json;                /* print the result as one JSON object on stdout */
 };
 
 /* `trove export --capture NAME` as Parquet, streamed (export_capture.c): the events table
@@ -390,6 +400,32 @@ double cli_now(void);
 
 /* Write s[0..len) as a JSON string literal (quotes included, control bytes escaped). */
 void cli_json_string(FILE *o, const char *s, size_t len);
+
+/* The warnings of one command (what it dropped, skipped or could not carry), kept for its
+ * --json document as well as said on stderr. */
+#define CLI_WARNINGS_MAX 16
+struct cli_warnings {
+    size_t n;
+    size_t more;             /* warnings past CLI_WARNINGS_MAX, and their counts */
+    uint64_t more_count;
+    struct cli_warning {
+        uint64_t count;      /* the events (samples, ...) it is about */
+        char message[640];   /* the line, without "trove CMD: warning: " */
+    } w[CLI_WARNINGS_MAX];
+};
+
+/* A warning: "trove CMD: warning: MESSAGE" on stderr unless quiet, and MESSAGE with count
+ * into w (may be NULL; past CLI_WARNINGS_MAX only counted, in more). */
+void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count,
+              const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* `"warnings":[{"count":N,"message":"..."},...]` (an empty array when there are none; an
+ * entry "N more warnings" for those past CLI_WARNINGS_MAX). */
+void cli_json_warnings(FILE *o, const struct cli_warnings *w);
 
 /* One capture of `trove ls`, for cli_print_capture_line. */
 struct cli_capture_line {

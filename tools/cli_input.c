@@ -476,23 +476,18 @@ static int read_chrome(const char *cmd, const struct input *in, const struct cli
                                  diag.offset == 0
                              ? " (if it is not JSON, --input-format says what it is)"
                              : "");
-    if (!opt->quiet && (st.unmatched_begin || st.unmatched_end)) {
-        char b[64] = "", e[64] = "";
-        if (st.unmatched_begin)
-            snprintf(b, sizeof b, "%llu B event%s never ended",
-                     (unsigned long long)st.unmatched_begin, st.unmatched_begin == 1 ? "" : "s");
-        if (st.unmatched_end)
-            snprintf(e, sizeof e, "%llu E event%s never begun",
-                     (unsigned long long)st.unmatched_end, st.unmatched_end == 1 ? "" : "s");
-        fprintf(stderr, "trove %s: warning: %s: dropped %s%s%s (--strict makes this an error)\n",
-                cmd, in->path, b, b[0] && e[0] ? " and " : "", e);
+    if (st.unmatched_begin || st.unmatched_end) {
+        char text[512];
+        trove_chrome_unmatched_text(&st, text, sizeof text);
+        cli_warn(cmd, opt->quiet, opt->warnings, st.unmatched_begin + st.unmatched_end,
+                 "%s: dropped %s (--strict makes this an error)", in->path, text);
     }
-    if (!opt->quiet && st.skipped) {
+    if (st.skipped) {
         char phases[512];
         trove_chrome_skipped_text(&st, phases, sizeof phases);
-        fprintf(stderr, "trove %s: warning: %s: skipped %llu trace events trove does not keep "
-                        "(%s; by phase)\n",
-                cmd, in->path, (unsigned long long)st.skipped, phases);
+        cli_warn(cmd, opt->quiet, opt->warnings, st.skipped,
+                 "%s: skipped %llu trace events trove does not keep (%s; by phase)", in->path,
+                 (unsigned long long)st.skipped, phases);
     }
     return 0;
 }
@@ -642,7 +637,9 @@ int cli_read(const char *cmd, const char *path, const struct cli_load_options *o
         cli_error(cmd, "out of memory");
         goto out;
     }
-    if (cap ? cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, &ev, names)
+    if (cap ? cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, &ev, names) ||
+                  (opt->profile &&
+                   cli_capture_profile_into(cmd, opt->store, cap, opt->profile))
             : read_whole(cmd, &in, opt, &ev, names, NULL))
         goto out;
     if (names_all && trove_names_merge(names_all, names) != TROVE_OK) {

@@ -8,11 +8,14 @@
  * refuse why it does not; then the wire stream; then shut the sending side and read until
  * the service closes, so that an error line it sends when it stops reading (a bad frame,
  * a names bound, the capture failing) reaches the command, which then fails with that
- * reason. The lines are read through a small buffer (two lines' worth: the service sends at
- * most an answer and an error) and parsed by trove_serve_answer_parse.
+ * reason ("service stopped" when the line says the service stops, or the connection ends
+ * with no line at all: the caller then exits with CLI_EXIT_STOPPED). The lines are read
+ * through a small buffer (two lines' worth: the service sends at most an answer and an
+ * error) and parsed by trove_serve_answer_parse.
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,15 +30,19 @@
 #define CLI_ANSWER_WAIT_MS 10000 /* for the answer to the hello */
 #define CLI_ERROR_WAIT_MS 1000   /* for an error line after the service closed */
 
-/* The service's socket: --socket, else the store's (a store on S3 has no directory: then
- * $TROVE_SOCKET, else trove.sock here, as `trove serve` makes it). */
+/* The service's socket: --socket; else a --store directory's; else $TROVE_SOCKET (as the
+ * client library takes it); else the default store's (a store on S3 has no directory: then
+ * trove.sock here, as `trove serve` makes it). */
 const char *cli_socket_for(const char *given, const char *store, char *buf, size_t cap)
 {
     const char *env = getenv("TROVE_SOCKET");
+    int s3 = !strncmp(cli_default_store(store), "s3://", 5);
     if (given)
         return given;
-    if (!strncmp(cli_default_store(store), "s3://", 5))
-        return env && *env ? env : TROVE_SERVE_SOCKET_NAME;
+    if ((!store || s3) && env && *env)
+        return env;
+    if (s3)
+        return TROVE_SERVE_SOCKET_NAME;
     snprintf(buf, cap, "%s/%s", cli_default_store(store), TROVE_SERVE_SOCKET_NAME);
     return buf;
 }
@@ -100,9 +107,13 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
     char hello[512], why[TROVE_SERVE_ANSWER_MAX + 64];
     int n;
 
+    /* A write to a service that went away must fail with EPIPE, which says "service
+     * stopped", rather than kill the command (the sampler's live mode included). */
+    signal(SIGPIPE, SIG_IGN);
     memset(&sun, 0, sizeof sun);
     p->fd = -1;
     p->in_len = 0;
+    p->stopped = 0;
     memset(&p->accept, 0, sizeof p->accept);
     sun.sun_family = AF_UNIX;
     if (strlen(path) >= sizeof sun.sun_path)
@@ -136,11 +147,18 @@ int cli_producer_open(const char *cmd, const char *path, const char *capture, in
         cli_error(cmd, "interrupted while waiting for the service's answer");
         goto fail;
     case LINE_EOF:
-        cli_error(cmd, "%s: the service closed the connection without answering the hello",
+        p->stopped = 1;
+        cli_error(cmd, "service stopped: %s: the service closed the connection without "
+                       "answering the hello",
                   path);
         goto fail;
     default:
         cli_error(cmd, "%s: the service's answer: %s", path, why);
+        goto fail;
+    }
+    if (a.stopping) {
+        p->stopped = 1;
+        cli_error(cmd, "service stopped: capture %s was not taken: %s", capture, a.reason);
         goto fail;
     }
     if (a.type == TROVE_SERVE_REFUSE) {
@@ -159,8 +177,9 @@ fail:
     return 1;
 }
 
-/* An error line the service sent before it closed p, into why (its reason); 0 if none came
- * within wait_ms (< 0: until the connection ends). */
+/* An error line the service sent before it closed p, into why (its reason; p->stopped when
+ * it says the service stops); 0 if none came within wait_ms (< 0: until the connection
+ * ends). */
 static int error_line(struct cli_producer *p, int wait_ms, char *why, size_t cap)
 {
     struct trove_serve_answer a;
@@ -176,6 +195,7 @@ static int error_line(struct cli_producer *p, int wait_ms, char *why, size_t cap
             return 0;
         if (a.type != TROVE_SERVE_ACCEPT) {
             snprintf(why, cap, "%s", a.reason);
+            p->stopped = a.stopping;
             return 1;
         }
     }
@@ -195,10 +215,14 @@ int cli_producer_closed(const char *cmd, struct cli_producer *p, uint64_t sent)
     char why[TROVE_SERVE_ANSWER_MAX + 128], n[48];
 
     if (error_line(p, CLI_ERROR_WAIT_MS, why, sizeof why))
-        return cli_error(cmd, "the service closed the connection%s: %s", after(sent, n, sizeof n),
-                         why);
-    return cli_error(cmd, "the service closed the connection%s (its log, or GET /api/status, "
-                          "says why)", after(sent, n, sizeof n));
+        return cli_error(cmd, "%sthe service closed the connection%s: %s",
+                         p->stopped ? "service stopped: " : "", after(sent, n, sizeof n), why);
+    /* The service says why it closes a producer, but when it is gone (stopped before it
+     * could say so, killed): a close with no word is its going away. */
+    p->stopped = 1;
+    return cli_error(cmd, "service stopped: the connection closed%s with no word from the "
+                          "service (it was stopped or killed; its log says which)",
+                     after(sent, n, sizeof n));
 }
 
 int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent)
@@ -208,8 +232,8 @@ int cli_producer_finish(const char *cmd, struct cli_producer *p, uint64_t sent)
     if (shutdown(p->fd, SHUT_WR) != 0)
         return cli_producer_closed(cmd, p, sent);
     if (error_line(p, -1, why, sizeof why))
-        return cli_error(cmd, "the service closed the connection%s: %s", after(sent, n, sizeof n),
-                         why);
+        return cli_error(cmd, "%sthe service closed the connection%s: %s",
+                         p->stopped ? "service stopped: " : "", after(sent, n, sizeof n), why);
     return 0;
 }
 

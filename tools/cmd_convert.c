@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/profile.h"
 
 static void convert_usage(FILE *f)
 {
@@ -23,8 +24,11 @@ static void convert_usage(FILE *f)
             "OUT is replaced only once complete; a device or FIFO is written in place.\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --json             print the result as one JSON object on stdout: input,\n"
-            "                     output, wire, events, names, bytes, bytes_per_event (OUT\n"
-            "                     must then not be '-')\n"
+            "                     output, wire, events, names, bytes, bytes_per_event and\n"
+            "                     warnings (the input's dropped and skipped events, and a\n"
+            "                     sampled capture's samples, which a wire stream from here\n"
+            "                     does not carry: each {count, message}, also said on\n"
+            "                     stderr) (OUT must then not be '-')\n"
             COMMON_HELP_QV);
 }
 
@@ -103,8 +107,11 @@ int cmd_convert(int argc, char **argv)
     struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;
     struct cli_out out = {0};
+    struct cli_warnings warn;
+    struct trove_profile *profile = NULL;
     int status = 1, r;
 
+    memset(&warn, 0, sizeof warn);
     cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -151,8 +158,19 @@ int cmd_convert(int argc, char **argv)
         cli_error("convert", "out of memory");
         goto out;
     }
+    co.in.warnings = &warn;
+    if (trove_profile_new(&profile) != TROVE_OK) {
+        cli_error("convert", "out of memory");
+        goto out;
+    }
+    co.in.profile = profile; /* a bundle's or a capture's samples, to be counted */
     if (cli_read("convert", in, &co.in, &sink, names) != 0 || flush_pending(&c) != 0)
         goto out;
+    if (trove_profile_sample_count(profile))
+        cli_warn("convert", co.quiet, &warn, trove_profile_sample_count(profile),
+                 "%s: %zu samples not carried: convert writes the events only; `trove export` "
+                 "keeps them (as a bundle, or a Perfetto trace)",
+                 in, trove_profile_sample_count(profile));
     c.out = NULL;
     if (cli_out_commit("convert", &out))
         goto out;
@@ -162,10 +180,12 @@ int cmd_convert(int argc, char **argv)
         fputs(",\"output\":", stdout);
         cli_json_string(stdout, outp, strlen(outp));
         printf(",\"wire\":\"%s\",\"events\":%llu,\"names\":%zu,\"bytes\":%llu,"
-               "\"bytes_per_event\":%.4f}\n",
+               "\"bytes_per_event\":%.4f,",
                trove_wire_format_name(co.wire), (unsigned long long)c.events,
                trove_names_count(names), (unsigned long long)c.bytes,
                c.events ? (double)c.bytes / (double)c.events : 0.0);
+        cli_json_warnings(stdout, &warn);
+        fputs("}\n", stdout);
         if (fflush(stdout) != 0) {
             cli_error("convert", "writing stdout: %s", strerror(errno));
             goto out;
@@ -178,6 +198,7 @@ int cmd_convert(int argc, char **argv)
     status = 0;
 out:
     cli_out_abort(&out);
+    trove_profile_free(profile);
     trove_names_free(names);
     trove_bytes_free(&c.frame);
     free(c.pending);

@@ -52,7 +52,8 @@ static void export_usage(FILE *f)
             "                     alone; dir: the bundle's files in the new directory OUT;\n"
             "                     chrome-json: the Trace Event Format (Perfetto UI,\n"
             "                     chrome://tracing, Speedscope); perfetto: a Perfetto protobuf\n"
-            "                     trace, the compact one (docs/formats/perfetto.md)\n"
+            "                     trace, the compact one, with a sampled capture's samples\n"
+            "                     and call stacks (docs/formats/perfetto.md)\n"
             "  --codec C          none (default), zstd or gzip, for every column\n"
             "  --encoding E       delta-dict (default: DELTA_BINARY_PACKED on the nanosecond\n"
             "                     columns, RLE_DICTIONARY on the others), dict, or plain\n"
@@ -84,8 +85,16 @@ static void export_usage(FILE *f)
             "  --token-file FILE  with --url: the service's token, the file's first line\n"
             "                     (default: $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
             "  --json             print the result as one JSON object on stdout: input, output,\n"
-            "                     format, encoding, codec, events, bytes, bytes_per_event (with\n"
-            "                     --url: capture, url, output, format, bytes)\n"
+            "                     format, encoding, codec, events, bytes, bytes_per_event and\n"
+            "                     warnings (chrome-json, perfetto: input, output, format,\n"
+            "                     events, flow_rows, samples, samples_carried, bytes,\n"
+            "                     bytes_per_event, warnings; with --url: capture, url,\n"
+            "                     output, format, bytes). warnings lists what the export\n"
+            "                     dropped, skipped or could not carry, each {count, message}\n"
+            "                     (said on stderr instead without --json): a trace's\n"
+            "                     unmatched and skipped events, a sampled capture's context\n"
+            "                     switches, and (chrome-json) its samples, which perfetto\n"
+            "                     carries as perf samples (samples_carried) and a bundle keeps\n"
             COMMON_HELP_QV);
 }
 
@@ -157,7 +166,8 @@ static int parse_choice(const char *s, const char *const *names, int n)
  * and manifest (the output's size when it is a file). Returns 0, or 1 after an error. */
 static int export_report(const struct cli_common *co, int quiet, const char *what,
                          const char *out, const char *format, const char *mode,
-                         const char *codec, uint64_t events, uint64_t total)
+                         const char *codec, uint64_t events, uint64_t total,
+                         const struct cli_warnings *warn)
 {
     struct stat st;
     uint64_t size;
@@ -171,9 +181,11 @@ static int export_report(const struct cli_common *co, int quiet, const char *wha
         fputs(",\"output\":", stdout);
         cli_json_string(stdout, out, strlen(out));
         printf(",\"format\":\"%s\",\"encoding\":\"%s\",\"codec\":\"%s\",\"events\":%llu,"
-               "\"bytes\":%llu,\"bytes_per_event\":%.4f}\n",
+               "\"bytes\":%llu,\"bytes_per_event\":%.4f,",
                format, mode, codec, (unsigned long long)events, (unsigned long long)size,
                events ? (double)size / (double)events : 0.0);
+        cli_json_warnings(stdout, warn);
+        fputs("}\n", stdout);
         if (fflush(stdout) != 0)
             return cli_error("export", "writing stdout: %s", strerror(errno));
     } else {
@@ -234,6 +246,7 @@ int cmd_export(int argc, char **argv)
 {
     static const char *const formats[] = {"bundle", "parquet", "dir"};
     struct cli_trace_export tx;
+    struct cli_warnings warn;
     struct trove_flows flows = {0};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
     static const char *const modes[] = {"plain", "dict", "delta-dict"};
@@ -258,6 +271,7 @@ int cmd_export(int argc, char **argv)
 
     memset(tab, 0, sizeof tab);
     memset(&tx, 0, sizeof tx);
+    memset(&warn, 0, sizeof warn);
     memset(&lo, 0, sizeof lo);
     trove_tables_defaults(&topt);
     cli_common_init(&co);
@@ -364,6 +378,7 @@ int cmd_export(int argc, char **argv)
         tx.out = out;
         tx.lo = lo;
         tx.quiet = quiet;
+        tx.json = co.json;
         return cli_export_trace(&tx);
     }
     if (format == FMT_DIR && mkdir(out, 0777) != 0)
@@ -389,7 +404,7 @@ int cmd_export(int argc, char **argv)
         xc.quiet = quiet;
         if (cli_export_capture(&xc, &nev, &total) ||
             export_report(&co, quiet, capture, out, formats[format], modes[topt.mode],
-                          codecs[topt.codec], nev, total))
+                          codecs[topt.codec], nev, total, NULL))
             goto out;
         status = 0;
         dir_made = 0;
@@ -397,6 +412,7 @@ int cmd_export(int argc, char **argv)
     }
 
     lo.quiet = quiet;
+    lo.warnings = &warn;
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error("export", "out of memory");
         goto out;
@@ -486,7 +502,7 @@ int cmd_export(int argc, char **argv)
         }
     }
     if (export_report(&co, quiet, in, out, formats[format], modes[topt.mode], codecs[topt.codec],
-                      ev.len, total))
+                      ev.len, total, &warn))
         goto out;
     status = 0;
     dir_made = 0;

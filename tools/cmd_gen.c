@@ -49,8 +49,12 @@ static void gen_usage(FILE *f)
             "\n"
             "Send the model's events to the running service (`trove serve`) as capture NAME,\n"
             "N a second for S seconds, their times moved to when they are sent.\n"
-            "  --socket PATH    the service's socket (default: the store's, DIR/trove.sock)\n"
-            "  --append         continue capture NAME rather than start it anew\n",
+            "  --socket PATH    the service's socket (default: --store DIR's if given, else\n"
+            "                   $TROVE_SOCKET if set, else the default store's)\n"
+            "  --append         continue capture NAME rather than start it anew\n"
+            "Exit status: 0 all sent and taken; 1 an error (a refusal, the service closing the\n"
+            "connection with its reason); 2 a usage error; 3 the service stopped under it\n"
+            "(\"service stopped\": what it took until then is kept).\n",
             (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
             d.names, d.zipf_s, (unsigned long long)d.tick_ns, (unsigned)TROVE_BATCH_DEFAULT);
 }

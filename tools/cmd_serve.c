@@ -377,23 +377,33 @@ static void record_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove record NAME --from IN [--rate max|realtime|N] [--socket PATH]\n"
-            "                    [--append] [--pid P] [--wire W] [--batch N] [--store DIR]\n"
-            "                    [--json] [-q] [-v]\n"
+            "                    [--append] [--pid P] [--keep-times] [--wire W] [--batch N]\n"
+            "                    [--store DIR] [--json] [-q] [-v]\n"
             "\n"
             "Send IN to the running service as capture NAME, as a producer would. The service\n"
             "answers: without --append a stored capture NAME is replaced (said on stderr), and a\n"
-            "refusal, or the service closing the connection, fails with its reason.\n" INPUT_HELP
+            "refusal, or the service closing the connection, fails with its reason. IN's events\n"
+            "are moved in time, all by one amount, so that its first one starts when the first\n"
+            "frame is sent: they line up with live producers' (the client library's, `gen\n"
+            "--live`'s) in one capture. --keep-times sends IN's own times instead; which was\n"
+            "done is said on stderr (and in --json as \"times\" and \"shift_ns\").\n" INPUT_HELP
             "  --rate R           max (default), realtime (paced by the events' own times) or\n"
             "                     N events per second\n"
-            "  --socket PATH      the service's socket (default: the store's, DIR/trove.sock)\n"
+            "  --socket PATH      the service's socket (default: --store DIR's socket if given,\n"
+            "                     else $TROVE_SOCKET if set, else the default store's)\n"
             "  --append           continue capture NAME (the store must have it) rather than\n"
             "                     start it anew\n"
             "  --pid P            give every event (and its process and thread names) pid P,\n"
             "                     so that several recordings of one file are several processes\n"
+            "  --keep-times       send IN's own event times, not moved to when they are sent\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --store DIR        the store whose socket to use (and of a store:NAME input)\n"
             "  --json             print the result as one JSON object on stdout\n"
             COMMON_HELP_QV
+            "Exit status: 0 all sent and taken; 1 an error (a refusal, the service closing the\n"
+            "connection with its reason); 2 a usage error; 3 the service stopped under it\n"
+            "(\"service stopped\": what it took until then is kept; also when the service is\n"
+            "killed). The same holds for sampling live, below.\n"
             "\n");
     cli_record_sample_usage(f);
 }
@@ -423,6 +433,8 @@ struct sent_summary {
     int wire, failed, json, quiet;
     double seconds;
     const struct cli_producer *pr;
+    const char *times; /* record: "sent" or "kept" (--keep-times), and the shift; gen: NULL */
+    int64_t shift_ns;
 };
 
 static void print_summary(const struct sent_summary *m)
@@ -432,12 +444,15 @@ static void print_summary(const struct sent_summary *m)
     if (m->json) {
         printf("{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"sent\":%" PRIu64
                ",\"dropped\":%" PRIu64 ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64
-               ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s,\"failed\":%s,"
-               "\"accept\":{\"session\":%" PRIu64 ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
+               ",\"wire\":\"%s\",\"seconds\":%.3f,\"interrupted\":%s,\"failed\":%s,",
                m->capture, m->events, m->sent, dropped, m->frames, m->bytes,
                trove_wire_format_name(m->wire), m->seconds, interrupted ? "true" : "false",
-               m->failed ? "true" : "false", m->pr->accept.session,
-               trove_serve_mode_name(m->pr->accept.mode), m->pr->accept.events);
+               m->failed ? "true" : "false");
+        if (m->times)
+            printf("\"times\":\"%s\",\"shift_ns\":%" PRId64 ",", m->times, m->shift_ns);
+        printf("\"accept\":{\"session\":%" PRIu64 ",\"mode\":\"%s\",\"events\":%" PRIu64 "}}\n",
+               m->pr->accept.session, trove_serve_mode_name(m->pr->accept.mode),
+               m->pr->accept.events);
     } else if (!m->quiet || m->failed) {
         fprintf(stderr, "trove %s: %" PRIu64 " events: %" PRIu64 " sent%s to capture %s, %" PRIu64
                         " dropped%s%s%s (%" PRIu64 " bytes, %s frames) in %.2f s\n",
@@ -446,10 +461,29 @@ static void print_summary(const struct sent_summary *m)
     }
 }
 
-/* Send names, then events in frames of `batch`, paced. Returns 0, or 1 after an error. */
+/* Move every event by one amount so that the earliest starts at `now`: the file's events
+ * then sit on the clock live producers use (CLOCK_MONOTONIC nanoseconds), spaced as they
+ * were. Returns the amount (now minus the earliest start). */
+static int64_t place_at(struct trove_event *ev, size_t n, uint64_t now)
+{
+    uint64_t first = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        if (ev[i].start_ns < first)
+            first = ev[i].start_ns;
+    if (!n || first == now)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        ev[i].start_ns = ev[i].start_ns - first + now; /* unsigned: exact modulo 2^64 */
+    return (int64_t)(now - first);
+}
+
+/* Send names, then events in frames of `batch`, paced; unless keep_times, the events are
+ * first placed at the moment the first frame goes (place_at; *shift_out says by how much).
+ * Returns 0, or 1 after an error. */
 static int send_all(const char *cmd, struct cli_producer *pr, const struct trove_names *names,
-                    const struct trove_event *ev, size_t n, int wire, uint64_t batch,
-                    struct pace *pace, uint64_t *bytes, uint64_t *frames, uint64_t *sent)
+                    struct trove_event *ev, size_t n, int keep_times, int64_t *shift_out,
+                    int wire, uint64_t batch, struct pace *pace, uint64_t *bytes,
+                    uint64_t *frames, uint64_t *sent)
 {
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0};
@@ -470,6 +504,7 @@ static int send_all(const char *cmd, struct cli_producer *pr, const struct trove
     *bytes += buf.len;
     (*frames)++;
     pace->t0_ns = mono_ns();
+    *shift_out = keep_times ? 0 : place_at(ev, n, pace->t0_ns);
     pace->first_start = n ? ev[0].start_ns : 0;
     for (size_t i = 0; i < n && !interrupted; i += batch) {
         size_t k = n - i < batch ? n - i : (size_t)batch;
@@ -506,7 +541,8 @@ int cmd_record(int argc, char **argv)
     const char *name = NULL, *in = NULL, *sock = NULL;
     char sockbuf[4200];
     uint64_t pid = 0, bytes = 0, frames = 0, sent = 0;
-    int append = 0, have_pid = 0, status = 1, r;
+    int64_t shift = 0;
+    int append = 0, have_pid = 0, keep_times = 0, status = 1, r;
     double t0;
 
     /* A command (-- CMD) or a pid without --from: sampling it (record_sample.c). */
@@ -542,6 +578,8 @@ int cmd_record(int argc, char **argv)
             sock = argv[++i];
         } else if (!strcmp(a, "--append")) {
             append = 1;
+        } else if (!strcmp(a, "--keep-times")) {
+            keep_times = 1;
         } else if (!strcmp(a, "--pid") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &pid) || pid > UINT32_MAX)
                 return cli_error("record", "--pid: '%s' is not a pid", argv[i]) + 1;
@@ -589,16 +627,29 @@ int cmd_record(int argc, char **argv)
     t0 = cli_now();
     {
         int failed = send_all("record", &pr, have_pid ? renamed : names, events.ev, events.len,
-                              co.wire, co.batch, &pace, &bytes, &frames, &sent) ||
-                     cli_producer_finish("record", &pr, sent);
+                              keep_times, &shift, co.wire, co.batch, &pace, &bytes, &frames,
+                              &sent);
+        if (!failed && !co.quiet && !co.json && events.len) {
+            if (keep_times)
+                fprintf(stderr, "trove record: %s's own event times kept (--keep-times)\n", in);
+            else
+                fprintf(stderr, "trove record: %s's events placed at the time they are sent "
+                                "(moved by %+.3f s; --keep-times keeps the file's own times)\n",
+                        in, (double)shift / 1e9);
+        }
+        if (!failed && cli_producer_finish("record", &pr, sent))
+            failed = 1;
         struct sent_summary m = {"record", name, "", events.len, sent, bytes, frames, co.wire,
-                                 failed, co.json, co.quiet, cli_now() - t0, &pr};
+                                 failed, co.json, co.quiet, cli_now() - t0, &pr,
+                                 keep_times ? "kept" : "sent", shift};
         print_summary(&m);
         if (failed)
             goto out;
     }
     status = 0;
 out:
+    if (status && pr.stopped)
+        status = CLI_EXIT_STOPPED;
     cli_producer_close(&pr);
     trove_events_free(&events);
     trove_names_free(names);
@@ -684,13 +735,15 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         failed = 1;
     {
         struct sent_summary m = {"gen", name, " live", total, sent, bytes, frames, wire, failed,
-                                 json, quiet, (double)(mono_ns() - t0) / 1e9, &pr};
+                                 json, quiet, (double)(mono_ns() - t0) / 1e9, &pr, NULL, 0};
         print_summary(&m);
     }
     if (failed)
         goto out;
     status = 0;
 out:
+    if (status && pr.stopped)
+        status = CLI_EXIT_STOPPED;
     cli_producer_close(&pr);
     free(chunk);
     trove_bytes_free(&buf);
@@ -712,6 +765,9 @@ static void watch_usage(FILE *f)
             "Watch capture NAME live, as a viewer: a one-line display of what arrives (events,\n"
             "bytes per event, wire, MB/s, decode time per batch, drops) on a terminal, and with\n"
             "-o the stream itself, written as a wire file. Ends when the capture does.\n"
+            "Exit status: 0 the capture ended (or --seconds passed, or Ctrl-C); 1 an error;\n"
+            "2 a usage error; 3 the service stopped before the capture ended (it closed the\n"
+            "connection with 1001, \"service stopped\"): what arrived until then is kept.\n"
             "  --url URL          the service (default http://127.0.0.1:7700/)\n"
             "  --token-file FILE  the service's token, the file's first line (default:\n"
             "                     $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
@@ -842,7 +898,7 @@ int cmd_watch(int argc, char **argv)
     const char *name = NULL, *out = NULL, *from = "now", *token_file = NULL;
     char token[4096];
     double seconds = 0;
-    int json = 0, close_code = 0, rc, status = 1;
+    int json = 0, close_code = 0, rc, status = 1, stopped;
 
     memset(&w, 0, sizeof w);
     memset(&vo, 0, sizeof vo);
@@ -923,6 +979,7 @@ int cmd_watch(int argc, char **argv)
         cli_error("watch", "%s", w.err);
         goto out;
     }
+    stopped = close_code == 1001 && !w.ended;
     if (w.have_out) {
         w.have_out = 0;
         if (cli_out_commit("watch", &w.out))
@@ -933,18 +990,22 @@ int cmd_watch(int argc, char **argv)
                ",\"frames\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"bytes_per_event\":%.3f"
                ",\"names\":%zu,\"gaps\":%" PRIu64 ",\"dropped_events\":%" PRIu64
                ",\"decode_us_per_batch\":%.2f,\"seconds\":%.3f,\"ended\":%s,\"end_events\":%" PRIu64
-               ",\"close_code\":%d}\n",
+               ",\"close_code\":%d,\"stopped\":%s}\n",
                name, w.wire, from, w.events, w.frames, w.bytes,
                w.events ? (double)w.event_bytes / (double)w.events : 0.0,
                trove_names_count(w.names), w.gaps, w.dropped,
                w.batches ? (double)w.decode_ns / 1e3 / (double)w.batches : 0.0, cli_now() - w.t0,
-               w.ended ? "true" : "false", w.end_events, close_code);
+               w.ended ? "true" : "false", w.end_events, close_code, stopped ? "true" : "false");
     } else if (!w.quiet && !w.tty) {
         fprintf(stderr, "trove watch: %s: %" PRIu64 " events in %" PRIu64 " frames (%s), %" PRIu64
                         " dropped%s\n",
                 name, w.events, w.frames, w.wire, w.dropped, w.ended ? ", capture ended" : "");
     }
-    status = 0;
+    if (stopped) /* said even with -q: the one thing a script must tell from an end */
+        fprintf(stderr, "trove watch: service stopped before capture %s ended (%" PRIu64
+                        " events arrived)\n",
+                name, w.events);
+    status = stopped ? CLI_EXIT_STOPPED : 0;
 out:
     if (w.have_out)
         cli_out_abort(&w.out);

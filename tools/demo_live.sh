@@ -3,7 +3,9 @@
 # recorded into it in real time by two producers (two pids, one timeline) while `trove watch`
 # shows what a viewer receives, and next to it a real program instrumented with
 # libtrove-client (examples/sort.c, a parallel sort in rounds) recording its own zones into
-# a capture of its own; then the captures listed, replayed and exported.
+# a capture of its own; then the captures listed, replayed and exported. The store is
+# DIR/store, where `make demo` then adds the trace as a capture too, and ends by printing the
+# one command that serves them all.
 # usage: demo_live.sh TROVE TRACE DIR   (DEMO_SECONDS: stop after that many seconds, default
 # 8; 0 keeps the service running until Ctrl-C)
 set -u
@@ -11,7 +13,7 @@ trove=$1
 trace=$2
 dir=$3
 secs=${DEMO_SECONDS:-8}
-store=$dir/live
+store=$dir/store
 rm -rf "$store"
 mkdir -p "$dir"
 pids=()
@@ -32,7 +34,8 @@ if [ -z "$url" ]; then
     exit 1
 fi
 echo "trove serve is up: $url (GET ${url}api/status), producers on $store/trove.sock"
-echo "the live capture in the viewer: open ${url}#capture=demo"
+echo "the live capture in the viewer, while the demo records: open ${url}#capture=demo"
+echo "(the demo ends by printing the command that serves its captures again)"
 
 "$trove" watch demo --url "$url" -o "$dir/live.wire" &
 watch=$!

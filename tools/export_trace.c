@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "trove/capture.h"
+#include "trove/profile.h"
 #include "trove/trace.h"
 #include "trove/volume.h"
 
@@ -78,6 +79,26 @@ static int env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
     return 0;
 }
 
+/* What a trace of this format cannot carry of a profile, counted as a warning: Chrome
+ * JSON, the samples; either, the context switches (the events and flows go out whole). */
+static void profile_warning(const struct cli_trace_export *x, const struct trove_profile *p,
+                            struct cli_warnings *warn)
+{
+    size_t ns = p ? trove_profile_sample_count(p) : 0, nw = p ? trove_profile_switch_count(p) : 0;
+
+    if (ns && x->format != CLI_TRACE_PERFETTO)
+        cli_warn("export", x->quiet, warn, ns,
+                 "%zu samples (%zu stacks, %zu frames) not carried: Chrome JSON has no sample "
+                 "events that Perfetto UI or trove read back; --format perfetto or bundle keeps "
+                 "them",
+                 ns, trove_profile_stack_count(p), trove_profile_frame_count(p));
+    if (nw)
+        cli_warn("export", x->quiet, warn, nw,
+                 "%zu context switches not carried: a trace export has no place for them; "
+                 "--format bundle keeps them",
+                 nw);
+}
+
 int cli_export_trace(const struct cli_trace_export *x)
 {
     struct cli_load_options lo = x->lo;
@@ -87,7 +108,9 @@ int cli_export_trace(const struct cli_trace_export *x)
     struct trove_events ev = {0};
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
+    struct trove_profile *profile = NULL;
     struct trove_diag diag = {0};
+    struct cli_warnings warn;
     struct trove_sink sink;
     struct cli_out o = {0};
     struct walk k;
@@ -100,7 +123,9 @@ int cli_export_trace(const struct cli_trace_export *x)
 
     memset(&k, 0, sizeof k);
     memset(&wo, 0, sizeof wo);
+    memset(&warn, 0, sizeof warn);
     lo.quiet = x->quiet;
+    lo.warnings = &warn;
     if (env_count("TROVE_EXPORT_RUN_EVENTS", 1, SIZE_MAX, &run) ||
         env_count("TROVE_EXPORT_FAN_IN", 2, TROVE_TRACE_FAN_IN_MAX, &fan_in))
         return 1;
@@ -115,8 +140,10 @@ int cli_export_trace(const struct cli_trace_export *x)
     k.w = w;
     if (cap) {
         /* the flow rows first (few, and a capture whose flows cannot be read fails before
-         * the long walk), then the events a frame at a time */
-        if (cli_capture_flows("export", x->store, cap, x->from_ns, x->to_ns, &flows))
+         * the long walk), then the events a frame at a time; the profile to count what the
+         * trace cannot carry */
+        if (cli_capture_flows("export", x->store, cap, x->from_ns, x->to_ns, &flows) ||
+            cli_capture_profile("export", x->store, cap, x->from_ns, x->to_ns, &profile))
             goto out;
         if (cli_capture_walk("export", x->store, cap, x->from_ns, x->to_ns, x->quiet, &ev, names,
                              walk_frames, &k)) {
@@ -127,6 +154,11 @@ int cli_export_trace(const struct cli_trace_export *x)
         }
         walk_frames(&k, &ev); /* what the walk left in the buffer (sets k.rc) */
     } else {
+        if (trove_profile_new(&profile) != TROVE_OK) {
+            cli_error("export", "out of memory");
+            goto out;
+        }
+        lo.profile = profile; /* a bundle's samples, to be counted */
         if (cli_load_flows("export", x->in, &lo, &ev, names, &flows) != 0)
             goto out;
         k.rc = trove_trace_writer_add(w, ev.ev, ev.len, &k.diag);
@@ -146,6 +178,10 @@ int cli_export_trace(const struct cli_trace_export *x)
 #endif
     sink.write = file_write;
     sink.ctx = o.f;
+    if (profile && (rc = trove_trace_writer_profile(w, profile)) != TROVE_OK) {
+        cli_error("export", "%s: writing %s: %s", x->out, what, trove_strerror(rc));
+        goto out;
+    }
     rc = trove_trace_writer_finish(w, names, flows.f, flows.len, &sink, &st, &diag);
     if (rc != TROVE_OK) {
         cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&diag, rc));
@@ -153,10 +189,31 @@ int cli_export_trace(const struct cli_trace_export *x)
     }
     if (cli_out_commit("export", &o))
         goto out;
-    if (!x->quiet) {
-        fprintf(stderr, "trove export: %llu events, %zu flow rows -> %s (%s): %llu bytes, %.2f "
+    profile_warning(x, profile, &warn);
+    if (x->json) {
+        const char *in = x->capture ? x->capture : x->in;
+        fputs("{\"input\":", stdout);
+        cli_json_string(stdout, in, strlen(in));
+        fputs(",\"output\":", stdout);
+        cli_json_string(stdout, x->out, strlen(x->out));
+        printf(",\"format\":\"%s\",\"events\":%llu,\"flow_rows\":%zu,\"samples\":%zu,"
+               "\"samples_carried\":%llu,\"bytes\":%llu,\"bytes_per_event\":%.4f,",
+               what, (unsigned long long)st.events, flows.len,
+               profile ? trove_profile_sample_count(profile) : (size_t)0,
+               (unsigned long long)st.samples,
+               (unsigned long long)st.bytes,
+               st.events ? (double)st.bytes / (double)st.events : 0.0);
+        cli_json_warnings(stdout, &warn);
+        fputs("}\n", stdout);
+        if (fflush(stdout) != 0) {
+            cli_error("export", "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+    } else if (!x->quiet) {
+        fprintf(stderr, "trove export: %llu events, %zu flow rows%s -> %s (%s): %llu bytes, %.2f "
                         "bytes/event\n",
-                (unsigned long long)st.events, flows.len, x->out, what,
+                (unsigned long long)st.events, flows.len,
+                st.samples ? ", the profile's samples" : "", x->out, what,
                 (unsigned long long)st.bytes,
                 st.events ? (double)st.bytes / (double)st.events : 0.0);
         if (lo.verbose && st.runs)
@@ -172,5 +229,6 @@ out:
     trove_events_free(&ev);
     trove_flows_free(&flows);
     trove_names_free(names);
+    trove_profile_free(profile);
     return status;
 }

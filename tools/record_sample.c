@@ -41,8 +41,6 @@ static void catch_stop(void)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    sa.sa_handler = SIG_IGN; /* a service that goes away is a failed write, said and counted */
-    sigaction(SIGPIPE, &sa, NULL);
 }
 
 void cli_record_sample_usage(FILE *f)
@@ -61,8 +59,8 @@ void cli_record_sample_usage(FILE *f)
             "default they are sent live to `trove serve` as they come (the viewer and\n"
             "`trove top NAME` show them); --store writes them into a store instead, --out\n"
             "and --top keep them out of any capture.\n"
-            "  --socket PATH      the service's producers' socket (default: the one of the\n"
-            "                     store $TROVE_STORE, else ./trove-data: STORE/trove.sock)\n"
+            "  --socket PATH      the service's producers' socket (default: $TROVE_SOCKET if\n"
+            "                     set, else the store $TROVE_STORE's, else ./trove-data's)\n"
             "  --pid PID          sample this running process (your own, or with CAP_PERFMON)\n"
             "  --hz N             samples a second of each thread's CPU time (default 999)\n"
             "  --seconds S        stop after S seconds (a command then gets SIGTERM)\n"
@@ -579,6 +577,8 @@ int cli_record_sample(int argc, char **argv)
     }
     status = live_failed;
 done:
+    if (status && live.pr.stopped)
+        status = CLI_EXIT_STOPPED;
     cli_producer_close(&live.pr);
     trove_bytes_free(&live.buf);
     free(top);

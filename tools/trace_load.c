@@ -69,7 +69,7 @@ int cli_load_perfetto_mem(const char *cmd, const char *path, const uint8_t *buf,
                           const struct cli_load_options *opt, struct trove_events *events,
                           struct trove_names *names, struct trove_flows *flows)
 {
-    struct trove_perfetto_options po = {opt->strict, 0};
+    struct trove_perfetto_options po = {opt->strict, 0, opt->profile};
     struct trove_perfetto_stats st;
     struct trove_diag diag = {0};
     int rc = trove_perfetto_read(buf, len, &po, events, names, flows, &st, &diag);
@@ -80,16 +80,15 @@ int cli_load_perfetto_mem(const char *cmd, const char *path, const uint8_t *buf,
                          rc == TROVE_ERR_UNMATCHED ? " (without --strict, unmatched slices are "
                                                      "dropped with a warning)"
                                                    : "");
-    if (!opt->quiet && (st.unmatched_begin || st.unmatched_end))
-        fprintf(stderr, "trove %s: warning: %s: dropped %llu slices never ended and %llu ends "
-                        "never begun\n",
-                cmd, path, (unsigned long long)st.unmatched_begin,
-                (unsigned long long)st.unmatched_end);
-    if (!opt->quiet && (st.skipped_packets || st.skipped_events))
-        fprintf(stderr, "trove %s: warning: %s: skipped %llu packets and %llu track events of "
-                        "kinds trove does not read\n",
-                cmd, path, (unsigned long long)st.skipped_packets,
-                (unsigned long long)st.skipped_events);
+    if (st.unmatched_begin || st.unmatched_end)
+        cli_warn(cmd, opt->quiet, opt->warnings, st.unmatched_begin + st.unmatched_end,
+                 "%s: dropped %llu slices never ended and %llu ends never begun", path,
+                 (unsigned long long)st.unmatched_begin, (unsigned long long)st.unmatched_end);
+    if (st.skipped_packets || st.skipped_events)
+        cli_warn(cmd, opt->quiet, opt->warnings, st.skipped_packets + st.skipped_events,
+                 "%s: skipped %llu packets and %llu track events of kinds trove does not read",
+                 path, (unsigned long long)st.skipped_packets,
+                 (unsigned long long)st.skipped_events);
     return 0;
 }
 

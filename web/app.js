@@ -21,7 +21,7 @@ const model = new Model();
 const stats = {
   capture: '', wire: '', from: '', events: 0, bytes: 0, frames: 0, batches: 0, names: 0,
   gaps: 0, gapEvents: 0, decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null,
-  error: '', checksum: 0, searchMatches: 0, mbps: 0, connected: false,
+  stopped: false, error: '', checksum: 0, searchMatches: 0, mbps: 0, connected: false,
 };
 window.troveStats = stats;
 
@@ -212,7 +212,8 @@ function renderStats() {
     decodeWin = 0; batchesWin = 0;
   }
   const bpe = stats.events ? (stats.bytes / stats.events).toFixed(1) : '–';
-  const state = stats.error ? 'error' : stats.ended ? 'ended' : stats.connected ? (stats.from === 'replay' ? 'replaying' : 'live') : 'idle';
+  const state = stats.error ? 'error' : stats.stopped ? 'service stopped' : stats.ended ? 'ended'
+    : stats.connected ? (stats.from === 'replay' ? 'replaying' : 'live') : 'idle';
   $('stats').textContent = `events ${stats.events.toLocaleString('en')} · ${bpe} B/event · wire ${stats.wire || '–'} · ` +
     `${stats.mbps.toFixed(2)} MB/s · decode ${stats.decodeUsPerBatch.toFixed(0)} µs/batch · ` +
     `drops ${stats.gapEvents.toLocaleString('en')} (${stats.gaps} gaps) · ${state}`;
@@ -244,7 +245,8 @@ function open(name, live) {
   model.reset();
   model.checksumOn = p.checksum;
   Object.assign(stats, { capture: name, wire: '', from: '', events: 0, bytes: 0, frames: 0, batches: 0, names: 0, gaps: 0, gapEvents: 0,
-    decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null, error: '', checksum: 0, connected: false });
+    decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null, stopped: false, error: '', checksum: 0,
+    connected: false });
   $('error').hidden = true;
   $('title').textContent = name;
   profileWhole = null; profileAsk++; panel.hide();
@@ -264,10 +266,17 @@ function open(name, live) {
     chain = chain.then(() => {
       if (mine !== session) return;
       stats.connected = false;
-      if (!stats.ended && !stats.error && e.code !== 1000)
+      if (!stats.ended && !stats.error && e.code === 1001) {
+        // The service stopped (SIGTERM): the capture did not end; what arrived stays shown.
+        stats.stopped = true;
+        const b = $('error');
+        b.textContent = 'service stopped: the service stopped before the capture ended; what arrived is shown';
+        b.hidden = false;
+        view.setFollow(false);
+        view.invalidate();
+      } else if (!stats.ended && !stats.error && e.code !== 1000)
         showError(e.code === 1006 ? 'the connection to the service was lost (is it running? does it need a token?); what arrived is shown'
-          : e.code === 1001 ? 'the service stopped before the capture ended; what arrived is shown'
-            : `the service closed the connection (${e.code} ${e.reason}); what arrived is shown`);
+          : `the service closed the connection (${e.code} ${e.reason}); what arrived is shown`);
       renderStats();
     });
   };

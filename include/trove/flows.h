@@ -79,6 +79,16 @@ void trove_flows_free(struct trove_flows *a);
  * id not 0? Returns TROVE_OK or TROVE_ERR_INVALID. */
 int trove_flow_check(const struct trove_flow *f);
 
+/*
+ * The one name of each flow: names_out[i] (n entries, the caller's) gets the name_id of the
+ * first row of rows[i]'s flow — of the rows with its id, the one with the smallest ts, then
+ * the smallest index. A writer gives every row of a flow that name, since a trace whose
+ * flow points differ in name is several flows to Perfetto's importer (it keys Chrome's s, t
+ * and f by name as well as id). Errors: TROVE_ERR_INVALID (NULL arguments with n > 0),
+ * TROVE_ERR_NOMEM (names_out is then untouched).
+ */
+int trove_flows_one_name(const struct trove_flow *rows, size_t n, uint32_t *names_out);
+
 /* A short lowercase name of a phase: "start", "step", "end", or "other". */
 const char *trove_flow_phase_name(uint8_t phase);
 

@@ -72,6 +72,11 @@ struct trove_chrome_stats {
                                   not a 32-bit integer), part of skipped_phase['M'] */
     uint64_t skipped_phase[128]; /* skipped events by phase: the ASCII ph of one character
                                     (R, P, O, N, D, ...), index 0 any other ph */
+    uint64_t unmatched_begin_phase[128]; /* unmatched_begin by phase: 'B', 'b', 'S', and 'T'
+                                            for the steps of an open S */
+    uint64_t unmatched_end_phase[128];   /* unmatched_end by phase: 'E', 'e', 'T', 'F' */
+    uint64_t trove_members;   /* X, i and n events whose kind, extra or depth a "trove"
+                                 member gave (trove's own export writes them) */
 };
 
 /*
@@ -130,6 +135,15 @@ int trove_chrome_import_mem(const uint8_t *buf, size_t len, const struct trove_c
  * entry.
  */
 size_t trove_chrome_skipped_text(const struct trove_chrome_stats *st, char *buf, size_t n);
+
+/*
+ * The dropped (unmatched) events of st, each phase counted on its own, as one line for a
+ * user: "104 B events and 55 b events never ended; 3 E events never begun" (the steps of an
+ * open S are "N T steps of S spans never ended"), NUL-terminated in buf[0..n). Returns its
+ * length (0: nothing was dropped); a line that does not fit is cut after the last whole
+ * entry.
+ */
+size_t trove_chrome_unmatched_text(const struct trove_chrome_stats *st, char *buf, size_t n);
 
 /* ---- trove gen: the synthetic capture model (docs/gen.md) -------------------------- */
 

@@ -105,7 +105,9 @@ struct trove_serve_options {
  */
 int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *diag);
 
-/* Ask the running service to stop. Async-signal-safe; a later run is not affected. */
+/* Ask the running service to stop. Async-signal-safe, and safe from any thread at any time,
+ * a run's end included; a later run is not affected. From the first run on, the process
+ * keeps a pipe (two descriptors, close-on-exec) for it. */
 void trove_serve_stop(void);
 
 /* ---- a producer's answer (trove record, trove gen --live) ------------------------------ */
@@ -137,16 +139,18 @@ struct trove_serve_answer {
     uint64_t session;                     /* accept: tells sessions of one name apart */
     uint64_t events;                      /* accept: as the mode says */
     char reason[TROVE_SERVE_ANSWER_MAX];  /* refuse, error: why (UTF-8, no NUL) */
+    int stopping;                         /* error: 1 when the service closes the producer
+                                             because it stops ("stopping":true) */
 };
 
 /*
  * Parse one answer line (line[0..len), its newline excluded; a '\r' before it is allowed):
  * a JSON object with "type" "accept" (and "capture", "session", "mode", "events"), "refuse"
- * or "error" (and "reason"). Other members are skipped. Errors: TROVE_ERR_LIMIT (a line of
- * TROVE_SERVE_ANSWER_MAX bytes or more, a capture name over 128 bytes), TROVE_ERR_JSON (not
- * such an object), and TROVE_ERR_INVALID (a type or mode this trove does not know, a member
- * missing or of the wrong type or range, a capture that is not a valid name); diag says
- * which. *out is zeroed first.
+ * or "error" (and "reason"; an error may say "stopping":true or false). Other members are
+ * skipped. Errors: TROVE_ERR_LIMIT (a line of TROVE_SERVE_ANSWER_MAX bytes or more, a
+ * capture name over 128 bytes), TROVE_ERR_JSON (not such an object), and TROVE_ERR_INVALID
+ * (a type or mode this trove does not know, a member missing or of the wrong type or range,
+ * a capture that is not a valid name); diag says which. *out is zeroed first.
  * Thread-safe.
  */
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,

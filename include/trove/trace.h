@@ -30,6 +30,8 @@
 extern "C" {
 #endif
 
+struct trove_profile; /* trove/profile.h */
+
 /* A capture to write: borrowed for the call. names and flows may be NULL / 0. */
 struct trove_trace {
     const struct trove_event *events;
@@ -42,8 +44,11 @@ struct trove_trace {
 /*
  * Write t as a Chrome trace JSON document appended to out: {"displayTimeUnit":"ns",
  * "traceEvents":[...]} with one event a line — process and thread names as M events, thread
- * zones as X, instants as i (with their scope), async spans as b/e (nestable) or S/T/F
- * (legacy) with the id of their track, async instants as n, counters as C, flows as s/t/f.
+ * zones as X, instants as i (with their scope), async spans (zones of a synthetic tid) as
+ * b/e (nestable) or S/T/F (legacy) with the id of their track, async instants as n,
+ * counters as C, flows as s/t/f (one name a flow). An X, i or n whose kind, extra or depth
+ * the importer would not derive carries them in a "trove" member, so the import gives every
+ * event back as it was.
  * Times are microseconds with up to three decimals, so nanoseconds are kept exactly; counter
  * values have the fewest digits that read back as the same double. Names are written as
  * JSON strings (bytes that are not UTF-8 as U+FFFD, as the importer repairs them). The output
@@ -110,6 +115,7 @@ struct trove_trace_writer_stats {
     uint64_t runs;         /* sorted runs written to temporary files (0: all in memory) */
     uint64_t passes;       /* merge passes written back to disk before the last merge */
     uint64_t spill_bytes;  /* bytes written to temporary files */
+    uint64_t samples;      /* profile samples written (Perfetto) */
 };
 
 struct trove_trace_writer;
@@ -150,6 +156,16 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
                               const struct trove_sink *sink,
                               struct trove_trace_writer_stats *stats, struct trove_diag *diag);
 
+/*
+ * The capture's sampling profile (trove/profile.h), borrowed until the finish. Perfetto:
+ * its samples are written after the events as PerfSample packets, with the callstacks,
+ * frames, mappings and names they use interned (docs/formats/perfetto.md, "Profiles"), which
+ * trove_perfetto_read reads back into a profile; its context switches are not written.
+ * Chrome JSON: nothing of it is written (the caller says so). Errors: TROVE_ERR_INVALID
+ * (NULL w, or after the finish).
+ */
+int trove_trace_writer_profile(struct trove_trace_writer *w, const struct trove_profile *p);
+
 /* Free the writer and its temporary files (NULL is fine). */
 void trove_trace_writer_free(struct trove_trace_writer *w);
 
@@ -157,6 +173,9 @@ struct trove_perfetto_options {
     int strict;           /* nonzero: a slice end without a begin, or a begin never ended, is
                              TROVE_ERR_UNMATCHED; zero: dropped and counted */
     uint64_t max_input;   /* refuse inputs larger than this many bytes (0: 4 GiB) */
+    struct trove_profile *profile; /* perf samples (PerfSample packets and the interned
+                                      callstacks, frames, mappings and names they use) are
+                                      added to it (NULL: they are counted as skipped packets) */
 };
 
 struct trove_perfetto_stats {
@@ -173,12 +192,14 @@ struct trove_perfetto_stats {
     uint64_t skipped_events;  /* TrackEvents of other types (legacy phases) */
     uint32_t threads;         /* distinct (pid, tid) among imported events */
     uint32_t names;           /* event names */
+    uint64_t samples;         /* perf samples added to opt->profile */
 };
 
 /*
  * Read a Perfetto trace in buf[0..len) (the subset docs/formats/perfetto.md describes: track
  * descriptors, TrackEvent slices, instants, counters and flows, interned names and
- * categories, incremental and scaled clocks; other packets are counted and skipped) and
+ * categories, incremental and scaled clocks; perf samples into opt->profile when it is
+ * given; other packets are counted and skipped) and
  * append its events to events (sorted and given depths as the Chrome importer does), its
  * names to names (may be NULL) and its flow rows to flows (may be NULL). A trace
  * trove_perfetto_write wrote comes back exactly: the same events, names and flows.

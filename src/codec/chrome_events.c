@@ -391,7 +391,7 @@ static int push_rec(struct trove__chrome *ps, uint64_t start, uint64_t dur, uint
         ps->rec_cap = cap;
     }
     ps->rec[ps->nrec] = (struct trove__trec){start, dur, pid, tid, name, (uint32_t)ps->nrec,
-                                             track, kind, extra, 0};
+                                             track, kind, extra, 0, 0};
     ps->nrec++;
     ps->nm[name].count++;
     return TROVE_OK;
@@ -407,6 +407,7 @@ static int unmatched_end(struct trove__chrome *ps, char ph, uint32_t name, uint3
                           "%c event \"%s\" on pid %u tid %u at ts %s has no open %s", ph,
                           show_name(ps, name, nbuf), pid, tid, show_us(ts, t1), what);
     ps->st.unmatched_end++;
+    ps->st.unmatched_end_phase[(uint8_t)ph & 0x7f]++;
     return TROVE_OK;
 }
 
@@ -495,6 +496,36 @@ static int build_key(struct trove__chrome *ps, uint8_t cls, int bind)
     return key_string(ps, &ev->id, &ps->id);
 }
 
+/* The "trove" member of the event just pushed (an X, or an i or n: `x` says which), which
+ * trove's export writes where the phase alone would not give the event back: its kind,
+ * extra and depth. A kind that the phase cannot be (a counter; a zone as an instant, an
+ * instant as an X) is refused. */
+static int apply_trove(struct trove__chrome *ps, int x)
+{
+    struct trove__trec *r = &ps->rec[ps->nrec - 1];
+    const struct trove__cevent *ev = &ps->ev;
+
+    if (!ev->tv_set)
+        return TROVE_OK;
+    ps->st.trove_members++;
+    if (ev->tv_set & TROVE__TV_KIND) {
+        uint8_t k = ev->tv_kind;
+        int zone = k == TROVE_KIND_ZONE || k == TROVE_KIND_FRAME || k == TROVE_KIND_LOCK;
+        int instant = k == TROVE_KIND_INSTANT || k == TROVE_KIND_ASYNC_INSTANT;
+        if (k == TROVE_KIND_COUNTER || (x ? instant : zone))
+            return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, ev->tv_off,
+                              "\"trove\".kind %u cannot be a ph %s event", k, x ? "X" : "i or n");
+        r->kind = k;
+    }
+    if (ev->tv_set & TROVE__TV_EXTRA)
+        r->extra = ev->tv_extra;
+    if (ev->tv_set & TROVE__TV_DEPTH) {
+        r->depth = ev->tv_depth;
+        r->depth_given = 1;
+    }
+    return TROVE_OK;
+}
+
 static int ev_complete(struct trove__chrome *ps)
 {
     const struct trove__cevent *ev = &ps->ev;
@@ -512,7 +543,8 @@ static int ev_complete(struct trove__chrome *ps)
     if ((rc = get_name(ps, 0, &name)) != TROVE_OK)
         return rc;
     ps->st.complete++;
-    if ((rc = push_rec(ps, ts, dur, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK)) != TROVE_OK)
+    if ((rc = push_rec(ps, ts, dur, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK)) != TROVE_OK ||
+        (rc = apply_trove(ps, 1)) != TROVE_OK)
         return rc;
     /* Flow binding on the event itself (the v2 flow events): bind_id with flow_in/out. */
     if (ev->bind_id.type == TROVE__J_STRING &&
@@ -624,8 +656,10 @@ static int ev_instant(struct trove__chrome *ps, uint8_t kind)
         (rc = async_track(ps, TROVE__CT_NESTABLE, pid, 1, &track)) != TROVE_OK)
         return rc;
     ps->st.instants++;
-    return push_rec(ps, ts, 0, pid, tid, kind, kind == TROVE_KIND_INSTANT ? scope : 0, name,
-                    track);
+    if ((rc = push_rec(ps, ts, 0, pid, tid, kind, kind == TROVE_KIND_INSTANT ? scope : 0, name,
+                       track)) != TROVE_OK)
+        return rc;
+    return apply_trove(ps, 0);
 }
 
 /* The event's args.sort_index: 1 with the value in *out when the last numeric argument of
@@ -971,13 +1005,18 @@ static int check_open(struct trove__chrome *ps)
         if (t->n == 0)
             continue;
         total += t->n;
+        ps->st.unmatched_begin_phase['B'] += t->n;
         if (!worst || t->stk[0].off < worst->stk[0].off)
             worst = t;
     }
     for (uint32_t i = 0; i < ps->tracks.n; i++) {
         const struct trove__ctrack *t = &ps->tracks.t[i];
-        for (size_t j = 0; j < t->nopen; j++)
-            total += 1 + t->open[j].nsteps + (t->open[j].has_step != 0);
+        for (size_t j = 0; j < t->nopen; j++) {
+            uint64_t steps = t->open[j].nsteps + (t->open[j].has_step != 0);
+            total += 1 + steps;
+            ps->st.unmatched_begin_phase[t->cls == TROVE__CT_NESTABLE ? 'b' : 'S']++;
+            ps->st.unmatched_begin_phase['T'] += steps;
+        }
         if (t->nopen && (!wt || t->open[0].off < wt->open[0].off))
             wt = t;
     }
@@ -1169,17 +1208,36 @@ static int cmp_flow(const void *pa, const void *pb)
 }
 
 /* Flow rows sorted by (ts, pid, tid, input order); ids 1.. by first appearance in that
- * order, into key_id[key]. */
+ * order, into key_id[key]. Every row of a flow takes the name of its first row: a bind_id's
+ * rows come named after the slices they bind to, which differ, and a flow whose s and f
+ * differ in name is two flows to Perfetto's importer (it keys them by name too). */
 static int order_flows(struct trove__chrome *ps, uint64_t **key_id_out)
 {
     uint64_t *key_id, next = 1;
-    if (!(key_id = trove__calloc(ps->flowkeys.n ? ps->flowkeys.n : 1, sizeof *key_id)))
+    uint32_t *key_name;
+    size_t nk = ps->flowkeys.n ? ps->flowkeys.n : 1;
+
+    key_id = trove__calloc(nk, sizeof *key_id);
+    key_name = trove__malloc(nk * sizeof *key_name);
+    if (!key_id || !key_name) {
+        free(key_id);
+        free(key_name);
         return TROVE_ERR_NOMEM;
+    }
     if (ps->nflows > 1)
         qsort(ps->flows, ps->nflows, sizeof *ps->flows, cmp_flow);
-    for (size_t i = 0; i < ps->nflows; i++)
-        if (key_id[ps->flows[i].key] == 0)
-            key_id[ps->flows[i].key] = next++;
+    for (size_t i = 0; i < ps->nflows; i++) {
+        struct trove__cflow *c = &ps->flows[i];
+        if (key_id[c->key] == 0) {
+            key_id[c->key] = next++;
+            key_name[c->key] = c->name;
+        } else if (c->name != key_name[c->key]) {
+            ps->nm[c->name].flows--;
+            ps->nm[key_name[c->key]].flows++;
+            c->name = key_name[c->key];
+        }
+    }
+    free(key_name);
     *key_id_out = key_id;
     return TROVE_OK;
 }
@@ -1195,8 +1253,8 @@ int trove__chrome_finish(struct trove__chrome *ps, struct trove_events *events,
     TROVE_TRY(rc, assign_tids(ps));
     TROVE_TRY(rc, trove__trace_order(ps->rec, ps->nrec, &ps->st.threads));
     TROVE_TRY(rc, name_tracks(ps));
+    TROVE_TRY(rc, order_flows(ps, &key_id)); /* before the names: it renames rows */
     TROVE_TRY(rc, assign_names(ps, &map));
-    TROVE_TRY(rc, order_flows(ps, &key_id));
     TROVE_TRY(rc, trove_events_reserve(events, ps->nrec));
     if (flows)
         TROVE_TRY(rc, trove_flows_reserve(flows, ps->nflows));
@@ -1279,4 +1337,62 @@ size_t trove_chrome_skipped_text(const struct trove_chrome_stats *st, char *buf,
         k += (size_t)w;
     }
     return k;
+}
+
+/* The non-zero counts of by[] for the phases in order, as "104 B events, 3 b events and 2 S
+ * events" then tail, written at buf + k. Returns the new length, or (size_t)-1 when it does
+ * not fit (buf[k] is then the caller's to cut). */
+static size_t unmatched_list(const uint64_t *by, const char *order, const char *tail,
+                             char *buf, size_t n, size_t k)
+{
+    size_t count = 0, done = 0;
+    int w;
+    for (const char *c = order; *c; c++)
+        count += by[(uint8_t)*c] != 0;
+    if (!count)
+        return k;
+    for (const char *c = order; *c; c++) {
+        uint64_t v = by[(uint8_t)*c];
+        const char *sep = done == 0 ? "" : done + 1 == count ? " and " : ", ";
+        if (!v)
+            continue;
+        if (*c == 'T' && !strcmp(tail, " never ended")) /* the steps of an open S */
+            w = snprintf(buf + k, n - k, "%s%llu T step%s of S spans", sep,
+                         (unsigned long long)v, v == 1 ? "" : "s");
+        else
+            w = snprintf(buf + k, n - k, "%s%llu %c event%s", sep, (unsigned long long)v, *c,
+                         v == 1 ? "" : "s");
+        if (w < 0 || (size_t)w >= n - k)
+            return (size_t)-1;
+        k += (size_t)w;
+        done++;
+    }
+    w = snprintf(buf + k, n - k, "%s", tail);
+    if (w < 0 || (size_t)w >= n - k)
+        return (size_t)-1;
+    return k + (size_t)w;
+}
+
+size_t trove_chrome_unmatched_text(const struct trove_chrome_stats *st, char *buf, size_t n)
+{
+    size_t k, k2;
+    if (n == 0)
+        return 0;
+    buf[0] = 0;
+    k = unmatched_list(st->unmatched_begin_phase, "BbST", " never ended", buf, n, 0);
+    if (k == (size_t)-1) {
+        buf[0] = 0;
+        return 0;
+    }
+    if (k && k + 3 >= n)
+        return k;
+    k2 = unmatched_list(st->unmatched_end_phase, "EeTF", " never begun", buf, n,
+                        k ? k + 2 : 0);
+    if (k2 == (size_t)-1 || k2 == k + 2 || (k == 0 && k2 == 0)) {
+        buf[k] = 0; /* nothing (more) fits, or nothing never begun */
+        return k;
+    }
+    if (k)
+        memcpy(buf + k, "; ", 2);
+    return k2;
 }

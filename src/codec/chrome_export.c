@@ -23,6 +23,7 @@
  * lines is the name of the last legacy span begun on each track that had one (a T is
  * written with it).
  */
+#include "trace_depth.h"
 #include "trace_emit.h"
 #include "common/alloc.h"
 #include "common/fail.h"
@@ -46,6 +47,9 @@ struct legacy {
 
 struct trove__cj {
     const struct trove_names *names;
+    struct trove__tdepth *depth;    /* the importer's depths, predicted */
+    const struct trove_flow *flows; /* the flow rows, and the one name of each row's flow */
+    uint32_t *flow_name;
     struct legacy *leg;       /* a track's at most once */
     size_t nleg, cap;
     uint64_t lines;
@@ -201,22 +205,48 @@ static int legacy_begun(struct trove__cj *c, uint32_t pid, uint32_t tid, uint32_
     return TROVE_OK;
 }
 
-static void event_line(struct out *o, struct trove__cj *c, const struct trove__tsrec *e, int end)
+/* The "trove" member: what the importer would not make of the line by itself — the kind
+ * and extra when they are not those of the phase, the depth when it is not the one the
+ * geometry gives (trace_depth.h). Nothing when all three come back as they are. */
+static void put_trove(struct out *o, const struct trove__tsrec *e, uint8_t kind, uint8_t extra,
+                      int depth_known, uint8_t depth)
+{
+    const char *sep = ",\"trove\":{";
+    if (e->kind != kind) {
+        putf(o, "%s\"kind\":%u", sep, e->kind);
+        sep = ",";
+    }
+    if (e->extra != extra) {
+        putf(o, "%s\"extra\":%u", sep, e->extra);
+        sep = ",";
+    }
+    if (depth_known && e->depth != depth) {
+        putf(o, "%s\"depth\":%u", sep, (unsigned)e->depth);
+        sep = ",";
+    }
+    if (sep[0] == ',' && sep[1] == 0)
+        puts_(o, "}");
+}
+
+/* The line of event e (its begin, or with end its end); depth: what the importer would give
+ * it, to be written where it is not the event's own. */
+static void event_line(struct out *o, struct trove__cj *c, const struct trove__tsrec *e, int end,
+                       uint8_t depth)
 {
     static const char scopes[] = {'t', 'p', 'g'};
     const struct trove_names *names = c->names;
 
-    if (e->kind == TROVE_KIND_ZONE && e->extra == TROVE_ASYNC_NESTABLE) {
+    if (trove__cj_async(e->kind, e->extra, e->tid) && e->extra == TROVE_ASYNC_NESTABLE) {
         put_head(o, names, end ? 'e' : 'b', e->name_id, e->pid, e->tid,
                  end ? e->start_ns + e->dur_ns : e->start_ns);
         putf(o, ",\"id2\":{\"local\":\"0x%x\"}}", track_id(e->tid));
-    } else if (e->kind == TROVE_KIND_ZONE && e->extra == TROVE_ASYNC_LEGACY) {
+    } else if (trove__cj_async(e->kind, e->extra, e->tid) && e->extra == TROVE_ASYNC_LEGACY) {
         put_head(o, names, end ? 'F' : 'S', e->name_id, e->pid, e->tid,
                  end ? e->start_ns + e->dur_ns : e->start_ns);
         putf(o, ",\"id\":\"0x%x\"}", track_id(e->tid));
         if (!end && o->rc == TROVE_OK)
             o->rc = legacy_begun(c, e->pid, e->tid, e->name_id);
-    } else if (e->kind == TROVE_KIND_ZONE && e->extra == TROVE_ASYNC_STEP) {
+    } else if (trove__cj_async(e->kind, e->extra, e->tid)) { /* a step */
         uint32_t parent = e->name_id;
         for (size_t k = 0; k < c->nleg; k++)
             if (c->leg[k].pid == e->pid && c->leg[k].tid == e->tid)
@@ -232,11 +262,14 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
         puts_(o, "}}");
     } else if (e->kind == TROVE_KIND_INSTANT) {
         put_head(o, names, 'i', e->name_id, e->pid, e->tid, e->start_ns);
-        putf(o, ",\"s\":\"%c\"}", e->extra < 3 ? scopes[e->extra] : 't');
+        putf(o, ",\"s\":\"%c\"", e->extra < 3 ? scopes[e->extra] : 't');
+        put_trove(o, e, TROVE_KIND_INSTANT, e->extra < 3 ? e->extra : 0, 1, depth);
+        puts_(o, "}");
     } else if (e->kind == TROVE_KIND_ASYNC_INSTANT) {
         put_head(o, names, 'n', e->name_id, e->pid, e->tid, e->start_ns);
         if (trove_tid_is_synthetic(e->tid))
             putf(o, ",\"id2\":{\"local\":\"0x%x\"}", track_id(e->tid));
+        put_trove(o, e, TROVE_KIND_ASYNC_INSTANT, 0, !trove_tid_is_synthetic(e->tid), depth);
         puts_(o, "}");
     } else if (e->kind == TROVE_KIND_COUNTER) {
         double v;
@@ -259,29 +292,41 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
             puts_(o, ",\"cat\":\"trove.frame\"");
         else if (e->kind == TROVE_KIND_LOCK)
             puts_(o, ",\"cat\":\"trove.lock\"");
+        put_trove(o, e, TROVE_KIND_ZONE, 0, 1, depth);
         puts_(o, "}");
     } else { /* a kind this build does not know, without a duration: an instant */
         put_head(o, names, 'i', e->name_id, e->pid, e->tid, e->start_ns);
-        puts_(o, ",\"s\":\"t\"}");
+        puts_(o, ",\"s\":\"t\"");
+        put_trove(o, e, TROVE_KIND_INSTANT, 0, 1, depth);
+        puts_(o, "}");
     }
 }
 
-static void flow_line(struct out *o, const struct trove_names *names, const struct trove_flow *f)
+static void flow_line(struct out *o, const struct trove_names *names, const struct trove_flow *f,
+                      uint32_t name)
 {
     static const char phases[] = {'s', 't', 'f'};
-    put_head(o, names, f->phase < 3 ? phases[f->phase] : 't', f->name_id, f->pid, f->tid,
-             f->ts_ns);
+    put_head(o, names, f->phase < 3 ? phases[f->phase] : 't', name, f->pid, f->tid, f->ts_ns);
     putf(o, ",\"id\":%llu", (unsigned long long)f->id);
     if (f->phase == TROVE_FLOW_END && (f->flags & TROVE_FLOW_ENCLOSING))
         puts_(o, ",\"bp\":\"e\"");
     puts_(o, "}");
 }
 
-int trove__cj_new(const struct trove_names *names, struct trove__cj **out)
+int trove__cj_new(const struct trove_names *names, const struct trove_flow *flows,
+                  size_t nflows, struct trove__cj **out)
 {
-    if (!(*out = trove__calloc(1, sizeof **out)))
+    struct trove__cj *c = trove__calloc(1, sizeof *c);
+    if (!c || trove__tdepth_new(&c->depth) != TROVE_OK ||
+        (nflows && !(c->flow_name = trove__malloc(nflows * sizeof *c->flow_name))) ||
+        trove_flows_one_name(flows, nflows, c->flow_name) != TROVE_OK) {
+        trove__cj_free(c);
+        *out = NULL;
         return TROVE_ERR_NOMEM;
-    (*out)->names = names;
+    }
+    c->names = names;
+    c->flows = flows;
+    *out = c;
     return TROVE_OK;
 }
 
@@ -290,6 +335,8 @@ void trove__cj_free(struct trove__cj *c)
     if (!c)
         return;
     free(c->leg);
+    free(c->flow_name);
+    trove__tdepth_free(c->depth);
     free(c);
 }
 
@@ -341,6 +388,7 @@ int trove__cj_event(struct trove__cj *c, const struct trove__tsrec *r, int end,
                     struct trove__tout *t, struct trove_diag *diag)
 {
     struct out o = {&t->buf, TROVE_OK};
+    uint8_t depth = 0;
     if (r->kind == TROVE_KIND_COUNTER) {
         double v;
         memcpy(&v, &r->dur_ns, sizeof v);
@@ -350,8 +398,14 @@ int trove__cj_event(struct trove__cj *c, const struct trove__tsrec *r, int end,
                               "cannot hold it",
                               (unsigned long long)r->seq);
     }
+    if (!end) { /* what the importer will count at its start: the zones it makes */
+        uint64_t span = r->kind == TROVE_KIND_COUNTER ? 0 : r->dur_ns;
+        int rc = trove__tdepth_next(c->depth, r->pid, r->tid, r->start_ns, span, &depth);
+        if (rc != TROVE_OK)
+            return rc;
+    }
     line_start(&o, c);
-    event_line(&o, c, r, end);
+    event_line(&o, c, r, end, depth);
     return line_end(&o, t);
 }
 
@@ -359,7 +413,7 @@ int trove__cj_flow(struct trove__cj *c, const struct trove_flow *f, struct trove
 {
     struct out o = {&t->buf, TROVE_OK};
     line_start(&o, c);
-    flow_line(&o, c->names, f);
+    flow_line(&o, c->names, f, c->flow_name[f - c->flows]);
     return line_end(&o, t);
 }
 

@@ -51,9 +51,17 @@ struct trove__cevent {
     uint8_t id_kind;         /* TROVE__ID_PLAIN/LOCAL/GLOBAL when id holds one, else 0 */
     uint8_t id_num;          /* the id (or bind_id) was a number (its digits are in id) */
     uint8_t bind_num;
+    uint8_t tv_set;          /* the "trove" member's fields given: TROVE__TV_* */
+    uint8_t tv_kind, tv_extra, tv_depth;
+    uint64_t tv_off;         /* where the "trove" member's value is */
     size_t nargs;            /* numeric args in the parser's args array */
     size_t nonnum_args;      /* other args (their values are not numbers) */
 };
+
+/* The "trove" member of an event trove wrote (docs/formats/chrome-json.md, "Export"). */
+#define TROVE__TV_KIND 1u
+#define TROVE__TV_EXTRA 2u
+#define TROVE__TV_DEPTH 4u
 
 struct trove__cname {
     uint64_t off;            /* into the arena */

@@ -226,6 +226,64 @@ static int read_args(struct trove__chrome *ps)
     }
 }
 
+/* The "trove" member (the next byte is '{'): {"kind":K,"extra":E,"depth":D}, each an integer
+ * 0..255 and each optional; other members are skipped (a later trove may write more). */
+static int read_trove(struct trove__chrome *ps)
+{
+    struct trove__json *js = &ps->js;
+    struct trove__cevent *ev = &ps->ev;
+    int rc;
+
+    ev->tv_off = trove__json_pos(js);
+    trove__json_take(js);
+    if (trove__json_peek(js) == '}') {
+        trove__json_take(js);
+        return TROVE_OK;
+    }
+    for (;;) {
+        unsigned bit = 0;
+        if ((rc = trove__json_key(js, &ps->arg_key, "trove")) != TROVE_OK)
+            return rc;
+        if (trove__json_key_is(&ps->arg_key, "kind"))
+            bit = TROVE__TV_KIND;
+        else if (trove__json_key_is(&ps->arg_key, "extra"))
+            bit = TROVE__TV_EXTRA;
+        else if (trove__json_key_is(&ps->arg_key, "depth"))
+            bit = TROVE__TV_DEPTH;
+        if (bit) {
+            struct trove__json_num num;
+            uint64_t off = trove__json_pos(js);
+            unsigned v = 0;
+            int c = trove__json_peek(js);
+            if (!(c >= '0' && c <= '9'))
+                return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, off,
+                                  "\"trove\".%s must be an integer from 0 to 255",
+                                  bit == TROVE__TV_KIND ? "kind" : bit == TROVE__TV_EXTRA ? "extra" : "depth");
+            if ((rc = trove__json_number(js, &num)) != TROVE_OK)
+                return rc;
+            if (!num.is_int || num.neg || num.point > 3)
+                v = 256;
+            for (int64_t i = 0; v < 256 && i < num.point; i++)
+                v = v * 10 + (i < num.nd ? num.d[i] : 0);
+            if (v > 255)
+                return TROVE_FAIL(ps->diag, TROVE_ERR_TRACE, off,
+                                  "\"trove\".%s must be an integer from 0 to 255",
+                                  bit == TROVE__TV_KIND ? "kind" : bit == TROVE__TV_EXTRA ? "extra" : "depth");
+            ev->tv_set |= (uint8_t)bit;
+            if (bit == TROVE__TV_KIND)
+                ev->tv_kind = (uint8_t)v;
+            else if (bit == TROVE__TV_EXTRA)
+                ev->tv_extra = (uint8_t)v;
+            else
+                ev->tv_depth = (uint8_t)v;
+        } else if ((rc = trove__json_skip(js, 3)) != TROVE_OK) {
+            return rc;
+        }
+        if ((rc = trove__json_next_member(js, "trove")) <= 0)
+            return rc;
+    }
+}
+
 /* The value of the member whose key was just read: a field we use, or skipped. `c` is the
  * value's first byte. */
 static int read_member(struct trove__chrome *ps, int c)
@@ -272,6 +330,8 @@ static int read_member(struct trove__chrome *ps, int c)
     case 5:
         if (trove__json_key_is(key, "scope"))
             return read_field(ps, &ev->scope, &ps->idscope, NULL, 2);
+        if (trove__json_key_is(key, "trove") && c == '{')
+            return read_trove(ps);
         break;
     case 7:
         if (trove__json_key_is(key, "bind_id"))
@@ -315,6 +375,7 @@ static int parse_event(struct trove__chrome *ps)
     ev->bp.type = ev->bind_id.type = ev->flow_in.type = ev->flow_out.type = TROVE__J_NONE;
     ev->id_kind = ev->id_num = ev->bind_num = 0;
     ev->nargs = ev->nonnum_args = 0;
+    ev->tv_set = 0;
     trove__json_take(js);
     c = trove__json_peek(js);
     if (c == '}') {

@@ -83,6 +83,44 @@ void trove_flows_free(struct trove_flows *a)
     a->len = a->cap = 0;
 }
 
+/* A row's place among the rows of its flow: (id, ts, index). */
+struct by_flow {
+    uint64_t id, ts;
+    size_t i;
+};
+
+static int cmp_by_flow(const void *pa, const void *pb)
+{
+    const struct by_flow *a = pa, *b = pb;
+    if (a->id != b->id)
+        return a->id < b->id ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+int trove_flows_one_name(const struct trove_flow *rows, size_t n, uint32_t *names_out)
+{
+    struct by_flow *o;
+
+    if (n == 0)
+        return TROVE_OK;
+    if (!rows || !names_out)
+        return TROVE_ERR_INVALID;
+    if (n > SIZE_MAX / sizeof *o || !(o = trove__malloc(n * sizeof *o)))
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        o[i] = (struct by_flow){rows[i].id, rows[i].ts_ns, i};
+    qsort(o, n, sizeof *o, cmp_by_flow);
+    for (size_t i = 0, first = 0; i < n; i++) {
+        if (i > 0 && o[i].id != o[i - 1].id)
+            first = i;
+        names_out[o[i].i] = rows[o[first].i].name_id;
+    }
+    free(o);
+    return TROVE_OK;
+}
+
 int trove_flow_check(const struct trove_flow *f)
 {
     if (f->phase > TROVE_FLOW_END || (f->flags & ~TROVE_FLOW_ENCLOSING) != 0 || f->pad[0] ||

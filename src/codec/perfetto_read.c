@@ -35,6 +35,7 @@
  * interns name_id + 1), first claim first; other names take the ids after the highest claim,
  * in order of first use.
  */
+#include "perfetto_profile.h"
 #include "protobuf.h"
 #include "trace_order.h"
 #include "common/alloc.h"
@@ -57,8 +58,10 @@
 #define MAX_DEPTH 64
 #define NONE UINT32_MAX
 
-/* Category codes: 0 none, 1 + kind * 256 + extra for "trove:K:E", then flows. */
+/* Category codes: 0 none, 1 + kind * 256 + extra for "trove:K:E", then flows, then
+ * "trove:depth:N" (the event's depth where the geometry would not give it). */
 #define CODE_FLOW0 (1u + 256u * 256u)
+#define CODE_DEPTH0 (CODE_FLOW0 + 6u)
 
 /* ---- u64 -> u32 hash maps ---------------------------------------------------------------- */
 
@@ -141,6 +144,7 @@ struct open_slice {
     uint64_t ts, off;
     uint32_t name, seq;
     uint32_t code;
+    uint32_t depth;      /* its "trove:depth:N" code, or 0 */
 };
 
 struct track {
@@ -168,6 +172,8 @@ struct seq {
     struct clock clocks[MAX_CLOCKS];
     uint32_t nclocks;
     struct map names, cats;   /* iid -> pname index, iid -> category code */
+    struct trove__pfp *prof;  /* the interned profile entries (made at the first; with a
+                                 profile to read into only) */
 };
 
 struct pr {
@@ -196,6 +202,7 @@ struct pr {
     struct trove_flow *flows;
     size_t nflows, capflows;
     struct map flow_seen;     /* flow ids seen (flows of traces trove did not write) */
+    struct trove_profile *profile; /* the caller's: perf samples go into it (NULL: skipped) */
     uint32_t seqno;           /* events in order of appearance */
 };
 
@@ -328,6 +335,14 @@ static uint32_t category_code(const uint8_t *p, size_t n)
     size_t i = 6;
     if (n < 7 || memcmp(p, "trove:", 6) != 0)
         return 0;
+    if (n >= 13 && n <= 15 && !memcmp(p + 6, "depth:", 6)) {
+        unsigned d = 0;
+        for (i = 12; i < n && p[i] >= '0' && p[i] <= '9'; i++)
+            d = d * 10 + (p[i] - '0');
+        if (i != n || d > 255 || (n > 13 && p[12] == '0'))
+            return 0;
+        return CODE_DEPTH0 + d;
+    }
     if (n >= 12 && !memcmp(p + 6, "flow:", 5)) {
         static const char phases[] = "stf";
         const char *ph = memchr(phases, p[11], 3);
@@ -597,6 +612,13 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
         size_t slen = 0;
         uint64_t iid = 0;
         int rc2;
+        if (r->profile && g.num != 1 && g.num != 2) { /* a profile's tables */
+            if (!s->prof && (rc2 = trove__pfp_new(&s->prof)) != TROVE_OK)
+                return rc2;
+            if ((rc2 = trove__pfp_interned(s->prof, r->buf, &g, r->diag)) < 0)
+                return rc2;
+            continue;
+        }
         if ((g.num != 1 && g.num != 2) || g.wt != TROVE__PB_LEN)
             continue;
         e = trove__pb_sub(&g);
@@ -739,8 +761,18 @@ static int push_rec(struct pr *r, uint64_t start, uint64_t dur, const struct tra
         (rc = grow((void **)&r->rec, &r->caprec, r->nrec, sizeof *r->rec)) != TROVE_OK)
         return rc;
     r->rec[r->nrec++] = (struct trove__trec){start, dur, t->pid, t->tid, name, seq, 0,
-                                              kind, extra, 0};
+                                              kind, extra, 0, 0};
     return TROVE_OK;
+}
+
+/* The depth a "trove:depth:N" category gave the event just pushed (code 0: none), kept
+ * rather than found from the geometry (trace_order.h). */
+static void give_depth(struct pr *r, uint32_t code)
+{
+    if (code >= CODE_DEPTH0) {
+        r->rec[r->nrec - 1].depth = (uint8_t)(code - CODE_DEPTH0);
+        r->rec[r->nrec - 1].depth_given = 1;
+    }
 }
 
 static int push_flow(struct pr *r, uint64_t ts, const struct track *t, uint32_t name,
@@ -773,7 +805,8 @@ struct tev {
     uint8_t has_track, has_name_iid, has_counter, nflow, nterm;
     const uint8_t *name;   /* an inline name */
     size_t name_len;
-    uint32_t code;         /* the first trove category */
+    uint32_t code;         /* the first trove category (of kind and extra, or a flow's) */
+    uint32_t depth;        /* its "trove:depth:N" category's code, or 0 */
     uint64_t more_flows;   /* flow ids past the first two (a foreign trace's) */
 };
 
@@ -815,6 +848,19 @@ static int repeated_ids(struct pr *r, const struct trove__pb_field *g, unsigned 
     return TROVE_OK;
 }
 
+/* A category's code into e: a depth's, or the first other trove category's. */
+static void note_code(struct tev *e, uint32_t c)
+{
+    if (c == NONE || c == 0)
+        return;
+    if (c >= CODE_DEPTH0) {
+        if (!e->depth)
+            e->depth = c;
+    } else if (!e->code) {
+        e->code = c;
+    }
+}
+
 static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f,
                             struct tev *e)
 {
@@ -852,15 +898,13 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             uint8_t n = 0;
             if ((rc = repeated_ids(r, &g, TROVE__PB_VARINT, ids, &n, &more)) != TROVE_OK)
                 return rc;
-            for (uint8_t i = 0; i < n && !e->code; i++) {
-                uint32_t c = map_get(&s->cats, ids[i]);
-                e->code = c == NONE ? 0 : c;
-            }
+            for (uint8_t i = 0; i < n; i++)
+                note_code(e, map_get(&s->cats, ids[i]));
             break;
         }
         case 22:
-            if (g.wt == TROVE__PB_LEN && !e->code)
-                e->code = category_code(g.data, g.len);
+            if (g.wt == TROVE__PB_LEN)
+                note_code(e, category_code(g.data, g.len));
             break;
         case 30:
             if (g.wt == TROVE__PB_VARINT) {
@@ -996,7 +1040,11 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
                               uuid, ts, o.ts);
         code_kind(o.code, TROVE_KIND_ZONE, 0, &kind, &extra);
         r->st.slices++;
-        return push_rec(r, o.ts, ts - o.ts, t, kind, extra, o.name, o.seq, f->data);
+        if ((rc = push_rec(r, o.ts, ts - o.ts, t, kind, extra, o.name, o.seq, f->data)) !=
+            TROVE_OK)
+            return rc;
+        give_depth(r, o.depth);
+        return TROVE_OK;
     }
     if (e.type != 1 && e.type != 3 && e.type != 4) {
         r->st.skipped_events++;
@@ -1021,7 +1069,7 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
             (rc = grow((void **)&t->open, &t->capopen, t->nopen, sizeof *t->open)) != TROVE_OK)
             return rc;
         t->open[t->nopen++] = (struct open_slice){ts, (uint64_t)(f->data - r->buf), name, seq,
-                                                  e.code < CODE_FLOW0 ? e.code : 0};
+                                                  e.code < CODE_FLOW0 ? e.code : 0, e.depth};
         r->open_total++;
         return TROVE_OK;
     }
@@ -1033,17 +1081,20 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
     }
     code_kind(e.code, TROVE_KIND_INSTANT, 0, &kind, &extra);
     r->st.instants++;
-    return push_rec(r, ts, 0, t, kind, extra, name, seq, f->data);
+    if ((rc = push_rec(r, ts, 0, t, kind, extra, name, seq, f->data)) != TROVE_OK)
+        return rc;
+    give_depth(r, e.depth);
+    return TROVE_OK;
 }
 
 static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
 {
     struct trove__pb m = {data, data + len};
-    struct trove__pb_field f, te = {0}, in = {0}, def = {0}, snap = {0};
+    struct trove__pb_field f, te = {0}, in = {0}, def = {0}, snap = {0}, perf = {0};
     struct seq *s = NULL;
     uint64_t ts = 0, flags = 0, seq_id = 0, clock = 0, t_ns = 0;
     int rc, has_ts = 0, has_clock = 0, has_te = 0, has_in = 0, has_def = 0, has_snap = 0,
-            cleared = 0, other = 0;
+            cleared = 0, other = 0, has_perf = 0;
 
     while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK) {
         switch (f.num) {
@@ -1057,6 +1108,14 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
         case 59: if (f.wt == TROVE__PB_LEN) { def = f; has_def = 1; } break;
         case 6: if (f.wt == TROVE__PB_LEN) { snap = f; has_snap = 1; } break;
         case 60: break; /* descriptors: pass 1 */
+        case TROVE__PF_PERF_SAMPLE:
+            if (f.wt == TROVE__PB_LEN && r->profile) {
+                perf = f;
+                has_perf = 1;
+            } else {
+                other = 1;
+            }
+            break;
         default: other = 1; break;
         }
     }
@@ -1067,6 +1126,7 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
     if ((flags & 1) || cleared) { /* SEQ_INCREMENTAL_STATE_CLEARED */
         map_clear(&s->names);
         map_clear(&s->cats);
+        trove__pfp_clear(s->prof);
         s->def_clock = 0;
         s->has_def_track = 0;
     }
@@ -1083,6 +1143,19 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
             return fail(r, TROVE_ERR_CORRUPT, data, "Perfetto trace: %s",
                         "a track event packet without a timestamp");
         return track_event(r, s, &te, t_ns);
+    }
+    if (has_perf) { /* a sample of the profile */
+        int added = 0;
+        if (!has_ts)
+            return fail(r, TROVE_ERR_CORRUPT, data, "Perfetto trace: %s",
+                        "a perf sample packet without a timestamp");
+        if (!s->prof && (rc = trove__pfp_new(&s->prof)) != TROVE_OK)
+            return rc;
+        if ((rc = trove__pfp_sample(s->prof, r->buf, &perf, t_ns, r->profile, &added,
+                                    r->diag)) != TROVE_OK)
+            return rc;
+        r->st.samples += (uint64_t)added;
+        return TROVE_OK;
     }
     if (other && !has_in && !has_def && !has_snap)
         r->st.skipped_packets++;
@@ -1213,6 +1286,7 @@ static void pr_free(struct pr *r)
     for (size_t i = 0; i < r->nseqs; i++) {
         map_free(&r->seqs[i].names);
         map_free(&r->seqs[i].cats);
+        trove__pfp_free(r->seqs[i].prof);
     }
     free(r->seqs);
     trove_bytes_free(&r->arena);
@@ -1247,6 +1321,7 @@ int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfe
     r.len = len;
     r.diag = diag;
     r.strict = opt && opt->strict;
+    r.profile = opt ? opt->profile : NULL;
     if (len == 0) {
         rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, 0, "empty input: not a Perfetto trace");
         goto out;

@@ -37,6 +37,7 @@
  * per event name, whether it was interned yet.
  */
 #include "protobuf.h"
+#include "trace_depth.h"
 #include "trace_emit.h"
 #include "common/alloc.h"
 #include "common/fail.h"
@@ -112,6 +113,7 @@ struct trove__pf {
     struct name_ref *names_by_id;  /* the event names, by id */
     size_t nnames;
     uint8_t *cat_sent;        /* the categories interned so far, by iid (cat_iid) */
+    struct trove__tdepth *depth; /* the reader's depths, predicted (trace_depth.h) */
     uint64_t last_ts;
 };
 
@@ -314,9 +316,10 @@ static int use_name(struct trove__pf *w, uint32_t id)
 }
 
 /* The category iids: 1 + kind * 256 + extra for "trove:KIND:EXTRA", then the six flow
- * categories. */
+ * categories, then the depths. */
 #define CAT_FLOW0 (1u + 256u * 256u)
-#define CAT_COUNT (CAT_FLOW0 + 6u)
+#define CAT_DEPTH0 (CAT_FLOW0 + 6u) /* then "trove:depth:N" for N 0..255 */
+#define CAT_COUNT (CAT_DEPTH0 + 256u)
 
 /* category_iids in w->te for category iid (its text `cat`), interned into w->in the first
  * time. */
@@ -382,6 +385,17 @@ int trove__pf_event(struct trove__pf *w, const struct trove__tsrec *e, int end,
         }
         if (type == 4 && (rc = trove__pb_fixed64(&w->te, TE_DOUBLE_COUNTER, e->dur_ns)) != TROVE_OK)
             return rc;
+    }
+    if (type == 1 || type == 3) { /* the depth, where the reader's geometry would miss it */
+        uint8_t depth;
+        if ((rc = trove__tdepth_next(w->depth, e->pid, e->tid, e->start_ns,
+                                     type == 1 ? e->dur_ns : 0, &depth)) != TROVE_OK)
+            return rc;
+        if (depth != e->depth) {
+            snprintf(cat, sizeof cat, "trove:depth:%u", (unsigned)e->depth);
+            if ((rc = use_category(w, CAT_DEPTH0 + (uint32_t)e->depth, cat)) != TROVE_OK)
+                return rc;
+        }
     }
     return event_packet(w, end ? e->start_ns + e->dur_ns : e->start_ns, out);
 }
@@ -501,7 +515,7 @@ int trove__pf_new(const struct trove__tset *ev, const struct trove_flow *flows, 
     if (!(w->base = trove__calloc(nt, 1)) || !(w->lanes = trove__calloc(nt, sizeof *w->lanes)) ||
         !(w->tl = trove__calloc(nt, sizeof *w->tl)) || !(w->has_flow = trove__calloc(nt, 1)) ||
         !(w->child0 = trove__calloc(nt, sizeof *w->child0)) ||
-        !(w->cat_sent = trove__calloc(CAT_COUNT, 1)) ||
+        !(w->cat_sent = trove__calloc(CAT_COUNT, 1)) || trove__tdepth_new(&w->depth) != TROVE_OK ||
         !(w->names_by_id = trove__malloc((nn ? nn : 1) * sizeof *w->names_by_id)))
         goto out;
     for (size_t i = 0; i < nflows; i++)
@@ -556,6 +570,7 @@ void trove__pf_free(struct trove__pf *w)
     free(w->has_flow);
     free(w->child0);
     free(w->cat_sent);
+    trove__tdepth_free(w->depth);
     free(w->names_by_id);
     free(w);
 }

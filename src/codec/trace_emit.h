@@ -15,17 +15,27 @@
 
 /* ---- Chrome JSON (chrome_export.c) ---------------------------------------------------- */
 
-/* Chrome writes a begin and an end of these (b/e, S/F); every other event is one line. */
-static inline int trove__cj_paired(uint8_t kind, uint8_t extra)
+/* Chrome writes a begin and an end of these (b/e, S/F): the async spans, which live on a
+ * synthetic tid (an async track); every other event is one line. A zone of a real thread
+ * whose extra happens to be 1 or 2 (the generator's category, say) is a thread's zone. */
+static inline int trove__cj_async(uint8_t kind, uint8_t extra, uint32_t tid)
 {
-    return kind == TROVE_KIND_ZONE &&
-           (extra == TROVE_ASYNC_NESTABLE || extra == TROVE_ASYNC_LEGACY);
+    return kind == TROVE_KIND_ZONE && trove_tid_is_synthetic(tid) &&
+           (extra == TROVE_ASYNC_NESTABLE || extra == TROVE_ASYNC_LEGACY ||
+            extra == TROVE_ASYNC_STEP);
+}
+
+static inline int trove__cj_paired(uint8_t kind, uint8_t extra, uint32_t tid)
+{
+    return trove__cj_async(kind, extra, tid) && extra != TROVE_ASYNC_STEP;
 }
 
 struct trove__cj;
 
-/* A Chrome writer over names (borrowed, may be NULL). TROVE_OK or TROVE_ERR_NOMEM. */
-int trove__cj_new(const struct trove_names *names, struct trove__cj **out);
+/* A Chrome writer over names (borrowed, may be NULL) and the flow rows (borrowed until
+ * free; trove__cj_flow is given pointers into them). TROVE_OK or TROVE_ERR_NOMEM. */
+int trove__cj_new(const struct trove_names *names, const struct trove_flow *flows,
+                  size_t nflows, struct trove__cj **out);
 void trove__cj_free(struct trove__cj *c);
 /* The document's head and the metadata events (the names table's). */
 int trove__cj_begin(struct trove__cj *c, struct trove__tout *o);

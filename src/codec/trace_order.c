@@ -96,7 +96,8 @@ int trove__trace_order(struct trove__trec *r, size_t n, uint32_t *threads_out)
         }
         while (hn && heap[0] <= e->start)
             heap_pop(heap, &hn);
-        e->depth = hn > 255 ? 255 : (uint8_t)hn;
+        if (!e->depth_given)
+            e->depth = hn > 255 ? 255 : (uint8_t)hn;
         if (span(e))
             heap_push(heap, &hn, e->start + e->dur);
     }

@@ -16,12 +16,14 @@ struct trove__trec {
     uint64_t start, dur;   /* dur: a counter's value bits (taken as 0 here) */
     uint32_t pid, tid, name, seq, track;
     uint8_t kind, extra, depth;
+    uint8_t depth_given;   /* nonzero: depth is the trace's own (trove wrote it), kept */
 };
 
 /*
  * Depth, then order. Per thread (pid, tid), in order of (start, longer first, seq), an
  * event's depth is the number of earlier zones whose [start, start + dur) contains its start
- * (a zero-length zone and a counter contain nothing), capped at 255. Then r is sorted by
+ * (a zero-length zone and a counter contain nothing), capped at 255 — unless the trace gave
+ * the event's depth (depth_given), which is kept. Then r is sorted by
  * (start, pid, tid, depth, seq). *threads_out gets the number of distinct (pid, tid).
  * Returns TROVE_OK or TROVE_ERR_NOMEM (r is then in thread order, depths unset).
  */

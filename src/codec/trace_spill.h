@@ -18,16 +18,19 @@
 #include "trove/event.h"
 
 /* An event as the writers sort it: its fields, its place in the input, and (Perfetto, for a
- * slice's end) the lane its begin went on. 40 bytes, spilled as they are in memory. */
+ * slice's end) the lane its begin went on. 40 bytes, spilled as they are in memory: the
+ * depth shares the index's word (2^56 events is past any capture: TROVE__TSREC_SEQ_MAX). */
 struct trove__tsrec {
     uint64_t start_ns, dur_ns;
-    uint64_t seq;             /* the event's index in the input: ties keep input order */
+    uint64_t seq : 56;        /* the event's index in the input: ties keep input order */
+    uint64_t depth : 8;       /* the event's depth */
     uint32_t pid, tid, name_id;
     uint8_t kind, extra;
     uint16_t lane;
 };
 
 _Static_assert(sizeof(struct trove__tsrec) == 40, "a sort record is 40 bytes");
+#define TROVE__TSREC_SEQ_MAX (((uint64_t)1 << 56) - 1)
 
 enum {
     TROVE__TORDER_START = 0, /* (start, longer zone first, seq) */

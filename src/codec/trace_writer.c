@@ -23,6 +23,7 @@
  * the ends are then in memory too. The output goes to the sink in pieces of 64 KiB. Every
  * error is sticky: the writer can then only be freed.
  */
+#include "perfetto_profile.h"
 #include "trace_emit.h"
 #include "common/alloc.h"
 #include "common/fail.h"
@@ -37,6 +38,7 @@ struct trove_trace_writer {
     struct trove__tsort *starts;
     struct trove__tset tracks;   /* Perfetto: the events' (pid, tid) */
     uint64_t events, paired;
+    const struct trove_profile *profile; /* borrowed until the finish (Perfetto) */
     int rc;                      /* sticky */
     int finished;
 };
@@ -49,7 +51,7 @@ static const char *format_name(int format)
 static int paired(int format, const struct trove__tsrec *r)
 {
     return format == TROVE_TRACE_PERFETTO ? trove__pf_slice(r->kind, r->dur_ns)
-                                          : trove__cj_paired(r->kind, r->extra);
+                                          : trove__cj_paired(r->kind, r->extra, r->tid);
 }
 
 int trove_trace_writer_new(const struct trove_trace_writer_options *opt,
@@ -126,8 +128,14 @@ int trove_trace_writer_add(struct trove_trace_writer *w, const struct trove_even
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "trace writer: events after the finish");
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &events[i];
-        struct trove__tsrec r = {e->start_ns, e->dur_ns,  w->events, e->pid, e->tid,
-                                 e->name_id,  e->kind,    e->extra,  0};
+        struct trove__tsrec r = {.start_ns = e->start_ns, .dur_ns = e->dur_ns,
+                                 .seq = w->events,    .depth = e->depth,
+                                 .pid = e->pid,       .tid = e->tid,
+                                 .name_id = e->name_id, .kind = e->kind,
+                                 .extra = e->extra,   .lane = 0};
+        if (w->events >= TROVE__TSREC_SEQ_MAX)
+            return w->rc = TROVE_FAIL(diag, TROVE_ERR_LIMIT, w->events,
+                                      "trace writer: more than 2^56 events");
         if (w->opt.format == TROVE_TRACE_CHROME_JSON && e->kind == TROVE_KIND_COUNTER &&
             !isfinite(trove_counter_value(e))) {
             rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, w->events,
@@ -188,6 +196,7 @@ static int sort_ends(struct trove_trace_writer *w, struct trove__pf *pf, struct 
 
 /* Steps 2 and 3: everything, in the schedule's order, to o. */
 static int write_all(struct trove__cj *cj, struct trove__pf *pf, struct trove__tsched *ts,
+                     const struct trove_profile *profile, uint64_t *samples,
                      struct trove__tout *o, struct trove_diag *diag)
 {
     struct trove__titem it;
@@ -215,7 +224,17 @@ static int write_all(struct trove__cj *cj, struct trove__pf *pf, struct trove__t
         return more;
     if ((rc = pf ? trove__pf_end(pf, o) : trove__cj_end(cj, o)) != TROVE_OK)
         return rc;
+    if (pf && (rc = trove__pf_profile_write(profile, 1, o, samples)) != TROVE_OK)
+        return rc;
     return trove__tout_flush(o, 0);
+}
+
+int trove_trace_writer_profile(struct trove_trace_writer *w, const struct trove_profile *p)
+{
+    if (!w || w->finished)
+        return TROVE_ERR_INVALID;
+    w->profile = p;
+    return TROVE_OK;
 }
 
 int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_names *names,
@@ -228,6 +247,7 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
     struct trove__tout o;
     struct trove__cj *cj = NULL;
     struct trove__pf *pf = NULL;
+    uint64_t samples = 0;
     int rc;
 
     memset(&ts, 0, sizeof ts);
@@ -251,13 +271,13 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
     if (w->opt.format == TROVE_TRACE_PERFETTO)
         TROVE_TRY(rc, trove__pf_new(&w->tracks, flows, nflows, names, &pf, diag));
     else
-        TROVE_TRY(rc, trove__cj_new(names, &cj));
+        TROVE_TRY(rc, trove__cj_new(names, flows, nflows, &cj));
     TROVE_TRY(rc, sort_ends(w, pf, &ends, diag));
     if (pf)
         trove__pf_lanes_again(pf);
     TROVE_TRY(rc, trove__tsched_init(&ts, w->starts, ends, flows, nflows));
     o.sink = sink;
-    TROVE_TRY(rc, write_all(cj, pf, &ts, &o, diag));
+    TROVE_TRY(rc, write_all(cj, pf, &ts, w->profile, &samples, &o, diag));
     if (stats) {
         struct trove__tsort_stats a, b;
         memset(&b, 0, sizeof b);
@@ -271,6 +291,7 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
         stats->runs = a.runs + b.runs;
         stats->passes = a.passes + b.passes;
         stats->spill_bytes = a.bytes + b.bytes;
+        stats->samples = samples;
     }
 out:
     if (rc != TROVE_OK) {

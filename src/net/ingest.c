@@ -38,9 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <linux/sockios.h>
 #include <unistd.h>
 
 #define READ_CHUNK ((size_t)256 << 10)
@@ -504,9 +506,9 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
 
 /* Before the hello: read only up to its newline (the frames after it wait for the answer).
  * As read(2). */
-static ssize_t read_hello(int fd, uint8_t *buf)
+static ssize_t read_hello(int fd, uint8_t *buf, size_t max)
 {
-    ssize_t r = recv(fd, buf, TROVE__HELLO_MAX, MSG_PEEK);
+    ssize_t r = recv(fd, buf, max < TROVE__HELLO_MAX ? max : TROVE__HELLO_MAX, MSG_PEEK);
     const uint8_t *nl;
 
     if (r <= 0)
@@ -518,9 +520,10 @@ static ssize_t read_hello(int fd, uint8_t *buf)
 /* Read what p has; close it at the end of its stream or on bad input. 1 if it closed p
  * (which is then the pass's: the caller must not touch it again), else 0. */
 static int read_one(struct trove__server *srv, struct trove__prod *p, struct feed_ctx *f,
-                    uint8_t *buf)
+                    uint8_t *buf, size_t max)
 {
-    ssize_t r = p->got_hello ? read(p->fd, buf, READ_CHUNK) : read_hello(p->fd, buf);
+    ssize_t r = p->got_hello ? read(p->fd, buf, max < READ_CHUNK ? max : READ_CHUNK)
+                             : read_hello(p->fd, buf, max);
     int rc;
 
     if (r < 0 && (errno == EAGAIN || errno == EINTR))
@@ -640,30 +643,143 @@ static int act(struct trove__server *srv, const struct watch *w)
     return 0;
 }
 
-/* Stopping: what producers sent before the stop is read to its end (the socket may still
- * hold it), then they are closed; the pass takes it all and the store commits. A producer
- * whose capture is still opening is waited for (up to STOP_OPEN_WAIT_NS), so that it is
- * answered and read too. One still sending is told the service stops. */
+/* p is closed because the service stops: told so (the line says "stopping":true, so that
+ * the producer tells a stop from an error), and its capture's session marked as cut by the
+ * stop, so that its viewers are closed with 1001 rather than told it ended. */
+static void stop_close(struct trove__server *srv, struct trove__prod *p, const char *why)
+{
+    char line[TROVE_SERVE_ANSWER_MAX];
+
+    if (p->cap) {
+        pthread_mutex_lock(&p->cap->mu);
+        p->cap->stopped = 1;
+        pthread_mutex_unlock(&p->cap->mu);
+    }
+    tell(p, line,
+         trove__answer_stopping(line, p->answered ? TROVE_SERVE_ERROR : TROVE_SERVE_REFUSE, why));
+    if (!p->answered) { /* never taken: counted and logged as a refusal */
+        pthread_mutex_lock(&srv->mu);
+        srv->producers_refused++;
+        pthread_mutex_unlock(&srv->mu);
+        trove__log(srv, "producer %" PRIu64 " (%s%s%s) closed: %s", p->id, p->peer,
+                   p->cap ? ", capture " : "", p->cap ? p->cap->name : "", why);
+    }
+    prod_close(srv, p, TROVE_OK, "");
+}
+
+/* The bytes p's socket holds now (SIOCINQ); what a read of them all would bring at most. */
+static size_t queued_bytes(const struct trove__prod *p)
+{
+    int n = 0;
+
+    if (ioctl(p->fd, SIOCINQ, &n) != 0 || n < 0)
+        return 0;
+    return (size_t)n;
+}
+
+/* Read p until *budget bytes are taken (what its socket held when the stop came: taken off
+ * *budget as read), its stream ends, or it has no more now; 1 if that closed p. A hello
+ * taken ends the read (its answer comes first). */
+static int drain_one(struct trove__server *srv, struct trove__prod *p, struct feed_ctx *f,
+                     uint8_t *buf, size_t *budget)
+{
+    int hello = p->got_hello;
+
+    while (buf && *budget > 0) {
+        struct pollfd one = {p->fd, POLLIN, 0};
+        uint64_t before, got;
+        if (poll(&one, 1, 0) <= 0 || !(one.revents & (POLLIN | POLLHUP | POLLERR)))
+            return 0;
+        pthread_mutex_lock(&p->mu);
+        before = p->bytes_in;
+        pthread_mutex_unlock(&p->mu);
+        if (read_one(srv, p, f, buf, *budget) != 0)
+            return 1;
+        pthread_mutex_lock(&p->mu);
+        got = p->bytes_in - before;
+        pthread_mutex_unlock(&p->mu);
+        *budget -= got < *budget ? (size_t)got : *budget;
+        if (!hello && p->got_hello)
+            return 0;
+    }
+    if (buf && *budget == 0 && p->got_hello) { /* all it held is read: is its end next? */
+        char c;
+        if (recv(p->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0)
+            return read_one(srv, p, f, buf, 1); /* the end: closed as at any other time */
+    }
+    return 0;
+}
+
+/* What the drain may still read of producer id (budgets made at its start), or, for one it
+ * has no budget for (no memory for them), what its socket holds now. */
+static size_t *budget_of(uint64_t id, const uint64_t *ids, size_t *budgets, size_t n,
+                         size_t *spare, const struct trove__prod *p)
+{
+    for (size_t k = 0; k < n; k++)
+        if (ids[k] == id)
+            return &budgets[k];
+    *spare = queued_bytes(p);
+    return spare;
+}
+
+/* Stopping: what producers sent before the stop — what their sockets hold when the drain
+ * starts — is read, then they are closed; the pass takes it all and the store commits. A
+ * producer that goes on writing is not read past that, so the drain ends however fast it
+ * writes. A producer whose capture is still opening is waited for (up to
+ * STOP_OPEN_WAIT_NS), so that it is answered and read too. Each is told the service stops.
+ * Out of memory for a round's list, the round takes one producer alone instead: every one is
+ * closed whatever fails, or the pass (which waits for them all) would never end. */
 static void stop_producers(struct trove__server *srv, struct feed_ctx *f, uint8_t *buf)
 {
-    uint64_t deadline = trove__now_ns() + STOP_OPEN_WAIT_NS;
+    uint64_t deadline = trove__now_ns() + STOP_OPEN_WAIT_NS, *ids = NULL;
+    size_t *budgets = NULL, nbudget = 0;
 
+    pthread_mutex_lock(&srv->mu);
+    for (struct trove__prod *p = srv->prods; p; p = p->next)
+        nbudget++;
+    pthread_mutex_unlock(&srv->mu);
+    budgets = trove__mallocarray(nbudget + 1, sizeof *budgets);
+    ids = trove__mallocarray(nbudget + 1, sizeof *ids);
+    nbudget = 0;
+    if (budgets && ids) { /* no producer joins now: the listeners are not polled */
+        pthread_mutex_lock(&srv->mu);
+        for (struct trove__prod *p = srv->prods; p; p = p->next)
+            if (p->fd >= 0) {
+                ids[nbudget] = p->id;
+                budgets[nbudget++] = queued_bytes(p);
+            }
+        pthread_mutex_unlock(&srv->mu);
+    }
     for (;;) {
-        struct watch *open = NULL;
+        struct watch *open, single;
         size_t nopen = 0, np = 0, waiting = 0;
-        int late = trove__now_ns() > deadline;
+        int late = !buf || trove__now_ns() > deadline, whole;
         pthread_mutex_lock(&srv->mu);
         for (struct trove__prod *p = srv->prods; p; p = p->next)
             np++;
-        if ((open = trove__mallocarray(np + 1, sizeof *open)) != NULL)
+        open = trove__mallocarray(np + 1, sizeof *open);
+        whole = open != NULL;
+        if (whole) {
             for (struct trove__prod *p = srv->prods; p; p = p->next)
                 if (p->fd >= 0)
                     look(p, &open[nopen++]);
+        } else { /* out of memory: one alone, the first that needs no waiting if any */
+            struct trove__prod *pick = NULL;
+            for (struct trove__prod *p = srv->prods; p; p = p->next)
+                if (p->fd >= 0 && (!pick || late || p->answered))
+                    pick = p;
+            if (pick) {
+                look(pick, &single);
+                open = &single;
+                nopen = 1;
+            }
+        }
         pthread_mutex_unlock(&srv->mu);
         oldest_first(open, nopen);
         for (size_t i = 0; i < nopen; i++) {
             struct trove__prod *p = open[i].p;
-            int closed = 0, hello = p->got_hello;
+            size_t spare = 0, *budget;
+            int hello = p->got_hello;
             if (open[i].act == ACT_WAIT && !late) {
                 waiting++;
                 continue;
@@ -674,37 +790,33 @@ static void stop_producers(struct trove__server *srv, struct feed_ctx *f, uint8_
                          "the service stopped before capture %s was open: nothing this "
                          "producer sent was taken",
                          p->cap->name);
-                prod_close(srv, p, TROVE_ERR_INVALID, why);
+                stop_close(srv, p, why);
                 continue;
             }
             if (act(srv, &open[i]))
                 continue;
-            while (buf) { /* until the socket is empty (or the stream ends) */
-                struct pollfd one = {p->fd, POLLIN, 0};
-                if (poll(&one, 1, 0) <= 0 || !(one.revents & (POLLIN | POLLHUP | POLLERR)))
-                    break;
-                if ((closed = read_one(srv, p, f, buf)) != 0 || (!hello && p->got_hello))
-                    break;
-            }
-            if (!closed && !hello && p->got_hello) {
-                waiting++; /* its hello came now: answered next round */
+            budget = budget_of(p->id, ids, budgets, nbudget, &spare, p);
+            if (drain_one(srv, p, f, buf, budget))
+                continue;
+            if (!hello && p->got_hello && *budget > 0) {
+                waiting++; /* its hello came now: answered next round, then read */
                 continue;
             }
-            if (!closed) {
-                tell_why(p, p->answered ? "the service is stopping: what this producer sent "
-                                          "until now is kept, and nothing after"
-                                        : "the service is stopping");
-                prod_close(srv, p, TROVE_OK, "");
-            }
+            stop_close(srv, p, p->answered ? "the service is stopping: what this producer "
+                                             "sent until now is kept, and nothing after"
+                                           : "the service is stopping");
         }
-        free(open);
-        if (!waiting || !buf)
+        if (whole)
+            free(open);
+        if (whole ? !waiting : nopen == 0)
             break;
-        {
+        if (waiting) {
             struct timespec ts = {0, 10 * 1000000L};
             nanosleep(&ts, NULL);
         }
     }
+    free(budgets);
+    free(ids);
 }
 
 /* Read and drop what refused producers still send; close each at its end or its time (all:
@@ -814,7 +926,7 @@ void *trove__ingest_main(void *arg)
                 if (pfd[i].revents & POLLIN)
                     accept_one(srv, pfd[i].fd, pfd[i].fd == srv->listen_fds[1]);
             } else if (pfd[i].fd >= 0 && (pfd[i].revents & (POLLIN | POLLHUP | POLLERR))) {
-                read_one(srv, who[i].p, &f, buf);
+                read_one(srv, who[i].p, &f, buf, READ_CHUNK);
             }
         }
         reap(srv);

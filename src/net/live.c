@@ -297,6 +297,24 @@ int trove__parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len
 }
 
 
+int trove__job_submit(struct trove__server *srv, struct trove__job *j)
+{
+    pthread_mutex_lock(&srv->mu);
+    if (srv->jobs_closed) {
+        pthread_mutex_unlock(&srv->mu);
+        return -1;
+    }
+    j->next = NULL;
+    if (srv->jobs_tail)
+        srv->jobs_tail->next = j;
+    else
+        srv->jobs = j;
+    srv->jobs_tail = j;
+    pthread_cond_signal(&srv->store_cv);
+    pthread_mutex_unlock(&srv->mu);
+    return 0;
+}
+
 void trove__job_release(struct trove__job *j)
 {
     if (j && atomic_fetch_sub(&j->refs, 1) == 1) {

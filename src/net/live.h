@@ -91,6 +91,8 @@
  * uncommitted batches) the live frames its queue dropped while its history was sent;
  * past that many it is a slow viewer like any other, told of the gap. */
 #define TROVE__CATCHUP_MAX 8
+/* The reason of the close (1001) every viewer gets when the service stops. */
+#define TROVE__STOP_REASON "service stopped"
 /* Producer connections at once (trove_serve_options.max_producers' default): each takes a
  * descriptor of the reserve web.c keeps from web load. */
 #define TROVE__PRODUCERS_DEFAULT 256u
@@ -153,6 +155,9 @@ struct trove__cap {
                                     of whose producers sends any more is over: the next
                                     producer of the name starts a new one) */
     uint64_t commits, commit_errors;
+    int stopped;       /* the service's stop cut this session (a producer still sent): its
+                          viewers are closed with 1001 once they have what was published,
+                          never told it ended (under mu) */
     int commit_failed; /* the store thread's: commits failed in a row (retried each commit_ms) */
     char error[TROVE__ERROR_MAX];
     /* the ingest thread's once LIVE (the store thread makes it before) */
@@ -284,6 +289,7 @@ struct trove__server {
     struct trove__prod *prods;
     struct trove__view *views;
     struct trove__job *jobs, *jobs_tail; /* for the store thread, in order */
+    int jobs_closed;            /* the store thread runs no more jobs: none is queued (mu) */
     uint64_t next_id;
     uint64_t next_session;
     uint64_t producers_total, producers_refused, viewers_total;
@@ -295,7 +301,7 @@ struct trove__server {
     char ingest_addr[80];       /* "" without --ingest */
     const char *token;          /* the API's token (web.c's), or NULL */
     size_t token_len;
-    int stop_fd[2];             /* the stop request's self-pipe */
+    int stop_fd[2];             /* the stop request's self-pipe (serve.c's, the process's) */
     /* Producers closed with a refusal or an error, their sending side shut and what they
      * still send read and dropped for TROVE__LINGER_PRODUCER_NS, so that the close resets
      * nothing and the line that says why arrives (the ingest thread's). */
@@ -307,6 +313,9 @@ struct trove__server {
 
 /* live.c */
 void trove__job_release(struct trove__job *j);
+/* Queue j for the store thread (taking over the caller's reference for the queue): 0, or -1
+ * when the store thread is done with jobs (the service stops; j is untouched). */
+int trove__job_submit(struct trove__server *srv, struct trove__job *j);
 /* Join the newest capture of that name as a producer or a viewer (a reference, and *state
  * its state then). A producer starts a new session when that one is over (its viewers stay
  * with the old) and opens a waiting one (append: continuing the stored capture); one of the

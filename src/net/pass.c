@@ -328,8 +328,13 @@ void *trove__pass_main(void *arg)
             state = caps[i]->state;
             full = caps[i]->uncommitted_bytes >= TROVE__UNCOMMITTED_MAX;
             pthread_mutex_unlock(&caps[i]->mu);
-            /* full: the store is behind, and the capture's producers wait for it */
-            if ((state == TROVE__CAP_LIVE && !full) || state == TROVE__CAP_FAILED)
+            /* full: the store is behind, and the capture's producers wait for it. Once
+             * the service stops, every capture is passed whatever its state: its producers
+             * are closed, what they had sent is bounded (the ingest thread reads nothing
+             * more), and the pass must take them to end (it waits for them all); a capture
+             * still opening then loses its producers, which sent nothing it took, and a
+             * full one goes over its bound by what they had sent. */
+            if ((state == TROVE__CAP_LIVE && !full) || state == TROVE__CAP_FAILED || stopping)
                 any |= pass_capture(srv, caps[i], &ps, state == TROVE__CAP_FAILED);
             trove__cap_release(caps[i]);
         }
@@ -384,6 +389,7 @@ static void cap_fail(struct trove__server *srv, struct trove__cap *c, const char
     pthread_mutex_unlock(&c->mu);
     trove_capture_writer_close(w); /* the store thread's alone: no lock needed */
     trove__log(srv, "capture %s: %s", c->name, c->error);
+    trove__wake_web(srv); /* its viewers are told now, whatever else happens or not */
 }
 
 /* Is an older capture of c's name still writing (its writer open)? */
@@ -590,10 +596,11 @@ static void store_failed(struct trove__server *srv, struct trove__cap *c, int fi
     }
     pthread_mutex_unlock(&c->mu);
     trove__log(srv, "%s", c->error);
-    if (give_up)
+    if (give_up) {
         trove__log(srv, "capture %s: stopping after %d failed commits: %" PRIu64
                         " events were never committed", c->name, c->commit_failed, lost);
-    else
+        trove__wake_web(srv);
+    } else
         recover_writers(srv);
 }
 
@@ -801,11 +808,25 @@ void *trove__store_main(void *arg)
         for (size_t i = k; i-- > 0;) {
             struct trove__cap *c = caps[i];
             int state;
+            int unopened = 0;
             pthread_mutex_lock(&c->mu);
             state = c->state;
             if (pass_done && state == TROVE__CAP_LIVE)
                 c->state = state = TROVE__CAP_CLOSING; /* stopping: no more batches */
+            if (pass_done && state == TROVE__CAP_OPENING && c->producers == 0) {
+                /* Its producers were closed by the stop before it opened, and nothing of
+                 * theirs was taken: it is not opened at all, so that an empty session never
+                 * replaces a stored capture of its name. */
+                c->state = state = TROVE__CAP_ENDED;
+                c->stopped = 1;
+                unopened = 1;
+            }
             pthread_mutex_unlock(&c->mu);
+            if (unopened) {
+                trove__log(srv, "capture %s: the service stopped before session %" PRIu64
+                                " opened; nothing of it was written", c->name, c->session);
+                trove__wake_web(srv);
+            }
             if (state == TROVE__CAP_OPENING)
                 store_open(srv, c);
             else if ((state == TROVE__CAP_LIVE || state == TROVE__CAP_CLOSING) && c->w)
@@ -818,8 +839,17 @@ void *trove__store_main(void *arg)
         free(caps);
         run_jobs(srv);
         trove__caps_sweep(srv);
-        if (pass_done && open == 0)
-            break;
+        if (pass_done && open == 0) {
+            int none;
+            /* The last round: jobs are closed in the lock the web thread queues them in,
+             * so that a job asked for after it is refused rather than never run. */
+            pthread_mutex_lock(&srv->mu);
+            none = srv->jobs == NULL;
+            srv->jobs_closed = none;
+            pthread_mutex_unlock(&srv->mu);
+            if (none)
+                break;
+        }
         if (trove__now_ns() - trimmed >= TRIM_NS) {
             malloc_trim(0);
             trimmed = trove__now_ns();

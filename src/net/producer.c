@@ -9,6 +9,7 @@
  *   {"type":"accept","capture":"NAME","session":S,"mode":"new","events":E}\n
  *   {"type":"refuse","reason":"..."}\n
  *   {"type":"error","reason":"..."}\n
+ *   {"type":"error","reason":"...","stopping":true}\n   (the service stops; a refuse too)
  *
  * Trust rules of the reader: the line's length is checked before anything else; strings
  * are read into bounded buffers (a longer one is an error, never grown); numbers must be
@@ -19,6 +20,7 @@
 #include "common/json.h"
 #include "common/utf8.h"
 
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -191,16 +193,19 @@ size_t trove__answer_accept(char *out, const char *capture, uint64_t session, in
     return n > 0 ? (size_t)n : 0;
 }
 
-size_t trove__answer_reason(char *out, int type, const char *reason)
+/* A refuse or an error line with reason, cut to leave room for `more` (members after the
+ * reason, each with its leading comma) before the closing brace. */
+static size_t answer_line(char *out, int type, const char *reason, const char *more)
 {
-    static const char tail[] = "\"}\n";
+    static const char tail[] = "}\n";
     const uint8_t *s = (const uint8_t *)reason;
+    size_t extra = 1 + strlen(more); /* the reason's closing quote, then `more` */
     size_t len = strlen(reason), at, room;
     int n = snprintf(out, TROVE_SERVE_ANSWER_MAX, "{\"type\":\"%s\",\"reason\":\"",
                      type == TROVE_SERVE_REFUSE ? "refuse" : "error");
 
     at = n > 0 ? (size_t)n : 0;
-    room = TROVE_SERVE_ANSWER_MAX - sizeof tail - 3; /* the tail, its NUL and "..." */
+    room = TROVE_SERVE_ANSWER_MAX - sizeof tail - extra - 3; /* the tail, its NUL, "..." */
     for (size_t i = 0; i < len;) {
         size_t ok = trove__utf8_valid_prefix(s + i, len - i < 4 ? len - i : 4), step, need;
         char esc[8];
@@ -230,15 +235,29 @@ size_t trove__answer_reason(char *out, int type, const char *reason)
         at += need;
         i += step;
     }
+    out[at++] = '"';
+    memcpy(out + at, more, extra - 1);
+    at += extra - 1;
+    assert(at + sizeof tail <= TROVE_SERVE_ANSWER_MAX);
     memcpy(out + at, tail, sizeof tail); /* with its NUL */
     return at + sizeof tail - 1;
 }
 
+size_t trove__answer_reason(char *out, int type, const char *reason)
+{
+    return answer_line(out, type, reason, "");
+}
+
+size_t trove__answer_stopping(char *out, int type, const char *reason)
+{
+    return answer_line(out, type, reason, ",\"stopping\":true");
+}
+
 /* The members an answer's reader knows, each at most once (a second "type" could say
  * another thing than the first to another reader). */
-enum { K_CAPTURE, K_SESSION, K_MODE, K_EVENTS, K_REASON, K_TYPE, K_COUNT };
-static const char *const answer_keys[K_COUNT] = {"capture", "session", "mode",
-                                                 "events",  "reason",  "type"};
+enum { K_CAPTURE, K_SESSION, K_MODE, K_EVENTS, K_REASON, K_TYPE, K_STOPPING, K_COUNT };
+static const char *const answer_keys[K_COUNT] = {"capture", "session", "mode",     "events",
+                                                 "reason",  "type",    "stopping"};
 #define ACCEPT_NEEDS (1 << K_CAPTURE | 1 << K_SESSION | 1 << K_MODE | 1 << K_EVENTS)
 
 int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_answer *out,
@@ -289,6 +308,14 @@ int trove_serve_answer_parse(const char *line, size_t len, struct trove_serve_an
                 if ((rc = member_string(&js, "mode", mode, sizeof mode, diag)) == TROVE_ERR_LIMIT)
                     return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                                       "answer: a \"mode\" this trove does not know");
+            } else if (k == K_STOPPING) {
+                int lit;
+                c = trove__json_peek(&js);
+                if (c != 't' && c != 'f')
+                    return TROVE_FAIL(diag, TROVE_ERR_INVALID, trove__json_pos(&js),
+                                      "answer: \"stopping\" must be true or false");
+                if ((rc = trove__json_literal(&js, &lit)) == TROVE_OK)
+                    out->stopping = lit == TROVE_JSON_TRUE;
             } else if (k == K_SESSION || k == K_EVENTS) {
                 rc = member_uint(&js, answer_keys[k], 0, UINT64_MAX, &v, diag);
                 if (k == K_EVENTS)

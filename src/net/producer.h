@@ -80,6 +80,9 @@ int trove__hello_parse(const uint8_t *line, size_t len, struct trove__hello *out
 size_t trove__answer_accept(char *out, const char *capture, uint64_t session, int mode,
                             uint64_t events);
 size_t trove__answer_reason(char *out, int type, const char *reason);
+/* The line of a producer closed because the service stops: a refuse or an error (type), its
+ * reason (cut as above, to leave room) followed by "stopping":true. */
+size_t trove__answer_stopping(char *out, int type, const char *reason);
 
 /* The framer's callbacks: return TROVE_OK to go on, anything else to stop (returned). */
 struct trove_wire_header;

@@ -19,14 +19,29 @@
 #include <time.h>
 #include <unistd.h>
 
-static atomic_int stop_write_fd = -1;
+/* The stop request's self-pipe, one for the process, made by the first run and never
+ * closed: trove_serve_stop (a signal handler, another thread) may write to it at any moment,
+ * a run's end included, and a descriptor closed under it could by then be another file's.
+ * A run takes stop requests while armed; it empties the pipe before it arms, so that a
+ * stop that came too late for the last run does not stop the next. */
+static pthread_once_t stop_once = PTHREAD_ONCE_INIT;
+static int stop_pipe[2] = {-1, -1}, stop_pipe_errno;
+static atomic_int stop_armed;
+
+static void stop_pipe_make(void)
+{
+    if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+        stop_pipe_errno = errno;
+        stop_pipe[0] = stop_pipe[1] = -1;
+    }
+}
 
 void trove_serve_stop(void)
 {
-    int fd = atomic_load(&stop_write_fd);
     char c = 1;
 
-    if (fd >= 0 && write(fd, &c, 1) < 0) {
+    /* stop_pipe is set before any run arms, and never changes after */
+    if (atomic_load(&stop_armed) && write(stop_pipe[1], &c, 1) < 0) {
         ; /* the pipe is full: a stop is already pending */
     }
 }
@@ -94,14 +109,22 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
                           diag);
     if (rc != TROVE_OK)
         goto out;
-    if (pipe2(srv->stop_fd, O_CLOEXEC | O_NONBLOCK) != 0) {
-        rc = TROVE_FAIL(diag, -errno, 0, "serve: a pipe: %s", strerror(errno));
+    pthread_once(&stop_once, stop_pipe_make);
+    if (stop_pipe[0] < 0) {
+        rc = TROVE_FAIL(diag, -stop_pipe_errno, 0, "serve: a pipe: %s", strerror(stop_pipe_errno));
         goto out;
     }
+    {
+        char c;
+        while (read(stop_pipe[0], &c, 1) == 1)
+            ; /* a stop the last run took too late */
+    }
+    srv->stop_fd[0] = stop_pipe[0];
+    srv->stop_fd[1] = stop_pipe[1];
     if ((rc = trove__ingest_open(srv, diag)) != TROVE_OK ||
         (rc = trove__web_open(srv, diag)) != TROVE_OK)
         goto out;
-    atomic_store(&stop_write_fd, srv->stop_fd[1]);
+    atomic_store(&stop_armed, 1);
     if ((rc = pthread_create(&store, NULL, trove__store_main, srv)) != 0) {
         rc = TROVE_FAIL(diag, -rc, 0, "serve: a thread: %s", strerror(rc));
         goto out;
@@ -129,14 +152,11 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
     pthread_join(store, NULL);
     rc = TROVE_OK;
 out:
-    atomic_store(&stop_write_fd, -1);
+    atomic_store(&stop_armed, 0);
     trove__web_close(srv);
-    for (int i = 0; i < 2; i++) {
-        if (srv->stop_fd[i] >= 0)
-            close(srv->stop_fd[i]);
+    for (int i = 0; i < 2; i++)
         if (srv->listen_fds[i] >= 0)
             close(srv->listen_fds[i]);
-    }
     if (srv->listen_fds[0] >= 0 || started)
         unlink(srv->socket_path);
     while (srv->prods) {

@@ -311,6 +311,11 @@ static void unwait(struct web *w, struct pss *ps)
     ps->next = NULL;
 }
 
+static void upload_done(struct web *w, struct pss *ps);
+
+/* Hand the request's change to the store thread; its answer comes when the job is done. A
+ * job asked for once the store thread has run its last round is refused (503): nothing
+ * would run it. */
 static int submit(struct web *w, struct pss *ps, int kind)
 {
     struct trove__job *j = trove__calloc(1, sizeof *j);
@@ -330,14 +335,12 @@ static int submit(struct web *w, struct pss *ps, int kind)
         ps->ifd_open = 0;
         snprintf(j->path, sizeof j->path, "/proc/self/fd/%d", j->fd);
     }
-    pthread_mutex_lock(&srv->mu);
-    if (srv->jobs_tail)
-        srv->jobs_tail->next = j;
-    else
-        srv->jobs = j;
-    srv->jobs_tail = j;
-    pthread_cond_signal(&srv->store_cv);
-    pthread_mutex_unlock(&srv->mu);
+    if (trove__job_submit(srv, j) != 0) { /* the store thread has run its last round */
+        atomic_store(&j->refs, 1);
+        trove__job_release(j); /* and an import's body with it */
+        upload_done(w, ps);
+        return trove__http_busy(ps, "the service is shutting down");
+    }
     ps->state = TROVE__PS_ANSWER;
     ps->job = j;
     ps->next = w->waiting;

@@ -4,8 +4,10 @@
  * pings, which get their pong, and the close), and what it is sent: the hello, then its
  * history (from=start) or the stored capture (GET /api/replay), then its fan-out queue — a gap
  * report or one wire frame per binary message — and at the end of the capture
- * {"type":"end"}. The connection's fill callback (conn.h) takes messages from those queues
- * while the socket takes them, so the frames wait in the fan-out queue, whose bound decides
+ * {"type":"end"}. A capture cut by the service's stop has no end: its viewers get what was
+ * published, then the close 1001 (as every viewer does once the service stops). The
+ * connection's fill callback (conn.h) takes messages from those queues while the socket
+ * takes them, so the frames wait in the fan-out queue, whose bound decides
  * what a slow viewer loses, and each frame goes out from the one buffer all its viewers
  * share. Replays and from=start histories run threads of their own, at most max_replays at
  * once (503 beyond).
@@ -142,6 +144,17 @@ static int send_frame(struct pss *ps, struct trove__view *v, struct trove__frame
     return trove__conn_put_frame(&ps->c, fb) == TROVE_OK ? 0 : -1;
 }
 
+/* What the fan-out queue gave: a gap report or a frame. -1 (close) or 1 (ask again). */
+static int send_item(struct pss *ps, struct trove__view *v, const struct trove__viewer_item *it)
+{
+    if (!it->frame)
+        return send_text(ps, "{\"type\":\"gap\",\"events\":%" PRIu64 ",\"batches\":%" PRIu64 "}",
+                         it->gap_events, it->gap_batches)
+                   ? -1
+                   : 1;
+    return send_frame(ps, v, it->frame) ? -1 : 1;
+}
+
 /* Queue a close (code, reason) and end the connection once it is out: nothing follows a
  * close (RFC 6455 5.5.1), and what the viewer still sends is read and dropped. */
 static int send_close(struct pss *ps, unsigned code, const char *reason)
@@ -215,10 +228,13 @@ static int view_write(struct web *w, struct pss *ps, struct trove__view *v)
 {
     struct trove__viewer_item it;
     struct trove__frame_buf *fb;
-    int h, state;
+    int h, state, stopped;
 
-    if (v->closing == 1)
-        return send_close(ps, 1001, "shutting down") ? -1 : 0;
+    if (v->closing == 1) { /* the service stops: a live viewer first gets what it has queued */
+        if (!v->replay && v->fv && v->hello_sent && !v->hist && trove__viewer_next(v->fv, &it))
+            return send_item(ps, v, &it);
+        return send_close(ps, 1001, TROVE__STOP_REASON) ? -1 : 0;
+    }
     if (v->closing == 2) {
         char e[2 * TROVE__ERROR_MAX];
         json_escape(v->error, e, sizeof e);
@@ -231,12 +247,17 @@ static int view_write(struct web *w, struct pss *ps, struct trove__view *v)
         return replay_write(ps, v);
     pthread_mutex_lock(&v->cap->mu);
     state = v->cap->state;
+    stopped = v->cap->stopped;
     if (state == TROVE__CAP_FAILED && !v->end_sent)
         snprintf(v->error, sizeof v->error, "capture %s failed: %.300s", v->cap->name,
                  v->cap->error);
     pthread_mutex_unlock(&v->cap->mu);
     if (state == TROVE__CAP_FAILED && !v->end_sent) { /* it will not start: say why */
         v->closing = 2;
+        return 1;
+    }
+    if (state == TROVE__CAP_ENDED && stopped && !v->fv) { /* the stop came before it opened */
+        v->closing = 1;
         return 1;
     }
     if (!v->fv) {
@@ -275,24 +296,20 @@ static int view_write(struct web *w, struct pss *ps, struct trove__view *v)
         trove__history_stop(v); /* over: live from here */
         stream_done(w, ps);
     }
-    if (trove__viewer_next(v->fv, &it)) {
-        if (!it.frame)
-            return send_text(ps, "{\"type\":\"gap\",\"events\":%" PRIu64 ",\"batches\":%" PRIu64 "}",
-                             it.gap_events, it.gap_batches)
-                       ? -1
-                       : 1;
-        return send_frame(ps, v, it.frame) ? -1 : 1;
-    }
+    if (trove__viewer_next(v->fv, &it))
+        return send_item(ps, v, &it);
     pthread_mutex_lock(&v->cap->mu);
     state = v->cap->state;
+    stopped = v->cap->stopped;
     v->end_events = v->cap->published;
     pthread_mutex_unlock(&v->cap->mu);
     if ((state == TROVE__CAP_ENDED || state == TROVE__CAP_FAILED) && !v->end_sent) {
         /* Everything published is queued before the state changes: the queue is drained. */
-        if (trove__viewer_next(v->fv, &it)) {
-            if (it.frame)
-                trove__frame_buf_release(it.frame);
-            return 1; /* not yet: came in meanwhile */
+        if (trove__viewer_next(v->fv, &it)) /* not yet: came in meanwhile, and goes now */
+            return send_item(ps, v, &it);
+        if (state == TROVE__CAP_ENDED && stopped) { /* cut by the stop: it did not end */
+            v->closing = 1;
+            return 1;
         }
         v->end_sent = 1;
         return send_text(ps, "{\"type\":\"end\",\"events\":%" PRIu64 "}", v->end_events) ? -1 : 1;
