@@ -170,7 +170,8 @@ struct trove_volume_info {
     uint64_t slots;
     uint64_t used_slots;     /* non-empty slots */
     uint64_t unique_objects; /* distinct digests among the slots */
-    uint64_t stored_bytes;   /* bytes of those distinct objects (each counted once) */
+    uint64_t stored_bytes;   /* bytes of those distinct objects (each counted once; one
+                                the backend lacks counts 0) */
     uint64_t recipe_bytes;   /* size of the committed recipe file */
     uint64_t generation;     /* of the committed recipe: create writes 1, each commit adds 1,
                                 a snapshot keeps its source's */

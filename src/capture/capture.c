@@ -66,6 +66,9 @@ int trove__capture_read_header(struct trove_volume *v, const char *name,
                             ? "its stored bytes do not hash to its name: the object is damaged "
                               "(`trove verify --deep` lists every damaged one; importing the "
                               "capture again heals it)"
+                        : rc == TROVE_ERR_NOTFOUND
+                            ? "the object is missing (`trove verify` lists every missing one; "
+                              "importing the capture again puts it back)"
                             : trove_strerror(rc));
         goto out;
     }
@@ -508,9 +511,9 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
         if (rc == TROVE_ERR_NOMEM || (rc < 0 && rc > TROVE_ERR_BASE))
             return TROVE_FAIL(diag, rc, why.offset, "%s",
                               why.msg[0] ? why.msg : trove_strerror(rc));
-        /* An object volume whose header object is damaged is a capture that lost it: the
-         * write replaces it, and putting the header heals the object. */
-        if (rc != TROVE_OK && rc != TROVE_ERR_CHECKSUM)
+        /* An object volume whose header object is damaged or missing is a capture that
+         * lost it: the write replaces it, and putting the header heals the object. */
+        if (rc != TROVE_OK && rc != TROVE_ERR_CHECKSUM && rc != TROVE_ERR_NOTFOUND)
             return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
                               "%s exists and is not a capture (%s); pick another name or "
                               "remove it with `trove volume rm`",
