@@ -84,9 +84,10 @@ struct trove_capture_info {
     uint64_t names;        /* names entries */
     uint64_t raw_bytes;    /* events * 32 */
     uint64_t stored_bytes; /* bytes of the header, names and segment objects */
-    uint64_t new_objects;  /* trove_capture_write: objects the store did not have */
+    uint64_t new_objects;  /* trove_capture_write: objects it stored, which the store did not
+                              have (or had damaged): what was uploaded, on every backend */
     uint64_t flows;        /* flow rows (header v2) */
-    uint64_t new_bytes;    /* trove_capture_write: the bytes of the new objects */
+    uint64_t new_bytes;    /* trove_capture_write: the bytes of those objects */
     uint64_t samples;      /* sampled call stacks (header v3: a profile) */
     uint64_t switches;     /* context switches of the sampled threads (v3) */
     uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR, _NAMES_PARTS */

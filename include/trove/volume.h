@@ -96,6 +96,12 @@ struct trove_backend *trove_store_backend(struct trove_store *s);
 int trove_store_object_size(struct trove_store *s, const struct trove_digest *d,
                             uint64_t *len_out);
 
+/* 1 if this handle stored object d since its puts were last drained (a commit or a read of
+ * an object drains them): a volume write found the store lacking d, or holding it damaged,
+ * and put it. 0 otherwise, e.g. when the store had d whole. A writer asks right after
+ * writing d, to count what it really stored. Not thread-safe against writes on s. */
+int trove_store_put_pending(const struct trove_store *s, const struct trove_digest *d);
+
 /*
  * A volume or snapshot name: 1..128 bytes of [A-Za-z0-9._-], not starting with '.' or '-'.
  * Returns TROVE_OK or TROVE_ERR_INVALID (with a message in diag saying which rule failed).

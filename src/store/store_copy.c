@@ -14,7 +14,8 @@
  * flight, drained), and each head after, one publish each. A copy stopped anywhere leaves
  * the destination's volumes as they were, or copied whole, plus objects gc can take; run
  * again it copies only what is still missing. Objects the destination already has (listed
- * once up front) are not read at all.
+ * once up front) are not read at all, unless it has them on record as damaged (its
+ * quarantine): those are copied, and the put of their good bytes heals them.
  */
 #include "store_internal.h"
 #include "store_recount.h"
@@ -200,7 +201,8 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
         const struct ref_entry *e = &rcnt.map.tab[i];
         if (!e->used)
             continue;
-        if (trove__refmap_find(&have, &e->d)) {
+        /* One dst has on record as damaged is copied again: the good bytes heal it. */
+        if (trove__refmap_find(&have, &e->d) && !trove_backend_quarantined(dst->be, &e->d)) {
             rep->objects_present++;
         } else {
             cb->e[cb->n++] = e;

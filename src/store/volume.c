@@ -537,7 +537,7 @@ static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data,
      * when it is not there (never stored, or gone behind the store's back) or not whole
      * (its length is not these bytes': recorded as damaged, and these bytes heal it). */
     if (!put && !trove__store_has_put(v->s, &d)) {
-        rc = trove__store_lookup(v->s, &d, &have);
+        rc = trove__store_lookup(v->s, &d, len, &have);
         if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
             return rc;
         if (rc == TROVE_OK && have != len) {
