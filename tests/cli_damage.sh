@@ -162,6 +162,12 @@ for kind in header names segment D S; do
   case $kind in
     header|D|S) exits 1 t ls --json
                 json "$tmp/out" '[e["name"] for e in j if e.get("error")] == ["cap"]' ;;
+    names|segment) # readable, but an object it names is on record as damaged: marked, exit 1
+                exits 1 t ls --json
+                json "$tmp/out" '[(e["name"], e["damaged"]) for e in j] == [("cap", 1)]'
+                exits 1 t ls
+                check grep -q '^cap .*DAMAGED: 1 slot names damaged objects$' "$tmp/out"
+                check grep -q "1 of 1 captures have damaged objects on record" "$tmp/err" ;;
   esac
   healed "$kind"
 done

@@ -210,13 +210,20 @@ void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l
     }
     if (l->have_segments)
         snprintf(segs, sizeof segs, "%llu", (unsigned long long)l->segments);
+    fprintf(o, "%-*s ", width, l->name);
+    if (l->events > 0 || l->samples == 0)
+        fprintf(o, "%llu events  %s %ssegments  ", (unsigned long long)l->events, segs,
+                l->columnar ? "columnar " : "");
+    if (l->samples > 0)
+        fprintf(o, "%llu samples  ", (unsigned long long)l->samples);
     /* Times in seconds for a reader (--json keeps the nanoseconds). */
-    fprintf(o, "%-*s %llu events  %s %ssegments  %.3f s long, from %.6f s  %llu bytes stored  "
-               "last used %s%s\n",
-            width, l->name, (unsigned long long)l->events, segs, l->columnar ? "columnar " : "",
-            (double)len / 1e9,
+    fprintf(o, "%.3f s long, from %.6f s  %llu bytes stored  last used %s%s", (double)len / 1e9,
             (double)l->first_ns / 1e9, (unsigned long long)l->stored_bytes, when,
             l->live ? "  live" : "");
+    if (l->damaged > 0)
+        fprintf(o, "  DAMAGED: %llu slot%s name%s damaged objects", (unsigned long long)l->damaged,
+                l->damaged == 1 ? "" : "s", l->damaged == 1 ? "s" : "");
+    fputc('\n', o);
 }
 
 int cli_parse_size(const char *s, uint64_t *out)

@@ -222,8 +222,10 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size);
 /*
  * Make v's in-memory state durable in its recipe format: for v3, first the recipe objects
  * that changed (one pack file, fsync'd); then the recipe file is written new, fsync'd,
- * renamed over the old one and the directory fsync'd; nothing else is written. A no-op when
- * nothing changed.
+ * renamed over the old one and the directory fsync'd; nothing else is written. When no slot
+ * changed the recipe is left alone, and only the objects written since the last commit
+ * (a rewrite of the same content putting back one that went missing or was damaged) are
+ * made durable.
  * Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM, -errno (v stays dirty and a later commit may
  * be retried).
  */

@@ -832,7 +832,9 @@ int trove_volume_commit(struct trove_volume *v)
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
+    /* Nothing to publish, but a write of the same content may have put objects again (ones
+     * gone missing or damaged): those are made durable, as a commit promises. */
     if (!v->dirty)
-        return TROVE_OK;
+        return trove__store_drain(v->s);
     return trove__volume_write_recipe(v);
 }
