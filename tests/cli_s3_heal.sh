@@ -5,8 +5,8 @@
 # bytes, a packed object's bytes inside its pack, a loose object gone, a volume's block
 # gone. For each, verify (--deep the first time) finds it and lists the slots that need it,
 # `trove ls` marks the capture and exits 1, and writing the same content under the same
-# name — `trove import`, `trove volume put`, `trove store copy` — heals it: verify --deep
-# clean and the bytes read back. A re-import of identical content uploads nothing and says
+# name — `trove import`, `trove volume put`, `trove store copy` — or `verify --repair --from`
+# a copy on disk heals it: verify --deep clean and the bytes read back. A re-import of identical content uploads nothing and says
 # so (new_objects 0, new_bytes 0), gc counts no object in use as young, and a replay with
 # -q prints nothing.
 # usage: cli_s3_heal.sh TROVE SOURCE_DIR SHARED_DATA_DIR
@@ -115,6 +115,15 @@ exits 1 t3 verify --deep --json
 exits 0 "$trove" store copy "$F" "$S" --json
 json "$tmp/out" 'j["volumes_same"] == 1 and j["objects_copied"] == 1'
 healed "store copy"
+
+# ---- verify --repair --from: the copy on disk puts back what S3 lost ---------------------
+k1=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | sed -n 1p)
+k2=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | sed -n 2p)
+s3c -q del "$k1" || bad "del $k1"
+flip_key "$k2" 300
+exits 0 t3 verify --deep --repair --from "$F" --json
+json "$tmp/out" 'j["ok"] and j["deep"] and j["repaired"] == 2 and j["unavailable"] == 0 and j["damaged"] == []'
+healed "verify --repair --from"
 
 # ---- a volume's block gone: volume put of the same file restores it ---------------------
 head -c 5000000 /dev/urandom > "$tmp/v.bin"

@@ -302,6 +302,7 @@ static const struct {
     {"--url", CLI_OPT_URL, 1},
     {"--token-file", CLI_OPT_TOKEN_FILE, 1},
     {"--replace", CLI_OPT_REPLACE, 0},
+    {"--from", CLI_OPT_FROM, 1},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */
@@ -316,12 +317,15 @@ static int store_option_value(const char *cmd, const char *name, unsigned opt, c
         a->store_given = 1;
         return 0;
     }
-    if (opt == CLI_OPT_URL || opt == CLI_OPT_TOKEN_FILE) {
+    if (opt == CLI_OPT_URL || opt == CLI_OPT_TOKEN_FILE || opt == CLI_OPT_FROM) {
         if (!*val) {
-            cli_error(cmd, "%s needs a %s", name, opt == CLI_OPT_URL ? "URL" : "file");
+            cli_error(cmd, "%s needs a %s", name,
+                      opt == CLI_OPT_URL    ? "URL"
+                      : opt == CLI_OPT_FROM ? "store (a directory or s3://BUCKET[/PREFIX])"
+                                            : "file");
             return 2;
         }
-        *(opt == CLI_OPT_URL ? &a->url : &a->token_file) = val;
+        *(opt == CLI_OPT_URL ? &a->url : opt == CLI_OPT_FROM ? &a->from : &a->token_file) = val;
         return 0;
     }
     if (opt == CLI_OPT_FORMAT) {

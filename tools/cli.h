@@ -451,7 +451,8 @@ enum cli_store_option {
     CLI_OPT_QUIET = 1 << 10,     /* -q, --quiet */
     CLI_OPT_URL = 1 << 11,       /* --url URL: a remote service (cli_remote.c) */
     CLI_OPT_TOKEN_FILE = 1 << 12, /* --token-file FILE: its token */
-    CLI_OPT_REPLACE = 1 << 13     /* --replace (store copy) */
+    CLI_OPT_REPLACE = 1 << 13,    /* --replace (store copy) */
+    CLI_OPT_FROM = 1 << 14        /* --from STORE: another copy (verify --repair) */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */
@@ -468,6 +469,7 @@ struct cli_store_args {
     const char *store;   /* --store DIR, else $TROVE_STORE if set and not empty, else ./trove-data */
     int store_given;     /* --store DIR was given */
     const char *url, *token_file; /* --url, --token-file; NULL if not given */
+    const char *from;    /* --from STORE; NULL if not given */
     const char *arg[3];  /* positional arguments in order ("-" is one); nargs of them */
     int nargs;
     unsigned given;      /* CLI_OPT_* given */

@@ -370,6 +370,26 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
                      struct trove_copy_report *rep, trove_progress_fn progress,
                      void *progress_ctx, struct trove_diag *diag);
 
+struct trove_repair_report {
+    uint64_t needed;      /* objects s's recipes name that s lacks or has on record as damaged */
+    uint64_t repaired;    /* of those, fetched from the other store and put (healed) */
+    uint64_t unavailable; /* of those, the other store lacks too, or holds damaged */
+    uint64_t bytes;       /* bytes repaired */
+};
+
+/*
+ * Repair s from another copy: every object s's committed recipes name that s lacks, or
+ * has on record as damaged (a read or `verify --deep` found it), is read from src —
+ * checked against its name — and put into s, which heals a damaged one (delete, put,
+ * release: docs/formats/store.md). Objects src cannot give whole are counted unavailable
+ * and left. Damage no read has found yet is not seen: run a deep verify first. Costs a
+ * walk of s's recipes and a size of each object. s must be writable; src may be read-only
+ * (either on a disk or on S3). Errors: TROVE_ERR_INVALID, TROVE_ERR_READONLY, the recipes'
+ * read errors, what the backends return; diag says which store.
+ */
+int trove_store_repair_from(struct trove_store *s, struct trove_store *src,
+                            struct trove_repair_report *rep, struct trove_diag *diag);
+
 /* ---- object volumes ---------------------------------------------------------------------
  *
  * An object volume keeps a whole object of 1 .. block_size bytes in each slot instead of a
