@@ -516,6 +516,23 @@ out:
     return rc;
 }
 
+/* A load that failed for the quarantine's question (s3_quarantined), which backend.c asks
+ * right before the operation itself, because the service could not be reached (after
+ * the retries): that operation, on this thread, gets the same answer instead of the same
+ * retries again. Consumed by the next load of that backend on this
+ * thread, and only within LOAD_FAIL_REUSE_NS of the failure. */
+#define LOAD_FAIL_REUSE_NS 1000000000ull
+static _Thread_local const struct s3_backend *failed_be;
+static _Thread_local int failed_rc;
+static _Thread_local uint64_t failed_at;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The pack index, loaded once, by the first operation that needs it. */
 int trove__s3_ensure_loaded(struct s3_backend *s)
 {
@@ -523,6 +540,11 @@ int trove__s3_ensure_loaded(struct s3_backend *s)
 
     if (atomic_load(&s->loaded))
         return TROVE_OK;
+    if (failed_be == s) {
+        failed_be = NULL;
+        if (mono_ns() - failed_at < LOAD_FAIL_REUSE_NS)
+            return failed_rc;
+    }
     pthread_mutex_lock(&s->load_mu);
     if (!atomic_load(&s->loaded) && (rc = load_new_packs(s)) == TROVE_OK)
         atomic_store(&s->loaded, 1);
@@ -1121,8 +1143,14 @@ static int s3_quarantined(struct trove_backend *base, const struct trove_digest 
     struct s3_backend *s = (struct s3_backend *)base;
     int found;
 
-    if (!atomic_load(&s->loaded) && !trove__s3_on_engine())
-        trove__s3_ensure_loaded(s); /* a failure is the next operation's to report */
+    if (!atomic_load(&s->loaded) && !trove__s3_on_engine()) {
+        int rc = trove__s3_ensure_loaded(s);
+        if (rc == TROVE_ERR_REMOTE) { /* the operation asked next reports it, not retrying */
+            failed_be = s;
+            failed_rc = rc;
+            failed_at = mono_ns();
+        }
+    }
     pthread_mutex_lock(&s->mu);
     found = trove__refmap_find(&s->bad_objects, d) != NULL;
     pthread_mutex_unlock(&s->mu);
