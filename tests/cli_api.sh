@@ -54,7 +54,17 @@ range_to=$("$trove" cat "$tmp/g.wire" 2> /dev/null | awk 'NR == 30000 {print $1}
 # ---- without a token: list, info, replay, export ---------------------------------------------
 serve_start --max-import 8M
 status_is 200 GET /api/captures
-json "$tmp/body" 'len(j) == 1 and j[0]["name"] == "g" and j[0]["events"] == 50000 and j[0]["live"] is False and "last_used" in j[0]'
+json "$tmp/body" 'len(j) == 1 and j[0]["name"] == "g" and j[0]["events"] == 50000 and j[0]["live"] is False and "last_used_ns" in j[0]'
+# One set of keys (docs/serve.md, "A capture as JSON"): the service's list and `trove ls
+# --json` name every field alike and agree on every value; the service adds only "live".
+cp "$tmp/body" "$tmp/api-list.json"
+"$trove" ls --store "$s" --json > "$tmp/ls-list.json" || bad "ls --json"
+check python3 - "$tmp/api-list.json" "$tmp/ls-list.json" << 'EOF'
+import json, sys
+api, ls = (json.load(open(a)) for a in sys.argv[1:3])
+assert set(api[0]) == set(ls[0]) | {"live"}, (sorted(api[0]), sorted(ls[0]))
+assert {k: v for k, v in api[0].items() if k != "live"} == ls[0], (api, ls)
+EOF
 status_is 200 GET /api/captures/g
 json "$tmp/body" 'j["events"] == 50000 and j["segments"] >= 1 and j["names"] > 0 and j["producers"] == 0 and j["segment_format"] == "deflate"'
 status_is 404 GET /api/captures/nope
@@ -66,7 +76,7 @@ status_is 200 GET /api/captures/g
 python3 - "$tmp/g-profile.json" "$tmp/body" << 'EOF' && ok || bad "the profile of a capture without samples"
 import json, sys
 p, info = (json.load(open(a)) for a in sys.argv[1:3])
-assert p == {"capture": "g", "from_ns": info["first_ns"], "to_ns": info["last_ns"], "samples": 0,
+assert p == {"capture": "g", "from_ns": info["first_ns"], "to_ns": info["end_ns"], "samples": 0,
              "threads": [], "top": [], "flame": {"name": "all", "value": 0, "children": []},
              "ticks": [], "ticks_dropped": 0}, p
 EOF

@@ -29,6 +29,12 @@ cp "$tmp/out" "$tmp/rec.json"
 json "$tmp/rec.json" 'j["samples"] > 100 and j["threads"] == 2 and j["stored_bytes"] > 0 and j["new_objects"] >= 3'
 exits 0 "$TROVE" ls --store "$store" --json
 json "$tmp/out" 'any(c["name"] == "hot" and c["events"] == 0 and c["samples"] > 100 for c in j)'
+# A capture of samples alone lists its samples and their span (about the second it ran),
+# not "0 events ... 0.000 s long".
+json "$tmp/out" '[(c["samples"], c["end_ns"] - c["first_ns"] > 500000000) for c in j] == [(json.load(open("'"$tmp/rec.json"'"))["samples"], True)]'
+exits 0 "$TROVE" ls --store "$store"
+check grep -qE "^hot +[0-9]+ samples  [1-9][0-9]*\.[0-9]{3} s long|^hot +[0-9]+ samples  0\.[5-9][0-9]{2} s long" "$tmp/out"
+check test "$(grep -c ' events ' "$tmp/out")" = 0
 
 # trove top: the two hot functions first, with their file; its counts are the record's
 exits 0 "$TROVE" top hot --store "$store" --json

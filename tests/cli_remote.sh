@@ -112,7 +112,7 @@ strip() { sed 's/  last used .*$//' "$1"; }
 check cmp -s <(strip "$tmp/ls-local.txt") <(strip "$tmp/ls-remote.txt")
 "$trove" ls --url "$url" --json > "$tmp/ls-remote.json" || bad "ls --url --json"
 json "$tmp/ls-remote.json" 'isinstance(j, list) and [c["name"] for c in j] == ["one"]'
-json "$tmp/ls-remote.json" 'j[0]["events"] == 60000 and not j[0]["live"] and set(j[0]) >= {"first_ns", "last_ns", "bytes", "last_used"}'
+json "$tmp/ls-remote.json" 'j[0]["events"] == 60000 and not j[0]["live"] and set(j[0]) >= {"first_ns", "end_ns", "stored_bytes", "last_used_ns", "segments"}'
 # Without the trailing slash, the same.
 "$trove" ls --url "${url%/}" > "$tmp/ls-remote2.txt" || bad "ls --url without a slash"
 check cmp -s "$tmp/ls-remote.txt" "$tmp/ls-remote2.txt"

@@ -51,12 +51,17 @@ static void mark_free(void *ctx)
     free(j);
 }
 
-/* Start writing name's marker in the background; NULL (after a warning) if it cannot. */
+/* Start writing name's marker in the background; NULL (after a warning) if it cannot, and
+ * NULL at once for a store on S3, which keeps no markers (docs/s3.md). */
 struct trove_bg *cli_mark_start(const char *store, const char *name)
 {
-    struct mark_job *j = calloc(1, sizeof *j);
+    struct mark_job *j;
     struct trove_bg *bg = NULL;
     struct timespec now;
+
+    if (strncmp(store, "s3://", 5) == 0)
+        return NULL;
+    j = calloc(1, sizeof *j);
 
     if (!j || !(j->store = strdup(store))) {
         free(j);
@@ -73,14 +78,15 @@ struct trove_bg *cli_mark_start(const char *store, const char *name)
     return bg;
 }
 
-/* Wait (bounded) for the marker of a replay that finished, then let the task go. */
-void cli_mark_finish(struct trove_bg *bg, const char *name, int wait)
+/* Wait (bounded) for the marker of a replay that finished, then let the task go. A marker
+ * not written changes nothing the replay gave: quiet says nothing of it. */
+void cli_mark_finish(struct trove_bg *bg, const char *name, int wait, int quiet)
 {
     int rc;
 
     if (!bg)
         return;
-    if (wait && (rc = trove_bg_wait(bg, TROVE_BG_TIMEOUT_MS_DEFAULT)) != TROVE_OK)
+    if (wait && (rc = trove_bg_wait(bg, TROVE_BG_TIMEOUT_MS_DEFAULT)) != TROVE_OK && !quiet)
         fprintf(stderr, "trove replay: warning: %s's last-used marker was not written: %s\n",
                 name, trove_strerror(rc));
     trove_bg_release(bg);
@@ -221,7 +227,7 @@ int cli_capture_walk(const char *cmd, const char *store, const char *name, uint6
     }
     status = 0;
 out:
-    cli_mark_finish(mark, name, status == 0);
+    cli_mark_finish(mark, name, status == 0, quiet);
     if (status && !frames)
         events->len = start;
     trove_stream_free(st);

@@ -248,13 +248,20 @@ void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l
     }
     if (l->have_segments)
         snprintf(segs, sizeof segs, "%llu", (unsigned long long)l->segments);
+    fprintf(o, "%-*s ", width, l->name);
+    if (l->events > 0 || l->samples == 0)
+        fprintf(o, "%llu events  %s %ssegments  ", (unsigned long long)l->events, segs,
+                l->columnar ? "columnar " : "");
+    if (l->samples > 0)
+        fprintf(o, "%llu samples  ", (unsigned long long)l->samples);
     /* Times in seconds for a reader (--json keeps the nanoseconds). */
-    fprintf(o, "%-*s %llu events  %s %ssegments  %.3f s long, from %.6f s  %llu bytes stored  "
-               "last used %s%s\n",
-            width, l->name, (unsigned long long)l->events, segs, l->columnar ? "columnar " : "",
-            (double)len / 1e9,
+    fprintf(o, "%.3f s long, from %.6f s  %llu bytes stored  last used %s%s", (double)len / 1e9,
             (double)l->first_ns / 1e9, (unsigned long long)l->stored_bytes, when,
             l->live ? "  live" : "");
+    if (l->damaged > 0)
+        fprintf(o, "  DAMAGED: %llu slot%s name%s damaged objects", (unsigned long long)l->damaged,
+                l->damaged == 1 ? "" : "s", l->damaged == 1 ? "s" : "");
+    fputc('\n', o);
 }
 
 int cli_parse_size(const char *s, uint64_t *out)
@@ -333,6 +340,7 @@ static const struct {
     {"--url", CLI_OPT_URL, 1},
     {"--token-file", CLI_OPT_TOKEN_FILE, 1},
     {"--replace", CLI_OPT_REPLACE, 0},
+    {"--from", CLI_OPT_FROM, 1},
 };
 
 /* Set option opt of a from its value text. 0, or 2 after a usage error. */
@@ -347,12 +355,15 @@ static int store_option_value(const char *cmd, const char *name, unsigned opt, c
         a->store_given = 1;
         return 0;
     }
-    if (opt == CLI_OPT_URL || opt == CLI_OPT_TOKEN_FILE) {
+    if (opt == CLI_OPT_URL || opt == CLI_OPT_TOKEN_FILE || opt == CLI_OPT_FROM) {
         if (!*val) {
-            cli_error(cmd, "%s needs a %s", name, opt == CLI_OPT_URL ? "URL" : "file");
+            cli_error(cmd, "%s needs a %s", name,
+                      opt == CLI_OPT_URL    ? "URL"
+                      : opt == CLI_OPT_FROM ? "store (a directory or s3://BUCKET[/PREFIX])"
+                                            : "file");
             return 2;
         }
-        *(opt == CLI_OPT_URL ? &a->url : &a->token_file) = val;
+        *(opt == CLI_OPT_URL ? &a->url : opt == CLI_OPT_FROM ? &a->from : &a->token_file) = val;
         return 0;
     }
     if (opt == CLI_OPT_FORMAT) {

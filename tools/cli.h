@@ -436,10 +436,14 @@ struct cli_capture_line {
     int have_used;         /* 0: never used */
     int live;              /* a service's capture that is being written */
     int columnar;          /* its segments are format 5 (--segment-format) */
+    uint64_t samples;      /* sampled call stacks (a profile) */
+    uint64_t damaged;      /* slots naming objects on record as damaged */
 };
 /* Print l as `trove ls` does, its name padded to width: events, segments ("columnar
- * segments" for format 5 ones), how long and from when (in seconds), the bytes stored and
- * the last use (UTC), then "live" if it is. */
+ * segments" for format 5 ones) and samples if any — a capture of samples alone, its samples
+ * only — how long and from when (in seconds), the bytes stored and the last use (UTC),
+ * then "live" if it is, and "DAMAGED: N slots" if objects it names are on record as
+ * damaged. */
 void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l);
 
 /* Print one event as `trove cat` does: a text line (start_ns dur_ns pid tid kind depth extra
@@ -485,7 +489,8 @@ enum cli_store_option {
     CLI_OPT_QUIET = 1 << 10,     /* -q, --quiet */
     CLI_OPT_URL = 1 << 11,       /* --url URL: a remote service (cli_remote.c) */
     CLI_OPT_TOKEN_FILE = 1 << 12, /* --token-file FILE: its token */
-    CLI_OPT_REPLACE = 1 << 13     /* --replace (store copy) */
+    CLI_OPT_REPLACE = 1 << 13,    /* --replace (store copy) */
+    CLI_OPT_FROM = 1 << 14        /* --from STORE: another copy (verify --repair) */
 };
 
 /* What a store command accepts: its --help text and its options and arguments. */
@@ -502,6 +507,7 @@ struct cli_store_args {
     const char *store;   /* --store DIR, else $TROVE_STORE if set and not empty, else ./trove-data */
     int store_given;     /* --store DIR was given */
     const char *url, *token_file; /* --url, --token-file; NULL if not given */
+    const char *from;    /* --from STORE; NULL if not given */
     const char *arg[3];  /* positional arguments in order ("-" is one); nargs of them */
     int nargs;
     unsigned given;      /* CLI_OPT_* given */
@@ -658,10 +664,11 @@ int cli_capture_open(const char *cmd, const char *store, const char *name,
                      struct trove_capture_info *info, struct trove_stream **st);
 
 /* Record capture name's last use (trove_capture_mark_used) on a background thread; NULL
- * after a warning if it cannot start. cli_mark_finish waits for it (bounded) when wait is
- * set, then lets it go. */
+ * after a warning if it cannot start, and NULL for a store on S3 (no markers are kept
+ * there). cli_mark_finish waits for it (bounded) when wait is set, then lets it go; a
+ * marker that was not written is a warning unless quiet. */
 struct trove_bg *cli_mark_start(const char *store, const char *name);
-void cli_mark_finish(struct trove_bg *bg, const char *name, int wait);
+void cli_mark_finish(struct trove_bg *bg, const char *name, int wait, int quiet);
 
 /* The flow rows of capture `name` whose times are in [from_ns, to_ns), appended to flows.
  * Returns 0, or 1 after printing an error. */

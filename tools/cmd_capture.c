@@ -55,7 +55,8 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
     if (i->flags & TROVE_CAPTURE_FLAG_COLUMNAR) /* only then, as before it existed */
         fputs(",\"segment_format\":\"columnar\"", o);
     if (new_objects)
-        fprintf(o, ",\"new_objects\":%llu", (unsigned long long)i->new_objects);
+        fprintf(o, ",\"new_objects\":%llu,\"new_bytes\":%llu", (unsigned long long)i->new_objects,
+                (unsigned long long)i->new_bytes);
 }
 
 int cli_capture_import(const struct cli_capture_import *ci)
@@ -140,27 +141,57 @@ static const struct cli_store_usage ls_usage = {
     "       trove ls --url URL [--token-file FILE] [--json]\n"
     "\n"
     "List the captures of the store by name, one a line: events, segments (\"columnar\n"
-    "segments\" when they are format 5: --segment-format), how long it is and where it\n"
-    "starts on its clock (in seconds; --json gives the nanoseconds), the bytes stored and\n"
-    "when it was last replayed. A capture whose header cannot be read, or a\n"
-    "volume whose recipe cannot be read (it may be a capture), is listed with the reason,\n"
-    "and ls then exits 1 after listing everything. Block volumes are left out (`trove\n"
+    "segments\" when they are format 5: --segment-format) and samples (a capture of\n"
+    "samples alone: its samples only), how long it is and where it starts on its clock\n"
+    "(in seconds; --json gives the nanoseconds), the bytes stored and when it was last\n"
+    "replayed. A capture whose header cannot be read, or a volume whose recipe cannot be\n"
+    "read (it may be a capture), is listed with the reason; one naming objects on record\n"
+    "as damaged is marked DAMAGED (importing it again heals it); ls then exits 1 after\n"
+    "listing everything. Block volumes are left out (`trove\n"
     "volume ls` lists every volume). With --url, the captures of a running `trove serve`\n"
     "(GET /api/captures), a live one marked \"live\".\n"
-    "  --json             one JSON array of objects {name, events, segments, names, first_ns,\n"
-    "                     end_ns, raw_bytes, stored_bytes, last_used_ns (Unix ns, or null),\n"
-    "                     segment_format \"columnar\" (only then)},\n"
-    "                     or {name, error}; with --url, the service's array as it sent it:\n"
-    "                     {name, events, first_ns, last_ns, bytes, live, last_used}\n"
+    "  --json             one JSON array of objects {name, events, segments, names, flows,\n"
+    "                     samples, switches, first_ns, end_ns, raw_bytes, stored_bytes,\n"
+    "                     segment_format, damaged, last_used_ns (Unix ns, or null)},\n"
+    "                     or {name, error, damaged} (docs/serve.md, \"A capture as JSON\");\n"
+    "                     with --url, the service's array as it sent it: the same keys\n"
+    "                     and live\n"
     STORE_HELP REMOTE_HELP,
     CLI_OPT_JSON | CLI_OPT_URL | CLI_OPT_TOKEN_FILE, 0, 0, 0};
+
+/* trove_store_damaged's callback: one more damaged slot for the capture of that name. */
+struct ls_damage {
+    const struct trove_capture_entry *e;
+    uint64_t *slots; /* per entry of e */
+    size_t n;
+};
+
+static int ls_entry_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct trove_capture_entry *)elem)->name);
+}
+
+static int ls_note_damage(void *ctx, const struct trove_digest *d, const char *volume,
+                          uint64_t slot)
+{
+    struct ls_damage *x = ctx;
+    const struct trove_capture_entry *hit = bsearch(volume, x->e, x->n, sizeof *x->e, ls_entry_cmp);
+
+    (void)d;
+    (void)slot;
+    if (hit) /* e is sorted by name; a block volume is not listed */
+        x->slots[hit - x->e]++;
+    return 0;
+}
 
 int cmd_ls(int argc, char **argv)
 {
     struct cli_store_args a;
     struct trove_store *s = NULL;
     struct trove_capture_entry *e = NULL;
-    size_t n = 0, width = 4, damaged = 0;
+    struct trove_bytes jb = {0};
+    struct ls_damage dmg = {0};
+    size_t n = 0, width = 4, unreadable = 0, damaged = 0;
     int json, rc, status = 1;
 
     if ((rc = cli_store_args_parse("ls", argc, argv, &ls_usage, &a)) >= 0)
@@ -185,6 +216,18 @@ int cmd_ls(int argc, char **argv)
         cli_error("ls", "listing %s: %s", a.store, trove_strerror(rc));
         goto out;
     }
+    /* The damage on record (the store's quarantine), by capture: nothing to walk when
+     * there is none. */
+    dmg.e = e;
+    dmg.n = n;
+    if (n > 0 && !(dmg.slots = calloc(n, sizeof *dmg.slots))) {
+        cli_error("ls", "out of memory");
+        goto out;
+    }
+    if (n > 0 && (rc = trove_store_damaged(s, ls_note_damage, &dmg)) != TROVE_OK) {
+        cli_error("ls", "looking for damage on record in %s: %s", a.store, trove_strerror(rc));
+        goto out;
+    }
     for (size_t i = 0; i < n; i++)
         if (strlen(e[i].name) > width)
             width = strlen(e[i].name);
@@ -193,40 +236,52 @@ int cmd_ls(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         struct trove_diag diag = {0};
         const char *msg = "";
-        uint64_t used = 0;
+        struct trove_capture_listing l;
+        memset(&l, 0, sizeof l);
+        l.name = e[i].name;
+        l.info = e[i].info;
+        l.damaged = dmg.slots[i];
+        damaged += l.damaged > 0;
         /* The marker is bookkeeping: a missing or damaged one reads as never used. */
-        int have_used = trove_capture_last_used(a.store, e[i].name, &used) == TROVE_OK;
+        l.have_used = trove_capture_last_used(a.store, e[i].name, &l.last_used_ns) == TROVE_OK;
+        if (e[i].error == TROVE_OK &&
+            (rc = trove_capture_samples_span(s, e[i].name, &l.info, &diag)) != TROVE_OK)
+            e[i].error = rc; /* its profile cannot be read: listed as unreadable */
         if (e[i].error != TROVE_OK) {
             /* The list has the code; asking again gives the message. */
             struct trove_capture_info info;
-            rc = trove_capture_info(s, e[i].name, &info, &diag);
+            if (!diag.msg[0])
+                rc = trove_capture_info(s, e[i].name, &info, &diag);
             msg = cli_diag_msg(&diag, rc != TROVE_OK ? rc : e[i].error);
-            damaged++;
+            unreadable++;
         }
         if (json) {
             if (i)
                 putchar(',');
             if (e[i].error == TROVE_OK) {
-                print_info_json(stdout, e[i].name, &e[i].info, 0);
-                if (have_used)
-                    printf(",\"last_used_ns\":%llu}", (unsigned long long)used);
-                else
-                    fputs(",\"last_used_ns\":null}", stdout);
+                jb.len = 0;
+                if (trove_capture_listing_json(&l, &jb) != TROVE_OK) {
+                    cli_error("ls", "out of memory");
+                    goto out;
+                }
+                printf("{%.*s}", (int)jb.len, (const char *)jb.ptr);
                 continue;
             }
             fputs("{\"name\":", stdout);
             cli_json_string(stdout, e[i].name, strlen(e[i].name));
             fputs(",\"error\":", stdout);
             cli_json_string(stdout, msg, strlen(msg));
-            putchar('}');
+            printf(",\"damaged\":%llu}", (unsigned long long)l.damaged);
         } else if (e[i].error != TROVE_OK) {
             printf("%-*s unreadable: %s\n", (int)width, e[i].name, msg);
         } else {
-            const struct trove_capture_info *c = &e[i].info;
-            struct cli_capture_line l = {e[i].name, c->events, c->segments, c->first_ns,
-                                         c->end_ns, c->stored_bytes, used, 1, have_used, 0,
-                                         (c->flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0};
-            cli_print_capture_line(stdout, (int)width, &l);
+            const struct trove_capture_info *c = &l.info;
+            struct cli_capture_line cl = {e[i].name, c->events, c->segments, c->first_ns,
+                                          c->end_ns, c->stored_bytes, l.last_used_ns, 1,
+                                          l.have_used, 0,
+                                          (c->flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0,
+                                          c->samples, l.damaged};
+            cli_print_capture_line(stdout, (int)width, &cl);
         }
     }
     if (json)
@@ -235,15 +290,22 @@ int cmd_ls(int argc, char **argv)
         cli_error("ls", "writing stdout: %s", strerror(errno));
         goto out;
     }
-    if (damaged) {
+    if (unreadable)
         cli_error("ls", "%s: %zu of %zu captures cannot be read (listed above; `trove verify "
                   "--store %s` says more)",
+                  a.store, unreadable, n, a.store);
+    if (damaged)
+        cli_error("ls", "%s: %zu of %zu captures have damaged objects on record (marked "
+                  "above); `trove verify --store %s` lists them, and importing each capture "
+                  "again heals it",
                   a.store, damaged, n, a.store);
+    if (unreadable || damaged)
         goto out;
-    }
     status = 0;
 out:
     free(e);
+    free(dmg.slots);
+    trove_bytes_free(&jb);
     trove_store_close(s);
     return status;
 }
@@ -652,7 +714,7 @@ int cmd_replay(int argc, char **argv)
                 (unsigned long long)stats.bytes_sent);
     status = 0;
 out:
-    cli_mark_finish(mark, name, status == 0);
+    cli_mark_finish(mark, name, status == 0, quiet);
     stop_watching(&watcher, watching);
     cli_out_abort(&dest);
     if (handled)

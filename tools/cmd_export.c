@@ -136,7 +136,8 @@ static void import_usage(FILE *f)
             "  --append           with --url: add IN's events to capture NAME, not replace it\n"
             "  --json             print the result as one JSON object on stdout: name, events,\n"
             "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
-            "                     new_objects (with -o: input, output, wire, events, names; with\n"
+            "                     new_objects, new_bytes (what the import uploaded: 0 when the\n"
+            "                     store had it all; with -o: input, output, wire, events, names; with\n"
             "                     --url, the service's answer: name, events, new_objects,\n"
             "                     new_bytes)\n"
             COMMON_HELP_QV);

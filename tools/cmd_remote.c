@@ -85,42 +85,13 @@ static json_t *parse_answer(const char *cmd, const struct cli_remote *r, const c
 
 /* ---- ls --url ---------------------------------------------------------------------------- */
 
-/* Capture name's segments and whether they are columnar, from GET /api/captures/NAME; 0
- * if they cannot be had. */
-static int capture_segments(struct cli_remote *r, const char *name, uint64_t *segments,
-                            int *columnar)
-{
-    char path[256];
-    struct trove_bytes body = {0};
-    struct cli_request q;
-    json_t *j = NULL;
-    int ok = 0;
-
-    memset(&q, 0, sizeof q);
-    snprintf(path, sizeof path, "/api/captures/%s", name);
-    q.path = path;
-    q.mem = &body;
-    q.mem_max = ANSWER_MAX;
-    q.quiet_status = 1; /* gone since the list, say: shown as "?" */
-    if (cli_remote_do(r, &q) == 0 &&
-        (j = json_loadb((const char *)body.ptr, body.len, 0, NULL)) && json_is_object(j)) {
-        ok = 1;
-        *segments = member_u64(j, "segments", &ok);
-        *columnar = json_is_string(json_object_get(j, "segment_format")) &&
-                    strcmp(json_string_value(json_object_get(j, "segment_format")), "columnar") == 0;
-    }
-    json_decref(j);
-    trove_bytes_free(&body);
-    return ok;
-}
-
 int cli_remote_ls(const struct cli_remote_args *a)
 {
     struct cli_remote r;
     struct cli_request q;
     struct trove_bytes body = {0};
     json_t *list = NULL, *c;
-    size_t width = 4, damaged = 0, i;
+    size_t width = 4, damaged = 0, marked = 0, i;
     int status = 1;
 
     cli_remote_catch_signals();
@@ -141,6 +112,8 @@ int cli_remote_ls(const struct cli_remote_args *a)
             damaged++;
         else if (strlen(name) > width)
             width = strlen(name);
+        if (json_is_object(c) && member_u64(c, "damaged", NULL) > 0)
+            marked++; /* objects it names are on record as damaged */
     }
     if (a->json) {
         if (print_body("ls", &body))
@@ -148,7 +121,8 @@ int cli_remote_ls(const struct cli_remote_args *a)
     } else {
         json_array_foreach(list, i, c) {
             const char *name = json_string_value(json_object_get(c, "name"));
-            json_t *err = json_object_get(c, "error"), *used = json_object_get(c, "last_used");
+            json_t *err = json_object_get(c, "error"), *used = json_object_get(c, "last_used_ns");
+            json_t *fmt = json_object_get(c, "segment_format");
             struct cli_capture_line l;
             int ok = 1;
             if (!json_is_object(c) || !name_ok(name)) {
@@ -168,17 +142,16 @@ int cli_remote_ls(const struct cli_remote_args *a)
             l.name = name;
             l.events = member_u64(c, "events", &ok);
             l.first_ns = member_u64(c, "first_ns", &ok);
-            l.end_ns = member_u64(c, "last_ns", &ok);
-            l.stored_bytes = member_u64(c, "bytes", &ok);
+            l.end_ns = member_u64(c, "end_ns", &ok);
+            l.stored_bytes = member_u64(c, "stored_bytes", &ok);
+            l.samples = member_u64(c, "samples", &ok);
+            l.damaged = member_u64(c, "damaged", &ok);
+            l.have_segments = json_is_integer(json_object_get(c, "segments"));
+            l.segments = member_u64(c, "segments", &ok);
+            l.columnar = json_is_string(fmt) && strcmp(json_string_value(fmt), "columnar") == 0;
             l.live = json_is_true(json_object_get(c, "live"));
             l.have_used = json_is_integer(used) && json_integer_value(used) >= 0;
             l.last_used_ns = l.have_used ? (uint64_t)json_integer_value(used) : 0;
-            l.have_segments = capture_segments(&r, name, &l.segments, &l.columnar);
-            if (cli_remote_interrupted()) {
-                status = 128 + cli_remote_interrupted();
-                cli_error("ls", "interrupted");
-                goto out;
-            }
             cli_print_capture_line(stdout, (int)width, &l);
         }
         if (fflush(stdout) != 0) {
@@ -186,12 +159,17 @@ int cli_remote_ls(const struct cli_remote_args *a)
             goto out;
         }
     }
-    if (damaged) {
+    if (damaged)
         cli_error("ls", "%s: %zu of %zu captures cannot be read (listed above; `trove verify` "
                         "on the service's store says more)",
                   r.base, damaged, json_array_size(list));
+    if (marked)
+        cli_error("ls", "%s: %zu of %zu captures have damaged objects on record (marked "
+                        "above); `trove verify` on the service's store lists them, and "
+                        "importing each capture again heals it",
+                  r.base, marked, json_array_size(list));
+    if (damaged || marked)
         goto out;
-    }
     status = 0;
 out:
     json_decref(list);

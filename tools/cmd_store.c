@@ -26,7 +26,7 @@ static const struct cli_store_usage snapshot_usage = {
     CLI_OPT_JSON | CLI_OPT_QUIET, 0, 2, 2};
 
 static const struct cli_store_usage verify_usage = {
-    "usage: trove verify [--deep] [--repair] [--json] [--store DIR]\n"
+    "usage: trove verify [--deep] [--repair [--from STORE]] [--json] [--store DIR]\n"
     "\n"
     "Check every volume and snapshot of the store: each block's object is present with the\n"
     "right length and not on record as damaged. Without --deep the objects' contents are\n"
@@ -38,12 +38,18 @@ static const struct cli_store_usage verify_usage = {
     "  --deep        also read every object and check that it hashes to its name\n"
     "  --repair      look at every quarantined object again and release those that hash\n"
     "                to their name now (healed)\n"
+    "  --from STORE  with --repair: another copy (a directory or s3://BUCKET[/PREFIX], as\n"
+    "                `trove store copy` made it): every object the store lacks or has on\n"
+    "                record as damaged (with --deep: found by this run's reads too) is read\n"
+    "                from STORE, checked against its name, and put back, which heals it;\n"
+    "                then the store is verified. The JSON adds repaired and unavailable\n"
+    "                (objects STORE could not give whole either)\n"
     "  --json        one JSON object: volumes, bad_recipes, slots, objects, missing_objects,\n"
     "                bad_length, bad_hash, quarantined, healed, deep, ok, first_problem,\n"
     "                damaged ([{object, volume, slot}]), bad_packs ([{name, why}]: pack\n"
     "                files that cannot be read, whose objects are missing)\n"
     STORE_HELP,
-    CLI_OPT_DEEP | CLI_OPT_REPAIR | CLI_OPT_JSON, 0, 0, 0};
+    CLI_OPT_DEEP | CLI_OPT_REPAIR | CLI_OPT_JSON | CLI_OPT_FROM, 0, 0, 0};
 
 static const struct cli_store_usage gc_usage = {
     "usage: trove gc [--json] [--store DIR]\n"
@@ -161,8 +167,9 @@ static int print_bad_pack(void *ctx, const char *name, const char *why)
 int cmd_verify(int argc, char **argv)
 {
     struct cli_store_args a;
-    struct trove_store *s = NULL;
+    struct trove_store *s = NULL, *from = NULL;
     struct trove_verify_report r;
+    struct trove_repair_report fixed;
     struct damaged_out dmg = {0, 0};
     struct cli_progress prog;
     unsigned flags = 0;
@@ -174,8 +181,34 @@ int cmd_verify(int argc, char **argv)
         flags |= TROVE_VERIFY_DEEP;
     if (a.given & CLI_OPT_REPAIR)
         flags |= TROVE_VERIFY_REPAIR;
+    if (a.from && !(flags & TROVE_VERIFY_REPAIR))
+        return cli_error("verify", "--from STORE goes with --repair"), 2;
     if (cli_store_open("verify", a.store, flags & TROVE_VERIFY_REPAIR ? 0 : TROVE_STORE_READONLY, &s))
         return 1;
+    memset(&fixed, 0, sizeof fixed);
+    if (a.from) {
+        struct trove_diag diag = {0};
+        if (strcmp(a.from, a.store) == 0) {
+            cli_error("verify", "--from %s is the store being repaired; give another copy",
+                      a.from);
+            goto out;
+        }
+        if (cli_store_open("verify", a.from, TROVE_STORE_READONLY, &from))
+            goto out;
+        /* A deep run reads everything first, so that damage no read had found is on
+         * record, and so repaired too. */
+        if ((flags & TROVE_VERIFY_DEEP) &&
+            (rc = trove_store_verify(s, TROVE_VERIFY_DEEP, &r, NULL, NULL)) != TROVE_OK &&
+            rc != TROVE_ERR_CORRUPT) {
+            cli_error("verify", "checking %s stopped: %s", a.store, cli_store_why(s, rc));
+            goto out;
+        }
+        if ((rc = trove_store_repair_from(s, from, &fixed, &diag)) != TROVE_OK) {
+            cli_error("verify", "repairing %s from %s: %s", a.store, a.from,
+                      cli_diag_msg(&diag, rc));
+            goto out;
+        }
+    }
     memset(&r, 0, sizeof r);
     cli_progress_begin(&prog, "verifying", 0);
     rc = trove_store_verify(s, flags, &r, store_progress, &prog);
@@ -196,6 +229,9 @@ int cmd_verify(int argc, char **argv)
                (unsigned long long)r.bad_hash, (unsigned long long)r.quarantined,
                (unsigned long long)r.healed, r.deep ? "true" : "false", ok ? "true" : "false");
         cli_json_string(stdout, r.first_problem, strlen(r.first_problem));
+        if (a.from)
+            printf(",\"repaired\":%llu,\"unavailable\":%llu", (unsigned long long)fixed.repaired,
+                   (unsigned long long)fixed.unavailable);
         fputs(",\"damaged\":[", stdout);
         if (r.bad_hash)
             trove_store_damaged(s, print_damaged, &dmg);
@@ -213,6 +249,10 @@ int cmd_verify(int argc, char **argv)
         if (!r.deep)
             printf("contents not read: only presence, sizes and the damage on record were "
                    "checked (--deep reads and hashes every object)\n");
+        if (a.from)
+            printf("repaired from %s: %llu object%s (%llu bytes) put back; %llu it lacks too\n",
+                   a.from, (unsigned long long)fixed.repaired, fixed.repaired == 1 ? "" : "s",
+                   (unsigned long long)fixed.bytes, (unsigned long long)fixed.unavailable);
         if (r.healed)
             printf("healed: %llu quarantined object%s hash%s to %s name again and %s released\n",
                    (unsigned long long)r.healed, r.healed == 1 ? "" : "s",
@@ -233,6 +273,7 @@ int cmd_verify(int argc, char **argv)
     }
     status = 0;
 out:
+    trove_store_close(from);
     trove_store_close(s);
     return status;
 }

@@ -84,9 +84,10 @@ struct trove_capture_info {
     uint64_t names;        /* names entries */
     uint64_t raw_bytes;    /* events * 32 */
     uint64_t stored_bytes; /* bytes of the header, names and segment objects */
-    uint64_t new_objects;  /* trove_capture_write: objects the store did not have */
+    uint64_t new_objects;  /* trove_capture_write: objects it stored, which the store did not
+                              have (or had damaged): what was uploaded, on every backend */
     uint64_t flows;        /* flow rows (header v2) */
-    uint64_t new_bytes;    /* trove_capture_write: the bytes of the new objects */
+    uint64_t new_bytes;    /* trove_capture_write: the bytes of those objects */
     uint64_t samples;      /* sampled call stacks (header v3: a profile) */
     uint64_t switches;     /* context switches of the sampled threads (v3) */
     uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR, _NAMES_PARTS */
@@ -292,6 +293,38 @@ struct trove_capture_entry {
  * skipped. A capture whose header, or a volume whose recipe, cannot be read is listed with
  * the error (it may be a capture: nothing says otherwise). Errors: TROVE_ERR_NOMEM, -errno. */
 int trove_capture_list(struct trove_store *s, struct trove_capture_entry **out, size_t *count_out);
+
+/* ---- a capture as JSON ------------------------------------------------------------------- */
+
+/* What `trove ls` and the service's capture list say of one capture. */
+struct trove_capture_listing {
+    const char *name;
+    struct trove_capture_info info; /* trove_capture_info's (first_ns/end_ns: the samples'
+                                       span for a samples-only capture, see below) */
+    int have_used;                  /* last_used_ns is known (else it is null) */
+    uint64_t last_used_ns;          /* Unix ns of the last replay or export */
+    uint64_t damaged;               /* slots naming objects on record as damaged */
+};
+
+/*
+ * Append the members of l's JSON object, without the braces, to out: name, events,
+ * segments, names, flows, samples, switches, first_ns, end_ns, raw_bytes, stored_bytes,
+ * segment_format ("deflate" or "columnar"), damaged and last_used_ns (null when not known),
+ * every one of them for every capture. The one set of keys `trove ls --json` and GET
+ * /api/captures share (docs/serve.md, "A capture as JSON"); the caller may add its own
+ * members and closes the object. Errors: TROVE_ERR_INVALID (no name, or not a volume
+ * name), TROVE_ERR_NOMEM; out is unchanged on error. Thread-safe.
+ */
+int trove_capture_listing_json(const struct trove_capture_listing *l, struct trove_bytes *out);
+
+/*
+ * For a capture with samples and no events (a sampled program, an imported profile), set
+ * info->first_ns and info->end_ns to its samples' span (the first and the last sample's
+ * time) by reading its profile (trove_capture_read_profile); for any other capture leave
+ * info as it is, at no cost. Errors: trove_capture_read_profile's; diag names the capture.
+ */
+int trove_capture_samples_span(struct trove_store *s, const char *name,
+                               struct trove_capture_info *info, struct trove_diag *diag);
 
 struct trove_capture_replay_options {
     uint64_t from_ns;       /* events that start at or after ... */

@@ -96,6 +96,12 @@ struct trove_backend *trove_store_backend(struct trove_store *s);
 int trove_store_object_size(struct trove_store *s, const struct trove_digest *d,
                             uint64_t *len_out);
 
+/* 1 if this handle stored object d since its puts were last drained (a commit or a read of
+ * an object drains them): a volume write found the store lacking d, or holding it damaged,
+ * and put it. 0 otherwise, e.g. when the store had d whole. A writer asks right after
+ * writing d, to count what it really stored. Not thread-safe against writes on s. */
+int trove_store_put_pending(const struct trove_store *s, const struct trove_digest *d);
+
 /*
  * A volume or snapshot name: 1..128 bytes of [A-Za-z0-9._-], not starting with '.' or '-'.
  * Returns TROVE_OK or TROVE_ERR_INVALID (with a message in diag saying which rule failed).
@@ -170,7 +176,8 @@ struct trove_volume_info {
     uint64_t slots;
     uint64_t used_slots;     /* non-empty slots */
     uint64_t unique_objects; /* distinct digests among the slots */
-    uint64_t stored_bytes;   /* bytes of those distinct objects (each counted once) */
+    uint64_t stored_bytes;   /* bytes of those distinct objects (each counted once; one
+                                the backend lacks counts 0) */
     uint64_t recipe_bytes;   /* size of the committed recipe file */
     uint64_t generation;     /* of the committed recipe: create writes 1, each commit adds 1,
                                 a snapshot keeps its source's */
@@ -215,8 +222,10 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size);
 /*
  * Make v's in-memory state durable in its recipe format: for v3, first the recipe objects
  * that changed (one pack file, fsync'd); then the recipe file is written new, fsync'd,
- * renamed over the old one and the directory fsync'd; nothing else is written. A no-op when
- * nothing changed.
+ * renamed over the old one and the directory fsync'd; nothing else is written. When no slot
+ * changed the recipe is left alone, and only the objects written since the last commit
+ * (a rewrite of the same content putting back one that went missing or was damaged) are
+ * made durable.
  * Errors: TROVE_ERR_READONLY, TROVE_ERR_NOMEM, -errno (v stays dirty and a later commit may
  * be retried).
  */
@@ -360,6 +369,26 @@ struct trove_copy_report {
 int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned flags,
                      struct trove_copy_report *rep, trove_progress_fn progress,
                      void *progress_ctx, struct trove_diag *diag);
+
+struct trove_repair_report {
+    uint64_t needed;      /* objects s's recipes name that s lacks or has on record as damaged */
+    uint64_t repaired;    /* of those, fetched from the other store and put (healed) */
+    uint64_t unavailable; /* of those, the other store lacks too, or holds damaged */
+    uint64_t bytes;       /* bytes repaired */
+};
+
+/*
+ * Repair s from another copy: every object s's committed recipes name that s lacks, or
+ * has on record as damaged (a read or `verify --deep` found it), is read from src —
+ * checked against its name — and put into s, which heals a damaged one (delete, put,
+ * release: docs/formats/store.md). Objects src cannot give whole are counted unavailable
+ * and left. Damage no read has found yet is not seen: run a deep verify first. Costs a
+ * walk of s's recipes and a size of each object. s must be writable; src may be read-only
+ * (either on a disk or on S3). Errors: TROVE_ERR_INVALID, TROVE_ERR_READONLY, the recipes'
+ * read errors, what the backends return; diag says which store.
+ */
+int trove_store_repair_from(struct trove_store *s, struct trove_store *src,
+                            struct trove_repair_report *rep, struct trove_diag *diag);
 
 /* ---- object volumes ---------------------------------------------------------------------
  *

@@ -66,6 +66,9 @@ int trove__capture_read_header(struct trove_volume *v, const char *name,
                             ? "its stored bytes do not hash to its name: the object is damaged "
                               "(`trove verify --deep` lists every damaged one; importing the "
                               "capture again heals it)"
+                        : rc == TROVE_ERR_NOTFOUND
+                            ? "the object is missing (`trove verify` lists every missing one; "
+                              "importing the capture again puts it back)"
                             : trove_strerror(rc));
         goto out;
     }
@@ -178,7 +181,7 @@ out:
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
-static int digest_cmp(const void *a, const void *b)
+static int digest_cmp(const void *a, const void *b) /* struct trove__fresh: by digest */
 {
     return memcmp(a, b, sizeof(struct trove_digest));
 }
@@ -237,7 +240,6 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
                        size_t len, struct trove_diag *diag)
 {
     struct trove_digest d;
-    uint64_t size;
     int rc;
 
     if (len > w->block)
@@ -245,27 +247,25 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
                           "capture %s: slot %" PRIu64 " would be %zu bytes, over the "
                           "volume's %" PRIu32 "-byte objects",
                           w->name, slot, len, w->block);
-    trove_digest_of(data, len, &d);
-    rc = trove_store_object_size(w->s, &d, &size);
-    if (rc == TROVE_OK && trove_backend_quarantined(trove_store_backend(w->s), &d))
-        rc = TROVE_ERR_NOTFOUND; /* damaged: written again, as if new */
-    if (rc == TROVE_ERR_NOTFOUND) {
-        if (w->nfresh == w->capfresh) {
-            size_t cap = w->capfresh ? 2 * w->capfresh : 64;
-            struct trove_digest *p = trove__realloc(w->fresh, cap * sizeof *p);
-            if (!p)
-                return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
-            w->fresh = p;
-            w->capfresh = cap;
-        }
-        w->fresh[w->nfresh++] = d;
-    } else if (rc != TROVE_OK) {
-        return TROVE_FAIL(diag, rc, 0, "capture %s: looking up slot %" PRIu64 "'s object: %s",
-                          w->name, slot, trove_strerror(rc));
+    /* Room first: an object stored and then not counted would make the count a lie. */
+    if (w->nfresh == w->capfresh) {
+        size_t cap = w->capfresh ? 2 * w->capfresh : 64;
+        struct trove__fresh *p = trove__realloc(w->fresh, cap * sizeof *p);
+        if (!p)
+            return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        w->fresh = p;
+        w->capfresh = cap;
     }
     if ((rc = trove_volume_put_object(w->v, slot, data, len)) != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "capture %s: storing slot %" PRIu64 ": %s", w->name,
                           slot, trove_strerror(rc));
+    /* New to the store exactly when the write put it (it was missing, or damaged): the
+     * store's own decision, not a guess made before it. */
+    trove_digest_of(data, len, &d);
+    if (trove_store_put_pending(w->s, &d)) {
+        w->fresh[w->nfresh].d = d;
+        w->fresh[w->nfresh++].len = len;
+    }
     w->stored += len;
     return TROVE_OK;
 }
@@ -280,11 +280,9 @@ uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *byte
         return 0;
     qsort(w->fresh, w->nfresh, sizeof *w->fresh, digest_cmp);
     for (size_t i = 0; i < w->nfresh; i++)
-        if (i == 0 || !trove_digest_equal(&w->fresh[i - 1], &w->fresh[i])) {
-            uint64_t len = 0;
+        if (i == 0 || !trove_digest_equal(&w->fresh[i - 1].d, &w->fresh[i].d)) {
             n++;
-            if (trove_store_object_size(w->s, &w->fresh[i], &len) == TROVE_OK)
-                *bytes += len; /* stored by now: the bytes the store grew by */
+            *bytes += w->fresh[i].len;
         }
     return n;
 }
@@ -508,9 +506,9 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
         if (rc == TROVE_ERR_NOMEM || (rc < 0 && rc > TROVE_ERR_BASE))
             return TROVE_FAIL(diag, rc, why.offset, "%s",
                               why.msg[0] ? why.msg : trove_strerror(rc));
-        /* An object volume whose header object is damaged is a capture that lost it: the
-         * write replaces it, and putting the header heals the object. */
-        if (rc != TROVE_OK && rc != TROVE_ERR_CHECKSUM)
+        /* An object volume whose header object is damaged or missing is a capture that
+         * lost it: the write replaces it, and putting the header heals the object. */
+        if (rc != TROVE_OK && rc != TROVE_ERR_CHECKSUM && rc != TROVE_ERR_NOTFOUND)
             return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
                               "%s exists and is not a capture (%s); pick another name or "
                               "remove it with `trove volume rm`",

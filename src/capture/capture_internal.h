@@ -76,12 +76,17 @@ static inline uint64_t trove__capture_profile_slot(const struct trove_capture_he
 /* ---- writing (capture.c), shared by trove_capture_write and the live writer ----------- */
 
 /* A capture volume being written: the volume, and what the puts into it stored. */
+struct trove__fresh {
+    struct trove_digest d;
+    uint64_t len;
+};
+
 struct trove__capture_vol {
     struct trove_store *s;
     struct trove_volume *v;       /* open while the write is under way */
     const char *name;             /* the capture, for messages */
     uint32_t block;               /* the volume's object limit */
-    struct trove_digest *fresh;   /* digests the store did not have when they were put */
+    struct trove__fresh *fresh;   /* objects this write stored (the store lacked them) */
     size_t nfresh, capfresh;
     uint64_t stored;              /* bytes of every object put */
 };

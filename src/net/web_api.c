@@ -184,37 +184,62 @@ static int live_of(struct trove__server *srv, const char *name, int *producers)
     return live;
 }
 
-static void capture_json(struct trove__server *srv, struct trove_bytes *b, const char *name,
-                         int error, const struct trove_capture_info *i, int details)
-{
-    uint64_t used = 0;
-    int producers, live = live_of(srv, name, &producers);
+/* Captures' damaged slots on record (trove_store_damaged), counted by name: e[0..n) sorted
+ * by name, slots[i] for e[i]. */
+struct damage_by_name {
+    const struct trove_capture_entry *e;
+    uint64_t *slots;
+    size_t n;
+};
 
-    trove_bytes_append(b, "{\"name\":", 8);
-    json_str(b, name);
-    if (error) {
+static int entry_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, ((const struct trove_capture_entry *)elem)->name);
+}
+
+static int note_damage(void *ctx, const struct trove_digest *d, const char *volume, uint64_t slot)
+{
+    struct damage_by_name *x = ctx;
+    const struct trove_capture_entry *hit = bsearch(volume, x->e, x->n, sizeof *x->e, entry_cmp);
+
+    (void)d;
+    (void)slot;
+    if (hit)
+        x->slots[hit - x->e]++;
+    return 0;
+}
+
+/* Capture e as JSON (trove_capture_listing_json, the keys `trove ls --json` writes too),
+ * with what only the service knows: live, and with details its producers. For a capture
+ * of samples alone the span is its samples' (read through s). */
+static void capture_json(struct trove__server *srv, struct trove_store *s, struct trove_bytes *b,
+                         struct trove_capture_entry *e, uint64_t damaged, int details)
+{
+    struct trove_capture_listing l;
+    int producers, live = live_of(srv, e->name, &producers);
+
+    memset(&l, 0, sizeof l);
+    l.name = e->name;
+    l.info = e->info;
+    l.damaged = damaged;
+    l.have_used =
+        trove_capture_last_used(srv->opt.store_dir, e->name, &l.last_used_ns) == TROVE_OK;
+    if (e->error == TROVE_OK)
+        e->error = trove_capture_samples_span(s, e->name, &l.info, NULL);
+    trove_bytes_append(b, "{", 1);
+    if (e->error != TROVE_OK) {
+        trove_bytes_append(b, "\"name\":", 7);
+        json_str(b, e->name);
         trove_bytes_append(b, ",\"error\":", 9);
-        json_str(b, trove_strerror(error));
+        json_str(b, trove_strerror(e->error));
+        put_u64(b, "damaged", damaged);
+    } else if (trove_capture_listing_json(&l, b) != TROVE_OK) {
+        json_str(b, "error"); /* out of memory: the object still closes */
+        trove_bytes_append(b, ":\"out of memory\"", 16);
     }
-    put_u64(b, "events", i->events);
-    put_u64(b, "first_ns", i->first_ns);
-    put_u64(b, "last_ns", i->end_ns);
-    put_u64(b, "bytes", i->stored_bytes);
     trove_bytes_append(b, live ? ",\"live\":true" : ",\"live\":false", live ? 12 : 13);
-    if (trove_capture_last_used(srv->opt.store_dir, name, &used) == TROVE_OK)
-        put_u64(b, "last_used", used);
-    else
-        trove_bytes_append(b, ",\"last_used\":null", 17);
-    if (details) {
+    if (details)
         put_u64(b, "producers", (uint64_t)producers);
-        put_u64(b, "segments", i->segments);
-        put_u64(b, "names", i->names);
-        put_u64(b, "flows", i->flows);
-        if (i->flags & TROVE_CAPTURE_FLAG_COLUMNAR)
-            trove_bytes_append(b, ",\"segment_format\":\"columnar\"", 28);
-        else
-            trove_bytes_append(b, ",\"segment_format\":\"deflate\"", 27);
-    }
     trove_bytes_append(b, "}", 1);
 }
 
@@ -224,13 +249,22 @@ static int api_list(struct web *w, struct pss *ps)
     struct trove_capture_entry *e = NULL;
     struct trove_diag diag = {0};
     struct trove_bytes b = {0};
+    struct damage_by_name dmg = {0};
     size_t n = 0;
     int rc;
 
     rc = trove_store_open(w->srv->opt.store_dir, TROVE_STORE_READONLY, &s, &diag);
     if (rc == TROVE_OK)
         rc = trove_capture_list(s, &e, &n);
+    if (rc == TROVE_OK && n > 0 && !(dmg.slots = trove__calloc(n, sizeof *dmg.slots)))
+        rc = TROVE_ERR_NOMEM;
+    dmg.e = e;
+    dmg.n = n;
+    if (rc == TROVE_OK && n > 0)
+        rc = trove_store_damaged(s, note_damage, &dmg);
     if (rc != TROVE_OK) {
+        free(e);
+        free(dmg.slots);
         trove_store_close(s);
         return trove__http_error(ps, 500, "internal",
                                  diag.msg[0] ? diag.msg : trove_strerror(rc));
@@ -239,10 +273,11 @@ static int api_list(struct web *w, struct pss *ps)
     for (size_t i = 0; i < n; i++) {
         if (i)
             trove_bytes_append(&b, ",", 1);
-        capture_json(w->srv, &b, e[i].name, e[i].error, &e[i].info, 0);
+        capture_json(w->srv, s, &b, &e[i], dmg.slots[i], 0);
     }
     trove_bytes_append(&b, "]\n", 2);
     free(e);
+    free(dmg.slots);
     trove_store_close(s);
     rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     trove_bytes_free(&b);
@@ -270,14 +305,30 @@ static int find_capture(struct web *w, const char *name, struct trove_capture_in
 
 static int api_info(struct web *w, struct pss *ps)
 {
-    struct trove_capture_info info;
+    struct trove_capture_entry e;
     struct trove_bytes b = {0};
+    struct trove_store *s = NULL;
+    struct damage_by_name dmg;
+    uint64_t slots = 0;
     char msg[TROVE__ERROR_MAX];
     int st, rc;
 
-    if ((st = find_capture(w, ps->req.name, &info, msg, sizeof msg)) != 0)
+    if ((st = find_capture(w, ps->req.name, &e.info, msg, sizeof msg)) != 0)
         return trove__http_error(ps, (unsigned)st, code_of(st), msg);
-    capture_json(w->srv, &b, ps->req.name, 0, &info, 1);
+    snprintf(e.name, sizeof e.name, "%s", ps->req.name);
+    e.error = TROVE_OK;
+    dmg.e = &e;
+    dmg.slots = &slots;
+    dmg.n = 1;
+    if ((rc = trove_store_open(w->srv->opt.store_dir, TROVE_STORE_READONLY, &s, NULL)) ==
+        TROVE_OK)
+        rc = trove_store_damaged(s, note_damage, &dmg);
+    if (rc != TROVE_OK) {
+        trove_store_close(s);
+        return trove__http_error(ps, 500, "internal", trove_strerror(rc));
+    }
+    capture_json(w->srv, s, &b, &e, slots, 1);
+    trove_store_close(s);
     trove_bytes_append(&b, "\n", 1);
     rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     trove_bytes_free(&b);

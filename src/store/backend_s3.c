@@ -4,6 +4,12 @@
  * PREFIX/packs/<32 hex> (the TRVPACK1 format of pack.h; the name is the xxh3-128 of the
  * whole pack), so `aws s3 ls` shows the objects and the packs and each one's xxh3-128 is
  * its name. PREFIX/packs/<hex>.dead lists a pack's deleted entries.
+ * PREFIX/packs/<32 hex>.bad records that object <32 hex> was found damaged (its stored
+ * bytes do not hash to its name; a line of text says how it was found): the quarantine of
+ * backend.c. The records sit beside the packs so that the one listing that loads the pack
+ * index loads them too, at no request more; a get of a recorded object answers
+ * TROVE_ERR_CHECKSUM without a request, and a put of its good bytes replaces it (delete,
+ * put) and deletes the record.
  *
  * Requests (s3_request.c). Every request runs in one curl multi handle driven by one
  * engine thread (so all share one connection cache, and any number are in flight without
@@ -165,7 +171,8 @@ struct pack_key {
     int64_t mtime;
 };
 
-/* What one listing of PREFIX/packs/ found: the packs, and the names of the .dead records. */
+/* What one listing of PREFIX/packs/ found: the packs, and the names of the .dead records
+ * (the .bad records, the quarantine, go straight into the backend's set). */
 struct pack_keys {
     struct s3_backend *s;
     struct pack_key *k;
@@ -173,6 +180,8 @@ struct pack_keys {
     char (*dead)[33];
     size_t ndead, capdead;
 };
+
+#define BAD_SUFFIX ".bad" /* PREFIX/packs/<object hex>.bad: the object is damaged */
 
 static int cmp_hex(const void *a, const void *b) { return memcmp(a, b, 32); }
 
@@ -198,6 +207,15 @@ static int pack_key_fn(void *ctx, const char *rest, int64_t mtime)
     char hex[33];
     int rc;
 
+    if (n == 36 && strcmp(rest + 32, BAD_SUFFIX) == 0 && hex_name(rest, hex)) {
+        struct trove_digest d;
+        int created, ok;
+        trove_digest_parse(hex, &d);
+        pthread_mutex_lock(&l->s->mu);
+        ok = trove__refmap_insert(&l->s->bad_objects, &d, &created) != NULL;
+        pthread_mutex_unlock(&l->s->mu);
+        return ok ? 0 : TROVE_ERR_NOMEM;
+    }
     if ((n != 32 && (n != 37 || strcmp(rest + 32, ".dead") != 0)) || !hex_name(rest, hex))
         return 0; /* not a name trove writes: ignored */
     if (l->n + l->ndead >= 2 * (size_t)PACKS_MAX) {
@@ -498,6 +516,23 @@ out:
     return rc;
 }
 
+/* A load that failed for the quarantine's question (s3_quarantined), which backend.c asks
+ * right before the operation itself, because the service could not be reached (after
+ * the retries): that operation, on this thread, gets the same answer instead of the same
+ * retries again. Consumed by the next load of that backend on this
+ * thread, and only within LOAD_FAIL_REUSE_NS of the failure. */
+#define LOAD_FAIL_REUSE_NS 1000000000ull
+static _Thread_local const struct s3_backend *failed_be;
+static _Thread_local int failed_rc;
+static _Thread_local uint64_t failed_at;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* The pack index, loaded once, by the first operation that needs it. */
 int trove__s3_ensure_loaded(struct s3_backend *s)
 {
@@ -505,6 +540,11 @@ int trove__s3_ensure_loaded(struct s3_backend *s)
 
     if (atomic_load(&s->loaded))
         return TROVE_OK;
+    if (failed_be == s) {
+        failed_be = NULL;
+        if (mono_ns() - failed_at < LOAD_FAIL_REUSE_NS)
+            return failed_rc;
+    }
     pthread_mutex_lock(&s->load_mu);
     if (!atomic_load(&s->loaded) && (rc = load_new_packs(s)) == TROVE_OK)
         atomic_store(&s->loaded, 1);
@@ -1050,7 +1090,8 @@ static int s3_unreadable(struct trove_backend *base, int remove,
     return rc;
 }
 
-int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, uint64_t *len_out)
+int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, int loose,
+                        uint64_t *len_out)
 {
     struct s3_backend *s = (struct s3_backend *)be;
     struct place pl;
@@ -1058,10 +1099,112 @@ int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, 
 
     if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
-    if (!find_packed(s, d, &pl))
-        return TROVE_ERR_NOTFOUND; /* the sole writer knows every pack: no HEAD, no refresh */
+    if (!find_packed(s, d, &pl)) /* the sole writer knows every pack: no refresh */
+        return loose ? trove__s3_loose_size(s, d, len_out) : TROVE_ERR_NOTFOUND;
     *len_out = pl.len;
     return TROVE_OK;
+}
+
+/* ---- the quarantine ------------------------------------------------------------------ */
+
+static void bad_key(const struct trove_digest *d, char rel[48])
+{
+    char hex[33];
+
+    trove_digest_hex(d, hex);
+    snprintf(rel, 48, "packs/%s" BAD_SUFFIX, hex);
+}
+
+/* Record d as damaged: the record's PUT, then the set (so a record this handle could not
+ * write is still honoured by it). Even a reader records what it found. */
+static int s3_quarantine(struct trove_backend *base, const struct trove_digest *d,
+                         const char *why)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    char rel[48], line[256];
+    int created, rc, n;
+
+    pthread_mutex_lock(&s->mu);
+    rc = trove__refmap_insert(&s->bad_objects, d, &created) ? TROVE_OK : TROVE_ERR_NOMEM;
+    pthread_mutex_unlock(&s->mu);
+    if (rc != TROVE_OK)
+        return rc;
+    bad_key(d, rel);
+    n = snprintf(line, sizeof line, "%s\n", why);
+    return trove__s3_key_put(base, rel, line,
+                             n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* 1 if d is on record. The records come with the pack index: the first call of a handle
+ * loads it (a get or put would, in any case), except on the engine thread, where loading
+ * would wait for itself: there what is known answers. */
+static int s3_quarantined(struct trove_backend *base, const struct trove_digest *d)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    int found;
+
+    if (!atomic_load(&s->loaded) && !trove__s3_on_engine()) {
+        int rc = trove__s3_ensure_loaded(s);
+        if (rc == TROVE_ERR_REMOTE) { /* the operation asked next reports it, not retrying */
+            failed_be = s;
+            failed_rc = rc;
+            failed_at = mono_ns();
+        }
+    }
+    pthread_mutex_lock(&s->mu);
+    found = trove__refmap_find(&s->bad_objects, d) != NULL;
+    pthread_mutex_unlock(&s->mu);
+    return found;
+}
+
+static int s3_release(struct trove_backend *base, const struct trove_digest *d)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    struct ref_entry *e;
+    char rel[48];
+    int found;
+
+    if (!atomic_load(&s->loaded) && !trove__s3_on_engine())
+        trove__s3_ensure_loaded(s);
+    pthread_mutex_lock(&s->mu);
+    found = trove__refmap_find(&s->bad_objects, d) != NULL;
+    pthread_mutex_unlock(&s->mu);
+    if (!found)
+        return TROVE_OK;
+    bad_key(d, rel);
+    if (trove__s3_key_del(base, rel) != TROVE_OK)
+        return TROVE_ERR_REMOTE; /* the record stays: the object is still served as damaged */
+    pthread_mutex_lock(&s->mu);
+    if ((e = trove__refmap_find(&s->bad_objects, d)) != NULL)
+        trove__refmap_remove(&s->bad_objects, e);
+    pthread_mutex_unlock(&s->mu);
+    return TROVE_OK;
+}
+
+static int s3_quarantine_list(struct trove_backend *base,
+                              int (*fn)(void *ctx, const struct trove_digest *d), void *ctx)
+{
+    struct s3_backend *s = (struct s3_backend *)base;
+    struct trove_digest *d = NULL;
+    size_t n = 0;
+    int rc;
+
+    /* The records written since this handle loaded, by other handles, too. */
+    if ((rc = refresh(s, atomic_load(&s->gen))) != TROVE_OK)
+        return rc;
+    pthread_mutex_lock(&s->mu);
+    if (s->bad_objects.count > 0 &&
+        !(d = trove__malloc(s->bad_objects.count * sizeof *d)))
+        rc = TROVE_ERR_NOMEM;
+    for (size_t k = 0; rc == TROVE_OK && k < s->bad_objects.cap; k++)
+        if (s->bad_objects.tab[k].used)
+            d[n++] = s->bad_objects.tab[k].d;
+    pthread_mutex_unlock(&s->mu);
+    for (size_t k = 0; rc == TROVE_OK && k < n; k++)
+        if ((rc = fn(ctx, &d[k])) != 0)
+            break;
+    free(d);
+    return rc;
 }
 
 /* ---- open and close ------------------------------------------------------------------ */
@@ -1082,6 +1225,7 @@ static void s3_close(struct trove_backend *base)
         free(s->staged[i].data);
     free(s->staged);
     trove__refmap_free(&s->staged_set);
+    trove__refmap_free(&s->bad_objects);
     trove__s3_packs_free(&s->packs);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->load_mu);
@@ -1108,6 +1252,10 @@ static const struct trove_backend_ops s3_ops = {
     .list = s3_list,
     .stage = trove__s3_stage,
     .publish = trove__s3_publish,
+    .quarantine = s3_quarantine,
+    .quarantined = s3_quarantined,
+    .release = s3_release,
+    .quarantine_list = s3_quarantine_list,
     .unreadable = s3_unreadable,
     .close = s3_close,
 };

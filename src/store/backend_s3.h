@@ -42,9 +42,10 @@ int trove__s3_list_aged(struct trove_backend *be,
 size_t trove__s3_staged_bytes(struct trove_backend *be);
 
 /* For the store's writer, which holds the lease (so no other writer adds packs): d's
- * length if d is in a pack, else TROVE_ERR_NOTFOUND without a request — no HEAD for a
- * loose copy (a put-if-absent of it finds one) and no refresh of the pack list. */
-int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d,
+ * length if d is in a pack; else, with loose (an object big enough to be stored loose), one
+ * HEAD of its loose key; else TROVE_ERR_NOTFOUND without a request (a small object is
+ * packed when stored). No refresh of the pack list. */
+int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, int loose,
                         uint64_t *len_out);
 /* Objects under this many bytes go into packs when staged; larger ones are put loose. */
 #define TROVE__S3_PACK_OBJECT_MAX ((size_t)1 << 20)

@@ -48,6 +48,7 @@ struct s3_backend {
     size_t nstaged, capstaged, staged_bytes;
     struct refmap staged_set;    /* digests staged or being published */
     struct trove__s3_packs packs; /* the pack index */
+    struct refmap bad_objects;    /* the quarantine: objects on record as damaged */
     pthread_mutex_t load_mu;     /* loads of the pack list take turns */
     pthread_mutex_t del_mu;      /* deletes take turns */
     atomic_int loaded;           /* the pack list was read once */

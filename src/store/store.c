@@ -89,10 +89,11 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
     return rc;
 }
 
-int trove__store_lookup(struct trove_store *s, const struct trove_digest *d, uint64_t *len_out)
+int trove__store_lookup(struct trove_store *s, const struct trove_digest *d, size_t len,
+                        uint64_t *len_out)
 {
     if (s->s3 && s->lease)
-        return trove__s3_size_sole(s->be, d, len_out);
+        return trove__s3_size_sole(s->be, d, len >= TROVE__S3_PACK_OBJECT_MAX, len_out);
     return trove_backend_size(s->be, d, len_out);
 }
 
@@ -620,7 +621,12 @@ int trove_store_object_size(struct trove_store *s, const struct trove_digest *d,
 {
     if (!s || !d || !len_out)
         return TROVE_ERR_INVALID;
-    return trove__store_lookup(s, d, len_out);
+    return trove__store_lookup(s, d, 0, len_out);
+}
+
+int trove_store_put_pending(const struct trove_store *s, const struct trove_digest *d)
+{
+    return s && d && trove__store_has_put(s, d);
 }
 
 struct trove_backend *trove_store_backend(struct trove_store *s)

@@ -14,7 +14,8 @@
  * flight, drained), and each head after, one publish each. A copy stopped anywhere leaves
  * the destination's volumes as they were, or copied whole, plus objects gc can take; run
  * again it copies only what is still missing. Objects the destination already has (listed
- * once up front) are not read at all.
+ * once up front) are not read at all, unless it has them on record as damaged (its
+ * quarantine): those are copied, and the put of their good bytes heals them.
  */
 #include "store_internal.h"
 #include "store_recount.h"
@@ -200,7 +201,8 @@ int trove_store_copy(struct trove_store *src, struct trove_store *dst, unsigned 
         const struct ref_entry *e = &rcnt.map.tab[i];
         if (!e->used)
             continue;
-        if (trove__refmap_find(&have, &e->d)) {
+        /* One dst has on record as damaged is copied again: the good bytes heal it. */
+        if (trove__refmap_find(&have, &e->d) && !trove_backend_quarantined(dst->be, &e->d)) {
             rep->objects_present++;
         } else {
             cb->e[cb->n++] = e;
@@ -251,5 +253,71 @@ out:
     trove_bytes_free(&head);
     if (counted)
         trove__recount_free(&rcnt);
+    return rc;
+}
+
+/* ---- repair from another store ---------------------------------------------------------- */
+
+int trove_store_repair_from(struct trove_store *s, struct trove_store *src,
+                            struct trove_repair_report *rep, struct trove_diag *diag)
+{
+    struct recount rcnt;
+    struct trove_bytes b = {0};
+    int rc, counted = 0;
+
+    if (!s || !src || !rep || s == src)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "repair: bad arguments");
+    memset(rep, 0, sizeof *rep);
+    TROVE_TRY(rc, trove__store_writable(s, diag));
+    TROVE_TRY(rc, trove__store_drain(s));
+    if ((rc = trove__recount(s, &rcnt)) != TROVE_OK) {
+        TROVE_FAIL(diag, rc, 0, "cannot read the recipes of %s: %s", s->dir, trove_strerror(rc));
+        goto out;
+    }
+    counted = 1;
+    for (size_t i = 0; i < rcnt.map.cap; i++) {
+        const struct ref_entry *e = &rcnt.map.tab[i];
+        uint64_t len;
+        char hex[33];
+        if (!e->used)
+            continue;
+        rc = trove_backend_size(s->be, &e->d, &len);
+        if (rc == TROVE_OK && !trove_backend_quarantined(s->be, &e->d))
+            continue; /* present, and not on record as damaged */
+        if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND) {
+            TROVE_FAIL(diag, rc, 0, "cannot look for an object in %s: %s", s->dir,
+                       trove_strerror(rc));
+            goto out;
+        }
+        rep->needed++;
+        trove_digest_hex(&e->d, hex);
+        /* The other copy's bytes are checked against the name as they are read: only good
+         * bytes are put, and a put of a name on record heals it. */
+        rc = trove_backend_get(src->be, &e->d, &b,
+                               e->len ? (size_t)e->len : COPY_CAP_UNKNOWN);
+        if (rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_LIMIT) {
+            rep->unavailable++;
+            continue;
+        }
+        if (rc != TROVE_OK) {
+            TROVE_FAIL(diag, rc, 0, "cannot read object %s from %s: %s", hex, src->dir,
+                       trove_strerror(rc));
+            goto out;
+        }
+        if ((rc = trove__store_put(s, &e->d, b.ptr, b.len)) != TROVE_OK) {
+            TROVE_FAIL(diag, rc, 0, "cannot write object %s to %s: %s", hex, s->dir,
+                       trove_strerror(rc));
+            goto out;
+        }
+        rep->repaired++;
+        rep->bytes += b.len;
+    }
+    if ((rc = trove__store_drain(s)) != TROVE_OK)
+        TROVE_FAIL(diag, rc, 0, "cannot make the repaired objects durable in %s: %s", s->dir,
+                   trove_strerror(rc));
+out:
+    if (counted)
+        trove__recount_free(&rcnt);
+    trove_bytes_free(&b);
     return rc;
 }

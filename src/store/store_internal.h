@@ -152,7 +152,8 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
 /* Whether d is stored, and its length, for a write deciding to put it: the backend's size,
  * except on S3 for the lease holder, which knows every pack and asks nothing for an object
  * in none (NOTFOUND: the put that follows finds a loose copy, if any). */
-int trove__store_lookup(struct trove_store *s, const struct trove_digest *d, uint64_t *len_out);
+int trove__store_lookup(struct trove_store *s, const struct trove_digest *d, size_t len,
+                        uint64_t *len_out);
 /* 1 if this handle put d (trove__store_put succeeded) since the last trove__store_drain:
  * then d is durable once the puts are drained. */
 int trove__store_has_put(const struct trove_store *s, const struct trove_digest *d);

@@ -115,7 +115,12 @@ int trove_store_damaged(struct trove_store *s,
         struct trove_volume *v = NULL;
         if (ve[i].error != TROVE_OK)
             continue; /* verify reports an unreadable recipe on its own */
-        if ((rc = trove_volume_open(s, ve[i].name, &v, NULL)) != TROVE_OK)
+        rc = trove_volume_open(s, ve[i].name, &v, NULL);
+        if (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT || rc == TROVE_ERR_TRUNCATED ||
+            rc == TROVE_ERR_NOTFOUND || rc == TROVE_ERR_VERSION)
+            continue; /* a recipe that does not load (a damaged v3 recipe object, say), or
+                       * is gone since the list: reported on its own, as above */
+        if (rc != TROVE_OK)
             goto out;
         for (uint64_t first = 0; first < ve[i].slots && !stop; first += CHUNK) {
             uint64_t n = ve[i].slots - first < CHUNK ? ve[i].slots - first : CHUNK;
@@ -270,19 +275,15 @@ static int collect(void *ctx, const struct trove_digest *d)
 
 struct aged {
     struct digest_vec *all;
-    int64_t cutoff; /* objects stored after this (seconds since the epoch) are kept */
-    uint64_t young;
+    struct digest_vec *young; /* stored after the cutoff: kept, counted if unreferenced */
+    int64_t cutoff;           /* seconds since the epoch */
 };
 
 static int collect_aged(void *ctx, const struct trove_digest *d, int64_t mtime)
 {
     struct aged *a = ctx;
 
-    if (mtime < 0 || mtime > a->cutoff) {
-        a->young++;
-        return 0;
-    }
-    return collect(a->all, d);
+    return collect(mtime < 0 || mtime > a->cutoff ? a->young : a->all, d);
 }
 
 static int64_t gc_grace_sec(void)
@@ -297,21 +298,19 @@ static int64_t gc_grace_sec(void)
     return *end || v < 0 ? GC_GRACE_DEFAULT_SEC : (int64_t)v;
 }
 
-/* Every object of the backend into all; on S3 only those older than the grace period. */
+/* Every object of the backend into all; on S3 only those older than the grace period,
+ * the younger ones into young. */
 static int list_collectable(struct trove_store *s, struct digest_vec *all,
-                            struct trove_gc_report *rep)
+                            struct digest_vec *young)
 {
     struct aged a;
-    int rc;
 
     if (!s->s3)
         return trove_backend_list(s->be, collect, all);
     a.all = all;
+    a.young = young;
     a.cutoff = (int64_t)time(NULL) - gc_grace_sec();
-    a.young = 0;
-    rc = trove__s3_list_aged(s->be, collect_aged, &a);
-    rep->objects_young = a.young;
-    return rc;
+    return trove__s3_list_aged(s->be, collect_aged, &a);
 }
 
 static int count_deleted_pack(void *ctx, const char *name, const char *why)
@@ -326,7 +325,7 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
                    void *progress_ctx)
 {
     struct recount rcnt;
-    struct digest_vec all = {0};
+    struct digest_vec all = {0}, young = {0};
     int rc, have_count = 0;
 
     if (!s || !rep)
@@ -351,12 +350,15 @@ int trove_store_gc(struct trove_store *s, struct trove_gc_report *rep, trove_pro
         goto out;
     /* Sweep. (The drain above emptied the handle's list of puts: a later write of
      * anything deleted here stats, finds it gone and puts it again.) */
-    rc = list_collectable(s, &all, rep);
+    rc = list_collectable(s, &all, &young);
     if (rc > 0)
         rc = TROVE_ERR_NOMEM;
     if (rc != TROVE_OK)
         goto out;
-    rep->objects_seen = all.n + rep->objects_young;
+    /* Young: what gc would delete but for the grace period; an object in use is not. */
+    for (size_t k = 0; k < young.n; k++)
+        rep->objects_young += !trove__refmap_find(&rcnt.map, &young.d[k]);
+    rep->objects_seen = all.n + young.n;
     for (size_t k = 0; k < all.n; k++) {
         uint64_t len = 0;
         if (trove__refmap_find(&rcnt.map, &all.d[k]))
@@ -381,5 +383,6 @@ out:
     if (have_count)
         trove__recount_free(&rcnt);
     free(all.d);
+    free(young.d);
     return rc;
 }

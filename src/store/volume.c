@@ -393,11 +393,15 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
             out->stored_bytes += slot_len(v->size, v->block_size, i);
             continue;
         }
-        /* An object's length is not in the recipe: ask the backend (after any put). */
-        if ((rc = trove__store_drain(v->s)) != TROVE_OK ||
-            (rc = trove_backend_size(v->s->be, vol_digest(v, i), &len)) != TROVE_OK)
+        /* An object's length is not in the recipe: ask the backend (after any put). One that
+         * went missing holds no bytes; verify reports it, and the next write of its bytes
+         * puts it again, so it must not stop a writer from opening the volume. */
+        if ((rc = trove__store_drain(v->s)) != TROVE_OK)
             goto out;
-        out->stored_bytes += len;
+        rc = trove_backend_size(v->s->be, vol_digest(v, i), &len);
+        if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
+            goto out;
+        out->stored_bytes += rc == TROVE_OK ? len : 0;
     }
     rc = TROVE_OK;
 out:
@@ -514,8 +518,8 @@ static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *d
     return TROVE_OK;
 }
 
-/* Store len bytes (at least one) as slot i's object: hash, compare, put if new, point the
- * slot. */
+/* Store len bytes (at least one) as slot i's object: hash, put if the store lacks it, point
+ * the slot. */
 static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
 {
     struct trove_digest d;
@@ -525,22 +529,25 @@ static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data,
     trove_digest_of(data, len, &d);
     if (trove_digest_is_zero(&d))
         return TROVE_ERR_CORRUPT; /* a block hashing to the empty digest: report, never store */
-    /* The slot holds these bytes already: nothing to do, unless its object is on record as
-     * damaged, when these bytes heal it. */
     same = trove_digest_equal(&d, vol_digest(v, i));
     put = trove_backend_quarantined(v->s->be, &d); /* damaged: these bytes heal it */
-    if (same && !put)
-        return TROVE_OK;
-    /* Dedup asks the backend, not a store-wide table: an object this handle queued since
-     * the last drain needs nothing more; any other costs a stat, and is put when it is not
-     * there (never stored, or gone behind the store's back). */
+    /* Dedup asks the backend, not a store-wide table, even when the slot names these bytes
+     * already (a recipe naming an object does not make it present): an object this handle
+     * queued since the last drain needs nothing more; any other costs a stat, and is put
+     * when it is not there (never stored, or gone behind the store's back) or not whole
+     * (its length is not these bytes': recorded as damaged, and these bytes heal it). */
     if (!put && !trove__store_has_put(v->s, &d)) {
-        rc = trove__store_lookup(v->s, &d, &have);
-        if (rc == TROVE_OK && have != len)
-            return TROVE_ERR_CORRUPT; /* same digest, other length: verify reports it */
+        rc = trove__store_lookup(v->s, &d, len, &have);
         if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
             return rc;
-        put = rc == TROVE_ERR_NOTFOUND;
+        if (rc == TROVE_OK && have != len) {
+            char why[96];
+            snprintf(why, sizeof why, "stored as %llu bytes, written as %zu",
+                     (unsigned long long)have, len);
+            if ((rc = trove_backend_quarantine(v->s->be, &d, why)) != TROVE_OK)
+                return rc;
+        }
+        put = rc != TROVE_OK || have != len;
     }
     if (put && (rc = trove__store_put(v->s, &d, data, len)) != TROVE_OK)
         return rc;
@@ -825,7 +832,9 @@ int trove_volume_commit(struct trove_volume *v)
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
+    /* Nothing to publish, but a write of the same content may have put objects again (ones
+     * gone missing or damaged): those are made durable, as a commit promises. */
     if (!v->dirty)
-        return TROVE_OK;
+        return trove__store_drain(v->s);
     return trove__volume_write_recipe(v);
 }
