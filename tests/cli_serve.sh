@@ -7,6 +7,7 @@
 #   - a stalled viewer drops alone; the other viewer and the store get everything
 #   - a producer sending garbage is closed and counted; the capture keeps what came before
 #   - two producers (two pids) on one capture: one timeline with both
+#   - kill -9 before a new capture's first commit leaves no capture (ls lists none, exits 0)
 #   - kill -9 mid-capture: after a restart the committed events are intact, verify --deep is
 #     clean, and a producer appends; SIGTERM commits everything
 #   - /api/status shows each connection's wire; capture names are checked; a second
@@ -209,6 +210,18 @@ check cmp -s <(cat <(head -n "$n5" "$tmp/big.txt") "$tmp/g.txt") <(ev store:five
 check grep -q "stopped; every capture is committed" "$tmp/serve.err"
 exits 0 "$trove" verify --deep --store "$s"
 check test ! -e "$s/trove.sock"
+
+# ---- kill -9 before a new capture's first commit: no capture left behind, nothing unreadable --
+serve_start --commit-ms 100000
+"$trove" record pend --from "$tmp/big.wire" --socket "$sock" --rate 20000 -q 2> /dev/null &
+rec=$!
+await_status 'any(c["name"] == "pend" and c["events"] > 0 for c in j["captures"])'
+{ kill -9 "$srv_pid"; wait "$srv_pid"; } 2> /dev/null
+srv_pid=
+wait $rec 2> /dev/null
+"$trove" ls --store "$s" --json > "$tmp/ls-pend.json" 2> "$tmp/ls-pend.err" || bad "ls after a kill before the first commit: $(cat "$tmp/ls-pend.err")"
+json "$tmp/ls-pend.json" 'all(c["name"] != "pend" for c in (j["captures"] if isinstance(j, dict) else j))'
+exits 0 "$trove" verify --store "$s"
 
 # ---- a second SIGTERM while the stop waits (3 s for a stalled viewer) exits at once -----------
 serve_start

@@ -504,8 +504,28 @@ static void test_commits(void)
     trove_capture_writer_close(w);
     CHECK_EQ_INT(trove_capture_info(s, "c", &seen, NULL), TROVE_OK);
     CHECK_EQ_INT(seen.events, 300);
+    /* A new capture is pending until its first commit: nothing of it is in the store (a
+     * reader finds none), and the writer holds it, so another write of the name through
+     * this handle is BUSY rather than taken over; closed uncommitted, it leaves nothing. */
     CHECK_EQ_INT(trove_capture_writer_open(s, "new", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10, &diag), TROVE_OK);
+    {
+        struct trove_volume_entry *vl = NULL;
+        size_t nv = 0;
+        CHECK_EQ_INT(trove_volume_list(s, &vl, &nv), TROVE_OK);
+        for (size_t k = 0; k < nv; k++)
+            CHECK(strcmp(vl[k].name, "new") != 0);
+        free(vl);
+    }
+    CHECK_EQ_INT(trove_capture_write(s, "new", in.ev.ev, 300, NULL, &o, NULL, &diag),
+                 TROVE_ERR_BUSY);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_info(s, "new", &seen, NULL), TROVE_ERR_NOTFOUND);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "new", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_OK);
     CHECK_EQ_INT(trove_capture_write(s, "new", in.ev.ev, 300, NULL, &o, NULL, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10, &diag), TROVE_OK);
     CHECK_EQ_INT(trove_capture_writer_commit(w, &i1, &diag), TROVE_ERR_MISMATCH);
     trove_capture_writer_close(w);
     CHECK_EQ_INT(trove_capture_info(s, "new", &seen, NULL), TROVE_OK);

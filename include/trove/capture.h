@@ -201,7 +201,10 @@ struct trove_capture_writer;
  * trove_capture_write's open (name, a block volume of that name -> TROVE_ERR_EXISTS,
  * READONLY), the header/segment decoders' for append, TROVE_ERR_INVALID for append to a
  * capture with flow rows (the writer does not carry them), NOMEM; diag says which. *out is
- * the writer (close it), NULL on error, when nothing is left behind. */
+ * the writer (close it), NULL on error, when nothing is left behind. A new capture (append
+ * 0, no capture of that name) is pending until its first commit: nothing of it is written
+ * before, so a writer closed or killed first leaves no capture; until then s holds its
+ * volume open, and other opens of the name through s are TROVE_ERR_BUSY. */
 int trove_capture_writer_open(struct trove_store *s, const char *name, int append,
                               const struct trove_capture_options *opt,
                               struct trove_capture_writer **out, struct trove_diag *diag);

@@ -52,7 +52,6 @@ struct trove_capture_writer {
     uint32_t fe;                    /* events per frame, F */
     int format;                     /* the segments' frames: DEFLATE or a format 5 one */
     int counters;                   /* a counter event is in the capture: header v2 */
-    int created;                    /* this writer made the volume; no commit yet */
     int events_dirty;               /* events added since the last commit */
     int sticky;                     /* the error that stopped the writer, or 0 */
     uint64_t generation;            /* the recipe's, at the last commit (or the open) */
@@ -143,11 +142,9 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
 
     if (!w->vol.v) {
         rc = trove_volume_open(w->vol.s, w->name, &w->vol.v, diag);
-        if (rc == TROVE_ERR_NOTFOUND) {
-            w->created = 0; /* not this writer's to remove any more */
+        if (rc == TROVE_ERR_NOTFOUND)
             return TROVE_FAIL(diag, TROVE_ERR_MISMATCH, 0,
                               "capture %s was removed while it was being written", w->name);
-        }
         if (rc != TROVE_OK)
             return rc;
         if ((rc = trove_volume_info(w->vol.v, &vi)) != TROVE_OK)
@@ -155,7 +152,6 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
         if (vi.generation != w->generation || !vi.objects) {
             trove_volume_close(w->vol.v); /* the other writer's: not held */
             w->vol.v = NULL;
-            w->created = 0;
             return TROVE_FAIL(diag, TROVE_ERR_MISMATCH, 0,
                               "capture %s changed while it was being written (its recipe "
                               "is at generation %" PRIu64 ", this writer's at %" PRIu64
@@ -481,7 +477,7 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
     struct trove_volume_info vi;
     uint64_t seg_bytes = 0;
     uint32_t fe = 0;
-    int rc, format = 0;
+    int rc, format = 0, created = 0;
 
     if (out)
         *out = NULL;
@@ -501,8 +497,12 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
-    TROVE_TRY(rc, trove__capture_open_for_write(&w->vol, TROVE__CAPTURE_KEEP_SLOTS, !append,
-                                                &w->created, diag));
+    /* A new capture is pending (create 2): nothing of it is written before its first
+     * commit, so a service killed before then leaves no capture behind, not an empty volume
+     * that reads as damaged; it stays open (dirty) until that commit, and a writer closed
+     * before it has nothing to remove. */
+    TROVE_TRY(rc, trove__capture_open_for_write(&w->vol, TROVE__CAPTURE_KEEP_SLOTS,
+                                                append ? 0 : 2, &created, diag));
     TROVE_TRY(rc, trove_volume_info(w->vol.v, &vi));
     if (append) {
         TROVE_TRY(rc, read_back(w, opt, diag));
@@ -817,7 +817,6 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     if ((rc = trove_volume_info(w->vol.v, &vi)) != TROVE_OK)
         return stop(w, TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc)));
     w->generation = vi.generation;
-    w->created = 0;
     w->events_dirty = w->prof_dirty = 0;
     w->committed = w->events;
     w->c_seg_slots = w->seg_slots;
@@ -869,9 +868,7 @@ void trove_capture_writer_close(struct trove_capture_writer *w)
 {
     if (!w)
         return;
-    trove_volume_close(w->vol.v); /* uncommitted puts roll back */
-    if (w->created)
-        trove_volume_remove(w->vol.s, w->name, NULL); /* a new name leaves nothing behind */
+    trove_volume_close(w->vol.v); /* uncommitted puts roll back; a pending volume vanishes */
     free(w->vol.fresh);
     trove_capture_header_free(&w->h);
     trove_bytes_free(&w->seg);
