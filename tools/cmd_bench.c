@@ -1,7 +1,7 @@
 /*
  * cmd_bench.c: `trove bench <name> ...` — dispatch to a benchmark in bench/. Benchmarks are
- * subcommands so a user can run them on their own data (DESIGN.md, "How performance is
- * shown").
+ * subcommands so a user can run them on their own data, and docs/BENCHMARKS.md gives each
+ * table with the command that made it.
  */
 #include <string.h>
 
