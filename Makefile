@@ -42,6 +42,11 @@ BUILD_FUZZ := build-fuzz
 TSAN_TESTS := test_volume|test_crash|test_backend_s3|test_stream|test_capture|test_capture_live|test_net|test_serve|test_serve_faults|test_serve_stop|test_client|cli_serve|cli_stop|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_client_signals|cli_client_stop|cli_s3
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
+# The benchmark peers (lz4, xz, brotli, streamvbyte) are linked into trove only for the
+# targets that show them, `make bench` and `make demo` (BENCH_PEERS=ON on any other target
+# asks for them too); `make build` and `make check` build trove without them.
+BENCH_PEERS ?= OFF
+bench demo: BENCH_PEERS := ON
 
 # The builds show only warnings and errors: no configure chatter, no per-file progress and
 # no "Entering directory" lines from the make that cmake runs under this one. V=1 shows it all.
@@ -110,7 +115,8 @@ deps-node: deps
 build: deps
 	@echo "== build: $(BUILD)/ (Release; $(BUILD_SHOWS))"
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DTROVE_SHARED_DATA=$(SHARED_DATA) \
-	  -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
+	  -DTROVE_BENCH_PEERS=$(BENCH_PEERS) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_MESSAGES) \
+	  $(CONFIGURE_OUT)
 	@cmake --build $(BUILD) -j $(JOBS) $(BUILD_FLAGS)
 
 build-asan: deps

@@ -60,8 +60,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <streamvbyte.h>
 #include <time.h>
+#if TROVE_BENCH_PEERS /* linked with -DTROVE_BENCH_PEERS=ON only */
+#include <streamvbyte.h>
+#endif
 
 #include "bench.h"
 #include "cli.h"
@@ -201,6 +203,7 @@ static void naive_unpack(struct bench *b)
         naive_unpack_block(b->packed + k * stride, b->dec + k * BLOCK, BLOCK, b->w);
 }
 
+#if TROVE_BENCH_PEERS
 static void svb_encode(struct bench *b) { b->svb_len = streamvbyte_encode(b->in, (uint32_t)b->n, b->svb); }
 
 static void svb_decode(struct bench *b)
@@ -209,6 +212,12 @@ static void svb_decode(struct bench *b)
     if (used != b->svb_len) /* checked after the clock stops, with the output */
         b->svb_len = SIZE_MAX;
 }
+#define SVB_ENC svb_encode
+#define SVB_DEC svb_decode
+#else
+#define SVB_ENC NULL
+#define SVB_DEC NULL
+#endif
 
 static void copy_values(struct bench *b) { memcpy(b->dec, b->in, b->n * sizeof *b->dec); }
 
@@ -222,7 +231,7 @@ static const struct codec {
     {"memcpy", "copy", NULL, copy_values, NULL},
     {"kernel", "unpack", kernel_pack, kernel_unpack, kernel_unpack_blocks},
     {"naive", "unpack", naive_pack, naive_unpack, NULL},
-    {"streamvbyte", "decode", svb_encode, svb_decode, NULL},
+    {"streamvbyte", "decode", SVB_ENC, SVB_DEC, NULL}, /* NULL: not in this build */
 };
 
 /* ---- timing ---------------------------------------------------------------------------- */
@@ -350,7 +359,7 @@ static int run_width(struct bench *b, struct results *r, int s, unsigned repeat)
         for (int i = 0; i < 2; i++)
             if (b->w == naive_widths[i])
                 cm[C_NAIVE] = &r->naive[i];
-        if (b->w == SVB_WIDTH)
+        if (b->w == SVB_WIDTH && TROVE_BENCH_PEERS)
             cm[C_SVB] = &r->svb;
     }
     for (int c = 0; c < C_COUNT; c++)
@@ -456,8 +465,11 @@ static void print_json(const struct results *r)
     for (int i = 0; i < 2; i++)
         printf("%s\"%u\":{\"pack_gvps\":%.4f,\"unpack_gvps\":%.4f}", i ? "," : "", naive_widths[i],
                gvps(r->n[SIZE_LARGE], &r->naive[i].enc), gvps(r->n[SIZE_LARGE], &r->naive[i].dec));
-    printf("},\"streamvbyte\":{\"encode_gvps\":%.4f,\"decode_gvps\":%.4f}}\n",
-           gvps(r->n[SIZE_LARGE], &r->svb.enc), gvps(r->n[SIZE_LARGE], &r->svb.dec));
+    printf("}");
+    if (TROVE_BENCH_PEERS)
+        printf(",\"streamvbyte\":{\"encode_gvps\":%.4f,\"decode_gvps\":%.4f}",
+               gvps(r->n[SIZE_LARGE], &r->svb.enc), gvps(r->n[SIZE_LARGE], &r->svb.dec));
+    printf(",\"peers\":%s}\n", TROVE_BENCH_PEERS ? "true" : "false");
 }
 
 /* A table row; the blocks columns only where m->dec2 was measured. */
@@ -526,7 +538,8 @@ static void print_table(const struct results *r, unsigned repeat)
         snprintf(label, sizeof label, "naive w=%u", w);
         print_row(label, nl, &r->naive[i], mc_large, w / 8.0);
     }
-    print_row("streamvbyte", nl, &r->svb, mc_large, r->svb_bytes_per_value);
+    if (TROVE_BENCH_PEERS)
+        print_row("streamvbyte", nl, &r->svb, mc_large, r->svb_bytes_per_value);
     printf("\nkernel / naive:");
     for (int i = 0; i < 2; i++) {
         unsigned w = naive_widths[i];
@@ -550,9 +563,13 @@ static void print_table(const struct results *r, unsigned repeat)
         }
         printf("  lowest: pack %.2fx (w=%u), unpack %.2fx (w=%u)\n", pmin, pw, umin, uw);
     }
-    printf("\nkernel / streamvbyte at w=%u: pack %.2fx encode, unpack %.2fx decode\n", SVB_WIDTH,
-           r->svb.enc.median / r->kernel[SIZE_LARGE][SVB_WIDTH].enc.median,
-           r->svb.dec.median / r->kernel[SIZE_LARGE][SVB_WIDTH].dec.median);
+    if (TROVE_BENCH_PEERS)
+        printf("\nkernel / streamvbyte at w=%u: pack %.2fx encode, unpack %.2fx decode\n",
+               SVB_WIDTH, r->svb.enc.median / r->kernel[SIZE_LARGE][SVB_WIDTH].enc.median,
+               r->svb.dec.median / r->kernel[SIZE_LARGE][SVB_WIDTH].dec.median);
+    else
+        printf("\nstreamvbyte is not in this build: configure with -DTROVE_BENCH_PEERS=ON "
+               "(`make bench` and\n`make demo` do) to measure it too.\n");
     printf("\nGval/s: billions of values per second. GB/s counts 4 bytes per value: a pack's input,\n"
            "an unpack's output, a memcpy's copy; pack/ and unpack/memcpy divide those by the memcpy\n"
            "of the same size above. unpack_blocks (Gval/s) is trove_bitpack_unpack_blocks over the\n"
@@ -634,7 +651,11 @@ int bench_bitpack(int argc, char **argv)
     r.n[SIZE_LARGE] = (size_t)values;
     r.n[SIZE_CACHE] = (size_t)cache_values;
     cap = (size_t)(values > cache_values ? values : cache_values);
+#if TROVE_BENCH_PEERS
     b.svb_cap = streamvbyte_max_compressedbytes((uint32_t)values);
+#else
+    b.svb_cap = 1; /* not measured: a byte, so the allocation below stays uniform */
+#endif
     if (!(times = alloc_times(&r, repeat ? (unsigned)repeat : MAX_PASSES)) ||
         !(b.in = alloc_touched(cap * sizeof *b.in)) || !(b.packed = alloc_touched(cap * sizeof *b.packed)) ||
         !(b.dec = alloc_touched(cap * sizeof *b.dec)) || !(b.svb = alloc_touched(b.svb_cap))) {

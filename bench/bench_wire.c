@@ -39,11 +39,7 @@
  * counts.
  */
 #include <assert.h>
-#include <brotli/decode.h>
-#include <brotli/encode.h>
 #include <errno.h>
-#include <lz4.h>
-#include <lzma.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -53,6 +49,16 @@
 
 #include "bench.h"
 #include "cli.h"
+
+#if TROVE_BENCH_PEERS /* lz4, xz and brotli: linked with -DTROVE_BENCH_PEERS=ON only */
+#include <brotli/decode.h>
+#include <brotli/encode.h>
+#include <lz4.h>
+#include <lzma.h>
+#define PEER(fn) fn
+#else
+#define PEER(fn) NULL
+#endif
 
 #define MIN_PASSES 3
 #define MAX_PASSES 25
@@ -393,7 +399,7 @@ static int dec_zstream(struct bench *b)
     return 0;
 }
 
-/* ---- zstd and lz4 ----------------------------------------------------------------------- */
+/* ---- zstd ------------------------------------------------------------------------------- */
 
 static int enc_zstd(struct bench *b, int level, const char *name)
 {
@@ -430,7 +436,9 @@ static int dec_zstd3(struct bench *b) { return dec_zstd(b, "zstd3"); }
 static int enc_zstd19(struct bench *b) { return enc_zstd(b, 19, "zstd19"); }
 static int dec_zstd19(struct bench *b) { return dec_zstd(b, "zstd19"); }
 
-/* ---- xz -9 and brotli ------------------------------------------------------------------- */
+/* ---- xz -9, brotli and lz4 (the peers of a -DTROVE_BENCH_PEERS=ON build) ----------------- */
+
+#if TROVE_BENCH_PEERS
 
 /* xz -9 of in[0..len) at out[*pos..cap): an .xz stream without a check. */
 static int xz_encode(const uint8_t *in, size_t len, uint8_t *out, size_t *pos, size_t cap)
@@ -563,6 +571,7 @@ static int dec_lz4(struct bench *b)
     }
     return 0;
 }
+#endif
 
 /* ---- the table -------------------------------------------------------------------------- */
 
@@ -588,11 +597,17 @@ static const struct format {
     {"zstd1", "ZSTD_compressCCtx level 1", enc_zstd1, dec_zstd1},
     {"zstd3", "ZSTD_compressCCtx level 3", enc_zstd3, dec_zstd3},
     {"zstd19", "ZSTD_compressCCtx level 19", enc_zstd19, dec_zstd19},
-    {"lz4", "LZ4_compress_default", enc_lz4, dec_lz4},
-    {"xz9", "liblzma preset 9 (xz -9), per batch", enc_xz9, dec_xz9},
-    {"xz9_stream", "xz -9 over all records as one stream", enc_xz9_stream, dec_xz9_stream},
-    {"brotli11", "BrotliEncoderCompress quality 11", enc_brotli, dec_brotli},
+    {"lz4", "LZ4_compress_default", PEER(enc_lz4), PEER(dec_lz4)},
+    {"xz9", "liblzma preset 9 (xz -9), per batch", PEER(enc_xz9), PEER(dec_xz9)},
+    {"xz9_stream", "xz -9 over all records as one stream", PEER(enc_xz9_stream),
+     PEER(dec_xz9_stream)},
+    {"brotli11", "BrotliEncoderCompress quality 11", PEER(enc_brotli), PEER(dec_brotli)},
 };
+
+/* What a build without the peers says in their place. */
+#define NO_PEERS_LINE                                                                          \
+    "lz4, xz -9 (per batch and as one stream) and brotli 11 are not in this build: configure\n" \
+    "with -DTROVE_BENCH_PEERS=ON (`make bench` and `make demo` do) to measure them too.\n"
 
 struct result {
     uint64_t bytes;
@@ -675,6 +690,11 @@ static int run_all(struct bench *b, unsigned repeat, double *enc_t, double *dec_
     cli_progress_begin(&prog, "bench wire", 0);
     for (int f = 0; f < F_COUNT; f++) {
         double e, d;
+        if (!formats[f].enc) { /* a peer this build does not link */
+            done[f] = 1;
+            left--;
+            continue;
+        }
         res[f].bytes = UINT64_MAX;
         if (one_pass(b, f, 0, &res[f].bytes, &e) != 0 || one_pass(b, f, 1, NULL, &d) != 0)
             goto fail;
@@ -708,6 +728,8 @@ static int run_all(struct bench *b, unsigned repeat, double *enc_t, double *dec_
     }
     cli_progress_end(&prog);
     for (int f = 0; f < F_COUNT; f++) {
+        if (!formats[f].enc)
+            continue;
         res[f].enc_us = bench_median(enc_t + f * stride, res[f].enc_passes);
         res[f].dec_us = bench_median(dec_t + f * stride, res[f].dec_passes);
     }
@@ -725,9 +747,12 @@ static size_t out_capacity(const struct bench *b)
         size_t n = batch_len(b, k), raw = n * TROVE_EVENT_SIZE, m = raw + TROVE_WIRE_HEADER_SIZE;
         size_t c[] = {TROVE_WIRE_HEADER_SIZE + trove_wire_packed_bound(n) + 1024,
                       TROVE_WIRE_HEADER_SIZE + 25 + 90 * n + 77 * (n / 1024 + 1),
-                      lzma_stream_buffer_bound(raw), BrotliEncoderMaxCompressedSize(raw) + 64,
                       (size_t)compressBound((uLong)raw) + 64, ZSTD_compressBound(raw),
-                      (size_t)LZ4_compressBound((int)raw), n * PB_EVENT_MAX};
+#if TROVE_BENCH_PEERS
+                      lzma_stream_buffer_bound(raw), BrotliEncoderMaxCompressedSize(raw) + 64,
+                      (size_t)LZ4_compressBound((int)raw),
+#endif
+                      n * PB_EVENT_MAX};
         for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
             if (c[i] > m)
                 m = c[i];
@@ -781,11 +806,17 @@ static void teardown(struct bench *b)
 
 static void print_json(const struct bench *b, const struct result *res)
 {
-    printf("{\"events\":%zu,\"batches\":%zu,\"formats\":{", b->n, b->nb);
-    for (int f = 0; f < F_COUNT; f++)
+    int first = 1;
+    printf("{\"events\":%zu,\"batches\":%zu,\"peers\":%s,\"formats\":{", b->n, b->nb,
+           TROVE_BENCH_PEERS ? "true" : "false");
+    for (int f = 0; f < F_COUNT; f++) {
+        if (!formats[f].enc)
+            continue;
         printf("%s\"%s\":{\"bytes_per_event\":%.4f,\"encode_us\":%.3f,\"decode_us\":%.3f}",
-               f ? "," : "", formats[f].key, (double)res[f].bytes / (double)b->n, res[f].enc_us,
-               res[f].dec_us);
+               first ? "" : ",", formats[f].key, (double)res[f].bytes / (double)b->n,
+               res[f].enc_us, res[f].dec_us);
+        first = 0;
+    }
     printf("}}\n");
 }
 
@@ -794,6 +825,7 @@ static void print_table(const struct bench *b, const struct result *res, const c
 {
     const struct result *raw = &res[F_RAW], *zs = &res[F_ZSTREAM], *zm = &res[F_ZMSG], *lz = &res[F_LZ4];
     double zm_cpu = zm->enc_us + zm->dec_us;
+    int peers = formats[F_LZ4].enc != NULL; /* the "vs lz4" column and the peers' lines */
 
     printf("trove bench wire: %zu events from %s, %zu batches of up to %zu\n", b->n, source, b->nb,
            b->batch);
@@ -803,44 +835,61 @@ static void print_table(const struct bench *b, const struct result *res, const c
         printf("medians of timed passes per format and direction (passes: encode/decode; --repeat "
                "sets them)\n");
     /* Two header lines, so that every column is named in words and stays narrow. */
-    printf("\n%-16s %10s %10s %13s %11s %11s %14s %8s %8s %9s\n", "", "bytes", "size vs",
-           "size vs", "encode us", "decode us", "enc+dec vs", "decode", "decode", "passes");
-    printf("%-16s %10s %10s %13s %11s %11s %14s %8s %8s %9s   %s\n", "format", "per event",
-           "raw", "zlib6_stream", "per batch", "per batch", "zlib6_message", "vs raw", "vs lz4",
-           "enc/dec", "what it is");
+    printf("\n%-16s %10s %10s %13s %11s %11s %14s %8s", "", "bytes", "size vs", "size vs",
+           "encode us", "decode us", "enc+dec vs", "decode");
+    if (peers)
+        printf(" %8s", "decode");
+    printf(" %9s\n", "passes");
+    printf("%-16s %10s %10s %13s %11s %11s %14s %8s", "format", "per event", "raw",
+           "zlib6_stream", "per batch", "per batch", "zlib6_message", "vs raw");
+    if (peers)
+        printf(" %8s", "vs lz4");
+    printf(" %9s   %s\n", "enc/dec", "what it is");
     for (int f = 0; f < F_COUNT; f++) {
         const struct result *r = &res[f];
         char passes[32];
+        if (!formats[f].enc)
+            continue;
         snprintf(passes, sizeof passes, "%u/%u", r->enc_passes, r->dec_passes);
-        printf("%-16s %10.2f %10.3f %13.3f %11.1f %11.1f %14.3f %8.2f %8.2f %9s   %s\n",
-               formats[f].key, (double)r->bytes / (double)b->n,
-               (double)r->bytes / (double)raw->bytes, (double)r->bytes / (double)zs->bytes,
-               r->enc_us, r->dec_us, zm_cpu > 0 ? (r->enc_us + r->dec_us) / zm_cpu : 0.0,
-               raw->dec_us > 0 ? r->dec_us / raw->dec_us : 0.0,
-               lz->dec_us > 0 ? r->dec_us / lz->dec_us : 0.0, passes, formats[f].what);
+        printf("%-16s %10.2f %10.3f %13.3f %11.1f %11.1f %14.3f %8.2f", formats[f].key,
+               (double)r->bytes / (double)b->n, (double)r->bytes / (double)raw->bytes,
+               (double)r->bytes / (double)zs->bytes, r->enc_us, r->dec_us,
+               zm_cpu > 0 ? (r->enc_us + r->dec_us) / zm_cpu : 0.0,
+               raw->dec_us > 0 ? r->dec_us / raw->dec_us : 0.0);
+        if (peers)
+            printf(" %8.2f", lz->dec_us > 0 ? r->dec_us / lz->dec_us : 0.0);
+        printf(" %9s   %s\n", passes, formats[f].what);
     }
     printf("\nus: microseconds per batch. A \"vs\" column is this format's number divided by "
            "the named\n"
            "one's (below 1: smaller or faster): size against raw and zlib6_stream, encode + decode\n"
-           "time against zlib6_message, decode time against raw's (a memcpy) and lz4's. trove's\n"
+           "time against zlib6_message, decode time against raw's (a memcpy)%s. trove's\n"
            "formats count their 16-byte frame headers; the compressors on raw records count only\n"
-           "their compressed bytes.\n");
+           "their compressed bytes.\n",
+           peers ? " and lz4's" : "");
     printf("\npacked: %.2fx smaller than raw, %.2fx smaller than protobuf_varint; encode+decode "
-           "%.3fx of zlib6_message's; decode %.2fx of lz4's\n",
+           "%.3fx of zlib6_message's",
            (double)raw->bytes / (double)res[F_PACKED].bytes,
            (double)res[F_PROTO].bytes / (double)res[F_PACKED].bytes,
-           zm_cpu > 0 ? (res[F_PACKED].enc_us + res[F_PACKED].dec_us) / zm_cpu : 0.0,
-           lz->dec_us > 0 ? res[F_PACKED].dec_us / lz->dec_us : 0.0);
+           zm_cpu > 0 ? (res[F_PACKED].enc_us + res[F_PACKED].dec_us) / zm_cpu : 0.0);
+    if (peers)
+        printf("; decode %.2fx of lz4's", lz->dec_us > 0 ? res[F_PACKED].dec_us / lz->dec_us : 0.0);
+    printf("\n");
     for (int f = F_COLUMNAR; f <= F_COLUMNAR_ZSTD1; f++) { /* against the targets */
         const struct result *c = &res[f];
-        printf("%s: size %.3fx of packed_deflate's, %.3fx of xz9's, %.3fx of xz9_stream's; "
-               "decode %.2fx lz4's speed, encode %.2fx lz4's speed\n",
-               formats[f].key, (double)c->bytes / (double)res[F_DEFLATE].bytes,
-               (double)c->bytes / (double)res[F_XZ9].bytes,
-               (double)c->bytes / (double)res[F_XZ9_STREAM].bytes,
-               c->dec_us > 0 ? lz->dec_us / c->dec_us : 0.0,
-               c->enc_us > 0 ? lz->enc_us / c->enc_us : 0.0);
+        printf("%s: size %.3fx of packed_deflate's", formats[f].key,
+               (double)c->bytes / (double)res[F_DEFLATE].bytes);
+        if (peers)
+            printf(", %.3fx of xz9's, %.3fx of xz9_stream's; decode %.2fx lz4's speed, encode "
+                   "%.2fx lz4's speed",
+                   (double)c->bytes / (double)res[F_XZ9].bytes,
+                   (double)c->bytes / (double)res[F_XZ9_STREAM].bytes,
+                   c->dec_us > 0 ? lz->dec_us / c->dec_us : 0.0,
+                   c->enc_us > 0 ? lz->enc_us / c->enc_us : 0.0);
+        printf("\n");
     }
+    if (!peers)
+        printf("\n" NO_PEERS_LINE);
 }
 
 static void wire_usage(FILE *f)
@@ -868,7 +917,9 @@ static void wire_usage(FILE *f)
             "  --repeat R          timed passes per format and direction (default: 3 to 25,\n"
             "                      until 0.3 s is spent; a format whose warm-up pass takes\n"
             "                      longer than that is timed by that one pass)\n"
-            "  --json              print one JSON object on stdout instead of the table\n");
+            "  --json              print one JSON object on stdout instead of the table\n"
+            "%s",
+            TROVE_BENCH_PEERS ? "" : "\n" NO_PEERS_LINE);
 }
 
 int bench_wire(int argc, char **argv)

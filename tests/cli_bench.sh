@@ -7,8 +7,12 @@
 # the same events give the same sizes whether generated in the bench or read back from a
 # `trove gen` file, the human table, gen's determinism and atomic output, and one-line
 # errors with a non-zero exit. No timing is asserted: only sizes and correctness.
+# The benchmark peers (lz4, xz, brotli) are in the table only when trove was configured with
+# -DTROVE_BENCH_PEERS=ON; ctest says which in $TROVE_TEST_BENCH_PEERS (1 or 0), and without
+# them trove must not even load their libraries.
 # Prints "N passed, N failed"; exits 1 if anything failed, 77 (skip) without python3.
 set -u
+PEERS=${TROVE_TEST_BENCH_PEERS:-1}
 
 TROVE=${1:?usage: cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>}
 DATA=${3:-}
@@ -17,9 +21,9 @@ need_python3
 
 # Validate a bench --json object: validate_json FILE EVENTS BATCHES
 validate_json() {
-    python3 - "$1" "$2" "$3" <<'EOF'
+    python3 - "$1" "$2" "$3" "$PEERS" <<'EOF'
 import json, math, sys
-path, events, batches = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+path, events, batches, peers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 text = open(path).read()
 errors = []
 try:
@@ -28,15 +32,17 @@ except ValueError as e:
     print("not JSON: %s: %r" % (e, text[:200])); sys.exit(1)
 if text.count("\n") != 1 or not text.endswith("}\n"):
     errors.append("stdout is not exactly one JSON line")
-if list(d) != ["events", "batches", "formats"]:
+if list(d) != ["events", "batches", "peers", "formats"]:
     errors.append("top-level keys %r" % list(d))
+if d.get("peers") is not peers:
+    errors.append("peers %r, want %r" % (d.get("peers"), peers))
 if d.get("events") != events:
     errors.append("events %r, want %d" % (d.get("events"), events))
 if d.get("batches") != batches:
     errors.append("batches %r, want %d" % (d.get("batches"), batches))
 want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "columnar_zstd1", "protobuf_varint",
         "zlib6_message",
-        "zlib6_stream", "zstd1", "zstd3", "zstd19", "lz4", "xz9", "xz9_stream", "brotli11"]
+        "zlib6_stream", "zstd1", "zstd3", "zstd19"] + (["lz4", "xz9", "xz9_stream", "brotli11"] if peers else [])
 f = d.get("formats", {})
 if list(f) != want:
     errors.append("format keys %r" % list(f))
@@ -155,15 +161,35 @@ rm -f "$tmp"/full*
 # 6. The human table names every format, and its columns in words.
 "$TROVE" bench wire --events 5000 --repeat 1 >"$tmp/table.txt"
 check [ $? -eq 0 ]
-head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +decode +passes$"
-head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw +vs lz4"
+peer_rows="lz4 xz9 xz9_stream brotli11"
+if [ "$PEERS" = 1 ]; then
+    head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +decode +passes$"
+    head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw +vs lz4"
+    rows="$peer_rows"
+else
+    head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +passes$"
+    head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw"
+    rows=""
+    for k in $peer_rows; do check_not grep -q "^$k " "$tmp/table.txt"; done
+    check grep -q "not in this build: configure" "$tmp/table.txt"
+fi
 check grep -Eq "$head1" "$tmp/table.txt"
 check grep -Eq "$head2 +enc/dec +what it is$" "$tmp/table.txt"
 for k in raw packed packed_deflate columnar columnar_deflate columnar_zstd1 protobuf_varint zlib6_message \
          zlib6_stream zstd1 zstd3 \
-         zstd19 lz4 xz9 xz9_stream brotli11; do
+         zstd19 $rows; do
     check grep -q "^$k " "$tmp/table.txt"
 done
+# The binary needs the peers' libraries only when built with them (its own NEEDED entries:
+# ldd would also list what libcurl and libdw load, brotli's decoder and liblzma among them).
+if command -v readelf > /dev/null; then
+    readelf -d "$TROVE" | grep NEEDED > "$tmp/needed.txt"
+    check grep -q "libzstd" "$tmp/needed.txt"
+    for lib in liblz4 liblzma libbrotlienc libbrotlidec libstreamvbyte; do
+        if [ "$PEERS" = 1 ]; then check grep -q "\[$lib" "$tmp/needed.txt"
+        else check_not grep -q "\[$lib" "$tmp/needed.txt"; fi
+    done
+fi
 
 # 7. Help and errors: exit status, one line on stderr, nothing on stdout.
 "$TROVE" bench wire --help >"$tmp/help.txt"

@@ -11,6 +11,9 @@
 # a non-zero exit. No timing is asserted.
 # Prints "N passed, N failed"; exits 1 if anything failed, 77 (skip) without python3.
 set -u
+# streamvbyte is measured only in a build configured with -DTROVE_BENCH_PEERS=ON (ctest says
+# which in $TROVE_TEST_BENCH_PEERS).
+PEERS=${TROVE_TEST_BENCH_PEERS:-1}
 
 TROVE=${1:?usage: cli_bench_bitpack.sh <trove-binary> <source-dir> <shared-data-dir>}
 . "$(dirname "$0")/lib_cli.sh"
@@ -18,9 +21,10 @@ need_python3
 
 # validate_json FILE VALUES CACHE_VALUES
 validate_json() {
-    python3 - "$1" "$2" "$3" <<'PY'
+    python3 - "$1" "$2" "$3" "$PEERS" <<'PY'
 import json, math, sys
 path, values, cache_values = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+peers = sys.argv[4] == "1"
 text = open(path).read()
 errors = []
 try:
@@ -57,7 +61,10 @@ def width_table(obj, where):
                 for k in ("pack_gvps", "unpack_gvps"):
                     rate(obj[w], k, "%s.%s" % (where, w))
 
-if keys(d, ["values", "memcpy_gbps", "widths", "cache", "naive", "streamvbyte"], "top level"):
+if keys(d, ["values", "memcpy_gbps", "widths", "cache", "naive"] + (["streamvbyte"] if peers else []) + ["peers"],
+        "top level"):
+    if d["peers"] is not peers:
+        errors.append("peers %r, want %r" % (d["peers"], peers))
     count(d, values, "top level")
     rate(d, "memcpy_gbps", "top level")
     width_table(d["widths"], "widths")
@@ -70,7 +77,7 @@ if keys(d, ["values", "memcpy_gbps", "widths", "cache", "naive", "streamvbyte"],
             if keys(d["naive"][w], ["pack_gvps", "unpack_gvps"], "naive." + w):
                 for k in ("pack_gvps", "unpack_gvps"):
                     rate(d["naive"][w], k, "naive." + w)
-    if keys(d["streamvbyte"], ["encode_gvps", "decode_gvps"], "streamvbyte"):
+    if peers and keys(d["streamvbyte"], ["encode_gvps", "decode_gvps"], "streamvbyte"):
         for k in ("encode_gvps", "decode_gvps"):
             rate(d["streamvbyte"], k, "streamvbyte")
 for e in errors:
@@ -95,9 +102,15 @@ check validate_json "$tmp/s.json" 1024 8192
 check [ $? -eq 0 ]
 check grep -Eq "FastLanes kernels \((avx2|generic)\)" "$tmp/table.txt"
 check [ "$(grep -Ec '^(3[0-2]|[12][0-9]|[1-9]) ' "$tmp/table.txt")" -eq 64 ]
-for k in "kernel w=10" "naive w=10" "kernel w=25" "naive w=25" "streamvbyte"; do
+for k in "kernel w=10" "naive w=10" "kernel w=25" "naive w=25"; do
     check grep -q "^$k " "$tmp/table.txt"
 done
+if [ "$PEERS" = 1 ]; then
+    check grep -Eq "^streamvbyte +[0-9]" "$tmp/table.txt"
+else
+    check_not grep -Eq "^streamvbyte +[0-9]" "$tmp/table.txt"
+    check grep -q "streamvbyte is not in this build" "$tmp/table.txt"
+fi
 check grep -q "^kernel / naive:" "$tmp/table.txt"
 
 # 4. Help and errors: exit status, one line on stderr naming the command, nothing on stdout.

@@ -1,5 +1,5 @@
 # lib_cli.sh: what the CLI tests (tests/cli_*.sh) share, sourced by each: pass and fail
-# counters, check CMD... (a passed or failed check), a temp dir removed at exit, a skip
+# counters, check CMD... (a passed or failed check; check_not: one that must fail), a temp dir removed at exit, a skip
 # (exit 77) without python3, exits and json (an exit status; a Python assertion about a
 # JSON file), and finish, which prints "N passed, N failed" and sets the
 # exit status. Not a test itself (ctest globs tests/cli_*.sh).
@@ -8,6 +8,7 @@ fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 check() { if "$@"; then ok; else bad "$*"; fi; }
+check_not() { if "$@"; then bad "not: $*"; else ok; fi; }
 # need_duck SRC: TOOL is tools/duckdb/duckdb_tool.mjs and have_duck 1 when node and the
 # tool's node_modules are there; else have_duck 0 with a note (a failure under CI, where
 # `make deps-npm` must have installed them).
