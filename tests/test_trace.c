@@ -144,6 +144,25 @@ static const char *event_name(const struct trove_names *n, uint32_t id, size_t *
     return s;
 }
 
+/* The flow rows of a and b are the same, names by their strings. */
+static int same_flows(const struct cap *a, const struct cap *b)
+{
+    if (a->flows.len != b->flows.len)
+        return 0;
+    for (size_t i = 0; i < a->flows.len; i++) {
+        struct trove_flow x = a->flows.f[i], y = b->flows.f[i];
+        size_t lx, ly;
+        const char *nx = event_name(a->names, x.name_id, &lx);
+        const char *ny = event_name(b->names, y.name_id, &ly);
+        if (lx != ly || memcmp(nx, ny, lx))
+            return 0;
+        x.name_id = y.name_id = 0;
+        if (memcmp(&x, &y, sizeof x))
+            return 0;
+    }
+    return 1;
+}
+
 /* a and b hold the same events and flows, names compared by their strings. */
 static int same_by_name(const struct cap *a, const struct cap *b)
 {
@@ -166,18 +185,7 @@ static int same_by_name(const struct cap *a, const struct cap *b)
             return 0;
         }
     }
-    for (size_t i = 0; i < a->flows.len; i++) {
-        struct trove_flow x = a->flows.f[i], y = b->flows.f[i];
-        size_t lx, ly;
-        const char *nx = event_name(a->names, x.name_id, &lx);
-        const char *ny = event_name(b->names, y.name_id, &ly);
-        if (lx != ly || memcmp(nx, ny, lx))
-            return 0;
-        x.name_id = y.name_id = 0;
-        if (memcmp(&x, &y, sizeof x))
-            return 0;
-    }
-    return 1;
+    return same_flows(a, b);
 }
 
 static int same_exactly(const struct cap *a, const struct cap *b)
@@ -545,25 +553,6 @@ static int same_events(const struct cap *a, const struct cap *b, const char *wha
     free(x);
     free(y);
     return diff == 0;
-}
-
-/* The flow rows of a and b are the same, names by their strings. */
-static int same_flows(const struct cap *a, const struct cap *b)
-{
-    if (a->flows.len != b->flows.len)
-        return 0;
-    for (size_t i = 0; i < a->flows.len; i++) {
-        struct trove_flow x = a->flows.f[i], y = b->flows.f[i];
-        size_t lx, ly;
-        const char *nx = event_name(a->names, x.name_id, &lx);
-        const char *ny = event_name(b->names, y.name_id, &ly);
-        if (lx != ly || memcmp(nx, ny, lx))
-            return 0;
-        x.name_id = y.name_id = 0;
-        if (memcmp(&x, &y, sizeof x))
-            return 0;
-    }
-    return 1;
 }
 
 /* Add to a generated capture what the generator does not make: a counter series on each
