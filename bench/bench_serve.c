@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "trove/input.h"
 #include "trove/capture.h"
 #include "trove/serve.h"
 
@@ -513,7 +514,8 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, int wire,
         struct trove_events ev = {0};
         struct trove_names *names = NULL;
         if (trove_names_new(&names) == TROVE_OK &&
-            cli_capture_load("bench serve", store, CAPTURE, 0, UINT64_MAX, 1, &ev, names) == 0)
+            trove_input_capture_walk(store, CAPTURE, 0, UINT64_MAX, NULL, &ev, names, NULL, NULL,
+                                     NULL) == TROVE_OK)
             wire_sizes(&ev, out);
         trove_events_free(&ev);
         trove_names_free(names);

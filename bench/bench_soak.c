@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "trove/input.h"
 #include "trove/client.h"
 #include "trove/serve.h"
 
@@ -443,8 +444,12 @@ static int soak_check(const char *store, const char *capture)
     memset(&c, 0, sizeof c);
     if (trove_names_new(&c.names) != TROVE_OK)
         return cli_error("bench soak", "check: out of memory");
-    status = cli_capture_walk("bench soak", store, capture, 0, UINT64_MAX, 1, &ev, c.names,
-                              check_frames, &c);
+    {
+        struct trove_diag diag = {0};
+        int rc = trove_input_capture_walk(store, capture, 0, UINT64_MAX, NULL, &ev, c.names,
+                                          check_frames, &c, &diag);
+        status = rc != TROVE_OK && !c.tr.failed ? cli_error("bench soak", "%s", diag.msg) : 0;
+    }
     if (c.tr.failed)
         status = cli_error("bench soak", "check: out of memory");
     if (!status) {

@@ -48,7 +48,7 @@ double bench_median(double *v, unsigned n)
 void bench_source_init(struct bench_source *s)
 {
     memset(s, 0, sizeof *s);
-    s->lo.format = CLI_INPUT_AUTO;
+    s->lo.format = TROVE_INPUT_AUTO;
     trove_gen_defaults(&s->go);
 }
 
@@ -68,7 +68,7 @@ int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **a
     if (!strcmp(a, "--input")) {
         s->input = argv[*i];
     } else if (!strcmp(a, "--input-format")) {
-        if ((s->lo.format = cli_input_format_parse(argv[*i])) < 0) {
+        if ((s->lo.format = trove_input_kind_parse(argv[*i])) < 0) {
             cli_error(cmd, "--input-format: '%s' is not auto, chrome-json, wire, bundle, parquet, "
                            "dir or capture", argv[*i]);
             return -1;
@@ -91,7 +91,7 @@ int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct
 {
     int rc;
 
-    if (!s->input && s->lo.format != CLI_INPUT_AUTO)
+    if (!s->input && s->lo.format != TROVE_INPUT_AUTO)
         return cli_error(cmd, "--input-format needs --input FILE");
     if (s->input) {
         s->lo.quiet = quiet;

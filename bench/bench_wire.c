@@ -91,7 +91,7 @@ static size_t batch_len(const struct bench *b, size_t k)
 
 static int fail(struct bench *b, const char *fmt, size_t k, const char *why)
 {
-    snprintf(b->err, sizeof b->err, "%s: batch %zu: %s", fmt, k, why);
+    snprintf(b->err, sizeof b->err, "%s: batch %zu: %.400s", fmt, k, why);
     return -1;
 }
 

@@ -15,18 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Where this thread's errors go instead of stderr (cli_error_capture), or NULL. */
-static _Thread_local char *err_buf;
-static _Thread_local size_t err_cap;
-
-void cli_error_capture(char *buf, size_t cap)
-{
-    err_buf = cap ? buf : NULL;
-    err_cap = cap;
-    if (err_buf)
-        err_buf[0] = 0;
-}
-
 int cli_error(const char *cmd, const char *fmt, ...)
 {
     char msg[4096], s3[1024];
@@ -42,11 +30,6 @@ int cli_error(const char *cmd, const char *fmt, ...)
         char tail[4096];
         snprintf(tail, sizeof tail, "%s", at + strlen(remote));
         snprintf(msg + (at - msg), sizeof msg - (size_t)(at - msg), "%s%s", s3, tail);
-    }
-    if (err_buf) { /* the first error of the captured work is the one to tell */
-        if (!err_buf[0])
-            snprintf(err_buf, err_cap, "%s", msg);
-        return 1;
     }
     fprintf(stderr, "trove %s: %s\n", cmd, msg);
     return 1;
@@ -142,7 +125,7 @@ void cli_json_string(FILE *o, const char *s, size_t len)
     putc('"', o);
 }
 
-void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count,
+void cli_warn(const char *cmd, int quiet, struct trove_warnings *w, uint64_t count,
               const char *fmt, ...)
 {
     char msg[sizeof w->w[0].message];
@@ -155,7 +138,7 @@ void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count
         fprintf(stderr, "trove %s: warning: %s\n", cmd, msg);
     if (!w)
         return;
-    if (w->n < CLI_WARNINGS_MAX) {
+    if (w->n < TROVE_WARNINGS_MAX) {
         w->w[w->n].count = count;
         memcpy(w->w[w->n].message, msg, sizeof msg);
         w->n++;
@@ -165,7 +148,7 @@ void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count
     }
 }
 
-void cli_json_warnings(FILE *o, const struct cli_warnings *w)
+void cli_json_warnings(FILE *o, const struct trove_warnings *w)
 {
     fputs("\"warnings\":[", o);
     for (size_t i = 0; w && i < w->n; i++) {
@@ -485,6 +468,8 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
 static int store_no_verify;
 
 void cli_store_no_verify(void) { store_no_verify = 1; }
+
+unsigned cli_store_flags(void) { return store_no_verify ? TROVE_STORE_NOVERIFY : 0; }
 
 int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out)
 {

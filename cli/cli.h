@@ -17,6 +17,7 @@
 #include "trove/event.h"
 #include "trove/flows.h"
 #include "trove/import.h"
+#include "trove/input.h"
 #include "trove/serve.h"
 #include "trove/tables.h"
 #include "trove/volume.h"
@@ -91,23 +92,13 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
                  int append, int json, int quiet, int verbose);
 
-/* `trove serve`'s importer (serve_import.c), its trove_serve_options.import_fn: the file at
- * path (the body of POST /api/captures/import; any input kind) stored as capture `name`
- * through s, appended to it when `append`. 0 and *res, or an HTTP status with the reason
- * in err: 400 (the body: the input layer's one line), 404, 409 (a capture of that name),
- * 500. Nothing is stored unless it returns 0. */
 struct trove_store;
 struct trove_profile;
-struct trove_serve_import_result;
-/* `trove serve`'s context for its callbacks (cli_serve_import takes it, or NULL). */
+/* `trove serve`'s context for its log callback. */
 struct cli_serve_ctx {
     int verbose, quiet;
     int lost;           /* a capture was given up with events never committed */
-    int segment_format; /* --segment-format: an imported capture's segments (0: deflate) */
 };
-int cli_serve_import(void *ctx, struct trove_store *s, const char *name, int append,
-                     const char *path, struct trove_serve_import_result *res, char *err,
-                     size_t errlen);
 
 /* Print "trove <cmd>: <message>" to stderr. Returns 1 (the exit status for errors). */
 int cli_error(const char *cmd, const char *fmt, ...)
@@ -116,37 +107,12 @@ int cli_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
-/* From now on this thread's cli_error messages go to buf[0..cap) (the first one only)
- * instead of stderr; cap 0 sends them to stderr again. For a service answering with the
- * input layer's own words. */
-void cli_error_capture(char *buf, size_t cap);
-
 /* True if argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
 
 /* Parse a decimal count with an optional k/M/G suffix (powers of 1000). 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
 
-/* The input kinds (cli_input.c), for --input-format. */
-enum cli_input_format {
-    CLI_INPUT_AUTO = 0,        /* told from the first bytes */
-    CLI_INPUT_CHROME_JSON = 1, /* the Trace Event Format */
-    CLI_INPUT_WIRE = 2,        /* a trove wire stream, any format */
-    CLI_INPUT_BUNDLE = 3,      /* a zip written by `trove export` */
-    CLI_INPUT_PARQUET = 4,     /* an events table alone */
-    CLI_INPUT_DIR = 5,         /* a directory holding a bundle's files */
-    CLI_INPUT_CAPTURE = 6,     /* a capture in a store: store:NAME */
-    CLI_INPUT_PERFETTO = 7     /* a Perfetto protobuf trace */
-};
-
-/* An --input-format value (auto, chrome-json, wire, bundle, parquet, dir, capture, and a
- * few aliases) -> enum; -1 if unknown. */
-int cli_input_format_parse(const char *s);
-/* The capture an input names — `store:NAME`, or any path with --input-format capture
- * (forced: enum cli_input_format) — or NULL when it names none. Points into path. */
-const char *cli_input_capture_name(const char *path, int forced);
-/* "a Chrome JSON trace", "a wire stream", ... for messages. */
-const char *cli_input_kind_name(int kind);
 /* What --help says about inputs. */
 #define INPUT_HELP                                                                            \
     "IN is any of: a Chrome JSON trace (also .gz or .zst), a Perfetto trace, a wire stream,\n" \
@@ -155,6 +121,10 @@ const char *cli_input_kind_name(int kind);
     "chrome-json|perfetto|wire|bundle|parquet|dir|capture forces one).\n"
 
 /*
+ * The input layer (trove/input.h) as the commands call it (cli_input.c): its progress drawn
+ * on a terminal, its "read as" line with -v, its warnings said on stderr (unless quiet) and
+ * kept, its error said as one line "trove CMD: ...".
+ *
  * Where a reader hands a capture, in stream order. Either callback may be NULL. A callback
  * returns 0 to go on, nonzero to stop the read (it has reported its own error).
  */
@@ -167,7 +137,7 @@ struct cli_sink {
 };
 
 struct cli_load_options {
-    int format;          /* enum cli_input_format */
+    int format;          /* enum trove_input_kind */
     int strict;          /* Chrome JSON: unmatched B/E is an error */
     int quiet;           /* no warnings, no progress */
     int edited;          /* a bundle's tables were edited after export: an event count that
@@ -176,12 +146,12 @@ struct cli_load_options {
     int verbose;         /* say on stderr what the input was read as */
     struct trove_profile *profile; /* a new profile: a bundle's samples, frames, stacks and
                                       switches tables go into it (NULL: not read) */
-    struct cli_warnings *warnings; /* the warnings of the read are kept here too (NULL: only
-                                      said on stderr, unless quiet) */
+    struct trove_warnings *warnings; /* the warnings of the read are kept here too (NULL:
+                                        only said on stderr, unless quiet) */
 };
 
 /*
- * Read the input at path (any kind above; cli_input.c) and hand it to sink: a wire stream
+ * Read the input at path (any kind trove_input_read takes) and hand it to sink: a wire stream
  * frame by frame (memory stays one frame), any other kind read whole and then handed out,
  * names first, events in runs. names_all (may be NULL) receives every name. Prints one error
  * line naming the input, the kind it was read as and where, and returns nonzero on failure.
@@ -200,15 +170,6 @@ int cli_load(const char *cmd, const char *path, const struct cli_load_options *o
 int cli_load_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
                    struct trove_events *events, struct trove_names *names,
                    struct trove_flows *flows);
-
-/* The table kinds (capture_load.c): kind CLI_INPUT_BUNDLE (the zip at path, or mem when
- * not NULL), CLI_INPUT_DIR (path) or CLI_INPUT_PARQUET (path, or mem), into events, names
- * and flows (may be NULL). Returns 0, or 1 after printing an error naming path (events and
- * flows unchanged). */
-int cli_load_tables(const char *cmd, const char *path, int kind, const uint8_t *mem,
-                    size_t mem_len, const struct cli_load_options *opt,
-                    struct trove_events *events, struct trove_names *names,
-                    struct trove_flows *flows);
 
 /* ---- the options the event commands share (cli.c) -------------------------------------- */
 
@@ -260,121 +221,13 @@ int cli_exclusive(const char *cmd, int a_given, const char *a, int b_given, cons
     "  -q, --quiet        nothing on stderr but errors\n"                                    \
     "  -v, --verbose      also say what was read and how (the input's kind)\n"
 
-/* ---- traces for other tools (export_trace.c) ------------------------------------------- */
+/* ---- outputs (cli_input.c) ----------------------------------------------------------- */
 
-/* Do head[0..n) (a file's first bytes) look like a Perfetto protobuf trace? 1 or 0. For the
- * input layer's detection; a JSON trace, a wire stream, a zip or Parquet file never do. */
-int cli_trace_sniff(const uint8_t *head, size_t n);
-
-/* Is the regular file at path a Perfetto trace (cli_trace_sniff of its first bytes)? 0 for
- * "-", a pipe, or a file that cannot be read. */
-int cli_trace_is_perfetto(const char *path);
-
-/*
- * Read the Perfetto trace at path ('-': stdin) into events, names and flows (may be NULL:
- * dropped); warns once (unless opt->quiet) about slices dropped unmatched and packets
- * skipped. Returns 0, or 1 after printing an error naming path (events, names and flows
- * unchanged).
- */
-int cli_load_perfetto(const char *cmd, const char *path, const struct cli_load_options *opt,
-                      struct trove_events *events, struct trove_names *names,
-                      struct trove_flows *flows);
-/* The same, from a trace in memory; path names it in messages. */
-int cli_load_perfetto_mem(const char *cmd, const char *path, const uint8_t *buf, size_t len,
-                          const struct cli_load_options *opt, struct trove_events *events,
-                          struct trove_names *names, struct trove_flows *flows);
-
-/* The --format values of `trove export` that export_trace.c writes. */
-enum cli_trace_format { CLI_TRACE_CHROME_JSON = 1, CLI_TRACE_PERFETTO = 2 };
-
-/* "chrome-json" or "perfetto" -> enum cli_trace_format; 0 for anything else. */
-int cli_trace_format_parse(const char *s);
-
-/* What `trove export --format chrome-json|perfetto` was given. */
-struct cli_trace_export {
-    int format;              /* enum cli_trace_format */
-    const char *in;          /* a file ("-": stdin), or NULL with capture */
-    const char *capture;     /* a capture of the store */
-    const char *store;       /* NULL: $TROVE_STORE, else ./trove-data */
-    uint64_t from_ns, to_ns; /* with capture */
-    const char *out;         /* written through cli_out */
-    struct cli_load_options lo;
-    int quiet;
-    int json;                /* print the result as one JSON object on stdout */
-};
-
-/* `trove export --capture NAME` as Parquet, streamed (export_capture.c): the events table
- * is written a row group at a time as the capture is walked, never the whole capture in
- * memory, to the bytes the in-memory export makes of the same events. */
-enum { CLI_EXPORT_BUNDLE, CLI_EXPORT_PARQUET, CLI_EXPORT_DIR };
-struct trove_bundle_manifest;
-/* Whether table t goes into a bundle with these row counts: the sort_indexes, stacks and
- * switches tables only when they have rows (so a capture without them gives the bundle it
- * gave before they existed). */
-int cli_table_in_bundle(int t, const uint64_t *rows);
-
-struct trove_flows;
-struct trove_tables_options;
-/* Write table t of a capture held whole (events, names, flows, a profile that may be NULL). */
-int cli_table_write(int t, const struct trove_events *ev, const struct trove_names *names,
-                    const struct trove_flows *flows, const struct trove_profile *profile,
-                    const struct trove_tables_options *o, struct trove_bytes *out,
-                    uint64_t *rows_out);
-
-/* The manifest of a bundle holding the tables with rows[t] rows (every table, but
- * sort_indexes only when it has rows: a bundle of a capture without them is the one it was
- * before they existed), of capture `capture` over [start_ns, end_ns], this trove's version.
- * The table names are "<table>.parquet" (trove_table_name). */
-void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, uint64_t start_ns,
-                         uint64_t end_ns, const uint64_t *rows);
-
-struct cli_export_capture {
-    const char *store;          /* NULL: $TROVE_STORE, else ./trove-data */
-    const char *capture;
-    uint64_t from_ns, to_ns;
-    const char *out;            /* a file, a pipe, stdout ("-"); the directory (made) for dir */
-    int format;                 /* CLI_EXPORT_* */
-    int deflate;                /* bundle: deflated entries */
-    struct trove_tables_options topt;
-    const char *manifest_name;  /* the manifest's capture */
-    int quiet;
-};
-/* Returns 0 with the events written and the bytes of the tables and manifest (what the
- * in-memory export reports for an output that is not a file), or 1 after printing an
- * error (the output untouched, a directory's files not made). */
-int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
-                       uint64_t *total_out);
-
-/* Write the input as a Chrome JSON or Perfetto trace through the library's streaming writer
- * (trove_trace_writer_*): a capture of the store (--capture NAME, store:NAME) is walked
- * through the streaming replay into it, never whole in memory; a file is loaded whole and
- * then handed to it. The environment variables TROVE_EXPORT_RUN_EVENTS and
- * TROVE_EXPORT_FAN_IN set the writer's run_events and fan_in (for tests and benchmarks).
- * Returns the exit status (0, or 1 after printing one error line). */
-int cli_export_trace(const struct cli_trace_export *x);
-
-/* ---- outputs (cli_out.c) ------------------------------------------------------------- */
-
-/*
- * An output file. cli_out_open: "-" (or NULL) is stdout (refused on a terminal when binary);
- * an existing device, FIFO or socket is written in place; a regular file or a new path is
- * written to a hidden temp file beside it (symlinks followed: the file they name is
- * replaced, the link kept) that cli_out_commit fsyncs and renames over it; an existing
- * directory is an error. Write to o->f. cli_out_commit finishes (stdout: flushes) and
- * cli_out_abort drops the temp file, leaving what was there. Each returns 0, or 1 after
- * printing one error line naming the path.
- */
-struct cli_out {
-    FILE *f;
-    int direct;             /* written in place: stdout, a device, a FIFO, a socket */
-    char path[4096];        /* as given, for messages ("stdout" for -) */
-    char target[4096];      /* the file a rename replaces (path with its links followed) */
-    char tmp[4200];         /* the temp file, "" when direct or done */
-};
-int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *o);
-int cli_out_commit(const char *cmd, struct cli_out *o);
-void cli_out_abort(struct cli_out *o);
-/* The whole of data[0..len) as path, through cli_out. */
+/* trove_output_open, _commit and _write_file (trove/input.h), each returning 0, or 1 after
+ * printing its error as one line; cli_out_abort is trove_output_abort. */
+int cli_out_open(const char *cmd, const char *path, int binary, struct trove_output *o);
+int cli_out_commit(const char *cmd, struct trove_output *o);
+#define cli_out_abort trove_output_abort
 int cli_out_write_file(const char *cmd, const char *path, const void *data, size_t len);
 
 /* Write all of p[0..n) to fd (a socket, a pipe), going on after EINTR. 0, or -1 with errno
@@ -398,25 +251,30 @@ void cli_progress_end(struct cli_progress *p);
 /* Monotonic seconds. */
 double cli_now(void);
 
+/* The glue itself, for a command that calls the input layer directly (trove_export):
+ * cli_glue_begin fills o from c, with g's callbacks (progress, -v's line) and the warnings
+ * into w; cli_glue_end ends the progress line, says w's warnings (and keeps them in
+ * c->warnings) and the error of rc (diag's; none when a sink said its own): 0 or 1. */
+struct cli_glue {
+    const char *cmd;
+    int quiet, verbose;
+    struct cli_progress prog;
+    const char *what; /* the work the line shows; NULL: none begun */
+};
+void cli_glue_begin(struct cli_glue *g, const char *cmd, const struct cli_load_options *c,
+                    struct trove_warnings *w, struct trove_input_options *o);
+int cli_glue_end(struct cli_glue *g, const struct cli_load_options *c,
+                 const struct trove_warnings *w, int rc, const struct trove_diag *diag);
+
+
 /* Write s[0..len) as a JSON string literal (quotes included, control bytes escaped). */
 void cli_json_string(FILE *o, const char *s, size_t len);
 
-/* The warnings of one command (what it dropped, skipped or could not carry), kept for its
- * --json document as well as said on stderr. */
-#define CLI_WARNINGS_MAX 16
-struct cli_warnings {
-    size_t n;
-    size_t more;             /* warnings past CLI_WARNINGS_MAX, and their counts */
-    uint64_t more_count;
-    struct cli_warning {
-        uint64_t count;      /* the events (samples, ...) it is about */
-        char message[640];   /* the line, without "trove CMD: warning: " */
-    } w[CLI_WARNINGS_MAX];
-};
-
 /* A warning: "trove CMD: warning: MESSAGE" on stderr unless quiet, and MESSAGE with count
- * into w (may be NULL; past CLI_WARNINGS_MAX only counted, in more). */
-void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count,
+ * into w (may be NULL; past TROVE_WARNINGS_MAX only counted, in more). The warnings of one
+ * command (what it dropped, skipped or could not carry) are kept for its --json document as
+ * well as said on stderr. */
+void cli_warn(const char *cmd, int quiet, struct trove_warnings *w, uint64_t count,
               const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 5, 6)))
@@ -424,8 +282,11 @@ void cli_warn(const char *cmd, int quiet, struct cli_warnings *w, uint64_t count
     ;
 
 /* `"warnings":[{"count":N,"message":"..."},...]` (an empty array when there are none; an
- * entry "N more warnings" for those past CLI_WARNINGS_MAX). */
-void cli_json_warnings(FILE *o, const struct cli_warnings *w);
+ * entry "N more warnings" for those past TROVE_WARNINGS_MAX). */
+void cli_json_warnings(FILE *o, const struct trove_warnings *w);
+/* Say the warnings of w on stderr (unless quiet) and add them to into (may be NULL). */
+void cli_warnings_say(const char *cmd, int quiet, const struct trove_warnings *w,
+                      struct trove_warnings *into);
 
 /* One capture of `trove ls`, for cli_print_capture_line. */
 struct cli_capture_line {
@@ -533,8 +394,10 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
 int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out);
 
 /* --no-verify: every store this process opens from now on reads objects without checking
- * them against their names (TROVE_STORE_NOVERIFY). For benchmarks only. */
+ * them against their names (TROVE_STORE_NOVERIFY). For benchmarks only. cli_store_flags:
+ * the flags that adds (for the input layer's own opens). */
 void cli_store_no_verify(void);
+unsigned cli_store_flags(void);
 #define NO_VERIFY_HELP                                                                        \
     "  --no-verify        do not check the objects read against their names: for\n"          \
     "                     benchmarks only (a damaged object then goes out as it is)\n"
@@ -646,15 +509,13 @@ int cli_remote_export(const struct cli_remote_args *a);
 int cli_remote_import(const struct cli_remote_args *a);
 int cli_remote_replay(const struct cli_remote_args *a);
 
-/* ---- a capture in a store (capture_read.c) ---------------------------------------------- */
+/* ---- a capture in a store (cli_input.c, over trove/input.h) ------------------------------ */
 
-struct trove_bg;
 struct trove_stream;
 struct trove_stream_options;
 struct trove_capture_info;
 
-/* --store's default: given if not NULL, else $TROVE_STORE if set, else ./trove-data. */
-const char *cli_default_store(const char *given);
+#define cli_default_store trove_input_default_store
 
 /* Open the store at `store` read-only, check that capture `name` is there (*info), and
  * start a stream over the store's backend. Returns 0, or 1 after printing an error (*s and
@@ -663,47 +524,9 @@ int cli_capture_open(const char *cmd, const char *store, const char *name,
                      const struct trove_stream_options *so, struct trove_store **s,
                      struct trove_capture_info *info, struct trove_stream **st);
 
-/* Record capture name's last use (trove_capture_mark_used) on a background thread; NULL
- * after a warning if it cannot start, and NULL for a store on S3 (no markers are kept
- * there). cli_mark_finish waits for it (bounded) when wait is set, then lets it go; a
- * marker that was not written is a warning unless quiet. */
-struct trove_bg *cli_mark_start(const char *store, const char *name);
-void cli_mark_finish(struct trove_bg *bg, const char *name, int wait, int quiet);
-
-/* The flow rows of capture `name` whose times are in [from_ns, to_ns), appended to flows.
- * Returns 0, or 1 after printing an error. */
-int cli_capture_flows(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                      uint64_t to_ns, struct trove_flows *flows);
-
 /* The profile of capture `name`, its samples and switches cut to [from_ns, to_ns), into a new
  * *out (NULL when the capture has none). Returns 0, or 1 after printing an error. */
 int cli_capture_profile(const char *cmd, const char *store, const char *name, uint64_t from_ns,
                         uint64_t to_ns, struct trove_profile **out);
-/* The same, whole, into p (a new profile). */
-int cli_capture_profile_into(const char *cmd, const char *store, const char *name,
-                             struct trove_profile *p);
-
-/* What cli_capture_walk calls after each frame it decodes into ev (on the stream's sender
- * thread): it may take events out of ev (moving the rest to the front, and setting ev->len)
- * and returns 0, or nonzero to end the walk, which then prints nothing and returns 1: the
- * caller says what failed. */
-typedef int (*cli_frames_fn)(void *ctx, struct trove_events *ev);
-
-/* cli_capture_load with frames(ctx, events) called after each frame: the caller empties
- * events as it goes, and so the capture need not fit in memory. The buffer holds at most
- * what frames leaves in it and one frame (TROVE_WIRE_MAX_EVENTS). On error what is left in
- * events is the caller's. Returns 0, or 1 after printing an error (none when frames
- * failed). */
-int cli_capture_walk(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                     uint64_t to_ns, int quiet, struct trove_events *events,
-                     struct trove_names *names, cli_frames_fn frames, void *ctx);
-
-/* Read capture `name` of the store at `store` (NULL: $TROVE_STORE, else ./trove-data)
- * through the streaming pipeline into events and names (names may hold names already): the
- * events that start in [from_ns, to_ns), in stored order. Records the capture's last use,
- * as replay does. Returns 0, or 1 after printing an error (events unchanged). */
-int cli_capture_load(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                     uint64_t to_ns, int quiet, struct trove_events *events,
-                     struct trove_names *names);
 
 #endif

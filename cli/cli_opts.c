@@ -14,7 +14,7 @@ void cli_common_init(struct cli_common *c)
     memset(c, 0, sizeof *c);
     c->wire = TROVE_WIRE_PACKED;
     c->batch = TROVE_BATCH_DEFAULT;
-    c->in.format = CLI_INPUT_AUTO;
+    c->in.format = TROVE_INPUT_AUTO;
 }
 
 int cli_exclusive(const char *cmd, int a_given, const char *a, int b_given, const char *b)
@@ -93,7 +93,7 @@ int cli_common_opt(const char *cmd, int argc, char **argv, int *i, unsigned acce
             c->in.strict = 1;
         } else if (!strcmp(opts[k].name, "--edited")) {
             c->in.edited = 1;
-        } else if ((c->in.format = cli_input_format_parse(val)) < 0) {
+        } else if ((c->in.format = trove_input_kind_parse(val)) < 0) {
             cli_error(cmd, "--input-format: '%s' is not auto, chrome-json, wire, bundle, "
                            "parquet, dir or capture", val);
             return 2;
@@ -127,7 +127,7 @@ int cli_common_opt(const char *cmd, int argc, char **argv, int *i, unsigned acce
 
 int cli_store_for_input(const char *cmd, const char *in, const struct cli_common *c)
 {
-    if (!(c->given & CLI_C_STORE) || !in || c->in.format == CLI_INPUT_CAPTURE ||
+    if (!(c->given & CLI_C_STORE) || !in || c->in.format == TROVE_INPUT_CAPTURE ||
         !strncmp(in, "store:", 6))
         return 0;
     cli_error(cmd, "--store names the store of a store:NAME input, and %s is not one", in);

@@ -499,13 +499,14 @@ int cmd_replay(int argc, char **argv)
     struct trove_stream *st = NULL;
     struct trove_store *s = NULL;
     struct trove_bg *mark = NULL;
+    struct trove_warnings mark_warn = {0};
     struct trove_diag diag = {0};
     struct replay_out o;
     struct watcher w = {NULL, 0};
     struct sigaction old_int, old_term;
     pthread_t watcher;
     const char *name = NULL, *out = NULL, *store = NULL, *local_only = NULL, *speed = NULL;
-    struct cli_out dest = {0};
+    struct trove_output dest = {0};
     struct cli_common co;
     uint64_t v;
     int rc, status = 1, quiet = 0, watching = 0, handled = 0, no_sender = 0, send_queue = 0;
@@ -648,7 +649,7 @@ int cmd_replay(int argc, char **argv)
     }
     if (cli_capture_open("replay", store, name, &so, &s, &info, &st))
         goto out;
-    mark = cli_mark_start(store, name);
+    mark = trove_input_mark_start(store, name, &mark_warn);
 
     w.st = st;
     if (sig_pipe[0] >= 0 && pthread_create(&watcher, NULL, watch, &w) == 0)
@@ -714,7 +715,8 @@ int cmd_replay(int argc, char **argv)
                 (unsigned long long)stats.bytes_sent);
     status = 0;
 out:
-    cli_mark_finish(mark, name, status == 0, quiet);
+    trove_input_mark_finish(mark, name, status == 0, &mark_warn);
+    cli_warnings_say("replay", quiet, &mark_warn, NULL);
     stop_watching(&watcher, watching);
     cli_out_abort(&dest);
     if (handled)

@@ -106,8 +106,8 @@ int cmd_convert(int argc, char **argv)
     struct trove_names *names = NULL;
     struct cli_sink sink = {conv_events, conv_names, &c};
     const char *in = NULL, *outp = NULL;
-    struct cli_out out = {0};
-    struct cli_warnings warn;
+    struct trove_output out = {0};
+    struct trove_warnings warn;
     struct trove_profile *profile = NULL;
     int status = 1, r;
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/trace.h"
 #include "trove/profile.h"
 #include "trove/bundle.h"
 #include "trove/capture.h"
@@ -168,7 +169,7 @@ static int parse_choice(const char *s, const char *const *names, int n)
 static int export_report(const struct cli_common *co, int quiet, const char *what,
                          const char *out, const char *format, const char *mode,
                          const char *codec, uint64_t events, uint64_t total,
-                         const struct cli_warnings *warn)
+                         const struct trove_warnings *warn)
 {
     struct stat st;
     uint64_t size;
@@ -243,37 +244,128 @@ static int export_remote(const struct cli_common *co, const char *in, const char
     return cli_remote_export(&ra);
 }
 
+/* "chrome-json" (or "json") and "perfetto" -> their TROVE_EXPORT_*; 0 for anything else. */
+static int trace_format_parse(const char *s)
+{
+    if (!strcmp(s, "chrome-json") || !strcmp(s, "json"))
+        return TROVE_EXPORT_CHROME_JSON;
+    if (!strcmp(s, "perfetto"))
+        return TROVE_EXPORT_PERFETTO;
+    return 0;
+}
+
+/* An environment variable's count for the trace writer, checked; 0 when it is not set. */
+static int env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    const char *v = getenv(name);
+
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    if (cli_parse_u64(v, out) || *out < lo || *out > hi)
+        return cli_error("export", "%s: '%s' is not a count in %llu..%llu", name, v,
+                         (unsigned long long)lo, (unsigned long long)hi);
+    return 0;
+}
+
+/* The summary of a trace export (or its --json object). 0, or 1 after an error. */
+static int trace_report(const struct cli_common *co, int quiet, const char *in, const char *out,
+                        const char *what, const struct trove_export_result *r,
+                        const struct trove_warnings *warn)
+{
+    if (co->json) {
+        fputs("{\"input\":", stdout);
+        cli_json_string(stdout, in, strlen(in));
+        fputs(",\"output\":", stdout);
+        cli_json_string(stdout, out, strlen(out));
+        printf(",\"format\":\"%s\",\"events\":%llu,\"flow_rows\":%llu,\"samples\":%llu,"
+               "\"samples_carried\":%llu,\"bytes\":%llu,\"bytes_per_event\":%.4f,",
+               what, (unsigned long long)r->events, (unsigned long long)r->flow_rows,
+               (unsigned long long)r->samples, (unsigned long long)r->samples_carried,
+               (unsigned long long)r->bytes,
+               r->events ? (double)r->bytes / (double)r->events : 0.0);
+        cli_json_warnings(stdout, warn);
+        fputs("}\n", stdout);
+        if (fflush(stdout) != 0)
+            return cli_error("export", "writing stdout: %s", strerror(errno));
+    } else if (!quiet) {
+        fprintf(stderr, "trove export: %llu events, %llu flow rows%s -> %s (%s): %llu bytes, "
+                        "%.2f bytes/event\n",
+                (unsigned long long)r->events, (unsigned long long)r->flow_rows,
+                r->samples_carried ? ", the profile's samples" : "", out, what,
+                (unsigned long long)r->bytes,
+                r->events ? (double)r->bytes / (double)r->events : 0.0);
+        if (co->verbose && r->runs)
+            fprintf(stderr, "trove export: sorted in %llu runs (%llu merge passes, %llu bytes) "
+                            "of a temporary file\n",
+                    (unsigned long long)r->runs, (unsigned long long)r->passes,
+                    (unsigned long long)r->spill_bytes);
+    }
+    return 0;
+}
+
+/* A local export, by the input layer (trove_export): the input or capture, the format and
+ * the encoding as parsed. The exit status. */
+static int export_local(const struct cli_common *co, const char *in, const char *capture,
+                        const char *name, const char *out, int xformat, const char *format,
+                        int deflate, const struct trove_tables_options *topt, const char *mode,
+                        const char *codec, uint64_t from_ns, uint64_t to_ns, int quiet)
+{
+    struct trove_export_options x;
+    struct trove_export_result r;
+    struct trove_warnings warn, got;
+    struct cli_load_options lo = co->in;
+    struct trove_diag diag = {0};
+    struct cli_glue g;
+    uint64_t run = 0, fan_in = 0;
+    int rc;
+
+    memset(&x, 0, sizeof x);
+    memset(&warn, 0, sizeof warn);
+    memset(&r, 0, sizeof r);
+    if (xformat >= TROVE_EXPORT_CHROME_JSON &&
+        (env_count("TROVE_EXPORT_RUN_EVENTS", 1, SIZE_MAX, &run) ||
+         env_count("TROVE_EXPORT_FAN_IN", 2, TROVE_TRACE_FAN_IN_MAX, &fan_in)))
+        return 1;
+    lo.quiet = quiet;
+    lo.store = co->store;
+    lo.warnings = &warn;
+    cli_glue_begin(&g, "export", &lo, &got, &x.in_opt);
+    x.format = xformat;
+    x.capture = capture;
+    x.store = co->store;
+    x.from_ns = from_ns;
+    x.to_ns = to_ns;
+    x.in = in;
+    x.out = out;
+    x.deflate = deflate;
+    x.topt = *topt;
+    x.manifest_name = name;
+    x.trace_run_events = (size_t)run;
+    x.trace_fan_in = (unsigned)fan_in;
+    rc = trove_export(&x, &r, &diag);
+    if (cli_glue_end(&g, &lo, &got, rc, &diag))
+        return 1;
+    if (xformat >= TROVE_EXPORT_CHROME_JSON)
+        return trace_report(co, quiet, capture ? capture : in, out, format, &r, &warn);
+    return export_report(co, quiet, capture ? capture : in, out, format, mode, codec, r.events,
+                         r.bytes, &warn);
+}
+
 int cmd_export(int argc, char **argv)
 {
     static const char *const formats[] = {"bundle", "parquet", "dir"};
-    struct cli_trace_export tx;
-    struct cli_warnings warn;
-    struct trove_flows flows = {0};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
     static const char *const modes[] = {"plain", "dict", "delta-dict"};
-    struct cli_load_options lo;
     struct cli_common co;
     struct trove_tables_options topt;
-    struct trove_events ev = {0};
-    struct trove_names *names = NULL;
-    struct trove_bytes tab[TROVE_TABLE_COUNT_], man = {0};
     struct trove_bundle_manifest m;
-    struct trove_bundle_entry ent[TROVE_TABLE_COUNT_ + 1];
-    struct trove_diag diag = {0};
-    struct cli_progress prog;
-    const char *in = NULL, *out = NULL, *name = NULL, *capture = NULL, *store = NULL;
+    const char *in = NULL, *out = NULL, *name = NULL, *capture = NULL;
     const char *format_arg = "bundle", *local_only = NULL;
     uint64_t from_ns = 0, to_ns = UINT64_MAX;
-    int ranged = 0;
-    char entry_names[TROVE_TABLE_COUNT_][64];
-    uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0;
-    size_t nent = 1; /* manifest.json, then the tables the bundle holds */
-    int format = FMT_BUNDLE, deflate = 0, quiet = 0, status = 1, rc, dir_made = 0;
+    int ranged = 0, trace = 0;
+    int format = FMT_BUNDLE, deflate = 0, quiet = 0;
 
-    memset(tab, 0, sizeof tab);
-    memset(&tx, 0, sizeof tx);
-    memset(&warn, 0, sizeof warn);
-    memset(&lo, 0, sizeof lo);
     trove_tables_defaults(&topt);
     cli_common_init(&co);
     for (int i = 1; i < argc; i++) {
@@ -298,11 +390,11 @@ int cmd_export(int argc, char **argv)
             !strcmp(a, "--name") || !strcmp(a, "--zip-deflate") || !strcmp(a, "--no-verify"))
             local_only = local_only ? local_only : a;
         if (!strcmp(a, "--format") && has_value) {
-            memset(&tx, 0, sizeof tx);
             format_arg = argv[++i];
+            trace = 0;
             if (!strcmp(argv[i], "dir.zip"))
                 format = FMT_DIR_ZIP;
-            else if ((tx.format = cli_trace_format_parse(argv[i])) != 0)
+            else if ((trace = trace_format_parse(argv[i])) != 0)
                 format = FMT_TRACE;
             else if ((format = parse_choice(argv[i], formats, 3)) < 0)
                 return cli_error("export", "--format: '%s' is not bundle, parquet, dir, "
@@ -347,9 +439,7 @@ int cmd_export(int argc, char **argv)
         }
     }
     out = co.out;
-    store = co.store;
     quiet = co.quiet || co.json;
-    lo = co.in;
     if (co.url || co.token_file)
         return export_remote(&co, in, capture, format, format_arg, local_only, from_ns, to_ns);
     if (format == FMT_DIR_ZIP)
@@ -370,164 +460,13 @@ int cmd_export(int argc, char **argv)
         return cli_error("export", "--zip-deflate applies to --format bundle only");
     if (name && strlen(name) >= sizeof m.capture)
         return cli_error("export", "--name: longer than %zu bytes", sizeof m.capture - 1);
-    if (format == FMT_TRACE) { /* chrome-json, perfetto: export_trace.c */
-        tx.in = in;
-        tx.capture = capture;
-        tx.store = store;
-        tx.from_ns = from_ns;
-        tx.to_ns = to_ns;
-        tx.out = out;
-        tx.lo = lo;
-        tx.quiet = quiet;
-        tx.json = co.json;
-        return cli_export_trace(&tx);
-    }
-    if (format == FMT_DIR && mkdir(out, 0777) != 0)
-        return cli_error("export", "cannot create directory %s: %s%s", out, strerror(errno),
-                         errno == EEXIST ? " (export makes a new directory)" : "");
-    dir_made = format == FMT_DIR;
-
-    if (capture) { /* streamed: export_capture.c */
-        struct cli_export_capture xc;
-        uint64_t nev = 0;
-        memset(&xc, 0, sizeof xc);
-        xc.store = store;
-        xc.capture = capture;
-        xc.from_ns = from_ns;
-        xc.to_ns = to_ns;
-        xc.out = out;
-        xc.format = format == FMT_PARQUET ? CLI_EXPORT_PARQUET
-                    : format == FMT_DIR   ? CLI_EXPORT_DIR
-                                          : CLI_EXPORT_BUNDLE;
-        xc.deflate = deflate;
-        xc.topt = topt;
-        xc.manifest_name = name ? name : capture;
-        xc.quiet = quiet;
-        if (cli_export_capture(&xc, &nev, &total) ||
-            export_report(&co, quiet, capture, out, formats[format], modes[topt.mode],
-                          codecs[topt.codec], nev, total, NULL))
-            goto out;
-        status = 0;
-        dir_made = 0;
-        goto out;
-    }
-
-    lo.quiet = quiet;
-    lo.warnings = &warn;
-    if (trove_names_new(&names) != TROVE_OK) {
-        cli_error("export", "out of memory");
-        goto out;
-    }
-    /* Any input kind (cli_input.c), in memory; store:NAME is a capture read whole. */
-    lo.store = store;
-    if (trove_profile_new(&lo.profile) != TROVE_OK) {
-        cli_error("export", "out of memory");
-        goto out;
-    }
-    if (cli_load_flows("export", in, &lo, &ev, names, &flows) != 0)
-        goto out;
-
-    cli_progress_begin(&prog, "export", TROVE_TABLE_COUNT_);
-    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-        if (format == FMT_PARQUET && t != TROVE_TABLE_EVENTS)
-            continue;
-        if ((rc = cli_table_write(t, &ev, names, &flows, lo.profile, &topt, &tab[t], &rows[t])) !=
-            TROVE_OK) {
-            cli_progress_end(&prog);
-            cli_error("export", "writing the %s table: %s", trove_table_name(t),
-                      trove_strerror(rc));
-            goto out;
-        }
-        total += tab[t].len;
-        cli_progress_update(&prog, (uint64_t)t + 1);
-    }
-    cli_progress_end(&prog);
-
-    if (format == FMT_PARQUET) {
-        if (cli_out_write_file("export", out, tab[TROVE_TABLE_EVENTS].ptr, tab[TROVE_TABLE_EVENTS].len))
-            goto out;
-    } else {
-        char cap_name[sizeof m.capture];
-        uint64_t first = 0, last = 0;
-        if (name)
-            snprintf(cap_name, sizeof cap_name, "%s", name);
-        else
-            base_name(in, cap_name, sizeof cap_name);
-        for (size_t i = 0; i < ev.len; i++) {
-            uint64_t s = ev.ev[i].start_ns, e = trove_event_end(&ev.ev[i]);
-            if (i == 0 || s < first)
-                first = s;
-            if (i == 0 || e > last)
-                last = e;
-        }
-        cli_bundle_manifest(&m, cap_name, first, last, rows);
-        for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-            if (!cli_table_in_bundle(t, rows))
-                continue; /* as the manifest: not in the bundle */
-            snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
-            ent[nent].name = entry_names[t];
-            ent[nent].data = tab[t].ptr;
-            ent[nent].len = tab[t].len;
-            nent++;
-        }
-        if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
-            cli_error("export", "manifest.json: %s", trove_strerror(rc));
-            goto out;
-        }
-        ent[0].name = TROVE_BUNDLE_MANIFEST_NAME;
-        ent[0].data = man.ptr;
-        ent[0].len = man.len;
-        total += man.len;
-        if (format == FMT_BUNDLE) {
-            struct trove_bytes zip = {0};
-            rc = trove_bundle_write_mem(ent, nent, deflate, &zip, &diag);
-            if (rc != TROVE_OK) {
-                trove_bytes_free(&zip);
-                cli_error("export", "%s: %s", out, cli_diag_msg(&diag, rc));
-                goto out;
-            }
-            rc = cli_out_write_file("export", out, zip.ptr, zip.len);
-            trove_bytes_free(&zip);
-            if (rc)
-                goto out;
-        } else {
-            for (size_t k = 0; k < nent; k++) {
-                char path[4096];
-                if ((size_t)snprintf(path, sizeof path, "%s/%s", out, ent[k].name) >= sizeof path) {
-                    cli_error("export", "%s: path too long", out);
-                    goto out;
-                }
-                if (cli_out_write_file("export", path, ent[k].data, ent[k].len))
-                    goto out;
-            }
-        }
-    }
-    if (export_report(&co, quiet, in, out, formats[format], modes[topt.mode], codecs[topt.codec],
-                      ev.len, total, &warn))
-        goto out;
-    status = 0;
-    dir_made = 0;
-out:
-    if (dir_made) { /* a directory export that failed leaves nothing behind */
-        for (int k = 0; k <= TROVE_TABLE_COUNT_; k++) {
-            char path[4096];
-            const char *n = k == 0 ? TROVE_BUNDLE_MANIFEST_NAME : NULL;
-            if (k > 0)
-                snprintf(entry_names[k - 1], sizeof entry_names[k - 1], "%s.parquet",
-                         trove_table_name(k - 1));
-            snprintf(path, sizeof path, "%s/%s", out, n ? n : entry_names[k - 1]);
-            unlink(path);
-        }
-        rmdir(out);
-    }
-    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
-        trove_bytes_free(&tab[t]);
-    trove_bytes_free(&man);
-    trove_events_free(&ev);
-    trove_flows_free(&flows);
-    trove_profile_free(lo.profile);
-    trove_names_free(names);
-    return status;
+    return export_local(&co, in, capture, name, out,
+                        format == FMT_TRACE ? trace
+                        : format == FMT_PARQUET ? TROVE_EXPORT_PARQUET
+                        : format == FMT_DIR     ? TROVE_EXPORT_DIR
+                                                : TROVE_EXPORT_BUNDLE,
+                        format == FMT_TRACE ? format_arg : formats[format], deflate, &topt,
+                        modes[topt.mode], codecs[topt.codec], from_ns, to_ns, quiet);
 }
 
 /* ---- import -------------------------------------------------------------------------- */
@@ -577,7 +516,7 @@ int cmd_import(int argc, char **argv)
     int to, quiet, status = 1, rc, wire_opts, append = 0;
     struct cli_load_options lo;
     struct cli_common co;
-    struct cli_out o = {0};
+    struct trove_output o = {0};
 
     memset(&ci, 0, sizeof ci);
     cli_common_init(&co);

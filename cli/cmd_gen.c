@@ -127,7 +127,7 @@ int cmd_gen(int argc, char **argv)
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     const char *outp = NULL;
-    struct cli_out out = {0};
+    struct trove_output out = {0};
     struct cli_common co;
     int format, quiet, status = 1, rc, r, append = 0;
     uint64_t batch, bytes = 0, rate = 0;

@@ -195,7 +195,7 @@ int cli_remote_export(const struct cli_remote_args *a)
 {
     struct cli_remote r;
     struct cli_request q;
-    struct cli_out o = {0};
+    struct trove_output o = {0};
     char path[512], range[64];
     int status;
 
@@ -496,7 +496,7 @@ int cli_remote_replay(const struct cli_remote_args *a)
     struct trove_live_view_options vo;
     struct trove_diag diag = {0};
     struct cli_remote r;
-    struct cli_out o = {0};
+    struct trove_output o = {0};
     struct rview v;
     char path[4096], range[64], speed[64] = "";
     const char *out_name = a->out && strcmp(a->out, "-") ? a->out : "stdout";

@@ -123,55 +123,6 @@ static void serve_usage(FILE *f)
 }
 
 
-/* ---- the API's export: the CLI's own, so the bytes are `trove export`'s (the import is
- * serve_import.c's) ---- */
-
-static int serve_export(void *ctx, const char *store_dir, const char *name, int format,
-                        uint64_t from_ns, uint64_t to_ns, int fd, char *err, size_t errlen)
-{
-    static const char *const fmts[] = {"", "bundle", "parquet", "bundle", "chrome-json",
-                                       "perfetto"};
-    char out[64], from[32], to[32];
-    char *argv[20];
-    int argc = 0, rc;
-
-    (void)ctx;
-    if (format < TROVE_SERVE_BUNDLE || format > TROVE_SERVE_PERFETTO) {
-        snprintf(err, errlen, "unknown format");
-        return 400;
-    }
-    snprintf(out, sizeof out, "/dev/fd/%d", fd);
-    argv[argc++] = (char *)"export";
-    argv[argc++] = (char *)"--capture";
-    argv[argc++] = (char *)name;
-    argv[argc++] = (char *)"--store";
-    argv[argc++] = (char *)store_dir;
-    argv[argc++] = (char *)"--format";
-    argv[argc++] = (char *)fmts[format];
-    if (format == TROVE_SERVE_DIR_ZIP)
-        argv[argc++] = (char *)"--zip-deflate";
-    if (from_ns > 0 || to_ns != UINT64_MAX) {
-        snprintf(from, sizeof from, "%" PRIu64, from_ns);
-        snprintf(to, sizeof to, "%" PRIu64, to_ns);
-        argv[argc++] = (char *)"--from-ns";
-        argv[argc++] = from;
-        if (to_ns != UINT64_MAX) {
-            argv[argc++] = (char *)"--to-ns";
-            argv[argc++] = to;
-        }
-    }
-    argv[argc++] = (char *)"-o";
-    argv[argc++] = out;
-    argv[argc++] = (char *)"-q";
-    argv[argc] = NULL;
-    rc = cmd_export(argc, argv);
-    if (rc != 0) {
-        snprintf(err, errlen, "the export of %s failed (the service's log says why)", name);
-        return 500;
-    }
-    return 0;
-}
-
 static void serve_ready(void *ctx, const char *url, const char *socket_path)
 {
     (void)ctx;
@@ -221,7 +172,7 @@ int cmd_serve(int argc, char **argv)
 {
     struct trove_serve_options so;
     struct trove_diag diag = {0};
-    struct cli_serve_ctx lg = {0, 0, 0, 0};
+    struct cli_serve_ctx lg = {0, 0, 0};
     const char *store = NULL, *origins[16], *hosts[16];
     size_t norigins = 0, nhosts = 0;
     int rc;
@@ -293,7 +244,6 @@ int cmd_serve(int argc, char **argv)
         } else if (!strcmp(a, "--segment-format")) {
             if (cli_parse_segment_format("serve", argv[++i], &so.segment_format))
                 return 2;
-            lg.segment_format = so.segment_format;
         } else if (!strcmp(a, "--max-import")) {
             if (cli_parse_size(argv[++i], &so.max_import) || so.max_import == 0)
                 return cli_error("serve", "--max-import: '%s' is not a size", argv[i]) + 1;
@@ -310,8 +260,6 @@ int cmd_serve(int argc, char **argv)
     so.nallow_origin = norigins;
     so.allow_host = hosts;
     so.nallow_host = nhosts;
-    so.export_fn = serve_export;
-    so.import_fn = cli_serve_import;
     so.ready = serve_ready;
     so.log = serve_log_line;
     so.ctx = &lg;
@@ -784,7 +732,7 @@ struct watch {
     struct trove_wire_decoder *dec;
     struct trove_event *ev;
     struct trove_names *names;
-    struct cli_out out;
+    struct trove_output out;
     int have_out, tty, quiet;
     char wire[16];
     uint64_t events, frames, bytes, event_bytes, gaps, dropped, decode_ns, batches;

@@ -410,7 +410,7 @@ int cli_record_sample(int argc, char **argv)
     struct trove_profile_func *top = NULL;
     struct trove_sampler_stats st;
     struct trove_diag diag = {0};
-    struct cli_out out;
+    struct trove_output out;
     struct trove_capture_info stored;
     struct live live;
     int is_live, live_failed = 0;

@@ -1,17 +1,18 @@
 /*
  * fuzz_import.c: libFuzzer target for the body of POST /api/captures/import as the service
  * stores it: the body written whole to a file (as web_api.c spools it into its temporary
- * file), then the service's importer, cli_serve_import (tools/serve_import.c: the CLI's
- * input layer on the file — any kind trove reads, told from its bytes: Chrome JSON,
- * Perfetto, a wire stream, a bundle, Parquet, each gzip'd or zstd'd — then the capture
- * written through the store handle) into a store made once per process in a temporary
- * directory (fuzz_tmpdir.h), removed at exit.
+ * file), then the service's importer, trove_import (src/input/import.c: the input layer on
+ * the file — any kind trove reads, told from its bytes: Chrome JSON, Perfetto, a wire
+ * stream, a bundle, Parquet, each gzip'd or zstd'd — then the capture written through the
+ * store handle) into a store made once per process in a temporary directory
+ * (fuzz_tmpdir.h), removed at exit.
  *
  * The first byte's bit 0 asks for an append onto a capture of three events written just
- * before; the rest is the body. Oracles: the answer is 0 or 400 (the body) with a reason;
- * never another status (the store does not fail here; a 404 or 409 cannot be the body's).
- * After an answer of 0, the capture holds the events the input layer reads from the same
- * file (cli_load_flows, run again), in order and equal field for field, after the three
+ * before; the rest is the body. Oracles: the import succeeds, or fails for the body
+ * (bad_input) with a reason that names the upload as the service does ("body") and never
+ * the file it was spooled to; never another failure (the store does not fail here; a
+ * 404 or 409 cannot be the body's). After a success, the capture holds the events the input
+ * layer reads from the same file (trove_input_load, run again), in order and equal field for field, after the three
  * of an append, with its names and flow rows; its header counts them. After a refusal the
  * store holds what it held: no capture, or the three events. The capture is then removed
  * (and the store collected every 1000 inputs), so every input starts from the same store.
@@ -25,10 +26,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "fuzz_check.h"
 #include "fuzz_tmpdir.h"
 #include "trove/capture.h"
+#include "trove/input.h"
 #include "trove/serve.h"
 #include "trove/stream.h"
 #include "trove/tables.h"
@@ -73,7 +74,6 @@ static void setup(void)
     so.send_mode = TROVE_STREAM_SEND_INLINE;
     so.max_object = TROVE_CAPTURE_MAX_OBJECT;
     CHECK(trove_stream_new(trove_store_backend(fz.s), &so, &fz.st) == TROVE_OK);
-    cli_progress_quiet();
     atexit(cleanup);
 }
 
@@ -150,11 +150,11 @@ static int same_event(const struct trove_event *a, const struct trove_event *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct trove_serve_import_result res;
+    struct trove_import_result res;
+    struct trove_import_options io;
     struct trove_capture_info info;
     struct trove_gc_report gc;
     struct trove_diag diag = {0};
-    char err[1024] = "";
     int append, status, rc;
     size_t before;
 
@@ -167,10 +167,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         CHECK(trove_capture_write(fz.s, NAME, base, 3, NULL, NULL, NULL, &diag) == TROVE_OK);
     write_body(data + 1, size - 1);
     memset(&res, 0, sizeof res);
-    status = cli_serve_import(NULL, fz.s, NAME, append, fz.body, &res, err, sizeof err);
+    memset(&io, 0, sizeof io);
+    io.in.label = "body";
+    io.append = append;
+    status = trove_import(fz.s, NAME, fz.body, &io, &res, &diag);
     if (status != 0) {
-        if (status != 400 || !err[0]) {
-            fprintf(stderr, "import answered %d: %s\n", status, err);
+        if (!res.bad_input || !diag.msg[0] || strstr(diag.msg, fz.body)) {
+            fprintf(stderr, "import failed with %d (bad input %d): %s\n", status, res.bad_input,
+                    diag.msg);
             abort();
         }
         rc = trove_capture_info(fz.s, NAME, &info, &diag);
@@ -178,17 +182,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (append)
             CHECK(read_back()->ev.len == 3);
     } else {
-        struct cli_load_options lo;
         struct trove_events ev = {0};
         struct trove_flows flows = {0}, got = {0};
         struct trove_names *names = NULL;
         struct back *k;
-        memset(&lo, 0, sizeof lo);
-        lo.quiet = 1;
         CHECK(trove_names_new(&names) == TROVE_OK);
-        cli_error_capture(err, sizeof err);
-        rc = cli_load_flows("import", fz.body, &lo, &ev, names, &flows);
-        cli_error_capture(NULL, 0);
+        rc = trove_input_load(fz.body, NULL, &ev, names, &flows, NULL);
         CHECK(rc == 0 && res.events == ev.len);
         CHECK(trove_capture_info(fz.s, NAME, &info, &diag) == TROVE_OK);
         CHECK(info.events == before + ev.len);

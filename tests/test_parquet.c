@@ -666,7 +666,7 @@ static int open_and_read(const uint8_t *buf, size_t len, char *msg_out, size_t m
         CHECK(diag.msg[0] != 0);
     }
     if (msg_out)
-        snprintf(msg_out, msg_cap, "%s", diag.msg);
+        snprintf(msg_out, msg_cap, "%.255s", diag.msg);
     free(copy);
     return rc;
 }

@@ -7,12 +7,12 @@ per trove_layer() call (DEPS and HEADERS comma-separated), so it is written only
 
 Two checks:
 
-1. Includes. Every #include "..." of src/, include/trove/, tools/ and bench/ must be one of
+1. Includes. Every #include "..." of src/, include/trove/, cli/ and bench/ must be one of
    - "trove/H.h": a public header of the file's own layer or of a layer below it;
    - "common/H.h": an internal header of src/common/include/common/, from src/ only, in a
      layer at or above common;
-   - a bare "H.h" that sits in the including file's own directory (for tools/ and bench/:
-     in tools/ or bench/), or a header the build generates for that layer.
+   - a bare "H.h" that sits in the including file's own directory (for cli/ and bench/:
+     in cli/ or bench/), or a header the build generates for that layer.
    Anything else ("store/dict.h" from src/codec, say) reaches into another layer.
 2. Calls. No circle of files: if a.c calls a function that b.c defines, b.c must not
    (directly or through others) call back into a.c. Functions are matched by name: a
@@ -27,7 +27,7 @@ import re
 import sys
 
 GENERATED = {"codec": {"bitpack_kernels.h"}}
-TOP = "tools"  # tools/ and bench/: the one binary, above every layer
+TOP = "cli"  # cli/ and bench/: the one binary, above every layer
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -66,13 +66,13 @@ def layer_of(rel, owner):
         return parts[1]
     if parts[0] == "include" and len(parts) == 3:
         return owner.get(parts[2])
-    if parts[0] in ("tools", "bench"):
+    if parts[0] in ("cli", "bench"):
         return TOP
     return None
 
 
 def sources(root):
-    for top in ("src", "include/trove", "tools", "bench"):
+    for top in ("src", "include/trove", "cli", "bench"):
         base = os.path.join(root, top)
         for d, dirs, files in os.walk(base):
             dirs[:] = sorted(x for x in dirs if x not in ("node_modules", "duckdb"))
@@ -111,14 +111,14 @@ def check_includes(root, files, closure, owner):
                                   % (where, layer, tl, ", ".join(sorted(allowed))))
             elif inc.startswith("common/") and inc.count("/") == 1:
                 if layer == TOP:
-                    errors.append("%s: tools/ and bench/ use only include/trove/" % where)
+                    errors.append("%s: cli/ and bench/ use only include/trove/" % where)
                 elif not os.path.exists(os.path.join(root, "src/common/include", inc)):
                     errors.append("%s: no such internal header in src/common/include" % where)
                 elif "common" not in allowed:
                     errors.append("%s: layer %s is below common" % (where, layer))
             elif "/" not in inc:
                 here = os.path.dirname(rel)
-                dirs = ["tools", "bench"] if layer == TOP else [here]
+                dirs = ["cli", "bench"] if layer == TOP else [here]
                 if not any(os.path.exists(os.path.join(root, d, inc)) for d in dirs) and \
                         inc not in GENERATED.get(layer, set()):
                     errors.append("%s: a bare include must name a header in %s"

@@ -61,7 +61,7 @@ const char *trove_strerror(int err);
 struct trove_diag {
     int code;
     uint64_t offset;
-    char msg[256];
+    char msg[1024]; /* room for a path, the kind it was read as, where, and what to try */
 };
 
 /* Record an error in diag (which may be NULL) and return `code`; msg is printf-style. */

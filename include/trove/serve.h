@@ -40,11 +40,6 @@ enum trove_serve_export_format {
     TROVE_SERVE_PERFETTO
 };
 
-/* What an import stored (POST /api/captures/import). */
-struct trove_serve_import_result {
-    uint64_t events, new_objects, new_bytes;
-};
-
 struct trove_serve_options {
     const char *store_dir;     /* required: the store (created if missing) */
     const char *listen;        /* "ADDR:PORT" for HTTP and WebSocket; NULL: the default;
@@ -75,21 +70,6 @@ struct trove_serve_options {
     uint64_t max_import;       /* bytes of an import's body; 0: 4 GiB */
     int segment_format;        /* the live captures' segments: trove_capture_options'
                                   segment_format (0: deflate) */
-    /*
-     * The API's export and import, provided by the program (the CLI gives its own export and
-     * input layer, so that the service's bytes are the CLI's). NULL: those endpoints answer
-     * 501. export_fn writes capture `name` of the store at store_dir in `format` (enum of
-     * trove_serve_export_format) with events in [from_ns, to_ns) to fd, on a thread of its
-     * own; import_fn reads the file at path (any input kind) and stores it as capture `name`
-     * through s (the service's own handle, on its store thread), appending when `append`.
-     * Each returns 0, or an HTTP status (400: the input; 404, 409, 500) with the reason in
-     * err.
-     */
-    int (*export_fn)(void *ctx, const char *store_dir, const char *name, int format,
-                     uint64_t from_ns, uint64_t to_ns, int fd, char *err, size_t errlen);
-    int (*import_fn)(void *ctx, struct trove_store *s, const char *name, int append,
-                     const char *path, struct trove_serve_import_result *res, char *err,
-                     size_t errlen);
     /* Called once when the service listens: its URL and its socket. May be NULL. */
     void (*ready)(void *ctx, const char *url, const char *socket_path);
     /* One line of log (a producer refused, a viewer gone, a commit failed). May be NULL. */

@@ -1,28 +1,54 @@
 /*
- * capture_read.c: a capture in a store, read by the CLI — opening it for a stream
- * (cli_capture_open), recording its last use in the background (cli_mark_start,
- * cli_mark_finish), and reading it through the streaming pipeline: decoded frame by frame
- * into a buffer that the caller empties as it goes (cli_capture_walk, which `trove export
- * --capture` streams from, never holding the capture), or whole into memory
- * (cli_capture_load, which `trove replay`, the trace exports and every command that takes
- * `store:NAME` as its input share).
+ * capture_read.c: a capture in a store, read by the input layer — the store opened
+ * (trove_input_store_open), the capture's last use recorded in the background
+ * (trove_input_mark_start, trove_input_mark_finish), and the capture read through the
+ * streaming pipeline, decoded frame by frame into a buffer that the caller empties as it
+ * goes (trove_input_capture_walk, which the streamed exports use, never holding the
+ * capture) or whole (store:NAME as an input), with its flows and profile.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
-#include "cli.h"
+#include "input_internal.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/stream.h"
+#include "trove/volume.h"
+#include "trove/wire.h"
 
-const char *cli_default_store(const char *given)
+int trove_input_store_open(const char *dir, unsigned flags, struct trove_store **out,
+                           struct trove_diag *diag)
 {
-    const char *env;
-    if (given)
-        return given;
-    return (env = getenv("TROVE_STORE")) && *env ? env : "./trove-data";
+    struct trove_diag local = {0};
+    struct stat st;
+    char volumes[4096];
+    int rc;
+
+    if (!diag)
+        diag = &local;
+    *out = NULL;
+    /* Opening makes the store's subdirectories; without CREATE, a directory that has no
+     * volumes/ is not a store, and is left as it is. */
+    if (!(flags & TROVE_STORE_CREATE) && strncmp(dir, "s3://", 5) != 0 &&
+        (size_t)snprintf(volumes, sizeof volumes, "%s/volumes", dir) < sizeof volumes &&
+        stat(volumes, &st) != 0 && errno == ENOENT)
+        rc = TROVE_ERR_NOTFOUND;
+    else
+        rc = trove_store_open(dir, flags, out, diag);
+    if (rc == TROVE_OK)
+        return TROVE_OK;
+    *out = NULL;
+    if (!(flags & TROVE_STORE_CREATE) && (rc == TROVE_ERR_NOTFOUND || rc == -ENOENT))
+        return in_fail(diag, TROVE_ERR_NOTFOUND,
+                       "no store at %s; create one with `trove volume create` or pass --store",
+                       dir);
+    if (diag->msg[0]) /* it names the store */
+        return rc;
+    return in_fail(diag, rc, "opening the store at %s: %s", dir, trove_strerror(rc));
 }
 
 /*
@@ -53,7 +79,8 @@ static void mark_free(void *ctx)
 
 /* Start writing name's marker in the background; NULL (after a warning) if it cannot, and
  * NULL at once for a store on S3, which keeps no markers (docs/s3.md). */
-struct trove_bg *cli_mark_start(const char *store, const char *name)
+struct trove_bg *trove_input_mark_start(const char *store, const char *name,
+                                        struct trove_warnings *w)
 {
     struct mark_job *j;
     struct trove_bg *bg = NULL;
@@ -65,14 +92,14 @@ struct trove_bg *cli_mark_start(const char *store, const char *name)
 
     if (!j || !(j->store = strdup(store))) {
         free(j);
-        fprintf(stderr, "trove replay: warning: no memory to record %s's last use\n", name);
+        trove_warn(w, 0, "no memory to record %s's last use", name);
         return NULL;
     }
     snprintf(j->name, sizeof j->name, "%s", name);
     clock_gettime(CLOCK_REALTIME, &now);
     j->unix_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     if (trove_bg_start(mark_run, mark_free, j, &bg) != TROVE_OK) { /* mark_free ran */
-        fprintf(stderr, "trove replay: warning: cannot record %s's last use\n", name);
+        trove_warn(w, 0, "cannot record %s's last use", name);
         return NULL;
     }
     return bg;
@@ -80,53 +107,54 @@ struct trove_bg *cli_mark_start(const char *store, const char *name)
 
 /* Wait (bounded) for the marker of a replay that finished, then let the task go. A marker
  * not written changes nothing the replay gave: quiet says nothing of it. */
-void cli_mark_finish(struct trove_bg *bg, const char *name, int wait, int quiet)
+void trove_input_mark_finish(struct trove_bg *bg, const char *name, int wait,
+                             struct trove_warnings *w)
 {
     int rc;
 
     if (!bg)
         return;
-    if (wait && (rc = trove_bg_wait(bg, TROVE_BG_TIMEOUT_MS_DEFAULT)) != TROVE_OK && !quiet)
-        fprintf(stderr, "trove replay: warning: %s's last-used marker was not written: %s\n",
-                name, trove_strerror(rc));
+    if (wait && (rc = trove_bg_wait(bg, TROVE_BG_TIMEOUT_MS_DEFAULT)) != TROVE_OK)
+        trove_warn(w, 0, "%s's last-used marker was not written: %s", name, trove_strerror(rc));
     trove_bg_release(bg);
 }
 
 /* Open the store at `store` read-only, check that capture `name` is there (*info), and
- * start a stream over the store's backend. Returns 0, or 1 after printing an error (*s and
- * *st, set as far as they got, are the caller's to free). */
-int cli_capture_open(const char *cmd, const char *store, const char *name,
-                     const struct trove_stream_options *so, struct trove_store **s,
-                     struct trove_capture_info *info, struct trove_stream **st)
+ * start a stream over the store's backend (*s and *st, set as far as they got, are the
+ * caller's to free). */
+static int capture_open(const char *store, unsigned flags, const char *name,
+                        const struct trove_stream_options *so, struct trove_store **s,
+                        struct trove_capture_info *info, struct trove_stream **st,
+                        struct trove_diag *diag)
 {
-    struct trove_diag diag = {0};
     int rc;
 
-    if (cli_store_open(cmd, store, TROVE_STORE_READONLY, s))
-        return 1;
-    if ((rc = trove_capture_info(*s, name, info, &diag)) != TROVE_OK) {
+    if ((rc = trove_input_store_open(store, TROVE_STORE_READONLY | flags, s, diag)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_capture_info(*s, name, info, diag)) != TROVE_OK) {
         if (rc == TROVE_ERR_NOTFOUND)
-            return cli_error(cmd, "no capture named %s in %s; `trove ls --store %s` lists them",
-                             name, store, store);
-        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+            return in_fail(diag, rc, "no capture named %s in %s; `trove ls --store %s` lists "
+                                     "them", name, store, store);
+        return diag->msg[0] ? rc : in_fail(diag, rc, "%s", trove_strerror(rc));
     }
     if ((rc = trove_stream_new(trove_store_backend(*s), so, st)) != TROVE_OK)
-        return cli_error(cmd, "starting the stream: %s", trove_strerror(rc));
-    return 0;
+        return in_fail(diag, rc, "starting the stream: %s", trove_strerror(rc));
+    return TROVE_OK;
 }
 
 /* ---- a capture walked, or read into memory ----------------------------------------------- */
 
-/* The sink of cli_capture_walk: raw frames decoded into events and names. */
+/* The sink of trove_input_capture_walk: raw frames decoded into events and names. */
 struct load_out {
     struct trove_wire_decoder *dec;
     struct trove_events *events;
     struct trove_names *names;
-    cli_frames_fn frames;      /* NULL: keep every event */
+    trove_input_frames_fn frames; /* NULL: keep every event */
     void *ctx;
-    int frames_failed;         /* frames failed, and said why */
+    int frames_rc;             /* frames failed with this, and said why */
     atomic_uint_fast64_t done; /* events appended (the sender thread counts, the walker reads) */
-    struct cli_progress prog;
+    const struct trove_input_options *opt;
+    uint64_t total;
 };
 
 static int load_send(void *ctx, const struct trove_stream_batch *b)
@@ -145,8 +173,8 @@ static int load_send(void *ctx, const struct trove_stream_batch *b)
             return rc;
         o->events->len += fr.n_events;
         if (o->frames && (rc = o->frames(o->ctx, o->events)) != 0) {
-            o->frames_failed = 1;
-            return rc;
+            o->frames_rc = rc < 0 ? rc : TROVE_ERR_SEND;
+            return o->frames_rc;
         }
     }
     atomic_fetch_add(&o->done, b->events);
@@ -158,13 +186,15 @@ static void load_item_done(void *ctx, uint64_t item)
     struct load_out *o = ctx;
 
     (void)item;
-    cli_progress_update(&o->prog, atomic_load(&o->done));
+    in_progress(o->opt, "reading the capture", atomic_load(&o->done), o->total);
 }
 
-int cli_capture_walk(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                     uint64_t to_ns, int quiet, struct trove_events *events,
-                     struct trove_names *names, cli_frames_fn frames, void *ctx)
+int trove_input_capture_walk(const char *store, const char *name, uint64_t from_ns,
+                             uint64_t to_ns, const struct trove_input_options *opt,
+                             struct trove_events *events, struct trove_names *names,
+                             trove_input_frames_fn frames, void *ctx, struct trove_diag *diag)
 {
+    static const struct trove_input_options none;
     struct trove_capture_replay_options ro;
     struct trove_stream_options so;
     struct trove_stream_stats stats;
@@ -173,32 +203,36 @@ int cli_capture_walk(const char *cmd, const char *store, const char *name, uint6
     struct trove_stream *st = NULL;
     struct trove_store *s = NULL;
     struct trove_bg *mark = NULL;
-    struct trove_diag diag = {0};
+    struct trove_diag local = {0}, d = {0};
     struct load_out o;
     size_t start = events->len;
-    int rc, status = 1;
+    int rc;
 
+    if (!diag)
+        diag = &local;
+    opt = opt ? opt : &none;
     memset(&o, 0, sizeof o);
     atomic_init(&o.done, 0);
     o.events = events;
     o.names = names;
     o.frames = frames;
     o.ctx = ctx;
-    store = cli_default_store(store);
-    if (trove_volume_name_check(name, &diag) != TROVE_OK)
-        return cli_error(cmd, "%s", diag.msg);
+    o.opt = opt;
+    store = trove_input_default_store(store);
+    if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
+        return rc;
     if (to_ns != UINT64_MAX && from_ns > to_ns)
-        return cli_error(cmd, "--from-ns %llu is after --to-ns %llu",
-                         (unsigned long long)from_ns, (unsigned long long)to_ns);
+        return in_fail(diag, TROVE_ERR_INVALID, "--from-ns %llu is after --to-ns %llu",
+                       (unsigned long long)from_ns, (unsigned long long)to_ns);
     if (trove_wire_decoder_new(&o.dec) != TROVE_OK) {
-        cli_error(cmd, "out of memory");
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
     }
     trove_stream_options_default(&so);
     so.max_object = TROVE_CAPTURE_MAX_OBJECT;
-    if (cli_capture_open(cmd, store, name, &so, &s, &info, &st))
+    if ((rc = capture_open(store, opt->store_flags, name, &so, &s, &info, &st, diag)) != TROVE_OK)
         goto out;
-    mark = cli_mark_start(store, name);
+    mark = trove_input_mark_start(store, name, opt->warnings);
     memset(&ro, 0, sizeof ro);
     ro.from_ns = from_ns;
     ro.to_ns = to_ns;
@@ -207,104 +241,100 @@ int cli_capture_walk(const char *cmd, const char *store, const char *name, uint6
     sink.send = load_send;
     sink.item_done = load_item_done;
     sink.ctx = &o;
-    cli_progress_begin(&o.prog, "reading the capture",
-                       from_ns == 0 && to_ns == UINT64_MAX ? info.events : 0);
-    o.prog.active = o.prog.active && !quiet;
-    rc = trove_capture_replay(s, name, st, &ro, &sink, &stats, &diag);
-    cli_progress_end(&o.prog);
+    o.total = from_ns == 0 && to_ns == UINT64_MAX ? info.events : 0;
+    in_progress(opt, "reading the capture", 0, o.total);
+    rc = trove_capture_replay(s, name, st, &ro, &sink, &stats, &d);
+    in_progress(opt, "reading the capture", UINT64_MAX, o.total);
     if (rc == TROVE_ERR_SEND)
         rc = stats.send_error;
-    if (rc != TROVE_OK && o.frames_failed)
-        goto out; /* frames said what failed */
+    if (rc != TROVE_OK && o.frames_rc) {
+        rc = o.frames_rc; /* frames said what failed */
+        goto out;
+    }
     if (rc != TROVE_OK) {
         char pre[TROVE_VOLUME_NAME_MAX + 16];
         snprintf(pre, sizeof pre, "capture %s: ", name);
-        if (strncmp(diag.msg, pre, strlen(pre)) == 0) /* the replay named it already */
-            cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+        if (strncmp(d.msg, pre, strlen(pre)) == 0) /* the replay named it already */
+            trove_diag_set(diag, rc, d.offset, "%s", in_msg(&d, rc));
         else
-            cli_error(cmd, "capture %s: %s", name, cli_diag_msg(&diag, rc));
+            trove_diag_set(diag, rc, d.offset, "capture %s: %s", name, in_msg(&d, rc));
         goto out;
     }
-    status = 0;
+    rc = TROVE_OK;
 out:
-    cli_mark_finish(mark, name, status == 0, quiet);
-    if (status && !frames)
+    trove_input_mark_finish(mark, name, rc == TROVE_OK, opt->warnings);
+    if (rc != TROVE_OK && !frames)
         events->len = start;
     trove_stream_free(st);
     trove_store_close(s);
     trove_wire_decoder_free(o.dec);
-    return status;
+    return rc;
 }
 
-int cli_capture_load(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                     uint64_t to_ns, int quiet, struct trove_events *events,
-                     struct trove_names *names)
-{
-    return cli_capture_walk(cmd, store, name, from_ns, to_ns, quiet, events, names, NULL, NULL);
-}
-
-int cli_capture_flows(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                      uint64_t to_ns, struct trove_flows *flows)
+int trove_input_capture_flows(const char *store, const char *name, uint64_t from_ns,
+                              uint64_t to_ns, struct trove_flows *flows, struct trove_diag *diag)
 {
     struct trove_store *s = NULL;
-    struct trove_diag diag = {0};
+    struct trove_diag local = {0};
     int rc;
 
-    if (cli_store_open(cmd, cli_default_store(store), TROVE_STORE_READONLY, &s))
-        return 1;
-    rc = trove_capture_read_flows(s, name, from_ns, to_ns, flows, &diag);
+    if (!diag)
+        diag = &local;
+    if ((rc = trove_input_store_open(trove_input_default_store(store), TROVE_STORE_READONLY, &s,
+                                     diag)) != TROVE_OK)
+        return rc;
+    rc = trove_capture_read_flows(s, name, from_ns, to_ns, flows, diag);
     trove_store_close(s);
-    if (rc != TROVE_OK)
-        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
-    return 0;
+    if (rc != TROVE_OK && !diag->msg[0])
+        in_fail(diag, rc, "%s", trove_strerror(rc));
+    return rc;
 }
 
-int cli_capture_profile_into(const char *cmd, const char *store, const char *name,
-                             struct trove_profile *p)
+int in_capture_profile_into(const char *store, const char *name, struct trove_profile *p,
+                            struct trove_diag *diag)
 {
     struct trove_store *s = NULL;
-    struct trove_diag diag = {0};
     int rc;
 
-    if (cli_store_open(cmd, cli_default_store(store), TROVE_STORE_READONLY, &s))
-        return 1;
-    rc = trove_capture_read_profile(s, name, p, &diag);
+    if ((rc = trove_input_store_open(trove_input_default_store(store), TROVE_STORE_READONLY, &s,
+                                     diag)) != TROVE_OK)
+        return rc;
+    rc = trove_capture_read_profile(s, name, p, diag);
     trove_store_close(s);
-    if (rc != TROVE_OK)
-        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
-    return 0;
+    if (rc != TROVE_OK && !diag->msg[0])
+        in_fail(diag, rc, "%s", trove_strerror(rc));
+    return rc;
 }
 
-int cli_capture_profile(const char *cmd, const char *store, const char *name, uint64_t from_ns,
-                        uint64_t to_ns, struct trove_profile **out)
+int trove_input_capture_profile(const char *store, const char *name, uint64_t from_ns,
+                                uint64_t to_ns, struct trove_profile **out,
+                                struct trove_diag *diag)
 {
-    struct trove_store *s = NULL;
     struct trove_profile *p = NULL, *cut = NULL;
-    struct trove_diag diag = {0};
+    struct trove_diag local = {0};
     int rc;
 
+    if (!diag)
+        diag = &local;
     *out = NULL;
-    if (cli_store_open(cmd, cli_default_store(store), TROVE_STORE_READONLY, &s))
-        return 1;
-    if ((rc = trove_profile_new(&p)) == TROVE_OK)
-        rc = trove_capture_read_profile(s, name, p, &diag);
-    trove_store_close(s);
-    if (rc != TROVE_OK) {
+    if ((rc = trove_profile_new(&p)) != TROVE_OK)
+        return in_fail(diag, rc, "out of memory");
+    if ((rc = in_capture_profile_into(store, name, p, diag)) != TROVE_OK) {
         trove_profile_free(p);
-        return cli_error(cmd, "%s", cli_diag_msg(&diag, rc));
+        return rc;
     }
     if (trove_profile_sample_count(p) == 0 && trove_profile_switch_count(p) == 0) {
         trove_profile_free(p); /* no profile */
-        return 0;
+        return TROVE_OK;
     }
     if (from_ns == 0 && to_ns == UINT64_MAX) {
         *out = p;
-        return 0;
+        return TROVE_OK;
     }
     rc = trove_profile_slice(p, from_ns, to_ns, &cut);
     trove_profile_free(p);
     if (rc != TROVE_OK)
-        return cli_error(cmd, "%s: the profile: %s", name, trove_strerror(rc));
+        return in_fail(diag, rc, "%s: the profile: %s", name, trove_strerror(rc));
     *out = cut;
-    return 0;
+    return TROVE_OK;
 }

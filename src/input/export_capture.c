@@ -1,15 +1,17 @@
 /*
- * export_capture.c: `trove export --capture NAME` as a bundle, a Parquet events file or a
- * directory of the bundle's files (cli_export_capture), streamed: the capture is walked
- * through the streaming pipeline a frame at a time (cli_capture_walk) into a buffer of about
+ * export_capture.c: the table exports (in_export_tables, for trove_export): an input of any
+ * kind read whole and written as a bundle, a Parquet events file or a directory of the
+ * bundle's files; and a capture of a store written the same way, streamed: the capture is
+ * walked through the streaming pipeline a frame at a time (trove_input_capture_walk) into a
+ * buffer of about
  * one row group of events, and each full row group goes to the events table's writer
  * (trove_tables_events_*), which encodes it and passes its bytes on. So memory holds one
  * row group (32 bytes an event, 1 Mi events by default, and the writer's scratch), never the
- * capture; the bytes are those the in-memory export (`trove export store:NAME`, cmd_export.c)
- * writes of the same events.
+ * capture; the bytes are those the in-memory export (`trove export store:NAME`) writes of the
+ * same events.
  *
  *   --format parquet   events.parquet straight to OUT as it is made (a pipe gets it as it
- *                      comes; a file is written beside OUT and renamed, as cli_out does)
+ *                      comes; a file is written beside OUT and renamed, as trove_output does)
  *   --format dir       OUT/events.parquet the same way, then the small tables, manifest.json
  *   --format bundle    the zip needs, before the events entry, manifest.json (the event
  *                      count and time range: known only at the end) and the entry's CRC-32
@@ -30,13 +32,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "input_internal.h"
 #include "trove/profile.h"
 #include "trove/bundle.h"
 #include "trove/parquet.h"
 #include "trove/tables.h"
+#include "trove/wire.h"
 
 #define COPY_BYTES (1u << 20) /* the spool is copied into the zip this much at a time */
 
@@ -106,7 +110,7 @@ static int walk_add(struct walk *w, const struct trove_event *ev, size_t n)
     return 0;
 }
 
-/* cli_capture_walk's frames: the whole row groups in the buffer go, the rest moves up. */
+/* trove_input_capture_walk's frames: the whole row groups in the buffer go, the rest moves up. */
 static int walk_frames(void *ctx, struct trove_events *ev)
 {
     struct walk *w = ctx;
@@ -116,7 +120,7 @@ static int walk_frames(void *ctx, struct trove_events *ev)
         return 0;
     n = ev->len - (size_t)(ev->len % w->rg);
     if (walk_add(w, ev->ev, n))
-        return 1;
+        return w->rc;
     memmove(ev->ev, ev->ev + n, (ev->len - n) * sizeof *ev->ev);
     ev->len -= n;
     return 0;
@@ -135,230 +139,14 @@ static void dir_of(const char *path, char *out, size_t n)
         snprintf(out, n, "%.*s", (int)(slash - path), path);
 }
 
-int cli_export_capture(const struct cli_export_capture *x, uint64_t *events_out,
-                       uint64_t *total_out)
+static int table_in_bundle(int t, const uint64_t *rows)
 {
-    struct trove_tables_options topt = x->topt;
-    struct trove_bytes tab[TROVE_TABLE_COUNT_], man = {0};
-    struct trove_events ev = {0};
-    struct trove_flows flows = {0};
-    struct trove_names *names = NULL;
-    struct trove_profile *profile = NULL;
-    struct trove_bundle_enc *enc = NULL;
-    struct trove_bundle_writer *zw = NULL;
-    struct trove_bundle_entry_info info;
-    struct trove_bundle_manifest m;
-    struct trove_diag diag = {0};
-    struct cli_out o, oev;
-    struct file_sink fs_out, fs_spool;
-    struct trove_sink sk;
-    struct walk w;
-    uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0, ev_bytes = 0;
-    char spool_dir[4096], entry[TROVE_TABLE_COUNT_][64], path[4200];
-    const char *ev_dest;
-    uint8_t *copy = NULL;
-    FILE *spool = NULL;
-    int status = 1, rc;
-
-    memset(tab, 0, sizeof tab);
-    memset(&o, 0, sizeof o);
-    memset(&oev, 0, sizeof oev);
-    memset(&w, 0, sizeof w);
-    memset(&info, 0, sizeof info);
-    w.rg = topt.row_group_rows ? topt.row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
-    if (trove_names_new(&names) != TROVE_OK) {
-        cli_error("export", "out of memory");
-        goto out;
-    }
-
-    /* Where events.parquet goes as it is made: OUT, OUT/events.parquet, or the spool. */
-    if (x->format == CLI_EXPORT_DIR) {
-        if ((size_t)snprintf(path, sizeof path, "%s/events.parquet", x->out) >= sizeof path) {
-            cli_error("export", "%s: path too long", x->out);
-            goto out;
-        }
-        if (cli_out_open("export", path, 1, &oev))
-            goto out;
-        fs_out.f = oev.f;
-        ev_dest = path;
-    } else {
-        if (cli_out_open("export", x->out, 1, &o))
-            goto out;
-        fs_out.f = o.f;
-        ev_dest = x->out;
-    }
-    sk.write = file_write;
-    sk.ctx = &fs_out;
-    if (x->format == CLI_EXPORT_BUNDLE) {
-        const char *tmp = getenv("TMPDIR");
-        if (o.tmp[0])
-            dir_of(o.tmp, spool_dir, sizeof spool_dir);
-        else
-            snprintf(spool_dir, sizeof spool_dir, "%s", tmp && *tmp ? tmp : "/tmp");
-        if (!(spool = spool_open(spool_dir))) {
-            cli_error("export", "cannot make a temporary file in %s for the events table: %s "
-                                "(TMPDIR names another directory)", spool_dir, strerror(errno));
-            goto out;
-        }
-        fs_spool.f = spool;
-        sk.ctx = &fs_spool;
-        if ((rc = trove_bundle_enc_new(x->deflate, &sk, &enc)) != TROVE_OK) {
-            cli_error("export", "%s", trove_strerror(rc));
-            goto out;
-        }
-        trove_bundle_enc_sink(enc, &sk);
-        ev_dest = "a temporary file";
-    }
-    if ((rc = trove_tables_events_begin(&topt, &sk, &w.tab)) != TROVE_OK) {
-        cli_error("export", "the events table: %s", trove_strerror(rc));
-        goto out;
-    }
-
-    /* The flow rows first (they are few, and a capture whose flows cannot be read fails
-     * before the long walk); then the walk, about one row group in memory at a time. */
-    if (x->format != CLI_EXPORT_PARQUET &&
-        (cli_capture_flows("export", x->store, x->capture, x->from_ns, x->to_ns, &flows) ||
-         cli_capture_profile("export", x->store, x->capture, x->from_ns, x->to_ns, &profile)))
-        goto out;
-    if (w.rg <= (1u << 24) && trove_events_reserve(&ev, (size_t)w.rg + TROVE_WIRE_MAX_EVENTS)) {
-        cli_error("export", "out of memory");
-        goto out;
-    }
-    if (cli_capture_walk("export", x->store, x->capture, x->from_ns, x->to_ns, x->quiet, &ev,
-                         names, walk_frames, &w)) {
-        if (w.rc != TROVE_OK)
-            cli_error("export", "writing the events table to %s: %s", ev_dest,
-                      trove_strerror(w.rc));
-        goto out;
-    }
-    if (walk_add(&w, ev.ev, ev.len) ||
-        (w.rc = trove_tables_events_finish(w.tab, &rows[TROVE_TABLE_EVENTS], &ev_bytes)) !=
-            TROVE_OK) {
-        cli_error("export", "writing the events table to %s: %s", ev_dest, trove_strerror(w.rc));
-        goto out;
-    }
-    trove_events_free(&ev);
-    total = ev_bytes;
-    if (enc && (rc = trove_bundle_enc_finish(enc, &info)) != TROVE_OK) {
-        cli_error("export", "writing the events table to %s: %s", ev_dest, trove_strerror(rc));
-        goto out;
-    }
-    if (x->format == CLI_EXPORT_PARQUET) {
-        if (cli_out_commit("export", &o))
-            goto out;
-        status = 0;
-        goto out;
-    }
-    if (x->format == CLI_EXPORT_DIR && cli_out_commit("export", &oev))
-        goto out;
-
-    /* The small tables, and manifest.json. */
-    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-        if (t == TROVE_TABLE_EVENTS)
-            continue;
-        rc = cli_table_write(t, &ev, names, &flows, profile, &topt, &tab[t], &rows[t]);
-        if (rc != TROVE_OK) {
-            cli_error("export", "writing the %s table: %s", trove_table_name(t),
-                      trove_strerror(rc));
-            goto out;
-        }
-        total += tab[t].len;
-    }
-    cli_bundle_manifest(&m, x->manifest_name, w.start_ns, w.end_ns, rows);
-    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
-        snprintf(entry[t], sizeof entry[t], "%s.parquet", trove_table_name(t));
-    if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
-        cli_error("export", "manifest.json: %s", trove_strerror(rc));
-        goto out;
-    }
-    total += man.len;
-
-    if (x->format == CLI_EXPORT_DIR) {
-        for (int k = -1; k < TROVE_TABLE_COUNT_; k++) {
-            if (k == TROVE_TABLE_EVENTS || (k >= 0 && !cli_table_in_bundle(k, rows)))
-                continue;
-            if ((size_t)snprintf(path, sizeof path, "%s/%s", x->out,
-                                 k < 0 ? TROVE_BUNDLE_MANIFEST_NAME : entry[k]) >= sizeof path) {
-                cli_error("export", "%s: path too long", x->out);
-                goto out;
-            }
-            if (cli_out_write_file("export", path, k < 0 ? man.ptr : tab[k].ptr,
-                                   k < 0 ? man.len : tab[k].len))
-                goto out;
-        }
-        status = 0;
-        goto out;
-    }
-
-    /* The bundle, front to back: manifest.json, the spooled events, the small tables. */
-    sk.write = file_write;
-    sk.ctx = &fs_out;
-    if ((rc = trove_bundle_writer_new(x->deflate, &sk, &zw)) != TROVE_OK ||
-        !(copy = malloc(COPY_BYTES))) {
-        cli_error("export", "out of memory");
-        goto out;
-    }
-    {
-        struct trove_bundle_entry e = {TROVE_BUNDLE_MANIFEST_NAME, man.ptr, man.len};
-        rc = trove_bundle_writer_add(zw, &e, &diag);
-    }
-    if (rc == TROVE_OK && (fflush(spool) != 0 || fseek(spool, 0, SEEK_SET) != 0)) {
-        cli_error("export", "the temporary file of the events table: %s", strerror(errno));
-        goto out;
-    }
-    if (rc == TROVE_OK)
-        rc = trove_bundle_writer_begin(zw, entry[TROVE_TABLE_EVENTS], &info, &diag);
-    for (uint64_t left = info.stored_size; rc == TROVE_OK && left > 0;) {
-        size_t k = left < COPY_BYTES ? (size_t)left : COPY_BYTES;
-        if (fread(copy, 1, k, spool) != k) {
-            cli_error("export", "reading back the temporary file of the events table: %s",
-                      ferror(spool) ? strerror(errno) : "it is shorter than written");
-            goto out;
-        }
-        if ((rc = trove_bundle_writer_data(zw, copy, k)) != TROVE_OK)
-            trove_diag_set(&diag, rc, 0, "writing %s: %s", entry[TROVE_TABLE_EVENTS],
-                           trove_strerror(rc));
-        left -= k;
-    }
-    for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++) {
-        struct trove_bundle_entry e = {entry[t], tab[t].ptr, tab[t].len};
-        if (t == TROVE_TABLE_EVENTS || !cli_table_in_bundle(t, rows))
-            continue;
-        rc = trove_bundle_writer_add(zw, &e, &diag);
-    }
-    if (rc == TROVE_OK)
-        rc = trove_bundle_writer_finish(zw, &diag);
-    if (rc != TROVE_OK) {
-        cli_error("export", "%s: %s", x->out, cli_diag_msg(&diag, rc));
-        goto out;
-    }
-    if (cli_out_commit("export", &o))
-        goto out;
-    status = 0;
-out:
-    if (status == 0) {
-        *events_out = rows[TROVE_TABLE_EVENTS];
-        *total_out = total;
-    }
-    cli_out_abort(&o);
-    cli_out_abort(&oev);
-    if (spool)
-        fclose(spool);
-    free(copy);
-    trove_bundle_writer_free(zw);
-    trove_bundle_enc_free(enc);
-    trove_tables_events_free(w.tab);
-    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
-        trove_bytes_free(&tab[t]);
-    trove_bytes_free(&man);
-    trove_events_free(&ev);
-    trove_flows_free(&flows);
-    trove_profile_free(profile);
-    trove_names_free(names);
-    return status;
+    return !((t == TROVE_TABLE_SORT_INDEXES || t == TROVE_TABLE_STACKS ||
+              t == TROVE_TABLE_SWITCHES) &&
+             rows[t] == 0);
 }
 
-void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, uint64_t start_ns,
+static void bundle_manifest(struct trove_bundle_manifest *m, const char *capture, uint64_t start_ns,
                          uint64_t end_ns, const uint64_t *rows)
 {
     memset(m, 0, sizeof *m);
@@ -376,7 +164,7 @@ void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, u
     m->stacks = rows[TROVE_TABLE_STACKS];
     m->switches = rows[TROVE_TABLE_SWITCHES];
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
-        if (!cli_table_in_bundle(t, rows))
+        if (!table_in_bundle(t, rows))
             continue;
         snprintf(m->tables[m->ntables++], sizeof m->tables[0], "%.55s.parquet",
                  trove_table_name(t));
@@ -384,14 +172,7 @@ void cli_bundle_manifest(struct trove_bundle_manifest *m, const char *capture, u
     snprintf(m->trove_version, sizeof m->trove_version, "%s", trove_version());
 }
 
-int cli_table_in_bundle(int t, const uint64_t *rows)
-{
-    return !((t == TROVE_TABLE_SORT_INDEXES || t == TROVE_TABLE_STACKS ||
-              t == TROVE_TABLE_SWITCHES) &&
-             rows[t] == 0);
-}
-
-int cli_table_write(int t, const struct trove_events *ev, const struct trove_names *names,
+static int table_write(int t, const struct trove_events *ev, const struct trove_names *names,
                     const struct trove_flows *flows, const struct trove_profile *profile,
                     const struct trove_tables_options *o, struct trove_bytes *out,
                     uint64_t *rows_out)
@@ -402,4 +183,386 @@ int cli_table_write(int t, const struct trove_events *ev, const struct trove_nam
     if (TROVE_TABLE_IS_PROFILE(t))
         return trove_tables_write_profile(t, profile, o, out, rows_out);
     return trove_tables_write(t, ev, names, o, out, rows_out);
+}
+
+/* A capture streamed into the tables. */
+static int export_capture(const struct trove_export_options *x, struct trove_export_result *res,
+                          struct trove_diag *diag)
+{
+    struct trove_tables_options topt = x->topt;
+    uint64_t to_ns = x->to_ns ? x->to_ns : UINT64_MAX;
+    struct trove_bytes tab[TROVE_TABLE_COUNT_], man = {0};
+    struct trove_events ev = {0};
+    struct trove_flows flows = {0};
+    struct trove_names *names = NULL;
+    struct trove_profile *profile = NULL;
+    struct trove_bundle_enc *enc = NULL;
+    struct trove_bundle_writer *zw = NULL;
+    struct trove_bundle_entry_info info;
+    struct trove_bundle_manifest m;
+    struct trove_diag d = {0};
+    struct trove_output o, oev;
+    struct file_sink fs_out, fs_spool;
+    struct trove_sink sk;
+    struct walk w;
+    uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0, ev_bytes = 0;
+    char spool_dir[4096], entry[TROVE_TABLE_COUNT_][64], path[4200];
+    const char *ev_dest;
+    uint8_t *copy = NULL;
+    FILE *spool = NULL;
+    int rc;
+
+    memset(tab, 0, sizeof tab);
+    memset(&o, 0, sizeof o);
+    memset(&oev, 0, sizeof oev);
+    memset(&w, 0, sizeof w);
+    memset(&info, 0, sizeof info);
+    rc = TROVE_OK;
+    w.rg = topt.row_group_rows ? topt.row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
+    if (trove_names_new(&names) != TROVE_OK) {
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+
+    /* Where events.parquet goes as it is made: OUT, OUT/events.parquet, or the spool. */
+    if (x->format == TROVE_EXPORT_DIR) {
+        if ((size_t)snprintf(path, sizeof path, "%s/events.parquet", x->out) >= sizeof path) {
+            rc = in_fail(diag, TROVE_ERR_INVALID, "%s: path too long", x->out);
+            goto out;
+        }
+        if ((rc = trove_output_open(path, 1, &oev, diag)) != TROVE_OK)
+            goto out;
+        fs_out.f = oev.f;
+        ev_dest = path;
+    } else {
+        if ((rc = trove_output_open(x->out, 1, &o, diag)) != TROVE_OK)
+            goto out;
+        fs_out.f = o.f;
+        ev_dest = x->out;
+    }
+    sk.write = file_write;
+    sk.ctx = &fs_out;
+    if (x->format == TROVE_EXPORT_BUNDLE) {
+        const char *tmp = getenv("TMPDIR");
+        if (o.tmp[0])
+            dir_of(o.tmp, spool_dir, sizeof spool_dir);
+        else
+            snprintf(spool_dir, sizeof spool_dir, "%s", tmp && *tmp ? tmp : "/tmp");
+        if (!(spool = spool_open(spool_dir))) {
+            rc = in_fail(diag, -errno, "cannot make a temporary file in %s for the events table: "
+                         "%s (TMPDIR names another directory)", spool_dir, strerror(errno));
+            goto out;
+        }
+        fs_spool.f = spool;
+        sk.ctx = &fs_spool;
+        if ((rc = trove_bundle_enc_new(x->deflate, &sk, &enc)) != TROVE_OK) {
+            in_fail(diag, rc, "%s", trove_strerror(rc));
+            goto out;
+        }
+        trove_bundle_enc_sink(enc, &sk);
+        ev_dest = "a temporary file";
+    }
+    if ((rc = trove_tables_events_begin(&topt, &sk, &w.tab)) != TROVE_OK) {
+        in_fail(diag, rc, "the events table: %s", trove_strerror(rc));
+        goto out;
+    }
+
+    /* The flow rows first (they are few, and a capture whose flows cannot be read fails
+     * before the long walk); then the walk, about one row group in memory at a time. */
+    if (x->format != TROVE_EXPORT_PARQUET &&
+        ((rc = trove_input_capture_flows(x->store, x->capture, x->from_ns, to_ns, &flows,
+                                         diag)) != TROVE_OK ||
+         (rc = trove_input_capture_profile(x->store, x->capture, x->from_ns, to_ns, &profile,
+                                           diag)) != TROVE_OK))
+        goto out;
+    if (w.rg <= (1u << 24) && trove_events_reserve(&ev, (size_t)w.rg + TROVE_WIRE_MAX_EVENTS)) {
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = trove_input_capture_walk(x->store, x->capture, x->from_ns, to_ns, &x->in_opt, &ev,
+                                       names, walk_frames, &w, diag)) != TROVE_OK) {
+        if (w.rc != TROVE_OK)
+            in_fail(diag, w.rc, "writing the events table to %s: %s", ev_dest,
+                    trove_strerror(w.rc));
+        goto out;
+    }
+    if (walk_add(&w, ev.ev, ev.len) ||
+        (w.rc = trove_tables_events_finish(w.tab, &rows[TROVE_TABLE_EVENTS], &ev_bytes)) !=
+            TROVE_OK) {
+        rc = in_fail(diag, w.rc, "writing the events table to %s: %s", ev_dest,
+                     trove_strerror(w.rc));
+        goto out;
+    }
+    trove_events_free(&ev);
+    total = ev_bytes;
+    if (enc && (rc = trove_bundle_enc_finish(enc, &info)) != TROVE_OK) {
+        in_fail(diag, rc, "writing the events table to %s: %s", ev_dest, trove_strerror(rc));
+        goto out;
+    }
+    if (x->format == TROVE_EXPORT_PARQUET) {
+        rc = trove_output_commit(&o, diag);
+        goto out;
+    }
+    if (x->format == TROVE_EXPORT_DIR && (rc = trove_output_commit(&oev, diag)) != TROVE_OK)
+        goto out;
+
+    /* The small tables, and manifest.json. */
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+        if (t == TROVE_TABLE_EVENTS)
+            continue;
+        rc = table_write(t, &ev, names, &flows, profile, &topt, &tab[t], &rows[t]);
+        if (rc != TROVE_OK) {
+            in_fail(diag, rc, "writing the %s table: %s", trove_table_name(t),
+                    trove_strerror(rc));
+            goto out;
+        }
+        total += tab[t].len;
+    }
+    bundle_manifest(&m, x->manifest_name ? x->manifest_name : x->capture, w.start_ns, w.end_ns,
+                    rows);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        snprintf(entry[t], sizeof entry[t], "%s.parquet", trove_table_name(t));
+    if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
+        in_fail(diag, rc, "manifest.json: %s", trove_strerror(rc));
+        goto out;
+    }
+    total += man.len;
+
+    if (x->format == TROVE_EXPORT_DIR) {
+        for (int k = -1; k < TROVE_TABLE_COUNT_; k++) {
+            if (k == TROVE_TABLE_EVENTS || (k >= 0 && !table_in_bundle(k, rows)))
+                continue;
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", x->out,
+                                 k < 0 ? TROVE_BUNDLE_MANIFEST_NAME : entry[k]) >= sizeof path) {
+                rc = in_fail(diag, TROVE_ERR_INVALID, "%s: path too long", x->out);
+                goto out;
+            }
+            if ((rc = trove_output_write_file(path, k < 0 ? man.ptr : tab[k].ptr,
+                                              k < 0 ? man.len : tab[k].len, diag)) != TROVE_OK)
+                goto out;
+        }
+        goto out;
+    }
+
+    /* The bundle, front to back: manifest.json, the spooled events, the small tables. */
+    sk.write = file_write;
+    sk.ctx = &fs_out;
+    if ((rc = trove_bundle_writer_new(x->deflate, &sk, &zw)) != TROVE_OK ||
+        !(copy = malloc(COPY_BYTES))) {
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    {
+        struct trove_bundle_entry e = {TROVE_BUNDLE_MANIFEST_NAME, man.ptr, man.len};
+        rc = trove_bundle_writer_add(zw, &e, &d);
+    }
+    if (rc == TROVE_OK && (fflush(spool) != 0 || fseek(spool, 0, SEEK_SET) != 0)) {
+        rc = in_fail(diag, -errno, "the temporary file of the events table: %s", strerror(errno));
+        goto out;
+    }
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_begin(zw, entry[TROVE_TABLE_EVENTS], &info, &d);
+    for (uint64_t left = info.stored_size; rc == TROVE_OK && left > 0;) {
+        size_t k = left < COPY_BYTES ? (size_t)left : COPY_BYTES;
+        if (fread(copy, 1, k, spool) != k) {
+            rc = in_fail(diag, TROVE_ERR_TRUNCATED,
+                         "reading back the temporary file of the events table: %s",
+                         ferror(spool) ? strerror(errno) : "it is shorter than written");
+            goto out;
+        }
+        if ((rc = trove_bundle_writer_data(zw, copy, k)) != TROVE_OK)
+            trove_diag_set(&d, rc, 0, "writing %s: %s", entry[TROVE_TABLE_EVENTS],
+                           trove_strerror(rc));
+        left -= k;
+    }
+    for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++) {
+        struct trove_bundle_entry e = {entry[t], tab[t].ptr, tab[t].len};
+        if (t == TROVE_TABLE_EVENTS || !table_in_bundle(t, rows))
+            continue;
+        rc = trove_bundle_writer_add(zw, &e, &d);
+    }
+    if (rc == TROVE_OK)
+        rc = trove_bundle_writer_finish(zw, &d);
+    if (rc != TROVE_OK) {
+        trove_diag_set(diag, rc, d.offset, "%s: %s", x->out, in_msg(&d, rc));
+        goto out;
+    }
+    rc = trove_output_commit(&o, diag);
+out:
+    if (rc == TROVE_OK) {
+        res->events = rows[TROVE_TABLE_EVENTS];
+        res->bytes = total;
+        res->flow_rows = flows.len;
+        res->samples = profile ? trove_profile_sample_count(profile) : 0;
+    }
+    trove_output_abort(&o);
+    trove_output_abort(&oev);
+    if (spool)
+        fclose(spool);
+    free(copy);
+    trove_bundle_writer_free(zw);
+    trove_bundle_enc_free(enc);
+    trove_tables_events_free(w.tab);
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        trove_bytes_free(&tab[t]);
+    trove_bytes_free(&man);
+    trove_events_free(&ev);
+    trove_flows_free(&flows);
+    trove_profile_free(profile);
+    trove_names_free(names);
+    return rc;
+}
+
+
+/* The base name of in, without its extensions ("capture" for stdin): a bundle's capture. */
+static void base_name(const char *in, char *out, size_t n)
+{
+    const char *b = strrchr(in, '/');
+    char *dot;
+    snprintf(out, n, "%s", b ? b + 1 : in);
+    if (!strcmp(out, "-") || !out[0])
+        snprintf(out, n, "capture");
+    if ((dot = strchr(out, '.')) != NULL && dot != out)
+        *dot = 0;
+}
+
+/* An input of any kind read whole, then written as the tables. */
+static int export_loaded(const struct trove_export_options *x, struct trove_export_result *res,
+                         struct trove_diag *diag)
+{
+    struct trove_input_options lo = x->in_opt;
+    struct trove_flows flows = {0};
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_bytes tab[TROVE_TABLE_COUNT_], man = {0};
+    struct trove_bundle_manifest m;
+    struct trove_bundle_entry ent[TROVE_TABLE_COUNT_ + 1];
+    struct trove_diag d = {0};
+    char entry_names[TROVE_TABLE_COUNT_][64];
+    uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0;
+    size_t nent = 1; /* manifest.json, then the tables the bundle holds */
+    int rc;
+
+    memset(tab, 0, sizeof tab);
+    lo.profile = NULL;
+    if (trove_names_new(&names) != TROVE_OK || trove_profile_new(&lo.profile) != TROVE_OK) {
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = trove_input_load(x->in, &lo, &ev, names, &flows, diag)) != TROVE_OK)
+        goto out;
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+        if (x->format == TROVE_EXPORT_PARQUET && t != TROVE_TABLE_EVENTS)
+            continue;
+        in_progress(&x->in_opt, "export", (uint64_t)t, TROVE_TABLE_COUNT_);
+        if ((rc = table_write(t, &ev, names, &flows, lo.profile, &x->topt, &tab[t], &rows[t])) !=
+            TROVE_OK) {
+            in_fail(diag, rc, "writing the %s table: %s", trove_table_name(t), trove_strerror(rc));
+            goto out;
+        }
+        total += tab[t].len;
+    }
+    in_progress(&x->in_opt, "export", UINT64_MAX, TROVE_TABLE_COUNT_);
+    if (x->format == TROVE_EXPORT_PARQUET) {
+        rc = trove_output_write_file(x->out, tab[TROVE_TABLE_EVENTS].ptr,
+                                     tab[TROVE_TABLE_EVENTS].len, diag);
+        goto out;
+    }
+    {
+        char cap_name[sizeof m.capture];
+        uint64_t first = 0, last = 0;
+        if (x->manifest_name)
+            snprintf(cap_name, sizeof cap_name, "%s", x->manifest_name);
+        else
+            base_name(x->in, cap_name, sizeof cap_name);
+        for (size_t i = 0; i < ev.len; i++) {
+            uint64_t s = ev.ev[i].start_ns, e = trove_event_end(&ev.ev[i]);
+            if (i == 0 || s < first)
+                first = s;
+            if (i == 0 || e > last)
+                last = e;
+        }
+        bundle_manifest(&m, cap_name, first, last, rows);
+    }
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
+        if (!table_in_bundle(t, rows))
+            continue; /* as the manifest: not in the bundle */
+        snprintf(entry_names[t], sizeof entry_names[t], "%s.parquet", trove_table_name(t));
+        ent[nent].name = entry_names[t];
+        ent[nent].data = tab[t].ptr;
+        ent[nent].len = tab[t].len;
+        nent++;
+    }
+    if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
+        in_fail(diag, rc, "manifest.json: %s", trove_strerror(rc));
+        goto out;
+    }
+    ent[0].name = TROVE_BUNDLE_MANIFEST_NAME;
+    ent[0].data = man.ptr;
+    ent[0].len = man.len;
+    total += man.len;
+    if (x->format == TROVE_EXPORT_BUNDLE) {
+        struct trove_bytes zip = {0};
+        rc = trove_bundle_write_mem(ent, nent, x->deflate, &zip, &d);
+        if (rc != TROVE_OK) {
+            trove_bytes_free(&zip);
+            trove_diag_set(diag, rc, d.offset, "%s: %s", x->out, in_msg(&d, rc));
+            goto out;
+        }
+        rc = trove_output_write_file(x->out, zip.ptr, zip.len, diag);
+        trove_bytes_free(&zip);
+        goto out;
+    }
+    for (size_t k = 0; k < nent; k++) {
+        char path[4096];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", x->out, ent[k].name) >= sizeof path) {
+            rc = in_fail(diag, TROVE_ERR_INVALID, "%s: path too long", x->out);
+            goto out;
+        }
+        if ((rc = trove_output_write_file(path, ent[k].data, ent[k].len, diag)) != TROVE_OK)
+            goto out;
+    }
+out:
+    if (rc == TROVE_OK) {
+        res->events = ev.len;
+        res->bytes = total;
+        res->flow_rows = flows.len;
+        res->samples = trove_profile_sample_count(lo.profile);
+    }
+    for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
+        trove_bytes_free(&tab[t]);
+    trove_bytes_free(&man);
+    trove_events_free(&ev);
+    trove_flows_free(&flows);
+    trove_profile_free(lo.profile);
+    trove_names_free(names);
+    return rc;
+}
+
+/* Remove what a failed directory export made in dir, and dir. */
+static void dir_remove(const char *dir)
+{
+    for (int k = -1; k < TROVE_TABLE_COUNT_; k++) {
+        char path[4200];
+        if (k < 0)
+            snprintf(path, sizeof path, "%s/%s", dir, TROVE_BUNDLE_MANIFEST_NAME);
+        else
+            snprintf(path, sizeof path, "%s/%s.parquet", dir, trove_table_name(k));
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+int in_export_tables(const struct trove_export_options *x, struct trove_export_result *res,
+                     struct trove_diag *diag)
+{
+    int rc;
+
+    if (x->format == TROVE_EXPORT_DIR && mkdir(x->out, 0777) != 0)
+        return in_fail(diag, -errno, "cannot create directory %s: %s%s", x->out, strerror(errno),
+                       errno == EEXIST ? " (export makes a new directory)" : "");
+    rc = x->capture ? export_capture(x, res, diag) : export_loaded(x, res, diag);
+    if (rc != TROVE_OK && x->format == TROVE_EXPORT_DIR)
+        dir_remove(x->out); /* a directory export that failed leaves nothing behind */
+    return rc;
 }

@@ -1,18 +1,18 @@
 /*
- * export_trace.c: `trove export --format chrome-json|perfetto` (cli_export_trace, which
- * cmd_export.c calls), written by the library's streaming trace writer (trove_trace_writer_*,
- * include/trove/trace.h) through cli_out.
+ * export_trace.c: the trace exports, Chrome JSON and Perfetto (in_export_trace, for
+ * trove_export), written by the codec's streaming trace writer (trove_trace_writer_*,
+ * include/trove/trace.h) through trove_output.
  *
  * A capture of the store (--capture NAME, or the input store:NAME) is walked through the
- * streaming pipeline a frame at a time (cli_capture_walk, as export_capture.c walks it for
+ * streaming pipeline a frame at a time (trove_input_capture_walk, as export_capture.c walks it for
  * Parquet) and each frame's events go straight into the writer, which sorts them in runs
  * spilled to an unlinked temporary file in $TMPDIR (else /tmp) and merges them as it writes:
  * the capture is never in memory, and the service's export of a trace (which is this
- * command) holds about the writer's bound whatever the capture's length. The flow rows and
+ * function) holds about the writer's bound whatever the capture's length. The flow rows and
  * names are read whole (they are small: an object each). A file input is read whole as
- * every export reads it (capture_load.c; a Chrome JSON or Perfetto input is parsed whole
+ * every export reads it (read.c; a Chrome JSON or Perfetto input is parsed whole
  * anyway) and then handed to the same writer, so only its events are held, not a second
- * copy nor the output. The output file appears only once complete (cli_out); a pipe is
+ * copy nor the output. The output file appears only once complete (trove_output); a pipe is
  * given a 1 MiB buffer, as the output is made while it is read.
  */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
@@ -23,20 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "input_internal.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/trace.h"
 #include "trove/volume.h"
-
-int cli_trace_format_parse(const char *s)
-{
-    if (!strcmp(s, "chrome-json") || !strcmp(s, "json"))
-        return CLI_TRACE_CHROME_JSON;
-    if (!strcmp(s, "perfetto"))
-        return CLI_TRACE_PERFETTO;
-    return 0;
-}
 
 /* The writer's sink: the output file. */
 static int file_write(void *ctx, const void *p, size_t n)
@@ -54,54 +45,58 @@ struct walk {
     int rc;
 };
 
-/* cli_capture_walk's frames: every event into the writer, the buffer emptied. */
+/* trove_input_capture_walk's frames: every event into the writer, the buffer emptied. */
 static int walk_frames(void *ctx, struct trove_events *ev)
 {
     struct walk *k = ctx;
 
     if ((k->rc = trove_trace_writer_add(k->w, ev->ev, ev->len, &k->diag)) != TROVE_OK)
-        return 1;
+        return k->rc;
     ev->len = 0;
     return 0;
 }
 
-/* An environment variable's count in [lo, hi] into *out (left alone when it is not set).
- * 0, or 1 after an error. */
-static int env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out)
+/* An environment variable's count in [lo, hi] into *out (left alone when it is not set). */
+static int env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t *out,
+                     struct trove_diag *diag)
 {
     const char *v = getenv(name);
+    char *end;
 
     if (!v || !*v)
-        return 0;
-    if (cli_parse_u64(v, out) || *out < lo || *out > hi)
-        return cli_error("export", "%s: '%s' is not a count in %llu..%llu", name, v,
-                         (unsigned long long)lo, (unsigned long long)hi);
-    return 0;
+        return TROVE_OK;
+    errno = 0;
+    *out = strtoull(v, &end, 10);
+    if (errno || *end || *v == '-' || *out < lo || *out > hi)
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: '%s' is not a count in %llu..%llu", name, v,
+                       (unsigned long long)lo, (unsigned long long)hi);
+    return TROVE_OK;
 }
 
 /* What a trace of this format cannot carry of a profile, counted as a warning: Chrome
  * JSON, the samples; either, the context switches (the events and flows go out whole). */
-static void profile_warning(const struct cli_trace_export *x, const struct trove_profile *p,
-                            struct cli_warnings *warn)
+static void profile_warning(const struct trove_export_options *x, const struct trove_profile *p,
+                            struct trove_warnings *warn)
 {
     size_t ns = p ? trove_profile_sample_count(p) : 0, nw = p ? trove_profile_switch_count(p) : 0;
 
-    if (ns && x->format != CLI_TRACE_PERFETTO)
-        cli_warn("export", x->quiet, warn, ns,
-                 "%zu samples (%zu stacks, %zu frames) not carried: Chrome JSON has no sample "
-                 "events that Perfetto UI or trove read back; --format perfetto or bundle keeps "
-                 "them",
-                 ns, trove_profile_stack_count(p), trove_profile_frame_count(p));
+    if (ns && x->format != TROVE_EXPORT_PERFETTO)
+        trove_warn(warn, ns,
+                   "%zu samples (%zu stacks, %zu frames) not carried: Chrome JSON has no sample "
+                   "events that Perfetto UI or trove read back; --format perfetto or bundle "
+                   "keeps them",
+                   ns, trove_profile_stack_count(p), trove_profile_frame_count(p));
     if (nw)
-        cli_warn("export", x->quiet, warn, nw,
-                 "%zu context switches not carried: a trace export has no place for them; "
-                 "--format bundle keeps them",
-                 nw);
+        trove_warn(warn, nw,
+                   "%zu context switches not carried: a trace export has no place for them; "
+                   "--format bundle keeps them",
+                   nw);
 }
 
-int cli_export_trace(const struct cli_trace_export *x)
+int in_export_trace(const struct trove_export_options *x, struct trove_export_result *res,
+                    struct trove_diag *diag)
 {
-    struct cli_load_options lo = x->lo;
+    struct trove_input_options lo = x->in_opt;
     struct trove_trace_writer_options wo;
     struct trove_trace_writer_stats st;
     struct trove_trace_writer *w = NULL;
@@ -109,32 +104,32 @@ int cli_export_trace(const struct cli_trace_export *x)
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
     struct trove_profile *profile = NULL;
-    struct trove_diag diag = {0};
-    struct cli_warnings warn;
+    struct trove_diag d = {0};
     struct trove_sink sink;
-    struct cli_out o = {0};
+    struct trove_output o = {0};
     struct walk k;
-    const char *what = x->format == CLI_TRACE_PERFETTO ? "perfetto" : "chrome-json";
+    const char *what = x->format == TROVE_EXPORT_PERFETTO ? "perfetto" : "chrome-json";
     const char *cap = x->capture ? x->capture
-                      : x->in    ? cli_input_capture_name(x->in, x->lo.format)
+                      : x->in    ? trove_input_capture_name(x->in, x->in_opt.format)
                                  : NULL;
-    uint64_t run = 0, fan_in = 0;
-    int rc, status = 1;
+    uint64_t to_ns = x->to_ns ? x->to_ns : UINT64_MAX;
+    uint64_t run = x->trace_run_events, fan_in = x->trace_fan_in;
+    int rc;
 
     memset(&k, 0, sizeof k);
     memset(&wo, 0, sizeof wo);
-    memset(&warn, 0, sizeof warn);
-    lo.quiet = x->quiet;
-    lo.warnings = &warn;
-    if (env_count("TROVE_EXPORT_RUN_EVENTS", 1, SIZE_MAX, &run) ||
-        env_count("TROVE_EXPORT_FAN_IN", 2, TROVE_TRACE_FAN_IN_MAX, &fan_in))
-        return 1;
-    wo.format = x->format == CLI_TRACE_PERFETTO ? TROVE_TRACE_PERFETTO : TROVE_TRACE_CHROME_JSON;
+    /* Not given: the environment's, for tests and benchmarks of the service's export too. */
+    if ((!run && (rc = env_count("TROVE_EXPORT_RUN_EVENTS", 1, SIZE_MAX, &run, diag))) ||
+        (!fan_in &&
+         (rc = env_count("TROVE_EXPORT_FAN_IN", 2, TROVE_TRACE_FAN_IN_MAX, &fan_in, diag))))
+        return rc;
+    wo.format = x->format == TROVE_EXPORT_PERFETTO ? TROVE_TRACE_PERFETTO
+                                                   : TROVE_TRACE_CHROME_JSON;
     wo.run_events = (size_t)run;
     wo.fan_in = (unsigned)fan_in;
     if (trove_names_new(&names) != TROVE_OK ||
         trove_trace_writer_new(&wo, &w) != TROVE_OK) {
-        cli_error("export", "out of memory");
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
     }
     k.w = w;
@@ -142,33 +137,38 @@ int cli_export_trace(const struct cli_trace_export *x)
         /* the flow rows first (few, and a capture whose flows cannot be read fails before
          * the long walk), then the events a frame at a time; the profile to count what the
          * trace cannot carry */
-        if (cli_capture_flows("export", x->store, cap, x->from_ns, x->to_ns, &flows) ||
-            cli_capture_profile("export", x->store, cap, x->from_ns, x->to_ns, &profile))
+        const char *store = x->capture ? x->store : x->in_opt.store;
+        if ((rc = trove_input_capture_flows(store, cap, x->from_ns, to_ns, &flows, diag)) !=
+                TROVE_OK ||
+            (rc = trove_input_capture_profile(store, cap, x->from_ns, to_ns, &profile, diag)) !=
+                TROVE_OK)
             goto out;
-        if (cli_capture_walk("export", x->store, cap, x->from_ns, x->to_ns, x->quiet, &ev, names,
-                             walk_frames, &k)) {
+        if ((rc = trove_input_capture_walk(store, cap, x->from_ns, to_ns, &x->in_opt, &ev, names,
+                                           walk_frames, &k, diag)) != TROVE_OK) {
             if (k.rc != TROVE_OK)
-                cli_error("export", "%s: writing %s: %s", x->out, what,
-                          cli_diag_msg(&k.diag, k.rc));
+                trove_diag_set(diag, k.rc, k.diag.offset, "%s: writing %s: %s", x->out, what,
+                               in_msg(&k.diag, k.rc));
             goto out;
         }
         walk_frames(&k, &ev); /* what the walk left in the buffer (sets k.rc) */
     } else {
         if (trove_profile_new(&profile) != TROVE_OK) {
-            cli_error("export", "out of memory");
+            rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
             goto out;
         }
         lo.profile = profile; /* a bundle's samples, to be counted */
-        if (cli_load_flows("export", x->in, &lo, &ev, names, &flows) != 0)
+        if ((rc = trove_input_load(x->in, &lo, &ev, names, &flows, diag)) != TROVE_OK)
             goto out;
         k.rc = trove_trace_writer_add(w, ev.ev, ev.len, &k.diag);
     }
     trove_events_free(&ev); /* the writer has them */
     if (k.rc != TROVE_OK) {
-        cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&k.diag, k.rc));
+        rc = trove_diag_set(diag, k.rc, k.diag.offset, "%s: writing %s: %s", x->out, what,
+                            in_msg(&k.diag, k.rc));
         goto out;
     }
-    if (cli_out_open("export", x->out, x->format == CLI_TRACE_PERFETTO, &o))
+    if ((rc = trove_output_open(x->out, x->format == TROVE_EXPORT_PERFETTO, &o, diag)) !=
+        TROVE_OK)
         goto out;
 #ifdef F_SETPIPE_SZ
     /* A pipe (the service's export reads one, waking every few ms when it is empty) takes
@@ -179,56 +179,58 @@ int cli_export_trace(const struct cli_trace_export *x)
     sink.write = file_write;
     sink.ctx = o.f;
     if (profile && (rc = trove_trace_writer_profile(w, profile)) != TROVE_OK) {
-        cli_error("export", "%s: writing %s: %s", x->out, what, trove_strerror(rc));
+        in_fail(diag, rc, "%s: writing %s: %s", x->out, what, trove_strerror(rc));
         goto out;
     }
-    rc = trove_trace_writer_finish(w, names, flows.f, flows.len, &sink, &st, &diag);
+    rc = trove_trace_writer_finish(w, names, flows.f, flows.len, &sink, &st, &d);
     if (rc != TROVE_OK) {
-        cli_error("export", "%s: writing %s: %s", x->out, what, cli_diag_msg(&diag, rc));
+        trove_diag_set(diag, rc, d.offset, "%s: writing %s: %s", x->out, what, in_msg(&d, rc));
         goto out;
     }
-    if (cli_out_commit("export", &o))
+    if ((rc = trove_output_commit(&o, diag)) != TROVE_OK)
         goto out;
-    profile_warning(x, profile, &warn);
-    if (x->json) {
-        const char *in = x->capture ? x->capture : x->in;
-        fputs("{\"input\":", stdout);
-        cli_json_string(stdout, in, strlen(in));
-        fputs(",\"output\":", stdout);
-        cli_json_string(stdout, x->out, strlen(x->out));
-        printf(",\"format\":\"%s\",\"events\":%llu,\"flow_rows\":%zu,\"samples\":%zu,"
-               "\"samples_carried\":%llu,\"bytes\":%llu,\"bytes_per_event\":%.4f,",
-               what, (unsigned long long)st.events, flows.len,
-               profile ? trove_profile_sample_count(profile) : (size_t)0,
-               (unsigned long long)st.samples,
-               (unsigned long long)st.bytes,
-               st.events ? (double)st.bytes / (double)st.events : 0.0);
-        cli_json_warnings(stdout, &warn);
-        fputs("}\n", stdout);
-        if (fflush(stdout) != 0) {
-            cli_error("export", "writing stdout: %s", strerror(errno));
-            goto out;
-        }
-    } else if (!x->quiet) {
-        fprintf(stderr, "trove export: %llu events, %zu flow rows%s -> %s (%s): %llu bytes, %.2f "
-                        "bytes/event\n",
-                (unsigned long long)st.events, flows.len,
-                st.samples ? ", the profile's samples" : "", x->out, what,
-                (unsigned long long)st.bytes,
-                st.events ? (double)st.bytes / (double)st.events : 0.0);
-        if (lo.verbose && st.runs)
-            fprintf(stderr, "trove export: sorted in %llu runs (%llu merge passes, %llu bytes) "
-                            "of a temporary file\n",
-                    (unsigned long long)st.runs, (unsigned long long)st.passes,
-                    (unsigned long long)st.spill_bytes);
-    }
-    status = 0;
+    profile_warning(x, profile, x->in_opt.warnings);
+    res->events = st.events;
+    res->bytes = st.bytes;
+    res->flow_rows = flows.len;
+    res->samples = profile ? trove_profile_sample_count(profile) : 0;
+    res->samples_carried = st.samples;
+    res->runs = st.runs;
+    res->passes = st.passes;
+    res->spill_bytes = st.spill_bytes;
 out:
-    cli_out_abort(&o);
+    trove_output_abort(&o);
     trove_trace_writer_free(w);
     trove_events_free(&ev);
     trove_flows_free(&flows);
     trove_names_free(names);
     trove_profile_free(profile);
-    return status;
+    return rc;
+}
+
+int trove_export(const struct trove_export_options *x, struct trove_export_result *res,
+                 struct trove_diag *diag)
+{
+    struct trove_diag local = {0};
+    struct trove_export_result r;
+
+    if (!diag)
+        diag = &local;
+    memset(diag, 0, sizeof *diag);
+    memset(&r, 0, sizeof r);
+    if (!x || !x->out || (!x->capture == !x->in))
+        return in_fail(diag, TROVE_ERR_INVALID, "an export needs an output and one of a "
+                                                "capture or an input");
+    if (x->format < TROVE_EXPORT_BUNDLE || x->format > TROVE_EXPORT_PERFETTO)
+        return in_fail(diag, TROVE_ERR_INVALID, "unknown export format %d", x->format);
+    if (x->deflate && x->format != TROVE_EXPORT_BUNDLE)
+        return in_fail(diag, TROVE_ERR_INVALID, "--zip-deflate applies to --format bundle only");
+    if (x->to_ns && x->from_ns > x->to_ns)
+        return in_fail(diag, TROVE_ERR_INVALID, "--from-ns %llu is after --to-ns %llu",
+                       (unsigned long long)x->from_ns, (unsigned long long)x->to_ns);
+    int rc = x->format >= TROVE_EXPORT_CHROME_JSON ? in_export_trace(x, &r, diag)
+                                                   : in_export_tables(x, &r, diag);
+    if (rc == TROVE_OK && res)
+        *res = r;
+    return rc;
 }

@@ -1,6 +1,6 @@
 /*
- * cli_out.c: where a command's output goes (cli.h: cli_out_open, cli_out_commit,
- * cli_out_abort), the same for every command that writes a file.
+ * output.c: where an output goes (trove/input.h: trove_output_open, trove_output_commit,
+ * trove_output_abort), the same for every command and export that writes a file.
  *
  * A regular file, or a path that does not exist yet, is written to a temporary file beside
  * it and renamed over it once complete and fsync'd, so a reader sees the old file or the
@@ -12,7 +12,7 @@
  */
 #define _GNU_SOURCE /* O_CLOEXEC with fdopen, and readlink's prototype under c11 */
 
-#include "cli.h"
+#include "input_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,36 +28,37 @@
 
 /* Resolve the symbolic links at the end of path (not in its directories, which the kernel
  * follows for every open anyway) into out: the file a write through path reaches. */
-static int resolve_links(const char *cmd, const char *path, char *out, size_t n)
+static int resolve_links(const char *path, char *out, size_t n, struct trove_diag *diag)
 {
     char link[PATH_MAX], next[PATH_MAX];
     struct stat st;
 
     if ((size_t)snprintf(out, n, "%s", path) >= n)
-        return cli_error(cmd, "%s: the path is too long", path);
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: the path is too long", path);
     for (int hop = 0; hop < LINK_HOPS; hop++) {
         ssize_t len;
         const char *slash;
         if (lstat(out, &st) != 0 || !S_ISLNK(st.st_mode))
             return 0;
         if ((len = readlink(out, link, sizeof link - 1)) < 0)
-            return cli_error(cmd, "%s: cannot read the link: %s", path, strerror(errno));
+            return in_fail(diag, TROVE_ERR_INVALID, "%s: cannot read the link: %s", path, strerror(errno));
         link[len] = 0;
         slash = strrchr(out, '/');
         if (link[0] == '/' || !slash) {
             if ((size_t)snprintf(next, sizeof next, "%s", link) >= sizeof next)
-                return cli_error(cmd, "%s: the link's target is too long", path);
+                return in_fail(diag, TROVE_ERR_INVALID, "%s: the link's target is too long", path);
         } else if ((size_t)snprintf(next, sizeof next, "%.*s/%s", (int)(slash - out), out,
                                     link) >= sizeof next) {
-            return cli_error(cmd, "%s: the link's target is too long", path);
+            return in_fail(diag, TROVE_ERR_INVALID, "%s: the link's target is too long", path);
         }
         if ((size_t)snprintf(out, n, "%s", next) >= n)
-            return cli_error(cmd, "%s: the link's target is too long", path);
+            return in_fail(diag, TROVE_ERR_INVALID, "%s: the link's target is too long", path);
     }
-    return cli_error(cmd, "%s: too many levels of symbolic links", path);
+    return in_fail(diag, TROVE_ERR_INVALID, "%s: too many levels of symbolic links", path);
 }
 
-int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *o)
+int trove_output_open(const char *path, int binary, struct trove_output *o,
+                      struct trove_diag *diag)
 {
     struct stat st;
     const char *slash;
@@ -67,7 +68,7 @@ int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *
     memset(o, 0, sizeof *o);
     if (!path || !strcmp(path, "-")) {
         if (binary && isatty(STDOUT_FILENO))
-            return cli_error(cmd, "refusing to write binary output to a terminal; give -o FILE "
+            return in_fail(diag, TROVE_ERR_INVALID, "refusing to write binary output to a terminal; give -o FILE "
                                   "or redirect stdout");
         o->f = stdout;
         o->direct = 1;
@@ -75,31 +76,31 @@ int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *
         return 0;
     }
     if ((size_t)snprintf(o->path, sizeof o->path, "%s", path) >= sizeof o->path)
-        return cli_error(cmd, "%s: the path is too long", path);
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: the path is too long", path);
     /* A descriptor's name (/dev/fd/N, a pipe the caller holds): its link is no file name. */
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         if (!(o->f = fopen(path, "wb")))
-            return cli_error(cmd, "%s: cannot open for writing: %s", path, strerror(errno));
+            return in_fail(diag, TROVE_ERR_INVALID, "%s: cannot open for writing: %s", path, strerror(errno));
         snprintf(o->target, sizeof o->target, "%s", path);
         o->direct = 1;
         return 0;
     }
-    if (resolve_links(cmd, path, o->target, sizeof o->target))
-        return 1;
+    if (resolve_links(path, o->target, sizeof o->target, diag))
+        return in_code(diag);
     if (stat(o->target, &st) == 0) {
         if (S_ISDIR(st.st_mode))
-            return cli_error(cmd, "%s is a directory; the output is a file (give a file name)",
+            return in_fail(diag, TROVE_ERR_INVALID, "%s is a directory; the output is a file (give a file name)",
                              path);
         if (!S_ISREG(st.st_mode)) {
             /* A device, FIFO or socket: written in place, never replaced. */
             if (!(o->f = fopen(o->target, "wb")))
-                return cli_error(cmd, "%s: cannot open for writing: %s", path, strerror(errno));
+                return in_fail(diag, TROVE_ERR_INVALID, "%s: cannot open for writing: %s", path, strerror(errno));
             o->direct = 1;
             return 0;
         }
         mode = st.st_mode & 07777; /* the replacement keeps the file's permissions */
     } else if (errno != ENOENT) {
-        return cli_error(cmd, "%s: %s", path, strerror(errno));
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: %s", path, strerror(errno));
     }
     /* Beside the target, so that the rename stays on one filesystem. */
     slash = strrchr(o->target, '/');
@@ -111,7 +112,7 @@ int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *
                              slash ? (int)(slash - o->target + 1) : 0, o->target,
                              slash ? slash + 1 : o->target, (long)getpid(),
                              (unsigned long)(ts.tv_nsec ^ (long)tries * 7919)) >= sizeof o->tmp)
-            return cli_error(cmd, "%s: the path is too long", path);
+            return in_fail(diag, TROVE_ERR_INVALID, "%s: the path is too long", path);
         fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
         if (fd < 0 && errno != EEXIST)
             break;
@@ -119,7 +120,7 @@ int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *
     if (fd < 0) {
         int e = errno;
         o->tmp[0] = 0;
-        return cli_error(cmd, "%s: cannot create a file beside it: %s", path, strerror(e));
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: cannot create a file beside it: %s", path, strerror(e));
     }
     if (mode != 0666)
         (void)fchmod(fd, mode); /* open applied the umask; an existing file's mode wins */
@@ -128,21 +129,21 @@ int cli_out_open(const char *cmd, const char *path, int binary, struct cli_out *
         close(fd);
         unlink(o->tmp);
         o->tmp[0] = 0;
-        return cli_error(cmd, "%s: %s", path, strerror(e));
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: %s", path, strerror(e));
     }
     return 0;
 }
 
-int cli_out_commit(const char *cmd, struct cli_out *o)
+int trove_output_commit(struct trove_output *o, struct trove_diag *diag)
 {
     int ok, e = 0;
 
     if (!o->f)
-        return cli_error(cmd, "%s: nothing open to write", o->path);
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: nothing open to write", o->path);
     if (o->f == stdout) {
         o->f = NULL;
         if (fflush(stdout) != 0)
-            return cli_error(cmd, "writing stdout: %s", strerror(errno));
+            return in_fail(diag, TROVE_ERR_INVALID, "writing stdout: %s", strerror(errno));
         return 0;
     }
     ok = fflush(o->f) == 0;
@@ -167,13 +168,13 @@ int cli_out_commit(const char *cmd, struct cli_out *o)
         if (o->tmp[0])
             unlink(o->tmp);
         o->tmp[0] = 0;
-        return cli_error(cmd, "writing %s: %s", o->path, strerror(e));
+        return in_fail(diag, TROVE_ERR_INVALID, "writing %s: %s", o->path, strerror(e));
     }
     o->tmp[0] = 0;
     return 0;
 }
 
-void cli_out_abort(struct cli_out *o)
+void trove_output_abort(struct trove_output *o)
 {
     if (o->f && o->f != stdout)
         fclose(o->f);
@@ -183,32 +184,18 @@ void cli_out_abort(struct cli_out *o)
     o->tmp[0] = 0;
 }
 
-int cli_out_write_file(const char *cmd, const char *path, const void *data, size_t len)
+int trove_output_write_file(const char *path, const void *data, size_t len,
+                            struct trove_diag *diag)
 {
-    struct cli_out o;
+    struct trove_output o;
+    int rc;
 
-    if (cli_out_open(cmd, path, 1, &o))
-        return 1;
+    if ((rc = trove_output_open(path, 1, &o, diag)) != TROVE_OK)
+        return rc;
     if (len > 0 && fwrite(data, 1, len, o.f) != len) {
         int e = errno;
-        cli_out_abort(&o);
-        return cli_error(cmd, "writing %s: %s", path, strerror(e));
+        trove_output_abort(&o);
+        return in_fail(diag, -e, "writing %s: %s", path, strerror(e));
     }
-    return cli_out_commit(cmd, &o);
-}
-
-int cli_write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return trove_output_commit(&o, diag);
 }

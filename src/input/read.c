@@ -1,7 +1,7 @@
 /*
- * cli_input.c: the CLI's one input layer (cli.h: cli_read, cli_load). Every command that
- * reads events takes any of these, recognized from its bytes (or forced with
- * --input-format):
+ * read.c: the one input layer (trove/input.h: trove_input_read, trove_input_load). The
+ * `trove` commands that read events and the service's import take any of these, recognized
+ * from its bytes (or forced with --input-format):
  *
  *   Chrome JSON     a trace in the Trace Event Format: '[' or '{' after white space or a BOM
  *   Perfetto        a protobuf trace (docs/formats/perfetto.md): Trace.packet first
@@ -18,14 +18,16 @@
  * frame); the other kinds are read whole and handed out in runs. Stdin, a pipe or a
  * compressed file cannot be read twice, so its first bytes are kept and replayed in front
  * of the rest (a FILE over a cookie); a bundle or Parquet file that arrives that way is read
- * into memory. An input that cannot be read is reported once, naming the file, the kind it
- * was taken for, the byte offset where that is known, and what to try.
+ * into memory. An input that cannot be read fails with one message naming it (its label:
+ * what the caller calls it), the kind it was taken for, the byte offset where that is known,
+ * and what to try.
  */
 #define _GNU_SOURCE /* fopencookie */
 
-#include "cli.h"
+#include "input_internal.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,7 +35,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "trove/capture.h"
 #include "trove/tables.h"
+#include "trove/trace.h"
+#include "trove/wire.h"
 
 #define HEAD 256                     /* bytes looked at to tell the kinds apart (Perfetto's
                                         sniff wants 64 or more) */
@@ -42,33 +47,33 @@
 #define STORE_PREFIX "store:"
 
 static const char *const kind_names[] = {
-    [CLI_INPUT_AUTO] = "auto",      [CLI_INPUT_CHROME_JSON] = "a Chrome JSON trace",
-    [CLI_INPUT_WIRE] = "a wire stream", [CLI_INPUT_BUNDLE] = "a bundle (zip)",
-    [CLI_INPUT_PARQUET] = "a Parquet events file", [CLI_INPUT_DIR] = "a dataset directory",
-    [CLI_INPUT_CAPTURE] = "a capture in a store", [CLI_INPUT_PERFETTO] = "a Perfetto trace",
+    [TROVE_INPUT_AUTO] = "auto",      [TROVE_INPUT_CHROME_JSON] = "a Chrome JSON trace",
+    [TROVE_INPUT_WIRE] = "a wire stream", [TROVE_INPUT_BUNDLE] = "a bundle (zip)",
+    [TROVE_INPUT_PARQUET] = "a Parquet events file", [TROVE_INPUT_DIR] = "a dataset directory",
+    [TROVE_INPUT_CAPTURE] = "a capture in a store", [TROVE_INPUT_PERFETTO] = "a Perfetto trace",
 };
 
-const char *cli_input_kind_name(int kind)
+const char *trove_input_kind_name(int kind)
 {
     return kind >= 0 && kind < (int)(sizeof kind_names / sizeof kind_names[0]) && kind_names[kind]
                ? kind_names[kind]
                : "an input";
 }
 
-int cli_input_format_parse(const char *s)
+int trove_input_kind_parse(const char *s)
 {
     static const struct {
         const char *name;
         int kind;
     } forms[] = {
-        {"auto", CLI_INPUT_AUTO},       {"chrome-json", CLI_INPUT_CHROME_JSON},
-        {"chrome", CLI_INPUT_CHROME_JSON}, {"json", CLI_INPUT_CHROME_JSON},
-        {"wire", CLI_INPUT_WIRE},       {"raw", CLI_INPUT_WIRE},
-        {"packed", CLI_INPUT_WIRE},     {"deflate", CLI_INPUT_WIRE},
-        {"bundle", CLI_INPUT_BUNDLE},   {"zip", CLI_INPUT_BUNDLE},
-        {"parquet", CLI_INPUT_PARQUET}, {"dir", CLI_INPUT_DIR},
-        {"capture", CLI_INPUT_CAPTURE}, {"store", CLI_INPUT_CAPTURE},
-        {"perfetto", CLI_INPUT_PERFETTO},
+        {"auto", TROVE_INPUT_AUTO},       {"chrome-json", TROVE_INPUT_CHROME_JSON},
+        {"chrome", TROVE_INPUT_CHROME_JSON}, {"json", TROVE_INPUT_CHROME_JSON},
+        {"wire", TROVE_INPUT_WIRE},       {"raw", TROVE_INPUT_WIRE},
+        {"packed", TROVE_INPUT_WIRE},     {"deflate", TROVE_INPUT_WIRE},
+        {"bundle", TROVE_INPUT_BUNDLE},   {"zip", TROVE_INPUT_BUNDLE},
+        {"parquet", TROVE_INPUT_PARQUET}, {"dir", TROVE_INPUT_DIR},
+        {"capture", TROVE_INPUT_CAPTURE}, {"store", TROVE_INPUT_CAPTURE},
+        {"perfetto", TROVE_INPUT_PERFETTO},
     };
     for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
         if (!strcmp(s, forms[i].name))
@@ -192,8 +197,9 @@ enum { Z_NONE, Z_GZIP, Z_ZSTD };
 
 struct input {
     const char *path;
+    const char *label; /* what messages call it */
     FILE *f;       /* reads the content from its first byte */
-    int kind;      /* CLI_INPUT_* */
+    int kind;      /* TROVE_INPUT_* */
     int z;         /* Z_*: how it was compressed */
     int plain;     /* f is the regular file at path itself, unread: a path-based reader may
                       open it again (libzip, for a bundle) */
@@ -208,31 +214,31 @@ static int sniff(const uint8_t *h, size_t n)
     if (n >= 4 && !memcmp(h, "\x28\xb5\x2f\xfd", 4))
         return -Z_ZSTD;
     if (n >= 4 && !memcmp(h, "PK\003\004", 4))
-        return CLI_INPUT_BUNDLE;
+        return TROVE_INPUT_BUNDLE;
     if (n >= 4 && !memcmp(h, "PAR1", 4))
-        return CLI_INPUT_PARQUET;
+        return TROVE_INPUT_PARQUET;
     if (n >= 2 && h[0] == 'T' && h[1] == 'V')
-        return CLI_INPUT_WIRE;
-    if (cli_trace_sniff(h, n)) /* before the white space rule: it starts with 0x0a */
-        return CLI_INPUT_PERFETTO;
+        return TROVE_INPUT_WIRE;
+    if (trove_perfetto_sniff(h, n)) /* before the white space rule: it starts with 0x0a */
+        return TROVE_INPUT_PERFETTO;
     if (n >= 3 && !memcmp(h, "\xef\xbb\xbf", 3))
         i = 3;
     while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r'))
         i++;
     if (i == n || h[i] == '[' || h[i] == '{')
-        return CLI_INPUT_CHROME_JSON; /* all white space so far: the JSON reader decides */
-    return CLI_INPUT_AUTO;            /* none of them */
+        return TROVE_INPUT_CHROME_JSON; /* all white space so far: the JSON reader decides */
+    return TROVE_INPUT_AUTO;            /* none of them */
 }
 
 /* Read up to HEAD bytes of in->f, then make in->f read them again. */
-static int peek(const char *cmd, struct input *in, uint8_t *h, size_t *n)
+static int peek(struct input *in, uint8_t *h, size_t *n, struct trove_diag *diag)
 {
     struct replay_cookie *c;
     FILE *f;
 
     *n = fread(h, 1, HEAD, in->f);
     if (*n < HEAD && ferror(in->f))
-        return cli_error(cmd, "%s: %s", in->path, strerror(errno));
+        return in_fail(diag, -errno, "%s: %s", in->label, strerror(errno));
     in->head[0] = 0;
     for (size_t i = 0, at = 0; i < *n && i < 12; i++)
         at += (size_t)snprintf(in->head + at, sizeof in->head - at, "%s%02x", i ? " " : "",
@@ -241,20 +247,20 @@ static int peek(const char *cmd, struct input *in, uint8_t *h, size_t *n)
         return 0;
     in->plain = 0;
     if (!(c = calloc(1, sizeof *c)))
-        return cli_error(cmd, "%s: out of memory", in->path);
+        return in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in->label);
     memcpy(c->head, h, *n);
     c->n = *n;
     c->under = in->f;
     if (!(f = fopencookie(c, "rb", (cookie_io_functions_t){replay_read, NULL, NULL,
                                                             replay_close}))) {
         free(c);
-        return cli_error(cmd, "%s: %s", in->path, strerror(errno));
+        return in_fail(diag, -errno, "%s: %s", in->label, strerror(errno));
     }
     in->f = f;
     return 0;
 }
 
-static int unpack(const char *cmd, struct input *in, int z)
+static int unpack(struct input *in, int z, struct trove_diag *diag)
 {
     struct zcookie *c = calloc(1, sizeof *c);
     FILE *f;
@@ -270,7 +276,7 @@ static int unpack(const char *cmd, struct input *in, int z)
     if (!(f = fopencookie(c, "rb", (cookie_io_functions_t){z_read, NULL, NULL, z_close}))) {
         z_close(c);
         in->f = NULL;
-        return cli_error(cmd, "%s: %s", in->path, strerror(errno));
+        return in_fail(diag, -errno, "%s: %s", in->label, strerror(errno));
     }
     in->f = f;
     in->z = z;
@@ -281,63 +287,65 @@ nomem:
         free(c->in);
         free(c);
     }
-    return cli_error(cmd, "%s: out of memory", in->path);
+    return in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in->label);
 }
 
-static int unknown_kind(const char *cmd, const struct input *in)
+static int unknown_kind(const struct input *in, struct trove_diag *diag)
 {
-    return cli_error(cmd, "%s: not something trove reads: %sit starts with %s, which is none "
-                          "of a Chrome JSON trace ('[' or '{'), a Perfetto trace, a wire stream "
-                          "(\"TV\"), a bundle (a zip), a Parquet file (\"PAR1\"), gzip or "
-                          "zstd; --input-format takes one of chrome-json, perfetto, wire, "
-                          "bundle, parquet, dir, capture",
-                     in->path, in->z == Z_GZIP ? "unpacked from gzip, " :
-                     in->z == Z_ZSTD ? "unpacked from zstd, " : "",
-                     in->head[0] ? in->head : "nothing (it is empty)");
+    return in_fail(diag, TROVE_ERR_FORMAT,
+                   "%s: not something trove reads: %sit starts with %s, which is none of a "
+                   "Chrome JSON trace ('[' or '{'), a Perfetto trace, a wire stream (\"TV\"), a "
+                   "bundle (a zip), a Parquet file (\"PAR1\"), gzip or zstd; --input-format "
+                   "takes one of chrome-json, perfetto, wire, bundle, parquet, dir, capture",
+                   in->label, in->z == Z_GZIP ? "unpacked from gzip, " :
+                   in->z == Z_ZSTD ? "unpacked from zstd, " : "",
+                   in->head[0] ? in->head : "nothing (it is empty)");
 }
 
 /* Open path and find its kind: in->f then reads its content from the start. */
-static int input_open(const char *cmd, const char *path, int forced, struct input *in)
+static int input_open(const char *path, const char *label, int forced, struct input *in,
+                      struct trove_diag *diag)
 {
     uint8_t h[HEAD];
     size_t n;
     struct stat st;
-    int k;
+    int k, rc;
 
     memset(in, 0, sizeof *in);
     in->path = path;
+    in->label = label;
     if (!strcmp(path, "-")) {
         in->f = stdin;
     } else {
         if (stat(path, &st) != 0)
-            return cli_error(cmd, "%s: %s", path, strerror(errno));
+            return in_fail(diag, -errno, "%s: %s", label, strerror(errno));
         if (S_ISDIR(st.st_mode)) {
-            if (forced != CLI_INPUT_AUTO && forced != CLI_INPUT_DIR)
-                return cli_error(cmd, "%s is a directory, not %s", path,
-                                 cli_input_kind_name(forced));
-            in->kind = CLI_INPUT_DIR;
+            if (forced != TROVE_INPUT_AUTO && forced != TROVE_INPUT_DIR)
+                return in_fail(diag, TROVE_ERR_INVALID, "%s is a directory, not %s", label,
+                               trove_input_kind_name(forced));
+            in->kind = TROVE_INPUT_DIR;
             return 0;
         }
         if (!(in->f = fopen(path, "rb")))
-            return cli_error(cmd, "%s: %s", path, strerror(errno));
+            return in_fail(diag, -errno, "%s: %s", label, strerror(errno));
         in->plain = S_ISREG(st.st_mode);
     }
-    if (forced == CLI_INPUT_DIR)
-        return cli_error(cmd, "%s is not a directory", path);
+    if (forced == TROVE_INPUT_DIR)
+        return in_fail(diag, TROVE_ERR_INVALID, "%s is not a directory", label);
     for (int layer = 0;; layer++) {
-        if (peek(cmd, in, h, &n))
-            return 1;
+        if ((rc = peek(in, h, &n, diag)) != TROVE_OK)
+            return rc;
         k = sniff(h, n);
         if (k < 0 && layer == 0) { /* compressed: look again at what it unpacks to */
-            if (unpack(cmd, in, -k))
-                return 1;
+            if ((rc = unpack(in, -k, diag)) != TROVE_OK)
+                return rc;
             continue;
         }
         break;
     }
-    in->kind = forced != CLI_INPUT_AUTO ? forced : k < 0 ? CLI_INPUT_AUTO : k;
-    if (in->kind == CLI_INPUT_AUTO)
-        return unknown_kind(cmd, in);
+    in->kind = forced != TROVE_INPUT_AUTO ? forced : k < 0 ? TROVE_INPUT_AUTO : k;
+    if (in->kind == TROVE_INPUT_AUTO)
+        return unknown_kind(in, diag);
     return 0;
 }
 
@@ -349,110 +357,120 @@ static void input_close(struct input *in)
     in->f = NULL;
 }
 
-/* "PATH (read as KIND)": how every reader below names its input in an error. */
+/* "LABEL (read as KIND)": how every reader below names its input in an error. */
 static const char *as_what(const struct input *in, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s (read as %s%s)", in->path, cli_input_kind_name(in->kind),
+    snprintf(buf, n, "%s (read as %s%s)", in->label, trove_input_kind_name(in->kind),
              in->z == Z_GZIP ? ", unpacked from gzip" : in->z == Z_ZSTD ? ", unpacked from zstd"
                                                                         : "");
     return buf;
 }
 
-static void say_kind(const char *cmd, const struct input *in, const struct cli_load_options *opt)
+static void say_kind(const struct input *in, const struct trove_input_options *opt)
 {
     char what[4200];
-    if (opt->verbose)
-        fprintf(stderr, "trove %s: %s\n", cmd, as_what(in, what, sizeof what));
+    if (opt->read_as)
+        opt->read_as(opt->ctx, as_what(in, what, sizeof what));
 }
 
 /* ---- the readers ----------------------------------------------------------------------- */
 
 /* Stream a wire stream frame by frame into sink. */
-static int read_wire(const char *cmd, const struct input *in, const struct cli_sink *sink,
-                     struct trove_names *names_all)
+static int read_wire(const struct input *in, const struct trove_input_options *opt,
+                     const struct trove_input_sink *sink, struct trove_names *names_all,
+                     struct trove_diag *diag)
 {
     struct trove_wire_decoder *dec = NULL;
     struct trove_names *added = NULL;
     struct trove_event *buf = NULL;
     struct trove_bytes frame = {0};
-    struct trove_diag diag = {0};
+    struct trove_diag d = {0};
     struct trove_wire_frame fr;
-    struct cli_progress prog;
     struct stat st;
-    uint64_t offset = 0, frame_at;
+    uint64_t offset = 0, frame_at, total;
     char what[4200];
-    int rc, status = 1;
+    int rc;
 
     as_what(in, what, sizeof what);
     /* Progress counts bytes of a regular file; of a pipe, there is no total to show. */
-    cli_progress_begin(&prog, "reading",
-                       in->plain && fstat(fileno(in->f), &st) == 0 ? (uint64_t)st.st_size : 0);
+    total = in->plain && fstat(fileno(in->f), &st) == 0 ? (uint64_t)st.st_size : 0;
+    in_progress(opt, "reading", 0, total);
     if (trove_wire_decoder_new(&dec) != TROVE_OK ||
         !(buf = malloc(TROVE_WIRE_MAX_EVENTS * sizeof *buf))) {
-        cli_error(cmd, "%s: out of memory", in->path);
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in->label);
         goto out;
     }
     for (;;) {
         frame_at = offset;
-        rc = trove_wire_read_frame(in->f, &frame, &offset, &diag);
+        rc = trove_wire_read_frame(in->f, &frame, &offset, &d);
         if (rc == 0)
             break;
         if (rc < 0) {
-            cli_error(cmd, "%s: at byte %llu: %s", what, (unsigned long long)diag.offset,
-                      diag.msg);
+            rc = trove_diag_set(diag, rc, d.offset, "%s: at byte %llu: %s", what,
+                                (unsigned long long)d.offset, d.msg);
             goto out;
         }
         if (frame.ptr[2] == TROVE_WIRE_NAMES) { /* a fresh table for what this frame adds */
             trove_names_free(added);
             added = NULL;
             if (trove_names_new(&added) != TROVE_OK) {
-                cli_error(cmd, "%s: out of memory", in->path);
+                rc = in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in->label);
                 goto out;
             }
         }
         rc = trove_wire_decode(dec, frame.ptr, frame.len, buf, TROVE_WIRE_MAX_EVENTS, added, &fr,
-                               &diag);
+                               &d);
         if (rc != TROVE_OK) {
-            cli_error(cmd, "%s: frame at byte %llu: %s (at byte %llu)", what,
-                      (unsigned long long)frame_at, diag.msg,
-                      (unsigned long long)(frame_at + diag.offset));
+            rc = trove_diag_set(diag, rc, frame_at + d.offset,
+                                "%s: frame at byte %llu: %s (at byte %llu)", what,
+                                (unsigned long long)frame_at, d.msg,
+                                (unsigned long long)(frame_at + d.offset));
             goto out;
         }
         if (fr.format == TROVE_WIRE_NAMES) {
             if (names_all && trove_names_merge(names_all, added) != TROVE_OK) {
-                cli_error(cmd, "%s: out of memory", in->path);
+                rc = in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in->label);
                 goto out;
             }
-            if (sink->names && sink->names(sink->ctx, added) != 0)
+            if (sink->names && (rc = sink->names(sink->ctx, added)) != 0)
                 goto out;
         } else if (sink->events && fr.n_events &&
-                   sink->events(sink->ctx, buf, fr.n_events, names_all) != 0) {
+                   (rc = sink->events(sink->ctx, buf, fr.n_events, names_all)) != 0) {
             goto out;
         }
-        cli_progress_update(&prog, offset);
+        in_progress(opt, "reading", offset, total);
     }
-    status = 0;
+    rc = TROVE_OK;
 out:
-    cli_progress_end(&prog);
+    in_progress(opt, "reading", UINT64_MAX, total);
     trove_names_free(added);
     trove_bytes_free(&frame);
     free(buf);
     trove_wire_decoder_free(dec);
-    return status;
+    return rc;
 }
 
-static void chrome_progress(void *ctx, uint64_t bytes) { cli_progress_update(ctx, bytes); }
+struct chrome_progress {
+    const struct trove_input_options *opt;
+    uint64_t total;
+};
+
+static void chrome_progress(void *ctx, uint64_t bytes)
+{
+    struct chrome_progress *p = ctx;
+    in_progress(p->opt, "importing", bytes, p->total);
+}
 
 /* A Chrome trace, imported whole (its events must be sorted). */
-static int read_chrome(const char *cmd, const struct input *in, const struct cli_load_options *opt,
+static int read_chrome(const struct input *in, const struct trove_input_options *opt,
                        struct trove_events *ev, struct trove_names *names,
-                       struct trove_flows *flows)
+                       struct trove_flows *flows, struct trove_diag *diag)
 {
     struct trove_chrome_options co = {0};
     struct trove_chrome_stats st;
-    struct cli_progress prog;
+    struct chrome_progress prog = {opt, 0};
     struct stat fst;
-    struct trove_diag diag = {0};
+    struct trove_diag d = {0};
     char what[4200];
     int rc;
 
@@ -460,102 +478,108 @@ static int read_chrome(const char *cmd, const struct input *in, const struct cli
     co.strict = opt->strict;
     co.progress = chrome_progress;
     co.progress_ctx = &prog;
-    cli_progress_begin(&prog, "importing",
-                       in->plain && fstat(fileno(in->f), &fst) == 0 ? (uint64_t)fst.st_size : 0);
-    prog.active = prog.active && !opt->quiet;
-    rc = trove_chrome_import_all(in->f, &co, ev, names, flows, &st, &diag);
-    cli_progress_end(&prog);
+    prog.total = in->plain && fstat(fileno(in->f), &fst) == 0 ? (uint64_t)fst.st_size : 0;
+    in_progress(opt, "importing", 0, prog.total);
+    rc = trove_chrome_import_all(in->f, &co, ev, names, flows, &st, &d);
+    in_progress(opt, "importing", UINT64_MAX, prog.total);
     if (rc == TROVE_ERR_UNMATCHED)
-        return cli_error(cmd, "%s: at byte %llu: %s (without --strict, unmatched events are "
+        return trove_diag_set(diag, rc, d.offset,
+                              "%s: at byte %llu: %s (without --strict, unmatched events are "
                               "dropped with a warning)",
-                         what, (unsigned long long)diag.offset, diag.msg);
+                              what, (unsigned long long)d.offset, d.msg);
     if (rc != TROVE_OK)
-        return cli_error(cmd, "%s: at byte %llu: %s%s", what, (unsigned long long)diag.offset,
-                         cli_diag_msg(&diag, rc),
-                         in->kind == CLI_INPUT_CHROME_JSON && opt->format == CLI_INPUT_AUTO &&
-                                 diag.offset == 0
-                             ? " (if it is not JSON, --input-format says what it is)"
-                             : "");
+        return trove_diag_set(diag, rc, d.offset, "%s: at byte %llu: %s%s", what,
+                              (unsigned long long)d.offset, in_msg(&d, rc),
+                              in->kind == TROVE_INPUT_CHROME_JSON &&
+                                      opt->format == TROVE_INPUT_AUTO && d.offset == 0
+                                  ? " (if it is not JSON, --input-format says what it is)"
+                                  : "");
     if (st.unmatched_begin || st.unmatched_end) {
         char text[512];
         trove_chrome_unmatched_text(&st, text, sizeof text);
-        cli_warn(cmd, opt->quiet, opt->warnings, st.unmatched_begin + st.unmatched_end,
-                 "%s: dropped %s (--strict makes this an error)", in->path, text);
+        trove_warn(opt->warnings, st.unmatched_begin + st.unmatched_end,
+                   "%s: dropped %s (--strict makes this an error)", in->label, text);
     }
     if (st.skipped) {
         char phases[512];
         trove_chrome_skipped_text(&st, phases, sizeof phases);
-        cli_warn(cmd, opt->quiet, opt->warnings, st.skipped,
-                 "%s: skipped %llu trace events trove does not keep (%s; by phase)", in->path,
-                 (unsigned long long)st.skipped, phases);
+        trove_warn(opt->warnings, st.skipped,
+                   "%s: skipped %llu trace events trove does not keep (%s; by phase)", in->label,
+                   (unsigned long long)st.skipped, phases);
     }
     return 0;
 }
 
 /* A bundle or Parquet file that is not a plain regular file: read into memory first. */
-static int slurp(const char *cmd, const struct input *in, struct trove_bytes *out)
+static int slurp(const struct input *in, struct trove_bytes *out, struct trove_diag *diag)
 {
     for (;;) {
         size_t got;
         if (out->len >= MAX_SLURP)
-            return cli_error(cmd, "%s: over %llu bytes, more than a bundle is read into memory",
-                             in->path, (unsigned long long)MAX_SLURP);
+            return in_fail(diag, TROVE_ERR_LIMIT,
+                           "%s: over %llu bytes, more than a bundle is read into memory",
+                           in->label, (unsigned long long)MAX_SLURP);
         if (trove_bytes_reserve(out, out->len + ZBUF) != TROVE_OK)
-            return cli_error(cmd, "%s: out of memory", in->path);
+            return in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in->label);
         got = fread(out->ptr + out->len, 1, ZBUF, in->f);
         out->len += got;
         if (got < ZBUF) {
             if (ferror(in->f))
-                return cli_error(cmd, "%s: %s", in->path, strerror(errno));
+                return in_fail(diag, -errno, "%s: %s", in->label, strerror(errno));
             return 0;
         }
     }
 }
 
 /* Any kind but a wire stream: read whole into ev and names. */
-static int read_whole(const char *cmd, struct input *in, const struct cli_load_options *opt,
+static int read_whole(struct input *in, const struct trove_input_options *opt,
                       struct trove_events *ev, struct trove_names *names,
-                      struct trove_flows *flows)
+                      struct trove_flows *flows, struct trove_diag *diag)
 {
     struct trove_bytes buf = {0};
-    int status;
+    int rc;
 
     switch (in->kind) {
-    case CLI_INPUT_CHROME_JSON:
-        return read_chrome(cmd, in, opt, ev, names, flows);
-    case CLI_INPUT_DIR:
-        return cli_load_tables(cmd, in->path, CLI_INPUT_DIR, NULL, 0, opt, ev, names, flows);
-    case CLI_INPUT_BUNDLE:
-    case CLI_INPUT_PARQUET:
+    case TROVE_INPUT_CHROME_JSON:
+        return read_chrome(in, opt, ev, names, flows, diag);
+    case TROVE_INPUT_DIR:
+        return in_load_tables(in->path, in->label, TROVE_INPUT_DIR, NULL, 0, opt, ev, names,
+                              flows, diag);
+    case TROVE_INPUT_BUNDLE:
+    case TROVE_INPUT_PARQUET:
         if (in->plain) /* libzip (or the reader) opens the file itself */
-            return cli_load_tables(cmd, in->path, in->kind, NULL, 0, opt, ev, names, flows);
-        status = slurp(cmd, in, &buf) || cli_load_tables(cmd, in->path, in->kind, buf.ptr,
-                                                         buf.len, opt, ev, names, flows);
+            return in_load_tables(in->path, in->label, in->kind, NULL, 0, opt, ev, names, flows,
+                                  diag);
+        if ((rc = slurp(in, &buf, diag)) == TROVE_OK)
+            rc = in_load_tables(in->path, in->label, in->kind, buf.ptr, buf.len, opt, ev, names,
+                                flows, diag);
         trove_bytes_free(&buf);
-        return status;
-    case CLI_INPUT_PERFETTO:
-        status = slurp(cmd, in, &buf) ||
-                 cli_load_perfetto_mem(cmd, in->path, buf.ptr, buf.len, opt, ev, names, flows);
+        return rc;
+    case TROVE_INPUT_PERFETTO:
+        if ((rc = slurp(in, &buf, diag)) == TROVE_OK)
+            rc = in_load_perfetto_mem(in->label, buf.ptr, buf.len, opt, ev, names, flows, diag);
         trove_bytes_free(&buf);
-        return status;
+        return rc;
     default:
-        return cli_error(cmd, "%s: cannot read %s here", in->path, cli_input_kind_name(in->kind));
+        return in_fail(diag, TROVE_ERR_INVALID, "%s: cannot read %s here", in->label,
+                       trove_input_kind_name(in->kind));
     }
 }
 
-const char *cli_input_capture_name(const char *path, int forced)
+const char *trove_input_capture_name(const char *path, int forced)
 {
-    if (forced == CLI_INPUT_CAPTURE)
+    if (forced == TROVE_INPUT_CAPTURE)
         return strncmp(path, STORE_PREFIX, sizeof STORE_PREFIX - 1) ? path
                                                                      : path + sizeof STORE_PREFIX - 1;
-    if (forced == CLI_INPUT_AUTO && !strncmp(path, STORE_PREFIX, sizeof STORE_PREFIX - 1))
+    if (forced == TROVE_INPUT_AUTO && !strncmp(path, STORE_PREFIX, sizeof STORE_PREFIX - 1))
         return path + sizeof STORE_PREFIX - 1;
     return NULL;
 }
 
 struct append_ctx {
-    const char *cmd, *path;
+    const char *label;
     struct trove_events *events;
+    struct trove_diag *diag;
 };
 
 static int append_events(void *ctx, const struct trove_event *ev, size_t n,
@@ -563,100 +587,124 @@ static int append_events(void *ctx, const struct trove_event *ev, size_t n,
 {
     struct append_ctx *c = ctx;
     (void)names;
-    for (size_t i = 0; i < n; i++)
-        if (trove_events_push(c->events, &ev[i]) != TROVE_OK)
-            return cli_error(c->cmd, "%s: out of memory", c->path);
+    if (trove_events_reserve(c->events, n) != TROVE_OK)
+        return in_fail(c->diag, TROVE_ERR_NOMEM, "%s: out of memory", c->label);
+    memcpy(c->events->ev + c->events->len, ev, n * sizeof *ev);
+    c->events->len += n;
     return 0;
 }
 
-int cli_load_flows(const char *cmd, const char *path, const struct cli_load_options *opt,
-                   struct trove_events *events, struct trove_names *names,
-                   struct trove_flows *flows)
-{
-    struct input in;
-    const char *cap = cli_input_capture_name(path, opt->format);
-    size_t start = events->len, fstart = flows ? flows->len : 0;
-    int status;
+static const struct trove_input_options no_options;
 
-    if (cap) {
-        if (cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, events, names))
-            return 1;
-        if (opt->profile && cli_capture_profile_into(cmd, opt->store, cap, opt->profile)) {
-            events->len = start;
-            return 1;
-        }
-        return 0;
-    }
-    if (input_open(cmd, path, opt->format, &in)) {
-        input_close(&in);
-        return 1;
-    }
-    say_kind(cmd, &in, opt);
-    if (in.kind == CLI_INPUT_WIRE) {
-        struct append_ctx c = {cmd, path, events};
-        struct cli_sink sink = {append_events, NULL, &c};
-        status = read_wire(cmd, &in, &sink, names);
-    } else {
-        status = read_whole(cmd, &in, opt, events, names, flows);
-    }
-    input_close(&in);
-    if (status) {
+/* A capture (store:NAME) whole: its events, names, flows and profile. */
+static int load_capture(const char *cap, const struct trove_input_options *opt,
+                        struct trove_events *events, struct trove_names *names,
+                        struct trove_flows *flows, struct trove_diag *diag)
+{
+    size_t start = events->len, fstart = flows ? flows->len : 0;
+    int rc = trove_input_capture_walk(opt->store, cap, 0, UINT64_MAX, opt, events, names, NULL,
+                                      NULL, diag);
+
+    if (rc == TROVE_OK && flows)
+        rc = trove_input_capture_flows(opt->store, cap, 0, UINT64_MAX, flows, diag);
+    if (rc == TROVE_OK && opt->profile)
+        rc = in_capture_profile_into(opt->store, cap, opt->profile, diag);
+    if (rc != TROVE_OK) {
         events->len = start;
         if (flows)
             flows->len = fstart;
     }
-    return status;
+    return rc;
 }
 
-int cli_load(const char *cmd, const char *path, const struct cli_load_options *opt,
-             struct trove_events *events, struct trove_names *names)
+int trove_input_load(const char *path, const struct trove_input_options *opt,
+                     struct trove_events *events, struct trove_names *names,
+                     struct trove_flows *flows, struct trove_diag *diag)
 {
-    return cli_load_flows(cmd, path, opt, events, names, NULL);
+    struct trove_diag local = {0};
+    struct input in;
+    const char *cap;
+    size_t start = events->len, fstart = flows ? flows->len : 0;
+    int rc;
+
+    if (!diag)
+        diag = &local;
+    memset(diag, 0, sizeof *diag);
+    opt = opt ? opt : &no_options;
+    cap = trove_input_capture_name(path, opt->format);
+    if (cap)
+        return load_capture(cap, opt, events, names, flows, diag);
+    if ((rc = input_open(path, in_label(opt, path), opt->format, &in, diag)) != TROVE_OK) {
+        input_close(&in);
+        return rc;
+    }
+    say_kind(&in, opt);
+    if (in.kind == TROVE_INPUT_WIRE) {
+        struct append_ctx c = {in.label, events, diag};
+        struct trove_input_sink sink = {append_events, NULL, &c};
+        rc = read_wire(&in, opt, &sink, names, diag);
+    } else {
+        rc = read_whole(&in, opt, events, names, flows, diag);
+    }
+    input_close(&in);
+    if (rc != TROVE_OK) {
+        events->len = start;
+        if (flows)
+            flows->len = fstart;
+    }
+    return rc;
 }
 
-int cli_read(const char *cmd, const char *path, const struct cli_load_options *opt,
-             const struct cli_sink *sink, struct trove_names *names_all)
+int trove_input_read(const char *path, const struct trove_input_options *opt,
+                     const struct trove_input_sink *sink, struct trove_names *names_all,
+                     struct trove_diag *diag)
 {
+    struct trove_diag local = {0};
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct input in;
-    const char *cap = cli_input_capture_name(path, opt->format);
-    int status = 1;
+    const char *cap;
+    int rc;
 
+    if (!diag)
+        diag = &local;
+    memset(diag, 0, sizeof *diag);
+    opt = opt ? opt : &no_options;
+    cap = trove_input_capture_name(path, opt->format);
     memset(&in, 0, sizeof in);
-    if (!cap && input_open(cmd, path, opt->format, &in))
+    if (!cap && (rc = input_open(path, in_label(opt, path), opt->format, &in, diag)) != TROVE_OK)
         goto out;
     if (!cap)
-        say_kind(cmd, &in, opt);
-    if (!cap && in.kind == CLI_INPUT_WIRE) { /* frame by frame, in constant memory */
-        status = read_wire(cmd, &in, sink, names_all);
+        say_kind(&in, opt);
+    if (!cap && in.kind == TROVE_INPUT_WIRE) { /* frame by frame, in constant memory */
+        rc = read_wire(&in, opt, sink, names_all, diag);
         goto out;
     }
     /* Everything else is read whole, then handed out: its names, then runs of events. */
     if (trove_names_new(&names) != TROVE_OK) {
-        cli_error(cmd, "out of memory");
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if (cap ? cli_capture_load(cmd, opt->store, cap, 0, UINT64_MAX, opt->quiet, &ev, names) ||
-                  (opt->profile &&
-                   cli_capture_profile_into(cmd, opt->store, cap, opt->profile))
-            : read_whole(cmd, &in, opt, &ev, names, NULL))
+    rc = cap ? load_capture(cap, opt, &ev, names, NULL, diag)
+             : read_whole(&in, opt, &ev, names, NULL, diag);
+    if (rc != TROVE_OK)
         goto out;
     if (names_all && trove_names_merge(names_all, names) != TROVE_OK) {
-        cli_error(cmd, "%s: out of memory", path);
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", in_label(opt, path));
         goto out;
     }
-    if (sink->names && sink->names(sink->ctx, names) != 0)
+    if (sink->names && (rc = sink->names(sink->ctx, names)) != 0)
         goto out;
     for (size_t i = 0; sink->events && i < ev.len; i += TROVE_WIRE_MAX_EVENTS) {
         size_t n = ev.len - i < TROVE_WIRE_MAX_EVENTS ? ev.len - i : TROVE_WIRE_MAX_EVENTS;
-        if (sink->events(sink->ctx, ev.ev + i, n, names_all ? names_all : names) != 0)
+        if ((rc = sink->events(sink->ctx, ev.ev + i, n, names_all ? names_all : names)) != 0)
             goto out;
     }
-    status = 0;
+    rc = TROVE_OK;
 out:
     input_close(&in);
     trove_events_free(&ev);
     trove_names_free(names);
-    return status;
+    return rc;
 }
+

@@ -77,7 +77,7 @@ static int name_ok(const char *v, char *out, struct trove__api_error *err)
     struct trove_diag diag = {0};
 
     if (trove_volume_name_check(v, &diag) != TROVE_OK)
-        return fail(err, 400, "capture name: %s%s", diag.msg, "");
+        return fail(err, 400, "capture name: %.290s%s", diag.msg, "");
     snprintf(out, TROVE_VOLUME_NAME_MAX + 1, "%s", v);
     return 0;
 }

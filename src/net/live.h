@@ -46,12 +46,13 @@
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/event.h"
+#include "trove/input.h"
 #include "trove/serve.h"
 #include "trove/volume.h"
 #include "trove/wire.h"
 
 #define TROVE__PEER_MAX 64
-#define TROVE__ERROR_MAX 512
+#define TROVE__ERROR_MAX 1536
 /* A producer's decoded events the pass has not taken yet: past this, the service stops
  * reading its socket until the pass catches up (the producer then waits in its write). */
 #define TROVE__PENDING_MAX_EVENTS ((size_t)1 << 18)
@@ -272,7 +273,7 @@ struct trove__job {
     atomic_int done;
     int status;            /* 0, or the HTTP status of the failure */
     char err[TROVE__ERROR_MAX];
-    struct trove_serve_import_result res;
+    struct trove_import_result res;
 };
 
 struct trove__server {

@@ -5,6 +5,7 @@
  * batches into it, commits, the end of a capture). live.h has the threads and their locks.
  */
 #include "live.h"
+#include "trove/input.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -740,12 +741,20 @@ static void run_job(struct trove__server *srv, struct trove__job *j)
         } else {
             trove__log(srv, "capture %s: deleted through the API", j->name);
         }
-    } else if (!srv->opt.import_fn) {
-        j->status = 501;
-        snprintf(j->err, sizeof j->err, "this service has no importer");
     } else {
-        j->status = srv->opt.import_fn(srv->opt.ctx, srv->store, j->name, j->append, j->path,
-                                       &j->res, j->err, sizeof j->err);
+        /* The input layer reads the body (any kind trove reads) and stores it; its errors
+         * name the upload as the request did, never the file the body was spooled to. */
+        struct trove_import_options io;
+        memset(&io, 0, sizeof io);
+        io.in.label = "the body";
+        io.append = j->append;
+        io.segment_format = srv->opt.segment_format;
+        rc = trove_import(srv->store, j->name, j->path, &io, &j->res, &diag);
+        if (rc != TROVE_OK) {
+            j->status = j->res.bad_input ? 400 : rc == TROVE_ERR_NOTFOUND ? 404
+                        : rc == TROVE_ERR_EXISTS ? 409 : rc == TROVE_ERR_INVALID ? 400 : 500;
+            snprintf(j->err, sizeof j->err, "%s", diag.msg[0] ? diag.msg : trove_strerror(rc));
+        }
         if (!j->status)
             trove__log(srv, "capture %s: imported through the API, %" PRIu64 " events", j->name,
                        j->res.events);

@@ -419,13 +419,6 @@ static int job_answer(struct web *w, struct pss *ps)
     ps->job = NULL;
     upload_done(w, ps);
     if (j->status) {
-        char *at = j->path[0] ? strstr(j->err, j->path) : NULL;
-        if (at) { /* the importer names the file it read: that is the body, to the client */
-            char msg[TROVE__ERROR_MAX];
-            snprintf(msg, sizeof msg, "%.*sthe body%s", (int)(at - j->err), j->err,
-                     at + strlen(j->path));
-            snprintf(j->err, sizeof j->err, "%s", msg);
-        }
         rc = trove__http_error(ps, (unsigned)j->status, code_of(j->status), j->err);
     } else if (j->kind == TROVE__JOB_DELETE) {
         trove_bytes_append(&b, "{\"deleted\":", 11);
@@ -781,6 +774,38 @@ static int profile_answer(struct web *w, struct pss *ps)
 
 /* ---- export: a thread writing into a pipe --------------------------------------------------- */
 
+/* The export itself, by the input layer (the bytes `trove export` writes), into the pipe:
+ * 0, or 500 with x->err (and a log line) saying why. */
+static int run_export(struct trove__server *srv, struct trove__export *x)
+{
+    struct trove_export_options eo;
+    struct trove_export_result res;
+    struct trove_diag diag = {0};
+    char out[32];
+    int rc;
+
+    memset(&eo, 0, sizeof eo);
+    snprintf(out, sizeof out, "/dev/fd/%d", x->wfd);
+    eo.format = x->format == TROVE_SERVE_PARQUET       ? TROVE_EXPORT_PARQUET
+                : x->format == TROVE_SERVE_CHROME_JSON ? TROVE_EXPORT_CHROME_JSON
+                : x->format == TROVE_SERVE_PERFETTO    ? TROVE_EXPORT_PERFETTO
+                                                       : TROVE_EXPORT_BUNDLE;
+    eo.deflate = x->format == TROVE_SERVE_DIR_ZIP; /* the bundle's files, deflated */
+    eo.capture = x->name;
+    eo.store = srv->opt.store_dir;
+    eo.from_ns = x->from_ns;
+    eo.to_ns = x->to_ns;
+    eo.out = out;
+    trove_tables_defaults(&eo.topt);
+    rc = trove_export(&eo, &res, &diag);
+    if (rc == TROVE_OK)
+        return 0;
+    snprintf(x->err, sizeof x->err, "the export of %s failed: %s", x->name,
+             diag.msg[0] ? diag.msg : trove_strerror(rc));
+    trove__log(srv, "capture %s: %s", x->name, x->err);
+    return 500;
+}
+
 static void *export_main(void *arg)
 {
     struct trove__export *x = arg;
@@ -791,8 +816,7 @@ static void *export_main(void *arg)
     sigemptyset(&pipe_sig);
     sigaddset(&pipe_sig, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_sig, NULL);
-    x->status = srv->opt.export_fn(srv->opt.ctx, srv->opt.store_dir, x->name, x->format,
-                                   x->from_ns, x->to_ns, x->wfd, x->err, sizeof x->err);
+    x->status = run_export(srv, x);
     atomic_store(&x->done, 1); /* before the end of the pipe: its end means done */
     close(x->wfd);
     x->wfd = -1;
@@ -886,8 +910,6 @@ static int export_begin(struct web *w, struct pss *ps)
     size_t n;
     int fds[2], st;
 
-    if (!w->srv->opt.export_fn)
-        return trove__http_error(ps, 501, "not_implemented", "this service has no exporter");
     if ((st = find_capture(w, ps->req.name, &info, msg, sizeof msg)) != 0)
         return trove__http_error(ps, (unsigned)st, code_of(st), msg);
     trove__api_reap(w, 0);

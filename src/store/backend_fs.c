@@ -904,7 +904,7 @@ static int pack_read_index(struct fs_backend *be, const char *name,
     *size_out = (uint64_t)st.st_size;
     e = NULL;
 out:
-    snprintf(why, whylen, "%s", diag.msg[0] ? diag.msg : trove_strerror(rc));
+    snprintf(why, whylen, "%.255s", diag.msg[0] ? diag.msg : trove_strerror(rc));
     free(tail);
     free(e);
     close(pf);

@@ -79,7 +79,7 @@ int trove__recount(struct trove_store *s, struct recount *out)
             goto out;
         if (rc != TROVE_OK) {
             if (out->bad_recipes++ == 0)
-                snprintf(out->first_bad, sizeof out->first_bad, "%s", diag.msg);
+                snprintf(out->first_bad, sizeof out->first_bad, "%.255s", diag.msg);
             continue;
         }
         for (uint64_t i = 0; i < v->slot_count; i++) {
