@@ -1159,14 +1159,14 @@ static void test_pages(void)
             CHECK(v[0] == -9 && v[1] == -9 && v[2] == -9 && v[3] == 7);
             trove_pq_close(f);
         }
-        /* The copy reaches 5 back with 4 bytes decoded; the block declares 35 bytes. */
+        /* The copy reaches 5 back with 4 bytes decoded: libsnappy refuses the block. */
         memcpy(bad, sdata, sizeof bad);
         bad[7] = 5;
         pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, bad, sizeof bad);
         pg[0].h.uncompressed_page_size = 36;
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
-        expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "snappy: a copy from 5 bytes back",
-               "snappy offset");
+        expect(b.ptr, b.len, TROVE_ERR_CORRUPT,
+               "snappy: the block of 14 bytes does not decode to its 36", "snappy offset");
         pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, sdata, sizeof sdata);
         pg[0].h.uncompressed_page_size = 35;
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
