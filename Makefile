@@ -26,7 +26,7 @@ SUDO         := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages trove builds, tests and benchmarks with (docs/DEPENDENCIES.md says why),
 # and the ones only `make fuzz` needs.
-DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev \
+DEB_PACKAGES  := build-essential cmake pkg-config libdeflate-dev zlib1g-dev libzstd-dev libsnappy-dev \
                  liblz4-dev liblzma-dev libbrotli-dev libstreamvbyte-dev libxxhash-dev libzip-dev libjansson-dev zstd python3 \
                  protobuf-compiler libcurl4-openssl-dev libssl-dev libdw-dev libelf-dev \
                  curl chromium \

@@ -4,7 +4,9 @@
  * failure must come with a diag of the same code. A file whose columns all read (and whose
  * values the writer accepts) is written again by trove's writer with the encodings and
  * codec the reader reports (none for SNAPPY, which trove only reads), and that file must
- * read back to the same values (a round-trip oracle through the writer).
+ * read back to the same values (a round-trip oracle through the writer). SNAPPY pages are
+ * decoded by libsnappy behind trove's checks (src/columnar/snappy.c); the corpus seeds them
+ * with a file DuckDB wrote and with the SNAPPY files test_parquet builds, valid and broken.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,9 @@
  * (tests/vectors/parquet_small.parquet), and bad input: truncations, bad magic and lengths,
  * Thrift fields of the wrong type, bad sizes and counts, and hand-made pages that break the
  * format (dictionary index past the dictionary, delta width over 64, a gzip bomb, nulls).
- * A file sent to a sink a row group at a time is the file made in memory.
+ * A file sent to a sink a row group at a time is the file made in memory. With
+ * TROVE_PARQUET_CORPUS=<dir> set, the SNAPPY files built here are written there as seeds of
+ * fuzz/fuzz_parquet.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@
 #include "common/endian.h"
 #include "testutil.h"
 #include "trove/parquet.h"
+#include "trove/testing.h"
 
 struct kind {
     const char *name;
@@ -671,6 +674,12 @@ static int open_and_read(const uint8_t *buf, size_t len, char *msg_out, size_t m
     return rc;
 }
 
+/* With TROVE_PARQUET_CORPUS=<dir> set, write file b there as a seed of fuzz_parquet. */
+static void snappy_seed(const char *name, const struct trove_bytes *b)
+{
+    test_corpus_write("TROVE_PARQUET_CORPUS", name, NULL, 0, b->ptr, b->len);
+}
+
 static void expect(const uint8_t *buf, size_t len, int want, const char *needle, const char *what)
 {
     char msg[256];
@@ -1125,9 +1134,10 @@ static void test_pages(void)
         make_file(TROVE_PQT_INT32, TROVE_PQR_OPTIONAL, 0, pg, 1, 3, &b);
         expect(b.ptr, b.len, TROVE_ERR_TRUNCATED, "definition levels", "level length");
     }
-    /* SNAPPY (DuckDB's default): a dictionary page and a data page, each a Snappy block
-     * built by hand; the data page's values are 8 fives and a seven, PLAIN: a 4-byte
-     * literal, a 2-byte-offset copy of 28 from 4 back, and a 4-byte literal. */
+    /* SNAPPY (DuckDB's default, decoded by libsnappy): a dictionary page and a data page,
+     * each a Snappy block built by hand; the data page's values are 8 fives and a seven,
+     * PLAIN: a 4-byte literal, a 2-byte-offset copy of 28 from 4 back, and a 4-byte
+     * literal. Each file is also a seed of fuzz/fuzz_parquet.c (TROVE_PARQUET_CORPUS). */
     {
         static const uint8_t sdict[] = {0x08, 0x1c, 7, 0, 0, 0, 0xf7, 0xff, 0xff, 0xff};
         static const uint8_t sdata[] = {0x24, 0x0c, 5, 0, 0, 0, 0x6e, 0x04, 0x00,
@@ -1137,6 +1147,7 @@ static void test_pages(void)
         pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, sdata, sizeof sdata);
         pg[0].h.uncompressed_page_size = 36;
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        snappy_seed("snappy_plain.parquet", &b);
         CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
         if (f) {
             int64_t w[9];
@@ -1153,25 +1164,53 @@ static void test_pages(void)
         pg[1] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_RLE_DICTIONARY, 4, sidx, sizeof sidx);
         pg[1].h.uncompressed_page_size = 3;
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 2, 4, &b);
+        snappy_seed("snappy_dict.parquet", &b);
         CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
         if (f) {
             CHECK_EQ_INT(trove_pq_read_int(f, 0, v, NULL), TROVE_OK);
             CHECK(v[0] == -9 && v[1] == -9 && v[2] == -9 && v[3] == 7);
             trove_pq_close(f);
         }
-        /* The copy reaches 5 back with 4 bytes decoded; the block declares 35 bytes. */
+        /* The copy reaches 5 back with 4 bytes decoded: libsnappy refuses the block. */
         memcpy(bad, sdata, sizeof bad);
         bad[7] = 5;
         pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, bad, sizeof bad);
         pg[0].h.uncompressed_page_size = 36;
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
-        expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "snappy: a copy from 5 bytes back",
-               "snappy offset");
+        snappy_seed("broken_snappy_copy.parquet", &b);
+        expect(b.ptr, b.len, TROVE_ERR_CORRUPT,
+               "snappy: the block of 14 bytes does not decode to its 36", "snappy offset");
         pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, sdata, sizeof sdata);
         pg[0].h.uncompressed_page_size = 35;
         make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        snappy_seed("broken_snappy_size.parquet", &b);
         expect(b.ptr, b.len, TROVE_ERR_CORRUPT, "a block of 36 bytes where 35 are declared",
                "snappy size");
+        /* A block that declares 4 GiB - 1 in a page that declares 36: refused on its
+         * length alone, with only the page's 36 bytes allocated. */
+        memcpy(bad, sdata, sizeof bad);
+        memcpy(bad, "\xff\xff\xff\xff\x0f", 5);
+        pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, bad, sizeof bad);
+        pg[0].h.uncompressed_page_size = 36;
+        make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        snappy_seed("broken_snappy_4gib.parquet", &b);
+        expect(b.ptr, b.len, TROVE_ERR_CORRUPT,
+               "snappy: a block of 4294967295 bytes where 36 are declared", "snappy 4 GiB");
+        /* A page that declares more than TROVE_PQ_MAX_PAGE: refused before anything is
+         * allocated for it, with every allocation failing from the read on. */
+        pg[0] = page(TROVE_PQP_DATA_PAGE, TROVE_PQE_PLAIN, 9, sdata, sizeof sdata);
+        pg[0].h.uncompressed_page_size = INT32_MAX;
+        make_file(TROVE_PQT_INT32, TROVE_PQR_REQUIRED, TROVE_PQC_SNAPPY, pg, 1, 9, &b);
+        CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &f, NULL), TROVE_OK);
+        if (f) {
+            int64_t w[9];
+            struct trove_diag d;
+            trove_testing_alloc_fail_at(1, 1);
+            CHECK_EQ_INT(trove_pq_read_int(f, 0, w, &d), TROVE_ERR_BOMB);
+            trove_testing_alloc_fail_at(0, 0);
+            CHECK(strstr(d.msg, "over the limit") != NULL);
+            trove_pq_close(f);
+        }
     }
     /* A BOOLEAN column in LZ4 pages: neither is read, so the file opens; reading says so. */
     {

@@ -9,7 +9,7 @@
  * chunk whose dictionary would be too large) or DELTA_BINARY_PACKED (integers), in data
  * pages v1, with min/max statistics and column orders, uncompressed or through zstd or
  * gzip, in row groups of a configurable number of rows. The reader takes that and what
- * DuckDB writes, by default (Snappy, which trove decodes itself) or with zstd, gzip or no
+ * DuckDB writes, by default (Snappy, which libsnappy decodes) or with zstd, gzip or no
  * codec: PLAIN, PLAIN_DICTIONARY, RLE_DICTIONARY and DELTA_BINARY_PACKED in data pages v1
  * and v2.
  *
