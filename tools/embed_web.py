@@ -9,7 +9,9 @@ path the router answers under /web/), its content type (from the extension; an u
 extension is an error, so a stray file is never served with a guessed type), its bytes and
 length. Entries are sorted by name, so the output depends only on the files' names and bytes.
 Only flat names of [A-Za-z0-9._-] are taken: the router compares a request's path with these
-names and nothing else.
+names and nothing else. The files web/ holds for its development, not for the page (the type
+checker's tsconfig.json, the formatter's .prettierrc), are left out by name: the service
+serves the viewer, not its tooling, and any other file still has to be a servable type.
 """
 import os
 import re
@@ -26,12 +28,17 @@ TYPES = {
     ".json": "application/json",
 }
 
+# web/'s own tooling: in the directory, never served.
+NOT_SERVED = {"tsconfig.json", ".prettierrc"}
+
 
 def main():
     out, files = sys.argv[1], sys.argv[2:]
     entries = []
     for f in files:
         name = os.path.basename(f)
+        if name in NOT_SERVED:
+            continue
         ext = os.path.splitext(name)[1]
         if not re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]*", name) or ext not in TYPES:
             sys.exit(f"embed_web.py: {f}: not a name or a type the viewer may serve")

@@ -1,3 +1,4 @@
+// @ts-check
 // model.js: the events the page holds, arranged for drawing. One Track per (pid, tid); in
 // it one Lane per zone depth, one for instants and one per counter series. A Lane is
 // columns of typed arrays (start, duration or value, name id) that grow by doubling, kept

@@ -1,3 +1,4 @@
+// @ts-check
 // profile.js: the samples panel below the timeline — a stored capture's sampled call stacks
 // as the service sums them (GET /api/captures/NAME/profile, docs/serve.md): a table of the
 // top functions by self samples and a flame graph (an icicle: callers above callees, each
@@ -98,7 +99,7 @@ export class ProfilePanel {
     const place = (n, x, w, deep) => {
       const div = document.createElement('div');
       div.className = 'fl';
-      div.dataset.i = nodes.length;
+      div.dataset.i = String(nodes.length);
       nodes.push(n);
       div.style.left = `${x * 100}%`;
       div.style.width = `${w * 100}%`;

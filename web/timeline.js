@@ -1,3 +1,4 @@
+// @ts-check
 // timeline.js: the timeline on a 2D canvas. Rows: a header per process, then one row per
 // thread with its zones stacked by depth, a strip of instant ticks, a line per counter and,
 // when the capture has samples, a strip of sample ticks (dark marks, one per pixel).
@@ -37,6 +38,7 @@ export function fmtDur(ns) {
 }
 
 function fmtAt(t, step) {
+  /** @type {[number, string][]} */
   const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
   for (const [u, name] of units) {
     if (step >= u * 0.1 || u === 1) {
@@ -76,7 +78,24 @@ class Buckets {
   }
 }
 
+/**
+ * What the timeline tells the page: the event under the pointer (null: none) at client
+ * (x, y), the event clicked (null: the selection cleared), the range selected with its
+ * table of names (null: cleared), and "follow" turned on or off.
+ * @typedef {{
+ *   hover(info: import('./panels.js').EventInfo | null, x?: number, y?: number): void,
+ *   select(info: import('./panels.js').EventInfo | null): void,
+ *   range(rows: import('./panels.js').RangeRow[] | null, r0?: number, r1?: number): void,
+ *   followChanged(on: boolean): void,
+ * }} TimelineHooks
+ */
+
 export class Timeline {
+  /**
+   * @param {HTMLCanvasElement} canvas
+   * @param {import('./model.js').Model} model
+   * @param {TimelineHooks} hooks
+   */
   constructor(canvas, model, hooks) {
     this.canvas = canvas;
     this.ctx = canvas.getContext('2d', { alpha: false });
@@ -554,7 +573,8 @@ export class Timeline {
     c.addEventListener('pointercancel', up);
     c.addEventListener('pointerleave', () => this.hooks.hover(null));
     window.addEventListener('keydown', (e) => {
-      if (e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA')) return;
+      const tag = e.target instanceof Element ? e.target.tagName : '';
+      if (tag === 'INPUT' || tag === 'TEXTAREA') return;
       const x = this.pointer ? this.pointer[0] : LABEL_W + this.plotW / 2;
       const span = this.plotW;
       switch (e.key) {

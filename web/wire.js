@@ -1,3 +1,4 @@
+// @ts-check
 // wire.js: trove's wire format in the browser (docs/formats/wire.md), the same rules as the
 // C decoders of src/codec/: a 16-byte frame header, then raw (32-byte records), packed (a
 // thread table, zigzag start deltas, varints), deflate (raw deflate of a packed payload,
