@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_api.sh: the service's HTTP API over stored captures (docs/serve.md), with curl and a
-# small WebSocket peer (tests/serve_peer.py) as clients, on loopback:
+# small WebSocket peer (tests/support/serve_peer.py) as clients, on loopback:
 #   - list, info and delete (409 while live; 404 after)
 #   - replay over WebSocket equals `trove replay` for the whole capture and a range, in
 #     every wire format
@@ -23,11 +23,11 @@ trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 data=${3:-}
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 command -v curl > /dev/null || { echo "skipped: curl not found"; exit 77; }
 unset TROVE_STORE
-peer() { python3 "$src/tests/serve_peer.py" "$@"; }
+peer() { python3 "$src/tests/support/serve_peer.py" "$@"; }
 ev() { "$trove" cat "$@" 2> /dev/null; }
 
 s=$tmp/s

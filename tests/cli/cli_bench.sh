@@ -1,7 +1,7 @@
 #!/bin/bash
 # cli_bench.sh: end-to-end test of `trove bench wire`, and of `trove gen` feeding it.
 #
-#   bash tests/cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # Checks the --json object (exactly the documented keys, in order, with sane values), that
 # the same events give the same sizes whether generated in the bench or read back from a
@@ -16,7 +16,7 @@ PEERS=${TROVE_TEST_BENCH_PEERS:-1}
 
 TROVE=${1:?usage: cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>}
 DATA=${3:-}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 # Validate a bench --json object: validate_json FILE EVENTS BATCHES

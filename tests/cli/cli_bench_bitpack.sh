@@ -1,7 +1,7 @@
 #!/bin/bash
 # cli_bench_bitpack.sh: end-to-end test of `trove bench bitpack`.
 #
-#   bash tests/cli_bench_bitpack.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_bench_bitpack.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # Runs the bench small (1M values, 64K cache-resident, one pass) and checks its --json
 # object: exactly the documented keys, in order, every rate a positive finite number, the
@@ -16,7 +16,7 @@ set -u
 PEERS=${TROVE_TEST_BENCH_PEERS:-1}
 
 TROVE=${1:?usage: cli_bench_bitpack.sh <trove-binary> <source-dir> <shared-data-dir>}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 # validate_json FILE VALUES CACHE_VALUES

@@ -1,7 +1,7 @@
 #!/bin/bash
 # cli_bench_recipe.sh: end-to-end test of `trove bench recipe`.
 #
-#   bash tests/cli_bench_recipe.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_bench_recipe.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # Runs the bench small (20,480 slots, one round) and checks its --json object: exactly the
 # documented keys, in order; every size a positive integer and every time a positive finite
@@ -15,7 +15,7 @@
 set -u
 
 TROVE=${1:?usage: cli_bench_recipe.sh <trove-binary> <source-dir> <shared-data-dir>}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 # validate_json FILE SLOTS

@@ -1,7 +1,7 @@
 #!/bin/bash
 # cli_bench_stream.sh: end-to-end test of `trove bench stream`.
 #
-#   bash tests/cli_bench_stream.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_bench_stream.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # Runs the bench small (8 segments of 1 MiB of events, 2 ms of latency, one round) and
 # checks its --json object: exactly the documented keys, in order, with the segment count
@@ -15,7 +15,7 @@
 set -u
 
 TROVE=${1:?usage: cli_bench_stream.sh <trove-binary> <source-dir> <shared-data-dir>}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 "$TROVE" bench stream --segments 8 --segment-mib 1 --latency-ms 2 --rounds 1 --json \

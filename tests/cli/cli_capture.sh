@@ -12,7 +12,7 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 data=${3:-}
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
 

@@ -13,7 +13,7 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 example=$(dirname "$trove")/trove-example-sort
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 unset TROVE_STORE
 [ -x "$example" ] || { echo "skip: $example is not built"; exit 77; }
 trap 'rm -rf "$tmp"' EXIT

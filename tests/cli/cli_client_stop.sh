@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cli_client_stop.sh: a program instrumented with libtrove-client (tests/client_stop.c)
+# cli_client_stop.sh: a program instrumented with libtrove-client (tests/support/client_stop.c)
 # accounts for every event it records while services stop under it. Its counters add up in
 # every line it prints (events == sent + dropped + pending); the service is stopped
 # (SIGTERM) mid-run, started again, killed (-9), started again: the client reconnects each
@@ -12,7 +12,7 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 prog=$(dirname "$trove")/trove-test-client-stop
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 unset TROVE_STORE TROVE_SOCKET
 [ -x "$prog" ] || { echo "skip: $prog is not built"; exit 77; }
 need_python3

@@ -5,7 +5,7 @@
 # usage: cli_convert.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$1 src=$2 data=$3
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 cat > "$tmp/t.json" <<'JSON'
@@ -96,7 +96,7 @@ check "$trove" cat --help > /dev/null
 if "$trove" convert "$tmp/t.json" "$tmp/x" --to zip 2> /dev/null; then bad "--to zip accepted"; else ok; fi
 if "$trove" nosuchcommand 2> /dev/null; then bad "unknown command accepted"; else ok; fi
 
-# the sample trace: complete events + matched B/E and b/e pairs + instants (tests/test_chrome.c)
+# the sample trace: complete events + matched B/E and b/e pairs + instants (tests/unit/test_chrome.c)
 if [ -f "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null; then
   zstd -dc "$data/chrome-trace-dom.json.zst" > "$tmp/s.json"
   check "$trove" convert "$tmp/s.json" "$tmp/s.deflate" --to deflate --quiet

@@ -10,7 +10,7 @@
 # usage: cli_damage.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE TROVE_RECIPE_FORMAT
 

@@ -2,7 +2,7 @@
 # cli_duckdb_tool.sh: self-test of tools/duckdb/duckdb_tool.mjs, the DuckDB side of the
 # Parquet interop tests and benchmark (tools/duckdb/duckdb_tool.md).
 #
-#   bash tests/cli_duckdb_tool.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_duckdb_tool.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # The trove binary is not used. DuckDB writes files of known data (`gen`); `info` must report
 # the rows, the exact integer sums, min/max and the checksums that python3 computes
@@ -13,7 +13,7 @@
 set -u
 
 SRC=${2:?usage: cli_duckdb_tool.sh <trove-binary> <source-dir> <shared-data-dir>}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 if ! command -v node >/dev/null 2>&1; then
     echo "skipped: node not found (make deps-npm installs it)"

@@ -7,7 +7,7 @@
 # usage: cli_export_honest.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$1 src=$2 data=$3
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 TROVE=$trove
 

@@ -26,11 +26,11 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 command -v curl > /dev/null || { echo "skipped: curl not found"; exit 77; }
 unset TROVE_STORE
-g() { python3 "$src/tests/guard_peer.py" "$@"; }
+g() { python3 "$src/tests/support/guard_peer.py" "$@"; }
 s=$tmp/s
 port_of() { local p=${1##*:}; echo "${p%/}"; }
 # The service's status, and one of its numbers: st EXPR (j is the /api/status object)
@@ -260,7 +260,7 @@ g stall "$port" 200 '/api/replay?capture=big' 1 4 "$tmp/stall-r.json" &
 stall_r=$!
 g stall "$port" 20 '/api/captures/big/export?format=bundle' 0 4 "$tmp/stall-x.json" &
 stall_x=$!
-python3 "$src/tests/serve_peer.py" flood "$s/trove.sock" namesflood 100 > "$tmp/namesflood.out" ||
+python3 "$src/tests/support/serve_peer.py" flood "$s/trove.sock" namesflood 100 > "$tmp/namesflood.out" ||
     bad "names flood"
 wait $stall_r $stall_x
 sample_stop

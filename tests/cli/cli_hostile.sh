@@ -2,14 +2,14 @@
 # cli_hostile.sh: hostile bundles through the CLI, under a 256 MiB address-space limit
 # (ulimit -v): a real bundle whose events.parquet, or whose names.parquet, is replaced by a
 # zip bomb (1 GiB of zeros deflated to about 1 MiB) and by one of 200:1 that deflate's own
-# bound lets by (a header that lies long is tests/test_bundle.c's). Each import fails with one clear line and
+# bound lets by (a header that lies long is tests/unit/test_bundle.c's). Each import fails with one clear line and
 # leaves the store as it was; the honest bundle imports under the same limit. (The limit is
 # skipped under the sanitizers, whose runtimes reserve terabytes of address space.)
 # usage: cli_hostile.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
 s=$tmp/s

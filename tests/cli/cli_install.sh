@@ -17,7 +17,7 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 srcdir=$(cd "$2" && pwd)
 build=$(dirname "$trove")
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 cache=$build/CMakeCache.txt
 [ -f "$cache" ] || { echo "skip: no CMakeCache.txt beside $trove"; exit 77; }
 for tool in pkg-config readelf nm; do

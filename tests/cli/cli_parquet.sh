@@ -1,7 +1,7 @@
 #!/bin/bash
 # cli_parquet.sh: `trove export` and `trove import` end to end, proven against DuckDB.
 #
-#   bash tests/cli_parquet.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_parquet.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # 1. Round trips: a capture exported (bundle, stored and deflated; a directory; the events
 #    table alone; every encoding and codec; a bundle unzipped and zipped again as a folder)
@@ -26,7 +26,7 @@ set -u
 TROVE=${1:?usage: cli_parquet.sh <trove-binary> <source-dir> <shared-data-dir>}
 SRC=${2:?}
 DATA=${3:-}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 need_duck "$SRC"

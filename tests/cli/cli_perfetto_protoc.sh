@@ -6,7 +6,7 @@
 # instant, counter value and flow point (counted from the events and flows as trove reads them
 # back), and at most one packet of names no event uses.
 #
-#   bash tests/cli_perfetto_protoc.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_perfetto_protoc.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # The hand-made tests/data/chrome_async.json, tests/vectors/perfetto_small.pftrace and, if
 # ../shared/data has it, the sample trace. Skips (77) only when protoc is not installed (or
@@ -16,7 +16,7 @@ set -u
 TROVE=${1:?usage: cli_perfetto_protoc.sh <trove-binary> <source-dir> <shared-data-dir>}
 SRC=${2:?}
 DATA=${3:-}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 if ! command -v protoc > /dev/null 2>&1; then
     echo "skipped: protoc not found (Debian's protobuf-compiler; make deps installs it)"

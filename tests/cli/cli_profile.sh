@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_profile.sh: a sampled profile kept in the store and carried through the bundle.
 # `trove record NAME --store DIR -- CMD` samples trove-test-hot (hot_alpha and hot_beta in
-# tests/sample_hot_work.c) for a second into capture NAME; `trove top NAME` names those two
+# tests/support/sample_hot_work.c) for a second into capture NAME; `trove top NAME` names those two
 # first, with their file, and so does `trove serve`'s /api/captures/NAME/profile, over the
 # whole capture and over a range; `trove export` writes the bundle's samples, frames, stacks and
 # switches tables, the same from a capture's stream (--capture) and from store:NAME; DuckDB
@@ -16,7 +16,7 @@ set -u
 TROVE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 SRC=${2:?usage: cli_profile.sh TROVE SOURCE_DIR}
 hot=$(dirname "$TROVE")/trove-test-hot
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 [ -x "$hot" ] || { echo "skip: $hot is not built"; exit 77; }
 need_sampling

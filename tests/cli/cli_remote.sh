@@ -18,7 +18,7 @@
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE TROVE_TOKEN
 if ! command -v curl > /dev/null 2>&1; then

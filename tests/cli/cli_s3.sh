@@ -16,7 +16,7 @@ trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 data=$3
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
 for prog in s3cmd xxhsum; do

@@ -14,7 +14,7 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
 command -v s3cmd > /dev/null 2>&1 || { echo "skipped: s3cmd not installed (make deps)"; exit 77; }

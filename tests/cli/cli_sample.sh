@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli_sample.sh: `trove record NAME -- CMD` and `trove record NAME --pid PID` sample a
 # program with two known hot functions (trove-test-hot: hot_alpha and hot_beta in
-# tests/sample_hot_work.c, built with frame pointers and DWARF) for about a second at
+# tests/support/sample_hot_work.c, built with frame pointers and DWARF) for about a second at
 # 999 Hz: its top two functions by self samples are those two, with their source file;
 # the --out profile is consistent (frames and stacks deduplicated, parents before
 # children, every sample's stack a row) and its own top functions agree with --top; the
@@ -11,7 +11,7 @@
 set -u
 TROVE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 hot=$(dirname "$TROVE")/trove-test-hot
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 [ -x "$hot" ] || { echo "skip: $hot is not built"; exit 77; }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_serve.sh: `trove serve` end to end on loopback, with trove's own producers (`trove
-# record`) and viewers (`trove watch`) and a few odd peers (tests/serve_peer.py):
+# record`) and viewers (`trove watch`) and a few odd peers (tests/support/serve_peer.py):
 #   - two viewers, raw and packed, get exactly the events `trove cat` shows for the input,
 #     in order, and {"type":"end"}; the store has them too
 #   - a from=start viewer joined mid-capture gets every event exactly once
@@ -26,10 +26,10 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
-peer() { python3 "$src/tests/serve_peer.py" "$@"; }
+peer() { python3 "$src/tests/support/serve_peer.py" "$@"; }
 
 s=$tmp/s
 # serve_start, serve_stop: lib_cli.sh. ev FILE: trove cat's lines, to compare inputs with

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_stop.sh: a stop is not an end. `trove serve` stopped (SIGTERM) under live captures:
-#   - a WebSocket viewer (tests/serve_peer.py, not trove's own client) gets the close 1001
+#   - a WebSocket viewer (tests/support/serve_peer.py, not trove's own client) gets the close 1001
 #     "service stopped" and never {"type":"end"}; `trove watch` says "service stopped" and
 #     exits 3 (its --json: "stopped":true, "close_code":1001, "ended":false)
 #   - the producers `trove gen --live` and `trove record` (sending a file, and sampling a
@@ -15,10 +15,10 @@ set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 TROVE=$trove
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
-peer() { python3 "$src/tests/serve_peer.py" "$@"; }
+peer() { python3 "$src/tests/support/serve_peer.py" "$@"; }
 s=$tmp/s
 
 # status_is CAPTURE EXPR: until capture CAPTURE in /api/status (as c) has EXPR true (2

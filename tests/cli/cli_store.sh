@@ -8,11 +8,11 @@
 # usage: cli_store.sh TROVE SOURCE_DIR SHARED_DATA_DIR
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 unset TROVE_STORE
 # Most checks below count object files and damage recipe bytes by the v1 layout, so new
-# volumes are v1 unless a check asks for v3 (tests/test_volume.c covers v3 in depth).
+# volumes are v1 unless a check asks for v3 (tests/unit/test_volume.c covers v3 in depth).
 export TROVE_RECIPE_FORMAT=v1
 
 s=$tmp/s

@@ -3,7 +3,7 @@
 # `--format perfetto`, Perfetto traces read back wherever trove reads captures, and flows
 # carried through bundles and captures.
 #
-#   bash tests/cli_trace.sh <trove-binary> <source-dir> <shared-data-dir>
+#   bash tests/cli/cli_trace.sh <trove-binary> <source-dir> <shared-data-dir>
 #
 # 1. The hand-made trace (tests/data/chrome_async.json): the Chrome JSON export parses and
 #    holds every phase it should; both exports read back (as a bundle, as a wire stream, as a
@@ -15,14 +15,14 @@
 #    names of the trace; the Perfetto file is the smaller by far.
 # 4. Errors: an unknown format, --zip-deflate with a trace format, a damaged Perfetto file: one
 #    line, nonzero exit, no output left.
-# `protoc --decode_raw` is tests/cli_perfetto_protoc.sh. Skips (77) without python3; without
+# `protoc --decode_raw` is tests/cli/cli_perfetto_protoc.sh. Skips (77) without python3; without
 # node or tools/duckdb/node_modules it skips the DuckDB part, unless CI is set.
 set -u
 
 TROVE=${1:?usage: cli_trace.sh <trove-binary> <source-dir> <shared-data-dir>}
 SRC=${2:?}
 DATA=${3:-}
-. "$(dirname "$0")/lib_cli.sh"
+. "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
 need_duck "$SRC"
@@ -142,7 +142,7 @@ cols = {c["name"]: c for c in d["columns"]}
 assert list(cols) == ["ts_ns", "flow_id", "pid", "tid", "name_id", "phase", "flags"], list(cols)
 assert cols["ts_ns"]["type"] == "UBIGINT" and cols["pid"]["type"] == "UINTEGER"
 assert cols["phase"]["type"] == "UTINYINT"
-# the rows of tests/test_chrome.c's test_async_flows_counters
+# the rows of tests/unit/test_chrome.c's test_async_flows_counters
 assert cols["ts_ns"]["sum"] == str(10500 + 60000 + 70000 + 80000 + 90000 + 200000 + 300000)
 assert cols["flow_id"]["sum"] == str(1 + 1 + 1 + 2 + 3 + 4 + 4)
 assert cols["phase"]["sum"] == str(0 + 1 + 2 + 2 + 0 + 0 + 2)

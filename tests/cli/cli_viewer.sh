@@ -7,7 +7,7 @@
 set -u
 TROVE=$1
 src=$2
-. "$src/tests/lib_cli.sh"
+. "$src/tests/support/lib_cli.sh"
 need_python3
 chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
 if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||

@@ -8,7 +8,7 @@
 set -u
 TROVE=$1
 src=$2
-. "$src/tests/lib_cli.sh"
+. "$src/tests/support/lib_cli.sh"
 need_python3
 if ! command -v node > /dev/null 2>&1; then
     echo "skipped: node not found (make deps-node)"

@@ -9,7 +9,7 @@ set -u
 src=$1 py=$2 cc=$3 codec_inc=$4 store_inc=$5
 shift 5
 graph=("$@")
-. "$src/tests/lib_cli.sh"
+. "$src/tests/support/lib_cli.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -1,5 +1,5 @@
 /*
- * client_stop.c: a program instrumented with libtrove-client for tests/cli_client_stop.sh,
+ * client_stop.c: a program instrumented with libtrove-client for tests/cli/cli_client_stop.sh,
  * built as trove-test-client-stop. It records 64 zones a millisecond on its main thread
  * into a ring of 1,024 events (so a few milliseconds without a service fill it and drop),
  * and every 20 ms prints the client's counters as a line

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""guard_peer.py: the hostile and the slow clients of tests/cli_guard.sh and
+"""guard_peer.py: the hostile and the slow clients of tests/cli/cli_guard.sh and
 bench/guard_bench.sh, on loopback.
 
   flood PORT SECONDS IDLE CONNECTS OUT [RECONNECT]

@@ -1,8 +1,8 @@
-# lib_cli.sh: what the CLI tests (tests/cli_*.sh) share, sourced by each: pass and fail
+# lib_cli.sh: what the CLI tests (tests/cli/cli_*.sh) share, sourced by each: pass and fail
 # counters, check CMD... (a passed or failed check; check_not: one that must fail), a temp dir removed at exit, a skip
 # (exit 77) without python3, exits and json (an exit status; a Python assertion about a
 # JSON file), and finish, which prints "N passed, N failed" and sets the
-# exit status. Not a test itself (ctest globs tests/cli_*.sh).
+# exit status. Not a test itself (ctest globs tests/cli/cli_*.sh).
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }

@@ -1,6 +1,6 @@
 /*
  * sample_hot.h: the hot functions of trove-test-hot (sample_hot_work.c), the program that
- * tests/cli_sample.sh samples and `trove bench sample` times.
+ * tests/cli/cli_sample.sh samples and `trove bench sample` times.
  */
 #ifndef TROVE_TESTS_SAMPLE_HOT_H
 #define TROVE_TESTS_SAMPLE_HOT_H

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""serve_peer.py: the odd peers tests/cli_serve.sh needs besides trove's own clients.
+"""serve_peer.py: the odd peers tests/cli/cli_serve.sh needs besides trove's own clients.
 
   get URL                         print the body of an HTTP GET (exit 1 on a non-200)
   stall URL CAPTURE SECONDS       open /api/live as a WebSocket, then never read

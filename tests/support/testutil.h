@@ -57,8 +57,8 @@ int test_same_names(const struct trove_names *a, const struct trove_names *b);
 struct trove_backend;
 struct trove_digest;
 /*
- * The size cap and missing objects, as every backend must answer them (tests/test_backend.c
- * on fs, tests/test_backend_s3.c on S3): be holds an object of big_n (> 1) bytes under d,
+ * The size cap and missing objects, as every backend must answer them (tests/unit/test_backend.c
+ * on fs, tests/unit/test_backend_s3.c on S3): be holds an object of big_n (> 1) bytes under d,
  * the byte 0x42 and the empty object. get over max_len is TROVE_ERR_LIMIT with out emptied,
  * at exactly the size it succeeds; a digest never stored is TROVE_ERR_NOTFOUND for get (out
  * emptied), size and delete.

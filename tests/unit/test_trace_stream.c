@@ -16,7 +16,7 @@
  *   write of the temporary files, for every N) or fails a read (EIO), a sink that fails, a
  *   counter JSON cannot hold, an event past 2^64 ns, too many lanes: each is one error that
  *   says what failed, sticky, with nothing left behind. The allocation failures are
- *   tests/test_oom.c's.
+ *   tests/unit/test_oom.c's.
  *
  * `test_trace_stream [CASE]` runs one case by name (see main), or all.
  */
