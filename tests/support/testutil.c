@@ -35,8 +35,91 @@ void test_fail_int(const char *file, int line, const char *what, long long a, lo
     fprintf(stderr, "%s:%d: check failed: %s (%lld vs %lld)\n", file, line, what, a, b);
 }
 
+/* ---- cases ---- */
+
+#define MAX_CASES 256
+
+static struct {
+    const char *prog;     /* argv[0]'s last part */
+    char **want;          /* the names asked for; none: every case */
+    int n_want, list;
+    const char *seen[MAX_CASES]; /* the cases met so far, each once, in order */
+    int n_seen;
+} cases = {"test", NULL, 0, 0, {0}, 0};
+
+void test_init(int argc, char **argv)
+{
+    const char *slash = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+    if (argc > 0)
+        cases.prog = slash ? slash + 1 : argv[0];
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--list") == 0) {
+            cases.list = 1;
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "usage: %s [--list] [CASE...]\n", cases.prog);
+            exit(2);
+        }
+    }
+    cases.want = argv + 1;
+    cases.n_want = argc > 1 ? argc - 1 : 0;
+}
+
+int test_listing(void)
+{
+    return cases.list;
+}
+
+int test_case(const char *fn)
+{
+    const char *name = strncmp(fn, "test_", 5) == 0 ? fn + 5 : fn;
+    int seen = 0, chosen = cases.n_want == 0;
+
+    for (int i = 0; i < cases.n_seen && !seen; i++)
+        seen = strcmp(cases.seen[i], name) == 0;
+    if (!seen && cases.n_seen < MAX_CASES)
+        cases.seen[cases.n_seen++] = name;
+    if (cases.list) {
+        if (!seen)
+            printf("%s\n", name);
+        return 0;
+    }
+    for (int i = 0; i < cases.n_want && !chosen; i++)
+        chosen = strcmp(cases.want[i], name) == 0;
+    return chosen;
+}
+
+/* A name asked for that no RUN met: the cases listed, and 2. 0 when every name was met. */
+static int unknown_cases(void)
+{
+    int bad = 0;
+
+    for (int i = 0; i < cases.n_want; i++) {
+        int found = cases.want[i][0] == '-';
+        for (int j = 0; j < cases.n_seen && !found; j++)
+            found = strcmp(cases.seen[j], cases.want[i]) == 0;
+        if (!found) {
+            fprintf(stderr, "%s: no case named %s\n", cases.prog, cases.want[i]);
+            bad = 1;
+        }
+    }
+    if (!bad)
+        return 0;
+    fprintf(stderr, "%s: its cases:", cases.prog);
+    for (int j = 0; j < cases.n_seen; j++)
+        fprintf(stderr, " %s", cases.seen[j]);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
 int test_done(void)
 {
+    int rc;
+
+    if (cases.list)
+        return 0;
+    if ((rc = unknown_cases()) != 0)
+        return rc;
     printf("%d passed, %d failed\n", test_passed, test_failed);
     return test_failed ? 1 : 0;
 }

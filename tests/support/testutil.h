@@ -3,6 +3,14 @@
  * on; a test's main returns test_done(), which prints "N passed, N failed" and exits
  * non-zero if anything failed. test_skip() exits 77, which ctest reports as skipped, unless
  * a check already failed (then it exits as test_done() does).
+ *
+ * Cases: main calls test_init(argc, argv) first and runs each case as RUN(test_foo) (or
+ * RUN_WITH(test_foo, args...) for one that takes arguments). A case's name is its function's
+ * without the test_ prefix. `build/test_volume heal_missing locks` runs only those cases,
+ * no argument runs them all, `--list` prints the names and runs none. The names a main can
+ * run are only known as its RUNs are met, so a name that none met is found by test_done():
+ * it lists the cases on stderr and the exit status is 2. A RUN inside a loop (a case run for
+ * each of several parameters) is filtered on each pass, and listed once.
  */
 #ifndef TROVE_TESTUTIL_H
 #define TROVE_TESTUTIL_H
@@ -29,6 +37,25 @@ extern int test_passed, test_failed;
             test_passed++;                                                                \
         else                                                                              \
             test_fail_int(__FILE__, __LINE__, #a " == " #b, a_, b_);                      \
+    } while (0)
+
+void test_init(int argc, char **argv);
+/* Nonzero when the case of function fn (its name as written: "test_foo") is to run; under
+ * --list, prints its name (once) and returns 0. */
+int test_case(const char *fn);
+/* Nonzero under --list: for a main whose setup is costly and needs not be done to list. */
+int test_listing(void);
+
+#define RUN(fn)                                                                           \
+    do {                                                                                  \
+        if (test_case(#fn))                                                               \
+            fn();                                                                         \
+    } while (0)
+
+#define RUN_WITH(fn, ...)                                                                 \
+    do {                                                                                  \
+        if (test_case(#fn))                                                               \
+            fn(__VA_ARGS__);                                                              \
     } while (0)
 
 void test_fail(const char *file, int line, const char *what);

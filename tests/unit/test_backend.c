@@ -729,28 +729,29 @@ static void test_quarantine(const char *dir)
     trove_bytes_free(&got);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char dir[256];
 
+    test_init(argc, argv);
     snprintf(root, sizeof root, "/tmp/trove_backend_XXXXXX");
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;
     }
-    test_digest();
+    RUN(test_digest);
     snprintf(dir, sizeof dir, "%s/basic/nested//store/", root); /* mkdir -p, odd slashes */
-    test_basic(dir);
+    RUN_WITH(test_basic, dir);
     snprintf(dir, sizeof dir, "%s/list", root);
-    test_list(dir);
+    RUN_WITH(test_list, dir);
     snprintf(dir, sizeof dir, "%s/clean", root);
-    test_tmp_cleaning(dir);
+    RUN_WITH(test_tmp_cleaning, dir);
     snprintf(dir, sizeof dir, "%s/concurrent", root);
-    test_concurrent(dir);
+    RUN_WITH(test_concurrent, dir);
     snprintf(dir, sizeof dir, "%s/packs", root);
-    test_packs(dir);
+    RUN_WITH(test_packs, dir);
     snprintf(dir, sizeof dir, "%s/quarantine", root);
-    test_quarantine(dir);
+    RUN_WITH(test_quarantine, dir);
     test_rm_rf(root);
     return test_done();
 }

@@ -1144,11 +1144,12 @@ static void test_independent_client(const char *dir)
     CHECK_EQ_INT(matched, 1);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char dir[] = "/tmp/trove_backend_s3_XXXXXX";
     int rc;
 
+    test_init(argc, argv);
     if (!getenv("TROVE_S3_ENDPOINT")) {
         if ((rc = start_server()) != 0)
             return rc;
@@ -1163,18 +1164,18 @@ int main(void)
         snprintf(bucket, sizeof bucket, "trove-test-%08x", (unsigned)test_rand(&seed));
         snprintf(bucket_url, sizeof bucket_url, "s3://%s/some/prefix", bucket);
     }
-    test_basic();
-    test_list_and_stage();
-    test_packs();
-    test_many_packs();
-    test_bad_packs();
-    test_threads();
-    test_async();
-    test_errors();
-    test_alloc_failures();
-    test_proxy_stopped();
-    test_profile(dir);
-    test_independent_client(dir);
+    RUN(test_basic);
+    RUN(test_list_and_stage);
+    RUN(test_packs);
+    RUN(test_many_packs);
+    RUN(test_bad_packs);
+    RUN(test_threads);
+    RUN(test_async);
+    RUN(test_errors);
+    RUN(test_alloc_failures);
+    RUN(test_proxy_stopped);
+    RUN_WITH(test_profile, dir);
+    RUN_WITH(test_independent_client, dir);
     test_rm_rf(dir);
     stop_server();
     return test_done();

@@ -1412,23 +1412,24 @@ out:
     trove_bytes_free(&b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    test_init(argc, argv);
     /* Everything that touches the kernels twice: the AVX2 build (on machines that have it)
      * and the generic one must give the same bytes and values. */
     for (int generic = 0; generic < 2; generic++) {
         trove__bitpack_force_generic = generic;
-        test_width();
-        test_kernels();
-        test_unpack_blocks();
-        test_range();
-        test_columns();
-        test_handmade();
-        test_golden();
-        test_bad_input();
+        RUN(test_width);
+        RUN(test_kernels);
+        RUN(test_unpack_blocks);
+        RUN(test_range);
+        RUN(test_columns);
+        RUN(test_handmade);
+        RUN(test_golden);
+        RUN(test_bad_input);
     }
     trove__bitpack_force_generic = 0;
-    test_size();
-    test_limit();
+    RUN(test_size);
+    RUN(test_limit);
     return test_done();
 }

@@ -1120,22 +1120,23 @@ static void test_name_check(void)
     CHECK_EQ_INT(trove_bundle_name_check(NULL, 0, &why), TROVE_ERR_INVALID);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    test_init(argc, argv);
     snprintf(dir, sizeof dir, "/tmp/trove-bundle-XXXXXX");
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
     }
-    test_name_check();
-    test_round_trip();
-    test_determinism();
-    test_write_errors();
-    test_open_errors();
-    test_folders();
-    test_read_errors();
-    test_truncations_and_flips();
-    test_manifest();
+    RUN(test_name_check);
+    RUN(test_round_trip);
+    RUN(test_determinism);
+    RUN(test_write_errors);
+    RUN(test_open_errors);
+    RUN(test_folders);
+    RUN(test_read_errors);
+    RUN(test_truncations_and_flips);
+    RUN(test_manifest);
     test_rm_rf(dir);
     return test_done();
 }

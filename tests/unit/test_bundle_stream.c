@@ -569,14 +569,15 @@ static void test_zip64(void)
                                   "one after it");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_sizes();
-    test_large();
-    test_many();
-    test_reads_back();
-    test_errors();
-    test_oom();
-    test_zip64();
+    test_init(argc, argv);
+    RUN(test_sizes);
+    RUN(test_large);
+    RUN(test_many);
+    RUN(test_reads_back);
+    RUN(test_errors);
+    RUN(test_oom);
+    RUN(test_zip64);
     return test_done();
 }

@@ -2582,34 +2582,35 @@ static void test_names_parts(void)
     trove_store_close(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_roundtrips();
-    test_golden();
-    test_bad_header();
-    test_empty();
-    test_encode_invalid();
-    test_header_v2();
-    test_header_v3();
-    test_header_names_parts();
+    test_init(argc, argv);
+    RUN(test_roundtrips);
+    RUN(test_golden);
+    RUN(test_bad_header);
+    RUN(test_empty);
+    RUN(test_encode_invalid);
+    RUN(test_header_v2);
+    RUN(test_header_v3);
+    RUN(test_header_names_parts);
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;
     }
     snprintf(sdir, sizeof sdir, "%s/store", root);
-    test_write();
-    test_marker();
+    RUN(test_write);
+    RUN(test_marker);
     test_rm_rf(root);
     CHECK(mkdtemp(strcpy(root, "/tmp/trove_test_capture_XXXXXX")) != NULL);
     snprintf(sdir, sizeof sdir, "%s/store", root);
-    test_replay();
-    test_segment_format();
-    test_write_flows();
-    test_write_profile();
-    test_read_names();
-    test_sort_indexes();
-    test_names_parts();
-    test_corpus_seeds();
+    RUN(test_replay);
+    RUN(test_segment_format);
+    RUN(test_write_flows);
+    RUN(test_write_profile);
+    RUN(test_read_names);
+    RUN(test_sort_indexes);
+    RUN(test_names_parts);
+    RUN(test_corpus_seeds);
     test_rm_rf(root);
     return test_done();
 }

@@ -1284,20 +1284,21 @@ out:
     trove_store_close(s);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    test_init(argc, argv);
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;
     }
     snprintf(sdir, sizeof sdir, "%s/store", root);
-    test_determinism();
-    test_commits();
-    test_errors();
-    test_kill();
-    test_profile();
-    test_names_parts();
-    test_names_parts_small();
+    RUN(test_determinism);
+    RUN(test_commits);
+    RUN(test_errors);
+    RUN(test_kill);
+    RUN(test_profile);
+    RUN(test_names_parts);
+    RUN(test_names_parts_small);
     test_rm_rf(root);
     return test_done();
 }

@@ -1223,23 +1223,24 @@ static void test_progress(void)
     trove_events_free(&ev);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_nest_x();
-    test_begin_end();
-    test_meta_instants();
-    test_overlap();
-    test_decimal();
-    test_noclose();
-    test_freq();
-    test_unicode();
-    test_async_flows_counters();
-    test_sort_indexes();
-    test_bad();
-    test_unmatched_nonstrict();
-    test_limits();
-    test_append();
-    test_progress();
-    test_sample();
+    test_init(argc, argv);
+    RUN(test_nest_x);
+    RUN(test_begin_end);
+    RUN(test_meta_instants);
+    RUN(test_overlap);
+    RUN(test_decimal);
+    RUN(test_noclose);
+    RUN(test_freq);
+    RUN(test_unicode);
+    RUN(test_async_flows_counters);
+    RUN(test_sort_indexes);
+    RUN(test_bad);
+    RUN(test_unmatched_nonstrict);
+    RUN(test_limits);
+    RUN(test_append);
+    RUN(test_progress);
+    RUN(test_sample);
     return test_done();
 }

@@ -998,18 +998,19 @@ static void test_real_service(void)
         test_rm_rf(sv_root);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_wire();
-    test_basic();
-    test_threads();
-    test_no_service();
-    test_accounting();
-    test_on_demand();
-    test_refused();
+    test_init(argc, argv);
+    RUN(test_wire);
+    RUN(test_basic);
+    RUN(test_threads);
+    RUN(test_no_service);
+    RUN(test_accounting);
+    RUN(test_on_demand);
+    RUN(test_refused);
 #ifndef __SANITIZE_THREAD__
-    test_fork();
+    RUN(test_fork);
 #endif
-    test_real_service();
+    RUN(test_real_service);
     return test_done();
 }

@@ -1502,36 +1502,17 @@ static int run_round(const char *store_dir, const char *journal, struct journal 
     return 0;
 }
 
-int main(void)
+/* Kill the child in a loop (see the top of this file), then check the store and report. */
+static void test_kills(const char *store_dir, const char *journal, struct journal *j, uint8_t *buf)
 {
-    const char *tmpdir = getenv("TMPDIR"), *env;
-    char root[512], store_dir[600], journal[600];
-    struct trove_store *s = NULL;
-    struct journal *j = calloc(1, sizeof *j);
+    const char *env;
     struct stats st;
     unsigned want = KILLS_DEFAULT, round;
-    uint64_t rng, ops = 0;
-    uint8_t *buf = malloc(VOL_MAX);
+    uint64_t rng = base_seed, ops = 0;
 
     memset(&st, 0, sizeof st);
-    base_seed = SEED_DEFAULT;
-    if ((env = getenv("TROVE_CRASH_SEED")) != NULL)
-        base_seed = strtoull(env, NULL, 0);
     if ((env = getenv("TROVE_CRASH_KILLS")) != NULL && atoi(env) > 0)
         want = (unsigned)atoi(env);
-    rng = base_seed;
-    if (!j || !buf)
-        return 1;
-    snprintf(root, sizeof root, "%s/trove_crash_XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(root)) {
-        perror(root);
-        return 1;
-    }
-    snprintf(store_dir, sizeof store_dir, "%s/store", root);
-    snprintf(journal, sizeof journal, "%s/journal", root);
-    CHECK_EQ_INT(trove_store_open(store_dir, TROVE_STORE_CREATE, &s, NULL), TROVE_OK);
-    trove_store_close(s);
-
     /* Where the kills land follows the machine's speed (a slow one, or TSan, spends longer
      * in some operations): past the kills asked for, rounds go on (up to four times as
      * many) until heals have begun at least once every 50 kills, which the checks below
@@ -1569,6 +1550,32 @@ int main(void)
      * how many of them complete and how many a kill cuts short depends on how fast the disk
      * syncs (a slow one lets few complete), and nothing is timed. */
     CHECK(st.done[K_HEAL] + st.mid_kind[K_HEAL] >= st.kills / 50);
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmpdir = getenv("TMPDIR"), *env;
+    char root[512], store_dir[600], journal[600];
+    struct trove_store *s = NULL;
+    struct journal *j = calloc(1, sizeof *j);
+    uint8_t *buf = malloc(VOL_MAX);
+
+    test_init(argc, argv);
+    base_seed = SEED_DEFAULT;
+    if ((env = getenv("TROVE_CRASH_SEED")) != NULL)
+        base_seed = strtoull(env, NULL, 0);
+    if (!j || !buf)
+        return 1;
+    snprintf(root, sizeof root, "%s/trove_crash_XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(root)) {
+        perror(root);
+        return 1;
+    }
+    snprintf(store_dir, sizeof store_dir, "%s/store", root);
+    snprintf(journal, sizeof journal, "%s/journal", root);
+    CHECK_EQ_INT(trove_store_open(store_dir, TROVE_STORE_CREATE, &s, NULL), TROVE_OK);
+    trove_store_close(s);
+    RUN_WITH(test_kills, store_dir, journal, j, buf);
 
     if (test_failed)
         fprintf(stderr, "store left in %s for inspection (TROVE_CRASH_SEED=%" PRIu64 ")\n",

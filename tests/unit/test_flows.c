@@ -267,11 +267,12 @@ static void test_array(void)
     CHECK(a.f == NULL && a.len == 0 && a.cap == 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_round_trip();
-    test_golden();
-    test_bad();
-    test_array();
+    test_init(argc, argv);
+    RUN(test_round_trip);
+    RUN(test_golden);
+    RUN(test_bad);
+    RUN(test_array);
     return test_done();
 }

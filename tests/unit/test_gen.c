@@ -434,15 +434,16 @@ static void test_tick(void)
     trove_events_free(&b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_defaults();
-    test_invalid();
-    test_determinism();
-    test_prefix_and_append();
-    test_model_default();
-    test_model_shapes();
-    test_call_trees();
-    test_tick();
+    test_init(argc, argv);
+    RUN(test_defaults);
+    RUN(test_invalid);
+    RUN(test_determinism);
+    RUN(test_prefix_and_append);
+    RUN(test_model_default);
+    RUN(test_model_shapes);
+    RUN(test_call_trees);
+    RUN(test_tick);
     return test_done();
 }

@@ -370,11 +370,34 @@ static void crash_states(enum op op)
     trove_testing_io_log_free();
 }
 
-int main(void)
+/* Every I/O of each operation failing in turn, once (EIO) and from then on (ENOSPC). */
+static void test_faults(void)
+{
+    for (int op = 0; op < OP_COUNT; op++) {
+        uint64_t before = states;
+        sweep((enum op)op, EIO, 0);
+        sweep((enum op)op, ENOSPC, 1);
+        printf("%s: %llu states\n", op_name[op], (unsigned long long)(states - before));
+    }
+    printf("%llu states tried (%llu runs failed cleanly), none bad\n",
+           (unsigned long long)states, (unsigned long long)failed_runs);
+}
+
+/* The crash states of each operation (crash_states above). */
+static void test_crash_states(void)
+{
+    for (int op = 0; op < OP_COUNT; op++)
+        crash_states((enum op)op);
+    printf("crash states: %llu built from %llu recorded operations, none bad\n",
+           (unsigned long long)crash_built, (unsigned long long)crash_ops);
+}
+
+int main(int argc, char **argv)
 {
     uint64_t seed = 9;
     const char *lng = getenv("TROVE_IO_FAULTS_LONG");
 
+    test_init(argc, argv);
     if (lng && *lng && strcmp(lng, "0") != 0) {
         nblocks = BLOCKS_MAX;
         nevents = EVENTS_MAX;
@@ -399,18 +422,8 @@ int main(void)
         events[i].kind = TROVE_KIND_ZONE;
         events[i].name_id = 0;
     }
-    for (int op = 0; op < OP_COUNT; op++) {
-        uint64_t before = states;
-        sweep((enum op)op, EIO, 0);
-        sweep((enum op)op, ENOSPC, 1);
-        printf("%s: %llu states\n", op_name[op], (unsigned long long)(states - before));
-    }
-    printf("%llu states tried (%llu runs failed cleanly), none bad\n",
-           (unsigned long long)states, (unsigned long long)failed_runs);
-    for (int op = 0; op < OP_COUNT; op++)
-        crash_states((enum op)op);
-    printf("crash states: %llu built from %llu recorded operations, none bad\n",
-           (unsigned long long)crash_built, (unsigned long long)crash_ops);
+    RUN(test_faults);
+    RUN(test_crash_states);
     trove_names_free(names);
     if (test_failed == 0)
         test_rm_rf(root);

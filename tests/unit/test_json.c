@@ -461,14 +461,15 @@ static void test_file(void)
     }
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_tokens();
-    test_strings();
-    test_errors();
-    test_utf8();
-    test_numbers();
-    test_nesting();
-    test_file();
+    test_init(argc, argv);
+    RUN(test_tokens);
+    RUN(test_strings);
+    RUN(test_errors);
+    RUN(test_utf8);
+    RUN(test_numbers);
+    RUN(test_nesting);
+    RUN(test_file);
     return test_done();
 }

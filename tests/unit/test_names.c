@@ -76,7 +76,8 @@ static void test_sort_indexes(void)
     trove_names_free(b);
 }
 
-int main(void)
+/* The table: get, set, replace, merge, growth, find, bad arguments, UTF-8. */
+static void test_table(void)
 {
     struct trove_names *a = NULL, *b = NULL;
     struct trove_name_entry e;
@@ -159,6 +160,12 @@ int main(void)
     CHECK(strcmp(trove_kind_name(200), "other") == 0);
     trove_names_free(a);
     trove_names_free(b);
-    test_sort_indexes();
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    RUN(test_table);
+    RUN(test_sort_indexes);
     return test_done();
 }

@@ -1215,21 +1215,22 @@ static void test_caps_join_sweep(void)
     free(srv);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_framer_splits();
-    test_framer_header_hook();
-    test_framer_refuses();
-    test_hello();
-    test_clock();
-    test_fanout_formats();
-    test_fanout_slow_viewer();
-    test_fanout_threads();
-    test_caps_join_sweep();
-    test_remap();
-    test_remap_bytes();
-    test_answers();
-    test_router_assets();
-    test_router_profile();
+    test_init(argc, argv);
+    RUN(test_framer_splits);
+    RUN(test_framer_header_hook);
+    RUN(test_framer_refuses);
+    RUN(test_hello);
+    RUN(test_clock);
+    RUN(test_fanout_formats);
+    RUN(test_fanout_slow_viewer);
+    RUN(test_fanout_threads);
+    RUN(test_caps_join_sweep);
+    RUN(test_remap);
+    RUN(test_remap_bytes);
+    RUN(test_answers);
+    RUN(test_router_assets);
+    RUN(test_router_profile);
     return test_done();
 }

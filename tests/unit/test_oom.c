@@ -1623,9 +1623,20 @@ static void test_store(void)
     trove_flows_free(&cap_flows);
 }
 
-int main(void)
+static void test_generator(const struct trove_gen_options *g)
+{
+    struct gen_ctx gc = {.g = *g};
+    CHECK(trove_names_new(&gc.names) == TROVE_OK);
+    sweep("generator", op_gen, check_gen, &gc);
+    trove_events_free(&gc.ev);
+    trove_names_free(gc.names);
+}
+
+int main(int argc, char **argv)
 {
     struct trove_gen_options g;
+
+    test_init(argc, argv);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
@@ -1638,21 +1649,15 @@ int main(void)
     CHECK(trove_names_new(&gen_names) == TROVE_OK);
     CHECK_EQ_INT(trove_gen(&g, &gen_events, gen_names), TROVE_OK);
 
-    test_wire();
-    test_chrome();
-    test_trace();
-    {
-        struct gen_ctx gc = {.g = g};
-        CHECK(trove_names_new(&gc.names) == TROVE_OK);
-        sweep("generator", op_gen, check_gen, &gc);
-        trove_events_free(&gc.ev);
-        trove_names_free(gc.names);
-    }
-    test_formats();
-    test_columnar();
-    test_profile();
-    test_profiles();
-    test_store();
+    RUN(test_wire);
+    RUN(test_chrome);
+    RUN(test_trace);
+    RUN_WITH(test_generator, &g);
+    RUN(test_formats);
+    RUN(test_columnar);
+    RUN(test_profile);
+    RUN(test_profiles);
+    RUN(test_store);
 
     trove_events_free(&gen_events);
     trove_names_free(gen_names);

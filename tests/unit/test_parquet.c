@@ -1321,17 +1321,18 @@ static void test_thrift(void)
     trove_bytes_free(&b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_thrift();
-    test_writer_args();
-    test_round_trips();
-    test_add_groups_cursor();
-    test_sink();
-    test_sink_errors();
-    test_footer();
-    test_dict_fallback();
-    test_golden();
-    test_pages();
+    test_init(argc, argv);
+    RUN(test_thrift);
+    RUN(test_writer_args);
+    RUN(test_round_trips);
+    RUN(test_add_groups_cursor);
+    RUN(test_sink);
+    RUN(test_sink_errors);
+    RUN(test_footer);
+    RUN(test_dict_fallback);
+    RUN(test_golden);
+    RUN(test_pages);
     return test_done();
 }

@@ -1507,24 +1507,25 @@ static void test_dict_layout(void)
     free(idx);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_rle_golden();
-    test_rle_roundtrips();
-    test_rle_shortest();
-    test_rle_anchored();
-    test_rle_large();
-    test_rle_blocks();
-    test_rle_errors();
-    test_delta_golden();
-    test_delta_roundtrips();
-    test_delta_handbuilt();
-    test_delta_errors();
-    test_delta_large();
-    test_strings();
-    test_dict_int();
-    test_dict_direct();
-    test_dict_str();
-    test_dict_layout();
+    test_init(argc, argv);
+    RUN(test_rle_golden);
+    RUN(test_rle_roundtrips);
+    RUN(test_rle_shortest);
+    RUN(test_rle_anchored);
+    RUN(test_rle_large);
+    RUN(test_rle_blocks);
+    RUN(test_rle_errors);
+    RUN(test_delta_golden);
+    RUN(test_delta_roundtrips);
+    RUN(test_delta_handbuilt);
+    RUN(test_delta_errors);
+    RUN(test_delta_large);
+    RUN(test_strings);
+    RUN(test_dict_int);
+    RUN(test_dict_direct);
+    RUN(test_dict_str);
+    RUN(test_dict_layout);
     return test_done();
 }

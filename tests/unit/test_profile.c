@@ -642,13 +642,14 @@ static void test_frame_errors(void)
     trove_bytes_free(&f);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_strings();
-    test_frames_and_stacks();
-    test_top();
-    test_frame_golden();
-    test_frame_steps();
-    test_frame_errors();
+    test_init(argc, argv);
+    RUN(test_strings);
+    RUN(test_frames_and_stacks);
+    RUN(test_top);
+    RUN(test_frame_golden);
+    RUN(test_frame_steps);
+    RUN(test_frame_errors);
     return test_done();
 }

@@ -512,13 +512,14 @@ static void test_oom(void)
     trove_profile_free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_small();
-    test_empty();
-    test_ticks();
-    test_prune();
-    test_strings();
-    test_oom();
+    test_init(argc, argv);
+    RUN(test_small);
+    RUN(test_empty);
+    RUN(test_ticks);
+    RUN(test_prune);
+    RUN(test_strings);
+    RUN(test_oom);
     return test_done();
 }

@@ -383,14 +383,15 @@ static void test_decode_invalid(void)
     CHECK_EQ_INT(trove_recipe_v1_decode(NULL, 0, &r, NULL), TROVE_ERR_TRUNCATED);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_roundtrips();
-    test_golden();
-    test_ten_tib();
-    test_bad_input();
-    test_corpus_seeds();
-    test_encode_invalid();
-    test_decode_invalid();
+    test_init(argc, argv);
+    RUN(test_roundtrips);
+    RUN(test_golden);
+    RUN(test_ten_tib);
+    RUN(test_bad_input);
+    RUN(test_corpus_seeds);
+    RUN(test_encode_invalid);
+    RUN(test_decode_invalid);
     return test_done();
 }

@@ -1561,39 +1561,40 @@ static void test_patch(const struct golden *g)
     trove_bytes_free(&b);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     static struct golden g;
 
-    test_counts();
-    test_golden();
-    test_manifest_roundtrips();
-    test_page_roundtrips();
-    test_digest_objects();
+    test_init(argc, argv);
+    RUN(test_counts);
+    RUN(test_golden);
+    RUN(test_manifest_roundtrips);
+    RUN(test_page_roundtrips);
+    RUN(test_digest_objects);
     /* What runs through trove_bitpack_pack/unpack/range, on the AVX2 build (where the CPU
      * has it) and on the generic one. */
     for (int generic = 0; generic < 2; generic++) {
         trove__bitpack_force_generic = generic;
-        test_schemes();
-        test_equal_bytes();
-        test_noncanonical();
+        RUN(test_schemes);
+        RUN(test_equal_bytes);
+        RUN(test_noncanonical);
     }
     trove__bitpack_force_generic = 0;
     golden_build(&g);
-    test_manifest_errors(&g);
-    test_page_errors(&g);
-    test_chunk_errors(&g);
+    RUN_WITH(test_manifest_errors, &g);
+    RUN_WITH(test_page_errors, &g);
+    RUN_WITH(test_chunk_errors, &g);
     for (int generic = 0; generic < 2; generic++) {
         trove__bitpack_force_generic = generic;
-        test_segment_errors(&g);
-        test_flips(&g);
+        RUN_WITH(test_segment_errors, &g);
+        RUN_WITH(test_flips, &g);
     }
     trove__bitpack_force_generic = 0;
-    test_version(&g);
-    test_seed_sizes();
-    test_encode_invalid();
-    test_decode_invalid(&g);
-    test_patch(&g);
+    RUN_WITH(test_version, &g);
+    RUN(test_seed_sizes);
+    RUN(test_encode_invalid);
+    RUN_WITH(test_decode_invalid, &g);
+    RUN_WITH(test_patch, &g);
     golden_free(&g);
     return test_done();
 }

@@ -81,10 +81,11 @@ static void test_content_range(void)
     CHECK_EQ_INT(trove__s3_parse_content_range("", &a, &b, &n), 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_lease();
-    test_time();
-    test_content_range();
+    test_init(argc, argv);
+    RUN(test_lease);
+    RUN(test_time);
+    RUN(test_content_range);
     return test_done();
 }

@@ -759,14 +759,15 @@ static void test_profile_build(void)
     trove_sample_set_free(set);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_ring();
-    test_decode();
-    test_spaces();
-    test_maps_lines();
-    test_recorder();
-    test_symbolizer();
-    test_profile_build();
+    test_init(argc, argv);
+    RUN(test_ring);
+    RUN(test_decode);
+    RUN(test_spaces);
+    RUN(test_maps_lines);
+    RUN(test_recorder);
+    RUN(test_symbolizer);
+    RUN(test_profile_build);
     return test_done();
 }

@@ -183,9 +183,10 @@ static void test_attach(void)
     trove_sample_set_free(set);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_spawn();
-    test_attach();
+    test_init(argc, argv);
+    RUN(test_spawn);
+    RUN(test_attach);
     return test_done();
 }

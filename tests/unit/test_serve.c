@@ -719,7 +719,9 @@ static void test_answers(void)
     trove_store_close(s);
 }
 
-int main(void)
+/* Two producers, a raw and a packed viewer from the start and a from=start viewer that joins
+ * late: every viewer decodes exactly the events sent, and the store holds them. */
+static void test_live(void)
 {
     pthread_t prod[2], view[3];
     struct producer p[2] = {{0, 0}, {1, 0}};
@@ -727,11 +729,6 @@ int main(void)
     struct trove_store *s = NULL;
     struct trove_capture_info info;
 
-    signal(SIGPIPE, SIG_IGN);
-    snprintf(root, sizeof root, "/tmp/trove-serve-XXXXXX");
-    if (!mkdtemp(root))
-        return 1;
-    snprintf(store, sizeof store, "%s/s", root);
     CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
     CHECK(url[0] != 0);
     memset(v, 0, sizeof v);
@@ -764,16 +761,27 @@ int main(void)
     CHECK_EQ_INT(info.events, 2 * EVENTS);
     CHECK_EQ_INT(info.names, 5);
     trove_store_close(s);
-    test_catch_up();
-    test_samples();
-    test_profile_orphan();
-    test_answers();
     for (int i = 0; i < 3; i++) {
         trove_wire_decoder_free(v[i].dec);
         trove_names_free(v[i].names);
         trove_events_free(&v[i].got);
         free(v[i].ev);
     }
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(root, sizeof root, "/tmp/trove-serve-XXXXXX");
+    if (!mkdtemp(root))
+        return 1;
+    snprintf(store, sizeof store, "%s/s", root);
+    RUN(test_live);
+    RUN(test_catch_up);
+    RUN(test_samples);
+    RUN(test_profile_orphan);
+    RUN(test_answers);
     if (test_failed == 0)
         test_rm_rf(root);
     return test_done();

@@ -177,7 +177,8 @@ static int http_get(const char *path, char *out, size_t cap)
     return 0;
 }
 
-int main(void)
+/* The disk full a third of the way in, and back two thirds in (the top of this file). */
+static void test_disk_full(void)
 {
     pthread_t prod, view;
     struct viewer v;
@@ -186,11 +187,6 @@ int main(void)
     static char status[1 << 16];
     const char *cap;
 
-    signal(SIGPIPE, SIG_IGN);
-    snprintf(root, sizeof root, "/tmp/trove-serve-faults-XXXXXX");
-    if (!mkdtemp(root))
-        return 1;
-    snprintf(store, sizeof store, "%s/s", root);
     CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
     memset(&v, 0, sizeof v);
     trove_wire_decoder_new(&v.dec);
@@ -240,9 +236,20 @@ int main(void)
     trove_wire_decoder_free(v.dec);
     trove_names_free(v.names);
     free(v.ev);
+    if (test_failed)
+        fprintf(stderr, "status while full: %.2000s\n", status);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    snprintf(root, sizeof root, "/tmp/trove-serve-faults-XXXXXX");
+    if (!mkdtemp(root))
+        return 1;
+    snprintf(store, sizeof store, "%s/s", root);
+    RUN(test_disk_full);
     if (test_failed == 0)
         test_rm_rf(root);
-    else
-        fprintf(stderr, "status while full: %.2000s\n", status);
     return test_done();
 }

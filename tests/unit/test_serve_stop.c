@@ -22,7 +22,7 @@
  *             the service stops: joined before the web thread's eventfd goes (TSan), and
  *             the viewer gets 1001, no end
  *
- * usage: test_serve_stop [CASE]   (all cases without one)
+ * usage: test_serve_stop [CASE...]   (all cases without one; testutil.h)
  */
 #define _GNU_SOURCE /* usleep */
 
@@ -357,7 +357,7 @@ static void *flood_main(void *arg)
     return NULL;
 }
 
-static void case_full(void)
+static void test_full(void)
 {
     struct flood f;
     pthread_t t;
@@ -391,7 +391,7 @@ static void case_full(void)
 
 /* ---- behind: a new session waiting behind a closing one whose commits fail ---------------- */
 
-static void case_behind(void)
+static void test_behind(void)
 {
     struct trove_store *s = NULL;
     struct trove_capture_info info;
@@ -434,7 +434,7 @@ static void case_behind(void)
 
 /* ---- jobs: changes asked for after the store thread's last round -------------------------- */
 
-static void case_jobs(void)
+static void test_jobs(void)
 {
     static char answer[8192];
     static const char body[] = "[{\"name\":\"a\",\"ph\":\"X\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1}]";
@@ -521,7 +521,7 @@ static void *viewer_main(void *arg)
     return NULL;
 }
 
-static void case_wake(void)
+static void test_wake(void)
 {
     struct viewer v;
     pthread_t t;
@@ -568,7 +568,7 @@ static void case_wake(void)
 
 /* ---- oom: an allocation failing as the stop begins ------------------------------------------ */
 
-static void case_oom(void)
+static void test_oom(void)
 {
     begin("oom", "oom");
     for (uint64_t n = 1; n <= 40; n++) {
@@ -590,7 +590,7 @@ static void case_oom(void)
 
 /* ---- drain: a producer that never stops writing -------------------------------------------- */
 
-static void case_drain(void)
+static void test_drain(void)
 {
     begin("drain", "drain");
     /* Eight rounds: each one is a race the service wins (its socket empty for a moment)
@@ -683,7 +683,7 @@ static void *slow_main(void *arg)
 /* The history thread of a from=start viewer (and its stream's walker and prefetchers) runs
  * and wakes the web thread while the service stops: under TSan, nothing it touches may be
  * torn down under it (the web thread's eventfd included); the viewer gets 1001, no end. */
-static void case_history(void)
+static void test_history(void)
 {
     struct slow v;
     pthread_t t;
@@ -712,28 +712,19 @@ static void case_history(void)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } cases[] = {{"full", case_full},   {"behind", case_behind}, {"jobs", case_jobs},
-                 {"wake", case_wake},   {"oom", case_oom},       {"drain", case_drain},
-                 {"history", case_history}};
-    int ran = 0;
-
+    test_init(argc, argv);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGALRM, hung);
     snprintf(root, sizeof root, "/tmp/trove-serve-stop-XXXXXX");
     if (!mkdtemp(root))
         return 1;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (argc < 2 || !strcmp(argv[1], cases[i].name)) {
-            cases[i].fn();
-            ran++;
-        }
-    if (!ran) {
-        fprintf(stderr, "test_serve_stop: no case named %s\n", argv[1]);
-        return 2;
-    }
+    RUN(test_full);
+    RUN(test_behind);
+    RUN(test_jobs);
+    RUN(test_wake);
+    RUN(test_oom);
+    RUN(test_drain);
+    RUN(test_history);
     alarm(0);
     if (test_failed == 0)
         test_rm_rf(root);

@@ -222,10 +222,11 @@ static void test_errors(void)
                  "inside a copy");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_golden();
-    test_overlap_sweep();
-    test_errors();
+    test_init(argc, argv);
+    RUN(test_golden);
+    RUN(test_overlap_sweep);
+    RUN(test_errors);
     return test_done();
 }

@@ -1448,10 +1448,11 @@ static void test_bufpool(void)
     trove__bufpool_destroy(&p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     char dir[128];
 
+    test_init(argc, argv);
     snprintf(root, sizeof root, "/tmp/trove_stream_XXXXXX");
     if (!mkdtemp(root)) {
         perror("mkdtemp");
@@ -1463,29 +1464,29 @@ int main(void)
         test_rm_rf(root);
         return test_done();
     }
-    test_options();
-    test_bufpool();
+    RUN(test_options);
+    RUN(test_bufpool);
     CHECK_EQ_INT(trove_backend_get_async(fs), 0);
     for (int rep = 0; rep < REPS; rep++) {
         async_mode = rep & 1;
-        test_fault_backend(rep);
-        test_get_start(rep);
-        test_fault_concurrent(rep);
-        test_order(rep);
-        test_slow_sink(rep);
-        test_depth_cap(rep);
-        test_budget(rep);
-        test_over_budget(rep);
-        test_share_overflow(rep);
-        test_missing(rep);
-        test_cancel_inside(rep);
-        test_cancel_thread(rep);
-        test_send_error(rep);
-        test_decoder_error(rep);
-        test_exclusive_end(rep);
-        test_empty_slots(rep);
-        test_prefetch_off(rep);
-        test_bg();
+        RUN_WITH(test_fault_backend, rep);
+        RUN_WITH(test_get_start, rep);
+        RUN_WITH(test_fault_concurrent, rep);
+        RUN_WITH(test_order, rep);
+        RUN_WITH(test_slow_sink, rep);
+        RUN_WITH(test_depth_cap, rep);
+        RUN_WITH(test_budget, rep);
+        RUN_WITH(test_over_budget, rep);
+        RUN_WITH(test_share_overflow, rep);
+        RUN_WITH(test_missing, rep);
+        RUN_WITH(test_cancel_inside, rep);
+        RUN_WITH(test_cancel_thread, rep);
+        RUN_WITH(test_send_error, rep);
+        RUN_WITH(test_decoder_error, rep);
+        RUN_WITH(test_exclusive_end, rep);
+        RUN_WITH(test_empty_slots, rep);
+        RUN_WITH(test_prefetch_off, rep);
+        RUN(test_bg);
     }
     trove_backend_close(fs);
     test_rm_rf(root);

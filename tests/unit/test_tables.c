@@ -932,16 +932,17 @@ static void test_profile_tables(void)
     trove_profile_free(p);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_roundtrips();
-    test_encodings();
-    test_errors();
-    test_golden();
-    test_events_in_pieces();
-    test_events_pieces_errors();
-    test_flows();
-    test_sort_indexes();
-    test_profile_tables();
+    test_init(argc, argv);
+    RUN(test_roundtrips);
+    RUN(test_encodings);
+    RUN(test_errors);
+    RUN(test_golden);
+    RUN(test_events_in_pieces);
+    RUN(test_events_pieces_errors);
+    RUN(test_flows);
+    RUN(test_sort_indexes);
+    RUN(test_profile_tables);
     return test_done();
 }

@@ -1182,17 +1182,18 @@ static void test_sniff(void)
     cap_free(&c);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_small();
-    test_sort_indexes();
-    test_async_file();
-    test_overlap_and_kinds();
-    test_gen();
-    test_profile();
-    test_bad_profile();
-    test_bad();
-    test_sniff();
-    test_sample();
+    test_init(argc, argv);
+    RUN(test_small);
+    RUN(test_sort_indexes);
+    RUN(test_async_file);
+    RUN(test_overlap_and_kinds);
+    RUN(test_gen);
+    RUN(test_profile);
+    RUN(test_bad_profile);
+    RUN(test_bad);
+    RUN(test_sniff);
+    RUN(test_sample);
     return test_done();
 }

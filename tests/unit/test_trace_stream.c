@@ -18,7 +18,7 @@
  *   says what failed, sticky, with nothing left behind. The allocation failures are
  *   tests/unit/test_oom.c's.
  *
- * `test_trace_stream [CASE]` runs one case by name (see main), or all.
+ * `test_trace_stream [CASE...]` runs the cases named (testutil.h), or all.
  */
 #include "testutil.h"
 
@@ -691,31 +691,20 @@ static void test_errors(void)
     cap_free(&c);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
-    {"today", test_today},   {"rich", test_rich},     {"async_file", test_async_file},
-    {"gen", test_gen},       {"empty", test_empty},   {"errors", test_errors},
-    {"sample", test_sample},
-};
-
 int main(int argc, char **argv)
 {
-    int ran = 0;
+    test_init(argc, argv);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
     }
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        if (argc < 2 || !strcmp(argv[1], cases[i].name)) {
-            cases[i].fn();
-            ran++;
-        }
+    RUN(test_today);
+    RUN(test_rich);
+    RUN(test_async_file);
+    RUN(test_gen);
+    RUN(test_empty);
+    RUN(test_errors);
+    RUN(test_sample);
     test_rm_rf(tmpdir);
-    if (!ran) {
-        fprintf(stderr, "no case named %s\n", argv[1]);
-        return 2;
-    }
     return test_done();
 }

@@ -88,7 +88,8 @@ static void base_options(struct trove_live_view_options *vo)
     vo->capture = "c1";
 }
 
-int main(void)
+/* The request trove_live_view sends, and the options it refuses before connecting. */
+static void test_requests(void)
 {
     struct trove_live_view_options vo;
     struct trove_diag diag;
@@ -136,5 +137,11 @@ int main(void)
         vo.token = "tok\r\nX-Injected: 1";
         CHECK_EQ_INT(trove_live_view(&vo, NULL, NULL), TROVE_ERR_INVALID);
     }
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    RUN(test_requests);
     return test_done();
 }

@@ -1584,37 +1584,38 @@ static void test_locks(void)
     trove_store_close(w2);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    test_init(argc, argv);
     snprintf(root, sizeof root, "/tmp/trove-volume-XXXXXX");
     if (!mkdtemp(root)) {
         perror("mkdtemp");
         return 1;
     }
     for (fmt = V1; fmt <= V3; fmt += V3 - V1) {
-        test_random_writes();
-        test_dedup_and_zero();
-        test_uncommitted_dropped();
-        test_resize();
-        test_snapshots();
-        test_object_volumes();
+        RUN(test_random_writes);
+        RUN(test_dedup_and_zero);
+        RUN(test_uncommitted_dropped);
+        RUN(test_resize);
+        RUN(test_snapshots);
+        RUN(test_object_volumes);
     }
-    test_locks();
-    test_pending_create();
-    test_no_store_metadata();
-    test_metadata_o_changed();
-    test_corrupt_recipe();
-    test_create_over();
-    test_verify_finds();
-    test_names_and_modes();
-    test_sparse_10tib();
-    test_v3_commit_cost();
-    test_v3_sparse();
-    test_v3_corrupt_objects();
-    test_v3_convert_and_share();
-    test_v3_compact();
-    test_v3_patches();
-    test_v3_patch_rounds();
+    RUN(test_locks);
+    RUN(test_pending_create);
+    RUN(test_no_store_metadata);
+    RUN(test_metadata_o_changed);
+    RUN(test_corrupt_recipe);
+    RUN(test_create_over);
+    RUN(test_verify_finds);
+    RUN(test_names_and_modes);
+    RUN(test_sparse_10tib);
+    RUN(test_v3_commit_cost);
+    RUN(test_v3_sparse);
+    RUN(test_v3_corrupt_objects);
+    RUN(test_v3_convert_and_share);
+    RUN(test_v3_compact);
+    RUN(test_v3_patches);
+    RUN(test_v3_patch_rounds);
     if (test_failed == 0)
         test_rm_rf(root);
     else

@@ -573,20 +573,21 @@ static void test_conn_output(void)
     close(ep);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-    test_head_whole_and_in_pieces();
-    test_head_names_whole();
-    test_head_refusals();
-    test_head_limits();
-    test_answer_head();
-    test_ws_frames();
-    test_ws_accept_key();
-    test_host();
-    test_origin_and_change();
-    test_token();
-    test_conn_limits();
-    test_conn_timeouts();
-    test_conn_output();
+    test_init(argc, argv);
+    RUN(test_head_whole_and_in_pieces);
+    RUN(test_head_names_whole);
+    RUN(test_head_refusals);
+    RUN(test_head_limits);
+    RUN(test_answer_head);
+    RUN(test_ws_frames);
+    RUN(test_ws_accept_key);
+    RUN(test_host);
+    RUN(test_origin_and_change);
+    RUN(test_token);
+    RUN(test_conn_limits);
+    RUN(test_conn_timeouts);
+    RUN(test_conn_output);
     return test_done();
 }

@@ -771,22 +771,23 @@ static void test_columnar(void)
     trove_bytes_free(&pk);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    test_init(argc, argv);
     if (trove_wire_encoder_new(&enc) != TROVE_OK || trove_wire_decoder_new(&dec) != TROVE_OK)
         return 1;
     /* Everything twice: the packed decoder's BMI2 path (on machines that have it) and the
      * generic one must accept and refuse exactly the same inputs. */
     for (int generic = 0; generic < 2; generic++) {
         trove__packed_force_generic = generic;
-        test_roundtrips();
-        test_golden();
-        test_golden_sort();
-        test_bad_input();
+        RUN(test_roundtrips);
+        RUN(test_golden);
+        RUN(test_golden_sort);
+        RUN(test_bad_input);
     }
-    test_columnar();
-    test_stream();
-    test_sizes();
+    RUN(test_columnar);
+    RUN(test_stream);
+    RUN(test_sizes);
     trove_wire_encoder_free(enc);
     trove_wire_decoder_free(dec);
     return test_done();
