@@ -80,13 +80,16 @@ EOF
 }
 
 # 1. The JSON object on generated data.
+if section json_object_on; then
 "$TROVE" bench wire --events 20000 --json >"$tmp/gen.json" 2>"$tmp/gen.err"
 check [ $? -eq 0 ]
 check validate_json "$tmp/gen.json" 20000 10
 check [ ! -s "$tmp/gen.err" ]
+fi
 
 # 2. trove gen writes the same events to a file (atomically) and the bench reads them back:
 #    the same sizes as when the bench generated them itself.
+if section trove_gen_writes; then
 "$TROVE" gen -o "$tmp/g.trove" --events 20000 --to deflate --quiet
 check [ $? -eq 0 ]
 check [ -s "$tmp/g.trove" ]
@@ -99,13 +102,17 @@ import json, sys
 a, b = (json.load(open(p))["formats"] for p in sys.argv[1:3])
 sys.exit(any(a[k]["bytes_per_event"] != b[k]["bytes_per_event"] for k in a))' \
     "$tmp/gen.json" "$tmp/file.json"
+fi
 
 # 3. --events with --input takes a prefix; --batch changes the batch count.
+if section events_with_input; then
 "$TROVE" bench wire --input "$tmp/g.trove" --events 5000 --batch 1000 --repeat 1 --json >"$tmp/p.json"
 check [ $? -eq 0 ]
 check validate_json "$tmp/p.json" 5000 5
+fi
 
 # 4. gen is deterministic; the seed matters; stdout works when it is not a terminal.
+if section gen_is_deterministic; then
 "$TROVE" gen --events 20000 --to deflate -q >"$tmp/g2.trove"
 check [ $? -eq 0 ]
 check cmp -s "$tmp/g.trove" "$tmp/g2.trove"
@@ -129,11 +136,13 @@ while off < len(b):
 assert off == len(b)
 assert frames[0][0] == 4, frames
 assert frames[1:] == [(1, 500)] * 6, frames' "$tmp/raw.trove"
+fi
 
 # 5. Issue 2's size targets on the default gen capture (sizes are deterministic): packed
 #    <= 11.1 and packed+deflate <= 7.1 bytes an event, counting event frames with their
 #    headers as the bench does. The 1 ns clock stays above 7.1 (docs/BENCHMARKS.md), which
 #    shows the check measures what the clock changes.
+if section issue_2_size; then
 event_bytes() {
     python3 -c '
 import struct, sys
@@ -157,8 +166,10 @@ check event_bytes "$tmp/full.deflate" 0 7.1
 "$TROVE" gen --to deflate --tick 1 -q -o "$tmp/full1.deflate"
 check event_bytes "$tmp/full1.deflate" 7.1 11.1
 rm -f "$tmp"/full*
+fi
 
 # 6. The human table names every format, and its columns in words.
+if section human_table_names; then
 "$TROVE" bench wire --events 5000 --repeat 1 >"$tmp/table.txt"
 check [ $? -eq 0 ]
 peer_rows="lz4 xz9 xz9_stream brotli11"
@@ -190,8 +201,10 @@ if command -v readelf > /dev/null; then
         else check_not grep -q "\[$lib" "$tmp/needed.txt"; fi
     done
 fi
+fi
 
 # 7. Help and errors: exit status, one line on stderr, nothing on stdout.
+if section help_and_errors; then
 "$TROVE" bench wire --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q -- "--input-format" "$tmp/help.txt"
@@ -227,8 +240,10 @@ expect_error gen gen --events 10 -o "$tmp/no-such-dir/x.trove"
 check [ ! -e "$tmp/x.trove" ]
 printf 'TVxx' >"$tmp/bad.trove"
 expect_error "bench wire" bench wire --input "$tmp/bad.trove"
+fi
 
 # 8. The real Chrome trace, if the sample and zstd are there (a prefix, one pass).
+if section real_chrome_trace; then
 if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd >/dev/null 2>&1; then
     zstd -dcq "$DATA/chrome-trace-dom.json.zst" >"$tmp/trace.json"
     "$TROVE" bench wire --input "$tmp/trace.json" --input-format chrome-json --events 30000 \
@@ -249,5 +264,6 @@ assert d["ns_per_zone"] > 0 and d["ns_per_zone_floor"] > 0 and d["ns_per_zone_di
 assert 0 <= d["events_dropped"] <= 40000, d
 ' "$tmp/client.json"
 exits 1 "$TROVE" bench client --threads 0
+fi
 
 finish

@@ -87,17 +87,22 @@ PY
 }
 
 # 1. The JSON object, nothing on stderr (not a terminal: no progress line).
+if section json_object; then
 "$TROVE" bench bitpack --values 1048576 --cache-values 65536 --repeat 1 --json >"$tmp/b.json" 2>"$tmp/b.err"
 check [ $? -eq 0 ]
 check validate_json "$tmp/b.json" 1048576 65536
 check [ ! -s "$tmp/b.err" ]
+fi
 
 # 2. Other sizes, including a cache size above the large one and the smallest of each.
+if section other_sizes; then
 "$TROVE" bench bitpack --values 1024 --cache-values 8192 --repeat 2 --json >"$tmp/s.json"
 check [ $? -eq 0 ]
 check validate_json "$tmp/s.json" 1024 8192
+fi
 
 # 3. The human table: the kernel's name, every width of both sizes, the peers.
+if section human_table; then
 "$TROVE" bench bitpack --values 65536 --cache-values 4096 --repeat 1 >"$tmp/table.txt"
 check [ $? -eq 0 ]
 check grep -Eq "FastLanes kernels \((avx2|generic)\)" "$tmp/table.txt"
@@ -112,8 +117,10 @@ else
     check grep -q "streamvbyte is not in this build" "$tmp/table.txt"
 fi
 check grep -q "^kernel / naive:" "$tmp/table.txt"
+fi
 
 # 4. Help and errors: exit status, one line on stderr naming the command, nothing on stdout.
+if section help_and_errors; then
 "$TROVE" bench bitpack --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q -- "--cache-values" "$tmp/help.txt"
@@ -136,5 +143,6 @@ expect_error "bench bitpack" bench bitpack --json extra
 TROVE_BITPACK_GENERIC=1 "$TROVE" bench bitpack --values 65536 --cache-values 65536 --repeat 1 > "$tmp/generic.txt" 2>&1
 check test $? -eq 0
 check grep -q 'FastLanes kernels (generic)' "$tmp/generic.txt"
+fi
 
 finish

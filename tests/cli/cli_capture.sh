@@ -23,6 +23,7 @@ objects() { find "$s/objects" -type f | wc -l; }
 range() { awk -v a="$2" -v b="$3" '$1 >= a && $1 < b' "$1"; }
 
 # ---- usage and errors -----------------------------------------------------------------
+if section usage_and_errors; then
 for c in import ls replay; do exits 0 "$trove" "$c" --help; done
 exits 0 "$trove" import --help
 check grep -q -- '--store DIR' "$tmp/out"
@@ -46,10 +47,12 @@ expect_error import import --store "$s"
 echo '{"traceEvents":[{]}' > "$tmp/bad.json"
 expect_error import import "$tmp/bad.json" --store "$s" --name bad
 check grep -q "bad.json" "$tmp/e.err"
+fi
 
 # ---- a gen stream ------------------------------------------------------------------------
 # 64 KiB segments are 2048 events, the frame size: 98 segments, 100 objects with the header
 # and the names.
+if section gen_stream; then
 t import "$tmp/g.wire" --name gen --segment-bytes 64K --json > "$tmp/i1.json" 2> "$tmp/err" ||
   bad "import gen: $(cat "$tmp/err")"
 json "$tmp/i1.json" 'j["name"] == "gen" and j["events"] == 200000 and j["segments"] == 98 and j["new_objects"] == 100 and j["raw_bytes"] == 6400000 and 0 < j["stored_bytes"] < j["raw_bytes"]'
@@ -231,8 +234,10 @@ if [ -f "$rcp" ]; then
 else
   bad "no recipe file for gen2"
 fi
+fi
 
 # ---- bundles and Parquet ---------------------------------------------------------------
+if section bundles_and_parquet; then
 "$trove" export "$tmp/g.wire" -o "$tmp/g.zip" --quiet || bad "export bundle"
 "$trove" export "$tmp/g.wire" -o "$tmp/g.parquet" --format parquet --quiet || bad "export parquet"
 exits 0 t import "$tmp/g.zip" --name fromzip
@@ -263,8 +268,10 @@ check test ! -e "$tmp/no.zip"
 exits 0 "$trove" import "$tmp/g.zip" -o "$tmp/zz.wire" --to raw
 "$trove" cat "$tmp/zz.wire" > "$tmp/zz.txt"
 check cmp -s "$tmp/g.txt" "$tmp/zz.txt"
+fi
 
 # ---- the default store -----------------------------------------------------------------
+if section default_store; then
 mkdir "$tmp/cwd"
 (cd "$tmp/cwd" && "$trove" import "$tmp/g.wire" --quiet) || bad "import into ./trove-data"
 check test -d "$tmp/cwd/trove-data/volumes"
@@ -272,13 +279,16 @@ check test -d "$tmp/cwd/trove-data/volumes"
 check grep -q '^g ' "$tmp/out"            # the name defaults to IN's base name
 TROVE_STORE=$s "$trove" ls > "$tmp/out" || bad "ls \$TROVE_STORE"
 check grep -q '^gen2 ' "$tmp/out"
+fi
 
 # ---- a terminal gets text ----------------------------------------------------------------
+if section terminal_gets_text; then
 if command -v script > /dev/null 2>&1; then
   script -qec "$trove replay gen --store $s --from-ns $a --to-ns $b" /dev/null 2> /dev/null |
     tr -d '\r' > "$tmp/tty.txt"
   range "$tmp/g.txt" "$a" "$b" > "$tmp/want.txt"
   check cmp -s "$tmp/want.txt" "$tmp/tty.txt"
+fi
 fi
 
 # ---- Ctrl-C and SIGTERM ---------------------------------------------------------------------
@@ -288,6 +298,7 @@ fi
 # ignored, so SIGINT is sent to a job that restored its default first; the signal waits
 # until that job is trove, as python can take longer than the pause to start on a loaded
 # machine, and a SIGINT it got first would be ignored.)
+if section ctrl_c_and; then
 mkfifo "$tmp/fifo"
 for sig in TERM INT; do
   (exec 3< "$tmp/fifo"; sleep 2; cat <&3 > /dev/null) &
@@ -311,8 +322,10 @@ for sig in TERM INT; do
   if [ $sig = INT ]; then check test $rc -eq 130; else check test $rc -eq 143; fi
   check grep -q "^trove replay: interrupted (SIG$sig)" "$tmp/int.err"
 done
+fi
 
 # ---- the sample trace ----------------------------------------------------------------------
+if section sample_trace; then
 if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
   zstd -dcq "$data/chrome-trace-dom.json.zst" > "$tmp/trace.json"
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
@@ -335,11 +348,13 @@ if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd
   check test "$(wc -l < "$tmp/sr.txt")" -ge 400
   exits 0 t verify --deep
 fi
+fi
 
 # ---- names past one object -------------------------------------------------------------
 # 450,000 distinct event names, 25 MB of names frames: more than an object's 16 MiB, so the
 # capture keeps them in parts. The import stores it (and again, nothing new), ls lists it,
 # and every name comes back through cat and through a Chrome JSON export.
+if section names_past_one; then
 python3 - "$tmp/names.json" <<'EOF'
 import sys
 n = 450000
@@ -362,5 +377,6 @@ exits 0 "$trove" export --capture manynames --store "$s" --format chrome-json -o
 python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); e = j["traceEvents"] if isinstance(j, dict) else j; n = len({x["name"] for x in e if x.get("ph") == "X"}); assert n == 450000, n' \
   "$tmp/names-out.json" || bad "export of 450,000 names"
 exits 0 t verify
+fi
 
 finish

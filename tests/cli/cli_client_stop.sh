@@ -53,6 +53,7 @@ stop_prog() { # OUT: SIGTERM, wait, the final line as "events sent dropped pendi
 final() { awk '$1 == "final" {print $3, $5, $7, $9}' "$1"; }
 
 # 1. SIGTERM, start again, kill -9, start again, then the program stops with a service.
+if section sigterm; then
 serve_start --commit-ms 100
 run_prog stop "$tmp/p1"
 wait_for "$tmp/p1" 'c == 1 && s > 0'
@@ -95,9 +96,11 @@ check test "$ticks" -gt 0
 check test "$ticks" -le "$sent1"
 # The process is named by the program, its thread as the program said.
 check grep -q ' tick \[main\]' "$tmp/cat1.txt"
+fi
 
 # 2. The service stops (SIGTERM) and the program stops while none is there: what the ring
 #    held is dropped, not left uncounted.
+if section service_stops; then
 serve_start --commit-ms 100
 run_prog alone "$tmp/p2"
 wait_for "$tmp/p2" 'c == 1 && s > 0'
@@ -109,10 +112,12 @@ check test -n "$ev2"
 check test "$pend2" = 0
 check test "$((sent2 + drop2))" = "$ev2"
 check all_add_up "$tmp/p2"
+fi
 
 # 3. The CLI's producers, their service stopped mid-run: the last line adds up, events ==
 #    sent + dropped, and says what was not sent (the command fails).
 # Wait until capture $1 has published events in the service's status.
+if section cli_producers; then
 wait_published() {
     for _ in $(seq 1 1200); do
         curl -s "${url}api/status" > "$tmp/st.json" 2> /dev/null
@@ -149,5 +154,6 @@ read -r ev sent drop <<< "$(echo "$line" | sed -n 's/^trove record: \([0-9]*\) e
 check test "$ev" = 400000
 check test "$drop" -gt 0
 check test "$((sent + drop))" = "$ev"
+fi
 
 finish

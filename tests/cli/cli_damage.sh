@@ -105,6 +105,7 @@ healed() {
 
 # ---- the file volume's objects --------------------------------------------------------
 # what, where, the pattern the error names, and what plain verify sees.
+if section file_volume_objects; then
 for kind in block D S P manifest index; do
   fresh
   # Only v's objects are damaged: drop the capture first, so packs and loose objects are v's.
@@ -138,8 +139,10 @@ for kind in block D S P manifest index; do
   if [ "$kind" != block ]; then exits 1 t gc; fi
   healed "$kind"
 done
+fi
 
 # ---- the capture's objects --------------------------------------------------------------
+if section capture_objects; then
 for kind in header names segment D S; do
   fresh
   t volume rm v > /dev/null 2>&1 && t gc > /dev/null 2>&1 || bad "$kind: rm v"
@@ -171,8 +174,10 @@ for kind in header names segment D S; do
   esac
   healed "$kind"
 done
+fi
 
 # ---- verify --repair --from: another copy puts back what is missing or damaged -------------
+if section verify_repair_from; then
 fresh
 "$trove" store copy "$s" "$tmp/copy" -q 2> /dev/null || bad "store copy to the other copy"
 set -- $(locate "$s" loose:545603)
@@ -195,10 +200,12 @@ exits 1 t verify --repair --from "$tmp/empty" --json
 json "$tmp/out" 'j["repaired"] == 0 and j["unavailable"] == 1 and j["missing_objects"] == 1'
 exits 2 t verify --from "$tmp/copy"
 rm -rf "$tmp/copy" "$tmp/empty"
+fi
 
 # ---- an object gone missing behind the store's back -------------------------------------
 # The recipes still name it; writing the same content under the same name puts it again
 # (a slot that already names a digest does not make its object present).
+if section object_gone_missing; then
 for kind in block header segment; do
   fresh
   case $kind in
@@ -211,5 +218,6 @@ for kind in block header segment; do
   json "$tmp/out" 'j["missing_objects"] == 1'
   healed "missing $kind"
 done
+fi
 
 finish

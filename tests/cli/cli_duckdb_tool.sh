@@ -117,14 +117,17 @@ EOF
 }
 
 # 0. The documented example and the empty column, in the python definition itself.
+if section documented_example_and; then
 check python3 -c "$PYLIB
 assert fnv([]) == 'cbf29ce484222325'
 h = 0xcbf29ce484222325
 for b in b'1\n-2\n\xff\n':
     h = ((h ^ b) * 0x100000001b3) % 2**64
 assert fnv([1, -2, None]) == '%016x' % h"
+fi
 
 # 1. gen + info on a tiny file and on one with several row groups.
+if section gen_info_on; then
 duck gen "$tmp/tiny.parquet" 10 >"$tmp/gen.json"
 check [ $? -eq 0 ]
 check grep -qx '{"rows":10}' "$tmp/gen.json"
@@ -145,8 +148,10 @@ check [ $? -eq 0 ]
 duck info "$tmp/empty.parquet" >"$tmp/empty.json"
 check [ $? -eq 0 ]
 check validate_info "$tmp/empty.json" 0 ZSTD
+fi
 
 # 2. copy with each compression keeps every value (same checksums) and uses the codec.
+if section copy_with_each; then
 for c in uncompressed snappy zstd; do
     duck copy "$tmp/g.parquet" "$tmp/c-$c.parquet" --compression $c >"$tmp/copy.json"
     check [ $? -eq 0 ]
@@ -164,8 +169,10 @@ duck copy "$tmp/tiny.parquet" "$tmp/c-select.parquet" --select "id, id * 2 AS tw
 check [ $? -eq 0 ]
 duck info "$tmp/c-select.parquet" >"$tmp/c-select.json"
 check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [c["name"] for c in d["columns"]] == ["id", "twice"] and d["columns"][1]["sum"] == "90", d' "$tmp/c-select.json"
+fi
 
 # 3. bench --repeat 1: the documented keys, sane values, uncompressed the larger file.
+if section bench_repeat_1; then
 duck bench "$tmp/g.parquet" --repeat 1 >"$tmp/bench.json"
 check [ $? -eq 0 ]
 duck bench "$tmp/tiny.parquet" --repeat 1 --threads 1 >"$tmp/bench1.json"
@@ -204,8 +211,10 @@ EOF
 }
 check validate_bench "$tmp/bench.json" any
 check validate_bench "$tmp/bench1.json" 1
+fi
 
 # 4. Errors: exit 1, nothing on stdout, one line on stderr starting "duckdb_tool: ".
+if section errors; then
 expect_tool_error() {
     local rc
     duck "$@" >"$tmp/e.out" 2>"$tmp/e.err"
@@ -229,5 +238,6 @@ expect_tool_error copy "$tmp/tiny.parquet" "$tmp/no-such-dir/x.parquet"
 expect_tool_error gen "$tmp/x.parquet" 12x
 expect_tool_error bench "$tmp/tiny.parquet" --repeat 0
 expect_tool_error bench "$tmp/tiny.parquet" --bogus 1
+fi
 
 finish

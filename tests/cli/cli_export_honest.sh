@@ -12,6 +12,7 @@ need_python3
 TROVE=$trove
 
 # ---- unmatched begins: each phase counted on its own ----------------------------------------
+if section unmatched_begins; then
 cat > "$tmp/open.json" <<'JSON'
 [{"ph":"B","name":"a","pid":1,"tid":1,"ts":1},
 {"ph":"B","name":"a","pid":1,"tid":1,"ts":2},
@@ -20,8 +21,10 @@ cat > "$tmp/open.json" <<'JSON'
 JSON
 exits 0 "$trove" cat "$tmp/open.json"
 check grep -q "dropped 2 B events and 1 b event never ended; 1 E event never begun" "$tmp/err"
+fi
 
 # ---- a bind_id flow keeps one name on its s and f ---------------------------------------------
+if section bind_id_flow; then
 cat > "$tmp/bind.json" <<'JSON'
 [{"ph":"X","name":"send","pid":1,"tid":1,"ts":10,"dur":5,"bind_id":"0x7","flow_out":true},
 {"ph":"X","name":"recv","pid":1,"tid":2,"ts":20,"dur":5,"bind_id":"0x7","flow_in":true}]
@@ -38,8 +41,10 @@ PY
 # and it comes back as one flow with that name, which a second export keeps
 exits 0 "$trove" export "$tmp/bind.out.json" -o "$tmp/bind.again.json" --format chrome-json -q
 check cmp -s "$tmp/bind.out.json" "$tmp/bind.again.json"
+fi
 
 # ---- --json on every export: its document, the warnings a field of it ---------------------------
+if section json_on_every; then
 for f in chrome-json perfetto bundle parquet dir; do
   exits 0 "$trove" export "$tmp/open.json" -o "$tmp/open.$f" --format $f --json
   cp "$tmp/out" "$tmp/open.$f.doc"
@@ -57,8 +62,10 @@ for f in chrome-json perfetto bundle; do
   json "$tmp/out" "j['format'] == '$f' and j['events'] == 2 and j['warnings'] == []"
 done
 json "$tmp/out" "j['input'] == 'bind'"
+fi
 
 # ---- a sampled capture: its samples counted where a trace cannot carry them -----------------------
+if section sampled_capture; then
 if "$trove" record spin --store "$tmp/s" -q -- sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done' \
     > "$tmp/rec.out" 2> "$tmp/rec.err"; then
   exits 0 "$trove" export --capture spin --store "$tmp/s" -o "$tmp/spin.json" --format chrome-json --json
@@ -95,6 +102,7 @@ elif grep -q "refused by the kernel" "$tmp/rec.err"; then
   echo "note: the samples checks skipped: $(cat "$tmp/rec.err")"
 else
   bad "trove record failed: $(cat "$tmp/rec.err")"
+fi
 fi
 
 finish

@@ -96,6 +96,7 @@ check cmp -s "$tmp/outdir/x.bundle" "$tmp/b" # the default export of same above
 # ---- chrome-json and perfetto, streamed ---------------------------------------------------
 # trace_same NAME FILE [OPTS...]: capture NAME streamed through many spilled runs gives, in
 # both formats, the bytes of FILE (the same events, whole) exported.
+if section chrome_json_and; then
 trace_same() {
     local cap=$1 file=$2 f
     shift 2
@@ -221,5 +222,6 @@ print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
         fi
         rm -f "$tmp/big.out"
     done
+fi
 fi
 finish

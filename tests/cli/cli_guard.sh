@@ -67,6 +67,7 @@ THREADS_BOUND=64
 rm -f "$tmp/big.wire"
 
 # ---- bound exactly as told -------------------------------------------------------------------
+if section bound_exactly_as; then
 expect_error serve serve --store "$tmp/x1" --listen 0.0.0.0:0
 check grep -q "not a loopback address" "$tmp/e.err"
 expect_error serve serve --store "$tmp/x1" --listen '[::]:0'
@@ -133,8 +134,10 @@ else
     echo "note: no network namespace (ip netns add needs root): the namespace checks are skipped"
     [ -n "${CI:-}" ] && bad "ip netns add failed under CI"
 fi
+fi
 
 # ---- DNS rebinding, and the small ones -------------------------------------------------------
+if section dns_rebinding; then
 serve_start
 port=$(port_of "$url")
 for p in / /index.html /status /web/app.js /api/status /metrics /api/captures /api/captures/g \
@@ -161,9 +164,11 @@ check test "$(g req "$port" 'GET /api/captures HTTP/1.1\r\nHost: 127.0.0.1\r\nAc
 check test "$(st 'j["captures"] == [] and j["producers_refused"] == 0')" = True
 status_g=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/g")
 check test "$status_g" = 200 # nothing was changed
+fi
 
 # ---- other sites cannot act ------------------------------------------------------------------
 # c METHOD PATH [curl args]: the status
+if section other_sites_cannot; then
 c() { local m=$1 p=$2; shift 2; curl -s -o "$tmp/r.json" -w '%{http_code}' -X "$m" "$@" "${url%/}$p"; }
 ct=(-H 'Content-Type: application/octet-stream')
 check test "$(c POST '/api/captures/import?name=g' "${ct[@]}" -H 'Origin: http://127.0.0.1:8000' --data-binary @"$tmp/g.wire")" = 403
@@ -194,8 +199,10 @@ check test "$(c DELETE /api/captures/own -b "$tmp/jar" -H "Origin: http://127.0.
 check test "$(c DELETE /api/captures/nosuch -H "Authorization: Bearer $tok" -H 'Origin: http://dash.example:8080')" = 404
 check test "$(c GET /api/captures -b "trove_token=$tok")" = 401 # another port's name
 serve_stop
+fi
 
 # ---- import bodies: stale ones removed at the start, a full temporary directory ------------
+if section import_bodies; then
 mkdir -p "$tmp/tmpd"
 echo stale > "$tmp/tmpd/trove-import-AbC123"
 TMPDIR=$tmp/tmpd serve_start
@@ -218,8 +225,10 @@ if unshare -m true 2> /dev/null; then
 else
     echo "note: no private mount namespace (unshare -m): the full temporary directory is not tried"
 fi
+fi
 
 # ---- 3,000 idle connections and 1,000 held CONNECTs beside a live capture ------------------------
+if section 3000_idle_connections; then
 serve_start --max-viewer-queue 64M
 port=$(port_of "$url")
 base_threads=$(awk '/^Threads/ {print $2}' "/proc/$srv_pid/status")
@@ -254,7 +263,9 @@ for _ in $(seq 1 100); do # the flood's last connections linger for up to 2 s
     sleep 0.1
 done
 check test "$(st 'j["web"]["connections"]')" = 1
+fi
 # ---- 200 stalled replays and 20 stalled exports, beside a producer flooding names ------------
+if section 200_stalled_replays; then
 sample_start
 g stall "$port" 200 '/api/replay?capture=big' 1 4 "$tmp/stall-r.json" &
 stall_r=$!
@@ -278,8 +289,10 @@ done
 check test "$(st 'j["web"]["replays"] + j["web"]["exports"]')" = 0
 check test "$(awk '/^Threads/ {print $2}' "/proc/$srv_pid/status")" -le $((base_threads + 4))
 serve_stop
+fi
 
 # ---- with ulimit -n 1024 ---------------------------------------------------------------------
+if section with_ulimit_n; then
 (ulimit -n 1024 && exec "$trove" serve --store "$s" --listen 127.0.0.1:0) > "$tmp/serve.out" 2> "$tmp/serve.err" &
 srv_pid=$!
 for _ in $(seq 1 100); do grep -q listening "$tmp/serve.out" && break; sleep 0.1; done
@@ -301,8 +314,10 @@ check test "$(st "[(c['committed_events'], c['errors']) for c in j['captures'] i
 check test "$(st 'j["web"]["refused"] + j["web"]["evicted"] > 0')" = True
 check test "$(grep -c 'Too many open files' "$tmp/serve.err")" = 0
 serve_stop
+fi
 
 # ---- slow clients get everything; stalled ones are closed --------------------------------------
+if section slow_clients_get; then
 serve_start --idle-timeout 2
 port=$(port_of "$url")
 "$trove" export --capture g --store "$s" --format parquet -o "$tmp/g.parquet" -q
@@ -320,8 +335,10 @@ check test "$(st 'j["web"]["exports"] == 0 and j["web"]["timed_out"] >= 1')" = T
 kill $stall_1 2> /dev/null
 wait $stall_1
 serve_stop
+fi
 
 # ---- in Chromium: pages of other origins cannot import, delete or log in -----------------------
+if section in_chromium; then
 chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
 if command -v node > /dev/null 2>&1 && [ -x "$chromium" ] &&
     [ -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
@@ -331,5 +348,6 @@ if command -v node > /dev/null 2>&1 && [ -x "$chromium" ] &&
 else
     echo "note: node, $chromium or playwright-core missing (make deps deps-npm): the browser checks are skipped"
     [ -n "${CI:-}" ] && bad "the browser checks need node, chromium and playwright-core under CI"
+fi
 fi
 finish

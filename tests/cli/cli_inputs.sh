@@ -116,6 +116,7 @@ expect_error cat cat "$tmp/t.wire" --store "$s"
 check grep -q "is not one" "$tmp/e.err"
 
 # ---- flags: one spelling for one idea ----------------------------------------------------
+if section flags; then
 "$trove" convert "$tmp/t.wire" "$tmp/a.wire" -q || bad "convert (default wire)"
 "$trove" convert "$tmp/t.wire" "$tmp/b.wire" --wire packed -q || bad "convert --wire packed"
 "$trove" convert "$tmp/t.wire" "$tmp/c.wire" --to packed -q || bad "convert --to packed"
@@ -145,8 +146,10 @@ expect_error replay replay cap --store "$s" -o "$tmp/r.wire" --no-sender --send-
 check grep -q -- "--no-sender and --send-queue cannot go together" "$tmp/e.err"
 expect_error convert convert "$tmp/t.wire" - --json
 check grep -q -- "--json and OUT '-' (stdout) cannot go together" "$tmp/e.err"
+fi
 
 # ---- --json: one document on stdout, nothing else there ----------------------------------
+if section json; then
 jsonl() { # CMD...: stdout parses as exactly one JSON document, stderr is empty
   "$trove" "$@" > "$tmp/j.out" 2> "$tmp/j.err" || { bad "$* (rc $?): $(cat "$tmp/j.err")"; return; }
   python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/j.out" || bad "$*: stdout is not one JSON document"
@@ -180,8 +183,10 @@ jsonl bench wire --input "$tmp/t.wire" --events 1000 --repeat 1 --json
 check grep -q "trove volume put: .*f.bin -> w: 1000000 bytes" "$tmp/err"
 "$trove" volume put w "$tmp/f.bin" --store "$s" -q 2> "$tmp/err" || bad "volume put -q"
 check test ! -s "$tmp/err"
+fi
 
 # ---- help: `trove help CMD` is `trove CMD --help` ----------------------------------------
+if section help; then
 for c in convert cat export import gen replay ls verify gc snapshot bench volume; do
   "$trove" "$c" --help > "$tmp/h1" 2>&1
   "$trove" help "$c" > "$tmp/h2" 2>&1
@@ -208,6 +213,7 @@ sys.stdout.write(block[1:] if block.startswith("\n") else block)
 EOF
 "$trove" --help > "$tmp/help"
 check cmp -s "$tmp/readme-help" "$tmp/help"
+fi
 
 
 finish

@@ -105,6 +105,7 @@ rows_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["row
 manifest_count() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counts"][sys.argv[2]])' "$1" "$2"; }
 
 # ---- 1. round trips on generated data ------------------------------------------------------
+if section round_trips_on; then
 "$TROVE" gen --events 30000 --to raw -q -o "$tmp/g.tv"
 check [ $? -eq 0 ]
 "$TROVE" export "$tmp/g.tv" -o "$tmp/g.bundle" -q
@@ -165,8 +166,10 @@ check [ $? -eq 0 ]
 check [ $? -eq 0 ]
 check cmp -s <(raw_stats "$tmp/g.tv") <(raw_stats "$tmp/ev.tv") # events only: no names
 check [ "$(manifest_count "$tmp/gdir/manifest.json" events)" = 30000 ]
+fi
 
 # ---- 2 and 3. DuckDB reads every table, and rewrites them ----------------------------------
+if section duckdb_reads_every; then
 if [ $have_duck = 1 ]; then
     raw_stats "$tmp/g.tv" >"$tmp/g.stats"
     for t in events names threads samples frames; do
@@ -242,8 +245,10 @@ if [ $have_duck = 1 ]; then
     check [ $? -eq 0 ]
     check [ "$("$TROVE" ls --json --store "$tmp/dd-store" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["events"])')" = "$kept" ]
 fi
+fi
 
 # ---- 4. the sample trace -------------------------------------------------------------------
+if section sample_trace; then
 if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd >/dev/null 2>&1; then
     zstd -dcq "$DATA/chrome-trace-dom.json.zst" >"$tmp/trace.json"
     "$TROVE" convert "$tmp/trace.json" "$tmp/trace.tv" --to raw --quiet
@@ -266,8 +271,10 @@ if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd
         done
     fi
 fi
+fi
 
 # ---- 5. the benchmark's JSON ---------------------------------------------------------------
+if section benchmark_json; then
 if [ $have_duck = 1 ]; then bargs="--duckdb $TOOL"; else bargs="--no-duckdb"; fi
 "$TROVE" bench parquet --events 5000 --rounds 1 --json $bargs >"$tmp/b.json"
 check [ $? -eq 0 ]
@@ -288,8 +295,10 @@ for k in keys:
 r = d["rows"]
 assert r["delta_dict"]["bytes"] < r["dict"]["bytes"] < r["plain"]["bytes"], r
 EOF
+fi
 
 # ---- 6. errors -----------------------------------------------------------------------------
+if section errors; then
 expect_error export export
 expect_error export export "$tmp/g.tv"
 expect_error export export "$tmp/g.tv" -o "$tmp/x.bundle" --format csv
@@ -324,5 +333,6 @@ expect_error import import "$tmp/lie.bundle" -o "$tmp/x.tv"
 check [ ! -e "$tmp/x.tv" ] && [ ! -e "$tmp/x.tv.tmp" ]
 "$TROVE" export --help >"$tmp/h" && check grep -q -- "--zip-deflate" "$tmp/h"
 "$TROVE" import --help >"$tmp/h" && check grep -q -- "--to" "$tmp/h"
+fi
 
 finish

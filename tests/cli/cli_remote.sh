@@ -35,6 +35,7 @@ same_events() { cmp -s <(ev "$1") <(ev "$2"); }
 no_leftovers() { [ ! -e "$1/$2" ] && [ -z "$(ls -A "$1" | grep -F ".$2.tmp")" ]; }
 
 # ---- usage: refused before anything is sent (no service needed) ----------------------------
+if section usage; then
 nowhere=http://127.0.0.1:1/
 for c in ls export import replay watch; do
     exits 0 "$trove" "$c" --help
@@ -76,8 +77,10 @@ expect_error replay replay one --url "$nowhere" --json
 expect_error replay replay '.bad' --url "$nowhere" -o "$tmp/x"
 expect_error replay replay one --speed 2 --store "$s" -o "$tmp/x"
 check test ! -e "$tmp/x"
+fi
 
 # ---- the store, and what the local commands give for it ---------------------------------
+if section store; then
 "$trove" gen -o "$tmp/g.wire" --events 60000 --seed 7 --names 300 -q || bad gen
 "$trove" import "$tmp/g.wire" --store "$s" --name one -q || bad "import --store"
 ev "$tmp/g.wire" > "$tmp/g.txt"
@@ -105,8 +108,10 @@ done
 serve_start
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures")
 check test "$code" = 200 # the API is there: every check below runs
+fi
 
 # ---- ls --url ---------------------------------------------------------------------------
+if section ls_url; then
 "$trove" ls --url "$url" > "$tmp/ls-remote.txt" 2> "$tmp/err" || bad "ls --url: $(cat "$tmp/err")"
 strip() { sed 's/  last used .*$//' "$1"; }
 check cmp -s <(strip "$tmp/ls-local.txt") <(strip "$tmp/ls-remote.txt")
@@ -116,8 +121,10 @@ json "$tmp/ls-remote.json" 'j[0]["events"] == 60000 and not j[0]["live"] and set
 # Without the trailing slash, the same.
 "$trove" ls --url "${url%/}" > "$tmp/ls-remote2.txt" || bad "ls --url without a slash"
 check cmp -s "$tmp/ls-remote.txt" "$tmp/ls-remote2.txt"
+fi
 
 # ---- export --url -----------------------------------------------------------------------
+if section export_url; then
 "$trove" export --url "$url" --capture one -o "$tmp/r.bundle" 2> "$tmp/err" || bad "export --url: $(cat "$tmp/err")"
 check cmp -s "$tmp/l.bundle" "$tmp/r.bundle"
 check grep -q "^trove export: capture one of .* -> .*r.bundle (bundle): [0-9]* bytes$" "$tmp/err"
@@ -141,8 +148,10 @@ check cmp -s <(zip_names "$tmp/r.zip") <(zip_names "$tmp/l.bundle")
 expect_error export export --url "$url" --capture nosuch -o "$tmp/nosuch.bundle"
 check grep -q "HTTP 404" "$tmp/e.err"
 check no_leftovers "$tmp" nosuch.bundle
+fi
 
 # ---- import --url -----------------------------------------------------------------------
+if section import_url; then
 "$trove" import "$tmp/g.wire" --url "$url" --name two --json > "$tmp/i1.json" || bad "import --url"
 json "$tmp/i1.json" 'j["name"] == "two" and j["events"] == 60000 and "new_bytes" in j'
 "$trove" import "$tmp/g.wire" --url "$url" --name two --json > "$tmp/i2.json" || bad "import --url again"
@@ -163,8 +172,10 @@ json "$tmp/i5.json" "j['events'] == $(ev "$tmp/second.wire" | wc -l)"   # the bo
 check cmp -s <(sort "$tmp/g.txt") <(ev store:five --store "$s" | sort)
 "$trove" import "$tmp/g.wire" --url "$url" -q || bad "import --url, the name from IN"
 json <("$trove" ls --url "$url" --json) '"g" in [c["name"] for c in j]'
+fi
 
 # ---- replay --url -----------------------------------------------------------------------
+if section replay_url; then
 for w in raw packed deflate; do
     "$trove" replay one --url "$url" --wire $w -o "$tmp/r.$w.wire" --json > "$tmp/rp.json" 2> "$tmp/err" ||
         bad "replay --url --wire $w: $(cat "$tmp/err")"
@@ -180,8 +191,10 @@ check cmp -s "$tmp/g.txt" <(ev "$tmp/r-two.wire")
 expect_error replay replay nosuch --url "$url" -o "$tmp/nosuch.wire"
 check no_leftovers "$tmp" nosuch.wire
 serve_stop
+fi
 
 # ---- a token ----------------------------------------------------------------------------
+if section token; then
 head -c 32 /dev/urandom | base64 > "$tmp/token"
 printf 'wrong\n' > "$tmp/wrong"
 serve_start --token-file "$tmp/token"
@@ -222,8 +235,10 @@ wait $wpid || bad "watch --token-file"
 json "$tmp/w.json" 'j["events"] == 60000 and j["ended"]'
 check cmp -s "$tmp/g.txt" <(ev "$tmp/w.wire")
 serve_stop
+fi
 
 # ---- ls --url of columnar segments: the same table as ls --store -----------------------
+if section ls_url_of; then
 s=$tmp/store-col
 "$trove" import "$tmp/g.wire" --store "$s" --name col --segment-format columnar -q || bad "import columnar"
 "$trove" import "$tmp/g.wire" --store "$s" --name def -q || bad "import deflate"
@@ -234,5 +249,6 @@ serve_start
 "$trove" ls --url "$url" > "$tmp/ls-col-remote.txt" || bad "ls --url, columnar"
 check cmp -s <(strip "$tmp/ls-col-local.txt") <(strip "$tmp/ls-col-remote.txt")
 serve_stop
+fi
 
 finish

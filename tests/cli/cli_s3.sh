@@ -38,6 +38,7 @@ t3() { "$trove" "$@" --store "$S"; }
 tf() { "$trove" "$@" --store "$F"; }
 
 # ---- import, ls, replay, export, snapshot, verify: the same as on disk -----------------
+if section import; then
 exits 0 tf import "$trace" --name dom -q
 exits 0 t3 import "$trace" --name dom -q
 exits 0 tf ls --json
@@ -68,8 +69,10 @@ json "$tmp/out" '[c["name"] for c in j] == ["dom", "dom-snap"]'
 exits 0 env -u TROVE_S3_ENDPOINT TROVE_STORE="$S" "$trove" --s3-endpoint="$ep" volume ls
 check grep -q '^dom-snap' "$tmp/out"
 exits 2 "$trove" ls --s3-endpoint
+fi
 
 # ---- every object trove wrote hashes to its name --------------------------------------
+if section every_object_trove; then
 host=${TROVE_S3_ENDPOINT#http://}
 s3c() { s3cmd --host="$host" --host-bucket="$host" --no-ssl --access_key="$AWS_ACCESS_KEY_ID" \
     --secret_key="$AWS_SECRET_ACCESS_KEY" --region="$AWS_REGION" "$@"; }
@@ -82,8 +85,10 @@ check test "$n_packs" -ge 1      # small objects travel in packs, each named by 
 check test "$(cd "$tmp/dl" && xxhsum -H2 objects/* packs/* 2> /dev/null |
     awk '{ n = $2; sub(/.*\//, "", n); if ($1 != n) bad++; seen++ } END { print bad + 0, seen + 0 }')" = "0 $(($(ls "$tmp/dl/objects" | wc -l) + n_packs))"
 check s3c ls s3://trove-cli/caps/volumes/dom.recipe > /dev/null
+fi
 
 # ---- errors: a wrong secret, a bad URL, a bucket that is not there --------------------
+if section errors; then
 exits 1 env AWS_SECRET_ACCESS_KEY=wrong "$trove" ls --store "$S"
 check grep -q 'SignatureDoesNotMatch' "$tmp/err"
 check test "$(wc -l < "$tmp/err")" -eq 1
@@ -93,8 +98,10 @@ exits 1 env -u AWS_ACCESS_KEY_ID -u AWS_SECRET_ACCESS_KEY -u AWS_PROFILE HOME="$
 check grep -q 'no S3 credentials' "$tmp/err"
 exits 0 "$trove" ls --store s3://trove-none-yet --json
 check test "$(cat "$tmp/out")" = "[]"
+fi
 
 # ---- one writer: the lease --------------------------------------------------------------
+if section one_writer; then
 s=$S
 serve_start --socket "$tmp/serve.sock"
 exits 1 t3 import "$trace" --name other -q
@@ -158,8 +165,10 @@ exits 0 t3 verify --deep --json
 json "$tmp/out" 'j["ok"]' 
 exits 0 t3 verify --deep --json
 json "$tmp/out" 'j["ok"]'
+fi
 
 # ---- kill -9 during commits: the old state or the new, never a mix ---------------------
+if section kill_9_during; then
 "$trove" gen --events 200k --seed 2 -o "$tmp/gen2.wire" -q
 exits 0 tf import "$tmp/gen2.wire" --name g -q
 exits 0 tf ls --json
@@ -182,8 +191,10 @@ assert all("error" not in c for c in caps), caps
 assert all(c["events"] == want for c in caps if c["name"].startswith("g0")), (caps, want)
 PY
 done
+fi
 
 # ---- the proxy stopped mid-replay: retries, a clear error, nothing damaged -------------
+if section proxy_stopped_mid; then
 "$trove" gen --events 1M --seed 3 -o "$tmp/gen3.wire" -q
 exits 0 t3 import "$tmp/gen3.wire" --name long -q
 exits 0 t3 replay long -o "$tmp/long.wire" -q
@@ -204,8 +215,10 @@ exits 0 t3 replay long -o "$tmp/long2.wire" -q
 check cmp -s "$tmp/long.wire" "$tmp/long2.wire"
 exits 0 t3 verify --deep --json
 json "$tmp/out" 'j["ok"]'
+fi
 
 # ---- store copy: fs -> s3 -> fs ---------------------------------------------------------
+if section store_copy; then
 exits 0 tf snapshot dom dom-snap -q
 exits 0 "$trove" store copy "$F" s3://trove-cli/copy --json
 json "$tmp/out" 'j["volumes"] == 3 and j["volumes_copied"] == 3 and j["objects_copied"] == j["objects"] > 0'
@@ -256,8 +269,10 @@ check test "$(grep ' unreadable: ' "$tmp/busy.ls" | grep -vc 'never committed')"
 exits 2 "$trove" store copy "$F" "$F"
 exits 2 "$trove" store copy "$F"
 exits 0 "$trove" store copy --help
+fi
 
 # ---- gc on S3: the grace period, then the sweep ----------------------------------------
+if section gc_on_s3; then
 exits 0 t3 volume rm dom-snap
 exits 0 t3 volume rm long
 exits 0 t3 gc --json
@@ -268,5 +283,6 @@ exits 0 t3 verify --deep --json
 json "$tmp/out" 'j["ok"] and j["missing_objects"] == 0'
 exits 0 t3 replay dom -o "$tmp/s3b.wire" -q
 check cmp -s "$tmp/fs.wire" "$tmp/s3b.wire"
+fi
 
 finish

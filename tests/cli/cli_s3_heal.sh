@@ -55,6 +55,7 @@ healed() { # WHAT: verify --deep clean, the capture reads back, ls is content
 }
 
 # ---- honest counts -------------------------------------------------------------------
+if section honest_counts; then
 exits 0 imp
 json "$tmp/out" 'j["new_objects"] >= 5 and j["new_bytes"] > 2 << 20'
 loose=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}')
@@ -71,8 +72,10 @@ exits 0 t3 replay cap -o "$tmp/r.wire" -q
 check test ! -s "$tmp/err"
 exits 0 t3 replay cap -o "$tmp/r.wire"
 check test "$(grep -c 'marker' "$tmp/err")" = 0
+fi
 
 # ---- a loose object's bytes damaged in the bucket --------------------------------------
+if section loose_object_bytes; then
 k=$(echo "$loose" | head -1)
 flip_key "$k" 100
 exits 0 t3 verify --json # contents not read: not found yet
@@ -89,16 +92,20 @@ check grep -q '^cap .*DAMAGED: 1 slot names damaged objects$' "$tmp/out"
 exits 0 imp # the good bytes again heal it
 json "$tmp/out" 'j["new_objects"] == 1'
 healed "loose damaged"
+fi
 
 # ---- a packed object's bytes damaged inside its pack ------------------------------------
+if section packed_object_bytes; then
 p=$(s3c ls s3://trove-heal/caps/packs/ | awk '$4 !~ /\.(dead|bad)$/ {print $3, $4}' | sort -n | tail -1 | cut -d' ' -f2)
 flip_key "$p" 40 # the first object's bytes, past its frame header
 exits 1 t3 verify --deep --json
 json "$tmp/out" 'j["bad_hash"] == 1 and [d["volume"] for d in j["damaged"]] == ["cap"]'
 exits 0 imp
 healed "packed damaged"
+fi
 
 # ---- a loose object gone from the bucket ----------------------------------------------
+if section loose_object_gone; then
 k=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | head -1)
 s3c -q del "$k" || bad "del $k"
 exits 1 t3 verify --json
@@ -106,8 +113,10 @@ json "$tmp/out" 'j["missing_objects"] == 1'
 exits 0 imp
 json "$tmp/out" 'j["new_objects"] == 1'
 healed "loose missing"
+fi
 
 # ---- trove store copy from a store that holds the content -----------------------------
+if section trove_store_copy; then
 exits 0 "$trove" import "$tmp/m.wire" --name cap --segment-bytes 8M -q --store "$F"
 k=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | head -1)
 flip_key "$k" 200
@@ -115,8 +124,10 @@ exits 1 t3 verify --deep --json
 exits 0 "$trove" store copy "$F" "$S" --json
 json "$tmp/out" 'j["volumes_same"] == 1 and j["objects_copied"] == 1'
 healed "store copy"
+fi
 
 # ---- verify --repair --from: the copy on disk puts back what S3 lost ---------------------
+if section verify_repair_from; then
 k1=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | sed -n 1p)
 k2=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | sed -n 2p)
 s3c -q del "$k1" || bad "del $k1"
@@ -124,8 +135,10 @@ flip_key "$k2" 300
 exits 0 t3 verify --deep --repair --from "$F" --json
 json "$tmp/out" 'j["ok"] and j["deep"] and j["repaired"] == 2 and j["unavailable"] == 0 and j["damaged"] == []'
 healed "verify --repair --from"
+fi
 
 # ---- a volume's block gone: volume put of the same file restores it ---------------------
+if section volume_block_gone; then
 head -c 5000000 /dev/urandom > "$tmp/v.bin"
 exits 0 t3 volume put v "$tmp/v.bin"
 before=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | sort)
@@ -140,5 +153,6 @@ exits 0 t3 volume put v "$tmp/v.bin"
 exits 0 t3 verify --deep --json
 json "$tmp/out" 'j["ok"] and j["missing_objects"] == 0'
 t3 volume cat v 2> /dev/null | cmp -s - "$tmp/v.bin" || bad "v does not read back after the heal"
+fi
 
 finish

@@ -18,6 +18,7 @@ s=$tmp/s
 t() { "$trove" "$@" --store "$s"; }
 
 # ---- a store with a planted link for a recipe, an object, a fan-out directory ---------
+if section store_with_a; then
 head -c 8192 /dev/urandom > "$tmp/a.bin"
 exits 0 t volume put a "$tmp/a.bin" --block-size 4K --recipe-format v1 -q
 exits 0 t volume put b "$tmp/a.bin" --block-size 4K --recipe-format v1 -q
@@ -58,8 +59,10 @@ ln -s "$tmp/outside/target" "$s/volumes/.tmp-a.recipe"
 exits 0 t volume put a "$tmp/a.bin" --block-size 4K --recipe-format v1 -q
 check test "$(cat "$tmp/outside/target")" = keep
 check test ! -L "$s/volumes/.tmp-a.recipe"
+fi
 
 # ---- the service: the socket, an oversized header, the planted recipe over the API -----
+if section service; then
 "$trove" gen --events 20000 -o "$tmp/g.wire" -q
 exits 0 t import "$tmp/g.wire" --name cap -q
 cp "$s/volumes/cap.recipe" "$tmp/outside/cap.recipe"
@@ -117,4 +120,5 @@ check test "$code" = 200                       # still serving
 code=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/pipe")
 check test "$code" = 404                       # nothing stored
 serve_stop
+fi
 finish

@@ -52,6 +52,7 @@ ev "$tmp/g.wire" > "$tmp/g.txt"
 ev "$tmp/big.wire" > "$tmp/big.txt"
 
 # ---- usage and errors ----------------------------------------------------------------------
+if section usage_and_errors; then
 for c in serve record watch; do exits 0 "$trove" "$c" --help; done
 expect_error serve serve --store "$s" --wire bogus
 expect_error serve serve --store "$s" --listen nowhere
@@ -65,8 +66,10 @@ serve_start --commit-ms 200 --max-viewer-queue 4M
 # A second service on the same store is refused, at once and by name.
 expect_error serve serve --store "$s" --listen 127.0.0.1:0
 check grep -q "open for writing by another process" "$tmp/e.err"
+fi
 
 # ---- two viewers, raw and packed, waiting before the capture exists --------------------------
+if section two_viewers; then
 "$trove" watch one --url "$url" --wire raw -o "$tmp/raw.wire" --json --seconds 60 > "$tmp/w1.json" 2> "$tmp/w1.err" &
 w1=$!
 "$trove" watch one --url "$url" --wire packed -o "$tmp/packed.wire" --json --seconds 60 > "$tmp/w2.json" 2> "$tmp/w2.err" &
@@ -91,8 +94,10 @@ check cmp -s "$tmp/g.txt" "$tmp/stored.txt"
 "$trove" watch one --url "$url" --from start -o "$tmp/again.wire" --json --seconds 30 > "$tmp/w3.json" 2> /dev/null || bad "watch a closed capture"
 json "$tmp/w3.json" 'j["events"] == 60000 and j["ended"]'
 check cmp -s "$tmp/g.txt" <(ev "$tmp/again.wire")
+fi
 
 # ---- from=start joined mid-capture; a stalled viewer; /api/status ---------------------------
+if section from_start_joined; then
 peer stall "$url" two 20 > "$tmp/stall.out" &
 stall=$!
 "$trove" watch two --url "$url" --wire packed -o "$tmp/live.wire" --json --seconds 60 > "$tmp/w4.json" 2> /dev/null &
@@ -132,8 +137,10 @@ check cmp -s "$tmp/big.txt" <(ev "$tmp/late.wire")   # every event once, in orde
 check cmp -s "$tmp/big.txt" <(ev store:two --store "$s")
 kill $stall 2> /dev/null
 wait $stall 2> /dev/null
+fi
 
 # ---- a producer sending garbage; bad hellos ---------------------------------------------------
+if section producer_sending_garbage; then
 "$trove" gen -o "$tmp/part.wire" --events 10000 --seed 9 --names 50 -q || bad gen
 ev "$tmp/part.wire" > "$tmp/part.txt"
 printf 'this is not a wire frame' >> "$tmp/part.wire"
@@ -161,8 +168,10 @@ check test $? -ne 0
 peer ws "$url" "/api/live?capture=a%2Fb" > "$tmp/ws.out"
 check grep -q '"type":"error"' "$tmp/ws.out"
 check grep -q 'close 1008' "$tmp/ws.out"
+fi
 
 # ---- two producers, two pids, one capture ------------------------------------------------------
+if section two_producers; then
 "$trove" record four --from "$tmp/g.wire" --keep-times --socket "$sock" --pid 101 --rate 100000 -q &
 p1=$!
 "$trove" record four --from "$tmp/g.wire" --keep-times --socket "$sock" --pid 102 --rate 100000 -q &
@@ -177,8 +186,10 @@ for pid in 101 102; do
     check test "$n" -eq 60000
 done
 serve_stop
+fi
 
 # ---- producers over TCP (--ingest) ---------------------------------------------------------------
+if section producers_over_tcp; then
 port=$((20000 + RANDOM % 20000))
 serve_start --ingest 127.0.0.1:$port
 "$trove" gen -o "$tmp/tcp.wire" --events 5000 --seed 11 -q || bad gen
@@ -186,8 +197,10 @@ peer send "127.0.0.1:$port" '{"capture":"tcp","pid":5}' "$tmp/tcp.wire" > /dev/n
 sleep 0.5
 check cmp -s <(ev "$tmp/tcp.wire") <(ev store:tcp --store "$s")
 serve_stop
+fi
 
 # ---- kill -9 mid-capture, restart, append; SIGTERM commits ------------------------------------
+if section kill_9_mid; then
 serve_start --commit-ms 100
 "$trove" record five --from "$tmp/big.wire" --keep-times --socket "$sock" --rate 100000 -q 2> /dev/null &
 rec=$!
@@ -210,8 +223,10 @@ check cmp -s <(cat <(head -n "$n5" "$tmp/big.txt") "$tmp/g.txt") <(ev store:five
 check grep -q "stopped; every capture is committed" "$tmp/serve.err"
 exits 0 "$trove" verify --deep --store "$s"
 check test ! -e "$s/trove.sock"
+fi
 
 # ---- kill -9 before a new capture's first commit: no capture left behind, nothing unreadable --
+if section kill_9_before; then
 serve_start --commit-ms 100000
 "$trove" record pend --from "$tmp/big.wire" --socket "$sock" --rate 20000 -q 2> /dev/null &
 rec=$!
@@ -222,8 +237,10 @@ wait $rec 2> /dev/null
 "$trove" ls --store "$s" --json > "$tmp/ls-pend.json" 2> "$tmp/ls-pend.err" || bad "ls after a kill before the first commit: $(cat "$tmp/ls-pend.err")"
 json "$tmp/ls-pend.json" 'all(c["name"] != "pend" for c in (j["captures"] if isinstance(j, dict) else j))'
 exits 0 "$trove" verify --store "$s"
+fi
 
 # ---- a second SIGTERM while the stop waits (3 s for a stalled viewer) exits at once -----------
+if section second_sigterm_while; then
 serve_start
 peer stall "$url" sig 30 > "$tmp/stall2.out" &
 stall=$!
@@ -240,8 +257,10 @@ check grep -q "a second signal: exiting at once" "$tmp/serve.err"
 kill $stall 2> /dev/null
 wait $stall 2> /dev/null
 exits 0 "$trove" verify --deep --store "$s"
+fi
 
 # ---- what producers are told: refusals, modes, the names bounds --------------------------------
+if section what_producers_are; then
 serve_start
 "$trove" record nothere --from "$tmp/g.wire" --keep-times --socket "$sock" --append > "$tmp/ap.out" 2> "$tmp/ap.err"
 check test $? -eq 1
@@ -313,12 +332,14 @@ else
     check test "$(ev store:names450k --store "$s" | wc -l)" -eq 450000
 fi
 serve_stop
+fi
 
 # ---- record --from: a file's events placed at the time they are sent, or kept --------------
 # Without --keep-times every event moves by one amount (said on stderr and as shift_ns) so the
 # first starts when the first frame goes: between two CLOCK_MONOTONIC readings taken around
 # the run, as a live producer's would. The producer finds the service by $TROVE_SOCKET alone
 # (no --socket, no --store, run where there is no ./trove-data).
+if section record_from; then
 serve_start --commit-ms 100
 mono() { python3 -c 'import time; print(time.monotonic_ns())'; }
 t0=$(mono)
@@ -349,8 +370,10 @@ first = min(int(b[0]) for b in moved)
 assert t0 <= first <= t1, (t0, first, t1)
 PY
 check cmp -s "$tmp/g.txt" <(ev store:kept --store "$s")
+fi
 
 # ---- --segment-format columnar: live captures and imports stored in format 5 ------------------
+if section segment_format_columnar; then
 serve_start --commit-ms 100 --segment-format columnar
 "$trove" record col --from "$tmp/g.wire" --keep-times --socket "$sock" -q || bad "record, columnar"
 "$trove" import "$tmp/g.wire" --url "$url" --name colimp -q || bad "import, columnar"
@@ -367,5 +390,6 @@ check cmp -s "$tmp/g.txt" <(ev store:colimp --store "$s")
 exits 0 "$trove" verify --deep --store "$s"
 exits 2 "$trove" serve --store "$s" --segment-format packed
 check grep -q "not deflate, columnar or columnar_deflate" "$tmp/err"
+fi
 
 finish

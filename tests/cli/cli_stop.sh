@@ -39,6 +39,7 @@ viewers() { status_is "$1" "c['viewers'] >= $2 and c['events'] > 0"; }
 "$trove" gen -o "$tmp/g.wire" --events 60000 --seed 3 -q || bad gen
 
 # ---- viewers and producers of a live capture when the service stops ----------------------------
+if section viewers_and_producers; then
 serve_start
 "$trove" gen --live live1 --rate 50000 --seconds 300 --socket "$sock" -q 2> "$tmp/gen.err" &
 gen=$!
@@ -64,8 +65,10 @@ check grep -q "the service is stopping: what this producer sent until now is kep
 # what the viewers saw was kept: the store has at least as many events as the watch decoded
 n=$("$trove" cat store:live1 --store "$s" 2> /dev/null | wc -l)
 check test "$n" -ge "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["events"])' "$tmp/watch.json")"
+fi
 
 # ---- `trove record` when the service stops, and when it is killed --------------------------------
+if section trove_record_when; then
 serve_start
 "$trove" record rec1 --from "$tmp/g.wire" --rate 2000 --socket "$sock" 2> "$tmp/rec1.err" &
 rec=$!
@@ -92,8 +95,10 @@ wait $rec
 check test $? -eq 3
 check grep -q "trove record: service stopped: the connection closed after [0-9]* events with no word" "$tmp/rec2.err"
 wait $ws
+fi
 
 # ---- `trove record NAME -- CMD` (sampling, live) when the service stops ----------------------------
+if section trove_record_name; then
 if "$trove" record probe --top 1 -q -- true > /dev/null 2>&1; then
     serve_start
     "$trove" record samp --socket "$sock" -- "$(dirname "$trove")/trove-test-hot" --seconds 120 \
@@ -107,8 +112,10 @@ if "$trove" record probe --top 1 -q -- true > /dev/null 2>&1; then
 else
     echo "sampling's part skipped: the kernel refuses sampling here"
 fi
+fi
 
 # ---- an end is still an end -------------------------------------------------------------------------
+if section end_is_still; then
 serve_start
 peer ws "$url" "/api/live?capture=ends" - > "$tmp/ws-end.out" 2>&1 &
 ws=$!
@@ -126,8 +133,10 @@ wait $watch
 check test $? -eq 0
 json "$tmp/watch-end.json" 'j["ended"] is True and j["stopped"] is False and j["close_code"] == 1000 and j["events"] == 60000'
 serve_stop
+fi
 
 # ---- the viewer page ---------------------------------------------------------------------------------
+if section viewer_page; then
 chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
 if command -v node > /dev/null 2>&1 && [ -x "$chromium" ] &&
     [ -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
@@ -139,5 +148,6 @@ if command -v node > /dev/null 2>&1 && [ -x "$chromium" ] &&
     srv_pid=
 else
     echo "the page's part skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
+fi
 fi
 finish

@@ -32,6 +32,7 @@ slice() { dd if="$1" of="$4" bs=64K skip="$2" count="$3" iflag=skip_bytes,count_
 K=65536
 
 # ---- usage ----------------------------------------------------------------------------
+if section usage; then
 for c in create put write read cat ls info resize rm; do exits 0 "$trove" volume "$c" --help; done
 for c in snapshot verify gc volume; do exits 0 "$trove" "$c" --help; done
 check grep -q 'resize' "$tmp/out"       # trove volume --help lists the subcommands
@@ -53,8 +54,10 @@ mkdir "$tmp/empty"                          # a directory that is not a store st
 exits 1 "$trove" volume ls --store "$tmp/empty"
 exits 1 "$trove" gc --store "$tmp/empty"
 check test -z "$(ls -A "$tmp/empty")"
+fi
 
 # ---- sizes ----------------------------------------------------------------------------
+if section sizes; then
 exits 0 t volume create big --size 10G --block-size 1M
 t volume info big --json > "$tmp/i.json" || bad "info big"
 json "$tmp/i.json" 'j["logical_bytes"] == 10 << 30 and j["slots"] == 10240 and j["used_slots"] == 0'
@@ -63,8 +66,10 @@ t volume info small --json > "$tmp/i.json" || bad "info small"
 json "$tmp/i.json" 'j["logical_bytes"] == 3072 and j["slots"] == 1'
 exits 1 t volume create small --size 1M
 check grep -q 'already exists' "$tmp/err"
+fi
 
 # ---- put / cat / read round trips -------------------------------------------------------
+if section put_cat_read; then
 rand "$tmp/a.bin" $((3 * K + 1000))           # not a multiple of the block size
 exits 0 t volume put a "$tmp/a.bin" --block-size 64K
 t volume cat a > "$tmp/a.out" || bad "cat a"
@@ -196,8 +201,10 @@ check grep -q "nosuch" "$tmp/err"
 one_line
 exits 0 t volume rm d1
 exits 1 t volume cat d1
+fi
 
 # ---- snapshots (a store of their own, so that gc can empty it) ---------------------------
+if section snapshots; then
 s=$tmp/snap
 rand "$tmp/s1.bin" $((3 * K))
 rand "$tmp/s2.bin" $((3 * K))
@@ -226,8 +233,10 @@ exits 0 t volume rm v1
 exits 0 t gc
 check grep -q '3 deleted' "$tmp/out"
 check test "$(objects "$s")" = "0 0"
+fi
 
 # ---- verify ---------------------------------------------------------------------------
+if section verify; then
 s=$tmp/ver
 rand "$tmp/v.bin" $((3 * K))
 exits 0 t volume put v "$tmp/v.bin" --block-size 64K
@@ -281,8 +290,10 @@ cp "$tmp/good" "$2"
 exits 1 t verify
 exits 0 t verify --repair --json
 json "$tmp/out" 'j["healed"] == 1 and j["ok"] is True'
+fi
 
 # ---- damaged recipes --------------------------------------------------------------------
+if section damaged_recipes; then
 s=$tmp/c
 rand "$tmp/c1.bin" $((2 * K + 5))
 rand "$tmp/c2.bin" $((2 * K + 9))
@@ -310,8 +321,10 @@ check grep -q ' 3 deleted' "$tmp/out"
 exits 0 t verify --deep
 t volume cat c2 > "$tmp/c.out" || bad "cat c2 after gc"
 check cmp -s "$tmp/c2.bin" "$tmp/c.out"
+fi
 
 # ---- names ----------------------------------------------------------------------------
+if section names; then
 s=$tmp/n/s
 exits 1 t volume create ../evil --size 1M
 check grep -q "evil" "$tmp/err"
@@ -324,8 +337,10 @@ check test ! -e "$s"
 check test -z "$(find "$tmp" -name '*evil*')"
 exits 0 t volume create "$(printf 'x%.0s' $(seq 128))" --size 1M
 exits 0 t volume create A-z_0.9 --size 1M
+fi
 
 # ---- where the store is -----------------------------------------------------------------
+if section where_the_store; then
 mkdir "$tmp/cwd"
 (cd "$tmp/cwd" && "$trove" volume create x --size 4K) || bad "create in ./trove-data"
 check test -f "$tmp/cwd/trove-data/volumes/x.recipe"
@@ -353,4 +368,5 @@ assert j["sparse_v3_recipe_bytes"] == 72 + 16 * 641 + 8, j
 assert j["put_s"] > 0 and j["cp_sync_s"] > 0, j
 assert j["cat_s"] > 0 and j["cat_no_verify_s"] > 0 and j["cat_verify_ratio"] > 0, j
 ' "$tmp/bp.json"
+fi
 finish

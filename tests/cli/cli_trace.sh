@@ -42,6 +42,7 @@ same() { cmp -s "$1" "$2" && [ -s "$1" ]; }
 IN="$SRC/tests/data/chrome_async.json"
 
 # ---- 1. the hand-made trace -----------------------------------------------------------------
+if section hand_made_trace; then
 check t export "$IN" -o "$tmp/a.json" --format chrome-json
 check t export "$IN" -o "$tmp/a.pftrace" --format perfetto
 check python3 - "$tmp/a.json" <<'EOF'
@@ -124,8 +125,10 @@ check test "$(python3 -c 'import ast,sys; print(len(ast.literal_eval(open(sys.ar
 # stdout: the JSON document alone
 "$TROVE" export "$IN" -o - --format chrome-json --quiet >"$tmp/stdout.json" || bad "export to stdout"
 check cmp -s "$tmp/stdout.json" "$tmp/a.json"
+fi
 
 # ---- 2. the flows table, in DuckDB ----------------------------------------------------------
+if section flows_table; then
 mkdir -p "$tmp/adir"
 check python3 -c 'import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2]); assert "flows.parquet" in z.namelist()' "$tmp/a.bundle" "$tmp/adir"
 json "$tmp/adir/manifest.json" 'j["counts"]["flows"] == 7 and "flows.parquet" in j["tables"]'
@@ -163,8 +166,10 @@ assert cols["sort_index"]["type"] == "INTEGER", cols["sort_index"]
 assert cols["type"]["sum"] == "9" and cols["tid"]["sum"] == "10" and cols["sort_index"]["sum"] == "2"
 EOF
 fi
+fi
 
 # ---- 3. the sample ----------------------------------------------------------------------------
+if section sample; then
 if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
     zstd -dcq "$DATA/chrome-trace-dom.json.zst" > "$tmp/trace.json"
     t convert "$tmp/trace.json" "$tmp/trace.tv" --to raw || bad "convert the sample"
@@ -184,8 +189,10 @@ if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd
     check t export "$tmp/s.pftrace" -o "$tmp/s.bundle"
     check python3 -c 'import zipfile, json, sys; m = json.loads(zipfile.ZipFile(sys.argv[1]).read("manifest.json")); assert m["counts"]["flows"] == 6366, m' "$tmp/s.bundle"
 fi
+fi
 
 # ---- 4. errors ------------------------------------------------------------------------------
+if section errors; then
 expect_error export export "$IN" -o "$tmp/x" --format perfetto2
 check test ! -e "$tmp/x"
 expect_error export export "$IN" -o "$tmp/x" --format perfetto --zip-deflate
@@ -197,5 +204,6 @@ check test ! -e "$tmp/x"
 echo "already here" >"$tmp/keep"
 expect_error export export "$tmp/cut.pftrace" -o "$tmp/keep" --format perfetto
 check grep -q "already here" "$tmp/keep"
+fi
 
 finish

@@ -1,8 +1,8 @@
 # lib_cli.sh: what the CLI tests (tests/cli/cli_*.sh) share, sourced by each: pass and fail
 # counters, check CMD... (a passed or failed check; check_not: one that must fail), a temp dir removed at exit, a skip
 # (exit 77) without python3, exits and json (an exit status; a Python assertion about a
-# JSON file), and finish, which prints "N passed, N failed" and sets the
-# exit status. Not a test itself (ctest globs tests/cli/cli_*.sh).
+# JSON file), section (the parts TROVE_CASE picks), and finish, which prints "N passed, N
+# failed" and sets the exit status. Not a test itself (ctest globs tests/cli/cli_*.sh).
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); }
@@ -40,7 +40,30 @@ need_python3() {
         exit 77
     fi
 }
+# section NAME: whether the part of the script it opens runs, as `if section NAME; then`
+# ... `fi` under the part's heading (the body is not indented, so that the history of its
+# lines stays theirs). With TROVE_CASE unset or empty every part runs; else only the parts it
+# names (separated by spaces or commas), as in `TROVE_CASE=verify bash tests/cli/cli_store.sh
+# ...`. What is outside the parts (setup, helpers) always runs, and a part may use what an
+# earlier one made: name both then. A name no part has makes finish list them and exit 2.
+sections=
+section() {
+    sections="$sections $1"
+    [ -z "${TROVE_CASE:-}" ] && return 0
+    case " ${TROVE_CASE//,/ } " in *" $1 "*) return 0 ;; esac
+    return 1
+}
 finish() {
+    local want picked=${TROVE_CASE:-}
+    for want in ${picked//,/ }; do
+        case "$sections " in
+        *" $want "*) ;;
+        *)
+            echo "$(basename "$0"): no section named $want; its sections:${sections:- none}" >&2
+            exit 2
+            ;;
+        esac
+    done
     echo "$pass passed, $fail failed"
     [ "$fail" -eq 0 ]
 }
