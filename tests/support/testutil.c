@@ -4,21 +4,17 @@
 #include "trove/digest.h"
 #include "trove/event.h"
 #include "trove/import.h"
-#include "trove/serve.h"
 #include "trove/store.h"
 #include "trove/stream.h"
 #include "trove/wire.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <dirent.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 int test_passed, test_failed;
@@ -364,130 +360,6 @@ out:
     return rc;
 }
 
-/* ---- the service in this process ---- */
-
-static struct {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int ready, done, rc;
-    char store[256], url[128], sock[256];
-    uint32_t commit_ms;
-    uint64_t max_viewer_queue;
-    char *log;             /* its log lines since the start, each ending in '\n' */
-    size_t log_len, log_cap;
-} srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static void srv_log(void *ctx, const char *line)
-{
-    size_t n = strlen(line);
-    (void)ctx;
-    pthread_mutex_lock(&srv.mu);
-    if (srv.log_len + n + 2 > srv.log_cap) {
-        size_t cap = (srv.log_len + n + 2) * 2;
-        char *p = realloc(srv.log, cap);
-        if (!p)
-            abort(); /* on the service's threads: no CHECK */
-        srv.log = p;
-        srv.log_cap = cap;
-    }
-    memcpy(srv.log + srv.log_len, line, n);
-    srv.log_len += n;
-    srv.log[srv.log_len++] = '\n';
-    srv.log[srv.log_len] = 0;
-    pthread_mutex_unlock(&srv.mu);
-}
-
-int test_serve_log_count(const char *needle)
-{
-    int n = 0;
-    pthread_mutex_lock(&srv.mu);
-    for (const char *p = srv.log; p && (p = strstr(p, needle)) != NULL; p += strlen(needle))
-        n++;
-    pthread_mutex_unlock(&srv.mu);
-    return n;
-}
-
-static void srv_ready(void *ctx, const char *url, const char *sock)
-{
-    (void)ctx;
-    pthread_mutex_lock(&srv.mu);
-    snprintf(srv.url, sizeof srv.url, "%s", url);
-    snprintf(srv.sock, sizeof srv.sock, "%s", sock);
-    srv.ready = 1;
-    pthread_cond_broadcast(&srv.cv);
-    pthread_mutex_unlock(&srv.mu);
-}
-
-static void *srv_main(void *arg)
-{
-    struct trove_serve_options so;
-    struct trove_diag diag = {0};
-    int rc;
-
-    (void)arg;
-    memset(&so, 0, sizeof so);
-    so.store_dir = srv.store;
-    so.listen = "127.0.0.1:0";
-    so.commit_ms = srv.commit_ms;
-    so.max_viewer_queue = srv.max_viewer_queue;
-    so.ready = srv_ready;
-    so.log = srv_log;
-    rc = trove_serve_run(&so, &diag);
-    if (rc != TROVE_OK)
-        fprintf(stderr, "serve: %s\n", diag.msg);
-    pthread_mutex_lock(&srv.mu);
-    srv.rc = rc;
-    srv.done = 1;
-    pthread_cond_broadcast(&srv.cv);
-    pthread_mutex_unlock(&srv.mu);
-    return NULL;
-}
-
-int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
-                     char *sock, size_t sock_cap)
-{
-    return test_serve_start_queue(store_dir, commit_ms, 0, url, url_cap, sock, sock_cap);
-}
-
-int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
-                           char *url, size_t url_cap, char *sock, size_t sock_cap)
-{
-    int rc;
-
-    snprintf(srv.store, sizeof srv.store, "%s", store_dir);
-    srv.commit_ms = commit_ms;
-    srv.max_viewer_queue = max_viewer_queue;
-    srv.ready = srv.done = 0;
-    srv.rc = TROVE_OK;
-    free(srv.log);
-    srv.log = NULL;
-    srv.log_len = srv.log_cap = 0;
-    if ((rc = pthread_create(&srv.thread, NULL, srv_main, NULL)) != 0)
-        return -rc;
-    pthread_mutex_lock(&srv.mu);
-    while (!srv.ready && !srv.done)
-        pthread_cond_wait(&srv.cv, &srv.mu);
-    rc = srv.ready ? TROVE_OK : srv.rc;
-    pthread_mutex_unlock(&srv.mu);
-    if (rc != TROVE_OK) {
-        pthread_join(srv.thread, NULL);
-        return rc;
-    }
-    if (url)
-        snprintf(url, url_cap, "%s", srv.url);
-    if (sock)
-        snprintf(sock, sock_cap, "%s", srv.sock);
-    return TROVE_OK;
-}
-
-int test_serve_stop(void)
-{
-    trove_serve_stop();
-    pthread_join(srv.thread, NULL);
-    return srv.rc;
-}
-
 /* ---- what every object backend answers ---- */
 
 void test_backend_limits(struct trove_backend *be, const struct trove_digest *d, size_t big_n)
@@ -518,34 +390,4 @@ void test_backend_limits(struct trove_backend *be, const struct trove_digest *d,
     CHECK_EQ_INT(trove_backend_size(be, &other, &size), TROVE_ERR_NOTFOUND);
     CHECK_EQ_INT(trove_backend_delete(be, &other), TROVE_ERR_NOTFOUND);
     trove_bytes_free(&got);
-}
-
-int test_write_all(int fd, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n > 0) {
-        ssize_t w = write(fd, b, n);
-        if (w <= 0)
-            return -1;
-        b += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-int test_unix_connect(const char *path)
-{
-    struct sockaddr_un sun;
-    int fd;
-
-    memset(&sun, 0, sizeof sun);
-    sun.sun_family = AF_UNIX;
-    snprintf(sun.sun_path, sizeof sun.sun_path, "%.100s", path);
-    if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
 }

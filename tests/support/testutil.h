@@ -100,26 +100,6 @@ struct trove_events;
 int test_capture_load(struct trove_store *s, const char *name, struct trove_events *ev,
                       struct trove_names *names);
 
-/*
- * `trove serve` on threads of this process (one at a time): trove_serve_run on store_dir,
- * HTTP on 127.0.0.1 at a free port, commits every commit_ms (0: the default). Returns once
- * it listens, with its URL and socket path in url and sock (may be NULL), or failed (its
- * message printed): TROVE_OK or the run's error. test_serve_stop stops it and returns what
- * trove_serve_run returned.
- */
-int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_t url_cap,
-                     char *sock, size_t sock_cap);
-/* The same with each viewer's queue bounded at max_viewer_queue bytes (0: the default). */
-int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
-                           char *url, size_t url_cap, char *sock, size_t sock_cap);
-int test_serve_stop(void);
-/* How many times needle occurs in the service's log since test_serve_start. */
-int test_serve_log_count(const char *needle);
-/* Write all n bytes to fd: 0, or -1 when a write fails or writes nothing. */
-int test_write_all(int fd, const void *p, size_t n);
-/* A socket connected to the unix socket at path, or -1. */
-int test_unix_connect(const char *path);
-
 /* rm -rf path: remove a test's temp tree (symlinks are removed, never followed). */
 void test_rm_rf(const char *path);
 

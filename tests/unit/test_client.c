@@ -26,6 +26,7 @@
 
 #include "client/client_wire.h"
 #include "net/producer.h"
+#include "support_serve.h"
 #include "testutil.h"
 #include "trove/capture.h"
 #include "trove/client.h"

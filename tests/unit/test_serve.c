@@ -19,10 +19,9 @@
  */
 #define _GNU_SOURCE /* usleep */
 
+#include "support_serve.h"
 #include "testutil.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -30,7 +29,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "trove/capture.h"
@@ -72,106 +70,41 @@ static void *producer_thread(void *arg)
     struct producer *p = arg;
     struct trove_event *ev = calloc(EVENTS, sizeof *ev);
     struct trove_names *names = NULL;
-    struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0};
-    char hello[128];
+    char producer[16], extra[32];
     int fd;
 
     trove_names_new(&names);
-    trove_wire_encoder_new(&enc);
     events_of(p->k, ev, names);
-    snprintf(hello, sizeof hello, "{\"capture\":\"t1\",\"producer\":\"p%d\",\"pid\":%d}\n", p->k,
-             100 + p->k);
-    fd = test_unix_connect(sock);
+    snprintf(producer, sizeof producer, "p%d", p->k);
+    snprintf(extra, sizeof extra, ",\"pid\":%d", 100 + p->k);
+    fd = test_producer_hello(sock, "t1", producer, extra);
     p->ok = fd >= 0 &&
-            test_write_all(fd, hello, strlen(hello)) == 0 &&
             trove_wire_encode_names(names, 0, trove_names_count(names), &buf) == TROVE_OK &&
             test_write_all(fd, buf.ptr, buf.len) == 0;
     for (uint32_t i = 0; p->ok && i < EVENTS; i += 1000) {
-        buf.len = 0;
-        p->ok = trove_wire_encode(enc, p->k ? TROVE_WIRE_PACKED : TROVE_WIRE_RAW, ev + i, 1000,
-                                  &buf) == TROVE_OK &&
-                test_write_all(fd, buf.ptr, buf.len) == 0;
+        p->ok = test_send_events(fd, p->k ? TROVE_WIRE_PACKED : TROVE_WIRE_RAW, ev + i, 1000,
+                                 1000) == 0;
         usleep(2000); /* several passes */
     }
     if (fd >= 0)
         close(fd);
     trove_bytes_free(&buf);
-    trove_wire_encoder_free(enc);
     trove_names_free(names);
     free(ev);
     return NULL;
 }
 
-struct viewer {
-    int wire, from_start;
-    struct trove_wire_decoder *dec;
-    struct trove_names *names;
-    struct trove_event *ev;
-    struct trove_events got;
-    int hello, end, errors, close_code, rc;
-    uint64_t end_events;
-};
-
-static int v_text(void *ctx, const char *json, size_t len)
-{
-    struct viewer *v = ctx;
-    (void)len;
-    if (strstr(json, "\"type\":\"hello\""))
-        v->hello++;
-    else if (strstr(json, "\"type\":\"end\"")) {
-        const char *p = strstr(json, "\"events\":");
-        v->end++;
-        v->end_events = p ? strtoull(p + 9, NULL, 10) : 0;
-    } else
-        v->errors++; /* no gap or error is expected */
-    return 0;
-}
-
-static int v_frame(void *ctx, const uint8_t *frame, size_t len)
-{
-    struct viewer *v = ctx;
-    struct trove_wire_frame fr;
-    if (trove_wire_decode(v->dec, frame, len, v->ev, TROVE_WIRE_MAX_EVENTS, v->names, &fr, NULL) !=
-        TROVE_OK) {
-        v->errors++;
-        return 1;
-    }
-    if (fr.format != TROVE_WIRE_NAMES && fr.format != v->wire)
-        v->errors++;
-    for (size_t i = 0; i < fr.n_events; i++)
-        if (trove_events_push(&v->got, &v->ev[i]) != TROVE_OK)
-            return 1;
-    return 0;
-}
-
-static void *viewer_thread(void *arg)
-{
-    struct viewer *v = arg;
-    struct trove_live_view_options vo;
-
-    memset(&vo, 0, sizeof vo);
-    vo.url = url;
-    vo.capture = "t1";
-    vo.wire = v->wire;
-    vo.from_start = v->from_start;
-    vo.on_text = v_text;
-    vo.on_frame = v_frame;
-    vo.ctx = v;
-    v->rc = trove_live_view(&vo, &v->close_code, NULL);
-    return NULL;
-}
-
 /* Every producer's events arrive in its own order, each once, with the names resolved. */
-static void check_viewer(struct viewer *v)
+static void check_viewer(struct test_viewer *v)
 {
     uint32_t next[2] = {0, 0};
     int order_ok = 1;
 
     CHECK_EQ_INT(v->rc, TROVE_OK);
     CHECK_EQ_INT(v->hello, 1);
-    CHECK_EQ_INT(v->end, 1);
-    CHECK_EQ_INT(v->errors, 0);
+    CHECK_EQ_INT(v->ends, 1);
+    CHECK_EQ_INT(v->errors + v->others + v->bad_frames, 0); /* no gap, no error */
     CHECK_EQ_INT(v->close_code, 1000);
     CHECK_EQ_INT(v->end_events, 2 * EVENTS);
     CHECK_EQ_INT(v->got.len, 2 * EVENTS);
@@ -207,35 +140,15 @@ static struct {
 } cu = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
 
 /* The viewer's hello: say so, then read nothing until told to go on. */
-static int cu_text(void *ctx, const char *json, size_t len)
+static void cu_hello(struct test_viewer *v)
 {
-    int rc = v_text(ctx, json, len);
-    if (strstr(json, "\"type\":\"hello\"")) {
-        pthread_mutex_lock(&cu.mu);
-        cu.joined = 1;
-        pthread_cond_broadcast(&cu.cv);
-        while (!cu.go)
-            pthread_cond_wait(&cu.cv, &cu.mu);
-        pthread_mutex_unlock(&cu.mu);
-    }
-    return rc;
-}
-
-static void *cu_viewer_thread(void *arg)
-{
-    struct viewer *v = arg;
-    struct trove_live_view_options vo;
-
-    memset(&vo, 0, sizeof vo);
-    vo.url = url;
-    vo.capture = "t2";
-    vo.wire = TROVE_WIRE_RAW;
-    vo.from_start = 1;
-    vo.on_text = cu_text;
-    vo.on_frame = v_frame;
-    vo.ctx = v;
-    v->rc = trove_live_view(&vo, &v->close_code, NULL);
-    return NULL;
+    (void)v;
+    pthread_mutex_lock(&cu.mu);
+    cu.joined = 1;
+    pthread_cond_broadcast(&cu.cv);
+    while (!cu.go)
+        pthread_cond_wait(&cu.cv, &cu.mu);
+    pthread_mutex_unlock(&cu.mu);
 }
 
 /* Send events [from, to) of capture t2 (start_ns 1000 i, pid 300, one name) on fd. */
@@ -288,15 +201,15 @@ static void test_catch_up(void)
     struct trove_wire_encoder *enc = NULL;
     struct trove_names *names = NULL;
     struct trove_bytes buf = {0};
-    struct viewer v;
-    pthread_t th;
+    struct test_viewer v;
     int fd, ok;
 
     memset(&v, 0, sizeof v);
+    v.capture = "t2";
     v.wire = TROVE_WIRE_RAW;
-    trove_wire_decoder_new(&v.dec);
-    trove_names_new(&v.names);
-    v.ev = calloc(TROVE_WIRE_MAX_EVENTS, sizeof *v.ev);
+    v.from_start = 1;
+    v.keep = 1;
+    v.on_hello = cu_hello;
     CHECK_EQ_INT(test_serve_start_queue(store, 50, 65536, url, sizeof url, sock, sizeof sock),
                  TROVE_OK);
     CHECK_EQ_INT(trove_wire_encoder_new(&enc), TROVE_OK);
@@ -308,7 +221,8 @@ static void test_catch_up(void)
          test_write_all(fd, buf.ptr, buf.len) == 0 && cu_send(fd, 0, CU_HISTORY, enc, &buf) == 0;
     CHECK(ok);
     CHECK_EQ_INT(cu_wait_stored(CU_HISTORY), 0);
-    CHECK(pthread_create(&th, NULL, cu_viewer_thread, &v) == 0);
+    v.url = url;
+    CHECK_EQ_INT(test_viewer_start(&v), 0);
     pthread_mutex_lock(&cu.mu);
     while (!cu.joined)
         pthread_cond_wait(&cu.cv, &cu.mu);
@@ -322,10 +236,10 @@ static void test_catch_up(void)
     cu.go = 1;
     pthread_cond_broadcast(&cu.cv);
     pthread_mutex_unlock(&cu.mu);
-    pthread_join(th, NULL);
+    test_viewer_join(&v);
     CHECK_EQ_INT(v.rc, TROVE_OK);
-    CHECK_EQ_INT(v.errors, 0); /* no gap */
-    CHECK_EQ_INT(v.end, 1);
+    CHECK_EQ_INT(v.errors + v.others + v.bad_frames, 0); /* no gap */
+    CHECK_EQ_INT(v.ends, 1);
     CHECK_EQ_INT(v.end_events, CU_HISTORY + CU_LIVE);
     CHECK_EQ_INT(v.got.len, CU_HISTORY + CU_LIVE);
     ok = v.got.len == CU_HISTORY + CU_LIVE;
@@ -336,10 +250,7 @@ static void test_catch_up(void)
     trove_bytes_free(&buf);
     trove_wire_encoder_free(enc);
     trove_names_free(names);
-    trove_wire_decoder_free(v.dec);
-    trove_names_free(v.names);
-    trove_events_free(&v.got);
-    free(v.ev);
+    test_viewer_free(&v);
 }
 
 /* ---- samples frames from a producer ------------------------------------------------------- */
@@ -450,31 +361,13 @@ static void test_samples(void)
 
 /* ---- a profile whose client leaves before it is made ------------------------------------- */
 
-/* A socket connected to the service's HTTP port (url's), or -1. */
-static int http_connect(void)
-{
-    struct sockaddr_in a;
-    const char *colon = strrchr(url, ':');
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_port = htons((uint16_t)(colon ? atoi(colon + 1) : 0));
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
 static const char profile_get[] = "GET /api/captures/big/profile HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 
 /* The HTTP status of GET /api/captures/big/profile read to its end, and its length. */
 static int profile_status(size_t *len)
 {
     char buf[65536];
-    int fd = http_connect(), status = -1;
+    int fd = test_http_connect(url), status = -1;
     ssize_t r;
 
     *len = 0;
@@ -542,7 +435,7 @@ static void test_profile_orphan(void)
     CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
     for (int i = 0; i < 4; i++) {
         struct linger rst = {1, 0};
-        int fd = http_connect();
+        int fd = test_http_connect(url);
         CHECK(fd >= 0 && test_write_all(fd, profile_get, sizeof profile_get - 1) == 0);
         usleep(20000); /* read before the reset */
         if (fd >= 0) {
@@ -556,7 +449,7 @@ static void test_profile_orphan(void)
     CHECK(len > 100000); /* the whole answer: 4,000 steps' functions */
     /* One being made at the stop. */
     {
-        int fd = http_connect();
+        int fd = test_http_connect(url);
         CHECK(fd >= 0 && test_write_all(fd, profile_get, sizeof profile_get - 1) == 0);
         usleep(20000); /* read before the stop */
         CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
@@ -576,18 +469,12 @@ static void test_profile_orphan(void)
 static int read_answer(int fd, struct trove_serve_answer *a)
 {
     char line[TROVE_SERVE_ANSWER_MAX + 1];
-    size_t n = 0;
+    int n;
 
     memset(a, 0, sizeof *a);
-    while (n < TROVE_SERVE_ANSWER_MAX) {
-        struct pollfd one = {fd, POLLIN, 0};
-        if (poll(&one, 1, 60000) <= 0 || read(fd, line + n, 1) != 1)
-            return -1;
-        if (line[n] == '\n')
-            return trove_serve_answer_parse(line, n, a, NULL) == TROVE_OK ? 0 : -1;
-        n++;
-    }
-    return -1;
+    if ((n = test_read_line(fd, line, sizeof line)) < 0)
+        return -1;
+    return trove_serve_answer_parse(line, (size_t)n, a, NULL) == TROVE_OK ? 0 : -1;
 }
 
 /* Nothing more comes on fd: the service closed it (1), else 0. */
@@ -601,39 +488,19 @@ static int closed_by_service(int fd)
 /* A producer of capture `name` (hello extra: more members, may be ""). */
 static int producer_hello(const char *name, const char *extra)
 {
-    char hello[256];
-    int fd = test_unix_connect(sock);
-    snprintf(hello, sizeof hello, "{\"capture\":\"%s\",\"producer\":\"t\"%s}\n", name, extra);
-    if (fd >= 0 && test_write_all(fd, hello, strlen(hello)) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
-/* Until the service's log says `needle` `count` times (or a minute has gone: a failure). */
-static int wait_log(const char *needle, int count)
-{
-    for (int i = 0; i < 6000 && test_serve_log_count(needle) < count; i++)
-        usleep(10000);
-    return test_serve_log_count(needle) >= count ? 0 : -1;
+    return test_producer_hello(sock, name, "t", extra);
 }
 
 /* Send events [from, to) (start_ns 1000 i, pid 500) under one name to fd. */
 static int send_named(int fd, uint32_t from, uint32_t to)
 {
     struct trove_wire_encoder *enc = NULL;
-    struct trove_names *names = NULL;
     struct trove_bytes buf = {0};
     int rc = -1;
 
-    if (trove_wire_encoder_new(&enc) == TROVE_OK && trove_names_new(&names) == TROVE_OK &&
-        trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "cu", 2) == TROVE_OK &&
-        trove_wire_encode_names(names, 0, 1, &buf) == TROVE_OK &&
-        test_write_all(fd, buf.ptr, buf.len) == 0)
+    if (trove_wire_encoder_new(&enc) == TROVE_OK && test_send_name(fd, 1, "cu") == 0)
         rc = cu_send(fd, from, to, enc, &buf);
     trove_bytes_free(&buf);
-    trove_names_free(names);
     trove_wire_encoder_free(enc);
     return rc;
 }
@@ -666,7 +533,7 @@ static void test_answers(void)
         close(fd2);
     if (fd >= 0)
         close(fd);
-    CHECK_EQ_INT(wait_log("capture t4: ended", 1), 0);
+    CHECK_EQ_INT(test_serve_wait_log("capture t4: ended", 1), 0);
     /* replace: a new session without append, told the stored capture's events */
     fd = producer_hello("t4", "");
     CHECK(fd >= 0 && read_answer(fd, &a) == 0);
@@ -676,7 +543,7 @@ static void test_answers(void)
     CHECK(fd >= 0 && send_named(fd, 0, 500) == 0);
     if (fd >= 0)
         close(fd);
-    CHECK_EQ_INT(wait_log("capture t4: ended", 2), 0);
+    CHECK_EQ_INT(test_serve_wait_log("capture t4: ended", 2), 0);
     /* append: told the stored events */
     fd = producer_hello("t4", ",\"append\":true");
     CHECK(fd >= 0 && read_answer(fd, &a) == 0);
@@ -707,7 +574,7 @@ static void test_answers(void)
     CHECK(fd >= 0 && send_named(fd, 0, 20000) == 0);
     if (fd >= 0)
         close(fd);
-    CHECK_EQ_INT(wait_log("capture t6: ended", 1), 0);
+    CHECK_EQ_INT(test_serve_wait_log("capture t6: ended", 1), 0);
     CHECK_EQ_INT(test_serve_log_count("capture t6) closed"), 0); /* no error for it */
     CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
     CHECK_EQ_INT(trove_store_open(store, TROVE_STORE_READONLY, &s, NULL), TROVE_OK);
@@ -723,9 +590,9 @@ static void test_answers(void)
  * late: every viewer decodes exactly the events sent, and the store holds them. */
 static void test_live(void)
 {
-    pthread_t prod[2], view[3];
+    pthread_t prod[2];
     struct producer p[2] = {{0, 0}, {1, 0}};
-    struct viewer v[3];
+    struct test_viewer v[3];
     struct trove_store *s = NULL;
     struct trove_capture_info info;
 
@@ -733,26 +600,26 @@ static void test_live(void)
     CHECK(url[0] != 0);
     memset(v, 0, sizeof v);
     for (int i = 0; i < 3; i++) {
+        v[i].url = url;
+        v[i].capture = "t1";
         v[i].wire = i == 1 ? TROVE_WIRE_PACKED : TROVE_WIRE_RAW;
         v[i].from_start = i == 2;
-        trove_wire_decoder_new(&v[i].dec);
-        trove_names_new(&v[i].names);
-        v[i].ev = calloc(TROVE_WIRE_MAX_EVENTS, sizeof *v[i].ev);
+        v[i].keep = 1;
     }
     /* Two viewers wait for the capture; the third joins after it started. */
-    CHECK(pthread_create(&view[0], NULL, viewer_thread, &v[0]) == 0);
-    CHECK(pthread_create(&view[1], NULL, viewer_thread, &v[1]) == 0);
+    CHECK_EQ_INT(test_viewer_start(&v[0]), 0);
+    CHECK_EQ_INT(test_viewer_start(&v[1]), 0);
     usleep(200000);
     for (int i = 0; i < 2; i++)
         CHECK(pthread_create(&prod[i], NULL, producer_thread, &p[i]) == 0);
     usleep(20000);
-    CHECK(pthread_create(&view[2], NULL, viewer_thread, &v[2]) == 0);
+    CHECK_EQ_INT(test_viewer_start(&v[2]), 0);
     for (int i = 0; i < 2; i++) {
         pthread_join(prod[i], NULL);
         CHECK(p[i].ok);
     }
     for (int i = 0; i < 3; i++) {
-        pthread_join(view[i], NULL);
+        test_viewer_join(&v[i]);
         check_viewer(&v[i]);
     }
     CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
@@ -761,12 +628,8 @@ static void test_live(void)
     CHECK_EQ_INT(info.events, 2 * EVENTS);
     CHECK_EQ_INT(info.names, 5);
     trove_store_close(s);
-    for (int i = 0; i < 3; i++) {
-        trove_wire_decoder_free(v[i].dec);
-        trove_names_free(v[i].names);
-        trove_events_free(&v[i].got);
-        free(v[i].ev);
-    }
+    for (int i = 0; i < 3; i++)
+        test_viewer_free(&v[i]);
 }
 
 int main(int argc, char **argv)

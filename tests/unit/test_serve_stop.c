@@ -26,12 +26,11 @@
  */
 #define _GNU_SOURCE /* usleep */
 
+#include "support_serve.h"
 #include "testutil.h"
 
-#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -86,49 +85,18 @@ static void fill(struct trove_event *ev, size_t n, uint64_t first)
     }
 }
 
-/* The service's next line on fd into line (NUL-terminated, no newline): its length, or -1
- * when the connection ends first. */
-static int read_line(int fd, char *line, size_t cap)
-{
-    size_t n = 0;
-
-    while (n + 1 < cap) {
-        char c;
-        ssize_t r = read(fd, &c, 1);
-        if (r <= 0)
-            return -1;
-        if (c == '\n')
-            break;
-        line[n++] = c;
-    }
-    line[n] = 0;
-    return (int)n;
-}
-
 /* A producer of capture `name` (append: continuing it) that has sent its names frame; with
  * accept, its accept line read. The socket, or -1. */
 static int producer(const char *name, int append, int accept)
 {
-    char hello[256], line[TROVE_SERVE_ANSWER_MAX];
-    struct trove_names *names = NULL;
-    struct trove_bytes buf = {0};
-    int fd = test_unix_connect(sock), ok;
+    char line[TROVE_SERVE_ANSWER_MAX];
+    int fd = test_producer_hello(sock, name, "t", append ? ",\"pid\":7,\"append\":true" : ",\"pid\":7");
 
-    if (fd < 0)
-        return -1;
-    snprintf(hello, sizeof hello, "{\"capture\":\"%s\",\"producer\":\"t\",\"pid\":7%s}\n", name,
-             append ? ",\"append\":true" : "");
-    ok = test_write_all(fd, hello, strlen(hello)) == 0 && trove_names_new(&names) == TROVE_OK &&
-         trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "zone", 4) == TROVE_OK &&
-         trove_wire_encode_names(names, 0, 1, &buf) == TROVE_OK &&
-         test_write_all(fd, buf.ptr, buf.len) == 0;
-    if (ok && accept)
-        ok = read_line(fd, line, sizeof line) > 0 && strstr(line, "\"type\":\"accept\"");
-    trove_names_free(names);
-    trove_bytes_free(&buf);
-    if (!ok) {
+    if (fd >= 0 && (test_send_name(fd, 1, "zone") != 0 ||
+                    (accept && (test_read_line(fd, line, sizeof line) <= 0 ||
+                                !strstr(line, "\"type\":\"accept\""))))) {
         close(fd);
-        return -1;
+        fd = -1;
     }
     return fd;
 }
@@ -137,93 +105,28 @@ static int producer(const char *name, int append, int accept)
  * fails. */
 static int send_events(int fd, uint64_t first, size_t n, size_t batch)
 {
-    struct trove_wire_encoder *enc = NULL;
     struct trove_event *ev = calloc(batch, sizeof *ev);
-    struct trove_bytes buf = {0};
-    int rc = ev && trove_wire_encoder_new(&enc) == TROVE_OK ? 0 : -1;
+    int rc = ev ? 0 : -1;
 
     for (size_t i = 0; rc == 0 && i < n; i += batch) {
         size_t k = n - i < batch ? n - i : batch;
         fill(ev, k, first + i);
-        buf.len = 0;
-        if (trove_wire_encode(enc, TROVE_WIRE_PACKED, ev, k, &buf) != TROVE_OK ||
-            test_write_all(fd, buf.ptr, buf.len) != 0)
-            rc = -1;
+        rc = test_send_events(fd, TROVE_WIRE_PACKED, ev, k, k);
     }
-    trove_bytes_free(&buf);
-    trove_wire_encoder_free(enc);
     free(ev);
     return rc;
 }
 
-/* ---- HTTP and WebSocket ------------------------------------------------------------------ */
+/* ---- HTTP --------------------------------------------------------------------------------- */
 
-static int http_connect(void)
-{
-    struct sockaddr_in sin;
-    unsigned port = 0;
-    int fd;
-
-    if (sscanf(url, "http://127.0.0.1:%u", &port) != 1)
-        return -1;
-    memset(&sin, 0, sizeof sin);
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-        return -1;
-    if (connect(fd, (struct sockaddr *)&sin, sizeof sin) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* One request (head + body) and the whole answer into out (NUL-terminated; "" when the
- * service closed without one). 0, or -1 when it could not be sent. */
 static int http(const char *head, const void *body, size_t len, char *out, size_t cap)
 {
-    int fd = http_connect();
-    size_t got = 0;
-
-    out[0] = 0;
-    if (fd < 0)
-        return -1;
-    if (test_write_all(fd, head, strlen(head)) != 0 || (len && test_write_all(fd, body, len))) {
-        close(fd);
-        return -1;
-    }
-    for (;;) {
-        ssize_t r = read(fd, out + got, cap - 1 - got);
-        if (r <= 0)
-            break;
-        got += (size_t)r;
-        if (got == cap - 1)
-            break;
-    }
-    out[got] = 0;
-    close(fd);
-    return 0;
+    return test_http(url, head, body, len, out, cap);
 }
 
-/* A capture's member in GET /api/status ("name" first), as a number; -1 when not there. */
 static int64_t status_of(const char *name, const char *member)
 {
-    static char body[1 << 16];
-    char key[160], head[128];
-    const char *c, *m;
-
-    snprintf(head, sizeof head, "GET /api/status HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-                                "Connection: close\r\n\r\n");
-    if (http(head, NULL, 0, body, sizeof body) != 0)
-        return -1;
-    snprintf(key, sizeof key, "\"name\":\"%s\"", name);
-    if (!(c = strstr(body, key)))
-        return -1;
-    snprintf(key, sizeof key, "\"%s\":", member);
-    if (!(m = strstr(c, key)))
-        return -1;
-    return strtoll(m + strlen(key), NULL, 10);
+    return test_status_of(url, name, member);
 }
 
 /* A capture's state in GET /api/status, into out; 0 or -1. */
@@ -241,77 +144,6 @@ static int state_of(const char *name, char *out, size_t cap)
         return -1;
     snprintf(out, cap, "%.*s", (int)strcspn(m + 9, "\""), m + 9);
     return 0;
-}
-
-/* A WebSocket on /api/live?capture=name whose 101 is read. The socket, or -1. */
-static int ws_open(const char *name)
-{
-    char req[512], head[1024];
-    size_t n = 0;
-    int fd = http_connect();
-
-    if (fd < 0)
-        return -1;
-    snprintf(req, sizeof req,
-             "GET /api/live?capture=%s HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
-             "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-             "Sec-WebSocket-Version: 13\r\n\r\n",
-             name);
-    if (test_write_all(fd, req, strlen(req)) != 0) {
-        close(fd);
-        return -1;
-    }
-    while (n + 1 < sizeof head && (n < 4 || memcmp(head + n - 4, "\r\n\r\n", 4) != 0)) {
-        if (read(fd, head + n, 1) != 1) {
-            close(fd);
-            return -1;
-        }
-        n++;
-    }
-    head[n] = 0;
-    if (!strstr(head, " 101 ")) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Read messages until a close: its code (0: none), or -1 when the connection ended. */
-static int ws_until_close(int fd)
-{
-    for (;;) {
-        uint8_t h[2], x[8], *body;
-        uint64_t len;
-        int op;
-        if (read(fd, h, 2) != 2)
-            return -1;
-        op = h[0] & 15;
-        len = h[1] & 127;
-        if (len == 126 || len == 127) {
-            size_t k = len == 126 ? 2 : 8;
-            if ((size_t)read(fd, x, k) != k)
-                return -1;
-            len = 0;
-            for (size_t i = 0; i < k; i++)
-                len = len << 8 | x[i];
-        }
-        if (!(body = malloc(len + 1)))
-            return -1;
-        for (uint64_t got = 0; got < len;) {
-            ssize_t r = read(fd, body + got, len - got);
-            if (r <= 0) {
-                free(body);
-                return -1;
-            }
-            got += (uint64_t)r;
-        }
-        if (op == 8) {
-            int code = len >= 2 ? body[0] << 8 | body[1] : 0;
-            free(body);
-            return code;
-        }
-        free(body);
-    }
 }
 
 static int open_fds(void)
@@ -419,7 +251,7 @@ static void test_behind(void)
     CHECK(!strcmp(state, "opening"));
     CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
     trove_testing_io_fail_at(0, 0, 0);
-    CHECK(read_line(b, line, sizeof line) > 0);
+    CHECK(test_read_line(b, line, sizeof line) > 0);
     CHECK(strstr(line, "\"type\":\"refuse\"") != NULL);
     CHECK(strstr(line, "\"stopping\":true") != NULL);
     close(b);
@@ -449,9 +281,9 @@ static void test_jobs(void)
     CHECK_EQ_INT(test_serve_start(store, 50, url, sizeof url, sock, sizeof sock), TROVE_OK);
     /* A viewer that waits, takes the close and never answers it: its connection lingers,
      * and the web thread with it, after the store thread is done. */
-    CHECK((ws = ws_open("nothing")) >= 0);
+    CHECK((ws = test_ws_open(url, "nothing")) >= 0);
     trove_serve_stop();
-    CHECK_EQ_INT(ws_until_close(ws), 1001); /* sent once the store thread is done */
+    CHECK_EQ_INT(test_ws_until_close(ws), 1001); /* sent once the store thread is done */
     snprintf(head, sizeof head,
              "POST /api/captures/import?name=late HTTP/1.1\r\nHost: 127.0.0.1\r\n"
              "Content-Type: application/json\r\nX-Trove-Request: 1\r\nContent-Length: %zu\r\n"
@@ -472,65 +304,15 @@ static void test_jobs(void)
 
 /* ---- wake: a capture failing with no producer left tells its viewer ----------------------- */
 
-struct viewer {
-    atomic_int hello, errors, ends;
-    atomic_uint_fast64_t events;
-    struct trove_wire_decoder *dec;
-    struct trove_names *names;
-    struct trove_event *ev;
-    int close_code, rc;
-};
-
-static int v_text(void *ctx, const char *json, size_t len)
-{
-    struct viewer *v = ctx;
-    (void)len;
-    if (strstr(json, "\"type\":\"hello\""))
-        atomic_fetch_add(&v->hello, 1);
-    else if (strstr(json, "\"type\":\"end\""))
-        atomic_fetch_add(&v->ends, 1);
-    else if (strstr(json, "\"type\":\"error\"") && strstr(json, "capture c failed"))
-        atomic_fetch_add(&v->errors, 1);
-    return 0;
-}
-
-static int v_frame(void *ctx, const uint8_t *frame, size_t len)
-{
-    struct viewer *v = ctx;
-    struct trove_wire_frame fr;
-    if (trove_wire_decode(v->dec, frame, len, v->ev, TROVE_WIRE_MAX_EVENTS, v->names, &fr,
-                          NULL) != TROVE_OK)
-        return 1;
-    atomic_fetch_add(&v->events, fr.n_events);
-    return 0;
-}
-
-static void *viewer_main(void *arg)
-{
-    struct viewer *v = arg;
-    struct trove_live_view_options vo;
-
-    memset(&vo, 0, sizeof vo);
-    vo.url = url;
-    vo.capture = "c";
-    vo.wire = TROVE_WIRE_PACKED;
-    vo.on_text = v_text;
-    vo.on_frame = v_frame;
-    vo.ctx = v;
-    v->rc = trove_live_view(&vo, &v->close_code, NULL);
-    return NULL;
-}
-
 static void test_wake(void)
 {
-    struct viewer v;
-    pthread_t t;
+    struct test_viewer v;
     int a, b;
 
     begin("wake", "wake");
     memset(&v, 0, sizeof v);
-    CHECK(trove_wire_decoder_new(&v.dec) == TROVE_OK && trove_names_new(&v.names) == TROVE_OK);
-    CHECK((v.ev = calloc(TROVE_WIRE_MAX_EVENTS, sizeof *v.ev)) != NULL);
+    v.capture = "c";
+    v.wire = TROVE_WIRE_PACKED;
     /* No commit but the closing one: the failure comes when the last producer has left. */
     CHECK_EQ_INT(test_serve_start(store, 600000, url, sizeof url, sock, sizeof sock), TROVE_OK);
     CHECK((a = producer("c", 0, 1)) >= 0);
@@ -539,7 +321,8 @@ static void test_wake(void)
     for (int i = 0; i < 12000 && test_serve_log_count("capture c: ended") < 1; i++)
         usleep(10000);
     CHECK((b = producer("c", 1, 1)) >= 0); /* continues it */
-    CHECK(pthread_create(&t, NULL, viewer_main, &v) == 0);
+    v.url = url;
+    CHECK_EQ_INT(test_viewer_start(&v), 0);
     for (int i = 0; i < 12000 && atomic_load(&v.hello) < 1; i++)
         usleep(10000);
     CHECK_EQ_INT(send_events(b, 1000, 1000, 1000), 0);
@@ -559,11 +342,10 @@ static void test_wake(void)
     CHECK_EQ_INT(atomic_load(&v.ends), 0);
     trove_testing_io_fail_at(0, 0, 0);
     CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
-    pthread_join(t, NULL);
+    test_viewer_join(&v);
     CHECK_EQ_INT(v.close_code, 1008);
-    trove_wire_decoder_free(v.dec);
-    trove_names_free(v.names);
-    free(v.ev);
+    CHECK(strstr(v.last_error, "capture c failed") != NULL);
+    test_viewer_free(&v);
 }
 
 /* ---- oom: an allocation failing as the stop begins ------------------------------------------ */
@@ -582,7 +364,7 @@ static void test_oom(void)
         CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
         trove_testing_alloc_fail_at(0, 0);
         /* closed by the stop: its line (unless the line's own making failed), then the end */
-        while (read_line(fd, line, sizeof line) >= 0)
+        while (test_read_line(fd, line, sizeof line) >= 0)
             ;
         close(fd);
     }
