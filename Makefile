@@ -238,7 +238,7 @@ bench: build deps-npm
 soak: build
 	bash bench/soak.sh $(TROVE)
 
-# The crash states of tests/test_io_faults.c on bigger volumes (about 5 minutes).
+# The crash states of tests/unit/test_io_faults.c on bigger volumes (about 5 minutes).
 crash-states: build
 	TROVE_IO_FAULTS_LONG=1 $(BUILD)/test_io_faults | grep -v '^ok'
 

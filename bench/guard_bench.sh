@@ -16,7 +16,7 @@ trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 rounds=${2:-5}
 runs=${3:-3}
 here=$(cd "$(dirname "$0")" && pwd)
-peer="$here/../tests/guard_peer.py"
+peer="$here/../tests/support/guard_peer.py"
 tmp=$(mktemp -d)
 srv=
 trap '[ -n "$srv" ] && kill $srv 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -114,7 +114,7 @@ for r in $(seq 1 "$runs"); do
     sr=$!
     g stall "$port" 20 '/api/captures/big/export?format=bundle' 0 12 "$tmp/st-x.json" &
     sx=$!
-    python3 "$here/../tests/serve_peer.py" flood "$tmp/s/trove.sock" "names$r" 100 > /dev/null &
+    python3 "$here/../tests/support/serve_peer.py" flood "$tmp/s/trove.sock" "names$r" 100 > /dev/null &
     sn=$!
     sleep 1
     set -- $(live "m$r" 10)

@@ -12,7 +12,7 @@
  * only moves forward and ends at head; a decoded sample's callchain fills it exactly; a
  * decoded mapping's file name and a comm end inside the record; and the recorder (offline:
  * no /proc, no files) takes the ring with no more samples or switches than records.
- * Seeds: tests/test_sample.c writes its hand-built rings with TROVE_PERF_CORPUS set.
+ * Seeds: tests/unit/test_sample.c writes its hand-built rings with TROVE_PERF_CORPUS set.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 // guard_test.mjs: what a page of another site can make the user's browser do to `trove
 // serve` (docs/serve.md, "Who may use it"), in Debian's chromium, headless, driven by
-// playwright-core. tests/cli_guard.sh runs it; it starts its own services.
+// playwright-core. tests/cli/cli_guard.sh runs it; it starts its own services.
 //   - a service without a token holding capture "victim" (50,000 events); pages served from
 //     another port of 127.0.0.1 and from localhost try to replace it (a POST of a one-event
 //     trace as text/plain, as a typeless blob, as application/octet-stream with CORS, and

@@ -1,5 +1,5 @@
 // names_test.mjs: the viewer's rows name threads so they can be told apart, in Debian's
-// chromium, headless (playwright-core), against a real `trove serve` (tests/cli_viewer_names.sh
+// chromium, headless (playwright-core), against a real `trove serve` (tests/cli/cli_viewer_names.sh
 // starts it and records the capture). The capture is the example program's: its process
 // (named by the program, trove-example-s), its main thread "main" (one of that name: no tid)
 // and two rounds of workers "sorter 0".."sorter 3" (each name twice: "sorter 0 (TID)").

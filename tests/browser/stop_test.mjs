@@ -1,5 +1,5 @@
 // stop_test.mjs: what the viewer (web/) says when the service stops under a live capture, in
-// Debian's chromium, headless, driven by playwright-core (tests/cli_stop.sh runs it). A
+// Debian's chromium, headless, driven by playwright-core (tests/cli/cli_stop.sh runs it). A
 // `trove gen --live` producer writes capture `stopped`; once the page has events, the
 // service is sent SIGTERM. The service closes the page's WebSocket with 1001 and no
 // {"type":"end"}: the stats line must say "service stopped", never "ended", the banner must

@@ -1,5 +1,5 @@
 // viewer_test.mjs: the viewer (web/) in Debian's chromium, headless, driven by
-// playwright-core, against a real `trove serve` (tests/cli_viewer.sh starts it). Every
+// playwright-core, against a real `trove serve` (tests/cli/cli_viewer.sh starts it). Every
 // check compares counts, names and bytes; none is timed.
 //   - raw, packed and deflate: a live capture from a producer; the page's decoded count is
 //     the service's and the stats line names the wire;

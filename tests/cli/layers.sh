@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# layers.sh: the layer graph is enforced by the build, not by prose. Run by ctest as
+#   layers.sh SOURCE_DIR PYTHON CC CODEC_INCLUDES STORE_INCLUDES --layer=... (the graph)
+# It checks that the tree keeps the graph, that check_layers.py refuses an upward include,
+# a reach into another layer's internal header and a circle of files (each made on purpose
+# in a copy of the tree), that the compiler itself cannot find another layer's internal
+# header with a layer's own include path, and that a configured build of a bad copy fails.
+set -u
+src=$1 py=$2 cc=$3 codec_inc=$4 store_inc=$5
+shift 5
+graph=("$@")
+. "$src/tests/support/lib_cli.sh"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check_tree() { "$py" "$src/tools/check_layers.py" --root "$1" "${graph[@]}" 2> "$tmp/err"; }
+fresh_copy() {
+    rm -rf "$tmp/t"
+    mkdir -p "$tmp/t"
+    cp -r "$src/src" "$src/include" "$src/tools" "$src/bench" "$src/examples" "$src/cmake" \
+        "$src/CMakeLists.txt" "$tmp/t/"
+    rm -rf "$tmp/t/tools/duckdb"
+}
+# expect_refused WHAT MESSAGE: the checker fails on $tmp/t and says MESSAGE.
+expect_refused() {
+    if check_tree "$tmp/t"; then
+        bad "$1: check_layers.py accepted it"
+    elif grep -q -- "$2" "$tmp/err"; then
+        ok
+    else
+        bad "$1: expected '$2', got: $(cat "$tmp/err")"
+    fi
+}
+
+# The tree as it is keeps the graph.
+check check_tree "$src"
+[ -s "$tmp/err" ] && bad "check_layers printed on the real tree: $(cat "$tmp/err")"
+
+# An upward include: codec (below store) including the store's public header.
+fresh_copy
+sed -i '0,/#include "trove\/event.h"/s//#include "trove\/event.h"\n#include "trove\/store.h"/' \
+    "$tmp/t/src/codec/names.c"
+grep -q 'trove/store.h' "$tmp/t/src/codec/names.c" || bad "could not plant the upward include"
+expect_refused "upward include" "src/codec/names.c:[0-9]*: #include \"trove/store.h\": layer codec may not include layer store"
+
+# A sideways include of a public header: columnar and store are both above codec, apart.
+fresh_copy
+printf '#include "trove/volume.h"\n' >> "$tmp/t/src/columnar/snappy.c"
+expect_refused "sideways include" "layer columnar may not include layer store"
+
+# Another layer's internal header, by path.
+fresh_copy
+printf '#include "store/dict.h"\n' >> "$tmp/t/src/capture/marker.c"
+expect_refused "internal header of another layer" "reaches into another layer's internal headers"
+
+# A bare name that is not in the file's own directory.
+fresh_copy
+printf '#include "dict.h"\n' >> "$tmp/t/src/stream/bg.c"
+expect_refused "bare name from elsewhere" "a bare include must name a header in src/stream"
+
+# tools/ may not use common's internal headers.
+fresh_copy
+printf '#include "common/endian.h"\n' >> "$tmp/t/tools/cmd_cat.c"
+expect_refused "tools using internals" "tools/ and bench/ use only include/trove/"
+
+# A public header that no layer claims.
+fresh_copy
+printf '#ifndef X\n#define X\n#endif\n' > "$tmp/t/include/trove/orphan.h"
+expect_refused "unclaimed public header" "include/trove/orphan.h: belongs to no layer"
+
+# A circle of files: common's error.c calling into codec, which calls common (through
+# TROVE_FAIL and by name).
+fresh_copy
+printf 'void trove__layers_test_call(void);\nvoid trove__layers_test_call(void) { trove_strerror(trove_wire_format_name(0) ? 0 : 1); }\n' \
+    >> "$tmp/t/src/common/error.c"
+expect_refused "circle of files" "a circle of files: .*src/common/error.c -> src/codec"
+
+# The same through a macro alone: codec's new file calls common only as TROVE_FAIL(...).
+fresh_copy
+printf '#include "common/fail.h"\nint trove__planted(void);\nint trove__planted(void) { return TROVE_FAIL(NULL, TROVE_ERR_INVALID, 0, "planted"); }\n' \
+    > "$tmp/t/src/codec/planted.c"
+printf 'int trove__planted(void);\nint trove__layers_test_call(void);\nint trove__layers_test_call(void) { return trove__planted(); }\n' \
+    >> "$tmp/t/src/common/error.c"
+expect_refused "circle through a macro" "a circle of files: .*src/codec/planted.c -> src/common/error.c (trove_diag_set)"
+
+# The compiler alone: with codec's include path, another layer's internal header does not
+# exist, while codec's own public and common headers do (so the flags themselves work).
+inc_flags() { local IFS=:; for d in $1; do printf -- '-I%s\n' "$d"; done; }
+mapfile -t codec_flags < <(inc_flags "$codec_inc")
+mapfile -t store_flags < <(inc_flags "$store_inc")
+printf '#include "trove/event.h"\n#include "common/endian.h"\nint x;\n' > "$tmp/good.c"
+check "$cc" -std=c11 -fsyntax-only "${codec_flags[@]}" "$tmp/good.c"
+for h in store/dict.h columnar/pq_meta.h capture/capture_internal.h stream/bufpool.h; do
+    printf '#include "%s"\nint x;\n' "$h" > "$tmp/bad.c"
+    if "$cc" -std=c11 -fsyntax-only "${codec_flags[@]}" "$tmp/bad.c" 2> /dev/null; then
+        bad "codec's include path reaches $h"
+    else
+        ok
+    fi
+done
+for h in columnar/pq_meta.h capture/capture_internal.h codec/wire_internal.h; do
+    printf '#include "%s"\nint x;\n' "$h" > "$tmp/bad.c"
+    if "$cc" -std=c11 -fsyntax-only "${store_flags[@]}" "$tmp/bad.c" 2> /dev/null; then
+        bad "store's include path reaches $h"
+    else
+        ok
+    fi
+done
+
+# The build itself fails on a bad tree: configure a copy with an upward include and build
+# its layer check (the step every layer library depends on).
+if command -v cmake > /dev/null 2>&1; then
+    fresh_copy
+    mkdir -p "$tmp/t/tests" "$tmp/t/fuzz"
+    printf '#include "trove/capture.h"\n' >> "$tmp/t/src/store/name.c"
+    if cmake -S "$tmp/t" -B "$tmp/b" > "$tmp/cfg.log" 2>&1; then
+        if cmake --build "$tmp/b" --target trove_store > "$tmp/build.log" 2>&1; then
+            bad "a build of trove_store with an upward include succeeded"
+        else
+            check grep -q 'layer store may not include layer capture' "$tmp/build.log"
+        fi
+    else
+        bad "configuring a copy of the tree failed: $(tail -5 "$tmp/cfg.log")"
+    fi
+fi
+finish

@@ -1,0 +1,1588 @@
+/*
+ * test_crash.c: the store survives SIGKILL at any moment.
+ *
+ * Each round forks a child that opens the store and runs random operations forever —
+ * writes (random bytes, zeros, copies of other blocks so that objects are shared), reads
+ * checked against its model, whole puts (resize + write + commit), resizes, commits,
+ * snapshots (at most SNAP_KEEP, the oldest removed first), removal and re-creation of a
+ * volume, dropping uncommitted changes by reopening, gc, and heals — on two small volumes
+ * and a big sparse v3 one, whose small commits write patch segments (no puts or resizes
+ * there). A heal damages the loose object of a block unchanged since its commit (one byte
+ * flipped in place, as a bad disk would), reads the block, which must fail with
+ * TROVE_ERR_CHECKSUM and put the object on record as damaged, and puts the block's bytes
+ * again (a volume write of the bytes the slot already names, or a backend put), which must
+ * replace the object and drop the record; it changes no committed state. One round in
+ * HEAL_FIRST starts with a heal, so that kills reach heals on a slow disk too. The parent
+ * kills the child with SIGKILL after a random delay (at least TROVE_CRASH_KILLS times,
+ * default 100), then reopens the store in-process, finishes a heal the kill cut short after
+ * its damage (below), and checks: `verify --deep` is clean, every volume and snapshot reads
+ * back exactly its last committed state, and nothing is listed that was never made. Every
+ * GC_EVERY rounds, and at the end, the parent runs gc and checks that the objects left are
+ * exactly those the recipes name and that a second gc deletes nothing; at the end no temp
+ * file, stray recipe or damage on record may be left either. At least a tenth of the kills
+ * must land inside an operation that changes committed state (between its `pending` and
+ * its `end` below), and a heal must begin at least every 50 kills; the delays (and
+ * HEAL_FIRST) are tuned for that, and only spread the kill points: nothing is timed.
+ *
+ * The expected states live outside the store, in a journal the child appends to with one
+ * write(2) per line (the page cache outlives a SIGKILL, so no fsync is needed):
+ *
+ *   state NAME SIZE HASH RO      the committed state when the round began (parent)
+ *   ready                        the child has loaded the store and starts working
+ *   begin KIND                   an operation starts
+ *   pending NAME SIZE HASH RO    NAME's committed state if the operation lands
+ *   pending NAME absent          ... or NAME will not exist
+ *   damage DIGEST SIDEFILE       a heal is about to damage object DIGEST, whose good bytes
+ *                                SIDEFILE (outside the store) already holds in full
+ *   healed                       ... the object is whole again and off the record
+ *   end                          the operation returned (its pending state landed)
+ *   error KIND RC MESSAGE        the child met an unexpected error and exited
+ *
+ * HASH is trove_checksum64 of the volume's SIZE bytes, RO is 1 for a snapshot. After a
+ * kill, each name must be in its state from the journal, except that the name of a
+ * pending operation with no `end` may be in either the old or the pending state. The
+ * check does not depend on generation numbers. A `damage` with no `healed` leaves the
+ * object intact, damaged but not on record, or on record (damaged, deleted, or rewritten
+ * but not yet released); the parent finishes the heal as a user would, with a read (which
+ * puts damage nobody has found yet on record: a put alone skips an object whose file is
+ * there) and then a put of the good bytes, and the object must then read back whole
+ * before verify runs. The PRNG seed (TROVE_CRASH_SEED) is printed with every failure; the
+ * kill moments come from real time, so a seed replays the same operations, not the same
+ * kill points.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testutil.h"
+#include "trove/recipe.h"
+#include "trove/store.h"
+#include "trove/volume.h"
+
+#define KILLS_DEFAULT 100
+#define SEED_DEFAULT 0x7a0e5eedULL
+#define VOL_MIN (64u << 10)  /* volume sizes: VOL_MIN .. SMALL_MAX bytes */
+#define SMALL_MAX (512u << 10)
+#define BIG_SLOTS 1100u      /* a big sparse v3 volume: past one 1024-slot recipe segment, */
+#define BIG_BS 4096u         /* so that its small commits write patch segments */
+#define VOL_MAX (BIG_SLOTS * BIG_BS) /* the largest volume: every model buffer's size */
+#define MAX_SLOTS 64         /* ... and at most this many blocks */
+#define NVOLS 3
+#define SNAP_KEEP 3          /* snapshots kept; the oldest is removed first */
+#define MAX_NAMES 32         /* volumes and snapshots one journal can name */
+#define GC_EVERY 10          /* rounds between the parent's gc passes */
+#define READY_WAIT_MS 5000   /* a hang guard only: the kill comes anyway */
+#define CHILD_FAILED 3       /* child exit status after an "error" line */
+#define HEAL_FIRST 8         /* one round in this many starts with a heal */
+#define JLINE_MAX 1024       /* a journal line (a "damage" line holds a path) */
+
+static const char *const vol_names[NVOLS] = {"a", "b", "c"};
+
+/* Operation kinds, as written after "begin". */
+enum kind { K_WRITE, K_READ, K_PUT, K_COMMIT, K_RESIZE, K_SNAPSHOT, K_UNSNAP, K_REOPEN,
+            K_REMOVE, K_CREATE, K_GC, K_HEAL, K_COUNT };
+static const char *const kind_names[K_COUNT] = {"write",  "read",   "put",    "commit",
+                                                "resize", "snapshot", "unsnap", "reopen",
+                                                "remove", "create", "gc",     "heal"};
+
+static uint64_t base_seed;
+
+static uint64_t rnd(uint64_t *rng, uint64_t n) { return test_rand(rng) % n; }
+
+static void fill_random(uint8_t *p, size_t n, uint64_t *rng)
+{
+    uint64_t x;
+    while (n >= 8) {
+        x = test_rand(rng);
+        memcpy(p, &x, 8);
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        x = test_rand(rng);
+        memcpy(p, &x, n);
+    }
+}
+
+/* A volume size: any byte count from VOL_MIN to SMALL_MAX or MAX_SLOTS blocks, whichever is
+ * less (so that a put stays short next to the kill delays), a block multiple half the time. */
+static uint64_t random_size(uint64_t *rng, uint32_t block_size)
+{
+    uint64_t max = (uint64_t)block_size * MAX_SLOTS < SMALL_MAX ? (uint64_t)block_size * MAX_SLOTS
+                                                                 : SMALL_MAX;
+    uint64_t n = VOL_MIN + rnd(rng, max - VOL_MIN + 1);
+    if (rnd(rng, 2))
+        n -= n % block_size; /* VOL_MIN is a multiple of every block size used */
+    return n;
+}
+
+static int is_snapshot_name(const char *name, uint64_t *n_out)
+{
+    char *end;
+    if (strncmp(name, "snap-", 5) != 0 || name[5] < '0' || name[5] > '9')
+        return 0;
+    errno = 0;
+    *n_out = strtoull(name + 5, &end, 10);
+    return errno == 0 && *end == 0;
+}
+
+/* ---- the child ------------------------------------------------------------------------ */
+
+/* One of the child's volumes: an open handle and two models of its bytes. Invariant: the
+ * bytes of cur past size, and of com past com_size, are zero. */
+struct cvol {
+    const char *name;
+    struct trove_volume *v; /* NULL: the volume does not exist */
+    uint64_t size;          /* in-memory state */
+    uint64_t com_size;      /* committed state */
+    uint8_t *cur, *com;     /* VOL_MAX bytes each */
+};
+
+struct child {
+    struct trove_store *s;
+    struct cvol vol[NVOLS];
+    uint64_t snaps[MAX_NAMES]; /* committed snapshot numbers, oldest first */
+    size_t nsnaps;
+    uint64_t next_snap;
+    uint8_t *tmp, *zeros; /* VOL_MAX bytes each */
+    struct trove_digest *dig; /* VOL_MAX / 4096 digests: the slots of any volume */
+    const char *store_dir;
+    char side[640];           /* a heal's good bytes, beside the journal */
+    uint64_t rng;
+    int jfd;
+};
+
+/* Append one line to the journal with one write(2); a child that cannot journal stops. */
+static void jlog(struct child *c, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static void jlog(struct child *c, const char *fmt, ...)
+{
+    char line[JLINE_MAX];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof line || write(c->jfd, line, (size_t)n) != (ssize_t)n)
+        _exit(CHILD_FAILED + 1);
+}
+
+static _Noreturn void child_fail(struct child *c, enum kind k, int rc, const char *what)
+{
+    jlog(c, "error %s %d %s: %s\n", kind_names[k], rc, what, trove_strerror(rc));
+    _exit(CHILD_FAILED);
+}
+
+#define CHILD_TRY(c, k, call)                                                             \
+    do {                                                                                  \
+        int rc_ = (call);                                                                 \
+        if (rc_ != TROVE_OK)                                                              \
+            child_fail((c), (k), rc_, #call);                                             \
+    } while (0)
+
+static void jlog_pending(struct child *c, const char *name, uint64_t size, const uint8_t *bytes,
+                       int readonly)
+{
+    jlog(c, "pending %s %" PRIu64 " %016" PRIx64 " %d\n", name, size,
+         trove_checksum64(bytes, (size_t)size), readonly);
+}
+
+/* Read all of v's bytes and compare them with want[0..size); a difference is an error. */
+static void child_check_bytes(struct child *c, enum kind k, struct trove_volume *v,
+                              const uint8_t *want, uint64_t size)
+{
+    struct trove_volume_info info;
+    CHILD_TRY(c, k, trove_volume_info(v, &info));
+    if (info.size != size)
+        child_fail(c, k, TROVE_ERR_MISMATCH, "volume size differs from the model");
+    CHILD_TRY(c, k, trove_volume_read(v, 0, c->tmp, (size_t)size));
+    if (memcmp(c->tmp, want, (size_t)size) != 0)
+        child_fail(c, k, TROVE_ERR_MISMATCH, "volume bytes differ from the model");
+}
+
+static void child_load(struct child *c)
+{
+    struct trove_volume_entry *list = NULL;
+    size_t n = 0;
+    uint64_t num;
+
+    CHILD_TRY(c, K_READ, trove_volume_list(c->s, &list, &n));
+    for (size_t i = 0; i < n; i++) {
+        struct cvol *cv = NULL;
+        struct trove_volume_info info;
+        if (list[i].error != TROVE_OK)
+            child_fail(c, K_READ, list[i].error, list[i].name);
+        for (int k = 0; k < NVOLS; k++)
+            if (strcmp(list[i].name, vol_names[k]) == 0)
+                cv = &c->vol[k];
+        if (cv) {
+            CHILD_TRY(c, K_READ, trove_volume_open(c->s, cv->name, &cv->v, NULL));
+            CHILD_TRY(c, K_READ, trove_volume_info(cv->v, &info));
+            if (info.size > VOL_MAX || info.dirty || info.readonly)
+                child_fail(c, K_READ, TROVE_ERR_MISMATCH, "unexpected volume info");
+            cv->size = cv->com_size = info.size;
+            CHILD_TRY(c, K_READ, trove_volume_read(cv->v, 0, cv->com, (size_t)info.size));
+            memcpy(cv->cur, cv->com, VOL_MAX);
+        } else if (is_snapshot_name(list[i].name, &num) && c->nsnaps < MAX_NAMES) {
+            c->snaps[c->nsnaps++] = num; /* the list is sorted by name, not number */
+            for (size_t j = c->nsnaps - 1; j > 0 && c->snaps[j - 1] > c->snaps[j]; j--) {
+                uint64_t t = c->snaps[j];
+                c->snaps[j] = c->snaps[j - 1];
+                c->snaps[j - 1] = t;
+            }
+            if (num >= c->next_snap)
+                c->next_snap = num + 1;
+        } else {
+            child_fail(c, K_READ, TROVE_ERR_MISMATCH, list[i].name);
+        }
+    }
+    free(list);
+}
+
+/* Fill dst[0..len) with one of: random bytes, zeros, or bytes copied from some volume's
+ * model at a 4 KiB boundary (so that a block dedups against an existing object; random
+ * bytes when those are zeros, as they are in the sparse parts of the volumes). */
+static void child_pattern(struct child *c, uint8_t *dst, size_t len)
+{
+    uint64_t r = rnd(&c->rng, 10);
+    if (r < 5) {
+        fill_random(dst, len, &c->rng);
+    } else if (r < 7) {
+        memset(dst, 0, len);
+    } else {
+        const struct cvol *src = &c->vol[rnd(&c->rng, NVOLS)];
+        size_t off = (size_t)rnd(&c->rng, VOL_MAX / 4096) * 4096;
+        if (off + len > VOL_MAX)
+            off = VOL_MAX - len;
+        if (memcmp(src->cur + off, c->zeros, len) != 0)
+            memmove(dst, src->cur + off, len);
+        else
+            fill_random(dst, len, &c->rng);
+    }
+}
+
+static void op_write(struct child *c, struct cvol *cv)
+{
+    uint64_t off = rnd(&c->rng, cv->size), len, r = rnd(&c->rng, 4);
+    struct trove_volume_info info;
+
+    CHILD_TRY(c, K_WRITE, trove_volume_info(cv->v, &info));
+    if (r == 0) { /* a few bytes */
+        len = 1 + rnd(&c->rng, 64);
+    } else if (r == 1) { /* whole aligned blocks */
+        off -= off % info.block_size;
+        len = info.block_size * (1 + rnd(&c->rng, 2));
+    } else { /* anything up to three blocks, often across a boundary */
+        len = 1 + rnd(&c->rng, 3 * (uint64_t)info.block_size);
+    }
+    if (len > cv->size - off)
+        len = cv->size - off;
+    child_pattern(c, c->tmp, (size_t)len);
+    jlog(c, "begin write\n");
+    CHILD_TRY(c, K_WRITE, trove_volume_write(cv->v, off, c->tmp, (size_t)len));
+    memcpy(cv->cur + off, c->tmp, (size_t)len);
+    jlog(c, "end\n");
+}
+
+static void op_read(struct child *c, struct cvol *cv)
+{
+    uint64_t off = rnd(&c->rng, cv->size + 1), len = rnd(&c->rng, cv->size - off + 1);
+    if (rnd(&c->rng, 3) == 0) { /* the whole volume */
+        off = 0;
+        len = cv->size;
+    }
+    jlog(c, "begin read\n");
+    CHILD_TRY(c, K_READ, trove_volume_read(cv->v, off, c->tmp, (size_t)len));
+    if (memcmp(c->tmp, cv->cur + off, (size_t)len) != 0)
+        child_fail(c, K_READ, TROVE_ERR_MISMATCH, "read differs from the model");
+    jlog(c, "end\n");
+}
+
+static void op_commit(struct child *c, struct cvol *cv, enum kind k)
+{
+    struct trove_volume_info info;
+    CHILD_TRY(c, k, trove_volume_info(cv->v, &info));
+    if (!info.dirty &&
+        (cv->size != cv->com_size || memcmp(cv->cur, cv->com, VOL_MAX) != 0))
+        child_fail(c, k, TROVE_ERR_MISMATCH, "changed volume is not dirty");
+    jlog(c, "begin %s\n", kind_names[k]);
+    jlog_pending(c, cv->name, cv->size, cv->cur, 0);
+    CHILD_TRY(c, k, trove_volume_commit(cv->v));
+    memcpy(cv->com, cv->cur, VOL_MAX);
+    cv->com_size = cv->size;
+    jlog(c, "end\n");
+}
+
+static void model_resize(struct cvol *cv, uint64_t size)
+{
+    if (size < cv->size)
+        memset(cv->cur + size, 0, (size_t)(cv->size - size));
+    cv->size = size;
+}
+
+static void op_resize(struct child *c, struct cvol *cv)
+{
+    struct trove_volume_info info;
+    uint64_t size;
+    CHILD_TRY(c, K_RESIZE, trove_volume_info(cv->v, &info));
+    size = random_size(&c->rng, info.block_size);
+    jlog(c, "begin resize\n");
+    CHILD_TRY(c, K_RESIZE, trove_volume_resize(cv->v, size));
+    model_resize(cv, size);
+    child_check_bytes(c, K_RESIZE, cv->v, cv->cur, cv->size); /* the cut or grown edge */
+    jlog(c, "end\n");
+    if (rnd(&c->rng, 2))
+        op_commit(c, cv, K_COMMIT);
+}
+
+/* A whole put: new size and content, block by block random, zero or a copy, committed. */
+static void op_put(struct child *c, struct cvol *cv)
+{
+    struct trove_volume_info info;
+    uint64_t size;
+    size_t bs;
+
+    CHILD_TRY(c, K_PUT, trove_volume_info(cv->v, &info));
+    bs = info.block_size;
+    size = random_size(&c->rng, info.block_size);
+    memset(c->tmp, 0, VOL_MAX);
+    for (size_t off = 0; off < size; off += bs) {
+        size_t n = size - off < bs ? (size_t)size - off : bs;
+        if (off >= bs && rnd(&c->rng, 4) == 0)
+            memcpy(c->tmp + off, c->tmp + (size_t)rnd(&c->rng, off / bs) * bs, n);
+        else
+            child_pattern(c, c->tmp + off, n);
+    }
+    jlog(c, "begin put\n");
+    jlog_pending(c, cv->name, size, c->tmp, 0);
+    CHILD_TRY(c, K_PUT, trove_volume_resize(cv->v, size));
+    CHILD_TRY(c, K_PUT, trove_volume_write(cv->v, 0, c->tmp, (size_t)size));
+    CHILD_TRY(c, K_PUT, trove_volume_commit(cv->v));
+    memcpy(cv->cur, c->tmp, VOL_MAX);
+    memcpy(cv->com, c->tmp, VOL_MAX);
+    cv->size = cv->com_size = size;
+    jlog(c, "end\n");
+}
+
+static void op_snapshot(struct child *c, struct cvol *cv)
+{
+    char name[64];
+    /* Trim first, so a kill never leaves more than SNAP_KEEP behind. */
+    while (c->nsnaps >= SNAP_KEEP) {
+        snprintf(name, sizeof name, "snap-%" PRIu64, c->snaps[0]);
+        jlog(c, "begin unsnap\n");
+        jlog(c, "pending %s absent\n", name);
+        CHILD_TRY(c, K_UNSNAP, trove_volume_remove(c->s, name, NULL));
+        jlog(c, "end\n");
+        memmove(c->snaps, c->snaps + 1, --c->nsnaps * sizeof *c->snaps);
+    }
+    snprintf(name, sizeof name, "snap-%" PRIu64, c->next_snap);
+    jlog(c, "begin snapshot\n");
+    jlog_pending(c, name, cv->com_size, cv->com, 1);
+    CHILD_TRY(c, K_SNAPSHOT, trove_snapshot_create(c->s, cv->name, name, NULL));
+    c->snaps[c->nsnaps++] = c->next_snap++;
+    jlog(c, "end\n");
+}
+
+/* Drop the uncommitted changes by closing and reopening; the committed bytes come back. */
+static void op_reopen(struct child *c, struct cvol *cv)
+{
+    struct trove_volume_info info;
+    jlog(c, "begin reopen\n");
+    trove_volume_close(cv->v);
+    cv->v = NULL;
+    CHILD_TRY(c, K_REOPEN, trove_volume_open(c->s, cv->name, &cv->v, NULL));
+    CHILD_TRY(c, K_REOPEN, trove_volume_info(cv->v, &info));
+    if (info.dirty)
+        child_fail(c, K_REOPEN, TROVE_ERR_MISMATCH, "a reopened volume is dirty");
+    child_check_bytes(c, K_REOPEN, cv->v, cv->com, cv->com_size);
+    memcpy(cv->cur, cv->com, VOL_MAX);
+    cv->size = cv->com_size;
+    jlog(c, "end\n");
+}
+
+static void op_remove(struct child *c, struct cvol *cv)
+{
+    trove_volume_close(cv->v);
+    cv->v = NULL;
+    jlog(c, "begin remove\n");
+    jlog(c, "pending %s absent\n", cv->name);
+    CHILD_TRY(c, K_REMOVE, trove_volume_remove(c->s, cv->name, NULL));
+    memset(cv->cur, 0, VOL_MAX);
+    memset(cv->com, 0, VOL_MAX);
+    cv->size = cv->com_size = 0;
+    jlog(c, "end\n");
+}
+
+static void op_create(struct child *c, struct cvol *cv)
+{
+    uint32_t bs = rnd(&c->rng, 4) ? 16384 : 4096;
+    uint64_t size = random_size(&c->rng, bs);
+
+    if (cv == &c->vol[NVOLS - 1]) {
+        /* The last volume is big and sparse, in v3: writes land in one or two of its 1100
+         * slots, so each commit writes patches of its recipe's full segment. */
+        size = (uint64_t)BIG_SLOTS * BIG_BS;
+        jlog(c, "begin create\n");
+        jlog_pending(c, cv->name, size, c->zeros, 0);
+        CHILD_TRY(c, K_CREATE, trove_volume_create_format(c->s, cv->name, size, BIG_BS,
+                                                          TROVE_RECIPE_FORMAT_V3, &cv->v, NULL));
+        cv->size = cv->com_size = size;
+        jlog(c, "end\n");
+        return;
+    }
+    jlog(c, "begin create\n");
+    jlog_pending(c, cv->name, size, c->zeros, 0);
+    /* Both recipe formats, so that the crash story holds for each. */
+    CHILD_TRY(c, K_CREATE,
+              trove_volume_create_format(c->s, cv->name, size, bs,
+                                         (test_rand(&c->rng) & 1) ? TROVE_RECIPE_FORMAT_V1
+                                                                  : TROVE_RECIPE_FORMAT_V3,
+                                         &cv->v, NULL));
+    cv->size = cv->com_size = size;
+    jlog(c, "end\n");
+    if (rnd(&c->rng, 3) == 0) /* full volumes too, so that resizes cut through data */
+        op_put(c, cv);
+}
+
+static void op_gc(struct child *c)
+{
+    struct trove_gc_report rep;
+    jlog(c, "begin gc\n");
+    CHILD_TRY(c, K_GC, trove_store_gc(c->s, &rep, NULL, NULL));
+    jlog(c, "end\n");
+}
+
+/* Bytes slot i holds in a volume of size bytes: 0 past the end. */
+static size_t slot_bytes(uint64_t size, uint32_t bs, uint64_t i)
+{
+    uint64_t start = i * bs;
+    if (start >= size)
+        return 0;
+    return (size_t)(size - start < bs ? size - start : bs);
+}
+
+/* Write all of p[0..n) to path (a new file); a short write is -1. */
+static int write_file(const char *path, const uint8_t *p, size_t n)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644), rc = 0;
+    if (fd < 0)
+        return -1;
+    while (n > 0 && rc == 0) {
+        ssize_t w = write(fd, p, n);
+        if (w > 0) {
+            p += w;
+            n -= (size_t)w;
+        } else if (w < 0 && errno != EINTR) {
+            rc = -1;
+        }
+    }
+    return close(fd) != 0 ? -1 : rc;
+}
+
+/* A block of cv for op_heal: *pick, unchanged since its commit, not all zeros, its object a
+ * loose file (its path in path); *other, a slot naming some other object, if any. */
+static int heal_pick(struct child *c, struct cvol *cv, uint32_t bs, uint64_t *pick,
+                     uint64_t *other, char path[1024])
+{
+    uint64_t n = (cv->size + bs - 1) / bs, start;
+    char hex[33];
+    struct stat sb;
+
+    *pick = *other = UINT64_MAX;
+    if (n == 0)
+        return 0;
+    CHILD_TRY(c, K_HEAL, trove_volume_slot_digests(cv->v, 0, n, c->dig));
+    start = rnd(&c->rng, n);
+    for (uint64_t k = 0; k < n && *pick == UINT64_MAX; k++) {
+        uint64_t i = (start + k) % n, off = i * bs;
+        size_t len = slot_bytes(cv->size, bs, i);
+        if (trove_digest_is_zero(&c->dig[i]) || len != slot_bytes(cv->com_size, bs, i) ||
+            memcmp(cv->cur + off, cv->com + off, len) != 0)
+            continue;
+        trove_digest_hex(&c->dig[i], hex);
+        snprintf(path, 1024, "%s/objects/%.2s/%s", c->store_dir, hex, hex);
+        if (stat(path, &sb) == 0)
+            *pick = i;
+    }
+    for (uint64_t i = 0; *pick != UINT64_MAX && i < n && *other == UINT64_MAX; i++)
+        if (!trove_digest_is_zero(&c->dig[i]) && !trove_digest_equal(&c->dig[i], &c->dig[*pick]))
+            *other = i;
+    return *pick != UINT64_MAX;
+}
+
+/*
+ * Damage the object of one committed block on disk, as a bad disk would, and heal it as a
+ * user would: the read that finds the damage must fail and put it on record, and putting
+ * the block's bytes again must replace it. Only a block unchanged since its commit, with a
+ * loose object (recipe objects live in packs and have no "put again"), so that the heal
+ * changes no committed state. The good bytes go to a side file before the damage is
+ * journaled, so that the parent can finish a heal the kill cut short. The block is looked
+ * for in volume first, then in the others; when none has one, first gets a random block,
+ * committed, so that heals do not depend on how much data the kills let the volumes keep.
+ */
+static void op_heal(struct child *c, struct cvol *first)
+{
+    struct trove_backend *be = trove_store_backend(c->s);
+    struct trove_volume_info info;
+    struct trove_digest d;
+    struct cvol *cv = NULL;
+    uint64_t pick = UINT64_MAX, other = UINT64_MAX, off, at;
+    size_t len, olen;
+    char hex[33], path[1024];
+    uint8_t byte = 0;
+    int fd, created = 0, dirty, ok;
+
+    for (int k = 0; k < NVOLS && !cv; k++) {
+        struct cvol *x = &c->vol[(first - c->vol + k) % NVOLS];
+        if (!x->v)
+            continue;
+        CHILD_TRY(c, K_HEAL, trove_volume_info(x->v, &info));
+        /* With no other object to read first, only a clean volume will do (see below). */
+        if (heal_pick(c, x, info.block_size, &pick, &other, path) &&
+            (other != UINT64_MAX || !info.dirty))
+            cv = x;
+    }
+    if (!cv) {
+        cv = first;
+        CHILD_TRY(c, K_HEAL, trove_volume_info(cv->v, &info));
+        pick = rnd(&c->rng, (cv->size + info.block_size - 1) / info.block_size);
+        off = pick * info.block_size;
+        len = slot_bytes(cv->size, info.block_size, pick);
+        fill_random(c->tmp, len, &c->rng);
+        jlog(c, "begin write\n");
+        CHILD_TRY(c, K_WRITE, trove_volume_write(cv->v, off, c->tmp, len));
+        memcpy(cv->cur + off, c->tmp, len);
+        jlog(c, "end\n");
+        op_commit(c, cv, K_COMMIT);
+        CHILD_TRY(c, K_HEAL, trove_volume_info(cv->v, &info));
+        if (!heal_pick(c, cv, info.block_size, &pick, &other, path))
+            child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "no block to damage after a commit");
+    }
+    d = c->dig[pick];
+    off = pick * info.block_size;
+    len = slot_bytes(cv->size, info.block_size, pick);
+    trove_digest_hex(&d, hex);
+    trove_digest_of(cv->cur + off, len, &c->dig[pick]);
+    if (!trove_digest_equal(&d, &c->dig[pick]))
+        child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "a slot's digest differs from the model");
+    dirty = info.dirty;
+
+    jlog(c, "begin heal\n");
+    /* The volume serves the last object it read from memory, so the read that is to find
+     * the damage must follow a read of some other object, or a reopen (which changes
+     * nothing in a clean volume). */
+    if (other != UINT64_MAX) {
+        olen = slot_bytes(cv->size, info.block_size, other);
+        CHILD_TRY(c, K_HEAL, trove_volume_read(cv->v, other * info.block_size, c->tmp, olen));
+        if (memcmp(c->tmp, cv->cur + other * info.block_size, olen) != 0)
+            child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "read differs from the model");
+    } else {
+        trove_volume_close(cv->v);
+        cv->v = NULL;
+        CHILD_TRY(c, K_HEAL, trove_volume_open(c->s, cv->name, &cv->v, NULL));
+    }
+    if (write_file(c->side, cv->cur + off, len) != 0)
+        child_fail(c, K_HEAL, -errno, c->side);
+    jlog(c, "damage %s %s\n", hex, c->side);
+    at = rnd(&c->rng, len);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    ok = fd >= 0 && pread(fd, &byte, 1, (off_t)at) == 1;
+    byte ^= (uint8_t)(1 + rnd(&c->rng, 255));
+    ok = ok && pwrite(fd, &byte, 1, (off_t)at) == 1;
+    if (fd >= 0 && close(fd) != 0)
+        ok = 0;
+    if (!ok)
+        child_fail(c, K_HEAL, -errno, path);
+    /* The read that finds the damage, then one that is refused without reading. */
+    for (int k = 0; k < 2; k++) {
+        int rc = trove_volume_read(cv->v, off, c->tmp, len);
+        if (rc != TROVE_ERR_CHECKSUM)
+            child_fail(c, K_HEAL, rc == TROVE_OK ? TROVE_ERR_MISMATCH : rc,
+                       "a damaged block was read");
+    }
+    if (trove_backend_quarantined(be, &d) != 1)
+        child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "a damaged block is not on record");
+    if (rnd(&c->rng, 2)) {
+        /* The slot names these bytes already: the write must put them anyway. */
+        CHILD_TRY(c, K_HEAL, trove_volume_write(cv->v, off, cv->cur + off, len));
+    } else {
+        CHILD_TRY(c, K_HEAL, trove_backend_put(be, &d, cv->cur + off, len, &created));
+        if (!created)
+            child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "a heal's put created nothing");
+    }
+    CHILD_TRY(c, K_HEAL, trove_volume_read(cv->v, off, c->tmp, len));
+    if (memcmp(c->tmp, cv->cur + off, len) != 0)
+        child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "a healed block differs from the model");
+    if (trove_backend_quarantined(be, &d) != 0)
+        child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "a healed block is still on record");
+    CHILD_TRY(c, K_HEAL, trove_volume_info(cv->v, &info));
+    if (info.dirty != dirty)
+        child_fail(c, K_HEAL, TROVE_ERR_MISMATCH, "a heal changed the volume");
+    jlog(c, "healed\n");
+    jlog(c, "end\n");
+}
+
+static void child_step(struct child *c)
+{
+    struct cvol *cv = &c->vol[rnd(&c->rng, NVOLS)];
+    uint64_t r = rnd(&c->rng, 100);
+
+    if (!cv->v) {
+        op_create(c, cv);
+        return;
+    }
+    if (cv == &c->vol[NVOLS - 1] && ((r >= 40 && r < 52) || (r >= 72 && r < 78)))
+        r = r < 52 ? r - 40 : r - 72 + 12; /* the big volume: no puts or resizes (writes) */
+    if (r < 24)
+        op_write(c, cv);
+    else if (r < 30)
+        op_heal(c, cv);
+    else if (r < 40)
+        op_read(c, cv);
+    else if (r < 52)
+        op_put(c, cv);
+    else if (r < 72)
+        op_commit(c, cv, K_COMMIT);
+    else if (r < 78)
+        op_resize(c, cv);
+    else if (r < 86)
+        op_snapshot(c, cv);
+    else if (r < 90)
+        op_reopen(c, cv);
+    else if (r < 95)
+        op_remove(c, cv); /* re-created when next picked */
+    else
+        op_gc(c);
+}
+
+static void child_main(const char *store_dir, const char *journal, uint64_t seed, int ready_fd)
+{
+    struct child c;
+    char one = 1;
+
+    memset(&c, 0, sizeof c);
+    c.rng = seed;
+    c.store_dir = store_dir;
+    snprintf(c.side, sizeof c.side, "%s.good", journal);
+    c.jfd = open(journal, O_WRONLY | O_APPEND);
+    if (c.jfd < 0)
+        _exit(CHILD_FAILED + 1);
+    c.tmp = malloc(VOL_MAX);
+    c.zeros = calloc(1, VOL_MAX);
+    c.dig = malloc(VOL_MAX / 4096 * sizeof *c.dig);
+    for (int k = 0; k < NVOLS; k++) {
+        c.vol[k].name = vol_names[k];
+        c.vol[k].cur = calloc(1, VOL_MAX);
+        c.vol[k].com = calloc(1, VOL_MAX);
+        if (!c.vol[k].cur || !c.vol[k].com)
+            child_fail(&c, K_READ, TROVE_ERR_NOMEM, "model");
+    }
+    if (!c.tmp || !c.zeros || !c.dig)
+        child_fail(&c, K_READ, TROVE_ERR_NOMEM, "model");
+    CHILD_TRY(&c, K_READ, trove_store_open(store_dir, TROVE_STORE_CREATE, &c.s, NULL));
+    child_load(&c);
+    jlog(&c, "ready\n");
+    if (write(ready_fd, &one, 1) != 1)
+        _exit(CHILD_FAILED + 1);
+    /* A round on a slow disk gets through an operation or two, and a heal syncs half a
+     * dozen times: some rounds start with one, so that kills reach heals whatever the
+     * disk's speed. */
+    if (rnd(&c.rng, HEAL_FIRST) == 0)
+        for (int k = 0, at = (int)rnd(&c.rng, NVOLS); k < NVOLS; k++)
+            if (c.vol[(at + k) % NVOLS].v) {
+                op_heal(&c, &c.vol[(at + k) % NVOLS]);
+                break;
+            }
+    for (;;)
+        child_step(&c);
+}
+
+/* ---- the journal, read by the parent --------------------------------------------------- */
+
+struct vstate {
+    char name[TROVE_VOLUME_NAME_MAX + 1];
+    int exists;
+    int readonly;
+    uint64_t size;
+    uint64_t hash;
+};
+
+struct journal {
+    struct vstate st[MAX_NAMES]; /* the committed states as of the last "end" */
+    size_t n;
+    struct vstate pend;          /* valid while has_pend */
+    int has_pend;
+    int open_kind;               /* the operation under way, or -1 */
+    int ready;
+    int damaged;                 /* a heal's "damage" with no "healed" yet: */
+    struct trove_digest dmg_d;   /* ... the object */
+    char dmg_side[JLINE_MAX];    /* ... and the file holding its good bytes */
+    uint64_t done[K_COUNT];      /* operations completed, by kind */
+    char error[512];             /* the child's error line, if any */
+};
+
+static struct vstate *state_find(struct vstate *st, size_t *n, const char *name, int add)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(st[i].name, name) == 0)
+            return &st[i];
+    if (!add || *n == MAX_NAMES)
+        return NULL;
+    memset(&st[*n], 0, sizeof st[*n]);
+    snprintf(st[*n].name, sizeof st[*n].name, "%s", name);
+    return &st[(*n)++];
+}
+
+/* "NAME absent" or "NAME SIZE HASH RO". */
+static int parse_state(const char *text, struct vstate *out)
+{
+    char word[16];
+    memset(out, 0, sizeof *out);
+    if (sscanf(text, "%128s %15s", out->name, word) == 2 && strcmp(word, "absent") == 0)
+        return 0;
+    out->exists = 1;
+    return sscanf(text, "%128s %" SCNu64 " %" SCNx64 " %d", out->name, &out->size, &out->hash,
+                  &out->readonly) == 4
+               ? 0
+               : -1;
+}
+
+static int journal_read(const char *path, struct journal *j)
+{
+    size_t len = 0;
+    uint8_t *buf = test_read_file(path, &len);
+    char *p, *nl;
+    struct vstate s;
+    int rc = 0;
+
+    memset(j, 0, sizeof *j);
+    j->open_kind = -1;
+    if (!buf)
+        return -1;
+    buf[len] = 0; /* test_read_file leaves room for it */
+    for (p = (char *)buf; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+        *nl = 0; /* a last line without its newline was cut by the kill: ignored */
+        if (strncmp(p, "state ", 6) == 0 || strncmp(p, "pending ", 8) == 0) {
+            int pending = p[0] == 'p';
+            struct vstate *to;
+            if (parse_state(p + (pending ? 8 : 6), &s) != 0 || (pending && j->open_kind < 0)) {
+                rc = -1;
+                break;
+            }
+            if (pending) {
+                j->pend = s;
+                j->has_pend = 1;
+            } else if ((to = state_find(j->st, &j->n, s.name, 1)) != NULL) {
+                *to = s;
+            } else {
+                rc = -1;
+                break;
+            }
+        } else if (strcmp(p, "ready") == 0) {
+            j->ready = 1;
+        } else if (strncmp(p, "begin ", 6) == 0) {
+            if (j->damaged) {
+                rc = -1;
+                break;
+            }
+            j->open_kind = -1;
+            for (int k = 0; k < K_COUNT; k++)
+                if (strcmp(p + 6, kind_names[k]) == 0)
+                    j->open_kind = k;
+            j->has_pend = 0;
+            if (j->open_kind < 0) {
+                rc = -1;
+                break;
+            }
+        } else if (strncmp(p, "damage ", 7) == 0) {
+            /* "damage HEX SIDEFILE": HEX is 32 digits, SIDEFILE the rest of the line. */
+            char hex[33];
+            if (j->open_kind != K_HEAL || j->damaged || strlen(p) < 41 || p[39] != ' ') {
+                rc = -1;
+                break;
+            }
+            memcpy(hex, p + 7, 32);
+            hex[32] = 0;
+            if (trove_digest_parse(hex, &j->dmg_d) != TROVE_OK) {
+                rc = -1;
+                break;
+            }
+            snprintf(j->dmg_side, sizeof j->dmg_side, "%s", p + 40);
+            j->damaged = 1;
+        } else if (strcmp(p, "healed") == 0) {
+            if (!j->damaged) {
+                rc = -1;
+                break;
+            }
+            j->damaged = 0;
+        } else if (strcmp(p, "end") == 0) {
+            struct vstate *to;
+            if (j->open_kind < 0 || j->damaged) {
+                rc = -1;
+                break;
+            }
+            if (j->has_pend) {
+                if ((to = state_find(j->st, &j->n, j->pend.name, 1)) == NULL) {
+                    rc = -1;
+                    break;
+                }
+                *to = j->pend;
+            }
+            j->done[j->open_kind]++;
+            j->open_kind = -1;
+            j->has_pend = 0;
+        } else if (strncmp(p, "error ", 6) == 0) {
+            snprintf(j->error, sizeof j->error, "%s", p);
+        } else {
+            rc = -1;
+            break;
+        }
+    }
+    if (rc != 0)
+        fprintf(stderr, "journal %s: bad line \"%s\"\n", path, p);
+    free(buf);
+    return rc;
+}
+
+/* Start the journal of a round: the committed states, one "state" line each. */
+static int journal_reset(const char *path, const struct vstate *st, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (st[i].exists)
+            fprintf(f, "state %s %" PRIu64 " %016" PRIx64 " %d\n", st[i].name, st[i].size,
+                    st[i].hash, st[i].readonly);
+    return fclose(f);
+}
+
+/* ---- the parent's checks ---------------------------------------------------------------- */
+
+struct stats {
+    unsigned kills;
+    unsigned early_kills;   /* before the child was ready (during open or load) */
+    unsigned mid_op;        /* an operation under way */
+    unsigned mid_pending;   /* between a "pending" and its "end" */
+    unsigned landed;        /* ... and the pending state had landed */
+    unsigned mid_kind[K_COUNT];
+    /* Heals cut short after their "damage" and finished by the parent, by what it found:
+     * the object on record as damaged, damaged but not on record yet, or intact. */
+    unsigned finished_on_record, finished_damaged, finished_intact;
+    uint64_t done[K_COUNT];
+    unsigned gcs;
+    uint64_t gc_deleted;
+};
+
+static int same_state(const struct vstate *a, const struct vstate *b)
+{
+    if (a->exists != b->exists)
+        return 0;
+    return !a->exists ||
+           (a->size == b->size && a->hash == b->hash && a->readonly == b->readonly);
+}
+
+static void describe(const struct vstate *s, char *out, size_t n)
+{
+    if (!s->exists)
+        snprintf(out, n, "absent");
+    else
+        snprintf(out, n, "%s%" PRIu64 " bytes, hash %016" PRIx64, s->readonly ? "snapshot, " : "",
+                 s->size, s->hash);
+}
+
+/* Read entry e's volume back whole (into buf) and describe it in *out. */
+static int read_state(struct trove_store *s, const struct trove_volume_entry *e, uint8_t *buf,
+                      struct vstate *out)
+{
+    struct trove_volume *v = NULL;
+    struct trove_volume_info info;
+    struct trove_diag diag = {0};
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", e->name);
+    rc = trove_volume_open(s, e->name, &v, &diag);
+    if (rc != TROVE_OK) {
+        fprintf(stderr, "open volume %s: %s (%s)\n", e->name, trove_strerror(rc), diag.msg);
+        return rc;
+    }
+    rc = trove_volume_info(v, &info);
+    if (rc == TROVE_OK && (info.size > VOL_MAX || info.size != e->size ||
+                           info.readonly != e->readonly || info.dirty))
+        rc = TROVE_ERR_MISMATCH;
+    if (rc == TROVE_OK)
+        rc = trove_volume_read(v, 0, buf, (size_t)info.size);
+    if (rc == TROVE_OK) {
+        out->exists = 1;
+        out->readonly = info.readonly != 0;
+        out->size = info.size;
+        out->hash = trove_checksum64(buf, (size_t)info.size);
+    } else {
+        fprintf(stderr, "read volume %s: %s\n", e->name, trove_strerror(rc));
+    }
+    trove_volume_close(v);
+    return rc;
+}
+
+static int verify_clean(struct trove_store *s, const char *when, unsigned round)
+{
+    struct trove_verify_report rep;
+    int rc;
+    memset(&rep, 0, sizeof rep);
+    rc = trove_store_verify(s, TROVE_VERIFY_DEEP, &rep, NULL, NULL);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(rep.bad_recipes, 0);
+    CHECK_EQ_INT(rep.missing_objects, 0);
+    CHECK_EQ_INT(rep.bad_length, 0);
+    CHECK_EQ_INT(rep.bad_hash, 0);
+    if (rc != TROVE_OK || rep.bad_recipes || rep.missing_objects || rep.bad_length ||
+        rep.bad_hash) {
+        fprintf(stderr,
+                "round %u (TROVE_CRASH_SEED=%" PRIu64 "), verify %s: %s; %" PRIu64
+                " bad recipes, %" PRIu64 " missing, %" PRIu64 " bad length, %" PRIu64
+                " bad hash; first problem: %s\n",
+                round, base_seed, when, trove_strerror(rc), rep.bad_recipes,
+                rep.missing_objects, rep.bad_length, rep.bad_hash, rep.first_problem);
+        return -1;
+    }
+    return 0;
+}
+
+/* Is name, found in the state *now (absent: NULL), in a state the journal allows? */
+static int check_name(const struct journal *j, const char *name, const struct vstate *now,
+                      unsigned round)
+{
+    struct vstate none;
+    const struct vstate *old = NULL;
+    int pend = j->has_pend && strcmp(name, j->pend.name) == 0;
+    char a[128], b[128], c[128];
+
+    memset(&none, 0, sizeof none);
+    for (size_t i = 0; i < j->n; i++)
+        if (strcmp(j->st[i].name, name) == 0)
+            old = &j->st[i];
+    if (!old)
+        old = &none;
+    if (!now)
+        now = &none;
+    if (same_state(now, old) || (pend && same_state(now, &j->pend)))
+        return 0;
+    describe(now, a, sizeof a);
+    describe(old, b, sizeof b);
+    describe(&j->pend, c, sizeof c);
+    fprintf(stderr, "round %u (TROVE_CRASH_SEED=%" PRIu64 "): volume %s is %s, but the journal "
+            "says %s%s%s%s%s\n",
+            round, base_seed, name, a, b, pend ? ", or if the cut-short " : "",
+            pend ? kind_names[j->open_kind] : "", pend ? " landed, " : "", pend ? c : "");
+    return -1;
+}
+
+/*
+ * Finish a heal the kill cut short, as a user would: put the object's good bytes (from the
+ * side file) again. Wherever the kill landed the object is intact (before the damage, or
+ * after the heal's put), damaged but not yet on record (before the read that finds it), or
+ * on record (damaged, missing after the heal's delete, or good again but not yet released).
+ * A put alone does not do for the second: a name that is not on record and whose file is
+ * there is taken as stored (put-if-absent does not read what it skips), so the damage
+ * would stay. A get first finds it and puts it on record, as any read would; then the put
+ * replaces it.
+ */
+static int finish_heal(struct trove_store *s, const struct journal *j, struct stats *st,
+                       unsigned round)
+{
+    struct trove_backend *be = trove_store_backend(s);
+    struct trove_bytes b = {0};
+    struct trove_digest d;
+    size_t len = 0;
+    uint8_t *good = test_read_file(j->dmg_side, &len);
+    int on_record, got, rc, created = 0, bad = 0;
+    char hex[33];
+
+    trove_digest_hex(&j->dmg_d, hex);
+    CHECK(good != NULL);
+    if (!good) {
+        fprintf(stderr, "round %u (TROVE_CRASH_SEED=%" PRIu64 "): %s: cannot read\n", round,
+                base_seed, j->dmg_side);
+        return -1;
+    }
+    trove_digest_of(good, len, &d);
+    CHECK(trove_digest_equal(&d, &j->dmg_d)); /* it was written whole before the damage */
+    on_record = trove_backend_quarantined(be, &j->dmg_d);
+    got = trove_backend_get(be, &j->dmg_d, &b, len);
+    if (on_record) {
+        CHECK_EQ_INT(got, TROVE_ERR_CHECKSUM); /* never served */
+        st->finished_on_record++;
+    } else if (got == TROVE_ERR_CHECKSUM) {
+        CHECK_EQ_INT(trove_backend_quarantined(be, &j->dmg_d), 1);
+        st->finished_damaged++;
+    } else {
+        CHECK_EQ_INT(got, TROVE_OK);
+        CHECK(got != TROVE_OK || (b.len == len && memcmp(b.ptr, good, len) == 0));
+        st->finished_intact++;
+    }
+    rc = trove_backend_put(be, &j->dmg_d, good, len, &created);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(created, got != TROVE_OK); /* a damaged object is replaced, an intact kept */
+    bad |= rc != TROVE_OK;
+    rc = trove_backend_get(be, &j->dmg_d, &b, len);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(trove_backend_quarantined(be, &j->dmg_d), 0);
+    if (rc != TROVE_OK || b.len != len || memcmp(b.ptr, good, len) != 0) {
+        fprintf(stderr,
+                "round %u (TROVE_CRASH_SEED=%" PRIu64 "): object %s is not healed by its "
+                "good bytes: %s\n",
+                round, base_seed, hex, trove_strerror(rc));
+        CHECK(0);
+        bad = 1;
+    }
+    trove_bytes_free(&b);
+    free(good);
+    return bad ? -1 : 0;
+}
+
+/*
+ * Reopen the store after a kill, finish a heal cut short (finish_heal), and compare the
+ * store with the journal j: verify --deep is clean,
+ * every volume reads back whole, and every name the journal or the store knows is in its
+ * journaled state (or, for an operation cut short, in its pending state). On success the
+ * states found replace j's.
+ */
+static int check_after_kill(const char *store_dir, struct journal *j, struct stats *st,
+                            unsigned round, uint8_t *buf)
+{
+    struct trove_store *s = NULL;
+    struct trove_volume_entry *list = NULL;
+    struct trove_diag diag = {0};
+    struct vstate found[MAX_NAMES];
+    size_t n = 0, nfound = 0;
+    int rc, bad = 0;
+
+    rc = trove_store_open(store_dir, 0, &s, &diag);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    if (rc != TROVE_OK) {
+        fprintf(stderr, "round %u (TROVE_CRASH_SEED=%" PRIu64 "): open: %s (%s)\n", round,
+                base_seed, trove_strerror(rc), diag.msg);
+        return -1;
+    }
+    if (j->damaged)
+        bad |= finish_heal(s, j, st, round) != 0;
+    bad |= verify_clean(s, "after the kill", round);
+    rc = trove_volume_list(s, &list, &n);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK(n <= MAX_NAMES);
+    if (rc != TROVE_OK || n > MAX_NAMES) {
+        bad = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        CHECK_EQ_INT(list[i].error, TROVE_OK);
+        if (list[i].error != TROVE_OK || read_state(s, &list[i], buf, &found[nfound]) != 0) {
+            fprintf(stderr, "round %u (TROVE_CRASH_SEED=%" PRIu64 "): volume %s unreadable\n",
+                    round, base_seed, list[i].name);
+            CHECK(0);
+            bad = 1;
+            continue;
+        }
+        nfound++;
+    }
+    if (nfound != n)
+        goto out;
+
+    /* The journal's names (with the pending one), then any other name the store lists. */
+    for (size_t i = 0; i < j->n; i++)
+        bad |= check_name(j, j->st[i].name, state_find(found, &nfound, j->st[i].name, 0),
+                          round) != 0;
+    if (j->has_pend && !state_find(j->st, &j->n, j->pend.name, 0))
+        bad |= check_name(j, j->pend.name, state_find(found, &nfound, j->pend.name, 0),
+                          round) != 0;
+    for (size_t i = 0; i < nfound; i++)
+        if (!state_find(j->st, &j->n, found[i].name, 0) &&
+            !(j->has_pend && strcmp(found[i].name, j->pend.name) == 0))
+            bad |= check_name(j, found[i].name, &found[i], round) != 0;
+    CHECK(!bad);
+    if (j->has_pend) {
+        const struct vstate *now = state_find(found, &nfound, j->pend.name, 0);
+        const struct vstate *old = state_find(j->st, &j->n, j->pend.name, 0);
+        struct vstate none;
+        memset(&none, 0, sizeof none);
+        st->landed += same_state(now ? now : &none, &j->pend) &&
+                      !same_state(old ? old : &none, &j->pend);
+    }
+    if (!bad) {
+        memcpy(j->st, found, nfound * sizeof *found);
+        j->n = nfound;
+    }
+out:
+    free(list);
+    trove_store_close(s);
+    return bad ? -1 : 0;
+}
+
+static int cmp_digest(const void *a, const void *b) { return memcmp(a, b, 16); }
+
+struct digests {
+    struct trove_digest *d;
+    size_t n, cap;
+};
+
+static int digests_add(struct digests *ds, const struct trove_digest *d)
+{
+    if (ds->n == ds->cap) {
+        size_t cap = ds->cap ? 2 * ds->cap : 256;
+        struct trove_digest *p = realloc(ds->d, cap * sizeof *p);
+        if (!p)
+            return 1;
+        ds->d = p;
+        ds->cap = cap;
+    }
+    ds->d[ds->n++] = *d;
+    return 0;
+}
+
+static int collect_fn(void *ctx, const struct trove_digest *d) { return digests_add(ctx, d); }
+
+static int count_fn(void *ctx, const struct trove_digest *d)
+{
+    (void)d;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
+static void digests_sort_unique(struct digests *ds)
+{
+    size_t k = 0;
+    if (ds->n)
+        qsort(ds->d, ds->n, sizeof *ds->d, cmp_digest);
+    for (size_t i = 0; i < ds->n; i++)
+        if (k == 0 || !trove_digest_equal(&ds->d[k - 1], &ds->d[i]))
+            ds->d[k++] = ds->d[i];
+    ds->n = k;
+}
+
+/* Read object d through the store's backend (loose or packed; NULL if absent). */
+static uint8_t *read_object(struct trove_backend *be, const struct trove_digest *d, size_t *len)
+{
+    struct trove_bytes b = {0};
+
+    if (trove_backend_get(be, d, &b, (size_t)1 << 20) != TROVE_OK) {
+        trove_bytes_free(&b);
+        return NULL;
+    }
+    *len = b.len;
+    return b.ptr;
+}
+
+/* The digests a v3 manifest names: its pages, their sections (and each patch's base), and
+ * the data digests of its dictionary chunks and raw segments. */
+static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, struct digests *ds)
+{
+    struct trove_recipe_v3 m;
+    struct trove_digest *tmp = malloc(TROVE_RECIPE_V3_SEGMENT_SLOTS * sizeof *tmp);
+    uint32_t *idx = malloc(TROVE_RECIPE_V3_SEGMENT_SLOTS * sizeof *idx);
+    uint64_t sec_no = 0;
+    int rc = TROVE_ERR_NOMEM;
+
+    if (!tmp || !idx)
+        goto out;
+    if ((rc = trove_recipe_v3_decode(buf, len, &m, NULL)) != TROVE_OK)
+        goto out;
+    for (uint32_t p = 0; p < m.page_count; p++) {
+        struct trove_v3_section sec[TROVE_RECIPE_V3_PAGE_SECTIONS];
+        struct trove_digest pd;
+        uint32_t n = 0;
+        size_t plen = 0;
+        uint8_t *page;
+        trove_recipe_v3_page(&m, p, &pd);
+        if (digests_add(ds, &pd) != 0 || !(page = read_object(be, &pd, &plen))) {
+            rc = TROVE_ERR_NOTFOUND;
+            goto out;
+        }
+        rc = trove_recipe_v3_page_decode(page, plen, sec, &n, NULL);
+        free(page);
+        for (uint32_t k = 0; rc == TROVE_OK && k < n; k++, sec_no++) {
+            size_t olen = 0;
+            uint8_t *obj, enc = 0;
+            uint32_t cnt;
+            if (digests_add(ds, &sec[k].d) != 0 || !(obj = read_object(be, &sec[k].d, &olen))) {
+                rc = TROVE_ERR_NOTFOUND;
+                break;
+            }
+            if (sec_no < m.nsegments && sec[k].encoding == TROVE_V3_ENC_PATCH) {
+                /* A patch names its base segment, which names no data. */
+                struct trove_v3_patch pt;
+                uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
+                cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
+                rc = trove_recipe_v3_patch_decode(obj, olen, cnt, m.dict_count, &pt, NULL);
+                if (rc == TROVE_OK && digests_add(ds, &pt.base) != 0)
+                    rc = TROVE_ERR_NOMEM;
+                enc = TROVE_V3_ENC_PATCH;
+            } else if (sec_no < m.nsegments) {
+                uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
+                cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
+                rc = trove_recipe_v3_segment_decode(obj, olen, cnt, m.dict_count, idx, tmp, &enc,
+                                                    NULL);
+            } else {
+                uint64_t left = m.dict_count - (sec_no - m.nsegments) * TROVE_RECIPE_V3_CHUNK_ENTRIES;
+                cnt = (uint32_t)(left < TROVE_RECIPE_V3_CHUNK_ENTRIES ? left : TROVE_RECIPE_V3_CHUNK_ENTRIES);
+                rc = trove_recipe_v3_chunk_decode(obj, olen, cnt, tmp, NULL);
+                enc = TROVE_V3_ENC_RAW; /* digests, as a raw segment's */
+            }
+            free(obj);
+            for (uint32_t i = 0; rc == TROVE_OK && enc == TROVE_V3_ENC_RAW && i < cnt; i++)
+                if (!trove_digest_is_zero(&tmp[i]) && digests_add(ds, &tmp[i]) != 0)
+                    rc = TROVE_ERR_NOMEM;
+        }
+        if (rc != TROVE_OK)
+            goto out;
+    }
+    rc = TROVE_OK;
+out:
+    free(tmp);
+    free(idx);
+    return rc;
+}
+
+/* The digests the committed recipes name, read from DIR/volumes/NAME.recipe (v1 entries,
+ * or a v3 manifest's objects and the data digests they hold). */
+static int recipe_digests(const char *store_dir, struct trove_backend *be,
+                          const struct vstate *st, size_t n, struct digests *ds)
+{
+    for (size_t i = 0; i < n; i++) {
+        char path[1024];
+        size_t len = 0;
+        uint8_t *buf;
+        struct trove_recipe_v1 r;
+        struct trove_digest d;
+        uint32_t version = 0;
+        int rc;
+
+        snprintf(path, sizeof path, "%s/volumes/%s.recipe", store_dir, st[i].name);
+        buf = test_read_file(path, &len);
+        if (!buf) {
+            fprintf(stderr, "%s: cannot read\n", path);
+            return -1;
+        }
+        rc = trove_recipe_version(buf, len, &version, NULL);
+        if (rc == TROVE_OK && version == 3) {
+            rc = v3_digests(be, buf, len, ds);
+        } else if (rc == TROVE_OK) {
+            rc = trove_recipe_v1_decode(buf, len, &r, NULL);
+            for (uint64_t k = 0; rc == TROVE_OK && k < r.slot_count; k++) {
+                trove_recipe_v1_slot(&r, k, &d);
+                if (!trove_digest_is_zero(&d) && digests_add(ds, &d) != 0)
+                    rc = TROVE_ERR_NOMEM;
+            }
+        }
+        free(buf);
+        if (rc != TROVE_OK) {
+            fprintf(stderr, "%s: %s\n", path, trove_strerror(rc));
+            return -1;
+        }
+    }
+    digests_sort_unique(ds);
+    return 0;
+}
+
+/*
+ * gc in the parent, with no volume open: afterwards verify is clean, every volume still
+ * reads back its state, the objects are exactly those the recipes name, and a second gc
+ * deletes nothing.
+ */
+static int gc_and_check(const char *store_dir, struct journal *j, struct stats *st,
+                        unsigned round, uint8_t *buf)
+{
+    struct trove_store *s = NULL;
+    struct trove_gc_report rep;
+    struct digests named = {0}, stored = {0};
+    struct trove_volume_entry *list = NULL;
+    size_t n = 0;
+    int rc, bad = 0;
+
+    rc = trove_store_open(store_dir, 0, &s, NULL);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    if (rc != TROVE_OK)
+        return -1;
+    memset(&rep, 0, sizeof rep);
+    rc = trove_store_gc(s, &rep, NULL, NULL);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    st->gcs++;
+    st->gc_deleted += rep.objects_deleted;
+    bad |= rc != TROVE_OK;
+    bad |= verify_clean(s, "after gc", round);
+
+    /* The volumes read back as before. */
+    rc = trove_volume_list(s, &list, &n);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    CHECK_EQ_INT(n, j->n);
+    for (size_t i = 0; rc == TROVE_OK && i < n && i < j->n; i++) {
+        struct vstate now;
+        const struct vstate *want = state_find(j->st, &j->n, list[i].name, 0);
+        CHECK(want != NULL);
+        CHECK_EQ_INT(read_state(s, &list[i], buf, &now), TROVE_OK);
+        CHECK(want && same_state(&now, want));
+        if (!want || !same_state(&now, want))
+            bad = 1;
+    }
+    bad |= rc != TROVE_OK || n != j->n;
+
+    /* Objects == the digests the recipes name. */
+    CHECK_EQ_INT(recipe_digests(store_dir, trove_store_backend(s), j->st, j->n, &named), 0);
+    rc = trove_backend_list(trove_store_backend(s), collect_fn, &stored);
+    CHECK_EQ_INT(rc, 0);
+    digests_sort_unique(&stored);
+    CHECK_EQ_INT(stored.n, named.n);
+    CHECK(stored.n == named.n &&
+          (named.n == 0 || memcmp(stored.d, named.d, named.n * sizeof *named.d) == 0));
+    if (stored.n != named.n ||
+        (named.n && memcmp(stored.d, named.d, named.n * sizeof *named.d) != 0)) {
+        fprintf(stderr,
+                "round %u (TROVE_CRASH_SEED=%" PRIu64 "): after gc %zu objects are stored "
+                "but the recipes name %zu\n",
+                round, base_seed, stored.n, named.n);
+        bad = 1;
+    }
+
+    memset(&rep, 0, sizeof rep);
+    CHECK_EQ_INT(trove_store_gc(s, &rep, NULL, NULL), TROVE_OK);
+    CHECK_EQ_INT(rep.objects_deleted, 0);
+    bad |= rep.objects_deleted != 0;
+    free(list);
+    free(named.d);
+    free(stored.d);
+    trove_store_close(s);
+    return bad ? -1 : 0;
+}
+
+/* After the last round: no temp file, no stray recipe and no damage on record (every heal
+ * was finished) is left behind by the kills. */
+static void check_leftovers(const char *store_dir, struct journal *j)
+{
+    char path[1024];
+    struct trove_store *s = NULL;
+    DIR *dp;
+    struct dirent *de;
+    size_t records = 0;
+
+    CHECK_EQ_INT(trove_store_open(store_dir, 0, &s, NULL), TROVE_OK);
+    snprintf(path, sizeof path, "%s/tmp", store_dir);
+    CHECK_EQ_INT(test_count_dir(path), 0);
+    CHECK_EQ_INT(trove_backend_quarantine_list(trove_store_backend(s), count_fn, &records), 0);
+    CHECK_EQ_INT(records, 0);
+    /* No record's temp file either: the writable open removes a dead writer's. */
+    snprintf(path, sizeof path, "%s/quarantine", store_dir);
+    if (access(path, F_OK) == 0)
+        CHECK_EQ_INT(test_count_dir(path), 0);
+    snprintf(path, sizeof path, "%s/volumes", store_dir);
+    CHECK_EQ_INT(test_count_dir(path), j->n);
+    if ((dp = opendir(path)) != NULL) {
+        while ((de = readdir(dp)) != NULL) {
+            char name[TROVE_VOLUME_NAME_MAX + 1];
+            size_t len = strlen(de->d_name);
+            int known = 0;
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            if (len > 7 && len - 7 <= TROVE_VOLUME_NAME_MAX &&
+                strcmp(de->d_name + len - 7, ".recipe") == 0) {
+                memcpy(name, de->d_name, len - 7);
+                name[len - 7] = 0;
+                known = state_find(j->st, &j->n, name, 0) != NULL;
+            }
+            if (!known)
+                fprintf(stderr, "stray file left in %s: %s\n", path, de->d_name);
+            CHECK(known);
+        }
+        closedir(dp);
+    }
+    trove_store_close(s);
+}
+
+/* ---- the rounds -------------------------------------------------------------------------- */
+
+static void sleep_us(uint64_t us)
+{
+    struct timespec ts;
+    ts.tv_sec = (time_t)(us / 1000000);
+    ts.tv_nsec = (long)(us % 1000000) * 1000;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* One round: fork a child, kill it, check the store. Returns 0 to go on. */
+static int run_round(const char *store_dir, const char *journal, struct journal *j,
+                     struct stats *st, unsigned round, uint64_t *rng, uint8_t *buf)
+{
+    int fds[2], status = 0;
+    pid_t pid;
+    uint64_t delay, r = rnd(rng, 16);
+    char c;
+
+    if (journal_reset(journal, j->st, j->n) != 0 || pipe(fds) != 0) {
+        perror(journal);
+        CHECK(0);
+        return -1;
+    }
+    fflush(NULL);
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fds[0]);
+        child_main(store_dir, journal, base_seed ^ (0x9e3779b97f4a7c15ULL * (round + 1)),
+                   fds[1]);
+        _exit(CHILD_FAILED + 2);
+    }
+    close(fds[1]);
+    /* Now and then kill during the child's open and load (a crash in recovery); else let
+     * it get to work first. The delays only spread the kill points: nothing is timed. */
+    if (r == 0) {
+        delay = rnd(rng, 3000);
+    } else {
+        struct pollfd pfd = {fds[0], POLLIN, 0};
+        if (poll(&pfd, 1, READY_WAIT_MS) == 1 && read(fds[0], &c, 1) < 0)
+            perror("read");
+        if (r < 3)
+            delay = 200 + rnd(rng, 1800);
+        else if (r < 6)
+            delay = 200 + rnd(rng, 7800);
+        else /* mostly long enough for the child to get somewhere */
+            delay = 5000 + rnd(rng, 20000);
+    }
+    sleep_us(delay);
+    kill(pid, SIGKILL);
+    close(fds[0]);
+    CHECK(waitpid(pid, &status, 0) == pid);
+    if (journal_read(journal, j) != 0) {
+        fprintf(stderr, "round %u (TROVE_CRASH_SEED=%" PRIu64 "): bad journal\n", round,
+                base_seed);
+        CHECK(0);
+        return -1;
+    }
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL) {
+        fprintf(stderr,
+                "round %u (TROVE_CRASH_SEED=%" PRIu64 "): the child was not killed but "
+                "exited (status %d): %s\n",
+                round, base_seed, WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                j->error[0] ? j->error : "no error journaled");
+        CHECK(0);
+        return -1;
+    }
+    st->kills++;
+    for (int k = 0; k < K_COUNT; k++)
+        st->done[k] += j->done[k];
+    if (!j->ready)
+        st->early_kills++;
+    if (j->open_kind >= 0) {
+        st->mid_op++;
+        st->mid_kind[j->open_kind]++;
+        st->mid_pending += j->has_pend;
+    }
+    if (check_after_kill(store_dir, j, st, round, buf) != 0)
+        return -1;
+    if ((round + 1) % GC_EVERY == 0 && gc_and_check(store_dir, j, st, round, buf) != 0)
+        return -1;
+    return 0;
+}
+
+/* Kill the child in a loop (see the top of this file), then check the store and report. */
+static void test_kills(const char *store_dir, const char *journal, struct journal *j, uint8_t *buf)
+{
+    const char *env;
+    struct stats st;
+    unsigned want = KILLS_DEFAULT, round;
+    uint64_t rng = base_seed, ops = 0;
+
+    memset(&st, 0, sizeof st);
+    if ((env = getenv("TROVE_CRASH_KILLS")) != NULL && atoi(env) > 0)
+        want = (unsigned)atoi(env);
+    /* Where the kills land follows the machine's speed (a slow one, or TSan, spends longer
+     * in some operations): past the kills asked for, rounds go on (up to four times as
+     * many) until heals have begun at least once every 50 kills, which the checks below
+     * require, so that the kinds the schedule reached are not left to the clock. */
+    for (round = 0; !test_failed && st.kills < 4 * want &&
+                    (st.kills < want || st.done[K_HEAL] + st.mid_kind[K_HEAL] < st.kills / 50);
+         round++)
+        if (run_round(store_dir, journal, j, &st, round, &rng, buf) != 0)
+            break;
+    if (!test_failed)
+        gc_and_check(store_dir, j, &st, round, buf);
+    if (!test_failed)
+        check_leftovers(store_dir, j);
+
+    for (int k = 0; k < K_COUNT; k++)
+        ops += st.done[k];
+    printf("crash: %u kills (%u during open, %u mid-operation, %u between pending and end, "
+           "%u of them landed), %" PRIu64 " operations done, %" PRIu64 " commits, %u parent gc "
+           "(%" PRIu64 " objects deleted), seed %" PRIu64 "\n",
+           st.kills, st.early_kills, st.mid_op, st.mid_pending, st.landed, ops,
+           st.done[K_COMMIT] + st.done[K_PUT], st.gcs, st.gc_deleted, base_seed);
+    printf("crash: operations done / kills mid-operation, by kind:");
+    for (int k = 0; k < K_COUNT; k++)
+        printf(" %s %" PRIu64 "/%u", kind_names[k], st.done[k], st.mid_kind[k]);
+    printf("\n");
+    printf("crash: heals: %" PRIu64 " done, %u cut short by a kill, %u of them after the "
+           "damage and finished by the parent (the object on record %u, damaged but not on "
+           "record %u, intact %u)\n",
+           st.done[K_HEAL], st.mid_kind[K_HEAL],
+           st.finished_on_record + st.finished_damaged + st.finished_intact,
+           st.finished_on_record, st.finished_damaged, st.finished_intact);
+    /* The kills must reach inside the operations that change committed state. */
+    CHECK(st.mid_pending >= st.kills / 10);
+    /* ... and heals must run, at least one every 50 kills. Only the heals begun are counted:
+     * how many of them complete and how many a kill cuts short depends on how fast the disk
+     * syncs (a slow one lets few complete), and nothing is timed. */
+    CHECK(st.done[K_HEAL] + st.mid_kind[K_HEAL] >= st.kills / 50);
+}
+
+int main(int argc, char **argv)
+{
+    const char *tmpdir = getenv("TMPDIR"), *env;
+    char root[512], store_dir[600], journal[600];
+    struct trove_store *s = NULL;
+    struct journal *j = calloc(1, sizeof *j);
+    uint8_t *buf = malloc(VOL_MAX);
+
+    test_init(argc, argv);
+    base_seed = SEED_DEFAULT;
+    if ((env = getenv("TROVE_CRASH_SEED")) != NULL)
+        base_seed = strtoull(env, NULL, 0);
+    if (!j || !buf)
+        return 1;
+    snprintf(root, sizeof root, "%s/trove_crash_XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(root)) {
+        perror(root);
+        return 1;
+    }
+    snprintf(store_dir, sizeof store_dir, "%s/store", root);
+    snprintf(journal, sizeof journal, "%s/journal", root);
+    CHECK_EQ_INT(trove_store_open(store_dir, TROVE_STORE_CREATE, &s, NULL), TROVE_OK);
+    trove_store_close(s);
+    RUN_WITH(test_kills, store_dir, journal, j, buf);
+
+    if (test_failed)
+        fprintf(stderr, "store left in %s for inspection (TROVE_CRASH_SEED=%" PRIu64 ")\n",
+                root, base_seed);
+    else
+        test_rm_rf(root);
+    free(j);
+    free(buf);
+    return test_done();
+}

@@ -1,0 +1,449 @@
+/*
+ * test_gen.c: the synthetic capture model (src/codec/gen.c, docs/gen.md).
+ *
+ * Checks the properties docs/gen.md promises: determinism (same options, same bytes; a
+ * different seed, different bytes), the exact count, order by start, nesting (each zone
+ * lies inside its parent on its thread, depth = nesting), the documented ranges of every
+ * field (kinds, extra, pids, tids, name ids, the start-time base), the mean start gap, the
+ * Zipf shape, the names table (exactly the ids used, every thread and process), and that a
+ * prefix of a longer run is the shorter run (trimming is a time cut, not a re-draw).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "trove/import.h"
+
+static int gen(const struct trove_gen_options *o, struct trove_events *ev, struct trove_names **nm)
+{
+    int rc;
+    memset(ev, 0, sizeof *ev);
+    if (nm && (rc = trove_names_new(nm)) != TROVE_OK)
+        return rc;
+    return trove_gen(o, ev, nm ? *nm : NULL);
+}
+
+static void test_defaults(void)
+{
+    struct trove_gen_options o;
+    memset(&o, 0xff, sizeof o);
+    trove_gen_defaults(&o);
+    CHECK_EQ_INT(o.seed, 1);
+    CHECK_EQ_INT(o.events, 1034313);
+    CHECK_EQ_INT(o.processes, 4);
+    CHECK_EQ_INT(o.threads, 8);
+    CHECK_EQ_INT(o.names, 65536);
+    CHECK(o.zipf_s == 1.0);
+}
+
+static void test_invalid(void)
+{
+    struct trove_gen_options o, b;
+    struct trove_events ev = {0};
+    trove_gen_defaults(&b);
+    b.events = 10;
+    o = b, o.processes = 0;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.threads = 0;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.names = 0;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.names = 65537;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.zipf_s = -1.0;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.zipf_s = NAN;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.processes = 4097;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.processes = 1024, o.threads = 1024;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_gen(NULL, &ev, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(ev.len, 0);
+    o = b, o.events = 0;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_OK);
+    CHECK_EQ_INT(ev.len, 0);
+    trove_events_free(&ev);
+}
+
+static void test_determinism(void)
+{
+    struct trove_gen_options o;
+    struct trove_events a, b, c;
+    trove_gen_defaults(&o);
+    o.events = 50000;
+    CHECK_EQ_INT(gen(&o, &a, NULL), TROVE_OK);
+    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+    CHECK_EQ_INT(a.len, 50000);
+    CHECK_EQ_INT(b.len, 50000);
+    CHECK(a.len == b.len && memcmp(a.ev, b.ev, a.len * sizeof *a.ev) == 0);
+    o.seed = 2;
+    CHECK_EQ_INT(gen(&o, &c, NULL), TROVE_OK);
+    CHECK_EQ_INT(c.len, 50000);
+    CHECK(memcmp(a.ev, c.ev, a.len * sizeof *a.ev) != 0);
+    CHECK(a.ev[0].start_ns != c.ev[0].start_ns);
+    trove_events_free(&a);
+    trove_events_free(&b);
+    trove_events_free(&c);
+}
+
+/* A shorter run is a prefix of a longer one, and gen appends to what is already there. */
+static void test_prefix_and_append(void)
+{
+    struct trove_gen_options o;
+    struct trove_events a, b;
+    trove_gen_defaults(&o);
+    o.events = 40000;
+    CHECK_EQ_INT(gen(&o, &a, NULL), TROVE_OK);
+    for (uint64_t n = 1; n <= 40000; n *= 7) {
+        o.events = n;
+        CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+        CHECK_EQ_INT(b.len, n);
+        CHECK(b.len == n && memcmp(a.ev, b.ev, n * sizeof *b.ev) == 0);
+        trove_events_free(&b);
+    }
+    /* Append: 3 events already present stay, the generated ones follow. */
+    memset(&b, 0, sizeof b);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_INT(trove_events_push(&b, &a.ev[39990 + i]), TROVE_OK);
+    o.events = 1000;
+    CHECK_EQ_INT(trove_gen(&o, &b, NULL), TROVE_OK);
+    CHECK_EQ_INT(b.len, 1003);
+    CHECK(memcmp(b.ev, &a.ev[39990], 3 * sizeof *b.ev) == 0);
+    CHECK(memcmp(b.ev + 3, a.ev, 1000 * sizeof *b.ev) == 0);
+    trove_events_free(&a);
+    trove_events_free(&b);
+}
+
+struct open_zone {
+    uint64_t start, end;
+};
+
+/* The shape of one run: order, nesting, field ranges, names. */
+static void check_model(const struct trove_gen_options *o, const struct trove_events *ev,
+                        const struct trove_names *nm)
+{
+    uint32_t nthreads = o->processes * o->threads;
+    uint64_t *freq = calloc(o->names, sizeof *freq);
+    uint64_t kinds[TROVE_KIND_COUNT_] = {0}, tid_seen = 0;
+    struct open_zone(*stack)[16] = calloc(nthreads, sizeof *stack);
+    uint32_t *pids = calloc(nthreads, sizeof *pids), *tids = calloc(nthreads, sizeof *tids);
+    unsigned *sp = calloc(nthreads, sizeof *sp);
+    size_t bad_order = 0, bad_nest = 0, bad_field = 0, bad_thread = 0, used_ids = 0;
+    uint64_t coarse = o->tick_ns > 1; /* a zone may round to 0 ns, a child onto its parent */
+    double gap;
+
+    if (!freq || !stack || !pids || !tids || !sp) {
+        test_fail(__FILE__, __LINE__, "out of memory");
+        goto out;
+    }
+    CHECK_EQ_INT(ev->len, o->events);
+    for (size_t i = 0; i < ev->len; i++) {
+        const struct trove_event *e = &ev->ev[i];
+        size_t t;
+
+        if (i && e->start_ns < ev->ev[i - 1].start_ns)
+            bad_order++;
+        if (e->pad != 0 || e->name_id >= o->names || e->kind >= TROVE_KIND_COUNT_ ||
+            e->kind == TROVE_KIND_ASYNC_INSTANT || e->depth > 11 ||
+            (e->kind == TROVE_KIND_INSTANT && (e->dur_ns != 0 || e->extra > 2)) ||
+            (e->kind != TROVE_KIND_INSTANT && ((e->dur_ns == 0 && !coarse) || e->extra > 7)) ||
+            e->start_ns % o->tick_ns != 0 || e->dur_ns % o->tick_ns != 0 ||
+            (e->kind == TROVE_KIND_FRAME && e->depth != 0) ||
+            (e->kind != TROVE_KIND_FRAME && e->kind != TROVE_KIND_ZONE && e->depth == 0) ||
+            e->pid < 1000 || e->pid >= 40000 || e->tid < e->pid || e->tid >= e->pid + o->threads ||
+            e->start_ns < 300000000000000ull || e->start_ns > 420000000000000ull)
+            bad_field++;
+        if (e->name_id < o->names)
+            freq[e->name_id]++;
+        if (e->kind < TROVE_KIND_COUNT_)
+            kinds[e->kind]++;
+
+        /* Find the thread's slot (first come), keep a stack of open zones on it. */
+        for (t = 0; t < tid_seen; t++)
+            if (pids[t] == e->pid && tids[t] == e->tid)
+                break;
+        if (t == tid_seen) {
+            if (tid_seen == nthreads) {
+                bad_thread++;
+                continue;
+            }
+            pids[t] = e->pid;
+            tids[t] = e->tid;
+            tid_seen++;
+        }
+        /* The open zones deeper than this event must have ended by its start (they are
+         * earlier siblings' subtrees); the one at depth - 1 is its parent. */
+        if (e->depth > sp[t] || e->depth >= 16) {
+            bad_nest++;
+            sp[t] = 0;
+            continue;
+        }
+        while (sp[t] > e->depth) {
+            if (stack[t][sp[t] - 1].end > e->start_ns)
+                bad_nest++;
+            sp[t]--;
+        }
+        if (sp[t] > 0) {
+            const struct open_zone *p = &stack[t][sp[t] - 1];
+            /* A coarser clock rounds a child's start down onto its parent's. */
+            if (!((coarse ? e->start_ns >= p->start : e->start_ns > p->start) &&
+                  e->start_ns + e->dur_ns <= p->end))
+                bad_nest++;
+        }
+        if (e->kind != TROVE_KIND_INSTANT) {
+            stack[t][sp[t]].start = e->start_ns;
+            stack[t][sp[t]].end = e->start_ns + e->dur_ns;
+            sp[t]++;
+        }
+    }
+    CHECK_EQ_INT(bad_order, 0);
+    CHECK_EQ_INT(bad_nest, 0);
+    CHECK_EQ_INT(bad_field, 0);
+    CHECK_EQ_INT(bad_thread, 0);
+    CHECK(tid_seen <= nthreads);
+    if (ev->len >= 2000 * (size_t)nthreads)
+        CHECK_EQ_INT(tid_seen, nthreads); /* every thread shows up in a long enough run */
+
+    /* Mean start gap: docs/gen.md promises 1..10 us at the default thread count. */
+    gap = (double)(ev->ev[ev->len - 1].start_ns - ev->ev[0].start_ns) / (double)(ev->len - 1);
+    if (nthreads == 32) {
+        CHECK(gap >= 1000.0 && gap <= 10000.0);
+        if (!(gap >= 1000.0 && gap <= 10000.0))
+            fprintf(stderr, "mean start gap %.0f ns\n", gap);
+    }
+
+    /* Kinds: mostly zones; instants, locks and frames all present; no async instants. */
+    CHECK(kinds[TROVE_KIND_ZONE] > ev->len * 8 / 10);
+    CHECK(kinds[TROVE_KIND_INSTANT] > 0);
+    CHECK(kinds[TROVE_KIND_LOCK] > 0);
+    CHECK(kinds[TROVE_KIND_FRAME] > 0);
+    CHECK_EQ_INT(kinds[TROVE_KIND_ASYNC_INSTANT], 0);
+
+    /* Zipf: id 0 is the most frequent; with s = 1, id 0 is about twice id 1. */
+    for (uint32_t id = 1; o->zipf_s > 0 && id < o->names; id++)
+        if (freq[id] > freq[0])
+            bad_field++;
+    CHECK_EQ_INT(bad_field, 0);
+    if (o->zipf_s == 1.0 && o->names > 1) {
+        double r = (double)freq[0] / (double)freq[1];
+        CHECK(r > 1.6 && r < 2.5);
+    }
+
+    /* Names: exactly the ids used, "zone_<id>"; every thread and process named. */
+    if (nm) {
+        size_t n_event = 0, n_thread = 0, n_process = 0, bad = 0;
+        for (uint32_t id = 0; id < o->names; id++) {
+            const char *s = trove_names_get(nm, TROVE_NAME_EVENT, id, 0, NULL);
+            char want[32];
+            used_ids += freq[id] > 0;
+            snprintf(want, sizeof want, "zone_%u", id);
+            if ((freq[id] > 0) != (s != NULL) || (s && strcmp(s, want) != 0))
+                bad++;
+        }
+        for (size_t i = 0; i < trove_names_count(nm); i++) {
+            struct trove_name_entry en;
+            trove_names_entry(nm, i, &en);
+            n_event += en.type == TROVE_NAME_EVENT;
+            n_thread += en.type == TROVE_NAME_THREAD;
+            n_process += en.type == TROVE_NAME_PROCESS;
+        }
+        for (uint32_t t = 0; t < tid_seen; t++) {
+            const char *s = trove_names_get(nm, TROVE_NAME_THREAD, pids[t], tids[t], NULL);
+            if (!s || (tids[t] == pids[t] ? strcmp(s, "main") != 0 : strncmp(s, "worker-", 7) != 0))
+                bad++;
+            if (!trove_names_get(nm, TROVE_NAME_PROCESS, pids[t], 0, NULL))
+                bad++;
+        }
+        CHECK_EQ_INT(bad, 0);
+        CHECK_EQ_INT(n_event, used_ids);
+        CHECK_EQ_INT(n_thread, tid_seen); /* only threads that have events are named */
+        for (uint32_t t = 0; t < tid_seen; t++)
+            for (uint32_t u = 0; u < t; u++)
+                if (pids[u] == pids[t]) {
+                    n_process++; /* count each pid once: cancel repeats below */
+                    break;
+                }
+        CHECK_EQ_INT(n_process, tid_seen);
+    }
+out:
+    free(freq);
+    free(stack);
+    free(pids);
+    free(tids);
+    free(sp);
+}
+
+/* The defaults (a 1 us clock) and the same model on a 1 ns clock. */
+static void test_model_default(void)
+{
+    for (int fine = 0; fine < 2; fine++) {
+        struct trove_gen_options o;
+        struct trove_events ev;
+        struct trove_names *nm = NULL;
+        trove_gen_defaults(&o);
+        o.events = 200000;
+        if (fine)
+            o.tick_ns = 1;
+        CHECK_EQ_INT(gen(&o, &ev, &nm), TROVE_OK);
+        check_model(&o, &ev, nm);
+        trove_events_free(&ev);
+        trove_names_free(nm);
+    }
+}
+
+static void test_model_shapes(void)
+{
+    static const struct {
+        uint32_t p, t, names;
+        double s;
+        uint64_t n;
+    } cases[] = {
+        {1, 1, 1, 1.0, 5000}, {1, 3, 100, 0.0, 20000}, {2, 2, 5000, 1.3, 20000},
+        {16, 16, 65536, 1.0, 30000}, {4, 8, 7, 2.0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct trove_gen_options o;
+        struct trove_events ev;
+        struct trove_names *nm = NULL;
+        trove_gen_defaults(&o);
+        o.processes = cases[i].p;
+        o.threads = cases[i].t;
+        o.names = cases[i].names;
+        o.zipf_s = cases[i].s;
+        o.events = cases[i].n;
+        o.seed = 100 + i;
+        o.tick_ns = i % 2 ? 1 : 1000;
+        CHECK_EQ_INT(gen(&o, &ev, &nm), TROVE_OK);
+        CHECK_EQ_INT(ev.len, o.events);
+        if (o.events >= 5000 && o.processes * o.threads <= 256)
+            check_model(&o, &ev, nm);
+        for (size_t k = 0; k < ev.len; k++)
+            if (ev.ev[k].name_id >= o.names || (k && ev.ev[k].start_ns < ev.ev[k - 1].start_ns)) {
+                test_fail(__FILE__, __LINE__, "name id or order");
+                break;
+            }
+        trove_events_free(&ev);
+        trove_names_free(nm);
+    }
+}
+
+/*
+ * Call trees repeat: a program runs the same code again and again (in the Chrome sample,
+ * 98 % of a thread's top-level trees repeat an earlier one name for name). Split each
+ * thread's events into top-level trees (a depth-0 event starts one; a thread's events are
+ * in preorder) and count the trees whose name sequence the thread has run before, and
+ * among those, how many ran with exactly the same durations (they should not: each run
+ * draws its own times around the call site's).
+ */
+static uint64_t fnv(uint64_t h, uint64_t v)
+{
+    for (int i = 0; i < 8; i++, v >>= 8)
+        h = (h ^ (v & 0xff)) * 0x100000001b3ULL;
+    return h;
+}
+
+static void test_call_trees(void)
+{
+    enum { THREADS = 32, MAXT = 20000 };
+    struct trove_gen_options o;
+    struct trove_events ev = {0};
+    static uint64_t names_h[THREADS][MAXT], durs_h[THREADS][MAXT];
+    uint32_t ntrees[THREADS] = {0}, tids[THREADS] = {0}, nt = 0;
+    uint64_t cur_n[THREADS], cur_d[THREADS];
+    size_t trees = 0, repeats = 0, same_durations = 0;
+
+    trove_gen_defaults(&o);
+    o.events = 300000;
+    o.tick_ns = 1; /* at 1 ns a repeated tree's durations never repeat */
+    CHECK_EQ_INT(gen(&o, &ev, NULL), TROVE_OK);
+    for (size_t i = 0; i < ev.len; i++) {
+        const struct trove_event *e = &ev.ev[i];
+        uint32_t t = 0;
+        while (t < nt && tids[t] != e->tid)
+            t++;
+        if (t == nt) {
+            if (nt == THREADS)
+                break;
+            tids[nt++] = e->tid;
+        }
+        if (e->depth == 0) {
+            if (ntrees[t] + 1 >= MAXT)
+                continue;
+            ntrees[t]++;
+            cur_n[t] = cur_d[t] = 0xcbf29ce484222325ULL;
+        }
+        if (ntrees[t] == 0)
+            continue;
+        cur_n[t] = fnv(cur_n[t], e->name_id);
+        cur_d[t] = fnv(cur_d[t], e->dur_ns);
+        names_h[t][ntrees[t] - 1] = cur_n[t];
+        durs_h[t][ntrees[t] - 1] = cur_d[t];
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        for (uint32_t k = 0; k < ntrees[t]; k++) {
+            int seen = 0, dup = 0;
+            for (uint32_t j = 0; j < k && !dup; j++)
+                if (names_h[t][j] == names_h[t][k]) {
+                    seen = 1;
+                    dup = durs_h[t][j] == durs_h[t][k];
+                }
+            trees++;
+            repeats += seen;
+            same_durations += dup;
+        }
+    }
+    /* P_NEW_TREE is 0.12: about 88 % repeat; the first tree of every thread cannot. */
+    CHECK(trees > 1000);
+    CHECK(repeats * 100 > trees * 75);
+    CHECK(repeats * 100 < trees * 95);
+    CHECK(same_durations * 100 < repeats); /* single-zone trees may collide, rarely */
+    trove_events_free(&ev);
+}
+
+/* --tick: every time a multiple of the tick, order and nesting kept, same shape otherwise. */
+static void test_tick(void)
+{
+    struct trove_gen_options o;
+    struct trove_events a = {0}, b = {0};
+    size_t bad = 0, coarser = 0;
+
+    trove_gen_defaults(&o);
+    CHECK_EQ_INT(o.tick_ns, 1000); /* the Chrome sample's clock (docs/gen.md) */
+    o.events = 20000;
+    o.tick_ns = 1;
+    CHECK_EQ_INT(gen(&o, &a, NULL), TROVE_OK);
+    o.tick_ns = 1000;
+    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+    CHECK_EQ_INT(b.len, a.len);
+    for (size_t i = 0; i < b.len && i < a.len; i++) {
+        const struct trove_event *x = &a.ev[i], *y = &b.ev[i];
+        bad += y->start_ns % 1000 != 0 || y->dur_ns % 1000 != 0 || y->start_ns > x->start_ns ||
+               x->start_ns - y->start_ns >= 1000 || y->name_id != x->name_id || y->tid != x->tid ||
+               (i > 0 && y->start_ns < b.ev[i - 1].start_ns);
+        coarser += y->start_ns != x->start_ns;
+    }
+    CHECK_EQ_INT(bad, 0);
+    CHECK(coarser > b.len / 2);
+    o.tick_ns = 0;
+    CHECK_EQ_INT(trove_gen(&o, &b, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, a.len); /* unchanged */
+    trove_events_free(&a);
+    trove_events_free(&b);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    RUN(test_defaults);
+    RUN(test_invalid);
+    RUN(test_determinism);
+    RUN(test_prefix_and_append);
+    RUN(test_model_default);
+    RUN(test_model_shapes);
+    RUN(test_call_trees);
+    RUN(test_tick);
+    return test_done();
+}
