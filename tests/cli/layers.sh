@@ -17,8 +17,8 @@ check_tree() { "$py" "$src/tools/check_layers.py" --root "$1" "${graph[@]}" 2> "
 fresh_copy() {
     rm -rf "$tmp/t"
     mkdir -p "$tmp/t"
-    cp -r "$src/src" "$src/include" "$src/tools" "$src/bench" "$src/examples" "$src/cmake" \
-        "$src/CMakeLists.txt" "$tmp/t/"
+    cp -r "$src/src" "$src/include" "$src/cli" "$src/tools" "$src/bench" "$src/examples" \
+        "$src/cmake" "$src/CMakeLists.txt" "$tmp/t/"
     rm -rf "$tmp/t/tools/duckdb"
 }
 # expect_refused WHAT MESSAGE: the checker fails on $tmp/t and says MESSAGE.
@@ -58,10 +58,24 @@ fresh_copy
 printf '#include "dict.h"\n' >> "$tmp/t/src/stream/bg.c"
 expect_refused "bare name from elsewhere" "a bare include must name a header in src/stream"
 
-# tools/ may not use common's internal headers.
+# cli/ may not use common's internal headers.
 fresh_copy
-printf '#include "common/endian.h"\n' >> "$tmp/t/tools/cmd_cat.c"
-expect_refused "tools using internals" "tools/ and bench/ use only include/trove/"
+printf '#include "common/endian.h"\n' >> "$tmp/t/cli/cmd_cat.c"
+expect_refused "cli using internals" "cli/ and bench/ use only include/trove/"
+
+# The service (net) may not reach up into the program: it calls the input layer itself.
+fresh_copy
+printf '#include "cli.h"\n' >> "$tmp/t/src/net/web_api.c"
+expect_refused "net including cli/" "a bare include must name a header in src/net"
+
+# The input layer sits where the graph puts it: above capture and columnar, below net.
+fresh_copy
+sed -i '0,/#include "input_internal.h"/s//#include "input_internal.h"\n#include "trove\/serve.h"/' \
+    "$tmp/t/src/input/import.c"
+expect_refused "input including net" "layer input may not include layer net"
+fresh_copy
+printf '#include "trove/input.h"\n' >> "$tmp/t/src/capture/marker.c"
+expect_refused "capture including input" "layer capture may not include layer input"
 
 # A public header that no layer claims.
 fresh_copy
