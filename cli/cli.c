@@ -1,11 +1,17 @@
 /*
  * cli.c: helpers every trove subcommand shares (see cli.h).
  */
+#define _GNU_SOURCE /* sigaction */
+
 #include "cli.h"
+#include "trove/serve.h"
 
 #include <assert.h>
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
+#include <sys/syscall.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -507,4 +513,68 @@ int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trov
     if (diag.msg[0]) /* it names the store */
         return cli_error(cmd, "%s", diag.msg);
     return cli_error(cmd, "opening the store at %s: %s", dir, trove_strerror(rc));
+}
+
+/* ---- the live commands' signals (serve, record, gen --live, watch) --------------------------------------------------------------------------- */
+
+volatile sig_atomic_t cli_interrupted;
+
+static void on_signal(int sig)
+{
+    static const char now[] = "trove: a second signal: exiting at once, without finishing the "
+                              "stop\n";
+    (void)sig;
+    if (cli_interrupted) { /* the stop is under way and the user will not wait for it */
+        if (write(STDERR_FILENO, now, sizeof now - 1) < 0) {
+            ; /* nowhere to say it */
+        }
+        /* exit_group directly: the threads are left as they are, on purpose (a sanitizer's
+         * _exit would report each as leaked) */
+        syscall(SYS_exit_group, 1);
+    }
+    cli_interrupted = 1;
+    trove_serve_stop();
+}
+
+void cli_live_signals(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+}
+
+void cli_sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !cli_interrupted)
+        ;
+}
+
+int cli_parse_wire_auto(const char *cmd, const char *v, int *out)
+{
+    if (strcmp(v, "auto") == 0) {
+        *out = 0;
+        return 0;
+    }
+    *out = trove_wire_format_parse(v);
+    if (*out < TROVE_WIRE_RAW || *out > TROVE_WIRE_DEFLATE)
+        return cli_error(cmd, "--wire: '%s' is not auto, raw, packed or deflate", v) + 1;
+    return 0;
+}
+
+int cli_parse_u32(const char *cmd, const char *opt, const char *v, uint32_t lo, uint32_t hi,
+                  uint32_t *out)
+{
+    uint64_t x;
+    if (cli_parse_u64(v, &x) || x < lo || x > hi)
+        return cli_error(cmd, "%s: '%s' is not a number from %" PRIu32 " to %" PRIu32, opt, v, lo,
+                         hi) + 1;
+    *out = (uint32_t)x;
+    return 0;
 }

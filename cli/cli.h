@@ -82,6 +82,12 @@ int cmd_watch(int argc, char **argv);
  * sampling call stacks into a profile. cmd_record hands over when it is given a command or
  * a pid and no --from. The exit status. */
 int cli_record_sample(int argc, char **argv);
+/* The hottest functions of profile p (top rows; json: as JSON) — record --top's and trove
+ * top's table (record_sample.c). */
+struct trove_profile;
+struct trove_profile_func;
+void cli_print_top(uint64_t top, int json, const struct trove_profile *p,
+                   const struct trove_profile_func *f, size_t n, uint64_t samples);
 /* Its usage text, which `trove record --help` prints after the producer's. */
 void cli_record_sample_usage(FILE *f);
 /* `trove gen --live` (cmd_serve.c): the model g's events sent to the service at `rate` a
@@ -109,6 +115,13 @@ int cli_error(const char *cmd, const char *fmt, ...)
 
 /* True if argv[i] is -h or --help. */
 int cli_is_help(const char *arg);
+
+/* --wire for a viewer: auto (0) or a TROVE_WIRE_* format. 0, or 2 after a usage error. */
+int cli_parse_wire_auto(const char *cmd, const char *v, int *out);
+/* opt's value v as a count in [lo, hi] (cli_parse_u64's suffixes). 0, or 2 after a usage
+ * error naming opt. */
+int cli_parse_u32(const char *cmd, const char *opt, const char *v, uint32_t lo, uint32_t hi,
+                  uint32_t *out);
 
 /* Parse a decimal count with an optional k/M/G suffix (powers of 1000). 0 on success. */
 int cli_parse_u64(const char *s, uint64_t *out);
@@ -247,6 +260,13 @@ void cli_progress_begin(struct cli_progress *p, const char *what, uint64_t total
 void cli_progress_quiet(void);
 void cli_progress_update(struct cli_progress *p, uint64_t done);
 void cli_progress_end(struct cli_progress *p);
+
+/* The live commands' signals (cli.c): SIGINT and SIGTERM set cli_interrupted and stop a
+ * service running in this process (trove_serve_stop); a second one exits at once; SIGPIPE
+ * is ignored. cli_sleep_ns sleeps, cut short by them. */
+extern volatile sig_atomic_t cli_interrupted;
+void cli_live_signals(void);
+void cli_sleep_ns(uint64_t ns);
 
 /* Monotonic seconds. */
 double cli_now(void);
