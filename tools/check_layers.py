@@ -12,7 +12,12 @@ Two checks:
    - "common/H.h": an internal header of src/common/include/common/, from src/ only, in a
      layer at or above common;
    - a bare "H.h" that sits in the including file's own directory (for tools/ and bench/:
-     in tools/ or bench/), or a header the build generates for that layer.
+     in tools/ or bench/), or a header the build generates for that layer;
+   - in a layer's subdirectory (src/store/s3/), also a bare "H.h" of the layer's own
+     directory (src/store/store_internal.h): its layer's internal headers, which the build
+     puts on that layer's include path (trove_layer's SUBDIRS), and nothing further up;
+   - "D/H.h", a path down from the including file's directory into a subdirectory of its
+     own layer ("s3/backend_s3.h" from src/store/); never "..".
    Anything else ("store/dict.h" from src/codec, say) reaches into another layer.
 2. Calls. No circle of files: if a.c calls a function that b.c defines, b.c must not
    (directly or through others) call back into a.c. Functions are matched by name: a
@@ -119,10 +124,16 @@ def check_includes(root, files, closure, owner):
             elif "/" not in inc:
                 here = os.path.dirname(rel)
                 dirs = ["tools", "bench"] if layer == TOP else [here]
+                top = "src/%s" % layer
+                if layer != TOP and rel.startswith("src/") and here != top:
+                    dirs.append(top)  # a subdirectory reaches its layer's own headers
                 if not any(os.path.exists(os.path.join(root, d, inc)) for d in dirs) and \
                         inc not in GENERATED.get(layer, set()):
                     errors.append("%s: a bare include must name a header in %s"
                                   % (where, " or ".join(dirs)))
+            elif rel.startswith("src/") and ".." not in inc.split("/") and \
+                    os.path.exists(os.path.join(root, os.path.dirname(rel), inc)):
+                pass  # down into a subdirectory of the file's own directory, same layer
             else:
                 errors.append("%s: reaches into another layer's internal headers (use its "
                               "public header in include/trove/)" % where)
