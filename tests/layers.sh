@@ -2,10 +2,10 @@
 # layers.sh: the layer graph is enforced by the build, not by prose. Run by ctest as
 #   layers.sh SOURCE_DIR PYTHON CC CODEC_INCLUDES STORE_INCLUDES --layer=... (the graph)
 # It checks that the tree keeps the graph, that check_layers.py refuses an upward include,
-# a reach into another layer's internal header (from a layer's subdirectory too) and a
-# circle of files (each made on purpose in a copy of the tree), that the compiler itself
-# cannot find another layer's internal header with a layer's own include path, and that a
-# configured build of a bad copy fails.
+# a reach into another layer's internal header (from a layer's subdirectory too), a circle
+# of files and a .c file of src/ past 1,300 lines (each made on purpose in a copy of the
+# tree), that the compiler itself cannot find another layer's internal header with a
+# layer's own include path, and that a configured build of a bad copy fails.
 set -u
 src=$1 py=$2 cc=$3 codec_inc=$4 store_inc=$5
 shift 5
@@ -76,6 +76,11 @@ expect_refused "subdirectory, another layer's header by path" \
 fresh_copy
 printf '#include "../store/s3/s3_xml.h"\n' >> "$tmp/t/src/stream/bg.c"
 expect_refused "another layer's subdirectory by path" "src/stream/bg.c:[0-9]*: #include \"../store/s3/s3_xml.h\": reaches into"
+
+# A .c file of src/ past 1,300 lines: one job per file.
+fresh_copy
+yes '/* padding */' | head -n 1301 >> "$tmp/t/src/codec/names.c"
+expect_refused "a long file" "src/codec/names.c: [0-9]* lines, more than the 1300"
 
 # tools/ may not use common's internal headers.
 fresh_copy

@@ -5,7 +5,7 @@ The build runs it before any layer compiles (a failure fails the build) and a ct
 on purpose-made bad trees. The graph comes in as arguments, one --layer=NAME:DEPS:HEADERS
 per trove_layer() call (DEPS and HEADERS comma-separated), so it is written only once.
 
-Two checks:
+Three checks:
 
 1. Includes. Every #include "..." of src/, include/trove/, tools/ and bench/ must be one of
    - "trove/H.h": a public header of the file's own layer or of a layer below it;
@@ -22,6 +22,8 @@ Two checks:
 2. Calls. No circle of files: if a.c calls a function that b.c defines, b.c must not
    (directly or through others) call back into a.c. Functions are matched by name: a
    non-static function's name is unique in the program.
+3. Size. No .c file under src/ is longer than MAX_LINES lines: one job per file, and a file
+   that grows past it is two jobs to split.
 
 Exit status 0 when the tree keeps the rules (and the --stamp file is written), 1 with one
 line per broken rule otherwise.
@@ -32,6 +34,7 @@ import re
 import sys
 
 GENERATED = {"codec": {"bitpack_kernels.h"}}
+MAX_LINES = 1300  # a .c file of src/ longer than this does more than one job
 TOP = "tools"  # tools/ and bench/: the one binary, above every layer
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -140,6 +143,18 @@ def check_includes(root, files, closure, owner):
     return errors
 
 
+def check_sizes(root, files):
+    errors = []
+    for rel in files:
+        if rel.startswith("src/") and rel.endswith(".c"):
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                n = sum(1 for _ in f)
+            if n > MAX_LINES:
+                errors.append("%s: %d lines, more than the %d a file of src/ may have (one "
+                              "job per file: split it by job)" % (rel, n, MAX_LINES))
+    return errors
+
+
 # A definition starts at column 0 (bodies are indented) and is not static; a reference is any
 # name followed by "(" (macros and static functions never match a definition elsewhere).
 DEF_RE = re.compile(r"^(?!static\b)(?!typedef\b)[A-Za-z_][\w \t\*]*?\b([A-Za-z_]\w*)\s*\([^;{]*\)\s*\{",
@@ -236,6 +251,7 @@ def main():
     closure, owner = parse_graph(a.layer)
     files = list(sources(a.root))
     errors = check_includes(a.root, files, closure, owner)
+    errors += check_sizes(a.root, files)
     if not a.no_calls:
         errors += check_calls(a.root, files)
     for e in errors:
