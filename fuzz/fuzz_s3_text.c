@@ -1,6 +1,6 @@
 /*
  * fuzz_s3_text.c: libFuzzer target for the small texts of the store on S3 that come from
- * the network (src/store/s3_text.c): the writer's lease object, a listing's LastModified,
+ * the network (src/store/s3/s3_text.c): the writer's lease object, a listing's LastModified,
  * a ranged answer's Content-Range. The input is all three at once (the lease from the exact
  * bytes, the others from a NUL-terminated copy). Oracles: a lease that parses has a 32-hex
  * token, a host without spaces and a positive pid, and formats back to a text that parses
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/s3_text.h"
+#include "store/s3/s3_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

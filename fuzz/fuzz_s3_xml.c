@@ -1,6 +1,6 @@
 /*
  * fuzz_s3_xml.c: libFuzzer target for the scanner of S3's XML answers
- * (trove__s3_xml_next, src/store/s3_xml.c), the only parser of bytes an S3 server sends.
+ * (trove__s3_xml_next, src/store/s3/s3_xml.c), the only parser of bytes an S3 server sends.
  * The input is an exact-size heap copy with no terminating NUL. For each tag S3 answers
  * use, the scan walks every element in turn. Oracles: pos only moves forward and never
  * past the input; a found text is NUL-terminated inside the buffer and no longer than the
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "store/s3_xml.h"
+#include "store/s3/s3_xml.h"
 #include "trove/common.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

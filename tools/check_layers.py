@@ -5,18 +5,25 @@ The build runs it before any layer compiles (a failure fails the build) and a ct
 on purpose-made bad trees. The graph comes in as arguments, one --layer=NAME:DEPS:HEADERS
 per trove_layer() call (DEPS and HEADERS comma-separated), so it is written only once.
 
-Two checks:
+Three checks:
 
 1. Includes. Every #include "..." of src/, include/trove/, cli/ and bench/ must be one of
    - "trove/H.h": a public header of the file's own layer or of a layer below it;
    - "common/H.h": an internal header of src/common/include/common/, from src/ only, in a
      layer at or above common;
    - a bare "H.h" that sits in the including file's own directory (for cli/ and bench/:
-     in cli/ or bench/), or a header the build generates for that layer.
+     in cli/ or bench/), or a header the build generates for that layer;
+   - in a layer's subdirectory (src/store/s3/), also a bare "H.h" of the layer's own
+     directory (src/store/store_internal.h): its layer's internal headers, which the build
+     puts on that layer's include path (trove_layer's SUBDIRS), and nothing further up;
+   - "D/H.h", a path down from the including file's directory into a subdirectory of its
+     own layer ("s3/backend_s3.h" from src/store/); never "..".
    Anything else ("store/dict.h" from src/codec, say) reaches into another layer.
 2. Calls. No circle of files: if a.c calls a function that b.c defines, b.c must not
    (directly or through others) call back into a.c. Functions are matched by name: a
    non-static function's name is unique in the program.
+3. Size. No .c file under src/ is longer than MAX_LINES lines: one job per file, and a file
+   that grows past it is two jobs to split.
 
 Exit status 0 when the tree keeps the rules (and the --stamp file is written), 1 with one
 line per broken rule otherwise.
@@ -27,6 +34,7 @@ import re
 import sys
 
 GENERATED = {"codec": {"bitpack_kernels.h"}}
+MAX_LINES = 1300  # a .c file of src/ longer than this does more than one job
 TOP = "cli"  # cli/ and bench/: the one binary, above every layer
 INCLUDE_RE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -119,13 +127,31 @@ def check_includes(root, files, closure, owner):
             elif "/" not in inc:
                 here = os.path.dirname(rel)
                 dirs = ["cli", "bench"] if layer == TOP else [here]
+                top = "src/%s" % layer
+                if layer != TOP and rel.startswith("src/") and here != top:
+                    dirs.append(top)  # a subdirectory reaches its layer's own headers
                 if not any(os.path.exists(os.path.join(root, d, inc)) for d in dirs) and \
                         inc not in GENERATED.get(layer, set()):
                     errors.append("%s: a bare include must name a header in %s"
                                   % (where, " or ".join(dirs)))
+            elif rel.startswith("src/") and ".." not in inc.split("/") and \
+                    os.path.exists(os.path.join(root, os.path.dirname(rel), inc)):
+                pass  # down into a subdirectory of the file's own directory, same layer
             else:
                 errors.append("%s: reaches into another layer's internal headers (use its "
                               "public header in include/trove/)" % where)
+    return errors
+
+
+def check_sizes(root, files):
+    errors = []
+    for rel in files:
+        if rel.startswith("src/") and rel.endswith(".c"):
+            with open(os.path.join(root, rel), encoding="utf-8", errors="replace") as f:
+                n = sum(1 for _ in f)
+            if n > MAX_LINES:
+                errors.append("%s: %d lines, more than the %d a file of src/ may have (one "
+                              "job per file: split it by job)" % (rel, n, MAX_LINES))
     return errors
 
 
@@ -225,6 +251,7 @@ def main():
     closure, owner = parse_graph(a.layer)
     files = list(sources(a.root))
     errors = check_includes(a.root, files, closure, owner)
+    errors += check_sizes(a.root, files)
     if not a.no_calls:
         errors += check_calls(a.root, files)
     for e in errors:

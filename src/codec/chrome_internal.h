@@ -1,8 +1,9 @@
 /*
- * chrome_internal.h (internal to src/codec): the Chrome importer's state, shared by its two
- * levels — chrome_json.c reads the document and the fields of each event (the grammar), and
+ * chrome_internal.h (internal to src/codec): the Chrome importer's state, shared by its
+ * levels — chrome_json.c reads the document and the fields of each event (the grammar),
  * chrome_events.c turns one event's fields into trove events, flows and names (the trace
- * rules) and hands the result over at the end. chrome_json.c calls chrome_events.c, never the
+ * rules), and chrome_finish.c hands the result over at the end. chrome_json.c calls the
+ * other two and chrome_finish.c calls chrome_events.c (its message helpers), never the
  * reverse.
  */
 #ifndef TROVE_CHROME_INTERNAL_H
@@ -131,6 +132,13 @@ struct trove__chrome {
 
 /* Act on the event whose fields are in ps->ev (its '}' was just read). */
 int trove__chrome_event(struct trove__chrome *ps);
+
+/* For messages (chrome_events.c): name id (NO_NAME: "(unnamed)") as at most 60 bytes,
+ * control bytes as '?'; ns as microseconds ("12.345 us"). Each returns out. */
+const char *trove__chrome_show_name(const struct trove__chrome *ps, uint32_t id, char out[72]);
+const char *trove__chrome_show_us(uint64_t ns, char out[40]);
+
+/* chrome_finish.c */
 
 /* After the document: the open B and async events (an error when strict), then depth, order,
  * names and tids, and hand events, names and flows (may be NULL) over. */

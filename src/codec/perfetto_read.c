@@ -16,8 +16,8 @@
  *                   categories 22, counter_value 30 | double_counter_value 44, flow_ids 47 |
  *                   36, terminating_flow_ids 48 | 42; others skipped
  *
- * Two passes over the bytes. The first reads every TrackDescriptor (tracks are global to the
- * trace and may be described after they are used) and resolves each track to a (pid, tid):
+ * Two passes over the bytes. The first (perfetto_tracks.c) reads every TrackDescriptor
+ * (tracks are global to the trace and may be described after they are used) and resolves each track to a (pid, tid):
  * a thread track's own, a process track's (pid, 0), a track under a process whose uuid has
  * the form trove writes ((n << 22 | p) << 2 | 2, under the process track (p + 1) << 2) the
  * synthetic tid TROVE_TID_SYNTHETIC + n,
@@ -35,9 +35,7 @@
  * interns name_id + 1), first claim first; other names take the ids after the highest claim,
  * in order of first use.
  */
-#include "perfetto_profile.h"
-#include "protobuf.h"
-#include "trace_order.h"
+#include "perfetto_read.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/utf8.h"
@@ -48,536 +46,6 @@
 
 #include "trove/digest.h"
 #include "trove/trace.h"
-
-#define INPUT_DEFAULT ((uint64_t)4 << 30)
-#define MAX_EVENTS ((uint64_t)1 << 28)
-#define MAX_TRACKS ((size_t)1 << 20)
-#define MAX_STRINGS ((size_t)1 << 24)
-#define MAX_SEQS 4096u
-#define MAX_CLOCKS 64u
-#define MAX_DEPTH 64
-#define NONE UINT32_MAX
-
-/* Category codes: 0 none, 1 + kind * 256 + extra for "trove:K:E", then flows, then
- * "trove:depth:N" (the event's depth where the geometry would not give it). */
-#define CODE_FLOW0 (1u + 256u * 256u)
-#define CODE_DEPTH0 (CODE_FLOW0 + 6u)
-
-/* ---- u64 -> u32 hash maps ---------------------------------------------------------------- */
-
-struct map {
-    uint64_t *key;
-    uint32_t *val;   /* NONE: free */
-    size_t n, cap;   /* cap a power of two, or 0 */
-};
-
-static size_t map_slot(const struct map *m, uint64_t k)
-{
-    uint64_t h = k * 0x9E3779B97F4A7C15ULL;
-    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
-    while (m->val[i] != NONE && m->key[i] != k)
-        i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-static uint32_t map_get(const struct map *m, uint64_t k)
-{
-    return m->cap ? m->val[map_slot(m, k)] : NONE;
-}
-
-static int map_put(struct map *m, uint64_t k, uint32_t v)
-{
-    size_t i;
-    if ((m->n + 1) * 2 > m->cap) {
-        struct map g = {0};
-        g.cap = m->cap ? m->cap * 2 : 64;
-        if (!(g.key = trove__malloc(g.cap * sizeof *g.key)) ||
-            !(g.val = trove__malloc(g.cap * sizeof *g.val))) {
-            free(g.key);
-            return TROVE_ERR_NOMEM;
-        }
-        memset(g.val, 0xff, g.cap * sizeof *g.val);
-        for (size_t j = 0; j < m->cap; j++)
-            if (m->val[j] != NONE) {
-                size_t s = map_slot(&g, m->key[j]);
-                g.key[s] = m->key[j];
-                g.val[s] = m->val[j];
-            }
-        g.n = m->n;
-        free(m->key);
-        free(m->val);
-        *m = g;
-    }
-    i = map_slot(m, k);
-    if (m->val[i] == NONE)
-        m->n++;
-    m->key[i] = k;
-    m->val[i] = v;
-    return TROVE_OK;
-}
-
-static void map_clear(struct map *m)
-{
-    if (m->cap)
-        memset(m->val, 0xff, m->cap * sizeof *m->val);
-    m->n = 0;
-}
-
-static void map_free(struct map *m)
-{
-    free(m->key);
-    free(m->val);
-    memset(m, 0, sizeof *m);
-}
-
-/* ---- state ------------------------------------------------------------------------------ */
-
-/* A name as the trace gave it: a string, or only an iid no interned entry named. */
-struct pname {
-    uint64_t off;          /* into the arena */
-    uint32_t len, claim;   /* claim: the id its iid asks for, or NONE */
-    uint8_t has_str;
-    uint32_t final;
-};
-
-struct open_slice {
-    uint64_t ts, off;
-    uint32_t name, seq;
-    uint32_t code;
-    uint32_t depth;      /* its "trove:depth:N" code, or 0 */
-};
-
-struct track {
-    uint64_t uuid, parent, off;
-    uint8_t has_process, has_thread, has_pname, has_tname, has_name, has_sort, resolved;
-    uint32_t pid, tid, ppid;
-    int32_t sort;                            /* legacy_sort_index, when has_sort */
-    uint64_t pname_off, tname_off, name_off; /* strings in the arena */
-    uint32_t pname_len, tname_len, name_len;
-    struct open_slice *open;
-    size_t nopen, capopen;
-};
-
-struct clock {
-    uint32_t id;
-    uint8_t incremental;
-    uint64_t value, mult;
-};
-
-struct seq {
-    uint32_t id;
-    uint32_t def_clock;       /* 0: none */
-    uint64_t def_track;
-    uint8_t has_def_track;
-    struct clock clocks[MAX_CLOCKS];
-    uint32_t nclocks;
-    struct map names, cats;   /* iid -> pname index, iid -> category code */
-    struct trove__pfp *prof;  /* the interned profile entries (made at the first; with a
-                                 profile to read into only) */
-};
-
-struct pr {
-    const uint8_t *buf;
-    size_t len;
-    struct trove_diag *diag;
-    int strict;
-    struct trove_perfetto_stats st;
-
-    struct track *tracks;     /* sorted by uuid after pass 1 */
-    size_t ntracks, captracks;
-
-    struct seq *seqs;
-    size_t nseqs, capseqs;
-
-    struct trove_bytes arena; /* strings */
-    struct pname *names;
-    size_t nnames, capnames, capnext;
-    struct map str_index;     /* hash of a string -> first pname with that hash (chained) */
-    uint32_t *str_next;       /* the next pname with the same hash, or NONE */
-    struct map claim_index;   /* claim -> nameless pname */
-
-    struct trove__trec *rec;
-    size_t nrec, caprec;
-    uint64_t open_total;
-    struct trove_flow *flows;
-    size_t nflows, capflows;
-    struct map flow_seen;     /* flow ids seen (flows of traces trove did not write) */
-    struct trove_profile *profile; /* the caller's: perf samples go into it (NULL: skipped) */
-    uint32_t seqno;           /* events in order of appearance */
-};
-
-static int fail(struct pr *r, int code, const uint8_t *at, const char *fmt, const char *what)
-{
-    return TROVE_FAIL(r->diag, code, at ? (uint64_t)(at - r->buf) : 0, fmt, what);
-}
-
-/* A field error of protobuf.h's trove__pb_next, in words. */
-static int field_error(struct pr *r, int rc, const uint8_t *at, const char *msg)
-{
-    const char *why = rc == TROVE_ERR_TRUNCATED ? "a field runs past the end of its message"
-                      : rc == TROVE_ERR_VARINT  ? "a varint is longer than 10 bytes"
-                                                : "a field has number 0 or a wire type that is "
-                                                  "not 0, 1, 2 or 5";
-    return TROVE_FAIL(r->diag, rc, (uint64_t)(at - r->buf), "Perfetto trace: %s: %s", msg, why);
-}
-
-/* Grow *arr (of *cap items of `size` bytes) to hold n + 1. */
-static int grow(void **arr, size_t *cap, size_t n, size_t size)
-{
-    size_t c;
-    void *p;
-    if (n < *cap)
-        return TROVE_OK;
-    c = *cap ? *cap * 2 : 64;
-    if (c > SIZE_MAX / size)
-        return TROVE_ERR_NOMEM;
-    if (!(p = trove__realloc(*arr, c * size)))
-        return TROVE_ERR_NOMEM;
-    *arr = p;
-    *cap = c;
-    return TROVE_OK;
-}
-
-/* ---- strings and names ------------------------------------------------------------------ */
-
-static int check_string(struct pr *r, const struct trove__pb_field *f, const char *what)
-{
-    if (f->wt != TROVE__PB_LEN)
-        return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f->data ? f->data - r->buf : 0),
-                          "Perfetto trace: %s is not a string", what);
-    if (f->len > TROVE_NAME_MAX)
-        return TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, (uint64_t)(f->data - r->buf),
-                          "Perfetto trace: %s is %zu bytes, over the %d a name may have", what,
-                          f->len, TROVE_NAME_MAX);
-    if (f->len && trove__utf8_valid_prefix(f->data, f->len) != f->len)
-        return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT,
-                          (uint64_t)(f->data - r->buf) + trove__utf8_valid_prefix(f->data, f->len),
-                          "Perfetto trace: %s is not valid UTF-8", what);
-    return TROVE_OK;
-}
-
-static int keep_string(struct pr *r, const struct trove__pb_field *f, uint64_t *off,
-                       uint32_t *len)
-{
-    int rc = trove_bytes_append(&r->arena, f->data, f->len);
-    if (rc != TROVE_OK)
-        return rc;
-    *off = r->arena.len - f->len;
-    *len = (uint32_t)f->len;
-    return TROVE_OK;
-}
-
-static int new_name(struct pr *r, uint32_t *idx)
-{
-    int rc;
-    if (r->nnames >= MAX_STRINGS)
-        return TROVE_FAIL(r->diag, TROVE_ERR_LIMIT, 0,
-                          "Perfetto trace: more than %zu distinct names", MAX_STRINGS);
-    if ((rc = grow((void **)&r->names, &r->capnames, r->nnames, sizeof *r->names)) != TROVE_OK ||
-        (rc = grow((void **)&r->str_next, &r->capnext, r->nnames, sizeof *r->str_next)) != TROVE_OK)
-        return rc;
-    memset(&r->names[r->nnames], 0, sizeof r->names[r->nnames]);
-    r->names[r->nnames].claim = NONE;
-    r->str_next[r->nnames] = NONE;
-    *idx = (uint32_t)r->nnames++;
-    return TROVE_OK;
-}
-
-/* The name of string p[0..n): found or added. claim (or NONE) is the id it asks for. */
-static int name_of_string(struct pr *r, const uint8_t *p, size_t n, uint32_t claim,
-                          uint32_t *idx_out)
-{
-    uint64_t h = trove_checksum64(p, n);
-    uint32_t first = map_get(&r->str_index, h), i;
-    int rc;
-
-    for (i = first; i != NONE; i = r->str_next[i]) {
-        const struct pname *e = &r->names[i];
-        if (e->len == n && (n == 0 || !memcmp(r->arena.ptr + e->off, p, n)))
-            break;
-    }
-    if (i == NONE) {
-        if ((rc = new_name(r, &i)) != TROVE_OK ||
-            (rc = trove_bytes_append(&r->arena, p, n)) != TROVE_OK)
-            return rc;
-        r->names[i].off = r->arena.len - n;
-        r->names[i].len = (uint32_t)n;
-        r->names[i].has_str = 1;
-        r->str_next[i] = first;
-        if ((rc = map_put(&r->str_index, h, i)) != TROVE_OK)
-            return rc;
-    }
-    if (claim != NONE && r->names[i].claim == NONE)
-        r->names[i].claim = claim;
-    *idx_out = i;
-    return TROVE_OK;
-}
-
-/* A name known only by its iid (no interned entry said what it is). */
-static int name_of_claim(struct pr *r, uint32_t claim, uint32_t *idx_out)
-{
-    uint32_t i = map_get(&r->claim_index, claim);
-    int rc;
-    if (i == NONE) {
-        if ((rc = new_name(r, &i)) != TROVE_OK ||
-            (rc = map_put(&r->claim_index, claim, i)) != TROVE_OK)
-            return rc;
-        r->names[i].claim = claim;
-    }
-    *idx_out = i;
-    return TROVE_OK;
-}
-
-/* "trove:K:E" or "trove:flow:s|t|f[:e]" as a code, else 0. */
-static uint32_t category_code(const uint8_t *p, size_t n)
-{
-    unsigned k = 0, e = 0, digits = 0;
-    size_t i = 6;
-    if (n < 7 || memcmp(p, "trove:", 6) != 0)
-        return 0;
-    if (n >= 13 && n <= 15 && !memcmp(p + 6, "depth:", 6)) {
-        unsigned d = 0;
-        for (i = 12; i < n && p[i] >= '0' && p[i] <= '9'; i++)
-            d = d * 10 + (p[i] - '0');
-        if (i != n || d > 255 || (n > 13 && p[12] == '0'))
-            return 0;
-        return CODE_DEPTH0 + d;
-    }
-    if (n >= 12 && !memcmp(p + 6, "flow:", 5)) {
-        static const char phases[] = "stf";
-        const char *ph = memchr(phases, p[11], 3);
-        if (!ph || !(n == 12 || (n == 14 && p[12] == ':' && p[13] == 'e')))
-            return 0;
-        return CODE_FLOW0 + 2u * (unsigned)(ph - phases) + (n == 14);
-    }
-    for (; i < n && p[i] >= '0' && p[i] <= '9' && digits < 3; i++, digits++)
-        k = k * 10 + (p[i] - '0');
-    if (!digits || i >= n || p[i] != ':' || k > 255)
-        return 0;
-    for (i++, digits = 0; i < n && p[i] >= '0' && p[i] <= '9' && digits < 3; i++, digits++)
-        e = e * 10 + (p[i] - '0');
-    if (!digits || i != n || e > 255)
-        return 0;
-    return 1 + k * 256 + e;
-}
-
-/* ---- pass 1: tracks --------------------------------------------------------------------- */
-
-/* A descriptor's sub-message (process or thread). */
-static int read_desc_sub(struct pr *r, struct track *t, const struct trove__pb_field *f, int thread)
-{
-    struct trove__pb m = trove__pb_sub(f);
-    struct trove__pb_field g;
-    int rc;
-    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
-        if (g.num == 1 && g.wt == TROVE__PB_VARINT) {
-            t->pid = (uint32_t)g.v;
-        } else if (thread && g.num == 2 && g.wt == TROVE__PB_VARINT) {
-            t->tid = (uint32_t)g.v;
-        } else if (g.num == 3 && g.wt == TROVE__PB_VARINT) {
-            /* legacy_sort_index, an int32: its low 32 bits, as protobuf reads one */
-            t->sort = (int32_t)(uint32_t)g.v;
-            t->has_sort = 1;
-        } else if ((thread ? g.num == 5 : g.num == 6)) {
-            if ((rc = check_string(r, &g, thread ? "a thread name" : "a process name")) != TROVE_OK)
-                return rc;
-            if (thread) {
-                t->has_tname = 1;
-                rc = keep_string(r, &g, &t->tname_off, &t->tname_len);
-            } else {
-                t->has_pname = 1;
-                rc = keep_string(r, &g, &t->pname_off, &t->pname_len);
-            }
-            if (rc != TROVE_OK)
-                return rc;
-        }
-    }
-    return rc < 0 ? field_error(r, rc, m.p, thread ? "a thread descriptor" : "a process descriptor")
-                  : TROVE_OK;
-}
-
-static int read_descriptor(struct pr *r, const struct trove__pb_field *f)
-{
-    struct trove__pb m = trove__pb_sub(f);
-    struct trove__pb_field g;
-    struct track t;
-    int rc, has_uuid = 0;
-
-    memset(&t, 0, sizeof t);
-    t.off = (uint64_t)(f->data - r->buf);
-    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
-        if (g.num == 1 && g.wt == TROVE__PB_VARINT) {
-            t.uuid = g.v;
-            has_uuid = 1;
-        } else if (g.num == 5 && g.wt == TROVE__PB_VARINT) {
-            t.parent = g.v;
-        } else if (g.num == 2) {
-            if ((rc = check_string(r, &g, "a track name")) != TROVE_OK ||
-                (rc = keep_string(r, &g, &t.name_off, &t.name_len)) != TROVE_OK)
-                return rc;
-            t.has_name = 1;
-        } else if ((g.num == 3 || g.num == 4) && g.wt == TROVE__PB_LEN) {
-            if (g.num == 3)
-                t.has_process = 1;
-            else
-                t.has_thread = 1;
-            if ((rc = read_desc_sub(r, &t, &g, g.num == 4)) != TROVE_OK)
-                return rc;
-        }
-    }
-    if (rc < 0)
-        return field_error(r, rc, m.p, "a track descriptor");
-    if (!has_uuid)
-        return fail(r, TROVE_ERR_CORRUPT, f->data, "Perfetto trace: a %s has no uuid",
-                    "track descriptor");
-    r->st.track_descriptors++;
-    if (r->ntracks >= MAX_TRACKS)
-        return fail(r, TROVE_ERR_LIMIT, f->data, "Perfetto trace: more than 2^20 %s",
-                    "track descriptors");
-    if ((rc = grow((void **)&r->tracks, &r->captracks, r->ntracks, sizeof t)) != TROVE_OK)
-        return rc;
-    r->tracks[r->ntracks++] = t;
-    return TROVE_OK;
-}
-
-/* The top-level packets: f for each, in order. pass 1 reads descriptors only. */
-typedef int (*packet_fn)(struct pr *r, const uint8_t *data, size_t len);
-
-static int each_packet(struct pr *r, packet_fn fn)
-{
-    struct trove__pb m = {r->buf, r->buf + r->len};
-    struct trove__pb_field f;
-    int rc;
-    while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK) {
-        if (f.num != 1 || f.wt != TROVE__PB_LEN)
-            return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f.data ? f.data - r->buf : 0),
-                              "not a Perfetto trace: top-level field %" PRIu32
-                              " (wire type %u); a trace holds only packets (field 1)",
-                              f.num, f.wt);
-        if ((rc = fn(r, f.data, f.len)) != TROVE_OK)
-            return rc;
-    }
-    return rc < 0 ? field_error(r, rc, m.p, "the packet stream") : TROVE_OK;
-}
-
-static int pass1_packet(struct pr *r, const uint8_t *data, size_t len)
-{
-    struct trove__pb m = {data, data + len};
-    struct trove__pb_field f;
-    int rc;
-    r->st.packets++;
-    while ((rc = trove__pb_next(&m, &f)) == TROVE__PB_OK)
-        if (f.num == 60 && f.wt == TROVE__PB_LEN && (rc = read_descriptor(r, &f)) != TROVE_OK)
-            return rc;
-    return rc < 0 ? field_error(r, rc, m.p, "a packet") : TROVE_OK;
-}
-
-static int cmp_track(const void *pa, const void *pb)
-{
-    const struct track *a = pa, *b = pb;
-    if (a->uuid != b->uuid)
-        return a->uuid < b->uuid ? -1 : 1;
-    return a->off < b->off ? -1 : a->off > b->off;
-}
-
-static struct track *find_track(struct pr *r, uint64_t uuid)
-{
-    size_t lo = 0, hi = r->ntracks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->tracks[mid].uuid < uuid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < r->ntracks && r->tracks[lo].uuid == uuid ? &r->tracks[lo] : NULL;
-}
-
-/* Resolve every track to its (pid, tid). */
-static int resolve_tracks(struct pr *r)
-{
-    struct map used = {0}, next = {0};
-    size_t k = 0;
-    int rc = TROVE_OK;
-
-    /* sorted by uuid; of repeats, the first described is kept */
-    if (r->ntracks > 1)
-        qsort(r->tracks, r->ntracks, sizeof *r->tracks, cmp_track);
-    for (size_t i = 0; i < r->ntracks; i++) {
-        if (k && r->tracks[k - 1].uuid == r->tracks[i].uuid) {
-            free(r->tracks[i].open);
-            continue;
-        }
-        r->tracks[k++] = r->tracks[i];
-    }
-    r->ntracks = k;
-    /* processes, threads and trove's synthetic tracks first: their tids are taken */
-    for (size_t i = 0; i < r->ntracks; i++) {
-        struct track *t = &r->tracks[i];
-        struct track *p = t->parent ? find_track(r, t->parent) : NULL;
-        if (t->has_thread) {
-            t->resolved = 1;
-        } else if (t->has_process) {
-            t->tid = 0;
-            t->resolved = 1;
-        } else if (p && p->has_process && (t->uuid & 3) == 2 &&
-                   (t->uuid >> 24) < TROVE_TID_SYNTHETIC_COUNT &&
-                   p->uuid == ((((t->uuid >> 2) & 0x3fffffu) + 1) << 2)) {
-            t->pid = p->pid;
-            t->tid = TROVE_TID_SYNTHETIC + (uint32_t)(t->uuid >> 24);
-            t->resolved = 2; /* a track of its own: its name names the (pid, tid) */
-        }
-        if (t->resolved && (rc = map_put(&used, (uint64_t)t->pid << 32 | t->tid, 1)) != TROVE_OK)
-            goto out;
-    }
-    /* other tracks under a process (or under nothing): a synthetic tid of their own */
-    for (size_t i = 0; i < r->ntracks; i++) {
-        struct track *t = &r->tracks[i];
-        struct track *p = t->parent ? find_track(r, t->parent) : NULL;
-        uint32_t n;
-        if (t->resolved || (p && !p->has_process))
-            continue;
-        t->pid = p ? p->pid : 0;
-        n = map_get(&next, t->pid);
-        n = n == NONE ? 0 : n;
-        while (n < TROVE_TID_SYNTHETIC_COUNT &&
-               map_get(&used, (uint64_t)t->pid << 32 | (TROVE_TID_SYNTHETIC + n)) != NONE)
-            n++;
-        if (n >= TROVE_TID_SYNTHETIC_COUNT) {
-            rc = fail(r, TROVE_ERR_LIMIT, r->buf + t->off,
-                      "Perfetto trace: %s", "a process has more than 2^24 async tracks");
-            goto out;
-        }
-        t->tid = TROVE_TID_SYNTHETIC + n;
-        t->resolved = 2;
-        if ((rc = map_put(&next, t->pid, n + 1)) != TROVE_OK ||
-            (rc = map_put(&used, (uint64_t)t->pid << 32 | t->tid, 1)) != TROVE_OK)
-            goto out;
-    }
-    /* tracks under a thread or an async track: that track's (pid, tid) */
-    for (size_t i = 0; i < r->ntracks; i++) {
-        struct track *t = &r->tracks[i], *a = t;
-        int depth = 0;
-        while (!a->resolved) {
-            a = find_track(r, a->parent);
-            if (!a || ++depth > MAX_DEPTH) {
-                rc = fail(r, TROVE_ERR_CORRUPT, r->buf + t->off,
-                          "Perfetto trace: a track's parents %s",
-                          "loop or run deeper than 64");
-                goto out;
-            }
-        }
-        if (a != t) {
-            t->pid = a->pid;
-            t->tid = a->tid;
-            t->resolved = 3;
-        }
-    }
-out:
-    map_free(&used);
-    map_free(&next);
-    return rc;
-}
 
 /* ---- pass 2: events ----------------------------------------------------------------------- */
 
@@ -626,7 +94,7 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
             if (h.num == 1 && h.wt == TROVE__PB_VARINT) {
                 iid = h.v;
             } else if (h.num == 2) {
-                if ((rc2 = check_string(r, &h, "an interned name")) != TROVE_OK)
+                if ((rc2 = trove__pr_check_string(r, &h, "an interned name")) != TROVE_OK)
                     return rc2;
                 str = h.data;
                 slen = h.len;
@@ -637,14 +105,15 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
         if (iid == 0)
             continue; /* iid 0 names nothing */
         if (g.num == 1) {
-            if ((rc2 = map_put(&s->cats, iid, str ? category_code(str, slen) : 0)) != TROVE_OK)
+            uint32_t code = str ? trove__pr_category_code(str, slen) : 0;
+            if ((rc2 = trove__pr_map_put(&s->cats, iid, code)) != TROVE_OK)
                 return rc2;
         } else {
             uint32_t idx;
-            if ((rc2 = name_of_string(r, str ? str : (const uint8_t *)"", str ? slen : 0,
-                                      iid - 1 <= UINT32_MAX - 1 ? (uint32_t)(iid - 1) : NONE,
-                                      &idx)) != TROVE_OK ||
-                (rc2 = map_put(&s->names, iid, idx)) != TROVE_OK)
+            if ((rc2 = trove__pr_name_of_string(
+                     r, str ? str : (const uint8_t *)"", str ? slen : 0,
+                     iid - 1 <= UINT32_MAX - 1 ? (uint32_t)(iid - 1) : NONE, &idx)) != TROVE_OK ||
+                (rc2 = trove__pr_map_put(&s->names, iid, idx)) != TROVE_OK)
                 return rc2;
         }
     }
@@ -888,7 +357,7 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             }
             break;
         case 23:
-            if ((rc = check_string(r, &g, "an event name")) != TROVE_OK)
+            if ((rc = trove__pr_check_string(r, &g, "an event name")) != TROVE_OK)
                 return rc;
             e->name = g.data;
             e->name_len = g.len;
@@ -899,12 +368,12 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             if ((rc = repeated_ids(r, &g, TROVE__PB_VARINT, ids, &n, &more)) != TROVE_OK)
                 return rc;
             for (uint8_t i = 0; i < n; i++)
-                note_code(e, map_get(&s->cats, ids[i]));
+                note_code(e, trove__pr_map_get(&s->cats, ids[i]));
             break;
         }
         case 22:
             if (g.wt == TROVE__PB_LEN)
-                note_code(e, category_code(g.data, g.len));
+                note_code(e, trove__pr_category_code(g.data, g.len));
             break;
         case 30:
             if (g.wt == TROVE__PB_VARINT) {
@@ -942,19 +411,19 @@ static int event_name(struct pr *r, struct seq *s, const struct tev *e, const st
                       uint32_t *idx)
 {
     if (e->has_name_iid && e->name_iid != 0) {
-        uint32_t i = map_get(&s->names, e->name_iid);
+        uint32_t i = trove__pr_map_get(&s->names, e->name_iid);
         if (i != NONE) {
             *idx = i;
             return TROVE_OK;
         }
         if (e->name_iid - 1 <= UINT32_MAX - 1)
-            return name_of_claim(r, (uint32_t)(e->name_iid - 1), idx);
+            return trove__pr_name_of_claim(r, (uint32_t)(e->name_iid - 1), idx);
     }
     if (e->name)
-        return name_of_string(r, e->name, e->name_len, NONE, idx);
+        return trove__pr_name_of_string(r, e->name, e->name_len, NONE, idx);
     if (t->has_name)
-        return name_of_string(r, r->arena.ptr + t->name_off, t->name_len, NONE, idx);
-    return name_of_string(r, (const uint8_t *)"", 0, NONE, idx);
+        return trove__pr_name_of_string(r, r->arena.ptr + t->name_off, t->name_len, NONE, idx);
+    return trove__pr_name_of_string(r, (const uint8_t *)"", 0, NONE, idx);
 }
 
 /* Flow ids of a trace trove did not write: the first sight of an id starts its flow. */
@@ -963,9 +432,9 @@ static int foreign_flows(struct pr *r, const struct tev *e, uint64_t ts, const s
 {
     int rc;
     for (uint8_t i = 0; i < e->nflow; i++) {
-        uint8_t phase = map_get(&r->flow_seen, e->flow[i]) == NONE ? TROVE_FLOW_START
+        uint8_t phase = trove__pr_map_get(&r->flow_seen, e->flow[i]) == NONE ? TROVE_FLOW_START
                                                                    : TROVE_FLOW_STEP;
-        if ((rc = map_put(&r->flow_seen, e->flow[i], 1)) != TROVE_OK ||
+        if ((rc = trove__pr_map_put(&r->flow_seen, e->flow[i], 1)) != TROVE_OK ||
             (rc = push_flow(r, ts, t, name, e->flow[i], phase, TROVE_FLOW_ENCLOSING, at)) !=
                 TROVE_OK)
             return rc;
@@ -1010,7 +479,7 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
         return rc;
     r->st.track_events++;
     uuid = e.has_track ? e.track : s->has_def_track ? s->def_track : 0;
-    t = find_track(r, uuid);
+    t = trove__pr_find_track(r, uuid);
     if (!t) {
         if (uuid != 0)
             return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, (uint64_t)(f->data - r->buf),
@@ -1124,8 +593,8 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
     if ((rc = get_seq(r, (uint32_t)seq_id, &s)) != TROVE_OK)
         return rc;
     if ((flags & 1) || cleared) { /* SEQ_INCREMENTAL_STATE_CLEARED */
-        map_clear(&s->names);
-        map_clear(&s->cats);
+        trove__pr_map_clear(&s->names);
+        trove__pr_map_clear(&s->cats);
         trove__pfp_clear(s->prof);
         s->def_clock = 0;
         s->has_def_track = 0;
@@ -1188,8 +657,8 @@ static int assign_names(struct pr *r, struct trove_names *tmp)
     for (size_t i = 0; i < r->nnames; i++) {
         struct pname *p = &r->names[i];
         p->final = NONE;
-        if (p->claim != NONE && map_get(&taken, p->claim) == NONE) {
-            if ((rc = map_put(&taken, p->claim, (uint32_t)i)) != TROVE_OK)
+        if (p->claim != NONE && trove__pr_map_get(&taken, p->claim) == NONE) {
+            if ((rc = trove__pr_map_put(&taken, p->claim, (uint32_t)i)) != TROVE_OK)
                 goto out;
             p->final = p->claim;
             if ((uint64_t)p->claim + 1 > next)
@@ -1213,7 +682,7 @@ static int assign_names(struct pr *r, struct trove_names *tmp)
     }
     for (size_t i = 0; i < r->nnames; i++) {
         const struct pname *p = &r->names[i];
-        if (p->has_str && map_get(&taken, p->final) == (uint32_t)i) {
+        if (p->has_str && trove__pr_map_get(&taken, p->final) == (uint32_t)i) {
             r->st.names++;
             if ((rc = trove_names_set(tmp, TROVE_NAME_EVENT, p->final, 0,
                                       (const char *)r->arena.ptr + p->off, p->len)) != TROVE_OK)
@@ -1222,7 +691,7 @@ static int assign_names(struct pr *r, struct trove_names *tmp)
     }
     for (size_t i = 0; i < r->nnames; i++) {
         const struct pname *p = &r->names[i];
-        if (p->has_str && map_get(&taken, p->final) != (uint32_t)i) {
+        if (p->has_str && trove__pr_map_get(&taken, p->final) != (uint32_t)i) {
             r->st.names++;
             if ((rc = trove_names_set(tmp, TROVE_NAME_EVENT, p->final, 0,
                                       (const char *)r->arena.ptr + p->off, p->len)) != TROVE_OK)
@@ -1230,7 +699,7 @@ static int assign_names(struct pr *r, struct trove_names *tmp)
         }
     }
 out:
-    map_free(&taken);
+    trove__pr_map_free(&taken);
     return rc;
 }
 
@@ -1284,19 +753,19 @@ static void pr_free(struct pr *r)
         free(r->tracks[i].open);
     free(r->tracks);
     for (size_t i = 0; i < r->nseqs; i++) {
-        map_free(&r->seqs[i].names);
-        map_free(&r->seqs[i].cats);
+        trove__pr_map_free(&r->seqs[i].names);
+        trove__pr_map_free(&r->seqs[i].cats);
         trove__pfp_free(r->seqs[i].prof);
     }
     free(r->seqs);
     trove_bytes_free(&r->arena);
     free(r->names);
     free(r->str_next);
-    map_free(&r->str_index);
-    map_free(&r->claim_index);
+    trove__pr_map_free(&r->str_index);
+    trove__pr_map_free(&r->claim_index);
     free(r->rec);
     free(r->flows);
-    map_free(&r->flow_seen);
+    trove__pr_map_free(&r->flow_seen);
 }
 
 int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfetto_options *opt,
@@ -1328,9 +797,8 @@ int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfe
     }
     /* the arena is never NULL, so that a string's offset (even of "") points into it */
     TROVE_TRY(rc, trove_bytes_reserve(&r.arena, 256));
-    TROVE_TRY(rc, each_packet(&r, pass1_packet));
-    TROVE_TRY(rc, resolve_tracks(&r));
-    TROVE_TRY(rc, each_packet(&r, pass2_packet));
+    TROVE_TRY(rc, trove__pr_tracks(&r));
+    TROVE_TRY(rc, trove__pr_each_packet(&r, pass2_packet));
     TROVE_TRY(rc, check_open(&r));
     TROVE_TRY(rc, trove__trace_order(r.rec, r.nrec, &r.st.threads));
     TROVE_TRY(rc, trove_names_new(&tmp));

@@ -144,6 +144,23 @@ struct trove__cap *trove__cap_join_producer(struct trove__server *srv, const cha
     return join(srv, name, 1, append, NULL, opener);
 }
 
+struct trove__cap **trove__caps_snapshot(struct trove__server *srv, size_t *n)
+{
+    struct trove__cap **caps;
+    size_t count = 0;
+
+    *n = 0;
+    for (struct trove__cap *c = srv->caps; c; c = c->next)
+        count++;
+    if (!(caps = trove__mallocarray(count + 1, sizeof *caps)))
+        return NULL;
+    for (struct trove__cap *c = srv->caps; c; c = c->next) {
+        atomic_fetch_add(&c->refs, 1);
+        caps[(*n)++] = c;
+    }
+    return caps;
+}
+
 void trove__caps_sweep(struct trove__server *srv)
 {
     pthread_mutex_lock(&srv->mu);

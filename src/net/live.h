@@ -11,8 +11,10 @@
  *                              its new names, cuts batches of at most 2048 events and
  *                              publishes them: to the fan-out (viewers) and to the
  *                              capture's list of uncommitted batches (the store)
- *   store thread   (pass.c)    opens each capture's writer, adds the batches of that list,
- *                              commits at least every commit_ms, trims what it committed
+ *   store thread   (store_thread.c)
+ *                              opens each capture's writer, adds the batches of that list,
+ *                              commits at least every commit_ms, trims what it committed,
+ *                              and runs the API's jobs (deletes, imports) on the store
  *   web thread     (web.c)     one epoll loop: HTTP (web_api.c: /, /api/status, /metrics,
  *                              the API) and the viewers' WebSockets (web_view.c), over the
  *                              connections of conn.c; the only thread that touches them
@@ -328,6 +330,9 @@ struct trove__cap *trove__cap_join(struct trove__server *srv, const char *name, 
  * started the session (the capture was WAITING: it is OPENING now), else 0. */
 struct trove__cap *trove__cap_join_producer(struct trove__server *srv, const char *name,
                                             int append, int *opener);
+/* Every capture of the table, each with a reference (the caller holds srv->mu); *n of
+ * them. NULL (and 0) when out of memory: the caller tries again on its next round. */
+struct trove__cap **trove__caps_snapshot(struct trove__server *srv, size_t *n);
 /* Drop from the table the captures nobody needs: ended or failed, no viewer, and not the
  * newest of its name unless it has no one at all; waiting ones nobody waits for. */
 void trove__caps_sweep(struct trove__server *srv);
@@ -367,7 +372,7 @@ void trove__addr_format(const struct sockaddr_storage *ss, char *out, size_t cap
  * port chosen for port 0). The socket, or -errno. */
 int trove__listen_tcp(struct sockaddr_storage *ss, socklen_t len, int backlog);
 
-/* pass.c: the threads' bodies (arg: the server) */
+/* The threads' bodies (arg: the server): pass.c, store_thread.c */
 void *trove__pass_main(void *arg);
 void *trove__store_main(void *arg);
 

@@ -8,6 +8,7 @@
  *   dir/quarantine/<32 hex>       a record (one line of text) that the stored bytes of that
  *                                 object were found not to hash to its name; made on the
  *                                 first damage found, even by a read-only handle
+ *                                 (fs_quarantine.c)
  *   dir/quarantine/<pid>-...tmp   a record being written (fsync'd, then renamed); a dead
  *                                 writer's is removed by the next writable open
  *
@@ -51,49 +52,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define FS_PATH_MAX 4096              /* longest store directory name accepted */
-#define FS_IO_CHUNK ((size_t)1 << 30) /* largest single read()/write() */
-#define FS_TMP_TRIES 16               /* temp names tried before giving up */
-#define FS_TMP_STALE_SEC (24 * 3600)  /* a temp file this old is garbage, live pid or not */
-#define FS_DIR_MODE 0755
-#define FS_FILE_MODE 0644
-
-struct fs_backend {
-    struct trove_backend base; /* first: backend.c sees only this */
-    int objects_fd;            /* dir/objects */
-    int tmp_fd;                /* dir/tmp, or -1 when read-only */
-    int readonly;              /* put and delete refused */
-    int nosync;                /* TROVE_BACKEND_NOSYNC: no fsync at all */
-    int packs_fd;              /* dir/objects/packs, or -1 (read-only, none yet) */
-    /* Packed objects: committed = offset in the pack, len = length, dict_index = pack
-     * number (an index into packs). Guarded by mu: the put pool's threads look objects up
-     * while the owner stages and deletes. */
-    pthread_mutex_t mu;
-    pthread_mutex_t refresh_mu; /* readers looking for new packs take turns */
-    struct refmap packed;
-    struct fs_pack *packs;
-    size_t npacks, cap_packs;
-    /* Staged objects: bytes back to back in one buffer, written as one pack by publish. */
-    struct trove_bytes stage_buf;
-    struct trove__pack_entry *stage_e;
-    size_t nstage, cap_stage;
-    struct refmap stage_set;
-    struct fs_bad_pack *bad;  /* packs open could not read (owner thread only) */
-    size_t nbad;
-    int root_fd;              /* dir, for making dir/quarantine on the first damage */
-    atomic_int quarantine_fd; /* dir/quarantine, or -1 while there is none */
-};
-
-struct fs_pack {
-    char name[48]; /* <32 hex>.pack */
-    uint64_t live, live_bytes, total_bytes;
-};
-
-struct fs_bad_pack {
-    char name[48];
-    char why[256];
-};
-
 static atomic_uint_fast64_t tmp_counter;
 
 /* fan = "h0h1", rel = "h0h1/<32 hex>" (relative to dir/objects). */
@@ -109,7 +67,7 @@ static void object_name(const struct trove_digest *d, char fan[3], char rel[36])
 }
 
 /* A temp name no other put (thread, process, or earlier process with the same pid) uses. */
-static void temp_name(char out[64])
+void trove__fs_temp_name(char out[64])
 {
     uint64_t n = (uint64_t)atomic_fetch_add(&tmp_counter, 1);
     struct timespec ts;
@@ -127,7 +85,7 @@ static void temp_name(char out[64])
 
 /* fsync a directory descriptor. Some filesystems refuse fsync on directories with EINVAL;
  * there is nothing more to do on those, so that is not an error. */
-static int fsync_dir_fd(int fd)
+int trove__fs_fsync_dir_fd(int fd)
 {
     if (trove__io_fsync(fd) != 0 && errno != EINVAL)
         return -errno;
@@ -139,7 +97,7 @@ static int fsync_dir_at(int at, const char *name)
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
     if (fd < 0)
         return -errno;
-    rc = fsync_dir_fd(fd);
+    rc = trove__fs_fsync_dir_fd(fd);
     close(fd);
     return rc;
 }
@@ -151,7 +109,7 @@ static int ensure_dir_at(int at, const char *name)
     struct stat st;
 
     if (mkdirat(at, name, FS_DIR_MODE) == 0)
-        return fsync_dir_fd(at);
+        return trove__fs_fsync_dir_fd(at);
     if (errno != EEXIST)
         return -errno;
     /* There already: a directory of its own, not a link to one somewhere else. */
@@ -201,7 +159,7 @@ static int mkdir_p(const char *dir, size_t len)
     return rc;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n)
+int trove__fs_write_all(int fd, const uint8_t *p, size_t n)
 {
     while (n > 0) {
         ssize_t w = trove__io_write(fd, p, n < FS_IO_CHUNK ? n : FS_IO_CHUNK);
@@ -264,7 +222,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     if (rc != TROVE_OK)
         goto out;
     for (int tries = 1;; tries++) {
-        temp_name(tmp);
+        trove__fs_temp_name(tmp);
         fd = openat(be->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
         if (fd >= 0)
             break;
@@ -274,7 +232,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
         }
     }
     have_tmp = 1;
-    rc = write_all(fd, data, len);
+    rc = trove__fs_write_all(fd, data, len);
     if (rc != TROVE_OK)
         goto out;
     if (!be->nosync && trove__io_fsync(fd) != 0) {
@@ -446,14 +404,14 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
     trove_digest_hex(&name_d, hex);
     snprintf(name, sizeof name, "%s.pack", hex);
     for (int tries = 1;; tries++) {
-        temp_name(tmp);
+        trove__fs_temp_name(tmp);
         fd = openat(be->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
         if (fd >= 0)
             break;
         if (errno != EEXIST || tries >= FS_TMP_TRIES)
             return -errno;
     }
-    rc = write_all(fd, buf->ptr, buf->len);
+    rc = trove__fs_write_all(fd, buf->ptr, buf->len);
     if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
         rc = -errno;
     if (close(fd) != 0 && rc == TROVE_OK)
@@ -474,7 +432,7 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
         rc = -errno;
     trove__io_unlinkat(be->tmp_fd, tmp, 0);
     if (rc == TROVE_OK && !be->nosync)
-        rc = fsync_dir_fd(be->packs_fd);
+        rc = trove__fs_fsync_dir_fd(be->packs_fd);
     for (size_t k = 0; rc == TROVE_OK && k < be->nbad; k++)
         if (strcmp(be->bad[k].name, name) == 0) /* replaced by good bytes: healed */
             be->bad[k] = be->bad[--be->nbad];
@@ -616,7 +574,7 @@ static int dead_append(struct fs_backend *be, uint32_t p, const struct trove_dig
     fd = trove__open_beneath(be->packs_fd, name, O_WRONLY | O_CREAT | O_APPEND, FS_FILE_MODE);
     if (fd < 0)
         return -errno;
-    rc = write_all(fd, d->b, sizeof d->b);
+    rc = trove__fs_write_all(fd, d->b, sizeof d->b);
     if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
         rc = -errno;
     close(fd);
@@ -701,7 +659,7 @@ static int packed_delete(struct fs_backend *be, const struct trove_digest *d)
         /* a dead list without its pack is also removed at open */
         trove__io_unlinkat(be->packs_fd, dead, 0);
         if (rc == TROVE_OK && !be->nosync)
-            rc = fsync_dir_fd(be->packs_fd);
+            rc = trove__fs_fsync_dir_fd(be->packs_fd);
     }
     free(live);
     trove_bytes_free(&buf);
@@ -1048,7 +1006,7 @@ static int fs_unreadable(struct trove_backend *base, int remove,
         be->bad[k] = be->bad[--be->nbad];
     }
     if (rc == TROVE_OK && remove && !be->nosync && be->packs_fd >= 0)
-        rc = fsync_dir_fd(be->packs_fd);
+        rc = trove__fs_fsync_dir_fd(be->packs_fd);
     return rc;
 }
 
@@ -1095,118 +1053,6 @@ static void clean_tmp(int tmp_fd, int only_tmp_names)
     closedir(dp);
 }
 
-/* ---- quarantine --------------------------------------------------------------------- */
-
-/* dir/quarantine, made if need be (under mu: one of several threads makes it). */
-static int quarantine_dir(struct fs_backend *be)
-{
-    int fd = atomic_load(&be->quarantine_fd);
-
-    if (fd >= 0)
-        return fd;
-    pthread_mutex_lock(&be->mu);
-    fd = atomic_load(&be->quarantine_fd);
-    if (fd < 0) {
-        if (mkdirat(be->root_fd, "quarantine", FS_DIR_MODE) == 0 && !be->nosync)
-            fsync_dir_fd(be->root_fd);
-        fd = openat(be->root_fd, "quarantine", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd >= 0)
-            atomic_store(&be->quarantine_fd, fd);
-    }
-    pthread_mutex_unlock(&be->mu);
-    return fd >= 0 ? fd : -errno;
-}
-
-static int fs_quarantine(struct trove_backend *base, const struct trove_digest *d, const char *why)
-{
-    struct fs_backend *be = (struct fs_backend *)base;
-    char hex[33], tmp[80];
-    int qfd = quarantine_dir(be), fd, rc = TROVE_OK;
-    size_t n = strlen(why);
-
-    if (qfd < 0)
-        return qfd;
-    trove_digest_hex(d, hex);
-    /* A name no other thread or process uses (two threads may record one digest at once),
-     * starting with the writer's pid so that an open can tell a dead writer's leftover. */
-    for (int tries = 1;; tries++) {
-        temp_name(tmp);
-        fd = openat(qfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
-        if (fd >= 0)
-            break;
-        if (errno != EEXIST || tries >= FS_TMP_TRIES)
-            return -errno;
-    }
-    if ((rc = write_all(fd, (const uint8_t *)why, n)) == TROVE_OK)
-        rc = write_all(fd, (const uint8_t *)"\n", 1);
-    if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
-        rc = -errno;
-    close(fd);
-    if (rc == TROVE_OK && trove__io_renameat(qfd, tmp, qfd, hex) != 0)
-        rc = -errno;
-    if (rc != TROVE_OK)
-        trove__io_unlinkat(qfd, tmp, 0);
-    else if (!be->nosync)
-        fsync_dir_fd(qfd);
-    return rc;
-}
-
-static int fs_quarantined(struct trove_backend *base, const struct trove_digest *d)
-{
-    struct fs_backend *be = (struct fs_backend *)base;
-    int qfd = atomic_load(&be->quarantine_fd);
-    struct stat st;
-    char hex[33];
-
-    if (qfd < 0)
-        return 0;
-    trove_digest_hex(d, hex);
-    return fstatat(qfd, hex, &st, 0) == 0;
-}
-
-static int fs_release(struct trove_backend *base, const struct trove_digest *d)
-{
-    struct fs_backend *be = (struct fs_backend *)base;
-    int qfd = atomic_load(&be->quarantine_fd);
-    char hex[33];
-
-    if (qfd < 0)
-        return TROVE_OK;
-    trove_digest_hex(d, hex);
-    if (trove__io_unlinkat(qfd, hex, 0) != 0)
-        return errno == ENOENT ? TROVE_OK : -errno;
-    return be->nosync ? TROVE_OK : fsync_dir_fd(qfd);
-}
-
-static int fs_quarantine_list(struct trove_backend *base,
-                              int (*fn)(void *ctx, const struct trove_digest *d), void *ctx)
-{
-    struct fs_backend *be = (struct fs_backend *)base;
-    int qfd = atomic_load(&be->quarantine_fd), dfd, rc = TROVE_OK;
-    struct dirent *de;
-    DIR *dp;
-
-    if (qfd < 0)
-        return TROVE_OK;
-    if ((dfd = dup(qfd)) < 0)
-        return -errno;
-    if (!(dp = fdopendir(dfd))) {
-        close(dfd);
-        return -errno;
-    }
-    rewinddir(dp);
-    while ((de = readdir(dp)) != NULL) {
-        struct trove_digest d;
-        if (strlen(de->d_name) != 32 || trove_digest_parse(de->d_name, &d) != TROVE_OK ||
-            trove_digest_is_zero(&d))
-            continue; /* temp files, strangers */
-        if ((rc = fn(ctx, &d)) != 0)
-            break;
-    }
-    closedir(dp);
-    return rc;
-}
-
 static void fs_close(struct trove_backend *base)
 {
     struct fs_backend *be = (struct fs_backend *)base;
@@ -1241,10 +1087,10 @@ static const struct trove_backend_ops fs_ops = {
     .list = fs_list,
     .stage = fs_stage,
     .publish = fs_publish,
-    .quarantine = fs_quarantine,
-    .quarantined = fs_quarantined,
-    .release = fs_release,
-    .quarantine_list = fs_quarantine_list,
+    .quarantine = trove__fs_quarantine,
+    .quarantined = trove__fs_quarantined,
+    .release = trove__fs_release,
+    .quarantine_list = trove__fs_quarantine_list,
     .unreadable = fs_unreadable,
     .close = fs_close,
 };

@@ -12,7 +12,12 @@
 #ifndef TROVE_STORE_BACKEND_INTERNAL_H
 #define TROVE_STORE_BACKEND_INTERNAL_H
 
+#include "refmap.h"
 #include "trove/store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 struct trove_backend_ops {
     const char *name; /* "fs", "s3", ... for messages */
@@ -60,5 +65,65 @@ struct trove_backend {
 /* Whether trove_backend_get checks what it reads against the digest (callers that must
  * check in any case, as the recipe loader, hash only when it does not). */
 static inline int trove__backend_verifies(const struct trove_backend *be) { return !be->no_verify; }
+
+/* ---- the filesystem backend (backend_fs.c, and its quarantine in fs_quarantine.c) ----- */
+
+#define FS_PATH_MAX 4096              /* longest store directory name accepted */
+#define FS_IO_CHUNK ((size_t)1 << 30) /* largest single read()/write() */
+#define FS_TMP_TRIES 16               /* temp names tried before giving up */
+#define FS_TMP_STALE_SEC (24 * 3600)  /* a temp file this old is garbage, live pid or not */
+#define FS_DIR_MODE 0755
+#define FS_FILE_MODE 0644
+
+struct fs_backend {
+    struct trove_backend base; /* first: backend.c sees only this */
+    int objects_fd;            /* dir/objects */
+    int tmp_fd;                /* dir/tmp, or -1 when read-only */
+    int readonly;              /* put and delete refused */
+    int nosync;                /* TROVE_BACKEND_NOSYNC: no fsync at all */
+    int packs_fd;              /* dir/objects/packs, or -1 (read-only, none yet) */
+    /* Packed objects: committed = offset in the pack, len = length, dict_index = pack
+     * number (an index into packs). Guarded by mu: the put pool's threads look objects up
+     * while the owner stages and deletes. */
+    pthread_mutex_t mu;
+    pthread_mutex_t refresh_mu; /* readers looking for new packs take turns */
+    struct refmap packed;
+    struct fs_pack *packs;
+    size_t npacks, cap_packs;
+    /* Staged objects: bytes back to back in one buffer, written as one pack by publish. */
+    struct trove_bytes stage_buf;
+    struct trove__pack_entry *stage_e;
+    size_t nstage, cap_stage;
+    struct refmap stage_set;
+    struct fs_bad_pack *bad;  /* packs open could not read (owner thread only) */
+    size_t nbad;
+    int root_fd;              /* dir, for making dir/quarantine on the first damage */
+    atomic_int quarantine_fd; /* dir/quarantine, or -1 while there is none */
+};
+
+struct fs_pack {
+    char name[48]; /* <32 hex>.pack */
+    uint64_t live, live_bytes, total_bytes;
+};
+
+struct fs_bad_pack {
+    char name[48];
+    char why[256];
+};
+
+/* backend_fs.c: a temp name no other writer (thread, process, or earlier process with the
+ * same pid) uses, starting with the writer's pid; fsync of a directory descriptor (EINVAL,
+ * a filesystem that cannot, is no error); all n bytes written to fd. 0 or -errno. */
+void trove__fs_temp_name(char out[64]);
+int trove__fs_fsync_dir_fd(int fd);
+int trove__fs_write_all(int fd, const uint8_t *p, size_t n);
+
+/* fs_quarantine.c: the fs backend's quarantine ops (its ops table names them). */
+int trove__fs_quarantine(struct trove_backend *base, const struct trove_digest *d,
+                         const char *why);
+int trove__fs_quarantined(struct trove_backend *base, const struct trove_digest *d);
+int trove__fs_release(struct trove_backend *base, const struct trove_digest *d);
+int trove__fs_quarantine_list(struct trove_backend *base,
+                              int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
 
 #endif

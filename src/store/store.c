@@ -22,7 +22,7 @@
 #define _GNU_SOURCE /* F_OFD_SETLK, F_OFD_SETLKW */
 
 #include "store_internal.h"
-#include "backend_s3.h"
+#include "s3/backend_s3.h"
 #include "common/alloc.h"
 #include "common/beneath.h"
 #include "common/fail.h"

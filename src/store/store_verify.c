@@ -11,7 +11,7 @@
  * naming a missing one.
  */
 #include "store_recount.h"
-#include "backend_s3.h"
+#include "s3/backend_s3.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -2,9 +2,10 @@
 # layers.sh: the layer graph is enforced by the build, not by prose. Run by ctest as
 #   layers.sh SOURCE_DIR PYTHON CC CODEC_INCLUDES STORE_INCLUDES --layer=... (the graph)
 # It checks that the tree keeps the graph, that check_layers.py refuses an upward include,
-# a reach into another layer's internal header and a circle of files (each made on purpose
-# in a copy of the tree), that the compiler itself cannot find another layer's internal
-# header with a layer's own include path, and that a configured build of a bad copy fails.
+# a reach into another layer's internal header (from a layer's subdirectory too), a circle
+# of files and a .c file of src/ past 1,300 lines (each made on purpose in a copy of the
+# tree), that the compiler itself cannot find another layer's internal header with a
+# layer's own include path, and that a configured build of a bad copy fails.
 set -u
 src=$1 py=$2 cc=$3 codec_inc=$4 store_inc=$5
 shift 5
@@ -57,6 +58,29 @@ expect_refused "internal header of another layer" "reaches into another layer's 
 fresh_copy
 printf '#include "dict.h"\n' >> "$tmp/t/src/stream/bg.c"
 expect_refused "bare name from elsewhere" "a bare include must name a header in src/stream"
+
+# A layer's subdirectory reaches its layer's own internal headers by bare name (and the
+# layer reaches down into it by path), but not another layer's, by bare name or by "..".
+fresh_copy
+printf '#include "store_internal.h"\n#include "backend_internal.h"\n' > "$tmp/t/src/store/s3/planted.c"
+printf '#include "s3/s3_xml.h"\n' >> "$tmp/t/src/store/name.c"
+if check_tree "$tmp/t"; then ok; else bad "src/store/s3/ may include store's internal headers: $(cat "$tmp/err")"; fi
+fresh_copy
+printf '#include "bufpool.h"\n' > "$tmp/t/src/store/s3/planted.c"
+expect_refused "subdirectory, another layer's header by bare name" \
+    "src/store/s3/planted.c:1: #include \"bufpool.h\": a bare include must name a header in src/store/s3 or src/store"
+fresh_copy
+printf '#include "../../stream/bufpool.h"\n' > "$tmp/t/src/store/s3/planted.c"
+expect_refused "subdirectory, another layer's header by path" \
+    "src/store/s3/planted.c:1: #include \"../../stream/bufpool.h\": reaches into another layer's internal headers"
+fresh_copy
+printf '#include "../store/s3/s3_xml.h"\n' >> "$tmp/t/src/stream/bg.c"
+expect_refused "another layer's subdirectory by path" "src/stream/bg.c:[0-9]*: #include \"../store/s3/s3_xml.h\": reaches into"
+
+# A .c file of src/ past 1,300 lines: one job per file.
+fresh_copy
+yes '/* padding */' | head -n 1301 >> "$tmp/t/src/codec/names.c"
+expect_refused "a long file" "src/codec/names.c: [0-9]* lines, more than the 1300"
 
 # cli/ may not use common's internal headers.
 fresh_copy
@@ -112,7 +136,7 @@ for h in store/dict.h columnar/pq_meta.h capture/capture_internal.h stream/bufpo
         ok
     fi
 done
-for h in columnar/pq_meta.h capture/capture_internal.h codec/wire_internal.h; do
+for h in columnar/pq_meta.h capture/capture_internal.h codec/wire_internal.h bufpool.h; do
     printf '#include "%s"\nint x;\n' "$h" > "$tmp/bad.c"
     if "$cc" -std=c11 -fsyntax-only "${store_flags[@]}" "$tmp/bad.c" 2> /dev/null; then
         bad "store's include path reaches $h"
@@ -120,6 +144,9 @@ for h in columnar/pq_meta.h capture/capture_internal.h codec/wire_internal.h; do
         ok
     fi
 done
+# ... while a file of store's subdirectory (src/store/s3/) finds store's internal header.
+printf '#include "backend_internal.h"\nint x;\n' > "$tmp/good.c"
+check "$cc" -std=c11 -fsyntax-only "${store_flags[@]}" "$tmp/good.c"
 
 # The build itself fails on a bad tree: configure a copy with an upward include and build
 # its layer check (the step every layer library depends on).

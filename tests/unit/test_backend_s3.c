@@ -32,7 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/backend_s3.h"
+#include "store/s3/backend_s3.h"
 #include "testutil.h"
 #include "trove/store.h"
 #include "trove/testing.h"

@@ -1,5 +1,5 @@
 /*
- * test_s3_text.c: the store-on-S3 texts that come from the network (src/store/s3_text.c):
+ * test_s3_text.c: the store-on-S3 texts that come from the network (src/store/s3/s3_text.c):
  * a lease that formats parses back field for field; every way a lease text can be wrong
  * (a wrong version, an uppercase or short token, a pid of 0, a space in the host, trailing
  * bytes, a NUL inside, too long, empty) is refused; LastModified times, valid and not;
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "store/s3_text.h"
+#include "store/s3/s3_text.h"
 #include "testutil.h"
 
 static int parses(const char *text) {

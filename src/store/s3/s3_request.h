@@ -128,6 +128,10 @@ int trove__s3_curl_init(void);
 
 void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...);
 
+/* Room for one more element of size bytes in *p (cap of them, n used): TROVE_OK, or
+ * TROVE_ERR_NOMEM with *p and *cap as they were. */
+int trove__s3_grow(void **p, size_t *cap, size_t n, size_t size);
+
 /* Hand x to the engine (started on first use): TROVE_OK, and x->done will be called; or
  * TROVE_ERR_NOMEM / TROVE_ERR_IO when the engine cannot start, and it will not. */
 int trove__s3_submit(struct s3_backend *s, struct s3_xfer *x);
@@ -183,6 +187,12 @@ void trove__s3_pack_names(const struct s3_backend *s, const char *hex, const cha
  * at most max_len bytes. */
 int trove__s3_get_at(struct s3_backend *s, const struct obj *o, const char *range,
                   struct trove_bytes *out, size_t max_len, struct req *r);
+
+/* A GET of o (of range, when not NULL) that must answer exactly want bytes, appended to
+ * out; an answer of any other length is TROVE_ERR_REMOTE, with the last error saying so
+ * (out as it was). */
+int trove__s3_get_exact(struct s3_backend *s, const struct obj *o, const char *range,
+                        struct trove_bytes *out, uint64_t want);
 
 /* A request with no body either way: HEAD or DELETE. */
 int trove__s3_bare_at(struct s3_backend *s, const struct obj *o, const char *method, struct req *r);

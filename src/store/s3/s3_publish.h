@@ -1,6 +1,6 @@
 /*
  * s3_publish.h: the S3 backend's staging and publish (s3_publish.c), and what they use of
- * the backend's pack index (backend_s3.c). Internal to the store layer.
+ * the backend's pack index (backend_s3.c; s3_load.h loads it). Internal to the store layer.
  */
 #ifndef TROVE_STORE_S3_PUBLISH_H
 #define TROVE_STORE_S3_PUBLISH_H
@@ -16,12 +16,8 @@ int trove__s3_stage(struct trove_backend *base, const struct trove_digest *d, co
                     size_t len);
 int trove__s3_publish(struct trove_backend *base, uint64_t *overhead_out);
 
-/* From backend_s3.c: room for one more element of size bytes in *p (cap of them, n used);
- * the pack index loaded once (TROVE_OK or the load's error); whether a
- * known pack holds d; pack hex (len bytes, entries e[0..n), taken over) is up, into the
- * index; the name of pack bytes buf. */
-int trove__s3_grow(void **p, size_t *cap, size_t n, size_t size);
-int trove__s3_ensure_loaded(struct s3_backend *s);
+/* From backend_s3.c: whether a known pack holds d; pack hex (len bytes, entries e[0..n),
+ * taken over) is up, into the index; the name of pack bytes buf. */
 int trove__s3_is_packed(struct s3_backend *s, const struct trove_digest *d);
 int trove__s3_pack_stored(struct s3_backend *s, const char *hex, uint64_t len,
                           struct trove__pack_entry *e, size_t n);

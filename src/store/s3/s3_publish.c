@@ -13,6 +13,7 @@
 #include "backend_s3.h"
 #include "common/alloc.h"
 #include "pack.h"
+#include "s3_load.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

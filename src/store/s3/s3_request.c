@@ -65,6 +65,21 @@ int trove_backend_s3_process_error(char *buf, size_t cap)
     return TROVE_OK;
 }
 
+/* Room for one more element of size bytes in *p (cap of them, n used). */
+int trove__s3_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    size_t c = *cap ? 2 * *cap : 64;
+    void *q;
+
+    if (n < *cap)
+        return TROVE_OK;
+    if (c > SIZE_MAX / size || !(q = trove__realloc(*p, c * size)))
+        return TROVE_ERR_NOMEM;
+    *p = q;
+    *cap = c;
+    return TROVE_OK;
+}
+
 static CURL *take_handle(struct s3_backend *s)
 {
     CURL *h = NULL;
@@ -711,6 +726,26 @@ int trove__s3_get_at(struct s3_backend *s, const struct obj *o, const char *rang
     r->out = out;
     r->max_len = max_len;
     return trove__s3_perform(s, r);
+}
+
+/* A GET of exactly want bytes; any other length is TROVE_ERR_REMOTE, with why. */
+int trove__s3_get_exact(struct s3_backend *s, const struct obj *o, const char *range,
+                        struct trove_bytes *out, uint64_t want)
+{
+    struct req r;
+    size_t out0 = out->len;
+    int rc = trove__s3_get_at(s, o, range, out, (size_t)want, &r);
+
+    if (rc == TROVE_ERR_LIMIT || (rc == TROVE_OK && out->len - out0 != want)) {
+        trove__s3_set_err(
+            s,
+            "S3 GET %s (%s): the answer is not the %llu bytes asked for (does the server "
+            "honour Range?)",
+            o->what, range ? range : "whole", (unsigned long long)want);
+        out->len = out0;
+        rc = TROVE_ERR_REMOTE;
+    }
+    return rc;
 }
 
 /* A request with no body either way: HEAD or DELETE. */
