@@ -11,9 +11,6 @@
  * lanes. Frame of reference is fused: pack stores value - base, unpack returns base + packed
  * (both modulo 2^32).
  *
- * The block-scheme column format built on the kernels (docs/formats/bitpack.md) has no
- * product user; its encoder and reader are declared in trove/testing.h for its tests.
- *
  * Words are stored little-endian; this module requires a little-endian host.
  */
 #ifndef TROVE_BITPACK_H
@@ -77,7 +74,8 @@ const char *trove_bitpack_kernel(void);
 /* ---- block schemes -------------------------------------------------------------------- */
 
 /* How a block of 1024 values is stored: recipe v3's packed segments (trove/recipe.h) and
- * the column format (docs/formats/bitpack.md) pick the smallest of the three. */
+ * the columnar segments of format 5 pick the smallest of the three
+ * (docs/formats/bitpack.md). */
 enum trove_block_scheme {
     TROVE_SCHEME_IDENTITY = 1, /* base, base + 1, ..., no payload */
     TROVE_SCHEME_CONSTANT = 2, /* base repeated, no payload */
