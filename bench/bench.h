@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "cli.h"
-#include "trove/import.h"
+#include "trove/gen.h"
 
 /* `trove bench wire`: the seed's wire table (bench/bench_wire.c). */
 int bench_wire(int argc, char **argv);

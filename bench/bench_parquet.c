@@ -29,7 +29,7 @@
 
 #include "bench.h"
 #include "cli.h"
-#include "trove/import.h"
+#include "trove/event.h"
 #include "trove/parquet.h"
 #include "trove/tables.h"
 

@@ -55,7 +55,7 @@
  *
  * Commit. In a fresh store (a directory under --dir, $TMPDIR or /tmp, removed at the end)
  * two volumes of N slots at 2 MiB are created with trove_volume_create_format, one writing
- * v1 and one v3, filled with the dedup10 case's digests (trove_volume_set_slots_unchecked)
+ * v1 and one v3, filled with the dedup10 case's digests (trove_testing_volume_set_slots)
  * and committed (untimed for the targets; shown). Then each round dirties the same 1,000
  * random slots of both with new digests and times trove_volume_commit of each; the bytes
  * are trove_volume_info's last_commit_bytes, and next to them the bytes the process passed
@@ -85,7 +85,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "trove/recipe.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/testing.h"
 #include "trove/volume.h"
 
@@ -96,7 +96,7 @@
 #define MAX_ROUNDS 100
 #define MEMCPY_PASSES 5u           /* memcpy passes per round: a steadier baseline */
 #define DIRTY_SLOTS 1000u
-#define FILL_BATCH 65536u          /* slots per trove_volume_set_slots_unchecked in a fill */
+#define FILL_BATCH 65536u          /* slots per trove_testing_volume_set_slots in a fill */
 #define BLOCK TROVE_BLOCK_SIZE_DEFAULT
 #define SEG TROVE_RECIPE_V3_SEGMENT_SLOTS
 #define CHUNK TROVE_RECIPE_V3_CHUNK_ENTRIES
@@ -857,9 +857,9 @@ static int dirty_rounds(struct trove_volume *vol[2], uint64_t n, unsigned rounds
             double s;
             uint64_t bytes, objects, wchar;
             for (unsigned j = 0; j < DIRTY_SLOTS; j++) {
-                int rc = trove_volume_set_slots_unchecked(vol[f], slot[j], &nd[j], 1);
+                int rc = trove_testing_volume_set_slots(vol[f], slot[j], &nd[j], 1);
                 if (rc != TROVE_OK) {
-                    snprintf(err, errlen, "trove_volume_set_slots_unchecked (%s volume, slot %" PRIu64 "): %s",
+                    snprintf(err, errlen, "trove_testing_volume_set_slots (%s volume, slot %" PRIu64 "): %s",
                              vol_name[f], slot[j], trove_strerror(rc));
                     goto out;
                 }
@@ -923,7 +923,7 @@ static int cli_commits(const char *dir, unsigned flags, uint64_t n, unsigned rou
             rc = trove_volume_open(s, vol_name[V3], &v, &diag);
         t[1] = cli_now();
         for (unsigned j = 0; rc == TROVE_OK && j < count; j++)
-            rc = trove_volume_set_slots_unchecked(v, slot[j], &nd[j], 1);
+            rc = trove_testing_volume_set_slots(v, slot[j], &nd[j], 1);
         if (rc == TROVE_OK)
             rc = trove_volume_commit(v);
         t[2] = cli_now();
@@ -1002,9 +1002,9 @@ static int commit_store(const struct recipe_case *c, const char *dir, unsigned f
     for (uint64_t first = 0; first < c->n; first += FILL_BATCH) {
         size_t cnt = c->n - first < FILL_BATCH ? (size_t)(c->n - first) : FILL_BATCH;
         for (int f = V1; f <= V3; f++) {
-            rc = trove_volume_set_slots_unchecked(vol[f], first, c->slots + first, cnt);
+            rc = trove_testing_volume_set_slots(vol[f], first, c->slots + first, cnt);
             if (rc != TROVE_OK) {
-                snprintf(err, errlen, "trove_volume_set_slots_unchecked (%s volume, slots %" PRIu64 "..): %s",
+                snprintf(err, errlen, "trove_testing_volume_set_slots (%s volume, slots %" PRIu64 "..): %s",
                          vol_name[f], first, trove_strerror(rc));
                 goto out;
             }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "trove/gen.h"
 #include "trove/input.h"
 #include "trove/capture.h"
 #include "trove/serve.h"

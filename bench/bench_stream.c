@@ -32,8 +32,9 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "trove/gen.h"
 #include "trove/capture.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/stream.h"
 #include "trove/testing.h"
 #include "trove/wire.h"

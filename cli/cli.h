@@ -16,7 +16,7 @@
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/flows.h"
-#include "trove/import.h"
+#include "trove/gen.h"
 #include "trove/input.h"
 #include "trove/serve.h"
 #include "trove/tables.h"

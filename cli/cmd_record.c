@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/gen.h"
 #include "trove/capture.h"
 #include "trove/serve.h"
 

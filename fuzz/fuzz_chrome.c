@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "codec/chrome_json.h"
-#include "trove/import.h"
+#include "trove/chrome.h"
 #include "trove/trace.h"
 #include "fuzz_check.h"
 

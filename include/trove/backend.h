@@ -1,12 +1,11 @@
 /*
- * trove/store.h: the content-addressed store's lowest layer — object digests and object
- * backends. An object is an immutable byte string named by the xxh3-128 digest of its
+ * trove/backend.h: the content-addressed store's lowest layer — object backends. An object is an immutable byte string named by the xxh3-128 digest of its
  * bytes; a backend keeps objects and knows nothing of volumes or recipes. The interface
  * asks only for what an S3-like service gives cheaply: put-if-absent, get, delete and a
  * list, and never relies on a cheap stat. docs/formats/store.md describes the layout.
  */
-#ifndef TROVE_STORE_H
-#define TROVE_STORE_H
+#ifndef TROVE_BACKEND_H
+#define TROVE_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -199,6 +198,44 @@ int trove_backend_delete(struct trove_backend *be, const struct trove_digest *d)
  */
 int trove_backend_list(struct trove_backend *be,
                        int (*fn)(void *ctx, const struct trove_digest *d), void *ctx);
+
+/* ---- the fault backend ---------------------------------------------------------------- */
+
+/*
+ * A fault-injecting backend (src/store/backend_fault.c), for the streaming tests and
+ * benchmarks: gets made slow and unreliable on purpose over any other backend.
+ */
+struct trove_fault_options {
+    uint32_t latency_us;      /* added to every get before it reads */
+    uint64_t bytes_per_sec;   /* a get of len bytes also waits len / bytes_per_sec (0: none) */
+    /* Called at the start of every get with the digest and how many gets of it came
+     * before (0 for the first); a nonzero return is that get's result (TROVE_ERR_NOTFOUND
+     * for a missing object or one that appears late, -EIO for an error ...), before any
+     * latency. May be NULL. Called from several threads at once. */
+    int (*get_hook)(void *ctx, const struct trove_digest *d, uint64_t nth);
+    void *hook_ctx;
+    /* Nonzero: asynchronous gets (trove_backend_get_start) even over an inner backend
+     * without them, whose gets then run on the wrapper's timer thread, one at a time; for
+     * testing what runs on asynchronous backends (S3) over a local one. */
+    int async;
+};
+
+struct trove_fault_stats {
+    uint64_t gets;            /* get calls */
+    uint64_t failed;          /* gets the hook failed */
+    uint64_t bytes;           /* bytes returned by successful gets */
+    uint32_t max_concurrent;  /* gets under way at once, at most */
+};
+
+/*
+ * Wrap inner (borrowed: it must outlive the wrapper, and closing the wrapper does not close
+ * it) in a backend whose gets are delayed and failed as opt says; every other call goes
+ * straight to inner. Thread-safety as inner's. Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
+ */
+int trove_backend_fault_wrap(struct trove_backend *inner, const struct trove_fault_options *opt,
+                             struct trove_backend **out);
+/* Its counters so far (be must come from trove_backend_fault_wrap, else TROVE_ERR_INVALID). */
+int trove_backend_fault_stats(struct trove_backend *be, struct trove_fault_stats *out);
 
 #ifdef __cplusplus
 }

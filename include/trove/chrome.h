@@ -1,9 +1,11 @@
 /*
- * trove/import.h: ways events enter trove from outside — the Chrome trace JSON importer and
- * the synthetic capture generator (trove gen).
+ * trove/chrome.h: the Chrome Trace Event Format (JSON: Perfetto UI, chrome://tracing,
+ * Speedscope), both ways — the importer (trove_chrome_import*, docs/formats/chrome-json.md)
+ * and the exporter of a whole capture (trove_chrome_export; the streaming writer of
+ * trove/trace.h writes the same bytes).
  */
-#ifndef TROVE_IMPORT_H
-#define TROVE_IMPORT_H
+#ifndef TROVE_CHROME_H
+#define TROVE_CHROME_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,24 +14,13 @@
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/flows.h"
+#include "trove/trace.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A growable array of events. A zeroed struct is empty; free with trove_events_free. */
-struct trove_events {
-    struct trove_event *ev;
-    size_t len;
-    size_t cap;
-};
-
-int trove_events_push(struct trove_events *a, const struct trove_event *e);
-/* Make room for extra more events past len (one allocation). TROVE_OK or TROVE_ERR_NOMEM. */
-int trove_events_reserve(struct trove_events *a, size_t extra);
-void trove_events_free(struct trove_events *a);
-
-/* ---- Chrome trace JSON ------------------------------------------------------------ */
+/* ---- import ------------------------------------------------------------------------ */
 
 struct trove_chrome_options {
     int strict;           /* nonzero: an unmatched B or E is TROVE_ERR_UNMATCHED;
@@ -145,32 +136,25 @@ size_t trove_chrome_skipped_text(const struct trove_chrome_stats *st, char *buf,
  */
 size_t trove_chrome_unmatched_text(const struct trove_chrome_stats *st, char *buf, size_t n);
 
-/* ---- trove gen: the synthetic capture model (docs/gen.md) -------------------------- */
-
-struct trove_gen_options {
-    uint64_t seed;          /* default 1 */
-    uint64_t events;        /* default 1,034,313 */
-    uint32_t processes;     /* P, default 4 */
-    uint32_t threads;       /* T per process, default 8 */
-    uint32_t names;         /* distinct name ids (Zipf support), default 65,536 */
-    double zipf_s;          /* Zipf exponent, default 1.0 */
-    uint64_t tick_ns;       /* clock resolution: starts and ends round down to multiples
-                               of it, default 1000 (1 .. 1e9) */
-};
-
-/* Fill opt with the documented defaults. */
-void trove_gen_defaults(struct trove_gen_options *opt);
+/* ---- export ------------------------------------------------------------------------ */
 
 /*
- * Generate opt->events events of the model, sorted by start time, appended to *events;
- * thread, process and event names for what was used go to names (may be NULL).
- * Deterministic: the same options give the same events on every run.
- * Errors: TROVE_ERR_INVALID (zero processes, threads or names; names > 65,536; more than
- * 4,096 processes or threads per process or 65,536 threads in all; a Zipf exponent outside
- * [0, 10]; tick_ns outside 1 .. 1e9), TROVE_ERR_NOMEM. Only threads and processes that have events are named.
+ * Write t as a Chrome trace JSON document appended to out: {"displayTimeUnit":"ns",
+ * "traceEvents":[...]} with one event a line — process and thread names as M events, thread
+ * zones as X, instants as i (with their scope), async spans (zones of a synthetic tid) as
+ * b/e (nestable) or S/T/F (legacy) with the id of their track, async instants as n,
+ * counters as C, flows as s/t/f (one name a flow). An X, i or n whose kind, extra or depth
+ * the importer would not derive carries them in a "trove" member, so the import gives every
+ * event back as it was.
+ * Times are microseconds with up to three decimals, so nanoseconds are kept exactly; counter
+ * values have the fewest digits that read back as the same double. Names are written as
+ * JSON strings (bytes that are not UTF-8 as U+FFFD, as the importer repairs them). The output
+ * is a function of t alone. Errors: TROVE_ERR_INVALID (NULL arguments; a counter whose value
+ * is not finite, which JSON cannot hold; diag names the event), TROVE_ERR_NOMEM. out is
+ * unchanged on error.
  */
-int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
-              struct trove_names *names);
+int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
+                        struct trove_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -231,6 +231,20 @@ int trove_names_equal(const struct trove_names *a, const struct trove_names *b);
 /* Copy every entry of src into dst (replacing names and sort indexes dst already has). */
 int trove_names_merge(struct trove_names *dst, const struct trove_names *src);
 
+/* ---- an array of events ------------------------------------------------------------ */
+
+/* A growable array of events. A zeroed struct is empty; free with trove_events_free. */
+struct trove_events {
+    struct trove_event *ev;
+    size_t len;
+    size_t cap;
+};
+
+int trove_events_push(struct trove_events *a, const struct trove_event *e);
+/* Make room for extra more events past len (one allocation). TROVE_OK or TROVE_ERR_NOMEM. */
+int trove_events_reserve(struct trove_events *a, size_t extra);
+void trove_events_free(struct trove_events *a);
+
 #ifdef __cplusplus
 }
 #endif

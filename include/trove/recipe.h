@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "trove/common.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -28,7 +28,6 @@
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/flows.h"
-#include "trove/import.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,11 +6,13 @@
  * Two ways to write one. The streaming writer (trove_trace_writer_*) takes the events in
  * any order and in pieces, sorts them in memory bounded by its options (spilling sorted
  * runs to a temporary file past that), and writes the output to a sink as it goes: memory
- * does not grow with the capture's length. trove_chrome_export and trove_perfetto_write take
+ * does not grow with the capture's length. trove_chrome_export (trove/chrome.h) and
+ * trove_perfetto_write take
  * a whole capture in memory (struct trove_trace: events, names, flows, all borrowed) and
  * append the output to a trove_bytes; they are the streaming writer with one run as long as
  * the capture, and write the same bytes. The Chrome JSON is read back by
- * trove_chrome_import_all (trove/import.h); the Perfetto trace by trove_perfetto_read below.
+ * trove_chrome_import_all and written whole by trove_chrome_export (trove/chrome.h); the
+ * Perfetto trace is read back by trove_perfetto_read below.
  * Importing either gives the same events, names and flows (docs/formats/chrome-json.md,
  * docs/formats/perfetto.md say what is kept exactly and what is not). Every function here is
  * reentrant: no global state.
@@ -24,7 +26,6 @@
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/flows.h"
-#include "trove/import.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,24 +41,6 @@ struct trove_trace {
     const struct trove_flow *flows;
     size_t n_flows;
 };
-
-/*
- * Write t as a Chrome trace JSON document appended to out: {"displayTimeUnit":"ns",
- * "traceEvents":[...]} with one event a line — process and thread names as M events, thread
- * zones as X, instants as i (with their scope), async spans (zones of a synthetic tid) as
- * b/e (nestable) or S/T/F (legacy) with the id of their track, async instants as n,
- * counters as C, flows as s/t/f (one name a flow). An X, i or n whose kind, extra or depth
- * the importer would not derive carries them in a "trove" member, so the import gives every
- * event back as it was.
- * Times are microseconds with up to three decimals, so nanoseconds are kept exactly; counter
- * values have the fewest digits that read back as the same double. Names are written as
- * JSON strings (bytes that are not UTF-8 as U+FFFD, as the importer repairs them). The output
- * is a function of t alone. Errors: TROVE_ERR_INVALID (NULL arguments; a counter whose value
- * is not finite, which JSON cannot hold; diag names the event), TROVE_ERR_NOMEM. out is
- * unchanged on error.
- */
-int trove_chrome_export(const struct trove_trace *t, struct trove_bytes *out,
-                        struct trove_diag *diag);
 
 /*
  * Write t as a Perfetto trace (a protobuf Trace: a stream of TracePacket) appended to out:

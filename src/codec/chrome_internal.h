@@ -16,7 +16,7 @@
 #include "trace_order.h"
 #include "common/json.h"
 #include "trove/flows.h"
-#include "trove/import.h"
+#include "trove/chrome.h"
 
 #define TROVE__CHROME_KEY_CAP 16   /* longest key the grammar recognizes, plus slack */
 #define TROVE__CHROME_SHORT_CAP 4  /* "ph", "s" and "bp" values */

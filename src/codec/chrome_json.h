@@ -9,7 +9,7 @@
 #include <stdio.h>
 
 #include "trove/flows.h"
-#include "trove/import.h"
+#include "trove/chrome.h"
 
 int trove__chrome_import_chunked(FILE *in, size_t chunk, const struct trove_chrome_options *opt,
                                  struct trove_events *events, struct trove_names *names,

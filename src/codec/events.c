@@ -2,7 +2,7 @@
  * events.c: a growable array of event records, used by importers and tools to collect a
  * capture in memory before it is batched.
  */
-#include "trove/import.h"
+#include "trove/event.h"
 #include "common/alloc.h"
 
 #include <stdint.h>

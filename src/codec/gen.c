@@ -26,7 +26,7 @@
  * identical across runs of one build. A different libm may change the last ulp of a
  * draw and so the bytes; the model's statistics do not depend on it.
  */
-#include "trove/import.h"
+#include "trove/gen.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

@@ -25,6 +25,7 @@
  */
 #include "perfetto_profile.h"
 #include "trace_emit.h"
+#include "trove/chrome.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 

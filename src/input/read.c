@@ -35,6 +35,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "trove/chrome.h"
 #include "trove/capture.h"
 #include "trove/tables.h"
 #include "trove/trace.h"

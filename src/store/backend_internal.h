@@ -13,7 +13,7 @@
 #define TROVE_STORE_BACKEND_INTERNAL_H
 
 #include "refmap.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

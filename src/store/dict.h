@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "trove/store.h"
+#include "trove/backend.h"
 
 #define TROVE__DICT_MAX ((uint32_t)0xfffffffeu) /* indices below 2^32 - 1 */
 

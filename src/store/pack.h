@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "trove/common.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 
 #define TROVE__PACK_FOOTER 32
 #define TROVE__PACK_ENTRY 32

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "trove/store.h"
+#include "trove/backend.h"
 
 #define TROVE__PUTPOOL_THREADS 4
 #define TROVE__PUTPOOL_MAX_OBJECT ((size_t)64 << 20) /* larger objects are put inline */

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "trove/store.h"
+#include "trove/backend.h"
 
 /* The tables' hash of a digest: both halves mixed (a multiply and a shift), so that digests
  * that are not xxh3 output (synthetic ones, say) spread as well as real ones do. */

@@ -13,7 +13,7 @@
 #define TROVE_STORE_INTERNAL_H
 
 #include "trove/recipe.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/volume.h"
 
 #include "dict.h"

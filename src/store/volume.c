@@ -660,7 +660,7 @@ int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf,
     return TROVE_OK;
 }
 
-int trove_volume_set_slots_unchecked(struct trove_volume *v, uint64_t first,
+int trove_testing_volume_set_slots(struct trove_volume *v, uint64_t first,
                                      const struct trove_digest *d, size_t n)
 {
     int rc;

@@ -15,7 +15,7 @@
 
 #include <pthread.h>
 
-#include "trove/import.h"
+#include "trove/event.h"
 
 /* ---- the service in this process ---- */
 

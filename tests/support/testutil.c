@@ -3,8 +3,7 @@
 #include "trove/capture.h"
 #include "trove/digest.h"
 #include "trove/event.h"
-#include "trove/import.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/stream.h"
 #include "trove/wire.h"
 

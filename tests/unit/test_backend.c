@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 
 static char root[64];
 

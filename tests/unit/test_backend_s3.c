@@ -34,7 +34,7 @@
 
 #include "store/s3/backend_s3.h"
 #include "testutil.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/testing.h"
 
 static char bucket_url[128]; /* s3://trove-test-<random>/some/prefix */

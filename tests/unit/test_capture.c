@@ -22,7 +22,7 @@
 #include "testutil.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
-#include "trove/import.h"
+#include "trove/gen.h"
 #include "trove/stream.h"
 #include "trove/testing.h"
 #include "trove/wire.h"

@@ -12,7 +12,7 @@
  */
 #include "testutil.h"
 
-#include "trove/import.h"
+#include "trove/chrome.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -31,8 +31,7 @@
 #include "trove/capture.h"
 #include "trove/client.h"
 #include "trove/event.h"
-#include "trove/import.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/wire.h"
 
 static void sleep_ms(long ms)

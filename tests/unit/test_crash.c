@@ -68,7 +68,7 @@
 
 #include "testutil.h"
 #include "trove/recipe.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/volume.h"
 
 #define KILLS_DEFAULT 100

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "trove/import.h"
+#include "trove/gen.h"
 
 static int gen(const struct trove_gen_options *o, struct trove_events *ev, struct trove_names **nm)
 {

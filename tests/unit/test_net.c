@@ -29,7 +29,7 @@
 #include "net/live.h"
 #include "net/producer.h"
 #include "net/remap.h"
-#include "trove/import.h"
+#include "trove/event.h"
 #include "trove/wire.h"
 
 #include <pthread.h>

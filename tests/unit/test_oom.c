@@ -39,7 +39,8 @@
 
 #include "trove/bundle.h"
 #include "trove/capture.h"
-#include "trove/import.h"
+#include "trove/chrome.h"
+#include "trove/gen.h"
 #include "trove/profile.h"
 #include "trove/recipe.h"
 #include "trove/sample.h"

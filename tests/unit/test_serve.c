@@ -33,7 +33,7 @@
 
 #include "trove/capture.h"
 #include "trove/profile.h"
-#include "trove/import.h"
+#include "trove/event.h"
 #include "trove/serve.h"
 #include "trove/volume.h"
 #include "trove/wire.h"

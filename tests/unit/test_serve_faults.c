@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "trove/capture.h"
-#include "trove/import.h"
+#include "trove/event.h"
 #include "trove/serve.h"
 #include "trove/testing.h"
 #include "trove/volume.h"

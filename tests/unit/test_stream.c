@@ -30,7 +30,7 @@
 #include <time.h>
 
 #include "testutil.h"
-#include "trove/store.h"
+#include "trove/backend.h"
 #include "trove/stream.h"
 #include "trove/testing.h"
 

@@ -26,7 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trove/import.h"
+#include "trove/chrome.h"
+#include "trove/gen.h"
 #include "trove/profile.h"
 #include "trove/trace.h"
 

@@ -30,7 +30,8 @@
 #include <unistd.h>
 
 #include "trove/digest.h"
-#include "trove/import.h"
+#include "trove/chrome.h"
+#include "trove/gen.h"
 #include "trove/testing.h"
 #include "trove/trace.h"
 

@@ -873,7 +873,7 @@ static void test_v3_commit_cost(void)
     for (uint64_t i = 0; i < n; i++)
         synth_digest(i, &d[i]);
     CHECK_EQ_INT(trove_volume_create_format(s, "c", n * BS, BS, V3, &v, NULL), TROVE_OK);
-    CHECK_EQ_INT(trove_volume_set_slots_unchecked(v, 0, d, n), TROVE_OK);
+    CHECK_EQ_INT(trove_testing_volume_set_slots(v, 0, d, n), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
     CHECK_EQ_INT(in.recipe_format, V3);
@@ -881,7 +881,7 @@ static void test_v3_commit_cost(void)
     /* 5 segments, 5 chunks (5001 entries), 2 pages, all new. */
     CHECK_EQ_INT(in.last_commit_objects, 12);
     synth_digest(n + 7, &one);
-    CHECK_EQ_INT(trove_volume_set_slots_unchecked(v, 2100, &one, 1), TROVE_OK);
+    CHECK_EQ_INT(trove_testing_volume_set_slots(v, 2100, &one, 1), TROVE_OK);
     CHECK_EQ_INT(trove_volume_commit(v), TROVE_OK);
     CHECK_EQ_INT(trove_volume_info(v, &in), TROVE_OK);
     /* The new digest takes the index the old one freed (2101, in chunk 2), so segment 2's

@@ -9,7 +9,7 @@
 #ifndef TROVE_STORE_BACKEND_S3_H
 #define TROVE_STORE_BACKEND_S3_H
 
-#include "trove/store.h"
+#include "trove/backend.h"
 
 #include <stddef.h>
 #include <stdint.h>
