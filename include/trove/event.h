@@ -13,8 +13,9 @@
  *   offset 27: pad      u8    always 0
  *   offset 28: name_id  u32   key into the capture's names table
  *
- * The in-memory struct has exactly this layout on a little-endian host, so raw frames
- * decode with a memcpy. A capture also carries names: name_id -> UTF-8 event name,
+ * The in-memory struct (trove/wire_format.h, with the kinds and the name types, shared with
+ * libtrove-client) has exactly this layout on a little-endian host, so raw frames decode
+ * with a memcpy. A capture also carries names: name_id -> UTF-8 event name,
  * (pid, tid) -> thread name and pid -> process name, and the sort indexes of processes and
  * threads, kept in a struct trove_names and sent on the wire as names frames (see
  * trove/wire.h and docs/formats/wire.md).
@@ -27,40 +28,14 @@
 #include <string.h>
 
 #include "trove/common.h"
+#include "trove/wire_format.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-struct trove_event {
-    uint64_t start_ns;
-    uint64_t dur_ns;
-    uint32_t pid;
-    uint32_t tid;
-    uint8_t kind;
-    uint8_t depth;
-    uint8_t extra;
-    uint8_t pad;
-    uint32_t name_id;
-};
 
-#define TROVE_EVENT_SIZE 32
-_Static_assert(sizeof(struct trove_event) == TROVE_EVENT_SIZE, "event record must be 32 bytes");
 
-/* Default events per batch (the capture pass drains producers about every 5 ms). */
-#define TROVE_BATCH_DEFAULT 2048
-
-/* Event kinds. Values are part of the wire and bundle formats: never renumber. */
-enum trove_kind {
-    TROVE_KIND_ZONE = 0,          /* a timed zone: Chrome X, a matched B/E pair, or an async
-                                     span (extra: enum trove_async) */
-    TROVE_KIND_INSTANT = 1,       /* a zero-duration mark: Chrome I or i; extra = scope */
-    TROVE_KIND_ASYNC_INSTANT = 2, /* Chrome n (async instant) */
-    TROVE_KIND_FRAME = 3,         /* a frame boundary zone (gen model) */
-    TROVE_KIND_LOCK = 4,          /* a lock wait zone (gen model) */
-    TROVE_KIND_COUNTER = 5,       /* a counter sample: Chrome C; dur_ns holds the value */
-    TROVE_KIND_COUNT_ = 6
-};
 
 /* extra for instants: the Chrome scope. */
 enum trove_scope { TROVE_SCOPE_THREAD = 0, TROVE_SCOPE_PROCESS = 1, TROVE_SCOPE_GLOBAL = 2 };
@@ -141,15 +116,9 @@ const char *trove_kind_name(uint8_t kind);
  *   TROVE_NAME_THREAD_SORT  (pid, tid) -> the thread's sort index
  * Setting an id again replaces its value. Entries are kept in insertion order (a
  * replaced entry keeps its place), which is the order they are written in names frames.
- * Not thread-safe; one writer or many readers.
+ * Not thread-safe; one writer or many readers. The types are enum trove_name_type
+ * (trove/wire_format.h).
  */
-enum trove_name_type {
-    TROVE_NAME_EVENT = 1,
-    TROVE_NAME_THREAD = 2,
-    TROVE_NAME_PROCESS = 3,
-    TROVE_NAME_PROCESS_SORT = 4,
-    TROVE_NAME_THREAD_SORT = 5
-};
 
 /* Does an entry of this type hold a sort index (rather than a string)? Is it keyed by
  * (pid, tid) (rather than by one id)? */

@@ -26,21 +26,7 @@
 extern "C" {
 #endif
 
-enum trove_wire_format {
-    TROVE_WIRE_RAW = 1,     /* 32-byte records back to back */
-    TROVE_WIRE_PACKED = 2,  /* thread table, zigzag start deltas, varints */
-    TROVE_WIRE_DEFLATE = 3, /* the packed payload through deflate level 1 */
-    TROVE_WIRE_NAMES = 4,   /* names table entries */
-    TROVE_WIRE_COLUMNAR = 5, /* each field a column of bit-packed, dictionary or run blocks */
-    TROVE_WIRE_SAMPLES = 6,  /* sampled call stacks (trove/profile.h) */
-    /* For trove_wire_encode only: a format 5 frame whose payload went through deflate
-     * level 1 (its raw_len is the columnar payload's size). It decodes as format 5. */
-    TROVE_WIRE_COLUMNAR_DEFLATE = 0x105
-};
 
-#define TROVE_WIRE_HEADER_SIZE 16
-#define TROVE_WIRE_VERSION 1
-#define TROVE_WIRE_NAMES_VERSION 2            /* a names frame that holds sort indexes */
 #define TROVE_WIRE_MAX_EVENTS 65536u          /* events per frame, hard limit */
 #define TROVE_WIRE_MAX_NAMES 1048576u         /* entries per names frame */
 #define TROVE_WIRE_MAX_PAYLOAD (64u << 20)    /* payload and inflated size, hard limit */

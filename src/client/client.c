@@ -75,18 +75,6 @@
 #define RETIRED_BYTES_MAX ((uint64_t)32 << 20) /* exited threads' unsent rings kept at most;
                                                   past it the oldest are given up (dropped) */
 
-struct rec {
-    uint64_t start_ns;
-    uint64_t dur_ns;
-    uint32_t pid;
-    uint32_t tid;
-    uint8_t kind;
-    uint8_t depth;
-    uint8_t extra;
-    uint8_t pad;
-    uint32_t name_id;
-};
-_Static_assert(sizeof(struct rec) == TROVE__CLIENT_RECORD_SIZE, "a record is 32 bytes");
 
 struct open_zone {
     uint64_t start_ns;
@@ -95,7 +83,7 @@ struct open_zone {
 
 struct thread {
     /* The thread's side: written by the thread only. */
-    _Alignas(64) struct rec *ring;
+    _Alignas(64) struct trove_event *ring;
     uint64_t mask;
     _Atomic uint64_t head;
     uint64_t tail_seen; /* the last tail the thread read */
@@ -392,7 +380,7 @@ static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t 
             return;
         }
     }
-    struct rec *r = &t->ring[h & t->mask];
+    struct trove_event *r = &t->ring[h & t->mask];
     r->start_ns = start;
     r->dur_ns = dur;
     r->pid = t->pid;
@@ -435,7 +423,7 @@ void trove_client_zone_end(void)
     if (!z->name_id || !atomic_load_explicit(&recording, memory_order_relaxed))
         return;
     uint64_t end = stamp();
-    push(t, z->start_ns, end - z->start_ns, TROVE__CLIENT_KIND_ZONE, (uint8_t)d, z->name_id);
+    push(t, z->start_ns, end - z->start_ns, TROVE_KIND_ZONE, (uint8_t)d, z->name_id);
 }
 
 void trove_client_zone_cleanup(int *opened)
@@ -451,7 +439,7 @@ void trove_client_instant(const char *name)
         return;
     uint32_t id = name_id(t, name);
     if (id)
-        push(t, stamp(), 0, TROVE__CLIENT_KIND_INSTANT,
+        push(t, stamp(), 0, TROVE_KIND_INSTANT,
              (uint8_t)(t->depth < DEPTH_MAX ? t->depth : DEPTH_MAX), id);
 }
 
@@ -464,7 +452,7 @@ void trove_client_counter(const char *name, double value)
     uint32_t id = name_id(t, name);
     memcpy(&bits, &value, sizeof bits);
     if (id)
-        push(t, stamp(), bits, TROVE__CLIENT_KIND_COUNTER, 0, id);
+        push(t, stamp(), bits, TROVE_KIND_COUNTER, 0, id);
 }
 
 void trove_client_thread_name(const char *name)
@@ -570,13 +558,13 @@ static void append_names(struct trove__client_buf *b, struct thread *t, int proc
     trove__client_names_begin(b, &nf);
     pthread_mutex_lock(&reg_lock);
     if (process && cl.process_len)
-        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_PROCESS, cl.pid, 0, cl.process,
+        trove__client_names_add(b, &nf, TROVE_NAME_PROCESS, cl.pid, 0, cl.process,
                                 cl.process_len);
     for (; names.sent < names.n; names.sent++)
-        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_EVENT, (uint32_t)names.sent + 1, 0,
+        trove__client_names_add(b, &nf, TROVE_NAME_EVENT, (uint32_t)names.sent + 1, 0,
                                 names.str[names.sent], names.len[names.sent]);
     if (t && t->name_unsent) {
-        trove__client_names_add(b, &nf, TROVE__CLIENT_NAME_THREAD, t->pid, t->tid, t->name,
+        trove__client_names_add(b, &nf, TROVE_NAME_THREAD, t->pid, t->tid, t->name,
                                 (size_t)t->name_len);
         t->name_unsent = 0;
     }
@@ -638,24 +626,24 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
         size_t bytes = 0, took;
         int niov = 0, nf = 0;
         hdr->len = 0;
-        if (!trove__client_buf_reserve(hdr, IOV_FRAMES * TROVE__CLIENT_HEADER_SIZE)) {
+        if (!trove__client_buf_reserve(hdr, IOV_FRAMES * TROVE_WIRE_HEADER_SIZE)) {
             hdr->failed = 0;
             return; /* out of memory: the events wait in the ring for the next round */
         }
         for (uint64_t at_tail = tail; nf < IOV_FRAMES && at_tail != head; nf++) {
-            uint32_t n = (uint32_t)(head - at_tail < TROVE__CLIENT_FRAME_EVENTS
-                                        ? head - at_tail : TROVE__CLIENT_FRAME_EVENTS);
+            uint32_t n = (uint32_t)(head - at_tail < TROVE_BATCH_DEFAULT
+                                        ? head - at_tail : TROVE_BATCH_DEFAULT);
             uint64_t at = at_tail & t->mask, first = cap - at < n ? cap - at : n;
             iov[niov].iov_base = hdr->ptr + hdr->len;
-            iov[niov++].iov_len = TROVE__CLIENT_HEADER_SIZE;
+            iov[niov++].iov_len = TROVE_WIRE_HEADER_SIZE;
             trove__client_raw_header(hdr, n); /* within the room reserved: ptr stays */
             iov[niov].iov_base = &t->ring[at];
-            iov[niov++].iov_len = first * sizeof(struct rec);
+            iov[niov++].iov_len = first * sizeof(struct trove_event);
             if (n > first) {
                 iov[niov].iov_base = &t->ring[0];
-                iov[niov++].iov_len = (n - first) * sizeof(struct rec);
+                iov[niov++].iov_len = (n - first) * sizeof(struct trove_event);
             }
-            bytes += TROVE__CLIENT_HEADER_SIZE + (size_t)n * sizeof(struct rec);
+            bytes += TROVE_WIRE_HEADER_SIZE + (size_t)n * sizeof(struct trove_event);
             frame_end[nf] = bytes;
             frame_n[nf] = n;
             at_tail += n;
@@ -706,9 +694,9 @@ static void reap(int force)
         uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
         int retired = atomic_load_explicit(&t->retired, memory_order_acquire);
         if (retired && !force && head != tail && cl.fd < 0) {
-            if (kept && kept + (t->mask + 1) * sizeof(struct rec) > RETIRED_BYTES_MAX)
+            if (kept && kept + (t->mask + 1) * sizeof(struct trove_event) > RETIRED_BYTES_MAX)
                 force = 2; /* this one and every older exited one */
-            kept += (t->mask + 1) * sizeof(struct rec);
+            kept += (t->mask + 1) * sizeof(struct trove_event);
         }
         if (retired && (force || head == tail)) {
             *pp = t->next;
@@ -748,7 +736,7 @@ static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
     send_buf(nb);
     ev->len = 0;
     trove__client_raw_header(ev, 1);
-    struct rec *r = (struct rec *)trove__client_buf_reserve(ev, sizeof *r);
+    struct trove_event *r = (struct trove_event *)trove__client_buf_reserve(ev, sizeof *r);
     if (!r)
         return;
     double v = (double)total;
@@ -756,7 +744,7 @@ static void send_gap(struct trove__client_buf *ev, struct trove__client_buf *nb)
     r->start_ns = stamp();
     memcpy(&r->dur_ns, &v, sizeof v);
     r->pid = cl.pid;
-    r->kind = TROVE__CLIENT_KIND_COUNTER;
+    r->kind = TROVE_KIND_COUNTER;
     r->name_id = id;
     ev->len += sizeof *r;
     send_buf(ev);

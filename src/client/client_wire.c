@@ -58,10 +58,10 @@ static void put_u32(uint8_t *p, uint32_t v)
 
 static void put_header(uint8_t *p, uint8_t format, uint32_t count, uint32_t payload)
 {
-    p[0] = 'T';
-    p[1] = 'V';
+    p[0] = TROVE_WIRE_MAGIC0;
+    p[1] = TROVE_WIRE_MAGIC1;
     p[2] = format;
-    p[3] = 1;
+    p[3] = TROVE_WIRE_VERSION;
     put_u32(p + 4, count);
     put_u32(p + 8, payload);
     put_u32(p + 12, 0);
@@ -69,19 +69,19 @@ static void put_header(uint8_t *p, uint8_t format, uint32_t count, uint32_t payl
 
 void trove__client_raw_header(struct trove__client_buf *b, uint32_t n)
 {
-    uint8_t *p = trove__client_buf_reserve(b, TROVE__CLIENT_HEADER_SIZE);
+    uint8_t *p = trove__client_buf_reserve(b, TROVE_WIRE_HEADER_SIZE);
     if (!p)
         return;
-    put_header(p, 1, n, n * TROVE__CLIENT_RECORD_SIZE);
-    b->len += TROVE__CLIENT_HEADER_SIZE;
+    put_header(p, TROVE_WIRE_RAW, n, n * TROVE_EVENT_SIZE);
+    b->len += TROVE_WIRE_HEADER_SIZE;
 }
 
 void trove__client_names_begin(struct trove__client_buf *b, struct trove__client_names *nf)
 {
     nf->at = b->len;
     nf->count = 0;
-    if (trove__client_buf_reserve(b, TROVE__CLIENT_HEADER_SIZE))
-        b->len += TROVE__CLIENT_HEADER_SIZE;
+    if (trove__client_buf_reserve(b, TROVE_WIRE_HEADER_SIZE))
+        b->len += TROVE_WIRE_HEADER_SIZE;
 }
 
 static uint8_t *put_varint(uint8_t *p, uint32_t v)
@@ -105,7 +105,7 @@ void trove__client_names_add(struct trove__client_buf *b, struct trove__client_n
     uint8_t *q = p;
     *q++ = (uint8_t)type;
     q = put_varint(q, a);
-    if (type == TROVE__CLIENT_NAME_THREAD)
+    if (type == TROVE_NAME_THREAD)
         q = put_varint(q, tid);
     q = put_varint(q, (uint32_t)len);
     memcpy(q, s, len);
@@ -122,8 +122,8 @@ void trove__client_names_end(struct trove__client_buf *b, struct trove__client_n
         b->len = nf->at;
         return;
     }
-    put_header(b->ptr + nf->at, 4, nf->count,
-               (uint32_t)(b->len - nf->at - TROVE__CLIENT_HEADER_SIZE));
+    put_header(b->ptr + nf->at, TROVE_WIRE_NAMES, nf->count,
+               (uint32_t)(b->len - nf->at - TROVE_WIRE_HEADER_SIZE));
 }
 
 /* The length of the well-formed UTF-8 sequence at s[0..len), or 0 (Unicode table 3-7). */

@@ -1,6 +1,8 @@
 /*
  * client_wire.h (internal): the bytes the client sends `trove serve`, written without the
- * codec layer so that libtrove-client needs only libc: the hello line (docs/serve.md), the
+ * codec layer so that libtrove-client needs only libc (the record, the kinds, the name types
+ * and the frame header are trove/wire_format.h's, which the codec shares): the hello line
+ * (docs/serve.md), the
  * header of a raw frame and names frames of event, thread and process names
  * (docs/formats/wire.md). tests/test_client.c decodes what these write with
  * trove_wire_decode, which is what holds them to the format. And the type of the answer
@@ -12,21 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TROVE__CLIENT_HEADER_SIZE 16
-#define TROVE__CLIENT_RECORD_SIZE 32
-#define TROVE__CLIENT_FRAME_EVENTS 2048u /* events per raw frame (the service's batch) */
+#include "trove/wire_format.h"
+
 #define TROVE__CLIENT_NAME_MAX 65535u    /* bytes of a name on the wire */
 #define TROVE__CLIENT_CAPTURE_MAX 128u
-
-/* The wire's event kinds the client writes (trove/event.h: enum trove_kind). */
-#define TROVE__CLIENT_KIND_ZONE 0
-#define TROVE__CLIENT_KIND_INSTANT 1
-#define TROVE__CLIENT_KIND_COUNTER 5
-
-/* Names frame entry types (trove/event.h: enum trove_name_type). */
-#define TROVE__CLIENT_NAME_EVENT 1
-#define TROVE__CLIENT_NAME_THREAD 2
-#define TROVE__CLIENT_NAME_PROCESS 3
 
 /* A growable byte buffer; a failed growth sets failed and drops every later append. */
 struct trove__client_buf {
@@ -39,7 +30,7 @@ void trove__client_buf_free(struct trove__client_buf *b);
 /* Make room for n more bytes: a pointer to them (len not advanced), or NULL (failed set). */
 uint8_t *trove__client_buf_reserve(struct trove__client_buf *b, size_t n);
 
-/* Append the 16-byte header of a raw frame of n events (n <= TROVE__CLIENT_FRAME_EVENTS). */
+/* Append the 16-byte header of a raw frame of n events (n <= TROVE_BATCH_DEFAULT). */
 void trove__client_raw_header(struct trove__client_buf *b, uint32_t n);
 
 /*

@@ -251,12 +251,12 @@ static void test_wire(void)
 
     /* The same table through trove's encoder and the client's: the same bytes. */
     trove__client_names_begin(&b, &nf);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_EVENT, 0, 0, "frame", 5);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_EVENT, 1, 0, "layout", 6);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_EVENT, 2, 0, "mark", 4);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_EVENT, 300, 0, "gc \xc3\xa9", 5);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_THREAD, 100, 101, "main", 4);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_PROCESS, 100, 0, "app", 3);
+    trove__client_names_add(&b, &nf, TROVE_NAME_EVENT, 0, 0, "frame", 5);
+    trove__client_names_add(&b, &nf, TROVE_NAME_EVENT, 1, 0, "layout", 6);
+    trove__client_names_add(&b, &nf, TROVE_NAME_EVENT, 2, 0, "mark", 4);
+    trove__client_names_add(&b, &nf, TROVE_NAME_EVENT, 300, 0, "gc \xc3\xa9", 5);
+    trove__client_names_add(&b, &nf, TROVE_NAME_THREAD, 100, 101, "main", 4);
+    trove__client_names_add(&b, &nf, TROVE_NAME_PROCESS, 100, 0, "app", 3);
     trove__client_names_end(&b, &nf);
     CHECK(!b.failed);
     test_check_vector("wire_names.bin", b.ptr, b.len);
@@ -280,8 +280,8 @@ static void test_wire(void)
     CHECK_EQ_INT(trove__client_sanitize(clean, 4, "a\xc0\x80", 3), 3);
     CHECK(strcmp(clean, "a??") == 0);
     trove__client_names_begin(&b, &nf);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_EVENT, 1u << 31, 0, clean, n);
-    trove__client_names_add(&b, &nf, TROVE__CLIENT_NAME_EVENT, 7, 0, "", 0);
+    trove__client_names_add(&b, &nf, TROVE_NAME_EVENT, 1u << 31, 0, clean, n);
+    trove__client_names_add(&b, &nf, TROVE_NAME_EVENT, 7, 0, "", 0);
     trove__client_names_end(&b, &nf);
     CHECK_EQ_INT(trove_wire_decode(dec, b.ptr, b.len, NULL, 0, names, &f, &d), TROVE_OK);
     CHECK_EQ_INT(f.n_names, 2);
