@@ -928,7 +928,7 @@ static int cli_commits(const char *dir, unsigned flags, uint64_t n, unsigned rou
             rc = trove_volume_commit(v);
         t[2] = cli_now();
         trove_volume_close(v);
-        trove_store_close(s);
+        cli_store_close(s);
         t[3] = cli_now();
         w1 = proc_wchar();
         if (rc != TROVE_OK) {
@@ -962,7 +962,7 @@ static void close_all(struct trove_store **s, struct trove_volume *vol[2])
         vol[f] = NULL;
     }
     if (*s)
-        trove_store_close(*s);
+        cli_store_close(*s);
     *s = NULL;
 }
 

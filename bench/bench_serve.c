@@ -509,7 +509,7 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, int wire,
         } else {
             out->ok = 0;
         }
-        trove_store_close(s);
+        cli_store_close(s);
     }
     if (wire) { /* the stored events, read back, as bench wire would encode them */
         struct trove_events ev = {0};

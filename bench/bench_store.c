@@ -161,7 +161,7 @@ static int sparse_volume(const char *dir, int format, struct sparse *out)
     rc = trove_store_open(dir, TROVE_STORE_CREATE, &s, &diag);
     if (rc == TROVE_OK)
         rc = trove_volume_create_format(s, name, (uint64_t)10 << 40, 0, format, NULL, &diag);
-    trove_store_close(s);
+    cli_store_close(s);
     s = NULL;
     out->create_s = cli_now() - t0;
     t0 = cli_now();
@@ -179,7 +179,7 @@ static int sparse_volume(const char *dir, int format, struct sparse *out)
         cli_error("bench put", "10 TiB sparse volume in %s: %s", dir, cli_diag_msg(&diag, rc));
     }
     trove_volume_close(v);
-    trove_store_close(s);
+    cli_store_close(s);
     return rc == TROVE_OK ? 0 : 1;
 }
 

@@ -531,7 +531,7 @@ out:
     for (int f = 0; store_url && s && f < written; f++) /* the captures go; gc takes their
                                                             objects */
         trove_volume_remove(s, fmt_capture[f], NULL);
-    trove_store_close(s);
+    cli_store_close(s);
     trove_events_free(&ev);
     trove_names_free(names);
     bench_remove_tree(base);

@@ -21,6 +21,31 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The stores this command has open (cli_store_open, cli_store_close): an error that says
+ * only "remote store error" is told what S3 answered, which each S3 backend keeps on its
+ * own handle (trove_backend_s3_last_error). */
+#define OPEN_STORES 4
+static struct trove_store *open_stores[OPEN_STORES];
+
+static int open_stores_s3_error(char *buf, size_t cap)
+{
+    for (int i = OPEN_STORES - 1; i >= 0; i--)
+        if (open_stores[i] &&
+            trove_backend_s3_last_error(trove_store_backend(open_stores[i]), buf, cap) ==
+                TROVE_OK &&
+            buf[0])
+            return TROVE_OK;
+    return TROVE_ERR_NOTFOUND;
+}
+
+void cli_store_close(struct trove_store *s)
+{
+    for (int i = 0; s && i < OPEN_STORES; i++)
+        if (open_stores[i] == s)
+            open_stores[i] = NULL;
+    trove_store_close(s);
+}
+
 int cli_error(const char *cmd, const char *fmt, ...)
 {
     char msg[4096], s3[1024];
@@ -31,8 +56,7 @@ int cli_error(const char *cmd, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     /* "remote store error" says nothing: say what S3 answered instead. */
-    if ((at = strstr(msg, remote)) && trove_backend_s3_process_error(s3, sizeof s3) == TROVE_OK &&
-        s3[0]) {
+    if ((at = strstr(msg, remote)) && open_stores_s3_error(s3, sizeof s3) == TROVE_OK) {
         char tail[4096];
         snprintf(tail, sizeof tail, "%s", at + strlen(remote));
         snprintf(msg + (at - msg), sizeof msg - (size_t)(at - msg), "%s%s", s3, tail);
@@ -504,8 +528,14 @@ int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trov
         memset(&diag, 0, sizeof diag);
         rc = trove_store_open(dir, flags, out, &diag);
     }
-    if (rc == TROVE_OK)
+    if (rc == TROVE_OK) {
+        for (int i = 0; i < OPEN_STORES; i++)
+            if (!open_stores[i]) {
+                open_stores[i] = *out;
+                break;
+            }
         return 0;
+    }
     *out = NULL;
     if (!(flags & TROVE_STORE_CREATE) && (rc == TROVE_ERR_NOTFOUND || rc == -ENOENT))
         return cli_error(cmd, "no store at %s; create one with `trove volume create` or pass --store",

@@ -413,6 +413,10 @@ int cli_store_args_parse(const char *cmd, int argc, char **argv, const struct cl
  */
 int cli_store_open(const char *cmd, const char *dir, unsigned flags, struct trove_store **out);
 
+/* Close a store cli_store_open opened (a NULL s is nothing). Until then, an error line
+ * that would say only "remote store error" says what S3 answered, from its handle. */
+void cli_store_close(struct trove_store *s);
+
 /* --no-verify: every store this process opens from now on reads objects without checking
  * them against their names (TROVE_STORE_NOVERIFY). For benchmarks only. cli_store_flags:
  * the flags that adds (for the input layer's own opens). */

@@ -174,7 +174,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
                 (unsigned long long)info.samples, (unsigned long long)info.switches);
     status = 0;
 out:
-    trove_store_close(s);
+    cli_store_close(s);
     trove_events_free(&ev);
     trove_flows_free(&flows);
     trove_profile_free(lo.profile);

@@ -191,7 +191,7 @@ out:
     free(e);
     free(dmg.slots);
     trove_bytes_free(&jb);
-    trove_store_close(s);
+    cli_store_close(s);
     return status;
 }
 

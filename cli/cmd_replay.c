@@ -440,7 +440,7 @@ out:
     if (handled)
         release_signals(&old_int, &old_term);
     trove_stream_free(st);
-    trove_store_close(s);
+    cli_store_close(s);
     trove_wire_decoder_free(o.dec);
     trove_names_free(o.names);
     free(o.ev);

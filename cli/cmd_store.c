@@ -117,7 +117,7 @@ int cmd_snapshot(int argc, char **argv)
     }
     status = 0;
 out:
-    trove_store_close(s);
+    cli_store_close(s);
     return status;
 }
 
@@ -273,8 +273,8 @@ int cmd_verify(int argc, char **argv)
     }
     status = 0;
 out:
-    trove_store_close(from);
-    trove_store_close(s);
+    cli_store_close(from);
+    cli_store_close(s);
     return status;
 }
 
@@ -323,7 +323,7 @@ int cmd_gc(int argc, char **argv)
     }
     status = 0;
 out:
-    trove_store_close(s);
+    cli_store_close(s);
     return status;
 }
 
@@ -413,8 +413,8 @@ static int store_copy(int argc, char **argv)
     }
     status = 0;
 out:
-    trove_store_close(src);
-    trove_store_close(dst);
+    cli_store_close(src);
+    cli_store_close(dst);
     return status;
 }
 

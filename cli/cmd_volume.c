@@ -808,7 +808,7 @@ out:
     if (r.in && r.in != stdin)
         fclose(r.in);
     trove_volume_close(r.v);
-    trove_store_close(r.s);
+    cli_store_close(r.s);
     return status;
 }
 

@@ -392,7 +392,7 @@ static int store_profile(const struct rec_args *a, const struct trove_profile *p
     if (cli_store_open("record", a->store, TROVE_STORE_CREATE, &s))
         return 1;
     rc = trove_capture_write_profile(s, a->name, NULL, 0, names, NULL, 0, p, NULL, info, &diag);
-    trove_store_close(s);
+    cli_store_close(s);
     if (rc != TROVE_OK)
         return cli_error("record", "storing capture %s in %s: %s", a->name, a->store,
                          cli_diag_msg(&diag, rc));

@@ -82,9 +82,6 @@ int trove_backend_s3_open(const char *url, const struct trove_s3_options *opt,
  * bytes, NUL-terminated): the method, s3://bucket/key, the HTTP status and S3's error code
  * and message. TROVE_ERR_INVALID for a backend that is not S3. */
 int trove_backend_s3_last_error(struct trove_backend *be, char *buf, size_t cap);
-/* The same for the last failed request of any S3 backend of this process (for a message
- * when the backend is out of reach, as behind a store). */
-int trove_backend_s3_process_error(char *buf, size_t cap);
 /* Requests sent so far (every attempt counts) and how many of them were retries. */
 int trove_backend_s3_stats(struct trove_backend *be, uint64_t *requests_out,
                            uint64_t *retries_out);

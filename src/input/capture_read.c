@@ -20,6 +20,25 @@
 #include "trove/volume.h"
 #include "trove/wire.h"
 
+/* input_internal.h: what S3 answered, from the handle, into diag. */
+int in_remote_detail(struct trove_store *s, int rc, struct trove_diag *diag)
+{
+    char s3[768], msg[sizeof diag->msg];
+    const char *remote = trove_strerror(TROVE_ERR_REMOTE), *at;
+
+    if (rc != TROVE_ERR_REMOTE || !s ||
+        trove_backend_s3_last_error(trove_store_backend(s), s3, sizeof s3) != TROVE_OK || !s3[0])
+        return rc;
+    if (!diag->msg[0])
+        return in_fail(diag, rc, "%s", s3);
+    if ((at = strstr(diag->msg, remote)) != NULL) {
+        snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - diag->msg), diag->msg, s3,
+                 at + strlen(remote));
+        memcpy(diag->msg, msg, sizeof msg);
+    }
+    return rc;
+}
+
 int trove_input_store_open(const char *dir, unsigned flags, struct trove_store **out,
                            struct trove_diag *diag)
 {
@@ -131,7 +150,7 @@ static int capture_open(const char *store, unsigned flags, const char *name,
 
     if ((rc = trove_input_store_open(store, TROVE_STORE_READONLY | flags, s, diag)) != TROVE_OK)
         return rc;
-    if ((rc = trove_capture_info(*s, name, info, diag)) != TROVE_OK) {
+    if ((rc = in_remote_detail(*s, trove_capture_info(*s, name, info, diag), diag)) != TROVE_OK) {
         if (rc == TROVE_ERR_NOTFOUND)
             return in_fail(diag, rc, "no capture named %s in %s; `trove ls --store %s` lists "
                                      "them", name, store, store);
@@ -244,6 +263,7 @@ int trove_input_capture_walk(const char *store, const char *name, uint64_t from_
     o.total = from_ns == 0 && to_ns == UINT64_MAX ? info.events : 0;
     in_progress(opt, "reading the capture", 0, o.total);
     rc = trove_capture_replay(s, name, st, &ro, &sink, &stats, &d);
+    in_remote_detail(s, rc, &d);
     in_progress(opt, "reading the capture", UINT64_MAX, o.total);
     if (rc == TROVE_ERR_SEND)
         rc = stats.send_error;
@@ -283,7 +303,7 @@ int trove_input_capture_flows(const char *store, const char *name, uint64_t from
     if ((rc = trove_input_store_open(trove_input_default_store(store), TROVE_STORE_READONLY, &s,
                                      diag)) != TROVE_OK)
         return rc;
-    rc = trove_capture_read_flows(s, name, from_ns, to_ns, flows, diag);
+    rc = in_remote_detail(s, trove_capture_read_flows(s, name, from_ns, to_ns, flows, diag), diag);
     trove_store_close(s);
     if (rc != TROVE_OK && !diag->msg[0])
         in_fail(diag, rc, "%s", trove_strerror(rc));
@@ -299,7 +319,7 @@ int in_capture_profile_into(const char *store, const char *name, struct trove_pr
     if ((rc = trove_input_store_open(trove_input_default_store(store), TROVE_STORE_READONLY, &s,
                                      diag)) != TROVE_OK)
         return rc;
-    rc = trove_capture_read_profile(s, name, p, diag);
+    rc = in_remote_detail(s, trove_capture_read_profile(s, name, p, diag), diag);
     trove_store_close(s);
     if (rc != TROVE_OK && !diag->msg[0])
         in_fail(diag, rc, "%s", trove_strerror(rc));

@@ -67,6 +67,7 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     if (rc != TROVE_OK) {
         if (!diag->msg[0])
             in_fail(diag, rc, "%s", trove_strerror(rc));
+        in_remote_detail(s, rc, diag);
         goto out;
     }
     res->events = ev.len;

@@ -42,6 +42,12 @@ int in_load_perfetto_mem(const char *label, const uint8_t *buf, size_t len,
                          struct trove_names *names, struct trove_flows *flows,
                          struct trove_diag *diag);
 
+/* rc, after a failure of a request to S3 (rc TROVE_ERR_REMOTE) is made to say what S3
+ * answered, which the backend keeps on store s's handle: in diag's message, where "remote
+ * store error" stood (capture_read.c). */
+struct trove_store;
+int in_remote_detail(struct trove_store *s, int rc, struct trove_diag *diag);
+
 /* A capture's profile, whole, into p (capture_read.c). */
 int in_capture_profile_into(const char *store, const char *name, struct trove_profile *p,
                             struct trove_diag *diag);

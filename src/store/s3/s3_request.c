@@ -38,10 +38,6 @@ int trove__s3_curl_init(void)
     return curl_init_rc;
 }
 
-/* The last error of any S3 backend in the process (trove_backend_s3_process_error). */
-static pthread_mutex_t process_err_mu = PTHREAD_MUTEX_INITIALIZER;
-static char process_err[768];
-
 void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...)
 {
     va_list ap;
@@ -49,20 +45,7 @@ void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->err, sizeof s->err, fmt, ap);
     va_end(ap);
-    pthread_mutex_lock(&process_err_mu);
-    memcpy(process_err, s->err, sizeof process_err);
-    pthread_mutex_unlock(&process_err_mu);
     pthread_mutex_unlock(&s->mu);
-}
-
-int trove_backend_s3_process_error(char *buf, size_t cap)
-{
-    if (!buf || cap == 0)
-        return TROVE_ERR_INVALID;
-    pthread_mutex_lock(&process_err_mu);
-    snprintf(buf, cap, "%s", process_err);
-    pthread_mutex_unlock(&process_err_mu);
-    return TROVE_OK;
 }
 
 /* Room for one more element of size bytes in *p (cap of them, n used). */
