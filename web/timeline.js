@@ -543,7 +543,8 @@ export class Timeline {
       }
       if (drag) {
         if (Math.abs(x - drag.x) + Math.abs(y - drag.y) > 3) drag.moved = true;
-        if (drag.select) { this.range[1] = this.timeAt(x); this.invalidate(); }
+        // the range is null when Escape cleared it during the drag: nothing to extend
+        if (drag.select) { if (this.range) this.range[1] = this.timeAt(x); this.invalidate(); }
         else if (drag.moved) this.pan(x - drag.lx, y - drag.ly);
         drag.lx = x; drag.ly = y;
         this.hooks.hover(null);
@@ -558,9 +559,12 @@ export class Timeline {
       if (!drag) return;
       const [x, y] = pos(e);
       if (drag.select && drag.moved) {
-        const [r0, r1] = [Math.min(this.range[0], this.range[1]), Math.max(this.range[0], this.range[1])];
-        this.range = [r0, r1];
-        this.hooks.range(this.rangeTable(r0, r1), r0, r1);
+        const r = this.range; // null: Escape cleared it during the drag, nothing is selected
+        if (r) {
+          const [r0, r1] = [Math.min(r[0], r[1]), Math.max(r[0], r[1])];
+          this.range = [r0, r1];
+          this.hooks.range(this.rangeTable(r0, r1), r0, r1);
+        }
       } else if (!drag.moved) {
         if (drag.select) { this.range = null; this.hooks.range(null); } // as Escape: the panels too
         this.selected = this.hit(x, y);
