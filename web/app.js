@@ -23,7 +23,7 @@ const details = new Details(model);
 const view = new Timeline(canvas, model, {
   hover: (info, x, y) => details.hover(info, x, y),
   select: (info) => details.select(info),
-  range: (rows, r0, r1) => {
+  range: (rows, r0 = 0, r1 = 0) => {
     details.range(rows, r0, r1);
     samples.range(rows ? [r0, r1] : null);
   },
