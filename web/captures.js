@@ -15,8 +15,15 @@ import { api } from './session.js';
  * @typedef {{ name: string, events: number, new_objects: number, new_bytes: number }} Imported
  */
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 
 export class CaptureList {
   /** @param {HTMLElement} ul the list's element */

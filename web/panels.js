@@ -25,8 +25,15 @@ import { api } from './session.js';
  */
 /** @typedef {{ name: string, count: number, total: number, mean: number, max: number }} RangeRow */
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 
 // ---- the stats line ----------------------------------------------------------------------
 

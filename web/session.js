@@ -37,8 +37,15 @@ import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
  * @typedef {{ opened(name: string): void, ended(name: string): void, changed(): void }} SessionHooks
  */
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 
 /** @returns {Stats} the counts of no capture */
 function emptyStats() {
