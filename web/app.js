@@ -12,8 +12,15 @@ import { CaptureList, installDrop } from './captures.js';
 import { StatsLine, Details, Samples, search } from './panels.js';
 import { installDebugHooks } from './debug.js';
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 const canvas = /** @type {HTMLCanvasElement} */ ($('timeline'));
 const follow = /** @type {HTMLInputElement} */ ($('follow'));
 const searchBox = /** @type {HTMLInputElement} */ ($('search'));
@@ -23,7 +30,7 @@ const details = new Details(model);
 const view = new Timeline(canvas, model, {
   hover: (info, x, y) => details.hover(info, x, y),
   select: (info) => details.select(info),
-  range: (rows, r0, r1) => {
+  range: (rows, r0 = 0, r1 = 0) => {
     details.range(rows, r0, r1);
     samples.range(rows ? [r0, r1] : null);
   },

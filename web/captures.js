@@ -10,9 +10,20 @@ import { api } from './session.js';
  * A capture as /api/captures lists it (docs/serve.md); the list uses these fields.
  * @typedef {{ name: string, events?: number, live?: boolean }} Capture
  */
+/**
+ * The answer of POST /api/captures/import (docs/serve.md): the capture stored.
+ * @typedef {{ name: string, events: number, new_objects: number, new_bytes: number }} Imported
+ */
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 
 export class CaptureList {
   /** @param {HTMLElement} ul the list's element */
@@ -41,7 +52,7 @@ export class CaptureList {
   /** Asks the service for its captures and redraws the list (kept as it was on an error). */
   async refresh() {
     try {
-      this.captures = await api('/api/captures');
+      this.captures = /** @type {Capture[]} */ (await api('/api/captures'));
     } catch (e) {
       return;
     }
@@ -96,9 +107,9 @@ export function installDrop(list, onError) {
     $('title').textContent = `importing ${f.name} as ${name}…`;
     try {
       // The service takes a body only with a type no plain form can send (docs/serve.md).
-      const r = await api(`/api/captures/import?name=${encodeURIComponent(name)}`, {
+      const r = /** @type {Imported} */ (await api(`/api/captures/import?name=${encodeURIComponent(name)}`, {
         method: 'POST', body: f, headers: { 'Content-Type': 'application/octet-stream' },
-      });
+      }));
       await list.refresh();
       location.hash = `capture=${encodeURIComponent(r.name)}`;
     } catch (err) {

@@ -16,7 +16,7 @@
  * }} page
  */
 export function installDebugHooks({ stats, model, view, samples, canvas }) {
-  const w = /** @type {any} */ (window);
+  const w = /** @type {Window & { troveStats?: object, troveView?: object }} */ (window);
   w.troveStats = stats;
   w.troveView = {
     model,

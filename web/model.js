@@ -14,6 +14,17 @@
 // times on that base, or on the first sample's when the capture has no events.
 import { fnv1a, eventMix } from './wire.js';
 
+/** @typedef {import('./wire.js').Batch} Batch */
+/** @typedef {import('./wire.js').NameEntry} NameEntry */
+/**
+ * A process: its name and sort index (names frames), and its threads by tid.
+ * @typedef {{ pid: number, name: string, sort: number, threads: Map<number, Track> }} Proc
+ */
+/**
+ * A process and its threads as the timeline lists them (Model.sortedTracks).
+ * @typedef {{ proc: Proc, threads: Track[] }} ProcTracks
+ */
+
 const TWO32 = 4294967296;
 const f64 = new Float64Array(1), u32 = new Uint32Array(f64.buffer);
 
@@ -50,7 +61,12 @@ export class Lane {
   }
 }
 
-// The first index in [lo, hi) whose start is >= t (hi if none).
+/**
+ * The first index in [lo, hi) whose start is >= t (hi if none).
+ * @param {ArrayLike<number>} s sorted starts
+ * @param {number} t @param {number} lo @param {number} hi
+ * @returns {number}
+ */
 export function lowerBound(s, t, lo, hi) {
   while (lo < hi) {
     const m = (lo + hi) >>> 1;
@@ -60,16 +76,21 @@ export function lowerBound(s, t, lo, hi) {
 }
 
 export class Track {
+  /** @param {number} pid @param {number} tid */
   constructor(pid, tid) {
     this.pid = pid;
     this.tid = tid;
     this.name = '';
     this.sort = 0;
-    this.zones = []; // Lane per depth
+    /** @type {Lane[]} Lane per depth */
+    this.zones = [];
+    /** @type {Lane | null} */
     this.instants = null;
-    this.counters = new Map(); // name id -> Lane (d holds the value)
+    /** @type {Map<number, Lane>} name id -> Lane (d holds the value) */
+    this.counters = new Map();
     this.events = 0;
-    this.ticks = null; // Float64Array of sample times, sorted, or null
+    /** @type {Float64Array | null} sample times, sorted, or null */
+    this.ticks = null;
     this.samples = 0;  // the thread's samples in the capture (ticks may be fewer)
   }
 }
@@ -77,6 +98,25 @@ export class Track {
 export class Model {
   constructor() {
     this.checksumOn = false;
+    // The fields reset() empties, declared with their types; layout and data only grow.
+    /** @type {Map<number, Proc>} pid -> its process */
+    this.procs = new Map();
+    /** @type {(string | undefined)[]} name id -> the latest name (holes: not named yet) */
+    this.names = [];
+    /** @type {(number | undefined)[]} name id -> fnv1a of its UTF-8 (for the checksum) */
+    this.nameHash = [];
+    this.baseLo = 0;
+    this.baseHi = 0;
+    this.haveBase = false;
+    this.minT = Infinity;
+    this.maxT = -Infinity;
+    this.events = 0;
+    this.ticks = 0;
+    this.checksum = 0;
+    this.layout = 0;
+    this.data = 0;
+    /** @type {Track | null} the track of the last event (most come in runs of one thread) */
+    this.lastTrack = null;
     this.reset();
   }
 
@@ -92,12 +132,16 @@ export class Model {
     this.events = 0;
     this.ticks = 0; // sample ticks held, on every track
     this.checksum = 0;
-    this.layout = (this.layout || 0) + 1; // changes when rows appear or are renamed
-    this.data = (this.data || 0) + 1;     // changes when events arrive
+    this.layout++; // changes when rows appear or are renamed
+    this.data++;   // changes when events arrive
     this.names.length = 0;
     this.lastTrack = null;
   }
 
+  /**
+   * @param {number} pid
+   * @returns {Proc} its process, made when it is new
+   */
   proc(pid) {
     let p = this.procs.get(pid);
     if (!p) {
@@ -108,6 +152,10 @@ export class Model {
     return p;
   }
 
+  /**
+   * @param {number} pid @param {number} tid
+   * @returns {Track} its track, made when it is new
+   */
   track(pid, tid) {
     const l = this.lastTrack;
     if (l && l.pid === pid && l.tid === tid) return l;
@@ -122,18 +170,29 @@ export class Model {
     return t;
   }
 
+  /**
+   * @param {number} id a name id
+   * @returns {string} its name, or #id when it has none
+   */
   nameOf(id) {
     const n = this.names[id];
     return n === undefined ? `#${id}` : n;
   }
 
+  /**
+   * @param {number} id a name id
+   * @returns {number} fnv1a of its name (of #id when it has none), as the checksum takes it
+   */
   hashOf(id) {
     let h = this.nameHash[id];
     if (h === undefined) h = fnv1a(new TextEncoder().encode(`#${id}`));
     return h;
   }
 
-  // Entries of a names frame (wire.js decodeNames): the latest wins.
+  /**
+   * Entries of a names frame (wire.js decodeNames): the latest wins.
+   * @param {NameEntry[]} entries
+   */
   applyNames(entries) {
     for (const e of entries) {
       if (e.type === 1) { this.names[e.a] = e.text; this.nameHash[e.a] = fnv1a(e.bytes); }
@@ -146,7 +205,10 @@ export class Model {
     this.data++;
   }
 
-  // A decoded batch (wire.js newBatch columns).
+  /**
+   * A decoded batch (wire.js newBatch columns).
+   * @param {Batch} b
+   */
   append(b) {
     const n = b.count;
     if (n === 0) return;
@@ -202,10 +264,15 @@ export class Model {
   // 2^53, a clock 104 days old).
   baseNs() { return this.baseHi * TWO32 + this.baseLo; }
 
-  // A profile's ticks ([[tid, t_ns], ...]) and threads ([{tid, samples}]), each on the track
-  // of its tid (one the names created, or a new one in process 0 when none has that tid).
-  // Replaces the ticks held before.
+  /**
+   * A profile's ticks ([[tid, t_ns], ...]) and threads ([{tid, samples}]), each on the track
+   * of its tid (one the names created, or a new one in process 0 when none has that tid).
+   * Replaces the ticks held before.
+   * @param {[number, number][]} ticks [tid, time_ns] per sample
+   * @param {{ tid: number, samples: number }[]} threads
+   */
   applyTicks(ticks, threads) {
+    /** @type {Map<number, Track>} */
     const byTid = new Map();
     for (const p of this.procs.values())
       for (const t of p.threads.values()) {
@@ -218,12 +285,15 @@ export class Model {
       const t0 = ticks.reduce((m, x) => Math.min(m, x[1]), Infinity);
       this.baseHi = Math.floor(t0 / TWO32); this.baseLo = t0 - this.baseHi * TWO32; this.haveBase = true;
     }
-    const b = this.baseNs(), per = new Map();
+    const b = this.baseNs();
+    /** @type {Map<number, number[]>} tid -> its sample times, on the base */
+    const per = new Map();
     for (const [tid, t] of ticks) {
       let a = per.get(tid);
       if (!a) { a = []; per.set(tid, a); }
       a.push(t - b);
     }
+    /** @param {number} tid */
     const track = (tid) => {
       let t = byTid.get(tid);
       if (!t) { t = this.track(0, tid); byTid.set(tid, t); }
@@ -241,7 +311,10 @@ export class Model {
     this.data++;
   }
 
-  // Processes, then their threads, in the capture's sort order (sort index, then id).
+  /**
+   * Processes, then their threads, in the capture's sort order (sort index, then id).
+   * @returns {ProcTracks[]}
+   */
   sortedTracks() {
     const procs = [...this.procs.values()].sort((a, b) => a.sort - b.sort || a.pid - b.pid);
     return procs.map((p) => ({ proc: p, threads: [...p.threads.values()].filter((t) => t.events > 0 || t.ticks).sort((a, b) => a.sort - b.sort || a.tid - b.tid) }))

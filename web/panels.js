@@ -16,6 +16,7 @@ import { api } from './session.js';
 /** @typedef {import('./model.js').Model} Model */
 /** @typedef {import('./timeline.js').Timeline} Timeline */
 /** @typedef {import('./session.js').Stats} Stats */
+/** @typedef {import('./profile.js').Profile} Profile */
 /**
  * An event the timeline hit (Timeline.hit): its track, lane kind, depth, times in ns from
  * the capture's base, its name, and how many events its pixel merges.
@@ -24,8 +25,15 @@ import { api } from './session.js';
  */
 /** @typedef {{ name: string, count: number, total: number, mean: number, max: number }} RangeRow */
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 
 // ---- the stats line ----------------------------------------------------------------------
 
@@ -184,7 +192,7 @@ export class Samples {
     this.model = model;
     this.view = view;
     this.capture = '';
-    /** @type {any} the whole capture's answer, once it came with samples */
+    /** @type {Profile | null} the whole capture's answer, once it came with samples */
     this.whole = null;
     this.ask = 0; // the latest ask: older answers are dropped
   }
@@ -220,16 +228,18 @@ export class Samples {
       const b = model.baseNs(), from = Math.max(0, Math.floor(b + span[0]));
       q = `?from_ns=${from}&to_ns=${Math.max(from, Math.ceil(b + span[1]))}`;
     }
-    let data = null, why = '';
+    /** @type {Profile | null} */
+    let data = null;
+    let why = '';
     try {
-      data = await api(`/api/captures/${encodeURIComponent(this.capture)}/profile${q}`);
+      data = /** @type {Profile} */ (await api(`/api/captures/${encodeURIComponent(this.capture)}/profile${q}`));
     } catch (e) {
       why = e instanceof Error ? e.message : `${e}`; // not stored (a live view), or the service is busy: no panel, or the old one
     }
     if (ask !== this.ask) return;
     if (span) {
       if (data) this.panel.show(data, span);
-      else {
+      else if (this.whole) {
         this.panel.show(this.whole, null);
         this.panel.note(`the selection's samples could not be had (${why}); these are the whole capture's`);
       }

@@ -8,29 +8,69 @@
 // zooms into it (a click on its top row, "all", back out).
 import { fmtDur } from './timeline.js';
 
+/**
+ * A node of the flame graph: a function, its samples (at least its children's sum), and its
+ * callees by samples, descending.
+ * @typedef {{ name: string, value: number, children: FlameNode[] }} FlameNode
+ */
+/**
+ * A function of the top table: its samples innermost (self) and anywhere on the stack (total);
+ * file is '' and line 0 when unknown.
+ * @typedef {{ function: string, file: string, line: number, module: string, self: number,
+ *   total: number }} TopFunction
+ */
+/**
+ * The answer of GET /api/captures/NAME/profile (docs/serve.md, "Profiles"): the samples in
+ * [from_ns, to_ns), per thread, the top functions, the flame graph from its root "all", and
+ * [tid, time_ns] per sample (thinned past 20,000: ticks_dropped is how many are not there).
+ * @typedef {{
+ *   capture: string, from_ns: number, to_ns: number, samples: number,
+ *   threads: { tid: number, name: string, samples: number }[],
+ *   top: TopFunction[], flame: FlameNode, ticks: [number, number][], ticks_dropped: number,
+ * }} Profile
+ */
+
 const ROW_H = 16;
 
+/** @param {string} path @returns {string} its last component */
 function base(path) { const i = path.lastIndexOf('/'); return i < 0 ? path : path.slice(i + 1); }
 
-function hue(name) { // a warm colour per name, the same on every draw
+/** @param {string} name @returns {string} a warm colour per name, the same on every draw */
+function hue(name) {
   let h = 0;
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
   h >>>= 0;
   return `hsl(${8 + h % 42}, ${70 + (h >> 8) % 20}%, ${62 + (h >> 16) % 14}%)`;
 }
 
+/**
+ * @param {HTMLElement} root
+ * @param {string} selector
+ * @returns {HTMLElement} the element under root that selector names
+ */
+function part(root, selector) {
+  const el = root.querySelector(selector);
+  if (!(el instanceof HTMLElement)) throw new Error(`the samples panel has no ${selector}`);
+  return el;
+}
+
 export class ProfilePanel {
+  /** @param {HTMLElement} root the panel (#profile), with its caption, table and flame graph */
   constructor(root) {
     this.root = root;
-    this.caption = root.querySelector('#profile-caption');
-    this.top = root.querySelector('#profile-top');
-    this.flame = root.querySelector('#flame');
+    this.caption = part(root, '#profile-caption');
+    this.top = part(root, '#profile-top');
+    this.flame = part(root, '#flame');
+    /** @type {Profile | null} the answer shown */
     this.data = null;
-    this.zoom = null; // the flame node shown as the whole width, or null for the root
+    /** @type {FlameNode | null} the flame node shown as the whole width, or null for the root */
+    this.zoom = null;
+    /** @type {FlameNode[] | null} the nodes drawn, by their div's data-i */
+    this.nodes = null;
     this.flame.addEventListener('click', (e) => {
-      const el = e.target.closest('.fl');
-      if (!el || !this.nodes) return;
-      const n = this.nodes[+el.dataset.i];
+      const el = e.target instanceof Element ? e.target.closest('.fl') : null;
+      if (!(el instanceof HTMLElement) || !this.nodes || !this.data) return;
+      const n = this.nodes[Number(el.dataset.i)];
       this.zoom = n === this.data.flame ? null : n;
       this.drawFlame();
     });
@@ -38,10 +78,17 @@ export class ProfilePanel {
 
   hide() { this.root.hidden = true; this.data = null; this.nodes = null; }
 
-  // A word in the caption, the panel as it is (an answer that did not come).
+  /**
+   * A word in the caption, the panel as it is (an answer that did not come).
+   * @param {string} text
+   */
   note(text) { if (this.data) this.caption.textContent = text; }
 
-  // An answer of the endpoint; span: [r0, r1] of the selection in ns, or null for the whole.
+  /**
+   * An answer of the endpoint; span: [r0, r1] of the selection in ns, or null for the whole.
+   * @param {Profile} data
+   * @param {[number, number] | null} span
+   */
   show(data, span) {
     this.data = data;
     this.zoom = null;
@@ -55,7 +102,9 @@ export class ProfilePanel {
   }
 
   drawTop() {
-    const d = this.data, t = document.createElement('table');
+    const d = this.data;
+    if (!d) return;
+    const t = document.createElement('table');
     t.id = 'profile-table';
     const head = t.createTHead().insertRow();
     for (const k of ['self', 'self %', 'total', 'total %', 'function', 'file', 'module']) {
@@ -63,7 +112,9 @@ export class ProfilePanel {
       th.textContent = k;
       head.append(th);
     }
-    const body = t.createTBody(), pct = (x) => (d.samples ? (100 * x / d.samples).toFixed(1) : '0.0');
+    /** @param {number} x */
+    const pct = (x) => (d.samples ? (100 * x / d.samples).toFixed(1) : '0.0');
+    const body = t.createTBody();
     for (const f of d.top) {
       const tr = body.insertRow();
       for (const v of [f.self.toLocaleString('en'), pct(f.self), f.total.toLocaleString('en'), pct(f.total)]) {
@@ -84,11 +135,16 @@ export class ProfilePanel {
   }
 
   drawFlame() {
-    const d = this.data, root = this.zoom || d.flame, el = this.flame;
-    const nodes = [], frag = document.createDocumentFragment();
-    // the path down to the zoomed node, full width above it
+    const d = this.data;
+    if (!d) return;
+    const root = this.zoom || d.flame, el = this.flame;
+    /** @type {FlameNode[]} */
+    const nodes = [];
+    const frag = document.createDocumentFragment();
+    /** @type {FlameNode[]} the path down to the zoomed node, full width above it */
     const path = [];
     if (this.zoom) {
+      /** @param {FlameNode} n @param {FlameNode[]} trail @returns {boolean} */
       const find = (n, trail) => {
         if (n === this.zoom) { path.push(...trail); return true; }
         return n.children.some((c) => find(c, [...trail, n]));
@@ -96,6 +152,7 @@ export class ProfilePanel {
       find(d.flame, []);
     }
     let depth = 0;
+    /** @param {FlameNode} n @param {number} x @param {number} w @param {number} deep */
     const place = (n, x, w, deep) => {
       const div = document.createElement('div');
       div.className = 'fl';
@@ -112,6 +169,7 @@ export class ProfilePanel {
       if (deep > depth) depth = deep;
     };
     path.forEach((n, i) => place(n, 0, 1, i));
+    /** @param {FlameNode} n @param {number} x @param {number} w @param {number} deep */
     const walk = (n, x, w, deep) => {
       place(n, x, w, deep);
       let cx = x;

@@ -23,13 +23,29 @@ import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
  */
 
 /**
+ * A control message of /api/live and /api/replay (docs/serve.md, "Viewers"): the hello with
+ * the wire chosen, events the service dropped for a slow viewer, the end, or why it refused.
+ * @typedef {{ type: 'hello', capture: string, wire: string, from: string }
+ *   | { type: 'gap', events: number, batches: number }
+ *   | { type: 'end', events: number }
+ *   | { type: 'error', message: string }} ControlMessage
+ */
+
+/**
  * What the session tells the page: a capture opened (before its first frame), it ended
  * (every event has come), or something the stats line shows changed.
  * @typedef {{ opened(name: string): void, ended(name: string): void, changed(): void }} SessionHooks
  */
 
-/** @param {string} id */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+/**
+ * @param {string} id
+ * @returns {HTMLElement} the page's element of that id (index.html has each one the code names)
+ */
+function $(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`the page has no #${id}`);
+  return el;
+}
 
 /** @returns {Stats} the counts of no capture */
 function emptyStats() {
@@ -50,18 +66,20 @@ export function params() {
 }
 
 /**
- * A request to the service's API, with the page's cookie; its JSON body. Throws an Error
- * whose message is the service's (or "HTTP status") when the answer is not 2xx.
+ * A request to the service's API, with the page's cookie; its JSON body, which the caller
+ * reads as the answer docs/serve.md describes for path. Throws an Error whose message is the
+ * service's (or "HTTP status") when the answer is not 2xx.
  * @param {string} path
  * @param {RequestInit} [init]
- * @returns {Promise<any>}
+ * @returns {Promise<unknown>}
  */
 export async function api(path, init) {
   const r = await fetch(path, Object.assign({ credentials: 'same-origin' }, init));
   if (r.status === 401) { $('signin').hidden = false; throw new Error('the service needs its token'); }
   $('signin').hidden = true;
+  /** @type {unknown} */
   const body = await r.json().catch(() => ({}));
-  if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+  if (!r.ok) throw new Error(/** @type {{ error?: string }} */ (body).error || `HTTP ${r.status}`);
   return body;
 }
 
@@ -151,6 +169,7 @@ export class Session {
   async handle(data) {
     const stats = this.stats, view = this.view, model = this.model;
     if (typeof data === 'string') {
+      /** @type {ControlMessage} */
       let msg;
       try { msg = JSON.parse(data); } catch { this.fail(`a control message that is not JSON: ${data.slice(0, 80)}`); return; }
       if (msg.type === 'hello') { stats.wire = msg.wire; stats.from = msg.from; }

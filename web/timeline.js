@@ -16,6 +16,30 @@
 // Escape clears the selection. Panning away from the live edge turns "follow" off.
 import { lowerBound } from './model.js';
 
+/** @typedef {import('./model.js').Model} Model */
+/** @typedef {import('./model.js').Track} Track */
+/** @typedef {import('./model.js').Lane} Lane */
+/**
+ * A row of the timeline, y and h in CSS pixels from the top of the rows: a process's header,
+ * or a thread with the heights of its zones (zh), instants (ih), counters (ch) and sample
+ * ticks (th), top down.
+ * @typedef {{ kind: 'proc', y: number, h: number, label: string, track?: undefined }
+ *   | { kind: 'thread', y: number, h: number, label: string, track: Track,
+ *       zh: number, ih: number, ch: number, th: number }} Row
+ */
+/**
+ * An event under a point (Timeline.hit): its track and lane (a zone's depth), its index in
+ * the lane, times in ns from the capture's base, its name, and how many events its pixel
+ * merges (1: drawn on its own).
+ * @typedef {{ track: Track, lane: 'zone' | 'instant', depth: number, index: number,
+ *   start: number, dur: number, nameId: number, name: string, merged: number }} Hit
+ */
+/**
+ * What the last draw did (the tests and the benchmark read it): rectangles filled, its time
+ * in ms, zone labels drawn, sample tick marks drawn.
+ * @typedef {{ rects: number, ms: number, labels?: number, tickMarks?: number }} DrawStats
+ */
+
 const AXIS_H = 24, LABEL_W = 160, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
 const MIN_W = 2; // px: narrower zones are merged
 const NCOL = 24;
@@ -23,12 +47,20 @@ const PALETTE = Array.from({ length: NCOL }, (_, i) => `hsl(${(i * 360 / NCOL + 
 const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1, TICK = NCOL + 2; // extra buckets: non-matching (search), merged matches, samples
 const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64'];
 
+/**
+ * @param {number} nameId
+ * @returns {number} its colour's index in PALETTE, the same on every draw
+ */
 export function colourOf(nameId) {
   let h = Math.imul(nameId ^ 0x9e3779b9, 0x85ebca6b);
   h ^= h >>> 15;
   return (h >>> 0) % NCOL;
 }
 
+/**
+ * @param {number} ns
+ * @returns {string} ns as a duration in the unit that suits it: 12 ns, 3.5 µs, 1.25 ms, 2 s
+ */
 export function fmtDur(ns) {
   const a = Math.abs(ns);
   if (a < 1e3) return `${+ns.toFixed(0)} ns`;
@@ -37,6 +69,11 @@ export function fmtDur(ns) {
   return `${+(ns / 1e9).toPrecision(5)} s`;
 }
 
+/**
+ * @param {number} t a time on the axis (ns)
+ * @param {number} step the axis's step (ns): sets the unit and the decimals
+ * @returns {string}
+ */
 function fmtAt(t, step) {
   /** @type {[number, string][]} */
   const units = [[1e9, 's'], [1e6, 'ms'], [1e3, 'µs'], [1, 'ns']];
@@ -55,6 +92,10 @@ class Buckets {
     this.n = new Uint32Array(COLOURS.length);
   }
   clear() { this.n.fill(0); }
+  /**
+   * A rectangle of colour c (an index in COLOURS).
+   * @param {number} c @param {number} x @param {number} y @param {number} w @param {number} h
+   */
   add(c, x, y, w, h) {
     let a = this.a[c];
     const k = this.n[c];
@@ -62,6 +103,10 @@ class Buckets {
     a[k] = x; a[k + 1] = y; a[k + 2] = w; a[k + 3] = h;
     this.n[c] = k + 4;
   }
+  /**
+   * @param {CanvasRenderingContext2D} ctx
+   * @returns {number} the rectangles filled
+   */
   fill(ctx) {
     let rects = 0;
     for (let c = 0; c < COLOURS.length; c++) {
@@ -98,25 +143,38 @@ export class Timeline {
    */
   constructor(canvas, model, hooks) {
     this.canvas = canvas;
-    this.ctx = canvas.getContext('2d', { alpha: false });
+    const ctx = canvas.getContext('2d', { alpha: false });
+    if (!ctx) throw new Error('the timeline needs a 2D canvas, and this one has another context');
+    this.ctx = ctx;
     this.model = model;
-    this.hooks = hooks; // {hover(info|null, x, y), select(info|null), range(rows, r0, r1), followChanged(on)}
+    this.hooks = hooks;
     this.t0 = 0; this.t1 = 1e6;
+    // the canvas's size in CSS pixels and the device's pixels per CSS pixel (resize())
+    this.cssW = 0; this.cssH = 0; this.dpr = 1;
     this.scrollY = 0;
     this.follow = true;
     this.followAll = true; // following and showing everything so far
     this.fitted = false;   // showing the whole capture, as fit() left it
+    /** @type {Row[]} */
     this.rows = [];
     this.layout = -1;
     this.totalH = 0;
     this.buckets = new Buckets();
+    /** @type {[x: number, y: number, w: number, text: string][]} the zone labels of a draw */
     this.labels = [];
-    this.search = null; // Uint8Array by name id: 1 = matches, or null
+    /** @type {Uint8Array | null} by name id: 1 = matches, or null */
+    this.search = null;
+    /** @type {Hit | null} */
     this.selected = null;
-    this.range = null; // [r0, r1] while selecting or selected
+    /** @type {[number, number] | null} [r0, r1] while selecting or selected */
+    this.range = null;
     this.dirty = true;
+    this.lastData = -1; // the model's data when last drawn
+    /** @type {number[]} */
     this.drawTimes = [];
+    /** @type {DrawStats} */
     this.lastStats = { rects: 0, ms: 0 };
+    /** @type {[number, number] | null} where the pointer last was on the canvas */
     this.pointer = null;
     this.bind();
     const loop = () => {
@@ -130,6 +188,7 @@ export class Timeline {
 
   invalidate() { this.dirty = true; }
 
+  /** @param {boolean} on */
   setFollow(on) {
     this.follow = on;
     if (on) this.followAll = true;
@@ -152,15 +211,19 @@ export class Timeline {
   // its tid where another thread of its process has the same name (a program's "worker"
   // threads, one per round), or by its tid alone when it has none.
   relayout() {
+    /** @type {Row[]} */
     const rows = [];
     let y = 0;
     for (const g of this.model.sortedTracks()) {
       const p = g.proc;
       rows.push({ kind: 'proc', y, h: PROC_H, label: `${p.name || 'process'} (pid ${p.pid})` });
       y += PROC_H;
+      /** @type {Map<string, number>} thread name -> threads of this process with it */
       const seen = new Map();
       for (const t of g.threads) if (t.name) seen.set(t.name, (seen.get(t.name) || 0) + 1);
-      const label = (t) => (!t.name ? `thread ${t.tid}` : seen.get(t.name) > 1 ? `${t.name} (${t.tid})` : t.name);
+      /** @param {Track} t */
+      const label = (t) =>
+        !t.name ? `thread ${t.tid}` : (seen.get(t.name) || 0) > 1 ? `${t.name} (${t.tid})` : t.name;
       for (const t of g.threads) {
         const zh = t.zones.length * LANE_H, ih = t.instants ? INST_H : 0, ch = t.counters.size * COUNTER_H;
         const th = t.ticks ? TICK_H : 0;
@@ -187,7 +250,9 @@ export class Timeline {
     this.dpr = dpr;
   }
 
+  /** @param {number} x CSS pixels from the canvas's left @returns {number} the time there */
   timeAt(x) { return this.t0 + (x - LABEL_W) * (this.t1 - this.t0) / this.plotW; }
+  /** @param {number} t @returns {number} the CSS pixel of time t */
   xOf(t) { return LABEL_W + (t - this.t0) * this.plotW / (this.t1 - this.t0); }
 
   draw() {
@@ -214,6 +279,7 @@ export class Timeline {
     const b = this.buckets;
     b.clear();
     this.labels.length = 0;
+    /** @type {[Lane, number, number][]} lane, name id, y */
     const counters = [];
     const k = this.plotW / (this.t1 - this.t0);
     let tickMarks = 0;
@@ -248,11 +314,16 @@ export class Timeline {
     this.lastStats = { rects, ms, labels: this.labels.length, tickMarks };
   }
 
+  /** @param {number} id a name id @returns {number} its colour, or DIM when a search leaves it out */
   colour(id) {
     if (this.search) return this.search[id] ? colourOf(id) : DIM;
     return colourOf(id);
   }
 
+  /**
+   * @param {Lane} lane @param {number} y @param {number} h
+   * @param {number} k CSS pixels per ns
+   */
   drawZones(lane, y, h, k) {
     lane.ensureSorted();
     const s = lane.s, d = lane.d, nm = lane.name, n = lane.n, t0 = this.t0, t1 = this.t1;
@@ -288,8 +359,13 @@ export class Timeline {
     if (runX1 > runX0) b.add(runC, LABEL_W + runX0, y, runX1 - runX0, h);
   }
 
+  /**
+   * @param {Uint32Array} nm a lane's name ids @param {number} i @param {number} j
+   * @returns {boolean} whether any of nm[i, j) matches the search (a sample of them past 64)
+   */
   anyMatch(nm, i, j) {
     const sr = this.search;
+    if (!sr) return false;
     if (j - i > 64) { // a sample is enough to colour a pixel
       const step = Math.floor((j - i) / 64);
       for (let q = i; q < j; q += step) if (sr[nm[q]]) return true;
@@ -299,11 +375,16 @@ export class Timeline {
     return false;
   }
 
+  /**
+   * @param {number} id a name id @param {number} w the width it has, CSS pixels
+   * @returns {string} the name, cut with an ellipsis to fit ('' when nothing fits)
+   */
   label(id, w) {
     const name = this.model.nameOf(id), fit = Math.floor(w / 6.2);
     return name.length <= fit ? name : fit > 1 ? name.slice(0, fit - 1) + '…' : '';
   }
 
+  /** @param {Lane} lane @param {number} y @param {number} h @param {number} k */
   drawInstants(lane, y, h, k) {
     lane.ensureSorted();
     const s = lane.s, nm = lane.name, n = lane.n, t0 = this.t0, t1 = this.t1, b = this.buckets;
@@ -316,7 +397,11 @@ export class Timeline {
     }
   }
 
-  // Sample ticks (sorted times): one mark per pixel that holds any. Returns the marks.
+  /**
+   * Sample ticks (sorted times): one mark per pixel that holds any. Returns the marks.
+   * @param {Float64Array} s @param {number} y @param {number} h @param {number} k
+   * @returns {number}
+   */
   drawTicks(s, y, h, k) {
     const n = s.length, t0 = this.t0, t1 = this.t1, b = this.buckets;
     let i = lowerBound(s, t0, 0, n), marks = 0;
@@ -329,10 +414,12 @@ export class Timeline {
     return marks;
   }
 
+  /** @param {Lane} lane @param {number} id its name id @param {number} y @param {number} k */
   drawCounter(lane, id, y, k) {
     lane.ensureSorted();
     const ctx = this.ctx, s = lane.s, v = lane.d, n = lane.n, t0 = this.t0, t1 = this.t1;
     const lo = lane.min, hi = lane.max > lane.min ? lane.max : lane.min + 1, h = COUNTER_H - 8;
+    /** @param {number} x */
     const yOf = (x) => y + 4 + h - (x - lo) / (hi - lo) * h;
     let i = Math.max(0, lowerBound(s, t0, 0, n) - 1);
     ctx.strokeStyle = COLOURS[colourOf(id)].replace('55%', '70%').replace(/, \d+%\)/, ', 40%)');
@@ -354,6 +441,7 @@ export class Timeline {
     ctx.fillText(`${this.model.nameOf(id)}  ${+lo.toPrecision(4)} … ${+hi.toPrecision(4)}`, LABEL_W + 4, y + 8);
   }
 
+  /** @param {number} k */
   drawOverlays(k) {
     const ctx = this.ctx;
     if (this.range) {
@@ -404,6 +492,7 @@ export class Timeline {
     }
   }
 
+  /** @param {number} k */
   drawAxis(k) {
     const ctx = this.ctx, W = this.cssW;
     ctx.fillStyle = '#fafafa';
@@ -425,10 +514,14 @@ export class Timeline {
     ctx.fillText(`view ${fmtDur(span)}`, 6, 9);
   }
 
-  // Where a selected or hovered event's lane is on screen (null when scrolled away).
+  /**
+   * Where a selected or hovered event's lane is on screen (null when scrolled away).
+   * @param {Hit} info
+   * @returns {number | null}
+   */
   laneY(info) {
     for (const row of this.rows) {
-      if (row.track !== info.track) continue;
+      if (row.kind !== 'thread' || row.track !== info.track) continue;
       const y = AXIS_H + row.y - this.scrollY;
       if (info.lane === 'zone') return y + info.depth * LANE_H;
       if (info.lane === 'instant') return y + row.zh;
@@ -436,7 +529,11 @@ export class Timeline {
     return null;
   }
 
-  // What is under (x, y) in CSS pixels of the canvas: an event, or null.
+  /**
+   * What is under (x, y) in CSS pixels of the canvas: an event, or null.
+   * @param {number} x @param {number} y
+   * @returns {Hit | null}
+   */
   hit(x, y) {
     if (x < LABEL_W || y < AXIS_H) return null;
     const yy = y - AXIS_H + this.scrollY;
@@ -444,7 +541,11 @@ export class Timeline {
     if (!row || row.kind !== 'thread') return null;
     const tr = row.track, off = yy - row.y, k = this.plotW / (this.t1 - this.t0), tol = 3 / k;
     const t = this.timeAt(x);
-    let lane, kind, depth = 0;
+    /** @type {Lane | null | undefined} */
+    let lane;
+    /** @type {'zone' | 'instant'} */
+    let kind;
+    let depth = 0;
     if (off < row.zh) { depth = Math.floor(off / LANE_H); lane = tr.zones[depth]; kind = 'zone'; }
     else if (off < row.zh + row.ih) { lane = tr.instants; kind = 'instant'; }
     else return null;
@@ -462,9 +563,15 @@ export class Timeline {
     return { track: tr, lane: kind, depth, index: i, start: lane.s[i], dur: lane.d[i], nameId: lane.name[i], name: this.model.nameOf(lane.name[i]), merged };
   }
 
-  // The names of every zone and instant that overlaps [r0, r1]: [{name, count, total, mean, max}].
+  /**
+   * The names of every zone and instant that overlaps [r0, r1]: [{name, count, total, mean, max}].
+   * @param {number} r0 @param {number} r1
+   * @returns {import('./panels.js').RangeRow[]}
+   */
   rangeTable(r0, r1) {
+    /** @type {Map<number, { id: number, count: number, total: number, max: number }>} name id -> its sums */
     const acc = new Map();
+    /** @param {Lane} lane */
     const add = (lane) => {
       lane.ensureSorted();
       const s = lane.s, d = lane.d, nm = lane.name, n = lane.n;
@@ -483,6 +590,7 @@ export class Timeline {
     return [...acc.values()].map((a) => ({ name: this.model.nameOf(a.id), count: a.count, total: a.total, mean: a.total / a.count, max: a.max }));
   }
 
+  /** @param {number} x the CSS pixel that stays put @param {number} factor the span's, > 1 zooms out */
   zoomAt(x, factor) {
     const tp = this.timeAt(x), m = this.model;
     const full = Math.max(m.maxT - m.minT, 1000) * 4;
@@ -496,6 +604,7 @@ export class Timeline {
     this.invalidate();
   }
 
+  /** @param {number} dxPx @param {number} dyPx */
   pan(dxPx, dyPx) {
     const dt = dxPx * (this.t1 - this.t0) / this.plotW;
     this.t0 -= dt; this.t1 -= dt;
@@ -507,6 +616,7 @@ export class Timeline {
 
   bind() {
     const c = this.canvas;
+    /** @param {MouseEvent} e @returns {[number, number]} */
     const pos = (e) => { const r = c.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
     c.addEventListener('wheel', (e) => {
       e.preventDefault();
@@ -514,8 +624,12 @@ export class Timeline {
       if (e.shiftKey && !e.ctrlKey) { this.pan(-e.deltaY, 0); return; }
       this.zoomAt(x, Math.exp(e.deltaY * (e.ctrlKey ? 0.01 : 0.002)));
     }, { passive: false });
+    /** @type {Map<number, number>} pointer id -> its x, while down */
     const touches = new Map();
-    let drag = null, pinch = null;
+    /** @type {{ x: number, y: number, lx: number, ly: number, moved: boolean, select: boolean } | null} */
+    let drag = null;
+    /** @type {{ d: number, mid: number } | null} two pointers' distance and middle */
+    let pinch = null;
     c.addEventListener('pointerdown', (e) => {
       c.setPointerCapture(e.pointerId);
       const [x, y] = pos(e);
@@ -543,7 +657,8 @@ export class Timeline {
       }
       if (drag) {
         if (Math.abs(x - drag.x) + Math.abs(y - drag.y) > 3) drag.moved = true;
-        if (drag.select) { this.range[1] = this.timeAt(x); this.invalidate(); }
+        // the range is null when Escape cleared it during the drag: nothing to extend
+        if (drag.select) { if (this.range) this.range[1] = this.timeAt(x); this.invalidate(); }
         else if (drag.moved) this.pan(x - drag.lx, y - drag.ly);
         drag.lx = x; drag.ly = y;
         this.hooks.hover(null);
@@ -552,15 +667,19 @@ export class Timeline {
       const h = this.hit(x, y);
       this.hooks.hover(h, e.clientX, e.clientY);
     });
+    /** @param {PointerEvent} e */
     const up = (e) => {
       touches.delete(e.pointerId);
       if (touches.size < 2) pinch = null;
       if (!drag) return;
       const [x, y] = pos(e);
       if (drag.select && drag.moved) {
-        const [r0, r1] = [Math.min(this.range[0], this.range[1]), Math.max(this.range[0], this.range[1])];
-        this.range = [r0, r1];
-        this.hooks.range(this.rangeTable(r0, r1), r0, r1);
+        const r = this.range; // null: Escape cleared it during the drag, nothing is selected
+        if (r) {
+          const [r0, r1] = [Math.min(r[0], r[1]), Math.max(r[0], r[1])];
+          this.range = [r0, r1];
+          this.hooks.range(this.rangeTable(r0, r1), r0, r1);
+        }
       } else if (!drag.moved) {
         if (drag.select) { this.range = null; this.hooks.range(null); } // as Escape: the panels too
         this.selected = this.hit(x, y);

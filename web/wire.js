@@ -19,6 +19,37 @@
 //   startLo startHi durLo durHi pid tid : Uint32Array   kind depth extra : Uint8Array
 //   name : Uint32Array
 
+/**
+ * A frame's header, checked (parseHeader).
+ * @typedef {{ format: number, version: number, count: number, payload: number, rawLen: number }} FrameHeader
+ */
+/**
+ * Events as columns, `count` long (newBatch): the u64 times as (lo, hi) halves.
+ * @typedef {{
+ *   count: number,
+ *   startLo: Uint32Array, startHi: Uint32Array, durLo: Uint32Array, durHi: Uint32Array,
+ *   pid: Uint32Array, tid: Uint32Array,
+ *   kind: Uint8Array, depth: Uint8Array, extra: Uint8Array,
+ *   name: Uint32Array,
+ * }} Batch
+ */
+/**
+ * A names entry that carries text: type 1 an event name (a: its id), 2 a thread's (a: pid,
+ * b: tid), 3 a process's (a: pid); bytes are the text's UTF-8 (the checksum hashes them).
+ * @typedef {{ type: 1 | 2 | 3, a: number, b: number, text: string, bytes: Uint8Array }} NameText
+ */
+/**
+ * A names entry that carries a sort index (version 2): type 4 a process's (a: pid), 5 a
+ * thread's (a: pid, b: tid).
+ * @typedef {{ type: 4 | 5, a: number, b: number, value: number }} NameSort
+ */
+/** @typedef {NameText | NameSort} NameEntry */
+/**
+ * A decoded frame: a batch of events, or the entries of a names frame.
+ * @typedef {{ format: number, count: number, events: Batch, names?: undefined }
+ *   | { format: number, count: number, names: NameEntry[], events?: undefined }} Frame
+ */
+
 export const HEADER_SIZE = 16;
 export const FORMAT_RAW = 1, FORMAT_PACKED = 2, FORMAT_DEFLATE = 3, FORMAT_NAMES = 4;
 export const MAX_EVENTS = 65536;
@@ -31,6 +62,12 @@ export const PACKED_PER_EVENT = 44;
 export const FORMAT_NAMES_TEXT = { 1: 'raw', 2: 'packed', 3: 'deflate', 4: 'names' };
 
 export class WireError extends Error {
+  /**
+   * @param {string} code the rule broken: TRUNCATED, MAGIC, FORMAT, VERSION, LIMIT, CORRUPT,
+   *   BOMB, VARINT, THREAD, OVERRUN or INFLATE
+   * @param {number} offset the byte in the frame (or stream) where it was found
+   * @param {string} message what was found there
+   */
   constructor(code, offset, message) {
     super(`${code} at byte ${offset}: ${message}`);
     this.code = code;
@@ -38,17 +75,29 @@ export class WireError extends Error {
   }
 }
 
+/**
+ * @param {string} code @param {number} offset @param {string} message
+ * @returns {never}
+ */
 function fail(code, offset, message) {
   throw new WireError(code, offset, message);
 }
 
+/**
+ * @param {number} count events
+ * @returns {number} the most bytes a packed payload of that many events may take
+ */
 export function packedBound(count) {
   return 5 + PACKED_PER_EVENT * count;
 }
 
-// The header of the frame at the start of `u8` (a Uint8Array): {format, version, count,
-// payload, rawLen}. Checks the magic, version, format and every limit; that the payload is
-// all there (TRUNCATED) and that nothing follows it (a WebSocket message is one frame).
+/**
+ * The header of the frame at the start of `u8` (a Uint8Array): {format, version, count,
+ * payload, rawLen}. Checks the magic, version, format and every limit; that the payload is
+ * all there (TRUNCATED) and that nothing follows it (a WebSocket message is one frame).
+ * @param {Uint8Array} u8
+ * @returns {FrameHeader}
+ */
 export function parseHeader(u8) {
   if (u8.length < HEADER_SIZE) fail('TRUNCATED', 0, `a frame of ${u8.length} bytes is shorter than its 16-byte header`);
   if (u8[0] !== 0x54 || u8[1] !== 0x56) fail('MAGIC', 0, 'not a trove wire frame (no "TV")');
@@ -75,6 +124,10 @@ export function parseHeader(u8) {
   return { format, version, count, payload, rawLen };
 }
 
+/**
+ * @param {number} count
+ * @returns {Batch} zeroed columns of count events
+ */
 export function newBatch(count) {
   return {
     count,
@@ -88,9 +141,13 @@ export function newBatch(count) {
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
-// Raw: 32-byte records. `p` is the payload (Uint8Array of exactly 32 * count bytes). On a
-// little-endian machine with the payload 4-byte aligned (a WebSocket message's is: it starts
-// 16 bytes into its own buffer), the u32 fields are read through one Uint32Array view.
+/**
+ * Raw: 32-byte records. `p` is the payload (Uint8Array of exactly 32 * count bytes). On a
+ * little-endian machine with the payload 4-byte aligned (a WebSocket message's is: it starts
+ * 16 bytes into its own buffer), the u32 fields are read through one Uint32Array view.
+ * @param {Uint8Array} p @param {number} count
+ * @returns {Batch}
+ */
 export function decodeRaw(p, count) {
   const b = newBatch(count);
   if (LITTLE_ENDIAN && p.byteOffset % 4 === 0) {
@@ -124,7 +181,13 @@ export function decodeRaw(p, count) {
 // The varint readers leave their result in these (no allocation per value).
 let vLo = 0, vHi = 0, vPos = 0;
 
-// A u32 varint at p[pos]: at most 5 bytes, the 5th below 16. Sets vLo, vPos.
+/**
+ * A u32 varint at p[pos]: at most 5 bytes, the 5th below 16. Sets vLo, vPos.
+ * @param {Uint8Array} p the payload
+ * @param {number} pos where the varint starts
+ * @param {number} end the payload's end
+ * @param {number} base the payload's offset in the frame (for messages)
+ */
 function varint32(p, pos, end, base) {
   let r = 0, shift = 0;
   for (let i = 0; i < 5; i++) {
@@ -142,7 +205,10 @@ function varint32(p, pos, end, base) {
   }
 }
 
-// A u64 varint at p[pos]: at most 10 bytes, the 10th 0 or 1. Sets vLo, vHi, vPos.
+/**
+ * A u64 varint at p[pos]: at most 10 bytes, the 10th 0 or 1. Sets vLo, vHi, vPos.
+ * @param {Uint8Array} p @param {number} pos @param {number} end @param {number} base
+ */
 function varint64(p, pos, end, base) {
   let lo = 0, hi = 0;
   for (let i = 0; i < 10; i++) {
@@ -160,7 +226,11 @@ function varint64(p, pos, end, base) {
   fail('VARINT', base + pos - 1, 'a varint longer than 10 bytes');
 }
 
-// Packed: p is the payload (Uint8Array), `base` its offset in the frame (for messages).
+/**
+ * Packed: p is the payload (Uint8Array), `base` its offset in the frame (for messages).
+ * @param {Uint8Array} p @param {number} count @param {number} [base]
+ * @returns {Batch}
+ */
 export function decodePacked(p, count, base = HEADER_SIZE) {
   const end = p.length;
   varint32(p, 0, end, base);
@@ -186,7 +256,7 @@ export function decodePacked(p, count, base = HEADER_SIZE) {
     // start: zigzag delta, added in wrapping 64-bit arithmetic. The varints of an event
     // take at most 25 bytes: with that many left, those of up to 4 bytes (28 bits, the common
     // case) are read here without a bound check per byte; the rest go through varint64/32.
-    let zLo, zHi, x, c;
+    let zLo, zHi, x = 0, c = 0;
     const fast = end - pos >= 25;
     if (fast && (c = p[pos]) < 0x80) { zLo = c; zHi = 0; pos += 1; }
     else if (fast && (x = p[pos + 1]) < 0x80) { zLo = (c & 0x7f) | (x << 7); zHi = 0; pos += 2; }
@@ -213,8 +283,12 @@ export function decodePacked(p, count, base = HEADER_SIZE) {
   return b;
 }
 
-// Inflate a raw deflate stream into exactly rawLen bytes; never more (BOMB), never fewer
-// (CORRUPT), a malformed stream or bytes after its end are INFLATE.
+/**
+ * Inflate a raw deflate stream into exactly rawLen bytes; never more (BOMB), never fewer
+ * (CORRUPT), a malformed stream or bytes after its end are INFLATE.
+ * @param {Uint8Array<ArrayBuffer>} data @param {number} rawLen
+ * @returns {Promise<Uint8Array<ArrayBuffer>>}
+ */
 export async function inflateRaw(data, rawLen) {
   const out = new Uint8Array(rawLen);
   let n = 0;
@@ -235,7 +309,7 @@ export async function inflateRaw(data, rawLen) {
     }
   } catch (e) {
     if (e instanceof WireError) throw e;
-    fail('INFLATE', HEADER_SIZE, `a malformed deflate stream (${e.message || e})`);
+    fail('INFLATE', HEADER_SIZE, `a malformed deflate stream (${(e instanceof Error && e.message) || e})`);
   }
   await w;
   if (n !== rawLen) fail('CORRUPT', 12, `the deflate stream inflates to ${n} bytes, not its raw_len of ${rawLen}`);
@@ -244,9 +318,15 @@ export async function inflateRaw(data, rawLen) {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-// Names: entries [{type, a, b, text | value}], the whole frame checked before any is returned.
+/**
+ * Names: entries [{type, a, b, text | value}], the whole frame checked before any is returned.
+ * @param {Uint8Array} p @param {number} count @param {number} version @param {number} [base]
+ * @returns {NameEntry[]}
+ */
 export function decodeNames(p, count, version, base = HEADER_SIZE) {
-  const end = p.length, out = new Array(count);
+  const end = p.length;
+  /** @type {NameEntry[]} */
+  const out = new Array(count);
   let pos = 0;
   for (let i = 0; i < count; i++) {
     if (pos >= end) fail('TRUNCATED', base + pos, `the payload ends before entry ${i}`);
@@ -263,20 +343,24 @@ export function decodeNames(p, count, version, base = HEADER_SIZE) {
       if (len > end - pos) fail('OVERRUN', base + pos, `entry ${i}: a name of ${len} bytes past the payload's end`);
       let text;
       try { text = utf8.decode(p.subarray(pos, pos + len)); } catch { fail('CORRUPT', base + pos, `entry ${i}: a name that is not UTF-8`); }
-      out[i] = { type, a, b, text, bytes: p.slice(pos, pos + len) };
+      out[i] = { type: /** @type {1 | 2 | 3} */ (type), a, b, text, bytes: p.slice(pos, pos + len) };
       pos += len;
     } else {
       varint32(p, pos, end, base); pos = vPos;
       const z = vLo;
-      out[i] = { type, a, b, value: (z >>> 1) ^ -(z & 1) };
+      out[i] = { type: /** @type {4 | 5} */ (type), a, b, value: (z >>> 1) ^ -(z & 1) };
     }
   }
   if (pos !== end) fail('CORRUPT', base + pos, `${end - pos} bytes after the last entry`);
   return out;
 }
 
-// One frame (a whole WebSocket message, Uint8Array): {format, count, events?, names?}.
-// Raw and packed decode synchronously; a deflate frame is inflated first (a Promise).
+/**
+ * One frame (a whole WebSocket message, Uint8Array): {format, count, events?, names?}.
+ * Raw and packed decode synchronously; a deflate frame is inflated first (a Promise).
+ * @param {Uint8Array<ArrayBuffer>} u8
+ * @returns {Frame | null} null for a deflate frame (decodeFrame inflates it)
+ */
 export function decodeFrameSync(u8) {
   const h = parseHeader(u8);
   const p = u8.subarray(HEADER_SIZE, HEADER_SIZE + h.payload);
@@ -286,6 +370,10 @@ export function decodeFrameSync(u8) {
   return null; // deflate: decodeFrame
 }
 
+/**
+ * @param {Uint8Array<ArrayBuffer>} u8
+ * @returns {Promise<Frame>}
+ */
 export async function decodeFrame(u8) {
   const r = decodeFrameSync(u8);
   if (r) return r;
@@ -294,7 +382,11 @@ export async function decodeFrame(u8) {
   return { format: h.format, count: h.count, events: decodePacked(inflated, h.count, 0) };
 }
 
-// A stream of frames back to back (a .wire file): each frame's bytes, in order.
+/**
+ * A stream of frames back to back (a .wire file): each frame's bytes, in order.
+ * @param {Uint8Array<ArrayBuffer>} u8
+ * @returns {Generator<Uint8Array<ArrayBuffer>>}
+ */
 export function* splitStream(u8) {
   let o = 0;
   while (o < u8.length) {
@@ -311,12 +403,22 @@ export function* splitStream(u8) {
 // mix of (start_ns, dur_ns, the name's FNV-1a hash) per event, summed modulo 2^32, so that it
 // does not depend on the order the events came in. tests/browser/viewer_test.mjs computes
 // the same from `trove cat --json`.
+/**
+ * @param {ArrayLike<number>} bytes
+ * @returns {number}
+ */
 export function fnv1a(bytes) {
   let h = 0x811c9dc5;
   for (let i = 0; i < bytes.length; i++) h = Math.imul(h ^ bytes[i], 0x01000193);
   return h >>> 0;
 }
 
+/**
+ * @param {number} sLo @param {number} sHi start_ns's halves
+ * @param {number} dLo @param {number} dHi dur_ns's halves
+ * @param {number} nameHash fnv1a of the name's UTF-8
+ * @returns {number}
+ */
 export function eventMix(sLo, sHi, dLo, dHi, nameHash) {
   let h = Math.imul(sLo ^ 0x9e3779b9, 0x85ebca6b);
   h ^= sHi; h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
