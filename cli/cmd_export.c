@@ -295,7 +295,8 @@ int cmd_export(int argc, char **argv)
 {
     static const char *const formats[] = {"bundle", "parquet", "dir"};
     static const char *const codecs[] = {"none", "zstd", "gzip"};
-    static const char *const modes[] = {"plain", "dict", "delta-dict"};
+    /* by enum trove_tables_mode */
+    static const char *const modes[] = {"delta-dict", "plain", "dict"};
     struct cli_common co;
     struct trove_tables_options topt;
     struct trove_bundle_manifest m;

@@ -231,7 +231,7 @@ struct trove_export_options {
                                           warnings and progress are this export's */
     const char *out;         /* a file, a pipe, stdout ("-"); the directory (made) for dir */
     int deflate;             /* bundle: deflated entries */
-    struct trove_tables_options topt; /* the Parquet encoding (trove_tables_defaults) */
+    struct trove_tables_options topt; /* the Parquet encoding (zeroed: the defaults) */
     const char *manifest_name; /* the manifest's capture (NULL: the capture, or in's base
                                   name) */
     size_t trace_run_events; /* trace formats: the writer's run and fan-in (0: the environment's

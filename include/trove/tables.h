@@ -34,9 +34,10 @@ extern "C" {
 #endif
 
 enum trove_tables_mode {
-    TROVE_TABLES_PLAIN = 0,
-    TROVE_TABLES_DICT = 1,
-    TROVE_TABLES_DELTA_DICT = 2
+    TROVE_TABLES_DELTA_DICT = 0, /* the default, so that a zeroed options struct is it */
+    TROVE_TABLES_PLAIN = 1,
+    TROVE_TABLES_DICT = 2,
+    TROVE_TABLES_MODE_COUNT_ = 3
 };
 
 struct trove_tables_options {
@@ -45,7 +46,8 @@ struct trove_tables_options {
     uint64_t row_group_rows; /* 0: the writer's default */
 };
 
-/* Defaults: delta-dict, no codec, the writer's row groups. */
+/* Defaults: delta-dict, no codec, the writer's row groups — which a zeroed struct is too
+ * (this fills them in explicitly). */
 void trove_tables_defaults(struct trove_tables_options *o);
 
 enum trove_table {

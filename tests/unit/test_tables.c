@@ -99,7 +99,7 @@ static void roundtrip(size_t n, int mode, int codec, uint64_t rg)
 
 static void test_roundtrips(void)
 {
-    for (int mode = TROVE_TABLES_PLAIN; mode <= TROVE_TABLES_DELTA_DICT; mode++)
+    for (int mode = 0; mode < TROVE_TABLES_MODE_COUNT_; mode++)
         for (int codec = TROVE_PQ_CODEC_NONE; codec <= TROVE_PQ_CODEC_GZIP; codec++)
             roundtrip(3000, mode, codec, 1000);
     roundtrip(0, TROVE_TABLES_DELTA_DICT, TROVE_PQ_CODEC_NONE, 0);
@@ -112,17 +112,27 @@ static void test_encodings(void)
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_tables_options o;
-    static const int want[3][8] = {
-        {0, 0, 0, 0, 0, 0, 0, 0},
-        {1, 1, 1, 1, 1, 1, 1, 1},
-        {2, 2, 1, 1, 1, 1, 1, 1},
+    static const int want[TROVE_TABLES_MODE_COUNT_][8] = {
+        [TROVE_TABLES_PLAIN] = {0, 0, 0, 0, 0, 0, 0, 0},
+        [TROVE_TABLES_DICT] = {1, 1, 1, 1, 1, 1, 1, 1},
+        [TROVE_TABLES_DELTA_DICT] = {2, 2, 1, 1, 1, 1, 1, 1},
     };
 
     capture(&ev, &names, 2000);
     trove_tables_defaults(&o);
     CHECK_EQ_INT(o.mode, TROVE_TABLES_DELTA_DICT);
     CHECK_EQ_INT(o.codec, TROVE_PQ_CODEC_NONE);
-    for (int mode = 0; mode < 3; mode++) {
+    {   /* a zeroed struct is the defaults: the same bytes */
+        struct trove_tables_options z;
+        struct trove_bytes a = {0}, b = {0};
+        memset(&z, 0, sizeof z);
+        CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, &o, &a, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, &z, &b, NULL), TROVE_OK);
+        CHECK(a.len > 0 && a.len == b.len && !memcmp(a.ptr, b.ptr, a.len));
+        trove_bytes_free(&a);
+        trove_bytes_free(&b);
+    }
+    for (int mode = 0; mode < TROVE_TABLES_MODE_COUNT_; mode++) {
         struct trove_bytes f = {0};
         struct trove_pq_file *pf = NULL;
         o.mode = mode;
@@ -322,7 +332,7 @@ static void test_events_in_pieces(void)
 {
     static const size_t sizes[] = {0, 1, 999, 1000, 1001, 3500};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++)
-        for (int mode = TROVE_TABLES_PLAIN; mode <= TROVE_TABLES_DELTA_DICT; mode++)
+        for (int mode = 0; mode < TROVE_TABLES_MODE_COUNT_; mode++)
             for (int codec = TROVE_PQ_CODEC_NONE; codec <= TROVE_PQ_CODEC_GZIP; codec++) {
                 struct trove_events ev = {0}, back = {0};
                 struct trove_names *names = NULL, *nb = NULL;
@@ -795,7 +805,7 @@ static void test_profile_tables(void)
 
     memset(tab, 0, sizeof tab);
     memset(&in, 0, sizeof in);
-    for (int mode = TROVE_TABLES_PLAIN; mode <= TROVE_TABLES_DELTA_DICT; mode++) {
+    for (int mode = 0; mode < TROVE_TABLES_MODE_COUNT_; mode++) {
         struct trove_tables_options o;
         trove_tables_defaults(&o);
         o.mode = mode;
