@@ -65,6 +65,7 @@ const char *trove_sample_event_name(int event);
 #define TROVE_SAMPLE_RING_PAGES_DEFAULT 64u
 #define TROVE_SAMPLE_RING_PAGES_MAX 4096u
 
+/* A zeroed struct means every default; so does any field left 0. */
 struct trove_sample_options {
     uint32_t hz;         /* samples a second of each thread's time on a CPU, 1 .. 100000 */
     int event;           /* enum trove_sample_event */
@@ -72,7 +73,7 @@ struct trove_sample_options {
                             the kernel's locked-memory limit refuses it */
 };
 
-/* hz 999, event auto, ring_pages TROVE_SAMPLE_RING_PAGES_DEFAULT. */
+/* The defaults, explicitly: hz 999, event auto, ring_pages TROVE_SAMPLE_RING_PAGES_DEFAULT. */
 void trove_sample_defaults(struct trove_sample_options *o);
 
 /* Is rc (from trove_sampler_spawn or _attach) the kernel refusing to sample — not allowed

@@ -349,15 +349,21 @@ static int map_ring(struct trove_sampler *s, size_t ci, int fd, struct trove_dia
     }
 }
 
-static int new_sampler(const struct trove_sample_options *o, struct trove_sample_set *set,
+static int new_sampler(const struct trove_sample_options *given, struct trove_sample_set *set,
                        struct trove_sampler **out, struct trove_diag *diag)
 {
+    struct trove_sample_options opt, *o = &opt;
     struct trove_sampler *s;
     long max_rate;
     int rc;
 
-    if (!o || !set || !out)
+    if (!given || !set || !out)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "bad arguments to the sampler");
+    opt = *given; /* a field left 0 is its default (a zeroed struct: every default) */
+    if (!opt.hz)
+        opt.hz = TROVE_SAMPLE_HZ_DEFAULT;
+    if (!opt.ring_pages)
+        opt.ring_pages = TROVE_SAMPLE_RING_PAGES_DEFAULT;
     if (o->hz < 1 || o->hz > 100000)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "a rate of %" PRIu32 " Hz is not 1 .. 100000",
                           o->hz);

@@ -106,8 +106,25 @@ static void test_spawn(void)
     trove_sampler_free(s);
     CHECK(no_children_left());
 
+    /* A zeroed struct is every default. */
+    {
+        struct trove_sample_options z;
+        memset(&z, 0, sizeof z);
+        CHECK_EQ_INT(trove_sampler_spawn(&z, argv_sh, set, &s, &diag), TROVE_OK);
+        if (s) {
+            CHECK_EQ_INT(run_until_end(s, 20), 0);
+            CHECK_EQ_INT(trove_sampler_end_command(s, SIGTERM, 100, &status), 1);
+            trove_sampler_stats(s, &st);
+            CHECK_EQ_INT(st.hz, TROVE_SAMPLE_HZ_DEFAULT);
+            CHECK(st.ring_pages >= 1 && st.ring_pages <= TROVE_SAMPLE_RING_PAGES_DEFAULT);
+            trove_sampler_free(s);
+            s = NULL;
+        }
+        CHECK(no_children_left());
+    }
+
     /* Bad options. */
-    o.hz = 0;
+    o.hz = 100001;
     CHECK_EQ_INT(trove_sampler_spawn(&o, argv_sh, set, &s, &diag), TROVE_ERR_INVALID);
     trove_sample_defaults(&o);
     o.ring_pages = 3;
