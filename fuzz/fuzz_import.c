@@ -197,7 +197,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             CHECK(same_event(&k->ev.ev[i], &base[i]));
         for (size_t i = 0; i < ev.len; i++)
             CHECK(same_event(&k->ev.ev[before + i], &ev.ev[i]));
-        CHECK(fuzz_same_names(names, k->names));
+        CHECK(test_same_names(names, k->names));
         CHECK(trove_capture_read_flows(fz.s, NAME, 0, UINT64_MAX, &got, &diag) == TROVE_OK);
         CHECK(got.len == flows.len &&
               (!got.len || !memcmp(got.f, flows.f, got.len * sizeof *got.f)));

@@ -101,7 +101,7 @@ static void oracle(const struct run *a)
     qsort(a->flows.f + 1, a->flows.len - 1, sizeof *a->flows.f, cmp_flow);
     qsort(b.flows.f + 1, b.flows.len - 1, sizeof *b.flows.f, cmp_flow);
     CHECK(!memcmp(a->flows.f, b.flows.f, a->flows.len * sizeof *a->flows.f));
-    CHECK(fuzz_same_names(a->names, b.names));
+    CHECK(test_same_names(a->names, b.names));
     run_free(&b);
     trove_bytes_free(&out);
 }

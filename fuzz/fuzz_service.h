@@ -4,9 +4,10 @@
  * fuzz_ws_server). The service reads a request's head and a WebSocket's frames as they come
  * off its sockets (src/net/web.c, http.c, web_view.c); the only way to feed those bytes as
  * it reads them, in the pieces TCP makes, is a socket to the running service, so that is
- * what the targets use: one service per process, started at the first input (a fresh store
- * in a temporary directory, fuzz_tmpdir.h, a token file, listening on 127.0.0.1:0 with no
- * exporter or importer), stopped and its directory removed at exit. Each input is one
+ * what the targets use: one service per process, started at the first input by the tests'
+ * own in-process service (tests/support/support_serve.c; a fresh store in a temporary
+ * directory, fuzz_tmpdir.h, a token file, listening on 127.0.0.1:0, its import and export
+ * the input layer's), stopped and its directory removed at exit. Each input is one
  * connection.
  *
  * fuzz_io sends a request while it reads what comes back (so that neither side waits on the
@@ -37,6 +38,7 @@
 
 #include "fuzz_check.h"
 #include "fuzz_tmpdir.h"
+#include "support_serve.h"
 #include "trove/serve.h"
 
 /* The service's token: base64's alphabet, '+' and '/' and '=' included, as the docs' recipe
@@ -46,25 +48,10 @@
 #define FUZZ_IO_TIMEOUT_MS 10000
 
 static struct {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int ready, done, rc;
+    int ready;
     int port;
     char dir[256], token_file[300];
-} fuzz_srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-
-static void fuzz_srv_ready(void *ctx, const char *url, const char *sock)
-{
-    const char *colon = strrchr(url, ':');
-    (void)ctx;
-    (void)sock;
-    pthread_mutex_lock(&fuzz_srv.mu);
-    fuzz_srv.port = colon ? atoi(colon + 1) : 0;
-    fuzz_srv.ready = 1;
-    pthread_cond_broadcast(&fuzz_srv.cv);
-    pthread_mutex_unlock(&fuzz_srv.mu);
-}
+} fuzz_srv;
 
 static void fuzz_srv_log(void *ctx, const char *line)
 {
@@ -72,46 +59,19 @@ static void fuzz_srv_log(void *ctx, const char *line)
     (void)line; /* millions of connections: not a line each */
 }
 
-static void *fuzz_srv_main(void *arg)
-{
-    struct trove_serve_options so;
-    struct trove_diag diag = {0};
-    int rc;
-
-    (void)arg;
-    memset(&so, 0, sizeof so);
-    so.store_dir = fuzz_srv.dir;
-    so.listen = "127.0.0.1:0";
-    so.token_file = fuzz_srv.token_file;
-    so.max_import = FUZZ_MAX_IMPORT;
-    /* Each input's connection is reset at its end, and the next may come before the service
-     * has seen that: room enough that an input is never refused for the last one's slot. */
-    so.max_replays = 64;
-    so.max_exports = 64;
-    so.max_uploads = 64;
-    so.ready = fuzz_srv_ready;
-    so.log = fuzz_srv_log;
-    rc = trove_serve_run(&so, &diag);
-    if (rc != TROVE_OK)
-        fprintf(stderr, "fuzz: the service: %s\n", diag.msg);
-    pthread_mutex_lock(&fuzz_srv.mu);
-    fuzz_srv.rc = rc;
-    fuzz_srv.done = 1;
-    pthread_cond_broadcast(&fuzz_srv.cv);
-    pthread_mutex_unlock(&fuzz_srv.mu);
-    return NULL;
-}
-
 static void fuzz_srv_stop(void)
 {
-    trove_serve_stop();
-    pthread_join(fuzz_srv.thread, NULL);
+    test_serve_stop();
     fuzz_remove_tree(fuzz_srv.dir);
 }
 
-/* The service's port, starting it the first time. */
+/* The service's port, starting it the first time: the tests' own in-process service
+ * (tests/support/support_serve.c) with this file's token and limits. */
 static int fuzz_service_port(void)
 {
+    struct trove_serve_options so;
+    char url[128];
+    const char *colon;
     FILE *f;
 
     if (fuzz_srv.ready)
@@ -121,12 +81,21 @@ static int fuzz_service_port(void)
     CHECK((f = fopen(fuzz_srv.token_file, "w")) != NULL);
     fprintf(f, "%s\n", FUZZ_TOKEN);
     CHECK(fclose(f) == 0);
-    CHECK(pthread_create(&fuzz_srv.thread, NULL, fuzz_srv_main, NULL) == 0);
-    pthread_mutex_lock(&fuzz_srv.mu);
-    while (!fuzz_srv.ready && !fuzz_srv.done)
-        pthread_cond_wait(&fuzz_srv.cv, &fuzz_srv.mu);
-    pthread_mutex_unlock(&fuzz_srv.mu);
-    CHECK(fuzz_srv.ready && fuzz_srv.port > 0);
+    memset(&so, 0, sizeof so);
+    so.store_dir = fuzz_srv.dir;
+    so.token_file = fuzz_srv.token_file;
+    so.max_import = FUZZ_MAX_IMPORT;
+    /* Each input's connection is reset at its end, and the next may come before the service
+     * has seen that: room enough that an input is never refused for the last one's slot. */
+    so.max_replays = 64;
+    so.max_exports = 64;
+    so.max_uploads = 64;
+    so.log = fuzz_srv_log;
+    CHECK(test_serve_start_opts(&so, url, sizeof url, NULL, 0) == TROVE_OK);
+    colon = strrchr(url, ':');
+    fuzz_srv.port = colon ? atoi(colon + 1) : 0;
+    CHECK(fuzz_srv.port > 0);
+    fuzz_srv.ready = 1;
     atexit(fuzz_srv_stop);
     return fuzz_srv.port;
 }

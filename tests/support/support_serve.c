@@ -25,8 +25,7 @@ static struct {
     pthread_cond_t cv;
     int ready, done, rc;
     char store[256], url[128], sock[256];
-    uint32_t commit_ms;
-    uint64_t max_viewer_queue;
+    struct trove_serve_options base; /* what the caller set; the rest is the defaults */
     char *log;             /* its log lines since the start, each ending in '\n' */
     size_t log_len, log_cap;
 } srv = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -79,13 +78,13 @@ static void *srv_main(void *arg)
     int rc;
 
     (void)arg;
-    memset(&so, 0, sizeof so);
+    so = srv.base;
     so.store_dir = srv.store;
-    so.listen = "127.0.0.1:0";
-    so.commit_ms = srv.commit_ms;
-    so.max_viewer_queue = srv.max_viewer_queue;
+    if (!so.listen)
+        so.listen = "127.0.0.1:0";
     so.ready = srv_ready;
-    so.log = srv_log;
+    if (!so.log)
+        so.log = srv_log;
     rc = trove_serve_run(&so, &diag);
     if (rc != TROVE_OK)
         fprintf(stderr, "serve: %s\n", diag.msg);
@@ -106,11 +105,22 @@ int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_
 int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
                            char *url, size_t url_cap, char *sock, size_t sock_cap)
 {
+    struct trove_serve_options so;
+
+    memset(&so, 0, sizeof so);
+    so.store_dir = store_dir;
+    so.commit_ms = commit_ms;
+    so.max_viewer_queue = max_viewer_queue;
+    return test_serve_start_opts(&so, url, url_cap, sock, sock_cap);
+}
+
+int test_serve_start_opts(const struct trove_serve_options *base, char *url, size_t url_cap,
+                          char *sock, size_t sock_cap)
+{
     int rc;
 
-    snprintf(srv.store, sizeof srv.store, "%s", store_dir);
-    srv.commit_ms = commit_ms;
-    srv.max_viewer_queue = max_viewer_queue;
+    srv.base = *base;
+    snprintf(srv.store, sizeof srv.store, "%s", base->store_dir);
     srv.ready = srv.done = 0;
     srv.rc = TROVE_OK;
     free(srv.log);

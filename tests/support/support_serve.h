@@ -31,6 +31,12 @@ int test_serve_start(const char *store_dir, uint32_t commit_ms, char *url, size_
 /* The same with each viewer's queue bounded at max_viewer_queue bytes (0: the default). */
 int test_serve_start_queue(const char *store_dir, uint32_t commit_ms, uint64_t max_viewer_queue,
                            char *url, size_t url_cap, char *sock, size_t sock_cap);
+/* The same from options the caller fills (store_dir required; its token, limits, log...):
+ * listen defaults to 127.0.0.1:0 and log to the one test_serve_log_count reads; ready is
+ * this file's. The fuzz targets start their service this way too (fuzz/fuzz_service.h). */
+struct trove_serve_options;
+int test_serve_start_opts(const struct trove_serve_options *base, char *url, size_t url_cap,
+                          char *sock, size_t sock_cap);
 int test_serve_stop(void);
 /* How many times needle occurs in the service's log since test_serve_start. */
 int test_serve_log_count(const char *needle);
