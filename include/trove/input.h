@@ -268,7 +268,8 @@ struct trove_import_result {
     uint64_t flow_rows;
     uint64_t samples;
     uint64_t new_objects, new_bytes;
-    int bad_input; /* on failure: the input was at fault (not the store) */
+    int bad_input; /* on failure: the input was at fault (it could not be read, or the
+                      capture's writer refused what it holds), not the store */
 };
 
 /* Read the input at path whole and store it as capture `name` through s (appending when

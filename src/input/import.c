@@ -68,6 +68,9 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
         if (!diag->msg[0])
             in_fail(diag, rc, "%s", trove_strerror(rc));
         in_remote_detail(s, rc, diag);
+        /* the capture's writer refusing what was read (an event it does not store, say) is
+         * the input's fault too; a name the caller gave was checked before */
+        res->bad_input = rc == TROVE_ERR_INVALID;
         goto out;
     }
     res->events = ev.len;
