@@ -74,7 +74,7 @@ json "$tmp/out" 'j["new_objects"] == 0 and j["events"] == 200000'
 exits 0 t verify
 
 t ls --json > "$tmp/ls.json" || bad "ls --json"
-json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"] and j[0]["events"] == 200000 and j[0]["segments"] == 98 and j[0]["stored_bytes"] == json.load(open(sys.argv[1].replace("ls.json", "i1.json")))["stored_bytes"] and j[0]["first_ns"] <= j[0]["end_ns"] and j[0]["last_used_ns"] is None'
+json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"] and j[0]["events"] == 200000 and j[0]["segments"] == 98 and j[0]["stored_bytes"] == json.load(open("'"$tmp/i1.json"'"))["stored_bytes"] and j[0]["first_ns"] <= j[0]["end_ns"] and j[0]["last_used_ns"] is None'
 exits 0 t ls
 check grep -q '^gen  *200000 events  98 segments.*last used never$' "$tmp/out"
 
@@ -122,7 +122,7 @@ check cmp -s "$tmp/g.raw" "$tmp/r2.raw"
 for f in columnar columnar_deflate; do
   t import "$tmp/g.wire" --name "gen-$f" --segment-bytes 64K --segment-format $f --json \
     --quiet > "$tmp/c.json" || bad "import --segment-format $f"
-  json "$tmp/c.json" 'j["segment_format"] == "columnar" and j["events"] == 200000 and j["segments"] == 98 and j["stored_bytes"] < json.load(open(sys.argv[1].replace("c.json", "i1.json")))["stored_bytes"]'
+  json "$tmp/c.json" 'j["segment_format"] == "columnar" and j["events"] == 200000 and j["segments"] == 98 and j["stored_bytes"] < json.load(open("'"$tmp/i1.json"'"))["stored_bytes"]'
   exits 0 t replay "gen-$f" --wire raw -o "$tmp/c.raw"
   check cmp -s "$tmp/g.raw" "$tmp/c.raw"
   exits 0 t replay "gen-$f" --wire packed --frame-events 1000 -o "$tmp/c.packed"
