@@ -51,7 +51,7 @@ check [ -z "$(ls -A "$tmp" | grep trove-bench-stream)" ]
 "$TROVE" bench stream --segments 6 --segment-mib 1 --latency-ms 1 --rounds 1 --budget 1M \
     --depth 8 --json --dir "$tmp" >"$tmp/b.json"
 check [ $? -eq 0 ]
-check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["budget_bytes"] == 1 << 20 and 0 < d["peak_held_bytes"] <= 1 << 20, d' "$tmp/b.json"
+json "$tmp/b.json" 'j["budget_bytes"] == 1 << 20 and 0 < j["peak_held_bytes"] <= 1 << 20'
 
 # The table.
 "$TROVE" bench stream --segments 4 --segment-mib 1 --latency-ms 1 --rounds 1 --dir "$tmp" >"$tmp/t.txt"
@@ -73,7 +73,7 @@ done
 "$TROVE" bench stream --segments 2 --segment-mib 1 --latency-ms 1 --rounds 1 \
     --segment-format columnar_deflate --json --dir "$tmp" >"$tmp/c.json"
 check [ $? -eq 0 ]
-check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["segment_format"] == "columnar_deflate", d' "$tmp/c.json"
+json "$tmp/c.json" 'j["segment_format"] == "columnar_deflate"'
 
 "$TROVE" bench stream --help >"$tmp/help.txt"
 check [ $? -eq 0 ]

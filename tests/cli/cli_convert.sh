@@ -36,14 +36,10 @@ check cmp -s "$tmp/t.raw" "$tmp/t2.raw"
 check grep -qx '110500 10250 1 2 zone 1 0 inner \[main "thread"\]' "$tmp/t.raw.txt"
 # JSON lines parse and carry the names
 "$trove" cat "$tmp/t.packed" --json > "$tmp/t.jsonl" || bad "cat --json"
-check python3 -c '
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-assert len(rows) == 4, rows
-assert rows[0]["name"] == "outer" and rows[0]["thread"] == "main \"thread\"" and rows[0]["process"] == "app", rows[0]
-assert rows[2]["kind"] == "instant" and rows[2]["extra"] == 2 and rows[2]["dur_ns"] == 0, rows[2]
-assert rows[3]["name"] == "be" and rows[3]["dur_ns"] == 10000, rows[3]
-' "$tmp/t.jsonl"
+json --lines "$tmp/t.jsonl" 'len(j) == 4' \
+    'j[0]["name"] == "outer" and j[0]["thread"] == "main \"thread\"" and j[0]["process"] == "app"' \
+    'j[2]["kind"] == "instant" and j[2]["extra"] == 2 and j[2]["dur_ns"] == 0' \
+    'j[3]["name"] == "be" and j[3]["dur_ns"] == 10000'
 
 # A stream whose names change midway: a names frame, 3 events of name 0 = "a", a names frame
 # renaming 0 to "b", 2 more events. Events keep the name in force where they stand, through

@@ -209,13 +209,11 @@ exits 0 "$TROVE" record livehot --socket "$sock" --json -- "$hot" --seconds 1
 cp "$tmp/out" "$tmp/live.json"
 json "$tmp/live.json" 'j["samples"] > 100 and j["sent_frames"] >= 2 and j["sent_bytes"] > 0'
 # /api/status counts them, published and then committed (the capture closes with the stream)
-want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["samples"])' "$tmp/live.json")
+want=$(json_get "$tmp/live.json" 'j["samples"]')
 got=
 for _ in $(seq 1 300); do
-    got=$(curl -s "${url}api/status" | python3 -c '
-import json, sys
-j = json.load(sys.stdin)
-print(" ".join(str(c["samples"]) + "/" + str(c["committed_samples"]) for c in j["captures"] if c["name"] == "livehot"))')
+    got=$(curl -s "${url}api/status" |
+        json_get - '" ".join(str(c["samples"]) + "/" + str(c["committed_samples"]) for c in j["captures"] if c["name"] == "livehot")')
     [ "$got" = "$want/$want" ] && break
     sleep 0.1
 done

@@ -24,8 +24,7 @@ serve_start
 TROVE_SOCKET=$sock "$example" 200000 -r 2 -c names > "$tmp/run.out" 2> "$tmp/run.err" || bad "the example: $(cat "$tmp/run.err")"
 for _ in $(seq 1 1200); do # until the service has closed the capture
     curl -s "${url}api/captures/names" > "$tmp/info.json" 2> /dev/null
-    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if not j["live"] and j["events"] > 0 else 1)' \
-        "$tmp/info.json" 2> /dev/null && break
+    json_check "$tmp/info.json" 'not j["live"] and j["events"] > 0' 2> /dev/null && break
     sleep 0.1
 done
 "$TROVE" export store:names --store "$s" --format chrome-json -o "$tmp/names.json" -q || bad "export of the capture"
