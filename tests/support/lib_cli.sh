@@ -45,7 +45,9 @@ need_python3() {
 # lines stays theirs). With TROVE_CASE unset or empty every part runs; else only the parts it
 # names (separated by spaces or commas), as in `TROVE_CASE=verify bash tests/cli/cli_store.sh
 # ...`. What is outside the parts (setup, helpers) always runs, and a part may use what an
-# earlier one made: name both then. A name no part has makes finish list them and exit 2.
+# earlier one made: name both then. A name no part has makes finish list them and exit 2;
+# the parts are the script's `if section NAME; then` lines, whether or not the run reached
+# them (a script may finish early, as cli_install.sh does in a sanitized build).
 sections=
 section() {
     sections="$sections $1"
@@ -54,7 +56,10 @@ section() {
     return 1
 }
 finish() {
-    local want picked=${TROVE_CASE:-}
+    local want picked=${TROVE_CASE:-} name
+    for name in $(sed -n 's/^if section \([A-Za-z0-9_]*\); then$/\1/p' "$0" 2> /dev/null); do
+        case "$sections " in *" $name "*) ;; *) sections="$sections $name" ;; esac
+    done
     for want in ${picked//,/ }; do
         case "$sections " in
         *" $want "*) ;;
