@@ -44,6 +44,8 @@ assert "trove-example-s" not in named and None not in named, named
 ' "$tmp/$1.json"
 }
 
+# The names: the program alone, and sampled into its capture twice.
+if section names; then
 serve_start
 # The program alone: its process is named after it, not after the capture.
 TROVE_SOCKET=$sock "$example" 200000 -c alone > "$tmp/alone.out" 2> "$tmp/alone.err" || bad "the example: $(cat "$tmp/alone.err")"
@@ -58,8 +60,10 @@ names_kept smp2
 "$TROVE" export store:alone --store "$s" --format chrome-json -o "$tmp/alone.json" -q || bad "export of alone"
 json "$tmp/alone.json" '[e["args"]["name"] for e in (j["traceEvents"] if isinstance(j, dict) else j)
                          if e.get("ph") == "M" and e["name"] == "process_name"] == ["trove-example-s"]'
+fi
 
 # The sampler's service stopped mid-run: it fails, and its samples add up.
+if section sampler_stopped; then
 serve_start
 TROVE_SOCKET=$sock "$TROVE" record smpstop --socket "$sock" --json -- "$example" 200000 -r 0 -c smpstop \
     > "$tmp/stop.json" 2> "$tmp/stop.err" &
@@ -75,5 +79,6 @@ wait "$r_pid" && bad "record (sampling) ended 0 with its service stopped"
 grep '^{"capture"' "$tmp/stop.json" > "$tmp/stop1.json" # the command's own line is there too
 json "$tmp/stop1.json" 'j["failed"] and j["sent_samples"] > 0' \
     'j["samples"] == j["sent_samples"] + j["dropped_samples"]'
+fi
 
 finish
