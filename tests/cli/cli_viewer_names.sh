@@ -19,6 +19,7 @@ if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
 fi
 [ -x "$example" ] || { echo "skip: $example is not built"; exit 77; }
 [ -n "${KEEP:-}" ] && trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; echo "kept $tmp"' EXIT
+if section names; then
 s=$tmp/store
 serve_start
 TROVE_SOCKET=$sock "$example" 200000 -r 2 -c names > "$tmp/run.out" 2> "$tmp/run.err" || bad "the example: $(cat "$tmp/run.err")"
@@ -32,4 +33,5 @@ node "$src/tests/browser/names_test.mjs" "$url" names "$tmp/names.json" "$tmp" 2
 check test "${PIPESTATUS[0]}" -eq 0
 check test -s "$tmp/names-screenshot.png"
 serve_stop
+fi
 finish
