@@ -255,14 +255,11 @@ fi
 # bench client: exactly the documented keys, in order, with sane values.
 "$TROVE" bench client --zones 20000 --rounds 1 --threads 2 --json >"$tmp/client.json" 2>"$tmp/client.err" ||
     bad "bench client: $(cat "$tmp/client.err")"
-check python3 -c '
-import json, sys
-d = json.loads(open(sys.argv[1]).read())
-assert list(d) == ["threads", "zones", "ns_per_zone", "ns_per_zone_floor", "ns_per_zone_disconnected", "events_dropped"], d
-assert d["threads"] == 2 and d["zones"] == 20000, d
-assert d["ns_per_zone"] > 0 and d["ns_per_zone_floor"] > 0 and d["ns_per_zone_disconnected"] > 0, d
-assert 0 <= d["events_dropped"] <= 40000, d
-' "$tmp/client.json"
+json "$tmp/client.json" \
+    'list(j) == ["threads", "zones", "ns_per_zone", "ns_per_zone_floor", "ns_per_zone_disconnected", "events_dropped"]' \
+    'j["threads"] == 2 and j["zones"] == 20000' \
+    'j["ns_per_zone"] > 0 and j["ns_per_zone_floor"] > 0 and j["ns_per_zone_disconnected"] > 0' \
+    '0 <= j["events_dropped"] <= 40000'
 exits 1 "$TROVE" bench client --threads 0
 fi
 

@@ -18,6 +18,8 @@ TROVE=${1:?usage: cli_bench_stream.sh <trove-binary> <source-dir> <shared-data-d
 . "$(dirname "$0")/../support/lib_cli.sh"
 need_python3
 
+# The JSON object: its keys, the run asked for, the formats, the budget.
+if section json_object; then
 "$TROVE" bench stream --segments 8 --segment-mib 1 --latency-ms 2 --rounds 1 --json \
     --dir "$tmp" >"$tmp/s.json" 2>"$tmp/s.err"
 check [ $? -eq 0 ]
@@ -46,14 +48,18 @@ assert 0 < d["peak_held_bytes"] <= d["budget_bytes"], d
 PY
 # the scratch store is removed
 check [ -z "$(ls -A "$tmp" | grep trove-bench-stream)" ]
+fi
 
 # A small budget: still within it (each 1 MiB segment stores as a few hundred KB).
+if section small_budget; then
 "$TROVE" bench stream --segments 6 --segment-mib 1 --latency-ms 1 --rounds 1 --budget 1M \
     --depth 8 --json --dir "$tmp" >"$tmp/b.json"
 check [ $? -eq 0 ]
-check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["budget_bytes"] == 1 << 20 and 0 < d["peak_held_bytes"] <= 1 << 20, d' "$tmp/b.json"
+json "$tmp/b.json" 'j["budget_bytes"] == 1 << 20 and 0 < j["peak_held_bytes"] <= 1 << 20'
+fi
 
 # The table.
+if section table; then
 "$TROVE" bench stream --segments 4 --segment-mib 1 --latency-ms 1 --rounds 1 --dir "$tmp" >"$tmp/t.txt"
 check [ $? -eq 0 ]
 for m in serial prefetch prefetch_sender; do
@@ -68,13 +74,18 @@ check grep -q "latency per read, depth 8, budget 67108864 bytes" "$tmp/t.txt"
 for f in deflate columnar columnar_deflate; do
     check grep -Eq "^\| $f \| [0-9]+\.[0-9]+ \| " "$tmp/t.txt"
 done
+fi
 
 # The modes replay the capture of the segment format asked for.
+if section segment_format; then
 "$TROVE" bench stream --segments 2 --segment-mib 1 --latency-ms 1 --rounds 1 \
     --segment-format columnar_deflate --json --dir "$tmp" >"$tmp/c.json"
 check [ $? -eq 0 ]
-check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["segment_format"] == "columnar_deflate", d' "$tmp/c.json"
+json "$tmp/c.json" 'j["segment_format"] == "columnar_deflate"'
+fi
 
+# --help, and one-line errors.
+if section help_and_errors; then
 "$TROVE" bench stream --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q -- "--latency-ms" "$tmp/help.txt"
@@ -87,5 +98,6 @@ expect_error "bench stream" bench stream --depth 33
 expect_error "bench stream" bench stream --budget 12Q
 expect_error "bench stream" bench stream --rounds
 expect_error "bench stream" bench stream --segments 2 --segment-mib 1 --dir "$tmp/no-such-dir"
+fi
 
 finish

@@ -16,6 +16,9 @@ unset TROVE_STORE TROVE_SOCKET
 s=$tmp/s
 srv_pid=
 trap '[ -n "$srv_pid" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# The program recording into the service, and the capture it leaves in the store.
+if section recording; then
 "$trove" serve --store "$s" --listen 127.0.0.1:0 > "$tmp/serve.out" 2> "$tmp/serve.err" &
 srv_pid=$!
 for _ in $(seq 1 300); do
@@ -49,16 +52,20 @@ check grep -q 'sorter 3' "$tmp/cat.txt"
 check grep -q 'keys sorted' "$tmp/cat.txt"
 # A merge inside a sort quarter is one level deeper than the msort that calls it.
 check test "$(awk '$8 == "qsort" {print $6}' "$tmp/cat.txt" | sort -u | wc -l)" -ge 1
+fi
 
 # No service: the program finishes, nothing is sent.
+if section no_service; then
 TROVE_SOCKET=$tmp/nowhere.sock timeout 20 "$example" 200000 > "$tmp/run2.out" || bad "example without a service"
 read -r _ _ _ recorded2 _ _ sent2 _ _ < "$tmp/run2.out"
 check test "$sent2" = 0
 check test "$recorded2" -gt 100
+fi
 
 # The service killed (-9) and started again mid-run: the client reconnects (a second
 # connection, appending) and the capture goes on, holding rounds from before the kill and
 # after the restart; what the kill cut off is counted as dropped and sent as a gap.
+if section restart; then
 s2=$tmp/s2
 serve2() {
     "$trove" serve --store "$s2" --listen 127.0.0.1:0 --commit-ms 100 > "$tmp/serve2.out" 2> "$tmp/serve2.err" &
@@ -113,6 +120,7 @@ check test "$(rounds_of "$tmp/cat3.txt" | head -1)" = "$first"
 check test "$(rounds_of "$tmp/cat3.txt" | tail -1)" = "$rounds3"
 if [ "$drop3" -gt 0 ]; then
     check test "$(awk '$8 == "trove.dropped" {print $2}' "$tmp/cat3.txt" | sort -n | tail -1)" = "$drop3"
+fi
 fi
 
 finish

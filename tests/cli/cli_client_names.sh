@@ -44,6 +44,8 @@ assert "trove-example-s" not in named and None not in named, named
 ' "$tmp/$1.json"
 }
 
+# The names: the program alone, and sampled into its capture twice.
+if section names; then
 serve_start
 # The program alone: its process is named after it, not after the capture.
 TROVE_SOCKET=$sock "$example" 200000 -c alone > "$tmp/alone.out" 2> "$tmp/alone.err" || bad "the example: $(cat "$tmp/alone.err")"
@@ -56,33 +58,27 @@ serve_stop
 names_kept smp1
 names_kept smp2
 "$TROVE" export store:alone --store "$s" --format chrome-json -o "$tmp/alone.json" -q || bad "export of alone"
-check python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-ev = d["traceEvents"] if isinstance(d, dict) else d
-assert [e["args"]["name"] for e in ev if e.get("ph") == "M" and e["name"] == "process_name"] == ["trove-example-s"]
-' "$tmp/alone.json"
+json "$tmp/alone.json" '[e["args"]["name"] for e in (j["traceEvents"] if isinstance(j, dict) else j)
+                         if e.get("ph") == "M" and e["name"] == "process_name"] == ["trove-example-s"]'
+fi
 
 # The sampler's service stopped mid-run: it fails, and its samples add up.
+if section sampler_stopped; then
 serve_start
 TROVE_SOCKET=$sock "$TROVE" record smpstop --socket "$sock" --json -- "$example" 200000 -r 0 -c smpstop \
     > "$tmp/stop.json" 2> "$tmp/stop.err" &
 r_pid=$!
 for _ in $(seq 1 1200); do
     curl -s "${url}api/status" > "$tmp/st.json" 2> /dev/null
-    python3 -c '
-import json, sys
-cs = [c for c in json.load(open(sys.argv[1]))["captures"] if c["name"] == "smpstop"]
-sys.exit(0 if cs and cs[0]["samples"] > 0 else 1)' "$tmp/st.json" 2> /dev/null && break
+    json_check "$tmp/st.json" '[c["samples"] > 0 for c in j["captures"] if c["name"] == "smpstop"][:1] == [True]' \
+        2> /dev/null && break
     sleep 0.05
 done
 serve_stop
 wait "$r_pid" && bad "record (sampling) ended 0 with its service stopped"
 grep '^{"capture"' "$tmp/stop.json" > "$tmp/stop1.json" # the command's own line is there too
-check python3 -c '
-import json, sys
-j = json.load(open(sys.argv[1]))
-assert j["failed"] and j["sent_samples"] > 0, j
-assert j["samples"] == j["sent_samples"] + j["dropped_samples"], j' "$tmp/stop1.json"
+json "$tmp/stop1.json" 'j["failed"] and j["sent_samples"] > 0' \
+    'j["samples"] == j["sent_samples"] + j["dropped_samples"]'
+fi
 
 finish

@@ -59,14 +59,8 @@ run_prog stop "$tmp/p1"
 wait_for "$tmp/p1" 'c == 1 && s > 0'
 # The service's figures for this producer add up while it runs.
 curl -sf "${url}api/status" > "$tmp/status1.json" || bad "GET /api/status"
-check python3 -c '
-import json, sys
-ps = [c for c in json.load(open(sys.argv[1]))["connections"]
-      if c["kind"] == "producer" and c["capture"] == "stop"]
-assert len(ps) == 1, ps
-p = ps[0]
-assert p["events"] > 0 and p["events"] == p["published"] + p["dropped"] + p["queued"], p
-' "$tmp/status1.json"
+json "$tmp/status1.json" '[p["events"] > 0 and p["events"] == p["published"] + p["dropped"] + p["queued"]
+                          for p in j["connections"] if p["kind"] == "producer" and p["capture"] == "stop"] == [True]'
 serve_stop
 wait_for "$tmp/p1" 'c == 0 && d > 0'
 dropped_down=$(last "$tmp/p1" | awk '{print $3}')
@@ -121,11 +115,9 @@ if section cli_producers; then
 wait_published() {
     for _ in $(seq 1 1200); do
         curl -s "${url}api/status" > "$tmp/st.json" 2> /dev/null
-        python3 -c '
-import json, sys
-ps = [c for c in json.load(open(sys.argv[1]))["connections"]
-      if c["kind"] == "producer" and c["capture"] == sys.argv[2]]
-sys.exit(0 if ps and ps[0]["published"] > 0 else 1)' "$tmp/st.json" "$1" 2> /dev/null && return 0
+        json_check "$tmp/st.json" "[c['published'] > 0 for c in j['connections']
+                                    if c['kind'] == 'producer' and c['capture'] == '$1'][:1] == [True]" 2> /dev/null &&
+            return 0
         sleep 0.05
     done
     bad "capture $1 never published"
@@ -136,11 +128,8 @@ g_pid=$!
 wait_published gl
 serve_stop
 wait "$g_pid" && bad "gen --live ended 0 with its service stopped"
-check python3 -c '
-import json, sys
-j = json.load(open(sys.argv[1]))
-assert j["events"] == 1200000 and j["sent"] > 0 and j["dropped"] > 0, j
-assert j["events"] == j["sent"] + j["dropped"] and j["failed"], j' "$tmp/gl.json"
+json "$tmp/gl.json" 'j["events"] == 1200000 and j["sent"] > 0 and j["dropped"] > 0' \
+    'j["events"] == j["sent"] + j["dropped"] and j["failed"]'
 
 serve_start
 "$TROVE" gen -o "$tmp/g.wire" --events 400000 -q

@@ -20,10 +20,14 @@ cat > "$tmp/t.json" <<'JSON'
 ]}
 JSON
 
+# The events in each wire format (what the parts below convert, cat and cut).
 for f in raw packed deflate; do
   check "$trove" convert "$tmp/t.json" "$tmp/t.$f" --to $f --quiet
   "$trove" cat "$tmp/t.$f" > "$tmp/t.$f.txt" || bad "cat $f"
 done
+
+# Every format round-trips to the same events.
+if section round_trips; then
 check cmp -s "$tmp/t.raw.txt" "$tmp/t.packed.txt"
 check cmp -s "$tmp/t.raw.txt" "$tmp/t.deflate.txt"
 "$trove" cat "$tmp/t.json" > "$tmp/t.json.txt" || bad "cat json"
@@ -36,18 +40,16 @@ check cmp -s "$tmp/t.raw" "$tmp/t2.raw"
 check grep -qx '110500 10250 1 2 zone 1 0 inner \[main "thread"\]' "$tmp/t.raw.txt"
 # JSON lines parse and carry the names
 "$trove" cat "$tmp/t.packed" --json > "$tmp/t.jsonl" || bad "cat --json"
-check python3 -c '
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-assert len(rows) == 4, rows
-assert rows[0]["name"] == "outer" and rows[0]["thread"] == "main \"thread\"" and rows[0]["process"] == "app", rows[0]
-assert rows[2]["kind"] == "instant" and rows[2]["extra"] == 2 and rows[2]["dur_ns"] == 0, rows[2]
-assert rows[3]["name"] == "be" and rows[3]["dur_ns"] == 10000, rows[3]
-' "$tmp/t.jsonl"
+json --lines "$tmp/t.jsonl" 'len(j) == 4' \
+    'j[0]["name"] == "outer" and j[0]["thread"] == "main \"thread\"" and j[0]["process"] == "app"' \
+    'j[2]["kind"] == "instant" and j[2]["extra"] == 2 and j[2]["dur_ns"] == 0' \
+    'j[3]["name"] == "be" and j[3]["dur_ns"] == 10000'
+fi
 
 # A stream whose names change midway: a names frame, 3 events of name 0 = "a", a names frame
 # renaming 0 to "b", 2 more events. Events keep the name in force where they stand, through
 # cat and through a re-batching convert (which must not move the second names frame).
+if section names_midway; then
 python3 - "$tmp/renamed.raw" <<'PY'
 import struct, sys
 def frame(fmt, count, payload):
@@ -71,11 +73,16 @@ while i < len(b):
     c, p = struct.unpack("<II", b[i + 4:i + 12]); n.append((b[i + 2], c)); i += 16 + p
 print(n)' "$tmp/renamed.packed")" = "[(4, 1), (2, 2), (2, 1), (4, 1), (2, 2)]"
 check test "$("$trove" cat "$tmp/renamed.packed" --limit 2 | wc -l)" -eq 2
+fi
+
 # a stream through stdin and stdout
+if section stdin_stdout; then
 check sh -c "\"$trove\" convert - - --to deflate --quiet < \"$tmp/t.raw\" > \"$tmp/t.pipe\""
 check cmp -s "$tmp/t.pipe" "$tmp/t.deflate"
+fi
 
 # bad input: a one-line error, a non-zero exit, and no output file (nor its temp file)
+if section errors; then
 printf '{"traceEvents":[{"ph":"X","ts":1,' > "$tmp/bad.json"
 if "$trove" convert "$tmp/bad.json" "$tmp/bad.out" 2> "$tmp/err"; then bad "malformed JSON accepted"; else ok; fi
 check test ! -e "$tmp/bad.out" -a ! -e "$tmp/bad.out.tmp"
@@ -95,8 +102,10 @@ check "$trove" convert --help > /dev/null
 check "$trove" cat --help > /dev/null
 if "$trove" convert "$tmp/t.json" "$tmp/x" --to zip 2> /dev/null; then bad "--to zip accepted"; else ok; fi
 if "$trove" nosuchcommand 2> /dev/null; then bad "unknown command accepted"; else ok; fi
+fi
 
 # the sample trace: complete events + matched B/E and b/e pairs + instants (tests/unit/test_chrome.c)
+if section sample_trace; then
 if [ -f "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null; then
   zstd -dc "$data/chrome-trace-dom.json.zst" > "$tmp/s.json"
   check "$trove" convert "$tmp/s.json" "$tmp/s.deflate" --to deflate --quiet
@@ -109,6 +118,7 @@ if [ -f "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null; then
   # packed is at most a third of raw on the sample (the issue's target: <= 0.33 x raw)
   check "$trove" convert "$tmp/s.packed" "$tmp/s.raw" --to raw --quiet
   check python3 -c 'import os,sys; p,r=os.path.getsize(sys.argv[1]),os.path.getsize(sys.argv[2]); assert p <= 0.33*r, (p, r)' "$tmp/s.packed" "$tmp/s.raw"
+fi
 fi
 
 finish

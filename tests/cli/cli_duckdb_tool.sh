@@ -168,7 +168,7 @@ check validate_info "$tmp/c-default.json" 10 ZSTD
 duck copy "$tmp/tiny.parquet" "$tmp/c-select.parquet" --select "id, id * 2 AS twice" >/dev/null
 check [ $? -eq 0 ]
 duck info "$tmp/c-select.parquet" >"$tmp/c-select.json"
-check python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [c["name"] for c in d["columns"]] == ["id", "twice"] and d["columns"][1]["sum"] == "90", d' "$tmp/c-select.json"
+json "$tmp/c-select.json" '[c["name"] for c in j["columns"]] == ["id", "twice"] and j["columns"][1]["sum"] == "90"'
 fi
 
 # 3. bench --repeat 1: the documented keys, sane values, uncompressed the larger file.

@@ -36,7 +36,7 @@ port_of() { local p=${1##*:}; echo "${p%/}"; }
 # The service's status, and one of its numbers: st EXPR (j is the /api/status object)
 st() {
     curl -s "${url}api/status" > "$tmp/st.json"
-    python3 -c "import json, sys; j = json.load(open(sys.argv[1])); print($1)" "$tmp/st.json"
+    json_get "$tmp/st.json" "$1"
 }
 # The highest VmRSS (KiB) and thread count seen while a sampler runs: sample_start,
 # sample_stop (sets $peak_rss_kib and $peak_threads)
@@ -77,12 +77,12 @@ head -c 24 /dev/urandom | base64 > "$tmp/token"
 # With a token, the wildcard is taken (and named as bound) ...
 serve_start --listen 0.0.0.0:0 --token-file "$tmp/token" --ingest 127.0.0.1:0
 check test "$(curl -s -H "Authorization: Bearer $(cat "$tmp/token")" "${url}api/status" |
-    python3 -c 'import json, sys; j = json.load(sys.stdin); print(j["listen"].startswith("0.0.0.0:"), j["ingest"].startswith("127.0.0.1:"))')" = "True True"
+    json_get - '(j["listen"].startswith("0.0.0.0:"), j["ingest"].startswith("127.0.0.1:"))')" = "True True"
 serve_stop
 # ... and [::1] is IPv6 loopback only
 if python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2> /dev/null; then
     serve_start --listen '[::1]:0'
-    check test "$(curl -s -g "${url}api/status" | python3 -c 'import json, sys; print(json.load(sys.stdin)["listen"])')" = "[::1]:$(port_of "$url")"
+    check test "$(curl -s -g "${url}api/status" | json_get - 'j["listen"]')" = "[::1]:$(port_of "$url")"
     code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$(port_of "$url")/api/status")
     check test "$code" = 000 # nothing there on IPv4
     serve_stop
@@ -247,7 +247,7 @@ check test "$code" = 200
 wait $flood
 sample_stop
 wait $watch || bad "watch beside the flood"
-sent=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["events"])' "$tmp/gen.json")
+sent=$(json_get "$tmp/gen.json" 'j["events"]')
 json "$tmp/watch.json" "j['events'] == $sent and j['dropped_events'] == 0 and j['ended']"
 check test "$("$trove" cat "$tmp/replay.wire" 2> /dev/null | wc -l)" = 2000000
 json "$tmp/flood.json" 'j["opened"] >= 4000 and j["closed_by_service"] > 0'
@@ -305,7 +305,7 @@ sleep 1
 "$trove" gen --live tight --socket "$s/trove.sock" --rate "$rate" --seconds 3 --json > "$tmp/gen2.json" ||
     bad "gen --live under ulimit -n 1024"
 wait $flood
-sent=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["events"])' "$tmp/gen2.json")
+sent=$(json_get "$tmp/gen2.json" 'j["events"]')
 for _ in $(seq 1 100); do
     [ "$(st "[c['committed_events'] for c in j['captures'] if c['name'] == 'tight']")" = "[$sent]" ] && break
     sleep 0.1

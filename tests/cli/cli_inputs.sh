@@ -152,7 +152,7 @@ fi
 if section json; then
 jsonl() { # CMD...: stdout parses as exactly one JSON document, stderr is empty
   "$trove" "$@" > "$tmp/j.out" 2> "$tmp/j.err" || { bad "$* (rc $?): $(cat "$tmp/j.err")"; return; }
-  python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/j.out" || bad "$*: stdout is not one JSON document"
+  json_check "$tmp/j.out" True || bad "$*: stdout is not one JSON document"
   check test ! -s "$tmp/j.err"
 }
 jsonl convert "$tmp/t.wire" "$tmp/o.wire" --json

@@ -50,9 +50,11 @@ dir_of() {
 }
 
 # The .pc files name the prefix given to cmake --install, not the one configured.
+if section pc_prefix; then
 install_to "$tmp/other" /opt/trove-elsewhere
 check grep -qx 'prefix=/opt/trove-elsewhere' "$(dir_of "$tmp/other" /opt/trove-elsewhere LIBDIR)/pkgconfig/trove.pc"
 rm -rf "$tmp/other"
+fi
 
 dest=$tmp/dest
 prefix=/usr/local
@@ -62,6 +64,7 @@ lib=$(dir_of "$dest" $prefix LIBDIR)
 inc=$(dir_of "$dest" $prefix INCLUDEDIR)
 
 # The layout.
+if section layout; then
 check test -x "$bin/trove"
 check test "$("$bin/trove" --version)" = "trove $version"
 for l in trove trove-client; do
@@ -100,9 +103,11 @@ check test "$(ls "$inc/trove" | wc -l)" = $n_headers
 (cd "$dest" && find . ! -type d | sed 's|^\.||' | sort) > "$tmp/found.txt"
 sort "$build/install_manifest.txt" > "$tmp/manifest.txt"
 same "the files installed (<) and install_manifest.txt (>)" "$tmp/found.txt" "$tmp/manifest.txt"
+fi
 
 # The exports: libtrove.so the functions the installed headers declare (static inline ones
 # aside), libtrove-client.so those of client.h; gcc's -aux-info lists the declarations.
+if section exports; then
 exports() { nm -D --defined-only "$1" | awk '{print $3}' | sort; }
 check test -z "$(exports "$lib/libtrove.so.$version" | grep -v '^trove_[a-z]')"
 check test -z "$(exports "$lib/libtrove-client.so.$version" | grep -v '^trove_client_')"
@@ -120,6 +125,7 @@ if cc -I"$inc" -aux-info "$tmp/aux.txt" -fsyntax-only "$tmp/all.c" 2> /dev/null;
     check test "$(declared client.h:)" = "$(exports "$lib/libtrove-client.so.$version")"
 else
     echo "note: cc has no -aux-info; the export lists are checked by prefix only"
+fi
 fi
 
 if [ -n "$sanitized" ]; then
@@ -161,6 +167,7 @@ run_sort() {
 
 # The example, against libtrove-client.so: its soname is what the program needs, found in
 # DESTDIR through LD_LIBRARY_PATH.
+if section client_example; then
 if compile sort-shared sort.c $(pc_client --cflags --libs trove-client); then
     check test "$(needed sort-shared | grep trove)" = "libtrove-client.so.$major"
     check test "$(LD_LIBRARY_PATH=$lib ldd sort-shared | awk '$1 ~ /trove/ {print $3}')" = \
@@ -173,8 +180,10 @@ if compile sort-static sort.c $(pc_client --cflags trove-client) $libs; then
     check test -z "$(needed sort-static | grep trove)"
     run_sort ./sort-static
 fi
+fi
 
 # A program of libtrove: its version, an error's name, and a deflate frame (libdeflate).
+if section libtrove_program; then
 cat > version.c << 'EOF'
 #include <stdio.h>
 #include <string.h>
@@ -230,15 +239,19 @@ whole=$(pc_trove --static --libs trove |
 if compile version-whole version.c $(pc_trove --cflags trove) $whole; then
     run_version ./version-whole
 fi
+fi
 
 # Every installed header compiles on its own.
+if section headers_alone; then
 for h in "$inc"/trove/*.h; do
     echo "#include <trove/$(basename "$h")>" > one.c
     cc -std=c11 -Wall -Wextra -Werror -fsyntax-only $(pc_trove --cflags trove) one.c 2> "$tmp/cc.err" ||
         bad "trove/$(basename "$h") alone: $(head -c 1000 "$tmp/cc.err")"
 done
+fi
 
 # client.h from C++: a zone is an object that closes it at the end of its scope.
+if section client_h_cxx; then
 if command -v c++ > /dev/null 2>&1; then
     cat > zone.cc << 'EOF'
 #include <cstdio>
@@ -283,6 +296,7 @@ EOF
     fi
 else
     echo "note: no C++ compiler (c++): client.h from C++ not checked"
+fi
 fi
 
 finish

@@ -101,8 +101,8 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
-rows_of() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["rows"])' "$1"; }
-manifest_count() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["counts"][sys.argv[2]])' "$1" "$2"; }
+rows_of() { json_get "$1" 'j["rows"]'; }
+manifest_count() { json_get "$1" "j['counts']['$2']"; }
 
 # ---- 1. round trips on generated data ------------------------------------------------------
 if section round_trips_on; then
@@ -243,7 +243,7 @@ if [ $have_duck = 1 ]; then
     check same_capture "$tmp/dd-edit3.tv" "$tmp/dd-fixed.tv"
     "$TROVE" import "$tmp/dd-edit" --store "$tmp/dd-store" --name edited --edited -q
     check [ $? -eq 0 ]
-    check [ "$("$TROVE" ls --json --store "$tmp/dd-store" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["events"])')" = "$kept" ]
+    check [ "$("$TROVE" ls --json --store "$tmp/dd-store" | json_get - 'j[0]["events"]')" = "$kept" ]
 fi
 fi
 

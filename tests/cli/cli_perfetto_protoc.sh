@@ -79,15 +79,24 @@ print(n + flows)
 ' "$tmp/w.json"
 }
 
+# The hand-made Chrome trace, exported.
+if section hand_made; then
 check "$TROVE" export "$SRC/tests/data/chrome_async.json" -o "$tmp/a.pftrace" --format perfetto --quiet
 n=$(want_events "$tmp/a.pftrace") || bad "count the events of a.pftrace"
 # 12 zones (24 packets), an async instant, 4 counter values, 7 flow points
 check test "$n" -eq 36
 packets "$tmp/a.pftrace" "$n"
+fi
+
+# The golden file of tests/vectors.
+if section golden; then
 n=$(want_events "$SRC/tests/vectors/perfetto_small.pftrace") || bad "count the golden's events"
 check test "$n" -eq 21
 packets "$SRC/tests/vectors/perfetto_small.pftrace" "$n"
+fi
 
+# The sample trace, when ../shared/data has it.
+if section sample_trace; then
 if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
     zstd -dcq "$DATA/chrome-trace-dom.json.zst" > "$tmp/trace.json"
     check "$TROVE" export "$tmp/trace.json" -o "$tmp/s.pftrace" --format perfetto --quiet
@@ -95,6 +104,7 @@ if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd
     # 299,039 zones, 7,710 instants, 6,366 flow points
     check test "$n" -eq $((2 * 299039 + 7710 + 6366))
     packets "$tmp/s.pftrace" "$n"
+fi
 fi
 
 finish

@@ -26,6 +26,7 @@ store="$tmp/store"
 # record --store: the profile as a capture of no events
 exits 0 "$TROVE" record hot --store "$store" --json -- "$hot" --seconds 1
 cp "$tmp/out" "$tmp/rec.json"
+if section record; then
 json "$tmp/rec.json" 'j["samples"] > 100 and j["threads"] == 2 and j["stored_bytes"] > 0 and j["new_objects"] >= 3'
 exits 0 "$TROVE" ls --store "$store" --json
 json "$tmp/out" 'any(c["name"] == "hot" and c["events"] == 0 and c["samples"] > 100 for c in j)'
@@ -35,10 +36,12 @@ json "$tmp/out" '[(c["samples"], c["end_ns"] - c["first_ns"] > 500000000) for c 
 exits 0 "$TROVE" ls --store "$store"
 check grep -qE "^hot +[0-9]+ samples  [1-9][0-9]*\.[0-9]{3} s long|^hot +[0-9]+ samples  0\.[5-9][0-9]{2} s long" "$tmp/out"
 check test "$(grep -c ' events ' "$tmp/out")" = 0
+fi
 
 # trove top: the two hot functions first, with their file; its counts are the record's
 exits 0 "$TROVE" top hot --store "$store" --json
 cp "$tmp/out" "$tmp/top.json"
+if section top; then
 python3 - "$tmp/rec.json" "$tmp/top.json" << 'EOF' && ok || bad "trove top disagrees with the recording"
 import json, sys
 rec, top = (json.load(open(a)) for a in sys.argv[1:3])
@@ -56,9 +59,11 @@ check test "$(wc -l < "$tmp/out")" = 3
 exits 0 "$TROVE" top hot --store "$store" --from-ns 0 --to-ns 1 --json
 json "$tmp/out" 'j["samples"] == 0 and j["top"] == []'
 check grep -q "no samples in that range" "$tmp/err"
+fi
 
 # the service's profile endpoint: the same counts and top functions as `trove top`, a time
 # range gives fewer (as many as `trove top` counts in it), an unknown capture 404, bad values 400
+if section endpoint; then
 s="$store"
 serve_start
 prof() { curl -s -o "$tmp/prof.json" -w '%{http_code}' "${url}api/captures/$1"; }
@@ -116,12 +121,14 @@ for _ in $(seq 100); do [ "$(prof hot/profile)" = 200 ] && break; sleep 0.1; don
 check test "$(prof hot/profile)" = 200
 check test "$(curl -s -o /dev/null -w '%{http_code}' "${url}api/status")" = 200
 serve_stop
+fi
 
 # export: both paths write the same tables; the profile's four are in the manifest
 exits 0 "$TROVE" export --capture hot --store "$store" -o "$tmp/a.bundle"
 exits 0 "$TROVE" export "store:hot" --store "$store" -o "$tmp/b.bundle"
 unzip_to() { python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$1" "$2"; }
 unzip_to "$tmp/a.bundle" "$tmp/a" && unzip_to "$tmp/b.bundle" "$tmp/b" && ok || bad "unzip"
+if section export; then
 for t in events names threads samples frames stacks switches flows; do
     check cmp -s "$tmp/a/$t.parquet" "$tmp/b/$t.parquet"
 done
@@ -166,8 +173,10 @@ assert int(f["frame_id"]["sum"]) == F * (F - 1) // 2 and int(s["stack_id"]["sum"
 assert int(s["frame_id"]["max"]) < F
 EOF
 fi
+fi
 
 # import the bundle: the same top functions, and its export is the first one, table for table
+if section round_trip; then
 exits 0 "$TROVE" import "$tmp/a.bundle" --name back --store "$store"
 check grep -q "a profile of" "$tmp/err"
 exits 0 "$TROVE" top back --store "$store" --json
@@ -200,22 +209,22 @@ with zipfile.ZipFile(sys.argv[2], "w") as z:
 EOF
 expect_error import import "$tmp/bad.bundle" --name broken --store "$store"
 exits 1 "$TROVE" top broken --store "$store"
+fi
 
 # live: `trove record NAME -- CMD` sends the samples to `trove serve` as they come; once the
 # recording ends, the capture holds them and `trove top` names the two hot functions
+if section live; then
 s="$tmp/live-store"
 serve_start
 exits 0 "$TROVE" record livehot --socket "$sock" --json -- "$hot" --seconds 1
 cp "$tmp/out" "$tmp/live.json"
 json "$tmp/live.json" 'j["samples"] > 100 and j["sent_frames"] >= 2 and j["sent_bytes"] > 0'
 # /api/status counts them, published and then committed (the capture closes with the stream)
-want=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["samples"])' "$tmp/live.json")
+want=$(json_get "$tmp/live.json" 'j["samples"]')
 got=
 for _ in $(seq 1 300); do
-    got=$(curl -s "${url}api/status" | python3 -c '
-import json, sys
-j = json.load(sys.stdin)
-print(" ".join(str(c["samples"]) + "/" + str(c["committed_samples"]) for c in j["captures"] if c["name"] == "livehot"))')
+    got=$(curl -s "${url}api/status" |
+        json_get - '" ".join(str(c["samples"]) + "/" + str(c["committed_samples"]) for c in j["captures"] if c["name"] == "livehot")')
     [ "$got" = "$want/$want" ] && break
     sleep 0.1
 done
@@ -234,8 +243,10 @@ json "$tmp/out" 'any(c["name"] == "livehot" and c["samples"] > 100 and c["switch
 expect_error record record nolive --socket "$tmp/no.sock" -- "$hot" --seconds 5
 check grep -q "is .trove serve. running" "$tmp/e.err"
 expect_error record record x --socket "$tmp/no.sock" --top 1 -- true
+fi
 
 # usage: one line each
+if section usage; then
 expect_error top top
 expect_error top top hot --store "$store" --from-ns 5 --to-ns 4
 expect_error top top hot --store "$store" --from-ns x
@@ -245,4 +256,5 @@ exits 0 "$TROVE" top --help
 check grep -q -- "--from-ns" "$tmp/out"
 exits 0 "$TROVE" record --help
 check grep -q -- "--store DIR" "$tmp/out"
+fi
 finish

@@ -85,8 +85,7 @@ if section store; then
 "$trove" import "$tmp/g.wire" --store "$s" --name one -q || bad "import --store"
 ev "$tmp/g.wire" > "$tmp/g.txt"
 "$trove" ls --store "$s" --json > "$tmp/ls-local.json" || bad "ls --store --json"
-read -r first end < <(python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))[0]
-print(c["first_ns"], c["end_ns"])' "$tmp/ls-local.json")
+read -r first end < <(json_get "$tmp/ls-local.json" '(j[0]["first_ns"], j[0]["end_ns"])')
 from=$((first + (end - first) / 4))
 to=$((first + (end - first) / 2))
 "$trove" export --capture one --store "$s" -o "$tmp/l.bundle" -q || bad "export --capture"

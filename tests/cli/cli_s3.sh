@@ -172,7 +172,7 @@ if section kill_9_during; then
 "$trove" gen --events 200k --seed 2 -o "$tmp/gen2.wire" -q
 exits 0 tf import "$tmp/gen2.wire" --name g -q
 exits 0 tf ls --json
-want=$(python3 -c 'import json,sys; print([c["events"] for c in json.load(open(sys.argv[1])) if c["name"] == "g"][0])' "$tmp/out")
+want=$(json_get "$tmp/out" '[c["events"] for c in j if c["name"] == "g"][0]')
 for delay in 0.02 0.05 0.1 0.15 0.2 0.3; do
     "$trove" import "$tmp/gen2.wire" --name g$delay --store "$S" -q 2> /dev/null &
     pid=$!
@@ -182,14 +182,9 @@ for delay in 0.02 0.05 0.1 0.15 0.2 0.3; do
     exits 0 t3 verify --deep --json
     json "$tmp/out" 'j["ok"] and j["missing_objects"] == 0 and j["bad_hash"] == 0'
     exits 0 t3 ls --json
-    check python3 - "$tmp/out" "$want" <<'PY'
-import json, sys
-caps = json.load(open(sys.argv[1]))
-want = int(sys.argv[2])
-# Each killed import left no capture, or the whole of it; every capture reads.
-assert all("error" not in c for c in caps), caps
-assert all(c["events"] == want for c in caps if c["name"].startswith("g0")), (caps, want)
-PY
+    # Each killed import left no capture, or the whole of it; every capture reads.
+    json "$tmp/out" 'all("error" not in c for c in j)' \
+        "all(c['events'] == $want for c in j if c['name'].startswith('g0'))"
 done
 fi
 
@@ -253,12 +248,8 @@ sleep 1
 rc=$?
 wait $gen
 serve_stop
-check python3 - "$tmp/busy.json" "$rc" <<'PY'
-import json, sys
-j, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
-assert (rc == 0) == (j["volumes_changed"] == 0), (j, rc)
-assert j["volumes_copied"] + j["volumes_same"] + j["volumes_changed"] == j["volumes"], j
-PY
+json "$tmp/busy.json" "($rc == 0) == (j['volumes_changed'] == 0)" \
+    'j["volumes_copied"] + j["volumes_same"] + j["volumes_changed"] == j["volumes"]'
 exits 0 "$trove" verify --deep --store s3://trove-cli/busy --json
 json "$tmp/out" 'j["ok"] and j["missing_objects"] == 0'
 # Each capture copied reads whole, but for one the service had just begun: on the source

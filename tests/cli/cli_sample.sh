@@ -20,15 +20,18 @@ need_sampling
 # -- CMD: the top two by self samples are the two hot functions, in their file.
 exits 0 "$TROVE" record hot --top 2 --json --out "$tmp/p.json" -- "$hot" --seconds 1
 cp "$tmp/out" "$tmp/top.json"
+if section command; then
 json "$tmp/top.json" 'j["samples"] > 100 and j["threads"] == 2 and j["lost"] == 0'
 json "$tmp/top.json" 'j["exit_status"] == 0 and j["event"] in ("task-clock", "cycles") and j["hz"] == 999'
 json "$tmp/top.json" 'len(j["top"]) == 2 and sorted(t["function"] for t in j["top"]) == ["hot_alpha", "hot_beta"]'
 json "$tmp/top.json" 'all(t["file"].endswith("/sample_hot_work.c") and t["module"].endswith("/trove-test-hot") for t in j["top"])'
 # Together they hold most of the samples (the rest: the loop around them, the clock).
 json "$tmp/top.json" 'sum(t["self"] for t in j["top"]) >= 0.8 * j["samples"]'
+fi
 
 # The profile written with it: counts agree, the tables are deduplicated and well formed,
 # and the top functions computed from it again are the ones printed.
+if section profile; then
 cat > "$tmp/check.py" << 'EOF'
 import json, sys
 p = json.load(open(sys.argv[1]))
@@ -75,15 +78,19 @@ assert "run" in names and "main" in names, names
 print("profile ok:", len(frames), "frames", len(stacks), "stacks", len(samples), "samples")
 EOF
 check python3 "$tmp/check.py" "$tmp/p.json" "$tmp/top.json"
+fi
 
 # The text table.
+if section text_table; then
 exits 0 "$TROVE" record hot --top 3 -q -- "$hot" --seconds 0.3
 check grep -q "hot_alpha .*sample_hot_work.c .*trove-test-hot" "$tmp/out"
 check grep -q "hot_beta .*sample_hot_work.c .*trove-test-hot" "$tmp/out"
 check test "$(wc -l < "$tmp/out")" = 4
 check test ! -s "$tmp/err"
+fi
 
 # --pid: a process already running, both its threads, for a second.
+if section pid; then
 "$hot" --seconds 30 &
 hot_pid=$!
 sleep 0.3
@@ -94,30 +101,38 @@ json "$tmp/out" '"exit_status" not in j'
 kill -0 "$hot_pid" 2> /dev/null && ok || bad "the sampled process did not survive"
 kill "$hot_pid" 2> /dev/null
 wait "$hot_pid" 2> /dev/null
+fi
 
 # --seconds ends a command that runs longer: SIGTERM, reported.
+if section command_ends; then
 exits 0 "$TROVE" record hot --seconds 0.3 --top 1 --json -- "$hot" --seconds 30
 json "$tmp/out" 'j["signal"] == 15 and j["seconds"] < 10'
 # A command's exit status is reported; a failing command is not trove's failure.
 exits 0 "$TROVE" record x --top 1 --json -- sh -c 'exit 5'
 json "$tmp/out" 'j["exit_status"] == 5'
+fi
 
 # trove bench sample, small: the keys and the counts (no timing is asserted).
+if section bench; then
 exits 0 "$TROVE" bench sample --runs 1 --units 50 --samples 1000 --json
 json "$tmp/out" 'j["runs"] == 1 and j["units"] == 50 and j["symbolized"] == 1000 and j["samples_per_run"] > 0'
 json "$tmp/out" 'j["frames"] >= 2 and j["stacks"] >= 2 and j["distinct_addresses"] >= 2 and j["lost"] == 0'
 json "$tmp/out" 'all(j[k] > 0 for k in ("plain_s", "sampled_s", "wall_ratio", "cold_s", "warm_s"))'
 expect_error "bench sample" bench sample --runs 0
 expect_error "bench sample" bench sample --program /nonexistent/prog
+fi
 
 # --help names both forms and the permissions document.
+if section help; then
 exits 0 "$TROVE" record --help
 check grep -q -- "--pid PID" "$tmp/out"
 check grep -q -- "-- CMD" "$tmp/out"
 check grep -q "perf_event_paranoid" "$tmp/out"
 check grep -q -- "--from IN" "$tmp/out"
+fi
 
 # Usage errors: one line each, nothing on stdout.
+if section usage_errors; then
 expect_error record record --top 1
 expect_error record record x -- 
 expect_error record record x --top 1
@@ -132,4 +147,5 @@ expect_error record record x --pid 2147483000 --top 1
 expect_error record record x --top 1 -- /nonexistent/no-such-command
 check grep -q "cannot run /nonexistent/no-such-command" "$tmp/e.err"
 expect_error record record x --out /nonexistent/dir/p.json -- true
+fi
 finish

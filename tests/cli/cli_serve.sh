@@ -39,7 +39,7 @@ ev() { "$trove" cat "$@" 2> /dev/null; }
 await_status() {
     for _ in $(seq 1 1200); do
         peer get "${url}api/status" > "$tmp/await.json" 2> /dev/null &&
-            python3 -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if ($1) else 1)" "$tmp/await.json" 2> /dev/null &&
+            json_check "$tmp/await.json" "$1" 2> /dev/null &&
             return 0
         sleep 0.1
     done
@@ -316,9 +316,7 @@ rm -f "$tmp/names450k.json"
 state=
 for _ in $(seq 1 300); do
     peer get "${url}api/status" > "$tmp/status-n450.json"
-    state=$(python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))
-print(" ".join(c["state"] for c in j["captures"] if c["name"] == "names450k"))' "$tmp/status-n450.json")
+    state=$(json_get "$tmp/status-n450.json" '" ".join(c["state"] for c in j["captures"] if c["name"] == "names450k")')
     [ "$state" = closed ] && break
     sleep 0.1
 done

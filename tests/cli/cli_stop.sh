@@ -26,9 +26,8 @@ s=$tmp/s
 status_is() {
     for _ in $(seq 1 1200); do
         peer get "${url}api/status" > "$tmp/status.json" 2> /dev/null &&
-            python3 -c "import json, sys; j = json.load(open(sys.argv[1]));
-sys.exit(0 if any(c['name'] == sys.argv[2] and ($2) for c in j['captures']) else 1)" \
-                "$tmp/status.json" "$1" && return 0
+            json_check "$tmp/status.json" "any(c['name'] == '$1' and ($2) for c in j['captures'])" 2> /dev/null &&
+                return 0
         sleep 0.1
     done
     return 1
@@ -64,7 +63,7 @@ check grep -q "service stopped" "$tmp/gen.err"
 check grep -q "the service is stopping: what this producer sent until now is kept" "$tmp/gen.err"
 # what the viewers saw was kept: the store has at least as many events as the watch decoded
 n=$("$trove" cat store:live1 --store "$s" 2> /dev/null | wc -l)
-check test "$n" -ge "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["events"])' "$tmp/watch.json")"
+check test "$n" -ge "$(json_get "$tmp/watch.json" 'j["events"]')"
 fi
 
 # ---- `trove record` when the service stops, and when it is killed --------------------------------

@@ -96,11 +96,8 @@ cat_of "$tmp/d.pftrace" >"$tmp/d.cat" || bad "cat of the capture's Perfetto"
 check same "$tmp/orig.cat" "$tmp/c.cat"
 check same "$tmp/orig.cat" "$tmp/d.cat"
 # the flows: through a bundle, a capture and both formats, the same 7 rows
-flows_of() { python3 -c '
-import json, sys
-ev = json.load(open(sys.argv[1]))["traceEvents"]
-print(sorted((e["ph"], e["ts"], e["pid"], e["tid"], e["name"], e.get("bp", "")) for e in ev if e["ph"] in "stf"))
-' "$1"; }
+flows_of() { json_get "$1" 'sorted((e["ph"], e["ts"], e["pid"], e["tid"], e["name"], e.get("bp", ""))
+                               for e in j["traceEvents"] if e["ph"] in "stf")'; }
 flows_of "$tmp/a.json" >"$tmp/f.a"
 check t export "$IN" -o "$tmp/a.bundle"
 check t export "$tmp/a.bundle" -o "$tmp/e.json" --format chrome-json
@@ -108,11 +105,8 @@ check t export "$tmp/a.bundle" -o "$tmp/e.json" --format chrome-json
 check t export --capture pf --store "$tmp/store" -o "$tmp/cap.bundle"
 check t export "$tmp/cap.bundle" -o "$tmp/g.json" --format chrome-json
 # and the sort indexes (process_sort_index, thread_sort_index), as M events of each export
-sorts_of() { python3 -c '
-import json, sys
-ev = json.load(open(sys.argv[1]))["traceEvents"]
-print(sorted((e["name"], e["pid"], e["tid"], e["args"]["sort_index"]) for e in ev if e["ph"] == "M" and "sort_index" in e["args"]))
-' "$1"; }
+sorts_of() { json_get "$1" 'sorted((e["name"], e["pid"], e["tid"], e["args"]["sort_index"])
+                               for e in j["traceEvents"] if e["ph"] == "M" and "sort_index" in e["args"])'; }
 sorts_of "$tmp/a.json" >"$tmp/s.a"
 for f in b c e g; do
     flows_of "$tmp/$f.json" >"$tmp/f.$f"
@@ -187,7 +181,7 @@ if [ -n "$DATA" ] && [ -r "$DATA/chrome-trace-dom.json.zst" ] && command -v zstd
     check test $(( $(wc -c <"$tmp/s.pftrace") * 2 )) -lt "$(wc -c <"$tmp/s.json")"
     # its flows, in the bundle made from the Perfetto file
     check t export "$tmp/s.pftrace" -o "$tmp/s.bundle"
-    check python3 -c 'import zipfile, json, sys; m = json.loads(zipfile.ZipFile(sys.argv[1]).read("manifest.json")); assert m["counts"]["flows"] == 6366, m' "$tmp/s.bundle"
+    json --zip manifest.json "$tmp/s.bundle" 'j["counts"]["flows"] == 6366'
 fi
 fi
 

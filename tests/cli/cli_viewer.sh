@@ -15,10 +15,12 @@ if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
     echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
     exit 77
 fi
+if section viewer; then
 s=$tmp/store
 serve_start
 artifacts=$(cd "$(dirname "$TROVE")" && pwd)
 node "$src/tests/browser/viewer_test.mjs" "$TROVE" "$url" "$s" "$src" "$artifacts" 2>&1 | tail -40
 check test "${PIPESTATUS[0]}" -eq 0
 serve_stop
+fi
 finish

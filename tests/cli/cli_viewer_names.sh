@@ -19,13 +19,13 @@ if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
 fi
 [ -x "$example" ] || { echo "skip: $example is not built"; exit 77; }
 [ -n "${KEEP:-}" ] && trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; echo "kept $tmp"' EXIT
+if section names; then
 s=$tmp/store
 serve_start
 TROVE_SOCKET=$sock "$example" 200000 -r 2 -c names > "$tmp/run.out" 2> "$tmp/run.err" || bad "the example: $(cat "$tmp/run.err")"
 for _ in $(seq 1 1200); do # until the service has closed the capture
     curl -s "${url}api/captures/names" > "$tmp/info.json" 2> /dev/null
-    python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); sys.exit(0 if not j["live"] and j["events"] > 0 else 1)' \
-        "$tmp/info.json" 2> /dev/null && break
+    json_check "$tmp/info.json" 'not j["live"] and j["events"] > 0' 2> /dev/null && break
     sleep 0.1
 done
 "$TROVE" export store:names --store "$s" --format chrome-json -o "$tmp/names.json" -q || bad "export of the capture"
@@ -33,4 +33,5 @@ node "$src/tests/browser/names_test.mjs" "$url" names "$tmp/names.json" "$tmp" 2
 check test "${PIPESTATUS[0]}" -eq 0
 check test -s "$tmp/names-screenshot.png"
 serve_stop
+fi
 finish

@@ -16,6 +16,7 @@ if ! command -v node > /dev/null 2>&1; then
     exit 77
 fi
 # Streams trove writes, in each format, on a 1 ns clock (the widest varints), against trove cat.
+if section decoders; then
 streams=()
 for w in raw packed deflate; do
     "$TROVE" gen -o "$tmp/g.$w" --events 30000 --tick 1 --wire $w -q
@@ -29,14 +30,18 @@ out=$(node "$src/tests/browser/wire_test.mjs" "$src" "${streams[@]}" 2>&1)
 rc=$?
 echo "$out" | tail -5
 check test $rc -eq 0
+fi
 
 s=$tmp/store
 mkdir -p "$s/web"
 echo "a file beside the service" > "$s/web/secret.txt"
 echo "a file beside the service" > "$s/secret.txt"
 cd "$s" || exit 1 # the service's working directory holds web/ files it must not serve
-serve_start
 code() { curl -s --path-as-is -o "$tmp/body" -w '%{http_code} %{content_type}' "$@"; }
+
+# web/ served byte for byte from memory, and no path reaching a file.
+if section served; then
+serve_start
 check test "$(code "$url")" = "200 text/html; charset=utf-8"
 check cmp -s "$tmp/body" "$src/web/index.html"
 for f in "$src"/web/*; do
@@ -69,8 +74,10 @@ check test "$(code "${url}status")" = "200 text/html; charset=utf-8"
 check grep -q "<html" "$tmp/body"
 check test "$(code -X POST "${url}web/app.js")" = "405 application/json"
 serve_stop
+fi
 
 # With a token: the viewer's page says how to sign in; with the cookie it is the viewer.
+if section token; then
 head -c 32 /dev/urandom | base64 | tr -d '/+=' | head -c 32 > "$tmp/token"
 serve_start --token-file "$tmp/token"
 check test "$(code "$url")" = "401 text/html; charset=utf-8"
@@ -80,4 +87,5 @@ curl -s -c "$tmp/jar" -o /dev/null "${url}login?token=$(cat "$tmp/token")"
 check test "$(code -b "$tmp/jar" "$url")" = "200 text/html; charset=utf-8"
 check cmp -s "$tmp/body" "$src/web/index.html"
 serve_stop
+fi
 finish

@@ -1,6 +1,6 @@
 # lib_cli.sh: what the CLI tests (tests/cli/cli_*.sh) share, sourced by each: pass and fail
 # counters, check CMD... (a passed or failed check; check_not: one that must fail), a temp dir removed at exit, a skip
-# (exit 77) without python3, exits and json (an exit status; a Python assertion about a
+# (exit 77) without python3, exits and json (an exit status; Python assertions about a
 # JSON file), section (the parts TROVE_CASE picks), and finish, which prints "N passed, N
 # failed" and sets the exit status. Not a test itself (ctest globs tests/cli/cli_*.sh).
 pass=0
@@ -45,7 +45,9 @@ need_python3() {
 # lines stays theirs). With TROVE_CASE unset or empty every part runs; else only the parts it
 # names (separated by spaces or commas), as in `TROVE_CASE=verify bash tests/cli/cli_store.sh
 # ...`. What is outside the parts (setup, helpers) always runs, and a part may use what an
-# earlier one made: name both then. A name no part has makes finish list them and exit 2.
+# earlier one made: name both then. A name no part has makes finish list them and exit 2;
+# the parts are the script's `if section NAME; then` lines, whether or not the run reached
+# them (a script may finish early, as cli_install.sh does in a sanitized build).
 sections=
 section() {
     sections="$sections $1"
@@ -54,7 +56,10 @@ section() {
     return 1
 }
 finish() {
-    local want picked=${TROVE_CASE:-}
+    local want picked=${TROVE_CASE:-} name
+    for name in $(sed -n 's/^if section \([A-Za-z0-9_]*\); then$/\1/p' "$0" 2> /dev/null); do
+        case "$sections " in *" $name "*) ;; *) sections="$sections $name" ;; esac
+    done
     for want in ${picked//,/ }; do
         case "$sections " in
         *" $want "*) ;;
@@ -89,8 +94,13 @@ exits() {
   got=$?
   if [ "$got" -eq "$want" ]; then ok; else bad "exit $got, not $want: $* ($(head -c 300 "$tmp/err"))"; fi
 }
-# json FILE EXPR: python3 asserts EXPR about the JSON in FILE (as j).
-json() { check python3 -c "import json, sys; j = json.load(open(sys.argv[1])); assert $2, j" "$1"; }
+# json [--lines] [--zip MEMBER] FILE EXPR...: a check that each Python EXPR holds of the JSON
+# in FILE (as j; - is stdin); json_get FILE EXPR prints a value of it; json_check is the bare
+# test, for a loop that waits. All three are tests/support/json_check.py, which says more.
+lib_cli_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+json_check() { python3 "$lib_cli_dir/json_check.py" "$@"; }
+json_get() { json_check --get "$@"; }
+json() { check json_check "$@"; }
 tmp=$(mktemp -d)
 trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 # serve_start [ARGS]: `$TROVE serve` on store $s, any free loopback port, in the
