@@ -1,7 +1,7 @@
 /*
  * bench.h: the benchmarks behind `trove bench <name>`. Each takes the arguments after its
  * name (argv[0] is the benchmark's name) and returns the process exit status. They use
- * only the public API (include/trove/) and the CLI helpers (tools/cli.h).
+ * only the public API (include/trove/) and the CLI helpers (cli/cli.h).
  */
 #ifndef TROVE_BENCH_H
 #define TROVE_BENCH_H

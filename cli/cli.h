@@ -90,7 +90,7 @@ void cli_print_top(uint64_t top, int json, const struct trove_profile *p,
                    const struct trove_profile_func *f, size_t n, uint64_t samples);
 /* Its usage text, which `trove record --help` prints after the producer's. */
 void cli_record_sample_usage(FILE *f);
-/* `trove gen --live` (cmd_serve.c): the model g's events sent to the service at `rate` a
+/* `trove gen --live` (cmd_record.c): the model g's events sent to the service at `rate` a
  * second for `seconds`, their times moved to when they are sent. verbose: say how the
  * service took the capture (new, replace, append, join). The exit status. */
 struct trove_gen_options;
@@ -426,7 +426,7 @@ unsigned cli_store_flags(void);
     "  --no-verify        do not check the objects read against their names: for\n"          \
     "                     benchmarks only (a damaged object then goes out as it is)\n"
 
-/* ---- captures (cmd_capture.c) ----------------------------------------------------------- */
+/* ---- captures (cmd_import.c) ------------------------------------------------------------ */
 
 /* `trove import IN --store DIR`: what cmd_import parsed. */
 struct cli_capture_import {

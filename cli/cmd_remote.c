@@ -1,7 +1,7 @@
 /*
  * cmd_remote.c: ls, export, import and replay against a running `trove serve` (--url), as
  * clients of its HTTP API (docs/serve.md, "The HTTP API over stored captures"). The local
- * commands (cmd_capture.c, cmd_export.c) parse the command line and hand over here; what
+ * commands (cmd_ls.c, cmd_import.c, cmd_export.c, cmd_replay.c) parse the command line and hand over here; what
  * comes back looks as it does from a local store: ls prints the same table, export and
  * replay write their output through cli_out (complete or not at all), import prints the
  * same kind of summary.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # cli_export_stream.sh: `trove export --capture NAME`, which streams the capture a row group
-# at a time (tools/export_capture.c), writes byte for byte what the in-memory export writes
+# at a time (src/input/export_capture.c), writes byte for byte what the in-memory export writes
 # of the same events (`trove export store:NAME`, or a replayed range exported as a file):
 # over many row groups, in every format (bundle stored and deflated, parquet, dir), every
 # encoding and codec, with and without a time range, to a file and to a pipe; its
@@ -9,7 +9,7 @@
 # capture's events alone would take (a bound: memory is deterministic enough, time is not
 # checked). The service's export (cli_api.sh) runs this same export.
 #
-# `--format chrome-json|perfetto` of a capture streams too (tools/export_trace.c, the
+# `--format chrome-json|perfetto` of a capture streams too (src/input/export_trace.c, the
 # library's trove_trace_writer_*): with runs of a few thousand events merged a few at a
 # time (TROVE_EXPORT_RUN_EVENTS, TROVE_EXPORT_FAN_IN), so that the sort really spills and
 # merges, it writes byte for byte what the whole export of the same events writes (a file
