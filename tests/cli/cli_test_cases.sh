@@ -19,7 +19,7 @@ passed() { sed -n 's/^\([0-9]*\) passed, 0 failed$/\1/p' "$1"; }
 if section unit; then
 exits 0 "$tv" --list
 check grep -qx locks "$tmp/out"
-check grep -qx v3_compact "$tmp/out"
+check grep -qx sparse_10tib "$tmp/out"
 check test "$(sort "$tmp/out" | uniq -d)" = "" # a case run in a loop is listed once
 check test "$(wc -l < "$tmp/out")" -gt 10
 check test ! -s "$tmp/err"
@@ -34,7 +34,7 @@ check test "${one:-0}" -gt 0 -a "${one:-0}" -lt "${two:-0}"
 
 exits 2 "$tv" locks no_such_case
 check grep -q "no case named no_such_case" "$tmp/err"
-check grep -q "its cases:.* locks .*v3_compact" "$tmp/err"
+check grep -q "its cases:.* locks .*sparse_10tib" "$tmp/err"
 exits 2 "$tv" --no-such-option
 check grep -q "usage: test_volume" "$tmp/err"
 fi

@@ -3,9 +3,10 @@
 #   layers.sh SOURCE_DIR PYTHON CC CODEC_INCLUDES STORE_INCLUDES --layer=... (the graph)
 # It checks that the tree keeps the graph, that check_layers.py refuses an upward include,
 # a reach into another layer's internal header (from a layer's subdirectory too), a circle
-# of files and a .c file of src/ past 1,300 lines (each made on purpose in a copy of the
-# tree), that the compiler itself cannot find another layer's internal header with a
-# layer's own include path, and that a configured build of a bad copy fails.
+# of files and a .c file of src/, tests/unit/ or cli/ past 1,300 lines (each made on
+# purpose in a copy of the tree), that the compiler itself cannot find another layer's
+# internal header with a layer's own include path, and that a configured build of a bad
+# copy fails.
 set -u
 src=$1 py=$2 cc=$3 codec_inc=$4 store_inc=$5
 shift 5
@@ -94,6 +95,14 @@ if section long_file; then
 fresh_copy
 yes '/* padding */' | head -n 1301 >> "$tmp/t/src/codec/names.c"
 expect_refused "a long file" "src/codec/names.c: [0-9]* lines, more than the 1300"
+# ... and so for a unit test and a file of cli/ (the copy has no tests/: one is planted).
+fresh_copy
+mkdir -p "$tmp/t/tests/unit"
+yes '/* padding */' | head -n 1301 > "$tmp/t/tests/unit/test_planted.c"
+expect_refused "a long test" "tests/unit/test_planted.c: 1301 lines, more than the 1300 a file of tests/unit/"
+fresh_copy
+yes '/* padding */' | head -n 1301 >> "$tmp/t/cli/cmd_cat.c"
+expect_refused "a long file of cli/" "cli/cmd_cat.c: [0-9]* lines, more than the 1300 a file of cli/"
 fi
 
 # cli/ may not use common's internal headers.

@@ -1,6 +1,6 @@
 /*
- * test_stream.c: the fault-injecting backend, and streaming (walker, prefetcher, sender,
- * background tasks) over it.
+ * test_stream.c: streaming (walker, prefetcher, sender, background tasks, the buffer pool)
+ * over the fault-injecting backend, which test_stream_fault.c tests itself.
  *
  * Every stream test runs over trove_backend_fault_wrap around a real fs backend (NOSYNC) in
  * a mkdtemp directory, with objects whose every byte is a function of (set, item, offset),
@@ -10,16 +10,16 @@
  * time: the machine is shared, so latencies only make overlap likely, and each assertion
  * holds however the threads are scheduled. main runs the whole suite 20 times.
  *
- * Covered: the fault backend itself; options; every item streamed in order with its
- * content, in each send mode, with aliased and owned batches, under a slow sink; the depth
- * cap (stats, downloads held, concurrent gets); the budget as a hard cap (a probe sees
- * every change of the held bytes); a file over the whole budget (prefetching off, still
- * streamed); files over their share (overflows, a grown estimate, never over budget); a
- * missing object that appears late and one that never does; cancellation from the sink,
- * the decoder, another thread during a slow backend, and before a run; a send error and a
- * sink that returns a positive value (nothing sent after, TROVE_ERR_SEND, the code kept);
- * the exclusive end (nothing of item n is asked for); empty slots; prefetching off; and
- * trove_bg (polled side effect, a timed-out wait, release before the task ends).
+ * Covered: options; every item streamed in order with its content, in each send mode, with
+ * aliased and owned batches, under a slow sink; the depth cap (stats, downloads held,
+ * concurrent gets); the budget as a hard cap (a probe sees every change of the held bytes); a
+ * file over the whole budget (prefetching off, still streamed); files over their share
+ * (overflows, a grown estimate, never over budget); a missing object that appears late and one
+ * that never does; cancellation from the sink, the decoder, another thread during a slow
+ * backend, and before a run; a send error and a sink that returns a positive value (nothing
+ * sent after, TROVE_ERR_SEND, the code kept); the exclusive end (nothing of item n is asked
+ * for); empty slots; prefetching off; and trove_bg (polled side effect, a timed-out wait,
+ * release before the task ends).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -29,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "stream_test.h"
 #include "testutil.h"
 #include "trove/backend.h"
 #include "trove/stream.h"
@@ -36,123 +37,11 @@
 
 #include "stream/bufpool.h"
 
-#define REPS 20
-#define MAXN 1100
-
-static char root[64];
-static struct trove_backend *fs; /* every object set lives here */
-static int async_mode;           /* odd reps: the fault backend's gets are asynchronous */
-
 static void sleep_us(uint64_t us)
 {
     struct timespec ts = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
-}
-
-/* ---- object sets --------------------------------------------------------------------- */
-
-struct objset {
-    uint32_t tag;
-    size_t n;
-    size_t sizes[MAXN];
-    struct trove_digest d[MAXN]; /* zero: an empty slot */
-};
-
-static uint8_t obj_byte(uint32_t tag, size_t item, size_t k)
-{
-    if (k < 4)
-        return (uint8_t)(tag >> (8 * k));
-    if (k < 8)
-        return (uint8_t)(item >> (8 * (k - 4)));
-    return (uint8_t)(tag * 131u + item * 29u + k * 7u + (k >> 8));
-}
-
-/* Store n objects of the given sizes (>= 8 so that every one is distinct); empty[i] set
- * makes slot i empty (zero digest, nothing stored). */
-static void make_set(struct objset *s, uint32_t tag, size_t n, const size_t *sizes,
-                     const uint8_t *empty)
-{
-    memset(s, 0, sizeof *s);
-    s->tag = tag;
-    s->n = n;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t *p;
-        if (empty && empty[i])
-            continue;
-        s->sizes[i] = sizes[i];
-        p = malloc(sizes[i]);
-        for (size_t k = 0; k < sizes[i]; k++)
-            p[k] = obj_byte(tag, i, k);
-        trove_digest_of(p, sizes[i], &s->d[i]);
-        CHECK_EQ_INT(trove_backend_put(fs, &s->d[i], p, sizes[i], NULL), TROVE_OK);
-        free(p);
-    }
-}
-
-static int matches(const struct objset *s, size_t item, size_t off, const uint8_t *p, size_t len)
-{
-    for (size_t k = 0; k < len; k++)
-        if (p[k] != obj_byte(s->tag, item, off + k))
-            return 0;
-    return 1;
-}
-
-static void uniform_sizes(size_t *sizes, size_t n, size_t lo, size_t hi, uint64_t *seed)
-{
-    for (size_t i = 0; i < n; i++)
-        sizes[i] = lo + (hi > lo ? (size_t)(test_rand(seed) % (hi - lo + 1)) : 0);
-}
-
-/* ---- the fault backend's hook: get counts per item, and missing objects --------------- */
-
-struct hook {
-    const struct objset *set;
-    atomic_uint_fast64_t gets[MAXN];
-    atomic_uint_fast64_t strangers; /* gets of digests not in the set */
-    long missing;                   /* item whose gets fail, or -1 */
-    uint64_t missing_for;           /* its first gets that fail (UINT64_MAX: all) */
-    int missing_rc;
-};
-
-static void hook_init(struct hook *h, const struct objset *set)
-{
-    h->set = set;
-    for (size_t i = 0; i < MAXN; i++)
-        atomic_init(&h->gets[i], 0);
-    atomic_init(&h->strangers, 0);
-    h->missing = -1;
-    h->missing_for = 0;
-    h->missing_rc = TROVE_ERR_NOTFOUND;
-}
-
-static int hook_fn(void *ctx, const struct trove_digest *d, uint64_t nth)
-{
-    struct hook *h = ctx;
-    for (size_t i = 0; i < h->set->n; i++) {
-        if (trove_digest_equal(d, &h->set->d[i])) {
-            atomic_fetch_add(&h->gets[i], 1);
-            if ((long)i == h->missing && nth < h->missing_for)
-                return h->missing_rc;
-            return TROVE_OK;
-        }
-    }
-    atomic_fetch_add(&h->strangers, 1);
-    return TROVE_OK;
-}
-
-static struct trove_backend *fault_over(struct hook *h, uint32_t latency_us)
-{
-    struct trove_fault_options fo = {0};
-    struct trove_backend *be = NULL;
-    fo.latency_us = latency_us;
-    fo.get_hook = hook_fn;
-    fo.hook_ctx = h;
-    fo.async = async_mode;
-    CHECK_EQ_INT(trove_backend_fault_wrap(fs, &fo, &be), TROVE_OK);
-    if (be)
-        CHECK_EQ_INT(trove_backend_get_async(be), async_mode);
-    return be;
 }
 
 /* ---- a decoder and a sink that check everything --------------------------------------- */
@@ -370,229 +259,6 @@ static void check_complete(const struct objset *set, uint64_t n, const struct re
     CHECK_EQ_INT(s->prefetched + s->walker_reads, full);
     CHECK_EQ_INT(s->send_error, 0);
     CHECK(n == 0 || r->cur_item == n - 1);
-}
-
-/* ---- the fault backend ---------------------------------------------------------------- */
-
-static void test_fault_backend(int rep)
-{
-    struct objset *set = malloc(sizeof *set);
-    size_t sizes[4] = {100, 2000, 30000, 9};
-    struct trove_fault_stats fst;
-    struct trove_bytes got = {0};
-    struct trove_backend *be;
-    struct trove_digest other;
-    struct hook *h = malloc(sizeof *h);
-    uint64_t len = 0;
-
-    make_set(set, 100 + (uint32_t)rep, 4, sizes, NULL);
-    hook_init(h, set);
-    h->missing = 1;
-    h->missing_for = 2;
-    be = fault_over(h, 100);
-    if (!be)
-        goto out;
-    CHECK_EQ_INT(trove_backend_fault_stats(fs, &fst), TROVE_ERR_INVALID); /* not a fault one */
-    CHECK_EQ_INT(trove_backend_fault_stats(be, NULL), TROVE_ERR_INVALID);
-    {
-        struct trove_backend *none = be;
-        CHECK_EQ_INT(trove_backend_fault_wrap(NULL, &(struct trove_fault_options){0}, &none),
-                     TROVE_ERR_INVALID);
-        CHECK(none == NULL);
-        CHECK_EQ_INT(trove_backend_fault_wrap(fs, NULL, &none), TROVE_ERR_INVALID);
-        CHECK_EQ_INT(trove_backend_fault_wrap(fs, &(struct trove_fault_options){0}, NULL),
-                     TROVE_ERR_INVALID);
-    }
-    /* Item 1 appears on its third get; the hook saw nth 0, 1, 2. */
-    CHECK_EQ_INT(trove_backend_get(be, &set->d[1], &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
-    CHECK_EQ_INT(trove_backend_get(be, &set->d[1], &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
-    CHECK_EQ_INT(trove_backend_get(be, &set->d[1], &got, SIZE_MAX), TROVE_OK);
-    CHECK(got.len == 2000 && matches(set, 1, 0, got.ptr, got.len));
-    /* The limit passes through: refused, nothing counted as bytes. */
-    CHECK_EQ_INT(trove_backend_get(be, &set->d[2], &got, 29999), TROVE_ERR_LIMIT);
-    CHECK_EQ_INT(got.len, 0);
-    CHECK_EQ_INT(trove_backend_get(be, &set->d[2], &got, 30000), TROVE_OK);
-    CHECK_EQ_INT(got.len, 30000);
-    trove_digest_of("not there", 9, &other);
-    CHECK_EQ_INT(trove_backend_get(be, &other, &got, SIZE_MAX), TROVE_ERR_NOTFOUND);
-    CHECK_EQ_INT(trove_backend_fault_stats(be, &fst), TROVE_OK);
-    CHECK_EQ_INT(fst.gets, 6);
-    CHECK_EQ_INT(fst.failed, 2);
-    CHECK_EQ_INT(fst.bytes, 32000);
-    CHECK_EQ_INT(fst.max_concurrent, 1);
-    CHECK_EQ_INT(atomic_load(&h->gets[1]), 3);
-    CHECK_EQ_INT(atomic_load(&h->gets[2]), 2);
-    CHECK_EQ_INT(atomic_load(&h->strangers), 1);
-    /* Everything else goes to inner. */
-    CHECK_EQ_INT(trove_backend_size(be, &set->d[3], &len), TROVE_OK);
-    CHECK_EQ_INT(len, 9);
-    CHECK_EQ_INT(trove_backend_put(be, &other, "not there", 9, NULL), TROVE_OK);
-    CHECK_EQ_INT(trove_backend_size(fs, &other, &len), TROVE_OK);
-    CHECK_EQ_INT(trove_backend_delete(be, &other), TROVE_OK);
-    CHECK_EQ_INT(trove_backend_size(fs, &other, &len), TROVE_ERR_NOTFOUND);
-    trove_backend_close(be); /* the wrapper only: fs still serves */
-    CHECK_EQ_INT(trove_backend_size(fs, &set->d[0], &len), TROVE_OK);
-out:
-    trove_bytes_free(&got);
-    free(h);
-    free(set);
-}
-
-/* trove_backend_get_start: refused where there are no asynchronous gets; else each ends
- * once, with what trove_backend_get would have said, many in flight at once. */
-struct started {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int ended, rc[8];
-};
-
-struct one_get {
-    struct started *st;
-    int i;
-    struct trove_bytes b;
-};
-
-static void get_ended(void *ctx, int rc)
-{
-    struct one_get *g = ctx;
-    pthread_mutex_lock(&g->st->mu);
-    g->st->rc[g->i] = rc;
-    g->st->ended++;
-    pthread_cond_signal(&g->st->cv);
-    pthread_mutex_unlock(&g->st->mu);
-}
-
-static void test_get_start(int rep)
-{
-    struct objset *set = malloc(sizeof *set);
-    size_t sizes[4] = {100, 2000, 30000, 9};
-    struct hook *h = malloc(sizeof *h);
-    struct started st = {.ended = 0};
-    struct one_get g[8];
-    struct trove_digest other;
-    struct trove_backend *be;
-    struct trove_fault_stats fst;
-    size_t limit[8] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX, 29999, SIZE_MAX, SIZE_MAX, 8};
-    const struct trove_digest *want[8];
-    int nstarted = 0;
-
-    make_set(set, 300 + (uint32_t)rep, 4, sizes, NULL);
-    hook_init(h, set);
-    h->missing = 1;
-    h->missing_for = 1;
-    trove_digest_of("not there", 9, &other);
-    pthread_mutex_init(&st.mu, NULL);
-    pthread_cond_init(&st.cv, NULL);
-    memset(g, 0, sizeof g);
-    /* 0..3 the set (1 missing on its first get), 4 over its limit, 5 a stranger, 6 item 1
-     * again (found now), 7 item 3 over its limit. */
-    for (int i = 0; i < 8; i++)
-        want[i] = i < 4 ? &set->d[i] : i == 4 ? &set->d[2] : i == 5 ? &other
-                                                : i == 6 ? &set->d[1] : &set->d[3];
-    CHECK_EQ_INT(trove_backend_get_start(fs, &set->d[0], &g[0].b, SIZE_MAX, get_ended, &g[0]),
-                 TROVE_ERR_INVALID);
-    be = fault_over(h, 3000);
-    if (!be)
-        goto out;
-    CHECK_EQ_INT(trove_backend_get_start(be, &set->d[0], &g[0].b, SIZE_MAX, NULL, NULL),
-                 TROVE_ERR_INVALID);
-    if (!async_mode) {
-        CHECK_EQ_INT(trove_backend_get_start(be, &set->d[0], &g[0].b, SIZE_MAX, get_ended, &g[0]),
-                     TROVE_ERR_INVALID);
-        trove_backend_close(be);
-        goto out;
-    }
-    for (int i = 0; i < 8; i++) {
-        g[i].st = &st;
-        g[i].i = i;
-        if (i == 6) { /* after item 1's first get has failed */
-            pthread_mutex_lock(&st.mu);
-            while (st.rc[1] == 0 && st.ended < nstarted)
-                pthread_cond_wait(&st.cv, &st.mu);
-            pthread_mutex_unlock(&st.mu);
-        }
-        CHECK_EQ_INT(trove_backend_get_start(be, want[i], &g[i].b, limit[i], get_ended, &g[i]),
-                     TROVE_OK);
-        nstarted++;
-    }
-    pthread_mutex_lock(&st.mu);
-    while (st.ended < nstarted)
-        pthread_cond_wait(&st.cv, &st.mu);
-    pthread_mutex_unlock(&st.mu);
-    for (int i = 0; i < 4; i++)
-        if (i != 1) {
-            CHECK_EQ_INT(st.rc[i], TROVE_OK);
-            CHECK(g[i].b.len == sizes[i] && matches(set, (size_t)i, 0, g[i].b.ptr, g[i].b.len));
-        }
-    CHECK_EQ_INT(st.rc[1], TROVE_ERR_NOTFOUND);
-    CHECK_EQ_INT(g[1].b.len, 0);
-    CHECK_EQ_INT(st.rc[4], TROVE_ERR_LIMIT);
-    CHECK_EQ_INT(g[4].b.len, 0);
-    CHECK_EQ_INT(st.rc[5], TROVE_ERR_NOTFOUND);
-    CHECK_EQ_INT(st.rc[6], TROVE_OK);
-    CHECK(g[6].b.len == 2000 && matches(set, 1, 0, g[6].b.ptr, g[6].b.len));
-    CHECK_EQ_INT(st.rc[7], TROVE_ERR_LIMIT);
-    CHECK_EQ_INT(trove_backend_fault_stats(be, &fst), TROVE_OK);
-    CHECK_EQ_INT(fst.gets, 8);
-    CHECK_EQ_INT(fst.failed, 1);
-    CHECK_EQ_INT(fst.bytes, 100 + 30000 + 9 + 2000); /* item 1 once, the second time */
-    CHECK(fst.max_concurrent >= 1 && fst.max_concurrent <= 8);
-    trove_backend_close(be);
-out:
-    for (int i = 0; i < 8; i++)
-        trove_bytes_free(&g[i].b);
-    pthread_cond_destroy(&st.cv);
-    pthread_mutex_destroy(&st.mu);
-    free(h);
-    free(set);
-}
-
-/* Concurrent gets are counted as concurrent, with a latency that makes them overlap. */
-struct conc_arg {
-    struct trove_backend *be;
-    const struct trove_digest *d;
-    int rc;
-};
-
-static void *conc_get(void *arg)
-{
-    struct conc_arg *a = arg;
-    struct trove_bytes b = {0};
-    a->rc = trove_backend_get(a->be, a->d, &b, SIZE_MAX);
-    trove_bytes_free(&b);
-    return NULL;
-}
-
-static void test_fault_concurrent(int rep)
-{
-    struct objset *set = malloc(sizeof *set);
-    size_t sizes[1] = {64};
-    struct hook *h = malloc(sizeof *h);
-    struct trove_backend *be;
-    struct trove_fault_stats fst;
-    struct conc_arg a[4];
-    pthread_t t[4];
-
-    make_set(set, 200 + (uint32_t)rep, 1, sizes, NULL);
-    hook_init(h, set);
-    be = fault_over(h, 2000);
-    for (int i = 0; be && i < 4; i++) {
-        a[i] = (struct conc_arg){be, &set->d[0], -1};
-        CHECK_EQ_INT(pthread_create(&t[i], NULL, conc_get, &a[i]), 0);
-    }
-    for (int i = 0; be && i < 4; i++) {
-        pthread_join(t[i], NULL);
-        CHECK_EQ_INT(a[i].rc, TROVE_OK);
-    }
-    if (be) {
-        CHECK_EQ_INT(trove_backend_fault_stats(be, &fst), TROVE_OK);
-        CHECK_EQ_INT(fst.gets, 4);
-        CHECK(fst.max_concurrent >= 1 && fst.max_concurrent <= 4);
-        CHECK_EQ_INT(atomic_load(&h->gets[0]), 4);
-    }
-    trove_backend_close(be);
-    free(h);
-    free(set);
 }
 
 /* ---- options --------------------------------------------------------------------------- */
@@ -1469,9 +1135,6 @@ int main(int argc, char **argv)
     CHECK_EQ_INT(trove_backend_get_async(fs), 0);
     for (int rep = 0; rep < REPS; rep++) {
         async_mode = rep & 1;
-        RUN_WITH(test_fault_backend, rep);
-        RUN_WITH(test_get_start, rep);
-        RUN_WITH(test_fault_concurrent, rep);
         RUN_WITH(test_order, rep);
         RUN_WITH(test_slow_sink, rep);
         RUN_WITH(test_depth_cap, rep);
