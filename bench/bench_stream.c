@@ -421,7 +421,7 @@ int bench_stream(int argc, char **argv)
             struct trove_stream_options opt;
             struct run_result r;
             trove_stream_options_default(&opt);
-            opt.depth = 0;
+            opt.depth = TROVE_STREAM_NO_PREFETCH;
             opt.send_mode = TROVE_STREAM_SEND_INLINE;
             if (replay_once(s, fmt_capture[f], trove_store_backend(s), &opt, &k, ev.len, &r))
                 goto out;
@@ -446,7 +446,7 @@ int bench_stream(int argc, char **argv)
             struct trove_stream_options opt;
             struct run_result r;
             trove_stream_options_default(&opt);
-            opt.depth = m == MODE_SERIAL ? 0 : (uint32_t)depth;
+            opt.depth = m == MODE_SERIAL ? TROVE_STREAM_NO_PREFETCH : (uint32_t)depth;
             opt.budget = budget;
             opt.send_mode = m == MODE_SENDER ? TROVE_STREAM_SEND_RENDEZVOUS
                                              : TROVE_STREAM_SEND_INLINE;

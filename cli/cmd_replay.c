@@ -271,11 +271,13 @@ int cmd_replay(int argc, char **argv)
             if (cli_parse_u64(argv[++i], &v) || v > TROVE_STREAM_DEPTH_MAX)
                 return cli_error("replay", "--depth: '%s' is not a count in 0..%u", argv[i],
                                  TROVE_STREAM_DEPTH_MAX);
-            so.depth = (uint32_t)v;
+            so.depth = v ? (uint32_t)v : TROVE_STREAM_NO_PREFETCH; /* 0: none */
         } else if (!strcmp(a, "--budget") && has_value) {
             if (cli_parse_size(argv[++i], &so.budget))
                 return cli_error("replay", "--budget: '%s' is not a byte count (K, M, G: powers "
                                            "of 1024)", argv[i]);
+            if (so.budget == 0) /* nothing may be held ahead: no prefetching */
+                so.depth = TROVE_STREAM_NO_PREFETCH;
         } else if (!strcmp(a, "--no-sender")) {
             no_sender = 1;
             so.send_mode = TROVE_STREAM_SEND_INLINE;

@@ -50,29 +50,40 @@ extern "C" {
 #define TROVE_STREAM_SEND_QUEUE_MAX 1024u
 
 enum trove_stream_send_mode {
-    TROVE_STREAM_SEND_INLINE = 0,     /* the walker calls the sink itself (no thread) */
-    TROVE_STREAM_SEND_RENDEZVOUS = 1, /* a sender thread; emit returns once it took the batch */
+    TROVE_STREAM_SEND_RENDEZVOUS = 0, /* a sender thread; emit returns once it took the batch
+                                         (the default, so that a zeroed struct is it) */
+    TROVE_STREAM_SEND_INLINE = 1,     /* the walker calls the sink itself (no thread) */
     TROVE_STREAM_SEND_BUFFERED = 2    /* a sender thread behind a queue of send_queue batches */
 };
 
+/* depth: no prefetching at all (the walker reads every object itself). */
+#define TROVE_STREAM_NO_PREFETCH UINT32_MAX
+/* retries: none (a missing object fails at once). */
+#define TROVE_STREAM_NO_RETRY UINT32_MAX
+
+/* A zeroed struct means every default; so does any field left 0. */
 struct trove_stream_options {
-    uint32_t depth;           /* objects downloaded ahead; 0 turns prefetching off; capped at
-                                 TROVE_STREAM_DEPTH_MAX */
-    uint64_t budget;          /* bytes the prefetcher holds at most; 0 turns prefetching off */
-    uint64_t max_object;      /* the largest object the walker reads (TROVE_ERR_LIMIT past it) */
-    uint32_t retries;         /* further attempts for a missing object */
-    uint32_t backoff_ms;      /* the first wait before a retry; doubled each time ... */
-    uint32_t backoff_max_ms;  /* ... up to this */
+    uint32_t depth;           /* objects downloaded ahead (0: 4; TROVE_STREAM_NO_PREFETCH:
+                                 none); capped at TROVE_STREAM_DEPTH_MAX */
+    uint64_t budget;          /* bytes the prefetcher holds at most (0: 64 MiB) */
+    uint64_t max_object;      /* the largest object the walker reads (TROVE_ERR_LIMIT past it;
+                                 0: 1 GiB) */
+    uint32_t retries;         /* further attempts for a missing object (0: 4;
+                                 TROVE_STREAM_NO_RETRY: none) */
+    uint32_t backoff_ms;      /* the first wait before a retry (0: 2); doubled each time ... */
+    uint32_t backoff_max_ms;  /* ... up to this (0: 100) */
     int send_mode;            /* enum trove_stream_send_mode */
-    uint32_t send_queue;      /* BUFFERED: batches the queue holds (1..SEND_QUEUE_MAX) */
+    uint32_t send_queue;      /* BUFFERED: batches the queue holds (0: 8; at most
+                                 SEND_QUEUE_MAX) */
     /* Called with the prefetcher's held bytes every time they change, under its lock (tests
      * assert they never pass the budget); may be NULL. Must not call back into the stream. */
     void (*probe)(void *ctx, uint64_t held, uint64_t budget);
     void *probe_ctx;
 };
 
-/* Defaults: depth 4, budget 64 MiB, max_object 1 GiB, 4 retries from 2 ms up to 100 ms,
- * a rendezvous sender, a queue of 8 for BUFFERED. */
+/* The defaults, explicitly (a zeroed struct is the same): depth 4, budget 64 MiB,
+ * max_object 1 GiB, 4 retries from 2 ms up to 100 ms, a rendezvous sender, a queue of 8 for
+ * BUFFERED. */
 void trove_stream_options_default(struct trove_stream_options *opt);
 
 /* One object handed to the decoder. data is a buffer nothing else reads, owned by the

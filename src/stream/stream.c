@@ -81,14 +81,24 @@ int trove_stream_new(struct trove_backend *be, const struct trove_stream_options
     if (opt)
         o = *opt;
     else
-        trove_stream_options_default(&o);
-    if (!be || o.send_mode < TROVE_STREAM_SEND_INLINE || o.send_mode > TROVE_STREAM_SEND_BUFFERED)
+        memset(&o, 0, sizeof o);
+    if (!be || o.send_mode < TROVE_STREAM_SEND_RENDEZVOUS ||
+        o.send_mode > TROVE_STREAM_SEND_BUFFERED)
         return TROVE_ERR_INVALID;
-    if (o.send_mode == TROVE_STREAM_SEND_BUFFERED &&
-        (o.send_queue < 1 || o.send_queue > TROVE_STREAM_SEND_QUEUE_MAX))
+    if (o.send_mode == TROVE_STREAM_SEND_BUFFERED && o.send_queue > TROVE_STREAM_SEND_QUEUE_MAX)
         return TROVE_ERR_INVALID;
-    if (o.depth > TROVE_STREAM_DEPTH_MAX)
-        o.depth = TROVE_STREAM_DEPTH_MAX;
+    /* A field left 0 is its default; the sentinels say "none". From here on, depth 0 means
+     * no prefetching and retries 0 none, as the walker and the prefetcher read them. */
+    o.depth = o.depth == TROVE_STREAM_NO_PREFETCH ? 0
+              : o.depth == 0                      ? TROVE_STREAM_DEPTH_DEFAULT
+              : o.depth > TROVE_STREAM_DEPTH_MAX  ? TROVE_STREAM_DEPTH_MAX
+                                                  : o.depth;
+    o.budget = o.budget ? o.budget : TROVE_STREAM_BUDGET_DEFAULT;
+    o.max_object = o.max_object ? o.max_object : (uint64_t)1 << 30;
+    o.retries = o.retries == TROVE_STREAM_NO_RETRY ? 0 : o.retries ? o.retries : 4;
+    o.backoff_ms = o.backoff_ms ? o.backoff_ms : 2;
+    o.backoff_max_ms = o.backoff_max_ms ? o.backoff_max_ms : 100;
+    o.send_queue = o.send_queue ? o.send_queue : 8;
     st = trove__calloc(1, sizeof *st);
     if (!st)
         return TROVE_ERR_NOMEM;

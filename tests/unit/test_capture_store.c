@@ -268,8 +268,8 @@ static void test_replay(void)
         memset(&fo, 0, sizeof fo);
         fo.latency_us = 300;
         CHECK_EQ_INT(trove_backend_fault_wrap(trove_store_backend(s), &fo, &replay_be), TROVE_OK);
-        for (replay_mode = TROVE_STREAM_SEND_INLINE; replay_mode <= TROVE_STREAM_SEND_BUFFERED;
-             replay_mode++) {
+        for (replay_mode = TROVE_STREAM_SEND_RENDEZVOUS;
+             replay_mode <= TROVE_STREAM_SEND_BUFFERED; replay_mode++) {
             expect_range(s, "r", &ev, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0, 500);
             expect_range(s, "r", &ev, names, a, b, TROVE_WIRE_PACKED, 300, 500);
         }

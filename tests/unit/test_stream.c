@@ -288,8 +288,9 @@ static void test_options(void)
     o.send_mode = -1;
     CHECK_EQ_INT(trove_stream_new(fs, &o, &st), TROVE_ERR_INVALID);
     o.send_mode = TROVE_STREAM_SEND_BUFFERED;
-    o.send_queue = 0;
-    CHECK_EQ_INT(trove_stream_new(fs, &o, &st), TROVE_ERR_INVALID);
+    o.send_queue = 0; /* the default queue */
+    CHECK_EQ_INT(trove_stream_new(fs, &o, &st), TROVE_OK);
+    trove_stream_free(st);
     o.send_queue = TROVE_STREAM_SEND_QUEUE_MAX + 1;
     CHECK_EQ_INT(trove_stream_new(fs, &o, &st), TROVE_ERR_INVALID);
     o.send_queue = TROVE_STREAM_SEND_QUEUE_MAX;
@@ -932,7 +933,8 @@ static void test_empty_slots(int rep)
     be = fault_over(h, 100);
     for (uint32_t depth = 0; be && depth <= 4; depth += 2) {
         rec_init(&r, set);
-        stream_opts(&o, depth, 1 << 20, TROVE_STREAM_SEND_BUFFERED);
+        stream_opts(&o, depth ? depth : TROVE_STREAM_NO_PREFETCH, 1 << 20,
+                    TROVE_STREAM_SEND_BUFFERED);
         CHECK_EQ_INT(run(be, &o, set, 24, &r, &s, NULL), TROVE_OK);
         check_complete(set, 24, &r, &s);
         CHECK_EQ_INT(s.prefetched + s.walker_reads, 16);
@@ -946,8 +948,8 @@ static void test_empty_slots(int rep)
     free(set);
 }
 
-/* Prefetching off (depth 0, or budget 0): the walker reads every item itself, one get at a
- * time. */
+/* Prefetching off (depth TROVE_STREAM_NO_PREFETCH, whatever the budget): the walker reads
+ * every item itself, one get at a time. */
 static void test_prefetch_off(int rep)
 {
     struct objset *set = malloc(sizeof *set);
@@ -969,7 +971,8 @@ static void test_prefetch_off(int rep)
         if (!be)
             break;
         rec_init(&r, set);
-        stream_opts(&o, k == 0 ? 0 : 4, k == 0 ? 1 << 20 : 0, TROVE_STREAM_SEND_RENDEZVOUS);
+        stream_opts(&o, TROVE_STREAM_NO_PREFETCH, k == 0 ? 1 << 20 : 0,
+                    TROVE_STREAM_SEND_RENDEZVOUS);
         o.probe = probe_fn;
         o.probe_ctx = &p;
         CHECK_EQ_INT(run(be, &o, set, 20, &r, &s, NULL), TROVE_OK);
@@ -983,6 +986,17 @@ static void test_prefetch_off(int rep)
         CHECK_EQ_INT(trove_backend_fault_stats(be, &fst), TROVE_OK);
         CHECK_EQ_INT(fst.max_concurrent, 1);
         CHECK_EQ_INT(fst.gets, 20);
+        trove_backend_close(be);
+    }
+    /* A zeroed struct is every default: prefetching at the default depth. */
+    hook_init(h, set);
+    if ((be = fault_over(h, 200)) != NULL) {
+        rec_init(&r, set);
+        memset(&o, 0, sizeof o);
+        CHECK_EQ_INT(run(be, &o, set, 20, &r, &s, NULL), TROVE_OK);
+        check_complete(set, 20, &r, &s);
+        CHECK_EQ_INT(s.depth, TROVE_STREAM_DEPTH_DEFAULT);
+        CHECK(s.prefetched > 0);
         trove_backend_close(be);
     }
     free(h);
