@@ -152,8 +152,8 @@ int cmd_gen(int argc, char **argv)
         } else if (is_value_option(a) && !v) {
             return cli_error("gen", "%s needs a value; see `trove gen --help`", a);
         } else if (!strcmp(a, "--events")) {
-            if (cli_parse_u64(argv[++i], &o.events) || o.events > (1ull << 32))
-                return cli_error("gen", "--events: '%s' is not a count up to 4G", argv[i]);
+            if (cli_parse_u64(argv[++i], &o.events) || o.events < 1 || o.events > (1ull << 32))
+                return cli_error("gen", "--events: '%s' is not a count in 1..4G", argv[i]);
         } else if (!strcmp(a, "--seed")) {
             if (cli_parse_u64(argv[++i], &o.seed))
                 return cli_error("gen", "--seed: '%s' is not an unsigned integer", argv[i]);
@@ -172,6 +172,8 @@ int cmd_gen(int argc, char **argv)
             o.zipf_s = strtod(argv[++i], &end);
             if (errno || end == argv[i] || *end || !(o.zipf_s >= 0.0 && o.zipf_s <= 10.0))
                 return cli_error("gen", "--zipf: '%s' is not a number in 0..10", argv[i]);
+            if (o.zipf_s == 0.0)
+                o.zipf_s = TROVE_GEN_UNIFORM; /* 0 in the options is the default exponent */
         } else if (!strcmp(a, "--live")) {
             live = argv[++i];
         } else if (!strcmp(a, "--rate")) {

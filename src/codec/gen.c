@@ -503,9 +503,10 @@ static int set_names(struct trove_names *names, const struct thread_gen *th, uin
     return TROVE_OK;
 }
 
-int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
+int trove_gen(const struct trove_gen_options *given, struct trove_events *events,
               struct trove_names *names)
 {
+    struct trove_gen_options dflt, norm, *opt = given ? &norm : NULL;
     struct model m;
     struct rng top;
     struct thread_gen *th = NULL;
@@ -518,6 +519,19 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
     int rc = TROVE_OK;
 
     memset(&m, 0, sizeof m);
+    if (given) { /* a field left 0 is its default; TROVE_GEN_UNIFORM is an exponent of 0 */
+        trove_gen_defaults(&dflt);
+        norm = *given;
+        norm.seed = norm.seed ? norm.seed : dflt.seed;
+        norm.events = norm.events ? norm.events : dflt.events;
+        norm.processes = norm.processes ? norm.processes : dflt.processes;
+        norm.threads = norm.threads ? norm.threads : dflt.threads;
+        norm.names = norm.names ? norm.names : dflt.names;
+        norm.zipf_s = norm.zipf_s == TROVE_GEN_UNIFORM ? 0.0
+                      : norm.zipf_s == 0.0         ? dflt.zipf_s
+                                                   : norm.zipf_s;
+        norm.tick_ns = norm.tick_ns ? norm.tick_ns : dflt.tick_ns;
+    }
     if (!opt || !events || opt->processes == 0 || opt->threads == 0 || opt->names == 0 ||
         opt->names > GEN_MAX_NAMES || opt->processes > GEN_MAX_PROCESSES ||
         opt->threads > GEN_MAX_THREADS ||
@@ -526,8 +540,6 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
         opt->tick_ns > 1000000000 ||
         opt->events > (SIZE_MAX / sizeof(struct trove_event)) / 2 - events->len)
         return TROVE_ERR_INVALID;
-    if (opt->events == 0)
-        return TROVE_OK;
     if (events->cap - events->len < opt->events) {
         size_t cap = events->len + (size_t)opt->events;
         struct trove_event *p = trove__realloc(events->ev, cap * sizeof *p);

@@ -44,15 +44,11 @@ static void test_invalid(void)
     struct trove_events ev = {0};
     trove_gen_defaults(&b);
     b.events = 10;
-    o = b, o.processes = 0;
-    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
-    o = b, o.threads = 0;
-    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
-    o = b, o.names = 0;
-    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
     o = b, o.names = 65537;
     CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
-    o = b, o.zipf_s = -1.0;
+    o = b, o.zipf_s = -2.0;
+    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
+    o = b, o.zipf_s = 10.5;
     CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
     o = b, o.zipf_s = NAN;
     CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
@@ -62,10 +58,25 @@ static void test_invalid(void)
     CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_ERR_INVALID);
     CHECK_EQ_INT(trove_gen(NULL, &ev, NULL), TROVE_ERR_INVALID);
     CHECK_EQ_INT(ev.len, 0);
-    o = b, o.events = 0;
-    CHECK_EQ_INT(trove_gen(&o, &ev, NULL), TROVE_OK);
-    CHECK_EQ_INT(ev.len, 0);
     trove_events_free(&ev);
+}
+
+/* A zeroed struct is every default: the same events as trove_gen_defaults gives (a field
+ * left 0 is its default, so a smaller count with the rest zeroed matches too). */
+static void test_zeroed(void)
+{
+    struct trove_gen_options d, z;
+    struct trove_events a = {0}, b = {0};
+
+    trove_gen_defaults(&d);
+    d.events = 20000;
+    memset(&z, 0, sizeof z);
+    z.events = 20000;
+    CHECK_EQ_INT(trove_gen(&d, &a, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_gen(&z, &b, NULL), TROVE_OK);
+    CHECK(a.len == 20000 && b.len == a.len && !memcmp(a.ev, b.ev, a.len * sizeof *a.ev));
+    trove_events_free(&a);
+    trove_events_free(&b);
 }
 
 static void test_determinism(void)
@@ -301,7 +312,7 @@ static void test_model_shapes(void)
         double s;
         uint64_t n;
     } cases[] = {
-        {1, 1, 1, 1.0, 5000}, {1, 3, 100, 0.0, 20000}, {2, 2, 5000, 1.3, 20000},
+        {1, 1, 1, 1.0, 5000}, {1, 3, 100, TROVE_GEN_UNIFORM, 20000}, {2, 2, 5000, 1.3, 20000},
         {16, 16, 65536, 1.0, 30000}, {4, 8, 7, 2.0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -427,7 +438,7 @@ static void test_tick(void)
     }
     CHECK_EQ_INT(bad, 0);
     CHECK(coarser > b.len / 2);
-    o.tick_ns = 0;
+    o.tick_ns = 1000000001;
     CHECK_EQ_INT(trove_gen(&o, &b, NULL), TROVE_ERR_INVALID);
     CHECK_EQ_INT(b.len, a.len); /* unchanged */
     trove_events_free(&a);
@@ -439,6 +450,7 @@ int main(int argc, char **argv)
     test_init(argc, argv);
     RUN(test_defaults);
     RUN(test_invalid);
+    RUN(test_zeroed);
     RUN(test_determinism);
     RUN(test_prefix_and_append);
     RUN(test_model_default);
