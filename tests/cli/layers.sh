@@ -11,9 +11,7 @@ set -u
 src=$1 py=$2 cc=$3 codec_inc=$4 store_inc=$5
 shift 5
 graph=("$@")
-. "$src/tests/support/lib_cli.sh"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$src/tests/support/lib_cli.sh" # its $tmp, removed at exit
 
 check_tree() { "$py" "$src/tools/check_layers.py" --root "$1" "${graph[@]}" 2> "$tmp/err"; }
 fresh_copy() {
