@@ -35,7 +35,7 @@
  * interns name_id + 1), first claim first; other names take the ids after the highest claim,
  * in order of first use.
  */
-#include "perfetto_read.h"
+#include "perfetto_reader.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/utf8.h"

@@ -1,5 +1,5 @@
 /*
- * perfetto_tracks.c: the Perfetto reader's tables (perfetto_read.h): u64 -> u32 maps,
+ * perfetto_tracks.c: the Perfetto reader's tables (perfetto_reader.h): u64 -> u32 maps,
  * the arena of strings and their trove names (a name interned with iid k claims id k - 1,
  * first claim first), the category codes of trove's own categories, and pass 1, the track
  * table: every TrackDescriptor of the trace read (tracks are global and may be described
@@ -8,7 +8,7 @@
  * kept, tracks by MAX_TRACKS and strings by MAX_STRINGS before anything grows for them,
  * and a parent chain longer than MAX_DEPTH is a cycle.
  */
-#include "perfetto_read.h"
+#include "perfetto_reader.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/utf8.h"

@@ -1,5 +1,5 @@
 /*
- * perfetto_read.h: the Perfetto reader's state (struct pr), shared by its two files:
+ * perfetto_reader.h: the Perfetto reader's state (struct pr), shared by its two files:
  * perfetto_tracks.c, the tables (u64 maps, the string arena and trove names, the tracks
  * of pass 1, resolved to a (pid, tid)), and perfetto_read.c, the walk of pass 2 (each
  * sequence's incremental state, slices, instants, counters, flows) and the result.
