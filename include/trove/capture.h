@@ -60,6 +60,9 @@ extern "C" {
  * the last holds over 15 MiB: 256 MiB take at most 18 parts.) */
 #define TROVE_CAPTURE_MAX_NAMES_BYTES ((uint64_t)256 << 20)
 #define TROVE_CAPTURE_MAX_NAMES_PARTS 32u
+/* Header flag: summary objects (trove/summary.h) follow every other slot, one node per
+ * segment and per 64^L segments (docs/formats/summary.md). */
+#define TROVE_CAPTURE_FLAG_SUMMARY 4u
 
 struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
@@ -71,6 +74,9 @@ struct trove_capture_options {
      * deflate, so a segment's bound holds). An append keeps the format 5 flag of what it
      * continues. */
     int segment_format;
+    /* 1: write no summary objects (trove/summary.h; a capture as builds before them wrote
+     * it, which trove_capture_index can give them later); 0: write them. */
+    int no_summaries;
     /* Called after each segment with segments done and the total; may be NULL. */
     void (*progress)(void *ctx, uint64_t done, uint64_t total);
     void *progress_ctx;
@@ -90,7 +96,8 @@ struct trove_capture_info {
     uint64_t new_bytes;    /* trove_capture_write: the bytes of those objects */
     uint64_t samples;      /* sampled call stacks (header v3: a profile) */
     uint64_t switches;     /* context switches of the sampled threads (v3) */
-    uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR, _NAMES_PARTS */
+    uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR, _NAMES_PARTS,
+                              _SUMMARY */
 };
 
 /*

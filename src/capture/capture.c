@@ -17,6 +17,7 @@
  * that name (or, for a new name, nothing).
  */
 #include "capture_internal.h"
+#include "summary_internal.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/fail.h"
@@ -579,6 +580,20 @@ static int profile_objects(const char *name, const struct trove_profile *p,
     return TROVE_OK;
 }
 
+/* The one-shot write's summary nodes into their slots. */
+struct summary_put {
+    struct trove__capture_vol *w;
+    uint64_t first, segments;
+};
+
+static int summary_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, size_t len,
+                       struct trove_diag *diag)
+{
+    struct summary_put *sp = ctx;
+    return trove__capture_put(sp->w, sp->first + trove__summary_offset(sp->segments, level, index),
+                              p, len, diag);
+}
+
 int trove_capture_write_profile(struct trove_store *s, const char *name,
                                 const struct trove_event *events, size_t n,
                                 const struct trove_names *names, const struct trove_flow *flows,
@@ -687,6 +702,14 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     h.segment_bytes = seg_bytes;
     h.frame_events = fe;
     h.info.flags = trove__capture_format_flags(format);
+    h.profile_objects = n_prof;
+    if (segments > 0 && !(opt && opt->no_summaries)) {
+        uint64_t first = trove__capture_summary_slot(&h);
+        TROVE_TRY(rc, resize(&w, first + trove__summary_slots(segments), diag));
+        struct summary_put sp = {&w, first, segments};
+        TROVE_TRY(rc, trove__summary_write(&h, events, per, summary_put, &sp, diag));
+        h.info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
+    }
     h.flows_bytes = flows_obj.len;
     if (n_prof) {
         struct trove_profile_counts c;

@@ -276,10 +276,11 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                                     diag)))
         return rc;
     flags = trove__get_le32(buf + 12);
-    if (flags & ~(TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS))
+    if (flags & ~TROVE__CAPTURE_FLAGS)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                           "capture header flags are 0x%" PRIx32 "; version %" PRIu32
-                          " defines only 0x1 (columnar segments) and 0x2 (names parts)",
+                          " defines only 0x1 (columnar segments), 0x2 (names parts) and 0x4 "
+                          "(summaries)",
                           flags, version);
     reserved = trove__get_le32(buf + 84);
     if (!(flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) && reserved != 0)
@@ -440,7 +441,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
     if (segments > TROVE_CAPTURE_MAX_SEGMENTS || parts > TROVE_CAPTURE_MAX_NAMES_PARTS)
         return TROVE_ERR_LIMIT;
     if ((segments > 0 && !h->seg) || version > 3 ||
-        (flags & ~(TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS)) ||
+        (flags & ~TROVE__CAPTURE_FLAGS) ||
         (version == 1 && (in->flows || h->flows_bytes)) ||
         (version < 3 && (h->profile_objects || h->profile_bytes || in->samples || in->switches)))
         return TROVE_ERR_INVALID;

@@ -22,6 +22,8 @@
 #define TROVE__CAPTURE_FIXED 88u /* the header before the segment entries */
 #define TROVE__CAPTURE_ENTRY 40u /* one segment entry */
 #define TROVE__CAPTURE_TRAILER TROVE__SEALED_TRAILER
+#define TROVE__CAPTURE_FLAGS                                                                 \
+    (TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS | TROVE_CAPTURE_FLAG_SUMMARY)
 
 /* The volume's slots. */
 #define TROVE__CAPTURE_SLOT_HEADER 0u
@@ -64,6 +66,12 @@ static inline uint64_t trove__capture_profile_slot(const struct trove_capture_he
 {
     return TROVE__CAPTURE_SLOT_SEGMENT0 + h->info.segments + (h->info.flows > 0) +
            trove__capture_parts(h) - 1;
+}
+
+/* The first summary slot of h: after the profile's objects. */
+static inline uint64_t trove__capture_summary_slot(const struct trove_capture_header *h)
+{
+    return trove__capture_profile_slot(h) + h->profile_objects;
 }
 
 /* A names frame holds at most this many entries, and entries are added to it while its

@@ -575,3 +575,38 @@ int trove__json_skip(struct trove__json *j, int depth)
         }
     }
 }
+
+int trove__json_put_str(struct trove_bytes *out, const char *str, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    const uint8_t *s = (const uint8_t *)str;
+    size_t i = 0;
+    int rc = trove_bytes_append(out, "\"", 1);
+
+    while (rc == TROVE_OK && i < len) {
+        size_t ok = trove__utf8_valid_prefix(s + i, len - i), run = i;
+        for (size_t j = i; j < i + ok && rc == TROVE_OK; j++) {
+            uint8_t c = s[j];
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            if (c != '"' && c != '\\' && c >= 0x20)
+                continue;
+            if ((rc = trove_bytes_append(out, s + run, j - run)) != TROVE_OK)
+                break;
+            if (c == '"' || c == '\\') {
+                e[1] = (char)c;
+                rc = trove_bytes_append(out, e, 2);
+            } else {
+                rc = trove_bytes_append(out, e, 6);
+            }
+            run = j + 1;
+        }
+        if (rc == TROVE_OK)
+            rc = trove_bytes_append(out, s + run, i + ok - run);
+        i += ok;
+        if (rc == TROVE_OK && i < len) {
+            rc = trove_bytes_append(out, "\\ufffd", 6);
+            i++;
+        }
+    }
+    return rc == TROVE_OK ? trove_bytes_append(out, "\"", 1) : rc;
+}

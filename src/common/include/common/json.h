@@ -205,4 +205,10 @@ static inline int trove__json_next_member(struct trove__json *j, const char *whe
  */
 int trove__json_num_scaled(const struct trove__json_num *n, unsigned exp10, uint64_t *out);
 
+/* ---- writing ------------------------------------------------------------------------- */
+
+/* Append s[0..len) to out as a JSON string: quoted, '"', '\\' and control bytes escaped, a
+ * byte that starts no UTF-8 character written as U+FFFD. TROVE_OK or TROVE_ERR_NOMEM. */
+int trove__json_put_str(struct trove_bytes *out, const char *s, size_t len);
+
 #endif

@@ -1,0 +1,657 @@
+/*
+ * summary_stats.c: per-name statistics of a range (trove_capture_stats) and the instances of
+ * a name (trove_capture_find_json), from the summaries where they answer and from the
+ * segments where they do not.
+ *
+ * Statistics: a node above level 0 whose segments all start their events inside the range
+ * (and no track filter) gives its sketches; a segment at the range's ends is read and its
+ * events that start in the range counted one by one, with the self times its node would
+ * have given them. Both add into the same accumulators: exact count, total, self, min and
+ * max, and bucket counts from which the quantiles are read.
+ */
+#include "summary_read.h"
+#include "common/alloc.h"
+#include "common/fail.h"
+#include "common/json.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct nrec {
+    uint32_t name;
+    uint64_t count, total, self, min, max;
+};
+
+struct bkey {
+    uint64_t key; /* name << 12 | bucket */
+    uint64_t count;
+};
+
+struct acc {
+    struct nrec *rec;
+    size_t nrec, caprec;
+    struct bkey *bk;
+    size_t nbk, capbk;
+};
+
+struct stats_priv {
+    struct trove_names *names;
+    struct trove_summary_bucket *hist;
+};
+
+static uint64_t sat(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
+
+static int nrec_cmp(const void *a, const void *b)
+{
+    const struct nrec *x = a, *y = b;
+    return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int bkey_cmp(const void *a, const void *b)
+{
+    const struct bkey *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Sort and fold the accumulators (done when they grow, and at the end). */
+static void compact(struct acc *a)
+{
+    size_t m = 0;
+
+    if (a->nrec) {
+        qsort(a->rec, a->nrec, sizeof *a->rec, nrec_cmp);
+        for (size_t i = 1; i < a->nrec; i++) {
+            struct nrec *d = &a->rec[m], *r = &a->rec[i];
+            if (d->name != r->name) {
+                a->rec[++m] = *r;
+                continue;
+            }
+            d->count += r->count;
+            d->total = sat(d->total, r->total);
+            d->self = sat(d->self, r->self);
+            d->min = r->min < d->min ? r->min : d->min;
+            d->max = r->max > d->max ? r->max : d->max;
+        }
+        a->nrec = m + 1;
+    }
+    m = 0;
+    if (a->nbk) {
+        qsort(a->bk, a->nbk, sizeof *a->bk, bkey_cmp);
+        for (size_t i = 1; i < a->nbk; i++) {
+            if (a->bk[m].key == a->bk[i].key)
+                a->bk[m].count += a->bk[i].count;
+            else
+                a->bk[++m] = a->bk[i];
+        }
+        a->nbk = m + 1;
+    }
+}
+
+static int grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    void *q;
+    size_t c;
+
+    if (n < *cap)
+        return TROVE_OK;
+    c = *cap ? *cap * 2 : 4096;
+    if (!(q = trove__realloc(*p, c * size)))
+        return TROVE_ERR_NOMEM;
+    *p = q;
+    *cap = c;
+    return TROVE_OK;
+}
+
+static int add_rec(struct acc *a, const struct nrec *r)
+{
+    if (a->nrec >= ((size_t)1 << 20) && a->nrec == a->caprec)
+        compact(a);
+    if (grow((void **)&a->rec, &a->caprec, a->nrec, sizeof *a->rec) != TROVE_OK)
+        return TROVE_ERR_NOMEM;
+    a->rec[a->nrec++] = *r;
+    return TROVE_OK;
+}
+
+static int add_bucket(struct acc *a, uint32_t name, uint32_t bucket, uint64_t count)
+{
+    if (a->nbk >= ((size_t)1 << 20) && a->nbk == a->capbk)
+        compact(a);
+    if (grow((void **)&a->bk, &a->capbk, a->nbk, sizeof *a->bk) != TROVE_OK)
+        return TROVE_ERR_NOMEM;
+    a->bk[a->nbk].key = (uint64_t)name << 12 | bucket;
+    a->bk[a->nbk++].count = count;
+    return TROVE_OK;
+}
+
+/* The names' ids whose string is `name` (sorted), or every id (ids NULL) for NULL. */
+static int name_ids(const struct trove_names *names, const char *name, uint32_t **ids,
+                    size_t *n)
+{
+    size_t count = trove_names_count(names), m = 0;
+
+    *ids = NULL;
+    *n = 0;
+    if (!name)
+        return TROVE_OK;
+    if (!(*ids = trove__mallocarray(count + 1, sizeof **ids)))
+        return TROVE_ERR_NOMEM;
+    for (size_t i = 0; i < count; i++) {
+        struct trove_name_entry e;
+        trove_names_entry(names, i, &e);
+        if (e.type == TROVE_NAME_EVENT && e.len == strlen(name) && !memcmp(e.str, name, e.len))
+            (*ids)[m++] = e.a;
+    }
+    for (size_t i = 1; i < m; i++) /* few: a name given more than one id */
+        for (size_t j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--) {
+            uint32_t t = (*ids)[j];
+            (*ids)[j] = (*ids)[j - 1];
+            (*ids)[j - 1] = t;
+        }
+    *n = m;
+    return TROVE_OK;
+}
+
+static int id_ok(const uint32_t *ids, size_t n, int filtered, uint32_t id)
+{
+    size_t lo = 0, hi = n;
+    if (!filtered)
+        return 1;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && ids[lo] == id;
+}
+
+struct stats_walk {
+    struct trove__sumread r;
+    const struct trove_stats_options *opt;
+    uint64_t from, to;
+    const uint32_t *ids;
+    size_t nids;
+    int filtered;
+    struct acc a;
+    uint64_t events;
+    struct trove_diag *diag;
+};
+
+static int stats_node(struct stats_walk *w, const struct trove_summary *n)
+{
+    for (size_t i = 0; i < n->nsketches; i++) {
+        const struct trove_summary_sketch *k = &n->sketches[i];
+        struct nrec r = {k->name, k->count, k->total, k->self, k->min, k->max};
+        if (!id_ok(w->ids, w->nids, w->filtered, k->name))
+            continue;
+        if (add_rec(&w->a, &r) != TROVE_OK)
+            return TROVE_FAIL(w->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        for (size_t j = 0; j < k->n; j++) {
+            const struct trove_summary_bucket *b = &n->buckets[k->first + j];
+            if (add_bucket(&w->a, k->name, b->index, b->count) != TROVE_OK)
+                return TROVE_FAIL(w->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        }
+        w->events += k->count;
+    }
+    return TROVE_OK;
+}
+
+static int stats_segment(struct stats_walk *w, uint64_t k)
+{
+    size_t n;
+    int rc;
+
+    if ((rc = trove__sumread_segment(&w->r, k, &n, w->diag)) != TROVE_OK ||
+        (rc = trove__sumread_self(&w->r, n, w->diag)) != TROVE_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        const struct trove_event *e = &w->r.ev[i];
+        uint64_t d = trove__summary_is_span(e->kind) ? e->dur_ns : 0;
+        struct nrec r = {e->name_id, 1, d, w->r.self[i], d, d};
+        if (e->kind == TROVE_KIND_COUNTER || e->start_ns < w->from || e->start_ns >= w->to ||
+            !id_ok(w->ids, w->nids, w->filtered, e->name_id) ||
+            !trove__sumread_track_ok(w->opt->tracks, w->opt->ntracks, e->pid, e->tid))
+            continue;
+        if (add_rec(&w->a, &r) != TROVE_OK ||
+            add_bucket(&w->a, e->name_id, trove_summary_bucket_of(d), 1) != TROVE_OK)
+            return TROVE_FAIL(w->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        w->events++;
+    }
+    return TROVE_OK;
+}
+
+static int stats_walk(struct stats_walk *w, unsigned level, uint64_t index)
+{
+    const struct trove__sumbound *b = &w->r.b[level][index];
+    struct trove_summary node;
+    int rc;
+
+    if (b->min_start >= w->to || b->max_start < w->from)
+        return TROVE_OK; /* no event of it starts in the range */
+    if (level > 0 && b->min_start >= w->from && b->max_start < w->to && w->opt->ntracks == 0 &&
+        trove__sumread_node(&w->r, level, index, &node) == TROVE_OK) {
+        rc = stats_node(w, &node);
+        trove_summary_free(&node);
+        return rc;
+    }
+    if (level == 0)
+        return stats_segment(w, index);
+    for (uint64_t c = index * TROVE_SUMMARY_FANOUT;
+         c < (index + 1) * TROVE_SUMMARY_FANOUT && c < w->r.count[level - 1]; c++)
+        if ((rc = stats_walk(w, level - 1, c)) != TROVE_OK)
+            return rc;
+    return TROVE_OK;
+}
+
+static int sort_by;
+
+static int row_cmp(const void *a, const void *b)
+{
+    const struct trove_stats_row *x = a, *y = b;
+    double kx, ky;
+    switch (sort_by) {
+    case TROVE_STATS_SORT_COUNT: kx = (double)x->count; ky = (double)y->count; break;
+    case TROVE_STATS_SORT_P99: kx = x->p99; ky = y->p99; break;
+    case TROVE_STATS_SORT_SELF: kx = (double)x->self; ky = (double)y->self; break;
+    case TROVE_STATS_SORT_MAX: kx = (double)x->max; ky = (double)y->max; break;
+    default: kx = (double)x->total; ky = (double)y->total; break;
+    }
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    return x->name_id < y->name_id ? -1 : x->name_id > y->name_id;
+}
+
+int trove_stats_sort_parse(const char *s)
+{
+    static const char *const names[] = {"total", "count", "p99", "self", "max"};
+    for (int i = 0; i < 5; i++)
+        if (s && !strcmp(s, names[i]))
+            return i;
+    return -1;
+}
+
+const char *trove_stats_sort_name(int sort)
+{
+    static const char *const names[] = {"total", "count", "p99", "self", "max"};
+    return sort >= 0 && sort < 5 ? names[sort] : "total";
+}
+
+int trove_capture_stats(struct trove_store *s, const char *name,
+                        const struct trove_stats_options *opt, struct trove_stats_result *res,
+                        struct trove_diag *diag)
+{
+    static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
+    struct stats_walk w;
+    struct stats_priv *priv = NULL;
+    uint32_t *ids = NULL;
+    size_t nb = 0;
+    int rc;
+
+    memset(&w, 0, sizeof w);
+    if (!s || !opt || !res)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "stats need a store, options and a result");
+    memset(res, 0, sizeof *res);
+    if (opt->sort < 0 || opt->sort > TROVE_STATS_SORT_MAX || (opt->ntracks && !opt->tracks))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "stats: a sort or a track list out of range");
+    w.opt = opt;
+    w.diag = diag;
+    if (!(priv = trove__calloc(1, sizeof *priv)) || trove_names_new(&priv->names) != TROVE_OK) {
+        free(priv);
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    }
+    res->priv = priv;
+    /* the names first: the reader holds the capture's volume open */
+    if ((rc = trove_capture_read_names(s, name, priv->names, diag)) != TROVE_OK ||
+        (rc = trove__sumread_open(&w.r, s, name, &res->read, diag)) != TROVE_OK)
+        goto out;
+    if (name_ids(priv->names, opt->name, &ids, &w.nids) != TROVE_OK) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    w.ids = ids;
+    w.filtered = opt->name != NULL;
+    w.from = opt->from_ns;
+    w.to = opt->to_ns ? opt->to_ns : (w.r.h.info.end_ns == UINT64_MAX ? UINT64_MAX : w.r.h.info.end_ns + 1);
+    res->from_ns = w.from;
+    res->to_ns = w.to;
+    if (w.to <= w.from) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "the range ends (%" PRIu64 ") at or before it starts (%" PRIu64 ")", w.to,
+                        w.from);
+        goto out;
+    }
+    if ((!w.filtered || w.nids > 0) && w.r.levels > 0 &&
+        (rc = stats_walk(&w, w.r.levels - 1, 0)) != TROVE_OK)
+        goto out;
+    compact(&w.a);
+    res->events = w.events;
+    res->names = w.a.nrec;
+    if (!(res->rows = trove__calloc(w.a.nrec + 1, sizeof *res->rows)) ||
+        !(priv->hist = trove__calloc(w.a.nbk + 1, sizeof *priv->hist))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < w.a.nbk; i++) {
+        priv->hist[i].index = (uint32_t)(w.a.bk[i].key & 4095);
+        priv->hist[i].count = w.a.bk[i].count;
+    }
+    for (size_t i = 0; i < w.a.nrec; i++) {
+        const struct nrec *r = &w.a.rec[i];
+        struct trove_stats_row *row = &res->rows[i];
+        struct trove_summary view;
+        struct trove_summary_sketch k;
+        const char *str;
+        size_t first = nb;
+        while (nb < w.a.nbk && (uint32_t)(w.a.bk[nb].key >> 12) == r->name)
+            nb++;
+        row->name_id = r->name;
+        str = trove_names_get(priv->names, TROVE_NAME_EVENT, r->name, 0, &row->name_len);
+        row->name = str ? str : "";
+        row->count = r->count;
+        row->total = r->total;
+        row->self = r->self;
+        row->min = r->min;
+        row->max = r->max;
+        row->hist = priv->hist + first;
+        row->nhist = nb - first;
+        memset(&view, 0, sizeof view);
+        memset(&k, 0, sizeof k);
+        view.buckets = priv->hist;
+        k.count = r->count;
+        k.min = r->min;
+        k.max = r->max;
+        k.first = first;
+        k.n = nb - first;
+        row->p50 = trove_summary_quantile(&view, &k, 0.50);
+        row->p90 = trove_summary_quantile(&view, &k, 0.90);
+        row->p99 = trove_summary_quantile(&view, &k, 0.99);
+    }
+    res->nrows = w.a.nrec;
+    pthread_mutex_lock(&sort_mu); /* qsort has no context: the key is a static, guarded */
+    sort_by = opt->sort;
+    qsort(res->rows, res->nrows, sizeof *res->rows, row_cmp);
+    pthread_mutex_unlock(&sort_mu);
+    if (opt->limit && res->nrows > opt->limit)
+        res->nrows = opt->limit;
+    rc = TROVE_OK;
+out:
+    free(ids);
+    free(w.a.rec);
+    free(w.a.bk);
+    trove__sumread_close(&w.r);
+    if (rc != TROVE_OK)
+        trove_stats_result_free(res);
+    return rc;
+}
+
+void trove_stats_result_free(struct trove_stats_result *res)
+{
+    struct stats_priv *priv;
+
+    if (!res)
+        return;
+    priv = res->priv;
+    if (priv) {
+        trove_names_free(priv->names);
+        free(priv->hist);
+        free(priv);
+    }
+    free(res->rows);
+    memset(res, 0, sizeof *res);
+}
+
+static int put_fmt(struct trove_bytes *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int put_fmt(struct trove_bytes *out, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        return TROVE_ERR_LIMIT;
+    return trove_bytes_append(out, buf, (size_t)n);
+}
+
+static int put_read(struct trove_bytes *out, const struct trove_query_figures *q)
+{
+    return put_fmt(out,
+                   "\"read\":{\"nodes\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"events\":%" PRIu64
+                   ",\"damaged\":%" PRIu64 "}",
+                   q->nodes, q->segments, q->events, q->damaged);
+}
+
+int trove_stats_result_json(const struct trove_stats_result *res, const char *capture, int sort,
+                            struct trove_bytes *out)
+{
+    int rc = put_fmt(out,
+                     "{\"capture\":\"%s\",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64
+                     ",\"events\":%" PRIu64 ",\"names\":%" PRIu64 ",\"sort\":\"%s\",\"rows\":[",
+                     capture, res->from_ns, res->to_ns, res->events, res->names,
+                     trove_stats_sort_name(sort));
+
+    for (size_t i = 0; rc == TROVE_OK && i < res->nrows; i++) {
+        const struct trove_stats_row *r = &res->rows[i];
+        rc = put_fmt(out, "%s{\"name\":", i ? "," : "");
+        rc = rc ? rc : trove__json_put_str(out, r->name, r->name_len);
+        rc = rc ? rc : put_fmt(out,
+                               ",\"name_id\":%" PRIu32 ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
+                               ",\"self_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
+                               ",\"p50_ns\":%.0f,\"p90_ns\":%.0f,\"p99_ns\":%.0f,\"max_ns\":%" PRIu64
+                               ",\"hist\":[",
+                               r->name_id, r->count, r->total, r->self, r->min, r->p50, r->p90,
+                               r->p99, r->max);
+        for (size_t j = 0; rc == TROVE_OK && j < r->nhist; j++)
+            rc = put_fmt(out, "%s[%.0f,%" PRIu64 "]", j ? "," : "",
+                         trove_summary_bucket_value(r->hist[j].index), r->hist[j].count);
+        rc = rc ? rc : put_fmt(out, "]}");
+    }
+    rc = rc ? rc : put_fmt(out, "],");
+    rc = rc ? rc : put_read(out, &res->read);
+    return rc ? rc : put_fmt(out, "}");
+}
+
+/* ---- finding instances ---------------------------------------------------------------- */
+
+struct hit {
+    uint64_t index;
+    struct trove_event ev;
+};
+
+struct find {
+    struct trove__sumread r;
+    const struct trove_find_options *opt;
+    uint64_t from, to;
+    const uint32_t *ids;
+    size_t nids;
+    struct hit *heap; /* the worst kept on top */
+    size_t n;
+    struct trove_diag *diag;
+};
+
+/* Is a worse than b (kept after it)? start order: a later start; dur_desc: a shorter one. */
+static int worse(const struct find *f, const struct hit *a, const struct hit *b)
+{
+    if (f->opt->order == TROVE_FIND_DUR_DESC) {
+        if (a->ev.dur_ns != b->ev.dur_ns)
+            return a->ev.dur_ns < b->ev.dur_ns;
+    } else if (a->ev.start_ns != b->ev.start_ns) {
+        return a->ev.start_ns > b->ev.start_ns;
+    }
+    return a->index > b->index;
+}
+
+static void sift_down(struct find *f, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < f->n && worse(f, &f->heap[l], &f->heap[m]))
+            m = l;
+        if (r < f->n && worse(f, &f->heap[r], &f->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        struct hit t = f->heap[i];
+        f->heap[i] = f->heap[m];
+        f->heap[m] = t;
+        i = m;
+    }
+}
+
+static void offer(struct find *f, const struct hit *h)
+{
+    if (f->n < f->opt->limit) {
+        size_t i = f->n++;
+        f->heap[i] = *h;
+        while (i > 0 && worse(f, &f->heap[i], &f->heap[(i - 1) / 2])) {
+            struct hit t = f->heap[i];
+            f->heap[i] = f->heap[(i - 1) / 2];
+            f->heap[(i - 1) / 2] = t;
+            i = (i - 1) / 2;
+        }
+        return;
+    }
+    if (!worse(f, h, &f->heap[0])) {
+        f->heap[0] = *h;
+        sift_down(f, 0);
+    }
+}
+
+static int find_segment(struct find *f, uint64_t k)
+{
+    const struct trove__sumbound *b = &f->r.b[0][k];
+    size_t n;
+    int rc;
+
+    if (b->min_start >= f->to || b->max_start < f->from)
+        return TROVE_OK;
+    if (f->opt->order == TROVE_FIND_START && f->n == f->opt->limit &&
+        b->min_start > f->heap[0].ev.start_ns)
+        return TROVE_OK; /* every event of it starts after the worst kept */
+    if ((rc = trove__sumread_segment(&f->r, k, &n, f->diag)) != TROVE_OK)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        const struct trove_event *e = &f->r.ev[i];
+        struct hit h;
+        if (e->start_ns < f->from || e->start_ns >= f->to || !id_ok(f->ids, f->nids, 1, e->name_id) ||
+            !trove__sumread_track_ok(f->opt->tracks, f->opt->ntracks, e->pid, e->tid))
+            continue;
+        h.index = k * f->r.per + i;
+        h.ev = *e;
+        offer(f, &h);
+    }
+    return TROVE_OK;
+}
+
+/* A group of segments (a level-1 node's): skipped when its sketches say it holds no
+ * instance, or (longest first) none longer than the shortest kept. */
+static int find_group(struct find *f, uint64_t g)
+{
+    struct trove_summary node;
+    uint64_t first = g * TROVE_SUMMARY_FANOUT;
+    int rc = TROVE_OK, skip = 0;
+
+    if (f->r.levels >= 2 && trove__sumread_node(&f->r, 1, g, &node) == TROVE_OK) {
+        uint64_t max = 0;
+        int any = 0;
+        for (size_t i = 0; i < node.nsketches; i++)
+            if (id_ok(f->ids, f->nids, 1, node.sketches[i].name)) {
+                any = 1;
+                max = node.sketches[i].max > max ? node.sketches[i].max : max;
+            }
+        skip = !any || (f->opt->order == TROVE_FIND_DUR_DESC && f->n == f->opt->limit &&
+                        max < f->heap[0].ev.dur_ns);
+        trove_summary_free(&node);
+    }
+    for (uint64_t k = first; !skip && rc == TROVE_OK && k < first + TROVE_SUMMARY_FANOUT &&
+                             k < f->r.h.info.segments;
+         k++)
+        rc = find_segment(f, k);
+    return rc;
+}
+
+static int hit_cmp_start(const void *a, const void *b)
+{
+    const struct hit *x = a, *y = b;
+    if (x->ev.start_ns != y->ev.start_ns)
+        return x->ev.start_ns < y->ev.start_ns ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int hit_cmp_dur(const void *a, const void *b)
+{
+    const struct hit *x = a, *y = b;
+    if (x->ev.dur_ns != y->ev.dur_ns)
+        return x->ev.dur_ns > y->ev.dur_ns ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+int trove_capture_find_json(struct trove_store *s, const char *name,
+                            const struct trove_find_options *opt, struct trove_bytes *out,
+                            struct trove_query_figures *qs, struct trove_diag *diag)
+{
+    struct trove_query_figures local = {0};
+    struct trove_names *names = NULL;
+    uint32_t *ids = NULL;
+    struct find f;
+    int rc;
+
+    memset(&f, 0, sizeof f);
+    if (!s || !opt || !out || !opt->name || opt->limit < 1 || opt->limit > 10000 ||
+        (opt->order != TROVE_FIND_START && opt->order != TROVE_FIND_DUR_DESC) ||
+        (opt->ntracks && !opt->tracks))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "finding events needs a name, an order and a limit of 1 to 10000");
+    f.opt = opt;
+    f.diag = diag;
+    if ((rc = trove_names_new(&names)) != TROVE_OK ||
+        (rc = trove_capture_read_names(s, name, names, diag)) != TROVE_OK ||
+        (rc = trove__sumread_open(&f.r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
+        goto out;
+    if (name_ids(names, opt->name, &ids, &f.nids) != TROVE_OK ||
+        !(f.heap = trove__mallocarray(opt->limit, sizeof *f.heap))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    f.ids = ids;
+    f.from = opt->from_ns;
+    f.to = opt->to_ns ? opt->to_ns : UINT64_MAX;
+    for (uint64_t g = 0; f.nids > 0 && rc == TROVE_OK && g * TROVE_SUMMARY_FANOUT < f.r.h.info.segments; g++)
+        rc = find_group(&f, g);
+    if (rc != TROVE_OK)
+        goto out;
+    qsort(f.heap, f.n, sizeof *f.heap, opt->order == TROVE_FIND_DUR_DESC ? hit_cmp_dur : hit_cmp_start);
+    rc = put_fmt(out, "{\"capture\":\"%s\",\"name\":", name);
+    rc = rc ? rc : trove__json_put_str(out, opt->name, strlen(opt->name));
+    rc = rc ? rc : put_fmt(out, ",\"order\":\"%s\",\"events\":[",
+                           opt->order == TROVE_FIND_DUR_DESC ? "dur_desc" : "start");
+    for (size_t i = 0; rc == TROVE_OK && i < f.n; i++) {
+        const struct hit *h = &f.heap[i];
+        rc = put_fmt(out,
+                     "%s{\"index\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64
+                     ",\"end_ns\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
+                     ",\"track\":\"%" PRIu32 ":%" PRIu32 "\",\"depth\":%u,\"kind\":\"%s\",\"name_id\":%" PRIu32 "}",
+                     i ? "," : "", h->index, h->ev.start_ns, h->ev.dur_ns, trove_event_end(&h->ev),
+                     h->ev.pid, h->ev.tid, h->ev.pid, h->ev.tid, (unsigned)h->ev.depth,
+                     trove_kind_name(h->ev.kind), h->ev.name_id);
+    }
+    rc = rc ? rc : put_fmt(out, "],");
+    rc = rc ? rc : put_read(out, qs ? qs : &local);
+    rc = rc ? rc : put_fmt(out, "}");
+    if (rc != TROVE_OK)
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: writing the events: %s", name, trove_strerror(rc));
+out:
+    free(ids);
+    free(f.heap);
+    trove_names_free(names);
+    trove__sumread_close(&f.r);
+    return rc;
+}

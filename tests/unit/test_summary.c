@@ -1,0 +1,606 @@
+/*
+ * test_summary.c: summary nodes (trove/summary.h, docs/formats/summary.md) and the answers
+ * made from them (docs/formats/view.md) — each against a brute-force pass over the events.
+ *
+ * The brute force is written from the rules alone: a span of at least 2^shift ns that
+ * overlaps the range goes whole, every other event into its track's cell (lane, start >>
+ * shift) when that column covers the range; statistics count the events that start in the
+ * range, with the self time of a span within its segment. The same capture is also written
+ * without summaries (every answer then comes from its segments): both must give the same
+ * bytes. Golden vectors: tests/vectors/summary_leaf.bin, summary_group.bin, view_frame.bin.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capture/summary_internal.h"
+#include "testutil.h"
+#include "trove/capture.h"
+#include "trove/gen.h"
+#include "trove/input.h"
+#include "trove/store.h"
+#include "trove/summary.h"
+
+/* ---- small events by hand ----------------------------------------------------------- */
+
+static struct trove_event ev(uint64_t start, uint64_t dur, uint32_t pid, uint32_t tid,
+                             uint8_t kind, uint8_t depth, uint32_t name)
+{
+    struct trove_event e;
+    memset(&e, 0, sizeof e);
+    e.start_ns = start;
+    e.dur_ns = dur;
+    e.pid = pid;
+    e.tid = tid;
+    e.kind = kind;
+    e.depth = depth;
+    e.name_id = name;
+    return e;
+}
+
+/* A thread with nesting, an instant, a counter track and a frame, written children first. */
+static size_t hand_events(struct trove_event *e)
+{
+    size_t n = 0;
+    e[n++] = ev(1100, 200, 1, 10, TROVE_KIND_ZONE, 1, 2);  /* child of the next */
+    e[n++] = ev(1400, 100, 1, 10, TROVE_KIND_ZONE, 1, 3);
+    e[n++] = ev(1000, 1000, 1, 10, TROVE_KIND_ZONE, 0, 1); /* self 700 */
+    e[n++] = ev(1500, 0, 1, 10, TROVE_KIND_INSTANT, 0, 4);
+    e[n++] = ev(3000, 50, 1, 11, TROVE_KIND_LOCK, 0, 5);
+    e[n++] = ev(3100, trove_counter_bits(2.5), 1, TROVE_TID_SYNTHETIC, TROVE_KIND_COUNTER, 0, 6);
+    e[n++] = ev(3200, trove_counter_bits(-1.0), 1, TROVE_TID_SYNTHETIC, TROVE_KIND_COUNTER, 0, 6);
+    e[n++] = ev(0, 5000, 2, 20, TROVE_KIND_FRAME, 0, 7);
+    e[n++] = ev(2000, 300, 1, 10, TROVE_KIND_ZONE, 0, 1);
+    return n;
+}
+
+static int same_node(const struct trove_summary *a, const struct trove_summary *b)
+{
+    if (a->level != b->level || a->shift != b->shift || a->events != b->events ||
+        a->first_ns != b->first_ns || a->end_ns != b->end_ns || a->ntracks != b->ntracks ||
+        a->ncells != b->ncells || a->nlongs != b->nlongs || a->nsketches != b->nsketches ||
+        a->nbuckets != b->nbuckets)
+        return 0;
+    if ((a->ntracks && memcmp(a->tracks, b->tracks, a->ntracks * sizeof *a->tracks)) ||
+        (a->nbuckets && memcmp(a->buckets, b->buckets, a->nbuckets * sizeof *a->buckets)))
+        return 0;
+    for (size_t i = 0; i < a->ncells; i++) {
+        const struct trove_summary_cell *x = &a->cells[i], *y = &b->cells[i];
+        if (x->track != y->track || x->lane != y->lane || x->col != y->col ||
+            x->count != y->count || x->busy != y->busy || x->name != y->name ||
+            x->name_dur != y->name_dur || x->vmin != y->vmin || x->vmax != y->vmax)
+            return 0;
+    }
+    for (size_t i = 0; i < a->nlongs; i++)
+        if (a->longs[i].track != b->longs[i].track || a->longs[i].index != b->longs[i].index ||
+            memcmp(&a->longs[i].ev, &b->longs[i].ev, sizeof a->longs[i].ev))
+            return 0;
+    for (size_t i = 0; i < a->nsketches; i++) {
+        const struct trove_summary_sketch *x = &a->sketches[i], *y = &b->sketches[i];
+        if (x->name != y->name || x->count != y->count || x->total != y->total ||
+            x->self != y->self || x->min != y->min || x->max != y->max || x->first != y->first ||
+            x->n != y->n)
+            return 0;
+    }
+    return 1;
+}
+
+static void test_leaf(void)
+{
+    struct trove_event e[16];
+    size_t n = hand_events(e);
+    struct trove_summary s, d, g, gd;
+    struct trove_bytes b = {0}, gb = {0};
+    struct trove_diag diag = {0};
+    uint64_t counted = 0;
+
+    CHECK_EQ_INT(trove_summary_build(e, n, &s), TROVE_OK);
+    CHECK_EQ_INT(s.level, 0);
+    CHECK_EQ_INT(s.events, n);
+    CHECK_EQ_INT(s.ntracks, 4); /* (1,10) (1,11) (1,synthetic) (2,20) */
+    CHECK(s.tracks[0].pid == 1 && s.tracks[0].tid == 10 && s.tracks[0].events == 5);
+    CHECK_EQ_INT(s.tracks[0].max_depth, 1);
+    CHECK(s.first_ns == 0 && s.end_ns == 5000);
+    CHECK_EQ_INT(s.shift, 0); /* nine events fit any budget at the finest shift */
+    for (size_t i = 0; i < s.ncells; i++)
+        counted += s.cells[i].count;
+    CHECK_EQ_INT(counted + s.nlongs, n);
+    /* at shift 0 every span with a duration is whole: three zones of thread 10 and its
+     * last, the lock, the frame */
+    CHECK_EQ_INT(s.nlongs, 6);
+    /* self time: name 1 is 1000 - 200 - 100 = 700 plus 300 */
+    CHECK(s.nsketches == 6 && s.sketches[0].name == 1 && s.sketches[0].count == 2 &&
+          s.sketches[0].total == 1300 && s.sketches[0].self == 1000 && s.sketches[0].min == 300 &&
+          s.sketches[0].max == 1000);
+    /* the counter cell keeps its least and greatest value */
+    for (size_t i = 0; i < s.ncells; i++)
+        if (s.cells[i].lane == TROVE_SUMMARY_LANE_COUNTER)
+            CHECK(s.cells[i].vmin == trove_counter_bits(-1.0) ||
+                  s.cells[i].vmax == trove_counter_bits(2.5));
+    CHECK_EQ_INT(trove_summary_encode(&s, &b), TROVE_OK);
+    test_check_vector("summary_leaf.bin", b.ptr, b.len);
+    CHECK_EQ_INT(trove_summary_decode(b.ptr, b.len, &d, &diag), TROVE_OK);
+    /* a level-0 object keeps no sketches */
+    CHECK_EQ_INT(d.nsketches, 0);
+    s.nsketches = s.nbuckets = 0;
+    CHECK(same_node(&s, &d));
+    trove_summary_free(&d);
+    trove_summary_free(&s);
+
+    /* a level-1 node of two leaves: its sketches add up, its cells fold */
+    CHECK_EQ_INT(trove_summary_build(e, 4, &s), TROVE_OK);
+    CHECK_EQ_INT(trove_summary_build(e + 4, n - 4, &d), TROVE_OK);
+    memset(&g, 0, sizeof g);
+    CHECK_EQ_INT(trove_summary_join(&g, &s, &d, 4, 1), TROVE_OK);
+    CHECK(g.level == 1 && g.events == n && g.ntracks == 4);
+    CHECK_EQ_INT(trove_summary_encode(&g, &gb), TROVE_OK);
+    test_check_vector("summary_group.bin", gb.ptr, gb.len);
+    CHECK_EQ_INT(trove_summary_decode(gb.ptr, gb.len, &gd, &diag), TROVE_OK);
+    CHECK(same_node(&g, &gd));
+    for (size_t i = 0; i < g.nlongs; i++) /* the second leaf's indexes moved by 4 */
+        CHECK(memcmp(&g.longs[i].ev, &e[g.longs[i].index], sizeof e[0]) == 0);
+    trove_summary_free(&gd);
+    trove_summary_free(&g);
+    trove_summary_free(&s);
+    trove_summary_free(&d);
+    trove_bytes_free(&b);
+    trove_bytes_free(&gb);
+}
+
+static void test_buckets(void)
+{
+    uint64_t st = 7;
+    uint32_t prev = 0;
+
+    CHECK_EQ_INT(trove_summary_bucket_of(0), 0);
+    CHECK(trove_summary_bucket_value(0) == 0);
+    for (uint64_t d = 1; d < 200000; d++) {
+        uint32_t b = trove_summary_bucket_of(d);
+        double v = trove_summary_bucket_value(b);
+        if (b < prev || fabs(v - (double)d) > 0.01 * (double)d) {
+            CHECK(!"bucket out of order or over 1 % off");
+            return;
+        }
+        prev = b;
+    }
+    for (int i = 0; i < 200000; i++) {
+        uint64_t d = test_rand(&st) >> (test_rand(&st) % 64);
+        uint32_t b;
+        if (!d)
+            continue;
+        b = trove_summary_bucket_of(d);
+        if (b >= TROVE_SUMMARY_BUCKETS || fabs(trove_summary_bucket_value(b) - (double)d) > 0.01 * (double)d) {
+            CHECK(!"a random duration's bucket over 1 % off");
+            return;
+        }
+    }
+    CHECK(trove_summary_bucket_of(UINT64_MAX) < TROVE_SUMMARY_BUCKETS);
+    CHECK(1);
+}
+
+/* The same node whatever order children are joined in. */
+static void test_join_order(void)
+{
+    struct trove_gen_options go = {0};
+    struct trove_events a = {0};
+    struct trove_summary leaf[8], seq, tree, l2[4], r2[2];
+    struct trove_bytes x = {0}, y = {0};
+    size_t per;
+
+    go.events = 8000;
+    go.seed = 3;
+    CHECK_EQ_INT(trove_gen(&go, &a, NULL), TROVE_OK);
+    per = a.len / 8;
+    for (int i = 0; i < 8; i++)
+        CHECK_EQ_INT(trove_summary_build(a.ev + i * per, per, &leaf[i]), TROVE_OK);
+    memset(&seq, 0, sizeof seq);
+    CHECK_EQ_INT(trove_summary_join(&seq, &leaf[0], NULL, 0, 1), TROVE_OK);
+    for (int i = 1; i < 8; i++)
+        CHECK_EQ_INT(trove_summary_join(&seq, &seq, &leaf[i], i * per, 1), TROVE_OK);
+    for (int i = 0; i < 4; i++) {
+        memset(&l2[i], 0, sizeof l2[i]);
+        CHECK_EQ_INT(trove_summary_join(&l2[i], &leaf[2 * i], &leaf[2 * i + 1], per, 1), TROVE_OK);
+    }
+    memset(r2, 0, sizeof r2);
+    CHECK_EQ_INT(trove_summary_join(&r2[0], &l2[0], &l2[1], 2 * per, 1), TROVE_OK);
+    CHECK_EQ_INT(trove_summary_join(&r2[1], &l2[2], &l2[3], 2 * per, 1), TROVE_OK);
+    memset(&tree, 0, sizeof tree);
+    CHECK_EQ_INT(trove_summary_join(&tree, &r2[0], &r2[1], 4 * per, 1), TROVE_OK);
+    CHECK_EQ_INT(trove_summary_encode(&seq, &x), TROVE_OK);
+    CHECK_EQ_INT(trove_summary_encode(&tree, &y), TROVE_OK);
+    CHECK(x.len == y.len && memcmp(x.ptr, y.ptr, x.len) == 0);
+    for (int i = 0; i < 8; i++)
+        trove_summary_free(&leaf[i]);
+    for (int i = 0; i < 4; i++)
+        trove_summary_free(&l2[i]);
+    trove_summary_free(&r2[0]);
+    trove_summary_free(&r2[1]);
+    trove_summary_free(&seq);
+    trove_summary_free(&tree);
+    trove_bytes_free(&x);
+    trove_bytes_free(&y);
+    trove_events_free(&a);
+}
+
+/* ---- a capture: views and statistics against the brute force --------------------------- */
+
+struct cap {
+    char dir[256];
+    struct trove_store *s;
+    struct trove_events ev;
+    struct trove_names *names;
+    uint64_t per;
+};
+
+static int cap_make(struct cap *c, const struct trove_events *ev, struct trove_names *names,
+                    uint64_t seg_bytes)
+{
+    struct trove_capture_options co = {0};
+    struct trove_diag diag = {0};
+    int rc;
+
+    snprintf(c->dir, sizeof c->dir, "/tmp/trove_test_summary_%d", (int)getpid());
+    test_rm_rf(c->dir);
+    if ((rc = trove_store_open(c->dir, TROVE_STORE_CREATE, &c->s, &diag)) != TROVE_OK)
+        return rc;
+    c->ev = *ev;
+    c->names = names;
+    co.segment_bytes = seg_bytes;
+    c->per = seg_bytes / 32;
+    if ((rc = trove_capture_write(c->s, "sum", ev->ev, ev->len, names, &co, NULL, &diag)))
+        return rc;
+    co.no_summaries = 1;
+    return trove_capture_write(c->s, "raw", ev->ev, ev->len, names, &co, NULL, &diag);
+}
+
+static void cap_free(struct cap *c)
+{
+    trove_store_close(c->s);
+    test_rm_rf(c->dir);
+}
+
+struct bcell {
+    uint64_t track, col;
+    uint32_t lane;
+    struct trove_summary_cell c;
+};
+
+static int bcell_cmp(const void *a, const void *b)
+{
+    const struct bcell *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->lane != y->lane)
+        return x->lane < y->lane ? -1 : 1;
+    return x->col < y->col ? -1 : x->col > y->col;
+}
+
+/* The view by brute force, compared with the decoded frame. */
+static int view_matches(const struct trove_events *a, const struct trove_view_options *o,
+                        const struct trove_view_frame *f, uint64_t end)
+{
+    uint64_t to = o->to_ns ? o->to_ns : end + 1, width = (to - o->from_ns) / o->px;
+    uint32_t shift = width ? 63u - (unsigned)__builtin_clzll(width) : 0;
+    uint64_t lo = o->from_ns >> shift, hi = (to - 1) >> shift;
+    struct bcell *cells = calloc(a->len + 1, sizeof *cells);
+    size_t nc = 0, nraw = 0, m = 0;
+    int ok = f->shift == shift;
+
+    for (size_t i = 0; i < a->len && ok; i++) {
+        const struct trove_event *e = &a->ev[i];
+        int span = e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME || e->kind == TROVE_KIND_LOCK;
+        uint64_t col = e->start_ns >> shift;
+        if (o->ntracks) {
+            int found = 0;
+            for (size_t t = 0; t < o->ntracks; t++)
+                found |= o->tracks[t] == ((uint64_t)e->pid << 32 | e->tid);
+            if (!found)
+                continue;
+        }
+        if (span && (e->dur_ns >> shift) != 0) {
+            if (e->start_ns < to && trove_event_end(e) > o->from_ns) {
+                /* find it among the frame's events, by index */
+                int found = 0;
+                for (size_t j = 0; j < f->nevents && !found; j++)
+                    found = f->events[j].index == i &&
+                            !memcmp(&f->events[j].ev, e, sizeof *e);
+                ok &= found;
+                nraw++;
+            }
+            continue;
+        }
+        if (col < lo || col > hi)
+            continue;
+        cells[nc].track = (uint64_t)e->pid << 32 | e->tid;
+        cells[nc].col = col;
+        cells[nc].lane = span ? e->depth : e->kind == TROVE_KIND_COUNTER ? 257 : 256;
+        cells[nc].c.count = 1;
+        cells[nc].c.busy = span ? e->dur_ns : 0;
+        cells[nc].c.name = e->name_id;
+        cells[nc].c.name_dur = span ? e->dur_ns : 0;
+        nc++;
+    }
+    ok &= nraw == f->nevents;
+    qsort(cells, nc, sizeof *cells, bcell_cmp);
+    for (size_t i = 0; i < nc; i++) { /* fold, then compare in order */
+        if (m > 0 && bcell_cmp(&cells[m - 1], &cells[i]) == 0) {
+            struct trove_summary_cell *d = &cells[m - 1].c, *c = &cells[i].c;
+            d->count++;
+            d->busy += c->busy;
+            if (c->name_dur > d->name_dur || (c->name_dur == d->name_dur && c->name < d->name)) {
+                d->name = c->name;
+                d->name_dur = c->name_dur;
+            }
+        } else {
+            cells[m++] = cells[i];
+        }
+    }
+    ok &= m == f->ncells;
+    for (size_t i = 0; i < f->ncells && ok; i++) {
+        const struct trove_summary_cell *c = &f->cells[i];
+        const struct trove_view_track *t = &f->tracks[c->track];
+        const struct bcell *b = &cells[i];
+        ok &= b->track == ((uint64_t)t->pid << 32 | t->tid) && b->lane == c->lane &&
+              b->col == c->col && b->c.count == c->count && b->c.busy == c->busy &&
+              b->c.name == c->name && b->c.name_dur == c->name_dur;
+    }
+    free(cells);
+    return ok;
+}
+
+static void check_views(struct cap *c, uint64_t seed)
+{
+    uint64_t first = UINT64_MAX, end = 0, st = seed;
+    uint64_t tracks[3];
+    size_t nt = 0;
+    int checked = 0, used_nodes = 0;
+
+    for (size_t i = 0; i < c->ev.len; i++) {
+        first = c->ev.ev[i].start_ns < first ? c->ev.ev[i].start_ns : first;
+        end = trove_event_end(&c->ev.ev[i]) > end ? trove_event_end(&c->ev.ev[i]) : end;
+    }
+    /* two tracks, sorted */
+    tracks[0] = (uint64_t)c->ev.ev[0].pid << 32 | c->ev.ev[0].tid;
+    tracks[1] = (uint64_t)c->ev.ev[c->ev.len / 2].pid << 32 | c->ev.ev[c->ev.len / 2].tid;
+    nt = tracks[0] == tracks[1] ? 1 : 2;
+    if (nt == 2 && tracks[0] > tracks[1]) {
+        tracks[2] = tracks[0];
+        tracks[0] = tracks[1];
+        tracks[1] = tracks[2];
+    }
+    for (int zoom = 0; zoom < 24; zoom++) {
+        uint64_t span = (end - first + 1) >> zoom, from, to;
+        if (span < 4)
+            break;
+        for (int rep = 0; rep < 3; rep++) {
+            struct trove_view_options o = {0};
+            struct trove_bytes a = {0}, b = {0};
+            struct trove_query_figures qa = {0}, qb = {0};
+            struct trove_view_frame f = {0};
+            struct trove_diag diag = {0};
+            from = first + (rep ? test_rand(&st) % (end - first + 1 - span + 1) : 0);
+            to = from + span;
+            o.from_ns = from;
+            o.to_ns = to;
+            o.px = rep == 2 ? 97 : 1500;
+            o.tracks = rep == 1 ? tracks : NULL;
+            o.ntracks = rep == 1 ? nt : 0;
+            o.names = 1;
+            CHECK_EQ_INT(trove_capture_view(c->s, "sum", &o, &a, &qa, &diag), TROVE_OK);
+            CHECK_EQ_INT(trove_capture_view(c->s, "raw", &o, &b, &qb, &diag), TROVE_OK);
+            /* from the summaries or from the segments: the same answer */
+            CHECK(a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0);
+            CHECK(qb.nodes == 0);
+            used_nodes |= qa.nodes > 0 && qa.segments < qb.segments;
+            CHECK_EQ_INT(trove_view_decode(a.ptr, a.len, &f, &diag), TROVE_OK);
+            if (!view_matches(&c->ev, &o, &f, end)) {
+                fprintf(stderr, "view differs: zoom %d rep %d from %" PRIu64 " to %" PRIu64 "\n",
+                        zoom, rep, from, to);
+                CHECK(0);
+            }
+            checked++;
+            trove_view_frame_free(&f);
+            trove_bytes_free(&a);
+            trove_bytes_free(&b);
+        }
+    }
+    CHECK(checked > 20);
+    CHECK(used_nodes); /* zoomed out, nodes answered instead of segments */
+}
+
+/* Exact nearest-rank quantile of sorted d[0..n). */
+static double exact_q(const uint64_t *d, size_t n, double q)
+{
+    size_t rank = (size_t)ceil(q * (double)n);
+    return (double)d[(rank < 1 ? 1 : rank) - 1];
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void check_stats(struct cap *c, uint64_t from, uint64_t to)
+{
+    struct trove_stats_options o = {0};
+    struct trove_stats_result a, b;
+    struct trove_diag diag = {0};
+    uint64_t *self = malloc((c->ev.len + 1) * sizeof *self), *durs;
+    size_t rows_ok = 0;
+
+    /* self times within each segment, as the nodes hold them */
+    for (size_t k = 0; k * c->per < c->ev.len; k++) {
+        size_t n = c->ev.len - k * c->per < c->per ? c->ev.len - k * c->per : c->per;
+        CHECK_EQ_INT(trove__summary_self_times(c->ev.ev + k * c->per, n, self + k * c->per), TROVE_OK);
+    }
+    o.from_ns = from;
+    o.to_ns = to;
+    o.sort = TROVE_STATS_SORT_COUNT;
+    CHECK_EQ_INT(trove_capture_stats(c->s, "sum", &o, &a, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_stats(c->s, "raw", &o, &b, &diag), TROVE_OK);
+    CHECK(a.nrows == b.nrows && a.events == b.events);
+    durs = malloc((c->ev.len + 1) * sizeof *durs);
+    for (size_t r = 0; r < a.nrows && r < 40; r++) {
+        const struct trove_stats_row *row = &a.rows[r];
+        uint64_t count = 0, total = 0, sf = 0, mn = UINT64_MAX, mx = 0;
+        size_t nd = 0;
+        int ok;
+        for (size_t i = 0; i < c->ev.len; i++) {
+            const struct trove_event *e = &c->ev.ev[i];
+            uint64_t d;
+            if (e->name_id != row->name_id || e->kind == TROVE_KIND_COUNTER || e->start_ns < from ||
+                e->start_ns >= to)
+                continue;
+            d = e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME || e->kind == TROVE_KIND_LOCK
+                    ? e->dur_ns
+                    : 0;
+            count++;
+            total += d;
+            sf += self[i];
+            mn = d < mn ? d : mn;
+            mx = d > mx ? d : mx;
+            durs[nd++] = d;
+        }
+        qsort(durs, nd, sizeof *durs, u64_cmp);
+        ok = count == row->count && total == row->total && sf == row->self && mn == row->min &&
+             mx == row->max;
+        for (int q = 0; q < 3 && ok; q++) {
+            double qq = q == 0 ? 0.5 : q == 1 ? 0.9 : 0.99;
+            double want = exact_q(durs, nd, qq), got = q == 0 ? row->p50 : q == 1 ? row->p90 : row->p99;
+            ok = fabs(got - want) <= 0.01 * want;
+        }
+        /* the summaries' answer is the segments' answer */
+        ok &= row->count == b.rows[r].count && row->p99 == b.rows[r].p99 && row->self == b.rows[r].self;
+        if (!ok)
+            fprintf(stderr, "stats differ for name %" PRIu32 " in [%" PRIu64 ", %" PRIu64 ")\n",
+                    row->name_id, from, to);
+        rows_ok += ok;
+        CHECK(ok);
+    }
+    CHECK(rows_ok > 0 || a.nrows == 0);
+    free(durs);
+    free(self);
+    trove_stats_result_free(&a);
+    trove_stats_result_free(&b);
+}
+
+static void check_capture(struct cap *c, uint64_t seed)
+{
+    uint64_t first = UINT64_MAX, last = 0, st = seed;
+
+    for (size_t i = 0; i < c->ev.len; i++) {
+        first = c->ev.ev[i].start_ns < first ? c->ev.ev[i].start_ns : first;
+        last = c->ev.ev[i].start_ns > last ? c->ev.ev[i].start_ns : last;
+    }
+    check_views(c, seed);
+    check_stats(c, 0, UINT64_MAX);
+    for (int i = 0; i < 4; i++) { /* ranges that cut segments in the middle */
+        uint64_t a = first + test_rand(&st) % (last - first + 1), b = first + test_rand(&st) % (last - first + 1);
+        check_stats(c, a < b ? a : b, (a < b ? b : a) + 1);
+    }
+}
+
+static void test_gen(void)
+{
+    static const uint64_t seeds[] = {1, 9};
+    for (size_t s = 0; s < 2; s++) {
+        struct trove_gen_options go = {0};
+        struct trove_events a = {0};
+        struct trove_names *names = NULL;
+        struct cap c;
+        go.events = 150000;
+        go.seed = seeds[s];
+        go.names = 300;
+        CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+        CHECK_EQ_INT(trove_gen(&go, &a, names), TROVE_OK);
+        /* 512 events a segment: 293 segments, three levels of nodes */
+        if (cap_make(&c, &a, names, 512 * 32) == TROVE_OK)
+            check_capture(&c, seeds[s]);
+        else
+            CHECK(!"capture written");
+        cap_free(&c);
+        trove_names_free(names);
+        trove_events_free(&a);
+    }
+}
+
+static void test_sample(void)
+{
+    char path[512];
+    struct trove_input_options io = {0};
+    struct trove_events a = {0};
+    struct trove_flows fl = {0};
+    struct trove_names *names = NULL;
+    struct trove_diag diag = {0};
+    struct cap c;
+
+    snprintf(path, sizeof path, "%s/chrome-trace-dom.json.zst", TROVE_SHARED_DATA);
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "test_summary: no sample trace at %s; its case is skipped\n", path);
+        return;
+    }
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_input_load(path, &io, &a, names, &fl, &diag), TROVE_OK);
+    if (cap_make(&c, &a, names, 4096 * 32) == TROVE_OK)
+        check_capture(&c, 5);
+    else
+        CHECK(!"capture written");
+    cap_free(&c);
+    trove_flows_free(&fl);
+    trove_names_free(names);
+    trove_events_free(&a);
+}
+
+/* A capture written without summaries gets them from trove_capture_index; a damaged one is
+ * rebuilt; answers stay the same. */
+static void test_index(void)
+{
+    struct trove_gen_options go = {0};
+    struct trove_events a = {0};
+    struct trove_capture_index_result r;
+    struct trove_view_options o = {0};
+    struct trove_bytes before = {0}, after = {0};
+    struct trove_query_figures q = {0};
+    struct trove_diag diag = {0};
+    struct trove_capture_info info;
+    struct cap c;
+
+    go.events = 40000;
+    CHECK_EQ_INT(trove_gen(&go, &a, NULL), TROVE_OK);
+    CHECK_EQ_INT(cap_make(&c, &a, NULL, 1024 * 32), TROVE_OK);
+    o.px = 800;
+    CHECK_EQ_INT(trove_capture_view(c.s, "raw", &o, &before, NULL, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_info(c.s, "raw", &info, &diag), TROVE_OK);
+    CHECK(!(info.flags & TROVE_CAPTURE_FLAG_SUMMARY));
+    CHECK_EQ_INT(trove_capture_index(c.s, "raw", NULL, &r, &diag), TROVE_OK);
+    CHECK(!r.already && r.segments == 40 && r.summaries == 41 && r.built == 41);
+    CHECK_EQ_INT(trove_capture_info(c.s, "raw", &info, &diag), TROVE_OK);
+    CHECK(info.flags & TROVE_CAPTURE_FLAG_SUMMARY);
+    /* the same objects the one-shot write made: nothing new */
+    CHECK_EQ_INT(r.new_objects, 0);
+    CHECK_EQ_INT(trove_capture_index(c.s, "raw", NULL, &r, &diag), TROVE_OK);
+    CHECK(r.already && r.built == 0);
+    CHECK_EQ_INT(trove_capture_view(c.s, "raw", &o, &after, &q, &diag), TROVE_OK);
+    CHECK(before.len == after.len && memcmp(before.ptr, after.ptr, before.len) == 0);
+    CHECK(q.nodes > 0);
+    trove_bytes_free(&before);
+    trove_bytes_free(&after);
+    cap_free(&c);
+    trove_events_free(&a);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    RUN(test_leaf);
+    RUN(test_buckets);
+    RUN(test_join_order);
+    RUN(test_index);
+    RUN(test_gen);
+    RUN(test_sample);
+    return test_done();
+}
