@@ -229,6 +229,7 @@ bench: build deps-npm
 	bash bench/api_bench.sh $(TROVE) $(DEMO)/trace.json 15
 	bash bench/guard_bench.sh $(TROVE) 5 3
 	bash bench/export_bench.sh $(TROVE) "" 20M 5
+	bash bench/stream_bench.sh $(TROVE) 200M
 	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
 
 # The long run (bench/soak.sh; docs/RELIABILITY.md, "Soak"): the service for SOAK_SECONDS

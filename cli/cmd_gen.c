@@ -2,8 +2,11 @@
  * cmd_gen.c: `trove gen` — write a synthetic capture (the model in docs/gen.md) as a wire
  * stream: one names frame, then frames of --batch events in the chosen format.
  *
- * The events are generated in memory (trove_gen is one call), then encoded and written a
- * frame at a time so the output never has to fit in memory twice. A file output is
+ * The names frame comes first and names only what the events use, so the generator runs
+ * twice (trove_gen_open / _next, include/trove/gen.h): once to its end for the names, then
+ * again for the events, each batch encoded and written as it comes. Memory is thus the
+ * generator's (its call trees and a round of events) and a megabyte of output, not the
+ * capture: a billion events are written as a thousand are. A file output is
  * written beside FILE and renamed over it only once complete and flushed (cli_out), so a
  * failure (disk full, interrupted run) leaves no file that looks finished.
  */
@@ -80,29 +83,59 @@ static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     return 0;
 }
 
-/* Encode names + events frame by frame into f. Returns TROVE_OK, a trove error or -errno. */
-static int write_stream(FILE *f, const struct trove_events *ev, const struct trove_names *names,
-                        int format, size_t batch, uint64_t *bytes_out)
+/* The names of the events opt makes: the generator run once to its end, its events dropped
+ * (the names frame goes first, so they are needed before any event is written). */
+static int gen_names(const struct trove_gen_options *o, size_t batch, struct trove_event *buf,
+                     struct trove_names *names)
+{
+    struct trove_gen *g = NULL;
+    struct cli_progress prog;
+    size_t n;
+    int rc;
+
+    cli_progress_begin(&prog, "naming", o->events);
+    if ((rc = trove_gen_open(o, &g)) != TROVE_OK)
+        goto out;
+    do {
+        if ((rc = trove_gen_next(g, buf, batch, &n)) != TROVE_OK)
+            goto out;
+        cli_progress_update(&prog, trove_gen_count(g));
+    } while (n > 0);
+    rc = trove_gen_names(g, names);
+out:
+    cli_progress_end(&prog);
+    trove_gen_free(g);
+    return rc;
+}
+
+/* Generate and encode the events frame by frame into f after the names frame, a batch at a
+ * time (memory: the generator's round and a megabyte of output, whatever --events is).
+ * Returns TROVE_OK, a trove error or -errno; *events_out gets the events written. */
+static int write_stream(FILE *f, const struct trove_gen_options *o,
+                        const struct trove_names *names, int format, size_t batch,
+                        struct trove_event *ev, uint64_t *events_out, uint64_t *bytes_out)
 {
     struct trove_wire_encoder *enc = NULL;
+    struct trove_gen *g = NULL;
     struct trove_bytes buf = {0};
     struct cli_progress prog;
     uint64_t bytes = 0;
+    size_t n = 1;
     int rc;
 
-    cli_progress_begin(&prog, "writing", ev->len);
-    if ((rc = trove_wire_encoder_new(&enc)) != TROVE_OK)
+    cli_progress_begin(&prog, "writing", o->events);
+    if ((rc = trove_wire_encoder_new(&enc)) != TROVE_OK ||
+        (rc = trove_gen_open(o, &g)) != TROVE_OK)
         goto out;
     if ((rc = trove_wire_encode_names(names, 0, trove_names_count(names), &buf)) != TROVE_OK)
         goto out;
-    for (size_t i = 0; i <= ev->len; i += batch) {
-        if (i < ev->len) {
-            size_t n = ev->len - i < batch ? ev->len - i : batch;
-            if ((rc = trove_wire_encode(enc, format, ev->ev + i, n, &buf)) != TROVE_OK)
-                goto out;
-        }
+    while (n > 0) {
+        if ((rc = trove_gen_next(g, ev, batch, &n)) != TROVE_OK)
+            goto out;
+        if (n > 0 && (rc = trove_wire_encode(enc, format, ev, n, &buf)) != TROVE_OK)
+            goto out;
         /* Write in chunks of about a megabyte (and at the end). */
-        if (buf.len >= (1u << 20) || i + batch > ev->len) {
+        if (buf.len >= (1u << 20) || n == 0) {
             if (fwrite(buf.ptr, 1, buf.len, f) != buf.len) {
                 rc = errno ? -errno : -EIO;
                 goto out;
@@ -110,13 +143,15 @@ static int write_stream(FILE *f, const struct trove_events *ev, const struct tro
             bytes += buf.len;
             buf.len = 0;
         }
-        cli_progress_update(&prog, i);
+        cli_progress_update(&prog, trove_gen_count(g));
     }
     rc = TROVE_OK;
 out:
     cli_progress_end(&prog);
+    *events_out = trove_gen_count(g);
     *bytes_out = bytes;
     trove_bytes_free(&buf);
+    trove_gen_free(g);
     trove_wire_encoder_free(enc);
     return rc;
 }
@@ -124,13 +159,13 @@ out:
 int cmd_gen(int argc, char **argv)
 {
     struct trove_gen_options o;
-    struct trove_events ev = {0};
+    struct trove_event *ev = NULL;
     struct trove_names *names = NULL;
     const char *outp = NULL;
     struct trove_output out = {0};
     struct cli_common co;
     int format, quiet, status = 1, rc, r, append = 0;
-    uint64_t batch, bytes = 0, rate = 0;
+    uint64_t batch, bytes = 0, rate = 0, events = 0;
     double t0, seconds = 0;
     const char *live = NULL, *sock = NULL;
 
@@ -221,18 +256,20 @@ int cmd_gen(int argc, char **argv)
                                 "redirect stdout");
 
     t0 = cli_now();
-    if (trove_names_new(&names) != TROVE_OK) {
+    if (trove_names_new(&names) != TROVE_OK || !(ev = calloc((size_t)batch, sizeof *ev))) {
         cli_error("gen", "out of memory");
         goto out;
     }
-    if ((rc = trove_gen(&o, &ev, names)) != TROVE_OK) {
+    /* Two runs of the generator: the first for the names, which come first in the stream,
+     * the second for the events, written as they come; nothing grows with --events. */
+    if ((rc = gen_names(&o, (size_t)batch, ev, names)) != TROVE_OK) {
         cli_error("gen", "generating %llu events: %s", (unsigned long long)o.events,
                   trove_strerror(rc));
         goto out;
     }
     if (cli_out_open("gen", outp, 1, &out))
         goto out;
-    rc = write_stream(out.f, &ev, names, format, (size_t)batch, &bytes);
+    rc = write_stream(out.f, &o, names, format, (size_t)batch, ev, &events, &bytes);
     if (rc != TROVE_OK) {
         cli_error("gen", "writing %s: %s", out.path, trove_strerror(rc));
         goto out;
@@ -242,22 +279,23 @@ int cmd_gen(int argc, char **argv)
     if (co.json) {
         fputs("{\"output\":", stdout);
         cli_json_string(stdout, out.path, strlen(out.path));
-        printf(",\"events\":%zu,\"names\":%zu,\"wire\":\"%s\",\"batch\":%llu,\"bytes\":%llu,"
+        printf(",\"events\":%llu,\"names\":%zu,\"wire\":\"%s\",\"batch\":%llu,\"bytes\":%llu,"
                "\"bytes_per_event\":%.4f}\n",
-               ev.len, trove_names_count(names), trove_wire_format_name(format),
-               (unsigned long long)batch, (unsigned long long)bytes,
-               ev.len ? (double)bytes / (double)ev.len : 0.0);
+               (unsigned long long)events, trove_names_count(names),
+               trove_wire_format_name(format), (unsigned long long)batch,
+               (unsigned long long)bytes, events ? (double)bytes / (double)events : 0.0);
         if (fflush(stdout) != 0) {
             cli_error("gen", "writing stdout: %s", strerror(errno));
             goto out;
         }
     }
     if (!quiet)
-        fprintf(stderr, "trove gen: %zu events, %zu names -> %s (%s, batches of %llu): %llu bytes, "
+        fprintf(stderr, "trove gen: %llu events, %zu names -> %s (%s, batches of %llu): %llu bytes, "
                         "%.2f bytes/event, %.2f s\n",
-                ev.len, trove_names_count(names), out.path, trove_wire_format_name(format),
-                (unsigned long long)batch, (unsigned long long)bytes,
-                ev.len ? (double)bytes / (double)ev.len : 0.0, cli_now() - t0);
+                (unsigned long long)events, trove_names_count(names), out.path,
+                trove_wire_format_name(format), (unsigned long long)batch,
+                (unsigned long long)bytes, events ? (double)bytes / (double)events : 0.0,
+                cli_now() - t0);
     if (co.verbose && !quiet)
         fprintf(stderr, "trove gen: seed %llu, %u processes x %u threads, %u names, zipf %.2f, "
                         "tick %llu ns\n",
@@ -266,7 +304,7 @@ int cmd_gen(int argc, char **argv)
     status = 0;
 out:
     cli_out_abort(&out);
-    trove_events_free(&ev);
+    free(ev);
     trove_names_free(names);
     return status;
 }

@@ -79,13 +79,6 @@ static void base_name(const char *in, char *out, size_t n)
 
 /* ---- import ------------------------------------------------------------------------------ */
 
-static void import_progress(void *ctx, uint64_t done, uint64_t total)
-{
-    struct cli_progress *p = ctx;
-    p->total = total;
-    cli_progress_update(p, done);
-}
-
 static void print_info_json(FILE *o, const char *name, const struct trove_capture_info *i,
                             int new_objects)
 {
@@ -107,18 +100,36 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
                 (unsigned long long)i->new_bytes);
 }
 
+/* The store, opened (made if missing) only once the input proved readable. */
+struct open_ctx {
+    const char *store;
+    struct trove_store *s;
+    int failed; /* cli_store_open said why */
+};
+
+static int open_store(void *ctx, struct trove_store **s, struct trove_diag *diag)
+{
+    struct open_ctx *c = ctx;
+
+    (void)diag;
+    if (cli_store_open("import", c->store, TROVE_STORE_CREATE, &c->s)) {
+        c->failed = 1;
+        return TROVE_ERR_INVALID;
+    }
+    *s = c->s;
+    return TROVE_OK;
+}
+
 int cli_capture_import(const struct cli_capture_import *ci)
 {
     struct cli_load_options lo = ci->lo;
-    struct trove_capture_options opt;
-    struct trove_capture_info info;
-    struct trove_events ev = {0};
-    struct trove_flows flows = {0};
-    struct trove_names *names = NULL;
-    struct trove_store *s = NULL;
+    struct trove_import_options io;
+    struct trove_import_result res;
+    const struct trove_capture_info *info = &res.info;
+    struct trove_warnings w;
     struct trove_diag diag = {0};
-    struct cli_progress prog;
-    const char *store = cli_default_store(ci->store);
+    struct cli_glue g;
+    struct open_ctx oc = {cli_default_store(ci->store), NULL, 0};
     int rc, status = 1;
 
     if (trove_volume_name_check(ci->name, &diag) != TROVE_OK)
@@ -126,34 +137,24 @@ int cli_capture_import(const struct cli_capture_import *ci)
                          ci->name_defaulted ? " (it comes from IN's name; give one with --name)"
                                             : "");
     lo.quiet = ci->quiet;
-    if (trove_names_new(&names) != TROVE_OK) {
-        cli_error("import", "out of memory");
+    memset(&io, 0, sizeof io);
+    cli_glue_begin(&g, "import", &lo, &w, &io.in);
+    io.segment_bytes = ci->segment_bytes;
+    io.segment_format = ci->segment_format;
+    io.open_store = open_store;
+    io.open_ctx = &oc;
+    /* A wire stream is stored as it is read; any other kind is read whole first. */
+    rc = trove_import(NULL, ci->name, ci->in, &io, &res, &diag);
+    if (cli_glue_end(&g, &lo, &w, res.read_failed ? rc : TROVE_OK, &diag))
         goto out;
-    }
-    if (trove_profile_new(&lo.profile) != TROVE_OK) {
-        cli_error("import", "out of memory");
-        goto out;
-    }
-    if (cli_load_flows("import", ci->in, &lo, &ev, names, &flows) != 0)
-        goto out;
-    if (cli_store_open("import", store, TROVE_STORE_CREATE, &s))
-        goto out;
-    memset(&opt, 0, sizeof opt);
-    opt.segment_bytes = ci->segment_bytes;
-    opt.segment_format = ci->segment_format;
-    opt.progress = import_progress;
-    opt.progress_ctx = &prog;
-    cli_progress_begin(&prog, "storing", 0);
-    rc = trove_capture_write_profile(s, ci->name, ev.ev, ev.len, names, flows.f, flows.len,
-                                     lo.profile, &opt, &info, &diag);
-    cli_progress_end(&prog);
     if (rc != TROVE_OK) {
-        cli_error("import", "%s -> capture %s in %s: %s", ci->in, ci->name, store,
-                  cli_diag_msg(&diag, rc));
+        if (!oc.failed)
+            cli_error("import", "%s -> capture %s in %s: %s", ci->in, ci->name, oc.store,
+                      cli_diag_msg(&diag, rc));
         goto out;
     }
     if (ci->json) {
-        print_info_json(stdout, ci->name, &info, 1);
+        print_info_json(stdout, ci->name, info, 1);
         putchar('}');
         putchar('\n');
         if (fflush(stdout) != 0) {
@@ -165,20 +166,16 @@ int cli_capture_import(const struct cli_capture_import *ci)
         fprintf(stderr,
                 "trove import: %s -> capture %s in %s: %llu events, %llu names, %llu segments;\n"
                 "  %llu bytes stored for %llu raw, %llu new object%s\n",
-                ci->in, ci->name, store, (unsigned long long)info.events,
-                (unsigned long long)info.names, (unsigned long long)info.segments,
-                (unsigned long long)info.stored_bytes, (unsigned long long)info.raw_bytes,
-                (unsigned long long)info.new_objects, info.new_objects == 1 ? "" : "s");
-    if (!ci->quiet && !ci->json && (info.samples || info.switches))
+                ci->in, ci->name, oc.store, (unsigned long long)info->events,
+                (unsigned long long)info->names, (unsigned long long)info->segments,
+                (unsigned long long)info->stored_bytes, (unsigned long long)info->raw_bytes,
+                (unsigned long long)info->new_objects, info->new_objects == 1 ? "" : "s");
+    if (!ci->quiet && !ci->json && (info->samples || info->switches))
         fprintf(stderr, "  and a profile of %llu samples and %llu context switches\n",
-                (unsigned long long)info.samples, (unsigned long long)info.switches);
+                (unsigned long long)info->samples, (unsigned long long)info->switches);
     status = 0;
 out:
-    cli_store_close(s);
-    trove_events_free(&ev);
-    trove_flows_free(&flows);
-    trove_profile_free(lo.profile);
-    trove_names_free(names);
+    cli_store_close(oc.s);
     return status;
 }
 

@@ -45,6 +45,25 @@ void trove_gen_defaults(struct trove_gen_options *opt);
 int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
               struct trove_names *names);
 
+/*
+ * The same events a few at a time, in memory that does not grow with opt->events (the
+ * threads' call trees and about 64 Ki events in flight): trove_gen_open checks opt as
+ * trove_gen does (TROVE_ERR_INVALID, TROVE_ERR_NOMEM; *out NULL on error), then each
+ * trove_gen_next hands out the next events, up to cap, into ev[0..*n_out), 0 once
+ * opt->events were handed out; the concatenation is trove_gen's array, byte for byte,
+ * however the calls were sized. trove_gen_names merges into names the names of the threads,
+ * processes and event names of the events handed out so far (after the last event, the
+ * table trove_gen gives). Errors: TROVE_ERR_INVALID (a NULL argument), TROVE_ERR_NOMEM; a
+ * generator that failed is only freed. One thread at a time per generator.
+ */
+struct trove_gen;
+int trove_gen_open(const struct trove_gen_options *opt, struct trove_gen **out);
+int trove_gen_next(struct trove_gen *g, struct trove_event *ev, size_t cap, size_t *n_out);
+/* Events handed out so far. */
+uint64_t trove_gen_count(const struct trove_gen *g);
+int trove_gen_names(const struct trove_gen *g, struct trove_names *names);
+void trove_gen_free(struct trove_gen *g);
+
 #ifdef __cplusplus
 }
 #endif

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trove/capture.h"
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/flows.h"
@@ -261,6 +262,12 @@ struct trove_import_options {
     int append;                    /* add to capture name (else it must be new) */
     int segment_format;            /* the segments' frames (0: deflate) */
     uint64_t segment_bytes;        /* 0: the default */
+    /* With s NULL: opens the store the capture goes to, called once the input was
+     * recognized and its first frame read (a whole input: once it was read), so that an
+     * input that cannot be read makes no store. Returns TROVE_OK with *s (which
+     * trove_import uses and does not close), or a negative code with diag set. */
+    int (*open_store)(void *ctx, struct trove_store **s, struct trove_diag *diag);
+    void *open_ctx;
 };
 
 struct trove_import_result {
@@ -270,10 +277,21 @@ struct trove_import_result {
     uint64_t new_objects, new_bytes;
     int bad_input; /* on failure: the input was at fault (it could not be read, or the
                       capture's writer refused what it holds), not the store */
+    int read_failed; /* on failure: reading the input failed (diag names the input) */
+    struct trove_capture_info info; /* the capture as committed (counts, stored_bytes) */
 };
 
-/* Read the input at path whole and store it as capture `name` through s (appending when
- * opt->append). Nothing is stored unless it returns TROVE_OK. */
+/*
+ * Store the input at path as capture `name` through s (or the store opt->open_store opens;
+ * appending when opt->append). A wire stream (a file, stdin, a pipe) is stored as it is
+ * read, through a capture writer that commits once at its end: memory is one frame, one
+ * segment and the names, whatever its length. Any other kind is read whole first (one of
+ * more than 4 Mi events says so in opt->in.warnings), then written. Either way the capture
+ * is what trove_capture_write_profile makes of the same events, names, flows and profile,
+ * object for object, and it is committed only if this returns TROVE_OK: on failure the
+ * capture (or its absence) is as it was, and the segments a streamed import had put are in
+ * no committed recipe (gc removes them).
+ */
 int trove_import(struct trove_store *s, const char *name, const char *path,
                  const struct trove_import_options *opt, struct trove_import_result *res,
                  struct trove_diag *diag);

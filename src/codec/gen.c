@@ -15,12 +15,15 @@
  *
  * Determinism: every thread has its own xoshiro256** stream seeded from (seed, thread
  * index), so a thread's events do not depend on how far the other threads were generated.
- * Generation runs to a time horizon that is raised until at least opt->events events
- * start before it; since every event starting before the horizon exists by then, the
- * first opt->events events of the merge (by start, ties by thread index) are the same
- * whatever the horizon steps were. On one thread the starts strictly increase (preorder
- * of the call tree; every child starts after a gap of at least GAP_MIN_NS), so the merge
- * order is total.
+ * Generation runs in rounds (trove_gen_open / _next): each raises a time horizon, runs
+ * every thread up to it, and merges out the events that start before it (by start, ties by
+ * thread index); since every event starting before the horizon exists by then, the merge
+ * is one fixed sequence whatever the horizon steps were, and opt->events is where it is
+ * cut. On one thread the starts strictly increase (preorder of the call tree; every child
+ * starts after a gap of at least GAP_MIN_NS), so the merge order is total. A round aims at
+ * GEN_ROUND_EVENTS events, and a thread drops what it handed out before the next, so
+ * memory is the threads' call-tree libraries and about a round of events, whatever
+ * opt->events is (trove_gen, which hands every event to one array, is that loop).
  *
  * Floating point (log, exp, sqrt, cos) only shapes the distributions; results are
  * identical across runs of one build. A different libm may change the last ulp of a
@@ -503,157 +506,267 @@ static int set_names(struct trove_names *names, const struct thread_gen *th, uin
     return TROVE_OK;
 }
 
-int trove_gen(const struct trove_gen_options *given, struct trove_events *events,
-              struct trove_names *names)
-{
-    struct trove_gen_options dflt, norm, *opt = given ? &norm : NULL;
+/* ---- the generator: rounds of a raised horizon, merged as they go ------------------------ */
+
+struct trove_gen {
+    struct trove_gen_options opt;  /* normalized: every field its value */
     struct model m;
-    struct rng top;
-    struct thread_gen *th = NULL;
-    struct trove_names *tmp_names = NULL;
-    uint32_t *heap = NULL;
-    uint8_t *used = NULL;
-    uint32_t nthreads = 0, span, slot;
-    uint64_t base, first, horizon, step, total;
-    size_t out_len, heap_n;
-    int rc = TROVE_OK;
+    struct thread_gen *th;
+    uint32_t nthreads;
+    uint32_t *heap;                /* threads with an event before the horizon not yet out */
+    size_t heap_n;
+    uint8_t *used;                 /* name ids of the events handed out */
+    uint64_t first;                /* the earliest thread start */
+    uint64_t horizon;              /* every event starting before it exists */
+    uint64_t step;                 /* the last raise of the horizon */
+    uint64_t before;               /* events starting before the horizon, all threads */
+    uint64_t out;                  /* events handed out */
+    int started;                   /* a round ran */
+};
 
-    memset(&m, 0, sizeof m);
-    if (given) { /* a field left 0 is its default; TROVE_GEN_UNIFORM is an exponent of 0 */
-        trove_gen_defaults(&dflt);
-        norm = *given;
-        norm.seed = norm.seed ? norm.seed : dflt.seed;
-        norm.events = norm.events ? norm.events : dflt.events;
-        norm.processes = norm.processes ? norm.processes : dflt.processes;
-        norm.threads = norm.threads ? norm.threads : dflt.threads;
-        norm.names = norm.names ? norm.names : dflt.names;
-        norm.zipf_s = norm.zipf_s == TROVE_GEN_UNIFORM ? 0.0
-                      : norm.zipf_s == 0.0         ? dflt.zipf_s
-                                                   : norm.zipf_s;
-        norm.tick_ns = norm.tick_ns ? norm.tick_ns : dflt.tick_ns;
-    }
-    if (!opt || !events || opt->processes == 0 || opt->threads == 0 || opt->names == 0 ||
-        opt->names > GEN_MAX_NAMES || opt->processes > GEN_MAX_PROCESSES ||
-        opt->threads > GEN_MAX_THREADS ||
-        (uint64_t)opt->processes * opt->threads > GEN_MAX_TOTAL_THREADS ||
-        !(opt->zipf_s >= 0.0 && opt->zipf_s <= 10.0) || opt->tick_ns < 1 ||
-        opt->tick_ns > 1000000000 ||
-        opt->events > (SIZE_MAX / sizeof(struct trove_event)) / 2 - events->len)
+/* Check and normalize opt (a field left 0 is its default; TROVE_GEN_UNIFORM an exponent
+ * of 0) into *norm. */
+static int gen_normalize(const struct trove_gen_options *given, struct trove_gen_options *norm)
+{
+    struct trove_gen_options dflt;
+
+    if (!given)
         return TROVE_ERR_INVALID;
-    if (events->cap - events->len < opt->events) {
-        size_t cap = events->len + (size_t)opt->events;
-        struct trove_event *p = trove__realloc(events->ev, cap * sizeof *p);
-        if (!p)
-            return TROVE_ERR_NOMEM;
-        events->ev = p;
-        events->cap = cap;
-    }
+    trove_gen_defaults(&dflt);
+    *norm = *given;
+    norm->seed = norm->seed ? norm->seed : dflt.seed;
+    norm->events = norm->events ? norm->events : dflt.events;
+    norm->processes = norm->processes ? norm->processes : dflt.processes;
+    norm->threads = norm->threads ? norm->threads : dflt.threads;
+    norm->names = norm->names ? norm->names : dflt.names;
+    norm->zipf_s = norm->zipf_s == TROVE_GEN_UNIFORM ? 0.0
+                   : norm->zipf_s == 0.0         ? dflt.zipf_s
+                                                 : norm->zipf_s;
+    norm->tick_ns = norm->tick_ns ? norm->tick_ns : dflt.tick_ns;
+    if (norm->processes == 0 || norm->threads == 0 || norm->names == 0 ||
+        norm->names > GEN_MAX_NAMES || norm->processes > GEN_MAX_PROCESSES ||
+        norm->threads > GEN_MAX_THREADS ||
+        (uint64_t)norm->processes * norm->threads > GEN_MAX_TOTAL_THREADS ||
+        !(norm->zipf_s >= 0.0 && norm->zipf_s <= 10.0) || norm->tick_ns < 1 ||
+        norm->tick_ns > 1000000000)
+        return TROVE_ERR_INVALID;
+    return TROVE_OK;
+}
 
-    nthreads = opt->processes * opt->threads;
-    TROVE_TRY(rc, zipf_init(&m.zipf, opt->names, opt->zipf_s));
-    TROVE_TRY(rc, zipf_init(&m.trees, MAX_TREES, TREE_ZIPF_S));
+void trove_gen_free(struct trove_gen *g)
+{
+    if (!g)
+        return;
+    for (uint32_t i = 0; g->th && i < g->nthreads; i++) {
+        free(g->th[i].ev);
+        free(g->th[i].nodes);
+    }
+    free(g->th);
+    free(g->heap);
+    free(g->used);
+    free(g->m.zipf.cdf);
+    free(g->m.trees.cdf);
+    free(g);
+}
+
+int trove_gen_open(const struct trove_gen_options *given, struct trove_gen **out)
+{
+    struct trove_gen *g = NULL;
+    struct trove_gen_options *opt;
+    struct rng top;
+    uint32_t span, slot;
+    int rc;
+
+    if (!out)
+        return TROVE_ERR_INVALID;
+    *out = NULL;
+    if (!(g = trove__calloc(1, sizeof *g)))
+        return TROVE_ERR_NOMEM;
+    opt = &g->opt;
+    TROVE_TRY(rc, gen_normalize(given, opt));
+    g->nthreads = opt->processes * opt->threads;
+    TROVE_TRY(rc, zipf_init(&g->m.zipf, opt->names, opt->zipf_s));
+    TROVE_TRY(rc, zipf_init(&g->m.trees, MAX_TREES, TREE_ZIPF_S));
     for (unsigned d = 0; d <= MAX_DEPTH; d++)
-        m.child_p[d] = CHILD_P0 * pow(CHILD_DECAY, (double)d);
-    th = trove__calloc(nthreads, sizeof *th);
-    heap = trove__malloc(nthreads * sizeof *heap);
-    used = trove__calloc(opt->names, 1);
-    if (!th || !heap || !used) {
+        g->m.child_p[d] = CHILD_P0 * pow(CHILD_DECAY, (double)d);
+    g->th = trove__calloc(g->nthreads, sizeof *g->th);
+    g->heap = trove__malloc(g->nthreads * sizeof *g->heap);
+    g->used = trove__calloc(opt->names, 1);
+    if (!g->th || !g->heap || !g->used) {
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
 
     /* Processes: pids in [1000, 1000 + span), one slot each, so pid + T stays inside. */
     rng_seed(&top, opt->seed, 0);
-    base = (uint64_t)(BOOT_BASE_NS + BOOT_SPAN_NS * rng_unit(&top));
+    g->horizon = (uint64_t)(BOOT_BASE_NS + BOOT_SPAN_NS * rng_unit(&top));
     span = 39000;
     if ((uint64_t)opt->processes * (opt->threads + 1) * 2 > span)
         span = opt->processes * (opt->threads + 1) * 2;
     slot = span / opt->processes;
-    first = UINT64_MAX;
+    g->first = UINT64_MAX;
     for (uint32_t p = 0; p < opt->processes; p++) {
         uint32_t pid = 1000 + p * slot + (uint32_t)rng_below(&top, slot - opt->threads);
         for (uint32_t k = 0; k < opt->threads; k++) {
-            struct thread_gen *t = &th[p * opt->threads + k];
+            struct thread_gen *t = &g->th[p * opt->threads + k];
             rng_seed(&t->rng, opt->seed, 1 + (uint64_t)p * opt->threads + k);
             t->pid = pid;
             t->tid = pid + k;
             t->main_thread = k == 0;
             t->idle_median = IDLE_MEDIAN_NS * exp(BUSY_SIGMA * rng_normal(&t->rng));
-            t->cursor = base + rng_below(&t->rng, THREAD_OFFSET_NS) +
+            t->cursor = g->horizon + rng_below(&t->rng, THREAD_OFFSET_NS) +
                         rng_lognormal_ns(&t->rng, t->idle_median, IDLE_SIGMA);
-            if (t->cursor < first)
-                first = t->cursor;
+            if (t->cursor < g->first)
+                g->first = t->cursor;
         }
     }
-
-    /* Raise the horizon until enough events start before it. The first step guesses one
-     * event per microsecond overall; later steps scale by the shortfall. */
-    step = opt->events * 1000;
-    horizon = first + step;
-    for (;;) {
-        total = 0;
-        for (uint32_t i = 0; i < nthreads; i++) {
-            TROVE_TRY(rc, thread_run(&m, &th[i], horizon));
-            total += count_before(&th[i], horizon);
-        }
-        if (total >= opt->events)
-            break;
-        if (total == 0)
-            step *= 2;
-        else
-            step = (uint64_t)((double)(horizon - first) *
-                              fmax(0.25, fmin(4.0, 1.1 * (double)opt->events / (double)total - 1.0)));
-        horizon += step > 0 ? step : 1;
+    g->horizon = g->first;
+    rc = TROVE_OK;
+out:
+    if (rc != TROVE_OK) {
+        trove_gen_free(g);
+        return rc;
     }
+    *out = g;
+    return TROVE_OK;
+}
 
-    /* Merge: k-way by (start, thread index); stop at opt->events. */
-    heap_n = 0;
-    for (uint32_t i = 0; i < nthreads; i++)
-        if (th[i].n > 0)
-            heap[heap_n++] = i;
-    for (size_t i = heap_n; i-- > 0;)
-        heap_down(th, heap, heap_n, i);
-    out_len = events->len;
-    for (uint64_t k = 0; k < opt->events; k++) {
+/*
+ * One round: raise the horizon, run every thread up to it, and heap the threads that have
+ * an event before it. What a thread handed out already is dropped first, so a thread holds
+ * the events of one round and the rest of its last call tree. The raise aims at about
+ * GEN_ROUND_EVENTS events a round from the rate so far (the first guesses one event per
+ * microsecond); the events do not depend on it, as every event starting before the horizon
+ * exists when the round ends.
+ */
+#define GEN_ROUND_EVENTS 65536u
+
+static int gen_round(struct trove_gen *g)
+{
+    uint64_t before = 0;
+    int rc;
+
+    if (!g->started) {
+        g->step = GEN_ROUND_EVENTS * 1000ull;
+        g->started = 1;
+    } else if (g->before == 0) {
+        g->step *= 2;
+    } else {
+        double rate = (double)g->before / (double)(g->horizon - g->first); /* events a ns */
+        double want = (double)GEN_ROUND_EVENTS / rate;
+        double most = 4.0 * (double)g->step;
+        want = want > most ? most : want;
+        g->step = want < 1.0 ? 1 : (uint64_t)want;
+    }
+    g->horizon += g->step;
+    g->heap_n = 0;
+    for (uint32_t i = 0; i < g->nthreads; i++) {
+        struct thread_gen *t = &g->th[i];
+        size_t k;
+        if (t->head > 0) {
+            memmove(t->ev, t->ev + t->head, (t->n - t->head) * sizeof *t->ev);
+            t->n -= t->head;
+            t->head = 0;
+        }
+        if ((rc = thread_run(&g->m, t, g->horizon)) != TROVE_OK)
+            return rc;
+        k = count_before(t, g->horizon);
+        before += k;
+        if (k > 0)
+            g->heap[g->heap_n++] = i;
+    }
+    g->before += before;
+    for (size_t i = g->heap_n; i-- > 0;)
+        heap_down(g->th, g->heap, g->heap_n, i);
+    return TROVE_OK;
+}
+
+int trove_gen_next(struct trove_gen *g, struct trove_event *ev, size_t cap, size_t *n_out)
+{
+    const uint64_t tick = g ? g->opt.tick_ns : 1;
+    size_t n = 0;
+    int rc;
+
+    if (!g || !n_out || (!ev && cap > 0))
+        return TROVE_ERR_INVALID;
+    *n_out = 0;
+    while (n < cap && g->out < g->opt.events) {
         struct thread_gen *t;
-        assert(heap_n > 0);
-        t = &th[heap[0]];
-        assert(t->ev[t->head].start_ns < horizon);
-        events->ev[out_len] = t->ev[t->head];
-        if (opt->tick_ns > 1) {
+        struct trove_event *e;
+        if (g->heap_n == 0) {
+            if ((rc = gen_round(g)) != TROVE_OK)
+                return rc;
+            continue;
+        }
+        t = &g->th[g->heap[0]];
+        assert(t->ev[t->head].start_ns < g->horizon);
+        e = &ev[n++];
+        *e = t->ev[t->head];
+        if (tick > 1) {
             /* A coarser clock: round start and end down. Rounding is monotonic, so order
              * and nesting survive (equal starts may appear). */
-            struct trove_event *e = &events->ev[out_len];
-            uint64_t s0 = e->start_ns - e->start_ns % opt->tick_ns;
-            uint64_t e0 = e->start_ns + e->dur_ns - (e->start_ns + e->dur_ns) % opt->tick_ns;
+            uint64_t s0 = e->start_ns - e->start_ns % tick;
+            uint64_t e0 = e->start_ns + e->dur_ns - (e->start_ns + e->dur_ns) % tick;
             e->start_ns = s0;
             e->dur_ns = e0 - s0;
         }
-        out_len++;
-        used[t->ev[t->head].name_id] = 1;
+        g->out++;
+        g->used[t->ev[t->head].name_id] = 1;
         t->used++;
-        if (++t->head == t->n)
-            heap[0] = heap[--heap_n];
-        heap_down(th, heap, heap_n, 0);
+        if (++t->head == t->n || t->ev[t->head].start_ns >= g->horizon)
+            g->heap[0] = g->heap[--g->heap_n];
+        heap_down(g->th, g->heap, g->heap_n, 0);
     }
+    *n_out = n;
+    return TROVE_OK;
+}
 
-    if (names) {
-        TROVE_TRY(rc, trove_names_new(&tmp_names));
-        TROVE_TRY(rc, set_names(tmp_names, th, nthreads, opt->threads, used, opt->names));
-        TROVE_TRY(rc, trove_names_merge(names, tmp_names));
-    }
-    events->len = out_len;
+uint64_t trove_gen_count(const struct trove_gen *g)
+{
+    return g ? g->out : 0;
+}
 
+int trove_gen_names(const struct trove_gen *g, struct trove_names *names)
+{
+    struct trove_names *tmp = NULL;
+    int rc;
+
+    if (!g || !names)
+        return TROVE_ERR_INVALID;
+    TROVE_TRY(rc, trove_names_new(&tmp));
+    TROVE_TRY(rc, set_names(tmp, g->th, g->nthreads, g->opt.threads, g->used, g->opt.names));
+    TROVE_TRY(rc, trove_names_merge(names, tmp));
 out:
-    for (uint32_t i = 0; th && i < nthreads; i++) {
-        free(th[i].ev);
-        free(th[i].nodes);
+    trove_names_free(tmp);
+    return rc;
+}
+
+int trove_gen(const struct trove_gen_options *given, struct trove_events *events,
+              struct trove_names *names)
+{
+    struct trove_gen_options opt;
+    struct trove_gen *g = NULL;
+    size_t got;
+    int rc;
+
+    if (!events || gen_normalize(given, &opt) != TROVE_OK ||
+        opt.events > (SIZE_MAX / sizeof(struct trove_event)) / 2 - events->len)
+        return TROVE_ERR_INVALID;
+    if (events->cap - events->len < opt.events) {
+        size_t cap = events->len + (size_t)opt.events;
+        struct trove_event *p = trove__realloc(events->ev, cap * sizeof *p);
+        if (!p)
+            return TROVE_ERR_NOMEM;
+        events->ev = p;
+        events->cap = cap;
     }
-    free(th);
-    free(heap);
-    free(used);
-    free(m.zipf.cdf);
-    free(m.trees.cdf);
-    trove_names_free(tmp_names);
+    TROVE_TRY(rc, trove_gen_open(given, &g));
+    TROVE_TRY(rc, trove_gen_next(g, events->ev + events->len, (size_t)opt.events, &got));
+    assert(got == opt.events);
+    if (names)
+        TROVE_TRY(rc, trove_gen_names(g, names));
+    events->len += got;
+out:
+    trove_gen_free(g);
     return rc;
 }

@@ -1,10 +1,10 @@
 /*
  * export_capture.c: the table exports (in_export_tables, for trove_export): an input of any
  * kind read whole and written as a bundle, a Parquet events file or a directory of the
- * bundle's files; and a capture of a store written the same way, streamed: the capture is
- * walked through the streaming pipeline a frame at a time (trove_input_capture_walk) into a
- * buffer of about
- * one row group of events, and each full row group goes to the events table's writer
+ * bundle's files; and a capture of a store, or a wire stream file, written the same way,
+ * streamed: the capture is walked through the streaming pipeline a frame at a time
+ * (trove_input_capture_walk), the wire stream read a frame at a time (trove_input_read),
+ * into a buffer of about one row group of events, and each full row group goes to the events table's writer
  * (trove_tables_events_*), which encodes it and passes its bytes on. So memory holds one
  * row group (32 bytes an event, 1 Mi events by default, and the writer's scratch), never the
  * capture; the bytes are those the in-memory export (`trove export store:NAME`) writes of the
@@ -126,6 +126,28 @@ static int walk_frames(void *ctx, struct trove_events *ev)
     return 0;
 }
 
+/* A wire stream input's frames, as they are read: into the buffer, whole row groups on. */
+struct read_ctx {
+    struct walk *w;
+    struct trove_events *ev;
+};
+
+static int read_events(void *ctx, const struct trove_event *ev, size_t n,
+                       const struct trove_names *names)
+{
+    struct read_ctx *c = ctx;
+
+    (void)names;
+    if (trove_events_reserve(c->ev, n) != TROVE_OK)
+        return c->w->rc = TROVE_ERR_NOMEM;
+    memcpy(c->ev->ev + c->ev->len, ev, n * sizeof *ev);
+    c->ev->len += n;
+    return walk_frames(c->w, c->ev);
+}
+
+/* The base name of in, without its extensions ("capture" for stdin): a bundle's capture. */
+static void base_name(const char *in, char *out, size_t n);
+
 /* The directory of path ("." for a bare name) into out. */
 static void dir_of(const char *path, char *out, size_t n)
 {
@@ -205,6 +227,9 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
     struct file_sink fs_out, fs_spool;
     struct trove_sink sk;
     struct walk w;
+    struct read_ctx rctx = {&w, &ev};
+    struct trove_input_sink in_sink = {read_events, NULL, &rctx};
+    char cap_name[sizeof m.capture];
     uint64_t rows[TROVE_TABLE_COUNT_] = {0}, total = 0, ev_bytes = 0;
     char spool_dir[4096], entry[TROVE_TABLE_COUNT_][64], path[4200];
     const char *ev_dest;
@@ -269,7 +294,7 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
 
     /* The flow rows first (they are few, and a capture whose flows cannot be read fails
      * before the long walk); then the walk, about one row group in memory at a time. */
-    if (x->format != TROVE_EXPORT_PARQUET &&
+    if (x->capture && x->format != TROVE_EXPORT_PARQUET &&
         ((rc = trove_input_capture_flows(x->store, x->capture, x->from_ns, to_ns, &flows,
                                          diag)) != TROVE_OK ||
          (rc = trove_input_capture_profile(x->store, x->capture, x->from_ns, to_ns, &profile,
@@ -279,8 +304,12 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
         rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if ((rc = trove_input_capture_walk(x->store, x->capture, x->from_ns, to_ns, &x->in_opt, &ev,
-                                       names, walk_frames, &w, diag)) != TROVE_OK) {
+    if (x->capture)
+        rc = trove_input_capture_walk(x->store, x->capture, x->from_ns, to_ns, &x->in_opt, &ev,
+                                      names, walk_frames, &w, diag);
+    else /* a wire stream, in order: no flows, no profile */
+        rc = trove_input_read(x->in, &x->in_opt, &in_sink, names, diag);
+    if (rc != TROVE_OK) {
         if (w.rc != TROVE_OK)
             in_fail(diag, w.rc, "writing the events table to %s: %s", ev_dest,
                     trove_strerror(w.rc));
@@ -318,8 +347,11 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
         }
         total += tab[t].len;
     }
-    bundle_manifest(&m, x->manifest_name ? x->manifest_name : x->capture, w.start_ns, w.end_ns,
-                    rows);
+    if (x->manifest_name || x->capture)
+        snprintf(cap_name, sizeof cap_name, "%s", x->manifest_name ? x->manifest_name : x->capture);
+    else
+        base_name(x->in, cap_name, sizeof cap_name);
+    bundle_manifest(&m, cap_name, w.start_ns, w.end_ns, rows);
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++)
         snprintf(entry[t], sizeof entry[t], "%s.parquet", trove_table_name(t));
     if ((rc = trove_bundle_manifest_encode(&m, &man)) != TROVE_OK) {
@@ -561,7 +593,10 @@ int in_export_tables(const struct trove_export_options *x, struct trove_export_r
     if (x->format == TROVE_EXPORT_DIR && mkdir(x->out, 0777) != 0)
         return in_fail(diag, -errno, "cannot create directory %s: %s%s", x->out, strerror(errno),
                        errno == EEXIST ? " (export makes a new directory)" : "");
-    rc = x->capture ? export_capture(x, res, diag) : export_loaded(x, res, diag);
+    /* A capture, or a wire stream file (read in order), is streamed; any other input is
+     * read whole (stdin too: it cannot be looked at before it is read). */
+    rc = x->capture || in_input_is_wire(x->in, &x->in_opt) ? export_capture(x, res, diag)
+                                                           : export_loaded(x, res, diag);
     if (rc != TROVE_OK && x->format == TROVE_EXPORT_DIR)
         dir_remove(x->out); /* a directory export that failed leaves nothing behind */
     return rc;

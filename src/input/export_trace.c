@@ -9,10 +9,11 @@
  * spilled to an unlinked temporary file in $TMPDIR (else /tmp) and merges them as it writes:
  * the capture is never in memory, and the service's export of a trace (which is this
  * function) holds about the writer's bound whatever the capture's length. The flow rows and
- * names are read whole (they are small: an object each). A file input is read whole as
- * every export reads it (read.c; a Chrome JSON or Perfetto input is parsed whole
- * anyway) and then handed to the same writer, so only its events are held, not a second
- * copy nor the output. The output file appears only once complete (trove_output); a pipe is
+ * names are read whole (they are small: an object each). A wire stream input (a file,
+ * stdin) goes to the same writer a frame at a time as it is read, so it is never in memory
+ * either; any other input is read whole as its reader needs (read.c; a Chrome JSON or
+ * Perfetto input is parsed whole anyway) and then handed to the writer, so only its events
+ * are held, not a second copy nor the output. The output file appears only once complete (trove_output); a pipe is
  * given a 1 MiB buffer, as the output is made while it is read.
  */
 #define _GNU_SOURCE /* F_SETPIPE_SZ */
@@ -54,6 +55,16 @@ static int walk_frames(void *ctx, struct trove_events *ev)
         return k->rc;
     ev->len = 0;
     return 0;
+}
+
+/* A wire stream's frames, as they are read: every event into the writer. */
+static int read_events(void *ctx, const struct trove_event *ev, size_t n,
+                       const struct trove_names *names)
+{
+    struct walk *k = ctx;
+
+    (void)names;
+    return k->rc = trove_trace_writer_add(k->w, ev, n, &k->diag);
 }
 
 /* An environment variable's count in [lo, hi] into *out (left alone when it is not set). */
@@ -108,6 +119,8 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
     struct trove_sink sink;
     struct trove_output o = {0};
     struct walk k;
+    struct trove_input_sink in_sink = {read_events, NULL, &k};
+    int streamed = 0;
     const char *what = x->format == TROVE_EXPORT_PERFETTO ? "perfetto" : "chrome-json";
     const char *cap = x->capture ? x->capture
                       : x->in    ? trove_input_capture_name(x->in, x->in_opt.format)
@@ -157,9 +170,15 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
             goto out;
         }
         lo.profile = profile; /* a bundle's samples, to be counted */
-        if ((rc = trove_input_load(x->in, &lo, &ev, names, &flows, diag)) != TROVE_OK)
+        /* a wire stream a frame at a time into the writer; any other kind read whole */
+        rc = in_read_import(x->in, &lo, &in_sink, &ev, names, &flows, &streamed, diag);
+        if (rc != TROVE_OK && k.rc != TROVE_OK)
+            trove_diag_set(diag, k.rc, k.diag.offset, "%s: writing %s: %s", x->out, what,
+                           in_msg(&k.diag, k.rc));
+        if (rc != TROVE_OK)
             goto out;
-        k.rc = trove_trace_writer_add(w, ev.ev, ev.len, &k.diag);
+        if (!streamed)
+            k.rc = trove_trace_writer_add(w, ev.ev, ev.len, &k.diag);
     }
     trove_events_free(&ev); /* the writer has them */
     if (k.rc != TROVE_OK) {

@@ -42,6 +42,19 @@ int in_load_perfetto_mem(const char *label, const uint8_t *buf, size_t len,
                          struct trove_names *names, struct trove_flows *flows,
                          struct trove_diag *diag);
 
+/* Is the input at path a wire stream (plain, or in gzip or zstd) that can be opened again
+ * to be read (not stdin)? 1 or 0 (an input that cannot be opened: 0, its reader says why). */
+int in_input_is_wire(const char *path, const struct trove_input_options *opt);
+
+/* The input at path as an import reads it (read.c): a wire stream (a file, stdin, a pipe:
+ * what arrives in order) handed to sink frame by frame, every name merged into names, and
+ * *streamed set to 1; any other kind (a capture too) read whole into events, names and
+ * flows (unchanged on failure), *streamed 0. */
+int in_read_import(const char *path, const struct trove_input_options *opt,
+                   const struct trove_input_sink *sink, struct trove_events *events,
+                   struct trove_names *names, struct trove_flows *flows, int *streamed,
+                   struct trove_diag *diag);
+
 /* rc, after a failure of a request to S3 (rc TROVE_ERR_REMOTE) is made to say what S3
  * answered, which the backend keeps on store s's handle: in diag's message, where "remote
  * store error" stood (capture_read.c). */

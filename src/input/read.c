@@ -656,6 +656,53 @@ int trove_input_load(const char *path, const struct trove_input_options *opt,
     return rc;
 }
 
+int in_input_is_wire(const char *path, const struct trove_input_options *opt)
+{
+    struct trove_diag d = {0};
+    struct input in;
+    int wire;
+
+    if (!strcmp(path, "-") || trove_input_capture_name(path, opt->format))
+        return 0; /* stdin cannot be looked at twice; a capture is no file */
+    wire = input_open(path, in_label(opt, path), opt->format, &in, &d) == TROVE_OK &&
+           in.kind == TROVE_INPUT_WIRE;
+    input_close(&in);
+    return wire;
+}
+
+int in_read_import(const char *path, const struct trove_input_options *opt,
+                   const struct trove_input_sink *sink, struct trove_events *events,
+                   struct trove_names *names, struct trove_flows *flows, int *streamed,
+                   struct trove_diag *diag)
+{
+    struct input in;
+    const char *cap;
+    int rc;
+
+    *streamed = 0;
+    cap = trove_input_capture_name(path, opt->format);
+    if (cap)
+        return load_capture(cap, opt, events, names, flows, diag);
+    if ((rc = input_open(path, in_label(opt, path), opt->format, &in, diag)) != TROVE_OK) {
+        input_close(&in);
+        return rc;
+    }
+    say_kind(&in, opt);
+    if (in.kind == TROVE_INPUT_WIRE) { /* in order: frame by frame, in constant memory */
+        *streamed = 1;
+        rc = read_wire(&in, opt, sink, names, diag);
+    } else {
+        size_t start = events->len, fstart = flows->len;
+        rc = read_whole(&in, opt, events, names, flows, diag);
+        if (rc != TROVE_OK) {
+            events->len = start;
+            flows->len = fstart;
+        }
+    }
+    input_close(&in);
+    return rc;
+}
+
 int trove_input_read(const char *path, const struct trove_input_options *opt,
                      const struct trove_input_sink *sink, struct trove_names *names_all,
                      struct trove_diag *diag)

@@ -128,6 +128,88 @@ static void test_prefix_and_append(void)
     trove_events_free(&b);
 }
 
+/* The generator a few events at a time hands out trove_gen's array, byte for byte, whatever
+ * the calls' sizes (the rounds of its horizon are its own), and its names after the last
+ * event are trove_gen's; the names so far are those of the events so far. */
+static void test_incremental(void)
+{
+    static const size_t caps[] = {1, 7, 2048, 65536, 300000};
+    struct trove_gen_options o;
+    struct trove_events a;
+    struct trove_names *an = NULL;
+
+    trove_gen_defaults(&o);
+    o.events = 250000;
+    o.processes = 3;
+    o.threads = 5;
+    o.tick_ns = 1;
+    CHECK_EQ_INT(gen(&o, &a, &an), TROVE_OK);
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        struct trove_gen *g = NULL;
+        struct trove_event *buf = calloc(caps[c], sizeof *buf);
+        struct trove_names *bn = NULL;
+        uint64_t at = 0;
+        size_t n = 0;
+        int same = 1;
+
+        CHECK(buf != NULL);
+        CHECK_EQ_INT(trove_gen_open(&o, &g), TROVE_OK);
+        CHECK_EQ_INT(trove_names_new(&bn), TROVE_OK);
+        do {
+            CHECK_EQ_INT(trove_gen_next(g, buf, caps[c], &n), TROVE_OK);
+            CHECK(n <= caps[c] && at + n <= a.len);
+            if (at + n <= a.len && memcmp(buf, a.ev + at, n * sizeof *buf) != 0)
+                same = 0;
+            at += n;
+            CHECK_EQ_INT(trove_gen_count(g), at);
+        } while (n > 0 && at <= a.len);
+        CHECK(same);
+        CHECK_EQ_INT(at, a.len);
+        CHECK_EQ_INT(trove_gen_next(g, buf, caps[c], &n), TROVE_OK); /* past the end: none */
+        CHECK_EQ_INT(n, 0);
+        CHECK_EQ_INT(trove_gen_names(g, bn), TROVE_OK);
+        CHECK(test_same_names(an, bn));
+        trove_names_free(bn);
+        trove_gen_free(g);
+        free(buf);
+    }
+    {   /* after 10 events, the names of those 10 */
+        struct trove_gen *g = NULL;
+        struct trove_event buf[10];
+        struct trove_names *want = NULL, *got = NULL;
+        struct trove_events ten;
+        size_t n;
+        o.events = 10;
+        CHECK_EQ_INT(gen(&o, &ten, &want), TROVE_OK);
+        o.events = 250000;
+        CHECK_EQ_INT(trove_gen_open(&o, &g), TROVE_OK);
+        CHECK_EQ_INT(trove_gen_next(g, buf, 10, &n), TROVE_OK);
+        CHECK_EQ_INT(n, 10);
+        CHECK_EQ_INT(trove_names_new(&got), TROVE_OK);
+        CHECK_EQ_INT(trove_gen_names(g, got), TROVE_OK);
+        CHECK(test_same_names(want, got));
+        CHECK(memcmp(buf, ten.ev, sizeof buf) == 0);
+        trove_names_free(want);
+        trove_names_free(got);
+        trove_events_free(&ten);
+        trove_gen_free(g);
+    }
+    {   /* bad arguments */
+        struct trove_gen *g = (struct trove_gen *)&o;
+        size_t n = 5;
+        o.names = 65537;
+        CHECK_EQ_INT(trove_gen_open(&o, &g), TROVE_ERR_INVALID);
+        CHECK(g == NULL);
+        CHECK_EQ_INT(trove_gen_open(NULL, &g), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_gen_next(NULL, a.ev, 1, &n), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_gen_names(NULL, an), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_gen_count(NULL), 0);
+        trove_gen_free(NULL);
+    }
+    trove_names_free(an);
+    trove_events_free(&a);
+}
+
 struct open_zone {
     uint64_t start, end;
 };
@@ -453,6 +535,7 @@ int main(int argc, char **argv)
     RUN(test_zeroed);
     RUN(test_determinism);
     RUN(test_prefix_and_append);
+    RUN(test_incremental);
     RUN(test_model_default);
     RUN(test_model_shapes);
     RUN(test_call_trees);
