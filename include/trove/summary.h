@@ -108,8 +108,8 @@ int trove_summary_build(const struct trove_event *events, size_t n, struct trove
 /*
  * *out = the node of a's events followed by b's (b may be NULL: a alone, at this level),
  * whose first event is b_base events after a's first (b's long events' indexes shift by
- * it), as a node of `level` (its budget). out may be a or b. Errors: TROVE_ERR_NOMEM (out
- * is then unchanged), TROVE_ERR_INVALID.
+ * it), as a node of `level` (its budget). out is a node (zeroed, or one it replaces, which
+ * may be a or b). Errors: TROVE_ERR_NOMEM (out is then unchanged), TROVE_ERR_INVALID.
  */
 int trove_summary_join(struct trove_summary *out, const struct trove_summary *a,
                        const struct trove_summary *b, uint64_t b_base, uint32_t level);

@@ -583,15 +583,16 @@ static int profile_objects(const char *name, const struct trove_profile *p,
 /* The one-shot write's summary nodes into their slots. */
 struct summary_put {
     struct trove__capture_vol *w;
-    uint64_t first, segments;
+    uint64_t next; /* nodes come in the order of their slots */
 };
 
 static int summary_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, size_t len,
                        struct trove_diag *diag)
 {
     struct summary_put *sp = ctx;
-    return trove__capture_put(sp->w, sp->first + trove__summary_offset(sp->segments, level, index),
-                              p, len, diag);
+    (void)level;
+    (void)index;
+    return trove__capture_put(sp->w, sp->next++, p, len, diag);
 }
 
 int trove_capture_write_profile(struct trove_store *s, const char *name,
@@ -706,7 +707,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     if (segments > 0 && !(opt && opt->no_summaries)) {
         uint64_t first = trove__capture_summary_slot(&h);
         TROVE_TRY(rc, resize(&w, first + trove__summary_slots(segments), diag));
-        struct summary_put sp = {&w, first, segments};
+        struct summary_put sp = {&w, first};
         TROVE_TRY(rc, trove__summary_write(&h, events, per, summary_put, &sp, diag));
         h.info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
     }

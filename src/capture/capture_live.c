@@ -36,6 +36,7 @@
  * and the last profile object, unless sealed, which samples frames added then go on.
  */
 #include "capture_internal.h"
+#include "summary_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -86,6 +87,15 @@ struct trove_capture_writer {
     uint64_t prof_sealed, prof_sealed_bytes, samples, switches;
     struct trove_bytes prof_cur;
     int prof_dirty;
+    /* Summaries (docs/formats/summary.md): the last segment's events as they come (segev),
+     * the tree over the full segments, and the summary slots after the profile's: sum_done
+     * complete nodes (put as their segments filled), then the incomplete ones each commit
+     * puts again, sum_slots in all (c_sum_slots as of the last commit). sum_on 0: the capture
+     * gets none (asked so, or an append to a capture without them, or with a damaged one). */
+    struct trove_event *segev;
+    int sum_on;
+    struct trove__sumtree tree;
+    uint64_t sum_slots, sum_done, c_sum_slots;
 };
 
 /* A profile object is sealed (no more frames go into it) once it holds this much. */
@@ -164,6 +174,7 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
         w->seg_slots = w->c_seg_slots;
         w->name_slots = w->c_name_slots;
         w->prof_slots = w->c_prof_slots;
+        w->sum_slots = w->c_sum_slots;
     }
     return ensure_slots(w, slots, diag);
 }
@@ -196,10 +207,11 @@ static int segment_slots(struct trove_capture_writer *w, uint64_t segments,
     if (segments <= w->seg_slots)
         return TROVE_OK;
     if ((rc = ensure_slots(w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots +
-                                  w->prof_slots,
+                                  w->prof_slots + w->sum_slots,
                            diag)) != TROVE_OK ||
-        (rc = move_slots(w, from, from + segments - w->seg_slots, w->name_slots + w->prof_slots,
-                         "names parts and profile objects", diag)) != TROVE_OK)
+        (rc = move_slots(w, from, from + segments - w->seg_slots,
+                         w->name_slots + w->prof_slots + w->sum_slots,
+                         "names parts, profile objects and summaries", diag)) != TROVE_OK)
         return rc;
     w->seg_slots = segments;
     return TROVE_OK;
@@ -215,11 +227,54 @@ static int part_slots(struct trove_capture_writer *w, uint64_t n, struct trove_d
 
     if (n == w->name_slots)
         return TROVE_OK;
-    if ((rc = ensure_slots(w, to + w->prof_slots, diag)) != TROVE_OK ||
-        (rc = move_slots(w, from, to, w->prof_slots, "profile objects", diag)) != TROVE_OK)
+    if ((rc = ensure_slots(w, to + w->prof_slots + w->sum_slots, diag)) != TROVE_OK ||
+        (rc = move_slots(w, from, to, w->prof_slots + w->sum_slots,
+                         "profile objects and summaries", diag)) != TROVE_OK)
         return rc;
     w->name_slots = n;
     return TROVE_OK;
+}
+
+/* The first summary slot, as the writer's layout stands. */
+static uint64_t sum_first(const struct trove_capture_writer *w)
+{
+    return TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + w->name_slots + w->prof_slots;
+}
+
+/* A summary node goes into the next slot: complete ones as their segments fill, then at a
+ * commit the incomplete ones (summary.md: the order of the slots is the order they come). */
+static int sum_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, size_t len,
+                   struct trove_diag *diag)
+{
+    struct trove_capture_writer *w = ctx;
+    uint64_t slot = sum_first(w) + w->sum_done;
+    int rc;
+
+    (void)level;
+    (void)index;
+    if ((rc = ensure_slots(w, slot + 1, diag)) != TROVE_OK ||
+        (rc = trove__capture_put(&w->vol, slot, p, len, diag)) != TROVE_OK)
+        return rc;
+    w->sum_done++;
+    if (w->sum_slots < w->sum_done)
+        w->sum_slots = w->sum_done;
+    return TROVE_OK;
+}
+
+/* Segment `full` (its events in segev) is complete: its node, and every node it completes. */
+static int seal_summary(struct trove_capture_writer *w, struct trove_diag *diag)
+{
+    struct trove_summary leaf;
+    int rc;
+
+    if (!w->sum_on)
+        return TROVE_OK;
+    if ((rc = trove_summary_build(w->segev, (size_t)w->per, &leaf)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: summarizing segment %" PRIu64 ": %s",
+                          w->name, w->full, trove_strerror(rc));
+    rc = trove__sumtree_seal(&w->tree, &leaf, sum_put, w, diag);
+    trove_summary_free(&leaf);
+    return rc;
 }
 
 /* Segment `full` is complete: put it, keep its entry, start the next. */
@@ -229,9 +284,11 @@ static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
     int rc;
 
     if ((rc = reserve_seg(w, w->full + 1, diag)) != TROVE_OK ||
-        (rc = open_volume(w, slot + 1 + w->name_slots + w->prof_slots, diag)) != TROVE_OK ||
+        (rc = open_volume(w, slot + 1 + w->name_slots + w->prof_slots + w->sum_slots, diag)) !=
+            TROVE_OK ||
         (rc = segment_slots(w, w->full + 1, diag)) != TROVE_OK ||
-        (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK)
+        (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK ||
+        (rc = seal_summary(w, diag)) != TROVE_OK)
         return rc;
     w->h.seg[w->full++] = w->cur;
     memset(&w->cur, 0, sizeof w->cur);
@@ -255,6 +312,7 @@ static int take(struct trove_capture_writer *w, const struct trove_event *events
         if (k > w->per - in_seg)
             k = (size_t)(w->per - in_seg);
         memcpy(w->frame + w->nframe, events + i, k * sizeof *events);
+        memcpy(w->segev + in_seg, events + i, k * sizeof *events);
         w->nframe += k;
         w->events += k;
         i += k;
@@ -334,6 +392,69 @@ static int read_object(struct trove_capture_writer *w, uint64_t slot, const char
     return TROVE_OK;
 }
 
+/*
+ * The tree of the full segments of the capture read back (w->full of them, their nodes in
+ * the volume): the last level-1 node's complete children rebuilt from their segments (a
+ * level-0 object keeps no sketches), each higher level's from the complete nodes below it.
+ */
+static int restore_tree(struct trove_capture_writer *w, struct trove_wire_decoder *dec,
+                        struct trove_bytes *obj, struct trove_diag *diag)
+{
+    const struct trove_capture_header *h = &w->h;
+    uint64_t sealed = trove__summary_sealed(h), first = trove__capture_summary_slot(h);
+    uint64_t span = 1;
+    struct trove_event *ev = NULL;
+    int rc = TROVE_OK;
+
+    w->tree.per = w->per;
+    if (!(ev = trove__mallocarray((size_t)w->per, sizeof *ev)))
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+    for (uint64_t k = sealed / TROVE_SUMMARY_FANOUT * TROVE_SUMMARY_FANOUT; k < sealed; k++) {
+        struct trove_summary leaf;
+        size_t n;
+        if ((rc = trove__summary_read_segment(w->vol.v, h, w->name, k, dec, obj, ev,
+                                              (size_t)w->per, &n, diag)) != TROVE_OK)
+            goto out;
+        if ((rc = trove_summary_build(ev, n, &leaf)) != TROVE_OK ||
+            (rc = trove__sumtree_restore(&w->tree, 1, &leaf, k % TROVE_SUMMARY_FANOUT)) != TROVE_OK) {
+            trove_summary_free(&leaf);
+            rc = TROVE_FAIL(diag, rc, 0, "out of memory");
+            goto out;
+        }
+    }
+    for (unsigned l = 2; l < TROVE__SUMMARY_MAX_LEVELS; l++) {
+        uint64_t n;
+        span *= TROVE_SUMMARY_FANOUT;
+        n = sealed / span; /* complete nodes of level l - 1 */
+        for (uint64_t i = n / TROVE_SUMMARY_FANOUT * TROVE_SUMMARY_FANOUT; i < n; i++) {
+            struct trove_summary node;
+            uint64_t slot = first + trove__summary_slot_of(h->info.segments, sealed, l - 1, i);
+            obj->len = 0;
+            if ((rc = trove_volume_get_object(w->vol.v, slot, obj)) != TROVE_OK ||
+                (rc = trove_summary_decode(obj->ptr, obj->len, &node, diag)) != TROVE_OK)
+                goto out;
+            if (node.level != l - 1) {
+                trove_summary_free(&node);
+                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "capture %s: a summary of the wrong level",
+                                w->name);
+                goto out;
+            }
+            if ((rc = trove__sumtree_restore(&w->tree, l, &node, i % TROVE_SUMMARY_FANOUT)) != TROVE_OK) {
+                trove_summary_free(&node);
+                rc = TROVE_FAIL(diag, rc, 0, "out of memory");
+                goto out;
+            }
+        }
+    }
+    w->tree.sealed = sealed;
+    w->sum_done = 0;
+    for (uint64_t s = 1, l = 0; l < TROVE__SUMMARY_MAX_LEVELS; l++, s *= TROVE_SUMMARY_FANOUT)
+        w->sum_done += sealed / s;
+out:
+    free(ev);
+    return rc;
+}
+
 /* The capture's header, names and partial last segment, from w->vol.v (open). */
 static int read_back(struct trove_capture_writer *w, const struct trove_capture_options *opt,
                      struct trove_diag *diag)
@@ -390,6 +511,7 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     r.diag = diag;
     if (trove_wire_decoder_new(&r.dec) != TROVE_OK ||
         !(w->frame = trove__mallocarray(w->fe, sizeof *w->frame)) ||
+        !(w->segev = trove__mallocarray((size_t)w->per, sizeof *w->segev)) ||
         !(r.ev = trove__mallocarray(w->fe, sizeof *r.ev))) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
@@ -454,6 +576,19 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
             w->prof_sealed_bytes = h->profile_bytes - w->prof_cur.len;
         }
     }
+    /* The summaries: the tree over the full segments as it stood, or none at all */
+    w->sum_on = w->sum_on && (h->info.flags & TROVE_CAPTURE_FLAG_SUMMARY);
+    w->c_sum_slots = h->info.flags & TROVE_CAPTURE_FLAG_SUMMARY
+                         ? trove__summary_slots(h->info.segments)
+                         : 0;
+    if (w->sum_on && (rc = restore_tree(w, r.dec, &obj, diag)) != TROVE_OK) {
+        if (rc == TROVE_ERR_NOMEM || (rc < 0 && rc > TROVE_ERR_BASE))
+            goto out;
+        w->sum_on = 0; /* a damaged summary: the capture goes on without them */
+        memset(diag, 0, sizeof *diag);
+    }
+    if (!w->sum_on)
+        h->info.flags &= ~TROVE_CAPTURE_FLAG_SUMMARY;
     w->events_dirty = 0; /* what was read back is what is committed */
     w->committed = w->events;
     w->info = h->info;
@@ -504,6 +639,7 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
     TROVE_TRY(rc, trove__capture_open_for_write(&w->vol, TROVE__CAPTURE_KEEP_SLOTS,
                                                 append ? 0 : 2, &created, diag));
     TROVE_TRY(rc, trove_volume_info(w->vol.v, &vi));
+    w->sum_on = !(opt && opt->no_summaries);
     if (append) {
         TROVE_TRY(rc, read_back(w, opt, diag));
     } else {
@@ -512,7 +648,9 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
         w->generation = vi.generation;
         w->events_dirty = 1; /* the first commit writes the capture, its names from entry 0 */
         w->names_from = 0;
-        if (!(w->frame = trove__mallocarray(w->fe, sizeof *w->frame))) {
+        w->tree.per = w->per;
+        if (!(w->frame = trove__mallocarray(w->fe, sizeof *w->frame)) ||
+            !(w->segev = trove__mallocarray((size_t)w->per, sizeof *w->segev))) {
             rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
             goto out;
         }
@@ -760,6 +898,14 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         }
     }
     slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots + prof;
+    if (prof != w->prof_slots && w->sum_slots > 0) {
+        /* a profile object more: the summaries after the profile's slots move up */
+        uint64_t from = sum_first(w);
+        if ((rc = ensure_slots(w, from + (prof - w->prof_slots) + w->sum_slots, diag)) != TROVE_OK ||
+            (rc = move_slots(w, from, from + (prof - w->prof_slots), w->sum_slots, "summaries",
+                             diag)) != TROVE_OK)
+            return rc;
+    }
     if (w->prof_dirty && w->prof_cur.len > 0) {
         /* the last profile object, in the slot after the sealed ones */
         if ((rc = ensure_slots(w, slots, diag)) != TROVE_OK ||
@@ -770,6 +916,27 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
             return rc;
     }
     w->prof_slots = prof;
+    if (w->sum_on) {
+        /* the incomplete nodes, after the complete ones: the partial segment's, and each
+         * level's last that waits for children */
+        struct trove_summary leaf;
+        uint64_t keep = w->sum_done;
+        memset(&leaf, 0, sizeof leaf);
+        if (partial > 0 && (rc = trove_summary_build(w->segev, (size_t)partial, &leaf)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: summarizing its last segment: %s",
+                              w->name, trove_strerror(rc));
+        rc = trove__sumtree_finish(&w->tree, partial > 0 ? &leaf : NULL, sum_put, w, diag);
+        trove_summary_free(&leaf);
+        w->sum_slots = w->sum_done;
+        w->sum_done = keep; /* the incomplete ones are put again by the next commit */
+        if (rc != TROVE_OK)
+            return rc;
+        slots += w->sum_slots;
+        h->info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
+    } else {
+        w->sum_slots = 0;
+        h->info.flags &= ~TROVE_CAPTURE_FLAG_SUMMARY;
+    }
     if (w->slots != slots) {
         if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
             return TROVE_FAIL(diag, rc, 0, "capture %s: resizing to %" PRIu64 " slots: %s",
@@ -822,6 +989,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     w->c_seg_slots = w->seg_slots;
     w->c_name_slots = w->name_slots;
     w->c_prof_slots = w->prof_slots;
+    w->c_sum_slots = w->sum_slots;
     w->nparts = h->names_parts;
     memcpy(w->parts, h->names_part, w->nparts * sizeof *w->parts);
     w->names_committed = trove_names_count(w->names);
@@ -875,6 +1043,8 @@ void trove_capture_writer_close(struct trove_capture_writer *w)
     trove_bytes_free(&w->buf);
     trove_bytes_free(&w->prof_cur);
     free(w->frame);
+    free(w->segev);
+    trove__sumtree_free(&w->tree);
     trove_names_free(w->names);
     trove_wire_encoder_free(w->enc);
     free(w);

@@ -15,7 +15,7 @@
 
 struct index_put {
     struct trove__capture_vol *w;
-    uint64_t first, segments; /* the first summary slot; the capture's segments */
+    uint64_t first, segments, sealed; /* the first summary slot; the capture's segments */
     uint64_t objects, bytes;
 };
 
@@ -25,7 +25,9 @@ static int index_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p
     struct index_put *ip = ctx;
     ip->objects++;
     ip->bytes += len;
-    return trove__capture_put(ip->w, ip->first + trove__summary_offset(ip->segments, level, index),
+    return trove__capture_put(ip->w,
+                              ip->first + trove__summary_slot_of(ip->segments, ip->sealed, level,
+                                                                 index),
                               p, len, diag);
 }
 
@@ -107,6 +109,7 @@ int trove_capture_index(struct trove_store *s, const char *name,
     ip.w = &w;
     ip.first = trove__capture_summary_slot(&h);
     ip.segments = h.info.segments;
+    ip.sealed = trove__summary_sealed(&h);
     ip.objects = ip.bytes = 0;
     if ((rc = trove_volume_resize(w.v, (ip.first + res->summaries) * w.block)) != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: resizing for its summaries: %s", name,
@@ -125,14 +128,18 @@ int trove_capture_index(struct trove_store *s, const char *name,
                             k, trove_strerror(rc));
             goto out;
         }
-        rc = trove__sumtree_seal(&t, &leaf, index_put, &ip, diag);
+        if (k < ip.sealed)
+            rc = trove__sumtree_seal(&t, &leaf, index_put, &ip, diag);
+        else /* the last segment, not full */
+            rc = trove__sumtree_finish(&t, &leaf, index_put, &ip, diag);
         trove_summary_free(&leaf);
         if (rc != TROVE_OK)
             goto out;
         if (opt->progress)
             opt->progress(opt->progress_ctx, k + 1, h.info.segments);
     }
-    if ((rc = trove__sumtree_finish(&t, NULL, index_put, &ip, diag)) != TROVE_OK)
+    if (ip.sealed == h.info.segments &&
+        (rc = trove__sumtree_finish(&t, NULL, index_put, &ip, diag)) != TROVE_OK)
         goto out;
     h.info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
     if ((rc = trove__capture_header_put(&w, &h, h.version == 2, &buf, diag)) != TROVE_OK)

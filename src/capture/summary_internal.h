@@ -47,8 +47,13 @@ struct trove_wire_decoder;
 unsigned trove__summary_levels(uint64_t segments, uint64_t count[TROVE__SUMMARY_MAX_LEVELS]);
 /* The summary slots they take. */
 uint64_t trove__summary_slots(uint64_t segments);
-/* Node (level, index)'s place among them. */
-uint64_t trove__summary_offset(uint64_t segments, unsigned level, uint64_t index);
+/* The capture's full segments (all but a last one that holds fewer than a segment's
+ * events): the ones whose nodes are complete. */
+uint64_t trove__summary_sealed(const struct trove_capture_header *h);
+/* Node (level, index)'s place among the summary slots of a capture of `segments` segments,
+ * `sealed` of them full (summary.md, "The slots"). */
+uint64_t trove__summary_slot_of(uint64_t segments, uint64_t sealed, unsigned level,
+                                uint64_t index);
 
 /* Where a built node goes: put it (its object, p[0..len)) as node `index` of `level`. */
 typedef int (*trove__sumput_fn)(void *ctx, unsigned level, uint64_t index, const uint8_t *p,
@@ -77,6 +82,10 @@ int trove__sumtree_seal(struct trove__sumtree *t, const struct trove_summary *le
 int trove__sumtree_finish(struct trove__sumtree *t, const struct trove_summary *partial,
                           trove__sumput_fn put, void *ctx, struct trove_diag *diag);
 void trove__sumtree_free(struct trove__sumtree *t);
+/* An append's tree as it stood: child (moved from; level - 1, complete) is child `pos` of
+ * level `level`'s last node. TROVE_ERR_NOMEM. */
+int trove__sumtree_restore(struct trove__sumtree *t, unsigned level, struct trove_summary *child,
+                           uint64_t pos);
 
 /* The events of segment k of the capture (header h, volume v) into ev[0..cap), checked
  * against its header entry; obj is scratch for the object. */

@@ -42,6 +42,7 @@ int trove__sumread_open(struct trove__sumread *r, struct trove_store *s, const c
     r->per = r->h.segment_bytes / TROVE_EVENT_SIZE;
     r->summaries = (r->h.info.flags & TROVE_CAPTURE_FLAG_SUMMARY) != 0;
     r->first_slot = trove__capture_summary_slot(&r->h);
+    r->sealed = trove__summary_sealed(&r->h);
     r->levels = trove__summary_levels(r->h.info.segments, r->count);
     for (unsigned l = 0; l < r->levels; l++) {
         uint64_t span = trove__sumread_span(l);
@@ -101,8 +102,10 @@ int trove__sumread_node(struct trove__sumread *r, unsigned level, uint64_t index
     if (!r->summaries || level >= r->levels || index >= r->count[level])
         return TROVE_ERR_NOTFOUND;
     r->obj.len = 0;
-    rc = trove_volume_get_object(
-        r->v, r->first_slot + trove__summary_offset(r->h.info.segments, level, index), &r->obj);
+    rc = trove_volume_get_object(r->v,
+                                 r->first_slot + trove__summary_slot_of(r->h.info.segments,
+                                                                        r->sealed, level, index),
+                                 &r->obj);
     if (rc == TROVE_OK)
         rc = trove_summary_decode(r->obj.ptr, r->obj.len, node, &why);
     if (rc == TROVE_OK && node->level != level) {

@@ -20,6 +20,7 @@ struct trove__sumread {
     int summaries;            /* the header's flag: the summary slots are there */
     uint64_t per;             /* events per segment */
     uint64_t first_slot;      /* the first summary slot */
+    uint64_t sealed;          /* full segments: the ones whose nodes are complete */
     unsigned levels;
     uint64_t count[TROVE__SUMMARY_MAX_LEVELS];
     struct trove__sumbound *b[TROVE__SUMMARY_MAX_LEVELS];

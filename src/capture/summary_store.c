@@ -44,18 +44,6 @@ uint64_t trove__summary_slots(uint64_t segments)
     return total;
 }
 
-uint64_t trove__summary_offset(uint64_t segments, unsigned level, uint64_t index)
-{
-    uint64_t count[TROVE__SUMMARY_MAX_LEVELS], off = 0;
-    unsigned levels = trove__summary_levels(segments, count);
-
-    for (unsigned l = 0; l < level && l < levels; l++)
-        off += count[l];
-    return off + index;
-}
-
-/* ---- the tree, segment by segment ------------------------------------------------------ */
-
 /* Segments a node of level L covers. */
 static uint64_t span_of(unsigned level)
 {
@@ -64,6 +52,40 @@ static uint64_t span_of(unsigned level)
         n *= TROVE_SUMMARY_FANOUT;
     return n;
 }
+
+uint64_t trove__summary_sealed(const struct trove_capture_header *h)
+{
+    uint64_t s = h->info.segments;
+    return s > 0 && h->seg[s - 1].events < h->segment_bytes / TROVE_EVENT_SIZE ? s - 1 : s;
+}
+
+/*
+ * The complete nodes come first, in the order they complete (a segment's node, then each
+ * node above that it completes, lowest level first: a post-order of the tree), so that a
+ * growing capture only appends to them; then each level's last node while it waits for
+ * children, lowest level first. Node (L, i), complete, is preceded by the nodes of levels
+ * up to L that complete with or before it, and by those above L that complete before it.
+ */
+uint64_t trove__summary_slot_of(uint64_t segments, uint64_t sealed, unsigned level,
+                                uint64_t index)
+{
+    uint64_t count[TROVE__SUMMARY_MAX_LEVELS], pos = 0, done = 0;
+    unsigned levels = trove__summary_levels(segments, count);
+
+    if (index < sealed / span_of(level)) {
+        uint64_t last = (index + 1) * span_of(level); /* segments sealed when it completes */
+        for (unsigned l = 0; l < TROVE__SUMMARY_MAX_LEVELS; l++)
+            pos += l <= level ? last / span_of(l) : (last - 1) / span_of(l);
+        return pos - 1;
+    }
+    for (unsigned l = 0; l < levels; l++)
+        done += sealed / span_of(l);
+    for (unsigned l = 0; l < level && l < levels; l++)
+        pos += count[l] > sealed / span_of(l);
+    return done + pos;
+}
+
+/* ---- the tree, segment by segment ------------------------------------------------------ */
 
 static int put_node(struct trove__sumtree *t, const struct trove_summary *node, unsigned level,
                     uint64_t index, trove__sumput_fn put, void *ctx, struct trove_diag *diag)
@@ -144,6 +166,12 @@ static int join_bins(struct trove__sumtree *t, unsigned l, struct trove_summary 
     return TROVE_OK;
 }
 
+int trove__sumtree_restore(struct trove__sumtree *t, unsigned level, struct trove_summary *child,
+                           uint64_t pos)
+{
+    return add_child(t, level, child, pos);
+}
+
 int trove__sumtree_seal(struct trove__sumtree *t, const struct trove_summary *leaf,
                         trove__sumput_fn put, void *ctx, struct trove_diag *diag)
 {
@@ -153,6 +181,7 @@ int trove__sumtree_seal(struct trove__sumtree *t, const struct trove_summary *le
 
     if ((rc = put_node(t, leaf, 0, index, put, ctx, diag)) != TROVE_OK)
         return rc;
+    memset(&child, 0, sizeof child);
     if ((rc = trove_summary_join(&child, leaf, NULL, 0, 0)) != TROVE_OK)
         return merge_failed(rc, diag);
     /* Each level's bins take the node below; a node that got its last child (all 64 in its
@@ -193,7 +222,7 @@ int trove__sumtree_finish(struct trove__sumtree *t, const struct trove_summary *
     for (unsigned l = 1; l < levels; l++) {
         uint64_t last = count[l] - 1, child = count[l - 1] - 1, first;
         const struct trove_summary *below = l == 1 ? partial : have ? &cur : NULL;
-        if (segments % span_of(l) == 0) {
+        if ((last + 1) * span_of(l) <= t->sealed) { /* all its segments are full */
             trove_summary_free(&cur);
             have = 0;
             continue;
@@ -286,9 +315,11 @@ int trove__summary_write(const struct trove_capture_header *h, const struct trov
                          uint64_t per, trove__sumput_fn put, void *ctx, struct trove_diag *diag)
 {
     struct trove__sumtree t;
-    int rc = TROVE_OK;
+    struct trove_summary partial;
+    int rc = TROVE_OK, have = 0;
 
     memset(&t, 0, sizeof t);
+    memset(&partial, 0, sizeof partial);
     t.per = per;
     for (uint64_t k = 0; k < h->info.segments && rc == TROVE_OK; k++) {
         struct trove_summary leaf;
@@ -299,11 +330,17 @@ int trove__summary_write(const struct trove_capture_header *h, const struct trov
                             trove_strerror(rc));
             break;
         }
+        if (n < per) { /* the last, not full: its node waits for more, as a live one would */
+            partial = leaf;
+            have = 1;
+            break;
+        }
         rc = trove__sumtree_seal(&t, &leaf, put, ctx, diag);
         trove_summary_free(&leaf);
     }
     if (rc == TROVE_OK)
-        rc = trove__sumtree_finish(&t, NULL, put, ctx, diag);
+        rc = trove__sumtree_finish(&t, have ? &partial : NULL, put, ctx, diag);
+    trove_summary_free(&partial);
     trove__sumtree_free(&t);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include "api.h"
 #include "assets.h"
 #include "profile_json.h"
+#include "trove/summary.h"
 #include "common/alloc.h"
 #include "common/hex.h"
 
@@ -93,8 +94,54 @@ enum {
     P_NAME = 1 << 6,     /* name= (import) */
     P_APPEND = 1 << 7,
     P_TOKEN = 1 << 8,
-    P_LIMIT = 1 << 9
+    P_LIMIT = 1 << 9,
+    P_PX = 1 << 10,      /* view */
+    P_TRACKS = 1 << 11,  /* view, stats, events */
+    P_NAMES = 1 << 12,   /* view */
+    P_EVENT = 1 << 13,   /* name= (stats, events: an event name) */
+    P_SORT = 1 << 14,    /* stats */
+    P_ORDER = 1 << 15,   /* events */
+    P_QLIMIT = 1 << 16   /* limit= (stats, events) */
 };
+
+static int u64_cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* tracks=PID:TID,...: into r->tracks, sorted and distinct. */
+static int parse_tracks(const char *val, struct trove__api_req *r, struct trove__api_error *err)
+{
+    const char *p = val;
+    size_t m = 0;
+
+    r->ntracks = 0;
+    while (*p) {
+        char *end;
+        unsigned long long pid, tid;
+        if (r->ntracks == TROVE__API_TRACKS_MAX)
+            return fail(err, 400, "tracks= names over 1024 tracks%s%s", "", "");
+        if (*p < '0' || *p > '9')
+            return fail(err, 400, "tracks=: '%.40s' is not PID:TID", p, "");
+        pid = strtoull(p, &end, 10);
+        if (*end != ':' || end[1] < '0' || end[1] > '9' || pid > UINT32_MAX)
+            return fail(err, 400, "tracks=: '%.40s' is not PID:TID", p, "");
+        tid = strtoull(end + 1, &end, 10);
+        if ((*end != ',' && *end != 0) || tid > UINT32_MAX)
+            return fail(err, 400, "tracks=: '%.40s' is not PID:TID", p, "");
+        r->tracks[r->ntracks++] = (uint64_t)pid << 32 | tid;
+        p = *end ? end + 1 : end;
+    }
+    if (r->ntracks == 0)
+        return fail(err, 400, "tracks= is empty; leave it out for every track%s%s", "", "");
+    qsort(r->tracks, r->ntracks, sizeof r->tracks[0], u64_cmp);
+    for (size_t i = 0; i < r->ntracks; i++)
+        if (m == 0 || r->tracks[m - 1] != r->tracks[i])
+            r->tracks[m++] = r->tracks[i];
+    r->ntracks = m;
+    return 0;
+}
 
 static int one_param(const char *key, const char *val, unsigned takes, struct trove__api_req *r,
                      unsigned *seen, struct trove__api_error *err)
@@ -105,12 +152,40 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
     } keys[] = {{"capture", P_CAPTURE}, {"wire", P_WIRE},     {"from", P_FROM},
                 {"from_ns", P_RANGE},   {"to_ns", P_RANGE},   {"speed", P_SPEED},
                 {"format", P_FORMAT},   {"name", P_NAME},     {"append", P_APPEND},
-                {"token", P_TOKEN},     {"limit", P_LIMIT}};
+                {"token", P_TOKEN},     {"limit", P_LIMIT},   {"px", P_PX},
+                {"tracks", P_TRACKS},   {"names", P_NAMES},   {"sort", P_SORT},
+                {"order", P_ORDER}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strcmp(key, keys[i].key) == 0)
             bit = keys[i].bit;
+    /* the query routes' name= is an event name, and their limit= has its own range */
+    if (bit == P_NAME && (takes & P_EVENT))
+        bit = P_EVENT;
+    if (bit == P_LIMIT && (takes & P_QLIMIT))
+        bit = P_QLIMIT;
+    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT)) &&
+        (*seen & bit))
+        return fail(err, 400, "'%s' given twice%s", key, "");
+    if (bit == P_EVENT) {
+        if (!(takes & bit))
+            return fail(err, 400, "unknown parameter '%s'%s", key, "");
+        if (!val[0] || strlen(val) >= sizeof r->event)
+            return fail(err, 400, "name= is empty or over 1023 bytes%s%s", "", "");
+        snprintf(r->event, sizeof r->event, "%s", val);
+        r->has_event = 1;
+        *seen |= bit;
+        return 0;
+    }
+    if (bit == P_QLIMIT) {
+        uint64_t x;
+        if (parse_u64(val, &x) || x > 100000)
+            return fail(err, 400, "limit=%.40s is not a count from 0 to 100000%s", val, "");
+        r->qlimit = (uint32_t)x;
+        *seen |= bit;
+        return 0;
+    }
     if (!bit || !(takes & bit))
         return fail(err, 400, "unknown parameter '%s'%s", key, "");
     if (!strcmp(key, "capture") || !strcmp(key, "name")) {
@@ -161,6 +236,25 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
         if (parse_u64(val, &x) || x < 1 || x > TROVE__PROFILE_TOP_MAX)
             return fail(err, 400, "limit=%s is not a count from 1 to 500%s", val, "");
         r->limit = (uint32_t)x;
+    } else if (!strcmp(key, "px")) {
+        uint64_t x;
+        if (parse_u64(val, &x) || x < 1 || x > TROVE_VIEW_MAX_PX)
+            return fail(err, 400, "px=%s is not a width from 1 to 16384%s", val, "");
+        r->px = (uint32_t)x;
+    } else if (!strcmp(key, "tracks")) {
+        if (parse_tracks(val, r, err))
+            return -1;
+    } else if (!strcmp(key, "names")) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return fail(err, 400, "names=%s is not 0 or 1%s", val, "");
+        r->names = !strcmp(val, "1");
+    } else if (!strcmp(key, "sort")) {
+        if ((r->sort = trove_stats_sort_parse(val)) < 0)
+            return fail(err, 400, "sort=%s is not total, count, p99, self or max%s", val, "");
+    } else if (!strcmp(key, "order")) {
+        if (strcmp(val, "start") && strcmp(val, "dur_desc"))
+            return fail(err, 400, "order=%s is not start or dur_desc%s", val, "");
+        r->order = !strcmp(val, "dur_desc") ? TROVE_FIND_DUR_DESC : TROVE_FIND_START;
     } else if (!strcmp(key, "append")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "true") && strcmp(val, "false"))
             return fail(err, 400, "append=%s is not 0 or 1%s", val, "");
@@ -264,6 +358,24 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             out->route = TROVE__R_PROFILE;
             takes = P_RANGE | P_LIMIT;
             out->limit = TROVE__PROFILE_TOP_DEFAULT;
+        } else if (!strcmp(rest + n, "/tracks")) {
+            out->route = TROVE__R_TRACKS;
+        } else if (!strcmp(rest + n, "/names")) {
+            out->route = TROVE__R_NAMES;
+        } else if (!strcmp(rest + n, "/view")) {
+            out->route = TROVE__R_VIEW;
+            takes = P_RANGE | P_PX | P_TRACKS | P_NAMES;
+            out->px = 1000;
+            out->names = 1;
+        } else if (!strcmp(rest + n, "/stats")) {
+            out->route = TROVE__R_STATS;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_SORT | P_QLIMIT;
+            out->qlimit = 100;
+        } else if (!strcmp(rest + n, "/events")) {
+            out->route = TROVE__R_EVENTS;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT;
+            need = P_EVENT;
+            out->qlimit = 20;
         } else {
             return fail(err, 400, "a capture name holds no '/' (%s)%s", path, "");
         }
@@ -285,7 +397,12 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         return -1;
     if ((seen & need) != need)
         return fail(err, 400, "%s needs %s", path,
-                    need & P_CAPTURE ? "capture=NAME" : need & P_NAME ? "name=NAME" : "token=TOKEN");
+                    need & P_CAPTURE ? "capture=NAME"
+                    : need & P_EVENT ? "name=EVENT"
+                    : need & P_NAME  ? "name=NAME"
+                                     : "token=TOKEN");
+    if (out->route == TROVE__R_EVENTS && (out->qlimit < 1 || out->qlimit > 10000))
+        return fail(err, 400, "limit: the events endpoint answers 1 to 10000%s%s", "", "");
     if (out->from_ns > out->to_ns)
         return fail(err, 400, "from_ns is after to_ns%s%s", NULL, NULL);
     if (out->route == TROVE__R_EXPORT && !out->format)

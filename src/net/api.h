@@ -33,7 +33,12 @@ enum trove__route {
     TROVE__R_PROFILE,   /* GET /api/captures/NAME/profile: its samples (profile_json.h) */
     TROVE__R_IMPORT,    /* POST /api/captures/import */
     TROVE__R_STATUS_PAGE, /* GET /status: the HTML status page */
-    TROVE__R_ASSET      /* GET /web/NAME: one of the viewer's embedded files (assets.h) */
+    TROVE__R_ASSET,     /* GET /web/NAME: one of the viewer's embedded files (assets.h) */
+    TROVE__R_TRACKS,    /* GET /api/captures/NAME/tracks: its processes and tracks (JSON) */
+    TROVE__R_VIEW,      /* GET /api/captures/NAME/view: a range at a width (view frame) */
+    TROVE__R_STATS,     /* GET /api/captures/NAME/stats: per-name statistics (JSON) */
+    TROVE__R_EVENTS,    /* GET /api/captures/NAME/events: instances of a name (JSON) */
+    TROVE__R_NAMES      /* GET /api/captures/NAME/names: its names (names frames) */
 };
 
 enum trove__export_format {
@@ -43,6 +48,9 @@ enum trove__export_format {
     TROVE__X_CHROME_JSON,
     TROVE__X_PERFETTO
 };
+
+/* At most this many tracks in one request's tracks=. */
+#define TROVE__API_TRACKS_MAX 1024u
 
 struct trove__api_req {
     int route;
@@ -56,6 +64,16 @@ struct trove__api_req {
     double speed;                         /* replay: 0 as fast as possible, else a multiple */
     char token[257];                      /* login */
     int asset;                            /* index, asset: its trove__web_assets[] index */
+    /* view, stats, events (docs/serve.md, "Views and statistics") */
+    uint32_t px;                          /* view: 1 .. TROVE_VIEW_MAX_PX (default 1000) */
+    uint64_t tracks[TROVE__API_TRACKS_MAX]; /* tracks=PID:TID,...: sorted, distinct */
+    size_t ntracks;
+    int names;                            /* view: names=0|1 (default 1) */
+    char event[1024];                     /* stats, events: name= (an event name) */
+    int has_event;
+    int sort;                             /* stats: enum trove_stats_sort */
+    int order;                            /* events: enum trove_find_order */
+    uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events 1 .. 10000 */
 };
 
 /* An error to answer: its HTTP status, code and message. */

@@ -260,7 +260,9 @@ struct trove__view {
 
 /* A change to the store the API asks for, done by the store thread (the only one with a
  * writable handle) between its rounds. */
-enum trove__job_kind { TROVE__JOB_DELETE = 1, TROVE__JOB_IMPORT };
+/* A job of the store thread: a delete or an import an API request asked for (answered), or
+ * summaries a query found missing (INDEX: nobody waits for it). */
+enum trove__job_kind { TROVE__JOB_DELETE = 1, TROVE__JOB_IMPORT, TROVE__JOB_INDEX };
 
 struct trove__job {
     atomic_int refs;       /* the queue's (until done) and the answer's */

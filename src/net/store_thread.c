@@ -9,6 +9,7 @@
  * the order they came. live.h has the threads and their locks.
  */
 #include "live.h"
+#include "trove/summary.h"
 #include "trove/input.h"
 #include "common/alloc.h"
 #include "common/fail.h"
@@ -371,7 +372,15 @@ static void run_job(struct trove__server *srv, struct trove__job *j)
     struct trove_diag diag = {0};
     int rc;
 
-    if (name_live(srv, j->name)) {
+    if (j->kind == TROVE__JOB_INDEX) {
+        struct trove_capture_index_result res;
+        /* a live capture's writer writes its summaries; it is not touched under it */
+        if (!name_live(srv, j->name) &&
+            trove_capture_index(srv->store, j->name, NULL, &res, &diag) == TROVE_OK && !res.already)
+            trove__log(srv, "capture %s: summaries built (%" PRIu64 " objects)", j->name, res.built);
+        else if (diag.msg[0])
+            trove__log(srv, "capture %s: summaries not built: %s", j->name, diag.msg);
+    } else if (name_live(srv, j->name)) {
         j->status = 409;
         snprintf(j->err, sizeof j->err, "capture %s is live: stop its producers first", j->name);
     } else if (j->kind == TROVE__JOB_DELETE) {

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE /* pipe2 */
 
 #include "web_api.h"
+#include "trove/summary.h"
 #include "common/alloc.h"
 #include "profile_json.h"
 
@@ -40,6 +41,7 @@
 /* Profiles being made at once, and the samples of the largest one the service reads: about
  * 24 bytes each in memory, and as much again while the answer is made. */
 #define PROFILE_JOBS 2
+#define QUERY_JOBS 4 /* tracks, view, stats, events, names at once (each its own thread) */
 #define PROFILE_MAX_SAMPLES ((uint64_t)1 << 24)
 
 struct trove__export {
@@ -63,6 +65,8 @@ struct trove__profile_job {
     char name[TROVE_VOLUME_NAME_MAX + 1];
     uint64_t from_ns, to_ns; /* as asked: 0 and UINT64_MAX for the capture's whole span */
     uint32_t limit;
+    struct trove__api_req q; /* a query's request (route TROVE__R_PROFILE: a profile) */
+    const char *type;        /* the answer's content type */
     pthread_t thread;
     atomic_int done;
     int status;              /* 0, or the HTTP status of the error */
@@ -688,10 +692,130 @@ out:
 
 static void profile_free(struct web *w, struct trove__profile_job *j)
 {
+    int query = j->q.route != TROVE__R_PROFILE;
     pthread_join(j->thread, NULL);
     trove_bytes_free(&j->body);
     free(j);
-    w->profiles--;
+    if (query)
+        w->queries--;
+    else
+        w->profiles--;
+}
+
+/* ---- queries: tracks, view, stats, events, names, each answered on a thread ---------------- */
+
+/* A capture that has no summaries gets them from the store thread, once, in the background
+ * (the query that found it answered from its segments). */
+static void index_later(struct trove__server *srv, const char *name)
+{
+    struct trove__job *j = trove__calloc(1, sizeof *j);
+
+    if (!j)
+        return;
+    atomic_init(&j->refs, 1);
+    atomic_init(&j->done, 0);
+    j->kind = TROVE__JOB_INDEX;
+    j->fd = -1;
+    snprintf(j->name, sizeof j->name, "%s", name);
+    if (trove__job_submit(srv, j) != 0)
+        trove__job_release(j);
+}
+
+static int query_run(struct trove__profile_job *j, struct trove_store *s, struct trove_diag *diag)
+{
+    const struct trove__api_req *q = &j->q;
+    struct trove_query_figures fig = {0};
+    uint64_t to = q->to_ns == UINT64_MAX ? 0 : q->to_ns;
+    int rc;
+
+    j->type = "application/json";
+    switch (q->route) {
+    case TROVE__R_TRACKS:
+        rc = trove_capture_tracks_json(s, j->name, &j->body, &fig, diag);
+        break;
+    case TROVE__R_VIEW: {
+        struct trove_view_options o = {0};
+        o.from_ns = q->from_ns;
+        o.to_ns = to;
+        o.px = q->px;
+        o.tracks = q->ntracks ? q->tracks : NULL;
+        o.ntracks = q->ntracks;
+        o.names = q->names;
+        j->type = "application/octet-stream";
+        rc = trove_capture_view(s, j->name, &o, &j->body, &fig, diag);
+        break;
+    }
+    case TROVE__R_STATS: {
+        struct trove_stats_options o = {0};
+        struct trove_stats_result res;
+        o.from_ns = q->from_ns;
+        o.to_ns = to;
+        o.tracks = q->ntracks ? q->tracks : NULL;
+        o.ntracks = q->ntracks;
+        o.name = q->has_event ? q->event : NULL;
+        o.sort = q->sort;
+        o.limit = q->qlimit;
+        rc = trove_capture_stats(s, j->name, &o, &res, diag);
+        if (rc == TROVE_OK) {
+            fig = res.read;
+            rc = trove_stats_result_json(&res, j->name, q->sort, &j->body);
+            trove_stats_result_free(&res);
+        }
+        break;
+    }
+    case TROVE__R_EVENTS: {
+        struct trove_find_options o = {0};
+        o.name = q->event;
+        o.from_ns = q->from_ns;
+        o.to_ns = to;
+        o.tracks = q->ntracks ? q->tracks : NULL;
+        o.ntracks = q->ntracks;
+        o.order = q->order;
+        o.limit = q->qlimit;
+        rc = trove_capture_find_json(s, j->name, &o, &j->body, &fig, diag);
+        break;
+    }
+    default: { /* names: the names frames a replay starts with */
+        struct trove_names *names = NULL;
+        j->type = "application/octet-stream";
+        if ((rc = trove_names_new(&names)) == TROVE_OK &&
+            (rc = trove_capture_read_names(s, j->name, names, diag)) == TROVE_OK)
+            rc = trove_wire_encode_names(names, 0, trove_names_count(names), &j->body);
+        trove_names_free(names);
+        break;
+    }
+    }
+    if (rc == TROVE_OK && j->q.route != TROVE__R_NAMES) {
+        struct trove_capture_info info;
+        if (trove_capture_info(s, j->name, &info, NULL) == TROVE_OK && info.segments > 0 &&
+            !(info.flags & TROVE_CAPTURE_FLAG_SUMMARY))
+            index_later(j->srv, j->name);
+    }
+    return rc;
+}
+
+static void *query_main(void *arg)
+{
+    struct trove__profile_job *j = arg;
+    struct trove_store *s = NULL;
+    struct trove_diag diag = {0};
+    int rc;
+
+    rc = trove_store_open(j->srv->opt.store_dir, TROVE_STORE_READONLY, &s, &diag);
+    if (rc == TROVE_OK)
+        rc = query_run(j, s, &diag);
+    if (rc != TROVE_OK) {
+        j->status = rc == TROVE_ERR_NOTFOUND ? 404 : rc == TROVE_ERR_INVALID ? 400 : 500;
+        snprintf(j->err, sizeof j->err, "%s",
+                 rc == TROVE_ERR_NOMEM ? "out of memory"
+                 : diag.msg[0]        ? diag.msg
+                                      : trove_strerror(rc));
+        trove_bytes_free(&j->body);
+    }
+    trove_store_close(s);
+    atomic_store(&j->done, 1);
+    trove__wake_web(j->srv); /* joined before the web thread's eventfd is closed */
+    return NULL;
 }
 
 
@@ -733,10 +857,13 @@ void trove__api_reap(struct web *w, int all)
 static int profile_begin(struct web *w, struct pss *ps)
 {
     struct trove__profile_job *j;
+    int query = ps->req.route != TROVE__R_PROFILE;
 
     trove__api_reap(w, 0);
-    if (w->profiles >= PROFILE_JOBS)
+    if (!query && w->profiles >= PROFILE_JOBS)
         return trove__http_busy(ps, "the service is making other profiles; ask again shortly");
+    if (query && w->queries >= QUERY_JOBS)
+        return trove__http_busy(ps, "the service is answering other queries; ask again shortly");
     if (!(j = trove__calloc(1, sizeof *j)))
         return trove__http_error(ps, 500, "internal", "out of memory");
     j->srv = w->srv;
@@ -744,12 +871,17 @@ static int profile_begin(struct web *w, struct pss *ps)
     j->from_ns = ps->req.from_ns;
     j->to_ns = ps->req.to_ns;
     j->limit = ps->req.limit;
+    j->q = ps->req;
+    j->type = "application/json";
     atomic_init(&j->done, 0);
-    if (pthread_create(&j->thread, NULL, profile_main, j) != 0) {
+    if (pthread_create(&j->thread, NULL, query ? query_main : profile_main, j) != 0) {
         free(j);
-        return trove__http_error(ps, 500, "internal", "no thread for the profile");
+        return trove__http_error(ps, 500, "internal", "no thread for the answer");
     }
-    w->profiles++;
+    if (query)
+        w->queries++;
+    else
+        w->profiles++;
     ps->pj = j;
     ps->state = TROVE__PS_ANSWER;
     ps->next = w->waiting; /* its thread wakes this one when done */
@@ -767,7 +899,7 @@ static int profile_answer(struct web *w, struct pss *ps)
     if (j->status)
         rc = trove__http_error(ps, (unsigned)j->status, code_of(j->status), j->err);
     else
-        rc = trove__http_answer(ps, 200, "application/json", j->body.ptr, j->body.len, NULL);
+        rc = trove__http_answer(ps, 200, j->type, j->body.ptr, j->body.len, NULL);
     profile_free(w, j);
     return rc;
 }
@@ -1023,6 +1155,11 @@ int trove__api_start(struct web *w, struct pss *ps)
     case TROVE__R_EXPORT:
         return export_begin(w, ps);
     case TROVE__R_PROFILE:
+    case TROVE__R_TRACKS:
+    case TROVE__R_VIEW:
+    case TROVE__R_STATS:
+    case TROVE__R_EVENTS:
+    case TROVE__R_NAMES:
         return profile_begin(w, ps);
     case TROVE__R_IMPORT:
         return import_begin(w, ps);

@@ -72,6 +72,7 @@ struct web {
     int exports, max_exports;
     int uploads, max_uploads;
     int profiles;             /* at most PROFILE_JOBS */
+    int queries;              /* tracks, view, stats, events, names: at most QUERY_JOBS */
     struct pss *waiting;      /* answers waiting for a store job, linked by next */
     /* Profiles and exports whose connection went before they were done: joined once done
      * (trove__api_reap), so the web thread never waits on one; they keep their slot. */

@@ -23,6 +23,7 @@
 #include "trove/input.h"
 #include "trove/store.h"
 #include "trove/summary.h"
+#include "trove/volume.h"
 
 /* ---- small events by hand ----------------------------------------------------------- */
 
@@ -225,6 +226,52 @@ static void test_join_order(void)
     trove_events_free(&a);
 }
 
+/* The reader's place of each node (trove__summary_slot_of) is the order the writers put
+ * them in, for every count of segments and a last one full or not. */
+struct order_rec {
+    uint64_t segments, sealed, next;
+    int ok;
+};
+
+static int order_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, size_t len,
+                     struct trove_diag *diag)
+{
+    struct order_rec *o = ctx;
+    (void)p;
+    (void)len;
+    (void)diag;
+    if (trove__summary_slot_of(o->segments, o->sealed, level, index) != o->next++)
+        o->ok = 0;
+    return TROVE_OK;
+}
+
+static void test_slot_order(void)
+{
+    static const uint64_t counts[] = {1, 2, 63, 64, 65, 127, 128, 200, 4095, 4096, 4097, 4160, 8200};
+    struct trove_event e = ev(5, 3, 1, 1, TROVE_KIND_ZONE, 0, 1);
+    struct trove_summary leaf;
+
+    CHECK_EQ_INT(trove_summary_build(&e, 1, &leaf), TROVE_OK);
+    for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++)
+        for (int partial = 0; partial < 2; partial++) {
+            struct trove__sumtree t;
+            struct order_rec o = {counts[c], counts[c] - (uint64_t)partial, 0, 1};
+            memset(&t, 0, sizeof t);
+            t.per = 1;
+            for (uint64_t k = 0; k < o.sealed; k++)
+                CHECK_EQ_INT(trove__sumtree_seal(&t, &leaf, order_put, &o, NULL), TROVE_OK);
+            CHECK_EQ_INT(trove__sumtree_finish(&t, partial ? &leaf : NULL, order_put, &o, NULL),
+                         TROVE_OK);
+            if (!o.ok || o.next != trove__summary_slots(counts[c]))
+                fprintf(stderr, "%" PRIu64 " segments, the last %s: %" PRIu64 " nodes put\n",
+                        counts[c], partial ? "partial" : "full", o.next);
+            CHECK(o.ok);
+            CHECK_EQ_INT(o.next, trove__summary_slots(counts[c]));
+            trove__sumtree_free(&t);
+        }
+    trove_summary_free(&leaf);
+}
+
 /* ---- a capture: views and statistics against the brute force --------------------------- */
 
 struct cap {
@@ -394,6 +441,7 @@ static void check_views(struct cap *c, uint64_t seed)
             /* from the summaries or from the segments: the same answer */
             CHECK(a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0);
             CHECK(qb.nodes == 0);
+            CHECK(qa.damaged == 0); /* every node read decoded where the reader looked */
             used_nodes |= qa.nodes > 0 && qa.segments < qb.segments;
             CHECK_EQ_INT(trove_view_decode(a.ptr, a.len, &f, &diag), TROVE_OK);
             if (!view_matches(&c->ev, &o, &f, end)) {
@@ -443,6 +491,7 @@ static void check_stats(struct cap *c, uint64_t from, uint64_t to)
     CHECK_EQ_INT(trove_capture_stats(c->s, "sum", &o, &a, &diag), TROVE_OK);
     CHECK_EQ_INT(trove_capture_stats(c->s, "raw", &o, &b, &diag), TROVE_OK);
     CHECK(a.nrows == b.nrows && a.events == b.events);
+    CHECK(a.read.damaged == 0);
     durs = malloc((c->ev.len + 1) * sizeof *durs);
     for (size_t r = 0; r < a.nrows && r < 40; r++) {
         const struct trove_stats_row *row = &a.rows[r];
@@ -593,13 +642,102 @@ static void test_index(void)
     trove_events_free(&a);
 }
 
+/* The slots of captures a and b of s hold the same objects. */
+static int same_slots(struct trove_store *s, const char *a, const char *b)
+{
+    struct trove_volume *va = NULL, *vb = NULL;
+    struct trove_volume_info ia, ib;
+    struct trove_digest *da = NULL, *db = NULL;
+    int same = 0;
+
+    if (trove_volume_open(s, a, &va, NULL) || trove_volume_open(s, b, &vb, NULL) ||
+        trove_volume_info(va, &ia) || trove_volume_info(vb, &ib))
+        goto out;
+    if (ia.slots != ib.slots) {
+        fprintf(stderr, "%s has %" PRIu64 " slots, %s %" PRIu64 "\n", a, ia.slots, b, ib.slots);
+        goto out;
+    }
+    da = calloc(ia.slots + 1, sizeof *da);
+    db = calloc(ia.slots + 1, sizeof *db);
+    if (trove_volume_slot_digests(va, 0, ia.slots, da) || trove_volume_slot_digests(vb, 0, ia.slots, db))
+        goto out;
+    same = 1;
+    for (uint64_t i = 0; i < ia.slots; i++)
+        if (memcmp(&da[i], &db[i], sizeof da[i])) {
+            fprintf(stderr, "slot %" PRIu64 " differs\n", i);
+            same = 0;
+        }
+out:
+    free(da);
+    free(db);
+    trove_volume_close(va);
+    trove_volume_close(vb);
+    return same;
+}
+
+/* A capture written batch by batch, committed often and reopened for appends, holds the
+ * same objects in the same slots as the one-shot write of the same events: the summaries'
+ * slots too (complete nodes as their segments fill, the incomplete ones at each commit). */
+static void test_live_writer(void)
+{
+    static const uint64_t sizes[] = {150000, 512 * 64 * 2, 512 * 64 + 77, 300};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        struct trove_gen_options go = {0};
+        struct trove_events a = {0};
+        struct trove_names *names = NULL;
+        struct trove_capture_options co = {0};
+        struct trove_capture_writer *w = NULL;
+        struct trove_diag diag = {0};
+        uint64_t st = 11 + z;
+        size_t at = 0, rounds = 0;
+        struct cap c;
+
+        go.events = sizes[z];
+        go.seed = 4;
+        go.names = 200;
+        CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+        CHECK_EQ_INT(trove_gen(&go, &a, names), TROVE_OK);
+        CHECK_EQ_INT(cap_make(&c, &a, names, 512 * 32), TROVE_OK);
+        co.segment_bytes = 512 * 32;
+        CHECK_EQ_INT(trove_capture_writer_open(c.s, "live", 0, &co, &w, &diag), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+        while (at < a.len) {
+            size_t k = 1 + test_rand(&st) % 9000;
+            k = k > a.len - at ? a.len - at : k;
+            CHECK_EQ_INT(trove_capture_writer_add(w, a.ev + at, k, &diag), TROVE_OK);
+            at += k;
+            if (test_rand(&st) % 3 == 0)
+                CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, &diag), TROVE_OK);
+            if (++rounds % 7 == 0) { /* closed and opened again to append */
+                CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, &diag), TROVE_OK);
+                trove_capture_writer_close(w);
+                w = NULL;
+                CHECK_EQ_INT(trove_capture_writer_open(c.s, "live", 1, NULL, &w, &diag), TROVE_OK);
+                if (!w) {
+                    fprintf(stderr, "reopen: %s\n", diag.msg);
+                    break;
+                }
+            }
+        }
+        if (w)
+            CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, &diag), TROVE_OK);
+        trove_capture_writer_close(w);
+        CHECK(same_slots(c.s, "sum", "live"));
+        cap_free(&c);
+        trove_names_free(names);
+        trove_events_free(&a);
+    }
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
     RUN(test_leaf);
     RUN(test_buckets);
     RUN(test_join_order);
+    RUN(test_slot_order);
     RUN(test_index);
+    RUN(test_live_writer);
     RUN(test_gen);
     RUN(test_sample);
     return test_done();
