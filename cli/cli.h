@@ -37,6 +37,8 @@ int cmd_gc(int argc, char **argv);
 int cmd_store(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 
 /* The producers' socket of `trove serve`: given, else a --store directory's
  * (STORE/trove.sock), else $TROVE_SOCKET, else the default store's (cli_producer.c). */

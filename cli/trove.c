@@ -24,6 +24,8 @@ static const struct command commands[] = {
     {"serve", cmd_serve, "run the live service: producers in, viewers and the store out"},
     {"record", cmd_record, "send any input to the service as a capture, or sample a process"},
     {"top", cmd_top, "the hottest functions of a capture's sampled call stacks"},
+    {"stats", cmd_stats, "per-name durations of a capture: count, total, self, p50, p99, max"},
+    {"index", cmd_index, "give captures their summaries (what views and statistics read)"},
     {"watch", cmd_watch, "watch a live capture: a stats line, and the stream to a file"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},
     {"bench", cmd_bench, "run a benchmark: trove bench wire|bitpack|put|recipe|parquet|stream|serve"},

@@ -317,8 +317,10 @@ int trove_capture_stats(struct trove_store *s, const char *name,
     w.filtered = opt->name != NULL;
     w.from = opt->from_ns;
     w.to = opt->to_ns ? opt->to_ns : (w.r.h.info.end_ns == UINT64_MAX ? UINT64_MAX : w.r.h.info.end_ns + 1);
-    res->from_ns = w.from;
-    res->to_ns = w.to;
+    /* the range as it applies: no wider than the capture's events */
+    res->from_ns = w.from > w.r.h.info.first_ns ? w.from : w.r.h.info.first_ns;
+    res->to_ns = w.r.h.info.end_ns < UINT64_MAX && w.to > w.r.h.info.end_ns + 1 ? w.r.h.info.end_ns + 1
+                                                                                : w.to;
     if (w.to <= w.from) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                         "the range ends (%" PRIu64 ") at or before it starts (%" PRIu64 ")", w.to,
