@@ -89,7 +89,8 @@ struct trove_capture_info {
     uint64_t end_ns;       /* the largest start + dur (0 with no events) */
     uint64_t names;        /* names entries */
     uint64_t raw_bytes;    /* events * 32 */
-    uint64_t stored_bytes; /* bytes of the header, names and segment objects */
+    uint64_t stored_bytes; /* bytes of every object: header, names, segments, flows,
+                              profile, summaries */
     uint64_t new_objects;  /* trove_capture_write: objects it stored, which the store did not
                               have (or had damaged): what was uploaded, on every backend */
     uint64_t flows;        /* flow rows (header v2) */
@@ -410,10 +411,13 @@ struct trove_capture_header {
      * doing: info.flags' bit is ignored), else the one object of names_bytes. */
     uint32_t names_parts;
     struct trove_capture_names_part names_part[TROVE_CAPTURE_MAX_NAMES_PARTS];
+    uint64_t summary_bytes;               /* flag SUMMARY: the summary objects' bytes
+                                             together (stored_bytes counts them) */
 };
 
 /* The encoded length of a version 1 header of `segments` entries (<= MAX_SEGMENTS); a
- * version 2 header is 16 bytes longer, a version 3 header 48, and names in K parts add 8K. */
+ * version 2 header is 16 bytes longer, a version 3 header 48, names in K parts add 8K and
+ * summaries (flag SUMMARY) 8. */
 size_t trove_capture_header_size(uint64_t segments);
 
 /* Append the header's encoding to out. The header must obey every rule the decoder checks

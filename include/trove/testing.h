@@ -92,6 +92,14 @@ int trove_testing_volume_set_slots(struct trove_volume *v, uint64_t first,
  */
 void trove_testing_capture_names_cut(uint32_t frame_bytes, uint32_t part_bytes);
 
+/*
+ * A summary object around payload[0..len) as it would be inflated (docs/formats/summary.md):
+ * the fixed part, the payload deflated, the checksum — appended to out. For the fuzz target,
+ * so that mutated payloads reach the parser instead of the deflate stream and the checksum.
+ * TROVE_OK or TROVE_ERR_NOMEM.
+ */
+int trove_testing_summary_wrap(const uint8_t *payload, size_t len, struct trove_bytes *out);
+
 #ifdef __cplusplus
 }
 #endif

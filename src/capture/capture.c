@@ -583,7 +583,8 @@ static int profile_objects(const char *name, const struct trove_profile *p,
 /* The one-shot write's summary nodes into their slots. */
 struct summary_put {
     struct trove__capture_vol *w;
-    uint64_t next; /* nodes come in the order of their slots */
+    uint64_t next;  /* nodes come in the order of their slots */
+    uint64_t bytes; /* what they take */
 };
 
 static int summary_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, size_t len,
@@ -592,6 +593,7 @@ static int summary_put(void *ctx, unsigned level, uint64_t index, const uint8_t 
     struct summary_put *sp = ctx;
     (void)level;
     (void)index;
+    sp->bytes += len;
     return trove__capture_put(sp->w, sp->next++, p, len, diag);
 }
 
@@ -607,7 +609,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0}, flows_obj = {0}, prof = {0};
     size_t *prof_ends = NULL, n_prof = 0, count = names ? trove_names_count(names) : 0;
-    uint64_t seg_bytes = 0, per, segments, profile0;
+    uint64_t seg_bytes = 0, per, segments, profile0, z;
     uint32_t fe = 0, parts;
     int rc, created = 0, committed = 0, counters = 0, format = 0;
 
@@ -649,8 +651,11 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     }
     if (profile)
         TROVE_TRY(rc, profile_objects(name, profile, &prof, &prof_ends, &n_prof, diag));
+    /* sized for the summaries from the start: a volume shrunk and grown again would write
+     * its recipe anew, however equal the end */
+    z = segments > 0 && !(opt && opt->no_summaries) ? trove__summary_slots(segments) : 0;
     TROVE_TRY(rc, trove__capture_open_for_write(
-                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + n_prof, 2,
+                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + n_prof + z, 2,
                       &created, diag));
 
     /* The names first (a capture with too many fails before its events are encoded), one
@@ -663,7 +668,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
         TROVE_TRY(rc, trove__capture_names_limits(name, parts + 1, h.names_bytes + buf.len, diag));
         if (parts > 0 &&
             (rc = resize(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + parts +
-                                 n_prof,
+                                 n_prof + z,
                          diag)) != TROVE_OK)
             goto out;
         TROVE_TRY(rc, trove__capture_put(&w, trove__capture_names_slot(segments, nflows, parts),
@@ -704,12 +709,12 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     h.frame_events = fe;
     h.info.flags = trove__capture_format_flags(format);
     h.profile_objects = n_prof;
-    if (segments > 0 && !(opt && opt->no_summaries)) {
+    if (z > 0) {
         uint64_t first = trove__capture_summary_slot(&h);
-        TROVE_TRY(rc, resize(&w, first + trove__summary_slots(segments), diag));
-        struct summary_put sp = {&w, first};
+        struct summary_put sp = {&w, first, 0};
         TROVE_TRY(rc, trove__summary_write(&h, events, per, summary_put, &sp, diag));
         h.info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
+        h.summary_bytes = sp.bytes;
     }
     h.flows_bytes = flows_obj.len;
     if (n_prof) {

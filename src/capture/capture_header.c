@@ -114,6 +114,8 @@ static const uint32_t known_versions[] = {TROVE__CAPTURE_VERSION, TROVE__CAPTURE
 /* The smallest profile object: one samples frame, a 16-byte header and a deflate stream. */
 #define PROFILE_MIN_BYTES 17u
 #define NAMES_PART 8u /* flag 0x2: a part table entry, bytes and entries */
+#define SUMMARY_PART 8u /* flag 0x4: summary_bytes */
+#define SUMMARY_MIN_BYTES 41u /* the smallest summary object: 32-byte head, deflate, checksum */
 
 size_t trove_capture_header_size(uint64_t segments)
 {
@@ -121,11 +123,13 @@ size_t trove_capture_header_size(uint64_t segments)
     return TROVE__CAPTURE_FIXED + TROVE__CAPTURE_ENTRY * (size_t)segments + TROVE__CAPTURE_TRAILER;
 }
 
-/* parts: the names parts, 0 or 1 for one names object (no part table). */
-static size_t header_size(uint32_t version, uint64_t segments, uint32_t parts)
+/* parts: the names parts, 0 or 1 for one names object (no part table); flags: the header's
+ * (0x4 adds the summary part). */
+static size_t header_size(uint32_t version, uint64_t segments, uint32_t parts, uint32_t flags)
 {
     return trove_capture_header_size(segments) + (version >= 2 ? FLOWS_PART : 0) +
-           (version >= 3 ? PROFILE_PART : 0) + (parts >= 2 ? NAMES_PART * (size_t)parts : 0);
+           (version >= 3 ? PROFILE_PART : 0) + (parts >= 2 ? NAMES_PART * (size_t)parts : 0) +
+           (flags & TROVE_CAPTURE_FLAG_SUMMARY ? SUMMARY_PART : 0);
 }
 
 /* The fields of the fixed part (and v2's flows part), as read by check(). */
@@ -133,6 +137,7 @@ struct fixed {
     uint64_t events, segments, first_ns, end_ns, names, raw_bytes, names_bytes, segment_bytes;
     uint64_t flows, flows_bytes;
     uint64_t samples, switches, profile_objects, profile_bytes;
+    uint64_t summary_bytes; /* flag 0x4 */
     uint32_t frame_events, version, flags, parts; /* parts: K with flag 0x2, else 0 */
 };
 
@@ -152,6 +157,16 @@ static void read_fixed(const uint8_t *buf, struct fixed *f)
     f->parts = f->flags & TROVE_CAPTURE_FLAG_NAMES_PARTS ? trove__get_le32(buf + 84) : 0;
     f->flows = f->flows_bytes = 0;
     f->samples = f->switches = f->profile_objects = f->profile_bytes = 0;
+    f->summary_bytes = 0;
+}
+
+/* Flag 0x4's summary part: right before the names part table (or the checksum), once the
+ * length is known to hold it. */
+static void read_summary_part(const uint8_t *buf, size_t len, struct fixed *f)
+{
+    if (f->flags & TROVE_CAPTURE_FLAG_SUMMARY)
+        f->summary_bytes = trove__get_le64(buf + len - TROVE__CAPTURE_TRAILER -
+                                           NAMES_PART * (size_t)f->parts - SUMMARY_PART);
 }
 
 /* v2's flows part, once the length is known to hold it. */
@@ -305,7 +320,7 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                           "capture header says the names are %" PRIu32 " parts; with flag "
                           "0x2 they are 2 to %u (one object has no flag)",
                           f.parts, TROVE_CAPTURE_MAX_NAMES_PARTS);
-    want = header_size(version, f.segments, f.parts);
+    want = header_size(version, f.segments, f.parts, flags);
     if ((uint64_t)len != want) {
         if ((uint64_t)len < want)
             return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
@@ -321,6 +336,22 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     if ((rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
         return rc;
     read_flows_part(buf, &f);
+    read_summary_part(buf, len, &f);
+    if (flags & TROVE_CAPTURE_FLAG_SUMMARY) {
+        /* S segments have S + S/64 + ... summary objects, each within an object's bounds */
+        uint64_t z = 0, n = f.segments, at = len - TROVE__CAPTURE_TRAILER -
+                                            NAMES_PART * (uint64_t)f.parts - SUMMARY_PART;
+        while (n > 0) {
+            z += n;
+            n = n > 1 ? trove__div_up(n, 64) : 0;
+        }
+        if (f.summary_bytes < SUMMARY_MIN_BYTES * z ||
+            f.summary_bytes > (uint64_t)TROVE_CAPTURE_MAX_OBJECT * z)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "capture header says %" PRIu64 " summary objects take %" PRIu64
+                              " bytes; each is %u to %" PRIu32,
+                              z, f.summary_bytes, SUMMARY_MIN_BYTES, TROVE_CAPTURE_MAX_OBJECT);
+    }
 
     /* The fields, now that the bytes are known to be what was written. */
     if (version >= 2) {
@@ -445,7 +476,7 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         (version == 1 && (in->flows || h->flows_bytes)) ||
         (version < 3 && (h->profile_objects || h->profile_bytes || in->samples || in->switches)))
         return TROVE_ERR_INVALID;
-    total = header_size(version, segments, parts);
+    total = header_size(version, segments, parts, flags);
     if ((rc = trove_bytes_reserve(out, total)) != TROVE_OK)
         return rc;
 
@@ -486,6 +517,10 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         trove__put_le64(q + 24, h->profile_bytes);
         q += PROFILE_PART;
     }
+    if (flags & TROVE_CAPTURE_FLAG_SUMMARY) {
+        trove__put_le64(q, h->summary_bytes);
+        q += SUMMARY_PART;
+    }
     for (uint32_t j = 0; j < parts; j++, q += NAMES_PART) {
         trove__put_le32(q, h->names_part[j].bytes);
         trove__put_le32(q + 4, h->names_part[j].entries);
@@ -520,10 +555,12 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     r.info.names = f.names;
     r.info.raw_bytes = f.raw_bytes;
     read_flows_part(buf, &f);
+    read_summary_part(buf, len, &f);
+    r.summary_bytes = f.summary_bytes;
     r.info.flows = f.flows;
     r.info.samples = f.samples;
     r.info.switches = f.switches;
-    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes + f.profile_bytes;
+    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes + f.profile_bytes + f.summary_bytes;
     r.version = f.version;
     r.info.flags = trove__get_le32(buf + 12);
     r.flows_bytes = f.flows_bytes;

@@ -96,6 +96,7 @@ struct trove_capture_writer {
     int sum_on;
     struct trove__sumtree tree;
     uint64_t sum_slots, sum_done, c_sum_slots;
+    uint64_t sum_done_bytes, sum_bytes; /* the complete nodes' bytes; all of them, at a commit */
 };
 
 /* A profile object is sealed (no more frames go into it) once it holds this much. */
@@ -256,6 +257,7 @@ static int sum_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, 
         (rc = trove__capture_put(&w->vol, slot, p, len, diag)) != TROVE_OK)
         return rc;
     w->sum_done++;
+    w->sum_done_bytes += len;
     if (w->sum_slots < w->sum_done)
         w->sum_slots = w->sum_done;
     return TROVE_OK;
@@ -450,6 +452,14 @@ static int restore_tree(struct trove_capture_writer *w, struct trove_wire_decode
     w->sum_done = 0;
     for (uint64_t s = 1, l = 0; l < TROVE__SUMMARY_MAX_LEVELS; l++, s *= TROVE_SUMMARY_FANOUT)
         w->sum_done += sealed / s;
+    /* the complete nodes' bytes: all of them less the incomplete ones' (after them) */
+    w->sum_done_bytes = h->summary_bytes;
+    for (uint64_t i = w->sum_done; i < trove__summary_slots(h->info.segments); i++) {
+        obj->len = 0;
+        if ((rc = trove_volume_get_object(w->vol.v, first + i, obj)) != TROVE_OK)
+            goto out;
+        w->sum_done_bytes -= obj->len <= w->sum_done_bytes ? obj->len : w->sum_done_bytes;
+    }
 out:
     free(ev);
     return rc;
@@ -920,7 +930,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         /* the incomplete nodes, after the complete ones: the partial segment's, and each
          * level's last that waits for children */
         struct trove_summary leaf;
-        uint64_t keep = w->sum_done;
+        uint64_t keep = w->sum_done, keep_bytes = w->sum_done_bytes;
         memset(&leaf, 0, sizeof leaf);
         if (partial > 0 && (rc = trove_summary_build(w->segev, (size_t)partial, &leaf)) != TROVE_OK)
             return TROVE_FAIL(diag, rc, 0, "capture %s: summarizing its last segment: %s",
@@ -928,14 +938,19 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         rc = trove__sumtree_finish(&w->tree, partial > 0 ? &leaf : NULL, sum_put, w, diag);
         trove_summary_free(&leaf);
         w->sum_slots = w->sum_done;
+        w->sum_bytes = w->sum_done_bytes;
         w->sum_done = keep; /* the incomplete ones are put again by the next commit */
+        w->sum_done_bytes = keep_bytes;
         if (rc != TROVE_OK)
             return rc;
         slots += w->sum_slots;
+    }
+    if (w->sum_on && segments > 0) {
         h->info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
+        h->summary_bytes = w->sum_bytes;
     } else {
-        w->sum_slots = 0;
         h->info.flags &= ~TROVE_CAPTURE_FLAG_SUMMARY;
+        h->summary_bytes = 0;
     }
     if (w->slots != slots) {
         if ((rc = trove_volume_resize(w->vol.v, slots * w->vol.block)) != TROVE_OK)
@@ -1000,7 +1015,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         w->prof_cur.len = 0;
     }
     w->info = h->info;
-    w->info.stored_bytes = w->buf.len + h->names_bytes + h->profile_bytes;
+    w->info.stored_bytes = w->buf.len + h->names_bytes + h->profile_bytes + h->summary_bytes;
     for (uint64_t k = 0; k < segments; k++)
         w->info.stored_bytes += h->seg[k].bytes;
     w->info.new_objects = trove__capture_count_fresh(&w->vol, &w->info.new_bytes);

@@ -10,6 +10,7 @@
  * (trove index, an import) or child by child as a live capture grew.
  */
 #include "summary_internal.h"
+#include "trove/testing.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/fail.h"
@@ -890,11 +891,45 @@ fail:
 
 /* ---- the object --------------------------------------------------------------------------- */
 
+/* The object around an inflated payload: fixed part, deflate stream, checksum. */
+static int seal(const uint8_t *raw, size_t len, struct trove_bytes *out)
+{
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+    size_t bound, packed, start = out->len;
+    uint8_t *p;
+    int rc;
+
+    if (!c)
+        return TROVE_ERR_NOMEM;
+    bound = libdeflate_deflate_compress_bound(c, len);
+    if ((rc = trove_bytes_reserve(out, FIXED + bound + TROVE__SEALED_TRAILER)) != TROVE_OK)
+        goto out;
+    p = out->ptr + start;
+    packed = libdeflate_deflate_compress(c, raw, len, p + FIXED, bound);
+    if (packed == 0) { /* cannot happen with a bound-sized buffer */
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (FIXED + packed + TROVE__SEALED_TRAILER > TROVE_SUMMARY_MAX_OBJECT) {
+        rc = TROVE_ERR_LIMIT;
+        goto out;
+    }
+    memcpy(p, MAGIC, 8);
+    trove__put_le32(p + 8, VERSION);
+    trove__put_le32(p + 12, 0);
+    trove__put_le64(p + 16, len);
+    trove__put_le64(p + 24, packed);
+    trove__sealed_seal(p, FIXED + packed + TROVE__SEALED_TRAILER);
+    out->len = start + FIXED + packed + TROVE__SEALED_TRAILER;
+out:
+    libdeflate_free_compressor(c);
+    return rc;
+}
+
 int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
 {
-    struct libdeflate_compressor *c = NULL;
     struct trove_bytes raw = {0};
-    size_t bound, packed, start, need;
+    size_t need;
     uint8_t *p;
     int rc;
 
@@ -969,40 +1004,15 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
         }
     }
     raw.len = (size_t)(p - raw.ptr);
-    if (!(c = libdeflate_alloc_compressor(1))) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    bound = libdeflate_deflate_compress_bound(c, raw.len);
-    if (raw.len > TROVE__SUMMARY_MAX_RAW) {
-        rc = TROVE_ERR_LIMIT;
-        goto out;
-    }
-    start = out->len;
-    if ((rc = trove_bytes_reserve(out, FIXED + bound + TROVE__SEALED_TRAILER)) != TROVE_OK)
-        goto out;
-    p = out->ptr + start;
-    packed = libdeflate_deflate_compress(c, raw.ptr, raw.len, p + FIXED, bound);
-    if (packed == 0) {
-        rc = TROVE_ERR_NOMEM;
-        goto out;
-    }
-    if (FIXED + packed + TROVE__SEALED_TRAILER > TROVE_SUMMARY_MAX_OBJECT) {
-        rc = TROVE_ERR_LIMIT;
-        goto out;
-    }
-    memcpy(p, MAGIC, 8);
-    trove__put_le32(p + 8, VERSION);
-    trove__put_le32(p + 12, 0);
-    trove__put_le64(p + 16, raw.len);
-    trove__put_le64(p + 24, packed);
-    trove__sealed_seal(p, FIXED + packed + TROVE__SEALED_TRAILER);
-    out->len = start + FIXED + packed + TROVE__SEALED_TRAILER;
-    rc = TROVE_OK;
+    rc = raw.len > TROVE__SUMMARY_MAX_RAW ? TROVE_ERR_LIMIT : seal(raw.ptr, raw.len, out);
 out:
-    libdeflate_free_compressor(c);
     trove_bytes_free(&raw);
     return rc;
+}
+
+int trove_testing_summary_wrap(const uint8_t *payload, size_t len, struct trove_bytes *out)
+{
+    return seal(payload, len, out);
 }
 
 /* The decoder's cursor over the inflated payload. */

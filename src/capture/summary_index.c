@@ -142,6 +142,7 @@ int trove_capture_index(struct trove_store *s, const char *name,
         (rc = trove__sumtree_finish(&t, NULL, index_put, &ip, diag)) != TROVE_OK)
         goto out;
     h.info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
+    h.summary_bytes = ip.bytes;
     if ((rc = trove__capture_header_put(&w, &h, h.version == 2, &buf, diag)) != TROVE_OK)
         goto out;
     if ((rc = trove_volume_commit(w.v)) != TROVE_OK) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "capture/capture_internal.h"
+#include "capture/summary_internal.h"
 #include "common/endian.h"
 #include "testutil.h"
 #include "trove/capture.h"
@@ -76,6 +77,7 @@ static inline void progress(void *ctx, uint64_t done, uint64_t total)
 }
 
 static int write_format; /* write_capture's segment format (0: deflate) */
+static int write_no_summaries; /* write_capture: no summary objects */
 
 static inline int write_capture(struct trove_store *s, const char *name,
                                 const struct trove_events *ev, const struct trove_names *names,
@@ -89,6 +91,7 @@ static inline int write_capture(struct trove_store *s, const char *name,
     o.segment_bytes = seg_bytes;
     o.frame_events = fe;
     o.segment_format = write_format;
+    o.no_summaries = write_no_summaries;
     o.progress = progress;
     o.progress_ctx = prog;
     rc = trove_capture_write(s, name, ev->ev, ev->len, names, &o, info, &diag);
@@ -178,10 +181,33 @@ static inline void check_layout(struct trove_store *s, const char *name,
         CHECK_EQ_INT(frames, h.seg[k].frames);
         CHECK_EQ_INT(got, k + 1 < segs ? per : ev->len - first);
     }
-    { /* and nothing after the last object the header counts */
+    { /* the summaries after the profile (each a node of the level and events its place
+       * says, their bytes the header's), and nothing after the last object it counts */
         struct trove_volume_info vi;
+        uint64_t z = h.info.flags & TROVE_CAPTURE_FLAG_SUMMARY ? trove__summary_slots(segs) : 0;
+        uint64_t first = trove__capture_summary_slot(&h), sealed = trove__summary_sealed(&h);
+        uint64_t count[TROVE__SUMMARY_MAX_LEVELS], bytes = 0;
+        unsigned levels = trove__summary_levels(segs, count);
         CHECK_EQ_INT(trove_volume_info(v, &vi), TROVE_OK);
-        CHECK_EQ_INT(vi.slots, trove__capture_profile_slot(&h) + h.profile_objects);
+        CHECK_EQ_INT(vi.slots, trove__capture_profile_slot(&h) + h.profile_objects + z);
+        for (unsigned l = 0; z && l < levels; l++)
+            for (uint64_t i = 0; i < count[l]; i++) {
+                struct trove_summary node;
+                uint64_t span = 1, lo, hi;
+                for (unsigned m = 0; m < l; m++)
+                    span *= TROVE_SUMMARY_FANOUT;
+                lo = i * span * per;
+                hi = (i + 1) * span * per < ev->len ? (i + 1) * span * per : ev->len;
+                obj.len = 0;
+                CHECK_EQ_INT(trove_volume_get_object(
+                                 v, first + trove__summary_slot_of(segs, sealed, l, i), &obj),
+                             TROVE_OK);
+                bytes += obj.len;
+                CHECK_EQ_INT(trove_summary_decode(obj.ptr, obj.len, &node, NULL), TROVE_OK);
+                CHECK(node.level == l && node.events == hi - lo);
+                trove_summary_free(&node);
+            }
+        CHECK_EQ_INT(bytes, h.summary_bytes);
     }
     trove_capture_header_free(&h);
 out:

@@ -254,7 +254,7 @@ static void test_golden(void)
     CHECK(back.seg && same_header(&h, &back) && back.info.flags == TROVE_CAPTURE_FLAG_COLUMNAR);
     trove_capture_header_free(&back);
     trove_bytes_free(&b);
-    h.info.flags = 4; /* no such flag: refused, nothing appended */
+    h.info.flags = 8; /* no such flag: refused, nothing appended */
     CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_ERR_INVALID);
     CHECK_EQ_INT(b.len, 0);
     /* the names parts flag is the encoder's to set: without parts, the bytes of none */
@@ -337,7 +337,7 @@ static void test_bad_header(void)
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 to 3", "version 0");
-    trove__put_le32(mutant(&g) + 12, 4);
+    trove__put_le32(mutant(&g) + 12, 8);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "defines only 0x1", "flags");
     corpus_write("flags.bin", work, n);
     trove__put_le32(mutant(&g) + 12, TROVE_CAPTURE_FLAG_NAMES_PARTS);

@@ -132,8 +132,8 @@ static void test_names_parts(void)
     trove_volume_remove(s, "live", NULL);
     CHECK_EQ_INT(trove_capture_writer_open(s, "live", 0, &o, &w, &diag), TROVE_OK);
     CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev, 10000, &diag), TROVE_OK);
-    /* 250,000 names: two parts, with the header and the segment */
-    commit_names(s, reader, w, a, cur, &in, 10000, &o, 4, 2, 1, "250,000 names");
+    /* 250,000 names: two parts, with the header, the segment and its summary */
+    commit_names(s, reader, w, a, cur, &in, 10000, &o, 5, 2, 1, "250,000 names");
     /* 1,000 names more: the last part again, and the header */
     commit_names(s, reader, w, b, cur, &in, 10000, &o, 2, 2, 0, "1,000 names more");
     /* 100,000 more: the last part fills and a third starts */
@@ -149,9 +149,10 @@ static void test_names_parts(void)
         CHECK_EQ_INT(trove_names_set(r, e.type, e.a, e.b, renamed, e.len), TROVE_OK);
     }
     commit_names(s, reader, w, r, cur, &in, 10000, &o, 1, 3, 0, "a rename in part 0");
-    /* events only: the names are not touched (segment 0 filled, segment 1, the header) */
+    /* events only: the names are not touched (segment 0 filled, segment 1, the header, and
+     * the summaries of both and of the two together) */
     CHECK_EQ_INT(trove_capture_writer_add(w, in.ev.ev + 10000, 25000, &diag), TROVE_OK);
-    commit_names(s, reader, w, NULL, cur, &in, 35000, &o, 3, 3, 0, "events only");
+    commit_names(s, reader, w, NULL, cur, &in, 35000, &o, 6, 3, 0, "events only");
     /* reopened with append, names read back from the parts: the last part again */
     trove_capture_writer_close(w);
     w = NULL;

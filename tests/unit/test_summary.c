@@ -553,6 +553,50 @@ static void check_capture(struct cap *c, uint64_t seed)
     }
 }
 
+/* The view frame of a small capture: its golden vector, and what it holds. */
+static void test_view_frame(void)
+{
+    struct trove_event e[16];
+    size_t n = hand_events(e);
+    struct trove_events a = {e, n, n};
+    struct trove_names *names = NULL;
+    struct trove_view_options o = {0};
+    struct trove_view_frame f = {0};
+    struct trove_bytes b = {0};
+    struct trove_diag diag = {0};
+    struct cap c;
+
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 1, 0, "frame work", 10), TROVE_OK);
+    CHECK_EQ_INT(trove_names_set(names, TROVE_NAME_EVENT, 4, 0, "mark", 4), TROVE_OK);
+    CHECK_EQ_INT(cap_make(&c, &a, names, 4 * 32), TROVE_OK);
+    o.from_ns = 0;
+    o.to_ns = 6000;
+    o.px = 3; /* 2000 ns a pixel: cells of 1024 ns */
+    o.names = 1;
+    CHECK_EQ_INT(trove_capture_view(c.s, "sum", &o, &b, NULL, &diag), TROVE_OK);
+    test_check_vector("view_frame.bin", b.ptr, b.len);
+    CHECK_EQ_INT(trove_view_decode(b.ptr, b.len, &f, &diag), TROVE_OK);
+    CHECK(f.shift == 10 && f.from_ns == 0 && f.to_ns == 6000);
+    CHECK(view_matches(&a, &o, &f, 5000));
+    /* whole: the frame (5000 ns); in cells: the rest */
+    CHECK_EQ_INT(f.nevents, 1);
+    CHECK(f.events[0].ev.dur_ns == 5000 && f.events[0].index == 7);
+    CHECK_EQ_INT(f.ntracks, 4);
+    CHECK(f.nnames >= 2 && f.names[0].id <= 1);
+    for (size_t i = 0; i < f.nnames; i++)
+        if (f.names[i].id == 4)
+            CHECK(f.names[i].len == 4 && !memcmp(f.names[i].str, "mark", 4));
+    for (size_t i = 0; i < f.ncells; i++)
+        if (f.cells[i].lane == TROVE_SUMMARY_LANE_COUNTER) /* both samples, at 3100 and 3200 */
+            CHECK(f.cells[i].count == 2 && f.cells[i].vmin == trove_counter_bits(-1.0) &&
+                  f.cells[i].vmax == trove_counter_bits(2.5));
+    trove_view_frame_free(&f);
+    trove_bytes_free(&b);
+    trove_names_free(names);
+    cap_free(&c);
+}
+
 static void test_gen(void)
 {
     static const uint64_t seeds[] = {1, 9};
@@ -734,6 +778,7 @@ int main(int argc, char **argv)
     test_init(argc, argv);
     RUN(test_leaf);
     RUN(test_buckets);
+    RUN(test_view_frame);
     RUN(test_join_order);
     RUN(test_slot_order);
     RUN(test_index);
