@@ -440,6 +440,7 @@ struct cli_capture_import {
     int name_defaulted;      /* name is IN's base name: no --name was given */
     uint64_t segment_bytes;  /* 0: the default */
     int segment_format;      /* --segment-format; 0: deflate */
+    int no_summaries;        /* --no-summaries */
     int json, quiet;
     int edited;              /* --edited: see cli_load_options */
     struct cli_load_options lo; /* how IN is read (--input-format, --strict, -v, ...) */

@@ -24,8 +24,8 @@ static void import_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove import IN [--store DIR] [--name NAME] [--segment-bytes SIZE]\n"
-            "                       [--segment-format F] [--input-format F] [--edited]\n"
-            "                       [--json] [-q] [-v]\n"
+            "                       [--segment-format F] [--no-summaries] [--input-format F]\n"
+            "                       [--edited] [--json] [-q] [-v]\n"
             "       trove import IN -o OUT [--wire raw|packed|deflate] [--batch N] [the above]\n"
             "       trove import IN --url URL [--token-file FILE] [--name NAME] [--append]\n"
             "                       [--json] [-q]\n"
@@ -43,6 +43,9 @@ static void import_usage(FILE *f)
             "  --segment-format F the segments' frames: deflate (packed + deflate, the\n"
             "                     default), columnar or columnar_deflate (format 5, smaller;\n"
             "                     docs/formats/capture.md)\n"
+            "  --no-summaries     store no summaries (what views and statistics read,\n"
+            "                     docs/formats/summary.md): the capture as older builds wrote\n"
+            "                     it; `trove index NAME` adds them later\n"
             COMMON_HELP_WIRE COMMON_HELP_BATCH COMMON_HELP_INPUT
             "  --edited           IN is a bundle whose tables were edited after export (rows\n"
             "                     added or dropped, in DuckDB say): take the events table as\n"
@@ -141,6 +144,7 @@ int cli_capture_import(const struct cli_capture_import *ci)
     cli_glue_begin(&g, "import", &lo, &w, &io.in);
     io.segment_bytes = ci->segment_bytes;
     io.segment_format = ci->segment_format;
+    io.no_summaries = ci->no_summaries;
     io.open_store = open_store;
     io.open_ctx = &oc;
     /* A wire stream is stored as it is read; any other kind is read whole first. */
@@ -258,6 +262,10 @@ int cmd_import(int argc, char **argv)
                 ci.segment_bytes % 32 || ci.segment_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
                 return cli_error("import", "--segment-bytes: '%s' is not a multiple of 32 bytes "
                                            "from 32 to 8M", argv[i]);
+            ci.to_store = 1;
+        } else if (!strcmp(a, "--no-summaries")) {
+            local_only = local_only ? local_only : a;
+            ci.no_summaries = 1;
             ci.to_store = 1;
         } else if (!strcmp(a, "--segment-format") && has_value) {
             local_only = local_only ? local_only : a;

@@ -262,6 +262,8 @@ struct trove_import_options {
     int append;                    /* add to capture name (else it must be new) */
     int segment_format;            /* the segments' frames (0: deflate) */
     uint64_t segment_bytes;        /* 0: the default */
+    int no_summaries;              /* 1: write no summary objects (trove_capture_index can
+                                      give them later) */
     /* With s NULL: opens the store the capture goes to, called once the input was
      * recognized and its first frame read (a whole input: once it was read), so that an
      * input that cannot be read makes no store. Returns TROVE_OK with *s (which

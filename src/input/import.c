@@ -120,6 +120,7 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
         return in_fail(diag, TROVE_ERR_INVALID, "an import needs a store");
     co.segment_format = opt->segment_format;
     co.segment_bytes = opt->segment_bytes;
+    co.no_summaries = opt->no_summaries;
     sc.s = s;
     sc.name = name;
     sc.opt = opt;
