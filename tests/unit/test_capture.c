@@ -705,6 +705,55 @@ static void bad_part_field(const struct trove_bytes *g, size_t at, int size, uin
         corpus_write(corpus_name, buf, sizeof buf);
 }
 
+/* Flag 0x4: the summary part (summary_bytes) before the checksum, or before the names part
+ * table; its bounds; stored_bytes counts it. */
+static void test_header_summary(void)
+{
+    struct trove_capture_header h, back;
+    struct trove_bytes b = {0};
+    struct trove_diag diag = {0};
+    uint8_t buf[GOLDEN_LEN + 8];
+
+    golden(&h); /* 3 segments: 3 + 1 summary objects */
+    h.info.flags = TROVE_CAPTURE_FLAG_SUMMARY;
+    h.summary_bytes = 5000;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, GOLDEN_LEN + 8);
+    test_check_vector("capture_header_summary.bin", b.ptr, b.len);
+    corpus_write("golden-summary.bin", b.ptr, b.len);
+    CHECK(b.len == sizeof buf && trove__get_le32(b.ptr + 12) == TROVE_CAPTURE_FLAG_SUMMARY &&
+          trove__get_le64(b.ptr + b.len - 16) == 5000);
+    CHECK_EQ_INT(trove_capture_header_decode(b.ptr, b.len, &back, &diag), TROVE_OK);
+    CHECK(back.summary_bytes == 5000 && (back.info.flags & TROVE_CAPTURE_FLAG_SUMMARY));
+    CHECK_EQ_INT(back.info.stored_bytes, b.len + 5000 + back.names_bytes + back.seg[0].bytes +
+                                             back.seg[1].bytes + back.seg[2].bytes);
+    trove_capture_header_free(&back);
+    if (b.len == sizeof buf) {
+        /* 4 objects take 41 bytes each at least, 16 MiB at most */
+        memcpy(buf, b.ptr, sizeof buf);
+        trove__put_le64(buf + sizeof buf - 16, 4 * 41 - 1);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, sizeof buf - 16, "summary objects take",
+                   "summary bytes too few");
+        trove__put_le64(buf + sizeof buf - 16, (uint64_t)4 * TROVE_CAPTURE_MAX_OBJECT + 1);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, sizeof buf - 16, "summary objects take",
+                   "summary bytes too many");
+        corpus_write("summary-bytes.bin", buf, sizeof buf);
+        /* the flag without its part: cut short */
+        memcpy(buf, b.ptr, sizeof buf);
+        trove__put_le32(buf + 12, 0);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, GOLDEN_LEN, "stray bytes",
+                   "a summary part without the flag");
+    }
+    h.summary_bytes = 10; /* the encoder refuses what the decoder would */
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, 0);
+    trove_bytes_free(&b);
+}
+
 static void test_header_names_parts(void)
 {
     struct trove_capture_header h, back;
@@ -890,5 +939,6 @@ int main(int argc, char **argv)
     RUN(test_header_v2);
     RUN(test_header_v3);
     RUN(test_header_names_parts);
+    RUN(test_header_summary);
     return test_done();
 }
