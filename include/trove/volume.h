@@ -224,6 +224,23 @@ int trove_volume_is_objects(const struct trove_volume *v);
  * TROVE_ERR_NOMEM, -errno. */
 int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *data, size_t len);
 
+/*
+ * Store data[0..len) (1 .. block_size bytes) as an object of v's store without pointing a
+ * slot at it yet; *out gets its name. A later trove_volume_set_slot_object points a slot at
+ * it; an object no committed slot names is gc's, as an uncommitted put is. For a writer
+ * that places objects only once it knows their slots (a capture's summaries, whose slots
+ * shift as segments are added): each slot is then set once, to its final object, and a
+ * write of what is there already changes nothing. Errors: as trove_volume_put_object.
+ */
+int trove_volume_stage_object(struct trove_volume *v, const void *data, size_t len,
+                              struct trove_digest *out);
+
+/* Point slot at the object named d, which this handle staged or put (or another slot of v
+ * names). Durable with the next commit. Errors: TROVE_ERR_INVALID (not an object volume, a
+ * slot past the end, d zero), TROVE_ERR_READONLY, TROVE_ERR_NOMEM. */
+int trove_volume_set_slot_object(struct trove_volume *v, uint64_t slot,
+                                 const struct trove_digest *d);
+
 /* Point slot `to` at the object slot `from` names (an empty slot empties it), without
  * reading or storing anything: the object is the volume's already. Durable with the next
  * commit. Errors: TROVE_ERR_INVALID (not an object volume, a slot past the end),

@@ -271,6 +271,35 @@ int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_
     return TROVE_OK;
 }
 
+int trove__capture_stage(struct trove__capture_vol *w, const uint8_t *data, size_t len,
+                         struct trove_digest *d, struct trove_diag *diag)
+{
+    int rc;
+
+    if (len > w->block)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: an object of %zu bytes, over the volume's %" PRIu32
+                          "-byte objects",
+                          w->name, len, w->block);
+    if (w->nfresh == w->capfresh) {
+        size_t cap = w->capfresh ? 2 * w->capfresh : 64;
+        struct trove__fresh *p = trove__realloc(w->fresh, cap * sizeof *p);
+        if (!p)
+            return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        w->fresh = p;
+        w->capfresh = cap;
+    }
+    if ((rc = trove_volume_stage_object(w->v, data, len, d)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: storing an object: %s", w->name,
+                          trove_strerror(rc));
+    if (trove_store_put_pending(w->s, d)) {
+        w->fresh[w->nfresh].d = *d;
+        w->fresh[w->nfresh++].len = len;
+    }
+    w->stored += len;
+    return TROVE_OK;
+}
+
 /* Distinct digests among the fresh ones: an object repeated inside the capture is one. */
 uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *bytes)
 {

@@ -130,6 +130,11 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
 int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_t *data,
                        size_t len, struct trove_diag *diag);
 
+/* Store data[0..len) as an object of w's store, its digest in *d, no slot pointing at it yet
+ * (trove_volume_stage_object), counted as trove__capture_put counts. */
+int trove__capture_stage(struct trove__capture_vol *w, const uint8_t *data, size_t len,
+                         struct trove_digest *d, struct trove_diag *diag);
+
 /* Distinct digests among w's fresh ones (sorts them). */
 uint64_t trove__capture_count_fresh(struct trove__capture_vol *w, uint64_t *bytes);
 

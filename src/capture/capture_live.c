@@ -88,14 +88,17 @@ struct trove_capture_writer {
     struct trove_bytes prof_cur;
     int prof_dirty;
     /* Summaries (docs/formats/summary.md): the last segment's events as they come (segev),
-     * the tree over the full segments, and the summary slots after the profile's: sum_done
-     * complete nodes (put as their segments filled), then the incomplete ones each commit
-     * puts again, sum_slots in all (c_sum_slots as of the last commit). sum_on 0: the capture
-     * gets none (asked so, or an append to a capture without them, or with a damaged one). */
+     * the tree over the full segments, and the objects of the summary slots, which follow
+     * the profile's: sum_dig[0 .. sum_done) the complete nodes (stored as their segments
+     * filled), and at a commit the incomplete ones after them. Their slots shift whenever a
+     * segment is added, so they are only pointed at their objects at a commit, each once.
+     * sum_on 0: the capture gets none (asked so, an append to a capture without them, or
+     * with a damaged one). */
     struct trove_event *segev;
     int sum_on;
     struct trove__sumtree tree;
-    uint64_t sum_slots, sum_done, c_sum_slots;
+    struct trove_digest *sum_dig;
+    uint64_t sum_done, sum_cap, sum_n;  /* complete; room; at a commit, all */
     uint64_t sum_done_bytes, sum_bytes; /* the complete nodes' bytes; all of them, at a commit */
 };
 
@@ -175,7 +178,6 @@ static int open_volume(struct trove_capture_writer *w, uint64_t slots, struct tr
         w->seg_slots = w->c_seg_slots;
         w->name_slots = w->c_name_slots;
         w->prof_slots = w->c_prof_slots;
-        w->sum_slots = w->c_sum_slots;
     }
     return ensure_slots(w, slots, diag);
 }
@@ -208,11 +210,10 @@ static int segment_slots(struct trove_capture_writer *w, uint64_t segments,
     if (segments <= w->seg_slots)
         return TROVE_OK;
     if ((rc = ensure_slots(w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots +
-                                  w->prof_slots + w->sum_slots,
+                                  w->prof_slots,
                            diag)) != TROVE_OK ||
-        (rc = move_slots(w, from, from + segments - w->seg_slots,
-                         w->name_slots + w->prof_slots + w->sum_slots,
-                         "names parts, profile objects and summaries", diag)) != TROVE_OK)
+        (rc = move_slots(w, from, from + segments - w->seg_slots, w->name_slots + w->prof_slots,
+                         "names parts and profile objects", diag)) != TROVE_OK)
         return rc;
     w->seg_slots = segments;
     return TROVE_OK;
@@ -228,38 +229,36 @@ static int part_slots(struct trove_capture_writer *w, uint64_t n, struct trove_d
 
     if (n == w->name_slots)
         return TROVE_OK;
-    if ((rc = ensure_slots(w, to + w->prof_slots + w->sum_slots, diag)) != TROVE_OK ||
-        (rc = move_slots(w, from, to, w->prof_slots + w->sum_slots,
-                         "profile objects and summaries", diag)) != TROVE_OK)
+    if ((rc = ensure_slots(w, to + w->prof_slots, diag)) != TROVE_OK ||
+        (rc = move_slots(w, from, to, w->prof_slots, "profile objects", diag)) != TROVE_OK)
         return rc;
     w->name_slots = n;
     return TROVE_OK;
 }
 
-/* The first summary slot, as the writer's layout stands. */
-static uint64_t sum_first(const struct trove_capture_writer *w)
-{
-    return TROVE__CAPTURE_SLOT_SEGMENT0 + w->seg_slots + w->name_slots + w->prof_slots;
-}
-
-/* A summary node goes into the next slot: complete ones as their segments fill, then at a
- * commit the incomplete ones (summary.md: the order of the slots is the order they come). */
+/* A summary node's object, stored now and named later: complete ones as their segments
+ * fill, then at a commit the incomplete ones (summary.md: the slots are in the order they
+ * come). */
 static int sum_put(void *ctx, unsigned level, uint64_t index, const uint8_t *p, size_t len,
                    struct trove_diag *diag)
 {
     struct trove_capture_writer *w = ctx;
-    uint64_t slot = sum_first(w) + w->sum_done;
     int rc;
 
     (void)level;
     (void)index;
-    if ((rc = ensure_slots(w, slot + 1, diag)) != TROVE_OK ||
-        (rc = trove__capture_put(&w->vol, slot, p, len, diag)) != TROVE_OK)
+    if (w->sum_n == w->sum_cap) {
+        uint64_t cap = w->sum_cap ? 2 * w->sum_cap : 64;
+        struct trove_digest *d = trove__realloc(w->sum_dig, (size_t)cap * sizeof *d);
+        if (!d)
+            return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        w->sum_dig = d;
+        w->sum_cap = cap;
+    }
+    if ((rc = trove__capture_stage(&w->vol, p, len, &w->sum_dig[w->sum_n], diag)) != TROVE_OK)
         return rc;
-    w->sum_done++;
-    w->sum_done_bytes += len;
-    if (w->sum_slots < w->sum_done)
-        w->sum_slots = w->sum_done;
+    w->sum_n++;
+    w->sum_bytes += len;
     return TROVE_OK;
 }
 
@@ -274,8 +273,14 @@ static int seal_summary(struct trove_capture_writer *w, struct trove_diag *diag)
     if ((rc = trove_summary_build(w->segev, (size_t)w->per, &leaf)) != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "capture %s: summarizing segment %" PRIu64 ": %s",
                           w->name, w->full, trove_strerror(rc));
+    w->sum_n = w->sum_done; /* a commit's incomplete ones, if any, are not kept */
+    w->sum_bytes = w->sum_done_bytes;
     rc = trove__sumtree_seal(&w->tree, &leaf, sum_put, w, diag);
     trove_summary_free(&leaf);
+    if (rc == TROVE_OK) {
+        w->sum_done = w->sum_n;
+        w->sum_done_bytes = w->sum_bytes;
+    }
     return rc;
 }
 
@@ -286,8 +291,7 @@ static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
     int rc;
 
     if ((rc = reserve_seg(w, w->full + 1, diag)) != TROVE_OK ||
-        (rc = open_volume(w, slot + 1 + w->name_slots + w->prof_slots + w->sum_slots, diag)) !=
-            TROVE_OK ||
+        (rc = open_volume(w, slot + 1 + w->name_slots + w->prof_slots, diag)) != TROVE_OK ||
         (rc = segment_slots(w, w->full + 1, diag)) != TROVE_OK ||
         (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK ||
         (rc = seal_summary(w, diag)) != TROVE_OK)
@@ -452,7 +456,16 @@ static int restore_tree(struct trove_capture_writer *w, struct trove_wire_decode
     w->sum_done = 0;
     for (uint64_t s = 1, l = 0; l < TROVE__SUMMARY_MAX_LEVELS; l++, s *= TROVE_SUMMARY_FANOUT)
         w->sum_done += sealed / s;
-    /* the complete nodes' bytes: all of them less the incomplete ones' (after them) */
+    /* the complete nodes' objects (the first sum_done summary slots), and their bytes: all
+     * of them less the incomplete ones' (after them) */
+    if (!(w->sum_dig = trove__mallocarray((size_t)w->sum_done + 1, sizeof *w->sum_dig))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        goto out;
+    }
+    w->sum_cap = w->sum_done + 1;
+    if ((rc = trove_volume_slot_digests(w->vol.v, first, w->sum_done, w->sum_dig)) != TROVE_OK)
+        goto out;
+    w->sum_n = w->sum_done;
     w->sum_done_bytes = h->summary_bytes;
     for (uint64_t i = w->sum_done; i < trove__summary_slots(h->info.segments); i++) {
         obj->len = 0;
@@ -588,9 +601,6 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     }
     /* The summaries: the tree over the full segments as it stood, or none at all */
     w->sum_on = w->sum_on && (h->info.flags & TROVE_CAPTURE_FLAG_SUMMARY);
-    w->c_sum_slots = h->info.flags & TROVE_CAPTURE_FLAG_SUMMARY
-                         ? trove__summary_slots(h->info.segments)
-                         : 0;
     if (w->sum_on && (rc = restore_tree(w, r.dec, &obj, diag)) != TROVE_OK) {
         if (rc == TROVE_ERR_NOMEM || (rc < 0 && rc > TROVE_ERR_BASE))
             goto out;
@@ -908,14 +918,6 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         }
     }
     slots = TROVE__CAPTURE_SLOT_SEGMENT0 + segments + w->name_slots + prof;
-    if (prof != w->prof_slots && w->sum_slots > 0) {
-        /* a profile object more: the summaries after the profile's slots move up */
-        uint64_t from = sum_first(w);
-        if ((rc = ensure_slots(w, from + (prof - w->prof_slots) + w->sum_slots, diag)) != TROVE_OK ||
-            (rc = move_slots(w, from, from + (prof - w->prof_slots), w->sum_slots, "summaries",
-                             diag)) != TROVE_OK)
-            return rc;
-    }
     if (w->prof_dirty && w->prof_cur.len > 0) {
         /* the last profile object, in the slot after the sealed ones */
         if ((rc = ensure_slots(w, slots, diag)) != TROVE_OK ||
@@ -927,23 +929,28 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     }
     w->prof_slots = prof;
     if (w->sum_on) {
-        /* the incomplete nodes, after the complete ones: the partial segment's, and each
-         * level's last that waits for children */
+        /* the incomplete nodes after the complete ones (the partial segment's, and each
+         * level's last that waits for children); then every summary slot pointed at its
+         * object, once */
         struct trove_summary leaf;
-        uint64_t keep = w->sum_done, keep_bytes = w->sum_done_bytes;
+        uint64_t first = slots;
         memset(&leaf, 0, sizeof leaf);
+        w->sum_n = w->sum_done;
+        w->sum_bytes = w->sum_done_bytes;
         if (partial > 0 && (rc = trove_summary_build(w->segev, (size_t)partial, &leaf)) != TROVE_OK)
             return TROVE_FAIL(diag, rc, 0, "capture %s: summarizing its last segment: %s",
                               w->name, trove_strerror(rc));
         rc = trove__sumtree_finish(&w->tree, partial > 0 ? &leaf : NULL, sum_put, w, diag);
         trove_summary_free(&leaf);
-        w->sum_slots = w->sum_done;
-        w->sum_bytes = w->sum_done_bytes;
-        w->sum_done = keep; /* the incomplete ones are put again by the next commit */
-        w->sum_done_bytes = keep_bytes;
         if (rc != TROVE_OK)
             return rc;
-        slots += w->sum_slots;
+        slots += w->sum_n;
+        if ((rc = ensure_slots(w, slots, diag)) != TROVE_OK)
+            return rc;
+        for (uint64_t i = 0; i < w->sum_n; i++)
+            if ((rc = trove_volume_set_slot_object(w->vol.v, first + i, &w->sum_dig[i])) != TROVE_OK)
+                return TROVE_FAIL(diag, rc, 0, "capture %s: its summaries: %s", w->name,
+                                  trove_strerror(rc));
     }
     if (w->sum_on && segments > 0) {
         h->info.flags |= TROVE_CAPTURE_FLAG_SUMMARY;
@@ -1004,7 +1011,6 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     w->c_seg_slots = w->seg_slots;
     w->c_name_slots = w->name_slots;
     w->c_prof_slots = w->prof_slots;
-    w->c_sum_slots = w->sum_slots;
     w->nparts = h->names_parts;
     memcpy(w->parts, h->names_part, w->nparts * sizeof *w->parts);
     w->names_committed = trove_names_count(w->names);
@@ -1059,6 +1065,7 @@ void trove_capture_writer_close(struct trove_capture_writer *w)
     trove_bytes_free(&w->prof_cur);
     free(w->frame);
     free(w->segev);
+    free(w->sum_dig);
     trove__sumtree_free(&w->tree);
     trove_names_free(w->names);
     trove_wire_encoder_free(w->enc);

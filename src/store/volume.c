@@ -520,38 +520,47 @@ static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *d
 
 /* Store len bytes (at least one) as slot i's object: hash, put if the store lacks it, point
  * the slot. */
-static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
+/* Make sure the store holds data[0..len), named *d (computed here): put it when it is new
+ * or damaged. */
+static int ensure_object(struct trove_volume *v, const uint8_t *data, size_t len,
+                         struct trove_digest *d)
 {
-    struct trove_digest d;
     uint64_t have;
-    int rc, same, put;
+    int rc, put;
 
-    trove_digest_of(data, len, &d);
-    if (trove_digest_is_zero(&d))
+    trove_digest_of(data, len, d);
+    if (trove_digest_is_zero(d))
         return TROVE_ERR_CORRUPT; /* a block hashing to the empty digest: report, never store */
-    same = trove_digest_equal(&d, vol_digest(v, i));
-    put = trove_backend_quarantined(v->s->be, &d); /* damaged: these bytes heal it */
+    put = trove_backend_quarantined(v->s->be, d); /* damaged: these bytes heal it */
     /* Dedup asks the backend, not a store-wide table, even when the slot names these bytes
      * already (a recipe naming an object does not make it present): an object this handle
      * queued since the last drain needs nothing more; any other costs a stat, and is put
      * when it is not there (never stored, or gone behind the store's back) or not whole
      * (its length is not these bytes': recorded as damaged, and these bytes heal it). */
-    if (!put && !trove__store_has_put(v->s, &d)) {
-        rc = trove__store_lookup(v->s, &d, len, &have);
+    if (!put && !trove__store_has_put(v->s, d)) {
+        rc = trove__store_lookup(v->s, d, len, &have);
         if (rc != TROVE_OK && rc != TROVE_ERR_NOTFOUND)
             return rc;
         if (rc == TROVE_OK && have != len) {
             char why[96];
             snprintf(why, sizeof why, "stored as %llu bytes, written as %zu",
                      (unsigned long long)have, len);
-            if ((rc = trove_backend_quarantine(v->s->be, &d, why)) != TROVE_OK)
+            if ((rc = trove_backend_quarantine(v->s->be, d, why)) != TROVE_OK)
                 return rc;
         }
         put = rc != TROVE_OK || have != len;
     }
-    if (put && (rc = trove__store_put(v->s, &d, data, len)) != TROVE_OK)
+    return put ? trove__store_put(v->s, d, data, len) : TROVE_OK;
+}
+
+static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
+{
+    struct trove_digest d;
+    int rc;
+
+    if ((rc = ensure_object(v, data, len, &d)) != TROVE_OK)
         return rc;
-    return same ? TROVE_OK : set_slot(v, i, &d);
+    return trove_digest_equal(&d, vol_digest(v, i)) ? TROVE_OK : set_slot(v, i, &d);
 }
 
 /* Store len bytes as slot i's block; an all-zero block empties the slot. */
@@ -577,6 +586,32 @@ int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *d
     if (len == 0)
         return set_slot(v, slot, &zero);
     return store_object(v, slot, data, len);
+}
+
+int trove_volume_stage_object(struct trove_volume *v, const void *data, size_t len,
+                              struct trove_digest *out)
+{
+    int rc;
+
+    if (!v || !data || !out || len == 0 || !(v->flags & TROVE_RECIPE_FLAG_OBJECTS) ||
+        len > v->block_size)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    return ensure_object(v, data, len, out);
+}
+
+int trove_volume_set_slot_object(struct trove_volume *v, uint64_t slot,
+                                 const struct trove_digest *d)
+{
+    int rc;
+
+    if (!v || !d || trove_digest_is_zero(d) || !(v->flags & TROVE_RECIPE_FLAG_OBJECTS) ||
+        slot >= v->slot_count)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    return set_slot(v, slot, d);
 }
 
 int trove_volume_copy_slot(struct trove_volume *v, uint64_t from, uint64_t to)
