@@ -24,8 +24,8 @@ head -c 3000000 /dev/urandom > "$tmp/f.bin"
 #   P, D, S  a v3 page, dictionary chunk or column segment (in a pack file; its payload)
 #   index    a pack file's index
 #   loose:HEX  a loose object whose bytes start with the hex prefix (a capture's header is
-#            "TROV", its names frame "TV\x04", a segment "TV\x03"; a file block is the one
-#            object that is none of these)
+#            "TROVCAP1", a summary "TROVSUM1", its names frame "TV\x04", a segment "TV\x03";
+#            a file block is the one object that is none of these)
 locate() {
   python3 - "$1" "$2" <<'EOF'
 import os, struct, sys
@@ -53,7 +53,7 @@ else:
         dirs[:] = [d for d in sorted(dirs) if d != "packs"]
         for f in sorted(files):
             p = os.path.join(root, f)
-            head = open(p, "rb").read(4)
+            head = open(p, "rb").read(8)
             if want is not None and head.startswith(want):
                 print(p, 9)
                 sys.exit(0)
@@ -147,7 +147,7 @@ for kind in header names segment D S; do
   fresh
   t volume rm v > /dev/null 2>&1 && t gc > /dev/null 2>&1 || bad "$kind: rm v"
   case $kind in
-    header) set -- $(locate "$s" loose:54524f56); pat="header \(slot 0\) \(object [0-9a-f]{32}\)" ;;
+    header) set -- $(locate "$s" loose:54524f5643415031); pat="header \(slot 0\) \(object [0-9a-f]{32}\)" ;;
     names) set -- $(locate "$s" loose:545604); pat="names \(slot 1\) \(object [0-9a-f]{32}\)" ;;
     segment) set -- $(locate "$s" loose:545603); pat="segment [0-9]+ \(slot [0-9]+\) \(object [0-9a-f]{32}\)" ;;
     D) set -- $(locate "$s" D); pat="dictionary chunk 0 \(object [0-9a-f]{32}\) does not hash" ;;
