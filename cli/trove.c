@@ -78,8 +78,8 @@ static void usage(FILE *f)
                "Shared options: --wire, --batch, --json, -q, -v, --input-format, --store, -o.\n"
                "A store is a directory or s3://BUCKET[/PREFIX] (--s3-endpoint URL or\n"
                "$TROVE_S3_ENDPOINT, AWS_* credentials; see docs/s3.md).\n"
-               "ls, export, import and replay reach a running `trove serve` with --url URL instead\n"
-               "of --store (its token: --token-file FILE or $TROVE_TOKEN).\n"
+               "ls, export, import, replay and stats reach a running `trove serve` with --url URL\n"
+               "instead of --store (its token: --token-file FILE or $TROVE_TOKEN).\n"
                "`trove help <command>` (or `trove <command> --help`) describes a command.\n");
 }
 
