@@ -74,8 +74,10 @@ struct trove__sumtree {
     struct trove_bytes buf;
 };
 
-/* Segment `sealed`, complete, summarized as leaf: put it, and every node it completes. */
-int trove__sumtree_seal(struct trove__sumtree *t, const struct trove_summary *leaf,
+/* Segment `sealed`, complete, summarized as leaf: put it, and every node it completes. The
+ * leaf is taken once it is put (moved into the tree, *leaf emptied); the caller frees it
+ * either way. */
+int trove__sumtree_seal(struct trove__sumtree *t, struct trove_summary *leaf,
                         trove__sumput_fn put, void *ctx, struct trove_diag *diag);
 /* Put the nodes that are not complete: the partial last segment's (may be NULL), and each
  * level's last node when it still waits for children. */

@@ -117,11 +117,38 @@ static int add_child(struct trove__sumtree *t, unsigned l, struct trove_summary 
     int rc;
 
     memset(&carry, 0, sizeof carry);
-    if ((rc = trove_summary_join(&carry.node, child, NULL, 0, l)) != TROVE_OK)
-        return rc;
-    trove_summary_free(child);
+    if (child->ncells + child->nlongs <= trove__summary_budget(l, child->events)) {
+        carry.node = *child; /* within the level's budget: the node as it is, moved */
+        carry.node.level = l;
+        memset(child, 0, sizeof *child);
+    } else {
+        if ((rc = trove_summary_join(&carry.node, child, NULL, 0, l)) != TROVE_OK)
+            return rc;
+        trove_summary_free(child);
+    }
     carry.first = pos;
     carry.used = 1;
+    if (l >= 2) {
+        /* Above level 1 the children are whole nodes that share most names: bins would hold
+         * as many copies of the names' sketches as they are bins, so one accumulator takes
+         * them in turn (a child's copy for each of 64 joins, each under a level-1 node's
+         * events of work); the 64th makes it complete (the top bin). */
+        struct trove__sumbin *b = &t->bin[l][0];
+        if (b->used) {
+            uint64_t base = (carry.first - b->first) * span_of(l - 1) * t->per;
+            rc = trove_summary_join(&b->node, &b->node, &carry.node, base, l);
+            trove_summary_free(&carry.node);
+            if (rc != TROVE_OK)
+                return rc;
+        } else {
+            *b = carry;
+        }
+        if (pos == TROVE_SUMMARY_FANOUT - 1) {
+            t->bin[l][TROVE__SUMTREE_BINS] = *b;
+            memset(b, 0, sizeof *b);
+        }
+        return TROVE_OK;
+    }
     while (j < TROVE__SUMTREE_BINS && t->bin[l][j].used) {
         struct trove__sumbin *b = &t->bin[l][j];
         uint64_t base = (carry.first - b->first) * span_of(l - 1) * t->per;
@@ -172,7 +199,7 @@ int trove__sumtree_restore(struct trove__sumtree *t, unsigned level, struct trov
     return add_child(t, level, child, pos);
 }
 
-int trove__sumtree_seal(struct trove__sumtree *t, const struct trove_summary *leaf,
+int trove__sumtree_seal(struct trove__sumtree *t, struct trove_summary *leaf,
                         trove__sumput_fn put, void *ctx, struct trove_diag *diag)
 {
     struct trove_summary child;
@@ -181,9 +208,8 @@ int trove__sumtree_seal(struct trove__sumtree *t, const struct trove_summary *le
 
     if ((rc = put_node(t, leaf, 0, index, put, ctx, diag)) != TROVE_OK)
         return rc;
-    memset(&child, 0, sizeof child);
-    if ((rc = trove_summary_join(&child, leaf, NULL, 0, 0)) != TROVE_OK)
-        return merge_failed(rc, diag);
+    child = *leaf; /* taken: the caller's is emptied */
+    memset(leaf, 0, sizeof *leaf);
     /* Each level's bins take the node below; a node that got its last child (all 64 in its
      * top bin) is complete: it is put, and goes up in turn. */
     for (unsigned l = 1; l < TROVE__SUMMARY_MAX_LEVELS; l++) {

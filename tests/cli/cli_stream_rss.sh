@@ -59,10 +59,16 @@ if [ "$sanitized" = 1 ]; then
 else
     for n in 1000000 4000000; do
         s=$tmp/m$n
+        # the events streamed (the summaries' memory is the names', measured apart below)
         rss "$tmp/gen.$n" "$trove" gen --events "$n" --seed 5 -q |
-            rss "$tmp/import.$n" "$trove" import - --name x --store "$s" --json > "$tmp/i.json" ||
+            rss "$tmp/import.$n" "$trove" import - --name x --store "$s" --json --no-summaries > "$tmp/i.json" ||
             bad "gen | import - at $n events"
         json "$tmp/i.json" "j['events'] == $n and j['new_objects'] > 0"
+        # with summaries: their tree holds, per level, every name's duration buckets — bounded
+        # by the names (gen's 65,536, each with up to a few hundred buckets), not the events
+        "$trove" gen --events "$n" --seed 5 -q |
+            rss "$tmp/summ.$n" "$trove" import - --name y --store "$s" -q ||
+            bad "gen | import - (summaries) at $n events"
         rss "$tmp/export.$n" "$trove" export --capture x --store "$s" -o "$tmp/x.bundle" -q ||
             bad "export --capture at $n events"
         "$trove" gen --events "$n" --seed 5 -q |
@@ -79,6 +85,7 @@ else
         under "$tmp/export.$n" 131072 "export --capture of $n events"
         under "$tmp/trace.$n" 65536 "export - --format perfetto of $n events"
         under "$tmp/copy.$n" 49152 "store copy of $n events"
+        under "$tmp/summ.$n" 262144 "import - with summaries of $n events"
     done
     for c in gen import export trace copy; do
         near "$tmp/$c.1000000" "$tmp/$c.4000000" "$c"

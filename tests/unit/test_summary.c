@@ -258,8 +258,12 @@ static void test_slot_order(void)
             struct order_rec o = {counts[c], counts[c] - (uint64_t)partial, 0, 1};
             memset(&t, 0, sizeof t);
             t.per = 1;
-            for (uint64_t k = 0; k < o.sealed; k++)
-                CHECK_EQ_INT(trove__sumtree_seal(&t, &leaf, order_put, &o, NULL), TROVE_OK);
+            for (uint64_t k = 0; k < o.sealed; k++) {
+                struct trove_summary one;
+                CHECK_EQ_INT(trove_summary_build(&e, 1, &one), TROVE_OK);
+                CHECK_EQ_INT(trove__sumtree_seal(&t, &one, order_put, &o, NULL), TROVE_OK);
+                trove_summary_free(&one);
+            }
             CHECK_EQ_INT(trove__sumtree_finish(&t, partial ? &leaf : NULL, order_put, &o, NULL),
                          TROVE_OK);
             if (!o.ok || o.next != trove__summary_slots(counts[c]))
