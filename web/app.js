@@ -107,7 +107,7 @@ async function jump(name, how, from) {
     view.fitted = false;
     view.setFollow(false);
     /** @type {import('./timeline.js').Hit} */
-    const sel = { track: model.track(e.pid, e.tid), lane: e.kind === 'instant' || e.kind === 'async_instant' ? 'instant' : 'zone', depth: e.depth,
+    const sel = { track: model.track(e.pid, e.tid), lane: e.kind === 'instant' || e.kind === 'async-instant' ? 'instant' : 'zone', depth: e.depth,
       index: -1, start: s, dur: d, nameId: e.name_id, name: model.nameOf(e.name_id), merged: 1, event: e.index };
     view.selected = sel;
     view.scrollTo(sel.track);
