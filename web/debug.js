@@ -100,6 +100,8 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
     profile: () => samples.panel.data,
     baseNs: () => model.baseNs(),
     fit() { view.fit(); view.draw(); },
+    /** @param {number} pid @param {number} tid its row scrolled into view */
+    scrollTo(pid, tid) { view.scrollTo(model.track(pid, tid)); view.draw(); },
     extent: () => [model.minT, model.maxT],
     // the time as the service writes it (u64 ns, a decimal string) of t ns from the base, and back
     absNs: (/** @type {number} */ t) => model.abs(t).toString(),

@@ -201,12 +201,12 @@ export class Model {
 
   /**
    * @param {Batch} b a batch (not empty)
-   * @returns {number} its least start, in ns from the base (which it sets if unset)
+   * @returns {number} its greatest start, in ns from the base (which it sets if unset)
    */
-  minStart(b) {
+  maxStart(b) {
     if (!this.haveBase) { this.baseLo = b.startLo[0]; this.baseHi = b.startHi[0]; this.haveBase = true; }
-    let m = Infinity;
-    for (let i = 0; i < b.count; i++) m = Math.min(m, (b.startHi[i] - this.baseHi) * TWO32 + (b.startLo[i] - this.baseLo));
+    let m = -Infinity;
+    for (let i = 0; i < b.count; i++) m = Math.max(m, (b.startHi[i] - this.baseHi) * TWO32 + (b.startLo[i] - this.baseLo));
     return m;
   }
 

@@ -14,9 +14,10 @@
 // capture whose stored part is past half the ring is joined from=now) from view frames.
 //
 // The URL's fragment says what to open: #capture=NAME[&wire=raw|packed|deflate]
-// [&replay=1][&checksum=1][&ring=N] (replay: a stored capture through /api/replay into the
-// ring, as a live one; checksum: also sum eventMix over every event, wire.js; ring: the
-// ring's bound in events, model.js's RING_MAX by default).
+// [&replay=1][&checksum=1][&ring=N][&from=start|now] (replay: a stored capture through
+// /api/replay into the ring, as a live one; checksum: also sum eventMix over every event,
+// wire.js; ring: the ring's bound in events, model.js's RING_MAX by default; from: how a live
+// one is joined, whatever its stored part).
 import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
 
 /**
@@ -69,11 +70,13 @@ function emptyStats() {
 
 /**
  * The URL fragment: what to open and how.
- * @returns {{ capture: string, wire: string, replay: boolean, checksum: boolean, ring: number }}
+ * @returns {{ capture: string, wire: string, replay: boolean, checksum: boolean, ring: number, from: string }}
  */
 export function params() {
   const h = new URLSearchParams(location.hash.slice(1));
-  return { capture: h.get('capture') || '', wire: h.get('wire') || '', replay: h.get('replay') === '1', checksum: h.get('checksum') === '1', ring: Number(h.get('ring')) || 0 };
+  const from = h.get('from');
+  return { capture: h.get('capture') || '', wire: h.get('wire') || '', replay: h.get('replay') === '1', checksum: h.get('checksum') === '1',
+    ring: Number(h.get('ring')) || 0, from: from === 'start' || from === 'now' ? from : '' };
 }
 
 /**
@@ -191,7 +194,8 @@ export class Session {
       // its tracks and names first (a capture not stored yet has none: the ring alone)
       try { await this.pager.open(name, true); } catch { /* not stored yet */ }
       if (mine !== this.id) return;
-      if (this.pager.ready && stored > this.model.ringMax / 2) from = 'now';
+      if (p.from) from = p.from;
+      else if (this.pager.ready && stored > this.model.ringMax / 2) from = 'now';
     }
     const wire = p.wire ? `&wire=${encodeURIComponent(p.wire)}` : '';
     const path = live ? `/api/live?capture=${encodeURIComponent(name)}&from=${from}${wire}`
@@ -265,8 +269,10 @@ export class Session {
     else {
       stats.decodeUs += us;
       stats.batches++;
-      // joined from=now: what starts before the first batch is the view frames' (pages.js)
-      if (model.received === 0 && stats.from === 'now' && r.events.count > 0) model.cut = model.minStart(r.events);
+      // joined from=now: what starts before the first batch's last event is the view frames'
+      // (pages.js); of the batches published before the join, which this viewer never gets,
+      // only an event starting after that would be drawn by neither
+      if (model.received === 0 && stats.from === 'now' && r.events.count > 0) model.cut = model.maxStart(r.events) + 1;
       model.append(r.events);
       stats.events = model.received;
       stats.checksum = model.checksum;

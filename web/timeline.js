@@ -55,7 +55,8 @@ import { LANE_INSTANT, LANE_COUNTER } from './view.js';
  * primary's url.
  * @typedef {{ rects: number, ms: number, labels?: number, tickMarks?: number,
  *   primary?: { url: string, events: number, cells: number } | null,
- *   overview?: { events: number, cells: number } | null }} DrawStats
+ *   overview?: { events: number, cells: number } | null, rows?: string[] }} DrawStats
+ * (rows: the tracks whose rows are on screen)
  */
 
 const BUSY_LEVELS = 4; // a cell's shade: one step paler per quarter of it not busy
@@ -398,7 +399,8 @@ export class Timeline {
     const ms = performance.now() - t;
     this.drawTimes.push(ms);
     if (this.drawTimes.length > 600) this.drawTimes.splice(0, 300);
-    this.lastStats = { rects, ms, labels: this.labels.length, tickMarks, primary: this.lastFrames.primary, overview: this.lastFrames.overview };
+    this.lastStats = { rects, ms, labels: this.labels.length, tickMarks, primary: this.lastFrames.primary, overview: this.lastFrames.overview,
+      rows: vis.flatMap((r) => (r.kind === 'thread' ? [r.key] : [])) };
   }
 
   /** @param {number} id a name id @returns {number} its colour, or DIM when a search leaves it out */
@@ -439,7 +441,9 @@ export class Timeline {
       const px = Math.floor(x0);
       let j = lowerBound(s, t0 + (px + 1) / k, i + 1, n);
       if (j - 1 > i && (d[j - 1] * k >= MIN_W)) j--; // the pixel's last event is wide: its own
-      seen += j - i - 1;
+      // a frame's events (few a pixel: each is a cell wide or more) counted exactly, the ring's by the pixel
+      if (lane.index) { for (let q = i + 1; q < j; q++) if (s[q] <= t1 && s[q] + d[q] >= t0) seen++; }
+      else seen += j - i - 1;
       const xe = Math.max(px + 1, (s[j - 1] + d[j - 1] - t0) * k);
       const c = this.search ? (this.anyMatch(nm, i, j) ? HIGHLIGHT_RUN : DIM) : colourOf(nm[i]);
       if (px <= runX1 + 0.5 && c === runC) runX1 = Math.max(runX1, xe);
