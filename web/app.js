@@ -1,15 +1,19 @@
 // @ts-check
 // app.js: the viewer page's entry. It makes the page's parts and wires them to each other,
 // so that none of them calls another: the model (model.js) and the timeline (timeline.js);
+// the pager (pages.js), which holds a stored capture's view frames for what is on screen;
 // the session (session.js), which opens the capture the URL's fragment names and feeds the
-// model; the capture list and drop to import (captures.js); the panels (panels.js): stats
+// model or the pager; the capture list and drop to import (captures.js); the panels (panels.js): stats
 // line, details, samples, search count; the hooks of the tests (debug.js). The controls of
-// the header (follow, fit, help, search) are wired here too.
+// the header (follow, fit, help, search) are wired here too, and the questions the page
+// asks the service about a range or a name (/stats, /events, through the pager).
 import { Model } from './model.js';
+import { Pager } from './pages.js';
 import { Timeline } from './timeline.js';
 import { Session, params } from './session.js';
 import { CaptureList, installDrop } from './captures.js';
 import { StatsLine, Details, Samples, search } from './panels.js';
+import { fmtDur } from './timeline.js';
 import { installDebugHooks } from './debug.js';
 
 /**
@@ -26,19 +30,21 @@ const follow = /** @type {HTMLInputElement} */ ($('follow'));
 const searchBox = /** @type {HTMLInputElement} */ ($('search'));
 
 const model = new Model();
-const details = new Details(model);
-const view = new Timeline(canvas, model, {
+const pager = new Pager(model, {
+  arrived: () => view.invalidate(),
+  failed: (msg) => session.fail(msg),
+});
+const details = new Details(model, { jump: (name, how, from) => jump(name, how, from) });
+const view = new Timeline(canvas, model, pager, {
   hover: (info, x, y) => details.hover(info, x, y),
   select: (info) => details.select(info),
-  range: (rows, r0 = 0, r1 = 0) => {
-    details.range(rows, r0, r1);
-    samples.range(rows ? [r0, r1] : null);
-  },
+  range: (span) => { showRange(span); samples.range(span); },
   followChanged: (on) => { follow.checked = on; },
+  viewed: (t0, t1, px, keys) => pager.want(t0, t1, px, keys),
 });
 const samples = new Samples($('profile'), model, view);
 const list = new CaptureList($('capture-list'));
-const session = new Session(model, view, {
+const session = new Session(model, view, pager, {
   opened(name) {
     samples.reset(name);
     details.range(null);
@@ -47,9 +53,72 @@ const session = new Session(model, view, {
   ended() { samples.load(null); },
   changed() { statsLine.render(); },
 });
-const statsLine = new StatsLine(session.stats);
+const statsLine = new StatsLine(session.stats, () => {
+  session.stats.held = pager.held() + model.bytes();
+  if (!pager.ready) return '';
+  const frames = pager.detail.length + (pager.overview ? 1 : 0);
+  return `view: ${frames} frames, ${(session.stats.held / 1e6).toFixed(1)} MB held · ${pager.answers} answers, ${(pager.bytes / 1e6).toFixed(1)} MB` +
+    (pager.live ? ` · ring ${model.events.toLocaleString('en')} events` : '');
+});
 setInterval(() => statsLine.render(), 250);
-installDebugHooks({ stats: session.stats, model, view, samples, canvas });
+installDebugHooks({ stats: session.stats, model, view, samples, canvas, pager });
+
+let rangeAsk = 0;
+/**
+ * The range table of [r0, r1]: from the service's statistics when it has the capture
+ * stored, else counted over the events the page holds.
+ * @param {[number, number] | null} span
+ */
+async function showRange(span) {
+  const ask = ++rangeAsk;
+  if (!span) { details.range(null); return; }
+  const [r0, r1] = span;
+  let why = '';
+  if (pager.ready) {
+    details.range([], r0, r1, 'asking the service…');
+    try {
+      const a = await pager.stats(r0, r1);
+      if (ask !== rangeAsk) return;
+      const rows = a.rows.map((r) => ({ name: r.name || model.nameOf(r.name_id), count: r.count, total: r.total_ns, mean: r.total_ns / r.count, max: r.max_ns, p99: r.p99_ns, self: r.self_ns }));
+      details.range(rows, r0, r1, `the events that start in it${a.names > rows.length ? `, the ${rows.length} names of most time of ${a.names}` : ''}${pager.live ? ', as stored so far' : ''}`);
+      return;
+    } catch (e) {
+      why = ` (the service: ${e instanceof Error ? e.message : e})`;
+    }
+    if (ask !== rangeAsk) return;
+  }
+  details.range(view.rangeTable(r0, r1), r0, r1, `the events this page holds${why}`);
+}
+
+/**
+ * Shows the slowest instance of a name, or the next one after `from`: the view zooms to it
+ * and it is selected.
+ * @param {string} name @param {'slowest' | 'next'} how @param {number} from
+ */
+async function jump(name, how, from) {
+  const note = () => document.getElementById('jump-note');
+  try {
+    if (!pager.ready) throw new Error('only a stored capture can be asked');
+    const [e] = await pager.find(name, how === 'slowest' ? 'dur_desc' : 'start', how === 'next' ? from + 1 : undefined);
+    if (!e) { const n = note(); if (n) n.textContent = `no ${how === 'next' ? 'later ' : ''}${name}`; return; }
+    const s = model.rel(BigInt(e.start_ns)), d = e.dur_ns;
+    const pad = Math.max(d, 1000) * 0.4;
+    view.t0 = s - pad; view.t1 = s + d + pad;
+    view.fitted = false;
+    view.setFollow(false);
+    /** @type {import('./timeline.js').Hit} */
+    const sel = { track: model.track(e.pid, e.tid), lane: e.kind === 'instant' || e.kind === 'async-instant' ? 'instant' : 'zone', depth: e.depth,
+      index: -1, start: s, dur: d, nameId: e.name_id, name: model.nameOf(e.name_id), merged: 1, event: e.index };
+    view.selected = sel;
+    view.scrollTo(sel.track);
+    details.select(sel);
+    const n = note();
+    if (n) n.textContent = `${how === 'slowest' ? 'the slowest' : 'the next'}: ${fmtDur(d)}`;
+  } catch (err) {
+    const n = note();
+    if (n) n.textContent = `${err instanceof Error ? err.message : err}`;
+  }
+}
 installDrop(list, (msg) => session.fail(msg));
 
 function route() {
@@ -57,14 +126,25 @@ function route() {
   if (!p.capture) return;
   const c = list.find(p.capture);
   // a capture the service does not list yet is waited for on /api/live
-  session.open(p.capture, p.replay ? false : c ? !!c.live : true);
+  session.open(p.capture, p.replay ? false : c ? !!c.live : true, c ? c.events || 0 : 0);
 }
 
 follow.addEventListener('change', () => view.setFollow(follow.checked));
 $('fit').addEventListener('click', () => view.fit());
 $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
-searchBox.addEventListener('input', () => {
-  const { events, names } = search(model, view, searchBox.value);
+let searchAsk = 0;
+searchBox.addEventListener('input', async () => {
+  const ask = ++searchAsk;
+  let { events, names } = search(model, view, searchBox.value);
+  const sr = view.search;
+  if (sr && pager.ready && !pager.live) { // a stored capture's counts are the service's
+    try {
+      const counts = await pager.nameCounts();
+      if (ask !== searchAsk) return;
+      events = 0;
+      for (const [id, n] of counts) if (sr[id]) events += n;
+    } catch { /* the events held, then */ }
+  }
   session.stats.searchMatches = events;
   $('search-count').textContent = searchBox.value.trim() ? `${events.toLocaleString('en')} events in ${names} names` : '';
 });

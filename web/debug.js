@@ -2,7 +2,8 @@
 // debug.js: the page's hooks for the browser tests (tests/browser/) and the viewer's
 // benchmark (bench/viewer_bench.mjs), in one place. window.troveStats is the session's
 // stats object itself (session.js: counts, state, error); window.troveView says where things
-// are drawn, times the draws, and reads the model and the samples panel. Nothing of the
+// are drawn, times the draws, and reads the model, the pager's view frames and the samples
+// panel. Nothing of the
 // page calls them: they only read, except setRange and fit, which move the view as a user
 // would.
 
@@ -13,9 +14,25 @@
  *   view: import('./timeline.js').Timeline,
  *   samples: import('./panels.js').Samples,
  *   canvas: HTMLCanvasElement,
+ *   pager: import('./pages.js').Pager,
  * }} page
  */
-export function installDebugHooks({ stats, model, view, samples, canvas }) {
+export function installDebugHooks({ stats, model, view, samples, canvas, pager }) {
+  /** @param {import('./pages.js').Placed} p */
+  const frame = (p) => ({ url: p.url, from_ns: p.f.fromNs.toString(), to_ns: p.f.toNs.toString(), shift: p.f.shift,
+    tracks: p.f.tracks.length, events: p.f.nevents, cells: p.f.ncells, held: p.f.held, t0: p.t0, t1: p.t1 });
+  /** @returns {[import('./model.js').Track, number, import('./model.js').Lane][]} the zone lanes of the ring and the frames: track, depth, lane */
+  const lanesOf = () => {
+    /** @type {[import('./model.js').Track, number, import('./model.js').Lane][]} */
+    const out = [];
+    for (const p of model.procs.values())
+      for (const t of p.threads.values()) t.zones.forEach((l, d) => out.push([t, d, l]));
+    for (const p of [pager.overview, ...pager.detail]) {
+      if (!p) continue;
+      for (const pt of p.tracks.values()) pt.zones.forEach((l, d) => { if (l) out.push([model.track(pt.vt.pid, pt.vt.tid), d, l]); });
+    }
+    return out;
+  };
   const w = /** @type {Window & { troveStats?: object, troveView?: object }} */ (window);
   w.troveStats = stats;
   w.troveView = {
@@ -34,17 +51,41 @@ export function installDebugHooks({ stats, model, view, samples, canvas }) {
       return [r.left + view.xOf(t), r.top + 24 + row.y - view.scrollY + depth * 16 + 8];
     },
     /** @param {string} name */
-    zoneOf(name) { // the longest zone called name: {start, dur, pid, tid, depth}
-      /** @type {{ start: number, dur: number, pid: number, tid: number, depth: number } | null} */
+    zoneOf(name) { // the longest zone called name held (ring or frames): {start, dur, pid, tid, depth, index}
+      /** @type {{ start: number, dur: number, pid: number, tid: number, depth: number, index: number } | null} */
       let best = null;
-      for (const p of model.procs.values())
-        for (const t of p.threads.values())
-          for (let d = 0; d < t.zones.length; d++) {
-            const l = t.zones[d];
-            for (let i = 0; i < l.n; i++)
-              if (model.nameOf(l.name[i]) === name && (!best || l.d[i] > best.dur)) best = { start: l.s[i], dur: l.d[i], pid: t.pid, tid: t.tid, depth: d };
-          }
+      for (const [t, d, l] of lanesOf())
+        for (let i = 0; i < l.n; i++)
+          if (model.nameOf(l.name[i]) === name && (!best || l.d[i] > best.dur))
+            best = { start: l.s[i], dur: l.d[i], pid: t.pid, tid: t.tid, depth: d, index: l.index ? l.index[i] : -1 };
       return best;
+    },
+    // the view frames held: the overview, the others, their bytes and the ring's, the asks
+    frames: () => ({
+      overview: pager.overview ? frame(pager.overview) : null, detail: pager.detail.map(frame),
+      held: pager.held(), ring: model.bytes(), ringEvents: model.events, cut: model.cut, asked: pager.asked,
+      answers: pager.answers, inflight: !!pager.inflight, timer: !!pager.timer, last: pager.last,
+    }),
+    // counter series: the ring's per name, and the overview's counter cells per track: [name, samples, min, max]
+    counters() {
+      /** @type {[string, number, number, number][]} */
+      const out = [];
+      for (const p of model.procs.values())
+        for (const t of p.threads.values()) for (const [id, l] of t.counters) out.push([model.nameOf(id), l.n, l.min, l.max]);
+      const ov = pager.overview;
+      if (ov)
+        for (const pt of ov.tracks.values()) {
+          const r = pt.cells.get(257);
+          if (!r) continue;
+          let n = 0, lo = Infinity, hi = -Infinity;
+          for (let i = r[0]; i < r[1]; i++) {
+            n += ov.f.cCount[i];
+            lo = Math.min(lo, ov.f.cMin[pt.vt.v0 + i - r[0]]);
+            hi = Math.max(hi, ov.f.cMax[pt.vt.v0 + i - r[0]]);
+          }
+          out.push([model.nameOf(ov.f.cName[r[0]]), n, lo, hi]);
+        }
+      return out.sort();
     },
     draw() { view.draw(); return view.lastStats; },
     drawTimes: () => view.drawTimes.slice(),
@@ -59,7 +100,12 @@ export function installDebugHooks({ stats, model, view, samples, canvas }) {
     profile: () => samples.panel.data,
     baseNs: () => model.baseNs(),
     fit() { view.fit(); view.draw(); },
+    /** @param {number} pid @param {number} tid its row scrolled into view */
+    scrollTo(pid, tid) { view.scrollTo(model.track(pid, tid)); view.draw(); },
     extent: () => [model.minT, model.maxT],
+    // the time as the service writes it (u64 ns, a decimal string) of t ns from the base, and back
+    absNs: (/** @type {number} */ t) => model.abs(t).toString(),
+    relNs: (/** @type {string} */ ns) => model.rel(BigInt(ns)),
     pixels() { // distinct colours in a sample of the canvas, and how many pixels are not white
       const ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext('2d'));
       const d = ctx.getImageData(0, 0, canvas.width, canvas.height).data, seen = new Set();

@@ -12,6 +12,13 @@
 // under 2^53 ns, 104 days): the u64 halves of the wire are subtracted from that base first.
 // A capture's samples (profile.js fetches them) are ticks on their thread's track: sorted
 // times on that base, or on the first sample's when the capture has no events.
+//
+// The events held are a ring: past ringMax of them, the oldest are dropped down to three
+// quarters, by time: the ring's cut moves up to the latest start among the batches dropped,
+// and every event starting before it is dropped then and when it comes later. What starts
+// before the cut is drawn from the service's view frames (pages.js), never from here. A
+// stored capture opened through pages.js holds no events here at all: only its processes
+// and tracks (with the lanes its frames show, vZones, vInstants, vCounter) and its names.
 import { fnv1a, eventMix } from './wire.js';
 
 /** @typedef {import('./wire.js').Batch} Batch */
@@ -26,6 +33,7 @@ import { fnv1a, eventMix } from './wire.js';
  */
 
 const TWO32 = 4294967296;
+export const RING_MAX = 1 << 20; // events held of a live capture (about 20 bytes each)
 const f64 = new Float64Array(1), u32 = new Uint32Array(f64.buffer);
 
 export class Lane {
@@ -39,6 +47,25 @@ export class Lane {
     this.maxDur = 0;
     this.min = Infinity; // counters: the range of values
     this.max = -Infinity;
+    /** @type {Float64Array | null} the events' indexes in the capture (a view frame's lanes) */
+    this.index = null;
+  }
+
+  /** @returns {number} the bytes of its columns */
+  bytes() { return this.s.length * 20 + (this.index ? this.index.length * 8 : 0); }
+
+  /**
+   * Drops the events that start before t (the lane sorted).
+   * @param {number} t
+   * @returns {number} how many
+   */
+  dropBefore(t) {
+    this.ensureSorted();
+    const k = lowerBound(this.s, t, 0, this.n);
+    if (k === 0) return 0;
+    this.s.copyWithin(0, k, this.n); this.d.copyWithin(0, k, this.n); this.name.copyWithin(0, k, this.n);
+    this.n -= k;
+    return k;
   }
 
   grow() {
@@ -46,6 +73,7 @@ export class Lane {
     const s = new Float64Array(cap), d = new Float64Array(cap), name = new Uint32Array(cap);
     s.set(this.s); d.set(this.d); name.set(this.name);
     this.s = s; this.d = d; this.name = name;
+    if (this.index) { const x = new Float64Array(cap); x.set(this.index); this.index = x; }
   }
 
   ensureSorted() {
@@ -92,6 +120,11 @@ export class Track {
     /** @type {Float64Array | null} sample times, sorted, or null */
     this.ticks = null;
     this.samples = 0;  // the thread's samples in the capture (ticks may be fewer)
+    this.stored = 0;   // its events in the store (/tracks)
+    this.maxDepth = 0; // its deepest zone's depth (/tracks)
+    this.vZones = 0;   // the zone lanes, instants and counter its view frames have shown
+    this.vInstants = false;
+    this.vCounter = false;
   }
 }
 
@@ -117,6 +150,12 @@ export class Model {
     this.data = 0;
     /** @type {Track | null} the track of the last event (most come in runs of one thread) */
     this.lastTrack = null;
+    this.ringMax = RING_MAX;
+    this.cut = -Infinity;   // the ring holds no event that starts before it
+    this.received = 0;      // events that came, held or not
+    this.storedEvents = 0;  // the stored capture's events (/tracks), when it is paged in
+    /** @type {[number, number][]} per batch held: its latest start and its events, oldest first */
+    this.batches = [];
     this.reset();
   }
 
@@ -136,6 +175,75 @@ export class Model {
     this.data++;   // changes when events arrive
     this.names.length = 0;
     this.lastTrack = null;
+    this.cut = -Infinity;
+    this.received = 0;
+    this.storedEvents = 0;
+    this.batches = [];
+  }
+
+  /**
+   * The base of the times: u64 ns (a BigInt); kept when it is set already.
+   * @param {bigint} ns
+   */
+  setBase(ns) {
+    if (this.haveBase) return;
+    this.baseHi = Number(ns >> 32n); this.baseLo = Number(ns & 0xffffffffn); this.haveBase = true;
+  }
+
+  /** @param {bigint} ns a u64 time @returns {number} it in ns from the base */
+  rel(ns) { return Number(ns - (BigInt(this.baseHi) << 32n | BigInt(this.baseLo))); }
+
+  /** @param {number} t ns from the base @returns {bigint} it as a u64 time (0 at the least) */
+  abs(t) {
+    const v = (BigInt(this.baseHi) << 32n | BigInt(this.baseLo)) + BigInt(Math.floor(t));
+    return v < 0n ? 0n : v;
+  }
+
+  /**
+   * @param {Batch} b a batch (not empty)
+   * @returns {number} its greatest start, in ns from the base (which it sets if unset)
+   */
+  maxStart(b) {
+    if (!this.haveBase) { this.baseLo = b.startLo[0]; this.baseHi = b.startHi[0]; this.haveBase = true; }
+    let m = -Infinity;
+    for (let i = 0; i < b.count; i++) m = Math.max(m, (b.startHi[i] - this.baseHi) * TWO32 + (b.startLo[i] - this.baseLo));
+    return m;
+  }
+
+  /** @returns {number} the bytes of the events held */
+  bytes() {
+    let n = 0;
+    for (const p of this.procs.values())
+      for (const t of p.threads.values()) {
+        for (const l of t.zones) n += l.bytes();
+        if (t.instants) n += t.instants.bytes();
+        for (const l of t.counters.values()) n += l.bytes();
+      }
+    return n;
+  }
+
+  /** Past ringMax events held, drops the oldest batches' worth down to 3/4 of it. */
+  trim() {
+    if (this.events <= this.ringMax) return;
+    let keep = this.events, cut = this.cut, i = 0;
+    while (i < this.batches.length && keep > this.ringMax * 0.75) {
+      keep -= this.batches[i][1];
+      cut = Math.max(cut, this.batches[i][0]);
+      i++;
+    }
+    this.batches.splice(0, i);
+    // the cut is just past the latest start dropped: everything before it goes
+    cut = cut + 1;
+    let dropped = 0;
+    for (const p of this.procs.values())
+      for (const t of p.threads.values()) {
+        for (const l of t.zones) dropped += l.dropBefore(cut);
+        if (t.instants) dropped += t.instants.dropBefore(cut);
+        for (const l of t.counters.values()) dropped += l.dropBefore(cut);
+      }
+    this.cut = cut;
+    this.events -= dropped;
+    this.data++;
   }
 
   /**
@@ -215,11 +323,13 @@ export class Model {
     if (!this.haveBase) {
       this.baseLo = b.startLo[0]; this.baseHi = b.startHi[0]; this.haveBase = true;
     }
-    const baseLo = this.baseLo, baseHi = this.baseHi, sum = this.checksumOn;
-    let minT = this.minT, maxT = this.maxT, ck = this.checksum, layout = false;
+    const baseLo = this.baseLo, baseHi = this.baseHi, sum = this.checksumOn, cut = this.cut;
+    let minT = this.minT, maxT = this.maxT, ck = this.checksum, layout = false, held = 0, last = -Infinity;
     for (let i = 0; i < n; i++) {
-      const t = this.track(b.pid[i], b.tid[i]);
+      if (sum) ck = (ck + eventMix(b.startLo[i], b.startHi[i], b.durLo[i], b.durHi[i], this.hashOf(b.name[i]))) >>> 0;
       const s = (b.startHi[i] - baseHi) * TWO32 + (b.startLo[i] - baseLo);
+      if (s < cut) continue; // before the ring's cut: the view frames draw it
+      const t = this.track(b.pid[i], b.tid[i]);
       const kind = b.kind[i];
       let lane, d;
       if (kind === 5) { // counter: dur_ns holds a double's bits
@@ -249,15 +359,19 @@ export class Model {
       const k = lane.n++;
       lane.s[k] = s; lane.d[k] = d; lane.name[k] = b.name[i];
       if (s < lane.last) lane.sorted = false; else lane.last = s;
+      if (s > last) last = s;
       t.events++;
-      if (sum) ck = (ck + eventMix(b.startLo[i], b.startHi[i], b.durLo[i], b.durHi[i], this.hashOf(b.name[i]))) >>> 0;
+      held++;
     }
     this.minT = minT;
     this.maxT = maxT;
     this.checksum = ck;
-    this.events += n;
+    this.events += held;
+    this.received += n;
+    if (held) this.batches.push([last, held]);
     this.data++;
     if (layout) this.layout++;
+    this.trim();
   }
 
   // The base of the times, in ns since the clock's start (u64 ns as a float64: exact up to
@@ -317,7 +431,7 @@ export class Model {
    */
   sortedTracks() {
     const procs = [...this.procs.values()].sort((a, b) => a.sort - b.sort || a.pid - b.pid);
-    return procs.map((p) => ({ proc: p, threads: [...p.threads.values()].filter((t) => t.events > 0 || t.ticks).sort((a, b) => a.sort - b.sort || a.tid - b.tid) }))
+    return procs.map((p) => ({ proc: p, threads: [...p.threads.values()].filter((t) => t.events > 0 || t.stored > 0 || t.ticks).sort((a, b) => a.sort - b.sort || a.tid - b.tid) }))
       .filter((g) => g.threads.length > 0);
   }
 }

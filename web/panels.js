@@ -7,6 +7,9 @@
 // the samples panel (profile.js), asked again for a range selected on the timeline. A
 // capture without samples, or one the store does not hold (404), shows no panel. And the
 // search box's count of the events whose names match.
+// The range table's rows come from the service (/stats, asked by app.js) for a stored
+// capture, with each name's p99 and self time; only a live capture the service has not
+// stored yet has them counted over the events the page holds.
 // Each panel only reads the model and the stats: the session (session.js) fills them, and
 // app.js tells the panels when to draw.
 import { fmtDur } from './timeline.js';
@@ -19,11 +22,21 @@ import { api } from './session.js';
 /** @typedef {import('./profile.js').Profile} Profile */
 /**
  * An event the timeline hit (Timeline.hit): its track, lane kind, depth, times in ns from
- * the capture's base, its name, and how many events its pixel merges.
+ * the capture's base, its name, and how many events its pixel merges; from a view frame,
+ * its index in the capture (event; -1 unknown) or the cell it is.
  * @typedef {{ track: { pid: number, tid: number, name: string }, lane: string, depth: number,
- *   start: number, dur: number, name: string, merged: number }} EventInfo
+ *   start: number, dur: number, name: string, merged: number, event?: number,
+ *   cell?: { count: number, busy: number, width: number } }} EventInfo
  */
-/** @typedef {{ name: string, count: number, total: number, mean: number, max: number }} RangeRow */
+/**
+ * A name's row of the range table: p99 and self are the service's (NaN when counted here).
+ * @typedef {{ name: string, count: number, total: number, mean: number, max: number, p99: number, self: number }} RangeRow
+ */
+/**
+ * What the details ask of the page: show the slowest instance of a name, or the next one
+ * starting after `from` (ns from the base).
+ * @typedef {{ jump(name: string, how: 'slowest' | 'next', from: number): void }} DetailsHooks
+ */
 
 /**
  * @param {string} id
@@ -38,9 +51,13 @@ function $(id) {
 // ---- the stats line ----------------------------------------------------------------------
 
 export class StatsLine {
-  /** @param {Stats} stats */
-  constructor(stats) {
+  /**
+   * @param {Stats} stats
+   * @param {() => string} paged what the view frames held say (pages.js), '' for none
+   */
+  constructor(stats, paged) {
     this.stats = stats;
+    this.paged = paged;
     // the counts at the start of the throughput window
     this.lastBytes = 0; this.lastDecodeUs = 0; this.lastBatches = 0;
     this.lastAt = performance.now();
@@ -60,18 +77,25 @@ export class StatsLine {
     const bpe = stats.events ? (stats.bytes / stats.events).toFixed(1) : '–';
     const state = stats.error ? 'error' : stats.stopped ? 'service stopped' : stats.ended ? 'ended'
       : stats.connected ? (stats.from === 'replay' ? 'replaying' : 'live') : 'idle';
+    const paged = this.paged();
+    if (stats.from === 'view') {
+      $('stats').textContent = `events ${stats.events.toLocaleString('en')} · ${paged} · ${state === 'ended' ? 'stored' : state}`;
+      return;
+    }
     $('stats').textContent = `events ${stats.events.toLocaleString('en')} · ${bpe} B/event · wire ${stats.wire || '–'} · ` +
       `${stats.mbps.toFixed(2)} MB/s · decode ${stats.decodeUsPerBatch.toFixed(0)} µs/batch · ` +
-      `drops ${stats.gapEvents.toLocaleString('en')} (${stats.gaps} gaps) · ${state}`;
+      `drops ${stats.gapEvents.toLocaleString('en')} (${stats.gaps} gaps) · ${paged ? `${paged} · ` : ''}${state}`;
   }
 }
 
 // ---- the details: tooltip, selection, range table --------------------------------------
 
 export class Details {
-  /** @param {Model} model */
-  constructor(model) {
+  /** @param {Model} model @param {DetailsHooks} hooks */
+  constructor(model, hooks) {
     this.model = model;
+    this.hooks = hooks;
+    this.note = '';
     /** @type {RangeRow[] | null} */
     this.rows = null;
     /** @type {[number, number] | null} */
@@ -102,10 +126,20 @@ export class Details {
     tip.textContent = '';
     const b = document.createElement('b');
     b.textContent = info.name;
-    tip.append(b, document.createElement('br'),
-      `start ${fmtDur(info.start)} · ${info.lane === 'instant' ? 'instant' : `duration ${fmtDur(info.dur)}`}`,
-      document.createElement('br'), `thread ${this.threadLabel(info.track)}`);
-    if (info.merged > 1) tip.append(document.createElement('br'), `(${info.merged.toLocaleString('en')} events within 3 px here: zoom in)`);
+    const c = info.cell;
+    if (c) {
+      tip.append(b, document.createElement('br'),
+        `${c.count.toLocaleString('en')} ${c.count === 1 ? 'event' : 'events'} from ${fmtDur(info.start)} over ${fmtDur(c.width)}` +
+        (info.lane === 'instant' ? '' : `, busy ${fmtDur(Math.min(c.busy, c.width * 2))}`),
+        document.createElement('br'), `the longest ${info.name}${info.lane === 'instant' ? '' : ` (${fmtDur(info.dur)})`} · zoom in for each`,
+        document.createElement('br'), `thread ${this.threadLabel(info.track)}`);
+      b.textContent = `${info.name}${c.count > 1 ? ' and others' : ''}`;
+    } else {
+      tip.append(b, document.createElement('br'),
+        `start ${fmtDur(info.start)} · ${info.lane === 'instant' ? 'instant' : `duration ${fmtDur(info.dur)}`}`,
+        document.createElement('br'), `thread ${this.threadLabel(info.track)}`);
+      if (info.merged > 1) tip.append(document.createElement('br'), `(${info.merged.toLocaleString('en')} events within 3 px here: zoom in)`);
+    }
     tip.style.left = `${cx + 14}px`;
     tip.style.top = `${cy + 14}px`;
   }
@@ -115,26 +149,47 @@ export class Details {
     const el = $('selection');
     el.textContent = '';
     if (!info) { el.textContent = 'click an event to select it; shift+drag a range for its table'; return; }
-    const rows = [['name', info.name], ['start', fmtDur(info.start)], ['duration', info.lane === 'instant' ? '(instant)' : fmtDur(info.dur)],
-      ['thread', this.threadLabel(info.track)], ['depth', String(info.depth)]];
+    const rows = info.cell
+      ? [['name', `${info.name} (the longest of ${info.cell.count.toLocaleString('en')})`], ['start', fmtDur(info.start)], ['cell', fmtDur(info.cell.width)],
+        ['thread', this.threadLabel(info.track)], ['depth', String(info.depth)]]
+      : [['name', info.name], ['start', fmtDur(info.start)], ['duration', info.lane === 'instant' ? '(instant)' : fmtDur(info.dur)],
+        ['thread', this.threadLabel(info.track)], ['depth', String(info.depth)]];
+    if (info.event !== undefined && info.event >= 0) rows.push(['index', String(info.event)]);
     const t = document.createElement('table');
+    t.id = 'selection-table';
     for (const [k, v] of rows) {
       const tr = t.insertRow();
       tr.insertCell().textContent = k;
       tr.insertCell().textContent = v;
     }
-    el.append(t);
+    const bar = document.createElement('div');
+    for (const [how, text] of /** @type {['slowest' | 'next', string][]} */ ([['slowest', 'slowest ›'], ['next', 'next ›']])) {
+      const btn = document.createElement('button');
+      btn.id = `jump-${how}`;
+      btn.textContent = text;
+      btn.title = how === 'slowest' ? `show the longest ${info.name} of the capture` : `show the next ${info.name} after this one`;
+      btn.addEventListener('click', () => this.hooks.jump(info.name, how, info.start));
+      bar.append(btn);
+    }
+    const note = document.createElement('span');
+    note.id = 'jump-note';
+    note.className = 'hint';
+    bar.append(' ', note);
+    el.append(t, bar);
   }
 
   /**
-   * The range table: the names in the selected range [r0, r1] (ns), or none.
+   * The range table: the names in the selected range [r0, r1] (ns), or none; note says
+   * where its rows come from.
    * @param {RangeRow[] | null} rows
    * @param {number} [r0]
    * @param {number} [r1]
+   * @param {string} [note]
    */
-  range(rows, r0 = 0, r1 = 0) {
+  range(rows, r0 = 0, r1 = 0, note = '') {
     this.rows = rows;
     this.span = rows ? [r0, r1] : null;
+    this.note = note;
     this.renderRange();
   }
 
@@ -149,11 +204,11 @@ export class Details {
       return desc ? -c : c;
     });
     const cap = document.createElement('div');
-    cap.textContent = `${fmtDur(this.span[1] - this.span[0])} selected: ${rows.length} names`;
+    cap.textContent = `${fmtDur(this.span[1] - this.span[0])} selected: ${rows.length} names${this.note ? ` · ${this.note}` : ''}`;
     const t = document.createElement('table');
     t.id = 'range-table';
     const head = t.createTHead().insertRow();
-    for (const k of /** @type {(keyof RangeRow)[]} */ (['name', 'count', 'total', 'mean', 'max'])) {
+    for (const k of /** @type {(keyof RangeRow)[]} */ (['name', 'count', 'total', 'mean', 'max', 'p99', 'self'])) {
       const th = document.createElement('th');
       th.textContent = k + (k === key ? (desc ? ' ▼' : ' ▲') : '');
       th.dataset.key = k;
@@ -167,8 +222,10 @@ export class Details {
     for (const r of rows.slice(0, 200)) {
       const tr = body.insertRow();
       tr.insertCell().textContent = r.name;
+      /** @param {number} x */
+      const dur = (x) => (Number.isNaN(x) ? '–' : fmtDur(x));
       /** @type {[number, (x: number) => string][]} */
-      const cells = [[r.count, String], [r.total, fmtDur], [r.mean, fmtDur], [r.max, fmtDur]];
+      const cells = [[r.count, String], [r.total, dur], [r.mean, dur], [r.max, dur], [r.p99, dur], [r.self, dur]];
       for (const [v, f] of cells) {
         const td = tr.insertCell();
         td.className = 'num';
@@ -257,7 +314,8 @@ export class Samples {
 // ---- search ----------------------------------------------------------------------------------
 
 /**
- * Highlights the names that contain q (case-blind; '' clears) and counts their events.
+ * Highlights the names that contain q (case-blind; '' clears) and counts their events the
+ * page holds (app.js adds a stored capture's from /stats).
  * @param {Model} model
  * @param {Timeline} view
  * @param {string} q

@@ -8,8 +8,16 @@
 // and counting into the stats object. Opening another capture drops the old socket; anything
 // of the old one still queued is dropped by its session number.
 //
+// A stored capture is not read whole: the pager (pages.js) asks the service for its tracks,
+// names and the view frames of what is on screen. A live one comes over the WebSocket into
+// the model's ring, and the pager draws what the ring has dropped (or never had: a live
+// capture whose stored part is past half the ring is joined from=now) from view frames.
+//
 // The URL's fragment says what to open: #capture=NAME[&wire=raw|packed|deflate]
-// [&replay=1][&checksum=1] (checksum: also sum eventMix over every event, wire.js).
+// [&replay=1][&checksum=1][&ring=N][&from=start|now] (replay: a stored capture through
+// /api/replay into the ring, as a live one; checksum: also sum eventMix over every event,
+// wire.js; ring: the ring's bound in events, model.js's RING_MAX by default; from: how a live
+// one is joined, whatever its stored part).
 import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
 
 /**
@@ -19,7 +27,10 @@ import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
  *   batches: number, names: number, gaps: number, gapEvents: number, decodeUs: number,
  *   decodeUsPerBatch: number, ended: boolean, endEvents: number | null, stopped: boolean,
  *   error: string, checksum: number, searchMatches: number, mbps: number, connected: boolean,
+ *   held: number, cut: boolean,
  * }} Stats
+ * (from is the hello's, or 'view' for a stored capture drawn from view frames; held: the
+ * bytes of events and frames the page holds; cut: the live ring has dropped its oldest.)
  */
 
 /**
@@ -53,16 +64,19 @@ function emptyStats() {
     capture: '', wire: '', from: '', events: 0, bytes: 0, frames: 0, batches: 0, names: 0,
     gaps: 0, gapEvents: 0, decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null,
     stopped: false, error: '', checksum: 0, searchMatches: 0, mbps: 0, connected: false,
+    held: 0, cut: false,
   };
 }
 
 /**
  * The URL fragment: what to open and how.
- * @returns {{ capture: string, wire: string, replay: boolean, checksum: boolean }}
+ * @returns {{ capture: string, wire: string, replay: boolean, checksum: boolean, ring: number, from: string }}
  */
 export function params() {
   const h = new URLSearchParams(location.hash.slice(1));
-  return { capture: h.get('capture') || '', wire: h.get('wire') || '', replay: h.get('replay') === '1', checksum: h.get('checksum') === '1' };
+  const from = h.get('from');
+  return { capture: h.get('capture') || '', wire: h.get('wire') || '', replay: h.get('replay') === '1', checksum: h.get('checksum') === '1',
+    ring: Number(h.get('ring')) || 0, from: from === 'start' || from === 'now' ? from : '' };
 }
 
 /**
@@ -83,15 +97,35 @@ export async function api(path, init) {
   return body;
 }
 
+/**
+ * A request whose answer is bytes (a view frame, names frames); errors as api()'s.
+ * @param {string} path
+ * @param {RequestInit} [init]
+ * @returns {Promise<Uint8Array<ArrayBuffer>>}
+ */
+export async function apiBytes(path, init) {
+  const r = await fetch(path, Object.assign({ credentials: 'same-origin' }, init));
+  if (r.status === 401) { $('signin').hidden = false; throw new Error('the service needs its token'); }
+  $('signin').hidden = true;
+  if (!r.ok) {
+    /** @type {{ error?: string }} */
+    const body = await r.json().catch(() => ({}));
+    throw new Error(body.error || `HTTP ${r.status}`);
+  }
+  return new Uint8Array(await r.arrayBuffer());
+}
+
 export class Session {
   /**
    * @param {import('./model.js').Model} model
    * @param {import('./timeline.js').Timeline} view
+   * @param {import('./pages.js').Pager} pager
    * @param {SessionHooks} hooks
    */
-  constructor(model, view, hooks) {
+  constructor(model, view, pager, hooks) {
     this.model = model;
     this.view = view;
+    this.pager = pager;
     this.hooks = hooks;
     /** @type {Stats} the object itself stays: the tests hold it */
     this.stats = emptyStats();
@@ -115,25 +149,56 @@ export class Session {
   }
 
   /**
-   * Opens capture name: live (what has come so far, then the live edge) or a replay.
+   * Opens capture name: stored (drawn from view frames), live (what has come so far, then
+   * the live edge, into the ring) or a replay into the ring (the fragment's replay=1).
    * @param {string} name
    * @param {boolean} live
+   * @param {number} [stored] the events the capture list says it has stored
    */
-  open(name, live) {
+  async open(name, live, stored = 0) {
     const p = params(), stats = this.stats, view = this.view;
-    if (this.ws) { this.ws.onmessage = this.ws.onclose = null; this.ws.close(); }
+    if (this.ws) { this.ws.onmessage = this.ws.onclose = null; this.ws.close(); this.ws = null; }
     const mine = ++this.id;
     this.model.reset();
     this.model.checksumOn = p.checksum;
+    if (p.ring > 0) this.model.ringMax = p.ring;
+    this.pager.reset();
     Object.assign(stats, emptyStats(), { capture: name, searchMatches: stats.searchMatches, mbps: stats.mbps });
     $('error').hidden = true;
     $('title').textContent = name;
     view.selected = null; view.range = null;
     this.hooks.opened(name);
-    view.setFollow(true);
     this.chain = Promise.resolve();
+    if (!live && !p.replay) {
+      view.setFollow(false);
+      stats.from = 'view';
+      stats.connected = true;
+      try {
+        const t = await this.pager.open(name, false);
+        if (mine !== this.id) return;
+        stats.events = t.events;
+        stats.ended = true;
+        stats.endEvents = t.events;
+        view.fit();
+        this.hooks.ended(name);
+      } catch (e) {
+        if (mine === this.id) this.fail(`capture ${name}: ${e instanceof Error ? e.message : e}`);
+      }
+      if (mine === this.id) stats.connected = false;
+      this.hooks.changed();
+      return;
+    }
+    view.setFollow(true);
+    let from = 'start';
+    if (live) {
+      // its tracks and names first (a capture not stored yet has none: the ring alone)
+      try { await this.pager.open(name, true); } catch { /* not stored yet */ }
+      if (mine !== this.id) return;
+      if (p.from) from = p.from;
+      else if (this.pager.ready && stored > this.model.ringMax / 2) from = 'now';
+    }
     const wire = p.wire ? `&wire=${encodeURIComponent(p.wire)}` : '';
-    const path = live ? `/api/live?capture=${encodeURIComponent(name)}&from=start${wire}`
+    const path = live ? `/api/live?capture=${encodeURIComponent(name)}&from=${from}${wire}`
       : `/api/replay?capture=${encodeURIComponent(name)}&speed=max${wire}`;
     const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`);
     this.ws = ws;
@@ -204,9 +269,16 @@ export class Session {
     else {
       stats.decodeUs += us;
       stats.batches++;
+      // joined from=now: what starts before the first batch's last event is the view frames'
+      // (pages.js); of the batches published before the join, which this viewer never gets,
+      // only an event starting after that would be drawn by neither
+      if (model.received === 0 && stats.from === 'now' && r.events.count > 0) model.cut = model.maxStart(r.events) + 1;
       model.append(r.events);
-      stats.events = model.events;
+      stats.events = model.received;
       stats.checksum = model.checksum;
+      stats.cut = model.cut > -Infinity;
+      // the ring has dropped some: the service's frames draw it, once it has the tracks
+      if (stats.cut && !this.pager.ready) this.pager.retryOpen(stats.capture);
     }
     view.invalidate();
   }

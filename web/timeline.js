@@ -10,42 +10,85 @@
 // pixels becoming one rectangle. Rectangles are collected per colour and filled as one
 // path per colour, so a frame costs O(visible pixels x log n), whatever the events in view.
 //
+// A stored capture's events are not held: its rows draw the view frames the pager holds
+// (pages.js) — the overview first, then over the range of the frame that serves the view
+// (cleared first), that frame: long events exactly, as zones, and cells merged per lane and
+// column: a zone lane's cell as a block of its dominant name's colour, paler the less busy
+// the cell is, an instant's as a tick, a counter's as a
+// bar from its least to its greatest value. A live capture's ring (model.js) is drawn over
+// them, from its cut on; the frames only before it.
+//
 // Input: wheel, ctrl+wheel (a trackpad's pinch) and two-finger touch zoom around the
 // pointer; drag pans (time and rows); shift+drag, or a drag on the time axis, selects a
 // range; click selects an event; keys: + - (or w s) zoom, arrows (or a d) pan, f or 0 fits,
 // Escape clears the selection. Panning away from the live edge turns "follow" off.
 import { lowerBound } from './model.js';
+import { trackKey } from './pages.js';
+import { LANE_INSTANT, LANE_COUNTER } from './view.js';
 
 /** @typedef {import('./model.js').Model} Model */
 /** @typedef {import('./model.js').Track} Track */
 /** @typedef {import('./model.js').Lane} Lane */
+/** @typedef {import('./pages.js').Pager} Pager */
+/** @typedef {import('./pages.js').Placed} Placed */
 /**
  * A row of the timeline, y and h in CSS pixels from the top of the rows: a process's header,
  * or a thread with the heights of its zones (zh), instants (ih), counters (ch) and sample
  * ticks (th), top down.
  * @typedef {{ kind: 'proc', y: number, h: number, label: string, track?: undefined }
- *   | { kind: 'thread', y: number, h: number, label: string, track: Track,
+ *   | { kind: 'thread', y: number, h: number, label: string, track: Track, key: string,
  *       zh: number, ih: number, ch: number, th: number }} Row
  */
 /**
  * An event under a point (Timeline.hit): its track and lane (a zone's depth), its index in
  * the lane, times in ns from the capture's base, its name, and how many events its pixel
- * merges (1: drawn on its own).
+ * merges (1: drawn on its own). From a view frame: its index in the capture (event, -1 when
+ * not known), or the cell it is (its events, busy time and width; name the dominant one).
  * @typedef {{ track: Track, lane: 'zone' | 'instant', depth: number, index: number,
- *   start: number, dur: number, nameId: number, name: string, merged: number }} Hit
+ *   start: number, dur: number, nameId: number, name: string, merged: number,
+ *   event?: number, cell?: { count: number, busy: number, width: number } }} Hit
  */
 /**
  * What the last draw did (the tests and the benchmark read it): rectangles filled, its time
- * in ms, zone labels drawn, sample tick marks drawn.
- * @typedef {{ rects: number, ms: number, labels?: number, tickMarks?: number }} DrawStats
+ * in ms, zone labels drawn, sample tick marks drawn; of the frame that served the view
+ * (primary) and of the overview: the events and cells in view that were drawn, and the
+ * primary's url.
+ * @typedef {{ rects: number, ms: number, labels?: number, tickMarks?: number,
+ *   primary?: { url: string, events: number, cells: number } | null,
+ *   overview?: { events: number, cells: number } | null, rows?: string[] }} DrawStats
+ * (rows: the tracks whose rows are on screen)
  */
 
+const BUSY_LEVELS = 4; // a cell's shade: one step paler per quarter of it not busy
 const AXIS_H = 24, LABEL_W = 160, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
 const MIN_W = 2; // px: narrower zones are merged
 const NCOL = 24;
 const PALETTE = Array.from({ length: NCOL }, (_, i) => `hsl(${(i * 360 / NCOL + 15) % 360}, 55%, ${i % 2 ? 62 : 70}%)`);
+/**
+ * A track's counter cells' least and greatest value.
+ * @param {import('./view.js').ViewFrame} f @param {import('./view.js').ViewTrack} vt
+ * @param {[number, number]} r its counter cells
+ * @returns {[number, number]}
+ */
+function valueRange(f, vt, r) {
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < r[1] - r[0]; i++) {
+    lo = Math.min(lo, f.cMin[vt.v0 + i]);
+    hi = Math.max(hi, f.cMax[vt.v0 + i]);
+  }
+  return lo <= hi ? [lo, hi] : [0, 1];
+}
+
 const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1, TICK = NCOL + 2; // extra buckets: non-matching (search), merged matches, samples
-const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64'];
+// a cell's colour: its name's, paler the less busy it is (BUSY_LEVELS - 1 pale shades of
+// each colour after the extra buckets; the busiest cells take the colour itself)
+const SHADES = NCOL + 3;
+const SHADE = Array.from({ length: NCOL * (BUSY_LEVELS - 1) }, (_, j) => {
+  const i = Math.floor(j / (BUSY_LEVELS - 1)), lvl = 1 + (j % (BUSY_LEVELS - 1)), l = i % 2 ? 62 : 70;
+  const pale = 1 - lvl / BUSY_LEVELS;
+  return `hsl(${(i * 360 / NCOL + 15) % 360}, ${Math.round(55 - 20 * pale)}%, ${Math.round(l + (96 - l) * pale)}%)`;
+});
+const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64', ...SHADE];
 
 /**
  * @param {number} nameId
@@ -130,8 +173,9 @@ class Buckets {
  * @typedef {{
  *   hover(info: import('./panels.js').EventInfo | null, x?: number, y?: number): void,
  *   select(info: import('./panels.js').EventInfo | null): void,
- *   range(rows: import('./panels.js').RangeRow[] | null, r0?: number, r1?: number): void,
+ *   range(span: [number, number] | null): void,
  *   followChanged(on: boolean): void,
+ *   viewed(t0: number, t1: number, px: number, keys: string[]): void,
  * }} TimelineHooks
  */
 
@@ -139,9 +183,11 @@ export class Timeline {
   /**
    * @param {HTMLCanvasElement} canvas
    * @param {import('./model.js').Model} model
+   * @param {Pager} pages the view frames of a stored capture (or a live one's history)
    * @param {TimelineHooks} hooks
    */
-  constructor(canvas, model, hooks) {
+  constructor(canvas, model, pages, hooks) {
+    this.pages = pages;
     this.canvas = canvas;
     const ctx = canvas.getContext('2d', { alpha: false });
     if (!ctx) throw new Error('the timeline needs a 2D canvas, and this one has another context');
@@ -176,6 +222,8 @@ export class Timeline {
     this.lastStats = { rects: 0, ms: 0 };
     /** @type {[number, number] | null} where the pointer last was on the canvas */
     this.pointer = null;
+    /** @type {{ primary: { url: string, events: number, cells: number } | null, overview: { events: number, cells: number } | null, labels0: number }} */
+    this.lastFrames = { primary: null, overview: null, labels0: 0 };
     this.bind();
     const loop = () => {
       if (this.dirty || (this.follow && this.lastData !== this.model.data)) this.draw();
@@ -198,7 +246,7 @@ export class Timeline {
 
   fit() {
     const m = this.model;
-    if (m.events === 0 && !m.ticks) return;
+    if (!(m.maxT >= m.minT)) return;
     const span = Math.max(m.maxT - m.minT, 1000);
     this.t0 = m.minT - span * 0.01;
     this.t1 = m.maxT + span * 0.01;
@@ -225,10 +273,11 @@ export class Timeline {
       const label = (t) =>
         !t.name ? `thread ${t.tid}` : (seen.get(t.name) || 0) > 1 ? `${t.name} (${t.tid})` : t.name;
       for (const t of g.threads) {
-        const zh = t.zones.length * LANE_H, ih = t.instants ? INST_H : 0, ch = t.counters.size * COUNTER_H;
+        const zh = Math.max(t.zones.length, t.vZones) * LANE_H, ih = t.instants || t.vInstants ? INST_H : 0;
+        const ch = Math.max(t.counters.size, t.vCounter ? 1 : 0) * COUNTER_H;
         const th = t.ticks ? TICK_H : 0;
         const h = Math.max(zh + ih + ch + th, LANE_H) + 2;
-        rows.push({ kind: 'thread', y, h, track: t, zh, ih, ch, th, label: label(t) });
+        rows.push({ kind: 'thread', y, h, track: t, key: trackKey(t.pid, t.tid), zh, ih, ch, th, label: label(t) });
         y += h;
       }
     }
@@ -262,7 +311,7 @@ export class Timeline {
     this.lastData = m.data;
     this.resize();
     if (this.layout !== m.layout) this.relayout();
-    if (this.follow && m.events > 0) {
+    if (this.follow && m.maxT >= m.minT) {
       if (this.followAll) {
         const span = Math.max(m.maxT - m.minT, 1000);
         this.t0 = m.minT; this.t1 = m.minT + span * 1.02;
@@ -283,22 +332,59 @@ export class Timeline {
     const counters = [];
     const k = this.plotW / (this.t1 - this.t0);
     let tickMarks = 0;
-    for (const row of this.rows) {
+    const pg = this.pages, act = pg.active;
+    const { overview, primary } = act ? pg.drawList(this.t0, this.t1) : { overview: null, primary: null };
+    const hi = pg.live ? m.cut : Infinity; // frames draw what starts before the ring's cut
+    /** @type {{ events: number, cells: number }} */
+    const ov = { events: 0, cells: 0 }, pr = { events: 0, cells: 0 };
+    /** @type {string[]} the tracks on screen, and a few rows more */
+    const keys = [];
+    const vis = this.rows.filter((row) => { const y = AXIS_H + row.y - this.scrollY; return !(y + row.h < AXIS_H || y > H); });
+    const lo = this.rows.indexOf(vis[0]), up = this.rows.indexOf(vis[vis.length - 1]);
+    for (let i = Math.max(0, lo - 4); i <= Math.min(this.rows.length - 1, up + 4) && lo >= 0; i++) {
+      const row = this.rows[i];
+      if (row.kind === 'thread' && row.track.stored > 0) keys.push(row.key);
+    }
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, AXIS_H, W - LABEL_W, H - AXIS_H);
+    ctx.clip();
+    /** @type {[number, number, number, number][]} the primary frame's area per row: cleared */
+    const clear = [];
+    let labels0 = 0, rects0 = 0;
+    if (overview) {
+      for (const row of vis) {
+        if (row.kind !== 'thread') continue;
+        const pt = overview.tracks.get(row.key);
+        if (pt) this.drawPlaced(overview, pt, row, AXIS_H + row.y - this.scrollY, k, hi, ov);
+        if (primary && (!primary.answered || primary.answered.has(row.key))) {
+          const a = Math.max(0, (primary.t0 - this.t0) * k), z = Math.min(this.plotW, (Math.min(primary.t1, hi) - this.t0) * k);
+          if (z > a) clear.push([LABEL_W + a, AXIS_H + row.y - this.scrollY, z - a, row.h - 1]);
+        }
+      }
+      rects0 = b.fill(ctx);
+      b.clear();
+      ctx.fillStyle = '#ffffff';
+      for (const [x, y, w, h] of clear) ctx.fillRect(x, y, w, h);
+      // the overview's labels where the primary frame draws its own go
+      this.labels = this.labels.filter((l) => !clear.some(([x, y, w, h]) => l[1] >= y && l[1] < y + h && l[0] + l[2] > x && l[0] < x + w));
+      labels0 = this.labels.length;
+    }
+    for (const row of vis) {
       const y = AXIS_H + row.y - this.scrollY;
-      if (y + row.h < AXIS_H || y > H) continue;
       if (row.kind !== 'thread') continue;
       const tr = row.track;
+      if (primary) {
+        const pt = primary.tracks.get(row.key);
+        if (pt) this.drawPlaced(primary, pt, row, y, k, hi, pr);
+      }
       for (let d = 0; d < tr.zones.length; d++) this.drawZones(tr.zones[d], y + d * LANE_H + 1, LANE_H - 2, k);
       if (tr.instants) this.drawInstants(tr.instants, y + row.zh, INST_H - 1, k);
       let cy = y + row.zh + row.ih;
       for (const [id, lane] of tr.counters) { counters.push([lane, id, cy]); cy += COUNTER_H; }
       if (tr.ticks) tickMarks += this.drawTicks(tr.ticks, y + row.zh + row.ih + row.ch + 1, TICK_H - 2, k);
     }
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(LABEL_W, AXIS_H, W - LABEL_W, H - AXIS_H);
-    ctx.clip();
-    const rects = b.fill(ctx);
+    const rects = rects0 + b.fill(ctx);
     ctx.fillStyle = '#1a1a1a';
     ctx.font = '11px sans-serif';
     ctx.textBaseline = 'middle';
@@ -308,10 +394,13 @@ export class Timeline {
     ctx.restore();
     this.drawGutter();
     this.drawAxis(k);
+    this.lastFrames = { primary: primary ? { url: primary.url, ...pr } : null, overview: overview ? ov : null, labels0 };
+    if (act) this.hooks.viewed(this.t0, this.t1, this.plotW, keys);
     const ms = performance.now() - t;
     this.drawTimes.push(ms);
     if (this.drawTimes.length > 600) this.drawTimes.splice(0, 300);
-    this.lastStats = { rects, ms, labels: this.labels.length, tickMarks };
+    this.lastStats = { rects, ms, labels: this.labels.length, tickMarks, primary: this.lastFrames.primary, overview: this.lastFrames.overview,
+      rows: vis.flatMap((r) => (r.kind === 'thread' ? [r.key] : [])) };
   }
 
   /** @param {number} id a name id @returns {number} its colour, or DIM when a search leaves it out */
@@ -321,20 +410,25 @@ export class Timeline {
   }
 
   /**
+   * The zones of a lane that start before hi.
    * @param {Lane} lane @param {number} y @param {number} h
    * @param {number} k CSS pixels per ns
+   * @param {number} [hi]
+   * @returns {number} the events in view
    */
-  drawZones(lane, y, h, k) {
+  drawZones(lane, y, h, k, hi = Infinity) {
     lane.ensureSorted();
-    const s = lane.s, d = lane.d, nm = lane.name, n = lane.n, t0 = this.t0, t1 = this.t1;
+    const s = lane.s, d = lane.d, nm = lane.name, t0 = this.t0, t1 = this.t1;
     const W = this.plotW, b = this.buckets, labels = this.labels;
-    let i = lowerBound(s, t0 - lane.maxDur, 0, n);
+    const n = hi === Infinity ? lane.n : lowerBound(s, hi, 0, lane.n);
+    let i = lowerBound(s, t0 - lane.maxDur, 0, n), seen = 0;
     let runX0 = 0, runX1 = -10, runC = 0;
     while (i < n) {
       const si = s[i];
       if (si > t1) break;
       const ei = si + d[i];
       if (ei < t0) { i++; continue; }
+      seen++;
       const x0 = (si - t0) * k, x1 = (ei - t0) * k;
       if (x1 - x0 >= MIN_W) {
         const a = Math.max(x0, -2), z = Math.min(x1, W + 2), c = this.colour(nm[i]);
@@ -347,6 +441,9 @@ export class Timeline {
       const px = Math.floor(x0);
       let j = lowerBound(s, t0 + (px + 1) / k, i + 1, n);
       if (j - 1 > i && (d[j - 1] * k >= MIN_W)) j--; // the pixel's last event is wide: its own
+      // a frame's events (few a pixel: each is a cell wide or more) counted exactly, the ring's by the pixel
+      if (lane.index) { for (let q = i + 1; q < j; q++) if (s[q] <= t1 && s[q] + d[q] >= t0) seen++; }
+      else seen += j - i - 1;
       const xe = Math.max(px + 1, (s[j - 1] + d[j - 1] - t0) * k);
       const c = this.search ? (this.anyMatch(nm, i, j) ? HIGHLIGHT_RUN : DIM) : colourOf(nm[i]);
       if (px <= runX1 + 0.5 && c === runC) runX1 = Math.max(runX1, xe);
@@ -357,6 +454,84 @@ export class Timeline {
       i = j;
     }
     if (runX1 > runX0) b.add(runC, LABEL_W + runX0, y, runX1 - runX0, h);
+    return seen;
+  }
+
+  /**
+   * A frame's track on its row: its long events (zones, per depth), its cells per lane.
+   * Counts what is in view into n.
+   * @param {Placed} p @param {import('./pages.js').PlacedTrack} pt
+   * @param {Row & { kind: 'thread' }} row @param {number} y @param {number} k
+   * @param {number} hi what starts at or after it is not drawn (the live ring's)
+   * @param {{ events: number, cells: number }} n
+   */
+  drawPlaced(p, pt, row, y, k, hi, n) {
+    for (let d = 0; d < pt.zones.length; d++) {
+      const l = pt.zones[d];
+      if (l) n.events += this.drawZones(l, y + d * LANE_H + 1, LANE_H - 2, k, hi);
+    }
+    for (const [lane, [a, z]] of pt.cells) {
+      if (lane < LANE_INSTANT) n.cells += this.drawCells(p, a, z, y + lane * LANE_H + 1, LANE_H - 2, k, hi, false);
+      else if (lane === LANE_INSTANT) n.cells += this.drawCells(p, a, z, y + row.zh, INST_H - 1, k, hi, true);
+      else n.cells += this.drawCounterCells(p, pt, a, z, y + row.zh + row.ih, k, hi);
+    }
+  }
+
+  /**
+   * Cells [a, z) of a frame, one lane's: a zone lane's as blocks of the dominant name's
+   * colour, paler the less of the cell is busy (in BUSY_LEVELS steps), adjacent ones of one
+   * shade as one; an instant lane's as ticks.
+   * @param {Placed} p @param {number} a @param {number} z @param {number} y @param {number} h
+   * @param {number} k @param {number} hi @param {boolean} ticks
+   * @returns {number} the cells in view
+   */
+  drawCells(p, a, z, y, h, k, hi, ticks) {
+    const f = p.f, t0 = this.t0, t1 = this.t1, b = this.buckets, w = p.cellNs, c0 = p.colT0;
+    let i = lowerBound(f.cCol, Math.floor((t0 - c0) / w), a, z), seen = 0;
+    let runX0 = 0, runX1 = -10, runC = -1;
+    for (; i < z; i++) {
+      const ts = c0 + f.cCol[i] * w;
+      if (ts > t1 || ts >= hi) break;
+      if (ts + w < t0) continue;
+      seen++;
+      const c = this.colour(f.cName[i]);
+      const x0 = (ts - t0) * k;
+      if (ticks) { b.add(c, LABEL_W + x0, y, 1.5, h); continue; }
+      const x1 = Math.max(x0 + 1, (ts + w - t0) * k);
+      const lvl = Math.max(1, Math.min(BUSY_LEVELS, Math.ceil(f.cBusy[i] / w * BUSY_LEVELS)));
+      const cc = c < NCOL && lvl < BUSY_LEVELS ? SHADES + c * (BUSY_LEVELS - 1) + lvl - 1 : c;
+      if (cc === runC && x0 <= runX1 + 0.5) { runX1 = Math.max(runX1, x1); continue; }
+      if (runX1 > runX0) b.add(runC, LABEL_W + runX0, y, runX1 - runX0, h);
+      runX0 = x0; runX1 = x1; runC = cc;
+    }
+    if (runX1 > runX0) b.add(runC, LABEL_W + runX0, y, runX1 - runX0, h);
+    return seen;
+  }
+
+  /**
+   * A frame's counter cells [a, z) on a track: per cell a bar from its least to its
+   * greatest value, on the scale of the track's cells in the overview (or this frame's).
+   * @param {Placed} p @param {import('./pages.js').PlacedTrack} pt @param {number} a
+   * @param {number} z @param {number} y @param {number} k @param {number} hi
+   * @returns {number} the cells in view
+   */
+  drawCounterCells(p, pt, a, z, y, k, hi) {
+    const f = p.f, t0 = this.t0, t1 = this.t1, b = this.buckets, w = p.cellNs, c0 = p.colT0;
+    const ov = this.pages.overview, ot = ov && ov.tracks.get(trackKey(pt.vt.pid, pt.vt.tid));
+    const range = ot && ot.cells.get(LANE_COUNTER) && ov ? valueRange(ov.f, ot.vt, /** @type {[number, number]} */ (ot.cells.get(LANE_COUNTER))) : valueRange(f, pt.vt, [a, z]);
+    const lo = range[0], span = range[1] > range[0] ? range[1] - range[0] : 1, h = COUNTER_H - 14;
+    let i = lowerBound(f.cCol, Math.floor((t0 - c0) / w), a, z), seen = 0;
+    const c = colourOf(f.cName[a]);
+    for (; i < z; i++) {
+      const ts = c0 + f.cCol[i] * w;
+      if (ts > t1 || ts >= hi) break;
+      if (ts + w < t0) continue;
+      seen++;
+      const v = pt.vt.v0 + (i - a), y0 = y + 10 + h - (f.cMax[v] - lo) / span * h, y1 = y + 10 + h - (f.cMin[v] - lo) / span * h;
+      b.add(c, LABEL_W + (ts - t0) * k, y0, Math.max(1, w * k), Math.max(1.5, y1 - y0));
+    }
+    this.labels.push([LABEL_W + 4, y + 5, 300, `${this.model.nameOf(f.cName[a])}  ${+range[0].toPrecision(4)} … ${+range[1].toPrecision(4)}`]);
+    return seen;
   }
 
   /**
@@ -549,18 +724,54 @@ export class Timeline {
     if (off < row.zh) { depth = Math.floor(off / LANE_H); lane = tr.zones[depth]; kind = 'zone'; }
     else if (off < row.zh + row.ih) { lane = tr.instants; kind = 'instant'; }
     else return null;
-    if (!lane || lane.n === 0) return null;
+    const ring = lane && lane.n ? this.hitLane(lane, t, tol) : -1;
+    if (lane && ring >= 0) {
+      // narrower than a pixel: it was drawn merged with the others starting in that pixel
+      const merged = lane.d[ring] * k < MIN_W ? lowerBound(lane.s, t + 1.5 / k, 0, lane.n) - lowerBound(lane.s, t - 1.5 / k, 0, lane.n) : 1;
+      return { track: tr, lane: kind, depth, index: ring, start: lane.s[ring], dur: lane.d[ring], nameId: lane.name[ring], name: this.model.nameOf(lane.name[ring]), merged };
+    }
+    if (!this.pages.active || (this.pages.live && t >= this.model.cut)) return null;
+    // the frames: the primary where it serves, the overview elsewhere
+    const { overview, primary } = this.pages.drawList(this.t0, this.t1);
+    for (const p of [primary, overview]) {
+      if (!p || (p === primary && (t < p.t0 || t >= p.t1 || (p.answered && !p.answered.has(row.key))))) continue;
+      const pt = p.tracks.get(row.key);
+      if (!pt) return null;
+      const l = kind === 'zone' ? pt.zones[depth] : undefined;
+      const i = l ? this.hitLane(l, t, tol) : -1;
+      if (l && i >= 0) {
+        return { track: tr, lane: kind, depth, index: i, start: l.s[i], dur: l.d[i], nameId: l.name[i],
+          name: this.model.nameOf(l.name[i]), merged: 1, event: l.index ? l.index[i] : -1 };
+      }
+      const r = pt.cells.get(kind === 'zone' ? depth : LANE_INSTANT);
+      if (!r) return null;
+      const f = p.f, w = p.cellNs, col = Math.floor((t - p.colT0) / w), slack = Math.ceil(tol / w);
+      let best = -1;
+      for (let c = lowerBound(f.cCol, col - slack, r[0], r[1]); c < r[1] && f.cCol[c] <= col + slack; c++)
+        if (best < 0 || Math.abs(f.cCol[c] - col) < Math.abs(f.cCol[best] - col)) best = c;
+      if (best < 0) return null;
+      const start = p.colT0 + f.cCol[best] * w;
+      return { track: tr, lane: kind, depth, index: best, start, dur: kind === 'zone' ? f.cNameDur[best] : 0, nameId: f.cName[best],
+        name: this.model.nameOf(f.cName[best]), merged: f.cCount[best], event: -1, cell: { count: f.cCount[best], busy: f.cBusy[best], width: w } };
+    }
+    return null;
+  }
+
+  /**
+   * The event of a lane under time t (within tol ns), the last starting at or before it that
+   * covers it, or -1.
+   * @param {Lane} lane @param {number} t @param {number} tol
+   * @returns {number}
+   */
+  hitLane(lane, t, tol) {
     lane.ensureSorted();
-    // the last event starting at or before t (+ a few pixels for thin ones) that covers t
     let i = lowerBound(lane.s, t + tol, 0, lane.n) - 1;
     for (let q = i, seen = 0; q >= 0 && seen < 64; q--, seen++) {
       if (lane.s[q] + lane.d[q] + tol >= t) { i = q; break; }
       if (q === 0 || lane.s[q] < t - lane.maxDur - tol) { i = -1; break; }
     }
-    if (i < 0 || lane.s[i] + lane.d[i] + tol < t || lane.s[i] - tol > t) return null;
-    // narrower than a pixel: it was drawn merged with the others starting in that pixel
-    const merged = lane.d[i] * k < MIN_W ? lowerBound(lane.s, t + 1.5 / k, 0, lane.n) - lowerBound(lane.s, t - 1.5 / k, 0, lane.n) : 1;
-    return { track: tr, lane: kind, depth, index: i, start: lane.s[i], dur: lane.d[i], nameId: lane.name[i], name: this.model.nameOf(lane.name[i]), merged };
+    if (i < 0 || lane.s[i] + lane.d[i] + tol < t || lane.s[i] - tol > t) return -1;
+    return i;
   }
 
   /**
@@ -587,7 +798,7 @@ export class Timeline {
         for (const l of t.zones) add(l);
         if (t.instants) add(t.instants);
       }
-    return [...acc.values()].map((a) => ({ name: this.model.nameOf(a.id), count: a.count, total: a.total, mean: a.total / a.count, max: a.max }));
+    return [...acc.values()].map((a) => ({ name: this.model.nameOf(a.id), count: a.count, total: a.total, mean: a.total / a.count, max: a.max, p99: NaN, self: NaN }));
   }
 
   /** @param {number} x the CSS pixel that stays put @param {number} factor the span's, > 1 zooms out */
@@ -601,6 +812,14 @@ export class Timeline {
     this.t1 = this.t0 + span;
     this.followAll = false; // still following the live edge, with this span
     this.fitted = false;
+    this.invalidate();
+  }
+
+  /** @param {Track} track scrolled to, when its row is off screen */
+  scrollTo(track) {
+    if (this.layout !== this.model.layout) this.relayout();
+    const row = this.rows.find((r) => r.track === track);
+    if (row && (row.y < this.scrollY || row.y + row.h > this.scrollY + this.cssH - AXIS_H)) this.scrollY = Math.max(0, row.y - 40);
     this.invalidate();
   }
 
@@ -678,7 +897,7 @@ export class Timeline {
         if (r) {
           const [r0, r1] = [Math.min(r[0], r[1]), Math.max(r[0], r[1])];
           this.range = [r0, r1];
-          this.hooks.range(this.rangeTable(r0, r1), r0, r1);
+          this.hooks.range([r0, r1]);
         }
       } else if (!drag.moved) {
         if (drag.select) { this.range = null; this.hooks.range(null); } // as Escape: the panels too

@@ -4,17 +4,20 @@
 //   - raw, packed and deflate: a live capture from a producer; the page's decoded count is
 //     the service's and the stats line names the wire;
 //   - a viewer joining a live capture mid-way gets every event exactly once: the count and
-//     the checksum of (start, dur, name) are what `trove cat --json` gives;
-//   - a known capture: hover shows a zone's name and duration, the wheel and keys zoom, a
-//     dragged range lists the expected top name and sorts, search counts its matches;
+//     the checksum of (start, dur, name) are what `trove cat --json` gives; one whose ring is
+//     small holds at most its bound, exactly the events from its cut on, and draws the rest
+//     from view frames;
+//   - a known capture, stored, drawn from view frames: hover shows a zone's name and
+//     duration, the wheel and keys zoom, a dragged range lists the expected top name (the
+//     service's statistics) and sorts, search counts its matches (the service's counts);
 //   - a capture of samples (trove-test-hot recorded live): a tick per sample on its thread's
 //     row, the top functions table led by the two hot ones with their file, a flame graph; a
 //     shift+dragged range shows that range's samples (as many as its ticks), Esc (or a
 //     shift+click) the whole capture again; a click on a flame node zooms into it; a capture without samples, and
 //     one whose profile is 404, show no panel and no error;
 //   - a Chrome JSON file dropped on the page is imported and opened; a bundle downloads;
-//   - a corrupt frame (the WebSocket intercepted in the page) shows an error, and the
-//     events of the frames before it are all that is shown;
+//   - a corrupt frame (the WebSocket of a replay intercepted in the page) shows an error,
+//     and the events of the frames before it are all that is shown;
 //   - a screenshot of the timeline is saved and is not blank.
 // usage: node viewer_test.mjs TROVE URL STORE SOURCE_DIR ARTIFACT_DIR
 import { spawn } from 'node:child_process';
@@ -134,6 +137,8 @@ for (const wire of ['raw', 'packed', 'deflate']) {
     await new Promise((r) => setTimeout(r, 50));
   }
   const page = await openPage('capture=join&checksum=1&wire=packed');
+  // and one whose ring holds 20,000 events: what it drops is drawn from view frames
+  const small = await openPage('capture=join&wire=packed&ring=20000&from=start');
   await until(page, () => window.troveStats.connected && window.troveStats.events > 0);
   const mid = await stats(page);
   // following: everything so far is in view, up to the live edge
@@ -147,6 +152,19 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   check(s.error === '' && s.gaps === 0, `join: ${s.error} ${s.gaps} gaps`);
   check(s.events === cli.n && s.events === i.events, `join: the page has ${s.events} events, trove cat ${cli.n}, the service ${i.events}`);
   check(s.checksum === cli.sum, `join: checksum ${s.checksum} in the page, ${cli.sum} from trove cat`);
+  // the small ring: every event came, it holds at most its bound, and the events it holds
+  // are exactly those that start at or after its cut (the service counts the others, which
+  // the frames draw): none is drawn twice, none missed
+  await until(small, () => window.troveStats.ended || window.troveStats.error);
+  await until(small, () => { window.troveView.draw(); return window.troveView.frames().overview !== null; });
+  const sr = await small.evaluate(() => ({ s: { ...window.troveStats }, f: window.troveView.frames(), cutNs: Number.isFinite(window.troveView.frames().cut) ? window.troveView.absNs(window.troveView.frames().cut) : '0' }));
+  const before = await (await fetch(`${url}api/captures/join/stats?to_ns=${sr.cutNs}&limit=1`)).json();
+  check(sr.s.error === '' && sr.s.events === cli.n && sr.s.cut, `ring: ${sr.s.events} events came, the cut ${sr.s.cut}: ${sr.s.error}`);
+  check(sr.f.ringEvents <= 20000 && sr.f.ringEvents > 0, `ring: ${sr.f.ringEvents} events held`);
+  check(sr.f.ringEvents + before.events === cli.n, `ring: ${sr.f.ringEvents} held from the cut on, ${before.events} stored before it, ${cli.n} in all`);
+  const sd = await small.evaluate(() => window.troveView.draw());
+  check(sd.overview && sd.overview.cells + sd.overview.events > 0, `ring: the frames draw what it dropped: ${JSON.stringify(sd.overview)}`);
+  await small.close();
   // the screenshot artifact: the timeline of a real capture, not blank
   await page.evaluate(() => window.troveView.fit());
   const shot = `${artifacts}/viewer-screenshot.png`;
@@ -167,7 +185,9 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   const page = await openPage('capture=known');
   await until(page, () => window.troveStats.ended || window.troveStats.error);
   const s = await stats(page);
-  check(s.events === 5 && s.from === 'replay', `known: ${s.events} events from ${s.from}`);
+  // a stored capture is drawn from the service's view frames, not replayed
+  check(s.events === 5 && s.from === 'view', `known: ${s.events} events from ${s.from}`);
+  await until(page, () => window.troveView.frames().overview !== null);
   await page.evaluate(() => window.troveView.fit());
   const z = await page.evaluate(() => window.troveView.zoneOf('frame'));
   check(z && z.dur === 70000 && z.pid === 100 && z.tid === 101, `known: the longest frame ${JSON.stringify(z)}`);
@@ -208,6 +228,8 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   await page.mouse.up();
   await page.keyboard.up('Shift');
   const rows = () => page.$$eval('#range-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  // the rows are the service's statistics of the range: they come a moment later
+  await until(page, () => document.querySelectorAll('#range-table tbody tr').length > 0);
   let t = await rows();
   check(t.length === 4 && t[0][0] === 'frame' && t[0][1] === '2' && t[0][2] === '75 µs' && t[0][4] === '70 µs', `range table: ${JSON.stringify(t)}`);
   await page.click('#range-table th[data-key=name]');
@@ -216,12 +238,14 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   await page.click('#range-table th[data-key=name]');
   t = await rows();
   check(t[0][0] === 'mark', `range sorted by name, descending: ${JSON.stringify(t)}`);
-  // search
+  // search: a stored capture's counts are the service's (/stats), which come a moment later
   await page.fill('#search', 'lay');
+  await until(page, () => document.getElementById('search-count').textContent.includes('1 events'));
   let m = await stats(page);
   check(m.searchMatches === 1, `search 'lay': ${m.searchMatches}`);
   check((await page.textContent('#search-count')).includes('1 events in 1 names'), 'search count shown');
   await page.fill('#search', 'FRAME');
+  await until(page, () => document.getElementById('search-count').textContent.includes('2 events'));
   m = await stats(page);
   check(m.searchMatches === 2, `search 'FRAME': ${m.searchMatches}`);
   await page.close();
@@ -355,12 +379,10 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   await until(page, () => window.troveStats.capture === 'chrome_small' && (window.troveStats.ended || window.troveStats.error));
   const s = await stats(page);
   check(s.error === '' && s.events === want && want > 0, `drop: ${s.events} events shown, trove cat reads ${want}: ${s.error}`);
-  // its counters are series of their own, with their values (the doubles of dur_ns)
-  const ctr = await page.evaluate(() => {
-    const m = window.troveView.model, out = [];
-    for (const p of m.procs.values()) for (const t of p.threads.values()) for (const [id, l] of t.counters) out.push([m.nameOf(id), l.n, l.min, l.max]);
-    return out.sort();
-  });
+  // its counters are series of their own, with their values (the doubles of dur_ns): the
+  // view frame's counter cells of each counter's track
+  await until(page, () => window.troveView.frames().overview !== null);
+  const ctr = await page.evaluate(() => window.troveView.counters());
   check(JSON.stringify(ctr) === JSON.stringify([['cpu', 1, -0.5, -0.5], ['mem', 2, 1024, 2048]]), `drop: counters ${JSON.stringify(ctr)}`);
   const i = await info('chrome_small');
   check(i && i.events === want, `drop: the service stored ${i && i.events}`);
@@ -374,7 +396,8 @@ for (const wire of ['raw', 'packed', 'deflate']) {
 // ---- a corrupt frame: an error, and nothing of it shown ---------------------------------
 for (const [wire, how] of [['packed', 'cut'], ['deflate', 'raw_len'], ['raw', 'count']]) {
   let good = 0, bad = false;
-  const page = await openPage(`capture=w-packed&wire=${wire}`, (p) => p.routeWebSocket(/\/api\/(live|replay)/, (ws) => {
+  // (replay=1: a stored capture read through /api/replay, as a live one comes)
+  const page = await openPage(`capture=w-packed&wire=${wire}&replay=1`, (p) => p.routeWebSocket(/\/api\/(live|replay)/, (ws) => {
     const server = ws.connectToServer();
     let frames = 0;
     server.onMessage((msg) => {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # cli_viewer_wire.sh: the viewer's JavaScript wire decoders (web/wire.js) against the golden
 # vectors of tests/vectors/, against bad frames, and against what `trove cat` reads from
-# streams trove wrote, in node (tests/browser/wire_test.mjs);
+# streams trove wrote, in node (tests/browser/wire_test.mjs); its view frame decoder
+# (web/view.js) against frames a real `trove serve` answers, each checked against the
+# capture's events as `trove cat` reads them, and against bad frames (tests/browser/view_test.mjs);
 # and the binary serves web/ byte for byte from memory: every file of web/ but its tooling at
 # /web/NAME (and index.html at /), nothing else, and no path reaches a file, even one beside
 # the service.
@@ -30,6 +32,45 @@ out=$(node "$src/tests/browser/wire_test.mjs" "$src" "${streams[@]}" 2>&1)
 rc=$?
 echo "$out" | tail -5
 check test $rc -eq 0
+fi
+
+# View frames of two captures, zoomed out and in, of some tracks, with names, stored and
+# deflated: web/view.js decodes each as the capture's events say it must be.
+if section view; then
+s=$tmp/vstore
+"$TROVE" gen --events 40000 --seed 5 -q -o "$tmp/v.wire"
+"$TROVE" import "$tmp/v.wire" --name v --store "$s" -q
+"$TROVE" import "$src/tests/vectors/chrome_small.json" --name c --store "$s" -q
+serve_start
+"$TROVE" cat store:v --store "$s" --json > "$tmp/v.jsonl"
+"$TROVE" cat store:c --store "$s" --json > "$tmp/c.jsonl"
+curl -s "${url}api/captures/v/tracks" > "$tmp/v.tracks"
+first=$(json_get "$tmp/v.tracks" 'j["first_ns"]')
+end=$(json_get "$tmp/v.tracks" 'j["end_ns"] + 1')
+two=$(json_get "$tmp/v.tracks" '",".join(t["id"] for t in j["tracks"][1:3])')
+mid=$(( first + (end - first) / 3 ))
+vf=()
+get() { # NAME CAPTURE QUERY [TRACKS]
+    curl -s -f -o "$tmp/$1.bin" "${url}api/captures/$2/view?$3" || bad "GET view $3"
+    vf+=("$tmp/$1.bin${4:+@$4}")
+}
+get whole v "from_ns=$first&to_ns=$end&px=800&names=0"
+get narrow v "from_ns=$first&to_ns=$end&px=37&names=1"
+get third v "from_ns=$mid&to_ns=$(( mid + (end - first) / 50 ))&px=1500&names=0"
+get close v "from_ns=$mid&to_ns=$(( mid + 200000 ))&px=2000&names=1"
+get two v "from_ns=$first&to_ns=$end&px=1200&names=0&tracks=$two" "$two"
+out=$(node "$src/tests/browser/view_test.mjs" "$src" "$tmp/v.jsonl" "${vf[@]}" 2>&1)
+rc=$?
+echo "$out" | tail -8
+check test $rc -eq 0
+vf=()
+get cwhole c "from_ns=0&to_ns=200000&px=500&names=1"
+get cclose c "from_ns=1000&to_ns=3000&px=1000&names=1"
+out=$(node "$src/tests/browser/view_test.mjs" "$src" "$tmp/c.jsonl" "${vf[@]}" 2>&1)
+rc=$?
+echo "$out" | tail -4
+check test $rc -eq 0
+serve_stop
 fi
 
 s=$tmp/store
