@@ -171,7 +171,8 @@ struct trove_query_figures {
 #define TROVE_VIEW_MAX_PX 16384u
 
 struct trove_view_options {
-    uint64_t from_ns, to_ns;   /* the range; to_ns 0: the capture's end */
+    uint64_t from_ns, to_ns;   /* the range; from_ns 0: the capture's first event, to_ns 0:
+                                  past its last */
     uint32_t px;               /* its width in pixels, 1 .. TROVE_VIEW_MAX_PX */
     const uint64_t *tracks;    /* the tracks to answer for (sorted); NULL: every track */
     size_t ntracks;

@@ -396,8 +396,10 @@ int trove_capture_view(struct trove_store *s, const char *name,
         trove_names_free(names);
         return rc;
     }
-    w.from = opt->from_ns;
-    w.to = opt->to_ns ? opt->to_ns : w.r.h.info.end_ns + 1;
+    /* left out (0): the capture's own span, from its first event to past its last */
+    w.from = opt->from_ns ? opt->from_ns : w.r.h.info.first_ns;
+    w.to = opt->to_ns ? opt->to_ns
+                      : w.r.h.info.end_ns < UINT64_MAX ? w.r.h.info.end_ns + 1 : UINT64_MAX;
     if (w.to <= w.from) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                         "the range ends (%" PRIu64 ") at or before it starts (%" PRIu64 ")", w.to,
