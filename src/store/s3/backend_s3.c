@@ -626,8 +626,15 @@ int trove__s3_size_sole(struct trove_backend *be, const struct trove_digest *d, 
 
     if ((rc = trove__s3_ensure_loaded(s)) != TROVE_OK)
         return rc;
-    if (!find_packed(s, d, &pl)) /* the sole writer knows every pack: no refresh */
-        return loose ? trove__s3_loose_size(s, d, len_out) : TROVE_ERR_NOTFOUND;
+    if (!find_packed(s, d, &pl)) { /* the sole writer knows every pack: no refresh */
+        int was_dead;
+        /* a small object is looked for loose too when a pack lost it: a damaged copy healed
+         * by a put of its good bytes went loose (s3_put), and is not put a second time */
+        pthread_mutex_lock(&s->mu);
+        was_dead = !loose && trove__s3_packs_was_dead(&s->packs, d);
+        pthread_mutex_unlock(&s->mu);
+        return loose || was_dead ? trove__s3_loose_size(s, d, len_out) : TROVE_ERR_NOTFOUND;
+    }
     *len_out = pl.len;
     return TROVE_OK;
 }

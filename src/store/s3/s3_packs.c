@@ -97,6 +97,25 @@ int trove__s3_packs_known(const struct trove__s3_packs *x, const char *hex)
     return (i >= 0 && !x->p[i].gone) || bad_slot(x, hex) >= 0;
 }
 
+int trove__s3_packs_was_dead(const struct trove__s3_packs *x, const struct trove_digest *d)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        const struct trove__s3_pack *p = &x->p[i];
+        size_t lo = 0, hi = p->ndead;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            int c = memcmp(p->dead[mid].b, d->b, 16);
+            if (c == 0)
+                return 1;
+            if (c < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    return 0;
+}
+
 const struct ref_entry *trove__s3_packs_find(const struct trove__s3_packs *x,
                                              const struct trove_digest *d)
 {

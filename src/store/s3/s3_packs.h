@@ -66,6 +66,9 @@ int trove__s3_packs_add(struct trove__s3_packs *x, const char *hex, uint64_t siz
                         size_t ndead, uint32_t *slot_out);
 
 /* The map entry of live packed object d, or NULL. Valid until the next change. */
+/* Is d a dead entry of a pack (deleted from it: by gc, or as a damaged copy healed by a put
+ * of its good bytes, which may have gone loose)? */
+int trove__s3_packs_was_dead(const struct trove__s3_packs *x, const struct trove_digest *d);
 const struct ref_entry *trove__s3_packs_find(const struct trove__s3_packs *x,
                                              const struct trove_digest *d);
 
