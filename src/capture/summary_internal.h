@@ -14,8 +14,8 @@
 
 /* A level-0 node keeps at most max(LEAF_MIN, events / LEAF_DIV) cells and long events; a
  * node above, GROUP_BUDGET. The shift grows until they fit (up to 63). */
-#define TROVE__SUMMARY_LEAF_MIN 512u
-#define TROVE__SUMMARY_LEAF_DIV 32u
+#define TROVE__SUMMARY_LEAF_MIN 256u
+#define TROVE__SUMMARY_LEAF_DIV 128u
 #define TROVE__SUMMARY_GROUP_BUDGET 32768u
 /* A node's payload inflates to at most this many bytes. */
 #define TROVE__SUMMARY_MAX_RAW ((uint64_t)64 << 20)
@@ -26,6 +26,9 @@ int trove__summary_is_span(uint8_t kind);
 uint32_t trove__summary_lane(const struct trove_event *e);
 /* Is e held whole by a node of this shift (a span of at least 2^shift ns)? */
 int trove__summary_is_long(const struct trove_event *e, uint32_t shift);
+/* Tracks' order: by pid, then tid. */
+int trove__summary_track_cmp(const struct trove_summary_track *a,
+                             const struct trove_summary_track *b);
 /* The cells and long events a node of this level and these events may keep. */
 uint64_t trove__summary_budget(uint32_t level, uint64_t events);
 

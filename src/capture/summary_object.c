@@ -1,0 +1,456 @@
+/*
+ * summary_object.c: a summary node's object (docs/formats/summary.md, "The object"): the
+ * encoder and the decoder, which checks every bound before it trusts a field.
+ */
+#include "summary_internal.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/fail.h"
+#include "common/sealed.h"
+#include "common/varint.h"
+#include "trove/testing.h"
+
+#include <inttypes.h>
+#include <libdeflate.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAGIC "TROVSUM1"
+#define VERSION 1u
+#define FIXED 32u /* magic, version, flags, raw_len u64, packed_len u64 */
+#define WHAT "summary object"
+
+static const uint32_t known_version = VERSION;
+
+/* ---- the object --------------------------------------------------------------------------- */
+
+/* The object around an inflated payload: fixed part, deflate stream, checksum. */
+static int seal(const uint8_t *raw, size_t len, struct trove_bytes *out)
+{
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+    size_t bound, packed, start = out->len;
+    uint8_t *p;
+    int rc;
+
+    if (!c)
+        return TROVE_ERR_NOMEM;
+    bound = libdeflate_deflate_compress_bound(c, len);
+    if ((rc = trove_bytes_reserve(out, FIXED + bound + TROVE__SEALED_TRAILER)) != TROVE_OK)
+        goto out;
+    p = out->ptr + start;
+    packed = libdeflate_deflate_compress(c, raw, len, p + FIXED, bound);
+    if (packed == 0) { /* cannot happen with a bound-sized buffer */
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (FIXED + packed + TROVE__SEALED_TRAILER > TROVE_SUMMARY_MAX_OBJECT) {
+        rc = TROVE_ERR_LIMIT;
+        goto out;
+    }
+    memcpy(p, MAGIC, 8);
+    trove__put_le32(p + 8, VERSION);
+    trove__put_le32(p + 12, 0);
+    trove__put_le64(p + 16, len);
+    trove__put_le64(p + 24, packed);
+    trove__sealed_seal(p, FIXED + packed + TROVE__SEALED_TRAILER);
+    out->len = start + FIXED + packed + TROVE__SEALED_TRAILER;
+out:
+    libdeflate_free_compressor(c);
+    return rc;
+}
+
+int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
+{
+    struct trove_bytes raw = {0};
+    size_t need;
+    uint8_t *p;
+    int rc;
+
+    if (!s || !out || s->shift > 63)
+        return TROVE_ERR_INVALID;
+    need = 16 * 10 + s->ntracks * 70 + s->ncells * 100 + s->nlongs * 80 + s->nsketches * 70 +
+           s->nbuckets * 20;
+    if ((rc = trove_bytes_reserve(&raw, need)) != TROVE_OK)
+        goto out;
+    p = raw.ptr;
+    p = trove_put_varint(p, s->level);
+    p = trove_put_varint(p, s->shift);
+    p = trove_put_varint(p, s->events);
+    p = trove_put_varint(p, s->first_ns);
+    p = trove_put_varint(p, s->end_ns);
+    p = trove_put_varint(p, s->ntracks);
+    p = trove_put_varint(p, s->ncells);
+    p = trove_put_varint(p, s->nlongs);
+    p = trove_put_varint(p, s->level ? s->nsketches : 0); /* level 0 keeps none (summary.md) */
+    p = trove_put_varint(p, s->level ? s->nbuckets : 0);
+    for (size_t i = 0; i < s->ntracks; i++) {
+        const struct trove_summary_track *t = &s->tracks[i];
+        p = trove_put_varint(p, t->pid);
+        p = trove_put_varint(p, t->tid);
+        p = trove_put_varint(p, t->events);
+        p = trove_put_varint(p, t->max_depth);
+        p = trove_put_varint(p, t->kinds);
+        p = trove_put_varint(p, t->first_ns);
+        p = trove_put_varint(p, t->end_ns);
+    }
+    for (size_t i = 0; i < s->ncells; i++) {
+        const struct trove_summary_cell *c0 = i ? &s->cells[i - 1] : NULL, *x = &s->cells[i];
+        int same_t = c0 && c0->track == x->track, same_l = same_t && c0->lane == x->lane;
+        p = trove_put_varint(p, x->track - (c0 ? c0->track : 0));
+        p = trove_put_varint(p, same_t ? x->lane - c0->lane : x->lane);
+        p = trove_put_varint(p, same_l ? x->col - c0->col - 1 : x->col);
+        p = trove_put_varint(p, x->count - 1);
+        p = trove_put_varint(p, x->busy);
+        p = trove_put_varint(p, x->name);
+        p = trove_put_varint(p, x->name_dur);
+        if (x->lane == TROVE_SUMMARY_LANE_COUNTER) {
+            p = trove_put_varint(p, x->vmin);
+            p = trove_put_varint(p, x->vmax);
+        }
+    }
+    for (size_t i = 0; i < s->nlongs; i++) {
+        const struct trove_summary_long *l0 = i ? &s->longs[i - 1] : NULL, *x = &s->longs[i];
+        int same_t = l0 && l0->track == x->track;
+        p = trove_put_varint(p, x->track - (l0 ? l0->track : 0));
+        p = trove_put_varint(p, x->index);
+        p = trove_put_varint(p, same_t ? x->ev.start_ns - l0->ev.start_ns : x->ev.start_ns);
+        p = trove_put_varint(p, x->ev.dur_ns);
+        *p++ = x->ev.kind;
+        *p++ = x->ev.depth;
+        *p++ = x->ev.extra;
+        p = trove_put_varint(p, x->ev.name_id);
+    }
+    for (size_t i = 0; i < (s->level ? s->nsketches : 0); i++) {
+        const struct trove_summary_sketch *k = &s->sketches[i];
+        p = trove_put_varint(p, i ? k->name - s->sketches[i - 1].name - 1 : k->name);
+        p = trove_put_varint(p, k->count - 1);
+        p = trove_put_varint(p, k->total);
+        p = trove_put_varint(p, k->total - k->self); /* 0 for spans that enclose none */
+        if (k->count == 1) /* one event: its duration is the total, min and max, its bucket */
+            continue;
+        p = trove_put_varint(p, k->min);
+        p = trove_put_varint(p, k->max - k->min);
+        p = trove_put_varint(p, k->n - 1);
+        for (size_t j = 0; j < k->n; j++) {
+            const struct trove_summary_bucket *b = &s->buckets[k->first + j];
+            p = trove_put_varint(p, j ? b->index - s->buckets[k->first + j - 1].index - 1
+                                      : b->index);
+            p = trove_put_varint(p, b->count - 1);
+        }
+    }
+    raw.len = (size_t)(p - raw.ptr);
+    rc = raw.len > TROVE__SUMMARY_MAX_RAW ? TROVE_ERR_LIMIT : seal(raw.ptr, raw.len, out);
+out:
+    trove_bytes_free(&raw);
+    return rc;
+}
+
+int trove_testing_summary_wrap(const uint8_t *payload, size_t len, struct trove_bytes *out)
+{
+    return seal(payload, len, out);
+}
+
+/* The decoder's cursor over the inflated payload. */
+struct rd {
+    const uint8_t *p, *start, *end;
+    struct trove_diag *diag;
+};
+
+static int get(struct rd *r, unsigned bits, uint64_t *v, const char *field)
+{
+    int why = 0;
+    const uint8_t *q = trove_get_varint(r->p, r->end, bits, v, &why);
+    if (!q)
+        return TROVE_FAIL(r->diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT,
+                          FIXED + (uint64_t)(r->p - r->start),
+                          WHAT ": %s %s (at byte %zu of the inflated payload)", field,
+                          why == 1 ? "runs past the end" : "is not a valid varint",
+                          (size_t)(r->p - r->start));
+    r->p = q;
+    return TROVE_OK;
+}
+
+static int byte(struct rd *r, uint8_t *v, const char *field)
+{
+    if (r->p >= r->end)
+        return TROVE_FAIL(r->diag, TROVE_ERR_TRUNCATED, FIXED + (uint64_t)(r->p - r->start),
+                          WHAT ": %s runs past the end", field);
+    *v = *r->p++;
+    return TROVE_OK;
+}
+
+static int bad(struct rd *r, const char *what)
+{
+    return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, FIXED + (uint64_t)(r->p - r->start),
+                      WHAT ": %s (at byte %zu of the inflated payload)", what,
+                      (size_t)(r->p - r->start));
+}
+
+static int parse(struct rd *r, struct trove_summary *s)
+{
+    uint64_t v[10], sum = 0, x;
+    int rc;
+    static const char *const head[10] = {"level", "shift", "events", "first_ns", "end_ns",
+                                         "tracks", "cells", "long events", "sketches",
+                                         "buckets"};
+    /* the least bytes each takes: a bound on every count before anything is allocated */
+    static const unsigned least[5] = {7, 7, 8, 7, 2};
+    uint64_t left;
+
+    for (int i = 0; i < 10; i++)
+        if ((rc = get(r, 64, &v[i], head[i])) != TROVE_OK)
+            return rc;
+    if (v[0] > 8 || v[1] > 63)
+        return bad(r, "level over 8 or shift over 63");
+    if (v[0] == 0 && (v[8] || v[9]))
+        return bad(r, "a level-0 node with sketches");
+    left = (uint64_t)(r->end - r->p);
+    for (int i = 0; i < 5; i++)
+        if (v[5 + i] > left / least[i])
+            return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, FIXED,
+                              WHAT ": %" PRIu64 " %s cannot fit in %" PRIu64 " bytes", v[5 + i],
+                              head[5 + i], left);
+    s->level = (uint32_t)v[0];
+    s->shift = (uint32_t)v[1];
+    s->events = v[2];
+    s->first_ns = v[3];
+    s->end_ns = v[4];
+    if (!(s->tracks = trove__calloc((size_t)v[5] + 1, sizeof *s->tracks)) ||
+        !(s->cells = trove__calloc((size_t)v[6] + 1, sizeof *s->cells)) ||
+        !(s->longs = trove__calloc((size_t)v[7] + 1, sizeof *s->longs)) ||
+        !(s->sketches = trove__calloc((size_t)v[8] + 1, sizeof *s->sketches)) ||
+        !(s->buckets = trove__calloc((size_t)v[9] + 1, sizeof *s->buckets)))
+        return TROVE_FAIL(r->diag, TROVE_ERR_NOMEM, 0, WHAT ": out of memory");
+    for (size_t i = 0; i < (size_t)v[5]; i++) {
+        struct trove_summary_track *t = &s->tracks[i];
+        uint64_t f[7];
+        for (int j = 0; j < 7; j++)
+            if ((rc = get(r, j < 2 || j == 3 || j == 4 ? 32 : 64, &f[j], "a track")) != TROVE_OK)
+                return rc;
+        t->pid = (uint32_t)f[0];
+        t->tid = (uint32_t)f[1];
+        t->events = f[2];
+        t->max_depth = (uint32_t)f[3];
+        t->kinds = (uint32_t)f[4];
+        t->first_ns = f[5];
+        t->end_ns = f[6];
+        if (i > 0 && trove__summary_track_cmp(&s->tracks[i - 1], t) >= 0)
+            return bad(r, "tracks out of order");
+        if (t->events == 0 || t->max_depth > 255 || t->first_ns > t->end_ns ||
+            t->first_ns < s->first_ns || t->end_ns > s->end_ns)
+            return bad(r, "a track with no events, a depth over 255 or times outside the node");
+        if ((sum += t->events) > s->events)
+            return bad(r, "tracks hold more events than the node");
+        s->ntracks++;
+    }
+    if (sum != s->events)
+        return bad(r, "tracks hold fewer events than the node");
+    sum = 0;
+    for (size_t i = 0; i < (size_t)v[6]; i++) {
+        struct trove_summary_cell *c = &s->cells[i], *c0 = i ? &s->cells[i - 1] : NULL;
+        uint64_t f[7];
+        for (int j = 0; j < 7; j++)
+            if ((rc = get(r, j == 0 || j == 1 || j == 5 ? 32 : 64, &f[j], "a cell")) != TROVE_OK)
+                return rc;
+        c->track = (uint32_t)((c0 ? c0->track : 0) + f[0]);
+        if (f[0] > s->ntracks || c->track >= s->ntracks)
+            return bad(r, "a cell of no track");
+        c->lane = (uint32_t)(c0 && f[0] == 0 ? c0->lane + f[1] : f[1]);
+        if (f[1] >= TROVE_SUMMARY_LANES || c->lane >= TROVE_SUMMARY_LANES)
+            return bad(r, "a cell of no lane");
+        if (c0 && f[0] == 0 && c0->lane == c->lane) {
+            if (f[2] >= UINT64_MAX - c0->col)
+                return bad(r, "a cell's column overflows");
+            c->col = c0->col + f[2] + 1;
+        } else {
+            c->col = f[2];
+        }
+        if (f[3] == UINT64_MAX)
+            return bad(r, "a cell's count overflows");
+        c->count = f[3] + 1;
+        c->busy = f[4];
+        c->name = (uint32_t)f[5];
+        c->name_dur = f[6];
+        if (c->lane == TROVE_SUMMARY_LANE_COUNTER &&
+            ((rc = get(r, 64, &c->vmin, "a cell's least value")) != TROVE_OK ||
+             (rc = get(r, 64, &c->vmax, "a cell's greatest value")) != TROVE_OK))
+            return rc;
+        if (c->count > s->events || (sum += c->count) > s->events)
+            return bad(r, "cells hold more events than the node");
+        s->ncells++;
+    }
+    for (size_t i = 0; i < (size_t)v[7]; i++) {
+        struct trove_summary_long *l = &s->longs[i], *l0 = i ? &s->longs[i - 1] : NULL;
+        uint64_t f[5];
+        for (int j = 0; j < 4; j++)
+            if ((rc = get(r, j == 0 ? 32 : 64, &f[j], "a long event")) != TROVE_OK)
+                return rc;
+        if ((rc = byte(r, &l->ev.kind, "a long event's kind")) != TROVE_OK ||
+            (rc = byte(r, &l->ev.depth, "a long event's depth")) != TROVE_OK ||
+            (rc = byte(r, &l->ev.extra, "a long event's extra")) != TROVE_OK ||
+            (rc = get(r, 32, &f[4], "a long event's name")) != TROVE_OK)
+            return rc;
+        l->track = (uint32_t)((l0 ? l0->track : 0) + f[0]);
+        if (f[0] > s->ntracks || l->track >= s->ntracks)
+            return bad(r, "a long event of no track");
+        l->index = f[1];
+        if (l0 && f[0] == 0) {
+            if (f[2] > UINT64_MAX - l0->ev.start_ns)
+                return bad(r, "a long event's start overflows");
+            l->ev.start_ns = l0->ev.start_ns + f[2];
+        } else {
+            l->ev.start_ns = f[2];
+        }
+        l->ev.dur_ns = f[3];
+        l->ev.name_id = (uint32_t)f[4];
+        l->ev.pid = s->tracks[l->track].pid;
+        l->ev.tid = s->tracks[l->track].tid;
+        if (l->index >= s->events || !trove__summary_is_long(&l->ev, s->shift))
+            return bad(r, "a long event past the node's events, or shorter than a cell");
+        if ((sum += 1) > s->events)
+            return bad(r, "cells and long events hold more events than the node");
+        s->nlongs++;
+    }
+    sum = 0;
+    x = 0;
+    for (size_t i = 0; i < (size_t)v[8]; i++) {
+        struct trove_summary_sketch *k = &s->sketches[i];
+        uint64_t f[7], bsum = 0;
+        for (int j = 0; j < 4; j++)
+            if ((rc = get(r, j == 0 ? 32 : 64, &f[j], "a sketch")) != TROVE_OK)
+                return rc;
+        for (int j = 4; j < 7 && f[1] != 0; j++)
+            if ((rc = get(r, 64, &f[j], "a sketch")) != TROVE_OK)
+                return rc;
+        if (i > 0 && f[0] >= UINT32_MAX - s->sketches[i - 1].name)
+            return bad(r, "a sketch's name overflows");
+        k->name = (uint32_t)(i ? s->sketches[i - 1].name + f[0] + 1 : f[0]);
+        if (f[1] == 0) { /* one event: the short form */
+            if (x >= v[9])
+                return bad(r, "a sketch of more buckets than the node holds");
+            if (f[1] >= s->events)
+                return bad(r, "a sketch of more events than the node holds");
+            if (f[3] > f[2])
+                return bad(r, "a sketch's self time over its total");
+            k->count = 1;
+            k->total = k->min = k->max = f[2];
+            k->self = f[2] - f[3];
+            k->first = (size_t)x;
+            k->n = 1;
+            s->buckets[x].index = trove_summary_bucket_of(f[2]);
+            s->buckets[x].count = 1;
+            x++;
+            if ((sum += 1) > s->events)
+                return bad(r, "sketches hold more events than the node");
+            s->nsketches++;
+            continue;
+        }
+        if (f[1] >= s->events || f[6] >= v[9] - x || f[4] > UINT64_MAX - f[5] || f[2] < f[4])
+            return bad(r, "a sketch of more events or buckets than the node holds");
+        if (f[3] > f[2])
+            return bad(r, "a sketch's self time over its total");
+        k->count = f[1] + 1;
+        k->total = f[2];
+        k->self = f[2] - f[3];
+        k->min = f[4];
+        k->max = f[4] + f[5];
+        k->first = (size_t)x;
+        k->n = (size_t)f[6] + 1;
+        for (size_t j = 0; j < k->n; j++) {
+            struct trove_summary_bucket *b = &s->buckets[x + j];
+            uint64_t di, dc;
+            if ((rc = get(r, 32, &di, "a bucket")) != TROVE_OK ||
+                (rc = get(r, 64, &dc, "a bucket's count")) != TROVE_OK)
+                return rc;
+            b->index = (uint32_t)(j ? s->buckets[x + j - 1].index + di + 1 : di);
+            if (di >= TROVE_SUMMARY_BUCKETS || b->index >= TROVE_SUMMARY_BUCKETS ||
+                dc >= k->count || (bsum += dc + 1) > k->count)
+                return bad(r, "a bucket past the last, or more than its sketch's count");
+            b->count = dc + 1;
+        }
+        if (bsum != k->count)
+            return bad(r, "a sketch's buckets do not add up to its count");
+        x += k->n;
+        if ((sum += k->count) > s->events)
+            return bad(r, "sketches hold more events than the node");
+        s->nsketches++;
+    }
+    if (x != v[9])
+        return bad(r, "buckets left over after the sketches");
+    s->nbuckets = (size_t)x;
+    if (r->p != r->end)
+        return bad(r, "bytes left over after the sketches");
+    return TROVE_OK;
+}
+
+int trove_summary_decode(const uint8_t *buf, size_t len, struct trove_summary *out,
+                         struct trove_diag *diag)
+{
+    struct libdeflate_decompressor *d = NULL;
+    struct trove_summary s;
+    uint8_t *raw = NULL;
+    uint64_t raw_len, packed;
+    size_t used = 0, got = 0;
+    struct rd r;
+    enum libdeflate_result lr;
+    int rc;
+
+    if (!out || (!buf && len > 0))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, WHAT " decode needs a buffer and an output");
+    memset(out, 0, sizeof *out);
+    memset(&s, 0, sizeof s);
+    if (len < FIXED + TROVE__SEALED_TRAILER)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
+                          WHAT " is %zu bytes, shorter than its %u-byte fixed part and checksum",
+                          len, FIXED + TROVE__SEALED_TRAILER);
+    if ((rc = trove__sealed_magic(buf, len, MAGIC, WHAT, diag)) != TROVE_OK ||
+        (rc = trove__sealed_version(trove__get_le32(buf + 8), 8, &known_version, 1, WHAT,
+                                    "version 1", diag)) != TROVE_OK ||
+        (rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
+        return rc;
+    if (trove__get_le32(buf + 12) != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12, WHAT " flags are not 0");
+    raw_len = trove__get_le64(buf + 16);
+    packed = trove__get_le64(buf + 24);
+    if (raw_len > TROVE__SUMMARY_MAX_RAW)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 16,
+                          WHAT " inflates to %" PRIu64 " bytes, over the limit of %llu", raw_len,
+                          (unsigned long long)TROVE__SUMMARY_MAX_RAW);
+    if (packed != (uint64_t)len - FIXED - TROVE__SEALED_TRAILER)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 24,
+                          WHAT " says its payload takes %" PRIu64 " packed bytes; it holds %zu",
+                          packed, len - FIXED - TROVE__SEALED_TRAILER);
+    if (!(raw = trove__malloc(raw_len ? (size_t)raw_len : 1)) ||
+        !(d = libdeflate_alloc_decompressor())) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, WHAT ": out of memory");
+        goto out;
+    }
+    lr = libdeflate_deflate_decompress_ex(d, buf + FIXED, (size_t)packed, raw, (size_t)raw_len,
+                                          &used, &got);
+    if (lr == LIBDEFLATE_INSUFFICIENT_SPACE) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED,
+                        WHAT " inflates past its declared %" PRIu64 " bytes", raw_len);
+        goto out;
+    }
+    if (lr != LIBDEFLATE_SUCCESS) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INFLATE, FIXED, WHAT ": malformed deflate stream");
+        goto out;
+    }
+    if (got != raw_len || used != packed) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED + used,
+                        WHAT ": the deflate stream gives %zu of %" PRIu64 " bytes", got, raw_len);
+        goto out;
+    }
+    r.p = r.start = raw;
+    r.end = raw + raw_len;
+    r.diag = diag;
+    if ((rc = parse(&r, &s)) != TROVE_OK)
+        goto out;
+    *out = s;
+    memset(&s, 0, sizeof s);
+out:
+    trove_summary_free(&s);
+    libdeflate_free_decompressor(d);
+    free(raw);
+    return rc;
+}
