@@ -230,6 +230,7 @@ bench: build deps-npm
 	bash bench/guard_bench.sh $(TROVE) 5 3
 	bash bench/export_bench.sh $(TROVE) "" 20M 5
 	bash bench/stream_bench.sh $(TROVE) 200M
+	bash bench/summary_bench.sh $(TROVE) 1G
 	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
 
 # The long run (bench/soak.sh; docs/RELIABILITY.md, "Soak"): the service for SOAK_SECONDS

@@ -26,6 +26,10 @@ int trove__summary_is_span(uint8_t kind);
 uint32_t trove__summary_lane(const struct trove_event *e);
 /* Is e held whole by a node of this shift (a span of at least 2^shift ns)? */
 int trove__summary_is_long(const struct trove_event *e, uint32_t shift);
+/* trove_summary_decode, or (sketches 0) all but the sketches, which a view does not read:
+ * the node then has none, and what follows its long events is not checked. */
+int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summary *out,
+                               int sketches, struct trove_diag *diag);
 /* Tracks' order: by pid, then tid. */
 int trove__summary_track_cmp(const struct trove_summary_track *a,
                              const struct trove_summary_track *b);

@@ -186,7 +186,7 @@ static int bad(struct rd *r, const char *what)
                       (size_t)(r->p - r->start));
 }
 
-static int parse(struct rd *r, struct trove_summary *s)
+static int parse(struct rd *r, struct trove_summary *s, int sketches)
 {
     uint64_t v[10], sum = 0, x;
     int rc;
@@ -311,6 +311,8 @@ static int parse(struct rd *r, struct trove_summary *s)
             return bad(r, "cells and long events hold more events than the node");
         s->nlongs++;
     }
+    if (!sketches) /* what a view reads: the rest is left unread */
+        return TROVE_OK;
     sum = 0;
     x = 0;
     for (size_t i = 0; i < (size_t)v[8]; i++) {
@@ -386,6 +388,12 @@ static int parse(struct rd *r, struct trove_summary *s)
 int trove_summary_decode(const uint8_t *buf, size_t len, struct trove_summary *out,
                          struct trove_diag *diag)
 {
+    return trove__summary_decode_part(buf, len, out, 1, diag);
+}
+
+int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summary *out,
+                               int sketches, struct trove_diag *diag)
+{
     struct libdeflate_decompressor *d = NULL;
     struct trove_summary s;
     uint8_t *raw = NULL;
@@ -444,7 +452,7 @@ int trove_summary_decode(const uint8_t *buf, size_t len, struct trove_summary *o
     r.p = r.start = raw;
     r.end = raw + raw_len;
     r.diag = diag;
-    if ((rc = parse(&r, &s)) != TROVE_OK)
+    if ((rc = parse(&r, &s, sketches)) != TROVE_OK)
         goto out;
     *out = s;
     memset(&s, 0, sizeof s);

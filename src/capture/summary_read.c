@@ -107,7 +107,7 @@ int trove__sumread_node(struct trove__sumread *r, unsigned level, uint64_t index
                                                                         r->sealed, level, index),
                                  &r->obj);
     if (rc == TROVE_OK)
-        rc = trove_summary_decode(r->obj.ptr, r->obj.len, node, &why);
+        rc = trove__summary_decode_part(r->obj.ptr, r->obj.len, node, !r->no_sketches, &why);
     if (rc == TROVE_OK && node->level != level) {
         trove_summary_free(node);
         rc = TROVE_ERR_CORRUPT;

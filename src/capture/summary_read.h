@@ -29,6 +29,7 @@ struct trove__sumread {
     struct trove_event *ev;   /* one segment's events */
     uint64_t *self;           /* their self times (trove__sumread_self) */
     struct trove_query_figures *qs; /* counts what is read; may be NULL */
+    int no_sketches;          /* nodes are read without their sketches (a view) */
 };
 
 /* Segments a node of level L covers. */

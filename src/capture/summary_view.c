@@ -27,6 +27,8 @@
 #define VIEW_VERSION 1u
 #define VIEW_FIXED 60u
 #define VIEW_DEFLATE_OVER 4096u /* bodies longer than this go deflated */
+/* An answer reads at most this many segments when summaries can spare it (choose_shift). */
+#define VIEW_MAX_SEGMENTS 16u
 
 struct vcell {
     uint64_t track;
@@ -43,14 +45,45 @@ struct view {
     struct trove__sumread r;
     const struct trove_view_options *opt;
     uint64_t from, to;        /* the range, to > from */
-    uint32_t shift;
+    uint32_t shift;           /* the answer's: the pixel's, or coarser (choose_shift) */
+    uint32_t pixel_shift;
     uint64_t c_lo, c_hi;      /* the columns that cover it */
     struct vcell *cells;
     size_t ncells, capcells;
     struct vraw *raw;
     size_t nraw, capraw;
     struct trove_diag *diag;
+    /* the nodes read so far, by level and index (choose_shift's plans and the walk read the
+     * same ones): a node, or state 2 for one that could not be read */
+    struct trove_summary *cache[TROVE__SUMMARY_MAX_LEVELS];
+    uint8_t *state[TROVE__SUMMARY_MAX_LEVELS];
 };
+
+/* Node (level, index), read once: NULL when it is missing or damaged. */
+static const struct trove_summary *node_of(struct view *w, unsigned level, uint64_t index)
+{
+    if (!w->cache[level]) {
+        w->cache[level] = trove__calloc((size_t)w->r.count[level] + 1, sizeof *w->cache[level]);
+        w->state[level] = trove__calloc((size_t)w->r.count[level] + 1, 1);
+        if (!w->cache[level] || !w->state[level])
+            return NULL; /* out of memory: read what it covers instead */
+    }
+    if (w->state[level][index] == 0)
+        w->state[level][index] =
+            trove__sumread_node(&w->r, level, index, &w->cache[level][index]) == TROVE_OK ? 1 : 2;
+    return w->state[level][index] == 1 ? &w->cache[level][index] : NULL;
+}
+
+static void cache_free(struct view *w)
+{
+    for (unsigned l = 0; l < TROVE__SUMMARY_MAX_LEVELS; l++) {
+        for (uint64_t i = 0; w->cache[l] && w->state[l] && i < w->r.count[l]; i++)
+            if (w->state[l][i] == 1)
+                trove_summary_free(&w->cache[l][i]);
+        free(w->cache[l]);
+        free(w->state[l]);
+    }
+}
 
 static int add_cell(struct view *w, uint64_t track, const struct trove_summary_cell *c)
 {
@@ -152,20 +185,14 @@ static int walk(struct view *w, unsigned level, uint64_t index)
 {
     const struct trove__sumbound *b = &w->r.b[level][index];
     uint64_t lo_t = w->c_lo << w->shift, span = trove__sumread_span(level);
-    struct trove_summary node;
+    const struct trove_summary *node;
     int rc;
 
     /* raw events need start < to and end > from; cells a start in [lo_t, (c_hi + 1) << shift) */
     if (b->min_start >> w->shift > w->c_hi || (b->max_end <= w->from && b->max_start < lo_t))
         return TROVE_OK;
-    if (trove__sumread_node(&w->r, level, index, &node) == TROVE_OK) {
-        if (node.shift <= w->shift) {
-            rc = take_node(w, &node, index * span * w->r.per);
-            trove_summary_free(&node);
-            return rc;
-        }
-        trove_summary_free(&node);
-    }
+    if ((node = node_of(w, level, index)) && node->shift <= w->shift)
+        return take_node(w, node, index * span * w->r.per);
     if (level == 0)
         return take_segment(w, index);
     for (uint64_t c = index * TROVE_SUMMARY_FANOUT;
@@ -173,6 +200,66 @@ static int walk(struct view *w, unsigned level, uint64_t index)
         if ((rc = walk(w, level - 1, c)) != TROVE_OK)
             return rc;
     return TROVE_OK;
+}
+
+/*
+ * How many segments an answer at the view's shift would read (stopping past `cap`), and
+ * the least node shift above it among the nodes too coarse to answer (UINT32_MAX: none) —
+ * the shift to try next. Nodes are read to know their shift; segments are not.
+ */
+static int plan(struct view *w, unsigned level, uint64_t index, uint64_t cap, uint64_t *raw,
+                uint32_t *next)
+{
+    const struct trove__sumbound *b = &w->r.b[level][index];
+    uint64_t lo_t = w->c_lo << w->shift;
+    const struct trove_summary *node;
+
+    if (*raw > cap)
+        return TROVE_OK;
+    if (b->min_start >> w->shift > w->c_hi || (b->max_end <= w->from && b->max_start < lo_t))
+        return TROVE_OK;
+    if ((node = node_of(w, level, index)) != NULL) {
+        if (node->shift <= w->shift)
+            return TROVE_OK;
+        if (node->shift < *next)
+            *next = node->shift;
+    }
+    if (level == 0) {
+        (*raw)++;
+        return TROVE_OK;
+    }
+    for (uint64_t c = index * TROVE_SUMMARY_FANOUT;
+         c < (index + 1) * TROVE_SUMMARY_FANOUT && c < w->r.count[level - 1] && *raw <= cap; c++)
+        plan(w, level - 1, c, cap, raw, next);
+    return TROVE_OK;
+}
+
+/* The answer's shift: the pixel's, unless the summaries would leave more than
+ * VIEW_MAX_SEGMENTS segments to read, then the least coarser one at which they do not (or,
+ * when no shift does, the pixel's: the segments are read). */
+static void choose_shift(struct view *w)
+{
+    uint32_t shift = w->shift;
+
+    for (;;) {
+        uint64_t raw = 0;
+        uint32_t next = UINT32_MAX;
+        w->shift = shift;
+        w->c_lo = w->from >> shift;
+        w->c_hi = (w->to - 1) >> shift;
+        if (w->r.levels == 0)
+            return;
+        plan(w, w->r.levels - 1, 0, VIEW_MAX_SEGMENTS, &raw, &next);
+        if (raw <= VIEW_MAX_SEGMENTS)
+            return;
+        if (next == UINT32_MAX || next > 63) { /* nothing coarser answers: the pixel's */
+            w->shift = w->pixel_shift;
+            w->c_lo = w->from >> w->shift;
+            w->c_hi = (w->to - 1) >> w->shift;
+            return;
+        }
+        shift = next;
+    }
 }
 
 static int vcell_cmp(const void *a, const void *b)
@@ -397,6 +484,7 @@ int trove_capture_view(struct trove_store *s, const char *name,
         return rc;
     }
     /* left out (0): the capture's own span, from its first event to past its last */
+    w.r.no_sketches = 1;
     w.from = opt->from_ns ? opt->from_ns : w.r.h.info.first_ns;
     w.to = opt->to_ns ? opt->to_ns
                       : w.r.h.info.end_ns < UINT64_MAX ? w.r.h.info.end_ns + 1 : UINT64_MAX;
@@ -407,9 +495,8 @@ int trove_capture_view(struct trove_store *s, const char *name,
         goto out;
     }
     width = (w.to - w.from) / opt->px;
-    w.shift = width ? 63u - (unsigned)__builtin_clzll(width) : 0;
-    w.c_lo = w.from >> w.shift;
-    w.c_hi = (w.to - 1) >> w.shift;
+    w.shift = w.pixel_shift = width ? 63u - (unsigned)__builtin_clzll(width) : 0;
+    choose_shift(&w);
     if (w.r.levels > 0 && (rc = walk(&w, w.r.levels - 1, 0)) != TROVE_OK)
         goto out;
     fold(&w);
@@ -419,6 +506,7 @@ int trove_capture_view(struct trove_store *s, const char *name,
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding the view: %s", name, trove_strerror(rc));
 out:
     trove_names_free(names);
+    cache_free(&w);
     trove__sumread_close(&w.r);
     free(w.cells);
     free(w.raw);
@@ -493,6 +581,7 @@ int trove_capture_tracks_json(struct trove_store *s, const char *name, struct tr
         (rc = trove_capture_read_names(s, name, names, diag)) != TROVE_OK ||
         (rc = trove__sumread_open(&r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
         goto out;
+    r.no_sketches = 1;
     if ((rc = all_tracks(&r, &all, diag)) != TROVE_OK)
         goto out;
     rc = put_fmt(out, "{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"first_ns\":%" PRIu64
