@@ -543,8 +543,10 @@ int trove__summary_self_times(const struct trove_event *events, size_t n, uint64
     int rc;
 
     memset(&tracks, 0, sizeof tracks);
-    if ((rc = group(events, n, &tracks, &g)) != TROVE_OK)
+    if ((rc = group(events, n, &tracks, &g)) != TROVE_OK) {
+        trove_summary_free(&tracks);
         return rc;
+    }
     self_times(&g, self);
     groups_free(&g);
     trove_summary_free(&tracks);
@@ -659,8 +661,10 @@ int trove_summary_build(const struct trove_event *events, size_t n, struct trove
     if (!out || (!events && n > 0) || (uint64_t)n > UINT32_MAX)
         return TROVE_ERR_INVALID;
     memset(out, 0, sizeof *out);
-    if ((rc = group(events, n, out, &g)) != TROVE_OK)
+    if ((rc = group(events, n, out, &g)) != TROVE_OK) {
+        trove_summary_free(out); /* the tracks it may have made */
         return rc;
+    }
     rc = TROVE_ERR_NOMEM;
     if (!(self = trove__mallocarray(n ? n : 1, sizeof *self)))
         goto out;

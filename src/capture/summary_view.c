@@ -425,7 +425,8 @@ static int encode(struct view *w, struct trove_names *names, struct trove_bytes 
         }
     }
     if (!flags) {
-        memcpy(out->ptr + start + VIEW_FIXED, body.ptr, body.len);
+        if (body.len)
+            memcpy(out->ptr + start + VIEW_FIXED, body.ptr, body.len);
         out->len = start + VIEW_FIXED + body.len;
     }
     {
