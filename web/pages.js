@@ -40,9 +40,12 @@ import { Lane } from './model.js';
 /**
  * A frame on the page's time base: t0 and t1 its range (ns from the model's base), colT0 the
  * start of its first column, the tracks it answered for (null: every one), when it came.
+ * askNs: the ns a pixel it was asked for; its cells are coarser when the service answered
+ * from its summaries rather than read many segments (docs/formats/view.md): that is its
+ * best answer for any pixel at least as wide.
  * @typedef {{ f: ViewFrame, t0: number, t1: number, colT0: number, cellNs: number,
- *   tracks: Map<string, PlacedTrack>, answered: Set<string> | null, overview: boolean,
- *   at: number, used: number, url: string }} Placed
+ *   askNs: number, tracks: Map<string, PlacedTrack>, answered: Set<string> | null,
+ *   overview: boolean, at: number, used: number, url: string }} Placed
  */
 /**
  * What the pager tells the page: a frame arrived (draw again), something failed.
@@ -234,7 +237,7 @@ export class Pager {
   serving(lo, hi, w, keys) {
     const now = performance.now();
     for (const p of [...this.detail, ...(this.overview ? [this.overview] : [])]) {
-      if (p.t0 > lo || p.t1 < hi || p.cellNs > w * 1.001) continue;
+      if (p.t0 > lo || p.t1 < hi || (p.cellNs > w * 1.001 && p.askNs > w * 1.001)) continue;
       if (this.live && now - p.at > LIVE_FRESH_MS && !p.overview) continue;
       const ans = p.answered;
       if (ans && !keys.every((k) => ans.has(k))) continue;
@@ -289,6 +292,7 @@ export class Pager {
     this.bytes += f.bytes;
     this.last = { url, from_ns: f.fromNs.toString(), to_ns: f.toNs.toString(), shift: f.shift, events: f.nevents, cells: f.ncells, tracks: f.tracks.length };
     const p = this.place(f, keys, overview, url);
+    p.askNs = (to - from) / px;
     if (overview) this.overview = p;
     else {
       this.detail.push(p);
@@ -345,7 +349,7 @@ export class Pager {
     if (layout) m.layout++;
     m.data++;
     return {
-      f, t0: off, t1: off + Number(f.toNs - f.fromNs), colT0: off + f.col0Ns, cellNs: f.cellNs, tracks,
+      f, t0: off, t1: off + Number(f.toNs - f.fromNs), colT0: off + f.col0Ns, cellNs: f.cellNs, askNs: f.cellNs, tracks,
       answered: keys ? new Set(keys) : null, overview, at: performance.now(), used: ++this.stamp, url,
     };
   }

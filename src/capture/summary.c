@@ -55,6 +55,12 @@ static uint64_t order_bits(uint64_t b)
     return (b >> 63) ? ~b : b | ((uint64_t)1 << 63);
 }
 
+uint64_t trove__summary_fine_budget(uint64_t events)
+{
+    uint64_t fine = events / TROVE__SUMMARY_FINE_DIV;
+    return fine > TROVE__SUMMARY_LEAF_MIN ? fine : TROVE__SUMMARY_LEAF_MIN;
+}
+
 uint64_t trove__summary_budget(uint32_t level, uint64_t events)
 {
     uint64_t leaf = events / TROVE__SUMMARY_LEAF_DIV;
@@ -694,7 +700,7 @@ int trove_summary_build(const struct trove_event *events, size_t n, struct trove
     if ((rc = sketches(events, n, self, out)) != TROVE_OK)
         goto out;
     rc = TROVE_ERR_NOMEM;
-    out->shift = choose_shift(&g, trove__summary_budget(0, n), &most, &nlong);
+    out->shift = choose_shift(&g, trove__summary_fine_budget(n), &most, &nlong);
     /* the estimate bounds the cells: every group's first event, and each neighbour whose
      * start differs at the shift's bit or above */
     if (!(out->cells = trove__mallocarray((size_t)most + 1, sizeof *out->cells)) ||

@@ -12,10 +12,14 @@
 
 #include "trove/summary.h"
 
-/* A level-0 node keeps at most max(LEAF_MIN, events / LEAF_DIV) cells and long events; a
- * node above, GROUP_BUDGET. The shift grows until they fit (up to 63). */
+/* A level-0 node's object keeps at most max(LEAF_MIN, events / LEAF_DIV) cells and long
+ * events; a node above, GROUP_BUDGET. The shift grows until they fit (up to 63). A segment's
+ * node is built finer (max(LEAF_MIN, events / FINE_DIV)) for its parent, which takes that
+ * one: so a parent is not held to its children's stored coarseness, and the levels above a
+ * segment see as much as their own budgets hold. */
 #define TROVE__SUMMARY_LEAF_MIN 256u
 #define TROVE__SUMMARY_LEAF_DIV 128u
+#define TROVE__SUMMARY_FINE_DIV 32u
 #define TROVE__SUMMARY_GROUP_BUDGET 32768u
 /* A node's payload inflates to at most this many bytes. */
 #define TROVE__SUMMARY_MAX_RAW ((uint64_t)64 << 20)
@@ -33,6 +37,8 @@ int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summ
 /* Tracks' order: by pid, then tid. */
 int trove__summary_track_cmp(const struct trove_summary_track *a,
                              const struct trove_summary_track *b);
+/* The cells and long events a segment's node is built with (for its parent). */
+uint64_t trove__summary_fine_budget(uint64_t events);
 /* The cells and long events a node of this level and these events may keep. */
 uint64_t trove__summary_budget(uint32_t level, uint64_t events);
 

@@ -87,21 +87,29 @@ uint64_t trove__summary_slot_of(uint64_t segments, uint64_t sealed, unsigned lev
 
 /* ---- the tree, segment by segment ------------------------------------------------------ */
 
-static int put_node(struct trove__sumtree *t, const struct trove_summary *node, unsigned level,
-                    uint64_t index, trove__sumput_fn put, void *ctx, struct trove_diag *diag)
-{
-    int rc;
-
-    t->buf.len = 0;
-    if ((rc = trove_summary_encode(node, &t->buf)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "encoding the summary of level %u, node %" PRIu64 ": %s",
-                          level, index, trove_strerror(rc));
-    return put(ctx, level, index, t->buf.ptr, t->buf.len, diag);
-}
-
 static int merge_failed(int rc, struct trove_diag *diag)
 {
     return TROVE_FAIL(diag, rc, 0, "merging summaries: %s", trove_strerror(rc));
+}
+
+static int put_node(struct trove__sumtree *t, const struct trove_summary *node, unsigned level,
+                    uint64_t index, trove__sumput_fn put, void *ctx, struct trove_diag *diag)
+{
+    struct trove_summary stored;
+    int rc;
+
+    t->buf.len = 0;
+    memset(&stored, 0, sizeof stored);
+    /* a segment's node is stored as coarse as the level-0 budget says (it was built finer
+     * for its parent) */
+    if (level == 0 && (rc = trove_summary_join(&stored, node, NULL, 0, 0)) != TROVE_OK)
+        return merge_failed(rc, diag);
+    rc = trove_summary_encode(level == 0 ? &stored : node, &t->buf);
+    trove_summary_free(&stored);
+    if (rc != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "encoding the summary of level %u, node %" PRIu64 ": %s",
+                          level, index, trove_strerror(rc));
+    return put(ctx, level, index, t->buf.ptr, t->buf.len, diag);
 }
 
 /*
