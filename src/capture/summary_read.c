@@ -9,6 +9,8 @@
 #include "common/fail.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,4 +161,18 @@ int trove__sumread_track_ok(const uint64_t *tracks, size_t n, uint32_t pid, uint
             hi = mid;
     }
     return lo < n && tracks[lo] == key;
+}
+
+int trove__sumread_fmt(struct trove_bytes *out, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof buf)
+        return TROVE_ERR_LIMIT;
+    return trove_bytes_append(out, buf, (size_t)n);
 }

@@ -55,4 +55,9 @@ int trove__sumread_self(struct trove__sumread *r, size_t n, struct trove_diag *d
 /* Is (pid, tid) one of tracks[0..n) (sorted pid << 32 | tid; n 0: every track)? */
 int trove__sumread_track_ok(const uint64_t *tracks, size_t n, uint32_t pid, uint32_t tid);
 
+/* Append printf(fmt, ...) to out: a JSON answer's pieces, each under 512 bytes (else
+ * TROVE_ERR_LIMIT), or TROVE_ERR_NOMEM. */
+int trove__sumread_fmt(struct trove_bytes *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif

@@ -407,25 +407,10 @@ void trove_stats_result_free(struct trove_stats_result *res)
     memset(res, 0, sizeof *res);
 }
 
-static int put_fmt(struct trove_bytes *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int put_fmt(struct trove_bytes *out, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof buf)
-        return TROVE_ERR_LIMIT;
-    return trove_bytes_append(out, buf, (size_t)n);
-}
 
 static int put_read(struct trove_bytes *out, const struct trove_query_figures *q)
 {
-    return put_fmt(out,
+    return trove__sumread_fmt(out,
                    "\"read\":{\"nodes\":%" PRIu64 ",\"segments\":%" PRIu64 ",\"events\":%" PRIu64
                    ",\"damaged\":%" PRIu64 "}",
                    q->nodes, q->segments, q->events, q->damaged);
@@ -434,7 +419,7 @@ static int put_read(struct trove_bytes *out, const struct trove_query_figures *q
 int trove_stats_result_json(const struct trove_stats_result *res, const char *capture, int sort,
                             struct trove_bytes *out)
 {
-    int rc = put_fmt(out,
+    int rc = trove__sumread_fmt(out,
                      "{\"capture\":\"%s\",\"from_ns\":%" PRIu64 ",\"to_ns\":%" PRIu64
                      ",\"events\":%" PRIu64 ",\"names\":%" PRIu64 ",\"sort\":\"%s\",\"rows\":[",
                      capture, res->from_ns, res->to_ns, res->events, res->names,
@@ -442,9 +427,9 @@ int trove_stats_result_json(const struct trove_stats_result *res, const char *ca
 
     for (size_t i = 0; rc == TROVE_OK && i < res->nrows; i++) {
         const struct trove_stats_row *r = &res->rows[i];
-        rc = put_fmt(out, "%s{\"name\":", i ? "," : "");
+        rc = trove__sumread_fmt(out, "%s{\"name\":", i ? "," : "");
         rc = rc ? rc : trove__json_put_str(out, r->name, r->name_len);
-        rc = rc ? rc : put_fmt(out,
+        rc = rc ? rc : trove__sumread_fmt(out,
                                ",\"name_id\":%" PRIu32 ",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64
                                ",\"self_ns\":%" PRIu64 ",\"min_ns\":%" PRIu64
                                ",\"p50_ns\":%.0f,\"p90_ns\":%.0f,\"p99_ns\":%.0f,\"max_ns\":%" PRIu64
@@ -452,13 +437,13 @@ int trove_stats_result_json(const struct trove_stats_result *res, const char *ca
                                r->name_id, r->count, r->total, r->self, r->min, r->p50, r->p90,
                                r->p99, r->max);
         for (size_t j = 0; rc == TROVE_OK && j < r->nhist; j++)
-            rc = put_fmt(out, "%s[%.0f,%" PRIu64 "]", j ? "," : "",
+            rc = trove__sumread_fmt(out, "%s[%.0f,%" PRIu64 "]", j ? "," : "",
                          trove_summary_bucket_value(r->hist[j].index), r->hist[j].count);
-        rc = rc ? rc : put_fmt(out, "]}");
+        rc = rc ? rc : trove__sumread_fmt(out, "]}");
     }
-    rc = rc ? rc : put_fmt(out, "],");
+    rc = rc ? rc : trove__sumread_fmt(out, "],");
     rc = rc ? rc : put_read(out, &res->read);
-    return rc ? rc : put_fmt(out, "}");
+    return rc ? rc : trove__sumread_fmt(out, "}");
 }
 
 /* ---- finding instances ---------------------------------------------------------------- */
@@ -631,13 +616,13 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
     if (rc != TROVE_OK)
         goto out;
     qsort(f.heap, f.n, sizeof *f.heap, opt->order == TROVE_FIND_DUR_DESC ? hit_cmp_dur : hit_cmp_start);
-    rc = put_fmt(out, "{\"capture\":\"%s\",\"name\":", name);
+    rc = trove__sumread_fmt(out, "{\"capture\":\"%s\",\"name\":", name);
     rc = rc ? rc : trove__json_put_str(out, opt->name, strlen(opt->name));
-    rc = rc ? rc : put_fmt(out, ",\"order\":\"%s\",\"events\":[",
+    rc = rc ? rc : trove__sumread_fmt(out, ",\"order\":\"%s\",\"events\":[",
                            opt->order == TROVE_FIND_DUR_DESC ? "dur_desc" : "start");
     for (size_t i = 0; rc == TROVE_OK && i < f.n; i++) {
         const struct hit *h = &f.heap[i];
-        rc = put_fmt(out,
+        rc = trove__sumread_fmt(out,
                      "%s{\"index\":%" PRIu64 ",\"start_ns\":%" PRIu64 ",\"dur_ns\":%" PRIu64
                      ",\"end_ns\":%" PRIu64 ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32
                      ",\"track\":\"%" PRIu32 ":%" PRIu32 "\",\"depth\":%u,\"kind\":\"%s\",\"name_id\":%" PRIu32 "}",
@@ -645,9 +630,9 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
                      h->ev.pid, h->ev.tid, h->ev.pid, h->ev.tid, (unsigned)h->ev.depth,
                      trove_kind_name(h->ev.kind), h->ev.name_id);
     }
-    rc = rc ? rc : put_fmt(out, "],");
+    rc = rc ? rc : trove__sumread_fmt(out, "],");
     rc = rc ? rc : put_read(out, qs ? qs : &local);
-    rc = rc ? rc : put_fmt(out, "}");
+    rc = rc ? rc : trove__sumread_fmt(out, "}");
     if (rc != TROVE_OK)
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: writing the events: %s", name, trove_strerror(rc));
 out:

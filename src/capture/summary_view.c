@@ -516,21 +516,6 @@ out:
 
 /* ---- tracks ------------------------------------------------------------------------------- */
 
-static int put_fmt(struct trove_bytes *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int put_fmt(struct trove_bytes *out, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof buf)
-        return TROVE_ERR_LIMIT;
-    return trove_bytes_append(out, buf, (size_t)n);
-}
 
 static const char *track_kind(const struct trove_summary_track *t)
 {
@@ -585,7 +570,7 @@ int trove_capture_tracks_json(struct trove_store *s, const char *name, struct tr
     r.no_sketches = 1;
     if ((rc = all_tracks(&r, &all, diag)) != TROVE_OK)
         goto out;
-    rc = put_fmt(out, "{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"first_ns\":%" PRIu64
+    rc = trove__sumread_fmt(out, "{\"capture\":\"%s\",\"events\":%" PRIu64 ",\"first_ns\":%" PRIu64
                       ",\"end_ns\":%" PRIu64 ",\"summaries\":%s,\"processes\":[",
                  name, r.h.info.events, r.h.info.first_ns, r.h.info.end_ns,
                  r.summaries ? "true" : "false");
@@ -604,31 +589,31 @@ int trove_capture_tracks_json(struct trove_store *s, const char *name, struct tr
         }
         pn = trove_names_get(names, TROVE_NAME_PROCESS, t->pid, 0, &len);
         trove_names_get_sort(names, TROVE_NAME_PROCESS_SORT, t->pid, 0, &sort);
-        rc = put_fmt(out, "%s{\"id\":\"%" PRIu32 "\",\"pid\":%" PRIu32 ",\"name\":", i ? "," : "",
+        rc = trove__sumread_fmt(out, "%s{\"id\":\"%" PRIu32 "\",\"pid\":%" PRIu32 ",\"name\":", i ? "," : "",
                      t->pid, t->pid);
         rc = rc ? rc : trove__json_put_str(out, pn ? pn : "", pn ? len : 0);
-        rc = rc ? rc : put_fmt(out, ",\"sort\":%" PRId32 ",\"events\":%" PRIu64 ",\"first_ns\":%"
+        rc = rc ? rc : trove__sumread_fmt(out, ",\"sort\":%" PRId32 ",\"events\":%" PRIu64 ",\"first_ns\":%"
                                     PRIu64 ",\"end_ns\":%" PRIu64 "}",
                                sort, events, first, end);
     }
-    rc = rc ? rc : put_fmt(out, "],\"tracks\":[");
+    rc = rc ? rc : trove__sumread_fmt(out, "],\"tracks\":[");
     for (size_t i = 0; rc == TROVE_OK && i < all.ntracks; i++) {
         const struct trove_summary_track *t = &all.tracks[i];
         size_t len = 0;
         const char *tn = trove_names_get(names, TROVE_NAME_THREAD, t->pid, t->tid, &len);
         int32_t sort = 0;
         trove_names_get_sort(names, TROVE_NAME_THREAD_SORT, t->pid, t->tid, &sort);
-        rc = put_fmt(out,
+        rc = trove__sumread_fmt(out,
                      "%s{\"id\":\"%" PRIu32 ":%" PRIu32 "\",\"process\":\"%" PRIu32
                      "\",\"kind\":\"%s\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"name\":",
                      i ? "," : "", t->pid, t->tid, t->pid, track_kind(t), t->pid, t->tid);
         rc = rc ? rc : trove__json_put_str(out, tn ? tn : "", tn ? len : 0);
-        rc = rc ? rc : put_fmt(out, ",\"sort\":%" PRId32 ",\"events\":%" PRIu64
+        rc = rc ? rc : trove__sumread_fmt(out, ",\"sort\":%" PRId32 ",\"events\":%" PRIu64
                                     ",\"max_depth\":%" PRIu32 ",\"first_ns\":%" PRIu64
                                     ",\"end_ns\":%" PRIu64 "}",
                                sort, t->events, t->max_depth, t->first_ns, t->end_ns);
     }
-    rc = rc ? rc : put_fmt(out, "]}");
+    rc = rc ? rc : trove__sumread_fmt(out, "]}");
     if (rc != TROVE_OK)
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: writing its tracks: %s", name, trove_strerror(rc));
 out:
