@@ -332,7 +332,8 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 static int stats_file(const char *cmd, const struct cli_common *c, const struct stats_args *a,
                       struct trove_bytes *doc)
 {
-    char dir[] = "/tmp/trove-stats-XXXXXX";
+    const char *td = getenv("TMPDIR");
+    char dir[4096];
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_store *s = NULL;
@@ -340,8 +341,10 @@ static int stats_file(const char *cmd, const struct cli_common *c, const struct 
     struct stats_args b = *a;
     int status = 1, rc;
 
+    snprintf(dir, sizeof dir, "%s/trove-stats-XXXXXX", td && *td ? td : "/tmp");
     if (!mkdtemp(dir))
-        return cli_error(cmd, "a temporary store: %s", strerror(errno));
+        return cli_error(cmd, "a temporary store in %s: %s", td && *td ? td : "/tmp",
+                         strerror(errno));
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error(cmd, "out of memory");
         goto out;
@@ -423,10 +426,10 @@ int cmd_stats(int argc, char **argv)
         }
         if (!strcmp(s, "--from-ns") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &a.from))
-                goto usage_bad;
+                goto bad_value;
         } else if (!strcmp(s, "--to-ns") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &a.to))
-                goto usage_bad;
+                goto bad_value;
         } else if (!strcmp(s, "--thread") && i + 1 < argc) {
             a.thr[a.nthr++] = argv[++i];
         } else if (!strcmp(s, "--name") && i + 1 < argc) {
@@ -440,7 +443,7 @@ int cmd_stats(int argc, char **argv)
             }
         } else if (!strcmp(s, "--limit") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &a.limit) || a.limit > 100000)
-                goto usage_bad;
+                goto bad_value;
         } else if (s[0] == '-' && s[1]) {
             cli_error(cmd, "unknown option or missing value '%s'; see `trove stats --help`", s);
             free(a.thr);
@@ -480,8 +483,18 @@ int cmd_stats(int argc, char **argv)
     trove_bytes_free(&doc);
     free(a.thr);
     return status;
-usage_bad:
-    cli_error(cmd, "%s: '%s' is not a count or a time in nanoseconds", argv[0], "the value");
+bad_value: /* argv[i - 1] is the option, argv[i] its value */
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i - 1], "--from-ns") || !strcmp(argv[i - 1], "--to-ns") ||
+            !strcmp(argv[i - 1], "--limit")) {
+            uint64_t v;
+            if (cli_parse_u64(argv[i], &v) || (!strcmp(argv[i - 1], "--limit") && v > 100000)) {
+                cli_error(cmd, "%s: '%s' is not %s", argv[i - 1], argv[i],
+                          strcmp(argv[i - 1], "--limit") ? "a time in nanoseconds"
+                                                         : "a count from 0 to 100000");
+                break;
+            }
+        }
     free(a.thr);
     return 2;
 }

@@ -27,8 +27,10 @@
 #define VIEW_VERSION 1u
 #define VIEW_FIXED 60u
 #define VIEW_DEFLATE_OVER 4096u /* bodies longer than this go deflated */
-/* An answer reads at most this many segments when summaries can spare it (choose_shift). */
+/* An answer reads at most this many segments, and takes at most this many cells from
+ * nodes, when coarser summaries can spare it (choose_shift). */
 #define VIEW_MAX_SEGMENTS 16u
+#define VIEW_MAX_CELLS 65536u
 
 struct vcell {
     uint64_t track;
@@ -208,19 +210,21 @@ static int walk(struct view *w, unsigned level, uint64_t index)
  * the shift to try next. Nodes are read to know their shift; segments are not.
  */
 static int plan(struct view *w, unsigned level, uint64_t index, uint64_t cap, uint64_t *raw,
-                uint32_t *next)
+                uint64_t *cells, uint32_t *next)
 {
     const struct trove__sumbound *b = &w->r.b[level][index];
     uint64_t lo_t = w->c_lo << w->shift;
     const struct trove_summary *node;
 
-    if (*raw > cap)
+    if (*raw > cap || *cells > VIEW_MAX_CELLS)
         return TROVE_OK;
     if (b->min_start >> w->shift > w->c_hi || (b->max_end <= w->from && b->max_start < lo_t))
         return TROVE_OK;
     if ((node = node_of(w, level, index)) != NULL) {
-        if (node->shift <= w->shift)
+        if (node->shift <= w->shift) {
+            *cells += node->ncells + node->nlongs;
             return TROVE_OK;
+        }
         if (node->shift < *next)
             *next = node->shift;
     }
@@ -230,27 +234,28 @@ static int plan(struct view *w, unsigned level, uint64_t index, uint64_t cap, ui
     }
     for (uint64_t c = index * TROVE_SUMMARY_FANOUT;
          c < (index + 1) * TROVE_SUMMARY_FANOUT && c < w->r.count[level - 1] && *raw <= cap; c++)
-        plan(w, level - 1, c, cap, raw, next);
+        plan(w, level - 1, c, cap, raw, cells, next);
     return TROVE_OK;
 }
 
 /* The answer's shift: the pixel's, unless the summaries would leave more than
- * VIEW_MAX_SEGMENTS segments to read, then the least coarser one at which they do not (or,
- * when no shift does, the pixel's: the segments are read). */
+ * VIEW_MAX_SEGMENTS segments to read, or give more than VIEW_MAX_CELLS cells, then the
+ * least coarser one at which they do not (or, when no shift does, the pixel's: the segments
+ * are read). */
 static void choose_shift(struct view *w)
 {
     uint32_t shift = w->shift;
 
     for (;;) {
-        uint64_t raw = 0;
+        uint64_t raw = 0, cells = 0;
         uint32_t next = UINT32_MAX;
         w->shift = shift;
         w->c_lo = w->from >> shift;
         w->c_hi = (w->to - 1) >> shift;
         if (w->r.levels == 0)
             return;
-        plan(w, w->r.levels - 1, 0, VIEW_MAX_SEGMENTS, &raw, &next);
-        if (raw <= VIEW_MAX_SEGMENTS)
+        plan(w, w->r.levels - 1, 0, VIEW_MAX_SEGMENTS, &raw, &cells, &next);
+        if (raw <= VIEW_MAX_SEGMENTS && cells <= VIEW_MAX_CELLS)
             return;
         if (next == UINT32_MAX || next > 63) { /* nothing coarser answers: the pixel's */
             w->shift = w->pixel_shift;

@@ -108,6 +108,8 @@ EOF
 expect_error stats stats nosuch --store "$s"
 expect_error stats stats g --store "$s" --sort fastest
 expect_error stats stats g --store "$s" --thread no-such-thread
+expect_error stats stats g --store "$s" --limit many
+check grep -q "^trove stats: --limit: 'many' is not a count from 0 to 100000$" "$tmp/e.err"
 fi
 
 # ---- trove index, and damage --------------------------------------------------------------
