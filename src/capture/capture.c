@@ -237,45 +237,10 @@ int trove__capture_check_events(const struct trove_event *events, size_t n, uint
     return TROVE_OK;
 }
 
-int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_t *data,
-                       size_t len, struct trove_diag *diag)
+/* Room for one more fresh object, asked before the store is: an object stored and then not
+ * counted would make the count a lie. */
+static int fresh_room(struct trove__capture_vol *w, size_t len, struct trove_diag *diag)
 {
-    struct trove_digest d;
-    int rc;
-
-    if (len > w->block)
-        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
-                          "capture %s: slot %" PRIu64 " would be %zu bytes, over the "
-                          "volume's %" PRIu32 "-byte objects",
-                          w->name, slot, len, w->block);
-    /* Room first: an object stored and then not counted would make the count a lie. */
-    if (w->nfresh == w->capfresh) {
-        size_t cap = w->capfresh ? 2 * w->capfresh : 64;
-        struct trove__fresh *p = trove__realloc(w->fresh, cap * sizeof *p);
-        if (!p)
-            return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
-        w->fresh = p;
-        w->capfresh = cap;
-    }
-    if ((rc = trove_volume_put_object(w->v, slot, data, len)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "capture %s: storing slot %" PRIu64 ": %s", w->name,
-                          slot, trove_strerror(rc));
-    /* New to the store exactly when the write put it (it was missing, or damaged): the
-     * store's own decision, not a guess made before it. */
-    trove_digest_of(data, len, &d);
-    if (trove_store_put_pending(w->s, &d)) {
-        w->fresh[w->nfresh].d = d;
-        w->fresh[w->nfresh++].len = len;
-    }
-    w->stored += len;
-    return TROVE_OK;
-}
-
-int trove__capture_stage(struct trove__capture_vol *w, const uint8_t *data, size_t len,
-                         struct trove_digest *d, struct trove_diag *diag)
-{
-    int rc;
-
     if (len > w->block)
         return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
                           "capture %s: an object of %zu bytes, over the volume's %" PRIu32
@@ -289,14 +254,47 @@ int trove__capture_stage(struct trove__capture_vol *w, const uint8_t *data, size
         w->fresh = p;
         w->capfresh = cap;
     }
-    if ((rc = trove_volume_stage_object(w->v, data, len, d)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "capture %s: storing an object: %s", w->name,
-                          trove_strerror(rc));
+    return TROVE_OK;
+}
+
+/* Count object d (len bytes) as stored, and as new to the store exactly when this write put
+ * it (it was missing, or damaged): the store's own decision, not a guess made before it. */
+static void fresh_count(struct trove__capture_vol *w, const struct trove_digest *d, size_t len)
+{
     if (trove_store_put_pending(w->s, d)) {
         w->fresh[w->nfresh].d = *d;
         w->fresh[w->nfresh++].len = len;
     }
     w->stored += len;
+}
+
+int trove__capture_put(struct trove__capture_vol *w, uint64_t slot, const uint8_t *data,
+                       size_t len, struct trove_diag *diag)
+{
+    struct trove_digest d;
+    int rc;
+
+    if ((rc = fresh_room(w, len, diag)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_volume_put_object(w->v, slot, data, len)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: storing slot %" PRIu64 ": %s", w->name,
+                          slot, trove_strerror(rc));
+    trove_digest_of(data, len, &d);
+    fresh_count(w, &d, len);
+    return TROVE_OK;
+}
+
+int trove__capture_stage(struct trove__capture_vol *w, const uint8_t *data, size_t len,
+                         struct trove_digest *d, struct trove_diag *diag)
+{
+    int rc;
+
+    if ((rc = fresh_room(w, len, diag)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_volume_stage_object(w->v, data, len, d)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: storing an object: %s", w->name,
+                          trove_strerror(rc));
+    fresh_count(w, d, len);
     return TROVE_OK;
 }
 
