@@ -16,7 +16,7 @@
 #include <string.h>
 
 #define MAGIC "TROVSUM1"
-#define VERSION 1u
+#define VERSION 2u
 #define FIXED 32u /* magic, version, flags, raw_len u64, packed_len u64 */
 #define WHAT "summary object"
 
@@ -25,9 +25,9 @@ static const uint32_t known_version = VERSION;
 /* ---- the object --------------------------------------------------------------------------- */
 
 /* The object around an inflated payload: fixed part, deflate stream, checksum. */
-static int seal(const uint8_t *raw, size_t len, struct trove_bytes *out)
+static int seal(const uint8_t *raw, size_t len, int level, struct trove_bytes *out)
 {
-    struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(level);
     size_t bound, packed, start = out->len;
     uint8_t *p;
     int rc;
@@ -59,18 +59,58 @@ out:
     return rc;
 }
 
+/* The payload's columns (summary.md, "The object"): each section's fields are written one
+ * column after another, each column's byte length first, so that like values sit together
+ * for the deflate stage. */
+enum {
+    CELL_TRACK, CELL_LANE, CELL_COL, CELL_COUNT, CELL_BUSY, CELL_NAME, CELL_NAME_DUR, CELL_VMIN,
+    CELL_VMAX, CELL_COLS
+};
+enum {
+    LONG_TRACK, LONG_INDEX, LONG_START, LONG_DUR, LONG_KIND, LONG_DEPTH, LONG_EXTRA, LONG_NAME,
+    LONG_COLS
+};
+enum {
+    SK_NAME, SK_COUNT, SK_TOTAL, SK_OTHER, SK_MIN, SK_SPREAD, SK_N, SK_INDEX, SK_BCOUNT, SK_COLS
+};
+#define MOST_COLS 9 /* CELL_COLS, the most of any section */
+
+/* Each column's bytes at col[j] (room for its values), appended to p with their lengths. */
+static uint8_t *put_cols(uint8_t *p, uint8_t *const *col, uint8_t *const *end, int n)
+{
+    for (int j = 0; j < n; j++)
+        p = trove_put_varint(p, (uint64_t)(end[j] - col[j]));
+    for (int j = 0; j < n; j++) {
+        memcpy(p, col[j], (size_t)(end[j] - col[j]));
+        p += end[j] - col[j];
+    }
+    return p;
+}
+
+/* Room for `rows` varints in each of n columns from *scratch on. */
+static void split(uint8_t **scratch, uint8_t **col, uint8_t **end, int n, size_t rows)
+{
+    for (int j = 0; j < n; j++) {
+        col[j] = end[j] = *scratch;
+        *scratch += rows * 10;
+    }
+}
+
 int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
 {
     struct trove_bytes raw = {0};
-    size_t need;
-    uint8_t *p;
+    uint8_t *col[MOST_COLS], *end[MOST_COLS], *scratch, *p;
+    size_t nsk = s && s->level ? s->nsketches : 0, nbk = s && s->level ? s->nbuckets : 0, rows;
     int rc;
 
     if (!s || !out || s->shift > 63)
         return TROVE_ERR_INVALID;
-    need = 16 * 10 + s->ntracks * 70 + s->ncells * 100 + s->nlongs * 80 + s->nsketches * 70 +
-           s->nbuckets * 20;
-    if ((rc = trove_bytes_reserve(&raw, need)) != TROVE_OK)
+    /* the payload, and after it each section's columns at 10 bytes a value */
+    rows = s->ncells > s->nlongs ? s->ncells : s->nlongs;
+    rows = rows > nsk + nbk ? rows : nsk + nbk;
+    if ((rc = trove_bytes_reserve(&raw, 2 * (16 * 10 + s->ntracks * 70 + s->ncells * 100 +
+                                             s->nlongs * 80 + nsk * 80 + nbk * 20 + 200) +
+                                            rows * 10 * MOST_COLS)) != TROVE_OK)
         goto out;
     p = raw.ptr;
     p = trove_put_varint(p, s->level);
@@ -81,8 +121,8 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
     p = trove_put_varint(p, s->ntracks);
     p = trove_put_varint(p, s->ncells);
     p = trove_put_varint(p, s->nlongs);
-    p = trove_put_varint(p, s->level ? s->nsketches : 0); /* level 0 keeps none (summary.md) */
-    p = trove_put_varint(p, s->level ? s->nbuckets : 0);
+    p = trove_put_varint(p, nsk); /* level 0 keeps none (summary.md) */
+    p = trove_put_varint(p, nbk);
     for (size_t i = 0; i < s->ntracks; i++) {
         const struct trove_summary_track *t = &s->tracks[i];
         p = trove_put_varint(p, t->pid);
@@ -93,53 +133,77 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
         p = trove_put_varint(p, t->first_ns);
         p = trove_put_varint(p, t->end_ns);
     }
+    /* the columns go past the payload's greatest size, then come back into it */
+    scratch = raw.ptr + raw.cap - rows * 10 * MOST_COLS;
+    split(&scratch, col, end, CELL_COLS, s->ncells);
     for (size_t i = 0; i < s->ncells; i++) {
         const struct trove_summary_cell *c0 = i ? &s->cells[i - 1] : NULL, *x = &s->cells[i];
         int same_t = c0 && c0->track == x->track, same_l = same_t && c0->lane == x->lane;
-        p = trove_put_varint(p, x->track - (c0 ? c0->track : 0));
-        p = trove_put_varint(p, same_t ? x->lane - c0->lane : x->lane);
-        p = trove_put_varint(p, same_l ? x->col - c0->col - 1 : x->col);
-        p = trove_put_varint(p, x->count - 1);
-        p = trove_put_varint(p, x->busy);
-        p = trove_put_varint(p, x->name);
-        p = trove_put_varint(p, x->name_dur);
+        end[CELL_TRACK] = trove_put_varint(end[CELL_TRACK], x->track - (c0 ? c0->track : 0));
+        end[CELL_LANE] = trove_put_varint(end[CELL_LANE], same_t ? x->lane - c0->lane : x->lane);
+        end[CELL_COL] = trove_put_varint(end[CELL_COL], same_l ? x->col - c0->col - 1 : x->col);
+        end[CELL_COUNT] = trove_put_varint(end[CELL_COUNT], x->count - 1);
+        end[CELL_BUSY] = trove_put_varint(end[CELL_BUSY], x->busy);
+        end[CELL_NAME] = trove_put_varint(end[CELL_NAME], x->name);
+        end[CELL_NAME_DUR] = trove_put_varint(end[CELL_NAME_DUR], x->name_dur);
         if (x->lane == TROVE_SUMMARY_LANE_COUNTER) {
-            p = trove_put_varint(p, x->vmin);
-            p = trove_put_varint(p, x->vmax);
+            end[CELL_VMIN] = trove_put_varint(end[CELL_VMIN], x->vmin);
+            end[CELL_VMAX] = trove_put_varint(end[CELL_VMAX], x->vmax);
         }
     }
+    p = put_cols(p, col, end, CELL_COLS);
+    scratch = raw.ptr + raw.cap - rows * 10 * MOST_COLS;
+    split(&scratch, col, end, LONG_COLS, s->nlongs);
     for (size_t i = 0; i < s->nlongs; i++) {
         const struct trove_summary_long *l0 = i ? &s->longs[i - 1] : NULL, *x = &s->longs[i];
         int same_t = l0 && l0->track == x->track;
-        p = trove_put_varint(p, x->track - (l0 ? l0->track : 0));
-        p = trove_put_varint(p, x->index);
-        p = trove_put_varint(p, same_t ? x->ev.start_ns - l0->ev.start_ns : x->ev.start_ns);
-        p = trove_put_varint(p, x->ev.dur_ns);
-        *p++ = x->ev.kind;
-        *p++ = x->ev.depth;
-        *p++ = x->ev.extra;
-        p = trove_put_varint(p, x->ev.name_id);
+        end[LONG_TRACK] = trove_put_varint(end[LONG_TRACK], x->track - (l0 ? l0->track : 0));
+        end[LONG_INDEX] = trove_put_varint(end[LONG_INDEX], x->index);
+        end[LONG_START] = trove_put_varint(end[LONG_START], same_t ? x->ev.start_ns -
+                                                                        l0->ev.start_ns
+                                                                  : x->ev.start_ns);
+        end[LONG_DUR] = trove_put_varint(end[LONG_DUR], x->ev.dur_ns);
+        *end[LONG_KIND]++ = x->ev.kind;
+        *end[LONG_DEPTH]++ = x->ev.depth;
+        *end[LONG_EXTRA]++ = x->ev.extra;
+        end[LONG_NAME] = trove_put_varint(end[LONG_NAME], x->ev.name_id);
     }
-    for (size_t i = 0; i < (s->level ? s->nsketches : 0); i++) {
-        const struct trove_summary_sketch *k = &s->sketches[i];
-        p = trove_put_varint(p, i ? k->name - s->sketches[i - 1].name - 1 : k->name);
-        p = trove_put_varint(p, k->count - 1);
-        p = trove_put_varint(p, k->total);
-        p = trove_put_varint(p, k->total - k->self); /* 0 for spans that enclose none */
-        if (k->count == 1) /* one event: its duration is the total, min and max, its bucket */
-            continue;
-        p = trove_put_varint(p, k->min);
-        p = trove_put_varint(p, k->max - k->min);
-        p = trove_put_varint(p, k->n - 1);
-        for (size_t j = 0; j < k->n; j++) {
-            const struct trove_summary_bucket *b = &s->buckets[k->first + j];
-            p = trove_put_varint(p, j ? b->index - s->buckets[k->first + j - 1].index - 1
-                                      : b->index);
-            p = trove_put_varint(p, b->count - 1);
+    p = put_cols(p, col, end, LONG_COLS);
+    if (nsk) {
+        scratch = raw.ptr + raw.cap - rows * 10 * MOST_COLS;
+        split(&scratch, col, end, SK_INDEX, nsk);
+        split(&scratch, col + SK_INDEX, end + SK_INDEX, SK_COLS - SK_INDEX, nbk);
+        for (size_t i = 0; i < nsk; i++) {
+            const struct trove_summary_sketch *k = &s->sketches[i];
+            end[SK_NAME] = trove_put_varint(end[SK_NAME], i ? k->name - s->sketches[i - 1].name - 1
+                                                              : k->name);
+            end[SK_COUNT] = trove_put_varint(end[SK_COUNT], k->count - 1);
+            if (k->count != 2) /* two events: the total is min + max */
+                end[SK_TOTAL] = trove_put_varint(end[SK_TOTAL], k->total);
+            /* 0 for spans that enclose none */
+            end[SK_OTHER] = trove_put_varint(end[SK_OTHER], k->total - k->self);
+            if (k->count == 1) /* its duration is the total, min and max, its bucket */
+                continue;
+            end[SK_MIN] = trove_put_varint(end[SK_MIN], k->min);
+            end[SK_SPREAD] = trove_put_varint(end[SK_SPREAD], k->max - k->min);
+            if (k->count == 2) /* its durations are min and max, its buckets theirs */
+                continue;
+            end[SK_N] = trove_put_varint(end[SK_N], k->n - 1);
+            for (size_t j = 0; j < k->n; j++) {
+                const struct trove_summary_bucket *b = &s->buckets[k->first + j];
+                end[SK_INDEX] = trove_put_varint(
+                    end[SK_INDEX], j ? b->index - s->buckets[k->first + j - 1].index - 1
+                                     : b->index);
+                end[SK_BCOUNT] = trove_put_varint(end[SK_BCOUNT], b->count - 1);
+            }
         }
+        p = put_cols(p, col, end, SK_COLS);
     }
     raw.len = (size_t)(p - raw.ptr);
-    rc = raw.len > TROVE__SUMMARY_MAX_RAW ? TROVE_ERR_LIMIT : seal(raw.ptr, raw.len, out);
+    /* a segment's node is small and written for every segment: the fast level; the nodes
+     * above hold most of the bytes and are written once for 64 segments or more */
+    rc = raw.len > TROVE__SUMMARY_MAX_RAW ? TROVE_ERR_LIMIT
+                                          : seal(raw.ptr, raw.len, s->level ? 6 : 1, out);
 out:
     trove_bytes_free(&raw);
     return rc;
@@ -147,7 +211,7 @@ out:
 
 int trove_testing_summary_wrap(const uint8_t *payload, size_t len, struct trove_bytes *out)
 {
-    return seal(payload, len, out);
+    return seal(payload, len, 1, out);
 }
 
 /* The decoder's cursor over the inflated payload. */
@@ -186,15 +250,44 @@ static int bad(struct rd *r, const char *what)
                       (size_t)(r->p - r->start));
 }
 
+/* A section's n columns: their lengths, then their bytes, each a cursor of its own in c[]. */
+static int columns(struct rd *r, struct rd *c, int n, const char *section)
+{
+    uint64_t len[MOST_COLS];
+    int rc;
+
+    for (int j = 0; j < n; j++)
+        if ((rc = get(r, 64, &len[j], section)) != TROVE_OK)
+            return rc;
+    for (int j = 0; j < n; j++) {
+        if (len[j] > (uint64_t)(r->end - r->p))
+            return bad(r, "a column runs past the end of the payload");
+        c[j] = *r;
+        c[j].end = r->p + len[j];
+        r->p += len[j];
+    }
+    return TROVE_OK;
+}
+
+/* Every column read to its end. */
+static int used_up(struct rd *c, int n)
+{
+    for (int j = 0; j < n; j++)
+        if (c[j].p != c[j].end)
+            return bad(&c[j], "bytes left over in a column");
+    return TROVE_OK;
+}
+
 static int parse(struct rd *r, struct trove_summary *s, int sketches)
 {
     uint64_t v[10], sum = 0, x;
+    struct rd c[MOST_COLS];
     int rc;
     static const char *const head[10] = {"level", "shift", "events", "first_ns", "end_ns",
                                          "tracks", "cells", "long events", "sketches",
                                          "buckets"};
     /* the least bytes each takes: a bound on every count before anything is allocated */
-    static const unsigned least[5] = {7, 7, 8, 7, 2};
+    static const unsigned least[5] = {7, 7, 8, 4, 2};
     uint64_t left;
 
     for (int i = 0; i < 10; i++)
@@ -246,57 +339,63 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
     if (sum != s->events)
         return bad(r, "tracks hold fewer events than the node");
     sum = 0;
+    if ((rc = columns(r, c, CELL_COLS, "the cells' columns")) != TROVE_OK)
+        return rc;
     for (size_t i = 0; i < (size_t)v[6]; i++) {
-        struct trove_summary_cell *c = &s->cells[i], *c0 = i ? &s->cells[i - 1] : NULL;
+        struct trove_summary_cell *ce = &s->cells[i], *c0 = i ? &s->cells[i - 1] : NULL;
         uint64_t f[7];
         for (int j = 0; j < 7; j++)
-            if ((rc = get(r, j == 0 || j == 1 || j == 5 ? 32 : 64, &f[j], "a cell")) != TROVE_OK)
+            if ((rc = get(&c[j], j == 0 || j == 1 || j == 5 ? 32 : 64, &f[j], "a cell")) !=
+                TROVE_OK)
                 return rc;
-        c->track = (uint32_t)((c0 ? c0->track : 0) + f[0]);
-        if (f[0] > s->ntracks || c->track >= s->ntracks)
-            return bad(r, "a cell of no track");
-        c->lane = (uint32_t)(c0 && f[0] == 0 ? c0->lane + f[1] : f[1]);
-        if (f[1] >= TROVE_SUMMARY_LANES || c->lane >= TROVE_SUMMARY_LANES)
-            return bad(r, "a cell of no lane");
-        if (c0 && f[0] == 0 && c0->lane == c->lane) {
+        ce->track = (uint32_t)((c0 ? c0->track : 0) + f[0]);
+        if (f[0] > s->ntracks || ce->track >= s->ntracks)
+            return bad(&c[0], "a cell of no track");
+        ce->lane = (uint32_t)(c0 && f[0] == 0 ? c0->lane + f[1] : f[1]);
+        if (f[1] >= TROVE_SUMMARY_LANES || ce->lane >= TROVE_SUMMARY_LANES)
+            return bad(&c[0], "a cell of no lane");
+        if (c0 && f[0] == 0 && c0->lane == ce->lane) {
             if (f[2] >= UINT64_MAX - c0->col)
-                return bad(r, "a cell's column overflows");
-            c->col = c0->col + f[2] + 1;
+                return bad(&c[0], "a cell's column overflows");
+            ce->col = c0->col + f[2] + 1;
         } else {
-            c->col = f[2];
+            ce->col = f[2];
         }
         if (f[3] == UINT64_MAX)
-            return bad(r, "a cell's count overflows");
-        c->count = f[3] + 1;
-        c->busy = f[4];
-        c->name = (uint32_t)f[5];
-        c->name_dur = f[6];
-        if (c->lane == TROVE_SUMMARY_LANE_COUNTER &&
-            ((rc = get(r, 64, &c->vmin, "a cell's least value")) != TROVE_OK ||
-             (rc = get(r, 64, &c->vmax, "a cell's greatest value")) != TROVE_OK))
+            return bad(&c[0], "a cell's count overflows");
+        ce->count = f[3] + 1;
+        ce->busy = f[4];
+        ce->name = (uint32_t)f[5];
+        ce->name_dur = f[6];
+        if (ce->lane == TROVE_SUMMARY_LANE_COUNTER &&
+            ((rc = get(&c[CELL_VMIN], 64, &ce->vmin, "a cell's least value")) != TROVE_OK ||
+             (rc = get(&c[CELL_VMAX], 64, &ce->vmax, "a cell's greatest value")) != TROVE_OK))
             return rc;
-        if (c->count > s->events || (sum += c->count) > s->events)
-            return bad(r, "cells hold more events than the node");
+        if (ce->count > s->events || (sum += ce->count) > s->events)
+            return bad(&c[0], "cells hold more events than the node");
         s->ncells++;
     }
+    if ((rc = used_up(c, CELL_COLS)) != TROVE_OK ||
+        (rc = columns(r, c, LONG_COLS, "the long events' columns")) != TROVE_OK)
+        return rc;
     for (size_t i = 0; i < (size_t)v[7]; i++) {
         struct trove_summary_long *l = &s->longs[i], *l0 = i ? &s->longs[i - 1] : NULL;
         uint64_t f[5];
         for (int j = 0; j < 4; j++)
-            if ((rc = get(r, j == 0 ? 32 : 64, &f[j], "a long event")) != TROVE_OK)
+            if ((rc = get(&c[j], j == 0 ? 32 : 64, &f[j], "a long event")) != TROVE_OK)
                 return rc;
-        if ((rc = byte(r, &l->ev.kind, "a long event's kind")) != TROVE_OK ||
-            (rc = byte(r, &l->ev.depth, "a long event's depth")) != TROVE_OK ||
-            (rc = byte(r, &l->ev.extra, "a long event's extra")) != TROVE_OK ||
-            (rc = get(r, 32, &f[4], "a long event's name")) != TROVE_OK)
+        if ((rc = byte(&c[LONG_KIND], &l->ev.kind, "a long event's kind")) != TROVE_OK ||
+            (rc = byte(&c[LONG_DEPTH], &l->ev.depth, "a long event's depth")) != TROVE_OK ||
+            (rc = byte(&c[LONG_EXTRA], &l->ev.extra, "a long event's extra")) != TROVE_OK ||
+            (rc = get(&c[LONG_NAME], 32, &f[4], "a long event's name")) != TROVE_OK)
             return rc;
         l->track = (uint32_t)((l0 ? l0->track : 0) + f[0]);
         if (f[0] > s->ntracks || l->track >= s->ntracks)
-            return bad(r, "a long event of no track");
+            return bad(&c[0], "a long event of no track");
         l->index = f[1];
         if (l0 && f[0] == 0) {
             if (f[2] > UINT64_MAX - l0->ev.start_ns)
-                return bad(r, "a long event's start overflows");
+                return bad(&c[0], "a long event's start overflows");
             l->ev.start_ns = l0->ev.start_ns + f[2];
         } else {
             l->ev.start_ns = f[2];
@@ -306,24 +405,46 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
         l->ev.pid = s->tracks[l->track].pid;
         l->ev.tid = s->tracks[l->track].tid;
         if (l->index >= s->events || !trove__summary_is_long(&l->ev, s->shift))
-            return bad(r, "a long event past the node's events, or shorter than a cell");
+            return bad(&c[0], "a long event past the node's events, or shorter than a cell");
         if ((sum += 1) > s->events)
-            return bad(r, "cells and long events hold more events than the node");
+            return bad(&c[0], "cells and long events hold more events than the node");
         s->nlongs++;
     }
+    if ((rc = used_up(c, LONG_COLS)) != TROVE_OK)
+        return rc;
     if (!sketches) /* what a view reads: the rest is left unread */
         return TROVE_OK;
+    if (v[8] == 0) { /* no sketches: no section */
+        if (v[9] != 0)
+            return bad(r, "buckets without sketches");
+        goto end;
+    }
+    if ((rc = columns(r, c, SK_COLS, "the sketches' columns")) != TROVE_OK)
+        return rc;
     sum = 0;
     x = 0;
     for (size_t i = 0; i < (size_t)v[8]; i++) {
         struct trove_summary_sketch *k = &s->sketches[i];
         uint64_t f[7], bsum = 0;
-        for (int j = 0; j < 4; j++)
-            if ((rc = get(r, j == 0 ? 32 : 64, &f[j], "a sketch")) != TROVE_OK)
-                return rc;
-        for (int j = 4; j < 7 && f[1] != 0; j++)
-            if ((rc = get(r, 64, &f[j], "a sketch")) != TROVE_OK)
-                return rc;
+        if ((rc = get(&c[SK_NAME], 32, &f[0], "a sketch's name")) != TROVE_OK ||
+            (rc = get(&c[SK_COUNT], 64, &f[1], "a sketch's count")) != TROVE_OK)
+            return rc;
+        f[2] = f[4] = f[5] = f[6] = 0;
+        if (f[1] != 1 && (rc = get(&c[SK_TOTAL], 64, &f[2], "a sketch's total")) != TROVE_OK)
+            return rc;
+        if ((rc = get(&c[SK_OTHER], 64, &f[3], "a sketch's total less self")) != TROVE_OK)
+            return rc;
+        if (f[1] != 0 &&
+            ((rc = get(&c[SK_MIN], 64, &f[4], "a sketch's least")) != TROVE_OK ||
+             (rc = get(&c[SK_SPREAD], 64, &f[5], "a sketch's greatest")) != TROVE_OK))
+            return rc;
+        if (f[1] == 1) { /* two events, min and max: their total and buckets */
+            if (f[4] > UINT64_MAX - f[5])
+                return bad(&c[SK_SPREAD], "a sketch's greatest overflows");
+            f[2] = f[4] > UINT64_MAX - (f[4] + f[5]) ? UINT64_MAX : 2 * f[4] + f[5];
+            f[6] = trove_summary_bucket_of(f[4]) != trove_summary_bucket_of(f[4] + f[5]);
+        } else if (f[1] > 1 && (rc = get(&c[SK_N], 64, &f[6], "a sketch's buckets")) != TROVE_OK)
+            return rc;
         if (i > 0 && f[0] >= UINT32_MAX - s->sketches[i - 1].name)
             return bad(r, "a sketch's name overflows");
         k->name = (uint32_t)(i ? s->sketches[i - 1].name + f[0] + 1 : f[0]);
@@ -361,8 +482,12 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
         for (size_t j = 0; j < k->n; j++) {
             struct trove_summary_bucket *b = &s->buckets[x + j];
             uint64_t di, dc;
-            if ((rc = get(r, 32, &di, "a bucket")) != TROVE_OK ||
-                (rc = get(r, 64, &dc, "a bucket's count")) != TROVE_OK)
+            if (k->count == 2) { /* min's bucket, then max's (or the one both are in) */
+                uint32_t lo = trove_summary_bucket_of(k->min), hi = trove_summary_bucket_of(k->max);
+                di = j ? hi - lo - 1 : lo;
+                dc = k->n == 1;
+            } else if ((rc = get(&c[SK_INDEX], 32, &di, "a bucket")) != TROVE_OK ||
+                       (rc = get(&c[SK_BCOUNT], 64, &dc, "a bucket's count")) != TROVE_OK)
                 return rc;
             b->index = (uint32_t)(j ? s->buckets[x + j - 1].index + di + 1 : di);
             if (di >= TROVE_SUMMARY_BUCKETS || b->index >= TROVE_SUMMARY_BUCKETS ||
@@ -380,6 +505,9 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
     if (x != v[9])
         return bad(r, "buckets left over after the sketches");
     s->nbuckets = (size_t)x;
+    if ((rc = used_up(c, SK_COLS)) != TROVE_OK)
+        return rc;
+end:
     if (r->p != r->end)
         return bad(r, "bytes left over after the sketches");
     return TROVE_OK;
@@ -413,7 +541,7 @@ int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summ
                           len, FIXED + TROVE__SEALED_TRAILER);
     if ((rc = trove__sealed_magic(buf, len, MAGIC, WHAT, diag)) != TROVE_OK ||
         (rc = trove__sealed_version(trove__get_le32(buf + 8), 8, &known_version, 1, WHAT,
-                                    "version 1", diag)) != TROVE_OK ||
+                                    "version 2", diag)) != TROVE_OK ||
         (rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
         return rc;
     if (trove__get_le32(buf + 12) != 0)
