@@ -40,7 +40,7 @@ static void serve_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove bench serve [--producers P] [--viewers V] [--events N] [--rate R]\n"
-            "                         [--max] [--json]\n"
+            "                         [--max] [--no-summaries] [--json]\n"
             "\n"
             "The live path on loopback: the service, P producer processes and V viewers (half\n"
             "raw, half packed, each decoding what it gets), and the store.\n"
@@ -50,6 +50,8 @@ static void serve_usage(FILE *f)
             "  --rate R        events per second in all (default 0: as fast as they can)\n"
             "  --max           raise the rate from 1M/s by 1.25x until drops appear; report the\n"
             "                  highest rate with none\n"
+            "  --no-summaries  the service stores the capture without summaries (`trove serve\n"
+            "                  --no-summaries`): run with and without to see what they cost\n"
             "  --json          one JSON object on stdout\n");
 }
 
@@ -94,6 +96,8 @@ static void on_term(int sig)
     trove_serve_stop();
 }
 
+static int no_summaries; /* --no-summaries: the service's option */
+
 static void service_main(const char *store, int fd)
 {
     struct trove_serve_options so;
@@ -110,6 +114,7 @@ static void service_main(const char *store, int fd)
     so.store_dir = store;
     so.listen = "127.0.0.1:0";
     so.ready = on_ready;
+    so.no_summaries = no_summaries;
     _exit(trove_serve_run(&so, &diag) == TROVE_OK ? 0 : 1);
 }
 
@@ -575,6 +580,8 @@ int bench_serve(int argc, char **argv)
             json = 1;
         else if (!strcmp(a, "--max"))
             max = 1;
+        else if (!strcmp(a, "--no-summaries"))
+            no_summaries = 1;
         else if (!strcmp(a, "--producers"))
             dst = &P;
         else if (!strcmp(a, "--viewers"))

@@ -32,7 +32,8 @@ static void serve_usage(FILE *f)
             "                   [--max-import BYTES] [--max-connections N] [--idle-timeout S]\n"
             "                   [--max-replays N] [--max-exports N] [--max-uploads N]\n"
             "                   [--max-producers N]\n"
-            "                   [--segment-format deflate|columnar|columnar_deflate] [-q] [-v]\n"
+            "                   [--segment-format deflate|columnar|columnar_deflate]\n"
+            "                   [--no-summaries] [-q] [-v]\n"
             "\n"
             "Run the live service: producers write captures into the store through the unix\n"
             "socket (`trove record`, `trove gen --live`, the client library), viewers watch\n"
@@ -72,6 +73,9 @@ static void serve_usage(FILE *f)
             "  --segment-format F     the frames of the segments stored (live captures and\n"
             "                         imports): deflate (default), columnar or columnar_deflate\n"
             "                         (format 5: smaller, docs/formats/capture.md)\n"
+            "  --no-summaries         live captures are stored without summaries (what views\n"
+            "                         and statistics read, docs/formats/summary.md); the first\n"
+            "                         view or statistic of one builds them\n"
             "  -q, --quiet            only the ready line and errors\n"
             "  -v, --verbose          log every connection (the default logs problems only)\n"
             "Over a limit a request gets 503 with Retry-After (docs/serve.md, \"Limits\").\n"
@@ -121,6 +125,8 @@ int cmd_serve(int argc, char **argv)
             lg.quiet = 1;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             lg.verbose = 1;
+        } else if (!strcmp(a, "--no-summaries")) {
+            so.no_summaries = 1;
         } else if (!v) {
             return cli_error("serve", "unknown option or missing value '%s'; see `trove serve "
                                       "--help`", a) + 1;

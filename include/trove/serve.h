@@ -70,6 +70,8 @@ struct trove_serve_options {
     uint64_t max_import;       /* bytes of an import's body; 0: 4 GiB */
     int segment_format;        /* the live captures' segments: trove_capture_options'
                                   segment_format (0: deflate) */
+    int no_summaries;          /* the live captures keep no summaries (views and statistics
+                                  then read their segments; trove_capture_options') */
     /* Called once when the service listens: its URL and its socket. May be NULL. */
     void (*ready)(void *ctx, const char *url, const char *socket_path);
     /* One line of log (a producer refused, a viewer gone, a commit failed). May be NULL. */

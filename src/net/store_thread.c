@@ -76,6 +76,7 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
     memset(&co, 0, sizeof co);
     co.segment_bytes = c->append ? 0 : TROVE__LIVE_SEGMENT_BYTES; /* an append keeps its own */
     co.segment_format = srv->opt.segment_format;
+    co.no_summaries = srv->opt.no_summaries;
     rc = trove_capture_writer_open(srv->store, c->name, c->append, &co, &w, &diag);
     if (rc != TROVE_OK) {
         cap_fail(srv, c, c->append ? "continuing it" : "starting it", &diag, rc);
@@ -164,6 +165,7 @@ static void recover_writers(struct trove__server *srv)
         memset(&co, 0, sizeof co);
         co.segment_bytes = append ? 0 : TROVE__LIVE_SEGMENT_BYTES;
         co.segment_format = srv->opt.segment_format;
+        co.no_summaries = srv->opt.no_summaries;
         rc = trove_capture_writer_open(srv->store, c->name, append, &co, &w, &diag);
         pthread_mutex_lock(&c->mu);
         if (rc == TROVE_OK) {

@@ -237,4 +237,28 @@ json "$tmp/body" 'j["summaries"] is True'
 serve_stop
 fi
 
+# ---- a live capture, with and without summaries -------------------------------------------
+if section live; then
+command -v curl > /dev/null || { echo "skipped: curl not found"; exit 77; }
+for mode in with without; do
+    flag=; [ $mode = without ] && flag=--no-summaries
+    serve_start $flag
+    "$trove" gen --live "live_$mode" --rate 50000 --seconds 1 --socket "$sock" -q || bad "gen --live ($mode)"
+    # the capture ends when gen closes; the service commits it
+    for _ in $(seq 1 300); do
+        curl -s -o "$tmp/info.json" "${url}api/captures/live_$mode" 2> /dev/null
+        json_check "$tmp/info.json" 'not j["live"] and j["events"] == 50000' 2> /dev/null && break
+        sleep 0.1
+    done
+    json "$tmp/info.json" 'not j["live"] and j["events"] == 50000'
+    serve_stop
+done
+# with: every node is there, the same as a one-shot write of the same events builds
+exits 0 "$trove" index live_with --store "$s" --json
+json "$tmp/out" 'j["already"] is True and j["built"] == 0'
+# without: none; index builds them
+exits 0 "$trove" index live_without --store "$s" --json
+json "$tmp/out" 'j["already"] is False and j["built"] == j["summaries"] > 0'
+fi
+
 finish
