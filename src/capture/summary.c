@@ -878,6 +878,18 @@ int trove_summary_join(struct trove_summary *out, const struct trove_summary *a,
     }
     m.nsketches = nk;
     m.nbuckets = nb;
+    /* the sides' names and buckets mostly meet: give back what the merge did not use (a
+     * high level's node holds millions of buckets) */
+    if (nb + 1 < a->nbuckets + b->nbuckets + 1) {
+        struct trove_summary_bucket *fit = trove__realloc(m.buckets, (nb + 1) * sizeof *fit);
+        if (fit)
+            m.buckets = fit;
+    }
+    if (nk + 1 < a->nsketches + b->nsketches + 1) {
+        struct trove_summary_sketch *fit = trove__realloc(m.sketches, (nk + 1) * sizeof *fit);
+        if (fit)
+            m.sketches = fit;
+    }
     free(map_a);
     free(map_b);
     free(ca);
