@@ -66,9 +66,13 @@ struct trove_summary_long {
     struct trove_event ev;
 };
 
+/* A node holds at most this many events (a bucket's count takes 48 bits). */
+#define TROVE_SUMMARY_MAX_EVENTS ((uint64_t)1 << 48)
+
+/* 8 bytes: a node high in a capture of many names holds tens of millions of buckets. */
 struct trove_summary_bucket {
-    uint32_t index;
-    uint64_t count;
+    uint64_t index : 16; /* below TROVE_SUMMARY_BUCKETS */
+    uint64_t count : 48; /* at most the node's events */
 };
 
 struct trove_summary_sketch {

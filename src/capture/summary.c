@@ -766,6 +766,8 @@ int trove_summary_join(struct trove_summary *out, const struct trove_summary *a,
         return TROVE_ERR_INVALID;
     if (!b)
         b = &none;
+    if (a->events >= TROVE_SUMMARY_MAX_EVENTS || b->events >= TROVE_SUMMARY_MAX_EVENTS - a->events)
+        return TROVE_ERR_INVALID; /* a bucket's count would not fit */
     memset(&m, 0, sizeof m);
     m.level = level;
     m.events = a->events + b->events;

@@ -295,6 +295,8 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
             return rc;
     if (v[0] > 8 || v[1] > 63)
         return bad(r, "level over 8 or shift over 63");
+    if (v[2] >= TROVE_SUMMARY_MAX_EVENTS)
+        return bad(r, "a node of 2^48 events or more");
     if (v[0] == 0 && (v[8] || v[9]))
         return bad(r, "a level-0 node with sketches");
     left = (uint64_t)(r->end - r->p);

@@ -438,7 +438,7 @@ int trove_stats_result_json(const struct trove_stats_result *res, const char *ca
                                r->p99, r->max);
         for (size_t j = 0; rc == TROVE_OK && j < r->nhist; j++)
             rc = trove__sumread_fmt(out, "%s[%.0f,%" PRIu64 "]", j ? "," : "",
-                         trove_summary_bucket_value(r->hist[j].index), r->hist[j].count);
+                         trove_summary_bucket_value(r->hist[j].index), (uint64_t)r->hist[j].count);
         rc = rc ? rc : trove__sumread_fmt(out, "]}");
     }
     rc = rc ? rc : trove__sumread_fmt(out, "],");

@@ -23,6 +23,7 @@
 #include "trove/input.h"
 #include "trove/store.h"
 #include "trove/summary.h"
+#include "trove/testing.h"
 #include "trove/volume.h"
 
 /* ---- small events by hand ----------------------------------------------------------- */
@@ -149,6 +150,26 @@ static void test_leaf(void)
     trove_summary_free(&d);
     trove_bytes_free(&b);
     trove_bytes_free(&gb);
+    {
+        /* a bucket's count takes 48 bits: a node of 2^48 events is refused, decoded or
+         * joined; one event fewer is not (the head of a node with no tracks: it fails
+         * later, on its tracks) */
+        static const uint8_t big[] = {1, 0, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40,
+                                      0, 0, 0, 0, 0, 0, 0};
+        struct trove_bytes w = {0};
+        struct trove_summary x, y, z;
+        CHECK_EQ_INT(trove_testing_summary_wrap(big, sizeof big, &w), TROVE_OK);
+        CHECK_EQ_INT(trove_summary_decode(w.ptr, w.len, &x, &diag), TROVE_ERR_CORRUPT);
+        CHECK(strstr(diag.msg, "2^48") != NULL);
+        trove_bytes_free(&w);
+        memset(&x, 0, sizeof x);
+        memset(&y, 0, sizeof y);
+        memset(&z, 0, sizeof z);
+        x.events = TROVE_SUMMARY_MAX_EVENTS - 1;
+        y.events = 1;
+        CHECK_EQ_INT(trove_summary_join(&z, &x, &y, 0, 1), TROVE_ERR_INVALID);
+        CHECK_EQ_INT(z.events, 0);
+    }
 }
 
 static void test_buckets(void)
