@@ -8,7 +8,9 @@
 #     (px 1500) and stats; a zoom sweep of view answers, each range an eighth of the last,
 #     centred, down to a microsecond (bytes and milliseconds each); stats of a one-second
 #     range; the slowest instances of a name. Times are curl's time_total on loopback,
-#     median of REPS.
+#     median of REPS;
+#   - 4 pages in chromium opening it at once and browsing it (bench/page_bench.mjs): the
+#     first complete draw, each zoom step, the JS heap, the service's peak RSS.
 # usage: summary_bench.sh TROVE [EVENTS] [REPS]   (default 1G and 3; the store goes to $TMPDIR
 # and is kept in $SUMMARY_BENCH_STORE if set, to be reused)
 set -u
@@ -91,6 +93,16 @@ mid=$(((first + end) / 2))
 ask "/api/captures/big/stats?from_ns=$mid&to_ns=$((mid + 1000000000))&limit=20"
 ask "/api/captures/big/events?name=zone_0&order=dur_desc&limit=10"
 grep VmHWM "/proc/$srv/status" | awk '{printf "service peak RSS: %.1f MB\n", $2 / 1024}'
+# the page: 4 pages open the capture at once and browse it (bench/page_bench.mjs)
+src=$(cd "$(dirname "$0")/.." && pwd)
+if command -v node > /dev/null && [ -x "${TROVE_CHROMIUM:-/usr/bin/chromium}" ] &&
+    [ -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
+    echo "the page (4 at once, 8 zoom steps each and back out):"
+    node "$src/bench/page_bench.mjs" "$url/" big 4 8 "$srv" ||
+        echo "  the page bench failed"
+else
+    echo "the page: skipped (needs node, chromium and playwright-core: make deps deps-npm)"
+fi
 kill "$srv"
 wait "$srv" 2> /dev/null
 srv=
