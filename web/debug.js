@@ -46,6 +46,8 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
     rows() { view.draw(); return view.rows.map(rowInfo); },
     drawn() { view.draw(); return view.rows.filter((r) => { const y = view.sy(r); return y + r.h > 24 + (r.pinned ? 0 : view.pinH) && y < view.cssH; }).map(rowInfo); },
     pinH: () => view.pinH,
+    /** @param {number} pid @param {number} tid @param {number} t @returns {[number, number, number] | null} the deepest held zone there: depth, start, dur */
+    zoneAt: (pid, tid, t) => view.zoneAt(model.track(pid, tid), t),
     flows: () => view.flows.bound.map((f) => ({ dir: f.dir, id: f.id, name: f.name, at: f.at, other: f.other })),
     flowState: () => ({ answers: view.flows.selAnswers, all: view.flows.all, chains: view.flows.chains.length, error: view.flows.error }),
     flowEnds() { view.draw(); const r = canvas.getBoundingClientRect(); return view.flowEnds.map((f) => [r.left + f[0], r.top + f[1]]); },

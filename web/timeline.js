@@ -273,6 +273,7 @@ export class Timeline {
     /** @type {{ row: Row, t: number, value: number, exact: boolean, count: number, name: string } | null} a counter under the pointer */
     this.counterHover = null;
     this.counterAsk = 0;
+    this.quiet = false; // while drawing a group's row: zones without labels
     this.bind();
     const loop = () => {
       if (this.dirty || (this.follow && this.lastData !== this.model.data)) this.draw();
@@ -544,6 +545,7 @@ export class Timeline {
     if (overview) {
       for (const row of band) {
         const y = this.sy(row);
+        this.quiet = row.kind === 'group';
         for (const tr of this.tracksOf(row)) {
           const key = trackKey(tr.pid, tr.tid), pt = overview.tracks.get(key);
           if (pt) this.drawPlaced(overview, pt, row, y, k, hi, ov);
@@ -566,6 +568,7 @@ export class Timeline {
     }
     for (const row of band) {
       const y = this.sy(row);
+      this.quiet = row.kind === 'group'; // a group's tracks overlap: no labels
       for (const tr of this.tracksOf(row)) {
         if (primary) {
           const pt = primary.tracks.get(trackKey(tr.pid, tr.tid));
@@ -581,6 +584,7 @@ export class Timeline {
         if (tr.ticks && row.th) tickMarks += this.drawTicks(tr.ticks, y + row.zh + row.ih + 1, TICK_H - 2, k);
       }
     }
+    this.quiet = false;
     const rects = rects0 + b.fill(ctx);
     ctx.fillStyle = '#1a1a1a';
     ctx.font = '11px sans-serif';
@@ -622,7 +626,7 @@ export class Timeline {
       if (x1 - x0 >= MIN_W) {
         const a = Math.max(x0, -2), z = Math.min(x1, W + 2), c = this.colour(nm[i]);
         b.add(c, LABEL_W + a, y, z - a - (z - a > 3 ? 1 : 0), h);
-        if (z - a > 30) labels.push([LABEL_W + a + 3, y + h / 2, z - a - 6, this.label(nm[i], z - a - 6)]);
+        if (z - a > 30 && !this.quiet) labels.push([LABEL_W + a + 3, y + h / 2, z - a - 6, this.label(nm[i], z - a - 6)]);
         i++;
         continue;
       }
@@ -1278,9 +1282,11 @@ export class Timeline {
     ctx.fillStyle = '#e65100';
     ctx.lineWidth = 2;
     for (const f of this.flows.bound) {
-      const here = this.laneY(sel), far = this.flowY(this.model.track(f.other.pid, f.other.tid), f.other.t);
-      if (here === null || far === null) continue;
-      const xh = xOf(f.at.t), xf = xOf(f.other.t), yh = here + LANE_H / 2;
+      const here = this.laneY(sel), farY = this.flowY(this.model.track(f.other.pid, f.other.tid), f.other.t);
+      if (here === null || farY === null) continue;
+      // a far end off screen is drawn at the edge it lies beyond, where a click still takes it
+      const far = Math.max(AXIS_H + 6, Math.min(this.cssH - 6, farY));
+      const xh = xOf(f.at.t), xf = Math.max(LABEL_W + 6, Math.min(W - 6, xOf(f.other.t))), yh = here + LANE_H / 2;
       if (f.dir === 'out') arrow(xh, yh, xf, far); else arrow(xf, far, xh, yh);
       ctx.beginPath();
       ctx.arc(xf, far, 5, 0, Math.PI * 2);

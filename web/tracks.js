@@ -11,10 +11,11 @@
 //   layout=c10585.10682~t10585_10600~a10682~p10585_10585.10682_4261412864~fRun%20Task
 //
 // segments separated by "~", each a letter and a "."-separated list: c the collapsed
-// processes (pids), t the collapsed threads (pid_tid), a the processes whose async group is
+// processes (pids), t the collapsed threads (pid_tid), or T the threads whose state differs
+// from the default's (below: so a layout of a capture with many threads stays short), a the processes whose async group is
 // open (async groups are closed by default), p the pinned tracks in their order (pid_tid),
 // o the process order when the user moved one (pids, first on top); f the filter, percent-
-// encoded ("~" too), always last. Ids are decimal; an empty list is left out, and so is
+// encoded ("~" too), always last. Without t or T the threads are the default's. Ids are decimal; an empty list is left out, and so is
 // everything when the layout is the default one ("d" marks a default layout that the user
 // has touched, so that it is not replaced by the first screen's choice on the next open).
 //
@@ -30,8 +31,10 @@
  * A layout, as get() gives it and set() takes it: collapsed processes (pids), collapsed
  * threads ("pid:tid"), open async groups (pids), pinned tracks in order ("pid:tid"), the
  * process order (pids; empty: the capture's), the filter, and whether the user made it.
+ * threadsDiff, when given, says the collapsed threads as those whose state differs from the
+ * default's, which is worked out when the capture's tracks are known.
  * @typedef {{ collapsed: number[], threads: string[], open: number[], pinned: string[],
- *   order: number[], filter: string, touched: boolean }} Layout
+ *   order: number[], filter: string, touched: boolean, threadsDiff?: string[] }} Layout
  */
 
 const STORE_PREFIX = 'trove.layout.';
@@ -43,13 +46,18 @@ const dec = (k) => k.replace('_', ':');
 
 /**
  * @param {Layout} l
+ * @param {Set<string> | null} [def] the default's collapsed threads, when known: the threads
+ *   are then written as those that differ from it (T)
  * @returns {string} l as the URL's layout= value ('' for the untouched default)
  */
-export function encodeLayout(l) {
+export function encodeLayout(l, def = null) {
   /** @type {string[]} */
   const seg = [];
   if (l.collapsed.length) seg.push('c' + l.collapsed.join('.'));
-  if (l.threads.length) seg.push('t' + l.threads.map(enc).join('.'));
+  if (def) {
+    const now = new Set(l.threads), diff = [...new Set([...now, ...def])].filter((k) => now.has(k) !== def.has(k)).sort();
+    if (diff.length) seg.push('T' + diff.map(enc).join('.'));
+  } else seg.push('t' + l.threads.map(enc).join('.')); // written even empty: none collapsed
   if (l.open.length) seg.push('a' + l.open.join('.'));
   if (l.pinned.length) seg.push('p' + l.pinned.map(enc).join('.'));
   if (l.order.length) seg.push('o' + l.order.join('.'));
@@ -73,17 +81,21 @@ export function decodeLayout(s) {
     s = s.slice(0, fi);
   }
   const ids = /^\d+$/, keys = /^\d+_\d+$/;
+  let absolute = false;
   for (const seg of s ? s.split('~') : []) {
     const kind = seg[0], items = seg.length > 1 ? seg.slice(1).split('.') : [];
     if (kind === 'd' && seg.length === 1) continue;
     if (kind === 'c' || kind === 'a' || kind === 'o') {
       if (!items.every((x) => ids.test(x))) return null;
       (kind === 'c' ? l.collapsed : kind === 'a' ? l.open : l.order).push(...items.map(Number));
-    } else if (kind === 't' || kind === 'p') {
+    } else if (kind === 't' || kind === 'p' || kind === 'T') {
       if (!items.every((x) => keys.test(x))) return null;
-      (kind === 't' ? l.threads : l.pinned).push(...items.map(dec));
+      if (kind === 'T') l.threadsDiff = items.map(dec);
+      else (kind === 't' ? l.threads : l.pinned).push(...items.map(dec));
+      if (kind === 't') absolute = true;
     } else return null;
   }
+  if (!absolute && !l.threadsDiff) l.threadsDiff = []; // no t and no T: the default's threads
   return l;
 }
 
@@ -119,6 +131,10 @@ export class Tracks {
     this.collapsedT = new Set();
     this.openA = new Set();
     this.decided = false; // the default has been worked out from the capture's tracks
+    /** @type {Set<string> | null} the default's collapsed threads, once worked out */
+    this.defaultT = null;
+    /** @type {string[] | null} a layout's threads as a difference from the default, until it is known */
+    this.pendingDiff = null;
     this.version = 0;     // changes with the layout: the timeline lays its rows out again
     /** @type {HTMLInputElement | null} */
     this.filterBox = null;
@@ -145,13 +161,25 @@ export class Tracks {
     this.collapsedT = new Set(this.l.threads);
     this.openA = new Set(this.l.open);
     this.decided = true;
+    this.pendingDiff = l.threadsDiff ? [...l.threadsDiff] : null;
+    this.applyDiff();
     if (this.filterBox && this.filterBox.value !== this.l.filter) this.filterBox.value = this.l.filter;
     this.version++;
     this.hooks.changed();
   }
 
   /** @returns {string} the layout as the URL's layout= value */
-  encoded() { return encodeLayout(this.get()); }
+  encoded() { return encodeLayout(this.get(), this.defaultT); }
+
+  /** A layout's threads given as a difference from the default, once the default is known. */
+  applyDiff() {
+    const def = this.defaultT, diff = this.pendingDiff;
+    if (!def || !diff) return;
+    this.pendingDiff = null;
+    this.collapsedT = new Set(def);
+    for (const k of diff) if (!this.collapsedT.delete(k)) this.collapsedT.add(k);
+    this.l.threads = [...this.collapsedT];
+  }
 
   /**
    * A capture opens: its layout is the URL's layout= when the fragment has one, else the one
@@ -161,6 +189,8 @@ export class Tracks {
   open(name) {
     this.capture = name;
     this.decided = false;
+    this.defaultT = null;
+    this.pendingDiff = null;
     this.l = empty();
     this.collapsedP = new Set(); this.collapsedT = new Set(); this.openA = new Set();
     const fromUrl = new URLSearchParams(location.hash.slice(1)).get('layout');
@@ -189,7 +219,7 @@ export class Tracks {
     const h = new URLSearchParams(location.hash.slice(1));
     if (h.get('capture') === this.capture) {
       if (s) h.set('layout', s); else h.delete('layout');
-      history.replaceState(null, '', `#${h.toString().replace(/%3A/gi, ':')}`);
+      history.replaceState(null, '', `#${h.toString().replace(/%3A/gi, ':').replace(/%7E/gi, '~')}`);
     }
     this.version++;
     this.hooks.changed();
@@ -202,17 +232,21 @@ export class Tracks {
    * @param {{ proc: import('./model.js').Proc, threads: Track[] }[]} groups
    */
   decide(groups) {
-    if (this.decided) return;
+    if (this.defaultT) return;
     let threads = 0;
     for (const g of groups) for (const t of g.threads) if (trackKind(t) === 'thread') threads++;
     if (threads === 0) return; // nothing known yet: decided when the tracks come
-    this.decided = true;
+    /** @type {Set<string>} */
+    const def = new Set();
     if (threads > 8)
       for (const g of groups) {
         const th = g.threads.filter((t) => trackKind(t) === 'thread');
         const busiest = th.reduce((a, t) => (!a || weight(t) > weight(a) ? t : a), /** @type {Track | null} */ (null));
-        for (const t of th) if (t !== busiest) this.collapsedT.add(key(t));
+        for (const t of th) if (t !== busiest) def.add(key(t));
       }
+    this.defaultT = def;
+    if (!this.decided) { this.collapsedT = new Set(def); this.decided = true; }
+    this.applyDiff();
     this.version++;
   }
 
