@@ -358,7 +358,8 @@ export class Timeline {
     };
     /** @param {Track} t @param {boolean} pinned */
     const trackRows = (t, pinned) => {
-      const key = trackKey(t.pid, t.tid), label = labelOf.get(t) || '';
+      const key = trackKey(t.pid, t.tid), own = labelOf.get(t) || '';
+      const proc = this.model.procs.get(t.pid), label = pinned ? `${own} · ${proc && proc.name ? proc.name : 'pid'} ${t.pid}` : own;
       const counters = () => {
         if (t.counters.size) for (const id of t.counters.keys()) push({ kind: 'counter', h: COUNTER_H, label: `${trackKind(t) === 'counter' ? '' : `${label}: `}${this.model.nameOf(id)}`, track: t, key, pid: t.pid, id, pinned });
         else if (t.vCounter) push({ kind: 'counter', h: COUNTER_H, label, track: t, key, pid: t.pid, pinned });
@@ -719,16 +720,25 @@ export class Timeline {
     const range = ot && ot.cells.get(LANE_COUNTER) && ov ? valueRange(ov.f, ot.vt, /** @type {[number, number]} */ (ot.cells.get(LANE_COUNTER))) : valueRange(f, pt.vt, [a, z]);
     const lo = range[0], span = range[1] > range[0] ? range[1] - range[0] : 1, h = COUNTER_H - 8;
     row.lo = range[0]; row.hi = range[1];
-    let i = lowerBound(f.cCol, Math.floor((t0 - c0) / w), a, z), seen = 0;
+    let i = Math.max(a, lowerBound(f.cCol, Math.floor((t0 - c0) / w), a, z) - 1), seen = 0;
     const c = colourOf(f.cName[a]);
+    // per cell a bar from its least to its greatest value; from a cell to the next a step at
+    // its level (its value when it holds one sample, else the middle of its bar)
+    let lastX = NaN, lastY = 0;
     for (; i < z; i++) {
       const ts = c0 + f.cCol[i] * w;
-      if (ts > t1 || ts >= hi) break;
-      if (ts + w < t0) continue;
-      seen++;
+      if (ts >= hi) break;
       const v = pt.vt.v0 + (i - a), y0 = y + 4 + h - (f.cMax[v] - lo) / span * h, y1 = y + 4 + h - (f.cMin[v] - lo) / span * h;
-      b.add(c, LABEL_W + (ts - t0) * k, y0, Math.max(1, w * k), Math.max(1.5, y1 - y0));
+      const x = LABEL_W + (ts - t0) * k, xw = Math.max(1, w * k);
+      if (lastX === lastX) {
+        b.add(c, lastX, lastY, Math.max(0, x - lastX), 1.5);
+        b.add(c, x, Math.min(lastY, y0), 1.5, Math.abs(lastY - y0) + 1.5);
+      }
+      if (ts > t1) break;
+      if (ts + w >= t0) { seen++; b.add(c, x, y0, xw, Math.max(1.5, y1 - y0)); }
+      lastX = x + xw; lastY = (y0 + y1) / 2;
     }
+    if (lastX === lastX && i >= z) b.add(c, lastX, lastY, Math.max(0, LABEL_W + (Math.min(this.model.maxT, t1) - t0) * k - lastX), 1.5);
     return seen;
   }
 
