@@ -100,7 +100,8 @@ const only = (f) => tracks.tracks.filter((x) => holds(x, f)).length === 1 && !pr
 const target = threads1.find((t) => t.name && only(t.name)) || threads1.find((t) => only(String(t.tid)));
 check(!!target, `a thread of process ${open1} that a filter can single out`);
 const filterText = target.name && only(target.name) ? target.name : String(target.tid);
-const page = await newPage();
+const lp = await newPage();
+let page = lp;
 await open(page, `capture=${dom}`);
 await page.evaluate(() => window.troveView.fit());
 await settle(page);
@@ -169,8 +170,7 @@ await page.click('#expand-all');
 rows = await rowsOf(page);
 check(rows.filter((r) => r.kind === 'thread').length === tracks.tracks.filter((t) => t.kind !== 'counter').length,
   `expand all: every thread and async track a row (${rows.filter((r) => r.kind === 'thread').length})`);
-await page.click('#collapse-all');
-await page.click('#expand-all');
+await page.context().close();
 
 // ---- flows --------------------------------------------------------------------------------
 const fl = await get(`api/captures/${dom}/flows?limit=10000`);
@@ -181,6 +181,14 @@ const chain = [...byId.values()].find((c) => c.length === 2 && c[0].phase === 0 
   c[0].tid !== c[1].tid && c[1].ts_ns - c[0].ts_ns > 1e6 && c[1].ts_ns - c[0].ts_ns < 2e7 && c[0].tid < 0xfe000000 && c[1].tid < 0xfe000000);
 check(!!chain, 'a flow from one thread to another, 1 to 20 ms later');
 const [from, to] = chain;
+// a browser of its own (the default layout), with the far end's thread pinned so both ends show
+const fp = await newPage();
+await open(fp, `capture=${dom}`);
+page = fp;
+await page.evaluate(([pid, tid]) => window.troveView.scrollTo(pid, tid), [to.pid, to.tid]);
+const pinTo = await page.evaluate((k) => window.troveLayout.pinPoint(k), `${to.pid}:${to.tid}`);
+await page.mouse.click(pinTo[0], pinTo[1]);
+check((await rowsOf(page))[0].key === `${to.pid}:${to.tid}`, 'the far end\'s thread pinned');
 const t0 = await page.evaluate((ns) => window.troveView.relNs(ns), String(from.ts_ns));
 const t1 = await page.evaluate((ns) => window.troveView.relNs(ns), String(to.ts_ns));
 await page.evaluate(([a, b]) => window.troveView.setRange(a - (b - a) * 0.2, b + (b - a) * 0.4), [t0, t1]);
