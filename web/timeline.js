@@ -72,7 +72,8 @@ import { api } from './session.js';
  * @typedef {{ rects: number, ms: number, labels?: number, tickMarks?: number,
  *   primary?: { url: string, events: number, cells: number } | null,
  *   overview?: { events: number, cells: number } | null, rows?: string[], drawn?: number }} DrawStats
- * (rows: the tracks whose thread and counter rows are on screen; drawn: every row on screen)
+ * (rows: the tracks drawn whole on screen — open threads' rows and counters' —, whose
+ * events and cells primary and overview count; drawn: every row on screen)
  */
 
 const BUSY_LEVELS = 4; // a cell's shade: one step paler per quarter of it not busy
@@ -518,7 +519,7 @@ export class Timeline {
     this.drawTimes.push(ms);
     if (this.drawTimes.length > 600) this.drawTimes.splice(0, 300);
     this.lastStats = { rects, ms, labels: this.labelsDrawn, tickMarks, primary: this.lastFrames.primary, overview: this.lastFrames.overview,
-      rows: vis.flatMap((r) => (r.kind === 'thread' || r.kind === 'counter' ? [r.key] : [])), drawn: vis.length };
+      rows: vis.flatMap((r) => (r.kind === 'counter' || (r.kind === 'thread' && !r.collapsed) ? [r.key] : [])), drawn: vis.length };
   }
 
   /**
@@ -543,13 +544,17 @@ export class Timeline {
     ctx.clip();
     /** @type {[number, number, number, number][]} the primary frame's area per row: cleared */
     const clear = [];
+    // what is in view is counted on the rows that draw a track whole (DrawStats)
+    const scratch = { events: 0, cells: 0 };
+    /** @param {Row} row */
+    const whole = (row) => row.kind === 'counter' || (row.kind === 'thread' && !row.collapsed);
     if (overview) {
       for (const row of band) {
         const y = this.sy(row);
         this.quiet = row.kind === 'group';
         for (const tr of this.tracksOf(row)) {
           const key = trackKey(tr.pid, tr.tid), pt = overview.tracks.get(key);
-          if (pt) this.drawPlaced(overview, pt, row, y, k, hi, ov);
+          if (pt) this.drawPlaced(overview, pt, row, y, k, hi, whole(row) ? ov : scratch);
           if (primary && (!primary.answered || primary.answered.has(key))) {
             const a = Math.max(0, (primary.t0 - this.t0) * k), z = Math.min(this.plotW, (Math.min(primary.t1, hi) - this.t0) * k);
             if (z > a) clear.push([LABEL_W + a, y, z - a, row.h - 1]);
@@ -573,7 +578,7 @@ export class Timeline {
       for (const tr of this.tracksOf(row)) {
         if (primary) {
           const pt = primary.tracks.get(trackKey(tr.pid, tr.tid));
-          if (pt) this.drawPlaced(primary, pt, row, y, k, hi, pr);
+          if (pt) this.drawPlaced(primary, pt, row, y, k, hi, whole(row) ? pr : scratch);
         }
         if (row.kind === 'counter') {
           const lane = row.id >= 0 ? tr.counters.get(row.id) : undefined;
@@ -1127,8 +1132,12 @@ export class Timeline {
     this.invalidate();
   }
 
-  /** @param {Track} track scrolled to, when its row is off screen */
+  /** @param {Track} track scrolled to, when its row is off screen; opened when collapsed (its process, itself, its async group) */
   scrollTo(track) {
+    const tk = this.tracks;
+    if (tk.procCollapsed(track.pid)) tk.toggleProc(track.pid);
+    if (tk.threadCollapsed(track)) tk.toggleThread(track);
+    if (trackKind(track) === 'async' && !tk.asyncOpen(track.pid)) tk.toggleAsync(track.pid);
     if (this.layout !== this.model.layout || this.tracksVersion !== this.tracks.version) this.relayout();
     const row = this.rowOf.get(track);
     if (row && !row.pinned && (row.y < this.scrollY + this.pinH || row.y + row.h > this.scrollY + this.cssH - AXIS_H)) this.scrollY = Math.max(0, row.y - this.pinH - 40);

@@ -108,6 +108,7 @@ await settle(page);
 let drawn = await page.evaluate(() => window.troveLayout.drawn());
 const firstThreads = drawn.filter((r) => r.kind === 'thread').length;
 check(firstThreads > 3, `the first screen at full zoom-out holds more than three threads: ${firstThreads}`);
+console.log(`first screen (1400 x 900, fit): ${drawn.length} rows, ${firstThreads} of them threads, of ${(await rowsOf(page)).length} rows laid out`);
 check(drawn.every((r) => r.kind !== 'thread' || !r.label.startsWith('async:')), 'no async track is a row of its own at first');
 await shot(page, 'tracks-default');
 
