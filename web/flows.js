@@ -62,10 +62,26 @@ export class Flows {
     this.lastView = '';
     this.error = '';
     this.selAnswers = 0; // answers for a selection that arrived (the tests wait on it)
+    /** @type {((bound: BoundFlow[]) => void)[]} told when the selected event's flows change */
+    this.listeners = [];
+  }
+
+  /**
+   * Calls fn with the selected event's flows each time they change (the details panel lists
+   * them; Timeline.jumpFlow jumps to one's far end).
+   * @param {(bound: BoundFlow[]) => void} fn
+   */
+  onChange(fn) { this.listeners.push(fn); }
+
+  /** @param {BoundFlow[]} b */
+  setBound(b) {
+    this.bound = b;
+    for (const fn of this.listeners) fn(b);
   }
 
   reset() {
-    this.bound = []; this.chains = []; this.ask++; this.viewAsk++; this.lastView = ''; this.error = '';
+    if (this.bound.length) this.setBound([]);
+    this.chains = []; this.ask++; this.viewAsk++; this.lastView = ''; this.error = '';
   }
 
   /**
@@ -101,7 +117,7 @@ export class Flows {
    */
   async select(sel, view) {
     const mine = ++this.ask;
-    this.bound = [];
+    if (this.bound.length) this.setBound([]);
     if (!sel || sel.cell || !this.capture() || !this.stored()) return;
     const t = sel.track, end = sel.start + sel.dur;
     let ans;
@@ -130,7 +146,7 @@ export class Flows {
       });
     }
     out.sort((a, b) => a.other.t - b.other.t || a.id - b.id);
-    this.bound = out;
+    this.setBound(out);
     this.error = '';
     this.selAnswers++;
     this.arrived();

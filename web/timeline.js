@@ -1228,6 +1228,12 @@ export class Timeline {
   }
 
   /**
+   * @returns {import('./flows.js').BoundFlow[]} the selected event's flows in and out, each
+   *   with the other end's time (ns from the base) and thread, nearest first in time
+   */
+  flowsOf() { return this.flows.bound.slice(); }
+
+  /**
    * Jumps to a flow's far end: the view centred on it (its span kept), its track scrolled
    * to, and the zone there selected.
    * @param {import('./flows.js').BoundFlow} f

@@ -167,6 +167,16 @@ await page.reload();
 await page.waitForFunction(() => window.troveView && window.troveView.frames().overview && window.troveLayout.rows().length > 0, null, { timeout: 60000, polling: 100 });
 const got3 = sig(await rowsOf(page));
 check(got3 === want, `a reload without layout= draws the rows kept in local storage (${diff(got3, want)})`);
+// the track list: with everything open (rows far taller than the screen), a thread of the
+// last process picked comes on screen
+await page.click('#expand-all');
+const last = tracks.tracks.filter((t) => t.kind === 'thread' && t.pid === procOrder[procOrder.length - 1]).sort((a, b) => a.sort - b.sort || a.tid - b.tid)[0];
+const lastKey = `${last.pid}:${last.tid}`;
+check(!(await page.evaluate(() => window.troveLayout.drawn())).some((r) => r.key === lastKey), `${last.name || last.tid} is off screen before`);
+await page.selectOption('#track-list', lastKey);
+rows = await page.evaluate(() => window.troveLayout.drawn());
+check(rows.some((r) => r.key === lastKey), `the track list's ${last.name || last.tid} is on screen after`);
+await shot(page, 'tracks-jumped');
 await page.click('#expand-all');
 rows = await rowsOf(page);
 check(rows.filter((r) => r.kind === 'thread').length === tracks.tracks.filter((t) => t.kind !== 'counter').length,

@@ -36,7 +36,7 @@ done
 node "$src/tests/browser/tracks_test.mjs" "$url" dom counters "$tmp" 2>&1 | tail -40
 check test "${PIPESTATUS[0]}" -eq 0
 for p in tracks-default tracks-collapsed tracks-one-open tracks-filtered tracks-pinned tracks-pinned-all \
-    tracks-restored flows-selected flows-all flows-jumped counter-hover-in counter-hover-out; do
+    tracks-restored tracks-jumped flows-selected flows-all flows-jumped counter-hover-in counter-hover-out; do
     check test -s "$tmp/$p.png"
 done
 serve_stop
