@@ -68,6 +68,12 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
       const row = key.startsWith('p:') ? view.rows.find((x) => x.kind === 'proc' && x.pid === Number(key.slice(2))) : view.rows.find((x) => x.kind !== 'proc' && x.key === key);
       return row ? [r.left + 60, r.top + view.sy(row) + Math.min(row.h, 16) / 2] : null;
     },
+    /** @param {number} pid @param {number} by -1 up, 1 down @returns {[number, number] | null} the client point of a process's ▲ or ▼ */
+    movePoint(pid, by) {
+      view.draw();
+      const r = canvas.getBoundingClientRect(), row = view.rows.find((x) => x.kind === 'proc' && x.pid === pid);
+      return row ? [r.left + 180 - (by < 0 ? 25 : 11), r.top + view.sy(row) + 9] : null;
+    },
     /** @param {string} key @returns {[number, number] | null} the client point of a track's pin mark */
     pinPoint(key) {
       view.draw();

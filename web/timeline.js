@@ -874,6 +874,7 @@ export class Timeline {
   }
 
   // The gutter: each row's label (a process's and a thread's with ▸ collapsed or ▾ open, a
+  // process's with ▲ ▼ to move it among the processes, a
   // pinned track's with ● and the others' with a pin mark ○ at the right, which pins it), and a
   // counter's y-axis: its greatest value at the top of its line's band, its least at the
   // bottom, right-aligned against the plot, so that no label lies over the line.
@@ -904,7 +905,13 @@ export class Timeline {
           ctx.fillStyle = '#223';
           ctx.font = row.kind === 'proc' ? 'bold 11px sans-serif' : '11px sans-serif';
           const ind = row.kind === 'proc' ? 2 : 12;
-          ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - ind - 16)}`, ind, y + Math.min(row.h, PROC_H) / 2);
+          ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - ind - (row.kind === 'proc' ? 44 : 16))}`, ind, y + Math.min(row.h, PROC_H) / 2);
+          if (row.kind === 'proc') { // moves it up or down among the processes
+            ctx.fillStyle = '#78909c';
+            ctx.font = '10px sans-serif';
+            ctx.fillText('▲', LABEL_W - 30, y + PROC_H / 2);
+            ctx.fillText('▼', LABEL_W - 16, y + PROC_H / 2);
+          }
           ctx.font = '11px sans-serif';
           ctx.fillStyle = '#cfd8dc';
           ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
@@ -939,7 +946,8 @@ export class Timeline {
 
   /**
    * A click on the gutter at (x, y): a process's or a thread's label collapses or opens it, a
-   * group's opens or closes it, a pin mark pins or unpins the track.
+   * group's opens or closes it, a pin mark pins or unpins the track, a process's ▲ or ▼
+   * moves it up or down.
    * @param {number} x @param {number} y
    * @returns {boolean} whether it did something
    */
@@ -947,7 +955,9 @@ export class Timeline {
     const row = this.rowAtY(y);
     if (!row) return false;
     const tk = this.tracks;
-    if (row.kind === 'proc') tk.toggleProc(row.pid);
+    if (row.kind === 'proc' && x >= LABEL_W - 32 && x < LABEL_W - 18) tk.moveProc(row.pid, -1);
+    else if (row.kind === 'proc' && x >= LABEL_W - 18 && x < LABEL_W - 2) tk.moveProc(row.pid, 1);
+    else if (row.kind === 'proc') tk.toggleProc(row.pid);
     else if (row.kind === 'group') tk.toggleAsync(row.pid);
     else if (!row.track) return false;
     else if (x >= LABEL_W - (row.kind === 'counter' ? 68 : 24) && x < LABEL_W - (row.kind === 'counter' ? 48 : 4)) tk.pin(row.track);

@@ -5,7 +5,8 @@
 // - layout, on the sample Chrome trace (capture DOM): the first screen at full zoom-out holds
 //   more than three threads; "collapse all" leaves one header per process, in the capture's
 //   order (/tracks: sort index, then pid); opening one process (a click on its label) adds
-//   its threads in their order and its async tracks as one group row; the filter narrows to
+//   its threads in their order and its async tracks as one group row; ▼ moves the first
+//   process down a place; the filter narrows to
 //   one thread (a name that only that thread's row holds); pinning it (a click on its pin
 //   mark) puts it first and alone in the pinned band; with the filter cleared it is there
 //   once, on top; a new browser opening the URL (its layout=) and a reload (local storage)
@@ -131,6 +132,13 @@ check(mine[threads1.length] && mine[threads1.length].kind === 'group' && mine[th
   `then one group of its ${asyncCount(open1)} async tracks`);
 await shot(page, 'tracks-one-open');
 
+// the first process moved down a place: the order is part of the layout from here on
+const mv = await page.evaluate((pid) => window.troveLayout.movePoint(pid, 1), procOrder[0]);
+await page.mouse.click(mv[0], mv[1]);
+rows = await rowsOf(page);
+const moved = [procOrder[1], procOrder[0], ...procOrder.slice(2)];
+check(rows.filter((r) => r.kind === 'proc').map((r) => r.pid).join() === moved.join(), `▼ moves the first process down a place: ${rows.filter((r) => r.kind === 'proc').map((r) => r.pid).join()}`);
+procOrder.splice(0, procOrder.length, ...moved);
 const key1 = `${target.pid}:${target.tid}`;
 await page.fill('#track-filter', filterText);
 await page.waitForTimeout(50);
