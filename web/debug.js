@@ -3,9 +3,12 @@
 // benchmark (bench/viewer_bench.mjs), in one place. window.troveStats is the session's
 // stats object itself (session.js: counts, state, error); window.troveView says where things
 // are drawn, times the draws, and reads the model, the pager's view frames and the samples
-// panel. Nothing of the
-// page calls them: they only read, except setRange and fit, which move the view as a user
-// would.
+// panel; window.troveLayout reads the tracks' layout and the rows it makes (tracks.js), the
+// selected event's flows (flows.js) and the counter under the pointer, and says where to
+// click a label, a pin mark or a process's ▲ ▼. Nothing of the page calls them: they only
+// read, except setRange and fit, which move the view as a user would.
+
+import { LABEL_W } from './timeline.js';
 
 /**
  * @param {{
@@ -72,14 +75,14 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
     movePoint(pid, by) {
       view.draw();
       const r = canvas.getBoundingClientRect(), row = view.rows.find((x) => x.kind === 'proc' && x.pid === pid);
-      return row ? [r.left + 180 - (by < 0 ? 25 : 11), r.top + view.sy(row) + 9] : null;
+      return row ? [r.left + LABEL_W - (by < 0 ? 25 : 11), r.top + view.sy(row) + 9] : null;
     },
     /** @param {string} key @returns {[number, number] | null} the client point of a track's pin mark */
     pinPoint(key) {
       view.draw();
       const r = canvas.getBoundingClientRect(), row = view.rows.find((x) => x.kind !== 'proc' && x.key === key);
       if (!row) return null;
-      return row.kind === 'counter' ? [r.left + 180 - 57, r.top + view.sy(row) + 9] : [r.left + 180 - 13, r.top + view.sy(row) + Math.min(row.h, 16) / 2 + 1];
+      return row.kind === 'counter' ? [r.left + LABEL_W - 57, r.top + view.sy(row) + 9] : [r.left + LABEL_W - 13, r.top + view.sy(row) + Math.min(row.h, 16) / 2 + 1];
     },
   };
   w.troveStats = stats;

@@ -77,7 +77,8 @@ import { api } from './session.js';
  */
 
 const BUSY_LEVELS = 4; // a cell's shade: one step paler per quarter of it not busy
-const AXIS_H = 24, LABEL_W = 180, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
+export const LABEL_W = 200;
+const AXIS_H = 24, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
 const MIN_W = 2; // px: narrower zones are merged
 const F64 = new Float64Array(1), F64U32 = new Uint32Array(F64.buffer);
 const NCOL = 24;
@@ -893,11 +894,12 @@ export class Timeline {
         const y = this.sy(row);
         if (y + row.h < AXIS_H || y > H) continue;
         /** @param {string} text @param {number} x @param {number} w */
-        const fit = (text, x, w) => {
-          const max = Math.floor(w / 6.2);
-          if (text.length <= max) return text;
-          const tail = (/ \(\d+\)$/.exec(text) || [''])[0]; // a tid after the name is kept
-          return text.slice(0, Math.max(1, max - 1 - tail.length)) + '…' + tail;
+        const fit = (text, x, w) => { // measured in the font set when it is called
+          if (ctx.measureText(text).width <= w) return text;
+          const tail = (/ \((?:pid )?\d+\)$/.exec(text) || [''])[0]; // a tid or pid after the name is kept
+          let n = text.length - tail.length;
+          while (n > 1 && ctx.measureText(text.slice(0, n) + '…' + tail).width > w) n--;
+          return text.slice(0, n) + '…' + tail;
         };
         if (row.kind === 'proc' || row.kind === 'group') {
           ctx.fillStyle = row.kind === 'proc' ? '#e3e8ef' : '#eef1f5';
@@ -905,7 +907,7 @@ export class Timeline {
           ctx.fillStyle = '#223';
           ctx.font = row.kind === 'proc' ? 'bold 11px sans-serif' : '11px sans-serif';
           const ind = row.kind === 'proc' ? 2 : 12;
-          ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - ind - (row.kind === 'proc' ? 44 : 16))}`, ind, y + Math.min(row.h, PROC_H) / 2);
+          ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - ind - (row.kind === 'proc' ? 46 : 18))}`, ind, y + Math.min(row.h, PROC_H) / 2);
           if (row.kind === 'proc') { // moves it up or down among the processes
             ctx.fillStyle = '#78909c';
             ctx.font = '10px sans-serif';
@@ -920,7 +922,7 @@ export class Timeline {
         ctx.fillStyle = '#333';
         ctx.font = '11px sans-serif';
         const mid = y + Math.min(row.h, LANE_H) / 2 + 1;
-        if (row.kind === 'thread') ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - 44)}`, 10, mid);
+        if (row.kind === 'thread') ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - 48)}`, 10, mid);
         else {
           ctx.fillText(fit(row.label, 0, LABEL_W - 70), 10, y + 9);
           ctx.font = '10px sans-serif';
