@@ -10,7 +10,8 @@
 //   one thread (a name that only that thread's row holds); pinning it (a click on its pin
 //   mark) puts it first and alone in the pinned band; with the filter cleared it is there
 //   once, on top; a new browser opening the URL (its layout=) and a reload (local storage)
-//   draw the same rows;
+//   draw the same rows; a layout= that is not one gives the default rows; in node, layout=
+//   values round-trip and bad ones decode to null;
 // - flows, on the same capture: a flow of the capture (/flows) whose start is on one thread
 //   and its end on another; clicking the zone at its start selects it and lists that flow
 //   out with the other end's time and thread; turning "all flows" on changes the canvas's
@@ -26,6 +27,7 @@
 //        node tracks_test.mjs URL DOM CTR OUT_DIR
 import { writeFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
+import { encodeLayout, decodeLayout } from '../../web/tracks.js';
 
 // The counter capture: thread 10 of process 1 with one zone a millisecond, and counter
 // "mem" (series "heap") sampled every 100 µs with values no two alike and not integers.
@@ -47,6 +49,23 @@ function check(cond, what) {
   else { failed++; console.error(`FAIL: ${what}`); }
 }
 const get = async (path) => (await fetch(`${url}${path}`)).json();
+
+// ---- layout=, in node: round trips, and what is not a layout is refused, never thrown ----------
+{
+  const l = { collapsed: [0, 10585], threads: ['10585:10616'], open: [10682], pinned: ['10585:10625', '1:4261412864'], order: [10682, 0],
+    filter: 'a~b & c=d #é', touched: true };
+  const e = encodeLayout(l);
+  check(/^[A-Za-z0-9._~%-]+$/.test(e), `encoded with URL-safe characters only: ${e}`);
+  const d = decodeLayout(e);
+  check(d && JSON.stringify({ ...d, threadsDiff: undefined }) === JSON.stringify({ ...l, threadsDiff: undefined }), `a layout round-trips: ${JSON.stringify(d)}`);
+  const def = new Set(['10585:10616', '10585:10617']);
+  const t = decodeLayout(encodeLayout({ ...l, threads: ['10585:10617', '10585:10618'] }, def));
+  check(t && JSON.stringify(t.threadsDiff) === JSON.stringify(['10585:10616', '10585:10618']), `threads as a difference from the default: ${t && t.threadsDiff}`);
+  check(JSON.stringify(decodeLayout('c1')?.threadsDiff) === '[]', 'no t or T: the default\'s threads');
+  for (const bad of ['x1', 'c1.a', 'p1', 'c1~t1:2', 'f%E0%A4%A', 'a-1', '~~q'])
+    check(decodeLayout(bad) === null, `"${bad}" is not a layout`);
+  check(decodeLayout('') === null, 'an empty layout= is none');
+}
 
 const browser = await chromium.launch({
   executablePath: process.env.TROVE_CHROMIUM || '/usr/bin/chromium',
@@ -109,7 +128,8 @@ await settle(page);
 let drawn = await page.evaluate(() => window.troveLayout.drawn());
 const firstThreads = drawn.filter((r) => r.kind === 'thread').length;
 check(firstThreads > 3, `the first screen at full zoom-out holds more than three threads: ${firstThreads}`);
-console.log(`first screen (1400 x 900, fit): ${drawn.length} rows, ${firstThreads} of them threads, of ${(await rowsOf(page)).length} rows laid out`);
+const defaultRows = await rowsOf(page);
+console.log(`first screen (1400 x 900, fit): ${drawn.length} rows, ${firstThreads} of them threads, of ${defaultRows.length} rows laid out`);
 check(drawn.every((r) => r.kind !== 'thread' || !r.label.startsWith('async:')), 'no async track is a row of its own at first');
 await shot(page, 'tracks-default');
 
@@ -190,6 +210,15 @@ rows = await rowsOf(page);
 check(rows.filter((r) => r.kind === 'thread').length === tracks.tracks.filter((t) => t.kind !== 'counter').length,
   `expand all: every thread and async track a row (${rows.filter((r) => r.kind === 'thread').length})`);
 await page.context().close();
+
+// a layout= that is not one: the default layout, and no error
+{
+  const bp = await newPage();
+  await open(bp, `capture=${dom}&layout=zz~%25%25~p1`);
+  const r = await rowsOf(bp);
+  check(sig(r) === sig(defaultRows), `a bad layout= is ignored: ${r.length} rows, the default's ${defaultRows.length}`);
+  await bp.context().close();
+}
 
 // ---- flows --------------------------------------------------------------------------------
 const fl = await get(`api/captures/${dom}/flows?limit=10000`);
