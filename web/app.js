@@ -46,6 +46,7 @@ const samples = new Samples($('profile'), model, view);
 const list = new CaptureList($('capture-list'));
 const session = new Session(model, view, pager, {
   opened(name) {
+    view.opened(name);
     samples.reset(name);
     details.range(null);
     list.markOpen(name);
@@ -62,6 +63,7 @@ const statsLine = new StatsLine(session.stats, () => {
 });
 setInterval(() => statsLine.render(), 250);
 installDebugHooks({ stats: session.stats, model, view, samples, canvas, pager });
+view.tracks.bindPage(view.flows);
 
 let rangeAsk = 0;
 /**

@@ -3,9 +3,12 @@
 // benchmark (bench/viewer_bench.mjs), in one place. window.troveStats is the session's
 // stats object itself (session.js: counts, state, error); window.troveView says where things
 // are drawn, times the draws, and reads the model, the pager's view frames and the samples
-// panel. Nothing of the
-// page calls them: they only read, except setRange and fit, which move the view as a user
-// would.
+// panel; window.troveLayout reads the tracks' layout and the rows it makes (tracks.js), the
+// selected event's flows (flows.js) and the counter under the pointer, and says where to
+// click a label, a pin mark or a process's ▲ ▼. Nothing of the page calls them: they only
+// read, except setRange and fit, which move the view as a user would.
+
+import { LABEL_W } from './timeline.js';
 
 /**
  * @param {{
@@ -33,7 +36,55 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
     }
     return out;
   };
-  const w = /** @type {Window & { troveStats?: object, troveView?: object }} */ (window);
+  const w = /** @type {Window & { troveStats?: object, troveView?: object, troveLayout?: object }} */ (window);
+  /** @param {import('./timeline.js').Row} r */
+  const rowInfo = (r) => ({ kind: r.kind, label: r.label, key: r.key, pid: r.pid, pinned: r.pinned, collapsed: r.collapsed, depth: r.depth,
+    y: view.sy(r), h: r.h, members: r.members.length, lo: r.lo, hi: r.hi });
+  // the layout (tracks.js) and what it draws: the rows laid out, those on screen, the
+  // encoded layout= value; the flows of the selection (flows.js) and the counter under the
+  // pointer. Read-only but for jumpFlow, which clicks a flow's far end as a user would.
+  w.troveLayout = {
+    get: () => view.tracks.get(),
+    encoded: () => view.tracks.encoded(),
+    rows() { view.draw(); return view.rows.map(rowInfo); },
+    drawn() { view.draw(); return view.rows.filter((r) => { const y = view.sy(r); return y + r.h > 24 + (r.pinned ? 0 : view.pinH) && y < view.cssH; }).map(rowInfo); },
+    pinH: () => view.pinH,
+    /** @param {number} pid @param {number} tid @param {number} t @returns {[number, number, number] | null} the deepest held zone there: depth, start, dur */
+    zoneAt: (pid, tid, t) => view.zoneAt(model.track(pid, tid), t),
+    flows: () => view.flows.bound.map((f) => ({ dir: f.dir, id: f.id, name: f.name, at: f.at, other: f.other })),
+    flowState: () => ({ answers: view.flows.selAnswers, all: view.flows.all, chains: view.flows.chains.length, error: view.flows.error }),
+    flowEnds() { view.draw(); const r = canvas.getBoundingClientRect(); return view.flowEnds.map((f) => [r.left + f[0], r.top + f[1]]); },
+    selected: () => (view.selected ? { pid: view.selected.track.pid, tid: view.selected.track.tid, depth: view.selected.depth, start: view.selected.start,
+      dur: view.selected.dur, name: view.selected.name, event: view.selected.event } : null),
+    counterHover: () => (view.counterHover ? { name: view.counterHover.name, t: view.counterHover.t, value: view.counterHover.value,
+      exact: view.counterHover.exact, count: view.counterHover.count } : null),
+    /** @param {number} t @param {string} key a counter row's track "pid:tid" @returns {[number, number] | null} its client point at t */
+    counterPoint(t, key) {
+      view.draw();
+      const r = canvas.getBoundingClientRect(), row = view.rows.find((x) => x.kind === 'counter' && x.key === key);
+      return row ? [r.left + view.xOf(t), r.top + view.sy(row) + 20] : null;
+    },
+    /** @param {string} key a row's track "pid:tid" (or "p:PID", a process header) @returns {[number, number] | null} the client point of its label */
+    labelPoint(key) {
+      view.draw();
+      const r = canvas.getBoundingClientRect();
+      const row = key.startsWith('p:') ? view.rows.find((x) => x.kind === 'proc' && x.pid === Number(key.slice(2))) : view.rows.find((x) => x.kind !== 'proc' && x.key === key);
+      return row ? [r.left + 60, r.top + view.sy(row) + Math.min(row.h, 16) / 2] : null;
+    },
+    /** @param {number} pid @param {number} by -1 up, 1 down @returns {[number, number] | null} the client point of a process's ▲ or ▼ */
+    movePoint(pid, by) {
+      view.draw();
+      const r = canvas.getBoundingClientRect(), row = view.rows.find((x) => x.kind === 'proc' && x.pid === pid);
+      return row ? [r.left + LABEL_W - (by < 0 ? 25 : 11), r.top + view.sy(row) + 9] : null;
+    },
+    /** @param {string} key @returns {[number, number] | null} the client point of a track's pin mark */
+    pinPoint(key) {
+      view.draw();
+      const r = canvas.getBoundingClientRect(), row = view.rows.find((x) => x.kind !== 'proc' && x.key === key);
+      if (!row) return null;
+      return row.kind === 'counter' ? [r.left + LABEL_W - 57, r.top + view.sy(row) + 9] : [r.left + LABEL_W - 13, r.top + view.sy(row) + Math.min(row.h, 16) / 2 + 1];
+    },
+  };
   w.troveStats = stats;
   w.troveView = {
     model,
@@ -46,9 +97,9 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
     clientOf(t, pid, tid, depth) {
       const r = canvas.getBoundingClientRect();
       view.draw();
-      const row = view.rows.find((x) => x.track && x.track.pid === pid && x.track.tid === tid);
+      const row = view.rows.find((x) => x.kind === 'thread' && x.track && x.track.pid === pid && x.track.tid === tid);
       if (!row) return null;
-      return [r.left + view.xOf(t), r.top + 24 + row.y - view.scrollY + depth * 16 + 8];
+      return [r.left + view.xOf(t), r.top + view.sy(row) + depth * 16 + 8];
     },
     /** @param {string} name */
     zoneOf(name) { // the longest zone called name held (ring or frames): {start, dur, pid, tid, depth, index}

@@ -122,6 +122,8 @@ export class Track {
     this.samples = 0;  // the thread's samples in the capture (ticks may be fewer)
     this.stored = 0;   // its events in the store (/tracks)
     this.maxDepth = 0; // its deepest zone's depth (/tracks)
+    /** @type {string} what /tracks says it is (thread, async, counter), '' when not told (tracks.js trackKind) */
+    this.kind = '';
     this.vZones = 0;   // the zone lanes, instants and counter its view frames have shown
     this.vInstants = false;
     this.vCounter = false;

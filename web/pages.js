@@ -160,6 +160,7 @@ export class Pager {
       const tr = m.track(x.pid, x.tid);
       if (x.name) tr.name = x.name;
       tr.sort = x.sort;
+      tr.kind = x.kind;
       tr.stored = x.events;
       tr.maxDepth = x.max_depth;
       const a = m.rel(BigInt(x.first_ns)), b = m.rel(BigInt(x.end_ns));

@@ -2,7 +2,15 @@
 // timeline.js: the timeline on a 2D canvas. Rows: a header per process, then one row per
 // thread with its zones stacked by depth, a strip of instant ticks, a line per counter and,
 // when the capture has samples, a strip of sample ticks (dark marks, one per pixel).
-// Time runs left to right from the capture's first event.
+// Time runs left to right from the capture's first event. Which rows there are is the
+// layout's (tracks.js): a collapsed process is its header alone, a collapsed thread one row
+// of its depth-0 zones, a process's async tracks one row of all their depth-0 spans until
+// the group is opened, pinned tracks a band at the top that does not scroll; a process's
+// header shows its busiest thread's depth-0 zones. A counter is a row of its own: a step
+// line with its least and greatest value on a y-axis in the gutter (never over the line),
+// and under the pointer the value the capture holds at that time. Flow arrows (flows.js)
+// are drawn from the selected event to the other ends of its flows, and every flow in view
+// when "all flows" is on; clicking an arrow's far end jumps there.
 //
 // Level of detail: per lane, the first visible event is found by binary search, a zone at
 // least MIN_W pixels wide is drawn on its own, and anything narrower is merged with every
@@ -25,6 +33,9 @@
 import { lowerBound } from './model.js';
 import { trackKey } from './pages.js';
 import { LANE_INSTANT, LANE_COUNTER } from './view.js';
+import { Tracks, trackKind, weight } from './tracks.js';
+import { Flows } from './flows.js';
+import { api } from './session.js';
 
 /** @typedef {import('./model.js').Model} Model */
 /** @typedef {import('./model.js').Track} Track */
@@ -32,12 +43,17 @@ import { LANE_INSTANT, LANE_COUNTER } from './view.js';
 /** @typedef {import('./pages.js').Pager} Pager */
 /** @typedef {import('./pages.js').Placed} Placed */
 /**
- * A row of the timeline, y and h in CSS pixels from the top of the rows: a process's header,
- * or a thread with the heights of its zones (zh), instants (ih), counters (ch) and sample
- * ticks (th), top down.
- * @typedef {{ kind: 'proc', y: number, h: number, label: string, track?: undefined }
- *   | { kind: 'thread', y: number, h: number, label: string, track: Track, key: string,
- *       zh: number, ih: number, ch: number, th: number }} Row
+ * A row of the timeline, y and h in CSS pixels from the top of the rows (a pinned row's
+ * from the top of the pinned band, which does not scroll): a process's header (pid; track
+ * its busiest thread, drawn in it), a thread (track, with the heights of its zones zh —
+ * depth lanes of them —, instants ih and sample ticks th, top down), a process's async
+ * group (members, its tracks; open: laid out as rows below it, else drawn in it) or a
+ * counter (track; id the ring's series, -1 the view frames' counter cells; lo and hi its
+ * axis, as last drawn).
+ * @typedef {{ kind: 'proc' | 'thread' | 'group' | 'counter', y: number, h: number, label: string,
+ *   pinned: boolean, track: Track | null, key: string, pid: number, zh: number, ih: number,
+ *   th: number, depth: number, collapsed: boolean, members: Track[], id: number,
+ *   lo: number, hi: number }} Row
  */
 /**
  * An event under a point (Timeline.hit): its track and lane (a zone's depth), its index in
@@ -55,13 +71,16 @@ import { LANE_INSTANT, LANE_COUNTER } from './view.js';
  * primary's url.
  * @typedef {{ rects: number, ms: number, labels?: number, tickMarks?: number,
  *   primary?: { url: string, events: number, cells: number } | null,
- *   overview?: { events: number, cells: number } | null, rows?: string[] }} DrawStats
- * (rows: the tracks whose rows are on screen)
+ *   overview?: { events: number, cells: number } | null, rows?: string[], drawn?: number }} DrawStats
+ * (rows: the tracks drawn whole on screen — open threads' rows and counters' —, whose
+ * events and cells primary and overview count; drawn: every row on screen)
  */
 
 const BUSY_LEVELS = 4; // a cell's shade: one step paler per quarter of it not busy
-const AXIS_H = 24, LABEL_W = 160, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
+export const LABEL_W = 200;
+const AXIS_H = 24, PROC_H = 18, LANE_H = 16, INST_H = 10, COUNTER_H = 36, TICK_H = 7;
 const MIN_W = 2; // px: narrower zones are merged
+const F64 = new Float64Array(1), F64U32 = new Uint32Array(F64.buffer);
 const NCOL = 24;
 const PALETTE = Array.from({ length: NCOL }, (_, i) => `hsl(${(i * 360 / NCOL + 15) % 360}, 55%, ${i % 2 ? 62 : 70}%)`);
 /**
@@ -110,6 +129,18 @@ export function fmtDur(ns) {
   if (a < 1e6) return `${+(ns / 1e3).toPrecision(4)} µs`;
   if (a < 1e9) return `${+(ns / 1e6).toPrecision(4)} ms`;
   return `${+(ns / 1e9).toPrecision(5)} s`;
+}
+
+/**
+ * @param {number} v a counter's value
+ * @returns {string} it short: 4 significant digits, k/M/G past 10,000
+ */
+export function fmtValue(v) {
+  const a = Math.abs(v);
+  if (a >= 1e10) return `${+(v / 1e9).toPrecision(4)}G`;
+  if (a >= 1e7) return `${+(v / 1e6).toPrecision(4)}M`;
+  if (a >= 1e4) return `${+(v / 1e3).toPrecision(4)}k`;
+  return `${+v.toPrecision(4)}`;
 }
 
 /**
@@ -224,12 +255,47 @@ export class Timeline {
     this.pointer = null;
     /** @type {{ primary: { url: string, events: number, cells: number } | null, overview: { events: number, cells: number } | null, labels0: number }} */
     this.lastFrames = { primary: null, overview: null, labels0: 0 };
+    this.pinH = 0; // the pinned band's height
+    this.labelsDrawn = 0;
+    /** @type {Map<Track, Row>} where each laid-out track is drawn (its own row, or the row that holds it) */
+    this.rowOf = new Map();
+    /** @type {Map<Track, string>} each track's label */
+    this.labelOf = new Map();
+    this.tracksVersion = -1;
+    /** the layout: collapsed, pinned, filter (tracks.js) */
+    this.tracks = new Tracks(model, { changed: () => { this.tracksVersion = -1; this.invalidate(); }, jump: (t, pid) => this.jumpTo(t, pid) });
+    /** the arrows (flows.js) */
+    this.flows = new Flows(model, () => pages.name, () => pages.ready && !pages.live, () => this.invalidate());
+    /** @type {Hit | null} the selection whose flows were asked */
+    this.flowSel = null;
+    /** @type {[number, number, number, number, import('./flows.js').BoundFlow][]} the far ends drawn: x, y, radius */
+    this.flowEnds = [];
+    /** @type {{ track: Track, t: number } | null} a flow's far end jumped to, selected once its zone is held */
+    this.pendingJump = null;
+    /** @type {{ row: Row, t: number, value: number, exact: boolean, count: number, name: string } | null} a counter under the pointer */
+    this.counterHover = null;
+    this.counterAsk = 0;
+    this.quiet = false; // while drawing a group's row: zones without labels
     this.bind();
     const loop = () => {
       if (this.dirty || (this.follow && this.lastData !== this.model.data)) this.draw();
       requestAnimationFrame(loop);
     };
     requestAnimationFrame(loop);
+  }
+
+  /**
+   * A capture opens: its layout (tracks.js: the URL's, the one kept for it, or the default),
+   * no selection, no flows, at the top.
+   * @param {string} name
+   */
+  opened(name) {
+    this.tracks.open(name);
+    this.flows.reset();
+    this.selected = null; this.flowSel = null; this.pendingJump = null; this.counterHover = null;
+    this.scrollY = 0;
+    this.tracksVersion = -1;
+    this.invalidate();
   }
 
   get plotW() { return Math.max(1, this.cssW - LABEL_W); }
@@ -255,35 +321,112 @@ export class Timeline {
     this.invalidate();
   }
 
-  // The rows, recomputed when tracks or names change. A thread is labelled by its name, with
-  // its tid where another thread of its process has the same name (a program's "worker"
-  // threads, one per round), or by its tid alone when it has none.
+  // The rows, recomputed when tracks, names or the layout change. A thread is labelled by
+  // its name, with its tid where another thread of its process has the same name (a
+  // program's "worker" threads, one per round), or by its tid alone when it has none. The
+  // layout (tracks.js) decides what is shown: pinned tracks first, in their order, then
+  // the processes in the layout's order, each as its header and (unless collapsed) its
+  // threads, its counters and its async group; the filter keeps the tracks whose process or
+  // own name or id holds it.
   relayout() {
+    const tk = this.tracks, groups = this.model.sortedTracks();
+    tk.decide(groups);
     /** @type {Row[]} */
     const rows = [];
-    let y = 0;
-    for (const g of this.model.sortedTracks()) {
-      const p = g.proc;
-      rows.push({ kind: 'proc', y, h: PROC_H, label: `${p.name || 'process'} (pid ${p.pid})` });
-      y += PROC_H;
+    /** @type {Map<Track, Row>} */
+    const rowOf = new Map();
+    /** @type {Map<Track, string>} */
+    const labelOf = new Map();
+    /** @type {Map<string, Track>} */
+    const byKey = new Map();
+    for (const g of groups) {
       /** @type {Map<string, number>} thread name -> threads of this process with it */
       const seen = new Map();
       for (const t of g.threads) if (t.name) seen.set(t.name, (seen.get(t.name) || 0) + 1);
-      /** @param {Track} t */
-      const label = (t) =>
-        !t.name ? `thread ${t.tid}` : (seen.get(t.name) || 0) > 1 ? `${t.name} (${t.tid})` : t.name;
       for (const t of g.threads) {
-        const zh = Math.max(t.zones.length, t.vZones) * LANE_H, ih = t.instants || t.vInstants ? INST_H : 0;
-        const ch = Math.max(t.counters.size, t.vCounter ? 1 : 0) * COUNTER_H;
-        const th = t.ticks ? TICK_H : 0;
-        const h = Math.max(zh + ih + ch + th, LANE_H) + 2;
-        rows.push({ kind: 'thread', y, h, track: t, key: trackKey(t.pid, t.tid), zh, ih, ch, th, label: label(t) });
-        y += h;
+        labelOf.set(t, !t.name ? `thread ${t.tid}` : (seen.get(t.name) || 0) > 1 ? `${t.name} (${t.tid})` : t.name);
+        byKey.set(`${t.pid}:${t.tid}`, t);
+      }
+    }
+    let y = 0;
+    /** @param {Partial<Row> & { kind: Row['kind'], h: number, label: string }} r @returns {Row} */
+    const push = (r) => {
+      /** @type {Row} */
+      const row = Object.assign({ y, pinned: false, track: null, key: '', pid: 0, zh: 0, ih: 0, th: 0, depth: 0, collapsed: false,
+        members: [], id: -1, lo: 0, hi: 1 }, r);
+      rows.push(row);
+      y += row.h;
+      return row;
+    };
+    /** @param {Track} t @param {boolean} pinned */
+    const trackRows = (t, pinned) => {
+      const key = trackKey(t.pid, t.tid), own = labelOf.get(t) || '';
+      const proc = this.model.procs.get(t.pid), label = pinned ? `${own} · ${proc && proc.name ? proc.name : 'pid'} ${t.pid}` : own;
+      const counters = () => {
+        if (t.counters.size) for (const id of t.counters.keys()) push({ kind: 'counter', h: COUNTER_H, label: `${trackKind(t) === 'counter' ? '' : `${label}: `}${this.model.nameOf(id)}`, track: t, key, pid: t.pid, id, pinned });
+        else if (t.vCounter) push({ kind: 'counter', h: COUNTER_H, label, track: t, key, pid: t.pid, pinned });
+      };
+      if (trackKind(t) === 'counter') {
+        const first = rows.length;
+        counters();
+        if (rows.length > first) rowOf.set(t, rows[first]);
+        return;
+      }
+      const collapsed = tk.threadCollapsed(t);
+      const depth = collapsed ? Math.min(1, Math.max(t.zones.length, t.vZones)) : Math.max(t.zones.length, t.vZones);
+      const zh = depth * LANE_H, ih = (!collapsed || depth === 0) && (t.instants || t.vInstants) ? INST_H : 0;
+      const th = !collapsed && t.ticks ? TICK_H : 0;
+      rowOf.set(t, push({ kind: 'thread', h: Math.max(zh + ih + th, LANE_H) + 2, label, track: t, key, pid: t.pid, zh, ih, th, depth, collapsed, pinned }));
+      if (!collapsed) counters();
+    };
+    for (const k of tk.l.pinned) {
+      const t = byKey.get(k);
+      if (t) trackRows(t, true);
+    }
+    this.pinH = y > 0 ? y + 3 : 0;
+    y = this.pinH;
+    const byPid = new Map(groups.map((g) => [g.proc.pid, g]));
+    for (const pid of tk.sortPids(groups.map((g) => g.proc.pid))) {
+      const g = byPid.get(pid);
+      if (!g) continue;
+      const p = g.proc;
+      const shown = g.threads.filter((t) => tk.pinIndex(t) < 0 && tk.keeps(p, t, labelOf.get(t)));
+      const selfMatch = !tk.l.filter.trim() || `${p.name} ${p.pid}`.toLowerCase().includes(tk.l.filter.trim().toLowerCase());
+      if (!shown.length && !(selfMatch && g.threads.every((t) => tk.pinIndex(t) < 0))) continue;
+      const th = g.threads.filter((t) => trackKind(t) === 'thread');
+      const busiest = (th.length ? th : g.threads).reduce((a, t) => (weight(t) > weight(a) ? t : a));
+      const collapsed = tk.procCollapsed(pid);
+      const head = push({ kind: 'proc', h: PROC_H, label: `${p.name || 'process'} (pid ${p.pid})`, pid, track: busiest, key: trackKey(busiest.pid, busiest.tid), depth: 1, zh: LANE_H, collapsed });
+      if (collapsed) { for (const t of g.threads) if (!rowOf.has(t)) rowOf.set(t, head); continue; }
+      const asyncs = shown.filter((t) => trackKind(t) === 'async');
+      for (const t of shown) if (trackKind(t) !== 'async') trackRows(t, false);
+      if (asyncs.length) {
+        const open = tk.asyncOpen(pid);
+        const grp = push({ kind: 'group', h: open ? PROC_H : LANE_H + 2, label: `async (${asyncs.length} ${asyncs.length === 1 ? 'track' : 'tracks'})`, pid, members: asyncs, depth: 1, zh: LANE_H, collapsed: !open });
+        if (open) for (const t of asyncs) trackRows(t, false);
+        else for (const t of asyncs) rowOf.set(t, grp);
       }
     }
     this.rows = rows;
+    this.rowOf = rowOf;
+    this.labelOf = labelOf;
     this.totalH = y;
     this.layout = this.model.layout;
+    this.tracksVersion = tk.version;
+    tk.fillList((t) => labelOf.get(t) || '');
+  }
+
+  /** @param {Row} row @returns {number} its top on the canvas, CSS pixels */
+  sy(row) { return AXIS_H + row.y - (row.pinned ? 0 : this.scrollY); }
+
+  /**
+   * The tracks a row draws, each with the lanes it shows: [track, depth lanes, instants].
+   * @param {Row} row
+   * @returns {Track[]}
+   */
+  tracksOf(row) {
+    if (row.kind === 'group') return row.collapsed ? row.members : [];
+    return row.track ? [row.track] : [];
   }
 
   resize() {
@@ -310,7 +453,7 @@ export class Timeline {
     this.dirty = false;
     this.lastData = m.data;
     this.resize();
-    if (this.layout !== m.layout) this.relayout();
+    if (this.layout !== m.layout || this.tracksVersion !== this.tracks.version) this.relayout();
     if (this.follow && m.maxT >= m.minT) {
       if (this.followAll) {
         const span = Math.max(m.maxT - m.minT, 1000);
@@ -325,82 +468,139 @@ export class Timeline {
     ctx.fillStyle = '#ffffff';
     ctx.fillRect(0, 0, W, H);
     this.scrollY = Math.max(0, Math.min(this.scrollY, Math.max(0, this.totalH - (H - AXIS_H) + 20)));
-    const b = this.buckets;
-    b.clear();
-    this.labels.length = 0;
-    /** @type {[Lane, number, number][]} lane, name id, y */
-    const counters = [];
+    if (this.selected !== this.flowSel) { this.flowSel = this.selected; this.flows.select(this.selected, this); }
+    if (this.pendingJump) this.selectAt(this.pendingJump.track, this.pendingJump.t);
     const k = this.plotW / (this.t1 - this.t0);
-    let tickMarks = 0;
+    let tickMarks = 0, rects = 0, labels0 = 0;
     const pg = this.pages, act = pg.active;
     const { overview, primary } = act ? pg.drawList(this.t0, this.t1) : { overview: null, primary: null };
     const hi = pg.live ? m.cut : Infinity; // frames draw what starts before the ring's cut
     /** @type {{ events: number, cells: number }} */
     const ov = { events: 0, cells: 0 }, pr = { events: 0, cells: 0 };
-    /** @type {string[]} the tracks on screen, and a few rows more */
-    const keys = [];
-    const vis = this.rows.filter((row) => { const y = AXIS_H + row.y - this.scrollY; return !(y + row.h < AXIS_H || y > H); });
-    const lo = this.rows.indexOf(vis[0]), up = this.rows.indexOf(vis[vis.length - 1]);
-    for (let i = Math.max(0, lo - 4); i <= Math.min(this.rows.length - 1, up + 4) && lo >= 0; i++) {
-      const row = this.rows[i];
-      if (row.kind === 'thread' && row.track.stored > 0) keys.push(row.key);
+    const pinH = this.pinH;
+    const vis = this.rows.filter((row) => { const y = this.sy(row); return y + row.h > AXIS_H + (row.pinned ? 0 : pinH) && y < H; });
+    /** @type {Set<string>} the tracks on screen, and a few rows more */
+    const keySet = new Set();
+    const rest = this.rows.filter((r) => !r.pinned), lo = rest.findIndex((r) => vis.includes(r));
+    let up = lo;
+    while (up + 1 < rest.length && vis.includes(rest[up + 1])) up++;
+    /** @param {Row} row */
+    const addKeys = (row) => { for (const t of row.kind === 'group' ? row.members : row.track ? [row.track] : []) if (t.stored > 0) keySet.add(trackKey(t.pid, t.tid)); };
+    for (const row of this.rows) if (row.pinned) addKeys(row);
+    for (let i = Math.max(0, lo - 4); lo >= 0 && i <= Math.min(rest.length - 1, up + 4); i++) addKeys(rest[i]);
+    const keys = [...keySet];
+    this.labelsDrawn = 0;
+    // process headers' and groups' backgrounds under what they draw
+    for (const row of vis) {
+      if (row.kind !== 'proc' && row.kind !== 'group') continue;
+      ctx.fillStyle = row.kind === 'proc' ? '#e3e8ef' : '#eef1f5';
+      ctx.fillRect(LABEL_W, this.sy(row), W - LABEL_W, row.h);
     }
+    // the scrolled rows, then the pinned band over them
+    for (const band of [vis.filter((r) => !r.pinned), vis.filter((r) => r.pinned)]) {
+      if (!band.length) continue;
+      const top = band[0].pinned ? AXIS_H : AXIS_H + pinH, bottom = band[0].pinned ? AXIS_H + pinH : H;
+      const st = this.drawBand(band, top, bottom, k, overview, primary, hi, ov, pr);
+      rects += st.rects; tickMarks += st.tickMarks; labels0 += st.labels0;
+    }
+    if (pinH) { ctx.fillStyle = '#90a4ae'; ctx.fillRect(0, AXIS_H + pinH - 2, W, 2); }
     ctx.save();
     ctx.beginPath();
     ctx.rect(LABEL_W, AXIS_H, W - LABEL_W, H - AXIS_H);
     ctx.clip();
-    /** @type {[number, number, number, number][]} the primary frame's area per row: cleared */
-    const clear = [];
-    let labels0 = 0, rects0 = 0;
-    if (overview) {
-      for (const row of vis) {
-        if (row.kind !== 'thread') continue;
-        const pt = overview.tracks.get(row.key);
-        if (pt) this.drawPlaced(overview, pt, row, AXIS_H + row.y - this.scrollY, k, hi, ov);
-        if (primary && (!primary.answered || primary.answered.has(row.key))) {
-          const a = Math.max(0, (primary.t0 - this.t0) * k), z = Math.min(this.plotW, (Math.min(primary.t1, hi) - this.t0) * k);
-          if (z > a) clear.push([LABEL_W + a, AXIS_H + row.y - this.scrollY, z - a, row.h - 1]);
-        }
-      }
-      rects0 = b.fill(ctx);
-      b.clear();
-      ctx.fillStyle = '#ffffff';
-      for (const [x, y, w, h] of clear) ctx.fillRect(x, y, w, h);
-      // the overview's labels where the primary frame draws its own go
-      this.labels = this.labels.filter((l) => !clear.some(([x, y, w, h]) => l[1] >= y && l[1] < y + h && l[0] + l[2] > x && l[0] < x + w));
-      labels0 = this.labels.length;
-    }
-    for (const row of vis) {
-      const y = AXIS_H + row.y - this.scrollY;
-      if (row.kind !== 'thread') continue;
-      const tr = row.track;
-      if (primary) {
-        const pt = primary.tracks.get(row.key);
-        if (pt) this.drawPlaced(primary, pt, row, y, k, hi, pr);
-      }
-      for (let d = 0; d < tr.zones.length; d++) this.drawZones(tr.zones[d], y + d * LANE_H + 1, LANE_H - 2, k);
-      if (tr.instants) this.drawInstants(tr.instants, y + row.zh, INST_H - 1, k);
-      let cy = y + row.zh + row.ih;
-      for (const [id, lane] of tr.counters) { counters.push([lane, id, cy]); cy += COUNTER_H; }
-      if (tr.ticks) tickMarks += this.drawTicks(tr.ticks, y + row.zh + row.ih + row.ch + 1, TICK_H - 2, k);
-    }
-    const rects = rects0 + b.fill(ctx);
-    ctx.fillStyle = '#1a1a1a';
-    ctx.font = '11px sans-serif';
-    ctx.textBaseline = 'middle';
-    for (const l of this.labels) ctx.fillText(l[3], l[0], l[1]);
-    for (const [lane, id, cy] of counters) this.drawCounter(lane, id, cy, k);
     this.drawOverlays(k);
+    this.drawFlows(k);
     ctx.restore();
     this.drawGutter();
     this.drawAxis(k);
     this.lastFrames = { primary: primary ? { url: primary.url, ...pr } : null, overview: overview ? ov : null, labels0 };
     if (act) this.hooks.viewed(this.t0, this.t1, this.plotW, keys);
+    this.flows.view(this.t0, this.t1, keys);
     const ms = performance.now() - t;
     this.drawTimes.push(ms);
     if (this.drawTimes.length > 600) this.drawTimes.splice(0, 300);
-    this.lastStats = { rects, ms, labels: this.labels.length, tickMarks, primary: this.lastFrames.primary, overview: this.lastFrames.overview,
-      rows: vis.flatMap((r) => (r.kind === 'thread' ? [r.key] : [])) };
+    this.lastStats = { rects, ms, labels: this.labelsDrawn, tickMarks, primary: this.lastFrames.primary, overview: this.lastFrames.overview,
+      rows: vis.flatMap((r) => (r.kind === 'counter' || (r.kind === 'thread' && !r.collapsed) ? [r.key] : [])), drawn: vis.length };
+  }
+
+  /**
+   * Draws rows (all pinned or all scrolled) clipped to [top, bottom): the overview, then,
+   * over its area cleared, the frame that serves the view, then the ring; zone labels and
+   * counter lines last.
+   * @param {Row[]} band @param {number} top @param {number} bottom @param {number} k
+   * @param {Placed | null} overview @param {Placed | null} primary @param {number} hi
+   * @param {{ events: number, cells: number }} ov @param {{ events: number, cells: number }} pr
+   * @returns {{ rects: number, tickMarks: number, labels0: number }}
+   */
+  drawBand(band, top, bottom, k, overview, primary, hi, ov, pr) {
+    const ctx = this.ctx, b = this.buckets;
+    b.clear();
+    this.labels.length = 0;
+    /** @type {[Lane, number, number, Row][]} lane, name id, y, row */
+    const counters = [];
+    let tickMarks = 0, labels0 = 0, rects0 = 0;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, top, this.cssW - LABEL_W, bottom - top);
+    ctx.clip();
+    /** @type {[number, number, number, number][]} the primary frame's area per row: cleared */
+    const clear = [];
+    // what is in view is counted on the rows that draw a track whole (DrawStats)
+    const scratch = { events: 0, cells: 0 };
+    /** @param {Row} row */
+    const whole = (row) => row.kind === 'counter' || (row.kind === 'thread' && !row.collapsed);
+    if (overview) {
+      for (const row of band) {
+        const y = this.sy(row);
+        this.quiet = row.kind === 'group';
+        for (const tr of this.tracksOf(row)) {
+          const key = trackKey(tr.pid, tr.tid), pt = overview.tracks.get(key);
+          if (pt) this.drawPlaced(overview, pt, row, y, k, hi, whole(row) ? ov : scratch);
+          if (primary && (!primary.answered || primary.answered.has(key))) {
+            const a = Math.max(0, (primary.t0 - this.t0) * k), z = Math.min(this.plotW, (Math.min(primary.t1, hi) - this.t0) * k);
+            if (z > a) clear.push([LABEL_W + a, y, z - a, row.h - 1]);
+          }
+        }
+      }
+      rects0 = b.fill(ctx);
+      b.clear();
+      for (const [x, y, w, h] of clear) {
+        const row = band.find((r) => this.sy(r) === y);
+        ctx.fillStyle = row && row.kind === 'proc' ? '#e3e8ef' : row && row.kind === 'group' ? '#eef1f5' : '#ffffff';
+        ctx.fillRect(x, y, w, h);
+      }
+      // the overview's labels where the primary frame draws its own go
+      this.labels = this.labels.filter((l) => !clear.some(([x, y, w, h]) => l[1] >= y && l[1] < y + h && l[0] + l[2] > x && l[0] < x + w));
+      labels0 = this.labels.length;
+    }
+    for (const row of band) {
+      const y = this.sy(row);
+      this.quiet = row.kind === 'group'; // a group's tracks overlap: no labels
+      for (const tr of this.tracksOf(row)) {
+        if (primary) {
+          const pt = primary.tracks.get(trackKey(tr.pid, tr.tid));
+          if (pt) this.drawPlaced(primary, pt, row, y, k, hi, whole(row) ? pr : scratch);
+        }
+        if (row.kind === 'counter') {
+          const lane = row.id >= 0 ? tr.counters.get(row.id) : undefined;
+          if (lane) counters.push([lane, row.id, y, row]);
+          continue;
+        }
+        for (let d = 0; d < Math.min(tr.zones.length, row.depth); d++) this.drawZones(tr.zones[d], y + d * LANE_H + 1, LANE_H - 2, k);
+        if (tr.instants && row.ih) this.drawInstants(tr.instants, y + row.zh, INST_H - 1, k);
+        if (tr.ticks && row.th) tickMarks += this.drawTicks(tr.ticks, y + row.zh + row.ih + 1, TICK_H - 2, k);
+      }
+    }
+    this.quiet = false;
+    const rects = rects0 + b.fill(ctx);
+    ctx.fillStyle = '#1a1a1a';
+    ctx.font = '11px sans-serif';
+    ctx.textBaseline = 'middle';
+    for (const l of this.labels) ctx.fillText(l[3], l[0], l[1]);
+    this.labelsDrawn = (this.labelsDrawn || 0) + this.labels.length;
+    for (const [lane, id, cy, row] of counters) this.drawCounter(lane, id, cy, k, row);
+    ctx.restore();
+    return { rects, tickMarks, labels0 };
   }
 
   /** @param {number} id a name id @returns {number} its colour, or DIM when a search leaves it out */
@@ -433,7 +633,7 @@ export class Timeline {
       if (x1 - x0 >= MIN_W) {
         const a = Math.max(x0, -2), z = Math.min(x1, W + 2), c = this.colour(nm[i]);
         b.add(c, LABEL_W + a, y, z - a - (z - a > 3 ? 1 : 0), h);
-        if (z - a > 30) labels.push([LABEL_W + a + 3, y + h / 2, z - a - 6, this.label(nm[i], z - a - 6)]);
+        if (z - a > 30 && !this.quiet) labels.push([LABEL_W + a + 3, y + h / 2, z - a - 6, this.label(nm[i], z - a - 6)]);
         i++;
         continue;
       }
@@ -461,19 +661,23 @@ export class Timeline {
    * A frame's track on its row: its long events (zones, per depth), its cells per lane.
    * Counts what is in view into n.
    * @param {Placed} p @param {import('./pages.js').PlacedTrack} pt
-   * @param {Row & { kind: 'thread' }} row @param {number} y @param {number} k
+   * @param {Row} row its depth lanes and instants (a counter row: its counter) @param {number} y @param {number} k
    * @param {number} hi what starts at or after it is not drawn (the live ring's)
    * @param {{ events: number, cells: number }} n
    */
   drawPlaced(p, pt, row, y, k, hi, n) {
-    for (let d = 0; d < pt.zones.length; d++) {
+    if (row.kind === 'counter') {
+      const r = pt.cells.get(LANE_COUNTER);
+      if (r) n.cells += this.drawCounterCells(p, pt, r[0], r[1], y, k, hi, row);
+      return;
+    }
+    for (let d = 0; d < Math.min(pt.zones.length, row.depth); d++) {
       const l = pt.zones[d];
       if (l) n.events += this.drawZones(l, y + d * LANE_H + 1, LANE_H - 2, k, hi);
     }
     for (const [lane, [a, z]] of pt.cells) {
-      if (lane < LANE_INSTANT) n.cells += this.drawCells(p, a, z, y + lane * LANE_H + 1, LANE_H - 2, k, hi, false);
-      else if (lane === LANE_INSTANT) n.cells += this.drawCells(p, a, z, y + row.zh, INST_H - 1, k, hi, true);
-      else n.cells += this.drawCounterCells(p, pt, a, z, y + row.zh + row.ih, k, hi);
+      if (lane < LANE_INSTANT) { if (lane < row.depth) n.cells += this.drawCells(p, a, z, y + lane * LANE_H + 1, LANE_H - 2, k, hi, false); }
+      else if (lane === LANE_INSTANT) { if (row.ih) n.cells += this.drawCells(p, a, z, y + row.zh, INST_H - 1, k, hi, true); }
     }
   }
 
@@ -513,24 +717,34 @@ export class Timeline {
    * greatest value, on the scale of the track's cells in the overview (or this frame's).
    * @param {Placed} p @param {import('./pages.js').PlacedTrack} pt @param {number} a
    * @param {number} z @param {number} y @param {number} k @param {number} hi
+   * @param {Row} row its row, which takes the axis's range
    * @returns {number} the cells in view
    */
-  drawCounterCells(p, pt, a, z, y, k, hi) {
+  drawCounterCells(p, pt, a, z, y, k, hi, row) {
     const f = p.f, t0 = this.t0, t1 = this.t1, b = this.buckets, w = p.cellNs, c0 = p.colT0;
     const ov = this.pages.overview, ot = ov && ov.tracks.get(trackKey(pt.vt.pid, pt.vt.tid));
     const range = ot && ot.cells.get(LANE_COUNTER) && ov ? valueRange(ov.f, ot.vt, /** @type {[number, number]} */ (ot.cells.get(LANE_COUNTER))) : valueRange(f, pt.vt, [a, z]);
-    const lo = range[0], span = range[1] > range[0] ? range[1] - range[0] : 1, h = COUNTER_H - 14;
-    let i = lowerBound(f.cCol, Math.floor((t0 - c0) / w), a, z), seen = 0;
+    const lo = range[0], span = range[1] > range[0] ? range[1] - range[0] : 1, h = COUNTER_H - 8;
+    row.lo = range[0]; row.hi = range[1];
+    let i = Math.max(a, lowerBound(f.cCol, Math.floor((t0 - c0) / w), a, z) - 1), seen = 0;
     const c = colourOf(f.cName[a]);
+    // per cell a bar from its least to its greatest value; from a cell to the next a step at
+    // its level (its value when it holds one sample, else the middle of its bar)
+    let lastX = NaN, lastY = 0;
     for (; i < z; i++) {
       const ts = c0 + f.cCol[i] * w;
-      if (ts > t1 || ts >= hi) break;
-      if (ts + w < t0) continue;
-      seen++;
-      const v = pt.vt.v0 + (i - a), y0 = y + 10 + h - (f.cMax[v] - lo) / span * h, y1 = y + 10 + h - (f.cMin[v] - lo) / span * h;
-      b.add(c, LABEL_W + (ts - t0) * k, y0, Math.max(1, w * k), Math.max(1.5, y1 - y0));
+      if (ts >= hi) break;
+      const v = pt.vt.v0 + (i - a), y0 = y + 4 + h - (f.cMax[v] - lo) / span * h, y1 = y + 4 + h - (f.cMin[v] - lo) / span * h;
+      const x = LABEL_W + (ts - t0) * k, xw = Math.max(1, w * k);
+      if (lastX === lastX) {
+        b.add(c, lastX, lastY, Math.max(0, x - lastX), 1.5);
+        b.add(c, x, Math.min(lastY, y0), 1.5, Math.abs(lastY - y0) + 1.5);
+      }
+      if (ts > t1) break;
+      if (ts + w >= t0) { seen++; b.add(c, x, y0, xw, Math.max(1.5, y1 - y0)); }
+      lastX = x + xw; lastY = (y0 + y1) / 2;
     }
-    this.labels.push([LABEL_W + 4, y + 5, 300, `${this.model.nameOf(f.cName[a])}  ${+range[0].toPrecision(4)} … ${+range[1].toPrecision(4)}`]);
+    if (lastX === lastX && i >= z) b.add(c, lastX, lastY, Math.max(0, LABEL_W + (Math.min(this.model.maxT, t1) - t0) * k - lastX), 1.5);
     return seen;
   }
 
@@ -589,11 +803,16 @@ export class Timeline {
     return marks;
   }
 
-  /** @param {Lane} lane @param {number} id its name id @param {number} y @param {number} k */
-  drawCounter(lane, id, y, k) {
+  /**
+   * A ring's counter series as a step line, on its row's axis (the series' least and
+   * greatest value: labelled in the gutter, drawGutter).
+   * @param {Lane} lane @param {number} id its name id @param {number} y @param {number} k @param {Row} row
+   */
+  drawCounter(lane, id, y, k, row) {
     lane.ensureSorted();
     const ctx = this.ctx, s = lane.s, v = lane.d, n = lane.n, t0 = this.t0, t1 = this.t1;
     const lo = lane.min, hi = lane.max > lane.min ? lane.max : lane.min + 1, h = COUNTER_H - 8;
+    row.lo = lane.min; row.hi = lane.max;
     /** @param {number} x */
     const yOf = (x) => y + 4 + h - (x - lo) / (hi - lo) * h;
     let i = Math.max(0, lowerBound(s, t0, 0, n) - 1);
@@ -611,14 +830,30 @@ export class Timeline {
     }
     if (!first && i >= n) ctx.lineTo(LABEL_W + (Math.min(this.model.maxT, t1) - t0) * k, lastY);
     ctx.stroke();
-    ctx.fillStyle = '#555';
-    ctx.font = '10px sans-serif';
-    ctx.fillText(`${this.model.nameOf(id)}  ${+lo.toPrecision(4)} … ${+hi.toPrecision(4)}`, LABEL_W + 4, y + 8);
   }
 
   /** @param {number} k */
   drawOverlays(k) {
     const ctx = this.ctx;
+    const ch = this.counterHover;
+    if (ch && this.rows.includes(ch.row)) {
+      const y = this.sy(ch.row), x = LABEL_W + (ch.t - this.t0) * k, r = ch.row;
+      const span = r.hi > r.lo ? r.hi - r.lo : 1, vy = y + 4 + (COUNTER_H - 8) - (ch.value - r.lo) / span * (COUNTER_H - 8);
+      ctx.fillStyle = 'rgba(38, 50, 56, 0.5)';
+      ctx.fillRect(x, y, 1, COUNTER_H - 1);
+      ctx.fillStyle = '#263238';
+      ctx.beginPath();
+      ctx.arc(x, vy, 3, 0, Math.PI * 2);
+      ctx.fill();
+      const text = `${ch.name} ${ch.exact ? '' : '≈ '}${+ch.value.toPrecision(8)}`;
+      ctx.font = '11px sans-serif';
+      const w = ctx.measureText(text).width + 8, tx = x + 8 + w > this.cssW ? x - 8 - w : x + 8;
+      ctx.fillStyle = 'rgba(255, 255, 255, 0.92)';
+      ctx.fillRect(tx, y + 2, w, 15);
+      ctx.fillStyle = '#263238';
+      ctx.textBaseline = 'middle';
+      ctx.fillText(text, tx + 4, y + 10);
+    }
     if (this.range) {
       const [r0, r1] = this.range;
       const a = LABEL_W + (Math.min(r0, r1) - this.t0) * k, z = LABEL_W + (Math.max(r0, r1) - this.t0) * k;
@@ -639,32 +874,110 @@ export class Timeline {
     }
   }
 
+  // The gutter: each row's label (a process's and a thread's with ▸ collapsed or ▾ open, a
+  // process's with ▲ ▼ to move it among the processes, a
+  // pinned track's with ● and the others' with a pin mark ○ at the right, which pins it), and a
+  // counter's y-axis: its greatest value at the top of its line's band, its least at the
+  // bottom, right-aligned against the plot, so that no label lies over the line.
   drawGutter() {
-    const ctx = this.ctx, H = this.cssH;
+    const ctx = this.ctx, H = this.cssH, pinH = this.pinH;
     ctx.fillStyle = '#f4f4f4';
     ctx.fillRect(0, AXIS_H, LABEL_W, H - AXIS_H);
-    ctx.font = '11px sans-serif';
     ctx.textBaseline = 'middle';
-    for (const row of this.rows) {
-      const y = AXIS_H + row.y - this.scrollY;
-      if (y + row.h < AXIS_H || y > H) continue;
-      if (row.kind === 'proc') {
-        ctx.fillStyle = '#e3e8ef';
-        ctx.fillRect(0, y, this.cssW, row.h);
-        ctx.fillStyle = '#223';
-        ctx.font = 'bold 11px sans-serif';
-        ctx.fillText(row.label, 6, y + row.h / 2);
-        ctx.font = '11px sans-serif';
-      } else {
+    for (const pass of [false, true]) {
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(0, pass ? AXIS_H : AXIS_H + pinH, this.cssW, pass ? pinH : H - AXIS_H - pinH);
+      ctx.clip();
+      for (const row of this.rows) {
+        if (row.pinned !== pass) continue;
+        const y = this.sy(row);
+        if (y + row.h < AXIS_H || y > H) continue;
+        /** @param {string} text @param {number} x @param {number} w */
+        const fit = (text, x, w) => { // measured in the font set when it is called
+          if (ctx.measureText(text).width <= w) return text;
+          const tail = (/ \((?:pid )?\d+\)$/.exec(text) || [''])[0]; // a tid or pid after the name is kept
+          let n = text.length - tail.length;
+          while (n > 1 && ctx.measureText(text.slice(0, n) + '…' + tail).width > w) n--;
+          return text.slice(0, n) + '…' + tail;
+        };
+        if (row.kind === 'proc' || row.kind === 'group') {
+          ctx.fillStyle = row.kind === 'proc' ? '#e3e8ef' : '#eef1f5';
+          ctx.fillRect(0, y, LABEL_W, row.h);
+          ctx.fillStyle = '#223';
+          ctx.font = row.kind === 'proc' ? 'bold 11px sans-serif' : '11px sans-serif';
+          const ind = row.kind === 'proc' ? 2 : 12;
+          ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - ind - (row.kind === 'proc' ? 46 : 18))}`, ind, y + Math.min(row.h, PROC_H) / 2);
+          if (row.kind === 'proc') { // moves it up or down among the processes
+            ctx.fillStyle = '#78909c';
+            ctx.font = '10px sans-serif';
+            ctx.fillText('▲', LABEL_W - 30, y + PROC_H / 2);
+            ctx.fillText('▼', LABEL_W - 16, y + PROC_H / 2);
+          }
+          ctx.font = '11px sans-serif';
+          ctx.fillStyle = '#cfd8dc';
+          ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
+          continue;
+        }
         ctx.fillStyle = '#333';
-        // too long: the name is cut, a tid after it kept
-        const tail = row.label.length > 24 ? (/ \(\d+\)$/.exec(row.label) || [''])[0] : '';
-        const label = row.label.length > 24 ? row.label.slice(0, 23 - tail.length) + '…' + tail : row.label;
-        ctx.fillText(label, 12, y + Math.min(row.h, LANE_H) / 2 + 1);
+        ctx.font = '11px sans-serif';
+        const mid = y + Math.min(row.h, LANE_H) / 2 + 1;
+        if (row.kind === 'thread') ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - 48)}`, 10, mid);
+        else {
+          ctx.fillText(fit(row.label, 0, LABEL_W - 70), 10, y + 9);
+          ctx.font = '10px sans-serif';
+          ctx.textAlign = 'right';
+          ctx.fillStyle = '#555';
+          if (row.hi >= row.lo) {
+            ctx.fillText(fmtValue(row.hi), LABEL_W - 6, y + 6);
+            ctx.fillText(fmtValue(row.lo), LABEL_W - 6, y + COUNTER_H - 6);
+            ctx.fillRect(LABEL_W - 4, y + 4, 4, 1);
+            ctx.fillRect(LABEL_W - 4, y + COUNTER_H - 4, 4, 1);
+            ctx.fillRect(LABEL_W - 1, y + 4, 1, COUNTER_H - 8);
+          }
+          ctx.textAlign = 'left';
+        }
+        ctx.fillStyle = row.pinned ? '#1565c0' : '#b0bec5';
+        ctx.fillText(row.pinned ? '●' : '○', LABEL_W - (row.kind === 'counter' ? 60 : 16), row.kind === 'counter' ? y + 9 : mid);
         ctx.fillStyle = '#e6e6e6';
         ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
       }
+      ctx.restore();
     }
+  }
+
+  /**
+   * A click on the gutter at (x, y): a process's or a thread's label collapses or opens it, a
+   * group's opens or closes it, a pin mark pins or unpins the track, a process's ▲ or ▼
+   * moves it up or down.
+   * @param {number} x @param {number} y
+   * @returns {boolean} whether it did something
+   */
+  gutterClick(x, y) {
+    const row = this.rowAtY(y);
+    if (!row) return false;
+    const tk = this.tracks;
+    if (row.kind === 'proc' && x >= LABEL_W - 32 && x < LABEL_W - 18) tk.moveProc(row.pid, -1);
+    else if (row.kind === 'proc' && x >= LABEL_W - 18 && x < LABEL_W - 2) tk.moveProc(row.pid, 1);
+    else if (row.kind === 'proc') tk.toggleProc(row.pid);
+    else if (row.kind === 'group') tk.toggleAsync(row.pid);
+    else if (!row.track) return false;
+    else if (x >= LABEL_W - (row.kind === 'counter' ? 68 : 24) && x < LABEL_W - (row.kind === 'counter' ? 48 : 4)) tk.pin(row.track);
+    else if (row.kind === 'thread') tk.toggleThread(row.track);
+    else return false;
+    return true;
+  }
+
+  /** @param {number} y CSS pixels on the canvas @returns {Row | null} the row there */
+  rowAtY(y) {
+    if (y < AXIS_H) return null;
+    const pinned = y < AXIS_H + this.pinH;
+    for (const r of this.rows) {
+      if (r.pinned !== pinned) continue;
+      const top = this.sy(r);
+      if (y >= top && y < top + r.h) return r;
+    }
+    return null;
   }
 
   /** @param {number} k */
@@ -695,12 +1008,12 @@ export class Timeline {
    * @returns {number | null}
    */
   laneY(info) {
-    for (const row of this.rows) {
-      if (row.kind !== 'thread' || row.track !== info.track) continue;
-      const y = AXIS_H + row.y - this.scrollY;
-      if (info.lane === 'zone') return y + info.depth * LANE_H;
-      if (info.lane === 'instant') return y + row.zh;
-    }
+    const row = this.rowOf.get(info.track);
+    if (!row) return null;
+    const y = this.sy(row);
+    if (row.kind !== 'thread') return y + (row.kind === 'proc' ? 1 : 1);
+    if (info.lane === 'zone') return y + Math.min(info.depth, Math.max(0, row.depth - 1)) * LANE_H;
+    if (info.lane === 'instant') return y + row.zh;
     return null;
   }
 
@@ -711,17 +1024,32 @@ export class Timeline {
    */
   hit(x, y) {
     if (x < LABEL_W || y < AXIS_H) return null;
-    const yy = y - AXIS_H + this.scrollY;
-    const row = this.rows.find((r) => yy >= r.y && yy < r.y + r.h);
-    if (!row || row.kind !== 'thread') return null;
-    const tr = row.track, off = yy - row.y, k = this.plotW / (this.t1 - this.t0), tol = 3 / k;
+    const row = this.rowAtY(y);
+    if (!row || row.kind === 'counter' || (row.kind === 'group' && !row.collapsed)) return null;
+    if (row.kind !== 'thread') { // a header or a closed group: the depth-0 zone of the track under it
+      for (const t of this.tracksOf(row)) {
+        const h = this.hitTrack(row, t, x, y);
+        if (h) return h;
+      }
+      return null;
+    }
+    return row.track ? this.hitTrack(row, row.track, x, y) : null;
+  }
+
+  /**
+   * What is under (x, y) of one track drawn in a row.
+   * @param {Row} row @param {Track} tr @param {number} x @param {number} y
+   * @returns {Hit | null}
+   */
+  hitTrack(row, tr, x, y) {
+    const off = y - this.sy(row), k = this.plotW / (this.t1 - this.t0), tol = 3 / k;
     const t = this.timeAt(x);
     /** @type {Lane | null | undefined} */
     let lane;
     /** @type {'zone' | 'instant'} */
     let kind;
     let depth = 0;
-    if (off < row.zh) { depth = Math.floor(off / LANE_H); lane = tr.zones[depth]; kind = 'zone'; }
+    if (off < row.zh) { depth = Math.min(Math.floor(off / LANE_H), row.depth - 1); lane = tr.zones[depth]; kind = 'zone'; }
     else if (off < row.zh + row.ih) { lane = tr.instants; kind = 'instant'; }
     else return null;
     const ring = lane && lane.n ? this.hitLane(lane, t, tol) : -1;
@@ -734,8 +1062,9 @@ export class Timeline {
     // the frames: the primary where it serves, the overview elsewhere
     const { overview, primary } = this.pages.drawList(this.t0, this.t1);
     for (const p of [primary, overview]) {
-      if (!p || (p === primary && (t < p.t0 || t >= p.t1 || (p.answered && !p.answered.has(row.key))))) continue;
-      const pt = p.tracks.get(row.key);
+      const key = trackKey(tr.pid, tr.tid);
+      if (!p || (p === primary && (t < p.t0 || t >= p.t1 || (p.answered && !p.answered.has(key))))) continue;
+      const pt = p.tracks.get(key);
       if (!pt) return null;
       const l = kind === 'zone' ? pt.zones[depth] : undefined;
       const i = l ? this.hitLane(l, t, tol) : -1;
@@ -815,12 +1144,248 @@ export class Timeline {
     this.invalidate();
   }
 
-  /** @param {Track} track scrolled to, when its row is off screen */
+  /** @param {Track} track scrolled to, when its row is off screen; opened when collapsed (its process, itself, its async group) */
   scrollTo(track) {
-    if (this.layout !== this.model.layout) this.relayout();
-    const row = this.rows.find((r) => r.track === track);
-    if (row && (row.y < this.scrollY || row.y + row.h > this.scrollY + this.cssH - AXIS_H)) this.scrollY = Math.max(0, row.y - 40);
+    const tk = this.tracks;
+    if (tk.procCollapsed(track.pid)) tk.toggleProc(track.pid);
+    if (tk.threadCollapsed(track)) tk.toggleThread(track);
+    if (trackKind(track) === 'async' && !tk.asyncOpen(track.pid)) tk.toggleAsync(track.pid);
+    if (this.layout !== this.model.layout || this.tracksVersion !== this.tracks.version) this.relayout();
+    const row = this.rowOf.get(track);
+    if (row && !row.pinned && (row.y < this.scrollY + this.pinH || row.y + row.h > this.scrollY + this.cssH - AXIS_H)) this.scrollY = Math.max(0, row.y - this.pinH - 40);
     this.invalidate();
+  }
+
+  /**
+   * The track list's choice: the track's row (or the process's header, t null) scrolled to
+   * the top of the scrolled rows.
+   * @param {Track | null} t @param {number} pid
+   */
+  jumpTo(t, pid) {
+    this.relayout();
+    const row = t ? this.rowOf.get(t) : this.rows.find((r) => r.kind === 'proc' && r.pid === pid);
+    if (row && !row.pinned) this.scrollY = Math.max(0, row.y - this.pinH);
+    this.invalidate();
+  }
+
+  /**
+   * The deepest zone held (ring or view frames' long events) of a track that covers t.
+   * @param {Track} track @param {number} t
+   * @returns {[number, number, number] | null} [depth, start, dur]
+   */
+  zoneAt(track, t) {
+    /** @type {[number, number, number] | null} */
+    let best = null;
+    /** @param {Lane | undefined} l @param {number} d */
+    const look = (l, d) => {
+      if (!l || !l.n || (best && best[0] >= d)) return;
+      const i = this.hitLane(l, t, 0);
+      if (i >= 0) best = [d, l.s[i], l.d[i]];
+    };
+    track.zones.forEach(look);
+    const key = trackKey(track.pid, track.tid);
+    for (const p of [...this.pages.detail, this.pages.overview]) {
+      const pt = p && p.tracks.get(key);
+      if (pt) pt.zones.forEach(look);
+    }
+    return best;
+  }
+
+  /**
+   * Whether a zone the page holds of a track starts in [a, b).
+   * @param {Track} track @param {number} a @param {number} b
+   * @returns {boolean}
+   */
+  startsIn(track, a, b) {
+    /** @param {Lane | undefined} l */
+    const has = (l) => !!l && l.n > 0 && (l.ensureSorted(), lowerBound(l.s, a, 0, l.n) < lowerBound(l.s, b, 0, l.n));
+    if (track.zones.some(has)) return true;
+    const key = trackKey(track.pid, track.tid);
+    for (const p of [...this.pages.detail, this.pages.overview]) {
+      const pt = p && p.tracks.get(key);
+      if (pt && pt.zones.some(has)) return true;
+    }
+    return false;
+  }
+
+  /**
+   * Selects the deepest zone of a track at time t (a flow's far end) as a click would; when
+   * the page does not hold it yet, once a frame that has it arrives.
+   * @param {Track} track @param {number} t
+   * @returns {boolean} whether it is selected
+   */
+  selectAt(track, t) {
+    const z = this.zoneAt(track, t);
+    if (!z) { this.pendingJump = { track, t }; return false; }
+    this.pendingJump = null;
+    const [depth, start, dur] = z;
+    /** @type {Lane | undefined} */
+    let lane = track.zones[depth];
+    let i = lane ? this.hitLane(lane, t, 0) : -1, event = -1;
+    if (i < 0 || !lane) {
+      const key = trackKey(track.pid, track.tid);
+      for (const p of [...this.pages.detail, this.pages.overview]) {
+        const l = p && p.tracks.get(key)?.zones[depth];
+        const j = l ? this.hitLane(l, t, 0) : -1;
+        if (l && j >= 0) { lane = l; i = j; event = l.index ? l.index[j] : -1; break; }
+      }
+    }
+    if (!lane || i < 0) return false;
+    /** @type {Hit} */
+    const sel = { track, lane: 'zone', depth, index: i, start, dur, nameId: lane.name[i], name: this.model.nameOf(lane.name[i]), merged: 1, event };
+    this.selected = sel;
+    this.hooks.select(sel);
+    this.invalidate();
+    return true;
+  }
+
+  /**
+   * @returns {import('./flows.js').BoundFlow[]} the selected event's flows in and out, each
+   *   with the other end's time (ns from the base) and thread, nearest first in time
+   */
+  flowsOf() { return this.flows.bound.slice(); }
+
+  /**
+   * Jumps to a flow's far end: the view centred on it (its span kept), its track scrolled
+   * to, and the zone there selected.
+   * @param {import('./flows.js').BoundFlow} f
+   */
+  jumpFlow(f) {
+    const span = this.t1 - this.t0;
+    this.t0 = f.other.t - span / 2; this.t1 = f.other.t + span / 2;
+    this.fitted = false;
+    this.setFollow(false);
+    const tr = this.model.track(f.other.pid, f.other.tid);
+    this.scrollTo(tr);
+    this.selectAt(tr, f.other.t);
+    this.invalidate();
+  }
+
+  /**
+   * The y of a lane's middle where a track is drawn (its own row, or the header or group
+   * that holds it), or null when it is not laid out.
+   * @param {Track} track @param {number} t the time: its deepest zone there sets the depth
+   * @returns {number | null}
+   */
+  flowY(track, t) {
+    const row = this.rowOf.get(track);
+    if (!row) return null;
+    const y = this.sy(row);
+    if (row.kind !== 'thread') return y + Math.min(row.h, LANE_H) / 2;
+    const z = this.zoneAt(track, t), d = z ? Math.min(z[0], Math.max(0, row.depth - 1)) : 0;
+    return y + d * LANE_H + LANE_H / 2;
+  }
+
+  /**
+   * The arrows: the selected event's flows (orange; a circle at each far end, which a click
+   * jumps to) and, with all flows on, every chain in view (grey-blue).
+   * @param {number} k
+   */
+  drawFlows(k) {
+    const ctx = this.ctx, W = this.cssW;
+    this.flowEnds = [];
+    /** @param {number} x0 @param {number} y0 @param {number} x1 @param {number} y1 */
+    const arrow = (x0, y0, x1, y1) => {
+      const dx = Math.max(20, Math.abs(x1 - x0) / 3);
+      ctx.beginPath();
+      ctx.moveTo(x0, y0);
+      ctx.bezierCurveTo(x0 + dx, y0, x1 - dx, y1, x1, y1);
+      ctx.stroke();
+      ctx.beginPath();
+      ctx.moveTo(x1, y1);
+      ctx.lineTo(x1 - 7, y1 - 4);
+      ctx.lineTo(x1 - 7, y1 + 4);
+      ctx.closePath();
+      ctx.fill();
+    };
+    /** @param {number} t */
+    const xOf = (t) => LABEL_W + (t - this.t0) * k;
+    if (this.flows.all) {
+      ctx.strokeStyle = 'rgba(69, 90, 160, 0.55)';
+      ctx.fillStyle = 'rgba(69, 90, 160, 0.75)';
+      ctx.lineWidth = 1;
+      for (const c of this.flows.chains)
+        for (let i = 0; i + 1 < c.length; i++) {
+          const a = c[i], b = c[i + 1];
+          const ya = this.flowY(this.model.track(a.pid, a.tid), a.t), yb = this.flowY(this.model.track(b.pid, b.tid), b.t);
+          const xa = xOf(a.t), xb = xOf(b.t);
+          if (ya === null || yb === null || Math.max(xa, xb) < LABEL_W || Math.min(xa, xb) > W) continue;
+          arrow(xa, ya, xb, yb);
+        }
+    }
+    const sel = this.selected;
+    if (!sel || !this.flows.bound.length) return;
+    ctx.strokeStyle = '#e65100';
+    ctx.fillStyle = '#e65100';
+    ctx.lineWidth = 2;
+    for (const f of this.flows.bound) {
+      const here = this.laneY(sel), farY = this.flowY(this.model.track(f.other.pid, f.other.tid), f.other.t);
+      if (here === null || farY === null) continue;
+      // a far end off screen is drawn at the edge it lies beyond, where a click still takes it
+      const far = Math.max(AXIS_H + 6, Math.min(this.cssH - 6, farY));
+      const xh = xOf(f.at.t), xf = Math.max(LABEL_W + 6, Math.min(W - 6, xOf(f.other.t))), yh = here + LANE_H / 2;
+      if (f.dir === 'out') arrow(xh, yh, xf, far); else arrow(xf, far, xh, yh);
+      ctx.beginPath();
+      ctx.arc(xf, far, 5, 0, Math.PI * 2);
+      ctx.stroke();
+      this.flowEnds.push([xf, far, 7, 0, f]);
+    }
+    ctx.lineWidth = 1;
+  }
+
+  /**
+   * The value a counter row's series holds at time t: the ring's latest sample at or before
+   * it, else the view frames' (a cell of one sample is its value; a cell of more has only
+   * its least and greatest, so the service is asked for the samples before t, /events).
+   * @param {Row} row @param {number} t
+   */
+  counterAt(row, t) {
+    const tr = row.track;
+    if (!tr) return;
+    const lane = row.id >= 0 ? tr.counters.get(row.id) : undefined;
+    if (lane && lane.n && (!this.pages.live || t >= this.model.cut || !this.pages.active)) {
+      lane.ensureSorted();
+      const i = lowerBound(lane.s, t + 1e-6, 0, lane.n) - 1;
+      this.counterHover = i >= 0 ? { row, t, value: lane.d[i], exact: true, count: 1, name: this.model.nameOf(row.id) } : null;
+      return;
+    }
+    const key = trackKey(tr.pid, tr.tid), { overview, primary } = this.pages.drawList(this.t0, this.t1);
+    for (const p of [primary, overview]) {
+      if (!p || (p === primary && (t < p.t0 || t >= p.t1 || (p.answered && !p.answered.has(key))))) continue;
+      const pt = p.tracks.get(key), r = pt && pt.cells.get(LANE_COUNTER);
+      if (!pt || !r) continue;
+      const f = p.f, w = p.cellNs, col = Math.floor((t - p.colT0) / w);
+      const i = lowerBound(f.cCol, col + 1, r[0], r[1]) - 1; // the last cell at or before t's column
+      if (i < r[0]) { this.counterHover = null; return; }
+      const name = this.model.nameOf(f.cName[r[0]]), exact = f.cCount[i] === 1;
+      this.counterHover = { row, t, value: f.cMax[pt.vt.v0 + (i - r[0])], exact, count: f.cCount[i], name };
+      // a cell of many samples: the service's, from the cell before it on
+      if (!exact) this.askCounter(row, t, name, p.colT0 + f.cCol[Math.max(r[0], i - 1)] * w);
+      return;
+    }
+    this.counterHover = null;
+  }
+
+  /**
+   * The service's samples of a counter from `from` to t: the last one is the value at t.
+   * @param {Row} row @param {number} t @param {string} name @param {number} from
+   */
+  async askCounter(row, t, name, from) {
+    const mine = ++this.counterAsk, tr = row.track;
+    if (!tr || !this.pages.ready) return;
+    const q = new URLSearchParams({ name, tracks: trackKey(tr.pid, tr.tid), from_ns: this.model.abs(from).toString(),
+      to_ns: (this.model.abs(t) + 1n).toString(), limit: '10000' });
+    try {
+      const a = /** @type {{ events: { start_ns: number, dur_ns: number }[] }} */ (await api(`/api/captures/${encodeURIComponent(this.pages.name)}/events?${q}`));
+      if (mine !== this.counterAsk || !this.counterHover || this.counterHover.row !== row || this.counterHover.t !== t) return;
+      const e = a.events[a.events.length - 1];
+      if (!e || a.events.length >= 10000) return;
+      // dur_ns holds the double's bits (a JSON number: exact for a value whose low bits are 0)
+      const bits = BigInt(e.dur_ns);
+      F64U32[0] = Number(bits & 0xffffffffn); F64U32[1] = Number(bits >> 32n);
+      this.counterHover = { row, t, value: F64[0], exact: true, count: 1, name };
+      this.invalidate();
+    } catch { /* the cell's value stays, marked approximate */ }
   }
 
   /** @param {number} dxPx @param {number} dyPx */
@@ -885,6 +1450,11 @@ export class Timeline {
       }
       const h = this.hit(x, y);
       this.hooks.hover(h, e.clientX, e.clientY);
+      const row = x >= LABEL_W ? this.rowAtY(y) : null;
+      const was = this.counterHover;
+      if (row && row.kind === 'counter') this.counterAt(row, this.timeAt(x));
+      else this.counterHover = null;
+      if (was || this.counterHover) this.invalidate();
     });
     /** @param {PointerEvent} e */
     const up = (e) => {
@@ -899,6 +1469,11 @@ export class Timeline {
           this.range = [r0, r1];
           this.hooks.range([r0, r1]);
         }
+      } else if (!drag.moved && !drag.select && x < LABEL_W) {
+        this.gutterClick(x, y);
+      } else if (!drag.moved && !drag.select && this.flowEnds.some((f) => Math.hypot(f[0] - x, f[1] - y) <= f[2])) {
+        const end = this.flowEnds.find((f) => Math.hypot(f[0] - x, f[1] - y) <= f[2]);
+        if (end) this.jumpFlow(end[4]);
       } else if (!drag.moved) {
         if (drag.select) { this.range = null; this.hooks.range(null); } // as Escape: the panels too
         this.selected = this.hit(x, y);
@@ -909,7 +1484,7 @@ export class Timeline {
     };
     c.addEventListener('pointerup', up);
     c.addEventListener('pointercancel', up);
-    c.addEventListener('pointerleave', () => this.hooks.hover(null));
+    c.addEventListener('pointerleave', () => { this.hooks.hover(null); if (this.counterHover) { this.counterHover = null; this.invalidate(); } });
     window.addEventListener('keydown', (e) => {
       const tag = e.target instanceof Element ? e.target.tagName : '';
       if (tag === 'INPUT' || tag === 'TEXTAREA') return;

@@ -3,6 +3,7 @@
  */
 #include "api.h"
 #include "assets.h"
+#include "flows_json.h"
 #include "profile_json.h"
 #include "trove/summary.h"
 #include "common/alloc.h"
@@ -96,12 +97,12 @@ enum {
     P_TOKEN = 1 << 8,
     P_LIMIT = 1 << 9,
     P_PX = 1 << 10,      /* view */
-    P_TRACKS = 1 << 11,  /* view, stats, events */
+    P_TRACKS = 1 << 11,  /* view, stats, events, flows */
     P_NAMES = 1 << 12,   /* view */
     P_EVENT = 1 << 13,   /* name= (stats, events: an event name) */
     P_SORT = 1 << 14,    /* stats */
     P_ORDER = 1 << 15,   /* events */
-    P_QLIMIT = 1 << 16   /* limit= (stats, events) */
+    P_QLIMIT = 1 << 16   /* limit= (stats, events, flows) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -376,6 +377,10 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT;
             need = P_EVENT;
             out->qlimit = 20;
+        } else if (!strcmp(rest + n, "/flows")) {
+            out->route = TROVE__R_FLOWS;
+            takes = P_RANGE | P_TRACKS | P_QLIMIT;
+            out->qlimit = TROVE__FLOWS_LIMIT_DEFAULT;
         } else {
             return fail(err, 400, "a capture name holds no '/' (%s)%s", path, "");
         }
@@ -403,6 +408,8 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
                                      : "token=TOKEN");
     if (out->route == TROVE__R_EVENTS && (out->qlimit < 1 || out->qlimit > 10000))
         return fail(err, 400, "limit: the events endpoint answers 1 to 10000%s%s", "", "");
+    if (out->route == TROVE__R_FLOWS && (out->qlimit < 1 || out->qlimit > TROVE__FLOWS_LIMIT_MAX))
+        return fail(err, 400, "limit: the flows endpoint answers 1 to 10000 chains%s%s", "", "");
     if (out->from_ns > out->to_ns)
         return fail(err, 400, "from_ns is after to_ns%s%s", NULL, NULL);
     if (out->route == TROVE__R_EXPORT && !out->format)

@@ -38,7 +38,8 @@ enum trove__route {
     TROVE__R_VIEW,      /* GET /api/captures/NAME/view: a range at a width (view frame) */
     TROVE__R_STATS,     /* GET /api/captures/NAME/stats: per-name statistics (JSON) */
     TROVE__R_EVENTS,    /* GET /api/captures/NAME/events: instances of a name (JSON) */
-    TROVE__R_NAMES      /* GET /api/captures/NAME/names: its names (names frames) */
+    TROVE__R_NAMES,     /* GET /api/captures/NAME/names: its names (names frames) */
+    TROVE__R_FLOWS      /* GET /api/captures/NAME/flows: flow chains of a range (JSON) */
 };
 
 enum trove__export_format {
@@ -73,7 +74,7 @@ struct trove__api_req {
     int has_event;
     int sort;                             /* stats: enum trove_stats_sort */
     int order;                            /* events: enum trove_find_order */
-    uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events 1 .. 10000 */
+    uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events, flows 1 .. 10000 */
 };
 
 /* An error to answer: its HTTP status, code and message. */

@@ -20,6 +20,7 @@
 #include "web_api.h"
 #include "trove/summary.h"
 #include "common/alloc.h"
+#include "flows_json.h"
 #include "profile_json.h"
 
 #include <dirent.h>
@@ -775,6 +776,16 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         rc = trove_capture_find_json(s, j->name, &o, &j->body, &fig, diag);
         break;
     }
+    case TROVE__R_FLOWS: {
+        struct trove_flows rows = {0};
+        struct trove__flows_query fq = {j->name, q->from_ns, q->to_ns,
+                                        q->ntracks ? q->tracks : NULL, q->ntracks, q->qlimit};
+        rc = trove_capture_read_flows(s, j->name, 0, UINT64_MAX, &rows, diag);
+        if (rc == TROVE_OK)
+            rc = trove__flows_json(rows.f, rows.len, &fq, &j->body);
+        trove_flows_free(&rows);
+        break;
+    }
     default: { /* names: the names frames a replay starts with */
         struct trove_names *names = NULL;
         j->type = "application/octet-stream";
@@ -1160,6 +1171,7 @@ int trove__api_start(struct web *w, struct pss *ps)
     case TROVE__R_STATS:
     case TROVE__R_EVENTS:
     case TROVE__R_NAMES:
+    case TROVE__R_FLOWS:
         return profile_begin(w, ps);
     case TROVE__R_IMPORT:
         return import_begin(w, ps);
