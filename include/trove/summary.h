@@ -248,6 +248,8 @@ struct trove_stats_options {
     const char *name;          /* only this event name; NULL: every name */
     int sort;                  /* enum trove_stats_sort */
     size_t limit;              /* rows; 0: every name */
+    int clip;                  /* 1: every event that overlaps [from, to), its duration
+                                * clipped to the range (below); 0: those that start in it */
 };
 
 struct trove_stats_row {
@@ -275,6 +277,15 @@ struct trove_stats_result {
  * duration histogram (the sketch's buckets): nodes wholly inside the range (with no track
  * filter) answer from their sketches, the segments at its ends are read. count, total,
  * self, min and max are exact; the quantiles within 1 %. Errors as trove_capture_view's.
+ *
+ * With opt->clip, the events are those that overlap [from, to) — a span that starts before
+ * from and ends after it, an instant that starts in it — and each span counts its duration
+ * clipped to the range, min(end, to) - max(start, from): count, total, min, max and the
+ * histogram are of the clipped durations, exactly, so one track's total of a name never
+ * exceeds the range times the instances open at once. A span the range cuts counts its self
+ * time as at most its clipped duration (the zones below it are not clipped one by one); one
+ * wholly inside counts it as without clip. Nodes answer only where every event they hold
+ * starts and ends inside the range; the segments of every span that reaches into it are read.
  */
 int trove_capture_stats(struct trove_store *s, const char *name,
                         const struct trove_stats_options *opt, struct trove_stats_result *res,

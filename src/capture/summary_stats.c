@@ -8,6 +8,11 @@
  * events that start in the range counted one by one, with the self times its node would
  * have given them. Both add into the same accumulators: exact count, total, self, min and
  * max, and bucket counts from which the quantiles are read.
+ *
+ * Clipped statistics (opt->clip) count every event that overlaps the range, a span's
+ * duration cut to it: a node's sketches answer only when all its events start and end inside
+ * the range (its bounds say so: min_start, max_start, max_end); a node none of whose events
+ * reaches the range is skipped; every other segment is read, event by event.
  */
 #include "summary_read.h"
 #include "common/alloc.h"
@@ -201,6 +206,30 @@ static int stats_node(struct stats_walk *w, const struct trove_summary *n)
     return TROVE_OK;
 }
 
+/* With clip: does event e count in [from, to), and its clipped duration into *d (its self
+ * time, at most that, into *self)? A span counts when it overlaps the range, an instant (or
+ * a span of no duration) when it starts in it. */
+static int clip_event(const struct stats_walk *w, const struct trove_event *e, uint64_t *d,
+                      uint64_t *self)
+{
+    uint64_t a, z, end;
+
+    if (!trove__summary_is_span(e->kind) || e->dur_ns == 0) {
+        *d = 0;
+        *self = 0;
+        return e->start_ns >= w->from && e->start_ns < w->to;
+    }
+    end = trove_event_end(e);
+    if (e->start_ns >= w->to || end <= w->from)
+        return 0;
+    a = e->start_ns > w->from ? e->start_ns : w->from;
+    z = end < w->to ? end : w->to;
+    *d = z - a;
+    if (*self > *d)
+        *self = *d;
+    return 1;
+}
+
 static int stats_segment(struct stats_walk *w, uint64_t k)
 {
     size_t n;
@@ -211,10 +240,14 @@ static int stats_segment(struct stats_walk *w, uint64_t k)
         return rc;
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &w->r.ev[i];
-        uint64_t d = trove__summary_is_span(e->kind) ? e->dur_ns : 0;
-        struct nrec r = {e->name_id, 1, d, w->r.self[i], d, d};
-        if (e->kind == TROVE_KIND_COUNTER || e->start_ns < w->from || e->start_ns >= w->to ||
-            !id_ok(w->ids, w->nids, w->filtered, e->name_id) ||
+        uint64_t d = trove__summary_is_span(e->kind) ? e->dur_ns : 0, self = w->r.self[i];
+        int in;
+        if (e->kind == TROVE_KIND_COUNTER)
+            continue;
+        in = w->opt->clip ? clip_event(w, e, &d, &self)
+                          : e->start_ns >= w->from && e->start_ns < w->to;
+        struct nrec r = {e->name_id, 1, d, self, d, d};
+        if (!in || !id_ok(w->ids, w->nids, w->filtered, e->name_id) ||
             !trove__sumread_track_ok(w->opt->tracks, w->opt->ntracks, e->pid, e->tid))
             continue;
         if (add_rec(&w->a, &r) != TROVE_OK ||
@@ -231,9 +264,10 @@ static int stats_walk(struct stats_walk *w, unsigned level, uint64_t index)
     struct trove_summary node;
     int rc;
 
-    if (b->min_start >= w->to || b->max_start < w->from)
-        return TROVE_OK; /* no event of it starts in the range */
+    if (b->min_start >= w->to || (b->max_start < w->from && (!w->opt->clip || b->max_end <= w->from)))
+        return TROVE_OK; /* no event of it starts (or, clipped, reaches) in the range */
     if (level > 0 && b->min_start >= w->from && b->max_start < w->to && w->opt->ntracks == 0 &&
+        (!w->opt->clip || b->max_end <= w->to) &&
         trove__sumread_node(&w->r, level, index, &node) == TROVE_OK) {
         rc = stats_node(w, &node);
         trove_summary_free(&node);

@@ -101,7 +101,8 @@ enum {
     P_EVENT = 1 << 13,   /* name= (stats, events: an event name) */
     P_SORT = 1 << 14,    /* stats */
     P_ORDER = 1 << 15,   /* events */
-    P_QLIMIT = 1 << 16   /* limit= (stats, events) */
+    P_QLIMIT = 1 << 16,  /* limit= (stats, events) */
+    P_CLIP = 1 << 17     /* clip=0|1 (stats) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -154,7 +155,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"format", P_FORMAT},   {"name", P_NAME},     {"append", P_APPEND},
                 {"token", P_TOKEN},     {"limit", P_LIMIT},   {"px", P_PX},
                 {"tracks", P_TRACKS},   {"names", P_NAMES},   {"sort", P_SORT},
-                {"order", P_ORDER}};
+                {"order", P_ORDER},     {"clip", P_CLIP}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -165,7 +166,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
         bit = P_EVENT;
     if (bit == P_LIMIT && (takes & P_QLIMIT))
         bit = P_QLIMIT;
-    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT)) &&
+    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT | P_CLIP)) &&
         (*seen & bit))
         return fail(err, 400, "'%s' given twice%s", key, "");
     if (bit == P_EVENT) {
@@ -251,6 +252,10 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
     } else if (!strcmp(key, "sort")) {
         if ((r->sort = trove_stats_sort_parse(val)) < 0)
             return fail(err, 400, "sort=%s is not total, count, p99, self or max%s", val, "");
+    } else if (!strcmp(key, "clip")) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return fail(err, 400, "clip=%s is not 0 or 1%s", val, "");
+        r->clip = !strcmp(val, "1");
     } else if (!strcmp(key, "order")) {
         if (strcmp(val, "start") && strcmp(val, "dur_desc"))
             return fail(err, 400, "order=%s is not start or dur_desc%s", val, "");
@@ -369,7 +374,7 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             out->names = 1;
         } else if (!strcmp(rest + n, "/stats")) {
             out->route = TROVE__R_STATS;
-            takes = P_RANGE | P_TRACKS | P_EVENT | P_SORT | P_QLIMIT;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_SORT | P_QLIMIT | P_CLIP;
             out->qlimit = 100;
         } else if (!strcmp(rest + n, "/events")) {
             out->route = TROVE__R_EVENTS;

@@ -72,6 +72,7 @@ struct trove__api_req {
     char event[1024];                     /* stats, events: name= (an event name) */
     int has_event;
     int sort;                             /* stats: enum trove_stats_sort */
+    int clip;                             /* stats: clip=1, durations cut to the range */
     int order;                            /* events: enum trove_find_order */
     uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events 1 .. 10000 */
 };

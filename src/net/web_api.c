@@ -755,6 +755,7 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         o.name = q->has_event ? q->event : NULL;
         o.sort = q->sort;
         o.limit = q->qlimit;
+        o.clip = q->clip;
         rc = trove_capture_stats(s, j->name, &o, &res, diag);
         if (rc == TROVE_OK) {
             fig = res.read;

@@ -557,6 +557,73 @@ static void check_stats(struct cap *c, uint64_t from, uint64_t to)
     trove_stats_result_free(&b);
 }
 
+/* Clipped statistics (opt.clip) against a brute-force clip of every event: each span that
+ * overlaps [from, to) with min(end, to) - max(start, from), each instant that starts in it;
+ * count, total, min and max exact, the quantiles within 1 %, a cut span's self time at most
+ * its clipped duration; the summaries' answer equals the segments'. */
+static void check_stats_clip(struct cap *c, uint64_t from, uint64_t to)
+{
+    struct trove_stats_options o = {0};
+    struct trove_stats_result a, b;
+    struct trove_diag diag = {0};
+    uint64_t *durs = malloc((c->ev.len + 1) * sizeof *durs);
+    size_t rows_ok = 0;
+
+    o.from_ns = from;
+    o.to_ns = to;
+    o.sort = TROVE_STATS_SORT_TOTAL;
+    o.clip = 1;
+    CHECK_EQ_INT(trove_capture_stats(c->s, "sum", &o, &a, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_stats(c->s, "raw", &o, &b, &diag), TROVE_OK);
+    CHECK(a.nrows == b.nrows && a.events == b.events);
+    for (size_t r = 0; r < a.nrows && r < 40; r++) {
+        const struct trove_stats_row *row = &a.rows[r];
+        uint64_t count = 0, total = 0, mn = UINT64_MAX, mx = 0;
+        size_t nd = 0;
+        int ok;
+        for (size_t i = 0; i < c->ev.len; i++) {
+            const struct trove_event *e = &c->ev.ev[i];
+            int span = e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
+                       e->kind == TROVE_KIND_LOCK;
+            uint64_t d = 0, end = e->start_ns + e->dur_ns;
+            if (e->name_id != row->name_id || e->kind == TROVE_KIND_COUNTER)
+                continue;
+            if (span && e->dur_ns > 0) {
+                if (e->start_ns >= to || end <= from)
+                    continue;
+                d = (end < to ? end : to) - (e->start_ns > from ? e->start_ns : from);
+            } else if (e->start_ns < from || e->start_ns >= to) {
+                continue;
+            }
+            count++;
+            total += d;
+            mn = d < mn ? d : mn;
+            mx = d > mx ? d : mx;
+            durs[nd++] = d;
+        }
+        qsort(durs, nd, sizeof *durs, u64_cmp);
+        ok = count == row->count && total == row->total && mn == row->min && mx == row->max &&
+             row->self <= row->total;
+        for (int q = 0; q < 3 && ok; q++) {
+            double qq = q == 0 ? 0.5 : q == 1 ? 0.9 : 0.99;
+            double want = exact_q(durs, nd, qq), got = q == 0 ? row->p50 : q == 1 ? row->p90 : row->p99;
+            ok = fabs(got - want) <= 0.01 * want;
+        }
+        ok &= row->count == b.rows[r].count && row->total == b.rows[r].total &&
+              row->self == b.rows[r].self && row->p99 == b.rows[r].p99;
+        if (!ok)
+            fprintf(stderr, "clipped stats differ for name %" PRIu32 " in [%" PRIu64 ", %" PRIu64
+                            "): count %" PRIu64 "/%" PRIu64 " total %" PRIu64 "/%" PRIu64 "\n",
+                    row->name_id, from, to, row->count, count, row->total, total);
+        rows_ok += ok;
+        CHECK(ok);
+    }
+    CHECK(rows_ok > 0 || a.nrows == 0);
+    free(durs);
+    trove_stats_result_free(&a);
+    trove_stats_result_free(&b);
+}
+
 static void check_capture(struct cap *c, uint64_t seed)
 {
     uint64_t first = UINT64_MAX, last = 0, st = seed;
@@ -570,7 +637,11 @@ static void check_capture(struct cap *c, uint64_t seed)
     for (int i = 0; i < 4; i++) { /* ranges that cut segments in the middle */
         uint64_t a = first + test_rand(&st) % (last - first + 1), b = first + test_rand(&st) % (last - first + 1);
         check_stats(c, a < b ? a : b, (a < b ? b : a) + 1);
+        check_stats_clip(c, a < b ? a : b, (a < b ? b : a) + 1);
     }
+    check_stats_clip(c, 0, UINT64_MAX);
+    /* a narrow range in the middle: spans that began segments before it reach into it */
+    check_stats_clip(c, first + (last - first) / 2, first + (last - first) / 2 + (last - first) / 500 + 1);
 }
 
 /* The view frame of a small capture: its golden vector, and what it holds. */
