@@ -298,10 +298,13 @@ int trove_stats_result_json(const struct trove_stats_result *res, const char *ca
 int trove_stats_sort_parse(const char *s);
 const char *trove_stats_sort_name(int sort);
 
-enum trove_find_order { TROVE_FIND_START = 0, TROVE_FIND_DUR_DESC = 1 };
+enum trove_find_order { TROVE_FIND_START = 0, TROVE_FIND_DUR_DESC = 1, TROVE_FIND_START_DESC = 2 };
 
 struct trove_find_options {
     const char *name;          /* the event name (required) */
+    int match;                 /* 1: every event name that contains `name`, ASCII case-blind */
+    uint64_t min_dur_ns;       /* only events at least this long */
+    uint64_t max_dur_ns;       /* only events at most this long; 0: no bound */
     uint64_t from_ns, to_ns;   /* events that start in [from, to); to_ns 0: to the end */
     const uint64_t *tracks;
     size_t ntracks;
@@ -309,8 +312,9 @@ struct trove_find_options {
     size_t limit;              /* 1 .. 10000 */
 };
 
-/* The instances of an event name in a range, the first by start or the longest first, as
- * JSON (docs/serve.md, "Events"). Groups of segments whose sketches lack the name, or cannot
+/* The instances of an event name in a range, the first by start, the last by start
+ * (start_desc: the ones before a time) or the longest first, as JSON (docs/serve.md,
+ * "Events"); ties by their index in the capture. Groups of segments whose sketches lack the name, or cannot
  * hold one to keep, are not read. */
 int trove_capture_find_json(struct trove_store *s, const char *name,
                             const struct trove_find_options *opt, struct trove_bytes *out,

@@ -19,6 +19,7 @@
 #include "common/fail.h"
 #include "common/json.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -54,6 +55,12 @@ static int nrec_cmp(const void *a, const void *b)
 {
     const struct nrec *x = a, *y = b;
     return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int bkey_cmp(const void *a, const void *b)
@@ -132,9 +139,33 @@ static int add_bucket(struct acc *a, uint32_t name, uint32_t bucket, uint64_t co
     return TROVE_OK;
 }
 
-/* The names' ids whose string is `name` (sorted), or every id (ids NULL) for NULL. */
+/* Does s[0..len) contain the NUL-terminated needle, ASCII case-blind? */
+static int contains_ci(const char *s, size_t len, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= len; i++) {
+        size_t j = 0;
+        while (j < m && tolower((unsigned char)s[i + j]) == tolower((unsigned char)needle[j]))
+            j++;
+        if (j == m)
+            return 1;
+    }
+    return 0;
+}
+
+/* The names' ids whose string is `name` (with match: contains it, case-blind), sorted; every
+ * id (ids NULL) for NULL. */
+static int name_ids_match(const struct trove_names *names, const char *name, int match,
+                          uint32_t **ids, size_t *n);
+
 static int name_ids(const struct trove_names *names, const char *name, uint32_t **ids,
                     size_t *n)
+{
+    return name_ids_match(names, name, 0, ids, n);
+}
+
+static int name_ids_match(const struct trove_names *names, const char *name, int match,
+                          uint32_t **ids, size_t *n)
 {
     size_t count = trove_names_count(names), m = 0;
 
@@ -147,15 +178,21 @@ static int name_ids(const struct trove_names *names, const char *name, uint32_t 
     for (size_t i = 0; i < count; i++) {
         struct trove_name_entry e;
         trove_names_entry(names, i, &e);
-        if (e.type == TROVE_NAME_EVENT && e.len == strlen(name) && !memcmp(e.str, name, e.len))
+        if (e.type == TROVE_NAME_EVENT &&
+            (match ? contains_ci(e.str, e.len, name)
+                   : e.len == strlen(name) && !memcmp(e.str, name, e.len)))
             (*ids)[m++] = e.a;
     }
-    for (size_t i = 1; i < m; i++) /* few: a name given more than one id */
+    if (match) {
+        qsort(*ids, m, sizeof **ids, u32_cmp);
+    } else {
+        for (size_t i = 1; i < m; i++) /* few: a name given more than one id */
         for (size_t j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--) {
             uint32_t t = (*ids)[j];
             (*ids)[j] = (*ids)[j - 1];
             (*ids)[j - 1] = t;
         }
+    }
     *n = m;
     return TROVE_OK;
 }
@@ -498,16 +535,27 @@ struct find {
     struct trove_diag *diag;
 };
 
-/* Is a worse than b (kept after it)? start order: a later start; dur_desc: a shorter one. */
+/* Is a worse than b (kept after it)? start order: a later start (then a later index);
+ * start_desc: an earlier start (then an earlier index); dur_desc: a shorter one. */
 static int worse(const struct find *f, const struct hit *a, const struct hit *b)
 {
     if (f->opt->order == TROVE_FIND_DUR_DESC) {
         if (a->ev.dur_ns != b->ev.dur_ns)
             return a->ev.dur_ns < b->ev.dur_ns;
+    } else if (f->opt->order == TROVE_FIND_START_DESC) {
+        if (a->ev.start_ns != b->ev.start_ns)
+            return a->ev.start_ns < b->ev.start_ns;
+        return a->index < b->index;
     } else if (a->ev.start_ns != b->ev.start_ns) {
         return a->ev.start_ns > b->ev.start_ns;
     }
     return a->index > b->index;
+}
+
+/* Is e's duration within the options' bounds? */
+static int dur_ok(const struct trove_find_options *o, uint64_t d)
+{
+    return d >= o->min_dur_ns && (o->max_dur_ns == 0 || d <= o->max_dur_ns);
 }
 
 static void sift_down(struct find *f, size_t i)
@@ -557,12 +605,16 @@ static int find_segment(struct find *f, uint64_t k)
     if (f->opt->order == TROVE_FIND_START && f->n == f->opt->limit &&
         b->min_start > f->heap[0].ev.start_ns)
         return TROVE_OK; /* every event of it starts after the worst kept */
+    if (f->opt->order == TROVE_FIND_START_DESC && f->n == f->opt->limit &&
+        b->max_start < f->heap[0].ev.start_ns)
+        return TROVE_OK; /* every event of it starts before the worst kept */
     if ((rc = trove__sumread_segment(&f->r, k, &n, f->diag)) != TROVE_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &f->r.ev[i];
         struct hit h;
         if (e->start_ns < f->from || e->start_ns >= f->to || !id_ok(f->ids, f->nids, 1, e->name_id) ||
+            !dur_ok(f->opt, e->dur_ns) ||
             !trove__sumread_track_ok(f->opt->tracks, f->opt->ntracks, e->pid, e->tid))
             continue;
         h.index = k * f->r.per + i;
@@ -584,7 +636,9 @@ static int find_group(struct find *f, uint64_t g)
         uint64_t max = 0;
         int any = 0;
         for (size_t i = 0; i < node.nsketches; i++)
-            if (id_ok(f->ids, f->nids, 1, node.sketches[i].name)) {
+            if (id_ok(f->ids, f->nids, 1, node.sketches[i].name) &&
+                node.sketches[i].max >= f->opt->min_dur_ns &&
+                (f->opt->max_dur_ns == 0 || node.sketches[i].min <= f->opt->max_dur_ns)) {
                 any = 1;
                 max = node.sketches[i].max > max ? node.sketches[i].max : max;
             }
@@ -607,6 +661,8 @@ static int hit_cmp_start(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+static int hit_cmp_start_desc(const void *a, const void *b) { return hit_cmp_start(b, a); }
+
 static int hit_cmp_dur(const void *a, const void *b)
 {
     const struct hit *x = a, *y = b;
@@ -627,7 +683,8 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
 
     memset(&f, 0, sizeof f);
     if (!s || !opt || !out || !opt->name || opt->limit < 1 || opt->limit > 10000 ||
-        (opt->order != TROVE_FIND_START && opt->order != TROVE_FIND_DUR_DESC) ||
+        (opt->order != TROVE_FIND_START && opt->order != TROVE_FIND_DUR_DESC &&
+         opt->order != TROVE_FIND_START_DESC) ||
         (opt->ntracks && !opt->tracks))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "finding events needs a name, an order and a limit of 1 to 10000");
@@ -637,7 +694,7 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
         (rc = trove_capture_read_names(s, name, names, diag)) != TROVE_OK ||
         (rc = trove__sumread_open(&f.r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
         goto out;
-    if (name_ids(names, opt->name, &ids, &f.nids) != TROVE_OK ||
+    if (name_ids_match(names, opt->name, opt->match, &ids, &f.nids) != TROVE_OK ||
         !(f.heap = trove__mallocarray(opt->limit, sizeof *f.heap))) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
@@ -649,11 +706,16 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
         rc = find_group(&f, g);
     if (rc != TROVE_OK)
         goto out;
-    qsort(f.heap, f.n, sizeof *f.heap, opt->order == TROVE_FIND_DUR_DESC ? hit_cmp_dur : hit_cmp_start);
+    qsort(f.heap, f.n, sizeof *f.heap,
+          opt->order == TROVE_FIND_DUR_DESC    ? hit_cmp_dur
+          : opt->order == TROVE_FIND_START_DESC ? hit_cmp_start_desc
+                                                : hit_cmp_start);
     rc = trove__sumread_fmt(out, "{\"capture\":\"%s\",\"name\":", name);
     rc = rc ? rc : trove__json_put_str(out, opt->name, strlen(opt->name));
     rc = rc ? rc : trove__sumread_fmt(out, ",\"order\":\"%s\",\"events\":[",
-                           opt->order == TROVE_FIND_DUR_DESC ? "dur_desc" : "start");
+                           opt->order == TROVE_FIND_DUR_DESC    ? "dur_desc"
+                           : opt->order == TROVE_FIND_START_DESC ? "start_desc"
+                                                                 : "start");
     for (size_t i = 0; rc == TROVE_OK && i < f.n; i++) {
         const struct hit *h = &f.heap[i];
         rc = trove__sumread_fmt(out,

@@ -102,7 +102,9 @@ enum {
     P_SORT = 1 << 14,    /* stats */
     P_ORDER = 1 << 15,   /* events */
     P_QLIMIT = 1 << 16,  /* limit= (stats, events) */
-    P_CLIP = 1 << 17     /* clip=0|1 (stats) */
+    P_CLIP = 1 << 17,    /* clip=0|1 (stats) */
+    P_MATCH = 1 << 18,   /* match=0|1 (events) */
+    P_DUR = 1 << 19      /* min_dur_ns, max_dur_ns (events) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -155,7 +157,8 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"format", P_FORMAT},   {"name", P_NAME},     {"append", P_APPEND},
                 {"token", P_TOKEN},     {"limit", P_LIMIT},   {"px", P_PX},
                 {"tracks", P_TRACKS},   {"names", P_NAMES},   {"sort", P_SORT},
-                {"order", P_ORDER},     {"clip", P_CLIP}};
+                {"order", P_ORDER},     {"clip", P_CLIP},     {"match", P_MATCH},
+                {"min_dur_ns", P_DUR},  {"max_dur_ns", P_DUR}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -166,7 +169,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
         bit = P_EVENT;
     if (bit == P_LIMIT && (takes & P_QLIMIT))
         bit = P_QLIMIT;
-    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT | P_CLIP)) &&
+    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT | P_CLIP | P_MATCH)) &&
         (*seen & bit))
         return fail(err, 400, "'%s' given twice%s", key, "");
     if (bit == P_EVENT) {
@@ -252,14 +255,28 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
     } else if (!strcmp(key, "sort")) {
         if ((r->sort = trove_stats_sort_parse(val)) < 0)
             return fail(err, 400, "sort=%s is not total, count, p99, self or max%s", val, "");
+    } else if (!strcmp(key, "match")) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return fail(err, 400, "match=%s is not 0 or 1%s", val, "");
+        r->match = !strcmp(val, "1");
+    } else if (!strcmp(key, "min_dur_ns") || !strcmp(key, "max_dur_ns")) {
+        uint64_t x;
+        if (parse_u64(val, &x))
+            return fail(err, 400, "%s=%s is not a count of nanoseconds", key, val);
+        if (!strcmp(key, "min_dur_ns"))
+            r->min_dur_ns = x;
+        else
+            r->max_dur_ns = x;
     } else if (!strcmp(key, "clip")) {
         if (strcmp(val, "0") && strcmp(val, "1"))
             return fail(err, 400, "clip=%s is not 0 or 1%s", val, "");
         r->clip = !strcmp(val, "1");
     } else if (!strcmp(key, "order")) {
-        if (strcmp(val, "start") && strcmp(val, "dur_desc"))
-            return fail(err, 400, "order=%s is not start or dur_desc%s", val, "");
-        r->order = !strcmp(val, "dur_desc") ? TROVE_FIND_DUR_DESC : TROVE_FIND_START;
+        if (strcmp(val, "start") && strcmp(val, "dur_desc") && strcmp(val, "start_desc"))
+            return fail(err, 400, "order=%s is not start, start_desc or dur_desc%s", val, "");
+        r->order = !strcmp(val, "dur_desc")     ? TROVE_FIND_DUR_DESC
+                   : !strcmp(val, "start_desc") ? TROVE_FIND_START_DESC
+                                                : TROVE_FIND_START;
     } else if (!strcmp(key, "append")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "true") && strcmp(val, "false"))
             return fail(err, 400, "append=%s is not 0 or 1%s", val, "");
@@ -378,7 +395,7 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             out->qlimit = 100;
         } else if (!strcmp(rest + n, "/events")) {
             out->route = TROVE__R_EVENTS;
-            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT | P_MATCH | P_DUR;
             need = P_EVENT;
             out->qlimit = 20;
         } else {

@@ -74,6 +74,8 @@ struct trove__api_req {
     int sort;                             /* stats: enum trove_stats_sort */
     int clip;                             /* stats: clip=1, durations cut to the range */
     int order;                            /* events: enum trove_find_order */
+    int match;                            /* events: match=1, name= is a part of names */
+    uint64_t min_dur_ns, max_dur_ns;      /* events: the durations kept (max 0: any) */
     uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events 1 .. 10000 */
 };
 

@@ -773,6 +773,9 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         o.ntracks = q->ntracks;
         o.order = q->order;
         o.limit = q->qlimit;
+        o.match = q->match;
+        o.min_dur_ns = q->min_dur_ns;
+        o.max_dur_ns = q->max_dur_ns;
         rc = trove_capture_find_json(s, j->name, &o, &j->body, &fig, diag);
         break;
     }
