@@ -632,6 +632,15 @@ static int find_group(struct find *f, uint64_t g)
     uint64_t first = g * TROVE_SUMMARY_FANOUT;
     int rc = TROVE_OK, skip = 0;
 
+    if (f->r.levels >= 2) { /* its bounds first: a group out of the range, or past what is kept, is not read */
+        const struct trove__sumbound *b = &f->r.b[1][g];
+        if (b->min_start >= f->to || b->max_start < f->from ||
+            (f->n == f->opt->limit && f->opt->order == TROVE_FIND_START &&
+             b->min_start > f->heap[0].ev.start_ns) ||
+            (f->n == f->opt->limit && f->opt->order == TROVE_FIND_START_DESC &&
+             b->max_start < f->heap[0].ev.start_ns))
+            return TROVE_OK;
+    }
     if (f->r.levels >= 2 && trove__sumread_node(&f->r, 1, g, &node) == TROVE_OK) {
         uint64_t max = 0;
         int any = 0;
@@ -646,10 +655,12 @@ static int find_group(struct find *f, uint64_t g)
                         max < f->heap[0].ev.dur_ns);
         trove_summary_free(&node);
     }
-    for (uint64_t k = first; !skip && rc == TROVE_OK && k < first + TROVE_SUMMARY_FANOUT &&
-                             k < f->r.h.info.segments;
-         k++)
-        rc = find_segment(f, k);
+    {
+        uint64_t end = first + TROVE_SUMMARY_FANOUT < f->r.h.info.segments ? first + TROVE_SUMMARY_FANOUT
+                                                                          : f->r.h.info.segments;
+        for (uint64_t i = 0; !skip && rc == TROVE_OK && first + i < end; i++) /* start_desc: backwards */
+            rc = find_segment(f, f->opt->order == TROVE_FIND_START_DESC ? end - 1 - i : first + i);
+    }
     return rc;
 }
 
@@ -702,8 +713,13 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
     f.ids = ids;
     f.from = opt->from_ns;
     f.to = opt->to_ns ? opt->to_ns : UINT64_MAX;
-    for (uint64_t g = 0; f.nids > 0 && rc == TROVE_OK && g * TROVE_SUMMARY_FANOUT < f.r.h.info.segments; g++)
-        rc = find_group(&f, g);
+    {
+        /* the groups in the order the answer wants: backwards for start_desc, so that the
+         * bounds above skip the ones before what is kept */
+        uint64_t ng = (f.r.h.info.segments + TROVE_SUMMARY_FANOUT - 1) / TROVE_SUMMARY_FANOUT;
+        for (uint64_t k = 0; f.nids > 0 && rc == TROVE_OK && k < ng; k++)
+            rc = find_group(&f, opt->order == TROVE_FIND_START_DESC ? ng - 1 - k : k);
+    }
     if (rc != TROVE_OK)
         goto out;
     qsort(f.heap, f.n, sizeof *f.heap,
