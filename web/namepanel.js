@@ -229,8 +229,16 @@ export class NamePanel {
       if (b.count) bar.addEventListener('click', () => this.listBar(i));
       plot.append(bar);
     });
+    // the axis: the ends, and the bars' lower bounds at a quarter, a half and three quarters
     const axis = el('div', 'np-axis');
-    axis.append(el('span', '', fmtDur(r.min_ns)), el('span', 'hint', 'duration, log scale'), el('span', '', fmtDur(r.max_ns)));
+    const n = this.bars.length;
+    axis.append(el('span', '', fmtDur(r.min_ns)));
+    for (const f of [0.25, 0.5, 0.75]) {
+      const b = this.bars[Math.floor(n * f)];
+      if (n >= 8 && b) axis.append(el('span', '', fmtDur(b.lo)));
+      if (f === 0.5) axis.append(el('span', 'hint', 'duration, log scale'));
+    }
+    axis.append(el('span', '', fmtDur(r.max_ns)));
     hist.append(plot, axis);
 
     const list = el('div', 'np-list');

@@ -318,7 +318,8 @@ export class Details {
     note.id = 'jump-note';
     note.className = 'hint';
     bar.append(' ', note);
-    el.append(t, bar);
+    bar.className = 'sel-buttons';
+    el.append(bar, t);
   }
 
   /**

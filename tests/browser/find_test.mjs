@@ -64,7 +64,12 @@ const waitFor = async (fn, arg, what) => {
     return false;
   }
 };
-const shot = async (name) => { await page.waitForTimeout(0); await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r()))); await page.screenshot({ path: `${outDir}/find-${name}.png` }); };
+// a screenshot once the view frames that serve the view have come (none asked or awaited)
+const shot = async (name) => {
+  await waitFor(() => { window.troveView.draw(); const f = window.troveView.frames(); return !f.inflight && !f.timer; }, null, `the view's frames before ${name}`);
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+  await page.screenshot({ path: `${outDir}/find-${name}.png` });
+};
 
 // ---- search: Enter steps through the matches in time order --------------------------------
 await page.fill('#search', 'RunTask');
