@@ -180,6 +180,13 @@ await page.click('#range-table tbody tr');
 await page.waitForFunction((n) => document.getElementById('np-name')?.textContent === n && document.querySelector('#np-stats td[data-key="total"]'), first.name, { timeout: 30000 });
 check((await val('total')) === first.total, `the range's name panel total ${await val('total')} is the row's ${first.total}`);
 await shot('range-namepanel');
+// everything at once (docs/viewer-find.png): the range table, RunTask's panel over the whole
+// capture with a bar's instances, the slowest RunTask selected
+await page.click('#sel-name');
+await waitFor(() => document.getElementById('np-name')?.textContent === 'RunTask' && !!document.querySelector('#np-hist .np-bar'), null, 'RunTask\'s panel again');
+await page.click(`#np-hist .np-bar[data-i="${fullest}"]`);
+await waitFor(() => !!document.querySelector('#np-instances li'), null, 'the bar\'s instances again');
+await shot('all');
 
 check(errors.length === 0, `errors in the page: ${errors.join('; ')}`);
 await browser.close();
