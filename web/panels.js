@@ -415,7 +415,9 @@ export class Details {
         if (ask !== this.rangeAsk) return;
         const rows = a.rows.map((r) => ({ name: r.name || m.nameOf(r.name_id), count: r.count, total: r.total_ns, mean: r.total_ns / r.count,
           min: r.min_ns, median: r.p50_ns, max: r.max_ns, p99: r.p99_ns, self: r.self_ns }));
-        this.range(rows, r0, r1, `every event that overlaps it, its time cut to the range${a.names > rows.length ? `; the ${rows.length} names of most time of ${a.names}` : ''}`);
+        const on = this.rangeTracks === 'thread' && v && v.selected ? ` on ${this.threadLabel(v.selected.track)}`
+          : keys ? ` on the ${keys.split(',').length} tracks on screen` : '';
+        this.range(rows, r0, r1, `every event that overlaps it${on}, its time cut to the range${a.names > rows.length ? `; the ${rows.length} names of most time of ${a.names}` : ''}`);
         return;
       } catch (e) {
         why = ` (the service: ${e instanceof Error ? e.message : e})`;

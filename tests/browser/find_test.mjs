@@ -32,12 +32,13 @@ const events = [];
 const open = new Map();
 for (const e of raw) {
   const ns = Math.round(e.ts * 1000);
-  if (e.ph === 'X') events.push({ name: e.name, start: ns, dur: Math.round((e.dur || 0) * 1000), span: true });
-  else if (e.ph === 'i' || e.ph === 'I' || e.ph === 'n') events.push({ name: e.name, start: ns, dur: 0, span: false });
+  const track = `${e.pid}:${e.tid}`;
+  if (e.ph === 'X') events.push({ name: e.name, start: ns, dur: Math.round((e.dur || 0) * 1000), span: true, track });
+  else if (e.ph === 'i' || e.ph === 'I' || e.ph === 'n') events.push({ name: e.name, start: ns, dur: 0, span: false, track });
   else if (e.ph === 'b' || e.ph === 'e') {
     const key = `${e.pid}|${e.tid}|${e.name}|${JSON.stringify(e.id2 ?? e.id)}`;
     if (e.ph === 'b') { if (!open.has(key)) open.set(key, []); open.get(key).push(ns); }
-    else { const st = open.get(key); if (st && st.length) { const b = st.pop(); events.push({ name: e.name, start: b, dur: ns - b, span: true }); } }
+    else { const st = open.get(key); if (st && st.length) { const b = st.pop(); events.push({ name: e.name, start: b, dur: ns - b, span: true, track }); } }
   }
 }
 const matching = events.filter((e) => e.name.toLowerCase().includes('runtask')).sort((a, b) => a.start - b.start);
@@ -152,28 +153,50 @@ if (!(await waitFor(() => { const c = document.getElementById('range-caption'); 
 }
 const from = Number(await page.getAttribute('#range-caption', 'data-from')), to = Number(await page.getAttribute('#range-caption', 'data-to'));
 check(to - from > 1e6 && to - from < 2e7, `a range of a few ms: ${(to - from) / 1e6} ms from ${from - base} ns`);
-const rows = await page.$$eval('#range-table tbody tr', (trs) => trs.map((t) => ({ name: t.dataset.name, total: Number(t.dataset.total), count: Number(t.children[1].textContent.replace(/,/g, '')) })));
-const want = new Map();
-for (const e of events) {
-  let d;
-  if (e.span && e.dur > 0) { if (e.start >= to || e.start + e.dur <= from) continue; d = Math.min(e.start + e.dur, to) - Math.max(e.start, from); }
-  else { if (e.start < from || e.start >= to) continue; d = 0; }
-  const w = want.get(e.name) || { total: 0, count: 0 };
-  w.total += d; w.count++;
-  want.set(e.name, w);
-}
-let same = 0;
-for (const r of rows) {
-  const w = want.get(r.name);
-  const ok = w && w.total === r.total && w.count === r.count;
-  if (!ok) console.error(`  ${r.name}: page ${r.total} ns in ${r.count}, clip ${w ? w.total : '-'} ns in ${w ? w.count : '-'}`);
-  same += ok ? 1 : 0;
-}
-check(rows.length > 5 && same === rows.length, `${same} of ${rows.length} names' totals and counts equal the brute-force clip`);
-check(rows.length === Math.min(200, want.size), `the table has every name: ${rows.length} of ${want.size}`);
+const tableRows = () => page.$$eval('#range-table tbody tr', (trs) => trs.map((t) => ({ name: t.dataset.name, total: Number(t.dataset.total), count: Number(t.children[1].textContent.replace(/,/g, '')) })));
+// the brute-force clip of the export's events to [from, to), on the given tracks (null: all)
+const clip = (tracks) => {
+  const want = new Map();
+  for (const e of events) {
+    if (tracks && !tracks.has(e.track)) continue;
+    let d;
+    if (e.span && e.dur > 0) { if (e.start >= to || e.start + e.dur <= from) continue; d = Math.min(e.start + e.dur, to) - Math.max(e.start, from); }
+    else { if (e.start < from || e.start >= to) continue; d = 0; }
+    const w = want.get(e.name) || { total: 0, count: 0 };
+    w.total += d; w.count++;
+    want.set(e.name, w);
+  }
+  return want;
+};
+const compare = (rows, want, what) => {
+  let same = 0;
+  for (const r of rows) {
+    const w = want.get(r.name);
+    const ok = w && w.total === r.total && w.count === r.count;
+    if (!ok) console.error(`  ${r.name}: page ${r.total} ns in ${r.count}, clip ${w ? w.total : '-'} ns in ${w ? w.count : '-'}`);
+    same += ok ? 1 : 0;
+  }
+  check(rows.length > 0 && same === rows.length, `${what}: ${same} of ${rows.length} names' totals and counts equal the brute-force clip`);
+  check(rows.length === Math.min(200, want.size), `${what}: the table has every name: ${rows.length} of ${want.size}`);
+};
+const rows = await tableRows();
+const want = clip(null);
+check(rows.length > 5, `the range has names: ${rows.length}`);
+compare(rows, want, 'every track');
 const maxTotal = Math.max(...rows.map((r) => r.total));
 check(maxTotal < 1000 * (to - from), `no total is absurd: the largest ${maxTotal} ns in ${to - from} ns`);
 await shot('range');
+// the selected thread's only
+await page.selectOption('#range-tracks', 'thread');
+await waitFor(() => { const c = document.getElementById('range-caption'); return c && c.dataset.tracks && document.querySelectorAll('#range-table tbody tr').length > 0; }, null, 'the thread\'s range table');
+const thread = await page.getAttribute('#range-caption', 'data-tracks');
+const threadRows = await tableRows();
+check(/^\d+:\d+$/.test(thread), `one track asked: ${thread}`);
+compare(threadRows, clip(new Set([thread])), `thread ${thread}`);
+check(threadRows.every((r) => r.total <= to - from), 'on one thread no name holds more than the range');
+await shot('range-thread');
+await page.selectOption('#range-tracks', 'all');
+await waitFor(() => { const c = document.getElementById('range-caption'); return c && c.dataset.from && !c.dataset.tracks && document.querySelectorAll('#range-table tbody tr').length > 0; }, null, 'every track\'s range table again');
 // a row opens the name panel over the range (clipped)
 const first = rows[0];
 await page.click('#range-table tbody tr');

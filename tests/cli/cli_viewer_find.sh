@@ -68,7 +68,7 @@ if section browser; then
 serve_start
 node "$src/tests/browser/find_test.mjs" "$url" dom "$tmp/export.json" "$tmp/runtask.json" "$tmp" 2>&1 | tail -40
 check test "${PIPESTATUS[0]}" -eq 0
-for f in search namepanel namebar range range-namepanel all; do check test -s "$tmp/find-$f.png"; done
+for f in search namepanel namebar range range-thread range-namepanel all; do check test -s "$tmp/find-$f.png"; done
 serve_stop
 fi
 finish
