@@ -474,7 +474,7 @@ export class Details {
     const t = document.createElement('table');
     t.id = 'range-table';
     const head = t.createTHead().insertRow();
-    for (const k of /** @type {(keyof RangeRow)[]} */ (['name', 'count', 'total', 'min', 'median', 'max', 'p99', 'self'])) {
+    for (const k of /** @type {(keyof RangeRow)[]} */ (['name', 'count', 'total', 'mean', 'max', 'p99', 'self', 'min', 'median'])) {
       const th = document.createElement('th');
       th.textContent = k + (k === key ? (desc ? ' ▼' : ' ▲') : '');
       th.dataset.key = k;
@@ -501,7 +501,7 @@ export class Details {
       /** @param {number | undefined} x */
       const dur = (x) => (x === undefined || Number.isNaN(x) ? '–' : fmtDur(x));
       /** @type {[number | undefined, (x: number | undefined) => string][]} */
-      const cells = [[r.count, (x) => (x ?? 0).toLocaleString('en')], [r.total, dur], [r.min, dur], [r.median, dur], [r.max, dur], [r.p99, dur], [r.self, dur]];
+      const cells = [[r.count, (x) => (x ?? 0).toLocaleString('en')], [r.total, dur], [r.mean, dur], [r.max, dur], [r.p99, dur], [r.self, dur], [r.min, dur], [r.median, dur]];
       for (const [v, f] of cells) {
         const td = tr.insertCell();
         td.className = 'num';

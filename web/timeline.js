@@ -111,7 +111,9 @@ export function fmtDur(ns, res) {
   if (res !== undefined && res > 0 && a >= 1e3) {
     const u = a < 1e6 ? 1e3 : a < 1e9 ? 1e6 : 1e9;
     const dec = Math.min(Math.log10(u), Math.max(0, Math.ceil(Math.log10(u / Math.max(1, res)) - 1e-9)));
-    return `${(ns / u).toFixed(Math.max(dec, a < 1e6 ? 1 : 0))} ${u === 1e3 ? 'µs' : u === 1e6 ? 'ms' : 's'}`;
+    // trailing zeros go: the digits shown are exact to the resolution, and a round value stays short
+    const x = (ns / u).toFixed(dec).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+    return `${x} ${u === 1e3 ? 'µs' : u === 1e6 ? 'ms' : 's'}`;
   }
   if (a < 1e3) return `${+ns.toFixed(0)} ns`;
   if (a < 1e6) return `${+(ns / 1e3).toPrecision(4)} µs`;
