@@ -590,16 +590,16 @@ export class Finder {
    */
   stepHeld(dir) {
     const m = this.model, q = this.q.toLowerCase();
+    const hit = new Uint8Array(m.names.length + 1); // by name id: 1 = contains the text
+    m.names.forEach((n, id) => { if (n !== undefined && n.toLowerCase().includes(q)) hit[id] = 1; });
     /** @type {{ s: number, d: number, depth: number, pid: number, tid: number, name: number, instant: boolean }[]} */
     const all = [];
     for (const p of m.procs.values())
       for (const t of p.threads.values())
         [...t.zones, t.instants].forEach((l, depth) => {
           if (!l) return;
-          for (let i = 0; i < l.n; i++) {
-            const nm = m.nameOf(l.name[i]);
-            if (nm.toLowerCase().includes(q)) all.push({ s: l.s[i], d: l.d[i], depth: l === t.instants ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant: l === t.instants });
-          }
+          for (let i = 0; i < l.n; i++)
+            if (hit[l.name[i]]) all.push({ s: l.s[i], d: l.d[i], depth: l === t.instants ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant: l === t.instants });
         });
     if (!all.length || !m.haveBase) return null;
     all.sort((a, b) => a.s - b.s);

@@ -13,15 +13,59 @@
 //     brute-force clip of the export's events to the range, and so does its count;
 //   - no errors in the page (exceptions or console errors).
 // Screenshots of each state go to OUT_DIR/find-*.png.
+// With --live, a live capture instead (`trove gen --live`, names zone_N): Enter steps
+// through the matches among the events the page holds, in time order, each selected.
 // usage: node find_test.mjs URL CAPTURE EXPORT_JSON CLI_STATS_JSON OUT_DIR
+//        node find_test.mjs --live URL CAPTURE OUT_DIR
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
-const [url, capture, exported, cliStats, outDir] = process.argv.slice(2);
 let pass = 0, failed = 0;
 function check(cond, what) {
   if (cond) pass++;
   else { failed++; console.error(`FAIL: ${what}`); }
+}
+if (process.argv[2] === '--live') await live(...process.argv.slice(3));
+const [url, capture, exported, cliStats, outDir] = process.argv.slice(2);
+
+/**
+ * The live case: search "zone_1" while the capture comes; three Enters select three
+ * matches in time order, each named with the text, and without an index in the capture
+ * (the page's own events); a search with no match says so.
+ */
+async function live(url, capture, outDir) {
+  const browser = await chromium.launch({
+    executablePath: process.env.TROVE_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  const errors = [];
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  await page.goto(`${url}#capture=${capture}`);
+  await page.waitForFunction(() => window.troveStats && window.troveStats.events > 20000, null, { timeout: 120000, polling: 100 });
+  const state = await page.evaluate(() => ({ ended: window.troveStats.ended, error: window.troveStats.error }));
+  check(!state.ended && !state.error, `the capture is live: ${JSON.stringify(state)}`);
+  await page.fill('#search', 'zone_1');
+  const starts = [];
+  for (let k = 1; k <= 3; k++) {
+    await page.press('#search', 'Enter');
+    await page.waitForFunction((k) => (document.getElementById('search-count').textContent || '').startsWith(`${k} / `), k, { timeout: 30000 });
+    starts.push(Number(await page.getAttribute('#search-count', 'data-start')));
+    const nm = await page.textContent('#sel-name');
+    check(nm.toLowerCase().includes('zone_1'), `live step ${k} selects a match: ${nm}`);
+    check(!(await page.$('#selection-table td[data-key="index"]')), `live step ${k}: no index in the capture claimed`);
+  }
+  check(starts[0] <= starts[1] && starts[1] <= starts[2] && starts[0] > 0, `live steps in time order: ${starts.join(', ')}`);
+  await page.screenshot({ path: `${outDir}/find-live.png` });
+  await page.fill('#search', 'no such name anywhere');
+  await page.press('#search', 'Enter');
+  await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('no '), null, { timeout: 30000 });
+  check((await page.textContent('#search-count')) === 'no no such name anywhere', 'a search without a match says so');
+  check(errors.length === 0, `errors in the page: ${errors.join('; ')}`);
+  await browser.close();
+  console.log(`${pass} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
 }
 
 // The export's events in ns: X spans, b/e async pairs (matched per pid, tid, name and id),
@@ -91,6 +135,15 @@ for (let k = 1; k <= 3; k++) {
   check(det.includes(`(${st.toLocaleString('en')} ns)`), `the details' start "${det}" holds ${st}`);
   const nm = await page.textContent('#sel-name');
   check(nm === matching[k - 1].name, `the selected name "${nm}" is ${matching[k - 1].name}`);
+  // a nested match names the zones around it, innermost first: each one of the export's
+  // zones on its track that holds it
+  const depth = Number(await page.textContent('#selection-table td[data-key="depth"]'));
+  if (depth > 0) {
+    const chain = await page.$$eval('#sel-parents a', (as) => as.map((a) => a.textContent));
+    const m = matching[k - 1];
+    const holds = (n) => events.some((e) => e.track === m.track && e.name === n && e.span && e.start <= m.start && e.start + e.dur >= m.start + m.dur && e !== m);
+    check(chain.length === depth && chain.every(holds), `match ${k} at depth ${depth} is inside ${chain.join(' ‹ ')}`);
+  }
   if (k === 1) await shot('search');
 }
 check(starts[0] <= starts[1] && starts[1] <= starts[2], `time order: ${starts.join(', ')}`);
@@ -210,6 +263,15 @@ await waitFor(() => document.getElementById('np-name')?.textContent === 'RunTask
 await page.click(`#np-hist .np-bar[data-i="${fullest}"]`);
 await waitFor(() => !!document.querySelector('#np-instances li'), null, 'the bar\'s instances again');
 await shot('all');
+
+// a search without a match says so, and a new text starts from its first match again
+await page.fill('#search', 'no such name anywhere');
+await page.press('#search', 'Enter');
+await waitFor(() => (document.getElementById('search-count').textContent || '') === 'no no such name anywhere', null, 'the no-match message');
+await page.fill('#search', 'RunTask');
+await page.press('#search', 'Enter');
+await waitFor(() => (document.getElementById('search-count').textContent || '').startsWith('1 / '), null, 'the first match again');
+check(Number(await page.getAttribute('#search-count', 'data-start')) === matching[0].start, 'a new search starts from the first match');
 
 check(errors.length === 0, `errors in the page: ${errors.join('; ')}`);
 await browser.close();

@@ -71,4 +71,15 @@ check test "${PIPESTATUS[0]}" -eq 0
 for f in search namepanel namebar range range-thread range-namepanel all; do check test -s "$tmp/find-$f.png"; done
 serve_stop
 fi
+if section live; then
+serve_start
+"$TROVE" gen --live lv --rate 20000 --seconds 120 --names 50 --socket "$sock" -q > /dev/null 2> "$tmp/gen.err" &
+gen_pid=$!
+node "$src/tests/browser/find_test.mjs" --live "$url" lv "$tmp" 2>&1 | tail -20
+check test "${PIPESTATUS[0]}" -eq 0
+check test -s "$tmp/find-live.png"
+kill "$gen_pid" 2> /dev/null
+wait "$gen_pid" 2> /dev/null
+serve_stop
+fi
 finish
