@@ -13,6 +13,14 @@
  * duration cut to it: a node's sketches answer only when all its events start and end inside
  * the range (its bounds say so: min_start, max_start, max_end); a node none of whose events
  * reaches the range is skipped; every other segment is read, event by event.
+ *
+ * Instances: the segments in groups of TROVE_SUMMARY_FANOUT (a level-1 node's), kept in a
+ * bounded heap of the best `limit` so far. A group is skipped on its bounds alone when none
+ * of its events starts in the range or could beat the worst kept (start, start_desc), and on
+ * its node's sketches when it holds no such name, or none of the durations asked, or none
+ * longer than the shortest kept (dur_desc). start_desc walks the groups and their segments
+ * backwards so that the skips bite. A name can be every name that contains the text given,
+ * ASCII case-blind (match): what a viewer's search steps through.
  */
 #include "summary_read.h"
 #include "common/alloc.h"
@@ -156,15 +164,6 @@ static int contains_ci(const char *s, size_t len, const char *needle)
 /* The names' ids whose string is `name` (with match: contains it, case-blind), sorted; every
  * id (ids NULL) for NULL. */
 static int name_ids_match(const struct trove_names *names, const char *name, int match,
-                          uint32_t **ids, size_t *n);
-
-static int name_ids(const struct trove_names *names, const char *name, uint32_t **ids,
-                    size_t *n)
-{
-    return name_ids_match(names, name, 0, ids, n);
-}
-
-static int name_ids_match(const struct trove_names *names, const char *name, int match,
                           uint32_t **ids, size_t *n)
 {
     size_t count = trove_names_count(names), m = 0;
@@ -187,14 +186,20 @@ static int name_ids_match(const struct trove_names *names, const char *name, int
         qsort(*ids, m, sizeof **ids, u32_cmp);
     } else {
         for (size_t i = 1; i < m; i++) /* few: a name given more than one id */
-        for (size_t j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--) {
-            uint32_t t = (*ids)[j];
-            (*ids)[j] = (*ids)[j - 1];
-            (*ids)[j - 1] = t;
-        }
+            for (size_t j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--) {
+                uint32_t t = (*ids)[j];
+                (*ids)[j] = (*ids)[j - 1];
+                (*ids)[j - 1] = t;
+            }
     }
     *n = m;
     return TROVE_OK;
+}
+
+static int name_ids(const struct trove_names *names, const char *name, uint32_t **ids,
+                    size_t *n)
+{
+    return name_ids_match(names, name, 0, ids, n);
 }
 
 static int id_ok(const uint32_t *ids, size_t n, int filtered, uint32_t id)
