@@ -188,6 +188,26 @@ check(true, 'a click on an instance selects it');
 await page.click('#np-slowest');
 await page.waitForFunction((d) => (document.querySelector('#selection-table td[data-key="duration"]')?.textContent || '').includes(`(${d.toLocaleString('en')} ns)`), cli.max_ns, { timeout: 30000 });
 check(true, '"slowest" selects the longest RunTask');
+// the tooltip's times carry the digits the zoom needs: 400 µs of view around the slowest
+// RunTask (1.13 s into the capture), its start to within a pixel's time
+{
+  const base0 = Number(await page.evaluate(() => String(window.troveView.baseNs())));
+  const slowest = runTasks.find((e) => e.dur === cli.max_ns);
+  const rel = slowest.start - base0, [pid, tid] = slowest.track.split(':').map(Number);
+  await page.evaluate(([a, b]) => window.troveView.setRange(a, b), [rel - 2e5, rel + 2e5]);
+  await waitFor(() => { window.troveView.draw(); const f = window.troveView.frames(); return !f.inflight && !f.timer; }, null, 'the zoomed frames');
+  const [hx, hy] = await page.evaluate(([t, pid, tid]) => window.troveView.clientOf(t, pid, tid, 0), [rel + 1e5, pid, tid]);
+  await page.mouse.move(hx, hy);
+  await waitFor(() => !document.getElementById('tooltip').hidden, null, 'the tooltip');
+  const tip = await page.textContent('#tooltip');
+  const m = /start ([\d.]+) (ns|µs|ms|s)/.exec(tip);
+  const unit = m ? { ns: 1, µs: 1e3, ms: 1e6, s: 1e9 }[m[2]] : 0;
+  const plotW = await page.$eval('#timeline', (c) => c.getBoundingClientRect().width - 160);
+  const res = 4e5 / plotW;
+  check(m && Math.abs(Number(m[1]) * unit - rel) <= res && m[1].split('.')[1]?.length >= 6,
+    `the tooltip "${tip}" gives the start ${rel} ns to within ${res.toFixed(0)} ns`);
+  await page.mouse.move(hx, hy + 400);
+}
 
 // ---- a range of a few ms: shift+drag, totals against a brute-force clip --------------------
 const base = Number(await page.evaluate(() => String(window.troveView.baseNs())));
