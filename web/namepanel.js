@@ -263,7 +263,8 @@ export class NamePanel {
     for (const x of this.root.querySelectorAll('.np-bar.on')) x.classList.remove('on');
     const barEl = this.root.querySelector(`.np-bar[data-i="${i}"]`);
     if (barEl) barEl.classList.add('on');
-    const q = new URLSearchParams({ name: this.name, order: 'start', limit: String(LIST), min_dur_ns: String(Math.max(0, Math.floor(b.lo))), max_dur_ns: String(Math.max(1, Math.ceil(b.hi))) });
+    const q = new URLSearchParams({ name: this.name, order: 'start', limit: String(LIST),
+      min_dur_ns: String(Math.max(0, Math.floor(b.lo))), max_dur_ns: String(Math.max(1, Math.ceil(b.hi))) });
     if (this.scope) {
       q.set('from_ns', String(this.scope.from_ns)); q.set('to_ns', String(this.scope.to_ns));
       if (this.scope.tracks) q.set('tracks', this.scope.tracks);
@@ -278,7 +279,8 @@ export class NamePanel {
     }
     if (ask !== this.ask) return;
     list.textContent = '';
-    list.append(el('div', 'hint', `${fmtDur(b.lo)} – ${fmtDur(b.hi)}: ${b.count.toLocaleString('en')}${b.count > found.length ? `, the first ${found.length} by start` : ''}`));
+    const first = b.count > found.length ? `, the first ${found.length} by start` : '';
+    list.append(el('div', 'hint', `${fmtDur(b.lo)} – ${fmtDur(b.hi)}: ${b.count.toLocaleString('en')}${first}`));
     const ol = el('ol');
     ol.id = 'np-instances';
     for (const e of found) {
@@ -310,7 +312,8 @@ export class NamePanel {
         const cur = this.hooks.current();
         e = await stepEvent(capture, { name: this.name, match: false }, cur, how === 'next' ? 1 : -1, sc);
       }
-      if (note) note.textContent = e ? `${how === 'slowest' ? 'the slowest' : how === 'next' ? 'the next' : 'the previous'}: ${fmtDur(e.dur_ns)}` : `no ${how === 'prev' ? 'earlier' : 'later'} ${this.name}`;
+      const which = how === 'slowest' ? 'the slowest' : how === 'next' ? 'the next' : 'the previous';
+      if (note) note.textContent = e ? `${which}: ${fmtDur(e.dur_ns)}` : `no ${how === 'prev' ? 'earlier' : 'later'} ${this.name}`;
       if (e) this.hooks.show(e);
     } catch (err) {
       if (note) note.textContent = `${err instanceof Error ? err.message : err}`;

@@ -219,7 +219,9 @@ export class Details {
       /** @type {Parent | null} */
       let found = null;
       /** @type {[import('./model.js').Lane | undefined, boolean][]} */
-      const lanes = [[tr.zones[d], false], ...frames.map((p) => /** @type {[import('./model.js').Lane | undefined, boolean]} */ ([p.tracks.get(key)?.zones[d], true]))];
+      /** @type {[import('./model.js').Lane | undefined, boolean][]} the ring's lane, then the frames' */
+      const lanes = [[tr.zones[d], false]];
+      for (const p of frames) lanes.push([p.tracks.get(key)?.zones[d], true]);
       for (const [l, framed] of lanes) {
         if (!l || !l.n) continue;
         const i = v.hitLane(l, sel.start, 0);
@@ -306,7 +308,9 @@ export class Details {
       td.dataset.key = k;
     }
     const bar = document.createElement('div');
-    for (const [how, text] of /** @type {['slowest' | 'prev' | 'next', string][]} */ ([['slowest', 'slowest ›'], ['prev', '‹ previous'], ['next', 'next ›']])) {
+    /** @type {['slowest' | 'prev' | 'next', string][]} */
+    const buttons = [['slowest', 'slowest ›'], ['prev', '‹ previous'], ['next', 'next ›']];
+    for (const [how, text] of buttons) {
       const btn = document.createElement('button');
       btn.id = `jump-${how}`;
       btn.textContent = text;
@@ -417,7 +421,8 @@ export class Details {
           min: r.min_ns, median: r.p50_ns, max: r.max_ns, p99: r.p99_ns, self: r.self_ns }));
         const on = this.rangeTracks === 'thread' && v && v.selected ? ` on ${this.threadLabel(v.selected.track)}`
           : keys ? ` on the ${keys.split(',').length} tracks on screen` : '';
-        this.range(rows, r0, r1, `every event that overlaps it${on}, its time cut to the range${a.names > rows.length ? `; the ${rows.length} names of most time of ${a.names}` : ''}`);
+        const most = a.names > rows.length ? `; the ${rows.length} names of most time of ${a.names}` : '';
+        this.range(rows, r0, r1, `every event that overlaps it${on}, its time cut to the range${most}`);
         return;
       } catch (e) {
         why = ` (the service: ${e instanceof Error ? e.message : e})`;
@@ -501,7 +506,8 @@ export class Details {
       /** @param {number | undefined} x */
       const dur = (x) => (x === undefined || Number.isNaN(x) ? '–' : fmtDur(x));
       /** @type {[number | undefined, (x: number | undefined) => string][]} */
-      const cells = [[r.count, (x) => (x ?? 0).toLocaleString('en')], [r.total, dur], [r.mean, dur], [r.max, dur], [r.p99, dur], [r.self, dur], [r.min, dur], [r.median, dur]];
+      const cells = [[r.count, (x) => (x ?? 0).toLocaleString('en')], [r.total, dur], [r.mean, dur], [r.max, dur],
+        [r.p99, dur], [r.self, dur], [r.min, dur], [r.median, dur]];
       for (const [v, f] of cells) {
         const td = tr.insertCell();
         td.className = 'num';
@@ -599,14 +605,23 @@ export class Finder {
         [...t.zones, t.instants].forEach((l, depth) => {
           if (!l) return;
           for (let i = 0; i < l.n; i++)
-            if (hit[l.name[i]]) all.push({ s: l.s[i], d: l.d[i], depth: l === t.instants ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant: l === t.instants });
+            if (hit[l.name[i]]) {
+              const instant = l === t.instants;
+              all.push({ s: l.s[i], d: l.d[i], depth: instant ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant });
+            }
         });
     if (!all.length || !m.haveBase) return null;
     all.sort((a, b) => a.s - b.s);
-    const cur = this.cursor;
-    let k = cur ? all.findIndex((x, i) => (dir > 0 ? m.abs(x.s) > cur.start || (m.abs(x.s) === cur.start && i > cur.index) : false)) : dir > 0 ? 0 : all.length - 1;
-    if (cur && dir < 0) { k = -1; for (let i = all.length - 1; i >= 0; i--) if (m.abs(all[i].s) < cur.start || (m.abs(all[i].s) === cur.start && i < cur.index)) { k = i; break; } }
-    if (k < 0) k = dir > 0 ? 0 : all.length - 1;
+    const cur = this.cursor, cs = cur ? m.rel(cur.start) : 0;
+    /** @param {number} i @returns {number} below 0: match i is before the cursor; above: after */
+    const cmp = (i) => (!cur ? 0 : all[i].s !== cs ? all[i].s - cs : i - cur.index);
+    let k = -1;
+    if (dir > 0) {
+      for (let i = 0; i < all.length && k < 0; i++) if (!cur || cmp(i) > 0) k = i;
+    } else {
+      for (let i = all.length - 1; i >= 0 && k < 0; i--) if (!cur || cmp(i) < 0) k = i;
+    }
+    if (k < 0) k = dir > 0 ? 0 : all.length - 1; // past the end: wrap
     const x = all[k];
     const start = Number(m.abs(x.s));
     return { index: k, start_ns: start, dur_ns: x.d, end_ns: start + x.d, pid: x.pid, tid: x.tid, track: `${x.pid}:${x.tid}`, depth: x.depth,
