@@ -332,10 +332,18 @@ export class Details {
    */
   async stepName(info, how) {
     const note = () => document.getElementById('jump-note');
-    if (how === 'slowest' || !this.stored()) { this.hooks.jump(info.name, how === 'prev' ? 'next' : how, info.start); return; }
+    if (how === 'slowest') { this.hooks.jump(info.name, 'slowest', info.start); return; }
     try {
-      const cur = this.current(info);
-      const e = await stepEvent(this.stored(), { name: info.name, match: false }, cur, how === 'next' ? 1 : -1);
+      const dir = how === 'next' ? 1 : -1, m = this.model;
+      /** @type {Found | null} */
+      let e = null;
+      if (this.stored() && !(this.pager && this.pager.live)) {
+        e = await stepEvent(this.stored(), { name: info.name, match: false }, this.current(info), dir);
+      } else { // a live capture: the instances the page holds, from the selected one
+        const all = heldMatches(m, (n) => n === info.name);
+        const k = all.findIndex((x) => x.s === info.start && x.pid === info.track.pid && x.tid === info.track.tid && x.depth === info.depth);
+        if (k >= 0 && all[k + dir]) e = heldFound(m, all[k + dir], -1);
+      }
       if (!e) { const n = note(); if (n) n.textContent = `no ${how === 'next' ? 'later' : 'earlier'} ${info.name}`; return; }
       this.show(e);
       const n = note();
@@ -596,22 +604,8 @@ export class Finder {
    */
   stepHeld(dir) {
     const m = this.model, q = this.q.toLowerCase();
-    const hit = new Uint8Array(m.names.length + 1); // by name id: 1 = contains the text
-    m.names.forEach((n, id) => { if (n !== undefined && n.toLowerCase().includes(q)) hit[id] = 1; });
-    /** @type {{ s: number, d: number, depth: number, pid: number, tid: number, name: number, instant: boolean }[]} */
-    const all = [];
-    for (const p of m.procs.values())
-      for (const t of p.threads.values())
-        [...t.zones, t.instants].forEach((l, depth) => {
-          if (!l) return;
-          for (let i = 0; i < l.n; i++)
-            if (hit[l.name[i]]) {
-              const instant = l === t.instants;
-              all.push({ s: l.s[i], d: l.d[i], depth: instant ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant });
-            }
-        });
+    const all = heldMatches(m, (n) => n.toLowerCase().includes(q));
     if (!all.length || !m.haveBase) return null;
-    all.sort((a, b) => a.s - b.s);
     const cur = this.cursor, cs = cur ? m.rel(cur.start) : 0;
     /** @param {number} i @returns {number} below 0: match i is before the cursor; above: after */
     const cmp = (i) => (!cur ? 0 : all[i].s !== cs ? all[i].s - cs : i - cur.index);
@@ -622,11 +616,43 @@ export class Finder {
       for (let i = all.length - 1; i >= 0 && k < 0; i--) if (!cur || cmp(i) < 0) k = i;
     }
     if (k < 0) k = dir > 0 ? 0 : all.length - 1; // past the end: wrap
-    const x = all[k];
-    const start = Number(m.abs(x.s));
-    return { index: k, start_ns: start, dur_ns: x.d, end_ns: start + x.d, pid: x.pid, tid: x.tid, track: `${x.pid}:${x.tid}`, depth: x.depth,
-      kind: x.instant ? 'instant' : 'zone', name_id: x.name };
+    return heldFound(m, all[k], k);
   }
+}
+
+/** @typedef {{ s: number, d: number, depth: number, pid: number, tid: number, name: number, instant: boolean }} Held */
+
+/**
+ * The zones and instants the page holds (a live capture's ring) whose names pass want, in
+ * time order: by start, ties in the order of the threads and lanes.
+ * @param {Model} m @param {(name: string) => boolean} want
+ * @returns {Held[]}
+ */
+function heldMatches(m, want) {
+  const hit = new Uint8Array(m.names.length + 1); // by name id
+  m.names.forEach((n, id) => { if (n !== undefined && want(n)) hit[id] = 1; });
+  /** @type {Held[]} */
+  const all = [];
+  for (const p of m.procs.values())
+    for (const t of p.threads.values())
+      [...t.zones, t.instants].forEach((l, depth) => {
+        if (!l) return;
+        const instant = l === t.instants;
+        for (let i = 0; i < l.n; i++)
+          if (hit[l.name[i]]) all.push({ s: l.s[i], d: l.d[i], depth: instant ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant });
+      });
+  return all.sort((a, b) => a.s - b.s);
+}
+
+/**
+ * A held event as /events gives one.
+ * @param {Model} m @param {Held} x @param {number} index
+ * @returns {Found}
+ */
+function heldFound(m, x, index) {
+  const start = Number(m.abs(x.s));
+  return { index, start_ns: start, dur_ns: x.d, end_ns: start + x.d, pid: x.pid, tid: x.tid, track: `${x.pid}:${x.tid}`,
+    depth: x.depth, kind: x.instant ? 'instant' : 'zone', name_id: x.name };
 }
 
 // ---- the samples ---------------------------------------------------------------------------

@@ -58,6 +58,16 @@ async function live(url, capture, outDir) {
   }
   check(starts[0] <= starts[1] && starts[1] <= starts[2] && starts[0] > 0, `live steps in time order: ${starts.join(', ')}`);
   await page.screenshot({ path: `${outDir}/find-live.png` });
+  // the details' next and previous step through the selected name's instances the page holds
+  const selStart = async () => Number(/\(([\d,]+) ns\)/.exec(await page.textContent('#selection-table td[data-key="start"]'))[1].replace(/,/g, ''));
+  const name3 = await page.textContent('#sel-name');
+  await page.click('#jump-next');
+  await page.waitForFunction((s) => !(document.querySelector('#selection-table td[data-key="start"]')?.textContent || '').includes(`(${s.toLocaleString('en')} ns)`), starts[2], { timeout: 30000 });
+  const nextStart = await selStart();
+  check(nextStart >= starts[2] && (await page.textContent('#sel-name')) === name3, `live next: ${name3} at ${nextStart} after ${starts[2]}`);
+  await page.click('#jump-prev');
+  await page.waitForFunction((s) => (document.querySelector('#selection-table td[data-key="start"]')?.textContent || '').includes(`(${s.toLocaleString('en')} ns)`), starts[2], { timeout: 30000 });
+  check((await selStart()) === starts[2], 'live previous: back to the third match');
   await page.fill('#search', 'no such name anywhere');
   await page.press('#search', 'Enter');
   await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('no '), null, { timeout: 30000 });
