@@ -44,7 +44,8 @@ const view = new Timeline(canvas, model, pager, {
   viewed: (t0, t1, px, keys) => pager.want(t0, t1, px, keys),
 });
 const samples = new Samples($('profile'), model, view);
-const names = new NamePanel($('name-panel'), { capture: () => details.stored(), current: () => details.current(), show: (e) => details.show(e) });
+const names = new NamePanel($('name-panel'), { capture: () => details.stored(), current: () => details.current(), show: (e) => details.show(e),
+  names: () => model.names });
 details.attach(view, pager, names);
 const finder = new Finder(model, details, () => session.stats.searchMatches);
 const list = new CaptureList($('capture-list'));

@@ -36,7 +36,8 @@ import { fmtDur } from './timeline.js';
  * What the panel asks of the page: the capture open and stored ('' none), the event
  * selected now (its start in the capture's ns, its index; null none), show an instance
  * (centre and select it).
- * @typedef {{ capture(): string, current(): { start: bigint, index: number } | null, show(e: Found): void }} NamePanelHooks
+ * @typedef {{ capture(): string, current(): { start: bigint, index: number } | null, show(e: Found): void,
+ *   names?: () => (string | undefined)[] }} NamePanelHooks (names: the page's names by id)
  */
 /** @typedef {{ lo: number, hi: number, count: number }} Bar */
 
@@ -47,7 +48,9 @@ const LIST = 50;
  * The next (dir 1) or previous (dir -1) instance of a name, after or before cursor (the
  * first or the last without one), in time order (start, then index); null past the end.
  * @param {string} capture
- * @param {{ name: string, match: boolean }} what the name, or (match) every name containing it
+ * @param {{ name: string, match: boolean, ids?: number[] }} what the name, or (match) every
+ *   name containing it; ids, when given, the ids of those names (the page's names list): asked
+ *   for by id, which spares the service reading the names (unless they are too many for a URL)
  * @param {{ start: bigint, index: number } | null} cursor
  * @param {1 | -1} dir
  * @param {{ from_ns?: bigint, to_ns?: bigint, tracks?: string }} [scope]
@@ -55,8 +58,10 @@ const LIST = 50;
  */
 export async function stepEvent(capture, what, cursor, dir, scope = {}) {
   for (let limit = 8; ; limit *= 8) {
-    const q = new URLSearchParams({ name: what.name, order: dir > 0 ? 'start' : 'start_desc', limit: String(Math.min(limit, 10000)) });
-    if (what.match) q.set('match', '1');
+    const q = new URLSearchParams({ order: dir > 0 ? 'start' : 'start_desc', limit: String(Math.min(limit, 10000)) });
+    const ids = what.ids && what.ids.length ? what.ids.join(',') : '';
+    if (ids && ids.length <= 3000 && what.ids && what.ids.length <= 1024) q.set('ids', ids);
+    else { q.set('name', what.name); if (what.match) q.set('match', '1'); }
     if (scope.tracks) q.set('tracks', scope.tracks);
     let from = scope.from_ns, to = scope.to_ns;
     if (cursor && dir > 0 && (from === undefined || cursor.start > from)) from = cursor.start;
@@ -73,6 +78,19 @@ export async function stepEvent(capture, what, cursor, dir, scope = {}) {
     // every one answered starts where the cursor does: ask for more, unless that was all
     if (a.events.length < limit || limit >= 10000) return null;
   }
+}
+
+/**
+ * The ids of the names the page holds that pass want.
+ * @param {(string | undefined)[]} names the model's names, by id
+ * @param {(name: string) => boolean} want
+ * @returns {number[]} ascending
+ */
+export function nameIds(names, want) {
+  /** @type {number[]} */
+  const ids = [];
+  names.forEach((n, id) => { if (n !== undefined && want(n)) ids.push(id); });
+  return ids;
 }
 
 /**
@@ -310,7 +328,8 @@ export class NamePanel {
         e = (/** @type {{ events: Found[] }} */ (await api(`/api/captures/${encodeURIComponent(capture)}/events?${q}`))).events[0] || null;
       } else {
         const cur = this.hooks.current();
-        e = await stepEvent(capture, { name: this.name, match: false }, cur, how === 'next' ? 1 : -1, sc);
+        const ids = this.hooks.names ? nameIds(this.hooks.names(), (n) => n === this.name) : undefined;
+        e = await stepEvent(capture, { name: this.name, match: false, ids }, cur, how === 'next' ? 1 : -1, sc);
       }
       const which = how === 'slowest' ? 'the slowest' : how === 'next' ? 'the next' : 'the previous';
       if (note) note.textContent = e ? `${which}: ${fmtDur(e.dur_ns)}` : `no ${how === 'prev' ? 'earlier' : 'later'} ${this.name}`;

@@ -19,7 +19,7 @@
 import { fmtDur } from './timeline.js';
 import { ProfilePanel } from './profile.js';
 import { api } from './session.js';
-import { stepEvent } from './namepanel.js';
+import { stepEvent, nameIds } from './namepanel.js';
 
 /** @typedef {import('./model.js').Model} Model */
 /** @typedef {import('./timeline.js').Timeline} Timeline */
@@ -338,7 +338,8 @@ export class Details {
       /** @type {Found | null} */
       let e = null;
       if (this.stored() && !(this.pager && this.pager.live)) {
-        e = await stepEvent(this.stored(), { name: info.name, match: false }, this.current(info), dir);
+        const ids = nameIds(m.names, (n) => n === info.name);
+        e = await stepEvent(this.stored(), { name: info.name, match: false, ids }, this.current(info), dir);
       } else { // a live capture: the instances the page holds, from the selected one
         const all = heldMatches(m, (n) => n === info.name);
         const k = all.findIndex((x) => x.s === info.start && x.pid === info.track.pid && x.tid === info.track.tid && x.depth === info.depth);
@@ -576,8 +577,10 @@ export class Finder {
       let e;
       const held = !capture || !!(this.details.pager && this.details.pager.live);
       if (!held) {
-        e = await stepEvent(capture, { name: q, match: true }, this.cursor, dir);
-        if (!e && this.cursor) e = await stepEvent(capture, { name: q, match: true }, null, dir); // wrap
+        const lq = q.toLowerCase(), ids = nameIds(this.model.names, (n) => n.toLowerCase().includes(lq));
+        const what = { name: q, match: true, ids };
+        e = ids.length ? await stepEvent(capture, what, this.cursor, dir) : null;
+        if (!e && this.cursor && ids.length) e = await stepEvent(capture, what, null, dir); // wrap
       } else {
         e = this.stepHeld(dir);
       }

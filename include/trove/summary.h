@@ -301,8 +301,11 @@ const char *trove_stats_sort_name(int sort);
 enum trove_find_order { TROVE_FIND_START = 0, TROVE_FIND_DUR_DESC = 1, TROVE_FIND_START_DESC = 2 };
 
 struct trove_find_options {
-    const char *name;          /* the event name (required) */
+    const char *name;          /* the event name (required, unless ids) */
     int match;                 /* 1: every event name that contains `name`, ASCII case-blind */
+    const uint32_t *ids;       /* sorted name ids in place of a name: their instances, and the
+                                * capture's names are not read; NULL: by name */
+    size_t nids;
     uint64_t min_dur_ns;       /* only events at least this long */
     uint64_t max_dur_ns;       /* only events at most this long; 0: no bound */
     uint64_t from_ns, to_ns;   /* events that start in [from, to); to_ns 0: to the end */
@@ -312,7 +315,7 @@ struct trove_find_options {
     size_t limit;              /* 1 .. 10000 */
 };
 
-/* The instances of an event name in a range, the first by start, the last by start
+/* The instances of an event name (or of the name ids given) in a range, the first by start, the last by start
  * (start_desc: the ones before a time) or the longest first, as JSON (docs/serve.md,
  * "Events"); ties by their index in the capture. Groups of segments whose sketches lack the name, or cannot
  * hold one to keep, are not read. */

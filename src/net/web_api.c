@@ -766,7 +766,9 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
     }
     case TROVE__R_EVENTS: {
         struct trove_find_options o = {0};
-        o.name = q->event;
+        o.name = q->has_event ? q->event : NULL;
+        o.ids = q->nids ? q->ids : NULL;
+        o.nids = q->nids;
         o.from_ns = q->from_ns;
         o.to_ns = to;
         o.tracks = q->ntracks ? q->tracks : NULL;

@@ -1119,7 +1119,9 @@ static void test_router_find(void)
     static const char *const bad_events[] = {"name=a&match=yes", "name=a&order=end",
                                              "name=a&min_dur_ns=x", "name=a&clip=1",
                                              "name=a&match=1&match=1",
-                                             "name=a&max_dur_ns=18446744073709551616"};
+                                             "name=a&max_dur_ns=18446744073709551616",
+                                             "name=a&ids=1", "ids=1,x", "ids=", "ids=1&match=1",
+                                             "ids=4294967296", "order=start", "ids=1&ids=2"};
     struct trove__api_req r;
     struct trove__api_error e;
 
@@ -1135,6 +1137,8 @@ static void test_router_find(void)
           r.min_dur_ns == 10 && r.max_dur_ns == 20 && !strcmp(r.event, "run"));
     CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events", "name=run", &r, &e), 0);
     CHECK(r.match == 0 && r.order == TROVE_FIND_START && r.min_dur_ns == 0 && r.max_dur_ns == 0);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events", "ids=30,2,30&order=start_desc", &r, &e), 0);
+    CHECK(r.nids == 2 && r.ids[0] == 2 && r.ids[1] == 30 && !r.has_event);
     for (size_t i = 0; i < sizeof bad_stats / sizeof bad_stats[0]; i++) {
         CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/stats", bad_stats[i], &r, &e), -1);
         CHECK_EQ_INT(e.status, 400);

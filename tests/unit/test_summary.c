@@ -643,6 +643,12 @@ static int want_cmp(const void *a, const void *b)
     return (x->index < y->index ? -1 : x->index > y->index) * (find_order == TROVE_FIND_START_DESC ? -1 : 1);
 }
 
+static int u32_sort(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static int has_ci(const char *s, size_t len, const char *needle)
 {
     size_t m = strlen(needle);
@@ -674,8 +680,15 @@ static void check_find(struct cap *c, const struct trove_find_options *o)
         if (!str || e->start_ns < o->from_ns || (o->to_ns && e->start_ns >= o->to_ns) ||
             e->dur_ns < o->min_dur_ns || (o->max_dur_ns && e->dur_ns > o->max_dur_ns))
             continue;
-        if (o->match ? !has_ci(str, len, o->name) : (len != strlen(o->name) || memcmp(str, o->name, len)))
+        if (o->nids) {
+            size_t k = 0;
+            while (k < o->nids && o->ids[k] != e->name_id)
+                k++;
+            if (k == o->nids)
+                continue;
+        } else if (o->match ? !has_ci(str, len, o->name) : (len != strlen(o->name) || memcmp(str, o->name, len))) {
             continue;
+        }
         w[n].index = i;
         w[n].start = e->start_ns;
         w[n++].dur = e->dur_ns;
@@ -691,8 +704,8 @@ static void check_find(struct cap *c, const struct trove_find_options *o)
             ok = 0;
     }
     if (!ok || got != (n < o->limit ? n : o->limit))
-        fprintf(stderr, "find %s (match %d, order %d) in [%" PRIu64 ", %" PRIu64 "): %zu of %zu, %s\n",
-                o->name, o->match, o->order, o->from_ns, o->to_ns, got, n, ok ? "in order" : "differ");
+        fprintf(stderr, "find %s (match %d, %zu ids, order %d) in [%" PRIu64 ", %" PRIu64 "): %zu of %zu, %s\n",
+                o->name ? o->name : "(ids)", o->match, o->nids, o->order, o->from_ns, o->to_ns, got, n, ok ? "in order" : "differ");
     CHECK(ok && got == (n < o->limit ? n : o->limit));
     trove_bytes_free(&out);
     free(w);
@@ -724,6 +737,29 @@ static void check_finds(struct cap *c, const char *name, const char *part, uint6
         o.max_dur_ns = 20000;
         check_find(c, &o);
         o.min_dur_ns = o.max_dur_ns = 0;
+        /* the ids of the names that contain part, given in place of it: the same answers */
+        {
+            uint32_t *ids = malloc((trove_names_count(c->names) + 1) * sizeof *ids);
+            size_t n = 0;
+            for (size_t i = 0; i < trove_names_count(c->names); i++) {
+                struct trove_name_entry e;
+                trove_names_entry(c->names, i, &e);
+                if (e.type == TROVE_NAME_EVENT && has_ci(e.str, e.len, part))
+                    ids[n++] = e.a;
+            }
+            qsort(ids, n, sizeof *ids, u32_sort);
+            o.name = NULL;
+            o.match = 0;
+            o.ids = ids;
+            o.nids = n;
+            o.to_ns = 0;
+            o.from_ns = mid;
+            if (n > 0)
+                check_find(c, &o);
+            o.ids = NULL;
+            o.nids = 0;
+            free(ids);
+        }
     }
 }
 
