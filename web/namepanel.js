@@ -140,8 +140,6 @@ export class NamePanel {
     /** @type {Bar[]} */
     this.bars = [];
     this.ask = 0;
-    /** @type {number} when the latest open() was drawn (performance.now), for measuring */
-    this.drawnAt = 0;
   }
 
   hide() { this.ask++; this.root.hidden = true; this.name = ''; }
@@ -182,7 +180,6 @@ export class NamePanel {
     const m = el('div', 'np-note', text);
     m.id = 'np-note';
     this.root.append(head, m);
-    this.drawnAt = performance.now();
   }
 
   /** @returns {HTMLElement} */
@@ -267,7 +264,6 @@ export class NamePanel {
     left.append(t, hist);
     body.append(left, list);
     root.append(head, body);
-    this.drawnAt = performance.now();
   }
 
   /**

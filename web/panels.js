@@ -552,8 +552,6 @@ export class Finder {
     this.cursor = null;
     this.pos = 0;
     this.ask = 0;
-    /** @type {number} the time the last step took (performance.now, ms), for measuring */
-    this.lastMs = 0;
   }
 
   /** @param {string} q the box's text: a new one starts again from the first */
@@ -569,7 +567,7 @@ export class Finder {
    * @param {1 | -1} dir
    */
   async step(dir) {
-    const t0 = performance.now(), ask = ++this.ask, q = this.q, count = $('search-count');
+    const ask = ++this.ask, q = this.q, count = $('search-count');
     if (!q) return;
     const capture = this.details.stored();
     try {
@@ -593,7 +591,6 @@ export class Finder {
       this.details.show(capture && !held ? e : { ...e, index: -1 }); // a held event's index is its place here, not in the capture
       count.textContent = `${this.pos.toLocaleString('en')} / ${n.toLocaleString('en')}`;
       count.dataset.start = String(e.start_ns);
-      this.lastMs = performance.now() - t0;
     } catch (err) {
       if (ask === this.ask) count.textContent = `the search failed: ${err instanceof Error ? err.message : err}`;
     }
