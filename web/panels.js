@@ -14,8 +14,9 @@
 // A row opens the name panel (namepanel.js) for that range. The selected event's table
 // gives its exact start and duration, its thread and process, the zones around it and its
 // flows when the page has them. The search box steps through the matching events (Finder).
-// Each panel only reads the model and the stats: the session (session.js) fills them, and
-// app.js tells the panels when to draw.
+// The panels read the model and the stats: the session (session.js) fills them, and app.js
+// tells the panels when to draw. The details and the search also move the timeline, as a
+// user would: they centre an event they found and select it (Details.show).
 import { fmtDur } from './timeline.js';
 import { ProfilePanel } from './profile.js';
 import { api } from './session.js';
