@@ -25,7 +25,7 @@
 static void stats_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove stats NAME|FILE [--from-ns A] [--to-ns B] [--thread T]... [--name N]\n"
+            "usage: trove stats NAME|FILE [--from-ns A] [--to-ns B] [--clip] [--thread T]... [--name N]\n"
             "                   [--sort total|count|p99|self|max] [--limit K] [--json]\n"
             "                   [--store DIR | --url URL [--token-file F]]\n"
             "\n"
@@ -37,6 +37,8 @@ static void stats_usage(FILE *f)
             "capture's summaries answer for whole runs of segments, so a billion events take\n"
             "about as long as a million; only the segments at the range's ends are read.\n"
             "  --from-ns A, --to-ns B   the range in nanoseconds (default: the whole capture)\n"
+            "  --clip             every event that overlaps [A, B), its duration cut to it\n"
+            "                     (exactly; a cut zone's self time is at most what is left)\n"
             "  --thread T         only track T: PID:TID, a TID, or a thread's name (repeatable)\n"
             "  --name N           only events named N\n"
             "  --sort S           total (default), count, p99, self or max, largest first\n"
@@ -209,6 +211,7 @@ struct stats_args {
     char **thr;
     size_t nthr;
     int json;
+    int clip;
 };
 
 static int stats_remote(const char *cmd, const struct cli_common *c, const struct stats_args *a,
@@ -233,6 +236,8 @@ static int stats_remote(const char *cmd, const struct cli_common *c, const struc
     }
     if (a->name)
         q_add(path, sizeof path, "name", a->name);
+    if (a->clip)
+        q_add(path, sizeof path, "clip", "1");
     q_add(path, sizeof path, "sort", a->sort);
     snprintf(num_buf, sizeof num_buf, "%" PRIu64, a->limit);
     q_add(path, sizeof path, "limit", num_buf);
@@ -303,6 +308,7 @@ static int stats_local(const char *cmd, const char *store, const struct stats_ar
     o.name = a->name;
     o.sort = trove_stats_sort_parse(a->sort);
     o.limit = (size_t)a->limit;
+    o.clip = a->clip;
     if ((rc = trove_capture_stats(s, a->what, &o, &res, &diag)) != TROVE_OK) {
         cli_error(cmd, "%s", diag.msg[0] ? diag.msg : trove_strerror(rc));
         goto out;
@@ -430,6 +436,8 @@ int cmd_stats(int argc, char **argv)
         } else if (!strcmp(s, "--to-ns") && i + 1 < argc) {
             if (cli_parse_u64(argv[++i], &a.to))
                 goto bad_value;
+        } else if (!strcmp(s, "--clip")) {
+            a.clip = 1;
         } else if (!strcmp(s, "--thread") && i + 1 < argc) {
             a.thr[a.nthr++] = argv[++i];
         } else if (!strcmp(s, "--name") && i + 1 < argc) {

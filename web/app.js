@@ -12,7 +12,8 @@ import { Pager } from './pages.js';
 import { Timeline } from './timeline.js';
 import { Session, params } from './session.js';
 import { CaptureList, installDrop } from './captures.js';
-import { StatsLine, Details, Samples, search } from './panels.js';
+import { StatsLine, Details, Samples, Finder, search } from './panels.js';
+import { NamePanel } from './namepanel.js';
 import { fmtDur } from './timeline.js';
 import { installDebugHooks } from './debug.js';
 
@@ -38,17 +39,23 @@ const details = new Details(model, { jump: (name, how, from) => jump(name, how, 
 const view = new Timeline(canvas, model, pager, {
   hover: (info, x, y) => details.hover(info, x, y),
   select: (info) => details.select(info),
-  range: (span) => { showRange(span); samples.range(span); },
+  range: (span) => { details.askRange(span); samples.range(span); },
   followChanged: (on) => { follow.checked = on; },
   viewed: (t0, t1, px, keys) => pager.want(t0, t1, px, keys),
 });
 const samples = new Samples($('profile'), model, view);
+const names = new NamePanel($('name-panel'), { capture: () => details.stored(), current: () => details.current(), show: (e) => details.show(e),
+  names: () => model.names });
+details.attach(view, pager, names);
+const finder = new Finder(model, details, () => session.stats.searchMatches);
 const list = new CaptureList($('capture-list'));
 const session = new Session(model, view, pager, {
   opened(name) {
     view.opened(name);
     samples.reset(name);
     details.range(null);
+    names.hide();
+    finder.reset(searchBox.value);
     list.markOpen(name);
   },
   ended() { samples.load(null); },
@@ -64,33 +71,6 @@ const statsLine = new StatsLine(session.stats, () => {
 setInterval(() => statsLine.render(), 250);
 installDebugHooks({ stats: session.stats, model, view, samples, canvas, pager });
 view.tracks.bindPage(view.flows);
-
-let rangeAsk = 0;
-/**
- * The range table of [r0, r1]: from the service's statistics when it has the capture
- * stored, else counted over the events the page holds.
- * @param {[number, number] | null} span
- */
-async function showRange(span) {
-  const ask = ++rangeAsk;
-  if (!span) { details.range(null); return; }
-  const [r0, r1] = span;
-  let why = '';
-  if (pager.ready) {
-    details.range([], r0, r1, 'asking the service…');
-    try {
-      const a = await pager.stats(r0, r1);
-      if (ask !== rangeAsk) return;
-      const rows = a.rows.map((r) => ({ name: r.name || model.nameOf(r.name_id), count: r.count, total: r.total_ns, mean: r.total_ns / r.count, max: r.max_ns, p99: r.p99_ns, self: r.self_ns }));
-      details.range(rows, r0, r1, `the events that start in it${a.names > rows.length ? `, the ${rows.length} names of most time of ${a.names}` : ''}${pager.live ? ', as stored so far' : ''}`);
-      return;
-    } catch (e) {
-      why = ` (the service: ${e instanceof Error ? e.message : e})`;
-    }
-    if (ask !== rangeAsk) return;
-  }
-  details.range(view.rangeTable(r0, r1), r0, r1, `the events this page holds${why}`);
-}
 
 /**
  * Shows the slowest instance of a name, or the next one after `from`: the view zooms to it
@@ -135,8 +115,10 @@ follow.addEventListener('change', () => view.setFollow(follow.checked));
 $('fit').addEventListener('click', () => view.fit());
 $('help-button').addEventListener('click', () => { $('help').hidden = !$('help').hidden; });
 let searchAsk = 0;
+searchBox.addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); finder.step(e.shiftKey ? -1 : 1); } });
 searchBox.addEventListener('input', async () => {
   const ask = ++searchAsk;
+  finder.reset(searchBox.value);
   let { events, names } = search(model, view, searchBox.value);
   const sr = view.search;
   if (sr && pager.ready && !pager.live) { // a stored capture's counts are the service's

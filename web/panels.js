@@ -7,14 +7,20 @@
 // the samples panel (profile.js), asked again for a range selected on the timeline. A
 // capture without samples, or one the store does not hold (404), shows no panel. And the
 // search box's count of the events whose names match.
-// The range table's rows come from the service (/stats, asked by app.js) for a stored
-// capture, with each name's p99 and self time; only a live capture the service has not
-// stored yet has them counted over the events the page holds.
-// Each panel only reads the model and the stats: the session (session.js) fills them, and
-// app.js tells the panels when to draw.
+// The range table's rows come from the service (/stats?clip=1: every event that overlaps the
+// range, its duration cut to it) for a stored capture, with each name's min, median, p99
+// and self time, over every track, the tracks on screen or the selected thread; only a
+// capture the service has not stored yet has them counted over the events the page holds.
+// A row opens the name panel (namepanel.js) for that range. The selected event's table
+// gives its exact start and duration, its thread and process, the zones around it and its
+// flows when the page has them. The search box steps through the matching events (Finder).
+// The panels read the model and the stats: the session (session.js) fills them, and app.js
+// tells the panels when to draw. The details and the search also move the timeline, as a
+// user would: they centre an event they found and select it (Details.show).
 import { fmtDur } from './timeline.js';
 import { ProfilePanel } from './profile.js';
 import { api } from './session.js';
+import { stepEvent, nameIds } from './namepanel.js';
 
 /** @typedef {import('./model.js').Model} Model */
 /** @typedef {import('./timeline.js').Timeline} Timeline */
@@ -29,12 +35,15 @@ import { api } from './session.js';
  *   cell?: { count: number, busy: number, width: number } }} EventInfo
  */
 /**
- * A name's row of the range table: p99 and self are the service's (NaN when counted here).
- * @typedef {{ name: string, count: number, total: number, mean: number, max: number, p99: number, self: number }} RangeRow
+ * A name's row of the range table: min, median, p99 and self are the service's (NaN or
+ * absent when counted here).
+ * @typedef {{ name: string, count: number, total: number, mean: number, max: number, p99: number, self: number,
+ *   min?: number, median?: number }} RangeRow
  */
 /**
  * What the details ask of the page: show the slowest instance of a name, or the next one
- * starting after `from` (ns from the base).
+ * starting after `from` (ns from the base), when the details cannot ask the service
+ * themselves.
  * @typedef {{ jump(name: string, how: 'slowest' | 'next', from: number): void }} DetailsHooks
  */
 
@@ -90,6 +99,18 @@ export class StatsLine {
 
 // ---- the details: tooltip, selection, range table --------------------------------------
 
+/** @typedef {import('./namepanel.js').Found} Found */
+/**
+ * A flow of the selected event, if the page has them (another module may give them through
+ * Details.flowsOf): in or out, the other end's name, its start (ns from the base), its track.
+ * @typedef {{ dir: 'in' | 'out', name: string, start: number, dur: number, depth: number,
+ *   track: import('./model.js').Track }} FlowEnd
+ */
+/**
+ * An enclosing zone of the selected event, as the page holds it.
+ * @typedef {{ name: string, nameId: number, start: number, dur: number, depth: number, event: number }} Parent
+ */
+
 export class Details {
   /** @param {Model} model @param {DetailsHooks} hooks */
   constructor(model, hooks) {
@@ -102,6 +123,44 @@ export class Details {
     this.span = null;
     /** @type {{ key: keyof RangeRow, desc: boolean }} */
     this.sort = { key: 'total', desc: true };
+    /** @type {Timeline | null} */
+    this.view = null;
+    /** @type {import('./pages.js').Pager | null} */
+    this.pager = null;
+    /** @type {import('./namepanel.js').NamePanel | null} */
+    this.names = null;
+    /** @type {((sel: EventInfo) => FlowEnd[]) | null} the flows of an event, when a module gives them */
+    this.flowsOf = null;
+    /** @type {'all' | 'screen' | 'thread'} which tracks the range table covers */
+    this.rangeTracks = 'all';
+    /** @type {string} the tracks= of the range table's answer ('' every one) */
+    this.rangeKeys = '';
+    this.rangeAsk = 0;
+    /** @type {[string, string] | null} the range the service was asked for, in the capture's ns */
+    this.rangeNs = null;
+  }
+
+  /**
+   * What the details use beyond the model: the timeline (zoom, selection, frames held), the
+   * pager (a stored capture's name) and the name panel.
+   * @param {Timeline} view @param {import('./pages.js').Pager} pager @param {import('./namepanel.js').NamePanel} names
+   */
+  attach(view, pager, names) {
+    this.view = view;
+    this.pager = pager;
+    this.names = names;
+  }
+
+  /** @returns {string} the capture the service has stored and the page shows, or '' */
+  stored() {
+    const p = this.pager;
+    return p && p.ready ? p.name : '';
+  }
+
+  /** @returns {number | undefined} the ns a pixel of the view: the digits times need */
+  res() {
+    const v = this.view;
+    return v ? (v.t1 - v.t0) / v.plotW : undefined;
   }
 
   /**
@@ -114,7 +173,8 @@ export class Details {
   }
 
   /**
-   * The tooltip: the event under the pointer at client (cx, cy), or none.
+   * The tooltip: the event under the pointer at client (cx, cy), or none. Its times carry
+   * the digits the zoom needs.
    * @param {EventInfo | null} info
    * @param {number} [cx]
    * @param {number} [cy]
@@ -124,19 +184,20 @@ export class Details {
     if (!info) { tip.hidden = true; return; }
     tip.hidden = false;
     tip.textContent = '';
+    const res = this.res();
     const b = document.createElement('b');
     b.textContent = info.name;
     const c = info.cell;
     if (c) {
       tip.append(b, document.createElement('br'),
-        `${c.count.toLocaleString('en')} ${c.count === 1 ? 'event' : 'events'} from ${fmtDur(info.start)} over ${fmtDur(c.width)}` +
+        `${c.count.toLocaleString('en')} ${c.count === 1 ? 'event' : 'events'} from ${fmtDur(info.start, res)} over ${fmtDur(c.width)}` +
         (info.lane === 'instant' ? '' : `, busy ${fmtDur(Math.min(c.busy, c.width * 2))}`),
         document.createElement('br'), `the longest ${info.name}${info.lane === 'instant' ? '' : ` (${fmtDur(info.dur)})`} · zoom in for each`,
         document.createElement('br'), `thread ${this.threadLabel(info.track)}`);
       b.textContent = `${info.name}${c.count > 1 ? ' and others' : ''}`;
     } else {
       tip.append(b, document.createElement('br'),
-        `start ${fmtDur(info.start)} · ${info.lane === 'instant' ? 'instant' : `duration ${fmtDur(info.dur)}`}`,
+        `start ${fmtDur(info.start, res)} · ${info.lane === 'instant' ? 'instant' : `duration ${fmtDur(info.dur, res)}`}`,
         document.createElement('br'), `thread ${this.threadLabel(info.track)}`);
       if (info.merged > 1) tip.append(document.createElement('br'), `(${info.merged.toLocaleString('en')} events within 3 px here: zoom in)`);
     }
@@ -144,38 +205,243 @@ export class Details {
     tip.style.top = `${cy + 14}px`;
   }
 
-  /** @param {EventInfo | null} info the selected event, or none */
+  /**
+   * The zones that enclose sel on its thread, innermost first, as far as the page holds
+   * them (the live ring, the view frames' long events); null where a depth is not held.
+   * @param {EventInfo} sel
+   * @returns {(Parent | null)[]}
+   */
+  parents(sel) {
+    const v = this.view, out = /** @type {(Parent | null)[]} */ ([]);
+    if (!v || sel.lane !== 'zone') return out;
+    const tr = this.model.track(sel.track.pid, sel.track.tid), key = `${sel.track.pid}:${sel.track.tid}`;
+    const frames = this.pager ? [...this.pager.detail, ...(this.pager.overview ? [this.pager.overview] : [])] : [];
+    for (let d = sel.depth - 1; d >= 0; d--) {
+      /** @type {Parent | null} */
+      let found = null;
+      /** @type {[import('./model.js').Lane | undefined, boolean][]} */
+      /** @type {[import('./model.js').Lane | undefined, boolean][]} the ring's lane, then the frames' */
+      const lanes = [[tr.zones[d], false]];
+      for (const p of frames) lanes.push([p.tracks.get(key)?.zones[d], true]);
+      for (const [l, framed] of lanes) {
+        if (!l || !l.n) continue;
+        const i = v.hitLane(l, sel.start, 0);
+        if (i < 0 || l.s[i] > sel.start || l.s[i] + l.d[i] < sel.start + sel.dur) continue;
+        found = { name: this.model.nameOf(l.name[i]), nameId: l.name[i], start: l.s[i], dur: l.d[i], depth: d, event: framed && l.index ? l.index[i] : -1 };
+        break;
+      }
+      out.push(found);
+    }
+    return out;
+  }
+
+  /**
+   * The selected event's table: its name (a click opens the name panel), exact start and
+   * duration, thread and process, depth, the zones that enclose it, its flows (when the page
+   * has them), its index; and the buttons that step through its name's instances.
+   * @param {EventInfo | null} info the selected event, or none
+   */
   select(info) {
     const el = $('selection');
     el.textContent = '';
     if (!info) { el.textContent = 'click an event to select it; shift+drag a range for its table'; return; }
-    const rows = info.cell
-      ? [['name', `${info.name} (the longest of ${info.cell.count.toLocaleString('en')})`], ['start', fmtDur(info.start)], ['cell', fmtDur(info.cell.width)],
-        ['thread', this.threadLabel(info.track)], ['depth', String(info.depth)]]
-      : [['name', info.name], ['start', fmtDur(info.start)], ['duration', info.lane === 'instant' ? '(instant)' : fmtDur(info.dur)],
-        ['thread', this.threadLabel(info.track)], ['depth', String(info.depth)]];
+    const res = this.res(), m = this.model;
+    const abs = m.haveBase ? m.abs(info.start) : null;
+    /** @type {[string, string | HTMLElement][]} */
+    const rows = [];
+    const nameLink = document.createElement('a');
+    nameLink.href = '#';
+    nameLink.id = 'sel-name';
+    nameLink.textContent = info.cell ? `${info.name} (the longest of ${info.cell.count.toLocaleString('en')})` : info.name;
+    nameLink.title = `the name panel: every ${info.name}, its statistics and histogram`;
+    nameLink.addEventListener('click', (e) => { e.preventDefault(); if (this.names) this.names.open(info.name); });
+    rows.push(['name', nameLink]);
+    rows.push(['start', `${fmtDur(info.start, res)}${abs !== null ? ` (${abs.toLocaleString('en')} ns)` : ''}`]);
+    if (info.cell) rows.push(['cell', fmtDur(info.cell.width)]);
+    else rows.push(['duration', info.lane === 'instant' ? '(instant)' : `${fmtDur(info.dur, res)} (${Math.round(info.dur).toLocaleString('en')} ns)`]);
+    const p = m.procs.get(info.track.pid);
+    rows.push(['thread', `${info.track.name || info.track.tid} (tid ${info.track.tid})`]);
+    rows.push(['process', `${p && p.name ? p.name : 'process'} (pid ${info.track.pid})`]);
+    rows.push(['depth', String(info.depth)]);
+    if (!info.cell && info.depth > 0) {
+      const chain = document.createElement('span');
+      chain.id = 'sel-parents';
+      this.parents(info).forEach((par, k) => {
+        if (k) chain.append(' ‹ ');
+        if (!par) { chain.append('(not held at this zoom)'); return; }
+        const a = document.createElement('a');
+        a.href = '#';
+        a.textContent = par.name;
+        a.title = `${fmtDur(par.dur, res)} from ${fmtDur(par.start, res)}`;
+        a.addEventListener('click', (e) => {
+          e.preventDefault();
+          this.showHit({ track: info.track, lane: 'zone', depth: par.depth, start: par.start, dur: par.dur, name: par.name, merged: 1, event: par.event });
+        });
+        chain.append(a);
+      });
+      rows.push(['inside', chain]);
+    }
+    const flows = this.flowsOf && !info.cell ? this.flowsOf(info) : null;
+    if (flows && flows.length) {
+      const f = document.createElement('span');
+      f.id = 'sel-flows';
+      flows.forEach((fe, k) => {
+        if (k) f.append(', ');
+        const a = document.createElement('a');
+        a.href = '#';
+        a.textContent = `${fe.dir === 'in' ? '← from' : '→ to'} ${fe.name}`;
+        a.addEventListener('click', (e) => {
+          e.preventDefault();
+          this.showHit({ track: fe.track, lane: 'zone', depth: fe.depth, start: fe.start, dur: fe.dur, name: fe.name, merged: 1 });
+        });
+        f.append(a);
+      });
+      rows.push(['flows', f]);
+    }
     if (info.event !== undefined && info.event >= 0) rows.push(['index', String(info.event)]);
     const t = document.createElement('table');
     t.id = 'selection-table';
     for (const [k, v] of rows) {
       const tr = t.insertRow();
       tr.insertCell().textContent = k;
-      tr.insertCell().textContent = v;
+      const td = tr.insertCell();
+      if (typeof v === 'string') td.textContent = v; else td.append(v);
+      td.dataset.key = k;
     }
     const bar = document.createElement('div');
-    for (const [how, text] of /** @type {['slowest' | 'next', string][]} */ ([['slowest', 'slowest ›'], ['next', 'next ›']])) {
+    /** @type {['slowest' | 'prev' | 'next', string][]} */
+    const buttons = [['slowest', 'slowest ›'], ['prev', '‹ previous'], ['next', 'next ›']];
+    for (const [how, text] of buttons) {
       const btn = document.createElement('button');
       btn.id = `jump-${how}`;
       btn.textContent = text;
-      btn.title = how === 'slowest' ? `show the longest ${info.name} of the capture` : `show the next ${info.name} after this one`;
-      btn.addEventListener('click', () => this.hooks.jump(info.name, how, info.start));
+      btn.title = how === 'slowest' ? `show the longest ${info.name} of the capture` : `show the ${how === 'next' ? 'next' : 'previous'} ${info.name}`;
+      btn.addEventListener('click', () => this.stepName(info, how));
       bar.append(btn);
     }
     const note = document.createElement('span');
     note.id = 'jump-note';
     note.className = 'hint';
     bar.append(' ', note);
-    el.append(t, bar);
+    bar.className = 'sel-buttons';
+    el.append(bar, t);
+  }
+
+  /**
+   * The slowest, previous or next instance of the selected event's name, shown.
+   * @param {EventInfo} info @param {'slowest' | 'prev' | 'next'} how
+   */
+  async stepName(info, how) {
+    const note = () => document.getElementById('jump-note');
+    if (how === 'slowest') { this.hooks.jump(info.name, 'slowest', info.start); return; }
+    try {
+      const dir = how === 'next' ? 1 : -1, m = this.model;
+      /** @type {Found | null} */
+      let e = null;
+      if (this.stored() && !(this.pager && this.pager.live)) {
+        const ids = nameIds(m.names, (n) => n === info.name);
+        e = await stepEvent(this.stored(), { name: info.name, match: false, ids }, this.current(info), dir);
+      } else { // a live capture: the instances the page holds, from the selected one
+        const all = heldMatches(m, (n) => n === info.name);
+        const k = all.findIndex((x) => x.s === info.start && x.pid === info.track.pid && x.tid === info.track.tid && x.depth === info.depth);
+        if (k >= 0 && all[k + dir]) e = heldFound(m, all[k + dir], -1);
+      }
+      if (!e) { const n = note(); if (n) n.textContent = `no ${how === 'next' ? 'later' : 'earlier'} ${info.name}`; return; }
+      this.show(e);
+      const n = note();
+      if (n) n.textContent = `the ${how === 'next' ? 'next' : 'previous'}: ${fmtDur(e.dur_ns)}`;
+    } catch (err) {
+      const n = note();
+      if (n) n.textContent = `${err instanceof Error ? err.message : err}`;
+    }
+  }
+
+  /**
+   * Where an event is, as a cursor for stepping: its start in the capture's ns and its index
+   * (-1 unknown: then the instances that start with it are all stepped past).
+   * @param {EventInfo | null} [info] default: the timeline's selection
+   * @returns {{ start: bigint, index: number } | null}
+   */
+  current(info) {
+    const sel = info || (this.view ? this.view.selected : null);
+    if (!sel || !this.model.haveBase) return null;
+    return { start: this.model.abs(sel.start), index: sel.event !== undefined && sel.event >= 0 ? sel.event : -1 };
+  }
+
+  /**
+   * Shows an event the service found: the view centred on it, its row scrolled to, and
+   * selected.
+   * @param {Found} e
+   */
+  show(e) {
+    const m = this.model;
+    this.showHit({ track: m.track(e.pid, e.tid), lane: e.kind === 'instant' || e.kind === 'async-instant' ? 'instant' : 'zone',
+      depth: e.depth, start: m.rel(BigInt(e.start_ns)), dur: e.dur_ns, name: m.nameOf(e.name_id), merged: 1, event: e.index }, e.name_id);
+  }
+
+  /**
+   * @param {EventInfo} info @param {number} [nameId]
+   */
+  showHit(info, nameId) {
+    const v = this.view;
+    if (!v) return;
+    const tr = this.model.track(info.track.pid, info.track.tid);
+    // the zoom is kept while the event is at least a pixel wide and fits; else the event
+    // takes a fifth of the view
+    let span = v.t1 - v.t0;
+    if (!(info.dur * 1.25 <= span) || info.dur < span / v.plotW) span = Math.max(info.dur * 5, 5000);
+    const mid = info.start + info.dur / 2;
+    v.t0 = mid - span / 2; v.t1 = mid + span / 2;
+    v.fitted = false;
+    if (v.follow) v.setFollow(false);
+    /** @type {import('./timeline.js').Hit} */
+    const sel = { track: tr, lane: /** @type {'zone' | 'instant'} */ (info.lane), depth: info.depth, index: -1, start: info.start, dur: info.dur,
+      nameId: nameId !== undefined ? nameId : this.model.names.indexOf(info.name), name: info.name, merged: 1, event: info.event };
+    v.selected = sel;
+    v.scrollTo(tr);
+    v.invalidate();
+    this.select(sel);
+  }
+
+  /**
+   * A range selected on the timeline ([r0, r1] ns from the base; null: cleared): its table
+   * from the service (/stats, clip=1: every event that overlaps it, its time cut to it),
+   * over every track, the tracks on screen, or the selected event's thread; a capture not
+   * stored has it counted over the events the page holds.
+   * @param {[number, number] | null} span
+   */
+  async askRange(span) {
+    const ask = ++this.rangeAsk;
+    if (!span) { this.range(null); return; }
+    const [r0, r1] = span, v = this.view, m = this.model, capture = this.stored();
+    let why = '';
+    if (capture && !(this.pager && this.pager.live)) {
+      const from = r0 <= m.minT ? m.abs(m.minT) : m.abs(r0), to = m.abs(r1) + 1n;
+      let keys = '';
+      if (this.rangeTracks === 'screen' && v && v.lastStats.rows) keys = v.lastStats.rows.slice(0, 1024).join(',');
+      if (this.rangeTracks === 'thread' && v && v.selected) keys = `${v.selected.track.pid}:${v.selected.track.tid}`;
+      this.rangeKeys = keys;
+      this.range([], r0, r1, 'asking the service…');
+      this.rangeNs = [String(from), String(to)];
+      try {
+        const q = `from_ns=${from}&to_ns=${to}&clip=1&limit=500${keys ? `&tracks=${keys}` : ''}`;
+        const a = /** @type {import('./pages.js').StatsAnswer} */ (await api(`/api/captures/${encodeURIComponent(capture)}/stats?${q}`));
+        if (ask !== this.rangeAsk) return;
+        const rows = a.rows.map((r) => ({ name: r.name || m.nameOf(r.name_id), count: r.count, total: r.total_ns, mean: r.total_ns / r.count,
+          min: r.min_ns, median: r.p50_ns, max: r.max_ns, p99: r.p99_ns, self: r.self_ns }));
+        const on = this.rangeTracks === 'thread' && v && v.selected ? ` on ${this.threadLabel(v.selected.track)}`
+          : keys ? ` on the ${keys.split(',').length} tracks on screen` : '';
+        const most = a.names > rows.length ? `; the ${rows.length} names of most time of ${a.names}` : '';
+        this.range(rows, r0, r1, `every event that overlaps it${on}, its time cut to the range${most}`);
+        return;
+      } catch (e) {
+        why = ` (the service: ${e instanceof Error ? e.message : e})`;
+      }
+      if (ask !== this.rangeAsk) return;
+    }
+    this.rangeKeys = '';
+    this.rangeNs = null;
+    this.range(v ? v.rangeTable(r0, r1) : [], r0, r1, `the events this page holds${why}`);
   }
 
   /**
@@ -200,15 +466,30 @@ export class Details {
     const { key, desc } = this.sort;
     const rows = [...this.rows].sort((a, b) => {
       const x = a[key], y = b[key];
-      const c = typeof x === 'string' ? x.localeCompare(/** @type {string} */ (y)) : x - /** @type {number} */ (y);
+      const c = typeof x === 'string' ? x.localeCompare(/** @type {string} */ (y)) : (x ?? 0) - /** @type {number} */ (y ?? 0);
       return desc ? -c : c;
     });
     const cap = document.createElement('div');
-    cap.textContent = `${fmtDur(this.span[1] - this.span[0])} selected: ${rows.length} names${this.note ? ` · ${this.note}` : ''}`;
+    cap.id = 'range-caption';
+    if (this.rangeNs) { cap.dataset.from = this.rangeNs[0]; cap.dataset.to = this.rangeNs[1]; cap.dataset.tracks = this.rangeKeys; }
+    cap.textContent = `${fmtDur(this.span[1] - this.span[0], this.res())} selected: ${rows.length} names${this.note ? ` · ${this.note}` : ''} · `;
+    const pick = document.createElement('select');
+    pick.id = 'range-tracks';
+    for (const [k, text] of [['all', 'every track'], ['screen', 'the tracks on screen'], ['thread', 'the selected thread']]) {
+      const o = document.createElement('option');
+      o.value = k; o.textContent = text;
+      o.selected = k === this.rangeTracks;
+      pick.append(o);
+    }
+    pick.addEventListener('change', () => {
+      this.rangeTracks = /** @type {'all' | 'screen' | 'thread'} */ (pick.value);
+      if (this.span) this.askRange(this.span);
+    });
+    cap.append(pick);
     const t = document.createElement('table');
     t.id = 'range-table';
     const head = t.createTHead().insertRow();
-    for (const k of /** @type {(keyof RangeRow)[]} */ (['name', 'count', 'total', 'mean', 'max', 'p99', 'self'])) {
+    for (const k of /** @type {(keyof RangeRow)[]} */ (['name', 'count', 'total', 'mean', 'max', 'p99', 'self', 'min', 'median'])) {
       const th = document.createElement('th');
       th.textContent = k + (k === key ? (desc ? ' ▼' : ' ▲') : '');
       th.dataset.key = k;
@@ -219,13 +500,24 @@ export class Details {
       head.append(th);
     }
     const body = t.createTBody();
+    const [r0, r1] = this.span;
     for (const r of rows.slice(0, 200)) {
       const tr = body.insertRow();
+      tr.dataset.name = r.name;
+      tr.dataset.total = String(r.total);
+      tr.title = `the name panel of ${r.name} in this range`;
+      tr.addEventListener('click', () => {
+        const m = this.model, names = this.names;
+        if (!names || !m.haveBase) return;
+        names.open(r.name, { from_ns: r0 <= m.minT ? m.abs(m.minT) : m.abs(r0), to_ns: m.abs(r1) + 1n, tracks: this.rangeKeys,
+          label: `the ${fmtDur(r1 - r0, this.res())} selected${this.rangeKeys ? ` on ${this.rangeKeys.split(',').length} tracks` : ''}` });
+      });
       tr.insertCell().textContent = r.name;
-      /** @param {number} x */
-      const dur = (x) => (Number.isNaN(x) ? '–' : fmtDur(x));
-      /** @type {[number, (x: number) => string][]} */
-      const cells = [[r.count, String], [r.total, dur], [r.mean, dur], [r.max, dur], [r.p99, dur], [r.self, dur]];
+      /** @param {number | undefined} x */
+      const dur = (x) => (x === undefined || Number.isNaN(x) ? '–' : fmtDur(x));
+      /** @type {[number | undefined, (x: number | undefined) => string][]} */
+      const cells = [[r.count, (x) => (x ?? 0).toLocaleString('en')], [r.total, dur], [r.mean, dur], [r.max, dur],
+        [r.p99, dur], [r.self, dur], [r.min, dur], [r.median, dur]];
       for (const [v, f] of cells) {
         const td = tr.insertCell();
         td.className = 'num';
@@ -234,6 +526,134 @@ export class Details {
     }
     el.append(cap, t);
   }
+}
+
+// ---- search: highlight, count and step ---------------------------------------------------
+
+/**
+ * The search box's stepping: Enter shows the next event whose name contains the text (any
+ * case), Shift+Enter the previous, in time order over every matching name at once (by
+ * start, then by index in the capture: names interleave by their instances' starts), each
+ * centred and selected; past the last it wraps to the first. The count reads "k / N" (N
+ * the matching events of the capture, from the service's per-name counts). A stored
+ * capture's matches come from the service (/events?match=1); a live one's from the events
+ * the page holds.
+ */
+export class Finder {
+  /**
+   * @param {Model} model @param {Details} details
+   * @param {() => number} total the matching events of the capture (the count the box shows)
+   */
+  constructor(model, details, total) {
+    this.model = model;
+    this.details = details;
+    this.total = total;
+    this.q = '';
+    /** @type {{ start: bigint, index: number } | null} */
+    this.cursor = null;
+    this.pos = 0;
+    this.ask = 0;
+  }
+
+  /** @param {string} q the box's text: a new one starts again from the first */
+  reset(q) {
+    this.q = q.trim();
+    this.cursor = null;
+    this.pos = 0;
+    this.ask++;
+  }
+
+  /**
+   * One step: dir 1 the next match, -1 the previous.
+   * @param {1 | -1} dir
+   */
+  async step(dir) {
+    const ask = ++this.ask, q = this.q, count = $('search-count');
+    if (!q) return;
+    const capture = this.details.stored();
+    try {
+      /** @type {Found | null} */
+      let e;
+      const held = !capture || !!(this.details.pager && this.details.pager.live);
+      if (!held) {
+        const lq = q.toLowerCase(), ids = nameIds(this.model.names, (n) => n.toLowerCase().includes(lq));
+        const what = { name: q, match: true, ids };
+        e = ids.length ? await stepEvent(capture, what, this.cursor, dir) : null;
+        if (!e && this.cursor && ids.length) e = await stepEvent(capture, what, null, dir); // wrap
+      } else {
+        e = this.stepHeld(dir);
+      }
+      if (ask !== this.ask) return;
+      if (!e) { count.textContent = `no ${q}`; return; }
+      const wrapped = this.cursor && (dir > 0 ? BigInt(e.start_ns) < this.cursor.start : BigInt(e.start_ns) > this.cursor.start);
+      const n = this.total();
+      this.pos = !this.cursor ? (dir > 0 ? 1 : n) : wrapped ? (dir > 0 ? 1 : n) : Math.max(1, this.pos + dir);
+      this.cursor = { start: BigInt(e.start_ns), index: e.index };
+      this.details.show(capture && !held ? e : { ...e, index: -1 }); // a held event's index is its place here, not in the capture
+      count.textContent = `${this.pos.toLocaleString('en')} / ${n.toLocaleString('en')}`;
+      count.dataset.start = String(e.start_ns);
+    } catch (err) {
+      if (ask === this.ask) count.textContent = `the search failed: ${err instanceof Error ? err.message : err}`;
+    }
+  }
+
+  /**
+   * The next or previous match among the events the page holds (a live capture's ring),
+   * as /events would give it (index: its place in the order of starts).
+   * @param {1 | -1} dir
+   * @returns {Found | null}
+   */
+  stepHeld(dir) {
+    const m = this.model, q = this.q.toLowerCase();
+    const all = heldMatches(m, (n) => n.toLowerCase().includes(q));
+    if (!all.length || !m.haveBase) return null;
+    const cur = this.cursor, cs = cur ? m.rel(cur.start) : 0;
+    /** @param {number} i @returns {number} below 0: match i is before the cursor; above: after */
+    const cmp = (i) => (!cur ? 0 : all[i].s !== cs ? all[i].s - cs : i - cur.index);
+    let k = -1;
+    if (dir > 0) {
+      for (let i = 0; i < all.length && k < 0; i++) if (!cur || cmp(i) > 0) k = i;
+    } else {
+      for (let i = all.length - 1; i >= 0 && k < 0; i--) if (!cur || cmp(i) < 0) k = i;
+    }
+    if (k < 0) k = dir > 0 ? 0 : all.length - 1; // past the end: wrap
+    return heldFound(m, all[k], k);
+  }
+}
+
+/** @typedef {{ s: number, d: number, depth: number, pid: number, tid: number, name: number, instant: boolean }} Held */
+
+/**
+ * The zones and instants the page holds (a live capture's ring) whose names pass want, in
+ * time order: by start, ties in the order of the threads and lanes.
+ * @param {Model} m @param {(name: string) => boolean} want
+ * @returns {Held[]}
+ */
+function heldMatches(m, want) {
+  const hit = new Uint8Array(m.names.length + 1); // by name id
+  m.names.forEach((n, id) => { if (n !== undefined && want(n)) hit[id] = 1; });
+  /** @type {Held[]} */
+  const all = [];
+  for (const p of m.procs.values())
+    for (const t of p.threads.values())
+      [...t.zones, t.instants].forEach((l, depth) => {
+        if (!l) return;
+        const instant = l === t.instants;
+        for (let i = 0; i < l.n; i++)
+          if (hit[l.name[i]]) all.push({ s: l.s[i], d: l.d[i], depth: instant ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant });
+      });
+  return all.sort((a, b) => a.s - b.s);
+}
+
+/**
+ * A held event as /events gives one.
+ * @param {Model} m @param {Held} x @param {number} index
+ * @returns {Found}
+ */
+function heldFound(m, x, index) {
+  const start = Number(m.abs(x.s));
+  return { index, start_ns: start, dur_ns: x.d, end_ns: start + x.d, pid: x.pid, tid: x.tid, track: `${x.pid}:${x.tid}`,
+    depth: x.depth, kind: x.instant ? 'instant' : 'zone', name_id: x.name };
 }
 
 // ---- the samples ---------------------------------------------------------------------------

@@ -121,10 +121,19 @@ export function colourOf(nameId) {
 
 /**
  * @param {number} ns
+ * @param {number} [res] the finest difference that matters (ns: a pixel of the view): the
+ *   digits go down to it (at most to the ns), so a time of seconds in a view of µs keeps them
  * @returns {string} ns as a duration in the unit that suits it: 12 ns, 3.5 µs, 1.25 ms, 2 s
  */
-export function fmtDur(ns) {
+export function fmtDur(ns, res) {
   const a = Math.abs(ns);
+  if (res !== undefined && res > 0 && a >= 1e3) {
+    const u = a < 1e6 ? 1e3 : a < 1e9 ? 1e6 : 1e9;
+    const dec = Math.min(Math.log10(u), Math.max(0, Math.ceil(Math.log10(u / Math.max(1, res)) - 1e-9)));
+    // trailing zeros go: the digits shown are exact to the resolution, and a round value stays short
+    const x = (ns / u).toFixed(dec).replace(/(\.\d*?)0+$/, '$1').replace(/\.$/, '');
+    return `${x} ${u === 1e3 ? 'µs' : u === 1e6 ? 'ms' : 's'}`;
+  }
   if (a < 1e3) return `${+ns.toFixed(0)} ns`;
   if (a < 1e6) return `${+(ns / 1e3).toPrecision(4)} µs`;
   if (a < 1e9) return `${+(ns / 1e6).toPrecision(4)} ms`;

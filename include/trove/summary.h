@@ -252,6 +252,8 @@ struct trove_stats_options {
     const char *name;          /* only this event name; NULL: every name */
     int sort;                  /* enum trove_stats_sort */
     size_t limit;              /* rows; 0: every name */
+    int clip;                  /* 1: every event that overlaps [from, to), its duration
+                                * clipped to the range (below); 0: those that start in it */
 };
 
 struct trove_stats_row {
@@ -279,6 +281,15 @@ struct trove_stats_result {
  * duration histogram (the sketch's buckets): nodes wholly inside the range (with no track
  * filter) answer from their sketches, the segments at its ends are read. count, total,
  * self, min and max are exact; the quantiles within 1 %. Errors as trove_capture_view's.
+ *
+ * With opt->clip, the events are those that overlap [from, to) — a span that starts before
+ * from and ends after it, an instant that starts in it — and each span counts its duration
+ * clipped to the range, min(end, to) - max(start, from): count, total, min, max and the
+ * histogram are of the clipped durations, exactly, so one track's total of a name never
+ * exceeds the range times the instances open at once. A span the range cuts counts its self
+ * time as at most its clipped duration (the zones below it are not clipped one by one); one
+ * wholly inside counts it as without clip. Nodes answer only where every event they hold
+ * starts and ends inside the range; the segments of every span that reaches into it are read.
  */
 int trove_capture_stats(struct trove_store *s, const char *name,
                         const struct trove_stats_options *opt, struct trove_stats_result *res,
@@ -291,10 +302,16 @@ int trove_stats_result_json(const struct trove_stats_result *res, const char *ca
 int trove_stats_sort_parse(const char *s);
 const char *trove_stats_sort_name(int sort);
 
-enum trove_find_order { TROVE_FIND_START = 0, TROVE_FIND_DUR_DESC = 1 };
+enum trove_find_order { TROVE_FIND_START = 0, TROVE_FIND_DUR_DESC = 1, TROVE_FIND_START_DESC = 2 };
 
 struct trove_find_options {
-    const char *name;          /* the event name (required) */
+    const char *name;          /* the event name (required, unless ids) */
+    int match;                 /* 1: every event name that contains `name`, ASCII case-blind */
+    const uint32_t *ids;       /* sorted name ids in place of a name: their instances, and the
+                                * capture's names are not read; NULL: by name */
+    size_t nids;
+    uint64_t min_dur_ns;       /* only events at least this long */
+    uint64_t max_dur_ns;       /* only events at most this long; 0: no bound */
     uint64_t from_ns, to_ns;   /* events that start in [from, to); to_ns 0: to the end */
     const uint64_t *tracks;
     size_t ntracks;
@@ -302,8 +319,9 @@ struct trove_find_options {
     size_t limit;              /* 1 .. 10000 */
 };
 
-/* The instances of an event name in a range, the first by start or the longest first, as
- * JSON (docs/serve.md, "Events"). Groups of segments whose sketches lack the name, or cannot
+/* The instances of an event name (or of the name ids given) in a range, the first by start, the last by start
+ * (start_desc: the ones before a time) or the longest first, as JSON (docs/serve.md,
+ * "Events"); ties by their index in the capture. Groups of segments whose sketches lack the name, or cannot
  * hold one to keep, are not read. */
 int trove_capture_find_json(struct trove_store *s, const char *name,
                             const struct trove_find_options *opt, struct trove_bytes *out,

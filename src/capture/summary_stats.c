@@ -8,12 +8,26 @@
  * events that start in the range counted one by one, with the self times its node would
  * have given them. Both add into the same accumulators: exact count, total, self, min and
  * max, and bucket counts from which the quantiles are read.
+ *
+ * Clipped statistics (opt->clip) count every event that overlaps the range, a span's
+ * duration cut to it: a node's sketches answer only when all its events start and end inside
+ * the range (its bounds say so: min_start, max_start, max_end); a node none of whose events
+ * reaches the range is skipped; every other segment is read, event by event.
+ *
+ * Instances: the segments in groups of TROVE_SUMMARY_FANOUT (a level-1 node's), kept in a
+ * bounded heap of the best `limit` so far. A group is skipped on its bounds alone when none
+ * of its events starts in the range or could beat the worst kept (start, start_desc), and on
+ * its node's sketches when it holds no such name, or none of the durations asked, or none
+ * longer than the shortest kept (dur_desc). start_desc walks the groups and their segments
+ * backwards so that the skips bite. A name can be every name that contains the text given,
+ * ASCII case-blind (match): what a viewer's search steps through.
  */
 #include "summary_read.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/json.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -49,6 +63,12 @@ static int nrec_cmp(const void *a, const void *b)
 {
     const struct nrec *x = a, *y = b;
     return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
 }
 
 static int bkey_cmp(const void *a, const void *b)
@@ -127,9 +147,24 @@ static int add_bucket(struct acc *a, uint32_t name, uint32_t bucket, uint64_t co
     return TROVE_OK;
 }
 
-/* The names' ids whose string is `name` (sorted), or every id (ids NULL) for NULL. */
-static int name_ids(const struct trove_names *names, const char *name, uint32_t **ids,
-                    size_t *n)
+/* Does s[0..len) contain the NUL-terminated needle, ASCII case-blind? */
+static int contains_ci(const char *s, size_t len, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= len; i++) {
+        size_t j = 0;
+        while (j < m && tolower((unsigned char)s[i + j]) == tolower((unsigned char)needle[j]))
+            j++;
+        if (j == m)
+            return 1;
+    }
+    return 0;
+}
+
+/* The names' ids whose string is `name` (with match: contains it, case-blind), sorted; every
+ * id (ids NULL) for NULL. */
+static int name_ids_match(const struct trove_names *names, const char *name, int match,
+                          uint32_t **ids, size_t *n)
 {
     size_t count = trove_names_count(names), m = 0;
 
@@ -142,17 +177,29 @@ static int name_ids(const struct trove_names *names, const char *name, uint32_t 
     for (size_t i = 0; i < count; i++) {
         struct trove_name_entry e;
         trove_names_entry(names, i, &e);
-        if (e.type == TROVE_NAME_EVENT && e.len == strlen(name) && !memcmp(e.str, name, e.len))
+        if (e.type == TROVE_NAME_EVENT &&
+            (match ? contains_ci(e.str, e.len, name)
+                   : e.len == strlen(name) && !memcmp(e.str, name, e.len)))
             (*ids)[m++] = e.a;
     }
-    for (size_t i = 1; i < m; i++) /* few: a name given more than one id */
-        for (size_t j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--) {
-            uint32_t t = (*ids)[j];
-            (*ids)[j] = (*ids)[j - 1];
-            (*ids)[j - 1] = t;
-        }
+    if (match) {
+        qsort(*ids, m, sizeof **ids, u32_cmp);
+    } else {
+        for (size_t i = 1; i < m; i++) /* few: a name given more than one id */
+            for (size_t j = i; j > 0 && (*ids)[j - 1] > (*ids)[j]; j--) {
+                uint32_t t = (*ids)[j];
+                (*ids)[j] = (*ids)[j - 1];
+                (*ids)[j - 1] = t;
+            }
+    }
     *n = m;
     return TROVE_OK;
+}
+
+static int name_ids(const struct trove_names *names, const char *name, uint32_t **ids,
+                    size_t *n)
+{
+    return name_ids_match(names, name, 0, ids, n);
 }
 
 static int id_ok(const uint32_t *ids, size_t n, int filtered, uint32_t id)
@@ -201,6 +248,30 @@ static int stats_node(struct stats_walk *w, const struct trove_summary *n)
     return TROVE_OK;
 }
 
+/* With clip: does event e count in [from, to), and its clipped duration into *d (its self
+ * time, at most that, into *self)? A span counts when it overlaps the range, an instant (or
+ * a span of no duration) when it starts in it. */
+static int clip_event(const struct stats_walk *w, const struct trove_event *e, uint64_t *d,
+                      uint64_t *self)
+{
+    uint64_t a, z, end;
+
+    if (!trove__summary_is_span(e->kind) || e->dur_ns == 0) {
+        *d = 0;
+        *self = 0;
+        return e->start_ns >= w->from && e->start_ns < w->to;
+    }
+    end = trove_event_end(e);
+    if (e->start_ns >= w->to || end <= w->from)
+        return 0;
+    a = e->start_ns > w->from ? e->start_ns : w->from;
+    z = end < w->to ? end : w->to;
+    *d = z - a;
+    if (*self > *d)
+        *self = *d;
+    return 1;
+}
+
 static int stats_segment(struct stats_walk *w, uint64_t k)
 {
     size_t n;
@@ -211,10 +282,14 @@ static int stats_segment(struct stats_walk *w, uint64_t k)
         return rc;
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &w->r.ev[i];
-        uint64_t d = trove__summary_is_span(e->kind) ? e->dur_ns : 0;
-        struct nrec r = {e->name_id, 1, d, w->r.self[i], d, d};
-        if (e->kind == TROVE_KIND_COUNTER || e->start_ns < w->from || e->start_ns >= w->to ||
-            !id_ok(w->ids, w->nids, w->filtered, e->name_id) ||
+        uint64_t d = trove__summary_is_span(e->kind) ? e->dur_ns : 0, self = w->r.self[i];
+        int in;
+        if (e->kind == TROVE_KIND_COUNTER)
+            continue;
+        in = w->opt->clip ? clip_event(w, e, &d, &self)
+                          : e->start_ns >= w->from && e->start_ns < w->to;
+        struct nrec r = {e->name_id, 1, d, self, d, d};
+        if (!in || !id_ok(w->ids, w->nids, w->filtered, e->name_id) ||
             !trove__sumread_track_ok(w->opt->tracks, w->opt->ntracks, e->pid, e->tid))
             continue;
         if (add_rec(&w->a, &r) != TROVE_OK ||
@@ -231,9 +306,10 @@ static int stats_walk(struct stats_walk *w, unsigned level, uint64_t index)
     struct trove_summary node;
     int rc;
 
-    if (b->min_start >= w->to || b->max_start < w->from)
-        return TROVE_OK; /* no event of it starts in the range */
+    if (b->min_start >= w->to || (b->max_start < w->from && (!w->opt->clip || b->max_end <= w->from)))
+        return TROVE_OK; /* no event of it starts (or, clipped, reaches) in the range */
     if (level > 0 && b->min_start >= w->from && b->max_start < w->to && w->opt->ntracks == 0 &&
+        (!w->opt->clip || b->max_end <= w->to) &&
         trove__sumread_node(&w->r, level, index, &node) == TROVE_OK) {
         rc = stats_node(w, &node);
         trove_summary_free(&node);
@@ -464,16 +540,27 @@ struct find {
     struct trove_diag *diag;
 };
 
-/* Is a worse than b (kept after it)? start order: a later start; dur_desc: a shorter one. */
+/* Is a worse than b (kept after it)? start order: a later start (then a later index);
+ * start_desc: an earlier start (then an earlier index); dur_desc: a shorter one. */
 static int worse(const struct find *f, const struct hit *a, const struct hit *b)
 {
     if (f->opt->order == TROVE_FIND_DUR_DESC) {
         if (a->ev.dur_ns != b->ev.dur_ns)
             return a->ev.dur_ns < b->ev.dur_ns;
+    } else if (f->opt->order == TROVE_FIND_START_DESC) {
+        if (a->ev.start_ns != b->ev.start_ns)
+            return a->ev.start_ns < b->ev.start_ns;
+        return a->index < b->index;
     } else if (a->ev.start_ns != b->ev.start_ns) {
         return a->ev.start_ns > b->ev.start_ns;
     }
     return a->index > b->index;
+}
+
+/* Is e's duration within the options' bounds? */
+static int dur_ok(const struct trove_find_options *o, uint64_t d)
+{
+    return d >= o->min_dur_ns && (o->max_dur_ns == 0 || d <= o->max_dur_ns);
 }
 
 static void sift_down(struct find *f, size_t i)
@@ -523,12 +610,16 @@ static int find_segment(struct find *f, uint64_t k)
     if (f->opt->order == TROVE_FIND_START && f->n == f->opt->limit &&
         b->min_start > f->heap[0].ev.start_ns)
         return TROVE_OK; /* every event of it starts after the worst kept */
+    if (f->opt->order == TROVE_FIND_START_DESC && f->n == f->opt->limit &&
+        b->max_start < f->heap[0].ev.start_ns)
+        return TROVE_OK; /* every event of it starts before the worst kept */
     if ((rc = trove__sumread_segment(&f->r, k, &n, f->diag)) != TROVE_OK)
         return rc;
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &f->r.ev[i];
         struct hit h;
         if (e->start_ns < f->from || e->start_ns >= f->to || !id_ok(f->ids, f->nids, 1, e->name_id) ||
+            !dur_ok(f->opt, e->dur_ns) ||
             !trove__sumread_track_ok(f->opt->tracks, f->opt->ntracks, e->pid, e->tid))
             continue;
         h.index = k * f->r.per + i;
@@ -546,11 +637,22 @@ static int find_group(struct find *f, uint64_t g)
     uint64_t first = g * TROVE_SUMMARY_FANOUT;
     int rc = TROVE_OK, skip = 0;
 
+    if (f->r.levels >= 2) { /* its bounds first: a group out of the range, or past what is kept, is not read */
+        const struct trove__sumbound *b = &f->r.b[1][g];
+        if (b->min_start >= f->to || b->max_start < f->from ||
+            (f->n == f->opt->limit && f->opt->order == TROVE_FIND_START &&
+             b->min_start > f->heap[0].ev.start_ns) ||
+            (f->n == f->opt->limit && f->opt->order == TROVE_FIND_START_DESC &&
+             b->max_start < f->heap[0].ev.start_ns))
+            return TROVE_OK;
+    }
     if (f->r.levels >= 2 && trove__sumread_node(&f->r, 1, g, &node) == TROVE_OK) {
         uint64_t max = 0;
         int any = 0;
         for (size_t i = 0; i < node.nsketches; i++)
-            if (id_ok(f->ids, f->nids, 1, node.sketches[i].name)) {
+            if (id_ok(f->ids, f->nids, 1, node.sketches[i].name) &&
+                node.sketches[i].max >= f->opt->min_dur_ns &&
+                (f->opt->max_dur_ns == 0 || node.sketches[i].min <= f->opt->max_dur_ns)) {
                 any = 1;
                 max = node.sketches[i].max > max ? node.sketches[i].max : max;
             }
@@ -558,10 +660,12 @@ static int find_group(struct find *f, uint64_t g)
                         max < f->heap[0].ev.dur_ns);
         trove_summary_free(&node);
     }
-    for (uint64_t k = first; !skip && rc == TROVE_OK && k < first + TROVE_SUMMARY_FANOUT &&
-                             k < f->r.h.info.segments;
-         k++)
-        rc = find_segment(f, k);
+    {
+        uint64_t end = first + TROVE_SUMMARY_FANOUT < f->r.h.info.segments ? first + TROVE_SUMMARY_FANOUT
+                                                                          : f->r.h.info.segments;
+        for (uint64_t i = 0; !skip && rc == TROVE_OK && first + i < end; i++) /* start_desc: backwards */
+            rc = find_segment(f, f->opt->order == TROVE_FIND_START_DESC ? end - 1 - i : first + i);
+    }
     return rc;
 }
 
@@ -572,6 +676,8 @@ static int hit_cmp_start(const void *a, const void *b)
         return x->ev.start_ns < y->ev.start_ns ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
 }
+
+static int hit_cmp_start_desc(const void *a, const void *b) { return hit_cmp_start(b, a); }
 
 static int hit_cmp_dur(const void *a, const void *b)
 {
@@ -592,34 +698,59 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
     int rc;
 
     memset(&f, 0, sizeof f);
-    if (!s || !opt || !out || !opt->name || opt->limit < 1 || opt->limit > 10000 ||
-        (opt->order != TROVE_FIND_START && opt->order != TROVE_FIND_DUR_DESC) ||
+    if (!s || !opt || !out || (!opt->name && !opt->nids) || (opt->nids && !opt->ids) ||
+        opt->limit < 1 || opt->limit > 10000 ||
+        (opt->order != TROVE_FIND_START && opt->order != TROVE_FIND_DUR_DESC &&
+         opt->order != TROVE_FIND_START_DESC) ||
         (opt->ntracks && !opt->tracks))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "finding events needs a name, an order and a limit of 1 to 10000");
+                          "finding events needs a name (or name ids), an order and a limit of 1 to 10000");
     f.opt = opt;
     f.diag = diag;
-    if ((rc = trove_names_new(&names)) != TROVE_OK ||
-        (rc = trove_capture_read_names(s, name, names, diag)) != TROVE_OK ||
-        (rc = trove__sumread_open(&f.r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
+    /* name ids given: the names are not read (a capture of many names saves most of a small
+     * answer's time) */
+    if (!opt->nids && ((rc = trove_names_new(&names)) != TROVE_OK ||
+                       (rc = trove_capture_read_names(s, name, names, diag)) != TROVE_OK))
         goto out;
-    if (name_ids(names, opt->name, &ids, &f.nids) != TROVE_OK ||
+    if ((rc = trove__sumread_open(&f.r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
+        goto out;
+    if ((!opt->nids && name_ids_match(names, opt->name, opt->match, &ids, &f.nids) != TROVE_OK) ||
         !(f.heap = trove__mallocarray(opt->limit, sizeof *f.heap))) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
-    f.ids = ids;
+    for (size_t i = 1; i < opt->nids; i++)
+        if (opt->ids[i - 1] >= opt->ids[i]) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "finding events: the name ids are not sorted and distinct");
+            goto out;
+        }
+    f.ids = opt->nids ? opt->ids : ids;
+    if (opt->nids)
+        f.nids = opt->nids;
     f.from = opt->from_ns;
     f.to = opt->to_ns ? opt->to_ns : UINT64_MAX;
-    for (uint64_t g = 0; f.nids > 0 && rc == TROVE_OK && g * TROVE_SUMMARY_FANOUT < f.r.h.info.segments; g++)
-        rc = find_group(&f, g);
+    {
+        /* the groups in the order the answer wants: backwards for start_desc, so that the
+         * bounds above skip the ones before what is kept */
+        uint64_t ng = (f.r.h.info.segments + TROVE_SUMMARY_FANOUT - 1) / TROVE_SUMMARY_FANOUT;
+        for (uint64_t k = 0; f.nids > 0 && rc == TROVE_OK && k < ng; k++)
+            rc = find_group(&f, opt->order == TROVE_FIND_START_DESC ? ng - 1 - k : k);
+    }
     if (rc != TROVE_OK)
         goto out;
-    qsort(f.heap, f.n, sizeof *f.heap, opt->order == TROVE_FIND_DUR_DESC ? hit_cmp_dur : hit_cmp_start);
+    qsort(f.heap, f.n, sizeof *f.heap,
+          opt->order == TROVE_FIND_DUR_DESC    ? hit_cmp_dur
+          : opt->order == TROVE_FIND_START_DESC ? hit_cmp_start_desc
+                                                : hit_cmp_start);
     rc = trove__sumread_fmt(out, "{\"capture\":\"%s\",\"name\":", name);
-    rc = rc ? rc : trove__json_put_str(out, opt->name, strlen(opt->name));
+    if (opt->name)
+        rc = rc ? rc : trove__json_put_str(out, opt->name, strlen(opt->name));
+    else
+        rc = rc ? rc : trove__sumread_fmt(out, "null");
     rc = rc ? rc : trove__sumread_fmt(out, ",\"order\":\"%s\",\"events\":[",
-                           opt->order == TROVE_FIND_DUR_DESC ? "dur_desc" : "start");
+                           opt->order == TROVE_FIND_DUR_DESC    ? "dur_desc"
+                           : opt->order == TROVE_FIND_START_DESC ? "start_desc"
+                                                                 : "start");
     for (size_t i = 0; rc == TROVE_OK && i < f.n; i++) {
         const struct hit *h = &f.heap[i];
         rc = trove__sumread_fmt(out,

@@ -102,13 +102,53 @@ enum {
     P_EVENT = 1 << 13,   /* name= (stats, events: an event name) */
     P_SORT = 1 << 14,    /* stats */
     P_ORDER = 1 << 15,   /* events */
-    P_QLIMIT = 1 << 16   /* limit= (stats, events, flows) */
+    P_QLIMIT = 1 << 16,  /* limit= (stats, events, flows) */
+    P_CLIP = 1 << 17,    /* clip=0|1 (stats) */
+    P_MATCH = 1 << 18,   /* match=0|1 (events) */
+    P_DUR = 1 << 19,     /* min_dur_ns, max_dur_ns (events) */
+    P_IDS = 1 << 20      /* ids= (events) */
 };
 
 static int u64_cmp(const void *a, const void *b)
 {
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return x < y ? -1 : x > y;
+}
+
+static int u32_cmp(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ids=ID,...: into r->ids, sorted and distinct. */
+static int parse_ids(const char *val, struct trove__api_req *r, struct trove__api_error *err)
+{
+    const char *p = val;
+    size_t m = 0;
+
+    r->nids = 0;
+    while (*p) {
+        char *end;
+        unsigned long long id;
+        if (r->nids == TROVE__API_IDS_MAX)
+            return fail(err, 400, "ids= names over 1024 ids; give name= and match=1%s%s", "", "");
+        if (*p < '0' || *p > '9')
+            return fail(err, 400, "ids=: '%.40s' is not a name id", p, "");
+        id = strtoull(p, &end, 10);
+        if ((*end != ',' && *end != 0) || id > UINT32_MAX)
+            return fail(err, 400, "ids=: '%.40s' is not a name id", p, "");
+        r->ids[r->nids++] = (uint32_t)id;
+        p = *end ? end + 1 : end;
+    }
+    if (r->nids == 0)
+        return fail(err, 400, "ids= is empty%s%s", "", "");
+    qsort(r->ids, r->nids, sizeof r->ids[0], u32_cmp);
+    for (size_t i = 0; i < r->nids; i++)
+        if (m == 0 || r->ids[m - 1] != r->ids[i])
+            r->ids[m++] = r->ids[i];
+    r->nids = m;
+    return 0;
 }
 
 /* tracks=PID:TID,...: into r->tracks, sorted and distinct. */
@@ -155,7 +195,8 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"format", P_FORMAT},   {"name", P_NAME},     {"append", P_APPEND},
                 {"token", P_TOKEN},     {"limit", P_LIMIT},   {"px", P_PX},
                 {"tracks", P_TRACKS},   {"names", P_NAMES},   {"sort", P_SORT},
-                {"order", P_ORDER}};
+                {"order", P_ORDER},     {"clip", P_CLIP},     {"match", P_MATCH},
+                {"min_dur_ns", P_DUR},  {"max_dur_ns", P_DUR},  {"ids", P_IDS}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -166,7 +207,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
         bit = P_EVENT;
     if (bit == P_LIMIT && (takes & P_QLIMIT))
         bit = P_QLIMIT;
-    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT)) &&
+    if ((bit & (P_PX | P_TRACKS | P_NAMES | P_EVENT | P_SORT | P_ORDER | P_QLIMIT | P_CLIP | P_MATCH | P_IDS)) &&
         (*seen & bit))
         return fail(err, 400, "'%s' given twice%s", key, "");
     if (bit == P_EVENT) {
@@ -252,10 +293,31 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
     } else if (!strcmp(key, "sort")) {
         if ((r->sort = trove_stats_sort_parse(val)) < 0)
             return fail(err, 400, "sort=%s is not total, count, p99, self or max%s", val, "");
+    } else if (!strcmp(key, "ids")) {
+        if (parse_ids(val, r, err))
+            return -1;
+    } else if (!strcmp(key, "match")) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return fail(err, 400, "match=%s is not 0 or 1%s", val, "");
+        r->match = !strcmp(val, "1");
+    } else if (!strcmp(key, "min_dur_ns") || !strcmp(key, "max_dur_ns")) {
+        uint64_t x;
+        if (parse_u64(val, &x))
+            return fail(err, 400, "%s=%s is not a count of nanoseconds", key, val);
+        if (!strcmp(key, "min_dur_ns"))
+            r->min_dur_ns = x;
+        else
+            r->max_dur_ns = x;
+    } else if (!strcmp(key, "clip")) {
+        if (strcmp(val, "0") && strcmp(val, "1"))
+            return fail(err, 400, "clip=%s is not 0 or 1%s", val, "");
+        r->clip = !strcmp(val, "1");
     } else if (!strcmp(key, "order")) {
-        if (strcmp(val, "start") && strcmp(val, "dur_desc"))
-            return fail(err, 400, "order=%s is not start or dur_desc%s", val, "");
-        r->order = !strcmp(val, "dur_desc") ? TROVE_FIND_DUR_DESC : TROVE_FIND_START;
+        if (strcmp(val, "start") && strcmp(val, "dur_desc") && strcmp(val, "start_desc"))
+            return fail(err, 400, "order=%s is not start, start_desc or dur_desc%s", val, "");
+        r->order = !strcmp(val, "dur_desc")     ? TROVE_FIND_DUR_DESC
+                   : !strcmp(val, "start_desc") ? TROVE_FIND_START_DESC
+                                                : TROVE_FIND_START;
     } else if (!strcmp(key, "append")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "true") && strcmp(val, "false"))
             return fail(err, 400, "append=%s is not 0 or 1%s", val, "");
@@ -370,12 +432,11 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             out->names = 1;
         } else if (!strcmp(rest + n, "/stats")) {
             out->route = TROVE__R_STATS;
-            takes = P_RANGE | P_TRACKS | P_EVENT | P_SORT | P_QLIMIT;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_SORT | P_QLIMIT | P_CLIP;
             out->qlimit = 100;
         } else if (!strcmp(rest + n, "/events")) {
             out->route = TROVE__R_EVENTS;
-            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT;
-            need = P_EVENT;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT | P_MATCH | P_DUR | P_IDS;
             out->qlimit = 20;
         } else if (!strcmp(rest + n, "/flows")) {
             out->route = TROVE__R_FLOWS;
@@ -406,6 +467,13 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
                     : need & P_EVENT ? "name=EVENT"
                     : need & P_NAME  ? "name=NAME"
                                      : "token=TOKEN");
+    /* the events of a name (name=) or of name ids (ids=), one or the other */
+    if (out->route == TROVE__R_EVENTS && !(seen & (P_EVENT | P_IDS)))
+        return fail(err, 400, "%s needs name=EVENT or ids=ID,...%s", path, "");
+    if (out->route == TROVE__R_EVENTS && (seen & P_EVENT) && (seen & P_IDS))
+        return fail(err, 400, "name= or ids=, not both%s%s", "", "");
+    if (out->route == TROVE__R_EVENTS && (seen & P_IDS) && out->match)
+        return fail(err, 400, "match=1 takes name=, not ids=%s%s", "", "");
     if (out->route == TROVE__R_EVENTS && (out->qlimit < 1 || out->qlimit > 10000))
         return fail(err, 400, "limit: the events endpoint answers 1 to 10000%s%s", "", "");
     if (out->route == TROVE__R_FLOWS && (out->qlimit < 1 || out->qlimit > TROVE__FLOWS_LIMIT_MAX))

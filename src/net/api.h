@@ -52,6 +52,8 @@ enum trove__export_format {
 
 /* At most this many tracks in one request's tracks=. */
 #define TROVE__API_TRACKS_MAX 1024u
+/* At most this many name ids in one request's ids=. */
+#define TROVE__API_IDS_MAX 1024u
 
 struct trove__api_req {
     int route;
@@ -73,7 +75,12 @@ struct trove__api_req {
     char event[1024];                     /* stats, events: name= (an event name) */
     int has_event;
     int sort;                             /* stats: enum trove_stats_sort */
+    int clip;                             /* stats: clip=1, durations cut to the range */
     int order;                            /* events: enum trove_find_order */
+    int match;                            /* events: match=1, name= is a part of names */
+    uint32_t ids[TROVE__API_IDS_MAX];     /* events: ids=ID,...: name ids, sorted, distinct */
+    size_t nids;
+    uint64_t min_dur_ns, max_dur_ns;      /* events: the durations kept (max 0: any) */
     uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events, flows 1 .. 10000 */
 };
 

@@ -756,6 +756,7 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         o.name = q->has_event ? q->event : NULL;
         o.sort = q->sort;
         o.limit = q->qlimit;
+        o.clip = q->clip;
         rc = trove_capture_stats(s, j->name, &o, &res, diag);
         if (rc == TROVE_OK) {
             fig = res.read;
@@ -766,13 +767,18 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
     }
     case TROVE__R_EVENTS: {
         struct trove_find_options o = {0};
-        o.name = q->event;
+        o.name = q->has_event ? q->event : NULL;
+        o.ids = q->nids ? q->ids : NULL;
+        o.nids = q->nids;
         o.from_ns = q->from_ns;
         o.to_ns = to;
         o.tracks = q->ntracks ? q->tracks : NULL;
         o.ntracks = q->ntracks;
         o.order = q->order;
         o.limit = q->qlimit;
+        o.match = q->match;
+        o.min_dur_ns = q->min_dur_ns;
+        o.max_dur_ns = q->max_dur_ns;
         rc = trove_capture_find_json(s, j->name, &o, &j->body, &fig, diag);
         break;
     }

@@ -140,8 +140,10 @@ let sel = await page.$$eval('#selection-table tr', (trs) => Object.fromEntries(t
 check(sel.name === name && sel.index === String(slow.index), `a click on the slowest ${name} selects it: ${JSON.stringify(sel)}, the service says index ${slow.index}`);
 await page.mouse.move(cx, cy + 300);
 await page.screenshot({ path: `${outDir}/big-event.png` });
-// "next ›": the first instance starting after it; "slowest ›": it again, from anywhere
-const [next] = (await (await fetch(`${url}api/captures/${capture}/events?name=${encodeURIComponent(name)}&order=start&limit=1&from_ns=${BigInt(slow.start_ns) + 1n}`)).json()).events;
+// "next ›": the next instance in time order (by start, then index: one that starts with it
+// and comes after it in the capture is next); "slowest ›": it again, from anywhere
+const after = (await (await fetch(`${url}api/captures/${capture}/events?name=${encodeURIComponent(name)}&order=start&limit=100&from_ns=${slow.start_ns}`)).json()).events;
+const next = after.find((e) => BigInt(e.start_ns) > BigInt(slow.start_ns) || (e.start_ns === slow.start_ns && e.index > slow.index));
 await page.click('#jump-next');
 const selIndex = (i) => [...document.querySelectorAll('#selection-table tr')].some((tr) => tr.cells[0].textContent === 'index' && tr.cells[1].textContent === i);
 await until(selIndex, String(next.index));

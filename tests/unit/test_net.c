@@ -30,6 +30,7 @@
 #include "net/producer.h"
 #include "net/remap.h"
 #include "trove/event.h"
+#include "trove/summary.h"
 #include "trove/wire.h"
 
 #include <pthread.h>
@@ -1109,6 +1110,45 @@ static void test_router_profile(void)
     CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/hot/profiles", NULL, &r, &e), -1);
 }
 
+/* The find parameters: stats' clip=, events' match=, order=start_desc and the duration
+ * window, each only where it belongs and only in its range. */
+static void test_router_find(void)
+{
+    static const char *const bad_stats[] = {"clip=2", "clip=", "clip=1&clip=1", "match=1",
+                                            "min_dur_ns=5"};
+    static const char *const bad_events[] = {"name=a&match=yes", "name=a&order=end",
+                                             "name=a&min_dur_ns=x", "name=a&clip=1",
+                                             "name=a&match=1&match=1",
+                                             "name=a&max_dur_ns=18446744073709551616",
+                                             "name=a&ids=1", "ids=1,x", "ids=", "ids=1&match=1",
+                                             "ids=4294967296", "order=start", "ids=1&ids=2"};
+    struct trove__api_req r;
+    struct trove__api_error e;
+
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/stats", "from_ns=1&to_ns=9&clip=1",
+                                  &r, &e), 0);
+    CHECK(r.route == TROVE__R_STATS && r.clip == 1 && r.from_ns == 1 && r.to_ns == 9);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/stats", "clip=0", &r, &e), 0);
+    CHECK(r.clip == 0);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events",
+                                  "name=run&match=1&order=start_desc&min_dur_ns=10&max_dur_ns=20",
+                                  &r, &e), 0);
+    CHECK(r.route == TROVE__R_EVENTS && r.match == 1 && r.order == TROVE_FIND_START_DESC &&
+          r.min_dur_ns == 10 && r.max_dur_ns == 20 && !strcmp(r.event, "run"));
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events", "name=run", &r, &e), 0);
+    CHECK(r.match == 0 && r.order == TROVE_FIND_START && r.min_dur_ns == 0 && r.max_dur_ns == 0);
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events", "ids=30,2,30&order=start_desc", &r, &e), 0);
+    CHECK(r.nids == 2 && r.ids[0] == 2 && r.ids[1] == 30 && !r.has_event);
+    for (size_t i = 0; i < sizeof bad_stats / sizeof bad_stats[0]; i++) {
+        CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/stats", bad_stats[i], &r, &e), -1);
+        CHECK_EQ_INT(e.status, 400);
+    }
+    for (size_t i = 0; i < sizeof bad_events / sizeof bad_events[0]; i++) {
+        CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events", bad_events[i], &r, &e), -1);
+        CHECK_EQ_INT(e.status, 400);
+    }
+}
+
 /* ---- the table of captures ------------------------------------------------------------ */
 
 /* The store thread sweeps the table while the ingest and web threads join captures: a
@@ -1232,5 +1272,6 @@ int main(int argc, char **argv)
     RUN(test_answers);
     RUN(test_router_assets);
     RUN(test_router_profile);
+    RUN(test_router_find);
     return test_done();
 }

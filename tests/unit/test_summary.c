@@ -9,6 +9,7 @@
  * without summaries (every answer then comes from its segments): both must give the same
  * bytes. Golden vectors: tests/vectors/summary_leaf.bin, summary_group.bin, view_frame.bin.
  */
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -578,6 +579,211 @@ static void check_stats(struct cap *c, uint64_t from, uint64_t to)
     trove_stats_result_free(&b);
 }
 
+/* Clipped statistics (opt.clip) against a brute-force clip of every event: each span that
+ * overlaps [from, to) with min(end, to) - max(start, from), each instant that starts in it;
+ * count, total, min and max exact, the quantiles within 1 %, a cut span's self time at most
+ * its clipped duration; the summaries' answer equals the segments'. */
+static void check_stats_clip(struct cap *c, uint64_t from, uint64_t to)
+{
+    struct trove_stats_options o = {0};
+    struct trove_stats_result a, b;
+    struct trove_diag diag = {0};
+    uint64_t *durs = malloc((c->ev.len + 1) * sizeof *durs);
+    size_t rows_ok = 0;
+
+    o.from_ns = from;
+    o.to_ns = to;
+    o.sort = TROVE_STATS_SORT_TOTAL;
+    o.clip = 1;
+    CHECK_EQ_INT(trove_capture_stats(c->s, "sum", &o, &a, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_stats(c->s, "raw", &o, &b, &diag), TROVE_OK);
+    CHECK(a.nrows == b.nrows && a.events == b.events);
+    for (size_t r = 0; r < a.nrows && r < 40; r++) {
+        const struct trove_stats_row *row = &a.rows[r];
+        uint64_t count = 0, total = 0, mn = UINT64_MAX, mx = 0;
+        size_t nd = 0;
+        int ok;
+        for (size_t i = 0; i < c->ev.len; i++) {
+            const struct trove_event *e = &c->ev.ev[i];
+            int span = e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
+                       e->kind == TROVE_KIND_LOCK;
+            uint64_t d = 0, end = e->start_ns + e->dur_ns;
+            if (e->name_id != row->name_id || e->kind == TROVE_KIND_COUNTER)
+                continue;
+            if (span && e->dur_ns > 0) {
+                if (e->start_ns >= to || end <= from)
+                    continue;
+                d = (end < to ? end : to) - (e->start_ns > from ? e->start_ns : from);
+            } else if (e->start_ns < from || e->start_ns >= to) {
+                continue;
+            }
+            count++;
+            total += d;
+            mn = d < mn ? d : mn;
+            mx = d > mx ? d : mx;
+            durs[nd++] = d;
+        }
+        qsort(durs, nd, sizeof *durs, u64_cmp);
+        ok = count == row->count && total == row->total && mn == row->min && mx == row->max &&
+             row->self <= row->total;
+        for (int q = 0; q < 3 && ok; q++) {
+            double qq = q == 0 ? 0.5 : q == 1 ? 0.9 : 0.99;
+            double want = exact_q(durs, nd, qq), got = q == 0 ? row->p50 : q == 1 ? row->p90 : row->p99;
+            ok = fabs(got - want) <= 0.01 * want;
+        }
+        ok &= row->count == b.rows[r].count && row->total == b.rows[r].total &&
+              row->self == b.rows[r].self && row->p99 == b.rows[r].p99;
+        if (!ok)
+            fprintf(stderr, "clipped stats differ for name %" PRIu32 " in [%" PRIu64 ", %" PRIu64
+                            "): count %" PRIu64 "/%" PRIu64 " total %" PRIu64 "/%" PRIu64 "\n",
+                    row->name_id, from, to, row->count, count, row->total, total);
+        rows_ok += ok;
+        CHECK(ok);
+    }
+    CHECK(rows_ok > 0 || a.nrows == 0);
+    free(durs);
+    trove_stats_result_free(&a);
+    trove_stats_result_free(&b);
+}
+
+/* ---- finding instances (trove_capture_find_json) against the brute force ---------------- */
+
+struct want_hit {
+    uint64_t index, start, dur;
+};
+
+static int find_order; /* the order check_find sorts by */
+
+static int want_cmp(const void *a, const void *b)
+{
+    const struct want_hit *x = a, *y = b;
+    if (find_order == TROVE_FIND_DUR_DESC && x->dur != y->dur)
+        return x->dur > y->dur ? -1 : 1;
+    if (find_order != TROVE_FIND_DUR_DESC && x->start != y->start)
+        return (x->start < y->start ? -1 : 1) * (find_order == TROVE_FIND_START_DESC ? -1 : 1);
+    return (x->index < y->index ? -1 : x->index > y->index) * (find_order == TROVE_FIND_START_DESC ? -1 : 1);
+}
+
+static int u32_sort(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int has_ci(const char *s, size_t len, const char *needle)
+{
+    size_t m = strlen(needle);
+    for (size_t i = 0; i + m <= len; i++) {
+        size_t j = 0;
+        while (j < m && tolower((unsigned char)s[i + j]) == tolower((unsigned char)needle[j]))
+            j++;
+        if (j == m)
+            return 1;
+    }
+    return 0;
+}
+
+/* The answer of trove_capture_find_json for o equals the brute force's: the same instances
+ * (by index) in the same order, with their starts. */
+static void check_find(struct cap *c, const struct trove_find_options *o)
+{
+    struct trove_bytes out = {0};
+    struct trove_diag diag = {0};
+    struct want_hit *w = malloc((c->ev.len + 1) * sizeof *w);
+    size_t n = 0, got = 0;
+    const char *p;
+    int ok = 1;
+
+    for (size_t i = 0; i < c->ev.len; i++) {
+        const struct trove_event *e = &c->ev.ev[i];
+        size_t len = 0;
+        const char *str = trove_names_get(c->names, TROVE_NAME_EVENT, e->name_id, 0, &len);
+        if (!str || e->start_ns < o->from_ns || (o->to_ns && e->start_ns >= o->to_ns) ||
+            e->dur_ns < o->min_dur_ns || (o->max_dur_ns && e->dur_ns > o->max_dur_ns))
+            continue;
+        if (o->nids) {
+            size_t k = 0;
+            while (k < o->nids && o->ids[k] != e->name_id)
+                k++;
+            if (k == o->nids)
+                continue;
+        } else if (o->match ? !has_ci(str, len, o->name) : (len != strlen(o->name) || memcmp(str, o->name, len))) {
+            continue;
+        }
+        w[n].index = i;
+        w[n].start = e->start_ns;
+        w[n++].dur = e->dur_ns;
+    }
+    find_order = o->order;
+    qsort(w, n, sizeof *w, want_cmp);
+    CHECK_EQ_INT(trove_capture_find_json(c->s, "sum", o, &out, NULL, &diag), TROVE_OK);
+    CHECK(trove_bytes_append(&out, "", 1) == TROVE_OK);
+    for (p = (const char *)out.ptr; (p = strstr(p, "{\"index\":")) != NULL; p++, got++) {
+        unsigned long long idx = 0, st = 0;
+        if (sscanf(p, "{\"index\":%llu,\"start_ns\":%llu", &idx, &st) != 2 || got >= n ||
+            idx != w[got].index || st != w[got].start)
+            ok = 0;
+    }
+    if (!ok || got != (n < o->limit ? n : o->limit))
+        fprintf(stderr, "find %s (match %d, %zu ids, order %d) in [%" PRIu64 ", %" PRIu64 "): %zu of %zu, %s\n",
+                o->name ? o->name : "(ids)", o->match, o->nids, o->order, o->from_ns, o->to_ns, got, n, ok ? "in order" : "differ");
+    CHECK(ok && got == (n < o->limit ? n : o->limit));
+    trove_bytes_free(&out);
+    free(w);
+}
+
+/* A name's match, each order, a range and a duration window, against the brute force. */
+static void check_finds(struct cap *c, const char *name, const char *part, uint64_t first, uint64_t last)
+{
+    struct trove_find_options o = {0};
+    uint64_t mid = first + (last - first) / 2;
+
+    o.limit = 50;
+    for (int order = 0; order < 3; order++) {
+        o.order = order;
+        o.name = name;
+        o.match = 0;
+        o.from_ns = 0;
+        o.to_ns = 0;
+        check_find(c, &o);
+        o.name = part;
+        o.match = 1;
+        check_find(c, &o);
+        o.from_ns = mid; /* the next after a time, the previous before it */
+        check_find(c, &o);
+        o.from_ns = 0;
+        o.to_ns = mid;
+        check_find(c, &o);
+        o.min_dur_ns = 1000;
+        o.max_dur_ns = 20000;
+        check_find(c, &o);
+        o.min_dur_ns = o.max_dur_ns = 0;
+        /* the ids of the names that contain part, given in place of it: the same answers */
+        {
+            uint32_t *ids = malloc((trove_names_count(c->names) + 1) * sizeof *ids);
+            size_t n = 0;
+            for (size_t i = 0; i < trove_names_count(c->names); i++) {
+                struct trove_name_entry e;
+                trove_names_entry(c->names, i, &e);
+                if (e.type == TROVE_NAME_EVENT && has_ci(e.str, e.len, part))
+                    ids[n++] = e.a;
+            }
+            qsort(ids, n, sizeof *ids, u32_sort);
+            o.name = NULL;
+            o.match = 0;
+            o.ids = ids;
+            o.nids = n;
+            o.to_ns = 0;
+            o.from_ns = mid;
+            if (n > 0)
+                check_find(c, &o);
+            o.ids = NULL;
+            o.nids = 0;
+            free(ids);
+        }
+    }
+}
+
 static void check_capture(struct cap *c, uint64_t seed)
 {
     uint64_t first = UINT64_MAX, last = 0, st = seed;
@@ -591,7 +797,11 @@ static void check_capture(struct cap *c, uint64_t seed)
     for (int i = 0; i < 4; i++) { /* ranges that cut segments in the middle */
         uint64_t a = first + test_rand(&st) % (last - first + 1), b = first + test_rand(&st) % (last - first + 1);
         check_stats(c, a < b ? a : b, (a < b ? b : a) + 1);
+        check_stats_clip(c, a < b ? a : b, (a < b ? b : a) + 1);
     }
+    check_stats_clip(c, 0, UINT64_MAX);
+    /* a narrow range in the middle: spans that began segments before it reach into it */
+    check_stats_clip(c, first + (last - first) / 2, first + (last - first) / 2 + (last - first) / 500 + 1);
 }
 
 /* The view frame of a small capture: its golden vector, and what it holds. */
@@ -652,8 +862,10 @@ static void test_gen(void)
         CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
         CHECK_EQ_INT(trove_gen(&go, &a, names), TROVE_OK);
         /* 512 events a segment: 293 segments, three levels of nodes */
-        if (cap_make(&c, &a, names, 512 * 32) == TROVE_OK)
+        if (cap_make(&c, &a, names, 512 * 32) == TROVE_OK) {
             check_capture(&c, seeds[s]);
+            check_finds(&c, "zone_3", "ZONE_32", c.ev.ev[0].start_ns, c.ev.ev[c.ev.len - 1].start_ns);
+        }
         else
             CHECK(!"capture written");
         cap_free(&c);
@@ -679,8 +891,10 @@ static void test_sample(void)
     }
     CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
     CHECK_EQ_INT(trove_input_load(path, &io, &a, names, &fl, &diag), TROVE_OK);
-    if (cap_make(&c, &a, names, 4096 * 32) == TROVE_OK)
+    if (cap_make(&c, &a, names, 4096 * 32) == TROVE_OK) {
         check_capture(&c, 5);
+        check_finds(&c, "RunTask", "runtask", c.ev.ev[0].start_ns, c.ev.ev[c.ev.len - 1].start_ns);
+    }
     else
         CHECK(!"capture written");
     cap_free(&c);
