@@ -31,6 +31,9 @@
  * nodes, when coarser summaries can spare it (choose_shift). */
 #define VIEW_MAX_SEGMENTS 16u
 #define VIEW_MAX_CELLS 65536u
+/* An answer is at most this long: one that is longer is made again coarser (a dense range
+ * read from its segments has a cell per track, depth and pixel). */
+#define VIEW_MAX_BYTES ((size_t)256 << 10)
 
 struct vcell {
     uint64_t track;
@@ -47,8 +50,8 @@ struct view {
     struct trove__sumread r;
     const struct trove_view_options *opt;
     uint64_t from, to;        /* the range, to > from */
-    uint32_t shift;           /* the answer's: the pixel's, or coarser (choose_shift) */
-    uint32_t pixel_shift;
+    uint32_t shift;           /* the answer's: the pixel's, or coarser (choose_shift, and
+                                 VIEW_MAX_BYTES) */
     uint64_t c_lo, c_hi;      /* the columns that cover it */
     struct vcell *cells;
     size_t ncells, capcells;
@@ -244,7 +247,7 @@ static int plan(struct view *w, unsigned level, uint64_t index, uint64_t cap, ui
  * are read). */
 static void choose_shift(struct view *w)
 {
-    uint32_t shift = w->shift;
+    uint32_t shift = w->shift, floor = w->shift;
 
     for (;;) {
         uint64_t raw = 0, cells = 0;
@@ -257,8 +260,8 @@ static void choose_shift(struct view *w)
         plan(w, w->r.levels - 1, 0, VIEW_MAX_SEGMENTS, &raw, &cells, &next);
         if (raw <= VIEW_MAX_SEGMENTS && cells <= VIEW_MAX_CELLS)
             return;
-        if (next == UINT32_MAX || next > 63) { /* nothing coarser answers: the pixel's */
-            w->shift = w->pixel_shift;
+        if (next == UINT32_MAX || next > 63) { /* nothing coarser answers: the least */
+            w->shift = floor;
             w->c_lo = w->from >> w->shift;
             w->c_hi = (w->to - 1) >> w->shift;
             return;
@@ -501,15 +504,26 @@ int trove_capture_view(struct trove_store *s, const char *name,
         goto out;
     }
     width = (w.to - w.from) / opt->px;
-    w.shift = w.pixel_shift = width ? 63u - (unsigned)__builtin_clzll(width) : 0;
-    choose_shift(&w);
-    if (w.r.levels > 0 && (rc = walk(&w, w.r.levels - 1, 0)) != TROVE_OK)
-        goto out;
-    fold(&w);
-    if (w.nraw)
-        qsort(w.raw, w.nraw, sizeof *w.raw, vraw_cmp);
-    if ((rc = encode(&w, names, out)) != TROVE_OK)
-        rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding the view: %s", name, trove_strerror(rc));
+    w.shift = width ? 63u - (unsigned)__builtin_clzll(width) : 0;
+    for (size_t start = out->len;;) {
+        choose_shift(&w);
+        if (w.r.levels > 0 && (rc = walk(&w, w.r.levels - 1, 0)) != TROVE_OK)
+            goto out;
+        fold(&w);
+        if (w.nraw)
+            qsort(w.raw, w.nraw, sizeof *w.raw, vraw_cmp);
+        if ((rc = encode(&w, names, out)) != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding the view: %s", name,
+                            trove_strerror(rc));
+            goto out;
+        }
+        if (out->len - start <= VIEW_MAX_BYTES || w.shift >= 63)
+            break;
+        /* too long: again, twice as coarse (four times when it is over twice the bound) */
+        w.shift += out->len - start > 2 * VIEW_MAX_BYTES && w.shift < 62 ? 2 : 1;
+        out->len = start;
+        w.ncells = w.nraw = 0;
+    }
 out:
     trove_names_free(names);
     cache_free(&w);

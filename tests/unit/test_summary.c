@@ -432,7 +432,7 @@ static void check_views(struct cap *c, uint64_t seed)
     uint64_t first = UINT64_MAX, end = 0, st = seed;
     uint64_t tracks[3];
     size_t nt = 0;
-    int checked = 0, used_nodes = 0, coarser = 0;
+    int checked = 0, used_nodes = 0, coarser = 0, capped = 0;
 
     for (size_t i = 0; i < c->ev.len; i++) {
         first = c->ev.ev[i].start_ns < first ? c->ev.ev[i].start_ns : first;
@@ -451,7 +451,7 @@ static void check_views(struct cap *c, uint64_t seed)
         uint64_t span = (end - first + 1) >> zoom, from, to;
         if (span < 4)
             break;
-        for (int rep = 0; rep < 3; rep++) {
+        for (int rep = 0; rep < 4; rep++) {
             struct trove_view_options o = {0};
             struct trove_bytes a = {0}, b = {0};
             struct trove_query_figures qa = {0}, qb = {0};
@@ -461,7 +461,7 @@ static void check_views(struct cap *c, uint64_t seed)
             to = from + span;
             o.from_ns = from;
             o.to_ns = to;
-            o.px = rep == 2 ? 97 : 1500;
+            o.px = rep == 2 ? 97 : rep == 3 ? TROVE_VIEW_MAX_PX : 1500;
             o.tracks = rep == 1 ? tracks : NULL;
             o.ntracks = rep == 1 ? nt : 0;
             o.names = 1;
@@ -472,9 +472,12 @@ static void check_views(struct cap *c, uint64_t seed)
             CHECK_EQ_INT(trove_view_decode(a.ptr, a.len, &f, &diag), TROVE_OK);
             CHECK_EQ_INT(trove_view_decode(b.ptr, b.len, &fb, &diag), TROVE_OK);
             width = (to - from) / o.px;
-            /* without summaries, the segments at the pixel's shift; with them, at most 16
-             * segments read, else as fine as the summaries hold; at one shift, one answer */
-            CHECK(fb.shift == (width ? 63u - (unsigned)__builtin_clzll(width) : 0));
+            /* without summaries, the segments at the pixel's shift (coarser only when that
+             * answer would pass 256 KiB); with them, at most 16 segments read, else as fine
+             * as the summaries hold; at one shift, one answer */
+            CHECK(a.len <= 256 << 10 && b.len <= 256 << 10);
+            CHECK(fb.shift >= (width ? 63u - (unsigned)__builtin_clzll(width) : 0));
+            capped += fb.shift > (width ? 63u - (unsigned)__builtin_clzll(width) : 0);
             CHECK(f.shift == fb.shift || qa.segments <= 16);
             if (f.shift == fb.shift)
                 CHECK(a.len == b.len && memcmp(a.ptr, b.ptr, a.len) == 0);
@@ -498,6 +501,7 @@ static void check_views(struct cap *c, uint64_t seed)
     }
     CHECK(checked > 20);
     CHECK(used_nodes); /* zoomed out, nodes answered instead of segments */
+    CHECK(capped > 0); /* 16,384 px of a whole capture read from its segments is too long */
     (void)coarser;
 }
 
