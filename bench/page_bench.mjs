@@ -17,7 +17,9 @@ const [url, capture, pagesArg, stepsArg, pid] = process.argv.slice(2);
 const PAGES = Number(pagesArg || 4), STEPS = Number(stepsArg || 8);
 const browser = await chromium.launch({
   executablePath: process.env.TROVE_CHROMIUM || '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  // the pages run side by side: none is throttled as a background tab
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-timer-throttling',
+    '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
 });
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[(s.length - 1) >> 1] : 0; };
 const errors = [];

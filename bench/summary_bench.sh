@@ -51,7 +51,7 @@ if [ ! -d "$store/volumes" ] || ! "$t" ls --store "$store" 2> /dev/null | grep -
     rm -rf "$store"
     mv "$tmp/m" "$store"
 fi
-"$t" index big --store "$store" --json --force > "$tmp/index.json" || exit 1
+"$t" index big --store "$store" --json > "$tmp/index.json" || exit 1
 "$t" ls --store "$store" --json > "$tmp/ls.json" || exit 1
 python3 - "$tmp/index.json" "$tmp/ls.json" << 'EOF'
 import json, sys

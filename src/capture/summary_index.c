@@ -97,6 +97,7 @@ int trove_capture_index(struct trove_store *s, const char *name,
         res->damaged = bad;
         if (bad == 0) {
             res->already = 1;
+            res->summary_bytes = h.summary_bytes; /* as they were written */
             goto out;
         }
     }

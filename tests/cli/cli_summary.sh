@@ -121,8 +121,13 @@ brute "$tmp/out"
 exits 0 "$trove" index old --store "$s" --json
 # the same objects as g's (summaries are a function of the events): nothing new
 json "$tmp/out" 'j["already"] is False and j["built"] == j["summaries"] == 118 + 2 + 1 and j["new_objects"] == 0'
+cp "$tmp/out" "$tmp/index1.json"
 exits 0 "$trove" index old --store "$s" --json
 json "$tmp/out" 'j["already"] is True and j["built"] == 0'
+# already there: the bytes they were written with
+check test "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["summary_bytes"])' "$tmp/out")" = \
+    "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["summary_bytes"])' "$tmp/index1.json")"
+json "$tmp/out" 'j["summary_bytes"] > 0'
 exits 0 "$trove" stats old --store "$s" --json --limit 0
 json "$tmp/out" 'j["read"]["segments"] == 0'
 brute "$tmp/out"
