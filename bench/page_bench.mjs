@@ -15,16 +15,16 @@ const { chromium } = createRequire(new URL('../tests/browser/', import.meta.url)
 
 const [url, capture, pagesArg, stepsArg, pid] = process.argv.slice(2);
 const PAGES = Number(pagesArg || 4), STEPS = Number(stepsArg || 8);
-const browser = await chromium.launch({
+// each page in a browser of its own: pages of one browser but the front one are background
+// tabs, whose timers are throttled
+const launch = () => chromium.launch({
   executablePath: process.env.TROVE_CHROMIUM || '/usr/bin/chromium',
-  // the pages run side by side: none is throttled as a background tab
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-timer-throttling',
-    '--disable-renderer-backgrounding', '--disable-backgrounding-occluded-windows'],
+  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
 });
 const median = (a) => { const s = [...a].sort((x, y) => x - y); return s.length ? s[(s.length - 1) >> 1] : 0; };
 const errors = [];
 
-async function browse(k) {
+async function browse(browser, k) {
   const page = await browser.newPage({ viewport: { width: 1400, height: 820 } });
   page.on('pageerror', (e) => errors.push(`page ${k}: ${e.message}`));
   const cdp = await page.context().newCDPSession(page);
@@ -67,8 +67,9 @@ async function browse(k) {
   return { page: k, open_ms: open, steps_ms: steps, heap_mb: (h.usedSize + (h.backingStorageSize || 0)) / 1e6 };
 }
 
-const results = await Promise.all(Array.from({ length: PAGES }, (_, k) => browse(k)));
-await browser.close();
+const browsers = await Promise.all(Array.from({ length: PAGES }, launch));
+const results = await Promise.all(browsers.map((b, k) => browse(b, k)));
+await Promise.all(browsers.map((b) => b.close()));
 let rss = null;
 try {
   const m = /VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
