@@ -16,34 +16,38 @@
 #include <string.h>
 
 #define MAGIC "TROVSUM1"
-#define VERSION 2u
-#define FIXED 32u /* magic, version, flags, raw_len u64, packed_len u64 */
+#define VERSION 3u
+#define FIXED 48u /* magic, version, flags, raw_len, packed_len, raw_a, packed_a (u64s) */
 #define WHAT "summary object"
 
 static const uint32_t known_version = VERSION;
 
 /* ---- the object --------------------------------------------------------------------------- */
 
-/* The object around an inflated payload: fixed part, deflate stream, checksum. */
-static int seal(const uint8_t *raw, size_t len, int level, struct trove_bytes *out)
+/* The object around an inflated payload: fixed part, two deflate streams — raw[0..split)
+ * (all a view reads: the head, tracks, cells and long events) and raw[split..len) (the
+ * sketches; none when empty) — and the checksum. */
+static int seal(const uint8_t *raw, size_t len, size_t split, int level, struct trove_bytes *out)
 {
     struct libdeflate_compressor *c = libdeflate_alloc_compressor(level);
-    size_t bound, packed, start = out->len;
+    size_t bound, pa, pb = 0, start = out->len;
     uint8_t *p;
     int rc;
 
     if (!c)
         return TROVE_ERR_NOMEM;
-    bound = libdeflate_deflate_compress_bound(c, len);
+    bound = libdeflate_deflate_compress_bound(c, split) + libdeflate_deflate_compress_bound(c, len - split);
     if ((rc = trove_bytes_reserve(out, FIXED + bound + TROVE__SEALED_TRAILER)) != TROVE_OK)
         goto out;
     p = out->ptr + start;
-    packed = libdeflate_deflate_compress(c, raw, len, p + FIXED, bound);
-    if (packed == 0) { /* cannot happen with a bound-sized buffer */
+    pa = libdeflate_deflate_compress(c, raw, split, p + FIXED, bound);
+    if (pa > 0 && len > split)
+        pb = libdeflate_deflate_compress(c, raw + split, len - split, p + FIXED + pa, bound - pa);
+    if (pa == 0 || (len > split && pb == 0)) { /* cannot happen with bound-sized room */
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    if (FIXED + packed + TROVE__SEALED_TRAILER > TROVE_SUMMARY_MAX_OBJECT) {
+    if (FIXED + pa + pb + TROVE__SEALED_TRAILER > TROVE_SUMMARY_MAX_OBJECT) {
         rc = TROVE_ERR_LIMIT;
         goto out;
     }
@@ -51,9 +55,11 @@ static int seal(const uint8_t *raw, size_t len, int level, struct trove_bytes *o
     trove__put_le32(p + 8, VERSION);
     trove__put_le32(p + 12, 0);
     trove__put_le64(p + 16, len);
-    trove__put_le64(p + 24, packed);
-    trove__sealed_seal(p, FIXED + packed + TROVE__SEALED_TRAILER);
-    out->len = start + FIXED + packed + TROVE__SEALED_TRAILER;
+    trove__put_le64(p + 24, pa + pb);
+    trove__put_le64(p + 32, split);
+    trove__put_le64(p + 40, pa);
+    trove__sealed_seal(p, FIXED + pa + pb + TROVE__SEALED_TRAILER);
+    out->len = start + FIXED + pa + pb + TROVE__SEALED_TRAILER;
 out:
     libdeflate_free_compressor(c);
     return rc;
@@ -100,6 +106,7 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
 {
     struct trove_bytes raw = {0};
     uint8_t *col[MOST_COLS], *end[MOST_COLS], *scratch, *p;
+    size_t view_end;
     size_t nsk = s && s->level ? s->nsketches : 0, nbk = s && s->level ? s->nbuckets : 0, rows;
     int rc;
 
@@ -169,6 +176,7 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
         end[LONG_NAME] = trove_put_varint(end[LONG_NAME], x->ev.name_id);
     }
     p = put_cols(p, col, end, LONG_COLS);
+    view_end = (size_t)(p - raw.ptr); /* what a view reads ends here */
     if (nsk) {
         scratch = raw.ptr + raw.cap - rows * 10 * MOST_COLS;
         split(&scratch, col, end, SK_INDEX, nsk);
@@ -203,7 +211,7 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
     /* a segment's node is small and written for every segment: the fast level; the nodes
      * above hold most of the bytes and are written once for 64 segments or more */
     rc = raw.len > TROVE__SUMMARY_MAX_RAW ? TROVE_ERR_LIMIT
-                                          : seal(raw.ptr, raw.len, s->level ? 6 : 1, out);
+                                          : seal(raw.ptr, raw.len, view_end, s->level ? 6 : 1, out);
 out:
     trove_bytes_free(&raw);
     return rc;
@@ -211,7 +219,7 @@ out:
 
 int trove_testing_summary_wrap(const uint8_t *payload, size_t len, struct trove_bytes *out)
 {
-    return seal(payload, len, 1, out);
+    return seal(payload, len, len, 1, out);
 }
 
 /* The decoder's cursor over the inflated payload. */
@@ -527,10 +535,8 @@ int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summ
     struct libdeflate_decompressor *d = NULL;
     struct trove_summary s;
     uint8_t *raw = NULL;
-    uint64_t raw_len, packed;
-    size_t used = 0, got = 0;
+    uint64_t raw_len, packed, raw_a, packed_a, want;
     struct rd r;
-    enum libdeflate_result lr;
     int rc;
 
     if (!out || (!buf && len > 0))
@@ -543,13 +549,15 @@ int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summ
                           len, FIXED + TROVE__SEALED_TRAILER);
     if ((rc = trove__sealed_magic(buf, len, MAGIC, WHAT, diag)) != TROVE_OK ||
         (rc = trove__sealed_version(trove__get_le32(buf + 8), 8, &known_version, 1, WHAT,
-                                    "version 2", diag)) != TROVE_OK ||
+                                    "version 3", diag)) != TROVE_OK ||
         (rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
         return rc;
     if (trove__get_le32(buf + 12) != 0)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12, WHAT " flags are not 0");
     raw_len = trove__get_le64(buf + 16);
     packed = trove__get_le64(buf + 24);
+    raw_a = trove__get_le64(buf + 32);
+    packed_a = trove__get_le64(buf + 40);
     if (raw_len > TROVE__SUMMARY_MAX_RAW)
         return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 16,
                           WHAT " inflates to %" PRIu64 " bytes, over the limit of %llu", raw_len,
@@ -558,27 +566,42 @@ int trove__summary_decode_part(const uint8_t *buf, size_t len, struct trove_summ
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 24,
                           WHAT " says its payload takes %" PRIu64 " packed bytes; it holds %zu",
                           packed, len - FIXED - TROVE__SEALED_TRAILER);
-    if (!(raw = trove__malloc(raw_len ? (size_t)raw_len : 1)) ||
-        !(d = libdeflate_alloc_decompressor())) {
+    if (raw_a > raw_len || packed_a > packed || (raw_a == raw_len) != (packed_a == packed))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 32,
+                          WHAT ": its first stream (%" PRIu64 " bytes from %" PRIu64
+                               ") does not fit the payload (%" PRIu64 " from %" PRIu64 ")",
+                          raw_a, packed_a, raw_len, packed);
+    /* a view (no sketches) inflates the first stream alone */
+    want = sketches ? raw_len : raw_a;
+    if (!(raw = trove__malloc(want ? (size_t)want : 1)) || !(d = libdeflate_alloc_decompressor())) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, WHAT ": out of memory");
         goto out;
     }
-    lr = libdeflate_deflate_decompress_ex(d, buf + FIXED, (size_t)packed, raw, (size_t)raw_len,
-                                          &used, &got);
-    if (lr == LIBDEFLATE_INSUFFICIENT_SPACE) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED,
-                        WHAT " inflates past its declared %" PRIu64 " bytes", raw_len);
-        goto out;
+    for (int part = 0; part < (want > raw_a ? 2 : 1); part++) {
+        uint64_t from = part ? packed_a : 0, plen = part ? packed - packed_a : packed_a;
+        uint64_t rlen = part ? raw_len - raw_a : raw_a;
+        size_t used = 0, got = 0;
+        enum libdeflate_result lr = libdeflate_deflate_decompress_ex(
+            d, buf + FIXED + from, (size_t)plen, raw + (part ? raw_a : 0), (size_t)rlen, &used, &got);
+        if (lr == LIBDEFLATE_INSUFFICIENT_SPACE) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED + from,
+                            WHAT " stream %d inflates past its declared %" PRIu64 " bytes",
+                            part + 1, rlen);
+            goto out;
+        }
+        if (lr != LIBDEFLATE_SUCCESS) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_INFLATE, FIXED + from,
+                            WHAT ": malformed deflate stream %d", part + 1);
+            goto out;
+        }
+        if (got != rlen || used != plen) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED + from + used,
+                            WHAT ": deflate stream %d gives %zu of %" PRIu64 " bytes", part + 1,
+                            got, rlen);
+            goto out;
+        }
     }
-    if (lr != LIBDEFLATE_SUCCESS) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_INFLATE, FIXED, WHAT ": malformed deflate stream");
-        goto out;
-    }
-    if (got != raw_len || used != packed) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED + used,
-                        WHAT ": the deflate stream gives %zu of %" PRIu64 " bytes", got, raw_len);
-        goto out;
-    }
+    raw_len = want;
     r.p = r.start = raw;
     r.end = raw + raw_len;
     r.diag = diag;

@@ -136,7 +136,8 @@ python3 - "$s" << 'EOF' || bad "damaging a summary"
 import os, sys, glob, zlib
 # the root (the one node of level 2) of "g" and "old": the same object
 def level(b):
-    return zlib.decompress(b[32:-8], -15)[0]
+    pa = int.from_bytes(b[40:48], "little") # the first stream: head, tracks, cells, long events
+    return zlib.decompress(b[48:48 + pa], -15)[0]
 objs = [p for p in glob.glob(os.path.join(sys.argv[1], "objects", "*", "*")) if open(p, "rb").read(8) == b"TROVSUM1"]
 roots = [p for p in objs if level(open(p, "rb").read()) == 2]
 assert len(roots) == 1, roots

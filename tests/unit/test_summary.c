@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "capture/summary_internal.h"
+#include "common/endian.h"
+#include "common/sealed.h"
 #include "testutil.h"
 #include "trove/capture.h"
 #include "trove/gen.h"
@@ -143,6 +145,24 @@ static void test_leaf(void)
     test_check_vector("summary_group.bin", gb.ptr, gb.len);
     CHECK_EQ_INT(trove_summary_decode(gb.ptr, gb.len, &gd, &diag), TROVE_OK);
     CHECK(same_node(&g, &gd));
+    {
+        /* two streams: a view inflates the first alone, so a node whose sketches' stream is
+         * spoilt (and sealed again) still gives its cells to a view, but not a statistic */
+        uint64_t pa = trove__get_le64(gb.ptr + 40);
+        struct trove_bytes bad = {0};
+        struct trove_summary part;
+        CHECK(pa > 0 && 48 + pa < gb.len - 8);
+        CHECK_EQ_INT(trove_bytes_append(&bad, gb.ptr, gb.len), TROVE_OK);
+        memset(bad.ptr + 48 + pa, 0xff, gb.len - 8 - 48 - pa);
+        trove__sealed_seal(bad.ptr, bad.len);
+        CHECK(trove_summary_decode(bad.ptr, bad.len, &part, &diag) == TROVE_ERR_INFLATE ||
+              diag.code == TROVE_ERR_CORRUPT);
+        CHECK_EQ_INT(trove__summary_decode_part(bad.ptr, bad.len, &part, 0, &diag), TROVE_OK);
+        CHECK(part.ncells == g.ncells && part.nlongs == g.nlongs && part.nsketches == 0 &&
+              memcmp(part.cells, g.cells, g.ncells * sizeof *g.cells) == 0);
+        trove_summary_free(&part);
+        trove_bytes_free(&bad);
+    }
     for (size_t i = 0; i < g.nlongs; i++) /* the second leaf's indexes moved by 4 */
         CHECK(memcmp(&g.longs[i].ev, &e[g.longs[i].index], sizeof e[0]) == 0);
     trove_summary_free(&gd);
