@@ -83,12 +83,52 @@ const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1, TICK = NCOL + 2; // extra buckets: n
 // a cell's colour: its name's, paler the less busy it is (BUSY_LEVELS - 1 pale shades of
 // each colour after the extra buckets; the busiest cells take the colour itself)
 const SHADES = NCOL + 3;
-const SHADE = Array.from({ length: NCOL * (BUSY_LEVELS - 1) }, (_, j) => {
-  const i = Math.floor(j / (BUSY_LEVELS - 1)), lvl = 1 + (j % (BUSY_LEVELS - 1)), l = i % 2 ? 62 : 70;
-  const pale = 1 - lvl / BUSY_LEVELS;
-  return `hsl(${(i * 360 / NCOL + 15) % 360}, ${Math.round(55 - 20 * pale)}%, ${Math.round(l + (96 - l) * pale)}%)`;
-});
-const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64', ...SHADE];
+/**
+ * The pale shades of every colour, going toward lightness `toward` (%) as a cell is less busy.
+ * @param {number} toward
+ * @returns {string[]}
+ */
+function shades(toward) {
+  return Array.from({ length: NCOL * (BUSY_LEVELS - 1) }, (_, j) => {
+    const i = Math.floor(j / (BUSY_LEVELS - 1)), lvl = 1 + (j % (BUSY_LEVELS - 1)), l = i % 2 ? 62 : 70;
+    const pale = 1 - lvl / BUSY_LEVELS;
+    return `hsl(${(i * 360 / NCOL + 15) % 360}, ${Math.round(55 - 20 * pale)}%, ${Math.round(l + (toward - l) * pale)}%)`;
+  });
+}
+const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64', ...shades(96)];
+
+// ---- theme ----
+// The canvas's colours other than the names' are the page's CSS custom properties (--tl-*,
+// at the top of web/style.css), read again when the theme the root element names changes
+// (its data-theme attribute, which app.js keeps to the chosen or the system's theme). The
+// search's grey and the cells' pale shades (toward --tl-pale, a lightness in %) follow it.
+/**
+ * @typedef {{ name: string, bg: string, gutter: string, proc: string, procText: string,
+ *   label: string, rule: string, axis: string, axisLine: string, axisText: string,
+ *   note: string, zoneText: string, counterText: string, select: string,
+ *   rangeFill: string, rangeLine: string }} Theme
+ */
+/** @type {Theme | null} */
+let themeNow = null;
+/** @returns {Theme} the colours of the theme the page shows now */
+export function theme() {
+  const name = document.documentElement.dataset.theme || 'light';
+  if (themeNow && themeNow.name === name) return themeNow;
+  const css = getComputedStyle(document.documentElement);
+  /** @param {string} v @param {string} dflt */
+  const v = (v, dflt) => css.getPropertyValue(`--tl-${v}`).trim() || dflt;
+  themeNow = {
+    name, bg: v('bg', '#ffffff'), gutter: v('gutter', '#f4f4f4'), proc: v('proc', '#e3e8ef'), procText: v('proc-text', '#223'),
+    label: v('label', '#333'), rule: v('rule', '#e6e6e6'), axis: v('axis', '#fafafa'), axisLine: v('axis-line', '#ccc'),
+    axisText: v('axis-text', '#333'), note: v('note', '#666'), zoneText: v('zone-text', '#1a1a1a'),
+    counterText: v('counter-text', '#555'), select: v('select', '#000'),
+    rangeFill: v('range-fill', 'rgba(33, 150, 243, 0.15)'), rangeLine: v('range-line', 'rgba(33, 150, 243, 0.8)'),
+  };
+  COLOURS[DIM] = v('dim', '#d6d6d6');
+  COLOURS.splice(SHADES, NCOL * (BUSY_LEVELS - 1), ...shades(Number(v('pale', '96')) || 96));
+  return themeNow;
+}
+// ---- end theme ----
 
 /**
  * @param {number} nameId
@@ -322,7 +362,8 @@ export class Timeline {
     }
     const ctx = this.ctx, W = this.cssW, H = this.cssH;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.fillStyle = '#ffffff';
+    const th = theme();
+    ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, W, H);
     this.scrollY = Math.max(0, Math.min(this.scrollY, Math.max(0, this.totalH - (H - AXIS_H) + 20)));
     const b = this.buckets;
@@ -364,7 +405,7 @@ export class Timeline {
       }
       rects0 = b.fill(ctx);
       b.clear();
-      ctx.fillStyle = '#ffffff';
+      ctx.fillStyle = th.bg;
       for (const [x, y, w, h] of clear) ctx.fillRect(x, y, w, h);
       // the overview's labels where the primary frame draws its own go
       this.labels = this.labels.filter((l) => !clear.some(([x, y, w, h]) => l[1] >= y && l[1] < y + h && l[0] + l[2] > x && l[0] < x + w));
@@ -385,7 +426,7 @@ export class Timeline {
       if (tr.ticks) tickMarks += this.drawTicks(tr.ticks, y + row.zh + row.ih + row.ch + 1, TICK_H - 2, k);
     }
     const rects = rects0 + b.fill(ctx);
-    ctx.fillStyle = '#1a1a1a';
+    ctx.fillStyle = th.zoneText;
     ctx.font = '11px sans-serif';
     ctx.textBaseline = 'middle';
     for (const l of this.labels) ctx.fillText(l[3], l[0], l[1]);
@@ -611,20 +652,20 @@ export class Timeline {
     }
     if (!first && i >= n) ctx.lineTo(LABEL_W + (Math.min(this.model.maxT, t1) - t0) * k, lastY);
     ctx.stroke();
-    ctx.fillStyle = '#555';
+    ctx.fillStyle = theme().counterText;
     ctx.font = '10px sans-serif';
     ctx.fillText(`${this.model.nameOf(id)}  ${+lo.toPrecision(4)} … ${+hi.toPrecision(4)}`, LABEL_W + 4, y + 8);
   }
 
   /** @param {number} k */
   drawOverlays(k) {
-    const ctx = this.ctx;
+    const ctx = this.ctx, th = theme();
     if (this.range) {
       const [r0, r1] = this.range;
       const a = LABEL_W + (Math.min(r0, r1) - this.t0) * k, z = LABEL_W + (Math.max(r0, r1) - this.t0) * k;
-      ctx.fillStyle = 'rgba(33, 150, 243, 0.15)';
+      ctx.fillStyle = th.rangeFill;
       ctx.fillRect(a, AXIS_H, Math.max(1, z - a), this.cssH - AXIS_H);
-      ctx.strokeStyle = 'rgba(33, 150, 243, 0.8)';
+      ctx.strokeStyle = th.rangeLine;
       ctx.strokeRect(a, AXIS_H, Math.max(1, z - a), this.cssH - AXIS_H);
     }
     const sel = this.selected;
@@ -632,7 +673,7 @@ export class Timeline {
       const y = this.laneY(sel);
       if (y !== null) {
         const x0 = LABEL_W + (sel.start - this.t0) * k, x1 = LABEL_W + (sel.start + sel.dur - this.t0) * k;
-        ctx.strokeStyle = '#000';
+        ctx.strokeStyle = th.select;
         ctx.lineWidth = 2;
         ctx.strokeRect(x0, y, Math.max(2, x1 - x0), sel.lane === 'instant' ? INST_H : LANE_H);
       }
@@ -640,8 +681,8 @@ export class Timeline {
   }
 
   drawGutter() {
-    const ctx = this.ctx, H = this.cssH;
-    ctx.fillStyle = '#f4f4f4';
+    const ctx = this.ctx, H = this.cssH, th = theme();
+    ctx.fillStyle = th.gutter;
     ctx.fillRect(0, AXIS_H, LABEL_W, H - AXIS_H);
     ctx.font = '11px sans-serif';
     ctx.textBaseline = 'middle';
@@ -649,19 +690,19 @@ export class Timeline {
       const y = AXIS_H + row.y - this.scrollY;
       if (y + row.h < AXIS_H || y > H) continue;
       if (row.kind === 'proc') {
-        ctx.fillStyle = '#e3e8ef';
+        ctx.fillStyle = th.proc;
         ctx.fillRect(0, y, this.cssW, row.h);
-        ctx.fillStyle = '#223';
+        ctx.fillStyle = th.procText;
         ctx.font = 'bold 11px sans-serif';
         ctx.fillText(row.label, 6, y + row.h / 2);
         ctx.font = '11px sans-serif';
       } else {
-        ctx.fillStyle = '#333';
+        ctx.fillStyle = th.label;
         // too long: the name is cut, a tid after it kept
         const tail = row.label.length > 24 ? (/ \(\d+\)$/.exec(row.label) || [''])[0] : '';
         const label = row.label.length > 24 ? row.label.slice(0, 23 - tail.length) + '…' + tail : row.label;
         ctx.fillText(label, 12, y + Math.min(row.h, LANE_H) / 2 + 1);
-        ctx.fillStyle = '#e6e6e6';
+        ctx.fillStyle = th.rule;
         ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
       }
     }
@@ -669,15 +710,15 @@ export class Timeline {
 
   /** @param {number} k */
   drawAxis(k) {
-    const ctx = this.ctx, W = this.cssW;
-    ctx.fillStyle = '#fafafa';
+    const ctx = this.ctx, W = this.cssW, th = theme();
+    ctx.fillStyle = th.axis;
     ctx.fillRect(0, 0, W, AXIS_H);
-    ctx.fillStyle = '#ccc';
+    ctx.fillStyle = th.axisLine;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
     const span = this.t1 - this.t0, raw = span * 110 / this.plotW;
     const p = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = raw / p < 2 ? 2 * p : raw / p < 5 ? 5 * p : 10 * p;
-    ctx.fillStyle = '#333';
+    ctx.fillStyle = th.axisText;
     ctx.font = '10px sans-serif';
     ctx.textBaseline = 'middle';
     for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
@@ -685,7 +726,7 @@ export class Timeline {
       ctx.fillRect(x, AXIS_H - 7, 1, 6);
       ctx.fillText(fmtAt(t, step), x + 3, 9);
     }
-    ctx.fillStyle = '#666';
+    ctx.fillStyle = th.note;
     ctx.fillText(`view ${fmtDur(span)}`, 6, 9);
   }
 
