@@ -232,6 +232,7 @@ bench: build deps-npm
 	bash bench/stream_bench.sh $(TROVE) 200M
 	bash bench/summary_bench.sh $(TROVE) 1G
 	bash bench/viewer_bench.sh $(TROVE) $(DEMO)
+	bash bench/frames_bench.sh $(TROVE) $(DEMO) $(DEMO)/trace.json
 
 # The long run (bench/soak.sh; docs/RELIABILITY.md, "Soak"): the service for SOAK_SECONDS
 # (default 600) at 1 M events/s from 4 producers of libtrove-client, a viewer joining and

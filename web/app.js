@@ -204,13 +204,13 @@ async function select(s) {
 
 /** @returns {string} the fragment of the view as it is now */
 function viewFragment() {
-  const live = view.follow && !session.stats.ended;
+  const live = (view.follow && !session.stats.ended) || !Number.isFinite(view.t0) || !Number.isFinite(view.t1);
   const sel = view.selected;
   return fragment({
     from: live ? null : model.abs(view.t0).toString(),
     to: live ? null : model.abs(view.t1).toString(),
-    sel: sel ? `${model.abs(sel.start)},${sel.track.pid}:${sel.track.tid},${sel.depth},${sel.name}` : null,
-    marks: keys.marks.map((m) => model.abs(m).toString()).join(','),
+    sel: sel && Number.isFinite(sel.start) ? `${model.abs(sel.start)},${sel.track.pid}:${sel.track.tid},${sel.depth},${sel.name}` : null,
+    marks: keys.marks.filter(Number.isFinite).map((m) => model.abs(m).toString()).join(','),
     layout: trackLayout ? trackLayout.get() : null,
   });
 }

@@ -24,7 +24,8 @@
 // [&replay=1][&checksum=1][&ring=N][&from=start|now] (replay: a stored capture through
 // /api/replay into the ring, as a live one; checksum: also sum eventMix over every event,
 // wire.js; ring: the ring's bound in events, model.js's RING_MAX by default; from: how a live
-// one is joined, whatever its stored part). And what the view shows, kept up to date as the
+// one is joined, whatever its stored part; worker=0: decode on the page's main thread, as
+// before the worker, for bench/frames_bench.mjs's comparison). And what the view shows, kept up to date as the
 // user moves (app.js) so that the URL opens the same view: from_ns and to_ns (the visible
 // range, the capture's clock's u64 ns), sel (the selected event: START_NS,PID:TID,DEPTH,NAME),
 // marks (START_NS,... ; keys.js) and layout (the tracks' layout, in the encoding its owner
@@ -82,13 +83,13 @@ function emptyStats() {
 
 /**
  * The URL fragment: what to open and how.
- * @returns {{ capture: string, wire: string, replay: boolean, checksum: boolean, ring: number, from: string }}
+ * @returns {{ capture: string, wire: string, replay: boolean, checksum: boolean, ring: number, from: string, worker: boolean }}
  */
 export function params() {
   const h = new URLSearchParams(location.hash.slice(1));
   const from = h.get('from');
   return { capture: h.get('capture') || '', wire: h.get('wire') || '', replay: h.get('replay') === '1', checksum: h.get('checksum') === '1',
-    ring: Number(h.get('ring')) || 0, from: from === 'start' || from === 'now' ? from : '' };
+    ring: Number(h.get('ring')) || 0, from: from === 'start' || from === 'now' ? from : '', worker: h.get('worker') !== '0' };
 }
 
 /**
@@ -171,13 +172,14 @@ export async function apiBytes(path, init) {
  * made, it decodes here, on the main thread, as the page once did.
  */
 class Decoder {
-  constructor() {
+  /** @param {boolean} worker on a worker (else on the main thread) */
+  constructor(worker) {
     /** @type {Map<number, { ok(a: import('./decode_worker.js').DecodeAnswer): void }>} */
     this.waiting = new Map();
     this.next = 0;
     /** @type {Worker | null} */
     this.worker = null;
-    try {
+    if (worker) try {
       this.worker = new Worker('/web/decode_worker.js', { type: 'module', name: 'trove-decode' });
       this.worker.onmessage = (e) => {
         const a = /** @type {import('./decode_worker.js').DecodeAnswer} */ (e.data), w = this.waiting.get(a.id);
@@ -233,7 +235,7 @@ export class Session {
     /** @type {Promise<unknown>} the messages not yet handled, in order */
     this.chain = Promise.resolve();
     this.id = 0; // the open's number: anything queued by an older one is dropped
-    this.decoder = new Decoder();
+    this.decoder = new Decoder(params().worker);
     this.answering = true; // the service answered the last probe (watch())
     this.watch();
   }
