@@ -260,11 +260,12 @@ function route() {
   session.open(p.capture, p.replay ? false : c ? !!c.live : true, c ? c.events || 0 : 0, !!c || p.replay);
 }
 
-// a live capture's samples, asked again every 3 s (the service has them as they come), so
-// that its ticks and flame graph show while it runs, not only at its end
+// a live capture's samples, asked again every 3 s while the capture list counts some (the
+// service commits them as they come), so that its ticks and flame graph show while it
+// runs, not only at its end; not while a range's samples are shown
 setInterval(() => {
-  const st = session.stats;
-  if (st.capture && st.connected && !st.ended && !st.stopped && !st.error && st.from !== 'view' && !view.range) samples.load(null);
+  const st = session.stats, c = list.find(st.capture);
+  if (c && c.live && (c.samples || 0) > 0 && st.connected && !st.ended && !st.stopped && !st.error && st.from !== 'view' && !view.range) samples.load(null);
 }, 3000);
 
 follow.addEventListener('change', () => view.setFollow(follow.checked));
