@@ -8,7 +8,9 @@
 //     TROVE and SOCKET): the requestAnimationFrame deltas over SECONDS seconds once events
 //     flow, with the frames decoded on the worker (the default) and on the main thread
 //     (worker=0), each with a capture of its own; and the events the page received, the
-//     gaps the service sent it, and the mean decode time per frame.
+//     gaps the service sent it, and the mean decode time per frame. With PROFILE=1, the
+//     page's main thread is also sampled (the CDP's Profiler, 200 µs) over those seconds,
+//     and the functions of most self time are printed after the table.
 // usage: node frames_bench.mjs URL TROVE SOCKET STORED... [--live RATE]
 // (FRAMES: default 120; SECONDS: default 10)
 const { chromium } = await import(new URL('../tests/browser/node_modules/playwright-core/index.mjs', import.meta.url));
@@ -63,6 +65,7 @@ for (const name of stored) {
   await page.close();
 }
 
+const profiles = [];
 if (trove && sock) {
   for (const worker of [true, false]) {
     const name = `follow-${worker ? 'worker' : 'main'}-${process.pid}`;
@@ -73,6 +76,12 @@ if (trove && sock) {
     await page.waitForFunction(() => window.troveStats.events > 0, null, { timeout: 60000, polling: 50 });
     // a second for the page to settle into following, then the frames of SECONDS seconds
     await page.waitForTimeout(1000);
+    const cdp = process.env.PROFILE === '1' ? await page.context().newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     const r = await page.evaluate((sec) => new Promise((done) => {
       const raf = [], s0 = { ...window.troveStats }, d0 = window.troveView.drawTimes().length;
       const t0 = performance.now();
@@ -91,10 +100,21 @@ if (trove && sock) {
       };
       requestAnimationFrame(step);
     }), SECONDS);
+    if (cdp) {
+      const { profile } = await cdp.send('Profiler.stop');
+      const byId = new Map(profile.nodes.map((n) => [n.id, n])), self = new Map();
+      profile.samples.forEach((id, i) => {
+        const f = byId.get(id).callFrame, k = `${f.functionName || '(anonymous)'} ${f.url.split('/').pop()}${f.url ? `:${f.lineNumber + 1}` : ''}`;
+        self.set(k, (self.get(k) || 0) + (profile.timeDeltas[i] || 0) / 1000);
+      });
+      profiles.push(`${name.replace(/-\d+$/, '')}, main thread self time over ${SECONDS} s: ` +
+        [...self].sort((x, y) => y[1] - x[1]).slice(0, 8).map(([k, v]) => `${k} ${Math.round(v)} ms`).join(' · '));
+    }
     console.log(`| follow ${name.replace(/-\d+$/, '')} at ${(rate / 1e6).toFixed(1)} M/s: ${Math.round(r.events / r.secs).toLocaleString('en')} events/s received, ${r.gaps.toLocaleString('en')} dropped by the service, ${f1(r.decode)} µs decode/frame | ${r.events.toLocaleString('en')} | ${r.raf.length} | ${f1(median(r.draws))} | ${f1(max(r.draws))} | ${f1(median(r.raf))} | ${f1(max(r.raf))} | ${r.raf.filter((x) => x > 50).length} |`);
     await page.close();
     gen.kill('SIGINT');
     await done;
   }
 }
+for (const p of profiles) console.log(`\n${p}`);
 await browser.close();
