@@ -139,8 +139,10 @@ installDrop(list, (msg) => session.fail(msg));
 // ---- the view in the URL ----------------------------------------------------------------
 
 /**
- * The tracks' layout (collapsed, pinned, order) as the URL's layout= holds it: the layout
- * object of the tracks' part plugs in here, and the URL keeps and restores it with the rest.
+ * The tracks' layout (collapsed, pinned, order) as the URL's layout= holds it: an object
+ * whose get() gives the layout= value and set() takes it back plugs in here, and the URL
+ * keeps and restores it with the rest. While it is null, the fragment's layout= is left as
+ * it is (kept and read by the tracks' code itself, if it does).
  * @typedef {{ get(): string, set(encoded: string): void }} LayoutState
  */
 /** @type {LayoutState | null} */

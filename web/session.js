@@ -117,17 +117,20 @@ export function viewParams() {
 
 /**
  * The fragment of the URL for a view: what to open as it is now (capture, wire, replay…)
- * and the view's keys, in a fixed order; a view key that is null or empty is left out.
+ * and the view's keys, in a fixed order; a view key that is null or empty is left out, but
+ * for layout: null leaves the fragment's layout= as it is (the tracks' code may keep it
+ * there itself).
  * @param {{ from: string | null, to: string | null, sel: string | null, marks: string | null, layout: string | null }} v
  * @returns {string} without the '#'
  */
 export function fragment(v) {
   const h = new URLSearchParams(location.hash.slice(1));
+  const layout = v.layout === null ? h.get('layout') : v.layout;
   for (const k of ['from_ns', 'to_ns', 'sel', 'marks', 'layout']) h.delete(k);
   /** @type {[string, string | null][]} */
-  const add = [['from_ns', v.from], ['to_ns', v.to], ['sel', v.sel], ['marks', v.marks], ['layout', v.layout]];
+  const add = [['from_ns', v.from], ['to_ns', v.to], ['sel', v.sel], ['marks', v.marks], ['layout', layout]];
   for (const [k, x] of add) if (x) h.set(k, x);
-  return h.toString().replace(/%2C/g, ',').replace(/%3A/g, ':');
+  return h.toString().replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%7E/g, '~');
 }
 
 /**

@@ -3,7 +3,8 @@
 // serve` (tests/cli/cli_viewer_shell.sh starts it, with the sample Chrome trace imported as
 // `dom`). Every check compares values, counts or pixels; none is timed.
 //   - the URL: a range, a selected event and a mark on `dom` are written into the fragment;
-//     a reload restores the same range (to the ns), the same selection and the mark;
+//     a reload restores the same range (to the ns), the same selection and the mark; the
+//     tracks' layout= is left as it is;
 //   - the keys: w/s zoom, a/d pan, f fits the selected event, m marks it, 0 fits the whole
 //     capture; ? shows an overlay that lists every key the timeline handles (read from
 //     web/timeline.js) and the page's own; Esc closes it;
@@ -58,7 +59,8 @@ const settled = (page) => until(page, () => { const f = window.troveView.frames(
 
 // ---- the URL restores capture, range, selection and marks ---------------------------------
 const page = await newPage();
-await page.goto(`${url}#capture=dom`);
+// layout=d (the tracks' "default, touched"): the view's writer must leave it as it is
+await page.goto(`${url}#capture=dom&layout=d`);
 await until(page, () => window.troveStats.ended && window.troveStats.events > 0);
 await settled(page);
 const slow = (await api('api/captures/dom/events?name=RunTask&order=dur_desc&limit=1')).events[0];
@@ -79,6 +81,7 @@ await until(page, () => /sel=/.test(location.hash) && /marks=/.test(location.has
 const h1 = await hashOf(page);
 const r1 = await page.evaluate(() => window.troveView.range().map((t) => window.troveView.absNs(t)));
 check(h1.capture === 'dom', `the fragment names the capture: ${JSON.stringify(h1)}`);
+check(h1.layout === 'd', `the fragment keeps the tracks' layout: ${JSON.stringify(h1)}`);
 check(h1.from_ns === r1[0] && h1.to_ns === r1[1], `the fragment holds the range: ${h1.from_ns}..${h1.to_ns} vs ${r1}`);
 check(h1.sel === `${slow.start_ns},${slow.pid}:${slow.tid},${slow.depth},RunTask`, `the fragment holds the selected event: ${h1.sel}`);
 check(h1.marks === `${slow.start_ns}`, `the fragment holds the mark at the selected event's start: ${h1.marks}`);
