@@ -154,8 +154,12 @@ let restoring = null;
 /** Puts back the view the URL named, once the capture's times are known. */
 async function restore() {
   const v = restoring;
-  restoring = null;
   if (!v) return;
+  try { await put(v); } finally { if (restoring === v) restoring = null; } // the URL is written again from here on
+}
+
+/** @param {import('./session.js').ViewParams} v the view to put back */
+async function put(v) {
   if (v.layout !== null && trackLayout) trackLayout.set(v.layout);
   if (v.marks.length) keys.setMarks(v.marks.map((m) => model.rel(m)));
   if (v.from !== null && v.to !== null) {

@@ -213,7 +213,12 @@ await np.evaluate(() => {
 await until(np, () => window.troveStats.ended);
 const endDom = await np.evaluate(() => ({ ...window.troveStats }));
 check(endDom.events === endDom.endEvents && endDom.events === 306749, `a replay decoded on the worker has every event: ${endDom.events} of ${endDom.endEvents}`);
-await np.evaluate(() => { location.hash = '#capture=gen&replay=1'; });
+// a small capture's few deflate frames (slow to decode), its counts taken into the line's
+// window, then a larger one's many raw frames (fast): a rate across the two would be negative
+await np.evaluate(() => { location.hash = '#capture=small&replay=1&wire=deflate'; });
+await until(np, () => window.troveStats.capture === 'small' && window.troveStats.ended);
+await np.evaluate(() => new Promise((r) => setTimeout(r, 1200))); // the line's next window holds the small one's counts
+await np.evaluate(() => { location.hash = '#capture=gen&replay=1&wire=raw'; });
 await until(np, () => window.troveStats.capture === 'gen' && window.troveStats.ended);
 await np.evaluate(() => new Promise((r) => setTimeout(r, 1200))); // two more renders of the line at the end
 const seen = await np.evaluate(() => window.statsSeen);

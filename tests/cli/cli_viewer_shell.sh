@@ -4,7 +4,7 @@
 # capture's samples, frames decoded on a worker — in Debian's chromium, headless, driven by
 # playwright-core against a real `trove serve` on loopback: tests/browser/shell_test.mjs
 # says what it checks. The store holds the sample Chrome trace (as `dom`, from the shared
-# data directory) and a `trove gen` capture of 200,000 events (`gen`). The test stops the
+# data directory) and `trove gen` captures of 200,000 and 20,000 events (`gen`, `small`). The test stops the
 # service itself (its banner is one of the states); the screenshots of every state are left
 # in the build directory (shell-*.png).
 # usage: cli_viewer_shell.sh TROVE SOURCE_DIR [SHARED_DATA_DIR]
@@ -32,6 +32,9 @@ zstd -dc "$trace" > "$tmp/dom.json"
 check test $? -eq 0
 "$TROVE" gen -o "$tmp/gen.packed" --events 200000 -q
 "$TROVE" import "$tmp/gen.packed" --store "$s" --name gen -q
+check test $? -eq 0
+"$TROVE" gen -o "$tmp/small.packed" --events 20000 -q
+"$TROVE" import "$tmp/small.packed" --store "$s" --name small -q
 check test $? -eq 0
 serve_start
 artifacts=$(cd "$(dirname "$TROVE")" && pwd)
