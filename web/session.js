@@ -25,11 +25,12 @@
 // /api/replay into the ring, as a live one; checksum: also sum eventMix over every event,
 // wire.js; ring: the ring's bound in events, model.js's RING_MAX by default; from: how a live
 // one is joined, whatever its stored part; worker=0: decode on the page's main thread, as
-// before the worker, for bench/frames_bench.mjs's comparison). And what the view shows, kept up to date as the
-// user moves (app.js) so that the URL opens the same view: from_ns and to_ns (the visible
-// range, the capture's clock's u64 ns), sel (the selected event: START_NS,PID:TID,DEPTH,NAME),
-// marks (START_NS,... ; keys.js) and layout (the tracks' layout, in the encoding its owner
-// gives). viewParams() reads those, fragment() writes the whole fragment back.
+// before the worker, for bench/frames_bench.mjs's comparison). And what the view shows,
+// kept up to date as the user moves (app.js) so that the URL opens the same view: from_ns
+// and to_ns (the visible range, the capture's clock's u64 ns), sel (the selected event:
+// START_NS,PID:TID,DEPTH,NAME), marks (START_NS,... ; keys.js) and layout (the tracks'
+// layout, in the encoding its owner gives). viewParams() reads those, fragment() writes the
+// whole fragment back.
 import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
 
 /**
@@ -189,9 +190,9 @@ class Decoder {
         this.waiting.delete(a.id);
         if (w) w.ok(a);
       };
-      this.worker.onerror = () => { // the worker could not start: the frames asked and every later one here
+      this.worker.onerror = () => { // the worker could not start: the frames it had are lost (said so), every later one is decoded here
         this.worker = null;
-        for (const [id, w] of this.waiting) w.ok({ id, error: 'the decoding worker failed', wire: false });
+        for (const [id, w] of this.waiting) w.ok({ id, error: 'the decoding worker failed before it decoded it', wire: false });
         this.waiting.clear();
       };
     } catch { this.worker = null; }
