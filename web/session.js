@@ -262,7 +262,7 @@ export class Session {
     if (ok !== this.answering) {
       this.answering = ok;
       const b = $('service');
-      b.hidden = ok;
+      b.hidden = ok || this.stats.stopped; // the socket's 1001 has said it already
       b.textContent = ok ? '' : `service stopped: the service at ${location.host} does not answer (it stopped, or the network to it is down); what the page holds stays shown`;
       this.hooks.changed();
     }

@@ -261,6 +261,7 @@ const stored = await newPage();
 await stored.goto(`${url}#capture=dom`);
 await until(stored, () => window.troveStats.ended);
 await shot(live, 'live');
+const liveProbeFailed = live.waitForEvent('requestfailed', { predicate: (r) => r.url().endsWith('/api/status'), timeout: 60000 });
 stopped = true;
 process.kill(Number(servePid), 'SIGTERM');
 await until(live, () => window.troveStats.stopped || window.troveStats.ended || window.troveStats.error);
@@ -272,6 +273,10 @@ const banner = await live.textContent('#error');
 check(await live.isVisible('#error') && banner.startsWith('service stopped'), `its banner says so: ${banner}`);
 await shot(live, 'stopped-live');
 await until(stored, () => !document.getElementById('service').hidden);
+// once the live page's own probe of /api/status has failed, its banner stays the socket's one
+await liveProbeFailed;
+await live.evaluate(() => new Promise((r) => requestAnimationFrame(() => r())));
+check(await live.evaluate(() => document.getElementById('service').hidden), 'the live page shows one banner of the stop, not two');
 const sb = await stored.textContent('#service');
 check(sb.startsWith('service stopped') && sb.includes('does not answer'), `a stored capture's page says the service stopped: ${sb}`);
 check(!(await stored.evaluate(() => window.troveStats.error)), 'and it is not an error of the capture');
