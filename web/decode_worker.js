@@ -2,22 +2,24 @@
 // decode_worker.js: the wire frames of a live capture (or a replay) decoded off the page's
 // main thread, so that decoding a frame never holds up a frame of the page. The session
 // (session.js) posts each WebSocket message's ArrayBuffer here as it comes, transferred
-// (not copied): { id, buf }. They are decoded strictly in the order they came — a deflate
-// frame's inflate is awaited before the next frame is begun — with the same decoders as
-// anywhere else (wire.js), and each answer goes back with its columns' buffers transferred:
-// { id, frame, us } (us: the decode's time, inflate included, as the stats line reports it),
-// or { id, error, wire } when the frame is bad (wire: a WireError, whose message names the
-// rule and the byte). A frame is a bounded thing (wire.js checks the header's limits before
-// allocating), so one message never makes this worker hold more than one frame's columns.
+// (not copied): { id, buf }, once this worker has said it runs ({ running: true }). They are
+// decoded strictly in the order they came — a deflate frame's inflate is awaited before the
+// next frame is begun — with the same decoders as anywhere else (wire.js), and each answer
+// goes back with its columns' buffers transferred: { id, frame, us } (us: the decode's time,
+// inflate included, as the stats line reports it), or { id, error, wire } when the frame is
+// bad (wire: a WireError, whose message names the rule and the byte). A frame is a bounded
+// thing (wire.js checks the header's limits before allocating), so one message never makes
+// this worker hold more than one frame's columns.
 import { decodeFrame, WireError } from './wire.js';
 
 /** @typedef {{ id: number, buf: ArrayBuffer }} DecodeAsk */
 /**
- * @typedef {{ id: number, frame: import('./wire.js').Frame, us: number }
+ * An answer (here: decoded on the main thread, by session.js's fallback, not by this worker).
+ * @typedef {{ id: number, frame: import('./wire.js').Frame, us: number, here?: true }
  *   | { id: number, error: string, wire: boolean }} DecodeAnswer
  */
 
-const self_ = /** @type {{ onmessage: ((e: MessageEvent<DecodeAsk>) => void) | null, postMessage(m: DecodeAnswer, t?: Transferable[]): void }} */ (
+const self_ = /** @type {{ onmessage: ((e: MessageEvent<DecodeAsk>) => void) | null, postMessage(m: DecodeAnswer | { running: true }, t?: Transferable[]): void }} */ (
   /** @type {unknown} */ (globalThis));
 
 /** @type {Promise<void>} the frames not yet answered, in order */
@@ -49,3 +51,5 @@ self_.onmessage = (e) => {
     }
   });
 };
+// the page sends frames here only once this has come (until then it decodes them itself)
+self_.postMessage({ running: true });

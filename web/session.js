@@ -40,10 +40,11 @@ import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
  *   batches: number, names: number, gaps: number, gapEvents: number, decodeUs: number,
  *   decodeUsPerBatch: number, ended: boolean, endEvents: number | null, stopped: boolean,
  *   error: string, checksum: number, searchMatches: number, mbps: number, connected: boolean,
- *   held: number, cut: boolean,
+ *   held: number, cut: boolean, workerFrames: number,
  * }} Stats
  * (from is the hello's, or 'view' for a stored capture drawn from view frames; held: the
- * bytes of events and frames the page holds; cut: the live ring has dropped its oldest.)
+ * bytes of events and frames the page holds; cut: the live ring has dropped its oldest;
+ * workerFrames: the frames decoded on the worker, the others on the main thread.)
  */
 
 /**
@@ -78,7 +79,7 @@ function emptyStats() {
     capture: '', wire: '', from: '', events: 0, bytes: 0, frames: 0, batches: 0, names: 0,
     gaps: 0, gapEvents: 0, decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null,
     stopped: false, error: '', checksum: 0, searchMatches: 0, mbps: 0, connected: false,
-    held: 0, cut: false,
+    held: 0, cut: false, workerFrames: 0,
   };
 }
 
@@ -172,8 +173,11 @@ export async function apiBytes(path, init) {
 
 /**
  * The decoder of a socket's frames: decode(buf) posts the buffer to the worker
- * (decode_worker.js), transferred, and answers in the order asked. Where a worker cannot be
- * made, it decodes here, on the main thread, as the page once did.
+ * (decode_worker.js), transferred, and answers in the order asked. Until the worker has said
+ * it runs (its first message), and where one cannot be made or fails to start, frames are
+ * decoded here, on the main thread, as the page once did: no frame is ever handed to a
+ * worker that is not running. (The session takes the answers in the order the messages
+ * came, whichever side decoded them.)
  */
 class Decoder {
   /** @param {boolean} worker on a worker (else on the main thread) */
@@ -183,16 +187,21 @@ class Decoder {
     this.next = 0;
     /** @type {Worker | null} */
     this.worker = null;
+    this.running = false; // the worker has said it runs: frames go to it from here on
     if (worker) try {
-      this.worker = new Worker('/web/decode_worker.js', { type: 'module', name: 'trove-decode' });
-      this.worker.onmessage = (e) => {
-        const a = /** @type {import('./decode_worker.js').DecodeAnswer} */ (e.data), w = this.waiting.get(a.id);
+      const w = new Worker('/web/decode_worker.js', { type: 'module', name: 'trove-decode' });
+      this.worker = w;
+      w.onmessage = (e) => {
+        const a = /** @type {import('./decode_worker.js').DecodeAnswer | { running: true }} */ (e.data);
+        if ('running' in a) { this.running = true; return; }
+        const ok = this.waiting.get(a.id);
         this.waiting.delete(a.id);
-        if (w) w.ok(a);
+        if (ok) ok.ok(a);
       };
-      this.worker.onerror = () => { // the worker could not start: the frames it had are lost (said so), every later one is decoded here
+      w.onerror = () => { // it failed: what it had is said lost, and every frame from here is decoded here
         this.worker = null;
-        for (const [id, w] of this.waiting) w.ok({ id, error: 'the decoding worker failed before it decoded it', wire: false });
+        this.running = false;
+        for (const [id, ok] of this.waiting) ok.ok({ id, error: 'the decoding worker failed before it decoded it', wire: false });
         this.waiting.clear();
       };
     } catch { this.worker = null; }
@@ -204,7 +213,7 @@ class Decoder {
    */
   decode(buf) {
     const id = ++this.next;
-    if (this.worker) {
+    if (this.worker && this.running) {
       const w = this.worker;
       return new Promise((ok) => { this.waiting.set(id, { ok }); w.postMessage({ id, buf }, [buf]); });
     }
@@ -212,7 +221,7 @@ class Decoder {
       const u8 = new Uint8Array(buf), t = performance.now();
       try {
         const frame = decodeFrameSync(u8) || await decodeFrame(u8);
-        return { id, frame, us: (performance.now() - t) * 1000 };
+        return { id, frame, us: (performance.now() - t) * 1000, here: true };
       } catch (e) {
         return { id, error: e instanceof WireError ? e.message : `${e}`, wire: e instanceof WireError };
       }
@@ -421,6 +430,7 @@ export class Session {
       return;
     }
     const r = a.frame, us = a.us;
+    if (!('here' in a)) stats.workerFrames++;
     if (r.names) { model.applyNames(r.names); stats.names += r.count || 0; }
     else {
       stats.decodeUs += us;

@@ -213,6 +213,7 @@ await np.evaluate(() => {
 await until(np, () => window.troveStats.ended);
 const endDom = await np.evaluate(() => ({ ...window.troveStats }));
 check(endDom.events === endDom.endEvents && endDom.events === 306749, `a replay decoded on the worker has every event: ${endDom.events} of ${endDom.endEvents}`);
+check(endDom.workerFrames > 0 && endDom.workerFrames <= endDom.frames, `its frames were decoded on the worker: ${endDom.workerFrames} of ${endDom.frames}`);
 // a small capture's few deflate frames (slow to decode), its counts taken into the line's
 // window, then a larger one's many raw frames (fast): a rate across the two would be negative
 await np.evaluate(() => { location.hash = '#capture=small&replay=1&wire=deflate'; });
