@@ -8,7 +8,7 @@ import { api } from './session.js';
 
 /**
  * A capture as /api/captures lists it (docs/serve.md); the list uses these fields.
- * @typedef {{ name: string, events?: number, live?: boolean }} Capture
+ * @typedef {{ name: string, events?: number, live?: boolean, samples?: number }} Capture
  */
 /**
  * The answer of POST /api/captures/import (docs/serve.md): the capture stored.

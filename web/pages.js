@@ -201,6 +201,8 @@ export class Pager {
     if (!this.active || !(t1 > t0) || px < 1) return;
     const m = this.model;
     if (!this.overview) {
+      // a capture of no events (samples alone) has no view to ask for until it has times
+      if (!(m.maxT >= m.minT)) return;
       if (!this.inflight && !this.timer) this.request(m.minT, m.maxT + 1, Math.round(px), null, true);
       return;
     }

@@ -104,7 +104,7 @@ export class StatsLine {
  * A flow of the selected event, if the page has them (another module may give them through
  * Details.flowsOf): in or out, the other end's name, its start (ns from the base), its track.
  * @typedef {{ dir: 'in' | 'out', name: string, start: number, dur: number, depth: number,
- *   track: import('./model.js').Track }} FlowEnd
+ *   track: import('./model.js').Track, jump?: () => void }} FlowEnd
  */
 /**
  * An enclosing zone of the selected event, as the page holds it.
@@ -292,7 +292,8 @@ export class Details {
         a.textContent = `${fe.dir === 'in' ? '← from' : '→ to'} ${fe.name}`;
         a.addEventListener('click', (e) => {
           e.preventDefault();
-          this.showHit({ track: fe.track, lane: 'zone', depth: fe.depth, start: fe.start, dur: fe.dur, name: fe.name, merged: 1 });
+          if (fe.jump) fe.jump(); // the timeline's own jump to the far end
+          else this.showHit({ track: fe.track, lane: 'zone', depth: fe.depth, start: fe.start, dur: fe.dur, name: fe.name, merged: 1 });
         });
         f.append(a);
       });

@@ -102,12 +102,52 @@ const DIM = NCOL, HIGHLIGHT_RUN = NCOL + 1, TICK = NCOL + 2; // extra buckets: n
 // a cell's colour: its name's, paler the less busy it is (BUSY_LEVELS - 1 pale shades of
 // each colour after the extra buckets; the busiest cells take the colour itself)
 const SHADES = NCOL + 3;
-const SHADE = Array.from({ length: NCOL * (BUSY_LEVELS - 1) }, (_, j) => {
-  const i = Math.floor(j / (BUSY_LEVELS - 1)), lvl = 1 + (j % (BUSY_LEVELS - 1)), l = i % 2 ? 62 : 70;
-  const pale = 1 - lvl / BUSY_LEVELS;
-  return `hsl(${(i * 360 / NCOL + 15) % 360}, ${Math.round(55 - 20 * pale)}%, ${Math.round(l + (96 - l) * pale)}%)`;
-});
-const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64', ...SHADE];
+/**
+ * The pale shades of every colour, going toward lightness `toward` (%) as a cell is less busy.
+ * @param {number} toward
+ * @returns {string[]}
+ */
+function shades(toward) {
+  return Array.from({ length: NCOL * (BUSY_LEVELS - 1) }, (_, j) => {
+    const i = Math.floor(j / (BUSY_LEVELS - 1)), lvl = 1 + (j % (BUSY_LEVELS - 1)), l = i % 2 ? 62 : 70;
+    const pale = 1 - lvl / BUSY_LEVELS;
+    return `hsl(${(i * 360 / NCOL + 15) % 360}, ${Math.round(55 - 20 * pale)}%, ${Math.round(l + (toward - l) * pale)}%)`;
+  });
+}
+const COLOURS = [...PALETTE, '#d6d6d6', '#ff9800', '#455a64', ...shades(96)];
+
+// ---- theme ----
+// The canvas's colours other than the names' are the page's CSS custom properties (--tl-*,
+// at the top of web/style.css), read again when the theme the root element names changes
+// (its data-theme attribute, which app.js keeps to the chosen or the system's theme). The
+// search's grey and the cells' pale shades (toward --tl-pale, a lightness in %) follow it.
+/**
+ * @typedef {{ name: string, bg: string, gutter: string, proc: string, procText: string,
+ *   label: string, rule: string, axis: string, axisLine: string, axisText: string,
+ *   note: string, zoneText: string, counterText: string, select: string, group: string,
+ *   rangeFill: string, rangeLine: string }} Theme
+ */
+/** @type {Theme | null} */
+let themeNow = null;
+/** @returns {Theme} the colours of the theme the page shows now */
+export function theme() {
+  const name = document.documentElement.dataset.theme || 'light';
+  if (themeNow && themeNow.name === name) return themeNow;
+  const css = getComputedStyle(document.documentElement);
+  /** @param {string} v @param {string} dflt */
+  const v = (v, dflt) => css.getPropertyValue(`--tl-${v}`).trim() || dflt;
+  themeNow = {
+    name, bg: v('bg', '#ffffff'), gutter: v('gutter', '#f4f4f4'), proc: v('proc', '#e3e8ef'), procText: v('proc-text', '#223'),
+    label: v('label', '#333'), rule: v('rule', '#e6e6e6'), axis: v('axis', '#fafafa'), axisLine: v('axis-line', '#ccc'),
+    axisText: v('axis-text', '#333'), note: v('note', '#666'), zoneText: v('zone-text', '#1a1a1a'),
+    counterText: v('counter-text', '#555'), select: v('select', '#000'), group: v('group', '#eef1f5'),
+    rangeFill: v('range-fill', 'rgba(33, 150, 243, 0.15)'), rangeLine: v('range-line', 'rgba(33, 150, 243, 0.8)'),
+  };
+  COLOURS[DIM] = v('dim', '#d6d6d6');
+  COLOURS.splice(SHADES, NCOL * (BUSY_LEVELS - 1), ...shades(Number(v('pale', '96')) || 96));
+  return themeNow;
+}
+// ---- end theme ----
 
 /**
  * @param {number} nameId
@@ -474,7 +514,8 @@ export class Timeline {
     }
     const ctx = this.ctx, W = this.cssW, H = this.cssH;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.fillStyle = '#ffffff';
+    const th = theme();
+    ctx.fillStyle = th.bg;
     ctx.fillRect(0, 0, W, H);
     this.scrollY = Math.max(0, Math.min(this.scrollY, Math.max(0, this.totalH - (H - AXIS_H) + 20)));
     if (this.selected !== this.flowSel) { this.flowSel = this.selected; this.flows.select(this.selected, this); }
@@ -502,7 +543,7 @@ export class Timeline {
     // process headers' and groups' backgrounds under what they draw
     for (const row of vis) {
       if (row.kind !== 'proc' && row.kind !== 'group') continue;
-      ctx.fillStyle = row.kind === 'proc' ? '#e3e8ef' : '#eef1f5';
+      ctx.fillStyle = row.kind === 'proc' ? theme().proc : theme().group;
       ctx.fillRect(LABEL_W, this.sy(row), W - LABEL_W, row.h);
     }
     // the scrolled rows, then the pinned band over them
@@ -512,7 +553,7 @@ export class Timeline {
       const st = this.drawBand(band, top, bottom, k, overview, primary, hi, ov, pr);
       rects += st.rects; tickMarks += st.tickMarks; labels0 += st.labels0;
     }
-    if (pinH) { ctx.fillStyle = '#90a4ae'; ctx.fillRect(0, AXIS_H + pinH - 2, W, 2); }
+    if (pinH) { ctx.fillStyle = theme().axisLine; ctx.fillRect(0, AXIS_H + pinH - 2, W, 2); }
     ctx.save();
     ctx.beginPath();
     ctx.rect(LABEL_W, AXIS_H, W - LABEL_W, H - AXIS_H);
@@ -575,7 +616,7 @@ export class Timeline {
       b.clear();
       for (const [x, y, w, h] of clear) {
         const row = band.find((r) => this.sy(r) === y);
-        ctx.fillStyle = row && row.kind === 'proc' ? '#e3e8ef' : row && row.kind === 'group' ? '#eef1f5' : '#ffffff';
+        ctx.fillStyle = row && row.kind === 'proc' ? theme().proc : row && row.kind === 'group' ? theme().group : theme().bg;
         ctx.fillRect(x, y, w, h);
       }
       // the overview's labels where the primary frame draws its own go
@@ -602,7 +643,7 @@ export class Timeline {
     }
     this.quiet = false;
     const rects = rects0 + b.fill(ctx);
-    ctx.fillStyle = '#1a1a1a';
+    ctx.fillStyle = theme().zoneText;
     ctx.font = '11px sans-serif';
     ctx.textBaseline = 'middle';
     for (const l of this.labels) ctx.fillText(l[3], l[0], l[1]);
@@ -843,32 +884,32 @@ export class Timeline {
 
   /** @param {number} k */
   drawOverlays(k) {
-    const ctx = this.ctx;
+    const ctx = this.ctx, th = theme();
     const ch = this.counterHover;
     if (ch && this.rows.includes(ch.row)) {
       const y = this.sy(ch.row), x = LABEL_W + (ch.t - this.t0) * k, r = ch.row;
       const span = r.hi > r.lo ? r.hi - r.lo : 1, vy = y + 4 + (COUNTER_H - 8) - (ch.value - r.lo) / span * (COUNTER_H - 8);
-      ctx.fillStyle = 'rgba(38, 50, 56, 0.5)';
+      ctx.fillStyle = theme().axisLine;
       ctx.fillRect(x, y, 1, COUNTER_H - 1);
-      ctx.fillStyle = '#263238';
+      ctx.fillStyle = theme().label;
       ctx.beginPath();
       ctx.arc(x, vy, 3, 0, Math.PI * 2);
       ctx.fill();
       const text = `${ch.name} ${ch.exact ? '' : '≈ '}${+ch.value.toPrecision(8)}`;
       ctx.font = '11px sans-serif';
       const w = ctx.measureText(text).width + 8, tx = x + 8 + w > this.cssW ? x - 8 - w : x + 8;
-      ctx.fillStyle = 'rgba(255, 255, 255, 0.92)';
+      ctx.fillStyle = theme().bg;
       ctx.fillRect(tx, y + 2, w, 15);
-      ctx.fillStyle = '#263238';
+      ctx.fillStyle = theme().label;
       ctx.textBaseline = 'middle';
       ctx.fillText(text, tx + 4, y + 10);
     }
     if (this.range) {
       const [r0, r1] = this.range;
       const a = LABEL_W + (Math.min(r0, r1) - this.t0) * k, z = LABEL_W + (Math.max(r0, r1) - this.t0) * k;
-      ctx.fillStyle = 'rgba(33, 150, 243, 0.15)';
+      ctx.fillStyle = th.rangeFill;
       ctx.fillRect(a, AXIS_H, Math.max(1, z - a), this.cssH - AXIS_H);
-      ctx.strokeStyle = 'rgba(33, 150, 243, 0.8)';
+      ctx.strokeStyle = th.rangeLine;
       ctx.strokeRect(a, AXIS_H, Math.max(1, z - a), this.cssH - AXIS_H);
     }
     const sel = this.selected;
@@ -876,7 +917,7 @@ export class Timeline {
       const y = this.laneY(sel);
       if (y !== null) {
         const x0 = LABEL_W + (sel.start - this.t0) * k, x1 = LABEL_W + (sel.start + sel.dur - this.t0) * k;
-        ctx.strokeStyle = '#000';
+        ctx.strokeStyle = th.select;
         ctx.lineWidth = 2;
         ctx.strokeRect(x0, y, Math.max(2, x1 - x0), sel.lane === 'instant' ? INST_H : LANE_H);
       }
@@ -890,7 +931,7 @@ export class Timeline {
   // bottom, right-aligned against the plot, so that no label lies over the line.
   drawGutter() {
     const ctx = this.ctx, H = this.cssH, pinH = this.pinH;
-    ctx.fillStyle = '#f4f4f4';
+    ctx.fillStyle = theme().gutter;
     ctx.fillRect(0, AXIS_H, LABEL_W, H - AXIS_H);
     ctx.textBaseline = 'middle';
     for (const pass of [false, true]) {
@@ -911,9 +952,9 @@ export class Timeline {
           return text.slice(0, n) + '…' + tail;
         };
         if (row.kind === 'proc' || row.kind === 'group') {
-          ctx.fillStyle = row.kind === 'proc' ? '#e3e8ef' : '#eef1f5';
+          ctx.fillStyle = row.kind === 'proc' ? theme().proc : theme().group;
           ctx.fillRect(0, y, LABEL_W, row.h);
-          ctx.fillStyle = '#223';
+          ctx.fillStyle = theme().procText;
           ctx.font = row.kind === 'proc' ? 'bold 11px sans-serif' : '11px sans-serif';
           const ind = row.kind === 'proc' ? 2 : 12;
           ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - ind - (row.kind === 'proc' ? 46 : 18))}`, ind, y + Math.min(row.h, PROC_H) / 2);
@@ -924,11 +965,11 @@ export class Timeline {
             ctx.fillText('▼', LABEL_W - 16, y + PROC_H / 2);
           }
           ctx.font = '11px sans-serif';
-          ctx.fillStyle = '#cfd8dc';
+          ctx.fillStyle = theme().axisLine;
           ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
           continue;
         }
-        ctx.fillStyle = '#333';
+        ctx.fillStyle = theme().label;
         ctx.font = '11px sans-serif';
         const mid = y + Math.min(row.h, LANE_H) / 2 + 1;
         if (row.kind === 'thread') ctx.fillText(`${row.collapsed ? '▸' : '▾'} ${fit(row.label, 0, LABEL_W - 48)}`, 10, mid);
@@ -936,7 +977,7 @@ export class Timeline {
           ctx.fillText(fit(row.label, 0, LABEL_W - 70), 10, y + 9);
           ctx.font = '10px sans-serif';
           ctx.textAlign = 'right';
-          ctx.fillStyle = '#555';
+          ctx.fillStyle = theme().counterText;
           if (row.hi >= row.lo) {
             ctx.fillText(fmtValue(row.hi), LABEL_W - 6, y + 6);
             ctx.fillText(fmtValue(row.lo), LABEL_W - 6, y + COUNTER_H - 6);
@@ -948,7 +989,7 @@ export class Timeline {
         }
         ctx.fillStyle = row.pinned ? '#1565c0' : '#b0bec5';
         ctx.fillText(row.pinned ? '●' : '○', LABEL_W - (row.kind === 'counter' ? 60 : 16), row.kind === 'counter' ? y + 9 : mid);
-        ctx.fillStyle = '#e6e6e6';
+        ctx.fillStyle = theme().rule;
         ctx.fillRect(0, y + row.h - 1, this.cssW, 1);
       }
       ctx.restore();
@@ -991,15 +1032,15 @@ export class Timeline {
 
   /** @param {number} k */
   drawAxis(k) {
-    const ctx = this.ctx, W = this.cssW;
-    ctx.fillStyle = '#fafafa';
+    const ctx = this.ctx, W = this.cssW, th = theme();
+    ctx.fillStyle = th.axis;
     ctx.fillRect(0, 0, W, AXIS_H);
-    ctx.fillStyle = '#ccc';
+    ctx.fillStyle = th.axisLine;
     ctx.fillRect(0, AXIS_H - 1, W, 1);
     const span = this.t1 - this.t0, raw = span * 110 / this.plotW;
     const p = Math.pow(10, Math.floor(Math.log10(raw)));
     const step = raw / p < 2 ? 2 * p : raw / p < 5 ? 5 * p : 10 * p;
-    ctx.fillStyle = '#333';
+    ctx.fillStyle = th.axisText;
     ctx.font = '10px sans-serif';
     ctx.textBaseline = 'middle';
     for (let t = Math.ceil(this.t0 / step) * step; t <= this.t1; t += step) {
@@ -1007,7 +1048,7 @@ export class Timeline {
       ctx.fillRect(x, AXIS_H - 7, 1, 6);
       ctx.fillText(fmtAt(t, step), x + 3, 9);
     }
-    ctx.fillStyle = '#666';
+    ctx.fillStyle = th.note;
     ctx.fillText(`view ${fmtDur(span)}`, 6, 9);
   }
 

@@ -255,6 +255,11 @@ const out = flows.find((f) => f.id === from.id && f.dir === 'out');
 check(!!out && out.other.t === t1 && out.other.pid === to.pid && out.other.tid === to.tid,
   `its flows list flow ${from.id} out to ${to.pid}:${to.tid} at ${t1}: ${JSON.stringify(out)}`);
 check(flows.every((f) => f.at.pid === from.pid && f.at.tid === from.tid), 'every flow listed starts on the selected zone\'s thread');
+// the details panel lists them, one link each
+await page.waitForFunction((n) => document.querySelectorAll('#sel-flows a').length === n, flows.length, { timeout: 10000, polling: 50 });
+const links = await page.$$eval('#sel-flows a', (as) => as.map((a) => a.textContent));
+check(links.filter((t) => t.startsWith('→ to')).length === flows.filter((f) => f.dir === 'out').length,
+  `the details list the flows out: ${JSON.stringify(links)}`);
 await shot(page, 'flows-selected');
 const selected = await canvasHash(page);
 check(selected !== before, 'the selection and its arrows change the canvas');
@@ -278,6 +283,14 @@ const range = await page.evaluate(() => window.troveView.range());
 check(range[0] < t1 && t1 < range[1], 'the view shows the far end');
 await settle(page);
 await shot(page, 'flows-jumped');
+// and back: the far end's details list the flow in; its link selects the zone it came from
+await page.waitForFunction(() => [...document.querySelectorAll('#sel-flows a')].some((a) => a.textContent.startsWith('← from')), null,
+  { timeout: 15000, polling: 50 });
+await page.evaluate(() => /** @type {HTMLElement} */ ([...document.querySelectorAll('#sel-flows a')].find((a) => a.textContent.startsWith('← from'))).click());
+await page.waitForFunction(([pid, tid]) => { const s = window.troveLayout.selected(); return s && s.pid === pid && s.tid === tid; },
+  [from.pid, from.tid], { timeout: 15000, polling: 50 });
+const sel3 = await page.evaluate(() => window.troveLayout.selected());
+check(sel3.depth === z[0], `the details' flow in jumps back to the zone it left: ${JSON.stringify(sel3)}`);
 await page.context().close();
 
 // ---- counters -----------------------------------------------------------------------------

@@ -216,7 +216,7 @@ for (const wire of ['raw', 'packed', 'deflate']) {
   check(r3[0] > r2[0] && Math.abs((r3[1] - r3[0]) - (r2[1] - r2[0])) < 1e-6 * (r2[1] - r2[0]), `key pan: ${r2} -> ${r3}`);
   check(!(await page.isChecked('#follow')), 'panning turned follow off');
   // a range over everything: shift+drag
-  await page.keyboard.press('f');
+  await page.keyboard.press('0');
   const [ext0, ext1] = await page.evaluate(() => window.troveView.extent());
   const [ax] = await page.evaluate((t) => window.troveView.clientOf(t, 100, 101, 0), ext0 - 500);
   const [bx] = await page.evaluate((t) => window.troveView.clientOf(t, 100, 101, 0), ext1 + 500);
