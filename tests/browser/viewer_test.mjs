@@ -129,7 +129,7 @@ for (const wire of ['raw', 'packed', 'deflate']) {
 // ---- joining mid-way: every event exactly once ------------------------------------------
 {
   let done = false;
-  const producer = run(['gen', '--live', 'join', '--rate', '40000', '--seconds', '4', '--socket', sock, '--seed', '9', '-q']).finally(() => { done = true; });
+  const producer = run(['gen', '--live', 'join', '--rate', '20000', '--seconds', '12', '--socket', sock, '--seed', '9', '-q']).finally(() => { done = true; });
   for (;;) { // until the service has committed some of it and published more
     const i = await info('join');
     if (i && i.live && i.events >= 20000) break;
