@@ -308,7 +308,8 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
     if (v[0] == 0 && (v[8] || v[9]))
         return bad(r, "a level-0 node with sketches");
     left = (uint64_t)(r->end - r->p);
-    for (int i = 0; i < 5; i++)
+    /* a view's read has only the first stream: the sketches are neither counted nor kept */
+    for (int i = 0; i < (sketches ? 5 : 3); i++)
         if (v[5 + i] > left / least[i])
             return TROVE_FAIL(r->diag, TROVE_ERR_CORRUPT, FIXED,
                               WHAT ": %" PRIu64 " %s cannot fit in %" PRIu64 " bytes", v[5 + i],
@@ -321,8 +322,8 @@ static int parse(struct rd *r, struct trove_summary *s, int sketches)
     if (!(s->tracks = trove__calloc((size_t)v[5] + 1, sizeof *s->tracks)) ||
         !(s->cells = trove__calloc((size_t)v[6] + 1, sizeof *s->cells)) ||
         !(s->longs = trove__calloc((size_t)v[7] + 1, sizeof *s->longs)) ||
-        !(s->sketches = trove__calloc((size_t)v[8] + 1, sizeof *s->sketches)) ||
-        !(s->buckets = trove__calloc((size_t)v[9] + 1, sizeof *s->buckets)))
+        !(s->sketches = trove__calloc(sketches ? (size_t)v[8] + 1 : 1, sizeof *s->sketches)) ||
+        !(s->buckets = trove__calloc(sketches ? (size_t)v[9] + 1 : 1, sizeof *s->buckets)))
         return TROVE_FAIL(r->diag, TROVE_ERR_NOMEM, 0, WHAT ": out of memory");
     for (size_t i = 0; i < (size_t)v[5]; i++) {
         struct trove_summary_track *t = &s->tracks[i];

@@ -163,6 +163,44 @@ static void test_leaf(void)
         trove_summary_free(&part);
         trove_bytes_free(&bad);
     }
+    {
+        /* a node of many sketches and few cells (a root of many names): its first stream is
+         * small beside the sketches' counts, which a view's read must not hold against it */
+        struct trove_summary big;
+        struct trove_summary_track tr = {1, 1, 3000, 0, 1, 0, 3000};
+        struct trove_bytes o = {0};
+        struct trove_summary part;
+        memset(&big, 0, sizeof big);
+        big.level = 1;
+        big.events = 3000;
+        big.end_ns = 3000;
+        big.tracks = &tr;
+        big.ntracks = 1;
+        big.sketches = calloc(3000, sizeof *big.sketches);
+        big.buckets = calloc(3000, sizeof *big.buckets);
+        for (size_t i = 0; big.sketches && big.buckets && i < 3000; i++) {
+            big.sketches[i].name = (uint32_t)i;
+            big.sketches[i].count = 1;
+            big.sketches[i].total = big.sketches[i].min = big.sketches[i].max = i + 1;
+            big.sketches[i].self = i + 1;
+            big.sketches[i].first = i;
+            big.sketches[i].n = 1;
+            big.buckets[i].index = trove_summary_bucket_of(i + 1);
+            big.buckets[i].count = 1;
+        }
+        big.nsketches = big.nbuckets = 3000;
+        CHECK_EQ_INT(trove_summary_encode(&big, &o), TROVE_OK);
+        CHECK(trove__get_le64(o.ptr + 32) < 3000 * 4); /* the first stream: fewer bytes than K x 4 */
+        CHECK_EQ_INT(trove__summary_decode_part(o.ptr, o.len, &part, 0, &diag), TROVE_OK);
+        CHECK(part.ntracks == 1 && part.nsketches == 0 && part.events == 3000);
+        trove_summary_free(&part);
+        CHECK_EQ_INT(trove_summary_decode(o.ptr, o.len, &part, &diag), TROVE_OK);
+        CHECK(part.nsketches == 3000 && part.nbuckets == 3000);
+        trove_summary_free(&part);
+        free(big.sketches);
+        free(big.buckets);
+        trove_bytes_free(&o);
+    }
     for (size_t i = 0; i < g.nlongs; i++) /* the second leaf's indexes moved by 4 */
         CHECK(memcmp(&g.longs[i].ev, &e[g.longs[i].index], sizeof e[0]) == 0);
     trove_summary_free(&gd);
