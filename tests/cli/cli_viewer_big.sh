@@ -11,12 +11,7 @@ TROVE=$1
 src=$2
 . "$src/tests/support/lib_cli.sh"
 need_python3
-chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
-if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
-    [ ! -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
-    echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
-    exit 77
-fi
+need_browser "$src"
 events=50M
 if ldd "$TROVE" 2> /dev/null | grep -qE 'lib(a|t)san'; then events=4M; fi
 events=${TROVE_BIG_EVENTS:-$events}

@@ -13,13 +13,8 @@ src=$2
 shared=${3:-$src/../shared/data}
 . "$src/tests/support/lib_cli.sh"
 need_python3
-chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
 sample=$shared/chrome-trace-dom.json.zst
-if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
-    [ ! -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
-    echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
-    exit 77
-fi
+need_browser "$src"
 [ -f "$sample" ] || { echo "skipped: no sample trace at $sample"; exit 77; }
 command -v zstd > /dev/null 2>&1 || { echo "skipped: needs zstd"; exit 77; }
 [ -n "${KEEP:-}" ] && trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; echo "kept $tmp"' EXIT

@@ -11,12 +11,7 @@ src=$2
 example=$(dirname "$TROVE")/trove-example-sort
 . "$src/tests/support/lib_cli.sh"
 need_python3
-chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
-if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
-    [ ! -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
-    echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
-    exit 77
-fi
+need_browser "$src"
 [ -x "$example" ] || { echo "skip: $example is not built"; exit 77; }
 [ -n "${KEEP:-}" ] && trap '[ -n "${srv_pid:-}" ] && kill -9 $srv_pid 2>/dev/null; echo "kept $tmp"' EXIT
 if section names; then

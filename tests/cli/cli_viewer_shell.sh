@@ -14,12 +14,7 @@ src=$2
 data=${3:-$src/../shared/data}
 . "$src/tests/support/lib_cli.sh"
 need_python3
-chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
-if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
-    [ ! -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
-    echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
-    exit 77
-fi
+need_browser "$src"
 trace=$data/chrome-trace-dom.json.zst
 if [ ! -f "$trace" ] || ! command -v zstd > /dev/null 2>&1; then
     echo "skipped: needs $trace and zstd"

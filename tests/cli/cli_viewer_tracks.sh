@@ -11,12 +11,7 @@ TROVE=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 src=$2
 . "$src/tests/support/lib_cli.sh"
 need_python3
-chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
-if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
-    [ ! -f "$src/tests/browser/node_modules/playwright-core/package.json" ]; then
-    echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
-    exit 77
-fi
+need_browser "$src"
 sample=${TROVE_SHARED_DATA:-$src/../shared/data}/chrome-trace-dom.json.zst
 if [ ! -f "$sample" ] || ! command -v zstd > /dev/null 2>&1; then
     echo "skipped: needs zstd and the sample trace $sample"

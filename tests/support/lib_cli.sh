@@ -40,6 +40,16 @@ need_python3() {
         exit 77
     fi
 }
+# need_browser SOURCE_DIR: skip (77) unless node, chromium ($TROVE_CHROMIUM, else Debian's)
+# and the browser tests' playwright-core are there; sets $chromium.
+need_browser() {
+    chromium=${TROVE_CHROMIUM:-/usr/bin/chromium}
+    if ! command -v node > /dev/null 2>&1 || [ ! -x "$chromium" ] ||
+        [ ! -f "$1/tests/browser/node_modules/playwright-core/package.json" ]; then
+        echo "skipped: needs node, $chromium and playwright-core (make deps deps-npm)"
+        exit 77
+    fi
+}
 # section NAME: whether the part of the script it opens runs, as `if section NAME; then`
 # ... `fi` under the part's heading (the body is not indented, so that the history of its
 # lines stays theirs). With TROVE_CASE unset or empty every part runs; else only the parts it
