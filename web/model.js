@@ -43,6 +43,7 @@ export class Lane {
     this.d = new Float64Array(256);
     this.name = new Uint32Array(256);
     this.sorted = true;
+    this.prefix = 0; // unsorted: its events [0, prefix) are in order, the ones after came since
     this.last = -Infinity;
     this.maxDur = 0;
     this.min = Infinity; // counters: the range of values
@@ -68,6 +69,19 @@ export class Lane {
     return k;
   }
 
+  /**
+   * Appends an event; one that starts before the last leaves the lane unsorted until
+   * ensureSorted.
+   * @param {number} s @param {number} d @param {number} name
+   */
+  push(s, d, name) {
+    if (this.n === this.s.length) this.grow();
+    const k = this.n++;
+    this.s[k] = s; this.d[k] = d; this.name[k] = name;
+    if (s >= this.last) this.last = s;
+    else if (this.sorted) { this.sorted = false; this.prefix = k; } // [0, k) are in order
+  }
+
   grow() {
     const cap = this.s.length * 2;
     const s = new Float64Array(cap), d = new Float64Array(cap), name = new Uint32Array(cap);
@@ -76,15 +90,29 @@ export class Lane {
     if (this.index) { const x = new Float64Array(cap); x.set(this.index); this.index = x; }
   }
 
+  /**
+   * Puts the lane in start order (ties: in the order the events came). Only what came since
+   * it was last in order is sorted, then merged into the ordered part from the first of those
+   * it displaces: a live ring's lane takes a batch's worth of work, not its million events'.
+   */
   ensureSorted() {
     if (this.sorted) return;
-    const n = this.n, s = this.s, d = this.d, nm = this.name;
-    const idx = new Uint32Array(n);
-    for (let i = 0; i < n; i++) idx[i] = i;
+    const n = this.n, k = Math.min(this.prefix, n), s = this.s, d = this.d, nm = this.name;
+    const t = n - k, idx = new Uint32Array(t);
+    for (let i = 0; i < t; i++) idx[i] = k + i;
     idx.sort((a, b) => s[a] - s[b] || a - b);
-    const s2 = new Float64Array(s.length), d2 = new Float64Array(s.length), n2 = new Uint32Array(s.length);
-    for (let i = 0; i < n; i++) { const j = idx[i]; s2[i] = s[j]; d2[i] = d[j]; n2[i] = nm[j]; }
-    this.s = s2; this.d = d2; this.name = n2;
+    // the ordered part stays as it is up to its first start after the least that came since
+    let lo = 0, hi = k;
+    const least = t ? s[idx[0]] : Infinity;
+    while (lo < hi) { const m = (lo + hi) >>> 1; if (s[m] <= least) lo = m + 1; else hi = m; }
+    const len = n - lo, s2 = new Float64Array(len), d2 = new Float64Array(len), n2 = new Uint32Array(len);
+    let i = lo, j = 0, o = 0;
+    while (i < k || j < t) { // an event that came first goes first among equal starts
+      const x = j < t ? idx[j] : -1;
+      if (i < k && (x < 0 || s[i] <= s[x])) { s2[o] = s[i]; d2[o] = d[i]; n2[o++] = nm[i++]; }
+      else { s2[o] = s[x]; d2[o] = d[x]; n2[o++] = nm[x]; j++; }
+    }
+    s.set(s2, lo); d.set(d2, lo); nm.set(n2, lo);
     this.sorted = true;
   }
 }
@@ -357,10 +385,7 @@ export class Model {
         if (d > lane.maxDur) lane.maxDur = d;
       }
       if (s < minT) minT = s;
-      if (lane.n === lane.s.length) lane.grow();
-      const k = lane.n++;
-      lane.s[k] = s; lane.d[k] = d; lane.name[k] = b.name[i];
-      if (s < lane.last) lane.sorted = false; else lane.last = s;
+      lane.push(s, d, b.name[i]);
       if (s > last) last = s;
       t.events++;
       held++;

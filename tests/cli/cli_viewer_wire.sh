@@ -4,7 +4,7 @@
 # streams trove wrote, in node (tests/browser/wire_test.mjs); its view frame decoder
 # (web/view.js) against frames a real `trove serve` answers, each checked against the
 # capture's events as `trove cat` reads them, and against bad frames (tests/browser/view_test.mjs);
-# and the binary serves web/ byte for byte from memory: every file of web/ but its tooling at
+# the live ring's lanes kept in start order (tests/browser/model_test.mjs); and the binary serves web/ byte for byte from memory: every file of web/ but its tooling at
 # /web/NAME (and index.html at /), nothing else, and no path reaches a file, even one beside
 # the service.
 # usage: cli_viewer_wire.sh TROVE SOURCE_DIR
@@ -118,6 +118,15 @@ serve_stop
 fi
 
 # With a token: the viewer's page says how to sign in; with the cookie it is the viewer.
+# The live ring's lanes put in start order batch by batch: one stable sort's order
+# (tests/browser/model_test.mjs, in node).
+if section model; then
+out=$(node "$src/tests/browser/model_test.mjs" "$src" 2>&1)
+rc=$?
+echo "$out" | tail -5
+check test $rc -eq 0
+fi
+
 if section token; then
 head -c 32 /dev/urandom | base64 | tr -d '/+=' | head -c 32 > "$tmp/token"
 serve_start --token-file "$tmp/token"
