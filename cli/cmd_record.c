@@ -353,8 +353,24 @@ out:
     return status;
 }
 
+/* The model's times, from `first`, scaled by `scale` and put at `base`: start and end each
+ * rounded down, so order and nesting on a thread survive (equal starts may appear). Counters
+ * keep their value (dur_ns holds a double's bits). */
+static void live_times(struct trove_event *e, size_t n, uint64_t first, double scale, uint64_t base)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t s = base + (uint64_t)((double)(e[i].start_ns - first) * scale);
+        if (e[i].kind != TROVE_KIND_COUNTER)
+            e[i].dur_ns = base + (uint64_t)((double)(e[i].start_ns + e[i].dur_ns - first) * scale) - s;
+        e[i].start_ns = s;
+    }
+}
+
 /* `trove gen --live NAME --rate N --seconds S`: the gen model's events, sent at N a second
- * with their times moved to when they are sent (so a viewer sees them as they happen). */
+ * with their times moved to when they are sent (so a viewer sees them as they happen): a
+ * run of the model is sent round and round, each round's times scaled so that it spans the
+ * seconds it takes to send and put after the last round's, so a thread's zones never
+ * overlap however fast they are sent. */
 int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
                  int append, int json, int quiet, int verbose)
@@ -368,6 +384,8 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
     struct trove_event *chunk = NULL;
     char sockbuf[4200];
     uint64_t total = (uint64_t)((double)rate * seconds), sent = 0, bytes = 0, frames = 0, t0;
+    uint64_t first = 0, span = 1, round = 0, next_round = 0;
+    double scale = 1;
     int status = 1, failed = 0;
     struct trove_diag diag = {0};
 
@@ -383,6 +401,16 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         cli_error("gen", "generating the model's events failed");
         goto out;
     }
+    /* The model's time span (its events in start order) and the scale that makes a
+     * round of it last as long as sending it does. */
+    first = events.len ? events.ev[0].start_ns : 0;
+    for (size_t i = 0; i < events.len; i++) {
+        const struct trove_event *e = &events.ev[i];
+        uint64_t end = e->start_ns + (e->kind == TROVE_KIND_COUNTER ? 0 : e->dur_ns);
+        if (end - first >= span)
+            span = end - first + 1;
+    }
+    scale = (double)events.len / (double)rate * 1e9 / (double)span;
     sock = cli_socket_for(sock, store, sockbuf, sizeof sockbuf);
     if (cli_producer_open("gen", sock, name, append, "trove gen --live", &pr))
         goto out;
@@ -402,16 +430,18 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
     }
     while (sent < total && !cli_interrupted && !failed) {
         size_t k = (size_t)(total - sent < batch ? total - sent : batch), at = sent % events.len;
-        uint64_t due = (uint64_t)((double)sent / (double)rate * 1e9), now = mono_ns(), base;
+        uint64_t due = (uint64_t)((double)sent / (double)rate * 1e9), now = mono_ns();
         if (t0 + due > now)
             cli_sleep_ns(t0 + due - now);
         if (k > events.len - at)
             k = events.len - at;
         memcpy(chunk, events.ev + at, k * sizeof chunk[0]);
-        base = chunk[0].start_ns;
-        now = mono_ns();
-        for (size_t i = 0; i < k; i++) /* the batch's times from now, as they were spaced */
-            chunk[i].start_ns = now + (chunk[i].start_ns >= base ? chunk[i].start_ns - base : 0);
+        if (at == 0) { /* a new round: from now, or from the last round's end if later */
+            now = mono_ns();
+            round = now > next_round ? now : next_round;
+            next_round = round + (uint64_t)((double)span * scale) + 1;
+        }
+        live_times(chunk, k, first, scale, round);
         buf.len = 0;
         if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK) {
             cli_error("gen", "encoding events: out of memory");

@@ -279,8 +279,30 @@ json "$tmp/m3.json" 'j["accept"]["mode"] == "append" and j["accept"]["events"] =
 "$trove" gen --live modes --rate 100000 --seconds 0.2 --socket "$sock" --append -v > /dev/null 2> "$tmp/m4.err" ||
     bad "gen --live --append: $(cat "$tmp/m4.err")"
 check grep -q "capture modes: session [0-9]*, append (120000 events stored)" "$tmp/m4.err"
+# gen --live faster than its model's own pace (200,000 events the model spreads over about
+# half a second, sent in a tenth): each thread's zones keep their order and never overlap on
+# one depth, nor outgrow their parent (the times are scaled, not moved batch by batch).
+"$trove" gen --live fast --rate 2000000 --seconds 0.1 --socket "$sock" -q || bad "gen --live fast"
 serve_stop
 check test "$(ev store:modes --store "$s" | wc -l)" -eq 140000
+"$trove" cat store:fast --store "$s" --json 2> /dev/null > "$tmp/fast.jsonl"
+check python3 - "$tmp/fast.jsonl" << 'PY'
+import json, sys
+last, open_, n = {}, {}, 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if "start_ns" not in e or e["kind"] not in ("zone", "frame", "lock"):
+        continue
+    n += 1
+    k, s, end = (e["pid"], e["tid"]), e["start_ns"], e["start_ns"] + e["dur_ns"]
+    prev = last.get(k + (e["depth"],))
+    assert prev is None or s >= prev, f"{k} depth {e['depth']}: {s} starts before the last zone's end {prev}"
+    last[k + (e["depth"],)] = end
+    parent = open_.get(k + (e["depth"] - 1,))
+    assert e["depth"] == 0 or parent is None or parent[0] <= s and end <= parent[1], f"{k}: {s}..{end} outside {parent}"
+    open_[k + (e["depth"],)] = (s, end)
+assert n > 150000, n
+PY
 "$trove" ls --store "$s" --json > "$tmp/ls-ap.json" || bad "ls after a refused append"
 json "$tmp/ls-ap.json" 'not any(c["name"] == "nothere" for c in j)'
 
