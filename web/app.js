@@ -23,7 +23,8 @@ import { CaptureList, installDrop } from './captures.js';
 import { StatsLine, Details, Samples, Finder, search } from './panels.js';
 import { NamePanel } from './namepanel.js';
 import { fmtDur } from './timeline.js';
-import { installDebugHooks } from './debug.js';
+import { installDebugHooks, installCompareHooks } from './debug.js';
+import { Compare, compareParams } from './compare.js';
 
 /**
  * @param {string} id
@@ -210,7 +211,7 @@ function viewFragment() {
   });
 }
 setInterval(() => {
-  if (restoring || !session.stats.capture || !model.haveBase) return;
+  if (restoring || !session.stats.capture || !model.haveBase || compare.active) return;
   const f = viewFragment();
   if (f !== location.hash.slice(1)) history.replaceState(history.state, '', `#${f}`);
 }, 300);
@@ -239,8 +240,16 @@ $('theme').addEventListener('click', () => {
 
 // ---- opening what the URL names ----------------------------------------------------------
 
+// #compare=A,B shows the compare view (compare.js) in place of the normal one; leaving it
+// (a fragment without compare=) gives the normal view back as it was
+const compare = new Compare({ shown: (on) => { if (!on) { $('title').textContent = session.stats.capture || 'no capture open'; view.invalidate(); } } });
+installCompareHooks(compare);
+
 let opened = ''; // what route() opened: the capture and how, not the view
 function route() {
+  const cmp = compareParams();
+  if (cmp) { compare.show(cmp); return; }
+  compare.hide();
   const p = params();
   if (!p.capture) return;
   const how = JSON.stringify(p);

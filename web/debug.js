@@ -170,3 +170,28 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
     },
   };
 }
+
+/**
+ * The compare view's hooks (compare.js): window.troveCompare says what each side holds and
+ * shows (its range, rows laid out and drawn, frames, first instance), the offset between
+ * them, the table's names in order and the histogram's bars as drawn. Read-only.
+ * @param {import('./compare.js').Compare} cmp
+ */
+export function installCompareHooks(cmp) {
+  /** @param {import('./compare.js').Side} s */
+  const side = (s) => {
+    s.view.draw();
+    const st = s.view.lastStats;
+    return { name: s.name, ready: s.ready, error: s.error, range: [s.view.t0, s.view.t1], rows: s.view.rows.length,
+      drawn: st.drawn || 0, drawnTracks: (st.rows || []).length, overview: !!s.pager.overview, answers: s.pager.answers,
+      primary: st.primary ? st.primary.url : null, first: s.first === undefined ? null : s.first, firstNs: s.firstNs,
+      base: s.model.haveBase ? s.model.baseNs().toString() : '', rects: st.rects };
+  };
+  const w = /** @type {Window & { troveCompare?: object }} */ (window);
+  w.troveCompare = {
+    state: () => ({ active: cmp.active, a: cmp.sides[0] ? side(cmp.sides[0]) : null, b: cmp.sides[1] ? side(cmp.sides[1]) : null,
+      offset: cmp.offset, align: cmp.align, name: cmp.name, histReady: cmp.histReady, diff: !!cmp.diff, diffError: cmp.diffError }),
+    rows: () => (cmp.diff ? cmp.diff.rows.map((r) => r.name) : null),
+    bars: () => cmp.bars.map((b) => ({ ...b })),
+  };
+}
