@@ -5,7 +5,8 @@
 // the session (session.js), which opens the capture the URL's fragment names and feeds the
 // model or the pager; the capture list and drop to import (captures.js); the panels (panels.js): stats
 // line, details, samples, search count; the keys, marks and the keys' overlay (keys.js); the
-// hooks of the tests (debug.js). The controls of the header (follow, fit, theme, keys,
+// hooks of the tests (debug.js); the compare view (compare.js), which takes the page's place
+// while the fragment says #compare=A,B. The controls of the header (follow, fit, theme, keys,
 // search) are wired here too, and the questions the page asks the service about a range or
 // a name (/stats, /events, through the pager).
 //

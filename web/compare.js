@@ -378,7 +378,7 @@ export class Compare {
     if (mine !== this.id || ask !== this.nameAsk) return;
     const [[ra, ea], [rb, eb]] = got;
     this.stats = { a: ra, b: rb };
-    this.bars = drawOverlay($('cmp-hist'), name, { label: `A · ${this.a}`, row: ra }, { label: `B · ${this.b}`, row: rb });
+    this.bars = drawOverlay($('cmp-hist'), name, { label: this.a, row: ra }, { label: this.b, row: rb });
     this.histReady = true;
     for (const [s, e] of /** @type {[Side, { start_ns: number } | null][]} */ ([[sa, ea], [sb, eb]])) {
       s.first = e && s.model.haveBase ? s.model.rel(BigInt(e.start_ns)) : null;

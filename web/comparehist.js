@@ -3,7 +3,8 @@
 // (the compare view, compare.js). Each capture's histogram is its /stats row's `hist` (the
 // sketch's buckets, docs/serve.md "Statistics"), gathered into the same bars: at most BARS
 // bars of equal log width between the least and the greatest duration of either capture,
-// as the name panel's (namepanel.js) are over one. A is drawn as filled bars, B as outlined
+// as the name panel's (namepanel.js) are over one (but that the axis starts at the least
+// nonzero duration when some are 0 ns). A is drawn as filled bars, B as outlined
 // bars over them (no fill), so that where both have counts both stay readable; each bar's
 // height is its count over the taller series' fullest bar. Drawn as SVG: each bar is an
 // element carrying its count and bounds, which the tests read.
@@ -23,7 +24,12 @@ const SVG = 'http://www.w3.org/2000/svg';
  * @returns {SharedBar[]}
  */
 export function sharedBars(ha, hb, min, max, n) {
-  const lo = Math.max(1, min), hi = Math.max(lo + 1, max);
+  // a capture of zero-length instances would start the log axis at 1 ns, far left of the
+  // rest: it starts at the least nonzero bucket instead, the zeros in the first bar
+  let least = Infinity;
+  for (const [v] of ha) if (v > 0 && v < least) least = v;
+  for (const [v] of hb) if (v > 0 && v < least) least = v;
+  const lo = Math.max(1, min > 0 || least === Infinity ? min : least), hi = Math.max(lo + 1, max);
   n = Math.max(1, Math.min(n, Math.max(ha.length, hb.length)));
   const l0 = Math.log(lo), w = (Math.log(hi) - l0) / n;
   /** @type {SharedBar[]} */
@@ -35,6 +41,17 @@ export function sharedBars(ha, hb, min, max, n) {
   for (const [v, c] of ha) bars[at(v)].a += c;
   for (const [v, c] of hb) bars[at(v)].b += c;
   return bars;
+}
+
+/**
+ * @param {string} tag @param {string} [cls] @param {string} [text]
+ * @returns {HTMLElement}
+ */
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
 }
 
 /**
@@ -72,7 +89,7 @@ export function drawOverlay(root, name, a, b) {
     k.className = `cmp-key cmp-key-${cls}`;
     k.dataset.series = cls;
     const sw = document.createElement('i');
-    k.append(sw, `${s.label}: ${r ? `${r.count.toLocaleString('en')}, p50 ${fmtDur(r.p50_ns)}` : 'none'}`);
+    k.append(sw, `${s.label}: ${r ? `${r.count.toLocaleString('en')} · p50 ${fmtDur(r.p50_ns)}` : 'none'}`);
     head.append(k);
   }
   root.append(head);
@@ -116,7 +133,7 @@ export function drawOverlay(root, name, a, b) {
   for (const f of [0.25, 0.5, 0.75]) {
     const x = bars[Math.floor(n * f)];
     if (n >= 8 && x) axis.append(span(fmtDur(x.lo)));
-    if (f === 0.5) axis.append(span('duration, log scale', 'hint'));
+    if (f === 0.5) axis.append(span(`duration, log scale · height: count, the tallest ${top.toLocaleString('en')}`, 'hint'));
   }
   axis.append(span(fmtDur(max)));
   root.append(plot, axis);

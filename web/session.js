@@ -135,6 +135,56 @@ export function fragment(v) {
   return h.toString().replace(/%2C/g, ',').replace(/%3A/g, ':').replace(/%7E/g, '~');
 }
 
+// The service answers at most four queries of a capture (views, statistics, events, tracks,
+// names, flows; docs/serve.md, "Views and statistics") at once and refuses more with 503 and
+// Retry-After. The page asks at most QUERIES at once, the others waiting their turn (the
+// compare view's two captures ask for as much as two pages), and asks again after a 503 (at
+// most RETRIES times, waiting what Retry-After says, 2 s at most): another page or client
+// of the service may hold the slots.
+const QUERIES = 4, RETRIES = 2;
+let querying = 0;
+/** @type {(() => void)[]} */
+const waiting = [];
+/** @returns {Promise<void>} once one of the QUERIES slots is this request's */
+function slot() {
+  if (querying < QUERIES) { querying++; return Promise.resolve(); }
+  return new Promise((ok) => waiting.push(ok));
+}
+/** Gives the slot to the next request waiting, or frees it. */
+function unslot() {
+  const next = waiting.shift();
+  if (next) next(); else querying--;
+}
+
+/**
+ * A request and its body read, in a query slot when path is a capture's query or the diff,
+ * asked again after a 503 while Retry-After allows; a 401 shows the sign-in banner.
+ * @template T
+ * @param {string} path @param {RequestInit | undefined} init
+ * @param {(r: Response) => Promise<T>} read the body, whatever the status
+ * @returns {Promise<{ r: Response, body: T }>}
+ */
+async function ask(path, init, read) {
+  const gated = /^\/api\/(captures\/[^/?]+\/|diff\?)/.test(path);
+  for (let tries = 0; ; tries++) {
+    if (gated) await slot();
+    /** @type {{ r: Response, body: T }} */
+    let got;
+    try {
+      const r = await fetch(path, Object.assign({ credentials: 'same-origin' }, init));
+      got = { r, body: await read(r) };
+    } finally {
+      if (gated) unslot();
+    }
+    const r = got.r;
+    if (r.status === 401) { $('signin').hidden = false; throw new Error('the service needs its token'); }
+    $('signin').hidden = true;
+    if (r.status !== 503 || tries >= RETRIES || !gated || (init && init.signal && init.signal.aborted)) return got;
+    const wait = Math.min(2, Math.max(0.1, Number(r.headers.get('retry-after')) || 1));
+    await new Promise((ok) => setTimeout(ok, wait * 1000));
+  }
+}
+
 /**
  * A request to the service's API, with the page's cookie; its JSON body, which the caller
  * reads as the answer docs/serve.md describes for path. Throws an Error whose message is the
@@ -144,11 +194,7 @@ export function fragment(v) {
  * @returns {Promise<unknown>}
  */
 export async function api(path, init) {
-  const r = await fetch(path, Object.assign({ credentials: 'same-origin' }, init));
-  if (r.status === 401) { $('signin').hidden = false; throw new Error('the service needs its token'); }
-  $('signin').hidden = true;
-  /** @type {unknown} */
-  const body = await r.json().catch(() => ({}));
+  const { r, body } = await ask(path, init, (r) => r.json().catch(() => ({})));
   if (!r.ok) throw new Error(/** @type {{ error?: string }} */ (body).error || `HTTP ${r.status}`);
   return body;
 }
@@ -160,15 +206,9 @@ export async function api(path, init) {
  * @returns {Promise<Uint8Array<ArrayBuffer>>}
  */
 export async function apiBytes(path, init) {
-  const r = await fetch(path, Object.assign({ credentials: 'same-origin' }, init));
-  if (r.status === 401) { $('signin').hidden = false; throw new Error('the service needs its token'); }
-  $('signin').hidden = true;
-  if (!r.ok) {
-    /** @type {{ error?: string }} */
-    const body = await r.json().catch(() => ({}));
-    throw new Error(body.error || `HTTP ${r.status}`);
-  }
-  return new Uint8Array(await r.arrayBuffer());
+  const { r, body } = await ask(path, init, async (r) => (r.ok ? r.arrayBuffer() : r.json().catch(() => ({}))));
+  if (!r.ok) throw new Error(/** @type {{ error?: string }} */ (body).error || `HTTP ${r.status}`);
+  return new Uint8Array(/** @type {ArrayBuffer} */ (body));
 }
 
 /**
