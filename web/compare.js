@@ -130,6 +130,9 @@ export class Compare {
     this.alignBox.addEventListener('change', () => this.setAlign(this.alignBox.checked));
     $('cmp-fit').addEventListener('click', () => this.fit());
     $('cmp-leave').addEventListener('click', (e) => { e.preventDefault(); location.hash = ''; });
+    // the theme is the root's data-theme (app.js): both canvases draw again in its colours
+    new MutationObserver(() => { for (const x of this.sides) x.view.invalidate(); })
+      .observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
     const loop = () => {
       if (this.active) this.sync();
       requestAnimationFrame(loop);
@@ -326,7 +329,8 @@ export class Compare {
       for (const f of /** @type {('count' | 'total' | 'p50' | 'p99')[]} */ (['count', 'total', 'p50', 'p99'])) {
         const c = tr.insertCell();
         const v = r.ratio ? r.ratio[f] : null;
-        c.className = `num cmp-ratio${v !== null && v > 1 ? ' up' : v !== null && v < 1 ? ' down' : ''}`;
+        // longer is red, shorter green; a count's change is neither
+        c.className = `num cmp-ratio${f === 'count' || v === null ? '' : v > 1 ? ' up' : v < 1 ? ' down' : ''}`;
         c.textContent = fmtRatio(v);
         c.dataset.key = `ratio.${f}`;
         if (v !== null) c.dataset.value = String(v);

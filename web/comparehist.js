@@ -103,6 +103,7 @@ export function drawOverlay(root, name, a, b) {
   const min = Math.min(...rows.map((r) => r.min_ns)), max = Math.max(...rows.map((r) => r.max_ns));
   const bars = sharedBars(ra ? ra.hist : [], rb ? rb.hist : [], min, max, BARS);
   const top = Math.max(1, ...bars.map((x) => Math.max(x.a, x.b)));
+  head.append(el('span', 'hint', `height: count (the tallest ${top.toLocaleString('en')})`));
   const W = 100 * bars.length, H = 100;
   const plot = svg('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', class: 'cmp-plot', id: 'cmp-hist-plot' });
   /** @param {number} c @returns {number} a count's height in the plot */
@@ -133,7 +134,7 @@ export function drawOverlay(root, name, a, b) {
   for (const f of [0.25, 0.5, 0.75]) {
     const x = bars[Math.floor(n * f)];
     if (n >= 8 && x) axis.append(span(fmtDur(x.lo)));
-    if (f === 0.5) axis.append(span(`duration, log scale · height: count, the tallest ${top.toLocaleString('en')}`, 'hint'));
+    if (f === 0.5) axis.append(span('duration, log scale', 'hint'));
   }
   axis.append(span(fmtDur(max)));
   root.append(plot, axis);
