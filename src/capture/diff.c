@@ -278,6 +278,7 @@ static int label_of(struct reader *rd, uint32_t pid, uint32_t tid, uint32_t *out
 
 static int add_event(struct reader *rd, const struct trove_event *e)
 {
+    uint64_t d = trove__summary_is_span(e->kind) ? e->dur_ns : 0; /* as the statistics count */
     uint32_t label = 0, k;
     int added;
     struct acc *a;
@@ -297,17 +298,17 @@ static int add_event(struct reader *rd, const struct trove_event *e)
     }
     a = &rd->accs[k];
     a->count++;
-    a->total = sat(a->total, e->dur_ns);
-    if (e->dur_ns < a->min)
-        a->min = e->dur_ns;
-    if (e->dur_ns > a->max)
-        a->max = e->dur_ns;
+    a->total = sat(a->total, d);
+    if (d < a->min)
+        a->min = d;
+    if (d > a->max)
+        a->max = d;
     if (rd->exact) {
         if (grow((void **)&a->durs, &a->cap, a->n, sizeof *a->durs))
             return TROVE_ERR_NOMEM;
-        a->durs[a->n++] = e->dur_ns;
+        a->durs[a->n++] = d;
     } else {
-        uint32_t b = trove_summary_bucket_of(e->dur_ns), i;
+        uint32_t b = trove_summary_bucket_of(d), i;
         if (kmap_get(&rd->buckets, (uint64_t)k << 16 | b, (uint32_t)rd->nbc, &i, &added))
             return TROVE_ERR_NOMEM;
         if (added) {
