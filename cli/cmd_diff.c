@@ -33,9 +33,10 @@ static void diff_usage(FILE *f)
             "\n"
             "What changed from capture A to capture B, per event name: count, total, p50, p90,\n"
             "p99 and max in each, the change of each (B over A, and B minus A), and whether the\n"
-            "durations differ significantly (Mann-Whitney U rank test: two-sided p below --alpha\n"
-            "and an instance of B longer than one of A in at least 55 %% of pairs, or at most\n"
-            "45 %%). Significant slowdowns come first (the largest growth of total time first),\n"
+            "durations differ significantly (Mann-Whitney U rank test: two-sided p below --alpha,\n"
+            "and a typical instance 5 %% longer or shorter: the median ratio of B's durations\n"
+            "to A's over all pairs). Significant slowdowns come first (the largest growth of\n"
+            "total time first),\n"
             "then names only in B, significant speedups, names only in A, and the rest.\n"
             "A and B are each store:NAME (a capture of --store), a trace file, or NAME: a\n"
             "capture of the service at --url when given, else of the store. The test uses every\n"
@@ -410,13 +411,13 @@ static void print_table(json_t *root, uint64_t limit)
     int by_thread = !strcmp(jstr(root, "by", ""), "thread");
     size_t n = json_array_size(rows), shown = limit && limit < n ? (size_t)limit : n, sig = 0;
 
-    printf("A %s: %.0f events, B %s: %.0f events; by %s, %s rank test (significant: p < %g, "
-           "effect >= %g)\n",
+    printf("A %s: %.0f events, B %s: %.0f events; by %s, %s rank test (significant: p < %g "
+           "and a shift of %g %% or more)\n",
            json_string_value(json_object_get(a, "capture")), num(a, "events"),
            json_string_value(json_object_get(b, "capture")), num(b, "events"),
            by_thread ? "thread and name" : "name",
            json_string_value(json_object_get(root, "method")), num(root, "alpha"),
-           num(root, "min_effect"));
+           num(root, "min_effect") * 100);
     printf("%-28s %9s %9s %9s %9s %7s %9s %9s %7s %10s %8s  %s\n", by_thread ? "thread / name" : "name",
            "count A", "count B", "p50 A", "p50 B", "p50", "p99 A", "p99 B", "p99", "total +/-",
            "p", "change");

@@ -30,10 +30,10 @@ enum trove_diff_method {
 
 /* A capture of at most this many events is read whole by TROVE_DIFF_AUTO (12 bytes each). */
 #define TROVE_DIFF_EXACT_MAX ((uint64_t)16 << 20)
-/* A change is significant when the test's two-sided p is below alpha and the probability
- * that an instance in B is longer than one in A (ties half) is at least 0.5 + min_effect or
- * at most 0.5 - min_effect: a shift a user would notice, not only one that a million
- * instances make detectable. */
+/* A change is significant when the test's two-sided p is below alpha and the shift — the
+ * Hodges–Lehmann estimate of B's durations over A's, the median ratio over all pairs of an
+ * instance of each — is at least 1 + min_effect or at most 1 / (1 + min_effect): a change a
+ * user would notice, not only one that a million instances make detectable. */
 #define TROVE_DIFF_ALPHA 0.001
 #define TROVE_DIFF_MIN_EFFECT 0.05
 

@@ -116,13 +116,13 @@ static void test_exact(void)
                     "\"total\":1.41841,\"p50\":1.42017,\"p90\":1.37037,\"p99\":1.35971,\"max\":1.35971},"
                     "\"delta\":{\"count\":0,\"total_ns\":4000,\"p50_ns\":100,\"p90_ns\":100,\"p99_ns\":100,"
                     "\"max_ns\":100},\"test\":{\"method\":\"exact\",\"u\":1600.0,") != NULL);
-    CHECK(strstr(j, "\"effect\":1.0000}") != NULL);
+    CHECK(strstr(j, "\"effect\":1.0000,\"shift\":1.4") != NULL);
     /* fast: every B shorter (A 400.., B 150..): U 0 */
     CHECK(strstr(j, "\"change\":\"faster\",\"significant\":true") != NULL);
     CHECK(strstr(j, "\"u\":0.0,") != NULL);
     /* same: equal sets, U = n^2/2, p 1, not significant */
     CHECK(strstr(j, "{\"name\":\"same\",\"in\":\"both\",\"change\":\"same\",\"significant\":false") != NULL);
-    CHECK(strstr(j, "\"u\":800.0,\"z\":0,\"p\":1,\"effect\":0.5000}") != NULL);
+    CHECK(strstr(j, "\"u\":800.0,\"z\":0,\"p\":1,\"effect\":0.5000,\"shift\":1}") != NULL);
     /* gone and new: one side null, no ratio, no test */
     CHECK(strstr(j, "{\"name\":\"gone\",\"in\":\"a\",\"change\":\"gone\",\"significant\":false,\"a\":{\"count\":40,"
                     "\"total_ns\":2000,\"min_ns\":50,\"p50_ns\":50,\"p90_ns\":50,\"p99_ns\":50,\"max_ns\":50},"
