@@ -39,6 +39,7 @@ int cmd_ls(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* The producers' socket of `trove serve`: given, else a --store directory's
  * (STORE/trove.sock), else $TROVE_SOCKET, else the default store's (cli_producer.c). */
@@ -512,6 +513,15 @@ int cli_remote_interrupted(void);
     "  --url URL          a running `trove serve` (http://HOST:PORT/) instead of a store\n"   \
     "  --token-file FILE  with --url: the service's token, the file's first line (default:\n" \
     "                     $TROVE_TOKEN if set), sent as Authorization: Bearer\n"
+
+/* Percent-encode s as KEY=S into the query being built in q (cap bytes): after '?' or '&'. */
+void cli_query_add(char *q, size_t cap, const char *key, const char *s);
+/* Read trace file `path` into a new temporary store (its directory into dir, cap bytes) as
+ * capture "file": 0, or 1 after saying why (nothing is left then). cli_file_store_remove
+ * deletes it (dir empty: nothing to do). */
+int cli_file_store(const char *cmd, const char *path, const struct cli_load_options *in,
+                   char *dir, size_t cap);
+void cli_file_store_remove(char *dir);
 
 /* ---- the commands against a remote service (cmd_remote.c) ------------------------------ */
 

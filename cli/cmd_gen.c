@@ -23,8 +23,8 @@ static void gen_usage(FILE *f)
     trove_gen_defaults(&d);
     fprintf(f,
             "usage: trove gen [-o FILE] [--events N] [--seed S] [--processes P] [--threads T]\n"
-            "                 [--names N] [--zipf S] [--tick NS] [--wire raw|packed|deflate]\n"
-            "                 [--batch N] [--json] [-q] [-v]\n"
+            "                 [--names N] [--zipf S] [--tick NS] [--slow NAME=FACTOR ...]\n"
+            "                 [--wire raw|packed|deflate] [--batch N] [--json] [-q] [-v]\n"
             "\n"
             "Generate a synthetic profiler capture (P processes x T threads of nested zones;\n"
             "the model is described in docs/gen.md) and write it as a trove wire stream: a\n"
@@ -38,6 +38,11 @@ static void gen_usage(FILE *f)
             "  --names N        distinct event names (Zipf support), 1..65536 (default %u)\n"
             "  --zipf S         Zipf exponent of name frequencies, 0..10 (default %.1f)\n"
             "  --tick NS        clock resolution: times are multiples of NS (default %llu)\n"
+            "  --slow NAME=FACTOR  a controlled regression: every zone, frame and lock wait\n"
+            "                   named NAME (zone_0 .. zone_<names-1>) lasts FACTOR times as\n"
+            "                   long, in (0, 1000]: more (or less) time after its last child,\n"
+            "                   so its parents grow with it and later events move; all else\n"
+            "                   is as without it. Repeatable, up to %d names\n"
             "  --wire W         raw (32-byte records), packed (default), deflate (--to is\n"
             "                   the same)\n"
             "  --batch N        events per frame, 1..65536 (default %u)\n"
@@ -62,14 +67,15 @@ static void gen_usage(FILE *f)
             "connection with its reason); 2 a usage error; 3 the service stopped under it\n"
             "(\"service stopped\": what it took until then is kept).\n",
             (unsigned long long)d.events, (unsigned long long)d.seed, d.processes, d.threads,
-            d.names, d.zipf_s, (unsigned long long)d.tick_ns, (unsigned)TROVE_BATCH_DEFAULT);
+            d.names, d.zipf_s, (unsigned long long)d.tick_ns, TROVE_GEN_MAX_SLOW,
+            (unsigned)TROVE_BATCH_DEFAULT);
 }
 
 static int is_value_option(const char *a)
 {
     static const char *const opts[] = {"--events", "--seed", "--processes", "--threads",
                                        "--names",  "--zipf", "--tick",      "--live",
-                                       "--rate",   "--seconds", "--socket"};
+                                       "--rate",   "--seconds", "--socket", "--slow"};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
         if (!strcmp(a, opts[i]))
             return 1;
@@ -83,6 +89,43 @@ static int parse_u32(const char *s, uint32_t lo, uint32_t hi, uint32_t *out)
     if (cli_parse_u64(s, &v) || v < lo || v > hi)
         return -1;
     *out = (uint32_t)v;
+    return 0;
+}
+
+/*
+ * The --slow arguments, NAME=FACTOR each, into slow[0..n): NAME one of the model's names
+ * (zone_N, N < names), FACTOR in (0, 1000], each name once. Checked after every option is
+ * read, as --names may come after them. Returns 0, or 2 after saying what is wrong.
+ */
+static int parse_slow(char **args, size_t n, uint32_t names, struct trove_gen_slow *slow)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *a = args[i], *eq = strchr(a, '='), *digits = NULL;
+        char *end = NULL;
+        unsigned long id = 0;
+        double f;
+
+        if (!eq)
+            return cli_error("gen", "--slow %s: want NAME=FACTOR, e.g. zone_3=1.3", a) + 1;
+        errno = 0;
+        if (!strncmp(a, "zone_", strlen("zone_")))
+            digits = a + strlen("zone_");
+        if (digits && *digits >= '0' && *digits <= '9')
+            id = strtoul(digits, &end, 10);
+        if (!end || (*digits == '0' && end != digits + 1) || end != eq || errno || id >= names)
+            return cli_error("gen", "--slow %s: the model's event names are zone_0 .. zone_%u "
+                                    "(see `trove stats`)", a, names - 1) + 1;
+        errno = 0;
+        f = strtod(eq + 1, &end);
+        if (errno || end == eq + 1 || *end || !(f > 0.0 && f <= 1000.0))
+            return cli_error("gen", "--slow %s: FACTOR must be a number in (0, 1000], e.g. "
+                                    "1.3 for 30 %% slower", a) + 1;
+        for (size_t k = 0; k < i; k++)
+            if (slow[k].name_id == id)
+                return cli_error("gen", "--slow %s: zone_%lu is slowed twice", a, id) + 1;
+        slow[i].name_id = (uint32_t)id;
+        slow[i].factor = f;
+    }
     return 0;
 }
 
@@ -171,6 +214,9 @@ int cmd_gen(int argc, char **argv)
     uint64_t batch, bytes = 0, rate = 0, events = 0;
     double t0, seconds = 0;
     const char *live = NULL, *sock = NULL;
+    char *slow_args[TROVE_GEN_MAX_SLOW];
+    struct trove_gen_slow slow[TROVE_GEN_MAX_SLOW];
+    size_t nslow = 0;
 
     trove_gen_defaults(&o);
     cli_common_init(&co);
@@ -227,6 +273,10 @@ int cmd_gen(int argc, char **argv)
             sock = argv[++i];
         } else if (!strcmp(a, "--append")) {
             append = 1;
+        } else if (!strcmp(a, "--slow")) {
+            if (nslow == TROVE_GEN_MAX_SLOW)
+                return cli_error("gen", "--slow: at most %d names", TROVE_GEN_MAX_SLOW) + 1;
+            slow_args[nslow++] = argv[++i];
         } else if (!strcmp(a, "--tick")) {
             if (cli_parse_u64(argv[++i], &o.tick_ns) || o.tick_ns < 1 || o.tick_ns > 1000000000)
                 return cli_error("gen", "--tick: '%s' is not a count of ns in 1..1000000000", argv[i]);
@@ -234,6 +284,10 @@ int cmd_gen(int argc, char **argv)
             return cli_error("gen", "unexpected argument '%s'; see `trove gen --help`", a);
         }
     }
+    if (parse_slow(slow_args, nslow, o.names, slow))
+        return 2;
+    o.slow = slow;
+    o.nslow = nslow;
     if (live) {
         if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o"))
             return 2;
@@ -299,11 +353,16 @@ int cmd_gen(int argc, char **argv)
                 trove_wire_format_name(format), (unsigned long long)batch,
                 (unsigned long long)bytes, events ? (double)bytes / (double)events : 0.0,
                 cli_now() - t0);
-    if (co.verbose && !quiet)
+    if (co.verbose && !quiet) {
         fprintf(stderr, "trove gen: seed %llu, %u processes x %u threads, %u names, zipf %.2f, "
-                        "tick %llu ns\n",
+                        "tick %llu ns",
                 (unsigned long long)o.seed, o.processes, o.threads, o.names, o.zipf_s,
                 (unsigned long long)o.tick_ns);
+        for (size_t k = 0; k < nslow; k++)
+            fprintf(stderr, "%s zone_%u x %g", k ? "," : ", slow", slow[k].name_id,
+                    slow[k].factor);
+        fputs("\n", stderr);
+    }
     status = 0;
 out:
     cli_out_abort(&out);

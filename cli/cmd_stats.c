@@ -189,8 +189,7 @@ out:
     return rc;
 }
 
-/* Percent-encode s into the query being built. */
-static void q_add(char *q, size_t cap, const char *key, const char *s)
+void cli_query_add(char *q, size_t cap, const char *key, const char *s)
 {
     size_t n = strlen(q);
     n += (size_t)snprintf(q + n, n < cap ? cap - n : 0, "%s%s=", strchr(q, '?') ? "&" : "?", key);
@@ -228,19 +227,19 @@ static int stats_remote(const char *cmd, const struct cli_common *c, const struc
     snprintf(path, sizeof path, "/api/captures/%s/stats", a->what);
     if (a->from) {
         snprintf(num_buf, sizeof num_buf, "%" PRIu64, a->from);
-        q_add(path, sizeof path, "from_ns", num_buf);
+        cli_query_add(path, sizeof path, "from_ns", num_buf);
     }
     if (a->to != UINT64_MAX) {
         snprintf(num_buf, sizeof num_buf, "%" PRIu64, a->to);
-        q_add(path, sizeof path, "to_ns", num_buf);
+        cli_query_add(path, sizeof path, "to_ns", num_buf);
     }
     if (a->name)
-        q_add(path, sizeof path, "name", a->name);
+        cli_query_add(path, sizeof path, "name", a->name);
     if (a->clip)
-        q_add(path, sizeof path, "clip", "1");
-    q_add(path, sizeof path, "sort", a->sort);
+        cli_query_add(path, sizeof path, "clip", "1");
+    cli_query_add(path, sizeof path, "sort", a->sort);
     snprintf(num_buf, sizeof num_buf, "%" PRIu64, a->limit);
-    q_add(path, sizeof path, "limit", num_buf);
+    cli_query_add(path, sizeof path, "limit", num_buf);
     if (a->nthr) {
         uint64_t *t = NULL;
         size_t n = 0;
@@ -264,7 +263,7 @@ static int stats_remote(const char *cmd, const struct cli_common *c, const struc
         }
         free(t);
         trove_bytes_free(&tj);
-        q_add(path, sizeof path, "tracks", list);
+        cli_query_add(path, sizeof path, "tracks", list);
     }
     memset(&q, 0, sizeof q);
     q.path = path;
@@ -334,36 +333,60 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
     return remove(path);
 }
 
-/* A trace file, read into a store of its own for the purpose. */
-static int stats_file(const char *cmd, const struct cli_common *c, const struct stats_args *a,
-                      struct trove_bytes *doc)
+int cli_file_store(const char *cmd, const char *path, const struct cli_load_options *in,
+                   char *dir, size_t cap)
 {
     const char *td = getenv("TMPDIR");
-    char dir[4096];
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_store *s = NULL;
     struct trove_diag diag = {0};
-    struct stats_args b = *a;
     int status = 1, rc;
 
-    snprintf(dir, sizeof dir, "%s/trove-stats-XXXXXX", td && *td ? td : "/tmp");
-    if (!mkdtemp(dir))
-        return cli_error(cmd, "a temporary store in %s: %s", td && *td ? td : "/tmp",
-                         strerror(errno));
+    snprintf(dir, cap, "%s/trove-file-XXXXXX", td && *td ? td : "/tmp");
+    if (!mkdtemp(dir)) {
+        cli_error(cmd, "a temporary store in %s: %s", td && *td ? td : "/tmp", strerror(errno));
+        dir[0] = 0;
+        return 1;
+    }
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error(cmd, "out of memory");
         goto out;
     }
-    if (cli_load(cmd, a->what, &c->in, &ev, names))
+    if (cli_load(cmd, path, in, &ev, names))
         goto out;
     if ((rc = trove_store_open(dir, TROVE_STORE_CREATE, &s, &diag)) != TROVE_OK ||
         (rc = trove_capture_write(s, "file", ev.ev, ev.len, names, NULL, NULL, &diag)) != TROVE_OK) {
-        cli_error(cmd, "%s: %s", a->what, diag.msg[0] ? diag.msg : trove_strerror(rc));
+        cli_error(cmd, "%s: %s", path, diag.msg[0] ? diag.msg : trove_strerror(rc));
         goto out;
     }
+    status = 0;
+out:
     trove_store_close(s);
-    s = NULL;
+    trove_names_free(names);
+    trove_events_free(&ev);
+    if (status)
+        cli_file_store_remove(dir);
+    return status;
+}
+
+void cli_file_store_remove(char *dir)
+{
+    if (dir[0])
+        nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    dir[0] = 0;
+}
+
+/* A trace file, read into a store of its own for the purpose. */
+static int stats_file(const char *cmd, const struct cli_common *c, const struct stats_args *a,
+                      struct trove_bytes *doc)
+{
+    char dir[4096];
+    struct stats_args b = *a;
+    int status = 1;
+
+    if (cli_file_store(cmd, a->what, &c->in, dir, sizeof dir))
+        return 1;
     b.what = "file";
     status = stats_local(cmd, dir, &b, doc);
     if (status == 0) { /* the document names the file, not the store made for it */
@@ -391,11 +414,7 @@ static int stats_file(const char *cmd, const struct cli_common *c, const struct 
             }
         }
     }
-out:
-    trove_store_close(s);
-    trove_names_free(names);
-    trove_events_free(&ev);
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    cli_file_store_remove(dir);
     return status;
 }
 

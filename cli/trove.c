@@ -25,6 +25,7 @@ static const struct command commands[] = {
     {"record", cmd_record, "send any input to the service as a capture, or sample a process"},
     {"top", cmd_top, "the hottest functions of a capture's sampled call stacks"},
     {"stats", cmd_stats, "per-name durations of a capture: count, total, self, p50, p99, max"},
+    {"diff", cmd_diff, "what changed between two captures, per name; --fail-if gates a CI job"},
     {"index", cmd_index, "give captures their summaries (what views and statistics read)"},
     {"watch", cmd_watch, "watch a live capture: a stats line, and the stream to a file"},
     {"gen", cmd_gen, "generate a synthetic capture (the documented model)"},

@@ -4,7 +4,8 @@
  * an Authorization header, a Cookie header, an Origin, a Host and a Sec-Fetch-Site.
  * Oracles: a routed request's capture name passes the store's name check and holds no '/',
  * '.' first or NUL; an embedded file (/, /web/NAME) is reached only by its whole name; an
- * error has a status and a code the API documents; from_ns <= to_ns; a profile's limit is
+ * error has a status and a code the API documents; from_ns <= to_ns (and a diff's two ranges
+ * in order, its second capture's name checked too); a profile's limit is
  * 1 .. 500; the token check accepts the right token in either header (the cookie by its
  * port's name only) and nothing that differs from it; a Host is taken only when it names
  * 127.0.0.1 or localhost (any case, any port), an Origin only when it is http:// one of those
@@ -49,7 +50,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (r.name[0] && (trove_volume_name_check(r.name, &d) != TROVE_OK ||
                           strchr(r.name, '/') || r.name[0] == '.'))
             abort();
-        if (r.from_ns > r.to_ns || r.route < TROVE__R_INDEX || r.route > TROVE__R_ASSET)
+        if (r.from_ns > r.to_ns || r.route < TROVE__R_INDEX || r.route > TROVE__R_DIFF)
+            abort();
+        /* a diff names two captures, each as the store checks names, and ranges in order */
+        if (r.route == TROVE__R_DIFF &&
+            (!r.name[0] || trove_volume_name_check(r.name_b, &d) != TROVE_OK ||
+             (r.a_to_ns && r.a_from_ns >= r.a_to_ns) || (r.b_to_ns && r.b_from_ns >= r.b_to_ns) ||
+             r.method < 0 || r.method > 2 || r.alpha < 0 || r.alpha >= 1))
             abort();
         /* a profile's limit is always one it may take */
         if (r.route == TROVE__R_PROFILE && (r.limit < 1 || r.limit > TROVE__PROFILE_TOP_MAX))

@@ -15,6 +15,16 @@
 extern "C" {
 #endif
 
+/* A controlled regression (`trove gen --slow NAME=FACTOR`, docs/gen.md): every zone, frame
+ * and lock wait named name_id lasts factor times as long, in (0, 1000]. */
+struct trove_gen_slow {
+    uint32_t name_id;       /* < names */
+    double factor;
+};
+
+/* At most this many slowed names. */
+#define TROVE_GEN_MAX_SLOW 64
+
 /* A zeroed struct means every default; so does any field left 0. */
 struct trove_gen_options {
     uint64_t seed;          /* default (and 0) 1 */
@@ -26,6 +36,10 @@ struct trove_gen_options {
                                as likely) */
     uint64_t tick_ns;       /* clock resolution: starts and ends round down to multiples
                                of it, default 1000 (1 .. 1e9) */
+    const struct trove_gen_slow *slow; /* nslow names slowed, each once (NULL and 0: none,
+                                          the events exactly as without them); read by
+                                          trove_gen and trove_gen_open, not kept */
+    size_t nslow;           /* 0 .. TROVE_GEN_MAX_SLOW */
 };
 
 /* zipf_s: an exponent of 0, every name as likely (0 itself is the default exponent). */
@@ -39,8 +53,10 @@ void trove_gen_defaults(struct trove_gen_options *opt);
  * thread, process and event names for what was used go to names (may be NULL).
  * Deterministic: the same options give the same events on every run.
  * Errors: TROVE_ERR_INVALID (names > 65,536; more than 4,096 processes or threads per
- * process or 65,536 threads in all; a Zipf exponent outside [0, 10]; tick_ns over 1e9),
- * TROVE_ERR_NOMEM. Only threads and processes that have events are named.
+ * process or 65,536 threads in all; a Zipf exponent outside [0, 10]; tick_ns over 1e9;
+ * more than TROVE_GEN_MAX_SLOW slowed names, one not below names, given twice, or with a
+ * factor outside (0, 1000]), TROVE_ERR_NOMEM. Only threads and processes that have events
+ * are named.
  */
 int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
               struct trove_names *names);

@@ -25,6 +25,10 @@
  * memory is the threads' call-tree libraries and about a round of events, whatever
  * opt->events is (trove_gen, which hands every event to one array, is that loop).
  *
+ * A slowed name (opt->slow, `trove gen --slow`) changes no draw: run_tree stretches or
+ * shrinks such a zone's last slice of self time once its duration is known, so every thread
+ * draws the same stream as without it and only the times after a slowed zone move.
+ *
  * Floating point (log, exp, sqrt, cos) only shapes the distributions; results are
  * identical across runs of one build. A different libm may change the last ulp of a
  * draw and so the bytes; the model's statistics do not depend on it.
@@ -76,6 +80,7 @@
 #define P_SCOPE_PROCESS 0.08             /* instant scope: thread 90%, process 8%, global 2% */
 #define P_SCOPE_GLOBAL 0.02
 #define CATEGORIES 8                     /* extra of a zone: category 0..7 from its name */
+#define SLOW_MAX_ADD_NS 1e12             /* --slow adds at most 1000 s to one zone */
 
 /* ---- PRNG: splitmix64 to seed, xoshiro256** to draw ------------------------------------ */
 
@@ -233,6 +238,8 @@ struct model {
     struct zipf zipf;
     struct zipf trees;   /* Zipf over a thread's known trees, by the order it learned them */
     double child_p[MAX_DEPTH + 1];
+    uint8_t *slow_of;    /* per name id: 0, or 1 + its index in slow_factor; NULL: none */
+    double slow_factor[TROVE_GEN_MAX_SLOW];
 };
 
 static int push(struct thread_gen *t, const struct trove_event *e)
@@ -315,18 +322,39 @@ static int build_tree(const struct model *m, struct thread_gen *t, unsigned dept
 }
 
 /*
+ * The end of a zone from `start` to `end` whose name is slowed by `factor`, its last child
+ * ending at `kids_end` (`start` if it has none): at factor >= 1 its last slice of self time
+ * grows by (factor - 1) x its duration (at most SLOW_MAX_ADD_NS), below 1 it shrinks by
+ * (1 - factor) x its duration but never past kids_end. Both round the change down to a ns.
+ */
+static uint64_t slow_end(uint64_t start, uint64_t kids_end, uint64_t end, double factor)
+{
+    double dur = (double)(end - start), d;
+
+    assert(factor > 0 && factor <= 1000 && start <= kids_end && kids_end <= end);
+    if (factor >= 1.0) {
+        d = (factor - 1.0) * dur;
+        return end + (d > SLOW_MAX_ADD_NS ? (uint64_t)SLOW_MAX_ADD_NS : (uint64_t)d);
+    }
+    d = (1.0 - factor) * dur; /* < dur, so the cast is defined */
+    return (uint64_t)d > end - kids_end ? kids_end : end - (uint64_t)d;
+}
+
+/*
  * Run the call tree node t->nodes[*pos] (and its subtree) starting at `start`: emit its
  * events in preorder with this run's durations; *end_out gets its end, *pos moves past the
  * subtree. A zone's self time is cut into nchild + 1 slices at uniform random points; each
  * child follows a slice and a small instrumentation gap, and the last slice follows the
- * last child. Recursion depth is bounded by MAX_DEPTH.
+ * last child; a slowed name's last slice then stretches or shrinks (slow_end). Recursion
+ * depth is bounded by MAX_DEPTH.
  */
-static int run_tree(struct thread_gen *t, size_t *pos, uint64_t start, uint64_t *end_out)
+static int run_tree(const struct model *m, struct thread_gen *t, size_t *pos, uint64_t start,
+                    uint64_t *end_out)
 {
     const struct tnode n = t->nodes[(*pos)++];
     struct trove_event e;
     size_t idx = t->n;
-    uint64_t cursor = start;
+    uint64_t cursor = start, kids_end = start;
     int rc;
 
     memset(&e, 0, sizeof e);
@@ -363,12 +391,15 @@ static int run_tree(struct thread_gen *t, size_t *pos, uint64_t start, uint64_t 
                 upto = self;
             cursor += upto - self_used + GAP_MIN_NS + rng_below(&t->rng, GAP_SPAN_NS);
             self_used = upto;
-            if ((rc = run_tree(t, pos, cursor, &cend)) != TROVE_OK)
+            if ((rc = run_tree(m, t, pos, cursor, &cend)) != TROVE_OK)
                 return rc;
             cursor = cend;
         }
+        kids_end = cursor;
         cursor += self - self_used;
     }
+    if (m->slow_of && m->slow_of[n.name_id])
+        cursor = slow_end(start, kids_end, cursor, m->slow_factor[m->slow_of[n.name_id] - 1]);
     t->ev[idx].dur_ns = cursor - start;
     *end_out = cursor;
     return TROVE_OK;
@@ -392,7 +423,7 @@ static int thread_run(const struct model *m, struct thread_gen *t, uint64_t hori
             if ((rc = build_tree(m, t, 0, kind)) != TROVE_OK)
                 return rc;
             pos = mark;
-            if ((rc = run_tree(t, &pos, t->cursor, &end)) != TROVE_OK)
+            if ((rc = run_tree(m, t, &pos, t->cursor, &end)) != TROVE_OK)
                 return rc;
             if (t->ntrees < MAX_TREES)
                 t->tree_start[++t->ntrees] = (uint32_t)t->nnodes;
@@ -409,7 +440,7 @@ static int thread_run(const struct model *m, struct thread_gen *t, uint64_t hori
                     lo = mid + 1;
             }
             pos = t->tree_start[lo];
-            if ((rc = run_tree(t, &pos, t->cursor, &end)) != TROVE_OK)
+            if ((rc = run_tree(m, t, &pos, t->cursor, &end)) != TROVE_OK)
                 return rc;
         }
         t->cursor = end + rng_lognormal_ns(&t->rng, t->idle_median, IDLE_SIGMA);
@@ -467,6 +498,8 @@ void trove_gen_defaults(struct trove_gen_options *opt)
     opt->names = GEN_MAX_NAMES;
     opt->zipf_s = 1.0;
     opt->tick_ns = 1000;
+    opt->slow = NULL;
+    opt->nslow = 0;
 }
 
 static int set_names(struct trove_names *names, const struct thread_gen *th, uint32_t nthreads,
@@ -548,8 +581,17 @@ static int gen_normalize(const struct trove_gen_options *given, struct trove_gen
         norm->threads > GEN_MAX_THREADS ||
         (uint64_t)norm->processes * norm->threads > GEN_MAX_TOTAL_THREADS ||
         !(norm->zipf_s >= 0.0 && norm->zipf_s <= 10.0) || norm->tick_ns < 1 ||
-        norm->tick_ns > 1000000000)
+        norm->tick_ns > 1000000000 || norm->nslow > TROVE_GEN_MAX_SLOW ||
+        (norm->nslow && !norm->slow))
         return TROVE_ERR_INVALID;
+    for (size_t i = 0; i < norm->nslow; i++) {
+        if (norm->slow[i].name_id >= norm->names ||
+            !(norm->slow[i].factor > 0.0 && norm->slow[i].factor <= 1000.0))
+            return TROVE_ERR_INVALID;
+        for (size_t k = 0; k < i; k++)
+            if (norm->slow[k].name_id == norm->slow[i].name_id)
+                return TROVE_ERR_INVALID;
+    }
     return TROVE_OK;
 }
 
@@ -566,6 +608,7 @@ void trove_gen_free(struct trove_gen *g)
     free(g->used);
     free(g->m.zipf.cdf);
     free(g->m.trees.cdf);
+    free(g->m.slow_of);
     free(g);
 }
 
@@ -596,6 +639,19 @@ int trove_gen_open(const struct trove_gen_options *given, struct trove_gen **out
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
+    /* The slowed names, copied: the caller's list is not kept. */
+    if (opt->nslow) {
+        if (!(g->m.slow_of = trove__calloc(opt->names, 1))) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        for (size_t i = 0; i < opt->nslow; i++) {
+            g->m.slow_of[opt->slow[i].name_id] = (uint8_t)(i + 1);
+            g->m.slow_factor[i] = opt->slow[i].factor;
+        }
+    }
+    opt->slow = NULL; /* g->m holds the list now; the caller's is not kept */
+    opt->nslow = 0;
 
     /* Processes: pids in [1000, 1000 + span), one slot each, so pid + T stays inside. */
     rng_seed(&top, opt->seed, 0);

@@ -5,6 +5,7 @@
 #include "assets.h"
 #include "flows_json.h"
 #include "profile_json.h"
+#include "trove/diff.h"
 #include "trove/summary.h"
 #include "common/alloc.h"
 #include "common/hex.h"
@@ -106,7 +107,8 @@ enum {
     P_CLIP = 1 << 17,    /* clip=0|1 (stats) */
     P_MATCH = 1 << 18,   /* match=0|1 (events) */
     P_DUR = 1 << 19,     /* min_dur_ns, max_dur_ns (events) */
-    P_IDS = 1 << 20      /* ids= (events) */
+    P_IDS = 1 << 20,     /* ids= (events) */
+    P_DIFF = 1 << 21     /* a, b, a_from_ns .. b_to_ns, by, min_count, alpha, method (diff) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -184,6 +186,55 @@ static int parse_tracks(const char *val, struct trove__api_req *r, struct trove_
     return 0;
 }
 
+/* One of /api/diff's own parameters (each at most once: the caller's `seen` cannot tell
+ * them apart, so r keeps its own bits). */
+static int diff_param(const char *key, const char *val, struct trove__api_req *r,
+                      struct trove__api_error *err)
+{
+    static const char *const keys[] = {"a",       "b",         "a_from_ns", "a_to_ns", "b_from_ns",
+                                       "b_to_ns", "by",        "min_count", "alpha",   "method"};
+    unsigned k = 0;
+
+    while (k < sizeof keys / sizeof keys[0] && strcmp(key, keys[k]))
+        k++;
+    if (r->diff_seen & (1u << k))
+        return fail(err, 400, "'%s' given twice%s", key, "");
+    r->diff_seen |= 1u << k;
+    if (k == 0 || k == 1) {
+        char name[TROVE_VOLUME_NAME_MAX + 1];
+        if (name_ok(val, name, err))
+            return -1;
+        snprintf(k == 0 ? r->name : r->name_b, sizeof name, "%s", name);
+    } else if (k <= 5) {
+        uint64_t x, *to[] = {&r->a_from_ns, &r->a_to_ns, &r->b_from_ns, &r->b_to_ns};
+        if (parse_u64(val, &x))
+            return fail(err, 400, "%s=%.40s is not a count of nanoseconds", key, val);
+        *to[k - 2] = x;
+    } else if (k == 6) {
+        if (strcmp(val, "name") && strcmp(val, "thread"))
+            return fail(err, 400, "by=%.40s is not name or thread%s", val, "");
+        r->by_thread = !strcmp(val, "thread");
+    } else if (k == 7) {
+        if (parse_u64(val, &r->min_count))
+            return fail(err, 400, "min_count=%.40s is not a count%s", val, "");
+    } else if (k == 8) {
+        char *end;
+        r->alpha = strtod(val, &end);
+        if (*end || end == val || !(r->alpha > 0 && r->alpha < 1))
+            return fail(err, 400, "alpha=%.40s is not a probability between 0 and 1%s", val, "");
+    } else {
+        if (!strcmp(val, "auto"))
+            r->method = TROVE_DIFF_AUTO;
+        else if (!strcmp(val, "exact"))
+            r->method = TROVE_DIFF_EXACT;
+        else if (!strcmp(val, "sketch"))
+            r->method = TROVE_DIFF_SKETCH;
+        else
+            return fail(err, 400, "method=%.40s is not auto, exact or sketch%s", val, "");
+    }
+    return 0;
+}
+
 static int one_param(const char *key, const char *val, unsigned takes, struct trove__api_req *r,
                      unsigned *seen, struct trove__api_error *err)
 {
@@ -196,7 +247,11 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"token", P_TOKEN},     {"limit", P_LIMIT},   {"px", P_PX},
                 {"tracks", P_TRACKS},   {"names", P_NAMES},   {"sort", P_SORT},
                 {"order", P_ORDER},     {"clip", P_CLIP},     {"match", P_MATCH},
-                {"min_dur_ns", P_DUR},  {"max_dur_ns", P_DUR},  {"ids", P_IDS}};
+                {"min_dur_ns", P_DUR},  {"max_dur_ns", P_DUR},  {"ids", P_IDS},
+                {"a", P_DIFF},          {"b", P_DIFF},        {"a_from_ns", P_DIFF},
+                {"a_to_ns", P_DIFF},    {"b_from_ns", P_DIFF}, {"b_to_ns", P_DIFF},
+                {"by", P_DIFF},         {"min_count", P_DIFF}, {"alpha", P_DIFF},
+                {"method", P_DIFF}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -230,6 +285,8 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
     }
     if (!bit || !(takes & bit))
         return fail(err, 400, "unknown parameter '%s'%s", key, "");
+    if (bit == P_DIFF)
+        return diff_param(key, val, r, err);
     if (!strcmp(key, "capture") || !strcmp(key, "name")) {
         if (*seen & bit)
             return fail(err, 400, "'%s' given twice%s", key, "");
@@ -405,6 +462,10 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         out->route = TROVE__R_IMPORT;
         takes = P_NAME | P_APPEND;
         need = P_NAME;
+    } else if (!strcmp(path, "/api/diff")) {
+        out->route = TROVE__R_DIFF;
+        takes = P_DIFF | P_EVENT | P_QLIMIT;
+        out->qlimit = 0;
     } else if (!strncmp(path, prefix, sizeof prefix - 1)) {
         const char *rest = path + sizeof prefix - 1;
         size_t n = strcspn(rest, "/");
@@ -467,6 +528,11 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
                     : need & P_EVENT ? "name=EVENT"
                     : need & P_NAME  ? "name=NAME"
                                      : "token=TOKEN");
+    if (out->route == TROVE__R_DIFF && (!out->name[0] || !out->name_b[0]))
+        return fail(err, 400, "%s needs a=CAPTURE and b=CAPTURE%s", path, "");
+    if (out->route == TROVE__R_DIFF &&
+        ((out->a_to_ns && out->a_from_ns >= out->a_to_ns) || (out->b_to_ns && out->b_from_ns >= out->b_to_ns)))
+        return fail(err, 400, "a range's from_ns is not before its to_ns%s%s", "", "");
     /* the events of a name (name=) or of name ids (ids=), one or the other */
     if (out->route == TROVE__R_EVENTS && !(seen & (P_EVENT | P_IDS)))
         return fail(err, 400, "%s needs name=EVENT or ids=ID,...%s", path, "");

@@ -39,7 +39,8 @@ enum trove__route {
     TROVE__R_STATS,     /* GET /api/captures/NAME/stats: per-name statistics (JSON) */
     TROVE__R_EVENTS,    /* GET /api/captures/NAME/events: instances of a name (JSON) */
     TROVE__R_NAMES,     /* GET /api/captures/NAME/names: its names (names frames) */
-    TROVE__R_FLOWS      /* GET /api/captures/NAME/flows: flow chains of a range (JSON) */
+    TROVE__R_FLOWS,     /* GET /api/captures/NAME/flows: flow chains of a range (JSON) */
+    TROVE__R_DIFF       /* GET /api/diff?a=A&b=B: two captures compared (JSON, trove/diff.h) */
 };
 
 enum trove__export_format {
@@ -82,6 +83,14 @@ struct trove__api_req {
     size_t nids;
     uint64_t min_dur_ns, max_dur_ns;      /* events: the durations kept (max 0: any) */
     uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events, flows 1 .. 10000 */
+    /* diff: a= is name, b= name_b; each its range ([from, to), to 0: to the end) */
+    char name_b[TROVE_VOLUME_NAME_MAX + 1];
+    uint64_t a_from_ns, a_to_ns, b_from_ns, b_to_ns;
+    int by_thread;                        /* by=thread */
+    uint64_t min_count;
+    double alpha;                         /* 0: the default */
+    int method;                           /* enum trove_diff_method */
+    unsigned diff_seen;                   /* the diff parameters given (each once) */
 };
 
 /* An error to answer: its HTTP status, code and message. */

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE /* pipe2 */
 
 #include "web_api.h"
+#include "trove/diff.h"
 #include "trove/summary.h"
 #include "common/alloc.h"
 #include "flows_json.h"
@@ -792,6 +793,27 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         trove_flows_free(&rows);
         break;
     }
+    case TROVE__R_DIFF: {
+        struct trove_diff_side a, b;
+        struct trove_diff_options o = {0};
+        const char *glob = q->event;
+        o.alpha = q->alpha;
+        o.min_count = q->min_count;
+        o.globs = q->has_event ? &glob : NULL;
+        o.nglobs = q->has_event ? 1 : 0;
+        o.limit = q->qlimit;
+        rc = trove_diff_side_read(s, j->name, q->a_from_ns, q->a_to_ns, q->by_thread, q->method, &a, diag);
+        if (rc == TROVE_OK)
+            rc = trove_diff_side_read(s, q->name_b, q->b_from_ns, q->b_to_ns, q->by_thread, q->method, &b,
+                                      diag);
+        else
+            memset(&b, 0, sizeof b);
+        if (rc == TROVE_OK)
+            rc = trove_diff_json(&a, &b, &o, &j->body);
+        trove_diff_side_free(&a);
+        trove_diff_side_free(&b);
+        break;
+    }
     default: { /* names: the names frames a replay starts with */
         struct trove_names *names = NULL;
         j->type = "application/octet-stream";
@@ -1178,6 +1200,7 @@ int trove__api_start(struct web *w, struct pss *ps)
     case TROVE__R_EVENTS:
     case TROVE__R_NAMES:
     case TROVE__R_FLOWS:
+    case TROVE__R_DIFF:
         return profile_begin(w, ps);
     case TROVE__R_IMPORT:
         return import_begin(w, ps);

@@ -5,8 +5,8 @@
 #
 # Checks the --json object (exactly the documented keys, in order, with sane values), that
 # the same events give the same sizes whether generated in the bench or read back from a
-# `trove gen` file, the human table, gen's determinism and atomic output, and one-line
-# errors with a non-zero exit. No timing is asserted: only sizes and correctness.
+# `trove gen` file, the human table, gen's determinism and atomic output, gen --slow, and
+# one-line errors with a non-zero exit. No timing is asserted: only sizes and correctness.
 # The benchmark peers (lz4, xz, brotli) are in the table only when trove was configured with
 # -DTROVE_BENCH_PEERS=ON; ctest says which in $TROVE_TEST_BENCH_PEERS (1 or 0), and without
 # them trove must not even load their libraries.
@@ -138,6 +138,59 @@ assert frames[0][0] == 4, frames
 assert frames[1:] == [(1, 500)] * 6, frames' "$tmp/raw.trove"
 fi
 
+# 4b. gen --slow: factor 1 is the same bytes as without it; zone_1=1.3 keeps every thread's
+#     events (kind, depth, extra, name) in order and makes zone_1 about 30 % longer (the two
+#     runs cut at 20,000 events in time, so not exactly the same zones); bad names and
+#     factors are usage errors (exit 2, one line).
+if section gen_slow; then
+"$TROVE" gen --events 20000 --wire raw -q -o "$tmp/s0.trove"
+check [ $? -eq 0 ]
+"$TROVE" gen --events 20000 --wire raw --slow zone_1=1 --slow zone_4=1.0 -q -o "$tmp/s1.trove"
+check cmp -s "$tmp/s0.trove" "$tmp/s1.trove"
+"$TROVE" gen --events 20000 --wire raw --slow zone_1=1.3 -v -o "$tmp/s2.trove" 2>"$tmp/s2.err"
+check [ $? -eq 0 ]
+check grep -q "slow zone_1 x 1.3$" "$tmp/s2.err"
+check python3 -c '
+import struct, sys
+def events(path):
+    b = open(path, "rb").read()
+    off, ev = 0, []
+    while off < len(b):
+        magic, fmt, ver, count, payload, raw = struct.unpack_from("<2sBBIII", b, off)
+        assert magic == b"TV", magic
+        if fmt == 1:
+            ev += struct.iter_unpack("<QQIIBBBBI", b[off + 16:off + 16 + payload])
+        off += 16 + payload
+    return ev
+a, b = events(sys.argv[1]), events(sys.argv[2])
+assert len(a) == len(b) == 20000, (len(a), len(b))
+def threads(ev):
+    t = {}
+    for e in ev:
+        t.setdefault(e[3], []).append(e[4:9])
+    return t
+ta, tb = threads(a), threads(b)
+assert set(ta) == set(tb)
+for tid in ta:
+    n = min(len(ta[tid]), len(tb[tid]))
+    assert ta[tid][:n] == tb[tid][:n], tid
+def mean(ev):
+    d = [e[1] for e in ev if e[8] == 1 and e[4] != 1]
+    return sum(d) / len(d)
+r = mean(b) / mean(a)
+assert 1.2 < r < 1.4, r' "$tmp/s0.trove" "$tmp/s2.trove"
+exits 2 "$TROVE" gen --slow nosuch=2 -o "$tmp/x.trove"
+check grep -q "^trove gen: --slow nosuch=2: the model's event names are zone_0 .. zone_65535" "$tmp/err"
+exits 2 "$TROVE" gen --slow zone_1=0 -o "$tmp/x.trove"
+check grep -q "^trove gen: --slow zone_1=0: FACTOR must be a number in (0, 1000\]" "$tmp/err"
+exits 2 "$TROVE" gen --names 10 --slow zone_10=2 -o "$tmp/x.trove"
+check grep -q "zone_0 .. zone_9 " "$tmp/err"
+expect_error gen gen --slow zone_1=1001 -o "$tmp/x.trove"
+expect_error gen gen --slow zone_1 -o "$tmp/x.trove"
+expect_error gen gen --slow zone_1=2 --slow zone_1=3 -o "$tmp/x.trove"
+check [ ! -e "$tmp/x.trove" ]
+fi
+
 # 5. Issue 2's size targets on the default gen capture (sizes are deterministic): packed
 #    <= 11.1 and packed+deflate <= 7.1 bytes an event, counting event frames with their
 #    headers as the bench does. The 1 ns clock stays above 7.1 (docs/BENCHMARKS.md), which
@@ -211,6 +264,7 @@ check grep -q -- "--input-format" "$tmp/help.txt"
 "$TROVE" gen --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q -- "--zipf" "$tmp/help.txt"
+check grep -q -- "--slow NAME=FACTOR" "$tmp/help.txt"
 "$TROVE" bench --help >"$tmp/help.txt"
 check [ $? -eq 0 ]
 check grep -q "wire" "$tmp/help.txt"

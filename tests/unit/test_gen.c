@@ -6,7 +6,9 @@
  * lies inside its parent on its thread, depth = nesting), the documented ranges of every
  * field (kinds, extra, pids, tids, name ids, the start-time base), the mean start gap, the
  * Zipf shape, the names table (exactly the ids used, every thread and process), and that a
- * prefix of a longer run is the shorter run (trimming is a time cut, not a re-draw).
+ * prefix of a longer run is the shorter run (trimming is a time cut, not a re-draw), and
+ * what --slow promises: the same draws, each slowed zone's duration scaled exactly, every
+ * other zone's changed by just what its children's changed.
  */
 #include <math.h>
 #include <stdio.h>
@@ -527,6 +529,232 @@ static void test_tick(void)
     trove_events_free(&b);
 }
 
+/* --slow: the options that slow zone_1 (and zone_4, checked the same way) by `factor`. */
+enum { SLOW_K = 1, SLOW_K2 = 4, SLOW_THREADS = 32 };
+
+static void slow_options(struct trove_gen_options *o, struct trove_gen_slow *s, double factor)
+{
+    trove_gen_defaults(o);
+    o->events = 200000;
+    o->tick_ns = 1; /* no rounding: every duration exact */
+    s[0].name_id = SLOW_K;
+    s[0].factor = factor;
+    s[1].name_id = SLOW_K2;
+    s[1].factor = factor;
+    o->slow = s;
+    o->nslow = 2;
+}
+
+/*
+ * Compare a run slowed by `factor` (b) with the same options without --slow (a), thread by
+ * thread over the complete call trees both runs have (the cut at opt->events is in time, and
+ * the slowed run's threads reach less far). The same events in the same order on each
+ * thread: name, kind, depth, extra, pid, tid. Durations, bottom-up: a zone's duration before
+ * slowing is a's plus what its children grew by; a slowed zone's is then
+ * pre + (uint64_t)((factor - 1) * pre) at factor >= 1, and below 1
+ * pre - (uint64_t)((1 - factor) * pre) but never ending before its last child; any other
+ * zone keeps pre, so a zone with no slowed descendant keeps a's duration exactly. Instants
+ * stay 0 ns. At factor >= 1 no event starts earlier than in a, and none is ever reordered.
+ */
+static void check_slowed(const struct trove_events *a, const struct trove_events *b, double factor)
+{
+    enum { MAXE = 200000 };
+    static size_t ia[MAXE], ib[MAXE], parent[MAXE], last_child[MAXE];
+    static int64_t kids[MAXE];
+    size_t at_a[SLOW_THREADS + 1] = {0}, at_b[SLOW_THREADS + 1] = {0};
+    uint32_t tids[SLOW_THREADS], nt = 0;
+    size_t slowed = 0, grown = 0, same = 0, instants = 0, floored = 0, bad_shape = 0,
+           bad_dur = 0, bad_start = 0;
+
+    CHECK_EQ_INT(a->len, b->len);
+    CHECK(a->len <= MAXE);
+    if (a->len != b->len || a->len > MAXE)
+        return;
+    /* Each run's event indices grouped by thread (a counting sort, stable): thread t's are
+     * ia[at_a[t] .. at_a[t + 1]). */
+    for (int run = 0; run < 2; run++) {
+        const struct trove_events *e = run ? b : a;
+        size_t *at = run ? at_b : at_a, *idx = run ? ib : ia, fill[SLOW_THREADS];
+        for (int pass = 0; pass < 2; pass++) {
+            for (size_t i = 0; i < e->len; i++) {
+                uint32_t t = 0;
+                while (t < nt && tids[t] != e->ev[i].tid)
+                    t++;
+                if (t == nt) {
+                    CHECK(nt < SLOW_THREADS);
+                    if (nt == SLOW_THREADS)
+                        return;
+                    tids[nt++] = e->ev[i].tid;
+                }
+                if (pass == 0)
+                    at[t + 1]++;
+                else
+                    idx[fill[t]++] = i;
+            }
+            for (uint32_t t = 0; pass == 0 && t < SLOW_THREADS; t++)
+                fill[t] = at[t + 1] += at[t];
+            for (uint32_t t = 0; pass == 0 && t < SLOW_THREADS; t++)
+                fill[t] = at[t];
+        }
+    }
+    for (uint32_t t = 0; t < nt; t++) {
+        const size_t *xa = ia + at_a[t], *xb = ib + at_b[t];
+        size_t na = at_a[t + 1] - at_a[t], nb = at_b[t + 1] - at_b[t];
+        size_t n = na < nb ? na : nb, cut = 0, stack[16];
+
+        /* The trees that start before the thread's last common top-level zone are whole. */
+        for (size_t k = 0; k < n; k++)
+            if (a->ev[xa[k]].depth == 0)
+                cut = k;
+        for (size_t k = 0; k < n; k++) {
+            const struct trove_event *x = &a->ev[xa[k]], *y = &b->ev[xb[k]];
+            bad_shape += x->name_id != y->name_id || x->kind != y->kind || x->depth != y->depth ||
+                         x->extra != y->extra || x->pid != y->pid || x->tid != y->tid;
+            if (factor >= 1.0 && k > 0)
+                bad_start += y->start_ns < x->start_ns ||
+                             y->start_ns - x->start_ns <
+                                 b->ev[xb[k - 1]].start_ns - a->ev[xa[k - 1]].start_ns;
+        }
+        /* Each event's parent (the last event one level up), then durations bottom-up. */
+        for (size_t k = 0; k < cut; k++) {
+            unsigned d = b->ev[xb[k]].depth;
+            CHECK(d < 16);
+            if (d >= 16)
+                return;
+            stack[d] = k;
+            parent[k] = d ? stack[d - 1] : SIZE_MAX;
+            last_child[k] = SIZE_MAX;
+            kids[k] = 0;
+            if (d)
+                last_child[stack[d - 1]] = k;
+        }
+        for (size_t k = cut; k-- > 0;) {
+            const struct trove_event *x = &a->ev[xa[k]], *y = &b->ev[xb[k]];
+            uint64_t pre = (uint64_t)((int64_t)x->dur_ns + kids[k]), want = pre;
+            if (x->kind == TROVE_KIND_INSTANT) {
+                bad_dur += x->dur_ns != 0;
+                instants++;
+            } else if (x->name_id == SLOW_K || x->name_id == SLOW_K2) {
+                if (factor >= 1.0) {
+                    double add = (factor - 1.0) * (double)pre;
+                    want = pre + (add > 1e12 ? (uint64_t)1e12 : (uint64_t)add);
+                } else {
+                    uint64_t floor = 0;
+                    if (last_child[k] != SIZE_MAX) {
+                        const struct trove_event *c = &b->ev[xb[last_child[k]]];
+                        floor = c->start_ns + c->dur_ns - y->start_ns;
+                    }
+                    want = pre - (uint64_t)((1.0 - factor) * (double)pre);
+                    if (want < floor) {
+                        want = floor;
+                        floored++;
+                    }
+                }
+                slowed++;
+            } else {
+                grown += kids[k] != 0;
+                same += kids[k] == 0 && y->dur_ns == x->dur_ns;
+            }
+            bad_dur += y->dur_ns != want;
+            if (parent[k] != SIZE_MAX)
+                kids[parent[k]] += (int64_t)y->dur_ns - (int64_t)x->dur_ns;
+        }
+    }
+    CHECK_EQ_INT(nt, SLOW_THREADS);
+    CHECK_EQ_INT(bad_shape, 0);
+    CHECK_EQ_INT(bad_start, 0);
+    CHECK_EQ_INT(bad_dur, 0);
+    /* Enough of each kind of event for the checks above to mean something. */
+    CHECK(slowed > 5000);
+    CHECK(grown > 1000);
+    CHECK(same > 50000);
+    CHECK(instants > 1000);
+    if (factor < 1.0)
+        CHECK(floored > 0);
+}
+
+static void test_slow(void)
+{
+    static const double factors[] = {1.3, 0.5, 1000, 0.01};
+    struct trove_gen_options o;
+    struct trove_gen_slow s[2];
+    struct trove_events a, b;
+
+    slow_options(&o, s, 1.0);
+    o.nslow = 0;
+    CHECK_EQ_INT(gen(&o, &a, NULL), TROVE_OK);
+    for (size_t f = 0; f < sizeof factors / sizeof factors[0]; f++) {
+        slow_options(&o, s, factors[f]);
+        CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+        check_slowed(&a, &b, factors[f]);
+        trove_events_free(&b);
+    }
+    trove_events_free(&a);
+}
+
+/* Factor 1 and no --slow give the same bytes; the list is copied by trove_gen_open, not
+ * kept; a bad list is TROVE_ERR_INVALID and leaves the events as they were. */
+static void test_slow_edges(void)
+{
+    struct trove_gen_options o, bad;
+    struct trove_gen_slow s[TROVE_GEN_MAX_SLOW + 1];
+    struct trove_events a, b, c = {0};
+    struct trove_gen *g = NULL;
+    size_t n = 0;
+
+    slow_options(&o, s, 1.0);
+    o.tick_ns = 0; /* the default clock */
+    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+    o.nslow = 0;
+    CHECK_EQ_INT(gen(&o, &a, NULL), TROVE_OK);
+    CHECK(a.len == b.len && !memcmp(a.ev, b.ev, a.len * sizeof *a.ev));
+    trove_events_free(&b);
+
+    slow_options(&o, s, 1.3);
+    CHECK_EQ_INT(gen(&o, &b, NULL), TROVE_OK);
+    CHECK(memcmp(a.ev, b.ev, a.len * sizeof *a.ev) != 0);
+    CHECK_EQ_INT(trove_gen_open(&o, &g), TROVE_OK);
+    memset(s, 0, sizeof s); /* trove_gen_open made its own copy */
+    CHECK_EQ_INT(trove_events_reserve(&c, b.len), TROVE_OK);
+    CHECK_EQ_INT(trove_gen_next(g, c.ev, b.len, &n), TROVE_OK);
+    CHECK(n == b.len && !memcmp(c.ev, b.ev, n * sizeof *b.ev));
+    trove_gen_free(g);
+    trove_events_free(&c);
+    trove_events_free(&a);
+
+    slow_options(&o, s, 1.3);
+    o.events = 10;
+    bad = o, bad.slow = NULL;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    bad = o, s[1].name_id = SLOW_K; /* twice */
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    bad = o, s[1].name_id = 65536;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    bad = o, bad.names = 4, s[1].name_id = SLOW_K2; /* zone_4 is not among 4 names */
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    bad = o, s[1].factor = 0;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    s[1].factor = 1000.5;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    s[1].factor = NAN;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    s[1].factor = -1;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, 200000); /* unchanged */
+    s[1].factor = 1000;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_OK);
+    CHECK_EQ_INT(b.len, 200010);
+    for (uint32_t i = 0; i <= TROVE_GEN_MAX_SLOW; i++)
+        s[i].name_id = i, s[i].factor = 2;
+    bad = o, bad.nslow = TROVE_GEN_MAX_SLOW;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_OK);
+    bad.nslow = TROVE_GEN_MAX_SLOW + 1;
+    CHECK_EQ_INT(trove_gen(&bad, &b, NULL), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_gen_open(&bad, &g), TROVE_ERR_INVALID);
+    CHECK(g == NULL);
+    trove_events_free(&b);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -540,5 +768,7 @@ int main(int argc, char **argv)
     RUN(test_model_shapes);
     RUN(test_call_trees);
     RUN(test_tick);
+    RUN(test_slow);
+    RUN(test_slow_edges);
     return test_done();
 }
