@@ -38,7 +38,7 @@ import { drawOverlay } from './comparehist.js';
  *   significant: boolean, a: DiffSide | null, b: DiffSide | null,
  *   ratio: { count: number | null, total: number | null, p50: number | null, p90: number | null, p99: number | null, max: number | null } | null,
  *   delta: { count: number, total_ns: number, p50_ns: number, p90_ns: number, p99_ns: number, max_ns: number } | null,
- *   test: { method: string, u: number, z: number, p: number, effect: number } | null }} DiffRow
+ *   test: { method: string, u: number, z: number, p: number, effect: number, shift?: number } | null }} DiffRow
  */
 /**
  * The answer of GET /api/diff.
@@ -339,7 +339,8 @@ export class Compare {
       m.className = 'cmp-mark';
       m.dataset.key = 'change';
       m.textContent = r.change === 'new' ? 'new' : r.change === 'gone' ? 'gone' : r.significant ? (r.change === 'slower' ? '▲ slower' : r.change === 'faster' ? '▼ faster' : r.change) : '';
-      if (r.test) m.title = `Mann–Whitney U (${r.test.method}): p ${r.test.p.toPrecision(3)}, P(B longer than A) ${r.test.effect.toFixed(3)}${r.significant ? '' : ' — not significant'}`;
+      if (r.test) m.title = `Mann–Whitney U (${r.test.method}): p ${r.test.p.toPrecision(3)}, B longer than A in ${(100 * r.test.effect).toFixed(1)} % of pairs` +
+        `${r.test.shift !== undefined ? `, typical instance ×${r.test.shift.toPrecision(3)}` : ''}${r.significant ? '' : ' — not significant'}`;
       tr.addEventListener('click', () => this.select(r.name));
     }
   }
@@ -382,7 +383,10 @@ export class Compare {
     if (mine !== this.id || ask !== this.nameAsk) return;
     const [[ra, ea], [rb, eb]] = got;
     this.stats = { a: ra, b: rb };
-    this.bars = drawOverlay($('cmp-hist'), name, { label: this.a, row: ra }, { label: this.b, row: rb });
+    // the legend's medians are the table's (the diff's, exact when it says so)
+    const dr = this.diff ? this.diff.rows.find((r) => r.name === name && !r.thread) : undefined;
+    this.bars = drawOverlay($('cmp-hist'), name, { label: this.a, row: ra, p50: dr && dr.a ? dr.a.p50_ns : undefined },
+      { label: this.b, row: rb, p50: dr && dr.b ? dr.b.p50_ns : undefined });
     this.histReady = true;
     for (const [s, e] of /** @type {[Side, { start_ns: number } | null][]} */ ([[sa, ea], [sb, eb]])) {
       s.first = e && s.model.haveBase ? s.model.rel(BigInt(e.start_ns)) : null;

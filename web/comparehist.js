@@ -69,8 +69,9 @@ function svg(tag, attrs) {
  * capture has no such name (its series is empty).
  * @param {HTMLElement} root
  * @param {string} name
- * @param {{ label: string, row: StatsRow | null }} a
- * @param {{ label: string, row: StatsRow | null }} b
+ * @param {{ label: string, row: StatsRow | null, p50?: number }} a
+ * @param {{ label: string, row: StatsRow | null, p50?: number }} b (p50: the exact median, where
+ *   the caller has it, for the legend; else the row's, within 1 %)
  * @returns {SharedBar[]} the bars drawn
  */
 export function drawOverlay(root, name, a, b) {
@@ -84,12 +85,12 @@ export function drawOverlay(root, name, a, b) {
   title.id = 'cmp-hist-name';
   head.append(title);
   // the legend: each series' swatch, capture and count
-  for (const [cls, s, r] of /** @type {[string, { label: string }, StatsRow | null][]} */ ([['a', a, ra], ['b', b, rb]])) {
+  for (const [cls, s, r] of /** @type {[string, { label: string, p50?: number }, StatsRow | null][]} */ ([['a', a, ra], ['b', b, rb]])) {
     const k = document.createElement('span');
     k.className = `cmp-key cmp-key-${cls}`;
     k.dataset.series = cls;
     const sw = document.createElement('i');
-    k.append(sw, `${s.label}: ${r ? `${r.count.toLocaleString('en')} · p50 ${fmtDur(r.p50_ns)}` : 'none'}`);
+    k.append(sw, `${s.label}: ${r ? `${r.count.toLocaleString('en')} · p50 ${fmtDur(s.p50 !== undefined ? s.p50 : r.p50_ns)}` : 'none'}`);
     head.append(k);
   }
   root.append(head);
