@@ -98,6 +98,10 @@ function $(id) {
   return e;
 }
 
+// the table's rows at most (the service's order: what changed most comes first); a capture
+// of many thousands of names would otherwise make as many rows of the page
+const ROWS = 2000;
+
 /** @typedef {{ shown(on: boolean): void }} CompareHooks (shown: the compare view replaced the normal one, or gave it back) */
 
 export class Compare {
@@ -276,7 +280,7 @@ export class Compare {
 
   /** @param {number} mine */
   async loadDiff(mine) {
-    const q = new URLSearchParams({ a: this.a, b: this.b });
+    const q = new URLSearchParams({ a: this.a, b: this.b, limit: String(ROWS) });
     try {
       const d = /** @type {DiffAnswer} */ (await api(`/api/diff?${q}`));
       if (mine !== this.id) return;

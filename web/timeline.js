@@ -1538,6 +1538,7 @@ export class Timeline {
     window.addEventListener('keydown', (e) => {
       const tag = e.target instanceof Element ? e.target.tagName : '';
       if (tag === 'INPUT' || tag === 'TEXTAREA') return;
+      if (!this.canvas.offsetParent) return; // not shown (the page shows another view): not its keys
       const x = this.pointer ? this.pointer[0] : LABEL_W + this.plotW / 2;
       const span = this.plotW;
       switch (e.key) {
