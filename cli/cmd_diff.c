@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,45 @@ static int side_read(const char *cmd, const struct cli_common *c, struct side_ar
     return rc;
 }
 
+/* One side read on a thread of its own (two captures of stores: each has its handle). */
+struct side_job {
+    const char *cmd;
+    const struct cli_common *c;
+    struct side_args *a;
+    int by_thread, method, rc;
+    struct trove_diff_side *side;
+};
+
+static void *side_main(void *arg)
+{
+    struct side_job *j = arg;
+    j->rc = side_read(j->cmd, j->c, j->a, j->by_thread, j->method, j->side);
+    return NULL;
+}
+
+/* Both sides: at once when both are captures of stores (the summaries of two large captures
+ * take a core each), else one after the other (a file's load says its progress). */
+static int sides_read(const char *cmd, const struct cli_common *c, struct side_args *sa,
+                      int by_thread, int method, struct trove_diff_side *side)
+{
+    struct side_job j[2];
+    const char *w0 = sa[0].what, *w1 = sa[1].what;
+    pthread_t t;
+
+    for (int k = 0; k < 2; k++)
+        j[k] = (struct side_job){cmd, c, &sa[k], by_thread, method, 1, &side[k]};
+    if (side_kind(c, &w0) == S_STORE && side_kind(c, &w1) == S_STORE &&
+        pthread_create(&t, NULL, side_main, &j[1]) == 0) {
+        side_main(&j[0]);
+        pthread_join(t, NULL);
+    } else {
+        side_main(&j[0]);
+        if (j[0].rc == 0)
+            side_main(&j[1]);
+    }
+    return j[0].rc || j[1].rc;
+}
+
 /* Both at the service: it compares them (GET /api/diff). */
 static int diff_remote(const char *cmd, const struct cli_common *c, const struct side_args *sa,
                        const char *by, uint64_t min_count, char **globs, size_t nglobs,
@@ -409,7 +449,7 @@ static void print_table(json_t *root, uint64_t limit)
     json_t *rows = json_object_get(root, "rows"), *a = json_object_get(root, "a"),
            *b = json_object_get(root, "b");
     int by_thread = !strcmp(jstr(root, "by", ""), "thread");
-    size_t n = json_array_size(rows), shown = limit && limit < n ? (size_t)limit : n, sig = 0;
+    size_t n = (size_t)num(root, "nrows"), shown = json_array_size(rows);
 
     printf("A %s: %.0f events, B %s: %.0f events; by %s, %s rank test (significant: p < %g "
            "and a shift of %g %% or more)\n",
@@ -421,8 +461,8 @@ static void print_table(json_t *root, uint64_t limit)
     printf("%-28s %9s %9s %9s %9s %7s %9s %9s %7s %10s %8s  %s\n", by_thread ? "thread / name" : "name",
            "count A", "count B", "p50 A", "p50 B", "p50", "p99 A", "p99 B", "p99", "total +/-",
            "p", "change");
-    for (size_t i = 0; i < n; i++)
-        sig += json_is_true(json_object_get(json_array_get(rows, i), "significant"));
+    if (limit && shown > limit)
+        shown = (size_t)limit;
     for (size_t i = 0; i < shown; i++) {
         json_t *r = json_array_get(rows, i), *ra = json_object_get(r, "a"), *rb = json_object_get(r, "b"),
                *ratio = json_object_get(r, "ratio"), *delta = json_object_get(r, "delta"),
@@ -446,7 +486,7 @@ static void print_table(json_t *root, uint64_t limit)
                jstr(r, "change", "?"),
                json_is_true(json_object_get(r, "significant")) ? " *" : "");
     }
-    printf("(%zu of %zu rows, %zu significant%s)\n", shown, n, sig,
+    printf("(%zu of %zu rows, %.0f significant%s)\n", shown, n, num(root, "significant"),
            shown < n ? "; --limit 0 lists all" : "");
 }
 
@@ -575,7 +615,9 @@ int cmd_diff(int argc, char **argv)
     o.min_count = min_count;
     o.globs = (const char *const *)globs;
     o.nglobs = nglobs;
-    o.limit = c.json && limit_given ? (size_t)limit : 0;
+    /* --json: every row unless --limit; the table: the rows it prints (nrows and significant
+     * count the rest), unless rules need every row */
+    o.limit = c.json ? (limit_given ? (size_t)limit : 0) : nrules ? 0 : (size_t)limit;
     {
         const char *wa = sa[0].what, *wb = sa[1].what;
         int ka = side_kind(&c, &wa), kb = side_kind(&c, &wb);
@@ -585,14 +627,22 @@ int cmd_diff(int argc, char **argv)
             if (diff_remote(cmd, &c, sa, by, min_count, globs, nglobs, alpha_s, method_s, &doc))
                 goto out;
         } else {
-            for (int k = 0; k < 2; k++)
-                if (side_read(cmd, &c, &sa[k], !strcmp(by, "thread"), method, &side[k]))
-                    goto out;
+            if (sides_read(cmd, &c, sa, !strcmp(by, "thread"), method, side))
+                goto out;
             if ((r = trove_diff_json(&side[0], &side[1], &o, &doc)) != TROVE_OK) {
                 cli_error(cmd, "comparing: %s", trove_strerror(r));
                 goto out;
             }
         }
+    }
+    if (c.json && !nrules) { /* printed as it is: nothing to read back */
+        printf("%.*s\n", (int)doc.len, (const char *)doc.ptr);
+        if (fflush(stdout) != 0) {
+            cli_error(cmd, "writing stdout: %s", strerror(errno));
+            goto out;
+        }
+        status = 0;
+        goto out;
     }
     {
         json_error_t je;
@@ -640,17 +690,13 @@ int cmd_diff(int argc, char **argv)
         json_object_set_new(root, "failed", json_boolean(broken));
     }
     if (c.json) {
-        if (nrules) {
-            char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-            if (!s) {
-                cli_error(cmd, "out of memory");
-                goto out;
-            }
-            printf("%s\n", s);
-            free(s);
-        } else {
-            printf("%.*s\n", (int)doc.len, (const char *)doc.ptr);
+        char *s = json_dumps(root, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        if (!s) {
+            cli_error(cmd, "out of memory");
+            goto out;
         }
+        printf("%s\n", s);
+        free(s);
     } else {
         print_table(root, limit);
     }

@@ -884,7 +884,7 @@ int trove_diff_json(const struct trove_diff_side *a, const struct trove_diff_sid
     const struct trove_diff_options *o = opt ? opt : &none;
     const struct trove_diff_row **va = NULL, **vb = NULL;
     struct pair *pairs = NULL;
-    size_t np = 0, i = 0, j = 0, shown;
+    size_t np = 0, i = 0, j = 0, shown, nsig = 0;
     double alpha = o->alpha > 0 ? o->alpha : TROVE_DIFF_ALPHA;
     double eff = o->min_effect == 0 ? TROVE_DIFF_MIN_EFFECT : o->min_effect < 0 ? 0 : o->min_effect;
     int rc = TROVE_OK;
@@ -929,16 +929,18 @@ int trove_diff_json(const struct trove_diff_side *a, const struct trove_diff_sid
     }
     qsort(pairs, np, sizeof *pairs, pair_cmp);
     shown = o->limit && o->limit < np ? o->limit : np;
+    for (size_t k = 0; k < np; k++)
+        nsig += pairs[k].sig != 0;
     rc = trove__sumread_fmt(out, "{");
     rc = rc ? rc : put_side(out, "a", a);
     rc = rc ? rc : trove__sumread_fmt(out, ",");
     rc = rc ? rc : put_side(out, "b", b);
     rc = rc ? rc : trove__sumread_fmt(out,
                                       ",\"by\":\"%s\",\"method\":\"%s\",\"alpha\":%g,\"min_effect\":%g"
-                                      ",\"min_count\":%" PRIu64 ",\"nrows\":%zu,\"rows\":[",
+                                      ",\"min_count\":%" PRIu64 ",\"nrows\":%zu,\"significant\":%zu,\"rows\":[",
                                       a->by_thread ? "thread" : "name",
                                       a->exact && b->exact ? "exact" : "sketch", alpha, eff,
-                                      o->min_count, np);
+                                      o->min_count, np, nsig);
     for (size_t k = 0; rc == TROVE_OK && k < shown; k++)
         rc = put_pair(out, &pairs[k], k == 0);
     rc = rc ? rc : trove__sumread_fmt(out, "]}");

@@ -131,7 +131,7 @@ static void test_exact(void)
     CHECK(strstr(j, "\"a\":{\"capture\":\"a\",\"from_ns\":1001000,") != NULL);
     CHECK(strstr(j, "\"events\":160,\"names\":4},\"b\":{\"capture\":\"b\"") != NULL);
     CHECK(strstr(j, "\"by\":\"name\",\"method\":\"exact\",\"alpha\":0.001,\"min_effect\":0.05,"
-                    "\"min_count\":0,\"nrows\":5,\"rows\":[") != NULL);
+                    "\"min_count\":0,\"nrows\":5,\"significant\":2,\"rows\":[") != NULL);
     free(j);
     /* min_count 10 leaves out new (5 in B, 0 in A); a glob; a limit */
     {
