@@ -44,7 +44,8 @@ import { drawOverlay } from './comparehist.js';
  * The answer of GET /api/diff.
  * @typedef {{ a: { capture: string, from_ns: number, to_ns: number, events: number, names: number },
  *   b: { capture: string, from_ns: number, to_ns: number, events: number, names: number },
- *   by: string, method: string, alpha: number, min_effect: number, min_count: number, nrows: number, rows: DiffRow[] }} DiffAnswer
+ *   by: string, method: string, alpha: number, min_effect: number, min_count: number, nrows: number, significant?: number,
+ *   rows: DiffRow[] }} DiffAnswer (significant: the significant rows of all nrows)
  */
 /**
  * One side of the comparison: its capture, model, pager and timeline; the first instance
@@ -297,7 +298,7 @@ export class Compare {
     const d = this.diff;
     if (!d) return;
     const sum = $('cmp-summary');
-    const sig = d.rows.filter((r) => r.significant).length;
+    const sig = d.significant !== undefined ? d.significant : d.rows.filter((r) => r.significant).length;
     sum.textContent = `${d.rows.length.toLocaleString('en')}${d.nrows > d.rows.length ? ` of ${d.nrows.toLocaleString('en')}` : ''} names · ` +
       `${sig} changed significantly (${d.method}, α ${d.alpha}) · A ${d.a.events.toLocaleString('en')} events, B ${d.b.events.toLocaleString('en')}`;
     const t = /** @type {HTMLTableElement} */ ($('cmp-table'));

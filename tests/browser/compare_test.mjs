@@ -97,6 +97,9 @@ try {
       }
     }
   check(bad === 0 && cells > 0, `every cell of the table is the JSON's value as the viewer formats it (${cells} cells, ${bad} differ)`);
+  const summary = await page.textContent('#cmp-summary');
+  check(summary.startsWith(`${diff.rows.length} names · ${diff.significant} changed significantly (${diff.method}, α ${diff.alpha})`),
+    `the line above the table says the JSON's counts: ${summary}`);
   const slowedRow = diff.rows.find((r) => r.name === slowed);
   check(!!slowedRow, `${slowed} is a row of trove diff`);
 
