@@ -132,7 +132,10 @@ export class Compare {
     /** @type {[number, number, number, number]} A's and B's ranges as last synced */
     this.last = [NaN, NaN, NaN, NaN];
     this.alignBox = /** @type {HTMLInputElement} */ ($('cmp-align'));
-    this.alignBox.addEventListener('change', () => this.setAlign(this.alignBox.checked));
+    // a ticked box lets the focus go, so that the keys move the timelines again
+    this.alignBox.addEventListener('change', () => { this.setAlign(this.alignBox.checked); this.alignBox.blur(); });
+    this.onlyBox = /** @type {HTMLInputElement} */ ($('cmp-only'));
+    this.onlyBox.addEventListener('change', () => { this.colourOnly(); this.onlyBox.blur(); });
     $('cmp-fit').addEventListener('click', () => this.fit());
     $('cmp-leave').addEventListener('click', (e) => { e.preventDefault(); location.hash = ''; });
     // the theme is the root's data-theme (app.js): both canvases draw again in its colours
@@ -226,6 +229,8 @@ export class Compare {
     this.diff = null; this.diffError = ''; this.bars = []; this.stats = null; this.histReady = false;
     this.alignBox.checked = false;
     this.alignBox.disabled = true;
+    this.onlyBox.disabled = true;
+    $('cmp-only-label').textContent = 'colour only the selected name';
     $('cmp-align-label').textContent = 'align at the first instance of a name (select one)';
     $('cmp-offset').textContent = 'aligned at each capture’s start';
     $('cmp-error').hidden = true;
@@ -238,6 +243,7 @@ export class Compare {
       s.model.reset();
       s.pager.reset();
       s.view.opened(name);
+      s.view.search = null;
       s.view.setFollow(false);
       $(`cmp-head-${s.key}`).textContent = name;
       const open = /** @type {HTMLAnchorElement} */ ($(`cmp-open-${s.key}`));
@@ -365,6 +371,9 @@ export class Compare {
     this.histReady = false;
     this.alignBox.disabled = true;
     $('cmp-align-label').textContent = `align at the first ${name}`;
+    this.onlyBox.disabled = false;
+    $('cmp-only-label').textContent = `colour only ${name}`;
+    this.colourOnly();
     this.writeUrl();
     /** @param {Side} s @returns {Promise<[import('./namepanel.js').StatsRow | null, { start_ns: number } | null]>} */
     const ask1 = async (s) => {
@@ -401,6 +410,23 @@ export class Compare {
     this.alignBox.disabled = !can;
     if (!can) $('cmp-align-label').textContent = `align at the first ${name} (not in ${sa.first == null ? 'A' : 'B'})`;
     this.setAlign(can && align);
+  }
+
+  /**
+   * With "colour only NAME" ticked, each timeline greys every name but the selected one (as
+   * the search box does in the normal view: a merged cell keeps its colour when the name is
+   * its longest event's); unticked, every name has its colour.
+   */
+  colourOnly() {
+    for (const s of this.sides) {
+      let sr = null;
+      if (this.onlyBox.checked && this.name) {
+        sr = new Uint8Array(s.model.names.length + 1);
+        s.model.names.forEach((n, id) => { if (n === this.name) sr[id] = 1; });
+      }
+      s.view.search = sr;
+      s.view.invalidate();
+    }
   }
 
   /**

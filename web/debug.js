@@ -185,7 +185,8 @@ export function installCompareHooks(cmp) {
     return { name: s.name, ready: s.ready, error: s.error, range: [s.view.t0, s.view.t1], rows: s.view.rows.length,
       drawn: st.drawn || 0, drawnTracks: (st.rows || []).length, overview: !!s.pager.overview, answers: s.pager.answers,
       primary: st.primary ? st.primary.url : null, first: s.first === undefined ? null : s.first, firstNs: s.firstNs,
-      base: s.model.haveBase ? s.model.baseNs().toString() : '', rects: st.rects };
+      base: s.model.haveBase ? s.model.baseNs().toString() : '', rects: st.rects,
+      coloured: s.view.search ? s.model.names.filter((n, id) => n !== undefined && s.view.search && s.view.search[id]) : null };
   };
   const w = /** @type {Window & { troveCompare?: object }} */ (window);
   w.troveCompare = {

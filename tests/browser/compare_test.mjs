@@ -19,7 +19,8 @@
 //   - × close compare gives the normal view back; a capture the service does not have says
 //     the service's 404 error text;
 //   - no console errors (but the 404 of the missing capture's requests, on purpose).
-// Screenshots: OUT_DIR/compare-all.png (table, histograms, timelines), compare-aligned.png,
+//   - "colour only NAME" greys every other name in both timelines, and unticked gives them back;
+// Screenshots: OUT_DIR/compare-all.png (table, histograms, timelines), compare-only.png, compare-aligned.png,
 // compare-dark.png, compare-missing.png.
 // usage: node compare_test.mjs URL A B DIFF_JSON SLOWED_NAME OUT_DIR
 import { readFileSync } from 'node:fs';
@@ -126,6 +127,15 @@ try {
   }
   await page.waitForTimeout(300);
   await page.screenshot({ path: `${outDir}/compare-all.png` });
+  // colour only the selected name: both timelines grey the others, and give them back
+  await page.check('#cmp-only');
+  let co = await state();
+  check(JSON.stringify(co.a.coloured) === JSON.stringify([slowed]) && JSON.stringify(co.b.coloured) === JSON.stringify([slowed]),
+    `colour only ${slowed}: ${JSON.stringify(co.a.coloured)}, ${JSON.stringify(co.b.coloured)}`);
+  await page.screenshot({ path: `${outDir}/compare-only.png` });
+  await page.uncheck('#cmp-only');
+  co = await state();
+  check(co.a.coloured === null && co.b.coloured === null, 'unticked: every name in colour');
 
   // ---- zoom: both ranges move alike ----
   const before = await state();
