@@ -18,6 +18,7 @@
 //     Each draws its own axis in its own capture's times; the bar says the offset.
 // A capture the service does not have is said in the service's words (its 404's error).
 import { Model } from './model.js';
+import { el } from './namepanel.js';
 import { Pager } from './pages.js';
 import { Timeline, fmtDur } from './timeline.js';
 import { api } from './session.js';
@@ -76,17 +77,6 @@ export function fmtRatio(r) {
   const p = (r - 1) * 100, a = Math.abs(p);
   if (a < 0.05) return '±0%';
   return `${p > 0 ? '+' : '−'}${a < 10 ? a.toFixed(1) : a.toFixed(0)}%`;
-}
-
-/**
- * @param {string} tag @param {string} [cls] @param {string} [text]
- * @returns {HTMLElement}
- */
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /**

@@ -8,7 +8,7 @@
 // bars over them (no fill), so that where both have counts both stay readable; each bar's
 // height is its count over the taller series' fullest bar. Drawn as SVG: each bar is an
 // element carrying its count and bounds, which the tests read.
-import { BARS } from './namepanel.js';
+import { BARS, el } from './namepanel.js';
 import { fmtDur } from './timeline.js';
 
 /** @typedef {import('./namepanel.js').StatsRow} StatsRow */
@@ -41,17 +41,6 @@ export function sharedBars(ha, hb, min, max, n) {
   for (const [v, c] of ha) bars[at(v)].a += c;
   for (const [v, c] of hb) bars[at(v)].b += c;
   return bars;
-}
-
-/**
- * @param {string} tag @param {string} [cls] @param {string} [text]
- * @returns {HTMLElement}
- */
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 /**

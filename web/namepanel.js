@@ -117,10 +117,11 @@ export function histBars(hist, min, max, n) {
 }
 
 /**
+ * An element with a class and a text (the panels' one helper).
  * @param {string} tag @param {string} [cls] @param {string} [text]
  * @returns {HTMLElement}
  */
-function el(tag, cls, text) {
+export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
