@@ -62,9 +62,10 @@ static void import_usage(FILE *f)
             "  --json             print the result as one JSON object on stdout: name, events,\n"
             "                     segments, names, first_ns, end_ns, raw_bytes, stored_bytes,\n"
             "                     new_objects, new_bytes (what the import uploaded: 0 when the\n"
-            "                     store had it all; with -o: input, output, wire, events, names; with\n"
-            "                     --url, the service's answer: name, events, new_objects,\n"
-            "                     new_bytes)\n"
+            "                     store had it all), warnings (count, message: what the input\n"
+            "                     carried that was not kept, ...); with -o: input, output, wire,\n"
+            "                     events, names; with --url, the service's answer: name,\n"
+            "                     events, new_objects, new_bytes, warnings)\n"
             COMMON_HELP_QV);
 }
 
@@ -159,6 +160,8 @@ int cli_capture_import(const struct cli_capture_import *ci)
     }
     if (ci->json) {
         print_info_json(stdout, ci->name, info, 1);
+        putchar(',');
+        cli_json_warnings(stdout, &w); /* what the input carried that was not kept, ... */
         putchar('}');
         putchar('\n');
         if (fflush(stdout) != 0) {

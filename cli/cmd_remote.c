@@ -368,8 +368,14 @@ int cli_remote_import(const struct cli_remote_args *a)
         if (print_body("import", &body))
             goto out;
     } else if (!a->quiet) {
+        json_t *warn = json_object_get(res, "warnings");
         uint64_t events = member_u64(res, "events", &ok);
         uint64_t objects = member_u64(res, "new_objects", &ok);
+        for (size_t i = 0; i < json_array_size(warn); i++) { /* what the service did not keep */
+            const char *m = json_string_value(json_object_get(json_array_get(warn, i), "message"));
+            if (m)
+                fprintf(stderr, "trove import: warning (the service): %s\n", m);
+        }
         uint64_t bytes = member_u64(res, "new_bytes", &ok);
         if (ok)
             fprintf(stderr, "trove import: %s -> capture %s of %s%s: %llu events; %llu new "

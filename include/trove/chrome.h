@@ -68,6 +68,21 @@ struct trove_chrome_stats {
     uint64_t unmatched_end_phase[128];   /* unmatched_end by phase: 'E', 'e', 'T', 'F' */
     uint64_t trove_members;   /* X, i and n events whose kind, extra or depth a "trove"
                                  member gave (trove's own export writes them) */
+    /* What a trace carries that trove does not keep (docs/formats/chrome-json.md, "Not
+     * kept"), counted so that an import can say so: */
+    uint64_t args_events;     /* trace events whose "args" held members kept nowhere (all
+                                 but an M's args.name and args.sort_index, a T's args.step
+                                 and a C's numbers) */
+    uint64_t args_members;    /* those members */
+    uint64_t cat_events;      /* trace events with a category ("cat"): not kept */
+    uint32_t categories;      /* distinct categories among them (at most 65,536 told apart) */
+    uint64_t other_members;   /* members of trace events trove does not read (tts, tdur, sf,
+                                 stack, ...); by name in other_names, other_counts */
+    char other_names[8][24];  /* the first 8 such keys ("" past them; cut at 23 bytes) */
+    uint64_t other_counts[8]; /* how many events had each */
+    uint64_t top_members;     /* members of the top-level object besides "traceEvents"
+                                 ("metadata", "displayTimeUnit", ...): not kept */
+    char top_names[8][24];    /* the first 8 of them */
 };
 
 /*

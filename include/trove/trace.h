@@ -176,6 +176,13 @@ struct trove_perfetto_stats {
     uint32_t threads;         /* distinct (pid, tid) among imported events */
     uint32_t names;           /* event names */
     uint64_t samples;         /* perf samples added to opt->profile */
+    /* What the track events carry that trove does not keep, counted so that an import can
+     * say so (docs/formats/perfetto.md, "Not kept"): */
+    uint64_t annotated_events; /* track events with debug annotations */
+    uint64_t annotations;      /* those annotations */
+    uint64_t category_events;  /* track events with a category other than trove's own */
+    uint64_t log_messages;     /* track events' log messages */
+    uint64_t other_fields;     /* fields of track events trove does not read */
 };
 
 /*

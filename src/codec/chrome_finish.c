@@ -331,6 +331,7 @@ void trove__chrome_free(struct trove__chrome *ps)
     trove_bytes_free(&ps->arg_keys);
     trove_bytes_free(&ps->tkey);
     free(ps->args);
+    free(ps->cats);
     free(ps->rec);
     trove_bytes_free(&ps->arena);
     free(ps->nm);

@@ -57,6 +57,7 @@ struct trove__cevent {
     uint64_t tv_off;         /* where the "trove" member's value is */
     size_t nargs;            /* numeric args in the parser's args array */
     size_t nonnum_args;      /* other args (their values are not numbers) */
+    uint8_t has_args_name, has_args_step; /* args.name, args.step were members */
 };
 
 /* The "trove" member of an event trove wrote (docs/formats/chrome-json.md, "Export"). */
@@ -88,6 +89,8 @@ struct trove__cflow {
 };
 
 struct trove__chrome {
+    uint64_t *cats;              /* the categories seen (their hashes; 0 free): power of two */
+    uint32_t cats_mask;
     struct trove__json js;       /* the input and its tokens */
     struct trove_diag *diag;
     int strict;

@@ -193,6 +193,7 @@ static int read_args(struct trove__chrome *ps)
 
     ev->args_name.type = ev->args_step.type = TROVE__J_NONE;
     ev->nargs = ev->nonnum_args = 0;
+    ev->has_args_name = ev->has_args_step = 0;
     ps->arg_keys.len = 0;
     trove__json_take(js);
     c = trove__json_peek(js);
@@ -207,9 +208,11 @@ static int read_args(struct trove__chrome *ps)
         if (trove__json_key_is(&ps->arg_key, "name")) {
             rc = read_field(ps, &ev->args_name, &ps->args_name, NULL, 3);
             ev->nonnum_args++;
+            ev->has_args_name = 1;
         } else if (trove__json_key_is(&ps->arg_key, "step")) {
             rc = read_field(ps, &ev->args_step, &ps->args_step, NULL, 3);
             ev->nonnum_args++;
+            ev->has_args_step = 1;
         } else if (c == '-' || (c >= '0' && c <= '9')) {
             struct trove__json_num num;
             uint64_t off = trove__json_pos(js);
@@ -284,6 +287,98 @@ static int read_trove(struct trove__chrome *ps)
     }
 }
 
+/* A member trove does not keep: counted, and its key named among the first 8 (counts by
+ * name when counts is not NULL). */
+static void note_member(uint64_t *total, char names[8][24], uint64_t *counts,
+                        const struct trove__json_str *key)
+{
+    char k[24];
+    size_t n = key->len < 20 ? key->len : 20, i;
+
+    ++*total;
+    memcpy(k, key->ptr, n); /* a key cut (by the key buffer, or here) ends in "..." */
+    if (key->over || key->len > n)
+        memcpy(k + n, "...", 3), n += 3;
+    k[n] = 0;
+    for (i = 0; i < 8 && names[i][0]; i++)
+        if (!strcmp(names[i], k))
+            break;
+    if (i == 8)
+        return;
+    if (!names[i][0])
+        memcpy(names[i], k, n + 1);
+    if (counts)
+        counts[i]++;
+}
+
+/* An event's category, among those seen (hashes of up to 65,536 told apart). */
+static int note_category(struct trove__chrome *ps)
+{
+    uint64_t h = 1469598103934665603ULL;
+
+    ps->st.cat_events++;
+    if (ps->st.categories >= 65536)
+        return TROVE_OK;
+    if (!ps->cats) {
+        if (!(ps->cats = trove__calloc(1024, sizeof *ps->cats)))
+            return TROVE_ERR_NOMEM;
+        ps->cats_mask = 1023;
+    }
+    for (size_t i = 0; i < ps->cat.len; i++)
+        h = (h ^ ps->cat.ptr[i]) * 1099511628211ULL;
+    h |= 1; /* 0 marks a free slot */
+    for (uint32_t i = (uint32_t)h & ps->cats_mask;; i = (i + 1) & ps->cats_mask) {
+        if (ps->cats[i] == h)
+            return TROVE_OK;
+        if (ps->cats[i] == 0) {
+            ps->cats[i] = h;
+            break;
+        }
+    }
+    if (++ps->st.categories * 2 > ps->cats_mask) { /* keep it half empty */
+        uint32_t cap = (ps->cats_mask + 1) * 2;
+        uint64_t *t = trove__calloc(cap, sizeof *t);
+        if (!t)
+            return TROVE_ERR_NOMEM;
+        for (uint32_t i = 0; i <= ps->cats_mask; i++)
+            if (ps->cats[i])
+                for (uint32_t j = (uint32_t)ps->cats[i] & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!t[j]) {
+                        t[j] = ps->cats[i];
+                        break;
+                    }
+        free(ps->cats);
+        ps->cats = t;
+        ps->cats_mask = cap - 1;
+    }
+    return TROVE_OK;
+}
+
+/* What of an event's "args" trove keeps nowhere: all but an M's args.name and
+ * args.sort_index, a T's args.step and a C's numbers. */
+static void note_args(struct trove__chrome *ps)
+{
+    const struct trove__cevent *ev = &ps->ev;
+    uint64_t all = ev->nargs + ev->nonnum_args, kept = 0;
+    char ph = ps->ph.len == 1 ? (char)ps->ph.ptr[0] : 0;
+
+    if (ph == 'M') {
+        kept = ev->has_args_name;
+        for (size_t i = 0; i < ev->nargs; i++)
+            if (ps->args[i].key_len == 10 &&
+                !memcmp(ps->arg_keys.ptr + ps->args[i].key_off, "sort_index", 10))
+                kept++;
+    } else if (ph == 'T') {
+        kept = ev->has_args_step;
+    } else if (ph == 'C') {
+        kept = ev->nargs;
+    }
+    if (all > kept) {
+        ps->st.args_events++;
+        ps->st.args_members += all - kept;
+    }
+}
+
 /* The value of the member whose key was just read: a field we use, or skipped. `c` is the
  * value's first byte. */
 static int read_member(struct trove__chrome *ps, int c)
@@ -344,6 +439,7 @@ static int read_member(struct trove__chrome *ps, int c)
             return read_bool(ps, &ev->flow_out, c);
         break;
     }
+    note_member(&ps->st.other_members, ps->st.other_names, ps->st.other_counts, key);
     return trove__json_skip(&ps->js, 2);
 }
 
@@ -375,6 +471,7 @@ static int parse_event(struct trove__chrome *ps)
     ev->bp.type = ev->bind_id.type = ev->flow_in.type = ev->flow_out.type = TROVE__J_NONE;
     ev->id_kind = ev->id_num = ev->bind_num = 0;
     ev->nargs = ev->nonnum_args = 0;
+    ev->has_args_name = ev->has_args_step = 0;
     ev->tv_set = 0;
     trove__json_take(js);
     c = trove__json_peek(js);
@@ -394,6 +491,9 @@ static int parse_event(struct trove__chrome *ps)
         return trace_error(ps, ev->off, "trace event has no \"%s\" field", "ph");
     if (ev->ph.type != TROVE__J_STRING)
         return trace_error(ps, ev->ph.off, "\"%s\" must be a string", "ph");
+    note_args(ps);
+    if (ev->cat.type == TROVE__J_STRING && ps->cat.len && (rc = note_category(ps)) != TROVE_OK)
+        return TROVE_FAIL(ps->diag, rc, ev->off, "out of memory");
     return trove__chrome_event(ps);
 }
 
@@ -457,8 +557,10 @@ static int parse_top_object(struct trove__chrome *ps)
             if ((rc = parse_events(ps, 0)) != TROVE_OK)
                 return rc;
             found = 1;
-        } else if ((rc = trove__json_skip(js, 1)) != TROVE_OK) {
-            return rc;
+        } else {
+            note_member(&ps->st.top_members, ps->st.top_names, NULL, &ps->key);
+            if ((rc = trove__json_skip(js, 1)) != TROVE_OK)
+                return rc;
         }
         if ((rc = trove__json_next_member(js, "the top-level object")) < 0)
             return rc;

@@ -269,6 +269,7 @@ static int push_flow(struct pr *r, uint64_t ts, const struct track *t, uint32_t 
 
 /* The fields of a TrackEvent that matter here. */
 struct tev {
+    uint64_t annotations, foreign_cats, logs, others; /* not kept: counted */
     uint64_t type, track, name_iid, flow[2], term[2];
     uint64_t counter_bits;
     uint8_t has_track, has_name_iid, has_counter, nflow, nterm;
@@ -367,13 +368,26 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             uint8_t n = 0;
             if ((rc = repeated_ids(r, &g, TROVE__PB_VARINT, ids, &n, &more)) != TROVE_OK)
                 return rc;
-            for (uint8_t i = 0; i < n; i++)
-                note_code(e, trove__pr_map_get(&s->cats, ids[i]));
+            for (uint8_t i = 0; i < n; i++) {
+                uint32_t c = trove__pr_map_get(&s->cats, ids[i]);
+                note_code(e, c);
+                e->foreign_cats += c == 0 || c == NONE;
+            }
+            e->foreign_cats += more;
             break;
         }
         case 22:
-            if (g.wt == TROVE__PB_LEN)
-                note_code(e, trove__pr_category_code(g.data, g.len));
+            if (g.wt == TROVE__PB_LEN) {
+                uint32_t c = trove__pr_category_code(g.data, g.len);
+                note_code(e, c);
+                e->foreign_cats += c == 0;
+            }
+            break;
+        case 4: /* debug_annotations */
+            e->annotations++;
+            break;
+        case 21: /* log_message */
+            e->logs++;
             break;
         case 30:
             if (g.wt == TROVE__PB_VARINT) {
@@ -400,6 +414,7 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
                 return rc;
             break;
         default:
+            e->others++;
             break;
         }
     }
@@ -478,6 +493,11 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
     if ((rc = read_track_event(r, s, f, &e)) != TROVE_OK)
         return rc;
     r->st.track_events++;
+    r->st.annotated_events += e.annotations != 0;
+    r->st.annotations += e.annotations;
+    r->st.category_events += e.foreign_cats != 0;
+    r->st.log_messages += e.logs;
+    r->st.other_fields += e.others;
     uuid = e.has_track ? e.track : s->has_def_track ? s->def_track : 0;
     t = trove__pr_find_track(r, uuid);
     if (!t) {

@@ -456,6 +456,55 @@ struct chrome_progress {
     uint64_t total;
 };
 
+/* The names of up to 8 keys, with their counts when given: "tts 120, tdur 98". */
+static void key_list(char *buf, size_t cap, const char names[8][24], const uint64_t *counts)
+{
+    size_t k = 0;
+
+    buf[0] = 0;
+    for (int i = 0; i < 8 && names[i][0] && k < cap; i++) {
+        int w = counts ? snprintf(buf + k, cap - k, "%s%s %llu", i ? ", " : "", names[i],
+                                  (unsigned long long)counts[i])
+                       : snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", names[i]);
+        if (w < 0)
+            break;
+        k += (size_t)w;
+    }
+}
+
+/* What a Chrome trace carried that the import did not keep, said by kind (never silently:
+ * docs/formats/chrome-json.md, "Not kept"). */
+static void chrome_not_kept(struct trove_warnings *w, const char *label,
+                            const struct trove_chrome_stats *st)
+{
+    char keys[256];
+
+    if (st->args_events)
+        trove_warn(w, st->args_events,
+                   "%s: not kept: the args of %llu trace events (%llu members); trove keeps no "
+                   "event attributes", label, (unsigned long long)st->args_events,
+                   (unsigned long long)st->args_members);
+    if (st->cat_events)
+        trove_warn(w, st->cat_events,
+                   "%s: not kept: the categories (\"cat\") of %llu trace events, %u distinct%s",
+                   label, (unsigned long long)st->cat_events, st->categories,
+                   st->categories >= 65536 ? " or more" : "");
+    if (st->other_members) {
+        key_list(keys, sizeof keys, st->other_names, st->other_counts);
+        trove_warn(w, st->other_members,
+                   "%s: not kept: %llu members of trace events trove does not read (%s%s)", label,
+                   (unsigned long long)st->other_members, keys,
+                   st->other_names[7][0] ? ", ..." : "");
+    }
+    if (st->top_members) {
+        key_list(keys, sizeof keys, st->top_names, NULL);
+        trove_warn(w, st->top_members,
+                   "%s: not kept: %llu members of the top-level object besides traceEvents (%s%s)",
+                   label, (unsigned long long)st->top_members, keys,
+                   st->top_names[7][0] ? ", ..." : "");
+    }
+}
+
 static void chrome_progress(void *ctx, uint64_t bytes)
 {
     struct chrome_progress *p = ctx;
@@ -508,6 +557,7 @@ static int read_chrome(const struct input *in, const struct trove_input_options 
                    "%s: skipped %llu trace events trove does not keep (%s; by phase)", in->label,
                    (unsigned long long)st.skipped, phases);
     }
+    chrome_not_kept(opt->warnings, in->label, &st);
     return 0;
 }
 

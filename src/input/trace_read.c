@@ -34,5 +34,22 @@ int in_load_perfetto_mem(const char *label, const uint8_t *buf, size_t len,
                    "%s: skipped %llu packets and %llu track events of kinds trove does not read",
                    label, (unsigned long long)st.skipped_packets,
                    (unsigned long long)st.skipped_events);
+    /* what the kept track events carried that is not kept (docs/formats/perfetto.md) */
+    if (st.annotated_events)
+        trove_warn(opt->warnings, st.annotated_events,
+                   "%s: not kept: the debug annotations of %llu track events (%llu annotations); "
+                   "trove keeps no event attributes", label,
+                   (unsigned long long)st.annotated_events, (unsigned long long)st.annotations);
+    if (st.category_events)
+        trove_warn(opt->warnings, st.category_events,
+                   "%s: not kept: the categories of %llu track events", label,
+                   (unsigned long long)st.category_events);
+    if (st.log_messages)
+        trove_warn(opt->warnings, st.log_messages, "%s: not kept: %llu log messages", label,
+                   (unsigned long long)st.log_messages);
+    if (st.other_fields)
+        trove_warn(opt->warnings, st.other_fields,
+                   "%s: not kept: %llu fields of track events trove does not read", label,
+                   (unsigned long long)st.other_fields);
     return 0;
 }

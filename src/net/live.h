@@ -46,6 +46,7 @@
 #include "producer.h"
 #include "remap.h"
 #include "trove/capture.h"
+#include "trove/input.h"
 #include "trove/profile.h"
 #include "trove/event.h"
 #include "trove/input.h"
@@ -278,6 +279,7 @@ struct trove__job {
     int status;            /* 0, or the HTTP status of the failure */
     char err[TROVE__ERROR_MAX];
     struct trove_import_result res;
+    struct trove_warnings warnings; /* import: what the input carried that was not kept, ... */
 };
 
 struct trove__server {

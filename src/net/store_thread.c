@@ -406,6 +406,7 @@ static void run_job(struct trove__server *srv, struct trove__job *j)
         struct trove_import_options io;
         memset(&io, 0, sizeof io);
         io.in.label = "the body";
+        io.in.warnings = &j->warnings;
         io.append = j->append;
         io.segment_format = srv->opt.segment_format;
         rc = trove_import(srv->store, j->name, j->path, &io, &j->res, &diag);

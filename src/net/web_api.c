@@ -437,7 +437,23 @@ static int job_answer(struct web *w, struct pss *ps)
         put_u64(&b, "events", j->res.events);
         put_u64(&b, "new_objects", j->res.new_objects);
         put_u64(&b, "new_bytes", j->res.new_bytes);
-        trove_bytes_append(&b, "}\n", 2);
+        trove_bytes_append(&b, ",\"warnings\":[", 13);
+        for (size_t i = 0; i < j->warnings.n; i++) {
+            char num[48];
+            snprintf(num, sizeof num, "%s{\"count\":%llu,\"message\":", i ? "," : "",
+                     (unsigned long long)j->warnings.w[i].count);
+            trove_bytes_append(&b, num, strlen(num));
+            json_str(&b, j->warnings.w[i].message);
+            trove_bytes_append(&b, "}", 1);
+        }
+        if (j->warnings.more) {
+            char more[96];
+            snprintf(more, sizeof more, "%s{\"count\":%llu,\"message\":\"%zu more warnings\"}",
+                     j->warnings.n ? "," : "", (unsigned long long)j->warnings.more_count,
+                     j->warnings.more);
+            trove_bytes_append(&b, more, strlen(more));
+        }
+        trove_bytes_append(&b, "]}\n", 3);
         rc = trove__http_answer(ps, 200, "application/json", b.ptr, b.len, NULL);
     }
     trove_bytes_free(&b);

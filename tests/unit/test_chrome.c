@@ -1200,6 +1200,49 @@ static void on_progress(void *ctx, uint64_t bytes)
     p->calls++;
 }
 
+/* What a trace carries that is not kept is counted by kind: args members kept nowhere (all
+ * but an M's name and sort_index, a T's step and a C's numbers), categories (distinct),
+ * members of events not read (by name), and top-level members besides traceEvents. */
+static void test_not_kept(void)
+{
+    struct result r;
+    import_str("{\"displayTimeUnit\":\"ns\",\"traceEvents\":["
+               "{\"ph\":\"X\",\"name\":\"a\",\"cat\":\"blink\",\"ts\":1,\"dur\":2,\"pid\":1,\"tid\":1,"
+               "\"tts\":5,\"tdur\":1,\"args\":{\"url\":\"x\",\"n\":3,\"o\":{\"k\":[1]}}},"
+               "{\"ph\":\"X\",\"name\":\"b\",\"cat\":\"v8\",\"ts\":4,\"dur\":1,\"pid\":1,\"tid\":1,\"tts\":6,\"args\":{}},"
+               "{\"ph\":\"i\",\"name\":\"c\",\"cat\":\"blink\",\"ts\":9,\"pid\":1,\"tid\":1,\"s\":\"t\",\"sf\":7},"
+               "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"main\",\"extra\":1}},"
+               "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":1,\"tid\":1,\"args\":{\"sort_index\":2}},"
+               "{\"ph\":\"C\",\"name\":\"mem\",\"ts\":3,\"pid\":1,\"args\":{\"used\":7,\"label\":\"z\"}}"
+               "],\"metadata\":{\"v\":1},\"systemTraceEvents\":\"\"}",
+               0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    CHECK_EQ_INT(r.st.args_events, 3);  /* the first X (3 members), the M's extra, the C's label */
+    CHECK_EQ_INT(r.st.args_members, 5);
+    CHECK_EQ_INT(r.st.cat_events, 3);
+    CHECK_EQ_INT(r.st.categories, 2);
+    CHECK_EQ_INT(r.st.other_members, 4); /* tts twice, tdur, sf */
+    CHECK(!strcmp(r.st.other_names[0], "tts") && r.st.other_counts[0] == 2);
+    CHECK(!strcmp(r.st.other_names[1], "tdur") && r.st.other_counts[1] == 1);
+    CHECK(!strcmp(r.st.other_names[2], "sf") && r.st.other_counts[2] == 1);
+    CHECK(r.st.other_names[3][0] == 0);
+    CHECK_EQ_INT(r.st.top_members, 3);
+    CHECK(!strcmp(r.st.top_names[0], "displayTimeUnit") && !strcmp(r.st.top_names[1], "metadata") &&
+          !strcmp(r.st.top_names[2], "systemTraceEvent..."));  /* keys are read 16 bytes at most */
+    result_free(&r);
+    /* more than 8 distinct keys: the first 8 named, every one counted */
+    import_str("[{\"ph\":\"i\",\"name\":\"c\",\"ts\":9,\"pid\":1,\"tid\":1,\"k1\":1,\"k2\":1,\"k3\":1,"
+               "\"k4\":1,\"k5\":1,\"k6\":1,\"k7\":1,\"k8\":1,\"k9\":1,\"a_key_longer_than_twenty_three_bytes\":1}]",
+               0, &r);
+    CHECK_EQ_INT(r.rc, TROVE_OK);
+    CHECK_EQ_INT(r.st.other_members, 10);
+    CHECK(!strcmp(r.st.other_names[7], "k8") && r.st.other_counts[7] == 1);
+    CHECK(r.st.other_names[0][0] == 'k');
+    CHECK_EQ_INT(r.st.args_events, 0);
+    CHECK_EQ_INT(r.st.cat_events, 0);
+    result_free(&r);
+}
+
 static void test_progress(void)
 {
     struct trove_chrome_options opt = {.strict = 0};
@@ -1241,6 +1284,7 @@ int main(int argc, char **argv)
     RUN(test_limits);
     RUN(test_append);
     RUN(test_progress);
+    RUN(test_not_kept);
     RUN(test_sample);
     return test_done();
 }

@@ -274,6 +274,8 @@ static void round_trips(const struct cap *c, const char *what)
     CHECK(same_exactly(c, &back));
     CHECK(test_same_names(c->names, back.names));
     CHECK_EQ_INT(st.unmatched_begin + st.unmatched_end + st.skipped_packets + st.skipped_events, 0);
+    /* trove's own trace carries nothing it would not keep */
+    CHECK_EQ_INT(st.annotated_events + st.category_events + st.log_messages + st.other_fields, 0);
     /* and again: the same bytes (names may come back in another order, ids the same) */
     t = as_trace(&back);
     CHECK_EQ_INT(trove_perfetto_write(&t, &pb2, NULL), TROVE_OK);
@@ -938,6 +940,52 @@ static void expect_bad(const struct pb *p, int want, const char *needle, const c
         test_corpus_write("TROVE_PERFETTO_CORPUS", seed, NULL, 0, p->b, p->n);
 }
 
+/* What a foreign trace's track events carry that trove does not keep is counted: debug
+ * annotations (and the events with them), categories other than trove's own, log messages
+ * and other fields; trove's own export carries none of them. */
+static void test_perfetto_not_kept(void)
+{
+    struct pb p = {{0}, 0}, e1 = {{0}, 0}, e2 = {{0}, 0}, pk1 = {{0}, 0}, pk2 = {{0}, 0};
+    struct pb ann = {{0}, 0}, cat = {{0}, 0}, trove_cat = {{0}, 0};
+    struct trove_perfetto_options opt = {0, 0, NULL};
+    struct trove_perfetto_stats st;
+    struct trove_events ev = {0};
+    struct trove_diag diag = {0};
+
+    put_track(&p, 7, 0, 1, 1);
+    /* an instant with two annotations, a category "blink", a log message, field 99 */
+    put_uint(&e1, 9, 3);
+    put_uint(&e1, 11, 7);
+    put_uint(&ann, 10, 1);
+    put_msg(&e1, 4, &ann);
+    put_msg(&e1, 4, &ann);
+    memcpy(cat.b, "blink", 5), cat.n = 5;
+    put_msg(&e1, 22, &cat);
+    put_msg(&e1, 21, &ann);
+    put_uint(&e1, 99, 5);
+    put_uint(&pk1, 8, 100);
+    put_uint(&pk1, 10, 1);
+    put_msg(&pk1, 11, &e1);
+    put_msg(&p, 1, &pk1);
+    /* an instant with only trove's own category: nothing to say */
+    put_uint(&e2, 9, 3);
+    put_uint(&e2, 11, 7);
+    memcpy(trove_cat.b, "trove:depth:0", 13), trove_cat.n = 13;
+    put_msg(&e2, 22, &trove_cat);
+    put_uint(&pk2, 8, 200);
+    put_uint(&pk2, 10, 1);
+    put_msg(&pk2, 11, &e2);
+    put_msg(&p, 1, &pk2);
+    CHECK_EQ_INT(trove_perfetto_read(p.b, p.n, &opt, &ev, NULL, NULL, &st, &diag), TROVE_OK);
+    CHECK_EQ_INT(ev.len, 2);
+    CHECK_EQ_INT(st.annotated_events, 1);
+    CHECK_EQ_INT(st.annotations, 2);
+    CHECK_EQ_INT(st.category_events, 1);
+    CHECK_EQ_INT(st.log_messages, 1);
+    CHECK_EQ_INT(st.other_fields, 1);
+    trove_events_free(&ev);
+}
+
 /* Bad profile input: a perf sample whose callstack, frame or mapping no interned entry has
  * is refused by name (with a profile to read into), and a Chrome "trove" member that is not
  * an integer 0..255, or a kind the phase cannot be, is refused; a good one is kept. */
@@ -1193,6 +1241,7 @@ int main(int argc, char **argv)
     RUN(test_gen);
     RUN(test_profile);
     RUN(test_bad_profile);
+    RUN(test_perfetto_not_kept);
     RUN(test_bad);
     RUN(test_sniff);
     RUN(test_sample);
