@@ -45,6 +45,8 @@ int bench_client(int argc, char **argv);
 /* `trove bench sample`: the sampler's overhead on a program with two hot functions, and
  * symbolizing samples cold and warm (bench/bench_sample.c). */
 int bench_sample(int argc, char **argv);
+/* `trove bench attrs`: a trace's args as an attributes object vs zstd of JSON lines (bench_attrs.c). */
+int bench_attrs(int argc, char **argv);
 
 /* Monotonic seconds, and the median of v[0..n) (n >= 1; v is sorted in place)
  * (bench/bench_util.c). */

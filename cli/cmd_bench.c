@@ -25,6 +25,7 @@ static const struct bench_entry benches[] = {
     {"serve", bench_serve, "the live service: producers, viewers and the store on loopback"},
     {"soak", bench_soak, "the soak's producer, viewer and store check (bench/soak.sh, make soak)"},
     {"sample", bench_sample, "sampling: overhead on a program at 999 Hz; symbolizing cold and warm"},
+    {"attrs", bench_attrs, "a trace's args as an attributes object vs zstd -19 of JSON lines"},
 };
 
 static void bench_usage(FILE *f)

@@ -317,4 +317,26 @@ json "$tmp/client.json" \
 exits 1 "$TROVE" bench client --threads 0
 fi
 
+# bench attrs: a trace's args as rows (each type), their strings interned, the object next to
+# zstd of the same args as JSON lines; a trace with none has no rows; bad options are 2
+if section attrs; then
+cat > "$tmp/args.json" << 'JSON'
+{"traceEvents":[
+ {"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1,"args":{"url":"https://a/","n":3,"r":0.5,"ok":true,"o":{"k":[1]},"z":null}},
+ {"ph":"X","name":"b","ts":2,"dur":1,"pid":1,"tid":1},
+ {"ph":"X","name":"c","ts":3,"dur":1,"pid":1,"tid":1,"args":{"url":"https://a/","big":18446744073709551615}}
+]}
+JSON
+exits 0 "$TROVE" bench attrs --input "$tmp/args.json" --json
+json "$tmp/out" 'j["events"] == 3 and j["rows"] == 8 and j["strings"] == 10 and j["attrs_bytes"] > 56 and j["zstd19_bytes"] > 0'
+exits 0 "$TROVE" bench attrs --input "$tmp/args.json"
+check grep -q "attrs object .* x zstd -19; level 9" "$tmp/out"
+printf '[{"ph":"X","name":"a","ts":1,"dur":1,"pid":1,"tid":1}]' > "$tmp/noargs.json"
+exits 0 "$TROVE" bench attrs --input "$tmp/noargs.json" --json
+json "$tmp/out" 'j["rows"] == 0 and j["strings"] == 0'
+exits 2 "$TROVE" bench attrs
+exits 2 "$TROVE" bench attrs --input "$tmp/args.json" --level 20
+exits 1 "$TROVE" bench attrs --input "$tmp/missing.json"
+fi
+
 finish

@@ -1,0 +1,104 @@
+/*
+ * trove/attrs.h: key/value attributes of events — what a trace's args, a Perfetto debug
+ * annotation or a zone's text and value hold — and the attributes object that keeps them
+ * beside a run of events (docs/formats/attrs.md).
+ *
+ * A row names an event by its index (in the run the object keeps them for), a key and a
+ * typed value: a 64-bit integer, a double, a string, a bool, or JSON text (a nested value,
+ * kept as its text). Keys and string values are interned in the table's strings, so a key
+ * or a value that repeats costs its id; an id is the string's index in the order first
+ * interned.
+ *
+ * A zeroed struct trove_attrs is an empty table. Not thread-safe; one writer or many
+ * readers of a table.
+ */
+#ifndef TROVE_ATTRS_H
+#define TROVE_ATTRS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trove/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum trove_attr_type {
+    TROVE_ATTR_INT = 1,    /* v.i */
+    TROVE_ATTR_DOUBLE = 2, /* v.d (its bits kept exactly: NaN payloads, -0) */
+    TROVE_ATTR_STRING = 3, /* v.s: a string id */
+    TROVE_ATTR_BOOL = 4,   /* v.b: 0 or 1 */
+    TROVE_ATTR_JSON = 5    /* v.s: the string id of a JSON value's text (an object, an array) */
+};
+
+/* At most this many rows, strings, and bytes a string, in a table or an object. */
+#define TROVE_ATTRS_MAX_ROWS ((uint64_t)1 << 28)
+#define TROVE_ATTRS_MAX_STRINGS ((uint64_t)1 << 24)
+#define TROVE_ATTRS_MAX_STRING ((size_t)1 << 20)
+
+struct trove_attr {
+    uint64_t event;   /* the event's index */
+    uint32_t key;     /* a string id */
+    uint8_t type;     /* enum trove_attr_type */
+    union {
+        int64_t i;
+        double d;
+        uint32_t s;
+        uint8_t b;
+    } v;
+};
+
+struct trove_attrs {
+    struct trove_attr *rows;
+    size_t n, cap;
+    /* the strings: string i is bytes[off[i] .. off[i] + len[i]), NUL after it */
+    uint8_t *bytes;
+    size_t nbytes, capbytes;
+    uint64_t *off;
+    uint32_t *len;
+    size_t nstr, capstr, caplen;
+    uint32_t *index;  /* a hash of the strings: id + 1, 0 free; index_mask + 1 slots */
+    size_t index_mask;
+};
+
+/* The id of string s[0..n) in a, interned if new. Errors: TROVE_ERR_LIMIT (n over
+ * TROVE_ATTRS_MAX_STRING, or a table of TROVE_ATTRS_MAX_STRINGS), TROVE_ERR_NOMEM (a is as it
+ * was). */
+int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t *id);
+
+/* String id (NUL-terminated, its length in *len when len is not NULL), or NULL past the
+ * table. */
+const char *trove_attrs_string(const struct trove_attrs *a, uint32_t id, size_t *len);
+
+/* Append a row (its key and string value ids must be a's). Errors: TROVE_ERR_INVALID (an id
+ * past the strings, a type outside 1..5, a bool not 0 or 1), TROVE_ERR_LIMIT,
+ * TROVE_ERR_NOMEM. */
+int trove_attrs_add(struct trove_attrs *a, const struct trove_attr *row);
+
+/*
+ * The attributes object of a (docs/formats/attrs.md) appended to out: its strings and rows,
+ * the rows in the order given, which must not go back in event (TROVE_ERR_INVALID). level is
+ * zstd's (1 .. 19; 0: TROVE_ATTRS_LEVEL). The same table and level give the same bytes.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM; out is unchanged on error.
+ */
+#define TROVE_ATTRS_LEVEL 9
+int trove_attrs_encode(const struct trove_attrs *a, int level, struct trove_bytes *out);
+
+/*
+ * Decode an attributes object: on success *out is the table it holds (what *out held is not
+ * read nor freed: pass a zeroed or freed table). Trusts nothing: the magic, the version and
+ * the checksum first; every count against its limit before anything is allocated; every
+ * varint, string and id against the stream. Errors: TROVE_ERR_TRUNCATED, _MAGIC, _VERSION,
+ * _CHECKSUM, _CORRUPT, _LIMIT, _VARINT, _INFLATE, _NOMEM, _INVALID; diag says where. *out is
+ * untouched on error.
+ */
+int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
+                       struct trove_diag *diag);
+
+void trove_attrs_free(struct trove_attrs *a);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

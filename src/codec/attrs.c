@@ -1,0 +1,458 @@
+/*
+ * attrs.c: event attributes in memory (include/trove/attrs.h) and the attributes object,
+ * format v1, that keeps them beside a run of events (docs/formats/attrs.md).
+ *
+ *    0                8         12        16             24             32
+ *   +----------------+---------+---------+--------------+--------------+
+ *   | magic          | version | flags   | rows     u64 | strings  u64 |
+ *   | "TROVATR1"     | u32 = 1 | u32 = 0 | N            | S            |
+ *   +----------------+---------+---------+--------------+--------------+
+ *   32             40             48                     48 + P          56 + P
+ *   +--------------+--------------+--------------------- - +---------------+
+ *   | raw_len  u64 | packed_len   | one zstd frame of the  | checksum u64  |  xxh3-64 of
+ *   | R            | u64 = P      | R-byte stream          |               |  every byte
+ *   +--------------+--------------+--------------------- - +---------------+  before it
+ *
+ *   the stream, column by column:
+ *     strings   S x (varint length, its bytes)          in id order
+ *     events    N x varint (event - the previous row's event; the first's from 0)
+ *     keys      N x varint key id
+ *     types     N x u8 (1 int, 2 double, 3 string, 4 bool, 5 JSON text)
+ *     values    N x, by the row's type: int varint zigzag, double 8 bytes LE (its bits),
+ *               string and JSON varint string id, bool u8 0 or 1
+ *
+ * Columns compress better than rows: a key's ids sit together, event deltas are mostly 0
+ * and 1, strings are each stored once. The object is sealed (common/sealed.h): magic, version
+ * gate and trailing checksum before any field is trusted; then N, S and R are bounded
+ * (R at least S + 4N: a string and a row take a byte each field at least) before anything is
+ * allocated, the frame must decompress to exactly R bytes and end exactly at P, and the
+ * stream is read with end-checked varints that must use exactly R bytes.
+ */
+#include "trove/attrs.h"
+#include "common/alloc.h"
+#include "common/endian.h"
+#include "common/fail.h"
+#include "common/hash.h"
+#include "common/sealed.h"
+#include "common/varint.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#define MAGIC "TROVATR1"
+#define VERSION 1u
+#define FIXED 48u             /* the object before the zstd frame */
+#define RAW_MAX ((uint64_t)1 << 31)
+#define WHAT "attributes object"
+
+static const uint32_t known_version = VERSION;
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+static uint64_t str_hash(const void *s, size_t n)
+{
+    const uint8_t *p = s;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ULL;
+    return trove__mix64(h);
+}
+
+/* Grow *p (cap elements of size) to hold need. */
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+    size_t c = *cap ? *cap : 16;
+    void *q;
+    if (need <= *cap)
+        return TROVE_OK;
+    while (c < need) {
+        if (c > SIZE_MAX / 2 / size)
+            return TROVE_ERR_NOMEM;
+        c *= 2;
+    }
+    if (!(q = trove__realloc(*p, c * size)))
+        return TROVE_ERR_NOMEM;
+    *p = q;
+    *cap = c;
+    return TROVE_OK;
+}
+
+/* The hash index at twice the strings, rebuilt. */
+static int reindex(struct trove_attrs *a, size_t slots)
+{
+    uint32_t *ix = trove__calloc(slots, sizeof *ix);
+    if (!ix)
+        return TROVE_ERR_NOMEM;
+    for (size_t id = 0; id < a->nstr; id++) {
+        size_t i = (size_t)str_hash(a->bytes + a->off[id], a->len[id]) & (slots - 1);
+        while (ix[i])
+            i = (i + 1) & (slots - 1);
+        ix[i] = (uint32_t)id + 1;
+    }
+    free(a->index);
+    a->index = ix;
+    a->index_mask = slots - 1;
+    return TROVE_OK;
+}
+
+int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t *id)
+{
+    size_t i;
+    int rc;
+
+    if (!a || (!s && n) || !id)
+        return TROVE_ERR_INVALID;
+    if (n > TROVE_ATTRS_MAX_STRING)
+        return TROVE_ERR_LIMIT;
+    if (a->index) {
+        for (i = (size_t)str_hash(s, n) & a->index_mask; a->index[i]; i = (i + 1) & a->index_mask) {
+            uint32_t k = a->index[i] - 1;
+            if (a->len[k] == n && (!n || !memcmp(a->bytes + a->off[k], s, n))) {
+                *id = k;
+                return TROVE_OK;
+            }
+        }
+    }
+    if (a->nstr >= TROVE_ATTRS_MAX_STRINGS)
+        return TROVE_ERR_LIMIT;
+    /* room first, so that a failure leaves the table as it was */
+    if ((rc = grow((void **)&a->bytes, &a->capbytes, a->nbytes + n + 1, 1)) != TROVE_OK ||
+        (rc = grow((void **)&a->off, &a->capstr, a->nstr + 1, sizeof *a->off)) != TROVE_OK ||
+        (rc = grow((void **)&a->len, &a->caplen, a->nstr + 1, sizeof *a->len)) != TROVE_OK)
+        return rc;
+    if ((a->nstr + 1) * 2 > (a->index ? a->index_mask + 1 : 0) &&
+        (rc = reindex(a, a->index ? (a->index_mask + 1) * 2 : 64)) != TROVE_OK)
+        return rc;
+    if (n)
+        memcpy(a->bytes + a->nbytes, s, n);
+    a->bytes[a->nbytes + n] = 0;
+    a->off[a->nstr] = a->nbytes;
+    a->len[a->nstr] = (uint32_t)n;
+    a->nbytes += n + 1;
+    for (i = (size_t)str_hash(s, n) & a->index_mask; a->index[i]; i = (i + 1) & a->index_mask)
+        ;
+    a->index[i] = (uint32_t)a->nstr + 1;
+    *id = (uint32_t)a->nstr++;
+    return TROVE_OK;
+}
+
+const char *trove_attrs_string(const struct trove_attrs *a, uint32_t id, size_t *len)
+{
+    if (!a || id >= a->nstr)
+        return NULL;
+    if (len)
+        *len = a->len[id];
+    return (const char *)a->bytes + a->off[id];
+}
+
+static int row_ok(const struct trove_attrs *a, const struct trove_attr *r)
+{
+    if (r->key >= a->nstr || r->type < TROVE_ATTR_INT || r->type > TROVE_ATTR_JSON)
+        return 0;
+    if ((r->type == TROVE_ATTR_STRING || r->type == TROVE_ATTR_JSON) && r->v.s >= a->nstr)
+        return 0;
+    return r->type != TROVE_ATTR_BOOL || r->v.b <= 1;
+}
+
+int trove_attrs_add(struct trove_attrs *a, const struct trove_attr *row)
+{
+    int rc;
+
+    if (!a || !row || !row_ok(a, row))
+        return TROVE_ERR_INVALID;
+    if (a->n >= TROVE_ATTRS_MAX_ROWS)
+        return TROVE_ERR_LIMIT;
+    if ((rc = grow((void **)&a->rows, &a->cap, a->n + 1, sizeof *a->rows)) != TROVE_OK)
+        return rc;
+    a->rows[a->n++] = *row;
+    return TROVE_OK;
+}
+
+void trove_attrs_free(struct trove_attrs *a)
+{
+    if (!a)
+        return;
+    free(a->rows);
+    free(a->bytes);
+    free(a->off);
+    free(a->len);
+    free(a->index);
+    memset(a, 0, sizeof *a);
+}
+
+/* ---- the object ------------------------------------------------------------------------------ */
+
+static int put_varint(struct trove_bytes *b, uint64_t v)
+{
+    uint8_t tmp[10];
+    return trove_bytes_append(b, tmp, (size_t)(trove_put_varint(tmp, v) - tmp));
+}
+
+/* The R-byte stream of a. */
+static int stream(const struct trove_attrs *a, struct trove_bytes *s)
+{
+    uint64_t prev = 0;
+    int rc = TROVE_OK;
+
+    for (size_t i = 0; rc == TROVE_OK && i < a->nstr; i++) {
+        rc = put_varint(s, a->len[i]);
+        rc = rc ? rc : trove_bytes_append(s, a->bytes + a->off[i], a->len[i]);
+    }
+    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++) {
+        rc = put_varint(s, a->rows[i].event - prev);
+        prev = a->rows[i].event;
+    }
+    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++)
+        rc = put_varint(s, a->rows[i].key);
+    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++)
+        rc = trove_bytes_append(s, &a->rows[i].type, 1);
+    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++) {
+        const struct trove_attr *r = &a->rows[i];
+        uint8_t d[8];
+        switch (r->type) {
+        case TROVE_ATTR_INT:
+            rc = put_varint(s, trove_zigzag64(r->v.i));
+            break;
+        case TROVE_ATTR_DOUBLE: {
+            uint64_t bits;
+            memcpy(&bits, &r->v.d, 8);
+            trove__put_le64(d, bits);
+            rc = trove_bytes_append(s, d, 8);
+            break;
+        }
+        case TROVE_ATTR_BOOL:
+            rc = trove_bytes_append(s, &r->v.b, 1);
+            break;
+        default:
+            rc = put_varint(s, r->v.s);
+            break;
+        }
+    }
+    return rc;
+}
+
+int trove_attrs_encode(const struct trove_attrs *a, int level, struct trove_bytes *out)
+{
+    struct trove_bytes raw = {0};
+    size_t at, bound, packed;
+    uint8_t *o;
+    int rc;
+
+    if (!a || !out || level < 0 || level > 19)
+        return TROVE_ERR_INVALID;
+    for (size_t i = 0; i < a->n; i++)
+        if (!row_ok(a, &a->rows[i]) || (i && a->rows[i].event < a->rows[i - 1].event))
+            return TROVE_ERR_INVALID;
+    if ((rc = stream(a, &raw)) != TROVE_OK)
+        goto out;
+    if (raw.len > RAW_MAX) {
+        rc = TROVE_ERR_LIMIT;
+        goto out;
+    }
+    bound = ZSTD_compressBound(raw.len);
+    at = out->len;
+    if ((rc = trove_bytes_reserve(out, FIXED + bound + TROVE__SEALED_TRAILER)) != TROVE_OK)
+        goto out;
+    o = out->ptr + at;
+    packed = ZSTD_compress(o + FIXED, bound, raw.ptr, raw.len, level ? level : TROVE_ATTRS_LEVEL);
+    if (ZSTD_isError(packed)) {
+        rc = TROVE_ERR_NOMEM; /* zstd fails only for want of memory here */
+        goto out;
+    }
+    memcpy(o, MAGIC, 8);
+    trove__put_le32(o + 8, VERSION);
+    trove__put_le32(o + 12, 0);
+    trove__put_le64(o + 16, a->n);
+    trove__put_le64(o + 24, a->nstr);
+    trove__put_le64(o + 32, raw.len);
+    trove__put_le64(o + 40, packed);
+    trove__sealed_seal(o, FIXED + packed + TROVE__SEALED_TRAILER);
+    out->len = at + FIXED + packed + TROVE__SEALED_TRAILER;
+out:
+    trove_bytes_free(&raw);
+    return rc;
+}
+
+/* A varint of at most `bits` from [*p, end), or the error at stream offset. */
+static int get(const uint8_t **p, const uint8_t *end, unsigned bits, uint64_t *v,
+               const uint8_t *base, struct trove_diag *diag)
+{
+    int why = 0;
+    const uint8_t *q = trove_get_varint(*p, end, bits, v, &why);
+    if (!q)
+        return TROVE_FAIL(diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT,
+                          FIXED + (uint64_t)(*p - base),
+                          "%s: %s at byte %" PRIu64 " of its stream", WHAT,
+                          why == 1 ? "a varint cut by the end" : "a varint too wide",
+                          (uint64_t)(*p - base));
+    *p = q;
+    return TROVE_OK;
+}
+
+static int bad(struct trove_diag *diag, uint64_t at, const char *what)
+{
+    return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED + at, "%s: %s at byte %" PRIu64 " of its stream",
+                      WHAT, what, at);
+}
+
+/* The stream s[0..r) of n rows and ns strings into t (empty, sized for them). */
+static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct trove_attrs *t,
+                 struct trove_diag *diag)
+{
+    const uint8_t *p = s, *end = s + r;
+    uint64_t v, ev = 0;
+    int rc;
+
+    for (uint64_t i = 0; i < ns; i++) {
+        uint32_t id;
+        if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+            return rc;
+        if (v > TROVE_ATTRS_MAX_STRING || v > (uint64_t)(end - p))
+            return bad(diag, (uint64_t)(p - s), "a string longer than the stream or 1 MiB");
+        if ((rc = trove_attrs_intern(t, p, (size_t)v, &id)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, FIXED + (uint64_t)(p - s), "%s: out of memory", WHAT);
+        if (id != i) /* a string given twice would make ids shift */
+            return bad(diag, (uint64_t)(p - s), "a string given twice");
+        p += v;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if ((rc = get(&p, end, 64, &v, s, diag)) != TROVE_OK)
+            return rc;
+        if (v > UINT64_MAX - ev)
+            return bad(diag, (uint64_t)(p - s), "an event index past 2^64");
+        ev += v;
+        t->rows[i].event = ev;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+            return rc;
+        if (v >= ns)
+            return bad(diag, (uint64_t)(p - s), "a key past the strings");
+        t->rows[i].key = (uint32_t)v;
+    }
+    if ((uint64_t)(end - p) < n)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: the types cut by the end", WHAT);
+    for (uint64_t i = 0; i < n; i++, p++) {
+        if (*p < TROVE_ATTR_INT || *p > TROVE_ATTR_JSON)
+            return bad(diag, (uint64_t)(p - s), "a type outside 1..5");
+        t->rows[i].type = *p;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        struct trove_attr *a = &t->rows[i];
+        switch (a->type) {
+        case TROVE_ATTR_INT:
+            if ((rc = get(&p, end, 64, &v, s, diag)) != TROVE_OK)
+                return rc;
+            a->v.i = trove_unzigzag64(v);
+            break;
+        case TROVE_ATTR_DOUBLE:
+            if (end - p < 8)
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a double cut by the end", WHAT);
+            v = trove__get_le64(p);
+            memcpy(&a->v.d, &v, 8);
+            p += 8;
+            break;
+        case TROVE_ATTR_BOOL:
+            if (p == end)
+                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a bool cut by the end", WHAT);
+            if (*p > 1)
+                return bad(diag, (uint64_t)(p - s), "a bool not 0 or 1");
+            a->v.b = *p++;
+            break;
+        default:
+            if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+                return rc;
+            if (v >= ns)
+                return bad(diag, (uint64_t)(p - s), "a string value past the strings");
+            a->v.s = (uint32_t)v;
+            break;
+        }
+    }
+    if (p != end)
+        return bad(diag, (uint64_t)(p - s), "bytes after the last value");
+    t->n = (size_t)n;
+    return TROVE_OK;
+}
+
+int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *result,
+                       struct trove_diag *diag)
+{
+    struct trove_attrs t, *out = &t;
+    uint64_t n, ns, r, pk;
+    uint8_t *raw = NULL;
+    size_t got;
+    int rc;
+
+    memset(&t, 0, sizeof t);
+    if (!result || (!buf && len))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "%s: no buffer or no table", WHAT);
+    if ((rc = trove__sealed_magic(buf, len, MAGIC, WHAT, diag)) != TROVE_OK)
+        return rc;
+    if (len < FIXED + TROVE__SEALED_TRAILER)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len, "%s: %zu bytes, under the 56 of an empty one",
+                          WHAT, len);
+    if ((rc = trove__sealed_version(trove__get_le32(buf + 8), 8, &known_version, 1, WHAT,
+                                    "version 1", diag)) != TROVE_OK ||
+        (rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
+        return rc;
+    if (trove__get_le32(buf + 12) != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12, "%s: flags not 0", WHAT);
+    n = trove__get_le64(buf + 16);
+    ns = trove__get_le64(buf + 24);
+    r = trove__get_le64(buf + 32);
+    pk = trove__get_le64(buf + 40);
+    if (n > TROVE_ATTRS_MAX_ROWS)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 16, "%s: %" PRIu64 " rows, over 2^28", WHAT, n);
+    if (ns > TROVE_ATTRS_MAX_STRINGS)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 24, "%s: %" PRIu64 " strings, over 2^24", WHAT, ns);
+    if (r > RAW_MAX)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 32, "%s: a stream of %" PRIu64 " bytes, over 2 GiB", WHAT, r);
+    if (r < ns + 4 * n)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 32,
+                          "%s: a stream of %" PRIu64 " bytes cannot hold %" PRIu64 " strings and %" PRIu64 " rows",
+                          WHAT, r, ns, n);
+    if (pk != len - FIXED - TROVE__SEALED_TRAILER)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 40, "%s: the frame is %" PRIu64 " bytes, the object holds %zu",
+                          WHAT, pk, len - FIXED - TROVE__SEALED_TRAILER);
+    if (ZSTD_findFrameCompressedSize(buf + FIXED, (size_t)pk) != pk)
+        return TROVE_FAIL(diag, TROVE_ERR_INFLATE, FIXED, "%s: not one zstd frame that ends with the object",
+                          WHAT);
+    {
+        unsigned long long cs = ZSTD_getFrameContentSize(buf + FIXED, (size_t)pk);
+        if (cs != ZSTD_CONTENTSIZE_UNKNOWN && cs != ZSTD_CONTENTSIZE_ERROR && cs != r)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 32, "%s: the frame holds %llu bytes, not %" PRIu64,
+                              WHAT, cs, r);
+    }
+    if (!(raw = trove__malloc(r ? (size_t)r : 1)) ||
+        (n && !(out->rows = trove__calloc((size_t)n, sizeof *out->rows)))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "%s: out of memory", WHAT);
+        goto out;
+    }
+    out->cap = (size_t)n;
+    got = ZSTD_decompress(raw, (size_t)r, buf + FIXED, (size_t)pk);
+    if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 32, "%s: the frame holds more than %" PRIu64 " bytes",
+                        WHAT, r);
+        goto out;
+    }
+    if (ZSTD_isError(got)) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INFLATE, FIXED, "%s: zstd: %s", WHAT, ZSTD_getErrorName(got));
+        goto out;
+    }
+    if (got != r) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 32, "%s: the frame holds %zu bytes, not %" PRIu64, WHAT,
+                        got, r);
+        goto out;
+    }
+    rc = parse(raw, (size_t)r, n, ns, out, diag);
+out:
+    free(raw);
+    if (rc != TROVE_OK)
+        trove_attrs_free(out);
+    else
+        *result = t; /* the caller's table only once the whole object decoded */
+    return rc;
+}

@@ -1,0 +1,397 @@
+/*
+ * test_attrs.c: event attributes (include/trove/attrs.h) and the attributes object that keeps
+ * them (src/codec/attrs.c, docs/formats/attrs.md).
+ *
+ * Round trips with every type at its extremes (doubles by their bits: -0, a NaN's payload),
+ * determinism, the golden vector tests/vectors/attrs_small.bin with its fields where the
+ * format document puts them; the table's interning and its refusals; and bad objects: every
+ * prefix, a flipped bit anywhere, each header field broken with the checksum made right
+ * again, and streams that a zstd frame made here carries past the checks (a key or string
+ * past the strings, a bad type or bool, a cut varint, a string given twice, an event past
+ * 2^64, bytes left over). Every allocation failing in turn leaves the output as it was. Each
+ * bad object is also a seed of fuzz/corpus/fuzz_attrs (TROVE_ATTRS_CORPUS=dir writes them);
+ * a bad object leaves the caller's table untouched.
+ */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "common/endian.h"
+#include "trove/attrs.h"
+#include "trove/digest.h"
+#include "trove/testing.h"
+
+#define FIXED 48u
+
+static void corpus_write(const char *name, const uint8_t *buf, size_t len)
+{
+    test_corpus_write("TROVE_ATTRS_CORPUS", name, NULL, 0, buf, len);
+}
+
+static void seal(uint8_t *buf, size_t len)
+{
+    trove__put_le64(buf + len - 8, trove_checksum64(buf, len - 8));
+}
+
+static uint32_t sid(struct trove_attrs *a, const char *s)
+{
+    uint32_t id = UINT32_MAX;
+    CHECK_EQ_INT(trove_attrs_intern(a, s, strlen(s), &id), TROVE_OK);
+    return id;
+}
+
+static void add(struct trove_attrs *a, uint64_t ev, const char *key, int type, int64_t i, double d,
+                const char *s)
+{
+    struct trove_attr r;
+    memset(&r, 0, sizeof r);
+    r.event = ev;
+    r.key = sid(a, key);
+    r.type = (uint8_t)type;
+    if (type == TROVE_ATTR_INT)
+        r.v.i = i;
+    else if (type == TROVE_ATTR_DOUBLE)
+        r.v.d = d;
+    else if (type == TROVE_ATTR_BOOL)
+        r.v.b = (uint8_t)i;
+    else
+        r.v.s = sid(a, s);
+    CHECK_EQ_INT(trove_attrs_add(a, &r), TROVE_OK);
+}
+
+/* The table of the golden vector: three events' attributes, every type. */
+static void small(struct trove_attrs *a)
+{
+    memset(a, 0, sizeof *a);
+    add(a, 0, "url", TROVE_ATTR_STRING, 0, 0, "https://example.org/");
+    add(a, 0, "size", TROVE_ATTR_INT, -5, 0, NULL);
+    add(a, 2, "ratio", TROVE_ATTR_DOUBLE, 0, 0.5, NULL);
+    add(a, 2, "ok", TROVE_ATTR_BOOL, 1, 0, NULL);
+    add(a, 7, "data", TROVE_ATTR_JSON, 0, 0, "{\"k\":[1,2]}");
+    add(a, 7, "url", TROVE_ATTR_STRING, 0, 0, "https://example.org/");
+}
+
+static int same(const struct trove_attrs *x, const struct trove_attrs *y)
+{
+    if (x->n != y->n || x->nstr != y->nstr)
+        return 0;
+    for (size_t i = 0; i < x->nstr; i++) {
+        size_t lx, ly;
+        const char *a = trove_attrs_string(x, (uint32_t)i, &lx), *b = trove_attrs_string(y, (uint32_t)i, &ly);
+        if (lx != ly || memcmp(a, b, lx))
+            return 0;
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        const struct trove_attr *a = &x->rows[i], *b = &y->rows[i];
+        if (a->event != b->event || a->key != b->key || a->type != b->type)
+            return 0;
+        if (a->type == TROVE_ATTR_INT && a->v.i != b->v.i)
+            return 0;
+        if (a->type == TROVE_ATTR_DOUBLE && memcmp(&a->v.d, &b->v.d, 8))
+            return 0;
+        if (a->type == TROVE_ATTR_BOOL && a->v.b != b->v.b)
+            return 0;
+        if ((a->type == TROVE_ATTR_STRING || a->type == TROVE_ATTR_JSON) && a->v.s != b->v.s)
+            return 0;
+    }
+    return 1;
+}
+
+static void test_round_trip(void)
+{
+    struct trove_attrs a, back = {0}, back2 = {0};
+    struct trove_bytes e1 = {0}, e2 = {0}, e19 = {0};
+    uint64_t nan_bits = 0x7ff8000000012345ull;
+    double nan_d, neg0 = -0.0;
+
+    memcpy(&nan_d, &nan_bits, 8);
+    small(&a);
+    add(&a, 7, "min", TROVE_ATTR_INT, INT64_MIN, 0, NULL);
+    add(&a, 9, "max", TROVE_ATTR_INT, INT64_MAX, 0, NULL);
+    add(&a, 9, "nan", TROVE_ATTR_DOUBLE, 0, nan_d, NULL);
+    add(&a, (uint64_t)1 << 40, "neg0", TROVE_ATTR_DOUBLE, 0, neg0, NULL);
+    add(&a, UINT64_MAX, "empty", TROVE_ATTR_STRING, 0, 0, "");
+    add(&a, UINT64_MAX, "no", TROVE_ATTR_BOOL, 0, 0, NULL);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 0, &e1), TROVE_OK);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 0, &e2), TROVE_OK);
+    CHECK(e1.len == e2.len && !memcmp(e1.ptr, e2.ptr, e1.len)); /* the same bytes */
+    CHECK_EQ_INT(trove_attrs_encode(&a, 19, &e19), TROVE_OK);
+    CHECK_EQ_INT(trove_attrs_decode(e1.ptr, e1.len, &back, NULL), TROVE_OK);
+    CHECK(same(&a, &back));
+    CHECK_EQ_INT(trove_attrs_decode(e19.ptr, e19.len, &back2, NULL), TROVE_OK);
+    CHECK(same(&a, &back2));
+    CHECK(back.rows[8].type == TROVE_ATTR_DOUBLE && !memcmp(&back.rows[8].v.d, &nan_d, 8));
+    CHECK(signbit(back.rows[9].v.d) && back.rows[9].v.d == 0);
+    /* interning: a string's id is its first one; the strings come back in id order */
+    CHECK_EQ_INT(sid(&a, "url"), 0);
+    CHECK_EQ_INT(a.rows[5].v.s, a.rows[0].v.s);
+    {
+        size_t n;
+        const char *s = trove_attrs_string(&back, back.rows[4].v.s, &n);
+        CHECK(s && n == 11 && !strcmp(s, "{\"k\":[1,2]}"));
+        CHECK(trove_attrs_string(&back, (uint32_t)back.nstr, NULL) == NULL);
+    }
+    /* an empty table */
+    {
+        struct trove_attrs z = {0}, zb = {0};
+        struct trove_bytes ze = {0};
+        CHECK_EQ_INT(trove_attrs_encode(&z, 1, &ze), TROVE_OK);
+        CHECK_EQ_INT(trove_attrs_decode(ze.ptr, ze.len, &zb, NULL), TROVE_OK);
+        CHECK(zb.n == 0 && zb.nstr == 0);
+        trove_bytes_free(&ze);
+    }
+    trove_attrs_free(&a);
+    trove_attrs_free(&back);
+    trove_attrs_free(&back2);
+    trove_bytes_free(&e1);
+    trove_bytes_free(&e2);
+    trove_bytes_free(&e19);
+}
+
+static void test_golden(void)
+{
+    struct trove_attrs a, back = {0};
+    struct trove_bytes g = {0};
+
+    small(&a);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &g), TROVE_OK);
+    test_check_vector("attrs_small.bin", g.ptr, g.len);
+    corpus_write("golden.bin", g.ptr, g.len);
+    CHECK(g.len > FIXED + 8 && !memcmp(g.ptr, "TROVATR1", 8));
+    CHECK_EQ_INT(trove__get_le32(g.ptr + 8), 1);
+    CHECK_EQ_INT(trove__get_le32(g.ptr + 12), 0);
+    CHECK_EQ_INT(trove__get_le64(g.ptr + 16), 6);
+    CHECK_EQ_INT(trove__get_le64(g.ptr + 24), 7); /* url, https://..., size, ratio, ok, data, {...} */
+    /* strings: 1+3, 1+20, 1+4, 1+5, 1+2, 1+4, 1+11 = 56; events 6, keys 6, types 6; values:
+     * string id 1, zigzag(-5) 1, a double 8, a bool 1, JSON id 1, string id 1 = 13 */
+    CHECK_EQ_INT(trove__get_le64(g.ptr + 32), 56 + 6 + 6 + 6 + 13);
+    CHECK_EQ_INT(trove__get_le64(g.ptr + 40), g.len - FIXED - 8);
+    CHECK(trove__get_le64(g.ptr + g.len - 8) == trove_checksum64(g.ptr, g.len - 8));
+    CHECK_EQ_INT(trove_attrs_decode(g.ptr, g.len, &back, NULL), TROVE_OK);
+    CHECK(same(&a, &back));
+    trove_attrs_free(&a);
+    trove_attrs_free(&back);
+    trove_bytes_free(&g);
+}
+
+static void test_table(void)
+{
+    struct trove_attrs a = {0};
+    struct trove_attr r;
+    struct trove_bytes out = {0};
+    uint32_t id;
+    char *big = calloc(TROVE_ATTRS_MAX_STRING + 1, 1);
+
+    CHECK(big != NULL);
+    CHECK_EQ_INT(trove_attrs_intern(&a, big, TROVE_ATTRS_MAX_STRING + 1, &id), TROVE_ERR_LIMIT);
+    CHECK_EQ_INT(trove_attrs_intern(&a, big, TROVE_ATTRS_MAX_STRING, &id), TROVE_OK);
+    CHECK_EQ_INT(trove_attrs_intern(&a, NULL, 3, &id), TROVE_ERR_INVALID);
+    free(big);
+    /* many strings: ids in order, each found again */
+    for (int i = 0; i < 5000; i++) {
+        char s[16];
+        snprintf(s, sizeof s, "k%d", i);
+        CHECK_EQ_INT(sid(&a, s), (uint32_t)i + 1);
+    }
+    CHECK_EQ_INT(sid(&a, "k4321"), 4322);
+    memset(&r, 0, sizeof r);
+    r.key = (uint32_t)a.nstr; /* past the strings */
+    r.type = TROVE_ATTR_INT;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_ERR_INVALID);
+    r.key = 1;
+    r.type = 0;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_ERR_INVALID);
+    r.type = 6;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_ERR_INVALID);
+    r.type = TROVE_ATTR_BOOL;
+    r.v.b = 2;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_ERR_INVALID);
+    r.type = TROVE_ATTR_STRING;
+    r.v.s = (uint32_t)a.nstr;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_ERR_INVALID);
+    CHECK(a.n == 0);
+    /* rows that go back in event cannot be encoded; out stays as it was */
+    r.type = TROVE_ATTR_INT;
+    r.event = 5;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_OK);
+    r.event = 4;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_OK);
+    CHECK_EQ_INT(trove_bytes_append(&out, "x", 1), TROVE_OK);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &out), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 20, &out), TROVE_ERR_INVALID);
+    CHECK(out.len == 1);
+    trove_attrs_free(&a);
+    trove_bytes_free(&out);
+}
+
+static int decode(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
+{
+    return trove_attrs_decode(buf, len, out, diag);
+}
+
+static void expect_bad(const uint8_t *buf, size_t len, int want, uint64_t off, const char *needle,
+                       const char *what)
+{
+    test_expect_decode_error(decode, sizeof(struct trove_attrs), buf, len, want, off, needle, what);
+}
+
+/* An object around a raw stream (compressed here, any bytes), claiming n rows, ns strings. */
+static size_t object(uint8_t *out, size_t cap, uint64_t n, uint64_t ns, const void *raw, size_t r)
+{
+    size_t p = ZSTD_compress(out + FIXED, cap - FIXED - 8, raw, r, 1);
+    CHECK(!ZSTD_isError(p));
+    memcpy(out, "TROVATR1", 8);
+    trove__put_le32(out + 8, 1);
+    trove__put_le32(out + 12, 0);
+    trove__put_le64(out + 16, n);
+    trove__put_le64(out + 24, ns);
+    trove__put_le64(out + 32, r);
+    trove__put_le64(out + 40, p);
+    seal(out, FIXED + p + 8);
+    return FIXED + p + 8;
+}
+
+static void test_bad(void)
+{
+    static uint8_t work[1024];
+    struct trove_attrs a;
+    struct trove_bytes g = {0};
+    size_t n;
+
+    small(&a);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &g), TROVE_OK);
+    n = g.len;
+    CHECK(n < sizeof work);
+    for (size_t len = 0; len < n; len++)
+        expect_bad(g.ptr, len, len < 8 || len < FIXED + 8 ? TROVE_ERR_TRUNCATED : TROVE_ERR_CHECKSUM,
+                   UINT64_MAX, NULL, "prefix");
+    corpus_write("short.bin", g.ptr, 30);
+    for (size_t i = 12; i < n; i++) {
+        memcpy(work, g.ptr, n);
+        work[i] ^= 0x10;
+        expect_bad(work, n, TROVE_ERR_CHECKSUM, n - 8, "checksum", "flipped bit");
+    }
+    memcpy(work, g.ptr, n);
+    work[0] = 'X';
+    expect_bad(work, n, TROVE_ERR_MAGIC, 0, "TROVATR1", "magic");
+    memcpy(work, g.ptr, n);
+    trove__put_le32(work + 8, 2);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 2");
+    corpus_write("version-2.bin", work, n);
+    /* header fields broken, the checksum made right */
+    {
+        static const struct {
+            size_t at;
+            int w; /* 4 or 8 bytes */
+            uint64_t v;
+            int rc;
+            uint64_t off;
+            const char *needle, *name;
+        } cases[] = {
+            {12, 4, 1, TROVE_ERR_CORRUPT, 12, "flags", "flags"},
+            {16, 8, ((uint64_t)1 << 28) + 1, TROVE_ERR_LIMIT, 16, "rows", "rows over the limit"},
+            {24, 8, ((uint64_t)1 << 24) + 1, TROVE_ERR_LIMIT, 24, "strings", "strings over the limit"},
+            {32, 8, ((uint64_t)1 << 31) + 1, TROVE_ERR_LIMIT, 32, "2 GiB", "stream over 2 GiB"},
+            {16, 8, 100, TROVE_ERR_CORRUPT, 32, "cannot hold", "rows past the stream"},
+            {40, 8, 5, TROVE_ERR_CORRUPT, 40, "frame", "packed_len not the object's"},
+            {32, 8, 80, TROVE_ERR_CORRUPT, 32, "holds", "raw_len short of the frame"},
+        };
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            char name[64];
+            memcpy(work, g.ptr, n);
+            if (cases[k].w == 4)
+                trove__put_le32(work + cases[k].at, (uint32_t)cases[k].v);
+            else
+                trove__put_le64(work + cases[k].at, cases[k].v);
+            seal(work, n);
+            expect_bad(work, n, cases[k].rc, cases[k].off, cases[k].needle, cases[k].name);
+            snprintf(name, sizeof name, "header-%zu.bin", k);
+            corpus_write(name, work, n);
+        }
+    }
+    /* a frame that is not zstd */
+    memcpy(work, g.ptr, n);
+    memset(work + FIXED, 0xAB, 4);
+    seal(work, n);
+    expect_bad(work, n, TROVE_ERR_INFLATE, FIXED, "zstd", "not zstd");
+    /* streams past the frame: each a well-formed object around bad rows */
+    {
+        static const struct {
+            const char *raw;
+            size_t r;
+            uint64_t rows, strings;
+            int rc;
+            const char *needle, *name;
+        } s[] = {
+            /* 1 string "k"; a row: event 0, key 1 (past), INT 0 */
+            {"\x01k\x00\x01\x01\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "key past", "key-past.bin"},
+            {"\x01k\x00\x00\x09\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "type", "type-9.bin"},
+            {"\x01k\x00\x00\x04\x02", 6, 1, 1, TROVE_ERR_CORRUPT, "bool", "bool-2.bin"},
+            {"\x01k\x00\x00\x03\x05", 6, 1, 1, TROVE_ERR_CORRUPT, "string value past", "value-past.bin"},
+            {"\x01k\x00\x00\x01\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "after the last", "left-over.bin"},
+            {"\x01k\x00\x00\x01\x80", 6, 1, 1, TROVE_ERR_TRUNCATED, "cut", "cut-varint.bin"},
+            {"\x09k\x00\x00\x01\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "longer than the stream", "long-string.bin"},
+            {"\x01k\x01k\x00\x00\x01\x00", 8, 1, 2, TROVE_ERR_CORRUPT, "twice", "twice.bin"},
+            {"\x01k\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x01\x00\x00\x01\x01\x00\x00", 19, 2, 1,
+             TROVE_ERR_CORRUPT, "2^64", "event-overflow.bin"},
+            {"\x01k\x00\x00\x02\x00\x00\x00", 8, 1, 1, TROVE_ERR_TRUNCATED, "double", "cut-double.bin"},
+        };
+        for (size_t k = 0; k < sizeof s / sizeof s[0]; k++) {
+            size_t len = object(work, sizeof work, s[k].rows, s[k].strings, s[k].raw, s[k].r);
+            expect_bad(work, len, s[k].rc, UINT64_MAX, s[k].needle, s[k].name);
+            corpus_write(s[k].name, work, len);
+        }
+    }
+    trove_attrs_free(&a);
+    trove_bytes_free(&g);
+}
+
+/* Every allocation failing in turn: encode leaves out as it was, decode leaves out empty. */
+static void test_oom(void)
+{
+    struct trove_attrs a;
+    struct trove_bytes g = {0};
+    int done = 0;
+
+    small(&a);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &g), TROVE_OK);
+    for (uint64_t k = 1; k < 200 && !done; k++) {
+        struct trove_attrs back = {0}, t = {0};
+        struct trove_bytes out = {0};
+        uint32_t id;
+        int r1, r2, r3;
+        CHECK_EQ_INT(trove_bytes_append(&out, "ab", 2), TROVE_OK);
+        trove_testing_alloc_fail_at(k, 0);
+        r1 = trove_attrs_encode(&a, 1, &out);
+        r2 = trove_attrs_decode(g.ptr, g.len, &back, NULL);
+        r3 = trove_attrs_intern(&t, "key", 3, &id);
+        done = trove_testing_alloc_failures() == 0;
+        trove_testing_alloc_fail_at(0, 0);
+        CHECK(r1 == TROVE_OK || (r1 == TROVE_ERR_NOMEM && out.len == 2));
+        CHECK(r2 == TROVE_OK ? same(&a, &back) : (r2 == TROVE_ERR_NOMEM && back.n == 0 && !back.rows && !back.bytes));
+        CHECK(r3 == TROVE_OK ? t.nstr == 1 : (r3 == TROVE_ERR_NOMEM && t.nstr == 0));
+        if (r3 == TROVE_ERR_NOMEM) /* the table as it was: the next intern works */
+            CHECK(trove_attrs_intern(&t, "key", 3, &id) == TROVE_OK && id == 0);
+        trove_attrs_free(&back);
+        trove_attrs_free(&t);
+        trove_bytes_free(&out);
+    }
+    CHECK(done);
+    trove_attrs_free(&a);
+    trove_bytes_free(&g);
+}
+
+int main(int argc, char **argv)
+{
+    test_init(argc, argv);
+    RUN(test_round_trip);
+    RUN(test_golden);
+    RUN(test_table);
+    RUN(test_bad);
+    RUN(test_oom);
+    return test_done();
+}
