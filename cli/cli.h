@@ -522,6 +522,10 @@ void cli_query_add(char *q, size_t cap, const char *key, const char *s);
 int cli_file_store(const char *cmd, const char *path, const struct cli_load_options *in,
                    char *dir, size_t cap);
 void cli_file_store_remove(char *dir);
+/* The statistics of every name of a service's capture in [from, to) (to 0: to the end), its
+ * JSON (GET /api/captures/NAME/stats?limit=0) into doc: 0, or nonzero after saying why. */
+int cli_stats_remote_all(const char *cmd, const struct cli_common *c, const char *capture,
+                         uint64_t from, uint64_t to, struct trove_bytes *doc);
 
 /* ---- the commands against a remote service (cmd_remote.c) ------------------------------ */
 

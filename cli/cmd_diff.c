@@ -212,30 +212,12 @@ static int side_kind(const struct cli_common *c, const char **what)
 static int side_remote(const char *cmd, const struct cli_common *c, const struct side_args *a,
                        struct trove_diff_side *side)
 {
-    struct cli_remote rem;
-    struct cli_request q;
     struct trove_bytes doc = {0};
-    char path[1024], nb[32];
     json_error_t je;
     json_t *root = NULL, *rows;
-    int rc = 1;
+    int rc;
 
-    if (cli_remote_open(cmd, c->url, c->token_file, &rem))
-        return 1;
-    snprintf(path, sizeof path, "/api/captures/%s/stats?limit=0", a->what);
-    if (a->from) {
-        snprintf(nb, sizeof nb, "%" PRIu64, a->from);
-        cli_query_add(path, sizeof path, "from_ns", nb);
-    }
-    if (a->to) {
-        snprintf(nb, sizeof nb, "%" PRIu64, a->to);
-        cli_query_add(path, sizeof path, "to_ns", nb);
-    }
-    memset(&q, 0, sizeof q);
-    q.path = path;
-    q.mem = &doc;
-    q.mem_max = (size_t)1 << 30;
-    if ((rc = cli_remote_do(&rem, &q)) != 0)
+    if ((rc = cli_stats_remote_all(cmd, c, a->what, a->from, a->to, &doc)) != 0)
         goto out;
     rc = 1;
     if (!(root = json_loadb((const char *)doc.ptr, doc.len, 0, &je)) ||
@@ -282,7 +264,6 @@ static int side_remote(const char *cmd, const struct cli_common *c, const struct
 out:
     json_decref(root);
     trove_bytes_free(&doc);
-    cli_remote_close(&rem);
     return rc;
 }
 

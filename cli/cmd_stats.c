@@ -274,6 +274,20 @@ static int stats_remote(const char *cmd, const struct cli_common *c, const struc
     return rc;
 }
 
+int cli_stats_remote_all(const char *cmd, const struct cli_common *c, const char *capture,
+                         uint64_t from, uint64_t to, struct trove_bytes *doc)
+{
+    struct stats_args a;
+
+    memset(&a, 0, sizeof a);
+    a.what = capture;
+    a.from = from;
+    a.to = to ? to : UINT64_MAX;
+    a.sort = "total";
+    a.limit = 0;
+    return stats_remote(cmd, c, &a, doc);
+}
+
 static int stats_local(const char *cmd, const char *store, const struct stats_args *a,
                        struct trove_bytes *doc)
 {

@@ -315,6 +315,7 @@ export class Compare {
       if (r.name === this.name) tr.classList.add('on');
       const n = tr.insertCell();
       n.textContent = r.thread ? `${r.name} · ${r.thread}` : r.name;
+      n.title = n.textContent;
       n.className = 'cmp-name';
       for (const [k, s] of /** @type {['a' | 'b', DiffSide | null][]} */ ([['a', r.a], ['b', r.b]])) {
         for (const [f, v, text] of /** @type {[string, number | undefined, string][]} */ ([
