@@ -97,6 +97,8 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
     if (i->samples || i->switches) /* a profile (header v3): only then, as before it existed */
         fprintf(o, ",\"samples\":%llu,\"switches\":%llu", (unsigned long long)i->samples,
                 (unsigned long long)i->switches);
+    if (i->attr_rows) /* attributes: only then, as before they existed */
+        fprintf(o, ",\"attr_rows\":%llu", (unsigned long long)i->attr_rows);
     if (i->flags & TROVE_CAPTURE_FLAG_COLUMNAR) /* only then, as before it existed */
         fputs(",\"segment_format\":\"columnar\"", o);
     if (new_objects)
@@ -177,6 +179,9 @@ int cli_capture_import(const struct cli_capture_import *ci)
                 (unsigned long long)info->names, (unsigned long long)info->segments,
                 (unsigned long long)info->stored_bytes, (unsigned long long)info->raw_bytes,
                 (unsigned long long)info->new_objects, info->new_objects == 1 ? "" : "s");
+    if (!ci->quiet && !ci->json && info->attr_rows)
+        fprintf(stderr, "  with %llu attribute rows (args, categories, other members)\n",
+                (unsigned long long)info->attr_rows);
     if (!ci->quiet && !ci->json && (info->samples || info->switches))
         fprintf(stderr, "  and a profile of %llu samples and %llu context switches\n",
                 (unsigned long long)info->samples, (unsigned long long)info->switches);

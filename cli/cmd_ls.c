@@ -37,6 +37,7 @@ static const struct cli_store_usage ls_usage = {
     "(GET /api/captures), a live one marked \"live\".\n"
     "  --json             one JSON array of objects {name, events, segments, names, flows,\n"
     "                     samples, switches, first_ns, end_ns, raw_bytes, stored_bytes,\n"
+    "                     attr_rows, attrs_bytes,\n"
     "                     segment_format, damaged, last_used_ns (Unix ns, or null)},\n"
     "                     or {name, error, damaged} (docs/serve.md, \"A capture as JSON\");\n"
     "                     with --url, the service's array as it sent it: the same keys\n"

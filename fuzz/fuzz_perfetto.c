@@ -84,7 +84,7 @@ static int cmp_flow(const void *pa, const void *pb)
 static void oracle(const struct run *a)
 {
     struct trove_trace t = {a->ev.ev + 1, a->ev.len - 1, a->names, a->flows.f + 1,
-                            a->flows.len - 1};
+                            a->flows.len - 1, NULL, NULL};
     struct trove_bytes out = {0};
     struct run b;
     int rc = trove_perfetto_write(&t, &out, NULL);

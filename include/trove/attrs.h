@@ -32,6 +32,16 @@ enum trove_attr_type {
     TROVE_ATTR_JSON = 5    /* v.s: the string id of a JSON value's text (an object, an array) */
 };
 
+/* Whose attribute a row is: one of the event's arguments (Chrome's "args", a Perfetto debug
+ * annotation, a zone's text or value), or a member of the event itself that trove has no
+ * field for (Chrome's "cat", "tts", "tdur", ...), or of the trace as a whole (the members of a
+ * Chrome trace's top-level object besides its events). */
+enum trove_attr_scope {
+    TROVE_ATTR_ARG = 0,
+    TROVE_ATTR_FIELD = 1,
+    TROVE_ATTR_TRACE = 2
+};
+
 /* At most this many rows, strings, and bytes a string, in a table or an object. */
 #define TROVE_ATTRS_MAX_ROWS ((uint64_t)1 << 28)
 #define TROVE_ATTRS_MAX_STRINGS ((uint64_t)1 << 24)
@@ -41,6 +51,7 @@ struct trove_attr {
     uint64_t event;   /* the event's index */
     uint32_t key;     /* a string id */
     uint8_t type;     /* enum trove_attr_type */
+    uint8_t scope;    /* enum trove_attr_scope */
     union {
         int64_t i;
         double d;
@@ -72,7 +83,7 @@ int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t 
 const char *trove_attrs_string(const struct trove_attrs *a, uint32_t id, size_t *len);
 
 /* Append a row (its key and string value ids must be a's). Errors: TROVE_ERR_INVALID (an id
- * past the strings, a type outside 1..5, a bool not 0 or 1), TROVE_ERR_LIMIT,
+ * past the strings, a type outside 1..5, a scope outside 0..2, a bool not 0 or 1), TROVE_ERR_LIMIT,
  * TROVE_ERR_NOMEM. */
 int trove_attrs_add(struct trove_attrs *a, const struct trove_attr *row);
 
@@ -95,6 +106,17 @@ int trove_attrs_encode(const struct trove_attrs *a, int level, struct trove_byte
  */
 int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
                        struct trove_diag *diag);
+
+/* Rows from->rows[first .. last) appended to `to`, each row's event + shift - unshift, its key and string value interned
+ * in `to`. Errors: TROVE_ERR_INVALID (an event past 2^64, or under unshift), TROVE_ERR_LIMIT,
+ * TROVE_ERR_NOMEM; `to` then holds the rows it had (strings interned may stay). */
+int trove_attrs_append(struct trove_attrs *to, const struct trove_attrs *from, size_t first,
+                       size_t last, uint64_t shift, uint64_t unshift);
+
+/* 1 when x and y hold the same rows in the same order: events, scopes, keys and types, values
+ * by what they are (strings by their bytes, whatever their ids; doubles by their bits, any
+ * NaN equal to any NaN); else 0. */
+int trove_attrs_equal(const struct trove_attrs *x, const struct trove_attrs *y);
 
 void trove_attrs_free(struct trove_attrs *a);
 

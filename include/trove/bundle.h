@@ -230,6 +230,7 @@ struct trove_bundle_manifest {
     uint64_t flows;            /* rows of the flows table (0: none, or no such table) */
     uint64_t sort_indexes;     /* rows of the sort_indexes table (0: none, no such table) */
     uint64_t stacks, switches; /* rows of the stacks and switches tables (0: none, no table) */
+    uint64_t args;             /* rows of the args table (0: none, no table) */
     char tables[16][64];       /* the Parquet entries present, each a valid entry name */
     size_t ntables;
     char trove_version[32];    /* the trove that wrote it, e.g. "0.1.0" */
@@ -242,12 +243,13 @@ struct trove_bundle_manifest {
  *   {"format": "trove-bundle", "format_version": 1, "capture": "...",
  *    "time_range_ns": [start, end],
  *    "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N
- *               [, "flows": N] [, "sort_indexes": N] [, "stacks": N] [, "switches": N]},
+ *               [, "flows": N] [, "sort_indexes": N] [, "stacks": N] [, "switches": N]
+ *               [, "args": N]},
  *    "tables": ["events.parquet", ...], "trove_version": "0.1.0"}
  *
  * "flows" is written only when m->flows is not 0, so a bundle without flows has the manifest
- * it had before flows existed; "sort_indexes", "stacks" and "switches" likewise only when
- * they are not 0.
+ * it had before flows existed; "sort_indexes", "stacks", "switches" and "args" likewise only
+ * when they are not 0.
  * Integers are exact. Errors: TROVE_ERR_INVALID (format_version not
  * TROVE_BUNDLE_FORMAT_VERSION, a number of 2^63 or more, end_ns < start_ns, ntables over
  * 16, a string that is not NUL-terminated within its array or not UTF-8, a table name
@@ -260,7 +262,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
  * TROVE_BUNDLE_MAX_MANIFEST bytes, no duplicate keys, no NUL in strings; "format" is
  * "trove-bundle"; "format_version" is checked before any other key; every key above
  * present with its type (integers non-negative and exact, no reals), except counts.flows,
- * counts.sort_indexes, counts.stacks and counts.switches, which may be absent (0); unknown
+ * counts.sort_indexes, counts.stacks, counts.switches and counts.args, which may be absent
+ * (0); unknown
  * keys ignored.
  *
  * Errors, with a message naming the key: TROVE_ERR_LIMIT (input over

@@ -63,6 +63,10 @@ extern "C" {
 /* Header flag: summary objects (trove/summary.h) follow every other slot, one node per
  * segment and per 64^L segments (docs/formats/summary.md). */
 #define TROVE_CAPTURE_FLAG_SUMMARY 4u
+/* Flag: the events' attributes (trove/attrs.h): one attributes object per segment, its rows'
+ * events counted from the segment's first, then one of the trace's own (scope TRACE), in the
+ * slots after the profile's (docs/formats/capture.md). */
+#define TROVE_CAPTURE_FLAG_ATTRS 8u
 
 struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
@@ -98,7 +102,9 @@ struct trove_capture_info {
     uint64_t samples;      /* sampled call stacks (header v3: a profile) */
     uint64_t switches;     /* context switches of the sampled threads (v3) */
     uint32_t flags;        /* the header's: TROVE_CAPTURE_FLAG_COLUMNAR, _NAMES_PARTS,
-                              _SUMMARY */
+                              _SUMMARY, _ATTRS */
+    uint64_t attr_rows;    /* attribute rows, the events' and the trace's (flag ATTRS) */
+    uint64_t attrs_bytes;  /* the bytes of their objects (stored_bytes counts them) */
 };
 
 /*
@@ -150,6 +156,36 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
                                 size_t nflows, const struct trove_profile *profile,
                                 const struct trove_capture_options *opt,
                                 struct trove_capture_info *info, struct trove_diag *diag);
+
+struct trove_attrs;
+
+/*
+ * trove_capture_write_profile with the events' attributes (trove/attrs.h; rows by event index
+ * in events[0..n), not going back) and the trace's (meta); either may be NULL or empty. With
+ * rows, one attributes object per segment (its rows' events counted from the segment's
+ * first) and one of the trace's go in the slots after the profile's, and the header gets flag
+ * ATTRS (a build older than it refuses the capture rather than lose them). Errors: those of
+ * trove_capture_write_profile, TROVE_ERR_INVALID (rows going back, or of an event past n),
+ * TROVE_ERR_LIMIT (a segment's attributes over MAX_OBJECT bytes).
+ */
+int trove_capture_write_attrs(struct trove_store *s, const char *name,
+                              const struct trove_event *events, size_t n,
+                              const struct trove_names *names, const struct trove_flow *flows,
+                              size_t nflows, const struct trove_profile *profile,
+                              const struct trove_attrs *attrs, const struct trove_attrs *meta,
+                              const struct trove_capture_options *opt,
+                              struct trove_capture_info *info, struct trove_diag *diag);
+
+/*
+ * The attributes of capture `name` appended to attrs (rows by the event's index in the
+ * capture) and the trace's to meta (may be NULL): every attributes object, in order, decoded
+ * with every bound checked (trove_attrs_decode), each row's event within its segment and the
+ * rows the header's count. A capture without attributes adds none. Errors:
+ * TROVE_ERR_INVALID, TROVE_ERR_NOTFOUND, the header's, the decoder's, TROVE_ERR_CORRUPT, the
+ * store's; diag names the capture and slot. On error both tables hold the rows they had.
+ */
+int trove_capture_read_attrs(struct trove_store *s, const char *name, struct trove_attrs *attrs,
+                             struct trove_attrs *meta, struct trove_diag *diag);
 
 /*
  * Read the profile of capture `name` into p, a new profile (trove_profile_new, no rows
@@ -413,6 +449,10 @@ struct trove_capture_header {
     struct trove_capture_names_part names_part[TROVE_CAPTURE_MAX_NAMES_PARTS];
     uint64_t summary_bytes;               /* flag SUMMARY: the summary objects' bytes
                                              together (stored_bytes counts them) */
+    uint64_t attr_rows;                   /* flag ATTRS: the rows of every attributes
+                                             object together */
+    uint64_t attrs_bytes;                 /* flag ATTRS: those objects' bytes together
+                                             (stored_bytes counts them) */
 };
 
 /* The encoded length of a version 1 header of `segments` entries (<= MAX_SEGMENTS); a

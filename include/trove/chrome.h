@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "trove/attrs.h"
 #include "trove/common.h"
 #include "trove/event.h"
 #include "trove/flows.h"
@@ -30,6 +31,15 @@ struct trove_chrome_options {
      * a progress display; may be NULL. Not called by trove_chrome_import_mem. */
     void (*progress)(void *ctx, uint64_t bytes);
     void *progress_ctx;
+    /* What the events carry besides their times and names (NULL: counted as not kept):
+     * each event's "args" members (scope TROVE_ATTR_ARG), its "cat" and the other members
+     * trove has no field for ("tts", "tdur", ..., scope TROVE_ATTR_FIELD) are appended to
+     * attrs as rows whose event is the event's index in *events; a zone of B and E gets the
+     * rows of both, an async span those of its begin and end, each counter value of a C its
+     * FIELD rows. The members of the top-level object besides "traceEvents" go to meta (may
+     * be NULL), scope TROVE_ATTR_TRACE, event 0. docs/formats/chrome-json.md, "Attributes". */
+    struct trove_attrs *attrs;
+    struct trove_attrs *meta;
 };
 
 struct trove_chrome_stats {
@@ -66,10 +76,13 @@ struct trove_chrome_stats {
     uint64_t unmatched_begin_phase[128]; /* unmatched_begin by phase: 'B', 'b', 'S', and 'T'
                                             for the steps of an open S */
     uint64_t unmatched_end_phase[128];   /* unmatched_end by phase: 'E', 'e', 'T', 'F' */
+    uint64_t attr_rows;       /* attribute rows kept (opt->attrs) */
     uint64_t trove_members;   /* X, i and n events whose kind, extra or depth a "trove"
                                  member gave (trove's own export writes them) */
     /* What a trace carries that trove does not keep (docs/formats/chrome-json.md, "Not
-     * kept"), counted so that an import can say so: */
+     * kept"), counted so that an import can say so; with opt->attrs, only what even those
+     * do not keep (the args and members of M, T, flow and skipped events, a C's args that are
+     * not numbers, a value over TROVE_ATTRS_MAX_STRING, a key over 1,024 bytes): */
     uint64_t args_events;     /* trace events whose "args" held members kept nowhere (all
                                  but an M's args.name and args.sort_index, a T's args.step
                                  and a C's numbers) */

@@ -31,6 +31,7 @@ extern "C" {
 #endif
 
 struct trove_profile;
+struct trove_attrs;
 struct trove_store;
 
 /* ---- warnings and progress ---------------------------------------------------------- */
@@ -98,6 +99,11 @@ struct trove_input_options {
     struct trove_profile *profile;    /* a new profile: a bundle's or a capture's samples,
                                          frames, stacks and switches go into it (NULL: not
                                          read) */
+    struct trove_attrs *attrs;        /* the events' attributes go into it (rows by the
+                                         event's index among those read; trove/attrs.h):
+                                         a Chrome trace's args, categories and other
+                                         members, a capture's (NULL: counted as not kept) */
+    struct trove_attrs *meta;         /* the trace's own (NULL: not read) */
     struct trove_warnings *warnings;  /* NULL: dropped */
     trove_input_progress_fn progress;       /* NULL: none */
     /* Told once, before the read, how the input is read ("PATH (read as a wire stream)").
@@ -160,6 +166,11 @@ int trove_input_capture_walk(const char *store, const char *name, uint64_t from_
                              uint64_t to_ns, const struct trove_input_options *opt,
                              struct trove_events *events, struct trove_names *names,
                              trove_input_frames_fn frames, void *ctx, struct trove_diag *diag);
+
+/* The attributes of capture `name` (trove_capture_read_attrs): rows appended to attrs, the
+ * trace's to meta (may be NULL). */
+int trove_input_capture_attrs(const char *store, const char *name, struct trove_attrs *attrs,
+                              struct trove_attrs *meta, struct trove_diag *diag);
 
 /* The flow rows of capture `name` whose times are in [from_ns, to_ns), appended to flows. */
 int trove_input_capture_flows(const char *store, const char *name, uint64_t from_ns,
@@ -275,6 +286,7 @@ struct trove_import_options {
 struct trove_import_result {
     uint64_t events;
     uint64_t flow_rows;
+    uint64_t attr_rows;  /* attribute rows kept (the events' and the trace's) */
     uint64_t samples;
     uint64_t new_objects, new_bytes;
     int bad_input; /* on failure: the input was at fault (it could not be read, or the

@@ -60,7 +60,8 @@ enum trove_table {
     TROVE_TABLE_SORT_INDEXES = 6, /* bundles hold it only when the capture has sort indexes */
     TROVE_TABLE_STACKS = 7,       /* ... and these two only when they have rows */
     TROVE_TABLE_SWITCHES = 8,
-    TROVE_TABLE_COUNT_ = 9
+    TROVE_TABLE_ARGS = 9,         /* ... and this one only when there are attributes */
+    TROVE_TABLE_COUNT_ = 10
 };
 
 /* The profile's tables (trove_tables_write_profile): samples, frames, stacks, switches. */
@@ -146,6 +147,38 @@ int trove_tables_write_flows(const struct trove_flow *rows, size_t n,
  */
 int trove_tables_read_flows(const uint8_t *buf, size_t len, struct trove_flows *flows,
                             struct trove_diag *diag);
+
+/* ---- the events' attributes (docs/formats/bundle.md, "args.parquet") ------------------- */
+
+struct trove_attrs;
+
+/*
+ * The args table: one row an attribute (trove/attrs.h), the trace's (meta, may be NULL;
+ * scope "trace", event 0) first, then the events' (attrs, may be NULL; rows not going back in
+ * event) — columns event (UINT64: the event's row in events.parquet), scope ("arg", "field",
+ * "trace"), key, type ("int", "double", "string", "bool", "json") and value (its text: an
+ * int's digits, a double's fewest digits that read back the same or nan/inf/-inf, a string
+ * as it is, true/false, JSON text) — as a Parquet file appended to out; *rows_out (may be
+ * NULL) gets its rows. Errors: TROVE_ERR_INVALID (rows going back, a row of a bad scope or
+ * type), TROVE_ERR_NOMEM; out is unchanged on error.
+ */
+int trove_tables_write_args(const struct trove_attrs *attrs, const struct trove_attrs *meta,
+                            const struct trove_tables_options *o, struct trove_bytes *out,
+                            uint64_t *rows_out);
+
+/*
+ * Read an args table in buf[0..len) of a capture of `events` events: the rows of scope
+ * "trace" to meta (may be NULL: dropped), the others to attrs. Columns found by name (extra
+ * ones ignored); a scope or type not of the lists above, an event past `events` or before the
+ * row above's (a trace row's not 0), a value that is not the writer's text of its type, a key
+ * or value over TROVE_ATTRS_MAX_STRING bytes or not UTF-8 are TROVE_ERR_CORRUPT naming the
+ * row. Errors: those of trove_pq_open and trove_pq_read_*, TROVE_ERR_FORMAT (a column
+ * missing), TROVE_ERR_CORRUPT, TROVE_ERR_LIMIT, TROVE_ERR_NOMEM; on error both tables hold
+ * the rows they had.
+ */
+int trove_tables_read_args(const uint8_t *buf, size_t len, uint64_t events,
+                           struct trove_attrs *attrs, struct trove_attrs *meta,
+                           struct trove_diag *diag);
 
 /* ---- the profile's tables (docs/formats/bundle.md) ------------------------------------- */
 

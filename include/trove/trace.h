@@ -32,6 +32,7 @@ extern "C" {
 #endif
 
 struct trove_profile; /* trove/profile.h */
+struct trove_attrs;   /* trove/attrs.h */
 
 /* A capture to write: borrowed for the call. names and flows may be NULL / 0. */
 struct trove_trace {
@@ -40,6 +41,9 @@ struct trove_trace {
     const struct trove_names *names;
     const struct trove_flow *flows;
     size_t n_flows;
+    const struct trove_attrs *attrs; /* the events' attributes (trove/attrs.h; may be NULL):
+                                        rows by event index, which must not go back */
+    const struct trove_attrs *meta;  /* the trace's (scope TROVE_ATTR_TRACE; may be NULL) */
 };
 
 /*
@@ -148,6 +152,18 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
  * (NULL w, or after the finish).
  */
 int trove_trace_writer_profile(struct trove_trace_writer *w, const struct trove_profile *p);
+
+/*
+ * The events' attributes (rows by the index of the event among those added, not going back in
+ * event) and the trace's (meta), borrowed until the finish; either may be NULL. Chrome JSON:
+ * an event's FIELD rows are written as members of its line (a "cat" where trove writes none
+ * of its own), its ARG rows as its "args" (not on a counter or a legacy step, whose args are
+ * their values), and the trace's rows as members of the top-level object ("displayTimeUnit"
+ * replacing trove's "ns"). docs/formats/chrome-json.md, "Attributes". Perfetto: not written
+ * yet. Errors: TROVE_ERR_INVALID (NULL w, rows that go back in event, or after the finish).
+ */
+int trove_trace_writer_attrs(struct trove_trace_writer *w, const struct trove_attrs *attrs,
+                             const struct trove_attrs *meta);
 
 /* Free the writer and its temporary files (NULL is fine). */
 void trove_trace_writer_free(struct trove_trace_writer *w);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "trove/attrs.h"
 #include "trove/profile.h"
 #include "trove/testing.h"
 #include "trove/wire.h"
@@ -624,6 +625,73 @@ static int summary_put(void *ctx, unsigned level, uint64_t index, const uint8_t 
     return trove__capture_put(sp->w, sp->next++, p, len, diag);
 }
 
+/* Rows [from, to) of a, their events less base, as one attributes object appended to out. */
+static int attrs_object(const struct trove_attrs *a, size_t from, size_t to, uint64_t base,
+                        struct trove_bytes *out)
+{
+    struct trove_attrs t;
+    int rc = TROVE_OK;
+
+    memset(&t, 0, sizeof t);
+    rc = trove_attrs_append(&t, a, from, to, 0, base);
+    if (rc == TROVE_OK)
+        rc = trove_attrs_encode(&t, 0, out);
+    trove_attrs_free(&t);
+    return rc;
+}
+
+/* The attributes objects of a capture of n events in segments of per: one per segment, then
+ * the trace's (meta), back to back in out, ends[k] where object k ends. */
+static int attrs_objects(const char *name, const struct trove_attrs *attrs,
+                         const struct trove_attrs *meta, size_t n, uint64_t per,
+                         uint64_t segments, struct trove_bytes *out, size_t *ends,
+                         struct trove_diag *diag)
+{
+    size_t i = 0;
+    int rc;
+
+    for (size_t k = 1; attrs && k < attrs->n; k++)
+        if (attrs->rows[k].event < attrs->rows[k - 1].event)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, k,
+                              "capture %s: attribute row %zu goes back in event", name, k);
+    if (attrs && attrs->n && attrs->rows[attrs->n - 1].event >= n)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, attrs->n - 1,
+                          "capture %s: an attribute row of event %" PRIu64 ", past the %zu "
+                          "events",
+                          name, attrs->rows[attrs->n - 1].event, n);
+    for (uint64_t k = 0; k <= segments; k++) {
+        const struct trove_attrs *a = k < segments ? attrs : meta;
+        size_t from = k < segments ? i : 0, to = from;
+        if (k < segments)
+            while (a && to < a->n && a->rows[to].event < (k + 1) * per)
+                to++;
+        else
+            to = a ? a->n : 0;
+        if ((rc = attrs_object(a ? a : meta, from, to, k < segments ? k * per : 0, out)) !=
+            TROVE_OK)
+            return TROVE_FAIL(diag, rc, k, "capture %s: encoding the attributes of %s: %s",
+                              name, k < segments ? "a segment" : "the trace",
+                              trove_strerror(rc));
+        if (out->len - (k ? ends[k - 1] : 0) > TROVE_CAPTURE_MAX_OBJECT)
+            return TROVE_FAIL(diag, TROVE_ERR_LIMIT, k,
+                              "capture %s: the attributes of segment %" PRIu64 " take over %"
+                              PRIu32 " bytes; use smaller segments",
+                              name, k, TROVE_CAPTURE_MAX_OBJECT);
+        ends[k] = out->len;
+        if (k < segments)
+            i = to;
+    }
+    return TROVE_OK;
+}
+
+static int write_capture(struct trove_store *s, const char *name,
+                         const struct trove_event *events, size_t n,
+                         const struct trove_names *names, const struct trove_flow *flows,
+                         size_t nflows, const struct trove_profile *profile,
+                         const struct trove_attrs *attrs, const struct trove_attrs *meta,
+                         const struct trove_capture_options *opt,
+                         struct trove_capture_info *info, struct trove_diag *diag);
+
 int trove_capture_write_profile(struct trove_store *s, const char *name,
                                 const struct trove_event *events, size_t n,
                                 const struct trove_names *names, const struct trove_flow *flows,
@@ -631,11 +699,36 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
                                 const struct trove_capture_options *opt,
                                 struct trove_capture_info *info, struct trove_diag *diag)
 {
+    return write_capture(s, name, events, n, names, flows, nflows, profile, NULL, NULL, opt,
+                         info, diag);
+}
+
+int trove_capture_write_attrs(struct trove_store *s, const char *name,
+                              const struct trove_event *events, size_t n,
+                              const struct trove_names *names, const struct trove_flow *flows,
+                              size_t nflows, const struct trove_profile *profile,
+                              const struct trove_attrs *attrs, const struct trove_attrs *meta,
+                              const struct trove_capture_options *opt,
+                              struct trove_capture_info *info, struct trove_diag *diag)
+{
+    return write_capture(s, name, events, n, names, flows, nflows, profile, attrs, meta, opt,
+                         info, diag);
+}
+
+static int write_capture(struct trove_store *s, const char *name,
+                         const struct trove_event *events, size_t n,
+                         const struct trove_names *names, const struct trove_flow *flows,
+                         size_t nflows, const struct trove_profile *profile,
+                         const struct trove_attrs *attrs, const struct trove_attrs *meta,
+                         const struct trove_capture_options *opt,
+                         struct trove_capture_info *info, struct trove_diag *diag)
+{
     struct trove__capture_vol w;
     struct trove_capture_header h;
     struct trove_wire_encoder *enc = NULL;
-    struct trove_bytes buf = {0}, flows_obj = {0}, prof = {0};
+    struct trove_bytes buf = {0}, flows_obj = {0}, prof = {0}, attr_objs = {0};
     size_t *prof_ends = NULL, n_prof = 0, count = names ? trove_names_count(names) : 0;
+    size_t *attr_ends = NULL, n_attr = 0;
     uint64_t seg_bytes = 0, per, segments, profile0, z;
     uint32_t fe = 0, parts;
     int rc, created = 0, committed = 0, counters = 0, format = 0;
@@ -678,11 +771,20 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
     }
     if (profile)
         TROVE_TRY(rc, profile_objects(name, profile, &prof, &prof_ends, &n_prof, diag));
+    if ((attrs && attrs->n) || (meta && meta->n)) {
+        n_attr = (size_t)segments + 1;
+        if (!(attr_ends = trove__malloc(n_attr * sizeof *attr_ends))) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+            goto out;
+        }
+        TROVE_TRY(rc, attrs_objects(name, attrs, meta, n, per, segments, &attr_objs, attr_ends,
+                                    diag));
+    }
     /* sized for the summaries from the start: a volume shrunk and grown again would write
      * its recipe anew, however equal the end */
     z = segments > 0 && !(opt && opt->no_summaries) ? trove__summary_slots(segments) : 0;
     TROVE_TRY(rc, trove__capture_open_for_write(
-                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + n_prof + z, 2,
+                      &w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + n_prof + n_attr + z, 2,
                       &created, diag));
 
     /* The names first (a capture with too many fails before its events are encoded), one
@@ -695,7 +797,7 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
         TROVE_TRY(rc, trove__capture_names_limits(name, parts + 1, h.names_bytes + buf.len, diag));
         if (parts > 0 &&
             (rc = resize(&w, TROVE__CAPTURE_SLOT_SEGMENT0 + segments + (nflows > 0) + parts +
-                                 n_prof + z,
+                                 n_prof + n_attr + z,
                          diag)) != TROVE_OK)
             goto out;
         TROVE_TRY(rc, trove__capture_put(&w, trove__capture_names_slot(segments, nflows, parts),
@@ -730,11 +832,23 @@ int trove_capture_write_profile(struct trove_store *s, const char *name,
                                          diag));
     }
 
+    h.profile_objects = n_prof;
+    if (n_attr) {
+        uint64_t first = trove__capture_attrs_slot(&h);
+        for (size_t k = 0; k < n_attr; k++) {
+            size_t from = k ? attr_ends[k - 1] : 0;
+            TROVE_TRY(rc, trove__capture_put(&w, first + k, attr_objs.ptr + from,
+                                             attr_ends[k] - from, diag));
+        }
+        h.attr_rows = h.info.attr_rows = (attrs ? attrs->n : 0) + (meta ? meta->n : 0);
+        h.attrs_bytes = h.info.attrs_bytes = attr_objs.len;
+    }
+
     h.info.events = n;
     h.info.names = count;
     h.segment_bytes = seg_bytes;
     h.frame_events = fe;
-    h.info.flags = trove__capture_format_flags(format);
+    h.info.flags = trove__capture_format_flags(format) | (n_attr ? TROVE_CAPTURE_FLAG_ATTRS : 0);
     h.profile_objects = n_prof;
     if (z > 0) {
         uint64_t first = trove__capture_summary_slot(&h);
@@ -774,6 +888,8 @@ out:
     trove_bytes_free(&flows_obj);
     trove_bytes_free(&prof);
     free(prof_ends);
+    trove_bytes_free(&attr_objs);
+    free(attr_ends);
     trove_wire_encoder_free(enc);
     return rc;
 }
@@ -979,6 +1095,84 @@ int trove_capture_read_profile(struct trove_store *s, const char *name, struct t
     }
     rc = TROVE_OK;
 out:
+    trove_bytes_free(&b);
+    trove_capture_header_free(&h);
+    trove_volume_close(v);
+    return rc;
+}
+
+int trove_capture_read_attrs(struct trove_store *s, const char *name, struct trove_attrs *attrs,
+                             struct trove_attrs *meta, struct trove_diag *diag)
+{
+    struct trove_capture_header h;
+    struct trove_volume *v = NULL;
+    struct trove_bytes b = {0};
+    struct trove_attrs t;
+    size_t n0 = attrs ? attrs->n : 0, m0 = meta ? meta->n : 0;
+    uint64_t first, rows = 0, per;
+    int rc;
+
+    memset(&t, 0, sizeof t);
+    if (!s || !attrs)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture attributes need a store and a table");
+    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+        return rc;
+    if (!(h.info.flags & TROVE_CAPTURE_FLAG_ATTRS))
+        goto out; /* rc is TROVE_OK: none */
+    first = trove__capture_attrs_slot(&h);
+    per = h.segment_bytes / TROVE_EVENT_SIZE;
+    for (uint64_t k = 0; k <= h.info.segments; k++) {
+        uint64_t slot = first + k, limit = k < h.info.segments ? h.seg[k].events : 1;
+        struct trove_attrs *to = k < h.info.segments ? attrs : meta;
+        b.len = 0;
+        if ((rc = trove_volume_get_object(v, slot, &b)) != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "capture %s: attributes (slot %" PRIu64 "): %s", name,
+                            slot,
+                            rc == TROVE_ERR_CHECKSUM
+                                ? "its stored bytes do not hash to its name: the object is "
+                                  "damaged (importing the capture again heals it)"
+                                : trove_strerror(rc));
+            goto out;
+        }
+        trove_attrs_free(&t);
+        if ((rc = trove_attrs_decode(b.ptr, b.len, &t, diag)) != TROVE_OK) {
+            char what[64];
+            snprintf(what, sizeof what, "attributes (slot %" PRIu64 ")", slot);
+            rc = prefix_diag(diag, rc, name, what);
+            goto out;
+        }
+        rows += t.n;
+        for (size_t i = 0; i < t.n; i++)
+            if (t.rows[i].event >= limit) {
+                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                                "capture %s: attributes (slot %" PRIu64 ") of event %" PRIu64
+                                ", past the %" PRIu64 " it is for",
+                                name, slot, t.rows[i].event, limit);
+                goto out;
+            }
+        if (to && (rc = trove_attrs_append(to, &t, 0, t.n, k < h.info.segments ? k * per : 0,
+                                           0)) != TROVE_OK)
+            goto nomem;
+    }
+    if (rows != h.attr_rows) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                        "capture %s: the attributes hold %" PRIu64 " rows; the header says %"
+                        PRIu64,
+                        name, rows, h.attr_rows);
+        goto out;
+    }
+    rc = TROVE_OK;
+    goto out;
+nomem:
+    rc = TROVE_FAIL(diag, rc, 0, "capture %s: reading its attributes: %s", name,
+                    trove_strerror(rc));
+out:
+    if (rc != TROVE_OK) {
+        attrs->n = n0;
+        if (meta)
+            meta->n = m0;
+    }
+    trove_attrs_free(&t);
     trove_bytes_free(&b);
     trove_capture_header_free(&h);
     trove_volume_close(v);

@@ -53,7 +53,9 @@
  * flags: bit 0 (0x1) says the segments may hold format 5 (columnar) frames besides deflate
  * ones (a capture written with a columnar segment format); bit 1 (0x2) that the names take
  * K = 2 .. 32 objects ("parts": slot 1, then slots 2 + S + F .. 2 + S + F + K - 2, F 1 with
- * flows), listed in the part table, and the u32 at 84 is K; the other bits are 0. A reader
+ * flows), listed in the part table, and the u32 at 84 is K; bit 2 (0x4) summaries and bit 3
+ * (0x8) attributes, each with its part before the part table (docs/formats/capture.md); the
+ * other bits are 0. A reader
  * that predates a bit refuses the header instead of failing in the middle of a replay (or,
  * for names parts, reading one part as the whole names).
  *
@@ -85,6 +87,7 @@
  * bounded by the input's length.
  */
 #include "capture_internal.h"
+#include "trove/attrs.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -116,6 +119,8 @@ static const uint32_t known_versions[] = {TROVE__CAPTURE_VERSION, TROVE__CAPTURE
 #define NAMES_PART 8u /* flag 0x2: a part table entry, bytes and entries */
 #define SUMMARY_PART 8u /* flag 0x4: summary_bytes */
 #define SUMMARY_MIN_BYTES 41u /* the smallest summary object: 32-byte head, deflate, checksum */
+#define ATTRS_PART 16u /* flag 0x8: attr_rows, attrs_bytes */
+#define ATTRS_MIN_BYTES 56u /* the smallest attributes object: 48-byte head, checksum */
 
 size_t trove_capture_header_size(uint64_t segments)
 {
@@ -129,7 +134,8 @@ static size_t header_size(uint32_t version, uint64_t segments, uint32_t parts, u
 {
     return trove_capture_header_size(segments) + (version >= 2 ? FLOWS_PART : 0) +
            (version >= 3 ? PROFILE_PART : 0) + (parts >= 2 ? NAMES_PART * (size_t)parts : 0) +
-           (flags & TROVE_CAPTURE_FLAG_SUMMARY ? SUMMARY_PART : 0);
+           (flags & TROVE_CAPTURE_FLAG_SUMMARY ? SUMMARY_PART : 0) +
+           (flags & TROVE_CAPTURE_FLAG_ATTRS ? ATTRS_PART : 0);
 }
 
 /* The fields of the fixed part (and v2's flows part), as read by check(). */
@@ -138,6 +144,7 @@ struct fixed {
     uint64_t flows, flows_bytes;
     uint64_t samples, switches, profile_objects, profile_bytes;
     uint64_t summary_bytes; /* flag 0x4 */
+    uint64_t attr_rows, attrs_bytes; /* flag 0x8 */
     uint32_t frame_events, version, flags, parts; /* parts: K with flag 0x2, else 0 */
 };
 
@@ -158,15 +165,27 @@ static void read_fixed(const uint8_t *buf, struct fixed *f)
     f->flows = f->flows_bytes = 0;
     f->samples = f->switches = f->profile_objects = f->profile_bytes = 0;
     f->summary_bytes = 0;
+    f->attr_rows = f->attrs_bytes = 0;
 }
 
-/* Flag 0x4's summary part: right before the names part table (or the checksum), once the
- * length is known to hold it. */
+/* Where flag 0x8's attributes part is: right before the names part table (or the checksum). */
+static size_t attrs_part_at(size_t len, const struct fixed *f)
+{
+    return len - TROVE__CAPTURE_TRAILER - NAMES_PART * (size_t)f->parts -
+           (f->flags & TROVE_CAPTURE_FLAG_ATTRS ? ATTRS_PART : 0);
+}
+
+/* Flag 0x4's summary part: right before the attributes part (or the names part table, or the
+ * checksum), and flag 0x8's, once the length is known to hold them. */
 static void read_summary_part(const uint8_t *buf, size_t len, struct fixed *f)
 {
+    size_t at = attrs_part_at(len, f);
     if (f->flags & TROVE_CAPTURE_FLAG_SUMMARY)
-        f->summary_bytes = trove__get_le64(buf + len - TROVE__CAPTURE_TRAILER -
-                                           NAMES_PART * (size_t)f->parts - SUMMARY_PART);
+        f->summary_bytes = trove__get_le64(buf + at - SUMMARY_PART);
+    if (f->flags & TROVE_CAPTURE_FLAG_ATTRS) {
+        f->attr_rows = trove__get_le64(buf + at);
+        f->attrs_bytes = trove__get_le64(buf + at + 8);
+    }
 }
 
 /* v2's flows part, once the length is known to hold it. */
@@ -294,8 +313,8 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     if (flags & ~TROVE__CAPTURE_FLAGS)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                           "capture header flags are 0x%" PRIx32 "; version %" PRIu32
-                          " defines only 0x1 (columnar segments), 0x2 (names parts) and 0x4 "
-                          "(summaries)",
+                          " defines only 0x1 (columnar segments), 0x2 (names parts), 0x4 "
+                          "(summaries) and 0x8 (attributes); a newer trove wrote it?",
                           flags, version);
     reserved = trove__get_le32(buf + 84);
     if (!(flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) && reserved != 0)
@@ -339,8 +358,7 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
     read_summary_part(buf, len, &f);
     if (flags & TROVE_CAPTURE_FLAG_SUMMARY) {
         /* S segments have S + S/64 + ... summary objects, each within an object's bounds */
-        uint64_t z = 0, n = f.segments, at = len - TROVE__CAPTURE_TRAILER -
-                                            NAMES_PART * (uint64_t)f.parts - SUMMARY_PART;
+        uint64_t z = 0, n = f.segments, at = attrs_part_at(len, &f) - SUMMARY_PART;
         while (n > 0) {
             z += n;
             n = n > 1 ? trove__div_up(n, 64) : 0;
@@ -351,6 +369,22 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
                               "capture header says %" PRIu64 " summary objects take %" PRIu64
                               " bytes; each is %u to %" PRIu32,
                               z, f.summary_bytes, SUMMARY_MIN_BYTES, TROVE_CAPTURE_MAX_OBJECT);
+    }
+
+    if (flags & TROVE_CAPTURE_FLAG_ATTRS) {
+        /* S + 1 attributes objects, each within an object's bounds and the rows' limit */
+        uint64_t objs = f.segments + 1, at = attrs_part_at(len, &f);
+        if (f.attr_rows > TROVE_ATTRS_MAX_ROWS * objs)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
+                              "capture header says %" PRIu64 " attribute rows, over %" PRIu64
+                              " objects' limit",
+                              f.attr_rows, objs);
+        if (f.attrs_bytes < ATTRS_MIN_BYTES * objs ||
+            f.attrs_bytes > (uint64_t)TROVE_CAPTURE_MAX_OBJECT * objs)
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at + 8,
+                              "capture header says %" PRIu64 " attributes objects take %" PRIu64
+                              " bytes; each is %u to %" PRIu32,
+                              objs, f.attrs_bytes, ATTRS_MIN_BYTES, TROVE_CAPTURE_MAX_OBJECT);
     }
 
     /* The fields, now that the bytes are known to be what was written. */
@@ -521,6 +555,11 @@ int trove_capture_header_encode(const struct trove_capture_header *h, struct tro
         trove__put_le64(q, h->summary_bytes);
         q += SUMMARY_PART;
     }
+    if (flags & TROVE_CAPTURE_FLAG_ATTRS) {
+        trove__put_le64(q, h->attr_rows);
+        trove__put_le64(q + 8, h->attrs_bytes);
+        q += ATTRS_PART;
+    }
     for (uint32_t j = 0; j < parts; j++, q += NAMES_PART) {
         trove__put_le32(q, h->names_part[j].bytes);
         trove__put_le32(q + 4, h->names_part[j].entries);
@@ -557,10 +596,13 @@ int trove_capture_header_decode(const uint8_t *buf, size_t len, struct trove_cap
     read_flows_part(buf, &f);
     read_summary_part(buf, len, &f);
     r.summary_bytes = f.summary_bytes;
+    r.attr_rows = r.info.attr_rows = f.attr_rows;
+    r.attrs_bytes = r.info.attrs_bytes = f.attrs_bytes;
     r.info.flows = f.flows;
     r.info.samples = f.samples;
     r.info.switches = f.switches;
-    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes + f.profile_bytes + f.summary_bytes;
+    r.info.stored_bytes = len + f.names_bytes + f.flows_bytes + f.profile_bytes + f.summary_bytes +
+                          f.attrs_bytes;
     r.version = f.version;
     r.info.flags = trove__get_le32(buf + 12);
     r.flows_bytes = f.flows_bytes;

@@ -23,7 +23,8 @@
 #define TROVE__CAPTURE_ENTRY 40u /* one segment entry */
 #define TROVE__CAPTURE_TRAILER TROVE__SEALED_TRAILER
 #define TROVE__CAPTURE_FLAGS                                                                 \
-    (TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS | TROVE_CAPTURE_FLAG_SUMMARY)
+    (TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS | TROVE_CAPTURE_FLAG_SUMMARY | \
+     TROVE_CAPTURE_FLAG_ATTRS)
 
 /* The volume's slots. */
 #define TROVE__CAPTURE_SLOT_HEADER 0u
@@ -68,10 +69,18 @@ static inline uint64_t trove__capture_profile_slot(const struct trove_capture_he
            trove__capture_parts(h) - 1;
 }
 
-/* The first summary slot of h: after the profile's objects. */
-static inline uint64_t trove__capture_summary_slot(const struct trove_capture_header *h)
+/* The slot of h's attributes object of segment 0 (flag ATTRS): after the profile's objects;
+ * segment k's is k after it, and the trace's after the last segment's. */
+static inline uint64_t trove__capture_attrs_slot(const struct trove_capture_header *h)
 {
     return trove__capture_profile_slot(h) + h->profile_objects;
+}
+
+/* The first summary slot of h: after the attributes objects. */
+static inline uint64_t trove__capture_summary_slot(const struct trove_capture_header *h)
+{
+    return trove__capture_attrs_slot(h) +
+           (h->info.flags & TROVE_CAPTURE_FLAG_ATTRS ? h->info.segments + 1 : 0);
 }
 
 /* A names frame holds at most this many entries, and entries are added to it while its

@@ -37,9 +37,11 @@ int trove_capture_listing_json(const struct trove_capture_listing *l, struct tro
                  ",\"names\":%" PRIu64 ",\"flows\":%" PRIu64 ",\"samples\":%" PRIu64
                  ",\"switches\":%" PRIu64 ",\"first_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
                  ",\"raw_bytes\":%" PRIu64 ",\"stored_bytes\":%" PRIu64
+                 ",\"attr_rows\":%" PRIu64 ",\"attrs_bytes\":%" PRIu64
                  ",\"segment_format\":\"%s\",\"damaged\":%" PRIu64 ",\"last_used_ns\":",
                  l->name, i->events, i->segments, i->names, i->flows, i->samples, i->switches,
-                 i->first_ns, i->end_ns, i->raw_bytes, i->stored_bytes,
+                 i->first_ns, i->end_ns, i->raw_bytes, i->stored_bytes, i->attr_rows,
+                 i->attrs_bytes,
                  i->flags & TROVE_CAPTURE_FLAG_COLUMNAR ? "columnar" : "deflate", l->damaged);
     if (n < 0 || (size_t)n >= sizeof buf)
         return TROVE_ERR_LIMIT;

@@ -17,7 +17,8 @@
  *     strings   S x (varint length, its bytes)          in id order
  *     events    N x varint (event - the previous row's event; the first's from 0)
  *     keys      N x varint key id
- *     types     N x u8 (1 int, 2 double, 3 string, 4 bool, 5 JSON text)
+ *     types     N x u8: the type (1 int, 2 double, 3 string, 4 bool, 5 JSON text) in the
+ *               low four bits, the scope (0 arg, 1 field, 2 trace) in the high four
  *     values    N x, by the row's type: int varint zigzag, double 8 bytes LE (its bits),
  *               string and JSON varint string id, bool u8 0 or 1
  *
@@ -150,7 +151,8 @@ const char *trove_attrs_string(const struct trove_attrs *a, uint32_t id, size_t 
 
 static int row_ok(const struct trove_attrs *a, const struct trove_attr *r)
 {
-    if (r->key >= a->nstr || r->type < TROVE_ATTR_INT || r->type > TROVE_ATTR_JSON)
+    if (r->key >= a->nstr || r->type < TROVE_ATTR_INT || r->type > TROVE_ATTR_JSON ||
+        r->scope > TROVE_ATTR_TRACE)
         return 0;
     if ((r->type == TROVE_ATTR_STRING || r->type == TROVE_ATTR_JSON) && r->v.s >= a->nstr)
         return 0;
@@ -169,6 +171,72 @@ int trove_attrs_add(struct trove_attrs *a, const struct trove_attr *row)
         return rc;
     a->rows[a->n++] = *row;
     return TROVE_OK;
+}
+
+int trove_attrs_append(struct trove_attrs *to, const struct trove_attrs *from, size_t first,
+                       size_t last, uint64_t shift, uint64_t unshift)
+{
+    size_t n0;
+    int rc = TROVE_OK;
+
+    if (!to || !from || first > last || last > from->n)
+        return TROVE_ERR_INVALID;
+    n0 = to->n;
+    for (size_t i = first; rc == TROVE_OK && i < last; i++) {
+        struct trove_attr r = from->rows[i];
+        size_t len = 0;
+        const char *str = trove_attrs_string(from, r.key, &len);
+        if (r.event > UINT64_MAX - shift || r.event + shift < unshift) {
+            rc = TROVE_ERR_INVALID;
+            break;
+        }
+        r.event = r.event + shift - unshift;
+        rc = trove_attrs_intern(to, str, len, &r.key);
+        if (rc == TROVE_OK && (r.type == TROVE_ATTR_STRING || r.type == TROVE_ATTR_JSON)) {
+            str = trove_attrs_string(from, r.v.s, &len);
+            rc = trove_attrs_intern(to, str, len, &r.v.s);
+        }
+        if (rc == TROVE_OK)
+            rc = trove_attrs_add(to, &r);
+    }
+    if (rc != TROVE_OK)
+        to->n = n0;
+    return rc;
+}
+
+int trove_attrs_equal(const struct trove_attrs *x, const struct trove_attrs *y)
+{
+    if (!x || !y || x->n != y->n)
+        return 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const struct trove_attr *a = &x->rows[i], *b = &y->rows[i];
+        size_t la = 0, lb = 0;
+        const char *sa = trove_attrs_string(x, a->key, &la), *sb = trove_attrs_string(y, b->key, &lb);
+        if (a->event != b->event || a->scope != b->scope || a->type != b->type || la != lb ||
+            memcmp(sa, sb, la))
+            return 0;
+        switch (a->type) {
+        case TROVE_ATTR_INT:
+            if (a->v.i != b->v.i)
+                return 0;
+            break;
+        case TROVE_ATTR_BOOL:
+            if (a->v.b != b->v.b)
+                return 0;
+            break;
+        case TROVE_ATTR_DOUBLE:
+            if (a->v.d != a->v.d ? b->v.d == b->v.d : memcmp(&a->v.d, &b->v.d, 8) != 0)
+                return 0;
+            break;
+        default:
+            sa = trove_attrs_string(x, a->v.s, &la);
+            sb = trove_attrs_string(y, b->v.s, &lb);
+            if (la != lb || memcmp(sa, sb, la))
+                return 0;
+            break;
+        }
+    }
+    return 1;
 }
 
 void trove_attrs_free(struct trove_attrs *a)
@@ -207,8 +275,10 @@ static int stream(const struct trove_attrs *a, struct trove_bytes *s)
     }
     for (size_t i = 0; rc == TROVE_OK && i < a->n; i++)
         rc = put_varint(s, a->rows[i].key);
-    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++)
-        rc = trove_bytes_append(s, &a->rows[i].type, 1);
+    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++) {
+        uint8_t t = (uint8_t)(a->rows[i].type | a->rows[i].scope << 4);
+        rc = trove_bytes_append(s, &t, 1);
+    }
     for (size_t i = 0; rc == TROVE_OK && i < a->n; i++) {
         const struct trove_attr *r = &a->rows[i];
         uint8_t d[8];
@@ -336,9 +406,13 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
     if ((uint64_t)(end - p) < n)
         return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: the types cut by the end", WHAT);
     for (uint64_t i = 0; i < n; i++, p++) {
-        if (*p < TROVE_ATTR_INT || *p > TROVE_ATTR_JSON)
+        uint8_t type = *p & 15, scope = *p >> 4;
+        if (type < TROVE_ATTR_INT || type > TROVE_ATTR_JSON)
             return bad(diag, (uint64_t)(p - s), "a type outside 1..5");
-        t->rows[i].type = *p;
+        if (scope > TROVE_ATTR_TRACE)
+            return bad(diag, (uint64_t)(p - s), "a scope outside 0..2");
+        t->rows[i].type = type;
+        t->rows[i].scope = scope;
     }
     for (uint64_t i = 0; i < n; i++) {
         struct trove_attr *a = &t->rows[i];

@@ -393,6 +393,28 @@ static int push_rec(struct trove__chrome *ps, uint64_t start, uint64_t dur, uint
     return TROVE_OK;
 }
 
+int trove__chrome_link(struct trove__chrome *ps, size_t rec, uint64_t in)
+{
+    if (in == TROVE__CHROME_NO_ROWS)
+        return TROVE_OK;
+    if (ps->nlinks == ps->cap_links) {
+        size_t cap = ps->cap_links ? ps->cap_links * 2 : 1024;
+        struct trove__clink *n = trove__realloc(ps->links, cap * sizeof *n);
+        if (!n)
+            return TROVE_ERR_NOMEM;
+        ps->links = n;
+        ps->cap_links = cap;
+    }
+    ps->links[ps->nlinks++] = (struct trove__clink){(uint32_t)rec, in};
+    return TROVE_OK;
+}
+
+/* The rows of the event being read go to the record just pushed. */
+static int link_last(struct trove__chrome *ps)
+{
+    return trove__chrome_link(ps, ps->nrec - 1, trove__chrome_rows_of(ps));
+}
+
 /* Unmatched begin or end of a phase: an error when strict, else counted. */
 static int unmatched_end(struct trove__chrome *ps, char ph, uint32_t name, uint32_t pid,
                          uint32_t tid, uint64_t ts, const char *what)
@@ -542,7 +564,7 @@ static int ev_complete(struct trove__chrome *ps)
         return rc;
     ps->st.complete++;
     if ((rc = push_rec(ps, ts, dur, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK)) != TROVE_OK ||
-        (rc = apply_trove(ps, 1)) != TROVE_OK)
+        (rc = link_last(ps)) != TROVE_OK || (rc = apply_trove(ps, 1)) != TROVE_OK)
         return rc;
     /* Flow binding on the event itself (the v2 flow events): bind_id with flow_in/out. */
     if (ev->bind_id.type == TROVE__J_STRING &&
@@ -579,7 +601,7 @@ static int ev_begin(struct trove__chrome *ps)
         t->stk = n;
         t->cap = cap;
     }
-    t->stk[t->n++] = (struct trove__cbegin){ts, ps->ev.off, name};
+    t->stk[t->n++] = (struct trove__cbegin){ts, ps->ev.off, name, trove__chrome_rows_of(ps)};
     ps->open_total++;
     return TROVE_OK;
 }
@@ -609,7 +631,11 @@ static int ev_end(struct trove__chrome *ps)
     t->n--;
     ps->open_total--;
     ps->st.begin_end_pairs++;
-    return push_rec(ps, b.ts, ts - b.ts, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK);
+    if ((rc = push_rec(ps, b.ts, ts - b.ts, pid, tid, TROVE_KIND_ZONE, 0, name, NO_TRACK)) !=
+            TROVE_OK ||
+        (rc = trove__chrome_link(ps, ps->nrec - 1, b.in)) != TROVE_OK)
+        return rc;
+    return link_last(ps);
 }
 
 /* The async track of this event (b, e, n, S, T, F): found, or created when `create`. */
@@ -655,7 +681,8 @@ static int ev_instant(struct trove__chrome *ps, uint8_t kind)
         return rc;
     ps->st.instants++;
     if ((rc = push_rec(ps, ts, 0, pid, tid, kind, kind == TROVE_KIND_INSTANT ? scope : 0, name,
-                       track)) != TROVE_OK)
+                       track)) != TROVE_OK ||
+        (rc = link_last(ps)) != TROVE_OK)
         return rc;
     return apply_trove(ps, 0);
 }
@@ -770,6 +797,7 @@ static int ev_async_begin(struct trove__chrome *ps, uint8_t cls)
     s.ts = ts;
     s.off = ps->ev.off;
     s.name = name;
+    s.in = trove__chrome_rows_of(ps);
     return trove__ct_open(&ps->tracks, track, &s);
 }
 
@@ -841,6 +869,8 @@ static int ev_async_end(struct trove__chrome *ps, uint8_t cls, char ph)
     rc = push_rec(ps, s.ts, ts - s.ts, pid, 0, TROVE_KIND_ZONE,
                   cls == TROVE__CT_NESTABLE ? TROVE_ASYNC_NESTABLE : TROVE_ASYNC_LEGACY, zname,
                   track);
+    if (rc == TROVE_OK && (rc = trove__chrome_link(ps, ps->nrec - 1, s.in)) == TROVE_OK)
+        rc = link_last(ps);
     for (size_t i = 0; rc == TROVE_OK && i < s.nsteps; i++)
         rc = push_rec(ps, s.steps[i].start, s.steps[i].end - s.steps[i].start, pid, 0,
                       TROVE_KIND_ZONE, TROVE_ASYNC_STEP, s.steps[i].name, track);
@@ -881,30 +911,6 @@ static int ev_flow(struct trove__chrome *ps, uint8_t phase)
 /* A JSON number as the nearest double, from its digits (never through a lossy step when it
  * has at most 24 significant digits). NaN and the infinities cannot come out of JSON; a
  * value past the double range is refused (-1). */
-static int num_to_double(const struct trove__json_num *n, double *out)
-{
-    char text[48];
-    size_t k = 0;
-    double v;
-
-    if (n->nd == 0) {
-        *out = n->neg ? -0.0 : 0.0;
-        return 0;
-    }
-    if (n->neg)
-        text[k++] = '-';
-    text[k++] = '0';
-    text[k++] = '.';
-    for (uint8_t i = 0; i < n->nd; i++)
-        text[k++] = (char)('0' + n->d[i]);
-    snprintf(text + k, sizeof text - k, "e%lld", (long long)n->point);
-    v = strtod(text, NULL);
-    if (v - v != 0) /* infinite */
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int ev_counter(struct trove__chrome *ps)
 {
     const struct trove__cevent *ev = &ps->ev;
@@ -921,7 +927,7 @@ static int ev_counter(struct trove__chrome *ps)
         size_t klen;
         uint32_t series;
         double v;
-        if (a->over || num_to_double(&a->num, &v) != 0) {
+        if (a->over || trove__json_num_double(&a->num, &v) != 0) {
             ps->st.counter_args_skipped++;
             continue;
         }
@@ -940,7 +946,8 @@ static int ev_counter(struct trove__chrome *ps)
                        : rc;
         ps->tracks.t[series].name = name;
         if ((rc = push_rec(ps, ts, trove_counter_bits(v), pid, 0, TROVE_KIND_COUNTER, 0, name,
-                           series)) != TROVE_OK)
+                           series)) != TROVE_OK ||
+            (rc = link_last(ps)) != TROVE_OK)
             return rc;
         used++;
     }

@@ -43,6 +43,7 @@ struct out {
 /* The name of the legacy span a T belongs to: the last S begun on its track. */
 struct legacy {
     uint32_t pid, tid, name;
+    uint64_t seq;             /* the S's event, whose category its T steps write */
 };
 
 struct trove__cj {
@@ -53,6 +54,8 @@ struct trove__cj {
     struct legacy *leg;       /* a track's at most once */
     size_t nleg, cap;
     uint64_t lines;
+    const struct trove_attrs *attrs, *meta; /* may be NULL */
+    size_t next_row;          /* where the rows of the next event are looked for from */
 };
 
 static void put(struct out *o, const char *s, size_t n)
@@ -184,8 +187,136 @@ static void put_counter_key(struct out *o, const struct trove_names *names,
         put_string(o, "value", 5);
 }
 
+/* A row's value as JSON: a double JSON cannot hold (NaN, an infinity) as null. */
+static void put_value(struct out *o, const struct trove_attrs *a, const struct trove_attr *r)
+{
+    size_t len = 0;
+    const char *v;
+    switch (r->type) {
+    case TROVE_ATTR_INT:
+        putf(o, "%lld", (long long)r->v.i);
+        break;
+    case TROVE_ATTR_DOUBLE:
+        if (isfinite(r->v.d))
+            put_double(o, r->v.d);
+        else
+            puts_(o, "null");
+        break;
+    case TROVE_ATTR_BOOL:
+        puts_(o, r->v.b ? "true" : "false");
+        break;
+    case TROVE_ATTR_STRING:
+        v = trove_attrs_string(a, r->v.s, &len);
+        put_string(o, v ? v : "", v ? len : 0);
+        break;
+    default: /* JSON text */
+        v = trove_attrs_string(a, r->v.s, &len);
+        if (v && len)
+            put(o, v, len);
+        else
+            puts_(o, "null");
+        break;
+    }
+}
+
+static void put_member(struct out *o, const struct trove_attrs *a, const struct trove_attr *r)
+{
+    size_t len = 0;
+    const char *k = trove_attrs_string(a, r->key, &len);
+    puts_(o, ",");
+    put_string(o, k ? k : "", k ? len : 0);
+    puts_(o, ":");
+    put_value(o, a, r);
+}
+
+/* The rows of event seq: its FIELD rows as members of the line (but "cat" when the line has
+ * one of trove's), its ARG rows as "args" (with_args). Events come in any order, so the rows
+ * are found by a binary search, from where the last event's ended when it is the next. */
+static void put_rows(struct out *o, struct trove__cj *c, uint64_t seq, int with_args, int has_cat)
+{
+    const struct trove_attrs *a = c->attrs;
+    size_t lo, hi, first;
+    int nargs = 0;
+
+    if (!a || a->n == 0)
+        return;
+    lo = c->next_row < a->n && a->rows[c->next_row].event >= seq &&
+                 (c->next_row == 0 || a->rows[c->next_row - 1].event < seq)
+             ? c->next_row
+             : 0;
+    if (lo == 0) {
+        hi = a->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (a->rows[mid].event < seq)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+    }
+    first = lo;
+    for (hi = lo; hi < a->n && a->rows[hi].event == seq; hi++) {
+        const struct trove_attr *r = &a->rows[hi];
+        if (r->scope == TROVE_ATTR_ARG) {
+            nargs++;
+            continue;
+        }
+        if (has_cat && r->scope == TROVE_ATTR_FIELD) {
+            size_t len = 0;
+            const char *k = trove_attrs_string(a, r->key, &len);
+            if (len == 3 && !memcmp(k, "cat", 3))
+                continue;
+        }
+        put_member(o, a, r);
+    }
+    c->next_row = hi;
+    if (!with_args || !nargs)
+        return;
+    puts_(o, ",\"args\":{");
+    for (size_t i = first, k = 0; i < hi; i++) {
+        if (a->rows[i].scope != TROVE_ATTR_ARG)
+            continue;
+        if (k++) {
+            put_member(o, a, &a->rows[i]);
+        } else { /* the first without its comma */
+            size_t len = 0;
+            const char *key = trove_attrs_string(a, a->rows[i].key, &len);
+            put_string(o, key ? key : "", key ? len : 0);
+            puts_(o, ":");
+            put_value(o, a, &a->rows[i]);
+        }
+    }
+    puts_(o, "}");
+}
+
+/* The category (the last FIELD row "cat") of event seq, as a member: an async span's end and
+ * a legacy step carry their span's, which the importer keys the span's track by. */
+static void put_cat(struct out *o, const struct trove__cj *c, uint64_t seq)
+{
+    const struct trove_attrs *a = c->attrs;
+    const struct trove_attr *cat = NULL;
+    size_t lo = 0, hi = a ? a->n : 0;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->rows[mid].event < seq)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; a && lo < a->n && a->rows[lo].event == seq; lo++) {
+        size_t len = 0;
+        const char *k = trove_attrs_string(a, a->rows[lo].key, &len);
+        if (a->rows[lo].scope == TROVE_ATTR_FIELD && len == 3 && !memcmp(k, "cat", 3))
+            cat = &a->rows[lo];
+    }
+    if (cat)
+        put_member(o, a, cat);
+}
+
 /* Note name as the last legacy span begun on (pid, tid). */
-static int legacy_begun(struct trove__cj *c, uint32_t pid, uint32_t tid, uint32_t name)
+static int legacy_begun(struct trove__cj *c, uint32_t pid, uint32_t tid, uint32_t name,
+                        uint64_t seq)
 {
     size_t k = 0;
     while (k < c->nleg && (c->leg[k].pid != pid || c->leg[k].tid != tid))
@@ -201,7 +332,7 @@ static int legacy_begun(struct trove__cj *c, uint32_t pid, uint32_t tid, uint32_
         }
         c->nleg++;
     }
-    c->leg[k] = (struct legacy){pid, tid, name};
+    c->leg[k] = (struct legacy){pid, tid, name, seq};
     return TROVE_OK;
 }
 
@@ -239,18 +370,29 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
     if (trove__cj_async(e->kind, e->extra, e->tid) && e->extra == TROVE_ASYNC_NESTABLE) {
         put_head(o, names, end ? 'e' : 'b', e->name_id, e->pid, e->tid,
                  end ? e->start_ns + e->dur_ns : e->start_ns);
-        putf(o, ",\"id2\":{\"local\":\"0x%x\"}}", track_id(e->tid));
+        putf(o, ",\"id2\":{\"local\":\"0x%x\"}", track_id(e->tid));
+        if (!end)
+            put_rows(o, c, e->seq, 1, 0);
+        else
+            put_cat(o, c, e->seq);
     } else if (trove__cj_async(e->kind, e->extra, e->tid) && e->extra == TROVE_ASYNC_LEGACY) {
         put_head(o, names, end ? 'F' : 'S', e->name_id, e->pid, e->tid,
                  end ? e->start_ns + e->dur_ns : e->start_ns);
-        putf(o, ",\"id\":\"0x%x\"}", track_id(e->tid));
+        putf(o, ",\"id\":\"0x%x\"", track_id(e->tid));
+        if (!end)
+            put_rows(o, c, e->seq, 1, 0);
+        else
+            put_cat(o, c, e->seq);
         if (!end && o->rc == TROVE_OK)
-            o->rc = legacy_begun(c, e->pid, e->tid, e->name_id);
+            o->rc = legacy_begun(c, e->pid, e->tid, e->name_id, e->seq);
     } else if (trove__cj_async(e->kind, e->extra, e->tid)) { /* a step */
         uint32_t parent = e->name_id;
+        uint64_t span = UINT64_MAX;
         for (size_t k = 0; k < c->nleg; k++)
-            if (c->leg[k].pid == e->pid && c->leg[k].tid == e->tid)
+            if (c->leg[k].pid == e->pid && c->leg[k].tid == e->tid) {
                 parent = c->leg[k].name;
+                span = c->leg[k].seq;
+            }
         put_head(o, names, 'T', parent, e->pid, e->tid, e->start_ns);
         putf(o, ",\"id\":\"0x%x\",\"args\":{\"step\":", track_id(e->tid));
         {
@@ -259,18 +401,21 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
                 names ? trove_names_get(names, TROVE_NAME_EVENT, e->name_id, 0, &len) : NULL;
             put_string(o, s ? s : "", s ? len : 0);
         }
-        puts_(o, "}}");
+        puts_(o, "}");
+        if (span != UINT64_MAX)
+            put_cat(o, c, span);
+        put_rows(o, c, e->seq, 0, 1);
     } else if (e->kind == TROVE_KIND_INSTANT) {
         put_head(o, names, 'i', e->name_id, e->pid, e->tid, e->start_ns);
         putf(o, ",\"s\":\"%c\"", e->extra < 3 ? scopes[e->extra] : 't');
         put_trove(o, e, TROVE_KIND_INSTANT, e->extra < 3 ? e->extra : 0, 1, depth);
-        puts_(o, "}");
+        put_rows(o, c, e->seq, 1, 0);
     } else if (e->kind == TROVE_KIND_ASYNC_INSTANT) {
         put_head(o, names, 'n', e->name_id, e->pid, e->tid, e->start_ns);
         if (trove_tid_is_synthetic(e->tid))
             putf(o, ",\"id2\":{\"local\":\"0x%x\"}", track_id(e->tid));
         put_trove(o, e, TROVE_KIND_ASYNC_INSTANT, 0, !trove_tid_is_synthetic(e->tid), depth);
-        puts_(o, "}");
+        put_rows(o, c, e->seq, 1, 0);
     } else if (e->kind == TROVE_KIND_COUNTER) {
         double v;
         memcpy(&v, &e->dur_ns, sizeof v);
@@ -282,7 +427,8 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
         put_counter_key(o, names, e);
         puts_(o, ":");
         put_double(o, v);
-        puts_(o, "}}");
+        puts_(o, "}");
+        put_rows(o, c, e->seq, 0, 0);
     } else if (e->kind == TROVE_KIND_ZONE || e->kind == TROVE_KIND_FRAME ||
                e->kind == TROVE_KIND_LOCK || e->dur_ns > 0) {
         put_head(o, names, 'X', e->name_id, e->pid, e->tid, e->start_ns);
@@ -293,13 +439,15 @@ static void event_line(struct out *o, struct trove__cj *c, const struct trove__t
         else if (e->kind == TROVE_KIND_LOCK)
             puts_(o, ",\"cat\":\"trove.lock\"");
         put_trove(o, e, TROVE_KIND_ZONE, 0, 1, depth);
-        puts_(o, "}");
+        put_rows(o, c, e->seq, 1,
+                 e->kind == TROVE_KIND_FRAME || e->kind == TROVE_KIND_LOCK);
     } else { /* a kind this build does not know, without a duration: an instant */
         put_head(o, names, 'i', e->name_id, e->pid, e->tid, e->start_ns);
         puts_(o, ",\"s\":\"t\"");
         put_trove(o, e, TROVE_KIND_INSTANT, 0, 1, depth);
-        puts_(o, "}");
+        put_rows(o, c, e->seq, 1, 0);
     }
+    puts_(o, "}");
 }
 
 static void flow_line(struct out *o, const struct trove_names *names, const struct trove_flow *f,
@@ -330,6 +478,14 @@ int trove__cj_new(const struct trove_names *names, const struct trove_flow *flow
     return TROVE_OK;
 }
 
+void trove__cj_attrs(struct trove__cj *c, const struct trove_attrs *attrs,
+                     const struct trove_attrs *meta)
+{
+    c->attrs = attrs;
+    c->meta = meta;
+    c->next_row = 0;
+}
+
 void trove__cj_free(struct trove__cj *c)
 {
     if (!c)
@@ -357,7 +513,24 @@ int trove__cj_begin(struct trove__cj *c, struct trove__tout *t)
     size_t nn = c->names ? trove_names_count(c->names) : 0;
     int rc;
 
-    puts_(&o, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    {   /* the trace's own members; its displayTimeUnit, else trove's */
+        const struct trove_attr *unit = NULL;
+        for (size_t i = 0; c->meta && i < c->meta->n; i++) {
+            size_t len = 0;
+            const char *k = trove_attrs_string(c->meta, c->meta->rows[i].key, &len);
+            if (len == 15 && !memcmp(k, "displayTimeUnit", 15))
+                unit = &c->meta->rows[i];
+        }
+        puts_(&o, "{\"displayTimeUnit\":");
+        if (unit)
+            put_value(&o, c->meta, unit);
+        else
+            puts_(&o, "\"ns\"");
+        for (size_t i = 0; c->meta && i < c->meta->n; i++)
+            if (&c->meta->rows[i] != unit)
+                put_member(&o, c->meta, &c->meta->rows[i]);
+        puts_(&o, ",\"traceEvents\":[");
+    }
     for (size_t i = 0; i < nn; i++) {
         struct trove_name_entry e;
         trove_names_entry(c->names, i, &e);

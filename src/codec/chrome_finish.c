@@ -276,11 +276,130 @@ static int order_flows(struct trove__chrome *ps, uint64_t **key_id_out)
     return TROVE_OK;
 }
 
+/* The rows of a from `first` on (one event's): of those with the same scope and key, only the
+ * last stays (in its place). TROVE_OK or TROVE_ERR_NOMEM. */
+struct skey {
+    uint32_t key;
+    uint8_t scope;
+    size_t at;
+};
+
+static int cmp_skey(const void *x, const void *y)
+{
+    const struct skey *a = x, *b = y;
+    if (a->scope != b->scope)
+        return a->scope < b->scope ? -1 : 1;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->at < b->at ? -1 : a->at > b->at;
+}
+
+static int merge_keys(struct trove_attrs *a, size_t first)
+{
+    size_t n = a->n - first, k = first;
+    struct skey *sk;
+    uint8_t *drop;
+
+    if (n < 2)
+        return TROVE_OK;
+    sk = trove__malloc(n * sizeof *sk);
+    drop = trove__calloc(n, 1);
+    if (!sk || !drop) {
+        free(sk);
+        free(drop);
+        return TROVE_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        sk[i] = (struct skey){a->rows[first + i].key, a->rows[first + i].scope, i};
+    qsort(sk, n, sizeof *sk, cmp_skey);
+    for (size_t i = 0; i + 1 < n; i++)
+        if (sk[i].scope == sk[i + 1].scope && sk[i].key == sk[i + 1].key)
+            drop[sk[i].at] = 1;
+    for (size_t i = first; i < a->n; i++)
+        if (!drop[i - first])
+            a->rows[k++] = a->rows[i];
+    a->n = k;
+    free(sk);
+    free(drop);
+    return TROVE_OK;
+}
+
+struct hand {
+    uint32_t out, order;
+    uint64_t in;
+};
+
+static int cmp_hand(const void *x, const void *y)
+{
+    const struct hand *a = x, *b = y;
+    if (a->out != b->out)
+        return a->out < b->out ? -1 : 1;
+    return a->order < b->order ? -1 : a->order > b->order;
+}
+
+/* The staged rows to attrs, each as the event its record became (base + its index in the
+ * order), in that order; the top-level rows to meta (may be NULL). Records in order
+ * already (trace_order). On error both are cut back to n0, m0 (strings interned stay). */
+static int hand_rows(struct trove__chrome *ps, uint64_t base, struct trove_attrs *attrs,
+                     struct trove_attrs *meta)
+{
+    size_t n0 = attrs->n, m0 = meta ? meta->n : 0;
+    uint32_t *inv = trove__malloc((ps->nrec ? ps->nrec : 1) * sizeof *inv);
+    struct hand *h = trove__malloc((ps->nlinks ? ps->nlinks : 1) * sizeof *h);
+    const struct trove_attrs *st = &ps->stage;
+    size_t first = n0;
+    int rc = TROVE_OK;
+
+    if (!inv || !h) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < ps->nrec; i++)
+        inv[ps->rec[i].seq] = (uint32_t)i;
+    for (size_t k = 0; k < ps->nlinks; k++)
+        h[k] = (struct hand){inv[ps->links[k].rec], (uint32_t)k, ps->links[k].in};
+    if (ps->nlinks > 1)
+        qsort(h, ps->nlinks, sizeof *h, cmp_hand);
+    for (size_t k = 0; rc == TROVE_OK && k < ps->nlinks; k++) {
+        size_t lo = 0, hi = st->n;
+        while (lo < hi) { /* the first staged row of input event h[k].in */
+            size_t mid = lo + (hi - lo) / 2;
+            if (st->rows[mid].event < h[k].in)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (hi = lo; hi < st->n && st->rows[hi].event == h[k].in;)
+            hi++;
+        if (k == 0 || h[k].out != h[k - 1].out)
+            first = attrs->n; /* the first row of this event */
+        rc = trove_attrs_append(attrs, st, lo, hi, base + h[k].out, h[k].in);
+        /* a zone of two events (B and E, b and e): one row a key, the later's, as Chrome
+         * merges them */
+        if (rc == TROVE_OK && k > 0 && h[k].out == h[k - 1].out)
+            rc = merge_keys(attrs, first);
+    }
+    ps->st.attr_rows = attrs->n - n0;
+    if (rc == TROVE_OK && meta)
+        rc = trove_attrs_append(meta, &ps->meta, 0, ps->meta.n, 0, 0);
+out:
+    if (rc != TROVE_OK) {
+        attrs->n = n0;
+        if (meta)
+            meta->n = m0;
+    }
+    free(inv);
+    free(h);
+    return rc;
+}
+
 int trove__chrome_finish(struct trove__chrome *ps, struct trove_events *events,
-                         struct trove_names *names, struct trove_flows *flows)
+                         struct trove_names *names, struct trove_flows *flows,
+                         struct trove_attrs *attrs, struct trove_attrs *meta)
 {
     uint32_t *map = NULL;
     uint64_t *key_id = NULL;
+    size_t n0 = attrs ? attrs->n : 0, m0 = meta ? meta->n : 0;
     int rc;
 
     TROVE_TRY(rc, check_open(ps));
@@ -292,8 +411,15 @@ int trove__chrome_finish(struct trove__chrome *ps, struct trove_events *events,
     TROVE_TRY(rc, trove_events_reserve(events, ps->nrec));
     if (flows)
         TROVE_TRY(rc, trove_flows_reserve(flows, ps->nflows));
-    if (names)
-        TROVE_TRY(rc, trove_names_merge(names, ps->tmp_names));
+    if (attrs)
+        TROVE_TRY(rc, hand_rows(ps, events->len, attrs, meta));
+    if (names && (rc = trove_names_merge(names, ps->tmp_names)) != TROVE_OK) {
+        if (attrs)
+            attrs->n = n0;
+        if (meta)
+            meta->n = m0;
+        goto out;
+    }
     for (size_t i = 0; i < ps->nrec; i++) {
         const struct trove__trec *r = &ps->rec[i];
         events->ev[events->len + i] = (struct trove_event){
@@ -344,6 +470,11 @@ void trove__chrome_free(struct trove__chrome *ps)
     trove__ct_free(&ps->flowkeys);
     free(ps->flows);
     trove_names_free(ps->tmp_names);
+    trove_attrs_free(&ps->stage);
+    trove_attrs_free(&ps->meta);
+    free(ps->aval.ptr);
+    trove_bytes_free(&ps->ajson);
+    free(ps->links);
 }
 
 size_t trove_chrome_skipped_text(const struct trove_chrome_stats *st, char *buf, size_t n)

@@ -16,9 +16,10 @@
 #include "trace_order.h"
 #include "common/json.h"
 #include "trove/flows.h"
+#include "trove/attrs.h"
 #include "trove/chrome.h"
 
-#define TROVE__CHROME_KEY_CAP 16   /* longest key the grammar recognizes, plus slack */
+#define TROVE__CHROME_KEY_CAP 1024 /* an event's member key (kept as an attribute) */
 #define TROVE__CHROME_SHORT_CAP 4  /* "ph", "s" and "bp" values */
 #define TROVE__CHROME_ID_CAP 256   /* cat, scope and id texts kept for a track's key */
 #define TROVE__CHROME_ARG_KEY_CAP 1024 /* a counter argument's key */
@@ -58,6 +59,7 @@ struct trove__cevent {
     size_t nargs;            /* numeric args in the parser's args array */
     size_t nonnum_args;      /* other args (their values are not numbers) */
     uint8_t has_args_name, has_args_step; /* args.name, args.step were members */
+    uint64_t lost_args;      /* args members too long to keep as rows (opt->attrs) */
 };
 
 /* The "trove" member of an event trove wrote (docs/formats/chrome-json.md, "Export"). */
@@ -73,6 +75,15 @@ struct trove__cname {
 struct trove__cbegin {
     uint64_t ts, off;
     uint32_t name;           /* provisional name id, or NO_NAME */
+    uint64_t in;             /* its attribute rows: its index in the input, or NO_ROWS */
+};
+
+#define TROVE__CHROME_NO_ROWS UINT64_MAX
+
+/* Attribute rows of input event `in` go to record `rec` (its index before the order). */
+struct trove__clink {
+    uint32_t rec;
+    uint64_t in;
 };
 
 struct trove__cthread {
@@ -131,7 +142,28 @@ struct trove__chrome {
     size_t nflows, flows_cap;
 
     struct trove_names *tmp_names;
+
+    /* Attributes (opt->attrs given): each event's rows staged with its index in the input
+     * as their event, linked to the records they end on, and handed over at the finish. */
+    int keep;                    /* opt->attrs was given */
+    struct trove_attrs stage;    /* rows of the events read, by input index */
+    size_t ev_row0;              /* the first of stage's rows of the event being read */
+    struct trove_attrs meta;     /* the top-level members (scope TRACE, event 0) */
+    struct trove__json_str aval; /* a string value being read (TROVE_ATTRS_MAX_STRING) */
+    struct trove_bytes ajson;    /* a nested value being copied */
+    struct trove__clink *links;
+    size_t nlinks, cap_links;
 };
+
+/* The staged rows of the event being read belong to record rec: TROVE_OK, TROVE_ERR_NOMEM. */
+int trove__chrome_link(struct trove__chrome *ps, size_t rec, uint64_t in);
+
+/* The input index of the event being read when it has attribute rows, else NO_ROWS. */
+static inline uint64_t trove__chrome_rows_of(const struct trove__chrome *ps)
+{
+    return ps->keep && ps->stage.n > ps->ev_row0 ? ps->st.trace_events - 1
+                                                  : TROVE__CHROME_NO_ROWS;
+}
 
 /* Act on the event whose fields are in ps->ev (its '}' was just read). */
 int trove__chrome_event(struct trove__chrome *ps);
@@ -146,7 +178,8 @@ const char *trove__chrome_show_us(uint64_t ns, char out[40]);
 /* After the document: the open B and async events (an error when strict), then depth, order,
  * names and tids, and hand events, names and flows (may be NULL) over. */
 int trove__chrome_finish(struct trove__chrome *ps, struct trove_events *events,
-                         struct trove_names *names, struct trove_flows *flows);
+                         struct trove_names *names, struct trove_flows *flows,
+                         struct trove_attrs *attrs, struct trove_attrs *meta);
 
 /* Release everything the importer holds (the tokenizer's window too). */
 void trove__chrome_free(struct trove__chrome *ps);

@@ -70,26 +70,11 @@ static int read_field(struct trove__chrome *ps, struct trove__cfield *f,
     return trove__json_skip(js, depth);
 }
 
-/* A number's canonical text: its integer digits when it is an integer ("-12"), else
- * "0.DIGITSeP"; cut at the buffer (flagged over). */
+/* A number's canonical text (trove__json_num_text), cut at the buffer (flagged over). */
 static void num_text(const struct trove__json_num *n, struct trove__json_str *out)
 {
-    char tmp[64];
-    size_t k = 0;
-    if (n->nd && n->neg)
-        tmp[k++] = '-';
-    if (n->nd == 0) {
-        tmp[k++] = '0';
-    } else if (n->is_int && n->point >= n->nd && n->point <= 40) {
-        for (int64_t i = 0; i < n->point; i++)
-            tmp[k++] = (char)('0' + (i < n->nd ? n->d[i] : 0));
-    } else {
-        tmp[k++] = '0';
-        tmp[k++] = '.';
-        for (uint8_t i = 0; i < n->nd; i++)
-            tmp[k++] = (char)('0' + n->d[i]);
-        k += (size_t)snprintf(tmp + k, sizeof tmp - k, "e%lld", (long long)n->point);
-    }
+    char tmp[TROVE_JSON_NUM_TEXT];
+    size_t k = trove__json_num_text(n, tmp);
     out->len = k < out->cap ? k : out->cap;
     out->over = k > out->cap;
     memcpy(out->ptr, tmp, out->len);
@@ -183,6 +168,169 @@ static int add_arg(struct trove__chrome *ps, const struct trove__json_num *num, 
     return TROVE_OK;
 }
 
+/* ---- attributes (opt->attrs) ---------------------------------------------------------- */
+
+/* A value read whole: a string in ps->aval, a number, a literal, or (OTHER) null or a nested
+ * value as its compact JSON in ps->ajson. cut: it passed TROVE_ATTRS_MAX_STRING bytes. */
+struct aval {
+    uint8_t type;            /* TROVE__J_* */
+    uint64_t off;
+    struct trove__json_num num;
+    int cut;
+};
+
+static int read_value(struct trove__chrome *ps, int depth, struct aval *v)
+{
+    struct trove__json *js = &ps->js;
+    int c = trove__json_peek(js), rc, lit;
+
+    v->off = trove__json_pos(js);
+    v->cut = 0;
+    if (c == '"') {
+        v->type = TROVE__J_STRING;
+        rc = trove__json_string(js, &ps->aval);
+        v->cut = ps->aval.over;
+        return rc;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        v->type = TROVE__J_NUMBER;
+        return trove__json_number(js, &v->num);
+    }
+    if (c == 't' || c == 'f') {
+        if ((rc = trove__json_literal(js, &lit)) != TROVE_OK)
+            return rc;
+        v->type = lit == TROVE_JSON_TRUE ? TROVE__J_TRUE : TROVE__J_FALSE;
+        return TROVE_OK;
+    }
+    v->type = TROVE__J_OTHER;
+    ps->ajson.len = 0;
+    return trove__json_copy(js, depth, &ps->ajson, &ps->aval, TROVE_ATTRS_MAX_STRING, &v->cut);
+}
+
+/* The value's text into a field's bounded buffer, as read_field would have read it. */
+static void value_field(struct trove__chrome *ps, const struct aval *v, struct trove__cfield *f,
+                        struct trove__json_str *str)
+{
+    f->type = v->type == TROVE__J_TRUE || v->type == TROVE__J_FALSE ? TROVE__J_OTHER : v->type;
+    f->off = v->off;
+    if (v->type == TROVE__J_STRING && str) {
+        str->len = ps->aval.len < str->cap ? ps->aval.len : str->cap;
+        str->over = ps->aval.over || ps->aval.len > str->cap;
+        memcpy(str->ptr, ps->aval.ptr, str->len);
+    }
+}
+
+/* A JSON integer as an int64, when it is one. */
+static int num_int64(const struct trove__json_num *n, int64_t *out)
+{
+    uint64_t u = 0;
+    if (!n->is_int || n->point < n->nd || n->point > 19)
+        return 0;
+    for (int64_t i = 0; i < n->point; i++) {
+        unsigned d = i < n->nd ? n->d[i] : 0;
+        if (u > (UINT64_MAX - d) / 10)
+            return 0;
+        u = u * 10 + d;
+    }
+    if (n->neg ? u > (uint64_t)INT64_MAX + 1 : u > (uint64_t)INT64_MAX)
+        return 0;
+    *out = n->neg ? (int64_t)(0 - u) : (int64_t)u;
+    return 1;
+}
+
+/*
+ * The value v of key as a row of t (event, scope): an integer that fits as an int, another
+ * number as the nearest double (or, past a double or an int64 integer, its digits as JSON
+ * text, so nothing is rounded away), a string, a bool, null or a nested value as JSON text.
+ * *kept is 0 (and nothing added) when the key or the value was cut.
+ */
+static int stage_row(struct trove__chrome *ps, struct trove_attrs *t, uint64_t event,
+                     uint8_t scope, const struct trove__json_str *key, const struct aval *v,
+                     int *kept)
+{
+    struct trove_attr r;
+    int rc;
+
+    *kept = 0;
+    if (key->over || v->cut)
+        return TROVE_OK;
+    memset(&r, 0, sizeof r);
+    r.event = event;
+    r.scope = scope;
+    if ((rc = trove_attrs_intern(t, key->ptr, key->len, &r.key)) != TROVE_OK)
+        return rc;
+    switch (v->type) {
+    case TROVE__J_STRING:
+        r.type = TROVE_ATTR_STRING;
+        rc = trove_attrs_intern(t, ps->aval.ptr, ps->aval.len, &r.v.s);
+        break;
+    case TROVE__J_NUMBER:
+        if (num_int64(&v->num, &r.v.i)) {
+            r.type = TROVE_ATTR_INT;
+        } else if (!v->num.is_int && trove__json_num_double(&v->num, &r.v.d) == 0) {
+            r.type = TROVE_ATTR_DOUBLE;
+        } else {
+            char text[TROVE_JSON_NUM_TEXT];
+            r.type = TROVE_ATTR_JSON;
+            rc = trove_attrs_intern(t, text, trove__json_num_text(&v->num, text), &r.v.s);
+        }
+        break;
+    case TROVE__J_TRUE:
+    case TROVE__J_FALSE:
+        r.type = TROVE_ATTR_BOOL;
+        r.v.b = v->type == TROVE__J_TRUE;
+        break;
+    default:
+        r.type = TROVE_ATTR_JSON;
+        rc = trove_attrs_intern(t, ps->ajson.ptr, ps->ajson.len, &r.v.s);
+        break;
+    }
+    if (rc == TROVE_OK && (rc = trove_attrs_add(t, &r)) == TROVE_OK)
+        *kept = 1;
+    return rc;
+}
+
+/* The "args" object, every member kept as a row (opt->attrs): args.name, args.step and the
+ * numbers are also read as without attributes. */
+static int read_args_kept(struct trove__chrome *ps)
+{
+    struct trove__json *js = &ps->js;
+    struct trove__cevent *ev = &ps->ev;
+    struct aval v;
+    int rc, kept;
+
+    trove__json_take(js);
+    if (trove__json_peek(js) == '}') {
+        trove__json_take(js);
+        return TROVE_OK;
+    }
+    for (;;) {
+        if ((rc = trove__json_key(js, &ps->arg_key, "args")) != TROVE_OK ||
+            (rc = read_value(ps, 3, &v)) != TROVE_OK)
+            return rc;
+        if (trove__json_key_is(&ps->arg_key, "name")) {
+            value_field(ps, &v, &ev->args_name, &ps->args_name);
+            ev->nonnum_args++;
+            ev->has_args_name = 1;
+        } else if (trove__json_key_is(&ps->arg_key, "step")) {
+            value_field(ps, &v, &ev->args_step, &ps->args_step);
+            ev->nonnum_args++;
+            ev->has_args_step = 1;
+        } else if (v.type == TROVE__J_NUMBER) {
+            if ((rc = add_arg(ps, &v.num, v.off)) != TROVE_OK)
+                return rc;
+        } else {
+            ev->nonnum_args++;
+        }
+        if ((rc = stage_row(ps, &ps->stage, ps->st.trace_events, TROVE_ATTR_ARG, &ps->arg_key,
+                            &v, &kept)) != TROVE_OK)
+            return rc;
+        ev->lost_args += !kept;
+        if ((rc = trove__json_next_member(js, "args")) <= 0)
+            return rc;
+    }
+}
+
 /* The "args" object of an event (the next byte is '{'): args.name, args.step and the
  * members whose values are numbers are kept. */
 static int read_args(struct trove__chrome *ps)
@@ -195,6 +343,8 @@ static int read_args(struct trove__chrome *ps)
     ev->nargs = ev->nonnum_args = 0;
     ev->has_args_name = ev->has_args_step = 0;
     ps->arg_keys.len = 0;
+    if (ps->keep)
+        return read_args_kept(ps);
     trove__json_take(js);
     c = trove__json_peek(js);
     if (c == '}') {
@@ -379,6 +529,70 @@ static void note_args(struct trove__chrome *ps)
     }
 }
 
+/* A member of the event kept as a FIELD row (opt->attrs): "cat" (also read into f, str) or
+ * one trove has no field for. One cut is counted as not kept. */
+static int read_member_kept(struct trove__chrome *ps, struct trove__cfield *f,
+                            struct trove__json_str *str)
+{
+    struct aval v;
+    int rc, kept;
+
+    if ((rc = read_value(ps, 2, &v)) != TROVE_OK)
+        return rc;
+    if (f)
+        value_field(ps, &v, f, str);
+    if ((rc = stage_row(ps, &ps->stage, ps->st.trace_events, TROVE_ATTR_FIELD, &ps->key, &v,
+                        &kept)) != TROVE_OK)
+        return rc;
+    if (!kept)
+        note_member(&ps->st.other_members, ps->st.other_names, ps->st.other_counts, &ps->key);
+    return TROVE_OK;
+}
+
+/* Which rows of the event just read stay (opt->attrs), by its phase: all of those that become
+ * zones and instants (X, B, E, i, I, n, b, e, S, F); a C's FIELD rows (its numbers are its
+ * values); none of the others (M, T, flows, skipped phases), whose args and members are
+ * counted as not kept — but for what is kept as data: an M's args.name and args.sort_index,
+ * a T's args.step, a C's numbers. */
+static int settle_rows(struct trove__chrome *ps)
+{
+    struct trove_attrs *t = &ps->stage;
+    char ph = ps->ph.len == 1 && !ps->ph.over ? (char)ps->ph.ptr[0] : 0;
+    int args = ph && strchr("XBEIinbeSF", ph) != NULL, fields = args || ph == 'C';
+    uint64_t lost = ps->ev.lost_args;
+    size_t k = ps->ev_row0;
+
+    for (size_t i = ps->ev_row0; i < t->n; i++) {
+        const struct trove_attr *r = &t->rows[i];
+        size_t klen = 0;
+        const char *key = trove_attrs_string(t, r->key, &klen);
+        if (r->scope == TROVE_ATTR_ARG ? args : fields) {
+            t->rows[k++] = *r;
+            continue;
+        }
+        if (r->scope == TROVE_ATTR_ARG) {
+            int data = (ph == 'M' && ((klen == 4 && !memcmp(key, "name", 4)) ||
+                                      (klen == 10 && !memcmp(key, "sort_index", 10)))) ||
+                       (ph == 'T' && klen == 4 && !memcmp(key, "step", 4)) ||
+                       (ph == 'C' && (r->type == TROVE_ATTR_INT || r->type == TROVE_ATTR_DOUBLE));
+            lost += !data;
+        } else if (klen == 3 && !memcmp(key, "cat", 3)) {
+            int rc = ps->cat.len ? note_category(ps) : TROVE_OK;
+            if (rc != TROVE_OK)
+                return rc;
+        } else {
+            struct trove__json_str ks = {(uint8_t *)key, klen, klen, 0};
+            note_member(&ps->st.other_members, ps->st.other_names, ps->st.other_counts, &ks);
+        }
+    }
+    t->n = k;
+    if (lost) {
+        ps->st.args_events++;
+        ps->st.args_members += lost;
+    }
+    return TROVE_OK;
+}
+
 /* The value of the member whose key was just read: a field we use, or skipped. `c` is the
  * value's first byte. */
 static int read_member(struct trove__chrome *ps, int c)
@@ -411,8 +625,11 @@ static int read_member(struct trove__chrome *ps, int c)
             return read_field(ps, &ev->tid, NULL, &ev->tid_n, 2);
         if (trove__json_key_is(key, "dur"))
             return read_field(ps, &ev->dur, NULL, &ev->dur_n, 2);
-        if (trove__json_key_is(key, "cat"))
+        if (trove__json_key_is(key, "cat")) {
+            if (ps->keep)
+                return read_member_kept(ps, &ev->cat, &ps->cat);
             return read_field(ps, &ev->cat, &ps->cat, NULL, 2);
+        }
         if (trove__json_key_is(key, "id2") && c == '{')
             return read_id2(ps);
         break;
@@ -439,6 +656,8 @@ static int read_member(struct trove__chrome *ps, int c)
             return read_bool(ps, &ev->flow_out, c);
         break;
     }
+    if (ps->keep)
+        return read_member_kept(ps, NULL, NULL);
     note_member(&ps->st.other_members, ps->st.other_names, ps->st.other_counts, key);
     return trove__json_skip(&ps->js, 2);
 }
@@ -472,7 +691,9 @@ static int parse_event(struct trove__chrome *ps)
     ev->id_kind = ev->id_num = ev->bind_num = 0;
     ev->nargs = ev->nonnum_args = 0;
     ev->has_args_name = ev->has_args_step = 0;
+    ev->lost_args = 0;
     ev->tv_set = 0;
+    ps->ev_row0 = ps->stage.n;
     trove__json_take(js);
     c = trove__json_peek(js);
     if (c == '}') {
@@ -491,9 +712,14 @@ static int parse_event(struct trove__chrome *ps)
         return trace_error(ps, ev->off, "trace event has no \"%s\" field", "ph");
     if (ev->ph.type != TROVE__J_STRING)
         return trace_error(ps, ev->ph.off, "\"%s\" must be a string", "ph");
-    note_args(ps);
-    if (ev->cat.type == TROVE__J_STRING && ps->cat.len && (rc = note_category(ps)) != TROVE_OK)
-        return TROVE_FAIL(ps->diag, rc, ev->off, "out of memory");
+    if (ps->keep) {
+        if ((rc = settle_rows(ps)) != TROVE_OK)
+            return TROVE_FAIL(ps->diag, rc, ev->off, "out of memory");
+    } else {
+        note_args(ps);
+        if (ev->cat.type == TROVE__J_STRING && ps->cat.len && (rc = note_category(ps)) != TROVE_OK)
+            return TROVE_FAIL(ps->diag, rc, ev->off, "out of memory");
+    }
     return trove__chrome_event(ps);
 }
 
@@ -557,6 +783,15 @@ static int parse_top_object(struct trove__chrome *ps)
             if ((rc = parse_events(ps, 0)) != TROVE_OK)
                 return rc;
             found = 1;
+        } else if (ps->keep) {
+            struct aval v;
+            int kept;
+            if ((rc = read_value(ps, 1, &v)) != TROVE_OK ||
+                (rc = stage_row(ps, &ps->meta, 0, TROVE_ATTR_TRACE, &ps->key, &v, &kept)) !=
+                    TROVE_OK)
+                return rc;
+            if (!kept)
+                note_member(&ps->st.top_members, ps->st.top_names, NULL, &ps->key);
         } else {
             note_member(&ps->st.top_members, ps->st.top_names, NULL, &ps->key);
             if ((rc = trove__json_skip(js, 1)) != TROVE_OK)
@@ -635,6 +870,7 @@ static int run(struct trove__chrome *ps, const struct trove_chrome_options *opt,
     ps->diag = ps->js.diag;
     ps->js.doc = "trace";
     ps->strict = opt && opt->strict;
+    ps->keep = opt && opt->attrs;
     str_init(&ps->key, ps->key_store, KEY_CAP);
     str_init(&ps->ph, ps->ph_store, SHORT_CAP);
     str_init(&ps->scope, ps->s_store, SHORT_CAP);
@@ -646,7 +882,8 @@ static int run(struct trove__chrome *ps, const struct trove_chrome_options *opt,
     if (str_init(&ps->name, NULL, TROVE_NAME_MAX) != TROVE_OK ||
         str_init(&ps->args_name, NULL, TROVE_NAME_MAX) != TROVE_OK ||
         str_init(&ps->args_step, NULL, TROVE_NAME_MAX) != TROVE_OK ||
-        str_init(&ps->arg_key, NULL, TROVE__CHROME_ARG_KEY_CAP) != TROVE_OK) {
+        str_init(&ps->arg_key, NULL, TROVE__CHROME_ARG_KEY_CAP) != TROVE_OK ||
+        (ps->keep && str_init(&ps->aval, NULL, TROVE_ATTRS_MAX_STRING) != TROVE_OK)) {
         rc = TROVE_FAIL(ps->diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
@@ -658,7 +895,8 @@ static int run(struct trove__chrome *ps, const struct trove_chrome_options *opt,
     }
     rc = parse_document(ps);
     if (rc == TROVE_OK)
-        rc = trove__chrome_finish(ps, events, names, flows);
+        rc = trove__chrome_finish(ps, events, names, flows, opt ? opt->attrs : NULL,
+                                  opt ? opt->meta : NULL);
     if (rc == TROVE_ERR_NOMEM) /* allocation sites return the code without a message */
         TROVE_FAIL(ps->diag, rc, trove__json_pos(&ps->js),
                    "out of memory after %zu events; the trace is too large for this machine",

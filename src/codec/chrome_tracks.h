@@ -29,6 +29,7 @@ struct trove__cstep {
 struct trove__cspan {
     uint64_t ts, off;           /* the begin's time and byte offset */
     uint32_t name;              /* provisional name id, or TROVE__CT_NONE */
+    uint64_t in;                /* the begin's attribute rows (trove__cbegin's `in`) */
     int has_step;               /* legacy: a T is open */
     uint64_t step_ts;
     uint32_t step_name, step_seq;

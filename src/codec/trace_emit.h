@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "trace_sched.h"
+#include "trove/attrs.h"
 
 /* ---- Chrome JSON (chrome_export.c) ---------------------------------------------------- */
 
@@ -37,6 +38,9 @@ struct trove__cj;
 int trove__cj_new(const struct trove_names *names, const struct trove_flow *flows,
                   size_t nflows, struct trove__cj **out);
 void trove__cj_free(struct trove__cj *c);
+/* The events' and the trace's attributes (borrowed; NULL: none; rows in event order). */
+void trove__cj_attrs(struct trove__cj *c, const struct trove_attrs *attrs,
+                     const struct trove_attrs *meta);
 /* The document's head and the metadata events (the names table's). */
 int trove__cj_begin(struct trove__cj *c, struct trove__tout *o);
 /* Event r, its begin or (end) its end. Errors: TROVE_ERR_INVALID (a counter whose value is

@@ -40,6 +40,7 @@ struct trove_trace_writer {
     struct trove__tset tracks;   /* Perfetto: the events' (pid, tid) */
     uint64_t events, paired;
     const struct trove_profile *profile; /* borrowed until the finish (Perfetto) */
+    const struct trove_attrs *attrs, *meta; /* borrowed until the finish (Chrome JSON) */
     int rc;                      /* sticky */
     int finished;
 };
@@ -238,6 +239,19 @@ int trove_trace_writer_profile(struct trove_trace_writer *w, const struct trove_
     return TROVE_OK;
 }
 
+int trove_trace_writer_attrs(struct trove_trace_writer *w, const struct trove_attrs *attrs,
+                             const struct trove_attrs *meta)
+{
+    if (!w || w->finished)
+        return TROVE_ERR_INVALID;
+    for (size_t i = 1; attrs && i < attrs->n; i++)
+        if (attrs->rows[i].event < attrs->rows[i - 1].event)
+            return TROVE_ERR_INVALID;
+    w->attrs = attrs;
+    w->meta = meta;
+    return TROVE_OK;
+}
+
 int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_names *names,
                               const struct trove_flow *flows, size_t nflows,
                               const struct trove_sink *sink,
@@ -273,6 +287,8 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
         TROVE_TRY(rc, trove__pf_new(&w->tracks, flows, nflows, names, &pf, diag));
     else
         TROVE_TRY(rc, trove__cj_new(names, flows, nflows, &cj));
+    if (cj)
+        trove__cj_attrs(cj, w->attrs, w->meta);
     TROVE_TRY(rc, sort_ends(w, pf, &ends, diag));
     if (pf)
         trove__pf_lanes_again(pf);
@@ -334,6 +350,10 @@ static int whole(int format, const struct trove_trace *t, struct trove_bytes *ou
     start = out->len;
     TROVE_TRY(rc, trove_trace_writer_new(&opt, &w));
     TROVE_TRY(rc, trove_trace_writer_add(w, t->events, t->n_events, diag));
+    if ((t->attrs || t->meta) && (rc = trove_trace_writer_attrs(w, t->attrs, t->meta)) != TROVE_OK) {
+        TROVE_FAIL(diag, rc, 0, "the attributes go back in event");
+        goto out;
+    }
     TROVE_TRY(rc, trove_trace_writer_finish(w, t->names, t->flows, t->n_flows, &sink, NULL, diag));
 out:
     if (rc != TROVE_OK) {

@@ -9,7 +9,7 @@
  *     "time_range_ns": [start, end],
  *     "counts": {"events": N, "names": N, "threads": N, "samples": N, "frames": N,
  *                "flows": N, "sort_indexes": N,     (each of the last four only when not 0)
- *                "stacks": N, "switches": N},
+ *                "stacks": N, "switches": N, "args": N},
  *     "tables": ["events.parquet", ...],
  *     "trove_version": "0.1.0"
  *   }
@@ -67,6 +67,7 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
         m->events > MAX_JSON_INT || m->names > MAX_JSON_INT || m->threads > MAX_JSON_INT ||
         m->samples > MAX_JSON_INT || m->frames > MAX_JSON_INT || m->flows > MAX_JSON_INT ||
         m->sort_indexes > MAX_JSON_INT || m->stacks > MAX_JSON_INT || m->switches > MAX_JSON_INT ||
+        m->args > MAX_JSON_INT ||
         m->ntables > MAX_TABLES ||
         string_field(m->capture, sizeof m->capture) < 0 ||
         string_field(m->trove_version, sizeof m->trove_version) < 0)
@@ -96,7 +97,8 @@ int trove_bundle_manifest_encode(const struct trove_bundle_manifest *m, struct t
         (m->flows > 0 && put(counts, "flows", json_u64(m->flows))) ||
         (m->sort_indexes > 0 && put(counts, "sort_indexes", json_u64(m->sort_indexes))) ||
         (m->stacks > 0 && put(counts, "stacks", json_u64(m->stacks))) ||
-        (m->switches > 0 && put(counts, "switches", json_u64(m->switches))))
+        (m->switches > 0 && put(counts, "switches", json_u64(m->switches))) ||
+        (m->args > 0 && put(counts, "args", json_u64(m->args))))
         goto out;
     rc = put(root, "format", json_string("trove-bundle"));
     if (!rc)
@@ -223,6 +225,10 @@ static int decode_fields(json_t *root, struct trove_bundle_manifest *m, struct t
         return rc;
     if (json_object_get(counts, "switches") &&
         (rc = get_u64(counts, "counts.", "switches", &m->switches, diag)))
+        return rc;
+    /* "args" came with the args table, written only with attributes */
+    if (json_object_get(counts, "args") &&
+        (rc = get_u64(counts, "counts.", "args", &m->args, diag)))
         return rc;
     tables = json_object_get(root, "tables");
     if (!json_is_array(tables))

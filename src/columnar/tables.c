@@ -58,6 +58,9 @@ static const struct col flows_cols[] = {
     {"ts_ns", TROVE_PQ_INT64, 64, ENC_TIME, 0}, {"flow_id", TROVE_PQ_INT64, 64, ENC_ID, 0},
     U32("pid"), U32("tid"), U32("name_id"), U8("phase"), U8("flags")};
 static const struct col sort_cols[] = {U8("type"), U32("pid"), U32("tid"), I32("sort_index")};
+/* tables_args.c writes and reads it: here for its name and an empty table */
+static const struct col args_cols[] = {
+    {"event", TROVE_PQ_INT64, 64, ENC_ID, 0}, STR("scope"), STR("key"), STR("type"), STR("value")};
 
 static const struct table_def {
     const char *name;
@@ -73,6 +76,7 @@ static const struct table_def {
     {"sort_indexes", sort_cols, sizeof sort_cols / sizeof sort_cols[0]},
     {"stacks", stacks_cols, sizeof stacks_cols / sizeof stacks_cols[0]},
     {"switches", switches_cols, sizeof switches_cols / sizeof switches_cols[0]},
+    {"args", args_cols, sizeof args_cols / sizeof args_cols[0]},
 };
 
 #define MAX_COLS 8
@@ -798,7 +802,7 @@ int trove_tables_read(int table, const uint8_t *buf, size_t len, struct trove_ev
 
     memset(s, 0, sizeof s);
     if (table < 0 || table >= TROVE_TABLE_COUNT_ || TROVE_TABLE_IS_PROFILE(table) ||
-        (table == TROVE_TABLE_EVENTS && !ev) ||
+        table == TROVE_TABLE_ARGS || (table == TROVE_TABLE_EVENTS && !ev) ||
         ((table == TROVE_TABLE_NAMES || table == TROVE_TABLE_THREADS ||
           table == TROVE_TABLE_SORT_INDEXES) &&
          !names))

@@ -505,7 +505,55 @@ int trove__json_key(struct trove__json *j, struct trove__json_str *key, const ch
 
 /* An explicit stack of the brackets this call opened replaces recursion. Keys of skipped
  * objects are validated and discarded. */
-int trove__json_skip(struct trove__json *j, int depth)
+/* Append what the walk reads to out (when copying): cut past max bytes. */
+struct copy {
+    struct trove_bytes *out;
+    struct trove__json_str *tmp;
+    size_t max;
+    int cut, nomem;
+};
+
+static void copy_put(struct copy *cp, const void *p, size_t n)
+{
+    if (cp->cut || cp->out->len + n > cp->max)
+        cp->cut = 1;
+    else if (trove_bytes_append(cp->out, p, n) != TROVE_OK)
+        cp->cut = cp->nomem = 1;
+}
+
+/* A string (or a key, with its ':' already consumed by the caller's read) re-written. */
+static void copy_str(struct copy *cp)
+{
+    size_t at = cp->out->len;
+    if (cp->tmp->over) {
+        cp->cut = 1;
+        return;
+    }
+    if (cp->cut)
+        return;
+    if (trove__json_put_str(cp->out, (const char *)cp->tmp->ptr, cp->tmp->len) != TROVE_OK)
+        cp->nomem = 1;
+    if (cp->nomem || cp->out->len > cp->max) {
+        cp->out->len = at;
+        cp->cut = 1;
+    }
+}
+
+/* A key of an object being copied: `"key":`. */
+static int walk_key(struct trove__json *j, struct copy *cp)
+{
+    int rc;
+    if (!cp)
+        return trove__json_key(j, NULL, "an object");
+    if ((rc = trove__json_key(j, cp->tmp, "an object")) != TROVE_OK)
+        return rc;
+    copy_str(cp);
+    copy_put(cp, ":", 1);
+    return TROVE_OK;
+}
+
+/* trove__json_skip, and with cp its copy. */
+static int walk(struct trove__json *j, int depth, struct copy *cp)
 {
     char stack[TROVE_JSON_MAX_DEPTH];
     struct trove__json_num tmp;
@@ -523,29 +571,44 @@ int trove__json_skip(struct trove__json *j, int depth)
                                   "JSON nested deeper than %d levels", j->max_depth);
             stack[top++] = (char)c;
             j->p++;
+            if (cp)
+                copy_put(cp, &stack[top - 1], 1);
             c = trove__json_peek(j);
             if (c == (stack[top - 1] == '{' ? '}' : ']')) {
                 j->p++;
+                if (cp)
+                    copy_put(cp, c == '}' ? "}" : "]", 1);
                 top--;
                 break;
             }
-            if (stack[top - 1] == '{' && (rc = trove__json_key(j, NULL, "an object")) != TROVE_OK)
+            if (stack[top - 1] == '{' && (rc = walk_key(j, cp)) != TROVE_OK)
                 return rc;
             continue;
         case '"':
-            if ((rc = trove__json_string(j, NULL)) != TROVE_OK)
+            if ((rc = trove__json_string(j, cp ? cp->tmp : NULL)) != TROVE_OK)
                 return rc;
+            if (cp)
+                copy_str(cp);
             break;
         case 't':
         case 'f':
-        case 'n':
-            if ((rc = trove__json_literal(j, NULL)) != TROVE_OK)
+        case 'n': {
+            int v;
+            if ((rc = trove__json_literal(j, &v)) != TROVE_OK)
                 return rc;
+            if (cp)
+                copy_put(cp, v == TROVE_JSON_NULL ? "null" : v == TROVE_JSON_TRUE ? "true" : "false",
+                         v == TROVE_JSON_FALSE ? 5 : 4);
             break;
+        }
         case '-': case '0': case '1': case '2': case '3': case '4':
         case '5': case '6': case '7': case '8': case '9':
             if ((rc = trove__json_number(j, &tmp)) != TROVE_OK)
                 return rc;
+            if (cp) {
+                char text[TROVE_JSON_NUM_TEXT];
+                copy_put(cp, text, trove__json_num_text(&tmp, text));
+            }
             break;
         default:
             return trove__json_unexpected(j, c, "a value",
@@ -562,8 +625,9 @@ int trove__json_skip(struct trove__json *j, int depth)
             c = trove__json_peek(j);
             if (c == ',') {
                 j->p++;
-                if (stack[top - 1] == '{' &&
-                    (rc = trove__json_key(j, NULL, "an object")) != TROVE_OK)
+                if (cp)
+                    copy_put(cp, ",", 1);
+                if (stack[top - 1] == '{' && (rc = walk_key(j, cp)) != TROVE_OK)
                     return rc;
                 break;
             }
@@ -571,9 +635,73 @@ int trove__json_skip(struct trove__json *j, int depth)
                 return trove__json_unexpected(j, c, close == '}' ? "',' or '}'" : "',' or ']'",
                                               close == '}' ? "an object" : "an array");
             j->p++;
+            if (cp)
+                copy_put(cp, &close, 1);
             top--;
         }
     }
+}
+
+int trove__json_skip(struct trove__json *j, int depth)
+{
+    return walk(j, depth, NULL);
+}
+
+int trove__json_copy(struct trove__json *j, int depth, struct trove_bytes *out,
+                     struct trove__json_str *tmp, size_t max, int *cut)
+{
+    struct copy cp = {out, tmp, max, 0, 0};
+    size_t at = out->len;
+    int rc = walk(j, depth, &cp);
+    if (rc == TROVE_OK && cp.nomem)
+        rc = TROVE_ERR_NOMEM;
+    if (rc != TROVE_OK || cp.cut)
+        out->len = at;
+    *cut = rc == TROVE_OK && cp.cut;
+    return rc;
+}
+
+size_t trove__json_num_text(const struct trove__json_num *n, char out[TROVE_JSON_NUM_TEXT])
+{
+    size_t k = 0;
+    if (n->nd && n->neg)
+        out[k++] = '-';
+    if (n->nd == 0) {
+        out[k++] = '0';
+    } else if (n->is_int && n->point >= n->nd && n->point <= 40) {
+        for (int64_t i = 0; i < n->point; i++)
+            out[k++] = (char)('0' + (i < n->nd ? n->d[i] : 0));
+    } else {
+        out[k++] = '0';
+        out[k++] = '.';
+        for (uint8_t i = 0; i < n->nd; i++)
+            out[k++] = (char)('0' + n->d[i]);
+        k += (size_t)snprintf(out + k, TROVE_JSON_NUM_TEXT - k, "e%lld", (long long)n->point);
+    }
+    out[k] = 0;
+    return k;
+}
+
+int trove__json_num_double(const struct trove__json_num *n, double *out)
+{
+    char text[TROVE_JSON_NUM_TEXT];
+    double v;
+
+    if (n->nd == 0) {
+        *out = n->neg ? -0.0 : 0.0;
+        return 0;
+    }
+    text[0] = n->neg ? '-' : '+';
+    text[1] = '0';
+    text[2] = '.';
+    for (uint8_t i = 0; i < n->nd; i++)
+        text[3 + i] = (char)('0' + n->d[i]);
+    snprintf(text + 3 + n->nd, sizeof text - 3 - n->nd, "e%lld", (long long)n->point);
+    v = strtod(text, NULL);
+    if (v - v != 0) /* infinite */
+        return -1;
+    *out = v;
+    return 0;
 }
 
 int trove__json_put_str(struct trove_bytes *out, const char *str, size_t len)

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "input_internal.h"
+#include "trove/attrs.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/stream.h"
@@ -304,6 +305,25 @@ int trove_input_capture_flows(const char *store, const char *name, uint64_t from
                                      diag)) != TROVE_OK)
         return rc;
     rc = in_remote_detail(s, trove_capture_read_flows(s, name, from_ns, to_ns, flows, diag), diag);
+    trove_store_close(s);
+    if (rc != TROVE_OK && !diag->msg[0])
+        in_fail(diag, rc, "%s", trove_strerror(rc));
+    return rc;
+}
+
+int trove_input_capture_attrs(const char *store, const char *name, struct trove_attrs *attrs,
+                              struct trove_attrs *meta, struct trove_diag *diag)
+{
+    struct trove_store *s = NULL;
+    struct trove_diag local = {0};
+    int rc;
+
+    if (!diag)
+        diag = &local;
+    if ((rc = trove_input_store_open(trove_input_default_store(store), TROVE_STORE_READONLY, &s,
+                                     diag)) != TROVE_OK)
+        return rc;
+    rc = in_remote_detail(s, trove_capture_read_attrs(s, name, attrs, meta, diag), diag);
     trove_store_close(s);
     if (rc != TROVE_OK && !diag->msg[0])
         in_fail(diag, rc, "%s", trove_strerror(rc));

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "input_internal.h"
+#include "trove/attrs.h"
 #include "trove/profile.h"
 #include "trove/bundle.h"
 #include "trove/parquet.h"
@@ -164,7 +165,7 @@ static void dir_of(const char *path, char *out, size_t n)
 static int table_in_bundle(int t, const uint64_t *rows)
 {
     return !((t == TROVE_TABLE_SORT_INDEXES || t == TROVE_TABLE_STACKS ||
-              t == TROVE_TABLE_SWITCHES) &&
+              t == TROVE_TABLE_SWITCHES || t == TROVE_TABLE_ARGS) &&
              rows[t] == 0);
 }
 
@@ -185,6 +186,7 @@ static void bundle_manifest(struct trove_bundle_manifest *m, const char *capture
     m->sort_indexes = rows[TROVE_TABLE_SORT_INDEXES];
     m->stacks = rows[TROVE_TABLE_STACKS];
     m->switches = rows[TROVE_TABLE_SWITCHES];
+    m->args = rows[TROVE_TABLE_ARGS];
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
         if (!table_in_bundle(t, rows))
             continue;
@@ -196,9 +198,12 @@ static void bundle_manifest(struct trove_bundle_manifest *m, const char *capture
 
 static int table_write(int t, const struct trove_events *ev, const struct trove_names *names,
                     const struct trove_flows *flows, const struct trove_profile *profile,
+                    const struct trove_attrs *attrs, const struct trove_attrs *meta,
                     const struct trove_tables_options *o, struct trove_bytes *out,
                     uint64_t *rows_out)
 {
+    if (t == TROVE_TABLE_ARGS)
+        return trove_tables_write_args(attrs, meta, o, out, rows_out);
     if (t == TROVE_TABLE_FLOWS)
         return trove_tables_write_flows(flows ? flows->f : NULL, flows ? flows->len : 0, o, out,
                                         rows_out);
@@ -218,6 +223,7 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
     struct trove_profile *profile = NULL;
+    struct trove_attrs attrs, meta;
     struct trove_bundle_enc *enc = NULL;
     struct trove_bundle_writer *zw = NULL;
     struct trove_bundle_entry_info info;
@@ -240,6 +246,8 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
     memset(tab, 0, sizeof tab);
     memset(&o, 0, sizeof o);
     memset(&oev, 0, sizeof oev);
+    memset(&attrs, 0, sizeof attrs);
+    memset(&meta, 0, sizeof meta);
     memset(&w, 0, sizeof w);
     memset(&info, 0, sizeof info);
     rc = TROVE_OK;
@@ -298,8 +306,17 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
         ((rc = trove_input_capture_flows(x->store, x->capture, x->from_ns, to_ns, &flows,
                                          diag)) != TROVE_OK ||
          (rc = trove_input_capture_profile(x->store, x->capture, x->from_ns, to_ns, &profile,
-                                           diag)) != TROVE_OK))
+                                           diag)) != TROVE_OK ||
+         (rc = trove_input_capture_attrs(x->store, x->capture, &attrs, &meta, diag)) != TROVE_OK))
         goto out;
+    if ((x->from_ns > 0 || to_ns != UINT64_MAX) && attrs.n) {
+        /* rows are by the event's index in the capture; a window's events are a part */
+        trove_warn(x->in_opt.warnings, attrs.n,
+                   "%zu attribute rows not written: a window (--from-ns, --to-ns) of a capture "
+                   "does not carry them yet; export the whole capture to keep them",
+                   attrs.n);
+        attrs.n = 0;
+    }
     if (w.rg <= (1u << 24) && trove_events_reserve(&ev, (size_t)w.rg + TROVE_WIRE_MAX_EVENTS)) {
         rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
@@ -339,7 +356,8 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
     for (int t = 0; t < TROVE_TABLE_COUNT_; t++) {
         if (t == TROVE_TABLE_EVENTS)
             continue;
-        rc = table_write(t, &ev, names, &flows, profile, &topt, &tab[t], &rows[t]);
+        rc = table_write(t, &ev, names, &flows, profile, &attrs, &meta, &topt, &tab[t],
+                         &rows[t]);
         if (rc != TROVE_OK) {
             in_fail(diag, rc, "writing the %s table: %s", trove_table_name(t),
                     trove_strerror(rc));
@@ -440,6 +458,8 @@ out:
     trove_bytes_free(&man);
     trove_events_free(&ev);
     trove_flows_free(&flows);
+    trove_attrs_free(&attrs);
+    trove_attrs_free(&meta);
     trove_profile_free(profile);
     trove_names_free(names);
     return rc;
@@ -464,6 +484,7 @@ static int export_loaded(const struct trove_export_options *x, struct trove_expo
 {
     struct trove_input_options lo = x->in_opt;
     struct trove_flows flows = {0};
+    struct trove_attrs attrs, meta;
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_bytes tab[TROVE_TABLE_COUNT_], man = {0};
@@ -476,7 +497,11 @@ static int export_loaded(const struct trove_export_options *x, struct trove_expo
     int rc;
 
     memset(tab, 0, sizeof tab);
+    memset(&attrs, 0, sizeof attrs);
+    memset(&meta, 0, sizeof meta);
     lo.profile = NULL;
+    lo.attrs = &attrs;
+    lo.meta = &meta;
     if (trove_names_new(&names) != TROVE_OK || trove_profile_new(&lo.profile) != TROVE_OK) {
         rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
@@ -487,8 +512,8 @@ static int export_loaded(const struct trove_export_options *x, struct trove_expo
         if (x->format == TROVE_EXPORT_PARQUET && t != TROVE_TABLE_EVENTS)
             continue;
         in_progress(&x->in_opt, "export", (uint64_t)t, TROVE_TABLE_COUNT_);
-        if ((rc = table_write(t, &ev, names, &flows, lo.profile, &x->topt, &tab[t], &rows[t])) !=
-            TROVE_OK) {
+        if ((rc = table_write(t, &ev, names, &flows, lo.profile, &attrs, &meta, &x->topt, &tab[t],
+                              &rows[t])) != TROVE_OK) {
             in_fail(diag, rc, "writing the %s table: %s", trove_table_name(t), trove_strerror(rc));
             goto out;
         }
@@ -566,6 +591,8 @@ out:
     trove_bytes_free(&man);
     trove_events_free(&ev);
     trove_flows_free(&flows);
+    trove_attrs_free(&attrs);
+    trove_attrs_free(&meta);
     trove_profile_free(lo.profile);
     trove_names_free(names);
     return rc;

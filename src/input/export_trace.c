@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "input_internal.h"
+#include "trove/attrs.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/trace.h"
@@ -115,6 +116,7 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
     struct trove_flows flows = {0};
     struct trove_names *names = NULL;
     struct trove_profile *profile = NULL;
+    struct trove_attrs attrs, meta;
     struct trove_diag d = {0};
     struct trove_sink sink;
     struct trove_output o = {0};
@@ -131,6 +133,8 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
 
     memset(&k, 0, sizeof k);
     memset(&wo, 0, sizeof wo);
+    memset(&attrs, 0, sizeof attrs);
+    memset(&meta, 0, sizeof meta);
     /* Not given: the environment's, for tests and benchmarks of the service's export too. */
     if ((!run && (rc = env_count("TROVE_EXPORT_RUN_EVENTS", 1, SIZE_MAX, &run, diag))) ||
         (!fan_in &&
@@ -154,8 +158,17 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
         if ((rc = trove_input_capture_flows(store, cap, x->from_ns, to_ns, &flows, diag)) !=
                 TROVE_OK ||
             (rc = trove_input_capture_profile(store, cap, x->from_ns, to_ns, &profile, diag)) !=
-                TROVE_OK)
+                TROVE_OK ||
+            (rc = trove_input_capture_attrs(store, cap, &attrs, &meta, diag)) != TROVE_OK)
             goto out;
+        if ((x->from_ns > 0 || to_ns != UINT64_MAX) && attrs.n) {
+            /* rows are by the event's index in the capture; a window's events are a part */
+            trove_warn(x->in_opt.warnings, attrs.n,
+                       "%zu attribute rows not written: a window (--from, --to) of a capture "
+                       "does not carry them yet; export the whole capture to keep them",
+                       attrs.n);
+            attrs.n = 0;
+        }
         if ((rc = trove_input_capture_walk(store, cap, x->from_ns, to_ns, &x->in_opt, &ev, names,
                                            walk_frames, &k, diag)) != TROVE_OK) {
             if (k.rc != TROVE_OK)
@@ -170,6 +183,8 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
             goto out;
         }
         lo.profile = profile; /* a bundle's samples, to be counted */
+        lo.attrs = &attrs;
+        lo.meta = &meta;
         /* a wire stream a frame at a time into the writer; any other kind read whole */
         rc = in_read_import(x->in, &lo, &in_sink, &ev, names, &flows, &streamed, diag);
         if (rc != TROVE_OK && k.rc != TROVE_OK)
@@ -201,6 +216,16 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
         in_fail(diag, rc, "%s: writing %s: %s", x->out, what, trove_strerror(rc));
         goto out;
     }
+    if (x->format == TROVE_EXPORT_PERFETTO && attrs.n + meta.n)
+        trove_warn(x->in_opt.warnings, attrs.n + meta.n,
+                   "%zu attribute rows (args, categories, other members) not written: the "
+                   "Perfetto export does not carry them yet; --format chrome-json "
+                   "does",
+                   attrs.n + meta.n);
+    else if ((rc = trove_trace_writer_attrs(w, &attrs, &meta)) != TROVE_OK) {
+        in_fail(diag, rc, "%s: writing %s: the attributes go back in event", x->out, what);
+        goto out;
+    }
     rc = trove_trace_writer_finish(w, names, flows.f, flows.len, &sink, &st, &d);
     if (rc != TROVE_OK) {
         trove_diag_set(diag, rc, d.offset, "%s: writing %s: %s", x->out, what, in_msg(&d, rc));
@@ -223,6 +248,8 @@ out:
     trove_events_free(&ev);
     trove_flows_free(&flows);
     trove_names_free(names);
+    trove_attrs_free(&attrs);
+    trove_attrs_free(&meta);
     trove_profile_free(profile);
     return rc;
 }

@@ -23,6 +23,7 @@
 
 #include "input_internal.h"
 #include "trove/capture.h"
+#include "trove/attrs.h"
 #include "trove/profile.h"
 
 /* An input read whole with more events than this says so in a warning (128 MiB of them). */
@@ -106,6 +107,7 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     struct trove_diag local = {0};
     struct stream_ctx sc;
     struct trove_input_sink sink = {stream_events, stream_names, &sc};
+    struct trove_attrs attrs, meta;
     int rc, streamed = 0;
 
     if (!diag)
@@ -128,6 +130,10 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     sc.diag = diag;
     lo = opt->in;
     lo.profile = NULL;
+    memset(&attrs, 0, sizeof attrs);
+    memset(&meta, 0, sizeof meta);
+    lo.attrs = &attrs;
+    lo.meta = &meta;
     if (trove_names_new(&names) != TROVE_OK ||
         (!opt->append && trove_profile_new(&lo.profile) != TROVE_OK)) {
         rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
@@ -165,14 +171,19 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
                              "an append carries no flow rows; import it whole instead");
                 goto out;
             }
+            if (attrs.n || meta.n)
+                trove_warn(lo.warnings, attrs.n + meta.n,
+                           "%s: not kept: %zu attribute rows (args, categories, other members): "
+                           "an append carries none; import it whole to keep them",
+                           in_label(&lo, path), attrs.n + meta.n);
             rc = trove_capture_writer_open(s, name, 1, &co, &w, diag);
             if (rc == TROVE_OK && (rc = trove_capture_writer_names(w, names, diag)) == TROVE_OK &&
                 (rc = trove_capture_writer_add(w, ev.ev, ev.len, diag)) == TROVE_OK)
                 rc = trove_capture_writer_commit(w, &info, diag);
             trove_capture_writer_close(w);
         } else {
-            rc = trove_capture_write_profile(s, name, ev.ev, ev.len, names, flows.f, flows.len,
-                                             lo.profile, &co, &info, diag);
+            rc = trove_capture_write_attrs(s, name, ev.ev, ev.len, names, flows.f, flows.len,
+                                           lo.profile, &attrs, &meta, &co, &info, diag);
         }
         in_progress(&lo, "storing", UINT64_MAX, 0);
     }
@@ -189,6 +200,7 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     }
     res->events = streamed ? sc.events : ev.len;
     res->flow_rows = flows.len;
+    res->attr_rows = attrs.n + meta.n;
     res->samples = lo.profile ? trove_profile_sample_count(lo.profile) : 0;
     res->new_objects = info.new_objects;
     res->new_bytes = info.new_bytes;
@@ -198,6 +210,8 @@ out:
     trove_events_free(&ev);
     trove_flows_free(&flows);
     trove_profile_free(lo.profile);
+    trove_attrs_free(&attrs);
+    trove_attrs_free(&meta);
     trove_names_free(names);
     return rc;
 }

@@ -25,6 +25,7 @@
 #define _GNU_SOURCE /* fopencookie */
 
 #include "input_internal.h"
+#include "trove/attrs.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -474,21 +475,25 @@ static void key_list(char *buf, size_t cap, const char names[8][24], const uint6
 
 /* What a Chrome trace carried that the import did not keep, said by kind (never silently:
  * docs/formats/chrome-json.md, "Not kept"). */
+/* kept: the attributes were (opt->attrs), and what is counted is what even they miss */
 static void chrome_not_kept(struct trove_warnings *w, const char *label,
-                            const struct trove_chrome_stats *st)
+                            const struct trove_chrome_stats *st, int kept)
 {
+    static const char why[] = "; flow, metadata (M), step (T) and skipped events keep none";
     char keys[256];
 
     if (st->args_events)
-        trove_warn(w, st->args_events,
-                   "%s: not kept: the args of %llu trace events (%llu members); trove keeps no "
-                   "event attributes", label, (unsigned long long)st->args_events,
-                   (unsigned long long)st->args_members);
+        trove_warn(w, st->args_events, "%s: not kept: the args of %llu trace events (%llu members)%s",
+                   label, (unsigned long long)st->args_events,
+                   (unsigned long long)st->args_members,
+                   kept ? "; flow, metadata (M), step (T) and skipped events keep none, a counter "
+                          "keeps its numbers, and a value over 1 MiB is not kept"
+                        : "; trove keeps no event attributes");
     if (st->cat_events)
         trove_warn(w, st->cat_events,
-                   "%s: not kept: the categories (\"cat\") of %llu trace events, %u distinct%s",
+                   "%s: not kept: the categories (\"cat\") of %llu trace events, %u distinct%s%s",
                    label, (unsigned long long)st->cat_events, st->categories,
-                   st->categories >= 65536 ? " or more" : "");
+                   st->categories >= 65536 ? " or more" : "", kept ? why : "");
     if (st->other_members) {
         key_list(keys, sizeof keys, st->other_names, st->other_counts);
         trove_warn(w, st->other_members,
@@ -526,6 +531,8 @@ static int read_chrome(const struct input *in, const struct trove_input_options 
 
     as_what(in, what, sizeof what);
     co.strict = opt->strict;
+    co.attrs = opt->attrs;
+    co.meta = opt->meta;
     co.progress = chrome_progress;
     co.progress_ctx = &prog;
     prog.total = in->plain && fstat(fileno(in->f), &fst) == 0 ? (uint64_t)fst.st_size : 0;
@@ -557,7 +564,7 @@ static int read_chrome(const struct input *in, const struct trove_input_options 
                    "%s: skipped %llu trace events trove does not keep (%s; by phase)", in->label,
                    (unsigned long long)st.skipped, phases);
     }
-    chrome_not_kept(opt->warnings, in->label, &st);
+    chrome_not_kept(opt->warnings, in->label, &st, opt->attrs != NULL);
     return 0;
 }
 
@@ -660,6 +667,14 @@ static int load_capture(const char *cap, const struct trove_input_options *opt,
         rc = trove_input_capture_flows(opt->store, cap, 0, UINT64_MAX, flows, diag);
     if (rc == TROVE_OK && opt->profile)
         rc = in_capture_profile_into(opt->store, cap, opt->profile, diag);
+    if (rc == TROVE_OK && opt->attrs) { /* rows by the event's index among those read */
+        struct trove_attrs a;
+        memset(&a, 0, sizeof a);
+        rc = trove_input_capture_attrs(opt->store, cap, &a, opt->meta, diag);
+        if (rc == TROVE_OK && trove_attrs_append(opt->attrs, &a, 0, a.n, start, 0) != TROVE_OK)
+            rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
+        trove_attrs_free(&a);
+    }
     if (rc != TROVE_OK) {
         events->len = start;
         if (flows)

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "input_internal.h"
+#include "trove/attrs.h"
 #include "trove/bundle.h"
 #include "trove/profile.h"
 #include "trove/tables.h"
@@ -59,7 +60,39 @@ struct table_opts {
     struct trove_flows *flows;       /* the flows table's rows go here (NULL: dropped) */
     struct trove_profile *profile;   /* the profile's tables go here (NULL: not read) */
     struct trove_warnings *warnings; /* NULL: dropped */
+    struct trove_attrs *attrs, *meta; /* the args table's rows (NULL: counted, not kept) */
 };
+
+/* The args table (its bytes in buf) of a bundle of `events` events, the first of them event
+ * `first` of the input: its rows to the caller's tables, or counted as not kept. */
+static int import_args(const struct trove_bytes *buf, const char *where, uint64_t events,
+                       size_t first, const struct table_opts *to, struct trove_diag *diag)
+{
+    struct trove_attrs a, m;
+    struct trove_diag d = {0};
+    size_t n0 = to->attrs ? to->attrs->n : 0;
+    int rc;
+
+    memset(&a, 0, sizeof a);
+    memset(&m, 0, sizeof m);
+    rc = trove_tables_read_args(buf->ptr, buf->len, events, &a, &m, &d);
+    if (rc != TROVE_OK) {
+        rc = trove_diag_set(diag, rc, d.offset, "%s: %s", where, in_msg(&d, rc));
+    } else if (!to->attrs) {
+        if (a.n + m.n)
+            trove_warn(to->warnings, a.n + m.n,
+                       "%s: not kept: %zu attribute rows (args, categories, other members); "
+                       "what is made of the input here has no place for them",
+                       where, a.n + m.n);
+    } else if (trove_attrs_append(to->attrs, &a, 0, a.n, first, 0) != TROVE_OK ||
+               (to->meta && trove_attrs_append(to->meta, &m, 0, m.n, 0, 0) != TROVE_OK)) {
+        to->attrs->n = n0;
+        rc = in_fail(diag, TROVE_ERR_NOMEM, "%s: out of memory", where);
+    }
+    trove_attrs_free(&a);
+    trove_attrs_free(&m);
+    return rc;
+}
 
 /* Read table t (its bytes in buf) into the capture, naming where it came from on error. An
  * event count other than the manifest's (want_rows; UINT64_MAX: none) is an error, or with
@@ -99,6 +132,7 @@ static int import_bundle(const char *in, const char *label, int is_dir, const ui
     struct trove_tables_profile_in pin;
     struct trove_diag d = {0};
     char where[4200], path[4096];
+    size_t first = ev->len; /* this bundle's first event */
     int rc;
 
     memset(prof, 0, sizeof prof);
@@ -157,6 +191,11 @@ static int import_bundle(const char *in, const char *label, int is_dir, const ui
             pin.len[t] = prof[t].len;
             continue;
         }
+        if (t == TROVE_TABLE_ARGS) {
+            if ((rc = import_args(&buf, where, ev->len - first, first, to, diag)) != TROVE_OK)
+                goto out;
+            continue;
+        }
         if ((rc = import_table(t, &buf, where, ev, names,
                                t == TROVE_TABLE_EVENTS ? m.events : UINT64_MAX, to, diag)) !=
             TROVE_OK)
@@ -196,10 +235,12 @@ int in_load_tables(const char *path, const char *label, int kind, const uint8_t 
                    struct trove_events *ev, struct trove_names *names,
                    struct trove_flows *flows, struct trove_diag *diag)
 {
-    const struct table_opts topts = {opt->edited, flows, opt->profile, opt->warnings},
+    const struct table_opts topts = {opt->edited, flows, opt->profile, opt->warnings,
+                                     opt->attrs, opt->meta},
                             *to = &topts;
     struct trove_bytes buf = {0};
     size_t start = ev->len, fstart = flows ? flows->len : 0;
+    size_t astart = opt->attrs ? opt->attrs->n : 0, mstart = opt->meta ? opt->meta->n : 0;
     char where[4200];
     int rc;
 
@@ -218,6 +259,10 @@ int in_load_tables(const char *path, const char *label, int kind, const uint8_t 
         ev->len = start;
         if (flows)
             flows->len = fstart;
+        if (opt->attrs)
+            opt->attrs->n = astart;
+        if (opt->meta)
+            opt->meta->n = mstart;
     }
     trove_bytes_free(&buf);
     return rc;

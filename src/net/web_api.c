@@ -435,6 +435,7 @@ static int job_answer(struct web *w, struct pss *ps)
         trove_bytes_append(&b, "{\"name\":", 8);
         json_str(&b, j->name);
         put_u64(&b, "events", j->res.events);
+        put_u64(&b, "attr_rows", j->res.attr_rows);
         put_u64(&b, "new_objects", j->res.new_objects);
         put_u64(&b, "new_bytes", j->res.new_bytes);
         trove_bytes_append(&b, ",\"warnings\":[", 13);

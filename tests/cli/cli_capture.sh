@@ -328,7 +328,7 @@ if section sample_trace; then
 if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
   zstd -dcq "$data/chrome-trace-dom.json.zst" > "$tmp/trace.json"
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
-  json "$tmp/out" 'j["events"] == 306749 and j["segments"] == 10 and j["new_objects"] == 13 + 11'  # + the flows, the summaries
+  json "$tmp/out" 'j["events"] == 306749 and j["segments"] == 10 and j["new_objects"] == 13 + 11 + 11 and j["attr_rows"] > 1000000'  # + the flows, the summaries, the attributes (each segment's, the trace's)
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
   json "$tmp/out" 'j["new_objects"] == 0'
   "$trove" convert "$tmp/trace.json" "$tmp/trace.raw" --to raw --quiet || bad "convert sample"

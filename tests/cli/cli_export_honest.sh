@@ -49,7 +49,10 @@ for f in chrome-json perfetto bundle parquet dir; do
   exits 0 "$trove" export "$tmp/open.json" -o "$tmp/open.$f" --format $f --json
   cp "$tmp/out" "$tmp/open.$f.doc"
   json "$tmp/open.$f.doc" "j['format'] == '$f' and j['output'].endswith('open.$f') and j['events'] == 0"
-  json "$tmp/open.$f.doc" "[w['count'] for w in j['warnings']] == [4, 1] and 'dropped 2 B events and 1 b event never ended; 1 E event never begun' in j['warnings'][0]['message'] and 'not kept: the categories (\"cat\") of 1 trace events, 1 distinct' in j['warnings'][1]['message']"
+  json "$tmp/open.$f.doc" "[w['count'] for w in j['warnings']][0] == 4 and 'dropped 2 B events and 1 b event never ended; 1 E event never begun' in j['warnings'][0]['message']"
+  # the b never ended carried a category: every format keeps attributes, so it goes with
+  # the dropped event, said once
+  json "$tmp/open.$f.doc" "len(j['warnings']) == 1"
   check test ! -s "$tmp/err"   # the warning is in the document, not on stderr
 done
 json "$tmp/open.chrome-json.doc" "j['bytes'] == $(stat -c %s "$tmp/open.chrome-json")"

@@ -173,12 +173,14 @@ print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"
             --to-ns 593000000000 -o "$tmp/sm.$f" -q # one run, in memory
         check cmp -s "$tmp/sr.$f" "$tmp/sm.$f"
     done
-    want_sa_json=07019b69a823b32a7b64600a8139113d3962ed0f76e0c52b440c8078775f6d3d
+    # the JSON carries the events' attributes (args, categories, tts, ...) and, a range too,
+    # the trace's top-level members: recorded again when the writer began to write them
+    want_sa_json=95a4bb729e0eab6da8c554719b19c6422fe678490c9c08c9904680d6b779d5b1
     want_sa_pf=877e60ceb5980cfaf75747b4c3e8c7626ff645b98fbde0d13d33ef026c80cf93
     # the range's outputs carry the depths of events whose enclosing zones began before it
     # (an importer cannot count those zones): recorded again when the writers began to carry
     # such depths
-    want_sr_json=61fa37f0ee454e21c22e17498848d946b566b0e6e3d50c308bf3e9f8f4e20806
+    want_sr_json=06bec877e8d9e997b727f313b87ec3fd74b091ce56c987a76abf22988d39f4e0
     want_sr_pf=cb8a261499d38c9536aed5a8815307052ce4482f3ab71e8100fcee055c787faa
     check test "$(sha "$tmp/sa.chrome-json")" = "$want_sa_json"
     check test "$(sha "$tmp/sa.perfetto")" = "$want_sa_pf"

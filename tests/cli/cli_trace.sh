@@ -126,7 +126,7 @@ if section flows_table; then
 mkdir -p "$tmp/adir"
 check python3 -c 'import zipfile, sys; z = zipfile.ZipFile(sys.argv[1]); z.extractall(sys.argv[2]); assert "flows.parquet" in z.namelist()' "$tmp/a.bundle" "$tmp/adir"
 json "$tmp/adir/manifest.json" 'j["counts"]["flows"] == 7 and "flows.parquet" in j["tables"]'
-json "$tmp/adir/manifest.json" 'j["counts"]["sort_indexes"] == 2 and j["tables"][-1] == "sort_indexes.parquet"'
+json "$tmp/adir/manifest.json" 'j["counts"]["sort_indexes"] == 2 and j["tables"][-2:] == ["sort_indexes.parquet", "args.parquet"] and j["counts"]["args"] == 6'
 check test -s "$tmp/adir/sort_indexes.parquet"
 if [ $have_duck = 1 ]; then
     node "$TOOL" info "$tmp/adir/flows.parquet" >"$tmp/flows.info"

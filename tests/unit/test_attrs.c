@@ -331,6 +331,7 @@ static void test_bad(void)
             {"\x01k\x00\x01\x01\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "key past", "key-past.bin"},
             {"\x01k\x00\x00\x09\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "type", "type-9.bin"},
             {"\x01k\x00\x00\x04\x02", 6, 1, 1, TROVE_ERR_CORRUPT, "bool", "bool-2.bin"},
+            {"\x01k\x00\x00\x31\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "scope", "scope-3.bin"},
             {"\x01k\x00\x00\x03\x05", 6, 1, 1, TROVE_ERR_CORRUPT, "string value past", "value-past.bin"},
             {"\x01k\x00\x00\x01\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "after the last", "left-over.bin"},
             {"\x01k\x00\x00\x01\x80", 6, 1, 1, TROVE_ERR_TRUNCATED, "cut", "cut-varint.bin"},
@@ -351,6 +352,56 @@ static void test_bad(void)
 }
 
 /* Every allocation failing in turn: encode leaves out as it was, decode leaves out empty. */
+/* The scope rides in the type byte's high bits; trove_attrs_append moves rows between
+ * tables, their events shifted, their strings interned again. */
+static void test_scope_append(void)
+{
+    struct trove_attrs a, b, back;
+    struct trove_bytes enc = {0};
+    struct trove_attr r;
+
+    small(&a);
+    a.rows[1].scope = TROVE_ATTR_FIELD;
+    a.rows[4].scope = TROVE_ATTR_TRACE;
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &enc), TROVE_OK);
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_attrs_decode(enc.ptr, enc.len, &back, NULL), TROVE_OK);
+    CHECK(same(&a, &back) && back.rows[1].scope == TROVE_ATTR_FIELD &&
+          back.rows[4].scope == TROVE_ATTR_TRACE && back.rows[0].scope == TROVE_ATTR_ARG);
+    CHECK(trove_attrs_equal(&a, &back) && !trove_attrs_equal(&a, NULL));
+    back.rows[2].v.d = 0.25; /* a value, a scope, a string's bytes: each tells them apart */
+    CHECK(!trove_attrs_equal(&a, &back));
+    back.rows[2].v.d = 0.5;
+    back.rows[1].scope = TROVE_ATTR_ARG;
+    CHECK(!trove_attrs_equal(&a, &back));
+    back.rows[1].scope = a.rows[1].scope;
+    back.bytes[back.off[a.rows[0].v.s]] ^= 1;
+    CHECK(!trove_attrs_equal(&a, &back));
+    r = a.rows[0];
+    r.scope = 3;
+    CHECK_EQ_INT(trove_attrs_add(&a, &r), TROVE_ERR_INVALID);
+    /* rows 2..6 (events 2, 2, 7, 7) into b, which has a string of its own, shifted by 10 - 2 */
+    memset(&b, 0, sizeof b);
+    sid(&b, "other");
+    CHECK_EQ_INT(trove_attrs_append(&b, &a, 2, 6, 10, 2), TROVE_OK);
+    CHECK_EQ_INT(b.n, 4);
+    CHECK(b.rows[0].event == 10 && b.rows[3].event == 15 && b.rows[2].scope == TROVE_ATTR_TRACE);
+    {
+        size_t len;
+        const char *k = trove_attrs_string(&b, b.rows[3].key, &len);
+        const char *v = trove_attrs_string(&b, b.rows[3].v.s, NULL);
+        CHECK(len == 3 && !memcmp(k, "url", 3) && !strcmp(v, "https://example.org/"));
+    }
+    /* an event under unshift, a range past the rows: refused, b as it was */
+    CHECK_EQ_INT(trove_attrs_append(&b, &a, 0, 2, 0, 1), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_attrs_append(&b, &a, 0, 7, 0, 0), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.n, 4);
+    trove_attrs_free(&a);
+    trove_attrs_free(&b);
+    trove_attrs_free(&back);
+    trove_bytes_free(&enc);
+}
+
 static void test_oom(void)
 {
     struct trove_attrs a;
@@ -392,6 +443,7 @@ int main(int argc, char **argv)
     RUN(test_golden);
     RUN(test_table);
     RUN(test_bad);
+    RUN(test_scope_append);
     RUN(test_oom);
     return test_done();
 }

@@ -337,7 +337,7 @@ static void test_bad_header(void)
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 to 3", "version 0");
-    trove__put_le32(mutant(&g) + 12, 8);
+    trove__put_le32(mutant(&g) + 12, 16);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "defines only 0x1", "flags");
     corpus_write("flags.bin", work, n);
     trove__put_le32(mutant(&g) + 12, TROVE_CAPTURE_FLAG_NAMES_PARTS);
@@ -754,6 +754,64 @@ static void test_header_summary(void)
     trove_bytes_free(&b);
 }
 
+/* Flag 0x8: the attributes part (attr_rows, attrs_bytes) after the summary part, before the
+ * names part table; its bounds; stored_bytes counts it; its slots come before the summaries'. */
+static void test_header_attrs(void)
+{
+    struct trove_capture_header h, back;
+    struct trove_bytes b = {0};
+    struct trove_diag diag = {0};
+    uint8_t buf[GOLDEN_LEN + 8 + 16];
+
+    golden(&h); /* 3 segments: 3 + 1 attributes objects */
+    h.info.flags = TROVE_CAPTURE_FLAG_SUMMARY | TROVE_CAPTURE_FLAG_ATTRS;
+    h.summary_bytes = 5000;
+    h.attr_rows = 77;
+    h.attrs_bytes = 900;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_OK);
+    CHECK_EQ_INT(b.len, GOLDEN_LEN + 8 + 16);
+    test_check_vector("capture_header_attrs.bin", b.ptr, b.len);
+    corpus_write("golden-attrs.bin", b.ptr, b.len);
+    CHECK(b.len == sizeof buf && trove__get_le64(b.ptr + b.len - 32) == 5000 &&
+          trove__get_le64(b.ptr + b.len - 24) == 77 && trove__get_le64(b.ptr + b.len - 16) == 900);
+    CHECK_EQ_INT(trove_capture_header_decode(b.ptr, b.len, &back, &diag), TROVE_OK);
+    CHECK(back.attr_rows == 77 && back.info.attr_rows == 77 && back.attrs_bytes == 900 &&
+          back.summary_bytes == 5000);
+    CHECK_EQ_INT(back.info.stored_bytes, b.len + 5000 + 900 + back.names_bytes + back.seg[0].bytes +
+                                             back.seg[1].bytes + back.seg[2].bytes);
+    /* the 4 attributes objects come before the summaries */
+    CHECK_EQ_INT(trove__capture_summary_slot(&back), trove__capture_attrs_slot(&back) + 4);
+    trove_capture_header_free(&back);
+    if (b.len == sizeof buf) {
+        memcpy(buf, b.ptr, sizeof buf);
+        trove__put_le64(buf + sizeof buf - 16, 4 * 56 - 1);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, sizeof buf - 16, "attributes objects take",
+                   "attributes bytes too few");
+        trove__put_le64(buf + sizeof buf - 16, (uint64_t)4 * TROVE_CAPTURE_MAX_OBJECT + 1);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, sizeof buf - 16, "attributes objects take",
+                   "attributes bytes too many");
+        corpus_write("attrs-bytes.bin", buf, sizeof buf);
+        memcpy(buf, b.ptr, sizeof buf);
+        trove__put_le64(buf + sizeof buf - 24, ((uint64_t)1 << 28) * 4 + 1);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, sizeof buf - 24, "attribute rows",
+                   "attribute rows over the limit");
+        /* the flag without its part: the summary part is read where it is not */
+        memcpy(buf, b.ptr, sizeof buf);
+        trove__put_le32(buf + 12, TROVE_CAPTURE_FLAG_SUMMARY);
+        fix_checksum(buf, sizeof buf);
+        expect_bad(buf, sizeof buf, TROVE_ERR_CORRUPT, GOLDEN_LEN + 8, "stray bytes",
+                   "an attributes part without the flag");
+    }
+    h.attrs_bytes = 10; /* the encoder refuses what the decoder would */
+    b.len = 0;
+    CHECK_EQ_INT(trove_capture_header_encode(&h, &b), TROVE_ERR_INVALID);
+    CHECK_EQ_INT(b.len, 0);
+    trove_bytes_free(&b);
+}
+
 static void test_header_names_parts(void)
 {
     struct trove_capture_header h, back;
@@ -940,5 +998,6 @@ int main(int argc, char **argv)
     RUN(test_header_v3);
     RUN(test_header_names_parts);
     RUN(test_header_summary);
+    RUN(test_header_attrs);
     return test_done();
 }

@@ -18,6 +18,7 @@
 #include "common/endian.h"
 #include "testutil.h"
 #include "capture_test.h"
+#include "trove/attrs.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/gen.h"
@@ -323,6 +324,117 @@ static void test_write_profile(void)
 
 /* trove_capture_read_names: every entry of the names object back, in order, without a
  * replay; a damaged names object and a missing capture are errors that name them. */
+/* One row of event ev with key k and int value v, in t. */
+static void add_int(struct trove_attrs *t, uint64_t ev, const char *k, int64_t v, uint8_t scope)
+{
+    struct trove_attr r;
+    memset(&r, 0, sizeof r);
+    r.event = ev;
+    r.scope = scope;
+    r.type = TROVE_ATTR_INT;
+    r.v.i = v;
+    if (trove_attrs_intern(t, k, strlen(k), &r.key) != TROVE_OK || trove_attrs_add(t, &r) != TROVE_OK)
+        abort();
+}
+
+/*
+ * Attributes in a capture: one object per segment with the rows of its events (counted from
+ * its first), one of the trace's, in the slots after the profile's and before the
+ * summaries'; read back as they were written, beside a profile, flows and summaries; an
+ * append keeps none; the same again stores nothing new; rows that go back or pass the events
+ * are refused; a damaged object is named.
+ */
+static void test_write_attrs(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_profile *p;
+    struct trove_capture_options co;
+    struct trove_capture_info info, got;
+    struct trove_diag diag = {0};
+    struct trove_attrs a, meta, back, mback;
+    uint64_t which[] = {0, 1, 1, 999, 1000, 2500, 4999};
+
+    if (!s)
+        return;
+    memset(&a, 0, sizeof a);
+    memset(&meta, 0, sizeof meta);
+    memset(&back, 0, sizeof back);
+    memset(&mback, 0, sizeof mback);
+    memset(&co, 0, sizeof co);
+    co.segment_bytes = 1000 * 32; /* 5 segments of 1,000 events */
+    gen_capture(5000, 12, &ev, &names);
+    p = make_profile(20, 1000, 0);
+    for (size_t i = 0; i < sizeof which / sizeof which[0]; i++)
+        add_int(&a, which[i], i % 2 ? "odd" : "even", (int64_t)i - 3, TROVE_ATTR_ARG);
+    add_int(&meta, 0, "version", 42, TROVE_ATTR_TRACE);
+    CHECK_EQ_INT(trove_capture_write_attrs(s, "at", ev.ev, ev.len, names, NULL, 0, p, &a, &meta,
+                                           &co, &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(info.attr_rows, 8);
+    CHECK(info.flags & TROVE_CAPTURE_FLAG_ATTRS);
+    memset(&got, 0, sizeof got);
+    CHECK_EQ_INT(trove_capture_info(s, "at", &got, &diag), TROVE_OK);
+    CHECK(same_info(&info, &got) && got.attr_rows == 8);
+    CHECK_EQ_INT(trove_capture_read_attrs(s, "at", &back, &mback, &diag), TROVE_OK);
+    CHECK_EQ_INT(back.n, a.n);
+    for (size_t i = 0; i < a.n && i < back.n; i++) {
+        size_t l1, l2;
+        const char *k1 = trove_attrs_string(&a, a.rows[i].key, &l1);
+        const char *k2 = trove_attrs_string(&back, back.rows[i].key, &l2);
+        CHECK(back.rows[i].event == which[i] && back.rows[i].v.i == a.rows[i].v.i && l1 == l2 &&
+              !memcmp(k1, k2, l1) && back.rows[i].scope == TROVE_ATTR_ARG);
+    }
+    CHECK(mback.n == 1 && mback.rows[0].v.i == 42 && mback.rows[0].scope == TROVE_ATTR_TRACE);
+    /* the profile and the replay are where they were */
+    {
+        struct trove_profile *pb = NULL;
+        CHECK_EQ_INT(trove_profile_new(&pb), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_read_profile(s, "at", pb, &diag), TROVE_OK);
+        check_profiles_equal(p, pb);
+        trove_profile_free(pb);
+    }
+    expect_range(s, "at", &ev, names, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0,
+                 TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    /* the same again: nothing new */
+    CHECK_EQ_INT(trove_capture_write_attrs(s, "at", ev.ev, ev.len, names, NULL, 0, p, &a, &meta,
+                                           &co, &info, &diag),
+                 TROVE_OK);
+    CHECK_EQ_INT(info.new_objects, 0);
+    /* without rows: no flag, the capture trove_capture_write_profile makes */
+    {
+        struct trove_attrs none;
+        memset(&none, 0, sizeof none);
+        CHECK_EQ_INT(trove_capture_write_attrs(s, "plain", ev.ev, ev.len, names, NULL, 0, NULL,
+                                               &none, NULL, &co, &info, &diag),
+                     TROVE_OK);
+        CHECK(!(info.flags & TROVE_CAPTURE_FLAG_ATTRS) && info.attr_rows == 0);
+        back.n = 0;
+        CHECK_EQ_INT(trove_capture_read_attrs(s, "plain", &back, NULL, &diag), TROVE_OK);
+        CHECK_EQ_INT(back.n, 0);
+    }
+    /* refused: a row past the events, rows going back */
+    add_int(&a, 5000, "past", 1, TROVE_ATTR_ARG);
+    CHECK_EQ_INT(trove_capture_write_attrs(s, "bad", ev.ev, ev.len, names, NULL, 0, NULL, &a,
+                                           NULL, &co, &info, &diag),
+                 TROVE_ERR_INVALID);
+    a.n--;
+    add_int(&a, 3, "back", 1, TROVE_ATTR_ARG);
+    CHECK_EQ_INT(trove_capture_write_attrs(s, "bad", ev.ev, ev.len, names, NULL, 0, NULL, &a,
+                                           NULL, &co, &info, &diag),
+                 TROVE_ERR_INVALID);
+    CHECK_EQ_INT(trove_capture_info(s, "bad", &got, &diag), TROVE_ERR_NOTFOUND);
+    trove_attrs_free(&a);
+    trove_attrs_free(&meta);
+    trove_attrs_free(&back);
+    trove_attrs_free(&mback);
+    trove_profile_free(p);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
 static void test_read_names(void)
 {
     struct trove_store *s = open_store(0);
@@ -710,6 +822,7 @@ int main(int argc, char **argv)
     trove_store_close(s);
     RUN(test_write_flows);
     RUN(test_write_profile);
+    RUN(test_write_attrs);
     RUN(test_read_names);
     RUN(test_sort_indexes);
     RUN(test_names_parts);

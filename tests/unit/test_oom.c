@@ -11,8 +11,10 @@
  * Perfetto writers (whole, and streamed through sorted runs spilled to disk and merged), the
  * Perfetto reader, the flows object encoded and decoded, the flows table written and read;
  * and the streamed export's writers: the events table in pieces through a deflating bundle
- * entry encoder, and the bundle written front to back. The store is test_oom_store.c's, the
- * profile test_oom_profile.c's.
+ * entry encoder, and the bundle written front to back; the events' attributes (the Chrome
+ * importer keeping them, the export writing them back, the args table written and read,
+ * rows moved between tables). The store is test_oom_store.c's, the profile
+ * test_oom_profile.c's.
  */
 
 #include "testutil.h"
@@ -25,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trove/attrs.h"
 #include "trove/bundle.h"
 #include "trove/capture.h"
 #include "trove/chrome.h"
@@ -222,7 +225,7 @@ struct trace_ctx {
 static struct trove_trace want_trace(const struct trace_ctx *c)
 {
     struct trove_trace t = {c->want_ev.ev, c->want_ev.len, c->want_names, c->want_flows.f,
-                            c->want_flows.len};
+                            c->want_flows.len, NULL, NULL};
     return t;
 }
 
@@ -650,7 +653,7 @@ static int op_tables_read(void *p)
     int rc = trove_names_new(&names);
     (void)p;
     for (int t = 0; rc == TROVE_OK && t < TROVE_TABLE_COUNT_; t++)
-        if (!TROVE_TABLE_IS_PROFILE(t)) /* read by trove_tables_read_profile */
+        if (!TROVE_TABLE_IS_PROFILE(t) && t != TROVE_TABLE_ARGS) /* read by their own */
             rc = trove_tables_read(t, tab_want[t].ptr, tab_want[t].len, &ev, names, NULL);
     if (rc == TROVE_OK)
         rc = ev.len == gen_events.len &&
@@ -881,6 +884,133 @@ static void test_generator(const struct trove_gen_options *g)
     trove_names_free(gc.names);
 }
 
+/* ---- the events' attributes ------------------------------------------------------------ */
+
+static const char attrs_doc[] =
+    "{\"metadata\":{\"a\":[1,2]},\"traceEvents\":["
+    "{\"ph\":\"X\",\"name\":\"task\",\"cat\":\"c\",\"pid\":1,\"tid\":7,\"ts\":1,\"dur\":50,"
+    "\"tts\":3,\"args\":{\"url\":\"u\",\"n\":2,\"o\":{\"k\":[true,null]}}},"
+    "{\"ph\":\"B\",\"name\":\"b\",\"pid\":1,\"tid\":7,\"ts\":2,\"args\":{\"k\":1}},"
+    "{\"ph\":\"E\",\"pid\":1,\"tid\":7,\"ts\":3,\"args\":{\"k\":2,\"f\":0.5}},"
+    "{\"ph\":\"b\",\"name\":\"s\",\"cat\":\"n\",\"pid\":1,\"ts\":4,\"id\":1,\"args\":{\"r\":\"x\"}},"
+    "{\"ph\":\"e\",\"name\":\"s\",\"cat\":\"n\",\"pid\":1,\"ts\":9,\"id\":1},"
+    "{\"ph\":\"C\",\"name\":\"mem\",\"cat\":\"m\",\"pid\":1,\"ts\":5,\"args\":{\"heap\":7}}]}";
+
+struct attrs_ctx {
+    struct trove_events ev, want_ev;
+    struct trove_attrs a, m, want_a, want_m;
+    struct trove_bytes out, want_out;
+};
+
+static int op_attrs_import(void *p)
+{
+    struct attrs_ctx *c = p;
+    struct trove_chrome_options o = {0};
+    o.attrs = &c->a;
+    o.meta = &c->m;
+    return trove_chrome_import_mem((const uint8_t *)attrs_doc, sizeof attrs_doc - 1, &o, &c->ev,
+                                   NULL, NULL, NULL);
+}
+
+static int check_attrs_import(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc == TROVE_OK ? c->ev.len == c->want_ev.len && c->a.n == c->want_a.n &&
+                                  c->m.n == c->want_m.n
+                            : c->ev.len == 0 && c->a.n == 0 && c->m.n == 0;
+    c->ev.len = 0;
+    trove_attrs_free(&c->a);
+    trove_attrs_free(&c->m);
+    return ok;
+}
+
+static int op_attrs_export(void *p)
+{
+    struct attrs_ctx *c = p;
+    struct trove_trace t = {c->want_ev.ev, c->want_ev.len, NULL, NULL, 0, &c->want_a, &c->want_m};
+    return trove_chrome_export(&t, &c->out, NULL);
+}
+
+/* Failed: nothing written; else the unhindered bytes. */
+static int check_out(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc == TROVE_OK ? c->out.len == c->want_out.len &&
+                                  !memcmp(c->out.ptr, c->want_out.ptr, c->out.len)
+                            : c->out.len == 0;
+    c->out.len = 0;
+    return ok;
+}
+
+static int op_args_write(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_tables_write_args(&c->want_a, &c->want_m, NULL, &c->out, NULL);
+}
+
+static int op_args_read(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_tables_read_args(c->want_out.ptr, c->want_out.len, c->want_ev.len, &c->a, &c->m,
+                                  NULL);
+}
+
+static int check_rows(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc == TROVE_OK ? c->a.n == c->want_a.n && c->m.n == c->want_m.n
+                            : c->a.n == 0 && c->m.n == 0;
+    trove_attrs_free(&c->a);
+    trove_attrs_free(&c->m);
+    return ok;
+}
+
+static int op_attrs_append(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_attrs_append(&c->a, &c->want_a, 0, c->want_a.n, 5, 0);
+}
+
+static int check_append(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc == TROVE_OK ? c->a.n == c->want_a.n && c->a.rows[0].event == 5 : c->a.n == 0;
+    trove_attrs_free(&c->a);
+    return ok;
+}
+
+static void test_attrs_oom(void)
+{
+    struct attrs_ctx c;
+    struct trove_chrome_options o = {0};
+
+    memset(&c, 0, sizeof c);
+    o.attrs = &c.want_a;
+    o.meta = &c.want_m;
+    CHECK_EQ_INT(trove_chrome_import_mem((const uint8_t *)attrs_doc, sizeof attrs_doc - 1, &o,
+                                         &c.want_ev, NULL, NULL, NULL),
+                 TROVE_OK);
+    CHECK(c.want_a.n >= 10 && c.want_m.n == 1);
+    sweep("chrome json import, attributes", op_attrs_import, check_attrs_import, &c);
+    CHECK_EQ_INT(op_attrs_export(&c), TROVE_OK);
+    c.want_out = c.out;
+    memset(&c.out, 0, sizeof c.out);
+    sweep("chrome json export, attributes", op_attrs_export, check_out, &c);
+    trove_bytes_free(&c.want_out);
+    CHECK_EQ_INT(op_args_write(&c), TROVE_OK);
+    c.want_out = c.out;
+    memset(&c.out, 0, sizeof c.out);
+    sweep("args table write", op_args_write, check_out, &c);
+    sweep("args table read", op_args_read, check_rows, &c);
+    sweep("attribute rows appended", op_attrs_append, check_append, &c);
+    trove_events_free(&c.ev);
+    trove_events_free(&c.want_ev);
+    trove_attrs_free(&c.want_a);
+    trove_attrs_free(&c.want_m);
+    trove_bytes_free(&c.out);
+    trove_bytes_free(&c.want_out);
+}
+
 int main(int argc, char **argv)
 {
     struct trove_gen_options g;
@@ -904,6 +1034,7 @@ int main(int argc, char **argv)
     RUN_WITH(test_generator, &g);
     RUN(test_formats);
     RUN(test_columnar);
+    RUN(test_attrs_oom);
 
     trove_events_free(&gen_events);
     trove_names_free(gen_names);

@@ -58,7 +58,7 @@ static void cap_free(struct cap *c)
 
 static struct trove_trace as_trace(const struct cap *c)
 {
-    struct trove_trace t = {c->ev.ev, c->ev.len, c->names, c->flows.f, c->flows.len};
+    struct trove_trace t = {c->ev.ev, c->ev.len, c->names, c->flows.f, c->flows.len, NULL, NULL};
     return t;
 }
 

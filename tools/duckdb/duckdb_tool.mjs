@@ -7,6 +7,7 @@
 //                                         [--select LIST] [--where COND]
 //   node tools/duckdb/duckdb_tool.mjs gen OUT.parquet N [--compression C] [--row-group-size N]
 //   node tools/duckdb/duckdb_tool.mjs bench IN.parquet [--repeat R] [--threads N]
+//   node tools/duckdb/duckdb_tool.mjs query SQL
 //
 // Each command prints one JSON object (one line) on stdout; an error prints one line
 // "duckdb_tool: ..." on stderr and exits with status 1. C is uncompressed, snappy or zstd.
@@ -37,7 +38,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const USAGE = 'usage: duckdb_tool.mjs info FILE | copy IN OUT [--compression C] [--row-group-size N] [--select LIST] [--where COND] | ' +
-    'gen OUT N [--compression C] [--row-group-size N] | bench IN [--repeat R] [--threads N]';
+    'gen OUT N [--compression C] [--row-group-size N] | bench IN [--repeat R] [--threads N] | ' +
+    'query SQL';
 const COMPRESSIONS = ['uncompressed', 'snappy', 'zstd'];
 const INTEGER_TYPES = new Set(['TINYINT', 'SMALLINT', 'INTEGER', 'BIGINT', 'HUGEINT',
     'UTINYINT', 'USMALLINT', 'UINTEGER', 'UBIGINT', 'UHUGEINT']);
@@ -353,9 +355,18 @@ async function cmdBench(conn, args) {
     }
 }
 
+// query SQL: its rows, each value as text (integers as their digits, NULL as null), so that a
+// test compares them with its own pass over the data. Relative paths are the caller's cwd's.
+async function cmdQuery(conn, args) {
+    const { pos } = parseArgs(args, 1, []);
+    const reader = await conn.runAndReadAll(pos[0]);
+    const rows = reader.getRowsJS().map((r) => r.map((v) => (v === null ? null : String(v))));
+    return { columns: reader.columnNames(), rows };
+}
+
 // ---- main ----
 
-const COMMANDS = { info: cmdInfo, copy: cmdCopy, gen: cmdGen, bench: cmdBench };
+const COMMANDS = { info: cmdInfo, copy: cmdCopy, gen: cmdGen, bench: cmdBench, query: cmdQuery };
 
 async function main() {
     const [cmd, ...args] = process.argv.slice(2);

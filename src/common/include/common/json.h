@@ -172,6 +172,17 @@ int trove__json_literal(struct trove__json *j, int *value_out);
  * count against max_depth). No recursion. */
 int trove__json_skip(struct trove__json *j, int depth);
 
+/*
+ * Read one value of any shape, as trove__json_skip does, and append it to out as compact JSON:
+ * no whitespace, strings re-escaped (trove__json_put_str), numbers as trove__json_num_text.
+ * Strings are decoded through tmp (a string longer than tmp is cut). *cut is 1 when the text
+ * would pass max bytes or a string did not fit in tmp: the value was read all the same, and
+ * out is as it was. Errors: those of trove__json_skip, TROVE_ERR_NOMEM (the value was read;
+ * out as it was).
+ */
+int trove__json_copy(struct trove__json *j, int depth, struct trove_bytes *out,
+                     struct trove__json_str *tmp, size_t max, int *cut);
+
 /* ---- objects ------------------------------------------------------------------------- */
 
 /* `"key" :` — the key decoded into key (bounded). `where` names the object in messages. */
@@ -204,6 +215,15 @@ static inline int trove__json_next_member(struct trove__json *j, const char *whe
  * *out is 0 on error. No diag: the caller words it.
  */
 int trove__json_num_scaled(const struct trove__json_num *n, unsigned exp10, uint64_t *out);
+
+/* A number as valid JSON text, NUL-terminated in out: its integer digits when it is an integer
+ * of at most 40 digits ("-12"), else "0.DIGITSeP" ("0.15e1"). Returns the length. */
+#define TROVE_JSON_NUM_TEXT 64
+size_t trove__json_num_text(const struct trove__json_num *n, char out[TROVE_JSON_NUM_TEXT]);
+
+/* The double nearest the number (strtod of its digits): 0, or -1 when it is past a double's
+ * range (*out is then unchanged). */
+int trove__json_num_double(const struct trove__json_num *n, double *out);
 
 /* ---- writing ------------------------------------------------------------------------- */
 
