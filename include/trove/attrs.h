@@ -107,6 +107,9 @@ int trove_attrs_encode(const struct trove_attrs *a, int level, struct trove_byte
 int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
                        struct trove_diag *diag);
 
+/* Room for `rows` more rows without another allocation: TROVE_OK or TROVE_ERR_NOMEM. */
+int trove_attrs_reserve(struct trove_attrs *a, size_t rows);
+
 /* Rows from->rows[first .. last) appended to `to`, each row's event + shift - unshift, its key and string value interned
  * in `to`. Errors: TROVE_ERR_INVALID (an event past 2^64, or under unshift), TROVE_ERR_LIMIT,
  * TROVE_ERR_NOMEM; `to` then holds the rows it had (strings interned may stay). */

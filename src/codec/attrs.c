@@ -19,8 +19,11 @@
  *     keys      N x varint key id
  *     types     N x u8: the type (1 int, 2 double, 3 string, 4 bool, 5 JSON text) in the
  *               low four bits, the scope (0 arg, 1 field, 2 trace) in the high four
- *     values    N x, by the row's type: int varint zigzag, double 8 bytes LE (its bits),
- *               string and JSON varint string id, bool u8 0 or 1
+ *     deltas    varint D, then D varint key ids, rising: the keys whose ints are written
+ *               as differences
+ *     values    N x, by the row's type: int varint zigzag (of its difference from the
+ *               last int of the same key, for a key of the deltas list), double 8 bytes LE
+ *               (its bits), string and JSON varint string id, bool u8 0 or 1
  *
  * Columns compress better than rows: a key's ids sit together, event deltas are mostly 0
  * and 1, strings are each stored once. The object is sealed (common/sealed.h): magic, version
@@ -124,9 +127,13 @@ int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t 
         (rc = grow((void **)&a->off, &a->capstr, a->nstr + 1, sizeof *a->off)) != TROVE_OK ||
         (rc = grow((void **)&a->len, &a->caplen, a->nstr + 1, sizeof *a->len)) != TROVE_OK)
         return rc;
-    if ((a->nstr + 1) * 2 > (a->index ? a->index_mask + 1 : 0) &&
-        (rc = reindex(a, a->index ? (a->index_mask + 1) * 2 : 64)) != TROVE_OK)
-        return rc;
+    if ((a->nstr + 1) * 2 > (a->index ? a->index_mask + 1 : 0)) {
+        size_t slots = a->index ? (a->index_mask + 1) * 2 : 64;
+        while (slots < (a->nstr + 1) * 2) /* a table whose strings came without an index */
+            slots *= 2;
+        if ((rc = reindex(a, slots)) != TROVE_OK)
+            return rc;
+    }
     if (n)
         memcpy(a->bytes + a->nbytes, s, n);
     a->bytes[a->nbytes + n] = 0;
@@ -173,32 +180,64 @@ int trove_attrs_add(struct trove_attrs *a, const struct trove_attr *row)
     return TROVE_OK;
 }
 
+int trove_attrs_reserve(struct trove_attrs *a, size_t rows)
+{
+    if (!a || rows > TROVE_ATTRS_MAX_ROWS)
+        return a ? TROVE_ERR_LIMIT : TROVE_ERR_INVALID;
+    return grow((void **)&a->rows, &a->cap, a->n + rows, sizeof *a->rows);
+}
+
+/* The id in `to` of from's string id: interned once a call when map is given (map[id] is the
+ * id + 1 once known), else every time. */
+static int move_string(struct trove_attrs *to, const struct trove_attrs *from, uint32_t id,
+                       uint32_t *map, uint32_t *out)
+{
+    size_t len = 0;
+    const char *s;
+    int rc;
+
+    if (map && map[id]) {
+        *out = map[id] - 1;
+        return TROVE_OK;
+    }
+    s = trove_attrs_string(from, id, &len);
+    if ((rc = trove_attrs_intern(to, s, len, out)) == TROVE_OK && map)
+        map[id] = *out + 1;
+    return rc;
+}
+
 int trove_attrs_append(struct trove_attrs *to, const struct trove_attrs *from, size_t first,
                        size_t last, uint64_t shift, uint64_t unshift)
 {
+    uint32_t *map = NULL;
     size_t n0;
     int rc = TROVE_OK;
 
     if (!to || !from || first > last || last > from->n)
         return TROVE_ERR_INVALID;
     n0 = to->n;
+    /* many rows of few strings: each string looked up once, through a map of from's ids */
+    if ((last - first) * 4 >= from->nstr && from->nstr &&
+        !(map = trove__calloc(from->nstr, sizeof *map)))
+        return TROVE_ERR_NOMEM;
+    if ((rc = grow((void **)&to->rows, &to->cap, to->n + (last - first), sizeof *to->rows)) !=
+        TROVE_OK)
+        goto out;
     for (size_t i = first; rc == TROVE_OK && i < last; i++) {
         struct trove_attr r = from->rows[i];
-        size_t len = 0;
-        const char *str = trove_attrs_string(from, r.key, &len);
         if (r.event > UINT64_MAX - shift || r.event + shift < unshift) {
             rc = TROVE_ERR_INVALID;
             break;
         }
         r.event = r.event + shift - unshift;
-        rc = trove_attrs_intern(to, str, len, &r.key);
-        if (rc == TROVE_OK && (r.type == TROVE_ATTR_STRING || r.type == TROVE_ATTR_JSON)) {
-            str = trove_attrs_string(from, r.v.s, &len);
-            rc = trove_attrs_intern(to, str, len, &r.v.s);
-        }
+        rc = move_string(to, from, r.key, map, &r.key);
+        if (rc == TROVE_OK && (r.type == TROVE_ATTR_STRING || r.type == TROVE_ATTR_JSON))
+            rc = move_string(to, from, r.v.s, map, &r.v.s);
         if (rc == TROVE_OK)
             rc = trove_attrs_add(to, &r);
     }
+out:
+    free(map);
     if (rc != TROVE_OK)
         to->n = n0;
     return rc;
@@ -253,6 +292,16 @@ void trove_attrs_free(struct trove_attrs *a)
 
 /* ---- the object ------------------------------------------------------------------------------ */
 
+static unsigned varint_len(uint64_t v)
+{
+    unsigned n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 static int put_varint(struct trove_bytes *b, uint64_t v)
 {
     uint8_t tmp[10];
@@ -262,7 +311,8 @@ static int put_varint(struct trove_bytes *b, uint64_t v)
 /* The R-byte stream of a. */
 static int stream(const struct trove_attrs *a, struct trove_bytes *s)
 {
-    uint64_t prev = 0;
+    uint64_t prev = 0, nd = 0;
+    int64_t *last = NULL, *cost = NULL; /* each key's last int, and what differences save */
     int rc = TROVE_OK;
 
     for (size_t i = 0; rc == TROVE_OK && i < a->nstr; i++) {
@@ -279,20 +329,48 @@ static int stream(const struct trove_attrs *a, struct trove_bytes *s)
         uint8_t t = (uint8_t)(a->rows[i].type | a->rows[i].scope << 4);
         rc = trove_bytes_append(s, &t, 1);
     }
+    /* the keys whose ints are written as the difference from the last int of the same key
+     * (a thread time, an id that climbs): their count, then each; then the values */
+    if (rc == TROVE_OK && a->nstr &&
+        (!(last = trove__calloc(a->nstr, sizeof *last)) ||
+         !(cost = trove__calloc(a->nstr, sizeof *cost))))
+        rc = TROVE_ERR_NOMEM;
+    /* a key takes differences when they save a quarter of its ints' varint bytes: a value
+     * that repeats, or jumps about (a source line), compresses better as it is */
+    for (size_t i = 0; rc == TROVE_OK && i < a->n; i++) {
+        const struct trove_attr *r = &a->rows[i];
+        if (r->type != TROVE_ATTR_INT)
+            continue;
+        cost[r->key] += 3 * (int64_t)varint_len(trove_zigzag64(r->v.i)) -
+                        4 * (int64_t)varint_len(trove_zigzag64(
+                                (int64_t)((uint64_t)r->v.i - (uint64_t)last[r->key])));
+        last[r->key] = r->v.i;
+    }
+    for (size_t k = 0; rc == TROVE_OK && k < a->nstr; k++)
+        nd += cost[k] > 0;
+    if (rc == TROVE_OK)
+        rc = put_varint(s, nd);
+    for (size_t k = 0; rc == TROVE_OK && k < a->nstr; k++) {
+        if (cost[k] > 0)
+            rc = put_varint(s, k);
+        last[k] = 0;
+    }
     for (size_t i = 0; rc == TROVE_OK && i < a->n; i++) {
         const struct trove_attr *r = &a->rows[i];
         uint8_t d[8];
+        uint64_t bits;
         switch (r->type) {
         case TROVE_ATTR_INT:
-            rc = put_varint(s, trove_zigzag64(r->v.i));
+            rc = put_varint(s, trove_zigzag64(cost[r->key] > 0
+                                                   ? (int64_t)((uint64_t)r->v.i - (uint64_t)last[r->key])
+                                                   : r->v.i));
+            last[r->key] = r->v.i;
             break;
-        case TROVE_ATTR_DOUBLE: {
-            uint64_t bits;
+        case TROVE_ATTR_DOUBLE:
             memcpy(&bits, &r->v.d, 8);
             trove__put_le64(d, bits);
             rc = trove_bytes_append(s, d, 8);
             break;
-        }
         case TROVE_ATTR_BOOL:
             rc = trove_bytes_append(s, &r->v.b, 1);
             break;
@@ -301,6 +379,8 @@ static int stream(const struct trove_attrs *a, struct trove_bytes *s)
             break;
         }
     }
+    free(last);
+    free(cost);
     return rc;
 }
 
@@ -374,6 +454,9 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
 {
     const uint8_t *p = s, *end = s + r;
     uint64_t v, ev = 0;
+    int64_t *last = NULL; /* the last int of each key */
+    uint8_t *delta = NULL; /* the keys whose ints are differences */
+    uint64_t nd;
     int rc;
 
     for (uint64_t i = 0; i < ns; i++) {
@@ -414,41 +497,82 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
         t->rows[i].type = type;
         t->rows[i].scope = scope;
     }
+    /* the keys whose ints are differences, then ints, doubles, string ids, bools */
+    if (ns && (!(last = trove__calloc((size_t)ns, sizeof *last)) ||
+               !(delta = trove__calloc((size_t)ns, 1)))) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, FIXED, "%s: out of memory", WHAT);
+        goto out;
+    }
+    if ((rc = get(&p, end, 32, &nd, s, diag)) != TROVE_OK)
+        goto out;
+    if (nd > ns) {
+        rc = bad(diag, (uint64_t)(p - s), "more keys of differences than strings");
+        goto out;
+    }
+    for (uint64_t k = 0, prevk = 0; k < nd; k++) {
+        if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+            goto out;
+        if (v >= ns || (k && v <= prevk)) {
+            rc = bad(diag, (uint64_t)(p - s), "a key of differences past the strings or not rising");
+            goto out;
+        }
+        delta[v] = 1;
+        prevk = v;
+    }
     for (uint64_t i = 0; i < n; i++) {
         struct trove_attr *a = &t->rows[i];
         switch (a->type) {
         case TROVE_ATTR_INT:
             if ((rc = get(&p, end, 64, &v, s, diag)) != TROVE_OK)
-                return rc;
-            a->v.i = trove_unzigzag64(v);
+                goto out;
+            a->v.i = delta[a->key] ? (int64_t)((uint64_t)last[a->key] + (uint64_t)trove_unzigzag64(v))
+                                   : trove_unzigzag64(v);
+            last[a->key] = a->v.i;
             break;
         case TROVE_ATTR_DOUBLE:
-            if (end - p < 8)
-                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a double cut by the end", WHAT);
+            if (end - p < 8) {
+                rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a double cut by the end",
+                                WHAT);
+                goto out;
+            }
             v = trove__get_le64(p);
             memcpy(&a->v.d, &v, 8);
             p += 8;
             break;
         case TROVE_ATTR_BOOL:
-            if (p == end)
-                return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a bool cut by the end", WHAT);
-            if (*p > 1)
-                return bad(diag, (uint64_t)(p - s), "a bool not 0 or 1");
+            if (p == end) {
+                rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a bool cut by the end", WHAT);
+                goto out;
+            }
+            if (*p > 1) {
+                rc = bad(diag, (uint64_t)(p - s), "a bool not 0 or 1");
+                goto out;
+            }
             a->v.b = *p++;
             break;
         default:
             if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
-                return rc;
-            if (v >= ns)
-                return bad(diag, (uint64_t)(p - s), "a string value past the strings");
+                goto out;
+            if (v >= ns) {
+                rc = bad(diag, (uint64_t)(p - s), "a string value past the strings");
+                goto out;
+            }
             a->v.s = (uint32_t)v;
             break;
         }
     }
+    free(last);
+    free(delta);
+    last = NULL;
+    delta = NULL;
     if (p != end)
         return bad(diag, (uint64_t)(p - s), "bytes after the last value");
     t->n = (size_t)n;
     return TROVE_OK;
+out:
+    free(last);
+    free(delta);
+    return rc;
 }
 
 int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *result,

@@ -348,11 +348,38 @@ static int hand_rows(struct trove__chrome *ps, uint64_t base, struct trove_attrs
     struct hand *h = trove__malloc((ps->nlinks ? ps->nlinks : 1) * sizeof *h);
     const struct trove_attrs *st = &ps->stage;
     size_t first = n0;
-    int rc = TROVE_OK;
+    int rc = TROVE_OK, adopted = 0;
 
     if (!inv || !h) {
         rc = TROVE_ERR_NOMEM;
         goto out;
+    }
+    if (attrs->n == 0 && attrs->nstr == 0) {
+        /* an empty table (an import's): it takes the staged strings as they are, so that the
+         * rows keep their ids and nothing is interned twice */
+        struct trove_attrs empty = *attrs;
+        attrs->bytes = ps->stage.bytes;
+        attrs->nbytes = ps->stage.nbytes;
+        attrs->capbytes = ps->stage.capbytes;
+        attrs->off = ps->stage.off;
+        attrs->len = ps->stage.len;
+        attrs->nstr = ps->stage.nstr;
+        attrs->capstr = ps->stage.capstr;
+        attrs->caplen = ps->stage.caplen;
+        attrs->index = ps->stage.index;
+        attrs->index_mask = ps->stage.index_mask;
+        ps->stage.bytes = empty.bytes;
+        ps->stage.off = empty.off;
+        ps->stage.len = empty.len;
+        ps->stage.index = empty.index;
+        ps->stage.capbytes = empty.capbytes;
+        ps->stage.capstr = empty.capstr;
+        ps->stage.caplen = empty.caplen;
+        ps->stage.nbytes = ps->stage.nstr = 0;
+        ps->stage.index_mask = 0;
+        adopted = 1;
+        if ((rc = trove_attrs_reserve(attrs, st->n)) != TROVE_OK)
+            goto out;
     }
     for (size_t i = 0; i < ps->nrec; i++)
         inv[ps->rec[i].seq] = (uint32_t)i;
@@ -373,7 +400,15 @@ static int hand_rows(struct trove__chrome *ps, uint64_t base, struct trove_attrs
             hi++;
         if (k == 0 || h[k].out != h[k - 1].out)
             first = attrs->n; /* the first row of this event */
-        rc = trove_attrs_append(attrs, st, lo, hi, base + h[k].out, h[k].in);
+        if (adopted) { /* the same strings: the rows as they are, on their event */
+            for (; rc == TROVE_OK && lo < hi; lo++) {
+                struct trove_attr r = st->rows[lo];
+                r.event = base + h[k].out;
+                rc = trove_attrs_add(attrs, &r);
+            }
+        } else {
+            rc = trove_attrs_append(attrs, st, lo, hi, base + h[k].out, h[k].in);
+        }
         /* a zone of two events (B and E, b and e): one row a key, the later's, as Chrome
          * merges them */
         if (rc == TROVE_OK && k > 0 && h[k].out == h[k - 1].out)

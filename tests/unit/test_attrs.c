@@ -166,9 +166,10 @@ static void test_golden(void)
     CHECK_EQ_INT(trove__get_le32(g.ptr + 12), 0);
     CHECK_EQ_INT(trove__get_le64(g.ptr + 16), 6);
     CHECK_EQ_INT(trove__get_le64(g.ptr + 24), 7); /* url, https://..., size, ratio, ok, data, {...} */
-    /* strings: 1+3, 1+20, 1+4, 1+5, 1+2, 1+4, 1+11 = 56; events 6, keys 6, types 6; values:
-     * string id 1, zigzag(-5) 1, a double 8, a bool 1, JSON id 1, string id 1 = 13 */
-    CHECK_EQ_INT(trove__get_le64(g.ptr + 32), 56 + 6 + 6 + 6 + 13);
+    /* strings: 1+3, 1+20, 1+4, 1+5, 1+2, 1+4, 1+11 = 56; events 6, keys 6, types 6; no key
+     * of differences 1; values: string id 1, zigzag(-5) 1, a double 8, a bool 1, JSON id 1,
+     * string id 1 = 13 */
+    CHECK_EQ_INT(trove__get_le64(g.ptr + 32), 56 + 6 + 6 + 6 + 1 + 13);
     CHECK_EQ_INT(trove__get_le64(g.ptr + 40), g.len - FIXED - 8);
     CHECK(trove__get_le64(g.ptr + g.len - 8) == trove_checksum64(g.ptr, g.len - 8));
     CHECK_EQ_INT(trove_attrs_decode(g.ptr, g.len, &back, NULL), TROVE_OK);
@@ -327,19 +328,23 @@ static void test_bad(void)
             int rc;
             const char *needle, *name;
         } s[] = {
-            /* 1 string "k"; a row: event 0, key 1 (past), INT 0 */
-            {"\x01k\x00\x01\x01\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "key past", "key-past.bin"},
-            {"\x01k\x00\x00\x09\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "type", "type-9.bin"},
-            {"\x01k\x00\x00\x04\x02", 6, 1, 1, TROVE_ERR_CORRUPT, "bool", "bool-2.bin"},
-            {"\x01k\x00\x00\x31\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "scope", "scope-3.bin"},
-            {"\x01k\x00\x00\x03\x05", 6, 1, 1, TROVE_ERR_CORRUPT, "string value past", "value-past.bin"},
-            {"\x01k\x00\x00\x01\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "after the last", "left-over.bin"},
-            {"\x01k\x00\x00\x01\x80", 6, 1, 1, TROVE_ERR_TRUNCATED, "cut", "cut-varint.bin"},
-            {"\x09k\x00\x00\x01\x00", 6, 1, 1, TROVE_ERR_CORRUPT, "longer than the stream", "long-string.bin"},
-            {"\x01k\x01k\x00\x00\x01\x00", 8, 1, 2, TROVE_ERR_CORRUPT, "twice", "twice.bin"},
-            {"\x01k\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x01\x00\x00\x01\x01\x00\x00", 19, 2, 1,
+            /* 1 string "k"; a row: event 0, key 1 (past), INT; no keys of differences, 0 */
+            {"\x01k\x00\x01\x01\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "key past", "key-past.bin"},
+            {"\x01k\x00\x00\x09\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "type", "type-9.bin"},
+            {"\x01k\x00\x00\x31\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "scope", "scope-3.bin"},
+            {"\x01k\x00\x00\x04\x00\x02", 7, 1, 1, TROVE_ERR_CORRUPT, "bool", "bool-2.bin"},
+            {"\x01k\x00\x00\x03\x00\x05", 7, 1, 1, TROVE_ERR_CORRUPT, "string value past", "value-past.bin"},
+            {"\x01k\x00\x00\x01\x00\x00\x00", 8, 1, 1, TROVE_ERR_CORRUPT, "after the last", "left-over.bin"},
+            {"\x01k\x00\x00\x01\x00\x80", 7, 1, 1, TROVE_ERR_TRUNCATED, "cut", "cut-varint.bin"},
+            {"\x09k\x00\x00\x01\x00\x00", 7, 1, 1, TROVE_ERR_CORRUPT, "longer than the stream", "long-string.bin"},
+            {"\x01k\x01k\x00\x00\x01\x00\x00", 9, 1, 2, TROVE_ERR_CORRUPT, "twice", "twice.bin"},
+            {"\x01k\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01\x01\x00\x00\x01\x01\x00\x00\x00", 20, 2, 1,
              TROVE_ERR_CORRUPT, "2^64", "event-overflow.bin"},
-            {"\x01k\x00\x00\x02\x00\x00\x00", 8, 1, 1, TROVE_ERR_TRUNCATED, "double", "cut-double.bin"},
+            {"\x01k\x00\x00\x02\x00\x00\x00\x00", 9, 1, 1, TROVE_ERR_TRUNCATED, "double", "cut-double.bin"},
+            /* the keys of differences: more than the strings, past them, not rising */
+            {"\x01k\x00\x00\x01\x02\x00\x00\x00", 9, 1, 1, TROVE_ERR_CORRUPT, "more keys", "delta-count.bin"},
+            {"\x01k\x00\x00\x01\x01\x01\x00", 8, 1, 1, TROVE_ERR_CORRUPT, "not rising", "delta-past.bin"},
+            {"\x01k\x01j\x00\x00\x01\x02\x01\x00\x00", 11, 1, 2, TROVE_ERR_CORRUPT, "not rising", "delta-order.bin"},
         };
         for (size_t k = 0; k < sizeof s / sizeof s[0]; k++) {
             size_t len = object(work, sizeof work, s[k].rows, s[k].strings, s[k].raw, s[k].r);
@@ -402,6 +407,35 @@ static void test_scope_append(void)
     trove_bytes_free(&enc);
 }
 
+/* A key whose ints climb is written as differences (a quarter of its bytes saved), one whose
+ * ints jump about is not; both come back exactly, wrapping past int64 included. */
+static void test_deltas(void)
+{
+    struct trove_attrs a, back;
+    struct trove_bytes enc = {0};
+    uint64_t seed = 5;
+
+    memset(&a, 0, sizeof a);
+    for (int i = 0; i < 4000; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        add(&a, (uint64_t)i, "tts", TROVE_ATTR_INT, 1000000000 + i * 37 + (int64_t)(seed >> 60), 0, NULL);
+        add(&a, (uint64_t)i, "line", TROVE_ATTR_INT, (int64_t)(seed >> 52), 0, NULL);
+    }
+    add(&a, 4000, "tts", TROVE_ATTR_INT, INT64_MIN, 0, NULL);
+    add(&a, 4001, "tts", TROVE_ATTR_INT, INT64_MAX, 0, NULL);
+    add(&a, 4002, "tts", TROVE_ATTR_INT, -1, 0, NULL);
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &enc), TROVE_OK);
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_attrs_decode(enc.ptr, enc.len, &back, NULL), TROVE_OK);
+    CHECK(same(&a, &back) && trove_attrs_equal(&a, &back));
+    /* the stream: event deltas, keys and types a byte each of 8,003 rows, the lines 2 bytes
+     * each; the climbing ints a byte each as differences (5 as they are: 16,000 more) */
+    CHECK(trove__get_le64(enc.ptr + 32) < 3 * 8003 + 4000 * 2 + 4000 + 128);
+    trove_attrs_free(&back);
+    trove_bytes_free(&enc);
+    trove_attrs_free(&a);
+}
+
 static void test_oom(void)
 {
     struct trove_attrs a;
@@ -444,6 +478,7 @@ int main(int argc, char **argv)
     RUN(test_table);
     RUN(test_bad);
     RUN(test_scope_append);
+    RUN(test_deltas);
     RUN(test_oom);
     return test_done();
 }
