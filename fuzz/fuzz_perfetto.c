@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "trove/profile.h"
+#include "trove/attrs.h"
 #include "trove/trace.h"
 #include "fuzz_check.h"
 
@@ -50,7 +51,7 @@ static void run_free(struct run *r)
 
 static void run_read(struct run *r, const uint8_t *data, size_t size, int strict)
 {
-    struct trove_perfetto_options opt = {strict, 0, NULL};
+    struct trove_perfetto_options opt = {strict, 0, NULL, NULL};
     run_init(r);
     /* the profile's decoder too (perf samples and their interned tables), on every input */
     CHECK(trove_profile_new(&opt.profile) == TROVE_OK);
@@ -106,6 +107,56 @@ static void oracle(const struct run *a)
     trove_bytes_free(&out);
 }
 
+/* With attributes: the same result and events as without (a); rows on events that exist, in
+ * event order; written back and read again, the same rows. */
+static void attrs_run(const uint8_t *data, size_t size, const struct run *a)
+{
+    struct trove_perfetto_options opt = {0, 0, NULL, NULL};
+    struct trove_attrs at;
+    struct run m;
+
+    memset(&at, 0, sizeof at);
+    opt.attrs = &at;
+    run_init(&m);
+    CHECK(trove_profile_new(&opt.profile) == TROVE_OK); /* as run_read's */
+    m.rc = trove_perfetto_read(data, size, &opt, &m.ev, m.names, &m.flows, &m.st, &m.diag);
+    trove_profile_free(opt.profile);
+    CHECK(m.rc == a->rc);
+    if (m.rc == TROVE_OK) {
+        CHECK(same_events(a, &m) && m.st.attr_rows == at.n);
+        for (size_t i = 0; i < at.n; i++)
+            CHECK(at.rows[i].event >= 1 && at.rows[i].event < m.ev.len &&
+                  (i == 0 || at.rows[i].event >= at.rows[i - 1].event));
+        if (m.ev.len < 20000) {
+            struct trove_attrs shifted, back;
+            struct trove_bytes pb = {0};
+            struct trove_events ev2 = {0};
+            struct trove_perfetto_options o2 = {0, 0, NULL, NULL};
+            memset(&shifted, 0, sizeof shifted);
+            memset(&back, 0, sizeof back);
+            CHECK(trove_attrs_append(&shifted, &at, 0, at.n, 0, 1) == TROVE_OK); /* no sentinel */
+            {
+                struct trove_trace t = {m.ev.ev + 1, m.ev.len - 1, m.names, m.flows.f + 1,
+                                        m.flows.len - 1, &shifted, NULL};
+                if (trove_perfetto_write(&t, &pb, NULL) == TROVE_OK) {
+                    o2.attrs = &back;
+                    CHECK(trove_perfetto_read(pb.ptr, pb.len, &o2, &ev2, NULL, NULL, NULL, NULL) ==
+                          TROVE_OK);
+                    CHECK(back.n == shifted.n);
+                }
+            }
+            trove_bytes_free(&pb);
+            trove_events_free(&ev2);
+            trove_attrs_free(&shifted);
+            trove_attrs_free(&back);
+        }
+    } else {
+        CHECK(at.n == 0);
+    }
+    trove_attrs_free(&at);
+    run_free(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct run a, c;
@@ -122,6 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (a.rc == TROVE_OK && a.ev.len < 20000)
         oracle(&a);
+    attrs_run(data, size, &a);
     run_free(&c);
     run_free(&a);
     return 0;

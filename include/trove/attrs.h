@@ -107,6 +107,9 @@ int trove_attrs_encode(const struct trove_attrs *a, int level, struct trove_byte
 int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
                        struct trove_diag *diag);
 
+/* The first row of a (rows in event order) whose event is `event` or later: a->n when none. */
+size_t trove_attrs_find(const struct trove_attrs *a, uint64_t event);
+
 /* Room for `rows` more rows without another allocation: TROVE_OK or TROVE_ERR_NOMEM. */
 int trove_attrs_reserve(struct trove_attrs *a, size_t rows);
 

@@ -159,8 +159,10 @@ int trove_trace_writer_profile(struct trove_trace_writer *w, const struct trove_
  * an event's FIELD rows are written as members of its line (a "cat" where trove writes none
  * of its own), its ARG rows as its "args" (not on a counter or a legacy step, whose args are
  * their values), and the trace's rows as members of the top-level object ("displayTimeUnit"
- * replacing trove's "ns"). docs/formats/chrome-json.md, "Attributes". Perfetto: not written
- * yet. Errors: TROVE_ERR_INVALID (NULL w, rows that go back in event, or after the finish).
+ * replacing trove's "ns"). docs/formats/chrome-json.md, "Attributes". Perfetto: an event's
+ * rows go with its begin: its FIELD row "cat" as a category, its ARG rows as debug
+ * annotations, its other FIELD rows as annotations named "trove.field.KEY"; the trace's rows
+ * are not written (docs/formats/perfetto.md, "Attributes"). Errors: TROVE_ERR_INVALID (NULL w, rows that go back in event, or after the finish).
  */
 int trove_trace_writer_attrs(struct trove_trace_writer *w, const struct trove_attrs *attrs,
                              const struct trove_attrs *meta);
@@ -175,6 +177,15 @@ struct trove_perfetto_options {
     struct trove_profile *profile; /* perf samples (PerfSample packets and the interned
                                       callstacks, frames, mappings and names they use) are
                                       added to it (NULL: they are counted as skipped packets) */
+    struct trove_attrs *attrs;     /* what the track events carry (NULL: counted as not
+                                      kept): their debug annotations as ARG rows (one named
+                                      "trove.field.KEY" as the FIELD row KEY, as trove's
+                                      export writes those), their categories other than
+                                      trove's own as the FIELD row "cat" (joined by ","),
+                                      their log message's body as the FIELD row
+                                      "log_message"; a slice takes its begin's. Rows by the
+                                      event's index in *events (docs/formats/perfetto.md,
+                                      "Attributes") */
 };
 
 struct trove_perfetto_stats {
@@ -195,9 +206,12 @@ struct trove_perfetto_stats {
     /* What the track events carry that trove does not keep, counted so that an import can
      * say so (docs/formats/perfetto.md, "Not kept"): */
     uint64_t annotated_events; /* track events with debug annotations */
-    uint64_t annotations;      /* those annotations */
-    uint64_t category_events;  /* track events with a category other than trove's own */
-    uint64_t log_messages;     /* track events' log messages */
+    uint64_t annotations;      /* those annotations (with opt->attrs: those not kept, a
+                                  nested value's, or on a slice's end or an event trove skips) */
+    uint64_t category_events;  /* track events with a category other than trove's own (with
+                                  opt->attrs: whose categories were not kept) */
+    uint64_t log_messages;     /* track events' log messages (with opt->attrs: not kept) */
+    uint64_t attr_rows;        /* attribute rows kept (opt->attrs) */
     uint64_t other_fields;     /* fields of track events trove does not read */
 };
 

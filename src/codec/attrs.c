@@ -104,8 +104,8 @@ static int reindex(struct trove_attrs *a, size_t slots)
 
 int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t *id)
 {
-    size_t i;
-    int rc;
+    size_t i, at;
+    int rc, inside;
 
     if (!a || (!s && n) || !id)
         return TROVE_ERR_INVALID;
@@ -122,6 +122,10 @@ int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t 
     }
     if (a->nstr >= TROVE_ATTRS_MAX_STRINGS)
         return TROVE_ERR_LIMIT;
+    /* s may be a part of a string of the table itself, which growing would move */
+    inside = n && a->bytes && (const uint8_t *)s >= a->bytes &&
+             (const uint8_t *)s < a->bytes + a->nbytes;
+    at = inside ? (size_t)((const uint8_t *)s - a->bytes) : 0;
     /* room first, so that a failure leaves the table as it was */
     if ((rc = grow((void **)&a->bytes, &a->capbytes, a->nbytes + n + 1, 1)) != TROVE_OK ||
         (rc = grow((void **)&a->off, &a->capstr, a->nstr + 1, sizeof *a->off)) != TROVE_OK ||
@@ -134,6 +138,8 @@ int trove_attrs_intern(struct trove_attrs *a, const void *s, size_t n, uint32_t 
         if ((rc = reindex(a, slots)) != TROVE_OK)
             return rc;
     }
+    if (inside)
+        s = a->bytes + at;
     if (n)
         memcpy(a->bytes + a->nbytes, s, n);
     a->bytes[a->nbytes + n] = 0;
@@ -178,6 +184,19 @@ int trove_attrs_add(struct trove_attrs *a, const struct trove_attr *row)
         return rc;
     a->rows[a->n++] = *row;
     return TROVE_OK;
+}
+
+size_t trove_attrs_find(const struct trove_attrs *a, uint64_t event)
+{
+    size_t lo = 0, hi = a ? a->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a->rows[mid].event < event)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 int trove_attrs_reserve(struct trove_attrs *a, size_t rows)

@@ -244,16 +244,8 @@ static void put_rows(struct out *o, struct trove__cj *c, uint64_t seq, int with_
                  (c->next_row == 0 || a->rows[c->next_row - 1].event < seq)
              ? c->next_row
              : 0;
-    if (lo == 0) {
-        hi = a->n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (a->rows[mid].event < seq)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-    }
+    if (lo == 0)
+        lo = trove_attrs_find(a, seq);
     first = lo;
     for (hi = lo; hi < a->n && a->rows[hi].event == seq; hi++) {
         const struct trove_attr *r = &a->rows[hi];
@@ -295,15 +287,8 @@ static void put_cat(struct out *o, const struct trove__cj *c, uint64_t seq)
 {
     const struct trove_attrs *a = c->attrs;
     const struct trove_attr *cat = NULL;
-    size_t lo = 0, hi = a ? a->n : 0;
+    size_t lo = trove_attrs_find(a, seq);
 
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (a->rows[mid].event < seq)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
     for (; a && lo < a->n && a->rows[lo].event == seq; lo++) {
         size_t len = 0;
         const char *k = trove_attrs_string(a, a->rows[lo].key, &len);

@@ -388,14 +388,7 @@ static int hand_rows(struct trove__chrome *ps, uint64_t base, struct trove_attrs
     if (ps->nlinks > 1)
         qsort(h, ps->nlinks, sizeof *h, cmp_hand);
     for (size_t k = 0; rc == TROVE_OK && k < ps->nlinks; k++) {
-        size_t lo = 0, hi = st->n;
-        while (lo < hi) { /* the first staged row of input event h[k].in */
-            size_t mid = lo + (hi - lo) / 2;
-            if (st->rows[mid].event < h[k].in)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = trove_attrs_find(st, h[k].in), hi; /* input event h[k].in's rows */
         for (hi = lo; hi < st->n && st->rows[hi].event == h[k].in;)
             hi++;
         if (k == 0 || h[k].out != h[k - 1].out)

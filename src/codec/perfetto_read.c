@@ -41,6 +41,7 @@
 #include "common/utf8.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,38 @@ static int get_seq(struct pr *r, uint32_t id, struct seq **out)
     return TROVE_OK;
 }
 
+/* An interned entry {iid 1, string 2} (opt->attrs): its string into r->stage, mapped from its
+ * iid in m. */
+static int interned_string(struct pr *r, struct map *m, const struct trove__pb_field *g)
+{
+    struct trove__pb e = trove__pb_sub(g);
+    struct trove__pb_field h;
+    const uint8_t *str = NULL;
+    size_t slen = 0;
+    uint64_t iid = 0;
+    uint32_t id;
+    int rc;
+
+    while ((rc = trove__pb_next(&e, &h)) == TROVE__PB_OK) {
+        if (h.num == 1 && h.wt == TROVE__PB_VARINT) {
+            iid = h.v;
+        } else if (h.num == 2 && h.wt == TROVE__PB_LEN) {
+            str = h.data;
+            slen = h.len;
+        }
+    }
+    /* a malformed one, one over 1 MiB or not UTF-8 is not kept (a trace read without
+     * attributes never looks at it): the rows that name it are counted instead */
+    if (rc < 0)
+        return TROVE_OK;
+    if (iid == 0 || !str || slen > TROVE_ATTRS_MAX_STRING ||
+        trove__utf8_valid_prefix(str, slen) != slen)
+        return TROVE_OK;
+    if ((rc = trove_attrs_intern(&r->stage, str, slen, &id)) != TROVE_OK)
+        return rc;
+    return trove__pr_map_put(m, iid, id);
+}
+
 static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_field *f)
 {
     struct trove__pb m = trove__pb_sub(f);
@@ -80,6 +113,12 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
         size_t slen = 0;
         uint64_t iid = 0;
         int rc2;
+        if (r->keep && (g.num == 3 || g.num == 20) && g.wt == TROVE__PB_LEN) {
+            /* debug annotation names, log message bodies: strings of the rows */
+            if ((rc2 = interned_string(r, g.num == 3 ? &s->anames : &s->bodies, &g)) != TROVE_OK)
+                return rc2;
+            continue;
+        }
         if (r->profile && g.num != 1 && g.num != 2) { /* a profile's tables */
             if (!s->prof && (rc2 = trove__pfp_new(&s->prof)) != TROVE_OK)
                 return rc2;
@@ -105,8 +144,12 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
         if (iid == 0)
             continue; /* iid 0 names nothing */
         if (g.num == 1) {
-            uint32_t code = str ? trove__pr_category_code(str, slen) : 0;
+            uint32_t code = str ? trove__pr_category_code(str, slen) : 0, id;
             if ((rc2 = trove__pr_map_put(&s->cats, iid, code)) != TROVE_OK)
+                return rc2;
+            if (r->keep && code == 0 && str &&
+                ((rc2 = trove_attrs_intern(&r->stage, str, slen, &id)) != TROVE_OK ||
+                 (rc2 = trove__pr_map_put(&s->fcats, iid, id)) != TROVE_OK))
                 return rc2;
         } else {
             uint32_t idx;
@@ -270,6 +313,8 @@ static int push_flow(struct pr *r, uint64_t ts, const struct track *t, uint32_t 
 /* The fields of a TrackEvent that matter here. */
 struct tev {
     uint64_t annotations, foreign_cats, logs, others; /* not kept: counted */
+    size_t row0;           /* its first row in r->stage (opt->attrs) */
+    size_t cat_row;        /* its "cat" row, staged at its first category (SIZE_MAX: none) */
     uint64_t type, track, name_iid, flow[2], term[2];
     uint64_t counter_bits;
     uint8_t has_track, has_name_iid, has_counter, nflow, nterm;
@@ -331,14 +376,168 @@ static void note_code(struct tev *e, uint32_t c)
     }
 }
 
-static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f,
-                            struct tev *e)
+/* ---- attributes (opt->attrs) ------------------------------------------------------------- */
+
+#define FIELD_PREFIX "trove.field."
+
+/* A string of the event as a row value: kept when it is UTF-8 and at most 1 MiB. */
+static int string_ok(const uint8_t *p, size_t n)
+{
+    return n <= TROVE_ATTRS_MAX_STRING && trove__utf8_valid_prefix(p, n) == n;
+}
+
+/* Row (event seq, key) with value r->type/v staged; *kept 1. */
+static int stage(struct pr *r, uint64_t seq, uint8_t scope, const uint8_t *key, size_t klen,
+                 struct trove_attr *row, int *kept)
+{
+    int rc;
+    row->event = seq;
+    row->scope = scope;
+    if ((rc = trove_attrs_intern(&r->stage, key, klen, &row->key)) != TROVE_OK ||
+        (rc = trove_attrs_add(&r->stage, row)) != TROVE_OK)
+        return rc;
+    *kept = 1;
+    return TROVE_OK;
+}
+
+/* A DebugAnnotation: name (10) or name_iid (1); a bool (2), uint (3), int (4), double (5),
+ * string (6), pointer (7) or legacy JSON (9) value kept as a row; a nested value (8, 11, 12)
+ * or an interned string value (17) is not (*kept 0). */
+static int annotation(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t seq,
+                      int *kept)
 {
     struct trove__pb m = trove__pb_sub(f);
     struct trove__pb_field g;
+    struct trove_attr row;
+    const uint8_t *key = NULL, *sv = NULL;
+    size_t klen = 0, svlen = 0, tlen;
+    uint32_t kid = NONE; /* a key interned in r->stage: its bytes may move */
+    char text[32];
+    int rc, have = 0, other = 0;
+
+    *kept = 0;
+    memset(&row, 0, sizeof row);
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        switch (g.num) {
+        case 1:
+            if (g.wt == TROVE__PB_VARINT) {
+                kid = trove__pr_map_get(&s->anames, g.v);
+                key = NULL;
+            }
+            break;
+        case 10:
+            if (g.wt == TROVE__PB_LEN && string_ok(g.data, g.len)) {
+                key = g.data;
+                klen = g.len;
+                kid = NONE;
+            }
+            break;
+        case 2: case 3: case 4: case 7:
+            if (g.wt != TROVE__PB_VARINT)
+                break;
+            have = 1;
+            sv = NULL;
+            if (g.num == 2) {
+                row.type = TROVE_ATTR_BOOL;
+                row.v.b = g.v != 0;
+            } else if (g.num == 4 || (g.num == 3 && g.v <= INT64_MAX)) {
+                row.type = TROVE_ATTR_INT;
+                row.v.i = (int64_t)g.v;
+            } else { /* a uint past int64 as its digits, a pointer as hex */
+                if (g.num == 3)
+                    tlen = (size_t)snprintf(text, sizeof text, "%" PRIu64, g.v);
+                else
+                    tlen = (size_t)snprintf(text, sizeof text, "0x%" PRIx64, g.v);
+                row.type = g.num == 3 ? TROVE_ATTR_JSON : TROVE_ATTR_STRING;
+                sv = (const uint8_t *)text;
+                svlen = tlen;
+            }
+            break;
+        case 5:
+            if (g.wt == TROVE__PB_FIXED64) {
+                have = 1;
+                sv = NULL;
+                row.type = TROVE_ATTR_DOUBLE;
+                memcpy(&row.v.d, &g.v, 8);
+            }
+            break;
+        case 6:
+        case 9:
+            if (g.wt == TROVE__PB_LEN && string_ok(g.data, g.len)) {
+                have = 1;
+                row.type = g.num == 6 ? TROVE_ATTR_STRING : TROVE_ATTR_JSON;
+                sv = g.data;
+                svlen = g.len;
+            } else {
+                other = 1;
+            }
+            break;
+        default: /* nested values, interned string values, what a later Perfetto adds */
+            other = 1;
+            break;
+        }
+    }
+    if (rc < 0 || (!key && kid == NONE) || !have || other) /* malformed: not kept, as without */
+        return TROVE_OK;
+    if (sv && (rc = trove_attrs_intern(&r->stage, sv, svlen, &row.v.s)) != TROVE_OK)
+        return rc;
+    if (kid != NONE) /* after the value: interning it may move the strings */
+        key = (const uint8_t *)trove_attrs_string(&r->stage, kid, &klen);
+    if (klen > strlen(FIELD_PREFIX) && !memcmp(key, FIELD_PREFIX, strlen(FIELD_PREFIX)))
+        return stage(r, seq, TROVE_ATTR_FIELD, key + strlen(FIELD_PREFIX),
+                     klen - strlen(FIELD_PREFIX), &row, kept);
+    return stage(r, seq, TROVE_ATTR_ARG, key, klen, &row, kept);
+}
+
+/* A foreign category (its name) added to the event's, joined by ","; the event's "cat" row is
+ * staged where its first category is (its value set once all are read). */
+static int add_category(struct pr *r, struct tev *e, uint64_t seq, const uint8_t *p, size_t n)
+{
+    int rc = r->cats.len ? trove_bytes_append(&r->cats, ",", 1) : TROVE_OK, kept;
+    if (rc == TROVE_OK && e->cat_row == SIZE_MAX) {
+        struct trove_attr row;
+        memset(&row, 0, sizeof row);
+        row.type = TROVE_ATTR_STRING;
+        e->cat_row = r->stage.n;
+        if ((rc = trove_attrs_intern(&r->stage, "", 0, &row.v.s)) == TROVE_OK)
+            rc = stage(r, seq, TROVE_ATTR_FIELD, (const uint8_t *)"cat", 3, &row, &kept);
+    }
+    return rc != TROVE_OK ? rc : trove_bytes_append(&r->cats, p, n);
+}
+
+/* A LogMessage's body (body_iid 2, interned) as the FIELD row "log_message". */
+static int log_message(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t seq,
+                       int *kept)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    struct trove_attr row;
+    uint32_t id = NONE;
     int rc;
 
+    *kept = 0;
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK)
+        if (g.num == 2 && g.wt == TROVE__PB_VARINT)
+            id = trove__pr_map_get(&s->bodies, g.v);
+    if (rc < 0 || id == NONE) /* malformed, or no body: not kept */
+        return TROVE_OK;
+    memset(&row, 0, sizeof row);
+    row.type = TROVE_ATTR_STRING;
+    row.v.s = id;
+    return stage(r, seq, TROVE_ATTR_FIELD, (const uint8_t *)"log_message", 11, &row, kept);
+}
+
+static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f,
+                            uint64_t seq, struct tev *e)
+{
+    struct trove__pb m = trove__pb_sub(f);
+    struct trove__pb_field g;
+    int rc, kept;
+
     memset(e, 0, sizeof *e);
+    e->row0 = r->stage.n;
+    e->cat_row = SIZE_MAX;
+    r->cats.len = 0;
     while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
         switch (g.num) {
         case 9:
@@ -369,8 +568,15 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             if ((rc = repeated_ids(r, &g, TROVE__PB_VARINT, ids, &n, &more)) != TROVE_OK)
                 return rc;
             for (uint8_t i = 0; i < n; i++) {
-                uint32_t c = trove__pr_map_get(&s->cats, ids[i]);
+                uint32_t c = trove__pr_map_get(&s->cats, ids[i]), id;
                 note_code(e, c);
+                if (r->keep && c == 0 && (id = trove__pr_map_get(&s->fcats, ids[i])) != NONE) {
+                    size_t len;
+                    const char *str = trove_attrs_string(&r->stage, id, &len);
+                    if ((rc = add_category(r, e, seq, (const uint8_t *)str, len)) != TROVE_OK)
+                        return rc;
+                    continue;
+                }
                 e->foreign_cats += c == 0 || c == NONE;
             }
             e->foreign_cats += more;
@@ -380,14 +586,27 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             if (g.wt == TROVE__PB_LEN) {
                 uint32_t c = trove__pr_category_code(g.data, g.len);
                 note_code(e, c);
-                e->foreign_cats += c == 0;
+                if (r->keep && c == 0 && string_ok(g.data, g.len)) {
+                    if ((rc = add_category(r, e, seq, g.data, g.len)) != TROVE_OK)
+                        return rc;
+                } else {
+                    e->foreign_cats += c == 0;
+                }
             }
             break;
         case 4: /* debug_annotations */
-            e->annotations++;
+            kept = 0;
+            if (g.wt == TROVE__PB_LEN && r->keep &&
+                (rc = annotation(r, s, &g, seq, &kept)) != TROVE_OK)
+                return rc;
+            e->annotations += !kept;
             break;
         case 21: /* log_message */
-            e->logs++;
+            kept = 0;
+            if (g.wt == TROVE__PB_LEN && r->keep &&
+                (rc = log_message(r, s, &g, seq, &kept)) != TROVE_OK)
+                return rc;
+            e->logs += !kept;
             break;
         case 30:
             if (g.wt == TROVE__PB_VARINT) {
@@ -418,7 +637,39 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             break;
         }
     }
-    return rc < 0 ? field_error(r, rc, m.p, "a track event") : TROVE_OK;
+    if (rc < 0)
+        return field_error(r, rc, m.p, "a track event");
+    if (e->cat_row != SIZE_MAX && r->cats.len <= TROVE_ATTRS_MAX_STRING) {
+        uint32_t id;
+        if ((rc = trove_attrs_intern(&r->stage, r->cats.ptr, r->cats.len, &id)) != TROVE_OK)
+            return rc;
+        r->stage.rows[e->cat_row].v.s = id;
+    } else if (e->cat_row != SIZE_MAX) { /* too long to keep: the row goes */
+        memmove(&r->stage.rows[e->cat_row], &r->stage.rows[e->cat_row + 1],
+                (r->stage.n - e->cat_row - 1) * sizeof *r->stage.rows);
+        r->stage.n--;
+        e->foreign_cats++;
+    }
+    return TROVE_OK;
+}
+
+/* The rows staged for event e are not kept (a slice's end, an event trove skips): counted as
+ * what they were. */
+static void drop_rows(struct pr *r, struct tev *e)
+{
+    for (size_t i = e->row0; i < r->stage.n; i++) {
+        size_t len;
+        const char *k = trove_attrs_string(&r->stage, r->stage.rows[i].key, &len);
+        if (r->stage.rows[i].scope == TROVE_ATTR_ARG)
+            e->annotations++;
+        else if (len == 3 && !memcmp(k, "cat", 3))
+            e->foreign_cats++;
+        else if (len == 11 && !memcmp(k, "log_message", 11))
+            e->logs++;
+        else
+            e->annotations++; /* a trove.field. annotation */
+    }
+    r->stage.n = e->row0;
 }
 
 /* The name of a track event: its interned or inline name, else the track's, else "". */
@@ -490,8 +741,10 @@ static int track_event(struct pr *r, struct seq *s, const struct trove__pb_field
     uint8_t kind, extra;
     int rc;
 
-    if ((rc = read_track_event(r, s, f, &e)) != TROVE_OK)
+    if ((rc = read_track_event(r, s, f, seq, &e)) != TROVE_OK)
         return rc;
+    if (e.type != 1 && e.type != 4 && !(e.type == 3 && e.code < CODE_FLOW0))
+        drop_rows(r, &e); /* an end, a flow point, a type trove skips: no event of its own */
     r->st.track_events++;
     r->st.annotated_events += e.annotations != 0;
     r->st.annotations += e.annotations;
@@ -615,6 +868,9 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
     if ((flags & 1) || cleared) { /* SEQ_INCREMENTAL_STATE_CLEARED */
         trove__pr_map_clear(&s->names);
         trove__pr_map_clear(&s->cats);
+        trove__pr_map_clear(&s->anames);
+        trove__pr_map_clear(&s->fcats);
+        trove__pr_map_clear(&s->bodies);
         trove__pfp_clear(s->prof);
         s->def_clock = 0;
         s->has_def_track = 0;
@@ -767,6 +1023,60 @@ static int track_names(struct pr *r, struct trove_names *tmp)
     return rc;
 }
 
+/* The staged rows to attrs, each as the event its record became (base + its index in the
+ * order: a record's seq is its event's, a slice's its begin's); the staged strings taken as
+ * they are when attrs is empty. On error attrs has the rows it had. */
+static int hand_rows(struct pr *r, uint64_t base, struct trove_attrs *attrs)
+{
+    const struct trove_attrs *st = &r->stage;
+    size_t n0 = attrs->n;
+    int rc = TROVE_OK, adopted = 0;
+
+    if (st->n == 0)
+        return TROVE_OK;
+    if (attrs->n == 0 && attrs->nstr == 0) {
+        struct trove_attrs t = *attrs;
+        t.bytes = r->stage.bytes;
+        t.nbytes = r->stage.nbytes;
+        t.capbytes = r->stage.capbytes;
+        t.off = r->stage.off;
+        t.len = r->stage.len;
+        t.nstr = r->stage.nstr;
+        t.capstr = r->stage.capstr;
+        t.caplen = r->stage.caplen;
+        t.index = r->stage.index;
+        t.index_mask = r->stage.index_mask;
+        r->stage.bytes = attrs->bytes;
+        r->stage.off = attrs->off;
+        r->stage.len = attrs->len;
+        r->stage.index = attrs->index;
+        r->stage.capbytes = attrs->capbytes;
+        r->stage.capstr = attrs->capstr;
+        r->stage.caplen = attrs->caplen;
+        r->stage.nbytes = r->stage.nstr = r->stage.index_mask = 0;
+        *attrs = t;
+        adopted = 1;
+    }
+    for (size_t i = 0; rc == TROVE_OK && i < r->nrec; i++) {
+        size_t lo = trove_attrs_find(st, r->rec[i].seq), hi;
+        for (hi = lo; hi < st->n && st->rows[hi].event == r->rec[i].seq;)
+            hi++;
+        if (adopted) {
+            for (; rc == TROVE_OK && lo < hi; lo++) {
+                struct trove_attr row = st->rows[lo];
+                row.event = base + i;
+                rc = trove_attrs_add(attrs, &row);
+            }
+        } else if (lo < hi) {
+            rc = trove_attrs_append(attrs, st, lo, hi, base + i, r->rec[i].seq);
+        }
+    }
+    if (rc != TROVE_OK)
+        attrs->n = n0;
+    r->st.attr_rows = attrs->n - n0;
+    return rc;
+}
+
 static void pr_free(struct pr *r)
 {
     for (size_t i = 0; i < r->ntracks; i++)
@@ -775,6 +1085,9 @@ static void pr_free(struct pr *r)
     for (size_t i = 0; i < r->nseqs; i++) {
         trove__pr_map_free(&r->seqs[i].names);
         trove__pr_map_free(&r->seqs[i].cats);
+        trove__pr_map_free(&r->seqs[i].anames);
+        trove__pr_map_free(&r->seqs[i].fcats);
+        trove__pr_map_free(&r->seqs[i].bodies);
         trove__pfp_free(r->seqs[i].prof);
     }
     free(r->seqs);
@@ -786,6 +1099,8 @@ static void pr_free(struct pr *r)
     free(r->rec);
     free(r->flows);
     trove__pr_map_free(&r->flow_seen);
+    trove_attrs_free(&r->stage);
+    trove_bytes_free(&r->cats);
 }
 
 int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfetto_options *opt,
@@ -811,6 +1126,7 @@ int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfe
     r.diag = diag;
     r.strict = opt && opt->strict;
     r.profile = opt ? opt->profile : NULL;
+    r.keep = opt && opt->attrs;
     if (len == 0) {
         rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, 0, "empty input: not a Perfetto trace");
         goto out;
@@ -827,8 +1143,13 @@ int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfe
     TROVE_TRY(rc, trove_events_reserve(events, r.nrec));
     if (flows)
         TROVE_TRY(rc, trove_flows_reserve(flows, r.nflows));
-    if (names)
-        TROVE_TRY(rc, trove_names_merge(names, tmp));
+    if (r.keep)
+        TROVE_TRY(rc, hand_rows(&r, events->len, opt->attrs));
+    if (names && (rc = trove_names_merge(names, tmp)) != TROVE_OK) {
+        if (r.keep)
+            opt->attrs->n -= (size_t)r.st.attr_rows;
+        goto out;
+    }
     for (size_t i = 0; i < r.nrec; i++) {
         const struct trove__trec *e = &r.rec[i];
         events->ev[events->len + i] = (struct trove_event){

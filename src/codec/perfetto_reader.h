@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trove/attrs.h"
 #include "trove/trace.h"
 
 #define INPUT_DEFAULT ((uint64_t)4 << 30)
@@ -84,6 +85,8 @@ struct seq {
     struct clock clocks[MAX_CLOCKS];
     uint32_t nclocks;
     struct map names, cats;   /* iid -> pname index, iid -> category code */
+    struct map anames, fcats, bodies; /* (opt->attrs) iid -> a string of r->stage: debug
+                                 annotation names, foreign categories, log message bodies */
     struct trove__pfp *prof;  /* the interned profile entries (made at the first; with a
                                  profile to read into only) */
 };
@@ -116,6 +119,9 @@ struct pr {
     struct map flow_seen;     /* flow ids seen (flows of traces trove did not write) */
     struct trove_profile *profile; /* the caller's: perf samples go into it (NULL: skipped) */
     uint32_t seqno;           /* events in order of appearance */
+    int keep;                 /* opt->attrs was given */
+    struct trove_attrs stage; /* the track events' rows, by seqno */
+    struct trove_bytes cats;  /* an event's foreign categories, joined by "," */
 };
 
 /* The top-level packets: f for each, in order. pass 1 reads descriptors only. */

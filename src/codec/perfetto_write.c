@@ -62,6 +62,16 @@
 #define TE_NAME_IID 10
 #define TE_TRACK_UUID 11
 #define TE_DOUBLE_COUNTER 44
+#define TE_DEBUG_ANNOTATIONS 4
+#define TE_CATEGORIES 22
+#define DA_BOOL 2
+#define DA_INT 4
+#define DA_DOUBLE 5
+#define DA_STRING 6
+#define DA_JSON 9
+#define DA_NAME 10
+#define DA_NAME_IID 1
+#define IN_DEBUG_ANNOTATION_NAMES 3
 #define TE_FLOW_IDS 47
 #define TE_TERMINATING_FLOW_IDS 48
 /* ProcessDescriptor.legacy_sort_index and ThreadDescriptor.legacy_sort_index (int32) */
@@ -115,6 +125,12 @@ struct trove__pf {
     uint8_t *cat_sent;        /* the categories interned so far, by iid (cat_iid) */
     struct trove__tdepth *depth; /* the reader's depths, predicted (trace_depth.h) */
     uint64_t last_ts;
+    const struct trove_attrs *attrs; /* the events' attributes (may be NULL) */
+    uint32_t *aname_iid;      /* the iid each annotation name was interned with, 0 before
+                                 it: at 2k (ARG) or 2k + 1 (FIELD) for attrs' string k; iids
+                                 in order of first use, so that the bytes do not depend on
+                                 the table's ids; made at the first annotation */
+    uint32_t anames;          /* iids handed out */
 };
 
 /* Track uuids, small so that their varints are: the low two bits say what a track is. */
@@ -337,6 +353,86 @@ static int use_category(struct trove__pf *w, uint32_t iid, const char *cat)
     return trove__pb_uint(&w->te, TE_CATEGORY_IIDS, iid);
 }
 
+/* The attribute rows of event seq into w->te: its FIELD row "cat" as a category of its own
+ * (categories 22), its ARG rows as debug annotations (a name inline, the value by its type:
+ * bool 2, int 4, double 5, string 6, JSON 9 as legacy JSON), its other FIELD rows as debug
+ * annotations named "trove.field.KEY", which the reader takes back as FIELD rows. */
+static int put_rows(struct trove__pf *w, uint64_t seq)
+{
+    const struct trove_attrs *a = w->attrs;
+    size_t lo = trove_attrs_find(a, seq);
+    int rc = TROVE_OK;
+
+    for (; rc == TROVE_OK && a && lo < a->n && a->rows[lo].event == seq; lo++) {
+        const struct trove_attr *r = &a->rows[lo];
+        size_t klen = 0, vlen = 0;
+        const char *k = trove_attrs_string(a, r->key, &klen), *v;
+        uint64_t bits, iid;
+        size_t slot;
+        if (r->scope == TROVE_ATTR_TRACE)
+            continue;
+        if (r->scope == TROVE_ATTR_FIELD && klen == 3 && !memcmp(k, "cat", 3) &&
+            r->type == TROVE_ATTR_STRING) {
+            v = trove_attrs_string(a, r->v.s, &vlen);
+            rc = trove__pb_bytes(&w->te, TE_CATEGORIES, v, vlen);
+            continue;
+        }
+        /* the name, interned at its first use */
+        slot = 2 * (size_t)r->key + (r->scope == TROVE_ATTR_FIELD);
+        if (!w->aname_iid && !(w->aname_iid = trove__calloc(2 * a->nstr, sizeof *w->aname_iid)))
+            return TROVE_ERR_NOMEM;
+        iid = w->aname_iid[slot];
+        if (!iid) {
+            static const char pre[] = "trove.field.";
+            iid = w->anames + 1;
+            w->sub2.len = 0;
+            if ((rc = trove__pb_uint(&w->sub2, 1, iid)) != TROVE_OK ||
+                (rc = trove__pb_tag(&w->sub2, 2, TROVE__PB_LEN)) != TROVE_OK ||
+                (rc = trove__pb_varint(&w->sub2, (r->scope == TROVE_ATTR_FIELD ? sizeof pre - 1 : 0) +
+                                                     klen)) != TROVE_OK ||
+                (r->scope == TROVE_ATTR_FIELD &&
+                 (rc = trove_bytes_append(&w->sub2, pre, sizeof pre - 1)) != TROVE_OK) ||
+                (rc = trove_bytes_append(&w->sub2, k, klen)) != TROVE_OK ||
+                (rc = trove__pb_bytes(&w->in, IN_DEBUG_ANNOTATION_NAMES, w->sub2.ptr,
+                                      w->sub2.len)) != TROVE_OK)
+                return rc;
+            w->aname_iid[slot] = (uint32_t)iid;
+            w->anames++;
+        }
+        w->sub.len = 0;
+        if ((rc = trove__pb_uint(&w->sub, DA_NAME_IID, iid)) != TROVE_OK)
+            return rc;
+        switch (r->type) {
+        case TROVE_ATTR_INT:
+            rc = trove__pb_uint(&w->sub, DA_INT, (uint64_t)r->v.i);
+            break;
+        case TROVE_ATTR_DOUBLE:
+            memcpy(&bits, &r->v.d, 8);
+            rc = trove__pb_fixed64(&w->sub, DA_DOUBLE, bits);
+            break;
+        case TROVE_ATTR_BOOL:
+            rc = trove__pb_uint(&w->sub, DA_BOOL, r->v.b);
+            break;
+        default:
+            v = trove_attrs_string(a, r->v.s, &vlen);
+            rc = trove__pb_bytes(&w->sub, r->type == TROVE_ATTR_JSON ? DA_JSON : DA_STRING, v,
+                                 vlen);
+            break;
+        }
+        if (rc == TROVE_OK)
+            rc = trove__pb_bytes(&w->te, TE_DEBUG_ANNOTATIONS, w->sub.ptr, w->sub.len);
+    }
+    return rc;
+}
+
+void trove__pf_attrs(struct trove__pf *w, const struct trove_attrs *attrs)
+{
+    w->attrs = attrs;
+    free(w->aname_iid);
+    w->aname_iid = NULL;
+    w->anames = 0;
+}
+
 /* The packet for the track event in w->te (and the interned data in w->in) at ts. */
 static int event_packet(struct trove__pf *w, uint64_t ts, struct trove__tout *out)
 {
@@ -384,6 +480,8 @@ int trove__pf_event(struct trove__pf *w, const struct trove__tsrec *e, int end,
                 return rc;
         }
         if (type == 4 && (rc = trove__pb_fixed64(&w->te, TE_DOUBLE_COUNTER, e->dur_ns)) != TROVE_OK)
+            return rc;
+        if ((rc = put_rows(w, e->seq)) != TROVE_OK)
             return rc;
     }
     if (type == 1 || type == 3) { /* the depth, where the reader's geometry would miss it */
@@ -553,6 +651,7 @@ void trove__pf_free(struct trove__pf *w)
 {
     if (!w)
         return;
+    free(w->aname_iid);
     trove_bytes_free(&w->pkt);
     trove_bytes_free(&w->te);
     trove_bytes_free(&w->sub);

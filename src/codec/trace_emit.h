@@ -71,6 +71,9 @@ int trove__pf_new(const struct trove__tset *ev, const struct trove_flow *flows, 
                   const struct trove_names *names, struct trove__pf **out,
                   struct trove_diag *diag);
 void trove__pf_free(struct trove__pf *w);
+/* The events' attributes (borrowed; NULL: none; rows in event order): each event's go with
+ * its begin (docs/formats/perfetto.md, "Attributes"). */
+void trove__pf_attrs(struct trove__pf *w, const struct trove_attrs *attrs);
 /*
  * The lane of slice r: given every slice in START order, each goes on the first lane of its
  * track whose open slices all contain it. Lanes are counted for the track descriptors; after

@@ -289,6 +289,8 @@ int trove_trace_writer_finish(struct trove_trace_writer *w, const struct trove_n
         TROVE_TRY(rc, trove__cj_new(names, flows, nflows, &cj));
     if (cj)
         trove__cj_attrs(cj, w->attrs, w->meta);
+    if (pf)
+        trove__pf_attrs(pf, w->attrs);
     TROVE_TRY(rc, sort_ends(w, pf, &ends, diag));
     if (pf)
         trove__pf_lanes_again(pf);

@@ -216,13 +216,12 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
         in_fail(diag, rc, "%s: writing %s: %s", x->out, what, trove_strerror(rc));
         goto out;
     }
-    if (x->format == TROVE_EXPORT_PERFETTO && attrs.n + meta.n)
-        trove_warn(x->in_opt.warnings, attrs.n + meta.n,
-                   "%zu attribute rows (args, categories, other members) not written: the "
-                   "Perfetto export does not carry them yet; --format chrome-json "
-                   "does",
-                   attrs.n + meta.n);
-    else if ((rc = trove_trace_writer_attrs(w, &attrs, &meta)) != TROVE_OK) {
+    if (x->format == TROVE_EXPORT_PERFETTO && meta.n)
+        trove_warn(x->in_opt.warnings, meta.n,
+                   "%zu members of the trace (its metadata) not written: a Perfetto trace has "
+                   "no place for them; --format chrome-json or bundle keeps them",
+                   meta.n);
+    if ((rc = trove_trace_writer_attrs(w, &attrs, &meta)) != TROVE_OK) {
         in_fail(diag, rc, "%s: writing %s: the attributes go back in event", x->out, what);
         goto out;
     }

@@ -13,7 +13,7 @@ int in_load_perfetto_mem(const char *label, const uint8_t *buf, size_t len,
                          struct trove_names *names, struct trove_flows *flows,
                          struct trove_diag *diag)
 {
-    struct trove_perfetto_options po = {opt->strict, 0, opt->profile};
+    struct trove_perfetto_options po = {opt->strict, 0, opt->profile, opt->attrs};
     struct trove_perfetto_stats st;
     struct trove_diag d = {0};
     int rc = trove_perfetto_read(buf, len, &po, events, names, flows, &st, &d);
@@ -37,9 +37,12 @@ int in_load_perfetto_mem(const char *label, const uint8_t *buf, size_t len,
     /* what the kept track events carried that is not kept (docs/formats/perfetto.md) */
     if (st.annotated_events)
         trove_warn(opt->warnings, st.annotated_events,
-                   "%s: not kept: the debug annotations of %llu track events (%llu annotations); "
-                   "trove keeps no event attributes", label,
-                   (unsigned long long)st.annotated_events, (unsigned long long)st.annotations);
+                   "%s: not kept: the debug annotations of %llu track events (%llu annotations)%s",
+                   label, (unsigned long long)st.annotated_events,
+                   (unsigned long long)st.annotations,
+                   opt->attrs ? "; nested values, interned string values, and those of slice "
+                                "ends and events trove skips keep none"
+                              : "; trove keeps no event attributes");
     if (st.category_events)
         trove_warn(opt->warnings, st.category_events,
                    "%s: not kept: the categories of %llu track events", label,

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # cli_attrs.sh: a Chrome trace's args, categories, other members (tts, tdur, ...) and
 # top-level members come back from trove equal as JSON values (python's json): the sample
-# trace imported into a store and exported again as Chrome JSON, and exported straight from
-# the file (docs/formats/chrome-json.md, "Attributes"); every event trove keeps checked, the
-# import's count of rows in --json; what cannot carry them yet says so (a window of a
-# capture, the Perfetto export, an append).
+# trace imported into a store and exported again as Chrome JSON, exported straight from the
+# file, through a bundle (args.parquet, and DuckDB's join of docs/formats/bundle.md against
+# python) and through a Perfetto trace (docs/formats/chrome-json.md, "Attributes"); every
+# event trove keeps checked, the import's count of rows in --json; what cannot carry them
+# says so (a window of a capture, the trace's metadata in Perfetto, an append).
 # usage: cli_attrs.sh TROVE SOURCE_DIR [SHARED_DATA_DIR]
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -98,9 +99,16 @@ fi
 "$trove" export --capture dom --store "$tmp/s" --format chrome-json --from-ns 590000000000 -o "$tmp/win.json" 2> "$tmp/win.err" ||
     bad "a window"
 check grep -q "attribute rows not written: a window" "$tmp/win.err"
+# through Perfetto: every event's attributes there and back (the trace's metadata has no
+# place in a Perfetto trace, and says so)
 "$trove" export store:dom --store "$tmp/s" --format perfetto -o "$tmp/p.pftrace" 2> "$tmp/p.err" ||
     bad "perfetto"
-check grep -q "attribute rows (args, categories, other members) not written: the Perfetto export" "$tmp/p.err"
+check grep -q "1 members of the trace (its metadata) not written: a Perfetto trace has no place" "$tmp/p.err"
+"$trove" import "$tmp/p.pftrace" --store "$tmp/s" --name viap --json -q > "$tmp/imp4.json" || bad "import the Perfetto trace"
+json "$tmp/imp4.json" "j['attr_rows'] == $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["attr_rows"])' "$tmp/imp.json") - 1 and j['warnings'] == []"
+"$trove" export store:viap --store "$tmp/s" --format chrome-json -o "$tmp/viap.json" -q || bad "export via Perfetto"
+python3 "$equal" "$tmp/dom.json" "$tmp/viap.json" --no-top > "$tmp/eq4.json" || bad "Perfetto round trip: $(cat "$tmp/eq4.json")"
+json "$tmp/eq4.json" 'j["events"] == 306749 and j["differ"] == 0'
 # an append to a service's capture keeps none, and says so in the HTTP answer
 printf '[{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1,"args":{"k":1}}]' > "$tmp/one.json"
 s=$tmp/s

@@ -174,9 +174,10 @@ print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"
         check cmp -s "$tmp/sr.$f" "$tmp/sm.$f"
     done
     # the JSON carries the events' attributes (args, categories, tts, ...) and, a range too,
-    # the trace's top-level members: recorded again when the writer began to write them
+    # the trace's top-level members; the Perfetto trace the events' as debug annotations and
+    # categories: recorded again when the writers began to write them
     want_sa_json=95a4bb729e0eab6da8c554719b19c6422fe678490c9c08c9904680d6b779d5b1
-    want_sa_pf=877e60ceb5980cfaf75747b4c3e8c7626ff645b98fbde0d13d33ef026c80cf93
+    want_sa_pf=e0331e492f63d5b53dac2d68076e1ce25e141cc669385d16b1c89c230db0b5ad
     # the range's outputs carry the depths of events whose enclosing zones began before it
     # (an importer cannot count those zones): recorded again when the writers began to carry
     # such depths

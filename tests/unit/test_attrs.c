@@ -397,6 +397,22 @@ static void test_scope_append(void)
         const char *v = trove_attrs_string(&b, b.rows[3].v.s, NULL);
         CHECK(len == 3 && !memcmp(k, "url", 3) && !strcmp(v, "https://example.org/"));
     }
+    /* a part of one of its own strings interned as the table grows (the bytes move) */
+    {
+        struct trove_attrs t;
+        uint32_t id0, id1;
+        size_t len;
+        const char *s0;
+        memset(&t, 0, sizeof t);
+        CHECK_EQ_INT(trove_attrs_intern(&t, "abcdefghijkl", 12, &id0), TROVE_OK);
+        for (int k = 0; k < 40; k++) {
+            s0 = trove_attrs_string(&t, id0, &len);
+            CHECK_EQ_INT(trove_attrs_intern(&t, s0 + 1 + k % 10, 2, &id1), TROVE_OK);
+            CHECK(!memcmp(trove_attrs_string(&t, id1, NULL), "abcdefghijkl" + 1 + k % 10, 2));
+            CHECK_EQ_INT(trove_attrs_intern(&t, s0, 12 - k % 12, &id1), TROVE_OK);
+        }
+        trove_attrs_free(&t);
+    }
     /* an event under unshift, a range past the rows: refused, b as it was */
     CHECK_EQ_INT(trove_attrs_append(&b, &a, 0, 2, 0, 1), TROVE_ERR_INVALID);
     CHECK_EQ_INT(trove_attrs_append(&b, &a, 0, 7, 0, 0), TROVE_ERR_INVALID);

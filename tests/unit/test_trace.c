@@ -751,7 +751,7 @@ static void test_profile(void)
     struct trove_trace_writer_options wo = {TROVE_TRACE_PERFETTO, 0, 0, NULL};
     struct trove_trace_writer_stats wst;
     struct trove_trace_writer *w = NULL;
-    struct trove_perfetto_options po = {1, 0, NULL};
+    struct trove_perfetto_options po = {1, 0, NULL, NULL};
     struct trove_perfetto_stats st;
     struct trove_bytes out = {0};
     struct trove_sink sink = {bytes_sink, &out};
@@ -947,7 +947,7 @@ static void test_perfetto_not_kept(void)
 {
     struct pb p = {{0}, 0}, e1 = {{0}, 0}, e2 = {{0}, 0}, pk1 = {{0}, 0}, pk2 = {{0}, 0};
     struct pb ann = {{0}, 0}, cat = {{0}, 0}, trove_cat = {{0}, 0};
-    struct trove_perfetto_options opt = {0, 0, NULL};
+    struct trove_perfetto_options opt = {0, 0, NULL, NULL};
     struct trove_perfetto_stats st;
     struct trove_events ev = {0};
     struct trove_diag diag = {0};
@@ -991,7 +991,7 @@ static void test_perfetto_not_kept(void)
  * an integer 0..255, or a kind the phase cannot be, is refused; a good one is kept. */
 static int decode_with_profile(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
 {
-    struct trove_perfetto_options opt = {1, 0, NULL};
+    struct trove_perfetto_options opt = {1, 0, NULL, NULL};
     int rc;
     if (trove_profile_new(&opt.profile) != TROVE_OK)
         abort();
@@ -1085,7 +1085,7 @@ static void test_bad(void)
     CHECK_EQ_INT(trove_perfetto_write(&t, &g, NULL), TROVE_OK);
     for (size_t len = 0; len < g.len; len++) {
         uint8_t *copy = malloc(len ? len : 1);
-        struct trove_perfetto_options loose = {0, 0, NULL};
+        struct trove_perfetto_options loose = {0, 0, NULL, NULL};
         int rc;
         memcpy(copy, g.ptr, len);
         rc = trove_perfetto_read(copy, len, &loose, &out, NULL, NULL, NULL, NULL);
@@ -1149,7 +1149,7 @@ static void test_bad(void)
     put_event(&p, 100, 1, 5);
     expect_bad(&p, TROVE_ERR_UNMATCHED, "never ends", "unmatched begin", "lone-begin.pftrace");
     {
-        struct trove_perfetto_options loose = {0, 0, NULL};
+        struct trove_perfetto_options loose = {0, 0, NULL, NULL};
         struct trove_perfetto_stats st;
         CHECK_EQ_INT(trove_perfetto_read(p.b, p.n, &loose, &out, NULL, NULL, &st, NULL),
                      TROVE_OK);
