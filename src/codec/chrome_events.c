@@ -211,8 +211,8 @@ static int name_too_long(struct trove__chrome *ps, const struct trove__cfield *f
 
 /* Make p[0..len) valid UTF-8: each byte that starts no valid sequence becomes U+FFFD.
  * *out points into p or into ps->fix. */
-static int repair_utf8(struct trove__chrome *ps, const uint8_t *p, size_t len,
-                       const uint8_t **out, size_t *out_len)
+int trove__chrome_repair_utf8(struct trove__chrome *ps, const uint8_t *p, size_t len,
+                              const uint8_t **out, size_t *out_len)
 {
     size_t i = trove__utf8_valid_prefix(p, len), k;
     int rc;
@@ -248,7 +248,7 @@ static int clean_string(struct trove__chrome *ps, const struct trove__json_str *
     int rc;
     if (b->over)
         return name_too_long(ps, f, what);
-    if ((rc = repair_utf8(ps, b->ptr, b->len, out, out_len)) != TROVE_OK)
+    if ((rc = trove__chrome_repair_utf8(ps, b->ptr, b->len, out, out_len)) != TROVE_OK)
         return rc;
     if (*out_len > TROVE_NAME_MAX)
         return name_too_long(ps, f, what);
@@ -933,7 +933,7 @@ static int ev_counter(struct trove__chrome *ps)
         }
         ps->tkey.len = 0;
         /* an empty key may have no buffer behind it at all (nothing was ever kept) */
-        if ((rc = repair_utf8(ps,
+        if ((rc = trove__chrome_repair_utf8(ps,
                               a->key_len ? ps->arg_keys.ptr + a->key_off : (const uint8_t *)"",
                               a->key_len, &key, &klen)) !=
                 TROVE_OK ||

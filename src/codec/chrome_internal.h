@@ -168,6 +168,11 @@ static inline uint64_t trove__chrome_rows_of(const struct trove__chrome *ps)
 /* Act on the event whose fields are in ps->ev (its '}' was just read). */
 int trove__chrome_event(struct trove__chrome *ps);
 
+/* p[0..len) as valid UTF-8: itself, or (in ps->fix, until the next call) with each byte that
+ * starts no valid sequence made U+FFFD. TROVE_OK or TROVE_ERR_NOMEM. */
+int trove__chrome_repair_utf8(struct trove__chrome *ps, const uint8_t *p, size_t len,
+                              const uint8_t **out, size_t *out_len);
+
 /* For messages (chrome_events.c): name id (NO_NAME: "(unnamed)") as at most 60 bytes,
  * control bytes as '?'; ns as microseconds ("12.345 us"). Each returns out. */
 const char *trove__chrome_show_name(const struct trove__chrome *ps, uint32_t id, char out[72]);

@@ -249,6 +249,8 @@ static int stage_row(struct trove__chrome *ps, struct trove_attrs *t, uint64_t e
                      int *kept)
 {
     struct trove_attr r;
+    const uint8_t *p;
+    size_t len;
     int rc;
 
     *kept = 0;
@@ -257,12 +259,22 @@ static int stage_row(struct trove__chrome *ps, struct trove_attrs *t, uint64_t e
     memset(&r, 0, sizeof r);
     r.event = event;
     r.scope = scope;
-    if ((rc = trove_attrs_intern(t, key->ptr, key->len, &r.key)) != TROVE_OK)
+    /* keys and strings as valid UTF-8, as names are (a bad byte made U+FFFD): what every
+     * writer of them (JSON, Parquet) can hold */
+    if ((rc = trove__chrome_repair_utf8(ps, key->ptr, key->len, &p, &len)) != TROVE_OK)
+        return rc;
+    if (len > TROVE_ATTRS_MAX_STRING)
+        return TROVE_OK;
+    if ((rc = trove_attrs_intern(t, p, len, &r.key)) != TROVE_OK)
         return rc;
     switch (v->type) {
     case TROVE__J_STRING:
         r.type = TROVE_ATTR_STRING;
-        rc = trove_attrs_intern(t, ps->aval.ptr, ps->aval.len, &r.v.s);
+        if ((rc = trove__chrome_repair_utf8(ps, ps->aval.ptr, ps->aval.len, &p, &len)) != TROVE_OK)
+            return rc;
+        if (len > TROVE_ATTRS_MAX_STRING)
+            return TROVE_OK;
+        rc = trove_attrs_intern(t, p, len, &r.v.s);
         break;
     case TROVE__J_NUMBER:
         if (num_int64(&v->num, &r.v.i)) {

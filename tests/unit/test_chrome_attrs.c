@@ -9,6 +9,7 @@
 
 #include "trove/attrs.h"
 #include "trove/chrome.h"
+#include "trove/tables.h"
 #include "trove/trace.h"
 
 #include <stdio.h>
@@ -247,10 +248,44 @@ static void test_attrs(void)
     result_free(&r);
 }
 
+/* A key or string that is not UTF-8 is kept made valid (a bad byte U+FFFD), as names are, so
+ * that every writer of rows can hold it: the args table writes it and reads it back. */
+static void test_attrs_utf8(void)
+{
+    static const char doc[] = "[{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":1,\"pid\":1,"
+                              "\"tid\":1,\"args\":{\"k\xff\":\"v\xc3\"}}]";
+    struct trove_chrome_options opt = {0};
+    struct trove_attrs a, back;
+    struct trove_events ev = {0};
+    struct trove_bytes t = {0};
+    const char *k, *v;
+
+    memset(&a, 0, sizeof a);
+    memset(&back, 0, sizeof back);
+    opt.attrs = &a;
+    CHECK_EQ_INT(trove_chrome_import_mem((const uint8_t *)doc, sizeof doc - 1, &opt, &ev, NULL,
+                                         NULL, NULL),
+                 TROVE_OK);
+    CHECK_EQ_INT(a.n, 1);
+    if (a.n == 1) {
+        k = trove_attrs_string(&a, a.rows[0].key, NULL);
+        v = trove_attrs_string(&a, a.rows[0].v.s, NULL);
+        CHECK(!strcmp(k, "k\xef\xbf\xbd") && !strcmp(v, "v\xef\xbf\xbd"));
+    }
+    CHECK_EQ_INT(trove_tables_write_args(&a, NULL, NULL, &t, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_read_args(t.ptr, t.len, 1, &back, NULL, NULL), TROVE_OK);
+    CHECK(trove_attrs_equal(&a, &back));
+    trove_attrs_free(&a);
+    trove_attrs_free(&back);
+    trove_events_free(&ev);
+    trove_bytes_free(&t);
+}
+
 
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
     RUN(test_attrs);
+    RUN(test_attrs_utf8);
     return test_done();
 }

@@ -12,8 +12,8 @@
  * Perfetto reader, the flows object encoded and decoded, the flows table written and read;
  * and the streamed export's writers: the events table in pieces through a deflating bundle
  * entry encoder, and the bundle written front to back; the events' attributes (the Chrome
- * importer keeping them, the export writing them back, the args table written and read,
- * rows moved between tables). The store is test_oom_store.c's, the profile
+ * and Perfetto importers keeping them, the exports writing them back, the args table written
+ * and read, rows moved between tables). The store is test_oom_store.c's, the profile
  * test_oom_profile.c's.
  */
 
@@ -942,6 +942,32 @@ static int check_out(void *p, int rc)
     return ok;
 }
 
+static int op_attrs_perfetto(void *p)
+{
+    struct attrs_ctx *c = p;
+    struct trove_trace t = {c->want_ev.ev, c->want_ev.len, NULL, NULL, 0, &c->want_a, NULL};
+    return trove_perfetto_write(&t, &c->out, NULL);
+}
+
+static int op_attrs_perfetto_read(void *p)
+{
+    struct attrs_ctx *c = p;
+    struct trove_perfetto_options o = {0, 0, NULL, NULL};
+    o.attrs = &c->a;
+    return trove_perfetto_read(c->want_out.ptr, c->want_out.len, &o, &c->ev, NULL, NULL, NULL,
+                               NULL);
+}
+
+static int check_pf_read(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc == TROVE_OK ? c->ev.len == c->want_ev.len && c->a.n == c->want_a.n
+                            : c->ev.len == 0 && c->a.n == 0;
+    c->ev.len = 0;
+    trove_attrs_free(&c->a);
+    return ok;
+}
+
 static int op_args_write(void *p)
 {
     struct attrs_ctx *c = p;
@@ -996,6 +1022,12 @@ static void test_attrs_oom(void)
     c.want_out = c.out;
     memset(&c.out, 0, sizeof c.out);
     sweep("chrome json export, attributes", op_attrs_export, check_out, &c);
+    trove_bytes_free(&c.want_out);
+    CHECK_EQ_INT(op_attrs_perfetto(&c), TROVE_OK);
+    c.want_out = c.out;
+    memset(&c.out, 0, sizeof c.out);
+    sweep("perfetto write, attributes", op_attrs_perfetto, check_out, &c);
+    sweep("perfetto read, attributes", op_attrs_perfetto_read, check_pf_read, &c);
     trove_bytes_free(&c.want_out);
     CHECK_EQ_INT(op_args_write(&c), TROVE_OK);
     c.want_out = c.out;
