@@ -5,7 +5,8 @@
  * An input whose first byte is 'P' is a stream as it decompresses: the next two bytes are the
  * rows and strings the object claims, the rest the stream, wrapped here into a well-formed
  * object (zstd frame, header, checksum) so that mutations reach the parser rather than die
- * at the checksum. Any other input is an object as it is.
+ * at the checksum. An input that starts "TV" is an attrs frame of the wire
+ * (trove_attrs_wire_decode) as it is. Any other input is an object as it is.
  *
  * A table that decodes must hold together: every key and string value an id of its strings,
  * every type 1..5, a bool 0 or 1, events never going back; it re-encodes to an object that
@@ -64,7 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         len = obj.len;
     }
     memset(&t, 0x5a, sizeof t);
-    rc = trove_attrs_decode(buf, len, &t, &diag);
+    rc = size >= 2 && data[0] == 'T' && data[1] == 'V' ? trove_attrs_wire_decode(buf, len, &t, &diag)
+                                                       : trove_attrs_decode(buf, len, &t, &diag);
     if (rc != TROVE_OK) {
         struct trove_attrs sentinel;
         memset(&sentinel, 0x5a, sizeof sentinel);
@@ -83,6 +85,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     CHECK(trove_attrs_encode(&t, 1, &again) == TROVE_OK);
     memset(&back, 0, sizeof back);
     CHECK(trove_attrs_decode(again.ptr, again.len, &back, NULL) == TROVE_OK);
+    CHECK(same(&t, &back));
+    trove_attrs_free(&back);
+    again.len = 0; /* and as a frame of the wire */
+    CHECK(trove_attrs_wire_encode(&t, &again) == TROVE_OK);
+    memset(&back, 0, sizeof back);
+    CHECK(trove_attrs_wire_decode(again.ptr, again.len, &back, NULL) == TROVE_OK);
     CHECK(same(&t, &back));
     trove_attrs_free(&t);
     trove_attrs_free(&back);

@@ -107,6 +107,21 @@ int trove_attrs_encode(const struct trove_attrs *a, int level, struct trove_byte
 int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
                        struct trove_diag *diag);
 
+/*
+ * The attributes frame of the wire (format 7, docs/formats/wire.md): the rows of the events
+ * frame that follows it, by their index in that frame. Header count = rows, raw_len 0;
+ * payload = the strings' count (varint) and the same stream an attributes object holds,
+ * uncompressed. encode appends one frame to out (rows not going back, at most
+ * TROVE_WIRE_MAX_ATTRS, a payload within TROVE_WIRE_MAX_PAYLOAD): TROVE_ERR_INVALID,
+ * TROVE_ERR_LIMIT, TROVE_ERR_NOMEM, out unchanged on error. decode reads one whole frame at
+ * buf[0..len) into *out (as trove_attrs_decode: untouched on error), trusting nothing: the
+ * header's errors (trove_wire_parse_header), TROVE_ERR_FORMAT (another format),
+ * TROVE_ERR_TRUNCATED, _CORRUPT, _LIMIT, _VARINT, _NOMEM; diag offsets are the frame's.
+ */
+int trove_attrs_wire_encode(const struct trove_attrs *a, struct trove_bytes *out);
+int trove_attrs_wire_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
+                            struct trove_diag *diag);
+
 /* The first row of a (rows in event order) whose event is `event` or later: a->n when none. */
 size_t trove_attrs_find(const struct trove_attrs *a, uint64_t event);
 

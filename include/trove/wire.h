@@ -30,6 +30,7 @@ extern "C" {
 #define TROVE_WIRE_MAX_EVENTS 65536u          /* events per frame, hard limit */
 #define TROVE_WIRE_MAX_NAMES 1048576u         /* entries per names frame */
 #define TROVE_WIRE_MAX_PAYLOAD (64u << 20)    /* payload and inflated size, hard limit */
+#define TROVE_WIRE_MAX_ATTRS 1048576u         /* rows per attrs frame */
 
 /* "raw", "packed", "deflate", "names", "columnar", "columnar_deflate" -> format id; 0 if
  * unknown. And back. */
@@ -107,7 +108,8 @@ struct trove_wire_frame {
  * merged into `names` if it is not NULL and skipped (after validation) if it is.
  * A samples frame (format 6) is skipped after its header's checks, with n_events 0: a
  * reader of events passes over a stream's samples, and one that wants them decodes the same
- * bytes with trove_profile_decode (trove/profile.h). Every bound is checked; nothing is read outside buf. On error the contents of events
+ * bytes with trove_profile_decode (trove/profile.h); an attrs frame (format 7) likewise,
+ * for trove_attrs_wire_decode (trove/attrs.h). Every bound is checked; nothing is read outside buf. On error the contents of events
  * are unspecified and names is unchanged; diag gets the offset within buf and a message.
  * Errors: the header errors above, TROVE_ERR_TRUNCATED (payload shorter than declared),
  * TROVE_ERR_OVERRUN, TROVE_ERR_VARINT, TROVE_ERR_THREAD, TROVE_ERR_INFLATE, TROVE_ERR_BOMB,

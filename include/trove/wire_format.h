@@ -41,13 +41,20 @@ enum trove_kind {
                                      span (extra: enum trove_async) */
     TROVE_KIND_INSTANT = 1,       /* a zero-duration mark: Chrome I or i; extra = scope */
     TROVE_KIND_ASYNC_INSTANT = 2, /* Chrome n (async instant) */
-    TROVE_KIND_FRAME = 3,         /* a frame boundary zone (gen model) */
+    TROVE_KIND_FRAME = 3,         /* a frame: a zone the frame's work nests in (gen model,
+                                     extra 0), or the time from one frame mark to the next
+                                     (extra TROVE_FRAME_MARKS) */
     TROVE_KIND_LOCK = 4,          /* a lock wait zone (gen model) */
     TROVE_KIND_COUNTER = 5,       /* a counter sample: Chrome C; dur_ns holds the value */
     TROVE_KIND_COUNT_ = 6
 };
 
 /* Names-frame entry types (trove/event.h: struct trove_names says what each keys). */
+/* extra of a frame (kind 3) timed by frame marks (libtrove-client's TROVE_FRAME_MARK): it
+ * spans from one mark of its set (its name) to the next on its thread, at depth 0, and the
+ * thread's zones do not nest in it. */
+#define TROVE_FRAME_MARKS 1
+
 enum trove_name_type {
     TROVE_NAME_EVENT = 1,
     TROVE_NAME_THREAD = 2,
@@ -73,6 +80,7 @@ enum trove_wire_format {
     TROVE_WIRE_NAMES = 4,   /* names table entries */
     TROVE_WIRE_COLUMNAR = 5, /* each field a column of bit-packed, dictionary or run blocks */
     TROVE_WIRE_SAMPLES = 6,  /* sampled call stacks (trove/profile.h) */
+    TROVE_WIRE_ATTRS = 7,    /* attributes of the events frame that follows (trove/attrs.h) */
     /* For trove_wire_encode only: a format 5 frame whose payload went through deflate
      * level 1 (its raw_len is the columnar payload's size). It decodes as format 5. */
     TROVE_WIRE_COLUMNAR_DEFLATE = 0x105

@@ -39,6 +39,7 @@
 #include "common/hash.h"
 #include "common/sealed.h"
 #include "common/varint.h"
+#include "trove/wire.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -445,31 +446,37 @@ out:
     return rc;
 }
 
+/* Where a stream sits, for diag: the bytes before it, and what holds it. */
+struct where {
+    uint64_t base;
+    const char *what;
+};
+
 /* A varint of at most `bits` from [*p, end), or the error at stream offset. */
 static int get(const uint8_t **p, const uint8_t *end, unsigned bits, uint64_t *v,
-               const uint8_t *base, struct trove_diag *diag)
+               const uint8_t *base, const struct where *w, struct trove_diag *diag)
 {
     int why = 0;
     const uint8_t *q = trove_get_varint(*p, end, bits, v, &why);
     if (!q)
         return TROVE_FAIL(diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT,
-                          FIXED + (uint64_t)(*p - base),
-                          "%s: %s at byte %" PRIu64 " of its stream", WHAT,
+                          w->base + (uint64_t)(*p - base),
+                          "%s: %s at byte %" PRIu64 " of its stream", w->what,
                           why == 1 ? "a varint cut by the end" : "a varint too wide",
                           (uint64_t)(*p - base));
     *p = q;
     return TROVE_OK;
 }
 
-static int bad(struct trove_diag *diag, uint64_t at, const char *what)
+static int bad(struct trove_diag *diag, const struct where *w, uint64_t at, const char *what)
 {
-    return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, FIXED + at, "%s: %s at byte %" PRIu64 " of its stream",
-                      WHAT, what, at);
+    return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, w->base + at, "%s: %s at byte %" PRIu64 " of its stream",
+                      w->what, what, at);
 }
 
 /* The stream s[0..r) of n rows and ns strings into t (empty, sized for them). */
 static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct trove_attrs *t,
-                 struct trove_diag *diag)
+                 const struct where *w, struct trove_diag *diag)
 {
     const uint8_t *p = s, *end = s + r;
     uint64_t v, ev = 0;
@@ -480,59 +487,59 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
 
     for (uint64_t i = 0; i < ns; i++) {
         uint32_t id;
-        if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+        if ((rc = get(&p, end, 32, &v, s, w, diag)) != TROVE_OK)
             return rc;
         if (v > TROVE_ATTRS_MAX_STRING || v > (uint64_t)(end - p))
-            return bad(diag, (uint64_t)(p - s), "a string longer than the stream or 1 MiB");
+            return bad(diag, w, (uint64_t)(p - s), "a string longer than the stream or 1 MiB");
         if ((rc = trove_attrs_intern(t, p, (size_t)v, &id)) != TROVE_OK)
-            return TROVE_FAIL(diag, rc, FIXED + (uint64_t)(p - s), "%s: out of memory", WHAT);
+            return TROVE_FAIL(diag, rc, w->base + (uint64_t)(p - s), "%s: out of memory", w->what);
         if (id != i) /* a string given twice would make ids shift */
-            return bad(diag, (uint64_t)(p - s), "a string given twice");
+            return bad(diag, w, (uint64_t)(p - s), "a string given twice");
         p += v;
     }
     for (uint64_t i = 0; i < n; i++) {
-        if ((rc = get(&p, end, 64, &v, s, diag)) != TROVE_OK)
+        if ((rc = get(&p, end, 64, &v, s, w, diag)) != TROVE_OK)
             return rc;
         if (v > UINT64_MAX - ev)
-            return bad(diag, (uint64_t)(p - s), "an event index past 2^64");
+            return bad(diag, w, (uint64_t)(p - s), "an event index past 2^64");
         ev += v;
         t->rows[i].event = ev;
     }
     for (uint64_t i = 0; i < n; i++) {
-        if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+        if ((rc = get(&p, end, 32, &v, s, w, diag)) != TROVE_OK)
             return rc;
         if (v >= ns)
-            return bad(diag, (uint64_t)(p - s), "a key past the strings");
+            return bad(diag, w, (uint64_t)(p - s), "a key past the strings");
         t->rows[i].key = (uint32_t)v;
     }
     if ((uint64_t)(end - p) < n)
-        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: the types cut by the end", WHAT);
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, w->base + r, "%s: the types cut by the end", w->what);
     for (uint64_t i = 0; i < n; i++, p++) {
         uint8_t type = *p & 15, scope = *p >> 4;
         if (type < TROVE_ATTR_INT || type > TROVE_ATTR_JSON)
-            return bad(diag, (uint64_t)(p - s), "a type outside 1..5");
+            return bad(diag, w, (uint64_t)(p - s), "a type outside 1..5");
         if (scope > TROVE_ATTR_TRACE)
-            return bad(diag, (uint64_t)(p - s), "a scope outside 0..2");
+            return bad(diag, w, (uint64_t)(p - s), "a scope outside 0..2");
         t->rows[i].type = type;
         t->rows[i].scope = scope;
     }
     /* the keys whose ints are differences, then ints, doubles, string ids, bools */
     if (ns && (!(last = trove__calloc((size_t)ns, sizeof *last)) ||
                !(delta = trove__calloc((size_t)ns, 1)))) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, FIXED, "%s: out of memory", WHAT);
+        rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, w->base, "%s: out of memory", w->what);
         goto out;
     }
-    if ((rc = get(&p, end, 32, &nd, s, diag)) != TROVE_OK)
+    if ((rc = get(&p, end, 32, &nd, s, w, diag)) != TROVE_OK)
         goto out;
     if (nd > ns) {
-        rc = bad(diag, (uint64_t)(p - s), "more keys of differences than strings");
+        rc = bad(diag, w, (uint64_t)(p - s), "more keys of differences than strings");
         goto out;
     }
     for (uint64_t k = 0, prevk = 0; k < nd; k++) {
-        if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+        if ((rc = get(&p, end, 32, &v, s, w, diag)) != TROVE_OK)
             goto out;
         if (v >= ns || (k && v <= prevk)) {
-            rc = bad(diag, (uint64_t)(p - s), "a key of differences past the strings or not rising");
+            rc = bad(diag, w, (uint64_t)(p - s), "a key of differences past the strings or not rising");
             goto out;
         }
         delta[v] = 1;
@@ -542,7 +549,7 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
         struct trove_attr *a = &t->rows[i];
         switch (a->type) {
         case TROVE_ATTR_INT:
-            if ((rc = get(&p, end, 64, &v, s, diag)) != TROVE_OK)
+            if ((rc = get(&p, end, 64, &v, s, w, diag)) != TROVE_OK)
                 goto out;
             a->v.i = delta[a->key] ? (int64_t)((uint64_t)last[a->key] + (uint64_t)trove_unzigzag64(v))
                                    : trove_unzigzag64(v);
@@ -550,8 +557,8 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
             break;
         case TROVE_ATTR_DOUBLE:
             if (end - p < 8) {
-                rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a double cut by the end",
-                                WHAT);
+                rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, w->base + r, "%s: a double cut by the end",
+                                w->what);
                 goto out;
             }
             v = trove__get_le64(p);
@@ -560,20 +567,20 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
             break;
         case TROVE_ATTR_BOOL:
             if (p == end) {
-                rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, FIXED + r, "%s: a bool cut by the end", WHAT);
+                rc = TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, w->base + r, "%s: a bool cut by the end", w->what);
                 goto out;
             }
             if (*p > 1) {
-                rc = bad(diag, (uint64_t)(p - s), "a bool not 0 or 1");
+                rc = bad(diag, w, (uint64_t)(p - s), "a bool not 0 or 1");
                 goto out;
             }
             a->v.b = *p++;
             break;
         default:
-            if ((rc = get(&p, end, 32, &v, s, diag)) != TROVE_OK)
+            if ((rc = get(&p, end, 32, &v, s, w, diag)) != TROVE_OK)
                 goto out;
             if (v >= ns) {
-                rc = bad(diag, (uint64_t)(p - s), "a string value past the strings");
+                rc = bad(diag, w, (uint64_t)(p - s), "a string value past the strings");
                 goto out;
             }
             a->v.s = (uint32_t)v;
@@ -585,7 +592,7 @@ static int parse(const uint8_t *s, size_t r, uint64_t n, uint64_t ns, struct tro
     last = NULL;
     delta = NULL;
     if (p != end)
-        return bad(diag, (uint64_t)(p - s), "bytes after the last value");
+        return bad(diag, w, (uint64_t)(p - s), "bytes after the last value");
     t->n = (size_t)n;
     return TROVE_OK;
 out:
@@ -664,7 +671,10 @@ int trove_attrs_decode(const uint8_t *buf, size_t len, struct trove_attrs *resul
                         got, r);
         goto out;
     }
-    rc = parse(raw, (size_t)r, n, ns, out, diag);
+    {
+        static const struct where obj = {FIXED, WHAT};
+        rc = parse(raw, (size_t)r, n, ns, out, &obj, diag);
+    }
 out:
     free(raw);
     if (rc != TROVE_OK)
@@ -672,4 +682,88 @@ out:
     else
         *result = t; /* the caller's table only once the whole object decoded */
     return rc;
+}
+
+/* ---- the attributes frame of the wire --------------------------------------------------- */
+
+#define WIRE_WHAT "attributes frame"
+
+int trove_attrs_wire_encode(const struct trove_attrs *a, struct trove_bytes *out)
+{
+    size_t at;
+    int rc;
+
+    if (!a || !out)
+        return TROVE_ERR_INVALID;
+    for (size_t i = 0; i < a->n; i++)
+        if (!row_ok(a, &a->rows[i]) || (i && a->rows[i].event < a->rows[i - 1].event))
+            return TROVE_ERR_INVALID;
+    if (a->n > TROVE_WIRE_MAX_ATTRS)
+        return TROVE_ERR_LIMIT;
+    at = out->len;
+    if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE)) != TROVE_OK)
+        return rc;
+    out->len += TROVE_WIRE_HEADER_SIZE;
+    if ((rc = put_varint(out, a->nstr)) == TROVE_OK && (rc = stream(a, out)) == TROVE_OK &&
+        out->len - at - TROVE_WIRE_HEADER_SIZE > TROVE_WIRE_MAX_PAYLOAD)
+        rc = TROVE_ERR_LIMIT;
+    if (rc != TROVE_OK) {
+        out->len = at;
+        return rc;
+    }
+    out->ptr[at] = TROVE_WIRE_MAGIC0;
+    out->ptr[at + 1] = TROVE_WIRE_MAGIC1;
+    out->ptr[at + 2] = TROVE_WIRE_ATTRS;
+    out->ptr[at + 3] = TROVE_WIRE_VERSION;
+    trove__put_le32(out->ptr + at + 4, (uint32_t)a->n);
+    trove__put_le32(out->ptr + at + 8, (uint32_t)(out->len - at - TROVE_WIRE_HEADER_SIZE));
+    trove__put_le32(out->ptr + at + 12, 0);
+    return TROVE_OK;
+}
+
+int trove_attrs_wire_decode(const uint8_t *buf, size_t len, struct trove_attrs *result,
+                            struct trove_diag *diag)
+{
+    struct trove_wire_header h;
+    struct trove_attrs t;
+    const uint8_t *p, *end;
+    uint64_t ns;
+    int rc, why = 0;
+
+    memset(&t, 0, sizeof t);
+    if (!result || (!buf && len))
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "%s: no buffer or no table", WIRE_WHAT);
+    if ((rc = trove_wire_parse_header(buf, len, &h, diag)) != TROVE_OK)
+        return rc;
+    if (h.format != TROVE_WIRE_ATTRS)
+        return TROVE_FAIL(diag, TROVE_ERR_FORMAT, 2, "a %s frame, not an attrs frame",
+                          trove_wire_format_name(h.format));
+    if (len - TROVE_WIRE_HEADER_SIZE < h.payload_len)
+        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len, "%s truncated: payload of %u bytes, %zu present",
+                          WIRE_WHAT, h.payload_len, len - TROVE_WIRE_HEADER_SIZE);
+    p = buf + TROVE_WIRE_HEADER_SIZE;
+    end = p + h.payload_len;
+    if (!(p = trove_get_varint(p, end, 32, &ns, &why)))
+        return TROVE_FAIL(diag, why == 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VARINT,
+                          TROVE_WIRE_HEADER_SIZE, "%s: its strings' count is not a varint", WIRE_WHAT);
+    if (ns > TROVE_ATTRS_MAX_STRINGS)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, TROVE_WIRE_HEADER_SIZE,
+                          "%s: %" PRIu64 " strings, over 2^24", WIRE_WHAT, ns);
+    if ((uint64_t)(end - p) < ns + 4 * (uint64_t)h.count)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 8,
+                          "%s: %" PRIu64 " strings and %u rows cannot fit %zu bytes", WIRE_WHAT,
+                          ns, h.count, (size_t)(end - p));
+    if (h.count && !(t.rows = trove__calloc(h.count, sizeof *t.rows)))
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "%s: out of memory", WIRE_WHAT);
+    t.cap = h.count;
+    {
+        const struct where w = {(uint64_t)(p - buf), WIRE_WHAT};
+        rc = parse(p, (size_t)(end - p), h.count, ns, &t, &w, diag);
+    }
+    if (rc != TROVE_OK) {
+        trove_attrs_free(&t);
+        return rc;
+    }
+    *result = t;
+    return TROVE_OK;
 }

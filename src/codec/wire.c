@@ -279,8 +279,8 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
             out->n_names = h.count;
         return rc;
     }
-    if (h.format == TROVE_WIRE_SAMPLES)
-        return TROVE_OK; /* a stream's samples: trove_profile_decode reads them */
+    if (h.format == TROVE_WIRE_SAMPLES || h.format == TROVE_WIRE_ATTRS)
+        return TROVE_OK; /* trove_profile_decode, trove_attrs_wire_decode read them */
     if (h.count > cap)
         return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 4,
                           "frame of %u events is larger than the caller's %zu-event buffer",

@@ -57,6 +57,7 @@ const char *trove_wire_format_name(int format)
     case TROVE_WIRE_COLUMNAR: return "columnar";
     case TROVE_WIRE_COLUMNAR_DEFLATE: return "columnar_deflate";
     case TROVE_WIRE_SAMPLES: return "samples";
+    case TROVE_WIRE_ATTRS: return "attrs";
     default: return "unknown";
     }
 }
@@ -99,7 +100,7 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
                               "wire frame version %u; this build reads version %u (and %u for "
                               "names frames)",
                               h->version, TROVE_WIRE_VERSION, TROVE_WIRE_NAMES_VERSION);
-    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_SAMPLES)
+    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_ATTRS)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
     if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "frame payload of %u bytes over the %u limit",
@@ -110,6 +111,20 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
                                   h->count, TROVE_WIRE_MAX_NAMES);
         if (h->raw_len != 0)
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12, "names frame with nonzero raw_len");
+        return TROVE_OK;
+    }
+    if (h->format == TROVE_WIRE_ATTRS) {
+        if (h->count > TROVE_WIRE_MAX_ATTRS)
+            return trove_diag_set(diag, TROVE_ERR_LIMIT, 4, "attrs frame of %u rows over the %u limit",
+                                  h->count, TROVE_WIRE_MAX_ATTRS);
+        if (h->raw_len != 0)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 12, "attrs frame with nonzero raw_len");
+        /* the strings' count, then a byte at least for each of a row's event, key, type and
+         * value */
+        if (h->payload_len < 1 + 4 * (uint64_t)h->count)
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "attrs frame of %u rows with a %u-byte payload", h->count,
+                                  h->payload_len);
         return TROVE_OK;
     }
     if (h->count > TROVE_WIRE_MAX_EVENTS)

@@ -24,6 +24,7 @@
 #include "trove/attrs.h"
 #include "trove/digest.h"
 #include "trove/testing.h"
+#include "trove/wire.h"
 
 #define FIXED 48u
 
@@ -487,6 +488,131 @@ static void test_oom(void)
     trove_bytes_free(&g);
 }
 
+static int wire_decode(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
+{
+    return trove_attrs_wire_decode(buf, len, out, diag);
+}
+
+static void expect_bad_frame(const uint8_t *buf, size_t len, int want, uint64_t off,
+                             const char *needle, const char *what)
+{
+    corpus_write(what, buf, len);
+    test_expect_decode_error(wire_decode, sizeof(struct trove_attrs), buf, len, want, off, needle,
+                             what);
+}
+
+/* The attrs frame of the wire (format 7): the golden vector, its stream the object's, a
+ * reader of events passing it by, and bad frames: every prefix, a flipped bit anywhere,
+ * each header field, and streams broken past the header's checks. */
+static void test_wire_frame(void)
+{
+    static uint8_t work[512];
+    struct trove_attrs a, back = {0}, z = {0};
+    struct trove_bytes f = {0}, obj = {0};
+    struct trove_wire_decoder *dec = NULL;
+    struct trove_wire_frame fr;
+    struct trove_event ev[1];
+    uint8_t raw[256];
+    size_t r;
+
+    small(&a);
+    CHECK_EQ_INT(trove_attrs_wire_encode(&a, &f), TROVE_OK);
+    test_check_vector("wire_attrs.bin", f.ptr, f.len);
+    corpus_write("wire_golden.bin", f.ptr, f.len);
+    CHECK(f.len == 16 + 1 + 88); /* the header, the strings' count, the 88-byte stream */
+    CHECK(f.ptr[0] == 'T' && f.ptr[1] == 'V' && f.ptr[2] == TROVE_WIRE_ATTRS && f.ptr[3] == 1);
+    CHECK_EQ_INT(trove__get_le32(f.ptr + 4), 6);
+    CHECK_EQ_INT(trove__get_le32(f.ptr + 8), f.len - 16);
+    CHECK_EQ_INT(trove__get_le32(f.ptr + 12), 0);
+    CHECK_EQ_INT(f.ptr[16], 7);
+    /* the stream is the attributes object's, byte for byte */
+    CHECK_EQ_INT(trove_attrs_encode(&a, 1, &obj), TROVE_OK);
+    r = ZSTD_decompress(raw, sizeof raw, obj.ptr + FIXED, obj.len - FIXED - 8);
+    CHECK(r == 88 && !memcmp(raw, f.ptr + 17, r));
+    CHECK_EQ_INT(trove_attrs_wire_decode(f.ptr, f.len, &back, NULL), TROVE_OK);
+    CHECK(same(&a, &back));
+    trove_attrs_free(&back);
+    /* a reader of events passes it by */
+    CHECK_EQ_INT(trove_wire_decoder_new(&dec), TROVE_OK);
+    CHECK_EQ_INT(trove_wire_decode(dec, f.ptr, f.len, ev, 1, NULL, &fr, NULL), TROVE_OK);
+    CHECK(fr.format == TROVE_WIRE_ATTRS && fr.n_events == 0 && fr.frame_len == f.len);
+    trove_wire_decoder_free(dec);
+    CHECK(!strcmp(trove_wire_format_name(TROVE_WIRE_ATTRS), "attrs"));
+    /* an empty table: the header, no strings and no keys of differences */
+    {
+        struct trove_bytes e = {0};
+        CHECK_EQ_INT(trove_attrs_wire_encode(&z, &e), TROVE_OK);
+        CHECK(e.len == 18 && e.ptr[16] == 0 && e.ptr[17] == 0); /* no strings, no deltas */
+        CHECK_EQ_INT(trove_attrs_wire_decode(e.ptr, e.len, &back, NULL), TROVE_OK);
+        CHECK(back.n == 0 && back.nstr == 0);
+        trove_attrs_free(&back);
+        trove_bytes_free(&e);
+    }
+    /* rows going back are not encoded */
+    {
+        struct trove_bytes e = {0};
+        struct trove_attrs g;
+        small(&g);
+        g.rows[5].event = 1;
+        CHECK_EQ_INT(trove_attrs_wire_encode(&g, &e), TROVE_ERR_INVALID);
+        CHECK(e.len == 0);
+        trove_attrs_free(&g);
+    }
+    /* every prefix */
+    for (size_t k = 0; k < f.len; k++)
+        expect_bad_frame(f.ptr, k, TROVE_ERR_TRUNCATED, UINT64_MAX, NULL, "wire_prefix.bin");
+    /* a flipped bit anywhere: an error, or a table that encodes back to what was read */
+    for (size_t k = 0; k < f.len * 8; k++) {
+        int rc;
+        memcpy(work, f.ptr, f.len);
+        work[k / 8] ^= (uint8_t)(1u << (k % 8));
+        rc = trove_attrs_wire_decode(work, f.len, &back, NULL);
+        if (rc == TROVE_OK) {
+            struct trove_bytes e = {0};
+            CHECK_EQ_INT(trove_attrs_wire_encode(&back, &e), TROVE_OK);
+            trove_bytes_free(&e);
+            trove_attrs_free(&back);
+        } else {
+            CHECK(rc < 0 && back.n == 0 && !back.rows);
+        }
+    }
+    /* the header */
+    memcpy(work, f.ptr, f.len);
+    trove__put_le32(work + 4, TROVE_WIRE_MAX_ATTRS + 1);
+    expect_bad_frame(work, f.len, TROVE_ERR_LIMIT, 4, "rows over", "wire_rows_limit.bin");
+    memcpy(work, f.ptr, f.len);
+    trove__put_le32(work + 4, 23); /* 1 + 4 x 23 > the 89-byte payload */
+    expect_bad_frame(work, f.len, TROVE_ERR_CORRUPT, 8, "payload", "wire_rows_room.bin");
+    memcpy(work, f.ptr, f.len);
+    trove__put_le32(work + 12, 1);
+    expect_bad_frame(work, f.len, TROVE_ERR_CORRUPT, 12, "raw_len", "wire_raw_len.bin");
+    memcpy(work, f.ptr, f.len);
+    work[2] = TROVE_WIRE_NAMES;
+    expect_bad_frame(work, f.len, TROVE_ERR_FORMAT, 2, "not an attrs frame", "wire_format.bin");
+    memcpy(work, f.ptr, f.len);
+    work[3] = 2;
+    expect_bad_frame(work, f.len, TROVE_ERR_VERSION, 3, NULL, "wire_version.bin");
+    /* the stream: more strings than it holds, fewer rows than it holds, a byte left over */
+    memcpy(work, f.ptr, f.len);
+    work[16] = 0x7f;
+    expect_bad_frame(work, f.len, TROVE_ERR_CORRUPT, 8, "cannot fit", "wire_strings.bin");
+    memcpy(work, f.ptr, f.len);
+    trove__put_le32(work + 4, 5);
+    expect_bad_frame(work, f.len, TROVE_ERR_CORRUPT, UINT64_MAX, NULL, "wire_rows.bin");
+    memcpy(work, f.ptr, f.len);
+    work[f.len] = 0;
+    trove__put_le32(work + 8, (uint32_t)(f.len - 16 + 1));
+    expect_bad_frame(work, f.len + 1, TROVE_ERR_CORRUPT, f.len, "bytes after the last value",
+                     "wire_trailing.bin");
+    memcpy(work, f.ptr, f.len);
+    work[17 + 56 + 6] = 9; /* a key past the strings */
+    expect_bad_frame(work, f.len, TROVE_ERR_CORRUPT, 17 + 56 + 6 + 1, "a key past the strings",
+                     "wire_key.bin");
+    trove_attrs_free(&a);
+    trove_bytes_free(&f);
+    trove_bytes_free(&obj);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -497,5 +623,6 @@ int main(int argc, char **argv)
     RUN(test_scope_append);
     RUN(test_deltas);
     RUN(test_oom);
+    RUN(test_wire_frame);
     return test_done();
 }

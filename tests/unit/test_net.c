@@ -277,7 +277,7 @@ static void test_framer_refuses(void)
         uint8_t byte_at, value;
         int err;
     } cases[] = {
-        {0, 'X', TROVE_ERR_MAGIC},   {3, 9, TROVE_ERR_VERSION}, {2, 7, TROVE_ERR_FORMAT},
+        {0, 'X', TROVE_ERR_MAGIC},   {3, 9, TROVE_ERR_VERSION}, {2, 8, TROVE_ERR_FORMAT},
         {15, 0x7f, TROVE_ERR_CORRUPT}, /* raw_len set on a raw frame */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -461,6 +461,19 @@ static void test_clock(void)
     trove__clock_apply(&c, ev + 3, 2);
     CHECK_EQ_INT(ev[3].start_ns, 0);
     CHECK_EQ_INT(ev[4].start_ns, 5000 + 9223372036854765807ull);
+    /* A zone's end is converted as a start is: zones that touch in ticks touch in ns (1.5 ns
+     * each, which durations converted alone would round apart) */
+    h.tsc_ref = 1000;
+    trove__clock_init(&c, &h);
+    memset(ev, 0, 2 * sizeof *ev);
+    ev[0].start_ns = 1001;
+    ev[0].dur_ns = 3;
+    ev[1].start_ns = 1004;
+    ev[1].dur_ns = 3;
+    trove__clock_apply(&c, ev, 2);
+    CHECK_EQ_INT(ev[0].start_ns, 5000);
+    CHECK_EQ_INT(ev[0].start_ns + ev[0].dur_ns, ev[1].start_ns);
+    CHECK_EQ_INT(ev[1].start_ns, 5002);
 }
 
 
@@ -542,9 +555,9 @@ static void test_fanout_formats(void)
         CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_NAMES, &bad), TROVE_ERR_INVALID);
         CHECK(bad == NULL);
     }
-    CHECK_EQ_INT(trove__fanout_publish(fo, names, ev, 1000), TROVE_OK);
-    CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + 1000, 1000), TROVE_OK);
-    CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + 2000, 1000), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_publish(fo, names, ev, 1000, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + 1000, 1000, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + 2000, 1000, NULL), TROVE_OK);
     trove__fanout_encodings(fo, enc);
     CHECK_EQ_INT(enc[TROVE_WIRE_RAW], 3); /* once a batch, for both raw viewers */
     CHECK_EQ_INT(enc[TROVE_WIRE_PACKED], 3);
@@ -569,7 +582,7 @@ static void test_fanout_formats(void)
         uint64_t lnf = 0;
         CHECK_EQ_INT(trove_names_new(&ln), TROVE_OK);
         CHECK_EQ_INT(trove__fanout_add(fo, TROVE_WIRE_DEFLATE, &late), TROVE_OK);
-        CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev, 10), TROVE_OK);
+        CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev, 10, NULL), TROVE_OK);
         drain(late, dec[0], ln, &lo, &gaps, &lnf);
         CHECK_EQ_INT(lnf, 1);
         CHECK_EQ_INT(trove_names_count(ln), 2);
@@ -616,7 +629,7 @@ static void test_fanout_slow_viewer(void)
     for (int b = 0; b < BATCHES; b++) {
         /* names arrive twice along the way; the stalled viewer must keep both */
         const struct trove_names *add = b == 0 ? names : b == 100 ? more : NULL;
-        CHECK_EQ_INT(trove__fanout_publish(fo, add, ev + (size_t)b * BATCH, BATCH), TROVE_OK);
+        CHECK_EQ_INT(trove__fanout_publish(fo, add, ev + (size_t)b * BATCH, BATCH, NULL), TROVE_OK);
         drain(fast, d1, n1, &got_fast, &gap_fast, &nf1); /* keeps up */
     }
     CHECK_EQ_INT(gap_fast, 0);
@@ -695,7 +708,7 @@ static void test_fanout_threads(void)
         CHECK_EQ_INT(pthread_create(&th[k], NULL, drain_thread, &d[k]), 0);
     }
     for (int b = 0; b < BATCHES; b++)
-        CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + (size_t)b * BATCH, BATCH), TROVE_OK);
+        CHECK_EQ_INT(trove__fanout_publish(fo, NULL, ev + (size_t)b * BATCH, BATCH, NULL), TROVE_OK);
     atomic_store(&done, 1);
     for (int k = 0; k < 2; k++) {
         pthread_join(th[k], NULL);
