@@ -260,6 +260,15 @@ int trove_capture_writer_open(struct trove_store *s, const char *name, int appen
  * closed (the capture stays at its last commit). */
 int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_event *events,
                              size_t n, struct trove_diag *diag);
+/* As trove_capture_writer_add, with the events' attributes (trove/attrs.h; rows by index in
+ * events[0..n), not going back; may be NULL). The first rows turn the capture's attributes
+ * on (flag ATTRS; the segments before have none), and from then on every commit writes its
+ * attributes objects (docs/formats/capture.md): each full segment's is stored as it fills,
+ * the last one's at each commit. TROVE_ERR_INVALID also for rows going back or past n. */
+struct trove_attrs;
+int trove_capture_writer_add_attrs(struct trove_capture_writer *w,
+                                   const struct trove_event *events, size_t n,
+                                   const struct trove_attrs *attrs, struct trove_diag *diag);
 /* Merge names entries into the capture's names (as a names frame merges into a table:
  * an entry for an existing key replaces its string or sort index, in its place; new keys go
  * last). An entry equal to the one there changes nothing. On error (NOMEM) some entries may

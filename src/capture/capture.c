@@ -625,7 +625,8 @@ static int summary_put(void *ctx, unsigned level, uint64_t index, const uint8_t 
     return trove__capture_put(sp->w, sp->next++, p, len, diag);
 }
 
-/* Rows [from, to) of a, their events less base, as one attributes object appended to out. */
+/* Rows [from, to) of a (NULL: none), their events less base, as one attributes object
+ * appended to out. */
 static int attrs_object(const struct trove_attrs *a, size_t from, size_t to, uint64_t base,
                         struct trove_bytes *out)
 {
@@ -633,7 +634,8 @@ static int attrs_object(const struct trove_attrs *a, size_t from, size_t to, uin
     int rc = TROVE_OK;
 
     memset(&t, 0, sizeof t);
-    rc = trove_attrs_append(&t, a, from, to, 0, base);
+    if (a) /* none: an empty table's object */
+        rc = trove_attrs_append(&t, a, from, to, 0, base);
     if (rc == TROVE_OK)
         rc = trove_attrs_encode(&t, 0, out);
     trove_attrs_free(&t);

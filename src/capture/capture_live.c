@@ -37,6 +37,7 @@
  */
 #include "capture_internal.h"
 #include "summary_internal.h"
+#include "trove/attrs.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 
@@ -100,6 +101,16 @@ struct trove_capture_writer {
     struct trove_digest *sum_dig;
     uint64_t sum_done, sum_cap, sum_n;  /* complete; room; at a commit, all */
     uint64_t sum_done_bytes, sum_bytes; /* the complete nodes' bytes; all of them, at a commit */
+    /* Attributes (flag ATTRS): attrs_on once rows came (or the capture read back has them).
+     * Each full segment's object is stored as it fills (attr_dig[0 .. full): its rows, done_*
+     * counts them), the last segment's rows (acur, events from its first) are encoded at
+     * each commit, and the trace's object follows (meta_dig, an append's; else an empty
+     * table's). Their slots follow the profile's and shift as segments are added: as the
+     * summaries', they are pointed at their objects only at a commit. */
+    int attrs_on, have_meta;
+    struct trove_attrs acur;
+    struct trove_digest *attr_dig, meta_dig;
+    uint64_t attr_cap, attr_done_rows, attr_done_bytes, meta_rows, meta_bytes;
 };
 
 /* A profile object is sealed (no more frames go into it) once it holds this much. */
@@ -284,6 +295,59 @@ static int seal_summary(struct trove_capture_writer *w, struct trove_diag *diag)
     return rc;
 }
 
+/* Room for the attributes digests of `segments` segments. */
+static int attr_room(struct trove_capture_writer *w, uint64_t segments, struct trove_diag *diag)
+{
+    if (segments > w->attr_cap) {
+        uint64_t cap = w->attr_cap ? w->attr_cap : 64;
+        struct trove_digest *d;
+        while (cap < segments)
+            cap *= 2;
+        if (!(d = trove__realloc(w->attr_dig, (size_t)cap * sizeof *d)))
+            return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        w->attr_dig = d;
+        w->attr_cap = cap;
+    }
+    return TROVE_OK;
+}
+
+/* Rows a (NULL: none) as an attributes object staged in the store: its digest and bytes. */
+static int attr_stage(struct trove_capture_writer *w, const struct trove_attrs *a,
+                      struct trove_digest *d, uint64_t *bytes, struct trove_diag *diag)
+{
+    static const struct trove_attrs none;
+    int rc;
+
+    w->buf.len = 0;
+    if ((rc = trove_attrs_encode(a ? a : &none, 0, &w->buf)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: encoding attributes: %s", w->name,
+                          trove_strerror(rc));
+    if (w->buf.len > TROVE_CAPTURE_MAX_OBJECT)
+        return TROVE_FAIL(diag, TROVE_ERR_LIMIT, 0,
+                          "capture %s: a segment's attributes take %zu bytes, over the %" PRIu32
+                          " an object holds",
+                          w->name, w->buf.len, TROVE_CAPTURE_MAX_OBJECT);
+    *bytes = w->buf.len;
+    return trove__capture_stage(&w->vol, w->buf.ptr, w->buf.len, d, diag);
+}
+
+/* Segment `full` is complete: its attributes object stored, the next segment's rows begun. */
+static int seal_attrs(struct trove_capture_writer *w, struct trove_diag *diag)
+{
+    uint64_t bytes;
+    int rc;
+
+    if (!w->attrs_on)
+        return TROVE_OK;
+    if ((rc = attr_room(w, w->full + 1, diag)) != TROVE_OK ||
+        (rc = attr_stage(w, &w->acur, &w->attr_dig[w->full], &bytes, diag)) != TROVE_OK)
+        return rc;
+    w->attr_done_rows += w->acur.n;
+    w->attr_done_bytes += bytes;
+    trove_attrs_free(&w->acur);
+    return TROVE_OK;
+}
+
 /* Segment `full` is complete: put it, keep its entry, start the next. */
 static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
 {
@@ -294,7 +358,7 @@ static int put_full(struct trove_capture_writer *w, struct trove_diag *diag)
         (rc = open_volume(w, slot + 1 + w->name_slots + w->prof_slots, diag)) != TROVE_OK ||
         (rc = segment_slots(w, w->full + 1, diag)) != TROVE_OK ||
         (rc = trove__capture_put(&w->vol, slot, w->seg.ptr, w->seg.len, diag)) != TROVE_OK ||
-        (rc = seal_summary(w, diag)) != TROVE_OK)
+        (rc = seal_summary(w, diag)) != TROVE_OK || (rc = seal_attrs(w, diag)) != TROVE_OK)
         return rc;
     w->h.seg[w->full++] = w->cur;
     memset(&w->cur, 0, sizeof w->cur);
@@ -599,6 +663,45 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
             w->prof_sealed_bytes = h->profile_bytes - w->prof_cur.len;
         }
     }
+    /* The attributes: the full segments' objects as they are, the last one's rows back into
+     * acur, the trace's kept */
+    if (h->info.flags & TROVE_CAPTURE_FLAG_ATTRS) {
+        uint64_t first = trove__capture_attrs_slot(h), segs = h->info.segments;
+        uint64_t last_rows = 0, last_bytes = 0;
+        struct trove_attrs t;
+        TROVE_TRY(rc, attr_room(w, segs + 1, diag));
+        if ((rc = trove_volume_slot_digests(w->vol.v, first, segs, w->attr_dig)) != TROVE_OK) {
+            rc = TROVE_FAIL(diag, rc, 0, "capture %s: its attributes: %s", w->name,
+                            trove_strerror(rc));
+            goto out;
+        }
+        for (uint64_t k = w->full; k <= segs; k++) { /* the partial one, if any; the trace's */
+            TROVE_TRY(rc, read_object(w, first + k, "attributes", &d, &obj, diag));
+            memset(&t, 0, sizeof t);
+            TROVE_TRY(rc, trove_attrs_decode(obj.ptr, obj.len, &t, diag));
+            if (k < segs) {
+                w->acur = t;
+                last_rows = t.n;
+                last_bytes = obj.len;
+            } else {
+                w->meta_dig = d;
+                w->meta_rows = t.n;
+                w->meta_bytes = obj.len;
+                w->have_meta = 1;
+                trove_attrs_free(&t);
+            }
+        }
+        if (h->attr_rows < last_rows + w->meta_rows ||
+            h->attrs_bytes < last_bytes + w->meta_bytes) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                            "capture %s: its header counts fewer attributes than its objects hold",
+                            w->name);
+            goto out;
+        }
+        w->attr_done_rows = h->attr_rows - last_rows - w->meta_rows;
+        w->attr_done_bytes = h->attrs_bytes - last_bytes - w->meta_bytes;
+        w->attrs_on = 1;
+    }
     /* The summaries: the tree over the full segments as it stood, or none at all */
     w->sum_on = w->sum_on && (h->info.flags & TROVE_CAPTURE_FLAG_SUMMARY);
     if (w->sum_on && (rc = restore_tree(w, r.dec, &obj, diag)) != TROVE_OK) {
@@ -694,6 +797,32 @@ out:
 int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_event *events,
                              size_t n, struct trove_diag *diag)
 {
+    return trove_capture_writer_add_attrs(w, events, n, NULL, diag);
+}
+
+/* The capture's attributes on from now: the full segments so far get empty objects. */
+static int attrs_begin(struct trove_capture_writer *w, struct trove_diag *diag)
+{
+    uint64_t bytes = 0;
+    int rc;
+
+    if ((rc = attr_room(w, w->full + 1, diag)) != TROVE_OK ||
+        (w->full > 0 && (rc = open_volume(w, TROVE__CAPTURE_SLOT_SEGMENT0, diag)) != TROVE_OK))
+        return rc;
+    for (uint64_t k = 0; k < w->full; k++) {
+        if (k == 0 && (rc = attr_stage(w, NULL, &w->attr_dig[0], &bytes, diag)) != TROVE_OK)
+            return rc;
+        w->attr_dig[k] = w->attr_dig[0];
+        w->attr_done_bytes += bytes;
+    }
+    w->attrs_on = 1;
+    return TROVE_OK;
+}
+
+int trove_capture_writer_add_attrs(struct trove_capture_writer *w,
+                                   const struct trove_event *events, size_t n,
+                                   const struct trove_attrs *attrs, struct trove_diag *diag)
+{
     uint64_t segments;
     int rc, counters = 0;
 
@@ -714,7 +843,32 @@ int trove_capture_writer_add(struct trove_capture_writer *w, const struct trove_
     if ((rc = trove__capture_check_events(events, n, 0, &counters, diag)) != TROVE_OK)
         return rc;
     w->counters |= counters;
-    return take(w, events, n, diag);
+    if (!attrs || attrs->n == 0)
+        return take(w, events, n, diag);
+    for (size_t r = 1; r < attrs->n; r++)
+        if (attrs->rows[r].event < attrs->rows[r - 1].event)
+            return TROVE_FAIL(diag, TROVE_ERR_INVALID, r,
+                              "capture %s: attribute rows go back in event at row %zu", w->name, r);
+    if (attrs->rows[attrs->n - 1].event >= n)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, attrs->n - 1,
+                          "capture %s: an attribute row of event %" PRIu64 " of %zu added",
+                          w->name, attrs->rows[attrs->n - 1].event, n);
+    if (!w->attrs_on && (rc = attrs_begin(w, diag)) != TROVE_OK)
+        return stop(w, rc);
+    /* segment by segment: a segment's rows are in acur before take fills it */
+    for (size_t i = 0, r = 0; i < n;) {
+        uint64_t in_seg = w->events - w->full * w->per;
+        size_t k = n - i < w->per - in_seg ? n - i : (size_t)(w->per - in_seg);
+        size_t r1 = trove_attrs_find(attrs, i + k);
+        if (r1 > r && (rc = trove_attrs_append(&w->acur, attrs, r, r1, in_seg, i)) != TROVE_OK)
+            return stop(w, TROVE_FAIL(diag, rc, 0, "capture %s: keeping attributes: %s",
+                                      w->name, trove_strerror(rc)));
+        if ((rc = take(w, events + i, k, diag)) != TROVE_OK)
+            return rc;
+        i += k;
+        r = r1;
+    }
+    return TROVE_OK;
 }
 
 int trove_capture_writer_names(struct trove_capture_writer *w, const struct trove_names *added,
@@ -928,6 +1082,40 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
             return rc;
     }
     w->prof_slots = prof;
+    if (w->attrs_on && segments > 0) {
+        /* each segment's attributes object, then the trace's */
+        uint64_t first = slots, last_bytes = 0;
+        slots += segments + 1;
+        if ((rc = ensure_slots(w, slots, diag)) != TROVE_OK)
+            return rc;
+        for (uint64_t k = 0; k < w->full; k++)
+            if ((rc = trove_volume_set_slot_object(w->vol.v, first + k, &w->attr_dig[k])) !=
+                TROVE_OK)
+                return TROVE_FAIL(diag, rc, 0, "capture %s: its attributes: %s", w->name,
+                                  trove_strerror(rc));
+        if (partial > 0) {
+            struct trove_digest d;
+            if ((rc = attr_stage(w, &w->acur, &d, &last_bytes, diag)) != TROVE_OK)
+                return rc;
+            if ((rc = trove_volume_set_slot_object(w->vol.v, first + w->full, &d)) != TROVE_OK)
+                return TROVE_FAIL(diag, rc, 0, "capture %s: its attributes: %s", w->name,
+                                  trove_strerror(rc));
+        }
+        if (!w->have_meta) {
+            if ((rc = attr_stage(w, NULL, &w->meta_dig, &w->meta_bytes, diag)) != TROVE_OK)
+                return rc;
+            w->have_meta = 1;
+        }
+        if ((rc = trove_volume_set_slot_object(w->vol.v, first + segments, &w->meta_dig)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: its attributes: %s", w->name,
+                              trove_strerror(rc));
+        h->info.flags |= TROVE_CAPTURE_FLAG_ATTRS;
+        h->attr_rows = h->info.attr_rows = w->attr_done_rows + w->acur.n + w->meta_rows;
+        h->attrs_bytes = h->info.attrs_bytes = w->attr_done_bytes + last_bytes + w->meta_bytes;
+    } else {
+        h->info.flags &= ~TROVE_CAPTURE_FLAG_ATTRS;
+        h->attr_rows = h->info.attr_rows = h->attrs_bytes = h->info.attrs_bytes = 0;
+    }
     if (w->sum_on) {
         /* the incomplete nodes after the complete ones (the partial segment's, and each
          * level's last that waits for children); then every summary slot pointed at its
@@ -1021,7 +1209,8 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         w->prof_cur.len = 0;
     }
     w->info = h->info;
-    w->info.stored_bytes = w->buf.len + h->names_bytes + h->profile_bytes + h->summary_bytes;
+    w->info.stored_bytes = w->buf.len + h->names_bytes + h->profile_bytes + h->summary_bytes +
+                           h->attrs_bytes;
     for (uint64_t k = 0; k < segments; k++)
         w->info.stored_bytes += h->seg[k].bytes;
     w->info.new_objects = trove__capture_count_fresh(&w->vol, &w->info.new_bytes);
@@ -1067,6 +1256,8 @@ void trove_capture_writer_close(struct trove_capture_writer *w)
     free(w->segev);
     free(w->sum_dig);
     trove__sumtree_free(&w->tree);
+    trove_attrs_free(&w->acur);
+    free(w->attr_dig);
     trove_names_free(w->names);
     trove_wire_encoder_free(w->enc);
     free(w);

@@ -26,6 +26,7 @@
 
 #include "capture_live_test.h"
 #include "testutil.h"
+#include "trove/attrs.h"
 #include "trove/capture.h"
 #include "trove/profile.h"
 #include "trove/gen.h"
@@ -631,6 +632,163 @@ static void test_profile(void)
     trove_store_close(s);
 }
 
+/* all's rows of events [from, to), their events less from, into a fresh *out. */
+static void attrs_slice(const struct trove_attrs *all, uint64_t from, uint64_t to,
+                        struct trove_attrs *out)
+{
+    memset(out, 0, sizeof *out);
+    CHECK_EQ_INT(trove_attrs_append(out, all, trove_attrs_find(all, from), trove_attrs_find(all, to),
+                                    0, from),
+                 TROVE_OK);
+}
+
+/* Add events [from, to) of in with their rows of all. */
+static void add_with(struct trove_capture_writer *w, const struct input *in,
+                     const struct trove_attrs *all, uint64_t from, uint64_t to)
+{
+    struct trove_attrs part;
+    struct trove_diag diag = {0};
+    attrs_slice(all, from, to, &part);
+    CHECK_EQ_INT(trove_capture_writer_add_attrs(w, in->ev.ev + from, (size_t)(to - from), &part,
+                                                &diag),
+                 TROVE_OK);
+    trove_attrs_free(&part);
+}
+
+/* The reference: trove_capture_write_attrs of events [0, n) with their rows, as `name`. */
+static void reference(struct trove_store *s, const char *name, const struct input *in,
+                      const struct trove_names *names, const struct trove_attrs *all, uint64_t n,
+                      const struct trove_capture_options *o)
+{
+    struct trove_attrs part;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    int rc;
+    attrs_slice(all, 0, n, &part);
+    rc = trove_capture_write_attrs(s, name, in->ev.ev, (size_t)n, names, NULL, 0, NULL, &part,
+                                   NULL, o, &info, &diag);
+    if (rc != TROVE_OK)
+        fprintf(stderr, "reference %s: %s\n", name, diag.msg);
+    CHECK_EQ_INT(rc, TROVE_OK);
+    trove_attrs_free(&part);
+}
+
+/* Attributes through the live writer: after each commit, the same objects as
+ * trove_capture_write_attrs makes of what was committed (the first rows coming part way, so
+ * that the segments before get empty objects; a partial segment's rows; an append that reads
+ * them back and goes on), and trove_capture_read_attrs the rows added. Rows going back or
+ * past the events added are refused, changing nothing. */
+static void test_attrs(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_capture_options o = sizes(32 * 1024, 100); /* 1024 events a segment */
+    struct trove_capture_writer *w = NULL;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    struct trove_attrs all = {0}, back = {0}, meta = {0};
+    struct trove_names *names;
+    struct input in;
+
+    if (!s)
+        return;
+    input_make(&in, 10000, 9, 0);
+    names = names_upto(&in, PIECES);
+    for (uint64_t i = 2500; i < 10000; i += 3) {
+        struct trove_attr r;
+        memset(&r, 0, sizeof r);
+        r.event = i;
+        r.type = TROVE_ATTR_INT;
+        CHECK_EQ_INT(trove_attrs_intern(&all, "i", 1, &r.key), TROVE_OK);
+        r.v.i = (int64_t)i;
+        CHECK_EQ_INT(trove_attrs_add(&all, &r), TROVE_OK);
+        if (i % 7 == 0) {
+            char v[16];
+            int n = snprintf(v, sizeof v, "v%d", (int)(i % 50));
+            r.type = TROVE_ATTR_STRING;
+            r.scope = TROVE_ATTR_FIELD;
+            CHECK_EQ_INT(trove_attrs_intern(&all, "s", 1, &r.key), TROVE_OK);
+            CHECK_EQ_INT(trove_attrs_intern(&all, v, (size_t)n, &r.v.s), TROVE_OK);
+            CHECK_EQ_INT(trove_attrs_add(&all, &r), TROVE_OK);
+        }
+    }
+
+    CHECK_EQ_INT(trove_capture_writer_open(s, "la", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+    add_with(w, &in, &all, 0, 2000); /* no rows yet */
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    CHECK(!(info.flags & TROVE_CAPTURE_FLAG_ATTRS) && info.attr_rows == 0);
+    reference(s, "la.1", &in, names, &all, 2000, &o);
+    CHECK(same_objects(s, "la", "la.1", "attrs: none yet"));
+    add_with(w, &in, &all, 2000, 2600);
+    add_with(w, &in, &all, 2600, 5500);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    CHECK((info.flags & TROVE_CAPTURE_FLAG_ATTRS) && info.attr_rows == trove_attrs_find(&all, 5500));
+    reference(s, "la.2", &in, names, &all, 5500, &o);
+    CHECK(same_objects(s, "la", "la.2", "attrs: turned on"));
+    /* refused: rows going back, a row past the events */
+    {
+        struct trove_attrs bad;
+        attrs_slice(&all, 5500, 5600, &bad);
+        bad.rows[0].event = bad.rows[1].event + 1; /* the first row after the second */
+        CHECK_EQ_INT(trove_capture_writer_add_attrs(w, in.ev.ev + 5500, 100, &bad, &diag),
+                     TROVE_ERR_INVALID);
+        CHECK_EQ_INT(trove_capture_writer_add_attrs(w, in.ev.ev + 5500, 1, &all, &diag),
+                     TROVE_ERR_INVALID);
+        trove_attrs_free(&bad);
+        CHECK_EQ_INT(trove_capture_writer_events(w), 5500);
+    }
+    /* a close without a commit loses the tail; the append reads the rows back */
+    add_with(w, &in, &all, 5500, 6000);
+    trove_capture_writer_close(w);
+    CHECK_EQ_INT(trove_capture_writer_open(s, "la", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_events(w), 5500);
+    add_with(w, &in, &all, 5500, 7000);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    reference(s, "la.3", &in, names, &all, 7000, &o);
+    CHECK(same_objects(s, "la", "la.3", "attrs: appended"));
+    add_with(w, &in, &all, 7000, 10000);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+    trove_capture_writer_close(w);
+    reference(s, "la.4", &in, names, &all, 10000, &o);
+    CHECK(same_objects(s, "la", "la.4", "attrs: all"));
+    CHECK_EQ_INT(trove_capture_read_attrs(s, "la", &back, &meta, &diag), TROVE_OK);
+    CHECK(trove_attrs_equal(&back, &all) && meta.n == 0);
+    trove_attrs_free(&back);
+
+    /* An imported capture's rows and trace's rows, kept by an append that adds more. */
+    {
+        struct trove_attrs first, m = {0}, m2 = {0};
+        struct trove_attr r;
+        attrs_slice(&all, 0, 3000, &first);
+        memset(&r, 0, sizeof r);
+        r.scope = TROVE_ATTR_TRACE;
+        r.type = TROVE_ATTR_STRING;
+        CHECK_EQ_INT(trove_attrs_intern(&m, "otherData", 9, &r.key), TROVE_OK);
+        CHECK_EQ_INT(trove_attrs_intern(&m, "{}", 2, &r.v.s), TROVE_OK);
+        CHECK_EQ_INT(trove_attrs_add(&m, &r), TROVE_OK);
+        CHECK_EQ_INT(trove_capture_write_attrs(s, "imp", in.ev.ev, 3000, names, NULL, 0, NULL,
+                                               &first, &m, &o, &info, &diag),
+                     TROVE_OK);
+        CHECK_EQ_INT(trove_capture_writer_open(s, "imp", 1, NULL, &w, &diag), TROVE_OK);
+        add_with(w, &in, &all, 3000, 4200);
+        CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
+        trove_capture_writer_close(w);
+        CHECK_EQ_INT(trove_capture_read_attrs(s, "imp", &back, &m2, &diag), TROVE_OK);
+        attrs_slice(&all, 0, 4200, &first);
+        CHECK(trove_attrs_equal(&back, &first) && trove_attrs_equal(&m2, &m));
+        CHECK_EQ_INT(info.attr_rows, first.n + 1);
+        trove_attrs_free(&first);
+        trove_attrs_free(&m);
+        trove_attrs_free(&m2);
+        trove_attrs_free(&back);
+    }
+    trove_attrs_free(&all);
+    trove_attrs_free(&meta);
+    trove_names_free(names);
+    input_free(&in);
+    trove_store_close(s);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
@@ -644,6 +802,7 @@ int main(int argc, char **argv)
     RUN(test_errors);
     RUN(test_kill);
     RUN(test_profile);
+    RUN(test_attrs);
     test_rm_rf(root);
     return test_done();
 }
