@@ -108,7 +108,8 @@ enum {
     P_MATCH = 1 << 18,   /* match=0|1 (events) */
     P_DUR = 1 << 19,     /* min_dur_ns, max_dur_ns (events) */
     P_IDS = 1 << 20,     /* ids= (events) */
-    P_DIFF = 1 << 21     /* a, b, a_from_ns .. b_to_ns, by, min_count, alpha, method (diff) */
+    P_DIFF = 1 << 21,    /* a, b, a_from_ns .. b_to_ns, by, min_count, alpha, method (diff) */
+    P_ATTRS = 1 << 22    /* attrs=0|1 (live) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -251,7 +252,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"a", P_DIFF},          {"b", P_DIFF},        {"a_from_ns", P_DIFF},
                 {"a_to_ns", P_DIFF},    {"b_from_ns", P_DIFF}, {"b_to_ns", P_DIFF},
                 {"by", P_DIFF},         {"min_count", P_DIFF}, {"alpha", P_DIFF},
-                {"method", P_DIFF}};
+                {"method", P_DIFF},     {"attrs", P_ATTRS}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -375,10 +376,10 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
         r->order = !strcmp(val, "dur_desc")     ? TROVE_FIND_DUR_DESC
                    : !strcmp(val, "start_desc") ? TROVE_FIND_START_DESC
                                                 : TROVE_FIND_START;
-    } else if (!strcmp(key, "append")) {
+    } else if (!strcmp(key, "append") || !strcmp(key, "attrs")) {
         if (strcmp(val, "0") && strcmp(val, "1") && strcmp(val, "true") && strcmp(val, "false"))
-            return fail(err, 400, "append=%s is not 0 or 1%s", val, "");
-        r->append = !strcmp(val, "1") || !strcmp(val, "true");
+            return fail(err, 400, "%s=%s is not 0 or 1", key, val);
+        *(!strcmp(key, "append") ? &r->append : &r->attrs) = !strcmp(val, "1") || !strcmp(val, "true");
     } else { /* token */
         if (strlen(val) >= sizeof r->token)
             return fail(err, 413, "the token is over 256 bytes%s%s", NULL, NULL);
@@ -450,7 +451,7 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         takes = need = P_TOKEN;
     } else if (!strcmp(path, "/api/live")) {
         out->route = TROVE__R_LIVE;
-        takes = P_CAPTURE | P_WIRE | P_FROM;
+        takes = P_CAPTURE | P_WIRE | P_FROM | P_ATTRS;
         need = P_CAPTURE;
     } else if (!strcmp(path, "/api/replay")) {
         out->route = TROVE__R_REPLAY;

@@ -65,6 +65,7 @@ struct trove__api_req {
     int wire;                             /* live, replay: 0 auto, else TROVE_WIRE_* */
     int from_start;                       /* live: from=start */
     int append;                           /* import */
+    int attrs;                            /* live: attrs=1, attrs frames wanted */
     double speed;                         /* replay: 0 as fast as possible, else a multiple */
     char token[257];                      /* login */
     int asset;                            /* index, asset: its trove__web_assets[] index */

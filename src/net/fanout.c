@@ -3,6 +3,7 @@
  * it, drop a slow viewer's oldest event frames and report the gap (fanout.h).
  */
 #include "fanout.h"
+#include "trove/attrs.h"
 #include "common/alloc.h"
 
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 struct trove__viewer {
     struct trove__viewer *next;
     int format;
+    int attrs; /* takes attrs frames */
     pthread_mutex_t mu;
     struct trove__frame_buf **q; /* a ring: n entries from head */
     size_t head, n, cap;
@@ -26,6 +28,7 @@ struct trove__fanout {
     size_t max_queue;
     struct trove__viewer *viewers;
     size_t per_format[NFORMATS];
+    size_t attrs_viewers;
     struct trove_names *names; /* every name published, for a viewer that joins later */
     struct trove_wire_encoder *enc;
     struct trove_bytes scratch;
@@ -47,6 +50,7 @@ struct trove__frame_buf *trove__frame_buf_new(const uint8_t *data, size_t len, i
         return NULL;
     atomic_init(&fb->refs, 1);
     fb->names = names;
+    fb->attrs = 0;
     fb->events = events;
     fb->len = len;
     memcpy(fb->data, data, len);
@@ -94,14 +98,16 @@ void trove__fanout_free(struct trove__fanout *fo)
     free(fo);
 }
 
-/* Make room for one more entry in v's ring (under v->mu). */
-static int ring_grow(struct trove__viewer *v)
+/* Make room for `more` entries in v's ring (under v->mu). */
+static int ring_grow(struct trove__viewer *v, size_t more)
 {
     size_t cap = v->cap ? v->cap * 2 : 16;
     struct trove__frame_buf **q;
 
-    if (v->n < v->cap)
+    if (v->n + more <= v->cap)
         return TROVE_OK;
+    while (cap < v->n + more)
+        cap *= 2;
     if (!(q = trove__mallocarray(cap, sizeof *q)))
         return TROVE_ERR_NOMEM;
     for (size_t i = 0; i < v->n; i++)
@@ -113,48 +119,70 @@ static int ring_grow(struct trove__viewer *v)
     return TROVE_OK;
 }
 
-/* Drop v's oldest queued event frame (under v->mu); 0 if it holds none. */
+/* Remove entry i of v's queue (under v->mu): its bytes, and its events as a gap. */
+static void drop_at(struct trove__viewer *v, size_t i)
+{
+    struct trove__frame_buf *fb = v->q[(v->head + i) % v->cap];
+    for (size_t k = i; k + 1 < v->n; k++) /* close the hole; names frames are few */
+        v->q[(v->head + k) % v->cap] = v->q[(v->head + k + 1) % v->cap];
+    v->n--;
+    v->bytes -= fb->len;
+    if (!fb->attrs) {
+        v->gap_events += fb->events;
+        v->gap_batches++;
+        v->st.dropped_events += fb->events;
+        v->st.dropped_batches++;
+    }
+    trove__frame_buf_release(fb);
+}
+
+/* Drop v's oldest queued event frame, and the attrs frame before it (under v->mu); 0 if it
+ * holds none. */
 static int drop_oldest_events(struct trove__viewer *v)
 {
     for (size_t i = 0; i < v->n; i++) {
         struct trove__frame_buf *fb = v->q[(v->head + i) % v->cap];
         if (fb->names)
             continue;
-        for (size_t k = i; k + 1 < v->n; k++) /* close the hole; names frames are few */
-            v->q[(v->head + k) % v->cap] = v->q[(v->head + k + 1) % v->cap];
-        v->n--;
-        v->bytes -= fb->len;
-        v->gap_events += fb->events;
-        v->gap_batches++;
-        v->st.dropped_events += fb->events;
-        v->st.dropped_batches++;
-        trove__frame_buf_release(fb);
+        if (fb->attrs && i + 1 < v->n)
+            drop_at(v, i); /* its events frame is entry i now */
+        drop_at(v, i);
         return 1;
     }
     return 0;
 }
 
-/* Queue fb for v, taking one of its references (released here if it is dropped). */
-static int push(struct trove__viewer *v, struct trove__frame_buf *fb, size_t max)
+/* Queue fb for v, after afb (an attrs frame, or NULL), taking one reference of each
+ * (released here if they are dropped: the two go or are dropped together). */
+static int push2(struct trove__viewer *v, struct trove__frame_buf *afb,
+                 struct trove__frame_buf *fb, size_t max)
 {
+    size_t len = fb->len + (afb ? afb->len : 0);
     int rc = TROVE_OK;
 
     pthread_mutex_lock(&v->mu);
     if (!fb->names) {
-        while (v->bytes + fb->len > max && drop_oldest_events(v))
+        while (v->bytes + len > max && drop_oldest_events(v))
             ;
-        if (v->bytes + fb->len > max) { /* over the bound on its own, or beside names */
+        if (v->bytes + len > max) { /* over the bound on its own, or beside names */
             v->gap_events += fb->events;
             v->gap_batches++;
             v->st.dropped_events += fb->events;
             v->st.dropped_batches++;
             trove__frame_buf_release(fb);
+            trove__frame_buf_release(afb);
             goto out;
         }
     }
-    if ((rc = ring_grow(v)) != TROVE_OK) {
+    if ((rc = ring_grow(v, afb ? 2 : 1)) != TROVE_OK) {
         trove__frame_buf_release(fb);
+        trove__frame_buf_release(afb);
         goto out;
+    }
+    if (afb) {
+        v->q[(v->head + v->n) % v->cap] = afb;
+        v->n++;
+        v->bytes += afb->len;
     }
     v->q[(v->head + v->n) % v->cap] = fb;
     v->n++;
@@ -163,6 +191,11 @@ out:
     v->st.queued_bytes = v->bytes;
     pthread_mutex_unlock(&v->mu);
     return rc;
+}
+
+static int push(struct trove__viewer *v, struct trove__frame_buf *fb, size_t max)
+{
+    return push2(v, NULL, fb, max);
 }
 
 /* Release the frames v did not take, and v. */
@@ -180,10 +213,10 @@ static void viewer_free(struct trove__viewer *v)
 
 int trove__fanout_add(struct trove__fanout *fo, int format, struct trove__viewer **out)
 {
-    return trove__fanout_add_ex(fo, format, 1, out);
+    return trove__fanout_add_ex(fo, format, TROVE__VIEW_NAMES, out);
 }
 
-int trove__fanout_add_ex(struct trove__fanout *fo, int format, int with_names,
+int trove__fanout_add_ex(struct trove__fanout *fo, int format, int flags,
                          struct trove__viewer **out)
 {
     struct trove__viewer *v;
@@ -196,8 +229,9 @@ int trove__fanout_add_ex(struct trove__fanout *fo, int format, int with_names,
         return TROVE_ERR_NOMEM;
     pthread_mutex_init(&v->mu, NULL);
     v->format = format;
+    v->attrs = (flags & TROVE__VIEW_ATTRS) != 0;
     pthread_mutex_lock(&fo->mu);
-    if (with_names && trove_names_count(fo->names) > 0) { /* every id so far, first */
+    if ((flags & TROVE__VIEW_NAMES) && trove_names_count(fo->names) > 0) { /* every id so far, first */
         struct trove__frame_buf *fb;
         fo->scratch.len = 0;
         rc = trove_wire_encode_names(fo->names, 0, trove_names_count(fo->names), &fo->scratch);
@@ -212,6 +246,7 @@ int trove__fanout_add_ex(struct trove__fanout *fo, int format, int with_names,
         v->next = fo->viewers;
         fo->viewers = v;
         fo->per_format[format]++;
+        fo->attrs_viewers += v->attrs;
     }
     pthread_mutex_unlock(&fo->mu);
     if (rc != TROVE_OK) {
@@ -231,6 +266,7 @@ void trove__fanout_remove(struct trove__fanout *fo, struct trove__viewer *v)
         if (*pp == v) {
             *pp = v->next;
             fo->per_format[v->format]--;
+            fo->attrs_viewers -= v->attrs;
             break;
         }
     pthread_mutex_unlock(&fo->mu);
@@ -238,8 +274,9 @@ void trove__fanout_remove(struct trove__fanout *fo, struct trove__viewer *v)
 }
 
 /* Encode once (scratch holds the frame), then queue it for every viewer of `format`
- * (format 0: every viewer, for names). */
-static int fan(struct trove__fanout *fo, int format, int names, uint32_t events)
+ * (format 0: every viewer, for names), after afb for those that take attrs frames. */
+static int fan(struct trove__fanout *fo, int format, int names, uint32_t events,
+               struct trove__frame_buf *afb)
 {
     size_t takers = format ? fo->per_format[format] : 0;
     struct trove__frame_buf *fb;
@@ -254,7 +291,11 @@ static int fan(struct trove__fanout *fo, int format, int names, uint32_t events)
         return TROVE_ERR_NOMEM;
     for (struct trove__viewer *v = fo->viewers; v; v = v->next)
         if (!format || v->format == format) {
-            int r = push(v, fb, fo->max_queue); /* takes one reference, even on failure */
+            struct trove__frame_buf *a = v->attrs ? afb : NULL;
+            int r;
+            if (a)
+                atomic_fetch_add(&a->refs, 1);
+            r = push2(v, a, fb, fo->max_queue); /* takes one reference, even on failure */
             if (r != TROVE_OK && rc == TROVE_OK)
                 rc = r;
         }
@@ -262,8 +303,10 @@ static int fan(struct trove__fanout *fo, int format, int names, uint32_t events)
 }
 
 int trove__fanout_publish(struct trove__fanout *fo, const struct trove_names *added,
-                          const struct trove_event *events, size_t n)
+                          const struct trove_event *events, size_t n,
+                          const struct trove_attrs *attrs)
 {
+    struct trove__frame_buf *afb = NULL;
     int rc = TROVE_OK;
 
     if (n > TROVE_WIRE_MAX_EVENTS)
@@ -276,8 +319,19 @@ int trove__fanout_publish(struct trove__fanout *fo, const struct trove_names *ad
         if ((rc = trove_wire_encode_names(added, 0, trove_names_count(added), &fo->scratch)))
             goto out;
         fo->encodings[TROVE_WIRE_NAMES]++;
-        if ((rc = fan(fo, 0, 1, 0)) != TROVE_OK)
+        if ((rc = fan(fo, 0, 1, 0, NULL)) != TROVE_OK)
             goto out;
+    }
+    if (n > 0 && attrs && attrs->n > 0 && fo->attrs_viewers > 0) { /* once for all of them */
+        fo->scratch.len = 0;
+        if ((rc = trove_attrs_wire_encode(attrs, &fo->scratch)) != TROVE_OK)
+            goto out;
+        if (!(afb = frame_buf(fo->scratch.ptr, fo->scratch.len, 0, 0, 1))) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
+        afb->attrs = 1;
+        fo->encodings[0]++;
     }
     for (int f = TROVE_WIRE_RAW; n > 0 && f <= TROVE_WIRE_DEFLATE; f++) {
         if (fo->per_format[f] == 0)
@@ -286,11 +340,12 @@ int trove__fanout_publish(struct trove__fanout *fo, const struct trove_names *ad
         if ((rc = trove_wire_encode(fo->enc, f, events, n, &fo->scratch)) != TROVE_OK)
             goto out;
         fo->encodings[f]++;
-        if ((rc = fan(fo, f, 0, (uint32_t)n)) != TROVE_OK)
+        if ((rc = fan(fo, f, 0, (uint32_t)n, afb)) != TROVE_OK)
             goto out;
     }
 out:
     pthread_mutex_unlock(&fo->mu);
+    trove__frame_buf_release(afb); /* publish's reference: each queue holds its own */
     return rc;
 }
 

@@ -31,6 +31,7 @@
 struct trove__frame_buf {
     atomic_int refs;
     int names;       /* a names frame: never dropped */
+    int attrs;       /* an attrs frame: queued and dropped with the events frame after it */
     uint32_t events; /* events in it (0 for names) */
     size_t len;
     uint8_t pre[TROVE__FRAME_HEADROOM]; /* free for the sender */
@@ -69,20 +70,28 @@ void trove__fanout_free(struct trove__fanout *fo);
  * TROVE_ERR_INVALID, TROVE_ERR_NOMEM.
  */
 int trove__fanout_add(struct trove__fanout *fo, int format, struct trove__viewer **out);
-/* As trove__fanout_add, without the names so far when with_names is 0 (a viewer that gets
- * them another way, before anything this queue holds). */
-int trove__fanout_add_ex(struct trove__fanout *fo, int format, int with_names,
+/* As trove__fanout_add, with flags: TROVE__VIEW_NAMES, the names so far first (without
+ * it, a viewer that gets them another way, before anything this queue holds);
+ * TROVE__VIEW_ATTRS, each batch's attributes as an attrs frame before its events frame
+ * (docs/formats/wire.md; a viewer without it is never sent one). */
+#define TROVE__VIEW_NAMES 1
+#define TROVE__VIEW_ATTRS 2
+int trove__fanout_add_ex(struct trove__fanout *fo, int format, int flags,
                          struct trove__viewer **out);
 /* Remove v and free its queue (the frames it did not take are released). */
 void trove__fanout_remove(struct trove__fanout *fo, struct trove__viewer *v);
 
 /*
  * Publish names (added: the entries new since the last call, may be NULL or empty) and then
- * events[0..n) (n <= TROVE_WIRE_MAX_EVENTS; may be 0): each encoded once per format in use
- * and queued for every viewer. Errors: TROVE_ERR_NOMEM, the encoder's (nothing queued).
+ * events[0..n) (n <= TROVE_WIRE_MAX_EVENTS; may be 0) with their attributes (rows by index
+ * in events; may be NULL): each encoded once per format in use (the attrs frame once for
+ * every viewer that asked for them) and queued for every viewer. Errors: TROVE_ERR_NOMEM,
+ * the encoder's (nothing queued).
  */
+struct trove_attrs;
 int trove__fanout_publish(struct trove__fanout *fo, const struct trove_names *added,
-                          const struct trove_event *events, size_t n);
+                          const struct trove_event *events, size_t n,
+                          const struct trove_attrs *attrs);
 
 /* The next thing for v: 1 and *it (the frame then belongs to the caller, who releases it
  * with trove__frame_buf_release after sending), or 0 when the queue is empty. */
@@ -95,8 +104,8 @@ int trove__viewer_format(const struct trove__viewer *v);
 /* Merge every name published so far into out. Errors: TROVE_ERR_NOMEM. */
 int trove__fanout_names(struct trove__fanout *fo, struct trove_names *out);
 
-/* Encodings made so far, per format (index TROVE_WIRE_RAW .. TROVE_WIRE_NAMES): each batch
- * is encoded at most once per format, however many viewers take it. */
+/* Encodings made so far, per format (index TROVE_WIRE_RAW .. TROVE_WIRE_NAMES; index 0: attrs
+ * frames): each batch is encoded at most once per format, however many viewers take it. */
 void trove__fanout_encodings(struct trove__fanout *fo, uint64_t out[5]);
 
 #endif

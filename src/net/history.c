@@ -427,7 +427,9 @@ int trove__view_join(struct trove__server *srv, struct trove__view *v)
         return TROVE_OK; /* waits for it to be live */
     }
     hist = v->from_start || v->waited;
-    rc = trove__fanout_add_ex(c->fo, v->wire, !hist, &v->fv);
+    rc = trove__fanout_add_ex(c->fo, v->wire,
+                              (hist ? 0 : TROVE__VIEW_NAMES) | (v->attrs ? TROVE__VIEW_ATTRS : 0),
+                              &v->fv);
     v->live_from = c->published;
     /* a viewer that waited: this session's events */
     if (rc == TROVE_OK && hist)
@@ -448,7 +450,8 @@ int trove__view_catch_up(struct trove__server *srv, struct trove__view *v)
     trove__history_stop(v);
     v->catchups++;
     pthread_mutex_lock(&c->mu);
-    rc = trove__fanout_add_ex(c->fo, v->wire, 0, &fv); /* the history sends every name */
+    /* the history sends every name */
+    rc = trove__fanout_add_ex(c->fo, v->wire, v->attrs ? TROVE__VIEW_ATTRS : 0, &fv);
     if (rc == TROVE_OK) {
         v->fv = fv;
         v->live_from = c->published;

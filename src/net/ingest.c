@@ -452,6 +452,25 @@ static int on_samples(struct feed_ctx *f, const uint8_t *frame, size_t len)
     return rc;
 }
 
+/* An attrs frame: its rows held for the events frame that comes next. */
+static int on_attrs(struct feed_ctx *f, const uint8_t *frame, size_t len)
+{
+    struct trove__prod *p = f->p;
+    int rc;
+
+    if (p->has_held)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_CORRUPT, 0,
+                          "an attrs frame after an attrs frame: each one comes before the "
+                          "events frame its rows are of");
+    if ((rc = trove_attrs_wire_decode(frame, len, &p->held, &f->diag)) != TROVE_OK)
+        return rc;
+    p->has_held = 1;
+    pthread_mutex_lock(&p->mu);
+    p->frames_in++;
+    pthread_mutex_unlock(&p->mu);
+    return TROVE_OK;
+}
+
 static int on_frame(void *ctx, const uint8_t *frame, size_t len)
 {
     struct feed_ctx *f = ctx;
@@ -464,9 +483,15 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
         return on_samples(f, frame, len);
     if (frame[2] == TROVE_WIRE_NAMES)
         return on_names(f, frame, len);
+    if (frame[2] == TROVE_WIRE_ATTRS)
+        return on_attrs(f, frame, len);
     rc = trove_wire_decode(f->dec, frame, len, f->ev, TROVE_WIRE_MAX_EVENTS, NULL, &fr, &f->diag);
     if (rc != TROVE_OK)
         return rc;
+    if (p->has_held && p->held.n && p->held.rows[p->held.n - 1].event >= fr.n_events)
+        return TROVE_FAIL(&f->diag, TROVE_ERR_CORRUPT, 0,
+                          "an attrs frame names event %" PRIu64 " of an events frame of %zu",
+                          p->held.rows[p->held.n - 1].event, fr.n_events);
     if (p->hello.clock_tsc && fr.n_events > 0) /* ticks to the capture's nanoseconds */
         trove__clock_apply(&p->clock, f->ev, fr.n_events);
     if (fr.n_events > 0 && ((!p->pn && (rc = trove__producer_names_new(&p->pn)) != TROVE_OK) ||
@@ -492,6 +517,8 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
                 p->cap_pending = cap;
             }
         }
+        if (rc == TROVE_OK && p->has_held && p->held.n)
+            rc = trove_attrs_append(&p->pending_attrs, &p->held, 0, p->held.n, p->npending, 0);
         if (rc == TROVE_OK) {
             memcpy(p->pending + p->npending, f->ev, fr.n_events * sizeof *f->ev);
             p->npending += fr.n_events;
@@ -501,6 +528,10 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
         p->events_in += fr.n_events;
     }
     pthread_mutex_unlock(&p->mu);
+    if (p->has_held) { /* the rows are the pending table's now (or lost with the events) */
+        trove_attrs_free(&p->held);
+        p->has_held = 0;
+    }
     return rc;
 }
 

@@ -44,6 +44,10 @@ void trove__batch_release(struct trove__batch *b)
     if (b && atomic_fetch_sub(&b->refs, 1) == 1) {
         trove_names_free(b->names);
         free(b->samples);
+        if (b->attrs) {
+            trove_attrs_free(b->attrs);
+            free(b->attrs);
+        }
         free(b);
     }
 }
@@ -263,6 +267,8 @@ void trove__prod_free(struct trove__prod *p)
     trove__framer_free(&p->fr);
     trove__producer_names_free(p->pn);
     free(p->pending);
+    trove_attrs_free(&p->pending_attrs);
+    trove_attrs_free(&p->held);
     trove_bytes_free(&p->pending_samples);
     trove_profile_free(p->prof);
     trove__cap_release(p->cap);

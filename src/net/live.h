@@ -45,6 +45,7 @@
 #include "fanout.h"
 #include "producer.h"
 #include "remap.h"
+#include "trove/attrs.h"
 #include "trove/capture.h"
 #include "trove/input.h"
 #include "trove/profile.h"
@@ -115,6 +116,7 @@ struct trove__batch {
     uint8_t *samples;          /* samples frames published with it (malloc'd; may be NULL) */
     size_t samples_len;
     uint64_t nsamples, nswitches;
+    struct trove_attrs *attrs; /* its events' attributes, rows by index in ev (may be NULL) */
     struct trove_event ev[];
 };
 
@@ -215,12 +217,16 @@ struct trove__prod {
     struct trove__producer_names *pn; /* its name ids to the capture's */
     uint64_t names_cost;             /* its names so far, as TROVE__PRODUCER_NAMES_MAX counts */
     uint64_t names_in;               /* names entries it sent */
+    struct trove_attrs held;         /* an attrs frame's rows, for the events frame after it */
+    int has_held;
     /* guarded by mu */
     pthread_mutex_t mu;
     int mode;                        /* what its accept said (enum trove_serve_mode), 0 before */
     struct trove_event *pending;     /* decoded (in the capture's name ids), not yet taken by
                                         the pass */
     size_t npending, cap_pending;
+    struct trove_attrs pending_attrs; /* the pending events' attributes (rows by index in
+                                         pending) */
     struct trove_bytes pending_samples; /* samples frames, checked, not yet taken */
     uint64_t pending_nsamples, pending_nswitches;
     int closed;                      /* the ingest thread is done with it */
@@ -244,6 +250,7 @@ struct trove__view {
     struct pss *ps;           /* its connection (web_api.h), web thread only */
     char peer[TROVE__PEER_MAX];
     int wire;
+    int attrs;                /* attrs=1: the batches' attrs frames too */
     int from_start;
     int waited;               /* came before the capture started: gets all of the session */
     int replay;               /* GET /api/replay: a stored capture, then the end */

@@ -22,6 +22,7 @@ struct pass_scratch {
     struct trove_event *swap; /* an empty buffer to give a producer for its next pending */
     size_t swap_cap;
     struct trove_names *added; /* the capture's new names of this pass */
+    struct trove_attrs attrs;  /* the events' attributes, rows by index in ev */
     struct trove_bytes samples; /* the capture's samples frames of this pass (one producer's) */
     uint64_t nsamples, nswitches;
 };
@@ -47,10 +48,13 @@ static int scratch_room(struct pass_scratch *ps, size_t more)
 static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
 {
     struct trove_event *ev;
+    struct trove_attrs pa;
     size_t n, cap;
     int rc;
 
     pthread_mutex_lock(&p->mu);
+    pa = p->pending_attrs;
+    memset(&p->pending_attrs, 0, sizeof p->pending_attrs);
     ev = p->pending;
     n = p->npending;
     cap = p->cap_pending;
@@ -71,7 +75,8 @@ static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
     ps->swap = ev;
     ps->swap_cap = cap;
     rc = TROVE_OK;
-    if (n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK) {
+    if (n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK &&
+        (!pa.n || (rc = trove_attrs_append(&ps->attrs, &pa, 0, pa.n, ps->n, 0)) == TROVE_OK)) {
         memcpy(ps->ev + ps->n, ev, n * sizeof *ev);
         ps->n += n;
     } else if (n > 0) { /* taken, and lost */
@@ -80,21 +85,48 @@ static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
         p->events_dropped += n;
         pthread_mutex_unlock(&p->mu);
     }
+    trove_attrs_free(&pa);
     return rc;
 }
 
-/* Publish ev[0..n) (n <= TROVE_WIRE_MAX_EVENTS) with names (may be NULL; taken over) and,
- * when ps is not NULL, the pass's samples frames (for the store only: viewers get events). */
+/* The rows of ps's events [off, off + k), by index in them, into *out (NULL when none). */
+static int slice_attrs(const struct pass_scratch *ps, size_t off, size_t k,
+                       struct trove_attrs **out)
+{
+    size_t i0 = trove_attrs_find(&ps->attrs, off), i1 = trove_attrs_find(&ps->attrs, off + k);
+    int rc;
+
+    *out = NULL;
+    if (i0 == i1)
+        return TROVE_OK;
+    if (!(*out = trove__calloc(1, sizeof **out)))
+        return TROVE_ERR_NOMEM;
+    if ((rc = trove_attrs_append(*out, &ps->attrs, i0, i1, 0, off)) != TROVE_OK) {
+        trove_attrs_free(*out);
+        free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+/* Publish ev[0..n) (n <= TROVE_WIRE_MAX_EVENTS) with names (may be NULL; taken over), their
+ * attributes (may be NULL; taken over) and, when ps is not NULL, the pass's samples frames
+ * (for the store only: viewers get events). */
 static int publish(struct trove__cap *c, struct trove_names *names, const struct trove_event *ev,
-                   size_t n, struct pass_scratch *ps)
+                   size_t n, struct trove_attrs *attrs, struct pass_scratch *ps)
 {
     struct trove__batch *b = trove__malloc(sizeof *b + n * sizeof *ev);
     int rc;
 
     if (!b) {
         trove_names_free(names);
+        if (attrs) {
+            trove_attrs_free(attrs);
+            free(attrs);
+        }
         return TROVE_ERR_NOMEM;
     }
+    b->attrs = attrs;
     atomic_init(&b->refs, 1); /* the list's */
     b->next = NULL;
     b->n = (uint32_t)n;
@@ -105,6 +137,10 @@ static int publish(struct trove__cap *c, struct trove_names *names, const struct
     if (ps && ps->samples.len > 0) {
         if (!(b->samples = trove__malloc(ps->samples.len))) {
             trove_names_free(names);
+            if (attrs) {
+                trove_attrs_free(attrs);
+                free(attrs);
+            }
             free(b);
             return TROVE_ERR_NOMEM;
         }
@@ -118,7 +154,7 @@ static int publish(struct trove__cap *c, struct trove_names *names, const struct
     if (n)
         memcpy(b->ev, ev, n * sizeof *ev);
     pthread_mutex_lock(&c->mu);
-    rc = trove__fanout_publish(c->fo, names, ev, n);
+    rc = trove__fanout_publish(c->fo, names, ev, n, attrs);
     b->seq = c->batches++;
     b->first = c->published;
     c->published += n;
@@ -178,6 +214,7 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         return 0;
     }
     ps->n = 0;
+    trove_attrs_free(&ps->attrs);
     ps->samples.len = 0; /* a failed publish's: never another capture's */
     ps->nsamples = ps->nswitches = 0;
     trove_names_free(ps->added);
@@ -230,11 +267,16 @@ static int pass_capture(struct trove__server *srv, struct trove__cap *c, struct 
         do {
             size_t k = ps->n - off < TROVE_BATCH_DEFAULT ? ps->n - off : TROVE_BATCH_DEFAULT;
             struct trove_names *names = NULL;
+            struct trove_attrs *attrs = NULL;
             if (off == 0 && trove_names_count(ps->added) > 0) {
                 names = ps->added;
                 ps->added = NULL;
             }
-            if (publish(c, names, ps->ev + off, k, off == 0 ? ps : NULL) != TROVE_OK) {
+            int sliced = slice_attrs(ps, off, k, &attrs);
+            if (sliced != TROVE_OK)
+                trove_names_free(names);
+            if (sliced != TROVE_OK ||
+                publish(c, names, ps->ev + off, k, attrs, off == 0 ? ps : NULL) != TROVE_OK) {
                 lost_events(mine, took, nmine, off, k);
                 pthread_mutex_lock(&c->mu);
                 c->commit_errors++;
@@ -338,6 +380,7 @@ void *trove__pass_main(void *arg)
     }
     free(ps.ev);
     free(ps.swap);
+    trove_attrs_free(&ps.attrs);
     trove_names_free(ps.added);
     trove_bytes_free(&ps.samples);
     atomic_store(&srv->pass_done, 1);

@@ -377,19 +377,30 @@ static uint64_t ticks_ns(uint64_t mult, uint64_t ticks)
     return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
 }
 
+/* A time in ticks on the capture's clock, saturating at 0 and 2^64 - 1. */
+static uint64_t clock_at(const struct trove__clock *c, uint64_t ticks)
+{
+    uint64_t d;
+    if (ticks >= c->tsc_ref) {
+        d = ticks_ns(c->mult, ticks - c->tsc_ref);
+        return d > UINT64_MAX - c->ns_ref ? UINT64_MAX : c->ns_ref + d;
+    }
+    d = ticks_ns(c->mult, c->tsc_ref - ticks);
+    return d > c->ns_ref ? 0 : c->ns_ref - d;
+}
+
 void trove__clock_apply(const struct trove__clock *c, struct trove_event *ev, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         struct trove_event *e = &ev[i];
-        if (e->start_ns >= c->tsc_ref) {
-            uint64_t d = ticks_ns(c->mult, e->start_ns - c->tsc_ref);
-            e->start_ns = d > UINT64_MAX - c->ns_ref ? UINT64_MAX : c->ns_ref + d;
-        } else {
-            uint64_t d = ticks_ns(c->mult, c->tsc_ref - e->start_ns);
-            e->start_ns = d > c->ns_ref ? 0 : c->ns_ref - d;
-        }
+        uint64_t start = clock_at(c, e->start_ns);
+        /* the end converted as the start is, the duration their difference: a zone that ends
+         * where the next begins (frames from marks), or inside its parent, still does */
         if (e->kind != TROVE_KIND_COUNTER)
-            e->dur_ns = ticks_ns(c->mult, e->dur_ns);
+            e->dur_ns = clock_at(c, e->start_ns + e->dur_ns < e->start_ns ? UINT64_MAX
+                                                                           : e->start_ns + e->dur_ns) -
+                        start;
+        e->start_ns = start;
     }
 }
 

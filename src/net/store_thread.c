@@ -91,7 +91,7 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
     if (stored && trove_names_count(stored) > 0 &&
         ((rc = trove__capture_names_seed(cn, stored, 0)) !=
              TROVE_OK ||
-         (rc = trove__fanout_publish(c->fo, stored, NULL, 0)) != TROVE_OK)) {
+         (rc = trove__fanout_publish(c->fo, stored, NULL, 0, NULL)) != TROVE_OK)) {
         trove__capture_names_free(cn);
         trove_capture_writer_close(w);
         cap_fail(srv, c, "reading its names", NULL, rc);
@@ -283,7 +283,8 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
         if (rc == TROVE_OK && take[i]->names)
             rc = trove_capture_writer_names(c->w, take[i]->names, &diag);
         if (rc == TROVE_OK && take[i]->n)
-            rc = trove_capture_writer_add(c->w, take[i]->ev, take[i]->n, &diag);
+            rc = trove_capture_writer_add_attrs(c->w, take[i]->ev, take[i]->n, take[i]->attrs,
+                                                &diag);
         if (rc == TROVE_OK && take[i]->samples_len)
             rc = trove_capture_writer_samples(c->w, take[i]->samples, take[i]->samples_len,
                                               take[i]->nsamples, take[i]->nswitches, &diag);

@@ -72,6 +72,7 @@ static struct trove__view *view_new(struct web *w, struct pss *ps, int routed,
         return v;
     }
     v->from_start = req->from_start;
+    v->attrs = req->attrs;
     if (!(v->cap = trove__cap_join(srv, req->name, 0, 0, &state))) {
         view_error(v, "%s", "out of memory");
         return v;
@@ -270,9 +271,9 @@ static int view_write(struct web *w, struct pss *ps, struct trove__view *v)
     }
     if (!v->hello_sent) {
         v->hello_sent = 1;
-        return send_text(ps, "{\"type\":\"hello\",\"capture\":\"%s\",\"wire\":\"%s\",\"from\":\"%s\"}",
+        return send_text(ps, "{\"type\":\"hello\",\"capture\":\"%s\",\"wire\":\"%s\",\"from\":\"%s\"%s}",
                          v->cap->name, trove_wire_format_name(v->wire),
-                         v->from_start ? "start" : "now")
+                         v->from_start ? "start" : "now", v->attrs ? ",\"attrs\":true" : "")
                    ? -1
                    : 1;
     }

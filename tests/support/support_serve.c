@@ -444,34 +444,50 @@ int test_ws_open(const char *url, const char *capture)
     return fd;
 }
 
+int test_ws_read(int fd, uint8_t **body, uint64_t *len)
+{
+    uint8_t h[2], x[8];
+    uint64_t n;
+    int op;
+
+    *body = NULL;
+    *len = 0;
+    if (read(fd, h, 2) != 2)
+        return -1;
+    op = h[0] & 15;
+    n = h[1] & 127;
+    if (n == 126 || n == 127) {
+        size_t k = n == 126 ? 2 : 8;
+        if ((size_t)read(fd, x, k) != k)
+            return -1;
+        n = 0;
+        for (size_t i = 0; i < k; i++)
+            n = n << 8 | x[i];
+    }
+    if (n > ((uint64_t)1 << 30) || !(*body = malloc(n + 1)))
+        return -1;
+    for (uint64_t got = 0; got < n;) {
+        ssize_t r = read(fd, *body + got, n - got);
+        if (r <= 0) {
+            free(*body);
+            *body = NULL;
+            return -1;
+        }
+        got += (uint64_t)r;
+    }
+    (*body)[n] = 0;
+    *len = n;
+    return op;
+}
+
 int test_ws_until_close(int fd)
 {
     for (;;) {
-        uint8_t h[2], x[8], *body;
+        uint8_t *body;
         uint64_t len;
-        int op;
-        if (read(fd, h, 2) != 2)
+        int op = test_ws_read(fd, &body, &len);
+        if (op < 0)
             return -1;
-        op = h[0] & 15;
-        len = h[1] & 127;
-        if (len == 126 || len == 127) {
-            size_t k = len == 126 ? 2 : 8;
-            if ((size_t)read(fd, x, k) != k)
-                return -1;
-            len = 0;
-            for (size_t i = 0; i < k; i++)
-                len = len << 8 | x[i];
-        }
-        if (!(body = malloc(len + 1)))
-            return -1;
-        for (uint64_t got = 0; got < len;) {
-            ssize_t r = read(fd, body + got, len - got);
-            if (r <= 0) {
-                free(body);
-                return -1;
-            }
-            got += (uint64_t)r;
-        }
         if (op == 8) {
             int code = len >= 2 ? body[0] << 8 | body[1] : 0;
             free(body);

@@ -113,6 +113,10 @@ void test_viewer_free(struct test_viewer *v);
 
 /* A WebSocket on /api/live?capture=capture whose 101 is read: the socket, or -1. */
 int test_ws_open(const char *url, const char *capture);
+/* The next message of a WebSocket the service sends (unmasked): its opcode (1 text, 2
+ * binary, 8 close ...) and its payload in *body (malloc'd, NUL-terminated, *len bytes), or
+ * -1 when the connection ended. */
+int test_ws_read(int fd, uint8_t **body, uint64_t *len);
 /* Read messages until a close: its code (0: none), or -1 when the connection ended. */
 int test_ws_until_close(int fd);
 
