@@ -12,6 +12,10 @@
  *       trove_client_stop();                // everything recorded reaches the service
  *   }
  *
+ * Zones may carry a text and values (TROVE_ZONE_TEXT, TROVE_ZONE_VALUE), messages mark the
+ * timeline (TROVE_MESSAGE, TROVE_MESSAGEF) and frame marks time frames (TROVE_FRAME_MARK,
+ * TROVE_FRAME_MARK_NAMED): they reach the service as attributes (trove/attrs.h) and events.
+ *
  * The hot path (a zone's begin and end, an instant, a counter) runs on the calling thread
  * only: a clock read (the TSC where its rate is constant, else CLOCK_MONOTONIC) and a
  * 32-byte store into the thread's own ring. After a thread's first event it takes no lock,
@@ -86,6 +90,8 @@ struct trove_client_stats {
     int clock;         /* the clock of this run: TROVE_CLIENT_CLOCK_TSC or _MONOTONIC */
     uint64_t tsc_hz;   /* the TSC's ticks per second, as the last hello said (0 before) */
     uint64_t pending;  /* events in the rings, not yet sent nor dropped (0 after stop) */
+    uint64_t attrs_dropped; /* zone texts and values lost at a full ring (a message lost
+                               there is an event, counted in dropped) */
 };
 
 /*
@@ -131,6 +137,28 @@ void trove_client_zone_cleanup(int *opened);
 void trove_client_instant(const char *name);
 void trove_client_counter(const char *name, double value);
 
+/*
+ * What a zone, the timeline and a frame graph say besides names (docs/client.md). The text
+ * and values attach to the thread's innermost open zone (nothing when none is open or it is
+ * not recorded): its attributes "text" (a zone's texts joined by newlines) and "value",
+ * "value_2", ... in order. A message is an instant named "message" at the current depth
+ * whose attribute "log_message" is the text. Texts are copied into the ring (at most 65,535
+ * bytes, and a quarter of the ring; invalid UTF-8 becomes '?'): no allocation, no lock.
+ * frame_mark ends the frame of its set (name, a literal, or NULL: "frame") begun by the
+ * thread's last mark of it, as a frame event (kind 3, extra TROVE_FRAME_MARKS) from that
+ * mark to this one; the first mark of a set only begins one. A thread times at most 8 sets
+ * at once (more take each other's places and begin again).
+ */
+void trove_client_zone_text(const char *text, size_t len);
+void trove_client_zone_value(uint64_t value);
+void trove_client_message(const char *text, size_t len);
+void trove_client_messagef(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ; /* at most 1,023 bytes of the formatted text */
+void trove_client_frame_mark(const char *name);
+
 #define TROVE__CAT2(a, b) a##b
 #define TROVE__CAT(a, b) TROVE__CAT2(a, b)
 
@@ -140,6 +168,12 @@ void trove_client_counter(const char *name, double value);
 #define TROVE_ZONE_END() ((void)0)
 #define TROVE_INSTANT(name) ((void)0)
 #define TROVE_COUNTER(name, v) ((void)0)
+#define TROVE_ZONE_TEXT(text, len) ((void)0)
+#define TROVE_ZONE_VALUE(v) ((void)0)
+#define TROVE_MESSAGE(text) ((void)0)
+#define TROVE_MESSAGEF(...) ((void)0)
+#define TROVE_FRAME_MARK ((void)0)
+#define TROVE_FRAME_MARK_NAMED(name) ((void)0)
 #elif defined(__cplusplus)
 }
 struct trove__zone_scope {
@@ -167,6 +201,20 @@ extern "C" {
 #define TROVE_ZONE_END() trove_client_zone_end()
 #define TROVE_INSTANT(name) trove_client_instant(name)
 #define TROVE_COUNTER(name, v) trove_client_counter((name), (double)(v))
+#define TROVE_ZONE_TEXT(text, len) trove_client_zone_text((text), (size_t)(len))
+#define TROVE_ZONE_VALUE(v) trove_client_zone_value((uint64_t)(v))
+#define TROVE_MESSAGE(text) trove__client_message_str(text)
+#define TROVE_MESSAGEF(...) trove_client_messagef(__VA_ARGS__)
+#define TROVE_FRAME_MARK trove_client_frame_mark(NULL)
+#define TROVE_FRAME_MARK_NAMED(name) trove_client_frame_mark(name)
+static inline void trove__client_message_str(const char *text)
+{
+    size_t n = 0;
+    if (text)
+        while (text[n])
+            n++;
+    trove_client_message(text, n);
+}
 #endif
 
 #ifdef __cplusplus

@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,52 +60,18 @@
 #define HAVE_TSC 1
 #endif
 
-#include "client_wire.h"
+#include "client_internal.h"
 
 #define RING_DEFAULT 65536u
 #define RING_MIN 1024u
-#define DEPTH_MAX 255u    /* depth is a u8 on the wire; deeper zones are not recorded */
-#define CACHE_SLOTS 256u  /* per-thread direct-mapped cache: name address -> id */
 #define FLUSH_BUSY_NS 1000000L /* between rounds while events flow, */
 #define FLUSH_IDLE_NS 4000000L /* and after a round that found none */
 #define RECONNECT_NS 100000000ull
-#define THREAD_NAME_MAX 256u
 #define CALIBRATE_NS 50000000ull /* the TSC is timed against CLOCK_MONOTONIC this long at least
                                     before the first hello gives its rate */
 #define SEND_TIMEOUT_S 10
 #define RETIRED_BYTES_MAX ((uint64_t)32 << 20) /* exited threads' unsent rings kept at most;
                                                   past it the oldest are given up (dropped) */
-
-
-struct open_zone {
-    uint64_t start_ns;
-    uint32_t name_id;
-};
-
-struct thread {
-    /* The thread's side: written by the thread only. */
-    _Alignas(64) struct trove_event *ring;
-    uint64_t mask;
-    _Atomic uint64_t head;
-    uint64_t tail_seen; /* the last tail the thread read */
-    _Atomic uint64_t dropped;
-    uint32_t pid, tid;
-    unsigned depth;
-    struct {
-        const char *ptr;
-        uint32_t id;
-    } cache[CACHE_SLOTS];
-    struct open_zone stack[DEPTH_MAX];
-    /* The flush thread's side. tail moves under reg_lock, with the sent and lost totals it
-     * moves into. */
-    _Alignas(64) _Atomic uint64_t tail;
-    _Atomic int retired;
-    uint64_t base_head, base_dropped; /* at the last start (under reg_lock) */
-    /* Under reg_lock: the thread's name and whether it still has to go out. */
-    char name[THREAD_NAME_MAX];
-    int name_len, name_unsent;
-    struct thread *next;
-};
 
 /* Global state. reg_lock guards the thread list, the names table, the thread names and the
  * accounting (the tails' moves with st_sent and st_lost, the retired totals, the frozen
@@ -126,13 +93,14 @@ static struct {
 } names;
 
 static _Atomic int recording;
+static _Atomic uint32_t run_gen; /* a start's number: frame sets of an earlier run begin anew */
 static _Atomic int use_tsc; /* the records hold TSC ticks (fixed while recording) */
 static _Atomic uint64_t tsc_hz_now; /* the last hello's calibration, for the stats */
 static _Atomic int connected_now;
 static _Atomic uint64_t st_bytes, st_connects;
 /* Under reg_lock: events sent and lost out of the rings (their tails' moves: the sum of every
  * ring's tail - base_head), and the totals of the threads freed since start. */
-static uint64_t st_sent, st_lost, retired_events, retired_dropped;
+static uint64_t st_sent, st_lost, retired_events, retired_dropped, retired_attrs_dropped;
 /* Under reg_lock: the figures stop left (or zeros before a start, in a fork()ed child); what
  * trove_client_stats says while stats_frozen. */
 static struct trove_client_stats frozen;
@@ -367,8 +335,8 @@ static inline uint32_t name_id(struct thread *t, const char *name)
 
 /* ---- the hot path ---- */
 
-static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t kind,
-                        uint8_t depth, uint32_t id)
+static inline void push_x(struct thread *t, uint64_t start, uint64_t dur, uint8_t kind,
+                          uint8_t depth, uint8_t extra, uint32_t id)
 {
     uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
     if (h - t->tail_seen > t->mask) {
@@ -387,11 +355,52 @@ static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t 
     r->tid = t->tid;
     r->kind = kind;
     r->depth = depth;
-    r->extra = 0;
+    r->extra = extra;
     r->pad = 0;
     r->name_id = id;
     atomic_store_explicit(&t->head, h + 1, memory_order_release);
 }
+
+static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t kind,
+                        uint8_t depth, uint32_t id)
+{
+    push_x(t, start, dur, kind, depth, 0, id);
+}
+
+/* An aux record and its text's slots, published together; 0 when the ring had no room. The
+ * text is cut to what a quarter of the ring holds. */
+static int push_aux(struct thread *t, uint8_t kind, uint8_t depth, uint64_t start,
+                    uint64_t dur, uint32_t id, const char *text, size_t len)
+{
+    uint64_t cap = t->mask + 1, h = atomic_load_explicit(&t->head, memory_order_relaxed);
+    if (len > AUX_TEXT_MAX)
+        len = AUX_TEXT_MAX;
+    if ((len + 31) / 32 + 1 > cap / 4)
+        len = (cap / 4 - 1) * 32;
+    uint64_t need = 1 + (len + 31) / 32;
+    if (h + need - t->tail_seen > cap) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        if (h + need - t->tail_seen > cap)
+            return 0;
+    }
+    struct trove_event *r = &t->ring[h & t->mask];
+    r->start_ns = start;
+    r->dur_ns = dur;
+    r->pid = (uint32_t)len;
+    r->tid = 0;
+    r->kind = kind;
+    r->depth = depth;
+    r->extra = 0;
+    r->pad = 0;
+    r->name_id = id;
+    for (uint64_t k = 1; k < need; k++) {
+        size_t at = (size_t)(k - 1) * 32, n = len - at < 32 ? len - at : 32;
+        memcpy(&t->ring[(h + k) & t->mask], text + at, n);
+    }
+    atomic_store_explicit(&t->head, h + need, memory_order_release);
+    return 1;
+}
+
 
 int trove_client_zone_begin(const char *name)
 {
@@ -453,6 +462,88 @@ void trove_client_counter(const char *name, double value)
     memcpy(&bits, &value, sizeof bits);
     if (id)
         push(t, stamp(), bits, TROVE_KIND_COUNTER, 0, id);
+}
+
+/* The innermost zone open on t, if it is recorded: its depth, else -1. */
+static int open_zone(const struct thread *t)
+{
+    if (!t || !t->depth || t->depth > DEPTH_MAX ||
+        !atomic_load_explicit(&recording, memory_order_relaxed))
+        return -1;
+    return t->stack[t->depth - 1].name_id ? (int)t->depth - 1 : -1;
+}
+
+void trove_client_zone_text(const char *text, size_t len)
+{
+    struct thread *t = tls;
+    int d = open_zone(t);
+    if (d < 0 || (!text && len))
+        return;
+    if (!push_aux(t, AUX_TEXT, (uint8_t)d, t->stack[d].start_ns, 0, 0, text, len))
+        atomic_store_explicit(&t->attrs_dropped,
+                              atomic_load_explicit(&t->attrs_dropped, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+}
+
+void trove_client_zone_value(uint64_t value)
+{
+    struct thread *t = tls;
+    int d = open_zone(t);
+    if (d < 0)
+        return;
+    if (!push_aux(t, AUX_VALUE, (uint8_t)d, t->stack[d].start_ns, value, 0, NULL, 0))
+        atomic_store_explicit(&t->attrs_dropped,
+                              atomic_load_explicit(&t->attrs_dropped, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+}
+
+static const char message_name[] = "message";
+static const char frame_name[] = "frame";
+
+void trove_client_message(const char *text, size_t len)
+{
+    struct thread *t;
+    uint32_t id;
+    if (!atomic_load_explicit(&recording, memory_order_relaxed) || !(t = thread_get()) ||
+        (!text && len) || !(id = name_id(t, message_name)))
+        return;
+    if (!push_aux(t, AUX_MESSAGE, (uint8_t)(t->depth < DEPTH_MAX ? t->depth : DEPTH_MAX),
+                  stamp(), 0, id, text, len))
+        atomic_store_explicit(&t->dropped,
+                              atomic_load_explicit(&t->dropped, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+}
+
+void trove_client_messagef(const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    int n;
+    if (!atomic_load_explicit(&recording, memory_order_relaxed) || !fmt)
+        return;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n >= 0)
+        trove_client_message(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+void trove_client_frame_mark(const char *name)
+{
+    struct thread *t;
+    uint32_t id;
+    if (!atomic_load_explicit(&recording, memory_order_relaxed) || !(t = thread_get()) ||
+        !(id = name_id(t, name ? name : frame_name)))
+        return;
+    uint64_t now = stamp();
+    uint32_t gen = atomic_load_explicit(&run_gen, memory_order_relaxed);
+    unsigned s = id & (FRAME_SETS - 1);
+    if (t->frames[s].id == id && t->frames[s].gen == gen)
+        push_x(t, t->frames[s].last, now - t->frames[s].last, TROVE_KIND_FRAME, 0,
+               TROVE_FRAME_MARKS, id);
+    t->frames[s].id = id;
+    t->frames[s].gen = gen;
+    t->frames[s].last = now;
 }
 
 void trove_client_thread_name(const char *name)
@@ -602,19 +693,37 @@ static size_t send_iov(struct iovec *iov, int n, size_t bytes)
     return off;
 }
 
-#define IOV_FRAMES 256 /* raw frames per sendmsg: a header and one or two pieces of ring each */
+#define IOV_FRAMES 256 /* frames per sendmsg */
+#define IOV_USE 1000   /* iov entries per sendmsg (IOV_MAX is 1024) */
 
-/* Send what t's ring holds (at most one ring's worth: the snapshot of head), straight from
- * the ring: the names first, then raw frames whose records the socket reads where the
- * thread wrote them; their slots are given back once they are sent. A frame the socket took
- * whole is sent; one a broken connection cut (and every one after it) is lost: the service
- * drops a frame it has not got all of. */
+/* The flush thread's scratch for a drain: the attrs frames, the events of messages, the
+ * rows of the frame being built. */
+static struct {
+    struct trove__client_buf ab, mb;
+    struct trove__client_attrs at;
+} fs;
+
+/* Where an iov entry's bytes are until the send: in the ring (ptr), or at off in the
+ * headers (1), the attrs frames (2) or the messages' events (3), which may still move. */
+struct piece {
+    int buf;
+    size_t off, len;
+    const void *ptr;
+};
+
+/* Send what t's ring holds (at most one ring's worth: the snapshot of head): the names
+ * first, then raw frames whose records the socket reads where the thread wrote them, each
+ * after the attrs frame of its events' texts, values and messages' texts when they have
+ * some; their slots are given back once they are sent. A message becomes an instant written
+ * into a buffer of the flush thread's; a text or value waits in t->pend for its zone. A frame
+ * the socket took whole is sent; one a broken connection cut (and every one after it) is
+ * lost: the service drops a frame it has not got all of. */
 static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove__client_buf *nb)
 {
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
-    uint64_t cap = t->mask + 1;
-    struct iovec iov[IOV_FRAMES * 3];
+    static struct iovec iov[IOV_USE];
+    static struct piece pc[IOV_USE];
     size_t frame_end[IOV_FRAMES];
     uint32_t frame_n[IOV_FRAMES];
 
@@ -622,42 +731,82 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
     append_names(nb, t, 0);
     send_buf(nb);
     while (tail != head && cl.fd >= 0) {
-        uint64_t sent = 0, all = 0;
+        uint64_t at = tail, sent = 0, all = 0, lost = 0;
         size_t bytes = 0, took;
-        int niov = 0, nf = 0;
+        int np = 0, nf = 0, niov = 0;
         hdr->len = 0;
+        fs.ab.len = fs.mb.len = 0;
+        fs.ab.failed = fs.mb.failed = 0;
         if (!trove__client_buf_reserve(hdr, IOV_FRAMES * TROVE_WIRE_HEADER_SIZE)) {
             hdr->failed = 0;
             return; /* out of memory: the events wait in the ring for the next round */
         }
-        for (uint64_t at_tail = tail; nf < IOV_FRAMES && at_tail != head; nf++) {
-            uint32_t n = (uint32_t)(head - at_tail < TROVE_BATCH_DEFAULT
-                                        ? head - at_tail : TROVE_BATCH_DEFAULT);
-            uint64_t at = at_tail & t->mask, first = cap - at < n ? cap - at : n;
-            iov[niov].iov_base = hdr->ptr + hdr->len;
-            iov[niov++].iov_len = TROVE_WIRE_HEADER_SIZE;
-            trove__client_raw_header(hdr, n); /* within the room reserved: ptr stays */
-            iov[niov].iov_base = &t->ring[at];
-            iov[niov++].iov_len = first * sizeof(struct trove_event);
-            if (n > first) {
-                iov[niov].iov_base = &t->ring[0];
-                iov[niov++].iov_len = (n - first) * sizeof(struct trove_event);
+        while (nf < IOV_FRAMES && at != head && np + 4 <= IOV_USE) {
+            uint32_t n = 0;
+            int pa = np++, ph = np++; /* the attrs frame's piece, the header's */
+            size_t off;
+            trove__client_attrs_reset(&fs.at);
+            while (at != head && n < TROVE_BATCH_DEFAULT && np + 1 < IOV_USE &&
+                   fs.at.str.len < ATTRS_FRAME_MAX) {
+                const struct trove_event *r = &t->ring[at & t->mask];
+                if (r->kind < AUX_TEXT) {
+                    struct piece *last = &pc[np - 1];
+                    if (r->kind == TROVE_KIND_ZONE && t->npend)
+                        trove__client_attach(t, r, n, &fs.at);
+                    if (np - 1 > ph && !last->buf &&
+                        (const uint8_t *)last->ptr + last->len == (const uint8_t *)r)
+                        last->len += sizeof *r;
+                    else
+                        pc[np++] = (struct piece){0, 0, sizeof *r, r};
+                    n++;
+                } else if (r->kind == AUX_MESSAGE) {
+                    if (trove__client_message(t, r, at, n, &fs.mb, &off, &fs.at)) {
+                        pc[np++] = (struct piece){3, off, sizeof *r, NULL};
+                        n++;
+                    } else {
+                        lost++;
+                    }
+                } else {
+                    trove__client_pend_add(t, r, at);
+                }
+                at += record_slots(r);
             }
-            bytes += TROVE_WIRE_HEADER_SIZE + (size_t)n * sizeof(struct trove_event);
+            if (n == 0) { /* texts and values only: no frame */
+                np = pa;
+                continue;
+            }
+            off = fs.ab.len;
+            trove__client_attrs_frame(&fs.at, &fs.ab);
+            if (fs.ab.failed) { /* out of memory: the frame goes without its attributes */
+                fs.ab.failed = 0;
+                fs.ab.len = off;
+            }
+            pc[pa] = (struct piece){2, off, fs.ab.len - off, NULL};
+            pc[ph] = (struct piece){1, hdr->len, TROVE_WIRE_HEADER_SIZE, NULL};
+            trove__client_raw_header(hdr, n); /* within the room reserved */
+            bytes += pc[pa].len + TROVE_WIRE_HEADER_SIZE + (size_t)n * sizeof(struct trove_event);
             frame_end[nf] = bytes;
-            frame_n[nf] = n;
-            at_tail += n;
+            frame_n[nf++] = n;
             all += n;
         }
-        took = send_iov(iov, niov, bytes);
+        for (int i = 0; i < np; i++) {
+            const uint8_t *base = pc[i].buf == 0 ? pc[i].ptr
+                                  : pc[i].buf == 1 ? hdr->ptr
+                                  : pc[i].buf == 2 ? fs.ab.ptr
+                                                   : fs.mb.ptr;
+            if (pc[i].len)
+                iov[niov++] = (struct iovec){(void *)(base + pc[i].off), pc[i].len};
+        }
+        took = niov ? send_iov(iov, niov, bytes) : 0;
         for (int f = 0; f < nf && frame_end[f] <= took; f++)
             sent += frame_n[f];
         /* The records are out (or lost): the thread may reuse their slots. The tail and the
          * totals move together, so that a snapshot of the stats always adds up. */
         pthread_mutex_lock(&reg_lock);
         st_sent += sent;
-        st_lost += all - sent;
-        tail += all;
+        st_lost += all - sent + lost;
+        t->taken += all + lost;
+        tail = at;
         atomic_store_explicit(&t->tail, tail, memory_order_release);
         pthread_mutex_unlock(&reg_lock);
         cl.conn_sent += sent;
@@ -673,8 +822,13 @@ static void retire(struct thread *t)
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
     uint64_t lost = atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
-    retired_events += head - t->base_head + lost;
-    retired_dropped += lost + (head - tail);
+    uint64_t left = ring_events(t, tail, head);
+    retired_events += t->taken + left + lost;
+    retired_dropped += lost + left;
+    retired_attrs_dropped +=
+        atomic_load_explicit(&t->attrs_dropped, memory_order_relaxed) - t->base_attrs_dropped;
+    free(t->pend);
+    free(t->pbytes);
     free(t->ring);
     free(t);
 }
@@ -878,6 +1032,10 @@ static void *flush_main(void *arg)
     disconnect();
     trove__client_buf_free(&ev);
     trove__client_buf_free(&nb);
+    trove__client_buf_free(&fs.ab);
+    trove__client_buf_free(&fs.mb);
+    trove__client_attrs_free(&fs.at);
+    trove__client_attrs_scratch_free();
     return NULL;
 }
 
@@ -1001,15 +1159,18 @@ int trove_client_start(const struct trove_client_options *opts)
     for (struct thread *t = threads; t; t = t->next) {
         uint64_t h = atomic_load_explicit(&t->head, memory_order_acquire);
         atomic_store_explicit(&t->tail, h, memory_order_release);
-        t->base_head = h;
+        t->taken = 0;
+        t->npend = t->plen = 0;
         t->base_dropped = atomic_load(&t->dropped);
+        t->base_attrs_dropped = atomic_load(&t->attrs_dropped);
     }
     names.sent = 0;
-    st_sent = st_lost = retired_events = retired_dropped = 0;
+    st_sent = st_lost = retired_events = retired_dropped = retired_attrs_dropped = 0;
     stats_frozen = 0;
     pthread_mutex_unlock(&reg_lock);
     atomic_store(&st_bytes, 0);
     atomic_store(&st_connects, 0);
+    atomic_fetch_add(&run_gen, 1);
     atomic_store(&recording, !cl.on_demand);
     {
         /* The flush thread takes none of the program's signals: a handler the program
@@ -1056,16 +1217,22 @@ static void stats_take(struct trove_client_stats *out, int give_up)
         uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
         uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
         uint64_t lost = atomic_load_explicit(&t->dropped, memory_order_relaxed) - t->base_dropped;
+        uint64_t left = ring_events(t, tail, head); /* [tail, head) is the flush thread's: no
+                                                       one writes it while reg_lock is held */
         if (give_up) {
-            st_lost += head - tail;
-            tail = head;
-            atomic_store_explicit(&t->tail, tail, memory_order_release);
+            st_lost += left;
+            t->taken += left;
+            left = 0;
+            atomic_store_explicit(&t->tail, head, memory_order_release);
         }
-        out->events += head - t->base_head + lost;
+        out->events += t->taken + left + lost;
         out->dropped += lost;
-        out->pending += head - tail;
+        out->pending += left;
+        out->attrs_dropped +=
+            atomic_load_explicit(&t->attrs_dropped, memory_order_relaxed) - t->base_attrs_dropped;
     }
     out->events += retired_events;
+    out->attrs_dropped += retired_attrs_dropped;
     out->dropped += retired_dropped + st_lost;
     out->sent = st_sent;
     out->bytes = atomic_load(&st_bytes);

@@ -16,6 +16,9 @@
  *     entry := type:u8 a:varint [tid:varint if type 2] len:varint utf8[len]
  *
  * The client writes only names of types 1-3, so its names frames are always version 1.
+ *   attrs (format 7, version 1): payload = strings' count and the stream of
+ *     docs/formats/attrs.md: strings, event deltas, key ids, types, 0 keys of differences,
+ *     values (an int as a zigzag varint, a string as its id)
  */
 #include "client_wire.h"
 
@@ -82,6 +85,16 @@ void trove__client_names_begin(struct trove__client_buf *b, struct trove__client
     nf->count = 0;
     if (trove__client_buf_reserve(b, TROVE_WIRE_HEADER_SIZE))
         b->len += TROVE_WIRE_HEADER_SIZE;
+}
+
+static uint8_t *put_varint64(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
 }
 
 static uint8_t *put_varint(uint8_t *p, uint32_t v)
@@ -336,4 +349,147 @@ int trove__client_answer_type(const char *line, size_t len)
         }
     ws(line, len, &i);
     return i == len ? type : 0;
+}
+
+/* ---- attrs frames ---- */
+
+void trove__client_attrs_reset(struct trove__client_attrs *a)
+{
+    a->str.len = 0;
+    a->str.failed = 0;
+    a->nstr = 0;
+    a->n = 0;
+    a->failed = 0;
+    if (a->slot)
+        memset(a->slot, 0, a->nslot * sizeof *a->slot);
+}
+
+void trove__client_attrs_free(struct trove__client_attrs *a)
+{
+    trove__client_buf_free(&a->str);
+    free(a->soff);
+    free(a->slen);
+    free(a->slot);
+    free(a->rows);
+    memset(a, 0, sizeof *a);
+}
+
+static uint32_t str_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+/* The id of s[0..len) in a's strings, added if new; UINT32_MAX when out of memory. */
+static uint32_t intern_str(struct trove__client_attrs *a, const char *s, size_t len)
+{
+    size_t j;
+    if ((a->nstr + 1) * 2 > a->nslot) { /* grow the slots and place every string again */
+        size_t nslot = a->nslot ? a->nslot * 2 : 64;
+        uint32_t *slot = calloc(nslot, sizeof *slot);
+        if (!slot)
+            return UINT32_MAX;
+        for (uint32_t id = 0; id < a->nstr; id++) {
+            j = str_hash((const char *)a->str.ptr + a->soff[id], a->slen[id]) & (nslot - 1);
+            while (slot[j])
+                j = (j + 1) & (nslot - 1);
+            slot[j] = id + 1;
+        }
+        free(a->slot);
+        a->slot = slot;
+        a->nslot = nslot;
+    }
+    j = str_hash(s, len) & (a->nslot - 1);
+    for (; a->slot[j]; j = (j + 1) & (a->nslot - 1)) {
+        uint32_t id = a->slot[j] - 1;
+        if (a->slen[id] == len && !memcmp(a->str.ptr + a->soff[id], s, len))
+            return id;
+    }
+    if (a->nstr == a->scap) {
+        size_t cap = a->scap ? a->scap * 2 : 64;
+        uint32_t *off = realloc(a->soff, cap * sizeof *off);
+        if (!off)
+            return UINT32_MAX;
+        a->soff = off;
+        uint32_t *l = realloc(a->slen, cap * sizeof *l);
+        if (!l)
+            return UINT32_MAX;
+        a->slen = l;
+        a->scap = cap;
+    }
+    uint8_t *p = trove__client_buf_reserve(&a->str, 5 + len);
+    if (!p)
+        return UINT32_MAX;
+    uint8_t *q = put_varint(p, (uint32_t)len);
+    a->soff[a->nstr] = (uint32_t)(a->str.len + (size_t)(q - p));
+    a->slen[a->nstr] = (uint32_t)len;
+    memcpy(q, s, len);
+    a->str.len += (size_t)(q - p) + len;
+    a->slot[j] = a->nstr + 1;
+    return a->nstr++;
+}
+
+void trove__client_attrs_add(struct trove__client_attrs *a, uint32_t event, int scope,
+                             const char *key, size_t klen, int type, const char *s, size_t len,
+                             int64_t v)
+{
+    struct trove__client_row r;
+    if (a->failed)
+        return;
+    memset(&r, 0, sizeof r);
+    r.event = event;
+    r.tb = (uint8_t)(type | scope << 4);
+    r.i = v;
+    if ((r.key = intern_str(a, key, klen)) == UINT32_MAX ||
+        (type != TROVE__CLIENT_ATTR_INT && (r.s = intern_str(a, s, len)) == UINT32_MAX)) {
+        a->failed = 1;
+        return;
+    }
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 64;
+        struct trove__client_row *rows = realloc(a->rows, cap * sizeof *rows);
+        if (!rows) {
+            a->failed = 1;
+            return;
+        }
+        a->rows = rows;
+        a->cap = cap;
+    }
+    a->rows[a->n++] = r;
+}
+
+void trove__client_attrs_frame(const struct trove__client_attrs *a, struct trove__client_buf *b)
+{
+    size_t at = b->len, need;
+    uint32_t prev = 0;
+    uint8_t *p, *q;
+    if (a->failed || a->n == 0)
+        return;
+    need = TROVE_WIRE_HEADER_SIZE + 5 + a->str.len + a->n * (5 + 5 + 1 + 10) + 1;
+    if (!(p = trove__client_buf_reserve(b, need)))
+        return;
+    q = put_varint(p + TROVE_WIRE_HEADER_SIZE, a->nstr);
+    memcpy(q, a->str.ptr, a->str.len);
+    q += a->str.len;
+    for (size_t i = 0; i < a->n; i++) {
+        q = put_varint(q, a->rows[i].event - prev);
+        prev = a->rows[i].event;
+    }
+    for (size_t i = 0; i < a->n; i++)
+        q = put_varint(q, a->rows[i].key);
+    for (size_t i = 0; i < a->n; i++)
+        *q++ = a->rows[i].tb;
+    *q++ = 0; /* no key's ints are differences */
+    for (size_t i = 0; i < a->n; i++) {
+        const struct trove__client_row *r = &a->rows[i];
+        if ((r->tb & 15) == TROVE__CLIENT_ATTR_INT)
+            q = put_varint64(q, ((uint64_t)r->i << 1) ^ (uint64_t)(r->i >> 63));
+        else
+            q = put_varint(q, r->s);
+    }
+    put_header(p, TROVE_WIRE_ATTRS, (uint32_t)a->n,
+               (uint32_t)((size_t)(q - p) - TROVE_WIRE_HEADER_SIZE));
+    b->len = at + (size_t)(q - p);
 }

@@ -48,6 +48,44 @@ void trove__client_names_add(struct trove__client_buf *b, struct trove__client_n
 void trove__client_names_end(struct trove__client_buf *b, struct trove__client_names *nf);
 
 /*
+ * The rows of one events frame, as the attrs frame (format 7: docs/formats/wire.md, the
+ * stream of docs/formats/attrs.md uncompressed) sent before it: what the client attaches to
+ * an event (a zone's text and values, a message's text). Keys and string values are
+ * interned within the frame. A failed growth sets failed and drops every later row.
+ */
+struct trove__client_row {
+    uint32_t event, key, s; /* s: a string value's id */
+    uint8_t tb;             /* the type, and the scope in the high four bits */
+    int64_t i;              /* an int's value */
+};
+struct trove__client_attrs {
+    struct trove__client_buf str; /* each string's varint length and bytes, in id order */
+    uint32_t nstr;
+    uint32_t *soff, *slen; /* id -> where its bytes are in str, and how many */
+    size_t scap;
+    uint32_t *slot; /* open addressing over the strings: id + 1, 0 empty */
+    size_t nslot;
+    struct trove__client_row *rows;
+    size_t n, cap;
+    int failed;
+};
+#define TROVE__CLIENT_ATTR_INT 1
+#define TROVE__CLIENT_ATTR_STRING 3
+#define TROVE__CLIENT_ATTR_JSON 5
+#define TROVE__CLIENT_SCOPE_ARG 0
+#define TROVE__CLIENT_SCOPE_FIELD 1
+
+void trove__client_attrs_reset(struct trove__client_attrs *a); /* no rows, no strings */
+void trove__client_attrs_free(struct trove__client_attrs *a);
+/* A row of event `event` with key[0..klen): a string or JSON text s[0..len) (type STRING or
+ * JSON), or the int v (type INT; s unused). The strings must be valid UTF-8. */
+void trove__client_attrs_add(struct trove__client_attrs *a, uint32_t event, int scope,
+                             const char *key, size_t klen, int type, const char *s, size_t len,
+                             int64_t v);
+/* Append the attrs frame of a's rows to b (nothing when there are none). */
+void trove__client_attrs_frame(const struct trove__client_attrs *a, struct trove__client_buf *b);
+
+/*
  * Copy src[0..len) into dst (room for cap bytes, a NUL included) as valid UTF-8: every byte
  * not part of a well-formed sequence becomes '?', and the copy is cut at a character
  * boundary to fit. Returns the bytes written (the NUL excluded).
