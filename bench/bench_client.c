@@ -4,8 +4,9 @@
  * the ring's size is dropped and counted), a service present and draining (a thread of the
  * benchmark accepts on a temporary unix socket and reads and discards, standing in for
  * `trove serve`), and the floor: a loop that only reads the clock twice and stores a
- * 32-byte record, which is what the client's hot path must do at the least. Each setting
- * runs --rounds times; the medians are reported (per thread: a thread's time / its zones).
+ * 32-byte record, which is what the client's hot path must do at the least; and a zone that
+ * carries a 16-byte text (TROVE_ZONE_TEXT), the service draining. Each setting runs
+ * --rounds times; the medians are reported (per thread: a thread's time / its zones).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -27,7 +28,7 @@
 #define MAX_THREADS 64
 #define FLOOR_RING 65536
 
-enum mode { FLOOR, CLIENT };
+enum mode { FLOOR, CLIENT, TEXT };
 
 struct job {
     enum mode mode;
@@ -77,6 +78,9 @@ static uint64_t floor_now(void)
 static void *job_main(void *arg)
 {
     struct job *j = arg;
+    if (j->mode != FLOOR) { /* the thread registers (its ring allocated and touched) first */
+        TROVE_ZONE("bench zone");
+    }
     double t0 = bench_now();
     if (j->mode == FLOOR) {
         struct floor_rec *ring = calloc(FLOOR_RING, sizeof *ring);
@@ -99,6 +103,11 @@ static void *job_main(void *arg)
         free(ring);
     } else if (j->rate > 0) {
         paced(j);
+    } else if (j->mode == TEXT) {
+        for (uint64_t i = 0; i < j->zones; i++) {
+            TROVE_ZONE("bench zone");
+            TROVE_ZONE_TEXT("0123456789abcdef", 16);
+        }
     } else {
         for (uint64_t i = 0; i < j->zones; i++) {
             TROVE_ZONE("bench zone");
@@ -225,12 +234,17 @@ static void usage(FILE *f)
                "       trove bench client --rate Z [--seconds S] [--threads T] [--ring E] [--json]\n\n"
                "ns per zone (begin + end) recorded with libtrove-client: with no service (drops),\n"
                "with a service draining (a reader on a temporary unix socket), and the floor loop\n"
-               "(two clock reads and a 32-byte store) in the same run; medians of R rounds.\n"
+               "(two clock reads and a 32-byte store) in the same run, and a zone with a 16-byte\n"
+               "text (TROVE_ZONE_TEXT) with the service draining; then both into a ring that\n"
+               "holds a whole round (at most 1,000,000 zones) with no service: the hot path\n"
+               "alone. Medians of R rounds.\n"
                "  --threads T   recording threads (default 1)\n"
                "  --zones N     zones per thread and round (default 10000000)\n"
                "  --rounds R    rounds (default 5)\n"
                "  --json        {\"threads\":T,\"zones\":N,\"ns_per_zone\":...,\"ns_per_zone_floor\":...,\n"
-               "                 \"ns_per_zone_disconnected\":...,\"events_dropped\":...}\n"
+               "                 \"ns_per_zone_disconnected\":...,\"ns_per_zone_text16\":...,\n"
+               "                 \"ns_per_zone_ring\":...,\"ns_per_zone_ring_text16\":...,\n"
+               "                 \"events_dropped\":...}\n"
                "  --rate Z      instead: record Z zones a second in all (paced, in 1 ms bursts)\n"
                "                for --seconds S (default 10) with the service draining, and say\n"
                "                how many were dropped; --ring E events per thread's ring\n");
@@ -287,7 +301,10 @@ int bench_client(int argc, char **argv)
         rc = run_paced(sock, (unsigned)threads, (double)rate, (double)secs, ring, json);
         goto stop;
     }
-    double fl[100], dis[100], con[100];
+    double fl[100], dis[100], con[100], txt[100], hot[100], hott[100];
+    /* the hot path alone: no service, a ring that holds every record of a round (a zone and
+     * its text take three slots), so that nothing is dropped and no flush runs meanwhile */
+    uint64_t hz = zones < 1000000 ? zones : 1000000;
     uint64_t dropped = 0;
     struct trove_client_stats st;
     {
@@ -313,13 +330,30 @@ int bench_client(int argc, char **argv)
         trove_client_stop();
         trove_client_stats(&st);
         dropped += st.dropped;
+
+        trove_client_start(&o);
+        wait_connected();
+        txt[r] = run(TEXT, (unsigned)threads, zones);
+        trove_client_stop();
+
+        o.socket_path = absent;
+        o.ring_events = (size_t)(3 * hz + 16);
+        trove_client_start(&o);
+        hot[r] = run(CLIENT, (unsigned)threads, hz);
+        trove_client_stop();
+        trove_client_start(&o);
+        hott[r] = run(TEXT, (unsigned)threads, hz);
+        trove_client_stop();
     }
     double mf = bench_median(fl, (unsigned)rounds), md = bench_median(dis, (unsigned)rounds),
-           mc = bench_median(con, (unsigned)rounds);
+           mc = bench_median(con, (unsigned)rounds), mt = bench_median(txt, (unsigned)rounds);
+    double mh = bench_median(hot, (unsigned)rounds), mht = bench_median(hott, (unsigned)rounds);
     if (json)
         printf("{\"threads\":%llu,\"zones\":%llu,\"ns_per_zone\":%.2f,\"ns_per_zone_floor\":%.2f,"
-               "\"ns_per_zone_disconnected\":%.2f,\"events_dropped\":%llu}\n",
-               (unsigned long long)threads, (unsigned long long)zones, mc, mf, md,
+               "\"ns_per_zone_disconnected\":%.2f,\"ns_per_zone_text16\":%.2f,"
+               "\"ns_per_zone_ring\":%.2f,\"ns_per_zone_ring_text16\":%.2f,"
+               "\"events_dropped\":%llu}\n",
+               (unsigned long long)threads, (unsigned long long)zones, mc, mf, md, mt, mh, mht,
                (unsigned long long)dropped);
     else {
         printf("trove bench client: %llu thread(s) x %llu zones, median of %llu rounds\n",
@@ -328,6 +362,13 @@ int bench_client(int argc, char **argv)
         printf("  %-34s %8.2f ns/zone\n", "floor (2 clock reads + 32 B store)", mf);
         printf("  %-34s %8.2f ns/zone  (%.2fx the floor)\n", "service draining", mc, mc / mf);
         printf("  %-34s %8.2f ns/zone  (%.2fx the floor)\n", "no service (drops)", md, md / mf);
+        printf("  %-34s %8.2f ns/zone  (%.2fx a plain zone)\n", "a 16-byte text, service draining",
+               mt, mt / mc);
+        printf("  into a ring that holds the round (%llu zones), no service:\n",
+               (unsigned long long)hz);
+        printf("  %-34s %8.2f ns/zone\n", "a plain zone", mh);
+        printf("  %-34s %8.2f ns/zone  (%.2fx a plain zone)\n", "a zone with a 16-byte text", mht,
+               mht / mh);
         printf("  events dropped with the service draining: %llu\n", (unsigned long long)dropped);
     }
     rc = 0;

@@ -223,6 +223,7 @@ static struct thread *thread_get(void)
     }
     memset(t->ring, 0, cap * sizeof *t->ring); /* fault the pages in now, not on the hot path */
     t->mask = cap - 1;
+    t->text_max = (cap / 4 - 1) * 32 < AUX_TEXT_MAX ? (cap / 4 - 1) * 32 : AUX_TEXT_MAX;
     t->pid = (uint32_t)getpid();
     t->tid = (uint32_t)syscall(SYS_gettid);
     pthread_mutex_lock(&reg_lock);
@@ -368,39 +369,38 @@ static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t 
 }
 
 /* An aux record and its text's slots, published together; 0 when the ring had no room. The
- * text is cut to what a quarter of the ring holds. */
-static int push_aux(struct thread *t, uint8_t kind, uint8_t depth, uint64_t start,
-                    uint64_t dur, uint32_t id, const char *text, size_t len)
+ * text is cut to what a quarter of the ring holds (t->text_max). */
+static inline int push_aux(struct thread *t, uint8_t kind, uint8_t depth, uint64_t start,
+                           uint64_t dur, uint32_t id, const char *text, size_t len)
 {
     uint64_t cap = t->mask + 1, h = atomic_load_explicit(&t->head, memory_order_relaxed);
-    if (len > AUX_TEXT_MAX)
-        len = AUX_TEXT_MAX;
-    if ((len + 31) / 32 + 1 > cap / 4)
-        len = (cap / 4 - 1) * 32;
-    uint64_t need = 1 + (len + 31) / 32;
+    if (len > t->text_max)
+        len = t->text_max;
+    uint64_t need = 1 + ((len + 31) >> 5);
     if (h + need - t->tail_seen > cap) {
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
         if (h + need - t->tail_seen > cap)
             return 0;
     }
-    struct trove_event *r = &t->ring[h & t->mask];
-    r->start_ns = start;
-    r->dur_ns = dur;
-    r->pid = (uint32_t)len;
-    r->tid = 0;
-    r->kind = kind;
-    r->depth = depth;
-    r->extra = 0;
-    r->pad = 0;
-    r->name_id = id;
-    for (uint64_t k = 1; k < need; k++) {
-        size_t at = (size_t)(k - 1) * 32, n = len - at < 32 ? len - at : 32;
-        memcpy(&t->ring[(h + k) & t->mask], text + at, n);
+    *(&t->ring[h & t->mask]) = (struct trove_event){.start_ns = start,
+                                                   .dur_ns = dur,
+                                                   .pid = (uint32_t)len,
+                                                   .kind = kind,
+                                                   .depth = depth,
+                                                   .name_id = id};
+    if (len) { /* the text's slots, in one piece or two where the ring wraps */
+        uint64_t at = (h + 1) & t->mask;
+        size_t room = (size_t)(cap - at) * sizeof *t->ring;
+        if (len <= room) {
+            memcpy(&t->ring[at], text, len);
+        } else {
+            memcpy(&t->ring[at], text, room);
+            memcpy(&t->ring[0], text + room, len - room);
+        }
     }
     atomic_store_explicit(&t->head, h + need, memory_order_release);
     return 1;
 }
-
 
 int trove_client_zone_begin(const char *name)
 {

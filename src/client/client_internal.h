@@ -41,6 +41,8 @@ struct thread {
     /* The thread's side: written by the thread only. */
     _Alignas(64) struct trove_event *ring;
     uint64_t mask;
+    size_t text_max; /* bytes of a text a record holds: a quarter of the ring, at most
+                        AUX_TEXT_MAX */
     _Atomic uint64_t head;
     uint64_t tail_seen; /* the last tail the thread read */
     _Atomic uint64_t dropped;
