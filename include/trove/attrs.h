@@ -122,6 +122,16 @@ int trove_attrs_wire_encode(const struct trove_attrs *a, struct trove_bytes *out
 int trove_attrs_wire_decode(const uint8_t *buf, size_t len, struct trove_attrs *out,
                             struct trove_diag *diag);
 
+/*
+ * Rows [from, to) of a appended to out as a JSON array, each row
+ * {"event":E,"scope":"arg"|"field"|"trace","key":"K","type":"int"|"double"|"string"|"bool"|"json","value":V}:
+ * an int as its number, a double as its number (17 digits; a NaN or an infinity as the string
+ * "NaN", "Infinity", "-Infinity"), a bool as true or false, a string as a JSON string, JSON
+ * text as a JSON string of that text (so that the answer is valid JSON whatever a producer
+ * sent). Errors: TROVE_ERR_NOMEM.
+ */
+int trove_attrs_json(const struct trove_attrs *a, size_t from, size_t to, struct trove_bytes *out);
+
 /* The first row of a (rows in event order) whose event is `event` or later: a->n when none. */
 size_t trove_attrs_find(const struct trove_attrs *a, uint64_t event);
 

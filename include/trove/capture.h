@@ -186,6 +186,13 @@ int trove_capture_write_attrs(struct trove_store *s, const char *name,
  */
 int trove_capture_read_attrs(struct trove_store *s, const char *name, struct trove_attrs *attrs,
                              struct trove_attrs *meta, struct trove_diag *diag);
+/* The rows of events [from, to) of capture `name` (capture indexes) appended to attrs,
+ * reading only the attributes objects of the segments the range touches: what a viewer asks
+ * of a selected event. Errors as trove_capture_read_attrs; none for a capture without
+ * attributes or an empty range. */
+int trove_capture_read_attrs_range(struct trove_store *s, const char *name, uint64_t from,
+                                   uint64_t to, struct trove_attrs *attrs,
+                                   struct trove_diag *diag);
 
 /*
  * Read the profile of capture `name` into p, a new profile (trove_profile_new, no rows

@@ -146,7 +146,8 @@ void trove_client_counter(const char *name, double value);
  * bytes, and a quarter of the ring; invalid UTF-8 becomes '?'): no allocation, no lock.
  * frame_mark ends the frame of its set (name, a literal, or NULL: "frame") begun by the
  * thread's last mark of it, as a frame event (kind 3, extra TROVE_FRAME_MARKS) from that
- * mark to this one; the first mark of a set only begins one. A thread times at most 8 sets
+ * mark to this one, on the set's own track in the process (a thread of a synthetic tid
+ * named "frames" or "frames: NAME"); the first mark of a set only begins one. A thread times at most 8 sets
  * at once (more take each other's places and begin again).
  */
 void trove_client_zone_text(const char *text, size_t len);

@@ -51,8 +51,8 @@ enum trove_kind {
 
 /* Names-frame entry types (trove/event.h: struct trove_names says what each keys). */
 /* extra of a frame (kind 3) timed by frame marks (libtrove-client's TROVE_FRAME_MARK): it
- * spans from one mark of its set (its name) to the next on its thread, at depth 0, and the
- * thread's zones do not nest in it. */
+ * spans from one mark of its set (its name) to the next one the same thread made, at depth 0
+ * on the set's own track in the process (a synthetic tid named "frames" or "frames: SET"). */
 #define TROVE_FRAME_MARKS 1
 
 enum trove_name_type {

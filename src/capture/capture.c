@@ -1103,15 +1103,20 @@ out:
     return rc;
 }
 
-int trove_capture_read_attrs(struct trove_store *s, const char *name, struct trove_attrs *attrs,
-                             struct trove_attrs *meta, struct trove_diag *diag)
+/* The rows of events [from, to) of capture `name` appended to attrs, and the trace's to meta
+ * (NULL: not read); the whole capture (from 0, to UINT64_MAX, meta read) also checks the
+ * rows against the header's count. Only the segments the range touches are read. */
+static int read_attrs(struct trove_store *s, const char *name, uint64_t from, uint64_t to_ev,
+                      struct trove_attrs *attrs, struct trove_attrs *meta,
+                      struct trove_diag *diag)
 {
     struct trove_capture_header h;
     struct trove_volume *v = NULL;
     struct trove_bytes b = {0};
     struct trove_attrs t;
     size_t n0 = attrs ? attrs->n : 0, m0 = meta ? meta->n : 0;
-    uint64_t first, rows = 0, per;
+    uint64_t first, rows = 0, per, k0 = 0, k1;
+    const int whole = from == 0 && to_ev == UINT64_MAX && meta;
     int rc;
 
     memset(&t, 0, sizeof t);
@@ -1119,11 +1124,16 @@ int trove_capture_read_attrs(struct trove_store *s, const char *name, struct tro
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture attributes need a store and a table");
     if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
-    if (!(h.info.flags & TROVE_CAPTURE_FLAG_ATTRS))
+    if (!(h.info.flags & TROVE_CAPTURE_FLAG_ATTRS) || from >= to_ev)
         goto out; /* rc is TROVE_OK: none */
     first = trove__capture_attrs_slot(&h);
     per = h.segment_bytes / TROVE_EVENT_SIZE;
-    for (uint64_t k = 0; k <= h.info.segments; k++) {
+    k1 = h.info.segments + (meta != NULL); /* the segments', then the trace's */
+    if (!whole) {
+        k0 = from / per;
+        k1 = (to_ev - 1) / per + 1 < h.info.segments ? (to_ev - 1) / per + 1 : h.info.segments;
+    }
+    for (uint64_t k = k0; k < k1; k++) {
         uint64_t slot = first + k, limit = k < h.info.segments ? h.seg[k].events : 1;
         struct trove_attrs *to = k < h.info.segments ? attrs : meta;
         b.len = 0;
@@ -1152,11 +1162,18 @@ int trove_capture_read_attrs(struct trove_store *s, const char *name, struct tro
                                 name, slot, t.rows[i].event, limit);
                 goto out;
             }
-        if (to && (rc = trove_attrs_append(to, &t, 0, t.n, k < h.info.segments ? k * per : 0,
-                                           0)) != TROVE_OK)
+        if (k < h.info.segments && !whole) { /* the rows of the range */
+            uint64_t lo = from > k * per ? from - k * per : 0;
+            uint64_t hi = to_ev - k * per < per ? to_ev - k * per : per;
+            if ((rc = trove_attrs_append(to, &t, trove_attrs_find(&t, lo), trove_attrs_find(&t, hi),
+                                         k * per, 0)) != TROVE_OK)
+                goto nomem;
+        } else if (to && (rc = trove_attrs_append(to, &t, 0, t.n,
+                                                  k < h.info.segments ? k * per : 0, 0)) != TROVE_OK) {
             goto nomem;
+        }
     }
-    if (rows != h.attr_rows) {
+    if (whole && rows != h.attr_rows) {
         rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
                         "capture %s: the attributes hold %" PRIu64 " rows; the header says %"
                         PRIu64,
@@ -1179,4 +1196,20 @@ out:
     trove_capture_header_free(&h);
     trove_volume_close(v);
     return rc;
+}
+
+int trove_capture_read_attrs(struct trove_store *s, const char *name, struct trove_attrs *attrs,
+                             struct trove_attrs *meta, struct trove_diag *diag)
+{
+    struct trove_attrs none = {0};
+    int rc = read_attrs(s, name, 0, UINT64_MAX, attrs, meta ? meta : &none, diag);
+    trove_attrs_free(&none);
+    return rc;
+}
+
+int trove_capture_read_attrs_range(struct trove_store *s, const char *name, uint64_t from,
+                                   uint64_t to, struct trove_attrs *attrs,
+                                   struct trove_diag *diag)
+{
+    return read_attrs(s, name, from, to, attrs, NULL, diag);
 }

@@ -337,7 +337,7 @@ static inline uint32_t name_id(struct thread *t, const char *name)
 /* ---- the hot path ---- */
 
 static inline void push_x(struct thread *t, uint64_t start, uint64_t dur, uint8_t kind,
-                          uint8_t depth, uint8_t extra, uint32_t id)
+                          uint8_t depth, uint8_t extra, uint32_t id, uint32_t tid)
 {
     uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
     if (h - t->tail_seen > t->mask) {
@@ -353,7 +353,7 @@ static inline void push_x(struct thread *t, uint64_t start, uint64_t dur, uint8_
     r->start_ns = start;
     r->dur_ns = dur;
     r->pid = t->pid;
-    r->tid = t->tid;
+    r->tid = tid;
     r->kind = kind;
     r->depth = depth;
     r->extra = extra;
@@ -365,7 +365,7 @@ static inline void push_x(struct thread *t, uint64_t start, uint64_t dur, uint8_
 static inline void push(struct thread *t, uint64_t start, uint64_t dur, uint8_t kind,
                         uint8_t depth, uint32_t id)
 {
-    push_x(t, start, dur, kind, depth, 0, id);
+    push_x(t, start, dur, kind, depth, 0, id, t->tid);
 }
 
 /* An aux record and its text's slots, published together; 0 when the ring had no room. The
@@ -497,6 +497,40 @@ void trove_client_zone_value(uint64_t value)
                               memory_order_relaxed);
 }
 
+/* Frame sets' tracks (under reg_lock): a set's frames go on a track of their own in the
+ * process, a synthetic tid (trove/event.h: TROVE_TID_SYNTHETIC's range, from its top down)
+ * named "frames" (the default set) or "frames: SET". */
+#define FRAME_TRACKS 64u
+#define FRAME_TID_TOP 0xFEFFFFFFu
+static struct {
+    uint32_t id[FRAME_TRACKS];
+    char name[FRAME_TRACKS][THREAD_NAME_MAX];
+    size_t len[FRAME_TRACKS];
+    size_t n, sent; /* sets; their names on the current connection */
+} fsets;
+
+/* The track of frame set `id` (name: its name, or NULL for the default): its tid, or 0 when
+ * FRAME_TRACKS sets have them all (its frames then go on the marking thread). */
+static uint32_t frame_track(uint32_t id, const char *name)
+{
+    uint32_t tid = 0;
+    pthread_mutex_lock(&reg_lock);
+    for (size_t i = 0; i < fsets.n && !tid; i++)
+        if (fsets.id[i] == id)
+            tid = FRAME_TID_TOP - (uint32_t)i;
+    if (!tid && fsets.n < FRAME_TRACKS) {
+        char full[THREAD_NAME_MAX + 16];
+        int n = name ? snprintf(full, sizeof full, "frames: %s", name)
+                     : snprintf(full, sizeof full, "frames");
+        fsets.len[fsets.n] = trove__client_sanitize(fsets.name[fsets.n], THREAD_NAME_MAX, full,
+                                                    n < (int)sizeof full ? (size_t)n : sizeof full - 1);
+        fsets.id[fsets.n] = id;
+        tid = FRAME_TID_TOP - (uint32_t)fsets.n++;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return tid;
+}
+
 static const char message_name[] = "message";
 static const char frame_name[] = "frame";
 
@@ -538,9 +572,13 @@ void trove_client_frame_mark(const char *name)
     uint64_t now = stamp();
     uint32_t gen = atomic_load_explicit(&run_gen, memory_order_relaxed);
     unsigned s = id & (FRAME_SETS - 1);
-    if (t->frames[s].id == id && t->frames[s].gen == gen)
+    if (t->frames[s].id == id && t->frames[s].gen == gen) {
         push_x(t, t->frames[s].last, now - t->frames[s].last, TROVE_KIND_FRAME, 0,
-               TROVE_FRAME_MARKS, id);
+               TROVE_FRAME_MARKS, id, t->frames[s].tid);
+    } else { /* a set's first mark on this thread (in this run): its track, once */
+        uint32_t tid = frame_track(id, name);
+        t->frames[s].tid = tid ? tid : t->tid;
+    }
     t->frames[s].id = id;
     t->frames[s].gen = gen;
     t->frames[s].last = now;
@@ -634,6 +672,7 @@ static void try_connect(struct trove__client_buf *b)
     /* A new connection is a new stream: every name goes out again. */
     pthread_mutex_lock(&reg_lock);
     names.sent = 0;
+    fsets.sent = 0;
     for (struct thread *t = threads; t; t = t->next)
         t->name_unsent = t->name_len > 0;
     pthread_mutex_unlock(&reg_lock);
@@ -654,6 +693,10 @@ static void append_names(struct trove__client_buf *b, struct thread *t, int proc
     for (; names.sent < names.n; names.sent++)
         trove__client_names_add(b, &nf, TROVE_NAME_EVENT, (uint32_t)names.sent + 1, 0,
                                 names.str[names.sent], names.len[names.sent]);
+    for (; fsets.sent < fsets.n; fsets.sent++)
+        trove__client_names_add(b, &nf, TROVE_NAME_THREAD, cl.pid,
+                                FRAME_TID_TOP - (uint32_t)fsets.sent, fsets.name[fsets.sent],
+                                fsets.len[fsets.sent]);
     if (t && t->name_unsent) {
         trove__client_names_add(b, &nf, TROVE_NAME_THREAD, t->pid, t->tid, t->name,
                                 (size_t)t->name_len);
@@ -1165,6 +1208,7 @@ int trove_client_start(const struct trove_client_options *opts)
         t->base_attrs_dropped = atomic_load(&t->attrs_dropped);
     }
     names.sent = 0;
+    fsets.sent = 0;
     st_sent = st_lost = retired_events = retired_dropped = retired_attrs_dropped = 0;
     stats_frozen = 0;
     pthread_mutex_unlock(&reg_lock);

@@ -57,6 +57,7 @@ struct thread {
     struct {
         uint32_t id;   /* a frame set's name id (0: none) */
         uint32_t gen;  /* of the run (start) that marked it */
+        uint32_t tid;  /* the set's track */
         uint64_t last; /* and the time of its last mark */
     } frames[FRAME_SETS];
     /* The flush thread's side. tail moves under reg_lock, with the sent and lost totals it

@@ -37,6 +37,7 @@
 #include "common/endian.h"
 #include "common/fail.h"
 #include "common/hash.h"
+#include "common/json.h"
 #include "common/sealed.h"
 #include "common/varint.h"
 #include "trove/wire.h"
@@ -766,4 +767,55 @@ int trove_attrs_wire_decode(const uint8_t *buf, size_t len, struct trove_attrs *
     }
     *result = t;
     return TROVE_OK;
+}
+
+/* ---- JSON ------------------------------------------------------------------------------- */
+
+int trove_attrs_json(const struct trove_attrs *a, size_t from, size_t to, struct trove_bytes *out)
+{
+    static const char *const scopes[] = {"arg", "field", "trace"};
+    static const char *const types[] = {"", "int", "double", "string", "bool", "json"};
+    char num[64];
+    size_t at = out->len, len;
+    int rc = trove_bytes_append(out, "[", 1);
+
+    for (size_t i = from; rc == TROVE_OK && i < to && i < a->n; i++) {
+        const struct trove_attr *r = &a->rows[i];
+        const char *k = trove_attrs_string(a, r->key, &len);
+        int n = snprintf(num, sizeof num, "%s{\"event\":%" PRIu64 ",\"scope\":\"%s\",\"key\":",
+                         i > from ? "," : "", r->event, scopes[r->scope % 3]);
+        rc = trove_bytes_append(out, num, (size_t)n);
+        rc = rc ? rc : trove__json_put_str(out, k ? k : "", k ? len : 0);
+        n = snprintf(num, sizeof num, ",\"type\":\"%s\",\"value\":", types[r->type % 6]);
+        rc = rc ? rc : trove_bytes_append(out, num, (size_t)n);
+        if (rc != TROVE_OK)
+            break;
+        switch (r->type) {
+        case TROVE_ATTR_INT:
+            n = snprintf(num, sizeof num, "%" PRId64, r->v.i);
+            break;
+        case TROVE_ATTR_DOUBLE:
+            n = r->v.d != r->v.d ? snprintf(num, sizeof num, "\"NaN\"")
+                : r->v.d > 1.7976931348623157e308 ? snprintf(num, sizeof num, "\"Infinity\"")
+                : r->v.d < -1.7976931348623157e308 ? snprintf(num, sizeof num, "\"-Infinity\"")
+                                                    : snprintf(num, sizeof num, "%.17g", r->v.d);
+            break;
+        case TROVE_ATTR_BOOL:
+            n = snprintf(num, sizeof num, "%s", r->v.b ? "true" : "false");
+            break;
+        default: {
+            const char *v = trove_attrs_string(a, r->v.s, &len);
+            n = 0;
+            rc = trove__json_put_str(out, v ? v : "", v ? len : 0);
+            break;
+        }
+        }
+        if (rc == TROVE_OK && n > 0)
+            rc = trove_bytes_append(out, num, (size_t)n);
+        rc = rc ? rc : trove_bytes_append(out, "}", 1);
+    }
+    rc = rc ? rc : trove_bytes_append(out, "]", 1);
+    if (rc != TROVE_OK)
+        out->len = at;
+    return rc;
 }

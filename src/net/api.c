@@ -109,7 +109,8 @@ enum {
     P_DUR = 1 << 19,     /* min_dur_ns, max_dur_ns (events) */
     P_IDS = 1 << 20,     /* ids= (events) */
     P_DIFF = 1 << 21,    /* a, b, a_from_ns .. b_to_ns, by, min_count, alpha, method (diff) */
-    P_ATTRS = 1 << 22    /* attrs=0|1 (live) */
+    P_ATTRS = 1 << 22,   /* attrs=0|1 (live) */
+    P_INDEX = 1 << 23    /* event=I (attrs) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -252,7 +253,7 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"a", P_DIFF},          {"b", P_DIFF},        {"a_from_ns", P_DIFF},
                 {"a_to_ns", P_DIFF},    {"b_from_ns", P_DIFF}, {"b_to_ns", P_DIFF},
                 {"by", P_DIFF},         {"min_count", P_DIFF}, {"alpha", P_DIFF},
-                {"method", P_DIFF},     {"attrs", P_ATTRS}};
+                {"method", P_DIFF},     {"attrs", P_ATTRS},   {"event", P_INDEX}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -303,6 +304,9 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
         if (strcmp(val, "start") && strcmp(val, "now"))
             return fail(err, 400, "from=%s is not start or now%s", val, "");
         r->from_start = strcmp(val, "start") == 0;
+    } else if (!strcmp(key, "event")) {
+        if (parse_u64(val, &r->index))
+            return fail(err, 400, "event=%.40s is not an event's index%s", val, "");
     } else if (!strcmp(key, "from_ns") || !strcmp(key, "to_ns")) {
         uint64_t x;
         if (parse_u64(val, &x))
@@ -500,6 +504,13 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             out->route = TROVE__R_EVENTS;
             takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT | P_MATCH | P_DUR | P_IDS;
             out->qlimit = 20;
+        } else if (!strcmp(rest + n, "/attrs")) {
+            out->route = TROVE__R_ATTRS;
+            takes = need = P_INDEX;
+        } else if (!strcmp(rest + n, "/frames")) {
+            out->route = TROVE__R_FRAMES;
+            takes = P_RANGE | P_QLIMIT;
+            out->qlimit = 20000;
         } else if (!strcmp(rest + n, "/flows")) {
             out->route = TROVE__R_FLOWS;
             takes = P_RANGE | P_TRACKS | P_QLIMIT;
@@ -528,6 +539,7 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
                     need & P_CAPTURE ? "capture=NAME"
                     : need & P_EVENT ? "name=EVENT"
                     : need & P_NAME  ? "name=NAME"
+                    : need & P_INDEX ? "event=INDEX"
                                      : "token=TOKEN");
     if (out->route == TROVE__R_DIFF && (!out->name[0] || !out->name_b[0]))
         return fail(err, 400, "%s needs a=CAPTURE and b=CAPTURE%s", path, "");
@@ -543,6 +555,8 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         return fail(err, 400, "match=1 takes name=, not ids=%s%s", "", "");
     if (out->route == TROVE__R_EVENTS && (out->qlimit < 1 || out->qlimit > 10000))
         return fail(err, 400, "limit: the events endpoint answers 1 to 10000%s%s", "", "");
+    if (out->route == TROVE__R_FRAMES && out->qlimit < 1)
+        return fail(err, 400, "limit: the frames endpoint answers 1 to 100000 frames%s%s", "", "");
     if (out->route == TROVE__R_FLOWS && (out->qlimit < 1 || out->qlimit > TROVE__FLOWS_LIMIT_MAX))
         return fail(err, 400, "limit: the flows endpoint answers 1 to 10000 chains%s%s", "", "");
     if (out->from_ns > out->to_ns)

@@ -40,7 +40,9 @@ enum trove__route {
     TROVE__R_EVENTS,    /* GET /api/captures/NAME/events: instances of a name (JSON) */
     TROVE__R_NAMES,     /* GET /api/captures/NAME/names: its names (names frames) */
     TROVE__R_FLOWS,     /* GET /api/captures/NAME/flows: flow chains of a range (JSON) */
-    TROVE__R_DIFF       /* GET /api/diff?a=A&b=B: two captures compared (JSON, trove/diff.h) */
+    TROVE__R_DIFF,      /* GET /api/diff?a=A&b=B: two captures compared (JSON, trove/diff.h) */
+    TROVE__R_ATTRS,     /* GET /api/captures/NAME/attrs?event=I: an event's attributes (JSON) */
+    TROVE__R_FRAMES     /* GET /api/captures/NAME/frames: its frames from frame marks (JSON) */
 };
 
 enum trove__export_format {
@@ -83,7 +85,9 @@ struct trove__api_req {
     uint32_t ids[TROVE__API_IDS_MAX];     /* events: ids=ID,...: name ids, sorted, distinct */
     size_t nids;
     uint64_t min_dur_ns, max_dur_ns;      /* events: the durations kept (max 0: any) */
-    uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events, flows 1 .. 10000 */
+    uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events, flows 1 .. 10000,
+                                             frames 1 .. 100000 */
+    uint64_t index;                       /* attrs: event=I, the event's index in the capture */
     /* diff: a= is name, b= name_b; each its range ([from, to), to 0: to the end) */
     char name_b[TROVE_VOLUME_NAME_MAX + 1];
     uint64_t a_from_ns, a_to_ns, b_from_ns, b_to_ns;

@@ -18,6 +18,7 @@
 #define _GNU_SOURCE /* pipe2 */
 
 #include "web_api.h"
+#include "trove/attrs.h"
 #include "trove/diff.h"
 #include "trove/summary.h"
 #include "common/alloc.h"
@@ -831,6 +832,22 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         trove_diff_side_free(&b);
         break;
     }
+    case TROVE__R_ATTRS: {
+        struct trove_attrs at = {0};
+        rc = trove_capture_read_attrs_range(s, j->name, q->index, q->index + 1, &at, diag);
+        if (rc == TROVE_OK) {
+            char head[64];
+            int n = snprintf(head, sizeof head, "{\"event\":%" PRIu64 ",\"attrs\":", q->index);
+            rc = trove_bytes_append(&j->body, head, (size_t)n);
+        }
+        rc = rc ? rc : trove_attrs_json(&at, 0, at.n, &j->body);
+        rc = rc ? rc : trove_bytes_append(&j->body, "}", 1);
+        trove_attrs_free(&at);
+        break;
+    }
+    case TROVE__R_FRAMES:
+        rc = trove_capture_frames_json(s, j->name, q->from_ns, to, q->qlimit, &j->body, &fig, diag);
+        break;
     default: { /* names: the names frames a replay starts with */
         struct trove_names *names = NULL;
         j->type = "application/octet-stream";
@@ -1218,6 +1235,8 @@ int trove__api_start(struct web *w, struct pss *ps)
     case TROVE__R_NAMES:
     case TROVE__R_FLOWS:
     case TROVE__R_DIFF:
+    case TROVE__R_ATTRS:
+    case TROVE__R_FRAMES:
         return profile_begin(w, ps);
     case TROVE__R_IMPORT:
         return import_begin(w, ps);

@@ -5,8 +5,8 @@
  * The client's own attrs frame encoder read back by trove's decoder (trove_attrs_wire_decode:
  * the frame must be exactly what trove accepts); then a program using every macro on two
  * threads into `trove serve` run in this process, and the capture read back: each zone's text
- * and values, each message's instant and text, each frame from mark to mark, in order, on
- * the thread that recorded it. A viewer that asks for attributes (/api/live?attrs=1) gets an
+ * and values, each message's instant and text on the thread that recorded it, each frame from
+ * mark to mark, in order, on its set's track. A viewer that asks for attributes (/api/live?attrs=1) gets an
  * attrs frame before each events frame that has rows, whose rows name zones of that frame;
  * one that does not ask never gets one. Last, the recording thread never allocates: with
  * every allocation on it failing (the test's link wraps malloc and its kin), zones with texts
@@ -407,14 +407,17 @@ static void test_service(void)
             else
                 CHECK(!"a message not sent");
         } else if (!strcmp(n, "frame")) {
-            /* frames follow each other: each begins where the last ended */
-            CHECK(e->kind == TROVE_KIND_FRAME && e->extra == TROVE_FRAME_MARKS && !phys);
+            /* on the process's track "frames", back to back: each begins where the last
+             * ended */
+            CHECK(e->kind == TROVE_KIND_FRAME && e->extra == TROVE_FRAME_MARKS && e->depth == 0);
+            CHECK(trove_tid_is_synthetic(e->tid) && tn && tl == 6 && !memcmp(tn, "frames", 6));
             CHECK(last_frame_end == 0 || e->start_ns == last_frame_end);
             CHECK(line[0] == 0);
             last_frame_end = e->start_ns + e->dur_ns;
             main_frames++;
         } else if (!strcmp(n, "physics")) {
-            CHECK(e->kind == TROVE_KIND_FRAME && phys);
+            CHECK(e->kind == TROVE_KIND_FRAME && trove_tid_is_synthetic(e->tid));
+            CHECK(tn && tl == 15 && !memcmp(tn, "frames: physics", 15));
             phys_frames++;
         } else {
             CHECK(line[0] == 0);
