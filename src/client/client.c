@@ -1084,29 +1084,6 @@ static void *flush_main(void *arg)
 
 /* ---- start, stop, stats ---- */
 
-/* The program's name: the kernel's (/proc/self/comm, at most 15 bytes), else the last
- * component of argv[0] (/proc/self/cmdline); "" if neither can be read. */
-static void program_name(char *dst, size_t cap)
-{
-    FILE *f = fopen("/proc/self/comm", "r");
-    dst[0] = 0;
-    if (f) {
-        if (fgets(dst, (int)cap, f))
-            dst[strcspn(dst, "\n")] = 0;
-        fclose(f);
-    }
-    if (!dst[0] && (f = fopen("/proc/self/cmdline", "r"))) {
-        char arg0[4096];
-        size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
-        fclose(f);
-        arg0[n] = 0; /* argv[0] ends at its NUL */
-        const char *base = strrchr(arg0, '/');
-        base = base ? base + 1 : arg0;
-        n = strlen(base) < cap - 1 ? strlen(base) : cap - 1;
-        memcpy(dst, base, n);
-        dst[n] = 0;
-    }
-}
 
 static void freeze(void);
 
@@ -1170,14 +1147,14 @@ int trove_client_start(const struct trove_client_options *opts)
         memcpy(cl.capture, o.capture, strlen(o.capture) + 1);
     } else {
         char prog[64];
-        program_name(prog, sizeof prog);
+        trove__client_program_name(prog, sizeof prog);
         trove__client_default_capture(cl.capture, sizeof cl.capture, prog, cl.pid);
     }
     {
         char prog[THREAD_NAME_MAX];
         const char *pn = o.process_name;
         if (!pn) {
-            program_name(prog, sizeof prog);
+            trove__client_program_name(prog, sizeof prog);
             pn = prog;
         }
         cl.process_len = trove__client_sanitize(cl.process, sizeof cl.process, pn, strlen(pn));

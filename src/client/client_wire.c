@@ -351,6 +351,30 @@ int trove__client_answer_type(const char *line, size_t len)
     return i == len ? type : 0;
 }
 
+/* The program's name: the kernel's (/proc/self/comm, at most 15 bytes), else the last
+ * component of argv[0] (/proc/self/cmdline); "" if neither can be read. */
+void trove__client_program_name(char *dst, size_t cap)
+{
+    FILE *f = fopen("/proc/self/comm", "r");
+    dst[0] = 0;
+    if (f) {
+        if (fgets(dst, (int)cap, f))
+            dst[strcspn(dst, "\n")] = 0;
+        fclose(f);
+    }
+    if (!dst[0] && (f = fopen("/proc/self/cmdline", "r"))) {
+        char arg0[4096];
+        size_t n = fread(arg0, 1, sizeof arg0 - 1, f);
+        fclose(f);
+        arg0[n] = 0; /* argv[0] ends at its NUL */
+        const char *base = strrchr(arg0, '/');
+        base = base ? base + 1 : arg0;
+        n = strlen(base) < cap - 1 ? strlen(base) : cap - 1;
+        memcpy(dst, base, n);
+        dst[n] = 0;
+    }
+}
+
 /* ---- attrs frames ---- */
 
 void trove__client_attrs_reset(struct trove__client_attrs *a)

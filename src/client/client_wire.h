@@ -98,6 +98,10 @@ int trove__client_capture_valid(const char *s);
 /* Write the default capture name, "PROGRAM-PID" made valid, into dst[0..cap) (cap >= 32). */
 void trove__client_default_capture(char *dst, size_t cap, const char *program, uint32_t pid);
 
+/* The program's name into dst[0..cap): the kernel's (/proc/self/comm, at most 15 bytes),
+ * else the last component of argv[0] (/proc/self/cmdline); "" if neither can be read. */
+void trove__client_program_name(char *dst, size_t cap);
+
 #define TROVE__CLIENT_TSC_HZ_MIN 1000000ull /* the service's lower bound of "tsc_hz" */
 
 /* Append the hello line: {"capture":"NAME","producer":"trove-client","pid":PID[,"append":true]

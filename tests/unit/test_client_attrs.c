@@ -211,6 +211,15 @@ static void frames(void)
     }
 }
 
+/* GET path of the service: the whole answer into out. */
+static void get(const char *path, char *out, size_t cap)
+{
+    char head[512];
+    snprintf(head, sizeof head, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+             path);
+    CHECK_EQ_INT(test_http(url, head, NULL, 0, out, cap), 0);
+}
+
 /* The rows of event i of the capture, as "key=value" lines (ints in decimal, strings as
  * they are). */
 static void rows_of(const struct trove_attrs *a, uint64_t i, char *out, size_t cap)
@@ -351,9 +360,28 @@ static void test_service(void)
      * physics frames, the big message */
     CHECK_EQ_INT(st.events, 1 + 2 * FRAMES + 8 + 6 + FRAMES + STEPS + (STEPS - 1) + 1);
     CHECK_EQ_INT(st.sent, st.events);
-    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
-    pthread_join(vt[0], NULL);
+    pthread_join(vt[0], NULL); /* they end with the capture, committed */
     pthread_join(vt[1], NULL);
+    /* Over HTTP: the first update's attributes, the frames from marks */
+    {
+        static char out[1 << 16];
+        const char *p;
+        unsigned long long idx = 0;
+        get("/api/captures/game/events?name=update&limit=1", out, sizeof out);
+        CHECK((p = strstr(out, "\"index\":")) && sscanf(p, "\"index\":%llu", &idx) == 1);
+        snprintf(line, sizeof line, "/api/captures/game/attrs?event=%llu", idx);
+        get(line, out, sizeof out);
+        CHECK(strstr(out, " 200 ") != NULL);
+        CHECK(strstr(out, "\"key\":\"text\",\"type\":\"string\",\"value\":\"frame 0\\u000alate\"}") != NULL);
+        CHECK(strstr(out, "\"key\":\"value_2\",\"type\":\"int\",\"value\":1000}") != NULL);
+        get("/api/captures/game/frames", out, sizeof out);
+        CHECK(strstr(out, "\"frames\":64,\"truncated\":false") != NULL); /* 40 + 24 */
+        get("/api/captures/game/frames?limit=5", out, sizeof out);
+        CHECK(strstr(out, "\"frames\":64,\"truncated\":true") != NULL);
+        get("/api/captures/game/attrs", out, sizeof out);
+        CHECK(strstr(out, " 400 ") && strstr(out, "needs event=INDEX"));
+    }
+    CHECK_EQ_INT(test_serve_stop(), TROVE_OK);
     close(va.fd);
     close(vn.fd);
     /* The viewer that asked got the rows (texts and values of 40 updates, 40 renders, the
