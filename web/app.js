@@ -24,8 +24,9 @@ import { CaptureList, installDrop } from './captures.js';
 import { StatsLine, Details, Samples, Finder, search } from './panels.js';
 import { NamePanel } from './namepanel.js';
 import { fmtDur } from './timeline.js';
-import { installDebugHooks, installCompareHooks } from './debug.js';
+import { installDebugHooks, installCompareHooks, installFrameHooks } from './debug.js';
 import { Compare, compareParams } from './compare.js';
+import { FrameGraph } from './framegraph.js';
 
 /**
  * @param {string} id
@@ -65,6 +66,11 @@ details.flowsOf = () => view.flowsOf().map((f) => ({
 }));
 view.flows.onChange(() => { if (view.selected) details.select(view.selected); });
 const finder = new Finder(model, details, () => session.stats.searchMatches);
+// the frame-time graph (framegraph.js): a click on a frame shows it on the timeline
+const frameGraph = new FrameGraph($('frames-panel'), model, {
+  zoom(t0, t1) { view.t0 = t0; view.t1 = t1; view.fitted = false; view.setFollow(false); view.invalidate(); },
+  range: () => [view.t0, view.t1],
+});
 const list = new CaptureList($('capture-list'));
 const keys = new Keys(view, $('marks'), $('keys'), { now: (t) => fmtDur(t - model.minT) });
 const session = new Session(model, view, pager, {
@@ -73,6 +79,8 @@ const session = new Session(model, view, pager, {
     samples.reset(name);
     details.range(null);
     names.hide();
+    details.select(null); // the last capture's selection is not this one's
+    frameGraph.reset();
     finder.reset(searchBox.value);
     list.markOpen(name);
     keys.setMarks([]);
@@ -81,7 +89,10 @@ const session = new Session(model, view, pager, {
     statsLine.lastAt = performance.now();
     restoring = viewParams();
   },
-  based() { restore(); },
+  based(name) {
+    restore();
+    if (pager.ready && !pager.live) frameGraph.load(name); // a live one's: the ring's
+  },
   ended() { samples.load(null); },
   changed() { statsLine.render(); },
 });
@@ -92,8 +103,9 @@ const statsLine = new StatsLine(session.stats, () => {
   return `view: ${frames} frames, ${(session.stats.held / 1e6).toFixed(1)} MB held · ${pager.answers} answers, ${(pager.bytes / 1e6).toFixed(1)} MB` +
     (pager.live ? ` · ring ${model.events.toLocaleString('en')} events` : '');
 });
-setInterval(() => statsLine.render(), 250);
+setInterval(() => { statsLine.render(); frameGraph.draw(); }, 250);
 installDebugHooks({ stats: session.stats, model, view, samples, canvas, pager });
+installFrameHooks(frameGraph);
 view.tracks.bindPage(view.flows);
 
 /**

@@ -101,6 +101,18 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
       if (!row) return null;
       return [r.left + view.xOf(t), r.top + view.sy(row) + depth * 16 + 8];
     },
+    /**
+     * The client point of an instant at time t (ns) on thread pid:tid (its instants' lane),
+     * or null if no such row.
+     * @param {number} t @param {number} pid @param {number} tid
+     */
+    instantOf(t, pid, tid) {
+      const r = canvas.getBoundingClientRect();
+      view.draw();
+      const track = model.track(pid, tid);
+      const y = view.laneY({ track, lane: 'instant', depth: 0, index: -1, start: t, dur: 0, nameId: 0, name: '', merged: 1 });
+      return y === null ? null : [r.left + view.xOf(t), r.top + y + 6];
+    },
     /** @param {string} name */
     zoneOf(name) { // the longest zone called name held (ring or frames): {start, dur, pid, tid, depth, index}
       /** @type {{ start: number, dur: number, pid: number, tid: number, depth: number, index: number } | null} */
@@ -168,6 +180,23 @@ export function installDebugHooks({ stats, model, view, samples, canvas, pager }
       }
       return { colours: seen.size, inked, samples: Math.floor(d.length / 28) };
     },
+  };
+}
+
+/**
+ * The frame graph's hooks (framegraph.js): window.troveFrames says what it shows (the set,
+ * its frames' starts and durations, the caption's counts) and where a frame's bar is.
+ * Read-only.
+ * @param {import('./framegraph.js').FrameGraph} g
+ */
+export function installFrameHooks(g) {
+  const w = /** @type {Window & { troveFrames?: object }} */ (window);
+  w.troveFrames = {
+    shown: () => !g.root.hidden,
+    state: () => ({ set: g.set, frames: Number(g.caption.dataset.frames || 0), slow: Number(g.caption.dataset.slow || 0),
+      s: Array.from(g.s), d: Array.from(g.d) }),
+    /** @param {number} i @returns {[number, number] | null} */
+    barAt(i) { g.draw(); return g.barAt(i); },
   };
 }
 

@@ -33,8 +33,15 @@ import { fnv1a, eventMix } from './wire.js';
  */
 
 const TWO32 = 4294967296;
+export const ATTRS_MAX = 200000; // held events' attributes kept (a live capture's, by event)
 export const RING_MAX = 1 << 20; // events held of a live capture (about 20 bytes each)
 const f64 = new Float64Array(1), u32 = new Uint32Array(f64.buffer);
+
+/**
+ * The key of a held event's attributes: its track, depth (-1: an instant) and start.
+ * @param {number} pid @param {number} tid @param {number} depth @param {number} s
+ */
+export function attrKey(pid, tid, depth, s) { return `${pid}:${tid}:${depth}:${s}`; }
 
 export class Lane {
   constructor() {
@@ -186,6 +193,10 @@ export class Model {
     this.storedEvents = 0;  // the stored capture's events (/tracks), when it is paged in
     /** @type {[number, number][]} per batch held: its latest start and its events, oldest first */
     this.batches = [];
+    /** @type {Map<string, import('./wire.js').AttrRow[]>} held events' attributes (attrKey), oldest first */
+    this.attrs = new Map();
+    /** frames from frame marks held (kind 3, extra 1): start, duration, name (every set's) */
+    this.frames = new Lane();
     this.reset();
   }
 
@@ -209,7 +220,36 @@ export class Model {
     this.received = 0;
     this.storedEvents = 0;
     this.batches = [];
+    this.attrs = new Map();
+    this.frames = new Lane();
   }
+
+  /**
+   * The attributes of the batch about to be appended (an attrs frame's rows, by index in
+   * it), kept by event (attrKey) for the details, at most ATTRS_MAX events' (the oldest go).
+   * @param {import('./wire.js').AttrRow[]} rows @param {Batch} b
+   */
+  attach(rows, b) {
+    if (!this.haveBase && b.count) { this.baseLo = b.startLo[0]; this.baseHi = b.startHi[0]; this.haveBase = true; }
+    for (const r of rows) {
+      const i = r.event;
+      if (i >= b.count) continue;
+      const s = (b.startHi[i] - this.baseHi) * TWO32 + (b.startLo[i] - this.baseLo), k = b.kind[i];
+      const key = attrKey(b.pid[i], b.tid[i], k === 1 || k === 2 ? -1 : b.depth[i], s);
+      const have = this.attrs.get(key);
+      if (have) have.push(r); else this.attrs.set(key, [r]);
+    }
+    for (const key of this.attrs.keys()) {
+      if (this.attrs.size <= ATTRS_MAX) break;
+      this.attrs.delete(key);
+    }
+  }
+
+  /**
+   * A held event's attributes (attach), or undefined.
+   * @param {number} pid @param {number} tid @param {number} depth -1 for an instant @param {number} s its start
+   */
+  attrsOf(pid, tid, depth, s) { return this.attrs.get(attrKey(pid, tid, depth, s)); }
 
   /**
    * The base of the times: u64 ns (a BigInt); kept when it is set already.
@@ -271,6 +311,7 @@ export class Model {
         if (t.instants) dropped += t.instants.dropBefore(cut);
         for (const l of t.counters.values()) dropped += l.dropBefore(cut);
       }
+    this.frames.dropBefore(cut);
     this.cut = cut;
     this.events -= dropped;
     this.data++;
@@ -386,6 +427,7 @@ export class Model {
       }
       if (s < minT) minT = s;
       lane.push(s, d, b.name[i]);
+      if (kind === 3 && b.extra[i] === 1) this.frames.push(s, d, b.name[i]);
       if (s > last) last = s;
       t.events++;
       held++;

@@ -35,6 +35,22 @@ import { stepEvent, nameIds } from './namepanel.js';
  *   cell?: { count: number, busy: number, width: number } }} EventInfo
  */
 /**
+ * An attribute of an event (docs/formats/attrs.md): from an attrs frame (wire.js) or the
+ * service's /attrs answer (docs/serve.md), where scope is a word and an int a number.
+ * @typedef {{ scope: number | string, key: string, type: number | string, value: unknown }} Attr
+ */
+/** @param {Attr} a @returns {string} its scope as a word: arg, field or trace */
+function scopeOf(a) { return typeof a.scope === 'string' ? a.scope : ['arg', 'field', 'trace'][a.scope] || 'arg'; }
+/** @param {Attr} a @returns {string} its value as the details show it */
+function attrText(a) {
+  const v = a.value;
+  if (typeof v === 'string') return v;
+  if (typeof v === 'bigint' || typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v);
+}
+const ATTR_CACHE = 512; // events' attributes the details keep, by index in the capture
+
+/**
  * A name's row of the range table: min, median, p99 and self are the service's (NaN or
  * absent when counted here).
  * @typedef {{ name: string, count: number, total: number, mean: number, max: number, p99: number, self: number,
@@ -138,6 +154,83 @@ export class Details {
     this.rangeAsk = 0;
     /** @type {[string, string] | null} the range the service was asked for, in the capture's ns */
     this.rangeNs = null;
+    /** @type {Map<string, Promise<number>>} the index of a cell's one event, asked for (capture:track:lane:start) */
+    this.cellIndex = new Map();
+    /** @type {Map<string, Promise<Attr[]>>} a stored capture's events' attributes asked for (capture:index) */
+    this.attrCache = new Map();
+    this.selAsk = 0;
+    this.tipAsk = 0;
+  }
+
+  /**
+   * The attributes of an event: a stored capture's from the service (/attrs?event=I, for an
+   * event whose index in the capture the view knows), a live one's from those the page holds
+   * (attrs frames). null when there are none to know (a cell, an event without an index).
+   * @param {EventInfo} info
+   * @returns {Promise<Attr[] | null>}
+   */
+  async attrsOf(info) {
+    const capture = this.stored();
+    if (info.cell && info.cell.count === 1 && capture && this.model.haveBase) {
+      // a cell of one event (an instant is never drawn on its own from view frames): which
+      // one, from the service, then its attributes
+      const key = `${capture}:${info.track.pid}:${info.track.tid}:${info.lane}:${info.start}`;
+      let idx = this.cellIndex.get(key);
+      if (idx === undefined) {
+        const m = this.model, from = m.abs(info.start), to = m.abs(info.start + info.cell.width);
+        const q = new URLSearchParams({ name: info.name, from_ns: `${from}`, to_ns: `${to}`, tracks: `${info.track.pid}:${info.track.tid}`, limit: '1' });
+        idx = api(`/api/captures/${encodeURIComponent(capture)}/events?${q}`).then((a) => {
+          const e = /** @type {{ events: { index: number }[] }} */ (a).events[0];
+          return e ? e.index : -1;
+        });
+        this.cellIndex.set(key, idx);
+        for (const k of this.cellIndex.keys()) { if (this.cellIndex.size <= ATTR_CACHE) break; this.cellIndex.delete(k); }
+      }
+      const i = await idx;
+      return i < 0 ? null : this.attrsOf({ ...info, cell: undefined, event: i });
+    }
+    if (info.cell) return null;
+    if (capture && info.event !== undefined && info.event >= 0) {
+      const key = `${capture}:${info.event}`;
+      let rows = this.attrCache.get(key); // asked once, however often the pointer comes back
+      if (!rows) {
+        rows = api(`/api/captures/${encodeURIComponent(capture)}/attrs?event=${info.event}`).then((a) => /** @type {{ attrs: Attr[] }} */ (a).attrs);
+        rows.catch(() => this.attrCache.delete(key));
+        this.attrCache.set(key, rows);
+        for (const k of this.attrCache.keys()) { if (this.attrCache.size <= ATTR_CACHE) break; this.attrCache.delete(k); }
+      }
+      return rows;
+    }
+    return this.model.attrsOf(info.track.pid, info.track.tid, info.lane === 'instant' ? -1 : info.depth, info.start) || null;
+  }
+
+  /**
+   * The selected event's attributes, as a table after its own (#selection-attrs): its
+   * category first, then its args, then the other members it carries; a message's text.
+   * @param {EventInfo} info @param {HTMLElement} el the box of the selection's tables
+   */
+  async showAttrs(info, el) {
+    const ask = ++this.selAsk;
+    /** @type {Attr[] | null} */
+    let rows;
+    try { rows = await this.attrsOf(info); } catch { rows = null; }
+    if (ask !== this.selAsk || !rows || !rows.length) return;
+    const order = (/** @type {Attr} */ a) => (scopeOf(a) === 'field' && a.key === 'cat' ? 0 : scopeOf(a) === 'arg' ? 1 : 2);
+    const t = document.createElement('table');
+    t.id = 'selection-attrs';
+    const cap = t.createCaption();
+    cap.textContent = 'attributes';
+    for (const a of [...rows].sort((x, y) => order(x) - order(y))) {
+      const sc = scopeOf(a), tr = t.insertRow();
+      tr.insertCell().textContent = sc === 'field' && a.key === 'cat' ? 'category' : sc === 'field' && a.key === 'log_message' ? 'message'
+        : sc === 'arg' ? a.key : `${a.key} (${sc})`;
+      const td = tr.insertCell();
+      td.textContent = attrText(a);
+      td.dataset.key = `attr:${a.key}`;
+      td.dataset.scope = sc;
+      td.className = 'attr-value';
+    }
+    el.append(t);
   }
 
   /**
@@ -181,7 +274,7 @@ export class Details {
    */
   hover(info, cx = 0, cy = 0) {
     const tip = $('tooltip');
-    if (!info) { tip.hidden = true; return; }
+    if (!info) { tip.hidden = true; this.tipAsk++; return; }
     tip.hidden = false;
     tip.textContent = '';
     const res = this.res();
@@ -203,6 +296,17 @@ export class Details {
     }
     tip.style.left = `${cx + 14}px`;
     tip.style.top = `${cy + 14}px`;
+    // a message (an instant whose attributes say log_message): its text, when it is known
+    const ask = ++this.tipAsk;
+    if ((!c || c.count === 1) && info.lane === 'instant')
+      this.attrsOf(info).then((rows) => {
+        const m = rows && rows.find((a) => a.key === 'log_message');
+        if (!m || ask !== this.tipAsk || tip.hidden) return;
+        const q = document.createElement('div');
+        q.className = 'tip-message';
+        q.textContent = `“${attrText(m).slice(0, 300)}”`;
+        tip.append(q);
+      }).catch(() => {});
   }
 
   /**
@@ -244,7 +348,7 @@ export class Details {
   select(info) {
     const el = $('selection');
     el.textContent = '';
-    if (!info) { el.textContent = 'click an event to select it; shift+drag a range for its table'; return; }
+    if (!info) { this.selAsk++; el.textContent = 'click an event to select it; shift+drag a range for its table'; return; }
     const res = this.res(), m = this.model;
     const abs = m.haveBase ? m.abs(info.start) : null;
     /** @type {[string, string | HTMLElement][]} */
@@ -325,7 +429,11 @@ export class Details {
     note.className = 'hint';
     bar.append(' ', note);
     bar.className = 'sel-buttons';
-    el.append(bar, t);
+    const tables = document.createElement('div'); // the event's table, and its attributes' beside it
+    tables.className = 'sel-tables';
+    tables.append(t);
+    el.append(bar, tables);
+    this.showAttrs(info, tables);
   }
 
   /**

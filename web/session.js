@@ -40,11 +40,12 @@ import { decodeFrameSync, decodeFrame, WireError } from './wire.js';
  *   batches: number, names: number, gaps: number, gapEvents: number, decodeUs: number,
  *   decodeUsPerBatch: number, ended: boolean, endEvents: number | null, stopped: boolean,
  *   error: string, checksum: number, searchMatches: number, mbps: number, connected: boolean,
- *   held: number, cut: boolean, workerFrames: number,
+ *   held: number, cut: boolean, workerFrames: number, attrRows: number,
  * }} Stats
  * (from is the hello's, or 'view' for a stored capture drawn from view frames; held: the
  * bytes of events and frames the page holds; cut: the live ring has dropped its oldest;
- * workerFrames: the frames decoded on the worker, the others on the main thread.)
+ * workerFrames: the frames decoded on the worker, the others on the main thread; attrRows: the
+ * attribute rows that came, in attrs frames before their batches: /api/live?attrs=1.)
  */
 
 /**
@@ -79,7 +80,7 @@ function emptyStats() {
     capture: '', wire: '', from: '', events: 0, bytes: 0, frames: 0, batches: 0, names: 0,
     gaps: 0, gapEvents: 0, decodeUs: 0, decodeUsPerBatch: 0, ended: false, endEvents: null,
     stopped: false, error: '', checksum: 0, searchMatches: 0, mbps: 0, connected: false,
-    held: 0, cut: false, workerFrames: 0,
+    held: 0, cut: false, workerFrames: 0, attrRows: 0,
   };
 }
 
@@ -289,6 +290,8 @@ export class Session {
     this.chain = Promise.resolve();
     this.id = 0; // the open's number: anything queued by an older one is dropped
     this.decoder = new Decoder(params().worker);
+    /** @type {import('./wire.js').AttrRow[] | null} an attrs frame's rows, for the batch after it */
+    this.heldAttrs = null;
     this.answering = true; // the service answered the last probe (watch())
     this.watch();
   }
@@ -361,6 +364,7 @@ export class Session {
     const p = params(), stats = this.stats, view = this.view;
     if (this.ws) { this.ws.onmessage = this.ws.onclose = null; this.ws.close(); this.ws = null; }
     const mine = ++this.id;
+    this.heldAttrs = null;
     this.model.reset();
     this.model.checksumOn = p.checksum;
     if (p.ring > 0) this.model.ringMax = p.ring;
@@ -403,7 +407,7 @@ export class Session {
       else if (this.pager.ready && stored > this.model.ringMax / 2) from = 'now';
     }
     const wire = p.wire ? `&wire=${encodeURIComponent(p.wire)}` : '';
-    const path = live ? `/api/live?capture=${encodeURIComponent(name)}&from=${from}${wire}`
+    const path = live ? `/api/live?capture=${encodeURIComponent(name)}&from=${from}${wire}&attrs=1`
       : `/api/replay?capture=${encodeURIComponent(name)}&speed=max${wire}`;
     const ws = new WebSocket(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}${path}`);
     this.ws = ws;
@@ -447,7 +451,7 @@ export class Session {
       let msg;
       try { msg = JSON.parse(data); } catch { this.fail(`a control message that is not JSON: ${data.slice(0, 80)}`); return; }
       if (msg.type === 'hello') { stats.wire = msg.wire; stats.from = msg.from; this.notice(''); }
-      else if (msg.type === 'gap') { stats.gaps++; stats.gapEvents += msg.events || 0; }
+      else if (msg.type === 'gap') { stats.gaps++; stats.gapEvents += msg.events || 0; this.heldAttrs = null; }
       else if (msg.type === 'end') {
         stats.ended = true;
         stats.endEvents = msg.events;
@@ -472,6 +476,7 @@ export class Session {
     const r = a.frame, us = a.us;
     if (!('here' in a)) stats.workerFrames++;
     if (r.names) { model.applyNames(r.names); stats.names += r.count || 0; }
+    else if (r.attrs) { this.heldAttrs = r.attrs; stats.attrRows += r.attrs.length; } // the next batch's
     else {
       stats.decodeUs += us;
       stats.batches++;
@@ -480,6 +485,7 @@ export class Session {
       // only an event starting after that would be drawn by neither
       if (model.received === 0 && stats.from === 'now' && r.events.count > 0) model.cut = model.maxStart(r.events) + 1;
       const first = model.received === 0 && !this.pager.ready;
+      if (this.heldAttrs) { model.attach(this.heldAttrs, r.events); this.heldAttrs = null; }
       model.append(r.events);
       if (first && model.received > 0) this.hooks.based(stats.capture);
       stats.events = model.received;

@@ -448,7 +448,9 @@ export class Timeline {
       const head = push({ kind: 'proc', h: PROC_H, label: `${p.name || 'process'} (pid ${p.pid})`, pid, track: busiest, key: trackKey(busiest.pid, busiest.tid), depth: 1, zh: LANE_H, collapsed });
       if (collapsed) { for (const t of g.threads) if (!rowOf.has(t)) rowOf.set(t, head); continue; }
       const asyncs = shown.filter((t) => trackKind(t) === 'async');
-      for (const t of shown) if (trackKind(t) !== 'async') trackRows(t, false);
+      // a process's frames (its frame marks' tracks) above its threads, as a frame profiler shows them
+      for (const t of shown) if (trackKind(t) === 'frames') trackRows(t, false);
+      for (const t of shown) if (trackKind(t) === 'thread' || trackKind(t) === 'counter') trackRows(t, false);
       if (asyncs.length) {
         const open = tk.asyncOpen(pid);
         const grp = push({ kind: 'group', h: open ? PROC_H : LANE_H + 2, label: `async (${asyncs.length} ${asyncs.length === 1 ? 'track' : 'tracks'})`, pid, members: asyncs, depth: 1, zh: LANE_H, collapsed: !open });

@@ -104,14 +104,16 @@ function empty() { return { collapsed: [], threads: [], open: [], pinned: [], or
 
 /**
  * @param {Track} t
- * @returns {'thread' | 'async' | 'counter'} what the track is: /tracks says it for a stored
- *   capture; else a synthetic tid (include/trove/event.h) of counters only is a counter track
- *   and any other an async one
+ * @returns {'thread' | 'async' | 'counter' | 'frames'} what the track is: /tracks says it for a
+ *   stored capture; else a synthetic tid (include/trove/event.h) of counters only is a counter
+ *   track, one named "frames" (libtrove-client's frame marks) a frames track, and any other an
+ *   async one
  */
 export function trackKind(t) {
-  if (t.kind === 'async' || t.kind === 'counter' || t.kind === 'thread') return t.kind;
+  if (t.kind === 'async' || t.kind === 'counter' || t.kind === 'thread' || t.kind === 'frames') return t.kind;
   const synthetic = t.tid >= 0xfe000000 && t.tid < 0xff000000;
   if (!synthetic) return 'thread';
+  if (t.name === 'frames' || t.name.startsWith('frames: ')) return 'frames';
   return t.zones.length === 0 && !t.instants && !t.vZones && !t.vInstants && (t.counters.size > 0 || t.vCounter) ? 'counter' : 'async';
 }
 

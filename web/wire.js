@@ -45,13 +45,23 @@
  */
 /** @typedef {NameText | NameSort} NameEntry */
 /**
- * A decoded frame: a batch of events, or the entries of a names frame.
- * @typedef {{ format: number, count: number, events: Batch, names?: undefined }
- *   | { format: number, count: number, names: NameEntry[], events?: undefined }} Frame
+ * An attribute row (docs/formats/attrs.md): the index of its event in the events frame after
+ * the attrs frame, scope (0 arg, 1 field, 2 trace), key, type (1 int, 2 double, 3 string,
+ * 4 bool, 5 JSON text) and value (an int as a BigInt, a double or bool as a number or
+ * boolean, a string or JSON text as a string).
+ * @typedef {{ event: number, scope: number, key: string, type: number, value: bigint | number | boolean | string }} AttrRow
+ */
+/**
+ * A decoded frame: a batch of events, the entries of a names frame, or the attribute rows
+ * of the events frame that follows (format 7).
+ * @typedef {{ format: number, count: number, events: Batch, names?: undefined, attrs?: undefined }
+ *   | { format: number, count: number, names: NameEntry[], events?: undefined, attrs?: undefined }
+ *   | { format: number, count: number, attrs: AttrRow[], events?: undefined, names?: undefined }} Frame
  */
 
 export const HEADER_SIZE = 16;
-export const FORMAT_RAW = 1, FORMAT_PACKED = 2, FORMAT_DEFLATE = 3, FORMAT_NAMES = 4;
+export const FORMAT_RAW = 1, FORMAT_PACKED = 2, FORMAT_DEFLATE = 3, FORMAT_NAMES = 4, FORMAT_ATTRS = 7;
+export const MAX_ATTRS = 1048576;
 export const MAX_EVENTS = 65536;
 export const MAX_NAMES = 1048576;
 export const MAX_PAYLOAD = 64 * 1024 * 1024;
@@ -104,12 +114,16 @@ export function parseHeader(u8) {
   const dv = new DataView(u8.buffer, u8.byteOffset, HEADER_SIZE);
   const format = u8[2], version = u8[3];
   const count = dv.getUint32(4, true), payload = dv.getUint32(8, true), rawLen = dv.getUint32(12, true);
-  if (format < FORMAT_RAW || format > FORMAT_NAMES) fail('FORMAT', 2, `unknown wire format id ${format}`);
+  if ((format < FORMAT_RAW || format > FORMAT_NAMES) && format !== FORMAT_ATTRS) fail('FORMAT', 2, `unknown wire format id ${format}`);
   if (version !== 1 && !(format === FORMAT_NAMES && version === 2)) fail('VERSION', 3, `version ${version} of format ${format} is not known`);
   if (payload > MAX_PAYLOAD) fail('LIMIT', 8, `payload of ${payload} bytes over the ${MAX_PAYLOAD} limit`);
   if (format === FORMAT_NAMES) {
     if (count > MAX_NAMES) fail('LIMIT', 4, `names frame of ${count} entries over the ${MAX_NAMES} limit`);
     if (rawLen !== 0) fail('CORRUPT', 12, 'names frame with nonzero raw_len');
+  } else if (format === FORMAT_ATTRS) {
+    if (count > MAX_ATTRS) fail('LIMIT', 4, `attrs frame of ${count} rows over the ${MAX_ATTRS} limit`);
+    if (rawLen !== 0) fail('CORRUPT', 12, 'attrs frame with nonzero raw_len');
+    if (payload < 1 + 4 * count) fail('CORRUPT', 8, `attrs frame of ${count} rows with a ${payload}-byte payload`);
   } else {
     if (count > MAX_EVENTS) fail('LIMIT', 4, `frame of ${count} events over the ${MAX_EVENTS} limit`);
     if (format === FORMAT_RAW && (payload !== count * EVENT_SIZE || rawLen !== 0))
@@ -355,6 +369,100 @@ export function decodeNames(p, count, version, base = HEADER_SIZE) {
   return out;
 }
 
+const lenient = new TextDecoder('utf-8', { fatal: false }); // a value's text: '?' for what is not UTF-8
+
+/**
+ * Attrs (format 7): the strings' count, then the stream of docs/formats/attrs.md (strings,
+ * event deltas, keys, types, the keys whose ints are differences, values), every varint and
+ * id checked against the payload.
+ * @param {Uint8Array} p the payload @param {number} count rows
+ * @returns {AttrRow[]}
+ */
+export function decodeAttrs(p, count) {
+  const end = p.length, base = HEADER_SIZE;
+  varint32(p, 0, end, base);
+  const ns = vLo;
+  let pos = vPos;
+  if (end - pos < ns + 4 * count) fail('CORRUPT', 8, `${ns} strings and ${count} rows cannot fit the payload`);
+  /** @type {string[]} */
+  const strs = [];
+  for (let i = 0; i < ns; i++) {
+    varint32(p, pos, end, base);
+    const len = vLo;
+    pos = vPos;
+    if (len > end - pos) fail('CORRUPT', base + pos, `a string of ${len} bytes past the payload`);
+    strs.push(lenient.decode(p.subarray(pos, pos + len)));
+    pos += len;
+  }
+  const ev = new Float64Array(count), key = new Uint32Array(count), tb = new Uint8Array(count);
+  let e = 0;
+  for (let i = 0; i < count; i++) {
+    varint64(p, pos, end, base);
+    pos = vPos;
+    e += vHi * 4294967296 + vLo;
+    ev[i] = e;
+  }
+  for (let i = 0; i < count; i++) {
+    varint32(p, pos, end, base);
+    pos = vPos;
+    if (vLo >= ns) fail('CORRUPT', base + pos - 1, 'a key past the strings');
+    key[i] = vLo;
+  }
+  if (end - pos < count) fail('TRUNCATED', base + end, 'the types cut by the end');
+  for (let i = 0; i < count; i++, pos++) {
+    const t = p[pos] & 15, sc = p[pos] >> 4;
+    if (t < 1 || t > 5 || sc > 2) fail('CORRUPT', base + pos, 'a type outside 1..5 or a scope outside 0..2');
+    tb[i] = p[pos];
+  }
+  varint32(p, pos, end, base);
+  const nd = vLo;
+  pos = vPos;
+  if (nd > ns) fail('CORRUPT', base + pos - 1, 'more keys of differences than strings');
+  const delta = new Uint8Array(ns);
+  for (let k = 0, prev = -1; k < nd; k++) {
+    varint32(p, pos, end, base);
+    pos = vPos;
+    if (vLo >= ns || vLo <= prev) fail('CORRUPT', base + pos - 1, 'a key of differences past the strings or not rising');
+    delta[vLo] = 1;
+    prev = vLo;
+  }
+  /** @type {Map<number, bigint>} */
+  const last = new Map();
+  const dv = new DataView(p.buffer, p.byteOffset, p.length);
+  /** @type {AttrRow[]} */
+  const rows = [];
+  for (let i = 0; i < count; i++) {
+    const t = tb[i] & 15;
+    /** @type {bigint | number | boolean | string} */
+    let v;
+    if (t === 1) {
+      varint64(p, pos, end, base);
+      pos = vPos;
+      const z = (BigInt(vHi) << 32n) | BigInt(vLo);
+      let x = (z >> 1n) ^ -(z & 1n);
+      if (delta[key[i]]) x = BigInt.asIntN(64, (last.get(key[i]) || 0n) + x);
+      last.set(key[i], x);
+      v = x;
+    } else if (t === 2) {
+      if (end - pos < 8) fail('TRUNCATED', base + end, 'a double cut by the end');
+      v = dv.getFloat64(pos, true);
+      pos += 8;
+    } else if (t === 4) {
+      if (pos >= end) fail('TRUNCATED', base + end, 'a bool cut by the end');
+      if (p[pos] > 1) fail('CORRUPT', base + pos, 'a bool not 0 or 1');
+      v = p[pos++] === 1;
+    } else {
+      varint32(p, pos, end, base);
+      pos = vPos;
+      if (vLo >= ns) fail('CORRUPT', base + pos - 1, 'a string value past the strings');
+      v = strs[vLo];
+    }
+    rows.push({ event: ev[i], scope: tb[i] >> 4, key: strs[key[i]], type: t, value: v });
+  }
+  if (pos !== end) fail('CORRUPT', base + pos, 'bytes after the last value');
+  return rows;
+}
+
 /**
  * One frame (a whole WebSocket message, Uint8Array): {format, count, events?, names?}.
  * Raw and packed decode synchronously; a deflate frame is inflated first (a Promise).
@@ -367,6 +475,7 @@ export function decodeFrameSync(u8) {
   if (h.format === FORMAT_RAW) return { format: h.format, count: h.count, events: decodeRaw(p, h.count) };
   if (h.format === FORMAT_PACKED) return { format: h.format, count: h.count, events: decodePacked(p, h.count) };
   if (h.format === FORMAT_NAMES) return { format: h.format, count: h.count, names: decodeNames(p, h.count, h.version) };
+  if (h.format === FORMAT_ATTRS) return { format: h.format, count: h.count, attrs: decodeAttrs(p, h.count) };
   return null; // deflate: decodeFrame
 }
 

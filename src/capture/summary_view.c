@@ -540,7 +540,9 @@ static const char *track_kind(const struct trove_summary_track *t)
 {
     if (!trove_tid_is_synthetic(t->tid))
         return "thread";
-    return t->kinds == 1u << TROVE_KIND_COUNTER ? "counter" : "async";
+    return t->kinds == 1u << TROVE_KIND_COUNTER ? "counter"
+           : t->kinds == 1u << TROVE_KIND_FRAME  ? "frames"
+                                                 : "async";
 }
 
 /* Every track of the capture: the root node's, or (without summaries, or with a damaged
