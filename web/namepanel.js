@@ -48,9 +48,10 @@ const LIST = 50;
  * The next (dir 1) or previous (dir -1) instance of a name, after or before cursor (the
  * first or the last without one), in time order (start, then index); null past the end.
  * @param {string} capture
- * @param {{ name: string, match: boolean, ids?: number[] }} what the name, or (match) every
- *   name containing it; ids, when given, the ids of those names (the page's names list): asked
- *   for by id, which spares the service reading the names (unless they are too many for a URL)
+ * @param {{ name: string, match: boolean, ids?: number[], text?: string }} what the name, or
+ *   (match) every name containing it; ids, when given, the ids of those names (the page's
+ *   names list): asked for by id, which spares the service reading the names (unless they are
+ *   too many for a URL); text, instead: every event whose name or attribute values hold it
  * @param {{ start: bigint, index: number } | null} cursor
  * @param {1 | -1} dir
  * @param {{ from_ns?: bigint, to_ns?: bigint, tracks?: string }} [scope]
@@ -60,7 +61,8 @@ export async function stepEvent(capture, what, cursor, dir, scope = {}) {
   for (let limit = 8; ; limit *= 8) {
     const q = new URLSearchParams({ order: dir > 0 ? 'start' : 'start_desc', limit: String(Math.min(limit, 10000)) });
     const ids = what.ids && what.ids.length ? what.ids.join(',') : '';
-    if (ids && ids.length <= 3000 && what.ids && what.ids.length <= 1024) q.set('ids', ids);
+    if (what.text) q.set('text', what.text); // in a name or an attribute value
+    else if (ids && ids.length <= 3000 && what.ids && what.ids.length <= 1024) q.set('ids', ids);
     else { q.set('name', what.name); if (what.match) q.set('match', '1'); }
     if (scope.tracks) q.set('tracks', scope.tracks);
     let from = scope.from_ns, to = scope.to_ns;

@@ -683,12 +683,14 @@ export class Finder {
     try {
       /** @type {Found | null} */
       let e;
+      let byValue = false; // no name holds q: the events whose attribute values do
       const held = !capture || !!(this.details.pager && this.details.pager.live);
       if (!held) {
         const lq = q.toLowerCase(), ids = nameIds(this.model.names, (n) => n.toLowerCase().includes(lq));
-        const what = { name: q, match: true, ids };
-        e = ids.length ? await stepEvent(capture, what, this.cursor, dir) : null;
-        if (!e && this.cursor && ids.length) e = await stepEvent(capture, what, null, dir); // wrap
+        byValue = ids.length === 0;
+        const what = byValue ? { name: q, match: true, text: q } : { name: q, match: true, ids };
+        e = await stepEvent(capture, what, this.cursor, dir);
+        if (!e && this.cursor) e = await stepEvent(capture, what, null, dir); // wrap
       } else {
         e = this.stepHeld(dir);
       }
@@ -696,10 +698,11 @@ export class Finder {
       if (!e) { count.textContent = `no ${q}`; return; }
       const wrapped = this.cursor && (dir > 0 ? BigInt(e.start_ns) < this.cursor.start : BigInt(e.start_ns) > this.cursor.start);
       const n = this.total();
-      this.pos = !this.cursor ? (dir > 0 ? 1 : n) : wrapped ? (dir > 0 ? 1 : n) : Math.max(1, this.pos + dir);
+      this.pos = !this.cursor ? (dir > 0 || byValue ? 1 : n) : wrapped ? (dir > 0 || byValue ? 1 : n) : Math.max(1, this.pos + dir);
       this.cursor = { start: BigInt(e.start_ns), index: e.index };
       this.details.show(capture && !held ? e : { ...e, index: -1 }); // a held event's index is its place here, not in the capture
-      count.textContent = `${this.pos.toLocaleString('en')} / ${n.toLocaleString('en')}`;
+      count.textContent = byValue ? `${this.pos.toLocaleString('en')} · in attribute values`
+        : `${this.pos.toLocaleString('en')} / ${n.toLocaleString('en')}`;
       count.dataset.start = String(e.start_ns);
     } catch (err) {
       if (ask === this.ask) count.textContent = `the search failed: ${err instanceof Error ? err.message : err}`;

@@ -305,7 +305,10 @@ const char *trove_stats_sort_name(int sort);
 enum trove_find_order { TROVE_FIND_START = 0, TROVE_FIND_DUR_DESC = 1, TROVE_FIND_START_DESC = 2 };
 
 struct trove_find_options {
-    const char *name;          /* the event name (required, unless ids) */
+    const char *name;          /* the event name (required, unless ids or text) */
+    const char *text;          /* instead: every event whose name, or one of whose string or
+                                  JSON attribute values (trove/attrs.h), contains this, ASCII
+                                  case-blind: a search box's question */
     int match;                 /* 1: every event name that contains `name`, ASCII case-blind */
     const uint32_t *ids;       /* sorted name ids in place of a name: their instances, and the
                                 * capture's names are not read; NULL: by name */

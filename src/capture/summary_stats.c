@@ -23,6 +23,7 @@
  * ASCII case-blind (match): what a viewer's search steps through.
  */
 #include "summary_read.h"
+#include "trove/attrs.h"
 #include "common/alloc.h"
 #include "common/fail.h"
 #include "common/json.h"
@@ -535,6 +536,8 @@ struct find {
     uint64_t from, to;
     const uint32_t *ids;
     size_t nids;
+    int by_attrs;        /* text: the segments' attributes are searched too */
+    uint8_t *attr_hit;   /* by_attrs: per event of the segment read, a value holds the text */
     struct hit *heap; /* the worst kept on top */
     size_t n;
     struct trove_diag *diag;
@@ -599,6 +602,46 @@ static void offer(struct find *f, const struct hit *h)
     }
 }
 
+/* by_attrs: which events of segment k (n of them) have a string or JSON value that holds the
+ * text, from the segment's attributes object. */
+static int attr_hits(struct find *f, uint64_t k, size_t n)
+{
+    struct trove_attrs t;
+    uint64_t slot = trove__capture_attrs_slot(&f->r.h) + k;
+    int rc;
+
+    memset(&t, 0, sizeof t);
+    memset(f->attr_hit, 0, n);
+    f->r.obj.len = 0;
+    if ((rc = trove_volume_get_object(f->r.v, slot, &f->r.obj)) != TROVE_OK)
+        return TROVE_FAIL(f->diag, rc, 0, "capture %s: attributes (slot %" PRIu64 "): %s",
+                          f->r.name, slot, trove_strerror(rc));
+    if ((rc = trove_attrs_decode(f->r.obj.ptr, f->r.obj.len, &t, f->diag)) != TROVE_OK)
+        return rc;
+    {
+        /* each string once: does it hold the text? */
+        uint8_t *str_hit = trove__calloc(t.nstr ? t.nstr : 1, 1);
+        if (!str_hit) {
+            trove_attrs_free(&t);
+            return TROVE_FAIL(f->diag, TROVE_ERR_NOMEM, 0, "out of memory");
+        }
+        for (size_t i = 0; i < t.nstr; i++) {
+            size_t len;
+            const char *s = trove_attrs_string(&t, (uint32_t)i, &len);
+            str_hit[i] = (uint8_t)contains_ci(s, len, f->opt->text);
+        }
+        for (size_t i = 0; i < t.n; i++) {
+            const struct trove_attr *a = &t.rows[i];
+            if ((a->type == TROVE_ATTR_STRING || a->type == TROVE_ATTR_JSON) && a->event < n &&
+                str_hit[a->v.s])
+                f->attr_hit[a->event] = 1;
+        }
+        free(str_hit);
+    }
+    trove_attrs_free(&t);
+    return TROVE_OK;
+}
+
 static int find_segment(struct find *f, uint64_t k)
 {
     const struct trove__sumbound *b = &f->r.b[0][k];
@@ -613,12 +656,14 @@ static int find_segment(struct find *f, uint64_t k)
     if (f->opt->order == TROVE_FIND_START_DESC && f->n == f->opt->limit &&
         b->max_start < f->heap[0].ev.start_ns)
         return TROVE_OK; /* every event of it starts before the worst kept */
-    if ((rc = trove__sumread_segment(&f->r, k, &n, f->diag)) != TROVE_OK)
+    if ((rc = trove__sumread_segment(&f->r, k, &n, f->diag)) != TROVE_OK ||
+        (f->by_attrs && (rc = attr_hits(f, k, n)) != TROVE_OK))
         return rc;
     for (size_t i = 0; i < n; i++) {
         const struct trove_event *e = &f->r.ev[i];
         struct hit h;
-        if (e->start_ns < f->from || e->start_ns >= f->to || !id_ok(f->ids, f->nids, 1, e->name_id) ||
+        if (e->start_ns < f->from || e->start_ns >= f->to ||
+            !(id_ok(f->ids, f->nids, 1, e->name_id) || (f->by_attrs && f->attr_hit[i])) ||
             !dur_ok(f->opt, e->dur_ns) ||
             !trove__sumread_track_ok(f->opt->tracks, f->opt->ntracks, e->pid, e->tid))
             continue;
@@ -650,7 +695,7 @@ static int find_group(struct find *f, uint64_t g)
         uint64_t max = 0;
         int any = 0;
         for (size_t i = 0; i < node.nsketches; i++)
-            if (id_ok(f->ids, f->nids, 1, node.sketches[i].name) &&
+            if ((f->by_attrs || id_ok(f->ids, f->nids, 1, node.sketches[i].name)) &&
                 node.sketches[i].max >= f->opt->min_dur_ns &&
                 (f->opt->max_dur_ns == 0 || node.sketches[i].min <= f->opt->max_dur_ns)) {
                 any = 1;
@@ -698,13 +743,14 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
     int rc;
 
     memset(&f, 0, sizeof f);
-    if (!s || !opt || !out || (!opt->name && !opt->nids) || (opt->nids && !opt->ids) ||
+    if (!s || !opt || !out || (!opt->name && !opt->nids && !opt->text) || (opt->nids && !opt->ids) ||
+        (opt->text && (opt->name || opt->nids)) ||
         opt->limit < 1 || opt->limit > 10000 ||
         (opt->order != TROVE_FIND_START && opt->order != TROVE_FIND_DUR_DESC &&
          opt->order != TROVE_FIND_START_DESC) ||
         (opt->ntracks && !opt->tracks))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "finding events needs a name (or name ids), an order and a limit of 1 to 10000");
+                          "finding events needs a name (or name ids, or a text), an order and a limit of 1 to 10000");
     f.opt = opt;
     f.diag = diag;
     /* name ids given: the names are not read (a capture of many names saves most of a small
@@ -714,8 +760,11 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
         goto out;
     if ((rc = trove__sumread_open(&f.r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
         goto out;
-    if ((!opt->nids && name_ids_match(names, opt->name, opt->match, &ids, &f.nids) != TROVE_OK) ||
-        !(f.heap = trove__mallocarray(opt->limit, sizeof *f.heap))) {
+    f.by_attrs = opt->text && (f.r.h.info.flags & TROVE_CAPTURE_FLAG_ATTRS);
+    if ((!opt->nids && name_ids_match(names, opt->text ? opt->text : opt->name, opt->text ? 1 : opt->match,
+                                      &ids, &f.nids) != TROVE_OK) ||
+        !(f.heap = trove__mallocarray(opt->limit, sizeof *f.heap)) ||
+        (f.by_attrs && !(f.attr_hit = trove__malloc(f.r.per ? (size_t)f.r.per : 1)))) {
         rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
         goto out;
     }
@@ -733,7 +782,7 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
         /* the groups in the order the answer wants: backwards for start_desc, so that the
          * bounds above skip the ones before what is kept */
         uint64_t ng = (f.r.h.info.segments + TROVE_SUMMARY_FANOUT - 1) / TROVE_SUMMARY_FANOUT;
-        for (uint64_t k = 0; f.nids > 0 && rc == TROVE_OK && k < ng; k++)
+        for (uint64_t k = 0; (f.nids > 0 || f.by_attrs) && rc == TROVE_OK && k < ng; k++)
             rc = find_group(&f, opt->order == TROVE_FIND_START_DESC ? ng - 1 - k : k);
     }
     if (rc != TROVE_OK)
@@ -743,8 +792,9 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
           : opt->order == TROVE_FIND_START_DESC ? hit_cmp_start_desc
                                                 : hit_cmp_start);
     rc = trove__sumread_fmt(out, "{\"capture\":\"%s\",\"name\":", name);
-    if (opt->name)
-        rc = rc ? rc : trove__json_put_str(out, opt->name, strlen(opt->name));
+    if (opt->name || opt->text)
+        rc = rc ? rc : trove__json_put_str(out, opt->name ? opt->name : opt->text,
+                                           strlen(opt->name ? opt->name : opt->text));
     else
         rc = rc ? rc : trove__sumread_fmt(out, "null");
     rc = rc ? rc : trove__sumread_fmt(out, ",\"order\":\"%s\",\"events\":[",
@@ -769,6 +819,7 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
 out:
     free(ids);
     free(f.heap);
+    free(f.attr_hit);
     trove_names_free(names);
     trove__sumread_close(&f.r);
     return rc;

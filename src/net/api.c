@@ -37,14 +37,16 @@ static int fail(struct trove__api_error *err, int status, const char *fmt, const
 }
 
 /* Percent-decode s[0..n) into out (cap bytes, NUL-terminated); -1 on a bad or NUL escape or
- * when it does not fit. '+' stays '+' (names never have spaces). */
-static int decode(const char *s, size_t n, char *out, size_t cap)
+ * when it does not fit. With form, '+' is a space (a query's); else it stays '+'. */
+static int decode_as(const char *s, size_t n, char *out, size_t cap, int form)
 {
     size_t o = 0;
 
     for (size_t i = 0; i < n; i++) {
         int c = (unsigned char)s[i];
-        if (c == '%') {
+        if (c == '+' && form) /* a query's space, as a browser's URLSearchParams writes it */
+            c = ' ';
+        else if (c == '%') {
             int hi, lo;
             if (i + 2 >= n || (hi = trove__hex_value(s[i + 1])) < 0 ||
                 (lo = trove__hex_value(s[i + 2])) < 0)
@@ -58,6 +60,18 @@ static int decode(const char *s, size_t n, char *out, size_t cap)
     }
     out[o] = 0;
     return 0;
+}
+
+/* A path's piece. */
+static int decode(const char *s, size_t n, char *out, size_t cap)
+{
+    return decode_as(s, n, out, cap, 0);
+}
+
+/* The same for a query's key or value, where '+' is a space. */
+static int decode_query(const char *s, size_t n, char *out, size_t cap)
+{
+    return decode_as(s, n, out, cap, 1);
 }
 
 static int parse_u64(const char *v, uint64_t *out)
@@ -110,7 +124,8 @@ enum {
     P_IDS = 1 << 20,     /* ids= (events) */
     P_DIFF = 1 << 21,    /* a, b, a_from_ns .. b_to_ns, by, min_count, alpha, method (diff) */
     P_ATTRS = 1 << 22,   /* attrs=0|1 (live) */
-    P_INDEX = 1 << 23    /* event=I (attrs) */
+    P_INDEX = 1 << 23,   /* event=I (attrs) */
+    P_TEXT = 1 << 24     /* text= (events: in a name or an attribute value) */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -253,7 +268,8 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
                 {"a", P_DIFF},          {"b", P_DIFF},        {"a_from_ns", P_DIFF},
                 {"a_to_ns", P_DIFF},    {"b_from_ns", P_DIFF}, {"b_to_ns", P_DIFF},
                 {"by", P_DIFF},         {"min_count", P_DIFF}, {"alpha", P_DIFF},
-                {"method", P_DIFF},     {"attrs", P_ATTRS},   {"event", P_INDEX}};
+                {"method", P_DIFF},     {"attrs", P_ATTRS},   {"event", P_INDEX},
+                {"text", P_TEXT}};
     unsigned bit = 0;
 
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
@@ -274,6 +290,18 @@ static int one_param(const char *key, const char *val, unsigned takes, struct tr
             return fail(err, 400, "name= is empty or over 1023 bytes%s%s", "", "");
         snprintf(r->event, sizeof r->event, "%s", val);
         r->has_event = 1;
+        *seen |= bit;
+        return 0;
+    }
+    if (bit == P_TEXT) {
+        if (!(takes & bit))
+            return fail(err, 400, "unknown parameter '%s'%s", key, "");
+        if (*seen & bit)
+            return fail(err, 400, "'%s' given twice%s", key, "");
+        if (!val[0] || strlen(val) >= sizeof r->text)
+            return fail(err, 400, "text= is empty or over 1023 bytes%s%s", "", "");
+        snprintf(r->text, sizeof r->text, "%s", val);
+        r->has_text = 1;
         *seen |= bit;
         return 0;
     }
@@ -410,9 +438,9 @@ static int parse_query(const char *q, unsigned takes, struct trove__api_req *r, 
         }
         if (k >= n) /* no '=': a flag with an empty value */
             k = n;
-        if (decode(q, k, key, sizeof key))
+        if (decode_query(q, k, key, sizeof key))
             return fail(err, 400, "a bad parameter name in the query%s%s", NULL, NULL);
-        if (decode(q + k + (k < n), n - k - (k < n), val, sizeof val))
+        if (decode_query(q + k + (k < n), n - k - (k < n), val, sizeof val))
             return fail(err, 400, "parameter '%s': a bad %%-escape (or NUL) in its value%s", key,
                         "");
         if (one_param(key, val, takes, r, seen, err))
@@ -502,7 +530,7 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
             out->qlimit = 100;
         } else if (!strcmp(rest + n, "/events")) {
             out->route = TROVE__R_EVENTS;
-            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT | P_MATCH | P_DUR | P_IDS;
+            takes = P_RANGE | P_TRACKS | P_EVENT | P_ORDER | P_QLIMIT | P_MATCH | P_DUR | P_IDS | P_TEXT;
             out->qlimit = 20;
         } else if (!strcmp(rest + n, "/attrs")) {
             out->route = TROVE__R_ATTRS;
@@ -547,10 +575,12 @@ int trove__api_route(int method, const char *path, const char *query, struct tro
         ((out->a_to_ns && out->a_from_ns >= out->a_to_ns) || (out->b_to_ns && out->b_from_ns >= out->b_to_ns)))
         return fail(err, 400, "a range's from_ns is not before its to_ns%s%s", "", "");
     /* the events of a name (name=) or of name ids (ids=), one or the other */
-    if (out->route == TROVE__R_EVENTS && !(seen & (P_EVENT | P_IDS)))
-        return fail(err, 400, "%s needs name=EVENT or ids=ID,...%s", path, "");
-    if (out->route == TROVE__R_EVENTS && (seen & P_EVENT) && (seen & P_IDS))
-        return fail(err, 400, "name= or ids=, not both%s%s", "", "");
+    if (out->route == TROVE__R_EVENTS && !(seen & (P_EVENT | P_IDS | P_TEXT)))
+        return fail(err, 400, "%s needs name=EVENT, ids=ID,... or text=TEXT%s", path, "");
+    if (out->route == TROVE__R_EVENTS && !!(seen & P_EVENT) + !!(seen & P_IDS) + !!(seen & P_TEXT) > 1)
+        return fail(err, 400, "one of name=, ids= and text=%s%s", "", "");
+    if (out->route == TROVE__R_EVENTS && (seen & P_TEXT) && out->match)
+        return fail(err, 400, "text= matches already: no match=1%s%s", "", "");
     if (out->route == TROVE__R_EVENTS && (seen & P_IDS) && out->match)
         return fail(err, 400, "match=1 takes name=, not ids=%s%s", "", "");
     if (out->route == TROVE__R_EVENTS && (out->qlimit < 1 || out->qlimit > 10000))

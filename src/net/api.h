@@ -88,6 +88,8 @@ struct trove__api_req {
     uint32_t qlimit;                      /* stats 0 .. 100000 (0: all), events, flows 1 .. 10000,
                                              frames 1 .. 100000 */
     uint64_t index;                       /* attrs: event=I, the event's index in the capture */
+    char text[1024];                      /* events: text=, in a name or an attribute value */
+    int has_text;
     /* diff: a= is name, b= name_b; each its range ([from, to), to 0: to the end) */
     char name_b[TROVE_VOLUME_NAME_MAX + 1];
     uint64_t a_from_ns, a_to_ns, b_from_ns, b_to_ns;

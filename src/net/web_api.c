@@ -787,6 +787,7 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
     case TROVE__R_EVENTS: {
         struct trove_find_options o = {0};
         o.name = q->has_event ? q->event : NULL;
+        o.text = q->has_text ? q->text : NULL;
         o.ids = q->nids ? q->ids : NULL;
         o.nids = q->nids;
         o.from_ns = q->from_ns;

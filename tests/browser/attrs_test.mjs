@@ -10,6 +10,8 @@
 //   - an "update" zone's details list its text and value (examples/frames.c writes the
 //     frame's number into both); a message selected lists its text, and hovering it shows
 //     the text in the tooltip;
+//   - a search no name holds ("over budget") steps through the events whose attribute
+//     values hold it, and says so;
 //   - no errors in the page.
 // Screenshots go to OUT_DIR/attrs-*.png.
 // usage: node attrs_test.mjs URL DOM_CAPTURE FRAMES_CAPTURE EXPECT_JSON OUT_DIR
@@ -122,6 +124,17 @@ await searchFirst('message');
       await page.screenshot({ path: `${outDir}/attrs-message-hover.png` });
     }
   }
+}
+// ---- a search that no name holds finds the events whose attribute values hold it ----
+await page.fill('#search', 'over budget');
+await page.press('#search', 'Enter');
+await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 · in attribute values'), null, { timeout: 30000 });
+{
+  const got = await attrs();
+  check(got.log_message && /^frame \d+ over budget: /.test(got.log_message[1]), `the value's event is selected: ${JSON.stringify(got.log_message)}`);
+  await page.press('#search', 'Enter');
+  await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('2 · '), null, { timeout: 30000 });
+  await page.screenshot({ path: `${outDir}/attrs-search-value.png` });
 }
 check(errors.length === 0, `errors in the page: ${errors.join('; ')}`);
 await browser.close();

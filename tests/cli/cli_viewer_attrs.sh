@@ -66,8 +66,14 @@ PY
 # 60 frames of the main set; every third (20) over 16.7 ms
 check test "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["set_frames"], j["slow"])' "$tmp/expect.json")" = "60 20"
 
+# text=: the events whose name or attribute values hold it; every slow frame's message says
+# "over budget"
+curl -sf "${url}api/captures/$game/events?text=over%20budget&limit=100" > "$tmp/text.json" || bad "events text="
+json_check "$tmp/text.json" 'len(j["events"]) == 20 and all(e["kind"] == "instant" for e in j["events"])'
+check test "$(curl -s -o /dev/null -w '%{http_code}' "${url}api/captures/$game/events?text=x&name=y")" = 400
+
 node "$src/tests/browser/attrs_test.mjs" "$url" dom "$game" "$tmp/expect.json" "$tmp" 2>&1 | tail -40
 check test "${PIPESTATUS[0]}" -eq 0
-for f in dom-attrs frames frames-zoomed game-attrs message-hover; do check test -s "$tmp/attrs-$f.png"; done
+for f in dom-attrs frames frames-zoomed game-attrs message-hover search-value; do check test -s "$tmp/attrs-$f.png"; done
 serve_stop
 finish
