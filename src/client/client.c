@@ -130,12 +130,6 @@ static struct {
     uint64_t gap_sent;        /* the drop total the last gap counter said */
 } cl = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .fd = -1};
 
-static inline uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 /* The clock of the records: ticks of the TSC, or nanoseconds of CLOCK_MONOTONIC. */
 static inline uint64_t stamp(void)
@@ -145,48 +139,6 @@ static inline uint64_t stamp(void)
         return __rdtsc();
 #endif
     return now_ns();
-}
-
-/* Does the CPU say its TSC ticks at one rate in every state (the kernel's flags)? */
-static int tsc_constant(void)
-{
-#ifdef HAVE_TSC
-    char line[4096];
-    int constant = 0, nonstop = 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return 0;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "flags", 5)) {
-            constant = strstr(line, " constant_tsc") != NULL;
-            nonstop = strstr(line, " nonstop_tsc") != NULL;
-            break;
-        }
-    fclose(f);
-    return constant && nonstop;
-#else
-    return 0;
-#endif
-}
-
-/* The TSC and CLOCK_MONOTONIC at one instant: of a few tries, the one whose clock read sat
- * between the closest two TSC reads, the TSC taken at the middle. */
-static void clock_pair(uint64_t *tsc_out, uint64_t *ns_out)
-{
-#ifdef HAVE_TSC
-    uint64_t best = UINT64_MAX;
-    for (int i = 0; i < 8; i++) {
-        uint64_t a = __rdtsc(), n = now_ns(), b = __rdtsc();
-        if (b - a < best) {
-            best = b - a;
-            *tsc_out = a + (b - a) / 2;
-            *ns_out = n;
-        }
-    }
-#else
-    *tsc_out = 0;
-    *ns_out = now_ns();
-#endif
 }
 
 /* ---- threads ---- */
@@ -388,6 +340,8 @@ static inline int push_aux(struct thread *t, uint8_t kind, uint8_t depth, uint64
                                                    .kind = kind,
                                                    .depth = depth,
                                                    .name_id = id};
+    if (!atomic_load_explicit(&t->aux_used, memory_order_relaxed))
+        atomic_store_explicit(&t->aux_used, 1, memory_order_relaxed); /* before head's release */
     if (len) { /* the text's slots, in one piece or two where the ring wraps */
         uint64_t at = (h + 1) & t->mask;
         size_t room = (size_t)(cap - at) * sizeof *t->ring;
@@ -656,7 +610,7 @@ static void try_connect(struct trove__client_buf *b)
     b->len = 0;
     uint64_t hz = 0, tsc = 0, ns = 0;
     if (atomic_load(&use_tsc)) { /* the rate over all the time since start */
-        clock_pair(&tsc, &ns);
+        trove__client_clock_pair(&tsc, &ns);
         if (ns > cl.cal_ns && tsc > cl.cal_tsc)
             hz = (uint64_t)((unsigned __int128)(tsc - cl.cal_tsc) * 1000000000u /
                             (ns - cl.cal_ns));
@@ -765,6 +719,10 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
 {
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    /* no text, value or message ever: no record needs reading (the flag is set before the
+     * head that publishes the first such record, so this head's records are all events) */
+    const int aux = atomic_load_explicit(&t->aux_used, memory_order_relaxed);
+    const uint64_t cap = t->mask + 1;
     static struct iovec iov[IOV_USE];
     static struct piece pc[IOV_USE];
     size_t frame_end[IOV_FRAMES];
@@ -788,8 +746,19 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
             uint32_t n = 0;
             int pa = np++, ph = np++; /* the attrs frame's piece, the header's */
             size_t off;
-            trove__client_attrs_reset(&fs.at);
-            while (at != head && n < TROVE_BATCH_DEFAULT && np + 1 < IOV_USE &&
+            if (aux)
+                trove__client_attrs_reset(&fs.at);
+            if (!aux) { /* events only: the frame is the ring's next records as they are */
+                uint64_t i0 = at & t->mask;
+                n = (uint32_t)(head - at < TROVE_BATCH_DEFAULT ? head - at : TROVE_BATCH_DEFAULT);
+                uint64_t first = cap - i0 < n ? cap - i0 : n;
+                pc[np++] = (struct piece){0, 0, (size_t)first * sizeof(struct trove_event), &t->ring[i0]};
+                if (n > first)
+                    pc[np++] = (struct piece){0, 0, (size_t)(n - first) * sizeof(struct trove_event),
+                                              &t->ring[0]};
+                at += n;
+            }
+            while (aux && at != head && n < TROVE_BATCH_DEFAULT && np + 1 < IOV_USE &&
                    fs.at.str.len < ATTRS_FRAME_MAX) {
                 const struct trove_event *r = &t->ring[at & t->mask];
                 if (r->kind < AUX_TEXT) {
@@ -819,7 +788,8 @@ static void drain(struct thread *t, struct trove__client_buf *hdr, struct trove_
                 continue;
             }
             off = fs.ab.len;
-            trove__client_attrs_frame(&fs.at, &fs.ab);
+            if (aux)
+                trove__client_attrs_frame(&fs.at, &fs.ab);
             if (fs.ab.failed) { /* out of memory: the frame goes without its attributes */
                 fs.ab.failed = 0;
                 fs.ab.len = off;
@@ -1170,9 +1140,9 @@ int trove_client_start(const struct trove_client_options *opts)
     cl.on_demand = o.on_demand;
     cl.sent_events = 0;
     cl.gap_sent = 0;
-    atomic_store(&use_tsc, o.clock != TROVE_CLIENT_CLOCK_MONOTONIC && tsc_constant());
+    atomic_store(&use_tsc, o.clock != TROVE_CLIENT_CLOCK_MONOTONIC && trove__client_tsc_constant());
     atomic_store(&tsc_hz_now, 0);
-    clock_pair(&cl.cal_tsc, &cl.cal_ns);
+    trove__client_clock_pair(&cl.cal_tsc, &cl.cal_ns);
     cl.stop = 0;
     reap(1);
     pthread_mutex_lock(&reg_lock);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <time.h>
+
 #include "client_wire.h"
 
 #define DEPTH_MAX 255u    /* depth is a u8 on the wire; deeper zones are not recorded */
@@ -41,8 +43,6 @@ struct thread {
     /* The thread's side: written by the thread only. */
     _Alignas(64) struct trove_event *ring;
     uint64_t mask;
-    size_t text_max; /* bytes of a text a record holds: a quarter of the ring, at most
-                        AUX_TEXT_MAX */
     _Atomic uint64_t head;
     uint64_t tail_seen; /* the last tail the thread read */
     _Atomic uint64_t dropped;
@@ -53,6 +53,12 @@ struct thread {
         uint32_t id;
     } cache[CACHE_SLOTS];
     struct open_zone stack[DEPTH_MAX];
+    size_t text_max; /* bytes of a text a record holds: a quarter of the ring, at most
+                        AUX_TEXT_MAX */
+    /* The thread has put a record that is not an event into its ring (set before the head
+     * that publishes it, never cleared): until then the flush thread sends the ring as it is,
+     * without reading a record. */
+    _Atomic int aux_used;
     _Atomic uint64_t attrs_dropped; /* texts and values lost at a full ring */
     struct {
         uint32_t id;   /* a frame set's name id (0: none) */
@@ -92,6 +98,8 @@ static inline uint64_t record_slots(const struct trove_event *r)
 static inline uint64_t ring_events(const struct thread *t, uint64_t tail, uint64_t head)
 {
     uint64_t n = 0;
+    if (!atomic_load_explicit(&t->aux_used, memory_order_relaxed))
+        return head - tail; /* head read with acquire: an aux record before it shows the flag */
     while (tail < head) {
         const struct trove_event *r = &t->ring[tail & t->mask];
         n += r->kind < AUX_TEXT || r->kind == AUX_MESSAGE;
@@ -99,6 +107,20 @@ static inline uint64_t ring_events(const struct thread *t, uint64_t tail, uint64
     }
     return n;
 }
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+static inline uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* client_clock.c: does the CPU say its TSC ticks at one rate in every state (x86's
+ * constant_tsc and nonstop_tsc)? And the TSC and CLOCK_MONOTONIC at one instant (*tsc_out 0
+ * without a TSC). */
+int trove__client_tsc_constant(void);
+void trove__client_clock_pair(uint64_t *tsc_out, uint64_t *ns_out);
 
 /* client_attrs.c: the flush thread's reading of a ring's texts, values and messages. */
 
