@@ -15,6 +15,8 @@ for e in d["traceEvents"]:
     if ph in ("M", "s", "t", "f", "e", "F"):
         continue
     a = {k: v for k, v in e.items() if k not in GRAMMAR}
+    if a.get("cat") == "trove.frame" and e.get("trove", {}).get("kind") == 3:
+        del a["cat"]  # the export's mark of a frame event (kind 3), not an attribute
     if ph in ("C", "T"):
         a.pop("args", None)
     if a:

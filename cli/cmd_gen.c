@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/attrs.h"
 
 static void gen_usage(FILE *f)
 {
@@ -43,6 +44,9 @@ static void gen_usage(FILE *f)
             "                   long, in (0, 1000]: more (or less) time after its last child,\n"
             "                   so its parents grow with it and later events move; all else\n"
             "                   is as without it. Repeatable, up to %d names\n"
+            "  --attrs          the zones' attributes too (a path, a size, a frame's text and\n"
+            "                   a value on some names: docs/gen.md), as an attrs frame before\n"
+            "                   each events frame that has some; `trove import` keeps them\n"
             "  --wire W         raw (32-byte records), packed (default), deflate (--to is\n"
             "                   the same)\n"
             "  --batch N        events per frame, 1..65536 (default %u)\n"
@@ -158,7 +162,7 @@ out:
  * time (memory: the generator's round and a megabyte of output, whatever --events is).
  * Returns TROVE_OK, a trove error or -errno; *events_out gets the events written. */
 static int write_stream(FILE *f, const struct trove_gen_options *o,
-                        const struct trove_names *names, int format, size_t batch,
+                        const struct trove_names *names, int format, size_t batch, int attrs,
                         struct trove_event *ev, uint64_t *events_out, uint64_t *bytes_out)
 {
     struct trove_wire_encoder *enc = NULL;
@@ -178,6 +182,16 @@ static int write_stream(FILE *f, const struct trove_gen_options *o,
     while (n > 0) {
         if ((rc = trove_gen_next(g, ev, batch, &n)) != TROVE_OK)
             goto out;
+        if (n > 0 && attrs) { /* the batch's attributes first, in an attrs frame */
+            struct trove_attrs t;
+            memset(&t, 0, sizeof t);
+            rc = trove_gen_attrs(ev, n, trove_gen_count(g) - n, 0, &t);
+            if (rc == TROVE_OK && t.n)
+                rc = trove_attrs_wire_encode(&t, &buf);
+            trove_attrs_free(&t);
+            if (rc != TROVE_OK)
+                goto out;
+        }
         if (n > 0 && (rc = trove_wire_encode(enc, format, ev, n, &buf)) != TROVE_OK)
             goto out;
         /* Write in chunks of about a megabyte (and at the end). */
@@ -210,7 +224,7 @@ int cmd_gen(int argc, char **argv)
     const char *outp = NULL;
     struct trove_output out = {0};
     struct cli_common co;
-    int format, quiet, status = 1, rc, r, append = 0;
+    int format, quiet, status = 1, rc, r, append = 0, attrs = 0;
     uint64_t batch, bytes = 0, rate = 0, events = 0;
     double t0, seconds = 0;
     const char *live = NULL, *sock = NULL;
@@ -273,6 +287,8 @@ int cmd_gen(int argc, char **argv)
             sock = argv[++i];
         } else if (!strcmp(a, "--append")) {
             append = 1;
+        } else if (!strcmp(a, "--attrs")) {
+            attrs = 1;
         } else if (!strcmp(a, "--slow")) {
             if (nslow == TROVE_GEN_MAX_SLOW)
                 return cli_error("gen", "--slow: at most %d names", TROVE_GEN_MAX_SLOW) + 1;
@@ -289,7 +305,8 @@ int cmd_gen(int argc, char **argv)
     o.slow = slow;
     o.nslow = nslow;
     if (live) {
-        if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o"))
+        if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o") ||
+            cli_exclusive("gen", 1, "--live", attrs, "--attrs (a file's only, for now)"))
             return 2;
         return cli_gen_live(live, &o, rate, seconds, sock, co.store, co.wire, co.batch, append,
                             co.json, co.quiet, co.verbose);
@@ -326,7 +343,7 @@ int cmd_gen(int argc, char **argv)
     }
     if (cli_out_open("gen", outp, 1, &out))
         goto out;
-    rc = write_stream(out.f, &o, names, format, (size_t)batch, ev, &events, &bytes);
+    rc = write_stream(out.f, &o, names, format, (size_t)batch, attrs, ev, &events, &bytes);
     if (rc != TROVE_OK) {
         cli_error("gen", "writing %s: %s", out.path, trove_strerror(rc));
         goto out;

@@ -62,6 +62,18 @@ int trove_gen(const struct trove_gen_options *opt, struct trove_events *events,
               struct trove_names *names);
 
 /*
+ * Attributes for generated events ev[0..n) (docs/gen.md, "Attributes"), appended to out with
+ * each row's event base + its index in ev: a zone or frame whose name id is 0 mod 8 gets a
+ * resource path ("path"), 1 mod 8 a size ("bytes"), 2 mod 8 a frame's text and a value that
+ * climbs with its start ("text", "value"); the rest none. first is ev[0]'s index in the whole
+ * run, which with the name decides the draws: the same events always get the same rows.
+ * Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM, TROVE_ERR_LIMIT (out has the rows it had).
+ */
+struct trove_attrs;
+int trove_gen_attrs(const struct trove_event *ev, size_t n, uint64_t first, uint64_t base,
+                    struct trove_attrs *out);
+
+/*
  * The same events a few at a time, in memory that does not grow with opt->events (the
  * threads' call trees and about 64 Ki events in flight): trove_gen_open checks opt as
  * trove_gen does (TROVE_ERR_INVALID, TROVE_ERR_NOMEM; *out NULL on error), then each

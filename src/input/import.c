@@ -37,6 +37,8 @@ struct stream_ctx {
     const struct trove_capture_options *co;
     struct trove_capture_writer *w;
     uint64_t events;
+    struct trove_attrs *attrs; /* the reader's rows of the events it hands out next */
+    uint64_t attr_rows;   /* rows stored */
     int store_failed;     /* the store (or opening it) failed: diag says so */
     int write_failed;     /* the writer failed: diag says so */
     struct trove_diag *diag;
@@ -68,7 +70,24 @@ static int stream_events(void *ctx, const struct trove_event *ev, size_t n,
     (void)names;
     if ((rc = stream_open(c)) != TROVE_OK)
         return rc;
-    if ((rc = trove_capture_writer_add(c->w, ev, n, c->diag)) != TROVE_OK) {
+    if (c->attrs && c->attrs->n) {
+        /* the rows the reader kept for these events (by their index among those read), as
+         * rows of this run; the table starts again for the next */
+        struct trove_attrs run;
+        memset(&run, 0, sizeof run);
+        rc = trove_attrs_append(&run, c->attrs, trove_attrs_find(c->attrs, c->events),
+                                trove_attrs_find(c->attrs, c->events + n), 0, c->events);
+        if (rc == TROVE_OK)
+            rc = trove_capture_writer_add_attrs(c->w, ev, n, &run, c->diag);
+        else
+            in_fail(c->diag, rc, "keeping attributes: %s", trove_strerror(rc));
+        c->attr_rows += run.n;
+        trove_attrs_free(&run);
+        trove_attrs_free(c->attrs);
+    } else {
+        rc = trove_capture_writer_add(c->w, ev, n, c->diag);
+    }
+    if (rc != TROVE_OK) {
         c->write_failed = 1;
         return rc;
     }
@@ -134,6 +153,7 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     memset(&meta, 0, sizeof meta);
     lo.attrs = &attrs;
     lo.meta = &meta;
+    sc.attrs = &attrs;
     if (trove_names_new(&names) != TROVE_OK ||
         (!opt->append && trove_profile_new(&lo.profile) != TROVE_OK)) {
         rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
@@ -171,14 +191,14 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
                              "an append carries no flow rows; import it whole instead");
                 goto out;
             }
-            if (attrs.n || meta.n)
-                trove_warn(lo.warnings, attrs.n + meta.n,
-                           "%s: not kept: %zu attribute rows (args, categories, other members): "
-                           "an append carries none; import it whole to keep them",
-                           in_label(&lo, path), attrs.n + meta.n);
+            if (meta.n)
+                trove_warn(lo.warnings, meta.n,
+                           "%s: not kept: %zu attribute rows of the trace's own (its top-level "
+                           "members): an append keeps the capture's; import it whole to keep them",
+                           in_label(&lo, path), meta.n);
             rc = trove_capture_writer_open(s, name, 1, &co, &w, diag);
             if (rc == TROVE_OK && (rc = trove_capture_writer_names(w, names, diag)) == TROVE_OK &&
-                (rc = trove_capture_writer_add(w, ev.ev, ev.len, diag)) == TROVE_OK)
+                (rc = trove_capture_writer_add_attrs(w, ev.ev, ev.len, &attrs, diag)) == TROVE_OK)
                 rc = trove_capture_writer_commit(w, &info, diag);
             trove_capture_writer_close(w);
         } else {
@@ -200,7 +220,7 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     }
     res->events = streamed ? sc.events : ev.len;
     res->flow_rows = flows.len;
-    res->attr_rows = attrs.n + meta.n;
+    res->attr_rows = streamed ? sc.attr_rows : attrs.n + (opt->append ? 0 : meta.n);
     res->samples = lo.profile ? trove_profile_sample_count(lo.profile) : 0;
     res->new_objects = info.new_objects;
     res->new_bytes = info.new_bytes;

@@ -388,11 +388,13 @@ static int read_wire(const struct input *in, const struct trove_input_options *o
     struct trove_bytes frame = {0};
     struct trove_diag d = {0};
     struct trove_wire_frame fr;
+    struct trove_attrs held;
     struct stat st;
-    uint64_t offset = 0, frame_at, total;
+    uint64_t offset = 0, frame_at, total, events = 0, lost_rows = 0;
     char what[4200];
-    int rc;
+    int rc, has_held = 0;
 
+    memset(&held, 0, sizeof held);
     as_what(in, what, sizeof what);
     /* Progress counts bytes of a regular file; of a pipe, there is no total to show. */
     total = in->plain && fstat(fileno(in->f), &st) == 0 ? (uint64_t)st.st_size : 0;
@@ -411,6 +413,22 @@ static int read_wire(const struct input *in, const struct trove_input_options *o
             rc = trove_diag_set(diag, rc, d.offset, "%s: at byte %llu: %s", what,
                                 (unsigned long long)d.offset, d.msg);
             goto out;
+        }
+        if (frame.ptr[2] == TROVE_WIRE_ATTRS) { /* the next events frame's attributes */
+            trove_attrs_free(&held);
+            rc = trove_attrs_wire_decode(frame.ptr, frame.len, &held, &d);
+            if (rc != TROVE_OK) {
+                rc = trove_diag_set(diag, rc, frame_at + d.offset,
+                                    "%s: frame at byte %llu: %s (at byte %llu)", what,
+                                    (unsigned long long)frame_at, d.msg,
+                                    (unsigned long long)(frame_at + d.offset));
+                goto out;
+            }
+            if (has_held)
+                lost_rows += held.n; /* two in a row: the first had no events frame */
+            has_held = 1;
+            in_progress(opt, "reading", offset, total);
+            continue;
         }
         if (frame.ptr[2] == TROVE_WIRE_NAMES) { /* a fresh table for what this frame adds */
             trove_names_free(added);
@@ -436,15 +454,45 @@ static int read_wire(const struct input *in, const struct trove_input_options *o
             }
             if (sink->names && (rc = sink->names(sink->ctx, added)) != 0)
                 goto out;
-        } else if (sink->events && fr.n_events &&
-                   (rc = sink->events(sink->ctx, buf, fr.n_events, names_all)) != 0) {
-            goto out;
+        } else if (fr.n_events) {
+            if (has_held && held.n) { /* rows by the event's index among those read */
+                if (held.rows[held.n - 1].event >= fr.n_events) {
+                    rc = trove_diag_set(diag, TROVE_ERR_CORRUPT, frame_at,
+                                        "%s: frame at byte %llu: the attrs frame before it "
+                                        "names event %llu of its %zu",
+                                        what, (unsigned long long)frame_at,
+                                        (unsigned long long)held.rows[held.n - 1].event,
+                                        fr.n_events);
+                    goto out;
+                }
+                if (opt->attrs &&
+                    (rc = trove_attrs_append(opt->attrs, &held, 0, held.n, events, 0)) != TROVE_OK) {
+                    rc = in_fail(diag, rc, "%s: keeping attributes: %s", in->label, trove_strerror(rc));
+                    goto out;
+                }
+                if (!opt->attrs)
+                    lost_rows += held.n;
+            }
+            trove_attrs_free(&held);
+            has_held = 0;
+            if (sink->events && (rc = sink->events(sink->ctx, buf, fr.n_events, names_all)) != 0)
+                goto out;
+            events += fr.n_events;
         }
         in_progress(opt, "reading", offset, total);
     }
+    if (has_held)
+        lost_rows += held.n; /* the stream ended before its events frame */
+    if (lost_rows)
+        trove_warn(opt->warnings, lost_rows,
+                   "%s: not kept: %llu attribute rows of its attrs frames (%s)", in->label,
+                   (unsigned long long)lost_rows,
+                   opt->attrs ? "an attrs frame with no events frame after it"
+                              : "this output carries no attributes");
     rc = TROVE_OK;
 out:
     in_progress(opt, "reading", UINT64_MAX, total);
+    trove_attrs_free(&held);
     trove_names_free(added);
     trove_bytes_free(&frame);
     free(buf);
