@@ -4,7 +4,7 @@
  * sizes the first byte seeds; the hello goes to the hello parser, each frame's header to the
  * framer's header hook and each frame to the wire decoder, and the decoded names and events
  * to the capture's name mapping (src/net/remap.c) within a small bound on the capture's
- * names, as the service does. Oracles: the same stream fed whole must give the same hello,
+ * names, an attrs frame to its decoder (rows never going back in event), as the service does. Oracles: the same stream fed whole must give the same hello,
  * the same headers and frames in the same order and the same result; nothing may read past
  * a piece; every frame handed out is exactly its header's length, after its header; a names
  * frame the bound refuses changes nothing.
@@ -15,6 +15,7 @@
 #include "fuzz_check.h"
 #include "net/producer.h"
 #include "net/remap.h"
+#include "trove/attrs.h"
 #include "trove/wire.h"
 
 #define NAMES_MAX 4096 /* the capture's names bound here: small, so that it is reached */
@@ -86,6 +87,18 @@ static int on_frame(void *ctx, const uint8_t *frame, size_t len)
         }
         trove_names_free(added);
         trove_names_free(out);
+        return rc;
+    }
+    if (h.format == TROVE_WIRE_ATTRS) { /* the next events frame's rows, as ingest.c holds them */
+        struct trove_attrs t;
+        int rc;
+        memset(&t, 0x5a, sizeof t);
+        rc = trove_attrs_wire_decode(frame, len, &t, NULL);
+        if (rc == TROVE_OK) {
+            for (size_t i = 1; i < t.n; i++)
+                CHECK(t.rows[i].event >= t.rows[i - 1].event);
+            trove_attrs_free(&t);
+        }
         return rc;
     }
     {

@@ -154,6 +154,47 @@ check(await code(mut(deflate, (c) => { c[16] = 0xff; c[17] = 0xff; }), 'deflate 
   check(await code(frame(4, 1, [1, 0, 2, 0xc3, 0x28]), 'bad utf8') === 'CORRUPT', 'names utf-8');
   check(await code(frame(4, 1, [6, 0, 0]), 'type 6') === 'CORRUPT', 'names type');
 }
+// The attrs frame (format 7): the golden table of docs/formats/attrs.md, every prefix, every
+// byte changed, and its rules.
+{
+  const av = vec('wire_attrs.bin');
+  check(av.length === 105, 'attrs vector size');
+  const r = await W.decodeFrame(av);
+  const flat = r.attrs.map((x) => [x.event, x.scope, x.key, x.type, String(x.value)].join('|'));
+  check(JSON.stringify(flat) === JSON.stringify(['0|0|url|3|https://example.org/', '0|0|size|1|-5', '2|0|ratio|2|0.5',
+    '2|0|ok|4|true', '7|0|data|5|{"k":[1,2]}', '7|0|url|3|https://example.org/']), `attrs rows: ${flat.join(', ')}`);
+  check(typeof r.attrs[1].value === 'bigint', 'an int is a BigInt');
+  for (let n = 0; n < av.length; n++) await throwsWire(av.subarray(0, n), `attrs cut at ${n}`);
+  await throwsWire(new Uint8Array([...av, 0]), 'attrs with a byte after it');
+  for (let i = 0; i < av.length; i++)
+    for (const x of [0, 1, 0x7f, 0x80, 0xff, av[i] ^ 1]) {
+      const c = av.slice(); c[i] = x;
+      await noCrash(c, `attrs byte ${i} = ${x}`);
+    }
+  check(await code(mut(av, (c) => setU32(c, 12, 1)), 'attrs raw_len') === 'CORRUPT', 'attrs raw_len');
+  check(await code(mut(av, (c) => setU32(c, 4, 1048577)), 'attrs rows limit') === 'LIMIT', 'attrs rows limit');
+  check(await code(mut(av, (c) => setU32(c, 4, 23)), 'attrs rows room') === 'CORRUPT', 'attrs rows room');
+  check(await code(mut(av, (c) => { c[16] = 0x7f; }), 'attrs strings') === 'CORRUPT', 'attrs strings past the payload');
+  check(await code(mut(av, (c) => { c[17 + 56 + 6] = 9; }), 'attrs key') === 'CORRUPT', 'attrs key past the strings');
+  // a trailing byte inside the payload
+  const t = new Uint8Array([...av, 0]); setU32(t, 8, av.length - 16 + 1);
+  check(await code(t, 'attrs trailing') === 'CORRUPT', 'attrs bytes after the last value');
+}
+// Ints written as each key's differences (test_attrs.c's test_deltas): taken back exactly,
+// the extremes of an i64 included.
+{
+  const rows = (await W.decodeFrame(vec('wire_attrs_deltas.bin'))).attrs;
+  let seed = 5n, ok = rows.length === 8003;
+  const M = (1n << 64n) - 1n;
+  for (let i = 0; ok && i < 4000; i++) {
+    seed = (seed * 6364136223846793005n + 1442695040888963407n) & M;
+    const tts = rows[2 * i], line = rows[2 * i + 1];
+    ok = tts.event === i && tts.key === 'tts' && tts.value === 1000000000n + BigInt(i) * 37n + (seed >> 60n) &&
+      line.key === 'line' && line.value === (seed >> 52n);
+  }
+  ok = ok && rows[8000].value === -(1n << 63n) && rows[8001].value === (1n << 63n) - 1n && rows[8002].value === -1n;
+  check(ok, 'attrs differences taken back exactly');
+}
 // Streams trove wrote (usage: ... WIRE JSONL ...): every event decodes to what `trove cat
 // --json` prints for it, field by field, whichever path a varint took.
 const kinds = ['zone', 'instant', 'async-instant', 'frame', 'lock', 'counter'];

@@ -450,6 +450,15 @@ static void test_deltas(void)
      * each; the climbing ints a byte each as differences (5 as they are: 16,000 more) */
     CHECK(trove__get_le64(enc.ptr + 32) < 3 * 8003 + 4000 * 2 + 4000 + 128);
     trove_attrs_free(&back);
+    /* the same rows as an attrs frame: the wire's decoders (web/wire.js too) take the
+     * differences back, the extremes included */
+    enc.len = 0;
+    CHECK_EQ_INT(trove_attrs_wire_encode(&a, &enc), TROVE_OK);
+    test_check_vector("wire_attrs_deltas.bin", enc.ptr, enc.len);
+    memset(&back, 0, sizeof back);
+    CHECK_EQ_INT(trove_attrs_wire_decode(enc.ptr, enc.len, &back, NULL), TROVE_OK);
+    CHECK(trove_attrs_equal(&a, &back));
+    trove_attrs_free(&back);
     trove_bytes_free(&enc);
     trove_attrs_free(&a);
 }

@@ -1005,6 +1005,94 @@ static int check_append(void *p, int rc)
     return ok;
 }
 
+static int op_attrs_wire(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_attrs_wire_encode(&c->want_a, &c->out);
+}
+
+static int op_attrs_wire_read(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_attrs_wire_decode(c->want_out.ptr, c->want_out.len, &c->a, NULL);
+}
+
+static int check_wire_read(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc == TROVE_OK ? trove_attrs_equal(&c->a, &c->want_a) : c->a.n == 0 && !c->a.rows;
+    trove_attrs_free(&c->a);
+    return ok;
+}
+
+static int op_attrs_json(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_attrs_json(&c->want_a, 0, c->want_a.n, &c->out);
+}
+
+static int op_gen_attrs(void *p)
+{
+    struct attrs_ctx *c = p;
+    return trove_gen_attrs(gen_events.ev, gen_events.len, 0, 0, &c->a);
+}
+
+static int check_gen_attrs(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    struct trove_attrs want = {0};
+    int ok;
+    if (rc != TROVE_OK) {
+        ok = c->a.n == 0;
+    } else {
+        trove_testing_alloc_fail_at(0, 0);
+        ok = trove_gen_attrs(gen_events.ev, gen_events.len, 0, 0, &want) == TROVE_OK &&
+             want.n > 0 && trove_attrs_equal(&c->a, &want);
+    }
+    trove_attrs_free(&want);
+    trove_attrs_free(&c->a);
+    return ok;
+}
+
+/* The live writer's attributes: every event of the generator with its rows, in segments
+ * small enough that several fill, then a commit. */
+static int op_writer_attrs(void *p)
+{
+    struct attrs_ctx *c = p;
+    struct trove_store *s = NULL;
+    struct trove_capture_writer *w = NULL;
+    struct trove_capture_options co = {0};
+    char dir[sizeof tmpdir + 32];
+    int rc;
+
+    co.segment_bytes = 64 * TROVE_EVENT_SIZE;
+    co.frame_events = 16;
+    snprintf(dir, sizeof dir, "%s/wa", tmpdir);
+    test_rm_rf(dir);
+    if ((rc = trove_store_open(dir, TROVE_STORE_CREATE, &s, NULL)) != TROVE_OK)
+        return rc;
+    if ((rc = trove_capture_writer_open(s, "wa", 0, &co, &w, NULL)) == TROVE_OK &&
+        (rc = trove_capture_writer_names(w, gen_names, NULL)) == TROVE_OK &&
+        (rc = trove_capture_writer_add_attrs(w, gen_events.ev, gen_events.len, &c->want_a, NULL)) ==
+            TROVE_OK)
+        rc = trove_capture_writer_commit(w, NULL, NULL);
+    trove_capture_writer_close(w);
+    if (rc == TROVE_OK) { /* what it committed reads back whole */
+        trove_testing_alloc_fail_at(0, 0);
+        rc = trove_capture_read_attrs(s, "wa", &c->a, NULL, NULL);
+    }
+    trove_store_close(s);
+    return rc;
+}
+
+static int check_writer_attrs(void *p, int rc)
+{
+    struct attrs_ctx *c = p;
+    int ok = rc != TROVE_OK || trove_attrs_equal(&c->a, &c->want_a);
+    trove_attrs_free(&c->a);
+    return ok;
+}
+
 static void test_attrs_oom(void)
 {
     struct attrs_ctx c;
@@ -1035,6 +1123,21 @@ static void test_attrs_oom(void)
     sweep("args table write", op_args_write, check_out, &c);
     sweep("args table read", op_args_read, check_rows, &c);
     sweep("attribute rows appended", op_attrs_append, check_append, &c);
+    CHECK_EQ_INT(op_attrs_wire(&c), TROVE_OK);
+    c.want_out = c.out;
+    memset(&c.out, 0, sizeof c.out);
+    sweep("attrs frame write", op_attrs_wire, check_out, &c);
+    sweep("attrs frame read", op_attrs_wire_read, check_wire_read, &c);
+    trove_bytes_free(&c.want_out);
+    CHECK_EQ_INT(op_attrs_json(&c), TROVE_OK);
+    c.want_out = c.out;
+    memset(&c.out, 0, sizeof c.out);
+    sweep("attributes as JSON", op_attrs_json, check_out, &c);
+    trove_bytes_free(&c.want_out);
+    sweep("generated attributes", op_gen_attrs, check_gen_attrs, &c);
+    trove_attrs_free(&c.want_a); /* the generator's rows, for the writer */
+    CHECK_EQ_INT(trove_gen_attrs(gen_events.ev, gen_events.len, 0, 0, &c.want_a), TROVE_OK);
+    sweep("live writer, attributes", op_writer_attrs, check_writer_attrs, &c);
     trove_events_free(&c.ev);
     trove_events_free(&c.want_ev);
     trove_attrs_free(&c.want_a);
