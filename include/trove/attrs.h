@@ -144,6 +144,12 @@ int trove_attrs_reserve(struct trove_attrs *a, size_t rows);
 int trove_attrs_append(struct trove_attrs *to, const struct trove_attrs *from, size_t first,
                        size_t last, uint64_t shift, uint64_t unshift);
 
+/* When `to` is empty (no row, no string), it takes from's strings as they are (from keeps
+ * to's empty storage and none of its strings) and 1 is returned: from's rows can then be
+ * added to `to` with their ids unchanged, nothing interned twice (an importer's staged rows
+ * handed to its caller's fresh table). Else nothing changes and 0 is returned. */
+int trove_attrs_take_strings(struct trove_attrs *to, struct trove_attrs *from);
+
 /* 1 when x and y hold the same rows in the same order: events, scopes, keys and types, values
  * by what they are (strings by their bytes, whatever their ids; doubles by their bits, any
  * NaN equal to any NaN); else 0. */

@@ -264,6 +264,33 @@ out:
     return rc;
 }
 
+int trove_attrs_take_strings(struct trove_attrs *to, struct trove_attrs *from)
+{
+    struct trove_attrs t;
+    if (to->n || to->nstr)
+        return 0;
+    t = *to;
+    to->bytes = from->bytes;
+    to->nbytes = from->nbytes;
+    to->capbytes = from->capbytes;
+    to->off = from->off;
+    to->len = from->len;
+    to->nstr = from->nstr;
+    to->capstr = from->capstr;
+    to->caplen = from->caplen;
+    to->index = from->index;
+    to->index_mask = from->index_mask;
+    from->bytes = t.bytes;
+    from->off = t.off;
+    from->len = t.len;
+    from->index = t.index;
+    from->capbytes = t.capbytes;
+    from->capstr = t.capstr;
+    from->caplen = t.caplen;
+    from->nbytes = from->nstr = from->index_mask = 0;
+    return 1;
+}
+
 int trove_attrs_equal(const struct trove_attrs *x, const struct trove_attrs *y)
 {
     if (!x || !y || x->n != y->n)

@@ -354,33 +354,11 @@ static int hand_rows(struct trove__chrome *ps, uint64_t base, struct trove_attrs
         rc = TROVE_ERR_NOMEM;
         goto out;
     }
-    if (attrs->n == 0 && attrs->nstr == 0) {
-        /* an empty table (an import's): it takes the staged strings as they are, so that the
-         * rows keep their ids and nothing is interned twice */
-        struct trove_attrs empty = *attrs;
-        attrs->bytes = ps->stage.bytes;
-        attrs->nbytes = ps->stage.nbytes;
-        attrs->capbytes = ps->stage.capbytes;
-        attrs->off = ps->stage.off;
-        attrs->len = ps->stage.len;
-        attrs->nstr = ps->stage.nstr;
-        attrs->capstr = ps->stage.capstr;
-        attrs->caplen = ps->stage.caplen;
-        attrs->index = ps->stage.index;
-        attrs->index_mask = ps->stage.index_mask;
-        ps->stage.bytes = empty.bytes;
-        ps->stage.off = empty.off;
-        ps->stage.len = empty.len;
-        ps->stage.index = empty.index;
-        ps->stage.capbytes = empty.capbytes;
-        ps->stage.capstr = empty.capstr;
-        ps->stage.caplen = empty.caplen;
-        ps->stage.nbytes = ps->stage.nstr = 0;
-        ps->stage.index_mask = 0;
-        adopted = 1;
-        if ((rc = trove_attrs_reserve(attrs, st->n)) != TROVE_OK)
-            goto out;
-    }
+    /* an empty table (an import's) takes the staged strings as they are, so that the rows
+     * keep their ids and nothing is interned twice */
+    if ((adopted = trove_attrs_take_strings(attrs, &ps->stage)) &&
+        (rc = trove_attrs_reserve(attrs, st->n)) != TROVE_OK)
+        goto out;
     for (size_t i = 0; i < ps->nrec; i++)
         inv[ps->rec[i].seq] = (uint32_t)i;
     for (size_t k = 0; k < ps->nlinks; k++)

@@ -18,30 +18,19 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static int add_str(struct trove_attrs *a, uint64_t ev, const char *key, const char *s)
+/* A row of event ev: key and a string s (type STRING) or the int i (type INT). */
+static int add(struct trove_attrs *a, uint64_t ev, const char *key, int type, int64_t i,
+               const char *s)
 {
     struct trove_attr r;
     int rc;
     memset(&r, 0, sizeof r);
     r.event = ev;
     r.scope = TROVE_ATTR_ARG;
-    r.type = TROVE_ATTR_STRING;
+    r.type = (uint8_t)type;
+    r.v.i = i;
     if ((rc = trove_attrs_intern(a, key, strlen(key), &r.key)) != TROVE_OK ||
-        (rc = trove_attrs_intern(a, s, strlen(s), &r.v.s)) != TROVE_OK)
-        return rc;
-    return trove_attrs_add(a, &r);
-}
-
-static int add_int(struct trove_attrs *a, uint64_t ev, const char *key, int64_t v)
-{
-    struct trove_attr r;
-    int rc;
-    memset(&r, 0, sizeof r);
-    r.event = ev;
-    r.scope = TROVE_ATTR_ARG;
-    r.type = TROVE_ATTR_INT;
-    r.v.i = v;
-    if ((rc = trove_attrs_intern(a, key, strlen(key), &r.key)) != TROVE_OK)
+        (s && (rc = trove_attrs_intern(a, s, strlen(s), &r.v.s)) != TROVE_OK))
         return rc;
     return trove_attrs_add(a, &r);
 }
@@ -65,17 +54,17 @@ int trove_gen_attrs(const struct trove_event *ev, size_t n, uint64_t first, uint
             double u = (double)(h & 0xffff) / 65536.0;
             snprintf(s, sizeof s, "assets/zone_%u/%u.bin", (unsigned)e->name_id,
                      (unsigned)(64 * u * u * u));
-            rc = add_str(out, at, "path", s);
+            rc = add(out, at, "path", TROVE_ATTR_STRING, 0, s);
             break;
         }
         case 1: /* a size: powers of two and a little more */
-            rc = add_int(out, at, "bytes", ((int64_t)1 << (4 + h % 16)) + (int64_t)(h >> 8 & 1023));
+            rc = add(out, at, "bytes", TROVE_ATTR_INT, ((int64_t)1 << (4 + h % 16)) + (int64_t)(h >> 8 & 1023), NULL);
             break;
         case 2: /* a frame's text and a value that climbs with time */
             snprintf(s, sizeof s, "frame %llu", (unsigned long long)(e->start_ns / 16666667));
-            rc = add_str(out, at, "text", s);
+            rc = add(out, at, "text", TROVE_ATTR_STRING, 0, s);
             if (rc == TROVE_OK)
-                rc = add_int(out, at, "value", (int64_t)(e->start_ns / 1000));
+                rc = add(out, at, "value", TROVE_ATTR_INT, (int64_t)(e->start_ns / 1000), NULL);
             break;
         default:
             break;

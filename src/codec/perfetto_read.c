@@ -1034,29 +1034,7 @@ static int hand_rows(struct pr *r, uint64_t base, struct trove_attrs *attrs)
 
     if (st->n == 0)
         return TROVE_OK;
-    if (attrs->n == 0 && attrs->nstr == 0) {
-        struct trove_attrs t = *attrs;
-        t.bytes = r->stage.bytes;
-        t.nbytes = r->stage.nbytes;
-        t.capbytes = r->stage.capbytes;
-        t.off = r->stage.off;
-        t.len = r->stage.len;
-        t.nstr = r->stage.nstr;
-        t.capstr = r->stage.capstr;
-        t.caplen = r->stage.caplen;
-        t.index = r->stage.index;
-        t.index_mask = r->stage.index_mask;
-        r->stage.bytes = attrs->bytes;
-        r->stage.off = attrs->off;
-        r->stage.len = attrs->len;
-        r->stage.index = attrs->index;
-        r->stage.capbytes = attrs->capbytes;
-        r->stage.capstr = attrs->capstr;
-        r->stage.caplen = attrs->caplen;
-        r->stage.nbytes = r->stage.nstr = r->stage.index_mask = 0;
-        *attrs = t;
-        adopted = 1;
-    }
+    adopted = trove_attrs_take_strings(attrs, &r->stage); /* an empty table: ids kept */
     for (size_t i = 0; rc == TROVE_OK && i < r->nrec; i++) {
         size_t lo = trove_attrs_find(st, r->rec[i].seq), hi;
         for (hi = lo; hi < st->n && st->rows[hi].event == r->rec[i].seq;)

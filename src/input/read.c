@@ -377,6 +377,15 @@ static void say_kind(const struct input *in, const struct trove_input_options *o
 
 /* ---- the readers ----------------------------------------------------------------------- */
 
+/* A frame of the stream at frame_at that did not decode (d says why, within it). */
+static int frame_fail(struct trove_diag *diag, int rc, const char *what, uint64_t frame_at,
+                      const struct trove_diag *d)
+{
+    return trove_diag_set(diag, rc, frame_at + d->offset, "%s: frame at byte %llu: %s (at byte %llu)",
+                          what, (unsigned long long)frame_at, d->msg,
+                          (unsigned long long)(frame_at + d->offset));
+}
+
 /* Stream a wire stream frame by frame into sink. */
 static int read_wire(const struct input *in, const struct trove_input_options *opt,
                      const struct trove_input_sink *sink, struct trove_names *names_all,
@@ -416,12 +425,8 @@ static int read_wire(const struct input *in, const struct trove_input_options *o
         }
         if (frame.ptr[2] == TROVE_WIRE_ATTRS) { /* the next events frame's attributes */
             trove_attrs_free(&held);
-            rc = trove_attrs_wire_decode(frame.ptr, frame.len, &held, &d);
-            if (rc != TROVE_OK) {
-                rc = trove_diag_set(diag, rc, frame_at + d.offset,
-                                    "%s: frame at byte %llu: %s (at byte %llu)", what,
-                                    (unsigned long long)frame_at, d.msg,
-                                    (unsigned long long)(frame_at + d.offset));
+            if ((rc = trove_attrs_wire_decode(frame.ptr, frame.len, &held, &d)) != TROVE_OK) {
+                rc = frame_fail(diag, rc, what, frame_at, &d);
                 goto out;
             }
             if (has_held)
@@ -441,10 +446,7 @@ static int read_wire(const struct input *in, const struct trove_input_options *o
         rc = trove_wire_decode(dec, frame.ptr, frame.len, buf, TROVE_WIRE_MAX_EVENTS, added, &fr,
                                &d);
         if (rc != TROVE_OK) {
-            rc = trove_diag_set(diag, rc, frame_at + d.offset,
-                                "%s: frame at byte %llu: %s (at byte %llu)", what,
-                                (unsigned long long)frame_at, d.msg,
-                                (unsigned long long)(frame_at + d.offset));
+            rc = frame_fail(diag, rc, what, frame_at, &d);
             goto out;
         }
         if (fr.format == TROVE_WIRE_NAMES) {

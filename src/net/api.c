@@ -68,7 +68,7 @@ static int decode(const char *s, size_t n, char *out, size_t cap)
     return decode_as(s, n, out, cap, 0);
 }
 
-/* The same for a query's key or value, where '+' is a space. */
+/* The same for a query's key, where '+' is a space. */
 static int decode_query(const char *s, size_t n, char *out, size_t cap)
 {
     return decode_as(s, n, out, cap, 1);
@@ -440,7 +440,8 @@ static int parse_query(const char *q, unsigned takes, struct trove__api_req *r, 
             k = n;
         if (decode_query(q, k, key, sizeof key))
             return fail(err, 400, "a bad parameter name in the query%s%s", NULL, NULL);
-        if (decode_query(q + k + (k < n), n - k - (k < n), val, sizeof val))
+        /* a value's '+' is a space, but a token's is its own (tokens are base64) */
+        if (decode_as(q + k + (k < n), n - k - (k < n), val, sizeof val, strcmp(key, "token") != 0))
             return fail(err, 400, "parameter '%s': a bad %%-escape (or NUL) in its value%s", key,
                         "");
         if (one_param(key, val, takes, r, seen, err))

@@ -75,8 +75,14 @@ static int take_pending(struct trove__prod *p, struct pass_scratch *ps)
     ps->swap = ev;
     ps->swap_cap = cap;
     rc = TROVE_OK;
-    if (n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK &&
-        (!pa.n || (rc = trove_attrs_append(&ps->attrs, &pa, 0, pa.n, ps->n, 0)) == TROVE_OK)) {
+    if (n > 0 && (rc = scratch_room(ps, n)) == TROVE_OK) {
+        if (pa.n && trove_attrs_append(&ps->attrs, &pa, 0, pa.n, ps->n, 0) != TROVE_OK) {
+            /* the events go on without their attributes, and the producer's error says so */
+            pthread_mutex_lock(&p->mu);
+            p->errors++;
+            snprintf(p->error, sizeof p->error, "%zu attribute rows lost: out of memory", pa.n);
+            pthread_mutex_unlock(&p->mu);
+        }
         memcpy(ps->ev + ps->n, ev, n * sizeof *ev);
         ps->n += n;
     } else if (n > 0) { /* taken, and lost */

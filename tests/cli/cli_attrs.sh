@@ -109,7 +109,7 @@ json "$tmp/imp4.json" "j['attr_rows'] == $(python3 -c 'import json,sys; print(js
 "$trove" export store:viap --store "$tmp/s" --format chrome-json -o "$tmp/viap.json" -q || bad "export via Perfetto"
 python3 "$equal" "$tmp/dom.json" "$tmp/viap.json" --no-top > "$tmp/eq4.json" || bad "Perfetto round trip: $(cat "$tmp/eq4.json")"
 json "$tmp/eq4.json" 'j["events"] == 306749 and j["differ"] == 0'
-# an append to a service's capture keeps none, and says so in the HTTP answer
+# an append to a service's capture keeps its rows too (the live writer's attributes)
 printf '[{"ph":"X","name":"a","ts":1,"dur":2,"pid":1,"tid":1,"args":{"k":1}}]' > "$tmp/one.json"
 s=$tmp/s
 serve_start
@@ -117,6 +117,8 @@ serve_start
 json "$tmp/one.out" 'j["attr_rows"] == 1 and j["warnings"] == []'
 "$trove" import "$tmp/one.json" --url "$url" --name one --append --json > "$tmp/app.json" 2> "$tmp/app.err" ||
     bad "append: $(cat "$tmp/app.err")"
-json "$tmp/app.json" 'any("not kept: 1 attribute rows" in w["message"] and "an append carries none" in w["message"] for w in j["warnings"])'
+json "$tmp/app.json" 'j["attr_rows"] == 1 and j["warnings"] == []'
+curl -sf "${url}api/captures/one" > "$tmp/one_info.json" || bad "info of one"
+json "$tmp/one_info.json" 'j["attr_rows"] == 2 and j["events"] == 2'
 serve_stop
 finish

@@ -54,6 +54,9 @@ static void test_text(void)
     /* '+' is a space in every query value; %2B is a '+' */
     CHECK_EQ_INT(trove__api_route(TROVE__GET, "/api/captures/c/events", "name=a+b%2Bc", &r, &e), 0);
     CHECK(!strcmp(r.event, "a b+c"));
+    /* but a token's '+' is its own: tokens are base64 */
+    CHECK_EQ_INT(trove__api_route(TROVE__GET, "/login", "token=ab+c/d=", &r, &e), 0);
+    CHECK(!strcmp(r.token, "ab+c/d="));
     expect_bad("/api/captures/c/events", "text=a&name=b", 400, "one of name=");
     expect_bad("/api/captures/c/events", "text=a&ids=1", 400, "one of name=");
     expect_bad("/api/captures/c/events", "text=a&match=1", 400, "no match=1");

@@ -1093,6 +1093,17 @@ static int check_writer_attrs(void *p, int rc)
     return ok;
 }
 
+/* op's output, made once, is what every run with an allocation failing must give (or leave
+ * no output): kept in c->want_out for the readers swept after it. */
+static void sweep_output(const char *what, op_fn op, struct attrs_ctx *c)
+{
+    trove_bytes_free(&c->want_out);
+    CHECK_EQ_INT(op(c), TROVE_OK);
+    c->want_out = c->out;
+    memset(&c->out, 0, sizeof c->out);
+    sweep(what, op, check_out, c);
+}
+
 static void test_attrs_oom(void)
 {
     struct attrs_ctx c;
@@ -1106,34 +1117,15 @@ static void test_attrs_oom(void)
                  TROVE_OK);
     CHECK(c.want_a.n >= 10 && c.want_m.n == 1);
     sweep("chrome json import, attributes", op_attrs_import, check_attrs_import, &c);
-    CHECK_EQ_INT(op_attrs_export(&c), TROVE_OK);
-    c.want_out = c.out;
-    memset(&c.out, 0, sizeof c.out);
-    sweep("chrome json export, attributes", op_attrs_export, check_out, &c);
-    trove_bytes_free(&c.want_out);
-    CHECK_EQ_INT(op_attrs_perfetto(&c), TROVE_OK);
-    c.want_out = c.out;
-    memset(&c.out, 0, sizeof c.out);
-    sweep("perfetto write, attributes", op_attrs_perfetto, check_out, &c);
+    sweep_output("chrome json export, attributes", op_attrs_export, &c);
+    sweep_output("perfetto write, attributes", op_attrs_perfetto, &c);
     sweep("perfetto read, attributes", op_attrs_perfetto_read, check_pf_read, &c);
-    trove_bytes_free(&c.want_out);
-    CHECK_EQ_INT(op_args_write(&c), TROVE_OK);
-    c.want_out = c.out;
-    memset(&c.out, 0, sizeof c.out);
-    sweep("args table write", op_args_write, check_out, &c);
+    sweep_output("args table write", op_args_write, &c);
     sweep("args table read", op_args_read, check_rows, &c);
     sweep("attribute rows appended", op_attrs_append, check_append, &c);
-    CHECK_EQ_INT(op_attrs_wire(&c), TROVE_OK);
-    c.want_out = c.out;
-    memset(&c.out, 0, sizeof c.out);
-    sweep("attrs frame write", op_attrs_wire, check_out, &c);
+    sweep_output("attrs frame write", op_attrs_wire, &c);
     sweep("attrs frame read", op_attrs_wire_read, check_wire_read, &c);
-    trove_bytes_free(&c.want_out);
-    CHECK_EQ_INT(op_attrs_json(&c), TROVE_OK);
-    c.want_out = c.out;
-    memset(&c.out, 0, sizeof c.out);
-    sweep("attributes as JSON", op_attrs_json, check_out, &c);
-    trove_bytes_free(&c.want_out);
+    sweep_output("attributes as JSON", op_attrs_json, &c);
     sweep("generated attributes", op_gen_attrs, check_gen_attrs, &c);
     trove_attrs_free(&c.want_a); /* the generator's rows, for the writer */
     CHECK_EQ_INT(trove_gen_attrs(gen_events.ev, gen_events.len, 0, 0, &c.want_a), TROVE_OK);
