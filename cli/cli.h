@@ -94,12 +94,13 @@ void cli_print_top(uint64_t top, int json, const struct trove_profile *p,
 /* Its usage text, which `trove record --help` prints after the producer's. */
 void cli_record_sample_usage(FILE *f);
 /* `trove gen --live` (cmd_record.c): the model g's events sent to the service at `rate` a
- * second for `seconds`, their times moved to when they are sent. verbose: say how the
- * service took the capture (new, replace, append, join). The exit status. */
+ * second for `seconds`, their times moved to when they are sent; attrs: each batch's
+ * attributes (trove_gen_attrs) in an attrs frame before it. verbose: say how the service
+ * took the capture (new, replace, append, join). The exit status. */
 struct trove_gen_options;
 int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
-                 int append, int json, int quiet, int verbose);
+                 int append, int attrs, int json, int quiet, int verbose);
 
 struct trove_store;
 struct trove_profile;

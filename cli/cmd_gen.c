@@ -46,7 +46,8 @@ static void gen_usage(FILE *f)
             "                   is as without it. Repeatable, up to %d names\n"
             "  --attrs          the zones' attributes too (a path, a size, a frame's text and\n"
             "                   a value on some names: docs/gen.md), as an attrs frame before\n"
-            "                   each events frame that has some; `trove import` keeps them\n"
+            "                   each events frame that has some; `trove import` and, with\n"
+            "                   --live, the service keep them\n"
             "  --wire W         raw (32-byte records), packed (default), deflate (--to is\n"
             "                   the same)\n"
             "  --batch N        events per frame, 1..65536 (default %u)\n"
@@ -305,11 +306,10 @@ int cmd_gen(int argc, char **argv)
     o.slow = slow;
     o.nslow = nslow;
     if (live) {
-        if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o") ||
-            cli_exclusive("gen", 1, "--live", attrs, "--attrs (a file's only, for now)"))
+        if (cli_exclusive("gen", 1, "--live", co.out != NULL, "-o"))
             return 2;
         return cli_gen_live(live, &o, rate, seconds, sock, co.store, co.wire, co.batch, append,
-                            co.json, co.quiet, co.verbose);
+                            attrs, co.json, co.quiet, co.verbose);
     }
     if (rate || seconds > 0 || sock || append)
         return cli_error("gen", "--rate, --seconds, --socket and --append go with --live NAME");

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "trove/attrs.h"
 #include "trove/gen.h"
 #include "trove/capture.h"
 #include "trove/serve.h"
@@ -373,7 +374,7 @@ static void live_times(struct trove_event *e, size_t n, uint64_t first, double s
  * overlap however fast they are sent. */
 int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t rate,
                  double seconds, const char *sock, const char *store, int wire, uint64_t batch,
-                 int append, int json, int quiet, int verbose)
+                 int append, int attrs, int json, int quiet, int verbose)
 {
     struct cli_producer pr = {.fd = -1, .stop = &cli_interrupted};
     struct trove_events events = {0};
@@ -443,6 +444,20 @@ int cli_gen_live(const char *name, const struct trove_gen_options *g, uint64_t r
         }
         live_times(chunk, k, first, scale, round);
         buf.len = 0;
+        if (attrs) { /* the chunk's attributes (of its times as sent), before its events */
+            struct trove_attrs t;
+            int rc;
+            memset(&t, 0, sizeof t);
+            rc = trove_gen_attrs(chunk, k, at, 0, &t);
+            if (rc == TROVE_OK && t.n)
+                rc = trove_attrs_wire_encode(&t, &buf);
+            trove_attrs_free(&t);
+            if (rc != TROVE_OK) {
+                cli_error("gen", "encoding attributes: %s", trove_strerror(rc));
+                failed = 1;
+                break;
+            }
+        }
         if (trove_wire_encode(enc, wire, chunk, k, &buf) != TROVE_OK) {
             cli_error("gen", "encoding events: out of memory");
             failed = 1;
