@@ -1,6 +1,6 @@
 // @ts-check
 // framegraph.js: the frame-time graph of a capture whose program marks its frames
-// (libtrove-client's TROVE_FRAME_MARK: frame events of kind 3, extra 1, on a track "frames"
+// (libtrove-client's TROVE_FRAME_MARK: frame events of kind 3, extra 255, on a track "frames"
 // of their own). One bar per frame, left to right in the order of the frames, its height the
 // frame's time; the budget line at 16.7 ms (60 frames a second); a frame within the budget
 // is green, one past it orange, one past twice it red. The frames on the timeline's screen

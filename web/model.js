@@ -22,6 +22,11 @@
 import { fnv1a, eventMix } from './wire.js';
 
 /** @typedef {import('./wire.js').Batch} Batch */
+/**
+ * A held event's attributes and where the event is: its track, depth (-1: an instant),
+ * start, duration and name id.
+ * @typedef {{ rows: import('./wire.js').AttrRow[], pid: number, tid: number, depth: number, s: number, d: number, name: number }} HeldAttrs
+ */
 /** @typedef {import('./wire.js').NameEntry} NameEntry */
 /**
  * A process: its name and sort index (names frames), and its threads by tid.
@@ -193,9 +198,9 @@ export class Model {
     this.storedEvents = 0;  // the stored capture's events (/tracks), when it is paged in
     /** @type {[number, number][]} per batch held: its latest start and its events, oldest first */
     this.batches = [];
-    /** @type {Map<string, import('./wire.js').AttrRow[]>} held events' attributes (attrKey), oldest first */
+    /** @type {Map<string, HeldAttrs>} held events' attributes (attrKey), oldest first */
     this.attrs = new Map();
-    /** frames from frame marks held (kind 3, extra 1): start, duration, name (every set's) */
+    /** frames from frame marks held (kind 3, extra 255): start, duration, name (every set's) */
     this.frames = new Lane();
     this.reset();
   }
@@ -235,9 +240,10 @@ export class Model {
       const i = r.event;
       if (i >= b.count) continue;
       const s = (b.startHi[i] - this.baseHi) * TWO32 + (b.startLo[i] - this.baseLo), k = b.kind[i];
-      const key = attrKey(b.pid[i], b.tid[i], k === 1 || k === 2 ? -1 : b.depth[i], s);
+      const depth = k === 1 || k === 2 ? -1 : b.depth[i], key = attrKey(b.pid[i], b.tid[i], depth, s);
       const have = this.attrs.get(key);
-      if (have) have.push(r); else this.attrs.set(key, [r]);
+      if (have) have.rows.push(r);
+      else this.attrs.set(key, { rows: [r], pid: b.pid[i], tid: b.tid[i], depth, s, d: b.durHi[i] * TWO32 + b.durLo[i], name: b.name[i] });
     }
     for (const key of this.attrs.keys()) {
       if (this.attrs.size <= ATTRS_MAX) break;
@@ -249,7 +255,7 @@ export class Model {
    * A held event's attributes (attach), or undefined.
    * @param {number} pid @param {number} tid @param {number} depth -1 for an instant @param {number} s its start
    */
-  attrsOf(pid, tid, depth, s) { return this.attrs.get(attrKey(pid, tid, depth, s)); }
+  attrsOf(pid, tid, depth, s) { const h = this.attrs.get(attrKey(pid, tid, depth, s)); return h && h.rows; }
 
   /**
    * The base of the times: u64 ns (a BigInt); kept when it is set already.
@@ -427,7 +433,7 @@ export class Model {
       }
       if (s < minT) minT = s;
       lane.push(s, d, b.name[i]);
-      if (kind === 3 && b.extra[i] === 1) this.frames.push(s, d, b.name[i]);
+      if (kind === 3 && b.extra[i] === 255) this.frames.push(s, d, b.name[i]);
       if (s > last) last = s;
       t.events++;
       held++;

@@ -662,6 +662,7 @@ export class Finder {
     this.cursor = null;
     this.pos = 0;
     this.ask = 0;
+    this.heldByValue = false; // the last held step found values, not names
   }
 
   /** @param {string} q the box's text: a new one starts again from the first */
@@ -693,6 +694,7 @@ export class Finder {
         if (!e && this.cursor) e = await stepEvent(capture, what, null, dir); // wrap
       } else {
         e = this.stepHeld(dir);
+        byValue = this.heldByValue;
       }
       if (ask !== this.ask) return;
       if (!e) { count.textContent = `no ${q}`; return; }
@@ -717,7 +719,9 @@ export class Finder {
    */
   stepHeld(dir) {
     const m = this.model, q = this.q.toLowerCase();
-    const all = heldMatches(m, (n) => n.toLowerCase().includes(q));
+    let all = heldMatches(m, (n) => n.toLowerCase().includes(q));
+    this.heldByValue = !all.length;
+    if (!all.length) all = heldValueMatches(m, q); // no name holds it: the attribute values that do
     if (!all.length || !m.haveBase) return null;
     const cur = this.cursor, cs = cur ? m.rel(cur.start) : 0;
     /** @param {number} i @returns {number} below 0: match i is before the cursor; above: after */
@@ -754,6 +758,21 @@ function heldMatches(m, want) {
         for (let i = 0; i < l.n; i++)
           if (hit[l.name[i]]) all.push({ s: l.s[i], d: l.d[i], depth: instant ? 0 : depth, pid: t.pid, tid: t.tid, name: l.name[i], instant });
       });
+  return all.sort((a, b) => a.s - b.s);
+}
+
+/**
+ * The held events (a live capture's, with their attrs frames) whose string or JSON attribute
+ * values hold q (lower case), in time order.
+ * @param {Model} m @param {string} q
+ * @returns {Held[]}
+ */
+function heldValueMatches(m, q) {
+  /** @type {Held[]} */
+  const all = [];
+  for (const h of m.attrs.values())
+    if (h.rows.some((r) => (r.type === 3 || r.type === 5) && String(r.value).toLowerCase().includes(q)))
+      all.push({ s: h.s, d: h.d, depth: Math.max(0, h.depth), pid: h.pid, tid: h.tid, name: h.name, instant: h.depth < 0 });
   return all.sort((a, b) => a.s - b.s);
 }
 

@@ -53,7 +53,7 @@ enum trove_kind {
 /* extra of a frame (kind 3) timed by frame marks (libtrove-client's TROVE_FRAME_MARK): it
  * spans from one mark of its set (its name) to the next one the same thread made, at depth 0
  * on the set's own track in the process (a synthetic tid named "frames" or "frames: SET"). */
-#define TROVE_FRAME_MARKS 1
+#define TROVE_FRAME_MARKS 255 /* no category of the generator's frames (0..7) */
 
 enum trove_name_type {
     TROVE_NAME_EVENT = 1,

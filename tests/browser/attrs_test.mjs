@@ -14,7 +14,10 @@
 //     values hold it, and says so;
 //   - no errors in the page.
 // Screenshots go to OUT_DIR/attrs-*.png.
+// With --live, a live capture instead (`trove gen --live --attrs`): its attrs frames held
+// with its events, a search by value among them, a held event's attributes.
 // usage: node attrs_test.mjs URL DOM_CAPTURE FRAMES_CAPTURE EXPECT_JSON OUT_DIR
+//        node attrs_test.mjs --live URL CAPTURE OUT_DIR
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
 
@@ -23,8 +26,40 @@ function check(cond, what) {
   if (cond) pass++;
   else { failed++; console.error(`FAIL: ${what}`); }
 }
+if (process.argv[2] === '--live') await live(...process.argv.slice(3));
 const [url, dom, game, expectFile, outDir] = process.argv.slice(2);
 const want = JSON.parse(readFileSync(expectFile, 'utf8'));
+
+/**
+ * The live case: `trove gen --live --attrs` while the page follows it: the attrs frames
+ * come with their batches (the stats count their rows); a search no name holds steps through
+ * the held events whose values hold it, and the selected one lists its attributes.
+ */
+async function live(url, capture, outDir) {
+  const b = await chromium.launch({
+    executablePath: process.env.TROVE_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
+  const errs = [];
+  const p = await b.newPage({ viewport: { width: 1400, height: 900 } });
+  p.on('pageerror', (e) => errs.push(e.message));
+  p.on('console', (m) => { if (m.type() === 'error') errs.push(m.text()); });
+  await p.goto(`${url}#capture=${capture}`);
+  await p.waitForFunction(() => window.troveStats && window.troveStats.attrRows > 2000 && window.troveStats.events > 5000, null, { timeout: 120000, polling: 100 });
+  check(!(await p.evaluate(() => window.troveStats.error)), 'the live capture comes');
+  await p.fill('#search', 'assets/zone_0/');
+  await p.press('#search', 'Enter');
+  await p.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 · in attribute values'), null, { timeout: 30000 });
+  await p.waitForSelector('#selection-attrs', { timeout: 30000 });
+  const path = await p.$eval('#selection-attrs td[data-key="attr:path"]', (td) => td.textContent);
+  check(/^assets\/zone_0\/\d+\.bin$/.test(path), `the held event's path: ${path}`);
+  check((await p.textContent('#sel-name')) === 'zone_0', 'a zone_0 is selected');
+  await p.screenshot({ path: `${outDir}/attrs-live.png` });
+  check(errs.length === 0, `errors in the page: ${errs.join('; ')}`);
+  await b.close();
+  console.log(`${pass} passed, ${failed} failed`);
+  process.exit(failed ? 1 : 0);
+}
 
 const browser = await chromium.launch({
   executablePath: process.env.TROVE_CHROMIUM || '/usr/bin/chromium',

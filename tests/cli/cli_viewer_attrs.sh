@@ -76,4 +76,15 @@ node "$src/tests/browser/attrs_test.mjs" "$url" dom "$game" "$tmp/expect.json" "
 check test "${PIPESTATUS[0]}" -eq 0
 for f in dom-attrs frames frames-zoomed game-attrs message-hover search-value; do check test -s "$tmp/attrs-$f.png"; done
 serve_stop
+
+# a live capture with attributes, followed by the page
+serve_start
+"$TROVE" gen --live lva --rate 20000 --seconds 120 --attrs --socket "$sock" -q > /dev/null 2> "$tmp/gen.err" &
+gen_pid=$!
+node "$src/tests/browser/attrs_test.mjs" --live "$url" lva "$tmp" 2>&1 | tail -20
+check test "${PIPESTATUS[0]}" -eq 0
+check test -s "$tmp/attrs-live.png"
+kill "$gen_pid" 2> /dev/null
+wait "$gen_pid" 2> /dev/null
+serve_stop
 finish
