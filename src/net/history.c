@@ -56,6 +56,13 @@ struct trove__history {
     struct trove_event *ev;
     uint64_t replayed;          /* events sent from the store so far */
     struct trove_stream *st;
+    /* attrs=1: an attrs frame before each events frame whose events have rows; the stored
+     * rows of events [seg_lo, seg_hi) (by capture index), read a range at a time */
+    int attrs, stored_attrs;
+    struct trove_store *s;
+    uint64_t seg_lo, seg_hi;
+    struct trove_attrs seg;
+    struct trove_attrs part;    /* scratch: one frame's rows */
 };
 
 /* Queue a copy of data[0..len) for the web thread, waiting while the queue is full. */
@@ -98,14 +105,64 @@ static int hist_push(struct trove__history *h, const uint8_t *data, size_t len, 
     return rc;
 }
 
-/* Queue ev[0..n) as frames of the viewer's wire format. */
+#define HIST_ATTRS_RANGE 65536u /* events whose stored rows are read at once */
+
+/* attrs=1: the attrs frame of events [first, first + n) of the capture, queued before their
+ * events frame (nothing when they have no rows): a stored segment's rows from the store (a
+ * segment read once), an uncommitted batch's from it (b, its rows by index in it, first its
+ * offset in b). */
+static int hist_attrs(struct trove__history *h, uint64_t first, size_t n,
+                      const struct trove__batch *b, struct trove_bytes *buf)
+{
+    const struct trove_attrs *from;
+    uint64_t base;
+    int rc;
+
+    if (!h->attrs || n == 0)
+        return TROVE_OK;
+    if (b) {
+        if (!b->attrs)
+            return TROVE_OK;
+        from = b->attrs;
+        base = 0;
+    } else {
+        if (!h->stored_attrs)
+            return TROVE_OK;
+        if (first < h->seg_lo || first + n > h->seg_hi) { /* the next range's rows */
+            trove_attrs_free(&h->seg);
+            h->seg_lo = first;
+            h->seg_hi = first + (n > HIST_ATTRS_RANGE ? n : HIST_ATTRS_RANGE);
+            if ((rc = trove_capture_read_attrs_range(h->s, h->name, h->seg_lo, h->seg_hi, &h->seg,
+                                                     NULL)) != TROVE_OK)
+                return rc;
+        }
+        from = &h->seg;
+        base = 0;
+    }
+    {
+        size_t i0 = trove_attrs_find(from, base + first), i1 = trove_attrs_find(from, base + first + n);
+        if (i0 == i1)
+            return TROVE_OK;
+        trove_attrs_free(&h->part);
+        buf->len = 0;
+        if ((rc = trove_attrs_append(&h->part, from, i0, i1, 0, first)) != TROVE_OK ||
+            (rc = trove_attrs_wire_encode(&h->part, buf)) != TROVE_OK)
+            return rc;
+    }
+    return hist_push(h, buf->ptr, buf->len, 0, 0);
+}
+
+/* Queue ev[0..n) as frames of the viewer's wire format, each after its attrs frame (attrs=1:
+ * ev[0] is event `first` of the capture, or of batch b when b is given). */
 static int hist_events(struct trove__history *h, const struct trove_event *ev, size_t n,
-                       struct trove_bytes *buf)
+                       uint64_t first, const struct trove__batch *b, struct trove_bytes *buf)
 {
     int rc = TROVE_OK;
 
     for (size_t off = 0; off < n && rc == TROVE_OK;) {
         size_t k = n - off < TROVE_BATCH_DEFAULT ? n - off : TROVE_BATCH_DEFAULT;
+        if ((rc = hist_attrs(h, first + off, k, b, buf)) != TROVE_OK)
+            break;
         buf->len = 0;
         if ((rc = trove_wire_encode(h->enc, h->wire, ev + off, k, buf)) == TROVE_OK)
             rc = hist_push(h, buf->ptr, buf->len, 0, (uint32_t)k);
@@ -180,7 +237,9 @@ static int hist_send(void *ctx, const struct trove_stream_batch *b)
         } else if (h->replayed + hd.count <= h->skip) {
             h->replayed += hd.count; /* an earlier session's */
         } else if (h->replayed >= h->skip && h->replayed + hd.count <= h->stored) {
-            rc = hist_push(h, p + off, flen, 0, hd.count);
+            rc = hist_attrs(h, h->replayed, hd.count, NULL, &buf);
+            if (rc == TROVE_OK)
+                rc = hist_push(h, p + off, flen, 0, hd.count);
             h->replayed += hd.count;
         } else { /* cut: it starts before skip, or was committed after the viewer joined */
             uint64_t from = h->skip > h->replayed ? h->skip - h->replayed : 0;
@@ -188,7 +247,8 @@ static int hist_send(void *ctx, const struct trove_stream_batch *b)
             rc = trove_wire_decode(h->dec, p + off, flen, h->ev, TROVE_WIRE_MAX_EVENTS, NULL,
                                    &fr, &diag);
             if (rc == TROVE_OK)
-                rc = hist_events(h, h->ev + from, (size_t)(to - from), &buf);
+                rc = hist_events(h, h->ev + from, (size_t)(to - from), h->replayed + from, NULL,
+                                 &buf);
             h->replayed += to;
         }
         off += flen;
@@ -234,6 +294,12 @@ static void *hist_main(void *arg)
         sink.send = hist_send;
         sink.ctx = h;
         rc = trove_store_open(h->srv->opt.store_dir, TROVE_STORE_READONLY, &s, &diag);
+        if (rc == TROVE_OK && h->attrs) { /* the stored rows, read by the events' index */
+            struct trove_capture_info ci;
+            h->s = s;
+            rc = trove_capture_info(s, h->name, &ci, &diag);
+            h->stored_attrs = rc == TROVE_OK && (ci.flags & TROVE_CAPTURE_FLAG_ATTRS);
+        }
         if (rc == TROVE_OK) {
             struct trove_stream *st = NULL;
             rc = trove_stream_new(trove_store_backend(s), &so, &st);
@@ -255,7 +321,7 @@ static void *hist_main(void *arg)
     for (size_t i = 0; rc == TROVE_OK && i < h->nbatches; i++) {
         const struct trove__batch *b = h->batches[i];
         uint64_t from = h->skip > b->first ? h->skip - b->first : 0; /* a catch-up's first */
-        rc = hist_events(h, b->ev + from, (size_t)(b->n - from), &buf);
+        rc = hist_events(h, b->ev + from, (size_t)(b->n - from), from, b, &buf);
     }
     pthread_mutex_lock(&h->mu);
     {
@@ -264,6 +330,7 @@ static void *hist_main(void *arg)
         pthread_mutex_unlock(&h->mu);
         trove_stream_free(st);
     }
+    h->s = NULL;
     trove_store_close(s);
     trove_bytes_free(&buf);
     pthread_mutex_lock(&h->mu);
@@ -292,6 +359,8 @@ static void hist_free(struct trove__history *h)
     trove_names_free(h->names);
     trove_wire_decoder_free(h->dec);
     trove_wire_encoder_free(h->enc);
+    trove_attrs_free(&h->seg);
+    trove_attrs_free(&h->part);
     free(h->ev);
     pthread_mutex_destroy(&h->mu);
     pthread_cond_destroy(&h->cv);
@@ -355,6 +424,7 @@ static int history_make(struct trove__server *srv, struct trove__view *v, struct
     pthread_cond_init(&h->cv, NULL);
     h->srv = srv;
     h->wire = v->wire;
+    h->attrs = v->attrs;
     snprintf(h->name, sizeof h->name, "%s", c->name);
     h->stored = c->committed;
     h->to_ns = UINT64_MAX;
