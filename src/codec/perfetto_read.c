@@ -38,6 +38,7 @@
 #include "perfetto_reader.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/json.h"
 #include "common/utf8.h"
 
 #include <inttypes.h>
@@ -400,9 +401,92 @@ static int stage(struct pr *r, uint64_t seq, uint8_t scope, const uint8_t *key, 
     return TROVE_OK;
 }
 
+#define NEST_MAX 32 /* levels of dicts and arrays in an annotation's value */
+
+/* The value of the DebugAnnotation f (its dict's entries 11, each "name": value, or its
+ * array's values 12, or one scalar) as compact JSON appended to out; keyed: an entry of a
+ * dict, its name (10, or name_iid 1) first. TROVE_ERR_CORRUPT for what is not read (a value
+ * malformed, deeper than NEST_MAX, a legacy nested value 8, an interned string 17),
+ * TROVE_ERR_NOMEM. A NaN or an infinity is null, a pointer its hex as a string, legacy JSON
+ * its text as a string. */
+static int nested(struct pr *r, struct seq *s, const struct trove__pb_field *f, int depth,
+                  int keyed, struct trove_bytes *out)
+{
+    struct trove__pb m;
+    struct trove__pb_field g;
+    char num[40];
+    int rc, kind = 0, n = 0, w;
+
+    if (depth > NEST_MAX)
+        return TROVE_ERR_CORRUPT;
+    if (keyed) {
+        const char *key = NULL;
+        size_t klen = 0;
+        m = trove__pb_sub(f);
+        while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK)
+            if (g.num == 10 && g.wt == TROVE__PB_LEN && string_ok(g.data, g.len)) {
+                key = (const char *)g.data;
+                klen = g.len;
+            } else if (g.num == 1 && g.wt == TROVE__PB_VARINT &&
+                       trove__pr_map_get(&s->anames, g.v) != NONE) {
+                key = trove_attrs_string(&r->stage, trove__pr_map_get(&s->anames, g.v), &klen);
+            }
+        if (rc < 0 || !key)
+            return TROVE_ERR_CORRUPT;
+        if ((rc = trove__json_put_str(out, key, klen)) != TROVE_OK ||
+            (rc = trove_bytes_append(out, ":", 1)) != TROVE_OK)
+            return rc;
+    }
+    m = trove__pb_sub(f);
+    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
+        if (g.num == 1 || g.num == 10)
+            continue;
+        if (g.num == 11 || g.num == 12) {
+            if (g.wt != TROVE__PB_LEN || (kind && kind != (int)g.num) || n)
+                return TROVE_ERR_CORRUPT;
+            if ((rc = trove_bytes_append(out, kind ? "," : g.num == 11 ? "{" : "[", 1)) != TROVE_OK ||
+                (rc = nested(r, s, &g, depth + 1, g.num == 11, out)) != TROVE_OK)
+                return rc;
+            kind = (int)g.num;
+            continue;
+        }
+        if (kind || n++) /* a value beside entries, or two values */
+            return TROVE_ERR_CORRUPT;
+        w = -1;
+        if (g.wt == TROVE__PB_VARINT && g.num == 2)
+            w = snprintf(num, sizeof num, "%s", g.v ? "true" : "false");
+        else if (g.wt == TROVE__PB_VARINT && g.num == 3)
+            w = snprintf(num, sizeof num, "%" PRIu64, g.v);
+        else if (g.wt == TROVE__PB_VARINT && g.num == 4)
+            w = snprintf(num, sizeof num, "%" PRId64, (int64_t)g.v);
+        else if (g.wt == TROVE__PB_VARINT && g.num == 7)
+            w = snprintf(num, sizeof num, "\"0x%" PRIx64 "\"", g.v);
+        else if (g.wt == TROVE__PB_FIXED64 && g.num == 5) {
+            double d;
+            memcpy(&d, &g.v, 8);
+            w = d == d && d - d == 0 ? snprintf(num, sizeof num, "%.17g", d)
+                                     : snprintf(num, sizeof num, "null");
+        } else if (g.wt == TROVE__PB_LEN && (g.num == 6 || g.num == 9) && string_ok(g.data, g.len)) {
+            if ((rc = trove__json_put_str(out, (const char *)g.data, g.len)) != TROVE_OK)
+                return rc;
+            continue;
+        } else {
+            return TROVE_ERR_CORRUPT;
+        }
+        if ((rc = trove_bytes_append(out, num, (size_t)w)) != TROVE_OK)
+            return rc;
+    }
+    if (rc < 0)
+        return TROVE_ERR_CORRUPT;
+    if (kind)
+        return trove_bytes_append(out, kind == 11 ? "}" : "]", 1);
+    return n ? TROVE_OK : trove_bytes_append(out, "null", 4); /* an empty dict or array */
+}
+
 /* A DebugAnnotation: name (10) or name_iid (1); a bool (2), uint (3), int (4), double (5),
- * string (6), pointer (7) or legacy JSON (9) value kept as a row; a nested value (8, 11, 12)
- * or an interned string value (17) is not (*kept 0). */
+ * string (6), pointer (7) or legacy JSON (9) value kept as a row, a dict (11) or an array (12)
+ * as its JSON text (nested); a legacy nested value (8) or an interned string value (17) is
+ * not (*kept 0). */
 static int annotation(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t seq,
                       int *kept)
 {
@@ -472,13 +556,30 @@ static int annotation(struct pr *r, struct seq *s, const struct trove__pb_field 
                 other = 1;
             }
             break;
-        default: /* nested values, interned string values, what a later Perfetto adds */
+        case 11:
+        case 12: /* a dict or an array: its JSON, below */
+            if (g.wt == TROVE__PB_LEN)
+                have = 2;
+            else
+                other = 1;
+            break;
+        default: /* a legacy nested value, interned string values, what a later Perfetto adds */
             other = 1;
             break;
         }
     }
     if (rc < 0 || (!key && kid == NONE) || !have || other) /* malformed: not kept, as without */
         return TROVE_OK;
+    if (have == 2) { /* the whole value as JSON text; one that is not read is not kept */
+        r->nest.len = 0;
+        if ((rc = nested(r, s, f, 0, 0, &r->nest)) == TROVE_ERR_NOMEM)
+            return rc;
+        if (rc != TROVE_OK || r->nest.len > TROVE_ATTRS_MAX_STRING)
+            return TROVE_OK;
+        row.type = TROVE_ATTR_JSON;
+        sv = r->nest.ptr;
+        svlen = r->nest.len;
+    }
     if (sv && (rc = trove_attrs_intern(&r->stage, sv, svlen, &row.v.s)) != TROVE_OK)
         return rc;
     if (kid != NONE) /* after the value: interning it may move the strings */
@@ -1079,6 +1180,7 @@ static void pr_free(struct pr *r)
     trove__pr_map_free(&r->flow_seen);
     trove_attrs_free(&r->stage);
     trove_bytes_free(&r->cats);
+    trove_bytes_free(&r->nest);
 }
 
 int trove_perfetto_read(const uint8_t *buf, size_t len, const struct trove_perfetto_options *opt,

@@ -122,6 +122,7 @@ struct pr {
     int keep;                 /* opt->attrs was given */
     struct trove_attrs stage; /* the track events' rows, by seqno */
     struct trove_bytes cats;  /* an event's foreign categories, joined by "," */
+    struct trove_bytes nest;  /* a nested debug annotation's value as JSON */
 };
 
 /* The top-level packets: f for each, in order. pass 1 reads descriptors only. */

@@ -986,6 +986,72 @@ static void test_perfetto_not_kept(void)
     trove_events_free(&ev);
 }
 
+/* A dict or array annotation is kept as its JSON text: {"a":-2,"b":[true,"x\"",0.5],"n":null}
+ * (an entry without a value is null) and [7,null] (a NaN is null); a legacy nested value (8)
+ * is not, and is counted. */
+static void test_perfetto_nested(void)
+{
+    struct pb p = {{0}, 0}, e = {{0}, 0}, pk = {{0}, 0}, top = {{0}, 0}, arr = {{0}, 0};
+    struct pb ea = {{0}, 0}, eb = {{0}, 0}, en = {{0}, 0}, v[4], old = {{0}, 0};
+    struct trove_attrs a = {0};
+    struct trove_perfetto_options opt = {0, 0, NULL, NULL};
+    struct trove_perfetto_stats st;
+    struct trove_events ev = {0};
+    double half = 0.5, nan = 0.0 / 0.0;
+    uint64_t bits;
+    size_t len;
+
+    memset(v, 0, sizeof v);
+    opt.attrs = &a;
+    put_track(&p, 7, 0, 1, 1);
+    memcpy(ea.b, "\x52\x01" "a", 3), ea.n = 3; /* name (10) "a" */
+    put_uint(&ea, 4, (uint64_t)(int64_t)-2);
+    memcpy(eb.b, "\x52\x01" "b", 3), eb.n = 3;
+    put_uint(&v[0], 2, 1);
+    memcpy(v[1].b, "\x32\x02x\"", 4), v[1].n = 4; /* string (6) x" */
+    memcpy(&bits, &half, 8);
+    v[2].b[0] = 0x29, memcpy(v[2].b + 1, &bits, 8), v[2].n = 9; /* double (5) */
+    for (int i = 0; i < 3; i++)
+        put_msg(&eb, 12, &v[i]);
+    memcpy(en.b, "\x52\x01" "n", 3), en.n = 3; /* an entry with no value: an empty dict */
+    memcpy(top.b, "\x52\x01" "d", 3), top.n = 3;
+    put_msg(&top, 11, &ea);
+    put_msg(&top, 11, &eb);
+    put_msg(&top, 11, &en);
+    memcpy(arr.b, "\x52\x01" "l", 3), arr.n = 3;
+    put_uint(&v[3], 3, 7);
+    put_msg(&arr, 12, &v[3]);
+    memset(&v[3], 0, sizeof v[3]);
+    memcpy(&bits, &nan, 8);
+    v[3].b[0] = 0x29, memcpy(v[3].b + 1, &bits, 8), v[3].n = 9;
+    put_msg(&arr, 12, &v[3]);
+    memcpy(old.b, "\x52\x01" "o", 3), old.n = 3;
+    put_uint(&old, 8, 0); /* a legacy nested value: not kept */
+    put_uint(&e, 9, 3);
+    put_uint(&e, 11, 7);
+    put_msg(&e, 4, &top);
+    put_msg(&e, 4, &arr);
+    put_msg(&e, 4, &old);
+    put_uint(&pk, 8, 100);
+    put_uint(&pk, 10, 1);
+    put_msg(&pk, 11, &e);
+    put_msg(&p, 1, &pk);
+    CHECK_EQ_INT(trove_perfetto_read(p.b, p.n, &opt, &ev, NULL, NULL, &st, NULL), TROVE_OK);
+    CHECK_EQ_INT(ev.len, 1);
+    CHECK_EQ_INT(a.n, 2);
+    CHECK_EQ_INT(st.annotations, 1);
+    if (a.n == 2) {
+        const char *d = trove_attrs_string(&a, a.rows[0].v.s, &len);
+        CHECK(a.rows[0].type == TROVE_ATTR_JSON && d && !strcmp(d, "{\"a\":-2,\"b\":[true,\"x\\\"\",0.5],\"n\":null}"));
+        d = trove_attrs_string(&a, a.rows[1].v.s, &len);
+        CHECK(a.rows[1].type == TROVE_ATTR_JSON && d && !strcmp(d, "[7,null]"));
+        if (!d || strcmp(d, "[7,null]"))
+            fprintf(stderr, "got %s\n", d ? d : "(none)");
+    }
+    trove_attrs_free(&a);
+    trove_events_free(&ev);
+}
+
 /* Bad profile input: a perf sample whose callstack, frame or mapping no interned entry has
  * is refused by name (with a profile to read into), and a Chrome "trove" member that is not
  * an integer 0..255, or a kind the phase cannot be, is refused; a good one is kept. */
@@ -1242,6 +1308,7 @@ int main(int argc, char **argv)
     RUN(test_profile);
     RUN(test_bad_profile);
     RUN(test_perfetto_not_kept);
+    RUN(test_perfetto_nested);
     RUN(test_bad);
     RUN(test_sniff);
     RUN(test_sample);
