@@ -310,9 +310,10 @@ fi
 "$TROVE" bench client --zones 20000 --rounds 1 --threads 2 --json >"$tmp/client.json" 2>"$tmp/client.err" ||
     bad "bench client: $(cat "$tmp/client.err")"
 json "$tmp/client.json" \
-    'list(j) == ["threads", "zones", "ns_per_zone", "ns_per_zone_floor", "ns_per_zone_disconnected", "events_dropped"]' \
+    'list(j) == ["threads", "zones", "ns_per_zone", "ns_per_zone_floor", "ns_per_zone_disconnected", "ns_per_zone_text16", "ns_per_zone_ring", "ns_per_zone_ring_text16", "events_dropped"]' \
     'j["threads"] == 2 and j["zones"] == 20000' \
     'j["ns_per_zone"] > 0 and j["ns_per_zone_floor"] > 0 and j["ns_per_zone_disconnected"] > 0' \
+    'j["ns_per_zone_text16"] > 0 and j["ns_per_zone_ring"] > 0 and j["ns_per_zone_ring_text16"] > 0' \
     '0 <= j["events_dropped"] <= 40000'
 exits 1 "$TROVE" bench client --threads 0
 fi

@@ -63,8 +63,9 @@ json.dump({"name": pick, "args": {k: (v if isinstance(v, str) else json.dumps(v,
            "slow": sum(1 for r in rows if r["dur_ns"] > 16.7e6 and r["name_id"] == rows[0]["name_id"]),
            "set_frames": sum(1 for r in rows if r["name_id"] == rows[0]["name_id"])}, sys.stdout)
 PY
-# 60 frames of the main set; every third (20) over 16.7 ms
-check test "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["set_frames"], j["slow"])' "$tmp/expect.json")" = "60 20"
+# 60 frames of the main set; every third (20) at least 18 ms, over 16.7 ms (a loaded machine may
+# make others slow too: the page is checked against /frames, whatever it says)
+check test "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["set_frames"], j["slow"] >= 20)' "$tmp/expect.json")" = "60 True"
 
 # text=: the events whose name or attribute values hold it; every slow frame's message says
 # "over budget"
