@@ -70,7 +70,8 @@ int trove_capture_frames_json(struct trove_store *s, const char *name, uint64_t 
     }
     if (rc != TROVE_OK)
         goto out;
-    qsort(hits, n, sizeof *hits, frame_cmp);
+    if (n > 1) /* (none: hits is NULL, which qsort may not be given) */
+        qsort(hits, n, sizeof *hits, frame_cmp);
     kept = n < limit ? n : limit;
     rc = trove__sumread_fmt(out, "{\"capture\":\"%s\",\"frames\":%zu,\"truncated\":%s,\"rows\":[",
                             name, n, kept < n ? "true" : "false");

@@ -774,6 +774,7 @@ static void test_attrs(void)
         CHECK_EQ_INT(trove_capture_writer_commit(w, &info, &diag), TROVE_OK);
         trove_capture_writer_close(w);
         CHECK_EQ_INT(trove_capture_read_attrs(s, "imp", &back, &m2, &diag), TROVE_OK);
+        trove_attrs_free(&first);
         attrs_slice(&all, 0, 4200, &first);
         CHECK(trove_attrs_equal(&back, &first) && trove_attrs_equal(&m2, &m));
         CHECK_EQ_INT(info.attr_rows, first.n + 1);
