@@ -397,6 +397,11 @@ struct trove_capture_replay_options {
     uint64_t from_event;    /* and whose index in the capture (its events in stored order,
                                from 0) is at least this; the segments wholly before it are
                                not read (0: from the first event) */
+    /* The capture's attribute rows by capture index (trove_capture_read_attrs; NULL: none
+     * sent): each events frame sent whose events have rows comes after an attrs frame (wire
+     * format 7) of those rows, by their index in that frame, in the same batch; a segment
+     * with rows is then re-encoded rather than sent as stored. Borrowed for the replay. */
+    const struct trove_attrs *attrs;
 };
 
 /*

@@ -159,18 +159,17 @@ typedef int (*trove_input_frames_fn)(void *ctx, struct trove_events *ev);
  * into events and names, frames(ctx, events) called after each frame when not NULL (so the
  * caller empties events as it goes and the capture need not fit in memory). Records the
  * capture's last use in the background, as a replay does (a marker not written is a
- * warning in opt->warnings). opt may be NULL; its progress is used. On error without
- * frames, events is unchanged.
+ * warning in opt->warnings). opt may be NULL; its progress is used. With opt->attrs, the
+ * rows of the events walked are appended to it, each by its event's index among those walked
+ * plus events->len at the call (a window's through the replay's attrs frames), and the
+ * trace's rows to opt->meta when not NULL. On error without frames, events is unchanged; on
+ * any error opt->attrs holds the rows it had.
  */
 int trove_input_capture_walk(const char *store, const char *name, uint64_t from_ns,
                              uint64_t to_ns, const struct trove_input_options *opt,
                              struct trove_events *events, struct trove_names *names,
                              trove_input_frames_fn frames, void *ctx, struct trove_diag *diag);
 
-/* The attributes of capture `name` (trove_capture_read_attrs): rows appended to attrs, the
- * trace's to meta (may be NULL). */
-int trove_input_capture_attrs(const char *store, const char *name, struct trove_attrs *attrs,
-                              struct trove_attrs *meta, struct trove_diag *diag);
 
 /* The flow rows of capture `name` whose times are in [from_ns, to_ns), appended to flows. */
 int trove_input_capture_flows(const char *store, const char *name, uint64_t from_ns,

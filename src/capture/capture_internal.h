@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "common/sealed.h"
+#include "trove/attrs.h"
 #include "trove/capture.h"
 #include "trove/wire.h"
 
@@ -215,6 +216,9 @@ struct trove__capture_walk {
     struct trove_event *out;             /* frame_events: the frame being filled */
     struct trove_bytes pend;             /* re-encoded frames not yet emitted */
     uint64_t pend_events;
+    const struct trove_attrs *attrs;     /* rows by capture index (NULL: no attrs frames) */
+    uint64_t *out_index;                 /* with attrs: each of out's capture index */
+    struct trove_attrs part;             /* with attrs: one frame's rows */
 };
 
 /* Set w up for header h and the options (checked: TROVE_ERR_INVALID), or TROVE_ERR_NOMEM. */

@@ -25,7 +25,10 @@
  *                 segment that holds from_event, to those at or past it), and they go
  *                 out as frames of the wanted format and size, each a fresh allocation the
  *                 stream frees once it is sent. A segment's last frame is flushed at its end,
- *                 so the frames are the same whatever other segments were picked.
+ *                 so the frames are the same whatever other segments were picked. Asked for
+ *                 the attributes, each frame whose events have rows follows an attrs frame
+ *                 of them (each kept event's capture index noted beside it in out_index), and
+ *                 a segment with rows is never sent as stored.
  *
  * Any object that disagrees with the header (length, frame count, event count, an event
  * outside its segment's times) or fails to decode stops the replay with TROVE_ERR_CORRUPT or
@@ -71,7 +74,8 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
     w->wire = opt->wire;
     w->frame_events = opt->frame_events ? opt->frame_events : h->frame_events;
     w->from_event = opt->from_event;
-    if (w->from_event && h->info.segments &&
+    w->attrs = opt->attrs && opt->attrs->n ? opt->attrs : NULL;
+    if ((w->from_event || w->attrs) && h->info.segments &&
         (w->seg_first = trove__mallocarray((size_t)h->info.segments, sizeof *w->seg_first))) {
         uint64_t first = 0;
         for (uint64_t k = 0; k < h->info.segments; k++) {
@@ -79,7 +83,8 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
             first += h->seg[k].events;
         }
     }
-    if ((w->from_event && h->info.segments && !w->seg_first) ||
+    if (((w->from_event || w->attrs) && h->info.segments && !w->seg_first) ||
+        (w->attrs && !(w->out_index = trove__malloc(w->frame_events * sizeof *w->out_index))) ||
         trove_wire_decoder_new(&w->dec) != TROVE_OK || trove_wire_encoder_new(&w->enc) != TROVE_OK ||
         !(w->ev = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *w->ev)) ||
         !(w->out = trove__malloc(w->frame_events * sizeof *w->out))) {
@@ -97,6 +102,8 @@ void trove__capture_walk_free(struct trove__capture_walk *w)
     free(w->ev);
     free(w->out);
     free(w->seg_first);
+    free(w->out_index);
+    trove_attrs_free(&w->part);
     memset(w, 0, sizeof *w);
 }
 
@@ -105,7 +112,8 @@ static int starts_in(const struct trove__capture_walk *w, uint64_t start)
     return start >= w->from_ns && (w->to_ns == UINT64_MAX || start < w->to_ns);
 }
 
-/* The index in the capture of segment k's first event (0 when from_event is 0: unused). */
+/* The index in the capture of segment k's first event (0 without from_event or attrs:
+ * unused). */
 static uint64_t seg_first(const struct trove__capture_walk *w, uint64_t k)
 {
     return w->seg_first ? w->seg_first[k] : 0;
@@ -123,6 +131,50 @@ static int segment_inside(const struct trove__capture_walk *w, uint64_t k)
     const struct trove_capture_segment *g = &w->h->seg[k];
     return starts_in(w, g->min_start_ns) && starts_in(w, g->max_start_ns) &&
            seg_first(w, k) >= w->from_event;
+}
+
+/* Do any of segment k's events have attribute rows to send? */
+static int segment_has_rows(const struct trove__capture_walk *w, uint64_t k)
+{
+    size_t r;
+
+    if (!w->attrs)
+        return 0;
+    r = trove_attrs_find(w->attrs, seg_first(w, k));
+    return r < w->attrs->n && w->attrs->rows[r].event < seg_first(w, k) + w->h->seg[k].events;
+}
+
+/* Append to w->pend the attrs frame of the rows of out[0..n) (their capture indexes in
+ * out_index, increasing), by index in the frame; none: nothing. */
+static int attrs_frame(struct trove__capture_walk *w, size_t n, struct trove_diag *diag)
+{
+    const struct trove_attrs *a = w->attrs;
+    size_t r, j = 0;
+    int rc;
+
+    if (!a || n == 0)
+        return TROVE_OK;
+    r = trove_attrs_find(a, w->out_index[0]);
+    if (r == a->n || a->rows[r].event > w->out_index[n - 1])
+        return TROVE_OK;
+    w->part.n = 0;
+    while (r < a->n && a->rows[r].event <= w->out_index[n - 1]) {
+        uint64_t ev = a->rows[r].event;
+        size_t r2 = r + 1;
+        while (r2 < a->n && a->rows[r2].event == ev)
+            r2++;
+        while (j < n && w->out_index[j] < ev)
+            j++;
+        if (j < n && w->out_index[j] == ev &&
+            (rc = trove_attrs_append(&w->part, a, r, r2, j, ev)) != TROVE_OK)
+            return TROVE_FAIL(diag, rc, 0, "capture %s: the rows of event %" PRIu64 ": %s",
+                              w->name, ev, trove_strerror(rc));
+        r = r2;
+    }
+    if (w->part.n && (rc = trove_attrs_wire_encode(&w->part, &w->pend)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: an attrs frame of %zu rows: %s", w->name,
+                          w->part.n, trove_strerror(rc));
+    return TROVE_OK;
 }
 
 /* Fill diag with "capture NAME: WHAT (object HEX): <message>" at offset; return code. */
@@ -244,6 +296,8 @@ static int flush(struct trove__capture_walk *w, size_t n, trove__capture_emit_fn
     if (w->pend_events > 0 && w->pend_events + n > TROVE_CAPTURE_BATCH_EVENTS &&
         (rc = emit_pending(w, emit, ctx)) != TROVE_OK)
         return rc;
+    if ((rc = attrs_frame(w, n, diag)) != TROVE_OK)
+        return rc;
     if ((rc = trove_wire_encode(w->enc, w->wire, w->out, n, &w->pend)) != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "capture %s: re-encoding %zu events: %s", w->name, n,
                           trove_strerror(rc));
@@ -274,7 +328,7 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
     const struct trove_capture_segment *g = &w->h->seg[k];
     const int columnar = (w->h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0;
     const int as_is = w->wire == TROVE_WIRE_DEFLATE && w->frame_events == w->h->frame_events &&
-                      !columnar && segment_inside(w, k);
+                      !columnar && segment_inside(w, k) && !segment_has_rows(w, k);
     struct trove_diag why = {0};
     uint64_t events = 0, frames = 0, run_events = 0;
     size_t at = 0, nout = 0, run_at = 0; /* as_is: the frames [run_at, at) not yet emitted */
@@ -346,6 +400,8 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
                                 events + i, e->start_ns, end);
                 if (!starts_in(w, e->start_ns) || seg_first(w, k) + events + i < w->from_event)
                     continue;
+                if (w->out_index)
+                    w->out_index[nout] = seg_first(w, k) + events + i;
                 w->out[nout++] = *e;
                 if (nout == w->frame_events) {
                     if ((rc = flush(w, nout, emit, ctx, diag)) != TROVE_OK)

@@ -175,7 +175,44 @@ struct load_out {
     atomic_uint_fast64_t done; /* events appended (the sender thread counts, the walker reads) */
     const struct trove_input_options *opt;
     uint64_t total;
+    /* opt->attrs of a window: the attrs frame before the next events frame (has_held), its
+     * rows going to opt->attrs by base + the event's index among those walked */
+    struct trove_attrs held;
+    int has_held;
+    uint64_t base, walked;
 };
+
+/* An attrs frame's rows kept for the events frame after it; that frame's rows moved on. */
+static int load_attrs(struct load_out *o, const uint8_t *p, size_t len, size_t *frame_len)
+{
+    struct trove_wire_header wh;
+    int rc;
+
+    if ((rc = trove_wire_parse_header(p, len, &wh, NULL)) != TROVE_OK)
+        return rc;
+    *frame_len = TROVE_WIRE_HEADER_SIZE + (size_t)wh.payload_len;
+    trove_attrs_free(&o->held);
+    if ((rc = trove_attrs_wire_decode(p, *frame_len, &o->held, NULL)) != TROVE_OK)
+        return rc;
+    o->has_held = 1;
+    return TROVE_OK;
+}
+
+static int load_rows(struct load_out *o, size_t n)
+{
+    int rc = TROVE_OK;
+
+    if (o->has_held && o->held.n) {
+        if (o->held.rows[o->held.n - 1].event >= n)
+            rc = TROVE_ERR_CORRUPT; /* the replay made it: not for a reader to see */
+        else
+            rc = trove_attrs_append(o->opt->attrs, &o->held, 0, o->held.n, o->base + o->walked, 0);
+    }
+    trove_attrs_free(&o->held);
+    o->has_held = 0;
+    o->walked += n;
+    return rc;
+}
 
 static int load_send(void *ctx, const struct trove_stream_batch *b)
 {
@@ -184,12 +221,19 @@ static int load_send(void *ctx, const struct trove_stream_batch *b)
     int rc;
 
     for (size_t at = 0; at < b->len; at += fr.frame_len) { /* a batch is whole frames */
+        const uint8_t *p = (const uint8_t *)b->data + at;
+        if (b->len - at > 2 && p[2] == TROVE_WIRE_ATTRS) {
+            if ((rc = load_attrs(o, p, b->len - at, &fr.frame_len)) != TROVE_OK)
+                return rc;
+            continue;
+        }
         if ((rc = trove_events_reserve(o->events, TROVE_WIRE_MAX_EVENTS)) != TROVE_OK)
             return rc;
-        rc = trove_wire_decode(o->dec, (const uint8_t *)b->data + at, b->len - at,
-                               o->events->ev + o->events->len, TROVE_WIRE_MAX_EVENTS, o->names,
-                               &fr, NULL);
+        rc = trove_wire_decode(o->dec, p, b->len - at, o->events->ev + o->events->len,
+                               TROVE_WIRE_MAX_EVENTS, o->names, &fr, NULL);
         if (rc != TROVE_OK)
+            return rc;
+        if (fr.format != TROVE_WIRE_NAMES && (rc = load_rows(o, fr.n_events)) != TROVE_OK)
             return rc;
         o->events->len += fr.n_events;
         if (o->frames && (rc = o->frames(o->ctx, o->events)) != 0) {
@@ -225,7 +269,8 @@ int trove_input_capture_walk(const char *store, const char *name, uint64_t from_
     struct trove_bg *mark = NULL;
     struct trove_diag local = {0}, d = {0};
     struct load_out o;
-    size_t start = events->len;
+    struct trove_attrs all;
+    size_t start = events->len, rows_start = opt && opt->attrs ? opt->attrs->n : 0;
     int rc;
 
     if (!diag)
@@ -238,6 +283,8 @@ int trove_input_capture_walk(const char *store, const char *name, uint64_t from_
     o.frames = frames;
     o.ctx = ctx;
     o.opt = opt;
+    o.base = start;
+    memset(&all, 0, sizeof all);
     store = trove_input_default_store(store);
     if ((rc = trove_volume_name_check(name, diag)) != TROVE_OK)
         return rc;
@@ -257,6 +304,22 @@ int trove_input_capture_walk(const char *store, const char *name, uint64_t from_
     ro.from_ns = from_ns;
     ro.to_ns = to_ns;
     ro.wire = TROVE_WIRE_RAW; /* decoded right away: the cheapest frames */
+    if (opt->attrs) {
+        /* the rows by capture index; the whole capture's kept as they are, a window's
+         * through the replay's attrs frames, which say which of its events are sent */
+        if ((rc = in_remote_detail(s, trove_capture_read_attrs(s, name, &all, opt->meta, diag),
+                                   diag)) != TROVE_OK)
+            goto out;
+        if (from_ns == 0 && to_ns == UINT64_MAX) {
+            if ((rc = trove_attrs_append(opt->attrs, &all, 0, all.n, start, 0)) != TROVE_OK) {
+                rc = in_fail(diag, rc, "capture %s: keeping attributes: %s", name,
+                             trove_strerror(rc));
+                goto out;
+            }
+        } else {
+            ro.attrs = &all;
+        }
+    }
     memset(&sink, 0, sizeof sink);
     sink.send = load_send;
     sink.item_done = load_item_done;
@@ -286,6 +349,10 @@ out:
     trove_input_mark_finish(mark, name, rc == TROVE_OK, opt->warnings);
     if (rc != TROVE_OK && !frames)
         events->len = start;
+    if (rc != TROVE_OK && opt->attrs)
+        opt->attrs->n = rows_start;
+    trove_attrs_free(&all);
+    trove_attrs_free(&o.held);
     trove_stream_free(st);
     trove_store_close(s);
     trove_wire_decoder_free(o.dec);
@@ -305,25 +372,6 @@ int trove_input_capture_flows(const char *store, const char *name, uint64_t from
                                      diag)) != TROVE_OK)
         return rc;
     rc = in_remote_detail(s, trove_capture_read_flows(s, name, from_ns, to_ns, flows, diag), diag);
-    trove_store_close(s);
-    if (rc != TROVE_OK && !diag->msg[0])
-        in_fail(diag, rc, "%s", trove_strerror(rc));
-    return rc;
-}
-
-int trove_input_capture_attrs(const char *store, const char *name, struct trove_attrs *attrs,
-                              struct trove_attrs *meta, struct trove_diag *diag)
-{
-    struct trove_store *s = NULL;
-    struct trove_diag local = {0};
-    int rc;
-
-    if (!diag)
-        diag = &local;
-    if ((rc = trove_input_store_open(trove_input_default_store(store), TROVE_STORE_READONLY, &s,
-                                     diag)) != TROVE_OK)
-        return rc;
-    rc = in_remote_detail(s, trove_capture_read_attrs(s, name, attrs, meta, diag), diag);
     trove_store_close(s);
     if (rc != TROVE_OK && !diag->msg[0])
         in_fail(diag, rc, "%s", trove_strerror(rc));

@@ -224,6 +224,7 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
     struct trove_names *names = NULL;
     struct trove_profile *profile = NULL;
     struct trove_attrs attrs, meta;
+    struct trove_input_options wo; /* the walk's: x's, with the attributes' tables */
     struct trove_bundle_enc *enc = NULL;
     struct trove_bundle_writer *zw = NULL;
     struct trove_bundle_entry_info info;
@@ -249,6 +250,7 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
     memset(&attrs, 0, sizeof attrs);
     memset(&meta, 0, sizeof meta);
     memset(&w, 0, sizeof w);
+    wo = x->in_opt;
     memset(&info, 0, sizeof info);
     rc = TROVE_OK;
     w.rg = topt.row_group_rows ? topt.row_group_rows : TROVE_PQ_DEFAULT_ROW_GROUP;
@@ -306,23 +308,18 @@ static int export_capture(const struct trove_export_options *x, struct trove_exp
         ((rc = trove_input_capture_flows(x->store, x->capture, x->from_ns, to_ns, &flows,
                                          diag)) != TROVE_OK ||
          (rc = trove_input_capture_profile(x->store, x->capture, x->from_ns, to_ns, &profile,
-                                           diag)) != TROVE_OK ||
-         (rc = trove_input_capture_attrs(x->store, x->capture, &attrs, &meta, diag)) != TROVE_OK))
+                                           diag)) != TROVE_OK))
         goto out;
-    if ((x->from_ns > 0 || to_ns != UINT64_MAX) && attrs.n) {
-        /* rows are by the event's index in the capture; a window's events are a part */
-        trove_warn(x->in_opt.warnings, attrs.n,
-                   "%zu attribute rows not written: a window (--from-ns, --to-ns) of a capture "
-                   "does not carry them yet; export the whole capture to keep them",
-                   attrs.n);
-        attrs.n = 0;
+    if (x->format != TROVE_EXPORT_PARQUET) { /* the walked events' rows, by index among them */
+        wo.attrs = &attrs;
+        wo.meta = &meta;
     }
     if (w.rg <= (1u << 24) && trove_events_reserve(&ev, (size_t)w.rg + TROVE_WIRE_MAX_EVENTS)) {
         rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
         goto out;
     }
     if (x->capture)
-        rc = trove_input_capture_walk(x->store, x->capture, x->from_ns, to_ns, &x->in_opt, &ev,
+        rc = trove_input_capture_walk(x->store, x->capture, x->from_ns, to_ns, &wo, &ev,
                                       names, walk_frames, &w, diag);
     else /* a wire stream, in order: no flows, no profile */
         rc = trove_input_read(x->in, &x->in_opt, &in_sink, names, diag);

@@ -158,18 +158,11 @@ int in_export_trace(const struct trove_export_options *x, struct trove_export_re
         if ((rc = trove_input_capture_flows(store, cap, x->from_ns, to_ns, &flows, diag)) !=
                 TROVE_OK ||
             (rc = trove_input_capture_profile(store, cap, x->from_ns, to_ns, &profile, diag)) !=
-                TROVE_OK ||
-            (rc = trove_input_capture_attrs(store, cap, &attrs, &meta, diag)) != TROVE_OK)
+                TROVE_OK)
             goto out;
-        if ((x->from_ns > 0 || to_ns != UINT64_MAX) && attrs.n) {
-            /* rows are by the event's index in the capture; a window's events are a part */
-            trove_warn(x->in_opt.warnings, attrs.n,
-                       "%zu attribute rows not written: a window (--from, --to) of a capture "
-                       "does not carry them yet; export the whole capture to keep them",
-                       attrs.n);
-            attrs.n = 0;
-        }
-        if ((rc = trove_input_capture_walk(store, cap, x->from_ns, to_ns, &x->in_opt, &ev, names,
+        lo.attrs = &attrs; /* the rows of the events walked, by their index among them */
+        lo.meta = &meta;
+        if ((rc = trove_input_capture_walk(store, cap, x->from_ns, to_ns, &lo, &ev, names,
                                            walk_frames, &k, diag)) != TROVE_OK) {
             if (k.rc != TROVE_OK)
                 trove_diag_set(diag, k.rc, k.diag.offset, "%s: writing %s: %s", x->out, what,

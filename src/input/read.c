@@ -717,14 +717,6 @@ static int load_capture(const char *cap, const struct trove_input_options *opt,
         rc = trove_input_capture_flows(opt->store, cap, 0, UINT64_MAX, flows, diag);
     if (rc == TROVE_OK && opt->profile)
         rc = in_capture_profile_into(opt->store, cap, opt->profile, diag);
-    if (rc == TROVE_OK && opt->attrs) { /* rows by the event's index among those read */
-        struct trove_attrs a;
-        memset(&a, 0, sizeof a);
-        rc = trove_input_capture_attrs(opt->store, cap, &a, opt->meta, diag);
-        if (rc == TROVE_OK && trove_attrs_append(opt->attrs, &a, 0, a.n, start, 0) != TROVE_OK)
-            rc = in_fail(diag, TROVE_ERR_NOMEM, "out of memory");
-        trove_attrs_free(&a);
-    }
     if (rc != TROVE_OK) {
         events->len = start;
         if (flows)

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""attrs_equal.py ORIGINAL.json EXPORTED.json [--no-top]: every event trove keeps comes back
-with its args, its category and its other members equal as JSON values, and the trace's
-top-level members equal (not asked with --no-top: a way that has no place for them). Prints
-counts as JSON; exits 1 on the first difference it reports."""
+"""attrs_equal.py ORIGINAL.json EXPORTED.json [--no-top] [--subset]: every event trove keeps comes
+back with its args, its category and its other members equal as JSON values, and the trace's
+top-level members equal (not asked with --no-top: a way that has no place for them). --subset:
+EXPORTED holds a part of ORIGINAL (a window): every event it holds is checked against the
+original's. Prints counts as JSON; exits 1 on the first difference it reports."""
 import json
 import sys
 from collections import defaultdict
@@ -86,9 +87,10 @@ def main():
     want, got = collect(a, False), collect(b, True)
     checked = with_args = 0
     bad = []
-    for key, rows in want.items():
+    subset = "--subset" in sys.argv
+    for key in (got if subset else want):
         g = sorted(got.get(key, []))
-        w = sorted(rows)
+        w = sorted(want.get(key, []))
         if g != w:
             bad.append((key, w[:2], g[:2]))
             continue

@@ -5,7 +5,8 @@
 # file, through a bundle (args.parquet, and DuckDB's join of docs/formats/bundle.md against
 # python) and through a Perfetto trace (docs/formats/chrome-json.md, "Attributes"); every
 # event trove keeps checked, the import's count of rows in --json; what cannot carry them
-# says so (a window of a capture, the trace's metadata in Perfetto, an append).
+# says so (the trace's metadata in Perfetto); a window of a capture keeps its events' own; an
+# append keeps them.
 # usage: cli_attrs.sh TROVE SOURCE_DIR [SHARED_DATA_DIR]
 set -u
 trove=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
@@ -95,10 +96,20 @@ assert len(want) == 10 and int(want[0][2]) > 0
 PY
 fi
 
-# what does not carry them yet says so
-"$trove" export --capture dom --store "$tmp/s" --format chrome-json --from-ns 590000000000 -o "$tmp/win.json" 2> "$tmp/win.err" ||
-    bad "a window"
-check grep -q "attribute rows not written: a window" "$tmp/win.err"
+# a window of the capture: its events, each with its own attributes (the replay says which
+# of the capture's events it sends)
+"$trove" export --capture dom --store "$tmp/s" --format chrome-json --from-ns 591000000000 \
+    --to-ns 592500000000 -q -o "$tmp/win.json" 2> "$tmp/win.err" || bad "a window"
+check test ! -s "$tmp/win.err"
+python3 "$equal" "$tmp/dom.json" "$tmp/win.json" --subset > "$tmp/eqw.json" || bad "window: $(cat "$tmp/eqw.json")"
+json "$tmp/eqw.json" 'j["differ"] == 0 and 1000 < j["events"] < 306749 and j["with_args"] > 100'
+# and as a bundle, read back
+"$trove" export --capture dom --store "$tmp/s" --format bundle --from-ns 591000000000 \
+    --to-ns 592500000000 -q -o "$tmp/win.zip" 2> "$tmp/winb.err" || bad "a window as a bundle"
+check test ! -s "$tmp/winb.err"
+"$trove" export "$tmp/win.zip" --format chrome-json -q -o "$tmp/winb.json" || bad "the window's bundle"
+python3 "$equal" "$tmp/dom.json" "$tmp/winb.json" --subset > "$tmp/eqwb.json" || bad "window bundle: $(cat "$tmp/eqwb.json")"
+check cmp -s "$tmp/eqw.json" "$tmp/eqwb.json"
 # through Perfetto: every event's attributes there and back (the trace's metadata has no
 # place in a Perfetto trace, and says so)
 "$trove" export store:dom --store "$tmp/s" --format perfetto -o "$tmp/p.pftrace" 2> "$tmp/p.err" ||

@@ -179,10 +179,11 @@ print(hashlib.sha256(open(sys.argv[1], "rb").read()).hexdigest())' "$1"
     want_sa_json=95a4bb729e0eab6da8c554719b19c6422fe678490c9c08c9904680d6b779d5b1
     want_sa_pf=e0331e492f63d5b53dac2d68076e1ce25e141cc669385d16b1c89c230db0b5ad
     # the range's outputs carry the depths of events whose enclosing zones began before it
-    # (an importer cannot count those zones): recorded again when the writers began to carry
-    # such depths
-    want_sr_json=06bec877e8d9e997b727f313b87ec3fd74b091ce56c987a76abf22988d39f4e0
-    want_sr_pf=cb8a261499d38c9536aed5a8815307052ce4482f3ab71e8100fcee055c787faa
+    # (an importer cannot count those zones), and its events' attributes: recorded again
+    # when a window began to carry them (each event's equal to the original's:
+    # cli_attrs.sh)
+    want_sr_json=237262517f745509ac90f62657134e3145169ff643ed1913b5f15e52722ec290
+    want_sr_pf=a60b914449bac5bf0205f746801f87cbcf17bc43ad2c44b395a02e7619c5d1c0
     check test "$(sha "$tmp/sa.chrome-json")" = "$want_sa_json"
     check test "$(sha "$tmp/sa.perfetto")" = "$want_sa_pf"
     check test "$(sha "$tmp/sr.chrome-json")" = "$want_sr_json"

@@ -230,6 +230,10 @@ struct collect {
     uint32_t max_frame;
     uint64_t batches, name_batches, bad, last_item;
     struct trove_bytes item_bytes[64]; /* the bytes of items 0..63, for the fast path */
+    /* attrs frames (replay_attrs): each one's rows, by the index among the events collected
+     * of the events frame after it, in the same batch */
+    struct trove_attrs held, rows;
+    int has_held;
 };
 
 /* A batch is whole frames: one names frame, or event frames of one format holding at most
@@ -250,6 +254,21 @@ static inline int collect_send(void *ctx, const struct trove_stream_batch *b)
         trove_bytes_append(&c->item_bytes[b->item], b->data, b->len);
     c->batches++;
     for (size_t at = 0; at < b->len; at += fr.frame_len, frames++) {
+        const uint8_t *p = (const uint8_t *)b->data + at;
+        if (b->len - at > 2 && p[2] == TROVE_WIRE_ATTRS) {
+            struct trove_wire_header wh;
+            trove_attrs_free(&c->held);
+            if (c->has_held || trove_wire_parse_header(p, b->len - at, &wh, NULL) != TROVE_OK ||
+                trove_attrs_wire_decode(p, TROVE_WIRE_HEADER_SIZE + (size_t)wh.payload_len,
+                                        &c->held, NULL) != TROVE_OK) {
+                c->bad++; /* two in a row, or one that does not decode */
+                return 0;
+            }
+            c->has_held = 1;
+            fr.frame_len = TROVE_WIRE_HEADER_SIZE + (size_t)wh.payload_len;
+            frames--;
+            continue;
+        }
         if (trove_wire_decode(c->dec, (const uint8_t *)b->data + at, b->len - at, c->buf,
                               TROVE_WIRE_MAX_EVENTS, c->names, &fr, NULL) != TROVE_OK) {
             c->bad++;
@@ -263,6 +282,11 @@ static inline int collect_send(void *ctx, const struct trove_stream_batch *b)
         }
         if (fr.format != c->wire || fr.n_events == 0 || fr.n_events > c->max_frame)
             c->bad++;
+        if (c->has_held && (c->held.rows[c->held.n - 1].event >= fr.n_events ||
+                            trove_attrs_append(&c->rows, &c->held, 0, c->held.n, c->ev.len,
+                                               0) != TROVE_OK))
+            c->bad++;
+        c->has_held = 0;
         events += fr.n_events;
         for (size_t i = 0; i < fr.n_events; i++)
             trove_events_push(&c->ev, &c->buf[i]);
@@ -271,7 +295,8 @@ static inline int collect_send(void *ctx, const struct trove_stream_batch *b)
         c->name_batches++;
         return 0;
     }
-    if (events != b->events || (frames > 1 && events > TROVE_CAPTURE_BATCH_EVENTS))
+    if (events != b->events || (frames > 1 && events > TROVE_CAPTURE_BATCH_EVENTS) ||
+        c->has_held) /* an attrs frame ends the batch */
         c->bad++;
     return 0;
 }
@@ -295,6 +320,8 @@ static inline void collect_free(struct collect *c)
     trove_events_free(&c->ev);
     for (int i = 0; i < 64; i++)
         trove_bytes_free(&c->item_bytes[i]);
+    trove_attrs_free(&c->held);
+    trove_attrs_free(&c->rows);
 }
 
 /* The stream replays run through: the store's backend unless replay_be is set, a
@@ -303,6 +330,8 @@ static struct trove_backend *replay_be;
 static int replay_mode = TROVE_STREAM_SEND_RENDEZVOUS;
 /* The replays' from_event (expect_range wants only the events from that index on). */
 static uint64_t replay_from_event;
+/* The replays' attribute rows (NULL: none asked). */
+static const struct trove_attrs *replay_attrs;
 
 static inline int replay(struct trove_store *s, const char *name, uint64_t from, uint64_t to,
                          int wire, uint32_t fe, struct collect *c, struct trove_stream_stats *stats,
@@ -328,6 +357,7 @@ static inline int replay(struct trove_store *s, const char *name, uint64_t from,
     ro.wire = wire;
     ro.frame_events = fe;
     ro.from_event = replay_from_event;
+    ro.attrs = replay_attrs;
     memset(&sink, 0, sizeof sink);
     sink.send = collect_send;
     sink.ctx = c;

@@ -322,8 +322,6 @@ static void test_write_profile(void)
     trove_store_close(s);
 }
 
-/* trove_capture_read_names: every entry of the names object back, in order, without a
- * replay; a damaged names object and a missing capture are errors that name them. */
 /* One row of event ev with key k and int value v, in t. */
 static void add_int(struct trove_attrs *t, uint64_t ev, const char *k, int64_t v, uint8_t scope)
 {
@@ -430,6 +428,99 @@ static void test_write_attrs(void)
     trove_attrs_free(&back);
     trove_attrs_free(&mback);
     trove_profile_free(p);
+    trove_events_free(&ev);
+    trove_names_free(names);
+    trove_store_close(s);
+}
+
+/* Replay [from, to) of "ra" (from_event too) with its rows (each row's value its event's
+ * capture index): exactly the rows of the events sent, each before its events frame and by
+ * its index among the events collected. */
+static void expect_replay_rows(struct trove_store *s, const struct trove_events *ev,
+                               const struct trove_attrs *a, uint64_t from, uint64_t to, int wire,
+                               uint32_t fe)
+{
+    struct collect c;
+    struct trove_diag diag = {0};
+    size_t want = 0;
+
+    collect_init(&c, wire, fe ? fe : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    replay_attrs = a;
+    CHECK_EQ_INT(replay(s, "ra", from, to, wire, fe, &c, NULL, &diag), TROVE_OK);
+    replay_attrs = NULL;
+    CHECK_EQ_INT(c.bad, 0);
+    for (size_t i = 0; i < a->n; i++) {
+        const struct trove_event *e = &ev->ev[a->rows[i].event];
+        want += e->start_ns >= from && e->start_ns < to && a->rows[i].event >= replay_from_event;
+    }
+    CHECK_EQ_INT(c.rows.n, want);
+    for (size_t i = 0; i < c.rows.n; i++) {
+        int64_t at = c.rows.rows[i].v.i; /* the event's index in the capture */
+        CHECK(c.rows.rows[i].event < c.ev.len && at >= 0 && (size_t)at < ev->len &&
+              !memcmp(&c.ev.ev[c.rows.rows[i].event], &ev->ev[at], sizeof ev->ev[0]));
+    }
+    collect_free(&c);
+}
+
+/*
+ * A replay asked for the capture's rows (trove_capture_replay_options.attrs) sends an attrs
+ * frame before each events frame whose events have rows: a window, a window from an event,
+ * every wire format and frame size, a segment wholly inside the range (not sent as stored
+ * when it has rows), and a capture without rows asked for none.
+ */
+static void test_replay_attrs(void)
+{
+    struct trove_store *s = open_store(0);
+    struct trove_events ev = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_options co;
+    struct trove_capture_info info;
+    struct trove_diag diag = {0};
+    struct trove_attrs a, none;
+    uint64_t lo, hi;
+
+    if (!s)
+        return;
+    memset(&a, 0, sizeof a);
+    memset(&none, 0, sizeof none);
+    memset(&co, 0, sizeof co);
+    co.segment_bytes = 1000 * 32; /* 5 segments of 1,000 events */
+    gen_capture(5000, 12, &ev, &names);
+    for (uint64_t i = 0; i < ev.len; i++) {
+        if (i % 7 == 0 || (i >= 2000 && i < 3000)) /* a segment with a row an event */
+            add_int(&a, i, "at", (int64_t)i, TROVE_ATTR_ARG);
+        if (i % 13 == 0)
+            add_int(&a, i, "again", (int64_t)i, TROVE_ATTR_ARG);
+    }
+    CHECK_EQ_INT(trove_capture_write_attrs(s, "ra", ev.ev, ev.len, names, NULL, 0, NULL, &a,
+                                           NULL, &co, &info, &diag),
+                 TROVE_OK);
+    lo = ev.ev[0].start_ns;
+    hi = ev.ev[ev.len - 1].start_ns + 1;
+    for (size_t i = 0; i < ev.len; i++) {
+        lo = ev.ev[i].start_ns < lo ? ev.ev[i].start_ns : lo;
+        hi = ev.ev[i].start_ns >= hi ? ev.ev[i].start_ns + 1 : hi;
+    }
+    expect_replay_rows(s, &ev, &a, 0, UINT64_MAX, TROVE_WIRE_RAW, 0);
+    expect_replay_rows(s, &ev, &a, 0, UINT64_MAX, TROVE_WIRE_DEFLATE, 0);
+    expect_replay_rows(s, &ev, &a, lo + (hi - lo) / 3, lo + (hi - lo) * 2 / 3, TROVE_WIRE_RAW, 0);
+    expect_replay_rows(s, &ev, &a, lo + (hi - lo) / 5, hi, TROVE_WIRE_PACKED, 100);
+    expect_replay_rows(s, &ev, &a, lo + (hi - lo) / 4, lo + (hi - lo) / 2, TROVE_WIRE_DEFLATE,
+                       333);
+    replay_from_event = 2500;
+    expect_replay_rows(s, &ev, &a, lo + (hi - lo) / 4, hi, TROVE_WIRE_RAW, 0);
+    replay_from_event = 0;
+    /* the events are those of a replay without rows */
+    replay_attrs = &a;
+    expect_range(s, "ra", &ev, names, lo + (hi - lo) / 3, hi, TROVE_WIRE_DEFLATE, 0,
+                 TROVE_CAPTURE_FRAME_EVENTS_DEFAULT);
+    replay_attrs = NULL;
+    /* rows for none of the events sent: no attrs frame */
+    add_int(&none, 0, "first", 0, TROVE_ATTR_ARG);
+    expect_replay_rows(s, &ev, &none, ev.ev[0].start_ns + 1, ev.ev[0].start_ns + 1,
+                       TROVE_WIRE_RAW, 0);
+    trove_attrs_free(&a);
+    trove_attrs_free(&none);
     trove_events_free(&ev);
     trove_names_free(names);
     trove_store_close(s);
@@ -823,6 +914,7 @@ int main(int argc, char **argv)
     RUN(test_write_flows);
     RUN(test_write_profile);
     RUN(test_write_attrs);
+    RUN(test_replay_attrs);
     RUN(test_read_names);
     RUN(test_sort_indexes);
     RUN(test_names_parts);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trove/attrs.h"
 #include "trove/bundle.h"
 #include "trove/capture.h"
 #include "trove/chrome.h"
@@ -428,6 +429,11 @@ static int replay_send(void *ctx, const struct trove_stream_batch *b)
     return TROVE_OK;
 }
 
+/* The rows the replay with attributes is given (made before its sweep), and its window's
+ * start (0: the plain replay, every event). */
+static struct trove_attrs replay_rows;
+static uint64_t replay_from_ns;
+
 static int op_capture_replay(void *p)
 {
     struct store_ctx *c = p;
@@ -435,16 +441,20 @@ static int op_capture_replay(void *p)
     struct trove_stream *st = NULL;
     struct trove_stream_options so;
     struct trove_capture_replay_options ro = {.to_ns = UINT64_MAX, .wire = TROVE_WIRE_PACKED};
-    uint64_t events = 0;
+    uint64_t events = 0, want = 0;
     struct trove_stream_sink sink = {.send = replay_send, .ctx = &events};
     int rc = trove_store_open(c->dir, TROVE_STORE_READONLY, &s, NULL);
     trove_stream_options_default(&so);
     so.send_mode = TROVE_STREAM_SEND_INLINE;
     if (rc == TROVE_OK)
         rc = trove_stream_new(trove_store_backend(s), &so, &st);
+    ro.from_ns = replay_from_ns;
+    ro.attrs = replay_from_ns ? &replay_rows : NULL;
     if (rc == TROVE_OK)
         rc = trove_capture_replay(s, "cap", st, &ro, &sink, NULL, NULL);
-    if (rc == TROVE_OK && events != gen_events.len)
+    for (size_t i = 0; i < gen_events.len; i++)
+        want += gen_events.ev[i].start_ns >= replay_from_ns;
+    if (rc == TROVE_OK && events != want)
         rc = TROVE_ERR_MISMATCH;
     trove_stream_free(st);
     trove_store_close(s);
@@ -485,6 +495,17 @@ static void test_store(void)
     sweep("capture flows read", op_capture_read_flows, NULL, &c);
     CHECK_EQ_INT(op_capture_write(&c), TROVE_OK);
     sweep("capture replay", op_capture_replay, NULL, &c);
+    /* a window with attrs frames (every third event's row) */
+    for (size_t i = 0; i < gen_events.len; i += 3) {
+        struct trove_attr r = {.event = i, .type = TROVE_ATTR_INT, .v.i = (int64_t)i};
+        CHECK(trove_attrs_intern(&replay_rows, i % 2 ? "odd" : "even", i % 2 ? 3 : 4, &r.key) ==
+                  TROVE_OK &&
+              trove_attrs_add(&replay_rows, &r) == TROVE_OK);
+    }
+    replay_from_ns = gen_events.ev[gen_events.len / 3].start_ns;
+    sweep("capture replay, attrs", op_capture_replay, NULL, &c);
+    replay_from_ns = 0;
+    trove_attrs_free(&replay_rows);
     sweep_live(&c, "capture live writer");
     sweep_import(&c);
     /* Names in parts (cut small: 20-odd parts of gen's names): the import, and the live
