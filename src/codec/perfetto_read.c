@@ -38,7 +38,6 @@
 #include "perfetto_reader.h"
 #include "common/alloc.h"
 #include "common/fail.h"
-#include "common/json.h"
 #include "common/utf8.h"
 
 #include <inttypes.h>
@@ -114,9 +113,13 @@ static int read_interned(struct pr *r, struct seq *s, const struct trove__pb_fie
         size_t slen = 0;
         uint64_t iid = 0;
         int rc2;
-        if (r->keep && (g.num == 3 || g.num == 20) && g.wt == TROVE__PB_LEN) {
-            /* debug annotation names, log message bodies: strings of the rows */
-            if ((rc2 = interned_string(r, g.num == 3 ? &s->anames : &s->bodies, &g)) != TROVE_OK)
+        if (r->keep && (g.num == 3 || g.num == 20 || g.num == 29) && g.wt == TROVE__PB_LEN) {
+            /* debug annotation names, log message bodies, debug annotation string values:
+             * strings of the rows */
+            if ((rc2 = interned_string(r, g.num == 3    ? &s->anames
+                                          : g.num == 20 ? &s->bodies
+                                                        : &s->svals,
+                                       &g)) != TROVE_OK)
                 return rc2;
             continue;
         }
@@ -377,218 +380,7 @@ static void note_code(struct tev *e, uint32_t c)
     }
 }
 
-/* ---- attributes (opt->attrs) ------------------------------------------------------------- */
-
-#define FIELD_PREFIX "trove.field."
-
-/* A string of the event as a row value: kept when it is UTF-8 and at most 1 MiB. */
-static int string_ok(const uint8_t *p, size_t n)
-{
-    return n <= TROVE_ATTRS_MAX_STRING && trove__utf8_valid_prefix(p, n) == n;
-}
-
-/* Row (event seq, key) with value r->type/v staged; *kept 1. */
-static int stage(struct pr *r, uint64_t seq, uint8_t scope, const uint8_t *key, size_t klen,
-                 struct trove_attr *row, int *kept)
-{
-    int rc;
-    row->event = seq;
-    row->scope = scope;
-    if ((rc = trove_attrs_intern(&r->stage, key, klen, &row->key)) != TROVE_OK ||
-        (rc = trove_attrs_add(&r->stage, row)) != TROVE_OK)
-        return rc;
-    *kept = 1;
-    return TROVE_OK;
-}
-
-#define NEST_MAX 32 /* levels of dicts and arrays in an annotation's value */
-
-/* The value of the DebugAnnotation f (its dict's entries 11, each "name": value, or its
- * array's values 12, or one scalar) as compact JSON appended to out; keyed: an entry of a
- * dict, its name (10, or name_iid 1) first. TROVE_ERR_CORRUPT for what is not read (a value
- * malformed, deeper than NEST_MAX, a legacy nested value 8, an interned string 17),
- * TROVE_ERR_NOMEM. A NaN or an infinity is null, a pointer its hex as a string, legacy JSON
- * its text as a string. */
-static int nested(struct pr *r, struct seq *s, const struct trove__pb_field *f, int depth,
-                  int keyed, struct trove_bytes *out)
-{
-    struct trove__pb m;
-    struct trove__pb_field g;
-    char num[40];
-    int rc, kind = 0, n = 0, w;
-
-    if (depth > NEST_MAX)
-        return TROVE_ERR_CORRUPT;
-    if (keyed) {
-        const char *key = NULL;
-        size_t klen = 0;
-        m = trove__pb_sub(f);
-        while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK)
-            if (g.num == 10 && g.wt == TROVE__PB_LEN && string_ok(g.data, g.len)) {
-                key = (const char *)g.data;
-                klen = g.len;
-            } else if (g.num == 1 && g.wt == TROVE__PB_VARINT &&
-                       trove__pr_map_get(&s->anames, g.v) != NONE) {
-                key = trove_attrs_string(&r->stage, trove__pr_map_get(&s->anames, g.v), &klen);
-            }
-        if (rc < 0 || !key)
-            return TROVE_ERR_CORRUPT;
-        if ((rc = trove__json_put_str(out, key, klen)) != TROVE_OK ||
-            (rc = trove_bytes_append(out, ":", 1)) != TROVE_OK)
-            return rc;
-    }
-    m = trove__pb_sub(f);
-    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
-        if (g.num == 1 || g.num == 10)
-            continue;
-        if (g.num == 11 || g.num == 12) {
-            if (g.wt != TROVE__PB_LEN || (kind && kind != (int)g.num) || n)
-                return TROVE_ERR_CORRUPT;
-            if ((rc = trove_bytes_append(out, kind ? "," : g.num == 11 ? "{" : "[", 1)) != TROVE_OK ||
-                (rc = nested(r, s, &g, depth + 1, g.num == 11, out)) != TROVE_OK)
-                return rc;
-            kind = (int)g.num;
-            continue;
-        }
-        if (kind || n++) /* a value beside entries, or two values */
-            return TROVE_ERR_CORRUPT;
-        w = -1;
-        if (g.wt == TROVE__PB_VARINT && g.num == 2)
-            w = snprintf(num, sizeof num, "%s", g.v ? "true" : "false");
-        else if (g.wt == TROVE__PB_VARINT && g.num == 3)
-            w = snprintf(num, sizeof num, "%" PRIu64, g.v);
-        else if (g.wt == TROVE__PB_VARINT && g.num == 4)
-            w = snprintf(num, sizeof num, "%" PRId64, (int64_t)g.v);
-        else if (g.wt == TROVE__PB_VARINT && g.num == 7)
-            w = snprintf(num, sizeof num, "\"0x%" PRIx64 "\"", g.v);
-        else if (g.wt == TROVE__PB_FIXED64 && g.num == 5) {
-            double d;
-            memcpy(&d, &g.v, 8);
-            w = d == d && d - d == 0 ? snprintf(num, sizeof num, "%.17g", d)
-                                     : snprintf(num, sizeof num, "null");
-        } else if (g.wt == TROVE__PB_LEN && (g.num == 6 || g.num == 9) && string_ok(g.data, g.len)) {
-            if ((rc = trove__json_put_str(out, (const char *)g.data, g.len)) != TROVE_OK)
-                return rc;
-            continue;
-        } else {
-            return TROVE_ERR_CORRUPT;
-        }
-        if ((rc = trove_bytes_append(out, num, (size_t)w)) != TROVE_OK)
-            return rc;
-    }
-    if (rc < 0)
-        return TROVE_ERR_CORRUPT;
-    if (kind)
-        return trove_bytes_append(out, kind == 11 ? "}" : "]", 1);
-    return n ? TROVE_OK : trove_bytes_append(out, "null", 4); /* an empty dict or array */
-}
-
-/* A DebugAnnotation: name (10) or name_iid (1); a bool (2), uint (3), int (4), double (5),
- * string (6), pointer (7) or legacy JSON (9) value kept as a row, a dict (11) or an array (12)
- * as its JSON text (nested); a legacy nested value (8) or an interned string value (17) is
- * not (*kept 0). */
-static int annotation(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t seq,
-                      int *kept)
-{
-    struct trove__pb m = trove__pb_sub(f);
-    struct trove__pb_field g;
-    struct trove_attr row;
-    const uint8_t *key = NULL, *sv = NULL;
-    size_t klen = 0, svlen = 0, tlen;
-    uint32_t kid = NONE; /* a key interned in r->stage: its bytes may move */
-    char text[32];
-    int rc, have = 0, other = 0;
-
-    *kept = 0;
-    memset(&row, 0, sizeof row);
-    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK) {
-        switch (g.num) {
-        case 1:
-            if (g.wt == TROVE__PB_VARINT) {
-                kid = trove__pr_map_get(&s->anames, g.v);
-                key = NULL;
-            }
-            break;
-        case 10:
-            if (g.wt == TROVE__PB_LEN && string_ok(g.data, g.len)) {
-                key = g.data;
-                klen = g.len;
-                kid = NONE;
-            }
-            break;
-        case 2: case 3: case 4: case 7:
-            if (g.wt != TROVE__PB_VARINT)
-                break;
-            have = 1;
-            sv = NULL;
-            if (g.num == 2) {
-                row.type = TROVE_ATTR_BOOL;
-                row.v.b = g.v != 0;
-            } else if (g.num == 4 || (g.num == 3 && g.v <= INT64_MAX)) {
-                row.type = TROVE_ATTR_INT;
-                row.v.i = (int64_t)g.v;
-            } else { /* a uint past int64 as its digits, a pointer as hex */
-                if (g.num == 3)
-                    tlen = (size_t)snprintf(text, sizeof text, "%" PRIu64, g.v);
-                else
-                    tlen = (size_t)snprintf(text, sizeof text, "0x%" PRIx64, g.v);
-                row.type = g.num == 3 ? TROVE_ATTR_JSON : TROVE_ATTR_STRING;
-                sv = (const uint8_t *)text;
-                svlen = tlen;
-            }
-            break;
-        case 5:
-            if (g.wt == TROVE__PB_FIXED64) {
-                have = 1;
-                sv = NULL;
-                row.type = TROVE_ATTR_DOUBLE;
-                memcpy(&row.v.d, &g.v, 8);
-            }
-            break;
-        case 6:
-        case 9:
-            if (g.wt == TROVE__PB_LEN && string_ok(g.data, g.len)) {
-                have = 1;
-                row.type = g.num == 6 ? TROVE_ATTR_STRING : TROVE_ATTR_JSON;
-                sv = g.data;
-                svlen = g.len;
-            } else {
-                other = 1;
-            }
-            break;
-        case 11:
-        case 12: /* a dict or an array: its JSON, below */
-            if (g.wt == TROVE__PB_LEN)
-                have = 2;
-            else
-                other = 1;
-            break;
-        default: /* a legacy nested value, interned string values, what a later Perfetto adds */
-            other = 1;
-            break;
-        }
-    }
-    if (rc < 0 || (!key && kid == NONE) || !have || other) /* malformed: not kept, as without */
-        return TROVE_OK;
-    if (have == 2) { /* the whole value as JSON text; one that is not read is not kept */
-        r->nest.len = 0;
-        if ((rc = nested(r, s, f, 0, 0, &r->nest)) == TROVE_ERR_NOMEM)
-            return rc;
-        if (rc != TROVE_OK || r->nest.len > TROVE_ATTRS_MAX_STRING)
-            return TROVE_OK;
-        row.type = TROVE_ATTR_JSON;
-        sv = r->nest.ptr;
-        svlen = r->nest.len;
-    }
-    if (sv && (rc = trove_attrs_intern(&r->stage, sv, svlen, &row.v.s)) != TROVE_OK)
-        return rc;
-    if (kid != NONE) /* after the value: interning it may move the strings */
-        key = (const uint8_t *)trove_attrs_string(&r->stage, kid, &klen);
-    if (klen > strlen(FIELD_PREFIX) && !memcmp(key, FIELD_PREFIX, strlen(FIELD_PREFIX)))
-        return stage(r, seq, TROVE_ATTR_FIELD, key + strlen(FIELD_PREFIX),
-                     klen - strlen(FIELD_PREFIX), &row, kept);
-    return stage(r, seq, TROVE_ATTR_ARG, key, klen, &row, kept);
-}
+/* ---- attributes (opt->attrs; the annotations' values: perfetto_args.c) ----------------- */
 
 /* A foreign category (its name) added to the event's, joined by ","; the event's "cat" row is
  * staged where its first category is (its value set once all are read). */
@@ -601,31 +393,9 @@ static int add_category(struct pr *r, struct tev *e, uint64_t seq, const uint8_t
         row.type = TROVE_ATTR_STRING;
         e->cat_row = r->stage.n;
         if ((rc = trove_attrs_intern(&r->stage, "", 0, &row.v.s)) == TROVE_OK)
-            rc = stage(r, seq, TROVE_ATTR_FIELD, (const uint8_t *)"cat", 3, &row, &kept);
+            rc = trove__pr_stage(r, seq, TROVE_ATTR_FIELD, (const uint8_t *)"cat", 3, &row, &kept);
     }
     return rc != TROVE_OK ? rc : trove_bytes_append(&r->cats, p, n);
-}
-
-/* A LogMessage's body (body_iid 2, interned) as the FIELD row "log_message". */
-static int log_message(struct pr *r, struct seq *s, const struct trove__pb_field *f, uint64_t seq,
-                       int *kept)
-{
-    struct trove__pb m = trove__pb_sub(f);
-    struct trove__pb_field g;
-    struct trove_attr row;
-    uint32_t id = NONE;
-    int rc;
-
-    *kept = 0;
-    while ((rc = trove__pb_next(&m, &g)) == TROVE__PB_OK)
-        if (g.num == 2 && g.wt == TROVE__PB_VARINT)
-            id = trove__pr_map_get(&s->bodies, g.v);
-    if (rc < 0 || id == NONE) /* malformed, or no body: not kept */
-        return TROVE_OK;
-    memset(&row, 0, sizeof row);
-    row.type = TROVE_ATTR_STRING;
-    row.v.s = id;
-    return stage(r, seq, TROVE_ATTR_FIELD, (const uint8_t *)"log_message", 11, &row, kept);
 }
 
 static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_field *f,
@@ -687,7 +457,7 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
             if (g.wt == TROVE__PB_LEN) {
                 uint32_t c = trove__pr_category_code(g.data, g.len);
                 note_code(e, c);
-                if (r->keep && c == 0 && string_ok(g.data, g.len)) {
+                if (r->keep && c == 0 && trove__pr_string_ok(g.data, g.len)) {
                     if ((rc = add_category(r, e, seq, g.data, g.len)) != TROVE_OK)
                         return rc;
                 } else {
@@ -698,14 +468,14 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
         case 4: /* debug_annotations */
             kept = 0;
             if (g.wt == TROVE__PB_LEN && r->keep &&
-                (rc = annotation(r, s, &g, seq, &kept)) != TROVE_OK)
+                (rc = trove__pr_annotation(r, s, &g, seq, &kept)) != TROVE_OK)
                 return rc;
             e->annotations += !kept;
             break;
         case 21: /* log_message */
             kept = 0;
             if (g.wt == TROVE__PB_LEN && r->keep &&
-                (rc = log_message(r, s, &g, seq, &kept)) != TROVE_OK)
+                (rc = trove__pr_log_message(r, s, &g, seq, &kept)) != TROVE_OK)
                 return rc;
             e->logs += !kept;
             break;
@@ -972,6 +742,7 @@ static int pass2_packet(struct pr *r, const uint8_t *data, size_t len)
         trove__pr_map_clear(&s->anames);
         trove__pr_map_clear(&s->fcats);
         trove__pr_map_clear(&s->bodies);
+        trove__pr_map_clear(&s->svals);
         trove__pfp_clear(s->prof);
         s->def_clock = 0;
         s->has_def_track = 0;
@@ -1167,6 +938,7 @@ static void pr_free(struct pr *r)
         trove__pr_map_free(&r->seqs[i].anames);
         trove__pr_map_free(&r->seqs[i].fcats);
         trove__pr_map_free(&r->seqs[i].bodies);
+        trove__pr_map_free(&r->seqs[i].svals);
         trove__pfp_free(r->seqs[i].prof);
     }
     free(r->seqs);

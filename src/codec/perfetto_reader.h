@@ -85,8 +85,9 @@ struct seq {
     struct clock clocks[MAX_CLOCKS];
     uint32_t nclocks;
     struct map names, cats;   /* iid -> pname index, iid -> category code */
-    struct map anames, fcats, bodies; /* (opt->attrs) iid -> a string of r->stage: debug
-                                 annotation names, foreign categories, log message bodies */
+    struct map anames, fcats, bodies, svals; /* (opt->attrs) iid -> a string of r->stage:
+                                 debug annotation names, foreign categories, log message
+                                 bodies, debug annotation string values */
     struct trove__pfp *prof;  /* the interned profile entries (made at the first; with a
                                  profile to read into only) */
 };
@@ -175,6 +176,22 @@ int trove__pr_name_of_string(struct pr *r, const uint8_t *p, size_t n, uint32_t 
 int trove__pr_name_of_claim(struct pr *r, uint32_t claim, uint32_t *idx_out);
 /* The category code of a category string (0: none of trove's). */
 uint32_t trove__pr_category_code(const uint8_t *p, size_t n);
+
+/* ---- attributes (perfetto_args.c) ---- */
+
+/* A string of the event as a row value: kept when it is UTF-8 and at most 1 MiB. */
+int trove__pr_string_ok(const uint8_t *p, size_t n);
+/* Row (event seq, key) with value row->type/v staged in r->stage; *kept 1. TROVE_ERR_NOMEM,
+ * TROVE_ERR_LIMIT. */
+int trove__pr_stage(struct pr *r, uint64_t seq, uint8_t scope, const uint8_t *key, size_t klen,
+                    struct trove_attr *row, int *kept);
+/* The DebugAnnotation f of event seq as a row (*kept 1), or not kept (*kept 0: what does not
+ * read). Errors: TROVE_ERR_NOMEM, TROVE_ERR_LIMIT only. */
+int trove__pr_annotation(struct pr *r, struct seq *s, const struct trove__pb_field *f,
+                         uint64_t seq, int *kept);
+/* The LogMessage f's body (body_iid 2, interned) as the FIELD row "log_message". */
+int trove__pr_log_message(struct pr *r, struct seq *s, const struct trove__pb_field *f,
+                          uint64_t seq, int *kept);
 /* fn for every top-level packet, in order. */
 int trove__pr_each_packet(struct pr *r, packet_fn fn);
 /* Pass 1: every TrackDescriptor read, r->tracks sorted by uuid and each resolved to a

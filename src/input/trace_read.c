@@ -40,8 +40,9 @@ int in_load_perfetto_mem(const char *label, const uint8_t *buf, size_t len,
                    "%s: not kept: the debug annotations of %llu track events (%llu annotations)%s",
                    label, (unsigned long long)st.annotated_events,
                    (unsigned long long)st.annotations,
-                   opt->attrs ? "; nested values, interned string values, and those of slice "
-                                "ends and events trove skips keep none"
+                   opt->attrs ? "; values that do not read (an interned string never "
+                                "interned, a nested value malformed or over 32 levels), and "
+                                "those of slice ends and events trove skips keep none"
                               : "; trove keeps no event attributes");
     if (st.category_events)
         trove_warn(opt->warnings, st.category_events,

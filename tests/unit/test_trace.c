@@ -868,62 +868,7 @@ static void test_sample(void)
 
 /* ---- bad Perfetto input ------------------------------------------------------------------ */
 
-struct pb {
-    uint8_t b[4096];
-    size_t n;
-};
-
-static void put_varint(struct pb *p, uint64_t v)
-{
-    while (v >= 0x80) {
-        p->b[p->n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p->b[p->n++] = (uint8_t)v;
-}
-
-static void put_uint(struct pb *p, uint32_t field, uint64_t v)
-{
-    put_varint(p, (uint64_t)field << 3);
-    put_varint(p, v);
-}
-
-static void put_msg(struct pb *p, uint32_t field, const struct pb *m)
-{
-    put_varint(p, (uint64_t)field << 3 | 2);
-    put_varint(p, m->n);
-    memcpy(p->b + p->n, m->b, m->n);
-    p->n += m->n;
-}
-
-/* A packet on sequence 1 at absolute time ts with a track event of `type` on track. */
-static void put_event(struct pb *trace, uint64_t ts, uint64_t type, uint64_t track)
-{
-    struct pb pkt = {{0}, 0}, te = {{0}, 0};
-    put_uint(&te, 9, type);
-    put_uint(&te, 11, track);
-    put_uint(&pkt, 8, ts);
-    put_uint(&pkt, 10, 1);
-    put_msg(&pkt, 11, &te);
-    put_msg(trace, 1, &pkt);
-}
-
-/* A packet with a thread track descriptor (uuid, pid, tid), or a child of parent. */
-static void put_track(struct pb *trace, uint64_t uuid, uint64_t parent, int32_t pid, int32_t tid)
-{
-    struct pb pkt = {{0}, 0}, td = {{0}, 0}, th = {{0}, 0};
-    put_uint(&td, 1, uuid);
-    if (parent) {
-        put_uint(&td, 5, parent);
-    } else {
-        put_uint(&th, 1, (uint64_t)(int64_t)pid);
-        put_uint(&th, 2, (uint64_t)(int64_t)tid);
-        put_msg(&td, 4, &th);
-    }
-    put_uint(&pkt, 10, 1);
-    put_msg(&pkt, 60, &td);
-    put_msg(trace, 1, &pkt);
-}
+#include "perfetto_test.h"
 
 static int decode_perfetto(const uint8_t *buf, size_t len, void *out, struct trove_diag *diag)
 {
@@ -983,55 +928,6 @@ static void test_perfetto_not_kept(void)
     CHECK_EQ_INT(st.category_events, 1);
     CHECK_EQ_INT(st.log_messages, 1);
     CHECK_EQ_INT(st.other_fields, 1);
-    trove_events_free(&ev);
-}
-
-/* A dict or array annotation is kept as its JSON text: {"a":-2,"b":[true,"x\"",0.5],"n":null}
- * (an entry without a value is null) and [7,null] (a NaN is null); a legacy nested value (8)
- * is not, and is counted. */
-static void test_perfetto_nested(void)
-{
-    struct pb p = {{0}, 0}, e = {{0}, 0}, pk = {{0}, 0}, top = {{0}, 0}, arr = {{0}, 0}, v[5];
-    struct pb ea = {{0}, 0}, eb = {{0}, 0}, en = {{0}, 0}, old = {{0}, 0};
-    struct trove_attrs a = {0};
-    struct trove_perfetto_options opt = {0, 0, NULL, NULL};
-    struct trove_perfetto_stats st;
-    struct trove_events ev = {0};
-    double dv[2] = {0.5, 0.0 / 0.0};
-    size_t len;
-
-    memset(v, 0, sizeof v);
-    opt.attrs = &a;
-    put_track(&p, 7, 0, 1, 1);
-    memcpy(ea.b, "\x52\x01" "a", 3), ea.n = 3; /* name (10) "a" */
-    put_uint(&ea, 4, (uint64_t)(int64_t)-2);
-    memcpy(eb.b, "\x52\x01" "b", 3), eb.n = 3;
-    put_uint(&v[0], 2, 1);
-    memcpy(v[1].b, "\x32\x02x\"", 4), v[1].n = 4; /* string (6) x" */
-    v[2].b[0] = v[4].b[0] = 0x29, v[2].n = v[4].n = 9; /* doubles (5) */
-    memcpy(v[2].b + 1, &dv[0], 8), memcpy(v[4].b + 1, &dv[1], 8);
-    for (int i = 0; i < 3; i++)
-        put_msg(&eb, 12, &v[i]);
-    memcpy(en.b, "\x52\x01" "n", 3), en.n = 3; /* an entry with no value */
-    memcpy(top.b, "\x52\x01" "d", 3), top.n = 3;
-    put_msg(&top, 11, &ea), put_msg(&top, 11, &eb), put_msg(&top, 11, &en);
-    memcpy(arr.b, "\x52\x01" "l", 3), arr.n = 3;
-    put_uint(&v[3], 3, 7);
-    put_msg(&arr, 12, &v[3]), put_msg(&arr, 12, &v[4]);
-    memcpy(old.b, "\x52\x01" "o", 3), old.n = 3;
-    put_uint(&old, 8, 0); /* a legacy nested value: not kept */
-    put_uint(&e, 9, 3), put_uint(&e, 11, 7);
-    put_msg(&e, 4, &top), put_msg(&e, 4, &arr), put_msg(&e, 4, &old);
-    put_uint(&pk, 8, 100), put_uint(&pk, 10, 1), put_msg(&pk, 11, &e);
-    put_msg(&p, 1, &pk);
-    CHECK_EQ_INT(trove_perfetto_read(p.b, p.n, &opt, &ev, NULL, NULL, &st, NULL), TROVE_OK);
-    CHECK(ev.len == 1 && a.n == 2 && st.annotations == 1);
-    for (size_t i = 0; i < a.n && i < 2; i++) {
-        const char *d = trove_attrs_string(&a, a.rows[i].v.s, &len);
-        CHECK(a.rows[i].type == TROVE_ATTR_JSON && d &&
-              !strcmp(d, i ? "[7,null]" : "{\"a\":-2,\"b\":[true,\"x\\\"\",0.5],\"n\":null}"));
-    }
-    trove_attrs_free(&a);
     trove_events_free(&ev);
 }
 
@@ -1291,7 +1187,6 @@ int main(int argc, char **argv)
     RUN(test_profile);
     RUN(test_bad_profile);
     RUN(test_perfetto_not_kept);
-    RUN(test_perfetto_nested);
     RUN(test_bad);
     RUN(test_sniff);
     RUN(test_sample);
