@@ -2,7 +2,8 @@
  * frames.c: a game-style loop instrumented with libtrove-client (docs/client.md): the main
  * thread runs FRAMES frames of about MS milliseconds each, marking each with
  * TROVE_FRAME_MARK; its "update" zone carries the frame's number as text
- * (TROVE_ZONE_TEXT) and value (TROVE_ZONE_VALUE); every tenth frame logs a message
+ * (TROVE_ZONE_TEXT) and value (TROVE_ZONE_VALUE), its "render" zone the 64-bit id of
+ * what it draws (a value past 2^53, which a viewer must not round); every tenth frame logs a message
  * (TROVE_MESSAGE), and a frame slower than its budget says so (TROVE_MESSAGEF). A physics
  * thread steps at its own rate and marks its own frame set (TROVE_FRAME_MARK_NAMED).
  *
@@ -76,6 +77,7 @@ int main(int argc, char **argv)
             busy_ms(work * 0.6);
             {
                 TROVE_ZONE("render");
+                TROVE_ZONE_VALUE(0x123456789abcdef0ull + (uint64_t)f); /* the scene's id */
                 busy_ms(work * 0.4);
             }
         }

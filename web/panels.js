@@ -19,7 +19,7 @@
 // user would: they centre an event they found and select it (Details.show).
 import { fmtDur } from './timeline.js';
 import { ProfilePanel } from './profile.js';
-import { api } from './session.js';
+import { api, apiExact } from './session.js';
 import { stepEvent, nameIds } from './namepanel.js';
 
 /** @typedef {import('./model.js').Model} Model */
@@ -194,7 +194,7 @@ export class Details {
       const key = `${capture}:${info.event}`;
       let rows = this.attrCache.get(key); // asked once, however often the pointer comes back
       if (!rows) {
-        rows = api(`/api/captures/${encodeURIComponent(capture)}/attrs?event=${info.event}`).then((a) => /** @type {{ attrs: Attr[] }} */ (a).attrs);
+        rows = apiExact(`/api/captures/${encodeURIComponent(capture)}/attrs?event=${info.event}`).then((a) => /** @type {{ attrs: Attr[] }} */ (a).attrs);
         rows.catch(() => this.attrCache.delete(key));
         this.attrCache.set(key, rows);
         for (const k of this.attrCache.keys()) { if (this.attrCache.size <= ATTR_CACHE) break; this.attrCache.delete(k); }

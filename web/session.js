@@ -201,6 +201,25 @@ export async function api(path, init) {
 }
 
 /**
+ * As api(), but an integer of the answer past 2^53 in size (a zone's 64-bit value, a pointer)
+ * is a BigInt of its exact digits rather than the nearest double (JSON.parse's source text).
+ * @param {string} path
+ * @returns {Promise<unknown>}
+ */
+export async function apiExact(path) {
+  /** @param {string} _k @param {unknown} v @param {{ source?: string }} [ctx] */
+  const exact = (_k, v, ctx) =>
+    typeof v === 'number' && Number.isInteger(v) && !Number.isSafeInteger(v) && ctx && ctx.source && /^-?\d+$/.test(ctx.source)
+      ? BigInt(ctx.source) : v;
+  const { r, body } = await ask(path, undefined, async (r) => {
+    const text = await r.text();
+    try { return JSON.parse(text, exact); } catch { return {}; }
+  });
+  if (!r.ok) throw new Error(/** @type {{ error?: string }} */ (body).error || `HTTP ${r.status}`);
+  return body;
+}
+
+/**
  * A request whose answer is bytes (a view frame, names frames); errors as api()'s.
  * @param {string} path
  * @param {RequestInit} [init]

@@ -138,6 +138,12 @@ await searchFirst('update');
   check(got.value && got.value[1] === '0', `its value: ${JSON.stringify(got.value)}`);
 }
 await page.screenshot({ path: `${outDir}/attrs-game-attrs.png` });
+// a 64-bit value past 2^53 shows its exact digits (the example's scene id, 0x123456789abcdef0)
+await searchFirst('render');
+{
+  const got = await attrs();
+  check(got.value && got.value[1] === '1311768467463790320', `the first render's 64-bit value: ${JSON.stringify(got.value)}`);
+}
 await searchFirst('message');
 {
   const got = await attrs();
