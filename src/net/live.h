@@ -117,6 +117,7 @@ struct trove__batch {
     size_t samples_len;
     uint64_t nsamples, nswitches;
     struct trove_attrs *attrs; /* its events' attributes, rows by index in ev (may be NULL) */
+    uint64_t bytes;            /* what it holds for the store: events, samples, attributes */
     struct trove_event ev[];
 };
 

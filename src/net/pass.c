@@ -165,7 +165,10 @@ static int publish(struct trove__cap *c, struct trove_names *names, const struct
     b->first = c->published;
     c->published += n;
     c->samples += b->nsamples;
-    c->uncommitted_bytes += n * sizeof *ev + b->samples_len;
+    /* the bound on what waits for a commit counts the rows and their strings too */
+    b->bytes = n * sizeof *ev + b->samples_len +
+               (attrs ? attrs->n * sizeof *attrs->rows + attrs->nbytes : 0);
+    c->uncommitted_bytes += b->bytes;
     if (c->tail)
         c->tail->next = b;
     else

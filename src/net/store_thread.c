@@ -186,7 +186,7 @@ static void recover_writers(struct trove__server *srv)
                 c->head = b->next;
                 if (!c->head)
                     c->tail = NULL;
-                c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0] + b->samples_len;
+                c->uncommitted_bytes -= b->bytes;
                 trove__batch_release(b);
             }
             if (extra == 0 && extra_s == 0) {
@@ -331,7 +331,7 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
         c->head = b->next;
         if (!c->head)
             c->tail = NULL;
-        c->uncommitted_bytes -= (uint64_t)b->n * sizeof b->ev[0] + b->samples_len;
+        c->uncommitted_bytes -= b->bytes;
         trove__batch_release(b);
     }
     if (state == TROVE__CAP_CLOSING && c->spooled == c->batches) {
