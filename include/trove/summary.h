@@ -334,7 +334,8 @@ int trove_capture_find_json(struct trove_store *s, const char *name,
  * TROVE_FRAME_MARK) that start in [from_ns, to_ns) (to_ns 0: to the end), by start, at most
  * limit of them, as JSON (docs/serve.md, "Frames"):
  * {"capture":NAME,"frames":N,"truncated":B,"rows":[{"index","name_id","start_ns","dur_ns",
- * "pid","tid"},...]}. Every segment the range touches is decoded. */
+ * "pid","tid"},...]}. Every segment the range touches is decoded, but for those whose summary
+ * node has no track with a frame event (a capture without frame marks reads nodes only). */
 int trove_capture_frames_json(struct trove_store *s, const char *name, uint64_t from_ns,
                               uint64_t to_ns, uint32_t limit, struct trove_bytes *out,
                               struct trove_query_figures *qs, struct trove_diag *diag);

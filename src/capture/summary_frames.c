@@ -2,7 +2,8 @@
  * summary_frames.c: a capture's frames from frame marks (trove_capture_frames_json): the
  * frame events libtrove-client's TROVE_FRAME_MARK records (kind 3, extra TROVE_FRAME_MARKS),
  * what a viewer's frame track and frame-time graph draw. The segments whose header bounds
- * miss the range are not read.
+ * miss the range are not read, nor, in a capture with summaries, those whose summary node
+ * has no track with a frame event (a capture without frame marks reads its root alone).
  */
 #include "summary_read.h"
 #include "trove/summary.h"
@@ -26,6 +27,35 @@ static int frame_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* Mark in want[] the segments under node (level, index) that may hold frame events: every
+ * one it covers when the node cannot be read, none when it has no track with a frame. */
+static int frame_segments(struct trove__sumread *r, unsigned level, uint64_t index, uint8_t *want)
+{
+    const uint64_t span = trove__sumread_span(level), segs = r->h.info.segments;
+    uint64_t lo = index * span, hi = lo + span < segs ? lo + span : segs;
+    struct trove_summary node;
+    int has = 0, rc;
+
+    memset(&node, 0, sizeof node);
+    if (trove__sumread_node(r, level, index, &node) != TROVE_OK) {
+        memset(want + lo, 1, (size_t)(hi - lo)); /* read what it covers */
+        return TROVE_OK;
+    }
+    for (size_t i = 0; i < node.ntracks && !has; i++)
+        has = (node.tracks[i].kinds & (1u << TROVE_KIND_FRAME)) != 0;
+    trove_summary_free(&node);
+    if (!has)
+        return TROVE_OK;
+    if (level == 0) {
+        want[index] = 1;
+        return TROVE_OK;
+    }
+    for (uint64_t c = index * TROVE_SUMMARY_FANOUT; c * trove__sumread_span(level - 1) < hi; c++)
+        if ((rc = frame_segments(r, level - 1, c, want)) != TROVE_OK)
+            return rc;
+    return TROVE_OK;
+}
+
 int trove_capture_frames_json(struct trove_store *s, const char *name, uint64_t from_ns,
                               uint64_t to_ns, uint32_t limit, struct trove_bytes *out,
                               struct trove_query_figures *qs, struct trove_diag *diag)
@@ -33,6 +63,7 @@ int trove_capture_frames_json(struct trove_store *s, const char *name, uint64_t 
     struct trove_query_figures local = {0};
     struct trove__sumread r;
     struct frame_hit *hits = NULL;
+    uint8_t *want = NULL; /* with summaries: the segments that may hold frames */
     size_t n = 0, cap = 0, kept;
     uint64_t to = to_ns ? to_ns : UINT64_MAX;
     int rc;
@@ -42,10 +73,24 @@ int trove_capture_frames_json(struct trove_store *s, const char *name, uint64_t 
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "frames need a store, an output and a limit");
     if ((rc = trove__sumread_open(&r, s, name, qs ? qs : &local, diag)) != TROVE_OK)
         goto out;
+    r.no_sketches = 1;
+    if (r.levels > 0 && r.h.info.segments > 0) { /* the nodes say which segments to read */
+        if (!(want = trove__calloc((size_t)r.h.info.segments, 1))) {
+            rc = TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory");
+            goto out;
+        }
+        const unsigned top = r.levels - 1;
+        const uint64_t covered = r.count[top] * trove__sumread_span(top);
+        for (uint64_t i = 0; i < r.count[top]; i++)
+            if ((rc = frame_segments(&r, top, i, want)) != TROVE_OK)
+                goto out;
+        if (covered < r.h.info.segments) /* what no node covers is read */
+            memset(want + covered, 1, (size_t)(r.h.info.segments - covered));
+    }
     for (uint64_t k = 0; rc == TROVE_OK && k < r.h.info.segments; k++) {
         const struct trove__sumbound *b = r.b[0] ? &r.b[0][k] : NULL;
         size_t m;
-        if (b && (b->min_start >= to || b->max_start < from_ns))
+        if ((b && (b->min_start >= to || b->max_start < from_ns)) || (want && !want[k]))
             continue;
         if ((rc = trove__sumread_segment(&r, k, &m, diag)) != TROVE_OK)
             break;
@@ -88,6 +133,7 @@ int trove_capture_frames_json(struct trove_store *s, const char *name, uint64_t 
     if (rc != TROVE_OK)
         rc = TROVE_FAIL(diag, rc, 0, "capture %s: writing the frames: %s", name, trove_strerror(rc));
 out:
+    free(want);
     free(hits);
     trove__sumread_close(&r);
     return rc;

@@ -936,6 +936,67 @@ static void test_gen(void)
     }
 }
 
+/* Frames (trove_capture_frames_json) from frame marks in two segments of 293 among events
+ * with no frame: the same answer with summaries as without, reading only those two segments
+ * (the nodes say which hold a frame event); with no frame mark at all, no segment. */
+static void test_frames(void)
+{
+    struct trove_gen_options go = {0};
+    struct trove_events a = {0}, b = {0};
+    struct trove_names *names = NULL;
+    struct trove_query_figures qs;
+    struct trove_bytes x = {0}, y = {0};
+    struct trove_diag diag = {0};
+    struct cap c;
+
+    go.events = 150000;
+    go.seed = 5;
+    go.names = 300;
+    CHECK_EQ_INT(trove_names_new(&names), TROVE_OK);
+    CHECK_EQ_INT(trove_gen(&go, &a, names), TROVE_OK);
+    for (size_t i = 0; i < a.len; i++) /* the generator's frames go: only the marks below */
+        if (a.ev[i].kind != TROVE_KIND_FRAME)
+            trove_events_push(&b, &a.ev[i]);
+    for (size_t i = 40000; i < 41000; i += 100) { /* segments 78 and 79 of 512 events */
+        b.ev[i].kind = TROVE_KIND_FRAME;
+        b.ev[i].extra = TROVE_FRAME_MARKS;
+        b.ev[i].tid = TROVE_TID_SYNTHETIC + 1;
+        b.ev[i].depth = 0;
+    }
+    if (cap_make(&c, &b, names, 512 * 32) == TROVE_OK) {
+        memset(&qs, 0, sizeof qs);
+        CHECK_EQ_INT(trove_capture_frames_json(c.s, "sum", 0, 0, 100, &x, &qs, &diag), TROVE_OK);
+        CHECK_EQ_INT(qs.segments, 2);
+        CHECK_EQ_INT(trove_capture_frames_json(c.s, "raw", 0, 0, 100, &y, NULL, &diag), TROVE_OK);
+        /* {"capture":"sum" and {"capture":"raw": the rest the same */
+        CHECK(x.len > 16 && x.len == y.len && memcmp(x.ptr + 16, y.ptr + 16, x.len - 16) == 0);
+        CHECK(strstr((const char *)x.ptr, "\"frames\":10,") != NULL);
+        cap_free(&c);
+    } else {
+        CHECK(!"capture written");
+    }
+    b.len = 0;
+    for (size_t i = 0; i < a.len; i++)
+        if (a.ev[i].kind != TROVE_KIND_FRAME)
+            trove_events_push(&b, &a.ev[i]);
+    if (cap_make(&c, &b, names, 512 * 32) == TROVE_OK) {
+        x.len = 0;
+        memset(&qs, 0, sizeof qs);
+        CHECK_EQ_INT(trove_capture_frames_json(c.s, "sum", 0, 0, 100, &x, &qs, &diag), TROVE_OK);
+        CHECK_EQ_INT(qs.segments, 0);
+        CHECK_EQ_INT(qs.nodes, 1);
+        CHECK(strstr((const char *)x.ptr, "\"frames\":0,") != NULL);
+        cap_free(&c);
+    } else {
+        CHECK(!"capture written");
+    }
+    trove_bytes_free(&x);
+    trove_bytes_free(&y);
+    trove_names_free(names);
+    trove_events_free(&a);
+    trove_events_free(&b);
+}
+
 static void test_sample(void)
 {
     char path[512];
@@ -1103,5 +1164,6 @@ int main(int argc, char **argv)
     RUN(test_live_writer);
     RUN(test_gen);
     RUN(test_sample);
+    RUN(test_frames);
     return test_done();
 }
