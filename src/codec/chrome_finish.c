@@ -276,8 +276,7 @@ static int order_flows(struct trove__chrome *ps, uint64_t **key_id_out)
     return TROVE_OK;
 }
 
-/* The rows of a from `first` on (one event's): of those with the same scope and key, only the
- * last stays (in its place). TROVE_OK or TROVE_ERR_NOMEM. */
+/* A row's scope and key, and its place among the event's rows (merge_keys' sort). */
 struct skey {
     uint32_t key;
     uint8_t scope;
@@ -294,6 +293,8 @@ static int cmp_skey(const void *x, const void *y)
     return a->at < b->at ? -1 : a->at > b->at;
 }
 
+/* The rows of a from `first` on (one event's): of those with the same scope and key, only the
+ * last stays (in its place). TROVE_OK or TROVE_ERR_NOMEM. */
 static int merge_keys(struct trove_attrs *a, size_t first)
 {
     size_t n = a->n - first, k = first;

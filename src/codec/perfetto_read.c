@@ -382,9 +382,12 @@ static void note_code(struct tev *e, uint32_t c)
 
 /* ---- attributes (opt->attrs; the annotations' values: perfetto_args.c) ----------------- */
 
-/* A foreign category (its name) added to the event's, joined by ","; the event's "cat" row is
- * staged where its first category is (its value set once all are read). */
-static int add_category(struct pr *r, struct tev *e, uint64_t seq, const uint8_t *p, size_t n)
+/* A foreign category (its name: p[0..n), or, id not NONE, string id of r->stage, looked up
+ * after staging the "cat" row may have moved the strings) added to the event's, joined by
+ * ","; the event's "cat" row is staged where its first category is (its value set once all
+ * are read). */
+static int add_category(struct pr *r, struct tev *e, uint64_t seq, const uint8_t *p, size_t n,
+                        uint32_t id)
 {
     int rc = r->cats.len ? trove_bytes_append(&r->cats, ",", 1) : TROVE_OK, kept;
     if (rc == TROVE_OK && e->cat_row == SIZE_MAX) {
@@ -395,6 +398,8 @@ static int add_category(struct pr *r, struct tev *e, uint64_t seq, const uint8_t
         if ((rc = trove_attrs_intern(&r->stage, "", 0, &row.v.s)) == TROVE_OK)
             rc = trove__pr_stage(r, seq, TROVE_ATTR_FIELD, (const uint8_t *)"cat", 3, &row, &kept);
     }
+    if (rc == TROVE_OK && id != NONE)
+        p = (const uint8_t *)trove_attrs_string(&r->stage, id, &n);
     return rc != TROVE_OK ? rc : trove_bytes_append(&r->cats, p, n);
 }
 
@@ -442,9 +447,7 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
                 uint32_t c = trove__pr_map_get(&s->cats, ids[i]), id;
                 note_code(e, c);
                 if (r->keep && c == 0 && (id = trove__pr_map_get(&s->fcats, ids[i])) != NONE) {
-                    size_t len;
-                    const char *str = trove_attrs_string(&r->stage, id, &len);
-                    if ((rc = add_category(r, e, seq, (const uint8_t *)str, len)) != TROVE_OK)
+                    if ((rc = add_category(r, e, seq, NULL, 0, id)) != TROVE_OK)
                         return rc;
                     continue;
                 }
@@ -458,7 +461,7 @@ static int read_track_event(struct pr *r, struct seq *s, const struct trove__pb_
                 uint32_t c = trove__pr_category_code(g.data, g.len);
                 note_code(e, c);
                 if (r->keep && c == 0 && trove__pr_string_ok(g.data, g.len)) {
-                    if ((rc = add_category(r, e, seq, g.data, g.len)) != TROVE_OK)
+                    if ((rc = add_category(r, e, seq, g.data, g.len, NONE)) != TROVE_OK)
                         return rc;
                 } else {
                     e->foreign_cats += c == 0;
