@@ -51,7 +51,7 @@ static void export_usage(FILE *f)
             "                     chrome://tracing, Speedscope); perfetto: a Perfetto protobuf\n"
             "                     trace, the compact one, with a sampled capture's samples\n"
             "                     and call stacks (docs/formats/perfetto.md)\n"
-            "  --codec C          none (default), zstd or gzip, for every column\n"
+            "  --codec C          zstd (default), none or gzip, for every column\n"
             "  --encoding E       delta-dict (default: DELTA_BINARY_PACKED on the nanosecond\n"
             "                     columns, RLE_DICTIONARY on the others), dict, or plain\n"
             "  --zip-deflate      deflate the bundle's entries (default: stored)\n"

@@ -46,8 +46,9 @@ struct trove_tables_options {
     uint64_t row_group_rows; /* 0: the writer's default */
 };
 
-/* Defaults: delta-dict, no codec, the writer's row groups — which a zeroed struct is too
- * (this fills them in explicitly). */
+/* Defaults: delta-dict, ZSTD (level 3: about half the bytes of no codec, and no larger than
+ * DuckDB's own ZSTD files of the same rows: docs/BENCHMARKS.md), the writer's row groups. A
+ * zeroed struct is delta-dict with no codec. */
 void trove_tables_defaults(struct trove_tables_options *o);
 
 enum trove_table {

@@ -84,7 +84,7 @@ static const struct table_def {
 void trove_tables_defaults(struct trove_tables_options *o)
 {
     o->mode = TROVE_TABLES_DELTA_DICT;
-    o->codec = TROVE_PQ_CODEC_NONE;
+    o->codec = TROVE_PQ_CODEC_ZSTD;
     o->row_group_rows = 0;
 }
 

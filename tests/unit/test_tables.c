@@ -121,16 +121,26 @@ static void test_encodings(void)
     capture(&ev, &names, 2000);
     trove_tables_defaults(&o);
     CHECK_EQ_INT(o.mode, TROVE_TABLES_DELTA_DICT);
-    CHECK_EQ_INT(o.codec, TROVE_PQ_CODEC_NONE);
-    {   /* a zeroed struct is the defaults: the same bytes */
+    CHECK_EQ_INT(o.codec, TROVE_PQ_CODEC_ZSTD);
+    {   /* NULL is the defaults (ZSTD); a zeroed struct is delta-dict without a codec */
         struct trove_tables_options z;
-        struct trove_bytes a = {0}, b = {0};
+        struct trove_bytes a = {0}, b = {0}, c = {0};
+        struct trove_pq_file *fa = NULL, *fz = NULL;
         memset(&z, 0, sizeof z);
         CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, &o, &a, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, NULL, &c, NULL), TROVE_OK);
         CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, &z, &b, NULL), TROVE_OK);
-        CHECK(a.len > 0 && a.len == b.len && !memcmp(a.ptr, b.ptr, a.len));
+        CHECK(a.len > 0 && a.len == c.len && !memcmp(a.ptr, c.ptr, a.len));
+        CHECK(b.len > a.len); /* the codec's gain on 2,000 events */
+        CHECK_EQ_INT(trove_pq_open(a.ptr, a.len, &fa, NULL), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_open(b.ptr, b.len, &fz, NULL), TROVE_OK);
+        CHECK(fa && trove_pq_codec(fa) == TROVE_PQ_CODEC_ZSTD);
+        CHECK(fz && trove_pq_codec(fz) == TROVE_PQ_CODEC_NONE);
+        trove_pq_close(fa);
+        trove_pq_close(fz);
         trove_bytes_free(&a);
         trove_bytes_free(&b);
+        trove_bytes_free(&c);
     }
     for (int mode = 0; mode < TROVE_TABLES_MODE_COUNT_; mode++) {
         struct trove_bytes f = {0};
@@ -281,12 +291,14 @@ static void test_golden(void)
     struct trove_events ev = {0};
     struct trove_names *names = NULL;
     struct trove_bytes f = {0};
+    struct trove_tables_options plain; /* zeroed: delta-dict, no codec */
 
+    memset(&plain, 0, sizeof plain);
     capture(&ev, &names, 20);
-    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, NULL, &f, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_EVENTS, &ev, names, &plain, &f, NULL), TROVE_OK);
     test_check_vector("tables_events.parquet", f.ptr, f.len);
     f.len = 0;
-    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_THREADS, &ev, names, NULL, &f, NULL), TROVE_OK);
+    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_THREADS, &ev, names, &plain, &f, NULL), TROVE_OK);
     test_check_vector("tables_threads.parquet", f.ptr, f.len);
     trove_bytes_free(&f);
     trove_events_free(&ev);
@@ -516,9 +528,13 @@ static void test_flows(void)
     write_custom(NULL, 0, &f);
     CHECK_EQ_INT(trove_tables_read_flows(f.ptr, f.len, &keep, NULL), TROVE_ERR_CORRUPT);
     CHECK(strcmp(trove_table_name(TROVE_TABLE_FLOWS), "flows") == 0);
-    /* the golden flows table: the first 20 rows, delta-dict */
+    /* the golden flows table: the first 20 rows, delta-dict, no codec */
     f.len = 0;
-    CHECK_EQ_INT(trove_tables_write_flows(rows, 20, NULL, &f, NULL), TROVE_OK);
+    {
+        struct trove_tables_options plain;
+        memset(&plain, 0, sizeof plain);
+        CHECK_EQ_INT(trove_tables_write_flows(rows, 20, &plain, &f, NULL), TROVE_OK);
+    }
     test_check_vector("tables_flows.parquet", f.ptr, f.len);
     trove_bytes_free(&f);
     trove_flows_free(&back);
@@ -599,7 +615,8 @@ static void test_sort_indexes(void)
         back = NULL;
     }
     f.len = 0;
-    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_SORT_INDEXES, &ev, names, NULL, &f, NULL),
+    memset(&o, 0, sizeof o); /* the vector: delta-dict, no codec */
+    CHECK_EQ_INT(trove_tables_write(TROVE_TABLE_SORT_INDEXES, &ev, names, &o, &f, NULL),
                  TROVE_OK);
     test_check_vector("tables_sort_indexes.parquet", f.ptr, f.len);
     CHECK(strcmp(trove_table_name(TROVE_TABLE_SORT_INDEXES), "sort_indexes") == 0);

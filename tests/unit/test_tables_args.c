@@ -71,7 +71,11 @@ static void test_round_trip(void)
     uint64_t rows = 0;
 
     sample(&a, &m);
-    CHECK_EQ_INT(trove_tables_write_args(&a, &m, NULL, &f, &rows), TROVE_OK);
+    {
+        struct trove_tables_options plain; /* the vector: delta-dict, no codec */
+        memset(&plain, 0, sizeof plain);
+        CHECK_EQ_INT(trove_tables_write_args(&a, &m, &plain, &f, &rows), TROVE_OK);
+    }
     CHECK_EQ_INT(rows, 13);
     test_check_vector("tables_args.parquet", f.ptr, f.len);
     /* the texts as written: the trace's row first */
@@ -104,7 +108,9 @@ static void test_round_trip(void)
         struct trove_tables_options o = {TROVE_TABLES_PLAIN, TROVE_PQ_CODEC_ZSTD, 3};
         struct trove_attrs a3;
         memset(&a3, 0, sizeof a3);
-        CHECK_EQ_INT(trove_tables_write_args(&a, &m, NULL, &g, NULL), TROVE_OK);
+        struct trove_tables_options plain;
+        memset(&plain, 0, sizeof plain);
+        CHECK_EQ_INT(trove_tables_write_args(&a, &m, &plain, &g, NULL), TROVE_OK);
         CHECK(g.len == f.len && !memcmp(g.ptr, f.ptr, f.len));
         g.len = 0;
         CHECK_EQ_INT(trove_tables_write_args(&a, &m, &o, &g, NULL), TROVE_OK);
