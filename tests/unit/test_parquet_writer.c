@@ -188,8 +188,13 @@ static int check_table(const struct table *t, const uint8_t *buf, size_t len, in
         CHECK_EQ_INT(trove_pq_column_bits(f, k), kinds[k].bits);
         if (t->n && enc >= 0) {
             int want = kinds[k].type == TROVE_PQ_STRING && enc == TROVE_PQ_ENC_DELTA
-                           ? TROVE_PQ_ENC_PLAIN : enc;
-            CHECK_EQ_INT(trove_pq_column_encoding(f, k), want);
+                           ? TROVE_PQ_ENC_PLAIN : enc, got = trove_pq_column_encoding(f, k);
+            /* under a codec a DELTA integer column keeps the smaller of DELTA and a
+             * dictionary (test_delta_or_dict) */
+            if (want == TROVE_PQ_ENC_DELTA && codec != TROVE_PQ_CODEC_NONE)
+                CHECK(got == TROVE_PQ_ENC_DELTA || got == TROVE_PQ_ENC_DICT);
+            else
+                CHECK_EQ_INT(got, want);
         }
         if (kinds[k].type == TROVE_PQ_STRING) {
             struct trove_pq_strings s = {0};
@@ -551,6 +556,60 @@ static void test_dict_fallback(void)
     free(back);
 }
 
+/* Under a codec a DELTA column is written both ways and the smaller chunk kept: a sorted
+ * column of distinct values stays DELTA, one of 13 values in no order becomes a dictionary
+ * (and the file is then no larger than one written with that column a dictionary); without
+ * a codec both stay DELTA. Every value reads back. */
+static void test_delta_or_dict(void)
+{
+    size_t n = 100000;
+    int64_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b), *back = malloc(n * sizeof *back);
+    struct trove_pq_column_def defs[2] = {{"a", TROVE_PQ_INT64, 64, 0, TROVE_PQ_ENC_DELTA},
+                                          {"b", TROVE_PQ_INT64, 64, 0, TROVE_PQ_ENC_DELTA}};
+    struct trove_pq_column_data data[2] = {{0}};
+    struct trove_bytes out[3] = {{0}};
+    int codecs[3] = {TROVE_PQ_CODEC_ZSTD, TROVE_PQ_CODEC_NONE, TROVE_PQ_CODEC_ZSTD};
+
+    for (size_t r = 0; r < n; r++) {
+        a[r] = (int64_t)r * 1000 + (int64_t)(r % 7);
+        b[r] = (int64_t)((r * 7919u) % 13u) * 1000003;
+    }
+    data[0].i64 = a;
+    data[1].i64 = b;
+    for (int i = 0; i < 3; i++) {
+        struct trove_pq_writer *w = NULL;
+        struct trove_pq_file *f = NULL;
+        int bad = 0;
+        if (i == 2)
+            defs[1].encoding = TROVE_PQ_ENC_DICT;
+        CHECK_EQ_INT(trove_pq_writer_new(defs, 2, codecs[i], 0, &w), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_writer_add(w, data, n), TROVE_OK);
+        CHECK_EQ_INT(trove_pq_writer_finish(w, &out[i]), TROVE_OK);
+        trove_pq_writer_free(w);
+        CHECK_EQ_INT(trove_pq_open(out[i].ptr, out[i].len, &f, NULL), TROVE_OK);
+        if (!f)
+            continue;
+        CHECK_EQ_INT(trove_pq_column_encoding(f, 0), TROVE_PQ_ENC_DELTA);
+        CHECK_EQ_INT(trove_pq_column_encoding(f, 1),
+                     i == 1 ? TROVE_PQ_ENC_DELTA : TROVE_PQ_ENC_DICT);
+        CHECK_EQ_INT(trove_pq_read_int(f, 0, back, NULL), TROVE_OK);
+        for (size_t r = 0; r < n; r++)
+            bad += back[r] != a[r];
+        CHECK_EQ_INT(trove_pq_read_int(f, 1, back, NULL), TROVE_OK);
+        for (size_t r = 0; r < n; r++)
+            bad += back[r] != b[r];
+        CHECK_EQ_INT(bad, 0);
+        trove_pq_close(f);
+    }
+    CHECK(out[0].len == out[2].len && !memcmp(out[0].ptr, out[2].ptr, out[0].len));
+    CHECK(out[0].len < out[1].len);
+    for (int i = 0; i < 3; i++)
+        trove_bytes_free(&out[i]);
+    free(a);
+    free(b);
+    free(back);
+}
+
 static void test_writer_args(void)
 {
     struct trove_pq_column_def d = {"x", TROVE_PQ_INT32, 8, 0, TROVE_PQ_ENC_PLAIN};
@@ -606,5 +665,6 @@ int main(int argc, char **argv)
     RUN(test_sink_errors);
     RUN(test_footer);
     RUN(test_dict_fallback);
+    RUN(test_delta_or_dict);
     return test_done();
 }
