@@ -65,6 +65,9 @@ int bench_stream(int argc, char **argv);
  * those options (and its value, advancing *i): 1 if taken, 0 if not one of them, -1 after
  * printing the error. bench_source_load loads or generates the events (names too; quiet:
  * no import warnings) and describes them in desc; 0, or nonzero after printing the error.
+ * --common keeps only what every trace tool keeps the same way (Chrome X, B/E, I, b/e and C:
+ * thread zones, nestable async spans, instants and counters; no async instants, legacy
+ * spans, frames or locks), so that sizes compare with another tool's on the same content.
  */
 struct bench_source {
     struct cli_load_options lo;
@@ -72,6 +75,7 @@ struct bench_source {
     const char *input;
     uint64_t events;
     int have_events;
+    int common;
 };
 void bench_source_init(struct bench_source *s);
 int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **argv, int *i);

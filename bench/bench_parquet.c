@@ -170,7 +170,8 @@ static void parquet_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove bench parquet [--input FILE [--input-format chrome-json|raw]]\n"
-            "                           [--events N] [--seed S] [--rounds R] [--duckdb TOOL | --no-duckdb]\n"
+            "                           [--events N] [--common] [--seed S] [--rounds R]\n"
+            "                           [--duckdb TOOL | --no-duckdb]\n"
             "                           [--json]\n"
             "\n"
             "The events table as Parquet, written and read by trove — plain, dictionary,\n"
@@ -182,6 +183,8 @@ static void parquet_usage(FILE *f)
             "  --input-format F    auto (default), chrome-json, or raw/wire\n"
             "  --events N          gen: events to generate; --input: the first N\n"
             "  --seed S            gen: the seed (default 1)\n"
+            "  --common            only the content every trace tool keeps alike (as `trove\n"
+            "                      bench wire --common`)\n"
             "  --rounds R          timed rounds, 1..100 (default %u)\n"
             "  --duckdb TOOL       the DuckDB tool (default $TROVE_DUCKDB_TOOL, else\n"
             "                      %s/tools/duckdb/duckdb_tool.mjs); needs node and\n"

@@ -58,6 +58,10 @@ int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **a
     int is_source = !strcmp(a, "--input") || !strcmp(a, "--input-format") ||
                     !strcmp(a, "--events") || !strcmp(a, "--seed");
 
+    if (!strcmp(a, "--common")) {
+        s->common = 1;
+        return 1;
+    }
     if (!is_source)
         return 0;
     if (*i + 1 >= argc) {
@@ -110,6 +114,19 @@ int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct
                  "trove gen (seed %llu, %u x %u threads, %u names, zipf %.2f, tick %llu ns)",
                  (unsigned long long)s->go.seed, s->go.processes, s->go.threads, s->go.names,
                  s->go.zipf_s, (unsigned long long)s->go.tick_ns);
+    }
+    if (s->common) {
+        size_t k = 0, n = ev->len, used = strlen(desc);
+        for (size_t i = 0; i < n; i++) {
+            const struct trove_event *e = &ev->ev[i];
+            if ((e->kind == TROVE_KIND_ZONE &&
+                 (e->extra == TROVE_ASYNC_NONE || e->extra == TROVE_ASYNC_NESTABLE)) ||
+                e->kind == TROVE_KIND_INSTANT || e->kind == TROVE_KIND_COUNTER)
+                ev->ev[k++] = *e;
+        }
+        ev->len = k;
+        if (used < desc_len)
+            snprintf(desc + used, desc_len - used, ", common content: %zu of %zu events", k, n);
     }
     if (ev->len == 0)
         return cli_error(cmd, "%s: no events to measure", s->input ? s->input : "gen");

@@ -429,6 +429,39 @@ static int dec_zstd(struct bench *b, const char *name)
     return 0;
 }
 
+/* zstd -19 --long over all the records as one stream (off[1..nb] = its end), as
+ * xz9_stream: the strongest general-purpose compressor a user would reach for. */
+#define ZSTD_LONG_WINDOW_LOG 27
+static int enc_zstd19_long(struct bench *b)
+{
+    size_t r;
+    ZSTD_CCtx_reset(b->zc, ZSTD_reset_session_and_parameters);
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(b->zc, ZSTD_c_compressionLevel, 19)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(b->zc, ZSTD_c_enableLongDistanceMatching, 1)) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(b->zc, ZSTD_c_windowLog, ZSTD_LONG_WINDOW_LOG)))
+        return fail(b, "zstd19_long_stream", 0, "ZSTD_CCtx_setParameter failed");
+    r = ZSTD_compress2(b->zc, b->out.ptr, b->out.cap, b->ev, b->n * TROVE_EVENT_SIZE);
+    ZSTD_CCtx_reset(b->zc, ZSTD_reset_session_and_parameters);
+    if (ZSTD_isError(r))
+        return fail(b, "zstd19_long_stream", 0, ZSTD_getErrorName(r));
+    b->off[0] = 0;
+    for (size_t k = 1; k <= b->nb; k++)
+        b->off[k] = r;
+    b->out.len = r;
+    return 0;
+}
+
+static int dec_zstd19_long(struct bench *b)
+{
+    size_t want = b->n * TROVE_EVENT_SIZE, r;
+    if (ZSTD_isError(ZSTD_DCtx_setParameter(b->zd, ZSTD_d_windowLogMax, ZSTD_LONG_WINDOW_LOG)))
+        return fail(b, "zstd19_long_stream", 0, "ZSTD_DCtx_setParameter failed");
+    r = ZSTD_decompressDCtx(b->zd, b->dec, want, b->out.ptr, b->out.len);
+    if (ZSTD_isError(r) || r != want)
+        return fail(b, "zstd19_long_stream", 0, ZSTD_isError(r) ? ZSTD_getErrorName(r) : "wrong size");
+    return 0;
+}
+
 static int enc_zstd1(struct bench *b) { return enc_zstd(b, 1, "zstd1"); }
 static int dec_zstd1(struct bench *b) { return dec_zstd(b, "zstd1"); }
 static int enc_zstd3(struct bench *b) { return enc_zstd(b, 3, "zstd3"); }
@@ -440,12 +473,13 @@ static int dec_zstd19(struct bench *b) { return dec_zstd(b, "zstd19"); }
 
 #if TROVE_BENCH_PEERS
 
-/* xz -9 of in[0..len) at out[*pos..cap): an .xz stream without a check. */
-static int xz_encode(const uint8_t *in, size_t len, uint8_t *out, size_t *pos, size_t cap)
+/* xz -9 (extreme: xz -9e) of in[0..len) at out[*pos..cap): an .xz stream without a check. */
+static int xz_encode(const uint8_t *in, size_t len, uint8_t *out, size_t *pos, size_t cap,
+                     int extreme)
 {
     lzma_options_lzma opt;
     lzma_filter filters[2];
-    if (lzma_lzma_preset(&opt, 9))
+    if (lzma_lzma_preset(&opt, 9 | (extreme ? LZMA_PRESET_EXTREME : 0)))
         return -1;
     /* A dictionary larger than the input finds nothing more; cap it to save the memory. */
     if (opt.dict_size > len)
@@ -477,7 +511,7 @@ static int enc_xz9(struct bench *b)
     for (size_t k = 0; k < b->nb; k++) {
         b->off[k] = pos;
         if (xz_encode((const uint8_t *)(b->ev + batch_first(b, k)), batch_len(b, k) * TROVE_EVENT_SIZE,
-                      b->out.ptr, &pos, b->out.cap) != 0)
+                      b->out.ptr, &pos, b->out.cap, 0) != 0)
             return fail(b, "xz9", k, "lzma_stream_buffer_encode failed");
     }
     b->off[b->nb] = b->out.len = pos;
@@ -494,11 +528,12 @@ static int dec_xz9(struct bench *b)
 }
 
 /* All the records as one stream: one "batch" for the whole input (off[1..nb] = its end). */
-static int enc_xz9_stream(struct bench *b)
+static int xz_stream(struct bench *b, int extreme, const char *name)
 {
     size_t pos = 0;
-    if (xz_encode((const uint8_t *)b->ev, b->n * TROVE_EVENT_SIZE, b->out.ptr, &pos, b->out.cap) != 0)
-        return fail(b, "xz9_stream", 0, "lzma_stream_buffer_encode failed");
+    if (xz_encode((const uint8_t *)b->ev, b->n * TROVE_EVENT_SIZE, b->out.ptr, &pos, b->out.cap,
+                  extreme) != 0)
+        return fail(b, name, 0, "lzma_stream_buffer_encode failed");
     b->off[0] = 0;
     for (size_t k = 1; k <= b->nb; k++)
         b->off[k] = pos;
@@ -506,12 +541,17 @@ static int enc_xz9_stream(struct bench *b)
     return 0;
 }
 
-static int dec_xz9_stream(struct bench *b)
+static int dec_xz_stream(struct bench *b, const char *name)
 {
     if (xz_decode(b->out.ptr, b->out.len, (uint8_t *)b->dec, b->n * TROVE_EVENT_SIZE) != 0)
-        return fail(b, "xz9_stream", 0, "lzma_stream_buffer_decode failed or gave the wrong size");
+        return fail(b, name, 0, "lzma_stream_buffer_decode failed or gave the wrong size");
     return 0;
 }
+
+static int enc_xz9_stream(struct bench *b) { return xz_stream(b, 0, "xz9_stream"); }
+static int dec_xz9_stream(struct bench *b) { return dec_xz_stream(b, "xz9_stream"); }
+static int enc_xz9e_stream(struct bench *b) { return xz_stream(b, 1, "xz9e_stream"); }
+static int dec_xz9e_stream(struct bench *b) { return dec_xz_stream(b, "xz9e_stream"); }
 
 static int enc_brotli(struct bench *b)
 {
@@ -576,7 +616,7 @@ static int dec_lz4(struct bench *b)
 /* ---- the table -------------------------------------------------------------------------- */
 
 enum { F_RAW, F_PACKED, F_DEFLATE, F_COLUMNAR, F_COLUMNAR_DEFLATE, F_COLUMNAR_ZSTD1, F_PROTO, F_ZMSG, F_ZSTREAM, F_ZSTD1, F_ZSTD3,
-       F_ZSTD19, F_LZ4, F_XZ9, F_XZ9_STREAM, F_BROTLI, F_COUNT };
+       F_ZSTD19, F_ZSTD19_LONG, F_LZ4, F_XZ9, F_XZ9_STREAM, F_XZ9E_STREAM, F_BROTLI, F_COUNT };
 
 static const struct format {
     const char *key;
@@ -597,17 +637,21 @@ static const struct format {
     {"zstd1", "ZSTD_compressCCtx level 1", enc_zstd1, dec_zstd1},
     {"zstd3", "ZSTD_compressCCtx level 3", enc_zstd3, dec_zstd3},
     {"zstd19", "ZSTD_compressCCtx level 19", enc_zstd19, dec_zstd19},
+    {"zstd19_long_stream", "zstd -19 --long over all records as one stream", enc_zstd19_long,
+     dec_zstd19_long},
     {"lz4", "LZ4_compress_default", PEER(enc_lz4), PEER(dec_lz4)},
     {"xz9", "liblzma preset 9 (xz -9), per batch", PEER(enc_xz9), PEER(dec_xz9)},
     {"xz9_stream", "xz -9 over all records as one stream", PEER(enc_xz9_stream),
      PEER(dec_xz9_stream)},
+    {"xz9e_stream", "xz -9e over all records as one stream", PEER(enc_xz9e_stream),
+     PEER(dec_xz9e_stream)},
     {"brotli11", "BrotliEncoderCompress quality 11", PEER(enc_brotli), PEER(dec_brotli)},
 };
 
 /* What a build without the peers says in their place. */
 #define NO_PEERS_LINE                                                                          \
-    "lz4, xz -9 (per batch and as one stream) and brotli 11 are not in this build: configure\n" \
-    "with -DTROVE_BENCH_PEERS=ON (`make bench` and `make demo` do) to measure them too.\n"
+    "lz4, xz -9 (per batch and as one stream), xz -9e and brotli 11 are not in this build:\n" \
+    "configure with -DTROVE_BENCH_PEERS=ON (`make bench` and `make demo` do) to measure them.\n"
 
 struct result {
     uint64_t bytes;
@@ -835,12 +879,12 @@ static void print_table(const struct bench *b, const struct result *res, const c
         printf("medians of timed passes per format and direction (passes: encode/decode; --repeat "
                "sets them)\n");
     /* Two header lines, so that every column is named in words and stays narrow. */
-    printf("\n%-16s %10s %10s %13s %11s %11s %14s %8s", "", "bytes", "size vs", "size vs",
+    printf("\n%-18s %10s %10s %13s %11s %11s %14s %8s", "", "bytes", "size vs", "size vs",
            "encode us", "decode us", "enc+dec vs", "decode");
     if (peers)
         printf(" %8s", "decode");
     printf(" %9s\n", "passes");
-    printf("%-16s %10s %10s %13s %11s %11s %14s %8s", "format", "per event", "raw",
+    printf("%-18s %10s %10s %13s %11s %11s %14s %8s", "format", "per event", "raw",
            "zlib6_stream", "per batch", "per batch", "zlib6_message", "vs raw");
     if (peers)
         printf(" %8s", "vs lz4");
@@ -851,7 +895,7 @@ static void print_table(const struct bench *b, const struct result *res, const c
         if (!formats[f].enc)
             continue;
         snprintf(passes, sizeof passes, "%u/%u", r->enc_passes, r->dec_passes);
-        printf("%-16s %10.2f %10.3f %13.3f %11.1f %11.1f %14.3f %8.2f", formats[f].key,
+        printf("%-18s %10.2f %10.3f %13.3f %11.1f %11.1f %14.3f %8.2f", formats[f].key,
                (double)r->bytes / (double)b->n, (double)r->bytes / (double)raw->bytes,
                (double)r->bytes / (double)zs->bytes, r->enc_us, r->dec_us,
                zm_cpu > 0 ? (r->enc_us + r->dec_us) / zm_cpu : 0.0,
@@ -895,14 +939,15 @@ static void print_table(const struct bench *b, const struct result *res, const c
 static void wire_usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove bench wire [--input IN [--input-format F]] [--events N]\n"
+            "usage: trove bench wire [--input IN [--input-format F]] [--events N] [--common]\n"
             "                        [--batch N] [--repeat R] [--seed S] [--json]\n"
             "\n"
             "Measure the wire formats (raw, packed, packed+deflate, columnar, columnar+deflate;\n"
             "and columnar's payload through zstd 1, a measured alternative to its deflate)\n"
             "against a protobuf-style varint layout, zlib level 6 per message (WebSocket\n"
-            "permessage-deflate) and over one stream (ssh -C), zstd 1, 3 and 19, lz4, xz -9\n"
-            "(per batch, and over all the records as one stream) and brotli 11 on the raw\n"
+            "permessage-deflate) and over one stream (ssh -C), zstd 1, 3 and 19, zstd -19\n"
+            "--long over all the records as one stream, lz4, xz -9 (per batch, and over all\n"
+            "the records as one stream), xz -9e as one stream and brotli 11 on the raw\n"
             "records, all on the same batches: bytes per event and encode and decode\n"
             "microseconds per batch, medians of repeated passes. Every decode is compared\n"
             "with the input; a mismatch fails the run.\n"
@@ -912,7 +957,9 @@ static void wire_usage(FILE *f)
             "                      capture\n"
             "  --events N          gen: events to generate (default 1034313); --input: use the\n"
             "                      first N events\n"
-            "  --seed S            gen: the seed (default 1)\n"
+            "  --seed S            gen: the seed (default 1)\n"            "  --common            only the content every trace tool keeps alike (Chrome X,\n"
+            "                      B/E, I, b/e, C: no async instants, legacy spans, frames\n"
+            "                      or locks), to compare with another tool's sizes\n"
             "  --batch N           events per batch, 1..65536 (default 2048)\n"
             "  --repeat R          timed passes per format and direction (default: 3 to 25,\n"
             "                      until 0.3 s is spent; a format whose warm-up pass takes\n"

@@ -42,7 +42,8 @@ if d.get("batches") != batches:
     errors.append("batches %r, want %d" % (d.get("batches"), batches))
 want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "columnar_zstd1", "protobuf_varint",
         "zlib6_message",
-        "zlib6_stream", "zstd1", "zstd3", "zstd19"] + (["lz4", "xz9", "xz9_stream", "brotli11"] if peers else [])
+        "zlib6_stream", "zstd1", "zstd3", "zstd19", "zstd19_long_stream"] + \
+       (["lz4", "xz9", "xz9_stream", "xz9e_stream", "brotli11"] if peers else [])
 f = d.get("formats", {})
 if list(f) != want:
     errors.append("format keys %r" % list(f))
@@ -109,6 +110,25 @@ if section events_with_input; then
 "$TROVE" bench wire --input "$tmp/g.trove" --events 5000 --batch 1000 --repeat 1 --json >"$tmp/p.json"
 check [ $? -eq 0 ]
 check validate_json "$tmp/p.json" 5000 5
+fi
+
+# 3b. --common keeps the zones (thread and nestable async), instants and counters: of a gen
+#     capture (frames, locks, zones, instants, counters) exactly those, by a count outside
+if section common_content; then
+"$TROVE" bench wire --input "$tmp/g.trove" --common --repeat 1 --json >"$tmp/c.json" 2>"$tmp/c.err"
+check [ $? -eq 0 ]
+"$TROVE" cat "$tmp/g.trove" --json -q >"$tmp/g.jsonl"
+keep=$(python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    n += (e["kind"] == "zone" and e["extra"] in (0, 1)) or e["kind"] in ("instant", "counter")
+print(n)' "$tmp/g.jsonl")
+check [ "$keep" -gt 1000 ] && check [ "$keep" -lt 20000 ]
+check validate_json "$tmp/c.json" "$keep" $(( (keep + 2047) / 2048 ))
+"$TROVE" bench wire --input "$tmp/g.trove" --common --repeat 1 >"$tmp/c.txt"
+check grep -q "common content: $keep of 20000 events" "$tmp/c.txt"
 fi
 
 # 4. gen is deterministic; the seed matters; stdout works when it is not a terminal.
@@ -225,7 +245,7 @@ fi
 if section human_table_names; then
 "$TROVE" bench wire --events 5000 --repeat 1 >"$tmp/table.txt"
 check [ $? -eq 0 ]
-peer_rows="lz4 xz9 xz9_stream brotli11"
+peer_rows="lz4 xz9 xz9_stream xz9e_stream brotli11"
 if [ "$PEERS" = 1 ]; then
     head1="^ +bytes +size vs +size vs +encode us +decode us +enc\+dec vs +decode +decode +passes$"
     head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw +vs lz4"
@@ -235,13 +255,13 @@ else
     head2="^format +per event +raw +zlib6_stream +per batch +per batch +zlib6_message +vs raw"
     rows=""
     for k in $peer_rows; do check_not grep -q "^$k " "$tmp/table.txt"; done
-    check grep -q "not in this build: configure" "$tmp/table.txt"
+    check grep -q "not in this build:" "$tmp/table.txt"
 fi
 check grep -Eq "$head1" "$tmp/table.txt"
 check grep -Eq "$head2 +enc/dec +what it is$" "$tmp/table.txt"
 for k in raw packed packed_deflate columnar columnar_deflate columnar_zstd1 protobuf_varint zlib6_message \
          zlib6_stream zstd1 zstd3 \
-         zstd19 $rows; do
+         zstd19 zstd19_long_stream $rows; do
     check grep -q "^$k " "$tmp/table.txt"
 done
 # The binary needs the peers' libraries only when built with them (its own NEEDED entries:
