@@ -135,6 +135,8 @@ static int enc_deflate(struct bench *b) { return enc_trove(b, TROVE_WIRE_DEFLATE
 static int dec_deflate(struct bench *b) { return dec_trove(b, TROVE_WIRE_DEFLATE); }
 static int enc_columnar(struct bench *b) { return enc_trove(b, TROVE_WIRE_COLUMNAR); }
 static int dec_columnar(struct bench *b) { return dec_trove(b, TROVE_WIRE_COLUMNAR); }
+static int enc_model(struct bench *b) { return enc_trove(b, TROVE_WIRE_MODEL); }
+static int dec_model(struct bench *b) { return dec_trove(b, TROVE_WIRE_MODEL); }
 static int enc_columnar_deflate(struct bench *b) { return enc_trove(b, TROVE_WIRE_COLUMNAR_DEFLATE); }
 static int dec_columnar_deflate(struct bench *b) { return dec_trove(b, TROVE_WIRE_COLUMNAR_DEFLATE); }
 
@@ -615,7 +617,7 @@ static int dec_lz4(struct bench *b)
 
 /* ---- the table -------------------------------------------------------------------------- */
 
-enum { F_RAW, F_PACKED, F_DEFLATE, F_COLUMNAR, F_COLUMNAR_DEFLATE, F_COLUMNAR_ZSTD1, F_PROTO, F_ZMSG, F_ZSTREAM, F_ZSTD1, F_ZSTD3,
+enum { F_RAW, F_PACKED, F_DEFLATE, F_COLUMNAR, F_COLUMNAR_DEFLATE, F_COLUMNAR_ZSTD1, F_MODEL, F_PROTO, F_ZMSG, F_ZSTREAM, F_ZSTD1, F_ZSTD3,
        F_ZSTD19, F_ZSTD19_LONG, F_LZ4, F_XZ9, F_XZ9_STREAM, F_XZ9E_STREAM, F_BROTLI, F_COUNT };
 
 static const struct format {
@@ -631,6 +633,7 @@ static const struct format {
     {"columnar_deflate", "format 5 + libdeflate level 1", enc_columnar_deflate, dec_columnar_deflate},
     {"columnar_zstd1", "format 5 + zstd 1: a measured alternative", enc_columnar_zstd1,
      dec_columnar_zstd1},
+    {"model", "format 8: tracks' structure, residual streams via zstd", enc_model, dec_model},
     {"protobuf_varint", "tag + varint per field, no delta", enc_proto, dec_proto},
     {"zlib6_message", "permessage-deflate, raw records", enc_zmsg, dec_zmsg},
     {"zlib6_stream", "ssh -C: one stream, sync flush", enc_zstream, dec_zstream},

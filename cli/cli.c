@@ -263,8 +263,9 @@ void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l
         snprintf(segs, sizeof segs, "%llu", (unsigned long long)l->segments);
     fprintf(o, "%-*s ", width, l->name);
     if (l->events > 0 || l->samples == 0)
-        fprintf(o, "%llu events  %s %ssegments  ", (unsigned long long)l->events, segs,
-                l->columnar ? "columnar " : "");
+        fprintf(o, "%llu events  %s %s%ssegments  ", (unsigned long long)l->events, segs,
+                l->format && strcmp(l->format, "deflate") ? l->format : "",
+                l->format && strcmp(l->format, "deflate") ? " " : "");
     if (l->samples > 0)
         fprintf(o, "%llu samples  ", (unsigned long long)l->samples);
     /* Times in seconds for a reader (--json keeps the nanoseconds). */
@@ -308,8 +309,10 @@ int cli_parse_size(const char *s, uint64_t *out)
 int cli_parse_segment_format(const char *cmd, const char *s, int *out)
 {
     int f = trove_wire_format_parse(s);
-    if (f != TROVE_WIRE_DEFLATE && f != TROVE_WIRE_COLUMNAR && f != TROVE_WIRE_COLUMNAR_DEFLATE) {
-        cli_error(cmd, "--segment-format: '%s' is not deflate, columnar or columnar_deflate", s);
+    if (f != TROVE_WIRE_DEFLATE && f != TROVE_WIRE_COLUMNAR && f != TROVE_WIRE_COLUMNAR_DEFLATE &&
+        f != TROVE_WIRE_MODEL) {
+        cli_error(cmd, "--segment-format: '%s' is not deflate, columnar, columnar_deflate or model",
+                  s);
         return -1;
     }
     *out = f;

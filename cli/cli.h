@@ -320,12 +320,13 @@ struct cli_capture_line {
     int have_segments;     /* 0: segments unknown, shown as "?" */
     int have_used;         /* 0: never used */
     int live;              /* a service's capture that is being written */
-    int columnar;          /* its segments are format 5 (--segment-format) */
+    const char *format;    /* its segments' format (trove_capture_segment_format_name; NULL:
+                              deflate) */
     uint64_t samples;      /* sampled call stacks (a profile) */
     uint64_t damaged;      /* slots naming objects on record as damaged */
 };
 /* Print l as `trove ls` does, its name padded to width: events, segments ("columnar
- * segments" for format 5 ones) and samples if any — a capture of samples alone, its samples
+ * segments", "model segments" for format 5 and 8 ones) and samples if any — a capture of samples alone, its samples
  * only — how long and from when (in seconds), the bytes stored and the last use (UTC),
  * then "live" if it is, and "DAMAGED: N slots" if objects it names are on record as
  * damaged. */
@@ -345,8 +346,9 @@ void cli_print_event(FILE *o, const struct trove_event *e, const struct trove_na
  */
 int cli_parse_size(const char *s, uint64_t *out);
 
-/* Parse a stored segment format for `cmd`: deflate, columnar or columnar_deflate (also
- * columnar+deflate) into *out as a TROVE_WIRE_* value. 0, or the error printed and -1. */
+/* Parse a stored segment format for `cmd`: deflate, columnar, columnar_deflate (also
+ * columnar+deflate) or model into *out as a TROVE_WIRE_* value. 0, or the error printed and
+ * -1. */
 int cli_parse_segment_format(const char *cmd, const char *s, int *out);
 
 /* The message for a failed call: diag's when it has one (diag may be NULL), else

@@ -41,7 +41,8 @@ static void import_usage(FILE *f)
             "  --segment-bytes S  32-byte events per segment, in bytes: a multiple of 32 up to\n"
             "                     8M (K, M suffixes: powers of 1024; default 1M)\n"
             "  --segment-format F the segments' frames: deflate (packed + deflate, the\n"
-            "                     default), columnar or columnar_deflate (format 5, smaller;\n"
+            "                     default), columnar or columnar_deflate (format 5, smaller),\n"
+            "                     or model (format 8, smaller still, slower to write;\n"
             "                     docs/formats/capture.md)\n"
             "  --no-summaries     store no summaries (what views and statistics read,\n"
             "                     docs/formats/summary.md): the capture as older builds wrote\n"
@@ -99,8 +100,8 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
                 (unsigned long long)i->switches);
     if (i->attr_rows) /* attributes: only then, as before they existed */
         fprintf(o, ",\"attr_rows\":%llu", (unsigned long long)i->attr_rows);
-    if (i->flags & TROVE_CAPTURE_FLAG_COLUMNAR) /* only then, as before it existed */
-        fputs(",\"segment_format\":\"columnar\"", o);
+    if (i->flags & (TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_MODEL)) /* only then */
+        fprintf(o, ",\"segment_format\":\"%s\"", trove_capture_segment_format_name(i->flags));
     if (new_objects)
         fprintf(o, ",\"new_objects\":%llu,\"new_bytes\":%llu", (unsigned long long)i->new_objects,
                 (unsigned long long)i->new_bytes);

@@ -165,7 +165,7 @@ int cmd_ls(int argc, char **argv)
             struct cli_capture_line cl = {e[i].name, c->events, c->segments, c->first_ns,
                                           c->end_ns, c->stored_bytes, l.last_used_ns, 1,
                                           l.have_used, 0,
-                                          (c->flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0,
+                                          trove_capture_segment_format_name(c->flags),
                                           c->samples, l.damaged};
             cli_print_capture_line(stdout, (int)width, &cl);
         }

@@ -148,7 +148,7 @@ int cli_remote_ls(const struct cli_remote_args *a)
             l.damaged = member_u64(c, "damaged", &ok);
             l.have_segments = json_is_integer(json_object_get(c, "segments"));
             l.segments = member_u64(c, "segments", &ok);
-            l.columnar = json_is_string(fmt) && strcmp(json_string_value(fmt), "columnar") == 0;
+            l.format = json_is_string(fmt) ? json_string_value(fmt) : NULL;
             l.live = json_is_true(json_object_get(c, "live"));
             l.have_used = json_is_integer(used) && json_integer_value(used) >= 0;
             l.last_used_ns = l.have_used ? (uint64_t)json_integer_value(used) : 0;

@@ -183,6 +183,12 @@ int cmd_serve(int argc, char **argv)
         } else if (!strcmp(a, "--segment-format")) {
             if (cli_parse_segment_format("serve", argv[++i], &so.segment_format))
                 return 2;
+            if (so.segment_format == TROVE_WIRE_MODEL) {
+                cli_error("serve", "--segment-format: model is for imports (`trove import "
+                                   "--segment-format model`): its encoder is not yet fast "
+                                   "enough for a live capture");
+                return 2;
+            }
         } else if (!strcmp(a, "--max-import")) {
             if (cli_parse_size(argv[++i], &so.max_import) || so.max_import == 0)
                 return cli_error("serve", "--max-import: '%s' is not a size", argv[i]) + 1;

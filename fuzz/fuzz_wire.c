@@ -1,7 +1,7 @@
 /*
- * fuzz_wire.c: libFuzzer target for the wire decoder (raw, packed, deflate, names and
- * columnar frames). The input is treated as a wire stream: frames are decoded one after
- * another until one fails. Every frame that decodes is re-encoded in all four event formats
+ * fuzz_wire.c: libFuzzer target for the wire decoder (raw, packed, deflate, names, columnar
+ * and model frames). The input is treated as a wire stream: frames are decoded one after
+ * another until one fails. Every frame that decodes is re-encoded in all five event formats
  * (and columnar through deflate) and decoded again, which must give the same events (a round-trip oracle, not only a crash check); the
  * names gathered re-encode to one frame that decodes to the same table.
  * Each frame is also decoded by the packed decoder's generic path, which must agree with
@@ -18,8 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct trove_event ev[TROVE_WIRE_MAX_EVENTS], back[TROVE_WIRE_MAX_EVENTS];
-    static const int formats[5] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE,
-                                   TROVE_WIRE_COLUMNAR, TROVE_WIRE_COLUMNAR_DEFLATE};
+    static const int formats[6] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE,
+                                   TROVE_WIRE_COLUMNAR, TROVE_WIRE_COLUMNAR_DEFLATE,
+                                   TROVE_WIRE_MODEL};
     struct trove_wire_encoder *enc = NULL;
     struct trove_wire_decoder *dec = NULL;
     struct trove_names *names = NULL, *back_names = NULL;
@@ -50,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         for (size_t i = 0; i < fr.n_events; i++)
             ev[i].pad = 0; /* raw carries pad as is; the encoders require 0 */
-        for (int f = 0; f < 5; f++) {
+        for (int f = 0; f < 6; f++) {
             b.len = 0;
             if (trove_wire_encode(enc, formats[f], ev, fr.n_events, &b) != TROVE_OK)
                 abort();

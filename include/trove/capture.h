@@ -67,16 +67,22 @@ extern "C" {
  * events counted from the segment's first, then one of the trace's own (scope TRACE), in the
  * slots after the profile's (docs/formats/capture.md). */
 #define TROVE_CAPTURE_FLAG_ATTRS 8u
+/* Header flag: the segments may hold format 8 (model) frames besides deflate ones. */
+#define TROVE_CAPTURE_FLAG_MODEL 16u
+
+/* The segments' format a capture's header flags say: "model", "columnar" or "deflate". */
+const char *trove_capture_segment_format_name(uint32_t flags);
 
 struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
                                32 to MAX_SEGMENT_BYTES); 0: the default */
     uint32_t frame_events;  /* events per frame, 1 .. TROVE_WIRE_MAX_EVENTS; 0: 2048 */
     /* The segments' frames: 0 or TROVE_WIRE_DEFLATE (packed + deflate, format 3),
-     * TROVE_WIRE_COLUMNAR or TROVE_WIRE_COLUMNAR_DEFLATE (format 5; a frame that format 5
-     * would make larger than packed's worst case, 16 + 44 bytes an event, is stored as
-     * deflate, so a segment's bound holds). An append keeps the format 5 flag of what it
-     * continues. */
+     * TROVE_WIRE_COLUMNAR or TROVE_WIRE_COLUMNAR_DEFLATE (format 5), TROVE_WIRE_MODEL
+     * (format 8; frame_events 0 then means one frame a segment, of up to 65,536 events). A
+     * frame that format 5 or 8 would make larger than packed's worst case, 16 + 44 bytes an
+     * event, is stored as deflate, so a segment's bound holds. An append keeps the format 5
+     * or 8 flag of what it continues. */
     int segment_format;
     /* 1: write no summary objects (trove/summary.h; a capture as builds before them wrote
      * it, which trove_capture_index can give them later); 0: write them. */

@@ -81,6 +81,7 @@ enum trove_wire_format {
     TROVE_WIRE_COLUMNAR = 5, /* each field a column of bit-packed, dictionary or run blocks */
     TROVE_WIRE_SAMPLES = 6,  /* sampled call stacks (trove/profile.h) */
     TROVE_WIRE_ATTRS = 7,    /* attributes of the events frame that follows (trove/attrs.h) */
+    TROVE_WIRE_MODEL = 8,    /* events coded against their tracks' structure, streams via zstd */
     /* For trove_wire_encode only: a format 5 frame whose payload went through deflate
      * level 1 (its raw_len is the columnar payload's size). It decodes as format 5. */
     TROVE_WIRE_COLUMNAR_DEFLATE = 0x105

@@ -196,6 +196,12 @@ int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_
         opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
     uint32_t fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
 
+    /* format 8 learns as it goes: one frame a segment, unless asked otherwise */
+    if (format == TROVE_WIRE_MODEL && !(opt && opt->frame_events))
+        fe = seg_bytes / TROVE_EVENT_SIZE < TROVE_WIRE_MAX_EVENTS
+                 ? (uint32_t)(seg_bytes / TROVE_EVENT_SIZE)
+                 : TROVE_WIRE_MAX_EVENTS;
+
     if (seg_bytes < TROVE_EVENT_SIZE || seg_bytes % TROVE_EVENT_SIZE != 0 ||
         seg_bytes > TROVE_CAPTURE_MAX_SEGMENT_BYTES)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
@@ -207,9 +213,10 @@ int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_
                           "%" PRIu32 " events per frame is over the wire limit of %u", fe,
                           TROVE_WIRE_MAX_EVENTS);
     if (format != TROVE_WIRE_DEFLATE && format != TROVE_WIRE_COLUMNAR &&
-        format != TROVE_WIRE_COLUMNAR_DEFLATE)
+        format != TROVE_WIRE_COLUMNAR_DEFLATE && format != TROVE_WIRE_MODEL)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "segment format %d is not deflate, columnar or columnar_deflate",
+                          "segment format %d is not deflate, columnar, columnar_deflate or "
+                          "model",
                           format);
     *seg_bytes_out = seg_bytes;
     *frame_events_out = fe;
@@ -219,7 +226,16 @@ int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_
 
 uint32_t trove__capture_format_flags(int format)
 {
-    return format == TROVE_WIRE_DEFLATE ? 0 : TROVE_CAPTURE_FLAG_COLUMNAR;
+    return format == TROVE_WIRE_DEFLATE ? 0
+           : format == TROVE_WIRE_MODEL ? TROVE_CAPTURE_FLAG_MODEL
+                                        : TROVE_CAPTURE_FLAG_COLUMNAR;
+}
+
+const char *trove_capture_segment_format_name(uint32_t flags)
+{
+    return flags & TROVE_CAPTURE_FLAG_MODEL      ? "model"
+           : flags & TROVE_CAPTURE_FLAG_COLUMNAR ? "columnar"
+                                                 : "deflate";
 }
 
 int trove__capture_check_events(const struct trove_event *events, size_t n, uint64_t first,

@@ -314,7 +314,8 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                           "capture header flags are 0x%" PRIx32 "; version %" PRIu32
                           " defines only 0x1 (columnar segments), 0x2 (names parts), 0x4 "
-                          "(summaries) and 0x8 (attributes); a newer trove wrote it?",
+                          "(summaries), 0x8 (attributes) and 0x10 (model segments); a newer "
+                          "trove wrote it?",
                           flags, version);
     reserved = trove__get_le32(buf + 84);
     if (!(flags & TROVE_CAPTURE_FLAG_NAMES_PARTS) && reserved != 0)

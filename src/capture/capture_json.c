@@ -42,7 +42,7 @@ int trove_capture_listing_json(const struct trove_capture_listing *l, struct tro
                  l->name, i->events, i->segments, i->names, i->flows, i->samples, i->switches,
                  i->first_ns, i->end_ns, i->raw_bytes, i->stored_bytes, i->attr_rows,
                  i->attrs_bytes,
-                 i->flags & TROVE_CAPTURE_FLAG_COLUMNAR ? "columnar" : "deflate", l->damaged);
+                 trove_capture_segment_format_name(i->flags), l->damaged);
     if (n < 0 || (size_t)n >= sizeof buf)
         return TROVE_ERR_LIMIT;
     if (l->have_used)

@@ -587,6 +587,8 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     w->fe = h->frame_events;
     if (!(opt && opt->segment_format) && (h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR))
         w->format = TROVE_WIRE_COLUMNAR; /* an append goes on as the capture was written */
+    if (!(opt && opt->segment_format) && (h->info.flags & TROVE_CAPTURE_FLAG_MODEL))
+        w->format = TROVE_WIRE_MODEL;
     w->counters = h->version >= TROVE__CAPTURE_VERSION2;
     w->generation = vi.generation;
 

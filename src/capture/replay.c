@@ -327,8 +327,9 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
 {
     const struct trove_capture_segment *g = &w->h->seg[k];
     const int columnar = (w->h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR) != 0;
+    const int model = (w->h->info.flags & TROVE_CAPTURE_FLAG_MODEL) != 0;
     const int as_is = w->wire == TROVE_WIRE_DEFLATE && w->frame_events == w->h->frame_events &&
-                      !columnar && segment_inside(w, k) && !segment_has_rows(w, k);
+                      !columnar && !model && segment_inside(w, k) && !segment_has_rows(w, k);
     struct trove_diag why = {0};
     uint64_t events = 0, frames = 0, run_events = 0;
     size_t at = 0, nout = 0, run_at = 0; /* as_is: the frames [run_at, at) not yet emitted */
@@ -365,10 +366,11 @@ int trove__capture_walk_segment(struct trove__capture_walk *w, uint64_t k,
         if (rc != TROVE_OK)
             return fail(w, diag, rc, at + why.offset, what, d, "frame at byte %zu: %s", at,
                         why.msg[0] ? why.msg : trove_strerror(rc));
-        if (fr.format != TROVE_WIRE_DEFLATE && !(columnar && fr.format == TROVE_WIRE_COLUMNAR))
+        if (fr.format != TROVE_WIRE_DEFLATE && !(columnar && fr.format == TROVE_WIRE_COLUMNAR) &&
+            !(model && fr.format == TROVE_WIRE_MODEL))
             return fail(w, diag, TROVE_ERR_CORRUPT, at, what, d, "frame at byte %zu is %s, not %s",
                         at, trove_wire_format_name(fr.format),
-                        columnar ? "deflate or columnar" : "deflate");
+                        columnar ? "deflate or columnar" : model ? "deflate or model" : "deflate");
         flen = fr.frame_len;
         cnt = fr.n_events;
         if (flen > len - at)

@@ -327,7 +327,8 @@ int trove__summary_read_segment(struct trove_volume *v, const struct trove_captu
         if ((rc = trove_wire_decode(dec, obj->ptr + at, obj->len - at, ev + n, cap - n, NULL, &fr,
                                     diag)) != TROVE_OK)
             return rc;
-        if (fr.format != TROVE_WIRE_DEFLATE && fr.format != TROVE_WIRE_COLUMNAR)
+        if (fr.format != TROVE_WIRE_DEFLATE && fr.format != TROVE_WIRE_COLUMNAR &&
+            fr.format != TROVE_WIRE_MODEL)
             return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, at,
                               "capture %s: segment %" PRIu64 " holds a frame of format %d",
                               name, k, fr.format);

@@ -29,6 +29,7 @@ struct trove_wire_encoder {
     struct trove_bytes scratch; /* the packed payload before deflate */
     struct trove__columnar_scratch columns;
     struct libdeflate_compressor *deflate;
+    struct trove__model *model; /* format 8's tables (made at the first such frame) */
 };
 
 struct trove_wire_decoder {
@@ -38,6 +39,7 @@ struct trove_wire_decoder {
     uint64_t *threads; /* thread table, up to TROVE_WIRE_MAX_EVENTS entries */
     uint64_t *columns; /* columnar: threads' last starts and events' thread indexes */
     int generic;       /* TROVE_WIRE_GENERIC was set: the portable packed decoder only */
+    struct trove__model *model; /* format 8's tables (made at the first such frame) */
 };
 
 int trove_wire_encoder_new(struct trove_wire_encoder **out)
@@ -58,6 +60,7 @@ void trove_wire_encoder_free(struct trove_wire_encoder *enc)
     trove_bytes_free(&enc->scratch);
     if (enc->deflate)
         libdeflate_free_compressor(enc->deflate);
+    trove__model_free(enc->model);
     free(enc);
 }
 
@@ -165,6 +168,24 @@ int trove_wire_encode(struct trove_wire_encoder *enc, int format, const struct t
         trove__wire_put_header(hdr, TROVE_WIRE_COLUMNAR, TROVE_WIRE_VERSION, (uint32_t)n,
                                (uint32_t)payload, (uint32_t)packed_len);
         break;
+    case TROVE_WIRE_MODEL: {
+        size_t at = out->len;
+        if (!enc->model && (rc = trove__model_new(&enc->model)) != TROVE_OK)
+            return rc;
+        if ((rc = trove_bytes_reserve(out, TROVE_WIRE_HEADER_SIZE)) != TROVE_OK)
+            return rc;
+        out->len += TROVE_WIRE_HEADER_SIZE; /* the payload goes after the header's room */
+        rc = trove__model_encode(enc->model, ev, n, TROVE_WIRE_MODEL_LEVEL, out);
+        payload = out->len - at - TROVE_WIRE_HEADER_SIZE;
+        out->len = at;
+        if (rc == TROVE_OK && payload > TROVE_WIRE_MAX_PAYLOAD)
+            rc = TROVE_ERR_LIMIT;
+        if (rc != TROVE_OK)
+            return rc;
+        trove__wire_put_header(out->ptr + at, format, TROVE_WIRE_VERSION, (uint32_t)n,
+                               (uint32_t)payload, 0);
+        break;
+    }
     default:
         return TROVE_ERR_INVALID;
     }
@@ -191,6 +212,7 @@ void trove_wire_decoder_free(struct trove_wire_decoder *dec)
     free(dec->scratch);
     free(dec->threads);
     free(dec->columns);
+    trove__model_free(dec->model);
     free(dec);
 }
 
@@ -289,6 +311,15 @@ int trove_wire_decode(struct trove_wire_decoder *dec, const uint8_t *buf, size_t
         decode_raw(payload, h.count, events);
         out->n_events = h.count;
         return TROVE_OK;
+    }
+    if (h.format == TROVE_WIRE_MODEL) {
+        if (!dec->model && (rc = trove__model_new(&dec->model)) != TROVE_OK)
+            return rc;
+        rc = trove__model_decode(dec->model, payload, h.payload_len, h.count, events,
+                                 TROVE_WIRE_HEADER_SIZE, diag);
+        if (rc == TROVE_OK)
+            out->n_events = h.count;
+        return rc;
     }
     if (!dec->threads && !(dec->threads = trove__malloc(TROVE_WIRE_MAX_EVENTS * sizeof *dec->threads)))
         return TROVE_ERR_NOMEM;

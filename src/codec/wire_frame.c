@@ -44,6 +44,8 @@ int trove_wire_format_parse(const char *name)
         return TROVE_WIRE_COLUMNAR;
     if (!strcmp(name, "columnar_deflate") || !strcmp(name, "columnar+deflate"))
         return TROVE_WIRE_COLUMNAR_DEFLATE;
+    if (!strcmp(name, "model"))
+        return TROVE_WIRE_MODEL;
     return 0;
 }
 
@@ -58,6 +60,7 @@ const char *trove_wire_format_name(int format)
     case TROVE_WIRE_COLUMNAR_DEFLATE: return "columnar_deflate";
     case TROVE_WIRE_SAMPLES: return "samples";
     case TROVE_WIRE_ATTRS: return "attrs";
+    case TROVE_WIRE_MODEL: return "model";
     default: return "unknown";
     }
 }
@@ -100,7 +103,7 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
                               "wire frame version %u; this build reads version %u (and %u for "
                               "names frames)",
                               h->version, TROVE_WIRE_VERSION, TROVE_WIRE_NAMES_VERSION);
-    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_ATTRS)
+    if (h->format < TROVE_WIRE_RAW || h->format > TROVE_WIRE_MODEL)
         return trove_diag_set(diag, TROVE_ERR_FORMAT, 2, "unknown wire format id %u", h->format);
     if (h->payload_len > TROVE_WIRE_MAX_PAYLOAD)
         return trove_diag_set(diag, TROVE_ERR_LIMIT, 8, "frame payload of %u bytes over the %u limit",
@@ -169,6 +172,13 @@ int trove_wire_parse_header(const uint8_t *buf, size_t len, struct trove_wire_he
             return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
                                   "columnar frame of %u events with a %u-byte payload",
                                   h->count, h->payload_len);
+        break;
+    case TROVE_WIRE_MODEL:
+        /* the version, base, unit and 13 streams' two lengths, each a byte at least */
+        if (h->raw_len != 0 || (h->count > 0 && h->payload_len < 30))
+            return trove_diag_set(diag, TROVE_ERR_CORRUPT, 8,
+                                  "model frame of %u events with a %u-byte payload and raw_len %u",
+                                  h->count, h->payload_len, h->raw_len);
         break;
     case TROVE_WIRE_DEFLATE:
         if (h->raw_len > trove_wire_packed_bound(h->count) || h->raw_len > TROVE_WIRE_MAX_PAYLOAD)

@@ -59,6 +59,21 @@ struct trove__columnar_scratch {
 
 void trove__columnar_free(struct trove__columnar_scratch *s);
 
+/* The model payload of format 8 (wire_model.c): its codec's tables, reused frame to frame. */
+#define TROVE__MODEL_VERSION 1
+#define TROVE_WIRE_MODEL_LEVEL 19 /* zstd's level for each stream */
+struct trove__model;
+int trove__model_new(struct trove__model **out);
+void trove__model_free(struct trove__model *m);
+/* Append the model payload of events[0..n) to out, each stream through zstd at level.
+ * Errors: TROVE_ERR_INVALID (a pad byte), TROVE_ERR_NOMEM; out unchanged on error. */
+int trove__model_encode(struct trove__model *m, const struct trove_event *events, size_t n,
+                        int level, struct trove_bytes *out);
+/* Decode a model payload p[0..len) of exactly `count` events into out; diag offsets from
+ * off. Errors: TROVE_ERR_TRUNCATED, _VERSION, _LIMIT, _CORRUPT, _NOMEM. */
+int trove__model_decode(struct trove__model *m, const uint8_t *p, size_t len, uint32_t count,
+                        struct trove_event *out, size_t off, struct trove_diag *diag);
+
 /* An upper bound on a columnar payload holding n events. */
 size_t trove__columnar_bound(size_t n);
 

@@ -55,6 +55,11 @@ static int check_options(const struct trove_serve_options *opt, struct trove_dia
     if (opt->wire < 0 || opt->wire > TROVE_WIRE_DEFLATE)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "serve: wire %d is not auto, raw, "
                                                       "packed or deflate", opt->wire);
+    if (opt->segment_format == TROVE_WIRE_MODEL)
+        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                          "serve: segment format model is for imports (`trove import "
+                          "--segment-format model`): its encoder is not yet fast enough for a "
+                          "live capture");
     if (opt->segment_format && opt->segment_format != TROVE_WIRE_DEFLATE &&
         opt->segment_format != TROVE_WIRE_COLUMNAR &&
         opt->segment_format != TROVE_WIRE_COLUMNAR_DEFLATE)

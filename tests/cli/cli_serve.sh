@@ -409,7 +409,9 @@ check cmp -s "$tmp/g.txt" <(ev store:col --store "$s")
 check cmp -s "$tmp/g.txt" <(ev store:colimp --store "$s")
 exits 0 "$trove" verify --deep --store "$s"
 exits 2 "$trove" serve --store "$s" --segment-format packed
-check grep -q "not deflate, columnar or columnar_deflate" "$tmp/err"
+check grep -q "not deflate, columnar, columnar_deflate or model" "$tmp/err"
+exits 2 "$trove" serve --store "$s" --segment-format model
+check grep -q "model is for imports" "$tmp/err"
 fi
 
 finish

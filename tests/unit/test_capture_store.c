@@ -574,6 +574,127 @@ static void test_segment_format(void)
     trove_names_free(names);
 }
 
+/*
+ * Segments in format 8 (segment_format TROVE_WIRE_MODEL): one frame a segment by default
+ * (frame_events 0), the model flag in the header, fewer bytes than format 5 with deflate,
+ * every wire and range replaying the same events; the live writer writes them and an append
+ * goes on in them; noise is stored within packed's worst case (as deflate frames where
+ * format 8 would pass it) and replays; a header that lost the flag is refused.
+ */
+static void test_model_segments(void)
+{
+    static const int wires[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE};
+    struct trove_store *s = open_store(TROVE_STORE_CREATE);
+    struct trove_events ev = {0}, wild = {0};
+    struct trove_names *names = NULL;
+    struct trove_capture_info model, col, back;
+    struct trove_capture_options o;
+    struct trove_capture_writer *w = NULL;
+    struct trove_diag diag = {0};
+    struct trove_digest d;
+    struct trove_bytes obj = {0};
+    uint64_t a, b, seed = 5;
+
+    if (!s)
+        return;
+    gen_capture(60000, 13, &ev, &names);
+    a = ev.ev[ev.len / 4].start_ns;
+    b = ev.ev[3 * ev.len / 4].start_ns;
+    write_no_summaries = 1; /* the segments' bytes alone are compared */
+    write_format = TROVE_WIRE_COLUMNAR_DEFLATE;
+    CHECK_EQ_INT(write_capture(s, "m-col", &ev, names, 32 * 8192, 0, &col), TROVE_OK);
+    write_format = TROVE_WIRE_MODEL;
+    CHECK_EQ_INT(write_capture(s, "m-model", &ev, names, 32 * 8192, 0, &model), TROVE_OK);
+    write_format = 0;
+    write_no_summaries = 0;
+    CHECK_EQ_INT(model.flags, TROVE_CAPTURE_FLAG_MODEL);
+    CHECK(model.stored_bytes < col.stored_bytes * 4 / 5);
+    CHECK_EQ_INT(segment_frame_formats(s, "m-model", 2), 1u << TROVE_WIRE_MODEL);
+    {
+        struct trove_capture_header h;
+        CHECK_EQ_INT(read_header(s, "m-model", &h), TROVE_OK);
+        CHECK(h.frame_events == 8192 && h.seg && h.seg[0].frames == 1);
+        trove_capture_header_free(&h);
+    }
+    for (int wi = 0; wi < 3; wi++) {
+        expect_range(s, "m-model", &ev, names, 0, UINT64_MAX, wires[wi], 0, 8192);
+        expect_range(s, "m-model", &ev, names, a, b, wires[wi], 333, 8192);
+    }
+
+    /* the live writer, committed twice; an append without a format goes on in format 8 */
+    memset(&o, 0, sizeof o);
+    o.segment_bytes = 32 * 8192;
+    o.segment_format = TROVE_WIRE_MODEL;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "m-live", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 25000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK(back.flags & TROVE_CAPTURE_FLAG_MODEL);
+    trove_capture_writer_close(w);
+    w = NULL;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "m-live", 1, NULL, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev + 25000, ev.len - 25000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK(back.flags & TROVE_CAPTURE_FLAG_MODEL);
+    CHECK_EQ_INT(back.events, ev.len);
+    trove_capture_writer_close(w);
+    w = NULL;
+    CHECK_EQ_INT(segment_frame_formats(s, "m-live", 0), 1u << TROVE_WIRE_MODEL);
+    for (int wi = 0; wi < 3; wi++)
+        expect_range(s, "m-live", &ev, names, 0, UINT64_MAX, wires[wi], 0, 8192);
+
+    /* noise: within packed's worst case, format 8 frames or deflate ones, replaying */
+    for (size_t i = 0; i < 3000; i++) {
+        struct trove_event e;
+        memset(&e, 0, sizeof e);
+        e.start_ns = test_rand(&seed);
+        e.dur_ns = test_rand(&seed) >> 1;
+        if (e.start_ns > UINT64_MAX - e.dur_ns)
+            e.start_ns = UINT64_MAX - e.dur_ns;
+        e.name_id = (uint32_t)test_rand(&seed);
+        e.tid = (uint32_t)test_rand(&seed);
+        e.depth = (uint8_t)test_rand(&seed);
+        e.kind = (uint8_t)(test_rand(&seed) % 6);
+        e.extra = (uint8_t)test_rand(&seed);
+        CHECK_EQ_INT(trove_events_push(&wild, &e), TROVE_OK);
+    }
+    write_format = TROVE_WIRE_MODEL;
+    write_no_summaries = 1;
+    CHECK_EQ_INT(write_capture(s, "m-wild", &wild, NULL, 32 * 1024, 0, &back), TROVE_OK);
+    write_no_summaries = 0;
+    write_format = 0;
+    {
+        unsigned all = 0;
+        struct trove_names *none = NULL;
+        for (uint64_t k = 0; k < back.segments; k++)
+            all |= segment_frame_formats(s, "m-wild", k);
+        CHECK(all != 0 && (all & ~((1u << TROVE_WIRE_MODEL) | (1u << TROVE_WIRE_DEFLATE))) == 0);
+        CHECK(back.stored_bytes < 16 * back.segments + 44 * wild.len + 4096);
+        CHECK_EQ_INT(trove_names_new(&none), TROVE_OK);
+        expect_range(s, "m-wild", &wild, none, 0, UINT64_MAX, TROVE_WIRE_RAW, 0, 1024);
+        trove_names_free(none);
+    }
+
+    /* the flag gone from the header (rewritten under its name with a right checksum, read
+     * without verification): its model frames are refused */
+    trove_store_close(s);
+    s = open_store(TROVE_STORE_NOVERIFY);
+    slot_digest(s, "m-model", 0, &d);
+    CHECK_EQ_INT(trove_backend_get(trove_store_backend(s), &d, &obj, 1 << 30), TROVE_OK);
+    CHECK_EQ_INT(trove__get_le32(obj.ptr + 12), TROVE_CAPTURE_FLAG_MODEL);
+    trove__put_le32(obj.ptr + 12, 0);
+    trove__put_le64(obj.ptr + obj.len - 8, trove_checksum64(obj.ptr, obj.len - 8));
+    damage(s, &d, obj.ptr, obj.len);
+    expect_replay_error(s, "m-model", TROVE_WIRE_RAW, TROVE_ERR_CORRUPT, "is model, not deflate",
+                        "segment 0", "the model flag gone");
+
+    trove_store_close(s);
+    trove_bytes_free(&obj);
+    trove_events_free(&ev);
+    trove_events_free(&wild);
+    trove_names_free(names);
+}
+
 /* Seeds for the walk of fuzz_capture: a segment and the names of a small capture, behind the
  * target's parameter blocks (see fuzz/fuzz_capture.c). */
 static void seed(const char *file, const uint8_t *params, size_t np, const struct trove_bytes *obj)
@@ -712,6 +833,7 @@ int main(int argc, char **argv)
     snprintf(sdir, sizeof sdir, "%s/store", root);
     RUN(test_replay);
     RUN(test_segment_format);
+    RUN(test_model_segments);
     RUN(test_corpus_seeds);
     test_rm_rf(root);
     return test_done();
