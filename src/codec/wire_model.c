@@ -189,6 +189,21 @@ static int stack_room(struct mtrack *t, uint32_t need)
     return TROVE_OK;
 }
 
+/* Zone e opens on t: the zones at and past its depth close (a depth past the open ones
+ * opens it after them), and its end and name are kept. */
+static int open_zone(struct mtrack *t, const struct trove_event *e)
+{
+    int rc;
+    if (e->depth <= t->depth)
+        t->depth = e->depth;
+    if ((rc = stack_room(t, t->depth + 1)) != TROVE_OK)
+        return rc;
+    t->end[t->depth] = e->start_ns + e->dur_ns;
+    t->name[t->depth] = e->name_id;
+    t->depth++;
+    return TROVE_OK;
+}
+
 /* The name context of an event: its slot (found or claimed). */
 static struct nctx *name_ctx(struct trove__model *m, uint32_t ti, uint32_t depth,
                              uint32_t parent, uint32_t popped, uint8_t kind)
@@ -464,17 +479,8 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
         d->has = 1;
         if ((rc = put_byte(m, S_DURC, how)) != TROVE_OK || (rc = put_num(m, S_DUR, best)) != TROVE_OK)
             return rc;
-        if (e->depth > t->depth) {
-            if ((rc = stack_room(t, t->depth + 1)) != TROVE_OK)
-                return rc;
-        } else {
-            t->depth = e->depth;
-            if ((rc = stack_room(t, t->depth + 1)) != TROVE_OK)
-                return rc;
-        }
-        t->end[t->depth] = e->start_ns + e->dur_ns;
-        t->name[t->depth] = e->name_id;
-        t->depth++;
+        if ((rc = open_zone(t, e)) != TROVE_OK)
+            return rc;
     } else if (e->kind == TROVE_KIND_COUNTER) {
         struct dslot *d = slot(m->cnt, m->cntmask, ((uint64_t)ti << 32) | e->name_id);
         uint64_t last = d->has ? d->last : 0;
@@ -760,13 +766,8 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
         d->last = du;
         d->has = 1;
         e->dur_ns = du * g;
-        if (e->depth <= t->depth)
-            t->depth = e->depth;
-        if ((rc = stack_room(t, t->depth + 1)) != TROVE_OK)
+        if ((rc = open_zone(t, e)) != TROVE_OK)
             return rc;
-        t->end[t->depth] = e->start_ns + e->dur_ns;
-        t->name[t->depth] = e->name_id;
-        t->depth++;
     } else if (e->kind == TROVE_KIND_COUNTER) {
         struct dslot *d = slot(m->cnt, m->cntmask, ((uint64_t)ti << 32) | e->name_id);
         if (get_num(r, S_CNT, &v) != TROVE_OK)

@@ -425,6 +425,26 @@ static unsigned segment_frame_formats(struct trove_store *s, const char *name, u
     return set;
 }
 
+/* n events whose columns are noise (random starts, durations, names, threads, depths,
+ * extras; kinds below `kinds`), ends within 2^64, appended to ev. */
+static void noise(struct trove_events *ev, size_t n, unsigned kinds, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct trove_event e;
+        memset(&e, 0, sizeof e);
+        e.start_ns = test_rand(seed);
+        e.dur_ns = test_rand(seed) >> 1;
+        if (e.start_ns > UINT64_MAX - e.dur_ns)
+            e.start_ns = UINT64_MAX - e.dur_ns;
+        e.name_id = (uint32_t)test_rand(seed);
+        e.tid = (uint32_t)test_rand(seed);
+        e.depth = (uint8_t)test_rand(seed);
+        e.kind = (uint8_t)(test_rand(seed) % kinds);
+        e.extra = (uint8_t)test_rand(seed);
+        CHECK_EQ_INT(trove_events_push(ev, &e), TROVE_OK);
+    }
+}
+
 /*
  * Segments in format 5 (segment_format): the same events stored as columnar and as
  * columnar_deflate take fewer bytes than as deflate, the header carries the columnar flag,
@@ -516,20 +536,7 @@ static void test_segment_format(void)
     /* Events whose columns are noise (random starts, durations, names, threads, kinds,
      * depths, extras): format 5 still stays within packed's worst case (16 + 44 bytes an
      * event a frame: past it a frame would be stored as deflate), and the capture replays. */
-    for (size_t i = 0; i < 3000; i++) {
-        struct trove_event e;
-        memset(&e, 0, sizeof e);
-        e.start_ns = test_rand(&seed);
-        e.dur_ns = test_rand(&seed) >> 1;
-        if (e.start_ns > UINT64_MAX - e.dur_ns)
-            e.start_ns = UINT64_MAX - e.dur_ns;
-        e.name_id = (uint32_t)test_rand(&seed);
-        e.tid = (uint32_t)test_rand(&seed);
-        e.depth = (uint8_t)test_rand(&seed);
-        e.kind = (uint8_t)(test_rand(&seed) % 5);
-        e.extra = (uint32_t)test_rand(&seed);
-        CHECK_EQ_INT(trove_events_push(&wild, &e), TROVE_OK);
-    }
+    noise(&wild, 3000, 5, &seed);
     write_format = TROVE_WIRE_COLUMNAR;
     write_no_summaries = 1; /* the segments' bytes alone are measured */
     CHECK_EQ_INT(write_capture(s, "f-wild", &wild, NULL, 32 * 1024, 100, &back), TROVE_OK);
@@ -644,20 +651,7 @@ static void test_model_segments(void)
         expect_range(s, "m-live", &ev, names, 0, UINT64_MAX, wires[wi], 0, 8192);
 
     /* noise: within packed's worst case, format 8 frames or deflate ones, replaying */
-    for (size_t i = 0; i < 3000; i++) {
-        struct trove_event e;
-        memset(&e, 0, sizeof e);
-        e.start_ns = test_rand(&seed);
-        e.dur_ns = test_rand(&seed) >> 1;
-        if (e.start_ns > UINT64_MAX - e.dur_ns)
-            e.start_ns = UINT64_MAX - e.dur_ns;
-        e.name_id = (uint32_t)test_rand(&seed);
-        e.tid = (uint32_t)test_rand(&seed);
-        e.depth = (uint8_t)test_rand(&seed);
-        e.kind = (uint8_t)(test_rand(&seed) % 6);
-        e.extra = (uint8_t)test_rand(&seed);
-        CHECK_EQ_INT(trove_events_push(&wild, &e), TROVE_OK);
-    }
+    noise(&wild, 3000, 6, &seed);
     write_format = TROVE_WIRE_MODEL;
     write_no_summaries = 1;
     CHECK_EQ_INT(write_capture(s, "m-wild", &wild, NULL, 32 * 1024, 0, &back), TROVE_OK);
