@@ -18,7 +18,8 @@
  * unpacking). Both are parts of one measured interval, so neither can come out negative, as
  * the difference of two separately timed replays could on a noisy machine. The calibration
  * runs, round by round, over the same events stored three times, once in each segment format
- * (deflate, columnar, columnar_deflate), so their sizes and decode times compare in one run;
+ * (deflate, columnar, columnar_deflate, model), so their sizes and decode times compare in one
+ * run;
  * the modes replay the --segment-format one. Each mode runs
  * --rounds times; the table shows medians. Every replay must deliver every event (else the bench fails), and the peak of the
  * prefetcher's held bytes is checked against the budget in every run.
@@ -154,12 +155,12 @@ static int make_events(uint64_t seed, uint64_t total, struct trove_events *ev,
 }
 
 /* The segment formats, side by side: each stored as its own capture of the same events. */
-#define NFORMATS 3
+#define NFORMATS 4
 static const int fmt_wire[NFORMATS] = {TROVE_WIRE_DEFLATE, TROVE_WIRE_COLUMNAR,
-                                       TROVE_WIRE_COLUMNAR_DEFLATE};
-static const char *const fmt_key[NFORMATS] = {"deflate", "columnar", "columnar_deflate"};
+                                       TROVE_WIRE_COLUMNAR_DEFLATE, TROVE_WIRE_MODEL};
+static const char *const fmt_key[NFORMATS] = {"deflate", "columnar", "columnar_deflate", "model"};
 static const char *const fmt_capture[NFORMATS] = {"bench", "bench-columnar",
-                                                  "bench-columnar-deflate"};
+                                                  "bench-columnar-deflate", "bench-model"};
 
 struct fmt_result {
     uint64_t stored_bytes;
@@ -224,12 +225,12 @@ static void usage(FILE *f)
             "its time per segment into send (re-encoding and the socket write, timed inside the\n"
             "sink) and decode (the rest: reading the store, inflating and unpacking); it runs\n"
             "for the same events stored in each segment format (deflate, columnar,\n"
-            "columnar_deflate), side by side, with the bytes each stores.\n"
+            "columnar_deflate, model), side by side, with the bytes each stores.\n"
             "  --segments N     segments in the capture (default 64)\n"
             "  --latency-ms L   latency added to every object read (default 20)\n"
             "  --segment-mib S  MiB of 32-byte events per segment, 1..8 (default 2)\n"
             "  --segment-format F  the stored segments the three modes replay: deflate\n"
-            "                   (default), columnar or columnar_deflate\n"
+            "                   (default), columnar, columnar_deflate or model\n"
             "  --depth D        prefetch depth (default %u; the library's is %u, at which four\n"
             "                   downloads of 20 ms bring a segment every 5 ms, no faster than\n"
             "                   decode and send together, so the downloads would bound both\n"
@@ -341,8 +342,8 @@ int bench_stream(int argc, char **argv)
         } else if (!strcmp(a, "--segment-format")) {
             seg_format = trove_wire_format_parse(argv[++i]);
             if (fmt_index(seg_format) < 0)
-                return cli_error(CMD, "--segment-format: '%s' is not deflate, columnar or "
-                                      "columnar_deflate", argv[i]);
+                return cli_error(CMD, "--segment-format: '%s' is not deflate, columnar, "
+                                      "columnar_deflate or model", argv[i]);
         } else if (!strcmp(a, "--dir")) {
             dir = argv[++i];
             have_dir = 1;

@@ -32,15 +32,16 @@ assert text.endswith("}\n") and text.count("\n") == 1, "not one JSON line"
 assert list(d) == ["segments", "latency_ms", "segment_format", "serial_s", "prefetch_s",
                    "prefetch_sender_s", "peak_held_bytes", "budget_bytes", "formats"], list(d)
 assert d["segments"] == 8 and d["latency_ms"] == 2 and d["segment_format"] == "deflate", d
-# the same events stored in each segment format: format 5 stores fewer bytes than deflate
+# the same events stored in each segment format: format 5 stores fewer bytes than deflate,
+# format 8 fewer still
 f = d["formats"]
-assert list(f) == ["deflate", "columnar", "columnar_deflate"], list(f)
+assert list(f) == ["deflate", "columnar", "columnar_deflate", "model"], list(f)
 for k, v in f.items():
     assert list(v) == ["stored_bytes", "decode_ms", "send_ms"], (k, v)
     assert isinstance(v["stored_bytes"], int) and v["stored_bytes"] > 0, (k, v)
     assert all(math.isfinite(v[t]) and v[t] >= 0 for t in ("decode_ms", "send_ms")), (k, v)
-assert f["columnar_deflate"]["stored_bytes"] < f["columnar"]["stored_bytes"] \
-    < f["deflate"]["stored_bytes"], f
+assert f["model"]["stored_bytes"] < f["columnar_deflate"]["stored_bytes"] \
+    < f["columnar"]["stored_bytes"] < f["deflate"]["stored_bytes"], f
 for k in ("serial_s", "prefetch_s", "prefetch_sender_s"):
     assert isinstance(d[k], float) and math.isfinite(d[k]) and d[k] > 0, (k, d[k])
 assert d["budget_bytes"] == 64 << 20, d
@@ -71,7 +72,7 @@ check grep -Eq "^  decode +[0-9]+\.[0-9]+ ms   " "$tmp/t.txt"
 check grep -Eq "^  send +[0-9]+\.[0-9]+ ms   re-encoding as packed " "$tmp/t.txt"
 # The bench's own depth (8) unless asked, not the library's 4 (docs/BENCHMARKS.md says why).
 check grep -q "latency per read, depth 8, budget 67108864 bytes" "$tmp/t.txt"
-for f in deflate columnar columnar_deflate; do
+for f in deflate columnar columnar_deflate model; do
     check grep -Eq "^\| $f \| [0-9]+\.[0-9]+ \| " "$tmp/t.txt"
 done
 fi
