@@ -78,15 +78,25 @@ struct dslot {
     uint8_t used, has;
 };
 
+/* Open-addressing tables that grow as they fill (at most half full), emptied frame to frame
+ * without touching more than they hold: a frame's contexts are few beside its events. */
+#define TABLE_MIN 256u
+struct ctab {
+    struct nctx *s;
+    uint32_t mask, n;
+};
+struct dtab {
+    struct dslot *s;
+    uint32_t mask, n;
+};
+
 struct trove__model {
     struct mtrack *tracks;
     uint32_t ntracks, captracks;
     uint32_t mtf[MTF_TRACKS];
     uint32_t nmtf;
-    struct nctx *ctx;
-    uint32_t ctxmask;
-    struct dslot *dur, *cnt, *trk;
-    uint32_t durmask, cntmask, trkmask;
+    struct ctab ctx;
+    struct dtab dur, cnt, trk;
     struct trove_bytes s[S_COUNT_]; /* the encoder's streams, the decoder's inflated ones */
     uint64_t bitacc;
     unsigned bitn;
@@ -103,32 +113,31 @@ static uint64_t mix(uint64_t x)
     return x ^ (x >> 33);
 }
 
-static int table_size(uint32_t *mask, size_t need, size_t elem, void **tab)
+/* Empty *tab (*mask + 1 slots of elem bytes): a large one goes back to TABLE_MIN slots. */
+static int table_empty(void **tab, uint32_t *mask, size_t elem)
 {
-    size_t cap = 64;
-    while (cap < need * 2)
-        cap *= 2;
-    if (*tab && (size_t)*mask + 1 >= cap) {
+    if (*tab && *mask + 1 <= 4 * TABLE_MIN) {
         memset(*tab, 0, ((size_t)*mask + 1) * elem);
         return TROVE_OK;
     }
     free(*tab);
-    if (!(*tab = trove__calloc(cap, elem)))
+    if (!(*tab = trove__calloc(TABLE_MIN, elem)))
         return TROVE_ERR_NOMEM;
-    *mask = (uint32_t)(cap - 1);
+    *mask = TABLE_MIN - 1;
     return TROVE_OK;
 }
 
-/* Ready m for a frame of n events: no tracks, empty tables. */
-static int model_reset(struct trove__model *m, size_t n)
+/* Ready m for a frame: no tracks, empty tables. */
+static int model_reset(struct trove__model *m)
 {
     int rc;
     m->ntracks = 0;
     m->nmtf = 0;
-    if ((rc = table_size(&m->ctxmask, n, sizeof *m->ctx, (void **)&m->ctx)) != TROVE_OK ||
-        (rc = table_size(&m->durmask, n, sizeof *m->dur, (void **)&m->dur)) != TROVE_OK ||
-        (rc = table_size(&m->cntmask, n, sizeof *m->cnt, (void **)&m->cnt)) != TROVE_OK ||
-        (rc = table_size(&m->trkmask, n, sizeof *m->trk, (void **)&m->trk)) != TROVE_OK)
+    m->ctx.n = m->dur.n = m->cnt.n = m->trk.n = 0;
+    if ((rc = table_empty((void **)&m->ctx.s, &m->ctx.mask, sizeof *m->ctx.s)) != TROVE_OK ||
+        (rc = table_empty((void **)&m->dur.s, &m->dur.mask, sizeof *m->dur.s)) != TROVE_OK ||
+        (rc = table_empty((void **)&m->cnt.s, &m->cnt.mask, sizeof *m->cnt.s)) != TROVE_OK ||
+        (rc = table_empty((void **)&m->trk.s, &m->trk.mask, sizeof *m->trk.s)) != TROVE_OK)
         return rc;
     return TROVE_OK;
 }
@@ -204,24 +213,42 @@ static int open_zone(struct mtrack *t, const struct trove_event *e)
     return TROVE_OK;
 }
 
-/* The name context of an event: its slot (found or claimed). */
+/* The slot of key in t (found, or the empty one where it goes). */
+static struct nctx *ctab_find(struct ctab *t, uint64_t key)
+{
+    uint32_t i = (uint32_t)key & t->mask;
+    while (t->s[i].key != key && t->s[i].key != 0)
+        i = (i + 1) & t->mask;
+    return &t->s[i];
+}
+
+/* The name context of an event: its slot (found or claimed), or NULL out of memory. */
 static struct nctx *name_ctx(struct trove__model *m, uint32_t ti, uint32_t depth,
                              uint32_t parent, uint32_t popped, uint8_t kind)
 {
     uint64_t key = mix(((uint64_t)ti << 40) ^ ((uint64_t)depth << 32) ^ ((uint64_t)kind << 29) ^
                        mix(((uint64_t)parent << 32) | popped)) | 1;
-    uint32_t i = (uint32_t)key & m->ctxmask;
-    for (;;) {
-        struct nctx *c = &m->ctx[i];
-        if (c->key == key)
-            return c;
-        if (c->key == 0) {
-            c->key = key;
-            c->n = 0;
-            return c;
-        }
-        i = (i + 1) & m->ctxmask;
+    struct ctab *t = &m->ctx;
+    struct nctx *c;
+
+    if ((t->n + 1) * 2 > t->mask + 1) { /* grow: twice the slots, every context moved */
+        struct ctab g = {trove__calloc((size_t)(t->mask + 1) * 2, sizeof *t->s), t->mask * 2 + 1,
+                         t->n};
+        if (!g.s)
+            return NULL;
+        for (uint32_t i = 0; i <= t->mask; i++)
+            if (t->s[i].key)
+                *ctab_find(&g, t->s[i].key) = t->s[i];
+        free(t->s);
+        *t = g;
     }
+    c = ctab_find(t, key);
+    if (c->key == 0) {
+        c->key = key;
+        c->n = 0;
+        t->n++;
+    }
+    return c;
 }
 
 /* Name `name` to the front of c's list: it was at rank r, or (r >= c->n) not in it. */
@@ -233,23 +260,39 @@ static void name_front(struct nctx *c, unsigned r, uint32_t name)
     c->names[0] = name;
 }
 
-/* The slot of key in table tab (mask + 1 slots, never full: twice the events), found or
- * claimed (has 0: nothing remembered yet). */
-static struct dslot *slot(struct dslot *tab, uint32_t mask, uint64_t key)
+static struct dslot *dtab_find(struct dtab *t, uint64_t key)
 {
-    uint32_t i = (uint32_t)mix(key) & mask;
-    for (;;) {
-        struct dslot *d = &tab[i];
-        if (!d->used) {
-            d->used = 1;
-            d->key = key;
-            d->has = 0;
-            return d;
-        }
-        if (d->key == key)
-            return d;
-        i = (i + 1) & mask;
+    uint32_t i = (uint32_t)mix(key) & t->mask;
+    while (t->s[i].used && t->s[i].key != key)
+        i = (i + 1) & t->mask;
+    return &t->s[i];
+}
+
+/* The slot of key in t, found or claimed (has 0: nothing remembered yet); NULL out of
+ * memory. */
+static struct dslot *slot(struct dtab *t, uint64_t key)
+{
+    struct dslot *d;
+
+    if ((t->n + 1) * 2 > t->mask + 1) {
+        struct dtab g = {trove__calloc((size_t)(t->mask + 1) * 2, sizeof *t->s), t->mask * 2 + 1,
+                         t->n};
+        if (!g.s)
+            return NULL;
+        for (uint32_t i = 0; i <= t->mask; i++)
+            if (t->s[i].used)
+                *dtab_find(&g, t->s[i].key) = t->s[i];
+        free(t->s);
+        *t = g;
     }
+    d = dtab_find(t, key);
+    if (!d->used) {
+        d->used = 1;
+        d->key = key;
+        d->has = 0;
+        t->n++;
+    }
+    return d;
 }
 
 static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
@@ -272,10 +315,10 @@ void trove__model_free(struct trove__model *m)
         free(m->tracks[i].name);
     }
     free(m->tracks);
-    free(m->ctx);
-    free(m->dur);
-    free(m->cnt);
-    free(m->trk);
+    free(m->ctx.s);
+    free(m->dur.s);
+    free(m->cnt.s);
+    free(m->trk.s);
     for (int i = 0; i < S_COUNT_; i++)
         trove_bytes_free(&m->s[i]);
     ZSTD_freeCCtx(m->zc);
@@ -397,8 +440,10 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
     uint64_t anchor, gap;
     int rc;
 
-    struct dslot *known = slot(m->trk, m->trkmask, ((uint64_t)e->pid << 32) | e->tid);
+    struct dslot *known = slot(&m->trk, ((uint64_t)e->pid << 32) | e->tid);
 
+    if (!known)
+        return TROVE_ERR_NOMEM;
     if (known->has)
         ti = (uint32_t)known->last;
     for (r = 0; ti != NONE && r < m->nmtf && m->mtf[r] != ti; r++)
@@ -443,7 +488,8 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
         (rc = put_small(m, S_DEPTH, zz((int64_t)e->depth - (int64_t)t->depth))) != TROVE_OK)
         return rc;
     parent = e->depth > 0 && e->depth <= t->depth ? t->name[e->depth - 1] : NONE;
-    c = name_ctx(m, ti, e->depth, parent, popped, e->kind);
+    if (!(c = name_ctx(m, ti, e->depth, parent, popped, e->kind)))
+        return TROVE_ERR_NOMEM;
     for (r = 0; r < c->n && c->names[r] != e->name_id; r++)
         ;
     if (r < c->n) {
@@ -461,9 +507,11 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
         return rc;
     t->prev_start = e->start_ns;
     if (is_zone(e->kind)) {
-        struct dslot *d = slot(m->dur, m->durmask, e->name_id);
+        struct dslot *d = slot(&m->dur, e->name_id);
         uint64_t du = e->dur_ns / g, best = du, v;
         uint8_t how = 2;
+        if (!d)
+            return TROVE_ERR_NOMEM;
         if (d->has && (v = zz((int64_t)(du - d->last))) < best) {
             best = v;
             how = 0;
@@ -482,8 +530,11 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
         if ((rc = open_zone(t, e)) != TROVE_OK)
             return rc;
     } else if (e->kind == TROVE_KIND_COUNTER) {
-        struct dslot *d = slot(m->cnt, m->cntmask, ((uint64_t)ti << 32) | e->name_id);
-        uint64_t last = d->has ? d->last : 0;
+        struct dslot *d = slot(&m->cnt, ((uint64_t)ti << 32) | e->name_id);
+        uint64_t last;
+        if (!d)
+            return TROVE_ERR_NOMEM;
+        last = d->has ? d->last : 0;
         d->last = e->dur_ns;
         d->has = 1;
         if ((rc = put_num(m, S_CNT, zz((int64_t)(e->dur_ns - last)))) != TROVE_OK)
@@ -515,7 +566,7 @@ int trove__model_encode(struct trove__model *m, const struct trove_event *ev, si
     uint64_t base = n ? ev[0].start_ns : 0, g = time_unit(ev, n);
     int rc;
 
-    if ((rc = model_reset(m, n)) != TROVE_OK)
+    if ((rc = model_reset(m)) != TROVE_OK)
         return rc;
     for (int i = 0; i < S_COUNT_; i++)
         m->s[i].len = 0;
@@ -628,6 +679,12 @@ static int get_bits(struct rd *r, unsigned n, uint64_t *v)
     unsigned got = 0;
     if (n > (uint64_t)r->len[S_BITS] * 8 - r->bit)
         return TROVE_ERR_CORRUPT;
+    if (n <= 56 && (r->bit >> 3) + 8 <= r->len[S_BITS]) { /* one load holds them */
+        *v = (trove__get_le64(r->p[S_BITS] + (r->bit >> 3)) >> (r->bit & 7)) &
+             ((1ull << n) - 1);
+        r->bit += n;
+        return TROVE_OK;
+    }
     while (got < n) {
         unsigned off = (unsigned)(r->bit & 7), take = 8 - off;
         uint64_t byte = r->p[S_BITS][r->bit >> 3] >> off;
@@ -722,7 +779,8 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
         e->depth = (uint8_t)d;
     }
     parent = e->depth > 0 && e->depth <= t->depth ? t->name[e->depth - 1] : NONE;
-    c = name_ctx(m, ti, e->depth, parent, popped, e->kind);
+    if (!(c = name_ctx(m, ti, e->depth, parent, popped, e->kind)))
+        return TROVE_ERR_NOMEM;
     if (get_byte(r, S_NAME, &b) != TROVE_OK)
         return TROVE_ERR_CORRUPT;
     if (b == NAME_ESC) {
@@ -744,8 +802,10 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
     e->start_ns = anchor + (uint64_t)unzz(v) * g;
     t->prev_start = e->start_ns;
     if (is_zone(e->kind)) {
-        struct dslot *d = slot(m->dur, m->durmask, e->name_id);
+        struct dslot *d = slot(&m->dur, e->name_id);
         uint64_t du;
+        if (!d)
+            return TROVE_ERR_NOMEM;
         if (get_byte(r, S_DURC, &b) != TROVE_OK || b > 2 || get_num(r, S_DUR, &v) != TROVE_OK)
             return TROVE_ERR_CORRUPT;
         if (b == 0) {
@@ -769,7 +829,9 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
         if ((rc = open_zone(t, e)) != TROVE_OK)
             return rc;
     } else if (e->kind == TROVE_KIND_COUNTER) {
-        struct dslot *d = slot(m->cnt, m->cntmask, ((uint64_t)ti << 32) | e->name_id);
+        struct dslot *d = slot(&m->cnt, ((uint64_t)ti << 32) | e->name_id);
+        if (!d)
+            return TROVE_ERR_NOMEM;
         if (get_num(r, S_CNT, &v) != TROVE_OK)
             return TROVE_ERR_CORRUPT;
         e->dur_ns = (d->has ? d->last : 0) + (uint64_t)unzz(v);
@@ -849,7 +911,7 @@ int trove__model_decode(struct trove__model *m, const uint8_t *p, size_t len, ui
         r.len[i] = (size_t)raw[i];
         at += (size_t)stored[i];
     }
-    if ((rc = model_reset(m, count)) != TROVE_OK)
+    if ((rc = model_reset(m)) != TROVE_OK)
         return rc;
     for (uint32_t i = 0; i < count; i++)
         if ((rc = decode_event(m, &r, base, g, &out[i])) != TROVE_OK)
