@@ -105,14 +105,17 @@ static int op_wire_decode(void *p)
 static void test_wire(void)
 {
     static const int formats[] = {TROVE_WIRE_RAW, TROVE_WIRE_PACKED, TROVE_WIRE_DEFLATE,
-                                  TROVE_WIRE_COLUMNAR, TROVE_WIRE_COLUMNAR_DEFLATE, -1};
+                                  TROVE_WIRE_COLUMNAR, TROVE_WIRE_COLUMNAR_DEFLATE,
+                                  TROVE_WIRE_MODEL, -1};
     static const char *const label[] = {"wire encode raw", "wire encode packed",
                                         "wire encode deflate", "wire encode columnar",
-                                        "wire encode columnar_deflate", "wire encode names"};
+                                        "wire encode columnar_deflate", "wire encode model",
+                                        "wire encode names"};
     static const char *const dlabel[] = {"wire decode raw", "wire decode packed",
                                          "wire decode deflate", "wire decode columnar",
-                                         "wire decode columnar_deflate", "wire decode names"};
-    for (size_t i = 0; i < 6; i++) {
+                                         "wire decode columnar_deflate", "wire decode model",
+                                         "wire decode names"};
+    for (size_t i = 0; i < 7; i++) {
         struct wire_ctx c = {.format = formats[i]};
         CHECK_EQ_INT(op_wire_encode(&c), TROVE_OK);
         CHECK(trove_bytes_append(&c.want, c.out.ptr, c.out.len) == TROVE_OK);
