@@ -434,13 +434,12 @@ static int is_zone(uint8_t kind)
 static int encode_event(struct trove__model *m, const struct trove_event *e, uint64_t base,
                         uint64_t g)
 {
+    struct dslot *known = slot(&m->trk, ((uint64_t)e->pid << 32) | e->tid);
     struct mtrack *t = NULL;
     struct nctx *c;
     uint32_t ti = NONE, r, k = 0, popped = NONE, parent;
     uint64_t anchor, gap;
     int rc;
-
-    struct dslot *known = slot(&m->trk, ((uint64_t)e->pid << 32) | e->tid);
 
     if (!known)
         return TROVE_ERR_NOMEM;
