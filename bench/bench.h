@@ -81,5 +81,7 @@ void bench_source_init(struct bench_source *s);
 int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **argv, int *i);
 int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct trove_events *ev,
                       struct trove_names *names, char *desc, size_t desc_len);
+/* Keep only ev's common content (--common), in order. */
+void bench_common(struct trove_events *ev);
 
 #endif

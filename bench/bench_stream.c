@@ -215,6 +215,7 @@ static void usage(FILE *f)
             "usage: trove bench stream [--segments N] [--latency-ms L] [--segment-mib S]\n"
             "                          [--depth D] [--budget SIZE] [--rounds R] [--seed N]\n"
             "                          [--send raw|packed|deflate] [--segment-format F]\n"
+            "                          [--input IN [--input-format F]] [--common]\n"
             "                          [--dir DIR | --store STORE] [--json]\n"
             "\n"
             "Replay a stored capture of N segments of S MiB of events each from a store that\n"
@@ -238,6 +239,12 @@ static void usage(FILE *f)
             "  --budget SIZE    prefetch budget in bytes, K/M/G suffixes (default 64M)\n"
             "  --rounds R       runs of each mode (default 5)\n"
             "  --seed N         trove gen seed (default 1)\n"
+            "  --input IN       the events of IN (any input `trove cat` reads) instead of gen\n"
+            "                   data; --segments is then what they fill\n"
+            "  --input-format F auto (default), chrome-json, wire, bundle, parquet, dir,\n"
+            "                   capture\n"
+            "  --common         only the content every trace tool keeps alike (as `trove bench\n"
+            "                   wire --common`)\n"
             "  --send W         the wire each batch is re-encoded in and written to the socket\n"
             "                   as: raw, packed (default: then decode and send cost about the\n"
             "                   same) or deflate (send costs about three times decode)\n"
@@ -300,8 +307,10 @@ int bench_stream(int argc, char **argv)
     pthread_t drain_thread;
     double t[NMODES][64], med[NMODES], cal_dec = 0, cal_send = 0;
     struct trove_fault_options fo = {0};
+    struct bench_source src;
     int rc, written = 0;
 
+    bench_source_init(&src);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         uint64_t *dst = NULL;
@@ -311,6 +320,11 @@ int bench_stream(int argc, char **argv)
         }
         if (!strcmp(a, "--json")) {
             json = 1;
+            continue;
+        }
+        if (!strcmp(a, "--input") || !strcmp(a, "--input-format") || !strcmp(a, "--common")) {
+            if (bench_source_arg(CMD, &src, argc, argv, &i) < 0)
+                return 2;
             continue;
         }
         if (i + 1 >= argc)
@@ -373,10 +387,24 @@ int bench_stream(int argc, char **argv)
 
     /* The capture. */
     co.segment_bytes = seg_mib << 20;
-    if ((rc = trove_names_new(&names)) != TROVE_OK ||
-        (rc = make_events(seed, segments * (co.segment_bytes / TROVE_EVENT_SIZE), &ev, names))) {
+    if ((rc = trove_names_new(&names)) != TROVE_OK) {
+        cli_error(CMD, "out of memory");
+        goto out;
+    }
+    if (src.input) {
+        char desc[4200];
+        if (bench_source_load(CMD, &src, json, &ev, names, desc, sizeof desc) != 0)
+            goto out;
+        segments = (ev.len + co.segment_bytes / TROVE_EVENT_SIZE - 1) /
+                   (co.segment_bytes / TROVE_EVENT_SIZE);
+    } else if ((rc = make_events(seed, segments * (co.segment_bytes / TROVE_EVENT_SIZE), &ev,
+                                 names))) {
         cli_error(CMD, "generating events: %s", trove_strerror(rc));
         goto out;
+    } else if (src.common) {
+        bench_common(&ev);
+        segments = (ev.len + co.segment_bytes / TROVE_EVENT_SIZE - 1) /
+                   (co.segment_bytes / TROVE_EVENT_SIZE);
     }
     if ((rc = trove_store_open(store_url ? store_url : base, TROVE_STORE_CREATE | TROVE_STORE_NOSYNC,
                                &s, &diag))) {

@@ -90,6 +90,19 @@ int bench_source_arg(const char *cmd, struct bench_source *s, int argc, char **a
     return 1;
 }
 
+void bench_common(struct trove_events *ev)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < ev->len; i++) {
+        const struct trove_event *e = &ev->ev[i];
+        if ((e->kind == TROVE_KIND_ZONE &&
+             (e->extra == TROVE_ASYNC_NONE || e->extra == TROVE_ASYNC_NESTABLE)) ||
+            e->kind == TROVE_KIND_INSTANT || e->kind == TROVE_KIND_COUNTER)
+            ev->ev[k++] = *e;
+    }
+    ev->len = k;
+}
+
 int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct trove_events *ev,
                       struct trove_names *names, char *desc, size_t desc_len)
 {
@@ -116,17 +129,11 @@ int bench_source_load(const char *cmd, struct bench_source *s, int quiet, struct
                  s->go.zipf_s, (unsigned long long)s->go.tick_ns);
     }
     if (s->common) {
-        size_t k = 0, n = ev->len, used = strlen(desc);
-        for (size_t i = 0; i < n; i++) {
-            const struct trove_event *e = &ev->ev[i];
-            if ((e->kind == TROVE_KIND_ZONE &&
-                 (e->extra == TROVE_ASYNC_NONE || e->extra == TROVE_ASYNC_NESTABLE)) ||
-                e->kind == TROVE_KIND_INSTANT || e->kind == TROVE_KIND_COUNTER)
-                ev->ev[k++] = *e;
-        }
-        ev->len = k;
+        size_t n = ev->len, used = strlen(desc);
+        bench_common(ev);
         if (used < desc_len)
-            snprintf(desc + used, desc_len - used, ", common content: %zu of %zu events", k, n);
+            snprintf(desc + used, desc_len - used, ", common content: %zu of %zu events", ev->len,
+                     n);
     }
     if (ev->len == 0)
         return cli_error(cmd, "%s: no events to measure", s->input ? s->input : "gen");

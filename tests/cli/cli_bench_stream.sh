@@ -85,6 +85,23 @@ check [ $? -eq 0 ]
 json "$tmp/c.json" 'j["segment_format"] == "columnar_deflate"'
 fi
 
+# --input: a file's events, the segments they fill; --common keeps fewer of them
+if section input; then
+"$TROVE" gen -o "$tmp/g.wire" --events 70000 -q || bad "gen"
+"$TROVE" bench stream --input "$tmp/g.wire" --segment-mib 1 --latency-ms 0 --rounds 1 --json \
+    --dir "$tmp" >"$tmp/i.json"
+check [ $? -eq 0 ]
+json "$tmp/i.json" 'j["segments"] == 3 and list(j["formats"]) == ["deflate", "columnar", "columnar_deflate", "model"]'
+"$TROVE" bench stream --input "$tmp/g.wire" --common --segment-mib 1 --latency-ms 0 --rounds 1 \
+    --dir "$tmp" >"$tmp/ic.txt"
+check [ $? -eq 0 ]
+check grep -Eq "^trove bench stream: [0-9]+ segments? of 1 MiB of events \(([0-9]+) events" "$tmp/ic.txt"
+check python3 -c '
+import re, sys
+n = int(re.search(r"\((\d+) events", open(sys.argv[1]).read()).group(1))
+sys.exit(0 if 1000 < n < 70000 else 1)' "$tmp/ic.txt"
+fi
+
 # --help, and one-line errors.
 if section help_and_errors; then
 "$TROVE" bench stream --help >"$tmp/help.txt"
