@@ -26,6 +26,7 @@
 #include "wire_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/varint.h"
 
 #include <stdlib.h>
 #include <zstd.h>
@@ -295,8 +296,8 @@ static struct dslot *slot(struct dtab *t, uint64_t key)
     return d;
 }
 
-static uint64_t zz(int64_t v) { return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63); }
-static int64_t unzz(uint64_t v) { return (int64_t)(v >> 1) ^ -(int64_t)(v & 1); }
+#define zz trove_zigzag64
+#define unzz trove_unzigzag64
 static unsigned bitlen(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
 
 int trove__model_new(struct trove__model **out)
@@ -333,16 +334,15 @@ static int put_byte(struct trove__model *m, int s, uint8_t b)
     return trove_bytes_append(&m->s[s], &b, 1);
 }
 
+static int put_var_to(struct trove_bytes *b, uint64_t v)
+{
+    uint8_t t[10];
+    return trove_bytes_append(b, t, (size_t)(trove_put_varint(t, v) - t));
+}
+
 static int put_var(struct trove__model *m, uint64_t v)
 {
-    uint8_t b[10];
-    size_t k = 0;
-    while (v >= 0x80) {
-        b[k++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    b[k++] = (uint8_t)v;
-    return trove_bytes_append(&m->s[S_VARS], b, k);
+    return put_var_to(&m->s[S_VARS], v);
 }
 
 /* A byte of stream s, or (v >= BYTE_ESC) the escape and v - BYTE_ESC as a varint. */
@@ -544,19 +544,6 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
     return TROVE_OK;
 }
 
-static void put_var_to(struct trove_bytes *b, uint64_t v, int *rc)
-{
-    uint8_t t[10];
-    size_t k = 0;
-    while (v >= 0x80) {
-        t[k++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    t[k++] = (uint8_t)v;
-    if (*rc == TROVE_OK)
-        *rc = trove_bytes_append(b, t, k);
-}
-
 int trove__model_encode(struct trove__model *m, const struct trove_event *ev, size_t n,
                         int level, struct trove_bytes *out)
 {
@@ -607,13 +594,12 @@ int trove__model_encode(struct trove__model *m, const struct trove_event *ev, si
         zlen[i] = r;
         z.len += r;
     }
-    rc = trove_bytes_append(out, (const uint8_t[]){TROVE__MODEL_VERSION}, 1);
-    put_var_to(out, base, &rc);
-    put_var_to(out, g, &rc);
-    for (int i = 0; i < S_COUNT_; i++) {
-        put_var_to(out, m->s[i].len, &rc);
-        put_var_to(out, zlen[i], &rc);
-    }
+    if ((rc = trove_bytes_append(out, (const uint8_t[]){TROVE__MODEL_VERSION}, 1)) == TROVE_OK &&
+        (rc = put_var_to(out, base)) == TROVE_OK)
+        rc = put_var_to(out, g);
+    for (int i = 0; i < S_COUNT_ && rc == TROVE_OK; i++)
+        if ((rc = put_var_to(out, m->s[i].len)) == TROVE_OK)
+            rc = put_var_to(out, zlen[i]);
     if (rc == TROVE_OK)
         rc = trove_bytes_append(out, z.ptr, z.len);
 out:
@@ -639,22 +625,19 @@ static int get_byte(struct rd *r, int s, uint8_t *v)
     return TROVE_OK;
 }
 
+static int get_var_at(const uint8_t *p, size_t len, size_t *at, uint64_t *v)
+{
+    int why;
+    const uint8_t *q = trove_get_varint(p + *at, p + len, 64, v, &why);
+    if (!q)
+        return TROVE_ERR_CORRUPT;
+    *at = (size_t)(q - p);
+    return TROVE_OK;
+}
+
 static int get_var(struct rd *r, uint64_t *v)
 {
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64; shift += 7) {
-        uint8_t b;
-        if (get_byte(r, S_VARS, &b) != TROVE_OK)
-            return TROVE_ERR_CORRUPT;
-        if (shift == 63 && b > 1)
-            return TROVE_ERR_CORRUPT;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return TROVE_OK;
-        }
-    }
-    return TROVE_ERR_CORRUPT;
+    return get_var_at(r->p[S_VARS], r->len[S_VARS], &r->at[S_VARS], v);
 }
 
 static int get_small(struct rd *r, int s, uint64_t *v)
@@ -840,22 +823,6 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
         return TROVE_ERR_CORRUPT;
     }
     return TROVE_OK;
-}
-
-static int get_var_at(const uint8_t *p, size_t len, size_t *at, uint64_t *v)
-{
-    uint64_t x = 0;
-    for (unsigned shift = 0; shift < 64 && *at < len; shift += 7) {
-        uint8_t b = p[(*at)++];
-        if (shift == 63 && b > 1)
-            return TROVE_ERR_CORRUPT;
-        x |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *v = x;
-            return TROVE_OK;
-        }
-    }
-    return TROVE_ERR_CORRUPT;
 }
 
 int trove__model_decode(struct trove__model *m, const uint8_t *p, size_t len, uint32_t count,
