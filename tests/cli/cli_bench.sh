@@ -40,7 +40,8 @@ if d.get("events") != events:
     errors.append("events %r, want %d" % (d.get("events"), events))
 if d.get("batches") != batches:
     errors.append("batches %r, want %d" % (d.get("batches"), batches))
-want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "columnar_zstd1", "protobuf_varint",
+want = ["raw", "packed", "packed_deflate", "columnar", "columnar_deflate", "columnar_zstd1", "model",
+        "protobuf_varint",
         "zlib6_message",
         "zlib6_stream", "zstd1", "zstd3", "zstd19", "zstd19_long_stream"] + \
        (["lz4", "xz9", "xz9_stream", "xz9e_stream", "brotli11"] if peers else [])
@@ -259,7 +260,7 @@ else
 fi
 check grep -Eq "$head1" "$tmp/table.txt"
 check grep -Eq "$head2 +enc/dec +what it is$" "$tmp/table.txt"
-for k in raw packed packed_deflate columnar columnar_deflate columnar_zstd1 protobuf_varint zlib6_message \
+for k in raw packed packed_deflate columnar columnar_deflate columnar_zstd1 model protobuf_varint zlib6_message \
          zlib6_stream zstd1 zstd3 \
          zstd19 zstd19_long_stream $rows; do
     check grep -q "^$k " "$tmp/table.txt"

@@ -277,7 +277,7 @@ static void test_framer_refuses(void)
         uint8_t byte_at, value;
         int err;
     } cases[] = {
-        {0, 'X', TROVE_ERR_MAGIC},   {3, 9, TROVE_ERR_VERSION}, {2, 8, TROVE_ERR_FORMAT},
+        {0, 'X', TROVE_ERR_MAGIC},   {3, 9, TROVE_ERR_VERSION}, {2, 9, TROVE_ERR_FORMAT},
         {15, 0x7f, TROVE_ERR_CORRUPT}, /* raw_len set on a raw frame */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
