@@ -75,11 +75,13 @@ const char *trove_capture_segment_format_name(uint32_t flags);
 
 struct trove_capture_options {
     uint64_t segment_bytes; /* 32-byte events per segment, in bytes (a multiple of 32 from
-                               32 to MAX_SEGMENT_BYTES); 0: the default */
+                               32 to MAX_SEGMENT_BYTES); 0: the default (2 MiB, 65,536
+                               events, for TROVE_WIRE_MODEL segments; 1 MiB otherwise) */
     uint32_t frame_events;  /* events per frame, 1 .. TROVE_WIRE_MAX_EVENTS; 0: 2048 */
     /* The segments' frames: 0 or TROVE_WIRE_DEFLATE (packed + deflate, format 3),
      * TROVE_WIRE_COLUMNAR or TROVE_WIRE_COLUMNAR_DEFLATE (format 5), TROVE_WIRE_MODEL
-     * (format 8; frame_events 0 then means one frame a segment, of up to 65,536 events). A
+     * (format 8; frame_events 0 then means one frame a segment, of up to 65,536 events, and
+     * segment_bytes 0 segments of 65,536 events). A
      * frame that format 5 or 8 would make larger than packed's worst case, 16 + 44 bytes an
      * event, is stored as deflate, so a segment's bound holds. An append keeps the format 5
      * or 8 flag of what it continues. */

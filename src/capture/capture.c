@@ -192,11 +192,13 @@ int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_
                          uint32_t *frame_events_out, int *format_out, struct trove_diag *diag)
 {
     int format = opt && opt->segment_format ? opt->segment_format : TROVE_WIRE_DEFLATE;
-    uint64_t seg_bytes =
-        opt && opt->segment_bytes ? opt->segment_bytes : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
+    /* format 8 learns as it goes: by default segments of 65,536 events, one frame each */
+    uint64_t seg_bytes = opt && opt->segment_bytes ? opt->segment_bytes
+                         : format == TROVE_WIRE_MODEL
+                             ? (uint64_t)TROVE_WIRE_MAX_EVENTS * TROVE_EVENT_SIZE
+                             : TROVE_CAPTURE_SEGMENT_BYTES_DEFAULT;
     uint32_t fe = opt && opt->frame_events ? opt->frame_events : TROVE_CAPTURE_FRAME_EVENTS_DEFAULT;
 
-    /* format 8 learns as it goes: one frame a segment, unless asked otherwise */
     if (format == TROVE_WIRE_MODEL && !(opt && opt->frame_events))
         fe = seg_bytes / TROVE_EVENT_SIZE < TROVE_WIRE_MAX_EVENTS
                  ? (uint32_t)(seg_bytes / TROVE_EVENT_SIZE)

@@ -60,7 +60,7 @@ struct trove__columnar_scratch {
 void trove__columnar_free(struct trove__columnar_scratch *s);
 
 /* The model payload of format 8 (wire_model.c): its codec's tables, reused frame to frame. */
-#define TROVE__MODEL_VERSION 1
+#define TROVE__MODEL_VERSION 2 /* written; 1 is read too */
 #define TROVE_WIRE_MODEL_LEVEL 19 /* zstd's level for each stream */
 struct trove__model;
 int trove__model_new(struct trove__model **out);

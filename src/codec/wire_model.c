@@ -52,8 +52,21 @@ enum {
     S_CNT,    /* bytes: bit length of a counter's residual */
     S_VARS,   /* varints: escapes, new tracks' pid and tid, name ids */
     S_BITS,   /* the bits under the top one of every bit length, LSB first */
+    /* version 2 */
+    S_DUR1,   /* bytes: a zone's residual against what remains of its parent */
+    S_DUR2,   /* bytes: a zone's duration itself */
+    S_DURX,   /* bytes: another event's duration (not a counter) */
+    S_GAP0P,  /* bytes: a gap after no pop, less the name's last (when that predicts well) */
+    S_GAP1P,  /* bytes: ... after a pop */
     S_COUNT_
 };
+#define V1_STREAMS 13 /* S_TRACK .. S_BITS */
+
+/* The streams a payload of a version holds. */
+static int streams_of(unsigned version)
+{
+    return version == 1 ? V1_STREAMS : S_COUNT_;
+}
 
 /* ---- the model both sides keep ----------------------------------------------------------- */
 
@@ -75,8 +88,9 @@ struct nctx {
 
 struct dslot {
     uint64_t key;  /* a zone's name; a counter's track << 32 | name; a track's pid << 32 | tid */
-    uint64_t last; /* the last duration, value or track index */
+    uint64_t last; /* the last duration, value, gap or track index */
     uint8_t used, has;
+    int8_t score;  /* gaps (v2): > 0 when the last gap has predicted better than none */
 };
 
 /* Open-addressing tables that grow as they fill (at most half full), emptied frame to frame
@@ -97,7 +111,8 @@ struct trove__model {
     uint32_t mtf[MTF_TRACKS];
     uint32_t nmtf;
     struct ctab ctx;
-    struct dtab dur, cnt, trk;
+    struct dtab dur, cnt, trk, gap;
+    unsigned version;               /* of the frame being coded */
     struct trove_bytes s[S_COUNT_]; /* the encoder's streams, the decoder's inflated ones */
     uint64_t bitacc;
     unsigned bitn;
@@ -134,11 +149,12 @@ static int model_reset(struct trove__model *m)
     int rc;
     m->ntracks = 0;
     m->nmtf = 0;
-    m->ctx.n = m->dur.n = m->cnt.n = m->trk.n = 0;
+    m->ctx.n = m->dur.n = m->cnt.n = m->trk.n = m->gap.n = 0;
     if ((rc = table_empty((void **)&m->ctx.s, &m->ctx.mask, sizeof *m->ctx.s)) != TROVE_OK ||
         (rc = table_empty((void **)&m->dur.s, &m->dur.mask, sizeof *m->dur.s)) != TROVE_OK ||
         (rc = table_empty((void **)&m->cnt.s, &m->cnt.mask, sizeof *m->cnt.s)) != TROVE_OK ||
-        (rc = table_empty((void **)&m->trk.s, &m->trk.mask, sizeof *m->trk.s)) != TROVE_OK)
+        (rc = table_empty((void **)&m->trk.s, &m->trk.mask, sizeof *m->trk.s)) != TROVE_OK ||
+        (rc = table_empty((void **)&m->gap.s, &m->gap.mask, sizeof *m->gap.s)) != TROVE_OK)
         return rc;
     return TROVE_OK;
 }
@@ -291,6 +307,7 @@ static struct dslot *slot(struct dtab *t, uint64_t key)
         d->used = 1;
         d->key = key;
         d->has = 0;
+        d->score = 0;
         t->n++;
     }
     return d;
@@ -320,6 +337,7 @@ void trove__model_free(struct trove__model *m)
     free(m->dur.s);
     free(m->cnt.s);
     free(m->trk.s);
+    free(m->gap.s);
     for (int i = 0; i < S_COUNT_; i++)
         trove_bytes_free(&m->s[i]);
     ZSTD_freeCCtx(m->zc);
@@ -378,14 +396,60 @@ static int put_bits(struct trove__model *m, uint64_t v, unsigned n)
     return TROVE_OK;
 }
 
-/* v as its bit length (a byte of stream s) and the bits under the top one. */
+/* v as its bit length (a byte of stream s) and the bits under the top one; in version 2 a
+ * length of 3 or more is sent as 2 × length + the bit under the top one, the rest raw. */
 static int put_num(struct trove__model *m, int s, uint64_t v)
 {
     unsigned b = bitlen(v);
     int rc;
+    if (m->version >= 2 && b >= 3) {
+        if ((rc = put_byte(m, s, (uint8_t)(2 * b + ((v >> (b - 2)) & 1)))) != TROVE_OK)
+            return rc;
+        return put_bits(m, v, b - 2);
+    }
     if ((rc = put_byte(m, s, (uint8_t)b)) != TROVE_OK)
         return rc;
     return b > 1 ? put_bits(m, v, b - 1) : TROVE_OK;
+}
+
+/* Version 2's gap predictor for (name, popped or not): the last gap, used while it has
+ * predicted better than nothing (score > 0); both sides update it after each gap. */
+static struct dslot *gap_slot(struct trove__model *m, uint32_t name, int popped)
+{
+    return slot(&m->gap, (uint64_t)name << 1 | (popped != 0));
+}
+
+static void gap_seen(struct dslot *d, uint64_t gap)
+{
+    if (d->has) {
+        unsigned with = bitlen(zz((int64_t)(gap - d->last))), without = bitlen(zz((int64_t)gap));
+        if (with < without && d->score < 8)
+            d->score++;
+        else if (with > without && d->score > -8)
+            d->score--;
+    }
+    d->has = 1;
+    d->last = gap;
+}
+
+/* The stream of a gap and its prediction (0: none). */
+static int gap_stream(const struct trove__model *m, const struct dslot *d, uint32_t k,
+                      uint64_t *pred)
+{
+    *pred = m->version >= 2 && d->has && d->score > 0 ? d->last : 0;
+    if (*pred)
+        return k ? S_GAP1P : S_GAP0P;
+    return k ? S_GAP1 : S_GAP0;
+}
+
+/* The stream of a duration: a zone's by its predictor, another event's. */
+static int dur_stream(const struct trove__model *m, int zone, unsigned how)
+{
+    if (m->version < 2)
+        return S_DUR;
+    if (!zone)
+        return S_DURX;
+    return how == 0 ? S_DUR : how == 1 ? S_DUR1 : S_DUR2;
 }
 
 /* The frame's time unit: see the file's comment. */
@@ -502,8 +566,17 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
     gap = (uint64_t)((int64_t)(e->start_ns - anchor) / (int64_t)g);
     if (g == 1)
         gap = e->start_ns - anchor;
-    if ((rc = put_num(m, k ? S_GAP1 : S_GAP0, zz((int64_t)gap))) != TROVE_OK)
-        return rc;
+    {
+        struct dslot *gs = gap_slot(m, e->name_id, k > 0);
+        uint64_t pred;
+        int stream;
+        if (!gs)
+            return TROVE_ERR_NOMEM;
+        stream = gap_stream(m, gs, k, &pred);
+        if ((rc = put_num(m, stream, zz((int64_t)(gap - pred)))) != TROVE_OK)
+            return rc;
+        gap_seen(gs, gap);
+    }
     t->prev_start = e->start_ns;
     if (is_zone(e->kind)) {
         struct dslot *d = slot(&m->dur, e->name_id);
@@ -524,7 +597,8 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
         }
         d->last = du;
         d->has = 1;
-        if ((rc = put_byte(m, S_DURC, how)) != TROVE_OK || (rc = put_num(m, S_DUR, best)) != TROVE_OK)
+        if ((rc = put_byte(m, S_DURC, how)) != TROVE_OK ||
+            (rc = put_num(m, dur_stream(m, 1, how), best)) != TROVE_OK)
             return rc;
         if ((rc = open_zone(t, e)) != TROVE_OK)
             return rc;
@@ -538,7 +612,7 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
         d->has = 1;
         if ((rc = put_num(m, S_CNT, zz((int64_t)(e->dur_ns - last)))) != TROVE_OK)
             return rc;
-    } else if ((rc = put_num(m, S_DUR, e->dur_ns)) != TROVE_OK) {
+    } else if ((rc = put_num(m, dur_stream(m, 0, 0), e->dur_ns)) != TROVE_OK) {
         return rc;
     }
     return TROVE_OK;
@@ -554,6 +628,7 @@ int trove__model_encode(struct trove__model *m, const struct trove_event *ev, si
 
     if ((rc = model_reset(m)) != TROVE_OK)
         return rc;
+    m->version = TROVE__MODEL_VERSION;
     for (int i = 0; i < S_COUNT_; i++)
         m->s[i].len = 0;
     m->bitacc = 0;
@@ -612,6 +687,7 @@ out:
 /* ---- decoding ---------------------------------------------------------------------------- */
 
 struct rd {
+    unsigned version;
     const uint8_t *p[S_COUNT_];
     size_t len[S_COUNT_], at[S_COUNT_];
     uint64_t bit; /* S_BITS: bits read */
@@ -684,7 +760,16 @@ static int get_num(struct rd *r, int s, uint64_t *v)
 {
     uint8_t b;
     uint64_t low = 0;
-    if (get_byte(r, s, &b) != TROVE_OK || b > 64)
+    if (get_byte(r, s, &b) != TROVE_OK)
+        return TROVE_ERR_CORRUPT;
+    if (r->version >= 2 && b >= 6) { /* 2 × length + the bit under the top one */
+        unsigned len = b / 2u;
+        if (len > 64 || get_bits(r, len - 2, &low) != TROVE_OK)
+            return TROVE_ERR_CORRUPT;
+        *v = (1ull << (len - 1)) | ((uint64_t)(b & 1) << (len - 2)) | low;
+        return TROVE_OK;
+    }
+    if (b > (r->version >= 2 ? 2 : 64))
         return TROVE_ERR_CORRUPT;
     if (b <= 1) {
         *v = b;
@@ -779,16 +864,25 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
         e->name_id = c->names[b];
     }
     name_front(c, b, e->name_id);
-    if (get_num(r, k ? S_GAP1 : S_GAP0, &v) != TROVE_OK)
-        return TROVE_ERR_CORRUPT;
-    e->start_ns = anchor + (uint64_t)unzz(v) * g;
+    {
+        struct dslot *gs = gap_slot(m, e->name_id, k > 0);
+        uint64_t pred, gap;
+        if (!gs)
+            return TROVE_ERR_NOMEM;
+        if (get_num(r, gap_stream(m, gs, (uint32_t)k, &pred), &v) != TROVE_OK)
+            return TROVE_ERR_CORRUPT;
+        gap = pred + (uint64_t)unzz(v);
+        gap_seen(gs, gap);
+        e->start_ns = anchor + gap * g;
+    }
     t->prev_start = e->start_ns;
     if (is_zone(e->kind)) {
         struct dslot *d = slot(&m->dur, e->name_id);
         uint64_t du;
         if (!d)
             return TROVE_ERR_NOMEM;
-        if (get_byte(r, S_DURC, &b) != TROVE_OK || b > 2 || get_num(r, S_DUR, &v) != TROVE_OK)
+        if (get_byte(r, S_DURC, &b) != TROVE_OK || b > 2 ||
+            get_num(r, dur_stream(m, 1, b), &v) != TROVE_OK)
             return TROVE_ERR_CORRUPT;
         if (b == 0) {
             if (!d->has)
@@ -819,7 +913,7 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
         e->dur_ns = (d->has ? d->last : 0) + (uint64_t)unzz(v);
         d->last = e->dur_ns;
         d->has = 1;
-    } else if (get_num(r, S_DUR, &e->dur_ns) != TROVE_OK) {
+    } else if (get_num(r, dur_stream(m, 0, 0), &e->dur_ns) != TROVE_OK) {
         return TROVE_ERR_CORRUPT;
     }
     return TROVE_OK;
@@ -831,17 +925,19 @@ int trove__model_decode(struct trove__model *m, const uint8_t *p, size_t len, ui
     struct rd r;
     uint64_t base, g, raw[S_COUNT_], stored[S_COUNT_], total = 0;
     size_t at = 1;
-    int rc;
+    int rc, ns;
 
     memset(&r, 0, sizeof r);
-    if (len < 1 || p[0] != TROVE__MODEL_VERSION)
+    if (len < 1 || p[0] < 1 || p[0] > TROVE__MODEL_VERSION)
         return TROVE_FAIL(diag, len < 1 ? TROVE_ERR_TRUNCATED : TROVE_ERR_VERSION, off,
-                          "model payload version %u; this build reads %u", len ? p[0] : 0,
+                          "model payload version %u; this build reads 1 to %u", len ? p[0] : 0,
                           TROVE__MODEL_VERSION);
+    r.version = m->version = p[0];
+    ns = streams_of(r.version);
     if (get_var_at(p, len, &at, &base) != TROVE_OK || get_var_at(p, len, &at, &g) != TROVE_OK ||
         g == 0)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + at, "model payload: a bad base or unit");
-    for (int i = 0; i < S_COUNT_; i++) {
+    for (int i = 0; i < ns; i++) {
         if (get_var_at(p, len, &at, &raw[i]) != TROVE_OK ||
             get_var_at(p, len, &at, &stored[i]) != TROVE_OK)
             return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + at, "model payload: stream %d's lengths",
@@ -857,7 +953,7 @@ int trove__model_decode(struct trove__model *m, const uint8_t *p, size_t len, ui
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off + at,
                           "model payload: streams of %llu bytes in %zu", (unsigned long long)total,
                           len - at);
-    for (int i = 0; i < S_COUNT_; i++) {
+    for (int i = 0; i < ns; i++) {
         if (stored[i] == raw[i]) {
             r.p[i] = p + at;
         } else {
@@ -884,7 +980,7 @@ int trove__model_decode(struct trove__model *m, const uint8_t *p, size_t len, ui
             return rc == TROVE_ERR_CORRUPT
                        ? TROVE_FAIL(diag, rc, off, "model payload: event %u does not decode", i)
                        : rc;
-    for (int i = 0; i < S_COUNT_; i++)
+    for (int i = 0; i < ns; i++)
         if (i != S_BITS && r.at[i] != r.len[i])
             return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, off,
                               "model payload: stream %d has %zu bytes past its events", i,

@@ -598,20 +598,20 @@ static void test_model(void)
         }
     CHECK(n > 8 * (b.len - TROVE_WIRE_HEADER_SIZE) / 2); /* most damage is seen */
     memcpy(copy, b.ptr, b.len);
-    copy[TROVE_WIRE_HEADER_SIZE] = 2;
-    expect_err(copy, b.len, TROVE_ERR_VERSION, "model payload version 2");
+    copy[TROVE_WIRE_HEADER_SIZE] = TROVE__MODEL_VERSION + 1;
+    expect_err(copy, b.len, TROVE_ERR_VERSION, "model payload version 3");
     test_corpus_write("TROVE_WIRE_CORPUS", "model-version", NULL, 0, copy, b.len);
     memcpy(copy, b.ptr, b.len);
     copy[12] = 1; /* raw_len */
     expect_err(copy, b.len, TROVE_ERR_CORRUPT, "model frame with raw_len");
     test_corpus_write("TROVE_WIRE_CORPUS", "model-golden", NULL, 0, b.ptr, b.len);
     free(copy);
-    /* the first stream (tracks) said to hold 2^20 bytes for 5 events; then one said to be
-     * zstd (stored shorter than raw) that is not */
+    /* (version 1's 13 streams) the first stream (tracks) said to hold 2^20 bytes for 5
+     * events; then one said to be zstd (stored shorter than raw) that is not */
     {
         uint8_t f[64];
         size_t k = TROVE_WIRE_HEADER_SIZE;
-        f[k++] = TROVE__MODEL_VERSION;
+        f[k++] = 1;
         f[k++] = 0;       /* base */
         f[k++] = 1;       /* unit */
         f[k++] = 0x80, f[k++] = 0x80, f[k++] = 0x40; /* raw 2^20 */
@@ -635,6 +635,21 @@ static void test_model(void)
         trove__wire_put_header(f, TROVE_WIRE_MODEL, TROVE_WIRE_VERSION, 5,
                                (uint32_t)(k - TROVE_WIRE_HEADER_SIZE), 0);
         expect_err(f, k, TROVE_ERR_CORRUPT, "model streams longer than the payload");
+    }
+    /* version 1, what the first build of format 8 wrote, still decodes */
+    {
+        char path[1024];
+        size_t len = 0;
+        uint8_t *v1;
+        struct trove_wire_frame fr;
+        snprintf(path, sizeof path, "%s/tests/vectors/wire_model_v1.bin", TROVE_SOURCE_DIR);
+        CHECK((v1 = test_read_file(path, &len)) != NULL);
+        if (v1) {
+            CHECK(len > TROVE_WIRE_HEADER_SIZE && v1[TROVE_WIRE_HEADER_SIZE] == 1);
+            CHECK_EQ_INT(trove_wire_decode(dec, v1, len, out_ev, 16, NULL, &fr, NULL), TROVE_OK);
+            CHECK(fr.n_events == 5 && memcmp(out_ev, golden, sizeof golden) == 0);
+            free(v1);
+        }
     }
     CHECK_EQ_INT(trove_wire_format_parse("model"), TROVE_WIRE_MODEL);
     CHECK(strcmp(trove_wire_format_name(TROVE_WIRE_MODEL), "model") == 0);
