@@ -80,8 +80,7 @@ struct mtrack {
     uint32_t *name;
 };
 
-struct nctx {
-    uint64_t key;        /* 0: free */
+struct nlist {
     uint32_t names[NAME_WAYS];
     uint32_t n;          /* names[0..n) remembered */
 };
@@ -96,10 +95,6 @@ struct dslot {
 /* Open-addressing tables that grow as they fill (at most half full), emptied frame to frame
  * without touching more than they hold: a frame's contexts are few beside its events. */
 #define TABLE_MIN 256u
-struct ctab {
-    struct nctx *s;
-    uint32_t mask, n;
-};
 struct dtab {
     struct dslot *s;
     uint32_t mask, n;
@@ -110,7 +105,9 @@ struct trove__model {
     uint32_t ntracks, captracks;
     uint32_t mtf[MTF_TRACKS];
     uint32_t nmtf;
-    struct ctab ctx;
+    struct dtab ctx;               /* a name context's key -> its list in lists */
+    struct nlist *lists;
+    uint32_t nlists, caplists;
     struct dtab dur, cnt, trk, gap;
     unsigned version;               /* of the frame being coded */
     struct trove_bytes s[S_COUNT_]; /* the encoder's streams, the decoder's inflated ones */
@@ -150,6 +147,7 @@ static int model_reset(struct trove__model *m)
     m->ntracks = 0;
     m->nmtf = 0;
     m->ctx.n = m->dur.n = m->cnt.n = m->trk.n = m->gap.n = 0;
+    m->nlists = 0;
     if ((rc = table_empty((void **)&m->ctx.s, &m->ctx.mask, sizeof *m->ctx.s)) != TROVE_OK ||
         (rc = table_empty((void **)&m->dur.s, &m->dur.mask, sizeof *m->dur.s)) != TROVE_OK ||
         (rc = table_empty((void **)&m->cnt.s, &m->cnt.mask, sizeof *m->cnt.s)) != TROVE_OK ||
@@ -230,46 +228,8 @@ static int open_zone(struct mtrack *t, const struct trove_event *e)
     return TROVE_OK;
 }
 
-/* The slot of key in t (found, or the empty one where it goes). */
-static struct nctx *ctab_find(struct ctab *t, uint64_t key)
-{
-    uint32_t i = (uint32_t)key & t->mask;
-    while (t->s[i].key != key && t->s[i].key != 0)
-        i = (i + 1) & t->mask;
-    return &t->s[i];
-}
-
-/* The name context of an event: its slot (found or claimed), or NULL out of memory. */
-static struct nctx *name_ctx(struct trove__model *m, uint32_t ti, uint32_t depth,
-                             uint32_t parent, uint32_t popped, uint8_t kind)
-{
-    uint64_t key = mix(((uint64_t)ti << 40) ^ ((uint64_t)depth << 32) ^ ((uint64_t)kind << 29) ^
-                       mix(((uint64_t)parent << 32) | popped)) | 1;
-    struct ctab *t = &m->ctx;
-    struct nctx *c;
-
-    if ((t->n + 1) * 2 > t->mask + 1) { /* grow: twice the slots, every context moved */
-        struct ctab g = {trove__calloc((size_t)(t->mask + 1) * 2, sizeof *t->s), t->mask * 2 + 1,
-                         t->n};
-        if (!g.s)
-            return NULL;
-        for (uint32_t i = 0; i <= t->mask; i++)
-            if (t->s[i].key)
-                *ctab_find(&g, t->s[i].key) = t->s[i];
-        free(t->s);
-        *t = g;
-    }
-    c = ctab_find(t, key);
-    if (c->key == 0) {
-        c->key = key;
-        c->n = 0;
-        t->n++;
-    }
-    return c;
-}
-
 /* Name `name` to the front of c's list: it was at rank r, or (r >= c->n) not in it. */
-static void name_front(struct nctx *c, unsigned r, uint32_t name)
+static void name_front(struct nlist *c, unsigned r, uint32_t name)
 {
     if (r >= c->n)
         r = c->n < NAME_WAYS ? c->n++ : NAME_WAYS - 1; /* new: the last one falls off */
@@ -313,6 +273,32 @@ static struct dslot *slot(struct dtab *t, uint64_t key)
     return d;
 }
 
+/* The name context of an event: its list (found or made), or NULL out of memory. */
+static struct nlist *name_ctx(struct trove__model *m, uint32_t ti, uint32_t depth,
+                              uint32_t parent, uint32_t popped, uint8_t kind)
+{
+    uint64_t key = ((uint64_t)ti << 40) ^ ((uint64_t)depth << 32) ^ ((uint64_t)kind << 29) ^
+                   mix(((uint64_t)parent << 32) | popped);
+    struct dslot *d = slot(&m->ctx, key);
+
+    if (!d)
+        return NULL;
+    if (!d->has) {
+        if (m->nlists == m->caplists) {
+            uint32_t c = m->caplists ? m->caplists * 2 : 256;
+            void *p = trove__realloc(m->lists, (size_t)c * sizeof *m->lists);
+            if (!p)
+                return NULL;
+            m->lists = p;
+            m->caplists = c;
+        }
+        m->lists[m->nlists].n = 0;
+        d->last = m->nlists++;
+        d->has = 1;
+    }
+    return &m->lists[d->last];
+}
+
 #define zz trove_zigzag64
 #define unzz trove_unzigzag64
 static unsigned bitlen(uint64_t v) { return v ? 64u - (unsigned)__builtin_clzll(v) : 0u; }
@@ -334,6 +320,7 @@ void trove__model_free(struct trove__model *m)
     }
     free(m->tracks);
     free(m->ctx.s);
+    free(m->lists);
     free(m->dur.s);
     free(m->cnt.s);
     free(m->trk.s);
@@ -500,7 +487,7 @@ static int encode_event(struct trove__model *m, const struct trove_event *e, uin
 {
     struct dslot *known = slot(&m->trk, ((uint64_t)e->pid << 32) | e->tid);
     struct mtrack *t = NULL;
-    struct nctx *c;
+    struct nlist *c;
     uint32_t ti = NONE, r, k = 0, popped = NONE, parent;
     uint64_t anchor, gap;
     int rc;
@@ -785,7 +772,7 @@ static int decode_event(struct trove__model *m, struct rd *r, uint64_t base, uin
                         struct trove_event *e)
 {
     struct mtrack *t;
-    struct nctx *c;
+    struct nlist *c;
     uint32_t ti, parent, popped = NONE;
     uint64_t v, k, anchor;
     uint8_t b;
