@@ -49,8 +49,8 @@ async function live(url, capture, outDir) {
   check(!(await p.evaluate(() => window.troveStats.error)), 'the live capture comes');
   await p.fill('#search', 'assets/zone_0/');
   await p.press('#search', 'Enter');
-  await p.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 · in attribute values'), null, { timeout: 30000 });
-  await p.waitForSelector('#selection-attrs', { timeout: 30000 });
+  await p.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 · in attribute values'), null, { timeout: 120000 });
+  await p.waitForSelector('#selection-attrs', { timeout: 120000 });
   const path = await p.$eval('#selection-attrs td[data-key="attr:path"]', (td) => td.textContent);
   check(/^assets\/zone_0\/\d+\.bin$/.test(path), `the held event's path: ${path}`);
   check((await p.textContent('#sel-name')) === 'zone_0', 'a zone_0 is selected');
@@ -72,7 +72,7 @@ page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
 
 /** The selected event's attributes as the details list them: key -> [scope, text]. */
 async function attrs() {
-  await page.waitForSelector('#selection-attrs', { timeout: 30000 });
+  await page.waitForSelector('#selection-attrs', { timeout: 120000 });
   return page.$$eval('#selection-attrs td.attr-value', (tds) =>
     Object.fromEntries(tds.map((td) => [td.dataset.key.slice(5), [td.dataset.scope, td.textContent]])));
 }
@@ -81,7 +81,7 @@ async function attrs() {
 async function searchFirst(q) {
   await page.fill('#search', q);
   await page.press('#search', 'Enter');
-  await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 / '), null, { timeout: 30000 });
+  await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 / '), null, { timeout: 120000 });
 }
 
 /** @param {string} a @param {string} b equal as text, or as numbers */
@@ -122,7 +122,7 @@ await page.screenshot({ path: `${outDir}/attrs-frames.png` });
   if (at) {
     await page.mouse.click(at[0], at[1]);
     await page.waitForFunction(([s, d]) => { const [a, b] = window.troveView.range(); return a <= s && b >= s + d && b - a < d * 1.5; },
-      [st.s[slowest], st.d[slowest]], { timeout: 10000 });
+      [st.s[slowest], st.d[slowest]], { timeout: 60000 });
     const [a, b] = await page.evaluate(() => window.troveView.range());
     check(a <= st.s[slowest] && b >= st.s[slowest] + st.d[slowest], `the click shows the frame: [${a}, ${b}] holds ${st.s[slowest]} + ${st.d[slowest]}`);
   }
@@ -158,7 +158,7 @@ await searchFirst('message');
     check(pt !== null, 'the message has a place on its thread');
     if (pt) {
       await page.mouse.move(pt[0], pt[1]);
-      await page.waitForFunction(() => (document.querySelector('#tooltip .tip-message')?.textContent || '').includes('checkpoint'), null, { timeout: 10000 })
+      await page.waitForFunction(() => (document.querySelector('#tooltip .tip-message')?.textContent || '').includes('checkpoint'), null, { timeout: 60000 })
         .catch(() => {});
       const tip = await page.textContent('#tooltip');
       check(tip.includes('message') && tip.includes('“checkpoint”'), `the tooltip says the message: ${tip}`);
@@ -169,12 +169,12 @@ await searchFirst('message');
 // ---- a search that no name holds finds the events whose attribute values hold it ----
 await page.fill('#search', 'over budget');
 await page.press('#search', 'Enter');
-await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 · in attribute values'), null, { timeout: 30000 });
+await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('1 · in attribute values'), null, { timeout: 120000 });
 {
   const got = await attrs();
   check(got.log_message && /^frame \d+ over budget: /.test(got.log_message[1]), `the value's event is selected: ${JSON.stringify(got.log_message)}`);
   await page.press('#search', 'Enter');
-  await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('2 · '), null, { timeout: 30000 });
+  await page.waitForFunction(() => (document.getElementById('search-count').textContent || '').startsWith('2 · '), null, { timeout: 120000 });
   await page.screenshot({ path: `${outDir}/attrs-search-value.png` });
 }
 check(errors.length === 0, `errors in the page: ${errors.join('; ')}`);
