@@ -264,8 +264,7 @@ void cli_print_capture_line(FILE *o, int width, const struct cli_capture_line *l
     fprintf(o, "%-*s ", width, l->name);
     if (l->events > 0 || l->samples == 0)
         fprintf(o, "%llu events  %s %s%ssegments  ", (unsigned long long)l->events, segs,
-                l->format && strcmp(l->format, "deflate") ? l->format : "",
-                l->format && strcmp(l->format, "deflate") ? " " : "");
+                l->format ? l->format : "", l->format ? " " : "");
     if (l->samples > 0)
         fprintf(o, "%llu samples  ", (unsigned long long)l->samples);
     /* Times in seconds for a reader (--json keeps the nanoseconds). */

@@ -69,8 +69,16 @@ extern "C" {
 #define TROVE_CAPTURE_FLAG_ATTRS 8u
 /* Header flag: the segments may hold format 8 (model) frames besides deflate ones. */
 #define TROVE_CAPTURE_FLAG_MODEL 16u
+/* Header flag, with FLAG_COLUMNAR: the format 5 frames are deflated (TROVE_WIRE_COLUMNAR_
+ * DEFLATE). A capture written before this flag says only FLAG_COLUMNAR for either. */
+#define TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE 32u
+/* Header flag, with FLAG_COLUMNAR or FLAG_MODEL: some segments are packed + deflate frames
+ * too (an append in another format than the capture was written in). */
+#define TROVE_CAPTURE_FLAG_DEFLATE 64u
 
-/* The segments' format a capture's header flags say: "model", "columnar" or "deflate". */
+/* The segments' format a capture's header flags say: "deflate", "columnar",
+ * "columnar_deflate" or "model", or those present joined by '+' for a capture an append
+ * wrote in a second format ("deflate+model"). */
 const char *trove_capture_segment_format_name(uint32_t flags);
 
 struct trove_capture_options {
@@ -380,8 +388,8 @@ struct trove_capture_listing {
 /*
  * Append the members of l's JSON object, without the braces, to out: name, events,
  * segments, names, flows, samples, switches, first_ns, end_ns, raw_bytes, stored_bytes,
- * segment_format ("deflate" or "columnar"), damaged and last_used_ns (null when not known),
- * every one of them for every capture. The one set of keys `trove ls --json` and GET
+ * segment_format (trove_capture_segment_format_name), damaged and last_used_ns (null when
+ * not known), every one of them for every capture. The one set of keys `trove ls --json` and GET
  * /api/captures share (docs/serve.md, "A capture as JSON"); the caller may add its own
  * members and closes the object. Errors: TROVE_ERR_INVALID (no name, or not a volume
  * name), TROVE_ERR_NOMEM; out is unchanged on error. Thread-safe.
@@ -401,7 +409,8 @@ struct trove_capture_replay_options {
     uint64_t from_ns;       /* events that start at or after ... */
     uint64_t to_ns;         /* ... and before this (exclusive; UINT64_MAX: to the end) */
     int wire;               /* TROVE_WIRE_RAW, _PACKED or _DEFLATE: the frames the sink gets */
-    uint32_t frame_events;  /* events per frame re-encoded (0: as stored) */
+    uint32_t frame_events;  /* events per frame re-encoded (0: as stored, but at most
+                               2048 for format 8 segments) */
     uint64_t from_event;    /* and whose index in the capture (its events in stored order,
                                from 0) is at least this; the segments wholly before it are
                                not read (0: from the first event) */

@@ -228,16 +228,44 @@ int trove__capture_sizes(const struct trove_capture_options *opt, uint64_t *seg_
 
 uint32_t trove__capture_format_flags(int format)
 {
-    return format == TROVE_WIRE_DEFLATE ? 0
-           : format == TROVE_WIRE_MODEL ? TROVE_CAPTURE_FLAG_MODEL
-                                        : TROVE_CAPTURE_FLAG_COLUMNAR;
+    return format == TROVE_WIRE_DEFLATE  ? 0
+           : format == TROVE_WIRE_MODEL  ? TROVE_CAPTURE_FLAG_MODEL
+           : format == TROVE_WIRE_COLUMNAR ? TROVE_CAPTURE_FLAG_COLUMNAR
+                                           : TROVE_CAPTURE_FLAG_COLUMNAR |
+                                               TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE;
+}
+
+uint32_t trove__capture_append_flags(uint32_t had, int had_events, int format)
+{
+    uint32_t add = trove__capture_format_flags(format);
+    const uint32_t kinds = TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_MODEL;
+
+    if (!had_events)
+        return had | add;
+    if (had & TROVE_CAPTURE_FLAG_COLUMNAR) /* the variant its format 5 frames were written in */
+        add &= ~TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE;
+    if (!(had & kinds) && (add & kinds)) /* deflate segments, and now others */
+        add |= TROVE_CAPTURE_FLAG_DEFLATE;
+    if ((had & kinds) && !(add & kinds)) /* others, and now deflate segments */
+        add |= TROVE_CAPTURE_FLAG_DEFLATE;
+    return had | add;
 }
 
 const char *trove_capture_segment_format_name(uint32_t flags)
 {
-    return flags & TROVE_CAPTURE_FLAG_MODEL      ? "model"
-           : flags & TROVE_CAPTURE_FLAG_COLUMNAR ? "columnar"
-                                                 : "deflate";
+    /* [deflate segments][format 5: none, plain, deflated][format 8] */
+    static const char *const name[2][3][2] = {
+        {{"deflate", "model"}, {"columnar", "columnar+model"},
+         {"columnar_deflate", "columnar_deflate+model"}},
+        {{"deflate", "deflate+model"}, {"deflate+columnar", "deflate+columnar+model"},
+         {"deflate+columnar_deflate", "deflate+columnar_deflate+model"}}};
+    int model = (flags & TROVE_CAPTURE_FLAG_MODEL) != 0;
+    int col = !(flags & TROVE_CAPTURE_FLAG_COLUMNAR)             ? 0
+              : !(flags & TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE) ? 1
+                                                               : 2;
+    int defl = (flags & TROVE_CAPTURE_FLAG_DEFLATE) || (!model && !col);
+
+    return name[defl][col][model];
 }
 
 int trove__capture_check_events(const struct trove_event *events, size_t n, uint64_t first,

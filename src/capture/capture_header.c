@@ -54,8 +54,10 @@
  * ones (a capture written with a columnar segment format); bit 1 (0x2) that the names take
  * K = 2 .. 32 objects ("parts": slot 1, then slots 2 + S + F .. 2 + S + F + K - 2, F 1 with
  * flows), listed in the part table, and the u32 at 84 is K; bit 2 (0x4) summaries and bit 3
- * (0x8) attributes, each with its part before the part table (docs/formats/capture.md); the
- * other bits are 0. A reader
+ * (0x8) attributes, each with its part before the part table (docs/formats/capture.md); bit 4
+ * (0x10) format 8 (model) frames; bit 5 (0x20), with bit 0, that the format 5 frames are
+ * deflated; bit 6 (0x40), with bit 0 or 4, that some segments are deflate ones too (an append
+ * in another format); the other bits are 0. A reader
  * that predates a bit refuses the header instead of failing in the middle of a replay (or,
  * for names parts, reading one part as the whole names).
  *
@@ -314,7 +316,8 @@ static int check(const uint8_t *buf, size_t len, struct trove_diag *diag)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 12,
                           "capture header flags are 0x%" PRIx32 "; version %" PRIu32
                           " defines only 0x1 (columnar segments), 0x2 (names parts), 0x4 "
-                          "(summaries), 0x8 (attributes) and 0x10 (model segments); a newer "
+                          "(summaries), 0x8 (attributes), 0x10 (model segments), 0x20 (deflated "
+                          "columnar segments) and 0x40 (deflate segments besides); a newer "
                           "trove wrote it?",
                           flags, version);
     reserved = trove__get_le32(buf + 84);

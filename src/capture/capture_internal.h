@@ -25,7 +25,8 @@
 #define TROVE__CAPTURE_TRAILER TROVE__SEALED_TRAILER
 #define TROVE__CAPTURE_FLAGS                                                                 \
     (TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_NAMES_PARTS | TROVE_CAPTURE_FLAG_SUMMARY | \
-     TROVE_CAPTURE_FLAG_ATTRS | TROVE_CAPTURE_FLAG_MODEL)
+     TROVE_CAPTURE_FLAG_ATTRS | TROVE_CAPTURE_FLAG_MODEL | TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE |  \
+     TROVE_CAPTURE_FLAG_DEFLATE)
 
 /* The volume's slots. */
 #define TROVE__CAPTURE_SLOT_HEADER 0u
@@ -177,6 +178,9 @@ int trove__capture_segment_frame(struct trove_wire_encoder *enc, int format,
 
 /* The header flags a segment format sets. */
 uint32_t trove__capture_format_flags(int format);
+/* The header flags after events written in `format` to a capture whose flags were `had`
+ * (had_events: it held events before, in the formats `had` says). */
+uint32_t trove__capture_append_flags(uint32_t had, int had_events, int format);
 
 /* Complete header h — whose info.events, info.segments, info.names, info.flows,
  * segment_bytes, frame_events, names_bytes, names_parts, names_part, flows_bytes and

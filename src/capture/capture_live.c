@@ -62,6 +62,7 @@ struct trove_capture_writer {
     uint64_t full;                  /* full segments, h.seg[0..full), all put */
     struct trove_capture_header h;  /* h.seg holds cap_seg entries */
     uint64_t cap_seg;
+    uint64_t opened_events; /* an append's: the events the capture had */
     struct trove_capture_info info; /* as of the last commit */
     struct trove_capture_segment cur; /* segment `full`'s complete frames ... */
     struct trove_bytes seg;           /* ... and their encoding */
@@ -568,6 +569,7 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     }
     TROVE_TRY(rc, trove__capture_read_header(w->vol.v, w->name, h, diag));
     w->cap_seg = h->info.segments;
+    w->opened_events = h->info.events;
     if (h->info.flows > 0) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                         "capture %s has %" PRIu64 " flow rows; a live writer does not carry "
@@ -583,10 +585,21 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
                         w->name, h->segment_bytes, h->frame_events);
         goto out;
     }
+    if (opt && opt->segment_format == TROVE_WIRE_COLUMNAR && h->info.events > 0 &&
+        (h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE)) {
+        rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
+                        "capture %s holds columnar_deflate segments; an append in plain "
+                        "columnar would leave its format unnamed (append in "
+                        "columnar_deflate, or another format)",
+                        w->name);
+        goto out;
+    }
     w->per = h->segment_bytes / TROVE_EVENT_SIZE;
     w->fe = h->frame_events;
     if (!(opt && opt->segment_format) && (h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR))
-        w->format = TROVE_WIRE_COLUMNAR; /* an append goes on as the capture was written */
+        w->format = h->info.flags & TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE
+                        ? TROVE_WIRE_COLUMNAR_DEFLATE
+                        : TROVE_WIRE_COLUMNAR; /* an append goes on as the capture was written */
     if (!(opt && opt->segment_format) && (h->info.flags & TROVE_CAPTURE_FLAG_MODEL))
         w->format = TROVE_WIRE_MODEL;
     w->counters = h->version >= TROVE__CAPTURE_VERSION2;
@@ -1178,7 +1191,9 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
     h->info.flows = 0;
     h->segment_bytes = w->per * TROVE_EVENT_SIZE;
     h->frame_events = w->fe;
-    h->info.flags |= trove__capture_format_flags(w->format); /* an append keeps the flag it read */
+    /* an append keeps the flags it read, and says so when it adds another format */
+    if (w->events > w->opened_events)
+        h->info.flags = trove__capture_append_flags(h->info.flags, w->opened_events > 0, w->format);
     h->flows_bytes = 0;
     h->info.samples = w->samples;
     h->info.switches = w->switches;

@@ -240,10 +240,11 @@ fi
 if section ls_url_of; then
 s=$tmp/store-col
 "$trove" import "$tmp/g.wire" --store "$s" --name col --segment-format columnar -q || bad "import columnar"
-"$trove" import "$tmp/g.wire" --store "$s" --name def -q || bad "import deflate"
+"$trove" import "$tmp/g.wire" --store "$s" --name def --segment-format deflate -q || bad "import deflate"
 "$trove" ls --store "$s" > "$tmp/ls-col-local.txt" || bad "ls --store, columnar"
 check grep -q '^col .* columnar segments ' "$tmp/ls-col-local.txt"
 check test "$(grep -c ' columnar segments ' "$tmp/ls-col-local.txt")" -eq 1
+check grep -q '^def .* deflate segments ' "$tmp/ls-col-local.txt"
 serve_start
 "$trove" ls --url "$url" > "$tmp/ls-col-remote.txt" || bad "ls --url, columnar"
 check cmp -s <(strip "$tmp/ls-col-local.txt") <(strip "$tmp/ls-col-remote.txt")

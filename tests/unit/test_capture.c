@@ -337,7 +337,7 @@ static void test_bad_header(void)
     corpus_write("version-2.bin", work, n);
     trove__put_le32(mutant(&g) + 8, 0);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "reads versions 1 to 3", "version 0");
-    trove__put_le32(mutant(&g) + 12, 32);
+    trove__put_le32(mutant(&g) + 12, 0x80);
     expect_bad(work, n, TROVE_ERR_CORRUPT, 12, "defines only 0x1", "flags");
     corpus_write("flags.bin", work, n);
     trove__put_le32(mutant(&g) + 12, TROVE_CAPTURE_FLAG_NAMES_PARTS);

@@ -479,7 +479,12 @@ static void test_segment_format(void)
         write_format = formats[f];
         CHECK_EQ_INT(write_capture(s, cap[f], &ev, names, 32 * 8192, 1000, &info[f]), TROVE_OK);
         write_format = 0;
-        CHECK_EQ_INT(info[f].flags & ~TROVE_CAPTURE_FLAG_SUMMARY, f ? TROVE_CAPTURE_FLAG_COLUMNAR : 0);
+        CHECK_EQ_INT(info[f].flags & ~TROVE_CAPTURE_FLAG_SUMMARY,
+                     f == 0   ? 0
+                     : f == 1 ? TROVE_CAPTURE_FLAG_COLUMNAR
+                              : TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_COLUMNAR_DEFLATE);
+        CHECK(!strcmp(trove_capture_segment_format_name(info[f].flags),
+                      f == 0 ? "deflate" : f == 1 ? "columnar" : "columnar_deflate"));
         CHECK_EQ_INT(trove_capture_info(s, cap[f], &back, NULL), TROVE_OK);
         CHECK_EQ_INT(back.flags, info[f].flags);
         CHECK_EQ_INT(back.stored_bytes, info[f].stored_bytes);
@@ -649,6 +654,50 @@ static void test_model_segments(void)
     CHECK_EQ_INT(segment_frame_formats(s, "m-live", 0), 1u << TROVE_WIRE_MODEL);
     for (int wi = 0; wi < 3; wi++)
         expect_range(s, "m-live", &ev, names, 0, UINT64_MAX, wires[wi], 0, 8192);
+    CHECK(!strcmp(trove_capture_segment_format_name(back.flags), "model"));
+
+    /* a deflate capture appended in format 8 says it holds both; a columnar_deflate one
+     * refuses an append in plain columnar, whose frames its name would hide */
+    memset(&o, 0, sizeof o);
+    o.segment_bytes = 32 * 8192;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "m-mixed", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 25000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK(!strcmp(trove_capture_segment_format_name(back.flags), "deflate"));
+    trove_capture_writer_close(w);
+    o.segment_format = TROVE_WIRE_MODEL;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "m-mixed", 1, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK); /* nothing added */
+    CHECK(!strcmp(trove_capture_segment_format_name(back.flags), "deflate"));
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev + 25000, ev.len - 25000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK_EQ_INT(back.flags & ~TROVE_CAPTURE_FLAG_SUMMARY,
+                 TROVE_CAPTURE_FLAG_MODEL | TROVE_CAPTURE_FLAG_DEFLATE);
+    CHECK(!strcmp(trove_capture_segment_format_name(back.flags), "deflate+model"));
+    trove_capture_writer_close(w);
+    w = NULL;
+    CHECK_EQ_INT(trove_capture_info(s, "m-mixed", &back, NULL), TROVE_OK);
+    CHECK(!strcmp(trove_capture_segment_format_name(back.flags), "deflate+model"));
+    CHECK_EQ_INT(segment_frame_formats(s, "m-mixed", 0), 1u << TROVE_WIRE_DEFLATE);
+    CHECK_EQ_INT(segment_frame_formats(s, "m-mixed", back.segments - 1), 1u << TROVE_WIRE_MODEL);
+    expect_range(s, "m-mixed", &ev, names, 0, UINT64_MAX, TROVE_WIRE_RAW, 0, 2048);
+    o.segment_format = TROVE_WIRE_COLUMNAR_DEFLATE;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "m-cd", 0, &o, &w, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_names(w, names, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_add(w, ev.ev, 1000, &diag), TROVE_OK);
+    CHECK_EQ_INT(trove_capture_writer_commit(w, &back, &diag), TROVE_OK);
+    CHECK(!strcmp(trove_capture_segment_format_name(back.flags), "columnar_deflate"));
+    trove_capture_writer_close(w);
+    w = NULL;
+    o.segment_format = TROVE_WIRE_COLUMNAR;
+    CHECK_EQ_INT(trove_capture_writer_open(s, "m-cd", 1, &o, &w, &diag), TROVE_ERR_INVALID);
+    CHECK(strstr(diag.msg, "columnar_deflate segments") != NULL);
+    CHECK(w == NULL);
+    CHECK(!strcmp(trove_capture_segment_format_name(TROVE_CAPTURE_FLAG_COLUMNAR |
+                                                    TROVE_CAPTURE_FLAG_MODEL |
+                                                    TROVE_CAPTURE_FLAG_DEFLATE),
+                  "deflate+columnar+model"));
 
     /* noise: within packed's worst case, format 8 frames or deflate ones, replaying */
     noise(&wild, 3000, 6, &seed);
