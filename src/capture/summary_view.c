@@ -27,9 +27,10 @@
 #define VIEW_VERSION 1u
 #define VIEW_FIXED 60u
 #define VIEW_DEFLATE_OVER 4096u /* bodies longer than this go deflated */
-/* An answer reads at most this many segments, and takes at most this many cells from
- * nodes, when coarser summaries can spare it (choose_shift). */
-#define VIEW_MAX_SEGMENTS 16u
+/* An answer reads at most this many events' segments (16 of 1 MiB, 8 of model's 2 MiB), and
+ * takes at most this many cells from nodes, when coarser summaries can spare it
+ * (choose_shift). */
+#define VIEW_MAX_SEGMENT_EVENTS ((uint64_t)1 << 19)
 #define VIEW_MAX_CELLS 65536u
 /* An answer is at most this long: one that is longer is made again coarser (a dense range
  * read from its segments has a cell per track, depth and pixel). */
@@ -242,12 +243,14 @@ static int plan(struct view *w, unsigned level, uint64_t index, uint64_t cap, ui
 }
 
 /* The answer's shift: the pixel's, unless the summaries would leave more than
- * VIEW_MAX_SEGMENTS segments to read, or give more than VIEW_MAX_CELLS cells, then the
- * least coarser one at which they do not (or, when no shift does, the pixel's: the segments
- * are read). */
+ * VIEW_MAX_SEGMENT_EVENTS events' segments to read, or give more than VIEW_MAX_CELLS cells,
+ * then the least coarser one at which they do not (or, when no shift does, the pixel's: the
+ * segments are read). */
 static void choose_shift(struct view *w)
 {
     uint32_t shift = w->shift, floor = w->shift;
+    uint64_t per = w->r.h.segment_bytes / TROVE_EVENT_SIZE;
+    uint64_t cap = per && per < VIEW_MAX_SEGMENT_EVENTS ? VIEW_MAX_SEGMENT_EVENTS / per : 1;
 
     for (;;) {
         uint64_t raw = 0, cells = 0;
@@ -257,8 +260,8 @@ static void choose_shift(struct view *w)
         w->c_hi = (w->to - 1) >> shift;
         if (w->r.levels == 0)
             return;
-        plan(w, w->r.levels - 1, 0, VIEW_MAX_SEGMENTS, &raw, &cells, &next);
-        if (raw <= VIEW_MAX_SEGMENTS && cells <= VIEW_MAX_CELLS)
+        plan(w, w->r.levels - 1, 0, cap, &raw, &cells, &next);
+        if (raw <= cap && cells <= VIEW_MAX_CELLS)
             return;
         if (next == UINT32_MAX || next > 63) { /* nothing coarser answers: the least */
             w->shift = floor;
