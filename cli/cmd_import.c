@@ -41,10 +41,11 @@ static void import_usage(FILE *f)
             "  --segment-bytes S  32-byte events per segment, in bytes: a multiple of 32 up to\n"
             "                     8M (K, M suffixes: powers of 1024; default 1M, and 2M\n"
             "                     for model segments)\n"
-            "  --segment-format F the segments' frames: deflate (packed + deflate, the\n"
-            "                     default), columnar or columnar_deflate (format 5, smaller),\n"
-            "                     or model (format 8, smaller still, slower to write;\n"
-            "                     docs/formats/capture.md)\n"
+            "  --segment-format F the segments' frames: model (format 8, the default: the\n"
+            "                     smallest, coded against each thread's nesting), deflate\n"
+            "                     (packed + deflate, what live captures store), columnar\n"
+            "                     or columnar_deflate (format 5: smaller than deflate on\n"
+            "                     some traces, larger on others); docs/formats/capture.md\n"
             "  --no-summaries     store no summaries (what views and statistics read,\n"
             "                     docs/formats/summary.md): the capture as older builds wrote\n"
             "                     it; `trove index NAME` adds them later\n"
@@ -101,8 +102,7 @@ static void print_info_json(FILE *o, const char *name, const struct trove_captur
                 (unsigned long long)i->switches);
     if (i->attr_rows) /* attributes: only then, as before they existed */
         fprintf(o, ",\"attr_rows\":%llu", (unsigned long long)i->attr_rows);
-    if (i->flags & (TROVE_CAPTURE_FLAG_COLUMNAR | TROVE_CAPTURE_FLAG_MODEL)) /* only then */
-        fprintf(o, ",\"segment_format\":\"%s\"", trove_capture_segment_format_name(i->flags));
+    fprintf(o, ",\"segment_format\":\"%s\"", trove_capture_segment_format_name(i->flags));
     if (new_objects)
         fprintf(o, ",\"new_objects\":%llu,\"new_bytes\":%llu", (unsigned long long)i->new_objects,
                 (unsigned long long)i->new_bytes);

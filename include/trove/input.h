@@ -270,7 +270,8 @@ int trove_export(const struct trove_export_options *x, struct trove_export_resul
 struct trove_import_options {
     struct trove_input_options in; /* how the input is read (label: the upload's name) */
     int append;                    /* add to capture name (else it must be new) */
-    int segment_format;            /* the segments' frames (0: deflate) */
+    int segment_format;            /* the segments' frames (0: TROVE_WIRE_MODEL for a new
+                                      capture, the capture's own for an append) */
     uint64_t segment_bytes;        /* 0: the default */
     int no_summaries;              /* 1: write no summary objects (trove_capture_index can
                                       give them later) */

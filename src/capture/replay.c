@@ -72,7 +72,13 @@ int trove__capture_walk_init(struct trove__capture_walk *w, const char *name,
     w->from_ns = opt->from_ns;
     w->to_ns = opt->to_ns;
     w->wire = opt->wire;
-    w->frame_events = opt->frame_events ? opt->frame_events : h->frame_events;
+    /* by default the stored frames' size, but a frame of format 8 (up to 65,536 events, one a
+     * segment) goes out in frames of the default size: a viewer's frame stays small */
+    w->frame_events = opt->frame_events                              ? opt->frame_events
+                      : h->frame_events > TROVE_CAPTURE_FRAME_EVENTS_DEFAULT &&
+                              (h->info.flags & TROVE_CAPTURE_FLAG_MODEL)
+                          ? TROVE_CAPTURE_FRAME_EVENTS_DEFAULT
+                          : h->frame_events;
     w->from_event = opt->from_event;
     w->attrs = opt->attrs && opt->attrs->n ? opt->attrs : NULL;
     if ((w->from_event || w->attrs) && h->info.segments &&

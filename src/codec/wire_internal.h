@@ -61,7 +61,8 @@ void trove__columnar_free(struct trove__columnar_scratch *s);
 
 /* The model payload of format 8 (wire_model.c): its codec's tables, reused frame to frame. */
 #define TROVE__MODEL_VERSION 2 /* written; 1 is read too */
-#define TROVE_WIRE_MODEL_LEVEL 19 /* zstd's level for each stream */
+#define TROVE_WIRE_MODEL_LEVEL 15 /* zstd's level for each stream: within about 1 % of 19's
+                                    * bytes in 0.4 of its time */
 struct trove__model;
 int trove__model_new(struct trove__model **out);
 void trove__model_free(struct trove__model *m);

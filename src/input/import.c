@@ -139,7 +139,11 @@ int trove_import(struct trove_store *s, const char *name, const char *path,
     memset(&sc, 0, sizeof sc);
     if (!s && !opt->open_store)
         return in_fail(diag, TROVE_ERR_INVALID, "an import needs a store");
-    co.segment_format = opt->segment_format;
+    /* a new capture's segments are format 8 unless asked otherwise; an append goes on in the
+     * capture's own format */
+    co.segment_format = opt->segment_format ? opt->segment_format
+                        : opt->append       ? 0
+                                            : TROVE_WIRE_MODEL;
     co.segment_bytes = opt->segment_bytes;
     co.no_summaries = opt->no_summaries;
     sc.s = s;

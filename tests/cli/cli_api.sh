@@ -67,7 +67,7 @@ assert set(api[0]) == set(ls[0]) | {"live"}, (sorted(api[0]), sorted(ls[0]))
 assert {k: v for k, v in api[0].items() if k != "live"} == ls[0], (api, ls)
 EOF
 status_is 200 GET /api/captures/g
-json "$tmp/body" 'j["events"] == 50000 and j["segments"] >= 1 and j["names"] > 0 and j["producers"] == 0 and j["segment_format"] == "deflate"'
+json "$tmp/body" 'j["events"] == 50000 and j["segments"] >= 1 and j["names"] > 0 and j["producers"] == 0 and j["segment_format"] == "model"'
 status_is 404 GET /api/captures/nope
 json "$tmp/body" 'j["code"] == "not_found" and j["error"]'
 # a capture without samples has a profile of none, over its events' span

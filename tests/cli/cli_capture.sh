@@ -76,7 +76,7 @@ exits 0 t verify
 t ls --json > "$tmp/ls.json" || bad "ls --json"
 json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"] and j[0]["events"] == 200000 and j[0]["segments"] == 98 and j[0]["stored_bytes"] == json.load(open("'"$tmp/i1.json"'"))["stored_bytes"] and j[0]["first_ns"] <= j[0]["end_ns"] and j[0]["last_used_ns"] is None'
 exits 0 t ls
-check grep -q '^gen  *200000 events  98 segments.*last used never$' "$tmp/out"
+check grep -q '^gen  *200000 events  98 model segments.*last used never$' "$tmp/out"
 
 # Replayed as raw frames of the stored size, the stream is byte for byte what gen writes.
 "$trove" gen -o "$tmp/g.raw" --events 200000 --seed 4 --names 1000 --to raw --quiet || bad "gen raw"
@@ -117,34 +117,37 @@ check cmp -s "$tmp/g.txt" "$tmp/r.txt"
 "$trove" convert "$tmp/r.deflate" "$tmp/r2.raw" --to raw --quiet || bad "convert r.deflate"
 check cmp -s "$tmp/g.raw" "$tmp/r2.raw"
 
-# Columnar segments (--segment-format): fewer bytes stored for the same events, flagged in
-# the capture's JSON, and replayed byte for byte as the deflate capture is, in every wire.
-for f in columnar columnar_deflate; do
+# Deflate segments (--segment-format deflate), what the capture's default (model, format 8)
+# is measured against; columnar ones (format 5) fewer bytes than deflate's for these events;
+# each named in the capture's JSON and replayed byte for byte as the default capture is, in
+# every wire.
+for f in deflate columnar columnar_deflate; do
   t import "$tmp/g.wire" --name "gen-$f" --segment-bytes 64K --segment-format $f --json \
-    --quiet > "$tmp/c.json" || bad "import --segment-format $f"
-  json "$tmp/c.json" 'j["segment_format"] == "columnar" and j["events"] == 200000 and j["segments"] == 98 and j["stored_bytes"] < json.load(open("'"$tmp/i1.json"'"))["stored_bytes"]'
+    --quiet > "$tmp/c-$f.json" || bad "import --segment-format $f"
+  json "$tmp/c-$f.json" 'j["segment_format"] == "'"$f"'" and j["events"] == 200000 and j["segments"] == 98 and j["stored_bytes"] > json.load(open("'"$tmp/i1.json"'"))["stored_bytes"]'
   exits 0 t replay "gen-$f" --wire raw -o "$tmp/c.raw"
   check cmp -s "$tmp/g.raw" "$tmp/c.raw"
   exits 0 t replay "gen-$f" --wire packed --frame-events 1000 -o "$tmp/c.packed"
   check cmp -s "$tmp/r.packed" "$tmp/c.packed"
 done
-# Model segments (format 8): fewer bytes than columnar_deflate's, named in the JSON and by ls,
-# replayed byte for byte too
+json "$tmp/c-columnar_deflate.json" 'j["stored_bytes"] < json.load(open("'"$tmp/c-deflate.json"'"))["stored_bytes"]'
+# Model segments asked for by name: the default's very objects.
 t import "$tmp/g.wire" --name "gen-model" --segment-bytes 64K --segment-format model --json \
   --quiet > "$tmp/m.json" || bad "import --segment-format model"
-json "$tmp/m.json" 'j["segment_format"] == "model" and j["events"] == 200000 and j["segments"] == 98 and j["stored_bytes"] < json.load(open("'"$tmp/c.json"'"))["stored_bytes"]'
-exits 0 t replay gen-model --wire raw -o "$tmp/m.raw"
-check cmp -s "$tmp/g.raw" "$tmp/m.raw"
+json "$tmp/m.json" 'j["segment_format"] == "model" and j["new_objects"] == 0 and j["stored_bytes"] == json.load(open("'"$tmp/i1.json"'"))["stored_bytes"]'
+json "$tmp/i1.json" 'j["segment_format"] == "model"'
 t ls > "$tmp/lsm.txt" || bad "ls with a model capture"
 check grep -q '^gen-model .* 98 model segments ' "$tmp/lsm.txt"
 "$trove" volume rm gen-model --store "$s" || bad "volume rm gen-model"
 t ls --json > "$tmp/ls.json" || bad "ls --json with columnar captures"
-json "$tmp/ls.json" '[e["segment_format"] for e in j] == ["deflate", "columnar", "columnar", "deflate"]'
+json "$tmp/ls.json" '[e["segment_format"] for e in j] == ["model", "columnar", "columnar_deflate", "deflate", "model"]'
 t ls > "$tmp/ls.txt" || bad "ls with columnar captures"
-check test "$(grep -c ' columnar segments ' "$tmp/ls.txt")" -eq 2
-check grep -q '^gen-columnar_deflate .* 98 columnar segments ' "$tmp/ls.txt"
-check test "$(grep -c ' segments ' "$tmp/ls.txt")" -eq 4
-"$trove" volume rm gen-columnar --store "$s" && "$trove" volume rm gen-columnar_deflate --store "$s" || bad "volume rm columnar"
+check test "$(grep -c ' columnar segments ' "$tmp/ls.txt")" -eq 1
+check grep -q '^gen-columnar_deflate .* 98 columnar_deflate segments ' "$tmp/ls.txt"
+check grep -q '^gen-deflate .* 98 deflate segments ' "$tmp/ls.txt"
+check test "$(grep -c ' segments ' "$tmp/ls.txt")" -eq 5
+"$trove" volume rm gen-columnar --store "$s" && "$trove" volume rm gen-columnar_deflate --store "$s" &&
+  "$trove" volume rm gen-deflate --store "$s" || bad "volume rm columnar"
 expect_error import import "$tmp/g.wire" --store "$s" --segment-format packed
 check grep -q "not deflate, columnar, columnar_deflate or model" "$tmp/e.err"
 expect_error import import "$tmp/g.wire" -o "$tmp/x.wire" --segment-format columnar
@@ -183,11 +186,11 @@ json "$tmp/ls.json" '[e["name"] for e in j] == ["gen", "gen2"]'
 # A damaged segment: replay names the segment and its object.
 seg=$(python3 - "$s" <<'EOF'
 import os, sys
-# the first loose object holding deflate frames ("TV", format 3): a segment
+# the first loose object holding model frames ("TV", format 8): one of gen's segments
 for root, _, files in sorted(os.walk(os.path.join(sys.argv[1], "objects"))):
     for f in sorted(files):
         p = os.path.join(root, f)
-        if len(f) == 32 and open(p, "rb").read(3) == b"TV\x03":
+        if len(f) == 32 and open(p, "rb").read(3) == b"TV\x08":
             print(p)
             sys.exit(0)
 EOF
@@ -338,7 +341,7 @@ if section sample_trace; then
 if [ -n "$data" ] && [ -r "$data/chrome-trace-dom.json.zst" ] && command -v zstd > /dev/null 2>&1; then
   zstd -dcq "$data/chrome-trace-dom.json.zst" > "$tmp/trace.json"
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
-  json "$tmp/out" 'j["events"] == 306749 and j["segments"] == 10 and j["new_objects"] == 13 + 11 + 11 and j["attr_rows"] > 1000000'  # + the flows, the summaries, the attributes (each segment's, the trace's)
+  json "$tmp/out" 'j["events"] == 306749 and j["segments"] == 5 and j["segment_format"] == "model" and j["new_objects"] == 8 + 6 + 6 and j["attr_rows"] > 1000000'  # 5 model segments of 65,536 events + the header, names and flows, the summaries, the attributes (each segment's, the trace's)
   exits 0 t import "$tmp/trace.json" --name sample --json --quiet
   json "$tmp/out" 'j["new_objects"] == 0'
   "$trove" convert "$tmp/trace.json" "$tmp/trace.raw" --to raw --quiet || bad "convert sample"

@@ -24,8 +24,9 @@ head -c 3000000 /dev/urandom > "$tmp/f.bin"
 #   P, D, S  a v3 page, dictionary chunk or column segment (in a pack file; its payload)
 #   index    a pack file's index
 #   loose:HEX  a loose object whose bytes start with the hex prefix (a capture's header is
-#            "TROVCAP1", a summary "TROVSUM1", its names frame "TV\x04", a segment "TV\x03";
-#            a file block is the one object that is none of these)
+#            "TROVCAP1", a summary "TROVSUM1", its names frame "TV\x04", a segment "TV\x08"
+#            (model, the import's default); a file block is the one object that is none of
+#            these)
 locate() {
   python3 - "$1" "$2" <<'EOF'
 import os, struct, sys
@@ -149,7 +150,7 @@ for kind in header names segment D S; do
   case $kind in
     header) set -- $(locate "$s" loose:54524f5643415031); pat="header \(slot 0\) \(object [0-9a-f]{32}\)" ;;
     names) set -- $(locate "$s" loose:545604); pat="names \(slot 1\) \(object [0-9a-f]{32}\)" ;;
-    segment) set -- $(locate "$s" loose:545603); pat="segment [0-9]+ \(slot [0-9]+\) \(object [0-9a-f]{32}\)" ;;
+    segment) set -- $(locate "$s" loose:545608); pat="segment [0-9]+ \(slot [0-9]+\) \(object [0-9a-f]{32}\)" ;;
     D) set -- $(locate "$s" D); pat="dictionary chunk 0 \(object [0-9a-f]{32}\) does not hash" ;;
     S) set -- $(locate "$s" S); pat="segment 0 \(object [0-9a-f]{32}\) does not hash" ;;
   esac
@@ -180,9 +181,9 @@ fi
 if section verify_repair_from; then
 fresh
 "$trove" store copy "$s" "$tmp/copy" -q 2> /dev/null || bad "store copy to the other copy"
-set -- $(locate "$s" loose:545603)
+set -- $(locate "$s" loose:545608)
 rm -f "$1" # one segment gone
-set -- $(locate "$s" loose:545603)
+set -- $(locate "$s" loose:545608)
 flip "$1" 9 # another damaged, and no read has found it yet
 exits 1 t verify --repair --json # nothing to fetch them from: still missing
 json "$tmp/out" 'j["missing_objects"] == 1 and "repaired" not in j'
@@ -211,7 +212,7 @@ for kind in block header segment; do
   case $kind in
     block) set -- $(locate "$s" loose) ;;
     header) set -- $(locate "$s" loose:54524f56) ;;
-    segment) set -- $(locate "$s" loose:545603) ;;
+    segment) set -- $(locate "$s" loose:545608) ;;
   esac
   rm -f "$1"
   exits 1 t verify --json

@@ -40,11 +40,11 @@ b = bytearray(open(sys.argv[1], "rb").read()); b[int(sys.argv[2])] ^= 0x5a
 open(sys.argv[1], "wb").write(b)' "$tmp/k.bin" "$2" &&
     s3c -q put "$tmp/k.bin" "$1" || bad "damaging $1"
 }
-# 8 MiB segments of gen events compress to over 1 MiB: stored loose; the header and the
-# names are small: packed.
+# 8 MiB deflate segments of gen events compress to over 1 MiB: stored loose; the header and
+# the names are small: packed. (Model segments, the default, would all be packed.)
 "$trove" gen -o "$tmp/m.wire" --events 600000 --seed 5 2> /dev/null || bad "gen"
 "$trove" cat "$tmp/m.wire" > "$tmp/m.txt" 2> /dev/null || bad "cat m.wire"
-imp() { t3 import "$tmp/m.wire" --name cap --segment-bytes 8M -q --json; }
+imp() { t3 import "$tmp/m.wire" --name cap --segment-bytes 8M --segment-format deflate -q --json; }
 healed() { # WHAT: verify --deep clean, the capture reads back, ls is content
   exits 0 t3 verify --deep --json
   json "$tmp/out" 'j["ok"] and j["missing_objects"] == 0 and j["bad_hash"] == 0 and j["quarantined"] == 0 and j["damaged"] == []'
@@ -117,7 +117,7 @@ fi
 
 # ---- trove store copy from a store that holds the content -----------------------------
 if section trove_store_copy; then
-exits 0 "$trove" import "$tmp/m.wire" --name cap --segment-bytes 8M -q --store "$F"
+exits 0 "$trove" import "$tmp/m.wire" --name cap --segment-bytes 8M --segment-format deflate -q --store "$F"
 k=$(s3c ls s3://trove-heal/caps/objects/ | awk '{print $4}' | head -1)
 flip_key "$k" 200
 exits 1 t3 verify --deep --json

@@ -394,7 +394,8 @@ static int check_import(void *p, int rc)
 
 static void sweep_import(struct store_ctx *c)
 {
-    struct trove_capture_options o = {.segment_bytes = 32 * 256};
+    /* format 8: an import's default */
+    struct trove_capture_options o = {.segment_bytes = 32 * 256, .segment_format = TROVE_WIRE_MODEL};
     struct trove_wire_encoder *enc = NULL;
     struct trove_bytes buf = {0};
     struct trove_store *s = NULL;
