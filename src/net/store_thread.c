@@ -53,6 +53,22 @@ static int older_writing(struct trove__server *srv, struct trove__cap *c)
     return busy;
 }
 
+/* The segment format a live writer of capture `name` is opened with: the service's, and
+ * for an append to a capture that holds model segments (an import's), deflate rather than
+ * the capture's own, whose encoder is too slow for a live capture; 0 lets the writer go on
+ * as the capture was written. */
+static int live_format(struct trove__server *srv, const char *name, int append)
+{
+    struct trove_capture_info info;
+
+    if (srv->opt.segment_format || !append)
+        return srv->opt.segment_format;
+    if (trove_capture_info(srv->store, name, &info, NULL) == TROVE_OK &&
+        (info.flags & TROVE_CAPTURE_FLAG_MODEL))
+        return TROVE_WIRE_DEFLATE;
+    return 0;
+}
+
 static void store_open(struct trove__server *srv, struct trove__cap *c)
 {
     struct trove_capture_options co;
@@ -75,7 +91,7 @@ static void store_open(struct trove__server *srv, struct trove__cap *c)
     }
     memset(&co, 0, sizeof co);
     co.segment_bytes = c->append ? 0 : TROVE__LIVE_SEGMENT_BYTES; /* an append keeps its own */
-    co.segment_format = srv->opt.segment_format;
+    co.segment_format = live_format(srv, c->name, c->append);
     co.no_summaries = srv->opt.no_summaries;
     rc = trove_capture_writer_open(srv->store, c->name, c->append, &co, &w, &diag);
     if (rc != TROVE_OK) {
@@ -164,7 +180,7 @@ static void recover_writers(struct trove__server *srv)
             continue;
         memset(&co, 0, sizeof co);
         co.segment_bytes = append ? 0 : TROVE__LIVE_SEGMENT_BYTES;
-        co.segment_format = srv->opt.segment_format;
+        co.segment_format = live_format(srv, c->name, append);
         co.no_summaries = srv->opt.no_summaries;
         rc = trove_capture_writer_open(srv->store, c->name, append, &co, &w, &diag);
         pthread_mutex_lock(&c->mu);
