@@ -233,12 +233,15 @@ export async function apiBytes(path, init) {
 
 /**
  * The decoder of a socket's frames: decode(buf) posts the buffer to the worker
- * (decode_worker.js), transferred, and answers in the order asked. Until the worker has said
- * it runs (its first message), and where one cannot be made or fails to start, frames are
- * decoded here, on the main thread, as the page once did: no frame is ever handed to a
- * worker that is not running. (The session takes the answers in the order the messages
- * came, whichever side decoded them.)
+ * (decode_worker.js), transferred, and answers in the order asked. Frames that come before
+ * the worker has said it runs (its first message) wait for it, up to WORKER_WAIT_MS — a
+ * burst of them (a replay's first segment) decoded here would hold the page, and the
+ * worker's message with it; where one cannot be made, fails to start or is not running by
+ * then, frames are decoded here, on the main thread, as the page once did: no frame is ever
+ * handed to a worker that is not running. (The session takes the answers in the order the
+ * messages came, whichever side decoded them.)
  */
+const WORKER_WAIT_MS = 1000;
 class Decoder {
   /** @param {boolean} worker on a worker (else on the main thread) */
   constructor(worker) {
@@ -248,12 +251,17 @@ class Decoder {
     /** @type {Worker | null} */
     this.worker = null;
     this.running = false; // the worker has said it runs: frames go to it from here on
+    /** @type {(v: boolean) => void} */
+    let settle = () => {};
+    /** resolves when the worker runs, fails, or WORKER_WAIT_MS have passed: frames wait for it */
+    this.started = new Promise((ok) => { settle = ok; });
     if (worker) try {
       const w = new Worker('/web/decode_worker.js', { type: 'module', name: 'trove-decode' });
       this.worker = w;
+      setTimeout(() => settle(false), WORKER_WAIT_MS);
       w.onmessage = (e) => {
         const a = /** @type {import('./decode_worker.js').DecodeAnswer | { running: true }} */ (e.data);
-        if ('running' in a) { this.running = true; return; }
+        if ('running' in a) { this.running = true; settle(true); return; }
         const ok = this.waiting.get(a.id);
         this.waiting.delete(a.id);
         if (ok) ok.ok(a);
@@ -261,10 +269,12 @@ class Decoder {
       w.onerror = () => { // it failed: what it had is said lost, and every frame from here is decoded here
         this.worker = null;
         this.running = false;
+        settle(false);
         for (const [id, ok] of this.waiting) ok.ok({ id, error: 'the decoding worker failed before it decoded it', wire: false });
         this.waiting.clear();
       };
     } catch { this.worker = null; }
+    if (!this.worker) settle(false);
   }
 
   /**
@@ -273,6 +283,16 @@ class Decoder {
    */
   decode(buf) {
     const id = ++this.next;
+    // every frame passes the same wait, so they are sent on in the order they came
+    return this.started.then(() => this.dispatch(id, buf));
+  }
+
+  /**
+   * @param {number} id
+   * @param {ArrayBuffer} buf
+   * @returns {Promise<import('./decode_worker.js').DecodeAnswer>}
+   */
+  dispatch(id, buf) {
     if (this.worker && this.running) {
       const w = this.worker;
       return new Promise((ok) => { this.waiting.set(id, { ok }); w.postMessage({ id, buf }, [buf]); });
