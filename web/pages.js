@@ -274,6 +274,9 @@ export class Pager {
     const a = m.abs(from), b = m.abs(to) + 1n;
     const q = `from_ns=${a}&to_ns=${b}&px=${px}&names=0${keys ? `&tracks=${keys.join(',')}` : ''}`;
     const url = `/api/captures/${encodeURIComponent(this.name)}/view?${q}`;
+    // the same ask under way already: wait for it (aborting it for itself, each time the page
+    // draws before a slow answer comes, would never let one come)
+    if (this.inflight && this.inflightUrl === url) return;
     if (this.inflight) this.inflight.abort();
     const ctl = new AbortController();
     this.inflight = ctl;
