@@ -5,7 +5,7 @@
  * values the writer accepts) is written again by trove's writer with the encodings and
  * codec the reader reports (none for SNAPPY, which trove only reads), and that file must
  * read back to the same values (a round-trip oracle through the writer). SNAPPY pages are
- * decoded by libsnappy behind trove's checks (src/columnar/snappy.c); the corpus seeds them
+ * decoded by trove's own decoder behind trove's checks (src/columnar/snappy.c); the corpus seeds them
  * with a file DuckDB wrote and with the SNAPPY files test_parquet builds, valid and broken.
  * Every file is also read as a bundle's args table (src/columnar/tables_args.c): a failure
  * leaves the tables as they were and says why; rows that read are written again and read

@@ -3,8 +3,9 @@
  * codec and DuckDB's default, so that a Parquet file DuckDB writes with its defaults reads
  * back (docs/formats/bundle.md). trove never writes Snappy.
  *
- * The decoding itself is libsnappy's (Google's reference implementation, through its C API
- * snappy-c.h); this is the page reader's contract around it, in trove's errors:
+ * The decoder is trove's own (snappy.c), written from the format's description; libsnappy,
+ * Google's reference implementation, is only the tests' compressor and reference
+ * (tests/unit/test_snappy.c). This is the page reader's contract, in trove's errors:
  *
  *   varint32 decoded length | literals and copies ...
  *
@@ -24,9 +25,10 @@
  * expects. In order: the block's length must read as a varint of at most 32 bits
  * (TROVE_ERR_TRUNCATED at slen if the block ends inside it, TROVE_ERR_CORRUPT at 4 if it
  * is longer), must equal dlen (TROVE_ERR_CORRUPT at 0, "a block of N bytes where M are
- * declared"), and libsnappy must find the whole block valid (TROVE_ERR_CORRUPT at 0 for a
- * truncated element, a copy from before the start or past dlen, or a block that decodes
- * short: libsnappy does not say which, nor where). Errors carry a message starting
+ * declared"), and the whole block must be valid (TROVE_ERR_CORRUPT at 0, "the block of N
+ * bytes does not decode to its M", then in parentheses which element and at what byte: a
+ * truncated element, a copy of offset 0 or from before the start, an element past dlen, or
+ * a block that decodes short). Errors carry a message starting
  * "snappy: " in diag (may be NULL). Nothing is written to dst unless the block is valid. */
 int trove__snappy_decode(const uint8_t *src, size_t slen, uint8_t *dst, size_t dlen,
                          struct trove_diag *diag);

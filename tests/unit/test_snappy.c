@@ -1,6 +1,6 @@
 /*
- * test_snappy.c: trove__snappy_decode (src/columnar/snappy.c), trove's contract around
- * libsnappy for the Parquet pages DuckDB compresses by default. Golden blocks worked out by
+ * test_snappy.c: trove__snappy_decode (src/columnar/snappy.c), trove's own decoder of the
+ * Snappy blocks of the Parquet pages DuckDB compresses by default. Golden blocks worked out by
  * hand from the format (every element kind, each literal length form, copies that overlap
  * what they write, a 1-byte-offset copy using the offset's high bits), so that the format
  * is pinned by something other than libsnappy's own compressor; round trips of what
@@ -9,7 +9,9 @@
  * message, the output untouched and the same answer without a diag: a block that ends
  * inside its length or has one over 32 bits, a length other than the declared one (a block
  * declaring 4 GiB against a 5-byte output, a compressed MiB against one byte less), and
- * blocks libsnappy refuses (cut short, copies from before the start or past the end).
+ * blocks libsnappy refuses (cut short, copies from before the start or past the end); and
+ * against libsnappy's own decoder, blocks damaged at random: each is accepted by both, with
+ * the same bytes, or refused by both.
  *
  *   build/test_snappy
  */
@@ -261,11 +263,54 @@ static void test_errors(void)
     }
 }
 
+/* Blocks of snappy_compress with one to three bytes changed at random, or cut: trove's
+ * decoder and libsnappy's agree on every one (valid or not, and on the bytes). */
+static void test_against_libsnappy(void)
+{
+    enum { N = 3000, TRIES = 20000 };
+    static uint8_t src[N], blk[N * 2], ours[N + 64], theirs[N + 64];
+    uint64_t rs = 7;
+    size_t agree_ok = 0, agree_bad = 0;
+
+    for (int t = 0; t < TRIES; t++) {
+        const size_t n = 1 + test_rand(&rs) % N;
+        size_t clen = sizeof blk, len, m;
+        struct trove_diag diag;
+        fill(src, n, test_rand(&rs) % 5 == 0 ? 0 : 1 + test_rand(&rs) % 40, &rs);
+        if (snappy_compress((const char *)src, n, (char *)blk, &clen) != SNAPPY_OK)
+            abort();
+        len = clen;
+        for (int k = (int)(test_rand(&rs) % 4); k > 0; k--)
+            blk[test_rand(&rs) % len] ^= (uint8_t)(1 + test_rand(&rs) % 255);
+        if (test_rand(&rs) % 8 == 0)
+            len = test_rand(&rs) % (len + 1);
+        /* the declared size: what the (maybe damaged) block says, as a page would */
+        if (snappy_uncompressed_length((const char *)blk, len, &m) != SNAPPY_OK || m > N + 64)
+            m = n;
+        const int mine = decode(blk, len, ours, m, &diag) == TROVE_OK;
+        size_t out = m;
+        const int libs = snappy_validate_compressed_buffer((const char *)blk, len) == SNAPPY_OK &&
+                         snappy_uncompress((const char *)blk, len, (char *)theirs, &out) ==
+                             SNAPPY_OK &&
+                         out == m;
+        CHECK_EQ_INT(mine, libs);
+        if (mine && libs) {
+            CHECK(memcmp(ours, theirs, m) == 0);
+            agree_ok++;
+        } else if (!mine && !libs) {
+            agree_bad++;
+        }
+    }
+    /* both kinds were met many times, so the agreement means something */
+    CHECK(agree_ok > TRIES / 10 && agree_bad > TRIES / 10);
+}
+
 int main(int argc, char **argv)
 {
     test_init(argc, argv);
     RUN(test_golden);
     RUN(test_round_trip);
     RUN(test_errors);
+    RUN(test_against_libsnappy);
     return test_done();
 }
