@@ -42,9 +42,10 @@ BUILD_FUZZ := build-fuzz
 TSAN_TESTS := test_volume|test_volume_v3|test_crash|test_backend_s3|test_stream|test_stream_fault|test_capture|test_capture_store|test_capture_objects|test_capture_live|test_capture_live_names|test_summary|test_input_service|test_net|test_serve|test_serve_faults|test_serve_stop|test_client|test_client_attrs|cli_serve|cli_stop|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_client_signals|cli_client_stop|cli_s3|cli_summary
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
-# The benchmark peers (lz4, xz, brotli, streamvbyte) are linked into trove only for the
-# targets that show them, `make bench` and `make demo` (BENCH_PEERS=ON on any other target
-# asks for them too); `make build` and `make check` build trove without them.
+# The benchmark peers (lz4, xz, brotli, streamvbyte) are built into trove, and loaded when a
+# benchmark runs, only for the targets that show them, `make bench` and `make demo`
+# (BENCH_PEERS=ON on any other target asks for them too); `make build` and `make check`
+# build trove without them.
 BENCH_PEERS ?= OFF
 bench demo: BENCH_PEERS := ON
 

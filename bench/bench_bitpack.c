@@ -61,11 +61,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if TROVE_BENCH_PEERS /* linked with -DTROVE_BENCH_PEERS=ON only */
-#include <streamvbyte.h>
-#endif
-
 #include "bench.h"
+#include "bench_peers.h" /* streamvbyte: with -DTROVE_BENCH_PEERS=ON only */
 #include "cli.h"
 #include "trove/bitpack.h"
 
@@ -647,6 +644,8 @@ int bench_bitpack(int argc, char **argv)
                              a);
         }
     }
+    if (bench_peers_load("bench bitpack") != 0)
+        return 1;
 
     r.n[SIZE_LARGE] = (size_t)values;
     r.n[SIZE_CACHE] = (size_t)cache_values;

@@ -50,11 +50,8 @@
 #include "bench.h"
 #include "cli.h"
 
-#if TROVE_BENCH_PEERS /* lz4, xz and brotli: linked with -DTROVE_BENCH_PEERS=ON only */
-#include <brotli/decode.h>
-#include <brotli/encode.h>
-#include <lz4.h>
-#include <lzma.h>
+#include "bench_peers.h" /* lz4, xz and brotli: with -DTROVE_BENCH_PEERS=ON only */
+#if TROVE_BENCH_PEERS
 #define PEER(fn) fn
 #else
 #define PEER(fn) NULL
@@ -1011,6 +1008,8 @@ int bench_wire(int argc, char **argv)
             return cli_error("bench wire", "unexpected argument '%s'; see `trove bench wire --help`", a);
         }
     }
+    if (bench_peers_load("bench wire") != 0)
+        return 1;
     if (trove_names_new(&names) != TROVE_OK) {
         cli_error("bench wire", "out of memory");
         goto out;

@@ -22,8 +22,8 @@
 #define _GNU_SOURCE /* sigaction under c11 */
 
 #include "cli.h"
+#include "cli_curl.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <jansson.h>
 #include <signal.h>
@@ -31,6 +31,8 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+
+struct cli_curl cli_curl;
 
 #define ERROR_MAX ((size_t)64 << 10) /* an error body kept for its message */
 #define MESSAGE_MAX 400              /* bytes of the service's message printed */
@@ -297,6 +299,12 @@ int cli_remote_do(struct cli_remote *r, struct cli_request *q)
     if ((size_t)snprintf(url, sizeof url, "%s%s", r->base, q->path) >= sizeof url)
         return cli_error(r->cmd, "%s%s: the URL is too long", r->base, q->path);
     if (!global_done) {
+        static int loaded;
+        static const char *const names[] = {CLI_CURL_FUNCS(CLI_DL_NAME)};
+        char why[300];
+        if (cli_dl_load(&loaded, TROVE_SONAME_CURL, names, sizeof names / sizeof *names,
+                        (void **)&cli_curl, why, sizeof why) != 0)
+            return cli_error(r->cmd, "--url needs libcurl: %s", why);
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
             return cli_error(r->cmd, "libcurl did not start");
         global_done = 1;

@@ -60,7 +60,8 @@ int trove_backend_fs_open_flags(const char *dir, unsigned flags, struct trove_ba
  * write that finds it missing.
  *
  * Errors: TROVE_ERR_INVALID (a malformed url, bucket name, prefix, endpoint or region, or no
- * credentials anywhere), TROVE_ERR_NOMEM. The requests then return TROVE_ERR_NOTFOUND for a
+ * credentials anywhere), TROVE_ERR_NOMEM, TROVE_ERR_NOTFOUND (libcurl or libcrypto, loaded by
+ * the first open rather than when the program starts, is not installed). The requests then return TROVE_ERR_NOTFOUND for a
  * missing object and TROVE_ERR_REMOTE for anything else S3 refused or could not be reached
  * for, after the retries; trove_backend_s3_last_error tells what S3 said.
  * Thread-safety: every call may run from several threads at once.

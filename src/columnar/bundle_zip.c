@@ -35,6 +35,7 @@
 #include "trove/bundle.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "zip_lib.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -44,7 +45,16 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zip.h>
+
+struct trove__zip_api trove__zip_api;
+
+int trove__zip_load(struct trove_diag *diag)
+{
+    static struct trove__dl_once once;
+    static const char *const names[] = {TROVE__ZIP_FUNCS(TROVE__DL_NAME)};
+    return trove__dl_load(&once, TROVE_SONAME_ZIP, names, sizeof names / sizeof *names,
+                          (void **)&trove__zip_api, "a bundle", diag);
+}
 
 #define DEFLATE_MAX_RATIO 1032u /* deflate emits at most 258 bytes per 2 bits, ~1032:1 */
 #define READ_STEP ((uint64_t)1 << 20) /* an entry is read 1 MiB, then as much as came, at a time */
@@ -251,6 +261,8 @@ int trove_bundle_write(const char *path, const struct trove_bundle_entry *e, siz
     size_t plen;
     int rc, fd = -1, zerr = 0;
 
+    if ((rc = trove__zip_load(diag)) != TROVE_OK)
+        return rc;
     zip_error_init(&ze);
     if (!path || !*path) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no path");
@@ -322,6 +334,8 @@ int trove_bundle_write_mem(const struct trove_bundle_entry *e, size_t n, int def
     size_t old = out ? out->len : 0;
     int rc;
 
+    if ((rc = trove__zip_load(diag)) != TROVE_OK)
+        return rc;
     zip_error_init(&ze);
     if (!out) {
         rc = TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no output");
@@ -544,6 +558,8 @@ int trove_bundle_open_file(const char *path, struct trove_bundle **out, struct t
 
     if (!path || !out)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no path or output");
+    if ((rc = trove__zip_load(diag)) != TROVE_OK)
+        return rc;
     zip_error_init(&ze);
     src = zip_source_file_create(path, 0, -1, &ze);
     if (!src) {
@@ -565,6 +581,8 @@ int trove_bundle_open_mem(const uint8_t *buf, size_t len, struct trove_bundle **
 
     if ((!buf && len) || !out)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "no buffer or output");
+    if ((rc = trove__zip_load(diag)) != TROVE_OK)
+        return rc;
     zip_error_init(&ze);
     src = zip_source_buffer_create(len ? buf : (const uint8_t *)"", len, 0, &ze);
     if (!src) {

@@ -84,7 +84,6 @@
 #include "s3_text.h"
 
 #include <assert.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -918,8 +917,8 @@ int trove_backend_s3_open(const char *url, const struct trove_s3_options *opt,
         return TROVE_ERR_INVALID;
     if (!opt)
         opt = &none;
-    if (trove__s3_curl_init() != 0)
-        return TROVE_ERR_NOMEM;
+    if ((rc = trove__s3_libs_load(NULL)) != TROVE_OK)
+        return rc;
     b = url + 5;
     slash = strchr(b, '/');
     blen = slash ? (size_t)(slash - b) : strlen(b);

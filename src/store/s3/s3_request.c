@@ -14,11 +14,11 @@
 
 #include "s3_request.h"
 #include "common/alloc.h"
+#include "common/fail.h"
 #include "s3_text.h"
 #include "s3_xml.h"
 
 #include <errno.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,15 +27,32 @@
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
+struct trove__s3_curl trove__s3_curl;
+struct trove__s3_crypto trove__s3_crypto;
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static int curl_init_rc;
 
 static void curl_init(void) { curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT) == 0 ? 0 : -1; }
 
-int trove__s3_curl_init(void)
+int trove__s3_libs_load(struct trove_diag *diag)
 {
+    static struct trove__dl_once curl_lib, crypto_lib;
+    static const char *const curl_names[] = {TROVE__S3_CURL_FUNCS(TROVE__DL_NAME)};
+    static const char *const crypto_names[] = {TROVE__S3_CRYPTO_FUNCS(TROVE__DL_NAME)};
+    int rc;
+
+    if ((rc = trove__dl_load(&curl_lib, TROVE_SONAME_CURL, curl_names,
+                             sizeof curl_names / sizeof *curl_names, (void **)&trove__s3_curl,
+                             "an s3:// store", diag)) != TROVE_OK ||
+        (rc = trove__dl_load(&crypto_lib, TROVE_SONAME_CRYPTO, crypto_names,
+                             sizeof crypto_names / sizeof *crypto_names,
+                             (void **)&trove__s3_crypto, "an s3:// store", diag)) != TROVE_OK)
+        return rc;
     pthread_once(&curl_once, curl_init);
-    return curl_init_rc;
+    if (curl_init_rc != 0)
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "libcurl could not initialise (out of memory)");
+    return TROVE_OK;
 }
 
 void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...)

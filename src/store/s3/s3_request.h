@@ -11,11 +11,12 @@
 #include "refmap.h"
 #include "s3_packs.h"
 
-#include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "s3_curl.h"
 
 #define POOL_MAX 16                /* idle easy handles kept for reuse */
 #define ERR_BODY_MAX (64u << 10)   /* what is kept of an error answer's body */
@@ -121,10 +122,6 @@ struct obj {
 };
 
 typedef int (*key_fn)(void *ctx, const char *rest, int64_t mtime);
-
-/* curl_global_init, once per process: 0, or -1 if it failed. */
-int trove__s3_curl_init(void);
-int trove__s3_curl_init(void);
 
 void trove__s3_set_err(struct s3_backend *s, const char *fmt, ...);
 

@@ -35,6 +35,7 @@
 #include "backend_s3.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "s3_curl.h"
 #include "s3_text.h"
 
 #include <errno.h>
@@ -354,7 +355,11 @@ static int s3_url_ok(const char *url)
 int trove__s3store_open(struct trove_store *s, struct trove_diag *diag)
 {
     char msg[768];
-    int rc = trove_backend_s3_open(s->dir, NULL, &s->be);
+    int rc = trove__s3_libs_load(diag);
+
+    if (rc != TROVE_OK)
+        return rc;
+    rc = trove_backend_s3_open(s->dir, NULL, &s->be);
 
     if (rc == TROVE_ERR_INVALID && s3_url_ok(s->dir))
         return TROVE_FAIL(diag, rc, 0,
