@@ -237,6 +237,7 @@ bench: build deps-npm
 	bash bench/frames_bench.sh $(TROVE) $(DEMO) $(DEMO)/trace.json
 	bash bench/diff_bench.sh $(TROVE) $(DEMO) $(SAMPLE)
 	bash bench/bundle_codec.sh $(TROVE) . $(SAMPLE)
+	bash bench/startup_bench.sh $(TROVE)
 
 # The long run (bench/soak.sh; docs/RELIABILITY.md, "Soak"): the service for SOAK_SECONDS
 # (default 600) at 1 M events/s from 4 producers of libtrove-client, a viewer joining and
