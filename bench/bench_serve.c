@@ -9,12 +9,18 @@
  * send: one monotonic clock on one host). Reports ingest and delivered events/s, drops,
  * latency p50 and p99, wire bytes
  * per event per format (deflate: the capture's stored segments, which are deflate frames),
- * the service's CPU per event and its peak RSS. --max raises the rate until drops appear.
+ * the service's CPU per event, in all and by thread (its threads' names: trove-web, the
+ * thread that runs trove_serve_run; trove-ingest, trove-pass, trove-store and the rest the
+ * library names), and its peak RSS. --max raises the rate until drops appear, holding each
+ * rate --step-seconds (10).
  */
 #define _GNU_SOURCE /* wait4 */
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +41,13 @@
 #define CAPTURE "bench"
 #define MAX_PROCS 64
 #define LAT_MAX 200000 /* latency samples a viewer keeps */
+#define THREAD_GROUPS 12 /* thread names the CPU report tells apart (the rest: "other") */
 
 static void serve_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove bench serve [--producers P] [--viewers V] [--events N] [--rate R]\n"
-            "                         [--max] [--no-summaries] [--json]\n"
+            "                         [--max] [--step-seconds S] [--no-summaries] [--json]\n"
             "\n"
             "The live path on loopback: the service, P producer processes and V viewers (half\n"
             "raw, half packed, each decoding what it gets), and the store.\n"
@@ -50,6 +57,8 @@ static void serve_usage(FILE *f)
             "  --rate R        events per second in all (default 0: as fast as they can)\n"
             "  --max           raise the rate from 1M/s by 1.25x until drops appear; report the\n"
             "                  highest rate with none\n"
+            "  --step-seconds S  how long --max holds each rate, 1..600 (default 10): a rate\n"
+            "                  held for 2 s can drop events at 10\n"
             "  --no-summaries  the service stores the capture without summaries (`trove serve\n"
             "                  --no-summaries`): run with and without to see what they cost\n"
             "  --json          one JSON object on stdout\n");
@@ -110,6 +119,7 @@ static void service_main(const char *store, int fd)
     sa.sa_handler = SIG_IGN;
     sigaction(SIGPIPE, &sa, NULL);
     ready_fd = fd;
+    pthread_setname_np(pthread_self(), "trove-web"); /* trove_serve_run's caller: the web thread */
     memset(&so, 0, sizeof so);
     so.store_dir = store;
     so.listen = "127.0.0.1:0";
@@ -335,6 +345,12 @@ struct run_result {
     double ingest_eps, delivered_eps, lat_p50, lat_p99;
     double bpe_raw, bpe_packed, bpe_deflate;
     double cpu_ns_per_event, peak_rss_mb;
+    /* the service's CPU by thread name while the run went on (until its stop), ns per event */
+    struct {
+        char name[16];
+        double ns;
+    } thread[THREAD_GROUPS];
+    unsigned nthread;
     /* `trove bench wire`'s bytes per event for the events the store holds, in their order:
      * frames of 2048 (the viewers' frames are the pass's batches, often shorter) */
     double wire_raw, wire_packed, wire_deflate;
@@ -368,6 +384,56 @@ static int float_cmp(const void *a, const void *b)
 {
     float x = *(const float *)a, y = *(const float *)b;
     return (x > y) - (x < y);
+}
+
+/* The CPU each thread of process pid has used, summed by thread name, into r->thread (ns
+ * per event of N), from /proc/PID/task/TID/stat (its name in parentheses, then utime and
+ * stime, fields 14 and 15, in clock ticks). Threads that ended before are not there: the
+ * total from wait4 then exceeds the sum. */
+static void thread_cpu(pid_t pid, uint64_t N, struct run_result *r)
+{
+    char path[64], buf[1024];
+    struct dirent *d;
+    DIR *dir;
+    const double tick_ns = 1e9 / (double)sysconf(_SC_CLK_TCK);
+
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    if (!(dir = opendir(path)))
+        return;
+    while ((d = readdir(dir)) != NULL) {
+        char name[16], *lp, *rp;
+        unsigned long long ut = 0, st = 0;
+        unsigned k;
+        ssize_t n;
+        int fd;
+        if (d->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%d/task/%.20s/stat", (int)pid, d->d_name);
+        if ((fd = open(path, O_RDONLY)) < 0)
+            continue;
+        n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+            continue;
+        buf[n] = '\0';
+        if (!(lp = strchr(buf, '(')) || !(rp = strrchr(buf, ')')) || rp - lp > 16)
+            continue;
+        snprintf(name, sizeof name, "%.*s", (int)(rp - lp - 1), lp + 1);
+        /* after ") ": state (3), ppid .. cmajflt (4..12), utime (14), stime (15) */
+        if (sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
+                   &st) != 2)
+            continue;
+        for (k = 0; k < r->nthread && strcmp(r->thread[k].name, name); k++)
+            ;
+        if (k == r->nthread) {
+            if (k == THREAD_GROUPS) /* full: the last group takes the rest */
+                k = THREAD_GROUPS - 1, snprintf(r->thread[k].name, 16, "other");
+            else
+                snprintf(r->thread[r->nthread++].name, 16, "%s", name);
+        }
+        r->thread[k].ns += (double)(ut + st) * tick_ns / (double)N;
+    }
+    closedir(dir);
 }
 
 static int one_run(unsigned P, unsigned V, uint64_t N, double rate, int wire,
@@ -487,6 +553,7 @@ static int one_run(unsigned P, unsigned V, uint64_t N, double rate, int wire,
         if (r.failed || !r.ended)
             out->ok = 0;
     }
+    thread_cpu(srv, N, out); /* before the stop: what the run cost each thread */
     kill(srv, SIGTERM);
     wait4(srv, &status, 0, &ru);
     out->ingest_eps = (double)N / ((double)(t1 - t0) / 1e9);
@@ -537,9 +604,12 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
         printf("{\"producers\":%u,\"viewers\":%u,\"events\":%" PRIu64 ",\"ingest_eps\":%.0f,"
                "\"delivered_eps\":%.0f,\"drops\":%" PRIu64 ",\"latency_ms_p50\":%.3f,"
                "\"latency_ms_p99\":%.3f,\"bytes_per_event\":{\"raw\":%.3f,\"packed\":%.3f,"
-               "\"deflate\":%.3f},\"cpu_ns_per_event\":%.1f,\"peak_rss_mb\":%.1f}\n",
+               "\"deflate\":%.3f},\"cpu_ns_per_event\":%.1f,\"cpu_ns_per_event_by_thread\":{",
                P, V, r->events, r->ingest_eps, r->delivered_eps, r->drops, r->lat_p50, r->lat_p99,
-               r->bpe_raw, r->bpe_packed, r->bpe_deflate, r->cpu_ns_per_event, r->peak_rss_mb);
+               r->bpe_raw, r->bpe_packed, r->bpe_deflate, r->cpu_ns_per_event);
+        for (unsigned k = 0; k < r->nthread; k++)
+            printf("%s\"%s\":%.1f", k ? "," : "", r->thread[k].name, r->thread[k].ns);
+        printf("},\"peak_rss_mb\":%.1f}\n", r->peak_rss_mb);
         return;
     }
     printf("producers %u, viewers %u (half raw, half packed), %" PRIu64 " events, rate %s\n", P, V,
@@ -557,6 +627,12 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
            r->ingest_eps, r->delivered_eps, r->drops, r->lat_p50, r->lat_p99, r->bpe_raw,
            r->bpe_packed, r->bpe_deflate, r->cpu_ns_per_event, r->peak_rss_mb,
            r->ok ? "yes" : "NO");
+    if (r->nthread) {
+        printf("  service CPU by thread ");
+        for (unsigned k = 0; k < r->nthread; k++)
+            printf("%s %s %.1f", k ? "," : "", r->thread[k].name, r->thread[k].ns);
+        printf(" ns per event (until the stop)\n");
+    }
     if (r->wire_packed > 0)
         printf("  bench wire, same data  raw %.2f, packed %.2f, deflate %.2f (the stored events in "
                "frames of 2048)\n",
@@ -565,7 +641,7 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
 
 int bench_serve(int argc, char **argv)
 {
-    uint64_t P = 4, V = 4, N = 4000000, rate = 0;
+    uint64_t P = 4, V = 4, N = 4000000, rate = 0, step_s = 10;
     int json = 0, max = 0;
     struct run_result r;
 
@@ -590,6 +666,8 @@ int bench_serve(int argc, char **argv)
             dst = &N;
         else if (!strcmp(a, "--rate"))
             dst = &rate;
+        else if (!strcmp(a, "--step-seconds"))
+            dst = &step_s;
         else
             return cli_error("bench serve", "unknown option '%s'; see `trove bench serve --help`",
                              a) + 1;
@@ -598,6 +676,8 @@ int bench_serve(int argc, char **argv)
     }
     if (P < 1 || P > MAX_PROCS || V > MAX_PROCS || N < P)
         return cli_error("bench serve", "--producers 1..64, --viewers 0..64, --events >= P") + 1;
+    if (step_s < 1 || step_s > 600)
+        return cli_error("bench serve", "--step-seconds is 1..600") + 1;
     if (!max) {
         if (one_run((unsigned)P, (unsigned)V, N, (double)rate, !json, &r))
             return 1;
@@ -609,12 +689,14 @@ int bench_serve(int argc, char **argv)
         struct run_result keep;
         memset(&keep, 0, sizeof keep);
         for (int step = 0; step < 24; step++, R *= 1.25) {
-            uint64_t n = (uint64_t)(R * 2); /* two seconds at the rate */
+            uint64_t n = (uint64_t)(R * (double)step_s); /* step_s seconds at the rate */
             if (one_run((unsigned)P, (unsigned)V, n, R, 0, &r))
                 return 1;
             if (!json)
-                fprintf(stderr, "  rate %.0f: delivered %.0f/s, %" PRIu64 " dropped%s\n", R,
-                        r.delivered_eps, r.drops, r.ok ? "" : ", not all stored");
+                fprintf(stderr, "  rate %.0f for %" PRIu64 " s: delivered %.0f/s, %" PRIu64
+                        " dropped, p99 %.1f ms, %.0f ns CPU an event%s\n", R, step_s,
+                        r.delivered_eps, r.drops, r.lat_p99, r.cpu_ns_per_event,
+                        r.ok ? "" : ", not all stored");
             /* kept up: no drop, and delivered within 5 % of the asked rate */
             if (r.drops || !r.ok || r.delivered_eps < 0.95 * R)
                 break;
@@ -622,9 +704,11 @@ int bench_serve(int argc, char **argv)
             keep = r;
         }
         if (json)
-            printf("{\"max_rate_without_drops\":%.0f,\"run\":", best);
+            printf("{\"max_rate_without_drops\":%.0f,\"step_seconds\":%" PRIu64 ",\"run\":",
+                   best, step_s);
         else
-            printf("highest rate with no drops: %.0f events/s\n", best);
+            printf("highest rate with no drops, each held %" PRIu64 " s: %.0f events/s\n", step_s,
+                   best);
         print_run((unsigned)P, (unsigned)V, best, &keep, json);
         if (json)
             printf("}\n");

@@ -2,7 +2,7 @@
  * serve.c: `trove serve`'s life (trove/serve.h): the store, the sockets, the threads
  * (live.h), and the stop.
  */
-#define _GNU_SOURCE /* pipe2 */
+#define _GNU_SOURCE /* pipe2, pthread_setname_np */
 
 #include "live.h"
 #include "common/alloc.h"
@@ -134,6 +134,7 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
         rc = TROVE_FAIL(diag, -rc, 0, "serve: a thread: %s", strerror(rc));
         goto out;
     }
+    pthread_setname_np(store, "trove-store"); /* names for top, perf and trove bench serve */
     if ((rc = pthread_create(&pass, NULL, trove__pass_main, srv)) != 0) {
         atomic_store(&srv->stopping, 1);
         atomic_store(&srv->pass_done, 1);
@@ -148,6 +149,8 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
         rc = TROVE_FAIL(diag, -rc, 0, "serve: a thread: %s", strerror(rc));
         goto out;
     }
+    pthread_setname_np(pass, "trove-pass");
+    pthread_setname_np(ingest, "trove-ingest");
     started = 1;
     if (opt->ready)
         opt->ready(opt->ctx, srv->url, srv->socket_path);

@@ -8,6 +8,8 @@
  * jobs are tracked by index rather than by ring position. A worker holds no lock while it
  * puts, and the submitter copies into a job it has taken off the free stack, unlocked.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
+
 #include "putpool.h"
 #include "common/alloc.h"
 
@@ -104,6 +106,7 @@ int trove__putpool_start(struct trove_backend *be, unsigned threads,
             trove__putpool_stop(p);
             return -rc;
         }
+        pthread_setname_np(p->threads[p->nthreads], "trove-put");
     }
     *out = p;
     return TROVE_OK;

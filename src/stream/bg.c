@@ -8,6 +8,8 @@
  * frees it. trove_bg_wait is a timed wait on a CLOCK_MONOTONIC condvar, so a caller about
  * to exit waits a bounded time however the wall clock moves.
  */
+#define _GNU_SOURCE /* pthread_setname_np */
+
 #include "trove/stream.h"
 #include "common/alloc.h"
 
@@ -49,7 +51,10 @@ static void bg_unref(struct trove_bg *t)
 static void *bg_main(void *arg)
 {
     struct trove_bg *t = arg;
-    int result = t->fn(t->ctx);
+    int result;
+
+    pthread_setname_np(pthread_self(), "trove-bg"); /* for top, perf, trove bench serve */
+    result = t->fn(t->ctx);
 
     if (t->cleanup)
         t->cleanup(t->ctx);

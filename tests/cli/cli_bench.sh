@@ -1,5 +1,6 @@
 #!/bin/bash
-# cli_bench.sh: end-to-end test of `trove bench wire`, and of `trove gen` feeding it.
+# cli_bench.sh: end-to-end test of `trove bench wire`, and of `trove gen` feeding it; and of
+# `trove bench serve`'s CPU by thread.
 #
 #   bash tests/cli/cli_bench.sh <trove-binary> <source-dir> <shared-data-dir>
 #
@@ -360,6 +361,22 @@ json "$tmp/out" 'j["rows"] == 0 and j["strings"] == 0'
 exits 2 "$TROVE" bench attrs
 exits 2 "$TROVE" bench attrs --input "$tmp/args.json" --level 20
 exits 1 "$TROVE" bench attrs --input "$tmp/missing.json"
+fi
+
+# 9. bench serve: the service's CPU by thread (the threads the library names, and the web
+# thread, which bench serve names), summing to no more than its whole CPU; --step-seconds
+# is bounded. A short paced run: 200,000 events, one producer, two viewers.
+if section serve_threads; then
+exits 0 "$TROVE" bench serve --producers 1 --viewers 2 --events 200000 --rate 400000 --json
+json "$tmp/out" 'set(("trove-web", "trove-ingest", "trove-pass", "trove-store")) <= set(j["cpu_ns_per_event_by_thread"])' \
+     'all(v >= 0 for v in j["cpu_ns_per_event_by_thread"].values())' \
+     'sum(j["cpu_ns_per_event_by_thread"].values()) <= j["cpu_ns_per_event"] + 12 * 1e7 / 200000' \
+     'j["cpu_ns_per_event"] > 0 and j["events"] == 200000'
+exits 2 "$TROVE" bench serve --max --step-seconds 0
+check grep -q "step-seconds is 1..600" "$tmp/err"
+exits 2 "$TROVE" bench serve --max --step-seconds 601
+exits 0 "$TROVE" bench serve --help
+check grep -q -- "--step-seconds S" "$tmp/out"
 fi
 
 finish

@@ -193,12 +193,13 @@ done
 exits 0 "$TROVE" import "$tmp/a.bundle" --name back --store "$store" --json
 json "$tmp/out" 'j["new_objects"] == 0'
 # a capture with a profile cannot be appended to live: the service's writer says so
-# (covered in test_capture); a bundle whose stacks table was damaged is refused
+# (covered in test_capture); a bundle whose stacks table was damaged is refused: cut in
+# half, which no reader can miss (a byte flipped in the middle can land where a page's
+# values still decode, and the sampled profile differs from run to run)
 python3 - "$tmp/a/stacks.parquet" << 'EOF'
 import sys
-b = bytearray(open(sys.argv[1], "rb").read())
-b[len(b) // 2] ^= 0xff
-open(sys.argv[1], "wb").write(bytes(b))
+b = open(sys.argv[1], "rb").read()
+open(sys.argv[1], "wb").write(b[:len(b) // 2])
 EOF
 python3 - "$tmp/a" "$tmp/bad.bundle" << 'EOF' && ok || bad "zip"
 import sys, zipfile
