@@ -425,11 +425,7 @@ int cli_record_sample(int argc, char **argv)
     if ((r = parse_args(argc, argv, &a)) != 0)
         return r < 0 ? 0 : r;
     is_live = !a.out && !a.have_top && !a.store;
-    if ((rc = trove_symbolizer_new(&sym)) == TROVE_ERR_NOTFOUND) {
-        cli_error(cmd, "symbolizing samples needs libdw (elfutils), which could not be loaded");
-        goto done;
-    }
-    if (rc != TROVE_OK || trove_sample_set_new(&set) != TROVE_OK ||
+    if (trove_sample_set_new(&set) != TROVE_OK || trove_symbolizer_new(&sym) != TROVE_OK ||
         trove_profile_new(&prof) != TROVE_OK) {
         cli_error(cmd, "out of memory");
         goto done;

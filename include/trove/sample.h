@@ -241,8 +241,7 @@ struct trove_symbol {
 
 struct trove_symbolizer;
 
-/* A new symbolizer (opens nothing yet; loads libdw, on first use). Errors: TROVE_ERR_INVALID,
- * TROVE_ERR_NOMEM, TROVE_ERR_NOTFOUND (libdw, elfutils, could not be loaded). */
+/* A new symbolizer (opens nothing yet). Errors: TROVE_ERR_INVALID, TROVE_ERR_NOMEM. */
 int trove_symbolizer_new(struct trove_symbolizer **out);
 /* Free it and every module it opened (NULL is fine); strings it returned die with it. */
 void trove_symbolizer_free(struct trove_symbolizer *sym);

@@ -6,9 +6,10 @@
  */
 #include "proc_maps.h"
 
-#include "dw_lib.h"
-
+#include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,8 +20,8 @@ size_t trove__elf_build_id(const char *path, uint8_t *out, size_t cap)
     Elf *elf;
     int fd;
 
-    if (trove__dw_load(NULL) != TROVE_OK || elf_version(EV_CURRENT) == EV_NONE)
-        return 0; /* no libdw: no build id, as for a file without one */
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return 0;
     if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
         return 0;
     if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) != NULL) {

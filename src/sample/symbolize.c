@@ -26,8 +26,9 @@
 #include "trove/sample.h"
 #include "addr_map.h"
 #include "common/alloc.h"
-#include "dw_lib.h"
 
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,37 +57,23 @@ struct trove_symbolizer {
     struct trove_symbol *pool;
     size_t n_pool, cap_pool;
     struct trove_symbolizer_stats st;
-    Dwfl_Callbacks callbacks; /* libdw's, each session's (libdw is loaded by new) */
 };
 
 static char *debuginfo_path = NULL; /* libdw's default: ":.debug:/usr/lib/debug" */
 
-struct trove__dw_api trove__dw_api;
-
-int trove__dw_load(struct trove_diag *diag)
-{
-    static struct trove__dl_once once;
-    static const char *const names[] = {TROVE__DW_FUNCS(TROVE__DL_NAME)};
-    return trove__dl_load(&once, TROVE_SONAME_DW, names, sizeof names / sizeof *names,
-                          (void **)&trove__dw_api, "symbolizing samples", diag);
-}
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
 
 int trove_symbolizer_new(struct trove_symbolizer **out)
 {
-    int rc;
-
     if (!out)
         return TROVE_ERR_INVALID;
-    if ((rc = trove__dw_load(NULL)) != TROVE_OK)
-        return rc;
     if (!(*out = trove__calloc(1, sizeof **out)))
         return TROVE_ERR_NOMEM;
-    (*out)->callbacks = (Dwfl_Callbacks){
-        .find_elf = dwfl_build_id_find_elf,
-        .find_debuginfo = dwfl_standard_find_debuginfo,
-        .section_address = dwfl_offline_section_address,
-        .debuginfo_path = &debuginfo_path,
-    };
     return TROVE_OK;
 }
 
@@ -113,7 +100,7 @@ void trove_symbolizer_stats(const struct trove_symbolizer *sym, struct trove_sym
 
 /* Open the module's file: its Dwfl session, the check of its build id, its PT_LOADs. On
  * any failure m->mod stays NULL (the module is kept, unusable, so it is not tried again). */
-static int open_module(struct module *m, const Dwfl_Callbacks *callbacks)
+static int open_module(struct module *m)
 {
     const unsigned char *bits = NULL;
     GElf_Addr vaddr;
@@ -122,7 +109,7 @@ static int open_module(struct module *m, const Dwfl_Callbacks *callbacks)
     Dwfl_Module *mod;
     int n;
 
-    if (m->path[0] != '/' || !(m->dwfl = dwfl_begin(callbacks)))
+    if (m->path[0] != '/' || !(m->dwfl = dwfl_begin(&callbacks)))
         return TROVE_OK;
     dwfl_report_begin(m->dwfl);
     mod = dwfl_report_elf(m->dwfl, strrchr(m->path, '/') + 1, m->path, -1, 0, true);
@@ -182,7 +169,7 @@ static uint32_t find_module(struct trove_symbolizer *sym, const struct trove_sam
     if (mm->build_id_len)
         memcpy(m->build_id, mm->build_id, mm->build_id_len);
     m->build_id_len = mm->build_id_len;
-    if (open_module(m, &sym->callbacks) != TROVE_OK) {
+    if (open_module(m) != TROVE_OK) {
         if (m->dwfl)
             dwfl_end(m->dwfl);
         free(m->path);
