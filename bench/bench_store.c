@@ -17,6 +17,14 @@
  * that is not counted). The result is the median of each over the rounds, and the ratio of
  * the medians put / cp, the number the issue bounds by 2.
  *
+ * --load runs a writer beside both during the timed rounds: a child process that rewrites a
+ * 256 MiB file in DIR in 8 MiB writes, with an fdatasync after each pass, until the rounds
+ * end (another process writing to the same disk, which any sync then waits for too).
+ *
+ * Syncs. After the rounds, untimed, one more put into a fresh store runs under `strace -f -c`
+ * (when strace is installed) to count its fsync, fdatasync, syncfs and sync calls against
+ * the objects it stored: the put's cost in syncs, which a loaded disk makes dearer.
+ *
  * Dedup. After the timed rounds, the last store gets a second put of the same file under a
  * second name; the bench counts the files and bytes under the store's objects/ directory
  * before and after (a walk of the directory tree), and the recipe sizes. A second put that
@@ -36,6 +44,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,10 +192,75 @@ static int sparse_volume(const char *dir, int format, struct sparse *out)
     return rc == TROVE_OK ? 0 : 1;
 }
 
+/* --load: rewrite DIR/load.bin (256 MiB in 8 MiB writes, fdatasync after each pass) until
+ * killed. Returns the child's pid, or -1. */
+static pid_t start_load(const char *dir)
+{
+    char path[4300];
+    pid_t pid;
+
+    snprintf(path, sizeof path, "%s/load.bin", dir);
+    fflush(NULL);
+    if ((pid = fork()) != 0)
+        return pid;
+    {
+        static uint8_t buf[8 << 20];
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        memset(buf, 0x5a, sizeof buf);
+        if (fd < 0)
+            _exit(1);
+        for (;;) {
+            for (int k = 0; k < 32; k++)
+                if (pwrite(fd, buf, sizeof buf, (off_t)k * (off_t)sizeof buf) < 0)
+                    _exit(1);
+            fdatasync(fd);
+        }
+    }
+}
+
+/* The fsync, fdatasync, syncfs and sync calls of argv (run under strace -f -c into
+ * out_file), or -1 without strace or when the run fails. */
+static long count_syncs(char *const argv[], const char *out_file)
+{
+    char *sargv[32];
+    char line[512];
+    long calls = 0;
+    int n = 0;
+    FILE *f;
+
+    if (access("/usr/bin/strace", X_OK) != 0)
+        return -1;
+    sargv[n++] = "/usr/bin/strace";
+    sargv[n++] = "-f";
+    sargv[n++] = "-qq";
+    sargv[n++] = "-c";
+    sargv[n++] = "-o";
+    sargv[n++] = (char *)out_file;
+    sargv[n++] = "-e";
+    sargv[n++] = "trace=fsync,fdatasync,syncfs,sync";
+    for (int i = 0; argv[i] && n < 31; i++)
+        sargv[n++] = argv[i];
+    sargv[n] = NULL;
+    if (run(sargv, NULL) != 0 || !(f = fopen(out_file, "r")))
+        return -1;
+    while (fgets(line, sizeof line, f)) { /* "% time  seconds  usecs/call  calls  errors  syscall" */
+        char *tok[8], *save = NULL;
+        int nt = 0;
+        for (char *t = strtok_r(line, " \t\n", &save); t && nt < 8; t = strtok_r(NULL, " \t\n", &save))
+            tok[nt++] = t;
+        /* a syscall's row: % time, seconds, usecs/call, calls, [errors,] its name last */
+        if (nt >= 5 && (tok[0][0] >= '0' && tok[0][0] <= '9') && strcmp(tok[nt - 1], "total"))
+            calls += strtol(tok[3], NULL, 10);
+    }
+    fclose(f);
+    return calls;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: trove bench put [--file FILE | --size SIZE] [--dir DIR] [--rounds N] [--json]\n"
+            "usage: trove bench put [--file FILE | --size SIZE] [--dir DIR] [--rounds N] [--load]\n"
+            "                       [--json]\n"
             "\n"
             "`trove volume put` of a file against `cp FILE DIR && sync` on the same disk, side\n"
             "by side, medians of N rounds after a warm-up; then a second put of the same file\n"
@@ -199,6 +273,7 @@ static void usage(FILE *f)
             "  --dir DIR     where the copies and stores go (default: a new directory\n"
             "                trove-bench-put.XXXXXX under $TMPDIR or /tmp, removed at the end)\n"
             "  --rounds N    timed rounds (default %d)\n"
+            "  --load        another process writes to the same disk during the rounds\n"
             "  --json        one JSON object on stdout instead of the table\n",
             PUT_ROUNDS_DEFAULT);
 }
@@ -211,7 +286,10 @@ int bench_put(int argc, char **argv)
     double *tcp = NULL, *tput = NULL, *tcat = NULL, *tcat_nv = NULL, t2 = 0, mcp, mput, mcat, mcat_nv;
     struct sparse sp[2];
     char base[4096], src[4200], cmd[16384], store[4200], objects[4300], self[4096];
-    int json = 0, status = 1, own_dir = 0;
+    int json = 0, status = 1, own_dir = 0, load = 0;
+    uint64_t sync_files = 0, sync_bytes = 0;
+    long syncs = -1;
+    pid_t loader = -1;
     struct stat st;
     ssize_t sl;
 
@@ -223,6 +301,8 @@ int bench_put(int argc, char **argv)
             return 0;
         } else if (!strcmp(a, "--json")) {
             json = 1;
+        } else if (!strcmp(a, "--load")) {
+            load = 1;
         } else if (!strcmp(a, "--file") && has_value) {
             file = argv[++i];
         } else if (!strcmp(a, "--dir") && has_value) {
@@ -278,6 +358,10 @@ int bench_put(int argc, char **argv)
         cli_error("bench put", "out of memory");
         goto out;
     }
+    if (load && (loader = start_load(base)) < 0) {
+        cli_error("bench put", "cannot start the --load writer: %s", strerror(errno));
+        goto out;
+    }
     for (uint64_t r = 0; r <= rounds; r++) {
         double t;
         char *put[] = {self, "volume", "put", "bench", src, "--store", store, NULL};
@@ -308,6 +392,23 @@ int bench_put(int argc, char **argv)
             fprintf(stderr, "round %llu%s: cp+sync %.3f s, put %.3f s\n",
                     (unsigned long long)r, r ? "" : " (warm-up)", r ? tcp[r - 1] : 0.0,
                     r ? tput[r - 1] : t);
+    }
+    if (loader > 0) {
+        kill(loader, SIGKILL);
+        waitpid(loader, NULL, 0);
+        loader = -1;
+    }
+    { /* the syncs of one more put, into a store of its own (untimed) */
+        char sstore[4300], sobjects[4400], strace_out[4300];
+        char *put[] = {self, "volume", "put", "bench", src, "--store", sstore, NULL};
+        snprintf(sstore, sizeof sstore, "%s/store-syncs", base);
+        snprintf(strace_out, sizeof strace_out, "%s/strace.txt", base);
+        if ((syncs = count_syncs(put, strace_out)) >= 0) {
+            snprintf(sobjects, sizeof sobjects, "%s/objects", sstore);
+            tree_usage(sobjects, &sync_files, &sync_bytes);
+        }
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && sync", sstore);
+        sh(cmd, NULL);
     }
     /* Reads of "bench", verified and not, alternating which goes first. */
     if (!(tcat = calloc(rounds, sizeof *tcat)) || !(tcat_nv = calloc(rounds, sizeof *tcat_nv))) {
@@ -368,17 +469,19 @@ int bench_put(int argc, char **argv)
                "\"sparse_v1_create_s\":%.3f,\"sparse_v1_reopen_s\":%.3f,"
                "\"sparse_v3_recipe_bytes\":%llu,\"sparse_v3_create_s\":%.3f,"
                "\"sparse_v3_reopen_s\":%.3f,\"cat_s\":%.4f,\"cat_no_verify_s\":%.4f,"
-               "\"cat_verify_ratio\":%.3f}\n",
+               "\"cat_verify_ratio\":%.3f,\"load\":%s,\"syncs\":%ld,\"sync_objects\":%llu}\n",
                (unsigned long long)size, (unsigned long long)rounds, mcp, mput, mput / mcp, t2,
                (unsigned long long)obj_files0, (unsigned long long)obj_bytes0,
                (unsigned long long)(obj_files1 - obj_files0),
                (unsigned long long)(obj_bytes1 - obj_bytes0), (long long)st.st_size,
                (unsigned long long)sp[0].slots, (unsigned long long)sp[0].recipe_bytes,
                sp[0].create_s, sp[0].reopen_s, (unsigned long long)sp[1].recipe_bytes,
-               sp[1].create_s, sp[1].reopen_s, mcat, mcat_nv, mcat / mcat_nv);
+               sp[1].create_s, sp[1].reopen_s, mcat, mcat_nv, mcat / mcat_nv,
+               load ? "true" : "false", syncs, (unsigned long long)sync_files);
     } else {
-        printf("trove bench put: %llu bytes, medians of %llu rounds after a warm-up\n",
-               (unsigned long long)size, (unsigned long long)rounds);
+        printf("trove bench put: %llu bytes, medians of %llu rounds after a warm-up%s\n",
+               (unsigned long long)size, (unsigned long long)rounds,
+               load ? ", another process writing to the disk" : "");
         printf("  cp FILE DIR && sync     %8.3f s  %7.1f MB/s\n", mcp, size / mcp / 1e6);
         printf("  trove volume put        %8.3f s  %7.1f MB/s   put / cp = %.2f\n", mput,
                size / mput / 1e6, mput / mcp);
@@ -386,6 +489,10 @@ int bench_put(int argc, char **argv)
                size / mcat / 1e6);
         printf("  ... --no-verify         %8.3f s  %7.1f MB/s   verified / not = %.3f\n",
                mcat_nv, size / mcat_nv / 1e6, mcat / mcat_nv);
+        if (syncs >= 0)
+            printf("  syncs of one put         %ld fsync/fdatasync/syncfs calls for %llu files "
+                   "under objects/\n",
+                   syncs, (unsigned long long)sync_files);
         printf("second put of the same file into another volume: %.3f s\n", t2);
         printf("  objects/ before: %llu files, %llu bytes; new: %llu files, %llu bytes\n",
                (unsigned long long)obj_files0, (unsigned long long)obj_bytes0,
@@ -400,6 +507,10 @@ int bench_put(int argc, char **argv)
     }
     status = 0;
 out:
+    if (loader > 0) {
+        kill(loader, SIGKILL);
+        waitpid(loader, NULL, 0);
+    }
     if (own_dir) {
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
         sh(cmd, NULL);

@@ -244,6 +244,8 @@ static int copy_in(struct volume_run *r, uint64_t offset, int grow, uint64_t *en
     uint8_t *buf = malloc(bs);
     uint64_t pos = offset, end = r->in_size >= 0 ? offset + (uint64_t)r->in_size : UINT64_MAX;
     int rc, status = 1;
+    /* a regular file, read from its start (as it was opened) */
+    int by_fd = r->in_size >= 0 && ftell(r->in) == 0;
 
     cli_progress_begin(&prog, "writing", r->in_size >= 0 ? (uint64_t)r->in_size : 0);
     prog.active = prog.active && grow;
@@ -255,7 +257,9 @@ static int copy_in(struct volume_run *r, uint64_t offset, int grow, uint64_t *en
         size_t want = (size_t)(bs - pos % bs), n;
         if (want > end - pos)
             want = (size_t)(end - pos);
-        if (want == 0 || (n = fread(buf, 1, want, r->in)) == 0)
+        /* A regular file is not read here: trove_volume_write_fd reads each block once
+         * and has the kernel copy a new one into its object. */
+        if (want == 0 || (n = by_fd ? want : fread(buf, 1, want, r->in)) == 0)
             break;
         if (n > r->info.size - pos && !grow) {
             cli_error(r->cmd, "%s runs past the end of %s (%llu bytes); grow it first with "
@@ -271,7 +275,15 @@ static int copy_in(struct volume_run *r, uint64_t offset, int grow, uint64_t *en
             }
             r->info.size = pos + n;
         }
-        if ((rc = trove_volume_write(r->v, pos, buf, n)) != TROVE_OK) {
+        rc = by_fd ? trove_volume_write_fd(r->v, pos, fileno(r->in), pos - offset, n)
+                   : trove_volume_write(r->v, pos, buf, n);
+        if (rc == TROVE_ERR_TRUNCATED && by_fd) {
+            cli_error(r->cmd, "%s shrank from %lld bytes while it was read; run the command "
+                              "again",
+                      r->in_name, (long long)r->in_size);
+            goto out;
+        }
+        if (rc != TROVE_OK) {
             cli_error(r->cmd, "%s: writing %zu bytes at offset %llu: %s%s", r->name, n,
                       (unsigned long long)pos, trove_strerror(rc), data_hint(rc));
             goto out;

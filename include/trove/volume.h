@@ -130,6 +130,17 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out);
 int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf, size_t len);
 
 /*
+ * trove_volume_write of the len bytes of file fd from fd_offset on, at offset. Each block is
+ * read once, to hash it; a whole block that is new is copied into its object by the kernel
+ * (copy_file_range) where the store is on disk, rather than written again from memory
+ * (elsewhere, and where the kernel cannot, it is written as trove_volume_write would). fd
+ * must be open for reading and its bytes must not change meanwhile. Errors as
+ * trove_volume_write's; TROVE_ERR_TRUNCATED when fd ends before fd_offset + len.
+ */
+int trove_volume_write_fd(struct trove_volume *v, uint64_t offset, int fd, uint64_t fd_offset,
+                          uint64_t len);
+
+/*
  * Read len bytes at offset into buf; empty slots read as zeros. Errors: TROVE_ERR_INVALID
  * (past the end), TROVE_ERR_NOTFOUND (a named object is missing), TROVE_ERR_CORRUPT (an
  * object has the wrong length), TROVE_ERR_NOMEM, -errno.

@@ -177,6 +177,75 @@ int trove__io_fsync(int fd)
     return rc;
 }
 
+/* Append an fsync of path to the log (under log_mu) unless one of the same path is among
+ * those this syncfs has added already (from `first` on). */
+static void log_fsync_locked(const char *path, size_t first)
+{
+    struct trove_testing_io_op op;
+
+    for (size_t j = first; j < log_n; j++)
+        if (!strcmp(log_ops[j].path, path))
+            return;
+    if (log_n == log_cap) {
+        size_t cap = log_cap ? 2 * log_cap : 256;
+        struct trove_testing_io_op *p = realloc(log_ops, cap * sizeof *p);
+        if (!p)
+            return;
+        log_ops = p;
+        log_cap = cap;
+    }
+    memset(&op, 0, sizeof op);
+    op.kind = TROVE_TESTING_IO_FSYNC;
+    snprintf(op.path, sizeof op.path, "%s", path);
+    log_ops[log_n++] = op;
+}
+
+/* The directory of path into out (path up to its last '/'). */
+static void dir_of(const char *path, char *out, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = slash ? (size_t)(slash - path) : 0;
+    snprintf(out, cap, "%.*s", (int)n, n ? path : ".");
+}
+
+/* syncfs as fsyncs: of every file written and every directory changed in the log so far. */
+static void record_syncfs(void)
+{
+    char dir[512];
+    size_t n, first;
+
+    pthread_mutex_lock(&log_mu);
+    n = first = log_n;
+    for (size_t i = 0; i < n; i++) {
+        const struct trove_testing_io_op *o = &log_ops[i];
+        if (o->kind == TROVE_TESTING_IO_FSYNC)
+            continue;
+        char path[512]; /* a copy: the log may move as it grows */
+        snprintf(path, sizeof path, "%s", o->path);
+        if (o->kind == TROVE_TESTING_IO_WRITE)
+            log_fsync_locked(path, first);
+        dir_of(path, dir, sizeof dir); /* a new file's name, a link's source... */
+        log_fsync_locked(dir, first);
+        if (log_ops[i].path2[0]) {
+            snprintf(path, sizeof path, "%s", log_ops[i].path2);
+            dir_of(path, dir, sizeof dir);
+            log_fsync_locked(dir, first);
+        }
+    }
+    pthread_mutex_unlock(&log_mu);
+}
+
+int trove__io_syncfs(int fd)
+{
+    int rc;
+    if (should_fail())
+        return -1;
+    rc = syncfs(fd);
+    if (rc == 0 && atomic_load_explicit(&recording, memory_order_relaxed))
+        record_syncfs();
+    return rc;
+}
+
 int trove__io_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)
 {
     char from[PATH_MAX];

@@ -73,6 +73,39 @@ int trove_backend_put(struct trove_backend *be, const struct trove_digest *d, co
     return rc;
 }
 
+int trove__backend_put_deferred(struct trove_backend *be, const struct trove_digest *d,
+                                const void *data, size_t len)
+{
+    if (!be || !d || trove_digest_is_zero(d) || (!data && len > 0))
+        return TROVE_ERR_INVALID;
+    if (!be->ops->defer_put || quarantined(be, d))
+        return trove_backend_put(be, d, data, len, NULL);
+    return be->ops->defer_put(be, d, data, len);
+}
+
+int trove__backend_copies(const struct trove_backend *be)
+{
+    return be && be->ops->defer_put_from != NULL;
+}
+
+int trove__backend_put_from_deferred(struct trove_backend *be, const struct trove_digest *d,
+                                     const void *data, size_t len, int src_fd,
+                                     uint64_t src_off)
+{
+    if (!be || !d || trove_digest_is_zero(d) || (!data && len > 0) || src_fd < 0)
+        return TROVE_ERR_INVALID;
+    if (!be->ops->defer_put_from || quarantined(be, d))
+        return trove__backend_put_deferred(be, d, data, len);
+    return be->ops->defer_put_from(be, d, data, len, src_fd, src_off);
+}
+
+int trove__backend_flush(struct trove_backend *be)
+{
+    if (!be)
+        return TROVE_ERR_INVALID;
+    return be->ops->flush ? be->ops->flush(be) : TROVE_OK;
+}
+
 int trove_backend_quarantined(struct trove_backend *be, const struct trove_digest *d)
 {
     if (!be || !d || trove_digest_is_zero(d))

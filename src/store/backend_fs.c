@@ -52,46 +52,6 @@
 #include <time.h>
 #include <unistd.h>
 
-static atomic_uint_fast64_t tmp_counter;
-
-/* fan = "h0h1", rel = "h0h1/<32 hex>" (relative to dir/objects). */
-static void object_name(const struct trove_digest *d, char fan[3], char rel[36])
-{
-    char hex[33];
-    trove_digest_hex(d, hex);
-    memcpy(fan, hex, 2);
-    fan[2] = 0;
-    memcpy(rel, hex, 2);
-    rel[2] = '/';
-    memcpy(rel + 3, hex, 33);
-}
-
-/* A temp name no other put (thread, process, or earlier process with the same pid) uses. */
-void trove__fs_temp_name(char out[64])
-{
-    uint64_t n = (uint64_t)atomic_fetch_add(&tmp_counter, 1);
-    struct timespec ts;
-    uint64_t z;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    z = n * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ts.tv_nsec << 24 ^ (uint64_t)ts.tv_sec ^
-        (uint64_t)(uintptr_t)&ts;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL; /* splitmix64 finalizer */
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    snprintf(out, 64, "%ld-%llu-%016llx.tmp", (long)getpid(), (unsigned long long)n,
-             (unsigned long long)z);
-}
-
-/* fsync a directory descriptor. Some filesystems refuse fsync on directories with EINVAL;
- * there is nothing more to do on those, so that is not an error. */
-int trove__fs_fsync_dir_fd(int fd)
-{
-    if (trove__io_fsync(fd) != 0 && errno != EINVAL)
-        return -errno;
-    return TROVE_OK;
-}
-
 static int fsync_dir_at(int at, const char *name)
 {
     int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), rc;
@@ -102,21 +62,7 @@ static int fsync_dir_at(int at, const char *name)
     return rc;
 }
 
-/* Create directory name under at if missing; if this call created it, fsync at so that
- * the new entry is durable. */
-static int ensure_dir_at(int at, const char *name)
-{
-    struct stat st;
-
-    if (mkdirat(at, name, FS_DIR_MODE) == 0)
-        return trove__fs_fsync_dir_fd(at);
-    if (errno != EEXIST)
-        return -errno;
-    /* There already: a directory of its own, not a link to one somewhere else. */
-    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return -errno;
-    return S_ISDIR(st.st_mode) ? TROVE_OK : TROVE_ERR_CORRUPT;
-}
+static int ensure_dir_at(int at, const char *name) { return trove__fs_ensure_dir(at, name, 1); }
 
 /* fsync the directory that holds path p (NUL-terminated, length n). */
 static int fsync_parent(char *p, size_t n)
@@ -159,23 +105,6 @@ static int mkdir_p(const char *dir, size_t len)
     return rc;
 }
 
-int trove__fs_write_all(int fd, const uint8_t *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = trove__io_write(fd, p, n < FS_IO_CHUNK ? n : FS_IO_CHUNK);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (w == 0)
-            return -EIO;
-        p += w;
-        n -= (size_t)w;
-    }
-    return TROVE_OK;
-}
-
 /* Append exactly n bytes from fd to out (room already reserved). A file shorter than its
  * fstat size — impossible for an immutable object unless something else truncated it —
  * is TROVE_ERR_TRUNCATED. */
@@ -206,7 +135,7 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
 
     if (be->readonly)
         return TROVE_ERR_READONLY;
-    object_name(d, fan, rel);
+    trove__fs_object_name(d, fan, rel);
     *created_out = 0;
     /* Fast path for deduplicated data: the object is there, skip writing it. The fsync
      * makes "durable on return" hold even if a concurrent put linked it a moment ago. */
@@ -500,7 +429,7 @@ static int fs_get(struct trove_backend *base, const struct trove_digest *d,
     struct stat st;
     int fd, rc = TROVE_OK;
 
-    object_name(d, fan, rel);
+    trove__fs_object_name(d, fan, rel);
     fd = trove__open_beneath(be->objects_fd, rel, O_RDONLY, 0);
     if (fd < 0) {
         uint32_t p;
@@ -544,7 +473,7 @@ static int fs_size(struct trove_backend *base, const struct trove_digest *d, uin
     uint32_t p;
     uint64_t off;
 
-    object_name(d, fan, rel);
+    trove__fs_object_name(d, fan, rel);
     if (fstatat(be->objects_fd, rel, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         int err = errno;
         if (err == ENOENT && (packed_find(be, d, &p, &off, len_out) ||
@@ -673,7 +602,7 @@ static int fs_delete(struct trove_backend *base, const struct trove_digest *d)
 
     if (be->readonly)
         return TROVE_ERR_READONLY;
-    object_name(d, fan, rel);
+    trove__fs_object_name(d, fan, rel);
     if (trove__io_unlinkat(be->objects_fd, rel, 0) != 0) {
         if (errno == ENOENT)
             return packed_delete(be, d);
@@ -771,7 +700,7 @@ static int fs_list(struct trove_backend *base,
         for (size_t k = 0; rc == TROVE_OK && k < n; k++) {
             char fan[3], rel[36];
             struct stat st;
-            object_name(&all[k], fan, rel);
+            trove__fs_object_name(&all[k], fan, rel);
             if (fstatat(be->objects_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 continue; /* also loose: listed already */
             rc = fn(ctx, &all[k]);
@@ -1056,6 +985,9 @@ static void clean_tmp(int tmp_fd, int only_tmp_names)
 static void fs_close(struct trove_backend *base)
 {
     struct fs_backend *be = (struct fs_backend *)base;
+    trove__fs_flush(base); /* puts never flushed land, as a put would have (best effort) */
+    trove__fs_defer_drop(be);
+    pthread_mutex_destroy(&be->defer_mu);
     if (atomic_load(&be->quarantine_fd) >= 0)
         close(atomic_load(&be->quarantine_fd));
     if (be->root_fd >= 0)
@@ -1092,6 +1024,9 @@ static const struct trove_backend_ops fs_ops = {
     .release = trove__fs_release,
     .quarantine_list = trove__fs_quarantine_list,
     .unreadable = fs_unreadable,
+    .defer_put = trove__fs_defer_put,
+    .defer_put_from = trove__fs_defer_put_from,
+    .flush = trove__fs_flush,
     .close = fs_close,
 };
 
@@ -1130,6 +1065,7 @@ static int fs_open(const char *dir, unsigned flags, struct trove_backend **out)
     atomic_init(&be->quarantine_fd, -1);
     pthread_mutex_init(&be->mu, NULL);
     pthread_mutex_init(&be->refresh_mu, NULL);
+    pthread_mutex_init(&be->defer_mu, NULL);
     be->readonly = readonly;
     be->nosync = (flags & TROVE_BACKEND_NOSYNC) != 0;
     be->base.no_verify = (flags & TROVE_BACKEND_NOVERIFY) != 0;

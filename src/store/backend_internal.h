@@ -39,6 +39,16 @@ struct trove_backend_ops {
     int (*get_start)(struct trove_backend *be, const struct trove_digest *d,
                      struct trove_bytes *out, size_t max_len, trove_get_done_fn done, void *ctx);
     int (*async_ok)(const struct trove_backend *be);
+    /* Optional (NULL: a deferred put is a put): a put whose object is durable, and its name
+     * visible, only after the next flush, so that a batch of puts costs the backend one
+     * sync rather than one or two per object (fs: backend_fs_defer.c). */
+    int (*defer_put)(struct trove_backend *be, const struct trove_digest *d, const void *data,
+                     size_t len);
+    int (*flush)(struct trove_backend *be);
+    /* Optional (NULL: defer_put): defer_put of data[0..len), which are also the bytes of file
+     * src_fd at src_off, copied from there by the kernel (fs: copy_file_range). */
+    int (*defer_put_from)(struct trove_backend *be, const struct trove_digest *d,
+                          const void *data, size_t len, int src_fd, uint64_t src_off);
     /* Optional (NULL: damage is reported but not remembered): the quarantine of damaged
      * objects. quarantine records that d's stored bytes do not hash to d (why: a line of
      * text), even on a read-only handle; quarantined says whether d is recorded (1) or not
@@ -99,6 +109,19 @@ struct fs_backend {
     size_t nbad;
     int root_fd;              /* dir, for making dir/quarantine on the first damage */
     atomic_int quarantine_fd; /* dir/quarantine, or -1 while there is none */
+    /* Deferred puts (backend_fs_defer.c): temp files written, not yet synced nor linked,
+     * each with the name it gets at the flush; seen: a deferred put found its object there
+     * already (its name, maybe just linked by another process, is made durable at the
+     * flush). Guarded by defer_mu: the put pool's threads add, the owner flushes. */
+    pthread_mutex_t defer_mu;
+    struct fs_deferred *defer;
+    size_t ndefer, cap_defer;
+    int defer_seen;
+};
+
+struct fs_deferred {
+    char tmp[64]; /* in dir/tmp */
+    char rel[36]; /* "h0h1/<32 hex>" in dir/objects */
 };
 
 struct fs_pack {
@@ -117,6 +140,32 @@ struct fs_bad_pack {
 void trove__fs_temp_name(char out[64]);
 int trove__fs_fsync_dir_fd(int fd);
 int trove__fs_write_all(int fd, const uint8_t *p, size_t n);
+/* fan = "h0h1", rel = "h0h1/<32 hex>" (relative to dir/objects) of digest d. */
+void trove__fs_object_name(const struct trove_digest *d, char fan[3], char rel[36]);
+/* Make directory name under at if missing (a link to a directory elsewhere is
+ * TROVE_ERR_CORRUPT); when this call made it and sync is set, fsync at. 0 or -errno. */
+int trove__fs_ensure_dir(int at, const char *name, int sync);
+
+/* backend_fs_defer.c: the fs backend's deferred puts (its ops table names them), and what
+ * its close does with puts never flushed (their temp files removed). */
+int trove__fs_defer_put(struct trove_backend *base, const struct trove_digest *d,
+                        const void *data, size_t len);
+int trove__fs_defer_put_from(struct trove_backend *base, const struct trove_digest *d,
+                             const void *data, size_t len, int src_fd, uint64_t src_off);
+int trove__fs_flush(struct trove_backend *base);
+void trove__fs_defer_drop(struct fs_backend *be);
+
+/* backend.c: a deferred put through the backend's op (a quarantined object is healed at
+ * once, by a put), and the flush that makes every deferred put durable and visible. */
+int trove__backend_put_deferred(struct trove_backend *be, const struct trove_digest *d,
+                                const void *data, size_t len);
+int trove__backend_flush(struct trove_backend *be);
+/* Whether the backend copies between files (defer_put_from), and that deferred put (a
+ * backend without it, or a quarantined object: trove__backend_put_deferred of data). */
+int trove__backend_copies(const struct trove_backend *be);
+int trove__backend_put_from_deferred(struct trove_backend *be, const struct trove_digest *d,
+                                     const void *data, size_t len, int src_fd,
+                                     uint64_t src_off);
 
 /* fs_quarantine.c: the fs backend's quarantine ops (its ops table names them). */
 int trove__fs_quarantine(struct trove_backend *base, const struct trove_digest *d,

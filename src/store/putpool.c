@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* pthread_setname_np */
 
 #include "putpool.h"
+#include "backend_internal.h"
 #include "common/alloc.h"
 
 #include <pthread.h>
@@ -60,7 +61,7 @@ static void *worker(void *arg)
         p->queued--;
         p->running++;
         pthread_mutex_unlock(&p->mu);
-        rc = trove_backend_put(p->be, &j->d, j->buf, j->len, NULL);
+        rc = trove__backend_put_deferred(p->be, &j->d, j->buf, j->len); /* durable at the flush */
         pthread_mutex_lock(&p->mu);
         if (rc != TROVE_OK && p->error == TROVE_OK)
             p->error = rc;

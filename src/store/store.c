@@ -27,6 +27,7 @@
 #include "common/beneath.h"
 #include "common/fail.h"
 #include "common/io.h"
+#include "backend_internal.h"
 #include "recipe_head.h"
 
 #include <assert.h>
@@ -71,7 +72,7 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
     if (s->s3 && len < TROVE__S3_PACK_OBJECT_MAX)
         rc = stage_s3(s, d, data, len);
     else if (len > TROVE__PUTPOOL_MAX_OBJECT)
-        rc = trove_backend_put(s->be, d, data, len, NULL);
+        rc = trove__backend_put_deferred(s->be, d, data, len);
     else if (!s->pool && (rc = trove__putpool_start(s->be, TROVE__PUTPOOL_THREADS, &s->pool)))
         ; /* could not start: rc says why */
     else
@@ -87,6 +88,20 @@ int trove__store_put(struct trove_store *s, const struct trove_digest *d, const 
         trove__refmap_insert(&s->put_set, d, &created);
     }
     return rc;
+}
+
+int trove__store_put_from(struct trove_store *s, const struct trove_digest *d, const void *data,
+                          size_t len, int src_fd, uint64_t src_off)
+{
+    int rc, created;
+
+    if (s->s3 || !trove__backend_copies(s->be))
+        return trove__store_put(s, d, data, len);
+    rc = trove__backend_put_from_deferred(s->be, d, data, len, src_fd, src_off);
+    if (rc != TROVE_OK)
+        return rc; /* nothing left behind: the caller puts its slot back */
+    trove__refmap_insert(&s->put_set, d, &created);
+    return TROVE_OK;
 }
 
 int trove__store_lookup(struct trove_store *s, const struct trove_digest *d, size_t len,
@@ -105,7 +120,10 @@ int trove__store_has_put(const struct trove_store *s, const struct trove_digest 
 int trove__store_drain(struct trove_store *s)
 {
     int rc = s->pool ? trove__putpool_drain(s->pool) : TROVE_OK;
+    int frc = trove__backend_flush(s->be); /* the puts' syncs, once for all of them */
 
+    if (rc == TROVE_OK)
+        rc = frc;
     if (s->s3) { /* the staged objects, in packs */
         int prc = trove_backend_publish(s->be, NULL);
         if (rc == TROVE_OK)

@@ -149,6 +149,11 @@ void trove__names_free(char **names, size_t n);
  * large. Not durable until trove__store_drain. Errors leave the store sticky. */
 int trove__store_put(struct trove_store *s, const struct trove_digest *d, const void *data,
                      size_t len);
+/* trove__store_put of data[0..len), which are also the bytes of file src_fd at src_off: on
+ * a backend that copies between files (fs), the object is copied from there by the kernel,
+ * inline, rather than from memory; else as trove__store_put. */
+int trove__store_put_from(struct trove_store *s, const struct trove_digest *d, const void *data,
+                          size_t len, int src_fd, uint64_t src_off);
 /* Whether d is stored, and its length, for a write deciding to put it: the backend's size,
  * except on S3 for the lease holder, which knows every pack and asks nothing for an object
  * in none (NOTFOUND: the put that follows finds a loose copy, if any). */

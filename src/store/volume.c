@@ -26,10 +26,12 @@
 #include "store_internal.h"
 #include "common/alloc.h"
 #include "common/fail.h"
+#include "common/io.h"
 #include "recipe_head.h"
 #include "trove/testing.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -523,7 +525,7 @@ static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *d
 /* Make sure the store holds data[0..len), named *d (computed here): put it when it is new
  * or damaged. */
 static int ensure_object(struct trove_volume *v, const uint8_t *data, size_t len,
-                         struct trove_digest *d)
+                         struct trove_digest *d, int src_fd, uint64_t src_off)
 {
     uint64_t have;
     int rc, put;
@@ -550,27 +552,34 @@ static int ensure_object(struct trove_volume *v, const uint8_t *data, size_t len
         }
         put = rc != TROVE_OK || have != len;
     }
-    return put ? trove__store_put(v->s, d, data, len) : TROVE_OK;
+    if (!put)
+        return TROVE_OK;
+    return src_fd >= 0 ? trove__store_put_from(v->s, d, data, len, src_fd, src_off)
+                       : trove__store_put(v->s, d, data, len);
 }
 
-static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
+/* src_fd >= 0: data[0..len) are also the bytes of file src_fd at src_off, which a new
+ * object is copied from (trove__store_put_from). */
+static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len,
+                        int src_fd, uint64_t src_off)
 {
     struct trove_digest d;
     int rc;
 
-    if ((rc = ensure_object(v, data, len, &d)) != TROVE_OK)
+    if ((rc = ensure_object(v, data, len, &d, src_fd, src_off)) != TROVE_OK)
         return rc;
     return trove_digest_equal(&d, vol_digest(v, i)) ? TROVE_OK : set_slot(v, i, &d);
 }
 
 /* Store len bytes as slot i's block; an all-zero block empties the slot. */
-static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len)
+static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, size_t len,
+                       int src_fd, uint64_t src_off)
 {
     static const struct trove_digest zero;
 
     if (all_zero(data, len))
         return set_slot(v, i, &zero);
-    return store_object(v, i, data, len);
+    return store_object(v, i, data, len, src_fd, src_off);
 }
 
 int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *data, size_t len)
@@ -585,7 +594,7 @@ int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *d
         return rc;
     if (len == 0)
         return set_slot(v, slot, &zero);
-    return store_object(v, slot, data, len);
+    return store_object(v, slot, data, len, -1, 0);
 }
 
 int trove_volume_stage_object(struct trove_volume *v, const void *data, size_t len,
@@ -598,7 +607,7 @@ int trove_volume_stage_object(struct trove_volume *v, const void *data, size_t l
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
-    return ensure_object(v, data, len, out);
+    return ensure_object(v, data, len, out, -1, 0);
 }
 
 int trove_volume_set_slot_object(struct trove_volume *v, uint64_t slot,
@@ -680,16 +689,74 @@ int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf,
         size_t n = (size_t)(end - offset < slen - within ? end - offset : slen - within);
 
         if (within == 0 && n == slen) {
-            rc = store_block(v, i, src, n);
+            rc = store_block(v, i, src, n, -1, 0);
         } else {
             if ((rc = ensure_block(v)) != TROVE_OK || (rc = load_block(v, i, slen, v->block)))
                 return rc;
             memcpy(v->block + within, src, n);
-            rc = store_block(v, i, v->block, slen);
+            rc = store_block(v, i, v->block, slen, -1, 0);
         }
         if (rc != TROVE_OK)
             return rc;
         src += n;
+        offset += n;
+    }
+    return TROVE_OK;
+}
+
+/* n bytes of fd at off into dst: TROVE_OK, TROVE_ERR_TRUNCATED (the file ends first),
+ * -errno. */
+static int pread_all(int fd, uint8_t *dst, size_t n, uint64_t off)
+{
+    while (n > 0) {
+        ssize_t r = trove__io_pread(fd, dst, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return TROVE_ERR_TRUNCATED;
+        dst += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return TROVE_OK;
+}
+
+int trove_volume_write_fd(struct trove_volume *v, uint64_t offset, int fd, uint64_t fd_offset,
+                          uint64_t len)
+{
+    uint64_t end;
+    int rc;
+
+    if (!v || fd < 0 || (v->flags & TROVE_RECIPE_FLAG_OBJECTS) || fd_offset > INT64_MAX ||
+        len > INT64_MAX - fd_offset)
+        return TROVE_ERR_INVALID;
+    if ((rc = volume_writable(v)) != TROVE_OK)
+        return rc;
+    if (offset > v->size || len > v->size - offset)
+        return TROVE_ERR_INVALID;
+    if ((rc = ensure_block(v)) != TROVE_OK)
+        return rc;
+    end = offset + len;
+    while (offset < end) {
+        uint64_t i = offset / v->block_size;
+        uint64_t start = i * v->block_size;
+        size_t slen = slot_len(v->size, v->block_size, i);
+        size_t within = (size_t)(offset - start);
+        size_t n = (size_t)(end - offset < slen - within ? end - offset : slen - within);
+
+        if (within == 0 && n == slen) { /* whole: read once, to hash; copied by the kernel */
+            if ((rc = pread_all(fd, v->block, n, fd_offset)) == TROVE_OK)
+                rc = store_block(v, i, v->block, n, fd, fd_offset);
+        } else {
+            if ((rc = load_block(v, i, slen, v->block)) == TROVE_OK &&
+                (rc = pread_all(fd, v->block + within, n, fd_offset)) == TROVE_OK)
+                rc = store_block(v, i, v->block, slen, -1, 0);
+        }
+        if (rc != TROVE_OK)
+            return rc;
+        fd_offset += n;
         offset += n;
     }
     return TROVE_OK;
@@ -854,7 +921,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
     if (keep_len) {
         size_t new_len = slot_len(new_size, v->block_size, edge_slot);
         memset(v->block + keep_len, 0, new_len - keep_len);
-        rc = store_block(v, edge_slot, v->block, new_len);
+        rc = store_block(v, edge_slot, v->block, new_len, -1, 0);
     }
     return rc;
 }

@@ -16,11 +16,13 @@
  * every directory change no fsync of its directory followed lost too (a rename or link not
  * made, an unlink undone, a new file's first name gone), as a file system that does not
  * order its metadata may leave it. Each state, opened as a restart opens it, must be the old state or the new,
- * with verify --deep clean. The counts of states are printed.
+ * with verify --deep clean and every object file holding the bytes its name says (named by
+ * a volume or not). The counts of states are printed.
  *
  * TROVE_IO_FAULTS_LONG=1 (make fuzz) runs the same on a volume of 64 blocks with 32 of them
  * changed and a capture of 50,000 events: more objects, more operations, more states.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -32,6 +34,7 @@
 
 #include "testutil.h"
 #include "trove/capture.h"
+#include "trove/digest.h"
 #include "trove/event.h"
 #include "trove/testing.h"
 #include "trove/volume.h"
@@ -55,6 +58,50 @@ static int verify_clean(struct trove_store *s)
     if (rc != TROVE_OK)
         fprintf(stderr, "verify: %s (%s)\n", trove_strerror(rc), rep.first_problem);
     return rc == TROVE_OK;
+}
+
+/* Whether every loose object under sdir/objects/h0h1/ holds the bytes its name says, an
+ * object no volume names included: a crash must not leave a damaged object under its name,
+ * which a later put of those bytes would find there and not write again. */
+static int objects_whole(void)
+{
+    char fan_path[300], path[400], hex[33];
+    static uint8_t buf[BLOCKS_MAX * BS + (1 << 20)];
+    struct dirent *f, *o;
+    DIR *top, *fan;
+    int whole = 1;
+
+    snprintf(fan_path, sizeof fan_path, "%s/objects", sdir);
+    if (!(top = opendir(fan_path)))
+        return 1;
+    while (whole && (f = readdir(top)) != NULL) {
+        if (strlen(f->d_name) != 2)
+            continue; /* ".", "..", packs */
+        snprintf(fan_path, sizeof fan_path, "%s/objects/%s", sdir, f->d_name);
+        if (!(fan = opendir(fan_path)))
+            continue;
+        while (whole && (o = readdir(fan)) != NULL) {
+            struct trove_digest d;
+            ssize_t n;
+            int fd;
+            if (strlen(o->d_name) != 32)
+                continue;
+            snprintf(path, sizeof path, "%s/%s", fan_path, o->d_name);
+            if ((fd = open(path, O_RDONLY)) < 0)
+                continue;
+            n = read(fd, buf, sizeof buf);
+            close(fd);
+            trove_digest_of(buf, n > 0 ? (size_t)n : 0, &d);
+            trove_digest_hex(&d, hex);
+            if (n < 0 || strcmp(hex, o->d_name) != 0) {
+                fprintf(stderr, "object %s does not hold its bytes (%zd bytes read)\n", path, n);
+                whole = 0;
+            }
+        }
+        closedir(fan);
+    }
+    closedir(top);
+    return whole;
 }
 
 /* Volume name's bytes, or -1 when it does not open. */
@@ -196,7 +243,7 @@ static void check_after(enum op op, int rc, uint64_t n, const char *how)
         ok = 0;
     }
     ok = ok && read_volume(s, "v", img) == 0; /* the volume is always there, whole */
-    if (!ok || !verify_clean(s)) {
+    if (!ok || !verify_clean(s) || !objects_whole()) {
         fprintf(stderr, "%s: %s %llu (rc %d %s): not the old state or the new\n", op_name[op],
                 how, (unsigned long long)n, rc, trove_strerror(rc));
         CHECK(0);
