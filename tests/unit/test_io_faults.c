@@ -65,7 +65,7 @@ static int verify_clean(struct trove_store *s)
  * which a later put of those bytes would find there and not write again. */
 static int objects_whole(void)
 {
-    char fan_path[300], path[400], hex[33];
+    char fan_path[512], path[1024], hex[33];
     static uint8_t buf[BLOCKS_MAX * BS + (1 << 20)];
     struct dirent *f, *o;
     DIR *top, *fan;
