@@ -150,15 +150,9 @@ static int fs_put(struct trove_backend *base, const struct trove_digest *d, cons
     rc = ensure_dir_at(be->objects_fd, fan);
     if (rc != TROVE_OK)
         goto out;
-    for (int tries = 1;; tries++) {
-        trove__fs_temp_name(tmp);
-        fd = openat(be->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
-        if (fd >= 0)
-            break;
-        if (errno != EEXIST || tries >= FS_TMP_TRIES) {
-            rc = -errno;
-            goto out;
-        }
+    if ((fd = trove__fs_temp_open(be->tmp_fd, tmp)) < 0) {
+        rc = fd;
+        goto out;
     }
     have_tmp = 1;
     rc = trove__fs_write_all(fd, data, len);
@@ -332,14 +326,8 @@ static int write_pack(struct fs_backend *be, struct trove_bytes *buf,
     trove_digest_of(buf->ptr + index_off, buf->len - index_off, &name_d);
     trove_digest_hex(&name_d, hex);
     snprintf(name, sizeof name, "%s.pack", hex);
-    for (int tries = 1;; tries++) {
-        trove__fs_temp_name(tmp);
-        fd = openat(be->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
-        if (fd >= 0)
-            break;
-        if (errno != EEXIST || tries >= FS_TMP_TRIES)
-            return -errno;
-    }
+    if ((fd = trove__fs_temp_open(be->tmp_fd, tmp)) < 0)
+        return fd;
     rc = trove__fs_write_all(fd, buf->ptr, buf->len);
     if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)
         rc = -errno;

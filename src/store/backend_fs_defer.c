@@ -105,14 +105,8 @@ static int defer(struct fs_backend *be, const struct trove_digest *d, const void
         return -errno;
     if ((rc = trove__fs_ensure_dir(be->objects_fd, fan, 0)) != TROVE_OK)
         return rc;
-    for (int tries = 1;; tries++) {
-        trove__fs_temp_name(tmp);
-        fd = openat(be->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
-        if (fd >= 0)
-            break;
-        if (errno != EEXIST || tries >= FS_TMP_TRIES)
-            return -errno;
-    }
+    if ((fd = trove__fs_temp_open(be->tmp_fd, tmp)) < 0)
+        return fd;
     rc = fill(fd, data, len, src_fd, src_off);
     if (rc == TROVE_OK && !be->nosync)
         sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE); /* a head start for the flush */

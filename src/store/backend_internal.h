@@ -138,6 +138,9 @@ struct fs_bad_pack {
  * same pid) uses, starting with the writer's pid; fsync of a directory descriptor (EINVAL,
  * a filesystem that cannot, is no error); all n bytes written to fd. 0 or -errno. */
 void trove__fs_temp_name(char out[64]);
+/* A new file (O_EXCL) under dirfd with such a name, written into tmp, for writing: its fd,
+ * or -errno (after FS_TMP_TRIES names taken already). */
+int trove__fs_temp_open(int dirfd, char tmp[64]);
 int trove__fs_fsync_dir_fd(int fd);
 int trove__fs_write_all(int fd, const uint8_t *p, size_t n);
 /* fan = "h0h1", rel = "h0h1/<32 hex>" (relative to dir/objects) of digest d. */

@@ -88,3 +88,16 @@ int trove__fs_write_all(int fd, const uint8_t *p, size_t n)
     }
     return TROVE_OK;
 }
+
+int trove__fs_temp_open(int dirfd, char tmp[64])
+{
+    for (int tries = 1;; tries++) {
+        int fd;
+        trove__fs_temp_name(tmp);
+        fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
+        if (fd >= 0)
+            return fd;
+        if (errno != EEXIST || tries >= FS_TMP_TRIES)
+            return -errno;
+    }
+}

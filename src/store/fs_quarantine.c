@@ -58,14 +58,8 @@ int trove__fs_quarantine(struct trove_backend *base, const struct trove_digest *
     trove_digest_hex(d, hex);
     /* A name no other thread or process uses (two threads may record one digest at once),
      * starting with the writer's pid so that an open can tell a dead writer's leftover. */
-    for (int tries = 1;; tries++) {
-        trove__fs_temp_name(tmp);
-        fd = openat(qfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, FS_FILE_MODE);
-        if (fd >= 0)
-            break;
-        if (errno != EEXIST || tries >= FS_TMP_TRIES)
-            return -errno;
-    }
+    if ((fd = trove__fs_temp_open(qfd, tmp)) < 0)
+        return fd;
     if ((rc = trove__fs_write_all(fd, (const uint8_t *)why, n)) == TROVE_OK)
         rc = trove__fs_write_all(fd, (const uint8_t *)"\n", 1);
     if (rc == TROVE_OK && !be->nosync && trove__io_fsync(fd) != 0)

@@ -661,6 +661,17 @@ int trove_volume_slot_digests(const struct trove_volume *v, uint64_t first, uint
     return TROVE_OK;
 }
 
+/* The part of [offset, end) in offset's block: the slot i, its length, where offset falls
+ * in it and how many bytes of the range it holds. */
+static void block_span(const struct trove_volume *v, uint64_t offset, uint64_t end, uint64_t *i,
+                       size_t *slen, size_t *within, size_t *n)
+{
+    *i = offset / v->block_size;
+    *slen = slot_len(v->size, v->block_size, *i);
+    *within = (size_t)(offset - *i * v->block_size);
+    *n = (size_t)(end - offset < *slen - *within ? end - offset : *slen - *within);
+}
+
 static int ensure_block(struct trove_volume *v)
 {
     if (!v->block && !(v->block = trove__malloc(v->block_size)))
@@ -682,11 +693,9 @@ int trove_volume_write(struct trove_volume *v, uint64_t offset, const void *buf,
         return TROVE_ERR_INVALID;
     end = offset + len;
     while (offset < end) {
-        uint64_t i = offset / v->block_size;
-        uint64_t start = i * v->block_size;
-        size_t slen = slot_len(v->size, v->block_size, i);
-        size_t within = (size_t)(offset - start);
-        size_t n = (size_t)(end - offset < slen - within ? end - offset : slen - within);
+        uint64_t i;
+        size_t slen, within, n;
+        block_span(v, offset, end, &i, &slen, &within, &n);
 
         if (within == 0 && n == slen) {
             rc = store_block(v, i, src, n, -1, 0);
@@ -740,11 +749,9 @@ int trove_volume_write_fd(struct trove_volume *v, uint64_t offset, int fd, uint6
         return rc;
     end = offset + len;
     while (offset < end) {
-        uint64_t i = offset / v->block_size;
-        uint64_t start = i * v->block_size;
-        size_t slen = slot_len(v->size, v->block_size, i);
-        size_t within = (size_t)(offset - start);
-        size_t n = (size_t)(end - offset < slen - within ? end - offset : slen - within);
+        uint64_t i;
+        size_t slen, within, n;
+        block_span(v, offset, end, &i, &slen, &within, &n);
 
         if (within == 0 && n == slen) { /* whole: read once, to hash; copied by the kernel */
             if ((rc = pread_all(fd, v->block, n, fd_offset)) == TROVE_OK)
