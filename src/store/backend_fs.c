@@ -215,6 +215,8 @@ static int packed_add(struct fs_backend *be, uint32_t p, const struct trove__pac
     int rc = TROVE_OK;
 
     pthread_mutex_lock(&be->mu);
+    if (trove__refmap_reserve(&be->packed, n) != TROVE_OK) /* one resize, not log n */
+        n = 0, rc = TROVE_ERR_NOMEM;
     for (size_t k = 0; k < n; k++) {
         int created;
         struct ref_entry *x = trove__refmap_insert(&be->packed, &e[k].d, &created);
@@ -377,24 +379,52 @@ static int fs_publish(struct trove_backend *base, uint64_t *overhead_out)
     return rc;
 }
 
+/* Close pack p's kept descriptor, if one is (it is being unlinked). */
+static void pack_forget_fd(struct fs_backend *be, uint32_t p)
+{
+    pthread_mutex_lock(&be->mu);
+    for (unsigned k = 0; k < FS_PACK_FDS; k++)
+        if (be->pack_fds.fd1[k] > 0 && be->pack_fds.p[k] == p) {
+            close(be->pack_fds.fd1[k] - 1);
+            be->pack_fds.fd1[k] = 0;
+        }
+    pthread_mutex_unlock(&be->mu);
+}
+
 /* Read len bytes at off of pack p into out (appended). */
 static int pack_read(struct fs_backend *be, uint32_t p, uint64_t off, uint64_t len,
                      struct trove_bytes *out)
 {
-    char name[48];
-    int fd, rc = TROVE_OK;
+    struct fs_pack_fds *c = &be->pack_fds;
+    unsigned k = 0;
     size_t got = 0;
+    int rc;
 
-    pthread_mutex_lock(&be->mu);
-    snprintf(name, sizeof name, "%s", be->packs[p].name);
-    pthread_mutex_unlock(&be->mu);
-    if ((fd = trove__open_beneath(be->packs_fd, name, O_RDONLY, 0)) < 0)
-        return errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
     if ((rc = trove_bytes_reserve(out, (size_t)len)) != TROVE_OK)
-        goto out;
+        return rc;
+    /* The pack's descriptor is opened once and kept (a few packs' at a time), and read
+     * under the lock, so that unlinking the pack (which closes it) cannot pull it away
+     * mid-read. A recipe load reads thousands of small objects from the page cache: a
+     * path lookup, or a dup and close, each cost more than the read. */
+    pthread_mutex_lock(&be->mu);
+    while (k < FS_PACK_FDS && !(c->fd1[k] > 0 && c->p[k] == p))
+        k++;
+    if (k == FS_PACK_FDS) { /* a miss: open it into the next slot */
+        int nfd = trove__open_beneath(be->packs_fd, be->packs[p].name, O_RDONLY, 0);
+        if (nfd < 0) {
+            rc = errno == ENOENT ? TROVE_ERR_NOTFOUND : -errno;
+            goto out;
+        }
+        k = c->next;
+        c->next = (c->next + 1) % FS_PACK_FDS;
+        if (c->fd1[k] > 0)
+            close(c->fd1[k] - 1);
+        c->fd1[k] = nfd + 1;
+        c->p[k] = p;
+    }
     while (got < len) {
-        ssize_t r =
-            trove__io_pread(fd, out->ptr + out->len + got, (size_t)(len - got), (off_t)(off + got));
+        ssize_t r = trove__io_pread(c->fd1[k] - 1, out->ptr + out->len + got,
+                                    (size_t)(len - got), (off_t)(off + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -405,7 +435,7 @@ static int pack_read(struct fs_backend *be, uint32_t p, uint64_t off, uint64_t l
     }
     out->len += got;
 out:
-    close(fd);
+    pthread_mutex_unlock(&be->mu);
     return rc;
 }
 
@@ -417,11 +447,22 @@ static int fs_get(struct trove_backend *base, const struct trove_digest *d,
     struct stat st;
     int fd, rc = TROVE_OK;
 
+    uint32_t p;
+    uint64_t off, len;
+
+    /* Packed first: the lookup is in memory, where a loose miss costs a path lookup, and
+     * a recipe load reads thousands of packed objects. (A name is loose and packed at once
+     * only if both hold its bytes: a heal deletes the packed copy before its put.) */
+    if (packed_find(be, d, &p, &off, &len)) {
+        if (len > (uint64_t)max_len)
+            return TROVE_ERR_LIMIT;
+        if ((rc = pack_read(be, p, off, len, out)) != TROVE_ERR_NOTFOUND)
+            return rc;
+        rc = TROVE_OK; /* the pack went (a repack moved it): look again below */
+    }
     trove__fs_object_name(d, fan, rel);
     fd = trove__open_beneath(be->objects_fd, rel, O_RDONLY, 0);
     if (fd < 0) {
-        uint32_t p;
-        uint64_t off, len;
         rc = errno == ENOENT                    ? TROVE_ERR_NOTFOUND
              : errno == ELOOP || errno == EXDEV ? TROVE_ERR_CORRUPT /* a link: not ours */
                                                 : -errno;
@@ -570,6 +611,7 @@ static int packed_delete(struct fs_backend *be, const struct trove_digest *d)
     }
     if (unlink_pack) {
         char dead[64];
+        pack_forget_fd(be, p);
         dead_name(be->packs[p].name, dead);
         if (trove__io_unlinkat(be->packs_fd, be->packs[p].name, 0) != 0 && errno != ENOENT)
             rc = -errno;
@@ -818,10 +860,19 @@ static int pack_known(struct fs_backend *be, const char *name)
 /* load_packs at open (fresh 0), or again for the packs written since (fresh 1: a reader
  * beside a writer, which commits new packs while the reader is open). Readers call it on a
  * miss, from any thread: refresh_mu makes them take turns. */
+struct loaded_pack {
+    char name[48];
+    struct trove__pack_entry *e;
+    uint64_t count, size;
+};
+
 static int load_packs_from(struct fs_backend *be, int fresh)
 {
     DIR *dp;
     struct dirent *de;
+    struct loaded_pack *l = NULL;
+    size_t nl = 0, capl = 0;
+    uint64_t total = 0;
     int fd, rc = TROVE_OK;
 
     if (be->packs_fd < 0) {
@@ -836,18 +887,30 @@ static int load_packs_from(struct fs_backend *be, int fresh)
         close(fd);
         return -errno;
     }
+    /* Every index first, then one table for all their entries: a table grown pack by pack
+     * rehashes everything already in it each time it doubles. */
     while (rc == TROVE_OK && (de = readdir(dp)) != NULL) {
-        struct trove__pack_entry *e = NULL;
-        uint64_t count = 0, size = 0;
+        struct loaded_pack *x;
         size_t len = strlen(de->d_name);
         char why[256];
-        uint32_t p;
         int r;
         if (len != 37 || strcmp(de->d_name + 32, ".pack") != 0)
             continue;
         if (fresh && pack_known(be, de->d_name))
             continue;
-        r = pack_read_index(be, de->d_name, &e, &count, &size, why, sizeof why);
+        if (nl == capl) {
+            size_t cap = capl ? capl * 2 : 16;
+            struct loaded_pack *q = trove__realloc(l, cap * sizeof *q);
+            if (!q) {
+                rc = TROVE_ERR_NOMEM;
+                break;
+            }
+            l = q;
+            capl = cap;
+        }
+        x = &l[nl];
+        memset(x, 0, sizeof *x);
+        r = pack_read_index(be, de->d_name, &x->e, &x->count, &x->size, why, sizeof why);
         if (r == TROVE_ERR_NOMEM) {
             rc = r;
         } else if (r == -ENOENT) {
@@ -855,16 +918,32 @@ static int load_packs_from(struct fs_backend *be, int fresh)
         } else if (r != TROVE_OK) {
             rc = note_bad_pack(be, de->d_name, why);
         } else {
-            count = drop_dead(be, de->d_name, e, count);
-            pthread_mutex_lock(&be->mu);
-            rc = new_pack_slot(be, de->d_name, size, &p);
-            pthread_mutex_unlock(&be->mu);
-            if (rc == TROVE_OK)
-                rc = packed_add(be, p, e, (size_t)count);
+            x->count = drop_dead(be, de->d_name, x->e, x->count);
+            memcpy(x->name, de->d_name, len + 1); /* 37 bytes and the NUL: checked above */
+            total += x->count;
+            nl++;
+            continue;
         }
-        free(e);
+        free(x->e);
     }
     closedir(dp);
+    if (rc == TROVE_OK && total > 0) {
+        pthread_mutex_lock(&be->mu);
+        rc = trove__refmap_reserve(&be->packed, (size_t)total);
+        pthread_mutex_unlock(&be->mu);
+    }
+    for (size_t k = 0; k < nl; k++) {
+        uint32_t p;
+        if (rc == TROVE_OK) {
+            pthread_mutex_lock(&be->mu);
+            rc = new_pack_slot(be, l[k].name, l[k].size, &p);
+            pthread_mutex_unlock(&be->mu);
+            if (rc == TROVE_OK)
+                rc = packed_add(be, p, l[k].e, (size_t)l[k].count);
+        }
+        free(l[k].e);
+    }
+    free(l);
     return rc;
 }
 
@@ -985,6 +1064,9 @@ static void fs_close(struct trove_backend *base)
     free(be->stage_e);
     trove__refmap_free(&be->stage_set);
     trove__refmap_free(&be->packed);
+    for (unsigned k = 0; k < FS_PACK_FDS; k++)
+        if (be->pack_fds.fd1[k] > 0)
+            close(be->pack_fds.fd1[k] - 1);
     free(be->packs);
     free(be->bad);
     if (be->packs_fd >= 0)

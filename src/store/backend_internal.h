@@ -85,6 +85,15 @@ static inline int trove__backend_verifies(const struct trove_backend *be) { retu
 #define FS_DIR_MODE 0755
 #define FS_FILE_MODE 0644
 
+/* Pack descriptors kept open for reads, a few at a time (a store may hold thousands of
+ * packs): slot k holds pack p[k]'s descriptor plus one in fd1[k] (0: empty). */
+#define FS_PACK_FDS 16
+struct fs_pack_fds {
+    uint32_t p[FS_PACK_FDS];
+    int fd1[FS_PACK_FDS];
+    unsigned next; /* the slot the next miss reuses */
+};
+
 struct fs_backend {
     struct trove_backend base; /* first: backend.c sees only this */
     int objects_fd;            /* dir/objects */
@@ -100,6 +109,7 @@ struct fs_backend {
     struct refmap packed;
     struct fs_pack *packs;
     size_t npacks, cap_packs;
+    struct fs_pack_fds pack_fds;
     /* Staged objects: bytes back to back in one buffer, written as one pack by publish. */
     struct trove_bytes stage_buf;
     struct trove__pack_entry *stage_e;
@@ -128,6 +138,7 @@ struct fs_pack {
     char name[48]; /* <32 hex>.pack */
     uint64_t live, live_bytes, total_bytes;
 };
+
 
 struct fs_bad_pack {
     char name[48];
