@@ -39,7 +39,7 @@ BUILD_TSAN := build-tsan
 BUILD_FUZZ := build-fuzz
 # The tests that run threaded code (the store's put pool and S3 uploads, streaming, the
 # client's rings), also run under TSan.
-TSAN_TESTS := test_volume|test_volume_v3|test_crash|test_backend_s3|test_stream|test_stream_fault|test_capture|test_capture_store|test_capture_objects|test_capture_live|test_capture_live_names|test_summary|test_input_service|test_net|test_serve|test_serve_faults|test_serve_stop|test_client|test_client_attrs|cli_serve|cli_stop|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_client_signals|cli_client_stop|cli_s3|cli_summary
+TSAN_TESTS := test_volume|test_volume_v3|test_volume_v4|test_crash|test_backend_s3|test_stream|test_stream_fault|test_capture|test_capture_store|test_capture_objects|test_capture_live|test_capture_live_names|test_summary|test_input_service|test_net|test_serve|test_serve_faults|test_serve_stop|test_client|test_client_attrs|cli_serve|cli_stop|cli_api|cli_guard|cli_store|cli_capture|cli_client|cli_client_signals|cli_client_stop|cli_s3|cli_summary
 TROVE      := $(BUILD)/trove
 DEMO       := $(BUILD)/demo
 # The benchmark peers (lz4, xz, brotli, streamvbyte) are built into trove, and loaded when a
@@ -130,7 +130,7 @@ build-tsan: deps
 	$(STEP) "build: $(BUILD_TSAN)/ (TSan, the threaded code's tests)"
 	@cmake -S . -B $(BUILD_TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTROVE_TSAN=ON \
 	  -DTROVE_SHARED_DATA=$(SHARED_DATA) $(CMAKE_MESSAGES) $(CONFIGURE_OUT)
-	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_volume_v3 test_crash \
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target trove test_volume test_volume_v3 test_volume_v4 test_crash \
 	  test_backend_s3 test_stream test_stream_fault test_capture test_capture_store test_capture_objects \
 	  test_capture_live test_capture_live_names test_summary test_input_service test_net test_serve \
 	  test_serve_faults test_serve_stop test_client test_client_attrs \

@@ -384,10 +384,11 @@ static int store_option_value(const char *cmd, const char *name, unsigned opt, c
     if (opt == CLI_OPT_FORMAT) {
         if (!strcmp(val, "v1") || !strcmp(val, "1"))
             a->recipe_format = TROVE_RECIPE_FORMAT_V1;
-        else if (!strcmp(val, "v3") || !strcmp(val, "3"))
-            a->recipe_format = TROVE_RECIPE_FORMAT_V3;
+        else if (!strcmp(val, "v4") || !strcmp(val, "4") || !strcmp(val, "v3") ||
+                 !strcmp(val, "3")) /* v3 is read, and written as v4 */
+            a->recipe_format = TROVE_RECIPE_FORMAT_V4;
         else {
-            cli_error(cmd, "%s: '%s' is not v1 or v3", name, val);
+            cli_error(cmd, "%s: '%s' is not v1 or v4 (v3 is accepted and means v4)", name, val);
             return 2;
         }
         return 0;

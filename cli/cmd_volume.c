@@ -59,6 +59,14 @@ static int no_volume(const struct volume_run *r)
                      r->name, r->a->store, r->a->store);
 }
 
+/* What an error from an operation on r's volume was: the message naming the recipe object
+ * at fault when a part of the recipe it loaded was damaged, else the code's. */
+static const char *vol_err(const struct volume_run *r, int rc)
+{
+    const char *m = r->v ? trove_volume_last_error(r->v) : "";
+    return m[0] && (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT) ? m : trove_strerror(rc);
+}
+
 /* What to do about an error from trove_volume_read/write/resize/commit on a volume. */
 static const char *data_hint(int rc)
 {
@@ -207,7 +215,7 @@ static int copy_out(struct volume_run *r, uint64_t offset, uint64_t len, int pro
     opt.max_object = bs;
     if ((rc = trove_volume_slot_digests(r->v, j.first_slot, n, d)) != TROVE_OK ||
         (rc = trove_stream_new(trove_store_backend(r->s), &opt, &st)) != TROVE_OK) {
-        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        cli_error(r->cmd, "%s: %s", r->name, vol_err(r, rc));
         goto out;
     }
     rc = trove_stream_run(st, d, j.first_slot, n, &dec, &sink, &stats, &diag);
@@ -270,7 +278,7 @@ static int copy_in(struct volume_run *r, uint64_t offset, int grow, uint64_t *en
         if (n > r->info.size - pos) {
             if ((rc = trove_volume_resize(r->v, pos + n)) != TROVE_OK) {
                 cli_error(r->cmd, "%s: growing to %llu bytes: %s%s", r->name,
-                          (unsigned long long)(pos + n), trove_strerror(rc), data_hint(rc));
+                          (unsigned long long)(pos + n), vol_err(r, rc), data_hint(rc));
                 goto out;
             }
             r->info.size = pos + n;
@@ -285,7 +293,7 @@ static int copy_in(struct volume_run *r, uint64_t offset, int grow, uint64_t *en
         }
         if (rc != TROVE_OK) {
             cli_error(r->cmd, "%s: writing %zu bytes at offset %llu: %s%s", r->name, n,
-                      (unsigned long long)pos, trove_strerror(rc), data_hint(rc));
+                      (unsigned long long)pos, vol_err(r, rc), data_hint(rc));
             goto out;
         }
         pos += n;
@@ -313,7 +321,7 @@ static int commit(struct volume_run *r)
 {
     int rc = trove_volume_commit(r->v);
     if (rc != TROVE_OK)
-        return cli_error(r->cmd, "%s: committing: %s%s", r->name, trove_strerror(rc),
+        return cli_error(r->cmd, "%s: committing: %s%s", r->name, vol_err(r, rc),
                          data_hint(rc));
     return 0;
 }
@@ -389,9 +397,18 @@ static int volume_put(struct volume_run *r)
 {
     struct trove_diag diag = {0};
     uint64_t size = r->in_size >= 0 ? (uint64_t)r->in_size : 0, end;
-    int rc, created = 0, status = 1;
+    int rc, created = 0, status = 1, have_info = 0;
 
     rc = trove_volume_open(r->s, r->name, &r->v, &diag);
+    /* The open reads the manifest; info loads the rest of the recipe, which is where a
+     * damaged object shows: then the volume is written anew, as for a damaged manifest. */
+    if (rc == TROVE_OK && (rc = trove_volume_info(r->v, &r->info)) != TROVE_OK) {
+        snprintf(diag.msg, sizeof diag.msg, "%s", vol_err(r, rc));
+        trove_volume_close(r->v);
+        r->v = NULL;
+    } else if (rc == TROVE_OK) {
+        have_info = 1;
+    }
     if (rc == TROVE_ERR_NOTFOUND) {
         memset(&diag, 0, sizeof diag);
         rc = trove_volume_create_format(r->s, r->name, size, (uint32_t)r->a->block_size,
@@ -415,8 +432,8 @@ static int volume_put(struct volume_run *r)
         cli_error(r->cmd, "%s: %s", r->name, cli_diag_msg(&diag, rc));
         goto out;
     }
-    if ((rc = trove_volume_info(r->v, &r->info)) != TROVE_OK) {
-        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+    if (!have_info && (rc = trove_volume_info(r->v, &r->info)) != TROVE_OK) {
+        cli_error(r->cmd, "%s: %s", r->name, vol_err(r, rc));
         goto out;
     }
     if (check_writable(r))
@@ -428,13 +445,13 @@ static int volume_put(struct volume_run *r)
         goto out;
     }
     if (r->a->recipe_format && (rc = trove_volume_set_format(r->v, r->a->recipe_format))) {
-        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        cli_error(r->cmd, "%s: %s", r->name, vol_err(r, rc));
         goto out;
     }
     if (r->in_size >= 0 && r->info.size != size) {
         if ((rc = trove_volume_resize(r->v, size)) != TROVE_OK) {
             cli_error(r->cmd, "%s: resizing to %llu bytes: %s%s", r->name,
-                      (unsigned long long)size, trove_strerror(rc), data_hint(rc));
+                      (unsigned long long)size, vol_err(r, rc), data_hint(rc));
             goto out;
         }
         r->info.size = size;
@@ -443,13 +460,13 @@ static int volume_put(struct volume_run *r)
         goto out;
     if (end != r->info.size && (rc = trove_volume_resize(r->v, end)) != TROVE_OK) {
         cli_error(r->cmd, "%s: cutting to %llu bytes: %s%s", r->name, (unsigned long long)end,
-                  trove_strerror(rc), data_hint(rc));
+                  vol_err(r, rc), data_hint(rc));
         goto out;
     }
     if (commit(r))
         goto out;
     if ((rc = trove_volume_info(r->v, &r->info)) != TROVE_OK) {
-        cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        cli_error(r->cmd, "%s: %s", r->name, vol_err(r, rc));
         goto out;
     }
     if (r->a->given & CLI_OPT_JSON) {
@@ -509,7 +526,7 @@ static int volume_ls(struct volume_run *r)
     int json = (r->a->given & CLI_OPT_JSON) != 0, rc, status = 1;
 
     if ((rc = trove_volume_list(r->s, &e, &n)) != TROVE_OK) {
-        cli_error(r->cmd, "listing %s: %s", r->a->store, trove_strerror(rc));
+        cli_error(r->cmd, "listing %s: %s", r->a->store, vol_err(r, rc));
         goto out;
     }
     for (size_t i = 0; i < n; i++)
@@ -598,9 +615,9 @@ static int volume_compact(struct volume_run *r)
     if (check_writable(r))
         return 1;
     if ((rc = trove_volume_compact(r->v)) != TROVE_OK)
-        return cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        return cli_error(r->cmd, "%s: %s", r->name, vol_err(r, rc));
     if (r->a->recipe_format && (rc = trove_volume_set_format(r->v, r->a->recipe_format)))
-        return cli_error(r->cmd, "%s: %s", r->name, trove_strerror(rc));
+        return cli_error(r->cmd, "%s: %s", r->name, vol_err(r, rc));
     fprintf(stderr,
             "trove %s: %s renumbered; snapshots taken before no longer share its recipe "
             "objects (their blocks are still shared)\n",
@@ -653,7 +670,7 @@ static const struct volume_command volume_commands[] = {
       "  --size SIZE        the volume's size in bytes\n"
       "  --block-size SIZE  bytes per block: a power of two from 4K to 1G (default 2M);\n"
       "                     the unit of deduplication\n"
-      "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
+      "  --recipe-format F  v4 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
       "                     bit-packed column, in objects"
 " a commit rewrites only where\n"
       "                     they changed) or v1 (one file, one digest per slot, for older\n"
@@ -671,7 +688,7 @@ static const struct volume_command volume_commands[] = {
       "heals it). A summary goes to stderr.\n"
       "  --block-size SIZE  bytes per block of a new volume: a power of two from 4K to 1G\n"
       "                     (default 2M)\n"
-      "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
+      "  --recipe-format F  v4 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
       "                     bit-packed column, in objects a commit rewrites only where\n"
       "                     they changed) or v1 (one file, one digest per slot, for older\n"
       "                     readers); given for an existing volume: converts it\n"
@@ -746,7 +763,7 @@ static const struct volume_command volume_commands[] = {
       "without duplicate blocks gets an identity column again. Snapshots taken before keep\n"
       "their own recipe objects, so they no longer share the volume's (their blocks are still\n"
       "shared). Never done implicitly.\n"
-      "  --recipe-format F  v3 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
+      "  --recipe-format F  v4 (default, or $TROVE_RECIPE_FORMAT: a dictionary plus a\n"
       "                     bit-packed column, in objects"
 " a commit rewrites only where\n"
       "                     they changed) or v1 (one file, one digest per slot, for older\n"
@@ -811,7 +828,7 @@ static int run(const struct volume_command *c, const char *cmd, const struct cli
             goto out;
         }
         if ((rc = trove_volume_info(r.v, &r.info)) != TROVE_OK) {
-            cli_error(cmd, "%s: %s", r.name, trove_strerror(rc));
+            cli_error(cmd, "%s: %s", r.name, vol_err(&r, rc));
             goto out;
         }
     }

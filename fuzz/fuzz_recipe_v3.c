@@ -1,6 +1,6 @@
 /*
- * fuzz_recipe_v3.c: libFuzzer target for the recipe v3 decoders (src/store/recipe_v3.c):
- * the manifest, pages, dictionary chunks, column segments and patches, and the version gate.
+ * fuzz_recipe_v3.c: libFuzzer target for the recipe v3 and v4 decoders (src/store/recipe_v3.c):
+ * the manifest (v4 is v3's layout with a stale count), pages, dictionary chunks, column segments and patches, and the version gate.
  *
  *   input := selector u8, then
  *            0 (mod 5): a manifest                      1: a page
@@ -15,7 +15,8 @@
  * refused with max; a chunk or segment is refused for any other n; nothing is written past
  * n. A manifest refused only for its checksum gets the right checksum written in and must
  * then decode, or fail only the page-digest check, so mutated headers reach the field
- * checks and the success path too; a manifest that decodes is version 3 to the gate. A
+ * checks and the success path too; a manifest that decodes is version 3 or 4 to the gate,
+ * and re-encodes (v3 or v4, with its stale count) to its input. A
  * patch that decodes has increasing slots below n and indices below dict_count, re-encodes
  * to its input, and applied to a base either changes exactly its slots (handing back the
  * base's indices) or, where an entry repeats the base, is refused and changes nothing.
@@ -57,15 +58,21 @@ static int check_manifest(const uint8_t *buf, size_t size)
     }
     if (m.page_count != trove_recipe_v3_pages(m.slot_count, m.dict_count) ||
         m.page_count > size / 16 || m.pages != buf + TROVE_RECIPE_V3_HEADER ||
-        trove_recipe_version(buf, size, &version, NULL) != TROVE_OK || version != 3)
+        trove_recipe_version(buf, size, &version, NULL) != TROVE_OK || version != m.version ||
+        (version != 3 && version != 4) || (version == 3 && m.stale != 0) ||
+        m.stale >= m.dict_count)
         abort();
     pages = malloc((size_t)m.page_count * sizeof *pages);
     if (!pages)
         goto out;
     for (uint32_t i = 0; i < m.page_count; i++)
         trove_recipe_v3_page(&m, i, &pages[i]);
-    if (trove_recipe_v3_encode(m.volume_size, m.block_size, m.flags, m.generation,
-                               m.dict_count, pages, m.page_count, &b) != TROVE_OK ||
+    if ((version == 3 ? trove_recipe_v3_encode(m.volume_size, m.block_size, m.flags,
+                                               m.generation, m.dict_count, pages,
+                                               m.page_count, &b)
+                      : trove_recipe_v4_encode(m.volume_size, m.block_size, m.flags,
+                                               m.generation, m.dict_count, m.stale, pages,
+                                               m.page_count, &b)) != TROVE_OK ||
         b.len != size || memcmp(b.ptr, buf, size) != 0)
         abort();
 out:

@@ -121,7 +121,7 @@ void trove_recipe_v1_slot(const struct trove_recipe_v1 *r, uint64_t i, struct tr
 #define TROVE_RECIPE_V3_PATCH_MAX 64u /* entries in a patch */
 
 /* The version field of a recipe file (any version): checks the magic and a header-sized
- * length, and returns 1 or 3 in *version_out. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC,
+ * length, and returns 1, 3 or 4 in *version_out. Errors: TROVE_ERR_TRUNCATED, TROVE_ERR_MAGIC,
  * TROVE_ERR_VERSION (any other version; a newer one says so). */
 int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
                          struct trove_diag *diag);
@@ -137,6 +137,8 @@ struct trove_recipe_v3 {
     uint64_t nchunks;    /* ceil(dict_count / 1024) */
     uint64_t nsegments;  /* ceil(slot_count / 1024) */
     const uint8_t *pages; /* borrowed: page_count digests of 16 bytes */
+    uint32_t version;    /* 3 or 4 */
+    uint32_t stale;      /* v4: entries that may name no slot (an upper bound); v3: 0 */
 };
 
 /* Sections and pages for a recipe of slot_count slots and dict_count entries. */
@@ -150,10 +152,24 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
                            const struct trove_digest *pages, uint32_t page_count,
                            struct trove_bytes *out);
 
-/* Validate a v3 manifest and describe it (pages borrowed from buf). Errors as for v1 (with
+/*
+ * Encode a v4 manifest: the v3 layout with version 4 and, at offset 68 (v3's reserved
+ * field), stale — an upper bound on the dictionary entries that hold a digest no slot
+ * names, below dict_count. A v4 dictionary may also hold one digest at several indices.
+ * Both let a commit change slots without loading the whole dictionary
+ * (docs/formats/recipe-v4.md). Errors as trove_recipe_v3_encode, and TROVE_ERR_INVALID for
+ * stale >= dict_count.
+ */
+int trove_recipe_v4_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
+                           uint64_t generation, uint32_t dict_count, uint32_t stale,
+                           const struct trove_digest *pages, uint32_t page_count,
+                           struct trove_bytes *out);
+
+/* Validate a v3 or v4 manifest (pages borrowed from buf). Errors as for v1 (with
  * offsets and messages in diag), plus TROVE_ERR_CORRUPT for dict_count 0, fixed fields
  * (segment_slots, chunk_entries, page_sections) other than this build's, a page count that
- * disagrees with the slot and dictionary counts, and nonzero reserved bytes. */
+ * disagrees with the slot and dictionary counts, nonzero reserved bytes (v3) and a stale
+ * count not below dict_count (v4). */
 int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v3 *out,
                            struct trove_diag *diag);
 

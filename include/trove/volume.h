@@ -41,10 +41,19 @@ int trove_volume_name_check(const char *name, struct trove_diag *diag);
 int trove_volume_create(struct trove_store *s, const char *name, uint64_t size,
                         uint32_t block_size, struct trove_volume **out, struct trove_diag *diag);
 
-/* Recipe formats a commit can write (trove/recipe.h). */
+/* Recipe formats a commit can write (trove/recipe.h). v3 is still read, and asking for it
+ * gets v4, its successor (the same objects; a commit need not load the whole recipe):
+ * a v3 recipe is upgraded by its volume's next commit. */
 #define TROVE_RECIPE_FORMAT_V1 1
 #define TROVE_RECIPE_FORMAT_V3 3
-#define TROVE_RECIPE_FORMAT_DEFAULT TROVE_RECIPE_FORMAT_V3
+#define TROVE_RECIPE_FORMAT_V4 4
+#define TROVE_RECIPE_FORMAT_DEFAULT TROVE_RECIPE_FORMAT_V4
+
+/* A volume is opened without loading its whole recipe (format v4, and v3): a part of it
+ * that turns out damaged or missing is found when a read, write or commit first needs it,
+ * which then fails (TROVE_ERR_CHECKSUM, TROVE_ERR_CORRUPT). This is what that failure said,
+ * naming the volume, the recipe object and its digest; "" if nothing failed so. */
+const char *trove_volume_last_error(const struct trove_volume *v);
 
 /* trove_volume_create with the recipe format its commits write (0: the default). */
 int trove_volume_create_format(struct trove_store *s, const char *name, uint64_t size,
@@ -106,7 +115,7 @@ struct trove_volume_info {
                                 a snapshot keeps its source's */
     int readonly;            /* a snapshot */
     int dirty;               /* uncommitted changes */
-    int recipe_format;       /* TROVE_RECIPE_FORMAT_V1 or _V3: what the next commit writes */
+    int recipe_format;       /* TROVE_RECIPE_FORMAT_V1 or _V4: what the next commit writes */
     uint64_t resident_recipe_bytes; /* memory the in-memory recipe takes */
     uint64_t last_commit_bytes;     /* bytes the last commit of this handle wrote (recipe,
                                        segments, chunks, pages; not data objects) */
@@ -191,7 +200,7 @@ struct trove_volume_entry {
     uint64_t slots;
     uint64_t generation;
     uint64_t recipe_bytes;
-    int recipe_format;    /* 1 or 3 */
+    int recipe_format;    /* 1, 3 or 4 */
     int objects;          /* an object volume */
 };
 

@@ -57,7 +57,13 @@ int trove__capture_read_header(struct trove_volume *v, const char *name,
                         "%s is a block volume, not a capture; `trove volume` reads it", name);
         goto out;
     }
-    if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_HEADER, &b)) != TROVE_OK) {
+    if ((rc = trove_volume_get_object(v, TROVE__CAPTURE_SLOT_HEADER, &b)) != TROVE_OK &&
+        trove_volume_last_error(v)[0]) { /* a damaged part of the recipe, named */
+        rc = TROVE_FAIL(diag, rc, 0, "capture %s: header (slot 0): %s", name,
+                        trove_volume_last_error(v));
+        goto out;
+    }
+    if (rc != TROVE_OK) {
         struct trove_digest d;
         char hex[33] = "none";
         if (trove_volume_slot_digests(v, TROVE__CAPTURE_SLOT_HEADER, 1, &d) == TROVE_OK &&
@@ -529,10 +535,23 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
     struct trove_capture_header h;
     struct trove_diag why = {0};
     uint64_t make = slots == TROVE__CAPTURE_KEEP_SLOTS ? TROVE__CAPTURE_SLOT_SEGMENT0 : slots;
-    int rc;
+    int rc, have_vi = 0;
 
     *created = 0;
     rc = trove_volume_open(w->s, w->name, &w->v, diag);
+    /* The open reads the manifest; info loads the rest of the recipe, where a damaged
+     * object shows: then the capture is written afresh, as over a damaged manifest. */
+    if (rc == TROVE_OK && create) {
+        if ((rc = trove_volume_info(w->v, &vi)) == TROVE_OK) {
+            have_vi = 1;
+        } else {
+            TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name,
+                       trove_volume_last_error(w->v)[0] ? trove_volume_last_error(w->v)
+                                                        : trove_strerror(rc));
+            trove_volume_close(w->v);
+            w->v = NULL;
+        }
+    }
     if (rc == TROVE_ERR_NOTFOUND && !create)
         return TROVE_FAIL(diag, rc, 0, "no capture named %s in the store", w->name);
     if (rc == TROVE_ERR_NOTFOUND) {
@@ -564,8 +583,10 @@ int trove__capture_open_for_write(struct trove__capture_vol *w, uint64_t slots, 
     }
     if (rc != TROVE_OK)
         return rc;
-    if ((rc = trove_volume_info(w->v, &vi)) != TROVE_OK)
-        return TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc));
+    if (!have_vi && (rc = trove_volume_info(w->v, &vi)) != TROVE_OK)
+        return TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name,
+                          trove_volume_last_error(w->v)[0] ? trove_volume_last_error(w->v)
+                                                           : trove_strerror(rc));
     if (!vi.objects)
         return TROVE_FAIL(diag, TROVE_ERR_EXISTS, 0,
                           "%s exists and is a block volume, not a capture; pick another "

@@ -220,7 +220,10 @@ void trove__dict_ref(struct trove__dict *t, uint32_t idx)
 
 static void free_index(struct trove__dict *t, uint32_t idx)
 {
-    table_remove(t, idx);
+    if (t->table[table_slot(t, &t->digests[idx])] == idx)
+        table_remove(t, idx);
+    else
+        t->aliases--; /* a repeat of a digest the table maps to another index */
     memset(&t->digests[idx], 0, sizeof t->digests[idx]);
     t->live--;
     mark_chunk(t, idx);
@@ -261,7 +264,8 @@ void trove__dict_prefetch(const struct trove__dict *t, const struct trove_digest
         __builtin_prefetch(&t->table[trove__digest_hash(d) & (t->table_cap - 1)]);
 }
 
-int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct trove_digest *d)
+int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct trove_digest *d,
+                           int repeats)
 {
     size_t slot;
     int rc;
@@ -278,11 +282,15 @@ int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct tro
         return idx == 0 && !trove_digest_is_zero(d) ? TROVE_ERR_CORRUPT : TROVE_OK;
     if ((t->live + 1) * 2 > t->table_cap && (rc = grow_table(t)) != TROVE_OK)
         return rc;
-    /* One probe: where d is (a repeat, refused) or where it goes. */
-    if (t->table[slot = table_slot(t, d)] != 0)
-        return TROVE_ERR_CORRUPT;
+    /* One probe: where d is (a repeat: refused, or kept untabled) or where it goes. */
+    if (t->table[slot = table_slot(t, d)] != 0) {
+        if (!repeats)
+            return TROVE_ERR_CORRUPT;
+        t->aliases++;
+    } else {
+        t->table[slot] = idx;
+    }
     t->digests[idx] = *d;
-    t->table[slot] = idx;
     t->live++;
     return TROVE_OK;
 }
@@ -308,8 +316,32 @@ static void trim(struct trove__dict *t)
     }
 }
 
+int trove__dict_open_sparse(struct trove__dict *t, uint32_t n)
+{
+    struct trove_digest *d;
+    uint32_t *r, cap;
+
+    if (n == 0 || n >= TROVE__DICT_MAX)
+        return n == 0 ? TROVE_ERR_INVALID : TROVE_ERR_LIMIT;
+    /* Room for a chunk of new entries past the stored ones: a commit's new digests append
+     * there, and growing would copy the whole (mostly untouched) arrays. */
+    cap = n > TROVE__DICT_MAX - CHUNK ? TROVE__DICT_MAX : n + CHUNK;
+    if (!(d = trove__calloc(cap, sizeof *d)) || !(r = trove__calloc(cap, sizeof *r))) {
+        free(d);
+        return TROVE_ERR_NOMEM;
+    }
+    free(t->digests);
+    free(t->refc);
+    t->digests = d;
+    t->refc = r;
+    t->cap = cap;
+    t->len = n;
+    return grow_chunks(t, n - 1);
+}
+
 int trove__dict_finish_load(struct trove__dict *t)
 {
+    t->nfree = 0; /* every free index is found again below */
     /* Free from the top down, so the stack hands out low indices first. */
     for (uint32_t idx = t->len; idx-- > 1;) {
         if (t->refc[idx] > 0)

@@ -30,7 +30,8 @@ struct trove__dict {
     uint32_t len, cap;   /* indices in use or free: [0, len) */
     uint32_t *table;     /* 0: empty table slot, else an index (index 0 is never stored) */
     size_t table_cap;    /* a power of two */
-    size_t live;         /* indices with refc > 0 */
+    size_t live;         /* indices holding a digest */
+    size_t aliases;      /* of them, repeats of a digest the table maps to another index */
     uint32_t *free_idx;  /* freed indices, a stack */
     size_t nfree, cap_free;
     uint8_t *chunk_dirty; /* one bit per 1024-index chunk */
@@ -66,12 +67,20 @@ int trove__dict_reserve(struct trove__dict *t, uint32_t n);
 void trove__dict_prefetch(const struct trove__dict *t, const struct trove_digest *d);
 
 /*
- * Put entry idx = d with refc 0 while loading a stored dictionary (indices arrive in
- * order; d may be zero for a free index). Errors: TROVE_ERR_NOMEM, TROVE_ERR_LIMIT,
- * TROVE_ERR_CORRUPT (d is already at another index).
+ * Put entry idx = d with refc 0 while loading a stored dictionary (d may be zero for a
+ * free index). A digest already at another index is refused, or with repeats set (recipe
+ * v4 allows them) kept at idx too, outside the lookup table (an alias: lookups find the
+ * other index). Errors: TROVE_ERR_NOMEM, TROVE_ERR_LIMIT, TROVE_ERR_CORRUPT (a repeat).
  */
-int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct trove_digest *d);
-/* After loading and counting: free the indices nothing counts. */
+int trove__dict_load_entry(struct trove__dict *t, uint32_t idx, const struct trove_digest *d,
+                           int repeats);
+/* Make t (just initialised) a dictionary of n entries, all zero until loaded: a volume
+ * opened without its dictionary loads the chunks it touches (trove__dict_load_entry). The
+ * arrays are zeroed lazily by the allocator, so this costs nothing per entry.
+ * Errors: TROVE_ERR_INVALID (n 0), TROVE_ERR_LIMIT, TROVE_ERR_NOMEM. */
+int trove__dict_open_sparse(struct trove__dict *t, uint32_t n);
+/* After loading and counting: free the indices nothing counts, and rebuild the free list
+ * (every zero entry). */
 int trove__dict_finish_load(struct trove__dict *t);
 
 /* Chunk c (indices [1024 c, 1024 c + 1024)) changed since the bits were cleared. */

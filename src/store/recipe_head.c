@@ -35,7 +35,7 @@ uint64_t trove__recipe_slots_for(uint64_t volume_size, uint32_t block_size)
 }
 
 /* The versions this build reads, ascending (trove__sealed_version). */
-static const uint32_t known_versions[] = {1, 3};
+static const uint32_t known_versions[] = {1, 3, 4};
 
 int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
                          struct trove_diag *diag)
@@ -57,7 +57,7 @@ int trove_recipe_version(const uint8_t *buf, size_t len, uint32_t *version_out,
     version = trove__get_le32(buf + VERSION_AT);
     if ((rc = trove__sealed_version(version, VERSION_AT, known_versions,
                                     sizeof known_versions / sizeof known_versions[0], "recipe",
-                                    "versions 1 and 3", diag)) != TROVE_OK)
+                                    "versions 1, 3 and 4", diag)) != TROVE_OK)
         return rc;
     *version_out = version;
     return TROVE_OK;

@@ -77,6 +77,10 @@ void trove__volume_free(struct trove_volume *v)
     free_patches(v->patch, v->nsec_seg);
     free(v->sec);
     free(v->pages);
+    free(v->page_ok);
+    free(v->seg_ok);
+    free(v->chunk_ok);
+    free(v->peek);
     free(v->block);
     trove_bytes_free(&v->cache);
     free(v);
@@ -238,6 +242,37 @@ out:
     return rc;
 }
 
+/* Page p of a recipe of total sections (the first nseg column segments): fetched, checked
+ * and decoded into v->sec[8p ..]; it holds 8 records, or what is left for the last page, of
+ * the kinds their positions need. On failure those records are zero again. */
+static int read_page(struct trove_volume *v, uint64_t p, uint64_t total, uint64_t nseg,
+                     struct trove_bytes *obj, struct trove_diag *diag)
+{
+    uint64_t first = p * PAGE, want = total - first < PAGE ? total - first : PAGE;
+    uint32_t n;
+    int rc;
+
+    if ((rc = fetch(v, &v->pages[p], PAGE_MAX_BYTES, obj, "page", p, diag)) != TROVE_OK)
+        return rc;
+    rc = trove_recipe_v3_page_decode(obj->ptr, obj->len, v->sec + first, &n, diag);
+    if (rc == TROVE_OK && n != want)
+        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "holds %u sections, not %llu", n,
+                        (unsigned long long)want);
+    for (uint32_t k = 0; rc == TROVE_OK && k < n; k++) {
+        uint8_t kind = first + k < nseg ? TROVE_V3_KIND_COLUMN : TROVE_V3_KIND_DICT;
+        if (v->sec[first + k].kind != kind)
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                            "section %llu is kind '%c'; column segments come first, then "
+                            "dictionary chunks",
+                            (unsigned long long)(first + k), v->sec[first + k].kind);
+    }
+    if (rc != TROVE_OK) {
+        memset(v->sec + first, 0, PAGE * sizeof *v->sec);
+        return reword(v, diag, rc, "page", p, &v->pages[p]);
+    }
+    return TROVE_OK;
+}
+
 static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
                    struct trove_diag *diag)
 {
@@ -257,7 +292,8 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->flags = m.flags;
     v->generation = m.generation;
     v->slot_count = v->cap_slots = m.slot_count;
-    v->format = v->committed_format = TROVE_RECIPE_FORMAT_V3;
+    v->format = TROVE_RECIPE_FORMAT_V4; /* a v3 recipe is upgraded by the next commit */
+    v->committed_format = (int)m.version;
     v->committed_slots = m.slot_count;
     memset(&patch.d, 0, sizeof patch.d);
     patch.n = 0;
@@ -275,32 +311,10 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
     v->npages = m.page_count;
     /* Pages: the section table. Segments must come first, then chunks. */
     for (uint32_t p = 0; p < m.page_count; p++) {
-        uint32_t n;
         trove_recipe_v3_page(&m, p, &v->pages[p]);
-        if ((rc = fetch(v, &v->pages[p], PAGE_MAX_BYTES, &obj, "page", p, diag)) != TROVE_OK)
+        if ((rc = read_page(v, p, total, m.nsegments, &obj, diag)) != TROVE_OK)
             goto out;
-        rc = trove_recipe_v3_page_decode(obj.ptr, obj.len, v->sec + v->nsec, &n, diag);
-        if (rc == TROVE_OK && n != (total - v->nsec < PAGE ? total - v->nsec : PAGE))
-            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "holds %u sections, not %llu", n,
-                            (unsigned long long)(total - v->nsec < PAGE ? total - v->nsec
-                                                                        : PAGE));
-        if (rc != TROVE_OK) {
-            rc = reword(v, diag, rc, "page", p, &v->pages[p]);
-            goto out;
-        }
-        for (uint32_t k = 0; k < n; k++) {
-            uint8_t want = v->nsec + k < m.nsegments ? TROVE_V3_KIND_COLUMN : TROVE_V3_KIND_DICT;
-            if (v->sec[v->nsec + k].kind != want) {
-                rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
-                                "section %llu is kind '%c'; column segments come first, "
-                                "then dictionary chunks",
-                                (unsigned long long)(v->nsec + k),
-                                v->sec[v->nsec + k].kind);
-                rc = reword(v, diag, rc, "page", p, &v->pages[p]);
-                goto out;
-            }
-        }
-        v->nsec += n;
+        v->nsec += total - v->nsec < PAGE ? total - v->nsec : PAGE;
     }
     /* The dictionary, at its stored indices; `named` marks the entries that hold a digest,
      * so that the column's check of each slot reads a bit, not the slot's digest. */
@@ -322,7 +336,8 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
         for (uint32_t k = 0; k < n; k++) {
             if (k + 8 < n) /* each entry lands at a random table slot: ask for it early */
                 trove__dict_prefetch(&v->dict, &raw[k + 8]);
-            rc = trove__dict_load_entry(&v->dict, (uint32_t)(c * CHUNK + k), &raw[k]);
+            rc = trove__dict_load_entry(&v->dict, (uint32_t)(c * CHUNK + k), &raw[k],
+                                        m.version == 4);
             if (rc == TROVE_ERR_CORRUPT)
                 rc = TROVE_FAIL(diag, rc, 0,
                                 "volume '%s': dictionary entry %llu repeats a digest, or "
@@ -404,8 +419,292 @@ out:
     return rc;
 }
 
-int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
+static int volume_read(struct trove_store *s, const char *name, int lazy,
+                       struct trove_volume **out, struct trove_diag *diag);
+
+/* ---- lazy volumes (docs/formats/recipe-v4.md, "Opening what a commit touches") ---- */
+
+static int bit_get(const uint8_t *b, uint64_t i)
+{
+    return (b[i / 8] >> (i % 8)) & 1;
+}
+
+static void bit_set(uint8_t *b, uint64_t i)
+{
+    b[i / 8] |= (uint8_t)(1u << (i % 8));
+}
+
+/* Page p of a lazy volume: its records into v->sec (checked against their positions). */
+static int lazy_page(struct trove_volume *v, uint64_t p, struct trove_diag *diag)
+{
+    struct trove_bytes obj = {0};
+    int rc;
+
+    if (p >= v->lazy_pages || bit_get(v->page_ok, p))
+        return TROVE_OK;
+    if ((rc = read_page(v, p, v->nsec, v->nsec_seg, &obj, diag)) == TROVE_OK)
+        bit_set(v->page_ok, p);
+    trove_bytes_free(&obj);
+    return rc;
+}
+
+/* Dictionary chunk c of a lazy volume: its entries at their indices, counts unknown. */
+static int lazy_chunk(struct trove_volume *v, uint64_t c, struct trove_diag *diag)
+{
+    struct trove_bytes obj = {0};
+    struct trove_digest *raw = NULL;
+    const struct trove_v3_section *sc;
+    uint32_t n = (uint32_t)(v->lazy_dict - c * CHUNK < CHUNK ? v->lazy_dict - c * CHUNK : CHUNK);
+    int rc;
+
+    if (c >= v->lazy_chunks || bit_get(v->chunk_ok, c))
+        return TROVE_OK;
+    if ((rc = lazy_page(v, (v->nsec_seg + c) / PAGE, diag)) != TROVE_OK)
+        return rc;
+    sc = &v->sec[v->nsec_seg + c];
+    if (!(raw = trove__malloc(CHUNK * sizeof *raw))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if ((rc = fetch(v, &sc->d, CHUNK_MAX_BYTES, &obj, "dictionary chunk", c, diag)) != TROVE_OK)
+        goto out;
+    if ((rc = trove_recipe_v3_chunk_decode(obj.ptr, obj.len, n, raw, diag)) != TROVE_OK) {
+        rc = reword(v, diag, rc, "dictionary chunk", c, &sc->d);
+        goto out;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t x = (uint32_t)(c * CHUNK + k);
+        if ((rc = trove__dict_load_entry(&v->dict, x, &raw[k], 1)) != TROVE_OK) {
+            if (rc == TROVE_ERR_CORRUPT)
+                rc = TROVE_FAIL(diag, rc, 0, "volume '%s': dictionary entry 0 is not empty",
+                                v->name);
+            goto out;
+        }
+        v->dict.refc[x] = trove_digest_is_zero(&raw[k]) ? 0 : TROVE__LAZY_REFC;
+    }
+    bit_set(v->chunk_ok, c);
+out:
+    trove_bytes_free(&obj);
+    free(raw);
+    return rc;
+}
+
+/* Column segment sg of a lazy volume into v->idx. */
+static int lazy_segment(struct trove_volume *v, uint64_t sg, struct trove_diag *diag)
+{
+    struct trove_bytes obj = {0};
+    struct trove_digest *raw = NULL;
+    struct patch_cache *pc = NULL;
+    uint32_t n = (uint32_t)(v->slot_count - sg * SEG < SEG ? v->slot_count - sg * SEG : SEG);
+    uint32_t *dst = v->idx + sg * SEG;
+    uint8_t enc;
+    int rc;
+
+    if (!v->lazy || bit_get(v->seg_ok, sg))
+        return TROVE_OK;
+    if ((rc = lazy_page(v, sg / PAGE, diag)) != TROVE_OK)
+        return rc;
+    if (!(raw = trove__malloc(SEG * sizeof *raw)) || !(pc = trove__calloc(1, sizeof *pc))) {
+        rc = TROVE_ERR_NOMEM;
+        goto out;
+    }
+    if (v->sec[sg].encoding == TROVE_V3_ENC_PATCH) {
+        if ((rc = load_patch(v, sg, n, v->lazy_dict, &obj, dst, pc, diag)) != TROVE_OK)
+            goto out;
+        enc = TROVE_V3_ENC_PACKED;
+    } else {
+        if ((rc = fetch(v, &v->sec[sg].d, SEG_MAX_BYTES, &obj, "segment", sg, diag)))
+            goto out;
+        rc = trove_recipe_v3_segment_decode(obj.ptr, obj.len, n, v->lazy_dict, dst, raw, &enc,
+                                            diag);
+        if (rc == TROVE_OK && enc != v->sec[sg].encoding)
+            rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0, "encoding %u disagrees with its page's %u",
+                            enc, v->sec[sg].encoding);
+        if (rc != TROVE_OK) {
+            memset(dst, 0, n * sizeof *dst);
+            rc = reword(v, diag, rc, "segment", sg, &v->sec[sg].d);
+            goto out;
+        }
+    }
+    /* A raw segment names digests: they join the dictionary (found there, or new). */
+    for (uint32_t k = 0; enc == TROVE_V3_ENC_RAW && k < n; k++) {
+        uint32_t x = 0;
+        int created;
+        if ((rc = trove__dict_intern(&v->dict, &raw[k], &x, &created)) != TROVE_OK) {
+            memset(dst, 0, n * sizeof *dst);
+            goto out;
+        }
+        if (x != 0)
+            trove__dict_ref(&v->dict, x);
+        dst[k] = x;
+    }
+    bit_set(v->seg_ok, sg);
+out:
+    trove_bytes_free(&obj);
+    free(pc);
+    free(raw);
+    return rc;
+}
+
+int trove__volume_entry_known(const struct trove_volume *v, uint32_t x)
+{
+    uint64_t c = x / CHUNK;
+    return x == 0 || !v->lazy || c >= v->lazy_chunks || bit_get(v->chunk_ok, c);
+}
+
+/* Entry x's digest into *out from its chunk, kept in v->peek (one chunk, fetched and
+ * checked once for the slots that follow): a read needs the digest, not the chunk in the
+ * lookup table, and a thousand random slots would otherwise table a thousand chunks. */
+static int peek_entry(struct trove_volume *v, uint32_t x, struct trove_digest *out,
+                      struct trove_diag *diag)
+{
+    uint64_t c = x / CHUNK;
+    struct trove_bytes obj = {0};
+    const struct trove_v3_section *sc;
+    uint32_t n = (uint32_t)(v->lazy_dict - c * CHUNK < CHUNK ? v->lazy_dict - c * CHUNK : CHUNK);
+    int rc;
+
+    if (trove__volume_entry_known(v, x)) {
+        *out = v->dict.digests[x];
+        return TROVE_OK;
+    }
+    if (v->peek_c != c + 1) {
+        if ((rc = lazy_page(v, (v->nsec_seg + c) / PAGE, diag)) != TROVE_OK)
+            return rc;
+        sc = &v->sec[v->nsec_seg + c];
+        if (!v->peek && !(v->peek = trove__malloc(CHUNK * sizeof *v->peek)))
+            return TROVE_ERR_NOMEM;
+        v->peek_c = 0;
+        rc = fetch(v, &sc->d, CHUNK_MAX_BYTES, &obj, "dictionary chunk", c, diag);
+        if (rc == TROVE_OK &&
+            (rc = trove_recipe_v3_chunk_decode(obj.ptr, obj.len, n, v->peek, diag)) != TROVE_OK)
+            rc = reword(v, diag, rc, "dictionary chunk", c, &sc->d);
+        trove_bytes_free(&obj);
+        if (rc != TROVE_OK)
+            return rc;
+        v->peek_c = c + 1;
+    }
+    *out = v->peek[x % CHUNK];
+    return TROVE_OK;
+}
+
+int trove__volume_slot(struct trove_volume *v, uint64_t i, uint32_t *x, struct trove_digest *d,
                        struct trove_diag *diag)
+{
+    int rc;
+
+    *x = 0;
+    if (!diag) { /* what trove_volume_last_error says: this load's failure, or nothing */
+        diag = &v->err;
+        v->err.msg[0] = 0;
+    }
+    if (v->lazy && (rc = lazy_segment(v, i / SEG, diag)) != TROVE_OK)
+        return rc;
+    *x = v->idx[i];
+    if (!d)
+        return TROVE_OK;
+    if ((rc = peek_entry(v, *x, d, diag)) != TROVE_OK)
+        return rc;
+    if (*x != 0 && trove_digest_is_zero(d))
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                          "volume '%s': slot %llu names dictionary entry %u, which is free",
+                          v->name, (unsigned long long)i, *x);
+    return TROVE_OK;
+}
+
+int trove__volume_load_all(struct trove_volume *v, struct trove_diag *diag)
+{
+    uint64_t nseg = v->nsec_seg;
+    int rc;
+
+    if (!v->lazy)
+        return TROVE_OK;
+    if (!diag) {
+        diag = &v->err;
+        v->err.msg[0] = 0;
+    }
+    for (uint64_t c = 0; c < v->lazy_chunks; c++)
+        if ((rc = lazy_chunk(v, c, diag)) != TROVE_OK)
+            return rc;
+    for (uint64_t sg = 0; sg < nseg; sg++)
+        if ((rc = lazy_segment(v, sg, diag)) != TROVE_OK)
+            return rc;
+    /* Every count exact: the slots', nothing else. */
+    memset(v->dict.refc, 0, (size_t)v->dict.len * sizeof *v->dict.refc);
+    for (uint64_t i = 0; i < v->slot_count; i++) {
+        uint32_t x = v->idx[i];
+        if (x == 0)
+            continue;
+        if (trove_digest_is_zero(&v->dict.digests[x]))
+            return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
+                              "volume '%s': slot %llu names dictionary entry %u, which is free",
+                              v->name, (unsigned long long)i, x);
+        v->dict.refc[x]++;
+    }
+    if ((rc = trove__dict_finish_load(&v->dict)) != TROVE_OK) /* frees the stale entries */
+        return rc;
+    free(v->page_ok);
+    free(v->seg_ok);
+    free(v->chunk_ok);
+    v->page_ok = v->seg_ok = v->chunk_ok = NULL;
+    v->lazy = 0;
+    v->stale = 0;
+    return TROVE_OK;
+}
+
+static int open_lazy_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
+                        struct trove_diag *diag)
+{
+    struct trove_recipe_v3 m;
+    int rc;
+
+    if ((rc = trove_recipe_v3_decode(buf, len, &m, diag)) != TROVE_OK)
+        return rc;
+    v->size = m.volume_size;
+    v->block_size = m.block_size;
+    v->flags = m.flags;
+    v->generation = m.generation;
+    v->slot_count = v->cap_slots = v->committed_slots = m.slot_count;
+    v->format = TROVE_RECIPE_FORMAT_V4;
+    v->committed_format = (int)m.version;
+    v->nsec_seg = m.nsegments;
+    v->nsec = m.nsegments + m.nchunks;
+    v->npages = v->lazy_pages = m.page_count;
+    v->lazy_chunks = m.nchunks;
+    v->lazy_dict = m.dict_count;
+    v->stale = m.stale;
+    v->lazy = 1;
+    /* Zeroed by the allocator page by page as they are touched: opening a large volume
+     * costs its manifest, not its slot count. */
+    if (!(v->sec = trove__calloc((size_t)v->nsec + PAGE, sizeof *v->sec)) ||
+        !(v->pages = trove__calloc((size_t)m.page_count + 1, sizeof *v->pages)) ||
+        (m.slot_count > 0 && !(v->idx = trove__calloc((size_t)m.slot_count, 4))) ||
+        !(v->page_ok = trove__calloc((size_t)m.page_count / 8 + 1, 1)) ||
+        !(v->seg_ok = trove__calloc((size_t)m.nsegments / 8 + 1, 1)) ||
+        !(v->chunk_ok = trove__calloc((size_t)m.nchunks / 8 + 1, 1)))
+        return TROVE_ERR_NOMEM;
+    for (uint32_t p = 0; p < m.page_count; p++)
+        trove_recipe_v3_page(&m, p, &v->pages[p]);
+    if ((rc = trove__dict_open_sparse(&v->dict, m.dict_count)) != TROVE_OK)
+        return rc;
+    /* What any commit may rewrite without touching a slot: the last page (a chunk
+     * appended to the dictionary changes it) and the tail chunk (new entries go there). */
+    if ((rc = lazy_page(v, m.page_count - 1, diag)) != TROVE_OK ||
+        (rc = lazy_chunk(v, m.nchunks - 1, diag)) != TROVE_OK)
+        return rc;
+    trove__dict_clear_dirty(&v->dict);
+    return TROVE_OK;
+}
+
+int trove__volume_open_lazy(struct trove_store *s, const char *name, struct trove_volume **out,
+                            struct trove_diag *diag)
+{
+    return volume_read(s, name, 1, out, diag);
+}
+
+/* Read volume name's recipe: whole, or with lazy set and a v3 or v4 recipe, lazily. */
+static int volume_read(struct trove_store *s, const char *name, int lazy,
+                       struct trove_volume **out, struct trove_diag *diag)
 {
     struct trove_bytes buf = {0};
     struct trove_volume *v = NULL;
@@ -423,7 +722,9 @@ int trove__volume_load(struct trove_store *s, const char *name, struct trove_vol
     trove__recipe_path(s, name, path, sizeof path);
     rc = trove_recipe_version(buf.ptr, buf.len, &version, diag);
     if (rc == TROVE_OK)
-        rc = version == 1 ? load_v1(v, buf.ptr, buf.len, diag) : load_v3(v, buf.ptr, buf.len, diag);
+        rc = version == 1 ? load_v1(v, buf.ptr, buf.len, diag)
+             : lazy       ? open_lazy_v3(v, buf.ptr, buf.len, diag)
+                          : load_v3(v, buf.ptr, buf.len, diag);
     if (rc != TROVE_OK) {
         if (diag && rc != TROVE_ERR_NOMEM && strncmp(diag->msg, "volume '", 8) != 0) {
             char msg[sizeof diag->msg];
@@ -441,6 +742,12 @@ out:
     trove__volume_free(v);
     trove_bytes_free(&buf);
     return rc;
+}
+
+int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
+                       struct trove_diag *diag)
+{
+    return volume_read(s, name, 0, out, diag);
 }
 
 /* ---- committing ---------------------------------------------------------------------- */
@@ -628,7 +935,8 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
                             uint64_t *npages_out)
 {
     struct trove_volume *v = c->v;
-    int was_v3 = v->committed_format == TROVE_RECIPE_FORMAT_V3 && !v->rewrite_all;
+    int was_v3 = (v->committed_format == TROVE_RECIPE_FORMAT_V3 ||
+                  v->committed_format == TROVE_RECIPE_FORMAT_V4) && !v->rewrite_all;
     uint64_t nseg = trove__div_up(v->slot_count, SEG), nch = trove__div_up(v->dict.len, CHUNK);
     uint64_t total = nseg + nch, npages = trove__div_up(total, PAGE);
     uint64_t old_nch = was_v3 ? v->nsec - v->nsec_seg : 0;
@@ -715,10 +1023,14 @@ static int write_v3_objects(struct commit_ctx *c, struct trove_v3_section **sec_
             if (old_has != new_has || (new_has && !same_section(&v->sec[j], &sec[j])))
                 same = 0;
         }
-        if (same) {
+        if (same || (v->lazy && p < v->lazy_pages && !bit_get(v->page_ok, p))) {
+            /* (A page never loaded lists nothing that changed: a changed section's page
+             * was loaded to reach it.) */
             pages[p] = v->pages[p];
             continue;
         }
+        if (v->lazy && p < v->lazy_pages)
+            bit_set(v->page_ok, p); /* re-encoded: every record of it is known */
         c->buf.len = 0;
         if ((rc = trove_recipe_v3_page_encode(sec + first, (uint32_t)n, &c->buf)) != TROVE_OK ||
             (rc = stage(c, &pages[p])) != TROVE_OK)
@@ -757,6 +1069,11 @@ int trove__volume_write_recipe(struct trove_volume *v)
     /* Objects are durable before the recipe that names them. */
     if ((rc = trove__store_drain(s)) != TROVE_OK)
         goto out;
+    /* A v1 recipe lists every slot; a v4 one whose stale entries pass a quarter of its
+     * dictionary loads the rest of the recipe, which frees them. */
+    if (v->lazy && (v->format == TROVE_RECIPE_FORMAT_V1 || v->stale > (v->dict.len - 1) / 4) &&
+        (rc = trove__volume_load_all(v, NULL)) != TROVE_OK)
+        goto out;
     if (v->format == TROVE_RECIPE_FORMAT_V1) {
         uint64_t len = TROVE_RECIPE_V1_LEN(v->slot_count);
         if (len > SIZE_MAX || (rc = trove_bytes_reserve(&c.buf, (size_t)len)) != TROVE_OK) {
@@ -774,8 +1091,8 @@ int trove__volume_write_recipe(struct trove_volume *v)
         if (rc != TROVE_OK)
             goto out;
         c.buf.len = 0;
-        rc = trove_recipe_v3_encode(v->size, v->block_size, v->flags, gen, v->dict.len, pages,
-                                    (uint32_t)npages, &c.buf);
+        rc = trove_recipe_v4_encode(v->size, v->block_size, v->flags, gen, v->dict.len,
+                                    v->stale, pages, (uint32_t)npages, &c.buf);
         if (rc != TROVE_OK)
             goto out;
     }

@@ -70,6 +70,7 @@
 #include <string.h>
 
 #define RECIPE_V3 3u
+#define RECIPE_V4 4u
 #define DIGEST_WIDTH 16u
 #define TRAILER TROVE__SEALED_TRAILER
 
@@ -226,17 +227,18 @@ static uint64_t manifest_len(uint64_t pages)
     return TROVE_RECIPE_V3_HEADER + DIGEST_WIDTH * pages + TRAILER;
 }
 
-int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
-                           uint64_t generation, uint32_t dict_count,
-                           const struct trove_digest *pages, uint32_t page_count,
-                           struct trove_bytes *out)
+/* The v3 and v4 manifests: version 4 keeps stale where v3 has its reserved zero. */
+static int manifest_encode(uint32_t version, uint64_t volume_size, uint32_t block_size,
+                           uint32_t flags, uint64_t generation, uint32_t dict_count,
+                           uint32_t stale, const struct trove_digest *pages,
+                           uint32_t page_count, struct trove_bytes *out)
 {
     uint64_t slot_count, total;
     uint8_t *p;
     int rc;
 
     if (!out || !pages || !trove__recipe_block_size_ok(block_size) ||
-        (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 || dict_count == 0)
+        (flags & ~TROVE_RECIPE_FLAGS_KNOWN) != 0 || dict_count == 0 || stale >= dict_count)
         return TROVE_ERR_INVALID;
     slot_count = trove__recipe_slots_for(volume_size, block_size);
     if (slot_count > TROVE_RECIPE_MAX_SLOTS ||
@@ -254,18 +256,36 @@ int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t f
     p = out->ptr + out->len;
     {
         struct trove__recipe_head h = {slot_count, block_size, flags, volume_size, generation};
-        trove__recipe_head_put(p, RECIPE_V3, &h);
+        trove__recipe_head_put(p, version, &h);
     }
     trove__put_le32(p + M_DICT, dict_count);
     trove__put_le32(p + M_SEGSLOTS, TROVE_RECIPE_V3_SEGMENT_SLOTS);
     trove__put_le32(p + M_CHUNKENT, TROVE_RECIPE_V3_CHUNK_ENTRIES);
     trove__put_le32(p + M_PAGESEC, TROVE_RECIPE_V3_PAGE_SECTIONS);
     trove__put_le32(p + M_PAGES, page_count);
-    trove__put_le32(p + M_RESERVED, 0);
+    trove__put_le32(p + M_RESERVED, stale);
     memcpy(p + TROVE_RECIPE_V3_HEADER, pages, (size_t)DIGEST_WIDTH * page_count);
     trove__sealed_seal(p, (size_t)total);
     out->len += (size_t)total;
     return TROVE_OK;
+}
+
+int trove_recipe_v3_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
+                           uint64_t generation, uint32_t dict_count,
+                           const struct trove_digest *pages, uint32_t page_count,
+                           struct trove_bytes *out)
+{
+    return manifest_encode(RECIPE_V3, volume_size, block_size, flags, generation, dict_count,
+                           0, pages, page_count, out);
+}
+
+int trove_recipe_v4_encode(uint64_t volume_size, uint32_t block_size, uint32_t flags,
+                           uint64_t generation, uint32_t dict_count, uint32_t stale,
+                           const struct trove_digest *pages, uint32_t page_count,
+                           struct trove_bytes *out)
+{
+    return manifest_encode(RECIPE_V4, volume_size, block_size, flags, generation, dict_count,
+                           stale, pages, page_count, out);
 }
 
 /* One of the fixed layout fields (segment_slots, chunk_entries, page_sections). */
@@ -285,21 +305,24 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
                            struct trove_diag *diag)
 {
     struct trove__recipe_head h;
-    uint32_t dict_count, page_count, reserved;
+    uint32_t dict_count, page_count, reserved, version = RECIPE_V3;
     uint64_t slot_count, want_pages, want;
     int rc;
 
     if (!out || (!buf && len > 0))
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "recipe decode called without a buffer or an output");
-    rc = trove__recipe_head(buf, len, TROVE_RECIPE_V3_HEADER, RECIPE_V3, &h, diag);
+    /* Version 4 is version 3's layout; the header check names whichever was given. */
+    if (buf && len >= M_WIDTH && trove__get_le32(buf + M_VERSION) == RECIPE_V4)
+        version = RECIPE_V4;
+    rc = trove__recipe_head(buf, len, TROVE_RECIPE_V3_HEADER, version, &h, diag);
     if (rc != TROVE_OK)
         return rc;
     slot_count = h.slot_count;
     dict_count = trove__get_le32(buf + M_DICT);
     page_count = trove__get_le32(buf + M_PAGES);
     reserved = trove__get_le32(buf + M_RESERVED);
-    if (reserved != 0)
+    if (version == RECIPE_V3 && reserved != 0)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_RESERVED,
                           "recipe reserved field is 0x%" PRIx32 ", must be 0", reserved);
     rc = check_fixed(buf, M_SEGSLOTS, TROVE_RECIPE_V3_SEGMENT_SLOTS, "segment_slots", diag);
@@ -313,6 +336,11 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_DICT,
                           "recipe dictionary count is 0; it always holds entry 0, the empty "
                           "slot");
+    if (version == RECIPE_V4 && reserved >= dict_count)
+        return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_RESERVED,
+                          "recipe counts %" PRIu32 " stale dictionary entries of %" PRIu32
+                          "; entry 0 is never stale",
+                          reserved, dict_count);
     want_pages = trove_recipe_v3_pages(slot_count, dict_count);
     if (page_count != want_pages)
         return TROVE_FAIL(diag, TROVE_ERR_CORRUPT, M_PAGES,
@@ -347,6 +375,8 @@ int trove_recipe_v3_decode(const uint8_t *buf, size_t len, struct trove_recipe_v
     out->nchunks = trove__div_up(dict_count, TROVE_RECIPE_V3_CHUNK_ENTRIES);
     out->nsegments = trove__div_up(slot_count, TROVE_RECIPE_V3_SEGMENT_SLOTS);
     out->pages = buf + TROVE_RECIPE_V3_HEADER;
+    out->version = version;
+    out->stale = version == RECIPE_V4 ? reserved : 0;
     return TROVE_OK;
 }
 

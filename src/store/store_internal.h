@@ -42,8 +42,7 @@ struct trove_store {
 
 struct undo_entry {
     uint64_t slot;
-    struct trove_digest old; /* the slot's committed digest */
-    uint32_t old_idx;        /* and its committed dictionary index */
+    uint32_t old_idx; /* the slot's committed dictionary index */
 };
 
 /* A committed column segment that is a patch: its base segment's digest, and for each
@@ -91,6 +90,21 @@ struct trove_volume {
     uint64_t committed_slots; /* the committed recipe's slot count */
     uint64_t last_commit_bytes, last_commit_objects;
     int rewrite_all;          /* the next v3 commit re-encodes every section (compact) */
+    /* Opened lazily (a v3 or v4 recipe: docs/formats/recipe-v4.md): only the manifest, the
+     * last page and the tail dictionary chunk were read; a page, segment or chunk is
+     * fetched when first touched, and the bits say which are in memory. Pages and chunks
+     * from lazy_pages and lazy_chunks on were made here, so are in memory. An entry whose
+     * chunk was loaded has refc TROVE__LAZY_REFC or more: its count is not known, and a
+     * slot that stops naming it adds one to stale instead of counting down. lazy 0: the
+     * whole recipe is in memory and every count is exact. */
+    int lazy;
+    uint8_t *page_ok, *seg_ok, *chunk_ok;
+    uint64_t lazy_pages, lazy_chunks;
+    uint32_t lazy_dict; /* the opened recipe's dict_count */
+    uint32_t stale;     /* entries that may name no slot: the committed recipe's, and since */
+    struct trove_diag err; /* what the last lazy load that failed said */
+    struct trove_digest *peek; /* a committed chunk's entries, read for a slot's digest */
+    uint64_t peek_c;           /* its chunk number plus one (0: none) */
     uint8_t *block;           /* block_size scratch for read-modify-write */
     struct trove_bytes cache; /* the last object read */
     struct trove_digest cache_d;
@@ -112,6 +126,24 @@ void trove__volume_free(struct trove_volume *v);
  * object at fault. */
 int trove__volume_load(struct trove_store *s, const char *name, struct trove_volume **out,
                        struct trove_diag *diag);
+/* trove__volume_load for a v3 or v4 recipe without its column and dictionary (v->lazy);
+ * v1 recipes load whole. */
+int trove__volume_open_lazy(struct trove_store *s, const char *name, struct trove_volume **out,
+                            struct trove_diag *diag);
+/* Slot i's dictionary index in *x, and with d its digest in *d (zero: empty); a lazy
+ * volume loads the slot's segment first, and reads the digest from the entry's chunk
+ * without putting the chunk in the lookup table. Errors: the loader's (TROVE_ERR_CORRUPT,
+ * with the object named in diag, also for a slot naming a free entry; TROVE_ERR_NOMEM;
+ * the backend's). */
+int trove__volume_slot(struct trove_volume *v, uint64_t i, uint32_t *x, struct trove_digest *d,
+                       struct trove_diag *diag);
+/* 1 if entry x's digest is in memory (x 0, not lazy, its chunk loaded or made here). */
+int trove__volume_entry_known(const struct trove_volume *v, uint32_t x);
+/* Load whatever of a lazy volume is not in memory and count every entry exactly (entries
+ * no slot names are freed); then v->lazy is 0. */
+int trove__volume_load_all(struct trove_volume *v, struct trove_diag *diag);
+#define TROVE__LAZY_REFC 0x80000000u
+
 /* Write v's recipe in its format (its new objects first) and publish it. */
 int trove__volume_write_recipe(struct trove_volume *v);
 

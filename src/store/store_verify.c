@@ -126,6 +126,9 @@ int trove_store_damaged(struct trove_store *s,
             uint64_t n = ve[i].slots - first < CHUNK ? ve[i].slots - first : CHUNK;
             if ((rc = trove_volume_slot_digests(v, first, n, dig)) != TROVE_OK) {
                 trove_volume_close(v);
+                v = NULL;
+                if (rc == TROVE_ERR_CHECKSUM || rc == TROVE_ERR_CORRUPT)
+                    break; /* a recipe object the lazy open reached only now: as above */
                 goto out;
             }
             for (uint64_t k = 0; k < n && !stop; k++)

@@ -112,7 +112,7 @@ int trove_volume_list(struct trove_store *s, struct trove_volume_entry **out, si
             r3.block_size = r1.block_size;
             r3.slot_count = r1.slot_count;
             r3.generation = r1.generation;
-        } else if (rc == TROVE_OK && version == 3) {
+        } else if (rc == TROVE_OK) { /* 3 or 4: one layout */
             rc = trove_recipe_v3_decode(img.ptr, img.len, &r3, NULL);
         }
         if (rc == TROVE_ERR_NOMEM)

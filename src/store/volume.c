@@ -73,7 +73,22 @@ static int volume_writable(const struct trove_volume *v)
 
 static int format_ok(int f)
 {
-    return f == TROVE_RECIPE_FORMAT_V1 || f == TROVE_RECIPE_FORMAT_V3;
+    return f == TROVE_RECIPE_FORMAT_V1 || f == TROVE_RECIPE_FORMAT_V3 ||
+           f == TROVE_RECIPE_FORMAT_V4;
+}
+
+/* What a commit writes for format f: v3 is read but no longer written; v4 replaces it. */
+static int format_written(int f)
+{
+    return f == TROVE_RECIPE_FORMAT_V3 ? TROVE_RECIPE_FORMAT_V4 : f;
+}
+
+/* Slot i's digest into *d (zero: empty), from what a lazily opened volume loads for it. */
+static int slot_digest(struct trove_volume *v, uint64_t i, struct trove_digest *d)
+{
+    uint32_t x;
+
+    return trove__volume_slot(v, i, &x, d, NULL);
 }
 
 static struct trove_volume *find_open(struct trove_store *s, const char *name)
@@ -236,7 +251,7 @@ static int create_volume(struct trove_store *s, const char *name, uint64_t size,
     v->block_size = block_size;
     v->flags = flags;
     v->slot_count = v->cap_slots = n;
-    v->format = recipe_format;
+    v->format = format_written(recipe_format);
     v->committed_format = 0; /* nothing committed yet: commit writes every section */
     v->generation = gen;    /* over a damaged recipe: the commit goes past its generation */
     v->dirty = 1;
@@ -332,11 +347,16 @@ int trove_volume_open(struct trove_store *s, const char *name, struct trove_volu
         return rc;
     if (find_open(s, name))
         return TROVE_FAIL(diag, TROVE_ERR_BUSY, 0, "volume '%s' is already open", name);
-    if ((rc = trove__volume_load(s, name, out, diag)) != TROVE_OK)
+    if ((rc = trove__volume_open_lazy(s, name, out, diag)) != TROVE_OK)
         return rc;
     (*out)->next = s->open;
     s->open = *out;
     return TROVE_OK;
+}
+
+const char *trove_volume_last_error(const struct trove_volume *v)
+{
+    return v ? v->err.msg : "";
 }
 
 void trove_volume_close(struct trove_volume *v)
@@ -361,6 +381,8 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
     if (!v || !out)
         return TROVE_ERR_INVALID;
     memset(out, 0, sizeof *out);
+    if ((rc = trove__volume_load_all(v, NULL)) != TROVE_OK) /* it counts every slot */
+        return rc;
     out->size = v->size;
     out->block_size = v->block_size;
     out->slots = v->slot_count;
@@ -370,7 +392,6 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
     out->objects = (v->flags & TROVE_RECIPE_FLAG_OBJECTS) != 0;
     out->dirty = v->dirty;
     out->recipe_format = v->format;
-    out->unique_objects = v->dict.live;
     out->last_commit_bytes = v->last_commit_bytes;
     out->last_commit_objects = v->last_commit_objects;
     out->resident_recipe_bytes = v->cap_slots * 4 + trove__dict_resident(&v->dict);
@@ -388,9 +409,15 @@ int trove_volume_info(struct trove_volume *v, struct trove_volume_info *out)
         if (x == 0)
             continue;
         out->used_slots++;
+        /* A v4 dictionary may hold a digest twice: count the index lookups find. */
+        if (v->dict.aliases > 0) {
+            uint32_t y = trove__dict_find(&v->dict, &v->dict.digests[x]);
+            x = y ? y : x;
+        }
         if (seen[x / 8] & (1u << (x % 8)))
             continue;
         seen[x / 8] |= (uint8_t)(1u << (x % 8));
+        out->unique_objects++;
         if (!out->objects) {
             out->stored_bytes += slot_len(v->size, v->block_size, i);
             continue;
@@ -437,7 +464,6 @@ static int log_slot(struct trove_volume *v, uint64_t i)
         v->cap_undo = cap;
     }
     v->undo[v->nundo].slot = i;
-    v->undo[v->nundo].old = *vol_digest(v, i);
     v->undo[v->nundo].old_idx = v->idx[i];
     v->nundo++;
     v->dirty_bits[i / 8] |= (uint8_t)(1u << (i % 8));
@@ -447,25 +473,49 @@ static int log_slot(struct trove_volume *v, uint64_t i)
 /* Point slot i at d (zero: empty), keeping the counts, the undo log and the dirty bits.
  * The old index is released before the new digest is interned, so that a digest replacing
  * the last use of another takes its index back, in a chunk that is dirty already. */
-static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_digest *d)
+static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_digest *d, int fresh)
 {
-    uint32_t old = v->idx[i], nx = 0;
-    struct trove_digest old_d = v->dict.digests[old];
-    int created, rc;
+    uint32_t old, nx = 0;
+    struct trove_digest old_d;
+    int created, rc, known;
 
-    if (trove_digest_equal(&old_d, d))
+    /* A lazy volume loads the slot's segment; whether the slot names d already is asked
+     * of its entry, read from the entry's chunk if that is not loaded. Not when d was just
+     * put (fresh): the store lacked it, so no committed slot names it, and the chunk's
+     * fetch is saved. (Should one still have, after its object went missing, the slot
+     * gets a second index of d: an alias, which reads the same.) */
+    if ((rc = trove__volume_slot(v, i, &old, NULL, NULL)) != TROVE_OK)
+        return rc;
+    known = trove__volume_entry_known(v, old);
+    if (known)
+        old_d = v->dict.digests[old];
+    else if (trove_digest_is_zero(d))
+        fresh = 1; /* old is not 0 (that is known): it differs */
+    else if (!fresh && (rc = trove__volume_slot(v, i, &old, &old_d, NULL)) != TROVE_OK)
+        return rc;
+    if ((known || !fresh) && trove_digest_equal(&old_d, d))
         return TROVE_OK;
     if ((rc = log_slot(v, i)) != TROVE_OK || (rc = seg_dirty(v, i / SEG)))
         return rc;
-    if (old != 0)
+    if (old != 0 && (!known || v->dict.refc[old] >= TROVE__LAZY_REFC)) {
+        /* A lazily opened volume's entry: other slots may name it or not. It stays,
+         * counted stale until a commit that loads the whole recipe frees it if nothing
+         * names it. */
+        known = 0;
+        if (v->stale < v->dict.len - 1)
+            v->stale++;
+    } else if (old != 0) {
         trove__dict_unref(&v->dict, old);
+    }
     if (!trove_digest_is_zero(d)) {
         rc = trove__dict_intern(&v->dict, d, &nx, &created);
         if (rc != TROVE_OK) {
             /* Put the slot back as it was; if even that fails, this handle is unusable. */
             if (old != 0) {
-                if (trove__dict_intern(&v->dict, &old_d, &nx, &created) == TROVE_OK &&
-                    nx == old)
+                if (!known)
+                    ; /* never counted down */
+                else if (trove__dict_intern(&v->dict, &old_d, &nx, &created) == TROVE_OK &&
+                         nx == old)
                     trove__dict_ref(&v->dict, nx);
                 else
                     v->s->sticky = rc;
@@ -508,13 +558,16 @@ static int load_object(struct trove_volume *v, const struct trove_digest *d, siz
 /* Copy slot i's current bytes [0, len) into dst (zeros for an empty slot). */
 static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *dst)
 {
+    struct trove_digest d;
     int rc;
 
-    if (v->idx[i] == 0) {
+    if ((rc = slot_digest(v, i, &d)) != TROVE_OK)
+        return rc;
+    if (trove_digest_is_zero(&d)) {
         memset(dst, 0, len);
         return TROVE_OK;
     }
-    if ((rc = load_object(v, vol_digest(v, i), len)) != TROVE_OK)
+    if ((rc = load_object(v, &d, len)) != TROVE_OK)
         return rc;
     memcpy(dst, v->cache.ptr, len);
     return TROVE_OK;
@@ -523,13 +576,15 @@ static int load_block(struct trove_volume *v, uint64_t i, size_t len, uint8_t *d
 /* Store len bytes (at least one) as slot i's object: hash, put if the store lacks it, point
  * the slot. */
 /* Make sure the store holds data[0..len), named *d (computed here): put it when it is new
- * or damaged. */
+ * or damaged. *fresh (if given): 1 if the store did not hold it. */
 static int ensure_object(struct trove_volume *v, const uint8_t *data, size_t len,
-                         struct trove_digest *d, int src_fd, uint64_t src_off)
+                         struct trove_digest *d, int src_fd, uint64_t src_off, int *fresh)
 {
     uint64_t have;
     int rc, put;
 
+    if (fresh)
+        *fresh = 0;
     trove_digest_of(data, len, d);
     if (trove_digest_is_zero(d))
         return TROVE_ERR_CORRUPT; /* a block hashing to the empty digest: report, never store */
@@ -551,6 +606,8 @@ static int ensure_object(struct trove_volume *v, const uint8_t *data, size_t len
                 return rc;
         }
         put = rc != TROVE_OK || have != len;
+        if (fresh)
+            *fresh = rc == TROVE_ERR_NOTFOUND;
     }
     if (!put)
         return TROVE_OK;
@@ -564,11 +621,11 @@ static int store_object(struct trove_volume *v, uint64_t i, const uint8_t *data,
                         int src_fd, uint64_t src_off)
 {
     struct trove_digest d;
-    int rc;
+    int rc, fresh;
 
-    if ((rc = ensure_object(v, data, len, &d, src_fd, src_off)) != TROVE_OK)
+    if ((rc = ensure_object(v, data, len, &d, src_fd, src_off, &fresh)) != TROVE_OK)
         return rc;
-    return trove_digest_equal(&d, vol_digest(v, i)) ? TROVE_OK : set_slot(v, i, &d);
+    return set_slot(v, i, &d, fresh); /* which does nothing if the slot names d already */
 }
 
 /* Store len bytes as slot i's block; an all-zero block empties the slot. */
@@ -578,7 +635,7 @@ static int store_block(struct trove_volume *v, uint64_t i, const uint8_t *data, 
     static const struct trove_digest zero;
 
     if (all_zero(data, len))
-        return set_slot(v, i, &zero);
+        return set_slot(v, i, &zero, 0);
     return store_object(v, i, data, len, src_fd, src_off);
 }
 
@@ -593,7 +650,7 @@ int trove_volume_put_object(struct trove_volume *v, uint64_t slot, const void *d
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
     if (len == 0)
-        return set_slot(v, slot, &zero);
+        return set_slot(v, slot, &zero, 0);
     return store_object(v, slot, data, len, -1, 0);
 }
 
@@ -607,7 +664,7 @@ int trove_volume_stage_object(struct trove_volume *v, const void *data, size_t l
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
-    return ensure_object(v, data, len, out, -1, 0);
+    return ensure_object(v, data, len, out, -1, 0, NULL);
 }
 
 int trove_volume_set_slot_object(struct trove_volume *v, uint64_t slot,
@@ -620,44 +677,52 @@ int trove_volume_set_slot_object(struct trove_volume *v, uint64_t slot,
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
-    return set_slot(v, slot, d);
+    return set_slot(v, slot, d, 0);
 }
 
 int trove_volume_copy_slot(struct trove_volume *v, uint64_t from, uint64_t to)
 {
-    struct trove_digest d;
+    struct trove_digest d; /* a copy: set_slot may move the dictionary */
     int rc;
 
     if (!v || !(v->flags & TROVE_RECIPE_FLAG_OBJECTS) || from >= v->slot_count ||
         to >= v->slot_count)
         return TROVE_ERR_INVALID;
-    if ((rc = volume_writable(v)) != TROVE_OK)
+    if ((rc = volume_writable(v)) != TROVE_OK || (rc = slot_digest(v, from, &d)) != TROVE_OK)
         return rc;
-    d = *vol_digest(v, from); /* a copy: set_slot may move the dictionary */
-    return set_slot(v, to, &d);
+    return set_slot(v, to, &d, 0);
 }
 
 int trove_volume_get_object(struct trove_volume *v, uint64_t slot, struct trove_bytes *out)
 {
+    struct trove_digest d;
     int rc;
 
     if (!v || !out || slot >= v->slot_count)
         return TROVE_ERR_INVALID;
     out->len = 0;
-    if (v->idx[slot] == 0)
+    if ((rc = slot_digest(v, slot, &d)) != TROVE_OK)
+        return rc;
+    if (trove_digest_is_zero(&d))
         return TROVE_OK;
     if ((rc = trove__store_drain(v->s)) != TROVE_OK) /* it may be a put in flight */
         return rc;
-    return trove_backend_get(v->s->be, vol_digest(v, slot), out, v->block_size);
+    return trove_backend_get(v->s->be, &d, out, v->block_size);
 }
 
 int trove_volume_slot_digests(const struct trove_volume *v, uint64_t first, uint64_t n,
                               struct trove_digest *out)
 {
+    /* A lazily opened volume loads what it lists: the recipe in memory is a cache of the
+     * committed one, so this changes nothing the caller can see but the time. */
+    struct trove_volume *w = (struct trove_volume *)v;
+    int rc;
+
     if (!v || (!out && n > 0) || first > v->slot_count || n > v->slot_count - first)
         return TROVE_ERR_INVALID;
     for (uint64_t k = 0; k < n; k++)
-        out[k] = *vol_digest(v, first + k);
+        if ((rc = slot_digest(w, first + k, &out[k])) != TROVE_OK)
+            return rc;
     return TROVE_OK;
 }
 
@@ -779,7 +844,7 @@ int trove_testing_volume_set_slots(struct trove_volume *v, uint64_t first,
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
     for (size_t k = 0; k < n; k++)
-        if ((rc = set_slot(v, first + k, &d[k])) != TROVE_OK)
+        if ((rc = set_slot(v, first + k, &d[k], 0)) != TROVE_OK)
             return rc;
     return TROVE_OK;
 }
@@ -792,7 +857,7 @@ int trove_volume_compact(struct trove_volume *v)
 
     if (!v)
         return TROVE_ERR_INVALID;
-    if ((rc = volume_writable(v)) != TROVE_OK)
+    if ((rc = volume_writable(v)) != TROVE_OK || (rc = trove__volume_load_all(v, NULL)))
         return rc;
     if ((rc = trove__dict_init(&nd)) != TROVE_OK)
         return rc;
@@ -833,6 +898,9 @@ int trove_volume_set_format(struct trove_volume *v, int recipe_format)
         return TROVE_ERR_INVALID;
     if ((rc = volume_writable(v)) != TROVE_OK)
         return rc;
+    recipe_format = format_written(recipe_format);
+    if (recipe_format == TROVE_RECIPE_FORMAT_V1 && (rc = trove__volume_load_all(v, NULL)))
+        return rc;
     if (recipe_format != v->format) {
         v->format = recipe_format;
         v->dirty = 1;
@@ -856,11 +924,14 @@ int trove_volume_read(struct trove_volume *v, uint64_t offset, void *buf, size_t
         size_t slen = slot_len(v->size, v->block_size, i);
         size_t within = (size_t)(offset - i * v->block_size);
         size_t n = (size_t)(end - offset < slen - within ? end - offset : slen - within);
+        struct trove_digest d;
 
-        if (v->idx[i] == 0) {
+        if ((rc = slot_digest(v, i, &d)) != TROVE_OK)
+            return rc;
+        if (trove_digest_is_zero(&d)) {
             memset(dst, 0, n);
         } else {
-            if ((rc = load_object(v, vol_digest(v, i), slen)) != TROVE_OK)
+            if ((rc = load_object(v, &d, slen)) != TROVE_OK)
                 return rc;
             memcpy(dst, v->cache.ptr + within, n);
         }
@@ -885,6 +956,8 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
         return TROVE_ERR_INVALID; /* an object volume is whole slots */
     if (new_size == v->size)
         return TROVE_OK;
+    if ((rc = trove__volume_load_all(v, NULL)) != TROVE_OK) /* the segments move */
+        return rc;
     n = trove__recipe_slots_for(new_size, v->block_size);
     old_n = v->slot_count;
     if (n > TROVE_RECIPE_MAX_SLOTS || n > SIZE_MAX / 4)
@@ -904,7 +977,7 @@ int trove_volume_resize(struct trove_volume *v, uint64_t new_size)
     }
     /* Empty the slots that go away, so that the dictionary drops them and they are logged. */
     for (uint64_t i = n; i < old_n; i++)
-        if ((rc = set_slot(v, i, &zero)) != TROVE_OK)
+        if ((rc = set_slot(v, i, &zero, 0)) != TROVE_OK)
             return rc;
     if (n > v->cap_slots) {
         uint32_t *p = trove__realloc(v->idx, (size_t)n * 4);

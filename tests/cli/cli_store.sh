@@ -155,11 +155,11 @@ assert d.pop("resident_recipe_bytes") > 0, j
 assert d == {"slots": 3, "used_slots": 3, "unique_objects": 2, "logical_bytes": 196608,
              "stored_bytes": 131072, "recipe_bytes": 64 + 16 * 3, "recipe_format": "v1"}, j
 ' "$tmp/i.json"
-# The same volume as v3 (the default for new volumes): a manifest of one page (one
+# The same volume as v4 (the default; asking for v3 writes v4): a manifest of one page (one
 # segment and one dictionary chunk), 72 + 16 + 8 bytes; converting back gives v1 again.
 exits 0 t volume put k3 "$tmp/k.bin" --block-size 64K --recipe-format v3
 t volume info k3 --json > "$tmp/i3.json" || bad "info k3"
-json "$tmp/i3.json" 'j["recipe_format"] == "v3" and j["recipe_bytes"] == 96' \
+json "$tmp/i3.json" 'j["recipe_format"] == "v4" and j["recipe_bytes"] == 96' \
     'j["unique_objects"] == 2 and j["used_slots"] == 3'
 t volume cat k3 > "$tmp/k3.out" || bad "cat k3"
 check cmp -s "$tmp/k.bin" "$tmp/k3.out"
@@ -307,7 +307,7 @@ exits 1 t verify --json
 json "$tmp/out" 'j["bad_recipes"] == 1 and j["ok"] is False'
 exits 1 t gc
 one_line
-printf 'TROVRCP1\004' | dd of="$s/volumes/c1.recipe" conv=notrunc status=none   # version 4
+printf 'TROVRCP1\005' | dd of="$s/volumes/c1.recipe" conv=notrunc status=none   # version 5
 exits 1 t volume cat c1
 check grep -qi 'newer' "$tmp/err"
 check grep -qF "$s/volumes/c1.recipe" "$tmp/err"

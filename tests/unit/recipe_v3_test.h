@@ -159,7 +159,7 @@ static inline struct trove_digest digest_fill(uint8_t x)
 struct golden {
     struct trove_digest dict[5];
     uint32_t seg2[952];
-    struct trove_bytes chunk, seg[3], page, manifest, identity, raw, patch;
+    struct trove_bytes chunk, seg[3], page, manifest, manifest_v4, identity, raw, patch;
     struct trove_digest chunk_d, seg_d[3], page_d;
 };
 
@@ -203,6 +203,12 @@ static inline void golden_build(struct golden *g)
     CHECK_EQ_INT(trove_recipe_v3_encode(3000 * 2 * MiB, 2 * MiB, 0, 7, 5, &g->page_d, 1,
                                         &g->manifest),
                  TROVE_OK);
+    /* The same volume under a v4 manifest, with one stale entry counted: a commit made it
+     * that replaced a slot's digest without loading the dictionary, so it could not tell
+     * whether the entry was still named. */
+    CHECK_EQ_INT(trove_recipe_v4_encode(3000 * 2 * MiB, 2 * MiB, 0, 7, 5, 1, &g->page_d, 1,
+                                        &g->manifest_v4),
+                 TROVE_OK);
     CHECK_EQ_INT(trove_recipe_v3_segment_encode(ident, 4, &g->identity), TROVE_OK);
     raw[0] = g->dict[1];
     raw[1] = g->dict[0];
@@ -223,6 +229,7 @@ static inline void golden_free(struct golden *g)
         trove_bytes_free(&g->seg[s]);
     trove_bytes_free(&g->page);
     trove_bytes_free(&g->manifest);
+    trove_bytes_free(&g->manifest_v4);
     trove_bytes_free(&g->identity);
     trove_bytes_free(&g->raw);
     trove_bytes_free(&g->patch);

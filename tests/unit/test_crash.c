@@ -564,12 +564,17 @@ static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, 
     struct trove_recipe_v3 m;
     struct trove_digest *tmp = malloc(TROVE_RECIPE_V3_SEGMENT_SLOTS * sizeof *tmp);
     uint32_t *idx = malloc(TROVE_RECIPE_V3_SEGMENT_SLOTS * sizeof *idx);
+    struct trove_digest *dict = NULL; /* the dictionary, by index */
+    uint8_t *used = NULL;             /* the indices some slot names */
     uint64_t sec_no = 0;
     int rc = TROVE_ERR_NOMEM;
 
     if (!tmp || !idx)
         goto out;
     if ((rc = trove_recipe_v3_decode(buf, len, &m, NULL)) != TROVE_OK)
+        goto out;
+    rc = TROVE_ERR_NOMEM;
+    if (!(dict = calloc(m.dict_count, sizeof *dict)) || !(used = calloc(m.dict_count, 1)))
         goto out;
     for (uint32_t p = 0; p < m.page_count; p++) {
         struct trove_v3_section sec[TROVE_RECIPE_V3_PAGE_SECTIONS];
@@ -593,26 +598,40 @@ static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, 
                 break;
             }
             if (sec_no < m.nsegments && sec[k].encoding == TROVE_V3_ENC_PATCH) {
-                /* A patch names its base segment, which names no data. */
+                /* A patch names its base segment, which names no data: the slots are the
+                 * base's indices with the patch's applied. */
                 struct trove_v3_patch pt;
+                uint32_t bval[TROVE_RECIPE_V3_PATCH_MAX];
                 uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
+                uint8_t *base = NULL;
+                size_t blen = 0;
                 cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
                 rc = trove_recipe_v3_patch_decode(obj, olen, cnt, m.dict_count, &pt, NULL);
                 if (rc == TROVE_OK && digests_add(ds, &pt.base) != 0)
                     rc = TROVE_ERR_NOMEM;
-                enc = TROVE_V3_ENC_PATCH;
+                if (rc == TROVE_OK && !(base = read_object(be, &pt.base, &blen)))
+                    rc = TROVE_ERR_NOTFOUND;
+                if (rc == TROVE_OK)
+                    rc = trove_recipe_v3_segment_decode(base, blen, cnt, m.dict_count, idx, NULL,
+                                                        &enc, NULL);
+                if (rc == TROVE_OK)
+                    rc = trove_recipe_v3_patch_apply(&pt, idx, bval, NULL);
+                free(base);
+                enc = TROVE_V3_ENC_PACKED;
             } else if (sec_no < m.nsegments) {
                 uint64_t left = m.slot_count - sec_no * TROVE_RECIPE_V3_SEGMENT_SLOTS;
                 cnt = (uint32_t)(left < TROVE_RECIPE_V3_SEGMENT_SLOTS ? left : TROVE_RECIPE_V3_SEGMENT_SLOTS);
                 rc = trove_recipe_v3_segment_decode(obj, olen, cnt, m.dict_count, idx, tmp, &enc,
                                                     NULL);
             } else {
-                uint64_t left = m.dict_count - (sec_no - m.nsegments) * TROVE_RECIPE_V3_CHUNK_ENTRIES;
-                cnt = (uint32_t)(left < TROVE_RECIPE_V3_CHUNK_ENTRIES ? left : TROVE_RECIPE_V3_CHUNK_ENTRIES);
-                rc = trove_recipe_v3_chunk_decode(obj, olen, cnt, tmp, NULL);
-                enc = TROVE_V3_ENC_RAW; /* digests, as a raw segment's */
+                uint64_t at = (sec_no - m.nsegments) * TROVE_RECIPE_V3_CHUNK_ENTRIES;
+                cnt = (uint32_t)(m.dict_count - at < TROVE_RECIPE_V3_CHUNK_ENTRIES ? m.dict_count - at : TROVE_RECIPE_V3_CHUNK_ENTRIES);
+                rc = trove_recipe_v3_chunk_decode(obj, olen, cnt, dict + at, NULL);
+                enc = TROVE_V3_ENC_NONE;
             }
             free(obj);
+            for (uint32_t i = 0; rc == TROVE_OK && enc == TROVE_V3_ENC_PACKED && i < cnt; i++)
+                used[idx[i]] = 1;
             for (uint32_t i = 0; rc == TROVE_OK && enc == TROVE_V3_ENC_RAW && i < cnt; i++)
                 if (!trove_digest_is_zero(&tmp[i]) && digests_add(ds, &tmp[i]) != 0)
                     rc = TROVE_ERR_NOMEM;
@@ -620,8 +639,17 @@ static int v3_digests(struct trove_backend *be, const uint8_t *buf, size_t len, 
         if (rc != TROVE_OK)
             goto out;
     }
+    /* The data objects: the entries a slot names. A v4 dictionary may also hold entries no
+     * slot names any more (its stale count); gc does not keep those. */
+    for (uint32_t x = 1; x < m.dict_count; x++)
+        if (used[x] && digests_add(ds, &dict[x]) != 0) {
+            rc = TROVE_ERR_NOMEM;
+            goto out;
+        }
     rc = TROVE_OK;
 out:
+    free(dict);
+    free(used);
     free(tmp);
     free(idx);
     return rc;
@@ -648,7 +676,7 @@ static int recipe_digests(const char *store_dir, struct trove_backend *be,
             return -1;
         }
         rc = trove_recipe_version(buf, len, &version, NULL);
-        if (rc == TROVE_OK && version == 3) {
+        if (rc == TROVE_OK && version != 1) {
             rc = v3_digests(be, buf, len, ds);
         } else if (rc == TROVE_OK) {
             rc = trove_recipe_v1_decode(buf, len, &r, NULL);

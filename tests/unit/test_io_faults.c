@@ -5,8 +5,8 @@
  * call on (a full disk). Each run either succeeds or fails with an error, and after it the
  * store, reopened without faults, holds the old state or the new one — the volume's bytes
  * are the old or the new bytes, a new capture is absent or whole, a removed volume gone or
- * there — with verify --deep clean. The operations: a commit of changed blocks (recipe v3
- * and v1), a new capture written, a snapshot, a volume removed, and gc.
+ * there — with verify --deep clean. The operations: a commit of changed blocks (recipe v4
+ * and v1, and a v4 commit over a v3 recipe, which upgrades it), a new capture written, a snapshot, a volume removed, and gc.
  *
  * Then the crash states of the same operations (after ALICE): the operation's writes,
  * fsyncs, renames, links and unlinks are recorded (trove_testing_io_record), and every
@@ -36,6 +36,7 @@
 #include "trove/capture.h"
 #include "trove/digest.h"
 #include "trove/event.h"
+#include "trove/recipe.h"
 #include "trove/testing.h"
 #include "trove/volume.h"
 
@@ -139,9 +140,50 @@ static void base_state(int fmt)
     trove_store_close(s);
 }
 
-enum op { OP_COMMIT_V3, OP_COMMIT_V1, OP_CAPTURE, OP_SNAPSHOT, OP_REMOVE, OP_GC, OP_COUNT };
-static const char *op_name[OP_COUNT] = {"commit (v3)", "commit (v1)", "capture write",
+enum op { OP_COMMIT_V3, OP_COMMIT_V1, OP_COMMIT_UP, OP_CAPTURE, OP_SNAPSHOT, OP_REMOVE, OP_GC,
+          OP_COUNT };
+static const char *op_name[OP_COUNT] = {"commit (v4)", "commit (v1)",
+                                        "commit upgrading v3 to v4", "capture write",
                                         "snapshot", "volume remove", "gc"};
+
+/* Volume v's manifest rewritten as recipe v3 (the same objects): what an older trove left. */
+static void downgrade_to_v3(void)
+{
+    char path[256];
+    struct trove_recipe_v3 m;
+    struct trove_bytes out = {0};
+    struct trove_digest *pages = NULL;
+    uint8_t *img;
+    size_t len = 0;
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/volumes/v.recipe", sdir);
+    img = test_read_file(path, &len);
+    CHECK(img && trove_recipe_v3_decode(img, len, &m, NULL) == TROVE_OK && m.stale == 0);
+    if (!img || !(pages = calloc(m.page_count, sizeof *pages))) {
+        free(img);
+        return;
+    }
+    for (uint32_t p = 0; p < m.page_count; p++)
+        trove_recipe_v3_page(&m, p, &pages[p]);
+    CHECK_EQ_INT(trove_recipe_v3_encode(m.volume_size, m.block_size, m.flags, m.generation,
+                                        m.dict_count, pages, m.page_count, &out),
+                 TROVE_OK);
+    CHECK((f = fopen(path, "wb")) != NULL && fwrite(out.ptr, 1, out.len, f) == out.len);
+    if (f)
+        fclose(f);
+    trove_bytes_free(&out);
+    free(pages);
+    free(img);
+}
+
+/* The store before op: base_state, and what op needs on top of it. */
+static void setup(enum op op)
+{
+    base_state(op == OP_COMMIT_V1 ? TROVE_RECIPE_FORMAT_V1 : TROVE_RECIPE_FORMAT_V4);
+    if (op == OP_COMMIT_UP)
+        downgrade_to_v3();
+}
 
 static struct trove_event events[EVENTS_MAX];
 static struct trove_names *names;
@@ -160,6 +202,7 @@ static int run_op(enum op op)
     switch (op) {
     case OP_COMMIT_V3:
     case OP_COMMIT_V1:
+    case OP_COMMIT_UP:
         if ((rc = trove_volume_open(s, "v", &v, NULL)) == TROVE_OK &&
             (rc = trove_volume_write(v, 0, new_img, (size_t)nblocks * BS)) == TROVE_OK)
             rc = trove_volume_commit(v);
@@ -212,6 +255,7 @@ static void check_after(enum op op, int rc, uint64_t n, const char *how)
     switch (op) {
     case OP_COMMIT_V3:
     case OP_COMMIT_V1:
+    case OP_COMMIT_UP:
         ok = read_volume(s, "v", img) == 0 &&
              (!memcmp(img, old_img, size) || (!memcmp(img, new_img, size)));
         ok = ok && (rc != TROVE_OK || !memcmp(img, new_img, size));
@@ -256,7 +300,7 @@ static void sweep(enum op op, int err, int sticky)
     for (uint64_t n = 1;; n++) {
         uint64_t made;
         int rc;
-        base_state(op == OP_COMMIT_V1 ? TROVE_RECIPE_FORMAT_V1 : TROVE_RECIPE_FORMAT_V3);
+        setup(op);
         if (op == OP_GC)
             gc_setup();
         trove_testing_io_fail_at(n, err, sticky);
@@ -387,7 +431,7 @@ static void crash_states(enum op op)
     uint64_t built = 0;
     int rc;
 
-    base_state(op == OP_COMMIT_V1 ? TROVE_RECIPE_FORMAT_V1 : TROVE_RECIPE_FORMAT_V3);
+    setup(op);
     if (op == OP_GC)
         gc_setup();
     snprintf(pristine, sizeof pristine, "%s.before", sdir);

@@ -225,8 +225,10 @@ static void test_bad_input(void)
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "unknown", "version 0");
     trove__put_le32(mutant(&g) + 8, 3); /* a v3 recipe is this build's, not the v1 decoder's */
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "trove_recipe_version", "version 3");
-    trove__put_le32(mutant(&g) + 8, 4);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 4");
+    trove__put_le32(mutant(&g) + 8, 4); /* as is v4 */
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "trove_recipe_version", "version 4");
+    trove__put_le32(mutant(&g) + 8, 5);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 5");
     trove__put_le32(mutant(&g) + 8, UINT32_MAX);
     expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer", "version 2^32-1");
 

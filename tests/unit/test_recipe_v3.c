@@ -38,6 +38,9 @@ static void test_golden(void)
     CHECK_EQ_INT(g.identity.len, 16);
     CHECK_EQ_INT(g.raw.len, 8 + 3 * 16);
     test_check_vector("recipe_v3_manifest.bin", g.manifest.ptr, g.manifest.len);
+    CHECK_EQ_INT(g.manifest_v4.len, 72 + 16 + 8);
+    test_check_vector("recipe_v4_manifest.bin", g.manifest_v4.ptr, g.manifest_v4.len);
+    corpus_write("manifest-v4-golden", SEL_MANIFEST, 0, 0, g.manifest_v4.ptr, g.manifest_v4.len);
     test_check_vector("recipe_v3_page.bin", g.page.ptr, g.page.len);
     test_check_vector("recipe_v3_chunk.bin", g.chunk.ptr, g.chunk.len);
     test_check_vector("recipe_v3_seg_constant.bin", g.seg[0].ptr, g.seg[0].len);
@@ -80,6 +83,24 @@ static void test_golden(void)
         CHECK(file[8] == 3 && file[12] == 16 && file[16] == 0xb8 && file[17] == 0x0b);
         CHECK(file[26] == 0x20 && file[40] == 7 && file[48] == 5);
         CHECK(file[53] == 4 && file[57] == 4 && file[60] == 8 && file[64] == 1);
+    }
+    free(file);
+
+    /* The v4 manifest from disk: v3's bytes but the version, the stale count (where v3 has
+     * its reserved zero) and the checksum. */
+    file = test_read_file(TROVE_SOURCE_DIR "/tests/vectors/recipe_v4_manifest.bin", &len);
+    CHECK(file != NULL);
+    if (file && expect_ok(SEL_MANIFEST, file, len, 0, 0, "golden v4 manifest") == TROVE_OK) {
+        uint32_t version = 0;
+        CHECK_EQ_INT(got.m.version, 4);
+        CHECK_EQ_INT(got.m.stale, 1);
+        CHECK_EQ_INT(got.m.dict_count, 5);
+        CHECK_EQ_INT(got.m.page_count, 1);
+        CHECK_EQ_INT(trove_recipe_version(file, len, &version, NULL), TROVE_OK);
+        CHECK_EQ_INT(version, 4);
+        CHECK(file[8] == 4 && file[68] == 1);
+        CHECK(len == g.manifest.len && memcmp(file + 9, g.manifest.ptr + 9, 68 - 9) == 0 &&
+              memcmp(file + 72, g.manifest.ptr + 72, 16) == 0);
     }
     free(file);
 

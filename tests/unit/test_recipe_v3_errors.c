@@ -15,6 +15,7 @@
 
 #include "codec/bitpack_internal.h"
 #include "common/endian.h"
+#include "common/sealed.h"
 #include "recipe_v3_test.h"
 #include "testutil.h"
 #include "trove/bitpack.h"
@@ -51,9 +52,28 @@ static void test_manifest_errors(const struct golden *g)
     mutant(m)[3] = 'X';
     expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_MAGIC, 0, "TROVRCP1", "magic");
     corpus_write("manifest-magic", SEL_MANIFEST, 0, 0, work, n);
+    trove__put_le32(mutant(m) + 8, 5);
+    expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_VERSION, 8, "newer", "version 5");
+    corpus_write("manifest-version-5", SEL_MANIFEST, 0, 0, work, n);
+    /* Version 4 is the same layout with a stale count where v3 has its reserved zero: the
+     * count must be below dict_count (it is re-sealed, so only that check can fail). */
     trove__put_le32(mutant(m) + 8, 4);
-    expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_VERSION, 8, "newer", "version 4");
-    corpus_write("manifest-version-4", SEL_MANIFEST, 0, 0, work, n);
+    trove__put_le32(work + 68, 5); /* the vectors' dictionary has 5 entries */
+    trove__sealed_seal(work, n);
+    expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_CORRUPT, 68, "stale", "v4 stale = dict");
+    corpus_write("manifest-v4-stale", SEL_MANIFEST, 0, 0, work, n);
+    trove__put_le32(work + 68, 4);
+    trove__sealed_seal(work, n);
+    {
+        struct trove_recipe_v3 r;
+        CHECK_EQ_INT(trove_recipe_v3_decode(work, n, &r, NULL), TROVE_OK);
+        CHECK_EQ_INT(r.version, 4);
+        CHECK_EQ_INT(r.stale, 4);
+    }
+    trove__put_le32(mutant(m) + 8, 3); /* and v3 refuses a nonzero reserved field */
+    trove__put_le32(work + 68, 4);
+    trove__sealed_seal(work, n);
+    expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_CORRUPT, 68, "reserved", "v3 reserved");
     trove__put_le32(mutant(m) + 8, UINT32_MAX);
     expect_bad(SEL_MANIFEST, work, n, 0, 0, TROVE_ERR_VERSION, 8, "newer", "version 2^32-1");
     trove__put_le32(mutant(m) + 8, 2);
@@ -443,8 +463,8 @@ static void test_version(const struct golden *g)
     expect_version_bad(work, 96, TROVE_ERR_VERSION, 8, "unknown", "version 2");
     trove__put_le32(work + 8, 0);
     expect_version_bad(work, 96, TROVE_ERR_VERSION, 8, "unknown", "version 0");
-    trove__put_le32(work + 8, 4);
-    expect_version_bad(work, 96, TROVE_ERR_VERSION, 8, "newer", "version 4");
+    trove__put_le32(work + 8, 5);
+    expect_version_bad(work, 96, TROVE_ERR_VERSION, 8, "newer", "version 5");
     trove__put_le32(work + 8, UINT32_MAX);
     expect_version_bad(work, 96, TROVE_ERR_VERSION, 8, "newer", "version 2^32-1");
     /* The v1 decoder refuses a v3 recipe at its version field (a build that reads only v1

@@ -508,7 +508,7 @@ static void test_corrupt_recipe(void)
         int err;
     } cases[] = {
         {0, "X", 1, TROVE_ERR_MAGIC},
-        {8, "\x04", 1, TROVE_ERR_VERSION},
+        {8, "\x05", 1, TROVE_ERR_VERSION},
         {60, "\xff", 1, TROVE_ERR_CHECKSUM},
         {32, "\x00\x00\x10", 3, TROVE_ERR_CORRUPT}, /* size disagrees with the slot count */
         {-1, NULL, 0, TROVE_ERR_TRUNCATED},         /* cut short */

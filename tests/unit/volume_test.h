@@ -24,6 +24,7 @@ static int store_seq;
 
 #define V1 TROVE_RECIPE_FORMAT_V1
 #define V3 TROVE_RECIPE_FORMAT_V3
+#define V4 TROVE_RECIPE_FORMAT_V4
 
 static inline void fill_random(uint8_t *p, size_t n, uint64_t *seed)
 {
