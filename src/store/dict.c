@@ -99,11 +99,12 @@ static size_t table_slot(const struct trove__dict *t, const struct trove_digest 
     return i; /* the empty slot where d would go */
 }
 
-static void table_remove(struct trove__dict *t, uint32_t idx)
+/* Empty table slot hole (where lookups find the index it holds), moving back the entries
+ * after it that would no longer be found. */
+static void table_remove_at(struct trove__dict *t, size_t hole)
 {
-    size_t mask = t->table_cap - 1, hole = table_slot(t, &t->digests[idx]), i = hole;
+    size_t mask = t->table_cap - 1, i = hole;
 
-    assert(t->table[hole] == idx);
     for (;;) {
         size_t home;
         i = (i + 1) & mask;
@@ -220,8 +221,10 @@ void trove__dict_ref(struct trove__dict *t, uint32_t idx)
 
 static void free_index(struct trove__dict *t, uint32_t idx)
 {
-    if (t->table[table_slot(t, &t->digests[idx])] == idx)
-        table_remove(t, idx);
+    size_t at = table_slot(t, &t->digests[idx]);
+
+    if (t->table[at] == idx)
+        table_remove_at(t, at);
     else
         t->aliases--; /* a repeat of a digest the table maps to another index */
     memset(&t->digests[idx], 0, sizeof t->digests[idx]);

@@ -242,6 +242,18 @@ out:
     return rc;
 }
 
+/* What a v3 or v4 manifest says of its volume, whether it is loaded whole or lazily. */
+static void v3_header(struct trove_volume *v, const struct trove_recipe_v3 *m)
+{
+    v->size = m->volume_size;
+    v->block_size = m->block_size;
+    v->flags = m->flags;
+    v->generation = m->generation;
+    v->slot_count = v->cap_slots = v->committed_slots = m->slot_count;
+    v->format = TROVE_RECIPE_FORMAT_V4; /* a v3 recipe is upgraded by the next commit */
+    v->committed_format = (int)m->version;
+}
+
 /* Page p of a recipe of total sections (the first nseg column segments): fetched, checked
  * and decoded into v->sec[8p ..]; it holds 8 records, or what is left for the last page, of
  * the kinds their positions need. On failure those records are zero again. */
@@ -287,14 +299,7 @@ static int load_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
 
     if ((rc = trove_recipe_v3_decode(buf, len, &m, diag)) != TROVE_OK)
         goto out;
-    v->size = m.volume_size;
-    v->block_size = m.block_size;
-    v->flags = m.flags;
-    v->generation = m.generation;
-    v->slot_count = v->cap_slots = m.slot_count;
-    v->format = TROVE_RECIPE_FORMAT_V4; /* a v3 recipe is upgraded by the next commit */
-    v->committed_format = (int)m.version;
-    v->committed_slots = m.slot_count;
+    v3_header(v, &m);
     memset(&patch.d, 0, sizeof patch.d);
     patch.n = 0;
     total = m.nsegments + m.nchunks;
@@ -660,13 +665,7 @@ static int open_lazy_v3(struct trove_volume *v, const uint8_t *buf, size_t len,
 
     if ((rc = trove_recipe_v3_decode(buf, len, &m, diag)) != TROVE_OK)
         return rc;
-    v->size = m.volume_size;
-    v->block_size = m.block_size;
-    v->flags = m.flags;
-    v->generation = m.generation;
-    v->slot_count = v->cap_slots = v->committed_slots = m.slot_count;
-    v->format = TROVE_RECIPE_FORMAT_V4;
-    v->committed_format = (int)m.version;
+    v3_header(v, &m);
     v->nsec_seg = m.nsegments;
     v->nsec = m.nsegments + m.nchunks;
     v->npages = v->lazy_pages = m.page_count;

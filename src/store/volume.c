@@ -477,7 +477,7 @@ static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_diges
 {
     uint32_t old, nx = 0;
     struct trove_digest old_d;
-    int created, rc, known;
+    int created, rc, known, counted;
 
     /* A lazy volume loads the slot's segment; whether the slot names d already is asked
      * of its entry, read from the entry's chunk if that is not loaded. Not when d was just
@@ -497,11 +497,11 @@ static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_diges
         return TROVE_OK;
     if ((rc = log_slot(v, i)) != TROVE_OK || (rc = seg_dirty(v, i / SEG)))
         return rc;
-    if (old != 0 && (!known || v->dict.refc[old] >= TROVE__LAZY_REFC)) {
+    counted = old != 0 && known && v->dict.refc[old] < TROVE__LAZY_REFC;
+    if (old != 0 && !counted) {
         /* A lazily opened volume's entry: other slots may name it or not. It stays,
          * counted stale until a commit that loads the whole recipe frees it if nothing
          * names it. */
-        known = 0;
         if (v->stale < v->dict.len - 1)
             v->stale++;
     } else if (old != 0) {
@@ -512,7 +512,7 @@ static int set_slot(struct trove_volume *v, uint64_t i, const struct trove_diges
         if (rc != TROVE_OK) {
             /* Put the slot back as it was; if even that fails, this handle is unusable. */
             if (old != 0) {
-                if (!known)
+                if (!counted)
                     ; /* never counted down */
                 else if (trove__dict_intern(&v->dict, &old_d, &nx, &created) == TROVE_OK &&
                          nx == old)
