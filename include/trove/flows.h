@@ -19,7 +19,7 @@
  *   offset 29: flags    u8    TROVE_FLOW_ENCLOSING or 0
  *   offset 30: pad      u8[2] always 0
  *
- * The flows object (trove_flows_encode, docs/formats/flows.md) is how a capture stores them;
+ * The flows object (trove_flows_encode_events, docs/formats/flows.md) is how a capture stores them;
  * a bundle stores them as its flows table (trove/tables.h). Not thread-safe; one writer or
  * many readers.
  */
@@ -93,7 +93,9 @@ int trove_flows_one_name(const struct trove_flow *rows, size_t n, uint32_t *name
 const char *trove_flow_phase_name(uint8_t phase);
 
 /*
- * The flows object: rows[0..n) as one sealed object (magic "TROVFLW1", version 1, the row
+ * The flows object, version 1 (what a capture wrote before version 2, below; still written
+ * here for a caller without the events): rows[0..n) as one sealed object (magic "TROVFLW1",
+ * version 1, the row
  * count, the rows as varints, DEFLATE-compressed, and an xxh3-64 checksum), appended to out.
  * The same rows give the same bytes. Errors: TROVE_ERR_INVALID (a row that fails
  * trove_flow_check, NULL rows with n > 0), TROVE_ERR_LIMIT (n over TROVE_FLOWS_MAX),
@@ -102,7 +104,9 @@ const char *trove_flow_phase_name(uint8_t phase);
 int trove_flows_encode(const struct trove_flow *rows, size_t n, struct trove_bytes *out);
 
 /*
- * Decode a flows object in buf[0..len) and append its rows to out. Every length is checked
+ * Decode a flows object of version 1 in buf[0..len) (a version 2 object, which needs the events
+ * it was coded against, is TROVE_ERR_INVALID: trove_flows_decode_events reads both) and append
+ * its rows to out. Every length is checked
  * before it is used: the row count against TROVE_FLOWS_MAX, the packed and unpacked sizes
  * against the input and the row count, the checksum before anything is inflated, and every
  * row as it is read. Errors, with the byte offset in diag: TROVE_ERR_TRUNCATED,
@@ -111,6 +115,44 @@ int trove_flows_encode(const struct trove_flow *rows, size_t n, struct trove_byt
  */
 int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
                        struct trove_diag *diag);
+
+struct trove_event;
+
+/*
+ * The events a flows object of version 2 is coded against: a capture's, in its order.
+ * get fills *out with event `index` (< count) and returns TROVE_OK, or an error (with diag)
+ * that the decoder passes on. trove_flows_events_of sets one up over an array in memory.
+ */
+struct trove_flows_events {
+    uint64_t count;
+    int (*get)(void *ctx, uint64_t index, struct trove_event *out, struct trove_diag *diag);
+    void *ctx;
+};
+void trove_flows_events_of(struct trove_flows_events *ev, const struct trove_event *events,
+                           size_t n);
+
+/*
+ * The flows object, version 2: rows[0..n) coded against the events they join
+ * (docs/formats/flows.md) — each row whose thread has events names one of them by its index
+ * (a delta from the row before's) and keeps its time as a distance from that event's start,
+ * so its thread is the event's; a flow's id is coded against the ids before it and its name
+ * against its flow's. Rows on a thread without events keep their point as version 1 does.
+ * The streams go through zstd when that makes them smaller. The same rows and events give the
+ * same bytes. Errors as trove_flows_encode, and TROVE_ERR_INVALID for NULL events with
+ * nevents > 0.
+ */
+int trove_flows_encode_events(const struct trove_flow *rows, size_t n,
+                              const struct trove_event *events, size_t nevents,
+                              struct trove_bytes *out);
+
+/*
+ * trove_flows_decode for both versions: a version 2 object needs the events it was coded
+ * against (ev; its count must be the object's, TROVE_ERR_CORRUPT otherwise), and reads only
+ * the events its rows name, in the rows' order. Without ev (NULL) a version 2 object is
+ * TROVE_ERR_INVALID. Errors as trove_flows_decode, and ev->get's.
+ */
+int trove_flows_decode_events(const uint8_t *buf, size_t len, const struct trove_flows_events *ev,
+                              struct trove_flows *out, struct trove_diag *diag);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,7 @@
  * caller's rows are touched only once the whole object decoded.
  */
 #include "trove/flows.h"
+#include "flows_internal.h"
 #include "common/alloc.h"
 #include "common/endian.h"
 #include "common/fail.h"
@@ -40,13 +41,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAGIC "TROVFLW1"
+#define MAGIC TROVE__FLOWS_MAGIC
 #define VERSION 1u
-#define FIXED 40u           /* the object before the deflate stream */
+#define FIXED TROVE__FLOWS_V1_FIXED
 #define ROW_MAX 36u         /* the longest encoded row: 10 + 10 + 5 + 5 + 5 + 1 */
-#define WHAT "flows object"
+#define WHAT TROVE__FLOWS_WHAT
 
-static const uint32_t known_version = VERSION;
 
 int trove_flows_reserve(struct trove_flows *a, size_t extra)
 {
@@ -212,8 +212,8 @@ static int get(const uint8_t **p, const uint8_t *start, const uint8_t *end, unsi
     return TROVE_OK;
 }
 
-int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
-                       struct trove_diag *diag)
+int trove__flows_v1_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
+                           struct trove_diag *diag)
 {
     struct libdeflate_decompressor *d = NULL;
     struct trove_flow *tmp = NULL;
@@ -221,24 +221,10 @@ int trove_flows_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
     const uint8_t *p, *end;
     uint64_t rows, raw_len, packed, prev_ts = 0, prev_id = 0;
     size_t used = 0, got = 0;
-    uint32_t version, flags;
+    uint32_t flags;
     enum libdeflate_result r;
     int rc;
 
-    if (!out || (!buf && len > 0))
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "flows decode needs a buffer and an output");
-    if (len < FIXED + TROVE__SEALED_TRAILER)
-        return TROVE_FAIL(diag, TROVE_ERR_TRUNCATED, len,
-                          "flows object is %zu bytes, shorter than its %u-byte fixed part and "
-                          "checksum; the object was cut short",
-                          len, FIXED + TROVE__SEALED_TRAILER);
-    if ((rc = trove__sealed_magic(buf, len, MAGIC, WHAT, diag)) != TROVE_OK)
-        return rc;
-    version = trove__get_le32(buf + 8);
-    if ((rc = trove__sealed_version(version, 8, &known_version, 1, WHAT, "version 1", diag)))
-        return rc;
-    if ((rc = trove__sealed_trailer(buf, len, WHAT, diag)) != TROVE_OK)
-        return rc;
     flags = trove__get_le32(buf + 12);
     rows = trove__get_le64(buf + 16);
     raw_len = trove__get_le64(buf + 24);

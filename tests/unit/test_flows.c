@@ -178,9 +178,9 @@ static void test_bad(void)
     expect_bad(work, n, TROVE_ERR_MAGIC, 0, "TROVFLW1", "magic");
     corpus_write("bad-magic.bin", work, n);
     memcpy(work, g.ptr, n);
-    trove__put_le32(work + 8, 2);
-    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 2");
-    corpus_write("version-2.bin", work, n);
+    trove__put_le32(work + 8, 3);
+    expect_bad(work, n, TROVE_ERR_VERSION, 8, "newer trove", "version 3");
+    corpus_write("version-3.bin", work, n);
 
     /* fields broken, the checksum made right: each field's own check */
     memcpy(work, g.ptr, n);
