@@ -356,6 +356,17 @@ void trove_capture_writer_close(struct trove_capture_writer *w);
 int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t from_ns,
                              uint64_t to_ns, struct trove_flows *flows, struct trove_diag *diag);
 
+struct trove_digest;
+/*
+ * The digests that name capture `name`'s header (key[0]) and flows object (key[1]; zero when
+ * it has no flows): equal keys, equal flow rows. A reader that keeps decoded rows compares them
+ * to know the rows are still the capture's — a version 2 flows object is read with the events
+ * it names (docs/formats/flows.md), which costs what decoding those segments costs. Errors as
+ * trove_capture_info's, and the store's.
+ */
+int trove_capture_flows_key(struct trove_store *s, const char *name, struct trove_digest key[2],
+                            struct trove_diag *diag);
+
 /* Describe capture `name` (reads its header; stored_bytes derived from it, new_objects 0).
  * Errors: TROVE_ERR_NOTFOUND (no such capture; a volume that is not one is
  * TROVE_ERR_INVALID), header decode errors. */

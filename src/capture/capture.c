@@ -35,7 +35,8 @@
 /* ---- reading the header ---------------------------------------------------------------- */
 
 /* diag's message, prefixed: "capture NAME: <what>: <diag's message>". */
-static int prefix_diag(struct trove_diag *diag, int rc, const char *name, const char *what)
+int trove__capture_prefix_diag(struct trove_diag *diag, int rc, const char *name,
+                                const char *what)
 {
     char msg[sizeof diag->msg];
     if (!diag)
@@ -88,15 +89,14 @@ int trove__capture_read_header(struct trove_volume *v, const char *name,
         goto out;
     }
     if ((rc = trove_capture_header_decode(b.ptr, b.len, h, diag)) != TROVE_OK)
-        rc = prefix_diag(diag, rc, name, "header (slot 0)");
+        rc = trove__capture_prefix_diag(diag, rc, name, "header (slot 0)");
 out:
     trove_bytes_free(&b);
     return rc;
 }
 
-/* Open capture `name` and read its header. The volume stays open in *v_out. */
-static int open_capture(struct trove_store *s, const char *name, struct trove_volume **v_out,
-                        struct trove_capture_header *h, struct trove_diag *diag)
+int trove__capture_open_read(struct trove_store *s, const char *name, struct trove_volume **v_out,
+                             struct trove_capture_header *h, struct trove_diag *diag)
 {
     struct trove_volume *v = NULL;
     int rc;
@@ -126,7 +126,7 @@ int trove_capture_info(struct trove_store *s, const char *name, struct trove_cap
 
     if (!s || !out)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture info needs a store and an output");
-    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+    if ((rc = trove__capture_open_read(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
     *out = h.info;
     out->new_objects = out->new_bytes = 0;
@@ -830,7 +830,7 @@ static int write_capture(struct trove_store *s, const char *name,
         goto out;
     }
     if (nflows > 0) {
-        rc = trove_flows_encode(flows, nflows, &flows_obj);
+        rc = trove_flows_encode_events(flows, nflows, events, n, &flows_obj);
         if (rc != TROVE_OK) {
             rc = TROVE_FAIL(diag, rc, 0, "capture %s: encoding %zu flow rows: %s%s", name, nflows,
                             trove_strerror(rc),
@@ -963,71 +963,6 @@ out:
     return rc;
 }
 
-int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t from_ns,
-                             uint64_t to_ns, struct trove_flows *flows, struct trove_diag *diag)
-{
-    struct trove_capture_header h;
-    struct trove_volume *v = NULL;
-    struct trove_bytes b = {0};
-    struct trove_flows got = {0};
-    uint64_t slot;
-    int rc;
-
-    if (!s || !flows || from_ns > to_ns)
-        return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
-                          "capture flows need a store, an output and from_ns <= to_ns");
-    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
-        return rc;
-    if (h.info.flows == 0)
-        goto out;
-    slot = TROVE__CAPTURE_SLOT_SEGMENT0 + h.info.segments;
-    if ((rc = trove_volume_get_object(v, slot, &b)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "capture %s: flows (slot %" PRIu64 "): %s", name, slot,
-                        rc == TROVE_ERR_CHECKSUM
-                            ? "its stored bytes do not hash to its name: the object is damaged "
-                              "(importing the capture again heals it)"
-                            : trove_strerror(rc));
-        goto out;
-    }
-    if (b.len != h.flows_bytes) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
-                        "capture %s: flows (slot %" PRIu64 ") is %zu bytes; the header says %"
-                        PRIu64,
-                        name, slot, b.len, h.flows_bytes);
-        goto out;
-    }
-    if ((rc = trove_flows_decode(b.ptr, b.len, &got, diag)) != TROVE_OK) {
-        rc = prefix_diag(diag, rc, name, "flows");
-        goto out;
-    }
-    if (got.len != h.info.flows) {
-        rc = TROVE_FAIL(diag, TROVE_ERR_CORRUPT, 0,
-                        "capture %s: flows (slot %" PRIu64 ") holds %zu rows; the header says %"
-                        PRIu64,
-                        name, slot, got.len, h.info.flows);
-        goto out;
-    }
-    {
-        size_t k = 0;
-        for (size_t i = 0; i < got.len; i++)
-            if (got.f[i].ts_ns >= from_ns && (to_ns == UINT64_MAX || got.f[i].ts_ns < to_ns))
-                got.f[k++] = got.f[i];
-        if ((rc = trove_flows_reserve(flows, k)) != TROVE_OK) {
-            rc = TROVE_FAIL(diag, rc, 0, "out of memory");
-            goto out;
-        }
-        if (k > 0)
-            memcpy(flows->f + flows->len, got.f, k * sizeof *got.f);
-        flows->len += k;
-    }
-out:
-    trove_flows_free(&got);
-    trove_bytes_free(&b);
-    trove_capture_header_free(&h);
-    trove_volume_close(v);
-    return rc;
-}
-
 /* Decode names part j of capture `name` (header h), object b, into names: every frame a
  * names frame, its length and entries the header's. */
 static int read_names_part(const char *name, const struct trove_capture_header *h, uint32_t j,
@@ -1059,7 +994,7 @@ static int read_names_part(const char *name, const struct trove_capture_header *
             rc = trove_wire_decode(dec, b->ptr + at, b->len - at, NULL, 0, names, &fr, diag);
         if (rc != TROVE_OK) {
             snprintf(what, sizeof what, "%s (slot %" PRIu64 ", byte %zu)", part, slot, at);
-            return prefix_diag(diag, rc, name, what);
+            return trove__capture_prefix_diag(diag, rc, name, what);
         }
         entries += wh.count;
         at += fr.frame_len;
@@ -1083,7 +1018,7 @@ int trove_capture_read_names(struct trove_store *s, const char *name, struct tro
 
     if (!s || !names)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture names need a store and a table");
-    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+    if ((rc = trove__capture_open_read(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
     if ((rc = trove_wire_decoder_new(&dec)) != TROVE_OK) {
         rc = TROVE_FAIL(diag, rc, 0, "out of memory");
@@ -1129,7 +1064,7 @@ int trove_capture_read_profile(struct trove_store *s, const char *name, struct t
     if (start.strings != 1 || start.frames || start.stacks || start.samples || start.switches)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0,
                           "capture profile is read into a new profile, not one with rows");
-    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+    if ((rc = trove__capture_open_read(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
     first = trove__capture_profile_slot(&h);
     for (uint64_t k = 0; k < h.profile_objects; k++) {
@@ -1148,7 +1083,7 @@ int trove_capture_read_profile(struct trove_store *s, const char *name, struct t
             if ((rc = trove_profile_decode(p, b.ptr + at, b.len - at, &len, diag)) != TROVE_OK) {
                 char what[64];
                 snprintf(what, sizeof what, "profile (slot %" PRIu64 ", byte %zu)", slot, at);
-                rc = prefix_diag(diag, rc, name, what);
+                rc = trove__capture_prefix_diag(diag, rc, name, what);
                 goto out;
             }
             at += len;
@@ -1189,7 +1124,7 @@ static int read_attrs(struct trove_store *s, const char *name, uint64_t from, ui
     memset(&t, 0, sizeof t);
     if (!s || !attrs)
         return TROVE_FAIL(diag, TROVE_ERR_INVALID, 0, "capture attributes need a store and a table");
-    if ((rc = open_capture(s, name, &v, &h, diag)) != TROVE_OK)
+    if ((rc = trove__capture_open_read(s, name, &v, &h, diag)) != TROVE_OK)
         return rc;
     if (!(h.info.flags & TROVE_CAPTURE_FLAG_ATTRS) || from >= to_ev)
         goto out; /* rc is TROVE_OK: none */
@@ -1217,7 +1152,7 @@ static int read_attrs(struct trove_store *s, const char *name, uint64_t from, ui
         if ((rc = trove_attrs_decode(b.ptr, b.len, &t, diag)) != TROVE_OK) {
             char what[64];
             snprintf(what, sizeof what, "attributes (slot %" PRIu64 ")", slot);
-            rc = prefix_diag(diag, rc, name, what);
+            rc = trove__capture_prefix_diag(diag, rc, name, what);
             goto out;
         }
         rows += t.n;

@@ -193,6 +193,12 @@ int trove__capture_header_put(struct trove__capture_vol *w, struct trove_capture
  * 32 bytes, no overflow. TROVE_OK, or TROVE_ERR_CORRUPT (*unix_ns_out is then 0). */
 int trove__capture_marker_parse(const uint8_t *buf, size_t len, uint64_t *unix_ns_out);
 
+/* Open capture `name` and read its header. The volume stays open in *v_out. */
+int trove__capture_open_read(struct trove_store *s, const char *name, struct trove_volume **v_out,
+                             struct trove_capture_header *h, struct trove_diag *diag);
+/* rc with diag's message prefixed by "capture NAME: WHAT: ". */
+int trove__capture_prefix_diag(struct trove_diag *diag, int rc, const char *name,
+                               const char *what);
 /* Read and decode the header of capture volume v (named `name`, for messages). Errors:
  * TROVE_ERR_INVALID (not an object volume, or no header in slot 0), the volume's errors,
  * the header decoder's; diag names the capture. */

@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 
 #include "fanout.h"
+#include "flows_cache.h"
 #include "producer.h"
 #include "remap.h"
 #include "trove/attrs.h"
@@ -297,6 +298,7 @@ struct trove__server {
     uint32_t commit_ms, pass_ms;
     size_t max_queue;
     struct trove_store *store;  /* the store thread's */
+    struct trove__flows_cache flows; /* the query threads' */
     uint64_t start_ns;
     pthread_mutex_t mu;
     pthread_cond_t store_cv;    /* the pass wakes the store thread */

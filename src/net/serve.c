@@ -104,6 +104,7 @@ int trove_serve_run(const struct trove_serve_options *opt, struct trove_diag *di
     srv->stop_fd[0] = srv->stop_fd[1] = -1;
     srv->listen_fds[0] = srv->listen_fds[1] = -1;
     pthread_mutex_init(&srv->mu, NULL);
+    trove__flows_cache_init(&srv->flows);
     pthread_cond_init(&srv->store_cv, NULL);
     atomic_init(&srv->stopping, 0);
     atomic_init(&srv->pass_done, 0);
@@ -180,6 +181,7 @@ out:
     trove_store_close(srv->store);
     pthread_cond_destroy(&srv->store_cv);
     pthread_mutex_destroy(&srv->mu);
+    trove__flows_cache_free(&srv->flows);
     free(srv);
     return rc;
 }

@@ -806,7 +806,7 @@ static int query_run(struct trove__profile_job *j, struct trove_store *s, struct
         struct trove_flows rows = {0};
         struct trove__flows_query fq = {j->name, q->from_ns, q->to_ns,
                                         q->ntracks ? q->tracks : NULL, q->ntracks, q->qlimit};
-        rc = trove_capture_read_flows(s, j->name, 0, UINT64_MAX, &rows, diag);
+        rc = trove__flows_cached(&j->srv->flows, s, j->name, &rows, diag);
         if (rc == TROVE_OK)
             rc = trove__flows_json(rows.f, rows.len, &fq, &j->body);
         trove_flows_free(&rows);
