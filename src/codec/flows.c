@@ -212,6 +212,17 @@ static int get(const uint8_t **p, const uint8_t *start, const uint8_t *end, unsi
     return TROVE_OK;
 }
 
+int trove__flows_take(struct trove_flows *out, const struct trove_flow *rows, size_t n,
+                      struct trove_diag *diag)
+{
+    if (trove_flows_reserve(out, n) != TROVE_OK)
+        return TROVE_FAIL(diag, TROVE_ERR_NOMEM, 0, "out of memory for %zu flow rows", n);
+    if (n > 0)
+        memcpy(out->f + out->len, rows, n * sizeof *rows);
+    out->len += n;
+    return TROVE_OK;
+}
+
 int trove__flows_v1_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
                            struct trove_diag *diag)
 {
@@ -319,14 +330,7 @@ int trove__flows_v1_decode(const uint8_t *buf, size_t len, struct trove_flows *o
         goto out;
     }
     /* out is touched only now, that every row decoded */
-    if ((rc = trove_flows_reserve(out, (size_t)rows)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "out of memory for %" PRIu64 " flow rows", rows);
-        goto out;
-    }
-    if (rows > 0)
-        memcpy(out->f + out->len, tmp, (size_t)rows * sizeof *tmp);
-    out->len += (size_t)rows;
-    rc = TROVE_OK;
+    rc = trove__flows_take(out, tmp, (size_t)rows, diag);
 out:
     libdeflate_free_decompressor(d);
     free(raw);

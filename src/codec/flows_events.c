@@ -566,14 +566,7 @@ static int v2_decode(const uint8_t *buf, size_t len, const struct trove_flows_ev
                             (size_t)(in.end[k] - in.p[k]), stream_name[k]);
             goto out;
         }
-    if ((rc = trove_flows_reserve(out, (size_t)rows)) != TROVE_OK) {
-        rc = TROVE_FAIL(diag, rc, 0, "out of memory for %" PRIu64 " flow rows", rows);
-        goto out;
-    }
-    if (rows > 0)
-        memcpy(out->f + out->len, tmp, (size_t)rows * sizeof *tmp);
-    out->len += (size_t)rows;
-    rc = TROVE_OK;
+    rc = trove__flows_take(out, tmp, (size_t)rows, diag);
 out:
     free(raw);
     free(tmp);
@@ -604,11 +597,12 @@ int trove_flows_decode_events(const uint8_t *buf, size_t len, const struct trove
                           "flows object is %zu bytes, shorter than its %u-byte fixed part and "
                           "checksum; the object was cut short",
                           len, TROVE__FLOWS_V1_FIXED + TROVE__SEALED_TRAILER);
-    if ((rc = trove__sealed_magic(buf, len, TROVE__FLOWS_MAGIC, TROVE__FLOWS_WHAT, diag)) != TROVE_OK)
+    if ((rc = trove__sealed_magic(buf, len, TROVE__FLOWS_MAGIC, TROVE__FLOWS_WHAT, diag)) !=
+        TROVE_OK)
         return rc;
     version = trove__get_le32(buf + 8);
-    if ((rc = trove__sealed_version(version, 8, known_versions, 2, TROVE__FLOWS_WHAT, "versions 1 and 2",
-                                    diag)))
+    if ((rc = trove__sealed_version(version, 8, known_versions, 2, TROVE__FLOWS_WHAT,
+                                    "versions 1 and 2", diag)))
         return rc;
     if ((rc = trove__sealed_trailer(buf, len, TROVE__FLOWS_WHAT, diag)) != TROVE_OK)
         return rc;

@@ -17,4 +17,8 @@
 int trove__flows_v1_decode(const uint8_t *buf, size_t len, struct trove_flows *out,
                            struct trove_diag *diag);
 
+/* Append rows[0..n) to out: TROVE_OK, or TROVE_ERR_NOMEM (with diag) and out unchanged. */
+int trove__flows_take(struct trove_flows *out, const struct trove_flow *rows, size_t n,
+                      struct trove_diag *diag);
+
 #endif
