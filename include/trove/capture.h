@@ -340,6 +340,15 @@ uint64_t trove_capture_writer_events(const struct trove_capture_writer *w);
 uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w);
 /* Samples the writer has (trove_capture_writer_samples, and those an append read back). */
 uint64_t trove_capture_writer_sample_count(const struct trove_capture_writer *w);
+/*
+ * Drafts (on = 1): until told otherwise, a commit writes the summary nodes that a later commit
+ * replaces — the last segment's while it fills, and each level's last node while it waits for
+ * children — compressed fast rather than small (deflate level 1 for every level, where a
+ * whole node above level 0 is level 6: the same content, other bytes). A live capture that
+ * commits every second and makes its last commit with drafts off (on = 0, the default) ends
+ * with the objects a one-shot write of its events makes.
+ */
+void trove_capture_writer_drafts(struct trove_capture_writer *w, int on);
 /* Close without committing: what was not committed is lost (the volume stays at its last
  * commit; a new capture never committed leaves nothing behind). NULL is fine. */
 void trove_capture_writer_close(struct trove_capture_writer *w);

@@ -55,6 +55,7 @@ struct trove_capture_writer {
     int format;                     /* the segments' frames: DEFLATE or a format 5 one */
     int counters;                   /* a counter event is in the capture: header v2 */
     int events_dirty;               /* events added since the last commit */
+    int drafted;                    /* the stored incomplete summary nodes may be drafts */
     int sticky;                     /* the error that stopped the writer, or 0 */
     uint64_t generation;            /* the recipe's, at the last commit (or the open) */
     uint64_t slots;                 /* vol.v's slots, while it is open */
@@ -728,6 +729,7 @@ static int read_back(struct trove_capture_writer *w, const struct trove_capture_
     if (!w->sum_on)
         h->info.flags &= ~TROVE_CAPTURE_FLAG_SUMMARY;
     w->events_dirty = 0; /* what was read back is what is committed */
+    w->drafted = 1;      /* but its incomplete summary nodes may have been drafts */
     w->committed = w->events;
     w->info = h->info;
     w->info.new_objects = w->info.new_bytes = 0;
@@ -1061,7 +1063,8 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
                           "capture %s: the writer stopped at an earlier error (%s); close it "
                           "and open the capture again with append",
                           w->name, trove_strerror(w->sticky));
-    if (!w->events_dirty && !names_dirty && !w->prof_dirty) {
+    if (!w->events_dirty && !names_dirty && !w->prof_dirty &&
+        !(w->sum_on && w->drafted && !w->tree.draft)) {
         give_info(w, info);
         return TROVE_OK;
     }
@@ -1212,6 +1215,7 @@ int trove_capture_writer_commit(struct trove_capture_writer *w, struct trove_cap
         return stop(w, TROVE_FAIL(diag, rc, 0, "capture %s: %s", w->name, trove_strerror(rc)));
     w->generation = vi.generation;
     w->events_dirty = w->prof_dirty = 0;
+    w->drafted = w->tree.draft;
     w->committed = w->events;
     w->c_seg_slots = w->seg_slots;
     w->c_name_slots = w->name_slots;
@@ -1252,6 +1256,12 @@ uint64_t trove_capture_writer_events(const struct trove_capture_writer *w)
 uint64_t trove_capture_writer_sample_count(const struct trove_capture_writer *w)
 {
     return w ? w->samples : 0;
+}
+
+void trove_capture_writer_drafts(struct trove_capture_writer *w, int on)
+{
+    if (w)
+        w->tree.draft = on != 0;
 }
 
 uint64_t trove_capture_writer_committed(const struct trove_capture_writer *w)

@@ -83,6 +83,7 @@ struct trove__sumbin {
 struct trove__sumtree {
     uint64_t per;    /* events per segment */
     uint64_t sealed; /* segments sealed */
+    int draft;       /* finish puts the incomplete nodes as drafts (trove__summary_encode_draft) */
     struct trove__sumbin bin[TROVE__SUMMARY_MAX_LEVELS][TROVE__SUMTREE_BINS + 1];
     struct trove_bytes buf;
 };
@@ -97,6 +98,11 @@ int trove__sumtree_seal(struct trove__sumtree *t, struct trove_summary *leaf,
 int trove__sumtree_finish(struct trove__sumtree *t, const struct trove_summary *partial,
                           trove__sumput_fn put, void *ctx, struct trove_diag *diag);
 void trove__sumtree_free(struct trove__sumtree *t);
+
+/* trove_summary_encode, with draft = 1 for a node that a later commit replaces: the same
+ * payload, deflated at the fast level whatever the node's level (so the object's bytes, not
+ * what it says, differ from the final node's). */
+int trove__summary_encode_draft(const struct trove_summary *s, int draft, struct trove_bytes *out);
 /* An append's tree as it stood: child (moved from; level - 1, complete) is child `pos` of
  * level `level`'s last node. TROVE_ERR_NOMEM. */
 int trove__sumtree_restore(struct trove__sumtree *t, unsigned level, struct trove_summary *child,

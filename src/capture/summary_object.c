@@ -104,6 +104,11 @@ static void split(uint8_t **scratch, uint8_t **col, uint8_t **end, int n, size_t
 
 int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
 {
+    return trove__summary_encode_draft(s, 0, out);
+}
+
+int trove__summary_encode_draft(const struct trove_summary *s, int draft, struct trove_bytes *out)
+{
     struct trove_bytes raw = {0};
     uint8_t *col[MOST_COLS], *end[MOST_COLS], *scratch, *p;
     size_t view_end;
@@ -209,9 +214,11 @@ int trove_summary_encode(const struct trove_summary *s, struct trove_bytes *out)
     }
     raw.len = (size_t)(p - raw.ptr);
     /* a segment's node is small and written for every segment: the fast level; the nodes
-     * above hold most of the bytes and are written once for 64 segments or more */
-    rc = raw.len > TROVE__SUMMARY_MAX_RAW ? TROVE_ERR_LIMIT
-                                          : seal(raw.ptr, raw.len, view_end, s->level ? 6 : 1, out);
+     * above hold most of the bytes and are written once for 64 segments or more — but a
+     * draft, which the next commit replaces, is written fast too */
+    rc = raw.len > TROVE__SUMMARY_MAX_RAW
+             ? TROVE_ERR_LIMIT
+             : seal(raw.ptr, raw.len, view_end, s->level && !draft ? 6 : 1, out);
 out:
     trove_bytes_free(&raw);
     return rc;

@@ -93,7 +93,8 @@ static int merge_failed(int rc, struct trove_diag *diag)
 }
 
 static int put_node(struct trove__sumtree *t, const struct trove_summary *node, unsigned level,
-                    uint64_t index, trove__sumput_fn put, void *ctx, struct trove_diag *diag)
+                    uint64_t index, int draft, trove__sumput_fn put, void *ctx,
+                    struct trove_diag *diag)
 {
     struct trove_summary stored;
     int rc;
@@ -104,7 +105,7 @@ static int put_node(struct trove__sumtree *t, const struct trove_summary *node, 
      * for its parent) */
     if (level == 0 && (rc = trove_summary_join(&stored, node, NULL, 0, 0)) != TROVE_OK)
         return merge_failed(rc, diag);
-    rc = trove_summary_encode(level == 0 ? &stored : node, &t->buf);
+    rc = trove__summary_encode_draft(level == 0 ? &stored : node, draft, &t->buf);
     trove_summary_free(&stored);
     if (rc != TROVE_OK)
         return TROVE_FAIL(diag, rc, 0, "encoding the summary of level %u, node %" PRIu64 ": %s",
@@ -214,7 +215,7 @@ int trove__sumtree_seal(struct trove__sumtree *t, struct trove_summary *leaf,
     uint64_t index = t->sealed;
     int rc;
 
-    if ((rc = put_node(t, leaf, 0, index, put, ctx, diag)) != TROVE_OK)
+    if ((rc = put_node(t, leaf, 0, index, 0, put, ctx, diag)) != TROVE_OK)
         return rc;
     child = *leaf; /* taken: the caller's is emptied */
     memset(leaf, 0, sizeof *leaf);
@@ -229,7 +230,7 @@ int trove__sumtree_seal(struct trove__sumtree *t, struct trove_summary *leaf,
         if (!top->used)
             break;
         index /= TROVE_SUMMARY_FANOUT;
-        if ((rc = put_node(t, &top->node, l, index, put, ctx, diag)) != TROVE_OK)
+        if ((rc = put_node(t, &top->node, l, index, 0, put, ctx, diag)) != TROVE_OK)
             return rc;
         child = top->node;
         memset(top, 0, sizeof *top);
@@ -249,7 +250,8 @@ int trove__sumtree_finish(struct trove__sumtree *t, const struct trove_summary *
     int have = 0, rc = TROVE_OK;
 
     memset(&cur, 0, sizeof cur);
-    if (partial && (rc = put_node(t, partial, 0, t->sealed, put, ctx, diag)) != TROVE_OK)
+    if (partial &&
+        (rc = put_node(t, partial, 0, t->sealed, t->draft, put, ctx, diag)) != TROVE_OK)
         return rc;
     /* Each level's last node, when it is not complete (a complete one was put when it got
      * its last child): its bins, and the partial child below. */
@@ -279,7 +281,7 @@ int trove__sumtree_finish(struct trove__sumtree *t, const struct trove_summary *
         trove_summary_free(&cur);
         cur = node;
         have = 1;
-        if ((rc = put_node(t, &cur, l, last, put, ctx, diag)) != TROVE_OK)
+        if ((rc = put_node(t, &cur, l, last, t->draft, put, ctx, diag)) != TROVE_OK)
             goto out;
     }
     goto out;

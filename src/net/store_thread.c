@@ -330,6 +330,9 @@ static void store_step(struct trove__server *srv, struct trove__cap *c, int fina
     if (!due)
         return;
     memset(&info, 0, sizeof info);
+    /* every commit but the last writes the summary nodes the next one replaces fast */
+    trove_capture_writer_drafts(c->w, !final && !(state == TROVE__CAP_CLOSING &&
+                                                  c->spooled == c->batches));
     rc = trove_capture_writer_commit(c->w, &info, &diag);
     c->last_commit_ns = now;
     c->commit_failed = rc != TROVE_OK ? c->commit_failed + 1 : 0;

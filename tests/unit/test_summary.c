@@ -1098,9 +1098,10 @@ out:
     return same;
 }
 
-/* A capture written batch by batch, committed often and reopened for appends, holds the
- * same objects in the same slots as the one-shot write of the same events: the summaries'
- * slots too (complete nodes as their segments fill, the incomplete ones at each commit). */
+/* A capture written batch by batch, committed often (mostly as drafts) and reopened for
+ * appends, holds the same objects in the same slots as the one-shot write of the same events
+ * once its last commit is not a draft: the summaries' slots too (complete nodes as their
+ * segments fill, the incomplete ones at each commit). */
 static void test_live_writer(void)
 {
     static const uint64_t sizes[] = {150000, 512 * 64 * 2, 512 * 64 + 77, 300};
@@ -1129,6 +1130,8 @@ static void test_live_writer(void)
             k = k > a.len - at ? a.len - at : k;
             CHECK_EQ_INT(trove_capture_writer_add(w, a.ev + at, k, &diag), TROVE_OK);
             at += k;
+            /* commits as a live capture makes them: drafts, often */
+            trove_capture_writer_drafts(w, (int)(test_rand(&st) % 4 != 0));
             if (test_rand(&st) % 3 == 0)
                 CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, &diag), TROVE_OK);
             if (++rounds % 7 == 0) { /* closed and opened again to append */
@@ -1142,6 +1145,17 @@ static void test_live_writer(void)
                 }
             }
         }
+        if (w && z == 0) {
+            /* a draft's incomplete nodes are other bytes (fast), the last commit's the
+             * one-shot write's */
+            struct trove_capture_info d, f;
+            trove_capture_writer_drafts(w, 1);
+            CHECK_EQ_INT(trove_capture_writer_commit(w, &d, &diag), TROVE_OK);
+            trove_capture_writer_drafts(w, 0);
+            CHECK_EQ_INT(trove_capture_writer_commit(w, &f, &diag), TROVE_OK);
+            CHECK(d.stored_bytes > f.stored_bytes && d.events == f.events);
+        }
+        trove_capture_writer_drafts(w, 0);
         if (w)
             CHECK_EQ_INT(trove_capture_writer_commit(w, NULL, &diag), TROVE_OK);
         trove_capture_writer_close(w);
