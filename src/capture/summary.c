@@ -599,6 +599,7 @@ static int sketches(const struct trove_event *events, size_t n, const uint64_t *
     struct kv *v = trove__mallocarray(n ? 2 * n : 1, sizeof *v);
     uint64_t *dur = trove__mallocarray(n ? n : 1, sizeof *dur);
     size_t m = 0, ns = 0, nb = 0;
+    uint32_t names = 0; /* past the greatest name: the sort reads only the key's bits in use */
 
     if (!v || !dur) {
         free(v);
@@ -612,9 +613,10 @@ static int sketches(const struct trove_event *events, size_t n, const uint64_t *
             continue;
         v[m].key = (uint64_t)e->name_id << 12 | trove_summary_bucket_of(dur[i]);
         v[m].i = (uint32_t)i;
+        names |= e->name_id;
         m++;
     }
-    radix(v, v + n, m, 44);
+    radix(v, v + n, m, 12 + (names ? 32 - (unsigned)__builtin_clz(names) : 0));
     for (size_t j = 0; j < m; j++) {
         ns += j == 0 || v[j].key >> 12 != v[j - 1].key >> 12;
         nb += j == 0 || v[j].key != v[j - 1].key;
