@@ -47,7 +47,8 @@ static void serve_usage(FILE *f)
 {
     fprintf(f,
             "usage: trove bench serve [--producers P] [--viewers V] [--events N] [--rate R]\n"
-            "                         [--max] [--step-seconds S] [--no-summaries] [--json]\n"
+            "                         [--max] [--step-seconds S] [--no-summaries]\n"
+            "                         [--segment-format F] [--json]\n"
             "\n"
             "The live path on loopback: the service, P producer processes and V viewers (half\n"
             "raw, half packed, each decoding what it gets), and the store.\n"
@@ -61,6 +62,9 @@ static void serve_usage(FILE *f)
             "                  held for 2 s can drop events at 10\n"
             "  --no-summaries  the service stores the capture without summaries (`trove serve\n"
             "                  --no-summaries`): run with and without to see what they cost\n"
+            "  --segment-format F  the service stores the capture's segments as F (`trove serve\n"
+            "                  --segment-format`: deflate, the default, columnar,\n"
+            "                  columnar_deflate or model): what each costs the store thread\n"
             "  --json          one JSON object on stdout\n");
 }
 
@@ -105,7 +109,8 @@ static void on_term(int sig)
     trove_serve_stop();
 }
 
-static int no_summaries; /* --no-summaries: the service's option */
+static int no_summaries;   /* --no-summaries: the service's option */
+static int segment_format; /* --segment-format: the service's option (0: its default) */
 
 static void service_main(const char *store, int fd)
 {
@@ -125,6 +130,7 @@ static void service_main(const char *store, int fd)
     so.listen = "127.0.0.1:0";
     so.ready = on_ready;
     so.no_summaries = no_summaries;
+    so.segment_format = segment_format;
     _exit(trove_serve_run(&so, &diag) == TROVE_OK ? 0 : 1);
 }
 
@@ -658,7 +664,12 @@ int bench_serve(int argc, char **argv)
             max = 1;
         else if (!strcmp(a, "--no-summaries"))
             no_summaries = 1;
-        else if (!strcmp(a, "--producers"))
+        else if (!strcmp(a, "--segment-format")) {
+            if (i + 1 >= argc)
+                return cli_error("bench serve", "--segment-format needs a format") + 1;
+            if (cli_parse_segment_format("bench serve", argv[++i], &segment_format))
+                return 2;
+        } else if (!strcmp(a, "--producers"))
             dst = &P;
         else if (!strcmp(a, "--viewers"))
             dst = &V;
