@@ -615,7 +615,8 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
                r->bpe_raw, r->bpe_packed, r->bpe_deflate, r->cpu_ns_per_event);
         for (unsigned k = 0; k < r->nthread; k++)
             printf("%s\"%s\":%.1f", k ? "," : "", r->thread[k].name, r->thread[k].ns);
-        printf("},\"peak_rss_mb\":%.1f}\n", r->peak_rss_mb);
+        printf("},\"peak_rss_mb\":%.1f,\"segment_format\":\"%s\"}\n", r->peak_rss_mb,
+               trove_wire_format_name(segment_format ? segment_format : TROVE_WIRE_DEFLATE));
         return;
     }
     printf("producers %u, viewers %u (half raw, half packed), %" PRIu64 " events, rate %s\n", P, V,
