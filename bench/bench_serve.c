@@ -8,7 +8,8 @@
  * with its send time, from which viewers take the producer->viewer latency (arrival minus
  * send: one monotonic clock on one host). Reports ingest and delivered events/s, drops,
  * latency p50 and p99, wire bytes
- * per event per format (deflate: the capture's stored segments, which are deflate frames),
+ * per event per format (stored: the capture as the store holds it, segments and summaries;
+ * the JSON's "deflate" says the same, named when the stored segments were deflate frames),
  * the service's CPU per event, in all and by thread (its threads' names: trove-web, the
  * thread that runs trove_serve_run; trove-ingest, trove-pass, trove-store and the rest the
  * library names), and its peak RSS. --max raises the rate until drops appear, holding each
@@ -63,8 +64,8 @@ static void serve_usage(FILE *f)
             "  --no-summaries  the service stores the capture without summaries (`trove serve\n"
             "                  --no-summaries`): run with and without to see what they cost\n"
             "  --segment-format F  the service stores the capture's segments as F (`trove serve\n"
-            "                  --segment-format`: deflate, the default, columnar,\n"
-            "                  columnar_deflate or model): what each costs the store thread\n"
+            "                  --segment-format`: deflate, columnar or columnar_deflate, the\n"
+            "                  service's default): what each costs the store thread\n"
             "  --json          one JSON object on stdout\n");
 }
 
@@ -610,13 +611,15 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
         printf("{\"producers\":%u,\"viewers\":%u,\"events\":%" PRIu64 ",\"ingest_eps\":%.0f,"
                "\"delivered_eps\":%.0f,\"drops\":%" PRIu64 ",\"latency_ms_p50\":%.3f,"
                "\"latency_ms_p99\":%.3f,\"bytes_per_event\":{\"raw\":%.3f,\"packed\":%.3f,"
-               "\"deflate\":%.3f},\"cpu_ns_per_event\":%.1f,\"cpu_ns_per_event_by_thread\":{",
+               "\"deflate\":%.3f,\"stored\":%.3f},\"cpu_ns_per_event\":%.1f,"
+               "\"cpu_ns_per_event_by_thread\":{",
                P, V, r->events, r->ingest_eps, r->delivered_eps, r->drops, r->lat_p50, r->lat_p99,
-               r->bpe_raw, r->bpe_packed, r->bpe_deflate, r->cpu_ns_per_event);
+               r->bpe_raw, r->bpe_packed, r->bpe_deflate, r->bpe_deflate, r->cpu_ns_per_event);
         for (unsigned k = 0; k < r->nthread; k++)
             printf("%s\"%s\":%.1f", k ? "," : "", r->thread[k].name, r->thread[k].ns);
         printf("},\"peak_rss_mb\":%.1f,\"segment_format\":\"%s\"}\n", r->peak_rss_mb,
-               trove_wire_format_name(segment_format ? segment_format : TROVE_WIRE_DEFLATE));
+               trove_wire_format_name(segment_format ? segment_format
+                                                     : TROVE_WIRE_COLUMNAR_DEFLATE));
         return;
     }
     printf("producers %u, viewers %u (half raw, half packed), %" PRIu64 " events, rate %s\n", P, V,
@@ -627,7 +630,7 @@ static void print_run(unsigned P, unsigned V, double rate, const struct run_resu
            "  delivered (slowest)    %12.0f events/s\n"
            "  dropped                %12" PRIu64 " events\n"
            "  latency p50 / p99      %9.2f ms / %.2f ms\n"
-           "  bytes per event        raw %.2f, packed %.2f, deflate (stored) %.2f\n"
+           "  bytes per event        raw %.2f, packed %.2f, stored %.2f\n"
            "  service CPU            %12.1f ns per event\n"
            "  service peak RSS       %12.1f MiB\n"
            "  everything stored      %12s\n",

@@ -69,7 +69,9 @@ struct trove_serve_options {
     uint32_t max_producers;    /* producer connections at once; 0: 256 */
     uint64_t max_import;       /* bytes of an import's body; 0: 4 GiB */
     int segment_format;        /* the live captures' segments: trove_capture_options'
-                                  segment_format (0: deflate) */
+                                  segment_format (0: format 5 with deflate for a new
+                                  capture; an append goes on as the capture was written,
+                                  or in deflate frames after model ones) */
     int no_summaries;          /* the live captures keep no summaries (views and statistics
                                   then read their segments; trove_capture_options') */
     /* Called once when the service listens: its URL and its socket. May be NULL. */

@@ -53,16 +53,19 @@ static int older_writing(struct trove__server *srv, struct trove__cap *c)
     return busy;
 }
 
-/* The segment format a live writer of capture `name` is opened with: the service's, and
- * for an append to a capture that holds model segments (an import's), deflate rather than
- * the capture's own, whose encoder is too slow for a live capture; 0 lets the writer go on
- * as the capture was written. */
+/* The segment format a live writer of capture `name` is opened with: the service's, by
+ * default format 5 with deflate for a new capture (smaller than deflate frames, and no dearer
+ * for the store thread: docs/BENCHMARKS.md), and for an append to a capture that holds model
+ * segments (an import's), deflate rather than the capture's own, whose encoder is too slow
+ * for a live capture; 0 lets the writer go on as the capture was written. */
 static int live_format(struct trove__server *srv, const char *name, int append)
 {
     struct trove_capture_info info;
 
-    if (srv->opt.segment_format || !append)
+    if (srv->opt.segment_format)
         return srv->opt.segment_format;
+    if (!append)
+        return TROVE_WIRE_COLUMNAR_DEFLATE;
     if (trove_capture_info(srv->store, name, &info, NULL) == TROVE_OK &&
         (info.flags & TROVE_CAPTURE_FLAG_MODEL))
         return TROVE_WIRE_DEFLATE;

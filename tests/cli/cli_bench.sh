@@ -371,14 +371,17 @@ exits 0 "$TROVE" bench serve --producers 1 --viewers 2 --events 200000 --rate 40
 json "$tmp/out" 'set(("trove-web", "trove-ingest", "trove-pass", "trove-store")) <= set(j["cpu_ns_per_event_by_thread"])' \
      'all(v >= 0 for v in j["cpu_ns_per_event_by_thread"].values())' \
      'sum(j["cpu_ns_per_event_by_thread"].values()) <= j["cpu_ns_per_event"] + 12 * 1e7 / 200000' \
-     'j["cpu_ns_per_event"] > 0 and j["events"] == 200000' 'j["segment_format"] == "deflate"'
-cp "$tmp/out" "$tmp/serve-deflate.json"
-# the service's segment format: format 5 with deflate stores the same events in fewer bytes
+     'j["cpu_ns_per_event"] > 0 and j["events"] == 200000' \
+     'j["segment_format"] == "columnar_deflate"' \
+     'j["bytes_per_event"]["stored"] == j["bytes_per_event"]["deflate"] > 0'
+cp "$tmp/out" "$tmp/serve-default.json"
+# the service's segment format: its default, format 5 with deflate, stores the same events in
+# fewer bytes than deflate frames
 exits 0 "$TROVE" bench serve --producers 1 --viewers 2 --events 200000 --rate 400000 \
-    --segment-format columnar_deflate --json
-json "$tmp/out" 'j["segment_format"] == "columnar_deflate" and j["events"] == 200000 and j["drops"] == 0'
-check python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2])); assert b["bytes_per_event"]["deflate"] < a["bytes_per_event"]["deflate"], (a, b)' \
-    "$tmp/serve-deflate.json" "$tmp/out"
+    --segment-format deflate --json
+json "$tmp/out" 'j["segment_format"] == "deflate" and j["events"] == 200000 and j["drops"] == 0'
+check python3 -c 'import json, sys; a = json.load(open(sys.argv[1])); b = json.load(open(sys.argv[2])); assert a["bytes_per_event"]["stored"] < b["bytes_per_event"]["stored"], (a, b)' \
+    "$tmp/serve-default.json" "$tmp/out"
 exits 2 "$TROVE" bench serve --segment-format packed
 check grep -q "is not deflate, columnar" "$tmp/err"
 exits 2 "$TROVE" bench serve --max --step-seconds 0

@@ -418,7 +418,7 @@ if command -v curl > /dev/null; then
 fi
 serve_stop
 "$trove" ls --store "$s" --json > "$tmp/ls3.json" || bad "ls, columnar"
-json "$tmp/ls3.json" '{e["name"]: e.get("segment_format") for e in j if e["name"] in ("col", "colimp", "five")} == {"col": "columnar", "colimp": "columnar", "five": "deflate"}'
+json "$tmp/ls3.json" '{e["name"]: e.get("segment_format") for e in j if e["name"] in ("col", "colimp", "five")} == {"col": "columnar", "colimp": "columnar", "five": "columnar_deflate"}'
 check cmp -s "$tmp/g.txt" <(ev store:col --store "$s")
 check cmp -s "$tmp/g.txt" <(ev store:colimp --store "$s")
 exits 0 "$trove" verify --deep --store "$s"
