@@ -34,6 +34,7 @@ struct segment_events {
         size_t cap;
     } kept[2];
     unsigned next;             /* the kept entry the next read replaces */
+    int failed;                /* a segment could not be read: diag names it already */
 };
 
 static void segment_events_free(struct segment_events *s)
@@ -95,8 +96,10 @@ static int segment_event(void *ctx, uint64_t index, struct trove_event *out,
         s->kept[j].k = UINT64_MAX;
         if ((rc = trove__summary_read_segment(s->v, s->h, s->name, k, s->dec, &s->obj,
                                               s->kept[j].ev, s->kept[j].cap, &n, diag)) !=
-            TROVE_OK)
+            TROVE_OK) {
+            s->failed = 1;
             return rc;
+        }
         s->kept[j].k = k;
         s->next = j ^ 1;
         *out = s->kept[j].ev[index - s->first[k]];
@@ -147,7 +150,8 @@ int trove_capture_read_flows(struct trove_store *s, const char *name, uint64_t f
     ev.get = segment_event;
     ev.ctx = &seg;
     if ((rc = trove_flows_decode_events(b.ptr, b.len, &ev, &got, diag)) != TROVE_OK) {
-        rc = trove__capture_prefix_diag(diag, rc, name, "flows");
+        if (!seg.failed)
+            rc = trove__capture_prefix_diag(diag, rc, name, "flows");
         goto out;
     }
     if (got.len != h.info.flows) {
